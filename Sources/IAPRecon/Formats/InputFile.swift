@@ -1,0 +1,163 @@
+import CZlib
+import Foundation
+
+/// Why an input file or folder could not be read (exit code 3).
+public struct InputError: Error, CustomStringConvertible, Sendable {
+    public var path: String
+    public var reason: String
+    public var description: String { "cannot read \(path): \(reason)" }
+}
+
+/// A readable input file, plain or gzip (by its `.gz` suffix), read in blocks.
+final class InputFile {
+    private enum Handle {
+        case plain(Int32)
+        case gzip(gzFile)
+    }
+
+    private let handle: Handle
+    let path: String
+
+    init(path: String) throws(InputError) {
+        self.path = path
+        var status = stat()
+        guard stat(path, &status) == 0 else { throw InputError(path: path, reason: String(cString: strerror(errno))) }
+        guard status.st_mode & S_IFMT == S_IFREG else { throw InputError(path: path, reason: "not a regular file") }
+        if path.hasSuffix(".gz") {
+            guard let file = gzopen(path, "rb") else { throw InputError(path: path, reason: String(cString: strerror(errno))) }
+            gzbuffer(file, 256 * 1024)
+            handle = .gzip(file)
+        } else {
+            let descriptor = open(path, O_RDONLY)
+            guard descriptor >= 0 else { throw InputError(path: path, reason: String(cString: strerror(errno))) }
+            handle = .plain(descriptor)
+        }
+    }
+
+    deinit {
+        switch handle {
+        case .plain(let descriptor): close(descriptor)
+        case .gzip(let file): gzclose(file)
+        }
+    }
+
+    /// Reads up to `count` bytes into `buffer`; 0 at the end.
+    func read(into buffer: UnsafeMutableRawPointer, count: Int) throws(InputError) -> Int {
+        switch handle {
+        case .plain(let descriptor):
+            while true {
+                let result = Foundation.read(descriptor, buffer, count)
+                if result >= 0 { return result }
+                if errno == EINTR { continue }
+                throw InputError(path: path, reason: String(cString: strerror(errno)))
+            }
+        case .gzip(let file):
+            let result = gzread(file, buffer, UInt32(min(count, Int(Int32.max))))
+            if result < 0 {
+                var code: Int32 = 0
+                let message = gzerror(file, &code).map { String(cString: $0) } ?? "gzip error"
+                throw InputError(path: path, reason: "not valid gzip: \(message)")
+            }
+            return Int(result)
+        }
+    }
+}
+
+/// Streams the lines of an input file with their 1-based numbers.
+///
+/// Lines end at `\n`; a trailing `\r` is dropped, and so is a UTF-8 byte
+/// order mark on line 1. A last line without a newline is still a line.
+/// Memory is one block plus the longest line; a line longer than
+/// `maximumLineBytes` is passed on truncated, flagged `tooLong`.
+enum LineReader {
+    static let blockSize = 1 << 20
+    static let maximumLineBytes = 64 << 20
+
+    struct Line {
+        var number: Int
+        var bytes: UnsafeBufferPointer<UInt8>
+        var tooLong: Bool
+    }
+
+    static func forEachLine(path: String, _ body: (Line) throws -> Void) throws {
+        let file = try InputFile(path: path)
+        var buffer = [UInt8](repeating: 0, count: blockSize)
+        var start = 0        // first byte of the current line
+        var end = 0          // bytes filled
+        var scanned = 0      // bytes already searched for a newline
+        var lineNumber = 0
+        var skipping = false // inside an over-long line: discard until its newline
+        var atEOF = false
+        while true {
+            // Emit every complete line in the buffer.
+            while true {
+                let newline: Int? = buffer.withUnsafeBufferPointer { raw in
+                    guard scanned < end, let base = raw.baseAddress,
+                          let found = memchr(base + scanned, 0x0A, end - scanned) else { return nil }
+                    return base.distance(to: found.assumingMemoryBound(to: UInt8.self))
+                }
+                guard let newline else { scanned = end; break }
+                lineNumber += 1
+                if skipping {
+                    skipping = false
+                } else {
+                    try emit(buffer: buffer, from: start, to: newline, number: lineNumber, tooLong: false, body)
+                }
+                start = newline + 1
+                scanned = start
+            }
+            if atEOF {
+                if start < end {
+                    lineNumber += 1
+                    if !skipping { try emit(buffer: buffer, from: start, to: end, number: lineNumber, tooLong: false, body) }
+                }
+                return
+            }
+            // Make room: move the partial line to the front, or grow, or give up on an over-long line.
+            if start > 0 {
+                let remaining = end - start
+                if remaining > 0 {
+                    buffer.withUnsafeMutableBufferPointer { raw in
+                        guard let base = raw.baseAddress else { return }
+                        memmove(base, base + start, remaining)
+                    }
+                }
+                end = remaining
+                scanned -= start
+                start = 0
+            }
+            if end == buffer.count {
+                if buffer.count >= maximumLineBytes {
+                    lineNumber += 1
+                    try emit(buffer: buffer, from: 0, to: min(end, 4096), number: lineNumber, tooLong: true, body)
+                    lineNumber -= 1  // its newline, when it comes, counts it
+                    skipping = true
+                    end = 0
+                    scanned = 0
+                } else {
+                    buffer.append(contentsOf: repeatElement(0, count: buffer.count))
+                }
+            }
+            let count = try buffer.withUnsafeMutableBytes { raw throws(InputError) -> Int in
+                guard let base = raw.baseAddress else { return 0 }
+                return try file.read(into: base + end, count: raw.count - end)
+            }
+            if count == 0 { atEOF = true } else { end += count }
+        }
+    }
+
+    private static func emit(
+        buffer: [UInt8], from start: Int, to stop: Int, number: Int, tooLong: Bool, _ body: (Line) throws -> Void
+    ) throws {
+        try buffer.withUnsafeBufferPointer { raw in
+            guard let base = raw.baseAddress else { return }
+            var lineStart = start
+            var lineEnd = stop
+            if lineEnd > lineStart, base[lineEnd - 1] == 0x0D { lineEnd -= 1 }
+            if number == 1, lineEnd - lineStart >= 3, base[lineStart] == 0xEF, base[lineStart + 1] == 0xBB, base[lineStart + 2] == 0xBF {
+                lineStart += 3
+            }
+            try body(Line(number: number, bytes: UnsafeBufferPointer(start: base + lineStart, count: lineEnd - lineStart), tooLong: tooLong))
+        }
+    }
+}

@@ -1,0 +1,69 @@
+import Foundation
+
+/// Exact decimal amounts: parsing and plain-text formatting.
+///
+/// Money is never binary floating point (CONTRACT.md, "Money"). Amounts are
+/// Foundation `Decimal`s built from their digits; Apple's V2 `price` is in
+/// milliunits (`990` = 0.99).
+public enum Money {
+    /// The most significant digits an amount may have; more is not a price.
+    static let maximumDigits = 18
+
+    /// An exact decimal from text such as `"0.99"`, `"-1100"`, `"12.500"`; nil for anything else
+    /// (`"0,99"`, `"1e5"`, `"NaN"`, `""`, or more than 18 significant digits).
+    public static func parse(_ text: String) -> Decimal? {
+        var significand: UInt64 = 0
+        var exponent = 0
+        var negative = false
+        var digits = 0
+        var sawDigit = false
+        var inFraction = false
+        for (offset, byte) in text.utf8.enumerated() {
+            switch byte {
+            case UInt8(ascii: "-") where offset == 0:
+                negative = true
+            case UInt8(ascii: "+") where offset == 0:
+                continue
+            case UInt8(ascii: "0")...UInt8(ascii: "9"):
+                sawDigit = true
+                if significand != 0 || byte != UInt8(ascii: "0") { digits += 1 }
+                guard digits <= maximumDigits else { return nil }
+                significand = significand * 10 + UInt64(byte - UInt8(ascii: "0"))
+                if inFraction { exponent -= 1 }
+            case UInt8(ascii: ".") where !inFraction && sawDigit:
+                inFraction = true
+            default:
+                return nil
+            }
+        }
+        guard sawDigit, text.utf8.last != UInt8(ascii: ".") else { return nil }
+        return Decimal(sign: negative && significand != 0 ? .minus : .plus, exponent: exponent, significand: Decimal(significand))
+    }
+
+    /// An exact decimal from a JSON number or numeric string.
+    public static func parse(_ value: JSONValue) -> Decimal? {
+        switch value {
+        case .number(let text), .string(let text): parse(text)
+        default: nil
+        }
+    }
+
+    /// Apple's milliunits (`10990`) as a major-unit amount (`10.99`).
+    public static func fromMilliunits(_ milliunits: Int64) -> Decimal {
+        Decimal(sign: milliunits < 0 ? .minus : .plus, exponent: -3, significand: Decimal(milliunits.magnitude))
+    }
+
+    /// Plain decimal text with no exponent and no trailing zeros, e.g. `5.495`, `1100`, `0`.
+    public static func format(_ amount: Decimal) -> String {
+        if amount.isZero { return "0" }
+        return amount.description
+    }
+
+    /// Plain text rounded half-even to `scale` places (for display only; sums stay exact).
+    public static func format(_ amount: Decimal, scale: Int) -> String {
+        var value = amount
+        var rounded = Decimal()
+        NSDecimalRound(&rounded, &value, scale, .bankers)
+        return format(rounded)
+    }
+}

@@ -1,0 +1,129 @@
+import Foundation
+
+/// Why one input line was rejected; becomes a `rejects` row and a line of `rejects.csv`.
+public struct LineReject: Error, Equatable, Sendable, CustomStringConvertible {
+    public var reason: String
+    public init(_ reason: String) { self.reason = reason }
+    public var description: String { reason }
+
+    static func missing(_ field: String) -> LineReject { LineReject("missing required field '\(field)'") }
+
+    static func wrongType(_ field: String, expected: String, got value: JSONValue) -> LineReject {
+        LineReject("field '\(field)' must be \(expected), not \(value.typeName)")
+    }
+
+    static func badTime(_ field: String, _ value: JSONValue) -> LineReject {
+        LineReject("bad time in '\(field)': \(quoted(value))")
+    }
+
+    static func badAmount(_ field: String, _ value: JSONValue) -> LineReject {
+        LineReject("bad amount in '\(field)': \(quoted(value))")
+    }
+
+    /// A short, quoted rendering of a bad value for the reason text.
+    static func quoted(_ value: JSONValue) -> String {
+        let text: String
+        switch value {
+        case .string(let string): text = "\"" + string + "\""
+        case .number(let number): text = number
+        case .bool(let bool): text = String(bool)
+        case .null: text = "null"
+        case .array: text = "an array"
+        case .object: text = "an object"
+        }
+        return text.count > 40 ? String(text.prefix(40)) + "…" : text
+    }
+}
+
+/// Typed field access on a JSON object, throwing the contract's reject reasons.
+///
+/// `path` prefixes field names in reasons (`response.receipt.in_app[2].`), so
+/// a reject inside a nested Apple payload says where it is.
+struct Fields {
+    let object: JSONObject
+    let path: String
+
+    init(_ object: JSONObject, path: String = "") {
+        self.object = object
+        self.path = path
+    }
+
+    private func name(_ key: String) -> String { path + key }
+
+    /// A present, non-null value.
+    func value(_ key: String) -> JSONValue? {
+        switch object[key] {
+        case .none, .null?: nil
+        case let value?: value
+        }
+    }
+
+    func string(_ key: String) throws(LineReject) -> String? {
+        guard let value = value(key) else { return nil }
+        guard case .string(let text) = value else { throw .wrongType(name(key), expected: "a string", got: value) }
+        return text.isEmpty ? nil : text
+    }
+
+    func requiredString(_ key: String) throws(LineReject) -> String {
+        guard let text = try string(key) else { throw .missing(name(key)) }
+        return text
+    }
+
+    /// Apple's identifiers and enums: a string, or a number sent where a string is documented.
+    func appleString(_ key: String) throws(LineReject) -> String? {
+        guard let value = value(key) else { return nil }
+        switch value {
+        case .string(let text): return text.isEmpty ? nil : text
+        case .number(let text): return text
+        default: throw .wrongType(name(key), expected: "a string", got: value)
+        }
+    }
+
+    func requiredAppleString(_ key: String) throws(LineReject) -> String {
+        guard let text = try appleString(key) else { throw .missing(name(key)) }
+        return text
+    }
+
+    func time(_ key: String) throws(LineReject) -> Int64? {
+        guard let value = value(key) else { return nil }
+        if case .string(let text) = value, text.isEmpty { return nil }
+        guard let ms = Timestamp.parse(value) else { throw .badTime(name(key), value) }
+        return ms
+    }
+
+    func requiredTime(_ key: String) throws(LineReject) -> Int64 {
+        guard let ms = try time(key) else { throw .missing(name(key)) }
+        return ms
+    }
+
+    func amount(_ key: String) throws(LineReject) -> Decimal? {
+        guard let value = value(key) else { return nil }
+        guard let amount = Money.parse(value) else { throw .badAmount(name(key), value) }
+        return amount
+    }
+
+    /// A whole number sent as a JSON number or a numeric string.
+    func integer(_ key: String) throws(LineReject) -> Int64? {
+        guard let value = value(key) else { return nil }
+        switch value {
+        case .number(let text), .string(let text):
+            if let integer = Int64(text) { return integer }
+        default: break
+        }
+        throw LineReject("bad number in '\(name(key))': \(LineReject.quoted(value))")
+    }
+
+    func object(_ key: String) throws(LineReject) -> JSONObject? {
+        guard let value = value(key) else { return nil }
+        guard case .object(let nested) = value else { throw .wrongType(name(key), expected: "an object", got: value) }
+        return nested
+    }
+
+    func array(_ key: String) throws(LineReject) -> [JSONValue]? {
+        guard let value = value(key) else { return nil }
+        guard case .array(let elements) = value else { throw .wrongType(name(key), expected: "an array", got: value) }
+        return elements
+    }
+
+    func nested(_ key: String, _ object: JSONObject) -> Fields { Fields(object, path: path + key + ".") }
+}

@@ -1,0 +1,100 @@
+/// The raw layer: one table per source entity, one row per accepted line
+/// (or per transaction inside a receipt or notification line), each keeping
+/// the `file_id` and `line` it came from.
+///
+/// Values are already cast (times in UTC epoch ms, money as exact decimal
+/// text) because a line whose time or amount does not parse is a reject
+/// (CONTRACT.md §1), and that must be decided while the line is at hand.
+public enum RawTable: Int, CaseIterable, Sendable {
+    case orders
+    case deliveries
+    case revocations
+    case verifications
+    case appleTransactions
+    case notifications
+    case registrations
+    case mmpEvents
+    case spend
+    case catalog
+    case fx
+
+    public var name: String {
+        switch self {
+        case .orders: "raw_server__orders"
+        case .deliveries: "raw_server__deliveries"
+        case .revocations: "raw_server__revocations"
+        case .verifications: "raw_receipts__verifications"
+        case .appleTransactions: "raw_apple__transactions"
+        case .notifications: "raw_notifications__notifications"
+        case .registrations: "raw_registrations__users"
+        case .mmpEvents: "raw_mmp__events"
+        case .spend: "raw_spend__days"
+        case .catalog: "raw_catalog__products"
+        case .fx: "raw_fx__rates"
+        }
+    }
+
+    /// Columns after `file_id, line, item`; `_ms` columns are INTEGER, the rest TEXT.
+    public var columns: [String] {
+        switch self {
+        case .orders: ["ts_ms", "order_id", "user_id", "product_id", "price", "currency", "storefront"]
+        case .deliveries: ["ts_ms", "user_id", "transaction_id", "product_id", "order_id", "quantity_n", "delivery_id"]
+        case .revocations: ["ts_ms", "user_id", "transaction_id", "reason"]
+        case .verifications: ["received_ms", "user_id", "order_id", "transaction_id", "status_n", "environment", "bundle_id", "shape"]
+        case .appleTransactions:
+            [
+                "origin", "event_ms", "user_id", "claimed_order_id", "transaction_id", "original_transaction_id",
+                "product_id", "purchase_ms", "expires_ms", "revocation_ms", "revocation_reason", "revocation_type",
+                "revocation_percentage_n", "price_milli_n", "currency", "storefront", "environment", "app_account_token",
+                "type", "quantity_n", "ownership", "subscription_group", "notification_uuid", "notification_type",
+            ]
+        case .notifications: ["notification_uuid", "notification_type", "subtype", "signed_ms", "environment", "version", "transaction_id"]
+        case .registrations: ["ts_ms", "user_id", "method", "idfv", "idfa", "appsflyer_id", "country"]
+        case .mmpEvents:
+            [
+                "event_wall_ms", "install_wall_ms", "event_name", "media_source", "channel", "campaign", "campaign_id", "adset", "ad",
+                "country", "customer_user_id", "idfv", "idfa", "appsflyer_id", "revenue", "revenue_currency",
+                "revenue_usd", "is_retargeting_n", "platform", "touch_type", "event_value_key",
+            ]
+        case .spend: ["day", "media_source", "campaign", "spend", "currency"]
+        case .catalog: ["product_id", "type", "subscription_group", "price", "currency"]
+        case .fx: ["day", "currency", "rate"]
+        }
+    }
+
+    var createSQL: String {
+        let typed = columns.map { column in
+            column.hasSuffix("_ms") || column.hasSuffix("_n") ? "\(column) INTEGER" : "\(column) TEXT"
+        }
+        return """
+            CREATE TABLE \(name) (
+              file_id INTEGER NOT NULL REFERENCES files(file_id) ON DELETE CASCADE,
+              line INTEGER NOT NULL,
+              item INTEGER NOT NULL,
+              \(typed.joined(separator: ",\n  ")),
+              PRIMARY KEY (file_id, line, item)
+            ) WITHOUT ROWID;
+            """
+    }
+
+    var insertSQL: String {
+        let names = ["file_id", "line", "item"] + columns
+        return "INSERT INTO \(name) (\(names.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: names.count).joined(separator: ", ")))"
+    }
+}
+
+/// One row for a raw table, produced by a parser on a worker thread.
+public struct RawRow: Sendable, Equatable {
+    public var table: RawTable
+    /// Which transaction of a multi-transaction line this is (0 for single-row lines).
+    public var item: Int
+    /// Values in `table.columns` order.
+    public var values: [SQLValue]
+
+    public init(_ table: RawTable, item: Int = 0, _ values: [SQLValue]) {
+        precondition(values.count == table.columns.count, "\(table.name) takes \(table.columns.count) values")
+        self.table = table
+        self.item = item
+        self.values = values
+    }
+}

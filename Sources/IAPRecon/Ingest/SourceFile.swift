@@ -1,0 +1,316 @@
+import Foundation
+
+/// What one input line became.
+public enum LineOutcome: Sendable, Equatable {
+    case accepted([RawRow])
+    case rejected(String)
+    case blank
+    /// A well-formed line of a kind iaprecon does not use (an unknown server event).
+    case ignored
+}
+
+/// The input sources of CONTRACT.md §1, by their place in the input folder.
+public enum SourceKind: String, CaseIterable, Sendable {
+    case server, receipts, notifications, registrations, attribution, spend, catalog, fx
+
+    var isCSV: Bool {
+        switch self {
+        case .attribution, .spend, .catalog, .fx: true
+        default: false
+        }
+    }
+
+    /// The source of a path relative to the input folder, or nil when it is not an input.
+    static func of(relativePath: String) -> SourceKind? {
+        let name = relativePath.hasSuffix(".gz") ? String(relativePath.dropLast(3)) : relativePath
+        let parts = name.split(separator: "/")
+        if parts.count == 1 {
+            switch parts[0] {
+            case "catalog.csv": return .catalog
+            case "fx.csv": return .fx
+            default: return nil
+            }
+        }
+        guard parts.count == 2, let kind = SourceKind(rawValue: String(parts[0])) else { return nil }
+        switch kind {
+        case .server, .receipts, .notifications, .registrations: return parts[1].hasSuffix(".jsonl") ? kind : nil
+        case .attribution, .spend: return parts[1].hasSuffix(".csv") ? kind : nil
+        case .catalog, .fx: return nil
+        }
+    }
+
+    func parse(json object: JSONObject) throws(LineReject) -> LineOutcome {
+        switch self {
+        case .server: try ServerLogParser.parse(object)
+        case .receipts: try ReceiptParser.parse(object)
+        case .notifications: try NotificationParser.parse(object)
+        case .registrations: try RegistrationParser.parse(object)
+        case .attribution, .spend, .catalog, .fx: .ignored
+        }
+    }
+
+    var csvParser: (any CSVRowParser.Type)? {
+        switch self {
+        case .attribution: MMPEventParser.self
+        case .spend: SpendParser.self
+        case .catalog: CatalogParser.self
+        case .fx: FXParser.self
+        default: nil
+        }
+    }
+}
+
+/// An input file found in the input folder.
+public struct SourceFile: Sendable, Equatable {
+    /// The path relative to the input folder, as stored and reported (`server/2026-11-28.jsonl`).
+    public var relativePath: String
+    public var absolutePath: String
+    public var kind: SourceKind
+
+    /// Lists every input file under `folder`, sorted by relative path.
+    /// - Throws: `InputError` when the folder or a source sub-folder cannot be read.
+    public static func list(in folder: String) throws(InputError) -> [SourceFile] {
+        let manager = FileManager.default
+        var isDirectory: ObjCBool = false
+        guard manager.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw InputError(path: folder, reason: "no such folder")
+        }
+        guard manager.isReadableFile(atPath: folder), let top = try? manager.contentsOfDirectory(atPath: folder) else {
+            throw InputError(path: folder, reason: "permission denied")
+        }
+        var files: [SourceFile] = []
+        for name in top.sorted() {
+            let path = folder + "/" + name
+            var nameIsDirectory: ObjCBool = false
+            guard manager.fileExists(atPath: path, isDirectory: &nameIsDirectory) else { continue }
+            if nameIsDirectory.boolValue {
+                guard let kind = SourceKind(rawValue: name), kind != .catalog, kind != .fx else { continue }
+                guard manager.isReadableFile(atPath: path), let children = try? manager.contentsOfDirectory(atPath: path) else {
+                    throw InputError(path: path, reason: "permission denied")
+                }
+                for child in children.sorted() where !child.hasPrefix(".") {
+                    let relative = name + "/" + child
+                    if let kind = SourceKind.of(relativePath: relative) {
+                        files.append(SourceFile(relativePath: relative, absolutePath: path + "/" + child, kind: kind))
+                    }
+                }
+            } else if let kind = SourceKind.of(relativePath: name) {
+                files.append(SourceFile(relativePath: name, absolutePath: path, kind: kind))
+            }
+        }
+        return files
+    }
+}
+
+/// One parsed line, in file order.
+public struct ParsedLine: Sendable, Equatable {
+    public var line: Int
+    public var outcome: LineOutcome
+    /// The line's text, redacted, for rejects only.
+    public var rejectedText: String?
+}
+
+/// Line accounting for one file: read = accepted + rejected + blank + ignored.
+public struct LineCounts: Sendable, Equatable, Codable {
+    public var read = 0
+    public var accepted = 0
+    public var rejected = 0
+    public var blank = 0
+    public var ignored = 0
+
+    public init(read: Int = 0, accepted: Int = 0, rejected: Int = 0, blank: Int = 0, ignored: Int = 0) {
+        self.read = read
+        self.accepted = accepted
+        self.rejected = rejected
+        self.blank = blank
+        self.ignored = ignored
+    }
+
+    mutating func count(_ outcome: LineOutcome) {
+        read += 1
+        switch outcome {
+        case .accepted: accepted += 1
+        case .rejected: rejected += 1
+        case .blank: blank += 1
+        case .ignored: ignored += 1
+        }
+    }
+
+    public static func + (lhs: LineCounts, rhs: LineCounts) -> LineCounts {
+        LineCounts(read: lhs.read + rhs.read, accepted: lhs.accepted + rhs.accepted, rejected: lhs.rejected + rhs.rejected,
+                   blank: lhs.blank + rhs.blank, ignored: lhs.ignored + rhs.ignored)
+    }
+}
+
+/// Parses the lines of one source file into `ParsedLine`s, handed over in batches.
+///
+/// JSON Lines: each line is one record. CSV: line 1 is the header; a quoted
+/// field may span lines (RFC 4180), but a record whose quotes are still open
+/// after `maximumRecordLines` lines or at the end of the file is rejected as
+/// unbalanced, and reading resumes on the line after its first, so one stray
+/// quote costs one line.
+enum SourceFileParser {
+    static let maximumRecordLines = 20
+    static let batchLines = 4096
+
+    static func parse(_ file: SourceFile, batch: ([ParsedLine]) throws -> Void) throws {
+        var pending: [ParsedLine] = []
+        pending.reserveCapacity(batchLines)
+        func add(_ parsed: ParsedLine) throws {
+            pending.append(parsed)
+            if pending.count >= batchLines {
+                try batch(pending)
+                pending.removeAll(keepingCapacity: true)
+            }
+        }
+        if file.kind.isCSV {
+            var reader = CSVRecordAssembler(kind: file.kind)
+            try LineReader.forEachLine(path: file.absolutePath) { line in
+                for parsed in reader.feed(line) { try add(parsed) }
+            }
+            for parsed in reader.finish() { try add(parsed) }
+        } else {
+            try LineReader.forEachLine(path: file.absolutePath) { line in
+                try add(parseJSONLine(line, kind: file.kind))
+            }
+        }
+        if !pending.isEmpty { try batch(pending) }
+    }
+
+    static func parseJSONLine(_ line: LineReader.Line, kind: SourceKind) -> ParsedLine {
+        if line.tooLong { return reject(line, "line longer than \(LineReader.maximumLineBytes >> 20) MiB") }
+        if line.bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) {
+            return ParsedLine(line: line.number, outcome: .blank)
+        }
+        let value: JSONValue
+        do {
+            value = try JSONParser.parse(line.bytes)
+        } catch {
+            return reject(line, "not JSON: \(error)")
+        }
+        guard case .object(let object) = value else { return reject(line, "not a JSON object") }
+        do {
+            return ParsedLine(line: line.number, outcome: try kind.parse(json: object))
+        } catch {
+            return reject(line, error.reason)
+        }
+    }
+
+    static func reject(_ line: LineReader.Line, _ reason: String) -> ParsedLine {
+        ParsedLine(line: line.number, outcome: .rejected(reason), rejectedText: Redaction.rejectText(line.bytes))
+    }
+}
+
+/// Joins physical lines into CSV records and parses them.
+struct CSVRecordAssembler {
+    let kind: SourceKind
+    private var header: CSVHeader?
+    private var missingColumns: [String] = []
+    /// Lines of a record whose quotes are still open.
+    private var open: [(number: Int, bytes: [UInt8])] = []
+
+    init(kind: SourceKind) { self.kind = kind }
+
+    mutating func feed(_ line: LineReader.Line) -> [ParsedLine] {
+        if line.tooLong {
+            var results = flushOpenAsUnbalanced()
+            results.append(SourceFileParser.reject(line, "line longer than \(LineReader.maximumLineBytes >> 20) MiB"))
+            return results
+        }
+        open.append((line.number, Array(line.bytes)))
+        return assemble(atEnd: false)
+    }
+
+    mutating func finish() -> [ParsedLine] { assemble(atEnd: true) }
+
+    private mutating func assemble(atEnd: Bool) -> [ParsedLine] {
+        var results: [ParsedLine] = []
+        while !open.isEmpty {
+            var joined: [UInt8] = []
+            for (offset, part) in open.enumerated() {
+                if offset > 0 { joined.append(0x0A) }
+                joined += part.bytes
+            }
+            let fields = joined.withUnsafeBufferPointer { CSV.fields($0) }
+            if let fields {
+                let first = open[0]
+                open.removeAll()
+                if let parsed = record(fields, line: first.number, text: joined) { results.append(parsed) }
+                return results
+            }
+            if !atEnd, open.count < SourceFileParser.maximumRecordLines { return results }
+            // Unbalanced: reject the first line alone, then retry from the next one.
+            let first = open.removeFirst()
+            results.append(unbalanced(first))
+        }
+        return results
+    }
+
+    private mutating func flushOpenAsUnbalanced() -> [ParsedLine] {
+        let results = open.map(unbalanced)
+        open.removeAll()
+        return results
+    }
+
+    private func unbalanced(_ line: (number: Int, bytes: [UInt8])) -> ParsedLine {
+        if header == nil { return ParsedLine(line: line.number, outcome: .ignored) }
+        return ParsedLine(line: line.number, outcome: .rejected("unbalanced quotes"),
+                          rejectedText: line.bytes.withUnsafeBufferPointer { Redaction.rejectText($0) })
+    }
+
+    /// A parsed record, or nil for the header (which is not counted as a line read).
+    private mutating func record(_ fields: [String], line: Int, text: [UInt8]) -> ParsedLine? {
+        guard let header else {
+            let parsedHeader = CSVHeader(fields)
+            self.header = parsedHeader
+            missingColumns = (kind.csvParser?.requiredColumns ?? []).filter { !parsedHeader.has($0) }
+            return nil
+        }
+        func reject(_ reason: String) -> ParsedLine {
+            ParsedLine(line: line, outcome: .rejected(reason), rejectedText: text.withUnsafeBufferPointer { Redaction.rejectText($0) })
+        }
+        if fields.count == 1, fields[0].trimmingCharacters(in: .whitespaces).isEmpty {
+            return ParsedLine(line: line, outcome: .blank)
+        }
+        if let missing = missingColumns.first { return reject("header has no column '\(missing)'") }
+        if fields.count != header.names.count {
+            return reject("row has \(fields.count) fields, the header has \(header.names.count)")
+        }
+        guard let parser = kind.csvParser else { return ParsedLine(line: line, outcome: .ignored) }
+        do {
+            return ParsedLine(line: line, outcome: try parser.parse(fields, header: header))
+        } catch {
+            return reject(error.reason)
+        }
+    }
+}
+
+/// Keeps receipt blobs and JWS strings out of `rejects` (data minimisation).
+enum Redaction {
+    static let maximumBytes = 300
+    static let longTokenBytes = 64
+
+    /// The line as text, with every long base64-like run replaced and the whole cut to 300 bytes.
+    static func rejectText(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
+        var output: [UInt8] = []
+        var run: [UInt8] = []
+        func flush() {
+            if run.count >= longTokenBytes {
+                output += Array("[\(run.count) bytes redacted]".utf8)
+            } else {
+                output += run
+            }
+            run.removeAll(keepingCapacity: true)
+        }
+        for byte in bytes {
+            if output.count > maximumBytes { break }
+            let tokenByte = (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                || byte == 0x2B || byte == 0x2F || byte == 0x3D || byte == 0x5F || byte == 0x2D || byte == 0x2E
+            if tokenByte { run.append(byte) } else { flush(); output.append(byte) }
+        }
+        flush()
+        var text = String(decoding: output.prefix(maximumBytes), as: UTF8.self)
+        if output.count > maximumBytes || bytes.count > maximumBytes && text.utf8.count >= maximumBytes { text += "…" }
+        return text
+    }
+}

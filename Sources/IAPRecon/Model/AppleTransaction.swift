@@ -1,0 +1,109 @@
+import Foundation
+
+/// Where a sighting of an Apple transaction came from.
+public enum TransactionOrigin: String, Sendable {
+    /// An item of a verifyReceipt `in_app[]` or `latest_receipt_info[]` (status 0 only).
+    case receipt
+    /// A decoded or JWS App Store Server API transaction in a receipts line.
+    case serverAPI = "v2"
+    /// The transaction inside an App Store Server Notification (V2 or V1).
+    case notification
+}
+
+/// One sighting of an Apple transaction in one input line.
+///
+/// The same transaction appears in many receipts and notifications; the
+/// normalize stage merges sightings by `transactionID`. Enum-like fields
+/// (`environment`, `type`, `ownership`, `revocationType`) are kept raw so a
+/// value Apple adds next year is stored, never a rejected line.
+public struct AppleTransaction: Sendable, Equatable {
+    public var origin: TransactionOrigin
+    /// When the server saw it: the receipt's `received_at` or the notification's `signedDate`.
+    public var eventMs: Int64?
+    /// The user who sent the receipt (receipts only).
+    public var userID: String?
+    /// The order the client named in the receipts line.
+    public var claimedOrderID: String?
+    public var transactionID: String
+    public var originalTransactionID: String?
+    public var productID: String
+    public var purchaseMs: Int64
+    public var expiresMs: Int64?
+    public var revocationMs: Int64?
+    public var revocationReason: String?
+    public var revocationType: String?
+    public var revocationPercentage: Int64?
+    /// Apple's V2 price in milliunits of `currency`.
+    public var priceMilliunits: Int64?
+    public var currency: String?
+    public var storefront: String?
+    public var environment: String?
+    public var appAccountToken: String?
+    public var type: String?
+    public var quantity: Int64
+    public var ownership: String?
+    public var subscriptionGroup: String?
+    public var notificationUUID: String?
+    public var notificationType: String?
+
+    public init(origin: TransactionOrigin, transactionID: String, productID: String, purchaseMs: Int64) {
+        self.origin = origin
+        self.transactionID = transactionID
+        self.productID = productID
+        self.purchaseMs = purchaseMs
+        self.quantity = 1
+    }
+
+    /// Decodes a V2 `JWSTransactionDecodedPayload`.
+    init(v2 fields: Fields, origin: TransactionOrigin) throws(LineReject) {
+        self.init(
+            origin: origin,
+            transactionID: try fields.requiredAppleString("transactionId"),
+            productID: try fields.requiredAppleString("productId"),
+            purchaseMs: try fields.requiredTime("purchaseDate"))
+        originalTransactionID = try fields.appleString("originalTransactionId")
+        expiresMs = try fields.time("expiresDate")
+        revocationMs = try fields.time("revocationDate")
+        revocationReason = try fields.appleString("revocationReason")
+        revocationType = try fields.appleString("revocationType")
+        revocationPercentage = try fields.integer("revocationPercentage")
+        priceMilliunits = try fields.integer("price")
+        currency = try fields.appleString("currency")
+        storefront = try fields.appleString("storefront")
+        environment = try fields.appleString("environment")
+        appAccountToken = try fields.appleString("appAccountToken")
+        type = try fields.appleString("type")
+        quantity = try fields.integer("quantity") ?? 1
+        ownership = try fields.appleString("inAppOwnershipType")
+        subscriptionGroup = try fields.appleString("subscriptionGroupIdentifier")
+    }
+
+    /// Decodes a verifyReceipt `in_app[]` / `latest_receipt_info[]` item (Apple sends numbers as strings).
+    init(receiptItem fields: Fields, origin: TransactionOrigin, environment: String?) throws(LineReject) {
+        self.init(
+            origin: origin,
+            transactionID: try fields.requiredAppleString("transaction_id"),
+            productID: try fields.requiredAppleString("product_id"),
+            purchaseMs: try fields.requiredTime("purchase_date_ms"))
+        originalTransactionID = try fields.appleString("original_transaction_id")
+        expiresMs = try fields.time("expires_date_ms")
+        revocationMs = try fields.time("cancellation_date_ms")
+        revocationReason = try fields.appleString("cancellation_reason")
+        appAccountToken = try fields.appleString("app_account_token")
+        quantity = try fields.integer("quantity") ?? 1
+        ownership = try fields.appleString("in_app_ownership_type")
+        subscriptionGroup = try fields.appleString("subscription_group_identifier")
+        self.environment = environment
+    }
+
+    func rawRow(item: Int) -> RawRow {
+        RawRow(.appleTransactions, item: item, [
+            .text(origin.rawValue), SQLValue(eventMs), SQLValue(userID), SQLValue(claimedOrderID), .text(transactionID),
+            SQLValue(originalTransactionID), .text(productID), .integer(purchaseMs), SQLValue(expiresMs),
+            SQLValue(revocationMs), SQLValue(revocationReason), SQLValue(revocationType), SQLValue(revocationPercentage),
+            SQLValue(priceMilliunits), SQLValue(currency), SQLValue(storefront), SQLValue(environment),
+            SQLValue(appAccountToken), SQLValue(type), .integer(quantity), SQLValue(ownership), SQLValue(subscriptionGroup),
+            SQLValue(notificationUUID), SQLValue(notificationType),
+        ])
+    }
+}

@@ -1,0 +1,221 @@
+import CSQLite
+
+/// SQLite's `SQLITE_TRANSIENT`: SQLite copies bound text before the call returns.
+private let SQLITE_TRANSIENT = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
+
+/// A value bound to or read from a statement.
+public enum SQLValue: Sendable, Equatable, Hashable {
+    case null
+    case integer(Int64)
+    case text(String)
+
+    public init(_ text: String?) { self = text.map { .text($0) } ?? .null }
+    public init(_ integer: Int64?) { self = integer.map { .integer($0) } ?? .null }
+    public init(_ integer: Int?) { self = integer.map { .integer(Int64($0)) } ?? .null }
+}
+
+/// One SQLite connection, used from one thread at a time.
+///
+/// The store has one writer connection (CONTRACT: one run at a time); reads
+/// for `history` open their own. WAL with `synchronous=NORMAL`: committed
+/// transactions survive a process crash, and readers never block the writer.
+public final class Database {
+    let handle: OpaquePointer
+    private var cache: [String: Statement] = [:]
+    public let path: String
+
+    /// Opens (creating if needed) the database at `path`.
+    /// - Throws: `SQLiteError` when the file cannot be opened or is not a database.
+    public init(path: String, readOnly: Bool = false) throws(SQLiteError) {
+        var pointer: OpaquePointer?
+        let flags = readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
+        let code = sqlite3_open_v2(path, &pointer, flags | SQLITE_OPEN_NOMUTEX, nil)
+        guard code == SQLITE_OK, let pointer else {
+            let message = pointer.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"
+            if let pointer { sqlite3_close_v2(pointer) }
+            throw SQLiteError(code: code, message: message, sql: nil)
+        }
+        handle = pointer
+        self.path = path
+        sqlite3_extended_result_codes(handle, 1)
+        sqlite3_busy_timeout(handle, 5_000)
+        do {
+            // Reading the schema fails at once on a file that is not a database.
+            try execute("SELECT count(*) FROM sqlite_master")
+            if !readOnly {
+                try execute("PRAGMA journal_mode = WAL")
+                try execute("PRAGMA synchronous = NORMAL")
+            }
+            try execute("PRAGMA foreign_keys = ON")
+            try execute("PRAGMA temp_store = MEMORY")
+            try execute("PRAGMA cache_size = -65536")
+        } catch {
+            cache.removeAll()
+            sqlite3_close_v2(handle)
+            throw error
+        }
+    }
+
+    deinit {
+        cache.removeAll()
+        sqlite3_close_v2(handle)
+    }
+
+    var lastErrorMessage: String { String(cString: sqlite3_errmsg(handle)) }
+
+    /// Runs one or more SQL statements that return no rows.
+    public func execute(_ sql: String) throws(SQLiteError) {
+        var errorMessage: UnsafeMutablePointer<CChar>?
+        let code = sqlite3_exec(handle, sql, nil, nil, &errorMessage)
+        if code != SQLITE_OK {
+            let message = errorMessage.map { String(cString: $0) } ?? lastErrorMessage
+            sqlite3_free(errorMessage)
+            throw SQLiteError(code: sqlite3_extended_errcode(handle), message: message, sql: sql)
+        }
+    }
+
+    /// A prepared statement kept for the life of the connection, keyed by its SQL.
+    public func cached(_ sql: String) throws(SQLiteError) -> Statement {
+        if let statement = cache[sql] { return statement }
+        let statement = try Statement(database: self, sql: sql, persistent: true)
+        cache[sql] = statement
+        return statement
+    }
+
+    /// A fresh prepared statement.
+    public func prepare(_ sql: String) throws(SQLiteError) -> Statement {
+        try Statement(database: self, sql: sql, persistent: false)
+    }
+
+    /// Runs `body` in a `BEGIN IMMEDIATE` transaction: commits when it returns,
+    /// rolls back and rethrows the first error when it throws.
+    public func transaction<T>(_ body: () throws -> T) throws -> T {
+        try execute("BEGIN IMMEDIATE")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            if sqlite3_get_autocommit(handle) == 0 { try? execute("ROLLBACK") }
+            throw error
+        }
+    }
+
+    /// Runs `sql` with `arguments` and calls `row` for each result row.
+    public func forEach(_ sql: String, _ arguments: [SQLValue] = [], _ row: (Row) throws -> Void) throws {
+        let statement = try cached(sql)
+        try statement.bind(arguments)
+        defer { statement.reset() }
+        while try statement.step() { try row(Row(statement: statement)) }
+    }
+
+    /// Runs a statement that returns no rows.
+    public func run(_ sql: String, _ arguments: [SQLValue] = []) throws(SQLiteError) {
+        let statement = try cached(sql)
+        try statement.bind(arguments)
+        defer { statement.reset() }
+        _ = try statement.step()
+    }
+
+    /// The first column of the first row, or nil.
+    public func scalar(_ sql: String, _ arguments: [SQLValue] = []) throws -> SQLValue? {
+        var result: SQLValue?
+        try forEach(sql, arguments) { row in if result == nil { result = row.value(0) } }
+        return result
+    }
+
+    public var changes: Int { Int(sqlite3_changes(handle)) }
+}
+
+@available(*, unavailable)
+extension Database: Sendable {}
+
+/// A prepared statement; reset and re-bound for each use.
+public final class Statement {
+    private let pointer: OpaquePointer
+    private unowned let database: Database
+    let sql: String
+
+    init(database: Database, sql: String, persistent: Bool) throws(SQLiteError) {
+        var statement: OpaquePointer?
+        let flags: UInt32 = persistent ? UInt32(SQLITE_PREPARE_PERSISTENT) : 0
+        let code = sqlite3_prepare_v3(database.handle, sql, -1, flags, &statement, nil)
+        guard code == SQLITE_OK, let statement else {
+            throw SQLiteError(code: code, message: database.lastErrorMessage, sql: sql)
+        }
+        self.pointer = statement
+        self.database = database
+        self.sql = sql
+    }
+
+    deinit { sqlite3_finalize(pointer) }
+
+    /// Binds `values` to parameters 1...n.
+    public func bind(_ values: [SQLValue]) throws(SQLiteError) {
+        sqlite3_reset(pointer)
+        for (offset, value) in values.enumerated() {
+            let index = Int32(offset + 1)
+            let code: Int32
+            switch value {
+            case .null: code = sqlite3_bind_null(pointer, index)
+            case .integer(let integer): code = sqlite3_bind_int64(pointer, index, integer)
+            case .text(let text): code = sqlite3_bind_text(pointer, index, text, -1, SQLITE_TRANSIENT)
+            }
+            if code != SQLITE_OK { throw SQLiteError(code: code, message: database.lastErrorMessage, sql: sql) }
+        }
+    }
+
+    /// Steps once: true when a row is ready, false when done.
+    public func step() throws(SQLiteError) -> Bool {
+        let code = sqlite3_step(pointer)
+        switch code {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        default:
+            let error = SQLiteError(code: sqlite3_extended_errcode(database.handle), message: database.lastErrorMessage, sql: sql)
+            sqlite3_reset(pointer)
+            throw error
+        }
+    }
+
+    /// Inserts one row: bind, step, reset.
+    public func insert(_ values: [SQLValue]) throws(SQLiteError) {
+        try bind(values)
+        _ = try step()
+        sqlite3_reset(pointer)
+    }
+
+    public func reset() {
+        sqlite3_reset(pointer)
+        sqlite3_clear_bindings(pointer)
+    }
+
+    fileprivate func columnType(_ index: Int32) -> Int32 { sqlite3_column_type(pointer, index) }
+    fileprivate func int64(_ index: Int32) -> Int64 { sqlite3_column_int64(pointer, index) }
+    fileprivate func text(_ index: Int32) -> String {
+        guard let cString = sqlite3_column_text(pointer, index) else { return "" }
+        return String(cString: cString)
+    }
+}
+
+@available(*, unavailable)
+extension Statement: Sendable {}
+
+/// The current row of a stepping statement; valid only inside the row callback.
+public struct Row {
+    fileprivate let statement: Statement
+
+    public func isNull(_ index: Int) -> Bool { statement.columnType(Int32(index)) == SQLITE_NULL }
+    public func int(_ index: Int) -> Int64 { statement.int64(Int32(index)) }
+    public func optionalInt(_ index: Int) -> Int64? { isNull(index) ? nil : int(index) }
+    public func string(_ index: Int) -> String { statement.text(Int32(index)) }
+    public func optionalString(_ index: Int) -> String? { isNull(index) ? nil : string(index) }
+
+    public func value(_ index: Int) -> SQLValue {
+        switch statement.columnType(Int32(index)) {
+        case SQLITE_NULL: .null
+        case SQLITE_INTEGER: .integer(int(index))
+        default: .text(string(index))
+        }
+    }
+}

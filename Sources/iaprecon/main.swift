@@ -1,0 +1,4 @@
+import Foundation
+import IAPReconCLI
+
+exit(IAPReconCLI.main(CommandLine.arguments))
