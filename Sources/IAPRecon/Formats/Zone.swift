@@ -1,0 +1,43 @@
+import Foundation
+
+/// An IANA time zone, for the days of reports (`--tz`) and the MMP's local times (`--mmp-tz`).
+public struct Zone: Sendable, Equatable {
+    public let identifier: String
+    private let zone: TimeZone
+
+    /// Nil when `identifier` is not a known IANA zone.
+    public init?(_ identifier: String) {
+        guard let zone = TimeZone(identifier: identifier) else { return nil }
+        self.identifier = identifier
+        self.zone = zone
+    }
+
+    public static let utc = Zone(utcIdentifier: ())
+
+    private init(utcIdentifier: Void) {
+        identifier = "UTC"
+        zone = TimeZone(secondsFromGMT: 0) ?? TimeZone.current
+    }
+
+    /// The zone's offset from UTC at the instant `utcMs`.
+    public func offsetMs(atUTC utcMs: Int64) -> Int64 {
+        if identifier == "UTC" { return 0 }
+        return Int64(zone.secondsFromGMT(for: Date(timeIntervalSince1970: Double(utcMs / 1000)))) * 1000
+    }
+
+    /// The offset to subtract from a local wall-clock time read as if UTC.
+    public func offsetMs(atLocal localMs: Int64) -> Int64 {
+        let guess = offsetMs(atUTC: localMs)
+        return offsetMs(atUTC: localMs - guess)
+    }
+
+    /// The `yyyy-MM-dd` day in this zone of an instant.
+    public func day(_ utcMs: Int64) -> String {
+        Timestamp.day(utcMs, offsetMs: offsetMs(atUTC: utcMs))
+    }
+
+    /// A local wall-clock time (read as if UTC) as a UTC instant.
+    public func utc(fromLocal localMs: Int64) -> Int64 {
+        localMs - offsetMs(atLocal: localMs)
+    }
+}

@@ -1,0 +1,60 @@
+/// How an order was matched to its transaction (CONTRACT.md §2, in rule order).
+public enum MatchRule: String, Sendable, CaseIterable {
+    case delivery
+    case receipt
+    case appAccountToken = "app_account_token"
+    case heuristic
+}
+
+/// Order ↔ transaction matching: one order per transaction and one transaction per order.
+///
+/// The rules run in order and a rule never takes an order or a transaction an
+/// earlier rule took: a `delivered` line naming both, a receipt line naming
+/// both, `appAccountToken` equal to the `order_id`, and last, taking
+/// transactions in purchase order, the latest unmatched order of the same
+/// product created within the hour before the purchase by a user who sent a
+/// receipt with the transaction or received a delivery of it.
+struct OrderMatching {
+    static let heuristicWindowMs: Int64 = 3_600_000
+
+    private(set) var orderOf: [String: (orderID: String, rule: MatchRule)] = [:]
+    private(set) var transactionOf: [String: String] = [:]
+
+    init(_ input: ReconciliationInput) {
+        for delivery in input.deliveriesInTimeOrder {
+            if let orderID = delivery.orderID { link(orderID, delivery.transactionID, .delivery, input) }
+        }
+        for claim in input.receiptClaims {
+            link(claim.orderID, claim.transactionID, .receipt, input)
+        }
+        let byPurchase = input.transactions.values.sorted { ($0.purchaseMs, $0.transactionID) < ($1.purchaseMs, $1.transactionID) }
+        for transaction in byPurchase {
+            if let token = transaction.appAccountToken { link(token, transaction.transactionID, .appAccountToken, input) }
+        }
+        var ordersByUserProduct: [String: [Order]] = [:]
+        for order in input.ordersInFileOrder {
+            ordersByUserProduct[order.userID + "\u{1F}" + order.productID, default: []].append(order)
+        }
+        for transaction in byPurchase where orderOf[transaction.transactionID] == nil {
+            var users = Set(input.senders[transaction.transactionID]?.map(\.userID) ?? [])
+            users.formUnion(input.deliveries[transaction.transactionID]?.map(\.userID) ?? [])
+            var best: Order?
+            for user in users {
+                for order in ordersByUserProduct[user + "\u{1F}" + transaction.productID] ?? []
+                where transactionOf[order.orderID] == nil
+                    && order.ms <= transaction.purchaseMs && order.ms >= transaction.purchaseMs - Self.heuristicWindowMs {
+                    if let current = best, (current.ms, current.orderID) >= (order.ms, order.orderID) { continue }
+                    best = order
+                }
+            }
+            if let best { link(best.orderID, transaction.transactionID, .heuristic, input) }
+        }
+    }
+
+    private mutating func link(_ orderID: String, _ transactionID: String, _ rule: MatchRule, _ input: ReconciliationInput) {
+        guard input.orders[orderID] != nil, input.transactions[transactionID] != nil,
+              transactionOf[orderID] == nil, orderOf[transactionID] == nil else { return }
+        transactionOf[orderID] = transactionID
+        orderOf[transactionID] = (orderID, rule)
+    }
+}

@@ -1,0 +1,85 @@
+import Foundation
+
+/// Everything the join stage reads from the `stg_*` tables, grouped for lookups.
+struct ReconciliationInput {
+    var orders: [String: Order] = [:]
+    var ordersInFileOrder: [Order] = []
+    var deliveries: [String: [Delivery]] = [:]
+    var deliveriesInTimeOrder: [Delivery] = []
+    var revocations: [String: [Revocation]] = [:]
+    var transactions: [String: VerifiedTransaction] = [:]
+    var refunds: [String: [RefundEvent]] = [:]
+    /// transaction id → users who sent a receipt with it, earliest first.
+    var senders: [String: [(userID: String, ms: Int64, source: String)]] = [:]
+    /// Receipt lines naming both an order and a transaction, in time order.
+    var receiptClaims: [(orderID: String, transactionID: String, ms: Int64, source: String)] = []
+    var catalog: [String: Product] = [:]
+
+    static func load(_ database: Database) throws -> ReconciliationInput {
+        var input = ReconciliationInput()
+        try database.forEach("SELECT order_id, ts_ms, user_id, product_id, price, currency, storefront, source FROM stg_server__orders ORDER BY source") { row in
+            let order = Order(orderID: row.string(0), ms: row.int(1), userID: row.string(2), productID: row.string(3),
+                              price: row.optionalString(4).flatMap(Money.parse), currency: row.optionalString(5),
+                              storefront: row.optionalString(6), source: row.string(7))
+            input.orders[order.orderID] = order
+            input.ordersInFileOrder.append(order)
+        }
+        try database.forEach("""
+            SELECT ts_ms, user_id, transaction_id, product_id, order_id, quantity, delivery_id, copies, source
+            FROM stg_server__deliveries ORDER BY ts_ms, source
+            """) { row in
+            let delivery = Delivery(ms: row.int(0), userID: row.string(1), transactionID: row.string(2), productID: row.string(3),
+                                    orderID: row.optionalString(4), quantity: row.int(5), deliveryID: row.optionalString(6),
+                                    copies: Int(row.int(7)), source: row.string(8))
+            input.deliveries[delivery.transactionID, default: []].append(delivery)
+            input.deliveriesInTimeOrder.append(delivery)
+        }
+        try database.forEach("""
+            SELECT r.ts_ms, r.user_id, r.transaction_id, f.path || ':' || r.line FROM raw_server__revocations r JOIN files f USING (file_id)
+            ORDER BY r.ts_ms, f.path, r.line
+            """) { row in
+            let revocation = Revocation(ms: row.int(0), userID: row.string(1), transactionID: row.string(2), source: row.string(3))
+            input.revocations[revocation.transactionID, default: []].append(revocation)
+        }
+        try database.forEach("""
+            SELECT transaction_id, original_transaction_id, product_id, purchase_ms, expires_ms, environment, price_milli, currency,
+                   storefront, app_account_token, type, quantity, ownership, subscription_group, sources
+            FROM stg_apple__transactions
+            """) { row in
+            let transaction = VerifiedTransaction(
+                transactionID: row.string(0), originalTransactionID: row.string(1), productID: row.string(2),
+                purchaseMs: row.int(3), expiresMs: row.optionalInt(4), environment: row.optionalString(5),
+                priceMilliunits: row.optionalInt(6), currency: row.optionalString(7), storefront: row.optionalString(8),
+                appAccountToken: row.optionalString(9), type: row.optionalString(10), quantity: row.int(11),
+                ownership: row.optionalString(12), subscriptionGroup: row.optionalString(13),
+                sources: row.string(14).split(separator: ";").map(String.init))
+            input.transactions[transaction.transactionID] = transaction
+        }
+        try database.forEach("SELECT transaction_id, kind, event_ms, revocation_type, revocation_percentage, source FROM stg_apple__refunds") { row in
+            let event = RefundEvent(kind: RefundEvent.Kind(rawValue: row.string(1)) ?? .refund, ms: row.int(2),
+                                    revocationType: row.optionalString(3), revocationPercentage: row.optionalInt(4), source: row.string(5))
+            input.refunds[row.string(0), default: []].append(event)
+        }
+        try database.forEach("SELECT transaction_id, user_id, first_ms, source FROM stg_receipts__senders ORDER BY first_ms, source") { row in
+            input.senders[row.string(0), default: []].append((row.string(1), row.int(2), row.string(3)))
+        }
+        try database.forEach("""
+            SELECT v.order_id, v.transaction_id, v.received_ms, f.path || ':' || v.line
+            FROM raw_receipts__verifications v JOIN files f USING (file_id)
+            WHERE v.order_id IS NOT NULL AND v.transaction_id IS NOT NULL
+            ORDER BY v.received_ms, f.path, v.line
+            """) { row in
+            input.receiptClaims.append((row.string(0), row.string(1), row.int(2), row.string(3)))
+        }
+        try database.forEach("""
+            SELECT product_id, type, subscription_group, price, currency FROM (
+              SELECT c.*, row_number() OVER (PARTITION BY product_id ORDER BY f.path DESC, c.line DESC) AS n
+              FROM raw_catalog__products c JOIN files f USING (file_id)
+            ) WHERE n = 1
+            """) { row in
+            input.catalog[row.string(0)] = Product(productID: row.string(0), type: row.string(1), subscriptionGroup: row.optionalString(2),
+                                                   price: row.optionalString(3).flatMap(Money.parse), currency: row.optionalString(4))
+        }
+        return input
+    }
+}

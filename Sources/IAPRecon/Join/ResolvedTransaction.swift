@@ -1,0 +1,70 @@
+import Foundation
+
+/// Where a transaction's price came from (CONTRACT.md §1.6, in this order).
+public enum PriceSource: String, Sendable, CaseIterable {
+    case apple = "v2_price"
+    case order
+    case catalog
+    case none
+}
+
+/// A verified transaction with everything the join decided about it.
+struct ResolvedTransaction {
+    var transaction: VerifiedTransaction
+    var userID: String?
+    var order: Order?
+    var matchRule: MatchRule?
+    var unitPrice: Decimal?
+    var currency: String?
+    var priceSource: PriceSource
+    var refund: EffectiveRefund?
+    var deliveries: [Delivery]
+    var product: Product?
+
+    /// Revenue: Production, not family-shared (CONTRACT.md §2).
+    var isRevenue: Bool { transaction.isProduction && !transaction.isFamilyShared }
+
+    /// price × quantity, when a price is known.
+    var amount: Decimal? { unitPrice.map { $0 * Decimal(transaction.quantity) } }
+
+    /// The money given back by the effective refund.
+    var refundAmount: Decimal? {
+        guard let refund, let amount else { return nil }
+        return amount * refund.share
+    }
+
+    var isAutoRenewable: Bool {
+        if let product { return product.isAutoRenewable }
+        return transaction.type == "Auto-Renewable Subscription"
+    }
+
+    var subscriptionGroup: String? { product?.subscriptionGroup ?? transaction.subscriptionGroup }
+
+    static func resolve(_ input: ReconciliationInput, _ matching: OrderMatching) -> [ResolvedTransaction] {
+        input.transactions.values.sorted { $0.transactionID < $1.transactionID }.map { transaction in
+            let id = transaction.transactionID
+            let match = matching.orderOf[id]
+            let order = match.flatMap { input.orders[$0.orderID] }
+            let deliveries = input.deliveries[id] ?? []
+            let product = input.catalog[transaction.productID]
+            var resolved = ResolvedTransaction(
+                transaction: transaction, userID: nil, order: order, matchRule: match?.rule, unitPrice: nil, currency: nil,
+                priceSource: .none, refund: EffectiveRefund.resolve(input.refunds[id] ?? []), deliveries: deliveries, product: product)
+            resolved.userID = order?.userID ?? deliveries.first?.userID ?? input.senders[id]?.first?.userID
+            if let milli = transaction.priceMilliunits, let currency = transaction.currency {
+                resolved.unitPrice = Money.fromMilliunits(milli)
+                resolved.currency = currency
+                resolved.priceSource = .apple
+            } else if let price = order?.price, let currency = order?.currency {
+                resolved.unitPrice = price
+                resolved.currency = currency
+                resolved.priceSource = .order
+            } else if let price = product?.price, let currency = product?.currency {
+                resolved.unitPrice = price
+                resolved.currency = currency
+                resolved.priceSource = .catalog
+            }
+            return resolved
+        }
+    }
+}

@@ -1,0 +1,106 @@
+import Foundation
+
+/// An `order_created` line: the app's order, made before payment.
+public struct Order: Sendable, Equatable {
+    public var orderID: String
+    public var ms: Int64
+    public var userID: String
+    public var productID: String
+    public var price: Decimal?
+    public var currency: String?
+    public var storefront: String?
+    public var source: String
+}
+
+/// A distinct `delivered` line (shipper repeats collapsed, counted in `copies`).
+public struct Delivery: Sendable, Equatable {
+    public var ms: Int64
+    public var userID: String
+    public var transactionID: String
+    public var productID: String
+    public var orderID: String?
+    public var quantity: Int64
+    public var deliveryID: String?
+    public var copies: Int
+    public var source: String
+}
+
+/// A `delivery_revoked` line.
+public struct Revocation: Sendable, Equatable {
+    public var ms: Int64
+    public var userID: String
+    public var transactionID: String
+    public var source: String
+}
+
+/// One verified Apple transaction, merged from all its sightings.
+public struct VerifiedTransaction: Sendable, Equatable {
+    public var transactionID: String
+    public var originalTransactionID: String
+    public var productID: String
+    public var purchaseMs: Int64
+    public var expiresMs: Int64?
+    public var environment: String?
+    public var priceMilliunits: Int64?
+    public var currency: String?
+    public var storefront: String?
+    public var appAccountToken: String?
+    public var type: String?
+    public var quantity: Int64
+    public var ownership: String?
+    public var subscriptionGroup: String?
+    public var sources: [String]
+
+    public var isProduction: Bool { AppleEnvironment.isProduction(environment) }
+    public var isFamilyShared: Bool { ownership == "FAMILY_SHARED" }
+}
+
+/// A refund or a refund reversal of one transaction.
+public struct RefundEvent: Sendable, Equatable {
+    public enum Kind: String, Sendable { case refund, reversal }
+    public var kind: Kind
+    public var ms: Int64
+    public var revocationType: String?
+    public var revocationPercentage: Int64?
+    public var source: String
+}
+
+/// The refund that stands for a transaction after reversals (CONTRACT.md §2, "refund").
+public struct EffectiveRefund: Sendable, Equatable {
+    public var ms: Int64
+    public var revocationType: String?
+    public var revocationPercentage: Int64?
+    public var source: String
+
+    /// The share of the price given back: `REFUND_PRORATED` gives `percentage / 100000`,
+    /// `FAMILY_REVOKE` gives nothing back (access only), any other refund all of it.
+    public var share: Decimal {
+        switch revocationType {
+        case "FAMILY_REVOKE": return 0
+        case "REFUND_PRORATED":
+            guard let percentage = revocationPercentage else { return 1 }
+            return Decimal(sign: .plus, exponent: -5, significand: Decimal(percentage))
+        default: return 1
+        }
+    }
+
+    /// The latest refund, unless a reversal signed after it undoes it.
+    public static func resolve(_ events: [RefundEvent]) -> EffectiveRefund? {
+        let refunds = events.filter { $0.kind == .refund }
+        guard let latest = refunds.max(by: { ($0.ms, $0.source) < ($1.ms, $1.source) }) else { return nil }
+        if events.contains(where: { $0.kind == .reversal && $0.ms > latest.ms }) { return nil }
+        return EffectiveRefund(ms: latest.ms, revocationType: latest.revocationType,
+                               revocationPercentage: latest.revocationPercentage, source: latest.source)
+    }
+}
+
+/// A catalog product.
+public struct Product: Sendable, Equatable {
+    public var productID: String
+    public var type: String
+    public var subscriptionGroup: String?
+    public var price: Decimal?
+    public var currency: String?
+
+    public var isAutoRenewable: Bool { type == "auto_renewable" }
+}

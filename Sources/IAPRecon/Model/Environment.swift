@@ -1,0 +1,11 @@
+/// Apple's environment of a transaction, kept raw with a typed view.
+public enum AppleEnvironment {
+    /// The canonical name: V1 notifications say `PROD` for `Production`.
+    public static func canonical(_ raw: String?) -> String? {
+        guard let raw else { return nil }
+        return raw == "PROD" ? "Production" : raw
+    }
+
+    /// Only `Production` transactions are revenue; `Sandbox`, `Xcode` and `LocalTesting` are test purchases.
+    public static func isProduction(_ raw: String?) -> Bool { canonical(raw) == "Production" }
+}

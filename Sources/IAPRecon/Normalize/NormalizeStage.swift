@@ -1,0 +1,179 @@
+/// Stage 2, normalize: raw rows → one clean row per entity (`stg_*`), no joins.
+///
+/// - `stg_apple__transactions`: one verified transaction per `transaction_id`,
+///   merged from every receipt, V2 transaction and notification sighting.
+/// - `stg_apple__refunds`: refund and reversal events per transaction, with
+///   repeated notifications (same `notificationUUID`) dropped.
+/// - `stg_server__deliveries`: distinct deliveries; log-shipper repeats collapse
+///   by `delivery_id`, or by identical ts, user, transaction, product, quantity.
+/// - `stg_server__orders`: one row per `order_id` (its first line).
+/// - `stg_receipts__senders`: which users sent a receipt with which transaction.
+public enum NormalizeStage {
+    public static func run(database: Database) throws {
+        try database.transaction {
+            try database.execute(dropAndCreate)
+            try buildOrders(database)
+            try buildDeliveries(database)
+            try buildTransactions(database)
+            try buildSenders(database)
+        }
+    }
+
+    static let dropAndCreate = """
+        DROP TABLE IF EXISTS stg_server__orders;
+        DROP TABLE IF EXISTS stg_server__deliveries;
+        DROP TABLE IF EXISTS stg_apple__transactions;
+        DROP TABLE IF EXISTS stg_apple__refunds;
+        DROP TABLE IF EXISTS stg_receipts__senders;
+        CREATE TABLE stg_server__orders (
+          order_id TEXT PRIMARY KEY, ts_ms INTEGER NOT NULL, user_id TEXT NOT NULL, product_id TEXT NOT NULL,
+          price TEXT, currency TEXT, storefront TEXT, source TEXT NOT NULL
+        );
+        CREATE INDEX stg_orders_by_user ON stg_server__orders(user_id);
+        CREATE TABLE stg_server__deliveries (
+          delivery_key TEXT PRIMARY KEY, ts_ms INTEGER NOT NULL, user_id TEXT NOT NULL, transaction_id TEXT NOT NULL,
+          product_id TEXT NOT NULL, order_id TEXT, quantity INTEGER NOT NULL, delivery_id TEXT,
+          copies INTEGER NOT NULL, source TEXT NOT NULL
+        );
+        CREATE INDEX stg_deliveries_by_transaction ON stg_server__deliveries(transaction_id);
+        CREATE INDEX stg_deliveries_by_user ON stg_server__deliveries(user_id);
+        CREATE TABLE stg_apple__transactions (
+          transaction_id TEXT PRIMARY KEY, original_transaction_id TEXT NOT NULL, product_id TEXT NOT NULL,
+          purchase_ms INTEGER NOT NULL, expires_ms INTEGER, environment TEXT, price_milli INTEGER, currency TEXT,
+          storefront TEXT, app_account_token TEXT, type TEXT, quantity INTEGER NOT NULL, ownership TEXT,
+          subscription_group TEXT, first_seen_ms INTEGER, sightings INTEGER NOT NULL, sources TEXT NOT NULL
+        );
+        CREATE INDEX stg_transactions_by_original ON stg_apple__transactions(original_transaction_id);
+        CREATE TABLE stg_apple__refunds (
+          transaction_id TEXT NOT NULL, kind TEXT NOT NULL, event_ms INTEGER NOT NULL, revocation_type TEXT,
+          revocation_percentage INTEGER, reason TEXT, source TEXT NOT NULL,
+          PRIMARY KEY (transaction_id, kind, event_ms, source)
+        ) WITHOUT ROWID;
+        CREATE TABLE stg_receipts__senders (
+          transaction_id TEXT NOT NULL, user_id TEXT NOT NULL, first_ms INTEGER NOT NULL, source TEXT NOT NULL,
+          PRIMARY KEY (transaction_id, user_id)
+        ) WITHOUT ROWID;
+        """
+
+    private static func buildOrders(_ database: Database) throws {
+        // The first line of each order_id wins; later repeats are shipper copies or resends.
+        try database.execute("""
+            INSERT INTO stg_server__orders
+            SELECT order_id, ts_ms, user_id, product_id, price, currency, storefront, path || ':' || line
+            FROM (
+              SELECT o.*, f.path, row_number() OVER (PARTITION BY o.order_id ORDER BY f.path, o.line) AS n
+              FROM raw_server__orders o JOIN files f USING (file_id)
+            ) WHERE n = 1
+            """)
+    }
+
+    private static func buildDeliveries(_ database: Database) throws {
+        try database.execute("""
+            INSERT INTO stg_server__deliveries
+            SELECT delivery_key, ts_ms, user_id, transaction_id, product_id, order_id, quantity_n, delivery_id, copies, source
+            FROM (
+              SELECT d.*, key AS delivery_key, f.path || ':' || d.line AS source,
+                     row_number() OVER (PARTITION BY key ORDER BY f.path, d.line) AS n,
+                     count(*) OVER (PARTITION BY key) AS copies
+              FROM (
+                SELECT *, CASE WHEN delivery_id IS NOT NULL THEN 'id:' || delivery_id
+                          ELSE 'line:' || ts_ms || '|' || user_id || '|' || transaction_id || '|' || product_id || '|' || quantity_n
+                          END AS key
+                FROM raw_server__deliveries
+              ) d JOIN files f USING (file_id)
+            ) WHERE n = 1
+            """)
+    }
+
+    private static func buildSenders(_ database: Database) throws {
+        try database.execute("""
+            INSERT INTO stg_receipts__senders
+            SELECT transaction_id, user_id, first_ms, source FROM (
+              SELECT a.transaction_id, a.user_id, a.event_ms AS first_ms, f.path || ':' || a.line AS source,
+                     row_number() OVER (PARTITION BY a.transaction_id, a.user_id ORDER BY a.event_ms, f.path, a.line) AS n
+              FROM raw_apple__transactions a JOIN files f USING (file_id)
+              WHERE a.origin IN ('receipt', 'v2') AND a.user_id IS NOT NULL
+            ) WHERE n = 1
+            """)
+    }
+
+    /// Merges sightings per transaction in file order: the first sighting that has a field gives it,
+    /// except that any `Production` sighting makes the transaction Production.
+    private static func buildTransactions(_ database: Database) throws {
+        let insert = try database.cached("""
+            INSERT INTO stg_apple__transactions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """)
+        let insertRefund = try database.cached("INSERT OR IGNORE INTO stg_apple__refunds VALUES (?, ?, ?, ?, ?, ?, ?)")
+        var current: MergedTransaction?
+        var seenNotifications = Set<String>()
+        func flush() throws {
+            guard let merged = current else { return }
+            try insert.insert(merged.values)
+            current = nil
+        }
+        try database.forEach("""
+            SELECT a.transaction_id, a.original_transaction_id, a.product_id, a.purchase_ms, a.expires_ms, a.environment,
+                   a.price_milli_n, a.currency, a.storefront, a.app_account_token, a.type, a.quantity_n, a.ownership,
+                   a.subscription_group, a.event_ms, f.path || ':' || a.line, a.notification_uuid, a.notification_type,
+                   a.revocation_ms, a.revocation_type, a.revocation_percentage_n, a.revocation_reason
+            FROM raw_apple__transactions a JOIN files f USING (file_id)
+            ORDER BY a.transaction_id, f.path, a.line, a.item
+            """) { row in
+            let transactionID = row.string(0)
+            let source = row.string(15)
+            // The same notification received twice is one notification (CONTRACT.md §1.3).
+            if let uuid = row.optionalString(16) {
+                if seenNotifications.contains(uuid + "|" + transactionID) { return }
+                seenNotifications.insert(uuid + "|" + transactionID)
+            }
+            if current?.transactionID != transactionID {
+                try flush()
+                current = MergedTransaction(transactionID: transactionID)
+            }
+            current?.add(row)
+            let notificationType = row.optionalString(17)
+            if notificationType == "REFUND_REVERSED" {
+                try insertRefund.insert([.text(transactionID), .text("reversal"), SQLValue(row.optionalInt(14) ?? row.optionalInt(18)),
+                                         .null, .null, .null, .text(source)])
+            } else if let revocationMs = row.optionalInt(18) {
+                try insertRefund.insert([.text(transactionID), .text("refund"), .integer(revocationMs), SQLValue(row.optionalString(19)),
+                                         SQLValue(row.optionalInt(20)), SQLValue(row.optionalString(21)), .text(source)])
+            }
+        }
+        try flush()
+    }
+}
+
+/// The merge of one transaction's sightings.
+private struct MergedTransaction {
+    let transactionID: String
+    var fields: [SQLValue] = Array(repeating: .null, count: 13)
+    var environment: String?
+    var firstSeenMs: Int64?
+    var sightings = 0
+    var sources: [String] = []
+
+    init(transactionID: String) { self.transactionID = transactionID }
+
+    /// Columns 1...13 of the sighting query map onto `fields` 0...12 (environment handled apart).
+    mutating func add(_ row: Row) {
+        sightings += 1
+        for column in 1...13 where column != 5 {
+            if fields[column - 1] == .null { fields[column - 1] = row.value(column) }
+        }
+        let sightingEnvironment = AppleEnvironment.canonical(row.optionalString(5))
+        if environment == nil || sightingEnvironment == "Production" {
+            environment = sightingEnvironment ?? environment
+        }
+        if let seen = row.optionalInt(14) { firstSeenMs = min(firstSeenMs ?? seen, seen) }
+        if sources.count < 3 { sources.append(row.string(15)) }
+    }
+
+    var values: [SQLValue] {
+        var merged = fields
+        merged[4] = SQLValue(environment)
+        if merged[0] == .null { merged[0] = .text(transactionID) }
+        if merged[10] == .null { merged[10] = .integer(1) }
+        return [.text(transactionID)] + merged + [SQLValue(firstSeenMs), .integer(Int64(sightings)), .text(sources.joined(separator: ";"))]
+    }
+}

@@ -1,0 +1,89 @@
+import Foundation
+
+/// Where a run reports progress: a live line on a terminal, one line per stage otherwise, nothing with `--quiet`.
+public protocol ProgressSink: AnyObject {
+    func stageStarted(_ stage: String)
+    func advanced(lines: Int)
+    func stageFinished(_ stage: String, seconds: Double, note: String)
+}
+
+/// Everything a full run needs.
+public struct RunOptions: Sendable {
+    public var input: String
+    public var databasePath: String
+    public var outFolder: String
+    public var jobs: Int
+    public var reconcile: ReconcileSettings
+    public var report: ReportSettings
+
+    public init(input: String, databasePath: String, outFolder: String, jobs: Int, reconcile: ReconcileSettings, report: ReportSettings) {
+        self.input = input
+        self.databasePath = databasePath
+        self.outFolder = outFolder
+        self.jobs = jobs
+        self.reconcile = reconcile
+        self.report = report
+    }
+}
+
+/// The result of a full run.
+public struct RunResult: Sendable {
+    public var ingest: IngestReport
+    public var join: JoinSummary
+    public var report: ReportSummary
+    public var timings: [(String, Double)]
+}
+
+/// Runs the stages in order: ingest → normalize → join → report.
+///
+/// Each stage is also callable alone (the `ingest`, `normalize`, `join` and
+/// `report` subcommands), so a failed night can resume from the stage that
+/// failed: every stage reads only the store and rebuilds its own tables.
+public enum Pipeline {
+    /// Ingest; throws the first unreadable input (exit 3) after storing every readable file.
+    public static func ingest(input: String, database: Database, jobs: Int, progress: ProgressSink?) throws -> IngestReport {
+        let files = try SourceFile.list(in: input)
+        let report = try IngestStage.run(files: files, database: database, jobs: jobs) { progress?.advanced(lines: $0) }
+        if let first = report.unreadable.first { throw first }
+        return report
+    }
+
+    public static func run(_ options: RunOptions, progress: ProgressSink?) throws -> RunResult {
+        let lock = try RunLock(databasePath: options.databasePath, command: "run")
+        defer { withExtendedLifetime(lock) {} }
+        let database = try Store.open(path: options.databasePath)
+        let runID = try RunLog.start(database, command: "run")
+        var timings: [(String, Double)] = []
+        func timed<T>(_ stage: String, note: (T) -> String, _ body: () throws -> T) throws -> T {
+            progress?.stageStarted(stage)
+            let start = Date()
+            let result = try body()
+            let seconds = Date().timeIntervalSince(start)
+            timings.append((stage, seconds))
+            progress?.stageFinished(stage, seconds: seconds, note: note(result))
+            return result
+        }
+        do {
+            let ingest = try timed("ingest", note: { (report: IngestReport) in
+                "\(report.totals.read) lines, \(report.totals.rejected) rejected, \(report.files.filter { $0.status == .unchanged }.count) files unchanged"
+            }) {
+                try Pipeline.ingest(input: options.input, database: database, jobs: options.jobs, progress: progress)
+            }
+            try timed("normalize", note: { (_: Void) in "" }) { try NormalizeStage.run(database: database) }
+            let join = try timed("join", note: { (summary: JoinSummary) in
+                "as-of \(Timestamp.iso8601(summary.asOfMs)), \(summary.findings) findings"
+            }) {
+                try JoinStage.run(database: database, settings: options.reconcile)
+            }
+            let report = try timed("report", note: { (summary: ReportSummary) in "\(summary.files.count) files in \(options.outFolder)" }) {
+                try ReportStage.run(database: database, settings: options.report, timings: timings)
+            }
+            RunLog.finish(database, runID: runID, status: "ok", asOfMs: join.asOfMs, linesRead: ingest.totals.read,
+                          findings: join.findings, message: nil)
+            return RunResult(ingest: ingest, join: join, report: report, timings: timings)
+        } catch {
+            RunLog.finish(database, runID: runID, status: "failed", asOfMs: nil, linesRead: nil, findings: nil, message: "\(error)")
+            throw error
+        }
+    }
+}

@@ -1,0 +1,227 @@
+import Foundation
+
+/// `attribution.csv`: installs → registrations → payers → revenue → ROAS per cohort.
+///
+/// Grain: one row per install day (in `--tz`), media source and campaign
+/// (CONTRACT.md §1.5, §3). A user is joined to an install by Customer User ID
+/// (on the install row, or on any MMP event of that install's AppsFlyer ID),
+/// else AppsFlyer ID, else IDFV, else IDFA; the user's install is the earliest
+/// joined install at or before sign-up. Users with no install — and paying
+/// users with no registration, at their first purchase — form one
+/// `unattributed` cohort per day, so every verified dollar lands in a row.
+struct AttributionReport {
+    static let dayMs: Int64 = 86_400_000
+
+    struct CohortKey: Hashable, Comparable {
+        var day: String
+        var mediaSource: String
+        var campaign: String
+        static func < (a: CohortKey, b: CohortKey) -> Bool { (a.day, a.mediaSource, a.campaign) < (b.day, b.mediaSource, b.campaign) }
+    }
+
+    struct Cohort {
+        var installs = 0
+        var registrations = 0
+        var payers = 0
+        var anchorMs: Int64 = 0   // the latest install (or sign-up) in the cohort: maturity is measured from it
+        var revenueD0: Decimal = 0
+        var revenueD7: Decimal = 0
+        var revenueD30: Decimal = 0
+        var revenue: Decimal = 0
+        var refunds: Decimal = 0
+        var spend: Decimal = 0
+        var hasSpend = false
+        var mmpRevenue: Decimal = 0
+    }
+
+    struct Install {
+        var ms: Int64
+        var key: CohortKey
+        var appsflyerID: String?
+    }
+
+    var cohorts: [CohortKey: Cohort] = [:]
+    var matchedBy: [String: Int] = ["customer_user_id": 0, "appsflyer_id": 0, "idfv": 0, "idfa": 0, "unattributed": 0]
+    var installRows = 0
+    let asOfMs: Int64
+
+    init(database: Database, zone: Zone, fx: FXRates, asOfMs: Int64) throws {
+        self.asOfMs = asOfMs
+        var mmpZone = Zone.utc
+        try database.forEach("SELECT mmp_tz FROM int_run_settings") { mmpZone = Zone($0.string(0)) ?? .utc }
+
+        // Distinct MMP rows: the same AppsFlyer ID, Event Name, Event Time and Event Value are one row.
+        var installs: [Install] = []
+        var installsByCUID: [String: [Int]] = [:]
+        var installsByAppsflyer: [String: [Int]] = [:]
+        var installsByIDFV: [String: [Int]] = [:]
+        var installsByIDFA: [String: [Int]] = [:]
+        var appsflyerIDsOfCUID: [String: Set<String>] = [:]
+        var purchaseEvents: [(cuid: String?, appsflyerID: String?, usd: Decimal?)] = []
+        try database.forEach("""
+            SELECT event_wall_ms, install_wall_ms, event_name, media_source, campaign, customer_user_id, idfv, idfa, appsflyer_id,
+                   revenue, revenue_currency, revenue_usd, is_retargeting_n
+            FROM (
+              SELECT e.*, row_number() OVER (
+                PARTITION BY coalesce(appsflyer_id, customer_user_id, idfv, idfa), event_name, event_wall_ms, event_value_key
+                ORDER BY f.path, e.line) AS n
+              FROM raw_mmp__events e JOIN files f USING (file_id)
+            ) WHERE n = 1
+            ORDER BY event_wall_ms, appsflyer_id
+            """) { row in
+            let name = row.string(2)
+            let cuid = row.optionalString(5)
+            let appsflyerID = row.optionalString(8)
+            if let cuid, let appsflyerID { appsflyerIDsOfCUID[cuid, default: []].insert(appsflyerID) }
+            let retargeting = row.int(12) == 1
+            if name == "install", !retargeting {
+                let ms = mmpZone.utc(fromLocal: row.optionalInt(1) ?? row.int(0))
+                let source = Self.mediaSource(row.optionalString(3))
+                let index = installs.count
+                installs.append(Install(ms: ms, key: CohortKey(day: zone.day(ms), mediaSource: source, campaign: row.optionalString(4) ?? ""),
+                                        appsflyerID: appsflyerID))
+                if let cuid { installsByCUID[cuid, default: []].append(index) }
+                if let appsflyerID { installsByAppsflyer[appsflyerID, default: []].append(index) }
+                if let idfv = row.optionalString(6) { installsByIDFV[idfv, default: []].append(index) }
+                if let idfa = row.optionalString(7) { installsByIDFA[idfa, default: []].append(index) }
+            } else if name == "af_purchase" {
+                let eventDay = zone.day(mmpZone.utc(fromLocal: row.int(0)))
+                var usd = row.optionalString(11).flatMap(Money.parse)
+                if usd == nil, let amount = row.optionalString(9).flatMap(Money.parse), let currency = row.optionalString(10),
+                   let rate = fx.rate(currency, on: eventDay) {
+                    usd = amount * rate
+                }
+                purchaseEvents.append((cuid, appsflyerID, usd))
+            }
+        }
+        installRows = installs.count
+        for install in installs {
+            add(install.key) { cohort in
+                cohort.installs += 1
+                cohort.anchorMs = max(cohort.anchorMs, install.ms)
+            }
+        }
+
+        // Users: registrations, plus paying users who never registered (at their first purchase).
+        var signups: [String: (ms: Int64, idfv: String?, idfa: String?, appsflyerID: String?, registered: Bool)] = [:]
+        try database.forEach("""
+            SELECT user_id, ts_ms, idfv, idfa, appsflyer_id FROM raw_registrations__users r JOIN files f USING (file_id)
+            ORDER BY ts_ms, f.path, r.line
+            """) { row in
+            if signups[row.string(0)] == nil {
+                signups[row.string(0)] = (row.int(1), row.optionalString(2), row.optionalString(3), row.optionalString(4), true)
+            }
+        }
+        var purchasesByUser: [String: [(purchaseMs: Int64, grossUSD: Decimal, refundUSD: Decimal)]] = [:]
+        try database.forEach("""
+            SELECT user_id, purchase_ms, unit_price, quantity, currency, refund_amount FROM int_transactions_resolved
+            WHERE is_revenue = 1 AND user_id IS NOT NULL ORDER BY purchase_ms, transaction_id
+            """) { row in
+            let userID = row.string(0)
+            let purchaseMs = row.int(1)
+            let gross = (row.optionalString(2).flatMap(Money.parse) ?? 0) * Decimal(row.int(3))
+            let rate = fx.rate(row.optionalString(4) ?? "", on: zone.day(purchaseMs)) ?? 0
+            let refund = row.optionalString(5).flatMap(Money.parse) ?? 0
+            purchasesByUser[userID, default: []].append((purchaseMs, gross * rate, refund * rate))
+            if signups[userID] == nil { signups[userID] = (purchaseMs, nil, nil, nil, false) }
+        }
+
+        var cohortOfUser: [String: CohortKey] = [:]
+        var installOfUser: [String: Install] = [:]
+        for userID in signups.keys.sorted() {
+            guard let signup = signups[userID] else { continue }
+            func earliest(_ indexes: [Int]?) -> Install? {
+                (indexes ?? []).map { installs[$0] }.filter { $0.ms <= signup.ms }.min { $0.ms < $1.ms }
+            }
+            var viaCUID = installsByCUID[userID] ?? []
+            for appsflyerID in appsflyerIDsOfCUID[userID] ?? [] { viaCUID += installsByAppsflyer[appsflyerID] ?? [] }
+            let candidates: [(String, Install?)] = [
+                ("customer_user_id", earliest(viaCUID)),
+                ("appsflyer_id", signup.appsflyerID.flatMap { earliest(installsByAppsflyer[$0]) }),
+                ("idfv", signup.idfv.flatMap { earliest(installsByIDFV[$0]) }),
+                ("idfa", signup.idfa.flatMap { earliest(installsByIDFA[$0]) }),
+            ]
+            let key: CohortKey
+            if let (how, install) = candidates.first(where: { $0.1 != nil }), let install {
+                matchedBy[how, default: 0] += 1
+                key = install.key
+                installOfUser[userID] = install
+            } else {
+                matchedBy["unattributed", default: 0] += 1
+                key = CohortKey(day: zone.day(signup.ms), mediaSource: "unattributed", campaign: "")
+                add(key) { $0.anchorMs = max($0.anchorMs, signup.ms) }
+            }
+            cohortOfUser[userID] = key
+            let purchases = purchasesByUser[userID] ?? []
+            let anchor = installOfUser[userID]?.ms ?? signup.ms
+            add(key) { cohort in
+                if signup.registered { cohort.registrations += 1 }
+                if !purchases.isEmpty { cohort.payers += 1 }
+                for purchase in purchases {
+                    cohort.revenue += purchase.grossUSD
+                    cohort.refunds += purchase.refundUSD
+                    let age = purchase.purchaseMs - anchor
+                    if age < 1 * Self.dayMs { cohort.revenueD0 += purchase.grossUSD }
+                    if age < 8 * Self.dayMs { cohort.revenueD7 += purchase.grossUSD }
+                    if age < 31 * Self.dayMs { cohort.revenueD30 += purchase.grossUSD }
+                }
+            }
+        }
+
+        // What the MMP itself claimed for the same users.
+        var userOfAppsflyer: [String: String] = [:]
+        for (userID, install) in installOfUser { if let id = install.appsflyerID { userOfAppsflyer[id] = userID } }
+        for event in purchaseEvents {
+            guard let usd = event.usd else { continue }
+            let userID = event.cuid.flatMap { cohortOfUser[$0] != nil ? $0 : nil } ?? event.appsflyerID.flatMap { userOfAppsflyer[$0] }
+            if let userID, let key = cohortOfUser[userID] { add(key) { $0.mmpRevenue += usd } }
+        }
+
+        // Spend joins on day, media source and campaign; spend with no installs keeps its row.
+        try database.forEach("SELECT day, media_source, campaign, spend, currency FROM raw_spend__days") { row in
+            guard let spend = Money.parse(row.string(3)), let rate = fx.rate(row.string(4), on: row.string(0)) else { return }
+            let key = CohortKey(day: row.string(0), mediaSource: Self.mediaSource(row.optionalString(1)), campaign: row.optionalString(2) ?? "")
+            add(key) { cohort in
+                cohort.spend += spend * rate
+                cohort.hasSpend = true
+            }
+        }
+    }
+
+    /// Organic is an empty media source or `organic` in any case; `restricted` stays its own bucket.
+    static func mediaSource(_ raw: String?) -> String {
+        guard let raw = raw.flatMap(MMPValue.clean), raw.lowercased() != "organic" else { return "organic" }
+        return raw
+    }
+
+    private mutating func add(_ key: CohortKey, _ change: (inout Cohort) -> Void) {
+        var cohort = cohorts[key] ?? Cohort()
+        change(&cohort)
+        cohorts[key] = cohort
+    }
+
+    static let header = [
+        "install_date", "media_source", "campaign", "installs", "registrations", "payers", "revenue_d0_usd", "revenue_d7_usd",
+        "revenue_d30_usd", "revenue_usd", "refunds_usd", "spend_usd", "roas_d7", "roas", "mmp_revenue_usd",
+    ]
+
+    func write(_ sink: inout TextSink) throws {
+        try sink.csvRecord(Self.header)
+        for key in cohorts.keys.sorted() {
+            guard let cohort = cohorts[key] else { continue }
+            func mature(_ days: Int64) -> Bool { cohort.anchorMs + days * Self.dayMs <= asOfMs }
+            let d7: Decimal? = mature(8) ? cohort.revenueD7 : nil
+            func ratio(_ value: Decimal?) -> String {
+                guard cohort.hasSpend, cohort.spend > 0, let value else { return "" }
+                return Money.format(value / cohort.spend, scale: 4)
+            }
+            try sink.csvRecord([
+                CSV.textCell(key.day), CSV.textCell(key.mediaSource), CSV.textCell(key.campaign),
+                String(cohort.installs), String(cohort.registrations), String(cohort.payers),
+                mature(1) ? Money.format(cohort.revenueD0) : "", d7.map(Money.format) ?? "",
+                mature(31) ? Money.format(cohort.revenueD30) : "", Money.format(cohort.revenue), Money.format(cohort.refunds),
+                cohort.hasSpend ? Money.format(cohort.spend) : "", ratio(d7), ratio(cohort.revenue), Money.format(cohort.mmpRevenue),
+            ])
+        }
+    }
+}

@@ -1,0 +1,35 @@
+import Foundation
+
+/// Daily exchange rates into the reporting currency (`fx.csv`).
+///
+/// A transaction converts at the latest rate on or before its purchase day,
+/// and its refund at that same rate, so a refunded purchase nets to zero
+/// (CONTRACT.md §1.6). The reporting currency itself converts at 1.
+struct FXRates {
+    let reportingCurrency: String
+    /// currency → (day, rate), sorted by day.
+    private var rates: [String: [(day: String, rate: Decimal)]] = [:]
+
+    init(database: Database, reportingCurrency: String) throws {
+        self.reportingCurrency = reportingCurrency
+        try database.forEach("""
+            SELECT r.day, r.currency, r.rate FROM raw_fx__rates r JOIN files f USING (file_id) ORDER BY r.day, f.path, r.line
+            """) { row in
+            guard let rate = Money.parse(row.string(2)) else { return }
+            rates[row.string(1), default: []].append((row.string(0), rate))
+        }
+    }
+
+    /// The rate for `currency` on `day`, or nil when fx.csv has none on or before it.
+    func rate(_ currency: String, on day: String) -> Decimal? {
+        if currency == reportingCurrency { return 1 }
+        guard let series = rates[currency] else { return nil }
+        var low = 0
+        var high = series.count
+        while low < high {
+            let middle = (low + high) / 2
+            if series[middle].day <= day { low = middle + 1 } else { high = middle }
+        }
+        return low == 0 ? nil : series[low - 1].rate
+    }
+}

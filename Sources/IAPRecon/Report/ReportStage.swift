@@ -1,0 +1,58 @@
+import Foundation
+
+/// The settings of the report stage.
+public struct ReportSettings: Sendable {
+    public var outFolder: String
+    public var zone: Zone = .utc
+    public var currency: String = "USD"
+
+    public init(outFolder: String, zone: Zone = .utc, currency: String = "USD") {
+        self.outFolder = outFolder
+        self.zone = zone
+        self.currency = currency
+    }
+}
+
+/// What the report stage wrote, for the caller's exit code and log.
+public struct ReportSummary: Sendable {
+    public var findingsBySeverity: [Severity: Int]
+    public var files: [String]
+}
+
+/// Stage 4, report: the only code that writes output files (CONTRACT.md §3).
+///
+/// All files of a run are written into one `OutputSet` and switched in at
+/// once. Every file is sorted, so the same store writes the same bytes.
+public enum ReportStage {
+    public static func run(database: Database, settings: ReportSettings, timings: [(String, Double)] = []) throws -> ReportSummary {
+        var asOfMs: Int64 = 0
+        var graceMs: Int64 = 0
+        try database.forEach("SELECT as_of_ms, grace_ms FROM int_run_settings") { row in
+            asOfMs = row.int(0)
+            graceMs = row.int(1)
+        }
+        let findings = try FindingsReport(database: database)
+        let fx = try FXRates(database: database, reportingCurrency: settings.currency)
+        let revenue = try RevenueReport(database: database, zone: settings.zone, fx: fx)
+        let attribution = try AttributionReport(database: database, zone: settings.zone, fx: fx, asOfMs: asOfMs)
+        let summary = try SummaryReport.build(database: database, asOfMs: asOfMs, graceMs: graceMs, settings: settings,
+                                              findings: findings, revenue: revenue, attribution: attribution, timings: timings)
+        let output = try OutputSet(folder: settings.outFolder)
+        do {
+            try output.write("findings.csv") { try findings.writeCSV(&$0) }
+            try output.write("findings.json") { try findings.writeJSON(&$0) }
+            try output.write("revenue_daily.csv") { try revenue.write(&$0) }
+            try output.write("attribution.csv") { try attribution.write(&$0) }
+            try output.write("rejects.csv") { try RejectsReport.write(database, &$0) }
+            try output.write("summary.json") { try $0.write(JSONWriter.pretty(summary)) }
+            try output.commit()
+        } catch {
+            output.discard()
+            throw error
+        }
+        var bySeverity: [Severity: Int] = [:]
+        for row in findings.rows { if let severity = Severity(rawValue: row.severity) { bySeverity[severity, default: 0] += 1 } }
+        return ReportSummary(findingsBySeverity: bySeverity,
+                             files: ["findings.csv", "findings.json", "revenue_daily.csv", "attribution.csv", "rejects.csv", "summary.json"])
+    }
+}

@@ -1,0 +1,89 @@
+import Foundation
+
+/// `revenue_daily.csv`: verified production purchases on their purchase day,
+/// refunds on the day they happen, per product, storefront and currency.
+///
+/// Grain: one row per (date in `--tz`, product, storefront, currency).
+/// Checks: `net = gross - refunds` on every row; family-shared and test
+/// transactions never count.
+struct RevenueReport {
+    struct Key: Hashable, Comparable {
+        var date: String
+        var productID: String
+        var storefront: String
+        var currency: String
+
+        static func < (a: Key, b: Key) -> Bool {
+            (a.date, a.productID, a.storefront, a.currency) < (b.date, b.productID, b.storefront, b.currency)
+        }
+    }
+
+    struct Row {
+        var units: Int64 = 0
+        var gross: Decimal = 0
+        var refunds: Decimal = 0
+        var grossUSD: Decimal? = 0
+        var refundsUSD: Decimal? = 0
+    }
+
+    var rows: [Key: Row] = [:]
+    var grossUSD: Decimal = 0
+    var refundsUSD: Decimal = 0
+    var unconverted = 0
+    var priceSources: [PriceSource: Int] = [:]
+
+    init(database: Database, zone: Zone, fx: FXRates) throws {
+        try database.forEach("""
+            SELECT purchase_ms, product_id, storefront, currency, unit_price, quantity, refund_ms, refund_amount, price_source
+            FROM int_transactions_resolved WHERE is_revenue = 1
+            """) { row in
+            let source = PriceSource(rawValue: row.string(8)) ?? .none
+            priceSources[source, default: 0] += 1
+            let purchaseDay = zone.day(row.int(0))
+            let currency = row.optionalString(3) ?? ""
+            let unitPrice = row.optionalString(4).flatMap(Money.parse)
+            let quantity = row.int(5)
+            let gross = (unitPrice ?? 0) * Decimal(quantity)
+            let rate = fx.rate(currency, on: purchaseDay)
+            if rate == nil, unitPrice != nil { unconverted += 1 }
+            let storefront = row.optionalString(2) ?? ""
+            let key = Key(date: purchaseDay, productID: row.string(1), storefront: storefront, currency: currency)
+            add(key) { entry in
+                entry.units += quantity
+                entry.gross += gross
+                entry.grossUSD = rate.flatMap { rate in entry.grossUSD.map { $0 + gross * rate } }
+            }
+            if let rate { grossUSD += gross * rate }
+            if let refundMs = row.optionalInt(6), let refund = row.optionalString(7).flatMap(Money.parse) {
+                let refundKey = Key(date: zone.day(refundMs), productID: row.string(1), storefront: storefront, currency: currency)
+                add(refundKey) { entry in
+                    entry.refunds += refund
+                    entry.refundsUSD = rate.flatMap { rate in entry.refundsUSD.map { $0 + refund * rate } }
+                }
+                if let rate { refundsUSD += refund * rate }
+            }
+        }
+    }
+
+    private mutating func add(_ key: Key, _ change: (inout Row) -> Void) {
+        var row = rows[key] ?? Row()
+        change(&row)
+        rows[key] = row
+    }
+
+    static let header = ["date", "product_id", "storefront", "currency", "units", "gross", "refunds", "net", "gross_usd", "refunds_usd", "net_usd"]
+
+    func write(_ sink: inout TextSink) throws {
+        try sink.csvRecord(Self.header)
+        for key in rows.keys.sorted() {
+            guard let row = rows[key] else { continue }
+            let net = row.gross - row.refunds
+            let netUSD = row.grossUSD.flatMap { gross in row.refundsUSD.map { gross - $0 } }
+            try sink.csvRecord([
+                CSV.textCell(key.date), CSV.textCell(key.productID), CSV.textCell(key.storefront), CSV.textCell(key.currency),
+                String(row.units), Money.format(row.gross), Money.format(row.refunds), Money.format(net),
+                row.grossUSD.map(Money.format) ?? "", row.refundsUSD.map(Money.format) ?? "", netUSD.map(Money.format) ?? "",
+            ])
+        }
+    }
+}

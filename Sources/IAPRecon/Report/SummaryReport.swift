@@ -1,0 +1,111 @@
+import Foundation
+
+/// `summary.json`: the run in numbers (CONTRACT.md §3).
+///
+/// As-of, per-file input accounting, counts and amounts per finding kind,
+/// orders matched by rule, unmatched and unpaid, transactions by environment,
+/// price sources (so finance sees catalog-priced and unpriced transactions),
+/// revenue totals, attribution join keys, and stage timings.
+enum SummaryReport {
+    static func build(
+        database: Database, asOfMs: Int64, graceMs: Int64, settings: ReportSettings, findings: FindingsReport,
+        revenue: RevenueReport, attribution: AttributionReport, timings: [(String, Double)]
+    ) throws -> JSONValue {
+        var inputs: [JSONValue] = []
+        var totals = LineCounts()
+        try database.forEach("SELECT path, source, lines_read, accepted, rejected, blank, ignored, bytes FROM files ORDER BY path") { row in
+            let counts = LineCounts(read: Int(row.int(2)), accepted: Int(row.int(3)), rejected: Int(row.int(4)),
+                                    blank: Int(row.int(5)), ignored: Int(row.int(6)))
+            totals = totals + counts
+            inputs.append(.object([
+                ("file", .string(row.string(0))), ("source", .string(row.string(1))), ("bytes", .int(row.int(7))),
+                ("read", .int(counts.read)), ("accepted", .int(counts.accepted)), ("rejected", .int(counts.rejected)),
+                ("blank", .int(counts.blank)), ("ignored", .int(counts.ignored)),
+            ]))
+        }
+
+        var kinds: [(String, JSONValue)] = []
+        for kind in FindingKind.allCases {
+            let rows = findings.rows.filter { $0.kind == kind.rawValue }
+            var amounts: [String: Decimal] = [:]
+            for row in rows {
+                if let amount = row.values[8].flatMap(Money.parse), let currency = row.values[9] { amounts[currency, default: 0] += amount }
+            }
+            kinds.append((kind.rawValue, .object([
+                ("severity", .string(kind.severity.rawValue)), ("count", .int(rows.count)),
+                ("amount", .object(amounts.keys.sorted().map { ($0, .string(Money.format(amounts[$0] ?? 0))) })),
+            ])))
+        }
+
+        var byRule: [(String, JSONValue)] = []
+        for rule in MatchRule.allCases {
+            let count = try database.scalar("SELECT count(*) FROM int_orders_matched WHERE match_rule = ?", [.text(rule.rawValue)])
+            byRule.append((rule.rawValue, .int(count.integerValue)))
+        }
+        let unmatched = try database.scalar("SELECT count(*) FROM int_orders_matched WHERE transaction_id IS NULL").integerValue
+        let unpaid = try database.scalar("""
+            SELECT count(*) FROM int_orders_matched m JOIN stg_server__orders o USING (order_id)
+            WHERE m.transaction_id IS NULL AND o.ts_ms <= ?
+            """, [.integer(asOfMs - graceMs)]).integerValue
+        var environments: [(String, JSONValue)] = []
+        try database.forEach("SELECT coalesce(environment, 'unknown'), count(*) FROM int_transactions_resolved GROUP BY 1 ORDER BY 1") { row in
+            environments.append((row.string(0), .int(row.int(1))))
+        }
+        let unmatchedTransactions = try database.scalar("""
+            SELECT count(*) FROM int_transactions_resolved WHERE order_id IS NULL AND environment = 'Production'
+            """).integerValue
+        let familyShared = try database.scalar("""
+            SELECT count(*) FROM int_transactions_resolved WHERE environment = 'Production' AND ownership = 'FAMILY_SHARED'
+            """).integerValue
+        let failedVerifications = try database.scalar("SELECT count(*) FROM raw_receipts__verifications WHERE status_n != 0").integerValue
+        let missingFromCatalog = try database.scalar("""
+            SELECT count(DISTINCT product_id) FROM (
+              SELECT product_id FROM int_transactions_resolved UNION SELECT product_id FROM stg_server__deliveries
+            ) WHERE product_id NOT IN (SELECT product_id FROM raw_catalog__products)
+            """).integerValue
+
+        return .object([
+            ("as_of", .string(Timestamp.iso8601(asOfMs))),
+            ("grace_hours", .number(Money.format(Decimal(graceMs) / 3_600_000))),
+            ("time_zone", .string(settings.zone.identifier)),
+            ("reporting_currency", .string(settings.currency)),
+            ("inputs", .object([
+                ("files", .array(inputs)),
+                ("totals", .object([
+                    ("read", .int(totals.read)), ("accepted", .int(totals.accepted)), ("rejected", .int(totals.rejected)),
+                    ("blank", .int(totals.blank)), ("ignored", .int(totals.ignored)),
+                ])),
+            ])),
+            ("findings", .object([("total", .int(findings.rows.count)), ("by_kind", .object(kinds))])),
+            ("orders", .object([
+                ("total", .int(try database.scalar("SELECT count(*) FROM int_orders_matched").integerValue)),
+                ("matched_by_rule", .object(byRule)), ("unmatched", .int(unmatched)), ("unpaid_after_grace", .int(unpaid)),
+            ])),
+            ("transactions", .object([
+                ("by_environment", .object(environments)), ("production_without_order", .int(unmatchedTransactions)),
+                ("family_shared", .int(familyShared)), ("failed_verifications", .int(failedVerifications)),
+                ("price_source", .object(PriceSource.allCases.map { ($0.rawValue, .int(revenue.priceSources[$0] ?? 0)) })),
+                ("without_fx_rate", .int(revenue.unconverted)),
+                ("products_missing_from_catalog", .int(missingFromCatalog)),
+            ])),
+            ("revenue", .object([
+                ("gross_usd", .string(Money.format(revenue.grossUSD))), ("refunds_usd", .string(Money.format(revenue.refundsUSD))),
+                ("net_usd", .string(Money.format(revenue.grossUSD - revenue.refundsUSD))),
+            ])),
+            ("attribution", .object([
+                ("install_rows", .int(attribution.installRows)),
+                ("users_matched_by", .object(["customer_user_id", "appsflyer_id", "idfv", "idfa", "unattributed"].map {
+                    ($0, .int(attribution.matchedBy[$0] ?? 0))
+                })),
+            ])),
+            ("stage_seconds", .object(timings.map { ($0.0, .number(Money.format(Decimal($0.1), scale: 3))) })),
+        ])
+    }
+}
+
+extension Optional where Wrapped == SQLValue {
+    var integerValue: Int64 {
+        if case .integer(let value)? = self { return value }
+        return 0
+    }
+}
