@@ -61,8 +61,10 @@ enum ReceiptParser {
                 transactions.append(transaction)
             }
         }
+        // A line that names no transaction but carries exactly one names that one.
+        let namedTransactionID = claimedTransactionID ?? (transactions.count == 1 ? transactions[0].transactionID : nil)
         var rows = [RawRow(.verifications, [
-            .integer(receivedMs), .text(userID), SQLValue(orderID), SQLValue(claimedTransactionID), .integer(status),
+            .integer(receivedMs), .text(userID), SQLValue(orderID), SQLValue(namedTransactionID), .integer(status),
             SQLValue(environment), SQLValue(bundleID), .text(shapes.joined(separator: "+")),
         ])]
         for (index, var transaction) in transactions.enumerated() {

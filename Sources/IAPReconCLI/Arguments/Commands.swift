@@ -1,0 +1,285 @@
+/// iaprecon's subcommands, options, help and examples.
+///
+/// Options shared by several subcommands are declared once below and listed
+/// by name, so `--db` reads the same in every help screen. Defaults and
+/// meanings follow `shared/spec/CONTRACT.md` (as-of, grace, `--tz`,
+/// `--mmp-tz`, the reporting currency, exit codes).
+extension ProgramSpec {
+    /// The version `--version` prints unless `iaprecon(version:)` says otherwise.
+    public static let iapreconDefaultVersion = "0.1.0"
+
+    public static let iaprecon = iaprecon(version: iapreconDefaultVersion)
+
+    public static func iaprecon(version: String) -> ProgramSpec {
+        ProgramSpec(
+            name: "iaprecon",
+            version: version,
+            abstract: "Reconcile App Store purchases with what the app server delivered.",
+            discussion: """
+                Reads one input folder (the server's purchase log, receipt \
+                verifications, App Store Server Notifications, sign-ups, MMP exports \
+                and ad spend), finds purchases that were never delivered, delivered \
+                twice, or refunded and not revoked, and writes findings and revenue \
+                reports.
+
+                Exit codes: 0 done, 1 failed (or findings at --fail-on), 2 bad usage, \
+                3 an input cannot be read, 4 another run holds the database.
+                """,
+            commands: [.run, .ingest, .normalize, .join, .report, .validate, .history, .runs, .generate, .bench],
+            examples: [
+                ExampleSpec("Reconcile the bundled sample data into ./out:", "iaprecon run"),
+                ExampleSpec("Show everything that happened to one user:", "iaprecon history u_1001"),
+                ExampleSpec("Read the options of one subcommand:", "iaprecon help run"),
+            ]
+        )
+    }
+}
+
+// MARK: - Subcommands
+
+extension CommandSpec {
+    public static let run = CommandSpec(
+        name: "run",
+        abstract: "Ingest, normalize, join and report in one go.",
+        discussion: """
+            Reads every source file under --input into the store at --db, matches \
+            orders to transactions as of --as-of, and replaces findings.csv, \
+            findings.json, summary.json, revenue_daily.csv, attribution.csv and \
+            rejects.csv in --out. Findings do not fail the run unless --fail-on says \
+            so.
+            """,
+        options: [.input, .db, .out, .asOf, .grace, .tz, .mmpTZ, .currency, .jobs, .failOn, .config],
+        flags: [.quiet],
+        examples: [
+            ExampleSpec("Reconcile the bundled sample data into ./out:", "iaprecon run"),
+            ExampleSpec(
+                "Nightly job that fails when a critical finding turns up:",
+                "iaprecon run --input exports/2026-11-28 --fail-on critical --quiet"),
+            ExampleSpec(
+                "Replay a past day with report dates in Tokyo time:",
+                "iaprecon run --as-of 2026-11-29T00:00:00Z --tz Asia/Tokyo"),
+        ]
+    )
+
+    public static let ingest = CommandSpec(
+        name: "ingest",
+        abstract: "Read the input folder into the store.",
+        discussion: """
+            Each line becomes a raw row that remembers its file and line; lines \
+            that cannot be read go to the rejects with a reason. Files are parsed \
+            in parallel and written in input order.
+            """,
+        options: [.input, .db, .jobs, .config],
+        flags: [.quiet],
+        examples: [
+            ExampleSpec(
+                "Load this week's exports into a new store:",
+                "iaprecon ingest --input exports --db week.sqlite"),
+            ExampleSpec("Use one worker, to rule out ordering effects:", "iaprecon ingest --jobs 1"),
+        ]
+    )
+
+    public static let normalize = CommandSpec(
+        name: "normalize",
+        abstract: "Cast, convert and deduplicate the ingested rows.",
+        discussion: """
+            Turns raw rows into staging tables: times to UTC epoch milliseconds, \
+            money to exact decimals, repeated lines removed. No joins happen here.
+            """,
+        options: [.db],
+        examples: [
+            ExampleSpec("Normalize what the last ingest loaded:", "iaprecon normalize --db week.sqlite")
+        ]
+    )
+
+    public static let join = CommandSpec(
+        name: "join",
+        abstract: "Match orders to transactions and derive the findings.",
+        discussion: """
+            Matches each order to at most one transaction, nets refunds of \
+            reversals, links subscription renewals, and records findings such as \
+            lost and duplicate deliveries as of --as-of.
+            """,
+        options: [.db, .asOf, .grace, .mmpTZ],
+        examples: [
+            ExampleSpec("Allow deliveries up to 36 hours:", "iaprecon join --grace 36h"),
+            ExampleSpec(
+                "Judge the data as it stood at the end of November:",
+                "iaprecon join --as-of 2026-12-01T00:00:00Z"),
+        ]
+    )
+
+    public static let report = CommandSpec(
+        name: "report",
+        abstract: "Write findings, summary, revenue and attribution files.",
+        discussion: """
+            Replaces findings.csv, findings.json, summary.json, revenue_daily.csv, \
+            attribution.csv and rejects.csv in --out, each written to a temporary \
+            file and renamed.
+            """,
+        options: [.db, .out, .tz, .currency, .failOn],
+        examples: [
+            ExampleSpec("Report in Tokyo days and yen:", "iaprecon report --tz Asia/Tokyo --currency JPY"),
+            ExampleSpec("Fail a CI job on warnings or worse:", "iaprecon report --fail-on warning"),
+        ]
+    )
+
+    public static let validate = CommandSpec(
+        name: "validate",
+        abstract: "Check inputs and print the accounting without writing a store.",
+        discussion: """
+            Parses every input file and prints, per file, the lines read, accepted, \
+            rejected and ignored, with the first rejects. Nothing is written.
+            """,
+        options: [.input, .jobs],
+        examples: [
+            ExampleSpec("Check a new export before loading it:", "iaprecon validate --input exports/2026-11-28")
+        ]
+    )
+
+    public static let history = CommandSpec(
+        name: "history",
+        abstract: "Show one user's purchases, deliveries, refunds and findings.",
+        discussion: """
+            Prints orders, transactions, deliveries, refunds and findings in time \
+            order. Give a user ID, or look up by --transaction or --order instead.
+            """,
+        arguments: [ArgumentSpec(name: "user-id", help: "The user whose history to show.", isRequired: false)],
+        options: [
+            OptionSpec(name: "transaction", valueName: "id", help: "Look up by transaction ID instead of user."),
+            OptionSpec(name: "order", valueName: "id", help: "Look up by order ID instead of user."),
+            .db,
+            OptionSpec(
+                name: "format", valueName: "format", help: "How to print the history.",
+                defaultValue: .value("table"), kind: .choice(["table", "json", "csv"])),
+        ],
+        examples: [
+            ExampleSpec("One user's history as a table:", "iaprecon history u_1001"),
+            ExampleSpec(
+                "The history of one transaction, as JSON:",
+                "iaprecon history --transaction 2000000812345678 --format json"),
+            ExampleSpec(
+                "Who an order belongs to and what became of it:",
+                "iaprecon history --order OrderID_1764324902123_gems60"),
+        ],
+        exactlyOneOf: [["user-id", "transaction", "order"]]
+    )
+
+    public static let runs = CommandSpec(
+        name: "runs",
+        abstract: "List the runs recorded in the store, newest first.",
+        options: [
+            .db,
+            OptionSpec(
+                name: "limit", valueName: "n", help: "Show at most this many runs.",
+                defaultValue: .value("20"), kind: .integer(minimum: 1)),
+        ],
+        examples: [
+            ExampleSpec("The last five runs:", "iaprecon runs --limit 5")
+        ]
+    )
+
+    public static let generate = CommandSpec(
+        name: "generate",
+        abstract: "Write a synthetic input folder for tests and benchmarks.",
+        discussion: "The same seed and sizes write byte-identical files.",
+        options: [
+            OptionSpec(
+                name: "out", short: "o", valueName: "dir", help: "Folder to write the input folder into.",
+                isRequired: true),
+            OptionSpec(
+                name: "users", valueName: "n", help: "Number of users to simulate.",
+                defaultValue: .value("1000"), kind: .integer(minimum: 1)),
+            OptionSpec(
+                name: "days", valueName: "n", help: "Number of days of activity.",
+                defaultValue: .value("30"), kind: .integer(minimum: 1)),
+            OptionSpec(
+                name: "seed", valueName: "n", help: "Seed of the random generator.",
+                defaultValue: .value("1"), kind: .integer(minimum: 0)),
+        ],
+        examples: [
+            ExampleSpec("A small data set to try things on:", "iaprecon generate --out /tmp/iap-small --users 100"),
+            ExampleSpec(
+                "A year of data for a large app:",
+                "iaprecon generate --out /tmp/iap-year --users 200000 --days 365"),
+        ]
+    )
+
+    public static let bench = CommandSpec(
+        name: "bench",
+        abstract: "Time every stage on generated data of several sizes.",
+        options: [
+            OptionSpec(
+                name: "sizes", valueName: "sizes",
+                help: "Data set sizes to generate and time, comma-separated (k = thousand, m = million).",
+                defaultValue: .value("100k,1m,4m"), kind: .sizeList),
+            OptionSpec(
+                name: "runs", valueName: "n", help: "Timed runs per size.",
+                defaultValue: .value("3"), kind: .integer(minimum: 1)),
+            OptionSpec(
+                name: "work", valueName: "dir", help: "Scratch folder for the generated data and stores.",
+                defaultValue: .value("/tmp/iaprecon-bench")),
+            .jobs,
+        ],
+        examples: [
+            ExampleSpec("A quick check on small sizes:", "iaprecon bench --sizes 10k,100k --runs 1"),
+            ExampleSpec("Compare one worker with all cores:", "iaprecon bench --jobs 1"),
+        ]
+    )
+}
+
+// MARK: - Shared options
+
+extension OptionSpec {
+    public static let input = OptionSpec(
+        name: "input", short: "i", valueName: "dir",
+        help: "Input folder with server/, receipts/, notifications/ and the other sources.",
+        defaultValue: .value("sample-data"))
+
+    public static let db = OptionSpec(
+        name: "db", valueName: "file", help: "SQLite store of the ingested and joined data.",
+        defaultValue: .value("iaprecon.sqlite"))
+
+    public static let out = OptionSpec(
+        name: "out", short: "o", valueName: "dir", help: "Folder the report files are written to.",
+        defaultValue: .value("out"))
+
+    public static let asOf = OptionSpec(
+        name: "as-of", valueName: "time",
+        help: "Time to reconcile as of: ISO 8601, epoch milliseconds, or yyyy-MM-dd HH:mm:ss in UTC.",
+        defaultValue: .computed("latest event time in the inputs"))
+
+    public static let grace = OptionSpec(
+        name: "grace", valueName: "duration",
+        help: "How long a delivery may take after the purchase, such as 24h, 90m or 1h30m.",
+        defaultValue: .value("24h"), kind: .duration)
+
+    public static let tz = OptionSpec(
+        name: "tz", valueName: "zone", help: "IANA time zone whose days the report dates are.",
+        defaultValue: .value("UTC"), kind: .timeZone)
+
+    public static let mmpTZ = OptionSpec(
+        name: "mmp-tz", valueName: "zone", help: "IANA time zone of MMP export times, which carry no offset.",
+        defaultValue: .value("UTC"), kind: .timeZone)
+
+    public static let currency = OptionSpec(
+        name: "currency", valueName: "code", help: "Reporting currency that fx.csv rates convert into.",
+        defaultValue: .value("USD"), kind: .currency)
+
+    public static let jobs = OptionSpec(
+        name: "jobs", short: "j", valueName: "n",
+        help: "Parallel parsing workers; every count writes the same output.",
+        defaultValue: .computed("number of cores"), kind: .integer(minimum: 1))
+
+    public static let failOn = OptionSpec(
+        name: "fail-on", valueName: "severity", help: "Exit 1 when a finding is at or above this severity.",
+        defaultValue: .computed("never"), kind: .choice(["critical", "warning", "info"]))
+
+    public static let config = OptionSpec(
+        name: configOptionName, valueName: "file",
+        help: "Read option values from a 'key = value' file; the command line wins over it.")
+}
+
+extension FlagSpec {
+    public static let quiet = FlagSpec(name: "quiet", short: "q", help: "Print nothing but errors.")
+}

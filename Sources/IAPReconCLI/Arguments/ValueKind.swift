@@ -1,0 +1,160 @@
+import Foundation
+
+/// What an option's value must look like; checked when the value is read
+/// from the command line or a config file, so a bad value fails before any
+/// work starts.
+public enum ValueKind: Sendable, Equatable {
+    /// Any non-empty text: a path, a time, an ID.
+    case text
+    /// A whole number of at least `minimum`.
+    case integer(minimum: Int)
+    /// `24h`, `90m`, `30s`, `2d`, `1h30m`, `500ms`, or plain seconds.
+    case duration
+    /// One of a fixed set of words.
+    case choice([String])
+    /// An IANA time zone such as `UTC` or `Asia/Tokyo`.
+    case timeZone
+    /// A three-letter ISO 4217 code; stored upper-cased.
+    case currency
+    /// Comma-separated counts with an optional `k` or `m` suffix: `100k,1m,4m`.
+    case sizeList
+}
+
+/// Why a value was refused: the end of the sentence that starts
+/// "The value 'x' is invalid for '--name <value>'".
+struct InvalidValue: Error, Equatable {
+    var explanation: String
+
+    static func expected(_ what: String) -> InvalidValue {
+        InvalidValue(explanation: ": expected \(what)")
+    }
+
+    static let wholeNumber = expected("a whole number")
+    static let duration = expected("a duration such as 24h, 90m, 30s, 2d or 1h30m")
+    static let sizeList = expected("comma-separated sizes such as 100k,1m,4m")
+}
+
+extension ValueKind {
+    /// The value to store for `text`, or why it is refused.
+    func check(_ text: String) -> Result<String, InvalidValue> {
+        switch self {
+        case .text:
+            return .success(text)
+        case .integer(let minimum):
+            guard let number = Int(text), number >= minimum else {
+                return .failure(.expected("a whole number of at least \(minimum)"))
+            }
+            return .success(text)
+        case .duration:
+            guard DurationText.milliseconds(text) != nil else {
+                return .failure(.duration)
+            }
+            return .success(text)
+        case .choice(let allowed):
+            guard allowed.contains(text) else {
+                return .failure(
+                    InvalidValue(explanation: ". Please provide one of \(UsageMessage.quotedAlternatives(allowed)).")
+                )
+            }
+            return .success(text)
+        case .timeZone:
+            guard TimeZone(identifier: text) != nil else {
+                return .failure(.expected("an IANA time zone such as UTC or Asia/Tokyo"))
+            }
+            return .success(text)
+        case .currency:
+            guard text.utf8.count == 3, text.utf8.allSatisfy(isASCIILetter) else {
+                return .failure(.expected("a three-letter currency code such as USD"))
+            }
+            return .success(text.uppercased())
+        case .sizeList:
+            guard SizeListText.counts(text) != nil else {
+                return .failure(.sizeList)
+            }
+            return .success(text)
+        }
+    }
+}
+
+private func isASCIILetter(_ byte: UInt8) -> Bool {
+    (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
+}
+
+/// Durations as written on the command line: `24h`, `90m`, `30s`, `2d`,
+/// `500ms`, combinations such as `1h30m`, or a plain number of seconds.
+enum DurationText {
+    /// The duration in milliseconds, or nil when `text` is not a duration.
+    static func milliseconds(_ text: String) -> Int64? {
+        let bytes = Array(text.utf8)
+        guard !bytes.isEmpty else { return nil }
+        if bytes.allSatisfy(isDigit) {
+            return number(bytes[...]).flatMap { multiply($0, 1000) }
+        }
+        var total: Int64 = 0
+        var index = 0
+        while index < bytes.count {
+            let digitsStart = index
+            while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+            guard index > digitsStart, let amount = number(bytes[digitsStart..<index]) else { return nil }
+            let unitStart = index
+            while index < bytes.count, !isDigit(bytes[index]) { index += 1 }
+            guard let unit = unitMilliseconds(String(decoding: bytes[unitStart..<index], as: UTF8.self)),
+                let part = multiply(amount, unit)
+            else { return nil }
+            let (sum, overflow) = total.addingReportingOverflow(part)
+            guard !overflow else { return nil }
+            total = sum
+        }
+        return total
+    }
+
+    private static func unitMilliseconds(_ unit: String) -> Int64? {
+        switch unit {
+        case "ms": 1
+        case "s": 1000
+        case "m": 60_000
+        case "h": 3_600_000
+        case "d": 86_400_000
+        default: nil
+        }
+    }
+
+    private static func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
+
+    private static func number(_ digits: ArraySlice<UInt8>) -> Int64? {
+        Int64(String(decoding: digits, as: UTF8.self))
+    }
+
+    private static func multiply(_ a: Int64, _ b: Int64) -> Int64? {
+        let (product, overflow) = a.multipliedReportingOverflow(by: b)
+        return overflow ? nil : product
+    }
+}
+
+/// Data set sizes as written for `bench --sizes`: `100k,1m,4m`, `2500`.
+enum SizeListText {
+    /// The counts in order, or nil when any item is not a positive count.
+    static func counts(_ text: String) -> [Int]? {
+        let items = text.split(separator: ",", omittingEmptySubsequences: false)
+        var counts: [Int] = []
+        for item in items {
+            var digits = Substring(item)
+            var scale = 1
+            switch digits.last {
+            case "k", "K": scale = 1_000; digits = digits.dropLast()
+            case "m", "M": scale = 1_000_000; digits = digits.dropLast()
+            default: break
+            }
+            guard !digits.isEmpty, digits.allSatisfy(\.isASCIIDigit), let number = Int(digits), number > 0
+            else { return nil }
+            let (count, overflow) = number.multipliedReportingOverflow(by: scale)
+            guard !overflow else { return nil }
+            counts.append(count)
+        }
+        return counts
+    }
+}
+
+extension Character {
+    fileprivate var isASCIIDigit: Bool { isASCII && isNumber }
+}

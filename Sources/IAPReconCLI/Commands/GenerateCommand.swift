@@ -1,0 +1,23 @@
+import Foundation
+import IAPRecon
+import IAPReconGenerator
+
+/// `iaprecon generate`: a realistic input folder with planted findings and their truth.
+enum GenerateCommand {
+    static func run(_ command: ParsedCommand, console: Console) throws -> ExitCode {
+        let options = GeneratorOptions(users: try command.optionalInt("users") ?? 1000, days: try command.optionalInt("days") ?? 30,
+                                       seed: UInt64(try command.optionalInt("seed") ?? 1))
+        let out = try command.string("out")
+        let report = try InputGenerator.write(options, to: out)
+        console.out("wrote \(report.files.count) files, \(report.lines) lines, \(report.bytes) bytes to \(out)/ "
+            + "(\(report.plantedFindings) planted findings, \(report.plantedRejects) bad lines; truth in \(out)/truth.json, as-of \(report.asOf))")
+        return .ok
+    }
+}
+
+/// `iaprecon bench`: see jobs/bench.
+enum BenchCommand {
+    static func run(_ command: ParsedCommand, console: Console) throws -> ExitCode {
+        throw command.usageError("the benchmark runs as jobs/bench")
+    }
+}

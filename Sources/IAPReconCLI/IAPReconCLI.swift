@@ -1,0 +1,85 @@
+import Foundation
+import IAPRecon
+
+/// The command line: parses arguments, runs one subcommand, and maps errors to
+/// the contract's exit codes (0 done, 1 failure or `--fail-on`, 2 usage,
+/// 3 unreadable input, 4 store locked), with a one-line reason on stderr.
+public enum IAPReconCLI {
+    public static let version = "0.1.0"
+
+    /// Runs `arguments` (with the program name first, as in `CommandLine.arguments`).
+    public static func main(_ arguments: [String]) -> Int32 {
+        run(Array(arguments.dropFirst()), console: Console.standard())
+    }
+
+    /// Runs a command line with output captured by `console` (tests use this).
+    public static func run(_ arguments: [String], console: Console) -> Int32 {
+        switch parseWithConfig(arguments, program: .iaprecon(version: version)) {
+        case .help(let text), .version(let text):
+            console.out(text)
+            return ExitCode.ok.rawValue
+        case .usageError(let message):
+            console.err(message)
+            return ExitCode.usage.rawValue
+        case .command(let command):
+            do {
+                return try dispatch(command, console: console).rawValue
+            } catch let error as UsageError {
+                console.err(error.text)
+                return ExitCode.usage.rawValue
+            } catch {
+                console.err("Error: \(error)")
+                return exitCode(for: error).rawValue
+            }
+        }
+    }
+
+    static func exitCode(for error: any Error) -> ExitCode {
+        switch error {
+        case is InputError: .unreadableInput
+        case is LockedError: .locked
+        default: .failure
+        }
+    }
+
+    static func dispatch(_ command: ParsedCommand, console: Console) throws -> ExitCode {
+        switch command.name {
+        case "run": try RunCommand.run(command, console: console)
+        case "ingest": try StageCommands.ingest(command, console: console)
+        case "normalize": try StageCommands.normalize(command, console: console)
+        case "join": try StageCommands.join(command, console: console)
+        case "report": try StageCommands.report(command, console: console)
+        case "validate": try StageCommands.validate(command, console: console)
+        case "history": try HistoryCommand.run(command, console: console)
+        case "runs": try RunsCommand.run(command, console: console)
+        case "generate": try GenerateCommand.run(command, console: console)
+        case "bench": try BenchCommand.run(command, console: console)
+        default: throw command.usageError("'\(command.name)' is not implemented")
+        }
+    }
+}
+
+/// Where a command writes: the process's stdout and stderr, or buffers in tests.
+public final class Console {
+    public let captured: Bool
+    public private(set) var stdout = ""
+    public private(set) var stderr = ""
+    /// True when stderr is a terminal: progress is drawn live.
+    public let isTerminal: Bool
+
+    init(captured: Bool, isTerminal: Bool) {
+        self.captured = captured
+        self.isTerminal = isTerminal
+    }
+
+    public static func standard() -> Console { Console(captured: false, isTerminal: isatty(2) == 1) }
+    public static func capturing() -> Console { Console(captured: true, isTerminal: false) }
+
+    public func out(_ text: String) {
+        if captured { stdout += text + "\n" } else { FileHandle.standardOutput.write(Data((text + "\n").utf8)) }
+    }
+
+    public func err(_ text: String) {
+        if captured { stderr += text + "\n" } else { FileHandle.standardError.write(Data((text + "\n").utf8)) }
+    }
+}

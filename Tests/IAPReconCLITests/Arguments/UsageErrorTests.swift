@@ -1,0 +1,255 @@
+@testable import IAPReconCLI
+import Testing
+
+@Suite("Usage errors")
+struct UsageErrorTests {
+    /// One command line iaprecon refuses, with the exact stderr text.
+    struct UsageErrorCase: Sendable, CustomTestStringConvertible {
+        var id: String
+        var argv: [String]
+        var expected: String
+
+        var testDescription: String { id }
+    }
+
+    static let cases: [UsageErrorCase] = [
+        UsageErrorCase(
+            id: "unknown option, with a suggestion",
+            argv: ["run", "--inptu", "data"],
+            expected: """
+                Error: Unknown option '--inptu'. Did you mean '--input'?
+                Usage: iaprecon run [<options>]
+                  See 'iaprecon run --help' for more information.
+                """),
+        UsageErrorCase(
+            id: "unknown option given as --name=value",
+            argv: ["report", "--curency=EUR"],
+            expected: """
+                Error: Unknown option '--curency'. Did you mean '--currency'?
+                Usage: iaprecon report [<options>]
+                  See 'iaprecon report --help' for more information.
+                """),
+        UsageErrorCase(
+            id: "unknown option, prefix of a real one",
+            argv: ["runs", "--lim", "5"],
+            expected: """
+                Error: Unknown option '--lim'. Did you mean '--limit'?
+                Usage: iaprecon runs [--db <file>] [--limit <n>]
+                  See 'iaprecon runs --help' for more information.
+                """),
+        UsageErrorCase(
+            id: "unknown option, nothing close",
+            argv: ["normalize", "--verbose"],
+            expected: """
+                Error: Unknown option '--verbose'.
+                Usage: iaprecon normalize [--db <file>]
+                  See 'iaprecon normalize --help' for more information.
+                """),
+        UsageErrorCase(
+            id: "unknown short option",
+            argv: ["run", "-x"],
+            expected: """
+                Error: Unknown option '-x'.
+                Usage: iaprecon run [<options>]
+                  See 'iaprecon run --help' for more information.
+                """),
+        UsageErrorCase(
+            id: "unknown subcommand, with a suggestion",
+            argv: ["rnu"],
+            expected: """
+                Error: Unknown subcommand 'rnu'. Did you mean 'run'?
+                Usage: iaprecon <subcommand>
+                  See 'iaprecon --help' for more information.
+                """),
+        UsageErrorCase(
+            id: "unknown subcommand after help",
+            argv: ["help", "hisotry"],
+            expected: """
+                Error: Unknown subcommand 'hisotry'. Did you mean 'history'?
+                Usage: iaprecon <subcommand>
+                  See 'iaprecon --help' for more information.
+                """),
+        UsageErrorCase(
+            id: "unknown option before the subcommand",
+            argv: ["--verison"],
+            expected: """
+                Error: Unknown option '--verison'. Did you mean '--version'?
+                Usage: iaprecon <subcommand>
+                  See 'iaprecon --help' for more information.
+                """),
+        UsageErrorCase(
+            id: "missing value at the end",
+            argv: ["run", "--db"],
+            expected: """
+                Error: Missing value for '--db <file>'
+                Usage: iaprecon run [<options>]
+                  See 'iaprecon run --help' for more information.
+                """),
+        UsageErrorCase(
+            id: "missing value before another option",
+            argv: ["join", "--grace", "--db", "x.sqlite"],
+            expected: """
+                Error: Missing value for '--grace <duration>'
+                Usage: iaprecon join [--db <file>] [--as-of <time>] [--grace <duration>]
+                  See 'iaprecon join --help' for more information.
+                """),
+        UsageErrorCase(
+            id: "empty value after =",
+            argv: ["run", "--out="],
+            expected: """
+                Error: Missing value for '--out <dir>'
+                Usage: iaprecon run [<options>]
+                  See 'iaprecon run --help' for more information.
+                """),
+        UsageErrorCase(
+            id: "bad integer",
+            argv: ["ingest", "--jobs", "four"],
+            expected: """
+                Error: The value 'four' is invalid for '--jobs <n>': expected a whole number of at least 1
+                Usage: iaprecon ingest [<options>]
+                  See 'iaprecon ingest --help' for more information.
+                """),
+        UsageErrorCase(
+            id: "integer below the minimum, as a short option",
+            argv: ["bench", "-j0"],
+            expected: """
+                Error: The value '0' is invalid for '--jobs <n>': expected a whole number of at least 1
+                Usage: iaprecon bench [--sizes <sizes>] [--runs <n>] [--work <dir>] [--jobs <n>]
+                  See 'iaprecon bench --help' for more information.
+                """),
+        UsageErrorCase(
+            id: "negative number is a value, not an option",
+            argv: ["generate", "--out", "x", "--seed", "-1"],
+            expected: """
+                Error: The value '-1' is invalid for '--seed <n>': expected a whole number of at least 0
+                Usage: iaprecon generate --out <dir> [--users <n>] [--days <n>] [--seed <n>]
+                  See 'iaprecon generate --help' for more information.
+                """),
+        UsageErrorCase(
+            id: "bad duration",
+            argv: ["run", "--grace=1day"],
+            expected: """
+                Error: The value '1day' is invalid for '--grace <duration>': expected a duration such as 24h, 90m, 30s, 2d or 1h30m
+                Usage: iaprecon run [<options>]
+                  See 'iaprecon run --help' for more information.
+                """),
+        UsageErrorCase(
+            id: "bad choice",
+            argv: ["run", "--fail-on", "fatal"],
+            expected: """
+                Error: The value 'fatal' is invalid for '--fail-on <severity>'. Please provide one of 'critical', 'warning' or 'info'.
+                Usage: iaprecon run [<options>]
+                  See 'iaprecon run --help' for more information.
+                """),
+        UsageErrorCase(
+            id: "bad time zone",
+            argv: ["report", "--tz", "Tokyo"],
+            expected: """
+                Error: The value 'Tokyo' is invalid for '--tz <zone>': expected an IANA time zone such as UTC or Asia/Tokyo
+                Usage: iaprecon report [<options>]
+                  See 'iaprecon report --help' for more information.
+                """),
+        UsageErrorCase(
+            id: "bad currency",
+            argv: ["report", "--currency", "US$"],
+            expected: """
+                Error: The value 'US$' is invalid for '--currency <code>': expected a three-letter currency code such as USD
+                Usage: iaprecon report [<options>]
+                  See 'iaprecon report --help' for more information.
+                """),
+        UsageErrorCase(
+            id: "missing required option",
+            argv: ["generate", "--users", "10"],
+            expected: """
+                Error: Missing expected argument '--out <dir>'
+                Usage: iaprecon generate --out <dir> [--users <n>] [--days <n>] [--seed <n>]
+                  See 'iaprecon generate --help' for more information.
+                """),
+        UsageErrorCase(
+            id: "none of a required group",
+            argv: ["history", "--format", "json"],
+            expected: """
+                Error: Please provide one of '<user-id>', '--transaction <id>' or '--order <id>'.
+                Usage: iaprecon history [<options>] [<user-id>]
+                  See 'iaprecon history --help' for more information.
+                """),
+        UsageErrorCase(
+            id: "two of an exclusive group",
+            argv: ["history", "u_1001", "--order", "o1"],
+            expected: """
+                Error: '<user-id>' and '--order <id>' cannot be used together.
+                Usage: iaprecon history [<options>] [<user-id>]
+                  See 'iaprecon history --help' for more information.
+                """),
+        UsageErrorCase(
+            id: "one unexpected argument",
+            argv: ["run", "sample-data"],
+            expected: """
+                Error: Unexpected argument 'sample-data'
+                Usage: iaprecon run [<options>]
+                  See 'iaprecon run --help' for more information.
+                """),
+        UsageErrorCase(
+            id: "several unexpected arguments",
+            argv: ["history", "u_1", "u_2", "u_3"],
+            expected: """
+                Error: 2 unexpected arguments: 'u_2', 'u_3'
+                Usage: iaprecon history [<options>] [<user-id>]
+                  See 'iaprecon history --help' for more information.
+                """),
+        UsageErrorCase(
+            id: "value given to a flag",
+            argv: ["ingest", "--quiet=yes"],
+            expected: """
+                Error: The option '--quiet' does not take any value, but 'yes' was specified.
+                Usage: iaprecon ingest [<options>]
+                  See 'iaprecon ingest --help' for more information.
+                """),
+    ]
+
+    @Test("the error text is exact and the exit code is 2", arguments: cases)
+    func usageError(_ testCase: UsageErrorCase) {
+        let outcome = parse(testCase.argv, program: .iaprecon)
+        #expect(outcome == .usageError(message: testCase.expected))
+        #expect(outcome.exitCode == .usage)
+    }
+
+    @Test("a check made after parsing is shown with the usage line")
+    func commandValidation() throws {
+        guard case .command(let command) = parse(["join"], program: .iaprecon) else {
+            Issue.record("join did not parse")
+            return
+        }
+        #expect(
+            command.usageError("--as-of is before every event in the store").text == """
+                Error: --as-of is before every event in the store
+                Usage: iaprecon join [--db <file>] [--as-of <time>] [--grace <duration>]
+                  See 'iaprecon join --help' for more information.
+                """)
+    }
+
+    @Test("a typed accessor names the missing option")
+    func missingForAccessor() throws {
+        guard case .command(let command) = parse(["join"], program: .iaprecon) else {
+            Issue.record("join did not parse")
+            return
+        }
+        #expect(throws: command.usageError("Missing expected argument '--as-of <time>'")) {
+            try command.string("as-of")
+        }
+    }
+
+    @Test("a narrower choice than the spec's is refused with the accessor's list")
+    func narrowerChoice() throws {
+        guard case .command(let command) = parse(["run", "--fail-on", "info"], program: .iaprecon) else {
+            Issue.record("run did not parse")
+            return
+        }
+        #expect(
+            throws: command.usageError(
+                "The value 'info' is invalid for '--fail-on <severity>'. Please provide one of 'critical' or 'warning'.")
+        ) {
+            try command.choice("fail-on", in: ["critical", "warning"])
+        }
+    }
+}

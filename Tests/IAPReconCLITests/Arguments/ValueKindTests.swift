@@ -1,0 +1,59 @@
+@testable import IAPReconCLI
+import Testing
+
+@Suite("Option values")
+struct ValueKindTests {
+    @Test("durations in milliseconds", arguments: [
+        ("24h", 86_400_000), ("90m", 5_400_000), ("30s", 30_000), ("2d", 172_800_000),
+        ("1h30m", 5_400_000), ("1d12h", 129_600_000), ("500ms", 500), ("3600", 3_600_000), ("0", 0),
+    ] as [(String, Int64)])
+    func durations(text: String, milliseconds: Int64) {
+        #expect(DurationText.milliseconds(text) == milliseconds)
+    }
+
+    @Test("not durations", arguments: ["", "h", "24x", "1.5h", "-1h", "24 h", "1h30", "99999999999999999999s"])
+    func notDurations(text: String) {
+        #expect(DurationText.milliseconds(text) == nil)
+    }
+
+    @Test("sizes with k and m suffixes")
+    func sizes() {
+        #expect(SizeListText.counts("100k,1m,4m") == [100_000, 1_000_000, 4_000_000])
+        #expect(SizeListText.counts("2500") == [2500])
+        #expect(SizeListText.counts("1K,2M") == [1000, 2_000_000])
+        for bad in ["", "1m,", ",1m", "0", "1g", "k", "1.5m", "-1"] {
+            #expect(SizeListText.counts(bad) == nil, "\(bad)")
+        }
+    }
+
+    @Test("checks per kind")
+    func checks() {
+        #expect(ValueKind.integer(minimum: 1).check("8") == .success("8"))
+        #expect(ValueKind.integer(minimum: 1).check("0") == .failure(.expected("a whole number of at least 1")))
+        #expect(ValueKind.currency.check("jpy") == .success("JPY"))
+        #expect(ValueKind.currency.check("EURO") == .failure(.expected("a three-letter currency code such as USD")))
+        #expect(ValueKind.timeZone.check("America/Los_Angeles") == .success("America/Los_Angeles"))
+        #expect(ValueKind.choice(["a", "b"]).check("c") == .failure(InvalidValue(explanation: ". Please provide one of 'a' or 'b'.")))
+    }
+
+    @Test("choices are listed the way swift-argument-parser lists them")
+    func alternatives() {
+        #expect(UsageMessage.quotedAlternatives(["text"]) == "'text'")
+        #expect(UsageMessage.quotedAlternatives(["text", "json"]) == "'text' or 'json'")
+        #expect(UsageMessage.quotedAlternatives(["text", "json", "csv"]) == "'text', 'json' or 'csv'")
+    }
+
+    @Test("did you mean: close typos and prefixes, nothing for unrelated words")
+    func suggestions() {
+        let commands = ["run", "ingest", "normalize", "join", "report", "validate", "history", "runs", "generate", "bench"]
+        #expect(Suggestion.closest(to: "rnu", among: commands) == "run")
+        #expect(Suggestion.closest(to: "runn", among: commands) == "run")
+        #expect(Suggestion.closest(to: "injest", among: commands) == "ingest")
+        #expect(Suggestion.closest(to: "repotr", among: commands) == "report")
+        #expect(Suggestion.closest(to: "gen", among: commands) == "generate")
+        #expect(Suggestion.closest(to: "deploy", among: commands) == nil)
+        #expect(Suggestion.closest(to: "x", among: commands) == nil)
+        #expect(Suggestion.editDistance(Array("kitten"), Array("sitting")) == 3)
+        #expect(Suggestion.editDistance(Array("ab"), Array("ba")) == 1)
+    }
+}

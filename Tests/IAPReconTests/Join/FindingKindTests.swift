@@ -1,0 +1,211 @@
+import Foundation
+import Testing
+@testable import IAPRecon
+
+/// One focused scenario per finding kind of CONTRACT.md §2.
+@Suite("Finding kinds")
+struct FindingKindTests {
+    let asOf = "2026-11-30T00:00:00Z"
+
+    @Test("a production purchase older than grace and never delivered is a lost delivery")
+    func lostDelivery() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("server/s.jsonl", [Line.order("2026-11-28T10:00:00Z", "o1", "u1", "gems60")])
+        try scenario.write("receipts/r.jsonl", [
+            Line.v2Receipt("2026-11-28T10:00:05Z", "u1", orderID: "o1", transaction: Line.v2("t1", "gems60", purchase: "2026-11-28T10:00:03Z")),
+        ])
+        let findings = try scenario.reconcile(asOf: asOf)
+        #expect(findings.map(\.kind) == [.lostDelivery])
+        let lost = try #require(findings.first)
+        #expect(lost.transactionID == "t1")
+        #expect(lost.userID == "u1")
+        #expect(lost.orderID == "o1")
+        #expect(lost.amount == Money.parse("0.99"))
+        #expect(lost.currency == "USD")
+        #expect(lost.sources == ["receipts/r.jsonl:1", "server/s.jsonl:1"])
+    }
+
+    @Test("a transaction delivered twice to one user is a same_user duplicate worth one extra price")
+    func duplicateSameUser() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("server/s.jsonl", [
+            Line.delivered("2026-11-28T10:00:09Z", "u1", "t1", "gems60", deliveryID: "d1"),
+            Line.delivered("2026-11-28T11:30:00Z", "u1", "t1", "gems60", deliveryID: "d2"),
+        ])
+        try scenario.write("receipts/r.jsonl", [
+            Line.v2Receipt("2026-11-28T10:00:05Z", "u1", transaction: Line.v2("t1", "gems60", purchase: "2026-11-28T10:00:03Z")),
+            Line.v2Receipt("2026-11-28T11:29:59Z", "u1", transaction: Line.v2("t1", "gems60", purchase: "2026-11-28T10:00:03Z")),
+        ])
+        let findings = try scenario.reconcile(asOf: asOf)
+        #expect(findings.map(\.kind) == [.duplicateDelivery])
+        #expect(findings.first?.detail.hasPrefix("same_user") == true)
+        #expect(findings.first?.amount == Money.parse("0.99"))
+    }
+
+    @Test("a receipt replayed by a second user is a cross_user duplicate, not a wrong-user delivery")
+    func duplicateCrossUser() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("server/s.jsonl", [
+            Line.order("2026-11-28T10:00:00Z", "o1", "u1", "gems300", price: "4.99"),
+            Line.delivered("2026-11-28T10:00:09Z", "u1", "t1", "gems300", orderID: "o1", deliveryID: "d1"),
+            Line.delivered("2026-11-29T08:00:00Z", "u2", "t1", "gems300", deliveryID: "d2"),
+            Line.delivered("2026-11-29T08:05:00Z", "u2", "t1", "gems300", deliveryID: "d3"),
+        ])
+        try scenario.write("receipts/r.jsonl", [
+            Line.v2Receipt("2026-11-28T10:00:05Z", "u1", orderID: "o1", transaction: Line.v2("t1", "gems300", purchase: "2026-11-28T10:00:03Z", price: 4990)),
+            Line.v2Receipt("2026-11-29T07:59:59Z", "u2", transaction: Line.v2("t1", "gems300", purchase: "2026-11-28T10:00:03Z", price: 4990)),
+        ])
+        let findings = try scenario.reconcile(asOf: asOf)
+        #expect(findings.map(\.kind) == [.duplicateDelivery])
+        #expect(findings.first?.detail.hasPrefix("cross_user") == true)
+        #expect(findings.first?.amount == Money.parse("9.98"))
+        #expect(findings.first?.userID == "u1")
+    }
+
+    @Test("a refunded delivery with no revocation after the refund is refunded_not_revoked, for its refunded amount")
+    func refundedNotRevoked() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("server/s.jsonl", [
+            Line.delivered("2026-11-20T10:00:09Z", "u1", "t1", "gems300"),
+            Line.delivered("2026-11-20T10:00:09Z", "u2", "t2", "gems300"),
+            Line.delivered("2026-11-20T10:00:09Z", "u3", "t3", "gems300"),
+            // A revocation before the refund does not count.
+            Line.revoked("2026-11-21T00:00:00Z", "u1", "t1"),
+        ])
+        try scenario.write("receipts/r.jsonl", [
+            Line.v2Receipt("2026-11-20T10:00:05Z", "u1", transaction: Line.v2("t1", "gems300", purchase: "2026-11-20T10:00:03Z", price: 4990)),
+            Line.v2Receipt("2026-11-20T10:00:05Z", "u2", transaction: Line.v2("t2", "gems300", purchase: "2026-11-20T10:00:03Z", price: 4990)),
+            Line.v2Receipt("2026-11-20T10:00:05Z", "u3", transaction: Line.v2("t3", "gems300", purchase: "2026-11-20T10:00:03Z", price: 4990)),
+        ])
+        try scenario.write("notifications/n.jsonl", [
+            Line.notification("REFUND", uuid: "n1", signed: "2026-11-22T00:00:01Z",
+                              transaction: Line.v2("t1", "gems300", purchase: "2026-11-20T10:00:03Z", price: 4990, revocation: "2026-11-22T00:00:00Z")),
+            Line.notification("REFUND", uuid: "n2", signed: "2026-11-22T00:00:01Z",
+                              transaction: Line.v2("t2", "gems300", purchase: "2026-11-20T10:00:03Z", price: 4990, revocation: "2026-11-22T00:00:00Z",
+                                                   revocationType: "REFUND_PRORATED", percentage: 50000)),
+            Line.notification("REVOKE", uuid: "n3", signed: "2026-11-22T00:00:01Z",
+                              transaction: Line.v2("t3", "gems300", purchase: "2026-11-20T10:00:03Z", price: 4990, revocation: "2026-11-22T00:00:00Z",
+                                                   revocationType: "FAMILY_REVOKE")),
+        ])
+        let findings = try scenario.reconcile(asOf: asOf)
+        #expect(findings.map(\.kind) == [.refundedNotRevoked, .refundedNotRevoked, .refundedNotRevoked])
+        #expect(findings.map(\.transactionID) == ["t1", "t2", "t3"])
+        #expect(findings.map(\.amount) == [Money.parse("4.99"), Money.parse("2.495"), 0])
+    }
+
+    @Test("a delivery of a transaction no verified source knows is an orphan, priced from the catalog")
+    func orphanDelivery() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("server/s.jsonl", [Line.delivered("2026-11-28T10:00:09Z", "u1", "t404", "gems300", quantity: 2)])
+        try scenario.write("receipts/r.jsonl", [
+            // A failed verification names the transaction but verifies nothing.
+            "{\"received_at\":\"2026-11-28T10:00:05Z\",\"user_id\":\"u1\",\"transaction_id\":\"t404\",\"response\":{\"status\":21003}}",
+        ])
+        let findings = try scenario.reconcile(asOf: asOf)
+        #expect(findings.map(\.kind) == [.orphanDelivery])
+        #expect(findings.first?.amount == Money.parse("9.98"))
+        #expect(findings.first?.userID == "u1")
+    }
+
+    @Test("a delivered product or matched order product that differs from Apple's is a product mismatch")
+    func productMismatch() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("server/s.jsonl", [
+            Line.order("2026-11-28T10:00:00Z", "o1", "u1", "gems60"),
+            Line.delivered("2026-11-28T10:00:09Z", "u1", "t1", "gems300", orderID: "o1"),
+        ])
+        try scenario.write("receipts/r.jsonl", [
+            Line.v2Receipt("2026-11-28T10:00:05Z", "u1", orderID: "o1", transaction: Line.v2("t1", "gems60", purchase: "2026-11-28T10:00:03Z")),
+        ])
+        let findings = try scenario.reconcile(asOf: asOf)
+        #expect(findings.map(\.kind) == [.productMismatch])
+        #expect(findings.first?.detail == "Apple sold gems60; server used gems300")
+    }
+
+    @Test("a purchase finished after another account logged in is a wrong-user delivery")
+    func wrongUserDelivery() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("server/s.jsonl", [
+            Line.order("2026-11-28T10:00:00Z", "o1", "u1", "gems60"),
+            Line.delivered("2026-11-28T12:00:00Z", "u2", "t1", "gems60"),
+        ])
+        try scenario.write("receipts/r.jsonl", [
+            Line.v2Receipt("2026-11-28T11:59:59Z", "u2", orderID: "o1", transaction: Line.v2("t1", "gems60", purchase: "2026-11-28T10:00:30Z")),
+        ])
+        let findings = try scenario.reconcile(asOf: asOf)
+        #expect(findings.map(\.kind) == [.wrongUserDelivery])
+        #expect(findings.first?.userID == "u1")
+        #expect(findings.first?.detail == "ordered by u1, delivered to u2")
+    }
+
+    @Test("one user paying for two overlapping chains of one group is multi_apple_id_subscription")
+    func multiAppleID() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("server/s.jsonl", [
+            Line.delivered("2026-11-01T10:00:09Z", "u1", "a1", "pro.monthly"),
+            Line.delivered("2026-11-10T10:00:09Z", "u1", "b1", "pro.yearly"),
+        ])
+        try scenario.write("receipts/r.jsonl", [
+            Line.v2Receipt("2026-11-01T10:00:05Z", "u1", transaction: Line.v2("a1", "pro.monthly", purchase: "2026-11-01T10:00:00Z", expires: "2026-12-01T10:00:00Z", price: 9990)),
+            Line.v2Receipt("2026-11-10T10:00:05Z", "u1", transaction: Line.v2("b1", "pro.yearly", purchase: "2026-11-10T10:00:00Z", expires: "2027-11-10T10:00:00Z", price: 79990)),
+        ])
+        let findings = try scenario.reconcile(asOf: asOf)
+        #expect(findings.map(\.kind) == [.multiAppleIDSubscription])
+        #expect(findings.first?.userID == "u1")
+        #expect(findings.first?.eventMs == Line.ms("2026-11-10T10:00:00Z"))
+    }
+
+    @Test("one chain delivered to two users is shared_apple_id_subscription and not a duplicate")
+    func sharedAppleID() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("server/s.jsonl", [
+            Line.delivered("2026-11-01T10:00:09Z", "u1", "a1", "pro.monthly"),
+            Line.delivered("2026-11-02T10:00:09Z", "u2", "a1", "pro.monthly"),
+        ])
+        try scenario.write("receipts/r.jsonl", [
+            Line.v2Receipt("2026-11-01T10:00:05Z", "u1", transaction: Line.v2("a1", "pro.monthly", purchase: "2026-11-01T10:00:00Z", expires: "2026-12-01T10:00:00Z", price: 9990)),
+        ])
+        let findings = try scenario.reconcile(asOf: asOf)
+        #expect(findings.map(\.kind) == [.sharedAppleIDSubscription])
+        #expect(findings.first?.originalTransactionID == "a1")
+        #expect(findings.first?.detail == "one Apple ID's subscription delivered to 2 users: u1, u2")
+    }
+
+    @Test("a delivered test purchase is sandbox_delivery and nothing else")
+    func sandboxDelivery() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("server/s.jsonl", [
+            Line.delivered("2026-11-28T10:00:09Z", "u1", "t1", "gems60"),
+            Line.delivered("2026-11-28T10:00:10Z", "u1", "t1", "gems60"),
+        ])
+        try scenario.write("receipts/r.jsonl", [
+            Line.v2Receipt("2026-11-28T10:00:05Z", "u1", transaction: Line.v2("t1", "gems60", purchase: "2026-11-28T10:00:03Z", environment: "Sandbox")),
+        ])
+        let findings = try scenario.reconcile(asOf: asOf)
+        #expect(findings.map(\.kind) == [.sandboxDelivery])
+        #expect(findings.first?.amount == nil)
+    }
+
+    @Test("a first delivery more than grace after purchase is a late delivery")
+    func lateDelivery() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("server/s.jsonl", [Line.delivered("2026-11-27T10:00:04Z", "u1", "t1", "gems60")])
+        try scenario.write("receipts/r.jsonl", [
+            Line.v2Receipt("2026-11-26T10:00:05Z", "u1", transaction: Line.v2("t1", "gems60", purchase: "2026-11-26T10:00:03Z")),
+        ])
+        let findings = try scenario.reconcile(asOf: asOf)
+        #expect(findings.map(\.kind) == [.lateDelivery])
+        #expect(findings.first?.detail == "first delivered 24h after purchase")
+    }
+}

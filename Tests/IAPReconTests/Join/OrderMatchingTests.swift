@@ -1,0 +1,49 @@
+import Foundation
+import Testing
+@testable import IAPRecon
+
+/// The four matching rules of CONTRACT.md §2, in order.
+@Suite("Order matching")
+struct OrderMatchingTests {
+    private func matches(_ scenario: Scenario) throws -> [String: String] {
+        _ = try scenario.reconcile(asOf: "2026-11-30T00:00:00Z")
+        var result: [String: String] = [:]
+        try scenario.open().forEach("SELECT order_id, coalesce(transaction_id, '-') || ' ' || coalesce(match_rule, '-') FROM int_orders_matched") {
+            result[$0.string(0)] = $0.string(1)
+        }
+        return result
+    }
+
+    @Test("each rule matches, and a rule never takes an order an earlier rule took")
+    func rulesInOrder() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("server/s.jsonl", [
+            Line.order("2026-11-28T10:00:00Z", "o-delivery", "u1", "gems60"),
+            Line.order("2026-11-28T10:00:00Z", "o-receipt", "u2", "gems60"),
+            Line.order("2026-11-28T10:00:00Z", "o-token", "u3", "gems60"),
+            Line.order("2026-11-28T09:30:00Z", "o-older", "u4", "gems60"),
+            Line.order("2026-11-28T09:45:00Z", "o-latest", "u4", "gems60"),
+            Line.order("2026-11-28T08:00:00Z", "o-too-early", "u5", "gems60"),
+            Line.order("2026-11-28T09:59:00Z", "o-other-product", "u5", "gems300"),
+            Line.delivered("2026-11-28T10:00:09Z", "u1", "t1", "gems60", orderID: "o-delivery"),
+            Line.delivered("2026-11-28T10:00:09Z", "u2", "t2", "gems60"),
+            Line.delivered("2026-11-28T10:00:09Z", "u3", "t3", "gems60"),
+            Line.delivered("2026-11-28T10:00:09Z", "u4", "t4", "gems60"),
+            Line.delivered("2026-11-28T10:00:09Z", "u5", "t5", "gems60"),
+        ])
+        try scenario.write("receipts/r.jsonl", [
+            // The receipt for t1 also names o-delivery, which rule 1 already took.
+            Line.v2Receipt("2026-11-28T10:00:05Z", "u1", orderID: "o-delivery", transaction: Line.v2("t1", "gems60", purchase: "2026-11-28T10:00:03Z")),
+            Line.v2Receipt("2026-11-28T10:00:05Z", "u2", orderID: "o-receipt", transaction: Line.v2("t2", "gems60", purchase: "2026-11-28T10:00:03Z")),
+            Line.v2Receipt("2026-11-28T10:00:05Z", "u3", transaction: Line.v2("t3", "gems60", purchase: "2026-11-28T10:00:03Z", token: "o-token")),
+            Line.v2Receipt("2026-11-28T10:00:05Z", "u4", transaction: Line.v2("t4", "gems60", purchase: "2026-11-28T10:00:03Z")),
+            Line.v2Receipt("2026-11-28T10:00:05Z", "u5", transaction: Line.v2("t5", "gems60", purchase: "2026-11-28T10:00:03Z")),
+        ])
+        let result = try matches(scenario)
+        #expect(result == [
+            "o-delivery": "t1 delivery", "o-receipt": "t2 receipt", "o-token": "t3 app_account_token",
+            "o-latest": "t4 heuristic", "o-older": "- -", "o-too-early": "- -", "o-other-product": "- -",
+        ])
+    }
+}

@@ -1,0 +1,129 @@
+import Foundation
+@testable import IAPRecon
+
+/// A throwaway input folder and store for one test.
+final class Scenario {
+    let root: String
+    var input: String { root + "/input" }
+    var databasePath: String { root + "/store.sqlite" }
+    var out: String { root + "/out" }
+
+    init() throws {
+        root = FileManager.default.temporaryDirectory.path + "/iaprecon-test-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: root + "/input", withIntermediateDirectories: true)
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: root) }
+
+    /// Writes `lines` (joined with newlines) to `relativePath` under the input folder.
+    @discardableResult
+    func write(_ relativePath: String, _ lines: [String]) throws -> Scenario {
+        let path = input + "/" + relativePath
+        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try (lines.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        return self
+    }
+
+    /// The standard catalog used by the finding tests.
+    func catalog() throws {
+        try write("catalog.csv", [
+            "product_id,type,subscription_group,price,currency",
+            "gems60,consumable,,0.99,USD",
+            "gems300,consumable,,4.99,USD",
+            "pro.monthly,auto_renewable,premium,9.99,USD",
+            "pro.yearly,auto_renewable,premium,79.99,USD",
+        ])
+    }
+
+    func open() throws -> Database { try Store.open(path: databasePath) }
+
+    /// Runs ingest, normalize and join; returns the findings.
+    func reconcile(asOf: String? = nil, graceHours: Int64 = 24, jobs: Int = 1) throws -> [Finding] {
+        let database = try open()
+        _ = try Pipeline.ingest(input: input, database: database, jobs: jobs, progress: nil)
+        try NormalizeStage.run(database: database)
+        let settings = ReconcileSettings(asOfMs: asOf.flatMap { Timestamp.parse($0) }, graceMs: graceHours * 3_600_000)
+        _ = try JoinStage.run(database: database, settings: settings)
+        return try Self.findings(database)
+    }
+
+    static func findings(_ database: Database) throws -> [Finding] {
+        var findings: [Finding] = []
+        try database.forEach("""
+            SELECT kind, transaction_id, user_id, original_transaction_id, amount, currency, detail, event_ms, order_id, sources
+            FROM fct_findings ORDER BY kind, transaction_id, user_id
+            """) { row in
+            var finding = Finding(kind: FindingKind(rawValue: row.string(0)) ?? .lostDelivery, key: "", eventMs: row.int(7), detail: row.string(6))
+            finding.transactionID = row.optionalString(1)
+            finding.userID = row.optionalString(2)
+            finding.originalTransactionID = row.optionalString(3)
+            finding.amount = row.optionalString(4).flatMap(Money.parse)
+            finding.currency = row.optionalString(5)
+            finding.orderID = row.optionalString(8)
+            finding.sources = row.string(9).split(separator: ";").map(String.init)
+            findings.append(finding)
+        }
+        return findings
+    }
+
+    /// Runs the whole pipeline into `out`.
+    func run(asOf: String? = nil, jobs: Int = 1, zone: String = "UTC") throws -> RunResult {
+        try Pipeline.run(RunOptions(
+            input: input, databasePath: databasePath, outFolder: out, jobs: jobs,
+            reconcile: ReconcileSettings(asOfMs: asOf.flatMap { Timestamp.parse($0) }),
+            report: ReportSettings(outFolder: out, zone: Zone(zone) ?? .utc)), progress: nil)
+    }
+
+    func output(_ name: String) throws -> String {
+        try String(contentsOfFile: out + "/" + name, encoding: .utf8)
+    }
+}
+
+/// JSON Lines builders for the contract's input formats, so tests read like stories.
+enum Line {
+    static func order(_ ts: String, _ orderID: String, _ userID: String, _ productID: String, price: String? = "0.99", currency: String = "USD") -> String {
+        var fields = "\"ts\":\"\(ts)\",\"event\":\"order_created\",\"order_id\":\"\(orderID)\",\"user_id\":\"\(userID)\",\"product_id\":\"\(productID)\""
+        if let price { fields += ",\"price\":\"\(price)\",\"currency\":\"\(currency)\"" }
+        return "{\(fields)}"
+    }
+
+    static func delivered(_ ts: String, _ userID: String, _ transactionID: String, _ productID: String, orderID: String? = nil,
+                          deliveryID: String? = nil, quantity: Int = 1) -> String {
+        var fields = "\"ts\":\"\(ts)\",\"event\":\"delivered\",\"user_id\":\"\(userID)\",\"transaction_id\":\"\(transactionID)\",\"product_id\":\"\(productID)\",\"quantity\":\(quantity)"
+        if let orderID { fields += ",\"order_id\":\"\(orderID)\"" }
+        if let deliveryID { fields += ",\"delivery_id\":\"\(deliveryID)\"" }
+        return "{\(fields)}"
+    }
+
+    static func revoked(_ ts: String, _ userID: String, _ transactionID: String) -> String {
+        "{\"ts\":\"\(ts)\",\"event\":\"delivery_revoked\",\"user_id\":\"\(userID)\",\"transaction_id\":\"\(transactionID)\",\"reason\":\"refund\"}"
+    }
+
+    /// A receipts line with one decoded V2 transaction.
+    static func v2Receipt(_ receivedAt: String, _ userID: String, orderID: String? = nil, transaction: String) -> String {
+        let order = orderID.map { ",\"order_id\":\"\($0)\"" } ?? ""
+        return "{\"received_at\":\"\(receivedAt)\",\"user_id\":\"\(userID)\"\(order),\"transactions\":[\(transaction)]}"
+    }
+
+    /// A decoded V2 transaction object.
+    static func v2(_ transactionID: String, _ productID: String, purchase: String, original: String? = nil, expires: String? = nil,
+                   price: Int? = 990, environment: String = "Production", ownership: String = "PURCHASED", token: String? = nil,
+                   revocation: String? = nil, revocationType: String? = nil, percentage: Int? = nil) -> String {
+        var fields = "\"transactionId\":\"\(transactionID)\",\"originalTransactionId\":\"\(original ?? transactionID)\",\"productId\":\"\(productID)\",\"purchaseDate\":\(ms(purchase)),\"quantity\":1,\"environment\":\"\(environment)\",\"inAppOwnershipType\":\"\(ownership)\""
+        if let expires { fields += ",\"expiresDate\":\(ms(expires))" }
+        if let price { fields += ",\"price\":\(price),\"currency\":\"USD\",\"storefront\":\"USA\"" }
+        if let token { fields += ",\"appAccountToken\":\"\(token)\"" }
+        if let revocation { fields += ",\"revocationDate\":\(ms(revocation)),\"revocationReason\":0" }
+        if let revocationType { fields += ",\"revocationType\":\"\(revocationType)\"" }
+        if let percentage { fields += ",\"revocationPercentage\":\(percentage)" }
+        return "{\(fields)}"
+    }
+
+    /// A decoded V2 notification carrying `transaction` as `transactionInfo`.
+    static func notification(_ type: String, uuid: String, signed: String, transaction: String, subtype: String? = nil) -> String {
+        let sub = subtype.map { ",\"subtype\":\"\($0)\"" } ?? ""
+        return "{\"notificationType\":\"\(type)\"\(sub),\"notificationUUID\":\"\(uuid)\",\"signedDate\":\(ms(signed)),\"data\":{\"environment\":\"Production\",\"transactionInfo\":\(transaction)}}"
+    }
+
+    static func ms(_ iso: String) -> Int64 { Timestamp.parse(iso) ?? 0 }
+}
