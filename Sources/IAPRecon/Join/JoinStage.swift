@@ -61,7 +61,7 @@ public enum JoinStage {
                     .text(finding.findingID), .text(finding.kind.rawValue), .text(finding.kind.severity.rawValue),
                     SQLValue(finding.userID), SQLValue(finding.orderID), SQLValue(finding.transactionID),
                     SQLValue(finding.originalTransactionID), SQLValue(finding.productID), SQLValue(finding.amount.map(Money.format)),
-                    SQLValue(finding.currency), .integer(finding.eventMs), .text(finding.detail),
+                    SQLValue(finding.amount == nil ? nil : finding.currency), .integer(finding.eventMs), .text(finding.detail),
                     .text(orderedUnique(finding.sources).sorted(by: SourceOrder.less).joined(separator: ";")),
                 ])
             }

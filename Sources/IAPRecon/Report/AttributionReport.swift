@@ -181,9 +181,12 @@ struct AttributionReport {
         try database.forEach("SELECT day, media_source, campaign, spend, currency FROM raw_spend__days") { row in
             guard let spend = Money.parse(row.string(3)), let rate = fx.rate(row.string(4), on: row.string(0)) else { return }
             let key = CohortKey(day: row.string(0), mediaSource: Self.mediaSource(row.optionalString(1)), campaign: row.optionalString(2) ?? "")
+            let dayStart = Timestamp.startOfDay(row.string(0)) ?? 0
             add(key) { cohort in
                 cohort.spend += spend * rate
                 cohort.hasSpend = true
+                // A cohort with spend and no installs matures from its day.
+                cohort.anchorMs = max(cohort.anchorMs, dayStart - zone.offsetMs(atUTC: dayStart))
             }
         }
     }

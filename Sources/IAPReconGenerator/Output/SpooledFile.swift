@@ -1,0 +1,207 @@
+import CZlib
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Why the generator could not write its folder.
+public struct GeneratorError: Error, CustomStringConvertible, Sendable {
+    public var description: String
+    init(_ description: String) { self.description = description }
+
+    static func system(_ action: String, _ path: String) -> GeneratorError {
+        GeneratorError("cannot \(action) \(path): \(String(cString: strerror(errno)))")
+    }
+}
+
+/// One input file of the generated folder: lines arrive in user order, are spooled
+/// to a hidden file with their time, and are written out sorted by time.
+///
+/// Users are simulated one at a time, so a day file receives lines from the whole
+/// user base in no particular order; real logs are in time order, and sorting one
+/// day file at the end keeps memory bounded by the largest day file rather than
+/// by the whole folder. Lines with equal times keep their arrival order.
+final class SpooledFile {
+    let relativePath: String
+    let finalPath: String
+    let spoolPath: String
+    let header: [UInt8]
+    let gzip: Bool
+    private var buffer: [UInt8] = []
+    private let flushThreshold: Int
+    private var spooled = false
+    private(set) var lines = 0
+    private(set) var bytes = 0
+
+    init(directory: String, relativePath: String, header: String? = nil, gzip: Bool = false, flushThreshold: Int) {
+        self.relativePath = relativePath
+        self.finalPath = directory + "/" + relativePath
+        let slash = relativePath.lastIndex(of: "/")
+        let name = slash.map { String(relativePath[relativePath.index(after: $0)...]) } ?? relativePath
+        let folder = slash.map { directory + "/" + String(relativePath[..<$0]) } ?? directory
+        self.spoolPath = folder + "/.spool-" + name
+        self.header = header.map { Array($0.utf8) + [10] } ?? []
+        self.gzip = gzip
+        self.flushThreshold = flushThreshold
+        bytes = self.header.count
+    }
+
+    /// Adds one line (without its newline) that belongs at `time` in the file's order.
+    func append(_ line: [UInt8], at time: Millis) throws {
+        var key = UInt64(bitPattern: time).littleEndian
+        withUnsafeBytes(of: &key) { buffer.append(contentsOf: $0) }
+        var length = UInt32(line.count).littleEndian
+        withUnsafeBytes(of: &length) { buffer.append(contentsOf: $0) }
+        buffer.append(contentsOf: line)
+        lines += 1
+        bytes += line.count + 1
+        if buffer.count >= flushThreshold { try flush() }
+    }
+
+    private func flush() throws {
+        guard !buffer.isEmpty || !spooled else { return }
+        let flags = O_WRONLY | O_CREAT | (spooled ? O_APPEND : O_TRUNC)
+        let descriptor = open(spoolPath, flags, 0o644)
+        guard descriptor >= 0 else { throw GeneratorError.system("create", spoolPath) }
+        defer { close(descriptor) }
+        try writeAll(descriptor, buffer, path: spoolPath)
+        spooled = true
+        buffer.removeAll(keepingCapacity: true)
+    }
+
+    /// Writes the final file: header, then every line sorted by time; removes the spool.
+    func finish() throws {
+        var records = buffer
+        buffer = []
+        if spooled {
+            records = try readAll(spoolPath) + records
+            unlink(spoolPath)
+        }
+        var keys: [(time: Int64, start: Int, length: Int)] = []
+        keys.reserveCapacity(lines)
+        var offset = 0
+        records.withUnsafeBytes { raw in
+            while offset + 12 <= raw.count {
+                let time = Int64(bitPattern: UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)))
+                let length = Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: offset + 8, as: UInt32.self)))
+                keys.append((time, offset + 12, length))
+                offset += 12 + length
+            }
+        }
+        var order = Array(keys.indices)
+        order.sort { keys[$0].time != keys[$1].time ? keys[$0].time < keys[$1].time : $0 < $1 }
+        let sink = try FileSink(path: finalPath, gzip: gzip)
+        var chunk = header
+        chunk.reserveCapacity(1 << 20 + 65_536)
+        for index in order {
+            let key = keys[index]
+            chunk.append(contentsOf: records[key.start..<(key.start + key.length)])
+            chunk.append(10)
+            if chunk.count >= 1 << 20 {
+                try sink.write(chunk)
+                chunk.removeAll(keepingCapacity: true)
+            }
+        }
+        try sink.write(chunk)
+        try sink.close()
+    }
+}
+
+/// A plain or gzip output file.
+final class FileSink {
+    private let path: String
+    private var descriptor: Int32 = -1
+    private var gz: gzFile?
+
+    init(path: String, gzip: Bool) throws {
+        self.path = path
+        if gzip {
+            guard let file = gzopen(path, "wb6") else { throw GeneratorError.system("create", path) }
+            gz = file
+        } else {
+            descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+            guard descriptor >= 0 else { throw GeneratorError.system("create", path) }
+        }
+    }
+
+    func write(_ bytes: [UInt8]) throws {
+        guard !bytes.isEmpty else { return }
+        if let gz {
+            let written = bytes.withUnsafeBytes { gzwrite(gz, $0.baseAddress, UInt32($0.count)) }
+            guard written == Int32(bytes.count) else { throw GeneratorError("cannot write \(path): gzip error") }
+        } else {
+            try writeAll(descriptor, bytes, path: path)
+        }
+    }
+
+    func close() throws {
+        if let gz {
+            self.gz = nil
+            guard gzclose(gz) == Z_OK else { throw GeneratorError("cannot finish \(path): gzip error") }
+        } else if descriptor >= 0 {
+            let result = Glibc.close(descriptor)
+            descriptor = -1
+            guard result == 0 else { throw GeneratorError.system("close", path) }
+        }
+    }
+
+    deinit {
+        if let gz { gzclose(gz) }
+        if descriptor >= 0 { _ = Glibc.close(descriptor) }
+    }
+}
+
+func writeAll(_ descriptor: Int32, _ bytes: [UInt8], path: String) throws {
+    try bytes.withUnsafeBytes { raw in
+        var offset = 0
+        while offset < raw.count {
+            let written = write(descriptor, raw.baseAddress! + offset, raw.count - offset)
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw GeneratorError.system("write", path)
+            }
+            offset += written
+        }
+    }
+}
+
+func readAll(_ path: String) throws -> [UInt8] {
+    let descriptor = open(path, O_RDONLY)
+    guard descriptor >= 0 else { throw GeneratorError.system("open", path) }
+    defer { close(descriptor) }
+    var status = stat()
+    guard fstat(descriptor, &status) == 0 else { throw GeneratorError.system("stat", path) }
+    let size = Int(status.st_size)
+    var result = [UInt8](repeating: 0, count: size)
+    var offset = 0
+    try result.withUnsafeMutableBytes { raw in
+        while offset < size {
+            let count = read(descriptor, raw.baseAddress! + offset, size - offset)
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw GeneratorError.system("read", path)
+            }
+            if count == 0 { break }
+            offset += count
+        }
+    }
+    return offset == size ? result : Array(result[0..<offset])
+}
+
+/// Writes a small whole file (catalog, fx, spend, truth).
+func writeWholeFile(_ path: String, _ bytes: [UInt8]) throws {
+    let sink = try FileSink(path: path, gzip: false)
+    try sink.write(bytes)
+    try sink.close()
+}
+
+func makeDirectory(_ path: String) throws {
+    var partial = path.hasPrefix("/") ? "" : "."
+    for component in path.split(separator: "/") {
+        partial += "/" + component
+        if mkdir(partial, 0o755) != 0, errno != EEXIST {
+            throw GeneratorError.system("create folder", partial)
+        }
+    }
+}
