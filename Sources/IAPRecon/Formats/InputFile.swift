@@ -41,6 +41,13 @@ final class InputFile {
         }
     }
 
+    /// Moves to byte `offset` of a plain file.
+    func seek(to offset: Int) throws(InputError) {
+        guard case .plain(let descriptor) = handle, lseek(descriptor, off_t(offset), SEEK_SET) >= 0 else {
+            throw InputError(path: path, reason: "cannot seek")
+        }
+    }
+
     /// Reads up to `count` bytes into `buffer`; 0 at the end.
     func read(into buffer: UnsafeMutableRawPointer, count: Int) throws(InputError) -> Int {
         switch handle {
@@ -53,6 +60,10 @@ final class InputFile {
             }
         case .gzip(let file):
             let result = gzread(file, buffer, UInt32(min(count, Int(Int32.max))))
+            // zlib reads a non-gzip file as plain bytes; a `.gz` name promises gzip, so that is an error.
+            if result > 0, gzdirect(file) == 1 {
+                throw InputError(path: path, reason: "not valid gzip: no gzip header")
+            }
             if result < 0 {
                 var code: Int32 = 0
                 let message = gzerror(file, &code).map { String(cString: $0) } ?? "gzip error"
@@ -69,6 +80,10 @@ final class InputFile {
 /// order mark on line 1. A last line without a newline is still a line.
 /// Memory is one block plus the longest line; a line longer than
 /// `maximumLineBytes` is passed on truncated, flagged `tooLong`.
+///
+/// With a byte `range` (plain files only) it reads one chunk of a large file:
+/// the lines that *start* inside the range, numbered from 1 within it, so a
+/// caller that reads the chunks in order adds the earlier chunks' line counts.
 enum LineReader {
     static let blockSize = 1 << 20
     static let maximumLineBytes = 64 << 20
@@ -79,59 +94,75 @@ enum LineReader {
         var tooLong: Bool
     }
 
-    static func forEachLine(path: String, _ body: (Line) throws -> Void) throws {
+    /// Reads the lines of `path` (or of the chunk `range`); returns how many lines it read.
+    @discardableResult
+    static func forEachLine(path: String, range: Range<Int>? = nil, _ body: (Line) throws -> Void) throws -> Int {
         let file = try InputFile(path: path)
         var buffer = [UInt8](repeating: 0, count: blockSize)
-        var start = 0        // first byte of the current line
-        var end = 0          // bytes filled
-        var scanned = 0      // bytes already searched for a newline
+        var base = 0          // absolute offset of buffer[0]
+        var start = 0         // first byte of the current line
+        var end = 0           // bytes filled
+        var scanned = 0       // bytes already searched for a newline
         var lineNumber = 0
-        var skipping = false // inside an over-long line: discard until its newline
+        var skipping = false  // discard until the next newline (an over-long line, or a chunk's partial first line)
         var atEOF = false
+        let stopOffset = range?.upperBound ?? Int.max
+        if let range, range.lowerBound > 0 {
+            // Start one byte early: the line that straddles the boundary belongs to the previous chunk.
+            try file.seek(to: range.lowerBound - 1)
+            base = range.lowerBound - 1
+            skipping = true
+        }
         while true {
-            // Emit every complete line in the buffer.
             while true {
                 let newline: Int? = buffer.withUnsafeBufferPointer { raw in
-                    guard scanned < end, let base = raw.baseAddress,
-                          let found = memchr(base + scanned, 0x0A, end - scanned) else { return nil }
-                    return base.distance(to: found.assumingMemoryBound(to: UInt8.self))
+                    guard scanned < end, let pointer = raw.baseAddress,
+                          let found = memchr(pointer + scanned, 0x0A, end - scanned) else { return nil }
+                    return pointer.distance(to: found.assumingMemoryBound(to: UInt8.self))
                 }
                 guard let newline else { scanned = end; break }
-                lineNumber += 1
                 if skipping {
                     skipping = false
                 } else {
+                    if base + start >= stopOffset { return lineNumber }
+                    lineNumber += 1
                     try emit(buffer: buffer, from: start, to: newline, number: lineNumber, tooLong: false, body)
                 }
                 start = newline + 1
                 scanned = start
             }
             if atEOF {
-                if start < end {
+                if start < end, !skipping, base + start < stopOffset {
                     lineNumber += 1
-                    if !skipping { try emit(buffer: buffer, from: start, to: end, number: lineNumber, tooLong: false, body) }
+                    try emit(buffer: buffer, from: start, to: end, number: lineNumber, tooLong: false, body)
                 }
-                return
+                return lineNumber
             }
             // Make room: move the partial line to the front, or grow, or give up on an over-long line.
             if start > 0 {
                 let remaining = end - start
                 if remaining > 0 {
                     buffer.withUnsafeMutableBufferPointer { raw in
-                        guard let base = raw.baseAddress else { return }
-                        memmove(base, base + start, remaining)
+                        guard let pointer = raw.baseAddress else { return }
+                        memmove(pointer, pointer + start, remaining)
                     }
                 }
+                base += start
                 end = remaining
                 scanned -= start
                 start = 0
             }
             if end == buffer.count {
-                if buffer.count >= maximumLineBytes {
+                if skipping {
+                    base += end
+                    end = 0
+                    scanned = 0
+                } else if buffer.count >= maximumLineBytes {
+                    if base >= stopOffset { return lineNumber }
                     lineNumber += 1
                     try emit(buffer: buffer, from: 0, to: min(end, 4096), number: lineNumber, tooLong: true, body)
-                    lineNumber -= 1  // its newline, when it comes, counts it
                     skipping = true
+                    base += end
                     end = 0
                     scanned = 0
                 } else {
@@ -139,8 +170,8 @@ enum LineReader {
                 }
             }
             let count = try buffer.withUnsafeMutableBytes { raw throws(InputError) -> Int in
-                guard let base = raw.baseAddress else { return 0 }
-                return try file.read(into: base + end, count: raw.count - end)
+                guard let pointer = raw.baseAddress else { return 0 }
+                return try file.read(into: pointer + end, count: raw.count - end)
             }
             if count == 0 { atEOF = true } else { end += count }
         }
@@ -150,14 +181,14 @@ enum LineReader {
         buffer: [UInt8], from start: Int, to stop: Int, number: Int, tooLong: Bool, _ body: (Line) throws -> Void
     ) throws {
         try buffer.withUnsafeBufferPointer { raw in
-            guard let base = raw.baseAddress else { return }
+            guard let pointer = raw.baseAddress else { return }
             var lineStart = start
             var lineEnd = stop
-            if lineEnd > lineStart, base[lineEnd - 1] == 0x0D { lineEnd -= 1 }
-            if number == 1, lineEnd - lineStart >= 3, base[lineStart] == 0xEF, base[lineStart + 1] == 0xBB, base[lineStart + 2] == 0xBF {
+            if lineEnd > lineStart, pointer[lineEnd - 1] == 0x0D { lineEnd -= 1 }
+            if number == 1, lineEnd - lineStart >= 3, pointer[lineStart] == 0xEF, pointer[lineStart + 1] == 0xBB, pointer[lineStart + 2] == 0xBF {
                 lineStart += 3
             }
-            try body(Line(number: number, bytes: UnsafeBufferPointer(start: base + lineStart, count: lineEnd - lineStart), tooLong: tooLong))
+            try body(Line(number: number, bytes: UnsafeBufferPointer(start: pointer + lineStart, count: lineEnd - lineStart), tooLong: tooLong))
         }
     }
 }

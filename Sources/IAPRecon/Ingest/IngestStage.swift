@@ -21,22 +21,69 @@ public struct IngestReport: Sendable {
 
 /// Stage 1, ingest: input files → `raw_*` tables and `rejects`, with `file:line` provenance.
 ///
-/// Files are parsed in parallel on the worker pool; the calling thread is the
-/// one writer and stores each file in one transaction, in path order. A file
-/// whose content hash is already stored is skipped; a file whose content
-/// changed replaces its earlier rows, so nothing is counted twice. A file
-/// that cannot be read is rolled back and named in `unreadable`.
+/// First every file's content hash is taken (in parallel): a file whose hash
+/// is already stored is skipped, a changed one replaces its earlier rows, so
+/// nothing is counted twice. Then the files are parsed on the worker pool —
+/// whole, or for a large plain JSON Lines file, in newline-aligned chunks of
+/// `chunkBytes` — while the calling thread, the one writer, stores each file
+/// in one transaction, in path order. Chunk line numbers are made global by
+/// the writer, which sees the chunks in order. A file that cannot be read is
+/// rolled back and named in `unreadable`; the others are stored.
 public enum IngestStage {
+    /// Plain JSON Lines files larger than this are parsed in chunks of this size.
+    public static let chunkBytes = 8 << 20
+
     enum Message: Sendable {
-        case unchanged(bytes: Int)
-        case start(hash: String, bytes: Int)
         case lines([ParsedLine])
-        case end
+        /// The job is done; it read this many lines.
+        case end(Int)
         case failed(InputError)
     }
 
+    struct Job: Sendable {
+        var fileIndex: Int
+        var range: Range<Int>?
+        var isFirst: Bool
+        var isLast: Bool
+    }
+
+    struct Fingerprint: Sendable {
+        var hash: String
+        var bytes: Int
+    }
+
+    /// Content hashes of `files`, in parallel; an unreadable file gives its error.
+    static func fingerprints(_ files: [SourceFile], jobs: Int) throws -> [Result<Fingerprint, InputError>] {
+        var results: [Result<Fingerprint, InputError>] = []
+        try WorkerPool(width: jobs).run(count: files.count, produce: { index, send in
+            do {
+                let (hash, bytes) = try ContentHash.of(path: files[index].absolutePath)
+                send(Result<Fingerprint, InputError>.success(Fingerprint(hash: hash, bytes: bytes)))
+            } catch let error as InputError {
+                send(.failure(error))
+            } catch {
+                send(.failure(InputError(path: files[index].absolutePath, reason: "\(error)")))
+            }
+        }, consume: { _, result in results.append(result) })
+        return results
+    }
+
+    /// The parse jobs of one file: one, or one per chunk of a large plain JSON Lines file.
+    static func jobs(for file: SourceFile, fileIndex: Int, bytes: Int, chunkBytes: Int) -> [Job] {
+        guard !file.kind.isCSV, !file.absolutePath.hasSuffix(".gz"), bytes > chunkBytes else {
+            return [Job(fileIndex: fileIndex, range: nil, isFirst: true, isLast: true)]
+        }
+        let count = (bytes + chunkBytes - 1) / chunkBytes
+        return (0..<count).map { chunk in
+            let lower = chunk * chunkBytes
+            let upper = chunk == count - 1 ? Int.max : (chunk + 1) * chunkBytes
+            return Job(fileIndex: fileIndex, range: lower..<upper, isFirst: chunk == 0, isLast: chunk == count - 1)
+        }
+    }
+
     public static func run(
-        files: [SourceFile], database: Database, jobs: Int, progress: ((Int) -> Void)? = nil
+        files: [SourceFile], database: Database, jobs width: Int, chunkBytes: Int = IngestStage.chunkBytes,
+        progress: ((Int) -> Void)? = nil
     ) throws -> IngestReport {
         var known: [String: (hash: String, counts: LineCounts)] = [:]
         try database.forEach("SELECT path, content_hash, lines_read, accepted, rejected, blank, ignored FROM files") { row in
@@ -46,77 +93,93 @@ public enum IngestStage {
                            blank: Int(row.int(5)), ignored: Int(row.int(6)))
             )
         }
-        let knownHashes = known.mapValues(\.hash)
         var report = IngestReport()
+        var jobs: [Job] = []
+        var outcomes: [IngestedFile?] = Array(repeating: nil, count: files.count)
+        var failures: [InputError?] = Array(repeating: nil, count: files.count)
+        let prints = try fingerprints(files, jobs: width)
+        for (index, file) in files.enumerated() {
+            switch prints[index] {
+            case .failure(let error):
+                failures[index] = error
+            case .success(let print):
+                if let previous = known[file.relativePath], previous.hash == print.hash {
+                    outcomes[index] = IngestedFile(path: file.relativePath, kind: file.kind, status: .unchanged,
+                                                   counts: previous.counts, bytes: print.bytes)
+                } else {
+                    jobs += Self.jobs(for: file, fileIndex: index, bytes: print.bytes, chunkBytes: chunkBytes)
+                }
+            }
+        }
         var writer: FileWriter?
-        try WorkerPool(width: jobs).run(count: files.count, produce: { index, send in
-            parse(files[index], knownHash: knownHashes[files[index].relativePath], send: send)
-        }, consume: { index, message in
-            let file = files[index]
+        var lineOffset = 0
+        let jobList = jobs
+        try WorkerPool(width: width).run(count: jobList.count, produce: { index, send in
+            let job = jobList[index]
+            do {
+                let count = try SourceFileParser.parse(files[job.fileIndex], range: job.range) { send(Message.lines($0)) }
+                send(.end(count))
+            } catch let error as InputError {
+                send(.failed(error))
+            } catch {
+                send(.failed(InputError(path: files[job.fileIndex].absolutePath, reason: "\(error)")))
+            }
+        }, consume: { (index: Int, message: Message) in
+            let job = jobList[index]
+            let file = files[job.fileIndex]
+            guard failures[job.fileIndex] == nil, case .success(let print) = prints[job.fileIndex] else { return }
+            if job.isFirst, writer == nil {
+                writer = try FileWriter(database: database, file: file, hash: print.hash, bytes: print.bytes)
+                lineOffset = 0
+            }
             switch message {
-            case .unchanged(let bytes):
-                let counts = known[file.relativePath]?.counts ?? LineCounts()
-                report.files.append(IngestedFile(path: file.relativePath, kind: file.kind, status: .unchanged, counts: counts, bytes: bytes))
-            case .start(let hash, let bytes):
-                writer = try FileWriter(database: database, file: file, hash: hash, bytes: bytes)
-            case .lines(let lines):
+            case .lines(var lines):
+                if lineOffset > 0 { for position in lines.indices { lines[position].line += lineOffset } }
                 try writer?.write(lines)
                 progress?(lines.count)
-            case .end:
-                if let finished = try writer?.commit() {
-                    let status: IngestedFile.Status = known[file.relativePath] == nil ? .added : .replaced
-                    report.files.append(IngestedFile(path: file.relativePath, kind: file.kind, status: status,
-                                                     counts: finished.counts, bytes: finished.bytes))
-                }
+            case .end(let count):
+                lineOffset += count
+                guard job.isLast, let finished = try writer?.commit() else { return }
+                outcomes[job.fileIndex] = IngestedFile(
+                    path: file.relativePath, kind: file.kind, status: known[file.relativePath] == nil ? .added : .replaced,
+                    counts: finished.counts, bytes: finished.bytes)
                 writer = nil
             case .failed(let error):
                 writer?.rollback()
                 writer = nil
-                report.unreadable.append(error)
+                failures[job.fileIndex] = error
             }
         })
+        report.files = outcomes.compactMap { $0 }
+        report.unreadable = failures.compactMap { $0 }
         return report
     }
 
-    /// Parses every line of `file` (on a worker thread), or reports it unchanged.
-    static func parse(_ file: SourceFile, knownHash: String?, send: (Message) -> Void) {
-        do {
-            let (hash, bytes) = try ContentHash.of(path: file.absolutePath)
-            if knownHash == hash {
-                send(.unchanged(bytes: bytes))
-                return
-            }
-            send(.start(hash: hash, bytes: bytes))
-            try SourceFileParser.parse(file) { send(.lines($0)) }
-            send(.end)
-        } catch let error as InputError {
-            send(.failed(error))
-        } catch {
-            send(.failed(InputError(path: file.absolutePath, reason: "\(error)")))
-        }
-    }
-
     /// Parses files without a store: the accounting `validate` prints.
-    public static func validate(files: [SourceFile], jobs: Int) throws -> IngestReport {
+    public static func validate(files: [SourceFile], jobs width: Int) throws -> IngestReport {
         var report = IngestReport()
         var counts = LineCounts()
-        var bytes = 0
-        try WorkerPool(width: jobs).run(count: files.count, produce: { index, send in
-            parse(files[index], knownHash: nil, send: send)
-        }, consume: { index, message in
+        try WorkerPool(width: width).run(count: files.count, produce: { index, send in
+            do {
+                let count = try SourceFileParser.parse(files[index]) { send(Message.lines($0)) }
+                send(.end(count))
+            } catch let error as InputError {
+                send(.failed(error))
+            } catch {
+                send(.failed(InputError(path: files[index].absolutePath, reason: "\(error)")))
+            }
+        }, consume: { (index: Int, message: Message) in
             switch message {
-            case .start(_, let size):
-                counts = LineCounts()
-                bytes = size
             case .lines(let lines):
                 for line in lines { counts.count(line.outcome) }
             case .end:
+                let bytes = ((try? FileManager.default.attributesOfItem(atPath: files[index].absolutePath))?[.size] as? Int) ?? 0
                 report.files.append(IngestedFile(path: files[index].relativePath, kind: files[index].kind, status: .added,
                                                  counts: counts, bytes: bytes))
+                counts = LineCounts()
             case .failed(let error):
                 report.unreadable.append(error)
-            case .unchanged:
-                break
+                counts = LineCounts()
             }
         })
         return report

@@ -153,7 +153,9 @@ enum SourceFileParser {
     static let maximumRecordLines = 20
     static let batchLines = 4096
 
-    static func parse(_ file: SourceFile, batch: ([ParsedLine]) throws -> Void) throws {
+    /// Parses `file`, or the chunk `range` of a plain JSON Lines file; returns the lines read.
+    @discardableResult
+    static func parse(_ file: SourceFile, range: Range<Int>? = nil, batch: ([ParsedLine]) throws -> Void) throws -> Int {
         var pending: [ParsedLine] = []
         pending.reserveCapacity(batchLines)
         func add(_ parsed: ParsedLine) throws {
@@ -163,18 +165,20 @@ enum SourceFileParser {
                 pending.removeAll(keepingCapacity: true)
             }
         }
+        let count: Int
         if file.kind.isCSV {
             var reader = CSVRecordAssembler(kind: file.kind)
-            try LineReader.forEachLine(path: file.absolutePath) { line in
+            count = try LineReader.forEachLine(path: file.absolutePath) { line in
                 for parsed in reader.feed(line) { try add(parsed) }
             }
             for parsed in reader.finish() { try add(parsed) }
         } else {
-            try LineReader.forEachLine(path: file.absolutePath) { line in
+            count = try LineReader.forEachLine(path: file.absolutePath, range: range) { line in
                 try add(parseJSONLine(line, kind: file.kind))
             }
         }
         if !pending.isEmpty { try batch(pending) }
+        return count
     }
 
     static func parseJSONLine(_ line: LineReader.Line, kind: SourceKind) -> ParsedLine {

@@ -43,7 +43,7 @@ public enum Pipeline {
     /// Ingest; throws the first unreadable input (exit 3) after storing every readable file.
     public static func ingest(input: String, database: Database, jobs: Int, progress: ProgressSink?) throws -> IngestReport {
         let files = try SourceFile.list(in: input)
-        let report = try IngestStage.run(files: files, database: database, jobs: jobs) { progress?.advanced(lines: $0) }
+        let report = try IngestStage.run(files: files, database: database, jobs: jobs, progress: { progress?.advanced(lines: $0) })
         if let first = report.unreadable.first { throw first }
         return report
     }

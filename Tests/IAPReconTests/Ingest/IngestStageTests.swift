@@ -1,0 +1,127 @@
+import Foundation
+import Testing
+@testable import IAPRecon
+
+/// Ingest as a nightly job relies on it: nothing counted twice, nothing lost, same store whatever the parallelism.
+@Suite("Ingest stage")
+struct IngestStageTests {
+    /// Every raw row and reject, in key order, as text: two equal dumps mean two equal stores.
+    static func dump(_ database: Database) throws -> [String] {
+        var lines: [String] = []
+        let tables = ["files"] + RawTable.allCases.map(\.name) + ["rejects"]
+        for table in tables {
+            let order = table == "files" ? "path" : "file_id, line" + (table == "rejects" ? "" : ", item")
+            let columns = table == "files" ? "file_id, path, source, content_hash, bytes, lines_read, accepted, rejected, blank, ignored" : "*"
+            try database.forEach("SELECT \(columns) FROM \(table) ORDER BY \(order)") { row in
+                var cells: [String] = [table]
+                var index = 0
+                while index < 40 {
+                    let value = row.value(index)
+                    if case .text(let text) = value, text.isEmpty, index > 30 { break }
+                    cells.append("\(value)")
+                    index += 1
+                }
+                lines.append(cells.joined(separator: "|"))
+            }
+        }
+        return lines
+    }
+
+    private func ingest(_ scenario: Scenario, jobs: Int = 1, chunkBytes: Int = IngestStage.chunkBytes) throws -> IngestReport {
+        let database = try scenario.open()
+        return try IngestStage.run(files: try SourceFile.list(in: scenario.input), database: database, jobs: jobs, chunkBytes: chunkBytes)
+    }
+
+    private func serverLines(_ count: Int) -> [String] {
+        (0..<count).map { index in
+            index % 7 == 3 ? "{not json \(index)" : Line.delivered("2026-11-28T10:00:\(String(format: "%02d", index % 60))Z", "u\(index)", "t\(index)", "gems60")
+        }
+    }
+
+    @Test("re-ingesting unchanged files does nothing: same counts, same store, status unchanged")
+    func idempotent() throws {
+        let scenario = try Scenario()
+        try scenario.write("server/a.jsonl", serverLines(20))
+        try scenario.catalog()
+        let first = try ingest(scenario)
+        let before = try Self.dump(scenario.open())
+        let second = try ingest(scenario)
+        #expect(second.files.map(\.status) == [.unchanged, .unchanged])
+        #expect(second.totals == first.totals)
+        #expect(try Self.dump(scenario.open()) == before)
+        #expect(try scenario.open().scalar("SELECT count(*) FROM raw_server__deliveries") == .integer(17))
+    }
+
+    @Test("a changed file replaces its earlier rows and rejects; other files stay")
+    func changedFileReplaces() throws {
+        let scenario = try Scenario()
+        try scenario.write("server/a.jsonl", serverLines(20))
+        try scenario.write("server/b.jsonl", serverLines(5))
+        _ = try ingest(scenario)
+        try scenario.write("server/a.jsonl", serverLines(10))
+        let report = try ingest(scenario)
+        #expect(report.files.map(\.status) == [.replaced, .unchanged])
+        #expect(report.files[0].counts == LineCounts(read: 10, accepted: 9, rejected: 1))
+        let database = try scenario.open()
+        #expect(try database.scalar("SELECT count(*) FROM raw_server__deliveries") == .integer(9 + 4))
+        #expect(try database.scalar("SELECT count(*) FROM rejects") == .integer(1 + 1))
+        #expect(try database.scalar("SELECT sum(lines_read) FROM files") == .integer(15))
+    }
+
+    @Test("a large file parsed in chunks gives the same rows, line numbers and rejects as whole")
+    func chunkedEqualsWhole() throws {
+        let whole = try Scenario()
+        let chunked = try Scenario()
+        var lines = serverLines(300)
+        lines.insert("", at: 50)
+        lines.insert("   ", at: 120)
+        for scenario in [whole, chunked] { try scenario.write("server/big.jsonl", lines) }
+        let wholeReport = try ingest(whole, jobs: 1)
+        // 700-byte chunks split the file into dozens of pieces, boundaries falling mid-line.
+        let chunkedReport = try ingest(chunked, jobs: 3, chunkBytes: 700)
+        #expect(chunkedReport.totals == wholeReport.totals)
+        #expect(wholeReport.totals == LineCounts(read: 302, accepted: 257, rejected: 43, blank: 2))
+        #expect(try Self.dump(chunked.open()) == Self.dump(whole.open()))
+    }
+
+    @Test("--jobs 1 and --jobs 4 build identical stores from sample-data")
+    func jobsEquality() throws {
+        var dumps: [[String]] = []
+        for jobs in [1, 4] {
+            let scenario = try Scenario()
+            let database = try scenario.open()
+            _ = try IngestStage.run(files: try SourceFile.list(in: SampleDataTests.sampleData), database: database, jobs: jobs, chunkBytes: 4096)
+            dumps.append(try Self.dump(database))
+        }
+        #expect(dumps[0] == dumps[1])
+        #expect(dumps[0].count > 300)
+    }
+
+    @Test("a .gz file is read through gzip with the same accounting as its plain twin")
+    func gzip() throws {
+        let scenario = try Scenario()
+        try scenario.write("server/a.jsonl", serverLines(30))
+        let gzip = Process()
+        gzip.executableURL = URL(fileURLWithPath: "/bin/gzip")
+        gzip.arguments = ["-k", "-n", scenario.input + "/server/a.jsonl"]
+        try gzip.run()
+        gzip.waitUntilExit()
+        try FileManager.default.moveItem(atPath: scenario.input + "/server/a.jsonl.gz", toPath: scenario.input + "/server/b.jsonl.gz")
+        let report = try ingest(scenario)
+        #expect(report.files.map(\.path) == ["server/a.jsonl", "server/b.jsonl.gz"])
+        #expect(report.files[0].counts == report.files[1].counts)
+        #expect(report.files[1].counts == LineCounts(read: 30, accepted: 26, rejected: 4))
+    }
+
+    @Test("an unreadable file is named and costs nothing else: the other files are stored")
+    func unreadableFile() throws {
+        let scenario = try Scenario()
+        try scenario.write("server/a.jsonl", serverLines(5))
+        try scenario.write("server/b.jsonl.gz", ["this is not gzip"])
+        let report = try ingest(scenario)
+        #expect(report.files.map(\.path) == ["server/a.jsonl"])
+        #expect(report.unreadable.count == 1)
+        #expect(report.unreadable.first?.path.hasSuffix("server/b.jsonl.gz") == true)
+        #expect(try scenario.open().scalar("SELECT count(*) FROM files") == .integer(1))
+    }
+}
