@@ -45,6 +45,8 @@ public enum IAPReconCLI {
     static func dispatch(_ command: ParsedCommand, console: Console) throws -> ExitCode {
         switch command.name {
         case "run": try RunCommand.run(command, console: console)
+        case "nightly": try NightlyCommand.run(command, console: console)
+        case "backfill": try NightlyCommand.backfill(command, console: console)
         case "ingest": try StageCommands.ingest(command, console: console)
         case "normalize": try StageCommands.normalize(command, console: console)
         case "join": try StageCommands.join(command, console: console)

@@ -6,6 +6,11 @@ public struct InputError: Error, CustomStringConvertible, Sendable {
     public var path: String
     public var reason: String
     public var description: String { "cannot read \(path): \(reason)" }
+
+    public init(path: String, reason: String) {
+        self.path = path
+        self.reason = reason
+    }
 }
 
 /// A readable input file, plain or gzip (by its `.gz` suffix), read in blocks.

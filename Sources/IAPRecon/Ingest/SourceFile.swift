@@ -68,34 +68,58 @@ public struct SourceFile: Sendable, Equatable {
     public var kind: SourceKind
 
     /// Lists every input file under `folder`, sorted by relative path.
+    ///
+    /// Two layouts: the contract's (`server/`, `receipts/`, ..., `catalog.csv`), or a
+    /// partitioned root whose `YYYY-MM-DD/` folders each hold that layout, as servers
+    /// write them day by day; their files are named `2026-11-28/server/x.jsonl`.
     /// - Throws: `InputError` when the folder or a source sub-folder cannot be read.
     public static func list(in folder: String) throws(InputError) -> [SourceFile] {
-        let manager = FileManager.default
-        var isDirectory: ObjCBool = false
-        guard manager.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw InputError(path: folder, reason: "no such folder")
+        var files: [SourceFile] = []
+        for name in try entries(of: folder) {
+            let path = folder + "/" + name
+            if isDirectory(path), isPartitionName(name) {
+                files += try layout(in: path, prefix: name + "/")
+            }
         }
-        guard manager.isReadableFile(atPath: folder), let top = try? manager.contentsOfDirectory(atPath: folder) else {
+        files += try layout(in: folder, prefix: "")
+        return files.sorted { $0.relativePath < $1.relativePath }
+    }
+
+    /// `YYYY-MM-DD`, the name of a daily partition.
+    public static func isPartitionName(_ name: String) -> Bool {
+        name.utf8.count == 10 && Timestamp.startOfDay(name) != nil
+    }
+
+    private static func entries(of folder: String) throws(InputError) -> [String] {
+        guard isDirectory(folder) else { throw InputError(path: folder, reason: "no such folder") }
+        guard FileManager.default.isReadableFile(atPath: folder),
+              let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else {
             throw InputError(path: folder, reason: "permission denied")
         }
+        return names.filter { !$0.hasPrefix(".") }.sorted()
+    }
+
+    private static func isDirectory(_ path: String) -> Bool {
+        var directory: ObjCBool = false
+        return FileManager.default.fileExists(atPath: path, isDirectory: &directory) && directory.boolValue
+    }
+
+    /// The contract's layout inside `folder`.
+    private static func layout(in folder: String, prefix: String) throws(InputError) -> [SourceFile] {
         var files: [SourceFile] = []
-        for name in top.sorted() {
+        for name in try entries(of: folder) {
             let path = folder + "/" + name
-            var nameIsDirectory: ObjCBool = false
-            guard manager.fileExists(atPath: path, isDirectory: &nameIsDirectory) else { continue }
-            if nameIsDirectory.boolValue {
+            if isDirectory(path) {
                 guard let kind = SourceKind(rawValue: name), kind != .catalog, kind != .fx else { continue }
-                guard manager.isReadableFile(atPath: path), let children = try? manager.contentsOfDirectory(atPath: path) else {
-                    throw InputError(path: path, reason: "permission denied")
-                }
-                for child in children.sorted() where !child.hasPrefix(".") {
+                for child in try entries(of: path) {
                     let relative = name + "/" + child
+                    // A folder named like a source file is listed too: reading it fails, naming it (exit 3).
                     if let kind = SourceKind.of(relativePath: relative) {
-                        files.append(SourceFile(relativePath: relative, absolutePath: path + "/" + child, kind: kind))
+                        files.append(SourceFile(relativePath: prefix + relative, absolutePath: path + "/" + child, kind: kind))
                     }
                 }
             } else if let kind = SourceKind.of(relativePath: name) {
-                files.append(SourceFile(relativePath: name, absolutePath: path, kind: kind))
+                files.append(SourceFile(relativePath: prefix + name, absolutePath: path, kind: kind))
             }
         }
         return files

@@ -10,6 +10,8 @@ public protocol ProgressSink: AnyObject {
 /// Everything a full run needs.
 public struct RunOptions: Sendable {
     public var input: String
+    /// With a partitioned input: read the `YYYY-MM-DD` partitions up to this day only.
+    public var partitionsThrough: String?
     public var databasePath: String
     public var outFolder: String
     public var jobs: Int
@@ -18,6 +20,7 @@ public struct RunOptions: Sendable {
 
     public init(input: String, databasePath: String, outFolder: String, jobs: Int, reconcile: ReconcileSettings, report: ReportSettings) {
         self.input = input
+        self.partitionsThrough = nil
         self.databasePath = databasePath
         self.outFolder = outFolder
         self.jobs = jobs
@@ -41,8 +44,16 @@ public struct RunResult: Sendable {
 /// failed: every stage reads only the store and rebuilds its own tables.
 public enum Pipeline {
     /// Ingest; throws the first unreadable input (exit 3) after storing every readable file.
-    public static func ingest(input: String, database: Database, jobs: Int, progress: ProgressSink?) throws -> IngestReport {
-        let files = try SourceFile.list(in: input)
+    public static func ingest(
+        input: String, through: String? = nil, database: Database, jobs: Int, progress: ProgressSink?
+    ) throws -> IngestReport {
+        var files = try SourceFile.list(in: input)
+        if let through {
+            files = files.filter { file in
+                let first = String(file.relativePath.prefix { $0 != "/" })
+                return !SourceFile.isPartitionName(first) || first <= through
+            }
+        }
         let report = try IngestStage.run(files: files, database: database, jobs: jobs, progress: { progress?.advanced(lines: $0) })
         if let first = report.unreadable.first { throw first }
         return report
@@ -67,7 +78,7 @@ public enum Pipeline {
             let ingest = try timed("ingest", note: { (report: IngestReport) in
                 "\(report.totals.read) lines, \(report.totals.rejected) rejected, \(report.files.filter { $0.status == .unchanged }.count) files unchanged"
             }) {
-                try Pipeline.ingest(input: options.input, database: database, jobs: options.jobs, progress: progress)
+                try Pipeline.ingest(input: options.input, through: options.partitionsThrough, database: database, jobs: options.jobs, progress: progress)
             }
             try timed("normalize", note: { (_: Void) in "" }) { try NormalizeStage.run(database: database) }
             let join = try timed("join", note: { (summary: JoinSummary) in

@@ -5,6 +5,11 @@ public struct OutputError: Error, CustomStringConvertible, Sendable {
     public var path: String
     public var reason: String
     public var description: String { "cannot write \(path): \(reason)" }
+
+    public init(path: String, reason: String) {
+        self.path = path
+        self.reason = reason
+    }
 }
 
 /// Writes a run's output files so that `--out` always holds one complete set.

@@ -143,7 +143,7 @@ public struct UserHistory: Sendable {
                                 amount: amount(row.optionalString(5), row.optionalString(6)),
                                 detail: "\(row.string(3)): \(row.string(7))", source: ""))
         }
-        events.sort { ($0.ms, $0.event, $0.id) < ($1.ms, $1.event, $1.id) }
+        events.sort { ($0.ms, $0.event.hasPrefix("FINDING") ? 1 : 0, $0.event, $0.id) < ($1.ms, $1.event.hasPrefix("FINDING") ? 1 : 0, $1.event, $1.id) }
         return UserHistory(userID: userID, events: events, findingIDs: findingIDs.sorted())
     }
 

@@ -25,7 +25,7 @@ extension ProgramSpec {
                 Exit codes: 0 done, 1 failed (or findings at --fail-on), 2 bad usage, \
                 3 an input cannot be read, 4 another run holds the database.
                 """,
-            commands: [.run, .ingest, .normalize, .join, .report, .validate, .history, .runs, .generate, .bench],
+            commands: [.run, .nightly, .backfill, .ingest, .normalize, .join, .report, .validate, .history, .runs, .generate, .bench],
             examples: [
                 ExampleSpec("Reconcile the bundled sample data into ./out:", "iaprecon run"),
                 ExampleSpec("Show everything that happened to one user:", "iaprecon history u_1001"),
@@ -58,6 +58,41 @@ extension CommandSpec {
             ExampleSpec(
                 "Replay a past day with report dates in Tokyo time:",
                 "iaprecon run --as-of 2026-11-29T00:00:00Z --tz Asia/Tokyo"),
+        ]
+    )
+
+    public static let nightly = CommandSpec(
+        name: "nightly",
+        abstract: "Reconcile the day partitions under --root into a dated output folder.",
+        discussion: """
+            Reads the partitions <root>/YYYY-MM-DD/<source>/... up to --date (the \
+            newest by default); files already in the store are skipped, so a night \
+            costs its new day. Writes the reports to <out>/YYYY-MM-DD/, then points \
+            <out>/latest at that complete set, and appends a log with stage timings \
+            to --log-dir.
+            """,
+        options: [.root, .db, .outRoot, .date, .logDir, .grace, .tz, .mmpTZ, .currency, .jobs, .failOn, .config],
+        flags: [.quiet],
+        examples: [
+            ExampleSpec("The nightly cron job:", "iaprecon nightly --config jobs/iaprecon.conf --quiet"),
+            ExampleSpec("Re-run one night:", "iaprecon nightly --root /data/iap --out /reports --date 2026-11-28"),
+        ]
+    )
+
+    public static let backfill = CommandSpec(
+        name: "backfill",
+        abstract: "Run the nightly job for every day of a date range, oldest first.",
+        discussion: """
+            Each day is reconciled with the partitions up to that day, as the night \
+            itself would have seen them, into <out>/YYYY-MM-DD/; <out>/latest ends at \
+            the last day.
+            """,
+        options: [.root, .db, .outRoot, .from, .to, .logDir, .grace, .tz, .mmpTZ, .currency, .jobs, .config],
+        flags: [.quiet],
+        examples: [
+            ExampleSpec(
+                "Backfill a quarter:",
+                "iaprecon backfill --config jobs/iaprecon.conf --from 2026-07-01 --to 2026-09-30")
         ]
     )
 
@@ -274,6 +309,27 @@ extension OptionSpec {
     public static let failOn = OptionSpec(
         name: "fail-on", valueName: "severity", help: "Exit 1 when a finding is at or above this severity.",
         defaultValue: .computed("never"), kind: .choice(["critical", "warning", "info"]))
+
+    public static let root = OptionSpec(
+        name: "root", valueName: "dir", help: "Folder of day partitions YYYY-MM-DD/<source>/...",
+        defaultValue: .value("data"))
+
+    public static let outRoot = OptionSpec(
+        name: "out", short: "o", valueName: "dir", help: "Folder that holds one report folder per day and 'latest'.",
+        defaultValue: .value("reports"))
+
+    public static let date = OptionSpec(
+        name: "date", valueName: "yyyy-mm-dd", help: "The day to reconcile through.",
+        defaultValue: .computed("the newest partition"))
+
+    public static let from = OptionSpec(
+        name: "from", valueName: "yyyy-mm-dd", help: "First day of the range.", isRequired: true)
+
+    public static let to = OptionSpec(
+        name: "to", valueName: "yyyy-mm-dd", help: "Last day of the range.", isRequired: true)
+
+    public static let logDir = OptionSpec(
+        name: "log-dir", valueName: "dir", help: "Folder for one log file per run.", defaultValue: .value("logs"))
 
     public static let config = OptionSpec(
         name: configOptionName, valueName: "file",

@@ -47,11 +47,14 @@ extension LineBuffer {
                                 random: inout SeededRandom) {
         switch form {
         case .signedPayload:
-            scratch.payload.clear()
-            scratch.payload.v2NotificationPayload(spec, signedInfo: true, scratch: &scratch, random: &random)
+            var payload = LineBuffer(capacity: 0)
+            swap(&payload, &scratch.payload)
+            payload.clear()
+            payload.v2NotificationPayload(spec, signedInfo: true, scratch: &scratch, random: &random)
             raw("{\"signedPayload\":\"")
-            jws(scratch.payload, random: &random)
+            jws(payload, random: &random)
             raw("\"}")
+            swap(&payload, &scratch.payload)
         case .decodedWithSignedInfo:
             v2NotificationPayload(spec, signedInfo: true, scratch: &scratch, random: &random)
         case .decoded:
