@@ -6,7 +6,7 @@ struct CSVHeader {
     private let positions: [String: Int]
 
     init(_ names: [String]) {
-        self.names = names.map { $0.trimmingCharacters(in: .whitespaces) }
+        self.names = names.map(trimmedSpaces)
         var positions: [String: Int] = [:]
         for (index, name) in self.names.enumerated() where positions[name] == nil { positions[name] = index }
         self.positions = positions
@@ -17,9 +17,19 @@ struct CSVHeader {
     /// The cell of column `name`, trimmed; nil when the column is absent or the cell empty.
     func value(_ name: String, in row: [String]) -> String? {
         guard let position = positions[name], position < row.count else { return nil }
-        let cell = row[position].trimmingCharacters(in: .whitespaces)
+        let cell = trimmedSpaces(row[position])
         return cell.isEmpty ? nil : cell
     }
+}
+
+/// `text` without leading and trailing spaces and tabs (cheap: no Foundation bridging).
+func trimmedSpaces(_ text: String) -> String {
+    let utf8 = text.utf8
+    guard let first = utf8.first, let last = utf8.last else { return text }
+    if first != 0x20, first != 0x09, last != 0x20, last != 0x09 { return text }
+    guard let start = utf8.firstIndex(where: { $0 != 0x20 && $0 != 0x09 }),
+          let end = utf8.lastIndex(where: { $0 != 0x20 && $0 != 0x09 }) else { return "" }
+    return String(text[start...end])
 }
 
 /// A parser for one CSV source: the columns it needs, and one row to raw rows.

@@ -190,6 +190,8 @@ public enum IngestStage {
 final class FileWriter {
     private let database: Database
     private let fileID: Int64
+    /// One prepared INSERT per raw table, by `RawTable.rawValue`.
+    private let inserts: [Statement]
     private(set) var counts = LineCounts()
     let bytes: Int
 
@@ -206,6 +208,7 @@ final class FileWriter {
                 """, [.text(file.relativePath), .text(file.kind.rawValue), .text(hash), .integer(Int64(bytes)),
                       .integer(Int64(Date().timeIntervalSince1970 * 1000))]) { id = $0.int(0) }
             fileID = id
+            inserts = try RawTable.allCases.map { try database.cached($0.insertSQL) }
         } catch {
             try? database.execute("ROLLBACK")
             throw error
@@ -218,8 +221,12 @@ final class FileWriter {
             switch parsed.outcome {
             case .accepted(let rows):
                 for row in rows {
-                    let statement = try database.cached(row.table.insertSQL)
-                    try statement.insert([.integer(fileID), .integer(Int64(parsed.line)), .integer(Int64(row.item))] + row.values)
+                    let statement = inserts[row.table.rawValue]
+                    try statement.bind(.integer(fileID), at: 1)
+                    try statement.bind(.integer(Int64(parsed.line)), at: 2)
+                    try statement.bind(.integer(Int64(row.item)), at: 3)
+                    for (offset, value) in row.values.enumerated() { try statement.bind(value, at: Int32(offset + 4)) }
+                    try statement.execute()
                 }
             case .rejected(let reason):
                 try database.cached("INSERT INTO rejects (file_id, line, reason, text) VALUES (?, ?, ?, ?)")

@@ -297,7 +297,7 @@ struct CSVRecordAssembler {
         func reject(_ reason: String) -> ParsedLine {
             ParsedLine(line: line, outcome: .rejected(reason), rejectedText: text.withUnsafeBufferPointer { Redaction.rejectText($0) })
         }
-        if fields.count == 1, fields[0].trimmingCharacters(in: .whitespaces).isEmpty {
+        if fields.count == 1, trimmedSpaces(fields[0]).isEmpty {
             return ParsedLine(line: line, outcome: .blank)
         }
         if let missing = missingColumns.first { return reject("header has no column '\(missing)'") }

@@ -178,6 +178,23 @@ public final class Statement {
         }
     }
 
+    /// Binds one value to parameter `index` (1-based), after `reset()`.
+    public func bind(_ value: SQLValue, at index: Int32) throws(SQLiteError) {
+        let code: Int32
+        switch value {
+        case .null: code = sqlite3_bind_null(pointer, index)
+        case .integer(let integer): code = sqlite3_bind_int64(pointer, index, integer)
+        case .text(let text): code = sqlite3_bind_text(pointer, index, text, -1, SQLITE_TRANSIENT)
+        }
+        if code != SQLITE_OK { throw SQLiteError(code: code, message: database.lastErrorMessage, sql: sql) }
+    }
+
+    /// Runs a statement whose parameters are bound; resets it.
+    public func execute() throws(SQLiteError) {
+        defer { sqlite3_reset(pointer) }
+        _ = try step()
+    }
+
     /// Inserts one row: bind, step, reset.
     public func insert(_ values: [SQLValue]) throws(SQLiteError) {
         try bind(values)

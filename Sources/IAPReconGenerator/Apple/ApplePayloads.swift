@@ -12,8 +12,6 @@ extension LineBuffer {
         text(tx.id)
         raw("\",\"original_transaction_id\":\"")
         text(tx.originalId)
-        raw("\",\"purchase_date\":\"")
-        appleGMT(tx.purchase)
         raw("\",\"purchase_date_ms\":")
         msString(tx.purchase)
         raw(",\"original_purchase_date_ms\":")
@@ -25,7 +23,7 @@ extension LineBuffer {
             text(tx.webOrderLineItemId)
             raw("\",\"subscription_group_identifier\":\"")
             text(tx.info.appleGroup)
-            raw("\",\"is_in_intro_offer_period\":\"false\"")
+            byte(UInt8(ascii: "\""))
         }
         raw(",\"is_trial_period\":\"false\"")
         if ownership || tx.familyShared {
@@ -64,15 +62,13 @@ extension LineBuffer {
         let production = environment == .production
         raw("{\"status\":0,\"environment\":")
         string(environment.rawValue)
-        raw(production ? ",\"receipt\":{\"receipt_type\":\"Production\",\"adam_id\":1460000000,\"app_item_id\":1460000000"
-                       : ",\"receipt\":{\"receipt_type\":\"ProductionSandbox\",\"adam_id\":0,\"app_item_id\":0")
+        raw(production ? ",\"receipt\":{\"receipt_type\":\"Production\",\"adam_id\":1460000000"
+                       : ",\"receipt\":{\"receipt_type\":\"ProductionSandbox\",\"adam_id\":0")
         raw(",\"bundle_id\":\"com.example.game\",\"application_version\":\"412\",\"download_id\":")
         int(production ? downloadId : 0)
-        raw(",\"receipt_creation_date_ms\":")
-        msString(time - 2_000)
         raw(",\"request_date_ms\":")
         msString(time)
-        raw(",\"original_purchase_date_ms\":\"1375340400000\",\"original_application_version\":\"1.0\",\"in_app\":[")
+        raw(",\"in_app\":[")
         for (index, tx) in inApp.enumerated() {
             if index > 0 { byte(UInt8(ascii: ",")) }
             legacyItem(tx, at: time, ownership: false)
@@ -89,7 +85,7 @@ extension LineBuffer {
                 if index > 0 { byte(UInt8(ascii: ",")) }
                 pendingRenewal(item.0, autoRenew: item.1)
             }
-            raw("],\"latest_receipt\":\"MIIUVQYJKoZIhvcNAQcCoIIURjCCFEICAQExCzAJBgUrDgMCGgUAMIIDxgYJKoZIhvcNAQcBoIIDtwSCA7MxggOvMAoCAQgCAQEEAhYAMAoCARQCAQEEAgwAMAsCAQECAQEEAwIBADALAgEL\"")
+            raw("],\"latest_receipt\":\"MIIUVQYJKoZIhvcNAQcCoIIURjCCFEICAQExCzAJBgUrDgMCGgUA\"")
         }
         byte(UInt8(ascii: "}"))
     }
@@ -167,8 +163,6 @@ extension LineBuffer {
         int(tx.priceMilli)
         raw(",\"currency\":\"")
         text(Catalog.currencies[tx.currency].code)
-        raw("\",\"appTransactionId\":\"")
-        text(tx.appTransactionId)
         raw("\"}")
     }
 
@@ -222,7 +216,7 @@ enum JWS {
             while der.count < length { der.append(UInt8(truncatingIfNeeded: random.next())) }
             return Base64.standard(der)
         }
-        let header = "{\"alg\":\"ES256\",\"x5c\":[\"\(fakeCertificate(96))\",\"\(fakeCertificate(96))\",\"\(fakeCertificate(72))\"]}"
+        let header = "{\"alg\":\"ES256\",\"x5c\":[\"\(fakeCertificate(30))\",\"\(fakeCertificate(30))\",\"\(fakeCertificate(24))\"]}"
         var output: [UInt8] = []
         Base64.appendURL(Array(header.utf8), to: &output)
         return output

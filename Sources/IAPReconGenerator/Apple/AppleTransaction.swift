@@ -51,7 +51,6 @@ struct AppleTransaction {
     var country: Int
     var isRenewal = false
     var revocation: Revocation?
-    var appTransactionId: String
 
     var info: Product { Catalog.products[product] }
     var currency: Int { Catalog.countries[country].currency }

@@ -96,7 +96,7 @@ extension LineBuffer {
             raw(",\"signedTransactionInfo\":\"")
             jws(scratch.inner, random: &random)
             byte(UInt8(ascii: "\""))
-            if let renewal = spec.renewal {
+            if let renewal = spec.renewal, spec.signedDate % 5 < 2 {
                 scratch.renewal.clear()
                 scratch.renewal.v2RenewalInfo(spec.tx, autoRenew: renewal.autoRenew, signedDate: spec.signedDate,
                                               chainStart: renewal.chainStart)
@@ -107,7 +107,7 @@ extension LineBuffer {
         } else {
             raw(",\"transactionInfo\":")
             v2Transaction(spec.tx, signedDate: spec.signedDate, at: spec.signedDate)
-            if let renewal = spec.renewal {
+            if let renewal = spec.renewal, spec.signedDate % 5 < 2 {
                 raw(",\"renewalInfo\":")
                 v2RenewalInfo(spec.tx, autoRenew: renewal.autoRenew, signedDate: spec.signedDate,
                               chainStart: renewal.chainStart)
@@ -132,7 +132,7 @@ extension LineBuffer {
         }
         raw(",\"unified_receipt\":{\"status\":0,\"environment\":\"")
         text(tx.environment.rawValue)
-        raw("\",\"latest_receipt\":\"MIIUVQYJKoZIhvcNAQcCoIIURjCCFEICAQExCzAJBgUrDgMCGgUAMIIDxgYJKoZIhvcNAQcBoIIDtwSCA7MxggOv\",\"latest_receipt_info\":[")
+        raw("\",\"latest_receipt\":\"MIIUVQYJKoZIhvcNAQcCoIIURjCCFEICAQExCzAJBgUrDgMCGgUA\",\"latest_receipt_info\":[")
         let items = spec.chain.isEmpty ? [tx] : spec.chain
         var first = true
         for item in items where item.purchase <= time {

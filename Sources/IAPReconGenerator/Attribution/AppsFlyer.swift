@@ -97,8 +97,10 @@ struct MMPProfile {
     var prefix: [UInt8]
     /// Columns 12–62 (Partner … Android ID), each followed by a comma.
     var middle: [UInt8]
-    /// Columns 64–81 (IMEI … Original URL), each preceded by a comma.
+    /// Columns 64–78 (IMEI … Is Primary Attribution), each preceded by a comma, and the comma before User Agent.
     var tail: [UInt8]
+    /// Column 79, User Agent: the SDK sends it with the install only.
+    var userAgent: [UInt8]
 }
 
 /// The phone an account was used on, and its MMP install.
@@ -139,9 +141,8 @@ extension LineBuffer {
         middle.csvCell(campaign.id); middle.byte(UInt8(ascii: ","))
         middle.csvCell(adset); middle.byte(UInt8(ascii: ","))
         if detailed {
-            middle.text(campaign.id); middle.raw("_as,")
-            middle.csvCell(adset + "_creative_v3"); middle.byte(UInt8(ascii: ","))
-            middle.text(campaign.id); middle.raw("_ad,video,site_")
+            middle.raw("as_"); middle.int(ipTail % 7); middle.raw(",cr_v3,ad_")
+            middle.int(ipTail % 13); middle.raw(",video,")
             middle.int(ipTail % 97)
         } else {
             middle.raw(",,,,")
@@ -150,31 +151,30 @@ extension LineBuffer {
         middle.csvCell(detailed ? campaign.costModel : ""); middle.raw(",,")  // Cost Model, Cost Value, Cost Currency
         middle.byte(UInt8(ascii: ","))
         middle.raw(",,,,,,,,,,,,,,,")  // 15 contributor columns
+        // Region, Country Code, State, City, Postal Code, DMA, IP, WIFI, Operator, Carrier, Language:
+        // privacy settings leave most of them empty.
         middle.text(country.region); middle.byte(UInt8(ascii: ","))
-        middle.text(country.code); middle.raw(",,")  // State
-        middle.text(country.city); middle.raw(",,,")  // Postal Code, DMA
-        middle.int(20 + ipTail % 200); middle.byte(UInt8(ascii: ".")); middle.int(ipTail % 251)
-        middle.raw(".x.x,")
-        middle.raw(wifi ? "true," : "false,")
+        middle.text(country.code); middle.raw(",,,,,,")
+        middle.raw(wifi ? "true,," : "false,,")
         middle.csvCell(wifi ? "" : country.carrier); middle.byte(UInt8(ascii: ","))
-        middle.csvCell(country.carrier); middle.byte(UInt8(ascii: ","))
         middle.text(country.language); middle.byte(UInt8(ascii: ","))
         middle.text(device.appsflyerId); middle.raw(",,")
-        middle.text(device.idfa ?? AppsFlyer.zeroIDFA); middle.raw(",,")
+        middle.text(device.idfa ?? (ipTail % 5 < 2 ? AppsFlyer.zeroIDFA : "")); middle.raw(",,")
 
         var tail = LineBuffer(capacity: 256)
         tail.raw(",,")  // IMEI
         tail.text(device.idfv)
         tail.raw(",ios,")
-        tail.text(deviceType); tail.byte(UInt8(ascii: ","))
+        tail.csvCell(deviceType); tail.byte(UInt8(ascii: ","))
         tail.text(osVersion); tail.byte(UInt8(ascii: ","))
         tail.text(appVersion)
-        tail.raw(",v6.15.2,id1460000000,Example Game,com.example.game,")
+        tail.raw(",,id1460000000,,com.example.game,")
         tail.raw(retargeting ? "true,re-engagement,7d,30d,true," : "false,,7d,,true,")
-        tail.raw("Example%20Game/")
-        tail.text(appVersion)
-        tail.raw(" CFNetwork/1568.100.1 Darwin/24.0.0,,")
-        return MMPProfile(prefix: prefix.bytes, middle: middle.bytes, tail: tail.bytes)
+        var userAgent = LineBuffer(capacity: 64)
+        userAgent.raw("Example%20Game/")
+        userAgent.text(appVersion)
+        userAgent.raw(" CFNetwork/1568.100.1 Darwin/24.0.0")
+        return MMPProfile(prefix: prefix.bytes, middle: middle.bytes, tail: tail.bytes, userAgent: userAgent.bytes)
     }
 
     /// One AppsFlyer row.
@@ -199,5 +199,7 @@ extension LineBuffer {
         append(profile.middle)
         text(customerUserId)
         append(profile.tail)
+        if name == "install" { append(profile.userAgent) }
+        raw(",,")
     }
 }

@@ -5,7 +5,7 @@ struct Currency {
 }
 
 /// A country the app sells in: its App Store storefront and currency.
-struct Country {
+final class Country: Sendable {
     let code: String          // ISO 3166 alpha-2, for registrations and the MMP
     let storefront: String    // Apple's alpha-3 storefront
     let storefrontId: String
@@ -15,6 +15,19 @@ struct Country {
     let region: String
     let carrier: String
     let weight: Int
+
+    init(code: String, storefront: String, storefrontId: String, currency: Int, language: String, city: String,
+         region: String, carrier: String, weight: Int) {
+        self.code = code
+        self.storefront = storefront
+        self.storefrontId = storefrontId
+        self.currency = currency
+        self.language = language
+        self.city = city
+        self.region = region
+        self.carrier = carrier
+        self.weight = weight
+    }
 }
 
 enum ProductType: String {
@@ -35,7 +48,7 @@ enum ProductType: String {
 }
 
 /// One in-app product; prices are milliunits per currency of `Catalog.currencies`.
-struct Product {
+final class Product: Sendable {
     let id: String
     let short: String
     let type: ProductType
@@ -44,8 +57,21 @@ struct Product {
     let period: Millis         // auto-renewable period; 0 otherwise
     let prices: [Int64]
     let inCatalog: Bool
+    let isSubscription: Bool
 
-    var isSubscription: Bool { type == .autoRenewable }
+    init(id: String, short: String, type: ProductType, group: String, appleGroup: String, period: Millis,
+         prices: [Int64], inCatalog: Bool) {
+        self.id = id
+        self.short = short
+        self.type = type
+        self.group = group
+        self.appleGroup = appleGroup
+        self.period = period
+        self.prices = prices
+        self.inCatalog = inCatalog
+        isSubscription = type == .autoRenewable
+    }
+
     var usdMilli: Int64 { prices[0] }
 }
 

@@ -22,31 +22,36 @@ enum Base64 {
     }
 
     private static func append(_ input: [UInt8], alphabet: [UInt8], pad: Bool, to output: inout [UInt8]) {
-        output.reserveCapacity(output.count + (input.count + 2) / 3 * 4)
+        let whole = input.count - input.count % 3
+        let rest = input.count - whole
+        let length = whole / 3 * 4 + (rest == 0 ? 0 : (pad ? 4 : rest + 1))
+        let offset = output.count
+        output.append(contentsOf: repeatElement(0, count: length))
         input.withUnsafeBufferPointer { source in
             alphabet.withUnsafeBufferPointer { table in
-                var index = 0
-                let whole = source.count - source.count % 3
-                while index < whole {
-                    let value = UInt32(source[index]) << 16 | UInt32(source[index + 1]) << 8 | UInt32(source[index + 2])
-                    output.append(table[Int(value >> 18 & 63)])
-                    output.append(table[Int(value >> 12 & 63)])
-                    output.append(table[Int(value >> 6 & 63)])
-                    output.append(table[Int(value & 63)])
-                    index += 3
-                }
-                let rest = source.count - whole
-                if rest == 1 {
-                    let value = UInt32(source[index]) << 16
-                    output.append(table[Int(value >> 18 & 63)])
-                    output.append(table[Int(value >> 12 & 63)])
-                    if pad { output.append(UInt8(ascii: "=")); output.append(UInt8(ascii: "=")) }
-                } else if rest == 2 {
-                    let value = UInt32(source[index]) << 16 | UInt32(source[index + 1]) << 8
-                    output.append(table[Int(value >> 18 & 63)])
-                    output.append(table[Int(value >> 12 & 63)])
-                    output.append(table[Int(value >> 6 & 63)])
-                    if pad { output.append(UInt8(ascii: "=")) }
+                output.withUnsafeMutableBufferPointer { target in
+                    var read = 0
+                    var write = offset
+                    while read < whole {
+                        let value = UInt32(source[read]) << 16 | UInt32(source[read + 1]) << 8 | UInt32(source[read + 2])
+                        target[write] = table[Int(value >> 18 & 63)]
+                        target[write + 1] = table[Int(value >> 12 & 63)]
+                        target[write + 2] = table[Int(value >> 6 & 63)]
+                        target[write + 3] = table[Int(value & 63)]
+                        read += 3
+                        write += 4
+                    }
+                    if rest > 0 {
+                        let value = UInt32(source[read]) << 16 | (rest == 2 ? UInt32(source[read + 1]) << 8 : 0)
+                        target[write] = table[Int(value >> 18 & 63)]
+                        target[write + 1] = table[Int(value >> 12 & 63)]
+                        if rest == 2 {
+                            target[write + 2] = table[Int(value >> 6 & 63)]
+                        } else if pad {
+                            target[write + 2] = UInt8(ascii: "=")
+                        }
+                        if pad { target[write + 3] = UInt8(ascii: "=") }
+                    }
                 }
             }
         }

@@ -116,12 +116,6 @@ extension LineBuffer {
         byte(UInt8(ascii: "Z"))
     }
 
-    /// Apple's legacy `2026-11-28 10:15:02 Etc/GMT`, unquoted.
-    mutating func appleGMT(_ time: Millis) {
-        spacedTime(time)
-        raw(" Etc/GMT")
-    }
-
     /// A JSON value for `time` in `style` (quoted unless an epoch number).
     mutating func jsonTime(_ time: Millis, _ style: TimeStyle) {
         let tokyo: Millis = 9 * Clock.hour

@@ -38,7 +38,7 @@ extension SlotSimulation {
             }
         }
         let style: ClientStyle
-        switch random.weighted([45, 30, 25]) {
+        switch random.weighted([50, 30, 20]) {
         case 0: style = .legacyReceipt
         case 1: style = .storeKit2
         default: style = .storeKit2Signed

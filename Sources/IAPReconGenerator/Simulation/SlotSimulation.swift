@@ -73,16 +73,17 @@ struct SlotSimulation {
 
     /// A time style for a server or receipts line, mixed the way several app servers log.
     mutating func serverTimeStyle() -> TimeStyle {
-        switch random.weighted([46, 20, 8, 4, 8, 8, 6]) {
-        case 0: .isoMillisZ
-        case 1: .isoSecondsZ
-        case 2: .isoMillisTokyo
-        case 3: .isoSecondsTokyo
-        case 4: .spaced
-        case 5: .epochNumber
-        default: .epochString
-        }
+        Self.serverTimeStyles[random.below(Self.serverTimeStyles.count)]
     }
+
+    /// 46 % ISO with ms, 20 % ISO seconds, 8 + 4 % Tokyo offsets, 8 % spaced, 8 + 6 % epoch ms.
+    static let serverTimeStyles: [TimeStyle] = {
+        let weights: [(TimeStyle, Int)] = [(.isoMillisZ, 23), (.isoSecondsZ, 10), (.isoMillisTokyo, 4), (.isoSecondsTokyo, 2),
+                                           (.spaced, 4), (.epochNumber, 4), (.epochString, 3)]
+        return weights.flatMap { Array(repeating: $0.0, count: $0.1) }
+    }()
+
+    static let unknownEventNames = ["session_start", "session_start", "app_open", "level_up", "client_error", "push_opened"]
 
     /// A uniform time in `[lower, upper]`.
     mutating func time(_ lower: Millis, _ upper: Millis) -> Millis {
@@ -139,7 +140,7 @@ struct SlotSimulation {
             line.text(Catalog.countries[person.country].storefront)
             line.byte(UInt8(ascii: "\""))
         }
-        line.raw(",\"app_version\":\"4.12.0\"}")
+        line.byte(UInt8(ascii: "}"))
         let effective = style.effective(time)
         if planted { try emitPlanted(.server, at: effective) } else { try emit(.server, at: effective) }
         return Order(id: id, product: product, userId: person.userId, time: effective)
@@ -220,12 +221,11 @@ struct SlotSimulation {
 
     /// A server event iaprecon does not know (`session_start`, …): ignored, never rejected.
     mutating func unknownEvent(_ person: Person, at time: Millis) throws {
-        let names = ["session_start", "session_start", "app_open", "level_up", "client_error", "push_opened"]
         let style = serverTimeStyle()
         line.raw("{\"ts\":")
         line.jsonTime(time, style)
         line.raw(",\"event\":")
-        line.string(random.pick(names))
+        line.string(random.pick(Self.unknownEventNames))
         line.raw(",\"user_id\":")
         line.string(person.userId)
         line.raw(",\"app_version\":\"4.12.0\",\"platform\":\"ios\"}")
@@ -347,12 +347,8 @@ struct SlotSimulation {
     /// A notification form: mostly V2 as Apple posts it; V1 only where V1 has the type.
     mutating func notificationForm(for spec: NotificationSpec, v2Only: Bool = false) -> NotificationForm {
         let v1Allowed = !v2Only && spec.v1Type != nil && spec.tx.environment == .production
-        switch random.weighted([55, 15, 12, v1Allowed ? 18 : 0]) {
-        case 0: return .signedPayload
-        case 1: return .decodedWithSignedInfo
-        case 2: return .decoded
-        default: return .v1
-        }
+        let draw = random.below(v1Allowed ? 100 : 80)
+        return draw < 35 ? .signedPayload : (draw < 50 ? .decodedWithSignedInfo : (draw < 80 ? .decoded : .v1))
     }
 
     /// Writes a notification (and sometimes Apple's retry of it with the same notificationUUID).
@@ -391,7 +387,7 @@ struct SlotSimulation {
         let id = newTransactionId()
         var tx = AppleTransaction(id: id, originalId: id, product: product, purchase: time, originalPurchase: time,
                                   quantity: quantity, environment: environment, appAccountToken: token,
-                                  country: person.country, appTransactionId: String(704_000_000_000_000_000 + Int64(slot)))
+                                  country: person.country)
         if Catalog.products[product].isSubscription {
             tx.expires = time + Catalog.products[product].period
             tx.webOrderLineItemId = newWebOrderLineItemId()

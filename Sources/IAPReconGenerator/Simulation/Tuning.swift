@@ -5,19 +5,19 @@
 /// sample: about 37 % MMP rows, 30 % server lines, 15 % receipts, 14 % notifications.
 enum Tuning {
     /// Share of users who ever buy consumables, and their chance to buy per session.
-    static let payerShare = 0.34
+    static let payerShare = 0.45
     static let whaleShare = 0.06
-    static let payerBuyChance = 0.16
+    static let payerBuyChance = 0.25
     static let whaleBuyChance = 0.45
     static let subscriberShare = 0.10
     static let vipShare = 0.015
     static let removeAdsShare = 0.05
 
     /// Sessions: a session of a day a user is active.
-    static let unknownEventChance = 0.12
-    static let loginEventChance = 0.30
-    static let levelEventChance = 0.10
-    static let subscriberReceiptCheckChance = 0.25
+    static let unknownEventChance = 0.02
+    static let loginEventChance = 0.12
+    static let levelEventChance = 0.05
+    static let subscriberReceiptCheckChance = 0.10
 
     /// Share of purchases the MMP reports, of MMP rows repeated, of installs never signing up.
     static let mmpPurchaseShare = 0.85
