@@ -67,15 +67,15 @@ extension CommandSpec {
         discussion: """
             Reads the partitions <root>/YYYY-MM-DD/<source>/... up to --date (the \
             newest by default); files already in the store are skipped, so a night \
-            costs its new day. Writes the reports to <out>/YYYY-MM-DD/, then points \
-            <out>/latest at that complete set, and appends a log with stage timings \
+            costs its new day. Writes the reports to <reports>/YYYY-MM-DD/, then \
+            points <reports>/latest at that complete set, and appends a log with stage timings \
             to --log-dir.
             """,
-        options: [.root, .db, .outRoot, .date, .logDir, .grace, .tz, .mmpTZ, .currency, .jobs, .failOn, .config],
+        options: [.root, .db, .reports, .date, .logDir, .grace, .tz, .mmpTZ, .currency, .jobs, .failOn, .config],
         flags: [.quiet],
         examples: [
             ExampleSpec("The nightly cron job:", "iaprecon nightly --config jobs/iaprecon.conf --quiet"),
-            ExampleSpec("Re-run one night:", "iaprecon nightly --root /data/iap --out /reports --date 2026-11-28"),
+            ExampleSpec("Re-run one night:", "iaprecon nightly --root /data/iap --date 2026-11-28"),
         ]
     )
 
@@ -84,15 +84,15 @@ extension CommandSpec {
         abstract: "Run the nightly job for every day of a date range, oldest first.",
         discussion: """
             Each day is reconciled with the partitions up to that day, as the night \
-            itself would have seen them, into <out>/YYYY-MM-DD/; <out>/latest ends at \
-            the last day.
+            itself would have seen them, into <reports>/YYYY-MM-DD/; <reports>/latest \
+            ends at the last day.
             """,
-        options: [.root, .db, .outRoot, .from, .to, .logDir, .grace, .tz, .mmpTZ, .currency, .jobs, .config],
+        options: [.root, .db, .reports, .from, .to, .logDir, .grace, .tz, .mmpTZ, .currency, .jobs, .config],
         flags: [.quiet],
         examples: [
             ExampleSpec(
                 "Backfill a quarter:",
-                "iaprecon backfill --config jobs/iaprecon.conf --from 2026-07-01 --to 2026-09-30")
+                "iaprecon backfill --from 2026-07-01 --to 2026-09-30")
         ]
     )
 
@@ -314,8 +314,8 @@ extension OptionSpec {
         name: "root", valueName: "dir", help: "Folder of day partitions YYYY-MM-DD/<source>/...",
         defaultValue: .value("data"))
 
-    public static let outRoot = OptionSpec(
-        name: "out", short: "o", valueName: "dir", help: "Folder that holds one report folder per day and 'latest'.",
+    public static let reports = OptionSpec(
+        name: "reports", valueName: "dir", help: "Folder that holds one report folder per day and 'latest'.",
         defaultValue: .value("reports"))
 
     public static let date = OptionSpec(

@@ -50,7 +50,7 @@ enum NightlyCommand {
     }
 
     private static func night(_ command: ParsedCommand, root: String, date: String, console: Console) throws -> ExitCode {
-        let outRoot = command.value("out") ?? "reports"
+        let outRoot = command.value("reports") ?? "reports"
         let logDir = command.value("log-dir") ?? "logs"
         try FileManager.default.createDirectory(atPath: logDir, withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: outRoot, withIntermediateDirectories: true)

@@ -8,7 +8,8 @@ struct CommandsTests {
     @Test("the subcommands, in help order")
     func names() {
         #expect(Self.program.commands.map(\.name) == [
-            "run", "ingest", "normalize", "join", "report", "validate", "history", "runs", "generate", "bench",
+            "run", "nightly", "backfill", "ingest", "normalize", "join", "report", "validate", "history", "runs",
+            "generate", "bench",
         ])
     }
 
@@ -71,6 +72,7 @@ struct CommandsTests {
     func configKeys() {
         #expect(Self.program.configKeys == [
             "input", "db", "out", "as-of", "grace", "tz", "mmp-tz", "currency", "jobs", "fail-on", "quiet",
+            "root", "reports", "date", "log-dir", "from", "to",
         ])
     }
 }

@@ -24,6 +24,10 @@ struct HelpTests {
 
             SUBCOMMANDS:
               run                     Ingest, normalize, join and report in one go.
+              nightly                 Reconcile the day partitions under --root into a dated
+                                      output folder.
+              backfill                Run the nightly job for every day of a date range,
+                                      oldest first.
               ingest                  Read the input folder into the store.
               normalize               Cast, convert and deduplicate the ingested rows.
               join                    Match orders to transactions and derive the findings.

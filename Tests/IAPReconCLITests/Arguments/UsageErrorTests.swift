@@ -90,7 +90,7 @@ struct UsageErrorTests {
             argv: ["join", "--grace", "--db", "x.sqlite"],
             expected: """
                 Error: Missing value for '--grace <duration>'
-                Usage: iaprecon join [--db <file>] [--as-of <time>] [--grace <duration>]
+                Usage: iaprecon join [<options>]
                   See 'iaprecon join --help' for more information.
                 """),
         UsageErrorCase(
@@ -223,7 +223,7 @@ struct UsageErrorTests {
         #expect(
             command.usageError("--as-of is before every event in the store").text == """
                 Error: --as-of is before every event in the store
-                Usage: iaprecon join [--db <file>] [--as-of <time>] [--grace <duration>]
+                Usage: iaprecon join [<options>]
                   See 'iaprecon join --help' for more information.
                 """)
     }
