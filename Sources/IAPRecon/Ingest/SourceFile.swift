@@ -168,13 +168,9 @@ public struct LineCounts: Sendable, Equatable, Codable {
 
 /// Parses the lines of one source file into `ParsedLine`s, handed over in batches.
 ///
-/// JSON Lines: each line is one record. CSV: line 1 is the header; a quoted
-/// field may span lines (RFC 4180), but a record whose quotes are still open
-/// after `maximumRecordLines` lines or at the end of the file is rejected as
-/// unbalanced, and reading resumes on the line after its first, so one stray
-/// quote costs one line.
+/// JSON Lines: each line is one record. CSV: line 1 is the header and each
+/// later line one record (see `CSVRecordAssembler`).
 enum SourceFileParser {
-    static let maximumRecordLines = 20
     static let batchLines = 4096
 
     /// Parses `file`, or the chunk `range` of a plain JSON Lines file; returns the lines read.
@@ -229,62 +225,37 @@ enum SourceFileParser {
     }
 }
 
-/// Joins physical lines into CSV records and parses them.
+/// Parses CSV lines into records: line 1 is the header, each later line one record.
+///
+/// A record never spans lines: a line whose quotes do not balance is rejected
+/// as `unbalanced quotes`, so one stray quote costs exactly its own line and
+/// never swallows the good lines after it. (MMP exports keep JSON in
+/// `Event Value` on one line; a quoted newline would be split and rejected,
+/// which the accounting shows.)
 struct CSVRecordAssembler {
     let kind: SourceKind
     private var header: CSVHeader?
     private var missingColumns: [String] = []
-    /// Lines of a record whose quotes are still open.
-    private var open: [(number: Int, bytes: [UInt8])] = []
 
     init(kind: SourceKind) { self.kind = kind }
 
     mutating func feed(_ line: LineReader.Line) -> [ParsedLine] {
         if line.tooLong {
-            var results = flushOpenAsUnbalanced()
-            results.append(SourceFileParser.reject(line, "line longer than \(LineReader.maximumLineBytes >> 20) MiB"))
-            return results
+            return [SourceFileParser.reject(line, "line longer than \(LineReader.maximumLineBytes >> 20) MiB")]
         }
-        open.append((line.number, Array(line.bytes)))
-        return assemble(atEnd: false)
-    }
-
-    mutating func finish() -> [ParsedLine] { assemble(atEnd: true) }
-
-    private mutating func assemble(atEnd: Bool) -> [ParsedLine] {
-        var results: [ParsedLine] = []
-        while !open.isEmpty {
-            var joined: [UInt8] = []
-            for (offset, part) in open.enumerated() {
-                if offset > 0 { joined.append(0x0A) }
-                joined += part.bytes
+        guard let fields = CSV.fields(line.bytes) else {
+            if header == nil {
+                // The header itself is broken: every row will say which column it lacks.
+                header = CSVHeader([])
+                missingColumns = kind.csvParser?.requiredColumns ?? []
+                return []
             }
-            let fields = joined.withUnsafeBufferPointer { CSV.fields($0) }
-            if let fields {
-                let first = open[0]
-                open.removeAll()
-                if let parsed = record(fields, line: first.number, text: joined) { results.append(parsed) }
-                return results
-            }
-            if !atEnd, open.count < SourceFileParser.maximumRecordLines { return results }
-            // Unbalanced: reject the first line alone, then retry from the next one.
-            let first = open.removeFirst()
-            results.append(unbalanced(first))
+            return [SourceFileParser.reject(line, "unbalanced quotes")]
         }
-        return results
+        return record(fields, line: line.number, text: Array(line.bytes)).map { [$0] } ?? []
     }
 
-    private mutating func flushOpenAsUnbalanced() -> [ParsedLine] {
-        let results = open.map(unbalanced)
-        open.removeAll()
-        return results
-    }
-
-    private func unbalanced(_ line: (number: Int, bytes: [UInt8])) -> ParsedLine {
-        if header == nil { return ParsedLine(line: line.number, outcome: .ignored) }
-        return ParsedLine(line: line.number, outcome: .rejected("unbalanced quotes"),
-                          rejectedText: line.bytes.withUnsafeBufferPointer { Redaction.rejectText($0) })
-    }
+    func finish() -> [ParsedLine] { [] }
 
     /// A parsed record, or nil for the header (which is not counted as a line read).
     private mutating func record(_ fields: [String], line: Int, text: [UInt8]) -> ParsedLine? {
@@ -317,28 +288,40 @@ struct CSVRecordAssembler {
 enum Redaction {
     static let maximumBytes = 300
     static let longTokenBytes = 64
+    /// Only the start of a huge line is looked at.
+    static let scanBytes = 64 * 1024
 
     /// The line as text, with every long base64-like run replaced and the whole cut to 300 bytes.
     static func rejectText(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
         var output: [UInt8] = []
         var run: [UInt8] = []
+        var runLength = 0
         func flush() {
-            if run.count >= longTokenBytes {
-                output += Array("[\(run.count) bytes redacted]".utf8)
+            if runLength >= longTokenBytes {
+                output += Array("[\(runLength) bytes redacted]".utf8)
             } else {
                 output += run
             }
             run.removeAll(keepingCapacity: true)
+            runLength = 0
         }
-        for byte in bytes {
+        for byte in bytes.prefix(scanBytes) {
             if output.count > maximumBytes { break }
             let tokenByte = (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
                 || byte == 0x2B || byte == 0x2F || byte == 0x3D || byte == 0x5F || byte == 0x2D || byte == 0x2E
-            if tokenByte { run.append(byte) } else { flush(); output.append(byte) }
+            if tokenByte {
+                runLength += 1
+                if run.count < longTokenBytes { run.append(byte) }
+            } else {
+                flush()
+                output.append(byte)
+            }
         }
         flush()
+        let cut = output.count > maximumBytes || bytes.count > scanBytes
         var text = String(decoding: output.prefix(maximumBytes), as: UTF8.self)
-        if output.count > maximumBytes || bytes.count > maximumBytes && text.utf8.count >= maximumBytes { text += "…" }
-        return text
+        // Invalid bytes decode as U+FFFD (3 bytes each): cut again to the limit.
+        while text.utf8.count > maximumBytes { text.removeLast() }
+        return cut ? text + "…" : text
     }
 }
