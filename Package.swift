@@ -15,7 +15,8 @@ let package = Package(
         .target(name: "IAPReconCLI", dependencies: ["IAPRecon", "IAPReconGenerator"]),
         .executableTarget(name: "iaprecon", dependencies: ["IAPReconCLI"]),
         .testTarget(name: "IAPReconTests", dependencies: ["IAPRecon", "IAPReconGenerator"]),
-        .testTarget(name: "IAPReconCLITests", dependencies: ["IAPReconCLI", "IAPRecon"]),
+        .testTarget(name: "IAPReconGeneratorTests", dependencies: ["IAPReconGenerator"]),
+        .testTarget(name: "IAPReconCLITests", dependencies: ["IAPReconCLI", "IAPRecon"], exclude: ["Expected"]),
     ],
     swiftLanguageModes: [.v6]
 )

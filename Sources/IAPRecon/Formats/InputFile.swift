@@ -69,6 +69,11 @@ final class InputFile {
             if result > 0, gzdirect(file) == 1 {
                 throw InputError(path: path, reason: "not valid gzip: no gzip header")
             }
+            var state: Int32 = 0
+            // A premature end of the stream reads as 0 bytes with Z_BUF_ERROR: a truncated file.
+            if result == 0, gzerror(file, &state) != nil, state == Z_BUF_ERROR {
+                throw InputError(path: path, reason: "not valid gzip: the file is truncated")
+            }
             if result < 0 {
                 var code: Int32 = 0
                 let message = gzerror(file, &code).map { String(cString: $0) } ?? "gzip error"

@@ -36,7 +36,8 @@ public enum Money {
                 return nil
             }
         }
-        guard sawDigit, text.utf8.last != UInt8(ascii: ".") else { return nil }
+        // Decimal's exponent stops at -128; a smaller one would silently become 0.
+        guard sawDigit, text.utf8.last != UInt8(ascii: "."), exponent >= -128 else { return nil }
         return Decimal(sign: negative && significand != 0 ? .minus : .plus, exponent: exponent, significand: Decimal(significand))
     }
 

@@ -58,9 +58,9 @@ public enum Timestamp {
                 return nil
             }
         }
-        guard sawDigit else { return nil }
-        // Year 1 to year 9999 in milliseconds: anything outside is not a time.
-        guard whole <= 253_402_300_799_999 else { return nil }
+        guard sawDigit, text.utf8.last != UInt8(ascii: ".") else { return nil }
+        // Year 0 (Xcode test payloads use it) to year 9999 in milliseconds: anything outside is not a time.
+        guard whole <= 253_402_300_799_999, !negative || whole <= 62_167_219_200_000 else { return nil }
         if negative { return fractionNonZero ? -whole - 1 : -whole }
         return whole
     }

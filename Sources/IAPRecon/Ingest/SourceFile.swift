@@ -318,10 +318,13 @@ enum Redaction {
             }
         }
         flush()
-        let cut = output.count > maximumBytes || bytes.count > scanBytes
+        var cut = output.count > maximumBytes || bytes.count > scanBytes
         var text = String(decoding: output.prefix(maximumBytes), as: UTF8.self)
         // Invalid bytes decode as U+FFFD (3 bytes each): cut again to the limit.
-        while text.utf8.count > maximumBytes { text.removeLast() }
+        while text.utf8.count > maximumBytes {
+            text.removeLast()
+            cut = true
+        }
         return cut ? text + "…" : text
     }
 }

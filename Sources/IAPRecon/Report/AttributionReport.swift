@@ -31,6 +31,8 @@ struct AttributionReport {
         var refunds: Decimal = 0
         var spend: Decimal = 0
         var hasSpend = false
+        /// Some of the spend has no fx rate: the total is unknown, so it is shown empty.
+        var spendUnconverted = false
         var mmpRevenue: Decimal = 0
     }
 
@@ -43,6 +45,10 @@ struct AttributionReport {
     var cohorts: [CohortKey: Cohort] = [:]
     var matchedBy: [String: Int] = ["customer_user_id": 0, "appsflyer_id": 0, "idfv": 0, "idfa": 0, "unattributed": 0]
     var installRows = 0
+    /// Verified purchases with no known user, counted in the unattributed cohort of their day.
+    var userlessPurchases = 0
+    /// Spend rows in a currency fx.csv cannot convert: their cohort's spend is shown empty.
+    var unconvertedSpendRows = 0
     let asOfMs: Int64
 
     init(database: Database, zone: Zone, fx: FXRates, asOfMs: Int64) throws {
@@ -115,13 +121,27 @@ struct AttributionReport {
         var purchasesByUser: [String: [(purchaseMs: Int64, grossUSD: Decimal, refundUSD: Decimal)]] = [:]
         try database.forEach("""
             SELECT user_id, purchase_ms, unit_price, quantity, currency, refund_amount FROM int_transactions_resolved
-            WHERE is_revenue = 1 AND user_id IS NOT NULL ORDER BY purchase_ms, transaction_id
+            WHERE is_revenue = 1 ORDER BY purchase_ms, transaction_id
             """) { row in
-            let userID = row.string(0)
             let purchaseMs = row.int(1)
             let gross = (row.optionalString(2).flatMap(Money.parse) ?? 0) * Decimal(row.int(3))
             let rate = fx.rate(row.optionalString(4) ?? "", on: zone.day(purchaseMs)) ?? 0
             let refund = row.optionalString(5).flatMap(Money.parse) ?? 0
+            guard let userID = row.optionalString(0) else {
+                // Apple's money whose user nobody knows (no order, delivery or receipt): the
+                // unattributed cohort of its purchase day, so every verified dollar lands in a row.
+                let key = CohortKey(day: zone.day(purchaseMs), mediaSource: "unattributed", campaign: "")
+                add(key) { cohort in
+                    cohort.anchorMs = max(cohort.anchorMs, purchaseMs)
+                    cohort.revenue += gross * rate
+                    cohort.refunds += refund * rate
+                    cohort.revenueD0 += gross * rate
+                    cohort.revenueD7 += gross * rate
+                    cohort.revenueD30 += gross * rate
+                }
+                userlessPurchases += 1
+                return
+            }
             purchasesByUser[userID, default: []].append((purchaseMs, gross * rate, refund * rate))
             if signups[userID] == nil { signups[userID] = (purchaseMs, nil, nil, nil, false) }
         }
@@ -179,11 +199,13 @@ struct AttributionReport {
 
         // Spend joins on day, media source and campaign; spend with no installs keeps its row.
         try database.forEach("SELECT day, media_source, campaign, spend, currency FROM raw_spend__days") { row in
-            guard let spend = Money.parse(row.string(3)), let rate = fx.rate(row.string(4), on: row.string(0)) else { return }
+            guard let spend = Money.parse(row.string(3)) else { return }
+            let rate = fx.rate(row.string(4), on: row.string(0))
+            if rate == nil { unconvertedSpendRows += 1 }
             let key = CohortKey(day: row.string(0), mediaSource: Self.mediaSource(row.optionalString(1)), campaign: row.optionalString(2) ?? "")
             let dayStart = Timestamp.startOfDay(row.string(0)) ?? 0
             add(key) { cohort in
-                cohort.spend += spend * rate
+                if let rate { cohort.spend += spend * rate } else { cohort.spendUnconverted = true }
                 cohort.hasSpend = true
                 // A cohort with spend and no installs matures from its day.
                 cohort.anchorMs = max(cohort.anchorMs, dayStart - zone.offsetMs(atUTC: dayStart))
@@ -215,7 +237,7 @@ struct AttributionReport {
             func mature(_ days: Int64) -> Bool { cohort.anchorMs + days * Self.dayMs <= asOfMs }
             let d7: Decimal? = mature(8) ? cohort.revenueD7 : nil
             func ratio(_ value: Decimal?) -> String {
-                guard cohort.hasSpend, cohort.spend > 0, let value else { return "" }
+                guard cohort.hasSpend, !cohort.spendUnconverted, cohort.spend > 0, let value else { return "" }
                 return Money.format(value / cohort.spend, scale: 4)
             }
             try sink.csvRecord([
@@ -223,7 +245,7 @@ struct AttributionReport {
                 String(cohort.installs), String(cohort.registrations), String(cohort.payers),
                 mature(1) ? Money.format(cohort.revenueD0) : "", d7.map(Money.format) ?? "",
                 mature(31) ? Money.format(cohort.revenueD30) : "", Money.format(cohort.revenue), Money.format(cohort.refunds),
-                cohort.hasSpend ? Money.format(cohort.spend) : "", ratio(d7), ratio(cohort.revenue), Money.format(cohort.mmpRevenue),
+                cohort.hasSpend && !cohort.spendUnconverted ? Money.format(cohort.spend) : "", ratio(d7), ratio(cohort.revenue), Money.format(cohort.mmpRevenue),
             ])
         }
     }

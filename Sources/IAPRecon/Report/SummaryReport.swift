@@ -94,6 +94,8 @@ enum SummaryReport {
             ])),
             ("attribution", .object([
                 ("install_rows", .int(attribution.installRows)),
+                ("purchases_without_user", .int(attribution.userlessPurchases)),
+                ("spend_rows_without_fx_rate", .int(attribution.unconvertedSpendRows)),
                 ("users_matched_by", .object(["customer_user_id", "appsflyer_id", "idfv", "idfa", "unattributed"].map {
                     ($0, .int(attribution.matchedBy[$0] ?? 0))
                 })),

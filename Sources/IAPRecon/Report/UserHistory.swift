@@ -74,14 +74,19 @@ public struct UserHistory: Sendable {
             events.append(Event(ms: row.int(0), event: "registered", id: userID, product: "", amount: "", detail: parts.joined(separator: ", "),
                                 source: row.string(5)))
         }
+        var mmpZone = Zone.utc
+        try database.forEach("SELECT mmp_tz FROM int_run_settings") { mmpZone = Zone($0.string(0)) ?? .utc }
+        // The MMP rows that name this user or one of the device ids the user signed up with.
         try database.forEach("""
             SELECT e.install_wall_ms, e.event_wall_ms, e.media_source, e.campaign, f.path || ':' || e.line
             FROM raw_mmp__events e JOIN files f USING (file_id)
-            WHERE e.event_name = 'install' AND (e.customer_user_id = ?1
-              OR e.appsflyer_id IN (SELECT appsflyer_id FROM raw_registrations__users WHERE user_id = ?1 AND appsflyer_id IS NOT NULL))
+            WHERE e.event_name = 'install' AND e.is_retargeting_n = 0 AND (e.customer_user_id = ?1
+              OR e.appsflyer_id IN (SELECT appsflyer_id FROM raw_registrations__users WHERE user_id = ?1)
+              OR e.idfv IN (SELECT idfv FROM raw_registrations__users WHERE user_id = ?1)
+              OR e.idfa IN (SELECT idfa FROM raw_registrations__users WHERE user_id = ?1))
             """, user) { row in
             let source = row.optionalString(2) ?? "organic"
-            events.append(Event(ms: row.optionalInt(0) ?? row.int(1), event: "install", id: "", product: "", amount: "",
+            events.append(Event(ms: mmpZone.utc(fromLocal: row.optionalInt(0) ?? row.int(1)), event: "install", id: "", product: "", amount: "",
                                 detail: "media source \(source)" + (row.optionalString(3).map { ", campaign \($0)" } ?? ""),
                                 source: row.string(4)))
         }

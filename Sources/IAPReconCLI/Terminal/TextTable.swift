@@ -1,3 +1,5 @@
+import Foundation
+
 /// A plain-text table with aligned columns, for people reading a terminal.
 struct TextTable {
     var header: [String]
@@ -22,7 +24,7 @@ struct TextTable {
                 let pad = String(repeating: " ", count: max(0, widths[index] - cell.count))
                 if index == cells.count - 1, !numeric.contains(index) { return cell }
                 return numeric.contains(index) ? pad + cell : cell + pad
-            }.joined(separator: "  ")
+            }.joined(separator: "  ").replacingOccurrences(of: " +$", with: "", options: .regularExpression)
         }
         var lines = [line(header), line(widths.map { String(repeating: "-", count: $0) })]
         lines += rows.map(line)

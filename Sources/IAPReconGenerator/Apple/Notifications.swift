@@ -133,9 +133,10 @@ extension LineBuffer {
         raw(",\"unified_receipt\":{\"status\":0,\"environment\":\"")
         text(tx.environment.rawValue)
         raw("\",\"latest_receipt\":\"MIIUVQYJKoZIhvcNAQcCoIIURjCCFEICAQExCzAJBgUrDgMCGgUA\",\"latest_receipt_info\":[")
-        let items = spec.chain.isEmpty ? [tx] : spec.chain
+        // The chain's latest transactions (Apple sends up to 100; a few keep lines short).
+        let items = spec.chain.isEmpty ? [tx] : Array(spec.chain.filter { $0.purchase <= time }.suffix(5))
         var first = true
-        for item in items where item.purchase <= time {
+        for item in items {
             if !first { byte(UInt8(ascii: ",")) }
             first = false
             legacyItem(item, at: time, ownership: true)

@@ -1,3 +1,5 @@
+import Foundation
+
 /// The per-day sources of CONTRACT.md §1, each written one file per UTC day.
 enum Source: Int, CaseIterable {
     case server, receipts, notifications, registrations, attribution
@@ -26,13 +28,14 @@ final class InputFolder {
     let start: Millis
     let days: Int
     private var files: [[SpooledFile]] = []
+    /// Lines wait in memory up to this many bytes in all; then every file moves its lines to its spool.
+    static let memoryBudget = 48 * 1_048_576
+    private var buffered = 0
 
     init(directory: String, start: Millis, days: Int, gzipFirstServerDay: Bool) {
         self.directory = directory
         self.start = start
         self.days = days
-        let fileCount = Source.allCases.count * days
-        let threshold = max(16_384, min(262_144, 48 * 1_048_576 / max(fileCount, 1)))
         for source in Source.allCases {
             var row: [SpooledFile] = []
             for day in 0..<days {
@@ -47,8 +50,7 @@ final class InputFolder {
                 let gzip = gzipFirstServerDay && source == .server && day == 0
                 if gzip { buffer.raw(".gz") }
                 row.append(SpooledFile(directory: directory, relativePath: String(decoding: buffer.bytes, as: UTF8.self),
-                                       header: source.isCSV ? AppsFlyer.header : nil, gzip: gzip,
-                                       flushThreshold: threshold))
+                                       header: source.isCSV ? AppsFlyer.header : nil, gzip: gzip))
             }
             files.append(row)
         }
@@ -64,13 +66,48 @@ final class InputFolder {
     }
 
     func emit(_ source: Source, at time: Millis, _ line: LineBuffer) throws {
-        try files[source.rawValue][day(of: time)].append(line.bytes, at: time)
+        try append(line.bytes, to: files[source.rawValue][day(of: time)], at: time)
     }
 
-    /// Sorts and writes every file; returns them in path order.
+    /// Adds a line to `file` with sort key `time` (a bad line may sort last on purpose).
+    func append(_ line: [UInt8], to file: SpooledFile, at time: Millis) throws {
+        buffered += file.append(line, at: time)
+        if buffered > Self.memoryBudget {
+            for row in files { for file in row { try file.flush() } }
+            buffered = 0
+        }
+    }
+
+    /// Sorts and writes every file, one worker per core; returns them in path order.
     func finish() throws -> [SpooledFile] {
-        let all = files.flatMap { $0 }
-        for file in all { try file.finish() }
+        let all = files.flatMap { $0 }.sorted { $0.bytes > $1.bytes }
+        let failures = FailureList()
+        DispatchQueue.concurrentPerform(iterations: all.count) { index in
+            do {
+                try all[index].finish()
+            } catch {
+                failures.append(error)
+            }
+        }
+        if let first = failures.first { throw first }
         return all.sorted { $0.relativePath < $1.relativePath }
+    }
+}
+
+/// Errors collected from workers.
+private final class FailureList: @unchecked Sendable {
+    private let lock = NSLock()
+    private var errors: [any Error] = []
+
+    func append(_ error: any Error) {
+        lock.lock()
+        errors.append(error)
+        lock.unlock()
+    }
+
+    var first: (any Error)? {
+        lock.lock()
+        defer { lock.unlock() }
+        return errors.first
     }
 }

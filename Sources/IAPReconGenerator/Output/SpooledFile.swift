@@ -15,26 +15,29 @@ public struct GeneratorError: Error, CustomStringConvertible, Sendable {
     }
 }
 
-/// One input file of the generated folder: lines arrive in user order, are spooled
-/// to a hidden file with their time, and are written out sorted by time.
+/// One input file of the generated folder: lines arrive in user order, wait in memory
+/// (and, past the folder's memory budget, in a hidden spool file) with their time, and
+/// are written out sorted by time.
 ///
 /// Users are simulated one at a time, so a day file receives lines from the whole
 /// user base in no particular order; real logs are in time order, and sorting one
-/// day file at the end keeps memory bounded by the largest day file rather than
-/// by the whole folder. Lines with equal times keep their arrival order.
-final class SpooledFile {
+/// day file at the end keeps memory bounded by the budget plus the largest day file
+/// rather than by the whole folder. Lines with equal times keep their arrival order.
+///
+/// `@unchecked Sendable`: while users are simulated only the generating thread touches
+/// a file; `finish()` then runs on one worker per file, and nothing else touches it.
+final class SpooledFile: @unchecked Sendable {
     let relativePath: String
     let finalPath: String
     let spoolPath: String
     let header: [UInt8]
     let gzip: Bool
     private var buffer: [UInt8] = []
-    private let flushThreshold: Int
     private var spooled = false
     private(set) var lines = 0
     private(set) var bytes = 0
 
-    init(directory: String, relativePath: String, header: String? = nil, gzip: Bool = false, flushThreshold: Int) {
+    init(directory: String, relativePath: String, header: String? = nil, gzip: Bool = false) {
         self.relativePath = relativePath
         self.finalPath = directory + "/" + relativePath
         let slash = relativePath.lastIndex(of: "/")
@@ -43,12 +46,13 @@ final class SpooledFile {
         self.spoolPath = folder + "/.spool-" + name
         self.header = header.map { Array($0.utf8) + [10] } ?? []
         self.gzip = gzip
-        self.flushThreshold = flushThreshold
         bytes = self.header.count
     }
 
-    /// Adds one line (without its newline) that belongs at `time` in the file's order.
-    func append(_ line: [UInt8], at time: Millis) throws {
+    /// Adds one line (without its newline) that belongs at `time` in the file's order;
+    /// returns the bytes it now holds in memory for it.
+    @discardableResult
+    func append(_ line: [UInt8], at time: Millis) -> Int {
         var key = UInt64(bitPattern: time).littleEndian
         withUnsafeBytes(of: &key) { buffer.append(contentsOf: $0) }
         var length = UInt32(line.count).littleEndian
@@ -56,18 +60,19 @@ final class SpooledFile {
         buffer.append(contentsOf: line)
         lines += 1
         bytes += line.count + 1
-        if buffer.count >= flushThreshold { try flush() }
+        return line.count + 12
     }
 
-    private func flush() throws {
-        guard !buffer.isEmpty || !spooled else { return }
+    /// Moves the lines held in memory to the spool file and releases the memory.
+    func flush() throws {
+        guard !buffer.isEmpty else { return }
         let flags = O_WRONLY | O_CREAT | (spooled ? O_APPEND : O_TRUNC)
         let descriptor = open(spoolPath, flags, 0o644)
         guard descriptor >= 0 else { throw GeneratorError.system("create", spoolPath) }
-        defer { close(descriptor) }
+        defer { closeDescriptor(descriptor) }
         try writeAll(descriptor, buffer, path: spoolPath)
         spooled = true
-        buffer.removeAll(keepingCapacity: true)
+        buffer = []
     }
 
     /// Writes the final file: header, then every line sorted by time; removes the spool.
@@ -140,7 +145,7 @@ final class FileSink {
             self.gz = nil
             guard gzclose(gz) == Z_OK else { throw GeneratorError("cannot finish \(path): gzip error") }
         } else if descriptor >= 0 {
-            let result = Glibc.close(descriptor)
+            let result = closeDescriptor(descriptor)
             descriptor = -1
             guard result == 0 else { throw GeneratorError.system("close", path) }
         }
@@ -148,15 +153,21 @@ final class FileSink {
 
     deinit {
         if let gz { gzclose(gz) }
-        if descriptor >= 0 { _ = Glibc.close(descriptor) }
+        if descriptor >= 0 { closeDescriptor(descriptor) }
     }
+}
+
+@discardableResult
+func closeDescriptor(_ descriptor: Int32) -> Int32 {
+    close(descriptor)
 }
 
 func writeAll(_ descriptor: Int32, _ bytes: [UInt8], path: String) throws {
     try bytes.withUnsafeBytes { raw in
+        guard let base = raw.baseAddress else { return }
         var offset = 0
         while offset < raw.count {
-            let written = write(descriptor, raw.baseAddress! + offset, raw.count - offset)
+            let written = write(descriptor, base + offset, raw.count - offset)
             if written < 0 {
                 if errno == EINTR { continue }
                 throw GeneratorError.system("write", path)
@@ -176,8 +187,9 @@ func readAll(_ path: String) throws -> [UInt8] {
     var result = [UInt8](repeating: 0, count: size)
     var offset = 0
     try result.withUnsafeMutableBytes { raw in
+        guard let base = raw.baseAddress else { return }
         while offset < size {
-            let count = read(descriptor, raw.baseAddress! + offset, size - offset)
+            let count = read(descriptor, base + offset, size - offset)
             if count < 0 {
                 if errno == EINTR { continue }
                 throw GeneratorError.system("read", path)

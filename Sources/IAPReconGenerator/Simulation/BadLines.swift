@@ -138,7 +138,7 @@ extension SlotSimulation {
             line.bytes.removeSubrange(keep...)
         }
         let file = run.folder.file(kind.source, at: at)
-        try file.append(line.bytes, at: sortKey)
+        try run.folder.append(line.bytes, to: file, at: sortKey)
         line.clear()
         run.truth.reject(file: file.relativePath, reason: kind.reason)
     }
@@ -147,7 +147,7 @@ extension SlotSimulation {
     mutating func blankLine() throws {
         let source = [Source.server, .receipts, .notifications, .registrations][random.below(4)]
         let file = run.folder.file(source, at: time(start, asOf - Clock.minute))
-        try file.append([], at: time(start, asOf - Clock.minute))
+        try run.folder.append([], to: file, at: time(start, asOf - Clock.minute))
         run.truth.blankLinesByFile[file.relativePath, default: 0] += 1
     }
 

@@ -262,11 +262,9 @@ struct SlotSimulation {
         }
         switch style {
         case .legacyReceipt:
-            let subscriptions = visible.filter { $0.info.isSubscription }
-            var inApp = visible
-            for tx in current where !inApp.contains(where: { $0.id == tx.id }) { inApp.append(tx) }
+            // The server asks with exclude-old-transactions: each subscription shows its latest renewal only.
             var pending: [(AppleTransaction, Bool)] = []
-            for tx in subscriptions {
+            for tx in visible where tx.info.isSubscription {
                 if let index = pending.firstIndex(where: { $0.0.originalId == tx.originalId }) {
                     if tx.purchase > pending[index].0.purchase { pending[index].0 = tx }
                 } else {
@@ -276,8 +274,11 @@ struct SlotSimulation {
             for index in pending.indices {
                 if let off = autoRenewOff[pending[index].0.originalId], off <= time { pending[index].1 = false }
             }
+            let latest = pending.map(\.0)
+            var inApp = visible.filter { !$0.info.isSubscription } + latest
+            for tx in current where !inApp.contains(where: { $0.id == tx.id }) { inApp.append(tx) }
             line.raw(",\"response\":")
-            line.verifyReceiptResponse(environment: environment, inApp: inApp, latest: subscriptions, pending: pending,
+            line.verifyReceiptResponse(environment: environment, inApp: inApp, latest: latest, pending: pending,
                                        at: time, downloadId: downloadId)
         case .storeKit2, .storeKit2Signed:
             var listed = current

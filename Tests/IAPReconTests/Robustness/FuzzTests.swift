@@ -136,9 +136,9 @@ struct FuzzTests {
         try manager.createDirectory(atPath: input + "/server", withIntermediateDirectories: true)
         try manager.createDirectory(atPath: input + "/attribution", withIntermediateDirectories: true)
         try manager.createDirectory(atPath: input + "/receipts/folder.jsonl", withIntermediateDirectories: true)
-        manager.createFile(atPath: input + "/server/empty.jsonl", contents: Data())
+        _ = manager.createFile(atPath: input + "/server/empty.jsonl", contents: Data())
         var rng = SplitMix64(state: 7)
-        manager.createFile(atPath: input + "/server/binary.jsonl", contents: Data((0..<100_000).map { _ in UInt8.random(in: 0...255, using: &rng) }))
+        _ = manager.createFile(atPath: input + "/server/binary.jsonl", contents: Data((0..<100_000).map { _ in UInt8.random(in: 0...255, using: &rng) }))
         let huge = "{\"ts\":\"2026-11-28T10:00:00Z\",\"event\":\"order_created\",\"user_id\":\"u1\",\"product_id\":\"gems60\",\"order_id\":\"" + String(repeating: "x", count: 20 << 20) + "\"}\n"
         let good = Line.order("2026-11-28T10:00:00Z", "o1", "u1", "gems60") + "\n"
         try (good + huge + String(repeating: "[", count: 100_000) + "\n" + good).write(toFile: input + "/server/huge.jsonl", atomically: false, encoding: .utf8)

@@ -1,0 +1,64 @@
+import Foundation
+@testable import IAPRecon
+
+/// Feeds text to the ingest parsers the way `LineReader` hands lines over.
+enum IngestLine {
+    /// One JSON Lines line of `kind`, as line `number`.
+    static func parse(_ text: String, _ kind: SourceKind, number: Int = 1, tooLong: Bool = false) -> ParsedLine {
+        let bytes = Array(text.utf8)
+        return bytes.withUnsafeBufferPointer { buffer in
+            SourceFileParser.parseJSONLine(LineReader.Line(number: number, bytes: buffer, tooLong: tooLong), kind: kind)
+        }
+    }
+
+    /// The reject reason of a line, or nil when it was not rejected.
+    static func reason(_ text: String, _ kind: SourceKind) -> String? {
+        if case .rejected(let reason) = parse(text, kind).outcome { return reason }
+        return nil
+    }
+
+    /// The rows of an accepted line, or nil when it was not accepted.
+    static func rows(_ text: String, _ kind: SourceKind) -> [RawRow]? {
+        if case .accepted(let rows) = parse(text, kind).outcome { return rows }
+        return nil
+    }
+
+    /// Physical CSV lines, numbered from 1, through a fresh assembler, then the end of the file.
+    static func csv(_ kind: SourceKind, _ lines: [String]) -> [ParsedLine] {
+        var assembler = CSVRecordAssembler(kind: kind)
+        var parsed: [ParsedLine] = []
+        for (index, text) in lines.enumerated() {
+            let bytes = Array(text.utf8)
+            parsed += bytes.withUnsafeBufferPointer { buffer in
+                assembler.feed(LineReader.Line(number: index + 1, bytes: buffer, tooLong: false))
+            }
+        }
+        return parsed + assembler.finish()
+    }
+
+    /// The object of a JSON text.
+    static func object(_ text: String) throws -> JSONObject {
+        guard let object = try JSONParser.parse(text).objectValue else { throw NotAnObject() }
+        return object
+    }
+
+    struct NotAnObject: Error {}
+
+    /// A raw `raw_apple__transactions` row: every column null except `values`.
+    static func appleTransactionRow(_ values: [String: SQLValue]) -> [String: SQLValue] {
+        var row: [String: SQLValue] = [:]
+        for column in RawTable.appleTransactions.columns { row[column] = .null }
+        for (column, value) in values {
+            precondition(row[column] != nil, "no column \(column)")
+            row[column] = value
+        }
+        return row
+    }
+}
+
+extension RawRow {
+    /// The row's values by column name.
+    var byColumn: [String: SQLValue] {
+        Dictionary(uniqueKeysWithValues: zip(table.columns, values))
+    }
+}

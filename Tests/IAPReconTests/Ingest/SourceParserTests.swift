@@ -1,0 +1,559 @@
+import Foundation
+import Testing
+@testable import IAPRecon
+
+/// Line-level parsing of every source (CONTRACT.md §1): what is accepted, and the exact reject reason otherwise.
+@Suite("Source line parsers")
+struct SourceParserTests {
+    // MARK: - Any JSON Lines source
+
+    @Test("blank and whitespace-only lines are blank, not rejects", arguments: ["", " ", "\t \r", "   \t"])
+    func blankLines(text: String) {
+        for kind in [SourceKind.server, .receipts, .notifications, .registrations] {
+            #expect(IngestLine.parse(text, kind).outcome == .blank)
+        }
+    }
+
+    @Test("lines that are not a JSON object are rejected with the parser's reason and byte", arguments: [
+        ("hello", "not JSON: unexpected character at byte 1"),
+        ("nothing", "not JSON: invalid literal at byte 1"),
+        (#"{"event":"delivered""#, "not JSON: unexpected end of input at byte 21"),
+        (#"{"event":"delivered"} trailing"#, "not JSON: unexpected text after the JSON value at byte 23"),
+        (#"{"event":"deli\#u{01}vered"}"#, "not JSON: control character in string at byte 15"),
+        ("[1,2]", "not a JSON object"),
+        (#""order_created""#, "not a JSON object"),
+        ("null", "not a JSON object"),
+        ("\u{FEFF}{}", "not JSON: unexpected character at byte 1"),
+    ])
+    func notJSONObject(text: String, reason: String) {
+        for kind in [SourceKind.server, .receipts, .notifications, .registrations] {
+            #expect(IngestLine.reason(text, kind) == reason)
+        }
+    }
+
+    @Test("a reject keeps its line number and a redacted copy of the line")
+    func rejectCarriesLineAndText() {
+        let token = String(repeating: "QUJD", count: 50)
+        let parsed = IngestLine.parse(#"{"event":"delivered","ts":"yesterday","token":""# + token + #""}"#, .server, number: 42)
+        #expect(parsed.line == 42)
+        #expect(parsed.outcome == .rejected(#"bad time in 'ts': "yesterday""#))
+        #expect(parsed.rejectedText == #"{"event":"delivered","ts":"yesterday","token":"[200 bytes redacted]"}"#)
+        #expect(IngestLine.parse("{}", .server, number: 3).rejectedText == "{}")
+    }
+
+    @Test("a line the reader flagged as too long is rejected before parsing")
+    func tooLongLine() {
+        let parsed = IngestLine.parse(#"{"event":"delivered"#, .server, number: 9, tooLong: true)
+        #expect(parsed.outcome == .rejected("line longer than 64 MiB"))
+        #expect(parsed.line == 9)
+    }
+
+    // MARK: - server/*.jsonl
+
+    static let ts = #""ts":"2026-11-28T10:15:02.123Z""#
+
+    @Test("server log lines: each required field, type, time, amount and quantity problem has its reason", arguments: [
+        (#"{"ts":"2026-11-28T10:15:02Z"}"#, "missing required field 'event'"),
+        (#"{"ts":"2026-11-28T10:15:02Z","event":5}"#, "field 'event' must be a string, not number"),
+        (#"{"event":"delivered","user_id":"u1","transaction_id":"t1","product_id":"p"}"#, "missing required field 'ts'"),
+        (#"{"ts":null,"event":"delivered","user_id":"u1","transaction_id":"t1","product_id":"p"}"#, "missing required field 'ts'"),
+        (#"{"ts":"yesterday","event":"delivered","user_id":"u1","transaction_id":"t1","product_id":"p"}"#, #"bad time in 'ts': "yesterday""#),
+        (#"{"ts":true,"event":"delivered","user_id":"u1","transaction_id":"t1","product_id":"p"}"#, "bad time in 'ts': true"),
+        (#"{"ts":"2026-11-28T10:15:02Z and then some more words after it","event":"delivery_revoked","user_id":"u1","transaction_id":"t1"}"#,
+         #"bad time in 'ts': "2026-11-28T10:15:02Z and then some more…"#),
+        (#"{\#(ts),"event":"delivered","user_id":"u1","product_id":"p"}"#, "missing required field 'transaction_id'"),
+        (#"{\#(ts),"event":"delivered","user_id":"u1","transaction_id":"","product_id":"p"}"#, "missing required field 'transaction_id'"),
+        (#"{\#(ts),"event":"delivered","user_id":"u1","transaction_id":["t1"],"product_id":"p"}"#,
+         "field 'transaction_id' must be a string, not array"),
+        (#"{\#(ts),"event":"order_created","order_id":"o1","user_id":1001,"product_id":"p"}"#, "field 'user_id' must be a string, not number"),
+        (#"{\#(ts),"event":"order_created","order_id":"o1","user_id":"","product_id":"p"}"#, "missing required field 'user_id'"),
+        (#"{\#(ts),"event":"order_created","order_id":"o1","user_id":"u1","product_id":"p","price":"0,99"}"#, #"bad amount in 'price': "0,99""#),
+        (#"{\#(ts),"event":"order_created","order_id":"o1","user_id":"u1","product_id":"p","price":1e5}"#, "bad amount in 'price': 1e5"),
+        (#"{\#(ts),"event":"order_created","order_id":"o1","user_id":"u1","product_id":"p","price":{}}"#, "bad amount in 'price': an object"),
+        (#"{\#(ts),"event":"order_created","order_id":"o1","user_id":"u1","product_id":"p","currency":1}"#,
+         "field 'currency' must be a string, not number"),
+        (#"{\#(ts),"event":"order_created","user_id":"u1","product_id":"p"}"#, "missing required field 'order_id'"),
+        (#"{\#(ts),"event":"delivered","user_id":"u1","transaction_id":"t1","product_id":"p","quantity":"abc"}"#, #"bad number in 'quantity': "abc""#),
+        (#"{\#(ts),"event":"delivered","user_id":"u1","transaction_id":"t1","product_id":"p","quantity":1.5}"#, "bad number in 'quantity': 1.5"),
+        (#"{\#(ts),"event":"delivered","user_id":"u1","transaction_id":"t1","product_id":"p","quantity":true}"#, "bad number in 'quantity': true"),
+        (#"{\#(ts),"event":"delivered","user_id":"u1","transaction_id":"t1","product_id":"p","quantity":0}"#, "bad number in 'quantity': 0"),
+        (#"{\#(ts),"event":"delivered","user_id":"u1","transaction_id":"t1","product_id":"p","quantity":-2}"#, "bad number in 'quantity': -2"),
+        (#"{\#(ts),"event":"delivered","user_id":"u1","transaction_id":"t1","product_id":"p","quantity":1000001}"#,
+         "bad number in 'quantity': 1000001"),
+        (#"{\#(ts),"event":"delivery_revoked","transaction_id":"t1"}"#, "missing required field 'user_id'"),
+    ])
+    func serverRejects(line: String, reason: String) {
+        #expect(IngestLine.reason(line, .server) == reason)
+    }
+
+    @Test("server log lines of the contract's three events become orders, deliveries and revocations")
+    func serverAccepted() throws {
+        let order = try #require(IngestLine.rows(
+            #"{\#(Self.ts),"event":"order_created","order_id":"o1","user_id":"u1","product_id":"gems60","price":"0.990","currency":"USD","storefront":"USA","extra":[1]}"#,
+            .server))
+        #expect(order.map(\.table) == [.orders])
+        #expect(order[0].byColumn == [
+            "ts_ms": .integer(1_795_860_902_123), "order_id": .text("o1"), "user_id": .text("u1"), "product_id": .text("gems60"),
+            "price": .text("0.99"), "currency": .text("USD"), "storefront": .text("USA"),
+        ])
+        let numericPrice = try #require(IngestLine.rows(
+            #"{\#(Self.ts),"event":"order_created","order_id":"o1","user_id":"u1","product_id":"gems60","price":1100}"#, .server))
+        #expect(numericPrice[0].byColumn["price"] == .text("1100"))
+
+        let delivered = try #require(IngestLine.rows(
+            #"{\#(Self.ts),"event":"delivered","user_id":"u1","transaction_id":2000000812345678,"product_id":"gems60","quantity":"1000000","delivery_id":88121}"#,
+            .server))
+        #expect(delivered[0].byColumn == [
+            "ts_ms": .integer(1_795_860_902_123), "user_id": .text("u1"), "transaction_id": .text("2000000812345678"),
+            "product_id": .text("gems60"), "order_id": .null, "quantity_n": .integer(1_000_000), "delivery_id": .text("88121"),
+        ])
+        let defaultQuantity = try #require(IngestLine.rows(
+            #"{\#(Self.ts),"event":"delivered","user_id":"u1","transaction_id":"t1","product_id":"gems60","quantity":null}"#, .server))
+        #expect(defaultQuantity[0].byColumn["quantity_n"] == .integer(1))
+
+        let revoked = try #require(IngestLine.rows(
+            #"{"ts":1764324902123,"event":"delivery_revoked","user_id":"u1","transaction_id":"t1","reason":"refund"}"#, .server))
+        #expect(revoked[0].byColumn == [
+            "ts_ms": .integer(1_764_324_902_123), "user_id": .text("u1"), "transaction_id": .text("t1"), "reason": .text("refund"),
+        ])
+    }
+
+    @Test("an unknown server event is ignored, not rejected, even with fields the known events would reject")
+    func serverUnknownEvent() {
+        #expect(IngestLine.parse(#"{\#(Self.ts),"event":"refund_requested","user_id":"u1"}"#, .server).outcome == .ignored)
+        #expect(IngestLine.parse(#"{"ts":"yesterday","event":"app_open"}"#, .server).outcome == .ignored)
+        // Event names are exact: near misses are unknown events.
+        #expect(IngestLine.parse(#"{\#(Self.ts),"event":"Delivered","user_id":"u1","transaction_id":"t1","product_id":"p"}"#, .server).outcome
+            == .ignored)
+    }
+
+    // MARK: - receipts/*.jsonl
+
+    static let receiptHead = #""received_at":"2026-11-28T10:15:08Z","user_id":"u_1001""#
+
+    @Test("receipt lines: each shape problem has its reason, with the path into Apple's payload", arguments: [
+        (#"{\#(receiptHead)}"#, "missing required field 'response', 'transactions' or 'signed_transactions'"),
+        (#"{\#(receiptHead),"response":null,"transactions":null}"#, "missing required field 'response', 'transactions' or 'signed_transactions'"),
+        (#"{"user_id":"u1","response":{"status":0}}"#, "missing required field 'received_at'"),
+        (#"{"received_at":"2026-11-28T10:15:08Z","response":{"status":0}}"#, "missing required field 'user_id'"),
+        (#"{\#(receiptHead),"response":"MIIT..."}"#, "field 'response' must be an object, not string"),
+        (#"{\#(receiptHead),"transactions":{}}"#, "field 'transactions' must be an array, not object"),
+        (#"{\#(receiptHead),"response":{}}"#, "missing required field 'response.status'"),
+        (#"{\#(receiptHead),"response":{"status":"ok"}}"#, #"bad number in 'response.status': "ok""#),
+        (#"{\#(receiptHead),"response":{"status":0,"receipt":[]}}"#, "field 'response.receipt' must be an object, not array"),
+        (#"{\#(receiptHead),"response":{"status":0,"receipt":{"in_app":"x"}}}"#, "field 'response.receipt.in_app' must be an array, not string"),
+        (#"{\#(receiptHead),"response":{"status":0,"receipt":{"in_app":[1]}}}"#, "field 'response.receipt.in_app[0]' must be an object, not number"),
+        (#"{\#(receiptHead),"response":{"status":0,"receipt":{"in_app":[{"transaction_id":"1","product_id":"p","purchase_date_ms":"1"},{"product_id":"p","purchase_date_ms":"1"}]}}}"#,
+         "missing required field 'response.receipt.in_app[1].transaction_id'"),
+        (#"{\#(receiptHead),"response":{"status":0,"receipt":{"in_app":[{"transaction_id":"1","product_id":"p","purchase_date_ms":"soon"}]}}}"#,
+         #"bad time in 'response.receipt.in_app[0].purchase_date_ms': "soon""#),
+        (#"{\#(receiptHead),"response":{"status":0,"latest_receipt_info":[{"transaction_id":"1","product_id":"p","purchase_date_ms":"1","quantity":"one"}]}}"#,
+         #"bad number in 'response.latest_receipt_info[0].quantity': "one""#),
+        (#"{\#(receiptHead),"signed_transactions":["abc"]}"#, "bad JWS in 'signed_transactions[0]': not three dot-separated parts"),
+        (#"{\#(receiptHead),"signed_transactions":["a.eyJ0cmFuc2FjdGlvbklkIjoiMSIsInByb2R1Y3RJZCI6InAiLCJwdXJjaGFzZURhdGUiOjF9.b","a.!!!.b"]}"#, "bad JWS in 'signed_transactions[1]': payload is not base64url"),
+        (#"{\#(receiptHead),"signed_transactions":["a.b29wcw.c"]}"#, "bad JWS in 'signed_transactions[0]': payload is not JSON: unexpected character at byte 1"),
+        (#"{\#(receiptHead),"signed_transactions":["a.WzFd.c"]}"#, "bad JWS in 'signed_transactions[0]': payload is not a JSON object"),
+        (#"{\#(receiptHead),"signed_transactions":[42]}"#, "field 'signed_transactions[0]' must be a JWS string, not number"),
+        (#"{\#(receiptHead),"signed_transactions":["a.e30.b"]}"#, "missing required field 'signed_transactions[0].transactionId'"),
+        (#"{\#(receiptHead),"transactions":["x"]}"#, "field 'transactions[0]' must be an object, not string"),
+        (#"{\#(receiptHead),"transactions":[{"transactionId":"1","purchaseDate":1}]}"#, "missing required field 'transactions[0].productId'"),
+        (#"{\#(receiptHead),"transactions":[{"transactionId":"1","productId":"p","purchaseDate":1,"price":"9.99"}]}"#,
+         #"bad number in 'transactions[0].price': "9.99""#),
+    ])
+    func receiptRejects(line: String, reason: String) {
+        #expect(IngestLine.reason(line, .receipts) == reason)
+    }
+
+    @Test("a receipt with a non-zero status is a failed verification: accepted, one verification row, no transactions")
+    func failedVerification() throws {
+        // The in_app item is malformed on purpose: a failed verification does not read it.
+        let line = #"{\#(Self.receiptHead),"order_id":"o1","response":{"status":21007,"environment":"Sandbox","receipt":{"bundle_id":"com.example.game","in_app":[{"product_id":"p"}]}}}"#
+        let rows = try #require(IngestLine.rows(line, .receipts))
+        #expect(rows.count == 1)
+        #expect(rows[0].table == .verifications)
+        #expect(rows[0].byColumn == [
+            "received_ms": .integer(1_795_860_908_000), "user_id": .text("u_1001"), "order_id": .text("o1"), "transaction_id": .null,
+            "status_n": .integer(21007), "environment": .text("Sandbox"), "bundle_id": .text("com.example.game"), "shape": .text("response"),
+        ])
+    }
+
+    @Test("an iOS 7 receipt: every in_app and latest_receipt_info item is a transaction row carrying the line's user and order")
+    func iOS7Receipt() throws {
+        func item(_ id: Int) -> String {
+            #"{"quantity":"1","product_id":"p\#(id)","transaction_id":"100\#(id)","original_transaction_id":"1001","purchase_date_ms":"176432490\#(id)000"}"#
+        }
+        let line = #"{\#(Self.receiptHead),"order_id":"OrderID_1","response":{"status":0,"environment":"Production","receipt":{"bundle_id":"com.example.game","in_app":["#
+            + [1, 2, 3].map(item).joined(separator: ",") + #"]},"latest_receipt_info":["# + [4, 5].map(item).joined(separator: ",") + "]}}"
+        let rows = try #require(IngestLine.rows(line, .receipts))
+        #expect(rows.map(\.item) == [0, 1, 2, 3, 4, 5])
+        #expect(rows.map(\.table) == [.verifications] + Array(repeating: .appleTransactions, count: 5))
+        // Five transactions and no transaction_id on the line: the verification names none.
+        #expect(rows[0].byColumn["transaction_id"] == .null)
+        #expect(rows[0].byColumn["shape"] == .text("response"))
+        for (index, row) in rows.dropFirst().enumerated() {
+            let id = index + 1
+            #expect(row.byColumn == IngestLine.appleTransactionRow([
+                "origin": .text("receipt"), "event_ms": .integer(1_795_860_908_000), "user_id": .text("u_1001"),
+                "claimed_order_id": .text("OrderID_1"), "transaction_id": .text("100\(id)"), "original_transaction_id": .text("1001"),
+                "product_id": .text("p\(id)"), "purchase_ms": .integer(Int64("176432490\(id)000")!), "environment": .text("Production"),
+                "quantity_n": .integer(1),
+            ]))
+        }
+    }
+
+    @Test("receipt items carry Apple's numbers as strings (or numbers) and every contract field")
+    func receiptItemFields() throws {
+        let line = #"{\#(Self.receiptHead),"transaction_id":"2000000812345678","response":{"status":"0","environment":"Production","receipt":{"in_app":{"#
+            + #""quantity":"2","product_id":"com.example.pro.monthly","transaction_id":"2000000812345678","original_transaction_id":2000000800000000,"#
+            + #""purchase_date_ms":"1764324907000","original_purchase_date_ms":"1764324907000","expires_date_ms":"1766916907000","#
+            + #""cancellation_date_ms":"1764400000000","cancellation_reason":"0","is_trial_period":"false","in_app_ownership_type":"FAMILY_SHARED","#
+            + #""web_order_line_item_id":"2000000099999999","app_account_token":"OrderID_1764324902123_gems60","subscription_group_identifier":"21345678"}}}}"#
+        let rows = try #require(IngestLine.rows(line, .receipts))
+        #expect(rows.count == 2)
+        #expect(rows[0].byColumn["transaction_id"] == .text("2000000812345678"))
+        #expect(rows[1].byColumn == IngestLine.appleTransactionRow([
+            "origin": .text("receipt"), "event_ms": .integer(1_795_860_908_000), "user_id": .text("u_1001"),
+            "transaction_id": .text("2000000812345678"), "original_transaction_id": .text("2000000800000000"),
+            "product_id": .text("com.example.pro.monthly"), "purchase_ms": .integer(1_764_324_907_000),
+            "expires_ms": .integer(1_766_916_907_000), "revocation_ms": .integer(1_764_400_000_000), "revocation_reason": .text("0"),
+            "environment": .text("Production"), "app_account_token": .text("OrderID_1764324902123_gems60"),
+            "quantity_n": .integer(2), "ownership": .text("FAMILY_SHARED"), "subscription_group": .text("21345678"),
+        ]))
+    }
+
+    @Test("a receipt line with several shapes names them all; decoded V2 transactions default to Production")
+    func combinedShapes() throws {
+        let v2 = #"{"transactionId":"7","productId":"p","purchaseDate":"2026-11-28T10:15:00Z","price":990,"currency":"USD"}"#
+        let line = #"{\#(Self.receiptHead),"response":{"status":0},"transactions":[\#(v2)],"signed_transactions":[]}"#
+        let rows = try #require(IngestLine.rows(line, .receipts))
+        #expect(rows.count == 2)
+        #expect(rows[0].byColumn["shape"] == .text("response+transactions+signed_transactions"))
+        #expect(rows[0].byColumn["transaction_id"] == .text("7"))
+        #expect(rows[1].byColumn["environment"] == .text("Production"))
+        #expect(rows[1].byColumn["price_milli_n"] == .integer(990))
+        #expect(rows[1].byColumn["purchase_ms"] == .integer(1_795_860_900_000))
+    }
+
+    // MARK: - notifications/*.jsonl
+
+    @Test("notification lines: each shape problem has its reason", arguments: [
+        ("{}", "missing required field 'signedPayload', 'notificationType' or 'notification_type'"),
+        (#"{"signedPayload":""}"#, "missing required field 'signedPayload', 'notificationType' or 'notification_type'"),
+        (#"{"signedPayload":"abc"}"#, "bad JWS in 'signedPayload': not three dot-separated parts"),
+        (#"{"signedPayload":12}"#, "field 'signedPayload' must be a string, not number"),
+        (#"{"signedPayload":"a.e30.b"}"#, "missing required field 'signedPayload.notificationType'"),
+        (#"{"notificationType":5}"#, "field 'notificationType' must be a string, not number"),
+        (#"{"notificationType":"REFUND","signedDate":"later"}"#, #"bad time in 'signedDate': "later""#),
+        (#"{"notificationType":"REFUND","data":"x"}"#, "field 'data' must be an object, not string"),
+        (#"{"notificationType":"REFUND","data":{"transactionInfo":{"transactionId":"1","productId":"p"}}}"#,
+         "missing required field 'data.transactionInfo.purchaseDate'"),
+        (#"{"notificationType":"REFUND","data":{"signedTransactionInfo":"x.y"}}"#, "bad JWS in 'data.signedTransactionInfo': not three dot-separated parts"),
+        (#"{"notification_type":"CANCEL","unified_receipt":{"latest_receipt_info":["x"]}}"#,
+         "field 'unified_receipt.latest_receipt_info[0]' must be an object, not string"),
+        (#"{"notification_type":"CANCEL","unified_receipt":{"latest_receipt_info":[{"transaction_id":"1","product_id":"p","purchase_date_ms":"1","cancellation_date_ms":"soon"}]}}"#,
+         #"bad time in 'unified_receipt.latest_receipt_info[0].cancellation_date_ms': "soon""#),
+    ])
+    func notificationRejects(line: String, reason: String) {
+        #expect(IngestLine.reason(line, .notifications) == reason)
+    }
+
+    @Test("a V1 CANCEL with environment PROD and cancellation_date_ms keeps PROD raw and the refund time")
+    func v1Cancel() throws {
+        let line = #"{"notification_type":"CANCEL","environment":"PROD","unified_receipt":{"latest_receipt_info":[{"#
+            + #""transaction_id":"2000000812345678","original_transaction_id":"2000000812345678","product_id":"gems60","#
+            + #""purchase_date_ms":"1764324907000","cancellation_date_ms":"1764410000000","cancellation_reason":"1","quantity":"1"}]}}"#
+        let rows = try #require(IngestLine.rows(line, .notifications))
+        #expect(rows.count == 2)
+        #expect(rows[0].byColumn == [
+            "notification_uuid": .null, "notification_type": .text("CANCEL"), "subtype": .null, "signed_ms": .null,
+            "environment": .text("PROD"), "version": .text("1"), "transaction_id": .text("2000000812345678"),
+        ])
+        #expect(rows[1].item == 1)
+        #expect(rows[1].byColumn == IngestLine.appleTransactionRow([
+            "origin": .text("notification"), "transaction_id": .text("2000000812345678"),
+            "original_transaction_id": .text("2000000812345678"), "product_id": .text("gems60"),
+            "purchase_ms": .integer(1_764_324_907_000), "revocation_ms": .integer(1_764_410_000_000), "revocation_reason": .text("1"),
+            "environment": .text("PROD"), "quantity_n": .integer(1), "notification_type": .text("CANCEL"),
+        ]))
+        #expect(AppleEnvironment.canonical("PROD") == "Production")
+        #expect(AppleEnvironment.isProduction("PROD"))
+    }
+
+    @Test("a V1 notification's unified_receipt.environment wins over the top-level one")
+    func v1Environment() throws {
+        let line = #"{"notification_type":"DID_RENEW","environment":"PROD","unified_receipt":{"environment":"Sandbox","latest_receipt_info":[]}}"#
+        let rows = try #require(IngestLine.rows(line, .notifications))
+        #expect(rows.count == 1)
+        #expect(rows[0].byColumn["environment"] == .text("Sandbox"))
+        #expect(rows[0].byColumn["transaction_id"] == .null)
+    }
+
+    // MARK: - registrations/*.jsonl
+
+    @Test("registrations: required fields and MMP empties")
+    func registrations() throws {
+        #expect(IngestLine.reason(#"{"ts":"2026-11-28T10:00:00Z"}"#, .registrations) == "missing required field 'user_id'")
+        #expect(IngestLine.reason(#"{"ts":"28.11.2026","user_id":"u1"}"#, .registrations) == #"bad time in 'ts': "28.11.2026""#)
+        let rows = try #require(IngestLine.rows(
+            #"{"ts":"2026-11-28 10:00:00","user_id":"u1","method":"apple","idfv":"null","idfa":"00000000-0000-0000-0000-000000000000","appsflyer_id":"1764324000000-1234567","country":"KR"}"#,
+            .registrations))
+        #expect(rows[0].byColumn == [
+            "ts_ms": .integer(1_795_860_000_000), "user_id": .text("u1"), "method": .text("apple"), "idfv": .null, "idfa": .null,
+            "appsflyer_id": .text("1764324000000-1234567"), "country": .text("KR"),
+        ])
+    }
+
+    // MARK: - CSV
+
+    private func outcomes(_ parsed: [ParsedLine]) -> [String] {
+        parsed.map { line in
+            switch line.outcome {
+            case .accepted: "\(line.line) accepted"
+            case .rejected(let reason): "\(line.line) rejected: \(reason)"
+            case .blank: "\(line.line) blank"
+            case .ignored: "\(line.line) ignored"
+            }
+        }
+    }
+
+    private func acceptedRow(_ parsed: ParsedLine) -> [String: SQLValue]? {
+        if case .accepted(let rows) = parsed.outcome, rows.count == 1 { return rows[0].byColumn }
+        return nil
+    }
+
+    static let catalogHeader = "product_id,type,subscription_group,price,currency"
+
+    @Test("the header is not a record; each row is one record, numbered by its line")
+    func csvHeader() throws {
+        let parsed = IngestLine.csv(.catalog, [Self.catalogHeader, "gems60,consumable,,0.990,USD", "", "pro.monthly,auto_renewable,premium,9.99,USD"])
+        #expect(outcomes(parsed) == ["2 accepted", "3 blank", "4 accepted"])
+        #expect(acceptedRow(parsed[0]) == [
+            "product_id": .text("gems60"), "type": .text("consumable"), "subscription_group": .null, "price": .text("0.99"),
+            "currency": .text("USD"),
+        ])
+        #expect(acceptedRow(parsed[2])?["subscription_group"] == .text("premium"))
+        #expect(IngestLine.csv(.catalog, [Self.catalogHeader]).isEmpty)
+    }
+
+    @Test("columns are matched by name in any order, cells trimmed, unknown columns ignored")
+    func csvColumnsByName() throws {
+        let parsed = IngestLine.csv(.catalog, ["currency , price,note,product_id,type", "KRW, 1100 ,hello, gems60 ,consumable"])
+        #expect(acceptedRow(parsed[0]) == [
+            "product_id": .text("gems60"), "type": .text("consumable"), "subscription_group": .null, "price": .text("1100"),
+            "currency": .text("KRW"),
+        ])
+    }
+
+    @Test("a quoted field keeps commas and doubled quotes")
+    func csvQuotedField() throws {
+        let parsed = IngestLine.csv(.catalog, [Self.catalogHeader, #""gems, ""big"" pack",consumable,"",0.99,USD"#])
+        #expect(acceptedRow(parsed[0])?["product_id"] == .text(#"gems, "big" pack"#))
+        #expect(acceptedRow(parsed[0])?["subscription_group"] == .null)
+    }
+
+    @Test("a record never spans lines: a quoted newline splits it, the first part rejected as unbalanced quotes")
+    func csvQuotedNewline() throws {
+        let parsed = IngestLine.csv(.catalog, [Self.catalogHeader, #"gems60,consumable,"group"#, #"two",0.99,USD"#, "gems300,consumable,,4.99,USD"])
+        #expect(outcomes(parsed) == ["2 rejected: unbalanced quotes", "3 rejected: row has 3 fields, the header has 5", "4 accepted"])
+        #expect(parsed[0].rejectedText == #"gems60,consumable,"group"#)
+        #expect(acceptedRow(parsed[2])?["product_id"] == .text("gems300"))
+    }
+
+    @Test("an unbalanced quote on the last line is rejected as unbalanced quotes")
+    func csvUnbalancedLastLine() throws {
+        let parsed = IngestLine.csv(.catalog, [Self.catalogHeader, "gems60,consumable,,0.99,USD", #"gems300,"consumable,,4.99,USD"#])
+        #expect(outcomes(parsed) == ["2 accepted", "3 rejected: unbalanced quotes"])
+        #expect(parsed[1].rejectedText == #"gems300,"consumable,,4.99,USD"#)
+    }
+
+    @Test("an unbalanced quote costs one line: the lines after it still parse")
+    func csvUnbalancedThenMore() throws {
+        let parsed = IngestLine.csv(.catalog, [
+            Self.catalogHeader, "gems60,consumable,,0.99,USD", #"gems300,"consumable,,4.99,USD"#,
+            "gems900,consumable,,9.99,USD", "gems2000,consumable,,19.99,USD",
+        ])
+        #expect(outcomes(parsed) == ["2 accepted", "3 rejected: unbalanced quotes", "4 accepted", "5 accepted"])
+        #expect(acceptedRow(parsed[3])?["price"] == .text("19.99"))
+    }
+
+    @Test("a header with unbalanced quotes has no columns: every row says which required column is missing")
+    func csvBrokenHeader() {
+        let parsed = IngestLine.csv(.catalog, [#"product_id,"type,subscription_group,price,currency"#, "gems60,consumable,,0.99,USD"])
+        #expect(outcomes(parsed) == ["2 rejected: header has no column 'product_id'"])
+    }
+
+    @Test("a quote inside an unquoted field is kept as text")
+    func csvQuoteInsideField() {
+        let parsed = IngestLine.csv(.catalog, [Self.catalogHeader, #"gems"60,consumable,,0.99,USD"#])
+        #expect(acceptedRow(parsed[0])?["product_id"] == .text(#"gems"60"#))
+    }
+
+    @Test("a row with the wrong number of fields is rejected with both counts")
+    func csvFieldCount() {
+        let parsed = IngestLine.csv(.catalog, [Self.catalogHeader, "gems60,consumable,0.99,USD", "gems60,consumable,,0.99,USD,extra"])
+        #expect(outcomes(parsed) == ["2 rejected: row has 4 fields, the header has 5", "3 rejected: row has 6 fields, the header has 5"])
+        #expect(parsed[0].rejectedText == "gems60,consumable,0.99,USD")
+    }
+
+    @Test("a header missing a required column rejects every row, naming the column")
+    func csvMissingColumn() {
+        let parsed = IngestLine.csv(.attribution, ["Event Time,AppsFlyer ID,Event Revenue", "2026-11-28 10:00:00,af1,", "2026-11-28 11:00:00,af2,0.99", ""])
+        #expect(outcomes(parsed) == [
+            "2 rejected: header has no column 'Event Name'", "3 rejected: header has no column 'Event Name'", "4 blank",
+        ])
+    }
+
+    @Test("a BOM before the header is dropped by the reader, so the first column still matches")
+    func csvByteOrderMark() throws {
+        let folder = FileManager.default.temporaryDirectory.path + "/iaprecon-bom-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = folder + "/catalog.csv"
+        try Data([0xEF, 0xBB, 0xBF] + Array((Self.catalogHeader + "\r\ngems60,consumable,,0.99,USD\r\n").utf8)).write(to: URL(fileURLWithPath: path))
+        var parsed: [ParsedLine] = []
+        try SourceFileParser.parse(SourceFile(relativePath: "catalog.csv", absolutePath: path, kind: .catalog)) { parsed += $0 }
+        #expect(outcomes(parsed) == ["2 accepted"])
+        #expect(acceptedRow(parsed[0])?["product_id"] == .text("gems60"))
+        #expect(acceptedRow(parsed[0])?["currency"] == .text("USD"))
+    }
+
+    static let mmpHeader = "Event Time,Event Name,Customer User ID,IDFV,IDFA,AppsFlyer ID,Media Source,Campaign,"
+        + "Event Revenue,Event Revenue Currency,Event Revenue USD,Event Value,Is Retargeting,Install Time"
+
+    @Test("MMP rows: null, NULL, N/A and an all-zero IDFA are empty; a row with no id at all is rejected")
+    func mmpEmpties() throws {
+        let zeroIDFA = "00000000-0000-0000-0000-000000000000"
+        let parsed = IngestLine.csv(.attribution, [
+            Self.mmpHeader,
+            "2026-11-28 10:00:00,install,null,N/A,\(zeroIDFA),,,,,,,,,",
+            "2026-11-28 10:00:00,install,NULL,,\(zeroIDFA),1764324000000-1234567,null,,,,,,,",
+            "2026-11-28 10:00:00,install,,,00000000-0000-0000-0000-000000000001,,Organic,,,,,,,",
+        ])
+        #expect(outcomes(parsed) == [
+            "2 rejected: none of 'Customer User ID', 'IDFV', 'IDFA', 'AppsFlyer ID' has a value", "3 accepted", "4 accepted",
+        ])
+        let second = try #require(acceptedRow(parsed[1]))
+        #expect(second["customer_user_id"] == .null)
+        #expect(second["idfa"] == .null)
+        #expect(second["appsflyer_id"] == .text("1764324000000-1234567"))
+        #expect(second["media_source"] == .null)
+        #expect(second["event_wall_ms"] == .integer(1_795_860_000_000))
+        let third = try #require(acceptedRow(parsed[2]))
+        #expect(third["idfa"] == .text("00000000-0000-0000-0000-000000000001"))
+        #expect(third["media_source"] == .text("Organic"))
+    }
+
+    @Test("MMP revenue: the revenue columns first, else af_revenue/af_currency from Event Value")
+    func mmpRevenue() throws {
+        let eventValue = #""{""af_revenue"":""4.99"",""af_currency"":""JPY""}""#
+        let parsed = IngestLine.csv(.attribution, [
+            Self.mmpHeader,
+            "2026-11-28 10:00:00,af_purchase,u1,,,,,,,,,\(eventValue),false,2026-11-27 09:00:00",
+            "2026-11-28 10:00:00,af_purchase,u1,,,,,,0.99,EUR,1.07,\(eventValue),,",
+            #"2026-11-28 10:00:00,af_purchase,u1,,,,,,,,,"{""af_revenue"":1100}",,"#,
+        ])
+        #expect(outcomes(parsed) == ["2 accepted", "3 accepted", "4 accepted"])
+        let fallback = try #require(acceptedRow(parsed[0]))
+        #expect(fallback["revenue"] == .text("4.99"))
+        #expect(fallback["revenue_currency"] == .text("JPY"))
+        #expect(fallback["revenue_usd"] == .null)
+        #expect(fallback["install_wall_ms"] == .integer(1_795_770_000_000))
+        #expect(fallback["event_value_key"] == .text(StableID.hash(#"{"af_revenue":"4.99","af_currency":"JPY"}"#)))
+        let columns = try #require(acceptedRow(parsed[1]))
+        #expect(columns["revenue"] == .text("0.99"))
+        #expect(columns["revenue_currency"] == .text("EUR"))
+        #expect(columns["revenue_usd"] == .text("1.07"))
+        let numeric = try #require(acceptedRow(parsed[2]))
+        #expect(numeric["revenue"] == .text("1100"))
+        #expect(numeric["revenue_currency"] == .null)
+    }
+
+    @Test("MMP rejects: bad times and amounts, in the columns and in Event Value")
+    func mmpRejects() {
+        let parsed = IngestLine.csv(.attribution, [
+            Self.mmpHeader,
+            "yesterday,install,u1,,,,,,,,,,,",
+            "2026-11-28 10:00:00,install,u1,,,,,,,,,,,soon",
+            "2026-11-28 10:00:00,af_purchase,u1,,,,,,\"0,99\",USD,,,,",
+            #"2026-11-28 10:00:00,af_purchase,u1,,,,,,,,,"{""af_revenue"":""lots""}",,"#,
+            ",install,u1,,,,,,,,,,,",
+            "2026-11-28 10:00:00,,u1,,,,,,,,,,,",
+        ])
+        #expect(outcomes(parsed) == [
+            #"2 rejected: bad time in 'Event Time': "yesterday""#,
+            #"3 rejected: bad time in 'Install Time': "soon""#,
+            #"4 rejected: bad amount in 'Event Revenue': "0,99""#,
+            #"5 rejected: bad amount in 'Event Value.af_revenue': "lots""#,
+            "6 rejected: missing required value 'Event Time'",
+            "7 rejected: missing required value 'Event Name'",
+        ])
+    }
+
+    @Test("Is Retargeting is true only for the text true, in any case", arguments: [
+        ("true", 1), ("TRUE", 1), ("True", 1), ("false", 0), ("", 0), ("null", 0), ("yes", 0),
+    ] as [(String, Int64)])
+    func mmpRetargeting(cell: String, flag: Int64) throws {
+        let parsed = IngestLine.csv(.attribution, [Self.mmpHeader, "2026-11-28 10:00:00,install,u1,,,,,,,,,,\(cell),"])
+        #expect(acceptedRow(try #require(parsed.first))?["is_retargeting_n"] == .integer(flag))
+    }
+
+    @Test("spend and fx rows: dates, amounts and a positive rate")
+    func spendAndFX() {
+        let spend = IngestLine.csv(.spend, [
+            "date,media_source,campaign,spend,currency", "2026-11-28,Facebook Ads,,12.50,USD", "2026-02-30,Facebook Ads,c,1,USD",
+            "2026-11-28,Facebook Ads,c,,USD", "2026-11-28,Facebook Ads,c,1e3,USD",
+        ])
+        #expect(outcomes(spend) == [
+            "2 accepted", #"3 rejected: bad date in 'date': "2026-02-30""#, "4 rejected: missing required value 'spend'",
+            #"5 rejected: bad amount in 'spend': "1e3""#,
+        ])
+        #expect(acceptedRow(spend[0]) == [
+            "day": .text("2026-11-28"), "media_source": .text("Facebook Ads"), "campaign": .null, "spend": .text("12.5"),
+            "currency": .text("USD"),
+        ])
+        let fx = IngestLine.csv(.fx, ["date,currency,rate", "2026-11-28,KRW,0.00071", "2026-11-28,JPY,0", "2026-11-28,EUR,-1.1"])
+        #expect(outcomes(fx) == [
+            "2 accepted", "3 rejected: bad amount in 'rate': must be positive", "4 rejected: bad amount in 'rate': must be positive",
+        ])
+        #expect(acceptedRow(fx[0]) == ["day": .text("2026-11-28"), "currency": .text("KRW"), "rate": .text("0.00071")])
+    }
+
+    // MARK: - Redaction
+
+    private func redact(_ text: String) -> String {
+        Array(text.utf8).withUnsafeBufferPointer { Redaction.rejectText($0) }
+    }
+
+    @Test("long base64-like runs are replaced by their length; shorter ones are kept")
+    func redactsTokens() throws {
+        #expect(redact("abc " + String(repeating: "A", count: 200) + " def") == "abc [200 bytes redacted] def")
+        let sixtyThree = String(repeating: "x", count: 63)
+        #expect(redact("[" + sixtyThree + "]") == "[" + sixtyThree + "]")
+        #expect(redact("[" + sixtyThree + "y]") == "[[64 bytes redacted]]")
+        let jws = try AppleFixtureFile.text("testNotification")
+        #expect(redact(#"{"signedPayload":""# + jws + #""}"#) == #"{"signedPayload":"[2505 bytes redacted]"}"#)
+    }
+
+    @Test("the text is cut to 300 bytes with an ellipsis; 300 bytes exactly are kept whole")
+    func cutsLongLines() {
+        let exactly300 = String(repeating: "a b ", count: 75)
+        #expect(redact(exactly300) == exactly300)
+        let longer = String(repeating: "a b ", count: 100)
+        let cut = redact(longer)
+        #expect(cut == String(longer.prefix(300)) + "…")
+    }
+
+    @Test("only the first 64 KiB of a huge line are scanned, and the text says it was cut")
+    func scansOnlyTheStart() {
+        #expect(redact(String(repeating: "A", count: 100_000)) == "[65536 bytes redacted]…")
+        #expect(redact(String(repeating: "A", count: 65_536)) == "[65536 bytes redacted]")
+    }
+
+    @Test("invalid UTF-8 is shown as U+FFFD, still within 300 bytes, and marked as cut")
+    func invalidUTF8() {
+        let text = [UInt8](repeating: 0xFF, count: 300).withUnsafeBufferPointer { Redaction.rejectText($0) }
+        #expect(text.utf8.count <= 303)
+        #expect(text.hasPrefix(String(repeating: "\u{FFFD}", count: 100)))
+        #expect(text.hasSuffix("…"))
+    }
+}

@@ -1,0 +1,504 @@
+import Foundation
+import Testing
+@testable import IAPRecon
+
+/// `attribution.csv` and `summary.json`'s attribution block (CONTRACT.md §1.5, §3; issue 4).
+///
+/// Small AppsFlyer exports, sign-ups and spend; each expected row is written
+/// out whole: `install_date,media_source,campaign,installs,registrations,payers,
+/// revenue_d0_usd,revenue_d7_usd,revenue_d30_usd,revenue_usd,refunds_usd,spend_usd,roas_d7,roas,mmp_revenue_usd`.
+@Suite("attribution.csv")
+struct AttributionReportTests {
+    static let header = "install_date,media_source,campaign,installs,registrations,payers,revenue_d0_usd,revenue_d7_usd,revenue_d30_usd,revenue_usd,refunds_usd,spend_usd,roas_d7,roas,mmp_revenue_usd"
+    /// Late enough that every cohort of November is 31 days old.
+    let asOf = "2026-12-31T00:00:00Z"
+
+    // MARK: - Join keys
+
+    @Test("users join installs by Customer User ID, AppsFlyer ID, IDFV and IDFA; an all-zero IDFA never joins")
+    func eachJoinKey() throws {
+        let scenario = try Scenario()
+        try Fixture.mmp(scenario, [
+            Fixture.MMPRow(time: "2026-11-10 08:00:00", mediaSource: "by_cuid", campaign: "C1", appsflyerID: "af1", cuid: "u1"),
+            Fixture.MMPRow(time: "2026-11-10 08:00:00", mediaSource: "by_appsflyer", campaign: "C2", appsflyerID: "af2"),
+            Fixture.MMPRow(time: "2026-11-10 08:00:00", mediaSource: "by_idfv", campaign: "C3", appsflyerID: "af3", idfv: "V3"),
+            Fixture.MMPRow(time: "2026-11-10 08:00:00", mediaSource: "by_idfa", campaign: "C4", appsflyerID: "af4", idfa: "A4"),
+            // No real IDFA: the zeros are empty, so u5's zeros cannot reach this install.
+            Fixture.MMPRow(time: "2026-11-10 08:00:00", mediaSource: "zero_idfa", campaign: "C5", appsflyerID: "af5",
+                           idfa: "00000000-0000-0000-0000-000000000000"),
+        ])
+        try scenario.write("registrations/r.jsonl", [
+            Fixture.signup("2026-11-10T09:00:00Z", "u1"),
+            Fixture.signup("2026-11-10T09:00:00Z", "u2", appsflyerID: "af2"),
+            Fixture.signup("2026-11-10T09:00:00Z", "u3", idfv: "V3"),
+            Fixture.signup("2026-11-10T09:00:00Z", "u4", idfa: "A4"),
+            Fixture.signup("2026-11-10T09:00:00Z", "u5", idfa: "00000000-0000-0000-0000-000000000000"),
+        ])
+        _ = try scenario.run(asOf: asOf)
+        #expect(try Fixture.lines(scenario.output("attribution.csv")) == [
+            Self.header,
+            "2026-11-10,by_appsflyer,C2,1,1,0,0,0,0,0,0,,,,0",
+            "2026-11-10,by_cuid,C1,1,1,0,0,0,0,0,0,,,,0",
+            "2026-11-10,by_idfa,C4,1,1,0,0,0,0,0,0,,,,0",
+            "2026-11-10,by_idfv,C3,1,1,0,0,0,0,0,0,,,,0",
+            "2026-11-10,unattributed,,0,1,0,0,0,0,0,0,,,,0",
+            "2026-11-10,zero_idfa,C5,1,0,0,0,0,0,0,0,,,,0",
+        ])
+        #expect(try Fixture.matchedBy(scenario) == ["customer_user_id": 1, "appsflyer_id": 1, "idfv": 1, "idfa": 1, "unattributed": 1])
+    }
+
+    @Test("the keys are tried in order: Customer User ID, then AppsFlyer ID, then IDFV, then IDFA", arguments: [
+        ("u1", "by_cuid", "customer_user_id"),
+        ("u2", "by_appsflyer", "appsflyer_id"),
+        ("u3", "by_idfv", "idfv"),
+        ("u4", "by_idfa", "idfa"),
+    ])
+    func keyPriority(userID: String, winner: String, key: String) throws {
+        let scenario = try Scenario()
+        // Four installs, each reachable by one key only; sign-ups name only the keys from `key` down.
+        try Fixture.mmp(scenario, [
+            Fixture.MMPRow(time: "2026-11-10 08:00:00", mediaSource: "by_cuid", campaign: "C", appsflyerID: "afC", cuid: "u1"),
+            Fixture.MMPRow(time: "2026-11-10 08:00:00", mediaSource: "by_appsflyer", campaign: "C", appsflyerID: "afB"),
+            Fixture.MMPRow(time: "2026-11-10 08:00:00", mediaSource: "by_idfv", campaign: "C", appsflyerID: "afV", idfv: "V1"),
+            Fixture.MMPRow(time: "2026-11-10 08:00:00", mediaSource: "by_idfa", campaign: "C", appsflyerID: "afA", idfa: "A1"),
+        ])
+        let keys = ["customer_user_id", "appsflyer_id", "idfv", "idfa"]
+        let from = try #require(keys.firstIndex(of: key))
+        try scenario.write("registrations/r.jsonl", [
+            Fixture.signup("2026-11-10T09:00:00Z", userID, idfv: from <= 2 ? "V1" : nil, idfa: "A1", appsflyerID: from <= 1 ? "afB" : nil),
+        ])
+        _ = try scenario.run(asOf: asOf)
+        let rows = try Fixture.table(scenario.output("attribution.csv"))
+        #expect(rows.filter { $0["registrations"] == "1" }.map { $0["media_source"] } == [winner])
+        var expected = Dictionary(uniqueKeysWithValues: (keys + ["unattributed"]).map { ($0, 0) })
+        expected[key] = 1
+        #expect(try Fixture.matchedBy(scenario) == expected)
+    }
+
+    @Test("the user's install is the earliest joined install at or before sign-up; later installs are ignored")
+    func earliestInstallBeforeSignUp() throws {
+        let scenario = try Scenario()
+        try Fixture.mmp(scenario, [
+            Fixture.MMPRow(time: "2026-11-05 08:00:00", mediaSource: "early", campaign: "C", appsflyerID: "af1", cuid: "u1"),
+            Fixture.MMPRow(time: "2026-11-08 08:00:00", mediaSource: "middle", campaign: "C", appsflyerID: "af2", cuid: "u1"),
+            // After the sign-up of u1 (a reinstall): never u1's install.
+            Fixture.MMPRow(time: "2026-11-12 08:00:00", mediaSource: "late", campaign: "C", appsflyerID: "af3", cuid: "u1"),
+            // u2's only install comes after its sign-up, so u2 is unattributed.
+            Fixture.MMPRow(time: "2026-11-12 08:00:00", mediaSource: "late", campaign: "C", appsflyerID: "af4", cuid: "u2"),
+            // The sign-up second itself counts as "at or before".
+            Fixture.MMPRow(time: "2026-11-10 09:00:00", mediaSource: "same_second", campaign: "C", appsflyerID: "af5", cuid: "u3"),
+        ])
+        try scenario.write("registrations/r.jsonl", [
+            Fixture.signup("2026-11-10T09:00:00Z", "u1"),
+            Fixture.signup("2026-11-10T09:00:00Z", "u2"),
+            Fixture.signup("2026-11-10T09:00:00Z", "u3"),
+        ])
+        _ = try scenario.run(asOf: asOf)
+        #expect(try Fixture.lines(scenario.output("attribution.csv")) == [
+            Self.header,
+            "2026-11-05,early,C,1,1,0,0,0,0,0,0,,,,0",
+            "2026-11-08,middle,C,1,0,0,0,0,0,0,0,,,,0",
+            "2026-11-10,same_second,C,1,1,0,0,0,0,0,0,,,,0",
+            "2026-11-10,unattributed,,0,1,0,0,0,0,0,0,,,,0",
+            "2026-11-12,late,C,2,0,0,0,0,0,0,0,,,,0",
+        ])
+        #expect(try Fixture.matchedBy(scenario)["customer_user_id"] == 2)
+        #expect(try Fixture.matchedBy(scenario)["unattributed"] == 1)
+    }
+
+    @Test("a Customer User ID on any MMP event of an install joins the user to that install")
+    func customerUserIDOnLaterEvent() throws {
+        let scenario = try Scenario()
+        try Fixture.mmp(scenario, [
+            Fixture.MMPRow(time: "2026-11-10 08:00:00", mediaSource: "googleadwords_int", campaign: "C", appsflyerID: "af1"),
+            Fixture.MMPRow(time: "2026-11-10 09:05:00", eventName: "af_complete_registration", mediaSource: "googleadwords_int", campaign: "C",
+                           appsflyerID: "af1", cuid: "u1"),
+        ])
+        try scenario.write("registrations/r.jsonl", [Fixture.signup("2026-11-10T09:00:00Z", "u1")])
+        _ = try scenario.run(asOf: asOf)
+        #expect(try Fixture.lines(scenario.output("attribution.csv")) == [
+            Self.header,
+            "2026-11-10,googleadwords_int,C,1,1,0,0,0,0,0,0,,,,0",
+        ])
+        #expect(try Fixture.matchedBy(scenario)["customer_user_id"] == 1)
+    }
+
+    // MARK: - Buckets
+
+    @Test("organic (empty, null, Organic), restricted and unattributed are their own buckets")
+    func buckets() throws {
+        let scenario = try Scenario()
+        try Fixture.mmp(scenario, [
+            Fixture.MMPRow(time: "2026-11-10 08:00:00", mediaSource: "", campaign: "", appsflyerID: "af1", cuid: "u1"),
+            Fixture.MMPRow(time: "2026-11-10 08:10:00", mediaSource: "Organic", campaign: "", appsflyerID: "af2", cuid: "u2"),
+            Fixture.MMPRow(time: "2026-11-10 08:20:00", mediaSource: "null", campaign: "", appsflyerID: "af3", cuid: "u3"),
+            Fixture.MMPRow(time: "2026-11-10 08:30:00", mediaSource: "restricted", campaign: "", appsflyerID: "af4", cuid: "u4"),
+        ])
+        try scenario.write("registrations/r.jsonl", [
+            Fixture.signup("2026-11-10T09:00:00Z", "u1"),
+            Fixture.signup("2026-11-10T09:00:00Z", "u2"),
+            Fixture.signup("2026-11-10T09:00:00Z", "u3"),
+            Fixture.signup("2026-11-10T09:00:00Z", "u4"),
+            Fixture.signup("2026-11-11T09:00:00Z", "u5"),
+        ])
+        _ = try scenario.run(asOf: asOf)
+        #expect(try Fixture.lines(scenario.output("attribution.csv")) == [
+            Self.header,
+            "2026-11-10,organic,,3,3,0,0,0,0,0,0,,,,0",
+            "2026-11-10,restricted,,1,1,0,0,0,0,0,0,,,,0",
+            "2026-11-11,unattributed,,0,1,0,0,0,0,0,0,,,,0",
+        ])
+    }
+
+    @Test("a retargeting install is no install, and a repeated MMP row counts once")
+    func retargetingAndRepeats() throws {
+        let scenario = try Scenario()
+        let install = Fixture.MMPRow(time: "2026-11-10 08:00:00", mediaSource: "googleadwords_int", campaign: "C", appsflyerID: "af1", cuid: "u1")
+        try Fixture.mmp(scenario, [
+            install,
+            install,  // the export repeated the row
+            Fixture.MMPRow(time: "2026-11-09 08:00:00", mediaSource: "googleadwords_int", campaign: "Lapsed", appsflyerID: "af2", cuid: "u2",
+                           retargeting: true),
+        ])
+        try scenario.write("registrations/r.jsonl", [
+            Fixture.signup("2026-11-10T09:00:00Z", "u1"),
+            Fixture.signup("2026-11-10T09:00:00Z", "u2"),
+        ])
+        _ = try scenario.run(asOf: asOf)
+        #expect(try Fixture.lines(scenario.output("attribution.csv")) == [
+            Self.header,
+            "2026-11-10,googleadwords_int,C,1,1,0,0,0,0,0,0,,,,0",
+            "2026-11-10,unattributed,,0,1,0,0,0,0,0,0,,,,0",
+        ])
+        #expect(try Fixture.attributionSummary(scenario)["install_rows"] as? Int == 1)
+    }
+
+    @Test("install days are days in --tz")
+    func installDayInZone() throws {
+        let scenario = try Scenario()
+        try Fixture.mmp(scenario, [
+            Fixture.MMPRow(time: "2026-11-10 20:00:00", mediaSource: "googleadwords_int", campaign: "C", appsflyerID: "af1", cuid: "u1"),
+        ])
+        try scenario.write("registrations/r.jsonl", [Fixture.signup("2026-11-10T20:30:00Z", "u1")])
+        _ = try scenario.run(asOf: asOf, zone: "Asia/Tokyo")
+        #expect(try Fixture.lines(scenario.output("attribution.csv")) == [
+            Self.header,
+            "2026-11-11,googleadwords_int,C,1,1,0,0,0,0,0,0,,,,0",
+        ])
+    }
+
+    @Test("MMP times carry no offset and are read in --mmp-tz before joining and dating installs")
+    func mmpTimeZone() throws {
+        let scenario = try Scenario()
+        // 08:00 in Tokyo is 23:00 UTC the day before, 30 minutes before the sign-up.
+        try Fixture.mmp(scenario, [
+            Fixture.MMPRow(time: "2026-11-10 08:00:00", mediaSource: "googleadwords_int", campaign: "C", appsflyerID: "af1", cuid: "u1"),
+        ])
+        try scenario.write("registrations/r.jsonl", [Fixture.signup("2026-11-09T23:30:00Z", "u1")])
+        _ = try Pipeline.run(RunOptions(
+            input: scenario.input, databasePath: scenario.databasePath, outFolder: scenario.out, jobs: 1,
+            reconcile: ReconcileSettings(asOfMs: Line.ms(asOf), mmpZone: try #require(Zone("Asia/Tokyo"))),
+            report: ReportSettings(outFolder: scenario.out)), progress: nil)
+        #expect(try Fixture.lines(scenario.output("attribution.csv")) == [
+            Self.header,
+            "2026-11-09,googleadwords_int,C,1,1,0,0,0,0,0,0,,,,0",
+        ])
+    }
+
+    // MARK: - Revenue windows and maturity
+
+    @Test("revenue_d0/d7/d30 are cumulative over 24-hour periods after install, with exact boundaries; ROAS divides by spend")
+    func revenueWindows() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try Fixture.mmp(scenario, [
+            Fixture.MMPRow(time: "2026-11-10 10:00:00", mediaSource: "googleadwords_int", campaign: "C1", appsflyerID: "af1", cuid: "u1"),
+        ])
+        try scenario.write("registrations/r.jsonl", [Fixture.signup("2026-11-10T10:30:00Z", "u1")])
+        try scenario.write("receipts/r.jsonl", [
+            Fixture.purchase("t1", at: "2026-11-11T09:59:00Z", by: "u1", price: 1000),   // 23 h 59 m after install: D0
+            Fixture.purchase("t2", at: "2026-11-11T10:00:00Z", by: "u1", price: 2000),   // 24 h 00 m: not D0, D7
+            Fixture.purchase("t3", at: "2026-11-18T09:59:59Z", by: "u1", price: 4000),   // 8 days less a second: D7
+            Fixture.purchase("t4", at: "2026-11-18T10:00:00Z", by: "u1", price: 8000),   // 8 days: not D7, D30
+            Fixture.purchase("t5", at: "2026-12-11T09:59:59Z", by: "u1", price: 16000),  // 31 days less a second: D30
+            Fixture.purchase("t6", at: "2026-12-11T10:00:00Z", by: "u1", price: 32000),  // 31 days: only in revenue_usd
+        ])
+        try scenario.write("spend/s.csv", ["date,media_source,campaign,spend,currency", "2026-11-10,googleadwords_int,C1,100,USD"])
+        _ = try scenario.run(asOf: asOf)
+        #expect(try Fixture.lines(scenario.output("attribution.csv")) == [
+            Self.header,
+            "2026-11-10,googleadwords_int,C1,1,1,1,1,7,31,63,0,100,0.07,0.63,0",
+        ])
+    }
+
+    @Test("revenue_dN cells stay empty while the cohort is younger than N+1 days at as-of", arguments: [
+        ("2026-11-11T09:59:59Z", ",,", ""),
+        ("2026-11-11T10:00:00Z", "5,,", ""),
+        ("2026-11-18T09:59:59Z", "5,,", ""),
+        ("2026-11-18T10:00:00Z", "5,5,", "0.05"),
+        ("2026-12-11T09:59:59Z", "5,5,", "0.05"),
+        ("2026-12-11T10:00:00Z", "5,5,5", "0.05"),
+    ])
+    func immatureCohorts(asOf: String, windows: String, roasD7: String) throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try Fixture.mmp(scenario, [
+            Fixture.MMPRow(time: "2026-11-10 10:00:00", mediaSource: "googleadwords_int", campaign: "C1", appsflyerID: "af1", cuid: "u1"),
+        ])
+        try scenario.write("registrations/r.jsonl", [Fixture.signup("2026-11-10T10:30:00Z", "u1")])
+        try scenario.write("receipts/r.jsonl", [Fixture.purchase("t1", at: "2026-11-10T11:00:00Z", by: "u1", price: 5000)])
+        try scenario.write("spend/s.csv", ["date,media_source,campaign,spend,currency", "2026-11-10,googleadwords_int,C1,100,USD"])
+        _ = try scenario.run(asOf: asOf)
+        #expect(try Fixture.lines(scenario.output("attribution.csv")) == [
+            Self.header,
+            "2026-11-10,googleadwords_int,C1,1,1,1,\(windows),5,0,100,\(roasD7),0.05,0",
+        ])
+    }
+
+    // MARK: - Spend
+
+    @Test("spend joins on day, media source and campaign in USD; spend with no installs keeps its row")
+    func spendWithoutInstalls() throws {
+        let scenario = try Scenario()
+        try scenario.write("fx.csv", ["date,currency,rate", "2026-11-01,EUR,1.1", "2026-11-01,KRW,0.00075"])
+        try Fixture.mmp(scenario, [
+            Fixture.MMPRow(time: "2026-11-10 08:00:00", mediaSource: "Facebook Ads", campaign: "FB_KR", appsflyerID: "af1", cuid: "u1"),
+        ])
+        try scenario.write("registrations/r.jsonl", [Fixture.signup("2026-11-10T09:00:00Z", "u1")])
+        try scenario.write("spend/s.csv", [
+            "date,media_source,campaign,spend,currency",
+            "2026-11-10,Facebook Ads,FB_KR,200000,KRW",
+            "2026-11-10,Facebook Ads,FB_DE,50,EUR",     // same day and source, another campaign, no installs
+            "2026-11-12,Facebook Ads,FB_KR,20000,KRW",  // same campaign, a day with no installs
+        ])
+        _ = try scenario.run(asOf: asOf)
+        #expect(try Fixture.lines(scenario.output("attribution.csv")) == [
+            Self.header,
+            "2026-11-10,Facebook Ads,FB_DE,0,0,0,0,0,0,0,0,55,0,0,0",
+            "2026-11-10,Facebook Ads,FB_KR,1,1,0,0,0,0,0,0,150,0,0,0",
+            "2026-11-12,Facebook Ads,FB_KR,0,0,0,0,0,0,0,0,15,0,0,0",
+        ])
+    }
+
+    @Test("a young spend-only row has empty revenue windows like any young cohort")
+    func youngSpendOnlyRow() throws {
+        let scenario = try Scenario()
+        try scenario.write("spend/s.csv", ["date,media_source,campaign,spend,currency", "2026-11-10,Facebook Ads,FB_DE,50,USD"])
+        _ = try scenario.run(asOf: "2026-11-10T23:00:00Z")
+        #expect(try Fixture.lines(scenario.output("attribution.csv")) == [
+            Self.header,
+            "2026-11-10,Facebook Ads,FB_DE,0,0,0,,,,0,0,50,,0,0",
+        ])
+    }
+
+    // MARK: - The MMP's own claims
+
+    @Test("mmp_revenue_usd sums the MMP's af_purchase claims: Event Revenue USD, else Event Revenue at the day's rate, else Event Value af_revenue")
+    func mmpRevenue() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("fx.csv", ["date,currency,rate", "2026-11-01,JPY,0.0066", "2026-11-01,KRW,0.00075"])
+        let claim = Fixture.MMPRow(time: "2026-11-10 12:00:05", eventName: "af_purchase", mediaSource: "googleadwords_int", campaign: "C1",
+                                   appsflyerID: "af1", cuid: "u1", eventValue: "{\"af_revenue\":\"4.99\",\"af_currency\":\"USD\"}",
+                                   revenue: "4.99", currency: "USD", revenueUSD: "4.99")
+        try Fixture.mmp(scenario, [
+            Fixture.MMPRow(time: "2026-11-10 10:00:00", mediaSource: "googleadwords_int", campaign: "C1", appsflyerID: "af1", cuid: "u1"),
+            Fixture.MMPRow(time: "2026-11-10 10:00:00", mediaSource: "Facebook Ads", campaign: "C2", appsflyerID: "af2"),
+            claim,
+            claim,  // repeated with the same AppsFlyer ID, Event Name, Event Time and Event Value: one claim
+            Fixture.MMPRow(time: "2026-11-12 12:00:00", eventName: "af_purchase", mediaSource: "googleadwords_int", campaign: "C1",
+                           appsflyerID: "af1", cuid: "u1", eventValue: "{}", revenue: "1000", currency: "KRW"),
+            // No Customer User ID and empty revenue columns: joined by AppsFlyer ID, priced from Event Value.
+            Fixture.MMPRow(time: "2026-11-11 12:00:00", eventName: "af_purchase", mediaSource: "Facebook Ads", campaign: "C2",
+                           appsflyerID: "af2", eventValue: "{\"af_revenue\":\"800\",\"af_currency\":\"JPY\",\"af_content_id\":\"gems300\"}"),
+        ])
+        try scenario.write("registrations/r.jsonl", [
+            Fixture.signup("2026-11-10T10:30:00Z", "u1"),
+            Fixture.signup("2026-11-10T10:30:00Z", "u2", appsflyerID: "af2"),
+        ])
+        try scenario.write("receipts/r.jsonl", [Fixture.purchase("t1", at: "2026-11-10T12:00:00Z", by: "u1", price: 990)])
+        _ = try scenario.run(asOf: asOf)
+        #expect(try Fixture.lines(scenario.output("attribution.csv")) == [
+            Self.header,
+            "2026-11-10,Facebook Ads,C2,1,1,0,0,0,0,0,0,,,,5.28",
+            "2026-11-10,googleadwords_int,C1,1,1,1,0.99,0.99,0.99,0.99,0,,,,5.74",
+        ])
+    }
+
+    // MARK: - Cross-checks
+
+    @Test("sum of revenue_usd equals summary revenue.gross_usd; sum of installs equals the distinct non-retargeting install rows")
+    func crossChecks() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("fx.csv", ["date,currency,rate", "2026-11-01,JPY,0.0066"])
+        let repeated = Fixture.MMPRow(time: "2026-11-10 08:00:00", mediaSource: "googleadwords_int", campaign: "C1", appsflyerID: "af1", cuid: "u1")
+        try Fixture.mmp(scenario, [
+            repeated, repeated,
+            Fixture.MMPRow(time: "2026-11-10 08:00:00", mediaSource: "Facebook Ads", campaign: "C2", appsflyerID: "af2"),
+            Fixture.MMPRow(time: "2026-11-11 08:00:00", mediaSource: "", campaign: "", appsflyerID: "af3", cuid: "u3"),
+            Fixture.MMPRow(time: "2026-11-11 08:00:00", mediaSource: "restricted", campaign: "", appsflyerID: "af4", idfa: "A4"),
+            Fixture.MMPRow(time: "2026-11-12 08:00:00", mediaSource: "googleadwords_int", campaign: "R", appsflyerID: "af9", cuid: "u9",
+                           retargeting: true),
+        ])
+        try scenario.write("registrations/r.jsonl", [
+            Fixture.signup("2026-11-10T09:00:00Z", "u1"),
+            Fixture.signup("2026-11-10T09:00:00Z", "u2", appsflyerID: "af2"),
+            Fixture.signup("2026-11-11T09:00:00Z", "u3"),
+            Fixture.signup("2026-11-11T09:00:00Z", "u4", idfa: "A4"),
+            Fixture.signup("2026-11-12T09:00:00Z", "u5"),
+        ])
+        try scenario.write("receipts/r.jsonl", [
+            Fixture.purchase("t1", at: "2026-11-10T12:00:00Z", by: "u1", price: 4990),
+            Fixture.purchase("t2", at: "2026-11-10T12:00:00Z", by: "u2", price: 800_000, currency: "JPY"),
+            Fixture.purchase("t3", at: "2026-11-15T12:00:00Z", by: "u4", price: 990),
+            Fixture.purchase("t5", at: "2026-11-13T12:00:00Z", by: "u5", price: 9990),
+            // A paying user who never signed up lands in the unattributed cohort of the first purchase day.
+            Fixture.purchase("t6", at: "2026-11-14T12:00:00Z", by: "u6", price: 990),
+        ])
+        try scenario.write("notifications/n.jsonl", [
+            Line.notification("REFUND", uuid: "n1", signed: "2026-11-16T00:00:01Z",
+                              transaction: RevenueReportTests.Fixture.v2("t1", "gems300", purchase: "2026-11-10T12:00:00Z", price: 4990,
+                                                                         revocation: "2026-11-16T00:00:00Z")),
+        ])
+        try scenario.write("spend/s.csv", ["date,media_source,campaign,spend,currency", "2026-11-13,googleadwords_int,C9,10,USD"])
+        _ = try scenario.run(asOf: asOf)
+        let rows = try Fixture.table(scenario.output("attribution.csv"))
+        let summary = try RevenueReportTests.Fixture.summary(scenario)
+        let revenue = try #require(summary["revenue"] as? [String: Any])
+        #expect((revenue["gross_usd"] as? String).flatMap(Money.parse) == Fixture.sum(rows, "revenue_usd"))
+        #expect((revenue["refunds_usd"] as? String).flatMap(Money.parse) == Fixture.sum(rows, "refunds_usd"))
+        #expect(Fixture.sum(rows, "revenue_usd") == Money.parse("22.24"))
+        #expect(Fixture.sum(rows, "installs") == 4)
+        #expect(try Fixture.attributionSummary(scenario)["install_rows"] as? Int == 4)
+        #expect(Fixture.sum(rows, "registrations") == 5)
+        #expect(Fixture.sum(rows, "payers") == 5)
+        #expect(try Fixture.matchedBy(scenario) == ["customer_user_id": 2, "appsflyer_id": 1, "idfv": 0, "idfa": 1, "unattributed": 2])
+    }
+
+    @Test("on sample-data, installs sum to the distinct non-retargeting install rows and users_matched_by is exact")
+    func crossChecksOnSampleData() throws {
+        let scenario = try Scenario()
+        _ = try Pipeline.run(RunOptions(
+            input: SampleDataTests.sampleData, databasePath: scenario.databasePath, outFolder: scenario.out, jobs: 1,
+            reconcile: ReconcileSettings(), report: ReportSettings(outFolder: scenario.out)), progress: nil)
+        let rows = try Fixture.table(scenario.output("attribution.csv"))
+        // sample-data/README.md: 25 install rows, none repeated, none retargeting.
+        #expect(Fixture.sum(rows, "installs") == 25)
+        #expect(try Fixture.matchedBy(scenario) == ["customer_user_id": 22, "appsflyer_id": 2, "idfv": 1, "idfa": 1, "unattributed": 4])
+    }
+}
+
+extension AttributionReportTests {
+    @Test("a verified purchase whose user nobody knows still lands in a row, so revenue_usd sums to revenue.gross_usd")
+    func userlessPurchaseLandsInARow() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("registrations/r.jsonl", [Fixture.signup("2026-11-10T09:00:00Z", "u1")])
+        try scenario.write("receipts/r.jsonl", [Fixture.purchase("t1", at: "2026-11-10T12:00:00Z", by: "u1", price: 990)])
+        // Known only from Apple's notification: no order matched, never delivered, no receipt sent (sample-data's u_1023).
+        try scenario.write("notifications/n.jsonl", [
+            Line.notification("ONE_TIME_CHARGE", uuid: "n1", signed: "2026-11-11T07:30:01Z",
+                              transaction: RevenueReportTests.Fixture.v2("t2", "gems300", purchase: "2026-11-11T07:30:00Z", price: 4990)),
+            Line.notification("REFUND", uuid: "n2", signed: "2026-11-11T09:30:01Z",
+                              transaction: RevenueReportTests.Fixture.v2("t2", "gems300", purchase: "2026-11-11T07:30:00Z", price: 4990,
+                                                                         revocation: "2026-11-11T09:30:00Z")),
+        ])
+        _ = try scenario.run(asOf: asOf)
+        let rows = try Fixture.table(scenario.output("attribution.csv"))
+        let revenue = try #require(try RevenueReportTests.Fixture.summary(scenario)["revenue"] as? [String: Any])
+        #expect(revenue["gross_usd"] as? String == "5.98")
+        #expect((revenue["gross_usd"] as? String).flatMap(Money.parse) == Fixture.sum(rows, "revenue_usd"))
+        #expect((revenue["refunds_usd"] as? String).flatMap(Money.parse) == Fixture.sum(rows, "refunds_usd"))
+
+        let sample = try Scenario()
+        _ = try Pipeline.run(RunOptions(
+            input: SampleDataTests.sampleData, databasePath: sample.databasePath, outFolder: sample.out, jobs: 1,
+            reconcile: ReconcileSettings(), report: ReportSettings(outFolder: sample.out)), progress: nil)
+        let sampleRevenue = try #require(try RevenueReportTests.Fixture.summary(sample)["revenue"] as? [String: Any])
+        let sampleRows = try Fixture.table(sample.output("attribution.csv"))
+        #expect((sampleRevenue["gross_usd"] as? String).flatMap(Money.parse) == Fixture.sum(sampleRows, "revenue_usd"))
+    }
+}
+
+extension AttributionReportTests {
+    @Test("spend in a currency fx.csv cannot convert still keeps its row")
+    func spendWithoutRateKeepsItsRow() throws {
+        let scenario = try Scenario()
+        try scenario.write("spend/s.csv", ["date,media_source,campaign,spend,currency", "2026-11-10,Facebook Ads,FB_BR,500,BRL"])
+        _ = try scenario.run(asOf: asOf)
+        let rows = try Fixture.table(scenario.output("attribution.csv"))
+        #expect(rows.map { [$0["install_date"], $0["media_source"], $0["campaign"], $0["installs"]] } == [["2026-11-10", "Facebook Ads", "FB_BR", "0"]])
+    }
+}
+
+extension AttributionReportTests {
+    /// Input builders and output readers for these tests.
+    enum Fixture {
+        static let mmpHeader = "Attributed Touch Type,Attributed Touch Time,Install Time,Event Time,Event Name,Event Value,Event Revenue,Event Revenue Currency,Event Revenue USD,Media Source,Channel,Campaign,Campaign ID,Adset,Ad,Country Code,AppsFlyer ID,IDFA,IDFV,Customer User ID,Platform,Is Retargeting"
+
+        /// One AppsFlyer raw-data row; times are `yyyy-MM-dd HH:mm:ss` UTC.
+        struct MMPRow {
+            var time: String
+            var eventName = "install"
+            var mediaSource = ""
+            var campaign = ""
+            var appsflyerID = ""
+            var idfa = ""
+            var idfv = ""
+            var cuid = ""
+            var retargeting = false
+            var eventValue = ""
+            var revenue = ""
+            var currency = ""
+            var revenueUSD = ""
+            /// For in-app events, the install they belong to (defaults to the event time).
+            var installTime: String?
+
+            var csv: String {
+                let touch = mediaSource.isEmpty || mediaSource.lowercased() == "organic" ? "" : "click"
+                let cells = [
+                    touch, touch.isEmpty ? "" : time, installTime ?? time, time, eventName, eventValue, revenue, currency, revenueUSD,
+                    mediaSource, "", campaign, "", "", "", "US", appsflyerID, idfa, idfv, cuid, "ios", retargeting ? "true" : "false",
+                ]
+                return cells.map(Fixture.quoted).joined(separator: ",")
+            }
+        }
+
+        static func quoted(_ cell: String) -> String {
+            guard cell.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" }) else { return cell }
+            return "\"" + cell.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        }
+
+        static func mmp(_ scenario: Scenario, _ rows: [MMPRow]) throws {
+            try scenario.write("attribution/af.csv", [mmpHeader] + rows.map(\.csv))
+        }
+
+        static func signup(_ ts: String, _ userID: String, idfv: String? = nil, idfa: String? = nil, appsflyerID: String? = nil) -> String {
+            var fields = "\"ts\":\"\(ts)\",\"user_id\":\"\(userID)\",\"method\":\"apple\""
+            if let idfv { fields += ",\"idfv\":\"\(idfv)\"" }
+            if let idfa { fields += ",\"idfa\":\"\(idfa)\"" }
+            if let appsflyerID { fields += ",\"appsflyer_id\":\"\(appsflyerID)\"" }
+            return "{\(fields)}"
+        }
+
+        /// A receipts line: `userID` sent a verified production purchase of `gems300` (price in milliunits).
+        static func purchase(_ transactionID: String, at time: String, by userID: String, price: Int, currency: String = "USD") -> String {
+            let received = Timestamp.iso8601(Line.ms(time) + 5000)
+            return Line.v2Receipt(received, userID, transaction: RevenueReportTests.Fixture.v2(
+                transactionID, "gems300", purchase: time, price: price, currency: currency, storefront: currency == "USD" ? "USA" : "JPN"))
+        }
+
+        static func lines(_ text: String) -> [String] { RevenueReportTests.Fixture.lines(text) }
+        static func table(_ text: String) -> [[String: String]] { RevenueReportTests.Fixture.table(text) }
+        static func sum(_ rows: [[String: String]], _ column: String) -> Decimal { RevenueReportTests.Fixture.sum(rows, column) }
+
+        static func attributionSummary(_ scenario: Scenario) throws -> [String: Any] {
+            try #require(try RevenueReportTests.Fixture.summary(scenario)["attribution"] as? [String: Any])
+        }
+
+        static func matchedBy(_ scenario: Scenario) throws -> [String: Int] {
+            try #require(try attributionSummary(scenario)["users_matched_by"] as? [String: Int])
+        }
+    }
+}

@@ -1,0 +1,266 @@
+import Foundation
+import Testing
+@testable import IAPRecon
+
+/// How output files are written (CONTRACT.md §3; issue 4): RFC 4180 UTF-8 CSV with
+/// CRLF record ends, the formula-injection guard on text cells only, findings.json
+/// with the contract's columns, and one complete output set switched in atomically.
+@Suite("output files")
+struct OutputFormatTests {
+    static let outputs = ["attribution.csv", "findings.csv", "findings.json", "rejects.csv", "revenue_daily.csv", "summary.json"]
+    static let findingColumns = [
+        "finding_id", "kind", "severity", "user_id", "order_id", "transaction_id", "original_transaction_id", "product_id",
+        "amount", "currency", "event_time", "detail", "sources",
+    ]
+    let asOf = "2026-11-30T00:00:00Z"
+
+    // MARK: - Formula-injection guard
+
+    @Test("a text cell starting with =, +, -, @, tab or CR is prefixed with ' in findings.csv and revenue_daily.csv; numbers never are",
+          arguments: ["=", "+", "-", "@", "\t", "\r"])
+    func formulaGuard(prefix: String) throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        let user = prefix + "cmd"
+        let product = prefix + "gems"
+        // An orphan delivery to `user` (priced from the catalog), and a refunded purchase of `product`.
+        try scenario.write("server/s.jsonl", [
+            "{\"ts\":\"2026-11-10T10:00:09Z\",\"event\":\"delivered\",\"user_id\":\"\(Self.json(user))\",\"transaction_id\":\"t404\",\"product_id\":\"gems60\",\"quantity\":1}",
+        ])
+        let purchase = RevenueReportTests.Fixture.v2("t1", Self.json(product), purchase: "2026-11-10T10:00:00Z", price: 4990)
+        try scenario.write("receipts/r.jsonl", [Line.v2Receipt("2026-11-10T10:00:05Z", "u1", transaction: purchase)])
+        try scenario.write("notifications/n.jsonl", [
+            Line.notification("REFUND", uuid: "n1", signed: "2026-11-12T10:00:01Z",
+                              transaction: RevenueReportTests.Fixture.v2("t1", Self.json(product), purchase: "2026-11-10T10:00:00Z", price: 4990,
+                                                                         revocation: "2026-11-12T10:00:00Z")),
+        ])
+        _ = try scenario.run(asOf: asOf)
+
+        // The raw bytes: the guarded cell is quoted only when it holds a CR.
+        let cell = prefix == "\r" ? "\"'\rgems\"" : "'\(prefix)gems"
+        #expect(try scenario.output("revenue_daily.csv") == [
+            RevenueReportTests.header,
+            "2026-11-10,\(cell),USA,USD,1,4.99,0,4.99,4.99,0,4.99",
+            "2026-11-12,\(cell),USA,USD,0,0,4.99,-4.99,0,4.99,-4.99",
+        ].map { $0 + "\r\n" }.joined())
+
+        let findings = try #require(Self.records(try scenario.output("findings.csv")))
+        #expect(findings.first == Self.findingColumns)
+        let orphan = try #require(findings.dropFirst().first { $0[1] == "orphan_delivery" })
+        let row = Dictionary(uniqueKeysWithValues: zip(Self.findingColumns, orphan))
+        #expect(row["user_id"] == "'" + user)
+        #expect(row["amount"] == "0.99")
+        #expect(row["currency"] == "USD")
+        #expect(row["product_id"] == "gems60")
+        // findings.json holds the value itself: the guard is for spreadsheets.
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(scenario.output("findings.json").utf8)) as? [[String: Any]])
+        #expect(json.contains { $0["user_id"] as? String == user })
+    }
+
+    @Test("attribution.csv and rejects.csv guard their text cells too, and leave numbers alone")
+    func formulaGuardElsewhere() throws {
+        let scenario = try Scenario()
+        try AttributionReportTests.Fixture.mmp(scenario, [
+            AttributionReportTests.Fixture.MMPRow(time: "2026-11-10 08:00:00", mediaSource: "=HYPERLINK(\"http://x\")", campaign: "@SUM(1+1)",
+                                                  appsflyerID: "af1", cuid: "u1"),
+        ])
+        try scenario.write("registrations/r.jsonl", [AttributionReportTests.Fixture.signup("2026-11-10T09:00:00Z", "u1")])
+        try scenario.write("spend/s.csv", ["date,media_source,campaign,spend,currency", "2026-11-11,-2+3,+cmd,10,USD"])
+        try scenario.write("server/s.jsonl", ["=1+1"])
+        _ = try scenario.run(asOf: "2026-12-31T00:00:00Z")
+        #expect(try RevenueReportTests.Fixture.lines(scenario.output("attribution.csv")) == [
+            AttributionReportTests.header,
+            "2026-11-10,\"'=HYPERLINK(\"\"http://x\"\")\",'@SUM(1+1),1,1,0,0,0,0,0,0,,,,0",
+            "2026-11-11,'-2+3,'+cmd,0,0,0,0,0,0,0,0,10,0,0,0",
+        ])
+        let rejects = try #require(Self.records(try scenario.output("rejects.csv")))
+        #expect(rejects.count == 2)
+        #expect(rejects.last?[0] == "server/s.jsonl")
+        #expect(rejects.last?[1] == "1")
+        #expect(rejects.last?[3] == "'=1+1")
+    }
+
+    // MARK: - RFC 4180, UTF-8, CRLF
+
+    @Test("cells with commas, quotes and line breaks are quoted per RFC 4180, UTF-8 text is written as is, records end in CRLF")
+    func rfc4180Quoting() throws {
+        let scenario = try Scenario()
+        let products = ["gems,300", "say \"hi\"", "two\nlines", "宝石パック"]
+        try scenario.write("receipts/r.jsonl", products.enumerated().map { index, product in
+            Line.v2Receipt("2026-11-10T10:00:05Z", "u1", transaction: RevenueReportTests.Fixture.v2(
+                "t\(index)", Self.json(product), purchase: "2026-11-10T10:00:00Z", price: 990))
+        })
+        _ = try scenario.run(asOf: asOf)
+        let data = try Data(contentsOf: URL(fileURLWithPath: scenario.out + "/revenue_daily.csv"))
+        let text = try #require(String(data: data, encoding: .utf8))
+        #expect(!data.starts(with: [0xEF, 0xBB, 0xBF]), "no byte order mark")
+        #expect(text == [
+            RevenueReportTests.header,
+            "2026-11-10,\"gems,300\",USA,USD,1,0.99,0,0.99,0.99,0,0.99",
+            "2026-11-10,\"say \"\"hi\"\"\",USA,USD,1,0.99,0,0.99,0.99,0,0.99",
+            "2026-11-10,\"two\nlines\",USA,USD,1,0.99,0,0.99,0.99,0,0.99",
+            "2026-11-10,宝石パック,USA,USD,1,0.99,0,0.99,0.99,0,0.99",
+        ].map { $0 + "\r\n" }.joined())
+        let records = try #require(Self.records(text))
+        #expect(records.dropFirst().map { $0[1] } == products)
+        #expect(records.allSatisfy { $0.count == 11 })
+    }
+
+    @Test("every CSV output of sample-data is strict RFC 4180 with CRLF record ends and a constant column count")
+    func sampleDataCSVShape() throws {
+        let scenario = try Scenario()
+        _ = try Pipeline.run(RunOptions(
+            input: SampleDataTests.sampleData, databasePath: scenario.databasePath, outFolder: scenario.out, jobs: 1,
+            reconcile: ReconcileSettings(), report: ReportSettings(outFolder: scenario.out)), progress: nil)
+        for name in Self.outputs where name.hasSuffix(".csv") {
+            let text = try scenario.output(name)
+            let records = try #require(Self.records(text), "\(name) is not strict RFC 4180 with CRLF record ends")
+            let width = try #require(records.first?.count)
+            #expect(records.count > 1, "\(name)")
+            #expect(records.allSatisfy { $0.count == width }, "\(name)")
+        }
+        // findings.csv on sample-data: details such as "delivered 2 times to u_1005, u_1006" hold commas.
+        let findings = try #require(Self.records(try scenario.output("findings.csv")))
+        #expect(findings.count == 14)
+        #expect(findings.contains { $0[11] == "cross_user: delivered 2 times to u_1005, u_1006" })
+    }
+
+    // MARK: - findings.json
+
+    @Test("findings.json parses as JSON: one object per findings.csv row with the contract's 13 keys in order")
+    func findingsJSON() throws {
+        let scenario = try Scenario()
+        _ = try Pipeline.run(RunOptions(
+            input: SampleDataTests.sampleData, databasePath: scenario.databasePath, outFolder: scenario.out, jobs: 1,
+            reconcile: ReconcileSettings(), report: ReportSettings(outFolder: scenario.out)), progress: nil)
+        let text = try scenario.output("findings.json")
+        let objects = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [[String: Any]])
+        let csv = try #require(Self.records(try scenario.output("findings.csv")))
+        #expect(objects.count == csv.count - 1)
+        #expect(objects.count == 13)
+        for object in objects { #expect(Set(object.keys) == Set(Self.findingColumns)) }
+        // Key order, as written: the keys of each object appear in the contract's order.
+        let keysInText = text.split(separator: "\n").compactMap { line -> String? in
+            guard line.hasPrefix("    \"") else { return nil }
+            return line.dropFirst(5).split(separator: "\"", maxSplits: 1).first.map(String.init)
+        }
+        #expect(keysInText.count == 13 * objects.count)
+        for start in stride(from: 0, to: keysInText.count, by: 13) {
+            #expect(Array(keysInText[start..<min(start + 13, keysInText.count)]) == Self.findingColumns)
+        }
+        // The same values as findings.csv, in the same order, with JSON null for an empty cell.
+        for (object, record) in zip(objects, csv.dropFirst()) {
+            #expect(object["finding_id"] as? String == record[0])
+            #expect(object["kind"] as? String == record[1])
+            #expect((object["order_id"] as? String ?? "") == record[4])
+            if record[4].isEmpty { #expect(object["order_id"] is NSNull) }
+            #expect((object["event_time"] as? String).map { $0.hasSuffix("Z") } == true)
+        }
+    }
+
+    // MARK: - The output folder
+
+    @Test("each output is a symlink into .current/; a second run switches in a new set and leaves exactly one set under .sets/")
+    func outputSet() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("receipts/r.jsonl", [
+            Line.v2Receipt("2026-11-10T10:00:05Z", "u1", transaction: RevenueReportTests.Fixture.v2("t1", "gems60", purchase: "2026-11-10T10:00:00Z", price: 990)),
+        ])
+        _ = try scenario.run(asOf: asOf)
+        let first = try Self.checkOutputFolder(scenario.out)
+        #expect(try RevenueReportTests.Fixture.lines(scenario.output("revenue_daily.csv")).count == 2)
+
+        try scenario.write("receipts/r.jsonl", [
+            Line.v2Receipt("2026-11-10T10:00:05Z", "u1", transaction: RevenueReportTests.Fixture.v2("t1", "gems60", purchase: "2026-11-10T10:00:00Z", price: 990)),
+            Line.v2Receipt("2026-11-11T10:00:05Z", "u1", transaction: RevenueReportTests.Fixture.v2("t2", "gems60", purchase: "2026-11-11T10:00:00Z", price: 990)),
+        ])
+        _ = try scenario.run(asOf: asOf)
+        let second = try Self.checkOutputFolder(scenario.out)
+        #expect(second != first)
+        #expect(!FileManager.default.fileExists(atPath: scenario.out + "/.sets/" + first))
+        #expect(try RevenueReportTests.Fixture.lines(scenario.output("revenue_daily.csv")) == [
+            RevenueReportTests.header,
+            "2026-11-10,gems60,USA,USD,1,0.99,0,0.99,0.99,0,0.99",
+            "2026-11-11,gems60,USA,USD,1,0.99,0,0.99,0.99,0,0.99",
+        ])
+    }
+}
+
+extension OutputFormatTests {
+    /// Checks the layout of `--out` after a run and returns the name of its one set.
+    static func checkOutputFolder(_ out: String) throws -> String {
+        let manager = FileManager.default
+        #expect(try manager.contentsOfDirectory(atPath: out).sorted() == [".current", ".sets"] + outputs,
+                "only the outputs, .current and .sets: no temporary files left behind")
+        let sets = try manager.contentsOfDirectory(atPath: out + "/.sets")
+        #expect(sets.count == 1)
+        let set = try #require(sets.first)
+        #expect(try manager.destinationOfSymbolicLink(atPath: out + "/.current") == ".sets/" + set)
+        #expect(try manager.contentsOfDirectory(atPath: out + "/.sets/" + set).sorted() == outputs)
+        for name in outputs {
+            #expect(try manager.destinationOfSymbolicLink(atPath: out + "/" + name) == ".current/" + name)
+            let attributes = try manager.attributesOfItem(atPath: out + "/.sets/" + set + "/" + name)
+            #expect(attributes[.type] as? FileAttributeType == .typeRegular)
+        }
+        return set
+    }
+
+    /// `text` escaped for a JSON string literal.
+    static func json(_ text: String) -> String {
+        text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+            .replacingOccurrences(of: "\n", with: "\\n").replacingOccurrences(of: "\r", with: "\\r").replacingOccurrences(of: "\t", with: "\\t")
+    }
+
+    /// The records of a strict RFC 4180 document: every record ends in CRLF, a quote
+    /// only opens a field or doubles inside one; nil for anything else.
+    static func records(_ text: String) -> [[String]]? {
+        let scalars = Array(text.unicodeScalars)
+        var records: [[String]] = []
+        var record: [String] = []
+        var field = String.UnicodeScalarView()
+        var quoted = false
+        var inQuotes = false
+        var index = 0
+        while index < scalars.count {
+            let scalar = scalars[index]
+            if inQuotes {
+                if scalar == "\"" {
+                    if index + 1 < scalars.count, scalars[index + 1] == "\"" {
+                        field.append(scalar)
+                        index += 2
+                        continue
+                    }
+                    inQuotes = false
+                } else {
+                    field.append(scalar)
+                }
+            } else if scalar == "\"" {
+                guard field.isEmpty, !quoted else { return nil }
+                inQuotes = true
+                quoted = true
+            } else if scalar == "," {
+                record.append(String(field))
+                field = String.UnicodeScalarView()
+                quoted = false
+            } else if scalar == "\r" {
+                guard index + 1 < scalars.count, scalars[index + 1] == "\n" else { return nil }
+                record.append(String(field))
+                records.append(record)
+                record = []
+                field = String.UnicodeScalarView()
+                quoted = false
+                index += 2
+                continue
+            } else if scalar == "\n" {
+                return nil
+            } else {
+                guard !quoted else { return nil }
+                field.append(scalar)
+            }
+            index += 1
+        }
+        guard !inQuotes, field.isEmpty, record.isEmpty else { return nil }
+        return records
+    }
+}

@@ -1,0 +1,332 @@
+import Foundation
+import Testing
+@testable import IAPRecon
+
+/// `revenue_daily.csv` and the revenue part of `summary.json` (CONTRACT.md §1.6, §2, §3; issue 4).
+///
+/// Each test is a tiny input whose expected rows are written out whole, so a
+/// change of rounding, day, rate or sign shows as a one-line diff.
+@Suite("revenue_daily.csv")
+struct RevenueReportTests {
+    static let header = "date,product_id,storefront,currency,units,gross,refunds,net,gross_usd,refunds_usd,net_usd"
+    let asOf = "2026-11-30T00:00:00Z"
+
+    // MARK: - FX and refund days
+
+    @Test("a JPY purchase converts at the latest rate on or before its day; its refund lands on its own day at that same rate and nets to zero")
+    func fxAtPurchaseDay() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("fx.csv", [
+            "date,currency,rate",
+            "2026-11-08,JPY,0.0066",  // D-2: the rate of the purchase
+            "2026-11-11,JPY,0.0070",  // D+1: after the purchase, never used for it
+            "2026-11-13,JPY,0.0080",  // the refund day: never used either
+        ])
+        let purchase = Fixture.v2("t1", "gems300", purchase: "2026-11-10T05:00:00Z", price: 800_000, currency: "JPY", storefront: "JPN")
+        try scenario.write("receipts/r.jsonl", [Line.v2Receipt("2026-11-10T05:00:05Z", "u1", transaction: purchase)])
+        try scenario.write("notifications/n.jsonl", [
+            Line.notification("REFUND", uuid: "n1", signed: "2026-11-13T06:00:01Z",
+                              transaction: Fixture.v2("t1", "gems300", purchase: "2026-11-10T05:00:00Z", price: 800_000, currency: "JPY",
+                                                      storefront: "JPN", revocation: "2026-11-13T06:00:00Z")),
+        ])
+        _ = try scenario.run(asOf: asOf)
+        #expect(try Fixture.lines(scenario.output("revenue_daily.csv")) == [
+            Self.header,
+            "2026-11-10,gems300,JPN,JPY,1,800,0,800,5.28,0,5.28",
+            "2026-11-13,gems300,JPN,JPY,0,0,800,-800,0,5.28,-5.28",
+        ])
+        let table = try Fixture.table(scenario.output("revenue_daily.csv"))
+        #expect(Fixture.sum(table, "net_usd") == 0)
+        #expect(Fixture.sum(table, "net") == 0)
+        let revenue = try Fixture.summary(scenario)["revenue"] as? [String: Any]
+        #expect(revenue?["gross_usd"] as? String == "5.28")
+        #expect(revenue?["refunds_usd"] as? String == "5.28")
+        #expect(revenue?["net_usd"] as? String == "0")
+    }
+
+    @Test("purchase and refund days, and the purchase day's rate, follow --tz", arguments: [
+        ("UTC", [
+            "2026-11-10,gems300,JPN,JPY,1,800,0,800,5.28,0,5.28",
+            "2026-11-12,gems300,JPN,JPY,0,0,800,-800,0,5.28,-5.28",
+        ]),
+        ("Asia/Tokyo", [
+            "2026-11-11,gems300,JPN,JPY,1,800,0,800,5.6,0,5.6",
+            "2026-11-13,gems300,JPN,JPY,0,0,800,-800,0,5.6,-5.6",
+        ]),
+    ])
+    func daysInZone(zone: String, rows: [String]) throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("fx.csv", ["date,currency,rate", "2026-11-10,JPY,0.0066", "2026-11-11,JPY,0.0070"])
+        // 20:00 UTC is 05:00 the next day in Tokyo; 16:30 UTC is 01:30 the next day in Tokyo.
+        let purchase = Fixture.v2("t1", "gems300", purchase: "2026-11-10T20:00:00Z", price: 800_000, currency: "JPY", storefront: "JPN")
+        try scenario.write("receipts/r.jsonl", [Line.v2Receipt("2026-11-10T20:00:05Z", "u1", transaction: purchase)])
+        try scenario.write("notifications/n.jsonl", [
+            Line.notification("REFUND", uuid: "n1", signed: "2026-11-12T16:30:01Z",
+                              transaction: Fixture.v2("t1", "gems300", purchase: "2026-11-10T20:00:00Z", price: 800_000, currency: "JPY",
+                                                      storefront: "JPN", revocation: "2026-11-12T16:30:00Z")),
+        ])
+        _ = try scenario.run(asOf: asOf, zone: zone)
+        #expect(try Fixture.lines(scenario.output("revenue_daily.csv")) == [Self.header] + rows)
+        #expect(Fixture.sum(try Fixture.table(scenario.output("revenue_daily.csv")), "net_usd") == 0)
+    }
+
+    @Test("REFUND_PRORATED refunds revocationPercentage / 100000 of the price, on the refund day")
+    func proratedRefund() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("receipts/r.jsonl", [
+            Line.v2Receipt("2026-11-10T10:00:05Z", "u1", transaction: Fixture.v2("t1", "gems300", purchase: "2026-11-10T10:00:00Z", price: 4990)),
+            Line.v2Receipt("2026-11-10T11:00:05Z", "u2", transaction: Fixture.v2("t2", "pro.yearly", purchase: "2026-11-10T11:00:00Z", price: 79990)),
+        ])
+        try scenario.write("notifications/n.jsonl", [
+            Line.notification("REFUND", uuid: "n1", signed: "2026-11-12T10:00:01Z",
+                              transaction: Fixture.v2("t1", "gems300", purchase: "2026-11-10T10:00:00Z", price: 4990,
+                                                      revocation: "2026-11-12T10:00:00Z", revocationType: "REFUND_PRORATED", percentage: 50000)),
+            Line.notification("REFUND", uuid: "n2", signed: "2026-11-12T11:00:01Z",
+                              transaction: Fixture.v2("t2", "pro.yearly", purchase: "2026-11-10T11:00:00Z", price: 79990,
+                                                      revocation: "2026-11-12T11:00:00Z", revocationType: "REFUND_PRORATED", percentage: 25000)),
+        ])
+        _ = try scenario.run(asOf: asOf)
+        #expect(try Fixture.lines(scenario.output("revenue_daily.csv")) == [
+            Self.header,
+            "2026-11-10,gems300,USA,USD,1,4.99,0,4.99,4.99,0,4.99",
+            "2026-11-10,pro.yearly,USA,USD,1,79.99,0,79.99,79.99,0,79.99",
+            "2026-11-12,gems300,USA,USD,0,0,2.495,-2.495,0,2.495,-2.495",
+            "2026-11-12,pro.yearly,USA,USD,0,0,19.9975,-19.9975,0,19.9975,-19.9975",
+        ])
+        let revenue = try Fixture.summary(scenario)["revenue"] as? [String: Any]
+        #expect(revenue?["refunds_usd"] as? String == "22.4925")
+        #expect(revenue?["net_usd"] as? String == "62.4875")
+    }
+
+    @Test("a refund later undone by REFUND_REVERSED is no refund")
+    func reversedRefund() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        let purchase = Fixture.v2("t1", "gems300", purchase: "2026-11-10T10:00:00Z", price: 4990)
+        try scenario.write("receipts/r.jsonl", [Line.v2Receipt("2026-11-10T10:00:05Z", "u1", transaction: purchase)])
+        try scenario.write("notifications/n.jsonl", [
+            Line.notification("REFUND", uuid: "n1", signed: "2026-11-12T10:00:01Z",
+                              transaction: Fixture.v2("t1", "gems300", purchase: "2026-11-10T10:00:00Z", price: 4990, revocation: "2026-11-12T10:00:00Z")),
+            Line.notification("REFUND_REVERSED", uuid: "n2", signed: "2026-11-13T10:00:00Z", transaction: purchase),
+        ])
+        _ = try scenario.run(asOf: asOf)
+        #expect(try Fixture.lines(scenario.output("revenue_daily.csv")) == [
+            Self.header,
+            "2026-11-10,gems300,USA,USD,1,4.99,0,4.99,4.99,0,4.99",
+        ])
+    }
+
+    // MARK: - Quantity and exclusions
+
+    @Test("quantity multiplies units, gross and the refund, whether the price is Apple's or the order's")
+    func quantityMultiplies() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("server/s.jsonl", [
+            Line.order("2026-11-10T09:59:00Z", "o2", "u2", "gems300", price: "4.99"),
+            Line.delivered("2026-11-10T10:00:09Z", "u2", "t2", "gems300", orderID: "o2", quantity: 3),
+        ])
+        try scenario.write("receipts/r.jsonl", [
+            Line.v2Receipt("2026-11-10T09:00:05Z", "u1",
+                           transaction: Fixture.v2("t1", "gems60", purchase: "2026-11-10T09:00:00Z", price: 990, quantity: 3)),
+            Fixture.inAppReceipt("2026-11-10T10:00:05Z", "u2", orderID: "o2",
+                                 items: [Fixture.inApp("t2", "gems300", purchase: "2026-11-10T10:00:00Z", quantity: 3)]),
+        ])
+        try scenario.write("notifications/n.jsonl", [
+            Line.notification("REFUND", uuid: "n1", signed: "2026-11-11T09:00:01Z",
+                              transaction: Fixture.v2("t1", "gems60", purchase: "2026-11-10T09:00:00Z", price: 990, quantity: 3,
+                                                      revocation: "2026-11-11T09:00:00Z")),
+        ])
+        _ = try scenario.run(asOf: asOf)
+        #expect(try Fixture.lines(scenario.output("revenue_daily.csv")) == [
+            Self.header,
+            "2026-11-10,gems300,,USD,3,14.97,0,14.97,14.97,0,14.97",
+            "2026-11-10,gems60,USA,USD,3,2.97,0,2.97,2.97,0,2.97",
+            "2026-11-11,gems60,USA,USD,0,0,2.97,-2.97,0,2.97,-2.97",
+        ])
+    }
+
+    @Test("Sandbox, Xcode, LocalTesting and FAMILY_SHARED transactions, and their refunds, are never revenue")
+    func testAndFamilyPurchasesExcluded() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        let family = Fixture.v2("t5", "pro.yearly", purchase: "2026-11-10T14:00:00Z", price: 79990, ownership: "FAMILY_SHARED")
+        let sandbox = Fixture.v2("t2", "gems300", purchase: "2026-11-10T11:00:00Z", price: 4990, environment: "Sandbox")
+        try scenario.write("receipts/r.jsonl", [
+            Line.v2Receipt("2026-11-10T10:00:05Z", "u1", transaction: Fixture.v2("t1", "gems60", purchase: "2026-11-10T10:00:00Z", price: 990)),
+            Line.v2Receipt("2026-11-10T11:00:05Z", "u1", transaction: sandbox),
+            Line.v2Receipt("2026-11-10T12:00:05Z", "u1",
+                           transaction: Fixture.v2("t3", "gems300", purchase: "2026-11-10T12:00:00Z", price: 4990, environment: "Xcode")),
+            Line.v2Receipt("2026-11-10T13:00:05Z", "u1",
+                           transaction: Fixture.v2("t4", "pro.monthly", purchase: "2026-11-10T13:00:00Z", price: 9990, environment: "LocalTesting")),
+            Line.v2Receipt("2026-11-10T14:00:05Z", "u2", transaction: family),
+            // A V1 receipt answered from the sandbox.
+            "{\"received_at\":\"2026-11-10T15:00:05Z\",\"user_id\":\"u3\",\"response\":{\"status\":0,\"environment\":\"Sandbox\",\"receipt\":{\"bundle_id\":\"com.example.game\",\"in_app\":[\(Fixture.inApp("t6", "gems300", purchase: "2026-11-10T15:00:00Z"))]}}}",
+        ])
+        try scenario.write("server/s.jsonl", [Line.delivered("2026-11-10T14:00:09Z", "u2", "t5", "pro.yearly")])
+        try scenario.write("notifications/n.jsonl", [
+            Line.notification("REFUND", uuid: "n1", signed: "2026-11-12T10:00:01Z",
+                              transaction: Fixture.v2("t2", "gems300", purchase: "2026-11-10T11:00:00Z", price: 4990, environment: "Sandbox",
+                                                      revocation: "2026-11-12T10:00:00Z")),
+            Line.notification("REVOKE", uuid: "n2", signed: "2026-11-12T11:00:01Z",
+                              transaction: Fixture.v2("t5", "pro.yearly", purchase: "2026-11-10T14:00:00Z", price: 79990, ownership: "FAMILY_SHARED",
+                                                      revocation: "2026-11-12T11:00:00Z", revocationType: "FAMILY_REVOKE")),
+        ])
+        _ = try scenario.run(asOf: asOf)
+        #expect(try Fixture.lines(scenario.output("revenue_daily.csv")) == [
+            Self.header,
+            "2026-11-10,gems60,USA,USD,1,0.99,0,0.99,0.99,0,0.99",
+        ])
+        let summary = try Fixture.summary(scenario)
+        let revenue = summary["revenue"] as? [String: Any]
+        #expect(revenue?["gross_usd"] as? String == "0.99")
+        #expect(revenue?["refunds_usd"] as? String == "0")
+        let transactions = summary["transactions"] as? [String: Any]
+        #expect(transactions?["family_shared"] as? Int == 1)
+        #expect(transactions?["by_environment"] as? [String: Int] == ["Production": 2, "Sandbox": 2, "Xcode": 1, "LocalTesting": 1])
+    }
+
+    // MARK: - Price sources
+
+    @Test("price comes from the V2 price, else the matched order, else the catalog; summary counts each source and the unpriced")
+    func priceSourceOrder() throws {
+        let scenario = try Scenario()
+        try scenario.write("catalog.csv", [
+            "product_id,type,subscription_group,price,currency",
+            "gems60,consumable,,0.99,USD",
+            "gems300,consumable,,4.99,USD",
+            "gems980,consumable,,14.99,USD",
+        ])
+        try scenario.write("server/s.jsonl", [
+            // t1 has all three prices: Apple's 1.99 wins over the order's 0.49 and the catalog's 0.99.
+            Line.order("2026-11-10T09:59:00Z", "o1", "u1", "gems60", price: "0.49"),
+            Line.delivered("2026-11-10T10:00:09Z", "u1", "t1", "gems60", orderID: "o1"),
+            // t2 has no Apple price: the order's 2.49 wins over the catalog's 4.99.
+            Line.order("2026-11-10T10:59:00Z", "o2", "u2", "gems300", price: "2.49"),
+            Line.delivered("2026-11-10T11:00:09Z", "u2", "t2", "gems300", orderID: "o2"),
+        ])
+        try scenario.write("receipts/r.jsonl", [
+            Line.v2Receipt("2026-11-10T10:00:05Z", "u1", orderID: "o1",
+                           transaction: Fixture.v2("t1", "gems60", purchase: "2026-11-10T10:00:00Z", price: 1990)),
+            Fixture.inAppReceipt("2026-11-10T11:00:05Z", "u2", orderID: "o2", items: [Fixture.inApp("t2", "gems300", purchase: "2026-11-10T11:00:00Z")]),
+            // t3: no Apple price, no order: the catalog's 14.99.
+            Fixture.inAppReceipt("2026-11-10T12:00:05Z", "u3", items: [Fixture.inApp("t3", "gems980", purchase: "2026-11-10T12:00:00Z")]),
+            // t4: no price anywhere.
+            Fixture.inAppReceipt("2026-11-10T13:00:05Z", "u4", items: [Fixture.inApp("t4", "mystery.bundle", purchase: "2026-11-10T13:00:00Z")]),
+        ])
+        _ = try scenario.run(asOf: asOf)
+        let text = try scenario.output("revenue_daily.csv")
+        #expect(Fixture.lines(text) == [
+            Self.header,
+            "2026-11-10,gems300,,USD,1,2.49,0,2.49,2.49,0,2.49",
+            "2026-11-10,gems60,USA,USD,1,1.99,0,1.99,1.99,0,1.99",
+            "2026-11-10,gems980,,USD,1,14.99,0,14.99,14.99,0,14.99",
+            "2026-11-10,mystery.bundle,,,1,0,0,0,,0,",  // unpriced: counted in units, no USD gross
+        ])
+        let summary = try Fixture.summary(scenario)
+        let transactions = summary["transactions"] as? [String: Any]
+        #expect(transactions?["price_source"] as? [String: Int] == ["v2_price": 1, "order": 1, "catalog": 1, "none": 1])
+        #expect(transactions?["products_missing_from_catalog"] as? Int == 1)
+        let grossUSD = try #require((summary["revenue"] as? [String: Any])?["gross_usd"] as? String)
+        #expect(grossUSD == "19.47")
+        #expect(Money.parse(grossUSD) == Fixture.sum(Fixture.table(text), "gross_usd"))
+    }
+
+    @Test("a purchase with no rate on or before its day keeps its local amounts, leaves its USD gross and net empty and is counted")
+    func missingRate() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("fx.csv", ["date,currency,rate", "2026-11-11,EUR,1.05"])
+        try scenario.write("receipts/r.jsonl", [
+            Line.v2Receipt("2026-11-10T10:00:05Z", "u1",
+                           transaction: Fixture.v2("t1", "gems300", purchase: "2026-11-10T10:00:00Z", price: 5490, currency: "EUR", storefront: "DEU")),
+            Line.v2Receipt("2026-11-11T10:00:05Z", "u1",
+                           transaction: Fixture.v2("t2", "gems300", purchase: "2026-11-11T10:00:00Z", price: 5490, currency: "EUR", storefront: "DEU")),
+        ])
+        _ = try scenario.run(asOf: asOf)
+        let text = try scenario.output("revenue_daily.csv")
+        #expect(Fixture.lines(text) == [
+            Self.header,
+            "2026-11-10,gems300,DEU,EUR,1,5.49,0,5.49,,0,",  // no rate: gross and net in USD unknown; no refunds
+            "2026-11-11,gems300,DEU,EUR,1,5.49,0,5.49,5.7645,0,5.7645",
+        ])
+        let summary = try Fixture.summary(scenario)
+        #expect((summary["transactions"] as? [String: Any])?["without_fx_rate"] as? Int == 1)
+        #expect((summary["revenue"] as? [String: Any])?["gross_usd"] as? String == "5.7645")
+        #expect(Money.parse("5.7645") == Fixture.sum(Fixture.table(text), "gross_usd"))
+    }
+
+    @Test("summary revenue.gross_usd, refunds_usd and net_usd equal the column sums of revenue_daily.csv on sample-data")
+    func summaryMatchesColumnsOnSampleData() throws {
+        let scenario = try Scenario()
+        _ = try Pipeline.run(RunOptions(
+            input: SampleDataTests.sampleData, databasePath: scenario.databasePath, outFolder: scenario.out, jobs: 1,
+            reconcile: ReconcileSettings(), report: ReportSettings(outFolder: scenario.out)), progress: nil)
+        let table = try Fixture.table(scenario.output("revenue_daily.csv"))
+        let revenue = try #require(try Fixture.summary(scenario)["revenue"] as? [String: Any])
+        #expect((revenue["gross_usd"] as? String).flatMap(Money.parse) == Fixture.sum(table, "gross_usd"))
+        #expect((revenue["refunds_usd"] as? String).flatMap(Money.parse) == Fixture.sum(table, "refunds_usd"))
+        #expect((revenue["net_usd"] as? String).flatMap(Money.parse) == Fixture.sum(table, "net_usd"))
+        for row in table {
+            let gross = Money.parse(row["gross"] ?? ""), refunds = Money.parse(row["refunds"] ?? ""), net = Money.parse(row["net"] ?? "")
+            #expect(gross.flatMap { g in refunds.map { g - $0 } } == net, "net = gross - refunds on \(row)")
+        }
+    }
+}
+
+extension RevenueReportTests {
+    /// Input builders and output readers for these tests.
+    enum Fixture {
+        /// A decoded V2 transaction with any currency, storefront and quantity.
+        static func v2(_ transactionID: String, _ productID: String, purchase: String, price: Int?, currency: String = "USD",
+                       storefront: String = "USA", quantity: Int = 1, environment: String = "Production", ownership: String = "PURCHASED",
+                       revocation: String? = nil, revocationType: String? = nil, percentage: Int? = nil) -> String {
+            var fields = "\"transactionId\":\"\(transactionID)\",\"originalTransactionId\":\"\(transactionID)\",\"productId\":\"\(productID)\""
+            fields += ",\"purchaseDate\":\(Line.ms(purchase)),\"quantity\":\(quantity),\"environment\":\"\(environment)\""
+            fields += ",\"inAppOwnershipType\":\"\(ownership)\",\"storefront\":\"\(storefront)\""
+            if let price { fields += ",\"price\":\(price),\"currency\":\"\(currency)\"" }
+            if let revocation { fields += ",\"revocationDate\":\(Line.ms(revocation)),\"revocationReason\":0" }
+            if let revocationType { fields += ",\"revocationType\":\"\(revocationType)\"" }
+            if let percentage { fields += ",\"revocationPercentage\":\(percentage)" }
+            return "{\(fields)}"
+        }
+
+        /// One `in_app` item of a verifyReceipt answer: no price, no currency, no storefront.
+        static func inApp(_ transactionID: String, _ productID: String, purchase: String, quantity: Int = 1) -> String {
+            "{\"quantity\":\"\(quantity)\",\"product_id\":\"\(productID)\",\"transaction_id\":\"\(transactionID)\",\"original_transaction_id\":\"\(transactionID)\",\"purchase_date_ms\":\"\(Line.ms(purchase))\",\"in_app_ownership_type\":\"PURCHASED\"}"
+        }
+
+        /// A receipts line with a Production verifyReceipt answer (status 0).
+        static func inAppReceipt(_ receivedAt: String, _ userID: String, orderID: String? = nil, items: [String]) -> String {
+            let order = orderID.map { ",\"order_id\":\"\($0)\"" } ?? ""
+            return "{\"received_at\":\"\(receivedAt)\",\"user_id\":\"\(userID)\"\(order),\"response\":{\"status\":0,\"environment\":\"Production\",\"receipt\":{\"bundle_id\":\"com.example.game\",\"in_app\":[\(items.joined(separator: ","))]}}}"
+        }
+
+        /// The records of a CSV file with no embedded line breaks.
+        static func lines(_ text: String) -> [String] {
+            var lines = text.components(separatedBy: "\r\n")
+            if lines.last == "" { lines.removeLast() }
+            return lines
+        }
+
+        /// The data rows of a CSV file, by column name.
+        static func table(_ text: String) -> [[String: String]] {
+            let records = lines(text).map { CSV.fields($0) ?? [] }
+            guard let header = records.first else { return [] }
+            return records.dropFirst().map { Dictionary(uniqueKeysWithValues: zip(header, $0)) }
+        }
+
+        /// The exact sum of a numeric column; empty cells count as nothing.
+        static func sum(_ table: [[String: String]], _ column: String) -> Decimal {
+            table.reduce(Decimal(0)) { $0 + ($1[column].flatMap(Money.parse) ?? 0) }
+        }
+
+        static func summary(_ scenario: Scenario) throws -> [String: Any] {
+            let data = Data(try scenario.output("summary.json").utf8)
+            return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        }
+    }
+}

@@ -1,0 +1,191 @@
+import Foundation
+import Testing
+@testable import IAPRecon
+
+/// `iaprecon history`: one user's whole story in time order, from the store built
+/// from `sample-data/` (CONTRACT.md §3; issue 4; cases from sample-data/README.md).
+@Suite("user history")
+struct UserHistoryTests {
+    /// Runs the pipeline on sample-data and opens its store. The scenario owns the folder.
+    static func sampleStore() throws -> (Scenario, Database) {
+        let scenario = try Scenario()
+        _ = try Pipeline.run(RunOptions(
+            input: SampleDataTests.sampleData, databasePath: scenario.databasePath, outFolder: scenario.out, jobs: 1,
+            reconcile: ReconcileSettings(), report: ReportSettings(outFolder: scenario.out)), progress: nil)
+        return (scenario, try Store.open(path: scenario.databasePath))
+    }
+
+    static let allUsers = (1001...1030).map { "u_\($0)" }
+
+    @Test("u_1005: install, sign-up, order, purchase, its delivery, the replayed delivery to u_1006 and the cross-user finding, in time order")
+    func crossUserDuplicate() throws {
+        let (scenario, database) = try Self.sampleStore()
+        defer { withExtendedLifetime(scenario) {} }
+        let history = try UserHistory.load(database, .user("u_1005"))
+        #expect(history.userID == "u_1005")
+        #expect(history.events.map(\.event) == [
+            "install", "registered", "order", "apple purchase", "delivered", "delivered", "FINDING duplicate_delivery",
+        ])
+        #expect(history.events.map(\.ms) == [
+            "2026-11-24T19:40:02Z", "2026-11-24T19:41:15Z", "2026-11-24T20:04:51Z", "2026-11-24T20:05:12Z", "2026-11-24T20:05:16Z",
+            "2026-11-25T09:30:14Z", "2026-11-25T09:30:14Z",
+        ].map(Line.ms))
+        let order = try #require(history.events.first { $0.event == "order" })
+        #expect(order.id == "OrderID_1795550691000_gems300")
+        #expect(order.amount == "5.49 EUR")
+        #expect(order.detail == "matched to 2000000630024936 by delivery")
+        let purchase = try #require(history.events.first { $0.event == "apple purchase" })
+        #expect(purchase.id == "2000000630024936")
+        #expect(purchase.product == "com.example.gems300")
+        #expect(purchase.amount == "5.49 EUR")
+        #expect(history.events.filter { $0.event == "delivered" }.map(\.detail) == ["to u_1005", "to u_1006"])
+        #expect(history.events.filter { $0.event == "delivered" }.map(\.source) == [
+            "server/server-2026-11-27.jsonl.gz:37", "server/server-2026-11-27.jsonl.gz:38",
+        ])
+        let finding = try #require(history.events.last)
+        #expect(finding.detail == "critical: cross_user: delivered 2 times to u_1005, u_1006")
+        #expect(history.findingIDs == [finding.id])
+    }
+
+    @Test("u_1008: a yearly subscription, then a 50 % prorated refund of 3000 JPY and the refunded_not_revoked finding")
+    func proratedRefund() throws {
+        let (scenario, database) = try Self.sampleStore()
+        defer { withExtendedLifetime(scenario) {} }
+        let history = try UserHistory.load(database, .user("u_1008"))
+        #expect(history.events.map(\.event) == [
+            "install", "registered", "order", "apple purchase", "delivered", "refund", "FINDING refunded_not_revoked",
+        ])
+        let purchase = try #require(history.events.first { $0.event == "apple purchase" })
+        #expect(purchase.id == "2000000629057412")
+        #expect(purchase.amount == "6000 JPY")
+        #expect(purchase.detail == "Production, expires 2027-11-21T02:30:04.000Z")
+        let refund = try #require(history.events.first { $0.event == "refund" })
+        #expect(refund.ms == Line.ms("2026-11-27T05:12:00Z"))
+        #expect(refund.id == "2000000629057412")
+        #expect(refund.amount == "3000 JPY")
+        #expect(refund.detail == "REFUND_PRORATED")
+        #expect(history.events.last?.amount == "3000 JPY")
+    }
+
+    @Test("every user's events are in time order, and a finding comes after what it is about at the same instant")
+    func timeOrder() throws {
+        let (scenario, database) = try Self.sampleStore()
+        defer { withExtendedLifetime(scenario) {} }
+        for user in Self.allUsers {
+            let events = try UserHistory.load(database, .user(user)).events
+            #expect(!events.isEmpty, "\(user)")
+            #expect(zip(events, events.dropFirst()).allSatisfy { $0.ms <= $1.ms }, "\(user)")
+            for (earlier, later) in zip(events, events.dropFirst()) where earlier.ms == later.ms {
+                #expect(!(earlier.event.hasPrefix("FINDING") && !later.event.hasPrefix("FINDING")), "\(user): \(earlier.event) before \(later.event)")
+            }
+        }
+    }
+
+    @Test("--transaction and --order resolve to the transaction's user: the matched order's user, not the one it was delivered to")
+    func lookups() throws {
+        let (scenario, database) = try Self.sampleStore()
+        defer { withExtendedLifetime(scenario) {} }
+        #expect(try UserHistory.load(database, .transaction("2000000630024936")).userID == "u_1005")
+        #expect(try UserHistory.load(database, .transaction("2000000629057412")).userID == "u_1008")
+        // u_1013 ordered and paid; the gems went to u_1014 (wrong_user_delivery).
+        #expect(try UserHistory.load(database, .transaction("2000000630825123")).userID == "u_1013")
+        #expect(try UserHistory.load(database, .order("OrderID_1795817400000_gems60")).userID == "u_1013")
+        #expect(try UserHistory.load(database, .order("OrderID_1795228171000_premium_yearly")).userID == "u_1008")
+        // An orphan delivery's transaction is known only to the server log.
+        #expect(try UserHistory.load(database, .transaction("2000000629928815")).userID == "u_1010")
+        // A lookup by transaction tells the same story as a lookup by its user.
+        #expect(try UserHistory.load(database, .transaction("2000000630024936")).events == UserHistory.load(database, .user("u_1005")).events)
+    }
+
+    @Test("an unknown user, transaction or order throws NotFound with a message naming it", arguments: [
+        (UserHistory.Lookup.user("u_9999"), "no user 'u_9999' in the store"),
+        (UserHistory.Lookup.transaction("2000000000000000"), "no transaction '2000000000000000' in the store"),
+        (UserHistory.Lookup.order("OrderID_0_nothing"), "no order 'OrderID_0_nothing' in the store"),
+    ])
+    func notFound(lookup: UserHistory.Lookup, message: String) throws {
+        let (scenario, database) = try Self.sampleStore()
+        defer { withExtendedLifetime(scenario) {} }
+        let error = #expect(throws: UserHistory.NotFound.self) { try UserHistory.load(database, lookup) }
+        #expect(error?.description == message)
+    }
+
+    @Test("IDFAs are masked to their last four characters; no field shows a full IDFA")
+    func idfaMasked() throws {
+        let (scenario, database) = try Self.sampleStore()
+        defer { withExtendedLifetime(scenario) {} }
+        var idfas: [String] = []
+        try database.forEach("SELECT idfa FROM raw_registrations__users WHERE idfa IS NOT NULL") { idfas.append($0.string(0)) }
+        #expect(idfas.count == 4)
+        let registered = try #require(try UserHistory.load(database, .user("u_1030")).events.first { $0.event == "registered" })
+        #expect(registered.detail == "method guest, country US, idfa …B682")
+        for user in Self.allUsers {
+            for event in try UserHistory.load(database, .user(user)).events {
+                for field in Self.fields(event) {
+                    for idfa in idfas {
+                        #expect(!field.contains(idfa), "\(user) \(event.event) shows the IDFA \(idfa)")
+                        #expect(!field.contains(String(idfa.prefix(8))), "\(user) \(event.event) shows the start of the IDFA \(idfa)")
+                    }
+                }
+            }
+        }
+    }
+
+    @Test("no field carries a JWS, a receipt blob or any long base64 text")
+    func noBlobs() throws {
+        let (scenario, database) = try Self.sampleStore()
+        defer { withExtendedLifetime(scenario) {} }
+        for user in Self.allUsers {
+            for event in try UserHistory.load(database, .user(user)).events {
+                for field in Self.fields(event) {
+                    #expect(!field.contains("eyJ"), "\(user) \(event.event): \(field.prefix(60))")
+                    #expect(Self.longestBase64Run(field) < 64, "\(user) \(event.event): \(field.prefix(60))")
+                }
+            }
+        }
+    }
+
+    @Test("an install time is read in --mmp-tz, as the attribution report reads it")
+    func installTimeInMMPZone() throws {
+        let scenario = try Scenario()
+        try AttributionReportTests.Fixture.mmp(scenario, [
+            AttributionReportTests.Fixture.MMPRow(time: "2026-11-10 08:00:00", mediaSource: "googleadwords_int", campaign: "C",
+                                                  appsflyerID: "af1", cuid: "u1"),
+        ])
+        try scenario.write("registrations/r.jsonl", [AttributionReportTests.Fixture.signup("2026-11-09T23:30:00Z", "u1")])
+        _ = try Pipeline.run(RunOptions(
+            input: scenario.input, databasePath: scenario.databasePath, outFolder: scenario.out, jobs: 1,
+            reconcile: ReconcileSettings(asOfMs: Line.ms("2026-11-30T00:00:00Z"), mmpZone: try #require(Zone("Asia/Tokyo"))),
+            report: ReportSettings(outFolder: scenario.out)), progress: nil)
+        let history = try UserHistory.load(try scenario.open(), .user("u1"))
+        // 08:00 in Tokyo is 23:00 UTC the day before: the install comes before the sign-up.
+        #expect(history.events.map(\.event) == ["install", "registered"])
+        #expect(history.events.first?.ms == Line.ms("2026-11-09T23:00:00Z"))
+    }
+
+    @Test("the install a user was joined to by IDFV or IDFA is part of the story, as one joined by Customer User ID or AppsFlyer ID is")
+    func installJoinedByDeviceID() throws {
+        let (scenario, database) = try Self.sampleStore()
+        defer { withExtendedLifetime(scenario) {} }
+        // sample-data/README.md: u_1003 joined by appsflyer_id, u_1029 by idfv, u_1030 by idfa.
+        #expect(try UserHistory.load(database, .user("u_1003")).events.first?.source == "attribution/installs_2026-11-20_2026-11-29.csv:10")
+        #expect(try UserHistory.load(database, .user("u_1029")).events.first?.source == "attribution/installs_2026-11-20_2026-11-29.csv:21")
+        #expect(try UserHistory.load(database, .user("u_1030")).events.first?.source == "attribution/installs_2026-11-20_2026-11-29.csv:26")
+    }
+
+    static func fields(_ event: UserHistory.Event) -> [String] {
+        [event.event, event.id, event.product, event.amount, event.detail, event.source]
+    }
+
+    /// The longest run of base64 / base64url characters in `text`.
+    static func longestBase64Run(_ text: String) -> Int {
+        var longest = 0
+        var run = 0
+        for scalar in text.unicodeScalars {
+            let isBase64 = (scalar.properties.isASCIIHexDigit || ("A"..."Z").contains(scalar) || ("a"..."z").contains(scalar)
+                || ("0"..."9").contains(scalar) || "+/=_-".unicodeScalars.contains(scalar))
+            run = isBase64 ? run + 1 : 0
+            longest = max(longest, run)
+        }
+        return longest
+    }
+}
