@@ -3,7 +3,7 @@ import IAPRecon
 
 /// Typed readings of the options several commands share.
 extension ParsedCommand {
-    var jobs: Int { (try? optionalInt("jobs")) .flatMap { $0 } ?? WorkerPool.defaultWidth }
+    var jobs: Int { declares("jobs") ? (try? optionalInt("jobs")).flatMap { $0 } ?? WorkerPool.defaultWidth : WorkerPool.defaultWidth }
 
     func zone(_ name: String) throws -> Zone {
         let identifier = value(name) ?? "UTC"
@@ -11,8 +11,11 @@ extension ParsedCommand {
         return zone
     }
 
+    /// Whether this subcommand has the option at all (asking for an undeclared one is a programming error).
+    func declares(_ name: String) -> Bool { spec.options.contains { $0.name == name } }
+
     func asOfMs() throws -> Int64? {
-        guard let text = value("as-of") else { return nil }
+        guard declares("as-of"), let text = value("as-of") else { return nil }
         guard let ms = Timestamp.parse(text) else {
             throw usageError("'\(text)' is not a time for --as-of (use ISO 8601, e.g. 2026-11-29T00:00:00Z, or epoch ms)")
         }
@@ -20,14 +23,15 @@ extension ParsedCommand {
     }
 
     func reconcileSettings() throws -> ReconcileSettings {
-        ReconcileSettings(asOfMs: try asOfMs(), graceMs: try optionalDuration("grace") ?? 86_400_000, mmpZone: try zone("mmp-tz"))
+        ReconcileSettings(asOfMs: try asOfMs(), graceMs: try optionalDuration("grace") ?? 86_400_000,
+                          mmpZone: declares("mmp-tz") ? try zone("mmp-tz") : .utc)
     }
 
     func reportSettings() throws -> ReportSettings {
-        ReportSettings(outFolder: value("out") ?? "out", zone: try zone("tz"), currency: value("currency") ?? "USD")
+        ReportSettings(outFolder: declares("out") ? value("out") ?? "out" : "out", zone: try zone("tz"), currency: value("currency") ?? "USD")
     }
 
-    var failOn: Severity? { value("fail-on").flatMap(Severity.init(rawValue:)) }
+    var failOn: Severity? { declares("fail-on") ? value("fail-on").flatMap(Severity.init(rawValue:)) : nil }
 
     var databasePath: String { value("db") ?? "iaprecon.sqlite" }
     var inputFolder: String { value("input") ?? "sample-data" }
