@@ -1,41 +1,50 @@
 /// RFC 4180 CSV: reading one record's fields, and writing cells.
 public enum CSV {
     /// The fields of one record, or nil when a quoted field is still open at the end
-    /// (the record continues on the next line, or its quotes are unbalanced).
+    /// (the record's quotes are unbalanced).
     public static func fields(_ bytes: UnsafeBufferPointer<UInt8>) -> [String]? {
-        var fields: [String] = []
-        var field: [UInt8] = []
+        row(bytes).map { row in (0..<row.count).map { row[$0] } }
+    }
+
+    /// One record's field boundaries; each field is decoded only when read.
+    public static func row(_ bytes: UnsafeBufferPointer<UInt8>) -> CSVRow? {
+        var spans: [CSVRow.Span] = []
         var index = 0
+        var fieldStart = 0
         var inQuotes = false
-        var fieldWasQuoted = false
+        var quoted = false
+        var escaped = false
         while index < bytes.count {
             let byte = bytes[index]
             if inQuotes {
                 if byte == UInt8(ascii: "\"") {
                     if index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "\"") {
-                        field.append(byte)
+                        escaped = true
                         index += 2
                         continue
                     }
                     inQuotes = false
-                } else {
-                    field.append(byte)
                 }
             } else if byte == UInt8(ascii: ",") {
-                fields.append(String(decoding: field, as: UTF8.self))
-                field.removeAll(keepingCapacity: true)
-                fieldWasQuoted = false
-            } else if byte == UInt8(ascii: "\""), field.isEmpty, !fieldWasQuoted {
+                spans.append(span(fieldStart, index, quoted, escaped, bytes))
+                fieldStart = index + 1
+                quoted = false
+                escaped = false
+            } else if byte == UInt8(ascii: "\""), index == fieldStart {
                 inQuotes = true
-                fieldWasQuoted = true
-            } else {
-                field.append(byte)
+                quoted = true
             }
             index += 1
         }
         if inQuotes { return nil }
-        fields.append(String(decoding: field, as: UTF8.self))
-        return fields
+        spans.append(span(fieldStart, bytes.count, quoted, escaped, bytes))
+        return CSVRow(bytes: Array(bytes), spans: spans)
+    }
+
+    /// A field's content: inside its quotes when quoted; anything after the closing quote is kept, as before.
+    private static func span(_ start: Int, _ end: Int, _ quoted: Bool, _ escaped: Bool, _ bytes: UnsafeBufferPointer<UInt8>) -> CSVRow.Span {
+        guard quoted else { return CSVRow.Span(start: start, end: end, quoted: false, escaped: false) }
+        return CSVRow.Span(start: start, end: end, quoted: true, escaped: escaped)
     }
 
     public static func fields(_ text: String) -> [String]? {
@@ -62,6 +71,47 @@ public enum CSV {
             return "\"" + value.replacingOccurrences(of: "\"", with: "\"\"") + "\""
         }
         return value
+    }
+}
+
+/// One parsed CSV record: its bytes and where each field lies.
+public struct CSVRow {
+    struct Span {
+        var start: Int
+        var end: Int
+        /// The field began with a quote: its text is between the quotes, `""` standing for `"`.
+        var quoted: Bool
+        var escaped: Bool
+    }
+
+    let bytes: [UInt8]
+    let spans: [Span]
+
+    public var count: Int { spans.count }
+
+    /// The text of field `index`, unquoted and unescaped.
+    public subscript(index: Int) -> String {
+        let span = spans[index]
+        guard span.quoted else { return String(decoding: bytes[span.start..<span.end], as: UTF8.self) }
+        var output: [UInt8] = []
+        output.reserveCapacity(span.end - span.start)
+        var position = span.start + 1
+        var inQuotes = true
+        while position < span.end {
+            let byte = bytes[position]
+            if inQuotes, byte == UInt8(ascii: "\"") {
+                if position + 1 < span.end, bytes[position + 1] == UInt8(ascii: "\"") {
+                    output.append(byte)
+                    position += 2
+                    continue
+                }
+                inQuotes = false
+            } else {
+                output.append(byte)
+            }
+            position += 1
+        }
+        return String(decoding: output, as: UTF8.self)
     }
 }
 

@@ -15,7 +15,7 @@ struct CSVHeader {
     func has(_ name: String) -> Bool { positions[name] != nil }
 
     /// The cell of column `name`, trimmed; nil when the column is absent or the cell empty.
-    func value(_ name: String, in row: [String]) -> String? {
+    func value(_ name: String, in row: CSVRow) -> String? {
         guard let position = positions[name], position < row.count else { return nil }
         let cell = trimmedSpaces(row[position])
         return cell.isEmpty ? nil : cell
@@ -35,11 +35,11 @@ func trimmedSpaces(_ text: String) -> String {
 /// A parser for one CSV source: the columns it needs, and one row to raw rows.
 protocol CSVRowParser {
     static var requiredColumns: [String] { get }
-    static func parse(_ row: [String], header: CSVHeader) throws(LineReject) -> LineOutcome
+    static func parse(_ row: CSVRow, header: CSVHeader) throws(LineReject) -> LineOutcome
 }
 
 extension CSVRowParser {
-    static func required(_ name: String, _ row: [String], _ header: CSVHeader) throws(LineReject) -> String {
+    static func required(_ name: String, _ row: CSVRow, _ header: CSVHeader) throws(LineReject) -> String {
         guard let value = header.value(name, in: row) else { throw LineReject("missing required value '\(name)'") }
         return value
     }
@@ -50,7 +50,7 @@ extension CSVRowParser {
         return Money.format(amount)
     }
 
-    static func day(_ name: String, _ row: [String], _ header: CSVHeader) throws(LineReject) -> String {
+    static func day(_ name: String, _ row: CSVRow, _ header: CSVHeader) throws(LineReject) -> String {
         let text = try required(name, row, header)
         guard Timestamp.startOfDay(text) != nil else { throw LineReject("bad date in '\(name)': \"\(text.prefix(40))\"") }
         return text
@@ -77,7 +77,7 @@ enum MMPValue {
 enum MMPEventParser: CSVRowParser {
     static let requiredColumns = ["Event Time", "Event Name"]
 
-    static func parse(_ row: [String], header: CSVHeader) throws(LineReject) -> LineOutcome {
+    static func parse(_ row: CSVRow, header: CSVHeader) throws(LineReject) -> LineOutcome {
         func cell(_ name: String) -> String? { MMPValue.clean(header.value(name, in: row)) }
         let eventTimeText = try required("Event Time", row, header)
         guard let eventMs = Timestamp.parse(eventTimeText) else { throw .badTime("Event Time", .string(eventTimeText)) }
@@ -121,7 +121,7 @@ enum MMPEventParser: CSVRowParser {
 enum SpendParser: CSVRowParser {
     static let requiredColumns = ["date", "media_source", "campaign", "spend", "currency"]
 
-    static func parse(_ row: [String], header: CSVHeader) throws(LineReject) -> LineOutcome {
+    static func parse(_ row: CSVRow, header: CSVHeader) throws(LineReject) -> LineOutcome {
         .accepted([RawRow(.spend, [
             .text(try day("date", row, header)), .text(try required("media_source", row, header)),
             SQLValue(header.value("campaign", in: row)), SQLValue(try amount("spend", try required("spend", row, header))),
@@ -134,7 +134,7 @@ enum SpendParser: CSVRowParser {
 enum CatalogParser: CSVRowParser {
     static let requiredColumns = ["product_id", "type", "price", "currency"]
 
-    static func parse(_ row: [String], header: CSVHeader) throws(LineReject) -> LineOutcome {
+    static func parse(_ row: CSVRow, header: CSVHeader) throws(LineReject) -> LineOutcome {
         .accepted([RawRow(.catalog, [
             .text(try required("product_id", row, header)), .text(try required("type", row, header)),
             SQLValue(header.value("subscription_group", in: row)), SQLValue(try amount("price", try required("price", row, header))),
@@ -147,7 +147,7 @@ enum CatalogParser: CSVRowParser {
 enum FXParser: CSVRowParser {
     static let requiredColumns = ["date", "currency", "rate"]
 
-    static func parse(_ row: [String], header: CSVHeader) throws(LineReject) -> LineOutcome {
+    static func parse(_ row: CSVRow, header: CSVHeader) throws(LineReject) -> LineOutcome {
         let rate = try amount("rate", try required("rate", row, header))
         guard let rate, let value = Money.parse(rate), value > 0 else { throw LineReject("bad amount in 'rate': must be positive") }
         return .accepted([RawRow(.fx, [.text(try day("date", row, header)), .text(try required("currency", row, header)), .text(rate)])])

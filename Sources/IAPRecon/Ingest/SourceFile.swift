@@ -243,7 +243,7 @@ struct CSVRecordAssembler {
         if line.tooLong {
             return [SourceFileParser.reject(line, "line longer than \(LineReader.maximumLineBytes >> 20) MiB")]
         }
-        guard let fields = CSV.fields(line.bytes) else {
+        guard let fields = CSV.row(line.bytes) else {
             if header == nil {
                 // The header itself is broken: every row will say which column it lacks.
                 header = CSVHeader([])
@@ -252,15 +252,16 @@ struct CSVRecordAssembler {
             }
             return [SourceFileParser.reject(line, "unbalanced quotes")]
         }
-        return record(fields, line: line.number, text: Array(line.bytes)).map { [$0] } ?? []
+        return record(fields, line: line.number).map { [$0] } ?? []
     }
 
     func finish() -> [ParsedLine] { [] }
 
     /// A parsed record, or nil for the header (which is not counted as a line read).
-    private mutating func record(_ fields: [String], line: Int, text: [UInt8]) -> ParsedLine? {
+    private mutating func record(_ fields: CSVRow, line: Int) -> ParsedLine? {
+        let text = fields.bytes
         guard let header else {
-            let parsedHeader = CSVHeader(fields)
+            let parsedHeader = CSVHeader((0..<fields.count).map { fields[$0] })
             self.header = parsedHeader
             missingColumns = (kind.csvParser?.requiredColumns ?? []).filter { !parsedHeader.has($0) }
             return nil

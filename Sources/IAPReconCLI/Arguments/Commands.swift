@@ -243,6 +243,15 @@ extension CommandSpec {
     public static let bench = CommandSpec(
         name: "bench",
         abstract: "Time every stage on generated data of several sizes.",
+        discussion: """
+            Generates an input folder per size with 'iaprecon generate' under --work \
+            (reused while its parameters match), then runs ingest, normalize, join and \
+            report as child processes on a fresh store, --runs times. Prints per stage \
+            the median wall time with its range, lines/s, MB/s and peak memory; the \
+            growth between sizes; an incremental night that adds one day to a store of \
+            --days days; and which targets are met. Run it from a release build \
+            (jobs/bench). Exits 0 unless a stage fails.
+            """,
         options: [
             OptionSpec(
                 name: "sizes", valueName: "sizes",
@@ -255,10 +264,16 @@ extension CommandSpec {
                 name: "work", valueName: "dir", help: "Scratch folder for the generated data and stores.",
                 defaultValue: .value("/tmp/iaprecon-bench")),
             .jobs,
+            OptionSpec(
+                name: "days", valueName: "n",
+                help: "Days the store holds before the incremental night; the inputs span one day more.",
+                defaultValue: .value("60"), kind: .integer(minimum: 1)),
         ],
+        flags: [FlagSpec(name: "no-incremental", help: "Skip the incremental-night measurement.")],
         examples: [
             ExampleSpec("A quick check on small sizes:", "iaprecon bench --sizes 10k,100k --runs 1"),
             ExampleSpec("Compare one worker with all cores:", "iaprecon bench --jobs 1"),
+            ExampleSpec("Time the 1m size only, without the incremental night:", "iaprecon bench --sizes 1m --no-incremental"),
         ]
     )
 }

@@ -14,10 +14,3 @@ enum GenerateCommand {
         return .ok
     }
 }
-
-/// `iaprecon bench`: see jobs/bench.
-enum BenchCommand {
-    static func run(_ command: ParsedCommand, console: Console) throws -> ExitCode {
-        throw command.usageError("the benchmark runs as jobs/bench")
-    }
-}

@@ -96,7 +96,7 @@ extension LineBuffer {
             raw(",\"signedTransactionInfo\":\"")
             jws(scratch.inner, random: &random)
             byte(UInt8(ascii: "\""))
-            if let renewal = spec.renewal, spec.signedDate % 5 < 2 {
+            if let renewal = spec.renewal, spec.signedDate % 4 == 0 {
                 scratch.renewal.clear()
                 scratch.renewal.v2RenewalInfo(spec.tx, autoRenew: renewal.autoRenew, signedDate: spec.signedDate,
                                               chainStart: renewal.chainStart)
@@ -107,7 +107,7 @@ extension LineBuffer {
         } else {
             raw(",\"transactionInfo\":")
             v2Transaction(spec.tx, signedDate: spec.signedDate, at: spec.signedDate)
-            if let renewal = spec.renewal, spec.signedDate % 5 < 2 {
+            if let renewal = spec.renewal, spec.signedDate % 4 == 0 {
                 raw(",\"renewalInfo\":")
                 v2RenewalInfo(spec.tx, autoRenew: renewal.autoRenew, signedDate: spec.signedDate,
                               chainStart: renewal.chainStart)
@@ -134,7 +134,7 @@ extension LineBuffer {
         text(tx.environment.rawValue)
         raw("\",\"latest_receipt\":\"MIIUVQYJKoZIhvcNAQcCoIIURjCCFEICAQExCzAJBgUrDgMCGgUA\",\"latest_receipt_info\":[")
         // The chain's latest transactions (Apple sends up to 100; a few keep lines short).
-        let items = spec.chain.isEmpty ? [tx] : Array(spec.chain.filter { $0.purchase <= time }.suffix(5))
+        let items = spec.chain.isEmpty ? [tx] : Array(spec.chain.filter { $0.purchase <= time }.suffix(3))
         var first = true
         for item in items {
             if !first { byte(UInt8(ascii: ",")) }

@@ -42,6 +42,8 @@ struct Campaign {
     let currency: Int
     let weight: Int
     let retargeting: Bool
+    /// The only country the campaign targets (ISO alpha-2), or empty for all.
+    var country = ""
 
     var isPaid: Bool { cpi > 0 }
 }
@@ -51,19 +53,22 @@ enum Campaigns {
     static let acquisition: [Campaign] = [
         organic("organic", weight: 180), organic("", weight: 75), organic("Organic", weight: 45),
         paid("googleadwords_int", channel: "ACI_Youtube", "UAC_Install_US_iOS", "20816134512", ["ag_broad", "ag_gamers"], cpi: 310, weight: 60),
-        paid("googleadwords_int", channel: "ACI_Search", "UAC_Install_JP_iOS", "20816134598", ["ag_jp_rpg"], cpi: 280, weight: 35),
+        paid("googleadwords_int", channel: "ACI_Search", "UAC_Install_JP_iOS", "20816134598", ["ag_jp_rpg"], cpi: 280, weight: 35, country: "JP"),
         paid("Facebook Ads", channel: "Facebook", "Summer Sale, \"Gems\" x2", "23851234567890123", ["lal_1pct_payers", "broad_18_34"], cpi: 350, weight: 45),
-        paid("Facebook Ads", channel: "Instagram", "FB_AEO_Purchase_KR", "23851234567890456", ["kr_lookalike"], cpi: 420, weight: 30),
+        paid("Facebook Ads", channel: "Instagram", "FB_AEO_Purchase_KR", "23851234567890456", ["kr_lookalike"], cpi: 420, weight: 30, country: "KR"),
         paid("Apple Search Ads", channel: "", "-Brand Search US", "1456789012", ["brand_exact"], touch: "click", cost: "CPT", cpi: 190, weight: 35),
         paid("Apple Search Ads", channel: "", "Generic RPG", "1456789099", ["generic_broad"], touch: "click", cost: "CPT", cpi: 260, weight: 20),
         paid("tiktokglobal_int", channel: "TikTok", "TT_Install_Q3", "1790123456789012", ["tt_interest_games"], touch: "impression", cpi: 240, weight: 40),
         paid("unityads_int", channel: "unity", "Unity_RV_Global", "5f3a9c1e2b", ["rv_tier1"], cpi: 180, weight: 25),
         paid("applovin_int", channel: "applovin", "AL_ROAS_D7", "al_8812", ["al_tier1"], cpi: 230, weight: 15),
-        paid("kakao_int", channel: "Kakao", "KR_Moment_Install", "km_30021", ["kr_20s"], cpi: 450_000, currency: 4, weight: 20),
+        paid("kakao_int", channel: "Kakao", "KR_Moment_Install", "km_30021", ["kr_20s"], cpi: 450_000, currency: 4, weight: 60, country: "KR"),
         Campaign(mediaSource: "restricted", partner: "", channel: "", name: "", id: "", adsets: [""], touchType: "",
                  costModel: "", cpi: 0, currency: 0, weight: 25, retargeting: false),
     ]
-    static let acquisitionWeights = acquisition.map(\.weight)
+    /// Campaign weights for installs in each country of `Catalog.countries`.
+    static let weightsByCountry: [[Int]] = Catalog.countries.map { country in
+        acquisition.map { $0.country.isEmpty || $0.country == country.code ? $0.weight : 0 }
+    }
 
     /// Re-engagement campaigns: their rows have `Is Retargeting` = true.
     static let retargeting: [Campaign] = [
@@ -85,9 +90,10 @@ enum Campaigns {
 
     private static func paid(_ source: String, channel: String, _ name: String, _ id: String, _ adsets: [String],
                              touch: String = "click", cost: String = "CPI", cpi: Int64, currency: Int = 0,
-                             weight: Int) -> Campaign {
+                             weight: Int, country: String = "") -> Campaign {
         Campaign(mediaSource: source, partner: "", channel: channel, name: name, id: id, adsets: adsets,
-                 touchType: touch, costModel: cost, cpi: cpi, currency: currency, weight: weight, retargeting: false)
+                 touchType: touch, costModel: cost, cpi: cpi, currency: currency, weight: weight, retargeting: false,
+                 country: country)
     }
 }
 

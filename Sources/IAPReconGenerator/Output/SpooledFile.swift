@@ -77,39 +77,93 @@ final class SpooledFile: @unchecked Sendable {
 
     /// Writes the final file: header, then every line sorted by time; removes the spool.
     func finish() throws {
-        var records = buffer
-        buffer = []
+        var spool: MappedFile?
         if spooled {
-            records = try readAll(spoolPath) + records
+            try flush()
+            spool = try MappedFile(path: spoolPath)
             unlink(spoolPath)
         }
+        let memory = buffer
+        buffer = []
+        let sink = try FileSink(path: finalPath, gzip: gzip)
+        if let spool {
+            try spool.withBytes { try write(records: $0, to: sink) }
+        } else {
+            try memory.withUnsafeBytes { try write(records: $0, to: sink) }
+        }
+        try sink.close()
+    }
+
+    private func write(records: UnsafeRawBufferPointer, to sink: FileSink) throws {
         var keys: [(time: Int64, start: Int, length: Int)] = []
         keys.reserveCapacity(lines)
         var offset = 0
-        records.withUnsafeBytes { raw in
-            while offset + 12 <= raw.count {
-                let time = Int64(bitPattern: UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)))
-                let length = Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: offset + 8, as: UInt32.self)))
-                keys.append((time, offset + 12, length))
-                offset += 12 + length
-            }
+        while offset + 12 <= records.count {
+            let time = Int64(bitPattern: UInt64(littleEndian: records.loadUnaligned(fromByteOffset: offset, as: UInt64.self)))
+            let length = Int(UInt32(littleEndian: records.loadUnaligned(fromByteOffset: offset + 8, as: UInt32.self)))
+            keys.append((time, offset + 12, length))
+            offset += 12 + length
         }
+        // Equal times keep arrival order: the sort key includes the arrival index.
         var order = Array(keys.indices)
         order.sort { keys[$0].time != keys[$1].time ? keys[$0].time < keys[$1].time : $0 < $1 }
-        let sink = try FileSink(path: finalPath, gzip: gzip)
-        var chunk = header
-        chunk.reserveCapacity(1 << 20 + 65_536)
-        for index in order {
-            let key = keys[index]
-            chunk.append(contentsOf: records[key.start..<(key.start + key.length)])
-            chunk.append(10)
-            if chunk.count >= 1 << 20 {
-                try sink.write(chunk)
-                chunk.removeAll(keepingCapacity: true)
+        let chunkSize = 1 << 20
+        var chunk = [UInt8](repeating: 0, count: chunkSize)
+        var used = 0
+        try chunk.withUnsafeMutableBytes { target in
+            guard let base = target.baseAddress, let source = records.baseAddress else { return }
+            func put(_ from: UnsafeRawPointer, _ count: Int) throws {
+                if used + count > chunkSize {
+                    try sink.write(UnsafeRawBufferPointer(start: base, count: used))
+                    used = 0
+                }
+                if count > chunkSize {
+                    try sink.write(UnsafeRawBufferPointer(start: from, count: count))
+                } else {
+                    (base + used).copyMemory(from: from, byteCount: count)
+                    used += count
+                }
             }
+            try header.withUnsafeBytes { if let start = $0.baseAddress { try put(start, $0.count) } }
+            var newline: UInt8 = 10
+            for index in order {
+                let key = keys[index]
+                try put(source + key.start, key.length)
+                try put(&newline, 1)
+            }
+            try sink.write(UnsafeRawBufferPointer(start: base, count: used))
         }
-        try sink.write(chunk)
-        try sink.close()
+    }
+}
+
+/// A whole file mapped read-only into memory.
+final class MappedFile {
+    private let address: UnsafeMutableRawPointer?
+    private let size: Int
+
+    init(path: String) throws {
+        let descriptor = open(path, O_RDONLY)
+        guard descriptor >= 0 else { throw GeneratorError.system("open", path) }
+        defer { closeDescriptor(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { throw GeneratorError.system("stat", path) }
+        size = Int(status.st_size)
+        if size == 0 {
+            address = nil
+            return
+        }
+        let mapped = mmap(nil, size, PROT_READ, MAP_PRIVATE, descriptor, 0)
+        guard let mapped, mapped != MAP_FAILED else { throw GeneratorError.system("map", path) }
+        madvise(mapped, size, MADV_WILLNEED)
+        address = mapped
+    }
+
+    func withBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+        try body(UnsafeRawBufferPointer(start: address, count: size))
+    }
+
+    deinit {
+        if let address { munmap(address, size) }
     }
 }
 
@@ -131,9 +185,13 @@ final class FileSink {
     }
 
     func write(_ bytes: [UInt8]) throws {
-        guard !bytes.isEmpty else { return }
+        try bytes.withUnsafeBytes { try write($0) }
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer) throws {
+        guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
         if let gz {
-            let written = bytes.withUnsafeBytes { gzwrite(gz, $0.baseAddress, UInt32($0.count)) }
+            let written = gzwrite(gz, base, UInt32(bytes.count))
             guard written == Int32(bytes.count) else { throw GeneratorError("cannot write \(path): gzip error") }
         } else {
             try writeAll(descriptor, bytes, path: path)
@@ -163,42 +221,20 @@ func closeDescriptor(_ descriptor: Int32) -> Int32 {
 }
 
 func writeAll(_ descriptor: Int32, _ bytes: [UInt8], path: String) throws {
-    try bytes.withUnsafeBytes { raw in
-        guard let base = raw.baseAddress else { return }
-        var offset = 0
-        while offset < raw.count {
-            let written = write(descriptor, base + offset, raw.count - offset)
-            if written < 0 {
-                if errno == EINTR { continue }
-                throw GeneratorError.system("write", path)
-            }
-            offset += written
-        }
-    }
+    try bytes.withUnsafeBytes { try writeAll(descriptor, $0, path: path) }
 }
 
-func readAll(_ path: String) throws -> [UInt8] {
-    let descriptor = open(path, O_RDONLY)
-    guard descriptor >= 0 else { throw GeneratorError.system("open", path) }
-    defer { close(descriptor) }
-    var status = stat()
-    guard fstat(descriptor, &status) == 0 else { throw GeneratorError.system("stat", path) }
-    let size = Int(status.st_size)
-    var result = [UInt8](repeating: 0, count: size)
+func writeAll(_ descriptor: Int32, _ raw: UnsafeRawBufferPointer, path: String) throws {
+    guard let base = raw.baseAddress else { return }
     var offset = 0
-    try result.withUnsafeMutableBytes { raw in
-        guard let base = raw.baseAddress else { return }
-        while offset < size {
-            let count = read(descriptor, base + offset, size - offset)
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw GeneratorError.system("read", path)
-            }
-            if count == 0 { break }
-            offset += count
+    while offset < raw.count {
+        let written = write(descriptor, base + offset, raw.count - offset)
+        if written < 0 {
+            if errno == EINTR { continue }
+            throw GeneratorError.system("write", path)
         }
+        offset += written
     }
-    return offset == size ? result : Array(result[0..<offset])
 }
 
 /// Writes a small whole file (catalog, fx, spend, truth).

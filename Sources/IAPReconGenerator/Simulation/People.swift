@@ -2,7 +2,7 @@
 extension SlotSimulation {
     /// A new phone with its MMP install at `installAt`.
     mutating func newDevice(country: Int, installAt: Millis, attributed: Bool = true) -> Device {
-        let campaignIndex = random.weighted(Campaigns.acquisitionWeights)
+        let campaignIndex = random.weighted(Campaigns.weightsByCountry[country])
         var device = Device(idfv: uuid(uppercase: true), idfa: random.chance(0.3) ? uuid(uppercase: true) : nil,
                             appsflyerId: String(installAt) + "-" + String(random.next() % 9_000_000_000_000_000_000 + 1_000_000_000_000_000_000),
                             installAt: installAt, campaign: campaignIndex, profile: nil)
@@ -38,7 +38,7 @@ extension SlotSimulation {
             }
         }
         let style: ClientStyle
-        switch random.weighted([50, 30, 20]) {
+        switch random.weighted([50, 34, 16]) {
         case 0: style = .legacyReceipt
         case 1: style = .storeKit2
         default: style = .storeKit2Signed

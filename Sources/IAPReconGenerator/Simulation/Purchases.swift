@@ -21,6 +21,8 @@ extension SlotSimulation {
         let useToken = person.style != .legacyReceipt && random.chance(0.3)
         guard let order = try orderCreated(person, product: product, at: time, uuidId: useToken,
                                            showPrice: random.chance(0.95)) else { return }
+        // Some payment sheets are dismissed: the order stays without a transaction.
+        guard !random.chance(Tuning.abandonedOrderChance) else { return }
         let purchase = order.time + random.int64(4_000, 45_000)
         guard purchase <= asOf else { return }
         var tx = newTransaction(person, product: product, at: purchase, quantity: quantity, token: useToken ? order.id : nil)

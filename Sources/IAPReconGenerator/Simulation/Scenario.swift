@@ -149,6 +149,9 @@ extension SlotSimulation {
         let tx = newTransaction(person, product: product, at: purchase, environment: environment,
                                 token: token ? order.id : nil)
         var verifiedAt = purchase
+        if environment == .production {
+            try mmpPurchase(person, tx, at: purchase + random.int64(1_000, 20_000))
+        }
         if verify {
             verifiedAt = try receipt(userId: person.userId, at: purchase + random.int64(800, 5_000),
                                      orderId: (nameOrder ?? random.chance(0.5)) ? order.id : nil,

@@ -349,7 +349,7 @@ struct SlotSimulation {
     mutating func notificationForm(for spec: NotificationSpec, v2Only: Bool = false) -> NotificationForm {
         let v1Allowed = !v2Only && spec.v1Type != nil && spec.tx.environment == .production
         let draw = random.below(v1Allowed ? 100 : 80)
-        return draw < 35 ? .signedPayload : (draw < 50 ? .decodedWithSignedInfo : (draw < 80 ? .decoded : .v1))
+        return draw < 28 ? .signedPayload : (draw < 42 ? .decodedWithSignedInfo : (draw < 80 ? .decoded : .v1))
     }
 
     /// Writes a notification (and sometimes Apple's retry of it with the same notificationUUID).

@@ -32,7 +32,8 @@ enum Tuning {
     static let duplicateNotificationChance = 0.02
     static let refundChance = 0.006
     static let failedVerificationChance = 0.015
-    static let oneTimeChargeChance = 0.5
+    static let oneTimeChargeChance = 0.4
+    static let abandonedOrderChance = 0.07
 
     /// Planted findings and near misses: share of users carrying one.
     static let scenarioShare = 0.07
