@@ -67,22 +67,32 @@ public enum NormalizeStage {
             """)
     }
 
+    /// Distinct deliveries: the first line (by file, then line) of each delivery key, with its copy count.
     private static func buildDeliveries(_ database: Database) throws {
-        try database.execute("""
-            INSERT INTO stg_server__deliveries
-            SELECT delivery_key, ts_ms, user_id, transaction_id, product_id, order_id, quantity_n, delivery_id, copies, source
-            FROM (
-              SELECT d.*, key AS delivery_key, f.path || ':' || d.line AS source,
-                     row_number() OVER (PARTITION BY key ORDER BY f.path, d.line) AS n,
-                     count(*) OVER (PARTITION BY key) AS copies
-              FROM (
-                SELECT *, CASE WHEN delivery_id IS NOT NULL THEN 'id:' || delivery_id
-                          ELSE 'line:' || ts_ms || '|' || user_id || '|' || transaction_id || '|' || product_id || '|' || quantity_n
-                          END AS key
-                FROM raw_server__deliveries
-              ) d JOIN files f USING (file_id)
-            ) WHERE n = 1
-            """)
+        struct Line {
+            var values: [SQLValue]
+            var key: String
+            var path: String
+            var line: Int64
+        }
+        var lines: [Line] = []
+        try database.forEach("""
+            SELECT d.ts_ms, d.user_id, d.transaction_id, d.product_id, d.order_id, d.quantity_n, d.delivery_id, f.path, d.line
+            FROM raw_server__deliveries d JOIN files f USING (file_id)
+            """) { row in
+            // Log shippers repeat lines: one delivery per delivery_id, or per identical fields where there is none.
+            let key = row.optionalString(6).map { "id:" + $0 }
+                ?? "line:\(row.int(0))|\(row.string(1))|\(row.string(2))|\(row.string(3))|\(row.int(5))"
+            lines.append(Line(values: (0..<7).map { row.value($0) }, key: key, path: row.string(7), line: row.int(8)))
+        }
+        lines.sort { ($0.path, $0.line) < ($1.path, $1.line) }
+        var copies: [String: Int64] = [:]
+        for line in lines { copies[line.key, default: 0] += 1 }
+        let insert = try database.cached("INSERT INTO stg_server__deliveries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+        var written = Set<String>()
+        for line in lines where written.insert(line.key).inserted {
+            try insert.insert([.text(line.key)] + line.values + [.integer(copies[line.key] ?? 1), .text("\(line.path):\(line.line)")])
+        }
     }
 
     private static func buildSenders(_ database: Database) throws {

@@ -36,6 +36,26 @@ struct AttributionReport {
         var mmpRevenue: Decimal = 0
     }
 
+    /// One MMP row, as the report needs it.
+    struct MMPRow {
+        var eventMs: Int64
+        var installMs: Int64?
+        var name: String
+        var mediaSource: String?
+        var campaign: String?
+        var cuid: String?
+        var idfv: String?
+        var idfa: String?
+        var appsflyerID: String?
+        var revenue: String?
+        var revenueCurrency: String?
+        var revenueUSD: String?
+        var retargeting: Bool
+        var valueKey: String
+        var path: String
+        var line: Int64
+    }
+
     struct Install {
         var ms: Int64
         var key: CohortKey
@@ -64,36 +84,47 @@ struct AttributionReport {
         var installsByIDFA: [String: [Int]] = [:]
         var appsflyerIDsOfCUID: [String: Set<String>] = [:]
         var purchaseEvents: [(cuid: String?, appsflyerID: String?, usd: Decimal?)] = []
+        // Read in storage order and sort here: cheaper than SQL window functions, and the
+        // order (hence which of two repeated rows is kept) is the same however the store was built.
+        var rows: [MMPRow] = []
         try database.forEach("""
             SELECT event_wall_ms, install_wall_ms, event_name, media_source, campaign, customer_user_id, idfv, idfa, appsflyer_id,
-                   revenue, revenue_currency, revenue_usd, is_retargeting_n
-            FROM (
-              SELECT e.*, row_number() OVER (
-                PARTITION BY coalesce(appsflyer_id, customer_user_id, idfv, idfa), event_name, event_wall_ms, event_value_key
-                ORDER BY f.path, e.line) AS n
-              FROM raw_mmp__events e JOIN files f USING (file_id)
-            ) WHERE n = 1
-            ORDER BY event_wall_ms, appsflyer_id
+                   revenue, revenue_currency, revenue_usd, is_retargeting_n, event_value_key, f.path, e.line
+            FROM raw_mmp__events e JOIN files f USING (file_id)
             """) { row in
-            let name = row.string(2)
-            let cuid = row.optionalString(5)
-            let appsflyerID = row.optionalString(8)
+            rows.append(MMPRow(eventMs: row.int(0), installMs: row.optionalInt(1), name: row.string(2), mediaSource: row.optionalString(3),
+                               campaign: row.optionalString(4), cuid: row.optionalString(5), idfv: row.optionalString(6),
+                               idfa: row.optionalString(7), appsflyerID: row.optionalString(8), revenue: row.optionalString(9),
+                               revenueCurrency: row.optionalString(10), revenueUSD: row.optionalString(11), retargeting: row.int(12) == 1,
+                               valueKey: row.string(13), path: row.string(14), line: row.int(15)))
+        }
+        rows.sort { ($0.path, $0.line) < ($1.path, $1.line) }
+        var seenRows = Set<String>()
+        rows = rows.filter { row in
+            let identity = [row.appsflyerID ?? row.cuid ?? row.idfv ?? row.idfa ?? "", row.name, String(row.eventMs), row.valueKey]
+            return seenRows.insert(identity.joined(separator: "\u{1F}")).inserted
+        }
+        rows.sort { ($0.eventMs, $0.appsflyerID ?? "", $0.path, $0.line) < ($1.eventMs, $1.appsflyerID ?? "", $1.path, $1.line) }
+        for row in rows {
+            let name = row.name
+            let cuid = row.cuid
+            let appsflyerID = row.appsflyerID
             if let cuid, let appsflyerID { appsflyerIDsOfCUID[cuid, default: []].insert(appsflyerID) }
-            let retargeting = row.int(12) == 1
+            let retargeting = row.retargeting
             if name == "install", !retargeting {
-                let ms = mmpZone.utc(fromLocal: row.optionalInt(1) ?? row.int(0))
-                let source = Self.mediaSource(row.optionalString(3))
+                let ms = mmpZone.utc(fromLocal: row.installMs ?? row.eventMs)
+                let source = Self.mediaSource(row.mediaSource)
                 let index = installs.count
-                installs.append(Install(ms: ms, key: CohortKey(day: zone.day(ms), mediaSource: source, campaign: row.optionalString(4) ?? ""),
+                installs.append(Install(ms: ms, key: CohortKey(day: zone.day(ms), mediaSource: source, campaign: row.campaign ?? ""),
                                         appsflyerID: appsflyerID))
                 if let cuid { installsByCUID[cuid, default: []].append(index) }
                 if let appsflyerID { installsByAppsflyer[appsflyerID, default: []].append(index) }
-                if let idfv = row.optionalString(6) { installsByIDFV[idfv, default: []].append(index) }
-                if let idfa = row.optionalString(7) { installsByIDFA[idfa, default: []].append(index) }
+                if let idfv = row.idfv { installsByIDFV[idfv, default: []].append(index) }
+                if let idfa = row.idfa { installsByIDFA[idfa, default: []].append(index) }
             } else if name == "af_purchase" {
-                let eventDay = zone.day(mmpZone.utc(fromLocal: row.int(0)))
-                var usd = row.optionalString(11).flatMap(Money.parse)
-                if usd == nil, let amount = row.optionalString(9).flatMap(Money.parse), let currency = row.optionalString(10),
+                let eventDay = zone.day(mmpZone.utc(fromLocal: row.eventMs))
+                var usd = row.revenueUSD.flatMap(Money.parse)
+                if usd == nil, let amount = row.revenue.flatMap(Money.parse), let currency = row.revenueCurrency,
                    let rate = fx.rate(currency, on: eventDay) {
                     usd = amount * rate
                 }

@@ -47,7 +47,6 @@ public final class Database {
                 try execute("PRAGMA synchronous = NORMAL")
             }
             try execute("PRAGMA foreign_keys = ON")
-            try execute("PRAGMA temp_store = MEMORY")
             try execute("PRAGMA cache_size = -65536")
         } catch {
             cache.removeAll()

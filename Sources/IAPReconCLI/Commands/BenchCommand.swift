@@ -81,33 +81,51 @@ struct Benchmark {
     // MARK: Inputs
 
     /// Generates the input folder of one size with `iaprecon generate`, unless its stamp shows it exists.
+    ///
+    /// The generator's users-for-lines estimate can be far off, so a folder more than
+    /// `GeneratorCalibration.tolerance` from the size is generated again with the users rescaled.
     func prepareInput(_ size: Int) throws -> BenchInput {
         let label = BenchFormat.sizeLabel(size)
         let folder = settings.work + "/" + label
-        let users = InputGenerator.users(forLines: size, days: settings.inputDays)
-        let wanted = InputStamp(users: users, days: settings.inputDays, seed: settings.seed)
-        let stampPath = folder + "/input.stamp"
         let input = folder + "/input"
-        if let text = try? String(contentsOfFile: stampPath, encoding: .utf8), let stamp = InputStamp(parsing: text),
-           stamp.sameParameters(as: wanted), FileManager.default.fileExists(atPath: input) {
-            return BenchInput(requested: size, label: label, folder: input, stamp: stamp, generateSeconds: nil)
+        let stampPath = folder + "/input.stamp"
+        var stamp = InputStamp(
+            target: size, estimate: InputGenerator.users(forLines: size, days: settings.inputDays), days: settings.inputDays,
+            seed: settings.seed)
+        if let text = try? String(contentsOfFile: stampPath, encoding: .utf8), let existing = InputStamp(parsing: text),
+           existing.sameParameters(as: stamp), FileManager.default.fileExists(atPath: input) {
+            return BenchInput(requested: size, label: label, folder: input, stamp: existing, generateSeconds: nil)
         }
         try? FileManager.default.removeItem(atPath: stampPath)
-        try? FileManager.default.removeItem(atPath: input)
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        var users = stamp.estimate
+        var (counts, seconds) = try generate(label, users: users, into: input)
+        for _ in 1..<GeneratorCalibration.attempts where !GeneratorCalibration.isNear(counts.lines, size) {
+            users = GeneratorCalibration.rescaled(users: users, gave: counts.lines, target: size)
+            console.err("\(label): \(BenchFormat.grouped(counts.lines)) lines is off target; generating again with "
+                + "\(BenchFormat.grouped(users)) users")
+            let next = try generate(label, users: users, into: input)
+            counts = next.counts
+            seconds += next.seconds
+        }
+        stamp.users = users
+        stamp.counts = counts
+        try stamp.text.write(toFile: stampPath, atomically: true, encoding: .utf8)
+        return BenchInput(requested: size, label: label, folder: input, stamp: stamp, generateSeconds: seconds)
+    }
+
+    /// One `iaprecon generate` child into a fresh `folder`; the counts are read from its output line.
+    func generate(_ label: String, users: Int, into folder: String) throws -> (counts: GeneratedCounts, seconds: Double) {
+        try? FileManager.default.removeItem(atPath: folder)
         console.err("generating \(label): \(BenchFormat.grouped(users)) users over \(settings.inputDays) days ...")
-        let log = folder + "/generate.log"
-        let arguments = ["generate", "--out", input, "--users", String(users), "--days", String(settings.inputDays),
+        let log = (folder as NSString).deletingLastPathComponent + "/generate.log"
+        let arguments = ["generate", "--out", folder, "--users", String(users), "--days", String(settings.inputDays),
                          "--seed", String(settings.seed)]
         let measurement = try measure(arguments, log: log, what: "iaprecon generate (\(label))")
-        let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
-        guard let written = GeneratedCounts(parsing: output) else {
+        guard let counts = GeneratedCounts(parsing: (try? String(contentsOfFile: log, encoding: .utf8)) ?? "") else {
             throw BenchError("iaprecon generate printed no 'wrote N files, N lines, N bytes' line; see \(log)")
         }
-        var stamp = wanted
-        stamp.counts = written
-        try stamp.text.write(toFile: stampPath, atomically: true, encoding: .utf8)
-        return BenchInput(requested: size, label: label, folder: input, stamp: stamp, generateSeconds: measurement.seconds)
+        return (counts, measurement.seconds)
     }
 
     // MARK: Full runs
@@ -328,19 +346,27 @@ struct GeneratedCounts: Equatable, Sendable {
     }
 }
 
-/// `input.stamp` beside a generated folder: its generator parameters and counts, so a later
-/// benchmark reuses the folder when the parameters match. Written after generation succeeds.
+/// `input.stamp` beside a generated folder: the size asked for, the generator parameters and
+/// counts, so a later benchmark reuses the folder when the parameters match. Written after
+/// generation succeeds. The generator's own estimate is a parameter: a re-tuned generator
+/// gives a new one, and the folder is generated again.
 struct InputStamp: Equatable, Sendable {
-    static let header = "iaprecon bench input, format 1"
-    var users: Int
+    static let header = "iaprecon bench input, format 2"
+    var target: Int
+    /// `InputGenerator.users(forLines:days:)` for the target.
+    var estimate: Int
     var days: Int
     var seed: UInt64
+    /// The users the folder was generated with (the estimate, or the calibrated count).
+    var users: Int
     var counts = GeneratedCounts(files: 0, lines: 0, bytes: 0)
 
-    init(users: Int, days: Int, seed: UInt64) {
-        self.users = users
+    init(target: Int, estimate: Int, days: Int, seed: UInt64) {
+        self.target = target
+        self.estimate = estimate
         self.days = days
         self.seed = seed
+        users = estimate
     }
 
     init?(parsing text: String) {
@@ -351,19 +377,38 @@ struct InputStamp: Equatable, Sendable {
             let parts = line.split(separator: "=", maxSplits: 1).map(String.init)
             if parts.count == 2, let value = Int(parts[1]) { fields[parts[0]] = value }
         }
-        guard let users = fields["users"], let days = fields["days"], let seed = fields["seed"], seed >= 0,
-              let files = fields["files"], let lines = fields["lines"], let bytes = fields["bytes"] else { return nil }
-        self.init(users: users, days: days, seed: UInt64(seed))
+        guard let target = fields["target"], let estimate = fields["estimate"], let days = fields["days"],
+              let seed = fields["seed"], seed >= 0, let users = fields["users"], let files = fields["files"],
+              let lines = fields["lines"], let bytes = fields["bytes"] else { return nil }
+        self.init(target: target, estimate: estimate, days: days, seed: UInt64(seed))
+        self.users = users
         counts = GeneratedCounts(files: files, lines: lines, bytes: bytes)
     }
 
     var text: String {
-        [Self.header, "users=\(users)", "days=\(days)", "seed=\(seed)", "files=\(counts.files)", "lines=\(counts.lines)",
-         "bytes=\(counts.bytes)"].joined(separator: "\n") + "\n"
+        [Self.header, "target=\(target)", "estimate=\(estimate)", "days=\(days)", "seed=\(seed)", "users=\(users)",
+         "files=\(counts.files)", "lines=\(counts.lines)", "bytes=\(counts.bytes)"].joined(separator: "\n") + "\n"
     }
 
     func sameParameters(as other: InputStamp) -> Bool {
-        users == other.users && days == other.days && seed == other.seed
+        target == other.target && estimate == other.estimate && days == other.days && seed == other.seed
+    }
+}
+
+/// Bringing a generated folder near its size when the generator's estimate misses.
+enum GeneratorCalibration {
+    /// A folder within this fraction of its size is kept.
+    static let tolerance = 0.05
+    /// Generations per size at most, the first included.
+    static let attempts = 3
+
+    static func isNear(_ lines: Int, _ target: Int) -> Bool {
+        abs(Double(lines) / Double(target) - 1) <= tolerance
+    }
+
+    /// Users for the next try, assuming lines grow in proportion to users.
+    static func rescaled(users: Int, gave lines: Int, target: Int) -> Int {
+        max(1, Int((Double(users) * Double(target) / Double(max(lines, 1))).rounded()))
     }
 }
 

@@ -58,15 +58,13 @@ extension LineBuffer {
     /// A verifyReceipt answer with status 0. `inApp` and `latest` are already filtered to `time`.
     mutating func verifyReceiptResponse(environment: AppleEnvironment, inApp: [AppleTransaction],
                                         latest: [AppleTransaction], pending: [(AppleTransaction, Bool)],
-                                        at time: Millis, downloadId: Int64) {
+                                        at time: Millis) {
         let production = environment == .production
         raw("{\"status\":0,\"environment\":")
         string(environment.rawValue)
         raw(production ? ",\"receipt\":{\"receipt_type\":\"Production\",\"adam_id\":1460000000"
                        : ",\"receipt\":{\"receipt_type\":\"ProductionSandbox\",\"adam_id\":0")
-        raw(",\"bundle_id\":\"com.example.game\",\"application_version\":\"412\",\"download_id\":")
-        int(production ? downloadId : 0)
-        raw(",\"request_date_ms\":")
+        raw(",\"bundle_id\":\"com.example.game\",\"application_version\":\"412\",\"request_date_ms\":")
         msString(time)
         raw(",\"in_app\":[")
         for (index, tx) in inApp.enumerated() {
@@ -207,8 +205,9 @@ extension LineBuffer {
 }
 
 enum JWS {
-    /// `{"alg":"ES256","x5c":[leaf, intermediate, root]}` in base64url; the certificates
-    /// are certificate-shaped base64 (not real DER), since iaprecon never checks signatures.
+    /// `{"alg":"ES256","x5c":["MIIB…"]}` in base64url; the certificate is certificate-shaped
+    /// base64 (not real DER, and one instead of Apple's chain of three, to keep lines short),
+    /// since iaprecon decodes the payload and never checks signatures.
     static let encodedHeader: [UInt8] = {
         var random = SeededRandom(seed: 0x5EED, stream: 0x0C3A)
         func fakeCertificate(_ length: Int) -> String {
@@ -216,7 +215,7 @@ enum JWS {
             while der.count < length { der.append(UInt8(truncatingIfNeeded: random.next())) }
             return Base64.standard(der)
         }
-        let header = "{\"alg\":\"ES256\",\"x5c\":[\"\(fakeCertificate(30))\",\"\(fakeCertificate(30))\",\"\(fakeCertificate(24))\"]}"
+        let header = "{\"alg\":\"ES256\",\"x5c\":[\"\(fakeCertificate(42))\"]}"
         var output: [UInt8] = []
         Base64.appendURL(Array(header.utf8), to: &output)
         return output

@@ -146,13 +146,7 @@ extension LineBuffer {
         middle.csvCell(campaign.name); middle.byte(UInt8(ascii: ","))
         middle.csvCell(campaign.id); middle.byte(UInt8(ascii: ","))
         middle.csvCell(adset); middle.byte(UInt8(ascii: ","))
-        if detailed {
-            middle.raw("as_"); middle.int(ipTail % 7); middle.raw(",cr_v3,ad_")
-            middle.int(ipTail % 13); middle.raw(",video,")
-            middle.int(ipTail % 97)
-        } else {
-            middle.raw(",,,,")
-        }
+        middle.raw(detailed ? ",cr_v3,,," : ",,,,")  // Adset ID, Ad, Ad ID, Ad Type; Site ID follows
         middle.raw(",,,,,,,")  // Site ID done; Sub Site ID, Sub Param 1–5
         middle.csvCell(detailed ? campaign.costModel : ""); middle.raw(",,")  // Cost Model, Cost Value, Cost Currency
         middle.byte(UInt8(ascii: ","))

@@ -44,8 +44,7 @@ extension SlotSimulation {
         default: style = .storeKit2Signed
         }
         var person = Person(userId: userId(secondary: secondary), country: country, registeredAt: registeredAt,
-                            device: device, style: fixedStyle ?? style,
-                            downloadId: 80_000_000_000_000 + Int64(slot) * 4 + (secondary ? 1 : 0))
+                            device: device, style: fixedStyle ?? style)
         let methods = Catalog.countries[country].code == "KR"
             ? ["kakao", "kakao", "apple", "guest", "google", "email"]
             : ["apple", "apple", "guest", "google", "facebook", "email"]

@@ -22,7 +22,6 @@ struct Person {
     /// A re-engagement campaign that also claims this user's purchases after `retargetFrom`.
     var retargetProfile: MMPProfile?
     var retargetFrom: Millis = .max
-    var downloadId: Int64
 }
 
 /// An `order_created` line: the app's order before StoreKit is asked to pay.

@@ -46,7 +46,7 @@ extension SlotSimulation {
         let renewal = plan.transactions[1]
         try receipt(userId: userId, at: renewal.purchase + random.int64(Clock.hour, 3 * Clock.hour), orderId: nil,
                     namedTransaction: nil, current: [], owned: owned, autoRenewOff: person.autoRenewOff,
-                    style: person.style, downloadId: person.downloadId, planted: true)
+                    style: person.style, planted: true)
         finding(.lostDelivery, .lostRenewal, tx: renewal, userId: userId, amount: amount(renewal))
         return true
     }
@@ -94,7 +94,7 @@ extension SlotSimulation {
                           at: verifiedAt + random.int64(1_000, 30_000), orderId: order.id, planted: true)
             let restoreAt = time(tx.purchase + Clock.day, min(tx.purchase + 4 * Clock.day, asOf - 10 * Clock.minute))
             let restoredAt = try receipt(userId: userId, at: restoreAt, orderId: nil, namedTransaction: nil, current: [],
-                                         owned: person.owned, style: person.style, downloadId: person.downloadId + 2,
+                                         owned: person.owned, style: person.style,
                                          planted: true) ?? restoreAt
             try delivered(userId: userId, transactionId: tx.id, product: tx.product,
                           at: restoredAt + random.int64(500, 5_000), orderId: nil, planted: true)
@@ -129,8 +129,7 @@ extension SlotSimulation {
         var attacker = try makePerson(registeredAt: attackerSignUp, secondary: true)
         try sessions(&attacker) { _, _, _ in }
         let replayedAt = try receipt(userId: attacker.userId, at: replayAt, orderId: nil, namedTransaction: tx.id,
-                                     current: [tx], owned: [], style: random.chance(0.6) ? .legacyReceipt : .storeKit2Signed,
-                                     downloadId: attacker.downloadId, planted: true) ?? replayAt
+                                     current: [tx], owned: [], style: random.chance(0.6) ? .legacyReceipt : .storeKit2Signed, planted: true) ?? replayAt
         try delivered(userId: attacker.userId, transactionId: tx.id, product: tx.product,
                       at: replayedAt + random.int64(500, 10_000), orderId: nil, planted: true)
         finding(.duplicateDelivery, .receiptReplay, tx: tx, userId: owner.userId, orderId: order.id, amount: amount(tx),
@@ -204,13 +203,11 @@ extension SlotSimulation {
             // Only a later receipt shows the cancellation.
             person.owned.append(tx)
             try receipt(userId: userId, at: time(refundAt + Clock.minute, min(refundAt + Clock.day, asOf - Clock.minute)),
-                        orderId: nil, namedTransaction: nil, current: [], owned: person.owned, style: .legacyReceipt,
-                        downloadId: person.downloadId, planted: true)
+                        orderId: nil, namedTransaction: nil, current: [], owned: person.owned, style: .legacyReceipt, planted: true)
         default:
             // Only a later App Store Server API lookup (a V2 transaction with revocationDate) shows it.
             try receipt(userId: userId, at: time(refundAt + Clock.minute, min(refundAt + Clock.day, asOf - Clock.minute)),
-                        orderId: nil, namedTransaction: tx.id, current: [tx], owned: [], style: .storeKit2,
-                        downloadId: person.downloadId, planted: true)
+                        orderId: nil, namedTransaction: tx.id, current: [tx], owned: [], style: .storeKit2, planted: true)
         }
         finding(.refundedNotRevoked, .refundNotRevoked, tx: tx, userId: userId, orderId: order.id, amount: amount(tx))
         return true
@@ -226,7 +223,7 @@ extension SlotSimulation {
         person.owned.append(tx)
         let verifiedAt = try receipt(userId: person.userId, at: anchor + random.int64(Clock.minute, Clock.hour),
                                      orderId: nil, namedTransaction: tx.id, current: [tx], owned: person.owned,
-                                     style: person.style, downloadId: person.downloadId, planted: true) ?? anchor
+                                     style: person.style, planted: true) ?? anchor
         let deliveredAt = try delivered(userId: person.userId, transactionId: tx.id, product: tx.product,
                                         at: verifiedAt + random.int64(500, 30_000), orderId: nil, planted: true) ?? verifiedAt
         let revokeAt = time(deliveredAt + Clock.hour, min(deliveredAt + 10 * Clock.day, asOf - 5 * Clock.minute))
@@ -276,7 +273,7 @@ extension SlotSimulation {
         let tx = newTransaction(person, product: paid, at: order.time + random.int64(5_000, 40_000))
         let verifiedAt = try receipt(userId: person.userId, at: tx.purchase + random.int64(800, 5_000),
                                      orderId: variant == 2 ? order.id : nil, namedTransaction: tx.id, current: [tx],
-                                     owned: [], style: person.style, downloadId: person.downloadId, planted: true) ?? tx.purchase
+                                     owned: [], style: person.style, planted: true) ?? tx.purchase
         // A V2 sighting fixes the transaction's price, whatever the order says.
         try notify(spec("ONE_TIME_CHARGE", tx: tx, at: tx.purchase + random.int64(3_000, 30_000)), form: v2Form(),
                    planted: true)
@@ -298,8 +295,7 @@ extension SlotSimulation {
         let other = try secondAccount(of: owner, at: time(tx.purchase + 5 * Clock.minute, deliverAt - 10 * Clock.minute))
         let verifiedAt = try receipt(userId: other.userId, at: deliverAt - random.int64(1_000, 10_000),
                                      orderId: rule == 2 ? order.id : nil, namedTransaction: tx.id, current: [tx],
-                                     owned: [], style: rule == 3 ? .storeKit2Signed : other.style,
-                                     downloadId: owner.downloadId, planted: true) ?? deliverAt
+                                     owned: [], style: rule == 3 ? .storeKit2Signed : other.style, planted: true) ?? deliverAt
         try delivered(userId: other.userId, transactionId: tx.id, product: tx.product, at: max(deliverAt, verifiedAt + 500),
                       orderId: rule == 1 ? order.id : nil, planted: true)
         finding(.wrongUserDelivery, .wrongUserDelivery, tx: tx, userId: owner.userId, orderId: order.id, amount: amount(tx))
@@ -328,7 +324,6 @@ extension SlotSimulation {
         let second = planChain(person, product: secondProduct, firstPurchase: secondOrder.time + random.int64(5_000, 40_000),
                                churn: 0.2)
         var secondOwned: [AppleTransaction] = []
-        person.downloadId += 2
         try emitChain(second, person: &person, order: secondOrder, owned: &secondOwned, plantedThrough: 0) { _ in [userId] }
         finding(.multiAppleIdSubscription, .multiAppleId, userId: userId, group: "premium", productId: "")
         return true
@@ -358,8 +353,7 @@ extension SlotSimulation {
             index == 0 || !movesToSecond ? [ownerId] : [otherId]
         }
         let restoredAt = try receipt(userId: otherId, at: restoreAt, orderId: nil, namedTransaction: nil, current: [],
-                                     owned: owned, autoRenewOff: owner.autoRenewOff, style: other.style,
-                                     downloadId: owner.downloadId, planted: true) ?? restoreAt
+                                     owned: owned, autoRenewOff: owner.autoRenewOff, style: other.style, planted: true) ?? restoreAt
         if !movesToSecond {
             try delivered(userId: otherId, transactionId: first.id, product: first.product,
                           at: restoredAt + random.int64(500, 10_000), orderId: nil, planted: true)
@@ -389,8 +383,7 @@ extension SlotSimulation {
             verifyAt += random.int64(300, 2_000)
         }
         let verifiedAt = try receipt(userId: tester.userId, at: verifyAt, orderId: order.id, namedTransaction: tx.id,
-                                     current: [tx], owned: [], style: style, environment: environment,
-                                     downloadId: 0, planted: true) ?? verifyAt
+                                     current: [tx], owned: [], style: style, environment: environment, planted: true) ?? verifyAt
         if environment == .sandbox, random.chance(0.5) {
             try notify(spec("ONE_TIME_CHARGE", tx: tx, at: tx.purchase + random.int64(3_000, 30_000)), form: v2Form(),
                        planted: true)
@@ -424,8 +417,7 @@ extension SlotSimulation {
             try failedReceipt(userId: person.userId, at: tx.purchase + random.int64(800, 5_000), orderId: order.id,
                               transactionId: tx.id, status: random.pick([21005, 21104]))
             try receipt(userId: person.userId, at: deliverAt - random.int64(1_000, 5_000), orderId: order.id,
-                        namedTransaction: tx.id, current: [tx], owned: [], style: person.style,
-                        downloadId: person.downloadId, planted: true)
+                        namedTransaction: tx.id, current: [tx], owned: [], style: person.style, planted: true)
         }
         let deliveredProduct = variant == 2 ? (product == Catalog.gems300 ? Catalog.gems980 : Catalog.gems300) : product
         if variant == 2 {

@@ -96,7 +96,6 @@ extension SlotSimulation {
         let second = planChain(person, product: product, firstPurchase: secondOrder.time + random.int64(5_000, 40_000),
                                churn: 0.2)
         var secondOwned: [AppleTransaction] = []
-        person.downloadId += 2
         try emitChain(second, person: &person, order: secondOrder, owned: &secondOwned, plantedThrough: 0) { _ in [userId] }
         run.truth.nearMiss("sequential_apple_ids")
         return true
@@ -112,7 +111,7 @@ extension SlotSimulation {
         person.owned.append(tx)
         let verifiedAt = try receipt(userId: person.userId, at: anchor + random.int64(Clock.minute, 30 * Clock.minute),
                                      orderId: nil, namedTransaction: tx.id, current: [tx], owned: person.owned,
-                                     style: person.style, downloadId: person.downloadId, planted: true) ?? anchor
+                                     style: person.style, planted: true) ?? anchor
         try delivered(userId: person.userId, transactionId: tx.id, product: product,
                       at: verifiedAt + random.int64(500, 30_000), orderId: nil, planted: true)
         run.truth.nearMiss("family_shared_delivered_once")
@@ -159,8 +158,7 @@ extension SlotSimulation {
         owned.append(shared)
         let verifiedAt = try receipt(userId: userId, at: shared.purchase + random.int64(Clock.minute, 20 * Clock.minute),
                                      orderId: nil, namedTransaction: shared.id, current: [shared], owned: owned,
-                                     autoRenewOff: person.autoRenewOff, style: person.style,
-                                     downloadId: person.downloadId, planted: true) ?? shared.purchase
+                                     autoRenewOff: person.autoRenewOff, style: person.style, planted: true) ?? shared.purchase
         try delivered(userId: userId, transactionId: shared.id, product: shared.product,
                       at: verifiedAt + random.int64(500, 30_000), orderId: nil, planted: true)
         run.truth.nearMiss("family_share_overlap")
@@ -191,7 +189,6 @@ extension SlotSimulation {
         second.transactions[0].revocation = revocation
         if let cancelAt = second.cancelAt, cancelAt > refundAt { second.cancelAt = refundAt + Clock.minute }
         var secondOwned: [AppleTransaction] = []
-        person.downloadId += 2
         try emitChain(second, person: &person, order: secondOrder, owned: &secondOwned, plantedThrough: 0) { _ in [userId] }
         try refundAndRevoke(second.transactions[0], revocation: revocation, userId: userId, chain: second.transactions)
         run.truth.nearMiss("overlap_only_refunded")

@@ -42,8 +42,7 @@ extension SlotSimulation {
         guard let verifiedAt = try receipt(userId: person.userId, at: verifyAt,
                                            orderId: random.chance(0.5) ? order.id : nil,
                                            namedTransaction: random.chance(0.7) ? tx.id : nil, current: [tx],
-                                           owned: person.owned, autoRenewOff: person.autoRenewOff, style: person.style,
-                                           downloadId: person.downloadId) else { return }
+                                           owned: person.owned, autoRenewOff: person.autoRenewOff, style: person.style) else { return }
         if random.chance(Tuning.oneTimeChargeChance) {
             try notify(spec("ONE_TIME_CHARGE", tx: tx, at: purchase + random.int64(3_000, 40_000)))
         }
@@ -131,7 +130,7 @@ extension SlotSimulation {
                                                    orderId: random.chance(0.5) ? order?.id : nil,
                                                    namedTransaction: random.chance(0.7) ? tx.id : nil, current: [tx],
                                                    owned: owned, autoRenewOff: person.autoRenewOff, style: person.style,
-                                                   environment: tx.environment, downloadId: person.downloadId,
+                                                   environment: tx.environment,
                                                    planted: planted) else { return }
                 if v2Only || random.chance(0.9) {
                     try notify(spec("SUBSCRIBED", subtype, tx: tx, at: tx.purchase + random.int64(2_000, 40_000),
@@ -192,8 +191,7 @@ extension SlotSimulation {
     mutating func receiptCheck(_ person: Person, at time: Millis) throws {
         guard person.owned.contains(where: { $0.purchase <= time }) else { return }
         try receipt(userId: person.userId, at: time + random.int64(500, 5_000), orderId: nil, namedTransaction: nil,
-                    current: [], owned: person.owned, autoRenewOff: person.autoRenewOff, style: person.style,
-                    downloadId: person.downloadId)
+                    current: [], owned: person.owned, autoRenewOff: person.autoRenewOff, style: person.style)
     }
 
     // MARK: A normal user

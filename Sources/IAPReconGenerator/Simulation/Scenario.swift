@@ -156,8 +156,7 @@ extension SlotSimulation {
             verifiedAt = try receipt(userId: person.userId, at: purchase + random.int64(800, 5_000),
                                      orderId: (nameOrder ?? random.chance(0.5)) ? order.id : nil,
                                      namedTransaction: tx.id, current: [tx], owned: person.owned,
-                                     style: style ?? person.style, environment: environment,
-                                     downloadId: person.downloadId, planted: true) ?? purchase
+                                     style: style ?? person.style, environment: environment, planted: true) ?? purchase
         }
         return (order, tx, verifiedAt)
     }

@@ -239,7 +239,7 @@ struct SlotSimulation {
     @discardableResult
     mutating func receipt(userId: String, at time: Millis, orderId: String?, namedTransaction: String?,
                           current: [AppleTransaction], owned: [AppleTransaction], autoRenewOff: [String: Millis] = [:],
-                          style: ClientStyle, environment: AppleEnvironment = .production, downloadId: Int64 = 0,
+                          style: ClientStyle, environment: AppleEnvironment = .production,
                           planted: Bool = false) throws -> Millis? {
         guard time <= asOf else {
             if planted { throw GeneratorError("internal error: a planted receipt falls after as-of") }
@@ -279,7 +279,7 @@ struct SlotSimulation {
             for tx in current where !inApp.contains(where: { $0.id == tx.id }) { inApp.append(tx) }
             line.raw(",\"response\":")
             line.verifyReceiptResponse(environment: environment, inApp: inApp, latest: latest, pending: pending,
-                                       at: time, downloadId: downloadId)
+                                       at: time)
         case .storeKit2, .storeKit2Signed:
             var listed = current
             if current.isEmpty {
@@ -349,7 +349,7 @@ struct SlotSimulation {
     mutating func notificationForm(for spec: NotificationSpec, v2Only: Bool = false) -> NotificationForm {
         let v1Allowed = !v2Only && spec.v1Type != nil && spec.tx.environment == .production
         let draw = random.below(v1Allowed ? 100 : 80)
-        return draw < 28 ? .signedPayload : (draw < 42 ? .decodedWithSignedInfo : (draw < 80 ? .decoded : .v1))
+        return draw < 25 ? .signedPayload : (draw < 37 ? .decodedWithSignedInfo : (draw < 80 ? .decoded : .v1))
     }
 
     /// Writes a notification (and sometimes Apple's retry of it with the same notificationUUID).

@@ -15,14 +15,14 @@ enum Tuning {
 
     /// Sessions: a session of a day a user is active.
     static let unknownEventChance = 0.02
-    static let loginEventChance = 0.12
-    static let levelEventChance = 0.05
+    static let loginEventChance = 0.09
+    static let levelEventChance = 0.04
     static let subscriberReceiptCheckChance = 0.10
 
     /// Share of purchases the MMP reports, of MMP rows repeated, of installs never signing up.
     static let mmpPurchaseShare = 0.85
     static let mmpRepeatChance = 0.012
-    static let ghostInstallChance = 0.30
+    static let ghostInstallChance = 0.20
     static let lostInstallChance = 0.07
     static let reinstallChance = 0.03
     static let retargetChance = 0.04
