@@ -10,6 +10,15 @@ public struct IngestedFile: Sendable, Equatable {
     public var bytes: Int
 }
 
+/// How far ingest has come, for a progress line.
+public enum IngestProgress: Sendable {
+    /// The bytes of the files that will be parsed (unchanged files are skipped).
+    case planned(bytes: Int)
+    case lines(Int)
+    /// A file was stored; its size on disk.
+    case fileDone(bytes: Int)
+}
+
 /// The result of an ingest: per file, plus the files that could not be read.
 public struct IngestReport: Sendable {
     public var files: [IngestedFile] = []
@@ -83,7 +92,7 @@ public enum IngestStage {
 
     public static func run(
         files: [SourceFile], database: Database, jobs width: Int, chunkBytes: Int = IngestStage.chunkBytes,
-        progress: ((Int) -> Void)? = nil
+        progress: ((IngestProgress) -> Void)? = nil
     ) throws -> IngestReport {
         var known: [String: (hash: String, counts: LineCounts)] = [:]
         try database.forEach("SELECT path, content_hash, lines_read, accepted, rejected, blank, ignored FROM files") { row in
@@ -114,6 +123,11 @@ public enum IngestStage {
         var writer: FileWriter?
         var lineOffset = 0
         let jobList = jobs
+        let plannedBytes = Set(jobs.map(\.fileIndex)).reduce(0) { total, index in
+            if case .success(let print) = prints[index] { return total + print.bytes }
+            return total
+        }
+        progress?(.planned(bytes: plannedBytes))
         try WorkerPool(width: width).run(count: jobList.count, produce: { index, send in
             let job = jobList[index]
             do {
@@ -136,10 +150,11 @@ public enum IngestStage {
             case .lines(var lines):
                 if lineOffset > 0 { for position in lines.indices { lines[position].line += lineOffset } }
                 try writer?.write(lines)
-                progress?(lines.count)
+                progress?(.lines(lines.count))
             case .end(let count):
                 lineOffset += count
                 guard job.isLast, let finished = try writer?.commit() else { return }
+                progress?(.fileDone(bytes: finished.bytes))
                 outcomes[job.fileIndex] = IngestedFile(
                     path: file.relativePath, kind: file.kind, status: known[file.relativePath] == nil ? .added : .replaced,
                     counts: finished.counts, bytes: finished.bytes)

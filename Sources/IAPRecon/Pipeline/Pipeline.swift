@@ -3,7 +3,7 @@ import Foundation
 /// Where a run reports progress: a live line on a terminal, one line per stage otherwise, nothing with `--quiet`.
 public protocol ProgressSink: AnyObject {
     func stageStarted(_ stage: String)
-    func advanced(lines: Int)
+    func advanced(_ progress: IngestProgress)
     func stageFinished(_ stage: String, seconds: Double, note: String)
 }
 
@@ -54,7 +54,7 @@ public enum Pipeline {
                 return !SourceFile.isPartitionName(first) || first <= through
             }
         }
-        let report = try IngestStage.run(files: files, database: database, jobs: jobs, progress: { progress?.advanced(lines: $0) })
+        let report = try IngestStage.run(files: files, database: database, jobs: jobs, progress: { progress?.advanced($0) })
         if let first = report.unreadable.first { throw first }
         return report
     }

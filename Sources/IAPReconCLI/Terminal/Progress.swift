@@ -2,34 +2,53 @@ import Foundation
 import IAPRecon
 
 /// Stage progress for people: a live line on a terminal, one line per stage otherwise.
+///
+/// The live ingest line shows lines done, the rate, and the time left, estimated from the bytes
+/// of the files already stored against the bytes planned.
 final class StageProgress: ProgressSink {
     private let live: Bool
     private var lines = 0
+    private var plannedBytes = 0
+    private var doneBytes = 0
     private var started = Date()
     private var lastDraw = Date.distantPast
     private var stage = ""
-    private let totalBytes: Int
-    private var write: (String) -> Void
+    private let write: (String) -> Void
 
-    init(live: Bool, totalBytes: Int = 0, write: @escaping (String) -> Void) {
+    init(live: Bool, write: @escaping (String) -> Void) {
         self.live = live
-        self.totalBytes = totalBytes
         self.write = write
     }
 
     func stageStarted(_ stage: String) {
         self.stage = stage
         lines = 0
+        plannedBytes = 0
+        doneBytes = 0
         started = Date()
     }
 
-    func advanced(lines count: Int) {
-        lines += count
+    func advanced(_ progress: IngestProgress) {
+        switch progress {
+        case .planned(let bytes): plannedBytes = bytes
+        case .lines(let count): lines += count
+        case .fileDone(let bytes): doneBytes += bytes
+        }
         guard live, Date().timeIntervalSince(lastDraw) > 0.2 else { return }
         lastDraw = Date()
-        let seconds = max(Date().timeIntervalSince(started), 0.001)
-        let rate = Double(lines) / seconds
-        FileHandle.standardError.write(Data("\r\u{1B}[K\(stage): \(lines) lines, \(Int(rate)) lines/s, \(String(format: "%.1f", seconds))s".utf8))
+        FileHandle.standardError.write(Data(("\r\u{1B}[K" + Self.line(stage: stage, lines: lines, seconds: Date().timeIntervalSince(started),
+                                                                      doneBytes: doneBytes, plannedBytes: plannedBytes)).utf8))
+    }
+
+    /// `ingest: 120000 lines, 250000 lines/s, 12 s left`.
+    static func line(stage: String, lines: Int, seconds: Double, doneBytes: Int, plannedBytes: Int) -> String {
+        let elapsed = max(seconds, 0.001)
+        var text = "\(stage): \(lines) lines, \(Int(Double(lines) / elapsed)) lines/s"
+        if doneBytes > 0, plannedBytes > doneBytes {
+            let left = elapsed * Double(plannedBytes - doneBytes) / Double(doneBytes)
+            text += ", \(Int(left.rounded(.up))) s left"
+        }
+        return text
     }
 
     func stageFinished(_ stage: String, seconds: Double, note: String) {

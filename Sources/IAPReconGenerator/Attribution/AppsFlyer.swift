@@ -115,7 +115,6 @@ struct Device {
     var idfa: String?          // nil when App Tracking Transparency was not granted
     var appsflyerId: String
     var installAt: Millis
-    var campaign: Int          // index into Campaigns.acquisition
     var profile: MMPProfile?   // nil when the MMP never saw the install
 }
 

@@ -11,19 +11,17 @@ final class Country: Sendable {
     let storefrontId: String
     let currency: Int         // index into `Catalog.currencies`
     let language: String
-    let city: String
     let region: String
     let carrier: String
     let weight: Int
 
-    init(code: String, storefront: String, storefrontId: String, currency: Int, language: String, city: String,
+    init(code: String, storefront: String, storefrontId: String, currency: Int, language: String,
          region: String, carrier: String, weight: Int) {
         self.code = code
         self.storefront = storefront
         self.storefrontId = storefrontId
         self.currency = currency
         self.language = language
-        self.city = city
         self.region = region
         self.carrier = carrier
         self.weight = weight
@@ -87,17 +85,17 @@ enum Catalog {
     ]
 
     static let countries: [Country] = [
-        Country(code: "US", storefront: "USA", storefrontId: "143441", currency: 0, language: "en-US", city: "Austin",
+        Country(code: "US", storefront: "USA", storefrontId: "143441", currency: 0, language: "en-US",
                 region: "NA", carrier: "T-Mobile", weight: 38),
-        Country(code: "KR", storefront: "KOR", storefrontId: "143466", currency: 4, language: "ko-KR", city: "Seoul",
+        Country(code: "KR", storefront: "KOR", storefrontId: "143466", currency: 4, language: "ko-KR",
                 region: "AS", carrier: "SK Telecom", weight: 18),
-        Country(code: "JP", storefront: "JPN", storefrontId: "143462", currency: 3, language: "ja-JP", city: "Osaka",
+        Country(code: "JP", storefront: "JPN", storefrontId: "143462", currency: 3, language: "ja-JP",
                 region: "AS", carrier: "NTT DOCOMO", weight: 16),
-        Country(code: "DE", storefront: "DEU", storefrontId: "143443", currency: 1, language: "de-DE", city: "Berlin",
+        Country(code: "DE", storefront: "DEU", storefrontId: "143443", currency: 1, language: "de-DE",
                 region: "EU", carrier: "Telekom.de", weight: 10),
-        Country(code: "FR", storefront: "FRA", storefrontId: "143442", currency: 1, language: "fr-FR", city: "Lyon",
+        Country(code: "FR", storefront: "FRA", storefrontId: "143442", currency: 1, language: "fr-FR",
                 region: "EU", carrier: "Orange F", weight: 7),
-        Country(code: "GB", storefront: "GBR", storefrontId: "143444", currency: 2, language: "en-GB", city: "Leeds",
+        Country(code: "GB", storefront: "GBR", storefrontId: "143444", currency: 2, language: "en-GB",
                 region: "EU", carrier: "EE", weight: 11),
     ]
     static let countryWeights = countries.map(\.weight)

@@ -99,7 +99,7 @@ extension SlotSimulation {
             let country = Catalog.countries[0]
             let device = Device(idfv: kind == .attributionNoId ? "" : uuid(uppercase: true), idfa: nil,
                                 appsflyerId: kind == .attributionNoId ? "" : String(at) + "-" + String(random.next() % 1_000_000_007),
-                                installAt: at, campaign: 0, profile: nil)
+                                installAt: at, profile: nil)
             let profile = LineBuffer.mmpProfile(campaign: Campaigns.acquisition[0], adset: "", touchAt: at, installAt: at,
                                                 country: country, device: device, deviceType: AppsFlyer.deviceTypes[0],
                                                 osVersion: AppsFlyer.osVersions[0], appVersion: AppsFlyer.appVersions[0],

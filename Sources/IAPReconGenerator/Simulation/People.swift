@@ -5,7 +5,7 @@ extension SlotSimulation {
         let campaignIndex = random.weighted(Campaigns.weightsByCountry[country])
         var device = Device(idfv: uuid(uppercase: true), idfa: random.chance(0.3) ? uuid(uppercase: true) : nil,
                             appsflyerId: String(installAt) + "-" + String(random.next() % 9_000_000_000_000_000_000 + 1_000_000_000_000_000_000),
-                            installAt: installAt, campaign: campaignIndex, profile: nil)
+                            installAt: installAt, profile: nil)
         if attributed {
             let campaign = Campaigns.acquisition[campaignIndex]
             device.profile = LineBuffer.mmpProfile(

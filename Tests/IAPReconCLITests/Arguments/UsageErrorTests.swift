@@ -114,7 +114,7 @@ struct UsageErrorTests {
             argv: ["bench", "-j0"],
             expected: """
                 Error: The value '0' is invalid for '--jobs <n>': expected a whole number of at least 1
-                Usage: iaprecon bench [--sizes <sizes>] [--runs <n>] [--work <dir>] [--jobs <n>]
+                Usage: iaprecon bench [<options>]
                   See 'iaprecon bench --help' for more information.
                 """),
         UsageErrorCase(

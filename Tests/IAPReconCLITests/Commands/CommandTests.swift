@@ -201,3 +201,13 @@ struct CommandTests {
         #expect(byOrder.out == table.out)
     }
 }
+
+@Suite("Progress line")
+struct ProgressLineTests {
+    @Test("the live line shows lines, rate and the time left from the bytes stored so far")
+    func line() {
+        #expect(StageProgress.line(stage: "ingest", lines: 50_000, seconds: 2, doneBytes: 25, plannedBytes: 100)
+            == "ingest: 50000 lines, 25000 lines/s, 6 s left")
+        #expect(StageProgress.line(stage: "ingest", lines: 10, seconds: 1, doneBytes: 0, plannedBytes: 100) == "ingest: 10 lines, 10 lines/s")
+    }
+}

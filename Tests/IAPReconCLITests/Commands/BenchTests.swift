@@ -1,0 +1,136 @@
+import Testing
+@testable import IAPReconCLI
+
+/// The pure parts of `iaprecon bench`: statistics, ratios, targets and table text. No timing here:
+/// speed is measured by `jobs/bench`.
+@Suite("The benchmark's arithmetic and tables")
+struct BenchTests {
+    static func input(_ requested: Int, lines: Int, bytes: Int) -> BenchInput {
+        var stamp = InputStamp(target: requested, estimate: 10, days: 61, seed: 1)
+        stamp.counts = GeneratedCounts(files: 5, lines: lines, bytes: bytes)
+        return BenchInput(requested: requested, label: BenchFormat.sizeLabel(requested), folder: "/x", stamp: stamp,
+                          generateSeconds: nil)
+    }
+
+    /// A size whose runs take `seconds[run][stage]`, each stage peaking at `peakMB`.
+    static func result(_ requested: Int, lines: Int, _ seconds: [[Double]], peakMB: Int = 50) -> SizeResult {
+        let runs = seconds.map { stages in
+            stages.map { StageMeasurement(seconds: $0, peakRSSBytes: peakMB * 1_000_000, cpuSeconds: $0) }
+        }
+        return SizeResult(input: input(requested, lines: lines, bytes: lines * 300), runs: runs, jobs: 2)
+    }
+
+    @Test("median, min and max; an even count takes the mean of the middle two")
+    func spread() {
+        #expect(Spread([3, 1, 2]) == Spread(median: 2, min: 1, max: 3))
+        #expect(Spread([4, 1, 3, 2]) == Spread(median: 2.5, min: 1, max: 4))
+        #expect(Spread([7]) == Spread(median: 7, min: 7, max: 7))
+    }
+
+    @Test("the total is the sum of stage medians, ranged by whole runs; peak RSS the max of stages")
+    func total() {
+        let result = Self.result(1_000_000, lines: 1_000_000, [[1, 1, 1, 1], [2, 1, 1, 1], [3, 1, 1, 2]], peakMB: 120)
+        #expect(result.total == Spread(median: 5, min: 4, max: 7))
+        #expect(result.spread(of: .ingest) == Spread(median: 2, min: 1, max: 3))
+        #expect(result.linesPerSecond == 200_000)
+        #expect(result.peakRSSBytes == 120_000_000)
+    }
+
+    @Test("growth compares consecutive sizes, per line")
+    func growth() throws {
+        let small = Self.result(1_000_000, lines: 1_000_000, [[1, 0.5, 0.5, 0]])
+        let large = Self.result(4_000_000, lines: 4_000_000, [[5, 2, 2, 0]])
+        let step = try #require(BenchReport.growth([small, large]).first)
+        #expect(step.linesRatio == 4)
+        #expect(step.timeRatio == 4.5)
+        #expect(step.perLineRatio == 1.125)
+        #expect(BenchReport.growth([small]).isEmpty)
+    }
+
+    @Test("targets: met, not met, and not measured when a size is missing")
+    func targets() {
+        let million = Self.result(1_000_000, lines: 1_000_000, [[1, 0.2, 0.2, 0.1]], peakMB: 310)
+        let checks = BenchReport.targets([million], incremental: nil)
+        #expect(checks.map(\.met) == [true, false, nil, nil])
+        #expect(checks[0].measured == "666,667 lines/s")
+        #expect(checks[1].measured == "310.0 MB")
+        let night = IncrementalResult(
+            full: million, newDay: "2026-10-31", historyDays: 60, builds: [[1, 1, 1, 1].map(Self.measurement)],
+            nights: [[0.05, 0.1, 0.1, 0.1].map(Self.measurement)])
+        #expect(abs(night.ratio - 0.35 / 1.5) < 1e-9)
+        #expect(BenchReport.targets([million], incremental: night).last?.met == true)
+    }
+
+    static func measurement(_ seconds: Double) -> StageMeasurement {
+        StageMeasurement(seconds: seconds, peakRSSBytes: 0, cpuSeconds: seconds)
+    }
+
+    @Test("a size's table: one row per stage, then the total")
+    func sizeTable() {
+        let text = BenchReport.sizeTable(Self.result(100_000, lines: 100_000, [[0.5, 0.25, 0.125, 0.125]]))
+        #expect(text == """
+
+            100k: 100,000 lines, 30.0 MB; median of 1 run (total = sum of stage medians, its range the fastest and \
+            slowest whole runs; peak RSS = max over runs)
+            stage      wall s    min-max s  lines/s   MB/s  peak RSS MB  cpu s
+            ---------  ------  -----------  -------  -----  -----------  -----
+            ingest      0.500  0.500-0.500  200,000   60.0         50.0  0.500
+            normalize   0.250  0.250-0.250  400,000  120.0         50.0  0.250
+            join        0.125  0.125-0.125  800,000  240.0         50.0  0.125
+            report      0.125  0.125-0.125  800,000  240.0         50.0  0.125
+            total       1.000  1.000-1.000  100,000   30.0         50.0  1.000
+            """)
+    }
+
+    @Test("number formats", arguments: [
+        (0, "0"), (999, "999"), (1_000, "1,000"), (600_000, "600,000"), (1_234_567, "1,234,567"), (-4_500, "-4,500"),
+    ])
+    func grouped(value: Int, text: String) {
+        #expect(BenchFormat.grouped(value) == text)
+    }
+
+    @Test("size labels read like --sizes")
+    func sizeLabels() {
+        #expect([100_000, 1_000_000, 4_000_000, 1_500, 1_500_000, 42].map(BenchFormat.sizeLabel)
+            == ["100k", "1m", "4m", "1500", "1500k", "42"])
+    }
+
+    @Test("the generator's counts and the stamp round-trip")
+    func stamp() throws {
+        let counts = try #require(GeneratedCounts(parsing: "wrote 305 files, 98765 lines, 29630000 bytes to /x/ (12 planted)"))
+        #expect(counts == GeneratedCounts(files: 305, lines: 98_765, bytes: 29_630_000))
+        #expect(GeneratedCounts(parsing: "nothing") == nil)
+        var stamp = InputStamp(target: 100_000, estimate: 4_700, days: 61, seed: 1)
+        stamp.users = 7_800
+        stamp.counts = counts
+        #expect(InputStamp(parsing: stamp.text) == stamp)
+        #expect(InputStamp(parsing: "users=1") == nil)
+        #expect(stamp.sameParameters(as: InputStamp(target: 100_000, estimate: 4_700, days: 61, seed: 1)))
+        #expect(!stamp.sameParameters(as: InputStamp(target: 100_000, estimate: 4_800, days: 61, seed: 1)))
+    }
+
+    @Test("a generated folder far from its size is generated again with users rescaled")
+    func calibration() {
+        #expect(GeneratorCalibration.isNear(96_000, 100_000))
+        #expect(!GeneratorCalibration.isNear(60_288, 100_000))
+        #expect(GeneratorCalibration.rescaled(users: 4_585, gave: 60_288, target: 100_000) == 7_605)
+        #expect(GeneratorCalibration.rescaled(users: 10, gave: 0, target: 100) == 1_000)
+    }
+
+    @Test("the incremental night holds back the last day's files, keeps the undated ones")
+    func incrementalView() {
+        let files = ["catalog.csv", "fx.csv", "spend/spend.csv", "truth.json", "server/server-2026-09-01.jsonl.gz",
+                     "server/server-2026-09-02.jsonl", "receipts/receipts-2026-09-02.jsonl", "receipts/receipts-2026-09-01.jsonl"]
+        #expect(IncrementalView.lastDay(of: files) == "2026-09-02")
+        #expect(IncrementalView.filesBefore("2026-09-02", in: files) == [
+            "catalog.csv", "fx.csv", "spend/spend.csv", "server/server-2026-09-01.jsonl.gz", "receipts/receipts-2026-09-01.jsonl",
+        ])
+    }
+
+    @Test("wait4 statuses: exit codes and signals")
+    func endings() {
+        #expect(ChildProcess.Ending(status: 0) == .exited(0))
+        #expect(ChildProcess.Ending(status: 3 << 8) == .exited(3))
+        #expect(ChildProcess.Ending(status: 9) == .signaled(9))
+    }
+}
