@@ -47,13 +47,16 @@ public struct GeneratorReport: Sendable {
 /// and each file is sorted by time at the end, so memory is bounded by the largest day
 /// file, not by the folder.
 ///
-/// Sizing (measured with the default tuning, release build): a user contributes about
-/// `9 + 0.21 × days` lines — about 21 lines over 60 days, roughly 1.6 lines per user-day of
-/// the days a user is signed up — at about 300 bytes a line, 37 % of them MMP rows. For 60 days:
-/// - ~100,000 lines: `users: 4_800`
-/// - ~1,000,000 lines: `users: 48_000` (~300 MB)
-/// - ~4,000,000 lines: `users: 190_000` (~1.2 GB)
-/// `users(forLines:days:)` gives these estimates for any number of days.
+/// Sizing (measured, default tuning): a user brings about 4.7 lines on the day they sign up
+/// (sign-up, install and MMP events, a first purchase or none) and about 0.13 lines for every
+/// later day of history in short runs, 0.08 in long ones, since most users drift away. Users
+/// sign up evenly over the run, so over 60 days a user averages 12.3 lines, about 0.2 lines per
+/// user-day, at about 440 bytes a line (39 % MMP rows, 29 % server, 14 % receipts, 8 % registrations,
+/// 8 % notifications, the signed JWS forms being the longest lines). For 60 days:
+/// - ~100,000 lines: `users: 8_150` (~43 MB)
+/// - ~1,000,000 lines: `users: 81_500` (~440 MB)
+/// - ~4,000,000 lines: `users: 326_000` (~1.75 GB)
+/// `users(forLines:days:)` gives the estimate for any number of days.
 public enum InputGenerator {
     /// Writes a whole input folder (CONTRACT.md §1 layout) plus `truth.json` into `directory` (created if needed).
     public static func write(_ options: GeneratorOptions, to directory: String) throws -> GeneratorReport {
@@ -61,13 +64,28 @@ public enum InputGenerator {
         return try run.run()
     }
 
-    /// About how many users give `forLines` input lines over `days` days.
+    /// About how many users give `forLines` input lines over `days` days (within a few percent).
     public static func users(forLines lines: Int, days: Int) -> Int {
         max(1, Int((Double(lines) / linesPerUser(days: days)).rounded()))
     }
 
-    /// The measured average number of lines one user slot produces over `days` days.
+    /// Lines one user slot produced on average over `days` days, measured at 20,000 users.
+    static let measuredLinesPerUser: [(days: Int, lines: Double)] = [
+        (1, 4.70), (2, 5.04), (3, 5.31), (7, 6.16), (14, 7.31), (30, 9.20), (60, 12.28), (90, 15.13),
+        (180, 22.98), (365, 38.24),
+    ]
+
+    /// `measuredLinesPerUser` interpolated, and extended past a year at the last slope.
     static func linesPerUser(days: Int) -> Double {
-        9.0 + 0.21 * Double(max(days, 1))
+        let table = measuredLinesPerUser
+        let days = max(days, 1)
+        for index in 1..<table.count where days <= table[index].days {
+            let (lowDays, low) = table[index - 1]
+            let (highDays, high) = table[index]
+            return low + (high - low) * Double(days - lowDays) / Double(highDays - lowDays)
+        }
+        let (lowDays, low) = table[table.count - 2]
+        let (highDays, high) = table[table.count - 1]
+        return high + (high - low) / Double(highDays - lowDays) * Double(days - highDays)
     }
 }

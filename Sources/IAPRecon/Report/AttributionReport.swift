@@ -60,7 +60,11 @@ struct AttributionReport {
         var ms: Int64
         var key: CohortKey
         var appsflyerID: String?
+        var source: String
     }
+
+    /// Each user's install and how it was joined (nil install: unattributed).
+    var userInstalls: [(userID: String, install: Install?, matchedBy: String)] = []
 
     var cohorts: [CohortKey: Cohort] = [:]
     var matchedBy: [String: Int] = ["customer_user_id": 0, "appsflyer_id": 0, "idfv": 0, "idfa": 0, "unattributed": 0]
@@ -116,7 +120,7 @@ struct AttributionReport {
                 let source = Self.mediaSource(row.mediaSource)
                 let index = installs.count
                 installs.append(Install(ms: ms, key: CohortKey(day: zone.day(ms), mediaSource: source, campaign: row.campaign ?? ""),
-                                        appsflyerID: appsflyerID))
+                                        appsflyerID: appsflyerID, source: "\(row.path):\(row.line)"))
                 if let cuid { installsByCUID[cuid, default: []].append(index) }
                 if let appsflyerID { installsByAppsflyer[appsflyerID, default: []].append(index) }
                 if let idfv = row.idfv { installsByIDFV[idfv, default: []].append(index) }
@@ -197,8 +201,10 @@ struct AttributionReport {
                 matchedBy[how, default: 0] += 1
                 key = install.key
                 installOfUser[userID] = install
+                userInstalls.append((userID, install, how))
             } else {
                 matchedBy["unattributed", default: 0] += 1
+                userInstalls.append((userID, nil, "unattributed"))
                 key = CohortKey(day: zone.day(signup.ms), mediaSource: "unattributed", campaign: "")
                 add(key) { $0.anchorMs = max($0.anchorMs, signup.ms) }
             }
@@ -254,6 +260,23 @@ struct AttributionReport {
         var cohort = cohorts[key] ?? Cohort()
         change(&cohort)
         cohorts[key] = cohort
+    }
+
+    /// Keeps each user's install in `fct_user_installs`, for `history`.
+    func store(_ database: Database) throws {
+        try database.transaction {
+            try database.execute("""
+                DROP TABLE IF EXISTS fct_user_installs;
+                CREATE TABLE fct_user_installs (
+                  user_id TEXT PRIMARY KEY, install_ms INTEGER, media_source TEXT, campaign TEXT, matched_by TEXT NOT NULL, source TEXT
+                ) WITHOUT ROWID;
+                """)
+            let insert = try database.cached("INSERT INTO fct_user_installs VALUES (?, ?, ?, ?, ?, ?)")
+            for entry in userInstalls {
+                try insert.insert([.text(entry.userID), SQLValue(entry.install?.ms), SQLValue(entry.install?.key.mediaSource),
+                                   SQLValue(entry.install?.key.campaign), .text(entry.matchedBy), SQLValue(entry.install?.source)])
+            }
+        }
     }
 
     static let header = [

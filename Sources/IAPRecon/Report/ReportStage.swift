@@ -35,6 +35,7 @@ public enum ReportStage {
         let fx = try FXRates(database: database, reportingCurrency: settings.currency)
         let revenue = try RevenueReport(database: database, zone: settings.zone, fx: fx)
         let attribution = try AttributionReport(database: database, zone: settings.zone, fx: fx, asOfMs: asOfMs)
+        try attribution.store(database)
         let summary = try SummaryReport.build(database: database, asOfMs: asOfMs, graceMs: graceMs, settings: settings,
                                               findings: findings, revenue: revenue, attribution: attribution, timings: timings)
         let output = try OutputSet(folder: settings.outFolder)

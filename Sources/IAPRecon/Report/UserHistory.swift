@@ -29,10 +29,15 @@ public struct UserHistory: Sendable {
 
     public struct NotFound: Error, CustomStringConvertible, Sendable {
         public var what: String
-        public var description: String { "no \(what) in the store" }
+        public var hint: String?
+        public var description: String { "no \(what) in the store" + (hint.map { "; \($0)" } ?? "") }
     }
 
     public static func load(_ database: Database, _ lookup: Lookup) throws -> UserHistory {
+        let reconciled = try database.scalar("SELECT count(*) FROM sqlite_master WHERE name IN ('fct_findings', 'fct_user_installs')")
+        guard reconciled == .integer(2) else {
+            throw NotFound(what: "reconciliation", hint: "run 'iaprecon run' (or the join and report stages) on it first")
+        }
         let userID: String
         switch lookup {
         case .user(let id):
@@ -74,21 +79,16 @@ public struct UserHistory: Sendable {
             events.append(Event(ms: row.int(0), event: "registered", id: userID, product: "", amount: "", detail: parts.joined(separator: ", "),
                                 source: row.string(5)))
         }
-        var mmpZone = Zone.utc
-        try database.forEach("SELECT mmp_tz FROM int_run_settings") { mmpZone = Zone($0.string(0)) ?? .utc }
-        // The MMP rows that name this user or one of the device ids the user signed up with.
+        // The install the report joined this user to (CONTRACT.md §1.5), with the key it was joined by.
         try database.forEach("""
-            SELECT e.install_wall_ms, e.event_wall_ms, e.media_source, e.campaign, f.path || ':' || e.line
-            FROM raw_mmp__events e JOIN files f USING (file_id)
-            WHERE e.event_name = 'install' AND e.is_retargeting_n = 0 AND (e.customer_user_id = ?1
-              OR e.appsflyer_id IN (SELECT appsflyer_id FROM raw_registrations__users WHERE user_id = ?1)
-              OR e.idfv IN (SELECT idfv FROM raw_registrations__users WHERE user_id = ?1)
-              OR e.idfa IN (SELECT idfa FROM raw_registrations__users WHERE user_id = ?1))
+            SELECT install_ms, media_source, campaign, matched_by, source FROM fct_user_installs
+            WHERE user_id = ? AND install_ms IS NOT NULL
             """, user) { row in
-            let source = row.optionalString(2) ?? "organic"
-            events.append(Event(ms: mmpZone.utc(fromLocal: row.optionalInt(0) ?? row.int(1)), event: "install", id: "", product: "", amount: "",
-                                detail: "media source \(source)" + (row.optionalString(3).map { ", campaign \($0)" } ?? ""),
-                                source: row.string(4)))
+            var detail = "media source \(row.optionalString(1) ?? "organic")"
+            if let campaign = row.optionalString(2), !campaign.isEmpty { detail += ", campaign \(campaign)" }
+            detail += ", joined by \(row.string(3))"
+            events.append(Event(ms: row.int(0), event: "install", id: "", product: "", amount: "", detail: detail,
+                                source: row.optionalString(4) ?? ""))
         }
         try database.forEach("""
             SELECT o.ts_ms, o.order_id, o.product_id, o.price, o.currency, m.transaction_id, m.match_rule, o.source

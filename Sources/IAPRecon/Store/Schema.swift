@@ -50,6 +50,17 @@ public enum Schema {
             CREATE INDEX raw_verifications_by_user ON raw_receipts__verifications(user_id);
             CREATE INDEX raw_registrations_by_user ON raw_registrations__users(user_id);
             """),
+        // Normalize reads the raw tables whole, so their secondary indexes only slowed ingest;
+        // lookups go to the stg/int/fct tables, which carry the indexes `history` needs.
+        (2, """
+            DROP INDEX raw_deliveries_by_transaction;
+            DROP INDEX raw_deliveries_by_user;
+            DROP INDEX raw_orders_by_user;
+            DROP INDEX raw_orders_by_order;
+            DROP INDEX raw_apple_by_transaction;
+            DROP INDEX raw_verifications_by_user;
+            CREATE INDEX raw_revocations_by_user ON raw_server__revocations(user_id);
+            """),
     ]
 
     public static var latestVersion: Int { migrations.last?.id ?? 0 }

@@ -1,8 +1,8 @@
 /// The knobs of the simulated user base, in one place.
 ///
-/// With these values one user contributes about 21 lines over a 60-day run (see
-/// `InputGenerator.users(forLines:days:)`), and the mix is close to the reference
-/// sample: about 37 % MMP rows, 30 % server lines, 15 % receipts, 14 % notifications.
+/// With these values one user contributes about 12 lines over a 60-day run (see
+/// `InputGenerator.users(forLines:days:)`), mixed like the reference sample: about 40 %
+/// MMP rows, 29 % server lines, 14 % receipts, 8 % registrations and 8 % notifications.
 enum Tuning {
     /// Share of users who ever buy consumables, and their chance to buy per session.
     static let payerShare = 0.45
