@@ -171,7 +171,7 @@ public struct LineCounts: Sendable, Equatable, Codable {
 /// JSON Lines: each line is one record. CSV: line 1 is the header and each
 /// later line one record (see `CSVRecordAssembler`).
 enum SourceFileParser {
-    static let batchLines = 4096
+    static let batchLines = 1024
 
     /// Parses `file`, or the chunk `range` of a plain JSON Lines file; returns the lines read.
     @discardableResult

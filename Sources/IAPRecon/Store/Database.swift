@@ -47,7 +47,7 @@ public final class Database {
                 try execute("PRAGMA synchronous = NORMAL")
             }
             try execute("PRAGMA foreign_keys = ON")
-            try execute("PRAGMA cache_size = -65536")
+            try execute("PRAGMA cache_size = -32768")
         } catch {
             cache.removeAll()
             sqlite3_close_v2(handle)
