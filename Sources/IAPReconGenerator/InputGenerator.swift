@@ -43,9 +43,10 @@ public struct GeneratorReport: Sendable {
 /// `fx.csv` and `spend/spend.csv`. The first server day is gzipped when asked. As-of is
 /// fixed: a sign-up at the last second of the last day; nothing else is later.
 ///
-/// Generation streams: users are simulated one at a time, lines are spooled per day file
-/// and each file is sorted by time at the end, so memory is bounded by the largest day
-/// file, not by the folder.
+/// Generation streams: users are simulated one at a time; a day file's lines wait in memory
+/// (48 MB for all files together) or in a hidden spool file, and each file is sorted by time
+/// at the end, two at a time, so memory stays near 130 MB even for 4 million lines. Same
+/// options give byte-identical files.
 ///
 /// Sizing (measured, default tuning): a user brings about 4.7 lines on the day they sign up
 /// (sign-up, install and MMP events, a first purchase or none) and about 0.13 lines for every

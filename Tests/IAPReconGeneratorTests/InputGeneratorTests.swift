@@ -12,8 +12,10 @@ enum Fixture {
         return GeneratorOptions(users: Int(parts[0]), days: Int(parts[1]), seed: parts[2])
     }()
 
+    static let directory = temporaryDirectory("fixture")
+
     static let generated: Result<(directory: String, report: GeneratorReport), any Error> = Result {
-        let directory = temporaryDirectory("fixture")
+        atexit { try? FileManager.default.removeItem(atPath: Fixture.directory) }
         return (directory, try InputGenerator.write(options, to: directory))
     }
 
@@ -88,14 +90,16 @@ struct InputGeneratorTests {
     @Test("the folder has the contract layout, one file per source and day, the first server day gzipped")
     func layout() throws {
         let (directory, report) = try Fixture.folder()
+        let days = Fixture.options.days
+        let lastDay = String(format: "2026-%02d-%02d", days > 30 ? 10 : 9, days > 30 ? days - 30 : days)
         #expect(report.files.contains("server/server-2026-09-01.jsonl.gz"))
-        #expect(report.files.contains("server/server-2026-09-12.jsonl"))
-        #expect(report.files.contains("attribution/appsflyer-2026-09-05.csv"))
-        #expect(report.files.contains("notifications/notifications-2026-09-12.jsonl"))
-        #expect(report.files.contains("registrations/registrations-2026-09-12.jsonl"))
+        #expect(report.files.contains("server/server-\(lastDay).jsonl"))
+        #expect(report.files.contains("attribution/appsflyer-\(lastDay).csv"))
+        #expect(report.files.contains("notifications/notifications-\(lastDay).jsonl"))
+        #expect(report.files.contains("registrations/registrations-\(lastDay).jsonl"))
         #expect(report.files.contains("receipts/receipts-2026-09-01.jsonl"))
         #expect(report.files.contains("catalog.csv") && report.files.contains("fx.csv") && report.files.contains("spend/spend.csv"))
-        #expect(report.files.count == 5 * 12 + 3)
+        #expect(report.files.count == 5 * days + 3)
         #expect(!FileManager.default.fileExists(atPath: directory + "/server/server-2026-09-01.jsonl"))
         let hidden = try FileManager.default.contentsOfDirectory(atPath: directory + "/server").filter { $0.hasPrefix(".") }
         #expect(hidden.isEmpty)
@@ -151,8 +155,16 @@ struct InputGeneratorTests {
                      "renewal_chain_one_apple_id", "receipt_replay_not_wrong_user"] {
             #expect((nearMisses[name] ?? 0) >= 1, "no near miss \(name)")
         }
-        let keys = findings.map { ($0["kind"] as? String ?? "") + "|" + ($0["transaction_id"] as? String ?? "") }
-        #expect(keys == keys.sorted() || true)
+        let keys: [[String]] = findings.map { finding in
+            let kind = finding["kind"] as? String ?? ""
+            switch kind {
+            case "multi_apple_id_subscription":
+                return [kind, (finding["user_id"] as? String ?? "") + "\u{1F}" + (finding["subscription_group"] as? String ?? "")]
+            case "shared_apple_id_subscription": return [kind, finding["original_transaction_id"] as? String ?? ""]
+            default: return [kind, finding["transaction_id"] as? String ?? ""]
+            }
+        }
+        #expect(keys == keys.sorted { $0.lexicographicallyPrecedes($1) }, "findings sorted by kind, then key")
     }
 
     @Test("every JSON line that is not a planted bad line parses with JSONSerialization")
@@ -218,7 +230,7 @@ struct InputGeneratorTests {
     func attributionColumns() throws {
         let (directory, _) = try Fixture.folder()
         let reader = InputFolderReader(directory: directory)
-        let lines = try reader.lines(of: "attribution/appsflyer-2026-09-06.csv")
+        let lines = try reader.lines(of: "attribution/appsflyer-2026-09-0\(min(Fixture.options.days, 6)).csv")
         let header = try #require(ReferenceReconciler.csvFields(lines[0]))
         #expect(header.count == 81)
         for name in ["Attributed Touch Type", "Attributed Touch Time", "Install Time", "Event Time", "Event Name",
@@ -245,7 +257,7 @@ struct InputGeneratorTests {
         let fx = try reader.lines(of: "fx.csv")
         #expect(fx[0] == "date,currency,rate")
         #expect(fx.contains("2026-09-01,USD,1"))
-        #expect(fx.count == 1 + 12 * 5)
+        #expect(fx.count == 1 + Fixture.options.days * 5)
         let spend = try reader.lines(of: "spend/spend.csv")
         #expect(spend[0] == "date,media_source,campaign,spend,currency")
         #expect(spend.contains { $0.contains("KR_Brand_Awareness_Oct") })

@@ -102,14 +102,21 @@ struct AttributionReport {
                                revenueCurrency: row.optionalString(10), revenueUSD: row.optionalString(11), retargeting: row.int(12) == 1,
                                valueKey: row.string(13), path: row.string(14), line: row.int(15)))
         }
-        rows.sort { ($0.path, $0.line) < ($1.path, $1.line) }
+        // Sort indices, not the (large) rows themselves.
+        let fileOrder = rows.indices.sorted { (rows[$0].path, rows[$0].line) < (rows[$1].path, rows[$1].line) }
         var seenRows = Set<String>()
-        rows = rows.filter { row in
+        var kept = fileOrder.filter { index in
+            let row = rows[index]
             let identity = [row.appsflyerID ?? row.cuid ?? row.idfv ?? row.idfa ?? "", row.name, String(row.eventMs), row.valueKey]
             return seenRows.insert(identity.joined(separator: "\u{1F}")).inserted
         }
-        rows.sort { ($0.eventMs, $0.appsflyerID ?? "", $0.path, $0.line) < ($1.eventMs, $1.appsflyerID ?? "", $1.path, $1.line) }
-        for row in rows {
+        kept.sort { a, b in
+            let x = rows[a]
+            let y = rows[b]
+            return (x.eventMs, x.appsflyerID ?? "", x.path, x.line) < (y.eventMs, y.appsflyerID ?? "", y.path, y.line)
+        }
+        for index in kept {
+            let row = rows[index]
             let name = row.name
             let cuid = row.cuid
             let appsflyerID = row.appsflyerID

@@ -43,7 +43,8 @@ final class SpooledFile: @unchecked Sendable {
         let slash = relativePath.lastIndex(of: "/")
         let name = slash.map { String(relativePath[relativePath.index(after: $0)...]) } ?? relativePath
         let folder = slash.map { directory + "/" + String(relativePath[..<$0]) } ?? directory
-        self.spoolPath = folder + "/.spool-" + name
+        // Hidden and not ending in .jsonl/.csv/.gz, so a reader never takes a leftover spool for input.
+        self.spoolPath = folder + "/." + name + ".spool"
         self.header = header.map { Array($0.utf8) + [10] } ?? []
         self.gzip = gzip
         bytes = self.header.count
@@ -63,7 +64,7 @@ final class SpooledFile: @unchecked Sendable {
         return line.count + 12
     }
 
-    /// Moves the lines held in memory to the spool file and releases the memory.
+    /// Moves the lines held in memory to the end of the spool file (the buffer keeps its capacity).
     func flush() throws {
         guard !buffer.isEmpty else { return }
         let flags = O_WRONLY | O_CREAT | (spooled ? O_APPEND : O_TRUNC)
@@ -72,7 +73,7 @@ final class SpooledFile: @unchecked Sendable {
         defer { closeDescriptor(descriptor) }
         try writeAll(descriptor, buffer, path: spoolPath)
         spooled = true
-        buffer = []
+        buffer.removeAll(keepingCapacity: true)
     }
 
     /// Writes the final file: header, then every line sorted by time; removes the spool.
@@ -152,7 +153,12 @@ final class MappedFile {
             address = nil
             return
         }
-        let mapped = mmap(nil, size, PROT_READ, MAP_PRIVATE, descriptor, 0)
+        #if os(Linux)
+        let flags = MAP_PRIVATE | MAP_POPULATE
+        #else
+        let flags = MAP_PRIVATE
+        #endif
+        let mapped = mmap(nil, size, PROT_READ, flags, descriptor, 0)
         guard let mapped, mapped != MAP_FAILED else { throw GeneratorError.system("map", path) }
         madvise(mapped, size, MADV_WILLNEED)
         address = mapped

@@ -76,7 +76,7 @@ final class GeneratorRun {
             try makeDirectory(path)
             let prefix = folderName == "attribution" ? "appsflyer-" : folderName + "-"
             for name in (try? manager.contentsOfDirectory(atPath: path)) ?? []
-            where name.hasPrefix(".spool-") || (name.hasPrefix(prefix)
+            where (name.hasPrefix(".") && name.hasSuffix(".spool")) || (name.hasPrefix(prefix)
                 && (name.hasSuffix(".jsonl") || name.hasSuffix(".jsonl.gz") || name.hasSuffix(".csv"))) {
                 try? manager.removeItem(atPath: path + "/" + name)
             }
