@@ -27,6 +27,10 @@ public enum IAPReconCLI {
             } catch let error as UsageError {
                 console.err(error.text)
                 return ExitCode.usage.rawValue
+            } catch let error as SQLiteError where command.declares("db") {
+                // A failure inside the store (a full disk, a damaged file) names the store.
+                console.err("Error: store \(command.databasePath): \(error)")
+                return ExitCode.failure.rawValue
             } catch {
                 console.err("Error: \(error)")
                 return exitCode(for: error).rawValue

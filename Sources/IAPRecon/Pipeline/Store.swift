@@ -20,10 +20,17 @@ public enum Store {
             throw StoreError(path: path, reason: error.primaryCode == 26 ? "the file is not an iaprecon store (not a SQLite database)" : error.message)
         }
         do {
+            // Never take over another application's database: an iaprecon store is empty or has our migrations.
+            let objects = try database.scalar("SELECT count(*) FROM sqlite_master").integerValue
+            let ours = try database.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'schema_migrations'").integerValue
+            if objects > 0, ours == 0 {
+                throw StoreError(path: path, reason: "the file is not an iaprecon store (a SQLite database of something else)")
+            }
             if readOnly {
                 let version = try database.scalar("SELECT coalesce(max(id), 0) FROM schema_migrations").integerValue
                 if version > Schema.latestVersion { throw Schema.NewerSchemaError(found: Int(version)) }
             } else {
+                try database.enableWAL()
                 try Schema.migrate(database)
             }
         } catch let error as Schema.NewerSchemaError {
@@ -38,6 +45,8 @@ public enum Store {
 /// The `runs` table: one row per command that changed the store.
 public enum RunLog {
     public static func start(_ database: Database, command: String) throws -> Int64 {
+        // The caller holds the run lock: a run still marked running was killed.
+        try database.run("UPDATE runs SET status = 'interrupted' WHERE status = 'running'")
         var id: Int64 = 0
         try database.forEach("INSERT INTO runs (command, started_ms, status) VALUES (?, ?, 'running') RETURNING run_id",
                              [.text(command), .integer(nowMs())]) { id = $0.int(0) }

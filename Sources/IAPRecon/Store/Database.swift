@@ -42,10 +42,6 @@ public final class Database {
         do {
             // Reading the schema fails at once on a file that is not a database.
             try execute("SELECT count(*) FROM sqlite_master")
-            if !readOnly {
-                try execute("PRAGMA journal_mode = WAL")
-                try execute("PRAGMA synchronous = NORMAL")
-            }
             try execute("PRAGMA foreign_keys = ON")
             try execute("PRAGMA cache_size = -32768")
         } catch {
@@ -60,6 +56,13 @@ public final class Database {
         sqlite3_close_v2(handle)
     }
 
+    /// Write-ahead logging with `synchronous=NORMAL`: committed transactions survive a process
+    /// crash, readers never block the writer. Changes the file, so callers check it is theirs first.
+    public func enableWAL() throws(SQLiteError) {
+        try execute("PRAGMA journal_mode = WAL")
+        try execute("PRAGMA synchronous = NORMAL")
+    }
+
     var lastErrorMessage: String { String(cString: sqlite3_errmsg(handle)) }
 
     /// Runs one or more SQL statements that return no rows.
@@ -69,7 +72,7 @@ public final class Database {
         if code != SQLITE_OK {
             let message = errorMessage.map { String(cString: $0) } ?? lastErrorMessage
             sqlite3_free(errorMessage)
-            throw SQLiteError(code: sqlite3_extended_errcode(handle), message: message, sql: sql)
+            throw SQLiteError(code: sqlite3_extended_errcode(handle), message: message, sql: sql, systemErrno: sqlite3_system_errno(handle))
         }
     }
 
@@ -171,7 +174,8 @@ public final class Statement {
         case SQLITE_ROW: return true
         case SQLITE_DONE: return false
         default:
-            let error = SQLiteError(code: sqlite3_extended_errcode(database.handle), message: database.lastErrorMessage, sql: sql)
+            let error = SQLiteError(code: sqlite3_extended_errcode(database.handle), message: database.lastErrorMessage, sql: sql,
+                                    systemErrno: sqlite3_system_errno(database.handle))
             sqlite3_reset(pointer)
             throw error
         }

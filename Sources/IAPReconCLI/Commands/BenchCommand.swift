@@ -1,5 +1,4 @@
 import Foundation
-import IAPRecon
 import IAPReconGenerator
 
 /// `iaprecon bench`: times the pipeline stage by stage on generated inputs of several sizes,
@@ -69,11 +68,8 @@ struct Benchmark {
             console.out(BenchReport.sizeTable(result))
         }
         if results.count > 1 { console.out(BenchReport.growthTable(BenchReport.growth(results))) }
-        var night: IncrementalResult?
-        if settings.incremental, let chosen = BenchReport.incrementalSize(results) {
-            night = try measureIncremental(chosen)
-            if let night { console.out(BenchReport.incrementalTable(night)) }
-        }
+        let night = settings.incremental ? try BenchReport.incrementalSize(results).map(measureIncremental) : nil
+        if let night { console.out(BenchReport.incrementalTable(night)) }
         console.out(BenchReport.targetsTable(BenchReport.targets(results, incremental: night)))
         console.out("\nload average now: \(BenchPaths.loadAverage())")
     }
@@ -133,14 +129,14 @@ struct Benchmark {
     /// `--runs` full pipelines on a fresh store over the whole input of one size.
     func measureFullRuns(_ input: BenchInput) throws -> SizeResult {
         var runs: [[StageMeasurement]] = []
-        let place = BenchPaths.storeFolder(settings.work + "/" + input.label + "/full")
+        let place = StoreFolder(folder: settings.work + "/" + input.label + "/full")
         for index in 1...settings.runs {
             try place.reset()
             let stages = try pipeline(input: input.folder, place: place)
             console.err(BenchReport.progressLine("\(input.label) run \(index)/\(settings.runs)", stages))
             runs.append(stages)
         }
-        return SizeResult(input: input, runs: runs, jobs: settings.jobs)
+        return SizeResult(input: input, runs: runs)
     }
 
     /// The four stages, one child each, in order; a stage that fails stops the benchmark.
@@ -163,7 +159,7 @@ struct Benchmark {
         }
         let view = root + "/before"
         try IncrementalView.build(at: view, from: full.input.folder, files: relativePaths, holdingBack: lastDay)
-        let place = BenchPaths.storeFolder(root + "/store")
+        let place = StoreFolder(folder: root + "/store")
         var builds: [[StageMeasurement]] = []
         var nights: [[StageMeasurement]] = []
         for index in 1...settings.runs {
@@ -251,7 +247,6 @@ struct BenchInput: Equatable, Sendable {
 struct SizeResult: Equatable, Sendable {
     var input: BenchInput
     var runs: [[StageMeasurement]]
-    var jobs: Int
 
     func spread(of stage: BenchStage) -> Spread {
         Spread(runs.map { $0[stageIndex(stage)].seconds })
@@ -533,8 +528,6 @@ struct StoreFolder: Sendable {
 
 /// File-system and machine facts the benchmark needs.
 enum BenchPaths {
-    static func storeFolder(_ folder: String) -> StoreFolder { StoreFolder(folder: folder) }
-
     static func absolute(_ path: String) -> String {
         path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
     }
@@ -560,7 +553,7 @@ enum BenchPaths {
     /// The last lines of a log, for the error a failed stage gives.
     static func tail(of path: String, lines: Int) -> String {
         let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
-        return text.split(separator: "\n", omittingEmptySubsequences: false).suffix(lines).joined(separator: "\n")
+        return text.split(separator: "\n").suffix(lines).joined(separator: "\n")
     }
 
     static func loadAverage() -> String {

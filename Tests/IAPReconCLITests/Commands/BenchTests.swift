@@ -17,7 +17,7 @@ struct BenchTests {
         let runs = seconds.map { stages in
             stages.map { StageMeasurement(seconds: $0, peakRSSBytes: peakMB * 1_000_000, cpuSeconds: $0) }
         }
-        return SizeResult(input: input(requested, lines: lines, bytes: lines * 300), runs: runs, jobs: 2)
+        return SizeResult(input: input(requested, lines: lines, bytes: lines * 300), runs: runs)
     }
 
     @Test("median, min and max; an even count takes the mean of the middle two")

@@ -103,15 +103,32 @@ struct CommandTests {
         withExtendedLifetime(lock) {}
     }
 
-    @Test("an --out that cannot be written exits 1, and the store keeps the night's work")
+    @Test("an --out that cannot be written exits 1 at once with the system's reason; with a good --out the night runs")
     func outNotWritable() throws {
         let work = try Workspace()
         try "a file".write(toFile: work.path("out"), atomically: true, encoding: .utf8)
         let result = work.iaprecon(["run", "--input", Workspace.sampleData, "--db", work.path("s.sqlite"), "--out", work.path("out")])
         #expect(result.code == 1)
-        #expect(result.err.split(separator: "\n").last?.hasPrefix("Error: cannot write \(work.path("out"))") == true)
-        let rerun = work.iaprecon(["report", "--db", work.path("s.sqlite"), "--out", work.path("out-fixed")])
+        #expect(result.err == "Error: cannot write \(work.path("out")): Not a directory\n")
+        let under = work.iaprecon(["run", "--input", Workspace.sampleData, "--db", work.path("s.sqlite"), "--out", work.path("out/x")])
+        #expect(under.err == "Error: cannot write \(work.path("out/x")): Not a directory\n")
+        #expect(try work.read("out") == "a file")
+        let rerun = work.iaprecon(["run", "--input", Workspace.sampleData, "--db", work.path("s.sqlite"), "--out", work.path("out-fixed"), "--quiet"])
         #expect(rerun.code == 0)
+    }
+
+    @Test("another application's SQLite database is refused and left untouched")
+    func foreignDatabase() throws {
+        let work = try Workspace()
+        do {
+            let other = try Database(path: work.path("other.db"))
+            try other.execute("CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT)")
+        }
+        let before = try Data(contentsOf: URL(fileURLWithPath: work.path("other.db")))
+        let result = work.iaprecon(["run", "--input", Workspace.sampleData, "--db", work.path("other.db"), "--out", work.path("out")])
+        #expect(result.code == 1)
+        #expect(result.err == "Error: cannot use store \(work.path("other.db")): the file is not an iaprecon store (a SQLite database of something else)\n")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: work.path("other.db"))) == before)
     }
 
     @Test("validate prints the accounting and writes no store")
