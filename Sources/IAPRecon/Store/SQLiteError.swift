@@ -24,7 +24,11 @@ public struct SQLiteError: Error, CustomStringConvertible, Sendable {
         if systemErrno != 0, primaryCode == SQLITE_IOERR || primaryCode == SQLITE_FULL || primaryCode == SQLITE_CANTOPEN {
             text += " (\(String(cString: strerror(systemErrno))))"
         }
-        if let sql { text += " - while executing `\(sql)`" }
+        if let sql {
+            // One line, whatever the statement's layout: cron mails and logs read it that way.
+            let flat = sql.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+            text += " - while executing `\(flat.count > 160 ? flat.prefix(160) + "…" : flat)`"
+        }
         return text
     }
 }
