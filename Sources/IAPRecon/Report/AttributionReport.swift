@@ -56,6 +56,20 @@ struct AttributionReport {
         var line: Int64
     }
 
+    /// Two independent 64-bit FNV-1a hashes of a row's identity.
+    struct RowFingerprint: Hashable {
+        var first: UInt64 = 0xCBF2_9CE4_8422_2325
+        var second: UInt64 = 0x8422_2325_CBF2_9CE4
+
+        init(_ text: String) {
+            for byte in text.utf8 {
+                first = (first ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
+                second = (second &+ UInt64(byte)) &* 0x9E37_79B9_7F4A_7C15
+                second ^= second >> 29
+            }
+        }
+    }
+
     struct Install {
         var ms: Int64
         var key: CohortKey
@@ -88,35 +102,24 @@ struct AttributionReport {
         var installsByIDFA: [String: [Int]] = [:]
         var appsflyerIDsOfCUID: [String: Set<String>] = [:]
         var purchaseEvents: [(cuid: String?, appsflyerID: String?, usd: Decimal?)] = []
-        // Read in storage order and sort here: cheaper than SQL window functions, and the
-        // order (hence which of two repeated rows is kept) is the same however the store was built.
-        var rows: [MMPRow] = []
+        // Streamed in file order (SQLite sorts, spilling to disk, so memory stays bounded); a row
+        // repeated with the same AppsFlyer ID, event name, time and value counts once. The set keeps
+        // a 128-bit fingerprint per row, not the row.
+        var seenRows = Set<RowFingerprint>()
         try database.forEach("""
             SELECT event_wall_ms, install_wall_ms, event_name, media_source, campaign, customer_user_id, idfv, idfa, appsflyer_id,
                    revenue, revenue_currency, revenue_usd, is_retargeting_n, event_value_key, f.path, e.line
             FROM raw_mmp__events e JOIN files f USING (file_id)
-            """) { row in
-            rows.append(MMPRow(eventMs: row.int(0), installMs: row.optionalInt(1), name: row.string(2), mediaSource: row.optionalString(3),
-                               campaign: row.optionalString(4), cuid: row.optionalString(5), idfv: row.optionalString(6),
-                               idfa: row.optionalString(7), appsflyerID: row.optionalString(8), revenue: row.optionalString(9),
-                               revenueCurrency: row.optionalString(10), revenueUSD: row.optionalString(11), retargeting: row.int(12) == 1,
-                               valueKey: row.string(13), path: row.string(14), line: row.int(15)))
-        }
-        // Sort indices, not the (large) rows themselves.
-        let fileOrder = rows.indices.sorted { (rows[$0].path, rows[$0].line) < (rows[$1].path, rows[$1].line) }
-        var seenRows = Set<String>()
-        var kept = fileOrder.filter { index in
-            let row = rows[index]
+            ORDER BY f.path, e.line
+            """) { sqlRow in
+            let row = MMPRow(eventMs: sqlRow.int(0), installMs: sqlRow.optionalInt(1), name: sqlRow.string(2), mediaSource: sqlRow.optionalString(3),
+                             campaign: sqlRow.optionalString(4), cuid: sqlRow.optionalString(5), idfv: sqlRow.optionalString(6),
+                             idfa: sqlRow.optionalString(7), appsflyerID: sqlRow.optionalString(8), revenue: sqlRow.optionalString(9),
+                             revenueCurrency: sqlRow.optionalString(10), revenueUSD: sqlRow.optionalString(11), retargeting: sqlRow.int(12) == 1,
+                             valueKey: sqlRow.string(13), path: sqlRow.string(14), line: sqlRow.int(15))
             let identity = [row.appsflyerID ?? row.cuid ?? row.idfv ?? row.idfa ?? "", row.name, String(row.eventMs), row.valueKey]
-            return seenRows.insert(identity.joined(separator: "\u{1F}")).inserted
-        }
-        kept.sort { a, b in
-            let x = rows[a]
-            let y = rows[b]
-            return (x.eventMs, x.appsflyerID ?? "", x.path, x.line) < (y.eventMs, y.appsflyerID ?? "", y.path, y.line)
-        }
-        for index in kept {
-            let row = rows[index]
+                .joined(separator: "\u{1F}")
+            guard seenRows.insert(RowFingerprint(identity)).inserted else { return }
             let name = row.name
             let cuid = row.cuid
             let appsflyerID = row.appsflyerID
