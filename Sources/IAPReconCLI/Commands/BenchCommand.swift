@@ -70,6 +70,7 @@ struct Benchmark {
         if results.count > 1 { console.out(BenchReport.growthTable(BenchReport.growth(results))) }
         let night = settings.incremental ? try BenchReport.incrementalSize(results).map(measureIncremental) : nil
         if let night { console.out(BenchReport.incrementalTable(night)) }
+        if let largest = results.last { console.out(try measureHistory(largest)) }
         console.out(BenchReport.targetsTable(BenchReport.targets(results, incremental: night)))
         console.out("\nload average now: \(BenchPaths.loadAverage())")
     }
@@ -170,6 +171,28 @@ struct Benchmark {
             nights.append(night)
         }
         return IncrementalResult(full: full, newDay: lastDay, historyDays: settings.historyDays, builds: builds, nights: nights)
+    }
+
+    // MARK: History lookups
+
+    /// `iaprecon history` for users spread over the largest size's store, each its own process
+    /// (so the time includes start-up): what a support person waits.
+    func measureHistory(_ result: SizeResult) throws -> String {
+        let place = StoreFolder(folder: settings.work + "/" + result.input.label + "/full")
+        let users = max(result.input.stamp.users, 1)
+        var seconds: [Double] = []
+        for index in 1...7 {
+            let user = "u_\(100_000 + index * users / 8)"
+            let (measurement, ending) = try ChildProcess.run(
+                settings.executable, ["history", user, "--db", place.database], log: place.folder + "/history.log")
+            guard ending == .exited(0) else {
+                throw BenchError("iaprecon history \(user) \(ending); see \(place.folder)/history.log")
+            }
+            seconds.append(measurement.seconds)
+        }
+        let spread = Spread(seconds)
+        return "\nhistory lookups on the \(result.input.label) store (7 users, one process each): median "
+            + "\(BenchFormat.seconds(spread.median)) s (\(BenchFormat.range(spread)) s)"
     }
 
     // MARK: Children
