@@ -50,9 +50,9 @@ public enum JoinStage {
                 ])
             }
             let insertMatch = try database.cached("INSERT INTO int_orders_matched VALUES (?, ?, ?)")
-            for order in input.ordersInFileOrder {
-                let transactionID = matching.transactionOf[order.orderID]
-                try insertMatch.insert([.text(order.orderID), SQLValue(transactionID),
+            for orderID in input.orderIDsInFileOrder {
+                let transactionID = matching.transactionOf[orderID]
+                try insertMatch.insert([.text(orderID), SQLValue(transactionID),
                                         SQLValue(transactionID.flatMap { matching.orderOf[$0]?.rule.rawValue })])
             }
             let insertFinding = try database.cached("INSERT INTO fct_findings VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")

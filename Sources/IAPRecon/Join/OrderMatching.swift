@@ -21,8 +21,8 @@ struct OrderMatching {
     private(set) var transactionOf: [String: String] = [:]
 
     init(_ input: ReconciliationInput) {
-        for delivery in input.deliveriesInTimeOrder {
-            if let orderID = delivery.orderID { link(orderID, delivery.transactionID, .delivery, input) }
+        for delivery in input.orderDeliveriesInTimeOrder {
+            link(delivery.orderID, delivery.transactionID, .delivery, input)
         }
         for claim in input.receiptClaims {
             link(claim.orderID, claim.transactionID, .receipt, input)
@@ -31,14 +31,15 @@ struct OrderMatching {
         for transaction in byPurchase {
             if let token = transaction.appAccountToken { link(token, transaction.transactionID, .appAccountToken, input) }
         }
-        var ordersByUserProduct: [String: [Order]] = [:]
-        for order in input.ordersInFileOrder {
-            ordersByUserProduct[order.userID + "\u{1F}" + order.productID, default: []].append(order)
+        // Only what the heuristic compares: creation time and id, per user and product.
+        var ordersByUserProduct: [String: [(ms: Int64, orderID: String)]] = [:]
+        for order in input.orderIDsInFileOrder.compactMap({ input.orders[$0] }) {
+            ordersByUserProduct[order.userID + "\u{1F}" + order.productID, default: []].append((order.ms, order.orderID))
         }
         for transaction in byPurchase where orderOf[transaction.transactionID] == nil {
-            var users = Set(input.senders[transaction.transactionID]?.map(\.userID) ?? [])
+            var users = Set(input.senders[transaction.transactionID] ?? [])
             users.formUnion(input.deliveries[transaction.transactionID]?.map(\.userID) ?? [])
-            var best: Order?
+            var best: (ms: Int64, orderID: String)?
             for user in users {
                 for order in ordersByUserProduct[user + "\u{1F}" + transaction.productID] ?? []
                 where transactionOf[order.orderID] == nil

@@ -3,16 +3,18 @@ import Foundation
 /// Everything the join stage reads from the `stg_*` tables, grouped for lookups.
 struct ReconciliationInput {
     var orders: [String: Order] = [:]
-    var ordersInFileOrder: [Order] = []
+    /// Order ids in file order (the orders themselves live once, in `orders`).
+    var orderIDsInFileOrder: [String] = []
     var deliveries: [String: [Delivery]] = [:]
-    var deliveriesInTimeOrder: [Delivery] = []
+    /// Deliveries that name an order, in time order: matching rule 1 (only the two ids are kept).
+    var orderDeliveriesInTimeOrder: [(orderID: String, transactionID: String)] = []
     var revocations: [String: [Revocation]] = [:]
     var transactions: [String: VerifiedTransaction] = [:]
     var refunds: [String: [RefundEvent]] = [:]
     /// transaction id → users who sent a receipt with it, earliest first.
-    var senders: [String: [(userID: String, ms: Int64, source: String)]] = [:]
+    var senders: [String: [String]] = [:]
     /// Receipt lines naming both an order and a transaction, in time order.
-    var receiptClaims: [(orderID: String, transactionID: String, ms: Int64, source: String)] = []
+    var receiptClaims: [(orderID: String, transactionID: String)] = []
     var catalog: [String: Product] = [:]
 
     static func load(_ database: Database) throws -> ReconciliationInput {
@@ -22,7 +24,7 @@ struct ReconciliationInput {
                               price: row.optionalString(4).flatMap(Money.parse), currency: row.optionalString(5),
                               storefront: row.optionalString(6), source: row.string(7))
             input.orders[order.orderID] = order
-            input.ordersInFileOrder.append(order)
+            input.orderIDsInFileOrder.append(order.orderID)
         }
         try database.forEach("""
             SELECT ts_ms, user_id, transaction_id, product_id, order_id, quantity, delivery_id, copies, source
@@ -32,7 +34,7 @@ struct ReconciliationInput {
                                     orderID: row.optionalString(4), quantity: row.int(5), deliveryID: row.optionalString(6),
                                     copies: Int(row.int(7)), source: row.string(8))
             input.deliveries[delivery.transactionID, default: []].append(delivery)
-            input.deliveriesInTimeOrder.append(delivery)
+            if let orderID = delivery.orderID { input.orderDeliveriesInTimeOrder.append((orderID, delivery.transactionID)) }
         }
         try database.forEach("""
             SELECT r.ts_ms, r.user_id, r.transaction_id, f.path || ':' || r.line FROM raw_server__revocations r JOIN files f USING (file_id)
@@ -61,7 +63,7 @@ struct ReconciliationInput {
             input.refunds[row.string(0), default: []].append(event)
         }
         try database.forEach("SELECT transaction_id, user_id, first_ms, source FROM stg_receipts__senders ORDER BY first_ms, source") { row in
-            input.senders[row.string(0), default: []].append((row.string(1), row.int(2), row.string(3)))
+            input.senders[row.string(0), default: []].append(row.string(1))
         }
         try database.forEach("""
             SELECT v.order_id, v.transaction_id, v.received_ms, f.path || ':' || v.line
@@ -69,7 +71,7 @@ struct ReconciliationInput {
             WHERE v.order_id IS NOT NULL AND v.transaction_id IS NOT NULL
             ORDER BY v.received_ms, f.path, v.line
             """) { row in
-            input.receiptClaims.append((row.string(0), row.string(1), row.int(2), row.string(3)))
+            input.receiptClaims.append((row.string(0), row.string(1)))
         }
         try database.forEach("""
             SELECT product_id, type, subscription_group, price, currency FROM (

@@ -50,7 +50,7 @@ struct ResolvedTransaction {
             var resolved = ResolvedTransaction(
                 transaction: transaction, userID: nil, order: order, matchRule: match?.rule, unitPrice: nil, currency: nil,
                 priceSource: .none, refund: EffectiveRefund.resolve(input.refunds[id] ?? []), deliveries: deliveries, product: product)
-            resolved.userID = order?.userID ?? deliveries.first?.userID ?? input.senders[id]?.first?.userID
+            resolved.userID = order?.userID ?? deliveries.first?.userID ?? input.senders[id]?.first
             if let milli = transaction.priceMilliunits, let currency = transaction.currency {
                 resolved.unitPrice = Money.fromMilliunits(milli)
                 resolved.currency = currency
