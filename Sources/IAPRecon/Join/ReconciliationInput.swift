@@ -19,10 +19,12 @@ struct ReconciliationInput {
 
     static func load(_ database: Database) throws -> ReconciliationInput {
         var input = ReconciliationInput()
+        // Ids and codes recur across orders, deliveries, receipts and transactions: one copy of each.
+        var pool = StringPool()
         try database.forEach("SELECT order_id, ts_ms, user_id, product_id, price, currency, storefront, source FROM stg_server__orders ORDER BY source") { row in
-            let order = Order(orderID: row.string(0), ms: row.int(1), userID: row.string(2), productID: row.string(3),
-                              price: row.optionalString(4).flatMap(Money.parse), currency: row.optionalString(5),
-                              storefront: row.optionalString(6), source: row.string(7))
+            let order = Order(orderID: pool(row.string(0)), ms: row.int(1), userID: pool(row.string(2)), productID: pool(row.string(3)),
+                              price: row.optionalString(4).flatMap(Money.parse), currency: pool(row.optionalString(5)),
+                              storefront: pool(row.optionalString(6)), source: row.string(7))
             input.orders[order.orderID] = order
             input.orderIDsInFileOrder.append(order.orderID)
         }
@@ -30,8 +32,9 @@ struct ReconciliationInput {
             SELECT ts_ms, user_id, transaction_id, product_id, order_id, quantity, delivery_id, copies, source
             FROM stg_server__deliveries ORDER BY ts_ms, source
             """) { row in
-            let delivery = Delivery(ms: row.int(0), userID: row.string(1), transactionID: row.string(2), productID: row.string(3),
-                                    orderID: row.optionalString(4), quantity: row.int(5), deliveryID: row.optionalString(6),
+            let delivery = Delivery(ms: row.int(0), userID: pool(row.string(1)), transactionID: pool(row.string(2)),
+                                    productID: pool(row.string(3)), orderID: pool(row.optionalString(4)), quantity: row.int(5),
+                                    deliveryID: row.optionalString(6),
                                     copies: Int(row.int(7)), source: row.string(8))
             input.deliveries[delivery.transactionID, default: []].append(delivery)
             if let orderID = delivery.orderID { input.orderDeliveriesInTimeOrder.append((orderID, delivery.transactionID)) }
@@ -49,12 +52,12 @@ struct ReconciliationInput {
             FROM stg_apple__transactions
             """) { row in
             let transaction = VerifiedTransaction(
-                transactionID: row.string(0), originalTransactionID: row.string(1), productID: row.string(2),
-                purchaseMs: row.int(3), expiresMs: row.optionalInt(4), environment: row.optionalString(5),
-                priceMilliunits: row.optionalInt(6), currency: row.optionalString(7), storefront: row.optionalString(8),
-                appAccountToken: row.optionalString(9), type: row.optionalString(10), quantity: row.int(11),
-                ownership: row.optionalString(12), subscriptionGroup: row.optionalString(13),
-                sources: row.string(14).split(separator: ";").map(String.init))
+                transactionID: pool(row.string(0)), originalTransactionID: pool(row.string(1)), productID: pool(row.string(2)),
+                purchaseMs: row.int(3), expiresMs: row.optionalInt(4), environment: pool(row.optionalString(5)),
+                priceMilliunits: row.optionalInt(6), currency: pool(row.optionalString(7)), storefront: pool(row.optionalString(8)),
+                appAccountToken: row.optionalString(9), type: pool(row.optionalString(10)), quantity: row.int(11),
+                ownership: pool(row.optionalString(12)), subscriptionGroup: pool(row.optionalString(13)),
+                sourceList: row.string(14))
             input.transactions[transaction.transactionID] = transaction
         }
         try database.forEach("SELECT transaction_id, kind, event_ms, revocation_type, revocation_percentage, source FROM stg_apple__refunds") { row in
@@ -63,7 +66,7 @@ struct ReconciliationInput {
             input.refunds[row.string(0), default: []].append(event)
         }
         try database.forEach("SELECT transaction_id, user_id, first_ms, source FROM stg_receipts__senders ORDER BY first_ms, source") { row in
-            input.senders[row.string(0), default: []].append(row.string(1))
+            input.senders[pool(row.string(0)), default: []].append(pool(row.string(1)))
         }
         try database.forEach("""
             SELECT v.order_id, v.transaction_id, v.received_ms, f.path || ':' || v.line
@@ -71,7 +74,7 @@ struct ReconciliationInput {
             WHERE v.order_id IS NOT NULL AND v.transaction_id IS NOT NULL
             ORDER BY v.received_ms, f.path, v.line
             """) { row in
-            input.receiptClaims.append((row.string(0), row.string(1)))
+            input.receiptClaims.append((pool(row.string(0)), pool(row.string(1))))
         }
         try database.forEach("""
             SELECT product_id, type, subscription_group, price, currency FROM (
@@ -84,4 +87,17 @@ struct ReconciliationInput {
         }
         return input
     }
+}
+
+/// Hands out one shared copy of each distinct string, so a million repeats of an id cost one allocation.
+struct StringPool {
+    private var strings: Set<String> = []
+
+    mutating func callAsFunction(_ text: String) -> String {
+        if let existing = strings.firstIndex(of: text) { return strings[existing] }
+        strings.insert(text)
+        return text
+    }
+
+    mutating func callAsFunction(_ text: String?) -> String? { text.map { self($0) } }
 }

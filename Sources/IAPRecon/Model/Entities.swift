@@ -49,7 +49,10 @@ public struct VerifiedTransaction: Sendable, Equatable {
     public var quantity: Int64
     public var ownership: String?
     public var subscriptionGroup: String?
-    public var sources: [String]
+    /// The input lines it was first seen on, `file:line` separated by `;` (split only for findings).
+    public var sourceList: String
+
+    public var sources: [String] { sourceList.split(separator: ";").map(String.init) }
 
     public var isProduction: Bool { AppleEnvironment.isProduction(environment) }
     public var isFamilyShared: Bool { ownership == "FAMILY_SHARED" }
