@@ -27,16 +27,19 @@ struct OrderMatching {
         for claim in input.receiptClaims {
             link(claim.orderID, claim.transactionID, .receipt, input)
         }
-        let byPurchase = input.transactions.values.sorted { ($0.purchaseMs, $0.transactionID) < ($1.purchaseMs, $1.transactionID) }
-        for transaction in byPurchase {
+        let byPurchase = input.transactions.values
+            .sorted { ($0.value.purchaseMs, $0.value.transactionID) < ($1.value.purchaseMs, $1.value.transactionID) }
+        for shared in byPurchase {
+            let transaction = shared.value
             if let token = transaction.appAccountToken { link(token, transaction.transactionID, .appAccountToken, input) }
         }
         // Only what the heuristic compares: creation time and id, per user and product.
         var ordersByUserProduct: [String: [(ms: Int64, orderID: String)]] = [:]
-        for order in input.orderIDsInFileOrder.compactMap({ input.orders[$0] }) {
+        for order in input.orderIDsInFileOrder.compactMap({ input.orders[$0]?.value }) {
             ordersByUserProduct[order.userID + "\u{1F}" + order.productID, default: []].append((order.ms, order.orderID))
         }
-        for transaction in byPurchase where orderOf[transaction.transactionID] == nil {
+        for shared in byPurchase where orderOf[shared.value.transactionID] == nil {
+            let transaction = shared.value
             var users = Set(input.senders[transaction.transactionID] ?? [])
             users.formUnion(input.deliveries[transaction.transactionID]?.map(\.userID) ?? [])
             var best: (ms: Int64, orderID: String)?

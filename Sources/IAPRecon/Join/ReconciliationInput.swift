@@ -2,14 +2,14 @@ import Foundation
 
 /// Everything the join stage reads from the `stg_*` tables, grouped for lookups.
 struct ReconciliationInput {
-    var orders: [String: Order] = [:]
+    var orders: [String: Shared<Order>] = [:]
     /// Order ids in file order (the orders themselves live once, in `orders`).
     var orderIDsInFileOrder: [String] = []
     var deliveries: [String: [Delivery]] = [:]
     /// Deliveries that name an order, in time order: matching rule 1 (only the two ids are kept).
     var orderDeliveriesInTimeOrder: [(orderID: String, transactionID: String)] = []
     var revocations: [String: [Revocation]] = [:]
-    var transactions: [String: VerifiedTransaction] = [:]
+    var transactions: [String: Shared<VerifiedTransaction>] = [:]
     var refunds: [String: [RefundEvent]] = [:]
     /// transaction id → users who sent a receipt with it, earliest first.
     var senders: [String: [String]] = [:]
@@ -25,7 +25,7 @@ struct ReconciliationInput {
             let order = Order(orderID: pool(row.string(0)), ms: row.int(1), userID: pool(row.string(2)), productID: pool(row.string(3)),
                               price: row.optionalString(4).flatMap(Money.parse), currency: pool(row.optionalString(5)),
                               storefront: pool(row.optionalString(6)), source: row.string(7))
-            input.orders[order.orderID] = order
+            input.orders[order.orderID] = Shared(order)
             input.orderIDsInFileOrder.append(order.orderID)
         }
         try database.forEach("""
@@ -58,7 +58,7 @@ struct ReconciliationInput {
                 appAccountToken: row.optionalString(9), type: pool(row.optionalString(10)), quantity: row.int(11),
                 ownership: pool(row.optionalString(12)), subscriptionGroup: pool(row.optionalString(13)),
                 sourceList: row.string(14))
-            input.transactions[transaction.transactionID] = transaction
+            input.transactions[transaction.transactionID] = Shared(transaction)
         }
         try database.forEach("SELECT transaction_id, kind, event_ms, revocation_type, revocation_percentage, source FROM stg_apple__refunds") { row in
             let event = RefundEvent(kind: RefundEvent.Kind(rawValue: row.string(1)) ?? .refund, ms: row.int(2),

@@ -10,9 +10,11 @@ public enum PriceSource: String, Sendable, CaseIterable {
 
 /// A verified transaction with everything the join decided about it.
 struct ResolvedTransaction {
-    var transaction: VerifiedTransaction
+    private let sharedTransaction: Shared<VerifiedTransaction>
+    private let sharedOrder: Shared<Order>?
+    var transaction: VerifiedTransaction { sharedTransaction.value }
+    var order: Order? { sharedOrder?.value }
     var userID: String?
-    var order: Order?
     var matchRule: MatchRule?
     var unitPrice: Decimal?
     var currency: String?
@@ -41,14 +43,16 @@ struct ResolvedTransaction {
     var subscriptionGroup: String? { product?.subscriptionGroup ?? transaction.subscriptionGroup }
 
     static func resolve(_ input: ReconciliationInput, _ matching: OrderMatching) -> [ResolvedTransaction] {
-        input.transactions.values.sorted { $0.transactionID < $1.transactionID }.map { transaction in
+        input.transactions.values.sorted { $0.value.transactionID < $1.value.transactionID }.map { shared in
+            let transaction = shared.value
             let id = transaction.transactionID
             let match = matching.orderOf[id]
-            let order = match.flatMap { input.orders[$0.orderID] }
+            let sharedOrder = match.flatMap { input.orders[$0.orderID] }
+            let order = sharedOrder?.value
             let deliveries = input.deliveries[id] ?? []
             let product = input.catalog[transaction.productID]
             var resolved = ResolvedTransaction(
-                transaction: transaction, userID: nil, order: order, matchRule: match?.rule, unitPrice: nil, currency: nil,
+                sharedTransaction: shared, sharedOrder: sharedOrder, userID: nil, matchRule: match?.rule, unitPrice: nil, currency: nil,
                 priceSource: .none, refund: EffectiveRefund.resolve(input.refunds[id] ?? []), deliveries: deliveries, product: product)
             resolved.userID = order?.userID ?? deliveries.first?.userID ?? input.senders[id]?.first
             if let milli = transaction.priceMilliunits, let currency = transaction.currency {

@@ -1,5 +1,11 @@
 import Foundation
 
+/// One immutable value shared by reference, so the many places that hold it cost a pointer each.
+public final class Shared<Value: Sendable>: Sendable {
+    public let value: Value
+    public init(_ value: Value) { self.value = value }
+}
+
 /// An `order_created` line: the app's order, made before payment.
 public struct Order: Sendable, Equatable {
     public var orderID: String
