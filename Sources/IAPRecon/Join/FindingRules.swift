@@ -122,7 +122,7 @@ struct FindingRules {
             finding.orderID = deliveries.compactMap(\.orderID).first
             finding.transactionID = transactionID
             finding.productID = first.productID
-            if let product = input.catalog[first.productID], let price = product.price {
+            if let product = input.catalog[first.productID]?.value, let price = product.price {
                 finding.amount = price * Decimal(first.quantity)
                 finding.currency = product.currency
             }

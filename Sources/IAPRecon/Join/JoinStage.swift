@@ -30,9 +30,14 @@ public struct JoinSummary: Sendable {
 public enum JoinStage {
     public static func run(database: Database, settings: ReconcileSettings) throws -> JoinSummary {
         let asOfMs = try settings.asOfMs ?? latestEventMs(database, mmpZone: settings.mmpZone) ?? 0
-        let input = try ReconciliationInput.load(database)
+        var input = try ReconciliationInput.load(database)
         let matching = OrderMatching(input)
+        // What only matching needed goes before the rest is resolved.
+        input.orderDeliveriesInTimeOrder = []
+        input.receiptClaims = []
         let resolved = ResolvedTransaction.resolve(input, matching)
+        input.senders = [:]
+        input.refunds = [:]
         let findings = FindingRules(asOfMs: asOfMs, graceMs: settings.graceMs).findings(resolved, input)
         try database.transaction {
             try database.execute(dropAndCreate)

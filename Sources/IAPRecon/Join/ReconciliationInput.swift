@@ -15,7 +15,7 @@ struct ReconciliationInput {
     var senders: [String: [String]] = [:]
     /// Receipt lines naming both an order and a transaction, in time order.
     var receiptClaims: [(orderID: String, transactionID: String)] = []
-    var catalog: [String: Product] = [:]
+    var catalog: [String: Shared<Product>] = [:]
 
     static func load(_ database: Database) throws -> ReconciliationInput {
         var input = ReconciliationInput()
@@ -82,8 +82,8 @@ struct ReconciliationInput {
               FROM raw_catalog__products c JOIN files f USING (file_id)
             ) WHERE n = 1
             """) { row in
-            input.catalog[row.string(0)] = Product(productID: row.string(0), type: row.string(1), subscriptionGroup: row.optionalString(2),
-                                                   price: row.optionalString(3).flatMap(Money.parse), currency: row.optionalString(4))
+            input.catalog[row.string(0)] = Shared(Product(productID: row.string(0), type: row.string(1), subscriptionGroup: row.optionalString(2),
+                                                          price: row.optionalString(3).flatMap(Money.parse), currency: row.optionalString(4)))
         }
         return input
     }

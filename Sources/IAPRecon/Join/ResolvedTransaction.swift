@@ -21,7 +21,8 @@ struct ResolvedTransaction {
     var priceSource: PriceSource
     var refund: EffectiveRefund?
     var deliveries: [Delivery]
-    var product: Product?
+    private let sharedProduct: Shared<Product>?
+    var product: Product? { sharedProduct?.value }
 
     /// Revenue: Production, not family-shared (CONTRACT.md §2).
     var isRevenue: Bool { transaction.isProduction && !transaction.isFamilyShared }
@@ -50,10 +51,11 @@ struct ResolvedTransaction {
             let sharedOrder = match.flatMap { input.orders[$0.orderID] }
             let order = sharedOrder?.value
             let deliveries = input.deliveries[id] ?? []
-            let product = input.catalog[transaction.productID]
+            let sharedProduct = input.catalog[transaction.productID]
+            let product = sharedProduct?.value
             var resolved = ResolvedTransaction(
                 sharedTransaction: shared, sharedOrder: sharedOrder, userID: nil, matchRule: match?.rule, unitPrice: nil, currency: nil,
-                priceSource: .none, refund: EffectiveRefund.resolve(input.refunds[id] ?? []), deliveries: deliveries, product: product)
+                priceSource: .none, refund: EffectiveRefund.resolve(input.refunds[id] ?? []), deliveries: deliveries, sharedProduct: sharedProduct)
             resolved.userID = order?.userID ?? deliveries.first?.userID ?? input.senders[id]?.first
             if let milli = transaction.priceMilliunits, let currency = transaction.currency {
                 resolved.unitPrice = Money.fromMilliunits(milli)

@@ -43,7 +43,7 @@ public final class Database {
             // Reading the schema fails at once on a file that is not a database.
             try execute("SELECT count(*) FROM sqlite_master")
             try execute("PRAGMA foreign_keys = ON")
-            try execute("PRAGMA cache_size = -32768")
+            try execute("PRAGMA cache_size = -16384")
         } catch {
             cache.removeAll()
             sqlite3_close_v2(handle)
