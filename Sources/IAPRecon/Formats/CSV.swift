@@ -13,23 +13,20 @@ public enum CSV {
         var fieldStart = 0
         var inQuotes = false
         var quoted = false
-        var escaped = false
         while index < bytes.count {
             let byte = bytes[index]
             if inQuotes {
                 if byte == UInt8(ascii: "\"") {
                     if index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "\"") {
-                        escaped = true
                         index += 2
                         continue
                     }
                     inQuotes = false
                 }
             } else if byte == UInt8(ascii: ",") {
-                spans.append(span(fieldStart, index, quoted, escaped, bytes))
+                spans.append(CSVRow.Span(start: fieldStart, end: index, quoted: quoted))
                 fieldStart = index + 1
                 quoted = false
-                escaped = false
             } else if byte == UInt8(ascii: "\""), index == fieldStart {
                 inQuotes = true
                 quoted = true
@@ -37,14 +34,8 @@ public enum CSV {
             index += 1
         }
         if inQuotes { return nil }
-        spans.append(span(fieldStart, bytes.count, quoted, escaped, bytes))
+        spans.append(CSVRow.Span(start: fieldStart, end: bytes.count, quoted: quoted))
         return CSVRow(bytes: Array(bytes), spans: spans)
-    }
-
-    /// A field's content: inside its quotes when quoted; anything after the closing quote is kept, as before.
-    private static func span(_ start: Int, _ end: Int, _ quoted: Bool, _ escaped: Bool, _ bytes: UnsafeBufferPointer<UInt8>) -> CSVRow.Span {
-        guard quoted else { return CSVRow.Span(start: start, end: end, quoted: false, escaped: false) }
-        return CSVRow.Span(start: start, end: end, quoted: true, escaped: escaped)
     }
 
     public static func fields(_ text: String) -> [String]? {
@@ -81,7 +72,6 @@ public struct CSVRow {
         var end: Int
         /// The field began with a quote: its text is between the quotes, `""` standing for `"`.
         var quoted: Bool
-        var escaped: Bool
     }
 
     let bytes: [UInt8]

@@ -65,14 +65,10 @@ public enum IngestStage {
     static func fingerprints(_ files: [SourceFile], jobs: Int) throws -> [Result<Fingerprint, InputError>] {
         var results: [Result<Fingerprint, InputError>] = []
         try WorkerPool(width: jobs).run(count: files.count, produce: { index, send in
-            do {
+            send(Result { () throws(InputError) -> Fingerprint in
                 let (hash, bytes) = try ContentHash.of(path: files[index].absolutePath)
-                send(Result<Fingerprint, InputError>.success(Fingerprint(hash: hash, bytes: bytes)))
-            } catch let error as InputError {
-                send(.failure(error))
-            } catch {
-                send(.failure(InputError(path: files[index].absolutePath, reason: "\(error)")))
-            }
+                return Fingerprint(hash: hash, bytes: bytes)
+            })
         }, consume: { _, result in results.append(result) })
         return results
     }
@@ -129,15 +125,7 @@ public enum IngestStage {
         }
         progress?(.planned(bytes: plannedBytes))
         try WorkerPool(width: width).run(count: jobList.count, produce: { index, send in
-            let job = jobList[index]
-            do {
-                let count = try SourceFileParser.parse(files[job.fileIndex], range: job.range) { send(Message.lines($0)) }
-                send(.end(count))
-            } catch let error as InputError {
-                send(.failed(error))
-            } catch {
-                send(.failed(InputError(path: files[job.fileIndex].absolutePath, reason: "\(error)")))
-            }
+            parse(files[jobList[index].fileIndex], range: jobList[index].range, send: send)
         }, consume: { (index: Int, message: Message) in
             let job = jobList[index]
             let file = files[job.fileIndex]
@@ -170,19 +158,23 @@ public enum IngestStage {
         return report
     }
 
+    /// Parses one file, or one chunk of it, on a worker: its lines in batches, then its line count or why it failed.
+    static func parse(_ file: SourceFile, range: Range<Int>?, send: (Message) -> Void) {
+        do {
+            send(.end(try SourceFileParser.parse(file, range: range) { send(.lines($0)) }))
+        } catch let error as InputError {
+            send(.failed(error))
+        } catch {
+            send(.failed(InputError(path: file.absolutePath, reason: "\(error)")))
+        }
+    }
+
     /// Parses files without a store: the accounting `validate` prints.
     public static func validate(files: [SourceFile], jobs width: Int) throws -> IngestReport {
         var report = IngestReport()
         var counts = LineCounts()
         try WorkerPool(width: width).run(count: files.count, produce: { index, send in
-            do {
-                let count = try SourceFileParser.parse(files[index]) { send(Message.lines($0)) }
-                send(.end(count))
-            } catch let error as InputError {
-                send(.failed(error))
-            } catch {
-                send(.failed(InputError(path: files[index].absolutePath, reason: "\(error)")))
-            }
+            parse(files[index], range: nil, send: send)
         }, consume: { (index: Int, message: Message) in
             switch message {
             case .lines(let lines):

@@ -191,7 +191,6 @@ enum SourceFileParser {
             count = try LineReader.forEachLine(path: file.absolutePath) { line in
                 for parsed in reader.feed(line) { try add(parsed) }
             }
-            for parsed in reader.finish() { try add(parsed) }
         } else {
             count = try LineReader.forEachLine(path: file.absolutePath, range: range) { line in
                 try add(parseJSONLine(line, kind: file.kind))
@@ -254,8 +253,6 @@ struct CSVRecordAssembler {
         }
         return record(fields, line: line.number).map { [$0] } ?? []
     }
-
-    func finish() -> [ParsedLine] { [] }
 
     /// A parsed record, or nil for the header (which is not counted as a line read).
     private mutating func record(_ fields: CSVRow, line: Int) -> ParsedLine? {

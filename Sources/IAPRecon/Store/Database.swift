@@ -84,11 +84,6 @@ public final class Database {
         return statement
     }
 
-    /// A fresh prepared statement.
-    public func prepare(_ sql: String) throws(SQLiteError) -> Statement {
-        try Statement(database: self, sql: sql, persistent: false)
-    }
-
     /// Runs `body` in a `BEGIN IMMEDIATE` transaction: commits when it returns,
     /// rolls back and rethrows the first error when it throws.
     public func transaction<T>(_ body: () throws -> T) throws -> T {
@@ -125,8 +120,6 @@ public final class Database {
         try forEach(sql, arguments) { row in if result == nil { result = row.value(0) } }
         return result
     }
-
-    public var changes: Int { Int(sqlite3_changes(handle)) }
 }
 
 @available(*, unavailable)
@@ -201,8 +194,7 @@ public final class Statement {
     /// Inserts one row: bind, step, reset.
     public func insert(_ values: [SQLValue]) throws(SQLiteError) {
         try bind(values)
-        _ = try step()
-        sqlite3_reset(pointer)
+        try execute()
     }
 
     public func reset() {

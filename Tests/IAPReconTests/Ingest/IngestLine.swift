@@ -33,7 +33,7 @@ enum IngestLine {
                 assembler.feed(LineReader.Line(number: index + 1, bytes: buffer, tooLong: false))
             }
         }
-        return parsed + assembler.finish()
+        return parsed
     }
 
     /// The object of a JSON text.
