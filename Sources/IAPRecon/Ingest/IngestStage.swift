@@ -124,6 +124,11 @@ public enum IngestStage {
             return total
         }
         progress?(.planned(bytes: plannedBytes))
+        // A load that adds a quarter or more of what the store holds sorts its indexes once at the end.
+        let storedBytes = try database.scalar("SELECT coalesce(sum(bytes), 0) FROM files").integerValue
+        let bulk = plannedBytes > 0 && Int64(plannedBytes) * 4 >= storedBytes
+        if bulk { try RawIndexes.drop(database) }
+        defer { if bulk { try? RawIndexes.restore(database) } }
         try WorkerPool(width: width).run(count: jobList.count, produce: { index, send in
             parse(files[jobList[index].fileIndex], range: jobList[index].range, send: send)
         }, consume: { (index: Int, message: Message) in
@@ -207,7 +212,11 @@ final class FileWriter {
         self.bytes = bytes
         try database.execute("BEGIN IMMEDIATE")
         do {
-            try database.run("DELETE FROM files WHERE path = ?", [.text(file.relativePath)])
+            if case .integer(let previousID)? = try database.scalar("SELECT file_id FROM files WHERE path = ?", [.text(file.relativePath)]) {
+                // What the replaced rows touched is recomputed too.
+                try ChangedKeys.recordRows(of: previousID, in: database, replaced: true)
+                try database.run("DELETE FROM files WHERE file_id = ?", [.integer(previousID)])
+            }
             var id: Int64 = 0
             try database.forEach("""
                 INSERT INTO files (path, source, content_hash, bytes, lines_read, accepted, rejected, blank, ignored, ingested_ms)
@@ -249,6 +258,8 @@ final class FileWriter {
             "UPDATE files SET lines_read = ?, accepted = ?, rejected = ?, blank = ?, ignored = ? WHERE file_id = ?",
             [.integer(Int64(counts.read)), .integer(Int64(counts.accepted)), .integer(Int64(counts.rejected)),
              .integer(Int64(counts.blank)), .integer(Int64(counts.ignored)), .integer(fileID)])
+        try database.execute(ChangedKeys.latestTimesSQL(where: "file_id = \(fileID)"))
+        try ChangedKeys.recordRows(of: fileID, in: database, replaced: false)
         try database.execute("COMMIT")
         return (counts, bytes)
     }

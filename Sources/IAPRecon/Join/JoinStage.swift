@@ -18,6 +18,8 @@ public struct ReconcileSettings: Sendable {
 public struct JoinSummary: Sendable {
     public var asOfMs: Int64
     public var findings: Int
+    /// For an incremental join, how many transactions it recomputed; nil for a full rebuild.
+    public var recomputedTransactions: Int?
 }
 
 /// Stage 3, join: order ↔ transaction matching, refunds net of reversals,
@@ -30,7 +32,8 @@ public struct JoinSummary: Sendable {
 public enum JoinStage {
     public static func run(database: Database, settings: ReconcileSettings) throws -> JoinSummary {
         let asOfMs = try settings.asOfMs ?? latestEventMs(database, mmpZone: settings.mmpZone) ?? 0
-        var input = try ReconciliationInput.load(database)
+        let scope = try incrementalScope(database, settings: settings, asOfMs: asOfMs)
+        var input = try ReconciliationInput.load(database, scope: scope)
         let matching = OrderMatching(input)
         // What only matching needed goes before the rest is resolved.
         input.orderDeliveriesInTimeOrder = []
@@ -39,8 +42,10 @@ public enum JoinStage {
         input.senders = [:]
         input.refunds = [:]
         let findings = FindingRules(asOfMs: asOfMs, graceMs: settings.graceMs).findings(resolved, input)
-        try database.transaction {
-            try database.execute(dropAndCreate)
+        return try database.transaction {
+            if scope == nil { try database.execute(dropAndCreate) } else {
+                try database.execute(deleteScope)
+            }
             let insertTransaction = try database.cached("INSERT INTO int_transactions_resolved VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
             for item in resolved {
                 let transaction = item.transaction
@@ -70,27 +75,53 @@ public enum JoinStage {
                     .text(orderedUnique(finding.sources).sorted(by: SourceOrder.less).joined(separator: ";")),
                 ])
             }
+            if scope == nil { try database.execute(createIndexes) }
+            try database.run("DELETE FROM int_run_settings")
             try database.run("INSERT INTO int_run_settings VALUES (?, ?, ?)",
                              [.integer(asOfMs), .integer(settings.graceMs), .text(settings.mmpZone.identifier)])
+            try ChangedKeys.clear(database)
+            let total = try database.scalar("SELECT count(*) FROM fct_findings").integerValue
+            return JoinSummary(asOfMs: asOfMs, findings: Int(total), recomputedTransactions: scope?.transactions.count)
         }
-        return JoinSummary(asOfMs: asOfMs, findings: findings.count)
     }
+
+    /// The scope of an incremental join, or nil for a full rebuild: a pending full rebuild, no
+    /// earlier join, other settings than the earlier join's, or changes that reach too far.
+    static func incrementalScope(_ database: Database, settings: ReconcileSettings, asOfMs: Int64) throws -> JoinScope? {
+        let tables = try database.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'int_run_settings'").integerValue
+        guard tables > 0, try !ChangedKeys.isFullRebuildPending(database) else { return nil }
+        var previous: (asOfMs: Int64, graceMs: Int64, mmpZone: String)?
+        try database.forEach("SELECT as_of_ms, grace_ms, mmp_tz FROM int_run_settings") { row in
+            previous = (row.int(0), row.int(1), row.string(2))
+        }
+        guard let previous, previous.graceMs == settings.graceMs, previous.mmpZone == settings.mmpZone.identifier else { return nil }
+        let seeds = try JoinScope.seeds(in: database, previousAsOfMs: previous.asOfMs, asOfMs: asOfMs, graceMs: settings.graceMs)
+        // Past about a third of the transactions, reading them all is cheaper than chasing links.
+        let transactions = try database.scalar("SELECT max(rowid) FROM stg_apple__transactions").integerValue
+        return try JoinScope.closure(of: seeds, in: database, limit: max(1_000, Int(transactions) / 3))
+    }
+
+    /// An incremental join first removes what it recomputes: the scope's transactions and orders,
+    /// findings about them, and the chain and multi-Apple-ID findings of its chains and users.
+    static let deleteScope = """
+        DELETE FROM int_transactions_resolved WHERE transaction_id IN temp.join_transactions;
+        DELETE FROM int_orders_matched WHERE order_id IN temp.join_orders;
+        DELETE FROM fct_findings WHERE transaction_id IN temp.join_transactions;
+        DELETE FROM fct_findings WHERE kind = 'shared_apple_id_subscription' AND original_transaction_id IN temp.join_chains;
+        DELETE FROM fct_findings WHERE kind = 'multi_apple_id_subscription' AND user_id IN temp.join_users;
+        """
 
     /// The latest event time in the inputs (CONTRACT.md §2, "as-of"): server `ts`, receipt
     /// `received_at`, V2 notification `signedDate`, registration `ts`, MMP `Event Time`.
     static func latestEventMs(_ database: Database, mmpZone: Zone) throws -> Int64? {
         var latest: Int64?
-        for sql in [
-            "SELECT max(ts_ms) FROM raw_server__orders", "SELECT max(ts_ms) FROM raw_server__deliveries",
-            "SELECT max(ts_ms) FROM raw_server__revocations", "SELECT max(received_ms) FROM raw_receipts__verifications",
-            "SELECT max(signed_ms) FROM raw_notifications__notifications WHERE version = '2'",
-            "SELECT max(ts_ms) FROM raw_registrations__users",
-        ] {
-            if case .integer(let value)? = try database.scalar(sql) { latest = max(latest ?? value, value) }
-        }
-        if case .integer(let wall)? = try database.scalar("SELECT max(event_wall_ms) FROM raw_mmp__events") {
-            let value = mmpZone.utc(fromLocal: wall)
-            latest = max(latest ?? value, value)
+        // Ingest keeps each file's latest times (ChangedKeys.latestTimesSQL), so no table is scanned.
+        try database.forEach("SELECT max(latest_ms), max(latest_mmp_wall_ms) FROM files") { row in
+            latest = row.optionalInt(0)
+            if let wall = row.optionalInt(1) {
+                let value = mmpZone.utc(fromLocal: wall)
+                latest = max(latest ?? value, value)
+            }
         }
         return latest
     }
@@ -107,17 +138,22 @@ public enum JoinStage {
           is_revenue INTEGER NOT NULL, refund_ms INTEGER, refund_amount TEXT, refund_type TEXT, deliveries INTEGER NOT NULL,
           ownership TEXT
         );
-        CREATE INDEX int_transactions_by_user ON int_transactions_resolved(user_id);
-        CREATE INDEX int_transactions_by_order ON int_transactions_resolved(order_id);
         CREATE TABLE int_orders_matched (order_id TEXT PRIMARY KEY, transaction_id TEXT, match_rule TEXT);
         CREATE TABLE fct_findings (
           finding_id TEXT PRIMARY KEY, kind TEXT NOT NULL, severity TEXT NOT NULL, user_id TEXT, order_id TEXT,
           transaction_id TEXT, original_transaction_id TEXT, product_id TEXT, amount TEXT, currency TEXT,
           event_ms INTEGER NOT NULL, detail TEXT NOT NULL, sources TEXT NOT NULL
         );
+        CREATE TABLE int_run_settings (as_of_ms INTEGER NOT NULL, grace_ms INTEGER NOT NULL, mmp_tz TEXT NOT NULL);
+        """
+
+    /// Created after a full rebuild's rows are in: one sort per index instead of a b-tree update per row.
+    static let createIndexes = """
+        CREATE INDEX int_transactions_by_user ON int_transactions_resolved(user_id);
+        CREATE INDEX int_transactions_by_order ON int_transactions_resolved(order_id);
         CREATE INDEX fct_findings_by_user ON fct_findings(user_id);
         CREATE INDEX fct_findings_by_transaction ON fct_findings(transaction_id);
-        CREATE TABLE int_run_settings (as_of_ms INTEGER NOT NULL, grace_ms INTEGER NOT NULL, mmp_tz TEXT NOT NULL);
+        CREATE INDEX fct_findings_by_original ON fct_findings(original_transaction_id);
         """
 }
 

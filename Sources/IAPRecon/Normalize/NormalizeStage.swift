@@ -9,14 +9,55 @@
 /// - `stg_server__orders`: one row per `order_id` (its first line).
 /// - `stg_receipts__senders`: which users sent a receipt with which transaction.
 public enum NormalizeStage {
+    /// Rebuilds every `stg_*` table, or — when ingest recorded which keys changed — only the rows of those keys.
     public static func run(database: Database) throws {
         try database.transaction {
-            try database.execute(dropAndCreate)
-            try buildOrders(database)
-            try buildDeliveries(database)
-            try buildTransactions(database)
-            try buildSenders(database)
+            try RawIndexes.restore(database)
+            let full = try needsFullRebuild(database)
+            if full {
+                try database.execute(dropAndCreate)
+                try build(database, .everything)
+                try database.execute(createIndexes)
+            } else {
+                try database.execute(NormalizeScope.prepareChanged)
+                try expandSharedDeliveryIDs(database)
+                try database.execute(NormalizeScope.recordLinksAndDelete)
+                try build(database, .changed)
+            }
+            try MMPEvents.update(database, full: full)
         }
+    }
+
+    /// A fresh store, a pending full rebuild, or `stg_*` tables from an older iaprecon.
+    static func needsFullRebuild(_ database: Database) throws -> Bool {
+        let current = try database.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'stg_receipts__claims'").integerValue
+        guard current > 0, try !ChangedKeys.isFullRebuildPending(database) else { return true }
+        // Past about a third of the transactions, one pass over everything is cheaper than key lookups.
+        let changed = try database.scalar("SELECT count(*) FROM dirty_keys WHERE kind = 'transaction'").integerValue
+        let transactions = try database.scalar("SELECT max(rowid) FROM stg_apple__transactions").integerValue
+        return changed > max(1_000, transactions / 3)
+    }
+
+    /// One delivery per `delivery_id` spans transactions: every transaction sharing a changed one's delivery ids is rebuilt with it.
+    private static func expandSharedDeliveryIDs(_ database: Database) throws {
+        while true {
+            try database.run("""
+                INSERT OR IGNORE INTO temp.changed_transactions
+                SELECT d.transaction_id FROM raw_server__deliveries d
+                WHERE d.delivery_id IN (
+                  SELECT delivery_id FROM raw_server__deliveries
+                  WHERE transaction_id IN temp.changed_transactions AND delivery_id IS NOT NULL)
+                """)
+            if database.changes == 0 { return }
+        }
+    }
+
+    private static func build(_ database: Database, _ scope: NormalizeScope) throws {
+        try buildOrders(database, scope)
+        try buildDeliveries(database, scope)
+        try buildTransactions(database, scope)
+        try buildSenders(database, scope)
+        try buildClaims(database, scope)
     }
 
     static let dropAndCreate = """
@@ -29,21 +70,17 @@ public enum NormalizeStage {
           order_id TEXT PRIMARY KEY, ts_ms INTEGER NOT NULL, user_id TEXT NOT NULL, product_id TEXT NOT NULL,
           price TEXT, currency TEXT, storefront TEXT, source TEXT NOT NULL
         );
-        CREATE INDEX stg_orders_by_user ON stg_server__orders(user_id);
         CREATE TABLE stg_server__deliveries (
           delivery_key TEXT PRIMARY KEY, ts_ms INTEGER NOT NULL, user_id TEXT NOT NULL, transaction_id TEXT NOT NULL,
           product_id TEXT NOT NULL, order_id TEXT, quantity INTEGER NOT NULL, delivery_id TEXT,
           copies INTEGER NOT NULL, source TEXT NOT NULL
         );
-        CREATE INDEX stg_deliveries_by_transaction ON stg_server__deliveries(transaction_id);
-        CREATE INDEX stg_deliveries_by_user ON stg_server__deliveries(user_id);
         CREATE TABLE stg_apple__transactions (
           transaction_id TEXT PRIMARY KEY, original_transaction_id TEXT NOT NULL, product_id TEXT NOT NULL,
           purchase_ms INTEGER NOT NULL, expires_ms INTEGER, environment TEXT, price_milli INTEGER, currency TEXT,
           storefront TEXT, app_account_token TEXT, type TEXT, quantity INTEGER NOT NULL, ownership TEXT,
           subscription_group TEXT, first_seen_ms INTEGER, sightings INTEGER NOT NULL, sources TEXT NOT NULL
         );
-        CREATE INDEX stg_transactions_by_original ON stg_apple__transactions(original_transaction_id);
         CREATE TABLE stg_apple__refunds (
           transaction_id TEXT NOT NULL, kind TEXT NOT NULL, event_ms INTEGER NOT NULL, revocation_type TEXT,
           revocation_percentage INTEGER, reason TEXT, source TEXT NOT NULL,
@@ -53,22 +90,41 @@ public enum NormalizeStage {
           transaction_id TEXT NOT NULL, user_id TEXT NOT NULL, first_ms INTEGER NOT NULL, source TEXT NOT NULL,
           PRIMARY KEY (transaction_id, user_id)
         ) WITHOUT ROWID;
+        DROP TABLE IF EXISTS stg_receipts__claims;
+        CREATE TABLE stg_receipts__claims (
+          order_id TEXT NOT NULL, transaction_id TEXT NOT NULL, received_ms INTEGER NOT NULL, path TEXT NOT NULL, line INTEGER NOT NULL
+        );
         """
 
-    private static func buildOrders(_ database: Database) throws {
+    /// Created after a full rebuild's rows are in: one sort per index instead of a b-tree update per row.
+    static let createIndexes = """
+        CREATE INDEX stg_orders_by_user ON stg_server__orders(user_id);
+        CREATE INDEX stg_deliveries_by_transaction ON stg_server__deliveries(transaction_id);
+        CREATE INDEX stg_deliveries_by_user ON stg_server__deliveries(user_id);
+        CREATE INDEX stg_deliveries_by_order ON stg_server__deliveries(order_id) WHERE order_id IS NOT NULL;
+        CREATE INDEX stg_transactions_by_original ON stg_apple__transactions(original_transaction_id);
+        CREATE INDEX stg_transactions_by_token ON stg_apple__transactions(app_account_token) WHERE app_account_token IS NOT NULL;
+        CREATE INDEX stg_transactions_by_purchase ON stg_apple__transactions(purchase_ms);
+        CREATE INDEX stg_senders_by_user ON stg_receipts__senders(user_id);
+        CREATE INDEX stg_claims_by_transaction ON stg_receipts__claims(transaction_id);
+        CREATE INDEX stg_claims_by_order ON stg_receipts__claims(order_id);
+        """
+
+    private static func buildOrders(_ database: Database, _ scope: NormalizeScope) throws {
         // The first line of each order_id wins; later repeats are shipper copies or resends.
         try database.execute("""
             INSERT INTO stg_server__orders
             SELECT order_id, ts_ms, user_id, product_id, price, currency, storefront, path || ':' || line
             FROM (
               SELECT o.*, f.path, row_number() OVER (PARTITION BY o.order_id ORDER BY f.path, o.line) AS n
-              FROM raw_server__orders o JOIN files f USING (file_id)
+              FROM raw_server__orders o \(scope.scan) JOIN files f USING (file_id)
+              WHERE \(scope.orders("o.order_id"))
             ) WHERE n = 1
             """)
     }
 
     /// Distinct deliveries: the first line (by file, then line) of each delivery key, with its copy count.
-    private static func buildDeliveries(_ database: Database) throws {
+    private static func buildDeliveries(_ database: Database, _ scope: NormalizeScope) throws {
         struct Line {
             var values: [SQLValue]
             var key: String
@@ -78,7 +134,8 @@ public enum NormalizeStage {
         var lines: [Line] = []
         try database.forEach("""
             SELECT d.ts_ms, d.user_id, d.transaction_id, d.product_id, d.order_id, d.quantity_n, d.delivery_id, f.path, d.line
-            FROM raw_server__deliveries d JOIN files f USING (file_id)
+            FROM raw_server__deliveries d \(scope.scan) JOIN files f USING (file_id)
+            WHERE \(scope.transactions("d.transaction_id"))
             """) { row in
             // Log shippers repeat lines: one delivery per delivery_id, or per identical fields where there is none.
             let key = row.optionalString(6).map { "id:" + $0 }
@@ -95,21 +152,31 @@ public enum NormalizeStage {
         }
     }
 
-    private static func buildSenders(_ database: Database) throws {
+    private static func buildSenders(_ database: Database, _ scope: NormalizeScope) throws {
         try database.execute("""
             INSERT INTO stg_receipts__senders
             SELECT transaction_id, user_id, first_ms, source FROM (
               SELECT a.transaction_id, a.user_id, a.event_ms AS first_ms, f.path || ':' || a.line AS source,
                      row_number() OVER (PARTITION BY a.transaction_id, a.user_id ORDER BY a.event_ms, f.path, a.line) AS n
-              FROM raw_apple__transactions a JOIN files f USING (file_id)
-              WHERE a.origin IN ('receipt', 'v2') AND a.user_id IS NOT NULL
+              FROM raw_apple__transactions a \(scope.scan) JOIN files f USING (file_id)
+              WHERE a.origin IN ('receipt', 'v2') AND a.user_id IS NOT NULL AND \(scope.transactions("a.transaction_id"))
             ) WHERE n = 1
+            """)
+    }
+
+    /// Receipt lines naming both an order and a transaction (matching rule 2), with their place for ordering.
+    private static func buildClaims(_ database: Database, _ scope: NormalizeScope) throws {
+        try database.execute("""
+            INSERT INTO stg_receipts__claims
+            SELECT v.order_id, v.transaction_id, v.received_ms, f.path, v.line
+            FROM raw_receipts__verifications v \(scope.scan) JOIN files f USING (file_id)
+            WHERE v.order_id IS NOT NULL AND v.transaction_id IS NOT NULL AND \(scope.transactions("v.transaction_id"))
             """)
     }
 
     /// Merges sightings per transaction in file order: the first sighting that has a field gives it,
     /// except that any `Production` sighting makes the transaction Production.
-    private static func buildTransactions(_ database: Database) throws {
+    private static func buildTransactions(_ database: Database, _ scope: NormalizeScope) throws {
         let insert = try database.cached("""
             INSERT INTO stg_apple__transactions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
@@ -126,7 +193,8 @@ public enum NormalizeStage {
                    a.price_milli_n, a.currency, a.storefront, a.app_account_token, a.type, a.quantity_n, a.ownership,
                    a.subscription_group, a.event_ms, f.path || ':' || a.line, a.notification_uuid, a.notification_type,
                    a.revocation_ms, a.revocation_type, a.revocation_percentage_n, a.revocation_reason
-            FROM raw_apple__transactions a JOIN files f USING (file_id)
+            FROM raw_apple__transactions a \(scope.scan) JOIN files f USING (file_id)
+            WHERE \(scope.transactions("a.transaction_id"))
             ORDER BY a.transaction_id, f.path, a.line, a.item
             """) { row in
             let transactionID = row.string(0)
@@ -186,4 +254,54 @@ private struct MergedTransaction {
         if merged[10] == .null { merged[10] = .integer(1) }
         return [.text(transactionID)] + merged + [SQLValue(firstSeenMs), .integer(Int64(sightings)), .text(sources.joined(separator: ";"))]
     }
+}
+
+/// Which rows a normalize rebuilds: all, or those of the keys in `dirty_keys`.
+enum NormalizeScope {
+    case everything
+    case changed
+
+    /// A full rebuild reads whole tables in storage order: walking a key index would fetch each row at random.
+    var scan: String { self == .everything ? "NOT INDEXED" : "" }
+
+    /// A condition on a transaction id column.
+    func transactions(_ column: String) -> String {
+        self == .everything ? "1" : "\(column) IN temp.changed_transactions"
+    }
+
+    /// A condition on an order id column.
+    func orders(_ column: String) -> String {
+        self == .everything ? "1" : "\(column) IN temp.changed_orders"
+    }
+
+    static let prepareChanged = """
+        DROP TABLE IF EXISTS temp.changed_transactions;
+        DROP TABLE IF EXISTS temp.changed_orders;
+        CREATE TEMP TABLE changed_transactions (key TEXT PRIMARY KEY) WITHOUT ROWID;
+        CREATE TEMP TABLE changed_orders (key TEXT PRIMARY KEY) WITHOUT ROWID;
+        INSERT INTO temp.changed_transactions SELECT key FROM dirty_keys WHERE kind = 'transaction';
+        INSERT INTO temp.changed_orders SELECT key FROM dirty_keys WHERE kind = 'order';
+        """
+
+    /// Before the changed keys' rows go: the users, orders and chains they linked to, so the join
+    /// also revisits what a replaced file took away; then the rows themselves.
+    static let recordLinksAndDelete = """
+        INSERT OR IGNORE INTO dirty_keys SELECT 'transaction', key FROM temp.changed_transactions;
+        INSERT OR IGNORE INTO dirty_keys SELECT 'user', user_id FROM stg_server__deliveries WHERE transaction_id IN temp.changed_transactions;
+        INSERT OR IGNORE INTO dirty_keys SELECT 'order', order_id FROM stg_server__deliveries
+          WHERE transaction_id IN temp.changed_transactions AND order_id IS NOT NULL;
+        INSERT OR IGNORE INTO dirty_keys SELECT 'user', user_id FROM stg_receipts__senders WHERE transaction_id IN temp.changed_transactions;
+        INSERT OR IGNORE INTO dirty_keys SELECT 'order', order_id FROM stg_receipts__claims WHERE transaction_id IN temp.changed_transactions;
+        INSERT OR IGNORE INTO dirty_keys SELECT 'chain', original_transaction_id FROM stg_apple__transactions
+          WHERE transaction_id IN temp.changed_transactions;
+        INSERT OR IGNORE INTO dirty_keys SELECT 'order', app_account_token FROM stg_apple__transactions
+          WHERE transaction_id IN temp.changed_transactions AND app_account_token IS NOT NULL;
+        INSERT OR IGNORE INTO dirty_keys SELECT 'user', user_id FROM stg_server__orders WHERE order_id IN temp.changed_orders;
+        DELETE FROM stg_server__orders WHERE order_id IN temp.changed_orders;
+        DELETE FROM stg_server__deliveries WHERE transaction_id IN temp.changed_transactions;
+        DELETE FROM stg_apple__transactions WHERE transaction_id IN temp.changed_transactions;
+        DELETE FROM stg_apple__refunds WHERE transaction_id IN temp.changed_transactions;
+        DELETE FROM stg_receipts__senders WHERE transaction_id IN temp.changed_transactions;
+        DELETE FROM stg_receipts__claims WHERE transaction_id IN temp.changed_transactions;
+        """
 }

@@ -85,6 +85,7 @@ public enum Pipeline {
             try timed("normalize", note: { (_: Void) in "" }) { try NormalizeStage.run(database: database) }
             let join = try timed("join", note: { (summary: JoinSummary) in
                 "as-of \(Timestamp.iso8601(summary.asOfMs)), \(summary.findings) findings"
+                    + (summary.recomputedTransactions.map { ", incremental: \($0) transactions recomputed" } ?? "")
             }) {
                 try JoinStage.run(database: database, settings: options.reconcile)
             }

@@ -36,40 +36,6 @@ struct AttributionReport {
         var mmpRevenue: Decimal = 0
     }
 
-    /// One MMP row, as the report needs it.
-    struct MMPRow {
-        var eventMs: Int64
-        var installMs: Int64?
-        var name: String
-        var mediaSource: String?
-        var campaign: String?
-        var cuid: String?
-        var idfv: String?
-        var idfa: String?
-        var appsflyerID: String?
-        var revenue: String?
-        var revenueCurrency: String?
-        var revenueUSD: String?
-        var retargeting: Bool
-        var valueKey: String
-        var path: String
-        var line: Int64
-    }
-
-    /// Two independent 64-bit FNV-1a hashes of a row's identity.
-    struct RowFingerprint: Hashable {
-        var first: UInt64 = 0xCBF2_9CE4_8422_2325
-        var second: UInt64 = 0x8422_2325_CBF2_9CE4
-
-        init(_ text: String) {
-            for byte in text.utf8 {
-                first = (first ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
-                second = (second &+ UInt64(byte)) &* 0x9E37_79B9_7F4A_7C15
-                second ^= second >> 29
-            }
-        }
-    }
-
     struct Install {
         var ms: Int64
         var key: CohortKey
@@ -94,7 +60,7 @@ struct AttributionReport {
         var mmpZone = Zone.utc
         try database.forEach("SELECT mmp_tz FROM int_run_settings") { mmpZone = Zone($0.string(0)) ?? .utc }
 
-        // Distinct MMP rows: the same AppsFlyer ID, Event Name, Event Time and Event Value are one row.
+        // Distinct MMP rows (normalize keeps the first of each repeated row, MMPEvents), installs in file order.
         var installs: [Install] = []
         var installsByCUID: [String: [Int]] = [:]
         var installsByAppsflyer: [String: [Int]] = [:]
@@ -102,48 +68,34 @@ struct AttributionReport {
         var installsByIDFA: [String: [Int]] = [:]
         var appsflyerIDsOfCUID: [String: Set<String>] = [:]
         var purchaseEvents: [(cuid: String?, appsflyerID: String?, usd: Decimal?)] = []
-        // Streamed in file order (SQLite sorts, spilling to disk, so memory stays bounded); a row
-        // repeated with the same AppsFlyer ID, event name, time and value counts once. The set keeps
-        // a 128-bit fingerprint per row, not the row.
-        var seenRows = Set<RowFingerprint>()
+        try database.forEach("SELECT customer_user_id, appsflyer_id FROM stg_mmp__links") { row in
+            appsflyerIDsOfCUID[row.string(0), default: []].insert(row.string(1))
+        }
         try database.forEach("""
-            SELECT event_wall_ms, install_wall_ms, event_name, media_source, campaign, customer_user_id, idfv, idfa, appsflyer_id,
-                   revenue, revenue_currency, revenue_usd, is_retargeting_n, event_value_key, f.path, e.line
-            FROM raw_mmp__events e JOIN files f USING (file_id)
-            ORDER BY f.path, e.line
-            """) { sqlRow in
-            let row = MMPRow(eventMs: sqlRow.int(0), installMs: sqlRow.optionalInt(1), name: sqlRow.string(2), mediaSource: sqlRow.optionalString(3),
-                             campaign: sqlRow.optionalString(4), cuid: sqlRow.optionalString(5), idfv: sqlRow.optionalString(6),
-                             idfa: sqlRow.optionalString(7), appsflyerID: sqlRow.optionalString(8), revenue: sqlRow.optionalString(9),
-                             revenueCurrency: sqlRow.optionalString(10), revenueUSD: sqlRow.optionalString(11), retargeting: sqlRow.int(12) == 1,
-                             valueKey: sqlRow.string(13), path: sqlRow.string(14), line: sqlRow.int(15))
-            let identity = [row.appsflyerID ?? row.cuid ?? row.idfv ?? row.idfa ?? "", row.name, String(row.eventMs), row.valueKey]
-                .joined(separator: "\u{1F}")
-            guard seenRows.insert(RowFingerprint(identity)).inserted else { return }
-            let name = row.name
-            let cuid = row.cuid
-            let appsflyerID = row.appsflyerID
-            if let cuid, let appsflyerID { appsflyerIDsOfCUID[cuid, default: []].insert(appsflyerID) }
-            let retargeting = row.retargeting
-            if name == "install", !retargeting {
-                let ms = mmpZone.utc(fromLocal: row.installMs ?? row.eventMs)
-                let source = Self.mediaSource(row.mediaSource)
-                let index = installs.count
-                installs.append(Install(ms: ms, key: CohortKey(day: zone.day(ms), mediaSource: source, campaign: row.campaign ?? ""),
-                                        appsflyerID: appsflyerID, source: "\(row.path):\(row.line)"))
-                if let cuid { installsByCUID[cuid, default: []].append(index) }
-                if let appsflyerID { installsByAppsflyer[appsflyerID, default: []].append(index) }
-                if let idfv = row.idfv { installsByIDFV[idfv, default: []].append(index) }
-                if let idfa = row.idfa { installsByIDFA[idfa, default: []].append(index) }
-            } else if name == "af_purchase" {
-                let eventDay = zone.day(mmpZone.utc(fromLocal: row.eventMs))
-                var usd = row.revenueUSD.flatMap(Money.parse)
-                if usd == nil, let amount = row.revenue.flatMap(Money.parse), let currency = row.revenueCurrency,
-                   let rate = fx.rate(currency, on: eventDay) {
-                    usd = amount * rate
-                }
-                purchaseEvents.append((cuid, appsflyerID, usd))
+            SELECT install_wall_ms, media_source, campaign, customer_user_id, idfv, idfa, appsflyer_id, source
+            FROM stg_mmp__installs WHERE retargeting = 0 ORDER BY rowid
+            """) { row in
+            let ms = mmpZone.utc(fromLocal: row.int(0))
+            let index = installs.count
+            let appsflyerID = row.optionalString(6)
+            installs.append(Install(ms: ms, key: CohortKey(day: zone.day(ms), mediaSource: Self.mediaSource(row.optionalString(1)),
+                                                           campaign: row.optionalString(2) ?? ""),
+                                    appsflyerID: appsflyerID, source: row.string(7)))
+            if let cuid = row.optionalString(3) { installsByCUID[cuid, default: []].append(index) }
+            if let appsflyerID { installsByAppsflyer[appsflyerID, default: []].append(index) }
+            if let idfv = row.optionalString(4) { installsByIDFV[idfv, default: []].append(index) }
+            if let idfa = row.optionalString(5) { installsByIDFA[idfa, default: []].append(index) }
+        }
+        try database.forEach("""
+            SELECT event_wall_ms, customer_user_id, appsflyer_id, revenue, revenue_currency, revenue_usd FROM stg_mmp__purchases
+            """) { row in
+            let eventDay = zone.day(mmpZone.utc(fromLocal: row.int(0)))
+            var usd = row.optionalString(5).flatMap(Money.parse)
+            if usd == nil, let amount = row.optionalString(3).flatMap(Money.parse), let currency = row.optionalString(4),
+               let rate = fx.rate(currency, on: eventDay) {
+                usd = amount * rate
             }
+            purchaseEvents.append((row.optionalString(1), row.optionalString(2), usd))
         }
         installRows = installs.count
         for install in installs {

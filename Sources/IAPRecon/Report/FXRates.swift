@@ -5,7 +5,7 @@ import Foundation
 /// A transaction converts at the latest rate on or before its purchase day,
 /// and its refund at that same rate, so a refunded purchase nets to zero
 /// (CONTRACT.md §1.6). The reporting currency itself converts at 1.
-struct FXRates {
+struct FXRates: Sendable {
     let reportingCurrency: String
     /// currency → (day, rate), sorted by day.
     private var rates: [String: [(day: String, rate: Decimal)]] = [:]

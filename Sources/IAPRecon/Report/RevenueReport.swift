@@ -6,8 +6,8 @@ import Foundation
 /// Grain: one row per (date in `--tz`, product, storefront, currency).
 /// Checks: `net = gross - refunds` on every row; family-shared and test
 /// transactions never count.
-struct RevenueReport {
-    struct Key: Hashable, Comparable {
+struct RevenueReport: Sendable {
+    struct Key: Hashable, Comparable, Sendable {
         var date: String
         var productID: String
         var storefront: String
@@ -18,7 +18,7 @@ struct RevenueReport {
         }
     }
 
-    struct Row {
+    struct Row: Sendable {
         var units: Int64 = 0
         var gross: Decimal = 0
         var refunds: Decimal = 0

@@ -44,6 +44,7 @@ public final class Database {
             try execute("SELECT count(*) FROM sqlite_master")
             try execute("PRAGMA foreign_keys = ON")
             try execute("PRAGMA cache_size = -16384")
+            try execute("PRAGMA temp_store = MEMORY")
         } catch {
             cache.removeAll()
             sqlite3_close_v2(handle)
@@ -113,6 +114,9 @@ public final class Database {
         defer { statement.reset() }
         _ = try statement.step()
     }
+
+    /// Rows the last INSERT, UPDATE or DELETE changed.
+    public var changes: Int { Int(sqlite3_changes(handle)) }
 
     /// The first column of the first row, or nil.
     public func scalar(_ sql: String, _ arguments: [SQLValue] = []) throws -> SQLValue? {

@@ -61,6 +61,17 @@ public enum Schema {
             DROP INDEX raw_verifications_by_user;
             CREATE INDEX raw_revocations_by_user ON raw_server__revocations(user_id);
             """),
+        // Incremental nights: the keys new files touch, each file's latest event time (the as-of
+        // without scanning every table), and the raw indexes that rebuild one key's normalized rows.
+        // The first run after this migration rebuilds everything once.
+        (3, """
+            CREATE TABLE dirty_keys (kind TEXT NOT NULL, key TEXT NOT NULL, PRIMARY KEY (kind, key)) WITHOUT ROWID;
+            INSERT INTO dirty_keys VALUES ('all', '');
+            ALTER TABLE files ADD COLUMN latest_ms INTEGER;
+            ALTER TABLE files ADD COLUMN latest_mmp_wall_ms INTEGER;
+            \(ChangedKeys.latestTimesSQL(where: "1"));
+            \(RawIndexes.added3.joined(separator: ";\n"));
+            """),
     ]
 
     public static var latestVersion: Int { migrations.last?.id ?? 0 }
@@ -85,5 +96,40 @@ public enum Schema {
                 try database.run("INSERT INTO schema_migrations (id) VALUES (?)", [.integer(Int64(migration.id))])
             }
         }
+    }
+}
+
+/// The raw tables' secondary indexes. A large ingest drops them and builds them again after its
+/// last file (sorting once is several times faster than keeping them up to date row by row);
+/// `restore` runs before anything reads them, so an ingest killed in between costs nothing.
+enum RawIndexes {
+    /// The indexes migration 3 added: what rebuilds one key's normalized rows.
+    static let added3 = [
+        "CREATE INDEX IF NOT EXISTS raw_apple_by_transaction ON raw_apple__transactions(transaction_id)",
+        "CREATE INDEX IF NOT EXISTS raw_orders_by_order ON raw_server__orders(order_id)",
+        "CREATE INDEX IF NOT EXISTS raw_deliveries_by_transaction ON raw_server__deliveries(transaction_id)",
+        "CREATE INDEX IF NOT EXISTS raw_deliveries_by_delivery ON raw_server__deliveries(delivery_id) WHERE delivery_id IS NOT NULL",
+        """
+        CREATE INDEX IF NOT EXISTS raw_verifications_by_transaction ON raw_receipts__verifications(transaction_id)
+          WHERE transaction_id IS NOT NULL AND order_id IS NOT NULL
+        """,
+    ]
+
+    /// Every raw secondary index of the current schema.
+    static let all = added3 + [
+        "CREATE INDEX IF NOT EXISTS raw_revocations_by_transaction ON raw_server__revocations(transaction_id)",
+        "CREATE INDEX IF NOT EXISTS raw_registrations_by_user ON raw_registrations__users(user_id)",
+        "CREATE INDEX IF NOT EXISTS raw_revocations_by_user ON raw_server__revocations(user_id)",
+    ]
+
+    static func drop(_ database: Database) throws {
+        for sql in all {
+            guard let name = sql.split(separator: " ").dropFirst(5).first else { continue }
+            try database.execute("DROP INDEX IF EXISTS \(name)")
+        }
+    }
+
+    static func restore(_ database: Database) throws {
+        try database.execute(all.joined(separator: ";\n"))
     }
 }

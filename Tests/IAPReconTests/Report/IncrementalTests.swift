@@ -39,6 +39,117 @@ struct IncrementalTests {
         #expect((refundsOfOlderPurchases.integerValue) > 0)
     }
 
+    static let sampleData = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../../sample-data").standardized.path
+
+    @Test("any sample-data file arriving a night late gives what a full rebuild gives, and only the catalog rebuilds everything")
+    func eachFileLate() throws {
+        let files = try SourceFile.list(in: Self.sampleData)
+        #expect(files.count >= 10)
+        let full = try Scenario()
+        _ = try run(full, input: Self.sampleData)
+        for late in files {
+            let scenario = try Scenario()
+            for file in files where file.relativePath != late.relativePath { try link(file, into: scenario) }
+            _ = try run(scenario, input: scenario.input)
+            try link(late, into: scenario)
+            let night = try run(scenario, input: scenario.input)
+            #expect(night.ingest.files.filter { $0.status == .added }.map(\.path) == [late.relativePath])
+            if late.kind == .catalog {
+                #expect(night.join.recomputedTransactions == nil, "a new catalog reprices everything")
+            } else {
+                let total = try scenario.open().scalar("SELECT count(*) FROM stg_apple__transactions").integerValue
+                let recomputed = try #require(night.join.recomputedTransactions, "\(late.relativePath)")
+                #expect(recomputed < total, "\(late.relativePath)")
+            }
+            try expectSame(scenario, full, "\(late.relativePath) late")
+        }
+    }
+
+    @Test("files replaced by longer versions (every source at once) give what a full rebuild gives")
+    func replacedFiles() throws {
+        let files = try SourceFile.list(in: Self.sampleData)
+        let scenario = try Scenario()
+        // Night 1: the first half of every plain file's lines; night 2: the whole files replace them.
+        for file in files {
+            guard !file.relativePath.hasSuffix(".gz") else { try link(file, into: scenario); continue }
+            let lines = try String(contentsOfFile: file.absolutePath, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
+            try lines.prefix(max(1, lines.count / 2)).joined(separator: "\n").write(
+                toFile: try place(file, in: scenario), atomically: true, encoding: .utf8)
+        }
+        _ = try run(scenario, input: scenario.input)
+        for file in files where !file.relativePath.hasSuffix(".gz") {
+            let target = scenario.input + "/" + file.relativePath
+            try FileManager.default.removeItem(atPath: target)
+            try FileManager.default.copyItem(atPath: file.absolutePath, toPath: target)
+        }
+        let night = try run(scenario, input: scenario.input)
+        #expect(night.ingest.files.filter { $0.status == .replaced }.count == files.count - 1)
+        let full = try Scenario()
+        _ = try run(full, input: Self.sampleData)
+        try expectSame(scenario, full, "replaced")
+    }
+
+    @Test("a new delivery line that takes an order from the transaction the heuristic gave it is revisited")
+    func stolenOrder() throws {
+        let night1 = [
+            Line.order("2026-11-01T10:00:00Z", "o_1", "u_1", "gems60"),
+            Line.order("2026-11-01T10:05:00Z", "o_2", "u_1", "gems60"),
+        ]
+        let receipts1 = [
+            Line.v2Receipt("2026-11-01T10:10:00Z", "u_1", transaction: Line.v2("t_1", "gems60", purchase: "2026-11-01T10:06:00Z")),
+        ]
+        let night2 = [Line.delivered("2026-11-03T09:00:00Z", "u_1", "t_2", "gems60", orderID: "o_2")]
+        let receipts2 = [
+            Line.v2Receipt("2026-11-03T08:59:00Z", "u_1", transaction: Line.v2("t_2", "gems60", purchase: "2026-11-01T10:07:00Z")),
+        ]
+        let incremental = try Scenario()
+        try incremental.catalog()
+        _ = try incremental.write("server/a.jsonl", night1).write("receipts/a.jsonl", receipts1)
+        _ = try run(incremental, input: incremental.input)
+        #expect(try incremental.open().scalar("SELECT order_id FROM int_transactions_resolved WHERE transaction_id = 't_1'") == .text("o_2"))
+        _ = try incremental.write("server/b.jsonl", night2).write("receipts/b.jsonl", receipts2)
+        let night = try run(incremental, input: incremental.input)
+        #expect(night.join.recomputedTransactions == 2)
+        // Rule 1 gives o_2 to t_2; the heuristic then gives t_1 the other order.
+        #expect(try incremental.open().scalar("SELECT order_id FROM int_transactions_resolved WHERE transaction_id = 't_1'") == .text("o_1"))
+
+        let full = try Scenario()
+        try full.catalog()
+        _ = try full.write("server/a.jsonl", night1).write("receipts/a.jsonl", receipts1)
+            .write("server/b.jsonl", night2).write("receipts/b.jsonl", receipts2)
+        _ = try run(full, input: full.input)
+        try expectSame(incremental, full, "stolen order")
+    }
+
+    /// The same outputs and the same join tables, row for row.
+    private func expectSame(_ a: Scenario, _ b: Scenario, _ label: String) throws {
+        for name in SampleDataTests.outputs {
+            #expect(SampleDataTests.stable(name, try a.output(name)) == SampleDataTests.stable(name, try b.output(name)), "\(label): \(name)")
+        }
+        for table in ["int_transactions_resolved", "int_orders_matched", "fct_findings", "fct_user_installs"] {
+            #expect(try rows(a, table) == rows(b, table), "\(label): \(table)")
+        }
+    }
+
+    private func rows(_ scenario: Scenario, _ table: String) throws -> [[SQLValue]] {
+        var rows: [[SQLValue]] = []
+        let database = try scenario.open()
+        var columns = 0
+        try database.forEach("SELECT count(*) FROM pragma_table_info('\(table)')") { columns = Int($0.int(0)) }
+        try database.forEach("SELECT * FROM \(table) ORDER BY 1, 2") { row in rows.append((0..<columns).map { row.value($0) }) }
+        return rows
+    }
+
+    private func place(_ file: SourceFile, in scenario: Scenario) throws -> String {
+        let target = scenario.input + "/" + file.relativePath
+        try FileManager.default.createDirectory(atPath: (target as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        return target
+    }
+
+    private func link(_ file: SourceFile, into scenario: Scenario) throws {
+        try FileManager.default.createSymbolicLink(atPath: try place(file, in: scenario), withDestinationPath: file.absolutePath)
+    }
+
     private func run(_ scenario: Scenario, input: String) throws -> RunResult {
         try Pipeline.run(RunOptions(input: input, databasePath: scenario.databasePath, outFolder: scenario.out, jobs: 2,
                                     reconcile: ReconcileSettings(), report: ReportSettings(outFolder: scenario.out)), progress: nil)

@@ -1,0 +1,124 @@
+/// The part of the store an incremental join recomputes: every transaction, order, user and
+/// subscription chain whose outcome the changed keys can reach.
+///
+/// Matching and findings only ever compare things linked to each other: an order and the
+/// transactions a delivery line, a receipt line or an `appAccountToken` names with it; a
+/// transaction and the orders of the users who sent it or received it (the heuristic rule); a
+/// chain and every renewal in it; a user and every chain delivered to them (multi-Apple-ID).
+/// The scope is the closure of the changed keys under those links, taken both in the normalized
+/// rows as they are now and in the previous join's decisions (an order it matched, a user it
+/// resolved), so a link that new data breaks is revisited too. Inside a closed scope the rules
+/// see exactly what a full rebuild shows them, in the same order, so they decide the same.
+struct JoinScope {
+    var transactions: Set<String> = []
+    var orders: Set<String> = []
+    var users: Set<String> = []
+    var chains: Set<String> = []
+
+    var isEmpty: Bool { transactions.isEmpty && orders.isEmpty && users.isEmpty && chains.isEmpty }
+
+    /// A condition on a transaction id column: all rows, or the scope's.
+    static func transactions(_ scope: JoinScope?, _ column: String) -> String {
+        scope == nil ? "1" : "\(column) IN temp.join_transactions"
+    }
+
+    /// A condition on an order id column: all rows, or the scope's.
+    static func orders(_ scope: JoinScope?, _ column: String) -> String {
+        scope == nil ? "1" : "\(column) IN temp.join_orders"
+    }
+
+    /// The closure of `seeds`, or nil when it would reach more than `limit` transactions
+    /// (a full rebuild is then the cheaper way to the same answer).
+    static func closure(of seeds: JoinScope, in database: Database, limit: Int) throws -> JoinScope? {
+        var scope = JoinScope()
+        var frontier = seeds
+        while !frontier.isEmpty {
+            scope.transactions.formUnion(frontier.transactions)
+            scope.orders.formUnion(frontier.orders)
+            scope.users.formUnion(frontier.users)
+            scope.chains.formUnion(frontier.chains)
+            if scope.transactions.count > limit { return nil }
+            try fill(frontier, prefix: "frontier", in: database)
+            var reached = JoinScope()
+            for (sql, kinds) in links {
+                try database.forEach(sql) { row in
+                    for (column, kind) in kinds.enumerated() {
+                        guard let key = row.optionalString(column) else { continue }
+                        switch kind {
+                        case .transaction: reached.transactions.insert(key)
+                        case .order: reached.orders.insert(key)
+                        case .user: reached.users.insert(key)
+                        case .chain: reached.chains.insert(key)
+                        case .all, .mmpFile, .mmpRebuild: break
+                        }
+                    }
+                }
+            }
+            frontier = JoinScope(transactions: reached.transactions.subtracting(scope.transactions),
+                                 orders: reached.orders.subtracting(scope.orders),
+                                 users: reached.users.subtracting(scope.users),
+                                 chains: reached.chains.subtracting(scope.chains))
+        }
+        try fill(scope, prefix: "join", in: database)
+        return scope
+    }
+
+    /// The keys recorded in `dirty_keys`, plus the transactions whose `lost_delivery` due time the
+    /// as-of moved across (purchased in the window between the two as-of times, less grace).
+    static func seeds(in database: Database, previousAsOfMs: Int64, asOfMs: Int64, graceMs: Int64) throws -> JoinScope {
+        var seeds = JoinScope()
+        try database.forEach("SELECT kind, key FROM dirty_keys") { row in
+            let key = row.string(1)
+            switch ChangedKeys.Kind(rawValue: row.string(0)) {
+            case .transaction: seeds.transactions.insert(key)
+            case .order: seeds.orders.insert(key)
+            case .user: seeds.users.insert(key)
+            case .chain: seeds.chains.insert(key)
+            case .all, .mmpFile, .mmpRebuild, nil: break
+            }
+        }
+        if previousAsOfMs != asOfMs {
+            try database.forEach("SELECT transaction_id FROM stg_apple__transactions WHERE purchase_ms > ? AND purchase_ms <= ?",
+                                 [.integer(min(previousAsOfMs, asOfMs) - graceMs), .integer(max(previousAsOfMs, asOfMs) - graceMs)]) { row in
+                seeds.transactions.insert(row.string(0))
+            }
+        }
+        return seeds
+    }
+
+    /// Each link query reads the frontier's temp tables and names what it reaches, column by column.
+    private static let links: [(String, [ChangedKeys.Kind])] = [
+        // From transactions: who sent or received them, the orders named with them, their chain, the order they had.
+        ("SELECT user_id FROM stg_receipts__senders WHERE transaction_id IN temp.frontier_transactions", [.user]),
+        ("SELECT user_id, order_id FROM stg_server__deliveries WHERE transaction_id IN temp.frontier_transactions", [.user, .order]),
+        ("SELECT order_id FROM stg_receipts__claims WHERE transaction_id IN temp.frontier_transactions", [.order]),
+        ("SELECT original_transaction_id, app_account_token FROM stg_apple__transactions WHERE transaction_id IN temp.frontier_transactions",
+         [.chain, .order]),
+        ("SELECT order_id, user_id FROM int_transactions_resolved WHERE transaction_id IN temp.frontier_transactions", [.order, .user]),
+        // From orders: their user, the transactions named with them, the transaction they had.
+        ("SELECT user_id FROM stg_server__orders WHERE order_id IN temp.frontier_orders", [.user]),
+        ("SELECT transaction_id FROM stg_server__deliveries WHERE order_id IN temp.frontier_orders", [.transaction]),
+        ("SELECT transaction_id FROM stg_receipts__claims WHERE order_id IN temp.frontier_orders", [.transaction]),
+        ("SELECT transaction_id FROM stg_apple__transactions WHERE app_account_token IN temp.frontier_orders", [.transaction]),
+        ("SELECT transaction_id FROM int_orders_matched WHERE order_id IN temp.frontier_orders", [.transaction]),
+        // From users: their orders (heuristic candidates), what they sent and what they received.
+        ("SELECT order_id FROM stg_server__orders WHERE user_id IN temp.frontier_users", [.order]),
+        ("SELECT transaction_id FROM stg_receipts__senders WHERE user_id IN temp.frontier_users", [.transaction]),
+        ("SELECT transaction_id FROM stg_server__deliveries WHERE user_id IN temp.frontier_users", [.transaction]),
+        // From chains: every renewal.
+        ("SELECT transaction_id FROM stg_apple__transactions WHERE original_transaction_id IN temp.frontier_chains", [.transaction]),
+    ]
+
+    /// Writes `scope` into the temp tables `<prefix>_transactions`, `_orders`, `_users`, `_chains`.
+    private static func fill(_ scope: JoinScope, prefix: String, in database: Database) throws {
+        for (name, keys) in [("transactions", scope.transactions), ("orders", scope.orders), ("users", scope.users), ("chains", scope.chains)] {
+            let table = "temp.\(prefix)_\(name)"
+            try database.execute("""
+                DROP TABLE IF EXISTS \(table);
+                CREATE TEMP TABLE \(prefix)_\(name) (key TEXT PRIMARY KEY) WITHOUT ROWID;
+                """)
+            let insert = try database.cached("INSERT INTO \(table) VALUES (?)")
+            for key in keys { try insert.insert([.text(key)]) }
+        }
+    }
+}

@@ -1,0 +1,104 @@
+/// The MMP rows attribution needs, each repeated row counted once (`stg_mmp__*`).
+///
+/// A row repeated with the same AppsFlyer ID (else CUID, IDFV, IDFA), event name, event time
+/// and event value is one row, and the first in file order wins. `stg_mmp__identities` keeps every
+/// winner's identity (a 128-bit fingerprint of it), so a night whose MMP files all sort after the stored ones only appends
+/// them; a replaced MMP file, or a new one that sorts among the stored ones, rebuilds the tables.
+///
+/// - `stg_mmp__installs`: install rows (retargeting ones too, flagged), in file order.
+/// - `stg_mmp__purchases`: `af_purchase` rows.
+/// - `stg_mmp__links`: the Customer User IDs seen with each AppsFlyer ID, on any event.
+enum MMPEvents {
+    static let create = """
+        DROP TABLE IF EXISTS stg_mmp__identities;
+        DROP TABLE IF EXISTS stg_mmp__installs;
+        DROP TABLE IF EXISTS stg_mmp__purchases;
+        DROP TABLE IF EXISTS stg_mmp__links;
+        CREATE TABLE stg_mmp__identities (first INTEGER NOT NULL, second INTEGER NOT NULL, PRIMARY KEY (first, second)) WITHOUT ROWID;
+        CREATE TABLE stg_mmp__installs (
+          install_wall_ms INTEGER NOT NULL, media_source TEXT, campaign TEXT, customer_user_id TEXT, idfv TEXT, idfa TEXT,
+          appsflyer_id TEXT, retargeting INTEGER NOT NULL, source TEXT NOT NULL
+        );
+        CREATE TABLE stg_mmp__purchases (
+          event_wall_ms INTEGER NOT NULL, customer_user_id TEXT, appsflyer_id TEXT, revenue TEXT, revenue_currency TEXT, revenue_usd TEXT
+        );
+        CREATE TABLE stg_mmp__links (customer_user_id TEXT NOT NULL, appsflyer_id TEXT NOT NULL,
+          PRIMARY KEY (customer_user_id, appsflyer_id)) WITHOUT ROWID;
+        """
+
+    /// Brings the tables up to date: appends the new MMP files, or rebuilds when appending would change who wins.
+    static func update(_ database: Database, full: Bool) throws {
+        var newFiles: [Int64] = []
+        try database.forEach("SELECT CAST(key AS INTEGER) FROM dirty_keys WHERE kind = 'mmp_file'") { newFiles.append($0.int(0)) }
+        let rebuildRequested = try database.scalar("SELECT count(*) FROM dirty_keys WHERE kind = 'mmp_rebuild'").integerValue > 0
+        let exists = try database.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'stg_mmp__identities'").integerValue > 0
+        let inOrder = try appendsInOrder(database, newFiles)
+        if full || rebuildRequested || !exists || !inOrder {
+            try database.execute(create)
+            try append(database, files: "SELECT file_id FROM files WHERE source = '\(SourceKind.attribution.rawValue)' ORDER BY path")
+        } else if !newFiles.isEmpty {
+            try append(database, files: """
+                SELECT file_id FROM files WHERE file_id IN (SELECT CAST(key AS INTEGER) FROM dirty_keys WHERE kind = 'mmp_file')
+                ORDER BY path
+                """)
+        }
+    }
+
+    /// True when every new file sorts after every MMP file already in the tables.
+    private static func appendsInOrder(_ database: Database, _ newFiles: [Int64]) throws -> Bool {
+        guard !newFiles.isEmpty else { return true }
+        let ids = newFiles.map(String.init).joined(separator: ",")
+        let oldest = try database.scalar("SELECT min(path) FROM files WHERE file_id IN (\(ids))")
+        let stored = try database.scalar("SELECT max(path) FROM files WHERE source = '\(SourceKind.attribution.rawValue)' AND file_id NOT IN (\(ids))")
+        guard case .text(let newest)? = stored else { return true }
+        guard case .text(let first)? = oldest else { return true }
+        return first > newest
+    }
+
+    /// Appends the rows of the files `filesSQL` lists, in that order and line order; repeats are skipped.
+    private static func append(_ database: Database, files filesSQL: String) throws {
+        var files: [(id: Int64, path: String)] = []
+        try database.forEach("SELECT file_id, path FROM files WHERE file_id IN (\(filesSQL)) ORDER BY path") { files.append(($0.int(0), $0.string(1))) }
+        let identity = try database.cached("INSERT OR IGNORE INTO stg_mmp__identities VALUES (?, ?)")
+        let install = try database.cached("INSERT INTO stg_mmp__installs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
+        let purchase = try database.cached("INSERT INTO stg_mmp__purchases VALUES (?, ?, ?, ?, ?, ?)")
+        let link = try database.cached("INSERT OR IGNORE INTO stg_mmp__links VALUES (?, ?)")
+        for file in files {
+            try database.forEach("""
+                SELECT event_wall_ms, install_wall_ms, event_name, media_source, campaign, customer_user_id, idfv, idfa, appsflyer_id,
+                       revenue, revenue_currency, revenue_usd, is_retargeting_n, event_value_key, line
+                FROM raw_mmp__events WHERE file_id = ? ORDER BY line, item
+                """, [.integer(file.id)]) { row in
+                let cuid = row.optionalString(5)
+                let appsflyerID = row.optionalString(8)
+                let name = row.string(2)
+                let key = [appsflyerID ?? cuid ?? row.optionalString(6) ?? row.optionalString(7) ?? "", name, String(row.int(0)), row.string(13)]
+                    .joined(separator: "\u{1F}")
+                let fingerprint = RowFingerprint(key)
+                try identity.insert([.integer(Int64(bitPattern: fingerprint.first)), .integer(Int64(bitPattern: fingerprint.second))])
+                guard database.changes == 1 else { return }
+                if let cuid, let appsflyerID { try link.insert([.text(cuid), .text(appsflyerID)]) }
+                if name == "install" {
+                    try install.insert([.integer(row.optionalInt(1) ?? row.int(0)), row.value(3), row.value(4), row.value(5), row.value(6),
+                                        row.value(7), row.value(8), .integer(row.int(12) == 1 ? 1 : 0), .text("\(file.path):\(row.int(14))")])
+                } else if name == "af_purchase" {
+                    try purchase.insert([row.value(0), row.value(5), row.value(8), row.value(9), row.value(10), row.value(11)])
+                }
+            }
+        }
+    }
+}
+
+/// Two independent 64-bit FNV-style hashes of a row's identity: 128 bits, so distinct rows never meet in practice.
+struct RowFingerprint: Hashable {
+    var first: UInt64 = 0xCBF2_9CE4_8422_2325
+    var second: UInt64 = 0x8422_2325_CBF2_9CE4
+
+    init(_ text: String) {
+        for byte in text.utf8 {
+            first = (first ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
+            second = (second &+ UInt64(byte)) &* 0x9E37_79B9_7F4A_7C15
+            second ^= second >> 29
+        }
+    }
+}

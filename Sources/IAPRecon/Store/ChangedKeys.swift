@@ -1,0 +1,72 @@
+/// What changed since the last join: the keys of every row a new or replaced file added or took away.
+///
+/// Ingest records them in `dirty_keys` in the same transaction as the file's rows, so a run killed
+/// between stages leaves them for the next one. Normalize and join recompute only what those keys
+/// reach, and the join clears them when it commits. The kind `all` asks for a full rebuild: a fresh
+/// store, a store from before this table, or a changed product catalog (prices and types reach every
+/// transaction).
+public enum ChangedKeys {
+    public enum Kind: String, Sendable {
+        case transaction, order, user, chain, all
+        /// A new MMP file (key: its file id), appended to `stg_mmp__*` when it sorts after the stored ones.
+        case mmpFile = "mmp_file"
+        /// An MMP file was replaced: `stg_mmp__*` is rebuilt.
+        case mmpRebuild = "mmp_rebuild"
+    }
+
+    /// Records the keys of file `fileID`'s rows; called after a file's rows are inserted and before they are deleted.
+    static func recordRows(of fileID: Int64, in database: Database, replaced: Bool) throws {
+        if try isFullRebuildPending(database) { return }
+        try database.execute(keysOfFileSQL(fileID: String(fileID)))
+        try database.run("""
+            INSERT OR IGNORE INTO dirty_keys SELECT ?, ? FROM raw_mmp__events WHERE file_id = ? LIMIT 1
+            """, [.text(replaced ? Kind.mmpRebuild.rawValue : Kind.mmpFile.rawValue), .text(replaced ? "" : String(fileID)), .integer(fileID)])
+    }
+
+    /// True when the next normalize and join rebuild everything.
+    public static func isFullRebuildPending(_ database: Database) throws -> Bool {
+        try database.scalar("SELECT count(*) FROM dirty_keys WHERE kind = 'all'").integerValue > 0
+    }
+
+    static func requestFullRebuild(_ database: Database) throws {
+        try database.run("INSERT OR IGNORE INTO dirty_keys VALUES ('all', '')")
+    }
+
+    static func clear(_ database: Database) throws {
+        try database.execute("DELETE FROM dirty_keys")
+    }
+
+    /// The keys one file's raw rows touch. A catalog file touches everything.
+    static func keysOfFileSQL(fileID id: String) -> String {
+        """
+        INSERT OR IGNORE INTO dirty_keys SELECT 'transaction', transaction_id FROM raw_server__deliveries WHERE file_id = \(id);
+        INSERT OR IGNORE INTO dirty_keys SELECT 'order', order_id FROM raw_server__deliveries WHERE file_id = \(id) AND order_id IS NOT NULL;
+        INSERT OR IGNORE INTO dirty_keys SELECT 'order', order_id FROM raw_server__orders WHERE file_id = \(id);
+        INSERT OR IGNORE INTO dirty_keys SELECT 'transaction', transaction_id FROM raw_server__revocations WHERE file_id = \(id);
+        INSERT OR IGNORE INTO dirty_keys SELECT 'transaction', transaction_id FROM raw_receipts__verifications
+          WHERE file_id = \(id) AND transaction_id IS NOT NULL;
+        INSERT OR IGNORE INTO dirty_keys SELECT 'order', order_id FROM raw_receipts__verifications
+          WHERE file_id = \(id) AND order_id IS NOT NULL;
+        INSERT OR IGNORE INTO dirty_keys SELECT 'transaction', transaction_id FROM raw_apple__transactions WHERE file_id = \(id);
+        INSERT OR IGNORE INTO dirty_keys SELECT 'all', '' FROM raw_catalog__products WHERE file_id = \(id) LIMIT 1;
+        """
+    }
+
+    /// Sets `files.latest_ms` (the latest event time of CONTRACT.md §2's as-of, in UTC) and
+    /// `latest_mmp_wall_ms` (the latest MMP `Event Time`, wall clock) for the files `where` selects.
+    static func latestTimesSQL(where condition: String) -> String {
+        let id = "files.file_id"
+        return """
+            UPDATE files SET
+              latest_ms = (SELECT max(m) FROM (
+                SELECT max(ts_ms) AS m FROM raw_server__orders WHERE file_id = \(id)
+                UNION ALL SELECT max(ts_ms) FROM raw_server__deliveries WHERE file_id = \(id)
+                UNION ALL SELECT max(ts_ms) FROM raw_server__revocations WHERE file_id = \(id)
+                UNION ALL SELECT max(received_ms) FROM raw_receipts__verifications WHERE file_id = \(id)
+                UNION ALL SELECT max(signed_ms) FROM raw_notifications__notifications WHERE file_id = \(id) AND version = '2'
+                UNION ALL SELECT max(ts_ms) FROM raw_registrations__users WHERE file_id = \(id))),
+              latest_mmp_wall_ms = (SELECT max(event_wall_ms) FROM raw_mmp__events WHERE file_id = \(id))
+            WHERE \(condition)
+            """
+    }
+}
