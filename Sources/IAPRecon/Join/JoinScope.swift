@@ -17,15 +17,11 @@ struct JoinScope {
 
     var isEmpty: Bool { transactions.isEmpty && orders.isEmpty && users.isEmpty && chains.isEmpty }
 
-    /// A condition on a transaction id column: all rows, or the scope's.
-    static func transactions(_ scope: JoinScope?, _ column: String) -> String {
-        scope == nil ? "1" : "\(column) IN temp.join_transactions"
-    }
+    /// A condition on a transaction id column: the scope's rows (the scope is in `temp.join_transactions`).
+    static func transactions(_ column: String) -> String { "\(column) IN temp.join_transactions" }
 
-    /// A condition on an order id column: all rows, or the scope's.
-    static func orders(_ scope: JoinScope?, _ column: String) -> String {
-        scope == nil ? "1" : "\(column) IN temp.join_orders"
-    }
+    /// A condition on an order id column: the scope's rows.
+    static func orders(_ column: String) -> String { "\(column) IN temp.join_orders" }
 
     /// The closure of `seeds`, or nil when it would reach more than `limit` transactions
     /// (a full rebuild is then the cheaper way to the same answer).
@@ -110,7 +106,7 @@ struct JoinScope {
     ]
 
     /// Writes `scope` into the temp tables `<prefix>_transactions`, `_orders`, `_users`, `_chains`.
-    private static func fill(_ scope: JoinScope, prefix: String, in database: Database) throws {
+    static func fill(_ scope: JoinScope, prefix: String, in database: Database) throws {
         for (name, keys) in [("transactions", scope.transactions), ("orders", scope.orders), ("users", scope.users), ("chains", scope.chains)] {
             let table = "temp.\(prefix)_\(name)"
             try database.execute("""

@@ -30,9 +30,35 @@ public struct JoinSummary: Sendable {
 /// transaction with its user, order, price, refund and deliveries),
 /// `int_orders_matched`, and `fct_findings`.
 public enum JoinStage {
+    /// Transactions per batch of a full rebuild (JoinComponents): what bounds the join's memory.
+    static let batchTransactions = 40_000
+
     public static func run(database: Database, settings: ReconcileSettings) throws -> JoinSummary {
         let asOfMs = try settings.asOfMs ?? latestEventMs(database, mmpZone: settings.mmpZone) ?? 0
         let scope = try incrementalScope(database, settings: settings, asOfMs: asOfMs)
+        let rules = FindingRules(asOfMs: asOfMs, graceMs: settings.graceMs)
+        return try database.transaction {
+            if let scope {
+                try database.execute(deleteScope)
+                try reconcile(database, scope, rules)
+            } else {
+                try database.execute(dropAndCreate)
+                try JoinComponents.forEachBatch(in: database, transactions: batchTransactions) { batch in
+                    try reconcile(database, batch, rules)
+                }
+                try database.execute(createIndexes)
+            }
+            try database.run("DELETE FROM int_run_settings")
+            try database.run("INSERT INTO int_run_settings VALUES (?, ?, ?)",
+                             [.integer(asOfMs), .integer(settings.graceMs), .text(settings.mmpZone.identifier)])
+            try ChangedKeys.clear(database)
+            let total = try database.scalar("SELECT count(*) FROM fct_findings").integerValue
+            return JoinSummary(asOfMs: asOfMs, findings: Int(total), recomputedTransactions: scope?.transactions.count)
+        }
+    }
+
+    /// Decides one closed scope (already in the `temp.join_*` tables) and writes its rows.
+    private static func reconcile(_ database: Database, _ scope: JoinScope, _ rules: FindingRules) throws {
         var input = try ReconciliationInput.load(database, scope: scope)
         let matching = OrderMatching(input)
         // What only matching needed goes before the rest is resolved.
@@ -41,47 +67,35 @@ public enum JoinStage {
         let resolved = ResolvedTransaction.resolve(input, matching)
         input.senders = [:]
         input.refunds = [:]
-        let findings = FindingRules(asOfMs: asOfMs, graceMs: settings.graceMs).findings(resolved, input)
-        return try database.transaction {
-            if scope == nil { try database.execute(dropAndCreate) } else {
-                try database.execute(deleteScope)
-            }
-            let insertTransaction = try database.cached("INSERT INTO int_transactions_resolved VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
-            for item in resolved {
-                let transaction = item.transaction
-                try insertTransaction.insert([
-                    .text(transaction.transactionID), .text(transaction.originalTransactionID), .text(transaction.productID),
-                    .integer(transaction.purchaseMs), SQLValue(transaction.expiresMs), SQLValue(transaction.environment),
-                    SQLValue(item.userID), SQLValue(item.order?.orderID), SQLValue(item.matchRule?.rawValue),
-                    SQLValue(item.unitPrice.map(Money.format)), SQLValue(item.currency), .text(item.priceSource.rawValue),
-                    .integer(transaction.quantity), SQLValue(transaction.storefront ?? item.order?.storefront),
-                    .integer(item.isRevenue ? 1 : 0), SQLValue(item.refund?.ms), SQLValue(item.refundAmount.map(Money.format)),
-                    SQLValue(item.refund?.revocationType), .integer(Int64(item.deliveries.count)), SQLValue(transaction.ownership),
-                ])
-            }
-            let insertMatch = try database.cached("INSERT INTO int_orders_matched VALUES (?, ?, ?)")
-            for orderID in input.orderIDsInFileOrder {
-                let transactionID = matching.transactionOf[orderID]
-                try insertMatch.insert([.text(orderID), SQLValue(transactionID),
-                                        SQLValue(transactionID.flatMap { matching.orderOf[$0]?.rule.rawValue })])
-            }
-            let insertFinding = try database.cached("INSERT INTO fct_findings VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
-            for finding in findings {
-                try insertFinding.insert([
-                    .text(finding.findingID), .text(finding.kind.rawValue), .text(finding.kind.severity.rawValue),
-                    SQLValue(finding.userID), SQLValue(finding.orderID), SQLValue(finding.transactionID),
-                    SQLValue(finding.originalTransactionID), SQLValue(finding.productID), SQLValue(finding.amount.map(Money.format)),
-                    SQLValue(finding.amount == nil ? nil : finding.currency), .integer(finding.eventMs), .text(finding.detail),
-                    .text(orderedUnique(finding.sources).sorted(by: SourceOrder.less).joined(separator: ";")),
-                ])
-            }
-            if scope == nil { try database.execute(createIndexes) }
-            try database.run("DELETE FROM int_run_settings")
-            try database.run("INSERT INTO int_run_settings VALUES (?, ?, ?)",
-                             [.integer(asOfMs), .integer(settings.graceMs), .text(settings.mmpZone.identifier)])
-            try ChangedKeys.clear(database)
-            let total = try database.scalar("SELECT count(*) FROM fct_findings").integerValue
-            return JoinSummary(asOfMs: asOfMs, findings: Int(total), recomputedTransactions: scope?.transactions.count)
+        let findings = rules.findings(resolved, input)
+        let insertTransaction = try database.cached("INSERT INTO int_transactions_resolved VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+        for item in resolved {
+            let transaction = item.transaction
+            try insertTransaction.insert([
+                .text(transaction.transactionID), .text(transaction.originalTransactionID), .text(transaction.productID),
+                .integer(transaction.purchaseMs), SQLValue(transaction.expiresMs), SQLValue(transaction.environment),
+                SQLValue(item.userID), SQLValue(item.order?.orderID), SQLValue(item.matchRule?.rawValue),
+                SQLValue(item.unitPrice.map(Money.format)), SQLValue(item.currency), .text(item.priceSource.rawValue),
+                .integer(transaction.quantity), SQLValue(transaction.storefront ?? item.order?.storefront),
+                .integer(item.isRevenue ? 1 : 0), SQLValue(item.refund?.ms), SQLValue(item.refundAmount.map(Money.format)),
+                SQLValue(item.refund?.revocationType), .integer(Int64(item.deliveries.count)), SQLValue(transaction.ownership),
+            ])
+        }
+        let insertMatch = try database.cached("INSERT INTO int_orders_matched VALUES (?, ?, ?)")
+        for orderID in input.orderIDsInFileOrder {
+            let transactionID = matching.transactionOf[orderID]
+            try insertMatch.insert([.text(orderID), SQLValue(transactionID),
+                                    SQLValue(transactionID.flatMap { matching.orderOf[$0]?.rule.rawValue })])
+        }
+        let insertFinding = try database.cached("INSERT INTO fct_findings VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+        for finding in findings {
+            try insertFinding.insert([
+                .text(finding.findingID), .text(finding.kind.rawValue), .text(finding.kind.severity.rawValue),
+                SQLValue(finding.userID), SQLValue(finding.orderID), SQLValue(finding.transactionID),
+                SQLValue(finding.originalTransactionID), SQLValue(finding.productID), SQLValue(finding.amount.map(Money.format)),
+                SQLValue(finding.amount == nil ? nil : finding.currency), .integer(finding.eventMs), .text(finding.detail),
+                .text(orderedUnique(finding.sources).sorted(by: SourceOrder.less).joined(separator: ";")),
+            ])
         }
     }
 

@@ -17,15 +17,15 @@ struct ReconciliationInput {
     var receiptClaims: [(orderID: String, transactionID: String)] = []
     var catalog: [String: Shared<Product>] = [:]
 
-    /// Everything, or only the rows of an incremental join's scope.
-    static func load(_ database: Database, scope: JoinScope?) throws -> ReconciliationInput {
-        let transactionRows = { (column: String) in JoinScope.transactions(scope, column) }
+    /// The rows of one closed scope (in the `temp.join_*` tables); the catalog whole.
+    static func load(_ database: Database, scope: JoinScope) throws -> ReconciliationInput {
+        let transactionRows = { (column: String) in JoinScope.transactions(column) }
         var input = ReconciliationInput()
         // Ids and codes recur across orders, deliveries, receipts and transactions: one copy of each.
         var pool = StringPool()
         try database.forEach("""
             SELECT order_id, ts_ms, user_id, product_id, price, currency, storefront, source FROM stg_server__orders
-            WHERE \(JoinScope.orders(scope, "order_id")) ORDER BY source
+            WHERE \(JoinScope.orders("order_id")) ORDER BY source
             """) { row in
             let order = Order(orderID: pool(row.string(0)), ms: row.int(1), userID: pool(row.string(2)), productID: pool(row.string(3)),
                               price: row.optionalString(4).flatMap(Money.parse), currency: pool(row.optionalString(5)),

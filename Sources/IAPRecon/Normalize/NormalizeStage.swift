@@ -124,32 +124,25 @@ public enum NormalizeStage {
     }
 
     /// Distinct deliveries: the first line (by file, then line) of each delivery key, with its copy count.
+    /// Log shippers repeat lines: one delivery per `delivery_id`, or per identical ts, user, transaction,
+    /// product and quantity where there is none. SQLite's sorter does the grouping, spilling to disk.
     private static func buildDeliveries(_ database: Database, _ scope: NormalizeScope) throws {
-        struct Line {
-            var values: [SQLValue]
-            var key: String
-            var path: String
-            var line: Int64
-        }
-        var lines: [Line] = []
-        try database.forEach("""
-            SELECT d.ts_ms, d.user_id, d.transaction_id, d.product_id, d.order_id, d.quantity_n, d.delivery_id, f.path, d.line
-            FROM raw_server__deliveries d \(scope.scan) JOIN files f USING (file_id)
-            WHERE \(scope.transactions("d.transaction_id"))
-            """) { row in
-            // Log shippers repeat lines: one delivery per delivery_id, or per identical fields where there is none.
-            let key = row.optionalString(6).map { "id:" + $0 }
-                ?? "line:\(row.int(0))|\(row.string(1))|\(row.string(2))|\(row.string(3))|\(row.int(5))"
-            lines.append(Line(values: (0..<7).map { row.value($0) }, key: key, path: row.string(7), line: row.int(8)))
-        }
-        lines.sort { ($0.path, $0.line) < ($1.path, $1.line) }
-        var copies: [String: Int64] = [:]
-        for line in lines { copies[line.key, default: 0] += 1 }
-        let insert = try database.cached("INSERT INTO stg_server__deliveries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
-        var written = Set<String>()
-        for line in lines where written.insert(line.key).inserted {
-            try insert.insert([.text(line.key)] + line.values + [.integer(copies[line.key] ?? 1), .text("\(line.path):\(line.line)")])
-        }
+        try database.execute("""
+            INSERT INTO stg_server__deliveries
+            SELECT key, ts_ms, user_id, transaction_id, product_id, order_id, quantity_n, delivery_id, copies, path || ':' || line
+            FROM (
+              SELECT *, row_number() OVER (PARTITION BY key ORDER BY path, line, item) AS n, count(*) OVER (PARTITION BY key) AS copies
+              FROM (
+                SELECT d.ts_ms, d.user_id, d.transaction_id, d.product_id, d.order_id, d.quantity_n, d.delivery_id, f.path, d.line, d.item,
+                       CASE WHEN d.delivery_id IS NOT NULL THEN 'id:' || d.delivery_id
+                            ELSE 'line:' || d.ts_ms || '|' || coalesce(d.user_id, '') || '|' || coalesce(d.transaction_id, '') || '|'
+                                 || coalesce(d.product_id, '') || '|' || coalesce(d.quantity_n, 0) END AS key
+                FROM raw_server__deliveries d \(scope.scan) JOIN files f USING (file_id)
+                WHERE \(scope.transactions("d.transaction_id"))
+              )
+            ) WHERE n = 1
+            ORDER BY path, line
+            """)
     }
 
     private static func buildSenders(_ database: Database, _ scope: NormalizeScope) throws {

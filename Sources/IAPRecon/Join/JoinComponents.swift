@@ -1,0 +1,109 @@
+/// A full join in bounded memory: the transactions, orders, users and chains fall apart into
+/// connected components under the links `JoinScope` follows, and no rule ever looks across two
+/// components. So a full rebuild decides batches of whole components, one after another, each
+/// exactly as an incremental join decides its scope, and holds one batch at a time.
+///
+/// Only the link graph of the whole store is in memory at once: every key once, as a string,
+/// and a union-find over small integers.
+struct JoinComponents {
+    private var ids: [[String: Int32]] = Array(repeating: [:], count: Kind.allCases.count)
+    private var keys: [(kind: Kind, key: String)] = []
+    private var parent: [Int32] = []
+
+    enum Kind: Int, CaseIterable {
+        case transaction, order, user, chain
+    }
+
+    /// Calls `body` with each batch of whole components (about `transactions` transactions, more
+    /// when one component is larger), its keys already in the `temp.join_*` tables.
+    static func forEachBatch(in database: Database, transactions limit: Int, _ body: (JoinScope) throws -> Void) throws {
+        var graph = JoinComponents()
+        try graph.read(database)
+        let count = graph.keys.count
+        var rootOf = [Int32](repeating: 0, count: count)
+        for node in 0..<count { rootOf[node] = graph.find(Int32(node)) }
+        let keys = graph.keys
+        graph = JoinComponents()
+        // Nodes grouped by component (a counting sort on the root, the component's first key), so
+        // batches come out in the order the keys were read, the same run to run.
+        var start = [Int32](repeating: 0, count: count + 1)
+        for root in rootOf { start[Int(root) + 1] += 1 }
+        for index in 0..<count { start[index + 1] += start[index] }
+        var next = start
+        var order = [Int32](repeating: 0, count: count)
+        for node in 0..<count {
+            let root = Int(rootOf[node])
+            order[Int(next[root])] = Int32(node)
+            next[root] += 1
+        }
+        rootOf = []
+        next = []
+        var batch = JoinScope()
+        for root in 0..<count where start[root] < start[root + 1] {
+            for position in Int(start[root])..<Int(start[root + 1]) {
+                let (kind, key) = keys[Int(order[position])]
+                switch kind {
+                case .transaction: batch.transactions.insert(key)
+                case .order: batch.orders.insert(key)
+                case .user: batch.users.insert(key)
+                case .chain: batch.chains.insert(key)
+                }
+            }
+            if batch.transactions.count >= limit {
+                try JoinScope.fill(batch, prefix: "join", in: database)
+                try body(batch)
+                batch = JoinScope()
+            }
+        }
+        if !batch.isEmpty {
+            try JoinScope.fill(batch, prefix: "join", in: database)
+            try body(batch)
+        }
+    }
+
+    /// Every link of the normalized tables, as undirected edges.
+    private mutating func read(_ database: Database) throws {
+        try database.forEach("SELECT transaction_id, original_transaction_id, app_account_token FROM stg_apple__transactions") { row in
+            let transaction = node(.transaction, row.string(0))
+            union(transaction, node(.chain, row.string(1)))
+            if let token = row.optionalString(2) { union(transaction, node(.order, token)) }
+        }
+        try database.forEach("SELECT order_id, user_id FROM stg_server__orders") { row in
+            union(node(.order, row.string(0)), node(.user, row.string(1)))
+        }
+        try database.forEach("SELECT transaction_id, user_id, order_id FROM stg_server__deliveries") { row in
+            let transaction = node(.transaction, row.string(0))
+            union(transaction, node(.user, row.string(1)))
+            if let order = row.optionalString(2) { union(transaction, node(.order, order)) }
+        }
+        try database.forEach("SELECT transaction_id, user_id FROM stg_receipts__senders") { row in
+            union(node(.transaction, row.string(0)), node(.user, row.string(1)))
+        }
+        try database.forEach("SELECT transaction_id, order_id FROM stg_receipts__claims") { row in
+            union(node(.transaction, row.string(0)), node(.order, row.string(1)))
+        }
+    }
+
+    private mutating func node(_ kind: Kind, _ key: String) -> Int32 {
+        if let id = ids[kind.rawValue][key] { return id }
+        let id = Int32(keys.count)
+        ids[kind.rawValue][key] = id
+        keys.append((kind, key))
+        parent.append(id)
+        return id
+    }
+
+    private mutating func find(_ node: Int32) -> Int32 {
+        var node = node
+        while parent[Int(node)] != node {
+            parent[Int(node)] = parent[Int(parent[Int(node)])]
+            node = parent[Int(node)]
+        }
+        return node
+    }
+
+    private mutating func union(_ a: Int32, _ b: Int32) {
+        let (rootA, rootB) = (find(a), find(b))
+        if rootA != rootB { parent[Int(max(rootA, rootB))] = min(rootA, rootB) }
+    }
+}
