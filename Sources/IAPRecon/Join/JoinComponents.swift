@@ -3,15 +3,24 @@
 /// components. So a full rebuild decides batches of whole components, one after another, each
 /// exactly as an incremental join decides its scope, and holds one batch at a time.
 ///
-/// Only the link graph of the whole store is in memory at once: every key once, as a string,
-/// and a union-find over small integers.
+/// Only the link graph of the whole store is in memory at once: every key once, its bytes packed
+/// in one buffer and found by a 128-bit fingerprint, and a union-find over small integers.
 struct JoinComponents {
-    private var ids: [[String: Int32]] = Array(repeating: [:], count: Kind.allCases.count)
-    private var keys: [(kind: Kind, key: String)] = []
+    private var ids: [RowFingerprint: Int32] = [:]
+    private var bytes: [UInt8] = []
+    /// Where key `n` starts in `bytes`; it ends where key `n + 1` starts.
+    private var starts: [Int32] = [0]
+    private var kinds: [Kind] = []
     private var parent: [Int32] = []
 
-    enum Kind: Int, CaseIterable {
+    enum Kind: UInt8, CaseIterable {
         case transaction, order, user, chain
+    }
+
+    private var count: Int { kinds.count }
+
+    private func key(_ node: Int) -> String {
+        String(decoding: bytes[Int(starts[node])..<Int(starts[node + 1])], as: UTF8.self)
     }
 
     /// Calls `body` with each batch of whole components (about `transactions` transactions, more
@@ -19,11 +28,11 @@ struct JoinComponents {
     static func forEachBatch(in database: Database, transactions limit: Int, _ body: (JoinScope) throws -> Void) throws {
         var graph = JoinComponents()
         try graph.read(database)
-        let count = graph.keys.count
+        let count = graph.count
         var rootOf = [Int32](repeating: 0, count: count)
         for node in 0..<count { rootOf[node] = graph.find(Int32(node)) }
-        let keys = graph.keys
-        graph = JoinComponents()
+        graph.ids = [:]
+        graph.parent = []
         // Nodes grouped by component (a counting sort on the root, the component's first key), so
         // batches come out in the order the keys were read, the same run to run.
         var start = [Int32](repeating: 0, count: count + 1)
@@ -41,8 +50,9 @@ struct JoinComponents {
         var batch = JoinScope()
         for root in 0..<count where start[root] < start[root + 1] {
             for position in Int(start[root])..<Int(start[root + 1]) {
-                let (kind, key) = keys[Int(order[position])]
-                switch kind {
+                let node = Int(order[position])
+                let key = graph.key(node)
+                switch graph.kinds[node] {
                 case .transaction: batch.transactions.insert(key)
                 case .order: batch.orders.insert(key)
                 case .user: batch.users.insert(key)
@@ -85,10 +95,13 @@ struct JoinComponents {
     }
 
     private mutating func node(_ kind: Kind, _ key: String) -> Int32 {
-        if let id = ids[kind.rawValue][key] { return id }
-        let id = Int32(keys.count)
-        ids[kind.rawValue][key] = id
-        keys.append((kind, key))
+        let fingerprint = RowFingerprint(String(kind.rawValue) + "\u{1F}" + key)
+        if let id = ids[fingerprint] { return id }
+        let id = Int32(count)
+        ids[fingerprint] = id
+        bytes.append(contentsOf: key.utf8)
+        starts.append(Int32(bytes.count))
+        kinds.append(kind)
         parent.append(id)
         return id
     }

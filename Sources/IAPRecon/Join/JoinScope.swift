@@ -109,9 +109,10 @@ struct JoinScope {
     static func fill(_ scope: JoinScope, prefix: String, in database: Database) throws {
         for (name, keys) in [("transactions", scope.transactions), ("orders", scope.orders), ("users", scope.users), ("chains", scope.chains)] {
             let table = "temp.\(prefix)_\(name)"
+            // Emptied, not dropped: the tables are made once per connection.
             try database.execute("""
-                DROP TABLE IF EXISTS \(table);
-                CREATE TEMP TABLE \(prefix)_\(name) (key TEXT PRIMARY KEY) WITHOUT ROWID;
+                CREATE TEMP TABLE IF NOT EXISTS \(prefix)_\(name) (key TEXT PRIMARY KEY) WITHOUT ROWID;
+                DELETE FROM \(table);
                 """)
             let insert = try database.cached("INSERT INTO \(table) VALUES (?)")
             for key in keys { try insert.insert([.text(key)]) }

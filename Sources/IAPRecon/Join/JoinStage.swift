@@ -31,13 +31,14 @@ public struct JoinSummary: Sendable {
 /// `int_orders_matched`, and `fct_findings`.
 public enum JoinStage {
     /// Transactions per batch of a full rebuild (JoinComponents): what bounds the join's memory.
-    static let batchTransactions = 40_000
+    static let batchTransactions = 15_000
 
     public static func run(database: Database, settings: ReconcileSettings) throws -> JoinSummary {
         let asOfMs = try settings.asOfMs ?? latestEventMs(database, mmpZone: settings.mmpZone) ?? 0
-        let scope = try incrementalScope(database, settings: settings, asOfMs: asOfMs)
         let rules = FindingRules(asOfMs: asOfMs, graceMs: settings.graceMs)
+        // One transaction from the first read: the scope's temp tables are written inside it too.
         return try database.transaction {
+            let scope = try incrementalScope(database, settings: settings, asOfMs: asOfMs)
             if let scope {
                 try database.execute(deleteScope)
                 try reconcile(database, scope, rules)

@@ -35,12 +35,12 @@ enum MMPEvents {
         let inOrder = try appendsInOrder(database, newFiles)
         if full || rebuildRequested || !exists || !inOrder {
             try database.execute(create)
-            try append(database, files: "SELECT file_id FROM files WHERE source = '\(SourceKind.attribution.rawValue)' ORDER BY path")
+            try append(database, files: "SELECT file_id FROM files WHERE source = '\(SourceKind.attribution.rawValue)' ORDER BY path", fresh: true)
         } else if !newFiles.isEmpty {
             try append(database, files: """
                 SELECT file_id FROM files WHERE file_id IN (SELECT CAST(key AS INTEGER) FROM dirty_keys WHERE kind = 'mmp_file')
                 ORDER BY path
-                """)
+                """, fresh: false)
         }
     }
 
@@ -56,13 +56,16 @@ enum MMPEvents {
     }
 
     /// Appends the rows of the files `filesSQL` lists, in that order and line order; repeats are skipped.
-    private static func append(_ database: Database, files filesSQL: String) throws {
+    /// Into `fresh` tables, repeats are found in memory (16 bytes a row) and the identities written
+    /// sorted at the end, so no insert lands at a random place of a large b-tree.
+    private static func append(_ database: Database, files filesSQL: String, fresh: Bool) throws {
         var files: [(id: Int64, path: String)] = []
         try database.forEach("SELECT file_id, path FROM files WHERE file_id IN (\(filesSQL)) ORDER BY path") { files.append(($0.int(0), $0.string(1))) }
         let identity = try database.cached("INSERT OR IGNORE INTO stg_mmp__identities VALUES (?, ?)")
         let install = try database.cached("INSERT INTO stg_mmp__installs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
         let purchase = try database.cached("INSERT INTO stg_mmp__purchases VALUES (?, ?, ?, ?, ?, ?)")
         let link = try database.cached("INSERT OR IGNORE INTO stg_mmp__links VALUES (?, ?)")
+        var seen = Set<RowFingerprint>()
         for file in files {
             try database.forEach("""
                 SELECT event_wall_ms, install_wall_ms, event_name, media_source, campaign, customer_user_id, idfv, idfa, appsflyer_id,
@@ -75,8 +78,12 @@ enum MMPEvents {
                 let key = [appsflyerID ?? cuid ?? row.optionalString(6) ?? row.optionalString(7) ?? "", name, String(row.int(0)), row.string(13)]
                     .joined(separator: "\u{1F}")
                 let fingerprint = RowFingerprint(key)
-                try identity.insert([.integer(Int64(bitPattern: fingerprint.first)), .integer(Int64(bitPattern: fingerprint.second))])
-                guard database.changes == 1 else { return }
+                if fresh {
+                    guard seen.insert(fingerprint).inserted else { return }
+                } else {
+                    try identity.insert([.integer(Int64(bitPattern: fingerprint.first)), .integer(Int64(bitPattern: fingerprint.second))])
+                    guard database.changes == 1 else { return }
+                }
                 if let cuid, let appsflyerID { try link.insert([.text(cuid), .text(appsflyerID)]) }
                 if name == "install" {
                     try install.insert([.integer(row.optionalInt(1) ?? row.int(0)), row.value(3), row.value(4), row.value(5), row.value(6),
@@ -86,6 +93,9 @@ enum MMPEvents {
                 }
             }
         }
+        let sorted = seen.map { (Int64(bitPattern: $0.first), Int64(bitPattern: $0.second)) }.sorted { $0 < $1 }
+        seen = []
+        for (first, second) in sorted { try identity.insert([.integer(first), .integer(second)]) }
     }
 }
 

@@ -141,7 +141,7 @@ public enum NormalizeStage {
                 WHERE \(scope.transactions("d.transaction_id"))
               )
             ) WHERE n = 1
-            ORDER BY path, line
+            ORDER BY key
             """)
     }
 

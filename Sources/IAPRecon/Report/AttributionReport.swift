@@ -36,15 +36,39 @@ struct AttributionReport {
         var mmpRevenue: Decimal = 0
     }
 
+    /// An install row: its time in UTC, its cohort, and where it is (`stg_mmp__installs` rowid).
     struct Install {
         var ms: Int64
         var key: CohortKey
-        var appsflyerID: String?
-        var source: String
+        var appsflyerID: RowFingerprint?
+        var row: Int64
     }
 
-    /// Each user's install and how it was joined (nil install: unattributed).
-    var userInstalls: [(userID: String, install: Install?, matchedBy: String)] = []
+    /// Installs reachable from one id (a CUID, AppsFlyer ID, IDFV or IDFA): a chain through `next`.
+    /// Ids are held as 128-bit fingerprints, not strings: memory stays small for millions of rows.
+    struct InstallIndex {
+        private var head: [RowFingerprint: Int32] = [:]
+        private var next: [Int32] = []
+
+        mutating func add(_ id: String?, install: Int) {
+            while next.count <= install { next.append(-1) }
+            guard let id else { return }
+            let key = RowFingerprint(id)
+            next[install] = head[key] ?? -1
+            head[key] = Int32(install)
+        }
+
+        /// The install indexes of `id`, newest first.
+        func installs(of id: RowFingerprint) -> [Int] {
+            var result: [Int] = []
+            var position = head[id] ?? -1
+            while position >= 0 {
+                result.append(Int(position))
+                position = next[Int(position)]
+            }
+            return result
+        }
+    }
 
     var cohorts: [CohortKey: Cohort] = [:]
     var matchedBy: [String: Int] = ["customer_user_id": 0, "appsflyer_id": 0, "idfv": 0, "idfa": 0, "unattributed": 0]
@@ -55,6 +79,7 @@ struct AttributionReport {
     var unconvertedSpendRows = 0
     let asOfMs: Int64
 
+    /// Computes the cohorts and, user by user, writes each user's install into `fct_user_installs` (for `history`).
     init(database: Database, zone: Zone, fx: FXRates, asOfMs: Int64) throws {
         self.asOfMs = asOfMs
         var mmpZone = Zone.utc
@@ -62,30 +87,151 @@ struct AttributionReport {
 
         // Distinct MMP rows (normalize keeps the first of each repeated row, MMPEvents), installs in file order.
         var installs: [Install] = []
-        var installsByCUID: [String: [Int]] = [:]
-        var installsByAppsflyer: [String: [Int]] = [:]
-        var installsByIDFV: [String: [Int]] = [:]
-        var installsByIDFA: [String: [Int]] = [:]
-        var appsflyerIDsOfCUID: [String: Set<String>] = [:]
-        var purchaseEvents: [(cuid: String?, appsflyerID: String?, usd: Decimal?)] = []
-        try database.forEach("SELECT customer_user_id, appsflyer_id FROM stg_mmp__links") { row in
-            appsflyerIDsOfCUID[row.string(0), default: []].insert(row.string(1))
-        }
+        var byCUID = InstallIndex(), byAppsflyer = InstallIndex(), byIDFV = InstallIndex(), byIDFA = InstallIndex()
+        var pool = StringPool()
         try database.forEach("""
-            SELECT install_wall_ms, media_source, campaign, customer_user_id, idfv, idfa, appsflyer_id, source
+            SELECT install_wall_ms, media_source, campaign, customer_user_id, idfv, idfa, appsflyer_id, rowid
             FROM stg_mmp__installs WHERE retargeting = 0 ORDER BY rowid
             """) { row in
             let ms = mmpZone.utc(fromLocal: row.int(0))
             let index = installs.count
             let appsflyerID = row.optionalString(6)
-            installs.append(Install(ms: ms, key: CohortKey(day: zone.day(ms), mediaSource: Self.mediaSource(row.optionalString(1)),
-                                                           campaign: row.optionalString(2) ?? ""),
-                                    appsflyerID: appsflyerID, source: row.string(7)))
-            if let cuid = row.optionalString(3) { installsByCUID[cuid, default: []].append(index) }
-            if let appsflyerID { installsByAppsflyer[appsflyerID, default: []].append(index) }
-            if let idfv = row.optionalString(4) { installsByIDFV[idfv, default: []].append(index) }
-            if let idfa = row.optionalString(5) { installsByIDFA[idfa, default: []].append(index) }
+            installs.append(Install(ms: ms, key: CohortKey(day: zone.day(ms), mediaSource: pool(Self.mediaSource(row.optionalString(1))),
+                                                           campaign: pool(row.optionalString(2) ?? "")),
+                                    appsflyerID: appsflyerID.map(RowFingerprint.init), row: row.int(7)))
+            byCUID.add(row.optionalString(3), install: index)
+            byAppsflyer.add(appsflyerID, install: index)
+            byIDFV.add(row.optionalString(4), install: index)
+            byIDFA.add(row.optionalString(5), install: index)
         }
+        pool = StringPool()
+        installRows = installs.count
+        for install in installs {
+            add(install.key) { cohort in
+                cohort.installs += 1
+                cohort.anchorMs = max(cohort.anchorMs, install.ms)
+            }
+        }
+        // The AppsFlyer IDs seen with each Customer User ID (on any event): their installs are the CUID's too.
+        var linkedAppsflyerIDs: [RowFingerprint: [RowFingerprint]] = [:]
+        try database.forEach("SELECT customer_user_id, appsflyer_id FROM stg_mmp__links") { row in
+            linkedAppsflyerIDs[RowFingerprint(row.string(0)), default: []].append(RowFingerprint(row.string(1)))
+        }
+
+        // Apple's money whose user nobody knows (no order, delivery or receipt): the unattributed
+        // cohort of its purchase day, so every verified dollar lands in a row.
+        try database.forEach("""
+            SELECT purchase_ms, unit_price, quantity, currency, refund_amount FROM int_transactions_resolved
+            WHERE is_revenue = 1 AND user_id IS NULL
+            """) { row in
+            let purchase = Self.purchase(row, offset: 0, zone: zone, fx: fx)
+            let key = CohortKey(day: zone.day(purchase.ms), mediaSource: "unattributed", campaign: "")
+            add(key) { cohort in
+                cohort.anchorMs = max(cohort.anchorMs, purchase.ms)
+                cohort.revenue += purchase.grossUSD
+                cohort.refunds += purchase.refundUSD
+                cohort.revenueD0 += purchase.grossUSD
+                cohort.revenueD7 += purchase.grossUSD
+                cohort.revenueD30 += purchase.grossUSD
+            }
+            userlessPurchases += 1
+        }
+
+        // Users: registrations (each user's first), merged in user id order with their purchases;
+        // a paying user who never registered signs up at their first purchase.
+        var cohortOfUser: [String: CohortKey] = [:]
+        var userOfAppsflyer: [RowFingerprint: String] = [:]
+        try database.execute(Self.createUserInstalls)
+        let storeInstall = try database.cached("""
+            INSERT INTO fct_user_installs
+            SELECT ?1, ?2, ?3, ?4, ?5, (SELECT source FROM stg_mmp__installs WHERE rowid = ?6)
+            """)
+        let signups = try database.cached("""
+            SELECT user_id, ts_ms, idfv, idfa, appsflyer_id FROM (
+              SELECT r.user_id, r.ts_ms, r.idfv, r.idfa, r.appsflyer_id,
+                     row_number() OVER (PARTITION BY r.user_id ORDER BY r.ts_ms, f.path, r.line) AS n
+              FROM raw_registrations__users r JOIN files f USING (file_id)
+            ) WHERE n = 1 ORDER BY user_id
+            """)
+        let purchases = try database.cached("""
+            SELECT user_id, purchase_ms, unit_price, quantity, currency, refund_amount FROM int_transactions_resolved
+            WHERE is_revenue = 1 AND user_id IS NOT NULL ORDER BY user_id, purchase_ms, transaction_id
+            """)
+        defer {
+            signups.reset()
+            purchases.reset()
+        }
+        var hasSignup = try signups.step()
+        var hasPurchase = try purchases.step()
+        while hasSignup || hasPurchase {
+            let signupRow = signups.row
+            let purchaseRow = purchases.row
+            let userID: String
+            if hasSignup, hasPurchase {
+                let (a, b) = (signupRow.string(0), purchaseRow.string(0))
+                userID = a.utf8.lexicographicallyPrecedes(b.utf8) ? a : b
+            } else {
+                userID = hasSignup ? signupRow.string(0) : purchaseRow.string(0)
+            }
+            var signup = Signup(ms: 0, registered: false)
+            if hasSignup, signupRow.string(0) == userID {
+                signup = Signup(ms: signupRow.int(1), idfv: signupRow.optionalString(2), idfa: signupRow.optionalString(3),
+                                appsflyerID: signupRow.optionalString(4), registered: true)
+                hasSignup = try signups.step()
+            }
+            var userPurchases: [(ms: Int64, grossUSD: Decimal, refundUSD: Decimal)] = []
+            while hasPurchase, purchases.row.string(0) == userID {
+                userPurchases.append(Self.purchase(purchases.row, offset: 1, zone: zone, fx: fx))
+                hasPurchase = try purchases.step()
+            }
+            if !signup.registered, let first = userPurchases.first { signup.ms = first.ms }
+
+            func earliest(_ indexes: [Int]) -> Int? {
+                indexes.filter { installs[$0].ms <= signup.ms }.min { (installs[$0].ms, $0) < (installs[$1].ms, $1) }
+            }
+            let cuid = RowFingerprint(userID)
+            var viaCUID = byCUID.installs(of: cuid)
+            for appsflyerID in linkedAppsflyerIDs[cuid] ?? [] { viaCUID += byAppsflyer.installs(of: appsflyerID) }
+            let candidates: [(String, Int?)] = [
+                ("customer_user_id", earliest(viaCUID)),
+                ("appsflyer_id", signup.appsflyerID.flatMap { earliest(byAppsflyer.installs(of: RowFingerprint($0))) }),
+                ("idfv", signup.idfv.flatMap { earliest(byIDFV.installs(of: RowFingerprint($0))) }),
+                ("idfa", signup.idfa.flatMap { earliest(byIDFA.installs(of: RowFingerprint($0))) }),
+            ]
+            let key: CohortKey
+            let anchor: Int64
+            if let (how, found) = candidates.first(where: { $0.1 != nil }), let index = found {
+                let install = installs[index]
+                matchedBy[how, default: 0] += 1
+                key = install.key
+                anchor = install.ms
+                if let appsflyerID = install.appsflyerID { userOfAppsflyer[appsflyerID] = userID }
+                try storeInstall.insert([.text(userID), .integer(install.ms), .text(key.mediaSource), .text(key.campaign), .text(how),
+                                         .integer(install.row)])
+            } else {
+                matchedBy["unattributed", default: 0] += 1
+                key = CohortKey(day: zone.day(signup.ms), mediaSource: "unattributed", campaign: "")
+                anchor = signup.ms
+                add(key) { $0.anchorMs = max($0.anchorMs, signup.ms) }
+                try storeInstall.insert([.text(userID), .null, .null, .null, .text("unattributed"), .null])
+            }
+            cohortOfUser[userID] = key
+            add(key) { cohort in
+                if signup.registered { cohort.registrations += 1 }
+                if !userPurchases.isEmpty { cohort.payers += 1 }
+                for purchase in userPurchases {
+                    cohort.revenue += purchase.grossUSD
+                    cohort.refunds += purchase.refundUSD
+                    let age = purchase.ms - anchor
+                    if age < 1 * Self.dayMs { cohort.revenueD0 += purchase.grossUSD }
+                    if age < 8 * Self.dayMs { cohort.revenueD7 += purchase.grossUSD }
+                    if age < 31 * Self.dayMs { cohort.revenueD30 += purchase.grossUSD }
+                }
+            }
+        }
+        installs = []
+
+        // What the MMP itself claimed for the same users.
         try database.forEach("""
             SELECT event_wall_ms, customer_user_id, appsflyer_id, revenue, revenue_currency, revenue_usd FROM stg_mmp__purchases
             """) { row in
@@ -95,104 +241,9 @@ struct AttributionReport {
                let rate = fx.rate(currency, on: eventDay) {
                 usd = amount * rate
             }
-            purchaseEvents.append((row.optionalString(1), row.optionalString(2), usd))
-        }
-        installRows = installs.count
-        for install in installs {
-            add(install.key) { cohort in
-                cohort.installs += 1
-                cohort.anchorMs = max(cohort.anchorMs, install.ms)
-            }
-        }
-
-        // Users: registrations, plus paying users who never registered (at their first purchase).
-        var signups: [String: (ms: Int64, idfv: String?, idfa: String?, appsflyerID: String?, registered: Bool)] = [:]
-        try database.forEach("""
-            SELECT user_id, ts_ms, idfv, idfa, appsflyer_id FROM raw_registrations__users r JOIN files f USING (file_id)
-            ORDER BY ts_ms, f.path, r.line
-            """) { row in
-            if signups[row.string(0)] == nil {
-                signups[row.string(0)] = (row.int(1), row.optionalString(2), row.optionalString(3), row.optionalString(4), true)
-            }
-        }
-        var purchasesByUser: [String: [(purchaseMs: Int64, grossUSD: Decimal, refundUSD: Decimal)]] = [:]
-        try database.forEach("""
-            SELECT user_id, purchase_ms, unit_price, quantity, currency, refund_amount FROM int_transactions_resolved
-            WHERE is_revenue = 1 ORDER BY purchase_ms, transaction_id
-            """) { row in
-            let purchaseMs = row.int(1)
-            let gross = (row.optionalString(2).flatMap(Money.parse) ?? 0) * Decimal(row.int(3))
-            let rate = fx.rate(row.optionalString(4) ?? "", on: zone.day(purchaseMs)) ?? 0
-            let refund = row.optionalString(5).flatMap(Money.parse) ?? 0
-            guard let userID = row.optionalString(0) else {
-                // Apple's money whose user nobody knows (no order, delivery or receipt): the
-                // unattributed cohort of its purchase day, so every verified dollar lands in a row.
-                let key = CohortKey(day: zone.day(purchaseMs), mediaSource: "unattributed", campaign: "")
-                add(key) { cohort in
-                    cohort.anchorMs = max(cohort.anchorMs, purchaseMs)
-                    cohort.revenue += gross * rate
-                    cohort.refunds += refund * rate
-                    cohort.revenueD0 += gross * rate
-                    cohort.revenueD7 += gross * rate
-                    cohort.revenueD30 += gross * rate
-                }
-                userlessPurchases += 1
-                return
-            }
-            purchasesByUser[userID, default: []].append((purchaseMs, gross * rate, refund * rate))
-            if signups[userID] == nil { signups[userID] = (purchaseMs, nil, nil, nil, false) }
-        }
-
-        var cohortOfUser: [String: CohortKey] = [:]
-        var installOfUser: [String: Install] = [:]
-        for userID in signups.keys.sorted() {
-            guard let signup = signups[userID] else { continue }
-            func earliest(_ indexes: [Int]?) -> Install? {
-                (indexes ?? []).map { installs[$0] }.filter { $0.ms <= signup.ms }.min { $0.ms < $1.ms }
-            }
-            var viaCUID = installsByCUID[userID] ?? []
-            for appsflyerID in appsflyerIDsOfCUID[userID] ?? [] { viaCUID += installsByAppsflyer[appsflyerID] ?? [] }
-            let candidates: [(String, Install?)] = [
-                ("customer_user_id", earliest(viaCUID)),
-                ("appsflyer_id", signup.appsflyerID.flatMap { earliest(installsByAppsflyer[$0]) }),
-                ("idfv", signup.idfv.flatMap { earliest(installsByIDFV[$0]) }),
-                ("idfa", signup.idfa.flatMap { earliest(installsByIDFA[$0]) }),
-            ]
-            let key: CohortKey
-            if let (how, install) = candidates.first(where: { $0.1 != nil }), let install {
-                matchedBy[how, default: 0] += 1
-                key = install.key
-                installOfUser[userID] = install
-                userInstalls.append((userID, install, how))
-            } else {
-                matchedBy["unattributed", default: 0] += 1
-                userInstalls.append((userID, nil, "unattributed"))
-                key = CohortKey(day: zone.day(signup.ms), mediaSource: "unattributed", campaign: "")
-                add(key) { $0.anchorMs = max($0.anchorMs, signup.ms) }
-            }
-            cohortOfUser[userID] = key
-            let purchases = purchasesByUser[userID] ?? []
-            let anchor = installOfUser[userID]?.ms ?? signup.ms
-            add(key) { cohort in
-                if signup.registered { cohort.registrations += 1 }
-                if !purchases.isEmpty { cohort.payers += 1 }
-                for purchase in purchases {
-                    cohort.revenue += purchase.grossUSD
-                    cohort.refunds += purchase.refundUSD
-                    let age = purchase.purchaseMs - anchor
-                    if age < 1 * Self.dayMs { cohort.revenueD0 += purchase.grossUSD }
-                    if age < 8 * Self.dayMs { cohort.revenueD7 += purchase.grossUSD }
-                    if age < 31 * Self.dayMs { cohort.revenueD30 += purchase.grossUSD }
-                }
-            }
-        }
-
-        // What the MMP itself claimed for the same users.
-        var userOfAppsflyer: [String: String] = [:]
-        for (userID, install) in installOfUser { if let id = install.appsflyerID { userOfAppsflyer[id] = userID } }
-        for event in purchaseEvents {
-            guard let usd = event.usd else { continue }
-            let userID = event.cuid.flatMap { cohortOfUser[$0] != nil ? $0 : nil } ?? event.appsflyerID.flatMap { userOfAppsflyer[$0] }
+            guard let usd else { return }
+            let userID = row.optionalString(1).flatMap { cohortOfUser[$0] != nil ? $0 : nil }
+                ?? row.optionalString(2).flatMap { userOfAppsflyer[RowFingerprint($0)] }
             if let userID, let key = cohortOfUser[userID] { add(key) { $0.mmpRevenue += usd } }
         }
 
@@ -224,21 +275,29 @@ struct AttributionReport {
         cohorts[key] = cohort
     }
 
-    /// Keeps each user's install in `fct_user_installs`, for `history`.
-    func store(_ database: Database) throws {
-        try database.transaction {
-            try database.execute("""
-                DROP TABLE IF EXISTS fct_user_installs;
-                CREATE TABLE fct_user_installs (
-                  user_id TEXT PRIMARY KEY, install_ms INTEGER, media_source TEXT, campaign TEXT, matched_by TEXT NOT NULL, source TEXT
-                ) WITHOUT ROWID;
-                """)
-            let insert = try database.cached("INSERT INTO fct_user_installs VALUES (?, ?, ?, ?, ?, ?)")
-            for entry in userInstalls {
-                try insert.insert([.text(entry.userID), SQLValue(entry.install?.ms), SQLValue(entry.install?.key.mediaSource),
-                                   SQLValue(entry.install?.key.campaign), .text(entry.matchedBy), SQLValue(entry.install?.source)])
-            }
-        }
+    /// Each user's install, for `history`; rewritten by every report.
+    static let createUserInstalls = """
+        DROP TABLE IF EXISTS fct_user_installs;
+        CREATE TABLE fct_user_installs (
+          user_id TEXT PRIMARY KEY, install_ms INTEGER, media_source TEXT, campaign TEXT, matched_by TEXT NOT NULL, source TEXT
+        ) WITHOUT ROWID;
+        """
+
+    struct Signup {
+        var ms: Int64
+        var idfv: String?
+        var idfa: String?
+        var appsflyerID: String?
+        var registered: Bool
+    }
+
+    /// A verified purchase row (purchase_ms, unit_price, quantity, currency, refund_amount from `offset`) in the reporting currency.
+    static func purchase(_ row: Row, offset: Int, zone: Zone, fx: FXRates) -> (ms: Int64, grossUSD: Decimal, refundUSD: Decimal) {
+        let purchaseMs = row.int(offset)
+        let gross = (row.optionalString(offset + 1).flatMap(Money.parse) ?? 0) * Decimal(row.int(offset + 2))
+        let rate = fx.rate(row.optionalString(offset + 3) ?? "", on: zone.day(purchaseMs)) ?? 0
+        let refund = row.optionalString(offset + 4).flatMap(Money.parse) ?? 0
+        return (purchaseMs, gross * rate, refund * rate)
     }
 
     static let header = [

@@ -42,8 +42,9 @@ public enum ReportStage {
         }
         let attribution: AttributionReport
         do {
-            attribution = try AttributionReport(database: database, zone: settings.zone, fx: fx, asOfMs: asOfMs)
-            try attribution.store(database)
+            attribution = try database.transaction {
+                try AttributionReport(database: database, zone: settings.zone, fx: fx, asOfMs: asOfMs)
+            }
         } catch {
             revenueDone.wait()
             throw error

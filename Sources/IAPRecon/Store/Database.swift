@@ -44,7 +44,6 @@ public final class Database {
             try execute("SELECT count(*) FROM sqlite_master")
             try execute("PRAGMA foreign_keys = ON")
             try execute("PRAGMA cache_size = -16384")
-            try execute("PRAGMA temp_store = MEMORY")
         } catch {
             cache.removeAll()
             sqlite3_close_v2(handle)
@@ -200,6 +199,9 @@ public final class Statement {
         try bind(values)
         try execute()
     }
+
+    /// The current row, after `step()` returned true: for reading two statements side by side.
+    var row: Row { Row(statement: self) }
 
     public func reset() {
         sqlite3_reset(pointer)
