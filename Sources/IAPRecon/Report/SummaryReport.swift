@@ -37,26 +37,33 @@ enum SummaryReport {
             ])))
         }
 
-        var byRule: [(String, JSONValue)] = []
-        for rule in MatchRule.allCases {
-            let count = try database.scalar("SELECT count(*) FROM int_orders_matched WHERE match_rule = ?", [.text(rule.rawValue)])
-            byRule.append((rule.rawValue, .int(count.integerValue)))
+        // One pass over the orders and one over the transactions for every count below.
+        var ordersByRule: [String: Int64] = [:]
+        var orders: Int64 = 0
+        var unmatched: Int64 = 0
+        try database.forEach("SELECT match_rule, transaction_id IS NULL, count(*) FROM int_orders_matched GROUP BY 1, 2") { row in
+            orders += row.int(2)
+            if row.int(1) == 1 { unmatched += row.int(2) }
+            if let rule = row.optionalString(0) { ordersByRule[rule, default: 0] += row.int(2) }
         }
-        let unmatched = try database.scalar("SELECT count(*) FROM int_orders_matched WHERE transaction_id IS NULL").integerValue
+        let byRule: [(String, JSONValue)] = MatchRule.allCases.map { ($0.rawValue, .int(ordersByRule[$0.rawValue] ?? 0)) }
         let unpaid = try database.scalar("""
             SELECT count(*) FROM int_orders_matched m JOIN stg_server__orders o USING (order_id)
             WHERE m.transaction_id IS NULL AND o.ts_ms <= ?
             """, [.integer(asOfMs - graceMs)]).integerValue
         var environments: [(String, JSONValue)] = []
-        try database.forEach("SELECT coalesce(environment, 'unknown'), count(*) FROM int_transactions_resolved GROUP BY 1 ORDER BY 1") { row in
+        var unmatchedTransactions: Int64 = 0
+        var familyShared: Int64 = 0
+        try database.forEach("""
+            SELECT coalesce(environment, 'unknown'), count(*),
+                   count(*) FILTER (WHERE order_id IS NULL AND environment = 'Production'),
+                   count(*) FILTER (WHERE environment = 'Production' AND ownership = 'FAMILY_SHARED')
+            FROM int_transactions_resolved GROUP BY 1 ORDER BY 1
+            """) { row in
             environments.append((row.string(0), .int(row.int(1))))
+            unmatchedTransactions += row.int(2)
+            familyShared += row.int(3)
         }
-        let unmatchedTransactions = try database.scalar("""
-            SELECT count(*) FROM int_transactions_resolved WHERE order_id IS NULL AND environment = 'Production'
-            """).integerValue
-        let familyShared = try database.scalar("""
-            SELECT count(*) FROM int_transactions_resolved WHERE environment = 'Production' AND ownership = 'FAMILY_SHARED'
-            """).integerValue
         let failedVerifications = try database.scalar("SELECT count(*) FROM raw_receipts__verifications WHERE status_n != 0").integerValue
         let missingFromCatalog = try database.scalar("""
             SELECT count(DISTINCT product_id) FROM (
@@ -78,7 +85,7 @@ enum SummaryReport {
             ])),
             ("findings", .object([("total", .int(findings.rows.count)), ("by_kind", .object(kinds))])),
             ("orders", .object([
-                ("total", .int(try database.scalar("SELECT count(*) FROM int_orders_matched").integerValue)),
+                ("total", .int(orders)),
                 ("matched_by_rule", .object(byRule)), ("unmatched", .int(unmatched)), ("unpaid_after_grace", .int(unpaid)),
             ])),
             ("transactions", .object([
