@@ -56,7 +56,6 @@ public enum NormalizeStage {
         try buildOrders(database, scope)
         try buildDeliveries(database, scope)
         try buildTransactions(database, scope)
-        try buildSenders(database, scope)
         try buildClaims(database, scope)
     }
 
@@ -145,18 +144,6 @@ public enum NormalizeStage {
             """)
     }
 
-    private static func buildSenders(_ database: Database, _ scope: NormalizeScope) throws {
-        try database.execute("""
-            INSERT INTO stg_receipts__senders
-            SELECT transaction_id, user_id, first_ms, source FROM (
-              SELECT a.transaction_id, a.user_id, a.event_ms AS first_ms, f.path || ':' || a.line AS source,
-                     row_number() OVER (PARTITION BY a.transaction_id, a.user_id ORDER BY a.event_ms, f.path, a.line) AS n
-              FROM raw_apple__transactions a \(scope.scan) JOIN files f USING (file_id)
-              WHERE a.origin IN ('receipt', 'v2') AND a.user_id IS NOT NULL AND \(scope.transactions("a.transaction_id"))
-            ) WHERE n = 1
-            """)
-    }
-
     /// Receipt lines naming both an order and a transaction (matching rule 2), with their place for ordering.
     private static func buildClaims(_ database: Database, _ scope: NormalizeScope) throws {
         try database.execute("""
@@ -174,32 +161,42 @@ public enum NormalizeStage {
             INSERT INTO stg_apple__transactions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
         let insertRefund = try database.cached("INSERT OR IGNORE INTO stg_apple__refunds VALUES (?, ?, ?, ?, ?, ?, ?)")
+        let insertSender = try database.cached("INSERT INTO stg_receipts__senders VALUES (?, ?, ?, ?)")
         var current: MergedTransaction?
+        // Per transaction: notifications seen, and each receipt sender's earliest line (by event time, then file order).
         var seenNotifications = Set<String>()
+        var senders: [String: (ms: Int64, source: String)] = [:]
         func flush() throws {
             guard let merged = current else { return }
             try insert.insert(merged.values)
+            for (userID, first) in senders {
+                try insertSender.insert([.text(merged.transactionID), .text(userID), .integer(first.ms), .text(first.source)])
+            }
             current = nil
+            seenNotifications.removeAll(keepingCapacity: true)
+            senders.removeAll(keepingCapacity: true)
         }
         try database.forEach("""
             SELECT a.transaction_id, a.original_transaction_id, a.product_id, a.purchase_ms, a.expires_ms, a.environment,
                    a.price_milli_n, a.currency, a.storefront, a.app_account_token, a.type, a.quantity_n, a.ownership,
                    a.subscription_group, a.event_ms, f.path || ':' || a.line, a.notification_uuid, a.notification_type,
-                   a.revocation_ms, a.revocation_type, a.revocation_percentage_n, a.revocation_reason
+                   a.revocation_ms, a.revocation_type, a.revocation_percentage_n, a.revocation_reason, a.origin, a.user_id
             FROM raw_apple__transactions a \(scope.scan) JOIN files f USING (file_id)
             WHERE \(scope.transactions("a.transaction_id"))
             ORDER BY a.transaction_id, f.path, a.line, a.item
             """) { row in
             let transactionID = row.string(0)
             let source = row.string(15)
-            // The same notification received twice is one notification (CONTRACT.md §1.3).
-            if let uuid = row.optionalString(16) {
-                if seenNotifications.contains(uuid + "|" + transactionID) { return }
-                seenNotifications.insert(uuid + "|" + transactionID)
-            }
             if current?.transactionID != transactionID {
                 try flush()
                 current = MergedTransaction(transactionID: transactionID)
+            }
+            // The same notification received twice is one notification (CONTRACT.md §1.3).
+            if let uuid = row.optionalString(16), !seenNotifications.insert(uuid).inserted { return }
+            // Who sent a receipt with it: rows arrive in file order, so a later row wins only with an earlier time.
+            if let userID = row.optionalString(23), ["receipt", "v2"].contains(row.string(22)) {
+                let ms = row.optionalInt(14) ?? .min
+                if let first = senders[userID], first.ms <= ms {} else { senders[userID] = (ms, source) }
             }
             current?.add(row)
             let notificationType = row.optionalString(17)

@@ -211,8 +211,9 @@ public final class Statement {
     fileprivate func columnType(_ index: Int32) -> Int32 { sqlite3_column_type(pointer, index) }
     fileprivate func int64(_ index: Int32) -> Int64 { sqlite3_column_int64(pointer, index) }
     fileprivate func text(_ index: Int32) -> String {
-        guard let cString = sqlite3_column_text(pointer, index) else { return "" }
-        return String(cString: cString)
+        guard let text = sqlite3_column_text(pointer, index) else { return "" }
+        // The length SQLite already knows (column_bytes after column_text), so no scan for the NUL.
+        return String(decoding: UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(pointer, index))), as: UTF8.self)
     }
 }
 
