@@ -59,15 +59,39 @@ public enum IngestStage {
     struct Fingerprint: Sendable {
         var hash: String
         var bytes: Int
+        var modifiedNs: Int64
+    }
+
+    /// What the store knows of a file from an earlier ingest.
+    struct KnownFile: Sendable {
+        var hash: String
+        var bytes: Int
+        var modifiedNs: Int64?
+        var ingestedMs: Int64
+        var counts: LineCounts
     }
 
     /// Content hashes of `files`, in parallel; an unreadable file gives its error.
-    static func fingerprints(_ files: [SourceFile], jobs: Int) throws -> [Result<Fingerprint, InputError>] {
+    ///
+    /// A file whose size and modification time are what they were when it was stored, and which
+    /// had then been left alone for a second already, is not read again: any later write would
+    /// have moved its modification time. So a night over months of history reads only new files.
+    static func fingerprints(_ files: [SourceFile], known: [String: KnownFile], jobs: Int) throws -> [Result<Fingerprint, InputError>] {
         var results: [Result<Fingerprint, InputError>] = []
         try WorkerPool(width: jobs).run(count: files.count, produce: { index, send in
             send(Result { () throws(InputError) -> Fingerprint in
-                let (hash, bytes) = try ContentHash.of(path: files[index].absolutePath)
-                return Fingerprint(hash: hash, bytes: bytes)
+                let file = files[index]
+                var status = stat()
+                guard stat(file.absolutePath, &status) == 0 else {
+                    throw InputError(path: file.absolutePath, reason: String(cString: strerror(errno)))
+                }
+                let modifiedNs = Int64(status.st_mtim.tv_sec) * 1_000_000_000 + Int64(status.st_mtim.tv_nsec)
+                if let previous = known[file.relativePath], previous.bytes == Int(status.st_size), previous.modifiedNs == modifiedNs,
+                   modifiedNs / 1_000_000 <= previous.ingestedMs - 1_000 {
+                    return Fingerprint(hash: previous.hash, bytes: previous.bytes, modifiedNs: modifiedNs)
+                }
+                let (hash, bytes) = try ContentHash.of(path: file.absolutePath)
+                return Fingerprint(hash: hash, bytes: bytes, modifiedNs: modifiedNs)
             })
         }, consume: { _, result in results.append(result) })
         return results
@@ -90,25 +114,31 @@ public enum IngestStage {
         files: [SourceFile], database: Database, jobs width: Int, chunkBytes: Int = IngestStage.chunkBytes,
         progress: ((IngestProgress) -> Void)? = nil
     ) throws -> IngestReport {
-        var known: [String: (hash: String, counts: LineCounts)] = [:]
-        try database.forEach("SELECT path, content_hash, lines_read, accepted, rejected, blank, ignored FROM files") { row in
-            known[row.string(0)] = (
-                row.string(1),
-                LineCounts(read: Int(row.int(2)), accepted: Int(row.int(3)), rejected: Int(row.int(4)),
-                           blank: Int(row.int(5)), ignored: Int(row.int(6)))
-            )
+        var known: [String: KnownFile] = [:]
+        try database.forEach("""
+            SELECT path, content_hash, lines_read, accepted, rejected, blank, ignored, bytes, mtime_ns, ingested_ms FROM files
+            """) { row in
+            known[row.string(0)] = KnownFile(
+                hash: row.string(1), bytes: Int(row.int(7)), modifiedNs: row.optionalInt(8), ingestedMs: row.int(9),
+                counts: LineCounts(read: Int(row.int(2)), accepted: Int(row.int(3)), rejected: Int(row.int(4)),
+                                   blank: Int(row.int(5)), ignored: Int(row.int(6))))
         }
         var report = IngestReport()
         var jobs: [Job] = []
         var outcomes: [IngestedFile?] = Array(repeating: nil, count: files.count)
         var failures: [InputError?] = Array(repeating: nil, count: files.count)
-        let prints = try fingerprints(files, jobs: width)
+        let prints = try fingerprints(files, known: known, jobs: width)
         for (index, file) in files.enumerated() {
             switch prints[index] {
             case .failure(let error):
                 failures[index] = error
             case .success(let print):
                 if let previous = known[file.relativePath], previous.hash == print.hash {
+                    if previous.modifiedNs != print.modifiedNs {
+                        // Same bytes, touched: remember the new time so the next night need not read it.
+                        try database.run("UPDATE files SET mtime_ns = ?, ingested_ms = ? WHERE path = ?",
+                                         [.integer(print.modifiedNs), .integer(RunLog.nowMs()), .text(file.relativePath)])
+                    }
                     outcomes[index] = IngestedFile(path: file.relativePath, kind: file.kind, status: .unchanged,
                                                    counts: previous.counts, bytes: print.bytes)
                 } else {
@@ -136,7 +166,7 @@ public enum IngestStage {
             let file = files[job.fileIndex]
             guard failures[job.fileIndex] == nil, case .success(let print) = prints[job.fileIndex] else { return }
             if job.isFirst, writer == nil {
-                writer = try FileWriter(database: database, file: file, hash: print.hash, bytes: print.bytes)
+                writer = try FileWriter(database: database, file: file, print: print)
                 lineOffset = 0
             }
             switch message {
@@ -207,9 +237,9 @@ final class FileWriter {
     private(set) var counts = LineCounts()
     let bytes: Int
 
-    init(database: Database, file: SourceFile, hash: String, bytes: Int) throws {
+    init(database: Database, file: SourceFile, print: IngestStage.Fingerprint) throws {
         self.database = database
-        self.bytes = bytes
+        self.bytes = print.bytes
         try database.execute("BEGIN IMMEDIATE")
         do {
             if case .integer(let previousID)? = try database.scalar("SELECT file_id FROM files WHERE path = ?", [.text(file.relativePath)]) {
@@ -219,10 +249,10 @@ final class FileWriter {
             }
             var id: Int64 = 0
             try database.forEach("""
-                INSERT INTO files (path, source, content_hash, bytes, lines_read, accepted, rejected, blank, ignored, ingested_ms)
-                VALUES (?, ?, ?, ?, 0, 0, 0, 0, 0, ?) RETURNING file_id
-                """, [.text(file.relativePath), .text(file.kind.rawValue), .text(hash), .integer(Int64(bytes)),
-                      .integer(Int64(Date().timeIntervalSince1970 * 1000))]) { id = $0.int(0) }
+                INSERT INTO files (path, source, content_hash, bytes, lines_read, accepted, rejected, blank, ignored, ingested_ms, mtime_ns)
+                VALUES (?, ?, ?, ?, 0, 0, 0, 0, 0, ?, ?) RETURNING file_id
+                """, [.text(file.relativePath), .text(file.kind.rawValue), .text(print.hash), .integer(Int64(print.bytes)),
+                      .integer(Int64(Date().timeIntervalSince1970 * 1000)), .integer(print.modifiedNs)]) { id = $0.int(0) }
             fileID = id
             inserts = try RawTable.allCases.map { try database.cached($0.insertSQL) }
         } catch {

@@ -121,7 +121,7 @@ struct AttributionReport {
         // Apple's money whose user nobody knows (no order, delivery or receipt): the unattributed
         // cohort of its purchase day, so every verified dollar lands in a row.
         try database.forEach("""
-            SELECT purchase_ms, unit_price, quantity, currency, refund_amount FROM int_transactions_resolved
+            SELECT purchase_ms, unit_price, quantity, currency, refund_amount FROM int_transactions_resolved NOT INDEXED
             WHERE is_revenue = 1 AND user_id IS NULL
             """) { row in
             let purchase = Self.purchase(row, offset: 0, zone: zone, fx: fx)
@@ -154,7 +154,7 @@ struct AttributionReport {
             ) WHERE n = 1 ORDER BY user_id
             """)
         let purchases = try database.cached("""
-            SELECT user_id, purchase_ms, unit_price, quantity, currency, refund_amount FROM int_transactions_resolved
+            SELECT user_id, purchase_ms, unit_price, quantity, currency, refund_amount FROM int_transactions_resolved NOT INDEXED
             WHERE is_revenue = 1 AND user_id IS NOT NULL ORDER BY user_id, purchase_ms, transaction_id
             """)
         defer {
@@ -189,18 +189,28 @@ struct AttributionReport {
             func earliest(_ indexes: [Int]) -> Int? {
                 indexes.filter { installs[$0].ms <= signup.ms }.min { (installs[$0].ms, $0) < (installs[$1].ms, $1) }
             }
-            let cuid = RowFingerprint(userID)
-            var viaCUID = byCUID.installs(of: cuid)
-            for appsflyerID in linkedAppsflyerIDs[cuid] ?? [] { viaCUID += byAppsflyer.installs(of: appsflyerID) }
-            let candidates: [(String, Int?)] = [
-                ("customer_user_id", earliest(viaCUID)),
-                ("appsflyer_id", signup.appsflyerID.flatMap { earliest(byAppsflyer.installs(of: RowFingerprint($0))) }),
-                ("idfv", signup.idfv.flatMap { earliest(byIDFV.installs(of: RowFingerprint($0))) }),
-                ("idfa", signup.idfa.flatMap { earliest(byIDFA.installs(of: RowFingerprint($0))) }),
+            // The first way that finds an install wins; later ways are not looked at.
+            let ways: [(String, () -> Int?)] = [
+                ("customer_user_id", {
+                    let cuid = RowFingerprint(userID)
+                    var viaCUID = byCUID.installs(of: cuid)
+                    for appsflyerID in linkedAppsflyerIDs[cuid] ?? [] { viaCUID += byAppsflyer.installs(of: appsflyerID) }
+                    return earliest(viaCUID)
+                }),
+                ("appsflyer_id", { signup.appsflyerID.flatMap { earliest(byAppsflyer.installs(of: RowFingerprint($0))) } }),
+                ("idfv", { signup.idfv.flatMap { earliest(byIDFV.installs(of: RowFingerprint($0))) } }),
+                ("idfa", { signup.idfa.flatMap { earliest(byIDFA.installs(of: RowFingerprint($0))) } }),
             ]
+            var found: (how: String, index: Int)?
+            for (how, look) in ways {
+                if let index = look() {
+                    found = (how, index)
+                    break
+                }
+            }
             let key: CohortKey
             let anchor: Int64
-            if let (how, found) = candidates.first(where: { $0.1 != nil }), let index = found {
+            if let (how, index) = found {
                 let install = installs[index]
                 matchedBy[how, default: 0] += 1
                 key = install.key

@@ -62,13 +62,15 @@ public enum Schema {
             CREATE INDEX raw_revocations_by_user ON raw_server__revocations(user_id);
             """),
         // Incremental nights: the keys new files touch, each file's latest event time (the as-of
-        // without scanning every table), and the raw indexes that rebuild one key's normalized rows.
+        // without scanning every table) and modification time (unchanged files are not read again),
+        // and the raw indexes that rebuild one key's normalized rows.
         // The first run after this migration rebuilds everything once.
         (3, """
             CREATE TABLE dirty_keys (kind TEXT NOT NULL, key TEXT NOT NULL, PRIMARY KEY (kind, key)) WITHOUT ROWID;
             INSERT INTO dirty_keys VALUES ('all', '');
             ALTER TABLE files ADD COLUMN latest_ms INTEGER;
             ALTER TABLE files ADD COLUMN latest_mmp_wall_ms INTEGER;
+            ALTER TABLE files ADD COLUMN mtime_ns INTEGER;
             \(ChangedKeys.latestTimesSQL(where: "1"));
             \(RawIndexes.added3.joined(separator: ";\n"));
             """),

@@ -121,6 +121,24 @@ struct IncrementalTests {
         try expectSame(incremental, full, "stolen order")
     }
 
+    @Test("an unchanged old file is not read again, but the same file rewritten with other bytes of the same size is")
+    func unchangedFilesByTime() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        let path = scenario.input + "/server/a.jsonl"
+        _ = try scenario.write("server/a.jsonl", [Line.order("2026-11-01T10:00:00Z", "o_1", "u_1", "gems60")])
+        let hourAgo = Date(timeIntervalSinceNow: -3600)
+        try FileManager.default.setAttributes([.modificationDate: hourAgo], ofItemAtPath: path)
+        _ = try run(scenario, input: scenario.input)
+        let again = try run(scenario, input: scenario.input)
+        #expect(again.ingest.files.allSatisfy { $0.status == .unchanged })
+        // Same length, other user: a new modification time, so it is read, hashed and replaced.
+        _ = try scenario.write("server/a.jsonl", [Line.order("2026-11-01T10:00:00Z", "o_1", "u_2", "gems60")])
+        let changed = try run(scenario, input: scenario.input)
+        #expect(changed.ingest.files.first { $0.path == "server/a.jsonl" }?.status == .replaced)
+        #expect(try scenario.open().scalar("SELECT user_id FROM stg_server__orders WHERE order_id = 'o_1'") == .text("u_2"))
+    }
+
     /// The same outputs and the same join tables, row for row.
     private func expectSame(_ a: Scenario, _ b: Scenario, _ label: String) throws {
         for name in SampleDataTests.outputs {
