@@ -59,8 +59,8 @@ struct JoinScope {
         return scope
     }
 
-    /// The keys recorded in `dirty_keys`, plus the transactions whose `lost_delivery` due time the
-    /// as-of moved across (purchased in the window between the two as-of times, less grace).
+    /// The keys recorded in `dirty_keys`, plus the undelivered transactions whose `lost_delivery`
+    /// due time the as-of moved across (purchased in the window between the two as-of times, less grace).
     static func seeds(in database: Database, previousAsOfMs: Int64, asOfMs: Int64, graceMs: Int64) throws -> JoinScope {
         var seeds = JoinScope()
         try database.forEach("SELECT kind, key FROM dirty_keys") { row in
@@ -74,8 +74,12 @@ struct JoinScope {
             }
         }
         if previousAsOfMs != asOfMs {
-            try database.forEach("SELECT transaction_id FROM stg_apple__transactions WHERE purchase_ms > ? AND purchase_ms <= ?",
-                                 [.integer(min(previousAsOfMs, asOfMs) - graceMs), .integer(max(previousAsOfMs, asOfMs) - graceMs)]) { row in
+            // Only lost_delivery reads the as-of, and only for a transaction never delivered.
+            try database.forEach("""
+                SELECT t.transaction_id FROM stg_apple__transactions t
+                WHERE t.purchase_ms > ? AND t.purchase_ms <= ?
+                  AND NOT EXISTS (SELECT 1 FROM stg_server__deliveries d WHERE d.transaction_id = t.transaction_id)
+                """, [.integer(min(previousAsOfMs, asOfMs) - graceMs), .integer(max(previousAsOfMs, asOfMs) - graceMs)]) { row in
                 seeds.transactions.insert(row.string(0))
             }
         }

@@ -121,6 +121,29 @@ struct IncrementalTests {
         try expectSame(incremental, full, "stolen order")
     }
 
+    @Test("a night that only moves the as-of past a purchase's due time makes it a lost delivery, as a full rebuild does")
+    func asOfMovesPastDue() throws {
+        let receipts = [Line.v2Receipt("2026-11-01T10:05:00Z", "u_9", transaction: Line.v2("t_9", "gems60", purchase: "2026-11-01T10:00:00Z"))]
+        let night1 = [Line.order("2026-11-01T12:00:00Z", "o_7", "u_7", "gems60")]
+        let night2 = [Line.order("2026-11-03T00:00:00Z", "o_8", "u_8", "gems60")]
+        let incremental = try Scenario()
+        try incremental.catalog()
+        _ = try incremental.write("receipts/a.jsonl", receipts).write("server/a.jsonl", night1)
+        _ = try run(incremental, input: incremental.input)
+        #expect(try Scenario.findings(incremental.open()).filter { $0.kind == .lostDelivery }.isEmpty)
+        _ = try incremental.write("server/b.jsonl", night2)
+        let night = try run(incremental, input: incremental.input)
+        // Nothing links t_9 to the new order; only the as-of reaches it.
+        #expect(night.join.recomputedTransactions == 1)
+        #expect(try Scenario.findings(incremental.open()).filter { $0.kind == .lostDelivery }.map(\.transactionID) == ["t_9"])
+
+        let full = try Scenario()
+        try full.catalog()
+        _ = try full.write("receipts/a.jsonl", receipts).write("server/a.jsonl", night1).write("server/b.jsonl", night2)
+        _ = try run(full, input: full.input)
+        try expectSame(incremental, full, "as-of moved")
+    }
+
     @Test("an unchanged old file is not read again, but the same file rewritten with other bytes of the same size is")
     func unchangedFilesByTime() throws {
         let scenario = try Scenario()
