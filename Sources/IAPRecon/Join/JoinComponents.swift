@@ -13,9 +13,7 @@ struct JoinComponents {
     private var kinds: [Kind] = []
     private var parent: [Int32] = []
 
-    enum Kind: UInt8, CaseIterable {
-        case transaction, order, user, chain
-    }
+    typealias Kind = ChangedKeys.Kind
 
     private var count: Int { kinds.count }
 
@@ -51,13 +49,7 @@ struct JoinComponents {
         for root in 0..<count where start[root] < start[root + 1] {
             for position in Int(start[root])..<Int(start[root + 1]) {
                 let node = Int(order[position])
-                let key = graph.key(node)
-                switch graph.kinds[node] {
-                case .transaction: batch.transactions.insert(key)
-                case .order: batch.orders.insert(key)
-                case .user: batch.users.insert(key)
-                case .chain: batch.chains.insert(key)
-                }
+                batch.insert(graph.key(node), as: graph.kinds[node])
             }
             if batch.transactions.count >= limit {
                 try JoinScope.fill(batch, prefix: "join", in: database)
@@ -95,7 +87,7 @@ struct JoinComponents {
     }
 
     private mutating func node(_ kind: Kind, _ key: String) -> Int32 {
-        let fingerprint = RowFingerprint(String(kind.rawValue) + "\u{1F}" + key)
+        let fingerprint = RowFingerprint(kind.rawValue + "\u{1F}" + key)
         if let id = ids[fingerprint] { return id }
         let id = Int32(count)
         ids[fingerprint] = id

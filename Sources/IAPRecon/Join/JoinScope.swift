@@ -17,6 +17,16 @@ struct JoinScope {
 
     var isEmpty: Bool { transactions.isEmpty && orders.isEmpty && users.isEmpty && chains.isEmpty }
 
+    mutating func insert(_ key: String, as kind: ChangedKeys.Kind) {
+        switch kind {
+        case .transaction: transactions.insert(key)
+        case .order: orders.insert(key)
+        case .user: users.insert(key)
+        case .chain: chains.insert(key)
+        case .all, .mmpFile, .mmpRebuild: break
+        }
+    }
+
     /// A condition on a transaction id column: the scope's rows (the scope is in `temp.join_transactions`).
     static func transactions(_ column: String) -> String { "\(column) IN temp.join_transactions" }
 
@@ -39,14 +49,7 @@ struct JoinScope {
             for (sql, kinds) in links {
                 try database.forEach(sql) { row in
                     for (column, kind) in kinds.enumerated() {
-                        guard let key = row.optionalString(column) else { continue }
-                        switch kind {
-                        case .transaction: reached.transactions.insert(key)
-                        case .order: reached.orders.insert(key)
-                        case .user: reached.users.insert(key)
-                        case .chain: reached.chains.insert(key)
-                        case .all, .mmpFile, .mmpRebuild: break
-                        }
+                        if let key = row.optionalString(column) { reached.insert(key, as: kind) }
                     }
                 }
             }
@@ -64,14 +67,7 @@ struct JoinScope {
     static func seeds(in database: Database, previousAsOfMs: Int64, asOfMs: Int64, graceMs: Int64) throws -> JoinScope {
         var seeds = JoinScope()
         try database.forEach("SELECT kind, key FROM dirty_keys") { row in
-            let key = row.string(1)
-            switch ChangedKeys.Kind(rawValue: row.string(0)) {
-            case .transaction: seeds.transactions.insert(key)
-            case .order: seeds.orders.insert(key)
-            case .user: seeds.users.insert(key)
-            case .chain: seeds.chains.insert(key)
-            case .all, .mmpFile, .mmpRebuild, nil: break
-            }
+            if let kind = ChangedKeys.Kind(rawValue: row.string(0)) { seeds.insert(row.string(1), as: kind) }
         }
         if previousAsOfMs != asOfMs {
             // Only lost_delivery reads the as-of, and only for a transaction never delivered.
