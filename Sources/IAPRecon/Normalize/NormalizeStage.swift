@@ -10,22 +10,33 @@
 /// - `stg_receipts__senders`: which users sent a receipt with which transaction.
 public enum NormalizeStage {
     /// Rebuilds every `stg_*` table, or — when ingest recorded which keys changed — only the rows of those keys.
+    ///
+    /// A full rebuild commits table by table: one transaction over millions of rows makes every
+    /// page read search an ever longer write-ahead log. It first asks for a full rebuild in
+    /// `dirty_keys` (which only the join clears), so a run killed half-way rebuilds in full again.
     public static func run(database: Database) throws {
-        try database.transaction {
+        let full = try database.transaction {
             try RawIndexes.restore(database)
             let full = try needsFullRebuild(database)
             if full {
+                try ChangedKeys.requestFullRebuild(database)
                 try database.execute(dropAndCreate)
-                try build(database, .everything)
-                try database.execute(createIndexes)
             } else {
                 try database.execute(NormalizeScope.prepareChanged)
                 try expandSharedDeliveryIDs(database)
                 try database.execute(NormalizeScope.recordLinksAndDelete)
                 try build(database, .changed)
+                try MMPEvents.update(database, full: false)
             }
-            try MMPEvents.update(database, full: full)
+            return full
         }
+        guard full else { return }
+        try database.transaction { try buildOrders(database, .everything) }
+        try database.transaction { try buildDeliveries(database, .everything) }
+        try database.transaction { try buildTransactions(database, .everything) }
+        try database.transaction { try buildClaims(database, .everything) }
+        try database.transaction { try MMPEvents.update(database, full: true) }
+        try database.transaction { try database.execute(createIndexes) }
     }
 
     /// A fresh store, a pending full rebuild, or `stg_*` tables from an older iaprecon.
