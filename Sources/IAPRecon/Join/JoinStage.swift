@@ -60,7 +60,7 @@ public enum JoinStage {
 
     /// Decides one closed scope (already in the `temp.join_*` tables) and writes its rows.
     private static func reconcile(_ database: Database, _ scope: JoinScope, _ rules: FindingRules) throws {
-        var input = try ReconciliationInput.load(database, scope: scope)
+        var input = try ReconciliationInput.load(database)
         let matching = OrderMatching(input)
         // What only matching needed goes before the rest is resolved.
         input.orderDeliveriesInTimeOrder = []

@@ -17,9 +17,8 @@ struct ReconciliationInput {
     var receiptClaims: [(orderID: String, transactionID: String)] = []
     var catalog: [String: Shared<Product>] = [:]
 
-    /// The rows of one closed scope (in the `temp.join_*` tables); the catalog whole.
-    static func load(_ database: Database, scope: JoinScope) throws -> ReconciliationInput {
-        let transactionRows = { (column: String) in JoinScope.transactions(column) }
+    /// The rows of one closed scope, which the caller has put in the `temp.join_*` tables; the catalog whole.
+    static func load(_ database: Database) throws -> ReconciliationInput {
         var input = ReconciliationInput()
         // Ids and codes recur across orders, deliveries, receipts and transactions: one copy of each.
         var pool = StringPool()
@@ -35,7 +34,7 @@ struct ReconciliationInput {
         }
         try database.forEach("""
             SELECT ts_ms, user_id, transaction_id, product_id, order_id, quantity, delivery_id, copies, source
-            FROM stg_server__deliveries WHERE \(transactionRows("transaction_id")) ORDER BY ts_ms, source
+            FROM stg_server__deliveries WHERE \(JoinScope.transactions("transaction_id")) ORDER BY ts_ms, source
             """) { row in
             let delivery = Delivery(ms: row.int(0), userID: pool(row.string(1)), transactionID: pool(row.string(2)),
                                     productID: pool(row.string(3)), orderID: pool(row.optionalString(4)), quantity: row.int(5),
@@ -46,7 +45,7 @@ struct ReconciliationInput {
         }
         try database.forEach("""
             SELECT r.ts_ms, r.user_id, r.transaction_id, f.path || ':' || r.line FROM raw_server__revocations r JOIN files f USING (file_id)
-            WHERE \(transactionRows("r.transaction_id"))
+            WHERE \(JoinScope.transactions("r.transaction_id"))
             ORDER BY r.ts_ms, f.path, r.line
             """) { row in
             let revocation = Revocation(ms: row.int(0), userID: row.string(1), transactionID: row.string(2), source: row.string(3))
@@ -55,7 +54,7 @@ struct ReconciliationInput {
         try database.forEach("""
             SELECT transaction_id, original_transaction_id, product_id, purchase_ms, expires_ms, environment, price_milli, currency,
                    storefront, app_account_token, type, quantity, ownership, subscription_group, sources
-            FROM stg_apple__transactions WHERE \(transactionRows("transaction_id"))
+            FROM stg_apple__transactions WHERE \(JoinScope.transactions("transaction_id"))
             """) { row in
             let transaction = VerifiedTransaction(
                 transactionID: pool(row.string(0)), originalTransactionID: pool(row.string(1)), productID: pool(row.string(2)),
@@ -68,20 +67,20 @@ struct ReconciliationInput {
         }
         try database.forEach("""
             SELECT transaction_id, kind, event_ms, revocation_type, revocation_percentage, source FROM stg_apple__refunds
-            WHERE \(transactionRows("transaction_id"))
+            WHERE \(JoinScope.transactions("transaction_id"))
             """) { row in
             let event = RefundEvent(kind: RefundEvent.Kind(rawValue: row.string(1)) ?? .refund, ms: row.int(2),
                                     revocationType: row.optionalString(3), revocationPercentage: row.optionalInt(4), source: row.string(5))
             input.refunds[row.string(0), default: []].append(event)
         }
         try database.forEach("""
-            SELECT transaction_id, user_id, first_ms, source FROM stg_receipts__senders WHERE \(transactionRows("transaction_id"))
+            SELECT transaction_id, user_id, first_ms, source FROM stg_receipts__senders WHERE \(JoinScope.transactions("transaction_id"))
             ORDER BY first_ms, source
             """) { row in
             input.senders[pool(row.string(0)), default: []].append(pool(row.string(1)))
         }
         try database.forEach("""
-            SELECT order_id, transaction_id FROM stg_receipts__claims WHERE \(transactionRows("transaction_id"))
+            SELECT order_id, transaction_id FROM stg_receipts__claims WHERE \(JoinScope.transactions("transaction_id"))
             ORDER BY received_ms, path, line
             """) { row in
             input.receiptClaims.append((pool(row.string(0)), pool(row.string(1))))

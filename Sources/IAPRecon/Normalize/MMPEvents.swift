@@ -35,12 +35,9 @@ enum MMPEvents {
         let inOrder = try appendsInOrder(database, newFiles)
         if full || rebuildRequested || !exists || !inOrder {
             try database.execute(create)
-            try append(database, files: "SELECT file_id FROM files WHERE source = '\(SourceKind.attribution.rawValue)' ORDER BY path", fresh: true)
+            try append(database, files: "source = '\(SourceKind.attribution.rawValue)'", fresh: true)
         } else if !newFiles.isEmpty {
-            try append(database, files: """
-                SELECT file_id FROM files WHERE file_id IN (SELECT CAST(key AS INTEGER) FROM dirty_keys WHERE kind = 'mmp_file')
-                ORDER BY path
-                """, fresh: false)
+            try append(database, files: "file_id IN (\(newFiles.map(String.init).joined(separator: ",")))", fresh: false)
         }
     }
 
@@ -55,12 +52,12 @@ enum MMPEvents {
         return first > newest
     }
 
-    /// Appends the rows of the files `filesSQL` lists, in that order and line order; repeats are skipped.
+    /// Appends the rows of the files `condition` selects, in path and line order; repeats are skipped.
     /// Into `fresh` tables, repeats are found in memory (16 bytes a row) and the identities written
     /// sorted at the end, so no insert lands at a random place of a large b-tree.
-    private static func append(_ database: Database, files filesSQL: String, fresh: Bool) throws {
+    private static func append(_ database: Database, files condition: String, fresh: Bool) throws {
         var files: [(id: Int64, path: String)] = []
-        try database.forEach("SELECT file_id, path FROM files WHERE file_id IN (\(filesSQL)) ORDER BY path") { files.append(($0.int(0), $0.string(1))) }
+        try database.forEach("SELECT file_id, path FROM files WHERE \(condition) ORDER BY path") { files.append(($0.int(0), $0.string(1))) }
         let identity = try database.cached("INSERT OR IGNORE INTO stg_mmp__identities VALUES (?, ?)")
         let install = try database.cached("INSERT INTO stg_mmp__installs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
         let purchase = try database.cached("INSERT INTO stg_mmp__purchases VALUES (?, ?, ?, ?, ?, ?)")

@@ -8,6 +8,8 @@
 ///   by `delivery_id`, or by identical ts, user, transaction, product, quantity.
 /// - `stg_server__orders`: one row per `order_id` (its first line).
 /// - `stg_receipts__senders`: which users sent a receipt with which transaction.
+/// - `stg_receipts__claims`: receipt lines naming both an order and a transaction.
+/// - `stg_mmp__*`: MMP rows without repeats (`MMPEvents`).
 public enum NormalizeStage {
     /// Rebuilds every `stg_*` table, or — when ingest recorded which keys changed — only the rows of those keys.
     ///
@@ -25,16 +27,13 @@ public enum NormalizeStage {
                 try database.execute(NormalizeScope.prepareChanged)
                 try expandSharedDeliveryIDs(database)
                 try database.execute(NormalizeScope.recordLinksAndDelete)
-                try build(database, .changed)
+                for build in builders { try build(database, .changed) }
                 try MMPEvents.update(database, full: false)
             }
             return full
         }
         guard full else { return }
-        try database.transaction { try buildOrders(database, .everything) }
-        try database.transaction { try buildDeliveries(database, .everything) }
-        try database.transaction { try buildTransactions(database, .everything) }
-        try database.transaction { try buildClaims(database, .everything) }
+        for build in builders { try database.transaction { try build(database, .everything) } }
         try database.transaction { try MMPEvents.update(database, full: true) }
         try database.transaction { try database.execute(createIndexes) }
     }
@@ -63,12 +62,10 @@ public enum NormalizeStage {
         }
     }
 
-    private static func build(_ database: Database, _ scope: NormalizeScope) throws {
-        try buildOrders(database, scope)
-        try buildDeliveries(database, scope)
-        try buildTransactions(database, scope)
-        try buildClaims(database, scope)
-    }
+    /// The `stg_*` builders, each for all rows or the changed keys' rows.
+    private static let builders: [@Sendable (Database, NormalizeScope) throws -> Void] = [
+        buildOrders, buildDeliveries, buildTransactions, buildClaims,
+    ]
 
     static let dropAndCreate = """
         DROP TABLE IF EXISTS stg_server__orders;

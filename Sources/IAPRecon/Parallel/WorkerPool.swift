@@ -4,7 +4,7 @@ import Synchronization
 
 /// Runs jobs on a fixed number of Dispatch worker threads.
 ///
-/// The only code that uses Dispatch directly. Workers take jobs in index
+/// With `Background`, the only code that uses Dispatch directly. Workers take jobs in index
 /// order and hand results to the calling thread through an `OrderedChannel`,
 /// so whatever the width, the caller sees results in job order and `--jobs 1`
 /// and `--jobs 8` write the same store and the same outputs.

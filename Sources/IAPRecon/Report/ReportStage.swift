@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// The settings of the report stage.
 public struct ReportSettings: Sendable {
@@ -35,10 +34,8 @@ public enum ReportStage {
         let findings = try FindingsReport(database: database)
         let fx = try FXRates(database: database, reportingCurrency: settings.currency)
         // Revenue reads int_transactions_resolved on its own connection while attribution runs here.
-        let revenueResult = Mutex<Result<RevenueReport, any Error>?>(nil)
-        let revenueDone = DispatchGroup()
-        DispatchQueue.global().async(group: revenueDone) { [path = database.path, zone = settings.zone] in
-            revenueResult.withLock { $0 = Result { try RevenueReport(database: Database(path: path, readOnly: true), zone: zone, fx: fx) } }
+        let revenueWork = Background { [path = database.path, zone = settings.zone] in
+            try RevenueReport(database: Database(path: path, readOnly: true), zone: zone, fx: fx)
         }
         let attribution: AttributionReport
         do {
@@ -46,11 +43,10 @@ public enum ReportStage {
                 try AttributionReport(database: database, zone: settings.zone, fx: fx, asOfMs: asOfMs)
             }
         } catch {
-            revenueDone.wait()
+            _ = try? revenueWork.value()
             throw error
         }
-        revenueDone.wait()
-        guard let revenue = try revenueResult.withLock({ $0 })?.get() else { throw CancellationError() }
+        let revenue = try revenueWork.value()
         let summary = try SummaryReport.build(database: database, asOfMs: asOfMs, graceMs: graceMs, settings: settings,
                                               findings: findings, revenue: revenue, attribution: attribution, timings: timings)
         let output = try OutputSet(folder: settings.outFolder)
