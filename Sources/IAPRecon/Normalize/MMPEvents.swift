@@ -27,18 +27,43 @@ enum MMPEvents {
         """
 
     /// Brings the tables up to date: appends the new MMP files, or rebuilds when appending would change who wins.
-    static func update(_ database: Database, full: Bool) throws {
+    static func update(_ database: Database) throws {
         var newFiles: [Int64] = []
         try database.forEach("SELECT CAST(key AS INTEGER) FROM dirty_keys WHERE kind = 'mmp_file'") { newFiles.append($0.int(0)) }
         let rebuildRequested = try database.scalar("SELECT count(*) FROM dirty_keys WHERE kind = 'mmp_rebuild'").integerValue > 0
         let exists = try database.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'stg_mmp__identities'").integerValue > 0
         let inOrder = try appendsInOrder(database, newFiles)
-        if full || rebuildRequested || !exists || !inOrder {
+        if rebuildRequested || !exists || !inOrder {
             try database.execute(create)
-            try append(database, files: "source = '\(SourceKind.attribution.rawValue)'", fresh: true)
+            try rebuild.runHere(database)
         } else if !newFiles.isEmpty {
-            try append(database, files: "file_id IN (\(newFiles.map(String.init).joined(separator: ",")))", fresh: false)
+            // Identities already stored decide what is a repeat: each new one is inserted first.
+            let identity = try database.cached(inserts[0])
+            let target = try DirectInserts(database: database, inserts: inserts)
+            try append(database, files: "file_id IN (\(newFiles.map(String.init).joined(separator: ",")))", into: target) { fingerprint in
+                try identity.insert([.integer(Int64(bitPattern: fingerprint.first)), .integer(Int64(bitPattern: fingerprint.second))])
+                return database.changes == 1
+            }
         }
+    }
+
+    /// Tables 0...3: identities, installs, purchases, links.
+    private static let inserts = [
+        "INSERT OR IGNORE INTO stg_mmp__identities VALUES (?, ?)",
+        "INSERT INTO stg_mmp__installs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO stg_mmp__purchases VALUES (?, ?, ?, ?, ?, ?)",
+        "INSERT OR IGNORE INTO stg_mmp__links VALUES (?, ?)",
+    ]
+
+    /// Fills the empty (just created) tables from every MMP file. Repeats are found in memory
+    /// (16 bytes a row) and the identities written sorted at the end, so no insert lands at a
+    /// random place of a large b-tree.
+    static let rebuild = ReaderJob(inserts: inserts) { reader, target in
+        var seen = Set<RowFingerprint>()
+        try append(reader, files: "source = '\(SourceKind.attribution.rawValue)'", into: target) { seen.insert($0).inserted }
+        let sorted = seen.map { (Int64(bitPattern: $0.first), Int64(bitPattern: $0.second)) }.sorted { $0 < $1 }
+        seen = []
+        for (first, second) in sorted { try target.insert(table: 0, [.integer(first), .integer(second)]) }
     }
 
     /// True when every new file sorts after every MMP file already in the tables.
@@ -52,19 +77,13 @@ enum MMPEvents {
         return first > newest
     }
 
-    /// Appends the rows of the files `condition` selects, in path and line order; repeats are skipped.
-    /// Into `fresh` tables, repeats are found in memory (16 bytes a row) and the identities written
-    /// sorted at the end, so no insert lands at a random place of a large b-tree.
-    private static func append(_ database: Database, files condition: String, fresh: Bool) throws {
+    /// Appends the rows of the files `condition` selects, in path and line order, that `isNew` lets through.
+    private static func append(_ reader: Database, files condition: String, into target: any RowTarget,
+                               isNew: (RowFingerprint) throws -> Bool) throws {
         var files: [(id: Int64, path: String)] = []
-        try database.forEach("SELECT file_id, path FROM files WHERE \(condition) ORDER BY path") { files.append(($0.int(0), $0.string(1))) }
-        let identity = try database.cached("INSERT OR IGNORE INTO stg_mmp__identities VALUES (?, ?)")
-        let install = try database.cached("INSERT INTO stg_mmp__installs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
-        let purchase = try database.cached("INSERT INTO stg_mmp__purchases VALUES (?, ?, ?, ?, ?, ?)")
-        let link = try database.cached("INSERT OR IGNORE INTO stg_mmp__links VALUES (?, ?)")
-        var seen = Set<RowFingerprint>()
+        try reader.forEach("SELECT file_id, path FROM files WHERE \(condition) ORDER BY path") { files.append(($0.int(0), $0.string(1))) }
         for file in files {
-            try database.forEach("""
+            try reader.forEach("""
                 SELECT event_wall_ms, install_wall_ms, event_name, media_source, campaign, customer_user_id, idfv, idfa, appsflyer_id,
                        revenue, revenue_currency, revenue_usd, is_retargeting_n, event_value_key, line
                 FROM raw_mmp__events WHERE file_id = ? ORDER BY line, item
@@ -74,25 +93,16 @@ enum MMPEvents {
                 let name = row.string(2)
                 let key = [appsflyerID ?? cuid ?? row.optionalString(6) ?? row.optionalString(7) ?? "", name, String(row.int(0)), row.string(13)]
                     .joined(separator: "\u{1F}")
-                let fingerprint = RowFingerprint(key)
-                if fresh {
-                    guard seen.insert(fingerprint).inserted else { return }
-                } else {
-                    try identity.insert([.integer(Int64(bitPattern: fingerprint.first)), .integer(Int64(bitPattern: fingerprint.second))])
-                    guard database.changes == 1 else { return }
-                }
-                if let cuid, let appsflyerID { try link.insert([.text(cuid), .text(appsflyerID)]) }
+                guard try isNew(RowFingerprint(key)) else { return }
+                if let cuid, let appsflyerID { try target.insert(table: 3, [.text(cuid), .text(appsflyerID)]) }
                 if name == "install" {
-                    try install.insert([.integer(row.optionalInt(1) ?? row.int(0)), row.value(3), row.value(4), row.value(5), row.value(6),
-                                        row.value(7), row.value(8), .integer(row.int(12) == 1 ? 1 : 0), .text("\(file.path):\(row.int(14))")])
+                    try target.insert(table: 1, [.integer(row.optionalInt(1) ?? row.int(0)), row.value(3), row.value(4), row.value(5), row.value(6),
+                                                 row.value(7), row.value(8), .integer(row.int(12) == 1 ? 1 : 0), .text("\(file.path):\(row.int(14))")])
                 } else if name == "af_purchase" {
-                    try purchase.insert([row.value(0), row.value(5), row.value(8), row.value(9), row.value(10), row.value(11)])
+                    try target.insert(table: 2, [row.value(0), row.value(5), row.value(8), row.value(9), row.value(10), row.value(11)])
                 }
             }
         }
-        let sorted = seen.map { (Int64(bitPattern: $0.first), Int64(bitPattern: $0.second)) }.sorted { $0 < $1 }
-        seen = []
-        for (first, second) in sorted { try identity.insert([.integer(first), .integer(second)]) }
     }
 }
 

@@ -16,25 +16,28 @@ public enum NormalizeStage {
     /// A full rebuild commits table by table: one transaction over millions of rows makes every
     /// page read search an ever longer write-ahead log. It first asks for a full rebuild in
     /// `dirty_keys` (which only the join clears), so a run killed half-way rebuilds in full again.
-    public static func run(database: Database) throws {
+    ///
+    /// A full rebuild runs its builders as `ReaderJobs`: each reads the raw tables on a worker's own
+    /// connection while this one only inserts; `workers` bounds how many read at once.
+    public static func run(database: Database, workers: WorkerPool = WorkerPool(width: WorkerPool.defaultWidth)) throws {
         let full = try database.transaction {
             try RawIndexes.restore(database)
             let full = try needsFullRebuild(database)
             if full {
                 try ChangedKeys.requestFullRebuild(database)
                 try database.execute(dropAndCreate)
+                try database.execute(MMPEvents.create)
             } else {
                 try database.execute(NormalizeScope.prepareChanged)
                 try expandSharedDeliveryIDs(database)
                 try database.execute(NormalizeScope.recordLinksAndDelete)
-                for build in builders { try build(database, .changed) }
-                try MMPEvents.update(database, full: false)
+                for builder in builders { try builder(.changed).runHere(database) }
+                try MMPEvents.update(database)
             }
             return full
         }
         guard full else { return }
-        for build in builders { try database.transaction { try build(database, .everything) } }
-        try database.transaction { try MMPEvents.update(database, full: true) }
+        try ReaderJobs.run(builders.map { $0(.everything) } + [MMPEvents.rebuild], database: database, pool: workers)
         try database.transaction { try database.execute(createIndexes) }
     }
 
@@ -62,9 +65,10 @@ public enum NormalizeStage {
         }
     }
 
-    /// The `stg_*` builders, each for all rows or the changed keys' rows.
-    private static let builders: [@Sendable (Database, NormalizeScope) throws -> Void] = [
-        buildOrders, buildDeliveries, buildTransactions, buildClaims,
+    /// The `stg_*` builders, each for all rows or the changed keys' rows; the slowest to read first,
+    /// so a full rebuild's writer has rows to insert while the others still sort.
+    private static let builders: [@Sendable (NormalizeScope) -> ReaderJob] = [
+        buildTransactions, buildDeliveries, buildOrders, buildClaims,
     ]
 
     static let dropAndCreate = """
@@ -117,10 +121,9 @@ public enum NormalizeStage {
         CREATE INDEX stg_claims_by_order ON stg_receipts__claims(order_id);
         """
 
-    private static func buildOrders(_ database: Database, _ scope: NormalizeScope) throws {
+    private static func buildOrders(_ scope: NormalizeScope) -> ReaderJob {
         // The first line of each order_id wins; later repeats are shipper copies or resends.
-        try database.execute("""
-            INSERT INTO stg_server__orders
+        copy(into: "stg_server__orders", columns: 8, select: """
             SELECT order_id, ts_ms, user_id, product_id, price, currency, storefront, path || ':' || line
             FROM (
               SELECT o.*, f.path, row_number() OVER (PARTITION BY o.order_id ORDER BY f.path, o.line) AS n
@@ -130,12 +133,19 @@ public enum NormalizeStage {
             """)
     }
 
+    /// A job that inserts every row of `select` into `table`.
+    private static func copy(into table: String, columns: Int, select: String) -> ReaderJob {
+        let placeholders = Array(repeating: "?", count: columns).joined(separator: ", ")
+        return ReaderJob(inserts: ["INSERT INTO \(table) VALUES (\(placeholders))"]) { reader, target in
+            try reader.forEach(select) { try target.insert(table: 0, $0, columns: columns) }
+        }
+    }
+
     /// Distinct deliveries: the first line (by file, then line) of each delivery key, with its copy count.
     /// Log shippers repeat lines: one delivery per `delivery_id`, or per identical ts, user, transaction,
     /// product and quantity where there is none. SQLite's sorter does the grouping, spilling to disk.
-    private static func buildDeliveries(_ database: Database, _ scope: NormalizeScope) throws {
-        try database.execute("""
-            INSERT INTO stg_server__deliveries
+    private static func buildDeliveries(_ scope: NormalizeScope) -> ReaderJob {
+        copy(into: "stg_server__deliveries", columns: 10, select: """
             SELECT key, ts_ms, user_id, transaction_id, product_id, order_id, quantity_n, delivery_id, copies, path || ':' || line
             FROM (
               SELECT *, row_number() OVER (PARTITION BY key ORDER BY path, line, item) AS n, count(*) OVER (PARTITION BY key) AS copies
@@ -153,9 +163,8 @@ public enum NormalizeStage {
     }
 
     /// Receipt lines naming both an order and a transaction (matching rule 2), with their place for ordering.
-    private static func buildClaims(_ database: Database, _ scope: NormalizeScope) throws {
-        try database.execute("""
-            INSERT INTO stg_receipts__claims
+    private static func buildClaims(_ scope: NormalizeScope) -> ReaderJob {
+        copy(into: "stg_receipts__claims", columns: 5, select: """
             SELECT v.order_id, v.transaction_id, v.received_ms, f.path, v.line
             FROM raw_receipts__verifications v \(scope.scan) JOIN files f USING (file_id)
             WHERE v.order_id IS NOT NULL AND v.transaction_id IS NOT NULL AND \(scope.transactions("v.transaction_id"))
@@ -164,27 +173,31 @@ public enum NormalizeStage {
 
     /// Merges sightings per transaction in file order: the first sighting that has a field gives it,
     /// except that any `Production` sighting makes the transaction Production.
-    private static func buildTransactions(_ database: Database, _ scope: NormalizeScope) throws {
-        let insert = try database.cached("""
-            INSERT INTO stg_apple__transactions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """)
-        let insertRefund = try database.cached("INSERT OR IGNORE INTO stg_apple__refunds VALUES (?, ?, ?, ?, ?, ?, ?)")
-        let insertSender = try database.cached("INSERT INTO stg_receipts__senders VALUES (?, ?, ?, ?)")
+    private static func buildTransactions(_ scope: NormalizeScope) -> ReaderJob {
+        ReaderJob(inserts: [
+            "INSERT INTO stg_apple__transactions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT OR IGNORE INTO stg_apple__refunds VALUES (?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO stg_receipts__senders VALUES (?, ?, ?, ?)",
+        ]) { reader, target in try mergeTransactions(reader, scope, into: target) }
+    }
+
+    /// Tables 0, 1, 2 of `target`: transactions, refunds, senders.
+    private static func mergeTransactions(_ reader: Database, _ scope: NormalizeScope, into target: any RowTarget) throws {
         var current: MergedTransaction?
         // Per transaction: notifications seen, and each receipt sender's earliest line (by event time, then file order).
         var seenNotifications = Set<String>()
         var senders: [String: (ms: Int64, source: String)] = [:]
         func flush() throws {
             guard let merged = current else { return }
-            try insert.insert(merged.values)
+            try target.insert(table: 0, merged.values)
             for (userID, first) in senders {
-                try insertSender.insert([.text(merged.transactionID), .text(userID), .integer(first.ms), .text(first.source)])
+                try target.insert(table: 2, [.text(merged.transactionID), .text(userID), .integer(first.ms), .text(first.source)])
             }
             current = nil
             seenNotifications.removeAll(keepingCapacity: true)
             senders.removeAll(keepingCapacity: true)
         }
-        try database.forEach("""
+        try reader.forEach("""
             SELECT a.transaction_id, a.original_transaction_id, a.product_id, a.purchase_ms, a.expires_ms, a.environment,
                    a.price_milli_n, a.currency, a.storefront, a.app_account_token, a.type, a.quantity_n, a.ownership,
                    a.subscription_group, a.event_ms, f.path || ':' || a.line, a.notification_uuid, a.notification_type,
@@ -209,10 +222,10 @@ public enum NormalizeStage {
             current?.add(row)
             let notificationType = row.optionalString(17)
             if notificationType == "REFUND_REVERSED" {
-                try insertRefund.insert([.text(transactionID), .text("reversal"), SQLValue(row.optionalInt(14) ?? row.optionalInt(18)),
+                try target.insert(table: 1, [.text(transactionID), .text("reversal"), SQLValue(row.optionalInt(14) ?? row.optionalInt(18)),
                                          .null, .null, .null, .text(source)])
             } else if let revocationMs = row.optionalInt(18) {
-                try insertRefund.insert([.text(transactionID), .text("refund"), .integer(revocationMs), SQLValue(row.optionalString(19)),
+                try target.insert(table: 1, [.text(transactionID), .text("refund"), .integer(revocationMs), SQLValue(row.optionalString(19)),
                                          SQLValue(row.optionalInt(20)), SQLValue(row.optionalString(21)), .text(source)])
             }
         }

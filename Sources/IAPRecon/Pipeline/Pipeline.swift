@@ -82,7 +82,9 @@ public enum Pipeline {
             }) {
                 try Pipeline.ingest(input: options.input, through: options.partitionsThrough, database: database, jobs: options.jobs, progress: progress)
             }
-            try timed("normalize", note: { (_: Void) in "" }) { try NormalizeStage.run(database: database) }
+            try timed("normalize", note: { (_: Void) in "" }) {
+                try NormalizeStage.run(database: database, workers: WorkerPool(width: options.jobs))
+            }
             let join = try timed("join", note: { (summary: JoinSummary) in
                 "as-of \(Timestamp.iso8601(summary.asOfMs)), \(summary.findings) findings"
                     + (summary.recomputedTransactions.map { ", incremental: \($0) transactions recomputed" } ?? "")

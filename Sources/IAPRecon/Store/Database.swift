@@ -151,16 +151,7 @@ public final class Statement {
     /// Binds `values` to parameters 1...n.
     public func bind(_ values: [SQLValue]) throws(SQLiteError) {
         sqlite3_reset(pointer)
-        for (offset, value) in values.enumerated() {
-            let index = Int32(offset + 1)
-            let code: Int32
-            switch value {
-            case .null: code = sqlite3_bind_null(pointer, index)
-            case .integer(let integer): code = sqlite3_bind_int64(pointer, index, integer)
-            case .text(let text): code = sqlite3_bind_text(pointer, index, text, -1, SQLITE_TRANSIENT)
-            }
-            if code != SQLITE_OK { throw SQLiteError(code: code, message: database.lastErrorMessage, sql: sql) }
-        }
+        for (offset, value) in values.enumerated() { try bind(value, at: Int32(offset + 1)) }
     }
 
     /// Steps once: true when a row is ready, false when done.
@@ -183,10 +174,28 @@ public final class Statement {
         switch value {
         case .null: code = sqlite3_bind_null(pointer, index)
         case .integer(let integer): code = sqlite3_bind_int64(pointer, index, integer)
-        case .text(let text): code = sqlite3_bind_text(pointer, index, text, -1, SQLITE_TRANSIENT)
+        case .text(var text):
+            // By its length, not up to a NUL: text holding one is stored whole.
+            code = text.withUTF8 { utf8 in bindText(UnsafeRawBufferPointer(utf8), index) }
         }
         if code != SQLITE_OK { throw SQLiteError(code: code, message: database.lastErrorMessage, sql: sql) }
     }
+
+    private func bindText(_ text: UnsafeRawBufferPointer, _ index: Int32) -> Int32 {
+        withUnsafeBytes(of: 0 as UInt8) { empty in
+            // An empty buffer may have no address, and a null pointer would bind NULL.
+            let start = text.isEmpty ? empty.baseAddress : text.baseAddress
+            return sqlite3_bind_text(pointer, index, start?.assumingMemoryBound(to: CChar.self), Int32(text.count), SQLITE_TRANSIENT)
+        }
+    }
+
+    /// Binds UTF-8 `text` (SQLite copies it) without making a Swift `String` of it.
+    func bindText(_ text: UnsafeRawBufferPointer, at index: Int32) throws(SQLiteError) {
+        let code = bindText(text, index)
+        if code != SQLITE_OK { throw SQLiteError(code: code, message: database.lastErrorMessage, sql: sql) }
+    }
+
+    var parameterCount: Int32 { sqlite3_bind_parameter_count(pointer) }
 
     /// Runs a statement whose parameters are bound; resets it.
     public func execute() throws(SQLiteError) {
@@ -208,8 +217,14 @@ public final class Statement {
         sqlite3_clear_bindings(pointer)
     }
 
-    fileprivate func columnType(_ index: Int32) -> Int32 { sqlite3_column_type(pointer, index) }
-    fileprivate func int64(_ index: Int32) -> Int64 { sqlite3_column_int64(pointer, index) }
+    func columnType(_ index: Int32) -> Int32 { sqlite3_column_type(pointer, index) }
+    func int64(_ index: Int32) -> Int64 { sqlite3_column_int64(pointer, index) }
+
+    /// Column `index` as UTF-8 bytes, valid only inside `body`.
+    func withText<T>(_ index: Int32, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
+        guard let text = sqlite3_column_text(pointer, index) else { return try body(UnsafeBufferPointer(start: nil, count: 0)) }
+        return try body(UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(pointer, index))))
+    }
     fileprivate func text(_ index: Int32) -> String {
         guard let text = sqlite3_column_text(pointer, index) else { return "" }
         // The length SQLite already knows (column_bytes after column_text), so no scan for the NUL.
@@ -222,7 +237,7 @@ extension Statement: Sendable {}
 
 /// The current row of a stepping statement; valid only inside the row callback.
 public struct Row {
-    fileprivate let statement: Statement
+    let statement: Statement
 
     public func isNull(_ index: Int) -> Bool { statement.columnType(Int32(index)) == SQLITE_NULL }
     public func int(_ index: Int) -> Int64 { statement.int64(Int32(index)) }

@@ -119,9 +119,10 @@ extension CommandSpec {
         abstract: "Cast, convert and deduplicate the ingested rows.",
         discussion: """
             Turns raw rows into staging tables: times to UTC epoch milliseconds, \
-            money to exact decimals, repeated lines removed. No joins happen here.
+            money to exact decimals, repeated lines removed. No joins happen here. \
+            A full rebuild reads the raw tables on --jobs workers while one writer inserts.
             """,
-        options: [.db],
+        options: [.db, .jobs],
         examples: [
             ExampleSpec("Normalize what the last ingest loaded:", "iaprecon normalize --db week.sqlite")
         ]

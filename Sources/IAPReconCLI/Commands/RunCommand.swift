@@ -42,7 +42,7 @@ enum StageCommands {
 
     static func normalize(_ command: ParsedCommand, console: Console) throws -> ExitCode {
         try stage(command, "normalize") { database in
-            try NormalizeStage.run(database: database)
+            try NormalizeStage.run(database: database, workers: WorkerPool(width: command.jobs))
             return "normalized"
         }
     }

@@ -1,0 +1,77 @@
+import CSQLite
+
+/// Rows for one table, packed in one byte buffer: how a reader connection's thread hands rows to
+/// the writer without a Swift `String` per value. Each value is a tag byte (0 null, 1 integer,
+/// 2 text) then 8 bytes of integer or a 4-byte length and the text's UTF-8 bytes.
+struct PackedRows: Sendable {
+    /// Which of its job's INSERT statements the rows are for.
+    let table: Int
+    private(set) var bytes: [UInt8] = []
+    private(set) var count = 0
+
+    init(table: Int) { self.table = table }
+
+    mutating func append(_ values: [SQLValue]) {
+        for value in values {
+            switch value {
+            case .null: bytes.append(0)
+            case .integer(let integer): appendInteger(integer)
+            case .text(let text): appendText(text.utf8)
+            }
+        }
+        count += 1
+    }
+
+    /// Appends columns `0..<columns` of `row` as they are stored: integers and text (anything else as text).
+    mutating func append(_ row: Row, columns: Int) {
+        for column in 0..<Int32(columns) {
+            switch row.statement.columnType(column) {
+            case SQLITE_NULL: bytes.append(0)
+            case SQLITE_INTEGER: appendInteger(row.statement.int64(column))
+            default: row.statement.withText(column) { appendText($0) }
+            }
+        }
+        count += 1
+    }
+
+    private mutating func appendInteger(_ integer: Int64) {
+        bytes.append(1)
+        withUnsafeBytes(of: integer.littleEndian) { bytes.append(contentsOf: $0) }
+    }
+
+    private mutating func appendText<Text: Collection<UInt8>>(_ text: Text) {
+        bytes.append(2)
+        withUnsafeBytes(of: UInt32(text.count).littleEndian) { bytes.append(contentsOf: $0) }
+        bytes.append(contentsOf: text)
+    }
+
+    /// Inserts every row with `statement` (one parameter per packed value of a row).
+    func insert(with statement: Statement) throws {
+        let parameters = statement.parameterCount
+        try bytes.withUnsafeBytes { (buffer: UnsafeRawBufferPointer) in
+            var offset = 0
+            for _ in 0..<count {
+                statement.reset()
+                for index in 1...parameters {
+                    let tag = buffer[offset]
+                    offset += 1
+                    switch tag {
+                    case 1:
+                        let integer = Int64(littleEndian: buffer.loadUnaligned(fromByteOffset: offset, as: Int64.self))
+                        offset += 8
+                        try statement.bind(.integer(integer), at: index)
+                    case 2:
+                        let length = Int(UInt32(littleEndian: buffer.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
+                        offset += 4
+                        try statement.bindText(UnsafeRawBufferPointer(rebasing: buffer[offset..<(offset + length)]), at: index)
+                        offset += length
+                    default:
+                        try statement.bind(.null, at: index)
+                    }
+                }
+                try statement.execute()
+            }
+        }
+        statement.reset()
+    }
+}
