@@ -17,13 +17,9 @@ struct JoinComponents {
 
     private var count: Int { kinds.count }
 
-    private func key(_ node: Int) -> String {
-        String(decoding: bytes[Int(starts[node])..<Int(starts[node + 1])], as: UTF8.self)
-    }
-
-    /// Calls `body` with each batch of whole components (about `transactions` transactions, more
-    /// when one component is larger), its keys already in the `temp.join_*` tables.
-    static func forEachBatch(in database: Database, transactions limit: Int, _ body: (JoinScope) throws -> Void) throws {
+    /// Batches of whole components (about `transactions` transactions each, more when one
+    /// component is larger), in the order their keys were read, the same run to run.
+    static func batches(in database: Database, transactions limit: Int) throws -> Batches {
         var graph = JoinComponents()
         try graph.read(database)
         let count = graph.count
@@ -31,8 +27,7 @@ struct JoinComponents {
         for node in 0..<count { rootOf[node] = graph.find(Int32(node)) }
         graph.ids = [:]
         graph.parent = []
-        // Nodes grouped by component (a counting sort on the root, the component's first key), so
-        // batches come out in the order the keys were read, the same run to run.
+        // Nodes grouped by component (a counting sort on the root, the component's first key).
         var start = [Int32](repeating: 0, count: count + 1)
         for root in rootOf { start[Int(root) + 1] += 1 }
         for index in 0..<count { start[index + 1] += start[index] }
@@ -45,21 +40,39 @@ struct JoinComponents {
         }
         rootOf = []
         next = []
-        var batch = JoinScope()
+        // Cut `order` after the component that brings a batch to `limit` transactions.
+        var ends: [Int] = []
+        var transactions = 0
         for root in 0..<count where start[root] < start[root + 1] {
-            for position in Int(start[root])..<Int(start[root + 1]) {
-                let node = Int(order[position])
-                batch.insert(graph.key(node), as: graph.kinds[node])
+            for position in Int(start[root])..<Int(start[root + 1]) where graph.kinds[Int(order[position])] == .transaction {
+                transactions += 1
             }
-            if batch.transactions.count >= limit {
-                try JoinScope.fill(batch, prefix: "join", in: database)
-                try body(batch)
-                batch = JoinScope()
+            if transactions >= limit {
+                ends.append(Int(start[root + 1]))
+                transactions = 0
             }
         }
-        if !batch.isEmpty {
-            try JoinScope.fill(batch, prefix: "join", in: database)
-            try body(batch)
+        if ends.last != count, count > 0 { ends.append(count) }
+        return Batches(bytes: graph.bytes, starts: graph.starts, kinds: graph.kinds, order: order, ends: ends)
+    }
+
+    /// The keys of every batch, packed: batch `n` is the nodes `order[ends[n - 1]..<ends[n]]`.
+    struct Batches: Sendable {
+        fileprivate let bytes: [UInt8]
+        fileprivate let starts: [Int32]
+        fileprivate let kinds: [Kind]
+        fileprivate let order: [Int32]
+        fileprivate let ends: [Int]
+
+        var count: Int { ends.count }
+
+        func scope(_ batch: Int) -> JoinScope {
+            var scope = JoinScope()
+            for position in (batch == 0 ? 0 : ends[batch - 1])..<ends[batch] {
+                let node = Int(order[position])
+                scope.insert(String(decoding: bytes[Int(starts[node])..<Int(starts[node + 1])], as: UTF8.self), as: kinds[node])
+            }
+            return scope
         }
     }
 

@@ -31,24 +31,41 @@ public struct JoinSummary: Sendable {
 /// `int_orders_matched`, and `fct_findings`.
 public enum JoinStage {
     /// Transactions per batch of a full rebuild (JoinComponents): what bounds the join's memory.
-    static let batchTransactions = 15_000
+    public static let batchTransactions = 15_000
 
-    public static func run(database: Database, settings: ReconcileSettings) throws -> JoinSummary {
+    ///
+    /// An incremental join runs in one transaction. A full rebuild decides its batches as
+    /// `ReaderJobs` (each batch read and decided on a worker's connection, the writer only
+    /// inserting) and commits batch by batch: until its last transaction writes the run settings,
+    /// the next run finds none and rebuilds in full again.
+    public static func run(database: Database, settings: ReconcileSettings,
+                           workers: WorkerPool = WorkerPool(width: WorkerPool.defaultWidth),
+                           batchTransactions: Int = batchTransactions) throws -> JoinSummary {
         let asOfMs = try settings.asOfMs ?? latestEventMs(database, mmpZone: settings.mmpZone) ?? 0
         let rules = FindingRules(asOfMs: asOfMs, graceMs: settings.graceMs)
         // One transaction from the first read: the scope's temp tables are written inside it too.
-        return try database.transaction {
+        let scope = try database.transaction { () throws -> JoinScope? in
             let scope = try incrementalScope(database, settings: settings, asOfMs: asOfMs)
-            if let scope {
+            if scope != nil {
                 try database.execute(deleteScope)
-                try reconcile(database, scope, rules)
+                try decide(database, rules, into: DirectInserts(database: database, inserts: resultInserts))
             } else {
                 try database.execute(dropAndCreate)
-                try JoinComponents.forEachBatch(in: database, transactions: batchTransactions) { batch in
-                    try reconcile(database, batch, rules)
-                }
-                try database.execute(createIndexes)
             }
+            return scope
+        }
+        if scope == nil {
+            let batches = try JoinComponents.batches(in: database, transactions: batchTransactions)
+            let jobs = (0..<batches.count).map { batch in
+                ReaderJob(inserts: resultInserts) { reader, target in
+                    try JoinScope.fill(batches.scope(batch), prefix: "join", in: reader)
+                    try decide(reader, rules, into: target)
+                }
+            }
+            try ReaderJobs.run(jobs, database: database, pool: workers)
+        }
+        return try database.transaction {
+            if scope == nil { try database.execute(createIndexes) }
             try database.run("DELETE FROM int_run_settings")
             try database.run("INSERT INTO int_run_settings VALUES (?, ?, ?)",
                              [.integer(asOfMs), .integer(settings.graceMs), .text(settings.mmpZone.identifier)])
@@ -58,9 +75,17 @@ public enum JoinStage {
         }
     }
 
-    /// Decides one closed scope (already in the `temp.join_*` tables) and writes its rows.
-    private static func reconcile(_ database: Database, _ scope: JoinScope, _ rules: FindingRules) throws {
-        var input = try ReconciliationInput.load(database)
+    /// Tables 0, 1, 2 of a join's rows: resolved transactions, matched orders, findings.
+    private static let resultInserts = [
+        "INSERT INTO int_transactions_resolved VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO int_orders_matched VALUES (?, ?, ?)",
+        "INSERT INTO fct_findings VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    ]
+
+    /// Decides one closed scope (already in the reading connection's `temp.join_*` tables) and
+    /// writes its rows to `target`'s `resultInserts` tables.
+    private static func decide(_ reader: Database, _ rules: FindingRules, into target: any RowTarget) throws {
+        var input = try ReconciliationInput.load(reader)
         let matching = OrderMatching(input)
         // What only matching needed goes before the rest is resolved.
         input.orderDeliveriesInTimeOrder = []
@@ -69,10 +94,9 @@ public enum JoinStage {
         input.senders = [:]
         input.refunds = [:]
         let findings = rules.findings(resolved, input)
-        let insertTransaction = try database.cached("INSERT INTO int_transactions_resolved VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
         for item in resolved {
             let transaction = item.transaction
-            try insertTransaction.insert([
+            try target.insert(table: 0, [
                 .text(transaction.transactionID), .text(transaction.originalTransactionID), .text(transaction.productID),
                 .integer(transaction.purchaseMs), SQLValue(transaction.expiresMs), SQLValue(transaction.environment),
                 SQLValue(item.userID), SQLValue(item.order?.orderID), SQLValue(item.matchRule?.rawValue),
@@ -82,15 +106,13 @@ public enum JoinStage {
                 SQLValue(item.refund?.revocationType), .integer(Int64(item.deliveries.count)), SQLValue(transaction.ownership),
             ])
         }
-        let insertMatch = try database.cached("INSERT INTO int_orders_matched VALUES (?, ?, ?)")
         for orderID in input.orderIDsInFileOrder {
             let transactionID = matching.transactionOf[orderID]
-            try insertMatch.insert([.text(orderID), SQLValue(transactionID),
-                                    SQLValue(transactionID.flatMap { matching.orderOf[$0]?.rule.rawValue })])
+            try target.insert(table: 1, [.text(orderID), SQLValue(transactionID),
+                                         SQLValue(transactionID.flatMap { matching.orderOf[$0]?.rule.rawValue })])
         }
-        let insertFinding = try database.cached("INSERT INTO fct_findings VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
         for finding in findings {
-            try insertFinding.insert([
+            try target.insert(table: 2, [
                 .text(finding.findingID), .text(finding.kind.rawValue), .text(finding.kind.severity.rawValue),
                 SQLValue(finding.userID), SQLValue(finding.orderID), SQLValue(finding.transactionID),
                 SQLValue(finding.originalTransactionID), SQLValue(finding.productID), SQLValue(finding.amount.map(Money.format)),

@@ -89,7 +89,7 @@ public enum Pipeline {
                 "as-of \(Timestamp.iso8601(summary.asOfMs)), \(summary.findings) findings"
                     + (summary.recomputedTransactions.map { ", incremental: \($0) transactions recomputed" } ?? "")
             }) {
-                try JoinStage.run(database: database, settings: options.reconcile)
+                try JoinStage.run(database: database, settings: options.reconcile, workers: WorkerPool(width: options.jobs))
             }
             let report = try timed("report", note: { (summary: ReportSummary) in "\(summary.files.count) files in \(options.outFolder)" }) {
                 try ReportStage.run(database: database, settings: options.report, timings: timings)

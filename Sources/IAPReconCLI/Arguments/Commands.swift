@@ -134,9 +134,10 @@ extension CommandSpec {
         discussion: """
             Matches each order to at most one transaction, nets refunds of \
             reversals, links subscription renewals, and records findings such as \
-            lost and duplicate deliveries as of --as-of.
+            lost and duplicate deliveries as of --as-of. A full rebuild decides \
+            batches of linked transactions on --jobs workers while one writer inserts.
             """,
-        options: [.db, .asOf, .grace, .mmpTZ],
+        options: [.db, .asOf, .grace, .mmpTZ, .jobs],
         examples: [
             ExampleSpec("Allow deliveries up to 36 hours:", "iaprecon join --grace 36h"),
             ExampleSpec(

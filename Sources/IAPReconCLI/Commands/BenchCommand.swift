@@ -216,8 +216,7 @@ enum BenchStage: String, CaseIterable, Sendable {
     func arguments(input: String, place: StoreFolder, jobs: Int) -> [String] {
         switch self {
         case .ingest: ["--input", input, "--db", place.database, "--quiet", "--jobs", String(jobs)]
-        case .normalize: ["--db", place.database, "--jobs", String(jobs)]
-        case .join: ["--db", place.database]
+        case .normalize, .join: ["--db", place.database, "--jobs", String(jobs)]
         case .report: ["--db", place.database, "--out", place.out]
         }
     }

@@ -50,7 +50,7 @@ enum StageCommands {
     static func join(_ command: ParsedCommand, console: Console) throws -> ExitCode {
         let settings = try command.reconcileSettings()
         return try stage(command, "join") { database in
-            let summary = try JoinStage.run(database: database, settings: settings)
+            let summary = try JoinStage.run(database: database, settings: settings, workers: WorkerPool(width: command.jobs))
             return "as of \(Timestamp.iso8601(summary.asOfMs)): \(summary.findings) findings"
         } output: { console.out($0) }
     }

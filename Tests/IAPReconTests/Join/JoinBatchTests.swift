@@ -1,0 +1,47 @@
+import Foundation
+import Testing
+@testable import IAPRecon
+import IAPReconGenerator
+
+/// A full join decides batches of whole linked components on worker connections; how the
+/// store is cut into batches, and how many workers decide them, must not change a single row.
+@Suite("Full join in batches")
+struct JoinBatchTests {
+    @Test("batches of 50 transactions on 2 workers write exactly the rows of one batch on 1 worker")
+    func batchesEqualOneBatch() throws {
+        let generated = try Scenario()
+        _ = try InputGenerator.write(GeneratorOptions(users: 600, days: 15, seed: 3), to: generated.input)
+        let one = try join(generated.input, workers: 1, batch: 1_000_000)
+        let many = try join(generated.input, workers: 2, batch: 50)
+        let transactions = try one.database.scalar("SELECT count(*) FROM int_transactions_resolved").integerValue
+        #expect(transactions > 400, "enough transactions for eight batches or more")
+        #expect(one.summary.findings > 0)
+        #expect(many.summary.findings == one.summary.findings)
+        for table in ["int_transactions_resolved", "int_orders_matched", "fct_findings"] {
+            let expected = try rows(one.database, table)
+            #expect(!expected.isEmpty, "\(table)")
+            #expect(try rows(many.database, table) == expected, "\(table)")
+        }
+        withExtendedLifetime((generated, one.scenario, many.scenario)) {}
+    }
+
+    private func join(_ input: String, workers: Int, batch: Int) throws -> (scenario: Scenario, database: Database, summary: JoinSummary) {
+        let scenario = try Scenario()
+        let database = try scenario.open()
+        _ = try Pipeline.ingest(input: input, database: database, jobs: workers, progress: nil)
+        try NormalizeStage.run(database: database, workers: WorkerPool(width: workers))
+        let summary = try JoinStage.run(database: database, settings: ReconcileSettings(), workers: WorkerPool(width: workers),
+                                        batchTransactions: batch)
+        #expect(summary.recomputedTransactions == nil, "a first join is a full rebuild")
+        return (scenario, database, summary)
+    }
+
+    /// Every row, in key order.
+    private func rows(_ database: Database, _ table: String) throws -> [[SQLValue]] {
+        var rows: [[SQLValue]] = []
+        var columns = 0
+        try database.forEach("SELECT count(*) FROM pragma_table_info('\(table)')") { columns = Int($0.int(0)) }
+        try database.forEach("SELECT * FROM \(table) ORDER BY 1") { row in rows.append((0..<columns).map { row.value($0) }) }
+        return rows
+    }
+}
