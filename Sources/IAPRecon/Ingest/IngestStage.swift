@@ -43,7 +43,7 @@ public enum IngestStage {
     public static let chunkBytes = 8 << 20
 
     enum Message: Sendable {
-        case lines([ParsedLine])
+        case lines(LineBatch)
         /// The job is done; it read this many lines.
         case end(Int)
         case failed(InputError)
@@ -170,10 +170,9 @@ public enum IngestStage {
                 lineOffset = 0
             }
             switch message {
-            case .lines(var lines):
-                if lineOffset > 0 { for position in lines.indices { lines[position].line += lineOffset } }
-                try writer?.write(lines)
-                progress?(.lines(lines.count))
+            case .lines(let batch):
+                try writer?.write(batch, lineOffset: lineOffset)
+                progress?(.lines(batch.lines))
             case .end(let count):
                 lineOffset += count
                 guard job.isLast, let finished = try writer?.commit() else { return }
@@ -196,7 +195,7 @@ public enum IngestStage {
     /// Parses one file, or one chunk of it, on a worker: its lines in batches, then its line count or why it failed.
     static func parse(_ file: SourceFile, range: Range<Int>?, send: (Message) -> Void) {
         do {
-            send(.end(try SourceFileParser.parse(file, range: range) { send(.lines($0)) }))
+            send(.end(try SourceFileParser.parse(file, range: range) { send(.lines(LineBatch($0))) }))
         } catch let error as InputError {
             send(.failed(error))
         } catch {
@@ -212,8 +211,8 @@ public enum IngestStage {
             parse(files[index], range: nil, send: send)
         }, consume: { (index: Int, message: Message) in
             switch message {
-            case .lines(let lines):
-                for line in lines { counts.count(line.outcome) }
+            case .lines(let batch):
+                counts = counts + batch.counts
             case .end:
                 let bytes = ((try? FileManager.default.attributesOfItem(atPath: files[index].absolutePath))?[.size] as? Int) ?? 0
                 report.files.append(IngestedFile(path: files[index].relativePath, kind: files[index].kind, status: .added,
@@ -261,25 +260,15 @@ final class FileWriter {
         }
     }
 
-    func write(_ lines: [ParsedLine]) throws {
-        for parsed in lines {
-            counts.count(parsed.outcome)
-            switch parsed.outcome {
-            case .accepted(let rows):
-                for row in rows {
-                    let statement = inserts[row.table.rawValue]
-                    try statement.bind(.integer(fileID), at: 1)
-                    try statement.bind(.integer(Int64(parsed.line)), at: 2)
-                    try statement.bind(.integer(Int64(row.item)), at: 3)
-                    for (offset, value) in row.values.enumerated() { try statement.bind(value, at: Int32(offset + 4)) }
-                    try statement.execute()
-                }
-            case .rejected(let reason):
-                try database.cached("INSERT INTO rejects (file_id, line, reason, text) VALUES (?, ?, ?, ?)")
-                    .insert([.integer(fileID), .integer(Int64(parsed.line)), .text(reason), .text(parsed.rejectedText ?? "")])
-            case .blank, .ignored:
-                break
-            }
+    /// Writes a batch of this file's lines; `lineOffset` is the lines of the chunks before the batch's.
+    func write(_ batch: LineBatch, lineOffset: Int) throws {
+        counts = counts + batch.counts
+        for rows in batch.rows where rows.count > 0 {
+            try rows.insert(with: inserts[rows.table], prefix: [.integer(fileID)], offset: Int64(lineOffset))
+        }
+        for reject in batch.rejects {
+            try database.cached("INSERT INTO rejects (file_id, line, reason, text) VALUES (?, ?, ?, ?)")
+                .insert([.integer(fileID), .integer(Int64(reject.line + lineOffset)), .text(reject.reason), .text(reject.text)])
         }
     }
 

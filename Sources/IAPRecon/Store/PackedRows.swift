@@ -45,26 +45,30 @@ struct PackedRows: Sendable {
         bytes.append(contentsOf: text)
     }
 
-    /// Inserts every row with `statement` (one parameter per packed value of a row).
-    func insert(with statement: Statement) throws {
+    /// Inserts every row with `statement`: `prefix` binds its first parameters, each row's packed
+    /// values the rest; `offset` is added to a row's first value (a line number counted from a chunk's start).
+    func insert(with statement: Statement, prefix: [SQLValue] = [], offset: Int64 = 0) throws {
         let parameters = statement.parameterCount
+        let first = Int32(prefix.count) + 1
         try bytes.withUnsafeBytes { (buffer: UnsafeRawBufferPointer) in
-            var offset = 0
+            var offsetInBuffer = 0
             for _ in 0..<count {
                 statement.reset()
-                for index in 1...parameters {
-                    let tag = buffer[offset]
-                    offset += 1
+                for (index, value) in prefix.enumerated() { try statement.bind(value, at: Int32(index) + 1) }
+                for index in first...parameters {
+                    let tag = buffer[offsetInBuffer]
+                    offsetInBuffer += 1
                     switch tag {
                     case 1:
-                        let integer = Int64(littleEndian: buffer.loadUnaligned(fromByteOffset: offset, as: Int64.self))
-                        offset += 8
+                        var integer = Int64(littleEndian: buffer.loadUnaligned(fromByteOffset: offsetInBuffer, as: Int64.self))
+                        if index == first { integer += offset }
+                        offsetInBuffer += 8
                         try statement.bind(.integer(integer), at: index)
                     case 2:
-                        let length = Int(UInt32(littleEndian: buffer.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
-                        offset += 4
-                        try statement.bindText(UnsafeRawBufferPointer(rebasing: buffer[offset..<(offset + length)]), at: index)
-                        offset += length
+                        let length = Int(UInt32(littleEndian: buffer.loadUnaligned(fromByteOffset: offsetInBuffer, as: UInt32.self)))
+                        offsetInBuffer += 4
+                        try statement.bindText(UnsafeRawBufferPointer(rebasing: buffer[offsetInBuffer..<(offsetInBuffer + length)]), at: index)
+                        offsetInBuffer += length
                     default:
                         try statement.bind(.null, at: index)
                     }
