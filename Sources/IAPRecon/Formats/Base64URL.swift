@@ -73,9 +73,15 @@ public enum JWSError: Error, Equatable, Sendable {
 public enum JWS {
     /// The decoded JSON payload of a JWS compact string.
     public static func payload(_ jws: String) throws(JWSError) -> JSONObject {
-        let parts = jws.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
-        guard parts.count == 3, !parts[1].isEmpty else { throw .notThreeParts }
-        guard let bytes = Base64URL.decode(parts[1]) else { throw .badBase64 }
+        var jws = jws
+        // The middle of exactly three dot-separated parts, read from the string's contiguous bytes.
+        let decoded = jws.withUTF8 { text -> [UInt8]?? in
+            let dots = text.indices.filter { text[$0] == UInt8(ascii: ".") }
+            guard dots.count == 2, dots[1] > dots[0] + 1 else { return .none }
+            return .some(Base64URL.decode(UnsafeBufferPointer(rebasing: text[(dots[0] + 1)..<dots[1]])))
+        }
+        guard let payload = decoded else { throw .notThreeParts }
+        guard let bytes = payload else { throw .badBase64 }
         let value: JSONValue
         do { value = try JSONParser.parse(bytes) } catch { throw .payload(error) }
         guard let object = value.objectValue else { throw .payloadNotObject }

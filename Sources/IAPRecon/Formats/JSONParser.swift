@@ -177,14 +177,16 @@ public struct JSONParser {
     private mutating func parseString() throws(JSONSyntaxError) -> String {
         index += 1
         let start = index
-        // Fast path: no escapes, plain bytes up to the closing quote.
+        // Fast path: no escapes, plain bytes up to the closing quote. ASCII needs no UTF-8 check.
+        var highBits: UInt8 = 0
         while index < bytes.count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
                 let slice = UnsafeBufferPointer(rebasing: bytes[start..<index])
                 index += 1
-                return try makeString(slice)
+                return highBits < 0x80 ? String(decoding: slice, as: UTF8.self) : try makeString(slice)
             }
+            highBits |= byte
             if byte == UInt8(ascii: "\\") { break }
             if byte < 0x20 { throw error("control character in string") }
             index += 1
