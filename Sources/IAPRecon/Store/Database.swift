@@ -3,6 +3,10 @@ import CSQLite
 /// SQLite's `SQLITE_TRANSIENT`: SQLite copies bound text before the call returns.
 private let SQLITE_TRANSIENT = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
 
+/// Set once, before the first connection opens: no memory statistics (their global mutex would
+/// serialise the allocations of the reader threads and the writer).
+private let sqliteConfigured: Int32 = iaprecon_sqlite3_disable_memstatus()
+
 /// A value bound to or read from a statement.
 public enum SQLValue: Sendable, Equatable, Hashable {
     case null
@@ -27,6 +31,7 @@ public final class Database {
     /// Opens (creating if needed) the database at `path`.
     /// - Throws: `SQLiteError` when the file cannot be opened or is not a database.
     public init(path: String, readOnly: Bool = false) throws(SQLiteError) {
+        _ = sqliteConfigured
         var pointer: OpaquePointer?
         let flags = readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
         let code = sqlite3_open_v2(path, &pointer, flags | SQLITE_OPEN_NOMUTEX, nil)
