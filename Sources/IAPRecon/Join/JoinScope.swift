@@ -107,6 +107,9 @@ struct JoinScope {
 
     /// Writes `scope` into the temp tables `<prefix>_transactions`, `_orders`, `_users`, `_chains`.
     static func fill(_ scope: JoinScope, prefix: String, in database: Database) throws {
+        // One savepoint, not a commit of the temp database per key (inside a transaction or not).
+        try database.execute("SAVEPOINT fill_scope")
+        defer { try? database.execute("RELEASE fill_scope") }
         for (name, keys) in [("transactions", scope.transactions), ("orders", scope.orders), ("users", scope.users), ("chains", scope.chains)] {
             let table = "temp.\(prefix)_\(name)"
             // Emptied, not dropped: the tables are made once per connection.
