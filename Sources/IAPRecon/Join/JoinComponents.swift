@@ -79,36 +79,39 @@ struct JoinComponents {
     /// Every link of the normalized tables, as undirected edges.
     private mutating func read(_ database: Database) throws {
         try database.forEach("SELECT transaction_id, original_transaction_id, app_account_token FROM stg_apple__transactions") { row in
-            let transaction = node(.transaction, row.string(0))
-            union(transaction, node(.chain, row.string(1)))
-            if let token = row.optionalString(2) { union(transaction, node(.order, token)) }
+            let transaction = node(.transaction, row, 0)
+            union(transaction, node(.chain, row, 1))
+            if !row.isNull(2) { union(transaction, node(.order, row, 2)) }
         }
         try database.forEach("SELECT order_id, user_id FROM stg_server__orders") { row in
-            union(node(.order, row.string(0)), node(.user, row.string(1)))
+            union(node(.order, row, 0), node(.user, row, 1))
         }
         try database.forEach("SELECT transaction_id, user_id, order_id FROM stg_server__deliveries") { row in
-            let transaction = node(.transaction, row.string(0))
-            union(transaction, node(.user, row.string(1)))
-            if let order = row.optionalString(2) { union(transaction, node(.order, order)) }
+            let transaction = node(.transaction, row, 0)
+            union(transaction, node(.user, row, 1))
+            if !row.isNull(2) { union(transaction, node(.order, row, 2)) }
         }
         try database.forEach("SELECT transaction_id, user_id FROM stg_receipts__senders") { row in
-            union(node(.transaction, row.string(0)), node(.user, row.string(1)))
+            union(node(.transaction, row, 0), node(.user, row, 1))
         }
         try database.forEach("SELECT transaction_id, order_id FROM stg_receipts__claims") { row in
-            union(node(.transaction, row.string(0)), node(.order, row.string(1)))
+            union(node(.transaction, row, 0), node(.order, row, 1))
         }
     }
 
-    private mutating func node(_ kind: Kind, _ key: String) -> Int32 {
-        let fingerprint = RowFingerprint(kind.rawValue + "\u{1F}" + key)
-        if let id = ids[fingerprint] { return id }
-        let id = Int32(count)
-        ids[fingerprint] = id
-        bytes.append(contentsOf: key.utf8)
-        starts.append(Int32(bytes.count))
-        kinds.append(kind)
-        parent.append(id)
-        return id
+    /// The node of the key in `column` of `row`, read as bytes: no string is made for a key seen before.
+    private mutating func node(_ kind: Kind, _ row: Row, _ column: Int) -> Int32 {
+        row.statement.withText(Int32(column)) { key in
+            let fingerprint = RowFingerprint(kind.rawValue, key)
+            if let id = ids[fingerprint] { return id }
+            let id = Int32(count)
+            ids[fingerprint] = id
+            bytes.append(contentsOf: key)
+            starts.append(Int32(bytes.count))
+            kinds.append(kind)
+            parent.append(id)
+            return id
+        }
     }
 
     private mutating func find(_ node: Int32) -> Int32 {

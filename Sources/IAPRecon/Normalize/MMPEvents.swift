@@ -112,10 +112,19 @@ struct RowFingerprint: Hashable {
     var second: UInt64 = 0x8422_2325_CBF2_9CE4
 
     init(_ text: String) {
-        for byte in text.utf8 {
-            first = (first ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
-            second = (second &+ UInt64(byte)) &* 0x9E37_79B9_7F4A_7C15
-            second ^= second >> 29
-        }
+        for byte in text.utf8 { add(byte) }
+    }
+
+    /// The fingerprint of `prefix`, a unit separator, then `bytes`: the same as of that string.
+    init(_ prefix: String, _ bytes: UnsafeBufferPointer<UInt8>) {
+        for byte in prefix.utf8 { add(byte) }
+        add(0x1F)
+        for byte in bytes { add(byte) }
+    }
+
+    private mutating func add(_ byte: UInt8) {
+        first = (first ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
+        second = (second &+ UInt64(byte)) &* 0x9E37_79B9_7F4A_7C15
+        second ^= second >> 29
     }
 }
