@@ -91,11 +91,12 @@ final class OrderedChannel<Message: Sendable>: @unchecked Sendable {
         condition.broadcast()
     }
 
-    /// The next message of `job`, or nil once the job has finished and its queue is empty.
+    /// The next message of `job`, or nil once the job has finished (or the channel was cancelled)
+    /// and its queue is empty.
     func take(_ job: Int) -> Message? {
         condition.lock()
         defer { condition.unlock() }
-        while queues[job].isEmpty, !finished[job] { condition.wait() }
+        while queues[job].isEmpty, !finished[job], !cancelled { condition.wait() }
         if queues[job].isEmpty { return nil }
         let message = queues[job].removeFirst()
         condition.broadcast()

@@ -36,10 +36,10 @@ struct AttributionReport {
         var mmpRevenue: Decimal = 0
     }
 
-    /// An install row: its time in UTC, its cohort, and where it is (`stg_mmp__installs` rowid).
+    /// An install row: its time in UTC, its cohort's slot, and where it is (`stg_mmp__installs` rowid).
     struct Install {
         var ms: Int64
-        var key: CohortKey
+        var slot: Int
         var appsflyerID: RowFingerprint?
         var row: Int64
     }
@@ -71,6 +71,10 @@ struct AttributionReport {
     }
 
     var cohorts: [CohortKey: Cohort] = [:]
+    /// While `init` runs: each cohort's place in `values`, so a user's cohort is an index, not three strings.
+    private var slots: [CohortKey: Int] = [:]
+    private var keys: [CohortKey] = []
+    private var values: [Cohort] = []
     var matchedBy: [String: Int] = ["customer_user_id": 0, "appsflyer_id": 0, "idfv": 0, "idfa": 0, "unattributed": 0]
     var installRows = 0
     /// Verified purchases with no known user, counted in the unattributed cohort of their day.
@@ -96,8 +100,8 @@ struct AttributionReport {
             let ms = mmpZone.utc(fromLocal: row.int(0))
             let index = installs.count
             let appsflyerID = row.optionalString(6)
-            installs.append(Install(ms: ms, key: CohortKey(day: zone.day(ms), mediaSource: pool(Self.mediaSource(row.optionalString(1))),
-                                                           campaign: pool(row.optionalString(2) ?? "")),
+            installs.append(Install(ms: ms, slot: slot(CohortKey(day: zone.day(ms), mediaSource: pool(Self.mediaSource(row.optionalString(1))),
+                                                                 campaign: pool(row.optionalString(2) ?? ""))),
                                     appsflyerID: appsflyerID.map(RowFingerprint.init), row: row.int(7)))
             byCUID.add(row.optionalString(3), install: index)
             byAppsflyer.add(appsflyerID, install: index)
@@ -107,7 +111,7 @@ struct AttributionReport {
         pool = StringPool()
         installRows = installs.count
         for install in installs {
-            add(install.key) { cohort in
+            add(install.slot) { cohort in
                 cohort.installs += 1
                 cohort.anchorMs = max(cohort.anchorMs, install.ms)
             }
@@ -139,13 +143,13 @@ struct AttributionReport {
 
         // Users: registrations (each user's first), merged in user id order with their purchases;
         // a paying user who never registered signs up at their first purchase.
-        var cohortOfUser: [String: CohortKey] = [:]
+        var cohortOfUser: [String: Int] = [:]
         var userOfAppsflyer: [RowFingerprint: String] = [:]
-        try database.execute(Self.createUserInstalls)
-        let storeInstall = try database.cached("""
+        // Written on a second connection on a worker thread while this one reads and matches.
+        let userInstalls = BackgroundInserts(path: database.path, setup: Self.createUserInstalls, inserts: ["""
             INSERT INTO fct_user_installs
             SELECT ?1, ?2, ?3, ?4, ?5, (SELECT source FROM stg_mmp__installs WHERE rowid = ?6)
-            """)
+            """])
         let signups = try database.cached("""
             SELECT user_id, ts_ms, idfv, idfa, appsflyer_id FROM (
               SELECT r.user_id, r.ts_ms, r.idfv, r.idfa, r.appsflyer_id,
@@ -190,40 +194,35 @@ struct AttributionReport {
                 indexes.filter { installs[$0].ms <= signup.ms }.min { (installs[$0].ms, $0) < (installs[$1].ms, $1) }
             }
             // The first way that finds an install wins; later ways are not looked at.
-            let ways: [(String, () -> Int?)] = [
-                ("customer_user_id", {
-                    let cuid = RowFingerprint(userID)
-                    var viaCUID = byCUID.installs(of: cuid)
-                    for appsflyerID in linkedAppsflyerIDs[cuid] ?? [] { viaCUID += byAppsflyer.installs(of: appsflyerID) }
-                    return earliest(viaCUID)
-                }),
-                ("appsflyer_id", { signup.appsflyerID.flatMap { earliest(byAppsflyer.installs(of: RowFingerprint($0))) } }),
-                ("idfv", { signup.idfv.flatMap { earliest(byIDFV.installs(of: RowFingerprint($0))) } }),
-                ("idfa", { signup.idfa.flatMap { earliest(byIDFA.installs(of: RowFingerprint($0))) } }),
-            ]
             var found: (how: String, index: Int)?
-            for (how, look) in ways {
-                if let index = look() {
-                    found = (how, index)
-                    break
-                }
+            let cuid = RowFingerprint(userID)
+            var viaCUID = byCUID.installs(of: cuid)
+            for appsflyerID in linkedAppsflyerIDs[cuid] ?? [] { viaCUID += byAppsflyer.installs(of: appsflyerID) }
+            if let index = earliest(viaCUID) {
+                found = ("customer_user_id", index)
+            } else if let id = signup.appsflyerID, let index = earliest(byAppsflyer.installs(of: RowFingerprint(id))) {
+                found = ("appsflyer_id", index)
+            } else if let id = signup.idfv, let index = earliest(byIDFV.installs(of: RowFingerprint(id))) {
+                found = ("idfv", index)
+            } else if let id = signup.idfa, let index = earliest(byIDFA.installs(of: RowFingerprint(id))) {
+                found = ("idfa", index)
             }
-            let key: CohortKey
+            let key: Int
             let anchor: Int64
             if let (how, index) = found {
                 let install = installs[index]
                 matchedBy[how, default: 0] += 1
-                key = install.key
+                key = install.slot
                 anchor = install.ms
                 if let appsflyerID = install.appsflyerID { userOfAppsflyer[appsflyerID] = userID }
-                try storeInstall.insert([.text(userID), .integer(install.ms), .text(key.mediaSource), .text(key.campaign), .text(how),
-                                         .integer(install.row)])
+                userInstalls.insert(table: 0, [.text(userID), .integer(install.ms), .text(keys[key].mediaSource), .text(keys[key].campaign),
+                                               .text(how), .integer(install.row)])
             } else {
                 matchedBy["unattributed", default: 0] += 1
-                key = CohortKey(day: zone.day(signup.ms), mediaSource: "unattributed", campaign: "")
+                key = slot(CohortKey(day: zone.day(signup.ms), mediaSource: "unattributed", campaign: ""))
                 anchor = signup.ms
                 add(key) { $0.anchorMs = max($0.anchorMs, signup.ms) }
-                try storeInstall.insert([.text(userID), .null, .null, .null, .text("unattributed"), .null])
+                userInstalls.insert(table: 0, [.text(userID), .null, .null, .null, .text("unattributed"), .null])
             }
             cohortOfUser[userID] = key
             add(key) { cohort in
@@ -240,6 +239,7 @@ struct AttributionReport {
             }
         }
         installs = []
+        try userInstalls.finish()
 
         // What the MMP itself claimed for the same users.
         try database.forEach("""
@@ -254,7 +254,7 @@ struct AttributionReport {
             guard let usd else { return }
             let userID = row.optionalString(1).flatMap { cohortOfUser[$0] != nil ? $0 : nil }
                 ?? row.optionalString(2).flatMap { userOfAppsflyer[RowFingerprint($0)] }
-            if let userID, let key = cohortOfUser[userID] { add(key) { $0.mmpRevenue += usd } }
+            if let userID, let slot = cohortOfUser[userID] { add(slot) { $0.mmpRevenue += usd } }
         }
 
         // Spend joins on day, media source and campaign; spend with no installs keeps its row.
@@ -271,6 +271,8 @@ struct AttributionReport {
                 cohort.anchorMs = max(cohort.anchorMs, dayStart - zone.offsetMs(atUTC: dayStart))
             }
         }
+        cohorts = Dictionary(uniqueKeysWithValues: zip(keys, values))
+        (slots, keys, values) = ([:], [], [])
     }
 
     /// Organic is an empty media source or `organic` in any case; `restricted` stays its own bucket.
@@ -279,10 +281,20 @@ struct AttributionReport {
         return raw
     }
 
+    private mutating func slot(_ key: CohortKey) -> Int {
+        if let slot = slots[key] { return slot }
+        slots[key] = values.count
+        keys.append(key)
+        values.append(Cohort())
+        return values.count - 1
+    }
+
     private mutating func add(_ key: CohortKey, _ change: (inout Cohort) -> Void) {
-        var cohort = cohorts[key] ?? Cohort()
-        change(&cohort)
-        cohorts[key] = cohort
+        change(&values[slot(key)])
+    }
+
+    private mutating func add(_ slot: Int, _ change: (inout Cohort) -> Void) {
+        change(&values[slot])
     }
 
     /// Each user's install, for `history`; rewritten by every report.

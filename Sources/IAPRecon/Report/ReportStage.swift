@@ -39,7 +39,8 @@ public enum ReportStage {
         }
         let attribution: AttributionReport
         do {
-            attribution = try database.transaction {
+            // Reads in one snapshot; fct_user_installs is written on another connection meanwhile.
+            attribution = try database.readTransaction {
                 try AttributionReport(database: database, zone: settings.zone, fx: fx, asOfMs: asOfMs)
             }
         } catch {

@@ -103,6 +103,14 @@ public final class Database {
         }
     }
 
+    /// Runs `body` in a deferred transaction that only reads: every read sees one snapshot,
+    /// and no write lock is held, so another connection may write meanwhile.
+    public func readTransaction<T>(_ body: () throws -> T) throws -> T {
+        try execute("BEGIN DEFERRED")
+        defer { if sqlite3_get_autocommit(handle) == 0 { try? execute("COMMIT") } }
+        return try body()
+    }
+
     /// Runs `sql` with `arguments` and calls `row` for each result row.
     public func forEach(_ sql: String, _ arguments: [SQLValue] = [], _ row: (Row) throws -> Void) throws {
         let statement = try cached(sql)
