@@ -70,6 +70,37 @@ struct AttributionReport {
         }
     }
 
+    /// Every non-retargeting install in file order (distinct rows: normalize keeps the first of a
+    /// repeated row, MMPEvents), the ids that reach them, and the AppsFlyer IDs seen with each
+    /// Customer User ID (on any event; their installs are the CUID's too).
+    struct InstallTable: Sendable {
+        var installs: [(ms: Int64, key: CohortKey, appsflyerID: RowFingerprint?, row: Int64)] = []
+        var byCUID = InstallIndex(), byAppsflyer = InstallIndex(), byIDFV = InstallIndex(), byIDFA = InstallIndex()
+        var linkedAppsflyerIDs: [RowFingerprint: [RowFingerprint]] = [:]
+
+        init(database: Database, zone: Zone, mmpZone: Zone) throws {
+            var pool = StringPool()
+            try database.forEach("""
+                SELECT install_wall_ms, media_source, campaign, customer_user_id, idfv, idfa, appsflyer_id, rowid
+                FROM stg_mmp__installs WHERE retargeting = 0 ORDER BY rowid
+                """) { row in
+                let ms = mmpZone.utc(fromLocal: row.int(0))
+                let index = installs.count
+                let appsflyerID = row.optionalString(6)
+                let key = CohortKey(day: zone.day(ms), mediaSource: pool(AttributionReport.mediaSource(row.optionalString(1))),
+                                    campaign: pool(row.optionalString(2) ?? ""))
+                installs.append((ms, key, appsflyerID.map(RowFingerprint.init), row.int(7)))
+                byCUID.add(row.optionalString(3), install: index)
+                byAppsflyer.add(appsflyerID, install: index)
+                byIDFV.add(row.optionalString(4), install: index)
+                byIDFA.add(row.optionalString(5), install: index)
+            }
+            try database.forEach("SELECT customer_user_id, appsflyer_id FROM stg_mmp__links") { row in
+                linkedAppsflyerIDs[RowFingerprint(row.string(0)), default: []].append(RowFingerprint(row.string(1)))
+            }
+        }
+    }
+
     var cohorts: [CohortKey: Cohort] = [:]
     /// While `init` runs: each cohort's place in `values`, so a user's cohort is an index, not three strings.
     private var slots: [CohortKey: Int] = [:]
@@ -89,38 +120,11 @@ struct AttributionReport {
         var mmpZone = Zone.utc
         try database.forEach("SELECT mmp_tz FROM int_run_settings") { mmpZone = Zone($0.string(0)) ?? .utc }
 
-        // Distinct MMP rows (normalize keeps the first of each repeated row, MMPEvents), installs in file order.
-        var installs: [Install] = []
-        var byCUID = InstallIndex(), byAppsflyer = InstallIndex(), byIDFV = InstallIndex(), byIDFA = InstallIndex()
-        var pool = StringPool()
-        try database.forEach("""
-            SELECT install_wall_ms, media_source, campaign, customer_user_id, idfv, idfa, appsflyer_id, rowid
-            FROM stg_mmp__installs WHERE retargeting = 0 ORDER BY rowid
-            """) { row in
-            let ms = mmpZone.utc(fromLocal: row.int(0))
-            let index = installs.count
-            let appsflyerID = row.optionalString(6)
-            installs.append(Install(ms: ms, slot: slot(CohortKey(day: zone.day(ms), mediaSource: pool(Self.mediaSource(row.optionalString(1))),
-                                                                 campaign: pool(row.optionalString(2) ?? ""))),
-                                    appsflyerID: appsflyerID.map(RowFingerprint.init), row: row.int(7)))
-            byCUID.add(row.optionalString(3), install: index)
-            byAppsflyer.add(appsflyerID, install: index)
-            byIDFV.add(row.optionalString(4), install: index)
-            byIDFA.add(row.optionalString(5), install: index)
+        // The installs and their ids are read on a worker's own connection meanwhile (InstallTable).
+        let installWork = Background { [path = database.path, mmpZone] in
+            try InstallTable(database: Database(path: path, readOnly: true), zone: zone, mmpZone: mmpZone)
         }
-        pool = StringPool()
-        installRows = installs.count
-        for install in installs {
-            add(install.slot) { cohort in
-                cohort.installs += 1
-                cohort.anchorMs = max(cohort.anchorMs, install.ms)
-            }
-        }
-        // The AppsFlyer IDs seen with each Customer User ID (on any event): their installs are the CUID's too.
-        var linkedAppsflyerIDs: [RowFingerprint: [RowFingerprint]] = [:]
-        try database.forEach("SELECT customer_user_id, appsflyer_id FROM stg_mmp__links") { row in
-            linkedAppsflyerIDs[RowFingerprint(row.string(0)), default: []].append(RowFingerprint(row.string(1)))
-        }
+        defer { _ = try? installWork.value() }
 
         // Apple's money whose user nobody knows (no order, delivery or receipt): the unattributed
         // cohort of its purchase day, so every verified dollar lands in a row.
@@ -167,6 +171,17 @@ struct AttributionReport {
         }
         var hasSignup = try signups.step()
         var hasPurchase = try purchases.step()
+        let table = try installWork.value()
+        var installs = table.installs.map { Install(ms: $0.ms, slot: slot($0.key), appsflyerID: $0.appsflyerID, row: $0.row) }
+        let (byCUID, byAppsflyer, byIDFV, byIDFA) = (table.byCUID, table.byAppsflyer, table.byIDFV, table.byIDFA)
+        let linkedAppsflyerIDs = table.linkedAppsflyerIDs
+        installRows = installs.count
+        for install in installs {
+            add(install.slot) { cohort in
+                cohort.installs += 1
+                cohort.anchorMs = max(cohort.anchorMs, install.ms)
+            }
+        }
         while hasSignup || hasPurchase {
             let signupRow = signups.row
             let purchaseRow = purchases.row
