@@ -9,6 +9,7 @@
 /// - `stg_server__orders`: one row per `order_id` (its first line).
 /// - `stg_receipts__senders`: which users sent a receipt with which transaction.
 /// - `stg_receipts__claims`: receipt lines naming both an order and a transaction.
+/// - `stg_registrations__first`: each user's first registration (by time, then file order).
 /// - `stg_mmp__*`: MMP rows without repeats (`MMPEvents`).
 public enum NormalizeStage {
     /// Rebuilds every `stg_*` table, or — when ingest recorded which keys changed — only the rows of those keys.
@@ -43,7 +44,8 @@ public enum NormalizeStage {
 
     /// A fresh store, a pending full rebuild, or `stg_*` tables from an older iaprecon.
     static func needsFullRebuild(_ database: Database) throws -> Bool {
-        let current = try database.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'stg_receipts__claims'").integerValue
+        // The newest stg table: a store from before it rebuilds once.
+        let current = try database.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'stg_registrations__first'").integerValue
         guard current > 0, try !ChangedKeys.isFullRebuildPending(database) else { return true }
         // Past about a third of the transactions, one pass over everything is cheaper than key lookups.
         let changed = try database.scalar("SELECT count(*) FROM dirty_keys WHERE kind = 'transaction'").integerValue
@@ -68,7 +70,7 @@ public enum NormalizeStage {
     /// The `stg_*` builders, each for all rows or the changed keys' rows; the slowest to read first,
     /// so a full rebuild's writer has rows to insert while the others still sort.
     private static let builders: [@Sendable (NormalizeScope) -> ReaderJob] = [
-        buildTransactions, buildDeliveries, buildOrders, buildClaims,
+        buildTransactions, buildDeliveries, buildOrders, buildRegistrations, buildClaims,
     ]
 
     static let dropAndCreate = """
@@ -105,6 +107,10 @@ public enum NormalizeStage {
         CREATE TABLE stg_receipts__claims (
           order_id TEXT NOT NULL, transaction_id TEXT NOT NULL, received_ms INTEGER NOT NULL, path TEXT NOT NULL, line INTEGER NOT NULL
         );
+        DROP TABLE IF EXISTS stg_registrations__first;
+        CREATE TABLE stg_registrations__first (
+          user_id TEXT PRIMARY KEY, ts_ms INTEGER NOT NULL, idfv TEXT, idfa TEXT, appsflyer_id TEXT
+        ) WITHOUT ROWID;
         """
 
     /// Created after a full rebuild's rows are in: one sort per index instead of a b-tree update per row.
@@ -159,6 +165,19 @@ public enum NormalizeStage {
               )
             ) WHERE n = 1
             ORDER BY key
+            """)
+    }
+
+    /// Each user's first registration (by time, then file and line): who signed up when, with which device ids.
+    private static func buildRegistrations(_ scope: NormalizeScope) -> ReaderJob {
+        copy(into: "stg_registrations__first", columns: 5, select: """
+            SELECT user_id, ts_ms, idfv, idfa, appsflyer_id FROM (
+              SELECT r.user_id, r.ts_ms, r.idfv, r.idfa, r.appsflyer_id,
+                     row_number() OVER (PARTITION BY r.user_id ORDER BY r.ts_ms, f.path, r.line) AS n
+              FROM raw_registrations__users r JOIN files f USING (file_id)
+              WHERE \(scope.registrations("r.user_id"))
+            ) WHERE n = 1
+            ORDER BY user_id
             """)
     }
 
@@ -285,11 +304,19 @@ enum NormalizeScope {
         self == .everything ? "1" : "\(column) IN temp.changed_orders"
     }
 
+    /// A condition on a registration's user id column.
+    func registrations(_ column: String) -> String {
+        self == .everything ? "1" : "\(column) IN temp.changed_registrations"
+    }
+
     static let prepareChanged = """
         DROP TABLE IF EXISTS temp.changed_transactions;
         DROP TABLE IF EXISTS temp.changed_orders;
+        DROP TABLE IF EXISTS temp.changed_registrations;
         CREATE TEMP TABLE changed_transactions (key TEXT PRIMARY KEY) WITHOUT ROWID;
         CREATE TEMP TABLE changed_orders (key TEXT PRIMARY KEY) WITHOUT ROWID;
+        CREATE TEMP TABLE changed_registrations (key TEXT PRIMARY KEY) WITHOUT ROWID;
+        INSERT INTO temp.changed_registrations SELECT key FROM dirty_keys WHERE kind = 'registration';
         INSERT INTO temp.changed_transactions SELECT key FROM dirty_keys WHERE kind = 'transaction';
         INSERT INTO temp.changed_orders SELECT key FROM dirty_keys WHERE kind = 'order';
         """
@@ -314,5 +341,6 @@ enum NormalizeScope {
         DELETE FROM stg_apple__refunds WHERE transaction_id IN temp.changed_transactions;
         DELETE FROM stg_receipts__senders WHERE transaction_id IN temp.changed_transactions;
         DELETE FROM stg_receipts__claims WHERE transaction_id IN temp.changed_transactions;
+        DELETE FROM stg_registrations__first WHERE user_id IN temp.changed_registrations;
         """
 }

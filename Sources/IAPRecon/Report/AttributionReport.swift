@@ -154,13 +154,7 @@ struct AttributionReport {
             INSERT INTO fct_user_installs
             SELECT ?1, ?2, ?3, ?4, ?5, (SELECT source FROM stg_mmp__installs WHERE rowid = ?6)
             """])
-        let signups = try database.cached("""
-            SELECT user_id, ts_ms, idfv, idfa, appsflyer_id FROM (
-              SELECT r.user_id, r.ts_ms, r.idfv, r.idfa, r.appsflyer_id,
-                     row_number() OVER (PARTITION BY r.user_id ORDER BY r.ts_ms, f.path, r.line) AS n
-              FROM raw_registrations__users r JOIN files f USING (file_id)
-            ) WHERE n = 1 ORDER BY user_id
-            """)
+        let signups = try database.cached("SELECT user_id, ts_ms, idfv, idfa, appsflyer_id FROM stg_registrations__first ORDER BY user_id")
         let purchases = try database.cached("""
             SELECT user_id, purchase_ms, unit_price, quantity, currency, refund_amount FROM int_transactions_resolved NOT INDEXED
             WHERE is_revenue = 1 AND user_id IS NOT NULL ORDER BY user_id, purchase_ms, transaction_id

@@ -12,6 +12,9 @@ public enum ChangedKeys {
         case mmpFile = "mmp_file"
         /// An MMP file was replaced: `stg_mmp__*` is rebuilt.
         case mmpRebuild = "mmp_rebuild"
+        /// A user whose registration lines changed: their first registration is picked again
+        /// (`stg_registrations__first`). Attribution alone reads it, so the join does not follow it.
+        case registration
     }
 
     /// Records the keys of file `fileID`'s rows; called after a file's rows are inserted and before they are deleted.
@@ -48,6 +51,7 @@ public enum ChangedKeys {
         INSERT OR IGNORE INTO dirty_keys SELECT 'order', order_id FROM raw_receipts__verifications
           WHERE file_id = \(id) AND order_id IS NOT NULL;
         INSERT OR IGNORE INTO dirty_keys SELECT 'transaction', transaction_id FROM raw_apple__transactions WHERE file_id = \(id);
+        INSERT OR IGNORE INTO dirty_keys SELECT 'registration', user_id FROM raw_registrations__users WHERE file_id = \(id);
         INSERT OR IGNORE INTO dirty_keys SELECT 'all', '' FROM raw_catalog__products WHERE file_id = \(id) LIMIT 1;
         """
     }
