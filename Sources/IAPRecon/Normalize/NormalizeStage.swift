@@ -14,12 +14,12 @@
 public enum NormalizeStage {
     /// Rebuilds every `stg_*` table, or — when ingest recorded which keys changed — only the rows of those keys.
     ///
-    /// A full rebuild commits table by table: one transaction over millions of rows makes every
-    /// page read search an ever longer write-ahead log. It first asks for a full rebuild in
-    /// `dirty_keys` (which only the join clears), so a run killed half-way rebuilds in full again.
-    ///
-    /// A full rebuild runs its builders as `ReaderJobs`: each reads the raw tables on a worker's own
-    /// connection while this one only inserts; `workers` bounds how many read at once.
+    /// The builders run as `ReaderJobs`: each reads the raw tables on a worker's own connection
+    /// while this one only inserts (`workers` bounds how many read at once), and each commits its
+    /// own rows. So what they read is committed first: a full rebuild's empty tables after asking
+    /// for a full rebuild in `dirty_keys` (which only the join clears), an incremental one's changed
+    /// keys (`normalize__changed_*`, taken from `dirty_keys`, which keeps them) after deleting their
+    /// rows. A run killed half-way therefore redoes the same work: in full, or for the same keys.
     public static func run(database: Database, workers: WorkerPool = WorkerPool(width: WorkerPool.defaultWidth)) throws {
         let full = try database.transaction {
             try RawIndexes.restore(database)
@@ -32,14 +32,14 @@ public enum NormalizeStage {
                 try database.execute(NormalizeScope.prepareChanged)
                 try expandSharedDeliveryIDs(database)
                 try database.execute(NormalizeScope.recordLinksAndDelete)
-                for builder in builders { try builder(.changed).runHere(database) }
-                try MMPEvents.update(database)
             }
             return full
         }
-        guard full else { return }
-        try ReaderJobs.run(builders.map { $0(.everything) } + [MMPEvents.rebuild], database: database, pool: workers)
-        try database.transaction { try database.execute(createIndexes) }
+        let scope: NormalizeScope = full ? .everything : .changed
+        try ReaderJobs.run(builders.map { $0(scope) } + (full ? [MMPEvents.rebuild] : []), database: database, pool: workers)
+        try database.transaction {
+            if full { try database.execute(createIndexes) } else { try MMPEvents.update(database) }
+        }
     }
 
     /// A fresh store, a pending full rebuild, or `stg_*` tables from an older iaprecon.
@@ -57,11 +57,11 @@ public enum NormalizeStage {
     private static func expandSharedDeliveryIDs(_ database: Database) throws {
         while true {
             try database.run("""
-                INSERT OR IGNORE INTO temp.changed_transactions
+                INSERT OR IGNORE INTO normalize__changed_transactions
                 SELECT d.transaction_id FROM raw_server__deliveries d
                 WHERE d.delivery_id IN (
                   SELECT delivery_id FROM raw_server__deliveries
-                  WHERE transaction_id IN temp.changed_transactions AND delivery_id IS NOT NULL)
+                  WHERE transaction_id IN normalize__changed_transactions AND delivery_id IS NOT NULL)
                 """)
             if database.changes == 0 { return }
         }
@@ -296,51 +296,51 @@ enum NormalizeScope {
 
     /// A condition on a transaction id column.
     func transactions(_ column: String) -> String {
-        self == .everything ? "1" : "\(column) IN temp.changed_transactions"
+        self == .everything ? "1" : "\(column) IN normalize__changed_transactions"
     }
 
     /// A condition on an order id column.
     func orders(_ column: String) -> String {
-        self == .everything ? "1" : "\(column) IN temp.changed_orders"
+        self == .everything ? "1" : "\(column) IN normalize__changed_orders"
     }
 
     /// A condition on a registration's user id column.
     func registrations(_ column: String) -> String {
-        self == .everything ? "1" : "\(column) IN temp.changed_registrations"
+        self == .everything ? "1" : "\(column) IN normalize__changed_registrations"
     }
 
     static let prepareChanged = """
-        DROP TABLE IF EXISTS temp.changed_transactions;
-        DROP TABLE IF EXISTS temp.changed_orders;
-        DROP TABLE IF EXISTS temp.changed_registrations;
-        CREATE TEMP TABLE changed_transactions (key TEXT PRIMARY KEY) WITHOUT ROWID;
-        CREATE TEMP TABLE changed_orders (key TEXT PRIMARY KEY) WITHOUT ROWID;
-        CREATE TEMP TABLE changed_registrations (key TEXT PRIMARY KEY) WITHOUT ROWID;
-        INSERT INTO temp.changed_registrations SELECT key FROM dirty_keys WHERE kind = 'registration';
-        INSERT INTO temp.changed_transactions SELECT key FROM dirty_keys WHERE kind = 'transaction';
-        INSERT INTO temp.changed_orders SELECT key FROM dirty_keys WHERE kind = 'order';
+        DROP TABLE IF EXISTS normalize__changed_transactions;
+        DROP TABLE IF EXISTS normalize__changed_orders;
+        DROP TABLE IF EXISTS normalize__changed_registrations;
+        CREATE TABLE normalize__changed_transactions (key TEXT PRIMARY KEY) WITHOUT ROWID;
+        CREATE TABLE normalize__changed_orders (key TEXT PRIMARY KEY) WITHOUT ROWID;
+        CREATE TABLE normalize__changed_registrations (key TEXT PRIMARY KEY) WITHOUT ROWID;
+        INSERT INTO normalize__changed_registrations SELECT key FROM dirty_keys WHERE kind = 'registration';
+        INSERT INTO normalize__changed_transactions SELECT key FROM dirty_keys WHERE kind = 'transaction';
+        INSERT INTO normalize__changed_orders SELECT key FROM dirty_keys WHERE kind = 'order';
         """
 
     /// Before the changed keys' rows go: the users, orders and chains they linked to, so the join
     /// also revisits what a replaced file took away; then the rows themselves.
     static let recordLinksAndDelete = """
-        INSERT OR IGNORE INTO dirty_keys SELECT 'transaction', key FROM temp.changed_transactions;
-        INSERT OR IGNORE INTO dirty_keys SELECT 'user', user_id FROM stg_server__deliveries WHERE transaction_id IN temp.changed_transactions;
+        INSERT OR IGNORE INTO dirty_keys SELECT 'transaction', key FROM normalize__changed_transactions;
+        INSERT OR IGNORE INTO dirty_keys SELECT 'user', user_id FROM stg_server__deliveries WHERE transaction_id IN normalize__changed_transactions;
         INSERT OR IGNORE INTO dirty_keys SELECT 'order', order_id FROM stg_server__deliveries
-          WHERE transaction_id IN temp.changed_transactions AND order_id IS NOT NULL;
-        INSERT OR IGNORE INTO dirty_keys SELECT 'user', user_id FROM stg_receipts__senders WHERE transaction_id IN temp.changed_transactions;
-        INSERT OR IGNORE INTO dirty_keys SELECT 'order', order_id FROM stg_receipts__claims WHERE transaction_id IN temp.changed_transactions;
+          WHERE transaction_id IN normalize__changed_transactions AND order_id IS NOT NULL;
+        INSERT OR IGNORE INTO dirty_keys SELECT 'user', user_id FROM stg_receipts__senders WHERE transaction_id IN normalize__changed_transactions;
+        INSERT OR IGNORE INTO dirty_keys SELECT 'order', order_id FROM stg_receipts__claims WHERE transaction_id IN normalize__changed_transactions;
         INSERT OR IGNORE INTO dirty_keys SELECT 'chain', original_transaction_id FROM stg_apple__transactions
-          WHERE transaction_id IN temp.changed_transactions;
+          WHERE transaction_id IN normalize__changed_transactions;
         INSERT OR IGNORE INTO dirty_keys SELECT 'order', app_account_token FROM stg_apple__transactions
-          WHERE transaction_id IN temp.changed_transactions AND app_account_token IS NOT NULL;
-        INSERT OR IGNORE INTO dirty_keys SELECT 'user', user_id FROM stg_server__orders WHERE order_id IN temp.changed_orders;
-        DELETE FROM stg_server__orders WHERE order_id IN temp.changed_orders;
-        DELETE FROM stg_server__deliveries WHERE transaction_id IN temp.changed_transactions;
-        DELETE FROM stg_apple__transactions WHERE transaction_id IN temp.changed_transactions;
-        DELETE FROM stg_apple__refunds WHERE transaction_id IN temp.changed_transactions;
-        DELETE FROM stg_receipts__senders WHERE transaction_id IN temp.changed_transactions;
-        DELETE FROM stg_receipts__claims WHERE transaction_id IN temp.changed_transactions;
-        DELETE FROM stg_registrations__first WHERE user_id IN temp.changed_registrations;
+          WHERE transaction_id IN normalize__changed_transactions AND app_account_token IS NOT NULL;
+        INSERT OR IGNORE INTO dirty_keys SELECT 'user', user_id FROM stg_server__orders WHERE order_id IN normalize__changed_orders;
+        DELETE FROM stg_server__orders WHERE order_id IN normalize__changed_orders;
+        DELETE FROM stg_server__deliveries WHERE transaction_id IN normalize__changed_transactions;
+        DELETE FROM stg_apple__transactions WHERE transaction_id IN normalize__changed_transactions;
+        DELETE FROM stg_apple__refunds WHERE transaction_id IN normalize__changed_transactions;
+        DELETE FROM stg_receipts__senders WHERE transaction_id IN normalize__changed_transactions;
+        DELETE FROM stg_receipts__claims WHERE transaction_id IN normalize__changed_transactions;
+        DELETE FROM stg_registrations__first WHERE user_id IN normalize__changed_registrations;
         """
 }
