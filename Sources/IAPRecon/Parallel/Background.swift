@@ -14,9 +14,20 @@ final class Background<Value: Sendable>: Sendable {
         }
     }
 
+    /// Waits for the work and hands its result over (once: the result is not kept, so its memory
+    /// goes when the caller is done with it).
     func value() throws -> Value {
         done.wait()
-        guard let outcome = result.withLock({ $0 }) else { preconditionFailure("background work ended without a result") }
+        let outcome = result.withLock { stored in
+            defer { stored = nil }
+            return stored
+        }
+        guard let outcome else { preconditionFailure("background work ended without a result, or value() was called twice") }
         return try outcome.get()
+    }
+
+    /// Waits for the work, leaving its result unclaimed (a caller that leaves with an error).
+    func wait() {
+        done.wait()
     }
 }

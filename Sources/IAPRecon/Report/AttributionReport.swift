@@ -124,7 +124,7 @@ struct AttributionReport {
         let installWork = Background { [path = database.path, mmpZone] in
             try InstallTable(database: Database(path: path, readOnly: true), zone: zone, mmpZone: mmpZone)
         }
-        defer { _ = try? installWork.value() }
+        defer { installWork.wait() }
 
         // Apple's money whose user nobody knows (no order, delivery or receipt): the unattributed
         // cohort of its purchase day, so every verified dollar lands in a row.
@@ -165,8 +165,9 @@ struct AttributionReport {
         }
         var hasSignup = try signups.step()
         var hasPurchase = try purchases.step()
-        let table = try installWork.value()
+        var table = try installWork.value()
         var installs = table.installs.map { Install(ms: $0.ms, slot: slot($0.key), appsflyerID: $0.appsflyerID, row: $0.row) }
+        table.installs = []
         let (byCUID, byAppsflyer, byIDFV, byIDFA) = (table.byCUID, table.byAppsflyer, table.byIDFV, table.byIDFA)
         let linkedAppsflyerIDs = table.linkedAppsflyerIDs
         installRows = installs.count

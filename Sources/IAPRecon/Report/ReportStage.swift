@@ -44,7 +44,7 @@ public enum ReportStage {
                 try AttributionReport(database: database, zone: settings.zone, fx: fx, asOfMs: asOfMs)
             }
         } catch {
-            _ = try? revenueWork.value()
+            revenueWork.wait()
             throw error
         }
         let revenue = try revenueWork.value()

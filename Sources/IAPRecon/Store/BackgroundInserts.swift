@@ -58,7 +58,7 @@ final class BackgroundInserts {
     func cancel() {
         finished = true
         channel.cancel()
-        _ = try? work.value()
+        work.wait()
     }
 
     private func send(_ table: Int) {
