@@ -48,7 +48,8 @@ public final class Database {
             // Reading the schema fails at once on a file that is not a database.
             try execute("SELECT count(*) FROM sqlite_master")
             try execute("PRAGMA foreign_keys = ON")
-            try execute("PRAGMA cache_size = -16384")
+            // 16 MB for the writer; a reader (several run beside it) scans more than it revisits.
+            try execute(readOnly ? "PRAGMA cache_size = -4096" : "PRAGMA cache_size = -16384")
         } catch {
             cache.removeAll()
             sqlite3_close_v2(handle)
