@@ -33,9 +33,11 @@ public enum ReportStage {
         }
         let findings = try FindingsReport(database: database)
         let fx = try FXRates(database: database, reportingCurrency: settings.currency)
-        // Revenue reads int_transactions_resolved on its own connection while attribution runs here.
-        let revenueWork = Background { [path = database.path, zone = settings.zone] in
-            try RevenueReport(database: Database(path: path, readOnly: true), zone: zone, fx: fx)
+        // Revenue and the summary's counts read on their own connection while attribution runs here.
+        let revenueWork = Background { [path = database.path, zone = settings.zone, asOfMs, graceMs] in
+            let reader = try Database(path: path, readOnly: true)
+            let revenue = try RevenueReport(database: reader, zone: zone, fx: fx)
+            return (revenue, try SummaryReport.counts(database: reader, asOfMs: asOfMs, graceMs: graceMs))
         }
         let attribution: AttributionReport
         do {
@@ -47,9 +49,9 @@ public enum ReportStage {
             revenueWork.wait()
             throw error
         }
-        let revenue = try revenueWork.value()
-        let summary = try SummaryReport.build(database: database, asOfMs: asOfMs, graceMs: graceMs, settings: settings,
-                                              findings: findings, revenue: revenue, attribution: attribution, timings: timings)
+        let (revenue, counts) = try revenueWork.value()
+        let summary = SummaryReport.build(counts: counts, asOfMs: asOfMs, graceMs: graceMs, settings: settings,
+                                          findings: findings, revenue: revenue, attribution: attribution, timings: timings)
         let output = try OutputSet(folder: settings.outFolder)
         do {
             try output.write("findings.csv") { try findings.writeCSV(&$0) }

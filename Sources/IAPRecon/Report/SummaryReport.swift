@@ -7,10 +7,22 @@ import Foundation
 /// price sources (so finance sees catalog-priced and unpriced transactions),
 /// revenue totals, attribution join keys, and stage timings.
 enum SummaryReport {
-    static func build(
-        database: Database, asOfMs: Int64, graceMs: Int64, settings: ReportSettings, findings: FindingsReport,
-        revenue: RevenueReport, attribution: AttributionReport, timings: [(String, Double)]
-    ) throws -> JSONValue {
+    /// What the summary counts in the store, read on its own connection while attribution runs.
+    struct Counts: Sendable {
+        var inputs: [JSONValue]
+        var totals: LineCounts
+        var orders: Int64
+        var unmatched: Int64
+        var ordersByRule: [String: Int64]
+        var unpaid: Int64
+        var environments: [(String, JSONValue)]
+        var unmatchedTransactions: Int64
+        var familyShared: Int64
+        var failedVerifications: Int64
+        var missingFromCatalog: Int64
+    }
+
+    static func counts(database: Database, asOfMs: Int64, graceMs: Int64) throws -> Counts {
         var inputs: [JSONValue] = []
         var totals = LineCounts()
         try database.forEach("SELECT path, source, lines_read, accepted, rejected, blank, ignored, bytes FROM files ORDER BY path") { row in
@@ -24,19 +36,6 @@ enum SummaryReport {
             ]))
         }
 
-        var kinds: [(String, JSONValue)] = []
-        for kind in FindingKind.allCases {
-            let rows = findings.rows.filter { $0.kind == kind.rawValue }
-            var amounts: [String: Decimal] = [:]
-            for row in rows {
-                if let amount = row.values[8].flatMap(Money.parse), let currency = row.values[9] { amounts[currency, default: 0] += amount }
-            }
-            kinds.append((kind.rawValue, .object([
-                ("severity", .string(kind.severity.rawValue)), ("count", .int(rows.count)),
-                ("amount", .object(amounts.keys.sorted().map { ($0, .string(Money.format(amounts[$0] ?? 0))) })),
-            ])))
-        }
-
         // One pass over the orders and one over the transactions for every count below.
         var ordersByRule: [String: Int64] = [:]
         var orders: Int64 = 0
@@ -46,7 +45,6 @@ enum SummaryReport {
             if row.int(1) == 1 { unmatched += row.int(2) }
             if let rule = row.optionalString(0) { ordersByRule[rule, default: 0] += row.int(2) }
         }
-        let byRule: [(String, JSONValue)] = MatchRule.allCases.map { ($0.rawValue, .int(ordersByRule[$0.rawValue] ?? 0)) }
         let unpaid = try database.scalar("""
             SELECT count(*) FROM int_orders_matched m JOIN stg_server__orders o USING (order_id)
             WHERE m.transaction_id IS NULL AND o.ts_ms <= ?
@@ -71,29 +69,53 @@ enum SummaryReport {
             ) WHERE product_id NOT IN (SELECT product_id FROM raw_catalog__products)
             """).integerValue
 
+        return Counts(inputs: inputs, totals: totals, orders: orders, unmatched: unmatched, ordersByRule: ordersByRule, unpaid: unpaid,
+                      environments: environments, unmatchedTransactions: unmatchedTransactions, familyShared: familyShared,
+                      failedVerifications: failedVerifications, missingFromCatalog: missingFromCatalog)
+    }
+
+    /// The summary of a report: `counts` from the store, the rest from the other reports.
+    static func build(
+        counts: Counts, asOfMs: Int64, graceMs: Int64, settings: ReportSettings, findings: FindingsReport,
+        revenue: RevenueReport, attribution: AttributionReport, timings: [(String, Double)]
+    ) -> JSONValue {
+        let byRule: [(String, JSONValue)] = MatchRule.allCases.map { ($0.rawValue, .int(counts.ordersByRule[$0.rawValue] ?? 0)) }
+        var kinds: [(String, JSONValue)] = []
+        for kind in FindingKind.allCases {
+            let rows = findings.rows.filter { $0.kind == kind.rawValue }
+            var amounts: [String: Decimal] = [:]
+            for row in rows {
+                if let amount = row.values[8].flatMap(Money.parse), let currency = row.values[9] { amounts[currency, default: 0] += amount }
+            }
+            kinds.append((kind.rawValue, .object([
+                ("severity", .string(kind.severity.rawValue)), ("count", .int(rows.count)),
+                ("amount", .object(amounts.keys.sorted().map { ($0, .string(Money.format(amounts[$0] ?? 0))) })),
+            ])))
+        }
+
         return .object([
             ("as_of", .string(Timestamp.iso8601(asOfMs))),
             ("grace_hours", .number(Money.format(Decimal(graceMs) / 3_600_000))),
             ("time_zone", .string(settings.zone.identifier)),
             ("reporting_currency", .string(settings.currency)),
             ("inputs", .object([
-                ("files", .array(inputs)),
+                ("files", .array(counts.inputs)),
                 ("totals", .object([
-                    ("read", .int(totals.read)), ("accepted", .int(totals.accepted)), ("rejected", .int(totals.rejected)),
-                    ("blank", .int(totals.blank)), ("ignored", .int(totals.ignored)),
+                    ("read", .int(counts.totals.read)), ("accepted", .int(counts.totals.accepted)), ("rejected", .int(counts.totals.rejected)),
+                    ("blank", .int(counts.totals.blank)), ("ignored", .int(counts.totals.ignored)),
                 ])),
             ])),
             ("findings", .object([("total", .int(findings.rows.count)), ("by_kind", .object(kinds))])),
             ("orders", .object([
-                ("total", .int(orders)),
-                ("matched_by_rule", .object(byRule)), ("unmatched", .int(unmatched)), ("unpaid_after_grace", .int(unpaid)),
+                ("total", .int(counts.orders)),
+                ("matched_by_rule", .object(byRule)), ("unmatched", .int(counts.unmatched)), ("unpaid_after_grace", .int(counts.unpaid)),
             ])),
             ("transactions", .object([
-                ("by_environment", .object(environments)), ("production_without_order", .int(unmatchedTransactions)),
-                ("family_shared", .int(familyShared)), ("failed_verifications", .int(failedVerifications)),
+                ("by_environment", .object(counts.environments)), ("production_without_order", .int(counts.unmatchedTransactions)),
+                ("family_shared", .int(counts.familyShared)), ("failed_verifications", .int(counts.failedVerifications)),
                 ("price_source", .object(PriceSource.allCases.map { ($0.rawValue, .int(revenue.priceSources[$0] ?? 0)) })),
                 ("without_fx_rate", .int(revenue.unconverted)),
-                ("products_missing_from_catalog", .int(missingFromCatalog)),
+                ("products_missing_from_catalog", .int(counts.missingFromCatalog)),
             ])),
             ("revenue", .object([
                 ("gross_usd", .string(Money.format(revenue.grossUSD))), ("refunds_usd", .string(Money.format(revenue.refundsUSD))),
