@@ -18,10 +18,11 @@ struct JoinComponents {
     private var count: Int { kinds.count }
 
     /// Batches of whole components (about `transactions` transactions each, more when one
-    /// component is larger), in the order their keys were read, the same run to run.
-    static func batches(in database: Database, transactions limit: Int) throws -> Batches {
+    /// component is larger), in the order their keys were read, the same run to run. With
+    /// `withinScope`, only the links of the closed scope in the `temp.join_*` tables.
+    static func batches(in database: Database, transactions limit: Int, withinScope: Bool = false) throws -> Batches {
         var graph = JoinComponents()
-        try graph.read(database)
+        try graph.read(database, withinScope: withinScope)
         let count = graph.count
         var rootOf = [Int32](repeating: 0, count: count)
         for node in 0..<count { rootOf[node] = graph.find(Int32(node)) }
@@ -77,24 +78,27 @@ struct JoinComponents {
     }
 
     /// Every link of the normalized tables, as undirected edges.
-    private mutating func read(_ database: Database) throws {
-        try database.forEach("SELECT transaction_id, original_transaction_id, app_account_token FROM stg_apple__transactions") { row in
+    private mutating func read(_ database: Database, withinScope: Bool) throws {
+        // A closed scope holds every key its rows link to, so its rows are found from one end.
+        let transactions = withinScope ? "WHERE \(JoinScope.transactions("transaction_id"))" : ""
+        let orders = withinScope ? "WHERE \(JoinScope.orders("order_id"))" : ""
+        try database.forEach("SELECT transaction_id, original_transaction_id, app_account_token FROM stg_apple__transactions \(transactions)") { row in
             let transaction = node(.transaction, row, 0)
             union(transaction, node(.chain, row, 1))
             if !row.isNull(2) { union(transaction, node(.order, row, 2)) }
         }
-        try database.forEach("SELECT order_id, user_id FROM stg_server__orders") { row in
+        try database.forEach("SELECT order_id, user_id FROM stg_server__orders \(orders)") { row in
             union(node(.order, row, 0), node(.user, row, 1))
         }
-        try database.forEach("SELECT transaction_id, user_id, order_id FROM stg_server__deliveries") { row in
+        try database.forEach("SELECT transaction_id, user_id, order_id FROM stg_server__deliveries \(transactions)") { row in
             let transaction = node(.transaction, row, 0)
             union(transaction, node(.user, row, 1))
             if !row.isNull(2) { union(transaction, node(.order, row, 2)) }
         }
-        try database.forEach("SELECT transaction_id, user_id FROM stg_receipts__senders") { row in
+        try database.forEach("SELECT transaction_id, user_id FROM stg_receipts__senders \(transactions)") { row in
             union(node(.transaction, row, 0), node(.user, row, 1))
         }
-        try database.forEach("SELECT transaction_id, order_id FROM stg_receipts__claims") { row in
+        try database.forEach("SELECT transaction_id, order_id FROM stg_receipts__claims \(transactions)") { row in
             union(node(.transaction, row, 0), node(.order, row, 1))
         }
     }

@@ -34,9 +34,10 @@ public enum JoinStage {
     public static let batchTransactions = 15_000
 
     ///
-    /// An incremental join runs in one transaction. A full rebuild decides its batches as
-    /// `ReaderJobs` (each batch read and decided on a worker's connection, the writer only
-    /// inserting) and commits batch by batch: until its last transaction writes the run settings,
+    /// Both decide batches of whole components as `ReaderJobs` (each batch read and decided on a
+    /// worker's connection, the writer only inserting). An incremental join cuts its closed scope
+    /// into batches and inserts them all in the one transaction that deleted the scope's rows. A
+    /// full rebuild commits batch by batch: until its last transaction writes the run settings,
     /// the next run finds none and rebuilds in full again.
     public static func run(database: Database, settings: ReconcileSettings,
                            workers: WorkerPool = WorkerPool(width: WorkerPool.defaultWidth),
@@ -46,9 +47,12 @@ public enum JoinStage {
         // One transaction from the first read: the scope's temp tables are written inside it too.
         let scope = try database.transaction { () throws -> JoinScope? in
             let scope = try incrementalScope(database, settings: settings, asOfMs: asOfMs)
-            if scope != nil {
+            if let scope {
                 try database.execute(deleteScope)
-                try decide(database, rules, into: DirectInserts(database: database, inserts: resultInserts))
+                // Small batches, so every worker has some.
+                let limit = max(500, scope.transactions.count / (4 * workers.width))
+                let batches = try JoinComponents.batches(in: database, transactions: limit, withinScope: true)
+                try ReaderJobs.run(jobs(batches, rules), database: database, pool: workers, inCallersTransaction: true)
             } else {
                 try database.execute(dropAndCreate)
             }
@@ -56,13 +60,7 @@ public enum JoinStage {
         }
         if scope == nil {
             let batches = try JoinComponents.batches(in: database, transactions: batchTransactions)
-            let jobs = (0..<batches.count).map { batch in
-                ReaderJob(inserts: resultInserts) { reader, target in
-                    try JoinScope.fill(batches.scope(batch), prefix: "join", in: reader)
-                    try decide(reader, rules, into: target)
-                }
-            }
-            try ReaderJobs.run(jobs, database: database, pool: workers)
+            try ReaderJobs.run(jobs(batches, rules), database: database, pool: workers)
         }
         return try database.transaction {
             if scope == nil { try database.execute(createIndexes) }
@@ -72,6 +70,16 @@ public enum JoinStage {
             try ChangedKeys.clear(database)
             let total = try database.scalar("SELECT count(*) FROM fct_findings").integerValue
             return JoinSummary(asOfMs: asOfMs, findings: Int(total), recomputedTransactions: scope?.transactions.count)
+        }
+    }
+
+    /// One job per batch: its keys into the reader's temp tables, then decided.
+    private static func jobs(_ batches: JoinComponents.Batches, _ rules: FindingRules) -> [ReaderJob] {
+        (0..<batches.count).map { batch in
+            ReaderJob(inserts: resultInserts) { reader, target in
+                try JoinScope.fill(batches.scope(batch), prefix: "join", in: reader)
+                try decide(reader, rules, into: target)
+            }
         }
     }
 

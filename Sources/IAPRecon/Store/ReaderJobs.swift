@@ -34,7 +34,9 @@ enum ReaderJobs {
         case failed(any Error)
     }
 
-    static func run(_ jobs: [ReaderJob], database: Database, pool: WorkerPool) throws {
+    /// With `inCallersTransaction`, the rows go into the transaction the caller holds open (and
+    /// commits or rolls back) instead of one per job.
+    static func run(_ jobs: [ReaderJob], database: Database, pool: WorkerPool, inCallersTransaction: Bool = false) throws {
         let path = database.path
         // The job whose rows the open write transaction holds, and its statements.
         var openJob: Int?
@@ -57,18 +59,18 @@ enum ReaderJobs {
                     throw error
                 case .rows(let rows):
                     if openJob != index {
-                        if openJob != nil { try database.execute("COMMIT") }
+                        if openJob != nil, !inCallersTransaction { try database.execute("COMMIT") }
                         openJob = nil
                         statements = try jobs[index].inserts.map { try database.cached($0) }
-                        try database.execute("BEGIN IMMEDIATE")
+                        if !inCallersTransaction { try database.execute("BEGIN IMMEDIATE") }
                         openJob = index
                     }
                     try rows.insert(with: statements[rows.table])
                 }
             })
-            if openJob != nil { try database.execute("COMMIT") }
+            if openJob != nil, !inCallersTransaction { try database.execute("COMMIT") }
         } catch {
-            if openJob != nil { try? database.execute("ROLLBACK") }
+            if openJob != nil, !inCallersTransaction { try? database.execute("ROLLBACK") }
             throw error
         }
     }
