@@ -50,7 +50,7 @@ public enum JoinStage {
             if let scope {
                 try database.execute(deleteScope)
                 // Small batches, so every worker has some.
-                let limit = max(500, scope.transactions.count / (4 * workers.width))
+                let limit = min(batchTransactions, max(100, scope.transactions.count / (4 * workers.width)))
                 let batches = try JoinComponents.batches(in: database, transactions: limit, withinScope: true)
                 try ReaderJobs.run(jobs(batches, rules), database: database, pool: workers, inCallersTransaction: true)
             } else {

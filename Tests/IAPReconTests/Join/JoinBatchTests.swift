@@ -25,6 +25,38 @@ struct JoinBatchTests {
         withExtendedLifetime((generated, one.scenario, many.scenario)) {}
     }
 
+    @Test("an incremental night cut into batches of 20 on 2 workers writes exactly what one full join writes")
+    func incrementalBatchesEqualFull() throws {
+        let generated = try Scenario()
+        _ = try InputGenerator.write(GeneratorOptions(users: 600, days: 15, seed: 5), to: generated.input)
+        let lastDay = "2026-09-15"
+        let files = try SourceFile.list(in: generated.input)
+        #expect(files.contains { $0.relativePath.contains(lastDay) })
+        // Days 1...14, then the whole folder: the second join is incremental.
+        let nights = try Scenario()
+        for file in files where !file.relativePath.contains(lastDay) {
+            let target = nights.input + "/" + file.relativePath
+            try FileManager.default.createDirectory(atPath: (target as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try FileManager.default.createSymbolicLink(atPath: target, withDestinationPath: file.absolutePath)
+        }
+        let database = try nights.open()
+        for input in [nights.input, generated.input] {
+            _ = try Pipeline.ingest(input: input, database: database, jobs: 2, progress: nil)
+            try NormalizeStage.run(database: database, workers: WorkerPool(width: 2))
+            let summary = try JoinStage.run(database: database, settings: ReconcileSettings(), workers: WorkerPool(width: 2),
+                                            batchTransactions: 20)
+            if input == generated.input {
+                let recomputed = try #require(summary.recomputedTransactions, "the second night is incremental")
+                #expect(recomputed > 100, "enough transactions for several batches of 20")
+            }
+        }
+        let full = try join(generated.input, workers: 1, batch: 1_000_000)
+        for table in ["int_transactions_resolved", "int_orders_matched", "fct_findings"] {
+            #expect(try rows(database, table) == rows(full.database, table), "\(table)")
+        }
+        withExtendedLifetime((generated, nights, full.scenario)) {}
+    }
+
     private func join(_ input: String, workers: Int, batch: Int) throws -> (scenario: Scenario, database: Database, summary: JoinSummary) {
         let scenario = try Scenario()
         let database = try scenario.open()
