@@ -33,6 +33,7 @@ public enum JoinStage {
     /// Transactions per batch of a full rebuild (JoinComponents): what bounds the join's memory.
     public static let batchTransactions = 15_000
 
+    /// Recomputes the closed scope of what changed, or everything when that reaches too far.
     ///
     /// Both decide batches of whole components as `ReaderJobs` (each batch read and decided on a
     /// worker's connection, the writer only inserting). An incremental join cuts its closed scope
