@@ -193,9 +193,9 @@ public enum IngestStage {
     }
 
     /// Parses one file, or one chunk of it, on a worker: its lines in batches, then its line count or why it failed.
-    static func parse(_ file: SourceFile, range: Range<Int>?, send: (Message) -> Void) {
+    static func parse(_ file: SourceFile, range: Range<Int>?, packingRows: Bool = true, send: (Message) -> Void) {
         do {
-            send(.end(try SourceFileParser.parse(file, range: range) { send(.lines(LineBatch($0))) }))
+            send(.end(try SourceFileParser.parse(file, range: range) { send(.lines(LineBatch($0, packingRows: packingRows))) }))
         } catch let error as InputError {
             send(.failed(error))
         } catch {
@@ -208,7 +208,7 @@ public enum IngestStage {
         var report = IngestReport()
         var counts = LineCounts()
         try WorkerPool(width: width).run(count: files.count, produce: { index, send in
-            parse(files[index], range: nil, send: send)
+            parse(files[index], range: nil, packingRows: false, send: send)
         }, consume: { (index: Int, message: Message) in
             switch message {
             case .lines(let batch):
@@ -264,7 +264,7 @@ final class FileWriter {
     func write(_ batch: LineBatch, lineOffset: Int) throws {
         counts = counts + batch.counts
         for rows in batch.rows where rows.count > 0 {
-            try rows.insert(with: inserts[rows.table], prefix: [.integer(fileID)], offset: Int64(lineOffset))
+            try rows.insert(with: inserts[rows.table], prefix: [.integer(fileID), .integer(Int64(lineOffset))])
         }
         for reject in batch.rejects {
             try database.cached("INSERT INTO rejects (file_id, line, reason, text) VALUES (?, ?, ?, ?)")

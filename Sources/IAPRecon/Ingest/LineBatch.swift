@@ -15,15 +15,22 @@ struct LineBatch: Sendable {
     private(set) var rows: [PackedRows] = RawTable.allCases.map { PackedRows(table: $0.rawValue) }
     private(set) var rejects: [Reject] = []
 
-    init(_ parsed: [ParsedLine]) {
+    /// With `packingRows` false, only the counts (what `validate` prints).
+    init(_ parsed: [ParsedLine], packingRows: Bool = true) {
         for line in parsed {
             lines += 1
             counts.count(line.outcome)
             switch line.outcome {
-            case .accepted(let raw):
+            case .accepted(let raw) where packingRows:
                 for row in raw {
-                    rows[row.table.rawValue].append([.integer(Int64(line.line)), .integer(Int64(row.item))] + row.values)
+                    let table = row.table.rawValue
+                    rows[table].appendValue(.integer(Int64(line.line)))
+                    rows[table].appendValue(.integer(Int64(row.item)))
+                    for value in row.values { rows[table].appendValue(value) }
+                    rows[table].endRow()
                 }
+            case .accepted:
+                break
             case .rejected(let reason):
                 rejects.append(Reject(line: line.line, reason: reason, text: line.rejectedText ?? ""))
             case .blank, .ignored:

@@ -77,9 +77,12 @@ public enum RawTable: Int, CaseIterable, Sendable {
             """
     }
 
+    /// Parameters: ?1 the file, ?2 the lines of the file's chunks before this one, ?3 the line
+    /// within its chunk, then `item` and `columns`.
     var insertSQL: String {
         let names = ["file_id", "line", "item"] + columns
-        return "INSERT INTO \(name) (\(names.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: names.count).joined(separator: ", ")))"
+        let values = ["?1", "?2 + ?3"] + (4..<(names.count + 2)).map { "?\($0)" }
+        return "INSERT INTO \(name) (\(names.joined(separator: ", "))) VALUES (\(values.joined(separator: ", ")))"
     }
 }
 

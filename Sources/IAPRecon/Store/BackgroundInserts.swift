@@ -5,13 +5,13 @@
 final class BackgroundInserts {
     private let channel = OrderedChannel<PackedRows>(jobs: 1, bound: 16)
     private let work: Background<Void>
-    private var pending: [PackedRows]
+    private let sink: RowSink
     private var finished = false
 
     /// Opens a connection to `path`, begins a write transaction, runs `setup` (DDL), then inserts
     /// what arrives with `inserts[table]`.
     init(path: String, setup: String, inserts: [String]) {
-        pending = inserts.indices.map { PackedRows(table: $0) }
+        sink = RowSink(tables: inserts.count, send: { [channel] in channel.put(0, $0) })
         work = Background { [channel] in
             do {
                 let database = try Database(path: path)
@@ -42,14 +42,13 @@ final class BackgroundInserts {
     }
 
     func insert(table: Int, _ values: [SQLValue]) {
-        pending[table].append(values)
-        if pending[table].bytes.count >= RowSink.batchBytes { send(table) }
+        sink.insert(table: table, values)
     }
 
     /// Sends what is pending, waits for the inserts and commits them; rethrows their first error.
     func finish() throws {
         finished = true
-        for table in pending.indices { send(table) }
+        sink.flush()
         channel.finish(0)
         try work.value()
     }
@@ -59,11 +58,5 @@ final class BackgroundInserts {
         finished = true
         channel.cancel()
         work.wait()
-    }
-
-    private func send(_ table: Int) {
-        guard pending[table].count > 0 else { return }
-        channel.put(0, pending[table])
-        pending[table] = PackedRows(table: table)
     }
 }

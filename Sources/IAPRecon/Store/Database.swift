@@ -239,10 +239,9 @@ public final class Statement {
         guard let text = sqlite3_column_text(pointer, index) else { return try body(UnsafeBufferPointer(start: nil, count: 0)) }
         return try body(UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(pointer, index))))
     }
+    /// By the length SQLite already knows, so no scan for a NUL.
     fileprivate func text(_ index: Int32) -> String {
-        guard let text = sqlite3_column_text(pointer, index) else { return "" }
-        // The length SQLite already knows (column_bytes after column_text), so no scan for the NUL.
-        return String(decoding: UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(pointer, index))), as: UTF8.self)
+        withText(index) { String(decoding: $0, as: UTF8.self) }
     }
 }
 

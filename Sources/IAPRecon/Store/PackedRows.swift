@@ -12,13 +12,20 @@ struct PackedRows: Sendable {
     init(table: Int) { self.table = table }
 
     mutating func append(_ values: [SQLValue]) {
-        for value in values {
-            switch value {
-            case .null: bytes.append(0)
-            case .integer(let integer): appendInteger(integer)
-            case .text(let text): appendText(text.utf8)
-            }
+        for value in values { appendValue(value) }
+        endRow()
+    }
+
+    /// One value of the row being built; `endRow()` closes it.
+    mutating func appendValue(_ value: SQLValue) {
+        switch value {
+        case .null: bytes.append(0)
+        case .integer(let integer): appendInteger(integer)
+        case .text(let text): appendText(text.utf8)
         }
+    }
+
+    mutating func endRow() {
         count += 1
     }
 
@@ -46,8 +53,8 @@ struct PackedRows: Sendable {
     }
 
     /// Inserts every row with `statement`: `prefix` binds its first parameters, each row's packed
-    /// values the rest; `offset` is added to a row's first value (a line number counted from a chunk's start).
-    func insert(with statement: Statement, prefix: [SQLValue] = [], offset: Int64 = 0) throws {
+    /// values the rest.
+    func insert(with statement: Statement, prefix: [SQLValue] = []) throws {
         let parameters = statement.parameterCount
         let first = Int32(prefix.count) + 1
         try bytes.withUnsafeBytes { (buffer: UnsafeRawBufferPointer) in
@@ -60,8 +67,7 @@ struct PackedRows: Sendable {
                     offsetInBuffer += 1
                     switch tag {
                     case 1:
-                        var integer = Int64(littleEndian: buffer.loadUnaligned(fromByteOffset: offsetInBuffer, as: Int64.self))
-                        if index == first { integer += offset }
+                        let integer = Int64(littleEndian: buffer.loadUnaligned(fromByteOffset: offsetInBuffer, as: Int64.self))
                         offsetInBuffer += 8
                         try statement.bind(.integer(integer), at: index)
                     case 2:

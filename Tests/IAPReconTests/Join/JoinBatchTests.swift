@@ -34,11 +34,7 @@ struct JoinBatchTests {
         #expect(files.contains { $0.relativePath.contains(lastDay) })
         // Days 1...14, then the whole folder: the second join is incremental.
         let nights = try Scenario()
-        for file in files where !file.relativePath.contains(lastDay) {
-            let target = nights.input + "/" + file.relativePath
-            try FileManager.default.createDirectory(atPath: (target as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-            try FileManager.default.createSymbolicLink(atPath: target, withDestinationPath: file.absolutePath)
-        }
+        for file in files where !file.relativePath.contains(lastDay) { try nights.link(file) }
         let database = try nights.open()
         for input in [nights.input, generated.input] {
             _ = try Pipeline.ingest(input: input, database: database, jobs: 2, progress: nil)

@@ -17,11 +17,7 @@ struct IncrementalTests {
 
         // Night 1..19: a view of every file but the last day's; night 20: the whole folder.
         let incremental = try Scenario()
-        for file in files where !file.relativePath.contains(lastDay) {
-            let target = incremental.input + "/" + file.relativePath
-            try FileManager.default.createDirectory(atPath: (target as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-            try FileManager.default.createSymbolicLink(atPath: target, withDestinationPath: file.absolutePath)
-        }
+        for file in files where !file.relativePath.contains(lastDay) { try incremental.link(file) }
         let before = try run(incremental, input: incremental.input)
         let night = try run(incremental, input: generated.input)
         #expect(night.ingest.files.filter { $0.status == .added }.map(\.path).allSatisfy { $0.contains(lastDay) })
@@ -49,9 +45,9 @@ struct IncrementalTests {
         _ = try run(full, input: Self.sampleData)
         for late in files {
             let scenario = try Scenario()
-            for file in files where file.relativePath != late.relativePath { try link(file, into: scenario) }
+            for file in files where file.relativePath != late.relativePath { try scenario.link(file) }
             _ = try run(scenario, input: scenario.input)
-            try link(late, into: scenario)
+            try scenario.link(late)
             let night = try run(scenario, input: scenario.input)
             #expect(night.ingest.files.filter { $0.status == .added }.map(\.path) == [late.relativePath])
             if late.kind == .catalog {
@@ -71,10 +67,10 @@ struct IncrementalTests {
         let scenario = try Scenario()
         // Night 1: the first half of every plain file's lines; night 2: the whole files replace them.
         for file in files {
-            guard !file.relativePath.hasSuffix(".gz") else { try link(file, into: scenario); continue }
+            guard !file.relativePath.hasSuffix(".gz") else { try scenario.link(file); continue }
             let lines = try String(contentsOfFile: file.absolutePath, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
             try lines.prefix(max(1, lines.count / 2)).joined(separator: "\n").write(
-                toFile: try place(file, in: scenario), atomically: true, encoding: .utf8)
+                toFile: try scenario.place(file), atomically: true, encoding: .utf8)
         }
         _ = try run(scenario, input: scenario.input)
         for file in files where !file.relativePath.hasSuffix(".gz") {
@@ -179,16 +175,6 @@ struct IncrementalTests {
         try database.forEach("SELECT count(*) FROM pragma_table_info('\(table)')") { columns = Int($0.int(0)) }
         try database.forEach("SELECT * FROM \(table) ORDER BY 1, 2") { row in rows.append((0..<columns).map { row.value($0) }) }
         return rows
-    }
-
-    private func place(_ file: SourceFile, in scenario: Scenario) throws -> String {
-        let target = scenario.input + "/" + file.relativePath
-        try FileManager.default.createDirectory(atPath: (target as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-        return target
-    }
-
-    private func link(_ file: SourceFile, into scenario: Scenario) throws {
-        try FileManager.default.createSymbolicLink(atPath: try place(file, in: scenario), withDestinationPath: file.absolutePath)
     }
 
     private func run(_ scenario: Scenario, input: String) throws -> RunResult {

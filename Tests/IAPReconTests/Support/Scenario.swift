@@ -24,6 +24,18 @@ final class Scenario {
         return self
     }
 
+    /// Where `file` (of another input folder) goes in this scenario's input folder; its folder is made.
+    func place(_ file: SourceFile) throws -> String {
+        let target = input + "/" + file.relativePath
+        try FileManager.default.createDirectory(atPath: (target as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        return target
+    }
+
+    /// Puts `file` (of another input folder) into this scenario's input folder as a symbolic link.
+    func link(_ file: SourceFile) throws {
+        try FileManager.default.createSymbolicLink(atPath: try place(file), withDestinationPath: file.absolutePath)
+    }
+
     /// The standard catalog used by the finding tests.
     func catalog() throws {
         try write("catalog.csv", [
