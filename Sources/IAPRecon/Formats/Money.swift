@@ -12,33 +12,52 @@ public enum Money {
     /// An exact decimal from text such as `"0.99"`, `"-1100"`, `"12.500"`; nil for anything else
     /// (`"0,99"`, `"1e5"`, `"NaN"`, `""`, or more than 18 significant digits).
     public static func parse(_ text: String) -> Decimal? {
-        var significand: UInt64 = 0
-        var exponent = 0
-        var negative = false
-        var digits = 0
-        var sawDigit = false
-        var inFraction = false
-        for (offset, byte) in text.utf8.enumerated() {
-            switch byte {
-            case UInt8(ascii: "-") where offset == 0:
-                negative = true
-            case UInt8(ascii: "+") where offset == 0:
-                continue
-            case UInt8(ascii: "0")...UInt8(ascii: "9"):
-                sawDigit = true
-                if significand != 0 || byte != UInt8(ascii: "0") { digits += 1 }
-                guard digits <= maximumDigits else { return nil }
-                significand = significand * 10 + UInt64(byte - UInt8(ascii: "0"))
-                if inFraction { exponent -= 1 }
-            case UInt8(ascii: ".") where !inFraction && sawDigit:
-                inFraction = true
-            default:
-                return nil
+        Digits(text)?.decimal
+    }
+
+    /// The digits of an amount's text: `significand × 10^exponent`, with its sign.
+    struct Digits {
+        var negative: Bool
+        var significand: UInt64
+        /// Zero or less: minus the number of places.
+        var exponent: Int
+
+        /// nil for anything `parse` refuses.
+        init?(_ text: String) {
+            var significand: UInt64 = 0
+            var exponent = 0
+            var negative = false
+            var digits = 0
+            var sawDigit = false
+            var inFraction = false
+            for (offset, byte) in text.utf8.enumerated() {
+                switch byte {
+                case UInt8(ascii: "-") where offset == 0:
+                    negative = true
+                case UInt8(ascii: "+") where offset == 0:
+                    continue
+                case UInt8(ascii: "0")...UInt8(ascii: "9"):
+                    sawDigit = true
+                    if significand != 0 || byte != UInt8(ascii: "0") { digits += 1 }
+                    guard digits <= maximumDigits else { return nil }
+                    significand = significand * 10 + UInt64(byte - UInt8(ascii: "0"))
+                    if inFraction { exponent -= 1 }
+                case UInt8(ascii: ".") where !inFraction && sawDigit:
+                    inFraction = true
+                default:
+                    return nil
+                }
             }
+            // Decimal's exponent stops at -128; a smaller one would silently become 0.
+            guard sawDigit, text.utf8.last != UInt8(ascii: "."), exponent >= -128 else { return nil }
+            self.negative = negative && significand != 0
+            self.significand = significand
+            self.exponent = exponent
         }
-        // Decimal's exponent stops at -128; a smaller one would silently become 0.
-        guard sawDigit, text.utf8.last != UInt8(ascii: "."), exponent >= -128 else { return nil }
-        return Decimal(sign: negative && significand != 0 ? .minus : .plus, exponent: exponent, significand: Decimal(significand))
+
+        var decimal: Decimal {
+            Decimal(sign: negative ? .minus : .plus, exponent: exponent, significand: Decimal(significand))
+        }
     }
 
     /// An exact decimal from a JSON number or numeric string.
@@ -58,6 +77,11 @@ public enum Money {
     public static func format(_ amount: Decimal) -> String {
         if amount.isZero { return "0" }
         return amount.description
+    }
+
+    /// Plain decimal text of an exact amount, as `format(_: Decimal)` writes it.
+    static func format(_ amount: Amount) -> String {
+        format(amount.decimal)
     }
 
     /// Plain text rounded half-even to `scale` places (for display only; sums stay exact).

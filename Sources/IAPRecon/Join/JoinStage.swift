@@ -43,22 +43,29 @@ public enum JoinStage {
     public static func run(database: Database, settings: ReconcileSettings,
                            workers: WorkerPool = WorkerPool(width: WorkerPool.defaultWidth),
                            batchTransactions: Int = batchTransactions) throws -> JoinSummary {
+        Trace.mark("join start")
         let asOfMs = try settings.asOfMs ?? latestEventMs(database, mmpZone: settings.mmpZone) ?? 0
         let rules = FindingRules(asOfMs: asOfMs, graceMs: settings.graceMs)
+        Trace.mark("join as-of")
         // One transaction from the first read: the scope's temp tables are written inside it too.
         let scope = try database.transaction { () throws -> JoinScope? in
             let scope = try incrementalScope(database, settings: settings, asOfMs: asOfMs)
+            Trace.mark("join scope (\(scope.map { String($0.transactions.count) } ?? "full") transactions)")
             if let scope {
                 try database.execute(deleteScope)
+                Trace.mark("join delete scope")
                 // Small batches, so every worker has some.
                 let limit = min(batchTransactions, max(100, scope.transactions.count / (4 * workers.width)))
                 let batches = try JoinComponents.batches(in: database, transactions: limit, withinScope: true)
+                Trace.mark("join batches (\(batches.count))")
                 try ReaderJobs.run(jobs(batches, rules), database: database, pool: workers, inCallersTransaction: true)
+                Trace.mark("join decide")
             } else {
                 try database.execute(dropAndCreate)
             }
             return scope
         }
+        Trace.mark("join commit")
         if scope == nil {
             let batches = try JoinComponents.batches(in: database, transactions: batchTransactions)
             try ReaderJobs.run(jobs(batches, rules), database: database, pool: workers)

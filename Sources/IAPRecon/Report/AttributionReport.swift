@@ -24,16 +24,16 @@ struct AttributionReport {
         var registrations = 0
         var payers = 0
         var anchorMs: Int64 = 0   // the latest install (or sign-up) in the cohort: maturity is measured from it
-        var revenueD0: Decimal = 0
-        var revenueD7: Decimal = 0
-        var revenueD30: Decimal = 0
-        var revenue: Decimal = 0
-        var refunds: Decimal = 0
-        var spend: Decimal = 0
+        var revenueD0 = Amount.zero
+        var revenueD7 = Amount.zero
+        var revenueD30 = Amount.zero
+        var revenue = Amount.zero
+        var refunds = Amount.zero
+        var spend = Amount.zero
         var hasSpend = false
         /// Some of the spend has no fx rate: the total is unknown, so it is shown empty.
         var spendUnconverted = false
-        var mmpRevenue: Decimal = 0
+        var mmpRevenue = Amount.zero
     }
 
     /// An install row: its time in UTC, its cohort's slot, and where it is (`stg_mmp__installs` rowid).
@@ -163,9 +163,11 @@ struct AttributionReport {
             signups.reset()
             purchases.reset()
         }
+        Trace.mark("attribution userless purchases")
         var hasSignup = try signups.step()
         var hasPurchase = try purchases.step()
         var table = try installWork.value()
+        Trace.mark("attribution waited for installs")
         var installs = table.installs.map { Install(ms: $0.ms, slot: slot($0.key), appsflyerID: $0.appsflyerID, row: $0.row) }
         table.installs = []
         let (byCUID, byAppsflyer, byIDFV, byIDFA) = (table.byCUID, table.byAppsflyer, table.byIDFV, table.byIDFA)
@@ -193,7 +195,7 @@ struct AttributionReport {
                                 appsflyerID: signupRow.optionalString(4), registered: true)
                 hasSignup = try signups.step()
             }
-            var userPurchases: [(ms: Int64, grossUSD: Decimal, refundUSD: Decimal)] = []
+            var userPurchases: [(ms: Int64, grossUSD: Amount, refundUSD: Amount)] = []
             while hasPurchase, purchases.row.string(0) == userID {
                 userPurchases.append(Self.purchase(purchases.row, offset: 1, zone: zone, fx: fx))
                 hasPurchase = try purchases.step()
@@ -249,15 +251,17 @@ struct AttributionReport {
             }
         }
         installs = []
+        Trace.mark("attribution users matched")
         try userInstalls.finish()
+        Trace.mark("attribution waited for fct_user_installs")
 
         // What the MMP itself claimed for the same users.
         try database.forEach("""
             SELECT event_wall_ms, customer_user_id, appsflyer_id, revenue, revenue_currency, revenue_usd FROM stg_mmp__purchases
             """) { row in
             let eventDay = zone.day(mmpZone.utc(fromLocal: row.int(0)))
-            var usd = row.optionalString(5).flatMap(Money.parse)
-            if usd == nil, let amount = row.optionalString(3).flatMap(Money.parse), let currency = row.optionalString(4),
+            var usd = row.optionalString(5).flatMap(Amount.parse)
+            if usd == nil, let amount = row.optionalString(3).flatMap(Amount.parse), let currency = row.optionalString(4),
                let rate = fx.rate(currency, on: eventDay) {
                 usd = amount * rate
             }
@@ -267,9 +271,10 @@ struct AttributionReport {
             if let userID, let slot = cohortOfUser[userID] { add(slot) { $0.mmpRevenue += usd } }
         }
 
+        Trace.mark("attribution mmp purchases")
         // Spend joins on day, media source and campaign; spend with no installs keeps its row.
         try database.forEach("SELECT day, media_source, campaign, spend, currency FROM raw_spend__days") { row in
-            guard let spend = Money.parse(row.string(3)) else { return }
+            guard let spend = Amount.parse(row.string(3)) else { return }
             let rate = fx.rate(row.string(4), on: row.string(0))
             if rate == nil { unconvertedSpendRows += 1 }
             let key = CohortKey(day: row.string(0), mediaSource: Self.mediaSource(row.optionalString(1)), campaign: row.optionalString(2) ?? "")
@@ -324,11 +329,11 @@ struct AttributionReport {
     }
 
     /// A verified purchase row (purchase_ms, unit_price, quantity, currency, refund_amount from `offset`) in the reporting currency.
-    static func purchase(_ row: Row, offset: Int, zone: Zone, fx: FXRates) -> (ms: Int64, grossUSD: Decimal, refundUSD: Decimal) {
+    static func purchase(_ row: Row, offset: Int, zone: Zone, fx: FXRates) -> (ms: Int64, grossUSD: Amount, refundUSD: Amount) {
         let purchaseMs = row.int(offset)
-        let gross = (row.optionalString(offset + 1).flatMap(Money.parse) ?? 0) * Decimal(row.int(offset + 2))
-        let rate = fx.rate(row.optionalString(offset + 3) ?? "", on: zone.day(purchaseMs)) ?? 0
-        let refund = row.optionalString(offset + 4).flatMap(Money.parse) ?? 0
+        let gross = (row.optionalString(offset + 1).flatMap(Amount.parse) ?? .zero) * row.int(offset + 2)
+        let rate = fx.rate(row.optionalString(offset + 3) ?? "", on: zone.day(purchaseMs)) ?? .zero
+        let refund = row.optionalString(offset + 4).flatMap(Amount.parse) ?? .zero
         return (purchaseMs, gross * rate, refund * rate)
     }
 
@@ -342,10 +347,11 @@ struct AttributionReport {
         for key in cohorts.keys.sorted() {
             guard let cohort = cohorts[key] else { continue }
             func mature(_ days: Int64) -> Bool { cohort.anchorMs + days * Self.dayMs <= asOfMs }
-            let d7: Decimal? = mature(8) ? cohort.revenueD7 : nil
-            func ratio(_ value: Decimal?) -> String {
-                guard cohort.hasSpend, !cohort.spendUnconverted, cohort.spend > 0, let value else { return "" }
-                return Money.format(value / cohort.spend, scale: 4)
+            let d7: Amount? = mature(8) ? cohort.revenueD7 : nil
+            func ratio(_ value: Amount?) -> String {
+                let spend = cohort.spend.decimal
+                guard cohort.hasSpend, !cohort.spendUnconverted, spend > 0, let value else { return "" }
+                return Money.format(value.decimal / spend, scale: 4)
             }
             try sink.csvRecord([
                 CSV.textCell(key.day), CSV.textCell(key.mediaSource), CSV.textCell(key.campaign),

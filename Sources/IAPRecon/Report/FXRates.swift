@@ -8,21 +8,21 @@ import Foundation
 struct FXRates: Sendable {
     let reportingCurrency: String
     /// currency → (day, rate), sorted by day.
-    private var rates: [String: [(day: String, rate: Decimal)]] = [:]
+    private var rates: [String: [(day: String, rate: Amount)]] = [:]
 
     init(database: Database, reportingCurrency: String) throws {
         self.reportingCurrency = reportingCurrency
         try database.forEach("""
             SELECT r.day, r.currency, r.rate FROM raw_fx__rates r JOIN files f USING (file_id) ORDER BY r.day, f.path, r.line
             """) { row in
-            guard let rate = Money.parse(row.string(2)) else { return }
+            guard let rate = Amount.parse(row.string(2)) else { return }
             rates[row.string(1), default: []].append((row.string(0), rate))
         }
     }
 
     /// The rate for `currency` on `day`, or nil when fx.csv has none on or before it.
-    func rate(_ currency: String, on day: String) -> Decimal? {
-        if currency == reportingCurrency { return 1 }
+    func rate(_ currency: String, on day: String) -> Amount? {
+        if currency == reportingCurrency { return .one }
         guard let series = rates[currency] else { return nil }
         var low = 0
         var high = series.count

@@ -25,6 +25,7 @@ public struct ReportSummary: Sendable {
 /// once. Every file is sorted, so the same store writes the same bytes.
 public enum ReportStage {
     public static func run(database: Database, settings: ReportSettings, timings: [(String, Double)] = []) throws -> ReportSummary {
+        Trace.mark("report start")
         var asOfMs: Int64 = 0
         var graceMs: Int64 = 0
         try database.forEach("SELECT as_of_ms, grace_ms FROM int_run_settings") { row in
@@ -33,11 +34,15 @@ public enum ReportStage {
         }
         let findings = try FindingsReport(database: database)
         let fx = try FXRates(database: database, reportingCurrency: settings.currency)
+        Trace.mark("report findings and fx")
         // Revenue and the summary's counts read on their own connection while attribution runs here.
         let revenueWork = Background { [path = database.path, zone = settings.zone, asOfMs, graceMs] in
             let reader = try Database(path: path, readOnly: true)
             let revenue = try RevenueReport(database: reader, zone: zone, fx: fx)
-            return (revenue, try SummaryReport.counts(database: reader, asOfMs: asOfMs, graceMs: graceMs))
+            Trace.mark("report revenue (background)")
+            let counts = try SummaryReport.counts(database: reader, asOfMs: asOfMs, graceMs: graceMs)
+            Trace.mark("report summary counts (background)")
+            return (revenue, counts)
         }
         let attribution: AttributionReport
         do {
@@ -49,7 +54,9 @@ public enum ReportStage {
             revenueWork.wait()
             throw error
         }
+        Trace.mark("report attribution")
         let (revenue, counts) = try revenueWork.value()
+        Trace.mark("report waited for revenue")
         let summary = SummaryReport.build(counts: counts, asOfMs: asOfMs, graceMs: graceMs, settings: settings,
                                           findings: findings, revenue: revenue, attribution: attribution, timings: timings)
         let output = try OutputSet(folder: settings.outFolder)
@@ -61,6 +68,7 @@ public enum ReportStage {
             try output.write("rejects.csv") { try RejectsReport.write(database, &$0) }
             try output.write("summary.json") { try $0.write(JSONWriter.pretty(summary)) }
             try output.commit()
+            Trace.mark("report files written")
         } catch {
             output.discard()
             throw error

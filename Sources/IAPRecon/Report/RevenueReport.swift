@@ -20,15 +20,15 @@ struct RevenueReport: Sendable {
 
     struct Row: Sendable {
         var units: Int64 = 0
-        var gross: Decimal = 0
-        var refunds: Decimal = 0
-        var grossUSD: Decimal? = 0
-        var refundsUSD: Decimal? = 0
+        var gross = Amount.zero
+        var refunds = Amount.zero
+        var grossUSD: Amount? = .zero
+        var refundsUSD: Amount? = .zero
     }
 
     var rows: [Key: Row] = [:]
-    var grossUSD: Decimal = 0
-    var refundsUSD: Decimal = 0
+    var grossUSD = Amount.zero
+    var refundsUSD = Amount.zero
     var unconverted = 0
     var priceSources: [PriceSource: Int] = [:]
 
@@ -41,9 +41,9 @@ struct RevenueReport: Sendable {
             priceSources[source, default: 0] += 1
             let purchaseDay = zone.day(row.int(0))
             let currency = row.optionalString(3) ?? ""
-            let unitPrice = row.optionalString(4).flatMap(Money.parse)
+            let unitPrice = row.optionalString(4).flatMap(Amount.parse)
             let quantity = row.int(5)
-            let gross = (unitPrice ?? 0) * Decimal(quantity)
+            let gross = (unitPrice ?? .zero) * quantity
             let rate = fx.rate(currency, on: purchaseDay)
             if rate == nil, unitPrice != nil { unconverted += 1 }
             let storefront = row.optionalString(2) ?? ""
@@ -54,7 +54,7 @@ struct RevenueReport: Sendable {
                 entry.grossUSD = rate.flatMap { rate in entry.grossUSD.map { $0 + gross * rate } }
             }
             if let rate { grossUSD += gross * rate }
-            if let refundMs = row.optionalInt(6), let refund = row.optionalString(7).flatMap(Money.parse) {
+            if let refundMs = row.optionalInt(6), let refund = row.optionalString(7).flatMap(Amount.parse) {
                 let refundKey = Key(date: zone.day(refundMs), productID: row.string(1), storefront: storefront, currency: currency)
                 add(refundKey) { entry in
                     entry.refunds += refund

@@ -1,0 +1,129 @@
+import Foundation
+
+/// An exact decimal amount for sums over many rows: a whole number of 10⁻¹⁸ units in an `Int128`,
+/// or a Foundation `Decimal` once a value needs more places or more size than that holds.
+///
+/// The reports add and convert hundreds of thousands of prices a night, and each `Decimal`
+/// operation costs about a microsecond. Integer units cost a few nanoseconds and are exact the
+/// same way: every result here is the exact value, and `decimal` equals (and prints as) the
+/// `Decimal` that `Decimal` arithmetic gives for the same operations. A value
+/// that integer units cannot hold exactly (more than 18 places, or beyond ±10²⁰) is computed as
+/// a `Decimal` from there on, so nothing is ever rounded here that `Decimal` would not round.
+struct Amount: Sendable, Equatable {
+    private enum Storage: Sendable, Equatable {
+        case units(Int128)
+        case decimal(Decimal)
+    }
+
+    private var storage: Storage
+
+    static let places = 18
+    private static let unit = power(places)
+    private static let twoTo64 = Decimal(UInt64.max) + 1
+    static let zero = Amount(units: 0)
+    static let one = Amount(units: unit)
+
+    private init(units: Int128) { storage = .units(units) }
+
+    init(_ decimal: Decimal) { storage = .decimal(decimal) }
+
+
+    /// An exact amount from text such as `"0.99"`; nil for what `Money.parse` refuses.
+    static func parse(_ text: String) -> Amount? {
+        guard let digits = Money.Digits(text) else { return nil }
+        if digits.exponent >= -places {
+            let magnitude = Int128(digits.significand) * power(places + digits.exponent)
+            return Amount(units: digits.negative ? -magnitude : magnitude)
+        }
+        return Amount(digits.decimal)
+    }
+
+    var isZero: Bool {
+        switch storage {
+        case .units(let units): units == 0
+        case .decimal(let decimal): decimal.isZero
+        }
+    }
+
+    /// The same value as a `Decimal`.
+    var decimal: Decimal {
+        switch storage {
+        case .decimal(let decimal):
+            return decimal
+        case .units(let units):
+            if units == 0 { return 0 }
+            let magnitude = units.magnitude
+            let low = Decimal(UInt64(truncatingIfNeeded: magnitude))
+            let high = UInt64(truncatingIfNeeded: magnitude >> 64)
+            let significand = high == 0 ? low : Decimal(high) * Self.twoTo64 + low
+            return Decimal(sign: units < 0 ? .minus : .plus, exponent: -Self.places, significand: significand)
+        }
+    }
+
+    static func + (a: Amount, b: Amount) -> Amount {
+        if case .units(let x) = a.storage, case .units(let y) = b.storage {
+            let (sum, overflow) = x.addingReportingOverflow(y)
+            if !overflow, sum.magnitude <= limit { return Amount(units: sum) }
+        }
+        return Amount(a.decimal + b.decimal)
+    }
+
+    static func - (a: Amount, b: Amount) -> Amount {
+        if case .units(let x) = a.storage, case .units(let y) = b.storage {
+            let (difference, overflow) = x.subtractingReportingOverflow(y)
+            if !overflow, difference.magnitude <= limit { return Amount(units: difference) }
+        }
+        return Amount(a.decimal - b.decimal)
+    }
+
+    static func += (a: inout Amount, b: Amount) { a = a + b }
+
+    static func * (a: Amount, count: Int64) -> Amount {
+        if case .units(let x) = a.storage {
+            let (product, overflow) = x.multipliedReportingOverflow(by: Int128(count))
+            if !overflow, product.magnitude <= limit { return Amount(units: product) }
+        }
+        return Amount(a.decimal * Decimal(count))
+    }
+
+    /// The exact product, in units when it has at most 18 places.
+    static func * (a: Amount, b: Amount) -> Amount {
+        if case .units(let x) = a.storage, case .units(let y) = b.storage {
+            if x == 0 || y == 0 { return zero }
+            // x·y·10⁻³⁶ = m·n·10^(j+k-36) with the trailing zeros of x and y taken out.
+            let (m, j) = stripped(x)
+            let (n, k) = stripped(y)
+            let (product, overflow) = m.multipliedReportingOverflow(by: n)
+            let exponent = j + k - places
+            if !overflow, exponent >= 0, exponent <= 38 {
+                let (scaled, scaleOverflow) = product.multipliedReportingOverflow(by: power(exponent))
+                if !scaleOverflow, scaled.magnitude <= limit { return Amount(units: scaled) }
+            }
+        }
+        return Amount(a.decimal * b.decimal)
+    }
+
+    /// The largest magnitude held in units: 10²⁰ whole units, so any two add without overflow
+    /// and a `Decimal` (38 digits) holds every value exactly too.
+    private static let limit = power(places + 20).magnitude
+
+    private static func stripped(_ value: Int128) -> (Int128, Int) {
+        var value = value
+        var zeros = 0
+        while value % 1_000_000 == 0 {
+            value /= 1_000_000
+            zeros += 6
+        }
+        while value % 10 == 0 {
+            value /= 10
+            zeros += 1
+        }
+        return (value, zeros)
+    }
+
+    private static func power(_ exponent: Int) -> Int128 {
+        var result: Int128 = 1
+        for _ in 0..<exponent { result *= 10 }
+        return result
+    }
+}
