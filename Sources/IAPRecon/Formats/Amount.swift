@@ -60,6 +60,27 @@ struct Amount: Sendable, Equatable {
         }
     }
 
+    /// Plain decimal text with no exponent and no trailing zeros (`5.495`, `1100`, `-0.5`, `0`):
+    /// what `Money.format` writes for the same value as a `Decimal`.
+    var text: String {
+        guard case .units(let units) = storage else { return Money.format(decimal) }
+        if units == 0 { return "0" }
+        let magnitude = units.magnitude
+        let whole = magnitude / UInt128(Self.unit)
+        var fraction = magnitude % UInt128(Self.unit)
+        var text = units < 0 ? "-" + String(whole) : String(whole)
+        if fraction != 0 {
+            var places = Self.places
+            while fraction % 10 == 0 {
+                fraction /= 10
+                places -= 1
+            }
+            let digits = String(fraction)
+            text += "." + String(repeating: "0", count: places - digits.utf8.count) + digits
+        }
+        return text
+    }
+
     static func + (a: Amount, b: Amount) -> Amount {
         if case .units(let x) = a.storage, case .units(let y) = b.storage {
             let (sum, overflow) = x.addingReportingOverflow(y)

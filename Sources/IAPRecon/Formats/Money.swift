@@ -81,7 +81,7 @@ public enum Money {
 
     /// Plain decimal text of an exact amount, as `format(_: Decimal)` writes it.
     static func format(_ amount: Amount) -> String {
-        format(amount.decimal)
+        amount.text
     }
 
     /// Plain text rounded half-even to `scale` places (for display only; sums stay exact).

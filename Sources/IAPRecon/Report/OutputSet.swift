@@ -53,7 +53,9 @@ public final class OutputSet {
         let path = setPath + "/" + name
         var sink = try TextSink(path: path)
         try body(&sink)
+        Trace.mark("output \(name) written")
         try sink.close()
+        Trace.mark("output \(name) synced")
         written.append(name)
     }
 

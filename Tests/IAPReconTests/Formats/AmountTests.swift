@@ -15,6 +15,7 @@ struct AmountTests {
             decimalSum += try #require(Money.parse(price)) * Decimal(quantity) * decimalRate
             amountSum += try #require(Amount.parse(price)) * quantity * amountRate
         }
+        #expect(Money.format(amountSum.decimal) == Money.format(decimalSum))
         return (Money.format(decimalSum), Money.format(amountSum))
     }
 
@@ -56,6 +57,7 @@ struct AmountTests {
                 amount += amountTerm
             }
             #expect(Money.format(amountTerm) == Money.format(decimalTerm))
+            #expect(Money.format(amount) == Money.format(decimal))
         }
         #expect(Money.format(amount) == Money.format(decimal))
         #expect(amount.decimal == decimal)
