@@ -53,6 +53,7 @@ struct JoinScope {
                     }
                 }
             }
+            Trace.mark("join closure round: frontier \(frontier.transactions.count) transactions, \(frontier.orders.count) orders, \(frontier.users.count) users, \(frontier.chains.count) chains")
             frontier = JoinScope(transactions: reached.transactions.subtracting(scope.transactions),
                                  orders: reached.orders.subtracting(scope.orders),
                                  users: reached.users.subtracting(scope.users),

@@ -21,6 +21,7 @@ public enum NormalizeStage {
     /// keys (`normalize__changed_*`, taken from `dirty_keys`, which keeps them) after deleting their
     /// rows. A run killed half-way therefore redoes the same work: in full, or for the same keys.
     public static func run(database: Database, workers: WorkerPool = WorkerPool(width: WorkerPool.defaultWidth)) throws {
+        Trace.mark("normalize start")
         let full = try database.transaction {
             try RawIndexes.restore(database)
             let full = try needsFullRebuild(database)
@@ -35,11 +36,14 @@ public enum NormalizeStage {
             }
             return full
         }
+        Trace.mark("normalize scope (\(full ? "full" : "changed keys"))")
         let scope: NormalizeScope = full ? .everything : .changed
         try ReaderJobs.run(builders.map { $0(scope) } + (full ? [MMPEvents.rebuild] : []), database: database, pool: workers)
+        Trace.mark("normalize builders")
         try database.transaction {
             if full { try database.execute(createIndexes) } else { try MMPEvents.update(database) }
         }
+        Trace.mark(full ? "normalize indexes" : "normalize mmp events")
     }
 
     /// A fresh store, a pending full rebuild, or `stg_*` tables from an older iaprecon.

@@ -149,23 +149,26 @@ struct AttributionReport {
         // a paying user who never registered signs up at their first purchase.
         var cohortOfUser: [String: Int] = [:]
         var userOfAppsflyer: [RowFingerprint: String] = [:]
-        // Written on a second connection on a worker thread while this one reads and matches.
-        let userInstalls = BackgroundInserts(path: database.path, setup: Self.createUserInstalls, inserts: ["""
-            INSERT INTO fct_user_installs
-            SELECT ?1, ?2, ?3, ?4, ?5, (SELECT source FROM stg_mmp__installs WHERE rowid = ?6)
-            """])
+        // Written on a second connection on a worker thread while this one reads and matches. Only
+        // what changed is written: a night leaves most users' installs as they were.
+        let userInstalls = BackgroundInserts(path: database.path, setup: Self.createUserInstalls, inserts: Self.userInstallWrites)
         let signups = try database.cached("SELECT user_id, ts_ms, idfv, idfa, appsflyer_id FROM stg_registrations__first ORDER BY user_id")
         let purchases = try database.cached("""
             SELECT user_id, purchase_ms, unit_price, quantity, currency, refund_amount FROM int_transactions_resolved NOT INDEXED
             WHERE is_revenue = 1 AND user_id IS NOT NULL ORDER BY user_id, purchase_ms, transaction_id
             """)
+        // The users the table holds now (none in a new store), to remove those no longer reported.
+        let hasTable = try database.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'fct_user_installs'").integerValue > 0
+        let stored = try database.cached(hasTable ? "SELECT user_id FROM fct_user_installs ORDER BY user_id" : "SELECT NULL WHERE 0")
         defer {
             signups.reset()
             purchases.reset()
+            stored.reset()
         }
         Trace.mark("attribution userless purchases")
         var hasSignup = try signups.step()
         var hasPurchase = try purchases.step()
+        var hasStored = try stored.step()
         var table = try installWork.value()
         Trace.mark("attribution waited for installs")
         var installs = table.installs.map { Install(ms: $0.ms, slot: slot($0.key), appsflyerID: $0.appsflyerID, row: $0.row) }
@@ -189,6 +192,12 @@ struct AttributionReport {
             } else {
                 userID = hasSignup ? signupRow.string(0) : purchaseRow.string(0)
             }
+            // A stored user before this one in the same order is no longer reported.
+            while hasStored, case let storedID = stored.row.string(0), storedID.utf8.lexicographicallyPrecedes(userID.utf8) {
+                userInstalls.insert(table: 1, [.text(storedID)])
+                hasStored = try stored.step()
+            }
+            if hasStored, stored.row.string(0) == userID { hasStored = try stored.step() }
             var signup = Signup(ms: 0, registered: false)
             if hasSignup, signupRow.string(0) == userID {
                 signup = Signup(ms: signupRow.int(1), idfv: signupRow.optionalString(2), idfa: signupRow.optionalString(3),
@@ -249,6 +258,10 @@ struct AttributionReport {
                     if age < 31 * Self.dayMs { cohort.revenueD30 += purchase.grossUSD }
                 }
             }
+        }
+        while hasStored {
+            userInstalls.insert(table: 1, [.text(stored.row.string(0))])
+            hasStored = try stored.step()
         }
         installs = []
         Trace.mark("attribution users matched")
@@ -312,13 +325,25 @@ struct AttributionReport {
         change(&values[slot])
     }
 
-    /// Each user's install, for `history`; rewritten by every report.
+    /// Each user's install, for `history`; brought up to date by every report.
     static let createUserInstalls = """
-        DROP TABLE IF EXISTS fct_user_installs;
-        CREATE TABLE fct_user_installs (
+        CREATE TABLE IF NOT EXISTS fct_user_installs (
           user_id TEXT PRIMARY KEY, install_ms INTEGER, media_source TEXT, campaign TEXT, matched_by TEXT NOT NULL, source TEXT
         ) WITHOUT ROWID;
         """
+
+    /// Table 0 writes a user's install where it changed (user, ms, media source, campaign, matched by,
+    /// `stg_mmp__installs` rowid); table 1 removes a user no longer reported.
+    static let userInstallWrites = [
+        """
+        INSERT INTO fct_user_installs SELECT ?1, ?2, ?3, ?4, ?5, (SELECT source FROM stg_mmp__installs WHERE rowid = ?6) WHERE 1
+        ON CONFLICT (user_id) DO UPDATE SET install_ms = excluded.install_ms, media_source = excluded.media_source,
+          campaign = excluded.campaign, matched_by = excluded.matched_by, source = excluded.source
+        WHERE install_ms IS NOT excluded.install_ms OR media_source IS NOT excluded.media_source
+          OR campaign IS NOT excluded.campaign OR matched_by IS NOT excluded.matched_by OR source IS NOT excluded.source
+        """,
+        "DELETE FROM fct_user_installs WHERE user_id = ?1",
+    ]
 
     struct Signup {
         var ms: Int64

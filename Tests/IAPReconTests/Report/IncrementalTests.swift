@@ -85,6 +85,32 @@ struct IncrementalTests {
         try expectSame(scenario, full, "replaced")
     }
 
+    @Test("a registrations file replaced by a shorter one drops its users' installs, as a full rebuild does")
+    func usersNoLongerReported() throws {
+        let files = try SourceFile.list(in: Self.sampleData)
+        let signups = try #require(files.first { $0.kind == .registrations })
+        let scenario = try Scenario()
+        for file in files { try scenario.link(file) }
+        _ = try run(scenario, input: scenario.input)
+        let before = try scenario.open().scalar("SELECT count(*) FROM fct_user_installs").integerValue
+
+        // Night 2: the same file keeping only its first third of lines (so it is replaced).
+        let lines = try String(contentsOfFile: signups.absolutePath, encoding: .utf8).split(separator: "\n")
+        let target = scenario.input + "/" + signups.relativePath
+        try FileManager.default.removeItem(atPath: target)
+        try (lines.prefix(lines.count / 3).joined(separator: "\n") + "\n").write(toFile: target, atomically: true, encoding: .utf8)
+        let night = try run(scenario, input: scenario.input)
+        #expect(night.ingest.files.filter { $0.status == .replaced }.map(\.path) == [signups.relativePath])
+        let after = try scenario.open().scalar("SELECT count(*) FROM fct_user_installs").integerValue
+        #expect(after < before, "users who only signed up are gone")
+
+        let full = try Scenario()
+        for file in files where file != signups { try full.link(file) }
+        try FileManager.default.copyItem(atPath: target, toPath: try full.place(signups))
+        _ = try run(full, input: full.input)
+        try expectSame(scenario, full, "shorter registrations")
+    }
+
     @Test("a new delivery line that takes an order from the transaction the heuristic gave it is revisited")
     func stolenOrder() throws {
         let night1 = [
