@@ -36,32 +36,39 @@ enum SummaryReport {
             ]))
         }
 
-        // One pass over the orders and one over the transactions for every count below.
+        // One pass over the orders and one over the transactions for every count below, with no sort.
         var ordersByRule: [String: Int64] = [:]
         var orders: Int64 = 0
         var unmatched: Int64 = 0
-        try database.forEach("SELECT match_rule, transaction_id IS NULL, count(*) FROM int_orders_matched GROUP BY 1, 2") { row in
-            orders += row.int(2)
-            if row.int(1) == 1 { unmatched += row.int(2) }
-            if let rule = row.optionalString(0) { ordersByRule[rule, default: 0] += row.int(2) }
+        let rules = MatchRule.allCases.map(\.rawValue)
+        try database.forEach("""
+            SELECT count(*), count(*) FILTER (WHERE transaction_id IS NULL),
+                   \(rules.map { "count(*) FILTER (WHERE match_rule = '\($0)')" }.joined(separator: ", "))
+            FROM int_orders_matched
+            """) { row in
+            orders = row.int(0)
+            unmatched = row.int(1)
+            for (index, rule) in rules.enumerated() { ordersByRule[rule] = row.int(2 + index) }
         }
         let unpaid = try database.scalar("""
             SELECT count(*) FROM int_orders_matched m JOIN stg_server__orders o USING (order_id)
             WHERE m.transaction_id IS NULL AND o.ts_ms <= ?
             """, [.integer(asOfMs - graceMs)]).integerValue
-        var environments: [(String, JSONValue)] = []
+        var byEnvironment: [String: Int64] = [:]
         var unmatchedTransactions: Int64 = 0
         var familyShared: Int64 = 0
         try database.forEach("""
-            SELECT coalesce(environment, 'unknown'), count(*),
-                   count(*) FILTER (WHERE order_id IS NULL AND environment = 'Production'),
-                   count(*) FILTER (WHERE environment = 'Production' AND ownership = 'FAMILY_SHARED')
-            FROM int_transactions_resolved GROUP BY 1 ORDER BY 1
+            SELECT coalesce(environment, 'unknown'), order_id IS NULL AND environment = 'Production',
+                   environment = 'Production' AND ownership = 'FAMILY_SHARED'
+            FROM int_transactions_resolved
             """) { row in
-            environments.append((row.string(0), .int(row.int(1))))
-            unmatchedTransactions += row.int(2)
-            familyShared += row.int(3)
+            byEnvironment[row.string(0), default: 0] += 1
+            unmatchedTransactions += row.int(1)
+            familyShared += row.int(2)
         }
+        // In SQLite's order (bytes), as the contract's consumers have always seen them.
+        let environments: [(String, JSONValue)] = byEnvironment.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+            .map { ($0, .int(byEnvironment[$0] ?? 0)) }
         let failedVerifications = try database.scalar("SELECT count(*) FROM raw_receipts__verifications WHERE status_n != 0").integerValue
         let missingFromCatalog = try database.scalar("""
             SELECT count(DISTINCT product_id) FROM (
