@@ -2,59 +2,73 @@
 public enum JSONWriter {
     /// Pretty-printed with two-space indents and a final newline.
     public static func pretty(_ value: JSONValue) -> String {
-        var output = ""
+        var output: [UInt8] = []
         write(value, indent: 0, into: &output)
-        output += "\n"
-        return output
+        output.append(0x0A)
+        return String(decoding: output, as: UTF8.self)
     }
 
-    private static func write(_ value: JSONValue, indent: Int, into output: inout String) {
+    private static func write(_ value: JSONValue, indent: Int, into output: inout [UInt8]) {
         switch value {
-        case .null: output += "null"
-        case .bool(let bool): output += bool ? "true" : "false"
-        case .number(let text): output += text
-        case .string(let text): output += quote(text)
+        case .null: output += "null".utf8
+        case .bool(let bool): output += (bool ? "true" : "false").utf8
+        case .number(let text): output += text.utf8
+        case .string(let text): appendQuoted(text, to: &output)
         case .array(let elements):
-            if elements.isEmpty { output += "[]"; return }
-            output += "[\n"
+            if elements.isEmpty { output += "[]".utf8; return }
+            output += "[\n".utf8
             for (index, element) in elements.enumerated() {
-                output += String(repeating: "  ", count: indent + 1)
+                appendIndent(indent + 1, to: &output)
                 write(element, indent: indent + 1, into: &output)
-                output += index + 1 < elements.count ? ",\n" : "\n"
+                output += (index + 1 < elements.count ? ",\n" : "\n").utf8
             }
-            output += String(repeating: "  ", count: indent) + "]"
+            appendIndent(indent, to: &output)
+            output.append(UInt8(ascii: "]"))
         case .object(let object):
-            if object.members.isEmpty { output += "{}"; return }
-            output += "{\n"
+            if object.members.isEmpty { output += "{}".utf8; return }
+            output += "{\n".utf8
             for (index, member) in object.members.enumerated() {
-                output += String(repeating: "  ", count: indent + 1) + quote(member.key) + ": "
+                appendIndent(indent + 1, to: &output)
+                appendQuoted(member.key, to: &output)
+                output += ": ".utf8
                 write(member.value, indent: indent + 1, into: &output)
-                output += index + 1 < object.members.count ? ",\n" : "\n"
+                output += (index + 1 < object.members.count ? ",\n" : "\n").utf8
             }
-            output += String(repeating: "  ", count: indent) + "}"
+            appendIndent(indent, to: &output)
+            output.append(UInt8(ascii: "}"))
         }
+    }
+
+    private static func appendIndent(_ indent: Int, to output: inout [UInt8]) {
+        for _ in 0..<indent * 2 { output.append(0x20) }
     }
 
     /// A JSON string literal.
     public static func quote(_ text: String) -> String {
-        var output = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": output += "\\\""
-            case "\\": output += "\\\\"
-            case "\n": output += "\\n"
-            case "\r": output += "\\r"
-            case "\t": output += "\\t"
-            default:
-                if scalar.value < 0x20 {
-                    let hex = String(scalar.value, radix: 16)
-                    output += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else {
-                    output.unicodeScalars.append(scalar)
-                }
+        var output: [UInt8] = []
+        appendQuoted(text, to: &output)
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    /// `"`, `\`, and control characters are escaped; every other byte is copied as it is.
+    private static func appendQuoted(_ text: String, to output: inout [UInt8]) {
+        output.append(UInt8(ascii: "\""))
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): output += "\\\"".utf8
+            case UInt8(ascii: "\\"): output += "\\\\".utf8
+            case 0x0A: output += "\\n".utf8
+            case 0x0D: output += "\\r".utf8
+            case 0x09: output += "\\t".utf8
+            case ..<0x20:
+                let hex = Array("0123456789abcdef".utf8)
+                output += "\\u00".utf8
+                output.append(hex[Int(byte >> 4)])
+                output.append(hex[Int(byte & 0x0F)])
+            default: output.append(byte)
             }
         }
-        return output + "\""
+        output.append(UInt8(ascii: "\""))
     }
 }
 
