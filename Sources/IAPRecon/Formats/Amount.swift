@@ -38,6 +38,14 @@ struct Amount: Sendable, Equatable {
         return Amount(digits.decimal)
     }
 
+    /// An exact amount from a JSON number or numeric string.
+    static func parse(_ value: JSONValue) -> Amount? {
+        switch value {
+        case .number(let text), .string(let text): parse(text)
+        default: nil
+        }
+    }
+
     var isZero: Bool {
         switch storage {
         case .units(let units): units == 0

@@ -46,7 +46,7 @@ extension CSVRowParser {
 
     static func amount(_ name: String, _ text: String?) throws(LineReject) -> String? {
         guard let text else { return nil }
-        guard let amount = Money.parse(text) else { throw .badAmount(name, .string(text)) }
+        guard let amount = Amount.parse(text) else { throw .badAmount(name, .string(text)) }
         return Money.format(amount)
     }
 
@@ -100,7 +100,7 @@ enum MMPEventParser: CSVRowParser {
         if revenue == nil, revenueUSD == nil, let eventValue, let json = try? JSONParser.parse(eventValue), let object = json.objectValue {
             let fields = Fields(object, path: "Event Value.")
             if let value = fields.value("af_revenue") {
-                guard let parsed = Money.parse(value) else { throw .badAmount("Event Value.af_revenue", value) }
+                guard let parsed = Amount.parse(value) else { throw .badAmount("Event Value.af_revenue", value) }
                 revenue = Money.format(parsed)
                 revenueCurrency = try? fields.appleString("af_currency")
             }

@@ -96,9 +96,9 @@ struct Fields {
         return ms
     }
 
-    func amount(_ key: String) throws(LineReject) -> Decimal? {
+    func amount(_ key: String) throws(LineReject) -> Amount? {
         guard let value = value(key) else { return nil }
-        guard let amount = Money.parse(value) else { throw .badAmount(name(key), value) }
+        guard let amount = Amount.parse(value) else { throw .badAmount(name(key), value) }
         return amount
     }
 
