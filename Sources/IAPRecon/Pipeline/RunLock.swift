@@ -37,4 +37,27 @@ public final class RunLock {
         flock(descriptor, LOCK_UN)
         close(descriptor)
     }
+
+    /// Who holds the lock of the store at `databasePath` now (the lock file's text), or nil.
+    ///
+    /// Only looks: a reader such as `history` must never take the lock, even for an instant, or a
+    /// nightly run starting at that instant would fail with exit 4. On Linux the kernel's table of
+    /// `flock`s (`/proc/locks`) tells; elsewhere, whether the process the file names is alive.
+    public static func holder(databasePath: String) -> String? {
+        let path = databasePath + ".lock"
+        var status = stat()
+        guard stat(path, &status) == 0, let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
+        let holder = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        if let locks = try? String(contentsOfFile: "/proc/locks", encoding: .utf8) {
+            // "1: FLOCK  ADVISORY  WRITE 17618 fe:00:16224270 0 EOF": the last part of field 6 is the inode.
+            let inode = String(status.st_ino)
+            let held = locks.split(separator: "\n").contains { line in
+                let fields = line.split(separator: " ")
+                return fields.count > 5 && fields[1] == "FLOCK" && fields[5].split(separator: ":").last.map(String.init) == inode
+            }
+            return held ? holder : nil
+        }
+        guard holder.hasPrefix("pid "), let pid = Int32(holder.dropFirst(4).prefix { $0.isNumber }) else { return nil }
+        return kill(pid, 0) == 0 || errno == EPERM ? holder : nil
+    }
 }

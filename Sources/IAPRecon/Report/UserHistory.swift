@@ -19,6 +19,9 @@ public struct UserHistory: Sendable {
     public var userID: String
     public var events: [Event]
     public var findingIDs: [String]
+    /// Why this history may be incomplete right now (a run updating the store, a rebuild that did
+    /// not finish, input not yet reconciled); nil when the store is settled.
+    public var caveat: String?
 
     /// Which user a lookup names.
     public enum Lookup: Sendable {
@@ -31,6 +34,21 @@ public struct UserHistory: Sendable {
         public var what: String
         public var hint: String?
         public var description: String { "no \(what) in the store" + (hint.map { "; \($0)" } ?? "") }
+    }
+
+    /// A run rebuilds tables in steps it commits one by one (a full rebuild table by table and batch
+    /// by batch), so a lookup made meanwhile can miss rows: say so rather than show less in silence.
+    static func caveat(_ database: Database) throws -> String? {
+        if let holder = RunLock.holder(databasePath: database.path) {
+            return "a run is updating this store (\(holder)): rows may be missing or change until it finishes; look again then"
+        }
+        if try ChangedKeys.isFullRebuildPending(database) {
+            return "a full rebuild of this store started and did not finish: rows may be missing until 'iaprecon run' completes it"
+        }
+        if try database.scalar("SELECT count(*) FROM dirty_keys").integerValue > 0 {
+            return "input ingested since the last reconciliation is not in this history yet; 'iaprecon run' brings it in"
+        }
+        return nil
     }
 
     public static func load(_ database: Database, _ lookup: Lookup) throws -> UserHistory {
@@ -149,7 +167,7 @@ public struct UserHistory: Sendable {
                                 detail: "\(row.string(3)): \(row.string(7))", source: ""))
         }
         events.sort { ($0.ms, $0.event.hasPrefix("FINDING") ? 1 : 0, $0.event, $0.id) < ($1.ms, $1.event.hasPrefix("FINDING") ? 1 : 0, $1.event, $1.id) }
-        return UserHistory(userID: userID, events: events, findingIDs: findingIDs.sorted())
+        return UserHistory(userID: userID, events: events, findingIDs: findingIDs.sorted(), caveat: try caveat(database))
     }
 
     private static func amount(_ value: String?, _ currency: String?) -> String {

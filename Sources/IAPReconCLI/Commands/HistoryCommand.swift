@@ -22,6 +22,8 @@ enum HistoryCommand {
             console.err("Error: \(notFound)")
             return .failure
         }
+        // On stderr, so the json and csv formats stay what scripts parse.
+        if let caveat = history.caveat { console.err("Warning: \(caveat)") }
         switch command.value("format") ?? "table" {
         case "json": console.out(json(history))
         case "csv": console.out(csv(history))

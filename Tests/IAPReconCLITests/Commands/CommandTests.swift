@@ -216,6 +216,15 @@ struct CommandTests {
         #expect(object["finding_ids"] as? [String] == expectedIDs)
         let byOrder = work.iaprecon(["history", "--order", "OrderID_1795550691000_gems300", "--db", db])
         #expect(byOrder.out == table.out)
+        #expect(table.err.isEmpty && json.err.isEmpty, "a settled store gives no warning")
+
+        // Looked up while a run holds the store: the same history, with a warning on stderr only.
+        let lock = try RunLock(databasePath: db, command: "join")
+        defer { withExtendedLifetime(lock) {} }
+        let busy = work.iaprecon(["history", "u_1005", "--db", db, "--format", "json"])
+        #expect(busy.code == 0)
+        #expect(busy.out == json.out)
+        #expect(busy.err.hasPrefix("Warning: a run is updating this store (pid \(getpid()), iaprecon join, started "))
     }
 }
 

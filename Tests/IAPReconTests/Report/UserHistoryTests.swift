@@ -17,6 +17,30 @@ struct UserHistoryTests {
 
     static let allUsers = (1001...1030).map { "u_\($0)" }
 
+    @Test("a history looked up while a run holds the store, after a rebuild that did not finish, or before new input is reconciled says so; a settled store's does not")
+    func caveats() throws {
+        let (scenario, database) = try Self.sampleStore()
+        defer { withExtendedLifetime(scenario) {} }
+        #expect(try UserHistory.load(database, .user("u_1005")).caveat == nil)
+        #expect(RunLock.holder(databasePath: scenario.databasePath) == nil, "the run that built the store let go of it")
+
+        do {
+            let lock = try RunLock(databasePath: scenario.databasePath, command: "join")
+            defer { withExtendedLifetime(lock) {} }
+            let holder = try #require(RunLock.holder(databasePath: scenario.databasePath))
+            #expect(holder.hasPrefix("pid \(getpid()), iaprecon join, started "))
+            let caveat = try #require(try UserHistory.load(database, .user("u_1005")).caveat)
+            #expect(caveat.hasPrefix("a run is updating this store (pid \(getpid()), iaprecon join"))
+        }
+        #expect(RunLock.holder(databasePath: scenario.databasePath) == nil)
+
+        try database.run("INSERT INTO dirty_keys VALUES ('user', 'u_1005')")
+        #expect(try UserHistory.load(database, .user("u_1005")).caveat?.hasPrefix("input ingested since the last reconciliation") == true)
+        try database.run("INSERT INTO dirty_keys VALUES ('all', '')")
+        #expect(try UserHistory.load(database, .user("u_1005")).caveat?.hasPrefix("a full rebuild of this store started and did not finish") == true)
+        #expect(RunLock.holder(databasePath: scenario.root + "/no-such-store.sqlite") == nil)
+    }
+
     @Test("u_1005: install, sign-up, order, purchase, its delivery, the replayed delivery to u_1006 and the cross-user finding, in time order")
     func crossUserDuplicate() throws {
         let (scenario, database) = try Self.sampleStore()
