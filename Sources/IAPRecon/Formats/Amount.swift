@@ -27,7 +27,6 @@ struct Amount: Sendable, Equatable {
 
     init(_ decimal: Decimal) { storage = .decimal(decimal) }
 
-
     /// An exact amount from text such as `"0.99"`; nil for what `Money.parse` refuses.
     static func parse(_ text: String) -> Amount? {
         guard let digits = Money.Digits(text) else { return nil }
@@ -150,9 +149,8 @@ struct Amount: Sendable, Equatable {
         return (value, zeros)
     }
 
-    private static func power(_ exponent: Int) -> Int128 {
-        var result: Int128 = 1
-        for _ in 0..<exponent { result *= 10 }
-        return result
-    }
+    /// 10⁰ ... 10³⁸, the powers an `Int128` holds.
+    private static let powers: [Int128] = (0...38).reduce(into: []) { powers, index in powers.append(index == 0 ? 1 : powers[index - 1] * 10) }
+
+    private static func power(_ exponent: Int) -> Int128 { powers[exponent] }
 }
