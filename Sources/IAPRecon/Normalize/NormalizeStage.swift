@@ -38,7 +38,8 @@ public enum NormalizeStage {
         }
         Trace.mark("normalize scope (\(full ? "full" : "changed keys"))")
         let scope: NormalizeScope = full ? .everything : .changed
-        try ReaderJobs.run(builders.map { $0(scope) } + (full ? [MMPEvents.rebuild] : []), database: database, pool: workers)
+        // Each builder fills tables of its own, so their rows go in as they come.
+        try ReaderJobs.runUnordered(builders.map { $0(scope) } + (full ? [MMPEvents.rebuild] : []), database: database, pool: workers)
         Trace.mark("normalize builders")
         try database.transaction {
             if full { try database.execute(createIndexes) } else { try MMPEvents.update(database) }
@@ -133,14 +134,28 @@ public enum NormalizeStage {
 
     private static func buildOrders(_ scope: NormalizeScope) -> ReaderJob {
         // The first line of each order_id wins; later repeats are shipper copies or resends.
-        copy(into: "stg_server__orders", columns: 8, select: """
-            SELECT order_id, ts_ms, user_id, product_id, price, currency, storefront, path || ':' || line
-            FROM (
-              SELECT o.*, f.path, row_number() OVER (PARTITION BY o.order_id ORDER BY f.path, o.line) AS n
-              FROM raw_server__orders o \(scope.scan) JOIN files f USING (file_id)
-              WHERE \(scope.orders("o.order_id"))
-            ) WHERE n = 1
+        firstOfEachKey(into: "stg_server__orders", columns: 8, select: """
+            SELECT o.order_id, o.ts_ms, o.user_id, o.product_id, o.price, o.currency, o.storefront, f.path || ':' || o.line
+            FROM raw_server__orders o \(scope.scan) JOIN files f USING (file_id)
+            WHERE \(scope.orders("o.order_id"))
+            ORDER BY o.order_id, f.path, o.line
             """)
+    }
+
+    /// A job that inserts the first row of each key into `table`: `select` has the key in column 0
+    /// and sorts by it, then by what decides which of its rows comes first. One sort, where a
+    /// window function (`row_number() OVER (PARTITION BY ...)`) and an outer ORDER BY took two or three.
+    private static func firstOfEachKey(into table: String, columns: Int, select: String) -> ReaderJob {
+        let placeholders = Array(repeating: "?", count: columns).joined(separator: ", ")
+        return ReaderJob(inserts: ["INSERT INTO \(table) VALUES (\(placeholders))"]) { reader, target in
+            var previous: String?
+            try reader.forEach(select) { row in
+                let key = row.string(0)
+                guard key != previous else { return }
+                previous = key
+                try target.insert(table: 0, row, columns: columns)
+            }
+        }
     }
 
     /// A job that inserts every row of `select` into `table`.
@@ -153,35 +168,50 @@ public enum NormalizeStage {
 
     /// Distinct deliveries: the first line (by file, then line) of each delivery key, with its copy count.
     /// Log shippers repeat lines: one delivery per `delivery_id`, or per identical ts, user, transaction,
-    /// product and quantity where there is none. SQLite's sorter does the grouping, spilling to disk.
+    /// product and quantity where there is none. SQLite's sorter brings each key's lines together
+    /// (one sort, spilling to disk); they are counted here as they stream past.
     private static func buildDeliveries(_ scope: NormalizeScope) -> ReaderJob {
-        copy(into: "stg_server__deliveries", columns: 10, select: """
-            SELECT key, ts_ms, user_id, transaction_id, product_id, order_id, quantity_n, delivery_id, copies, path || ':' || line
-            FROM (
-              SELECT *, row_number() OVER (PARTITION BY key ORDER BY path, line, item) AS n, count(*) OVER (PARTITION BY key) AS copies
-              FROM (
-                SELECT d.ts_ms, d.user_id, d.transaction_id, d.product_id, d.order_id, d.quantity_n, d.delivery_id, f.path, d.line, d.item,
-                       CASE WHEN d.delivery_id IS NOT NULL THEN 'id:' || d.delivery_id
-                            ELSE 'line:' || d.ts_ms || '|' || coalesce(d.user_id, '') || '|' || coalesce(d.transaction_id, '') || '|'
-                                 || coalesce(d.product_id, '') || '|' || coalesce(d.quantity_n, 0) END AS key
-                FROM raw_server__deliveries d \(scope.scan) JOIN files f USING (file_id)
-                WHERE \(scope.transactions("d.transaction_id"))
-              )
-            ) WHERE n = 1
-            ORDER BY key
-            """)
+        ReaderJob(inserts: ["INSERT INTO stg_server__deliveries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"]) { reader, target in
+            // The first row of the key being read (key ... delivery_id, then its source), and its copies so far.
+            var first: [SQLValue] = []
+            var copies: Int64 = 0
+            func flush() throws {
+                guard !first.isEmpty else { return }
+                try target.insert(table: 0, Array(first[0..<8]) + [.integer(copies), first[8]])
+            }
+            var previous: String?
+            try reader.forEach("""
+                SELECT key, ts_ms, user_id, transaction_id, product_id, order_id, quantity_n, delivery_id, path || ':' || line
+                FROM (
+                  SELECT d.ts_ms, d.user_id, d.transaction_id, d.product_id, d.order_id, d.quantity_n, d.delivery_id, f.path, d.line, d.item,
+                         CASE WHEN d.delivery_id IS NOT NULL THEN 'id:' || d.delivery_id
+                              ELSE 'line:' || d.ts_ms || '|' || coalesce(d.user_id, '') || '|' || coalesce(d.transaction_id, '') || '|'
+                                   || coalesce(d.product_id, '') || '|' || coalesce(d.quantity_n, 0) END AS key
+                  FROM raw_server__deliveries d \(scope.scan) JOIN files f USING (file_id)
+                  WHERE \(scope.transactions("d.transaction_id"))
+                )
+                ORDER BY key, path, line, item
+                """) { row in
+                let key = row.string(0)
+                if key != previous {
+                    try flush()
+                    previous = key
+                    first = (0..<9).map { row.value($0) }
+                    copies = 0
+                }
+                copies += 1
+            }
+            try flush()
+        }
     }
 
     /// Each user's first registration (by time, then file and line): who signed up when, with which device ids.
     private static func buildRegistrations(_ scope: NormalizeScope) -> ReaderJob {
-        copy(into: "stg_registrations__first", columns: 5, select: """
-            SELECT user_id, ts_ms, idfv, idfa, appsflyer_id FROM (
-              SELECT r.user_id, r.ts_ms, r.idfv, r.idfa, r.appsflyer_id,
-                     row_number() OVER (PARTITION BY r.user_id ORDER BY r.ts_ms, f.path, r.line) AS n
-              FROM raw_registrations__users r JOIN files f USING (file_id)
-              WHERE \(scope.registrations("r.user_id"))
-            ) WHERE n = 1
-            ORDER BY user_id
+        firstOfEachKey(into: "stg_registrations__first", columns: 5, select: """
+            SELECT r.user_id, r.ts_ms, r.idfv, r.idfa, r.appsflyer_id
+            FROM raw_registrations__users r JOIN files f USING (file_id)
+            WHERE \(scope.registrations("r.user_id"))
+            ORDER BY r.user_id, r.ts_ms, f.path, r.line
             """)
     }
 

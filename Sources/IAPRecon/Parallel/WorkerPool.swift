@@ -52,6 +52,42 @@ public struct WorkerPool: Sendable {
             }
         }
     }
+
+    /// Like `run`, but the calling thread takes each message as soon as any job sends it (the
+    /// earliest job first when several wait), and hears `finished(index)` once a job is done.
+    ///
+    /// For jobs whose results do not depend on each other's order (each fills its own tables): a
+    /// long job no longer holds the others' messages back, so no worker waits for the consumer
+    /// to reach its job. Memory stays bounded the same way.
+    public func runUnordered<Message: Sendable>(
+        count: Int,
+        bound: Int = 4,
+        produce: @escaping @Sendable (_ index: Int, _ send: (Message) -> Void) -> Void,
+        consume: (_ index: Int, _ message: Message) throws -> Void,
+        finished: (_ index: Int) throws -> Void
+    ) throws {
+        guard count > 0 else { return }
+        let channel = OrderedChannel<Message>(jobs: count, bound: bound)
+        let next = Atomic<Int>(0)
+        let group = DispatchGroup()
+        for _ in 0..<min(width, count) {
+            DispatchQueue.global().async(group: group) {
+                while true {
+                    let index = next.add(1, ordering: .relaxed).oldValue
+                    if index >= count || channel.isCancelled { break }
+                    produce(index) { channel.put(index, $0) }
+                    channel.finish(index)
+                }
+            }
+        }
+        defer {
+            channel.cancel()
+            group.wait()
+        }
+        while let (index, message) = channel.takeAny() {
+            if let message { try consume(index, message) } else { try finished(index) }
+        }
+    }
 }
 
 /// Per-job bounded queues, drained by one consumer in job order.
@@ -60,12 +96,15 @@ final class OrderedChannel<Message: Sendable>: @unchecked Sendable {
     private let condition = NSCondition()
     private var queues: [[Message]]
     private var finished: [Bool]
+    /// By `takeAny`: the jobs whose end it has handed to the consumer.
+    private var reported: [Bool]
     private var cancelled = false
     private let bound: Int
 
     init(jobs: Int, bound: Int) {
         queues = Array(repeating: [], count: jobs)
         finished = Array(repeating: false, count: jobs)
+        reported = Array(repeating: false, count: jobs)
         self.bound = max(1, bound)
     }
 
@@ -101,6 +140,32 @@ final class OrderedChannel<Message: Sendable>: @unchecked Sendable {
         let message = queues[job].removeFirst()
         condition.broadcast()
         return message
+    }
+
+    /// The next message of any job, the earliest job first, or `(job, nil)` once for each job that
+    /// has finished with an empty queue; nil when every job has been reported finished (or the
+    /// channel was cancelled).
+    func takeAny() -> (job: Int, message: Message?)? {
+        condition.lock()
+        defer { condition.unlock() }
+        while !cancelled {
+            var allReported = true
+            for job in queues.indices where !reported[job] {
+                if !queues[job].isEmpty {
+                    let message = queues[job].removeFirst()
+                    condition.broadcast()
+                    return (job, message)
+                }
+                if finished[job] {
+                    reported[job] = true
+                    return (job, nil)
+                }
+                allReported = false
+            }
+            if allReported { return nil }
+            condition.wait()
+        }
+        return nil
     }
 
     /// Stops producers: pending and future `put`s return at once.

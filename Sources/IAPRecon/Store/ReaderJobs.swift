@@ -37,29 +37,20 @@ enum ReaderJobs {
     /// With `inCallersTransaction`, the rows go into the transaction the caller holds open (and
     /// commits or rolls back) instead of one per job.
     static func run(_ jobs: [ReaderJob], database: Database, pool: WorkerPool, inCallersTransaction: Bool = false) throws {
-        let path = database.path
         // The job whose rows the open write transaction holds, and its statements.
         var openJob: Int?
         var statements: [Statement] = []
         do {
-            try pool.run(count: jobs.count, bound: 16, produce: { (index: Int, send: (Message) -> Void) in
-                do {
-                    let reader = try Database(path: path, readOnly: true)
-                    try withoutActuallyEscaping(send) { send in
-                        let sink = RowSink(tables: jobs[index].inserts.count, send: { send(.rows($0)) })
-                        try jobs[index].produce(reader, sink)
-                        sink.flush()
-                    }
-                } catch {
-                    send(.failed(error))
-                }
-            }, consume: { (index: Int, message: Message) in
+            try pool.run(count: jobs.count, bound: 16, produce: produce(jobs, path: database.path), consume: { (index: Int, message: Message) in
                 switch message {
                 case .failed(let error):
                     throw error
                 case .rows(let rows):
                     if openJob != index {
-                        if openJob != nil, !inCallersTransaction { try database.execute("COMMIT") }
+                        if let open = openJob, !inCallersTransaction {
+                            try database.execute("COMMIT")
+                            Trace.mark("reader job \(open) written")
+                        }
                         openJob = nil
                         statements = try jobs[index].inserts.map { try database.cached($0) }
                         if !inCallersTransaction { try database.execute("BEGIN IMMEDIATE") }
@@ -72,6 +63,58 @@ enum ReaderJobs {
         } catch {
             if openJob != nil, !inCallersTransaction { try? database.execute("ROLLBACK") }
             throw error
+        }
+    }
+
+    /// Runs jobs that each write tables of their own, inserting every job's rows as they arrive
+    /// (`WorkerPool.runUnordered`): a long job no longer keeps a worker that finished its next
+    /// job waiting for the writer. A transaction may hold rows of several jobs and is committed
+    /// whenever a job ends, so each job's rows are committed once it is complete; the rows of
+    /// each table are inserted in the order its job produced them, as with `run`.
+    static func runUnordered(_ jobs: [ReaderJob], database: Database, pool: WorkerPool) throws {
+        var statements: [[Statement]?] = Array(repeating: nil, count: jobs.count)
+        var open = false
+        do {
+            try pool.runUnordered(count: jobs.count, bound: 16, produce: produce(jobs, path: database.path), consume: { index, message in
+                switch message {
+                case .failed(let error):
+                    throw error
+                case .rows(let rows):
+                    if !open {
+                        try database.execute("BEGIN IMMEDIATE")
+                        open = true
+                    }
+                    let jobStatements = try statements[index] ?? jobs[index].inserts.map { try database.cached($0) }
+                    statements[index] = jobStatements
+                    try rows.insert(with: jobStatements[rows.table])
+                }
+            }, finished: { index in
+                if open {
+                    try database.execute("COMMIT")
+                    open = false
+                }
+                Trace.mark("reader job \(index) written")
+            })
+        } catch {
+            if open { try? database.execute("ROLLBACK") }
+            throw error
+        }
+    }
+
+    /// A job's work on a pool worker: its own read-only connection, its rows sent in batches.
+    private static func produce(_ jobs: [ReaderJob], path: String) -> @Sendable (Int, (Message) -> Void) -> Void {
+        { index, send in
+            do {
+                let reader = try Database(path: path, readOnly: true)
+                try withoutActuallyEscaping(send) { send in
+                    let sink = RowSink(tables: jobs[index].inserts.count, send: { send(.rows($0)) })
+                    try jobs[index].produce(reader, sink)
+                    sink.flush()
+                    Trace.mark("reader job \(index) read")
+                }
+            } catch {
+                send(.failed(error))
+            }
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import IAPRecon
 
@@ -82,5 +83,74 @@ struct ReaderJobsTests {
         // The writer is usable again: no transaction was left open.
         try database.transaction { try database.run("INSERT INTO other VALUES (1)") }
         withExtendedLifetime(scenario) {}
+    }
+
+    @Test("jobs run unordered each fill their own table exactly, in the order each produced its rows", arguments: [1, 2])
+    func unorderedJobsWriteTheSame(workers: Int) throws {
+        let (scenario, database) = try store()
+        let count = 30_000
+        let numbers = ReaderJob(inserts: ["INSERT INTO other VALUES (?)"]) { _, target in
+            for n in 0..<count { try target.insert(table: 0, [.text("row \(n)")]) }
+        }
+        try ReaderJobs.runUnordered([numbers, copyJob], database: database, pool: WorkerPool(width: workers))
+        #expect(try rows(database, "copy") == Self.awkward)
+        #expect(try database.scalar("SELECT count(*) FROM other").integerValue == Int64(count))
+        #expect(try database.scalar("SELECT n FROM other WHERE rowid = 12345") == .text("row 12344"))
+        withExtendedLifetime(scenario) {}
+    }
+
+    @Test("an unordered job that fails: its error reaches the caller and the writer has no transaction left open")
+    func unorderedFailure() throws {
+        let (scenario, database) = try store()
+        let failing = ReaderJob(inserts: ["INSERT INTO other VALUES (?)"]) { _, target in
+            for n in 0..<10 { try target.insert(table: 0, [.integer(Int64(n))]) }
+            (target as? RowSink)?.flush()
+            throw Boom()
+        }
+        #expect(throws: Boom.self) {
+            try ReaderJobs.runUnordered([copyJob, failing], database: database, pool: WorkerPool(width: 2))
+        }
+        try database.transaction { try database.run("INSERT INTO other VALUES (1)") }
+        withExtendedLifetime(scenario) {}
+    }
+}
+
+@Suite("Worker pool")
+struct WorkerPoolTests {
+    @Test("unordered: every message arrives once, each job's in its order, and each job's end after its messages")
+    func unorderedDelivery() throws {
+        var seen: [[Int]] = Array(repeating: [], count: 5)
+        var ended: [Int] = []
+        try WorkerPool(width: 2).runUnordered(count: 5, bound: 2, produce: { index, send in
+            for n in 0..<50 { send(index * 1000 + n) }
+        }, consume: { index, message in
+            #expect(!ended.contains(index))
+            seen[index].append(message)
+        }, finished: { ended.append($0) })
+        #expect(seen == (0..<5).map { index in (0..<50).map { index * 1000 + $0 } })
+        #expect(ended.sorted() == [0, 1, 2, 3, 4])
+    }
+
+    @Test("unordered: a job still running does not hold back a later job's messages (ordered delivery would wait forever here)")
+    func noHeadOfLineBlocking() throws {
+        // Job 0 sends one message, then waits until the consumer has seen job 1 end.
+        let laterJobEnded = DispatchSemaphore(value: 0)
+        let waited = Mutex<DispatchTimeoutResult?>(nil)
+        var order: [String] = []
+        try WorkerPool(width: 2).runUnordered(count: 2, bound: 1, produce: { index, send in
+            send(index)
+            if index == 0 {
+                let result = laterJobEnded.wait(timeout: .now() + 30)
+                waited.withLock { $0 = result }
+            }
+        }, consume: { index, _ in
+            order.append("job \(index) message")
+        }, finished: { index in
+            order.append("job \(index) ended")
+            if index == 1 { laterJobEnded.signal() }
+        })
+        #expect(waited.withLock { $0 } == .success)
+        #expect(order.sorted() == ["job 0 ended", "job 0 message", "job 1 ended", "job 1 message"])
+        #expect(order.last == "job 0 ended")
     }
 }
