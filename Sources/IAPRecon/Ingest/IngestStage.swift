@@ -114,6 +114,7 @@ public enum IngestStage {
         files: [SourceFile], database: Database, jobs width: Int, chunkBytes: Int = IngestStage.chunkBytes,
         progress: ((IngestProgress) -> Void)? = nil
     ) throws -> IngestReport {
+        Trace.mark("ingest start")
         var known: [String: KnownFile] = [:]
         try database.forEach("""
             SELECT path, content_hash, lines_read, accepted, rejected, blank, ignored, bytes, mtime_ns, ingested_ms FROM files
@@ -128,6 +129,7 @@ public enum IngestStage {
         var outcomes: [IngestedFile?] = Array(repeating: nil, count: files.count)
         var failures: [InputError?] = Array(repeating: nil, count: files.count)
         let prints = try fingerprints(files, known: known, jobs: width)
+        Trace.mark("ingest fingerprints")
         for (index, file) in files.enumerated() {
             switch prints[index] {
             case .failure(let error):
@@ -158,7 +160,13 @@ public enum IngestStage {
         let storedBytes = try database.scalar("SELECT coalesce(sum(bytes), 0) FROM files").integerValue
         let bulk = plannedBytes > 0 && Int64(plannedBytes) * 4 >= storedBytes
         if bulk { try RawIndexes.drop(database) }
-        defer { if bulk { try? RawIndexes.restore(database) } }
+        Trace.mark("ingest planned (\(bulk ? "bulk" : "adding"))")
+        defer {
+            if bulk {
+                try? RawIndexes.restore(database)
+                Trace.mark("ingest raw indexes")
+            }
+        }
         try WorkerPool(width: width).run(count: jobList.count, produce: { index, send in
             parse(files[jobList[index].fileIndex], range: jobList[index].range, send: send)
         }, consume: { (index: Int, message: Message) in
@@ -187,6 +195,7 @@ public enum IngestStage {
                 failures[job.fileIndex] = error
             }
         })
+        Trace.mark("ingest parsed and written")
         report.files = outcomes.compactMap { $0 }
         report.unreadable = failures.compactMap { $0 }
         return report
