@@ -1,7 +1,5 @@
 import CSQLite
 
-/// SQLite's `SQLITE_TRANSIENT`: SQLite copies bound text before the call returns.
-private let SQLITE_TRANSIENT = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
 
 /// Set once, before the first connection opens: no memory statistics (their global mutex would
 /// serialise the allocations of the reader threads and the writer).
@@ -196,16 +194,29 @@ public final class Statement {
     }
 
     private func bindText(_ text: UnsafeRawBufferPointer, _ index: Int32) -> Int32 {
-        withUnsafeBytes(of: 0 as UInt8) { empty in
+        // SQLITE_TRANSIENT: SQLite copies the text before the call returns. (Made here, not a
+        // global: a global's lazy initialiser would be checked on every call.)
+        let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
+        return withUnsafeBytes(of: 0 as UInt8) { empty in
             // An empty buffer may have no address, and a null pointer would bind NULL.
             let start = text.isEmpty ? empty.baseAddress : text.baseAddress
-            return sqlite3_bind_text(pointer, index, start?.assumingMemoryBound(to: CChar.self), Int32(text.count), SQLITE_TRANSIENT)
+            return sqlite3_bind_text(pointer, index, start?.assumingMemoryBound(to: CChar.self), Int32(text.count), transient)
         }
     }
 
     /// Binds UTF-8 `text` (SQLite copies it) without making a Swift `String` of it.
     func bindText(_ text: UnsafeRawBufferPointer, at index: Int32) throws(SQLiteError) {
         let code = bindText(text, index)
+        if code != SQLITE_OK { throw SQLiteError(code: code, message: database.lastErrorMessage, sql: sql) }
+    }
+
+    /// Binds UTF-8 `text` without copying it (SQLITE_STATIC). The caller keeps the bytes alive and
+    /// unchanged until the statement has been stepped and every parameter bound again or cleared
+    /// (`reset()`): what a loop over rows in one buffer does.
+    func bindBorrowedText(_ text: UnsafeRawBufferPointer, at index: Int32) throws(SQLiteError) {
+        let code = text.isEmpty
+            ? bindText(text, index)
+            : sqlite3_bind_text(pointer, index, text.baseAddress?.assumingMemoryBound(to: CChar.self), Int32(text.count), nil)
         if code != SQLITE_OK { throw SQLiteError(code: code, message: database.lastErrorMessage, sql: sql) }
     }
 

@@ -57,10 +57,13 @@ struct PackedRows: Sendable {
     func insert(with statement: Statement, prefix: [SQLValue] = []) throws {
         let parameters = statement.parameterCount
         let first = Int32(prefix.count) + 1
+        statement.reset()
+        // Every row binds every parameter, and `execute()` resets after each step; the final
+        // `reset()` clears the bindings, so none points into `bytes` once they are gone.
+        defer { statement.reset() }
         try bytes.withUnsafeBytes { (buffer: UnsafeRawBufferPointer) in
             var offsetInBuffer = 0
             for _ in 0..<count {
-                statement.reset()
                 for (index, value) in prefix.enumerated() { try statement.bind(value, at: Int32(index) + 1) }
                 for index in first...parameters {
                     let tag = buffer[offsetInBuffer]
@@ -73,7 +76,7 @@ struct PackedRows: Sendable {
                     case 2:
                         let length = Int(UInt32(littleEndian: buffer.loadUnaligned(fromByteOffset: offsetInBuffer, as: UInt32.self)))
                         offsetInBuffer += 4
-                        try statement.bindText(UnsafeRawBufferPointer(rebasing: buffer[offsetInBuffer..<(offsetInBuffer + length)]), at: index)
+                        try statement.bindBorrowedText(UnsafeRawBufferPointer(rebasing: buffer[offsetInBuffer..<(offsetInBuffer + length)]), at: index)
                         offsetInBuffer += length
                     default:
                         try statement.bind(.null, at: index)
@@ -82,6 +85,5 @@ struct PackedRows: Sendable {
                 try statement.execute()
             }
         }
-        statement.reset()
     }
 }
