@@ -38,8 +38,9 @@ public enum JoinStage {
     /// Both decide batches of whole components as `ReaderJobs` (each batch read and decided on a
     /// worker's connection, the writer only inserting). An incremental join cuts its closed scope
     /// into batches and inserts them all in the one transaction that deleted the scope's rows. A
-    /// full rebuild commits batch by batch: until its last transaction writes the run settings,
-    /// the next run finds none and rebuilds in full again.
+    /// full rebuild writes new tables beside the current ones batch by batch and switches them in
+    /// with the run settings in its last transaction (`RebuiltTables`): readers see the previous
+    /// tables whole until then, and a run killed before it finds the same reason to rebuild in full.
     public static func run(database: Database, settings: ReconcileSettings,
                            workers: WorkerPool = WorkerPool(width: WorkerPool.defaultWidth),
                            batchTransactions: Int = batchTransactions) throws -> JoinSummary {
@@ -52,26 +53,32 @@ public enum JoinStage {
             let scope = try incrementalScope(database, settings: settings, asOfMs: asOfMs)
             Trace.mark("join scope (\(scope.map { String($0.transactions.count) } ?? "full") transactions)")
             if let scope {
+                try database.execute(tables.dropBeside)
                 try database.execute(deleteScope)
                 Trace.mark("join delete scope")
                 // Small batches, so every worker has some.
                 let limit = min(batchTransactions, max(100, scope.transactions.count / (4 * workers.width)))
                 let batches = try JoinComponents.batches(in: database, transactions: limit, withinScope: true)
                 Trace.mark("join batches (\(batches.count))")
-                try ReaderJobs.run(jobs(batches, rules), database: database, pool: workers, inCallersTransaction: true)
+                try ReaderJobs.run(jobs(batches, rules, beside: false), database: database, pool: workers, inCallersTransaction: true)
                 Trace.mark("join decide")
             } else {
-                try database.execute(dropAndCreate)
+                // Built beside the current tables, which readers keep seeing until the switch.
+                try database.execute(tables.createBeside)
             }
             return scope
         }
         Trace.mark("join commit")
         if scope == nil {
             let batches = try JoinComponents.batches(in: database, transactions: batchTransactions)
-            try ReaderJobs.run(jobs(batches, rules), database: database, pool: workers)
+            try ReaderJobs.run(jobs(batches, rules, beside: true), database: database, pool: workers)
         }
         return try database.transaction {
-            if scope == nil { try database.execute(createIndexes) }
+            if scope == nil {
+                try database.execute(tables.switchIn)
+                try database.execute(createIndexes)
+            }
+            try database.execute(createRunSettings)
             try database.run("DELETE FROM int_run_settings")
             try database.run("INSERT INTO int_run_settings VALUES (?, ?, ?)",
                              [.integer(asOfMs), .integer(settings.graceMs), .text(settings.mmpZone.identifier)])
@@ -82,21 +89,25 @@ public enum JoinStage {
     }
 
     /// One job per batch: its keys into the reader's temp tables, then decided.
-    private static func jobs(_ batches: JoinComponents.Batches, _ rules: FindingRules) -> [ReaderJob] {
-        (0..<batches.count).map { batch in
-            ReaderJob(inserts: resultInserts) { reader, target in
+    private static func jobs(_ batches: JoinComponents.Batches, _ rules: FindingRules, beside: Bool) -> [ReaderJob] {
+        let inserts = resultInserts(beside: beside)
+        return (0..<batches.count).map { batch in
+            ReaderJob(inserts: inserts) { reader, target in
                 try JoinScope.fill(batches.scope(batch), prefix: "join", in: reader)
                 try decide(reader, rules, into: target)
             }
         }
     }
 
-    /// Tables 0, 1, 2 of a join's rows: resolved transactions, matched orders, findings.
-    private static let resultInserts = [
-        "INSERT INTO int_transactions_resolved VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        "INSERT INTO int_orders_matched VALUES (?, ?, ?)",
-        "INSERT INTO fct_findings VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-    ]
+    /// Tables 0, 1, 2 of a join's rows: resolved transactions, matched orders, findings (or their `__next` twins).
+    private static func resultInserts(beside: Bool) -> [String] {
+        func table(_ name: String) -> String { RebuiltTables.name(name, beside: beside) }
+        return [
+            "INSERT INTO \(table("int_transactions_resolved")) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO \(table("int_orders_matched")) VALUES (?, ?, ?)",
+            "INSERT INTO \(table("fct_findings")) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        ]
+    }
 
     /// Decides one closed scope (already in the reading connection's `temp.join_*` tables) and
     /// writes its rows to `target`'s `resultInserts` tables.
@@ -179,26 +190,28 @@ public enum JoinStage {
         return latest
     }
 
-    static let dropAndCreate = """
-        DROP TABLE IF EXISTS int_transactions_resolved;
-        DROP TABLE IF EXISTS int_orders_matched;
-        DROP TABLE IF EXISTS fct_findings;
-        DROP TABLE IF EXISTS int_run_settings;
-        CREATE TABLE int_transactions_resolved (
-          transaction_id TEXT PRIMARY KEY, original_transaction_id TEXT NOT NULL, product_id TEXT NOT NULL,
-          purchase_ms INTEGER NOT NULL, expires_ms INTEGER, environment TEXT, user_id TEXT, order_id TEXT, match_rule TEXT,
-          unit_price TEXT, currency TEXT, price_source TEXT NOT NULL, quantity INTEGER NOT NULL, storefront TEXT,
-          is_revenue INTEGER NOT NULL, refund_ms INTEGER, refund_amount TEXT, refund_type TEXT, deliveries INTEGER NOT NULL,
-          ownership TEXT
-        );
-        CREATE TABLE int_orders_matched (order_id TEXT PRIMARY KEY, transaction_id TEXT, match_rule TEXT);
-        CREATE TABLE fct_findings (
-          finding_id TEXT PRIMARY KEY, kind TEXT NOT NULL, severity TEXT NOT NULL, user_id TEXT, order_id TEXT,
-          transaction_id TEXT, original_transaction_id TEXT, product_id TEXT, amount TEXT, currency TEXT,
-          event_ms INTEGER NOT NULL, detail TEXT NOT NULL, sources TEXT NOT NULL
-        );
-        CREATE TABLE int_run_settings (as_of_ms INTEGER NOT NULL, grace_ms INTEGER NOT NULL, mmp_tz TEXT NOT NULL);
-        """
+    /// The tables the join writes; a full rebuild writes them beside the current ones (`RebuiltTables`).
+    static let tables = RebuiltTables(tables: [
+        ("int_transactions_resolved", """
+            (
+              transaction_id TEXT PRIMARY KEY, original_transaction_id TEXT NOT NULL, product_id TEXT NOT NULL,
+              purchase_ms INTEGER NOT NULL, expires_ms INTEGER, environment TEXT, user_id TEXT, order_id TEXT, match_rule TEXT,
+              unit_price TEXT, currency TEXT, price_source TEXT NOT NULL, quantity INTEGER NOT NULL, storefront TEXT,
+              is_revenue INTEGER NOT NULL, refund_ms INTEGER, refund_amount TEXT, refund_type TEXT, deliveries INTEGER NOT NULL,
+              ownership TEXT
+            )
+            """),
+        ("int_orders_matched", "(order_id TEXT PRIMARY KEY, transaction_id TEXT, match_rule TEXT)"),
+        ("fct_findings", """
+            (
+              finding_id TEXT PRIMARY KEY, kind TEXT NOT NULL, severity TEXT NOT NULL, user_id TEXT, order_id TEXT,
+              transaction_id TEXT, original_transaction_id TEXT, product_id TEXT, amount TEXT, currency TEXT,
+              event_ms INTEGER NOT NULL, detail TEXT NOT NULL, sources TEXT NOT NULL
+            )
+            """),
+    ])
+
+    static let createRunSettings = "CREATE TABLE IF NOT EXISTS int_run_settings (as_of_ms INTEGER NOT NULL, grace_ms INTEGER NOT NULL, mmp_tz TEXT NOT NULL)"
 
     /// Created after a full rebuild's rows are in: one sort per index instead of a b-tree update per row.
     static let createIndexes = """

@@ -9,22 +9,21 @@
 /// - `stg_mmp__purchases`: `af_purchase` rows.
 /// - `stg_mmp__links`: the Customer User IDs seen with each AppsFlyer ID, on any event.
 enum MMPEvents {
-    static let create = """
-        DROP TABLE IF EXISTS stg_mmp__identities;
-        DROP TABLE IF EXISTS stg_mmp__installs;
-        DROP TABLE IF EXISTS stg_mmp__purchases;
-        DROP TABLE IF EXISTS stg_mmp__links;
-        CREATE TABLE stg_mmp__identities (first INTEGER NOT NULL, second INTEGER NOT NULL, PRIMARY KEY (first, second)) WITHOUT ROWID;
-        CREATE TABLE stg_mmp__installs (
-          install_wall_ms INTEGER NOT NULL, media_source TEXT, campaign TEXT, customer_user_id TEXT, idfv TEXT, idfa TEXT,
-          appsflyer_id TEXT, retargeting INTEGER NOT NULL, source TEXT NOT NULL
-        );
-        CREATE TABLE stg_mmp__purchases (
-          event_wall_ms INTEGER NOT NULL, customer_user_id TEXT, appsflyer_id TEXT, revenue TEXT, revenue_currency TEXT, revenue_usd TEXT
-        );
-        CREATE TABLE stg_mmp__links (customer_user_id TEXT NOT NULL, appsflyer_id TEXT NOT NULL,
-          PRIMARY KEY (customer_user_id, appsflyer_id)) WITHOUT ROWID;
-        """
+    static let tables = RebuiltTables(tables: [
+        ("stg_mmp__identities", "(first INTEGER NOT NULL, second INTEGER NOT NULL, PRIMARY KEY (first, second)) WITHOUT ROWID"),
+        ("stg_mmp__installs", """
+            (
+              install_wall_ms INTEGER NOT NULL, media_source TEXT, campaign TEXT, customer_user_id TEXT, idfv TEXT, idfa TEXT,
+              appsflyer_id TEXT, retargeting INTEGER NOT NULL, source TEXT NOT NULL
+            )
+            """),
+        ("stg_mmp__purchases", """
+            (
+              event_wall_ms INTEGER NOT NULL, customer_user_id TEXT, appsflyer_id TEXT, revenue TEXT, revenue_currency TEXT, revenue_usd TEXT
+            )
+            """),
+        ("stg_mmp__links", "(customer_user_id TEXT NOT NULL, appsflyer_id TEXT NOT NULL, PRIMARY KEY (customer_user_id, appsflyer_id)) WITHOUT ROWID"),
+    ])
 
     /// Brings the tables up to date: appends the new MMP files, or rebuilds when appending would change who wins.
     static func update(_ database: Database) throws {
@@ -34,10 +33,12 @@ enum MMPEvents {
         let exists = try database.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'stg_mmp__identities'").integerValue > 0
         let inOrder = try appendsInOrder(database, newFiles)
         if rebuildRequested || !exists || !inOrder {
-            try database.execute(create)
-            try rebuild.runHere(database)
+            // In place: this runs inside the caller's one transaction.
+            try database.execute(tables.dropAndCreate)
+            try rebuild(beside: false).runHere(database)
         } else if !newFiles.isEmpty {
             // Identities already stored decide what is a repeat: each new one is inserted first.
+            let inserts = inserts(beside: false)
             let identity = try database.cached(inserts[0])
             let target = try DirectInserts(database: database, inserts: inserts)
             try append(database, files: "file_id IN (\(newFiles.map(String.init).joined(separator: ",")))", into: target) { fingerprint in
@@ -47,23 +48,28 @@ enum MMPEvents {
         }
     }
 
-    /// Tables 0...3: identities, installs, purchases, links.
-    private static let inserts = [
-        "INSERT OR IGNORE INTO stg_mmp__identities VALUES (?, ?)",
-        "INSERT INTO stg_mmp__installs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        "INSERT INTO stg_mmp__purchases VALUES (?, ?, ?, ?, ?, ?)",
-        "INSERT OR IGNORE INTO stg_mmp__links VALUES (?, ?)",
-    ]
+    /// Tables 0...3: identities, installs, purchases, links (or their `__next` twins).
+    private static func inserts(beside: Bool) -> [String] {
+        func table(_ name: String) -> String { RebuiltTables.name(name, beside: beside) }
+        return [
+            "INSERT OR IGNORE INTO \(table("stg_mmp__identities")) VALUES (?, ?)",
+            "INSERT INTO \(table("stg_mmp__installs")) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO \(table("stg_mmp__purchases")) VALUES (?, ?, ?, ?, ?, ?)",
+            "INSERT OR IGNORE INTO \(table("stg_mmp__links")) VALUES (?, ?)",
+        ]
+    }
 
     /// Fills the empty (just created) tables from every MMP file. Repeats are found in memory
     /// (16 bytes a row) and the identities written sorted at the end, so no insert lands at a
     /// random place of a large b-tree.
-    static let rebuild = ReaderJob(inserts: inserts) { reader, target in
-        var seen = Set<RowFingerprint>()
-        try append(reader, files: "source = '\(SourceKind.attribution.rawValue)'", into: target) { seen.insert($0).inserted }
-        let sorted = seen.map { (Int64(bitPattern: $0.first), Int64(bitPattern: $0.second)) }.sorted { $0 < $1 }
-        seen = []
-        for (first, second) in sorted { try target.insert(table: 0, [.integer(first), .integer(second)]) }
+    static func rebuild(beside: Bool) -> ReaderJob {
+        ReaderJob(inserts: inserts(beside: beside)) { reader, target in
+            var seen = Set<RowFingerprint>()
+            try append(reader, files: "source = '\(SourceKind.attribution.rawValue)'", into: target) { seen.insert($0).inserted }
+            let sorted = seen.map { (Int64(bitPattern: $0.first), Int64(bitPattern: $0.second)) }.sorted { $0 < $1 }
+            seen = []
+            for (first, second) in sorted { try target.insert(table: 0, [.integer(first), .integer(second)]) }
+        }
     }
 
     /// True when every new file sorts after every MMP file already in the tables.

@@ -15,11 +15,14 @@ public enum NormalizeStage {
     /// Rebuilds every `stg_*` table, or — when ingest recorded which keys changed — only the rows of those keys.
     ///
     /// The builders run as `ReaderJobs`: each reads the raw tables on a worker's own connection
-    /// while this one only inserts (`workers` bounds how many read at once), and each commits its
-    /// own rows. So what they read is committed first: a full rebuild's empty tables after asking
-    /// for a full rebuild in `dirty_keys` (which only the join clears), an incremental one's changed
-    /// keys (`normalize__changed_*`, taken from `dirty_keys`, which keeps them) after deleting their
-    /// rows. A run killed half-way therefore redoes the same work: in full, or for the same keys.
+    /// while this one only inserts (`workers` bounds how many read at once). What they read is
+    /// committed first: a full rebuild's request in `dirty_keys` (which only the join clears), an
+    /// incremental one's changed keys (`normalize__changed_*`, taken from `dirty_keys`, which keeps
+    /// them). A full rebuild writes new tables beside the current ones, job by job, and switches
+    /// them in at the end (`RebuiltTables`); an incremental one deletes the changed keys' rows and
+    /// inserts their new ones in one transaction. Either way a reader (`history`) sees whole tables,
+    /// never a half-written one, and a run killed half-way redoes the same work: in full, or for the
+    /// same keys.
     public static func run(database: Database, workers: WorkerPool = WorkerPool(width: WorkerPool.defaultWidth)) throws {
         Trace.mark("normalize start")
         let full = try database.transaction {
@@ -27,24 +30,37 @@ public enum NormalizeStage {
             let full = try needsFullRebuild(database)
             if full {
                 try ChangedKeys.requestFullRebuild(database)
-                try database.execute(dropAndCreate)
-                try database.execute(MMPEvents.create)
+                try database.execute(tables.createBeside)
+                try database.execute(MMPEvents.tables.createBeside)
             } else {
+                try database.execute(tables.dropBeside)
+                try database.execute(MMPEvents.tables.dropBeside)
                 try database.execute(NormalizeScope.prepareChanged)
                 try expandSharedDeliveryIDs(database)
-                try database.execute(NormalizeScope.recordLinksAndDelete)
+                try database.execute(NormalizeScope.recordLinks)
             }
             return full
         }
         Trace.mark("normalize scope (\(full ? "full" : "changed keys"))")
-        let scope: NormalizeScope = full ? .everything : .changed
-        // Each builder fills tables of its own, so their rows go in as they come.
-        try ReaderJobs.runUnordered(builders.map { $0(scope) } + (full ? [MMPEvents.rebuild] : []), database: database, pool: workers)
-        Trace.mark("normalize builders")
-        try database.transaction {
-            if full { try database.execute(createIndexes) } else { try MMPEvents.update(database) }
+        if full {
+            // Each builder fills tables of its own, so their rows go in as they come.
+            try ReaderJobs.runUnordered(builders.map { $0(.everything) } + [MMPEvents.rebuild(beside: true)], database: database, pool: workers)
+            Trace.mark("normalize builders")
+            try database.transaction {
+                try database.execute(tables.switchIn)
+                try database.execute(MMPEvents.tables.switchIn)
+                try database.execute(createIndexes)
+            }
+            Trace.mark("normalize switch and indexes")
+        } else {
+            try database.transaction {
+                try database.execute(NormalizeScope.deleteChanged)
+                try ReaderJobs.runUnordered(builders.map { $0(.changed) }, database: database, pool: workers, inCallersTransaction: true)
+                Trace.mark("normalize builders")
+                try MMPEvents.update(database)
+            }
+            Trace.mark("normalize mmp events and commit")
         }
-        Trace.mark(full ? "normalize indexes" : "normalize mmp events")
     }
 
     /// A fresh store, a pending full rebuild, or `stg_*` tables from an older iaprecon.
@@ -78,45 +94,53 @@ public enum NormalizeStage {
         buildTransactions, buildDeliveries, buildOrders, buildRegistrations, buildClaims,
     ]
 
-    static let dropAndCreate = """
-        DROP TABLE IF EXISTS stg_server__orders;
-        DROP TABLE IF EXISTS stg_server__deliveries;
-        DROP TABLE IF EXISTS stg_apple__transactions;
-        DROP TABLE IF EXISTS stg_apple__refunds;
-        DROP TABLE IF EXISTS stg_receipts__senders;
-        CREATE TABLE stg_server__orders (
-          order_id TEXT PRIMARY KEY, ts_ms INTEGER NOT NULL, user_id TEXT NOT NULL, product_id TEXT NOT NULL,
-          price TEXT, currency TEXT, storefront TEXT, source TEXT NOT NULL
-        );
-        CREATE TABLE stg_server__deliveries (
-          delivery_key TEXT PRIMARY KEY, ts_ms INTEGER NOT NULL, user_id TEXT NOT NULL, transaction_id TEXT NOT NULL,
-          product_id TEXT NOT NULL, order_id TEXT, quantity INTEGER NOT NULL, delivery_id TEXT,
-          copies INTEGER NOT NULL, source TEXT NOT NULL
-        );
-        CREATE TABLE stg_apple__transactions (
-          transaction_id TEXT PRIMARY KEY, original_transaction_id TEXT NOT NULL, product_id TEXT NOT NULL,
-          purchase_ms INTEGER NOT NULL, expires_ms INTEGER, environment TEXT, price_milli INTEGER, currency TEXT,
-          storefront TEXT, app_account_token TEXT, type TEXT, quantity INTEGER NOT NULL, ownership TEXT,
-          subscription_group TEXT, first_seen_ms INTEGER, sightings INTEGER NOT NULL, sources TEXT NOT NULL
-        );
-        CREATE TABLE stg_apple__refunds (
-          transaction_id TEXT NOT NULL, kind TEXT NOT NULL, event_ms INTEGER NOT NULL, revocation_type TEXT,
-          revocation_percentage INTEGER, reason TEXT, source TEXT NOT NULL,
-          PRIMARY KEY (transaction_id, kind, event_ms, source)
-        ) WITHOUT ROWID;
-        CREATE TABLE stg_receipts__senders (
-          transaction_id TEXT NOT NULL, user_id TEXT NOT NULL, first_ms INTEGER NOT NULL, source TEXT NOT NULL,
-          PRIMARY KEY (transaction_id, user_id)
-        ) WITHOUT ROWID;
-        DROP TABLE IF EXISTS stg_receipts__claims;
-        CREATE TABLE stg_receipts__claims (
-          order_id TEXT NOT NULL, transaction_id TEXT NOT NULL, received_ms INTEGER NOT NULL, path TEXT NOT NULL, line INTEGER NOT NULL
-        );
-        DROP TABLE IF EXISTS stg_registrations__first;
-        CREATE TABLE stg_registrations__first (
-          user_id TEXT PRIMARY KEY, ts_ms INTEGER NOT NULL, idfv TEXT, idfa TEXT, appsflyer_id TEXT
-        ) WITHOUT ROWID;
-        """
+    /// The `stg_*` tables the builders write (the MMP ones are `MMPEvents.tables`).
+    static let tables = RebuiltTables(tables: [
+        ("stg_server__orders", """
+            (
+              order_id TEXT PRIMARY KEY, ts_ms INTEGER NOT NULL, user_id TEXT NOT NULL, product_id TEXT NOT NULL,
+              price TEXT, currency TEXT, storefront TEXT, source TEXT NOT NULL
+            )
+            """),
+        ("stg_server__deliveries", """
+            (
+              delivery_key TEXT PRIMARY KEY, ts_ms INTEGER NOT NULL, user_id TEXT NOT NULL, transaction_id TEXT NOT NULL,
+              product_id TEXT NOT NULL, order_id TEXT, quantity INTEGER NOT NULL, delivery_id TEXT,
+              copies INTEGER NOT NULL, source TEXT NOT NULL
+            )
+            """),
+        ("stg_apple__transactions", """
+            (
+              transaction_id TEXT PRIMARY KEY, original_transaction_id TEXT NOT NULL, product_id TEXT NOT NULL,
+              purchase_ms INTEGER NOT NULL, expires_ms INTEGER, environment TEXT, price_milli INTEGER, currency TEXT,
+              storefront TEXT, app_account_token TEXT, type TEXT, quantity INTEGER NOT NULL, ownership TEXT,
+              subscription_group TEXT, first_seen_ms INTEGER, sightings INTEGER NOT NULL, sources TEXT NOT NULL
+            )
+            """),
+        ("stg_apple__refunds", """
+            (
+              transaction_id TEXT NOT NULL, kind TEXT NOT NULL, event_ms INTEGER NOT NULL, revocation_type TEXT,
+              revocation_percentage INTEGER, reason TEXT, source TEXT NOT NULL,
+              PRIMARY KEY (transaction_id, kind, event_ms, source)
+            ) WITHOUT ROWID
+            """),
+        ("stg_receipts__senders", """
+            (
+              transaction_id TEXT NOT NULL, user_id TEXT NOT NULL, first_ms INTEGER NOT NULL, source TEXT NOT NULL,
+              PRIMARY KEY (transaction_id, user_id)
+            ) WITHOUT ROWID
+            """),
+        ("stg_receipts__claims", """
+            (
+              order_id TEXT NOT NULL, transaction_id TEXT NOT NULL, received_ms INTEGER NOT NULL, path TEXT NOT NULL, line INTEGER NOT NULL
+            )
+            """),
+        ("stg_registrations__first", """
+            (
+              user_id TEXT PRIMARY KEY, ts_ms INTEGER NOT NULL, idfv TEXT, idfa TEXT, appsflyer_id TEXT
+            ) WITHOUT ROWID
+            """),
+    ])
 
     /// Created after a full rebuild's rows are in: one sort per index instead of a b-tree update per row.
     static let createIndexes = """
@@ -134,7 +158,7 @@ public enum NormalizeStage {
 
     private static func buildOrders(_ scope: NormalizeScope) -> ReaderJob {
         // The first line of each order_id wins; later repeats are shipper copies or resends.
-        firstOfEachKey(into: "stg_server__orders", columns: 8, select: """
+        firstOfEachKey(into: scope.table("stg_server__orders"), columns: 8, select: """
             SELECT o.order_id, o.ts_ms, o.user_id, o.product_id, o.price, o.currency, o.storefront, f.path || ':' || o.line
             FROM raw_server__orders o \(scope.scan) JOIN files f USING (file_id)
             WHERE \(scope.orders("o.order_id"))
@@ -171,7 +195,7 @@ public enum NormalizeStage {
     /// product and quantity where there is none. SQLite's sorter brings each key's lines together
     /// (one sort, spilling to disk); they are counted here as they stream past.
     private static func buildDeliveries(_ scope: NormalizeScope) -> ReaderJob {
-        ReaderJob(inserts: ["INSERT INTO stg_server__deliveries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"]) { reader, target in
+        ReaderJob(inserts: ["INSERT INTO \(scope.table("stg_server__deliveries")) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"]) { reader, target in
             // The first row of the key being read (key ... delivery_id, then its source), and its copies so far.
             var first: [SQLValue] = []
             var copies: Int64 = 0
@@ -207,7 +231,7 @@ public enum NormalizeStage {
 
     /// Each user's first registration (by time, then file and line): who signed up when, with which device ids.
     private static func buildRegistrations(_ scope: NormalizeScope) -> ReaderJob {
-        firstOfEachKey(into: "stg_registrations__first", columns: 5, select: """
+        firstOfEachKey(into: scope.table("stg_registrations__first"), columns: 5, select: """
             SELECT r.user_id, r.ts_ms, r.idfv, r.idfa, r.appsflyer_id
             FROM raw_registrations__users r JOIN files f USING (file_id)
             WHERE \(scope.registrations("r.user_id"))
@@ -217,7 +241,7 @@ public enum NormalizeStage {
 
     /// Receipt lines naming both an order and a transaction (matching rule 2), with their place for ordering.
     private static func buildClaims(_ scope: NormalizeScope) -> ReaderJob {
-        copy(into: "stg_receipts__claims", columns: 5, select: """
+        copy(into: scope.table("stg_receipts__claims"), columns: 5, select: """
             SELECT v.order_id, v.transaction_id, v.received_ms, f.path, v.line
             FROM raw_receipts__verifications v \(scope.scan) JOIN files f USING (file_id)
             WHERE v.order_id IS NOT NULL AND v.transaction_id IS NOT NULL AND \(scope.transactions("v.transaction_id"))
@@ -228,9 +252,9 @@ public enum NormalizeStage {
     /// except that any `Production` sighting makes the transaction Production.
     private static func buildTransactions(_ scope: NormalizeScope) -> ReaderJob {
         ReaderJob(inserts: [
-            "INSERT INTO stg_apple__transactions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            "INSERT OR IGNORE INTO stg_apple__refunds VALUES (?, ?, ?, ?, ?, ?, ?)",
-            "INSERT INTO stg_receipts__senders VALUES (?, ?, ?, ?)",
+            "INSERT INTO \(scope.table("stg_apple__transactions")) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT OR IGNORE INTO \(scope.table("stg_apple__refunds")) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO \(scope.table("stg_receipts__senders")) VALUES (?, ?, ?, ?)",
         ]) { reader, target in try mergeTransactions(reader, scope, into: target) }
     }
 
@@ -328,6 +352,9 @@ enum NormalizeScope {
     /// A full rebuild reads whole tables in storage order: walking a key index would fetch each row at random.
     var scan: String { self == .everything ? "NOT INDEXED" : "" }
 
+    /// The table a builder writes: a full rebuild's goes beside the current one (`RebuiltTables`).
+    func table(_ name: String) -> String { RebuiltTables.name(name, beside: self == .everything) }
+
     /// A condition on a transaction id column.
     func transactions(_ column: String) -> String {
         self == .everything ? "1" : "\(column) IN normalize__changed_transactions"
@@ -356,8 +383,8 @@ enum NormalizeScope {
         """
 
     /// Before the changed keys' rows go: the users, orders and chains they linked to, so the join
-    /// also revisits what a replaced file took away; then the rows themselves.
-    static let recordLinksAndDelete = """
+    /// also revisits what a replaced file took away.
+    static let recordLinks = """
         INSERT OR IGNORE INTO dirty_keys SELECT 'transaction', key FROM normalize__changed_transactions;
         INSERT OR IGNORE INTO dirty_keys SELECT 'user', user_id FROM stg_server__deliveries WHERE transaction_id IN normalize__changed_transactions;
         INSERT OR IGNORE INTO dirty_keys SELECT 'order', order_id FROM stg_server__deliveries
@@ -369,6 +396,10 @@ enum NormalizeScope {
         INSERT OR IGNORE INTO dirty_keys SELECT 'order', app_account_token FROM stg_apple__transactions
           WHERE transaction_id IN normalize__changed_transactions AND app_account_token IS NOT NULL;
         INSERT OR IGNORE INTO dirty_keys SELECT 'user', user_id FROM stg_server__orders WHERE order_id IN normalize__changed_orders;
+        """
+
+    /// The changed keys' rows, deleted in the transaction that inserts their new ones.
+    static let deleteChanged = """
         DELETE FROM stg_server__orders WHERE order_id IN normalize__changed_orders;
         DELETE FROM stg_server__deliveries WHERE transaction_id IN normalize__changed_transactions;
         DELETE FROM stg_apple__transactions WHERE transaction_id IN normalize__changed_transactions;

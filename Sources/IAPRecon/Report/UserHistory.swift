@@ -36,14 +36,15 @@ public struct UserHistory: Sendable {
         public var description: String { "no \(what) in the store" + (hint.map { "; \($0)" } ?? "") }
     }
 
-    /// A run rebuilds tables in steps it commits one by one (a full rebuild table by table and batch
-    /// by batch), so a lookup made meanwhile can miss rows: say so rather than show less in silence.
+    /// Each stage switches its tables in whole, but a lookup made while a run is under way can see
+    /// one stage's new tables beside the next one's old ones, and a killed run leaves the store a
+    /// night behind: say so rather than show it in silence.
     static func caveat(_ database: Database) throws -> String? {
         if let holder = RunLock.holder(databasePath: database.path) {
-            return "a run is updating this store (\(holder)): rows may be missing or change until it finishes; look again then"
+            return "a run is updating this store (\(holder)): what it has not reconciled yet may be missing or change; look again when it finishes"
         }
         if try ChangedKeys.isFullRebuildPending(database) {
-            return "a full rebuild of this store started and did not finish: rows may be missing until 'iaprecon run' completes it"
+            return "a full rebuild of this store started and did not finish: this shows the store as it was before; 'iaprecon run' completes it"
         }
         if try database.scalar("SELECT count(*) FROM dirty_keys").integerValue > 0 {
             return "input ingested since the last reconciliation is not in this history yet; 'iaprecon run' brings it in"

@@ -70,8 +70,9 @@ enum ReaderJobs {
     /// (`WorkerPool.runUnordered`): a long job no longer keeps a worker that finished its next
     /// job waiting for the writer. A transaction may hold rows of several jobs and is committed
     /// whenever a job ends, so each job's rows are committed once it is complete; the rows of
-    /// each table are inserted in the order its job produced them, as with `run`.
-    static func runUnordered(_ jobs: [ReaderJob], database: Database, pool: WorkerPool) throws {
+    /// each table are inserted in the order its job produced them, as with `run`. With
+    /// `inCallersTransaction`, every row goes into the transaction the caller holds open.
+    static func runUnordered(_ jobs: [ReaderJob], database: Database, pool: WorkerPool, inCallersTransaction: Bool = false) throws {
         var statements: [[Statement]?] = Array(repeating: nil, count: jobs.count)
         var open = false
         do {
@@ -80,7 +81,7 @@ enum ReaderJobs {
                 case .failed(let error):
                     throw error
                 case .rows(let rows):
-                    if !open {
+                    if !open, !inCallersTransaction {
                         try database.execute("BEGIN IMMEDIATE")
                         open = true
                     }

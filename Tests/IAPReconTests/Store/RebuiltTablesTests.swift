@@ -1,0 +1,69 @@
+import Foundation
+import Testing
+@testable import IAPRecon
+
+/// A full rebuild writes its tables beside the current ones and switches them in at the end:
+/// a reader meanwhile (support's `history`) sees the previous tables whole, and a rebuild that
+/// fails half-way leaves them as they were.
+@Suite("Full rebuilds switch their tables in whole")
+struct RebuiltTablesTests {
+    static let tables = NormalizeStage.tables.tables.map(\.name) + MMPEvents.tables.tables.map(\.name) + JoinStage.tables.tables.map(\.name)
+
+    /// Every row of every rebuilt table, and u_1005's history: what a reader sees.
+    private func snapshot(_ database: Database) throws -> [String] {
+        var rows: [String] = []
+        for table in Self.tables {
+            let columns = Int(try database.scalar("SELECT count(*) FROM pragma_table_info('\(table)')").integerValue)
+            try database.forEach("SELECT * FROM \(table) ORDER BY 1") { row in
+                rows.append(([table] + (0..<columns).map { "\(row.value($0))" }).joined(separator: "|"))
+            }
+        }
+        let history = try UserHistory.load(database, .user("u_1005"))
+        rows += history.events.map { "\($0.ms) \($0.event) \($0.id) \($0.detail)" }
+        return rows
+    }
+
+    private func leftovers(_ database: Database) throws -> Int64 {
+        try database.scalar("SELECT count(*) FROM sqlite_master WHERE name LIKE '%\\_\\_next' ESCAPE '\\'").integerValue
+    }
+
+    @Test("a full normalize that fails half-way leaves every stg table and history as they were; the next run completes it")
+    func normalizeFailure() throws {
+        let (scenario, database) = try UserHistoryTests.sampleStore()
+        defer { withExtendedLifetime(scenario) {} }
+        let before = try snapshot(database)
+        #expect(before.count > 300)
+
+        // A full rebuild whose registrations builder fails (a column it reads is gone) while the others write.
+        try database.run("INSERT INTO dirty_keys VALUES ('all', '')")
+        try database.execute("ALTER TABLE raw_registrations__users RENAME COLUMN idfv TO idfv_away")
+        #expect(throws: SQLiteError.self) { try NormalizeStage.run(database: database, workers: WorkerPool(width: 2)) }
+        try database.execute("ALTER TABLE raw_registrations__users RENAME COLUMN idfv_away TO idfv")
+        #expect(try snapshot(database) == before)
+        #expect(try leftovers(database) > 0, "the half-built tables stay beside the whole ones")
+
+        try NormalizeStage.run(database: database, workers: WorkerPool(width: 2))
+        _ = try JoinStage.run(database: database, settings: ReconcileSettings())
+        #expect(try leftovers(database) == 0)
+        #expect(try snapshot(database) == before, "the same inputs rebuilt give the same tables")
+    }
+
+    @Test("a full join that fails leaves int tables, findings and history as they were; the next run completes it")
+    func joinFailure() throws {
+        let (scenario, database) = try UserHistoryTests.sampleStore()
+        defer { withExtendedLifetime(scenario) {} }
+        let before = try snapshot(database)
+
+        // A new grace asks for a full rebuild; the join fails when it reads the claims.
+        try database.execute("ALTER TABLE stg_receipts__claims RENAME TO stg_receipts__away")
+        #expect(throws: SQLiteError.self) {
+            try JoinStage.run(database: database, settings: ReconcileSettings(graceMs: 2 * 86_400_000), batchTransactions: 5)
+        }
+        try database.execute("ALTER TABLE stg_receipts__away RENAME TO stg_receipts__claims")
+        #expect(try snapshot(database) == before)
+
+        _ = try JoinStage.run(database: database, settings: ReconcileSettings(), batchTransactions: 5)
+        #expect(try leftovers(database) == 0)
+        #expect(try snapshot(database) == before)
+    }
+}
