@@ -30,21 +30,10 @@ public struct WorkerPool: Sendable {
     ) throws {
         guard count > 0 else { return }
         let channel = OrderedChannel<Message>(jobs: count, bound: bound)
-        let next = Atomic<Int>(0)
-        let group = DispatchGroup()
-        for _ in 0..<min(width, count) {
-            DispatchQueue.global().async(group: group) {
-                while true {
-                    let index = next.add(1, ordering: .relaxed).oldValue
-                    if index >= count || channel.isCancelled { break }
-                    produce(index) { channel.put(index, $0) }
-                    channel.finish(index)
-                }
-            }
-        }
+        let workers = start(count: count, channel: channel, produce: produce)
         defer {
             channel.cancel()
-            group.wait()
+            workers.wait()
         }
         for index in 0..<count {
             while let message = channel.take(index) {
@@ -68,6 +57,20 @@ public struct WorkerPool: Sendable {
     ) throws {
         guard count > 0 else { return }
         let channel = OrderedChannel<Message>(jobs: count, bound: bound)
+        let workers = start(count: count, channel: channel, produce: produce)
+        defer {
+            channel.cancel()
+            workers.wait()
+        }
+        while let (index, message) = channel.takeAny() {
+            if let message { try consume(index, message) } else { try finished(index) }
+        }
+    }
+
+    /// Starts the workers: each takes the next job index, runs it into `channel`, and marks it finished.
+    private func start<Message: Sendable>(
+        count: Int, channel: OrderedChannel<Message>, produce: @escaping @Sendable (_ index: Int, _ send: (Message) -> Void) -> Void
+    ) -> DispatchGroup {
         let next = Atomic<Int>(0)
         let group = DispatchGroup()
         for _ in 0..<min(width, count) {
@@ -80,13 +83,7 @@ public struct WorkerPool: Sendable {
                 }
             }
         }
-        defer {
-            channel.cancel()
-            group.wait()
-        }
-        while let (index, message) = channel.takeAny() {
-            if let message { try consume(index, message) } else { try finished(index) }
-        }
+        return group
     }
 }
 

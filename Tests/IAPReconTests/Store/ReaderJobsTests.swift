@@ -67,14 +67,16 @@ struct ReaderJobsTests {
         var description: String { "the reader failed" }
     }
 
+    /// Sends ten rows, then fails.
+    private let failing = ReaderJob(inserts: ["INSERT INTO other VALUES (?)"]) { _, target in
+        for n in 0..<10 { try target.insert(table: 0, [.integer(Int64(n))]) }
+        (target as? RowSink)?.flush()
+        throw Boom()
+    }
+
     @Test("a job that fails leaves none of its rows and its error reaches the caller; the jobs before it stay written")
     func failureRollsBackThatJob() throws {
         let (scenario, database) = try store()
-        let failing = ReaderJob(inserts: ["INSERT INTO other VALUES (?)"]) { _, target in
-            for n in 0..<10 { try target.insert(table: 0, [.integer(Int64(n))]) }
-            (target as? RowSink)?.flush()
-            throw Boom()
-        }
         #expect(throws: Boom.self) {
             try ReaderJobs.run([copyJob, failing], database: database, pool: WorkerPool(width: 1))
         }
@@ -102,11 +104,6 @@ struct ReaderJobsTests {
     @Test("an unordered job that fails: its error reaches the caller and the writer has no transaction left open")
     func unorderedFailure() throws {
         let (scenario, database) = try store()
-        let failing = ReaderJob(inserts: ["INSERT INTO other VALUES (?)"]) { _, target in
-            for n in 0..<10 { try target.insert(table: 0, [.integer(Int64(n))]) }
-            (target as? RowSink)?.flush()
-            throw Boom()
-        }
         #expect(throws: Boom.self) {
             try ReaderJobs.runUnordered([copyJob, failing], database: database, pool: WorkerPool(width: 2))
         }
