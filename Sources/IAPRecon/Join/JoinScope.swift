@@ -35,24 +35,37 @@ struct JoinScope {
 
     /// The closure of `seeds`, or nil when it would reach more than `limit` transactions
     /// (a full rebuild is then the cheaper way to the same answer).
+    ///
+    /// Each round follows the links of the new keys: those from transactions and chains on this
+    /// connection, those from orders and users at the same time on a reader's own connection
+    /// (what they read was committed before this transaction began, which has written nothing yet).
     static func closure(of seeds: JoinScope, in database: Database, limit: Int) throws -> JoinScope? {
         var scope = JoinScope()
         var frontier = seeds
+        let path = database.path
         while !frontier.isEmpty {
             scope.transactions.formUnion(frontier.transactions)
             scope.orders.formUnion(frontier.orders)
             scope.users.formUnion(frontier.users)
             scope.chains.formUnion(frontier.chains)
             if scope.transactions.count > limit { return nil }
-            try fill(frontier, prefix: "frontier", in: database)
-            var reached = JoinScope()
-            for (sql, kinds) in links {
-                try database.forEach(sql) { row in
-                    for (column, kind) in kinds.enumerated() {
-                        if let key = row.optionalString(column) { reached.insert(key, as: kind) }
-                    }
-                }
+            let fromOrdersAndUsers = JoinScope(orders: frontier.orders, users: frontier.users)
+            let helper = Background { () throws -> JoinScope in
+                try reach(from: fromOrdersAndUsers, through: linksFromOrdersAndUsers, in: Database(path: path, readOnly: true))
             }
+            var reached: JoinScope
+            do {
+                reached = try reach(from: JoinScope(transactions: frontier.transactions, chains: frontier.chains),
+                                    through: linksFromTransactionsAndChains, in: database)
+            } catch {
+                helper.wait()
+                throw error
+            }
+            let more = try helper.value()
+            reached.transactions.formUnion(more.transactions)
+            reached.orders.formUnion(more.orders)
+            reached.users.formUnion(more.users)
+            reached.chains.formUnion(more.chains)
             Trace.mark("join closure round: frontier \(frontier.transactions.count) transactions, \(frontier.orders.count) orders, \(frontier.users.count) users, \(frontier.chains.count) chains")
             frontier = JoinScope(transactions: reached.transactions.subtracting(scope.transactions),
                                  orders: reached.orders.subtracting(scope.orders),
@@ -61,6 +74,20 @@ struct JoinScope {
         }
         try fill(scope, prefix: "join", in: database)
         return scope
+    }
+
+    /// What `links` reach from `frontier` (written into `database`'s `frontier_*` temp tables first).
+    private static func reach(from frontier: JoinScope, through links: [(String, [ChangedKeys.Kind])], in database: Database) throws -> JoinScope {
+        try fill(frontier, prefix: "frontier", in: database)
+        var reached = JoinScope()
+        for (sql, kinds) in links {
+            try database.forEach(sql) { row in
+                for (column, kind) in kinds.enumerated() {
+                    if let key = row.optionalString(column) { reached.insert(key, as: kind) }
+                }
+            }
+        }
+        return reached
     }
 
     /// The keys recorded in `dirty_keys`, plus the undelivered transactions whose `lost_delivery`
@@ -84,26 +111,29 @@ struct JoinScope {
     }
 
     /// Each link query reads the frontier's temp tables and names what it reaches, column by column.
-    private static let links: [(String, [ChangedKeys.Kind])] = [
-        // From transactions: who sent or received them, the orders named with them, their chain, the order they had.
+    /// From transactions: who sent or received them, the orders named with them, their chain, the
+    /// order they had. From chains: every renewal.
+    private static let linksFromTransactionsAndChains: [(String, [ChangedKeys.Kind])] = [
         ("SELECT user_id FROM stg_receipts__senders WHERE transaction_id IN temp.frontier_transactions", [.user]),
         ("SELECT user_id, order_id FROM stg_server__deliveries WHERE transaction_id IN temp.frontier_transactions", [.user, .order]),
         ("SELECT order_id FROM stg_receipts__claims WHERE transaction_id IN temp.frontier_transactions", [.order]),
         ("SELECT original_transaction_id, app_account_token FROM stg_apple__transactions WHERE transaction_id IN temp.frontier_transactions",
          [.chain, .order]),
         ("SELECT order_id, user_id FROM int_transactions_resolved WHERE transaction_id IN temp.frontier_transactions", [.order, .user]),
-        // From orders: their user, the transactions named with them, the transaction they had.
+        ("SELECT transaction_id FROM stg_apple__transactions WHERE original_transaction_id IN temp.frontier_chains", [.transaction]),
+    ]
+
+    /// From orders: their user, the transactions named with them, the transaction they had. From
+    /// users: their orders (heuristic candidates), what they sent and what they received.
+    private static let linksFromOrdersAndUsers: [(String, [ChangedKeys.Kind])] = [
         ("SELECT user_id FROM stg_server__orders WHERE order_id IN temp.frontier_orders", [.user]),
         ("SELECT transaction_id FROM stg_server__deliveries WHERE order_id IN temp.frontier_orders", [.transaction]),
         ("SELECT transaction_id FROM stg_receipts__claims WHERE order_id IN temp.frontier_orders", [.transaction]),
         ("SELECT transaction_id FROM stg_apple__transactions WHERE app_account_token IN temp.frontier_orders", [.transaction]),
         ("SELECT transaction_id FROM int_orders_matched WHERE order_id IN temp.frontier_orders", [.transaction]),
-        // From users: their orders (heuristic candidates), what they sent and what they received.
         ("SELECT order_id FROM stg_server__orders WHERE user_id IN temp.frontier_users", [.order]),
         ("SELECT transaction_id FROM stg_receipts__senders WHERE user_id IN temp.frontier_users", [.transaction]),
         ("SELECT transaction_id FROM stg_server__deliveries WHERE user_id IN temp.frontier_users", [.transaction]),
-        // From chains: every renewal.
-        ("SELECT transaction_id FROM stg_apple__transactions WHERE original_transaction_id IN temp.frontier_chains", [.transaction]),
     ]
 
     /// Writes `scope` into the temp tables `<prefix>_transactions`, `_orders`, `_users`, `_chains`.
