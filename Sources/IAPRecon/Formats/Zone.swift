@@ -41,3 +41,21 @@ public struct Zone: Sendable, Equatable {
         localMs - offsetMs(atLocal: localMs)
     }
 }
+
+/// `zone.day(ms)` for many instants: one string made per day, not one per call.
+struct DayNames {
+    let zone: Zone
+    private var names: [Int64: String] = [:]
+
+    init(_ zone: Zone) { self.zone = zone }
+
+    mutating func callAsFunction(_ utcMs: Int64) -> String {
+        let offset = zone.offsetMs(atUTC: utcMs)
+        let local = utcMs + offset
+        let number = local >= 0 ? local / 86_400_000 : (local - 86_399_999) / 86_400_000
+        if let name = names[number] { return name }
+        let name = Timestamp.day(utcMs, offsetMs: offset)
+        names[number] = name
+        return name
+    }
+}

@@ -72,14 +72,20 @@ struct AttributionReport {
 
     /// Every non-retargeting install in file order (distinct rows: normalize keeps the first of a
     /// repeated row, MMPEvents), the ids that reach them, and the AppsFlyer IDs seen with each
-    /// Customer User ID (on any event; their installs are the CUID's too).
+    /// Customer User ID (on any event; their installs are the CUID's too). Each install names its
+    /// cohort by its place in `cohorts`, so the matching thread looks up a few hundred cohorts,
+    /// not one per install.
     struct InstallTable: Sendable {
-        var installs: [(ms: Int64, key: CohortKey, appsflyerID: RowFingerprint?, row: Int64)] = []
+        var installs: [(ms: Int64, cohort: Int, appsflyerID: RowFingerprint?, row: Int64)] = []
+        /// The distinct cohorts of the installs, in the order they first appear.
+        var cohorts: [CohortKey] = []
         var byCUID = InstallIndex(), byAppsflyer = InstallIndex(), byIDFV = InstallIndex(), byIDFA = InstallIndex()
         var linkedAppsflyerIDs: [RowFingerprint: [RowFingerprint]] = [:]
 
         init(database: Database, zone: Zone, mmpZone: Zone) throws {
             var pool = StringPool()
+            var day = DayNames(zone)
+            var cohortIndex: [CohortKey: Int] = [:]
             try database.forEach("""
                 SELECT install_wall_ms, media_source, campaign, customer_user_id, idfv, idfa, appsflyer_id, rowid
                 FROM stg_mmp__installs WHERE retargeting = 0 ORDER BY rowid
@@ -87,9 +93,17 @@ struct AttributionReport {
                 let ms = mmpZone.utc(fromLocal: row.int(0))
                 let index = installs.count
                 let appsflyerID = row.optionalString(6)
-                let key = CohortKey(day: zone.day(ms), mediaSource: pool(AttributionReport.mediaSource(row.optionalString(1))),
+                let key = CohortKey(day: day(ms), mediaSource: pool(AttributionReport.mediaSource(row.optionalString(1))),
                                     campaign: pool(row.optionalString(2) ?? ""))
-                installs.append((ms, key, appsflyerID.map(RowFingerprint.init), row.int(7)))
+                let cohort: Int
+                if let known = cohortIndex[key] {
+                    cohort = known
+                } else {
+                    cohort = cohorts.count
+                    cohortIndex[key] = cohort
+                    cohorts.append(key)
+                }
+                installs.append((ms, cohort, appsflyerID.map(RowFingerprint.init), row.int(7)))
                 byCUID.add(row.optionalString(3), install: index)
                 byAppsflyer.add(appsflyerID, install: index)
                 byIDFV.add(row.optionalString(4), install: index)
@@ -120,6 +134,7 @@ struct AttributionReport {
         var mmpZone = Zone.utc
         try database.forEach("SELECT mmp_tz FROM int_run_settings") { mmpZone = Zone($0.string(0)) ?? .utc }
 
+        var day = DayNames(zone)
         // The installs and their ids are read on a worker's own connection meanwhile (InstallTable).
         let installWork = Background { [path = database.path, mmpZone] in
             try InstallTable(database: Database(path: path, readOnly: true), zone: zone, mmpZone: mmpZone)
@@ -132,8 +147,8 @@ struct AttributionReport {
             SELECT purchase_ms, unit_price, quantity, currency, refund_amount FROM int_transactions_resolved NOT INDEXED
             WHERE is_revenue = 1 AND user_id IS NULL
             """) { row in
-            let purchase = Self.purchase(row, offset: 0, zone: zone, fx: fx)
-            let key = CohortKey(day: zone.day(purchase.ms), mediaSource: "unattributed", campaign: "")
+            let purchase = Self.purchase(row, offset: 0, day: &day, fx: fx)
+            let key = CohortKey(day: day(purchase.ms), mediaSource: "unattributed", campaign: "")
             add(key) { cohort in
                 cohort.anchorMs = max(cohort.anchorMs, purchase.ms)
                 cohort.revenue += purchase.grossUSD
@@ -171,7 +186,8 @@ struct AttributionReport {
         var hasStored = try stored.step()
         var table = try installWork.value()
         Trace.mark("attribution waited for installs")
-        var installs = table.installs.map { Install(ms: $0.ms, slot: slot($0.key), appsflyerID: $0.appsflyerID, row: $0.row) }
+        let slotOfCohort = table.cohorts.map { slot($0) }
+        var installs = table.installs.map { Install(ms: $0.ms, slot: slotOfCohort[$0.cohort], appsflyerID: $0.appsflyerID, row: $0.row) }
         table.installs = []
         let (byCUID, byAppsflyer, byIDFV, byIDFA) = (table.byCUID, table.byAppsflyer, table.byIDFV, table.byIDFA)
         let linkedAppsflyerIDs = table.linkedAppsflyerIDs
@@ -206,7 +222,7 @@ struct AttributionReport {
             }
             var userPurchases: [(ms: Int64, grossUSD: Amount, refundUSD: Amount)] = []
             while hasPurchase, purchases.row.string(0) == userID {
-                userPurchases.append(Self.purchase(purchases.row, offset: 1, zone: zone, fx: fx))
+                userPurchases.append(Self.purchase(purchases.row, offset: 1, day: &day, fx: fx))
                 hasPurchase = try purchases.step()
             }
             if !signup.registered, let first = userPurchases.first { signup.ms = first.ms }
@@ -240,7 +256,7 @@ struct AttributionReport {
                                                .text(how), .integer(install.row)])
             } else {
                 matchedBy["unattributed", default: 0] += 1
-                key = slot(CohortKey(day: zone.day(signup.ms), mediaSource: "unattributed", campaign: ""))
+                key = slot(CohortKey(day: day(signup.ms), mediaSource: "unattributed", campaign: ""))
                 anchor = signup.ms
                 add(key) { $0.anchorMs = max($0.anchorMs, signup.ms) }
                 userInstalls.insert(table: 0, [.text(userID), .null, .null, .null, .text("unattributed"), .null])
@@ -272,7 +288,7 @@ struct AttributionReport {
         try database.forEach("""
             SELECT event_wall_ms, customer_user_id, appsflyer_id, revenue, revenue_currency, revenue_usd FROM stg_mmp__purchases
             """) { row in
-            let eventDay = zone.day(mmpZone.utc(fromLocal: row.int(0)))
+            let eventDay = day(mmpZone.utc(fromLocal: row.int(0)))
             var usd = row.optionalString(5).flatMap(Amount.parse)
             if usd == nil, let amount = row.optionalString(3).flatMap(Amount.parse), let currency = row.optionalString(4),
                let rate = fx.rate(currency, on: eventDay) {
@@ -354,10 +370,10 @@ struct AttributionReport {
     }
 
     /// A verified purchase row (purchase_ms, unit_price, quantity, currency, refund_amount from `offset`) in the reporting currency.
-    static func purchase(_ row: Row, offset: Int, zone: Zone, fx: FXRates) -> (ms: Int64, grossUSD: Amount, refundUSD: Amount) {
+    static func purchase(_ row: Row, offset: Int, day: inout DayNames, fx: FXRates) -> (ms: Int64, grossUSD: Amount, refundUSD: Amount) {
         let purchaseMs = row.int(offset)
         let gross = (row.optionalString(offset + 1).flatMap(Amount.parse) ?? .zero) * row.int(offset + 2)
-        let rate = fx.rate(row.optionalString(offset + 3) ?? "", on: zone.day(purchaseMs)) ?? .zero
+        let rate = fx.rate(row.optionalString(offset + 3) ?? "", on: day(purchaseMs)) ?? .zero
         let refund = row.optionalString(offset + 4).flatMap(Amount.parse) ?? .zero
         return (purchaseMs, gross * rate, refund * rate)
     }

@@ -33,13 +33,14 @@ struct RevenueReport: Sendable {
     var priceSources: [PriceSource: Int] = [:]
 
     init(database: Database, zone: Zone, fx: FXRates) throws {
+        var day = DayNames(zone)
         try database.forEach("""
             SELECT purchase_ms, product_id, storefront, currency, unit_price, quantity, refund_ms, refund_amount, price_source
             FROM int_transactions_resolved WHERE is_revenue = 1
             """) { row in
             let source = PriceSource(rawValue: row.string(8)) ?? .none
             priceSources[source, default: 0] += 1
-            let purchaseDay = zone.day(row.int(0))
+            let purchaseDay = day(row.int(0))
             let currency = row.optionalString(3) ?? ""
             let unitPrice = row.optionalString(4).flatMap(Amount.parse)
             let quantity = row.int(5)
@@ -55,7 +56,7 @@ struct RevenueReport: Sendable {
             }
             if let rate { grossUSD += gross * rate }
             if let refundMs = row.optionalInt(6), let refund = row.optionalString(7).flatMap(Amount.parse) {
-                let refundKey = Key(date: zone.day(refundMs), productID: row.string(1), storefront: storefront, currency: currency)
+                let refundKey = Key(date: day(refundMs), productID: row.string(1), storefront: storefront, currency: currency)
                 add(refundKey) { entry in
                     entry.refunds += refund
                     entry.refundsUSD = rate.flatMap { rate in entry.refundsUSD.map { $0 + refund * rate } }
