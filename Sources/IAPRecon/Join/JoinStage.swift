@@ -71,8 +71,11 @@ public enum JoinStage {
         Trace.mark("join commit")
         if scope == nil {
             let batches = try JoinComponents.batches(in: database, transactions: batchTransactions)
+            Trace.mark("join batches (\(batches.count))")
             try ReaderJobs.run(jobs(batches, rules, beside: true), database: database, pool: workers)
+            Trace.mark("join decide")
         }
+        defer { Trace.mark("join switch, indexes and settings") }
         return try database.transaction {
             if scope == nil {
                 try database.execute(tables.switchIn)
