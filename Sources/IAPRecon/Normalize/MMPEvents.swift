@@ -65,6 +65,9 @@ enum MMPEvents {
     static func rebuild(beside: Bool) -> ReaderJob {
         ReaderJob(inserts: inserts(beside: beside)) { reader, target in
             var seen = Set<RowFingerprint>()
+            // Sized once for every MMP row (repeats are few), not rehashed at each doubling.
+            let rows = try reader.scalar("SELECT coalesce(sum(accepted), 0) FROM files WHERE source = '\(SourceKind.attribution.rawValue)'")
+            seen.reserveCapacity(Int(rows.integerValue))
             try append(reader, files: "source = '\(SourceKind.attribution.rawValue)'", into: target) { seen.insert($0).inserted }
             let sorted = seen.map { (Int64(bitPattern: $0.first), Int64(bitPattern: $0.second)) }.sorted { $0 < $1 }
             seen = []
