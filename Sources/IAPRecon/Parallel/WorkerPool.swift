@@ -28,16 +28,11 @@ public struct WorkerPool: Sendable {
         produce: @escaping @Sendable (_ index: Int, _ send: (Message) -> Void) -> Void,
         consume: (_ index: Int, _ message: Message) throws -> Void
     ) throws {
-        guard count > 0 else { return }
-        let channel = OrderedChannel<Message>(jobs: count, bound: bound)
-        let workers = start(count: count, channel: channel, produce: produce)
-        defer {
-            channel.cancel()
-            workers.wait()
-        }
-        for index in 0..<count {
-            while let message = channel.take(index) {
-                try consume(index, message)
+        try withWorkers(count: count, bound: bound, produce: produce) { channel in
+            for index in 0..<count {
+                while let message = channel.take(index) {
+                    try consume(index, message)
+                }
             }
         }
     }
@@ -55,22 +50,21 @@ public struct WorkerPool: Sendable {
         consume: (_ index: Int, _ message: Message) throws -> Void,
         finished: (_ index: Int) throws -> Void
     ) throws {
-        guard count > 0 else { return }
-        let channel = OrderedChannel<Message>(jobs: count, bound: bound)
-        let workers = start(count: count, channel: channel, produce: produce)
-        defer {
-            channel.cancel()
-            workers.wait()
-        }
-        while let (index, message) = channel.takeAny() {
-            if let message { try consume(index, message) } else { try finished(index) }
+        try withWorkers(count: count, bound: bound, produce: produce) { channel in
+            while let (index, message) = channel.takeAny() {
+                if let message { try consume(index, message) } else { try finished(index) }
+            }
         }
     }
 
-    /// Starts the workers: each takes the next job index, runs it into `channel`, and marks it finished.
-    private func start<Message: Sendable>(
-        count: Int, channel: OrderedChannel<Message>, produce: @escaping @Sendable (_ index: Int, _ send: (Message) -> Void) -> Void
-    ) -> DispatchGroup {
+    /// Starts the workers (each takes the next job index, runs it into the channel and marks it
+    /// finished), lets `drain` take the messages on the calling thread, then stops and waits for them.
+    private func withWorkers<Message: Sendable>(
+        count: Int, bound: Int, produce: @escaping @Sendable (_ index: Int, _ send: (Message) -> Void) -> Void,
+        drain: (OrderedChannel<Message>) throws -> Void
+    ) throws {
+        guard count > 0 else { return }
+        let channel = OrderedChannel<Message>(jobs: count, bound: bound)
         let next = Atomic<Int>(0)
         let group = DispatchGroup()
         for _ in 0..<min(width, count) {
@@ -83,11 +77,15 @@ public struct WorkerPool: Sendable {
                 }
             }
         }
-        return group
+        defer {
+            channel.cancel()
+            group.wait()
+        }
+        try drain(channel)
     }
 }
 
-/// Per-job bounded queues, drained by one consumer in job order.
+/// Per-job bounded queues, drained by one consumer in job order (`take`) or as messages come (`takeAny`).
 final class OrderedChannel<Message: Sendable>: @unchecked Sendable {
     // All state is guarded by `condition`.
     private let condition = NSCondition()
