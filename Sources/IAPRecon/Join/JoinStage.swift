@@ -104,11 +104,10 @@ public enum JoinStage {
 
     /// Tables 0, 1, 2 of a join's rows: resolved transactions, matched orders, findings (or their `__next` twins).
     private static func resultInserts(beside: Bool) -> [String] {
-        func table(_ name: String) -> String { RebuiltTables.name(name, beside: beside) }
-        return [
-            "INSERT INTO \(table("int_transactions_resolved")) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            "INSERT INTO \(table("int_orders_matched")) VALUES (?, ?, ?)",
-            "INSERT INTO \(table("fct_findings")) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            RebuiltTables.insert(into: "int_transactions_resolved", values: 20, beside: beside),
+            RebuiltTables.insert(into: "int_orders_matched", values: 3, beside: beside),
+            RebuiltTables.insert(into: "fct_findings", values: 13, beside: beside),
         ]
     }
 

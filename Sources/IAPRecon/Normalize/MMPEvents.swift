@@ -50,12 +50,11 @@ enum MMPEvents {
 
     /// Tables 0...3: identities, installs, purchases, links (or their `__next` twins).
     private static func inserts(beside: Bool) -> [String] {
-        func table(_ name: String) -> String { RebuiltTables.name(name, beside: beside) }
-        return [
-            "INSERT OR IGNORE INTO \(table("stg_mmp__identities")) VALUES (?, ?)",
-            "INSERT INTO \(table("stg_mmp__installs")) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            "INSERT INTO \(table("stg_mmp__purchases")) VALUES (?, ?, ?, ?, ?, ?)",
-            "INSERT OR IGNORE INTO \(table("stg_mmp__links")) VALUES (?, ?)",
+        [
+            RebuiltTables.insert(into: "stg_mmp__identities", values: 2, beside: beside, orIgnore: true),
+            RebuiltTables.insert(into: "stg_mmp__installs", values: 9, beside: beside),
+            RebuiltTables.insert(into: "stg_mmp__purchases", values: 6, beside: beside),
+            RebuiltTables.insert(into: "stg_mmp__links", values: 2, beside: beside, orIgnore: true),
         ]
     }
 

@@ -158,7 +158,7 @@ public enum NormalizeStage {
 
     private static func buildOrders(_ scope: NormalizeScope) -> ReaderJob {
         // The first line of each order_id wins; later repeats are shipper copies or resends.
-        firstOfEachKey(into: scope.table("stg_server__orders"), columns: 8, select: """
+        firstOfEachKey(into: "stg_server__orders", columns: 8, beside: scope.beside, select: """
             SELECT o.order_id, o.ts_ms, o.user_id, o.product_id, o.price, o.currency, o.storefront, f.path || ':' || o.line
             FROM raw_server__orders o \(scope.scan) JOIN files f USING (file_id)
             WHERE \(scope.orders("o.order_id"))
@@ -169,9 +169,8 @@ public enum NormalizeStage {
     /// A job that inserts the first row of each key into `table`: `select` has the key in column 0
     /// and sorts by it, then by what decides which of its rows comes first. One sort, where a
     /// window function (`row_number() OVER (PARTITION BY ...)`) and an outer ORDER BY took two or three.
-    private static func firstOfEachKey(into table: String, columns: Int, select: String) -> ReaderJob {
-        let placeholders = Array(repeating: "?", count: columns).joined(separator: ", ")
-        return ReaderJob(inserts: ["INSERT INTO \(table) VALUES (\(placeholders))"]) { reader, target in
+    private static func firstOfEachKey(into table: String, columns: Int, beside: Bool, select: String) -> ReaderJob {
+        ReaderJob(inserts: [RebuiltTables.insert(into: table, values: columns, beside: beside)]) { reader, target in
             var previous: String?
             try reader.forEach(select) { row in
                 let key = row.string(0)
@@ -183,9 +182,8 @@ public enum NormalizeStage {
     }
 
     /// A job that inserts every row of `select` into `table`.
-    private static func copy(into table: String, columns: Int, select: String) -> ReaderJob {
-        let placeholders = Array(repeating: "?", count: columns).joined(separator: ", ")
-        return ReaderJob(inserts: ["INSERT INTO \(table) VALUES (\(placeholders))"]) { reader, target in
+    private static func copy(into table: String, columns: Int, beside: Bool, select: String) -> ReaderJob {
+        ReaderJob(inserts: [RebuiltTables.insert(into: table, values: columns, beside: beside)]) { reader, target in
             try reader.forEach(select) { try target.insert(table: 0, $0, columns: columns) }
         }
     }
@@ -195,7 +193,7 @@ public enum NormalizeStage {
     /// product and quantity where there is none. SQLite's sorter brings each key's lines together
     /// (one sort, spilling to disk); they are counted here as they stream past.
     private static func buildDeliveries(_ scope: NormalizeScope) -> ReaderJob {
-        ReaderJob(inserts: ["INSERT INTO \(scope.table("stg_server__deliveries")) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"]) { reader, target in
+        ReaderJob(inserts: [RebuiltTables.insert(into: "stg_server__deliveries", values: 10, beside: scope.beside)]) { reader, target in
             // The first row of the key being read (key ... delivery_id, then its source), and its copies so far.
             var first: [SQLValue] = []
             var copies: Int64 = 0
@@ -231,7 +229,7 @@ public enum NormalizeStage {
 
     /// Each user's first registration (by time, then file and line): who signed up when, with which device ids.
     private static func buildRegistrations(_ scope: NormalizeScope) -> ReaderJob {
-        firstOfEachKey(into: scope.table("stg_registrations__first"), columns: 5, select: """
+        firstOfEachKey(into: "stg_registrations__first", columns: 5, beside: scope.beside, select: """
             SELECT r.user_id, r.ts_ms, r.idfv, r.idfa, r.appsflyer_id
             FROM raw_registrations__users r JOIN files f USING (file_id)
             WHERE \(scope.registrations("r.user_id"))
@@ -241,7 +239,7 @@ public enum NormalizeStage {
 
     /// Receipt lines naming both an order and a transaction (matching rule 2), with their place for ordering.
     private static func buildClaims(_ scope: NormalizeScope) -> ReaderJob {
-        copy(into: scope.table("stg_receipts__claims"), columns: 5, select: """
+        copy(into: "stg_receipts__claims", columns: 5, beside: scope.beside, select: """
             SELECT v.order_id, v.transaction_id, v.received_ms, f.path, v.line
             FROM raw_receipts__verifications v \(scope.scan) JOIN files f USING (file_id)
             WHERE v.order_id IS NOT NULL AND v.transaction_id IS NOT NULL AND \(scope.transactions("v.transaction_id"))
@@ -252,9 +250,9 @@ public enum NormalizeStage {
     /// except that any `Production` sighting makes the transaction Production.
     private static func buildTransactions(_ scope: NormalizeScope) -> ReaderJob {
         ReaderJob(inserts: [
-            "INSERT INTO \(scope.table("stg_apple__transactions")) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            "INSERT OR IGNORE INTO \(scope.table("stg_apple__refunds")) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            "INSERT INTO \(scope.table("stg_receipts__senders")) VALUES (?, ?, ?, ?)",
+            RebuiltTables.insert(into: "stg_apple__transactions", values: 17, beside: scope.beside),
+            RebuiltTables.insert(into: "stg_apple__refunds", values: 7, beside: scope.beside, orIgnore: true),
+            RebuiltTables.insert(into: "stg_receipts__senders", values: 4, beside: scope.beside),
         ]) { reader, target in try mergeTransactions(reader, scope, into: target) }
     }
 
@@ -352,8 +350,8 @@ enum NormalizeScope {
     /// A full rebuild reads whole tables in storage order: walking a key index would fetch each row at random.
     var scan: String { self == .everything ? "NOT INDEXED" : "" }
 
-    /// The table a builder writes: a full rebuild's goes beside the current one (`RebuiltTables`).
-    func table(_ name: String) -> String { RebuiltTables.name(name, beside: self == .everything) }
+    /// A full rebuild writes its tables beside the current ones (`RebuiltTables`).
+    var beside: Bool { self == .everything }
 
     /// A condition on a transaction id column.
     func transactions(_ column: String) -> String {
