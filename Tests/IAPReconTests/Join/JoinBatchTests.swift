@@ -27,14 +27,10 @@ struct JoinBatchTests {
 
     @Test("an incremental night cut into batches of 20 on 2 workers writes exactly what one full join writes")
     func incrementalBatchesEqualFull() throws {
-        let generated = try Scenario()
-        _ = try InputGenerator.write(GeneratorOptions(users: 600, days: 15, seed: 5), to: generated.input)
-        let lastDay = "2026-09-15"
-        let files = try SourceFile.list(in: generated.input)
-        #expect(files.contains { $0.relativePath.contains(lastDay) })
+        let (generated, nights, lastDay) = try Scenario.generatedNights(users: 600, days: 15, seed: 5)
+        #expect(lastDay == "2026-09-15")
+        #expect(try SourceFile.list(in: generated.input).contains { $0.relativePath.contains(lastDay) })
         // Days 1...14, then the whole folder: the second join is incremental.
-        let nights = try Scenario()
-        for file in files where !file.relativePath.contains(lastDay) { try nights.link(file) }
         let database = try nights.open()
         for input in [nights.input, generated.input] {
             _ = try Pipeline.ingest(input: input, database: database, jobs: 2, progress: nil)

@@ -9,15 +9,11 @@ import IAPReconGenerator
 struct IncrementalTests {
     @Test("adding the last day's files to a store of the earlier days equals a full rebuild, byte for byte")
     func incrementalEqualsFullRebuild() throws {
-        let generated = try Scenario()
-        _ = try InputGenerator.write(GeneratorOptions(users: 1500, days: 20, seed: 9), to: generated.input)
-        let lastDay = "2026-09-20"
-        let files = try SourceFile.list(in: generated.input)
-        #expect(files.contains { $0.relativePath.contains(lastDay) })
+        let (generated, incremental, lastDay) = try Scenario.generatedNights(users: 1500, days: 20, seed: 9)
+        #expect(lastDay == "2026-09-20")
+        #expect(try SourceFile.list(in: generated.input).contains { $0.relativePath.contains(lastDay) })
 
         // Night 1..19: a view of every file but the last day's; night 20: the whole folder.
-        let incremental = try Scenario()
-        for file in files where !file.relativePath.contains(lastDay) { try incremental.link(file) }
         let before = try run(incremental, input: incremental.input)
         let night = try run(incremental, input: generated.input)
         #expect(night.ingest.files.filter { $0.status == .added }.map(\.path).allSatisfy { $0.contains(lastDay) })

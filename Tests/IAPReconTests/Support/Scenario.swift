@@ -1,5 +1,6 @@
 import Foundation
 @testable import IAPRecon
+import IAPReconGenerator
 
 /// A throwaway input folder and store for one test.
 final class Scenario {
@@ -34,6 +35,19 @@ final class Scenario {
     /// Puts `file` (of another input folder) into this scenario's input folder as a symbolic link.
     func link(_ file: SourceFile) throws {
         try FileManager.default.createSymbolicLink(atPath: try place(file), withDestinationPath: file.absolutePath)
+    }
+
+    /// Generated inputs of `days` days, and a scenario whose input folder links
+    /// every file of them but the last day's: the store a night adds that day to.
+    static func generatedNights(users: Int, days: Int, seed: UInt64) throws -> (generated: Scenario, nights: Scenario, lastDay: String) {
+        let generated = try Scenario()
+        let options = GeneratorOptions(users: users, days: days, seed: seed)
+        _ = try InputGenerator.write(options, to: generated.input)
+        let lastDay = Timestamp.day((Timestamp.startOfDay(options.startDay) ?? 0) + Int64(days - 1) * 86_400_000)
+        let files = try SourceFile.list(in: generated.input)
+        let nights = try Scenario()
+        for file in files where !file.relativePath.contains(lastDay) { try nights.link(file) }
+        return (generated, nights, lastDay)
     }
 
     /// The standard catalog used by the finding tests.
