@@ -9,7 +9,8 @@ public enum IAPReconCLI {
 
     /// Runs `arguments` (with the program name first, as in `CommandLine.arguments`).
     public static func main(_ arguments: [String]) -> Int32 {
-        run(Array(arguments.dropFirst()), console: Console.standard())
+        ProcessMemory.returnLargeBlocksWhenFreed()
+        return run(Array(arguments.dropFirst()), console: Console.standard())
     }
 
     /// Runs a command line with output captured by `console` (tests use this).

@@ -71,6 +71,7 @@ public enum Pipeline {
             progress?.stageStarted(stage)
             let start = Date()
             let result = try body()
+            ProcessMemory.releaseFreed()
             let seconds = Date().timeIntervalSince(start)
             timings.append((stage, seconds))
             progress?.stageFinished(stage, seconds: seconds, note: note(result))
