@@ -248,8 +248,10 @@ extension CommandSpec {
         discussion: """
             Generates an input folder per size with 'iaprecon generate' under --work \
             (reused while its parameters match), then runs ingest, normalize, join and \
-            report as child processes on a fresh store, --runs times. Prints per stage \
-            the median wall time with its range, lines/s, MB/s and peak memory; the \
+            report as child processes on a fresh store, --runs times, the sizes taking \
+            turns; then once per size the whole night as one 'iaprecon run' process. \
+            Prints per stage the median wall time with its range, lines/s, MB/s and peak \
+            memory (the one-process run's peak counts too); the \
             growth between sizes; an incremental night that adds one day to a store of \
             --days days; and which targets are met. Run it from a release build \
             (jobs/bench). Exits 0 unless a stage fails.

@@ -61,11 +61,10 @@ struct Benchmark {
         var inputs: [BenchInput] = []
         for size in settings.sizes { inputs.append(try prepareInput(size)) }
         console.out(BenchReport.inputsTable(inputs))
-        var results: [SizeResult] = []
-        for input in inputs {
-            let result = try measureFullRuns(input)
-            results.append(result)
-            console.out(BenchReport.sizeTable(result))
+        var results = try measureFullRuns(inputs)
+        for index in results.indices {
+            results[index].oneProcess = try measureOneProcess(results[index].input)
+            console.out(BenchReport.sizeTable(results[index]))
         }
         if results.count > 1 { console.out(BenchReport.growthTable(BenchReport.growth(results))) }
         let night = settings.incremental ? try BenchReport.incrementalSize(results).map(measureIncremental) : nil
@@ -127,17 +126,35 @@ struct Benchmark {
 
     // MARK: Full runs
 
-    /// `--runs` full pipelines on a fresh store over the whole input of one size.
-    func measureFullRuns(_ input: BenchInput) throws -> SizeResult {
-        var runs: [[StageMeasurement]] = []
-        let place = StoreFolder(folder: settings.work + "/" + input.label + "/full")
-        for index in 1...settings.runs {
-            try place.reset()
-            let stages = try pipeline(input: input.folder, place: place)
-            console.err(BenchReport.progressLine("\(input.label) run \(index)/\(settings.runs)", stages))
-            runs.append(stages)
+    /// `--runs` full pipelines per size, each on a fresh store over the whole input. The sizes take
+    /// turns (round 1 of every size, then round 2, ...), so a slow phase of the shared machine
+    /// falls on every size alike instead of skewing the growth between them.
+    func measureFullRuns(_ inputs: [BenchInput]) throws -> [SizeResult] {
+        var results = inputs.map { SizeResult(input: $0, runs: []) }
+        for round in 1...settings.runs {
+            for index in results.indices {
+                let input = results[index].input
+                let place = StoreFolder(folder: settings.work + "/" + input.label + "/full")
+                try place.reset()
+                let stages = try pipeline(input: input.folder, place: place)
+                console.err(BenchReport.progressLine("\(input.label) run \(round)/\(settings.runs)", stages))
+                results[index].runs.append(stages)
+            }
         }
-        return SizeResult(input: input, runs: runs)
+        return results
+    }
+
+    /// The whole night in one `iaprecon run` process, as cron runs it, on a fresh store: its peak
+    /// memory is what a user's machine must have (the stages' heaps are not summed, ProcessMemory).
+    func measureOneProcess(_ input: BenchInput) throws -> StageMeasurement {
+        let place = StoreFolder(folder: settings.work + "/" + input.label + "/one-process")
+        try place.reset()
+        let arguments = ["run", "--input", input.folder, "--db", place.database, "--out", place.out, "--quiet",
+                         "--jobs", String(settings.jobs)]
+        let measurement = try measure(arguments, log: place.folder + "/run.log", what: "iaprecon " + arguments.joined(separator: " "))
+        console.err("\(input.label) one process: \(BenchFormat.seconds(measurement.seconds)) s, "
+            + "peak \(BenchFormat.megabytes(measurement.peakRSSBytes)) MB")
+        return measurement
     }
 
     /// The four stages, one child each, in order; a stage that fails stops the benchmark.
@@ -270,6 +287,8 @@ struct BenchInput: Equatable, Sendable {
 struct SizeResult: Equatable, Sendable {
     var input: BenchInput
     var runs: [[StageMeasurement]]
+    /// The same night as one `iaprecon run` process (not in the medians), when measured.
+    var oneProcess: StageMeasurement?
 
     func spread(of stage: BenchStage) -> Spread {
         Spread(runs.map { $0[stageIndex(stage)].seconds })
@@ -290,8 +309,8 @@ struct SizeResult: Equatable, Sendable {
         return Spread(median: median, min: perRun.min() ?? median, max: perRun.max() ?? median)
     }
 
-    /// The largest peak of any stage in any run.
-    var peakRSSBytes: Int { BenchStage.allCases.map(peakRSSBytes(of:)).max() ?? 0 }
+    /// The largest peak of any stage in any run, or of the one-process run.
+    var peakRSSBytes: Int { (BenchStage.allCases.map(peakRSSBytes(of:)) + [oneProcess?.peakRSSBytes ?? 0]).max() ?? 0 }
 
     var linesPerSecond: Double { Double(input.lines) / total.median }
 }
@@ -643,11 +662,15 @@ enum BenchReport {
         for stage in BenchStage.allCases {
             row(stage.rawValue, result.spread(of: stage), peak: result.peakRSSBytes(of: stage), cpu: result.cpuMedian(of: stage))
         }
-        row("total", result.total, peak: result.peakRSSBytes,
+        row("total", result.total, peak: BenchStage.allCases.map(result.peakRSSBytes(of:)).max() ?? 0,
             cpu: BenchStage.allCases.reduce(0) { $0 + result.cpuMedian(of: $1) })
+        if let one = result.oneProcess {
+            row("one process", Spread([one.seconds]), peak: one.peakRSSBytes, cpu: one.cpuSeconds)
+        }
         let heading = "\n\(input.label): \(BenchFormat.grouped(input.lines)) lines, \(BenchFormat.megabytes(input.bytes)) MB; "
             + "median of \(result.runs.count) run\(result.runs.count == 1 ? "" : "s") (total = sum of stage medians, "
-            + "its range the fastest and slowest whole runs; peak RSS = max over runs)"
+            + "its range the fastest and slowest whole runs; peak RSS = max over runs"
+            + (result.oneProcess == nil ? ")" : "; one process = a single 'iaprecon run' of all four stages, once)")
         return heading + "\n" + table.text
     }
 

@@ -36,6 +36,22 @@ struct BenchTests {
         #expect(result.peakRSSBytes == 120_000_000)
     }
 
+    @Test("the one-process run's peak counts toward the size's peak when it is the larger; its time stays out of the medians")
+    func oneProcessPeak() {
+        var result = Self.result(4_000_000, lines: 4_000_000, [[1, 1, 1, 1]], peakMB: 200)
+        result.oneProcess = StageMeasurement(seconds: 9, peakRSSBytes: 180_000_000, cpuSeconds: 9)
+        #expect(result.peakRSSBytes == 200_000_000)
+        result.oneProcess?.peakRSSBytes = 301_000_000
+        #expect(result.peakRSSBytes == 301_000_000)
+        #expect(result.total.median == 4)
+        #expect(BenchReport.targets([result], incremental: nil)[1].met == false)
+        let table = BenchReport.sizeTable(result)
+        #expect(table.hasSuffix("""
+            total         4.000  4.000-4.000  1,000,000   300.0        200.0  4.000
+            one process   9.000  9.000-9.000    444,444   133.3        301.0  9.000
+            """))
+    }
+
     @Test("growth compares consecutive sizes, per line")
     func growth() throws {
         let small = Self.result(1_000_000, lines: 1_000_000, [[1, 0.5, 0.5, 0]])
