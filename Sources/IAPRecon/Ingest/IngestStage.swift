@@ -156,17 +156,13 @@ public enum IngestStage {
             return total
         }
         progress?(.planned(bytes: plannedBytes))
-        // A load that adds a quarter or more of what the store holds sorts its indexes once at the end.
+        // A load that adds a quarter or more of what the store holds drops the raw indexes instead
+        // of updating them row by row. Normalize builds them again, in one sort each: in a full
+        // rebuild, on the writer while its readers sort (NormalizeStage.run).
         let storedBytes = try database.scalar("SELECT coalesce(sum(bytes), 0) FROM files").integerValue
         let bulk = plannedBytes > 0 && Int64(plannedBytes) * 4 >= storedBytes
         if bulk { try RawIndexes.drop(database) }
         Trace.mark("ingest planned (\(bulk ? "bulk" : "adding"))")
-        defer {
-            if bulk {
-                try? RawIndexes.restore(database)
-                Trace.mark("ingest raw indexes")
-            }
-        }
         try WorkerPool(width: width).run(count: jobList.count, produce: { index, send in
             parse(files[jobList[index].fileIndex], range: jobList[index].range, send: send)
         }, consume: { (index: Int, message: Message) in

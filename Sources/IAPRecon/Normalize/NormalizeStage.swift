@@ -26,13 +26,14 @@ public enum NormalizeStage {
     public static func run(database: Database, workers: WorkerPool = WorkerPool(width: WorkerPool.defaultWidth)) throws {
         Trace.mark("normalize start")
         let full = try database.transaction {
-            try RawIndexes.restore(database)
             let full = try needsFullRebuild(database)
             if full {
                 try ChangedKeys.requestFullRebuild(database)
                 try database.execute(tables.createBeside)
                 try database.execute(MMPEvents.tables.createBeside)
             } else {
+                // What rebuilds one key's rows; a bulk ingest left them to be built again.
+                try RawIndexes.restore(database)
                 try database.execute(tables.dropBeside)
                 try database.execute(MMPEvents.tables.dropBeside)
                 try database.execute(NormalizeScope.prepareChanged)
@@ -43,19 +44,32 @@ public enum NormalizeStage {
         }
         Trace.mark("normalize scope (\(full ? "full" : "changed keys"))")
         if full {
-            // Each builder fills tables of its own, so their rows go in as they come.
-            try ReaderJobs.runUnordered(builders.map { $0(.everything) } + [MMPEvents.rebuild(beside: true)], database: database, pool: workers)
-            Trace.mark("normalize builders")
+            let existing = try database.indexNames()
+            // Each builder fills tables of its own, so their rows go in as they come. The writer has
+            // nothing to insert while the builders first scan and sort: meanwhile it builds the raw
+            // tables' indexes (which a bulk ingest dropped), and each table's indexes as soon as
+            // its builder is done, instead of all of them one after another at the end.
+            try ReaderJobs.runUnordered(
+                builders.map { $0.build(.everything) } + [MMPEvents.rebuild(beside: true)], database: database, pool: workers,
+                meanwhile: {
+                    try database.transaction { try RawIndexes.restore(database) }
+                    Trace.mark("normalize raw indexes")
+                },
+                afterJob: { job in
+                    guard job < builders.count else { return }
+                    let sql = builders[job].tables.map { tables.createIndexes(of: $0, beside: true, existing: existing) }.joined()
+                    try database.transaction { try database.execute(sql) }
+                    Trace.mark("normalize indexes of job \(job)")
+                })
             try database.transaction {
                 try database.execute(tables.switchIn)
                 try database.execute(MMPEvents.tables.switchIn)
-                try database.execute(createIndexes)
             }
-            Trace.mark("normalize switch and indexes")
+            Trace.mark("normalize switch")
         } else {
             try database.transaction {
                 try database.execute(NormalizeScope.deleteChanged)
-                try ReaderJobs.runUnordered(builders.map { $0(.changed) }, database: database, pool: workers, inCallersTransaction: true)
+                try ReaderJobs.runUnordered(builders.map { $0.build(.changed) }, database: database, pool: workers, inCallersTransaction: true)
                 Trace.mark("normalize builders")
                 try MMPEvents.update(database)
             }
@@ -90,8 +104,12 @@ public enum NormalizeStage {
 
     /// The `stg_*` builders, each for all rows or the changed keys' rows; the slowest to read first,
     /// so a full rebuild's writer has rows to insert while the others still sort.
-    private static let builders: [@Sendable (NormalizeScope) -> ReaderJob] = [
-        buildTransactions, buildDeliveries, buildOrders, buildRegistrations, buildClaims,
+    private static let builders: [(tables: [String], build: @Sendable (NormalizeScope) -> ReaderJob)] = [
+        (["stg_apple__transactions", "stg_apple__refunds", "stg_receipts__senders"], buildTransactions),
+        (["stg_server__deliveries"], buildDeliveries),
+        (["stg_server__orders"], buildOrders),
+        (["stg_registrations__first"], buildRegistrations),
+        (["stg_receipts__claims"], buildClaims),
     ]
 
     /// The `stg_*` tables the builders write (the MMP ones are `MMPEvents.tables`).
@@ -140,21 +158,19 @@ public enum NormalizeStage {
               user_id TEXT PRIMARY KEY, ts_ms INTEGER NOT NULL, idfv TEXT, idfa TEXT, appsflyer_id TEXT
             ) WITHOUT ROWID
             """),
+    ], indexes: [
+        .init(name: "stg_orders_by_user", table: "stg_server__orders", definition: "(user_id)"),
+        .init(name: "stg_deliveries_by_transaction", table: "stg_server__deliveries", definition: "(transaction_id)"),
+        .init(name: "stg_deliveries_by_user", table: "stg_server__deliveries", definition: "(user_id)"),
+        .init(name: "stg_deliveries_by_order", table: "stg_server__deliveries", definition: "(order_id) WHERE order_id IS NOT NULL"),
+        .init(name: "stg_transactions_by_original", table: "stg_apple__transactions", definition: "(original_transaction_id)"),
+        .init(name: "stg_transactions_by_token", table: "stg_apple__transactions",
+              definition: "(app_account_token) WHERE app_account_token IS NOT NULL"),
+        .init(name: "stg_transactions_by_purchase", table: "stg_apple__transactions", definition: "(purchase_ms)"),
+        .init(name: "stg_senders_by_user", table: "stg_receipts__senders", definition: "(user_id)"),
+        .init(name: "stg_claims_by_transaction", table: "stg_receipts__claims", definition: "(transaction_id)"),
+        .init(name: "stg_claims_by_order", table: "stg_receipts__claims", definition: "(order_id)"),
     ])
-
-    /// Created after a full rebuild's rows are in: one sort per index instead of a b-tree update per row.
-    static let createIndexes = """
-        CREATE INDEX stg_orders_by_user ON stg_server__orders(user_id);
-        CREATE INDEX stg_deliveries_by_transaction ON stg_server__deliveries(transaction_id);
-        CREATE INDEX stg_deliveries_by_user ON stg_server__deliveries(user_id);
-        CREATE INDEX stg_deliveries_by_order ON stg_server__deliveries(order_id) WHERE order_id IS NOT NULL;
-        CREATE INDEX stg_transactions_by_original ON stg_apple__transactions(original_transaction_id);
-        CREATE INDEX stg_transactions_by_token ON stg_apple__transactions(app_account_token) WHERE app_account_token IS NOT NULL;
-        CREATE INDEX stg_transactions_by_purchase ON stg_apple__transactions(purchase_ms);
-        CREATE INDEX stg_senders_by_user ON stg_receipts__senders(user_id);
-        CREATE INDEX stg_claims_by_transaction ON stg_receipts__claims(transaction_id);
-        CREATE INDEX stg_claims_by_order ON stg_receipts__claims(order_id);
-        """
 
     private static func buildOrders(_ scope: NormalizeScope) -> ReaderJob {
         // The first line of each order_id wins; later repeats are shipper copies or resends.

@@ -42,15 +42,18 @@ public struct WorkerPool: Sendable {
     ///
     /// For jobs whose results do not depend on each other's order (each fills its own tables): a
     /// long job no longer holds the others' messages back, so no worker waits for the consumer
-    /// to reach its job. Memory stays bounded the same way.
+    /// to reach its job. Memory stays bounded the same way. `meanwhile` runs on the calling thread
+    /// once the workers have started, before it takes the first message.
     public func runUnordered<Message: Sendable>(
         count: Int,
         bound: Int = 4,
         produce: @escaping @Sendable (_ index: Int, _ send: (Message) -> Void) -> Void,
+        meanwhile: () throws -> Void = {},
         consume: (_ index: Int, _ message: Message) throws -> Void,
         finished: (_ index: Int) throws -> Void
     ) throws {
         try withWorkers(count: count, bound: bound, produce: produce) { channel in
+            try meanwhile()
             while let (index, message) = channel.takeAny() {
                 if let message { try consume(index, message) } else { try finished(index) }
             }

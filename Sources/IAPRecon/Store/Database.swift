@@ -134,6 +134,13 @@ public final class Database {
     public var changes: Int { Int(sqlite3_changes(handle)) }
 
     /// The first column of the first row, or nil.
+    /// The names of the schema's indexes, SQLite's own included.
+    func indexNames() throws -> Set<String> {
+        var names = Set<String>()
+        try forEach("SELECT name FROM sqlite_master WHERE type = 'index'") { names.insert($0.string(0)) }
+        return names
+    }
+
     public func scalar(_ sql: String, _ arguments: [SQLValue] = []) throws -> SQLValue? {
         var result: SQLValue?
         try forEach(sql, arguments) { row in if result == nil { result = row.value(0) } }

@@ -72,11 +72,14 @@ enum ReaderJobs {
     /// whenever a job ends, so each job's rows are committed once it is complete; the rows of
     /// each table are inserted in the order its job produced them, as with `run`. With
     /// `inCallersTransaction`, every row goes into the transaction the caller holds open.
-    static func runUnordered(_ jobs: [ReaderJob], database: Database, pool: WorkerPool, inCallersTransaction: Bool = false) throws {
+    static func runUnordered(
+        _ jobs: [ReaderJob], database: Database, pool: WorkerPool, inCallersTransaction: Bool = false,
+        meanwhile: () throws -> Void = {}, afterJob: (Int) throws -> Void = { _ in }
+    ) throws {
         var statements: [[Statement]?] = Array(repeating: nil, count: jobs.count)
         var open = false
         do {
-            try pool.runUnordered(count: jobs.count, bound: 16, produce: produce(jobs, path: database.path), consume: { index, message in
+            try pool.runUnordered(count: jobs.count, bound: 16, produce: produce(jobs, path: database.path), meanwhile: meanwhile, consume: { index, message in
                 switch message {
                 case .failed(let error):
                     throw error
@@ -95,6 +98,7 @@ enum ReaderJobs {
                     open = false
                 }
                 Trace.mark("reader job \(index) written")
+                try afterJob(index)
             })
         } catch {
             if open { try? database.execute("ROLLBACK") }

@@ -8,8 +8,25 @@
 struct RebuiltTables: Sendable {
     /// Each table's name and what follows the name in its CREATE TABLE.
     let tables: [(name: String, definition: String)]
+    /// Their secondary indexes, built once a table's rows are in: one sort instead of a b-tree update per row.
+    let indexes: [Index]
+
+    /// A secondary index of a rebuilt table.
+    struct Index: Sendable {
+        var name: String
+        var table: String
+        /// What follows `ON <table>`: the columns, then a WHERE clause for a partial index.
+        var definition: String
+    }
+
+    init(tables: [(name: String, definition: String)], indexes: [Index] = []) {
+        self.tables = tables
+        self.indexes = indexes
+    }
 
     static let suffix = "__next"
+    /// The other name of an index built beside the current one (an index cannot be renamed).
+    static let indexTwinSuffix = "__2"
 
     /// The table a rebuild writes: `name` itself, or its `__next` twin.
     static func name(_ name: String, beside: Bool) -> String {
@@ -42,5 +59,18 @@ struct RebuiltTables: Sendable {
     /// Drops and creates the tables under their own names: a rebuild inside one transaction.
     var dropAndCreate: String {
         tables.map { "DROP TABLE IF EXISTS \($0.name);\nCREATE TABLE \($0.name) \($0.definition);" }.joined(separator: "\n")
+    }
+
+    /// CREATE INDEX statements for the indexes of `table`, built on the table a rebuild writes.
+    ///
+    /// Beside, the current table keeps its indexes (a reader meanwhile still finds its rows fast)
+    /// until the switch drops them with it. So each new index takes whichever of its name and its
+    /// `__2` twin the schema does not hold: rebuilds alternate between the two. `existing` is the
+    /// schema's index names (`Database.indexNames`).
+    func createIndexes(of table: String, beside: Bool, existing: Set<String>) -> String {
+        indexes.filter { $0.table == table }.map { index in
+            let name = beside && existing.contains(index.name) ? index.name + Self.indexTwinSuffix : index.name
+            return "CREATE INDEX \(name) ON \(Self.name(table, beside: beside))\(index.definition);"
+        }.joined(separator: "\n")
     }
 }

@@ -66,4 +66,60 @@ struct RebuiltTablesTests {
         #expect(try leftovers(database) == 0)
         #expect(try snapshot(database) == before)
     }
+
+    /// Each index of the store's stg tables: its table and its SQL without the name, then the name.
+    private func stgIndexes(_ database: Database) throws -> [(table: String, definition: String, name: String)] {
+        var indexes: [(String, String, String)] = []
+        try database.forEach("""
+            SELECT tbl_name, sql, name FROM sqlite_master WHERE type = 'index' AND tbl_name LIKE 'stg\\_%' ESCAPE '\\' AND sql IS NOT NULL
+            ORDER BY tbl_name, sql
+            """) { row in
+            // The switch's RENAME quotes the table name in the index's SQL.
+            let sql = row.string(1).replacingOccurrences(of: "\"", with: "")
+            let definition = String(sql[(sql.range(of: " ON ")?.lowerBound ?? sql.startIndex)...])
+            indexes.append((row.string(0), definition, row.string(2)))
+        }
+        return indexes.sorted { ($0.0, $0.1) < ($1.0, $1.1) }
+    }
+
+    @Test("a full normalize builds each table's indexes beside the current ones, which stay until the switch; names alternate, definitions never change")
+    func indexesAlternate() throws {
+        let (scenario, database) = try UserHistoryTests.sampleStore()
+        defer { withExtendedLifetime(scenario) {} }
+        let expected = NormalizeStage.tables.indexes.map { ($0.table, " ON \($0.table)\($0.definition)") }.sorted { $0 < $1 }
+        let first = try stgIndexes(database)
+        #expect(first.map { [$0.table, $0.definition] } == expected.map { [$0.0, $0.1] })
+        #expect(Set(first.map(\.name)) == Set(NormalizeStage.tables.indexes.map(\.name)))
+
+        // A failed rebuild leaves the current tables' indexes as they were.
+        try database.run("INSERT INTO dirty_keys VALUES ('all', '')")
+        try database.execute("ALTER TABLE raw_registrations__users RENAME COLUMN idfv TO idfv_away")
+        #expect(throws: SQLiteError.self) { try NormalizeStage.run(database: database, workers: WorkerPool(width: 2)) }
+        try database.execute("ALTER TABLE raw_registrations__users RENAME COLUMN idfv_away TO idfv")
+        #expect(try stgIndexes(database).filter { !$0.table.hasSuffix(RebuiltTables.suffix) }.map(\.name) == first.map(\.name))
+
+        try NormalizeStage.run(database: database, workers: WorkerPool(width: 2))
+        let second = try stgIndexes(database)
+        #expect(second.map { [$0.table, $0.definition] } == expected.map { [$0.0, $0.1] }, "no __next table or index is left")
+        #expect(second.map(\.name) == first.map { $0.name + RebuiltTables.indexTwinSuffix })
+
+        try database.run("INSERT OR IGNORE INTO dirty_keys VALUES ('all', '')")
+        try NormalizeStage.run(database: database, workers: WorkerPool(width: 1))
+        #expect(try stgIndexes(database).map(\.name) == first.map(\.name))
+        _ = try JoinStage.run(database: database, settings: ReconcileSettings())
+        #expect(try UserHistory.load(database, .user("u_1005")).events.count > 5)
+    }
+
+    @Test("after a bulk ingest drops the raw indexes, a full normalize builds every one of them again")
+    func rawIndexesRestored() throws {
+        let scenario = try Scenario()
+        let database = try Store.open(path: scenario.databasePath)
+        _ = try Pipeline.ingest(input: SampleDataTests.sampleData, database: database, jobs: 2, progress: nil)
+        let names = RawIndexes.all.compactMap { $0.split(separator: " ").dropFirst(5).first.map(String.init) }
+        #expect(names.count == RawIndexes.all.count)
+        let count = "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name IN (\(names.map { "'\($0)'" }.joined(separator: ", ")))"
+        #expect(try database.scalar(count).integerValue == 0, "a first ingest is a bulk one")
+        try NormalizeStage.run(database: database, workers: WorkerPool(width: 2))
+        #expect(try database.scalar(count).integerValue == Int64(names.count))
+    }
 }
