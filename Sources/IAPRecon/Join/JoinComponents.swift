@@ -77,55 +77,102 @@ struct JoinComponents {
         }
     }
 
-    /// Every link of the normalized tables, as undirected edges.
+    /// Every link of the normalized tables, as undirected edges. A full join reads them on a
+    /// worker's own connection, which steps the queries and fingerprints the keys, while this
+    /// thread numbers the keys and joins their components: the two halves of the work on two
+    /// cores. A scope's links are in this connection's temporary tables, so it reads them itself.
     private mutating func read(_ database: Database, withinScope: Bool) throws {
-        if !withinScope {
-            // About every key once (chains a fraction of transactions, users mostly registered):
-            // the table is sized once instead of rehashing every key at each doubling.
-            let keys = try database.scalar("""
-                SELECT coalesce((SELECT max(rowid) FROM stg_apple__transactions), 0) * 3 / 2
-                     + coalesce((SELECT max(rowid) FROM stg_server__orders), 0)
-                     + (SELECT count(*) FROM stg_registrations__first)
-                """).integerValue
-            ids.reserveCapacity(Int(keys))
+        if withinScope {
+            try Self.readLinks(database, withinScope: true) { add($0) }
+            return
         }
+        // About every key once (chains a fraction of transactions, users mostly registered):
+        // the table is sized once instead of rehashing every key at each doubling.
+        let keys = try database.scalar("""
+            SELECT coalesce((SELECT max(rowid) FROM stg_apple__transactions), 0) * 3 / 2
+                 + coalesce((SELECT max(rowid) FROM stg_server__orders), 0)
+                 + (SELECT count(*) FROM stg_registrations__first)
+            """).integerValue
+        ids.reserveCapacity(Int(keys))
+        let path = database.path
+        try WorkerPool(width: 1).run(count: 1, bound: 4, produce: { (_, send: (Result<LinkRows, any Error>) -> Void) in
+            do {
+                try Self.readLinks(Database(path: path, readOnly: true), withinScope: false) { send(.success($0)) }
+            } catch {
+                send(.failure(error))
+            }
+        }, consume: { _, batch in add(try batch.get()) })
+    }
+
+    /// Rows of links, packed: each row's keys (kind, fingerprint, bytes); the first is linked to the others.
+    struct LinkRows: Sendable {
+        var kinds: [Kind] = []
+        var fingerprints: [RowFingerprint] = []
+        var bytes: [UInt8] = []
+        /// Where each key's bytes end in `bytes`.
+        var keyEnds: [Int32] = []
+        /// Where each row's keys end.
+        var rowEnds: [Int32] = []
+    }
+
+    /// Reads every link query (its first column linked to each of its other non-null columns), in
+    /// batches of rows.
+    private static func readLinks(_ database: Database, withinScope: Bool, _ deliver: (LinkRows) throws -> Void) throws {
         // A closed scope holds every key its rows link to, so its rows are found from one end.
         let transactions = withinScope ? "WHERE \(JoinScope.transactions("transaction_id"))" : ""
         let orders = withinScope ? "WHERE \(JoinScope.orders("order_id"))" : ""
-        try database.forEach("SELECT transaction_id, original_transaction_id, app_account_token FROM stg_apple__transactions \(transactions)") { row in
-            let transaction = node(.transaction, row, 0)
-            union(transaction, node(.chain, row, 1))
-            if !row.isNull(2) { union(transaction, node(.order, row, 2)) }
+        let queries: [(sql: String, kinds: [Kind])] = [
+            ("SELECT transaction_id, original_transaction_id, app_account_token FROM stg_apple__transactions \(transactions)",
+             [.transaction, .chain, .order]),
+            ("SELECT order_id, user_id FROM stg_server__orders \(orders)", [.order, .user]),
+            ("SELECT transaction_id, user_id, order_id FROM stg_server__deliveries \(transactions)", [.transaction, .user, .order]),
+            ("SELECT transaction_id, user_id FROM stg_receipts__senders \(transactions)", [.transaction, .user]),
+            ("SELECT transaction_id, order_id FROM stg_receipts__claims \(transactions)", [.transaction, .order]),
+        ]
+        var batch = LinkRows()
+        for (sql, kinds) in queries {
+            try database.forEach(sql) { row in
+                for (column, kind) in kinds.enumerated() where !row.isNull(column) {
+                    row.statement.withText(Int32(column)) { key in
+                        batch.kinds.append(kind)
+                        batch.fingerprints.append(RowFingerprint(kind.rawValue, key))
+                        batch.bytes.append(contentsOf: key)
+                        batch.keyEnds.append(Int32(batch.bytes.count))
+                    }
+                }
+                batch.rowEnds.append(Int32(batch.kinds.count))
+                if batch.rowEnds.count >= 8_192 {
+                    try deliver(batch)
+                    batch = LinkRows()
+                }
+            }
         }
-        try database.forEach("SELECT order_id, user_id FROM stg_server__orders \(orders)") { row in
-            union(node(.order, row, 0), node(.user, row, 1))
-        }
-        try database.forEach("SELECT transaction_id, user_id, order_id FROM stg_server__deliveries \(transactions)") { row in
-            let transaction = node(.transaction, row, 0)
-            union(transaction, node(.user, row, 1))
-            if !row.isNull(2) { union(transaction, node(.order, row, 2)) }
-        }
-        try database.forEach("SELECT transaction_id, user_id FROM stg_receipts__senders \(transactions)") { row in
-            union(node(.transaction, row, 0), node(.user, row, 1))
-        }
-        try database.forEach("SELECT transaction_id, order_id FROM stg_receipts__claims \(transactions)") { row in
-            union(node(.transaction, row, 0), node(.order, row, 1))
+        if !batch.rowEnds.isEmpty { try deliver(batch) }
+    }
+
+    /// Numbers the keys of `rows` (a key seen before keeps its number) and joins each row's components.
+    private mutating func add(_ rows: LinkRows) {
+        var key = 0
+        for rowEnd in rows.rowEnds {
+            var first: Int32?
+            while key < Int(rowEnd) {
+                let node = node(rows, key)
+                if let first { union(first, node) } else { first = node }
+                key += 1
+            }
         }
     }
 
-    /// The node of the key in `column` of `row`, read as bytes: no string is made for a key seen before.
-    private mutating func node(_ kind: Kind, _ row: Row, _ column: Int) -> Int32 {
-        row.statement.withText(Int32(column)) { key in
-            let fingerprint = RowFingerprint(kind.rawValue, key)
-            if let id = ids[fingerprint] { return id }
-            let id = Int32(count)
-            ids[fingerprint] = id
-            bytes.append(contentsOf: key)
-            starts.append(Int32(bytes.count))
-            kinds.append(kind)
-            parent.append(id)
-            return id
-        }
+    /// The node of key `index` of `rows`.
+    private mutating func node(_ rows: LinkRows, _ index: Int) -> Int32 {
+        if let id = ids[rows.fingerprints[index]] { return id }
+        let id = Int32(count)
+        ids[rows.fingerprints[index]] = id
+        bytes.append(contentsOf: rows.bytes[(index == 0 ? 0 : Int(rows.keyEnds[index - 1]))..<Int(rows.keyEnds[index])])
+        starts.append(Int32(bytes.count))
+        kinds.append(rows.kinds[index])
+        parent.append(id)
+        return id
     }
 
     private mutating func find(_ node: Int32) -> Int32 {
