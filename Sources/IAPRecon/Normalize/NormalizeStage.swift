@@ -174,25 +174,34 @@ public enum NormalizeStage {
 
     private static func buildOrders(_ scope: NormalizeScope) -> ReaderJob {
         // The first line of each order_id wins; later repeats are shipper copies or resends.
-        firstOfEachKey(into: "stg_server__orders", columns: 8, beside: scope.beside, select: """
-            SELECT o.order_id, o.ts_ms, o.user_id, o.product_id, o.price, o.currency, o.storefront, f.path || ':' || o.line
-            FROM raw_server__orders o \(scope.scan) JOIN files f USING (file_id)
+        firstOfEachKey(into: "stg_server__orders", columns: 7, withSource: true, beside: scope.beside, select: """
+            SELECT o.order_id, o.ts_ms, o.user_id, o.product_id, o.price, o.currency, o.storefront, o.file_id, o.line
+            FROM raw_server__orders o \(scope.scan) JOIN temp.file_rank r USING (file_id)
             WHERE \(scope.orders("o.order_id"))
-            ORDER BY o.order_id, f.path, o.line
+            ORDER BY o.order_id, r.rank, o.line
             """)
     }
 
     /// A job that inserts the first row of each key into `table`: `select` has the key in column 0
     /// and sorts by it, then by what decides which of its rows comes first. One sort, where a
     /// window function (`row_number() OVER (PARTITION BY ...)`) and an outer ORDER BY took two or three.
-    private static func firstOfEachKey(into table: String, columns: Int, beside: Bool, select: String) -> ReaderJob {
-        ReaderJob(inserts: [RebuiltTables.insert(into: table, values: columns, beside: beside)]) { reader, target in
+    /// `withSource`: after its `columns`, `select` gives the row's file id and line, and the table's
+    /// last column is their `path:line` (`FileOrder`).
+    private static func firstOfEachKey(
+        into table: String, columns: Int, withSource: Bool = false, beside: Bool, select: String
+    ) -> ReaderJob {
+        ReaderJob(inserts: [RebuiltTables.insert(into: table, values: columns + (withSource ? 1 : 0), beside: beside)]) { reader, target in
+            let files = try FileOrder(reader)
             var previous: String?
             try reader.forEach(select) { row in
                 let key = row.string(0)
                 guard key != previous else { return }
                 previous = key
-                try target.insert(table: 0, row, columns: columns)
+                if withSource {
+                    try target.insert(table: 0, (0..<columns).map { row.value($0) } + [.text(files.source(row, at: columns))])
+                } else {
+                    try target.insert(table: 0, row, columns: columns)
+                }
             }
         }
     }
@@ -218,23 +227,25 @@ public enum NormalizeStage {
                 try target.insert(table: 0, Array(first[0..<8]) + [.integer(copies), first[8]])
             }
             var previous: String?
+            let files = try FileOrder(reader)
             try reader.forEach("""
-                SELECT key, ts_ms, user_id, transaction_id, product_id, order_id, quantity_n, delivery_id, path || ':' || line
+                SELECT key, ts_ms, user_id, transaction_id, product_id, order_id, quantity_n, delivery_id, file_id, line
                 FROM (
-                  SELECT d.ts_ms, d.user_id, d.transaction_id, d.product_id, d.order_id, d.quantity_n, d.delivery_id, f.path, d.line, d.item,
+                  SELECT d.ts_ms, d.user_id, d.transaction_id, d.product_id, d.order_id, d.quantity_n, d.delivery_id, d.file_id, r.rank,
+                         d.line, d.item,
                          CASE WHEN d.delivery_id IS NOT NULL THEN 'id:' || d.delivery_id
                               ELSE 'line:' || d.ts_ms || '|' || coalesce(d.user_id, '') || '|' || coalesce(d.transaction_id, '') || '|'
                                    || coalesce(d.product_id, '') || '|' || coalesce(d.quantity_n, 0) END AS key
-                  FROM raw_server__deliveries d \(scope.scan) JOIN files f USING (file_id)
+                  FROM raw_server__deliveries d \(scope.scan) JOIN temp.file_rank r USING (file_id)
                   WHERE \(scope.transactions("d.transaction_id"))
                 )
-                ORDER BY key, path, line, item
+                ORDER BY key, rank, line, item
                 """) { row in
                 let key = row.string(0)
                 if key != previous {
                     try flush()
                     previous = key
-                    first = (0..<9).map { row.value($0) }
+                    first = (0..<8).map { row.value($0) } + [.text(files.source(row, at: 8))]
                     copies = 0
                 }
                 copies += 1
@@ -247,9 +258,9 @@ public enum NormalizeStage {
     private static func buildRegistrations(_ scope: NormalizeScope) -> ReaderJob {
         firstOfEachKey(into: "stg_registrations__first", columns: 5, beside: scope.beside, select: """
             SELECT r.user_id, r.ts_ms, r.idfv, r.idfa, r.appsflyer_id
-            FROM raw_registrations__users r JOIN files f USING (file_id)
+            FROM raw_registrations__users r JOIN temp.file_rank f USING (file_id)
             WHERE \(scope.registrations("r.user_id"))
-            ORDER BY r.user_id, r.ts_ms, f.path, r.line
+            ORDER BY r.user_id, r.ts_ms, f.rank, r.line
             """)
     }
 
@@ -288,17 +299,18 @@ public enum NormalizeStage {
             seenNotifications.removeAll(keepingCapacity: true)
             senders.removeAll(keepingCapacity: true)
         }
+        let files = try FileOrder(reader)
         try reader.forEach("""
             SELECT a.transaction_id, a.original_transaction_id, a.product_id, a.purchase_ms, a.expires_ms, a.environment,
                    a.price_milli_n, a.currency, a.storefront, a.app_account_token, a.type, a.quantity_n, a.ownership,
-                   a.subscription_group, a.event_ms, f.path || ':' || a.line, a.notification_uuid, a.notification_type,
-                   a.revocation_ms, a.revocation_type, a.revocation_percentage_n, a.revocation_reason, a.origin, a.user_id
-            FROM raw_apple__transactions a \(scope.scan) JOIN files f USING (file_id)
+                   a.subscription_group, a.event_ms, a.file_id, a.notification_uuid, a.notification_type,
+                   a.revocation_ms, a.revocation_type, a.revocation_percentage_n, a.revocation_reason, a.origin, a.user_id, a.line
+            FROM raw_apple__transactions a \(scope.scan) JOIN temp.file_rank r USING (file_id)
             WHERE \(scope.transactions("a.transaction_id"))
-            ORDER BY a.transaction_id, f.path, a.line, a.item
+            ORDER BY a.transaction_id, r.rank, a.line, a.item
             """) { row in
             let transactionID = row.string(0)
-            let source = row.string(15)
+            let source = files.source(file: row.int(15), line: row.int(24))
             if current?.transactionID != transactionID {
                 try flush()
                 current = MergedTransaction(transactionID: transactionID)
@@ -310,7 +322,7 @@ public enum NormalizeStage {
                 let ms = row.optionalInt(14) ?? .min
                 if let first = senders[userID], first.ms <= ms {} else { senders[userID] = (ms, source) }
             }
-            current?.add(row)
+            current?.add(row, source: source)
             let notificationType = row.optionalString(17)
             if notificationType == "REFUND_REVERSED" {
                 try target.insert(table: 1, [.text(transactionID), .text("reversal"), SQLValue(row.optionalInt(14) ?? row.optionalInt(18)),
@@ -321,6 +333,33 @@ public enum NormalizeStage {
             }
         }
         try flush()
+    }
+}
+
+/// The stored files in path order, on a reader's connection: `temp.file_rank` numbers them, so
+/// that a builder sorts rows "in file order" by a small integer instead of carrying each row's
+/// path through the sort (twice, as sort key and in its `path:line`), and names a row's source
+/// from its file id and line once it is picked.
+struct FileOrder {
+    private var paths: [Int64: String] = [:]
+
+    init(_ reader: Database) throws {
+        try reader.execute("""
+            DROP TABLE IF EXISTS temp.file_rank;
+            CREATE TEMP TABLE file_rank (file_id INTEGER PRIMARY KEY, rank INTEGER NOT NULL);
+            INSERT INTO temp.file_rank SELECT file_id, row_number() OVER (ORDER BY path) FROM files;
+            """)
+        try reader.forEach("SELECT file_id, path FROM files") { paths[$0.int(0)] = $0.string(1) }
+    }
+
+    /// `path:line`, as `rejects` and every `source` column name a line.
+    func source(file: Int64, line: Int64) -> String {
+        "\(paths[file] ?? "file \(file)"):\(line)"
+    }
+
+    /// The source of the file id and line in columns `column` and `column + 1` of `row`.
+    func source(_ row: Row, at column: Int) -> String {
+        source(file: row.int(column), line: row.int(column + 1))
     }
 }
 
@@ -336,7 +375,7 @@ private struct MergedTransaction {
     init(transactionID: String) { self.transactionID = transactionID }
 
     /// Columns 1...13 of the sighting query map onto `fields` 0...12 (environment handled apart).
-    mutating func add(_ row: Row) {
+    mutating func add(_ row: Row, source: String) {
         sightings += 1
         for column in 1...13 where column != 5 {
             if fields[column - 1] == .null { fields[column - 1] = row.value(column) }
@@ -346,7 +385,7 @@ private struct MergedTransaction {
             environment = sightingEnvironment ?? environment
         }
         if let seen = row.optionalInt(14) { firstSeenMs = min(firstSeenMs ?? seen, seen) }
-        if sources.count < 3 { sources.append(row.string(15)) }
+        if sources.count < 3 { sources.append(source) }
     }
 
     var values: [SQLValue] {
