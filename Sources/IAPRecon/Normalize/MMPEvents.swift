@@ -96,12 +96,10 @@ enum MMPEvents {
                        revenue, revenue_currency, revenue_usd, is_retargeting_n, event_value_key, line
                 FROM raw_mmp__events WHERE file_id = ? ORDER BY line, item
                 """, [.integer(file.id)]) { row in
+                guard try isNew(identity(row)) else { return }
                 let cuid = row.optionalString(5)
                 let appsflyerID = row.optionalString(8)
                 let name = row.string(2)
-                let key = [appsflyerID ?? cuid ?? row.optionalString(6) ?? row.optionalString(7) ?? "", name, String(row.int(0)), row.string(13)]
-                    .joined(separator: "\u{1F}")
-                guard try isNew(RowFingerprint(key)) else { return }
                 if let cuid, let appsflyerID { try target.insert(table: 3, [.text(cuid), .text(appsflyerID)]) }
                 if name == "install" {
                     try target.insert(table: 1, [.integer(row.optionalInt(1) ?? row.int(0)), row.value(3), row.value(4), row.value(5), row.value(6),
@@ -111,6 +109,26 @@ enum MMPEvents {
                 }
             }
         }
+    }
+}
+
+extension MMPEvents {
+    /// The identity of an MMP row of `append`'s query: the fingerprint of its AppsFlyer ID (else
+    /// CUID, IDFV, IDFA, else empty), event name, event time in ms and event value, joined by unit
+    /// separators. Fed from the row's bytes: the same fingerprint as of that joined string (which
+    /// `stg_mmp__identities` holds from earlier runs), without making the string.
+    static func identity(_ row: Row) -> RowFingerprint {
+        var fingerprint = RowFingerprint()
+        if let column = [8, 5, 6, 7].first(where: { !row.isNull($0) }) {
+            row.statement.withText(Int32(column)) { fingerprint.add($0) }
+        }
+        fingerprint.add(0x1F)
+        row.statement.withText(2) { fingerprint.add($0) }
+        fingerprint.add(0x1F)
+        fingerprint.add(decimal: row.int(0))
+        fingerprint.add(0x1F)
+        row.statement.withText(13) { fingerprint.add($0) }
+        return fingerprint
     }
 }
 
@@ -130,7 +148,30 @@ struct RowFingerprint: Hashable {
         for byte in bytes { add(byte) }
     }
 
-    private mutating func add(_ byte: UInt8) {
+    /// The fingerprint of no bytes, to be fed with `add`.
+    init() {}
+
+    mutating func add(_ bytes: UnsafeBufferPointer<UInt8>) {
+        for byte in bytes { add(byte) }
+    }
+
+    /// Adds `value` as `String(value)` spells it.
+    mutating func add(decimal value: Int64) {
+        if value < 0 { add(UInt8(ascii: "-")) }
+        var magnitude = value.magnitude
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // up to 20 digits, most significant last
+        var count = 0
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            repeat {
+                buffer[count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+                count += 1
+            } while magnitude > 0
+            for index in stride(from: count - 1, through: 0, by: -1) { add(buffer[index]) }
+        }
+    }
+
+    mutating func add(_ byte: UInt8) {
         first = (first ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
         second = (second &+ UInt64(byte)) &* 0x9E37_79B9_7F4A_7C15
         second ^= second >> 29

@@ -1,0 +1,41 @@
+import Foundation
+import Testing
+@testable import IAPRecon
+
+/// `stg_mmp__identities` keeps the fingerprints of earlier nights' MMP rows: a row must get the
+/// fingerprint it always got, the one of its identity fields joined by unit separators.
+@Suite("MMP row identities")
+struct MMPIdentityTests {
+    @Test("a decimal fed digit by digit is the fingerprint of String(value)", arguments: [
+        Int64(0), 7, -7, 1_790_000_000_000, -1_790_000_000_123, Int64.max, Int64.min,
+    ])
+    func decimal(value: Int64) {
+        var fingerprint = RowFingerprint()
+        fingerprint.add(decimal: value)
+        #expect(fingerprint == RowFingerprint(String(value)))
+    }
+
+    /// Rows shaped like `MMPEvents.append`'s query: event ms in 0, name in 2, CUID 5, IDFV 6, IDFA 7, AppsFlyer ID 8, event value 13.
+    @Test("a row's identity is the fingerprint of AppsFlyer ID (else CUID, IDFV, IDFA, else empty), name, event ms and value")
+    func identity() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("mmp-identity-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let database = try Database(path: folder.appendingPathComponent("t.db").path)
+        let rows: [(ms: Int64, name: String, ids: [String?], value: String?, expected: String)] = [
+            (1_790_000_000_000, "install", ["cu1", "fv1", "fa1", "af1"], "{}", "af1\u{1F}install\u{1F}1790000000000\u{1F}{}"),
+            (-5, "af_purchase", ["cu1", "fv1", "fa1", nil], "", "cu1\u{1F}af_purchase\u{1F}-5\u{1F}"),
+            (12, "install", [nil, "fv1", "fa1", nil], nil, "fv1\u{1F}install\u{1F}12\u{1F}"),
+            (12, "install", [nil, nil, "fa1", nil], "x", "fa1\u{1F}install\u{1F}12\u{1F}x"),
+            (12, "install", [nil, nil, nil, nil], "x", "\u{1F}install\u{1F}12\u{1F}x"),
+            (12, "install", ["", "fv1", nil, nil], "x", "\u{1F}install\u{1F}12\u{1F}x"),
+        ]
+        for row in rows {
+            let values: [SQLValue] = [.integer(row.ms), .null, .text(row.name), .null, .null]
+                + row.ids.map { SQLValue($0) } + [.null, .null, .null, .null, SQLValue(row.value)]
+            var got: RowFingerprint?
+            try database.forEach("SELECT " + (1...14).map { "?\($0)" }.joined(separator: ", "), values) { got = MMPEvents.identity($0) }
+            #expect(got == RowFingerprint(row.expected), "\(row.expected)")
+        }
+    }
+}
