@@ -45,22 +45,26 @@ public enum NormalizeStage {
         Trace.mark("normalize scope (\(full ? "full" : "changed keys"))")
         if full {
             let existing = try database.indexNames()
-            // Each builder fills tables of its own, so their rows go in as they come. The writer has
-            // nothing to insert while the builders first scan and sort: meanwhile it builds the raw
-            // tables' indexes (which a bulk ingest dropped), and each table's indexes as soon as
-            // its builder is done, instead of all of them one after another at the end.
+            // Each builder fills tables of its own, so their rows go in as they come. Whenever no
+            // rows wait, the writer builds an index: first the raw tables' (which a bulk ingest
+            // dropped), then each finished builder's tables', instead of all of them one after
+            // another at the end.
+            var indexes = RawIndexes.all
+            func buildIndex() throws -> Bool {
+                guard !indexes.isEmpty else { return false }
+                let sql = indexes.removeFirst()
+                try database.transaction { try database.execute(sql) }
+                return true
+            }
             try ReaderJobs.runUnordered(
                 builders.map { $0.build(.everything) } + [MMPEvents.rebuild(beside: true)], database: database, pool: workers,
-                meanwhile: {
-                    try database.transaction { try RawIndexes.restore(database) }
-                    Trace.mark("normalize raw indexes")
-                },
                 afterJob: { job in
                     guard job < builders.count else { return }
-                    let sql = builders[job].tables.map { tables.createIndexes(of: $0, beside: true, existing: existing) }.joined()
-                    try database.transaction { try database.execute(sql) }
-                    Trace.mark("normalize indexes of job \(job)")
-                })
+                    indexes += builders[job].tables.map { tables.createIndexes(of: $0, beside: true, existing: existing) }.filter { !$0.isEmpty }
+                },
+                idle: buildIndex)
+            while try buildIndex() {}
+            Trace.mark("normalize builders and indexes")
             try database.transaction {
                 try database.execute(tables.switchIn)
                 try database.execute(MMPEvents.tables.switchIn)

@@ -42,19 +42,25 @@ public struct WorkerPool: Sendable {
     ///
     /// For jobs whose results do not depend on each other's order (each fills its own tables): a
     /// long job no longer holds the others' messages back, so no worker waits for the consumer
-    /// to reach its job. Memory stays bounded the same way. `meanwhile` runs on the calling thread
-    /// once the workers have started, before it takes the first message.
+    /// to reach its job. Memory stays bounded the same way.
+    ///
+    /// Whenever no message waits, the calling thread runs `idle`, which does one piece of work of
+    /// its own and says whether it had any: such work fills the gaps instead of holding back the
+    /// messages that arrive meanwhile.
     public func runUnordered<Message: Sendable>(
         count: Int,
         bound: Int = 4,
         produce: @escaping @Sendable (_ index: Int, _ send: (Message) -> Void) -> Void,
-        meanwhile: () throws -> Void = {},
         consume: (_ index: Int, _ message: Message) throws -> Void,
-        finished: (_ index: Int) throws -> Void
+        finished: (_ index: Int) throws -> Void,
+        idle: () throws -> Bool = { false }
     ) throws {
         try withWorkers(count: count, bound: bound, produce: produce) { channel in
-            try meanwhile()
-            while let (index, message) = channel.takeAny() {
+            while true {
+                var next = channel.takeAny(waiting: false)
+                if next == nil, try idle() { continue }
+                if next == nil { next = channel.takeAny(waiting: true) }
+                guard let (index, message) = next ?? nil else { return }
                 if let message { try consume(index, message) } else { try finished(index) }
             }
         }
@@ -141,9 +147,9 @@ final class OrderedChannel<Message: Sendable>: @unchecked Sendable {
     }
 
     /// The next message of any job, the earliest job first, or `(job, nil)` once for each job that
-    /// has finished with an empty queue; nil when every job has been reported finished (or the
-    /// channel was cancelled).
-    func takeAny() -> (job: Int, message: Message?)? {
+    /// has finished with an empty queue; `.some(nil)` when every job has been reported finished (or
+    /// the channel was cancelled). Not `waiting`, nil at once when none of that is ready yet.
+    func takeAny(waiting: Bool = true) -> (job: Int, message: Message?)?? {
         condition.lock()
         defer { condition.unlock() }
         while !cancelled {
@@ -160,10 +166,11 @@ final class OrderedChannel<Message: Sendable>: @unchecked Sendable {
                 }
                 allReported = false
             }
-            if allReported { return nil }
+            if allReported { return .some(nil) }
+            if !waiting { return nil }
             condition.wait()
         }
-        return nil
+        return .some(nil)
     }
 
     /// Stops producers: pending and future `put`s return at once.

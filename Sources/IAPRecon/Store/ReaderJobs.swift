@@ -74,12 +74,12 @@ enum ReaderJobs {
     /// `inCallersTransaction`, every row goes into the transaction the caller holds open.
     static func runUnordered(
         _ jobs: [ReaderJob], database: Database, pool: WorkerPool, inCallersTransaction: Bool = false,
-        meanwhile: () throws -> Void = {}, afterJob: (Int) throws -> Void = { _ in }
+        afterJob: (Int) throws -> Void = { _ in }, idle: () throws -> Bool = { false }
     ) throws {
         var statements: [[Statement]?] = Array(repeating: nil, count: jobs.count)
         var open = false
         do {
-            try pool.runUnordered(count: jobs.count, bound: 16, produce: produce(jobs, path: database.path), meanwhile: meanwhile, consume: { index, message in
+            try pool.runUnordered(count: jobs.count, bound: 16, produce: produce(jobs, path: database.path), consume: { index, message in
                 switch message {
                 case .failed(let error):
                     throw error
@@ -99,6 +99,13 @@ enum ReaderJobs {
                 }
                 Trace.mark("reader job \(index) written")
                 try afterJob(index)
+            }, idle: {
+                // Idle work runs in transactions of its own: what rows came so far are committed first.
+                if open, !inCallersTransaction {
+                    try database.execute("COMMIT")
+                    open = false
+                }
+                return try idle()
             })
         } catch {
             if open { try? database.execute("ROLLBACK") }

@@ -150,4 +150,33 @@ struct WorkerPoolTests {
         #expect(order.sorted() == ["job 0 ended", "job 0 message", "job 1 ended", "job 1 message"])
         #expect(order.last == "job 0 ended")
     }
+
+    @Test("unordered: idle work runs while no message waits, all of it, and every message still arrives in its job's order")
+    func idleWork() throws {
+        // The job waits until the consumer has done two pieces of idle work, then sends.
+        let idleDone = DispatchSemaphore(value: 0)
+        let waited = Mutex<DispatchTimeoutResult?>(nil)
+        var pieces = 5
+        var log: [String] = []
+        try WorkerPool(width: 1).runUnordered(count: 1, bound: 1, produce: { _, send in
+            let result = idleDone.wait(timeout: .now() + 30)
+            waited.withLock { $0 = result }
+            for n in 0..<3 { send(n) }
+        }, consume: { _, message in
+            log.append("message \(message)")
+        }, finished: { _ in
+            log.append("ended")
+        }, idle: {
+            guard pieces > 0 else { return false }
+            pieces -= 1
+            log.append("idle")
+            if pieces == 3 { idleDone.signal() }
+            return true
+        })
+        #expect(waited.withLock { $0 } == .success, "idle work ran before the first message")
+        #expect(log.prefix(2) == ["idle", "idle"])
+        #expect(log.filter { $0.hasPrefix("message") } == ["message 0", "message 1", "message 2"])
+        #expect(log.filter { $0 == "idle" }.count == 5 - pieces, "each piece of idle work ran once")
+        #expect(log.firstIndex(of: "ended") ?? -1 > log.firstIndex(of: "message 2") ?? .max)
+    }
 }
