@@ -76,8 +76,9 @@ public enum NormalizeStage {
                 try ReaderJobs.runUnordered(builders.map { $0.build(.changed) }, database: database, pool: workers, inCallersTransaction: true)
                 Trace.mark("normalize builders")
                 try MMPEvents.update(database)
+                Trace.mark("normalize mmp events")
             }
-            Trace.mark("normalize mmp events and commit")
+            Trace.mark("normalize commit")
         }
     }
 

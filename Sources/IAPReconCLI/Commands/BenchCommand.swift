@@ -136,6 +136,8 @@ struct Benchmark {
                 let input = results[index].input
                 let place = StoreFolder(folder: settings.work + "/" + input.label + "/full")
                 try place.reset()
+                // Every run starts with nothing of the previous one left to write back.
+                sync()
                 let stages = try pipeline(input: input.folder, place: place)
                 console.err(BenchReport.progressLine("\(input.label) run \(round)/\(settings.runs)", stages))
                 results[index].runs.append(stages)
@@ -149,6 +151,7 @@ struct Benchmark {
     func measureOneProcess(_ input: BenchInput) throws -> StageMeasurement {
         let place = StoreFolder(folder: settings.work + "/" + input.label + "/one-process")
         try place.reset()
+        sync()
         let arguments = ["run", "--input", input.folder, "--db", place.database, "--out", place.out, "--quiet",
                          "--jobs", String(settings.jobs)]
         let measurement = try measure(arguments, log: place.folder + "/run.log", what: "iaprecon " + arguments.joined(separator: " "))
@@ -183,6 +186,9 @@ struct Benchmark {
         for index in 1...settings.runs {
             try place.reset()
             builds.append(try pipeline(input: view, place: place))
+            // A real night finds a store at rest since the day before: what building it wrote has
+            // reached the disk, so the night's first sync does not pay for flushing it.
+            sync()
             let night = try pipeline(input: full.input.folder, place: place)
             console.err(BenchReport.progressLine("incremental night \(index)/\(settings.runs)", night))
             nights.append(night)
