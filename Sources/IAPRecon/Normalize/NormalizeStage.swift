@@ -50,11 +50,10 @@ public enum NormalizeStage {
             // dropped), then each finished builder's tables', instead of all of them one after
             // another at the end.
             var indexes = RawIndexes.all
-            func buildIndex() throws -> Bool {
-                guard !indexes.isEmpty else { return false }
+            func nextIndex() -> (() throws -> Void)? {
+                guard !indexes.isEmpty else { return nil }
                 let sql = indexes.removeFirst()
-                try database.transaction { try database.execute(sql) }
-                return true
+                return { try database.transaction { try database.execute(sql) } }
             }
             try ReaderJobs.runUnordered(
                 builders.map { $0.build(.everything) } + [MMPEvents.rebuild(beside: true)], database: database, pool: workers,
@@ -62,8 +61,8 @@ public enum NormalizeStage {
                     guard job < builders.count else { return }
                     indexes += builders[job].tables.map { tables.createIndexes(of: $0, beside: true, existing: existing) }.filter { !$0.isEmpty }
                 },
-                idle: buildIndex)
-            while try buildIndex() {}
+                idleWork: nextIndex)
+            while let build = nextIndex() { try build() }
             Trace.mark("normalize builders and indexes")
             try database.transaction {
                 try database.execute(tables.switchIn)
@@ -315,7 +314,8 @@ public enum NormalizeStage {
             ORDER BY a.transaction_id, r.rank, a.line, a.item
             """) { row in
             let transactionID = row.string(0)
-            let source = files.source(file: row.int(15), line: row.int(24))
+            // Named only for the rows that keep it: a merge's first sources, senders, refunds.
+            let source = { files.source(file: row.int(15), line: row.int(24)) }
             if current?.transactionID != transactionID {
                 try flush()
                 current = MergedTransaction(transactionID: transactionID)
@@ -325,16 +325,16 @@ public enum NormalizeStage {
             // Who sent a receipt with it: rows arrive in file order, so a later row wins only with an earlier time.
             if let userID = row.optionalString(23), ["receipt", "v2"].contains(row.string(22)) {
                 let ms = row.optionalInt(14) ?? .min
-                if let first = senders[userID], first.ms <= ms {} else { senders[userID] = (ms, source) }
+                if let first = senders[userID], first.ms <= ms {} else { senders[userID] = (ms, source()) }
             }
-            current?.add(row, source: source)
+            current?.add(row, source: source())
             let notificationType = row.optionalString(17)
             if notificationType == "REFUND_REVERSED" {
                 try target.insert(table: 1, [.text(transactionID), .text("reversal"), SQLValue(row.optionalInt(14) ?? row.optionalInt(18)),
-                                         .null, .null, .null, .text(source)])
+                                         .null, .null, .null, .text(source())])
             } else if let revocationMs = row.optionalInt(18) {
                 try target.insert(table: 1, [.text(transactionID), .text("refund"), .integer(revocationMs), SQLValue(row.optionalString(19)),
-                                         SQLValue(row.optionalInt(20)), SQLValue(row.optionalString(21)), .text(source)])
+                                         SQLValue(row.optionalInt(20)), SQLValue(row.optionalString(21)), .text(source())])
             }
         }
         try flush()
@@ -380,7 +380,7 @@ private struct MergedTransaction {
     init(transactionID: String) { self.transactionID = transactionID }
 
     /// Columns 1...13 of the sighting query map onto `fields` 0...12 (environment handled apart).
-    mutating func add(_ row: Row, source: String) {
+    mutating func add(_ row: Row, source: @autoclosure () -> String) {
         sightings += 1
         for column in 1...13 where column != 5 {
             if fields[column - 1] == .null { fields[column - 1] = row.value(column) }
@@ -390,7 +390,7 @@ private struct MergedTransaction {
             environment = sightingEnvironment ?? environment
         }
         if let seen = row.optionalInt(14) { firstSeenMs = min(firstSeenMs ?? seen, seen) }
-        if sources.count < 3 { sources.append(source) }
+        if sources.count < 3 { sources.append(source()) }
     }
 
     var values: [SQLValue] {

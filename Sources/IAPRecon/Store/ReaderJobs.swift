@@ -72,9 +72,10 @@ enum ReaderJobs {
     /// whenever a job ends, so each job's rows are committed once it is complete; the rows of
     /// each table are inserted in the order its job produced them, as with `run`. With
     /// `inCallersTransaction`, every row goes into the transaction the caller holds open.
+    /// Whenever no rows wait, the writer takes the next piece of `idleWork`, if there is one.
     static func runUnordered(
         _ jobs: [ReaderJob], database: Database, pool: WorkerPool, inCallersTransaction: Bool = false,
-        afterJob: (Int) throws -> Void = { _ in }, idle: () throws -> Bool = { false }
+        afterJob: (Int) throws -> Void = { _ in }, idleWork: () -> (() throws -> Void)? = { nil }
     ) throws {
         var statements: [[Statement]?] = Array(repeating: nil, count: jobs.count)
         var open = false
@@ -100,12 +101,14 @@ enum ReaderJobs {
                 Trace.mark("reader job \(index) written")
                 try afterJob(index)
             }, idle: {
+                guard let work = idleWork() else { return false }
                 // Idle work runs in transactions of its own: what rows came so far are committed first.
                 if open, !inCallersTransaction {
                     try database.execute("COMMIT")
                     open = false
                 }
-                return try idle()
+                try work()
+                return true
             })
         } catch {
             if open { try? database.execute("ROLLBACK") }
