@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Why an output could not be written.
 public struct OutputError: Error, CustomStringConvertible, Sendable {
@@ -24,13 +25,15 @@ public struct OutputError: Error, CustomStringConvertible, Sendable {
 /// (set, `.current`, names) beside it and renames it into place, so even
 /// then the names appear all at once. Leftovers of a killed run (`*.tmp-*`)
 /// are removed; the caller holds the run lock, so none can be live.
-public final class OutputSet {
+///
+/// Files of one set may be written from several threads at once; `commit` comes after them all.
+public final class OutputSet: Sendable {
     public let folder: String
     private let setName: String
     /// Where the set is built: `folder` itself, or a sibling staging folder on a first run.
     private let root: String
     private let staging: Bool
-    private var written: [String] = []
+    private let written = Mutex<[String]>([])
 
     public init(folder: String) throws(OutputError) {
         self.folder = folder
@@ -56,11 +59,12 @@ public final class OutputSet {
         Trace.mark("output \(name) written")
         try sink.close()
         Trace.mark("output \(name) synced")
-        written.append(name)
+        written.withLock { $0.append(name) }
     }
 
     /// Makes the written files the current set, atomically, and removes older sets.
     public func commit() throws(OutputError) {
+        let written = written.withLock { $0 }.sorted()
         Self.syncFolder(setPath)
         Self.syncFolder(root + "/.sets")
         if staging {

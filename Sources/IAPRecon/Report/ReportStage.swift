@@ -35,37 +35,46 @@ public enum ReportStage {
         let findings = try FindingsReport(database: database)
         let fx = try FXRates(database: database, reportingCurrency: settings.currency)
         Trace.mark("report findings and fx")
+        let output = try OutputSet(folder: settings.outFolder)
+        // Each file is written (and fsynced) as soon as what it shows is known, on the thread that
+        // knows it: findings and rejects at once, revenue beside the summary's counts, attribution
+        // here. The summary needs them all and comes last.
+        let findingsFiles = Background { [path = database.path] in
+            try output.write("findings.csv") { try findings.writeCSV(&$0) }
+            try output.write("findings.json") { try findings.writeJSON(&$0) }
+            let reader = try Database(path: path, readOnly: true)
+            try output.write("rejects.csv") { try RejectsReport.write(reader, &$0) }
+        }
         // Revenue and the summary's counts read on their own connection while attribution runs here.
         let revenueWork = Background { [path = database.path, zone = settings.zone, asOfMs, graceMs] in
             let reader = try Database(path: path, readOnly: true)
             let revenue = try RevenueReport(database: reader, zone: zone, fx: fx)
             Trace.mark("report revenue (background)")
+            try output.write("revenue_daily.csv") { try revenue.write(&$0) }
             let counts = try SummaryReport.counts(database: reader, asOfMs: asOfMs, graceMs: graceMs)
             Trace.mark("report summary counts (background)")
             return (revenue, counts)
         }
-        let attribution: AttributionReport
         do {
-            // Reads in one snapshot; fct_user_installs is written on another connection meanwhile.
-            attribution = try database.readTransaction {
-                try AttributionReport(database: database, zone: settings.zone, fx: fx, asOfMs: asOfMs)
+            let attribution: AttributionReport
+            do {
+                // Reads in one snapshot; fct_user_installs is written on another connection meanwhile.
+                attribution = try database.readTransaction {
+                    try AttributionReport(database: database, zone: settings.zone, fx: fx, asOfMs: asOfMs)
+                }
+                Trace.mark("report attribution")
+                try output.write("attribution.csv") { try attribution.write(&$0) }
+            } catch {
+                findingsFiles.wait()
+                revenueWork.wait()
+                throw error
             }
-        } catch {
-            revenueWork.wait()
-            throw error
-        }
-        Trace.mark("report attribution")
-        let (revenue, counts) = try revenueWork.value()
-        Trace.mark("report waited for revenue")
-        let summary = SummaryReport.build(counts: counts, asOfMs: asOfMs, graceMs: graceMs, settings: settings,
-                                          findings: findings, revenue: revenue, attribution: attribution, timings: timings)
-        let output = try OutputSet(folder: settings.outFolder)
-        do {
-            try output.write("findings.csv") { try findings.writeCSV(&$0) }
-            try output.write("findings.json") { try findings.writeJSON(&$0) }
-            try output.write("revenue_daily.csv") { try revenue.write(&$0) }
-            try output.write("attribution.csv") { try attribution.write(&$0) }
-            try output.write("rejects.csv") { try RejectsReport.write(database, &$0) }
+            let filesWritten = Result { try findingsFiles.value() }
+            let (revenue, counts) = try revenueWork.value()
+            try filesWritten.get()
+            Trace.mark("report waited for revenue and findings files")
+            let summary = SummaryReport.build(counts: counts, asOfMs: asOfMs, graceMs: graceMs, settings: settings,
+                                              findings: findings, revenue: revenue, attribution: attribution, timings: timings)
             try output.write("summary.json") { try $0.write(JSONWriter.pretty(summary)) }
             try output.commit()
             Trace.mark("report files written")

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import IAPRecon
 
@@ -184,6 +185,30 @@ struct OutputFormatTests {
             "2026-11-10,gems60,USA,USD,1,0.99,0,0.99,0.99,0,0.99",
             "2026-11-11,gems60,USA,USD,1,0.99,0,0.99,0.99,0,0.99",
         ])
+    }
+
+    @Test("files of one set written from several threads at once each land whole, and the commit links every one of them")
+    func concurrentWrites() throws {
+        let scenario = try Scenario()
+        let names = (0..<8).map { "part\($0).csv" }
+        let lines = names.indices.map { index in (0..<(20_000 + index)).map { "\(index),\($0)\r\n" } }
+        let set = try OutputSet(folder: scenario.out)
+        let failures = Mutex(0)
+        DispatchQueue.concurrentPerform(iterations: names.count) { index in
+            do {
+                try set.write(names[index]) { sink in
+                    for line in lines[index] { try sink.write(line) }
+                }
+            } catch {
+                failures.withLock { $0 += 1 }
+            }
+        }
+        #expect(failures.withLock { $0 } == 0)
+        try set.commit()
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scenario.out).sorted() == [".current", ".sets"] + names)
+        for (name, lines) in zip(names, lines) {
+            #expect(try String(contentsOfFile: scenario.out + "/" + name, encoding: .utf8) == lines.joined(), "\(name) whole and unmixed")
+        }
     }
 }
 
