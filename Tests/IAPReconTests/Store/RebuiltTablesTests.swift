@@ -67,6 +67,23 @@ struct RebuiltTablesTests {
         #expect(try snapshot(database) == before)
     }
 
+    @Test("a full join keys each int table by a unique index built after its rows: a second row for a key is refused, lookups by key use it")
+    func joinKeys() throws {
+        let (scenario, database) = try UserHistoryTests.sampleStore()
+        defer { withExtendedLifetime(scenario) {} }
+        let keys = [("int_transactions_resolved", "transaction_id"), ("int_orders_matched", "order_id"), ("fct_findings", "finding_id")]
+        for (table, key) in keys {
+            let rows = try database.scalar("SELECT count(*) FROM \(table)").integerValue
+            #expect(rows > 0)
+            #expect(try database.scalar("SELECT count(DISTINCT \(key)) FROM \(table)").integerValue == rows)
+            // Copying any row back in breaks the key.
+            #expect(throws: SQLiteError.self) { try database.execute("INSERT INTO \(table) SELECT * FROM \(table) LIMIT 1") }
+            var plan: [String] = []
+            try database.forEach("EXPLAIN QUERY PLAN SELECT * FROM \(table) WHERE \(key) = 'x'") { plan.append($0.string(3)) }
+            #expect(plan.contains { $0.contains("USING INDEX") && $0.contains("(\(key)=?)") }, "\(table): \(plan)")
+        }
+    }
+
     /// Each index of the store's stg tables: its table and its SQL without the name, then the name.
     private func stgIndexes(_ database: Database) throws -> [(table: String, definition: String, name: String)] {
         var indexes: [(String, String, String)] = []
