@@ -54,14 +54,17 @@ public enum JoinStage {
             Trace.mark("join scope (\(scope.map { String($0.transactions.count) } ?? "full") transactions)")
             if let scope {
                 try database.execute(tables.dropBeside)
-                try database.execute(deleteScope)
-                Trace.mark("join delete scope")
+                try database.execute(ScopeRows.prepare)
+                Trace.mark("join scope rows")
                 // Small batches, so every worker has some.
                 let limit = min(batchTransactions, max(100, scope.transactions.count / (4 * workers.width)))
                 let batches = try JoinComponents.batches(in: database, transactions: limit, withinScope: true)
                 Trace.mark("join batches (\(batches.count))")
-                try ReaderJobs.run(jobs(batches, rules, beside: false), database: database, pool: workers, inCallersTransaction: true)
+                try ReaderJobs.run(jobs(batches, rules, inserts: ScopeRows.inserts), database: database, pool: workers,
+                                   inCallersTransaction: true)
                 Trace.mark("join decide")
+                try database.execute(ScopeRows.apply)
+                Trace.mark("join apply changed rows")
             } else {
                 // Built beside the current tables, which readers keep seeing until the switch.
                 try database.execute(tables.createBeside)
@@ -72,7 +75,7 @@ public enum JoinStage {
         if scope == nil {
             let batches = try JoinComponents.batches(in: database, transactions: batchTransactions)
             Trace.mark("join batches (\(batches.count))")
-            try ReaderJobs.run(jobs(batches, rules, beside: true), database: database, pool: workers)
+            try ReaderJobs.run(jobs(batches, rules, inserts: resultInserts(beside: true)), database: database, pool: workers)
             Trace.mark("join decide")
         }
         defer { Trace.mark("join switch, indexes and settings") }
@@ -92,8 +95,7 @@ public enum JoinStage {
     }
 
     /// One job per batch: its keys into the reader's temp tables, then decided.
-    private static func jobs(_ batches: JoinComponents.Batches, _ rules: FindingRules, beside: Bool) -> [ReaderJob] {
-        let inserts = resultInserts(beside: beside)
+    private static func jobs(_ batches: JoinComponents.Batches, _ rules: FindingRules, inserts: [String]) -> [ReaderJob] {
         return (0..<batches.count).map { batch in
             ReaderJob(inserts: inserts) { reader, target in
                 try JoinScope.fill(batches.scope(batch), prefix: "join", in: reader)
@@ -103,7 +105,7 @@ public enum JoinStage {
     }
 
     /// Tables 0, 1, 2 of a join's rows: resolved transactions, matched orders, findings (or their `__next` twins).
-    private static func resultInserts(beside: Bool) -> [String] {
+    static func resultInserts(beside: Bool) -> [String] {
         [
             RebuiltTables.insert(into: "int_transactions_resolved", values: 20, beside: beside),
             RebuiltTables.insert(into: "int_orders_matched", values: 3, beside: beside),
@@ -167,15 +169,53 @@ public enum JoinStage {
         return try JoinScope.closure(of: seeds, in: database, limit: max(1_000, Int(transactions) / 3))
     }
 
-    /// An incremental join first removes what it recomputes: the scope's transactions and orders,
-    /// findings about them, and the chain and multi-Apple-ID findings of its chains and users.
-    static let deleteScope = """
-        DELETE FROM int_transactions_resolved WHERE transaction_id IN temp.join_transactions;
-        DELETE FROM int_orders_matched WHERE order_id IN temp.join_orders;
-        DELETE FROM fct_findings WHERE transaction_id IN temp.join_transactions;
-        DELETE FROM fct_findings WHERE kind = 'shared_apple_id_subscription' AND original_transaction_id IN temp.join_chains;
-        DELETE FROM fct_findings WHERE kind = 'multi_apple_id_subscription' AND user_id IN temp.join_users;
-        """
+    /// An incremental join writes only the rows its decisions changed.
+    ///
+    /// Its scope is the closure of what changed, many times what actually changes (a night: 16,640
+    /// transactions recomputed, 4,013 rows different). The scope's current rows are copied aside
+    /// (`temp.old_*`) and its new rows written beside them (`temp.new_*`); then only a row that is
+    /// new, changed or gone touches the store, in the one transaction the join runs in. Fewer rows
+    /// rewritten means fewer index pages dirtied, and a smaller checkpoint after the commit.
+    enum ScopeRows {
+        /// What the scope covers in each table: the scope's transactions and orders, findings about
+        /// them, and the chain and multi-Apple-ID findings of its chains and users.
+        static let scopes = [
+            ("int_transactions_resolved", "transaction_id", "transaction_id IN temp.join_transactions"),
+            ("int_orders_matched", "order_id", "order_id IN temp.join_orders"),
+            ("fct_findings", "finding_id", """
+                transaction_id IN temp.join_transactions
+                  OR (kind = 'shared_apple_id_subscription' AND original_transaction_id IN temp.join_chains)
+                  OR (kind = 'multi_apple_id_subscription' AND user_id IN temp.join_users)
+                """),
+        ]
+
+        /// Copies the scope's rows aside and makes empty tables of the same columns for the new ones.
+        static let prepare = scopes.map { table, _, condition in
+            """
+            DROP TABLE IF EXISTS temp.old_\(table);
+            DROP TABLE IF EXISTS temp.new_\(table);
+            CREATE TEMP TABLE old_\(table) AS SELECT * FROM main.\(table) WHERE \(condition);
+            CREATE TEMP TABLE new_\(table) AS SELECT * FROM main.\(table) WHERE 0;
+            """
+        }.joined(separator: "\n")
+
+        /// Tables 0, 1, 2 as `resultInserts`, into the `temp.new_*` tables.
+        static let inserts = [("int_transactions_resolved", 20), ("int_orders_matched", 3), ("fct_findings", 13)].map { table, values in
+            "INSERT INTO temp.new_\(table) VALUES (\(Array(repeating: "?", count: values).joined(separator: ", ")))"
+        }
+
+        /// Removes the scope's rows that are gone or differ (whole rows compared, NULL equal to NULL),
+        /// then inserts the new and changed ones.
+        static let apply = scopes.map { table, key, _ in
+            """
+            DELETE FROM main.\(table) WHERE \(key) IN (
+              SELECT \(key) FROM (SELECT * FROM temp.old_\(table) EXCEPT SELECT * FROM temp.new_\(table)));
+            INSERT INTO main.\(table) SELECT * FROM temp.new_\(table) EXCEPT SELECT * FROM temp.old_\(table);
+            DROP TABLE temp.old_\(table);
+            DROP TABLE temp.new_\(table);
+            """
+        }.joined(separator: "\n")
+    }
 
     /// The latest event time in the inputs (CONTRACT.md §2, "as-of"): server `ts`, receipt
     /// `received_at`, V2 notification `signedDate`, registration `ts`, MMP `Event Time`.

@@ -141,18 +141,31 @@ struct IncrementalTests {
 
     @Test("a night that only moves the as-of past a purchase's due time makes it a lost delivery, as a full rebuild does")
     func asOfMovesPastDue() throws {
-        let receipts = [Line.v2Receipt("2026-11-01T10:05:00Z", "u_9", transaction: Line.v2("t_9", "gems60", purchase: "2026-11-01T10:00:00Z"))]
-        let night1 = [Line.order("2026-11-01T12:00:00Z", "o_7", "u_7", "gems60")]
+        // t_95, delivered, is no one's business on night 2; it is there so t_9's row is not the table's last.
+        let receipts = [
+            Line.v2Receipt("2026-11-01T10:05:00Z", "u_9", transaction: Line.v2("t_9", "gems60", purchase: "2026-11-01T10:00:00Z")),
+            Line.v2Receipt("2026-11-01T10:07:00Z", "u_10", transaction: Line.v2("t_95", "gems60", purchase: "2026-11-01T10:02:00Z")),
+        ]
+        let night1 = [
+            Line.order("2026-11-01T12:00:00Z", "o_7", "u_7", "gems60"),
+            Line.delivered("2026-11-01T10:08:00Z", "u_10", "t_95", "gems60"),
+        ]
         let night2 = [Line.order("2026-11-03T00:00:00Z", "o_8", "u_8", "gems60")]
         let incremental = try Scenario()
         try incremental.catalog()
         _ = try incremental.write("receipts/a.jsonl", receipts).write("server/a.jsonl", night1)
         _ = try run(incremental, input: incremental.input)
         #expect(try Scenario.findings(incremental.open()).filter { $0.kind == .lostDelivery }.isEmpty)
+        let rowOfT9 = "SELECT rowid FROM int_transactions_resolved WHERE transaction_id = 't_9'"
+        let before = try incremental.open().scalar(rowOfT9)
+        // Deleted and inserted again, it would get a new rowid: max + 1.
+        #expect(try before.integerValue < incremental.open().scalar("SELECT max(rowid) FROM int_transactions_resolved").integerValue)
         _ = try incremental.write("server/b.jsonl", night2)
         let night = try run(incremental, input: incremental.input)
         // Nothing links t_9 to the new order; only the as-of reaches it.
         #expect(night.join.recomputedTransactions == 1)
+        // Recomputed, but its row came out the same: only changed rows are written, so it was not touched.
+        #expect(try incremental.open().scalar(rowOfT9) == before)
         #expect(try Scenario.findings(incremental.open()).filter { $0.kind == .lostDelivery }.map(\.transactionID) == ["t_9"])
 
         let full = try Scenario()
