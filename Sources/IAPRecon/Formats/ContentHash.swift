@@ -5,33 +5,70 @@ import Foundation
 ///
 /// Not cryptographic: it guards against re-ingesting, not against an attacker.
 enum ContentHash {
-    static func of(path: String) throws(InputError) -> (hash: String, bytes: Int) {
+    /// What marks the current kind of hash: four independent lanes over 32-byte blocks, which the
+    /// processor works on at once (about 4x the speed of one chain of multiplies). Stores written
+    /// before hold one-lane hashes, without the mark.
+    static let mark = "4:"
+
+    /// A hash of the kind stores written before this one hold.
+    static func isOneLane(_ hash: String) -> Bool { !hash.hasPrefix(mark) }
+
+    /// The hash of the file at `path`, and with `oneLaneToo` its one-lane hash as well (to compare
+    /// with what an older store holds), from one read.
+    static func of(path: String, oneLaneToo: Bool = false) throws(InputError) -> (hash: String, oneLane: String?, bytes: Int) {
+        var lanes: (UInt64, UInt64, UInt64, UInt64) = (0x9E37_79B9_7F4A_7C15, 0xC2B2_AE3D_27D4_EB4F, 0x1656_67B1_9E37_79F9, 0x85EB_CA77_C2B2_AE63)
+        var single: UInt64 = 0x9E37_79B9_7F4A_7C15
+        let total = try readBlocks(path) { buffer, count in
+            var offset = 0
+            while offset + 32 <= count {
+                lanes.0 = mix(lanes.0 ^ buffer.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+                lanes.1 = mix(lanes.1 ^ buffer.loadUnaligned(fromByteOffset: offset + 8, as: UInt64.self))
+                lanes.2 = mix(lanes.2 ^ buffer.loadUnaligned(fromByteOffset: offset + 16, as: UInt64.self))
+                lanes.3 = mix(lanes.3 ^ buffer.loadUnaligned(fromByteOffset: offset + 24, as: UInt64.self))
+                offset += 32
+            }
+            while offset + 8 <= count {
+                lanes.0 = mix(lanes.0 ^ buffer.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+                offset += 8
+            }
+            for index in offset..<count { lanes.0 = mix(lanes.0 ^ UInt64(buffer.load(fromByteOffset: index, as: UInt8.self))) }
+            guard oneLaneToo else { return }
+            // Each block as 8-byte words, then its odd bytes.
+            let words = count / 8
+            for index in 0..<words { single = mix(single ^ buffer.loadUnaligned(fromByteOffset: index * 8, as: UInt64.self)) }
+            for index in (words * 8)..<count { single = mix(single ^ UInt64(buffer.load(fromByteOffset: index, as: UInt8.self))) }
+        }
+        let combined = mix(mix(mix(mix(lanes.0) ^ lanes.1) ^ lanes.2) ^ lanes.3)
+        let oneLane = oneLaneToo ? String(mix(single ^ UInt64(total)), radix: 16) : nil
+        return (mark + String(mix(combined ^ UInt64(total)), radix: 16), oneLane, total)
+    }
+
+    /// Reads the file in blocks of 1 MiB (the last shorter; each but the last a multiple of 32
+    /// bytes) and returns its length.
+    private static func readBlocks(_ path: String, _ block: (UnsafeMutableRawPointer, Int) -> Void) throws(InputError) -> Int {
         let descriptor = open(path, O_RDONLY)
         guard descriptor >= 0 else { throw InputError(path: path, reason: String(cString: strerror(errno))) }
         defer { close(descriptor) }
-        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
-        var total = 0
         let blockSize = 1 << 20
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: blockSize, alignment: 8)
         defer { buffer.deallocate() }
+        var total = 0
+        var filled = 0
         while true {
-            let count = read(descriptor, buffer, blockSize)
+            let count = read(descriptor, buffer + filled, blockSize - filled)
             if count < 0 {
                 if errno == EINTR { continue }
                 throw InputError(path: path, reason: String(cString: strerror(errno)))
             }
-            if count == 0 { break }
-            let words = count / 8
-            for index in 0..<words {
-                state = mix(state ^ buffer.loadUnaligned(fromByteOffset: index * 8, as: UInt64.self))
-            }
-            for index in (words * 8)..<count {
-                state = mix(state ^ UInt64(buffer.load(fromByteOffset: index, as: UInt8.self)))
-            }
-            total += count
+            filled += count
+            // A short read is not the end: hash only whole blocks until the file is done, so
+            // the result never depends on how the kernel cut the reads.
+            if count > 0, filled < blockSize { continue }
+            if filled > 0 { block(buffer, filled) }
+            total += filled
+            if count == 0 { return total }
+            filled = 0
         }
-        state = mix(state ^ UInt64(total))
-        return (String(state, radix: 16), total)
     }
 
     @inline(__always)

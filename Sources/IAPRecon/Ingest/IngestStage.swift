@@ -60,6 +60,10 @@ public enum IngestStage {
         var hash: String
         var bytes: Int
         var modifiedNs: Int64
+        /// The file's hash of the kind an older store holds, when its stored hash is of that kind.
+        var oneLaneHash: String?
+
+        func matches(_ stored: String) -> Bool { stored == hash || stored == oneLaneHash }
     }
 
     /// What the store knows of a file from an earlier ingest.
@@ -90,8 +94,9 @@ public enum IngestStage {
                    modifiedNs / 1_000_000 <= previous.ingestedMs - 1_000 {
                     return Fingerprint(hash: previous.hash, bytes: previous.bytes, modifiedNs: modifiedNs)
                 }
-                let (hash, bytes) = try ContentHash.of(path: file.absolutePath)
-                return Fingerprint(hash: hash, bytes: bytes, modifiedNs: modifiedNs)
+                let stored = known[file.relativePath]?.hash
+                let (hash, oneLane, bytes) = try ContentHash.of(path: file.absolutePath, oneLaneToo: stored.map(ContentHash.isOneLane) ?? false)
+                return Fingerprint(hash: hash, bytes: bytes, modifiedNs: modifiedNs, oneLaneHash: oneLane)
             })
         }, consume: { _, result in results.append(result) })
         return results
@@ -135,11 +140,12 @@ public enum IngestStage {
             case .failure(let error):
                 failures[index] = error
             case .success(let print):
-                if let previous = known[file.relativePath], previous.hash == print.hash {
+                if let previous = known[file.relativePath], print.matches(previous.hash) {
                     if previous.modifiedNs != print.modifiedNs {
-                        // Same bytes, touched: remember the new time so the next night need not read it.
-                        try database.run("UPDATE files SET mtime_ns = ?, ingested_ms = ? WHERE path = ?",
-                                         [.integer(print.modifiedNs), .integer(RunLog.nowMs()), .text(file.relativePath)])
+                        // Same bytes, touched: remember the new time so the next night need not read it (and
+                        // the hash of the current kind).
+                        try database.run("UPDATE files SET mtime_ns = ?, ingested_ms = ?, content_hash = ? WHERE path = ?",
+                                         [.integer(print.modifiedNs), .integer(RunLog.nowMs()), .text(print.hash), .text(file.relativePath)])
                     }
                     outcomes[index] = IngestedFile(path: file.relativePath, kind: file.kind, status: .unchanged,
                                                    counts: previous.counts, bytes: print.bytes)
