@@ -4,19 +4,32 @@ import Foundation
 struct CSVHeader {
     let names: [String]
     private let positions: [String: Int]
+    /// The position of each of a parser's `columns` (-1 when the header lacks it), looked up
+    /// once per file instead of hashing a name for every cell of every row.
+    private let slots: [Int]
 
-    init(_ names: [String]) {
+    init(_ names: [String], columns: [String] = []) {
         self.names = names.map(trimmedSpaces)
         var positions: [String: Int] = [:]
         for (index, name) in self.names.enumerated() where positions[name] == nil { positions[name] = index }
         self.positions = positions
+        slots = columns.map { positions[$0] ?? -1 }
     }
 
     func has(_ name: String) -> Bool { positions[name] != nil }
 
     /// The cell of column `name`, trimmed; nil when the column is absent or the cell empty.
     func value(_ name: String, in row: CSVRow) -> String? {
-        guard let position = positions[name], position < row.count else { return nil }
+        value(at: positions[name] ?? -1, in: row)
+    }
+
+    /// The cell of the parser's column number `slot` (its place in the parser's `columns`), as `value(_:in:)`.
+    func value(slot: Int, in row: CSVRow) -> String? {
+        value(at: slot < slots.count ? slots[slot] : -1, in: row)
+    }
+
+    private func value(at position: Int, in row: CSVRow) -> String? {
+        guard position >= 0, position < row.count else { return nil }
         let cell = trimmedSpaces(row[position])
         return cell.isEmpty ? nil : cell
     }
@@ -35,10 +48,14 @@ func trimmedSpaces(_ text: String) -> String {
 /// A parser for one CSV source: the columns it needs, and one row to raw rows.
 protocol CSVRowParser {
     static var requiredColumns: [String] { get }
+    /// The columns `parse` reads by slot (`CSVHeader.value(slot:in:)`), in slot order.
+    static var columns: [String] { get }
     static func parse(_ row: CSVRow, header: CSVHeader) throws(LineReject) -> LineOutcome
 }
 
 extension CSVRowParser {
+    static var columns: [String] { [] }
+
     static func required(_ name: String, _ row: CSVRow, _ header: CSVHeader) throws(LineReject) -> String {
         guard let value = header.value(name, in: row) else { throw LineReject("missing required value '\(name)'") }
         return value
@@ -75,28 +92,66 @@ enum MMPValue {
 
 /// `attribution/*.csv`: AppsFlyer raw data, matched by header name (CONTRACT.md §1.5).
 enum MMPEventParser: CSVRowParser {
-    static let requiredColumns = ["Event Time", "Event Name"]
+    static let requiredColumns = [Column.eventTime.name, Column.eventName.name]
+    static let columns = Column.allCases.map(\.name)
+
+    /// The columns read, by slot: ~20 cells a row, over the largest input.
+    enum Column: Int, CaseIterable {
+        case eventTime, eventName, installTime, customerUserID, idfv, idfa, appsflyerID, eventRevenue, eventRevenueCurrency
+        case eventRevenueUSD, eventValue, isRetargeting, mediaSource, channel, campaign, campaignID, adset, ad, countryCode
+        case platform, touchType
+
+        var name: String {
+            switch self {
+            case .eventTime: "Event Time"
+            case .eventName: "Event Name"
+            case .installTime: "Install Time"
+            case .customerUserID: "Customer User ID"
+            case .idfv: "IDFV"
+            case .idfa: "IDFA"
+            case .appsflyerID: "AppsFlyer ID"
+            case .eventRevenue: "Event Revenue"
+            case .eventRevenueCurrency: "Event Revenue Currency"
+            case .eventRevenueUSD: "Event Revenue USD"
+            case .eventValue: "Event Value"
+            case .isRetargeting: "Is Retargeting"
+            case .mediaSource: "Media Source"
+            case .channel: "Channel"
+            case .campaign: "Campaign"
+            case .campaignID: "Campaign ID"
+            case .adset: "Adset"
+            case .ad: "Ad"
+            case .countryCode: "Country Code"
+            case .platform: "Platform"
+            case .touchType: "Attributed Touch Type"
+            }
+        }
+    }
 
     static func parse(_ row: CSVRow, header: CSVHeader) throws(LineReject) -> LineOutcome {
-        func cell(_ name: String) -> String? { MMPValue.clean(header.value(name, in: row)) }
-        let eventTimeText = try required("Event Time", row, header)
+        func cell(_ column: Column) -> String? { MMPValue.clean(header.value(slot: column.rawValue, in: row)) }
+        func required(_ column: Column) throws(LineReject) -> String {
+            guard let value = header.value(slot: column.rawValue, in: row) else { throw LineReject("missing required value '\(column.name)'") }
+            return value
+        }
+        let eventTimeText = try required(.eventTime)
         guard let eventMs = Timestamp.parse(eventTimeText) else { throw .badTime("Event Time", .string(eventTimeText)) }
         var installMs: Int64?
-        if let text = cell("Install Time") {
+        if let text = cell(.installTime) {
             guard let ms = Timestamp.parse(text) else { throw .badTime("Install Time", .string(text)) }
             installMs = ms
         }
-        let customerUserID = cell("Customer User ID")
-        let idfv = cell("IDFV")
-        let idfa = MMPValue.cleanIDFA(cell("IDFA"))
-        let appsflyerID = cell("AppsFlyer ID")
+        let customerUserID = cell(.customerUserID)
+        let idfv = cell(.idfv)
+        let idfa = MMPValue.cleanIDFA(cell(.idfa))
+        let appsflyerID = cell(.appsflyerID)
         guard customerUserID != nil || idfv != nil || idfa != nil || appsflyerID != nil else {
             throw LineReject("none of 'Customer User ID', 'IDFV', 'IDFA', 'AppsFlyer ID' has a value")
         }
-        var revenue = try amount("Event Revenue", cell("Event Revenue"))
-        var revenueCurrency = cell("Event Revenue Currency")
-        let revenueUSD = try amount("Event Revenue USD", cell("Event Revenue USD"))
-        let eventValue = cell("Event Value")
+        var revenue = try amount("Event Revenue", cell(.eventRevenue))
+        var revenueCurrency = cell(.eventRevenueCurrency)
+        let revenueUSD = try amount("Event Revenue USD", cell(.eventRevenueUSD))
+        let eventValue = cell(.eventValue)
         if revenue == nil, revenueUSD == nil, let eventValue, let json = try? JSONParser.parse(eventValue), let object = json.objectValue {
             let fields = Fields(object, path: "Event Value.")
             if let value = fields.value("af_revenue") {
@@ -105,13 +160,13 @@ enum MMPEventParser: CSVRowParser {
                 revenueCurrency = try? fields.appleString("af_currency")
             }
         }
-        let retargeting = cell("Is Retargeting")?.lowercased() == "true"
+        let retargeting = cell(.isRetargeting)?.lowercased() == "true"
         return .accepted([RawRow(.mmpEvents, [
-            .integer(eventMs), SQLValue(installMs), .text(try required("Event Name", row, header)), SQLValue(cell("Media Source")),
-            SQLValue(cell("Channel")), SQLValue(cell("Campaign")), SQLValue(cell("Campaign ID")), SQLValue(cell("Adset")),
-            SQLValue(cell("Ad")), SQLValue(cell("Country Code")), SQLValue(customerUserID), SQLValue(idfv), SQLValue(idfa),
+            .integer(eventMs), SQLValue(installMs), .text(try required(.eventName)), SQLValue(cell(.mediaSource)),
+            SQLValue(cell(.channel)), SQLValue(cell(.campaign)), SQLValue(cell(.campaignID)), SQLValue(cell(.adset)),
+            SQLValue(cell(.ad)), SQLValue(cell(.countryCode)), SQLValue(customerUserID), SQLValue(idfv), SQLValue(idfa),
             SQLValue(appsflyerID), SQLValue(revenue), SQLValue(revenueCurrency), SQLValue(revenueUSD),
-            .integer(retargeting ? 1 : 0), SQLValue(cell("Platform")), SQLValue(cell("Attributed Touch Type")),
+            .integer(retargeting ? 1 : 0), SQLValue(cell(.platform)), SQLValue(cell(.touchType)),
             .text(StableID.hash(eventValue ?? "")),
         ])])
     }

@@ -258,7 +258,7 @@ struct CSVRecordAssembler {
     private mutating func record(_ fields: CSVRow, line: Int) -> ParsedLine? {
         let text = fields.bytes
         guard let header else {
-            let parsedHeader = CSVHeader((0..<fields.count).map { fields[$0] })
+            let parsedHeader = CSVHeader((0..<fields.count).map { fields[$0] }, columns: kind.csvParser?.columns ?? [])
             self.header = parsedHeader
             missingColumns = (kind.csvParser?.requiredColumns ?? []).filter { !parsedHeader.has($0) }
             return nil

@@ -443,6 +443,26 @@ struct SourceParserTests {
         #expect(third["media_source"] == .text("Organic"))
     }
 
+    @Test("MMP columns are found by name in any order, unknown ones skipped, a repeated name taken from its first column")
+    func mmpColumnOrder() throws {
+        let names = Self.mmpHeader.split(separator: ",").map(String.init)
+        let values = ["2026-11-28 10:00:00", "af_purchase", "u7", "V1", "A1", "af7", "Facebook Ads", "spring", "1.99", "EUR", "2.10",
+                      "", "TRUE", "2026-11-27 09:00:00"]
+        let canonical = IngestLine.csv(.attribution, [Self.mmpHeader, values.joined(separator: ",")])
+        // Reversed, with an unknown column in front and a second "Campaign" after the first.
+        let shuffled = IngestLine.csv(.attribution, [
+            (["Region"] + names.reversed() + ["Campaign"]).joined(separator: ","),
+            (["KR"] + values.reversed() + ["autumn"]).joined(separator: ","),
+        ])
+        #expect(outcomes(canonical) == ["2 accepted"])
+        let row = try #require(acceptedRow(canonical[0]))
+        #expect(try #require(acceptedRow(shuffled[0])) == row)
+        #expect(row["campaign"] == .text("spring"))
+        #expect(row["customer_user_id"] == .text("u7") && row["idfv"] == .text("V1") && row["idfa"] == .text("A1"))
+        #expect(row["revenue"] == .text("1.99") && row["revenue_currency"] == .text("EUR") && row["revenue_usd"] == .text("2.1"))
+        #expect(row["is_retargeting_n"] == .integer(1) && row["install_wall_ms"] == .integer(1_795_770_000_000))
+    }
+
     @Test("MMP revenue: the revenue columns first, else af_revenue/af_currency from Event Value")
     func mmpRevenue() throws {
         let eventValue = #""{""af_revenue"":""4.99"",""af_currency"":""JPY""}""#
