@@ -17,27 +17,63 @@ public enum Base64URL {
     }()
 
     /// The bytes of base64url (or standard base64) text, padding optional; nil when malformed.
+    ///
+    /// Malformed: a byte of neither alphabet, `=` anywhere but at the end or more than two of them,
+    /// or a lone trailing sextet (which cannot encode a byte). Four sextets at a time into an
+    /// output sized once: JWS payloads are most of the bytes ingest reads.
     public static func decode<Bytes: Collection>(_ text: Bytes) -> [UInt8]? where Bytes.Element == UInt8 {
-        var output: [UInt8] = []
-        output.reserveCapacity(text.count * 3 / 4)
-        var accumulator: UInt32 = 0
-        var bits = 0
-        var padding = 0
-        for byte in text {
-            if byte == UInt8(ascii: "=") { padding += 1; continue }
-            guard padding == 0 else { return nil }
-            let value = table[Int(byte)]
-            guard value != 0xFF else { return nil }
-            accumulator = accumulator << 6 | UInt32(value)
-            bits += 6
-            if bits >= 8 {
-                bits -= 8
-                output.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)))
+        if let decoded = text.withContiguousStorageIfAvailable({ decode(buffer: $0) }) { return decoded }
+        return Array(text).withUnsafeBufferPointer { decode(buffer: $0) }
+    }
+
+    private static func decode(buffer text: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+        var end = text.count
+        while end > 0, text[end - 1] == UInt8(ascii: "=") { end -= 1 }
+        guard text.count - end <= 2, end % 4 != 1 else { return nil }
+        let count = end / 4 * 3 + max(0, end % 4 - 1)
+        return table.withUnsafeBufferPointer { table -> [UInt8]? in
+            var valid = true
+            let output = [UInt8](unsafeUninitializedCapacity: count) { output, initialized in
+                var input = 0
+                var written = 0
+                // A `=` before the end is outside both alphabets: 0xFF, like any other stray byte.
+                while input + 4 <= end {
+                    let a = table[Int(text[input])], b = table[Int(text[input + 1])]
+                    let c = table[Int(text[input + 2])], d = table[Int(text[input + 3])]
+                    if (a | b | c | d) & 0x80 != 0 { valid = false; break }
+                    let group = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6 | UInt32(d)
+                    output[written] = UInt8(truncatingIfNeeded: group >> 16)
+                    output[written + 1] = UInt8(truncatingIfNeeded: group >> 8)
+                    output[written + 2] = UInt8(truncatingIfNeeded: group)
+                    written += 3
+                    input += 4
+                }
+                if valid, input < end {
+                    // Two or three sextets left: one or two bytes.
+                    var group: UInt32 = 0
+                    for index in input..<end {
+                        let value = table[Int(text[index])]
+                        if value & 0x80 != 0 { valid = false; break }
+                        group = group << 6 | UInt32(value)
+                    }
+                    group <<= UInt32(6 * (4 - (end - input)))
+                    if valid {
+                        output[written] = UInt8(truncatingIfNeeded: group >> 16)
+                        written += 1
+                        if end - input == 3 {
+                            output[written] = UInt8(truncatingIfNeeded: group >> 8)
+                            written += 1
+                        }
+                    }
+                }
+                if !valid {
+                    // Nothing read from here on; the array is dropped.
+                    for index in written..<count { output[index] = 0 }
+                }
+                initialized = count
             }
+            return valid ? output : nil
         }
-        // A single leftover sextet cannot encode a byte.
-        guard bits < 6, padding <= 2 else { return nil }
-        return output
     }
 
     /// Encodes bytes as base64url without padding.

@@ -49,6 +49,52 @@ struct Base64JWSTests {
         }
     }
 
+    /// Sextet by sextet, the plain reading of RFC 4648: what `decode` must agree with on every input.
+    private static func reference(_ text: [UInt8]) -> [UInt8]? {
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789".utf8)
+        var output: [UInt8] = []
+        var accumulator: UInt32 = 0
+        var bits = 0
+        var padding = 0
+        for byte in text {
+            if byte == UInt8(ascii: "=") { padding += 1; continue }
+            guard padding == 0 else { return nil }
+            let value: Int
+            if let index = alphabet.firstIndex(of: byte) { value = index }
+            else if byte == UInt8(ascii: "-") || byte == UInt8(ascii: "+") { value = 62 }
+            else if byte == UInt8(ascii: "_") || byte == UInt8(ascii: "/") { value = 63 }
+            else { return nil }
+            accumulator = accumulator << 6 | UInt32(value)
+            bits += 6
+            if bits >= 8 {
+                bits -= 8
+                output.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)))
+            }
+        }
+        guard bits < 6, padding <= 2 else { return nil }
+        return output
+    }
+
+    @Test("on 20,000 random texts (mostly valid, some with a stray byte or misplaced padding) decode agrees with the plain reading")
+    func agreesWithReference() {
+        var random = SystemRandomNumberGenerator()
+        let valid = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_+/".utf8)
+        var accepted = 0
+        for _ in 0..<20_000 {
+            var text = (0..<Int.random(in: 0...40, using: &random)).map { _ in valid.randomElement(using: &random) ?? 65 }
+            switch Int.random(in: 0..<6, using: &random) {
+            case 0: if !text.isEmpty { text[Int.random(in: 0..<text.count, using: &random)] = UInt8.random(in: 0...255, using: &random) }
+            case 1: text += Array(repeating: UInt8(ascii: "="), count: Int.random(in: 1...3, using: &random))
+            case 2: if !text.isEmpty { text.insert(UInt8(ascii: "="), at: Int.random(in: 0..<text.count, using: &random)) }
+            default: break
+            }
+            let expected = Self.reference(text)
+            #expect(Base64URL.decode(text) == expected, "\(String(decoding: text, as: UTF8.self))")
+            if expected != nil { accepted += 1 }
+        }
+        #expect(accepted > 5_000 && accepted < 20_000, "both kinds were tried: \(accepted) accepted")
+    }
+
     // MARK: - JWS
 
     @Test("a JWS payload decodes to its JSON object; the signature part may be anything")
