@@ -253,7 +253,8 @@ extension CommandSpec {
             Prints per stage the median wall time with its range, lines/s, MB/s and peak \
             memory (the one-process run's peak counts too); the \
             growth between sizes; an incremental night that adds one day to a store of \
-            --days days; and which targets are met. Run it from a release build \
+            --days days, each night followed by a full rebuild it is compared with; and \
+            which targets are met. Run it from a release build \
             (jobs/bench). Exits 0 unless a stage fails.
             """,
         options: [

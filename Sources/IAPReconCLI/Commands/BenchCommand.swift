@@ -170,8 +170,10 @@ struct Benchmark {
 
     // MARK: Incremental night
 
-    /// Builds a store of every day but the last, then times the night that adds the last day;
-    /// the full rebuild it is compared with is the size's own full runs.
+    /// Builds a store of every day but the last, then times the night that adds the last day, and
+    /// right after it a full rebuild of every day on a fresh store: what the night is compared
+    /// with. Timed side by side, a slow spell of the shared machine lands on both alike; the
+    /// size's own full runs, minutes earlier, are printed beside it.
     func measureIncremental(_ full: SizeResult) throws -> IncrementalResult {
         let root = settings.work + "/" + full.input.label + "/incremental"
         let relativePaths = try BenchPaths.files(under: full.input.folder)
@@ -181,8 +183,10 @@ struct Benchmark {
         let view = root + "/before"
         try IncrementalView.build(at: view, from: full.input.folder, files: relativePaths, holdingBack: lastDay)
         let place = StoreFolder(folder: root + "/store")
+        let rebuild = StoreFolder(folder: root + "/full")
         var builds: [[StageMeasurement]] = []
         var nights: [[StageMeasurement]] = []
+        var rebuilds: [[StageMeasurement]] = []
         for index in 1...settings.runs {
             try place.reset()
             builds.append(try pipeline(input: view, place: place))
@@ -192,8 +196,14 @@ struct Benchmark {
             let night = try pipeline(input: full.input.folder, place: place)
             console.err(BenchReport.progressLine("incremental night \(index)/\(settings.runs)", night))
             nights.append(night)
+            try rebuild.reset()
+            sync()
+            let again = try pipeline(input: full.input.folder, place: rebuild)
+            console.err(BenchReport.progressLine("full rebuild beside night \(index)/\(settings.runs)", again))
+            rebuilds.append(again)
         }
-        return IncrementalResult(full: full, newDay: lastDay, historyDays: settings.historyDays, builds: builds, nights: nights)
+        return IncrementalResult(full: SizeResult(input: full.input, runs: rebuilds), earlierFull: full, newDay: lastDay,
+                                 historyDays: settings.historyDays, builds: builds, nights: nights)
     }
 
     // MARK: History lookups
@@ -323,7 +333,10 @@ struct SizeResult: Equatable, Sendable {
 
 /// The incremental night: a store of `historyDays` days gets `newDay`, and all reports are rewritten.
 struct IncrementalResult: Equatable, Sendable {
+    /// The full rebuilds of every day timed beside the nights, one after each.
     var full: SizeResult
+    /// The size's own full runs, timed earlier with the other sizes; nil when none were.
+    var earlierFull: SizeResult?
     var newDay: String
     var historyDays: Int
     /// The untimed-for-the-target first builds of the earlier days, one per run.
@@ -343,7 +356,7 @@ struct IncrementalResult: Equatable, Sendable {
 
     var buildTotal: Spread { Spread(builds.map { $0.reduce(0) { $0 + $1.seconds } }) }
 
-    /// The night's median as a fraction of the full rebuild's (the size's end-to-end median).
+    /// The night's median as a fraction of the full rebuild's timed beside it.
     var ratio: Double { total.median / full.total.median }
 }
 
@@ -715,7 +728,8 @@ enum BenchReport {
         return "\nincremental night at \(label): a store of \(result.historyDays) days gets \(result.newDay), "
             + "then every report is rewritten; median of \(result.nights.count) run\(result.nights.count == 1 ? "" : "s")\n"
             + table.text + "\n"
-            + "(full rebuild = the \(label) runs above, all \(result.historyDays + 1) days on a fresh store; "
+            + "(full rebuild = all \(result.historyDays + 1) days on a fresh store, timed right after each night; "
+            + (result.earlierFull.map { "the \(label) runs above took \(BenchFormat.seconds($0.total.median)) s; " } ?? "")
             + "building the \(result.historyDays) days first took \(BenchFormat.seconds(result.buildTotal.median)) s)"
     }
 

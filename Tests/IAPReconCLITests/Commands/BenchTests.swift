@@ -71,10 +71,26 @@ struct BenchTests {
         #expect(checks[0].measured == "666,667 lines/s")
         #expect(checks[1].measured == "310.0 MB")
         let night = IncrementalResult(
-            full: million, newDay: "2026-10-31", historyDays: 60, builds: [[1, 1, 1, 1].map(Self.measurement)],
+            full: million, earlierFull: nil, newDay: "2026-10-31", historyDays: 60, builds: [[1, 1, 1, 1].map(Self.measurement)],
             nights: [[0.05, 0.1, 0.1, 0.1].map(Self.measurement)])
         #expect(abs(night.ratio - 0.35 / 1.5) < 1e-9)
         #expect(BenchReport.targets([million], incremental: night).last?.met == true)
+    }
+
+    @Test("the night is divided by the full rebuilds timed beside it, not by the size's earlier runs; both are printed")
+    func nightBesideFullRebuild() {
+        let earlier = Self.result(1_000_000, lines: 1_000_000, [[1, 0.5, 0.5, 0]])
+        let beside = Self.result(1_000_000, lines: 1_000_000, [[1.2, 0.6, 0.6, 0.1], [1.4, 0.6, 0.6, 0.1], [1.3, 0.6, 0.6, 0.1]])
+        let night = IncrementalResult(
+            full: beside, earlierFull: earlier, newDay: "2026-10-31", historyDays: 60, builds: [[1, 1, 1, 1].map(Self.measurement)],
+            nights: [[0.1, 0.2, 0.2, 0.1].map(Self.measurement)])
+        // Stage medians 1.3 + 0.6 + 0.6 + 0.1 = 2.6 beside; the earlier runs' 2.0 would give 30 %.
+        #expect(abs(night.ratio - 0.6 / 2.6) < 1e-9)
+        let table = BenchReport.incrementalTable(night)
+        #expect(table.contains("total        0.600"))
+        #expect(table.contains("2.600"))
+        #expect(table.contains("23.1 %"))
+        #expect(table.contains("timed right after each night; the 1m runs above took 2.000 s"))
     }
 
     static func measurement(_ seconds: Double) -> StageMeasurement {
