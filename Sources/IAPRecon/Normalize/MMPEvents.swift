@@ -141,6 +141,24 @@ struct RowFingerprint: Hashable {
         for byte in text.utf8 { add(byte) }
     }
 
+    static func == (a: RowFingerprint, b: RowFingerprint) -> Bool { a.first == b.first && a.second == b.second }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(first)
+        hasher.combine(second)
+    }
+
+    /// A fingerprint is a hash already: the dictionaries keyed by it (millions of ids in the
+    /// join's components, the MMP repeats, attribution's install index) take one multiply and
+    /// shift of it, with the process's seed, instead of running SipHash over its 16 bytes.
+    /// Both halves go in, so ids made to collide in one hash still spread.
+    func _rawHashValue(seed: Int) -> Int {
+        var mixed = (first ^ UInt64(UInt(bitPattern: seed))) &* 0x9E37_79B9_7F4A_7C15
+        mixed ^= second
+        mixed = (mixed ^ (mixed >> 32)) &* 0xD6E8_FEB8_6659_FD93
+        return Int(truncatingIfNeeded: mixed ^ (mixed >> 32))
+    }
+
     /// The fingerprint of `prefix`, a unit separator, then `bytes`: the same as of that string.
     init(_ prefix: String, _ bytes: UnsafeBufferPointer<UInt8>) {
         for byte in prefix.utf8 { add(byte) }

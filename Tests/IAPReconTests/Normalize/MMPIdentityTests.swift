@@ -15,6 +15,33 @@ struct MMPIdentityTests {
         #expect(fingerprint == RowFingerprint(String(value)))
     }
 
+    @Test("fingerprints as dictionary keys: each found again, none mistaken for another, also when one half is shared")
+    func fingerprintKeys() {
+        // 60,000 ids, and 2,000 fingerprints equal in `first` and different in `second` (and the reverse).
+        var keys = (0..<60_000).map { RowFingerprint("u_\($0)") }
+        func fingerprint(_ first: UInt64, _ second: UInt64) -> RowFingerprint {
+            var fingerprint = RowFingerprint()
+            (fingerprint.first, fingerprint.second) = (first, second)
+            return fingerprint
+        }
+        keys += (0..<2_000).map { fingerprint(42, UInt64($0)) }
+        keys += (0..<2_000).map { fingerprint(100_000 + UInt64($0), 42) }
+        var index: [RowFingerprint: Int] = [:]
+        for (position, key) in keys.enumerated() { index[key] = position }
+        #expect(index.count == keys.count)
+        #expect(keys.enumerated().allSatisfy { index[$1] == $0 })
+        #expect(index[RowFingerprint("u_60000")] == nil && index[fingerprint(42, 2_000)] == nil)
+        // Equal fingerprints made two ways hash alike.
+        var fed = RowFingerprint()
+        fed.add(decimal: 1_790_000_000_000)
+        #expect(index[fed] == nil)
+        index[RowFingerprint("1790000000000")] = -1
+        #expect(index[fed] == -1)
+        // The keys spread: no bucket of a 2^16 table takes more than a handful.
+        let buckets = Dictionary(grouping: keys) { $0._rawHashValue(seed: 12_345) & 0xFFFF }
+        #expect((buckets.values.map(\.count).max() ?? 0) < 16)
+    }
+
     /// Rows shaped like `MMPEvents.append`'s query: event ms in 0, name in 2, CUID 5, IDFV 6, IDFA 7, AppsFlyer ID 8, event value 13.
     @Test("a row's identity is the fingerprint of AppsFlyer ID (else CUID, IDFV, IDFA, else empty), name, event ms and value")
     func identity() throws {
