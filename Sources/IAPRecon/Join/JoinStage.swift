@@ -60,7 +60,7 @@ public enum JoinStage {
                 let limit = min(batchTransactions, max(100, scope.transactions.count / (4 * workers.width)))
                 let batches = try JoinComponents.batches(in: database, transactions: limit, withinScope: true)
                 Trace.mark("join batches (\(batches.count))")
-                try ReaderJobs.run(jobs(batches, rules, inserts: ScopeRows.inserts), database: database, pool: workers,
+                try ReaderJobs.run(jobs(batches, rules, inserts: resultInserts { "temp.new_" + $0 }), database: database, pool: workers,
                                    inCallersTransaction: true)
                 Trace.mark("join decide")
                 try database.execute(ScopeRows.apply)
@@ -75,14 +75,15 @@ public enum JoinStage {
         if scope == nil {
             let batches = try JoinComponents.batches(in: database, transactions: batchTransactions)
             Trace.mark("join batches (\(batches.count))")
-            try ReaderJobs.run(jobs(batches, rules, inserts: resultInserts(beside: true)), database: database, pool: workers)
+            try ReaderJobs.run(jobs(batches, rules, inserts: resultInserts { RebuiltTables.name($0, beside: true) }), database: database, pool: workers)
             Trace.mark("join decide")
         }
         defer { Trace.mark("join switch, indexes and settings") }
         return try database.transaction {
             if scope == nil {
                 try database.execute(tables.switchIn)
-                try database.execute(createIndexes)
+                try database.execute(tables.tables.map { tables.createIndexes(of: $0.name, beside: false, existing: []) }
+                    .joined(separator: "\n"))
             }
             try database.execute(createRunSettings)
             try database.run("DELETE FROM int_run_settings")
@@ -104,13 +105,13 @@ public enum JoinStage {
         }
     }
 
-    /// Tables 0, 1, 2 of a join's rows: resolved transactions, matched orders, findings (or their `__next` twins).
-    static func resultInserts(beside: Bool) -> [String] {
-        [
-            RebuiltTables.insert(into: "int_transactions_resolved", values: 20, beside: beside),
-            RebuiltTables.insert(into: "int_orders_matched", values: 3, beside: beside),
-            RebuiltTables.insert(into: "fct_findings", values: 13, beside: beside),
-        ]
+    /// Tables 0, 1, 2 of a join's rows: resolved transactions, matched orders, findings, each
+    /// into the table `target` names for it (a full rebuild's `__next` twin, an incremental
+    /// join's `temp.new_*`).
+    private static func resultInserts(into target: (String) -> String) -> [String] {
+        [("int_transactions_resolved", 20), ("int_orders_matched", 3), ("fct_findings", 13)].map { table, values in
+            "INSERT INTO \(target(table)) VALUES (\(Array(repeating: "?", count: values).joined(separator: ", ")))"
+        }
     }
 
     /// Decides one closed scope (already in the reading connection's `temp.join_*` tables) and
@@ -199,11 +200,6 @@ public enum JoinStage {
             """
         }.joined(separator: "\n")
 
-        /// Tables 0, 1, 2 as `resultInserts`, into the `temp.new_*` tables.
-        static let inserts = [("int_transactions_resolved", 20), ("int_orders_matched", 3), ("fct_findings", 13)].map { table, values in
-            "INSERT INTO temp.new_\(table) VALUES (\(Array(repeating: "?", count: values).joined(separator: ", ")))"
-        }
-
         /// Removes the scope's rows that are gone or differ (whole rows compared, NULL equal to NULL),
         /// then inserts the new and changed ones.
         static let apply = scopes.map { table, key, _ in
@@ -234,7 +230,7 @@ public enum JoinStage {
 
     /// The tables the join writes; a full rebuild writes them beside the current ones (`RebuiltTables`).
     ///
-    /// Each is keyed by a unique index (`createIndexes`), not a PRIMARY KEY: a full rebuild inserts
+    /// Each is keyed by a unique index (its `indexes`), not a PRIMARY KEY: a full rebuild inserts
     /// batch by batch, in no key order, and a key index kept up to date row by row took a random
     /// b-tree page per row, read back from the WAL once the table outgrew the cache (4M join
     /// 12.5 -> 11.5 s, sys 4.1 -> 2.8 s; 1M 2.80 -> 2.65 s). A store written before keeps its
@@ -257,22 +253,20 @@ public enum JoinStage {
               event_ms INTEGER NOT NULL, detail TEXT NOT NULL, sources TEXT NOT NULL
             )
             """),
+    ], indexes: [
+        // Built after a full rebuild's rows are in and switched in: one sort per index instead of a
+        // b-tree update per row. The first three are the tables' keys.
+        .init(name: "int_transactions_key", table: "int_transactions_resolved", definition: "(transaction_id)", unique: true),
+        .init(name: "int_orders_key", table: "int_orders_matched", definition: "(order_id)", unique: true),
+        .init(name: "fct_findings_key", table: "fct_findings", definition: "(finding_id)", unique: true),
+        .init(name: "int_transactions_by_user", table: "int_transactions_resolved", definition: "(user_id)"),
+        .init(name: "int_transactions_by_order", table: "int_transactions_resolved", definition: "(order_id)"),
+        .init(name: "fct_findings_by_user", table: "fct_findings", definition: "(user_id)"),
+        .init(name: "fct_findings_by_transaction", table: "fct_findings", definition: "(transaction_id)"),
+        .init(name: "fct_findings_by_original", table: "fct_findings", definition: "(original_transaction_id)"),
     ])
 
     static let createRunSettings = "CREATE TABLE IF NOT EXISTS int_run_settings (as_of_ms INTEGER NOT NULL, grace_ms INTEGER NOT NULL, mmp_tz TEXT NOT NULL)"
-
-    /// Created after a full rebuild's rows are in: one sort per index instead of a b-tree update per row.
-    /// The first three are the tables' keys.
-    static let createIndexes = """
-        CREATE UNIQUE INDEX int_transactions_key ON int_transactions_resolved(transaction_id);
-        CREATE UNIQUE INDEX int_orders_key ON int_orders_matched(order_id);
-        CREATE UNIQUE INDEX fct_findings_key ON fct_findings(finding_id);
-        CREATE INDEX int_transactions_by_user ON int_transactions_resolved(user_id);
-        CREATE INDEX int_transactions_by_order ON int_transactions_resolved(order_id);
-        CREATE INDEX fct_findings_by_user ON fct_findings(user_id);
-        CREATE INDEX fct_findings_by_transaction ON fct_findings(transaction_id);
-        CREATE INDEX fct_findings_by_original ON fct_findings(original_transaction_id);
-        """
 }
 
 /// Orders `file:line` references by file, then numerically by line.

@@ -141,13 +141,6 @@ struct RowFingerprint: Hashable {
         for byte in text.utf8 { add(byte) }
     }
 
-    static func == (a: RowFingerprint, b: RowFingerprint) -> Bool { a.first == b.first && a.second == b.second }
-
-    func hash(into hasher: inout Hasher) {
-        hasher.combine(first)
-        hasher.combine(second)
-    }
-
     /// A fingerprint is a hash already: the dictionaries keyed by it (millions of ids in the
     /// join's components, the MMP repeats, attribution's install index) take one multiply and
     /// shift of it, with the process's seed, instead of running SipHash over its 16 bytes.

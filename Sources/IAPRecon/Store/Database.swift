@@ -133,7 +133,6 @@ public final class Database {
     /// Rows the last INSERT, UPDATE or DELETE changed.
     public var changes: Int { Int(sqlite3_changes(handle)) }
 
-    /// The first column of the first row, or nil.
     /// The names of the schema's indexes, SQLite's own included.
     func indexNames() throws -> Set<String> {
         var names = Set<String>()
@@ -141,6 +140,7 @@ public final class Database {
         return names
     }
 
+    /// The first column of the first row, or nil.
     public func scalar(_ sql: String, _ arguments: [SQLValue] = []) throws -> SQLValue? {
         var result: SQLValue?
         try forEach(sql, arguments) { row in if result == nil { result = row.value(0) } }

@@ -17,6 +17,8 @@ struct RebuiltTables: Sendable {
         var table: String
         /// What follows `ON <table>`: the columns, then a WHERE clause for a partial index.
         var definition: String
+        /// A table's key: no two rows may share it.
+        var unique = false
     }
 
     init(tables: [(name: String, definition: String)], indexes: [Index] = []) {
@@ -70,7 +72,7 @@ struct RebuiltTables: Sendable {
     func createIndexes(of table: String, beside: Bool, existing: Set<String>) -> String {
         indexes.filter { $0.table == table }.map { index in
             let name = beside && existing.contains(index.name) ? index.name + Self.indexTwinSuffix : index.name
-            return "CREATE INDEX \(name) ON \(Self.name(table, beside: beside))\(index.definition);"
+            return "CREATE \(index.unique ? "UNIQUE " : "")INDEX \(name) ON \(Self.name(table, beside: beside))\(index.definition);"
         }.joined(separator: "\n")
     }
 }

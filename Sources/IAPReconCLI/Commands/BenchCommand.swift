@@ -134,11 +134,7 @@ struct Benchmark {
         for round in 1...settings.runs {
             for index in results.indices {
                 let input = results[index].input
-                let place = StoreFolder(folder: settings.work + "/" + input.label + "/full")
-                try place.reset()
-                // Every run starts with nothing of the previous one left to write back.
-                sync()
-                let stages = try pipeline(input: input.folder, place: place)
+                let stages = try pipelineOnFreshStore(input: input.folder, place: StoreFolder(folder: settings.work + "/" + input.label + "/full"))
                 console.err(BenchReport.progressLine("\(input.label) run \(round)/\(settings.runs)", stages))
                 results[index].runs.append(stages)
             }
@@ -158,6 +154,13 @@ struct Benchmark {
         console.err("\(input.label) one process: \(BenchFormat.seconds(measurement.seconds)) s, "
             + "peak \(BenchFormat.megabytes(measurement.peakRSSBytes)) MB")
         return measurement
+    }
+
+    /// `pipeline` on an emptied `place`, once nothing of an earlier run is left to write back.
+    func pipelineOnFreshStore(input: String, place: StoreFolder) throws -> [StageMeasurement] {
+        try place.reset()
+        sync()
+        return try pipeline(input: input, place: place)
     }
 
     /// The four stages, one child each, in order; a stage that fails stops the benchmark.
@@ -196,9 +199,7 @@ struct Benchmark {
             let night = try pipeline(input: full.input.folder, place: place)
             console.err(BenchReport.progressLine("incremental night \(index)/\(settings.runs)", night))
             nights.append(night)
-            try rebuild.reset()
-            sync()
-            let again = try pipeline(input: full.input.folder, place: rebuild)
+            let again = try pipelineOnFreshStore(input: full.input.folder, place: rebuild)
             console.err(BenchReport.progressLine("full rebuild beside night \(index)/\(settings.runs)", again))
             rebuilds.append(again)
         }
