@@ -50,12 +50,19 @@ struct DayNames {
     init(_ zone: Zone) { self.zone = zone }
 
     mutating func callAsFunction(_ utcMs: Int64) -> String {
-        let offset = zone.offsetMs(atUTC: utcMs)
-        let local = utcMs + offset
-        let number = local >= 0 ? local / 86_400_000 : (local - 86_399_999) / 86_400_000
+        let (number, offset) = numberAndOffset(utcMs)
         if let name = names[number] { return name }
         let name = Timestamp.day(utcMs, offsetMs: offset)
         names[number] = name
         return name
+    }
+
+    /// The day of `utcMs` in the zone as days since 1970-01-01 there: the same number for the same name.
+    func number(_ utcMs: Int64) -> Int64 { numberAndOffset(utcMs).number }
+
+    private func numberAndOffset(_ utcMs: Int64) -> (number: Int64, offset: Int64) {
+        let offset = zone.offsetMs(atUTC: utcMs)
+        let local = utcMs + offset
+        return (local >= 0 ? local / 86_400_000 : (local - 86_399_999) / 86_400_000, offset)
     }
 }

@@ -50,12 +50,11 @@ struct AttributionReport {
         private var head: [RowFingerprint: Int32] = [:]
         private var next: [Int32] = []
 
-        mutating func add(_ id: String?, install: Int) {
+        mutating func add(_ id: RowFingerprint?, install: Int) {
             while next.count <= install { next.append(-1) }
             guard let id else { return }
-            let key = RowFingerprint(id)
-            next[install] = head[key] ?? -1
-            head[key] = Int32(install)
+            next[install] = head[id] ?? -1
+            head[id] = Int32(install)
         }
 
         /// The install indexes of `id`, newest first.
@@ -83,35 +82,61 @@ struct AttributionReport {
         var linkedAppsflyerIDs: [RowFingerprint: [RowFingerprint]] = [:]
 
         init(database: Database, zone: Zone, mmpZone: Zone) throws {
-            var pool = StringPool()
             var day = DayNames(zone)
-            var cohortIndex: [CohortKey: Int] = [:]
+            // Installs repeat a few hundred (media source, campaign) pairs and a few dozen days: each
+            // row is looked up by the fingerprints of its bytes and its day's number, and only a
+            // pair seen for the first time is made into strings (and cleaned).
+            var campaignIndex: [CampaignBytes: Int32] = [:]
+            var campaigns: [(mediaSource: String, campaign: String)] = []
+            var cohortIndex: [InstallCohort: Int] = [:]
             try database.forEach("""
                 SELECT install_wall_ms, media_source, campaign, customer_user_id, idfv, idfa, appsflyer_id, rowid
                 FROM stg_mmp__installs WHERE retargeting = 0 ORDER BY rowid
                 """) { row in
                 let ms = mmpZone.utc(fromLocal: row.int(0))
                 let index = installs.count
-                let appsflyerID = row.optionalString(6)
-                let key = CohortKey(day: day(ms), mediaSource: pool(AttributionReport.mediaSource(row.optionalString(1))),
-                                    campaign: pool(row.optionalString(2) ?? ""))
+                let appsflyerID = row.fingerprint(6)
+                let bytes = CampaignBytes(mediaSource: row.fingerprint(1), campaign: row.fingerprint(2))
+                let campaign: Int32
+                if let known = campaignIndex[bytes] {
+                    campaign = known
+                } else {
+                    campaign = Int32(campaigns.count)
+                    campaignIndex[bytes] = campaign
+                    campaigns.append((AttributionReport.mediaSource(row.optionalString(1)), row.optionalString(2) ?? ""))
+                }
+                let place = InstallCohort(day: day.number(ms), campaign: campaign)
                 let cohort: Int
-                if let known = cohortIndex[key] {
+                if let known = cohortIndex[place] {
                     cohort = known
                 } else {
                     cohort = cohorts.count
-                    cohortIndex[key] = cohort
-                    cohorts.append(key)
+                    cohortIndex[place] = cohort
+                    let (mediaSource, campaignName) = campaigns[Int(campaign)]
+                    cohorts.append(CohortKey(day: day(ms), mediaSource: mediaSource, campaign: campaignName))
                 }
-                installs.append((ms, cohort, appsflyerID.map(RowFingerprint.init), row.int(7)))
-                byCUID.add(row.optionalString(3), install: index)
+                installs.append((ms, cohort, appsflyerID, row.int(7)))
+                byCUID.add(row.fingerprint(3), install: index)
                 byAppsflyer.add(appsflyerID, install: index)
-                byIDFV.add(row.optionalString(4), install: index)
-                byIDFA.add(row.optionalString(5), install: index)
+                byIDFV.add(row.fingerprint(4), install: index)
+                byIDFA.add(row.fingerprint(5), install: index)
             }
             try database.forEach("SELECT customer_user_id, appsflyer_id FROM stg_mmp__links") { row in
-                linkedAppsflyerIDs[RowFingerprint(row.string(0)), default: []].append(RowFingerprint(row.string(1)))
+                guard let user = row.fingerprint(0), let appsflyerID = row.fingerprint(1) else { return }
+                linkedAppsflyerIDs[user, default: []].append(appsflyerID)
             }
+        }
+
+        /// An install's media source and campaign as stored (nil for NULL), before they are cleaned.
+        private struct CampaignBytes: Hashable {
+            var mediaSource: RowFingerprint?
+            var campaign: RowFingerprint?
+        }
+
+        /// An install's cohort while the table is read: its day's number and its campaign's place.
+        private struct InstallCohort: Hashable {
+            var day: Int64
+            var campaign: Int32
         }
     }
 
@@ -162,8 +187,9 @@ struct AttributionReport {
 
         // Users: registrations (each user's first), merged in user id order with their purchases;
         // a paying user who never registered signs up at their first purchase.
-        var cohortOfUser: [String: Int] = [:]
-        var userOfAppsflyer: [RowFingerprint: String] = [:]
+        // By the fingerprints of their ids, as the MMP rows name them.
+        var cohortOfUser: [RowFingerprint: Int] = [:]
+        var userOfAppsflyer: [RowFingerprint: RowFingerprint] = [:]
         // Written on a second connection on a worker thread while this one reads and matches. Only
         // what changed is written: a night leaves most users' installs as they were.
         let userInstalls = BackgroundInserts(path: database.path, setup: Self.createUserInstalls, inserts: Self.userInstallWrites)
@@ -201,13 +227,9 @@ struct AttributionReport {
         while hasSignup || hasPurchase {
             let signupRow = signups.row
             let purchaseRow = purchases.row
-            let userID: String
-            if hasSignup, hasPurchase {
-                let (a, b) = (signupRow.string(0), purchaseRow.string(0))
-                userID = a.utf8.lexicographicallyPrecedes(b.utf8) ? a : b
-            } else {
-                userID = hasSignup ? signupRow.string(0) : purchaseRow.string(0)
-            }
+            // The smaller of the two ids (in bytes, as SQLite orders them), made into a string once.
+            let signupFirst = hasSignup && (!hasPurchase || signupRow.compareText(0, with: purchaseRow, 0) <= 0)
+            let userID = signupFirst ? signupRow.string(0) : purchaseRow.string(0)
             // A stored user before this one in the same order is no longer reported.
             while hasStored, case let storedID = stored.row.string(0), storedID.utf8.lexicographicallyPrecedes(userID.utf8) {
                 userInstalls.insert(table: 1, [.text(storedID)])
@@ -215,13 +237,13 @@ struct AttributionReport {
             }
             if hasStored, stored.row.string(0) == userID { hasStored = try stored.step() }
             var signup = Signup(ms: 0, registered: false)
-            if hasSignup, signupRow.string(0) == userID {
+            if hasSignup, signupRow.text(0, equals: userID) {
                 signup = Signup(ms: signupRow.int(1), idfv: signupRow.optionalString(2), idfa: signupRow.optionalString(3),
                                 appsflyerID: signupRow.optionalString(4), registered: true)
                 hasSignup = try signups.step()
             }
             var userPurchases: [(ms: Int64, grossUSD: Amount, refundUSD: Amount)] = []
-            while hasPurchase, purchases.row.string(0) == userID {
+            while hasPurchase, purchases.row.text(0, equals: userID) {
                 userPurchases.append(Self.purchase(purchases.row, offset: 1, day: &day, fx: fx))
                 hasPurchase = try purchases.step()
             }
@@ -251,7 +273,7 @@ struct AttributionReport {
                 matchedBy[how, default: 0] += 1
                 key = install.slot
                 anchor = install.ms
-                if let appsflyerID = install.appsflyerID { userOfAppsflyer[appsflyerID] = userID }
+                if let appsflyerID = install.appsflyerID { userOfAppsflyer[appsflyerID] = cuid }
                 userInstalls.insert(table: 0, [.text(userID), .integer(install.ms), .text(keys[key].mediaSource), .text(keys[key].campaign),
                                                .text(how), .integer(install.row)])
             } else {
@@ -261,7 +283,7 @@ struct AttributionReport {
                 add(key) { $0.anchorMs = max($0.anchorMs, signup.ms) }
                 userInstalls.insert(table: 0, [.text(userID), .null, .null, .null, .text("unattributed"), .null])
             }
-            cohortOfUser[userID] = key
+            cohortOfUser[cuid] = key
             add(key) { cohort in
                 if signup.registered { cohort.registrations += 1 }
                 if !userPurchases.isEmpty { cohort.payers += 1 }
@@ -295,9 +317,8 @@ struct AttributionReport {
                 usd = amount * rate
             }
             guard let usd else { return }
-            let userID = row.optionalString(1).flatMap { cohortOfUser[$0] != nil ? $0 : nil }
-                ?? row.optionalString(2).flatMap { userOfAppsflyer[RowFingerprint($0)] }
-            if let userID, let slot = cohortOfUser[userID] { add(slot) { $0.mmpRevenue += usd } }
+            let user = row.fingerprint(1).flatMap { cohortOfUser[$0] != nil ? $0 : nil } ?? row.fingerprint(2).flatMap { userOfAppsflyer[$0] }
+            if let user, let slot = cohortOfUser[user] { add(slot) { $0.mmpRevenue += usd } }
         }
 
         Trace.mark("attribution mmp purchases")

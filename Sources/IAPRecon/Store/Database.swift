@@ -1,4 +1,5 @@
 import CSQLite
+import Foundation
 
 
 /// Set once, before the first connection opens: no memory statistics (their global mutex would
@@ -279,6 +280,38 @@ public struct Row {
     public func optionalInt(_ index: Int) -> Int64? { isNull(index) ? nil : int(index) }
     public func string(_ index: Int) -> String { statement.text(Int32(index)) }
     public func optionalString(_ index: Int) -> String? { isNull(index) ? nil : string(index) }
+    /// The fingerprint of column `index`'s text, as `RowFingerprint(string(index))` but without making the
+    /// `String`; nil when it is NULL.
+    func fingerprint(_ index: Int) -> RowFingerprint? {
+        isNull(index) ? nil : statement.withText(Int32(index)) { bytes in
+            var fingerprint = RowFingerprint()
+            fingerprint.add(bytes)
+            return fingerprint
+        }
+    }
+    /// Column `index`'s text against `other`'s column `otherIndex`, byte by byte as SQLite's BINARY
+    /// collation orders them: negative, zero or positive.
+    func compareText(_ index: Int, with other: Row, _ otherIndex: Int) -> Int {
+        statement.withText(Int32(index)) { mine in
+            other.statement.withText(Int32(otherIndex)) { theirs in
+                let common = min(mine.count, theirs.count)
+                guard common > 0, let a = mine.baseAddress, let b = theirs.baseAddress else { return mine.count - theirs.count }
+                let order = Int(memcmp(a, b, common))
+                return order != 0 ? order : mine.count - theirs.count
+            }
+        }
+    }
+    /// Whether column `index`'s text is `text`, byte for byte, without making a `String` of it.
+    func text(_ index: Int, equals text: String) -> Bool {
+        statement.withText(Int32(index)) { bytes in
+            var text = text
+            return text.withUTF8 { utf8 in
+                guard utf8.count == bytes.count else { return false }
+                guard let a = utf8.baseAddress, let b = bytes.baseAddress else { return true }
+                return memcmp(a, b, utf8.count) == 0
+            }
+        }
+    }
 
     public func value(_ index: Int) -> SQLValue {
         switch statement.columnType(Int32(index)) {
