@@ -160,6 +160,7 @@ struct AttributionReport {
         try database.forEach("SELECT mmp_tz FROM int_run_settings") { mmpZone = Zone($0.string(0)) ?? .utc }
 
         var day = DayNames(zone)
+        var money = AmountReader(fx: fx, zone: zone)
         // The installs and their ids are read on a worker's own connection meanwhile (InstallTable).
         let installWork = Background { [path = database.path, mmpZone] in
             try InstallTable(database: Database(path: path, readOnly: true), zone: zone, mmpZone: mmpZone)
@@ -172,7 +173,7 @@ struct AttributionReport {
             SELECT purchase_ms, unit_price, quantity, currency, refund_amount FROM int_transactions_resolved NOT INDEXED
             WHERE is_revenue = 1 AND user_id IS NULL
             """) { row in
-            let purchase = Self.purchase(row, offset: 0, day: &day, fx: fx)
+            let purchase = Self.purchase(row, offset: 0, values: &money)
             let key = CohortKey(day: day(purchase.ms), mediaSource: "unattributed", campaign: "")
             add(key) { cohort in
                 cohort.anchorMs = max(cohort.anchorMs, purchase.ms)
@@ -244,7 +245,7 @@ struct AttributionReport {
             }
             var userPurchases: [(ms: Int64, grossUSD: Amount, refundUSD: Amount)] = []
             while hasPurchase, purchases.row.text(0, equals: userID) {
-                userPurchases.append(Self.purchase(purchases.row, offset: 1, day: &day, fx: fx))
+                userPurchases.append(Self.purchase(purchases.row, offset: 1, values: &money))
                 hasPurchase = try purchases.step()
             }
             if !signup.registered, let first = userPurchases.first { signup.ms = first.ms }
@@ -391,11 +392,11 @@ struct AttributionReport {
     }
 
     /// A verified purchase row (purchase_ms, unit_price, quantity, currency, refund_amount from `offset`) in the reporting currency.
-    static func purchase(_ row: Row, offset: Int, day: inout DayNames, fx: FXRates) -> (ms: Int64, grossUSD: Amount, refundUSD: Amount) {
+    static func purchase(_ row: Row, offset: Int, values: inout AmountReader) -> (ms: Int64, grossUSD: Amount, refundUSD: Amount) {
         let purchaseMs = row.int(offset)
-        let gross = (row.optionalString(offset + 1).flatMap(Amount.parse) ?? .zero) * row.int(offset + 2)
-        let rate = fx.rate(row.optionalString(offset + 3) ?? "", on: day(purchaseMs)) ?? .zero
-        let refund = row.optionalString(offset + 4).flatMap(Amount.parse) ?? .zero
+        let gross = (values.amount(row, offset + 1) ?? .zero) * row.int(offset + 2)
+        let rate = values.rate(currency: values.currency(row, offset + 3), atMs: purchaseMs) ?? .zero
+        let refund = values.amount(row, offset + 4) ?? .zero
         return (purchaseMs, gross * rate, refund * rate)
     }
 

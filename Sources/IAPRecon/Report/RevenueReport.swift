@@ -24,6 +24,12 @@ struct RevenueReport: Sendable {
         var refunds = Amount.zero
         var grossUSD: Amount? = .zero
         var refundsUSD: Amount? = .zero
+
+        func adding(_ other: Row) -> Row {
+            Row(units: units + other.units, gross: gross + other.gross, refunds: refunds + other.refunds,
+                grossUSD: grossUSD.flatMap { mine in other.grossUSD.map { mine + $0 } },
+                refundsUSD: refundsUSD.flatMap { mine in other.refundsUSD.map { mine + $0 } })
+        }
     }
 
     var rows: [Key: Row] = [:]
@@ -33,43 +39,72 @@ struct RevenueReport: Sendable {
     var priceSources: [PriceSource: Int] = [:]
 
     init(database: Database, zone: Zone, fx: FXRates) throws {
-        var day = DayNames(zone)
+        var values = AmountReader(fx: fx, zone: zone)
+        var products = TextIndex(), storefronts = TextIndex(), sources = TextIndex()
+        var sourceCounts: [Int] = []
+        // Rows gather by numbers (day, product, storefront, currency), named once at the end.
+        var slots: [Slot: Int] = [:]
+        var entries: [(slot: Slot, date: String, row: Row)] = []
+        func add(_ slot: Slot, at utcMs: Int64, _ change: (inout Row) -> Void) {
+            let index: Int
+            if let known = slots[slot] {
+                index = known
+            } else {
+                index = entries.count
+                slots[slot] = index
+                entries.append((slot, values.day(utcMs), Row()))
+            }
+            change(&entries[index].row)
+        }
         try database.forEach("""
             SELECT purchase_ms, product_id, storefront, currency, unit_price, quantity, refund_ms, refund_amount, price_source
             FROM int_transactions_resolved WHERE is_revenue = 1
             """) { row in
-            let source = PriceSource(rawValue: row.string(8)) ?? .none
-            priceSources[source, default: 0] += 1
-            let purchaseDay = day(row.int(0))
-            let currency = row.optionalString(3) ?? ""
-            let unitPrice = row.optionalString(4).flatMap(Amount.parse)
+            let source = Int(sources.number(row, 8))
+            if source == sourceCounts.count { sourceCounts.append(0) }
+            sourceCounts[source] += 1
+            let purchaseMs = row.int(0)
+            let currency = values.currency(row, 3)
+            let unitPrice = values.amount(row, 4)
             let quantity = row.int(5)
             let gross = (unitPrice ?? .zero) * quantity
-            let rate = fx.rate(currency, on: purchaseDay)
+            let rate = values.rate(currency: currency, atMs: purchaseMs)
             if rate == nil, unitPrice != nil { unconverted += 1 }
-            let storefront = row.optionalString(2) ?? ""
-            let key = Key(date: purchaseDay, productID: row.string(1), storefront: storefront, currency: currency)
-            add(key) { entry in
+            let product = products.number(row, 1)
+            let storefront = storefronts.number(row, 2)
+            let purchase = Slot(day: values.days.number(purchaseMs), product: product, storefront: storefront, currency: currency)
+            add(purchase, at: purchaseMs) { entry in
                 entry.units += quantity
                 entry.gross += gross
                 entry.grossUSD = rate.flatMap { rate in entry.grossUSD.map { $0 + gross * rate } }
             }
             if let rate { grossUSD += gross * rate }
-            if let refundMs = row.optionalInt(6), let refund = row.optionalString(7).flatMap(Amount.parse) {
-                let refundKey = Key(date: day(refundMs), productID: row.string(1), storefront: storefront, currency: currency)
-                add(refundKey) { entry in
+            if let refundMs = row.optionalInt(6), let refund = values.amount(row, 7) {
+                let refundSlot = Slot(day: values.days.number(refundMs), product: product, storefront: storefront, currency: currency)
+                add(refundSlot, at: refundMs) { entry in
                     entry.refunds += refund
                     entry.refundsUSD = rate.flatMap { rate in entry.refundsUSD.map { $0 + refund * rate } }
                 }
                 if let rate { refundsUSD += refund * rate }
             }
         }
+        for (number, count) in sourceCounts.enumerated() {
+            priceSources[PriceSource(rawValue: sources[Int32(number)]) ?? .none, default: 0] += count
+        }
+        for (slot, date, row) in entries {
+            let key = Key(date: date, productID: products[slot.product], storefront: storefronts[slot.storefront],
+                          currency: values.currencies[slot.currency])
+            // Two texts that differ only in bytes a String repairs name one row, as they always did.
+            rows[key] = rows[key].map { $0.adding(row) } ?? row
+        }
     }
 
-    private mutating func add(_ key: Key, _ change: (inout Row) -> Void) {
-        var row = rows[key] ?? Row()
-        change(&row)
-        rows[key] = row
+    /// A row's place while the transactions are read: its day's number and its texts' numbers.
+    private struct Slot: Hashable {
+        var day: Int64
+        var product: Int32
+        var storefront: Int32
+        var currency: Int32
     }
 
     static let header = ["date", "product_id", "storefront", "currency", "units", "gross", "refunds", "net", "gross_usd", "refunds_usd", "net_usd"]

@@ -1,0 +1,64 @@
+/// The distinct texts of a column, each numbered once: a report reading hundreds of thousands of
+/// rows that repeat a few hundred product ids, storefronts and currencies looks each row's text
+/// up by the fingerprint of its bytes and makes a `String` only the first time it sees one.
+struct TextIndex {
+    private var numbers: [RowFingerprint: Int32] = [:]
+    private(set) var texts: [String] = []
+
+    /// The number of column `column`'s text; NULL counts as the empty text.
+    mutating func number(_ row: Row, _ column: Int) -> Int32 {
+        let fingerprint = row.fingerprint(column) ?? RowFingerprint("")
+        if let number = numbers[fingerprint] { return number }
+        let number = Int32(texts.count)
+        numbers[fingerprint] = number
+        texts.append(row.optionalString(column) ?? "")
+        return number
+    }
+
+    subscript(number: Int32) -> String { texts[Int(number)] }
+}
+
+/// Amounts and exchange rates of many transaction rows: each distinct amount text is parsed once,
+/// and each currency's rate looked up once a day, in the report's zone (`FXRates` for the rule).
+struct AmountReader {
+    let fx: FXRates
+    private(set) var days: DayNames
+    private(set) var currencies = TextIndex()
+    private var amounts: [RowFingerprint: Amount?] = [:]
+    private var rates: [RateKey: Amount?] = [:]
+
+    private struct RateKey: Hashable {
+        var currency: Int32
+        var day: Int64
+    }
+
+    init(fx: FXRates, zone: Zone) {
+        self.fx = fx
+        days = DayNames(zone)
+    }
+
+    /// Column `column` as an exact amount: nil when it is NULL or not a number.
+    mutating func amount(_ row: Row, _ column: Int) -> Amount? {
+        guard let fingerprint = row.fingerprint(column) else { return nil }
+        if let amount = amounts[fingerprint] { return amount }
+        let amount = Amount.parse(row.string(column))
+        amounts[fingerprint] = amount
+        return amount
+    }
+
+    /// The rate of the currency `currency` numbers (in `currencies`) on the day of `utcMs`: what
+    /// `fx.rate(currency, on: day)` says.
+    mutating func rate(currency: Int32, atMs utcMs: Int64) -> Amount? {
+        let key = RateKey(currency: currency, day: days.number(utcMs))
+        if let rate = rates[key] { return rate }
+        let rate = fx.rate(currencies[currency], on: days(utcMs))
+        rates[key] = rate
+        return rate
+    }
+
+    /// The number of column `column`'s currency (NULL as the empty text), for `rate`.
+    mutating func currency(_ row: Row, _ column: Int) -> Int32 { currencies.number(row, column) }
+
+    /// The name of the day of `utcMs` in the report's zone.
+    mutating func day(_ utcMs: Int64) -> String { days(utcMs) }
+}
