@@ -36,12 +36,37 @@ struct AttributionReport {
         var mmpRevenue = Amount.zero
     }
 
-    /// An install row: its time in UTC, its cohort's slot, and where it is (`stg_mmp__installs` rowid).
+    /// An install row: its time in UTC, its cohort's slot, and where it is (`stg_mmp__installs` rowid and source).
     struct Install {
         var ms: Int64
         var slot: Int
         var appsflyerID: RowFingerprint?
         var row: Int64
+        var source: RowFingerprint?
+    }
+
+    /// A user's `fct_user_installs` row past the user id, its texts by fingerprint: a night writes
+    /// only the users whose row would change.
+    struct UserInstall: Equatable {
+        var ms: Int64?
+        var mediaSource: RowFingerprint?
+        var campaign: RowFingerprint?
+        var matchedBy: RowFingerprint?
+        var source: RowFingerprint?
+
+        /// Columns 1...5 of a `fct_user_installs` row.
+        init(stored row: Row) {
+            (ms, mediaSource, campaign) = (row.optionalInt(1), row.fingerprint(2), row.fingerprint(3))
+            (matchedBy, source) = (row.fingerprint(4), row.fingerprint(5))
+        }
+
+        init(ms: Int64?, mediaSource: String?, campaign: String?, matchedBy: String, source: RowFingerprint?) {
+            self.ms = ms
+            self.mediaSource = mediaSource.map { RowFingerprint($0) }
+            self.campaign = campaign.map { RowFingerprint($0) }
+            self.matchedBy = RowFingerprint(matchedBy)
+            self.source = source
+        }
     }
 
     /// Installs reachable from one id (a CUID, AppsFlyer ID, IDFV or IDFA): a chain through `next`.
@@ -75,7 +100,7 @@ struct AttributionReport {
     /// cohort by its place in `cohorts`, so the matching thread looks up a few hundred cohorts,
     /// not one per install.
     struct InstallTable: Sendable {
-        var installs: [(ms: Int64, cohort: Int, appsflyerID: RowFingerprint?, row: Int64)] = []
+        var installs: [(ms: Int64, cohort: Int, appsflyerID: RowFingerprint?, row: Int64, source: RowFingerprint?)] = []
         /// The distinct cohorts of the installs, in the order they first appear.
         var cohorts: [CohortKey] = []
         var byCUID = InstallIndex(), byAppsflyer = InstallIndex(), byIDFV = InstallIndex(), byIDFA = InstallIndex()
@@ -90,7 +115,7 @@ struct AttributionReport {
             var campaigns: [(mediaSource: String, campaign: String)] = []
             var cohortIndex: [InstallCohort: Int] = [:]
             try database.forEach("""
-                SELECT install_wall_ms, media_source, campaign, customer_user_id, idfv, idfa, appsflyer_id, rowid
+                SELECT install_wall_ms, media_source, campaign, customer_user_id, idfv, idfa, appsflyer_id, rowid, source
                 FROM stg_mmp__installs WHERE retargeting = 0 ORDER BY rowid
                 """) { row in
                 let ms = mmpZone.utc(fromLocal: row.int(0))
@@ -115,7 +140,7 @@ struct AttributionReport {
                     let (mediaSource, campaignName) = campaigns[Int(campaign)]
                     cohorts.append(CohortKey(day: day(ms), mediaSource: mediaSource, campaign: campaignName))
                 }
-                installs.append((ms, cohort, appsflyerID, row.int(7)))
+                installs.append((ms, cohort, appsflyerID, row.int(7), row.fingerprint(8)))
                 byCUID.add(row.fingerprint(3), install: index)
                 byAppsflyer.add(appsflyerID, install: index)
                 byIDFV.add(row.fingerprint(4), install: index)
@@ -199,9 +224,12 @@ struct AttributionReport {
             SELECT user_id, purchase_ms, unit_price, quantity, currency, refund_amount FROM int_transactions_resolved NOT INDEXED
             WHERE is_revenue = 1 AND user_id IS NOT NULL ORDER BY user_id, purchase_ms, transaction_id
             """)
-        // The users the table holds now (none in a new store), to remove those no longer reported.
+        // The users the table holds now (none in a new store): those no longer reported are removed,
+        // and those whose install is unchanged are not written again.
         let hasTable = try database.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'fct_user_installs'").integerValue > 0
-        let stored = try database.cached(hasTable ? "SELECT user_id FROM fct_user_installs ORDER BY user_id" : "SELECT NULL WHERE 0")
+        let stored = try database.cached(hasTable
+            ? "SELECT user_id, install_ms, media_source, campaign, matched_by, source FROM fct_user_installs ORDER BY user_id"
+            : "SELECT NULL WHERE 0")
         defer {
             signups.reset()
             purchases.reset()
@@ -214,7 +242,9 @@ struct AttributionReport {
         var table = try installWork.value()
         Trace.mark("attribution waited for installs")
         let slotOfCohort = table.cohorts.map { slot($0) }
-        var installs = table.installs.map { Install(ms: $0.ms, slot: slotOfCohort[$0.cohort], appsflyerID: $0.appsflyerID, row: $0.row) }
+        var installs = table.installs.map {
+            Install(ms: $0.ms, slot: slotOfCohort[$0.cohort], appsflyerID: $0.appsflyerID, row: $0.row, source: $0.source)
+        }
         table.installs = []
         let (byCUID, byAppsflyer, byIDFV, byIDFA) = (table.byCUID, table.byAppsflyer, table.byIDFV, table.byIDFA)
         let linkedAppsflyerIDs = table.linkedAppsflyerIDs
@@ -230,13 +260,18 @@ struct AttributionReport {
             let purchaseRow = purchases.row
             // The smaller of the two ids (in bytes, as SQLite orders them), made into a string once.
             let signupFirst = hasSignup && (!hasPurchase || signupRow.compareText(0, with: purchaseRow, 0) <= 0)
-            let userID = signupFirst ? signupRow.string(0) : purchaseRow.string(0)
+            let userRow = signupFirst ? signupRow : purchaseRow
+            let userID = userRow.string(0)
             // A stored user before this one in the same order is no longer reported.
-            while hasStored, case let storedID = stored.row.string(0), storedID.utf8.lexicographicallyPrecedes(userID.utf8) {
-                userInstalls.insert(table: 1, [.text(storedID)])
+            while hasStored, stored.row.compareText(0, with: userRow, 0) < 0 {
+                userInstalls.insert(table: 1, [.text(stored.row.string(0))])
                 hasStored = try stored.step()
             }
-            if hasStored, stored.row.string(0) == userID { hasStored = try stored.step() }
+            var storedInstall: UserInstall?
+            if hasStored, stored.row.text(0, equals: userID) {
+                storedInstall = UserInstall(stored: stored.row)
+                hasStored = try stored.step()
+            }
             var signup = Signup(ms: 0, registered: false)
             if hasSignup, signupRow.text(0, equals: userID) {
                 signup = Signup(ms: signupRow.int(1), idfv: signupRow.optionalString(2), idfa: signupRow.optionalString(3),
@@ -275,14 +310,18 @@ struct AttributionReport {
                 key = install.slot
                 anchor = install.ms
                 if let appsflyerID = install.appsflyerID { userOfAppsflyer[appsflyerID] = cuid }
-                userInstalls.insert(table: 0, [.text(userID), .integer(install.ms), .text(keys[key].mediaSource), .text(keys[key].campaign),
-                                               .text(how), .integer(install.row)])
+                let (mediaSource, campaign) = (keys[key].mediaSource, keys[key].campaign)
+                if storedInstall != UserInstall(ms: install.ms, mediaSource: mediaSource, campaign: campaign, matchedBy: how, source: install.source) {
+                    userInstalls.insert(table: 0, [.text(userID), .integer(install.ms), .text(mediaSource), .text(campaign), .text(how), .integer(install.row)])
+                }
             } else {
                 matchedBy["unattributed", default: 0] += 1
                 key = slot(CohortKey(day: day(signup.ms), mediaSource: "unattributed", campaign: ""))
                 anchor = signup.ms
                 add(key) { $0.anchorMs = max($0.anchorMs, signup.ms) }
-                userInstalls.insert(table: 0, [.text(userID), .null, .null, .null, .text("unattributed"), .null])
+                if storedInstall != UserInstall(ms: nil, mediaSource: nil, campaign: nil, matchedBy: "unattributed", source: nil) {
+                    userInstalls.insert(table: 0, [.text(userID), .null, .null, .null, .text("unattributed"), .null])
+                }
             }
             cohortOfUser[cuid] = key
             add(key) { cohort in
