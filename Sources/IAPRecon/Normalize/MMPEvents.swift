@@ -4,13 +4,18 @@
 /// and event value is one row, and the first in file order wins. `stg_mmp__identities` keeps every
 /// winner's identity (a 128-bit fingerprint of it), so a night whose MMP files all sort after the stored ones only appends
 /// them; a replaced MMP file, or a new one that sorts among the stored ones, rebuilds the tables.
+/// Identities are keyed by event time first (a repeat has its original's time): a night's rows,
+/// mostly of that day, land at the end of the table instead of on every one of its pages.
 ///
 /// - `stg_mmp__installs`: install rows (retargeting ones too, flagged), in file order.
 /// - `stg_mmp__purchases`: `af_purchase` rows.
 /// - `stg_mmp__links`: the Customer User IDs seen with each AppsFlyer ID, on any event.
 enum MMPEvents {
     static let tables = RebuiltTables(tables: [
-        ("stg_mmp__identities", "(first INTEGER NOT NULL, second INTEGER NOT NULL, PRIMARY KEY (first, second)) WITHOUT ROWID"),
+        ("stg_mmp__identities", """
+            (event_wall_ms INTEGER NOT NULL, first INTEGER NOT NULL, second INTEGER NOT NULL, PRIMARY KEY (event_wall_ms, first, second))
+            WITHOUT ROWID
+            """),
         ("stg_mmp__installs", """
             (
               install_wall_ms INTEGER NOT NULL, media_source TEXT, campaign TEXT, customer_user_id TEXT, idfv TEXT, idfa TEXT,
@@ -32,7 +37,10 @@ enum MMPEvents {
         let rebuildRequested = try database.scalar("SELECT count(*) FROM dirty_keys WHERE kind = 'mmp_rebuild'").integerValue > 0
         let exists = try database.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'stg_mmp__identities'").integerValue > 0
         let inOrder = try appendsInOrder(database, newFiles)
-        if rebuildRequested || !exists || !inOrder {
+        // Identities stored by an iaprecon that keyed them by fingerprint alone are rebuilt once.
+        let keyedByTime = try database.scalar(
+            "SELECT count(*) FROM pragma_table_info('stg_mmp__identities') WHERE name = 'event_wall_ms'").integerValue > 0
+        if rebuildRequested || !exists || !keyedByTime || !inOrder {
             // In place: this runs inside the caller's one transaction.
             try database.execute(tables.dropAndCreate)
             try rebuild(beside: false).runHere(database)
@@ -41,8 +49,8 @@ enum MMPEvents {
             let inserts = inserts(beside: false)
             let identity = try database.cached(inserts[0])
             let target = try DirectInserts(database: database, inserts: inserts)
-            try append(database, files: "file_id IN (\(newFiles.map(String.init).joined(separator: ",")))", into: target) { fingerprint in
-                try identity.insert([.integer(Int64(bitPattern: fingerprint.first)), .integer(Int64(bitPattern: fingerprint.second))])
+            try append(database, files: "file_id IN (\(newFiles.map(String.init).joined(separator: ",")))", into: target) { ms, fingerprint in
+                try identity.insert([.integer(ms), .integer(Int64(bitPattern: fingerprint.first)), .integer(Int64(bitPattern: fingerprint.second))])
                 return database.changes == 1
             }
         }
@@ -51,7 +59,7 @@ enum MMPEvents {
     /// Tables 0...3: identities, installs, purchases, links (or their `__next` twins).
     private static func inserts(beside: Bool) -> [String] {
         [
-            RebuiltTables.insert(into: "stg_mmp__identities", values: 2, beside: beside, orIgnore: true),
+            RebuiltTables.insert(into: "stg_mmp__identities", values: 3, beside: beside, orIgnore: true),
             RebuiltTables.insert(into: "stg_mmp__installs", values: 9, beside: beside),
             RebuiltTables.insert(into: "stg_mmp__purchases", values: 6, beside: beside),
             RebuiltTables.insert(into: "stg_mmp__links", values: 2, beside: beside, orIgnore: true),
@@ -59,18 +67,24 @@ enum MMPEvents {
     }
 
     /// Fills the empty (just created) tables from every MMP file. Repeats are found in memory
-    /// (16 bytes a row) and the identities written sorted at the end, so no insert lands at a
-    /// random place of a large b-tree.
+    /// (16 bytes a row, and 24 for the winners' identities), which are written sorted at the end,
+    /// so no insert lands at a random place of a large b-tree.
     static func rebuild(beside: Bool) -> ReaderJob {
         ReaderJob(inserts: inserts(beside: beside)) { reader, target in
             var seen = Set<RowFingerprint>()
+            var winners: [(ms: Int64, first: Int64, second: Int64)] = []
             // Sized once for every MMP row (repeats are few), not rehashed at each doubling.
             let rows = try reader.scalar("SELECT coalesce(sum(accepted), 0) FROM files WHERE source = '\(SourceKind.attribution.rawValue)'")
             seen.reserveCapacity(Int(rows.integerValue))
-            try append(reader, files: "source = '\(SourceKind.attribution.rawValue)'", into: target) { seen.insert($0).inserted }
-            let sorted = seen.map { (Int64(bitPattern: $0.first), Int64(bitPattern: $0.second)) }.sorted { $0 < $1 }
+            winners.reserveCapacity(Int(rows.integerValue))
+            try append(reader, files: "source = '\(SourceKind.attribution.rawValue)'", into: target) { ms, fingerprint in
+                guard seen.insert(fingerprint).inserted else { return false }
+                winners.append((ms, Int64(bitPattern: fingerprint.first), Int64(bitPattern: fingerprint.second)))
+                return true
+            }
             seen = []
-            for (first, second) in sorted { try target.insert(table: 0, [.integer(first), .integer(second)]) }
+            winners.sort { ($0.ms, $0.first, $0.second) < ($1.ms, $1.first, $1.second) }
+            for winner in winners { try target.insert(table: 0, [.integer(winner.ms), .integer(winner.first), .integer(winner.second)]) }
         }
     }
 
@@ -85,9 +99,10 @@ enum MMPEvents {
         return first > newest
     }
 
-    /// Appends the rows of the files `condition` selects, in path and line order, that `isNew` lets through.
+    /// Appends the rows of the files `condition` selects, in path and line order, that `isNew` (given
+    /// the row's event time and identity) lets through.
     private static func append(_ reader: Database, files condition: String, into target: any RowTarget,
-                               isNew: (RowFingerprint) throws -> Bool) throws {
+                               isNew: (Int64, RowFingerprint) throws -> Bool) throws {
         var files: [(id: Int64, path: String)] = []
         try reader.forEach("SELECT file_id, path FROM files WHERE \(condition) ORDER BY path") { files.append(($0.int(0), $0.string(1))) }
         for file in files {
@@ -96,7 +111,7 @@ enum MMPEvents {
                        revenue, revenue_currency, revenue_usd, is_retargeting_n, event_value_key, line
                 FROM raw_mmp__events WHERE file_id = ? ORDER BY line, item
                 """, [.integer(file.id)]) { row in
-                guard try isNew(identity(row)) else { return }
+                guard try isNew(row.int(0), identity(row)) else { return }
                 let cuid = row.optionalString(5)
                 let appsflyerID = row.optionalString(8)
                 let name = row.string(2)

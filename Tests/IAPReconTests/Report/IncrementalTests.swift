@@ -223,6 +223,36 @@ struct IncrementalTests {
         #expect(try rows(scenario, "fct_user_installs") == computed)
     }
 
+    @Test("a store whose MMP identities are keyed by fingerprint alone (an older iaprecon) rebuilds them by event time, then equals a full rebuild")
+    func identitiesFromAnOlderStore() throws {
+        let files = try SourceFile.list(in: Self.sampleData)
+        let mmp = files.filter { $0.kind == .attribution }
+        try #require(mmp.count >= 2)
+        let late = try #require(mmp.last)
+        let scenario = try Scenario()
+        for file in files where file != late { try scenario.link(file) }
+        _ = try run(scenario, input: scenario.input)
+        let database = try scenario.open()
+        try database.execute("""
+            CREATE TABLE old_identities (first INTEGER NOT NULL, second INTEGER NOT NULL, PRIMARY KEY (first, second)) WITHOUT ROWID;
+            INSERT INTO old_identities SELECT first, second FROM stg_mmp__identities;
+            DROP TABLE stg_mmp__identities;
+            ALTER TABLE old_identities RENAME TO stg_mmp__identities;
+            """)
+        try scenario.link(late)
+        _ = try run(scenario, input: scenario.input)
+        let columns = try database.scalar("SELECT group_concat(name, ',') FROM pragma_table_info('stg_mmp__identities')")
+        #expect(columns == .text("event_wall_ms,first,second"))
+
+        let full = try Scenario()
+        for file in files { try full.link(file) }
+        _ = try run(full, input: full.input)
+        try expectSame(scenario, full, "older identities")
+        for table in ["stg_mmp__identities", "stg_mmp__installs", "stg_mmp__purchases", "stg_mmp__links"] {
+            #expect(try rows(scenario, table) == rows(full, table), "\(table)")
+        }
+    }
+
     /// The same outputs and the same join tables, row for row.
     private func expectSame(_ a: Scenario, _ b: Scenario, _ label: String) throws {
         for name in SampleDataTests.outputs {
