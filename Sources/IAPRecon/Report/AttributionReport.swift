@@ -350,15 +350,15 @@ struct AttributionReport {
         try database.forEach("""
             SELECT event_wall_ms, customer_user_id, appsflyer_id, revenue, revenue_currency, revenue_usd FROM stg_mmp__purchases
             """) { row in
-            let eventDay = day(mmpZone.utc(fromLocal: row.int(0)))
-            var usd = row.optionalString(5).flatMap(Amount.parse)
-            if usd == nil, let amount = row.optionalString(3).flatMap(Amount.parse), let currency = row.optionalString(4),
-               let rate = fx.rate(currency, on: eventDay) {
+            // Only a reported user's purchases count: the amount of another is never read.
+            let user = row.fingerprint(1).flatMap { cohortOfUser[$0] != nil ? $0 : nil } ?? row.fingerprint(2).flatMap { userOfAppsflyer[$0] }
+            guard let user, let slot = cohortOfUser[user] else { return }
+            var usd = money.amount(row, 5)
+            if usd == nil, !row.isNull(4), let amount = money.amount(row, 3),
+               let rate = money.rate(currency: money.currency(row, 4), atMs: mmpZone.utc(fromLocal: row.int(0))) {
                 usd = amount * rate
             }
-            guard let usd else { return }
-            let user = row.fingerprint(1).flatMap { cohortOfUser[$0] != nil ? $0 : nil } ?? row.fingerprint(2).flatMap { userOfAppsflyer[$0] }
-            if let user, let slot = cohortOfUser[user] { add(slot) { $0.mmpRevenue += usd } }
+            if let usd { add(slot) { $0.mmpRevenue += usd } }
         }
 
         Trace.mark("attribution mmp purchases")
