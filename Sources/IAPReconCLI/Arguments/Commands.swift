@@ -252,7 +252,9 @@ extension CommandSpec {
             turns; then once per size the whole night as one 'iaprecon run' process. \
             Prints per stage the median wall time with its range, lines/s, MB/s and peak \
             memory (the one-process run's peak counts too); the \
-            growth between sizes; an incremental night that adds one day to a store of \
+            growth between sizes; the store write floor (SQLite copying the finished 1m \
+            store with VACUUM INTO, beside the time the lines/s target allows); an \
+            incremental night that adds one day to a store of \
             --days days, each night followed by a full rebuild it is compared with; and \
             which targets are met. Run it from a release build \
             (jobs/bench). Exits 0 unless a stage fails.

@@ -1,4 +1,5 @@
 import Foundation
+import IAPRecon
 import IAPReconGenerator
 
 /// `iaprecon bench`: times the pipeline stage by stage on generated inputs of several sizes,
@@ -67,6 +68,7 @@ struct Benchmark {
             console.out(BenchReport.sizeTable(results[index]))
         }
         if results.count > 1 { console.out(BenchReport.growthTable(BenchReport.growth(results))) }
+        if let million = results.first(where: { $0.input.requested == 1_000_000 }) { console.out(try measureStoreCopy(million)) }
         let night = settings.incremental ? try BenchReport.incrementalSize(results).map(measureIncremental) : nil
         if let night { console.out(BenchReport.incrementalTable(night)) }
         if let largest = results.last { console.out(try measureHistory(largest)) }
@@ -205,6 +207,30 @@ struct Benchmark {
         }
         return IncrementalResult(full: SizeResult(input: full.input, runs: rebuilds), earlierFull: full, newDay: lastDay,
                                  historyDays: settings.historyDays, builds: builds, nights: nights)
+    }
+
+    // MARK: What SQLite alone needs
+
+    /// SQLite copying the size's finished store (`VACUUM INTO`, on a synced machine): no input
+    /// read, nothing parsed or sorted, every table and index written once, as fast as SQLite
+    /// writes. No pipeline that writes this store can take less; set beside the time the
+    /// lines/s target allows, it shows how much of that time is left for everything else.
+    func measureStoreCopy(_ result: SizeResult) throws -> String {
+        let place = StoreFolder(folder: settings.work + "/" + result.input.label + "/full")
+        let copy = place.folder + "/copy.sqlite"
+        var seconds: [Double] = []
+        var bytes = 0
+        for _ in 1...settings.runs {
+            try? FileManager.default.removeItem(atPath: copy)
+            sync()
+            let database = try Database(path: place.database, readOnly: true)
+            let start = DispatchTime.now().uptimeNanoseconds
+            try database.execute("VACUUM INTO '\(copy.replacingOccurrences(of: "'", with: "''"))'")
+            seconds.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
+            bytes = (try? FileManager.default.attributesOfItem(atPath: copy)[.size] as? Int) ?? 0
+        }
+        try? FileManager.default.removeItem(atPath: copy)
+        return BenchReport.storeCopyLine(label: result.input.label, bytes: bytes, seconds: Spread(seconds), lines: result.input.lines)
     }
 
     // MARK: History lookups
@@ -769,6 +795,15 @@ enum BenchReport {
             checks.append(TargetCheck(target: "incremental night", measured: "-", goal: incrementalGoal, met: nil))
         }
         return checks
+    }
+
+    /// The store write floor beside the time the lines/s target allows for `lines`.
+    static func storeCopyLine(label: String, bytes: Int, seconds: Spread, lines: Int) -> String {
+        let budget = Double(lines) / linesPerSecondTarget
+        return "\nstore write floor at \(label): SQLite copies the finished store (\(BenchFormat.megabytes(bytes)) MB) "
+            + "with VACUUM INTO in \(BenchFormat.seconds(seconds.median)) s (\(BenchFormat.range(seconds)) s), reading no input "
+            + "and parsing nothing; \(BenchFormat.grouped(Int(linesPerSecondTarget))) lines/s allows "
+            + "\(BenchFormat.seconds(budget)) s for the whole run, \(BenchFormat.percent(seconds.median / budget)) of which this copy takes"
     }
 
     static func targetsTable(_ checks: [TargetCheck]) -> String {

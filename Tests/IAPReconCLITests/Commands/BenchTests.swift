@@ -159,6 +159,13 @@ struct BenchTests {
         ])
     }
 
+    @Test("the store write floor is set beside the time 600,000 lines/s allows")
+    func storeCopyLine() {
+        let line = BenchReport.storeCopyLine(label: "1m", bytes: 451_700_000, seconds: Spread([1.3, 1.2, 2.0]), lines: 1_200_000)
+        #expect(line.contains("at 1m: SQLite copies the finished store (451.7 MB) with VACUUM INTO in 1.300 s (1.200-2.000 s)"))
+        #expect(line.hasSuffix("600,000 lines/s allows 2.000 s for the whole run, 65.0 % of which this copy takes"))
+    }
+
     @Test("wait4 statuses: exit codes and signals")
     func endings() {
         #expect(ChildProcess.Ending(status: 0) == .exited(0))
