@@ -111,9 +111,9 @@ struct AttributionReport {
             // Installs repeat a few hundred (media source, campaign) pairs and a few dozen days: each
             // row is looked up by the fingerprints of its bytes and its day's number, and only a
             // pair seen for the first time is made into strings (and cleaned).
-            var campaignIndex: [CampaignBytes: Int32] = [:]
+            var campaignNumbers = FirstSeen<CampaignBytes>()
             var campaigns: [(mediaSource: String, campaign: String)] = []
-            var cohortIndex: [InstallCohort: Int] = [:]
+            var cohortNumbers = FirstSeen<InstallCohort>()
             try database.forEach("""
                 SELECT install_wall_ms, media_source, campaign, customer_user_id, idfv, idfa, appsflyer_id, rowid, source
                 FROM stg_mmp__installs WHERE retargeting = 0 ORDER BY rowid
@@ -121,23 +121,11 @@ struct AttributionReport {
                 let ms = mmpZone.utc(fromLocal: row.int(0))
                 let index = installs.count
                 let appsflyerID = row.fingerprint(6)
-                let bytes = CampaignBytes(mediaSource: row.fingerprint(1), campaign: row.fingerprint(2))
-                let campaign: Int32
-                if let known = campaignIndex[bytes] {
-                    campaign = known
-                } else {
-                    campaign = Int32(campaigns.count)
-                    campaignIndex[bytes] = campaign
-                    campaigns.append((AttributionReport.mediaSource(row.optionalString(1)), row.optionalString(2) ?? ""))
-                }
-                let place = InstallCohort(day: day.number(ms), campaign: campaign)
-                let cohort: Int
-                if let known = cohortIndex[place] {
-                    cohort = known
-                } else {
-                    cohort = cohorts.count
-                    cohortIndex[place] = cohort
-                    let (mediaSource, campaignName) = campaigns[Int(campaign)]
+                let (campaign, newCampaign) = campaignNumbers.number(CampaignBytes(mediaSource: row.fingerprint(1), campaign: row.fingerprint(2)))
+                if newCampaign { campaigns.append((AttributionReport.mediaSource(row.optionalString(1)), row.optionalString(2) ?? "")) }
+                let (cohort, newCohort) = cohortNumbers.number(InstallCohort(day: day.number(ms), campaign: Int32(campaign)))
+                if newCohort {
+                    let (mediaSource, campaignName) = campaigns[campaign]
                     cohorts.append(CohortKey(day: day(ms), mediaSource: mediaSource, campaign: campaignName))
                 }
                 installs.append((ms, cohort, appsflyerID, row.int(7), row.fingerprint(8)))

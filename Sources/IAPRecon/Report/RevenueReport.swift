@@ -43,17 +43,11 @@ struct RevenueReport: Sendable {
         var products = TextIndex(), storefronts = TextIndex(), sources = TextIndex()
         var sourceCounts: [Int] = []
         // Rows gather by numbers (day, product, storefront, currency), named once at the end.
-        var slots: [Slot: Int] = [:]
+        var slots = FirstSeen<Slot>()
         var entries: [(slot: Slot, date: String, row: Row)] = []
         func add(_ slot: Slot, at utcMs: Int64, _ change: (inout Row) -> Void) {
-            let index: Int
-            if let known = slots[slot] {
-                index = known
-            } else {
-                index = entries.count
-                slots[slot] = index
-                entries.append((slot, values.day(utcMs), Row()))
-            }
+            let (index, isNew) = slots.number(slot)
+            if isNew { entries.append((slot, values.day(utcMs), Row())) }
             change(&entries[index].row)
         }
         try database.forEach("""

@@ -1,18 +1,29 @@
+/// Distinct keys numbered 0, 1, 2, ... in the order they are first seen: what goes with each key
+/// is kept in an array the caller appends to when a key is new.
+struct FirstSeen<Key: Hashable> {
+    private var numbers: [Key: Int] = [:]
+
+    /// The number of `key`, and whether this is its first time.
+    mutating func number(_ key: Key) -> (number: Int, isNew: Bool) {
+        if let known = numbers[key] { return (known, false) }
+        let number = numbers.count
+        numbers[key] = number
+        return (number, true)
+    }
+}
+
 /// The distinct texts of a column, each numbered once: a report reading hundreds of thousands of
 /// rows that repeat a few hundred product ids, storefronts and currencies looks each row's text
 /// up by the fingerprint of its bytes and makes a `String` only the first time it sees one.
 struct TextIndex {
-    private var numbers: [RowFingerprint: Int32] = [:]
+    private var numbers = FirstSeen<RowFingerprint>()
     private(set) var texts: [String] = []
 
     /// The number of column `column`'s text; NULL counts as the empty text.
     mutating func number(_ row: Row, _ column: Int) -> Int32 {
-        let fingerprint = row.fingerprint(column) ?? RowFingerprint("")
-        if let number = numbers[fingerprint] { return number }
-        let number = Int32(texts.count)
-        numbers[fingerprint] = number
-        texts.append(row.optionalString(column) ?? "")
-        return number
+        let (number, isNew) = numbers.number(row.fingerprint(column) ?? RowFingerprint(""))
+        if isNew { texts.append(row.optionalString(column) ?? "") }
+        return Int32(number)
     }
 
     subscript(number: Int32) -> String { texts[Int(number)] }
