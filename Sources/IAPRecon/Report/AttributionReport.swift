@@ -397,15 +397,12 @@ struct AttributionReport {
         ) WITHOUT ROWID;
         """
 
-    /// Table 0 writes a user's install where it changed (user, ms, media source, campaign, matched by,
-    /// `stg_mmp__installs` rowid); table 1 removes a user no longer reported.
+    /// Table 0 writes a user's install (user, ms, media source, campaign, matched by, `stg_mmp__installs`
+    /// rowid), which the caller sends only when it differs from the stored one (`UserInstall`);
+    /// table 1 removes a user no longer reported.
     static let userInstallWrites = [
         """
-        INSERT INTO fct_user_installs SELECT ?1, ?2, ?3, ?4, ?5, (SELECT source FROM stg_mmp__installs WHERE rowid = ?6) WHERE 1
-        ON CONFLICT (user_id) DO UPDATE SET install_ms = excluded.install_ms, media_source = excluded.media_source,
-          campaign = excluded.campaign, matched_by = excluded.matched_by, source = excluded.source
-        WHERE install_ms IS NOT excluded.install_ms OR media_source IS NOT excluded.media_source
-          OR campaign IS NOT excluded.campaign OR matched_by IS NOT excluded.matched_by OR source IS NOT excluded.source
+        INSERT OR REPLACE INTO fct_user_installs SELECT ?1, ?2, ?3, ?4, ?5, (SELECT source FROM stg_mmp__installs WHERE rowid = ?6)
         """,
         "DELETE FROM fct_user_installs WHERE user_id = ?1",
     ]
