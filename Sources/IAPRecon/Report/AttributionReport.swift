@@ -155,7 +155,7 @@ struct AttributionReport {
 
     var cohorts: [CohortKey: Cohort] = [:]
     /// While `init` runs: each cohort's place in `values`, so a user's cohort is an index, not three strings.
-    private var slots: [CohortKey: Int] = [:]
+    private var slots = FirstSeen<CohortKey>()
     private var keys: [CohortKey] = []
     private var values: [Cohort] = []
     var matchedBy: [String: Int] = ["customer_user_id": 0, "appsflyer_id": 0, "idfv": 0, "idfa": 0, "unattributed": 0]
@@ -365,7 +365,7 @@ struct AttributionReport {
             }
         }
         cohorts = Dictionary(uniqueKeysWithValues: zip(keys, values))
-        (slots, keys, values) = ([:], [], [])
+        (slots, keys, values) = (FirstSeen(), [], [])
     }
 
     /// Organic is an empty media source or `organic` in any case; `restricted` stays its own bucket.
@@ -375,11 +375,12 @@ struct AttributionReport {
     }
 
     private mutating func slot(_ key: CohortKey) -> Int {
-        if let slot = slots[key] { return slot }
-        slots[key] = values.count
-        keys.append(key)
-        values.append(Cohort())
-        return values.count - 1
+        let (slot, isNew) = slots.number(key)
+        if isNew {
+            keys.append(key)
+            values.append(Cohort())
+        }
+        return slot
     }
 
     private mutating func add(_ key: CohortKey, _ change: (inout Cohort) -> Void) {

@@ -41,7 +41,7 @@ struct RevenueReport: Sendable {
     init(database: Database, zone: Zone, fx: FXRates) throws {
         var values = AmountReader(fx: fx, zone: zone)
         var products = TextIndex(), storefronts = TextIndex(), sources = TextIndex()
-        var sourceCounts: [Int] = []
+        var sourceCounts: [Int32: Int] = [:]
         // Rows gather by numbers (day, product, storefront, currency), named once at the end.
         var slots = FirstSeen<Slot>()
         var entries: [(slot: Slot, date: String, row: Row)] = []
@@ -54,9 +54,7 @@ struct RevenueReport: Sendable {
             SELECT purchase_ms, product_id, storefront, currency, unit_price, quantity, refund_ms, refund_amount, price_source
             FROM int_transactions_resolved WHERE is_revenue = 1
             """) { row in
-            let source = Int(sources.number(row, 8))
-            if source == sourceCounts.count { sourceCounts.append(0) }
-            sourceCounts[source] += 1
+            sourceCounts[sources.number(row, 8), default: 0] += 1
             let purchaseMs = row.int(0)
             let currency = values.currency(row, 3)
             let unitPrice = values.amount(row, 4)
@@ -82,8 +80,8 @@ struct RevenueReport: Sendable {
                 if let rate { refundsUSD += refund * rate }
             }
         }
-        for (number, count) in sourceCounts.enumerated() {
-            priceSources[PriceSource(rawValue: sources[Int32(number)]) ?? .none, default: 0] += count
+        for (number, count) in sourceCounts {
+            priceSources[PriceSource(rawValue: sources[number]) ?? .none, default: 0] += count
         }
         for (slot, date, row) in entries {
             let key = Key(date: date, productID: products[slot.product], storefront: storefronts[slot.storefront],
