@@ -247,17 +247,16 @@ extension CommandSpec {
         abstract: "Time every stage on generated data of several sizes.",
         discussion: """
             Generates an input folder per size with 'iaprecon generate' under --work \
-            (reused while its parameters match), then runs ingest, normalize, join and \
-            report as child processes on a fresh store, --runs times, the sizes taking \
-            turns; then once per size the whole night as one 'iaprecon run' process. \
+            (reused while its parameters match). Then, --runs rounds with the sizes and \
+            tools taking turns: ingest, normalize, join and report as child processes on \
+            a fresh store, the whole night as one 'iaprecon run' process, and with \
+            --peers the Python and DuckDB peers on the same input (sizes up to 1m). \
             Prints per stage the median wall time with its range, lines/s, MB/s and peak \
-            memory (the one-process run's peak counts too); the \
-            growth between sizes; the store write floor (SQLite copying the finished 1m \
-            store with VACUUM INTO, beside the time the lines/s target allows); an \
-            incremental night that adds one day to a store of \
-            --days days, each night followed by a full rebuild it is compared with; and \
-            which targets are met. Run it from a release build \
-            (jobs/bench). Exits 0 unless a stage fails.
+            memory; the store's size; iaprecon beside the peers; the growth between \
+            sizes; an incremental night that adds one day to a store of --days days at \
+            1m and 4m, each night followed by a full rebuild it is compared with; history \
+            lookups on the largest store; and which targets are met. Run it from a \
+            release build (jobs/bench). Exits 0 unless a stage or a peer fails.
             """,
         options: [
             OptionSpec(
@@ -275,12 +274,16 @@ extension CommandSpec {
                 name: "days", valueName: "n",
                 help: "Days the store holds before the incremental night; the inputs span one day more.",
                 defaultValue: .value("60"), kind: .integer(minimum: 1)),
+            OptionSpec(
+                name: "peers", valueName: "dir",
+                help: "A folder with peer_python.py and peer_duckdb.py, timed beside iaprecon (python3 from the PATH)."),
         ],
         flags: [FlagSpec(name: "no-incremental", help: "Skip the incremental-night measurement.")],
         examples: [
             ExampleSpec("A quick check on small sizes:", "iaprecon bench --sizes 10k,100k --runs 1"),
             ExampleSpec("Compare one worker with all cores:", "iaprecon bench --jobs 1"),
             ExampleSpec("Time the 1m size only, without the incremental night:", "iaprecon bench --sizes 1m --no-incremental"),
+            ExampleSpec("Beside the peer implementations:", "iaprecon bench --sizes 1m,4m --peers ~/peers"),
         ]
     )
 }

@@ -36,20 +36,45 @@ struct BenchTests {
         #expect(result.peakRSSBytes == 120_000_000)
     }
 
-    @Test("the one-process run's peak counts toward the size's peak when it is the larger; its time stays out of the medians")
+    @Test("the one-process runs' peak counts toward the size's peak when it is the larger; their median is the run's time")
     func oneProcessPeak() {
         var result = Self.result(4_000_000, lines: 4_000_000, [[1, 1, 1, 1]], peakMB: 200)
-        result.oneProcess = StageMeasurement(seconds: 9, peakRSSBytes: 180_000_000, cpuSeconds: 9)
+        result.oneProcess = [9, 7, 8].map { StageMeasurement(seconds: $0, peakRSSBytes: 180_000_000, cpuSeconds: $0) }
         #expect(result.peakRSSBytes == 200_000_000)
-        result.oneProcess?.peakRSSBytes = 301_000_000
-        #expect(result.peakRSSBytes == 301_000_000)
+        result.oneProcess[1].peakRSSBytes = 601_000_000
+        #expect(result.peakRSSBytes == 601_000_000)
         #expect(result.total.median == 4)
-        #expect(BenchReport.targets([result], incremental: nil)[1].met == false)
+        #expect(result.run == Spread(median: 8, min: 7, max: 9))
+        let peak = BenchReport.targets([result], nights: [], history: nil).first { $0.target == "peak RSS at 4m" }
+        #expect(peak?.met == false)
+        #expect(peak?.goal == "<= 600.0 MB")
+        result.storeBytes = 420_000_000
         let table = BenchReport.sizeTable(result)
         #expect(table.hasSuffix("""
             total         4.000  4.000-4.000  1,000,000   300.0        200.0  4.000
-            one process   9.000  9.000-9.000    444,444   133.3        301.0  9.000
+            one process   8.000  7.000-9.000    500,000   150.0        601.0  8.000
+            store after one 'iaprecon run': 420.0 MB, 0.35x the input's bytes
             """))
+    }
+
+    @Test("iaprecon's run is divided by each peer's median on the same input, and judged at 1m")
+    func peers() throws {
+        var million = Self.result(1_000_000, lines: 1_000_000, [[1, 1, 1, 1]], peakMB: 100)
+        million.oneProcess = [3, 4, 5].map(Self.measurement)
+        million.peers[.python] = [16, 17, 18].map(Self.measurement)
+        million.peers[.duckdb] = [8, 9, 30].map(Self.measurement)
+        let checks = BenchReport.targets([million], nights: [], history: nil)
+        let python = try #require(checks.first { $0.target == "1m full run / python peer" })
+        #expect(python.measured == "0.24x (4.000 s / 17.00 s)")
+        #expect(python.met == true)
+        let duckdb = try #require(checks.first { $0.target == "1m full run / duckdb peer" })
+        #expect(duckdb.measured == "0.44x (4.000 s / 9.000 s)")
+        #expect(duckdb.met == false)
+        let table = BenchReport.peersTable([million])
+        #expect(table.contains("1m    python         17.00  16.00-18.00          0.0             0.24"))
+        // A size the peers did not run at is not judged.
+        let other = BenchReport.targets([Self.result(100_000, lines: 100_000, [[1, 1, 1, 1]])], nights: [], history: nil)
+        #expect(other.first { $0.target == "1m full run / python peer" }?.met == nil)
     }
 
     @Test("growth compares consecutive sizes, per line")
@@ -64,17 +89,36 @@ struct BenchTests {
     }
 
     @Test("targets: met, not met, and not measured when a size is missing")
-    func targets() {
-        let million = Self.result(1_000_000, lines: 1_000_000, [[1, 0.2, 0.2, 0.1]], peakMB: 310)
-        let checks = BenchReport.targets([million], incremental: nil)
-        #expect(checks.map(\.met) == [true, false, nil, nil])
-        #expect(checks[0].measured == "666,667 lines/s")
-        #expect(checks[1].measured == "310.0 MB")
-        let night = IncrementalResult(
-            full: million, earlierFull: nil, newDay: "2026-10-31", historyDays: 60, builds: [[1, 1, 1, 1].map(Self.measurement)],
-            nights: [[0.05, 0.1, 0.1, 0.1].map(Self.measurement)])
-        #expect(abs(night.ratio - 0.35 / 1.5) < 1e-9)
-        #expect(BenchReport.targets([million], incremental: night).last?.met == true)
+    func targets() throws {
+        var million = Self.result(1_000_000, lines: 1_000_000, [[1, 0.2, 0.2, 0.1]], peakMB: 310)
+        million.storeBytes = 100_000_000
+        var large = Self.result(4_000_000, lines: 4_000_000, [[6, 0.8, 0.8, 0.4]], peakMB: 590)
+        large.storeBytes = 400_000_000
+        let checks = BenchReport.targets([million, large], nights: [], history: Spread([0.05, 0.2, 0.08]))
+        func check(_ target: String) throws -> TargetCheck { try #require(checks.first { $0.target == target }) }
+        #expect(try check("peak RSS at 1m").met == false)
+        #expect(try check("peak RSS at 4m").met == true)
+        // 8.0 s against 1.5 s for 4x the lines: 5.33x, over 4.4x.
+        #expect(try check("4m time / 1m time").met == false)
+        // The store of 1m lines of 300 bytes each: 100 MB of 300 MB.
+        #expect(try check("store size at 1m").measured == "0.33x (100.0 MB)")
+        #expect(try check("store size at 1m").met == true)
+        #expect(try check("history lookup at 4m").met == true)
+        #expect(try check("incremental night at 4m").met == nil)
+        #expect(try check("night on 4m history / on 1m history").met == nil)
+
+        func night(_ full: SizeResult, _ seconds: [Double]) -> IncrementalResult {
+            IncrementalResult(full: full, earlierFull: nil, newDay: "2026-10-31", historyDays: 60,
+                              builds: [[1, 1, 1, 1].map(Self.measurement)], nights: [seconds.map(Self.measurement)])
+        }
+        let nights = [night(million, [0.05, 0.1, 0.1, 0.1]), night(large, [0.5, 0.5, 0.5, 0.5])]
+        #expect(abs(nights[0].ratio - 0.35 / 1.5) < 1e-9)
+        let withNights = BenchReport.targets([million, large], nights: nights, history: nil)
+        // 2.0 s of an 8.0 s rebuild: 25 %, met; 2.0 s against the 1m night's 0.35 s: 5.7x, not met.
+        #expect(withNights.first { $0.target == "incremental night at 4m" }?.met == true)
+        #expect(withNights.first { $0.target == "night on 4m history / on 1m history" }?.met == false)
+        #expect(BenchReport.incrementalSizes([million, large]).map(\.input.label) == ["1m", "4m"])
+        #expect(BenchReport.incrementalSizes([Self.result(100_000, lines: 100_000, [[1, 1, 1, 1]])]).map(\.input.label) == ["100k"])
     }
 
     @Test("the night is divided by the full rebuilds timed beside it, not by the size's earlier runs; both are printed")
@@ -157,13 +201,6 @@ struct BenchTests {
         #expect(IncrementalView.filesBefore("2026-09-02", in: files) == [
             "catalog.csv", "fx.csv", "spend/spend.csv", "server/server-2026-09-01.jsonl.gz", "receipts/receipts-2026-09-01.jsonl",
         ])
-    }
-
-    @Test("the store write floor is set beside the time 600,000 lines/s allows")
-    func storeCopyLine() {
-        let line = BenchReport.storeCopyLine(label: "1m", bytes: 451_700_000, seconds: Spread([1.3, 1.2, 2.0]), lines: 1_200_000)
-        #expect(line.contains("at 1m: SQLite copies the finished store (451.7 MB) with VACUUM INTO in 1.300 s (1.200-2.000 s)"))
-        #expect(line.hasSuffix("600,000 lines/s allows 2.000 s for the whole run, 65.0 % of which this copy takes"))
     }
 
     @Test("wait4 statuses: exit codes and signals")
