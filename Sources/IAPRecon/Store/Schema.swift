@@ -4,6 +4,9 @@
 /// written by a newer iaprecon (a migration number this build does not know)
 /// is refused rather than guessed at.
 public enum Schema {
+    /// Each migration's text is frozen once released: a store migrated by it must mean the same
+    /// thing to every later build, so it never derives from code that changes (a table's current
+    /// columns, a helper's SQL). `SchemaTests` compares each with its shipped copy.
     public static let migrations: [(id: Int, sql: String)] = [
         (1, """
             CREATE TABLE files (
@@ -36,11 +39,170 @@ public enum Schema {
               lines_read INTEGER,
               findings INTEGER,
               message TEXT
-            );
-            """
-            + RawTable.allCases.map(\.createSQL).joined(separator: "\n")
-            + """
-
+            );CREATE TABLE raw_server__orders (
+              file_id INTEGER NOT NULL REFERENCES files(file_id) ON DELETE CASCADE,
+              line INTEGER NOT NULL,
+              item INTEGER NOT NULL,
+              ts_ms INTEGER,
+              order_id TEXT,
+              user_id TEXT,
+              product_id TEXT,
+              price TEXT,
+              currency TEXT,
+              storefront TEXT,
+              PRIMARY KEY (file_id, line, item)
+            ) WITHOUT ROWID;
+            CREATE TABLE raw_server__deliveries (
+              file_id INTEGER NOT NULL REFERENCES files(file_id) ON DELETE CASCADE,
+              line INTEGER NOT NULL,
+              item INTEGER NOT NULL,
+              ts_ms INTEGER,
+              user_id TEXT,
+              transaction_id TEXT,
+              product_id TEXT,
+              order_id TEXT,
+              quantity_n INTEGER,
+              delivery_id TEXT,
+              PRIMARY KEY (file_id, line, item)
+            ) WITHOUT ROWID;
+            CREATE TABLE raw_server__revocations (
+              file_id INTEGER NOT NULL REFERENCES files(file_id) ON DELETE CASCADE,
+              line INTEGER NOT NULL,
+              item INTEGER NOT NULL,
+              ts_ms INTEGER,
+              user_id TEXT,
+              transaction_id TEXT,
+              reason TEXT,
+              PRIMARY KEY (file_id, line, item)
+            ) WITHOUT ROWID;
+            CREATE TABLE raw_receipts__verifications (
+              file_id INTEGER NOT NULL REFERENCES files(file_id) ON DELETE CASCADE,
+              line INTEGER NOT NULL,
+              item INTEGER NOT NULL,
+              received_ms INTEGER,
+              user_id TEXT,
+              order_id TEXT,
+              transaction_id TEXT,
+              status_n INTEGER,
+              environment TEXT,
+              bundle_id TEXT,
+              shape TEXT,
+              PRIMARY KEY (file_id, line, item)
+            ) WITHOUT ROWID;
+            CREATE TABLE raw_apple__transactions (
+              file_id INTEGER NOT NULL REFERENCES files(file_id) ON DELETE CASCADE,
+              line INTEGER NOT NULL,
+              item INTEGER NOT NULL,
+              origin TEXT,
+              event_ms INTEGER,
+              user_id TEXT,
+              claimed_order_id TEXT,
+              transaction_id TEXT,
+              original_transaction_id TEXT,
+              product_id TEXT,
+              purchase_ms INTEGER,
+              expires_ms INTEGER,
+              revocation_ms INTEGER,
+              revocation_reason TEXT,
+              revocation_type TEXT,
+              revocation_percentage_n INTEGER,
+              price_milli_n INTEGER,
+              currency TEXT,
+              storefront TEXT,
+              environment TEXT,
+              app_account_token TEXT,
+              type TEXT,
+              quantity_n INTEGER,
+              ownership TEXT,
+              subscription_group TEXT,
+              notification_uuid TEXT,
+              notification_type TEXT,
+              PRIMARY KEY (file_id, line, item)
+            ) WITHOUT ROWID;
+            CREATE TABLE raw_notifications__notifications (
+              file_id INTEGER NOT NULL REFERENCES files(file_id) ON DELETE CASCADE,
+              line INTEGER NOT NULL,
+              item INTEGER NOT NULL,
+              notification_uuid TEXT,
+              notification_type TEXT,
+              subtype TEXT,
+              signed_ms INTEGER,
+              environment TEXT,
+              version TEXT,
+              transaction_id TEXT,
+              PRIMARY KEY (file_id, line, item)
+            ) WITHOUT ROWID;
+            CREATE TABLE raw_registrations__users (
+              file_id INTEGER NOT NULL REFERENCES files(file_id) ON DELETE CASCADE,
+              line INTEGER NOT NULL,
+              item INTEGER NOT NULL,
+              ts_ms INTEGER,
+              user_id TEXT,
+              method TEXT,
+              idfv TEXT,
+              idfa TEXT,
+              appsflyer_id TEXT,
+              country TEXT,
+              PRIMARY KEY (file_id, line, item)
+            ) WITHOUT ROWID;
+            CREATE TABLE raw_mmp__events (
+              file_id INTEGER NOT NULL REFERENCES files(file_id) ON DELETE CASCADE,
+              line INTEGER NOT NULL,
+              item INTEGER NOT NULL,
+              event_wall_ms INTEGER,
+              install_wall_ms INTEGER,
+              event_name TEXT,
+              media_source TEXT,
+              channel TEXT,
+              campaign TEXT,
+              campaign_id TEXT,
+              adset TEXT,
+              ad TEXT,
+              country TEXT,
+              customer_user_id TEXT,
+              idfv TEXT,
+              idfa TEXT,
+              appsflyer_id TEXT,
+              revenue TEXT,
+              revenue_currency TEXT,
+              revenue_usd TEXT,
+              is_retargeting_n INTEGER,
+              platform TEXT,
+              touch_type TEXT,
+              event_value_key TEXT,
+              PRIMARY KEY (file_id, line, item)
+            ) WITHOUT ROWID;
+            CREATE TABLE raw_spend__days (
+              file_id INTEGER NOT NULL REFERENCES files(file_id) ON DELETE CASCADE,
+              line INTEGER NOT NULL,
+              item INTEGER NOT NULL,
+              day TEXT,
+              media_source TEXT,
+              campaign TEXT,
+              spend TEXT,
+              currency TEXT,
+              PRIMARY KEY (file_id, line, item)
+            ) WITHOUT ROWID;
+            CREATE TABLE raw_catalog__products (
+              file_id INTEGER NOT NULL REFERENCES files(file_id) ON DELETE CASCADE,
+              line INTEGER NOT NULL,
+              item INTEGER NOT NULL,
+              product_id TEXT,
+              type TEXT,
+              subscription_group TEXT,
+              price TEXT,
+              currency TEXT,
+              PRIMARY KEY (file_id, line, item)
+            ) WITHOUT ROWID;
+            CREATE TABLE raw_fx__rates (
+              file_id INTEGER NOT NULL REFERENCES files(file_id) ON DELETE CASCADE,
+              line INTEGER NOT NULL,
+              item INTEGER NOT NULL,
+              day TEXT,
+              currency TEXT,
+              rate TEXT,
+              PRIMARY KEY (file_id, line, item)
+            ) WITHOUT ROWID;
             CREATE INDEX raw_deliveries_by_transaction ON raw_server__deliveries(transaction_id);
             CREATE INDEX raw_deliveries_by_user ON raw_server__deliveries(user_id);
             CREATE INDEX raw_orders_by_user ON raw_server__orders(user_id);
@@ -71,8 +233,22 @@ public enum Schema {
             ALTER TABLE files ADD COLUMN latest_ms INTEGER;
             ALTER TABLE files ADD COLUMN latest_mmp_wall_ms INTEGER;
             ALTER TABLE files ADD COLUMN mtime_ns INTEGER;
-            \(ChangedKeys.latestTimesSQL(where: "1"));
-            \(RawIndexes.added3.joined(separator: ";\n"));
+            UPDATE files SET
+              latest_ms = (SELECT max(m) FROM (
+                SELECT max(ts_ms) AS m FROM raw_server__orders WHERE file_id = files.file_id
+                UNION ALL SELECT max(ts_ms) FROM raw_server__deliveries WHERE file_id = files.file_id
+                UNION ALL SELECT max(ts_ms) FROM raw_server__revocations WHERE file_id = files.file_id
+                UNION ALL SELECT max(received_ms) FROM raw_receipts__verifications WHERE file_id = files.file_id
+                UNION ALL SELECT max(signed_ms) FROM raw_notifications__notifications WHERE file_id = files.file_id AND version = '2'
+                UNION ALL SELECT max(ts_ms) FROM raw_registrations__users WHERE file_id = files.file_id)),
+              latest_mmp_wall_ms = (SELECT max(event_wall_ms) FROM raw_mmp__events WHERE file_id = files.file_id)
+            WHERE 1;
+            CREATE INDEX IF NOT EXISTS raw_apple_by_transaction ON raw_apple__transactions(transaction_id);
+            CREATE INDEX IF NOT EXISTS raw_orders_by_order ON raw_server__orders(order_id);
+            CREATE INDEX IF NOT EXISTS raw_deliveries_by_transaction ON raw_server__deliveries(transaction_id);
+            CREATE INDEX IF NOT EXISTS raw_deliveries_by_delivery ON raw_server__deliveries(delivery_id) WHERE delivery_id IS NOT NULL;
+            CREATE INDEX IF NOT EXISTS raw_verifications_by_transaction ON raw_receipts__verifications(transaction_id)
+              WHERE transaction_id IS NOT NULL AND order_id IS NOT NULL;
             """),
     ]
 
@@ -105,8 +281,8 @@ public enum Schema {
 /// last file (sorting once is several times faster than keeping them up to date row by row);
 /// `restore` runs before anything reads them, so an ingest killed in between costs nothing.
 enum RawIndexes {
-    /// The indexes migration 3 added: what rebuilds one key's normalized rows.
-    static let added3 = [
+    /// Every raw secondary index of the current schema: what rebuilds one key's normalized rows.
+    static let all = [
         "CREATE INDEX IF NOT EXISTS raw_apple_by_transaction ON raw_apple__transactions(transaction_id)",
         "CREATE INDEX IF NOT EXISTS raw_orders_by_order ON raw_server__orders(order_id)",
         "CREATE INDEX IF NOT EXISTS raw_deliveries_by_transaction ON raw_server__deliveries(transaction_id)",
@@ -115,10 +291,6 @@ enum RawIndexes {
         CREATE INDEX IF NOT EXISTS raw_verifications_by_transaction ON raw_receipts__verifications(transaction_id)
           WHERE transaction_id IS NOT NULL AND order_id IS NOT NULL
         """,
-    ]
-
-    /// Every raw secondary index of the current schema.
-    static let all = added3 + [
         "CREATE INDEX IF NOT EXISTS raw_revocations_by_transaction ON raw_server__revocations(transaction_id)",
         "CREATE INDEX IF NOT EXISTS raw_registrations_by_user ON raw_registrations__users(user_id)",
         "CREATE INDEX IF NOT EXISTS raw_revocations_by_user ON raw_server__revocations(user_id)",

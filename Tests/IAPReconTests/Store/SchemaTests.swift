@@ -1,0 +1,28 @@
+import Testing
+@testable import IAPRecon
+
+/// Stores in the field were migrated by the texts that shipped: a later build that edited one would
+/// read those stores as if they had been built another way.
+@Suite("Schema migrations")
+struct SchemaTests {
+    /// FNV-1a of each released migration's text. A new migration adds its line when it ships; an
+    /// existing line never changes (a fix is a new migration).
+    static let released: [Int: String] = [
+        1: "b81d1a0a170dd84b",
+        2: "a3ab6556b360d51f",
+        3: "816b08ed69d86777",
+    ]
+
+    @Test("a released migration's text never changes, and every migration is recorded as released")
+    func frozen() {
+        for migration in Schema.migrations {
+            #expect(Self.released[migration.id] == StableID.hash(migration.sql), "migration \(migration.id) differs from what shipped")
+        }
+        #expect(Set(Schema.migrations.map(\.id)) == Set(Self.released.keys))
+    }
+
+    @Test("migrations are numbered 1, 2, 3, ... in order, with no gap")
+    func numbered() {
+        #expect(Schema.migrations.map(\.id) == Array(1...Schema.migrations.count))
+    }
+}
