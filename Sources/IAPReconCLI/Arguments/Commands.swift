@@ -2,7 +2,7 @@
 ///
 /// Options shared by several subcommands are declared once below and listed
 /// by name, so `--db` reads the same in every help screen. Defaults and
-/// meanings follow `shared/spec/CONTRACT.md` (as-of, grace, `--tz`,
+/// meanings follow the data contract (as-of, grace, `--tz`,
 /// `--mmp-tz`, the reporting currency, exit codes).
 extension ProgramSpec {
     /// The version `--version` prints unless `iaprecon(version:)` says otherwise.

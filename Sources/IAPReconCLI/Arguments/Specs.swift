@@ -2,7 +2,7 @@
 ///
 /// Parsing, help, usage lines and error messages are all rendered from these
 /// tables, so they cannot drift apart (the swift-argument-parser convention,
-/// written by hand; see `shared/reference/style.md`, section 2).
+/// written by hand).
 
 /// The whole program: its name, version and subcommands.
 public struct ProgramSpec: Sendable, Equatable {

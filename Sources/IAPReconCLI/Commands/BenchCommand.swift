@@ -3,7 +3,7 @@ import IAPRecon
 import IAPReconGenerator
 
 /// `iaprecon bench`: times the pipeline stage by stage on generated inputs of several sizes,
-/// and checks issue 5's targets (throughput, peak memory, linear growth, incremental night).
+/// and checks the performance targets (throughput, peak memory, linear growth, incremental night).
 ///
 /// Every stage runs as a child process of this executable, so its wall time is a whole
 /// process's and its peak memory is `wait4`'s `ru_maxrss` for that child alone. On Linux a
@@ -400,7 +400,7 @@ struct Growth: Equatable, Sendable {
     var perLineRatio: Double { timeRatio / linesRatio }
 }
 
-/// One target of issue 5 and whether it was met (nil: not measured in this run).
+/// One performance target and whether it was met (nil: not measured in this run).
 struct TargetCheck: Equatable, Sendable {
     var target: String
     var measured: String
@@ -655,7 +655,7 @@ enum BenchPaths {
 
 /// The benchmark's printed sections, as pure functions of the measurements.
 enum BenchReport {
-    /// Issue 5's targets.
+    /// The performance targets.
     static let linesPerSecondTarget = 600_000.0
     static let peakRSSTargetBytes = 300_000_000
     /// The 4m run may take this many times the 1m run, for four times the lines.
@@ -811,7 +811,7 @@ enum BenchReport {
         for check in checks {
             table.add([check.target, check.measured, check.goal, check.met.map { $0 ? "met" : "not met" } ?? "not measured"])
         }
-        return "\ntargets (issue 5; the 4m/1m growth is judged per line, time ratio / lines ratio <= 1.10)\n" + table.text
+        return "\ntargets (the 4m/1m growth is judged per line, time ratio / lines ratio <= 1.10)\n" + table.text
     }
 
     /// One line on stderr per finished run, so a long benchmark shows where it is.

@@ -3,7 +3,7 @@ import Synchronization
 import Testing
 @testable import IAPRecon
 
-/// How output files are written (CONTRACT.md §3; issue 4): RFC 4180 UTF-8 CSV with
+/// How output files are written (CONTRACT.md §3): RFC 4180 UTF-8 CSV with
 /// CRLF record ends, the formula-injection guard on text cells only, findings.json
 /// with the contract's columns, and one complete output set switched in atomically.
 @Suite("output files")
