@@ -103,6 +103,41 @@ struct CommandTests {
         withExtendedLifetime(lock) {}
     }
 
+    @Test("a run through a symlink to a held store exits 4 naming the holder, and leaves the store alone")
+    func lockedThroughSymlink() throws {
+        let work = try Workspace()
+        let db = work.path("s.sqlite")
+        #expect(work.iaprecon(["run", "--input", Workspace.sampleData, "--db", db, "--out", work.path("out"), "--quiet"]).code == 0)
+        try FileManager.default.createSymbolicLink(atPath: work.path("link.sqlite"), withDestinationPath: db)
+        let lock = try RunLock(databasePath: db, command: "nightly")
+        let result = work.iaprecon(["run", "--input", Workspace.sampleData, "--db", work.path("link.sqlite"), "--out", work.path("out2")])
+        #expect(result.code == 4)
+        #expect(result.err.hasPrefix("Error: another run holds the database (pid \(getpid()), iaprecon nightly, started "))
+        #expect(!FileManager.default.fileExists(atPath: work.path("out2")))
+        withExtendedLifetime(lock) {}
+    }
+
+    @Test("a run through a hard link to a held store exits 4 naming the holder's pid")
+    func lockedThroughHardLink() throws {
+        let work = try Workspace()
+        let db = work.path("s.sqlite")
+        #expect(work.iaprecon(["run", "--input", Workspace.sampleData, "--db", db, "--out", work.path("out"), "--quiet"]).code == 0)
+        try FileManager.default.linkItem(atPath: db, toPath: work.path("hard.sqlite"))
+        do {
+            let lock = try RunLock(databasePath: work.path("hard.sqlite"), command: "run")
+            defer { withExtendedLifetime(lock) {} }
+            let result = work.iaprecon(["run", "--input", Workspace.sampleData, "--db", db, "--out", work.path("out2")])
+            #expect(result.code == 4)
+            #expect(result.err.hasPrefix("Error: another run holds the database (pid \(getpid())"))
+            #expect(RunLock.holder(databasePath: db)?.hasPrefix("pid \(getpid())") == true)
+        }
+        // Released, the store is free again under either name.
+        #expect(RunLock.holder(databasePath: db) == nil)
+        let again = work.iaprecon(["report", "--db", work.path("hard.sqlite"), "--out", work.path("out3")])
+        #expect(again.code == 0)
+        #expect(try work.read("out3/findings.csv") == work.read("out/findings.csv"))
+    }
+
     @Test("an --out that cannot be written exits 1 at once with the system's reason; with a good --out the night runs")
     func outNotWritable() throws {
         let work = try Workspace()
