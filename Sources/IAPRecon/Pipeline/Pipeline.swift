@@ -5,6 +5,8 @@ public protocol ProgressSink: AnyObject {
     func stageStarted(_ stage: String)
     func advanced(_ progress: IngestProgress)
     func stageFinished(_ stage: String, seconds: Double, note: String)
+    /// Something the run goes on despite, for whoever watches (a `Warning:` line on stderr).
+    func warning(_ message: String)
 }
 
 /// Everything a full run needs.
@@ -44,17 +46,31 @@ public struct RunResult: Sendable {
 /// failed: every stage reads only the store and rebuilds its own tables.
 public enum Pipeline {
     /// Ingest; throws the first unreadable input (exit 3) after storing every readable file.
+    ///
+    /// A folder with no source file at all is an error (a mistyped `--input` must not reconcile
+    /// nothing in silence). Files that match no source are named in a warning and kept for
+    /// `summary.json`, and every stored file is marked present or not in the folder.
     public static func ingest(
         input: String, through: String? = nil, database: Database, jobs: Int, progress: ProgressSink?
     ) throws -> IngestReport {
-        var files = try SourceFile.list(in: input)
+        let listing = try SourceFile.scan(input)
+        guard !listing.files.isEmpty else {
+            throw InputError(path: input, reason: "no source file (server/, receipts/, notifications/, registrations/, attribution/, "
+                             + "spend/, catalog.csv, fx.csv, or YYYY-MM-DD folders holding them)")
+        }
+        for path in listing.ignored {
+            progress?.warning("not read, matches no source: \(input)/\(path)")
+        }
+        var files = listing.files
         if let through {
             files = files.filter { file in
                 let first = String(file.relativePath.prefix { $0 != "/" })
                 return !SourceFile.isPartitionName(first) || first <= through
             }
         }
-        let report = try IngestStage.run(files: files, database: database, jobs: jobs, progress: { progress?.advanced($0) })
+        var report = try IngestStage.run(files: files, database: database, jobs: jobs, progress: { progress?.advanced($0) })
+        report.ignored = listing.ignored
+        try IngestStage.recordListing(listing, in: database)
         if let first = report.unreadable.first { throw first }
         return report
     }

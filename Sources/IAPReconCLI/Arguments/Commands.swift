@@ -25,7 +25,7 @@ extension ProgramSpec {
                 Exit codes: 0 done, 1 failed (or findings at --fail-on), 2 bad usage, \
                 3 an input cannot be read, 4 another run holds the database.
                 """,
-            commands: [.run, .nightly, .backfill, .ingest, .normalize, .join, .report, .validate, .history, .runs, .generate, .bench],
+            commands: [.run, .nightly, .backfill, .ingest, .normalize, .join, .report, .validate, .history, .runs, .forget, .generate, .bench],
             examples: [
                 ExampleSpec("Reconcile the bundled sample data into ./out:", "iaprecon run"),
                 ExampleSpec("Show everything that happened to one user:", "iaprecon history u_1001"),
@@ -213,6 +213,23 @@ extension CommandSpec {
         ],
         examples: [
             ExampleSpec("The last five runs:", "iaprecon runs --limit 5")
+        ]
+    )
+
+    public static let forget = CommandSpec(
+        name: "forget",
+        abstract: "Remove input files' rows from the store.",
+        discussion: """
+            A file read once keeps its rows after it leaves the input folder (archived \
+            partitions do). Forget removes them, named by the path summary.json lists \
+            (relative to the input folder); the next run reconciles without them, \
+            recomputing what they touched. A forgotten file still in the input folder \
+            is read again by the next run.
+            """,
+        arguments: [ArgumentSpec(name: "path", help: "A stored file, as summary.json names it.", isVariadic: true)],
+        options: [.db],
+        examples: [
+            ExampleSpec("Drop a day that was loaded by mistake:", "iaprecon forget 2026-11-28/server/orders.jsonl")
         ]
     )
 

@@ -112,15 +112,18 @@ public struct ArgumentSpec: Sendable, Equatable {
     public var name: String
     public var help: String
     public var isRequired: Bool
+    /// The last argument may take every remaining word (`forget PATH...`).
+    public var isVariadic: Bool
 
-    public init(name: String, help: String, isRequired: Bool = true) {
+    public init(name: String, help: String, isRequired: Bool = true, isVariadic: Bool = false) {
         self.name = name
         self.help = help
         self.isRequired = isRequired
+        self.isVariadic = isVariadic
     }
 
-    /// `<user-id>`, as in help and error messages.
-    public var label: String { "<\(name)>" }
+    /// `<user-id>` (`<path>...` when variadic), as in help and error messages.
+    public var label: String { "<\(name)>" + (isVariadic ? "..." : "") }
 }
 
 /// An option that takes a value: `--name <value>` or `--name=<value>`.

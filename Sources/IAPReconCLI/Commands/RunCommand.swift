@@ -30,7 +30,9 @@ enum StageCommands {
         let database = try Store.open(path: command.databasePath)
         let runID = try RunLog.start(database, command: "ingest")
         do {
-            let report = try Pipeline.ingest(input: command.inputFolder, database: database, jobs: command.jobs, progress: nil)
+            let warnings = StageProgress(live: false) { console.err($0) }
+            let report = try Pipeline.ingest(input: command.inputFolder, database: database, jobs: command.jobs,
+                                             progress: command.flag("quiet") ? nil : warnings)
             RunLog.finish(database, runID: runID, status: "ok", asOfMs: nil, linesRead: report.totals.read, findings: nil, message: nil)
             if !command.flag("quiet") { console.out(accountingTable(report)) }
             return .ok
@@ -67,18 +69,35 @@ enum StageCommands {
     }
 
     static func validate(_ command: ParsedCommand, console: Console) throws -> ExitCode {
-        let files = try SourceFile.list(in: command.inputFolder)
-        let report = try IngestStage.validate(files: files, jobs: command.jobs)
+        let listing = try SourceFile.scan(command.inputFolder)
+        for path in listing.ignored {
+            console.err("Warning: not read, matches no source: \(command.inputFolder)/\(path)")
+        }
+        let report = try IngestStage.validate(files: listing.files, jobs: command.jobs)
         console.out(accountingTable(report))
         if let unreadable = report.unreadable.first { throw unreadable }
         return .ok
+    }
+
+    /// `iaprecon forget PATH...`: removes stored files' rows; the next run reconciles without them.
+    static func forget(_ command: ParsedCommand, console: Console) throws -> ExitCode {
+        let paths = command.positionals
+        guard !paths.isEmpty else { throw command.usageError("name at least one stored file to forget") }
+        return try stage(command, "forget") { database in
+            let unknown = try IngestStage.forget(paths: paths, in: database)
+            guard unknown.isEmpty else {
+                throw StoreError(path: command.databasePath, reason: "no stored file \(unknown.map { "'\($0)'" }.joined(separator: ", ")) "
+                                 + "(nothing was removed; summary.json lists the stored files)")
+            }
+            return "forgot \(paths.count) file\(paths.count == 1 ? "" : "s"); the next run reconciles without them"
+        } output: { console.out($0) }
     }
 
     /// Runs one stage under the lock, recording it in the runs table.
     private static func stage(
         _ command: ParsedCommand, _ name: String, _ body: (Database) throws -> String, output: (String) -> Void = { _ in }
     ) throws -> ExitCode {
-        let lock = try RunLock(databasePath: command.databasePath, command: name)
+        let lock = try RunLock(databasePath: command.databasePath, command: name, createStore: false)
         defer { withExtendedLifetime(lock) {} }
         let database = try Store.open(path: command.databasePath)
         let runID = try RunLog.start(database, command: name)

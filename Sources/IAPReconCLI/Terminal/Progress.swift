@@ -51,6 +51,11 @@ final class StageProgress: ProgressSink {
         return text
     }
 
+    func warning(_ message: String) {
+        if live { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        write("Warning: " + message)
+    }
+
     func stageFinished(_ stage: String, seconds: Double, note: String) {
         if live { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
         write("\(stage): \(String(format: "%.2f", seconds))s" + (note.isEmpty ? "" : " — \(note)"))

@@ -38,6 +38,7 @@ struct HelpTests {
               history                 Show one user's purchases, deliveries, refunds and
                                       findings.
               runs                    List the runs recorded in the store, newest first.
+              forget                  Remove input files' rows from the store.
               generate                Write a synthetic input folder for tests and
                                       benchmarks.
               bench                   Time every stage on generated data of several sizes.
