@@ -47,6 +47,7 @@ public enum IAPReconCLI {
         switch error {
         case is InputError: .unreadableInput
         case is LockedError: .locked
+        case is ForeignOutputError: .usage
         default: .failure
         }
     }

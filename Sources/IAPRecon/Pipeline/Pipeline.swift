@@ -79,8 +79,8 @@ public enum Pipeline {
         let lock = try RunLock(databasePath: options.databasePath, command: "run")
         defer { withExtendedLifetime(lock) {} }
         let database = try Store.open(path: options.databasePath)
-        // An --out that cannot be written fails now, not after an hour of work.
-        try OutputSet.makeDirectories(options.report.outFolder)
+        // An --out that cannot be written, or holds what iaprecon did not write, fails now, not after an hour of work.
+        try OutputSet.checkTarget(options.report.outFolder)
         let runID = try RunLog.start(database, command: "run")
         var timings: [(String, Double)] = []
         func timed<T>(_ stage: String, note: (T) -> String, _ body: () throws -> T) throws -> T {

@@ -272,3 +272,60 @@ struct ProgressLineTests {
         #expect(StageProgress.line(stage: "ingest", lines: 10, seconds: 1, doneBytes: 0, plannedBytes: 100) == "ingest: 10 lines, 10 lines/s")
     }
 }
+
+/// `--out` is iaprecon's to replace only where iaprecon wrote it.
+@Suite("Output folder safety")
+struct OutputFolderTests {
+    @Test("a non-empty folder iaprecon did not write is refused with exit 2 before any work, and left as it was")
+    func foreignFolder() throws {
+        let work = try Workspace()
+        try FileManager.default.createDirectory(atPath: work.path("mine"), withIntermediateDirectories: true)
+        try "my notes\n".write(toFile: work.path("mine/notes.txt"), atomically: true, encoding: .utf8)
+        try "my own findings\n".write(toFile: work.path("mine/findings.csv"), atomically: true, encoding: .utf8)
+        let result = work.iaprecon(["run", "--input", Workspace.sampleData, "--db", work.path("s.sqlite"), "--out", work.path("mine")])
+        #expect(result.code == 2)
+        #expect(result.err == "Error: will not write into \(work.path("mine")): it holds files iaprecon did not write ('findings.csv', 'notes.txt'); name a new or empty folder\n")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: work.path("mine")).sorted() == ["findings.csv", "notes.txt"])
+        #expect(try work.read("mine/findings.csv") == "my own findings\n")
+        let report = work.iaprecon(["report", "--db", work.path("s.sqlite"), "--out", work.path("mine")])
+        #expect(report.code == 2 || report.code == 1)
+        #expect(try work.read("mine/findings.csv") == "my own findings\n")
+    }
+
+    @Test("in its own folder iaprecon replaces its links only: a user's file, even one named .tmp-, stays; a user's findings.csv is refused")
+    func ownFolderOnly() throws {
+        let work = try Workspace()
+        let db = work.path("s.sqlite")
+        #expect(work.iaprecon(["run", "--input", Workspace.sampleData, "--db", db, "--out", work.path("out"), "--quiet"]).code == 0)
+        #expect(FileManager.default.fileExists(atPath: work.path("out/.iaprecon-out")))
+        try "keep me\n".write(toFile: work.path("out/draft.tmp-42"), atomically: true, encoding: .utf8)
+        try "keep me too\n".write(toFile: work.path("out/notes.txt"), atomically: true, encoding: .utf8)
+        #expect(work.iaprecon(["report", "--db", db, "--out", work.path("out")]).code == 0)
+        #expect(try work.read("out/draft.tmp-42") == "keep me\n")
+        #expect(try work.read("out/notes.txt") == "keep me too\n")
+
+        try FileManager.default.removeItem(atPath: work.path("out/findings.csv"))
+        try "edited by hand\n".write(toFile: work.path("out/findings.csv"), atomically: true, encoding: .utf8)
+        let refused = work.iaprecon(["report", "--db", db, "--out", work.path("out")])
+        #expect(refused.code == 2)
+        #expect(refused.err == "Error: will not write into \(work.path("out")): 'findings.csv' is not iaprecon's (it writes a link into .current/); move it away\n")
+        #expect(try work.read("out/findings.csv") == "edited by hand\n")
+    }
+
+    @Test("an existing empty folder is filled in place (a mount point cannot be replaced), all names at once")
+    func emptyFolderInPlace() throws {
+        let work = try Workspace()
+        try FileManager.default.createDirectory(atPath: work.path("mount"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: work.path("mount/lost+found"), withIntermediateDirectories: true)
+        var before = stat()
+        #expect(stat(work.path("mount"), &before) == 0)
+        let result = work.iaprecon(["run", "--input", Workspace.sampleData, "--db", work.path("s.sqlite"), "--out", work.path("mount"), "--quiet"])
+        #expect(result.code == 0)
+        var after = stat()
+        #expect(stat(work.path("mount"), &after) == 0)
+        #expect(after.st_ino == before.st_ino)
+        #expect(try work.read("mount/findings.csv") == String(contentsOfFile: Workspace.sampleData + "/expected/findings.csv", encoding: .utf8))
+        // Nothing is left beside it either.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: work.root).sorted() == ["mount", "s.sqlite", "s.sqlite.lock"])
+    }
+}
