@@ -65,6 +65,7 @@ public enum IAPReconCLI {
         case "history": try HistoryCommand.run(command, console: console)
         case "runs": try RunsCommand.run(command, console: console)
         case "forget": try StageCommands.forget(command, console: console)
+        case "check": try StageCommands.check(command, console: console)
         case "generate": try GenerateCommand.run(command, console: console)
         case "bench": try BenchCommand.run(command, console: console)
         default: throw command.usageError("'\(command.name)' is not implemented")

@@ -19,6 +19,12 @@ public struct RunOptions: Sendable {
     public var jobs: Int
     public var reconcile: ReconcileSettings
     public var report: ReportSettings
+    /// The command the runs table and the lock name (`run`, `nightly`, `backfill`).
+    public var command = "run"
+    /// Runs SQLite's quick check on the store first and refuses a damaged one (nightly does).
+    public var checkStore = false
+    /// How the run's end is recorded; without it, success is `ok` (exit 0) and an error `failed` (exit 1).
+    public var verdict: (@Sendable (Result<RunResult, any Error>) -> RunVerdict)?
 
     public init(input: String, databasePath: String, outFolder: String, jobs: Int, reconcile: ReconcileSettings, report: ReportSettings) {
         self.input = input
@@ -76,12 +82,19 @@ public enum Pipeline {
     }
 
     public static func run(_ options: RunOptions, progress: ProgressSink?) throws -> RunResult {
-        let lock = try RunLock(databasePath: options.databasePath, command: "run")
+        let lock = try RunLock(databasePath: options.databasePath, command: options.command)
         defer { withExtendedLifetime(lock) {} }
         let database = try Store.open(path: options.databasePath)
+        if options.checkStore { try Store.checkIntegrity(database, quick: true) }
         // An --out that cannot be written, or holds what iaprecon did not write, fails now, not after an hour of work.
         try OutputSet.checkTarget(options.report.outFolder)
-        let runID = try RunLog.start(database, command: "run")
+        let runID = try RunLog.start(database, command: options.command, partitionDate: options.partitionsThrough)
+        let verdict = options.verdict ?? { result in
+            switch result {
+            case .success: RunVerdict(status: "ok", exitCode: 0, message: nil)
+            case .failure(let error): RunVerdict(status: "failed", exitCode: 1, message: "\(error)")
+            }
+        }
         var timings: [(String, Double)] = []
         func timed<T>(_ stage: String, note: (T) -> String, _ body: () throws -> T) throws -> T {
             progress?.stageStarted(stage)
@@ -111,11 +124,12 @@ public enum Pipeline {
             let report = try timed("report", note: { (summary: ReportSummary) in "\(summary.files.count) files in \(options.outFolder)" }) {
                 try ReportStage.run(database: database, settings: options.report, timings: timings)
             }
-            RunLog.finish(database, runID: runID, status: "ok", asOfMs: join.asOfMs, linesRead: ingest.totals.read,
-                          findings: join.findings, message: nil)
-            return RunResult(ingest: ingest, join: join, report: report, timings: timings)
+            let result = RunResult(ingest: ingest, join: join, report: report, timings: timings)
+            RunLog.finish(database, runID: runID, verdict: verdict(.success(result)), asOfMs: join.asOfMs,
+                          linesRead: ingest.totals.read, findings: join.findings)
+            return result
         } catch {
-            RunLog.finish(database, runID: runID, status: "failed", asOfMs: nil, linesRead: nil, findings: nil, message: "\(error)")
+            RunLog.finish(database, runID: runID, verdict: verdict(.failure(error)), asOfMs: nil, linesRead: nil, findings: nil)
             throw error
         }
     }

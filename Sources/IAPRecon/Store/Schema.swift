@@ -76,11 +76,10 @@ public enum Schema {
             """),
         // Operations: whether each stored file was still in the input folder at the last ingest
         // (archived partitions keep their rows), the files under the input folder that match no
-        // source, and per run its arguments, `--date` and exit code, so `runs` tells what ran.
+        // source, and per run its `--date` and exit code, so `runs` tells what ran and how it ended.
         (4, """
             ALTER TABLE files ADD COLUMN present INTEGER NOT NULL DEFAULT 1;
             CREATE TABLE ignored_files (path TEXT PRIMARY KEY) WITHOUT ROWID;
-            ALTER TABLE runs ADD COLUMN arguments TEXT;
             ALTER TABLE runs ADD COLUMN partition_date TEXT;
             ALTER TABLE runs ADD COLUMN exit_code INTEGER;
             """),

@@ -25,7 +25,7 @@ extension ProgramSpec {
                 Exit codes: 0 done, 1 failed (or findings at --fail-on), 2 bad usage, \
                 3 an input cannot be read, 4 another run holds the database.
                 """,
-            commands: [.run, .nightly, .backfill, .ingest, .normalize, .join, .report, .validate, .history, .runs, .forget, .generate, .bench],
+            commands: [.run, .nightly, .backfill, .ingest, .normalize, .join, .report, .validate, .history, .runs, .check, .forget, .generate, .bench],
             examples: [
                 ExampleSpec("Reconcile the bundled sample data into ./out:", "iaprecon run"),
                 ExampleSpec("Show everything that happened to one user:", "iaprecon history u_1001"),
@@ -213,6 +213,20 @@ extension CommandSpec {
         ],
         examples: [
             ExampleSpec("The last five runs:", "iaprecon runs --limit 5")
+        ]
+    )
+
+    public static let check = CommandSpec(
+        name: "check",
+        abstract: "Check the store for damage with SQLite's integrity check.",
+        discussion: """
+            Reads every page, index and constraint of the store; exits 1 naming the \
+            first problems if it is damaged. Nightly runs the quicker form of this \
+            check before each night and refuses a damaged store.
+            """,
+        options: [.db],
+        examples: [
+            ExampleSpec("Check the nightly store:", "iaprecon check --db /var/lib/iaprecon/iaprecon.sqlite")
         ]
     )
 

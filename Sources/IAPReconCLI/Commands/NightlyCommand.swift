@@ -63,6 +63,9 @@ enum NightlyCommand {
             reconcile: try command.reconcileSettings(), report: try command.reportSettings())
         options.partitionsThrough = date
         options.report.outFolder = options.outFolder
+        options.command = command.name
+        options.checkStore = true
+        options.verdict = RunCommand.verdict(failOn: command.failOn, out: options.outFolder)
         let progress = StageProgress(live: !quiet && console.isTerminal) { line in
             log.write(line)
             if !quiet { console.err(line) }

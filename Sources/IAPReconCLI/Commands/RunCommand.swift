@@ -5,9 +5,10 @@ import IAPRecon
 enum RunCommand {
     static func run(_ command: ParsedCommand, console: Console) throws -> ExitCode {
         let quiet = command.flag("quiet")
-        let options = RunOptions(
+        var options = RunOptions(
             input: command.inputFolder, databasePath: command.databasePath, outFolder: command.value("out") ?? "out",
             jobs: command.jobs, reconcile: try command.reconcileSettings(), report: try command.reportSettings())
+        options.verdict = verdict(failOn: command.failOn, out: options.outFolder)
         let progress = quiet ? nil : StageProgress(live: console.isTerminal) { console.err($0) }
         let result = try Pipeline.run(options, progress: progress)
         if !quiet {
@@ -20,6 +21,21 @@ enum RunCommand {
         let counts = Severity.allCases.reversed().map { "\(bySeverity[$0] ?? 0) \($0.rawValue)" }.joined(separator: ", ")
         return "as of \(Timestamp.iso8601(asOfMs)): \(counts) findings; reports in \(out)/"
     }
+
+    /// How a whole run's end goes into the runs table: the exit code the command line will give.
+    static func verdict(failOn: Severity?, out: String) -> @Sendable (Result<RunResult, any Error>) -> RunVerdict {
+        { result in
+            switch result {
+            case .success(let run):
+                let code = exitCode(findings: run.report.findingsBySeverity, failOn: failOn)
+                return code == .ok ? RunVerdict(status: "ok", exitCode: 0, message: nil)
+                    : RunVerdict(status: "findings", exitCode: code.rawValue,
+                                 message: findingsLine(run.report.findingsBySeverity, asOfMs: run.join.asOfMs, out: out))
+            case .failure(let error):
+                return StageCommands.failed(error)
+            }
+        }
+    }
 }
 
 /// The single-stage commands, so a failed night can resume from the stage that failed.
@@ -30,16 +46,22 @@ enum StageCommands {
         let database = try Store.open(path: command.databasePath)
         let runID = try RunLog.start(database, command: "ingest")
         do {
-            let warnings = StageProgress(live: false) { console.err($0) }
+            let progress = StageProgress(live: console.isTerminal) { console.err($0) }
             let report = try Pipeline.ingest(input: command.inputFolder, database: database, jobs: command.jobs,
-                                             progress: command.flag("quiet") ? nil : warnings)
-            RunLog.finish(database, runID: runID, status: "ok", asOfMs: nil, linesRead: report.totals.read, findings: nil, message: nil)
+                                             progress: command.flag("quiet") ? nil : progress)
+            RunLog.finish(database, runID: runID, verdict: RunVerdict(status: "ok", exitCode: 0, message: nil), asOfMs: nil,
+                          linesRead: report.totals.read, findings: nil)
             if !command.flag("quiet") { console.out(accountingTable(report)) }
             return .ok
         } catch {
-            RunLog.finish(database, runID: runID, status: "failed", asOfMs: nil, linesRead: nil, findings: nil, message: "\(error)")
+            RunLog.finish(database, runID: runID, verdict: failed(error), asOfMs: nil, linesRead: nil, findings: nil)
             throw error
         }
+    }
+
+    /// A command that ended with `error`, as the runs table records it.
+    static func failed(_ error: any Error) -> RunVerdict {
+        RunVerdict(status: "failed", exitCode: IAPReconCLI.exitCode(for: error).rawValue, message: "\(error)")
     }
 
     static func normalize(_ command: ParsedCommand, console: Console) throws -> ExitCode {
@@ -60,12 +82,11 @@ enum StageCommands {
     static func report(_ command: ParsedCommand, console: Console) throws -> ExitCode {
         let settings = try command.reportSettings()
         var bySeverity: [Severity: Int] = [:]
-        _ = try stage(command, "report") { database in
+        return try stage(command, "report") { database in
             let summary = try ReportStage.run(database: database, settings: settings)
             bySeverity = summary.findingsBySeverity
             return "wrote \(summary.files.joined(separator: ", ")) in \(settings.outFolder)/"
-        } output: { console.out($0) }
-        return exitCode(findings: bySeverity, failOn: command.failOn)
+        } output: { console.out($0) } judge: { exitCode(findings: bySeverity, failOn: command.failOn) }
     }
 
     static func validate(_ command: ParsedCommand, console: Console) throws -> ExitCode {
@@ -93,9 +114,11 @@ enum StageCommands {
         } output: { console.out($0) }
     }
 
-    /// Runs one stage under the lock, recording it in the runs table.
+    /// Runs one stage under the lock on an existing store, recording it in the runs table;
+    /// `judge` gives the exit code once the stage is done (`--fail-on`).
     private static func stage(
-        _ command: ParsedCommand, _ name: String, _ body: (Database) throws -> String, output: (String) -> Void = { _ in }
+        _ command: ParsedCommand, _ name: String, _ body: (Database) throws -> String, output: (String) -> Void = { _ in },
+        judge: () -> ExitCode = { .ok }
     ) throws -> ExitCode {
         let lock = try RunLock(databasePath: command.databasePath, command: name, createStore: false)
         defer { withExtendedLifetime(lock) {} }
@@ -103,13 +126,24 @@ enum StageCommands {
         let runID = try RunLog.start(database, command: name)
         do {
             let note = try body(database)
-            RunLog.finish(database, runID: runID, status: "ok", asOfMs: nil, linesRead: nil, findings: nil, message: nil)
+            let code = judge()
+            let verdict = code == .ok ? RunVerdict(status: "ok", exitCode: 0, message: nil)
+                : RunVerdict(status: "findings", exitCode: code.rawValue, message: "findings at --fail-on")
+            RunLog.finish(database, runID: runID, verdict: verdict, asOfMs: nil, linesRead: nil, findings: nil)
             output(note)
-            return .ok
+            return code
         } catch {
-            RunLog.finish(database, runID: runID, status: "failed", asOfMs: nil, linesRead: nil, findings: nil, message: "\(error)")
+            RunLog.finish(database, runID: runID, verdict: failed(error), asOfMs: nil, linesRead: nil, findings: nil)
             throw error
         }
+    }
+
+    /// `iaprecon check`: SQLite's full integrity check of the store.
+    static func check(_ command: ParsedCommand, console: Console) throws -> ExitCode {
+        let database = try Store.open(path: command.databasePath, readOnly: true)
+        try Store.checkIntegrity(database, quick: false)
+        console.out("ok: \(command.databasePath) passed SQLite's integrity check")
+        return .ok
     }
 }
 
@@ -118,12 +152,14 @@ enum RunsCommand {
     static func run(_ command: ParsedCommand, console: Console) throws -> ExitCode {
         let database = try Store.open(path: command.databasePath, readOnly: true)
         let entries = try RunLog.recent(database, limit: try command.optionalInt("limit") ?? 20)
-        var table = TextTable(["run", "command", "started", "seconds", "status", "as-of", "lines", "findings"], numeric: [0, 3, 6, 7])
+        var table = TextTable(["run", "command", "date", "started", "seconds", "status", "exit", "as-of", "lines", "findings", "message"],
+                              numeric: [0, 4, 6, 8, 9])
         for entry in entries {
             let seconds = entry.endedMs.map { String(format: "%.1f", Double($0 - entry.startedMs) / 1000) } ?? ""
-            table.add([String(entry.runID), entry.command, Timestamp.iso8601(entry.startedMs), seconds, entry.status,
-                       entry.asOfMs.map(Timestamp.iso8601) ?? "", entry.linesRead.map { String($0) } ?? "",
-                       entry.findings.map { String($0) } ?? ""])
+            table.add([String(entry.runID), entry.command, entry.partitionDate ?? "", Timestamp.iso8601(entry.startedMs), seconds,
+                       entry.status, entry.exitCode.map { String($0) } ?? "", entry.asOfMs.map(Timestamp.iso8601) ?? "",
+                       entry.linesRead.map { String($0) } ?? "", entry.findings.map { String($0) } ?? "",
+                       (entry.message ?? "").replacingOccurrences(of: "\n", with: " ")])
         }
         console.out(table.text)
         return .ok

@@ -9,7 +9,7 @@ struct CommandsTests {
     func names() {
         #expect(Self.program.commands.map(\.name) == [
             "run", "nightly", "backfill", "ingest", "normalize", "join", "report", "validate", "history", "runs",
-            "forget", "generate", "bench",
+            "check", "forget", "generate", "bench",
         ])
     }
 

@@ -38,6 +38,8 @@ struct HelpTests {
               history                 Show one user's purchases, deliveries, refunds and
                                       findings.
               runs                    List the runs recorded in the store, newest first.
+              check                   Check the store for damage with SQLite's integrity
+                                      check.
               forget                  Remove input files' rows from the store.
               generate                Write a synthetic input folder for tests and
                                       benchmarks.

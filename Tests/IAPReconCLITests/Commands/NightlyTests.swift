@@ -50,8 +50,17 @@ struct NightlyTests {
         let database = try Store.open(path: work.path("s.sqlite"), readOnly: true)
         #expect(try database.scalar("SELECT count(*) FROM files") == .integer(10))
         var runs: [String] = []
-        try database.forEach("SELECT command || ':' || status || ':' || lines_read FROM runs ORDER BY run_id") { runs.append($0.string(0)) }
-        #expect(runs == ["run:ok:160", "run:ok:265"])
+        try database.forEach("SELECT command || ':' || partition_date || ':' || status || ':' || exit_code || ':' || lines_read FROM runs ORDER BY run_id") {
+            runs.append($0.string(0))
+        }
+        #expect(runs == ["nightly:2026-11-28:ok:0:160", "nightly:2026-11-29:findings:1:265"])
+        let listed = work.iaprecon(["runs", "--db", work.path("s.sqlite")])
+        #expect(listed.code == 0)
+        let rows = listed.out.split(separator: "\n").map { $0.split(separator: " ", omittingEmptySubsequences: true).map(String.init) }
+        #expect(rows.first?.prefix(7) == ["run", "command", "date", "started", "seconds", "status", "exit"])
+        #expect(rows.dropFirst(2).first?[1...2] == ["nightly", "2026-11-29"])
+        #expect(rows.dropFirst(2).first?[5...6] == ["findings", "1"])
+        #expect(listed.out.contains("findings; reports in \(reports)/2026-11-29/"))
         let logs = try FileManager.default.contentsOfDirectory(atPath: work.path("logs")).sorted()
         #expect(logs.count == 2)
         let log = try work.read("logs/" + logs[1])
@@ -78,6 +87,47 @@ struct NightlyTests {
         #expect(early.contains("\"read\": 160"))
         let bad = work.iaprecon(["backfill", "--root", root, "--from", "2026-11-29", "--to", "2026-11-28"])
         #expect(bad.code == 2)
+    }
+
+    @Test("a damaged store is refused by nightly's quick check and by 'check', with exit 1 and the reason")
+    func damagedStore() throws {
+        let work = try Workspace()
+        let root = try Self.partitions(in: work)
+        let db = work.path("s.sqlite")
+        let common = ["--root", root, "--db", db, "--reports", work.path("reports"), "--log-dir", work.path("logs"), "--quiet"]
+        #expect(work.iaprecon(["nightly", "--date", "2026-11-28"] + common).code == 0)
+        let healthy = work.iaprecon(["check", "--db", db])
+        #expect(healthy.code == 0)
+        #expect(healthy.out == "ok: \(db) passed SQLite's integrity check\n")
+
+        // 4 KB of zeros over a page in the middle: the header still reads, the b-trees do not.
+        let handle = try #require(FileHandle(forUpdatingAtPath: db))
+        let size = try handle.seekToEnd()
+        try handle.seek(toOffset: (size / 2) / 4096 * 4096)
+        handle.write(Data(repeating: 0, count: 4096))
+        try handle.close()
+
+        let checked = work.iaprecon(["check", "--db", db])
+        #expect(checked.code == 1)
+        #expect(checked.err.hasPrefix("Error: cannot use store \(db): damaged"))
+        #expect(checked.err.split(separator: "\n").count == 1)
+        let night = work.iaprecon(["nightly", "--date", "2026-11-29"] + common)
+        #expect(night.code == 1)
+        #expect(night.err.hasPrefix("Error: cannot use store \(db): damaged (SQLite's quick_check found: "))
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: work.path("reports/latest")) == "2026-11-28")
+    }
+
+    @Test("the stage commands, history and runs refuse a store that does not exist instead of creating one")
+    func missingStore() throws {
+        let work = try Workspace()
+        let db = work.path("typo.sqlite")
+        for arguments in [["normalize"], ["join"], ["report", "--out", work.path("out")], ["history", "u_1"], ["runs"], ["check"],
+                          ["forget", "server/a.jsonl"]] {
+            let result = work.iaprecon(arguments + ["--db", db])
+            #expect(result.code == 1, "\(arguments)")
+            #expect(result.err == "Error: cannot use store \(db): no such file; run 'iaprecon run' or 'iaprecon ingest' first\n", "\(arguments)")
+            #expect(!FileManager.default.fileExists(atPath: db), "\(arguments)")
+        }
     }
 
     @Test("a root without day partitions exits 3 naming it")
