@@ -6,6 +6,9 @@ public struct ReconcileSettings: Sendable {
     public var asOfMs: Int64?
     public var graceMs: Int64 = 86_400_000
     public var mmpZone: Zone = .utc
+    /// Without `--as-of`, the latest event time is taken up to this moment at most (a night's
+    /// `--date` judges as of the end of its day at the latest).
+    public var asOfLimitMs: Int64?
 
     public init(asOfMs: Int64? = nil, graceMs: Int64 = 86_400_000, mmpZone: Zone = .utc) {
         self.asOfMs = asOfMs
@@ -45,7 +48,8 @@ public enum JoinStage {
                            workers: WorkerPool = WorkerPool(width: WorkerPool.defaultWidth),
                            batchTransactions: Int = batchTransactions) throws -> JoinSummary {
         Trace.mark("join start")
-        let asOfMs = try settings.asOfMs ?? latestEventMs(database, mmpZone: settings.mmpZone) ?? 0
+        let latestMs = try latestEventMs(database, mmpZone: settings.mmpZone).map { min($0, settings.asOfLimitMs ?? .max) }
+        let asOfMs = settings.asOfMs ?? latestMs ?? 0
         let rules = FindingRules(asOfMs: asOfMs, graceMs: settings.graceMs)
         Trace.mark("join as-of")
         // One transaction from the first read: the scope's temp tables are written inside it too.

@@ -70,9 +70,14 @@ extension CommandSpec {
             costs its new day. Writes the reports to <reports>/YYYY-MM-DD/, then \
             points <reports>/latest at that complete set, and appends a log with stage timings \
             to --log-dir.
+
+            A night reports what a fresh store fed the partitions up to --date would, \
+            as of the end of that day in --tz at the latest: when the store already \
+            holds later days, the night is replayed in a scratch store beside it and \
+            the store is left as it was. latest only moves forward unless --force.
             """,
         options: [.root, .db, .reports, .date, .logDir, .grace, .tz, .mmpTZ, .currency, .jobs, .failOn, .config],
-        flags: [.quiet],
+        flags: [.quiet, .force],
         examples: [
             ExampleSpec("The nightly cron job:", "iaprecon nightly --config jobs/iaprecon.conf --quiet"),
             ExampleSpec("Re-run one night:", "iaprecon nightly --root /data/iap --date 2026-11-28"),
@@ -85,10 +90,12 @@ extension CommandSpec {
         discussion: """
             Each day is reconciled with the partitions up to that day, as the night \
             itself would have seen them, into <reports>/YYYY-MM-DD/; <reports>/latest \
-            ends at the last day.
+            moves forward to the last day (never back, unless --force). When the store \
+            already holds later days, the range is replayed in one scratch store fed a \
+            day at a time, and the store is left as it was.
             """,
         options: [.root, .db, .reports, .from, .to, .logDir, .grace, .tz, .mmpTZ, .currency, .jobs, .config],
-        flags: [.quiet],
+        flags: [.quiet, .force],
         examples: [
             ExampleSpec(
                 "Backfill a quarter:",
@@ -391,4 +398,6 @@ extension OptionSpec {
 
 extension FlagSpec {
     public static let quiet = FlagSpec(name: "quiet", short: "q", help: "Print nothing but errors.")
+
+    public static let force = FlagSpec(name: "force", help: "Point <reports>/latest at this night even if it is older.")
 }

@@ -130,6 +130,76 @@ struct NightlyTests {
         }
     }
 
+    /// The outputs that must be equal between two runs over the same inputs (summary.json without its timings).
+    static func outputs(_ work: Workspace, _ folder: String) throws -> [String: String] {
+        var texts: [String: String] = [:]
+        for name in ["findings.csv", "findings.json", "revenue_daily.csv", "attribution.csv", "rejects.csv", "summary.json"] {
+            let text = try work.read(folder + "/" + name)
+            texts[name] = name == "summary.json" ? text.components(separatedBy: ",\n  \"stage_seconds\"")[0] : text
+        }
+        return texts
+    }
+
+    @Test("a night replayed on a store that holds later days reports what a fresh store fed up to that day reports, and leaves the store alone")
+    func replayEqualsFresh() throws {
+        let work = try Workspace()
+        let root = try Self.partitions(in: work)
+        let db = work.path("s.sqlite")
+        let common = ["--root", root, "--reports", work.path("reports"), "--log-dir", work.path("logs"), "--quiet"]
+        #expect(work.iaprecon(["nightly", "--db", db] + common).code == 0)
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: work.path("reports/latest")) == "2026-11-29")
+        let before = try Self.outputs(work, "reports/2026-11-29")
+        let storeBefore = try Data(contentsOf: URL(fileURLWithPath: db))
+
+        let replayed = work.iaprecon(["nightly", "--db", db, "--date", "2026-11-28"] + common)
+        #expect(replayed.code == 0)
+        let fresh = work.iaprecon(["nightly", "--db", work.path("fresh.sqlite"), "--date", "2026-11-28", "--root", root,
+                                   "--reports", work.path("fresh"), "--log-dir", work.path("logs"), "--quiet"])
+        #expect(fresh.code == 0)
+        let replayedOutputs = try Self.outputs(work, "reports/2026-11-28")
+        #expect(replayedOutputs == (try Self.outputs(work, "fresh/2026-11-28")))
+        #expect(replayedOutputs["summary.json"]?.contains("\"as_of\": \"2026-11-28T") == true)
+        #expect(replayedOutputs["findings.csv"] != before["findings.csv"])
+
+        // The store and latest are as they were; the scratch store is gone.
+        #expect(try Data(contentsOf: URL(fileURLWithPath: db)) == storeBefore)
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: work.path("reports/latest")) == "2026-11-29")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: work.root).filter { $0.contains("replay") } == [])
+        // --force moves latest back.
+        #expect(work.iaprecon(["nightly", "--db", db, "--date", "2026-11-28", "--force"] + common).code == 0)
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: work.path("reports/latest")) == "2026-11-28")
+
+        // A backfill over the same store replays both nights, each equal to its fresh night.
+        let backfill = work.iaprecon(["backfill", "--db", db, "--from", "2026-11-28", "--to", "2026-11-29", "--root", root,
+                                      "--reports", work.path("backfill"), "--log-dir", work.path("logs"), "--quiet"])
+        #expect(backfill.code == 0)
+        #expect(try Self.outputs(work, "backfill/2026-11-28") == replayedOutputs)
+        #expect(try Self.outputs(work, "backfill/2026-11-29") == before)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: db)) == storeBefore)
+    }
+
+    @Test("a --date whose partition never landed exits 3 naming the folder it looked for, and writes nothing")
+    func missingPartition() throws {
+        let work = try Workspace()
+        let root = try Self.partitions(in: work)
+        let result = work.iaprecon(["nightly", "--root", root, "--date", "2026-11-30", "--db", work.path("s.sqlite"),
+                                    "--reports", work.path("reports"), "--log-dir", work.path("logs")])
+        #expect(result.code == 3)
+        #expect(result.err == "Error: cannot read \(root)/2026-11-30: no partition for --date 2026-11-30\n")
+        #expect(!FileManager.default.fileExists(atPath: work.path("reports/2026-11-30")))
+    }
+
+    @Test("a night's as-of is at most the end of its day in --tz, even when the day's files hold later events")
+    func asOfCappedAtDayEnd() throws {
+        let work = try Workspace()
+        let root = try Self.partitions(in: work)
+        // The 11-28 partition's files run to 2026-11-29T23:59Z; in Tokyo the day ends at 2026-11-28T14:59:59.999Z.
+        let result = work.iaprecon(["nightly", "--root", root, "--date", "2026-11-28", "--tz", "Asia/Tokyo", "--db", work.path("s.sqlite"),
+                                    "--reports", work.path("reports"), "--log-dir", work.path("logs"), "--quiet"])
+        #expect(result.code == 0)
+        #expect(try work.read("reports/2026-11-28/summary.json").contains("\"as_of\": \"2026-11-28T14:59:59.999Z\""))
+    }
+
     @Test("a root without day partitions exits 3 naming it")
     func noPartitions() throws {
         let work = try Workspace()
