@@ -19,12 +19,22 @@ public enum IngestProgress: Sendable {
     case fileDone(bytes: Int)
 }
 
+/// One rejected line, for a person reading `validate`'s output.
+public struct RejectedLine: Sendable, Equatable {
+    public var path: String
+    public var line: Int
+    public var reason: String
+    public var text: String
+}
+
 /// The result of an ingest: per file, plus the files that could not be read.
 public struct IngestReport: Sendable {
     public var files: [IngestedFile] = []
     public var unreadable: [InputError] = []
     /// Paths under the input folder that match no source, so were not read.
     public var ignored: [String] = []
+    /// `validate`: the first rejected lines, in file order (their text redacted as in `rejects.csv`).
+    public var firstRejects: [RejectedLine] = []
 
     public var totals: LineCounts { files.reduce(LineCounts()) { $0 + $1.counts } }
     public var bytes: Int { files.reduce(0) { $0 + $1.bytes } }
@@ -255,8 +265,8 @@ public enum IngestStage {
         }
     }
 
-    /// Parses files without a store: the accounting `validate` prints.
-    public static func validate(files: [SourceFile], jobs width: Int) throws -> IngestReport {
+    /// Parses files without a store: the accounting `validate` prints, and its first `keepRejects` rejects.
+    public static func validate(files: [SourceFile], jobs width: Int, keepRejects: Int = 10) throws -> IngestReport {
         var report = IngestReport()
         var counts = LineCounts()
         try WorkerPool(width: width).run(count: files.count, produce: { index, send in
@@ -265,6 +275,10 @@ public enum IngestStage {
             switch message {
             case .lines(let batch):
                 counts = counts + batch.counts
+                for reject in batch.rejects where report.firstRejects.count < keepRejects {
+                    report.firstRejects.append(RejectedLine(path: files[index].relativePath, line: reject.line,
+                                                            reason: reject.reason, text: reject.text))
+                }
             case .end:
                 let bytes = ((try? FileManager.default.attributesOfItem(atPath: files[index].absolutePath))?[.size] as? Int) ?? 0
                 report.files.append(IngestedFile(path: files[index].relativePath, kind: files[index].kind, status: .added,

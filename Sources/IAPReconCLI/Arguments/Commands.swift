@@ -272,8 +272,13 @@ extension CommandSpec {
                 name: "seed", valueName: "n", help: "Seed of the random generator.",
                 defaultValue: .value("1"), kind: .integer(minimum: 0)),
         ],
+        flags: [
+            FlagSpec(name: "partitioned", help: "Write each day's files into a YYYY-MM-DD folder, as nightly reads them."),
+            FlagSpec(name: "force", help: "Write into a non-empty --out, replacing the files of an earlier run."),
+        ],
         examples: [
             ExampleSpec("A small data set to try things on:", "iaprecon generate --out /tmp/iap-small --users 100"),
+            ExampleSpec("A week of day folders for nightly:", "iaprecon generate --out /tmp/iap-days --days 7 --partitioned"),
             ExampleSpec(
                 "A year of data for a large app:",
                 "iaprecon generate --out /tmp/iap-year --users 200000 --days 365"),

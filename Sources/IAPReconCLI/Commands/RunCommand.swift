@@ -96,6 +96,14 @@ enum StageCommands {
         }
         let report = try IngestStage.validate(files: listing.files, jobs: command.jobs)
         console.out(accountingTable(report))
+        if !report.firstRejects.isEmpty {
+            var rejects = TextTable(["file:line", "reason", "text"], numeric: [])
+            for reject in report.firstRejects {
+                rejects.add(["\(reject.path):\(reject.line)", reject.reason, reject.text])
+            }
+            let shown = report.firstRejects.count < report.totals.rejected ? "first \(report.firstRejects.count) of \(report.totals.rejected)" : "all"
+            console.out("\nrejected lines (\(shown)):\n" + rejects.text)
+        }
         if let unreadable = report.unreadable.first { throw unreadable }
         return .ok
     }

@@ -153,9 +153,9 @@ struct HelpTests {
 
     @Test("a short usage line lists every option, required ones unbracketed")
     func generateUsage() {
-        #expect(
-            HelpRenderer.synopsis(of: .generate, programName: "iaprecon")
-                == "iaprecon generate --out <dir> [--users <n>] [--days <n>] [--seed <n>]")
+        #expect(HelpRenderer.synopsis(of: .runs, programName: "iaprecon") == "iaprecon runs [--db <file>] [--limit <n>]")
+        #expect(HelpRenderer.synopsis(of: .forget, programName: "iaprecon") == "iaprecon forget [--db <file>] <path>...")
+        #expect(HelpRenderer.synopsis(of: .generate, programName: "iaprecon") == "iaprecon generate [<options>] --out <dir>")
     }
 
     @Test("a long label puts its text on the next line")
