@@ -113,16 +113,18 @@ public enum Pipeline {
                 try Pipeline.ingest(input: options.input, through: options.partitionsThrough, database: database, jobs: options.jobs, progress: progress)
             }
             try timed("normalize", note: { (_: Void) in "" }) {
-                try NormalizeStage.run(database: database, workers: WorkerPool(width: options.jobs))
+                try NormalizeStage.run(database: database, workers: WorkerPool(width: options.jobs)) { progress?.advanced(.lines($0)) }
             }
             let join = try timed("join", note: { (summary: JoinSummary) in
                 "as-of \(Timestamp.iso8601(summary.asOfMs)), \(summary.findings) findings"
                     + (summary.recomputedTransactions.map { ", incremental: \($0) transactions recomputed" } ?? "")
             }) {
-                try JoinStage.run(database: database, settings: options.reconcile, workers: WorkerPool(width: options.jobs))
+                try JoinStage.run(database: database, settings: options.reconcile, workers: WorkerPool(width: options.jobs)) {
+                    progress?.advanced(.lines($0))
+                }
             }
             let report = try timed("report", note: { (summary: ReportSummary) in "\(summary.files.count) files in \(options.outFolder)" }) {
-                try ReportStage.run(database: database, settings: options.report, timings: timings)
+                try ReportStage.run(database: database, settings: options.report, timings: timings) { progress?.advanced(.lines($0)) }
             }
             let result = RunResult(ingest: ingest, join: join, report: report, timings: timings)
             RunLog.finish(database, runID: runID, verdict: verdict(.success(result)), asOfMs: join.asOfMs,

@@ -2,9 +2,9 @@ import Foundation
 
 /// Another run holds the store (exit code 4).
 public struct LockedError: Error, CustomStringConvertible, Sendable {
-    public var lockPath: String
+    public var databasePath: String
     public var holder: String
-    public var description: String { "another run holds the database (\(holder)); lock file \(lockPath)" }
+    public var description: String { "another run holds the database (\(holder))" }
 }
 
 /// One run at a time per store: an exclusive `flock` on the store file itself.
@@ -45,7 +45,7 @@ public final class RunLock {
         path = Self.notePath(databasePath)
         if flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
             close(descriptor)
-            throw LockedError(lockPath: path, holder: Self.describeHolder(inode: status.st_ino, device: status.st_dev, notePath: path) ?? "unknown holder")
+            throw LockedError(databasePath: databasePath, holder: Self.describeHolder(inode: status.st_ino, device: status.st_dev, notePath: path) ?? "unknown holder")
         }
         self.descriptor = descriptor
         let text = "pid \(getpid()), iaprecon \(command), started \(Timestamp.iso8601(Int64(Date().timeIntervalSince1970 * 1000)))\n"

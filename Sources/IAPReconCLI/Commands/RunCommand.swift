@@ -47,6 +47,8 @@ enum StageCommands {
         let runID = try RunLog.start(database, command: "ingest")
         do {
             let progress = StageProgress(live: console.isTerminal) { console.err($0) }
+            progress.stageStarted("ingest")
+            defer { progress.clear() }
             let report = try Pipeline.ingest(input: command.inputFolder, database: database, jobs: command.jobs,
                                              progress: command.flag("quiet") ? nil : progress)
             RunLog.finish(database, runID: runID, verdict: RunVerdict(status: "ok", exitCode: 0, message: nil), asOfMs: nil,
@@ -65,16 +67,18 @@ enum StageCommands {
     }
 
     static func normalize(_ command: ParsedCommand, console: Console) throws -> ExitCode {
-        try stage(command, "normalize") { database in
-            try NormalizeStage.run(database: database, workers: WorkerPool(width: command.jobs))
+        try stage(command, "normalize", console: console) { database, progress in
+            try NormalizeStage.run(database: database, workers: WorkerPool(width: command.jobs)) { progress?.advanced(.lines($0)) }
             return "normalized"
         }
     }
 
     static func join(_ command: ParsedCommand, console: Console) throws -> ExitCode {
         let settings = try command.reconcileSettings()
-        return try stage(command, "join") { database in
-            let summary = try JoinStage.run(database: database, settings: settings, workers: WorkerPool(width: command.jobs))
+        return try stage(command, "join", console: console) { database, progress in
+            let summary = try JoinStage.run(database: database, settings: settings, workers: WorkerPool(width: command.jobs)) {
+                progress?.advanced(.lines($0))
+            }
             return "as of \(Timestamp.iso8601(summary.asOfMs)): \(summary.findings) findings"
         } output: { console.out($0) }
     }
@@ -82,8 +86,8 @@ enum StageCommands {
     static func report(_ command: ParsedCommand, console: Console) throws -> ExitCode {
         let settings = try command.reportSettings()
         var bySeverity: [Severity: Int] = [:]
-        return try stage(command, "report") { database in
-            let summary = try ReportStage.run(database: database, settings: settings)
+        return try stage(command, "report", console: console) { database, progress in
+            let summary = try ReportStage.run(database: database, settings: settings) { progress?.advanced(.lines($0)) }
             bySeverity = summary.findingsBySeverity
             return "wrote \(summary.files.joined(separator: ", ")) in \(settings.outFolder)/"
         } output: { console.out($0) } judge: { exitCode(findings: bySeverity, failOn: command.failOn) }
@@ -112,7 +116,7 @@ enum StageCommands {
     static func forget(_ command: ParsedCommand, console: Console) throws -> ExitCode {
         let paths = command.positionals
         guard !paths.isEmpty else { throw command.usageError("name at least one stored file to forget") }
-        return try stage(command, "forget") { database in
+        return try stage(command, "forget", console: console) { database, _ in
             let unknown = try IngestStage.forget(paths: paths, in: database)
             guard unknown.isEmpty else {
                 throw StoreError(path: command.databasePath, reason: "no stored file \(unknown.map { "'\($0)'" }.joined(separator: ", ")) "
@@ -123,17 +127,21 @@ enum StageCommands {
     }
 
     /// Runs one stage under the lock on an existing store, recording it in the runs table;
-    /// `judge` gives the exit code once the stage is done (`--fail-on`).
+    /// `judge` gives the exit code once the stage is done (`--fail-on`). On a terminal the body
+    /// gets a live progress line, cleared before its result is printed.
     private static func stage(
-        _ command: ParsedCommand, _ name: String, _ body: (Database) throws -> String, output: (String) -> Void = { _ in },
-        judge: () -> ExitCode = { .ok }
+        _ command: ParsedCommand, _ name: String, console: Console, _ body: (Database, StageProgress?) throws -> String,
+        output: (String) -> Void = { _ in }, judge: () -> ExitCode = { .ok }
     ) throws -> ExitCode {
         let lock = try RunLock(databasePath: command.databasePath, command: name, createStore: false)
         defer { withExtendedLifetime(lock) {} }
         let database = try Store.open(path: command.databasePath)
         let runID = try RunLog.start(database, command: name)
+        let progress = console.isTerminal ? StageProgress(live: true) { console.err($0) } : nil
+        progress?.stageStarted(name)
         do {
-            let note = try body(database)
+            let note = try body(database, progress)
+            progress?.clear()
             let code = judge()
             let verdict = code == .ok ? RunVerdict(status: "ok", exitCode: 0, message: nil)
                 : RunVerdict(status: "findings", exitCode: code.rawValue, message: "findings at --fail-on")
@@ -141,6 +149,7 @@ enum StageCommands {
             output(note)
             return code
         } catch {
+            progress?.clear()
             RunLog.finish(database, runID: runID, verdict: failed(error), asOfMs: nil, linesRead: nil, findings: nil)
             throw error
         }

@@ -173,7 +173,7 @@ struct CommandTests {
         #expect(result.code == 0)
         let lines = result.out.split(separator: "\n")
         #expect(lines.first?.hasPrefix("file") == true)
-        #expect(lines.last == "total                                                 265       254         6      3        2")
+        #expect(lines.contains("total                                                 265       254         6      3        2"))
         #expect(lines.contains { $0.hasPrefix("server/server-2026-11-27.jsonl.gz") && $0.hasSuffix("60        57         2      0        1  added") })
         #expect(try FileManager.default.contentsOfDirectory(atPath: work.root).isEmpty)
     }
@@ -270,6 +270,40 @@ struct ProgressLineTests {
         #expect(StageProgress.line(stage: "ingest", lines: 50_000, seconds: 2, doneBytes: 25, plannedBytes: 100)
             == "ingest: 50000 lines, 25000 lines/s, 6 s left")
         #expect(StageProgress.line(stage: "ingest", lines: 10, seconds: 1, doneBytes: 0, plannedBytes: 100) == "ingest: 10 lines, 10 lines/s")
+    }
+
+    @Test("normalize and join count the rows they wrote, report its files")
+    func laterStages() {
+        #expect(StageProgress.line(stage: "join", lines: 40_000, seconds: 2, doneBytes: 0, plannedBytes: 0) == "join: 40000 rows, 20000 rows/s")
+        #expect(StageProgress.line(stage: "report", lines: 5, seconds: 3.5, doneBytes: 0, plannedBytes: 0) == "report: 5 of 6 files, 3 s")
+    }
+
+    @Test("the stages report their progress as they write: every row normalize and join insert, every report file")
+    func stagesReport() throws {
+        let work = try Workspace()
+        final class Counting: ProgressSink {
+            var stages: [String] = []
+            var counts: [String: Int] = [:]
+            func stageStarted(_ stage: String) { stages.append(stage) }
+            func advanced(_ progress: IngestProgress) {
+                if case .lines(let count) = progress, let stage = stages.last { counts[stage, default: 0] += count }
+            }
+            func stageFinished(_ stage: String, seconds: Double, note: String) {}
+            func warning(_ message: String) {}
+        }
+        let counting = Counting()
+        let options = RunOptions(input: Workspace.sampleData, databasePath: work.path("s.sqlite"), outFolder: work.path("out"), jobs: 2,
+                                 reconcile: ReconcileSettings(), report: ReportSettings(outFolder: work.path("out")))
+        _ = try Pipeline.run(options, progress: counting)
+        #expect(counting.stages == ["ingest", "normalize", "join", "report"])
+        #expect(counting.counts["ingest"] == 265)
+        #expect(counting.counts["report"] == 6)
+        let database = try Store.open(path: work.path("s.sqlite"), readOnly: true)
+        let joinRows = try database.scalar("""
+            SELECT (SELECT count(*) FROM int_transactions_resolved) + (SELECT count(*) FROM int_orders_matched) + (SELECT count(*) FROM fct_findings)
+            """).integerValue
+        #expect((counting.counts["join"] ?? 0) >= Int(joinRows))
+        #expect((counting.counts["normalize"] ?? 0) > 0)
     }
 }
 
