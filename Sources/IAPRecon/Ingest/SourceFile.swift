@@ -111,6 +111,13 @@ public struct SourceFile: Sendable, Equatable {
         return listing
     }
 
+    /// An input folder with no source file at all: a mistyped `--input` must not check or
+    /// reconcile nothing in silence.
+    public static func noSourceFile(in folder: String) -> InputError {
+        InputError(path: folder, reason: "no source file (server/, receipts/, notifications/, registrations/, attribution/, "
+                   + "spend/, catalog.csv, fx.csv, or YYYY-MM-DD folders holding them)")
+    }
+
     /// `YYYY-MM-DD`, the name of a daily partition.
     public static func isPartitionName(_ name: String) -> Bool {
         name.utf8.count == 10 && Timestamp.startOfDay(name) != nil

@@ -60,10 +60,7 @@ public enum Pipeline {
         input: String, through: String? = nil, database: Database, jobs: Int, progress: ProgressSink?
     ) throws -> IngestReport {
         let listing = try SourceFile.scan(input)
-        guard !listing.files.isEmpty else {
-            throw InputError(path: input, reason: "no source file (server/, receipts/, notifications/, registrations/, attribution/, "
-                             + "spend/, catalog.csv, fx.csv, or YYYY-MM-DD folders holding them)")
-        }
+        guard !listing.files.isEmpty else { throw SourceFile.noSourceFile(in: input) }
         for path in listing.ignored {
             progress?.warning("not read, matches no source: \(input)/\(path)")
         }

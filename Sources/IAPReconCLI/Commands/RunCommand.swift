@@ -98,6 +98,7 @@ enum StageCommands {
         for path in listing.ignored {
             console.err("Warning: not read, matches no source: \(command.inputFolder)/\(path)")
         }
+        guard !listing.files.isEmpty else { throw SourceFile.noSourceFile(in: command.inputFolder) }
         let report = try IngestStage.validate(files: listing.files, jobs: command.jobs)
         console.out(accountingTable(report))
         if !report.firstRejects.isEmpty {

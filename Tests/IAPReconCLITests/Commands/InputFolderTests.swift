@@ -90,6 +90,10 @@ struct InputFolderTests {
         #expect(result.code == 3)
         #expect(result.err.hasPrefix("Error: cannot read \(work.path("in")): no source file ("))
         #expect(!FileManager.default.fileExists(atPath: work.path("out/findings.csv")))
+        let validate = work.iaprecon(["validate", "--input", work.path("in")])
+        #expect(validate.code == 3)
+        #expect(validate.err.hasSuffix("Error: cannot read \(work.path("in")): no source file (server/, receipts/, notifications/, "
+                                       + "registrations/, attribution/, spend/, catalog.csv, fx.csv, or YYYY-MM-DD folders holding them)\n"))
     }
 
     @Test("a file that leaves the folder keeps its rows and is marked not present; forget removes them as if never read")
