@@ -10,6 +10,10 @@ public enum IAPReconCLI {
     /// Runs `arguments` (with the program name first, as in `CommandLine.arguments`).
     public static func main(_ arguments: [String]) -> Int32 {
         ProcessMemory.returnLargeBlocksWhenFreed()
+        // Past a file-size limit (`ulimit -f`) the kernel kills the writer with SIGXFSZ, which says
+        // nothing to whoever reads cron's mail. Ignored, the write fails with EFBIG instead, and the
+        // run ends like on a full disk: exit 1 with a one-line reason naming the file.
+        signal(SIGXFSZ, SIG_IGN)
         return run(Array(arguments.dropFirst()), console: Console.standard())
     }
 
@@ -43,6 +47,7 @@ public enum IAPReconCLI {
         switch error {
         case is InputError: .unreadableInput
         case is LockedError: .locked
+        case is ForeignOutputError: .usage
         default: .failure
         }
     }
@@ -59,6 +64,8 @@ public enum IAPReconCLI {
         case "validate": try StageCommands.validate(command, console: console)
         case "history": try HistoryCommand.run(command, console: console)
         case "runs": try RunsCommand.run(command, console: console)
+        case "forget": try StageCommands.forget(command, console: console)
+        case "check": try StageCommands.check(command, console: console)
         case "generate": try GenerateCommand.run(command, console: console)
         case "bench": try BenchCommand.run(command, console: console)
         default: throw command.usageError("'\(command.name)' is not implemented")

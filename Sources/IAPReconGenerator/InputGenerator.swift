@@ -10,13 +10,18 @@ public struct GeneratorOptions: Sendable {
     public var startDay: String
     /// Whether the first server day file is written gzip-compressed (`.jsonl.gz`).
     public var gzipServer: Bool
+    /// Whether each day's files go into a day folder (`2026-09-01/server/server-2026-09-01.jsonl`),
+    /// as the app server writes them for `iaprecon nightly`; catalog, fx and spend stay in the root.
+    public var partitioned: Bool
 
-    public init(users: Int, days: Int, seed: UInt64, startDay: String = "2026-09-01", gzipServer: Bool = true) {
+    public init(users: Int, days: Int, seed: UInt64, startDay: String = "2026-09-01", gzipServer: Bool = true,
+                partitioned: Bool = false) {
         self.users = users
         self.days = days
         self.seed = seed
         self.startDay = startDay
         self.gzipServer = gzipServer
+        self.partitioned = partitioned
     }
 }
 

@@ -19,10 +19,22 @@ public enum IngestProgress: Sendable {
     case fileDone(bytes: Int)
 }
 
+/// One rejected line, for a person reading `validate`'s output.
+public struct RejectedLine: Sendable, Equatable {
+    public var path: String
+    public var line: Int
+    public var reason: String
+    public var text: String
+}
+
 /// The result of an ingest: per file, plus the files that could not be read.
 public struct IngestReport: Sendable {
     public var files: [IngestedFile] = []
     public var unreadable: [InputError] = []
+    /// Paths under the input folder that match no source, so were not read.
+    public var ignored: [String] = []
+    /// `validate`: the first rejected lines, in file order (their text redacted as in `rejects.csv`).
+    public var firstRejects: [RejectedLine] = []
 
     public var totals: LineCounts { files.reduce(LineCounts()) { $0 + $1.counts } }
     public var bytes: Int { files.reduce(0) { $0 + $1.bytes } }
@@ -203,6 +215,45 @@ public enum IngestStage {
         return report
     }
 
+    /// Records what the input folder held: each stored file is present or not (a file read once
+    /// keeps its rows when it leaves the folder, as archived partitions do), and the files that
+    /// match no source replace the previous run's list.
+    static func recordListing(_ listing: SourceFile.Listing, in database: Database) throws {
+        try database.transaction {
+            try database.execute("UPDATE files SET present = 0 WHERE present = 1")
+            for file in listing.files {
+                try database.run("UPDATE files SET present = 1 WHERE path = ?", [.text(file.relativePath)])
+            }
+            try database.execute("DELETE FROM ignored_files")
+            for path in listing.ignored {
+                try database.run("INSERT OR IGNORE INTO ignored_files (path) VALUES (?)", [.text(path)])
+            }
+        }
+    }
+
+    /// Removes stored files and their rows, so the next run reconciles without them: the keys
+    /// their rows touched are recorded as changed first, as when a file is replaced.
+    /// - Returns: the paths the store does not hold; when there are any, nothing was removed.
+    public static func forget(paths: [String], in database: Database) throws -> [String] {
+        try database.transaction {
+            var fileIDs: [Int64] = []
+            var unknown: [String] = []
+            for path in paths {
+                if case .integer(let fileID)? = try database.scalar("SELECT file_id FROM files WHERE path = ?", [.text(path)]) {
+                    fileIDs.append(fileID)
+                } else {
+                    unknown.append(path)
+                }
+            }
+            guard unknown.isEmpty else { return unknown }
+            for fileID in fileIDs {
+                try ChangedKeys.recordRows(of: fileID, in: database, replaced: true)
+                try database.run("DELETE FROM files WHERE file_id = ?", [.integer(fileID)])
+            }
+            return []
+        }
+    }
+
     /// Parses one file, or one chunk of it, on a worker: its lines in batches, then its line count or why it failed.
     static func parse(_ file: SourceFile, range: Range<Int>?, packingRows: Bool = true, send: (Message) -> Void) {
         do {
@@ -214,8 +265,8 @@ public enum IngestStage {
         }
     }
 
-    /// Parses files without a store: the accounting `validate` prints.
-    public static func validate(files: [SourceFile], jobs width: Int) throws -> IngestReport {
+    /// Parses files without a store: the accounting `validate` prints, and its first `keepRejects` rejects.
+    public static func validate(files: [SourceFile], jobs width: Int, keepRejects: Int = 10) throws -> IngestReport {
         var report = IngestReport()
         var counts = LineCounts()
         try WorkerPool(width: width).run(count: files.count, produce: { index, send in
@@ -224,6 +275,10 @@ public enum IngestStage {
             switch message {
             case .lines(let batch):
                 counts = counts + batch.counts
+                for reject in batch.rejects where report.firstRejects.count < keepRejects {
+                    report.firstRejects.append(RejectedLine(path: files[index].relativePath, line: reject.line,
+                                                            reason: reject.reason, text: reject.text))
+                }
             case .end:
                 let bytes = ((try? FileManager.default.attributesOfItem(atPath: files[index].absolutePath))?[.size] as? Int) ?? 0
                 report.files.append(IngestedFile(path: files[index].relativePath, kind: files[index].kind, status: .added,

@@ -67,22 +67,55 @@ public struct SourceFile: Sendable, Equatable {
     public var absolutePath: String
     public var kind: SourceKind
 
+    /// What an input folder holds: its source files, and the files under it that match no source.
+    public struct Listing: Sendable, Equatable {
+        /// Every source file, sorted by relative path.
+        public var files: [SourceFile] = []
+        /// Files (and folders) under the input folder that are not read: relative paths, sorted.
+        public var ignored: [String] = []
+    }
+
     /// Lists every input file under `folder`, sorted by relative path.
+    /// - Throws: `InputError` as `scan(_:)` does.
+    public static func list(in folder: String) throws(InputError) -> [SourceFile] {
+        try scan(folder).files
+    }
+
+    /// Lists every input file under `folder`, and what else is there.
     ///
     /// Two layouts: the contract's (`server/`, `receipts/`, ..., `catalog.csv`), or a
     /// partitioned root whose `YYYY-MM-DD/` folders each hold that layout, as servers
     /// write them day by day; their files are named `2026-11-28/server/x.jsonl`.
-    /// - Throws: `InputError` when the folder or a source sub-folder cannot be read.
-    public static func list(in folder: String) throws(InputError) -> [SourceFile] {
-        var files: [SourceFile] = []
+    /// Names starting with `.` are skipped (editors' and uploaders' temporary files).
+    ///
+    /// Only regular files are read: a source that is a FIFO, a device or a socket would block or
+    /// never end, and a symlink leading outside the folder reads what the folder's owner did
+    /// not put there, so each is an error before anything is read.
+    /// - Throws: `InputError` when the folder or a source sub-folder cannot be read, or a source is
+    ///   not a regular file inside the folder.
+    public static func scan(_ folder: String) throws(InputError) -> Listing {
+        let realFolder = URL(fileURLWithPath: folder).resolvingSymlinksInPath().path
+        var listing = Listing()
         for name in try entries(of: folder) {
             let path = folder + "/" + name
             if isDirectory(path), isPartitionName(name) {
-                files += try layout(in: path, prefix: name + "/")
+                try layout(in: path, prefix: name + "/", root: realFolder, into: &listing)
             }
         }
-        files += try layout(in: folder, prefix: "")
-        return files.sorted { $0.relativePath < $1.relativePath }
+        try layout(in: folder, prefix: "", root: realFolder, into: &listing, partitionRoot: true)
+        for index in listing.files.indices {
+            try checkRegular(listing.files[index], root: realFolder)
+        }
+        listing.files.sort { $0.relativePath < $1.relativePath }
+        listing.ignored.sort()
+        return listing
+    }
+
+    /// An input folder with no source file at all: a mistyped `--input` must not check or
+    /// reconcile nothing in silence.
+    public static func noSourceFile(in folder: String) -> InputError {
+        InputError(path: folder, reason: "no source file (server/, receipts/, notifications/, registrations/, attribution/, "
+                   + "spend/, catalog.csv, fx.csv, or YYYY-MM-DD folders holding them)")
     }
 
     /// `YYYY-MM-DD`, the name of a daily partition.
@@ -104,25 +137,54 @@ public struct SourceFile: Sendable, Equatable {
         return FileManager.default.fileExists(atPath: path, isDirectory: &directory) && directory.boolValue
     }
 
-    /// The contract's layout inside `folder`.
-    private static func layout(in folder: String, prefix: String) throws(InputError) -> [SourceFile] {
-        var files: [SourceFile] = []
+    /// A source must be a regular file (or, to fail naming itself when read, a folder) whose real
+    /// path lies inside the input folder's.
+    private static func checkRegular(_ file: SourceFile, root: String) throws(InputError) {
+        var status = stat()
+        guard stat(file.absolutePath, &status) == 0 else {
+            throw InputError(path: file.absolutePath, reason: String(cString: strerror(errno)))
+        }
+        let type = status.st_mode & S_IFMT
+        switch type {
+        case S_IFREG, S_IFDIR: break
+        case S_IFIFO: throw InputError(path: file.absolutePath, reason: "not a regular file (a FIFO)")
+        case S_IFCHR, S_IFBLK: throw InputError(path: file.absolutePath, reason: "not a regular file (a device)")
+        case S_IFSOCK: throw InputError(path: file.absolutePath, reason: "not a regular file (a socket)")
+        default: throw InputError(path: file.absolutePath, reason: "not a regular file")
+        }
+        let real = URL(fileURLWithPath: file.absolutePath).resolvingSymlinksInPath().path
+        guard real.hasPrefix(root + "/") else {
+            throw InputError(path: file.absolutePath, reason: "a symlink leading outside the input folder (to \(real))")
+        }
+    }
+
+    /// The contract's layout inside `folder`; in a partitioned root, the day folders are not ignored.
+    private static func layout(
+        in folder: String, prefix: String, root: String, into listing: inout Listing, partitionRoot: Bool = false
+    ) throws(InputError) {
         for name in try entries(of: folder) {
             let path = folder + "/" + name
             if isDirectory(path) {
-                guard let kind = SourceKind(rawValue: name), kind != .catalog, kind != .fx else { continue }
+                if partitionRoot, isPartitionName(name) { continue }
+                guard let kind = SourceKind(rawValue: name), kind != .catalog, kind != .fx else {
+                    listing.ignored.append(prefix + name + "/")
+                    continue
+                }
                 for child in try entries(of: path) {
                     let relative = name + "/" + child
                     // A folder named like a source file is listed too: reading it fails, naming it (exit 3).
                     if let kind = SourceKind.of(relativePath: relative) {
-                        files.append(SourceFile(relativePath: prefix + relative, absolutePath: path + "/" + child, kind: kind))
+                        listing.files.append(SourceFile(relativePath: prefix + relative, absolutePath: path + "/" + child, kind: kind))
+                    } else {
+                        listing.ignored.append(prefix + relative + (isDirectory(path + "/" + child) ? "/" : ""))
                     }
                 }
             } else if let kind = SourceKind.of(relativePath: name) {
-                files.append(SourceFile(relativePath: prefix + name, absolutePath: path, kind: kind))
+                listing.files.append(SourceFile(relativePath: prefix + name, absolutePath: path, kind: kind))
+            } else {
+                listing.ignored.append(prefix + name)
             }
         }
-        return files
     }
 }
 

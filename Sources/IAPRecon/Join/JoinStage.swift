@@ -6,6 +6,9 @@ public struct ReconcileSettings: Sendable {
     public var asOfMs: Int64?
     public var graceMs: Int64 = 86_400_000
     public var mmpZone: Zone = .utc
+    /// Without `--as-of`, the latest event time is taken up to this moment at most (a night's
+    /// `--date` judges as of the end of its day at the latest).
+    public var asOfLimitMs: Int64?
 
     public init(asOfMs: Int64? = nil, graceMs: Int64 = 86_400_000, mmpZone: Zone = .utc) {
         self.asOfMs = asOfMs
@@ -43,9 +46,10 @@ public enum JoinStage {
     /// tables whole until then, and a run killed before it finds the same reason to rebuild in full.
     public static func run(database: Database, settings: ReconcileSettings,
                            workers: WorkerPool = WorkerPool(width: WorkerPool.defaultWidth),
-                           batchTransactions: Int = batchTransactions) throws -> JoinSummary {
+                           batchTransactions: Int = batchTransactions, rowsWritten: ((Int) -> Void)? = nil) throws -> JoinSummary {
         Trace.mark("join start")
-        let asOfMs = try settings.asOfMs ?? latestEventMs(database, mmpZone: settings.mmpZone) ?? 0
+        let latestMs = try latestEventMs(database, mmpZone: settings.mmpZone).map { min($0, settings.asOfLimitMs ?? .max) }
+        let asOfMs = settings.asOfMs ?? latestMs ?? 0
         let rules = FindingRules(asOfMs: asOfMs, graceMs: settings.graceMs)
         Trace.mark("join as-of")
         // One transaction from the first read: the scope's temp tables are written inside it too.
@@ -61,7 +65,7 @@ public enum JoinStage {
                 let batches = try JoinComponents.batches(in: database, transactions: limit, withinScope: true)
                 Trace.mark("join batches (\(batches.count))")
                 try ReaderJobs.run(jobs(batches, rules, inserts: resultInserts { "temp.new_" + $0 }), database: database, pool: workers,
-                                   inCallersTransaction: true)
+                                   inCallersTransaction: true, rowsWritten: rowsWritten)
                 Trace.mark("join decide")
                 try database.execute(ScopeRows.apply)
                 Trace.mark("join apply changed rows")
@@ -75,7 +79,8 @@ public enum JoinStage {
         if scope == nil {
             let batches = try JoinComponents.batches(in: database, transactions: batchTransactions)
             Trace.mark("join batches (\(batches.count))")
-            try ReaderJobs.run(jobs(batches, rules, inserts: resultInserts { RebuiltTables.name($0, beside: true) }), database: database, pool: workers)
+            try ReaderJobs.run(jobs(batches, rules, inserts: resultInserts { RebuiltTables.name($0, beside: true) }), database: database, pool: workers,
+                               rowsWritten: rowsWritten)
             Trace.mark("join decide")
         }
         defer { Trace.mark("join switch, indexes and settings") }

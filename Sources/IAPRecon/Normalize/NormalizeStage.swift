@@ -23,7 +23,10 @@ public enum NormalizeStage {
     /// inserts their new ones in one transaction. Either way a reader (`history`) sees whole tables,
     /// never a half-written one, and a run killed half-way redoes the same work: in full, or for the
     /// same keys.
-    public static func run(database: Database, workers: WorkerPool = WorkerPool(width: WorkerPool.defaultWidth)) throws {
+    /// `rowsWritten` hears of the rows written as they go, on the calling thread (a progress line).
+    public static func run(
+        database: Database, workers: WorkerPool = WorkerPool(width: WorkerPool.defaultWidth), rowsWritten: ((Int) -> Void)? = nil
+    ) throws {
         Trace.mark("normalize start")
         let full = try database.transaction {
             let full = try needsFullRebuild(database)
@@ -61,7 +64,7 @@ public enum NormalizeStage {
                     guard job < builders.count else { return }
                     indexes += builders[job].tables.map { tables.createIndexes(of: $0, beside: true, existing: existing) }.filter { !$0.isEmpty }
                 },
-                idleWork: nextIndex)
+                idleWork: nextIndex, rowsWritten: rowsWritten)
             while let build = nextIndex() { try build() }
             Trace.mark("normalize builders and indexes")
             try database.transaction {
@@ -72,7 +75,8 @@ public enum NormalizeStage {
         } else {
             try database.transaction {
                 try database.execute(NormalizeScope.deleteChanged)
-                try ReaderJobs.runUnordered(builders.map { $0.build(.changed) }, database: database, pool: workers, inCallersTransaction: true)
+                try ReaderJobs.runUnordered(builders.map { $0.build(.changed) }, database: database, pool: workers, inCallersTransaction: true,
+                                            rowsWritten: rowsWritten)
                 Trace.mark("normalize builders")
                 try MMPEvents.update(database)
                 Trace.mark("normalize mmp events")

@@ -5,6 +5,8 @@ public protocol ProgressSink: AnyObject {
     func stageStarted(_ stage: String)
     func advanced(_ progress: IngestProgress)
     func stageFinished(_ stage: String, seconds: Double, note: String)
+    /// Something the run goes on despite, for whoever watches (a `Warning:` line on stderr).
+    func warning(_ message: String)
 }
 
 /// Everything a full run needs.
@@ -17,6 +19,12 @@ public struct RunOptions: Sendable {
     public var jobs: Int
     public var reconcile: ReconcileSettings
     public var report: ReportSettings
+    /// The command the runs table and the lock name (`run`, `nightly`, `backfill`).
+    public var command = "run"
+    /// Runs SQLite's quick check on the store first and refuses a damaged one (nightly does).
+    public var checkStore = false
+    /// How the run's end is recorded; without it, success is `ok` (exit 0) and an error `failed` (exit 1).
+    public var verdict: (@Sendable (Result<RunResult, any Error>) -> RunVerdict)?
 
     public init(input: String, databasePath: String, outFolder: String, jobs: Int, reconcile: ReconcileSettings, report: ReportSettings) {
         self.input = input
@@ -44,28 +52,46 @@ public struct RunResult: Sendable {
 /// failed: every stage reads only the store and rebuilds its own tables.
 public enum Pipeline {
     /// Ingest; throws the first unreadable input (exit 3) after storing every readable file.
+    ///
+    /// A folder with no source file at all is an error (a mistyped `--input` must not reconcile
+    /// nothing in silence). Files that match no source are named in a warning and kept for
+    /// `summary.json`, and every stored file is marked present or not in the folder.
     public static func ingest(
         input: String, through: String? = nil, database: Database, jobs: Int, progress: ProgressSink?
     ) throws -> IngestReport {
-        var files = try SourceFile.list(in: input)
+        let listing = try SourceFile.scan(input)
+        guard !listing.files.isEmpty else { throw SourceFile.noSourceFile(in: input) }
+        for path in listing.ignored {
+            progress?.warning("not read, matches no source: \(input)/\(path)")
+        }
+        var files = listing.files
         if let through {
             files = files.filter { file in
                 let first = String(file.relativePath.prefix { $0 != "/" })
                 return !SourceFile.isPartitionName(first) || first <= through
             }
         }
-        let report = try IngestStage.run(files: files, database: database, jobs: jobs, progress: { progress?.advanced($0) })
+        var report = try IngestStage.run(files: files, database: database, jobs: jobs, progress: { progress?.advanced($0) })
+        report.ignored = listing.ignored
+        try IngestStage.recordListing(listing, in: database)
         if let first = report.unreadable.first { throw first }
         return report
     }
 
     public static func run(_ options: RunOptions, progress: ProgressSink?) throws -> RunResult {
-        let lock = try RunLock(databasePath: options.databasePath, command: "run")
+        let lock = try RunLock(databasePath: options.databasePath, command: options.command)
         defer { withExtendedLifetime(lock) {} }
         let database = try Store.open(path: options.databasePath)
-        // An --out that cannot be written fails now, not after an hour of work.
-        try OutputSet.makeDirectories(options.report.outFolder)
-        let runID = try RunLog.start(database, command: "run")
+        if options.checkStore { try Store.checkIntegrity(database, quick: true) }
+        // An --out that cannot be written, or holds what iaprecon did not write, fails now, not after an hour of work.
+        try OutputSet.checkTarget(options.report.outFolder)
+        let runID = try RunLog.start(database, command: options.command, partitionDate: options.partitionsThrough)
+        let verdict = options.verdict ?? { result in
+            switch result {
+            case .success: RunVerdict(status: "ok", exitCode: 0, message: nil)
+            case .failure(let error): RunVerdict(status: "failed", exitCode: 1, message: "\(error)")
+            }
+        }
         var timings: [(String, Double)] = []
         func timed<T>(_ stage: String, note: (T) -> String, _ body: () throws -> T) throws -> T {
             progress?.stageStarted(stage)
@@ -84,22 +110,25 @@ public enum Pipeline {
                 try Pipeline.ingest(input: options.input, through: options.partitionsThrough, database: database, jobs: options.jobs, progress: progress)
             }
             try timed("normalize", note: { (_: Void) in "" }) {
-                try NormalizeStage.run(database: database, workers: WorkerPool(width: options.jobs))
+                try NormalizeStage.run(database: database, workers: WorkerPool(width: options.jobs)) { progress?.advanced(.lines($0)) }
             }
             let join = try timed("join", note: { (summary: JoinSummary) in
                 "as-of \(Timestamp.iso8601(summary.asOfMs)), \(summary.findings) findings"
                     + (summary.recomputedTransactions.map { ", incremental: \($0) transactions recomputed" } ?? "")
             }) {
-                try JoinStage.run(database: database, settings: options.reconcile, workers: WorkerPool(width: options.jobs))
+                try JoinStage.run(database: database, settings: options.reconcile, workers: WorkerPool(width: options.jobs)) {
+                    progress?.advanced(.lines($0))
+                }
             }
             let report = try timed("report", note: { (summary: ReportSummary) in "\(summary.files.count) files in \(options.outFolder)" }) {
-                try ReportStage.run(database: database, settings: options.report, timings: timings)
+                try ReportStage.run(database: database, settings: options.report, timings: timings) { progress?.advanced(.lines($0)) }
             }
-            RunLog.finish(database, runID: runID, status: "ok", asOfMs: join.asOfMs, linesRead: ingest.totals.read,
-                          findings: join.findings, message: nil)
-            return RunResult(ingest: ingest, join: join, report: report, timings: timings)
+            let result = RunResult(ingest: ingest, join: join, report: report, timings: timings)
+            RunLog.finish(database, runID: runID, verdict: verdict(.success(result)), asOfMs: join.asOfMs,
+                          linesRead: ingest.totals.read, findings: join.findings)
+            return result
         } catch {
-            RunLog.finish(database, runID: runID, status: "failed", asOfMs: nil, linesRead: nil, findings: nil, message: "\(error)")
+            RunLog.finish(database, runID: runID, verdict: verdict(.failure(error)), asOfMs: nil, linesRead: nil, findings: nil)
             throw error
         }
     }

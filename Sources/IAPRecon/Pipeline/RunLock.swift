@@ -2,35 +2,58 @@ import Foundation
 
 /// Another run holds the store (exit code 4).
 public struct LockedError: Error, CustomStringConvertible, Sendable {
-    public var lockPath: String
+    public var databasePath: String
     public var holder: String
-    public var description: String { "another run holds the database (\(holder)); lock file \(lockPath)" }
+    public var description: String { "another run holds the database (\(holder))" }
 }
 
-/// One run at a time per store: an exclusive `flock` on `<db>.lock`.
+/// One run at a time per store: an exclusive `flock` on the store file itself.
 ///
-/// The kernel releases a `flock` when its process dies, so a run killed by
-/// SIGKILL never blocks the next night; no cleanup code is involved. The
-/// file's text names the holder for the message a second run prints.
+/// The lock belongs to the file, not to the name it was given by: a symlink or a hard link to the
+/// store opens the same inode, and `flock` conflicts per inode, so two runs through two names of
+/// one store cannot both write it (SQLite keeps its journal beside the name it was opened by, so
+/// two writers through two hard links would corrupt it). SQLite's own locks are POSIX record
+/// locks, which never conflict with a `flock`; the lock's descriptor stays open until the run
+/// has closed its connections, since closing a descriptor of the file drops the process's
+/// POSIX locks on it.
+///
+/// The kernel releases a `flock` when its process dies, so a run killed by SIGKILL never blocks
+/// the next night; no cleanup code is involved. A note beside the store's real path
+/// (`<store>.lock`) names the holder for the message a second run prints; the holder's pid
+/// comes from the kernel's table of locks where there is one, so a run through another hard
+/// link is named too.
 public final class RunLock {
     private let descriptor: Int32
+    /// The holder's note: `<store>.lock` beside the store's real path.
     public let path: String
 
-    public init(databasePath: String, command: String) throws {
-        path = databasePath + ".lock"
-        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { throw OutputError(path: path, reason: String(cString: strerror(errno))) }
-        if flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
-            var buffer = [UInt8](repeating: 0, count: 512)
-            let count = pread(descriptor, &buffer, buffer.count, 0)
+    /// Locks the store at `databasePath`, creating an empty store file first when `createStore`
+    /// is true (commands that only work on what a store holds pass false and get `StoreError`).
+    public init(databasePath: String, command: String, createStore: Bool = true) throws {
+        let flags = O_RDONLY | O_CLOEXEC | (createStore ? O_CREAT : 0)
+        let descriptor = open(databasePath, flags, 0o600)
+        guard descriptor >= 0 else {
+            let reason = errno == ENOENT
+                ? "no such file; run 'iaprecon run' or 'iaprecon ingest' first" : String(cString: strerror(errno))
+            throw StoreError(path: databasePath, reason: reason)
+        }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else {
             close(descriptor)
-            let holder = count > 0 ? String(decoding: buffer.prefix(count), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) : "unknown holder"
-            throw LockedError(lockPath: path, holder: holder)
+            throw StoreError(path: databasePath, reason: "not a regular file")
+        }
+        path = Self.notePath(databasePath)
+        if flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
+            close(descriptor)
+            throw LockedError(databasePath: databasePath, holder: Self.describeHolder(inode: status.st_ino, device: status.st_dev, notePath: path) ?? "unknown holder")
         }
         self.descriptor = descriptor
         let text = "pid \(getpid()), iaprecon \(command), started \(Timestamp.iso8601(Int64(Date().timeIntervalSince1970 * 1000)))\n"
-        ftruncate(descriptor, 0)
-        _ = text.withCString { pwrite(descriptor, $0, strlen($0), 0) }
+        let note = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        if note >= 0 {
+            _ = text.withCString { write(note, $0, strlen($0)) }
+            close(note)
+        }
     }
 
     deinit {
@@ -38,26 +61,59 @@ public final class RunLock {
         close(descriptor)
     }
 
-    /// Who holds the lock of the store at `databasePath` now (the lock file's text), or nil.
+    /// Who holds the lock of the store at `databasePath` now, or nil.
     ///
     /// Only looks: a reader such as `history` must never take the lock, even for an instant, or a
-    /// nightly run starting at that instant would fail with exit 4. On Linux the kernel's table of
-    /// `flock`s (`/proc/locks`) tells; elsewhere, whether the process the file names is alive.
+    /// nightly run starting at that instant would fail with exit 4.
     public static func holder(databasePath: String) -> String? {
-        let path = databasePath + ".lock"
         var status = stat()
-        guard stat(path, &status) == 0, let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
-        let holder = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard stat(databasePath, &status) == 0 else { return nil }
+        return describeHolder(inode: status.st_ino, device: status.st_dev, notePath: notePath(databasePath))
+    }
+
+    /// The holder's note lives beside the store's real path, so every symlink finds the same one.
+    static func notePath(_ databasePath: String) -> String {
+        let real = URL(fileURLWithPath: databasePath).resolvingSymlinksInPath().path
+        return real + ".lock"
+    }
+
+    /// On Linux the kernel's table of `flock`s (`/proc/locks`) says whether the store's inode is
+    /// locked and by which pid; the note adds the command and start time when it is that pid's.
+    /// Elsewhere, whether the process the note names is alive.
+    static func describeHolder(inode: ino_t, device: dev_t, notePath: String) -> String? {
+        let note = (try? String(contentsOfFile: notePath, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
         if let locks = try? String(contentsOfFile: "/proc/locks", encoding: .utf8) {
-            // "1: FLOCK  ADVISORY  WRITE 17618 fe:00:16224270 0 EOF": the last part of field 6 is the inode.
-            let inode = String(status.st_ino)
-            let held = locks.split(separator: "\n").contains { line in
+            // "1: FLOCK  ADVISORY  WRITE 17618 fe:00:16224270 0 EOF": field 5 is the pid, field 6 ends with the inode.
+            let device = String(format: "%02x:%02x", major(device), minor(device))
+            for line in locks.split(separator: "\n") {
                 let fields = line.split(separator: " ")
-                return fields.count > 5 && fields[1] == "FLOCK" && fields[5].split(separator: ":").last.map(String.init) == inode
+                guard fields.count > 5, fields[1] == "FLOCK" else { continue }
+                let place = fields[5].split(separator: ":")
+                guard place.count == 3, place[2] == String(inode), place[0] + ":" + place[1] == device else { continue }
+                let pid = String(fields[4])
+                if let note, note.hasPrefix("pid \(pid),") { return note }
+                return "pid \(pid)" + (commandLine(pid: pid).map { ", \($0)" } ?? "")
             }
-            return held ? holder : nil
+            return nil
         }
-        guard holder.hasPrefix("pid "), let pid = Int32(holder.dropFirst(4).prefix { $0.isNumber }) else { return nil }
-        return kill(pid, 0) == 0 || errno == EPERM ? holder : nil
+        guard let note, note.hasPrefix("pid "), let pid = Int32(note.dropFirst(4).prefix { $0.isNumber }) else { return nil }
+        return kill(pid, 0) == 0 || errno == EPERM ? note : nil
+    }
+
+    /// `/proc/<pid>/cmdline` as one line, when readable.
+    private static func commandLine(pid: String) -> String? {
+        guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline"), !data.isEmpty else { return nil }
+        return data.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }.joined(separator: " ")
+    }
+
+    /// glibc's `major()` and `minor()` (macros Swift cannot import).
+    private static func major(_ device: dev_t) -> UInt64 {
+        let value = UInt64(device)
+        return (value >> 8) & 0xfff | (value >> 32) & 0xffff_f000
+    }
+
+    private static func minor(_ device: dev_t) -> UInt64 {
+        let value = UInt64(device)
+        return value & 0xff | (value >> 12) & 0xffff_ff00
     }
 }

@@ -5,6 +5,11 @@ public struct StoreError: Error, CustomStringConvertible, Sendable {
     public var path: String
     public var reason: String
     public var description: String { "cannot use store \(path): \(reason)" }
+
+    public init(path: String, reason: String) {
+        self.path = path
+        self.reason = reason
+    }
 }
 
 /// Opens the SQLite store and brings its schema up to date.
@@ -42,29 +47,49 @@ public enum Store {
     }
 }
 
+/// How a run ended, as `runs` shows it: `ok`, `findings` (exit 1 by `--fail-on`), or `failed`.
+public struct RunVerdict: Sendable, Equatable {
+    public var status: String
+    public var exitCode: Int32
+    public var message: String?
+
+    public init(status: String, exitCode: Int32, message: String?) {
+        self.status = status
+        self.exitCode = exitCode
+        self.message = message
+    }
+}
+
 /// The `runs` table: one row per command that changed the store.
 public enum RunLog {
-    public static func start(_ database: Database, command: String) throws -> Int64 {
+    /// Starts a run's row; `partitionDate` is a night's `--date`.
+    public static func start(_ database: Database, command: String, partitionDate: String? = nil) throws -> Int64 {
         // The caller holds the run lock: a run still marked running was killed.
         try database.run("UPDATE runs SET status = 'interrupted' WHERE status = 'running'")
         var id: Int64 = 0
-        try database.forEach("INSERT INTO runs (command, started_ms, status) VALUES (?, ?, 'running') RETURNING run_id",
-                             [.text(command), .integer(nowMs())]) { id = $0.int(0) }
+        try database.forEach("INSERT INTO runs (command, started_ms, status, partition_date) VALUES (?, ?, 'running', ?) RETURNING run_id",
+                             [.text(command), .integer(nowMs()), SQLValue(partitionDate)]) { id = $0.int(0) }
         return id
     }
 
-    public static func finish(_ database: Database, runID: Int64, status: String, asOfMs: Int64?, linesRead: Int?, findings: Int?, message: String?) {
+    public static func finish(
+        _ database: Database, runID: Int64, verdict: RunVerdict, asOfMs: Int64?, linesRead: Int?, findings: Int?
+    ) {
         try? database.run("""
-            UPDATE runs SET ended_ms = ?, status = ?, as_of_ms = ?, lines_read = ?, findings = ?, message = ? WHERE run_id = ?
-            """, [.integer(nowMs()), .text(status), SQLValue(asOfMs), SQLValue(linesRead), SQLValue(findings), SQLValue(message), .integer(runID)])
+            UPDATE runs SET ended_ms = ?, status = ?, exit_code = ?, as_of_ms = ?, lines_read = ?, findings = ?, message = ?
+            WHERE run_id = ?
+            """, [.integer(nowMs()), .text(verdict.status), .integer(Int64(verdict.exitCode)), SQLValue(asOfMs), SQLValue(linesRead),
+                  SQLValue(findings), SQLValue(verdict.message), .integer(runID)])
     }
 
     public struct Entry: Sendable {
         public var runID: Int64
         public var command: String
+        public var partitionDate: String?
         public var startedMs: Int64
         public var endedMs: Int64?
         public var status: String
+        public var exitCode: Int64?
         public var asOfMs: Int64?
         public var linesRead: Int64?
         public var findings: Int64?
@@ -74,15 +99,35 @@ public enum RunLog {
     public static func recent(_ database: Database, limit: Int) throws -> [Entry] {
         var entries: [Entry] = []
         try database.forEach("""
-            SELECT run_id, command, started_ms, ended_ms, status, as_of_ms, lines_read, findings, message FROM runs
-            ORDER BY run_id DESC LIMIT ?
+            SELECT run_id, command, started_ms, ended_ms, status, as_of_ms, lines_read, findings, message, partition_date, exit_code
+            FROM runs ORDER BY run_id DESC LIMIT ?
             """, [.integer(Int64(limit))]) { row in
-            entries.append(Entry(runID: row.int(0), command: row.string(1), startedMs: row.int(2), endedMs: row.optionalInt(3),
-                                 status: row.string(4), asOfMs: row.optionalInt(5), linesRead: row.optionalInt(6),
-                                 findings: row.optionalInt(7), message: row.optionalString(8)))
+            entries.append(Entry(runID: row.int(0), command: row.string(1), partitionDate: row.optionalString(9), startedMs: row.int(2),
+                                 endedMs: row.optionalInt(3), status: row.string(4), exitCode: row.optionalInt(10),
+                                 asOfMs: row.optionalInt(5), linesRead: row.optionalInt(6), findings: row.optionalInt(7),
+                                 message: row.optionalString(8)))
         }
         return entries
     }
 
     static func nowMs() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
+}
+
+extension Store {
+    /// SQLite's `integrity_check` (every page, index and constraint), or with `quick` its
+    /// `quick_check` (the same without matching indexes to tables; it reads every page once).
+    /// - Throws: `StoreError` naming the first problems when the store is damaged.
+    public static func checkIntegrity(_ database: Database, quick: Bool) throws {
+        var problems: [String] = []
+        do {
+            try database.forEach(quick ? "PRAGMA quick_check(20)" : "PRAGMA integrity_check(20)") { problems.append($0.string(0)) }
+        } catch let error as SQLiteError {
+            // Damage bad enough that the check itself stops reading.
+            problems = [error.message]
+        }
+        guard problems != ["ok"] else { return }
+        let shown = problems.prefix(3).joined(separator: "; ") + (problems.count > 3 ? "; …" : "")
+        throw StoreError(path: database.path, reason: "damaged (SQLite's \(quick ? "quick_check" : "integrity_check") found: \(shown)); "
+                         + "restore it from a backup, or delete it and let the next run read the inputs again")
+    }
 }

@@ -13,6 +13,13 @@ public struct OutputError: Error, CustomStringConvertible, Sendable {
     }
 }
 
+/// `--out` names a folder that holds something iaprecon did not write (exit code 2).
+public struct ForeignOutputError: Error, CustomStringConvertible, Sendable {
+    public var path: String
+    public var reason: String
+    public var description: String { "will not write into \(path): \(reason)" }
+}
+
 /// Writes a run's output files so that `--out` always holds one complete set.
 ///
 /// Files are written into a fresh folder `.sets/<name>/` and fsynced; then a
@@ -21,10 +28,18 @@ public struct OutputError: Error, CustomStringConvertible, Sendable {
 /// or a run killed at any moment, sees either the previous complete set or
 /// the new one, never a mix or a partial file.
 ///
-/// The first run into an empty or missing `--out` builds the whole folder
-/// (set, `.current`, names) beside it and renames it into place, so even
-/// then the names appear all at once. Leftovers of a killed run (`*.tmp-*`)
-/// are removed; the caller holds the run lock, so none can be live.
+/// The first run into a missing `--out` builds the whole folder (set, `.current`,
+/// names) beside it and renames it into place, so even then the names appear all
+/// at once. An existing empty folder is filled in place instead (it may be a mount
+/// point, which no rename can replace): its names point into `.current` before
+/// `.current` exists, so their contents still appear all at once.
+///
+/// iaprecon removes only what it made: a folder it writes into carries the marker
+/// file `.iaprecon-out` (written first, so a killed first run leaves it too). A
+/// non-empty folder without it is refused, and so is an output name that is not
+/// iaprecon's link (a file someone put there); leftovers of a killed run are only
+/// its own temporary links and staging folders. The caller holds the run lock, so
+/// none of those can be live.
 ///
 /// Files of one set may be written from several threads at once; `commit` comes after them all.
 public final class OutputSet: Sendable {
@@ -35,18 +50,71 @@ public final class OutputSet: Sendable {
     private let staging: Bool
     private let written = Mutex<[String]>([])
 
-    public init(folder: String) throws(OutputError) {
+    /// The file that marks a folder as iaprecon's outputs.
+    public static let markerName = ".iaprecon-out"
+    static let markerText = "iaprecon writes its reports here and replaces only the links and sets it made.\n"
+
+    public init(folder: String) throws {
         self.folder = folder
         setName = "set-\(Int(Date().timeIntervalSince1970 * 1000))-\(getpid())"
-        try Self.makeDirectories(folder)
+        let fresh = try Self.checkTarget(folder)
         Self.removeLeftovers(in: folder)
-        var fresh = false
-        if !Self.exists(folder + "/.current"), let names = try? FileManager.default.contentsOfDirectory(atPath: folder), names.isEmpty {
-            fresh = true
-        }
-        staging = fresh
-        root = fresh ? Self.stagingPath(for: folder) : folder
+        staging = !Self.exists(folder)
+        root = staging ? Self.stagingPath(for: folder) : folder
+        try Self.makeDirectories(root)
+        if fresh || !Self.exists(root + "/" + Self.markerName) { try Self.writeMarker(in: root) }
         try Self.makeDirectories(root + "/.sets/" + setName)
+    }
+
+    /// Checks that a run may write its outputs into `folder`, before any work is done; creates the
+    /// folders above it. Returns true when the folder is missing or empty (a first run).
+    /// - Throws: `ForeignOutputError` for a folder holding what iaprecon did not write,
+    ///   `OutputError` when it cannot be written.
+    @discardableResult
+    public static func checkTarget(_ folder: String) throws -> Bool {
+        guard exists(folder) else {
+            let parent = URL(fileURLWithPath: folder).deletingLastPathComponent().path
+            do {
+                try makeDirectories(parent)
+            } catch {
+                throw OutputError(path: folder, reason: error.reason)
+            }
+            return true
+        }
+        try makeDirectories(folder)
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0 != "lost+found" }.sorted()
+        if names.isEmpty { return true }
+        if !exists(folder + "/" + markerName), !isLegacySet(folder) {
+            let shown = names.prefix(3).map { "'\($0)'" }.joined(separator: ", ") + (names.count > 3 ? ", …" : "")
+            throw ForeignOutputError(path: folder, reason: "it holds files iaprecon did not write (\(shown)); name a new or empty folder")
+        }
+        for name in names where !name.hasPrefix(".") {
+            var status = stat()
+            guard lstat(folder + "/" + name, &status) == 0 else { continue }
+            let isOurs = status.st_mode & S_IFMT == S_IFLNK
+                && (try? FileManager.default.destinationOfSymbolicLink(atPath: folder + "/" + name)) == ".current/" + name
+            if !isOurs, outputNames.contains(name) {
+                throw ForeignOutputError(path: folder, reason: "'\(name)' is not iaprecon's (it writes a link into .current/); move it away")
+            }
+        }
+        return false
+    }
+
+    /// The names iaprecon writes into `--out` (a name it would replace must be its own link).
+    static let outputNames: Set<String> = [
+        "findings.csv", "findings.json", "summary.json", "revenue_daily.csv", "attribution.csv", "rejects.csv",
+        "apple_tieout.csv", "consumption_requests.jsonl",
+    ]
+
+    /// An output folder of an iaprecon from before the marker: `.current` links into `.sets/`.
+    private static func isLegacySet(_ folder: String) -> Bool {
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: folder + "/.current"))?.hasPrefix(".sets/") == true
+    }
+
+    private static func writeMarker(in folder: String) throws(OutputError) {
+        var sink = try TextSink(path: folder + "/" + markerName)
+        try sink.write(markerText)
+        try sink.close()
     }
 
     private var setPath: String { root + "/.sets/" + setName }
@@ -102,18 +170,36 @@ public final class OutputSet: Sendable {
         return url.deletingLastPathComponent().path + "/." + url.lastPathComponent + ".tmp-\(getpid())"
     }
 
-    /// Removes what a killed run left: temporary links in `folder`, and staging folders beside it.
+    /// Removes what a killed run left, and nothing else: its temporary links in `folder`
+    /// (`<name>.tmp-<pid>`, symlinks into `.current/` or `.sets/`), and its staging folders beside
+    /// `folder` (`.<folder>.tmp-<pid>`, carrying the marker).
     private static func removeLeftovers(in folder: String) {
         let manager = FileManager.default
-        for name in (try? manager.contentsOfDirectory(atPath: folder)) ?? [] where name.contains(".tmp-") {
-            try? manager.removeItem(atPath: folder + "/" + name)
+        for name in (try? manager.contentsOfDirectory(atPath: folder)) ?? [] where isTemporaryName(name) {
+            guard let target = try? manager.destinationOfSymbolicLink(atPath: folder + "/" + name),
+                  target.hasPrefix(".current/") || target.hasPrefix(".sets/") else { continue }
+            unlink(folder + "/" + name)
         }
         let url = URL(fileURLWithPath: folder)
         let parent = url.deletingLastPathComponent().path
-        let prefix = "." + url.lastPathComponent + ".tmp-"
-        for name in (try? manager.contentsOfDirectory(atPath: parent)) ?? [] where name.hasPrefix(prefix) {
-            try? manager.removeItem(atPath: parent + "/" + name)
+        let prefix = "." + url.lastPathComponent
+        for name in (try? manager.contentsOfDirectory(atPath: parent)) ?? [] where name.hasPrefix(prefix + ".tmp-") && isTemporaryName(name) {
+            let path = parent + "/" + name
+            guard !isSymlink(path), exists(path + "/" + markerName) else { continue }
+            try? manager.removeItem(atPath: path)
         }
+    }
+
+    /// `…​.tmp-<digits>`, the names `link` and `stagingPath` give.
+    private static func isTemporaryName(_ name: String) -> Bool {
+        guard let range = name.range(of: ".tmp-", options: .backwards) else { return false }
+        let pid = name[range.upperBound...]
+        return !pid.isEmpty && pid.allSatisfy(\.isASCII) && pid.allSatisfy(\.isNumber)
+    }
+
+    private static func isSymlink(_ path: String) -> Bool {
+        var status = stat()
+        return lstat(path, &status) == 0 && status.st_mode & S_IFMT == S_IFLNK
     }
 
     private static func exists(_ path: String) -> Bool {

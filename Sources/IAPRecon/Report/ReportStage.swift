@@ -24,7 +24,10 @@ public struct ReportSummary: Sendable {
 /// All files of a run are written into one `OutputSet` and switched in at
 /// once. Every file is sorted, so the same store writes the same bytes.
 public enum ReportStage {
-    public static func run(database: Database, settings: ReportSettings, timings: [(String, Double)] = []) throws -> ReportSummary {
+    /// `filesDone` hears, on the calling thread, of files as they are known to be written (a progress line).
+    public static func run(
+        database: Database, settings: ReportSettings, timings: [(String, Double)] = [], filesDone: ((Int) -> Void)? = nil
+    ) throws -> ReportSummary {
         Trace.mark("report start")
         var asOfMs: Int64 = 0
         var graceMs: Int64 = 0
@@ -64,6 +67,7 @@ public enum ReportStage {
                 }
                 Trace.mark("report attribution")
                 try output.write("attribution.csv") { try attribution.write(&$0) }
+                filesDone?(1)
             } catch {
                 findingsFiles.wait()
                 revenueWork.wait()
@@ -73,9 +77,11 @@ public enum ReportStage {
             let (revenue, counts) = try revenueWork.value()
             try filesWritten.get()
             Trace.mark("report waited for revenue and findings files")
+            filesDone?(4)
             let summary = SummaryReport.build(counts: counts, asOfMs: asOfMs, graceMs: graceMs, settings: settings,
                                               findings: findings, revenue: revenue, attribution: attribution, timings: timings)
             try output.write("summary.json") { try $0.write(JSONWriter.pretty(summary)) }
+            filesDone?(1)
             try output.commit()
             Trace.mark("report files written")
         } catch {

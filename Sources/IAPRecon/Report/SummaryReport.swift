@@ -10,6 +10,8 @@ enum SummaryReport {
     /// What the summary counts in the store, read on its own connection while attribution runs.
     struct Counts: Sendable {
         var inputs: [JSONValue]
+        /// Paths under the input folder that match no source (`ignored_files`).
+        var ignoredFiles: [JSONValue]
         var totals: LineCounts
         var orders: Int64
         var unmatched: Int64
@@ -25,16 +27,18 @@ enum SummaryReport {
     static func counts(database: Database, asOfMs: Int64, graceMs: Int64) throws -> Counts {
         var inputs: [JSONValue] = []
         var totals = LineCounts()
-        try database.forEach("SELECT path, source, lines_read, accepted, rejected, blank, ignored, bytes FROM files ORDER BY path") { row in
+        try database.forEach("SELECT path, source, lines_read, accepted, rejected, blank, ignored, bytes, present FROM files ORDER BY path") { row in
             let counts = LineCounts(read: Int(row.int(2)), accepted: Int(row.int(3)), rejected: Int(row.int(4)),
                                     blank: Int(row.int(5)), ignored: Int(row.int(6)))
             totals = totals + counts
             inputs.append(.object([
                 ("file", .string(row.string(0))), ("source", .string(row.string(1))), ("bytes", .int(row.int(7))),
                 ("read", .int(counts.read)), ("accepted", .int(counts.accepted)), ("rejected", .int(counts.rejected)),
-                ("blank", .int(counts.blank)), ("ignored", .int(counts.ignored)),
+                ("blank", .int(counts.blank)), ("ignored", .int(counts.ignored)), ("present", .bool(row.int(8) != 0)),
             ]))
         }
+        var ignoredFiles: [JSONValue] = []
+        try database.forEach("SELECT path FROM ignored_files ORDER BY path") { ignoredFiles.append(.string($0.string(0))) }
 
         // One pass over the orders and one over the transactions for every count below, with no sort.
         var ordersByRule: [String: Int64] = [:]
@@ -76,7 +80,7 @@ enum SummaryReport {
             ) WHERE product_id NOT IN (SELECT product_id FROM raw_catalog__products)
             """).integerValue
 
-        return Counts(inputs: inputs, totals: totals, orders: orders, unmatched: unmatched, ordersByRule: ordersByRule, unpaid: unpaid,
+        return Counts(inputs: inputs, ignoredFiles: ignoredFiles, totals: totals, orders: orders, unmatched: unmatched, ordersByRule: ordersByRule, unpaid: unpaid,
                       environments: environments, unmatchedTransactions: unmatchedTransactions, familyShared: familyShared,
                       failedVerifications: failedVerifications, missingFromCatalog: missingFromCatalog)
     }
@@ -112,6 +116,7 @@ enum SummaryReport {
                     ("blank", .int(counts.totals.blank)), ("ignored", .int(counts.totals.ignored)),
                 ])),
             ])),
+            ("ignored_files", .array(counts.ignoredFiles)),
             ("findings", .object([("total", .int(findings.rows.count)), ("by_kind", .object(kinds))])),
             ("orders", .object([
                 ("total", .int(counts.orders)),

@@ -35,8 +35,12 @@ enum ReaderJobs {
     }
 
     /// With `inCallersTransaction`, the rows go into the transaction the caller holds open (and
-    /// commits or rolls back) instead of one per job.
-    static func run(_ jobs: [ReaderJob], database: Database, pool: WorkerPool, inCallersTransaction: Bool = false) throws {
+    /// commits or rolls back) instead of one per job. `rowsWritten` hears of each batch the
+    /// writer inserted, on the calling thread (a progress line).
+    static func run(
+        _ jobs: [ReaderJob], database: Database, pool: WorkerPool, inCallersTransaction: Bool = false,
+        rowsWritten: ((Int) -> Void)? = nil
+    ) throws {
         // The job whose rows the open write transaction holds, and its statements.
         var openJob: Int?
         var statements: [Statement] = []
@@ -57,6 +61,7 @@ enum ReaderJobs {
                         openJob = index
                     }
                     try rows.insert(with: statements[rows.table])
+                    rowsWritten?(rows.count)
                 }
             })
             if openJob != nil, !inCallersTransaction { try database.execute("COMMIT") }
@@ -75,7 +80,8 @@ enum ReaderJobs {
     /// Whenever no rows wait, the writer takes the next piece of `idleWork`, if there is one.
     static func runUnordered(
         _ jobs: [ReaderJob], database: Database, pool: WorkerPool, inCallersTransaction: Bool = false,
-        afterJob: (Int) throws -> Void = { _ in }, idleWork: () -> (() throws -> Void)? = { nil }
+        afterJob: (Int) throws -> Void = { _ in }, idleWork: () -> (() throws -> Void)? = { nil },
+        rowsWritten: ((Int) -> Void)? = nil
     ) throws {
         var statements: [[Statement]?] = Array(repeating: nil, count: jobs.count)
         var open = false
@@ -92,6 +98,7 @@ enum ReaderJobs {
                     let jobStatements = try statements[index] ?? jobs[index].inserts.map { try database.cached($0) }
                     statements[index] = jobStatements
                     try rows.insert(with: jobStatements[rows.table])
+                    rowsWritten?(rows.count)
                 }
             }, finished: { index in
                 if open {

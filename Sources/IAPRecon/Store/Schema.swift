@@ -250,6 +250,15 @@ public enum Schema {
             CREATE INDEX IF NOT EXISTS raw_verifications_by_transaction ON raw_receipts__verifications(transaction_id)
               WHERE transaction_id IS NOT NULL AND order_id IS NOT NULL;
             """),
+        // Operations: whether each stored file was still in the input folder at the last ingest
+        // (archived partitions keep their rows), the files under the input folder that match no
+        // source, and per run its `--date` and exit code, so `runs` tells what ran and how it ended.
+        (4, """
+            ALTER TABLE files ADD COLUMN present INTEGER NOT NULL DEFAULT 1;
+            CREATE TABLE ignored_files (path TEXT PRIMARY KEY) WITHOUT ROWID;
+            ALTER TABLE runs ADD COLUMN partition_date TEXT;
+            ALTER TABLE runs ADD COLUMN exit_code INTEGER;
+            """),
     ]
 
     public static var latestVersion: Int { migrations.last?.id ?? 0 }

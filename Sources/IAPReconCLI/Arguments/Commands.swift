@@ -2,7 +2,7 @@
 ///
 /// Options shared by several subcommands are declared once below and listed
 /// by name, so `--db` reads the same in every help screen. Defaults and
-/// meanings follow `shared/spec/CONTRACT.md` (as-of, grace, `--tz`,
+/// meanings follow the data contract (as-of, grace, `--tz`,
 /// `--mmp-tz`, the reporting currency, exit codes).
 extension ProgramSpec {
     /// The version `--version` prints unless `iaprecon(version:)` says otherwise.
@@ -25,7 +25,7 @@ extension ProgramSpec {
                 Exit codes: 0 done, 1 failed (or findings at --fail-on), 2 bad usage, \
                 3 an input cannot be read, 4 another run holds the database.
                 """,
-            commands: [.run, .nightly, .backfill, .ingest, .normalize, .join, .report, .validate, .history, .runs, .generate, .bench],
+            commands: [.run, .nightly, .backfill, .ingest, .normalize, .join, .report, .validate, .history, .runs, .check, .forget, .generate, .bench],
             examples: [
                 ExampleSpec("Reconcile the bundled sample data into ./out:", "iaprecon run"),
                 ExampleSpec("Show everything that happened to one user:", "iaprecon history u_1001"),
@@ -70,9 +70,14 @@ extension CommandSpec {
             costs its new day. Writes the reports to <reports>/YYYY-MM-DD/, then \
             points <reports>/latest at that complete set, and appends a log with stage timings \
             to --log-dir.
+
+            A night reports what a fresh store fed the partitions up to --date would, \
+            as of the end of that day in --tz at the latest: when the store already \
+            holds later days, the night is replayed in a scratch store beside it and \
+            the store is left as it was. latest only moves forward unless --force.
             """,
         options: [.root, .db, .reports, .date, .logDir, .grace, .tz, .mmpTZ, .currency, .jobs, .failOn, .config],
-        flags: [.quiet],
+        flags: [.quiet, .force],
         examples: [
             ExampleSpec("The nightly cron job:", "iaprecon nightly --config jobs/iaprecon.conf --quiet"),
             ExampleSpec("Re-run one night:", "iaprecon nightly --root /data/iap --date 2026-11-28"),
@@ -85,10 +90,12 @@ extension CommandSpec {
         discussion: """
             Each day is reconciled with the partitions up to that day, as the night \
             itself would have seen them, into <reports>/YYYY-MM-DD/; <reports>/latest \
-            ends at the last day.
+            moves forward to the last day (never back, unless --force). When the store \
+            already holds later days, the range is replayed in one scratch store fed a \
+            day at a time, and the store is left as it was.
             """,
         options: [.root, .db, .reports, .from, .to, .logDir, .grace, .tz, .mmpTZ, .currency, .jobs, .config],
-        flags: [.quiet],
+        flags: [.quiet, .force],
         examples: [
             ExampleSpec(
                 "Backfill a quarter:",
@@ -216,6 +223,37 @@ extension CommandSpec {
         ]
     )
 
+    public static let check = CommandSpec(
+        name: "check",
+        abstract: "Check the store for damage with SQLite's integrity check.",
+        discussion: """
+            Reads every page, index and constraint of the store; exits 1 naming the \
+            first problems if it is damaged. Nightly runs the quicker form of this \
+            check before each night and refuses a damaged store.
+            """,
+        options: [.db],
+        examples: [
+            ExampleSpec("Check the nightly store:", "iaprecon check --db /var/lib/iaprecon/iaprecon.sqlite")
+        ]
+    )
+
+    public static let forget = CommandSpec(
+        name: "forget",
+        abstract: "Remove input files' rows from the store.",
+        discussion: """
+            A file read once keeps its rows after it leaves the input folder (archived \
+            partitions do). Forget removes them, named by the path summary.json lists \
+            (relative to the input folder); the next run reconciles without them, \
+            recomputing what they touched. A forgotten file still in the input folder \
+            is read again by the next run.
+            """,
+        arguments: [ArgumentSpec(name: "path", help: "A stored file, as summary.json names it.", isVariadic: true)],
+        options: [.db],
+        examples: [
+            ExampleSpec("Drop a day that was loaded by mistake:", "iaprecon forget 2026-11-28/server/orders.jsonl")
+        ]
+    )
+
     public static let generate = CommandSpec(
         name: "generate",
         abstract: "Write a synthetic input folder for tests and benchmarks.",
@@ -234,8 +272,13 @@ extension CommandSpec {
                 name: "seed", valueName: "n", help: "Seed of the random generator.",
                 defaultValue: .value("1"), kind: .integer(minimum: 0)),
         ],
+        flags: [
+            FlagSpec(name: "partitioned", help: "Write each day's files into a YYYY-MM-DD folder, as nightly reads them."),
+            FlagSpec(name: "force", help: "Write into a non-empty --out, replacing the files of an earlier run."),
+        ],
         examples: [
             ExampleSpec("A small data set to try things on:", "iaprecon generate --out /tmp/iap-small --users 100"),
+            ExampleSpec("A week of day folders for nightly:", "iaprecon generate --out /tmp/iap-days --days 7 --partitioned"),
             ExampleSpec(
                 "A year of data for a large app:",
                 "iaprecon generate --out /tmp/iap-year --users 200000 --days 365"),
@@ -363,4 +406,6 @@ extension OptionSpec {
 
 extension FlagSpec {
     public static let quiet = FlagSpec(name: "quiet", short: "q", help: "Print nothing but errors.")
+
+    public static let force = FlagSpec(name: "force", help: "Point <reports>/latest at this night even if it is older.")
 }

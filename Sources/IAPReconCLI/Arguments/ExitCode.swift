@@ -1,6 +1,6 @@
 /// The process exit status, as the contract defines it.
 ///
-/// See `shared/spec/CONTRACT.md`, "Exit codes": findings do not fail a run
+/// See the data contract's "Exit codes": findings do not fail a run
 /// unless `--fail-on` says so. These are not sysexits numbers; bad usage is 2,
 /// where swift-argument-parser would exit 64.
 public enum ExitCode: Int32, Sendable, CaseIterable {

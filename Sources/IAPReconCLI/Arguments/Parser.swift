@@ -105,7 +105,7 @@ private struct CommandLineParser {
         var optionsEnded = false
         while let argument = rest.popFirst() {
             if optionsEnded || !isOptionLike(argument) {
-                if command.positionals.count < spec.arguments.count {
+                if command.positionals.count < spec.arguments.count || spec.arguments.last?.isVariadic == true {
                     command.positionals.append(argument)
                 } else {
                     extraArguments.append(argument)

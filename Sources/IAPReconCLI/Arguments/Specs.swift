@@ -2,7 +2,7 @@
 ///
 /// Parsing, help, usage lines and error messages are all rendered from these
 /// tables, so they cannot drift apart (the swift-argument-parser convention,
-/// written by hand; see `shared/reference/style.md`, section 2).
+/// written by hand).
 
 /// The whole program: its name, version and subcommands.
 public struct ProgramSpec: Sendable, Equatable {
@@ -112,15 +112,18 @@ public struct ArgumentSpec: Sendable, Equatable {
     public var name: String
     public var help: String
     public var isRequired: Bool
+    /// The last argument may take every remaining word (`forget PATH...`).
+    public var isVariadic: Bool
 
-    public init(name: String, help: String, isRequired: Bool = true) {
+    public init(name: String, help: String, isRequired: Bool = true, isVariadic: Bool = false) {
         self.name = name
         self.help = help
         self.isRequired = isRequired
+        self.isVariadic = isVariadic
     }
 
-    /// `<user-id>`, as in help and error messages.
-    public var label: String { "<\(name)>" }
+    /// `<user-id>` (`<path>...` when variadic), as in help and error messages.
+    public var label: String { "<\(name)>" + (isVariadic ? "..." : "") }
 }
 
 /// An option that takes a value: `--name <value>` or `--name=<value>`.

@@ -7,6 +7,13 @@ import IAPRecon
 /// stored are skipped by content hash, so a night costs its new day), writes
 /// `<out>/YYYY-MM-DD/`, and only then points `<out>/latest` at it with one
 /// atomic rename. Each run appends stage timings to a log file of its own.
+///
+/// A night reports what a fresh store fed the partitions up to its day would report, as of the
+/// end of that day in `--tz` at the latest. When the store already holds later partitions (a
+/// re-run night, a backfill), the night is replayed in a scratch store beside the store, fed only
+/// the partitions up to the day, and the store itself is left as it was; a backfill feeds one
+/// scratch store a day at a time, which gives the same answer as a fresh one per day (the
+/// incremental nights equal full rebuilds).
 enum NightlyCommand {
     static func run(_ command: ParsedCommand, console: Console) throws -> ExitCode {
         let root = command.value("root") ?? "data"
@@ -20,7 +27,10 @@ enum NightlyCommand {
             }
             date = newest
         }
-        return try night(command, root: root, date: date, console: console)
+        try requirePartition(root: root, date: date)
+        let replay = try Replay.ifNeeded(databasePath: command.databasePath, after: date)
+        defer { replay?.remove() }
+        return try night(command, root: root, date: date, databasePath: replay?.path ?? command.databasePath, console: console)
     }
 
     static func backfill(_ command: ParsedCommand, console: Console) throws -> ExitCode {
@@ -31,12 +41,21 @@ enum NightlyCommand {
             throw command.usageError("--from and --to take days as yyyy-mm-dd")
         }
         guard start <= end else { throw command.usageError("--from \(from) is after --to \(to)") }
+        let available = Set(try partitions(in: root))
+        let replay = try Replay.ifNeeded(databasePath: command.databasePath, after: from)
+        defer { replay?.remove() }
         var worst = ExitCode.ok
         var day = start
         while day <= end {
-            let code = try night(command, root: root, date: Timestamp.day(day), console: console)
-            if code != .ok { worst = code }
+            let date = Timestamp.day(day)
             day += 86_400_000
+            // A day without a partition has nothing new: the range goes on past it, saying so.
+            guard available.contains(date) else {
+                if !command.flag("quiet") { console.err("Warning: no partition \(root)/\(date); that night is skipped") }
+                continue
+            }
+            let code = try night(command, root: root, date: date, databasePath: replay?.path ?? command.databasePath, console: console)
+            if code != .ok { worst = code }
         }
         return worst
     }
@@ -49,7 +68,17 @@ enum NightlyCommand {
         return names.filter(SourceFile.isPartitionName).sorted()
     }
 
-    private static func night(_ command: ParsedCommand, root: String, date: String, console: Console) throws -> ExitCode {
+    /// A `--date` whose partition never landed must not report the day before as that day.
+    static func requirePartition(root: String, date: String) throws {
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: root + "/" + date, isDirectory: &isFolder), isFolder.boolValue else {
+            throw InputError(path: root + "/" + date, reason: "no partition for --date \(date)")
+        }
+    }
+
+    private static func night(
+        _ command: ParsedCommand, root: String, date: String, databasePath: String, console: Console
+    ) throws -> ExitCode {
         let outRoot = command.value("reports") ?? "reports"
         let logDir = command.value("log-dir") ?? "logs"
         try FileManager.default.createDirectory(atPath: logDir, withIntermediateDirectories: true)
@@ -57,19 +86,30 @@ enum NightlyCommand {
         let stamp = Timestamp.iso8601(Int64(Date().timeIntervalSince1970 * 1000)).replacingOccurrences(of: ":", with: "")
         let log = LogFile(path: "\(logDir)/iaprecon-\(date)-\(stamp).log")
         let quiet = command.flag("quiet")
-        log.write("iaprecon \(IAPReconCLI.version) \(command.name) --root \(root) --date \(date)")
+        log.write("iaprecon \(IAPReconCLI.version) \(command.name) --root \(root) --date \(date)"
+                  + (databasePath == command.databasePath ? "" : " (replayed in the scratch store \(databasePath))"))
         var options = RunOptions(
-            input: root, databasePath: command.databasePath, outFolder: outRoot + "/" + date, jobs: command.jobs,
+            input: root, databasePath: databasePath, outFolder: outRoot + "/" + date, jobs: command.jobs,
             reconcile: try command.reconcileSettings(), report: try command.reportSettings())
         options.partitionsThrough = date
         options.report.outFolder = options.outFolder
+        options.command = command.name
+        options.checkStore = databasePath == command.databasePath
+        options.verdict = RunCommand.verdict(failOn: command.failOn, out: options.outFolder)
+        if let dayStart = Timestamp.startOfDay(date) {
+            options.reconcile.asOfLimitMs = options.report.zone.utc(fromLocal: dayStart + 86_400_000) - 1
+        }
         let progress = StageProgress(live: !quiet && console.isTerminal) { line in
             log.write(line)
             if !quiet { console.err(line) }
         }
         do {
             let result = try Pipeline.run(options, progress: progress)
-            try pointLatest(outRoot: outRoot, at: date)
+            if try pointLatest(outRoot: outRoot, at: date, force: command.flag("force")) == false {
+                let note = "latest stays at a later night (--force moves it back to \(date))"
+                log.write(note)
+                if !quiet { console.err("Note: " + note) }
+            }
             let line = RunCommand.findingsLine(result.report.findingsBySeverity, asOfMs: result.join.asOfMs, out: options.outFolder)
             log.write(line)
             if !quiet { console.out(line) }
@@ -82,13 +122,45 @@ enum NightlyCommand {
         }
     }
 
-    /// Points `<out>/latest` at `date` with one rename, so readers never see it missing.
-    static func pointLatest(outRoot: String, at date: String) throws {
+    /// Points `<out>/latest` at `date` with one rename, so readers never see it missing; only
+    /// forward (to a later day) unless `force`. Returns false when it stayed where it was.
+    @discardableResult
+    static func pointLatest(outRoot: String, at date: String, force: Bool = false) throws -> Bool {
+        if !force, let current = try? FileManager.default.destinationOfSymbolicLink(atPath: outRoot + "/latest"),
+           SourceFile.isPartitionName(current), current > date {
+            return false
+        }
         let temporary = outRoot + "/.latest.tmp-\(getpid())"
         unlink(temporary)
         guard symlink(date, temporary) == 0, rename(temporary, outRoot + "/latest") == 0 else {
             throw OutputError(path: outRoot + "/latest", reason: String(cString: strerror(errno)))
         }
+        return true
+    }
+}
+
+/// A scratch store for replaying nights the store has already gone past.
+struct Replay {
+    let path: String
+
+    /// A scratch store beside the store at `databasePath` when that store holds partitions after
+    /// `day`; nil when the store can take the night itself.
+    static func ifNeeded(databasePath: String, after day: String) throws -> Replay? {
+        guard FileManager.default.fileExists(atPath: databasePath) else { return nil }
+        let database = try Store.open(path: databasePath, readOnly: true)
+        let later = try database.scalar("""
+            SELECT count(*) FROM files WHERE path GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]/*' AND substr(path, 1, 10) > ?
+            """, [.text(day)])
+        guard case .integer(let count)? = later, count > 0 else { return nil }
+        let path = databasePath + ".replay-\(getpid()).sqlite"
+        let replay = Replay(path: path)
+        replay.remove()
+        return replay
+    }
+
+    /// Removes the scratch store and its journal files.
+    func remove() {
+        for suffix in ["", "-wal", "-shm", "-journal", ".lock"] { unlink(path + suffix) }
     }
 }
 

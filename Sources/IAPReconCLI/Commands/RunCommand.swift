@@ -5,9 +5,10 @@ import IAPRecon
 enum RunCommand {
     static func run(_ command: ParsedCommand, console: Console) throws -> ExitCode {
         let quiet = command.flag("quiet")
-        let options = RunOptions(
+        var options = RunOptions(
             input: command.inputFolder, databasePath: command.databasePath, outFolder: command.value("out") ?? "out",
             jobs: command.jobs, reconcile: try command.reconcileSettings(), report: try command.reportSettings())
+        options.verdict = verdict(failOn: command.failOn, out: options.outFolder)
         let progress = quiet ? nil : StageProgress(live: console.isTerminal) { console.err($0) }
         let result = try Pipeline.run(options, progress: progress)
         if !quiet {
@@ -20,6 +21,21 @@ enum RunCommand {
         let counts = Severity.allCases.reversed().map { "\(bySeverity[$0] ?? 0) \($0.rawValue)" }.joined(separator: ", ")
         return "as of \(Timestamp.iso8601(asOfMs)): \(counts) findings; reports in \(out)/"
     }
+
+    /// How a whole run's end goes into the runs table: the exit code the command line will give.
+    static func verdict(failOn: Severity?, out: String) -> @Sendable (Result<RunResult, any Error>) -> RunVerdict {
+        { result in
+            switch result {
+            case .success(let run):
+                let code = exitCode(findings: run.report.findingsBySeverity, failOn: failOn)
+                return code == .ok ? RunVerdict(status: "ok", exitCode: 0, message: nil)
+                    : RunVerdict(status: "findings", exitCode: code.rawValue,
+                                 message: findingsLine(run.report.findingsBySeverity, asOfMs: run.join.asOfMs, out: out))
+            case .failure(let error):
+                return StageCommands.failed(error)
+            }
+        }
+    }
 }
 
 /// The single-stage commands, so a failed night can resume from the stage that failed.
@@ -30,27 +46,39 @@ enum StageCommands {
         let database = try Store.open(path: command.databasePath)
         let runID = try RunLog.start(database, command: "ingest")
         do {
-            let report = try Pipeline.ingest(input: command.inputFolder, database: database, jobs: command.jobs, progress: nil)
-            RunLog.finish(database, runID: runID, status: "ok", asOfMs: nil, linesRead: report.totals.read, findings: nil, message: nil)
+            let progress = StageProgress(live: console.isTerminal) { console.err($0) }
+            progress.stageStarted("ingest")
+            defer { progress.clear() }
+            let report = try Pipeline.ingest(input: command.inputFolder, database: database, jobs: command.jobs,
+                                             progress: command.flag("quiet") ? nil : progress)
+            RunLog.finish(database, runID: runID, verdict: RunVerdict(status: "ok", exitCode: 0, message: nil), asOfMs: nil,
+                          linesRead: report.totals.read, findings: nil)
             if !command.flag("quiet") { console.out(accountingTable(report)) }
             return .ok
         } catch {
-            RunLog.finish(database, runID: runID, status: "failed", asOfMs: nil, linesRead: nil, findings: nil, message: "\(error)")
+            RunLog.finish(database, runID: runID, verdict: failed(error), asOfMs: nil, linesRead: nil, findings: nil)
             throw error
         }
     }
 
+    /// A command that ended with `error`, as the runs table records it.
+    static func failed(_ error: any Error) -> RunVerdict {
+        RunVerdict(status: "failed", exitCode: IAPReconCLI.exitCode(for: error).rawValue, message: "\(error)")
+    }
+
     static func normalize(_ command: ParsedCommand, console: Console) throws -> ExitCode {
-        try stage(command, "normalize") { database in
-            try NormalizeStage.run(database: database, workers: WorkerPool(width: command.jobs))
+        try stage(command, "normalize", console: console) { database, progress in
+            try NormalizeStage.run(database: database, workers: WorkerPool(width: command.jobs)) { progress?.advanced(.lines($0)) }
             return "normalized"
         }
     }
 
     static func join(_ command: ParsedCommand, console: Console) throws -> ExitCode {
         let settings = try command.reconcileSettings()
-        return try stage(command, "join") { database in
-            let summary = try JoinStage.run(database: database, settings: settings, workers: WorkerPool(width: command.jobs))
+        return try stage(command, "join", console: console) { database, progress in
+            let summary = try JoinStage.run(database: database, settings: settings, workers: WorkerPool(width: command.jobs)) {
+                progress?.advanced(.lines($0))
+            }
             return "as of \(Timestamp.iso8601(summary.asOfMs)): \(summary.findings) findings"
         } output: { console.out($0) }
     }
@@ -58,39 +86,82 @@ enum StageCommands {
     static func report(_ command: ParsedCommand, console: Console) throws -> ExitCode {
         let settings = try command.reportSettings()
         var bySeverity: [Severity: Int] = [:]
-        _ = try stage(command, "report") { database in
-            let summary = try ReportStage.run(database: database, settings: settings)
+        return try stage(command, "report", console: console) { database, progress in
+            let summary = try ReportStage.run(database: database, settings: settings) { progress?.advanced(.lines($0)) }
             bySeverity = summary.findingsBySeverity
             return "wrote \(summary.files.joined(separator: ", ")) in \(settings.outFolder)/"
-        } output: { console.out($0) }
-        return exitCode(findings: bySeverity, failOn: command.failOn)
+        } output: { console.out($0) } judge: { exitCode(findings: bySeverity, failOn: command.failOn) }
     }
 
     static func validate(_ command: ParsedCommand, console: Console) throws -> ExitCode {
-        let files = try SourceFile.list(in: command.inputFolder)
-        let report = try IngestStage.validate(files: files, jobs: command.jobs)
+        let listing = try SourceFile.scan(command.inputFolder)
+        for path in listing.ignored {
+            console.err("Warning: not read, matches no source: \(command.inputFolder)/\(path)")
+        }
+        guard !listing.files.isEmpty else { throw SourceFile.noSourceFile(in: command.inputFolder) }
+        let report = try IngestStage.validate(files: listing.files, jobs: command.jobs)
         console.out(accountingTable(report))
+        if !report.firstRejects.isEmpty {
+            var rejects = TextTable(["file:line", "reason", "text"], numeric: [])
+            for reject in report.firstRejects {
+                rejects.add(["\(reject.path):\(reject.line)", reject.reason, reject.text])
+            }
+            let shown = report.firstRejects.count < report.totals.rejected ? "first \(report.firstRejects.count) of \(report.totals.rejected)" : "all"
+            console.out("\nrejected lines (\(shown)):\n" + rejects.text)
+        }
         if let unreadable = report.unreadable.first { throw unreadable }
         return .ok
     }
 
-    /// Runs one stage under the lock, recording it in the runs table.
+    /// `iaprecon forget PATH...`: removes stored files' rows; the next run reconciles without them.
+    static func forget(_ command: ParsedCommand, console: Console) throws -> ExitCode {
+        let paths = command.positionals
+        guard !paths.isEmpty else { throw command.usageError("name at least one stored file to forget") }
+        return try stage(command, "forget", console: console) { database, _ in
+            let unknown = try IngestStage.forget(paths: paths, in: database)
+            guard unknown.isEmpty else {
+                throw StoreError(path: command.databasePath, reason: "no stored file \(unknown.map { "'\($0)'" }.joined(separator: ", ")) "
+                                 + "(nothing was removed; summary.json lists the stored files)")
+            }
+            return "forgot \(paths.count) file\(paths.count == 1 ? "" : "s"); the next run reconciles without them"
+        } output: { console.out($0) }
+    }
+
+    /// Runs one stage under the lock on an existing store, recording it in the runs table;
+    /// `judge` gives the exit code once the stage is done (`--fail-on`). On a terminal the body
+    /// gets a live progress line, cleared before its result is printed.
     private static func stage(
-        _ command: ParsedCommand, _ name: String, _ body: (Database) throws -> String, output: (String) -> Void = { _ in }
+        _ command: ParsedCommand, _ name: String, console: Console, _ body: (Database, StageProgress?) throws -> String,
+        output: (String) -> Void = { _ in }, judge: () -> ExitCode = { .ok }
     ) throws -> ExitCode {
-        let lock = try RunLock(databasePath: command.databasePath, command: name)
+        let lock = try RunLock(databasePath: command.databasePath, command: name, createStore: false)
         defer { withExtendedLifetime(lock) {} }
         let database = try Store.open(path: command.databasePath)
         let runID = try RunLog.start(database, command: name)
+        let progress = console.isTerminal ? StageProgress(live: true) { console.err($0) } : nil
+        progress?.stageStarted(name)
         do {
-            let note = try body(database)
-            RunLog.finish(database, runID: runID, status: "ok", asOfMs: nil, linesRead: nil, findings: nil, message: nil)
+            let note = try body(database, progress)
+            progress?.clear()
+            let code = judge()
+            let verdict = code == .ok ? RunVerdict(status: "ok", exitCode: 0, message: nil)
+                : RunVerdict(status: "findings", exitCode: code.rawValue, message: "findings at --fail-on")
+            RunLog.finish(database, runID: runID, verdict: verdict, asOfMs: nil, linesRead: nil, findings: nil)
             output(note)
-            return .ok
+            return code
         } catch {
-            RunLog.finish(database, runID: runID, status: "failed", asOfMs: nil, linesRead: nil, findings: nil, message: "\(error)")
+            progress?.clear()
+            RunLog.finish(database, runID: runID, verdict: failed(error), asOfMs: nil, linesRead: nil, findings: nil)
             throw error
         }
+    }
+
+    /// `iaprecon check`: SQLite's full integrity check of the store.
+    static func check(_ command: ParsedCommand, console: Console) throws -> ExitCode {
+        let database = try Store.open(path: command.databasePath, readOnly: true)
+        try Store.checkIntegrity(database, quick: false)
+        console.out("ok: \(command.databasePath) passed SQLite's integrity check")
+        return .ok
     }
 }
 
@@ -99,12 +170,14 @@ enum RunsCommand {
     static func run(_ command: ParsedCommand, console: Console) throws -> ExitCode {
         let database = try Store.open(path: command.databasePath, readOnly: true)
         let entries = try RunLog.recent(database, limit: try command.optionalInt("limit") ?? 20)
-        var table = TextTable(["run", "command", "started", "seconds", "status", "as-of", "lines", "findings"], numeric: [0, 3, 6, 7])
+        var table = TextTable(["run", "command", "date", "started", "seconds", "status", "exit", "as-of", "lines", "findings", "message"],
+                              numeric: [0, 4, 6, 8, 9])
         for entry in entries {
             let seconds = entry.endedMs.map { String(format: "%.1f", Double($0 - entry.startedMs) / 1000) } ?? ""
-            table.add([String(entry.runID), entry.command, Timestamp.iso8601(entry.startedMs), seconds, entry.status,
-                       entry.asOfMs.map(Timestamp.iso8601) ?? "", entry.linesRead.map { String($0) } ?? "",
-                       entry.findings.map { String($0) } ?? ""])
+            table.add([String(entry.runID), entry.command, entry.partitionDate ?? "", Timestamp.iso8601(entry.startedMs), seconds,
+                       entry.status, entry.exitCode.map { String($0) } ?? "", entry.asOfMs.map(Timestamp.iso8601) ?? "",
+                       entry.linesRead.map { String($0) } ?? "", entry.findings.map { String($0) } ?? "",
+                       (entry.message ?? "").replacingOccurrences(of: "\n", with: " ")])
         }
         console.out(table.text)
         return .ok

@@ -4,7 +4,8 @@ import IAPRecon
 /// Stage progress for people: a live line on a terminal, one line per stage otherwise.
 ///
 /// The live ingest line shows lines done, the rate, and the time left, estimated from the bytes
-/// of the files already stored against the bytes planned.
+/// of the files already stored against the bytes planned; normalize and join count the rows they
+/// have written, report the files.
 final class StageProgress: ProgressSink {
     private let live: Bool
     private var lines = 0
@@ -40,15 +41,27 @@ final class StageProgress: ProgressSink {
                                                                       doneBytes: doneBytes, plannedBytes: plannedBytes)).utf8))
     }
 
-    /// `ingest: 120000 lines, 250000 lines/s, 12 s left`.
+    /// `ingest: 120000 lines, 250000 lines/s, 12 s left`, `join: 40000 rows, 90000 rows/s`, `report: 5 files, 3 s`.
     static func line(stage: String, lines: Int, seconds: Double, doneBytes: Int, plannedBytes: Int) -> String {
         let elapsed = max(seconds, 0.001)
-        var text = "\(stage): \(lines) lines, \(Int(Double(lines) / elapsed)) lines/s"
+        if stage == "report" { return "report: \(lines) of 6 files, \(Int(elapsed)) s" }
+        let unit = stage == "ingest" ? "lines" : "rows"
+        var text = "\(stage): \(lines) \(unit), \(Int(Double(lines) / elapsed)) \(unit)/s"
         if doneBytes > 0, plannedBytes > doneBytes {
             let left = elapsed * Double(plannedBytes - doneBytes) / Double(doneBytes)
             text += ", \(Int(left.rounded(.up))) s left"
         }
         return text
+    }
+
+    /// Clears the live line (a stage command that prints its own result).
+    func clear() {
+        if live { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+    }
+
+    func warning(_ message: String) {
+        if live { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        write("Warning: " + message)
     }
 
     func stageFinished(_ stage: String, seconds: Double, note: String) {

@@ -32,14 +32,18 @@ final class InputFolder {
     static let memoryBudget = 48 * 1_048_576
     private var buffered = 0
 
-    init(directory: String, start: Millis, days: Int, gzipFirstServerDay: Bool) {
+    init(directory: String, start: Millis, days: Int, gzipFirstServerDay: Bool, partitioned: Bool = false) {
         self.directory = directory
         self.start = start
         self.days = days
         for source in Source.allCases {
             var row: [SpooledFile] = []
             for day in 0..<days {
-                var buffer = LineBuffer(capacity: 32)
+                var buffer = LineBuffer(capacity: 48)
+                if partitioned {
+                    buffer.date(start + Int64(day) * Clock.day)
+                    buffer.byte(UInt8(ascii: "/"))
+                }
                 buffer.text(source.folder)
                 buffer.byte(UInt8(ascii: "/"))
                 buffer.text(source.filePrefix)

@@ -10,6 +10,8 @@ final class GeneratorRun {
     /// The last event time of the inputs: a sign-up one second before the end of the last day.
     let asOf: Millis
     let directory: String
+    /// Day files go into `YYYY-MM-DD/` folders.
+    let partitioned: Bool
     let folder: InputFolder
     let fx: ExchangeRates
     var truth = Truth()
@@ -31,7 +33,8 @@ final class GeneratorRun {
         asOf = start + Int64(options.days) * Clock.day - Clock.second
         self.directory = directory
         folder = InputFolder(directory: directory, start: start, days: options.days,
-                             gzipFirstServerDay: options.gzipServer)
+                             gzipFirstServerDay: options.gzipServer, partitioned: options.partitioned)
+        partitioned = options.partitioned
         fx = ExchangeRates(days: options.days, seed: options.seed)
         truth.asOf = asOf
     }
@@ -70,8 +73,17 @@ final class GeneratorRun {
     /// Creates the folders and removes files an earlier run left that this run would not overwrite.
     private func prepareDirectory() throws {
         try makeDirectory(directory)
+        if partitioned {
+            for day in 0..<days {
+                var name = LineBuffer(capacity: 10)
+                name.date(start + Int64(day) * Clock.day)
+                for source in Source.allCases {
+                    try makeDirectory(directory + "/" + String(decoding: name.bytes, as: UTF8.self) + "/" + source.folder)
+                }
+            }
+        }
         let manager = FileManager.default
-        for folderName in Source.allCases.map(\.folder) + ["spend"] {
+        for folderName in (partitioned ? [] : Source.allCases.map(\.folder)) + ["spend"] {
             let path = directory + "/" + folderName
             try makeDirectory(path)
             let prefix = folderName == "attribution" ? "appsflyer-" : folderName + "-"

@@ -9,7 +9,7 @@ struct CommandsTests {
     func names() {
         #expect(Self.program.commands.map(\.name) == [
             "run", "nightly", "backfill", "ingest", "normalize", "join", "report", "validate", "history", "runs",
-            "generate", "bench",
+            "check", "forget", "generate", "bench",
         ])
     }
 
@@ -72,7 +72,7 @@ struct CommandsTests {
     func configKeys() {
         #expect(Self.program.configKeys == [
             "input", "db", "out", "as-of", "grace", "tz", "mmp-tz", "currency", "jobs", "fail-on", "quiet",
-            "root", "reports", "date", "log-dir", "from", "to",
+            "root", "reports", "date", "log-dir", "force", "from", "to",
         ])
     }
 }

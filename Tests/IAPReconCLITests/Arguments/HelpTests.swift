@@ -38,6 +38,9 @@ struct HelpTests {
               history                 Show one user's purchases, deliveries, refunds and
                                       findings.
               runs                    List the runs recorded in the store, newest first.
+              check                   Check the store for damage with SQLite's integrity
+                                      check.
+              forget                  Remove input files' rows from the store.
               generate                Write a synthetic input folder for tests and
                                       benchmarks.
               bench                   Time every stage on generated data of several sizes.
@@ -150,9 +153,9 @@ struct HelpTests {
 
     @Test("a short usage line lists every option, required ones unbracketed")
     func generateUsage() {
-        #expect(
-            HelpRenderer.synopsis(of: .generate, programName: "iaprecon")
-                == "iaprecon generate --out <dir> [--users <n>] [--days <n>] [--seed <n>]")
+        #expect(HelpRenderer.synopsis(of: .runs, programName: "iaprecon") == "iaprecon runs [--db <file>] [--limit <n>]")
+        #expect(HelpRenderer.synopsis(of: .forget, programName: "iaprecon") == "iaprecon forget [--db <file>] <path>...")
+        #expect(HelpRenderer.synopsis(of: .generate, programName: "iaprecon") == "iaprecon generate [<options>] --out <dir>")
     }
 
     @Test("a long label puts its text on the next line")

@@ -122,7 +122,7 @@ struct UsageErrorTests {
             argv: ["generate", "--out", "x", "--seed", "-1"],
             expected: """
                 Error: The value '-1' is invalid for '--seed <n>': expected a whole number of at least 0
-                Usage: iaprecon generate --out <dir> [--users <n>] [--days <n>] [--seed <n>]
+                Usage: iaprecon generate [<options>] --out <dir>
                   See 'iaprecon generate --help' for more information.
                 """),
         UsageErrorCase(
@@ -162,7 +162,7 @@ struct UsageErrorTests {
             argv: ["generate", "--users", "10"],
             expected: """
                 Error: Missing expected argument '--out <dir>'
-                Usage: iaprecon generate --out <dir> [--users <n>] [--days <n>] [--seed <n>]
+                Usage: iaprecon generate [<options>] --out <dir>
                   See 'iaprecon generate --help' for more information.
                 """),
         UsageErrorCase(

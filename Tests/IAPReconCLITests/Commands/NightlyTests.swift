@@ -50,8 +50,17 @@ struct NightlyTests {
         let database = try Store.open(path: work.path("s.sqlite"), readOnly: true)
         #expect(try database.scalar("SELECT count(*) FROM files") == .integer(10))
         var runs: [String] = []
-        try database.forEach("SELECT command || ':' || status || ':' || lines_read FROM runs ORDER BY run_id") { runs.append($0.string(0)) }
-        #expect(runs == ["run:ok:160", "run:ok:265"])
+        try database.forEach("SELECT command || ':' || partition_date || ':' || status || ':' || exit_code || ':' || lines_read FROM runs ORDER BY run_id") {
+            runs.append($0.string(0))
+        }
+        #expect(runs == ["nightly:2026-11-28:ok:0:160", "nightly:2026-11-29:findings:1:265"])
+        let listed = work.iaprecon(["runs", "--db", work.path("s.sqlite")])
+        #expect(listed.code == 0)
+        let rows = listed.out.split(separator: "\n").map { $0.split(separator: " ", omittingEmptySubsequences: true).map(String.init) }
+        #expect(rows.first?.prefix(7) == ["run", "command", "date", "started", "seconds", "status", "exit"])
+        #expect(rows.dropFirst(2).first?[1...2] == ["nightly", "2026-11-29"])
+        #expect(rows.dropFirst(2).first?[5...6] == ["findings", "1"])
+        #expect(listed.out.contains("findings; reports in \(reports)/2026-11-29/"))
         let logs = try FileManager.default.contentsOfDirectory(atPath: work.path("logs")).sorted()
         #expect(logs.count == 2)
         let log = try work.read("logs/" + logs[1])
@@ -78,6 +87,117 @@ struct NightlyTests {
         #expect(early.contains("\"read\": 160"))
         let bad = work.iaprecon(["backfill", "--root", root, "--from", "2026-11-29", "--to", "2026-11-28"])
         #expect(bad.code == 2)
+    }
+
+    @Test("a damaged store is refused by nightly's quick check and by 'check', with exit 1 and the reason")
+    func damagedStore() throws {
+        let work = try Workspace()
+        let root = try Self.partitions(in: work)
+        let db = work.path("s.sqlite")
+        let common = ["--root", root, "--db", db, "--reports", work.path("reports"), "--log-dir", work.path("logs"), "--quiet"]
+        #expect(work.iaprecon(["nightly", "--date", "2026-11-28"] + common).code == 0)
+        let healthy = work.iaprecon(["check", "--db", db])
+        #expect(healthy.code == 0)
+        #expect(healthy.out == "ok: \(db) passed SQLite's integrity check\n")
+
+        // 4 KB of zeros over a page in the middle: the header still reads, the b-trees do not.
+        let handle = try #require(FileHandle(forUpdatingAtPath: db))
+        let size = try handle.seekToEnd()
+        try handle.seek(toOffset: (size / 2) / 4096 * 4096)
+        handle.write(Data(repeating: 0, count: 4096))
+        try handle.close()
+
+        let checked = work.iaprecon(["check", "--db", db])
+        #expect(checked.code == 1)
+        #expect(checked.err.hasPrefix("Error: cannot use store \(db): damaged"))
+        #expect(checked.err.split(separator: "\n").count == 1)
+        let night = work.iaprecon(["nightly", "--date", "2026-11-29"] + common)
+        #expect(night.code == 1)
+        #expect(night.err.hasPrefix("Error: cannot use store \(db): damaged (SQLite's quick_check found: "))
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: work.path("reports/latest")) == "2026-11-28")
+    }
+
+    @Test("the stage commands, history and runs refuse a store that does not exist instead of creating one")
+    func missingStore() throws {
+        let work = try Workspace()
+        let db = work.path("typo.sqlite")
+        for arguments in [["normalize"], ["join"], ["report", "--out", work.path("out")], ["history", "u_1"], ["runs"], ["check"],
+                          ["forget", "server/a.jsonl"]] {
+            let result = work.iaprecon(arguments + ["--db", db])
+            #expect(result.code == 1, "\(arguments)")
+            #expect(result.err == "Error: cannot use store \(db): no such file; run 'iaprecon run' or 'iaprecon ingest' first\n", "\(arguments)")
+            #expect(!FileManager.default.fileExists(atPath: db), "\(arguments)")
+        }
+    }
+
+    /// The outputs that must be equal between two runs over the same inputs (summary.json without its timings).
+    static func outputs(_ work: Workspace, _ folder: String) throws -> [String: String] {
+        var texts: [String: String] = [:]
+        for name in ["findings.csv", "findings.json", "revenue_daily.csv", "attribution.csv", "rejects.csv", "summary.json"] {
+            let text = try work.read(folder + "/" + name)
+            texts[name] = name == "summary.json" ? text.components(separatedBy: ",\n  \"stage_seconds\"")[0] : text
+        }
+        return texts
+    }
+
+    @Test("a night replayed on a store that holds later days reports what a fresh store fed up to that day reports, and leaves the store alone")
+    func replayEqualsFresh() throws {
+        let work = try Workspace()
+        let root = try Self.partitions(in: work)
+        let db = work.path("s.sqlite")
+        let common = ["--root", root, "--reports", work.path("reports"), "--log-dir", work.path("logs"), "--quiet"]
+        #expect(work.iaprecon(["nightly", "--db", db] + common).code == 0)
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: work.path("reports/latest")) == "2026-11-29")
+        let before = try Self.outputs(work, "reports/2026-11-29")
+        let storeBefore = try Data(contentsOf: URL(fileURLWithPath: db))
+
+        let replayed = work.iaprecon(["nightly", "--db", db, "--date", "2026-11-28"] + common)
+        #expect(replayed.code == 0)
+        let fresh = work.iaprecon(["nightly", "--db", work.path("fresh.sqlite"), "--date", "2026-11-28", "--root", root,
+                                   "--reports", work.path("fresh"), "--log-dir", work.path("logs"), "--quiet"])
+        #expect(fresh.code == 0)
+        let replayedOutputs = try Self.outputs(work, "reports/2026-11-28")
+        #expect(replayedOutputs == (try Self.outputs(work, "fresh/2026-11-28")))
+        #expect(replayedOutputs["summary.json"]?.contains("\"as_of\": \"2026-11-28T") == true)
+        #expect(replayedOutputs["findings.csv"] != before["findings.csv"])
+
+        // The store and latest are as they were; the scratch store is gone.
+        #expect(try Data(contentsOf: URL(fileURLWithPath: db)) == storeBefore)
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: work.path("reports/latest")) == "2026-11-29")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: work.root).filter { $0.contains("replay") } == [])
+        // --force moves latest back.
+        #expect(work.iaprecon(["nightly", "--db", db, "--date", "2026-11-28", "--force"] + common).code == 0)
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: work.path("reports/latest")) == "2026-11-28")
+
+        // A backfill over the same store replays both nights, each equal to its fresh night.
+        let backfill = work.iaprecon(["backfill", "--db", db, "--from", "2026-11-28", "--to", "2026-11-29", "--root", root,
+                                      "--reports", work.path("backfill"), "--log-dir", work.path("logs"), "--quiet"])
+        #expect(backfill.code == 0)
+        #expect(try Self.outputs(work, "backfill/2026-11-28") == replayedOutputs)
+        #expect(try Self.outputs(work, "backfill/2026-11-29") == before)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: db)) == storeBefore)
+    }
+
+    @Test("a --date whose partition never landed exits 3 naming the folder it looked for, and writes nothing")
+    func missingPartition() throws {
+        let work = try Workspace()
+        let root = try Self.partitions(in: work)
+        let result = work.iaprecon(["nightly", "--root", root, "--date", "2026-11-30", "--db", work.path("s.sqlite"),
+                                    "--reports", work.path("reports"), "--log-dir", work.path("logs")])
+        #expect(result.code == 3)
+        #expect(result.err == "Error: cannot read \(root)/2026-11-30: no partition for --date 2026-11-30\n")
+        #expect(!FileManager.default.fileExists(atPath: work.path("reports/2026-11-30")))
+    }
+
+    @Test("a night's as-of is at most the end of its day in --tz, even when the day's files hold later events")
+    func asOfCappedAtDayEnd() throws {
+        let work = try Workspace()
+        let root = try Self.partitions(in: work)
+        // The 11-28 partition's files run to 2026-11-29T23:59Z; in Tokyo the day ends at 2026-11-28T14:59:59.999Z.
+        let result = work.iaprecon(["nightly", "--root", root, "--date", "2026-11-28", "--tz", "Asia/Tokyo", "--db", work.path("s.sqlite"),
+                                    "--reports", work.path("reports"), "--log-dir", work.path("logs"), "--quiet"])
+        #expect(result.code == 0)
+        #expect(try work.read("reports/2026-11-28/summary.json").contains("\"as_of\": \"2026-11-28T14:59:59.999Z\""))
     }
 
     @Test("a root without day partitions exits 3 naming it")

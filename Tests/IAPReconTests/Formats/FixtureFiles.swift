@@ -1,14 +1,15 @@
 import Foundation
 
-/// The Apple fixtures in `shared/fixtures/apple/`, which sits beside the repository.
+/// Apple's test payloads, copied into `Tests/Fixtures/apple/` with their licence and provenance.
 ///
-/// Located from this file (`<repo>/Tests/IAPReconTests/Formats/`) so the tests run from a
-/// fresh clone; symlinks are resolved so a scratch package that links the tests finds them too.
+/// Located from this file (`<repo>/Tests/IAPReconTests/Formats/`) so the tests run from any clone;
+/// symlinks are resolved so a scratch package that links the tests finds them too. The folder sits
+/// outside every test target, so SwiftPM neither compiles nor bundles it.
 enum AppleFixtureFile {
     static let folder: String = {
         var url = URL(fileURLWithPath: #filePath).resolvingSymlinksInPath()
-        for _ in 0..<4 { url.deleteLastPathComponent() }
-        return url.deletingLastPathComponent().appendingPathComponent("shared/fixtures/apple").path
+        for _ in 0..<3 { url.deleteLastPathComponent() }
+        return url.appendingPathComponent("Fixtures/apple").path
     }()
 
     /// The file's text exactly as stored.

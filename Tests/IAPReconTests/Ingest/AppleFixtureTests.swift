@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import IAPRecon
 
-/// Apple's own test payloads (`shared/fixtures/apple/`, from app-store-server-library-swift) through
+/// Apple's own test payloads (`Tests/Fixtures/apple/`, from app-store-server-library-swift) through
 /// the ingest decoders: every transaction, renewal and notification payload, each field checked
 /// against the file (CONTRACT.md §1.2, §1.3).
 @Suite("Apple fixtures")
@@ -324,6 +324,7 @@ struct AppleFixtureTests {
     /// Fixtures that are not transaction, renewal or notification payloads, and why.
     static let notPayloads: [String: String] = [
         "PROVENANCE.md": "documentation",
+        "LICENSE.txt": "Apple's MIT licence for these files",
         "appTransaction.json": "app transaction (app purchase, not an in-app transaction)",
         "xcode-signed-app-transaction": "app transaction JWS (decoded in Base64JWSTests)",
         "getAllSubscriptionStatusesResponse.json": "API envelope of placeholder strings",

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import IAPRecon
 
-/// `attribution.csv` and `summary.json`'s attribution block (CONTRACT.md §1.5, §3; issue 4).
+/// `attribution.csv` and `summary.json`'s attribution block (CONTRACT.md §1.5, §3).
 ///
 /// Small AppsFlyer exports, sign-ups and spend; each expected row is written
 /// out whole: `install_date,media_source,campaign,installs,registrations,payers,

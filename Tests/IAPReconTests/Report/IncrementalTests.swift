@@ -38,7 +38,8 @@ struct IncrementalTests {
         let files = try SourceFile.list(in: Self.sampleData)
         #expect(files.count >= 10)
         let full = try Scenario()
-        _ = try run(full, input: Self.sampleData)
+        for file in files { try full.link(file) }
+        _ = try run(full, input: full.input)
         for late in files {
             let scenario = try Scenario()
             for file in files where file.relativePath != late.relativePath { try scenario.link(file) }
@@ -77,7 +78,8 @@ struct IncrementalTests {
         let night = try run(scenario, input: scenario.input)
         #expect(night.ingest.files.filter { $0.status == .replaced }.count == files.count - 1)
         let full = try Scenario()
-        _ = try run(full, input: Self.sampleData)
+        for file in files { try full.link(file) }
+        _ = try run(full, input: full.input)
         try expectSame(scenario, full, "replaced")
     }
 

@@ -3,7 +3,7 @@ import Synchronization
 import Testing
 @testable import IAPRecon
 
-/// How output files are written (CONTRACT.md §3; issue 4): RFC 4180 UTF-8 CSV with
+/// How output files are written (CONTRACT.md §3): RFC 4180 UTF-8 CSV with
 /// CRLF record ends, the formula-injection guard on text cells only, findings.json
 /// with the contract's columns, and one complete output set switched in atomically.
 @Suite("output files")
@@ -205,7 +205,7 @@ struct OutputFormatTests {
         }
         #expect(failures.withLock { $0 } == 0)
         try set.commit()
-        #expect(try FileManager.default.contentsOfDirectory(atPath: scenario.out).sorted() == [".current", ".sets"] + names)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scenario.out).sorted() == [".current", ".iaprecon-out", ".sets"] + names)
         for (name, lines) in zip(names, lines) {
             #expect(try String(contentsOfFile: scenario.out + "/" + name, encoding: .utf8) == lines.joined(), "\(name) whole and unmixed")
         }
@@ -216,8 +216,8 @@ extension OutputFormatTests {
     /// Checks the layout of `--out` after a run and returns the name of its one set.
     static func checkOutputFolder(_ out: String) throws -> String {
         let manager = FileManager.default
-        #expect(try manager.contentsOfDirectory(atPath: out).sorted() == [".current", ".sets"] + outputs,
-                "only the outputs, .current and .sets: no temporary files left behind")
+        #expect(try manager.contentsOfDirectory(atPath: out).sorted() == [".current", ".iaprecon-out", ".sets"] + outputs,
+                "only the outputs, .current, the marker and .sets: no temporary files left behind")
         let sets = try manager.contentsOfDirectory(atPath: out + "/.sets")
         #expect(sets.count == 1)
         let set = try #require(sets.first)

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import IAPRecon
 
-/// `revenue_daily.csv` and the revenue part of `summary.json` (CONTRACT.md §1.6, §2, §3; issue 4).
+/// `revenue_daily.csv` and the revenue part of `summary.json` (CONTRACT.md §1.6, §2, §3).
 ///
 /// Each test is a tiny input whose expected rows are written out whole, so a
 /// change of rounding, day, rate or sign shows as a one-line diff.

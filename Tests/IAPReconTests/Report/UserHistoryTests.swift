@@ -3,7 +3,7 @@ import Testing
 @testable import IAPRecon
 
 /// `iaprecon history`: one user's whole story in time order, from the store built
-/// from `sample-data/` (CONTRACT.md §3; issue 4; cases from sample-data/README.md).
+/// from `sample-data/` (CONTRACT.md §3; cases from sample-data/README.md).
 @Suite("user history")
 struct UserHistoryTests {
     /// Runs the pipeline on sample-data and opens its store. The scenario owns the folder.

@@ -32,9 +32,10 @@ final class Scenario {
         return target
     }
 
-    /// Puts `file` (of another input folder) into this scenario's input folder as a symbolic link.
+    /// Puts a copy of `file` (of another input folder) into this scenario's input folder (a symlink
+    /// leading out of an input folder is refused).
     func link(_ file: SourceFile) throws {
-        try FileManager.default.createSymbolicLink(atPath: try place(file), withDestinationPath: file.absolutePath)
+        try FileManager.default.copyItem(atPath: file.absolutePath, toPath: try place(file))
     }
 
     /// Generated inputs of `days` days, and a scenario whose input folder links

@@ -1,0 +1,125 @@
+import Foundation
+import Testing
+@testable import IAPRecon
+@testable import IAPReconCLI
+
+/// What `--input` may hold: only regular files inside it are read, the rest is named, nothing in silence.
+@Suite("Input folder")
+struct InputFolderTests {
+    /// A copy of sample-data (its sources only) to change.
+    private func sampleCopy(_ work: Workspace) throws -> String {
+        let input = work.path("in")
+        try FileManager.default.createDirectory(atPath: input, withIntermediateDirectories: true)
+        for name in ["attribution", "notifications", "receipts", "registrations", "server", "spend", "catalog.csv", "fx.csv"] {
+            try FileManager.default.copyItem(atPath: Workspace.sampleData + "/" + name, toPath: input + "/" + name)
+        }
+        return input
+    }
+
+    private func summary(_ work: Workspace, _ out: String) throws -> [String: Any] {
+        let data = try Data(contentsOf: URL(fileURLWithPath: work.path(out + "/summary.json")))
+        return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+    }
+
+    @Test("a FIFO among the inputs exits 3 naming it instead of waiting for a writer", .timeLimit(.minutes(1)))
+    func fifo() throws {
+        let work = try Workspace()
+        let input = try sampleCopy(work)
+        #expect(mkfifo(input + "/receipts/live.jsonl", 0o600) == 0)
+        let result = work.iaprecon(["run", "--input", input, "--db", work.path("s.sqlite"), "--out", work.path("out")])
+        #expect(result.code == 3)
+        #expect(result.err == "Error: cannot read \(input)/receipts/live.jsonl: not a regular file (a FIFO)\n")
+    }
+
+    @Test("a symlink to /dev/zero exits 3 naming it instead of reading forever", .timeLimit(.minutes(1)))
+    func deviceLink() throws {
+        let work = try Workspace()
+        let input = try sampleCopy(work)
+        try FileManager.default.createSymbolicLink(atPath: input + "/server/zero.jsonl", withDestinationPath: "/dev/zero")
+        let result = work.iaprecon(["validate", "--input", input])
+        #expect(result.code == 3)
+        #expect(result.err == "Error: cannot read \(input)/server/zero.jsonl: not a regular file (a device)\n")
+    }
+
+    @Test("a symlink leading outside the input folder exits 3; one inside it is read")
+    func outsideLink() throws {
+        let work = try Workspace()
+        let input = try sampleCopy(work)
+        try FileManager.default.createDirectory(atPath: input + "/archive", withIntermediateDirectories: true)
+        try FileManager.default.moveItem(atPath: input + "/spend/spend.csv", toPath: input + "/archive/spend.csv")
+        try FileManager.default.createSymbolicLink(atPath: input + "/spend/spend.csv", withDestinationPath: "../archive/spend.csv")
+        let inside = work.iaprecon(["run", "--input", input, "--db", work.path("s.sqlite"), "--out", work.path("out"), "--quiet"])
+        #expect(inside.code == 0)
+        try "date,media_source,campaign,spend,currency\n".write(toFile: work.path("elsewhere.csv"), atomically: true, encoding: .utf8)
+        try FileManager.default.createSymbolicLink(atPath: input + "/spend/more.csv", withDestinationPath: work.path("elsewhere.csv"))
+        let outside = work.iaprecon(["run", "--input", input, "--db", work.path("s.sqlite"), "--out", work.path("out"), "--quiet"])
+        #expect(outside.code == 3)
+        #expect(outside.err == "Error: cannot read \(input)/spend/more.csv: a symlink leading outside the input folder (to \(work.path("elsewhere.csv")))\n")
+    }
+
+    @Test("files matching no source are not read, are listed in summary.json and named on stderr")
+    func ignoredFiles() throws {
+        let work = try Workspace()
+        let input = try sampleCopy(work)
+        try FileManager.default.createDirectory(atPath: input + "/receipts/sub", withIntermediateDirectories: true)
+        let line = try String(contentsOfFile: input + "/receipts/verify-2026-11.jsonl", encoding: .utf8).split(separator: "\n")[0] + "\n"
+        try line.write(toFile: input + "/receipts/sub/y.jsonl", atomically: true, encoding: .utf8)
+        try line.write(toFile: input + "/server/x.json", atomically: true, encoding: .utf8)
+        try FileManager.default.copyItem(atPath: input + "/catalog.csv", toPath: input + "/Catalog.csv")
+        let result = work.iaprecon(["run", "--input", input, "--db", work.path("s.sqlite"), "--out", work.path("out")])
+        #expect(result.code == 0)
+        let warnings = result.err.split(separator: "\n").filter { $0.hasPrefix("Warning: ") }
+        #expect(warnings == ["Catalog.csv", "receipts/sub/", "server/x.json"].map { "Warning: not read, matches no source: \(input)/\($0)" })
+        let summary = try summary(work, "out")
+        #expect(summary["ignored_files"] as? [String] == ["Catalog.csv", "receipts/sub/", "server/x.json"])
+        let files = (summary["inputs"] as? [String: Any])?["files"] as? [[String: Any]] ?? []
+        #expect(files.map { $0["file"] as? String ?? "" } == [
+            "attribution/in_app_events_2026-11-20_2026-11-29.csv", "attribution/installs_2026-11-20_2026-11-29.csv", "catalog.csv",
+            "fx.csv", "notifications/asn-2026-11.jsonl", "receipts/verify-2026-11.jsonl", "registrations/signups.jsonl",
+            "server/server-2026-11-27.jsonl.gz", "server/server-2026-11-28.jsonl", "spend/spend.csv",
+        ])
+        #expect(try work.read("out/findings.csv") == String(contentsOfFile: Workspace.sampleData + "/expected/findings.csv", encoding: .utf8))
+    }
+
+    @Test("an input folder with no source file exits 3; a folder of day partitions is not empty")
+    func noSourceFile() throws {
+        let work = try Workspace()
+        try FileManager.default.createDirectory(atPath: work.path("in/Server"), withIntermediateDirectories: true)
+        try "{}\n".write(toFile: work.path("in/Server/a.jsonl"), atomically: true, encoding: .utf8)
+        let result = work.iaprecon(["run", "--input", work.path("in"), "--db", work.path("s.sqlite"), "--out", work.path("out")])
+        #expect(result.code == 3)
+        #expect(result.err.hasPrefix("Error: cannot read \(work.path("in")): no source file ("))
+        #expect(!FileManager.default.fileExists(atPath: work.path("out/findings.csv")))
+        let validate = work.iaprecon(["validate", "--input", work.path("in")])
+        #expect(validate.code == 3)
+        #expect(validate.err.hasSuffix("Error: cannot read \(work.path("in")): no source file (server/, receipts/, notifications/, "
+                                       + "registrations/, attribution/, spend/, catalog.csv, fx.csv, or YYYY-MM-DD folders holding them)\n"))
+    }
+
+    @Test("a file that leaves the folder keeps its rows and is marked not present; forget removes them as if never read")
+    func presentAndForget() throws {
+        let work = try Workspace()
+        let input = try sampleCopy(work)
+        let db = work.path("s.sqlite")
+        #expect(work.iaprecon(["run", "--input", input, "--db", db, "--out", work.path("out1"), "--quiet"]).code == 0)
+        try FileManager.default.moveItem(atPath: input + "/server/server-2026-11-28.jsonl", toPath: work.path("archived.jsonl"))
+
+        #expect(work.iaprecon(["run", "--input", input, "--db", db, "--out", work.path("out2"), "--quiet"]).code == 0)
+        #expect(try work.read("out2/findings.csv") == work.read("out1/findings.csv"))
+        let files = (try summary(work, "out2")["inputs"] as? [String: Any])?["files"] as? [[String: Any]] ?? []
+        #expect(files.filter { $0["present"] as? Bool == false }.map { $0["file"] as? String } == ["server/server-2026-11-28.jsonl"])
+        #expect(files.filter { $0["present"] as? Bool == true }.count == 9)
+
+        let unknown = work.iaprecon(["forget", "--db", db, "server/server-2026-11-28.jsonl", "server/nope.jsonl"])
+        #expect(unknown.code == 1)
+        #expect(unknown.err.contains("no stored file 'server/nope.jsonl' (nothing was removed"))
+        let forget = work.iaprecon(["forget", "--db", db, "server/server-2026-11-28.jsonl"])
+        #expect(forget.code == 0)
+        #expect(work.iaprecon(["run", "--input", input, "--db", db, "--out", work.path("out3"), "--quiet"]).code == 0)
+        #expect(work.iaprecon(["run", "--input", input, "--db", work.path("fresh.sqlite"), "--out", work.path("fresh"), "--quiet"]).code == 0)
+        #expect(try work.read("out3/findings.csv") != work.read("out1/findings.csv"))
+        for name in ["findings.csv", "revenue_daily.csv", "attribution.csv", "rejects.csv"] {
+            #expect(try work.read("out3/" + name) == work.read("fresh/" + name), "\(name)")
+        }
+    }
+}
