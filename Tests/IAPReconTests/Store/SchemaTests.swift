@@ -11,6 +11,7 @@ struct SchemaTests {
         1: "b81d1a0a170dd84b",
         2: "a3ab6556b360d51f",
         3: "816b08ed69d86777",
+        4: "d1216a1bf93f6e2b",
     ]
 
     @Test("a released migration's text never changes, and every migration is recorded as released")
