@@ -45,12 +45,17 @@ public enum ReportStage {
             let reader = try Database(path: path, readOnly: true)
             try output.write("rejects.csv") { try RejectsReport.write(reader, &$0) }
         }
+        let transactionsFile = Background { [path = database.path, zone = settings.zone] in
+            let reader = try Database(path: path, readOnly: true)
+            try output.write("transactions.csv") { try TransactionsReport.write(reader, zone: zone, fx: fx, &$0) }
+        }
         // Revenue and the summary's counts read on their own connection while attribution runs here.
         let revenueWork = Background { [path = database.path, zone = settings.zone, asOfMs, graceMs] in
             let reader = try Database(path: path, readOnly: true)
             let revenue = try RevenueReport(database: reader, zone: zone, fx: fx)
             Trace.mark("report revenue (background)")
             try output.write("revenue_daily.csv") { try revenue.write(&$0) }
+            try output.write("revenue_monthly.csv") { try RevenueMonthlyReport(daily: revenue).write(&$0) }
             let counts = try SummaryReport.counts(database: reader, asOfMs: asOfMs, graceMs: graceMs)
             Trace.mark("report summary counts (background)")
             return (revenue, counts)
@@ -67,14 +72,20 @@ public enum ReportStage {
             } catch {
                 findingsFiles.wait()
                 revenueWork.wait()
+                transactionsFile.wait()
                 throw error
             }
             let filesWritten = Result { try findingsFiles.value() }
+            let transactionsWritten = Result { try transactionsFile.value() }
             let (revenue, counts) = try revenueWork.value()
             try filesWritten.get()
+            try transactionsWritten.get()
             Trace.mark("report waited for revenue and findings files")
             let summary = SummaryReport.build(counts: counts, asOfMs: asOfMs, graceMs: graceMs, settings: settings,
                                               findings: findings, revenue: revenue, attribution: attribution, timings: timings)
+            let page = ReportPage(asOfMs: asOfMs, settings: settings, counts: counts, findings: findings, revenue: revenue,
+                                  attribution: attribution, fx: fx)
+            try output.write("report.html") { try $0.write(page.html()) }
             try output.write("summary.json") { try $0.write(JSONWriter.pretty(summary)) }
             try output.commit()
             Trace.mark("report files written")
@@ -85,6 +96,7 @@ public enum ReportStage {
         var bySeverity: [Severity: Int] = [:]
         for row in findings.rows { if let severity = Severity(rawValue: row.severity) { bySeverity[severity, default: 0] += 1 } }
         return ReportSummary(findingsBySeverity: bySeverity,
-                             files: ["findings.csv", "findings.json", "revenue_daily.csv", "attribution.csv", "rejects.csv", "summary.json"])
+                             files: ["findings.csv", "findings.json", "revenue_daily.csv", "revenue_monthly.csv", "transactions.csv",
+                                     "attribution.csv", "rejects.csv", "report.html", "summary.json"])
     }
 }

@@ -10,6 +10,8 @@ enum SummaryReport {
     /// What the summary counts in the store, read on its own connection while attribution runs.
     struct Counts: Sendable {
         var inputs: [JSONValue]
+        /// The same files as `inputs`, typed, for the report page.
+        var files: [ReportPage.InputFile]
         var totals: LineCounts
         var orders: Int64
         var unmatched: Int64
@@ -24,11 +26,13 @@ enum SummaryReport {
 
     static func counts(database: Database, asOfMs: Int64, graceMs: Int64) throws -> Counts {
         var inputs: [JSONValue] = []
+        var files: [ReportPage.InputFile] = []
         var totals = LineCounts()
         try database.forEach("SELECT path, source, lines_read, accepted, rejected, blank, ignored, bytes FROM files ORDER BY path") { row in
             let counts = LineCounts(read: Int(row.int(2)), accepted: Int(row.int(3)), rejected: Int(row.int(4)),
                                     blank: Int(row.int(5)), ignored: Int(row.int(6)))
             totals = totals + counts
+            files.append(ReportPage.InputFile(path: row.string(0), source: row.string(1), counts: counts))
             inputs.append(.object([
                 ("file", .string(row.string(0))), ("source", .string(row.string(1))), ("bytes", .int(row.int(7))),
                 ("read", .int(counts.read)), ("accepted", .int(counts.accepted)), ("rejected", .int(counts.rejected)),
@@ -76,7 +80,7 @@ enum SummaryReport {
             ) WHERE product_id NOT IN (SELECT product_id FROM raw_catalog__products)
             """).integerValue
 
-        return Counts(inputs: inputs, totals: totals, orders: orders, unmatched: unmatched, ordersByRule: ordersByRule, unpaid: unpaid,
+        return Counts(inputs: inputs, files: files, totals: totals, orders: orders, unmatched: unmatched, ordersByRule: ordersByRule, unpaid: unpaid,
                       environments: environments, unmatchedTransactions: unmatchedTransactions, familyShared: familyShared,
                       failedVerifications: failedVerifications, missingFromCatalog: missingFromCatalog)
     }
