@@ -76,7 +76,7 @@ public enum HTML {
     /// The shared style sheet: readable on a laptop, compact and black on white when printed.
     static let style = """
         :root { --ink: #1d1d1f; --muted: #6e6e73; --line: #d2d2d7; --gross: #2f6fde; --refund: #d1492e; --net: #1d1d1f;
-                --spend: #8e8e93; --warn: #b26a00; --ok: #1f883d; }
+                --spend: #e08a00; --count: #8e8e93; --warn: #b26a00; --ok: #1f883d; }
         * { box-sizing: border-box; }
         body { font: 14px/1.45 -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; color: var(--ink); margin: 0 auto;
                max-width: 1100px; padding: 24px 28px 48px; background: #fff; }
@@ -99,7 +99,7 @@ public enum HTML {
         .chart { width: 100%; height: auto; max-height: 280px; }
         .chart text { font-size: 11px; fill: var(--muted); }
         .chart .grid { stroke: var(--line); stroke-width: 1; }
-        .gross { fill: var(--gross); } .refund { fill: var(--refund); } .spend { fill: var(--spend); }
+        .gross { fill: var(--gross); } .refund { fill: var(--refund); } .spend { fill: var(--spend); } .count { fill: var(--count); }
         .netline { fill: none; stroke: var(--net); stroke-width: 2; }
         .bar { vertical-align: middle; margin-left: 6px; } .bar .track { fill: #f2f2f7; }
         .legend span { margin-right: 14px; color: var(--muted); font-size: 12px; }
@@ -112,7 +112,9 @@ public enum HTML {
           body { max-width: none; padding: 0; font-size: 11px; }
           h2 { break-after: avoid; }
           tr { break-inside: avoid; }
+          .cards { grid-template-columns: repeat(6, 1fr); }
           .card { border-color: #999; }
+          .card .value { font-size: 15px; }
           a { color: inherit; text-decoration: none; }
         }
         """

@@ -129,10 +129,10 @@ extension ReportPage {
         func bar(_ value: Double, _ largest: Double, _ tone: String) -> String { largest > 0 ? HTML.bar(value / largest, tone: tone) : "" }
         let rows = mediaSources.map { source -> [String] in
             [HTML.escape(source.name),
-             "\(source.installs)" + bar(Double(source.installs), installs, "spend"),
-             "\(source.payers)" + bar(Double(source.payers), payers, "spend"),
+             "\(source.installs)" + bar(Double(source.installs), installs, "count"),
+             "\(source.payers)" + bar(Double(source.payers), payers, "count"),
              self.money(source.revenue) + bar(Self.double(source.revenue), money, "gross"),
-             (source.spend.map(self.money) ?? "unknown") + bar(source.spend.map(Self.double) ?? 0, money, "refund"),
+             (source.spend.map(self.money) ?? "unknown") + bar(source.spend.map(Self.double) ?? 0, money, "spend"),
              source.roas]
         }
         out += HTML.table(["media source", "installs", "payers", "revenue", "spend", "ROAS"], rows, numeric: [1, 2, 3, 4, 5])

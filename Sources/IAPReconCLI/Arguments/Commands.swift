@@ -176,11 +176,12 @@ extension CommandSpec {
 
     public static let history = CommandSpec(
         name: "history",
-        abstract: "Show one customer's purchases, deliveries, refunds and findings.",
+        abstract: "Show one user's purchases, deliveries, refunds and findings.",
         discussion: """
             Prints a header (what the customer spent and got refunded in the reporting \
             currency, the subscriptions they can use now, the findings that involve them), \
-            then orders, transactions, deliveries, refunds and findings in time order. \
+            then orders, transactions, deliveries, refunds and findings in time order \
+            (times in --tz). \
             Give a user ID, or look up by --order, --app-account-token (that user's \
             story), --transaction (that transaction's story) or --original-transaction \
             (a subscription chain's story).
@@ -199,14 +200,13 @@ extension CommandSpec {
                 defaultValue: .value("table"), kind: .choice(["table", "json", "csv", "html"])),
         ],
         examples: [
-            ExampleSpec("One user's history as a table:", "iaprecon history u_1001"),
+            ExampleSpec("One user's history as a table, in Berlin time:", "iaprecon history u_1001 --tz Europe/Berlin"),
             ExampleSpec(
                 "The story of one transaction, as JSON:",
                 "iaprecon history --transaction 2000000812345678 --format json"),
             ExampleSpec(
-                "Who an order belongs to and what became of it, in Berlin time:",
-                "iaprecon history --order OrderID_1764324902123_gems60 --tz Europe/Berlin"),
-            ExampleSpec("A page to attach to a ticket:", "iaprecon history u_1001 --format html > u_1001.html"),
+                "Who an order belongs to, as a page to attach to a ticket:",
+                "iaprecon history --order OrderID_1764324902123_gems60 --format html"),
         ],
         exactlyOneOf: [["user-id", "transaction", "order", "original-transaction", "app-account-token"]]
     )
