@@ -5,10 +5,10 @@ import Foundation
 /// Pages are self-contained (no script, no font, no network), so they can be mailed, attached to a
 /// ticket or printed. Every text that came from input goes through `escape`: a user id or campaign
 /// name can hold markup, quotes or control characters, and must show as text, never run.
-public enum HTML {
+enum HTML {
     /// Text for an element's content or a quoted attribute value: `& < > " '` as entities, and
     /// control characters shown as visible `\u{1B}`-style escapes instead of raw bytes.
-    public static func escape(_ text: String) -> String {
+    static func escape(_ text: String) -> String {
         var out = ""
         out.reserveCapacity(text.utf8.count)
         for scalar in text.unicodeScalars {
@@ -31,7 +31,7 @@ public enum HTML {
     }
 
     /// A whole page: `title` in the head, the shared style, `body` as given (already escaped).
-    public static func document(title: String, body: String) -> String {
+    static func document(title: String, body: String) -> String {
         """
         <!DOCTYPE html>
         <html lang="en">
@@ -52,7 +52,7 @@ public enum HTML {
     }
 
     /// A table: a header row and rows of cells already rendered (escaped); `numeric` columns align right.
-    public static func table(_ header: [String], _ rows: [[String]], numeric: Set<Int> = [], caption: String? = nil) -> String {
+    static func table(_ header: [String], _ rows: [[String]], numeric: Set<Int> = [], caption: String? = nil) -> String {
         var out = "<table>"
         if let caption { out += "<caption>\(escape(caption))</caption>" }
         out += "<thead><tr>"

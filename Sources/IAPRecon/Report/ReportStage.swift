@@ -37,8 +37,9 @@ public enum ReportStage {
         Trace.mark("report findings and fx")
         let output = try OutputSet(folder: settings.outFolder)
         // Each file is written (and fsynced) as soon as what it shows is known, on the thread that
-        // knows it: findings and rejects at once, revenue beside the summary's counts, attribution
-        // here. The summary needs them all and comes last.
+        // knows it: findings and rejects at once, transactions streamed on a connection of their own,
+        // revenue (daily, then by fiscal month) beside the summary's counts, attribution here. The
+        // report page and the summary need them all and come last.
         let findingsFiles = Background { [path = database.path] in
             try output.write("findings.csv") { try findings.writeCSV(&$0) }
             try output.write("findings.json") { try findings.writeJSON(&$0) }
