@@ -84,7 +84,7 @@ enum HTML {
         h2 { font-size: 16px; margin: 28px 0 8px; padding-bottom: 4px; border-bottom: 1px solid var(--line); }
         .meta { color: var(--muted); margin: 0 0 16px; }
         .meta code { color: var(--ink); }
-        .cards { display: grid; grid-template-columns: repeat(auto-fit, minmax(150px, 1fr)); gap: 10px; }
+        .cards { display: grid; grid-template-columns: repeat(auto-fit, minmax(150px, 1fr)); gap: 10px; margin: 12px 0; }
         .card { border: 1px solid var(--line); border-radius: 8px; padding: 10px 12px; }
         .card .label { color: var(--muted); font-size: 12px; text-transform: uppercase; letter-spacing: .04em; }
         .card .value { font-size: 20px; font-weight: 600; font-variant-numeric: tabular-nums; }
