@@ -425,9 +425,18 @@ struct AttributionReport {
         return (purchaseMs, gross * rate, refund * rate)
     }
 
+    /// Growth's unit economics (cost per install, per payer, revenue per payer): `amount` shared by
+    /// `count` heads in the reporting currency, to 4 places like ROAS; empty when there is no amount
+    /// (no spend, or spend without an fx rate) or nobody to share it.
+    static func perHead(_ amount: Amount?, _ count: Int) -> String {
+        guard let amount, count > 0 else { return "" }
+        return Money.format(amount.decimal / Decimal(count), scale: 4)
+    }
+
     static let header = [
         "install_date", "media_source", "campaign", "installs", "registrations", "payers", "revenue_d0_usd", "revenue_d7_usd",
         "revenue_d30_usd", "revenue_usd", "refunds_usd", "spend_usd", "roas_d7", "roas", "mmp_revenue_usd",
+        "cpi", "cost_per_payer", "revenue_per_payer",
     ]
 
     func write(_ sink: inout TextSink) throws {
@@ -441,12 +450,14 @@ struct AttributionReport {
                 guard cohort.hasSpend, !cohort.spendUnconverted, spend > 0, let value else { return "" }
                 return Money.format(value.decimal / spend, scale: 4)
             }
+            let spend: Amount? = cohort.hasSpend && !cohort.spendUnconverted ? cohort.spend : nil
             try sink.csvRecord([
                 CSV.textCell(key.day), CSV.textCell(key.mediaSource), CSV.textCell(key.campaign),
                 String(cohort.installs), String(cohort.registrations), String(cohort.payers),
                 mature(1) ? Money.format(cohort.revenueD0) : "", d7.map(Money.format) ?? "",
                 mature(31) ? Money.format(cohort.revenueD30) : "", Money.format(cohort.revenue), Money.format(cohort.refunds),
-                cohort.hasSpend && !cohort.spendUnconverted ? Money.format(cohort.spend) : "", ratio(d7), ratio(cohort.revenue), Money.format(cohort.mmpRevenue),
+                spend.map(Money.format) ?? "", ratio(d7), ratio(cohort.revenue), Money.format(cohort.mmpRevenue),
+                Self.perHead(spend, cohort.installs), Self.perHead(spend, cohort.payers), Self.perHead(cohort.revenue, cohort.payers),
             ])
         }
     }

@@ -40,13 +40,18 @@ public enum ReportStage {
         Trace.mark("report findings and fx")
         let output = try OutputSet(folder: settings.outFolder)
         // Each file is written (and fsynced) as soon as what it shows is known, on the thread that
-        // knows it: findings and rejects at once, revenue beside the summary's counts, attribution
-        // here. The summary needs them all and comes last.
+        // knows it: findings and rejects at once, transactions streamed on a connection of their own,
+        // revenue (daily, then by fiscal month) beside the summary's counts, attribution here. The
+        // report page and the summary need them all and come last.
         let findingsFiles = Background { [path = database.path] in
             try output.write("findings.csv") { try findings.writeCSV(&$0) }
             try output.write("findings.json") { try findings.writeJSON(&$0) }
             let reader = try Database(path: path, readOnly: true)
             try output.write("rejects.csv") { try RejectsReport.write(reader, &$0) }
+        }
+        let transactionsFile = Background { [path = database.path, zone = settings.zone] in
+            let reader = try Database(path: path, readOnly: true)
+            try output.write("transactions.csv") { try TransactionsReport.write(reader, zone: zone, fx: fx, &$0) }
         }
         // Revenue and the summary's counts read on their own connection while attribution runs here.
         let revenueWork = Background { [path = database.path, zone = settings.zone, asOfMs, graceMs] in
@@ -54,6 +59,7 @@ public enum ReportStage {
             let revenue = try RevenueReport(database: reader, zone: zone, fx: fx)
             Trace.mark("report revenue (background)")
             try output.write("revenue_daily.csv") { try revenue.write(&$0) }
+            try output.write("revenue_monthly.csv") { try RevenueMonthlyReport(daily: revenue).write(&$0) }
             let counts = try SummaryReport.counts(database: reader, asOfMs: asOfMs, graceMs: graceMs)
             Trace.mark("report summary counts (background)")
             return (revenue, counts)
@@ -71,15 +77,21 @@ public enum ReportStage {
             } catch {
                 findingsFiles.wait()
                 revenueWork.wait()
+                transactionsFile.wait()
                 throw error
             }
             let filesWritten = Result { try findingsFiles.value() }
+            let transactionsWritten = Result { try transactionsFile.value() }
             let (revenue, counts) = try revenueWork.value()
             try filesWritten.get()
+            try transactionsWritten.get()
             Trace.mark("report waited for revenue and findings files")
             filesDone?(4)
             let summary = SummaryReport.build(counts: counts, asOfMs: asOfMs, graceMs: graceMs, settings: settings,
                                               findings: findings, revenue: revenue, attribution: attribution, timings: timings)
+            let page = ReportPage(asOfMs: asOfMs, settings: settings, counts: counts, findings: findings, revenue: revenue,
+                                  attribution: attribution, fx: fx)
+            try output.write("report.html") { try $0.write(page.html()) }
             try output.write("summary.json") { try $0.write(JSONWriter.pretty(summary)) }
             filesDone?(1)
             try output.commit()
@@ -91,6 +103,7 @@ public enum ReportStage {
         var bySeverity: [Severity: Int] = [:]
         for row in findings.rows { if let severity = Severity(rawValue: row.severity) { bySeverity[severity, default: 0] += 1 } }
         return ReportSummary(findingsBySeverity: bySeverity,
-                             files: ["findings.csv", "findings.json", "revenue_daily.csv", "attribution.csv", "rejects.csv", "summary.json"])
+                             files: ["findings.csv", "findings.json", "revenue_daily.csv", "revenue_monthly.csv", "transactions.csv",
+                                     "attribution.csv", "rejects.csv", "report.html", "summary.json"])
     }
 }

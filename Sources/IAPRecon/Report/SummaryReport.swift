@@ -12,6 +12,8 @@ enum SummaryReport {
         var inputs: [JSONValue]
         /// Paths under the input folder that match no source (`ignored_files`).
         var ignoredFiles: [JSONValue]
+        /// The same files as `inputs`, typed, for the report page.
+        var files: [ReportPage.InputFile]
         var totals: LineCounts
         var orders: Int64
         var unmatched: Int64
@@ -26,11 +28,13 @@ enum SummaryReport {
 
     static func counts(database: Database, asOfMs: Int64, graceMs: Int64) throws -> Counts {
         var inputs: [JSONValue] = []
+        var files: [ReportPage.InputFile] = []
         var totals = LineCounts()
         try database.forEach("SELECT path, source, lines_read, accepted, rejected, blank, ignored, bytes, present FROM files ORDER BY path") { row in
             let counts = LineCounts(read: Int(row.int(2)), accepted: Int(row.int(3)), rejected: Int(row.int(4)),
                                     blank: Int(row.int(5)), ignored: Int(row.int(6)))
             totals = totals + counts
+            files.append(ReportPage.InputFile(path: row.string(0), source: row.string(1), counts: counts))
             inputs.append(.object([
                 ("file", .string(row.string(0))), ("source", .string(row.string(1))), ("bytes", .int(row.int(7))),
                 ("read", .int(counts.read)), ("accepted", .int(counts.accepted)), ("rejected", .int(counts.rejected)),
@@ -80,7 +84,7 @@ enum SummaryReport {
             ) WHERE product_id NOT IN (SELECT product_id FROM raw_catalog__products)
             """).integerValue
 
-        return Counts(inputs: inputs, ignoredFiles: ignoredFiles, totals: totals, orders: orders, unmatched: unmatched, ordersByRule: ordersByRule, unpaid: unpaid,
+        return Counts(inputs: inputs, ignoredFiles: ignoredFiles, files: files, totals: totals, orders: orders, unmatched: unmatched, ordersByRule: ordersByRule, unpaid: unpaid,
                       environments: environments, unmatchedTransactions: unmatchedTransactions, familyShared: familyShared,
                       failedVerifications: failedVerifications, missingFromCatalog: missingFromCatalog)
     }

@@ -185,28 +185,37 @@ extension CommandSpec {
         name: "history",
         abstract: "Show one user's purchases, deliveries, refunds and findings.",
         discussion: """
-            Prints orders, transactions, deliveries, refunds and findings in time \
-            order. Give a user ID, or look up by --transaction or --order instead.
+            Prints a header (what the customer spent and got refunded in the reporting \
+            currency, the subscriptions they can use now, the findings that involve them), \
+            then orders, transactions, deliveries, refunds and findings in time order \
+            (times in --tz). \
+            Give a user ID, or look up by --order, --app-account-token (that user's \
+            story), --transaction (that transaction's story) or --original-transaction \
+            (a subscription chain's story).
             """,
         arguments: [ArgumentSpec(name: "user-id", help: "The user whose history to show.", isRequired: false)],
         options: [
-            OptionSpec(name: "transaction", valueName: "id", help: "Look up by transaction ID instead of user."),
-            OptionSpec(name: "order", valueName: "id", help: "Look up by order ID instead of user."),
+            OptionSpec(name: "transaction", valueName: "id", help: "Show one transaction's story instead of a user's."),
+            OptionSpec(name: "order", valueName: "id", help: "Show the story of the user who created this order."),
+            OptionSpec(name: "original-transaction", valueName: "id", help: "Show every transaction of one subscription chain."),
+            OptionSpec(name: "app-account-token", valueName: "uuid", help: "Show the story of the user whose purchases carry this token."),
             .db,
+            .tz,
+            .currency,
             OptionSpec(
-                name: "format", valueName: "format", help: "How to print the history.",
-                defaultValue: .value("table"), kind: .choice(["table", "json", "csv"])),
+                name: "format", valueName: "format", help: "How to print the history (html: a page in report.html's style).",
+                defaultValue: .value("table"), kind: .choice(["table", "json", "csv", "html"])),
         ],
         examples: [
-            ExampleSpec("One user's history as a table:", "iaprecon history u_1001"),
+            ExampleSpec("One user's history as a table, in Berlin time:", "iaprecon history u_1001 --tz Europe/Berlin"),
             ExampleSpec(
-                "The history of one transaction, as JSON:",
+                "The story of one transaction, as JSON:",
                 "iaprecon history --transaction 2000000812345678 --format json"),
             ExampleSpec(
-                "Who an order belongs to and what became of it:",
-                "iaprecon history --order OrderID_1764324902123_gems60"),
+                "Who an order belongs to, as a page to attach to a ticket:",
+                "iaprecon history --order OrderID_1764324902123_gems60 --format html"),
         ],
-        exactlyOneOf: [["user-id", "transaction", "order"]]
+        exactlyOneOf: [["user-id", "transaction", "order", "original-transaction", "app-account-token"]]
     )
 
     public static let runs = CommandSpec(

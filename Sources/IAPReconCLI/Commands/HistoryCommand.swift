@@ -1,66 +1,102 @@
 import Foundation
 import IAPRecon
 
-/// `iaprecon history`: one user's whole story, for support.
+/// `iaprecon history`: one customer's story, for support.
 enum HistoryCommand {
+    /// What a support agent's terminal shows without wrapping.
+    static let tableWidth = 120
+
     static func run(_ command: ParsedCommand, console: Console) throws -> ExitCode {
         let lookup: UserHistory.Lookup
         if let id = command.value("transaction") {
             lookup = .transaction(id)
         } else if let id = command.value("order") {
             lookup = .order(id)
+        } else if let id = command.value("original-transaction") {
+            lookup = .originalTransaction(id)
+        } else if let token = command.value("app-account-token") {
+            lookup = .appAccountToken(token)
         } else if let id = command.positional("user-id") {
             lookup = .user(id)
         } else {
-            throw command.usageError("name a user, --transaction or --order")
+            throw command.usageError("name a user, --transaction, --order, --original-transaction or --app-account-token")
         }
+        let zone = try command.zone("tz")
         let database = try Store.open(path: command.databasePath, readOnly: true)
         let history: UserHistory
         do {
-            history = try UserHistory.load(database, lookup)
+            history = try UserHistory.load(database, lookup, currency: command.value("currency") ?? "USD", zone: zone)
         } catch let notFound as UserHistory.NotFound {
-            console.err("Error: \(notFound)")
+            console.err("Error: \(Terminal.visible(notFound.description))")
             return .failure
         }
-        // On stderr, so the json and csv formats stay what scripts parse.
+        // On stderr, so the json, csv and html formats stay what scripts parse.
         if let caveat = history.caveat { console.err("Warning: \(caveat)") }
         switch command.value("format") ?? "table" {
         case "json": console.out(json(history))
         case "csv": console.out(csv(history))
-        default: console.out(table(history))
+        case "html": console.out(history.html(zone).trimmingCharacters(in: .newlines))
+        default: console.out(table(history, zone))
         }
         return .ok
     }
 
-    static func table(_ history: UserHistory) -> String {
-        var table = TextTable(["time (UTC)", "event", "id", "product", "amount", "detail"])
+    /// The header, then one event per row in at most `tableWidth` columns: the id above its
+    /// product, and the detail wrapped.
+    static func table(_ history: UserHistory, _ zone: Zone) -> String {
+        var table = TextTable(["time (\(zone.identifier))", "event", "id / product", "amount", "detail"], numeric: [3],
+                              maxWidth: tableWidth, wrapping: 4)
         for event in history.events {
-            table.add([String(Timestamp.iso8601(event.ms).prefix(19)).replacingOccurrences(of: "T", with: " "), event.event, event.id,
-                       event.product, event.amount, event.detail])
+            let idAndProduct = [event.id, event.product].filter { !$0.isEmpty }.map(Terminal.visible).joined(separator: "\n")
+            // A finding's kind goes to the detail, beside its severity, so the event column stays narrow.
+            var name = event.event, detail = event.detail
+            if name.hasPrefix("FINDING "), let colon = detail.firstIndex(of: ":") {
+                detail = detail[..<colon] + " " + name.dropFirst("FINDING ".count) + detail[colon...]
+                name = "FINDING"
+            }
+            table.add([UserHistory.localTime(event.ms, zone), name, idAndProduct,
+                       event.amount.isEmpty ? "" : event.amount + " " + event.currency, Terminal.visible(detail)])
         }
-        let findings = history.findingIDs.isEmpty ? "no findings" : "\(history.findingIDs.count) finding(s)"
-        return "user \(history.userID): \(history.events.count) events, \(findings)\n\n" + table.text
+        let header = history.headerLines(zone).map(Terminal.visible).flatMap { TextTable.wrap($0, tableWidth) }
+        return header.joined(separator: "\n") + "\n\n" + table.text
     }
 
     static func json(_ history: UserHistory) -> String {
         JSONWriter.pretty(.object([
+            ("subject", .string(history.subject)),
             ("user_id", .string(history.userID)),
+            ("as_of", .string(Timestamp.iso8601(history.asOfMs))),
+            ("reporting_currency", .string(history.reportingCurrency)),
+            ("spent", .string(history.spent)),
+            ("refunded", .string(history.refunded)),
+            ("purchases_without_fx_rate", .number(String(history.unconverted))),
+            ("active_subscriptions", .array(history.activeSubscriptions.map { subscription in
+                .object([
+                    ("original_transaction_id", .string(subscription.originalTransactionID)), ("product", .string(subscription.productID)),
+                    ("expires", .string(Timestamp.iso8601(subscription.expiresMs))), ("environment", .string(subscription.environment)),
+                ])
+            })),
             ("finding_ids", .array(history.findingIDs.map { .string($0) })),
+            ("findings", .array(history.findings.map { finding in
+                .object([("finding_id", .string(finding.findingID)), ("kind", .string(finding.kind)), ("severity", .string(finding.severity))])
+            })),
             ("events", .array(history.events.map { event in
                 .object([
                     ("time", .string(Timestamp.iso8601(event.ms))), ("event", .string(event.event)), ("id", .string(event.id)),
-                    ("product", .string(event.product)), ("amount", .string(event.amount)), ("detail", .string(event.detail)),
-                    ("source", .string(event.source)),
+                    ("product", .string(event.product)), ("amount", .string(event.amount)), ("currency", .string(event.currency)),
+                    ("detail", .string(event.detail)), ("source", .string(event.source)),
                 ])
             })),
         ])).trimmingCharacters(in: .newlines)
     }
 
+    /// One event per record; texts keep their characters except control ones, shown escaped as on the table.
     static func csv(_ history: UserHistory) -> String {
-        var lines = ["time,event,id,product,amount,detail,source"]
+        var lines = ["time,event,id,product,amount,currency,detail,source"]
         for event in history.events {
-            lines.append([Timestamp.iso8601(event.ms), event.event, event.id, event.product, event.amount, event.detail, event.source]
-                .map(CSV.textCell).joined(separator: ","))
+            let texts = [event.event, event.id, event.product].map { CSV.textCell(Terminal.visible($0)) }
+            let rest = [event.currency, event.detail, event.source].map { CSV.textCell(Terminal.visible($0)) }
+            lines.append(([Timestamp.iso8601(event.ms)] + texts + [CSV.numberCell(event.amount)] + rest).joined(separator: ","))
         }
         return lines.joined(separator: "\n")
     }

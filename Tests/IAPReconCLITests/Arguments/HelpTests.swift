@@ -116,13 +116,17 @@ struct HelpTests {
         #expect(parse(argv, program: .iaprecon) == .help(Self.runHelp))
     }
 
-    @Test("history help shows its argument and the allowed formats")
+    @Test("history help shows its argument, its lookups and the allowed formats")
     func historyHelp() {
         let expected = """
             OVERVIEW: Show one user's purchases, deliveries, refunds and findings.
 
-            Prints orders, transactions, deliveries, refunds and findings in time order.
-            Give a user ID, or look up by --transaction or --order instead.
+            Prints a header (what the customer spent and got refunded in the reporting
+            currency, the subscriptions they can use now, the findings that involve them),
+            then orders, transactions, deliveries, refunds and findings in time order (times
+            in --tz). Give a user ID, or look up by --order, --app-account-token (that
+            user's story), --transaction (that transaction's story) or
+            --original-transaction (a subscription chain's story).
 
             USAGE: iaprecon history [<options>] [<user-id>]
 
@@ -130,23 +134,33 @@ struct HelpTests {
               <user-id>               The user whose history to show.
 
             OPTIONS:
-              --transaction <id>      Look up by transaction ID instead of user.
-              --order <id>            Look up by order ID instead of user.
+              --transaction <id>      Show one transaction's story instead of a user's.
+              --order <id>            Show the story of the user who created this order.
+              --original-transaction <id>
+                                      Show every transaction of one subscription chain.
+              --app-account-token <uuid>
+                                      Show the story of the user whose purchases carry this
+                                      token.
               --db <file>             SQLite store of the ingested and joined data.
                                       (default: iaprecon.sqlite)
-              --format <format>       How to print the history. (values: table, json, csv;
+              --tz <zone>             IANA time zone whose days the report dates are.
+                                      (default: UTC)
+              --currency <code>       Reporting currency that fx.csv rates convert into.
+                                      (default: USD)
+              --format <format>       How to print the history (html: a page in
+                                      report.html's style). (values: table, json, csv, html;
                                       default: table)
               -h, --help              Show help information.
 
             EXAMPLES:
-              One user's history as a table:
-                iaprecon history u_1001
+              One user's history as a table, in Berlin time:
+                iaprecon history u_1001 --tz Europe/Berlin
 
-              The history of one transaction, as JSON:
+              The story of one transaction, as JSON:
                 iaprecon history --transaction 2000000812345678 --format json
 
-              Who an order belongs to and what became of it:
-                iaprecon history --order OrderID_1764324902123_gems60
+              Who an order belongs to, as a page to attach to a ticket:
+                iaprecon history --order OrderID_1764324902123_gems60 --format html
             """
         #expect(parse(["history", "--help"], program: .iaprecon) == .help(expected))
     }

@@ -151,6 +151,6 @@ struct ParsedCommandDescriptionTests {
     @Test("every value in effect, in spec order")
     func description() throws {
         let command = try parseExpectingCommand(["history", "u_1001", "--format=json"])
-        #expect(command.description == "iaprecon history --db=iaprecon.sqlite --format=json u_1001")
+        #expect(command.description == "iaprecon history --db=iaprecon.sqlite --tz=UTC --currency=USD --format=json u_1001")
     }
 }

@@ -169,7 +169,7 @@ struct UsageErrorTests {
             id: "none of a required group",
             argv: ["history", "--format", "json"],
             expected: """
-                Error: Please provide one of '<user-id>', '--transaction <id>' or '--order <id>'.
+                Error: Please provide one of '<user-id>', '--transaction <id>', '--order <id>', '--original-transaction <id>' or '--app-account-token <uuid>'.
                 Usage: iaprecon history [<options>] [<user-id>]
                   See 'iaprecon history --help' for more information.
                 """),

@@ -263,6 +263,74 @@ struct CommandTests {
     }
 }
 
+extension CommandTests {
+    @Test("every sample user's history table fits 120 columns, and --tz moves its times and says so")
+    func historyWidthAndZone() throws {
+        let work = try Workspace()
+        let db = work.path("s.sqlite")
+        _ = work.iaprecon(["run", "--input", Workspace.sampleData, "--db", db, "--out", work.path("out"), "--quiet"])
+        for user in (1001...1030).map({ "u_\($0)" }) {
+            let table = work.iaprecon(["history", user, "--db", db])
+            #expect(table.code == 0, "\(user)")
+            let widest = table.out.split(separator: "\n").map(\.count).max() ?? 0
+            #expect(widest <= 120, "\(user): a line of \(widest) columns")
+        }
+        let utc = work.iaprecon(["history", "u_1005", "--db", db])
+        let tokyo = work.iaprecon(["history", "u_1005", "--db", db, "--tz", "Asia/Tokyo"])
+        #expect(utc.out.contains("\n2026-11-24 19:40:02  install"))
+        #expect(tokyo.out.contains("time (Asia/Tokyo)"))
+        #expect(tokyo.out.contains("\n2026-11-25 04:40:02  install"))
+        #expect(tokyo.out.hasPrefix("user u_1005 · as of 2026-11-30 08:59:00 Asia/Tokyo"))
+        #expect(work.iaprecon(["history", "u_1005", "--db", db, "--tz", "Mars/Olympus"]).code == 2)
+    }
+
+    @Test("history's JSON and CSV carry amount and currency apart; the header's totals and subscriptions are in the JSON")
+    func historyAmountFields() throws {
+        let work = try Workspace()
+        let db = work.path("s.sqlite")
+        _ = work.iaprecon(["run", "--input", Workspace.sampleData, "--db", db, "--out", work.path("out"), "--quiet"])
+        let json = work.iaprecon(["history", "u_1008", "--db", db, "--format", "json"])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.out.utf8)) as? [String: Any])
+        #expect(object["spent"] as? String == "39.738")
+        #expect(object["refunded"] as? String == "19.869")
+        #expect(object["reporting_currency"] as? String == "USD")
+        let events = try #require(object["events"] as? [[String: Any]])
+        let refund = try #require(events.first { $0["event"] as? String == "refund" })
+        #expect(refund["amount"] as? String == "3000")
+        #expect(refund["currency"] as? String == "JPY")
+        let csv = work.iaprecon(["history", "u_1008", "--db", db, "--format", "csv"]).out.split(separator: "\n")
+        #expect(csv.first == "time,event,id,product,amount,currency,detail,source")
+        #expect(csv.contains { $0.hasPrefix("2026-11-27T05:12:00.000Z,refund,2000000629057412,com.example.premium.yearly,3000,JPY,") })
+    }
+
+    @Test("control characters and markup in a user id or campaign are shown escaped in the table, CSV and HTML, never raw")
+    func historyEscapes() throws {
+        let work = try Workspace()
+        let input = work.path("in")
+        let user = "u_\u{1B}[2J<b>x</b>"
+        let jsonUser = "u_\\u001b[2J<b>x</b>"
+        try FileManager.default.createDirectory(atPath: input + "/registrations", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: input + "/attribution", withIntermediateDirectories: true)
+        try "{\"ts\":\"2026-11-10T09:00:00Z\",\"user_id\":\"\(jsonUser)\",\"method\":\"apple\",\"appsflyer_id\":\"af1\"}\n"
+            .write(toFile: input + "/registrations/r.jsonl", atomically: true, encoding: .utf8)
+        try ("Event Time,Event Name,Media Source,Campaign,AppsFlyer ID\n"
+             + "2026-11-10 08:00:00,install,Facebook Ads,\"Camp\u{1B}]0;owned\u{07}\",af1\n")
+            .write(toFile: input + "/attribution/af.csv", atomically: true, encoding: .utf8)
+        let db = work.path("s.sqlite")
+        #expect(work.iaprecon(["run", "--input", input, "--db", db, "--out", work.path("out"), "--quiet"]).code == 0)
+        for format in ["table", "csv", "html"] {
+            let result = work.iaprecon(["history", user, "--db", db, "--format", format])
+            #expect(result.code == 0, "\(format): \(result.err)")
+            #expect(!result.out.unicodeScalars.contains { $0 == "\u{1B}" || $0 == "\u{07}" }, "\(format) prints a raw control character")
+            #expect(result.out.contains("u_\\u{1B}[2J"), "\(format)")
+            #expect(result.out.contains("Camp\\u{1B}]0;owned\\u{7}"), "\(format)")
+        }
+        let html = work.iaprecon(["history", user, "--db", db, "--format", "html"]).out
+        #expect(html.hasPrefix("<!DOCTYPE html>"))
+        #expect(html.contains("&lt;b&gt;x&lt;/b&gt;") && !html.contains("<b>x</b>"))
+    }
+}
+
 @Suite("Progress line")
 struct ProgressLineTests {
     @Test("the live line shows lines, rate and the time left from the bytes stored so far")

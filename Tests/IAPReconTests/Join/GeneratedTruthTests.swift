@@ -88,6 +88,21 @@ struct GeneratedTruthTests {
         #expect(Self.sum(attribution, "revenue_usd") == gross)
         let installRows = try Self.distinctInstallRows(in: scenario.input + "/attribution")
         #expect(Self.sum(attribution, "installs") == Decimal(installRows))
+
+        // transactions.csv: one row per verified transaction, summing to revenue_daily.csv.
+        let transactions = Self.table(try scenario.output("transactions.csv"))
+        let ids = transactions.compactMap { $0["transaction_id"] }
+        #expect(Set(ids).count == ids.count, "a transaction listed twice")
+        let environments = try #require((summary["transactions"] as? [String: Any])?["by_environment"] as? [String: Int])
+        #expect(ids.count == environments.values.reduce(0, +))
+        let listed = Set(ids)
+        for finding in truth.findings where !finding.transaction_id.isEmpty {
+            // Every planted finding's transaction is one Apple knows, except an orphan delivery's.
+            #expect(listed.contains(finding.transaction_id) == (finding.kind != "orphan_delivery"), "\(finding.kind) \(finding.transaction_id)")
+        }
+        #expect(Self.sum(transactions, "gross_usd") == gross)
+        #expect(Self.sum(transactions, "refunds_usd") == Self.sum(Self.table(try scenario.output("revenue_daily.csv")), "refunds_usd"))
+        for row in transactions where row["revenue"] == "false" { #expect(row["gross_usd"] == "", "\(row["transaction_id"] ?? "")") }
     }
 
     /// Distinct non-retargeting install rows, read straight from the MMP files (not through iaprecon's store).

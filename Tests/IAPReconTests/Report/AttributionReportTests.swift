@@ -9,7 +9,7 @@ import Testing
 /// revenue_d0_usd,revenue_d7_usd,revenue_d30_usd,revenue_usd,refunds_usd,spend_usd,roas_d7,roas,mmp_revenue_usd`.
 @Suite("attribution.csv")
 struct AttributionReportTests {
-    static let header = "install_date,media_source,campaign,installs,registrations,payers,revenue_d0_usd,revenue_d7_usd,revenue_d30_usd,revenue_usd,refunds_usd,spend_usd,roas_d7,roas,mmp_revenue_usd"
+    static let header = "install_date,media_source,campaign,installs,registrations,payers,revenue_d0_usd,revenue_d7_usd,revenue_d30_usd,revenue_usd,refunds_usd,spend_usd,roas_d7,roas,mmp_revenue_usd,cpi,cost_per_payer,revenue_per_payer"
     /// Late enough that every cohort of November is 31 days old.
     let asOf = "2026-12-31T00:00:00Z"
 
@@ -37,12 +37,12 @@ struct AttributionReportTests {
         _ = try scenario.run(asOf: asOf)
         #expect(try Fixture.lines(scenario.output("attribution.csv")) == [
             Self.header,
-            "2026-11-10,by_appsflyer,C2,1,1,0,0,0,0,0,0,,,,0",
-            "2026-11-10,by_cuid,C1,1,1,0,0,0,0,0,0,,,,0",
-            "2026-11-10,by_idfa,C4,1,1,0,0,0,0,0,0,,,,0",
-            "2026-11-10,by_idfv,C3,1,1,0,0,0,0,0,0,,,,0",
-            "2026-11-10,unattributed,,0,1,0,0,0,0,0,0,,,,0",
-            "2026-11-10,zero_idfa,C5,1,0,0,0,0,0,0,0,,,,0",
+            "2026-11-10,by_appsflyer,C2,1,1,0,0,0,0,0,0,,,,0,,,",
+            "2026-11-10,by_cuid,C1,1,1,0,0,0,0,0,0,,,,0,,,",
+            "2026-11-10,by_idfa,C4,1,1,0,0,0,0,0,0,,,,0,,,",
+            "2026-11-10,by_idfv,C3,1,1,0,0,0,0,0,0,,,,0,,,",
+            "2026-11-10,unattributed,,0,1,0,0,0,0,0,0,,,,0,,,",
+            "2026-11-10,zero_idfa,C5,1,0,0,0,0,0,0,0,,,,0,,,",
         ])
         #expect(try Fixture.matchedBy(scenario) == ["customer_user_id": 1, "appsflyer_id": 1, "idfv": 1, "idfa": 1, "unattributed": 1])
     }
@@ -96,11 +96,11 @@ struct AttributionReportTests {
         _ = try scenario.run(asOf: asOf)
         #expect(try Fixture.lines(scenario.output("attribution.csv")) == [
             Self.header,
-            "2026-11-05,early,C,1,1,0,0,0,0,0,0,,,,0",
-            "2026-11-08,middle,C,1,0,0,0,0,0,0,0,,,,0",
-            "2026-11-10,same_second,C,1,1,0,0,0,0,0,0,,,,0",
-            "2026-11-10,unattributed,,0,1,0,0,0,0,0,0,,,,0",
-            "2026-11-12,late,C,2,0,0,0,0,0,0,0,,,,0",
+            "2026-11-05,early,C,1,1,0,0,0,0,0,0,,,,0,,,",
+            "2026-11-08,middle,C,1,0,0,0,0,0,0,0,,,,0,,,",
+            "2026-11-10,same_second,C,1,1,0,0,0,0,0,0,,,,0,,,",
+            "2026-11-10,unattributed,,0,1,0,0,0,0,0,0,,,,0,,,",
+            "2026-11-12,late,C,2,0,0,0,0,0,0,0,,,,0,,,",
         ])
         #expect(try Fixture.matchedBy(scenario)["customer_user_id"] == 2)
         #expect(try Fixture.matchedBy(scenario)["unattributed"] == 1)
@@ -118,7 +118,7 @@ struct AttributionReportTests {
         _ = try scenario.run(asOf: asOf)
         #expect(try Fixture.lines(scenario.output("attribution.csv")) == [
             Self.header,
-            "2026-11-10,googleadwords_int,C,1,1,0,0,0,0,0,0,,,,0",
+            "2026-11-10,googleadwords_int,C,1,1,0,0,0,0,0,0,,,,0,,,",
         ])
         #expect(try Fixture.matchedBy(scenario)["customer_user_id"] == 1)
     }
@@ -144,9 +144,9 @@ struct AttributionReportTests {
         _ = try scenario.run(asOf: asOf)
         #expect(try Fixture.lines(scenario.output("attribution.csv")) == [
             Self.header,
-            "2026-11-10,organic,,3,3,0,0,0,0,0,0,,,,0",
-            "2026-11-10,restricted,,1,1,0,0,0,0,0,0,,,,0",
-            "2026-11-11,unattributed,,0,1,0,0,0,0,0,0,,,,0",
+            "2026-11-10,organic,,3,3,0,0,0,0,0,0,,,,0,,,",
+            "2026-11-10,restricted,,1,1,0,0,0,0,0,0,,,,0,,,",
+            "2026-11-11,unattributed,,0,1,0,0,0,0,0,0,,,,0,,,",
         ])
     }
 
@@ -167,8 +167,8 @@ struct AttributionReportTests {
         _ = try scenario.run(asOf: asOf)
         #expect(try Fixture.lines(scenario.output("attribution.csv")) == [
             Self.header,
-            "2026-11-10,googleadwords_int,C,1,1,0,0,0,0,0,0,,,,0",
-            "2026-11-10,unattributed,,0,1,0,0,0,0,0,0,,,,0",
+            "2026-11-10,googleadwords_int,C,1,1,0,0,0,0,0,0,,,,0,,,",
+            "2026-11-10,unattributed,,0,1,0,0,0,0,0,0,,,,0,,,",
         ])
         #expect(try Fixture.attributionSummary(scenario)["install_rows"] as? Int == 1)
     }
@@ -183,7 +183,7 @@ struct AttributionReportTests {
         _ = try scenario.run(asOf: asOf, zone: "Asia/Tokyo")
         #expect(try Fixture.lines(scenario.output("attribution.csv")) == [
             Self.header,
-            "2026-11-11,googleadwords_int,C,1,1,0,0,0,0,0,0,,,,0",
+            "2026-11-11,googleadwords_int,C,1,1,0,0,0,0,0,0,,,,0,,,",
         ])
     }
 
@@ -201,7 +201,7 @@ struct AttributionReportTests {
             report: ReportSettings(outFolder: scenario.out)), progress: nil)
         #expect(try Fixture.lines(scenario.output("attribution.csv")) == [
             Self.header,
-            "2026-11-09,googleadwords_int,C,1,1,0,0,0,0,0,0,,,,0",
+            "2026-11-09,googleadwords_int,C,1,1,0,0,0,0,0,0,,,,0,,,",
         ])
     }
 
@@ -227,7 +227,7 @@ struct AttributionReportTests {
         _ = try scenario.run(asOf: asOf)
         #expect(try Fixture.lines(scenario.output("attribution.csv")) == [
             Self.header,
-            "2026-11-10,googleadwords_int,C1,1,1,1,1,7,31,63,0,100,0.07,0.63,0",
+            "2026-11-10,googleadwords_int,C1,1,1,1,1,7,31,63,0,100,0.07,0.63,0,100,100,63",
         ])
     }
 
@@ -251,7 +251,7 @@ struct AttributionReportTests {
         _ = try scenario.run(asOf: asOf)
         #expect(try Fixture.lines(scenario.output("attribution.csv")) == [
             Self.header,
-            "2026-11-10,googleadwords_int,C1,1,1,1,\(windows),5,0,100,\(roasD7),0.05,0",
+            "2026-11-10,googleadwords_int,C1,1,1,1,\(windows),5,0,100,\(roasD7),0.05,0,100,100,5",
         ])
     }
 
@@ -274,9 +274,9 @@ struct AttributionReportTests {
         _ = try scenario.run(asOf: asOf)
         #expect(try Fixture.lines(scenario.output("attribution.csv")) == [
             Self.header,
-            "2026-11-10,Facebook Ads,FB_DE,0,0,0,0,0,0,0,0,55,0,0,0",
-            "2026-11-10,Facebook Ads,FB_KR,1,1,0,0,0,0,0,0,150,0,0,0",
-            "2026-11-12,Facebook Ads,FB_KR,0,0,0,0,0,0,0,0,15,0,0,0",
+            "2026-11-10,Facebook Ads,FB_DE,0,0,0,0,0,0,0,0,55,0,0,0,,,",
+            "2026-11-10,Facebook Ads,FB_KR,1,1,0,0,0,0,0,0,150,0,0,0,150,,",
+            "2026-11-12,Facebook Ads,FB_KR,0,0,0,0,0,0,0,0,15,0,0,0,,,",
         ])
     }
 
@@ -287,7 +287,7 @@ struct AttributionReportTests {
         _ = try scenario.run(asOf: "2026-11-10T23:00:00Z")
         #expect(try Fixture.lines(scenario.output("attribution.csv")) == [
             Self.header,
-            "2026-11-10,Facebook Ads,FB_DE,0,0,0,,,,0,0,50,,0,0",
+            "2026-11-10,Facebook Ads,FB_DE,0,0,0,,,,0,0,50,,0,0,,,",
         ])
     }
 
@@ -320,8 +320,8 @@ struct AttributionReportTests {
         _ = try scenario.run(asOf: asOf)
         #expect(try Fixture.lines(scenario.output("attribution.csv")) == [
             Self.header,
-            "2026-11-10,Facebook Ads,C2,1,1,0,0,0,0,0,0,,,,5.28",
-            "2026-11-10,googleadwords_int,C1,1,1,1,0.99,0.99,0.99,0.99,0,,,,5.74",
+            "2026-11-10,Facebook Ads,C2,1,1,0,0,0,0,0,0,,,,5.28,,,",
+            "2026-11-10,googleadwords_int,C1,1,1,1,0.99,0.99,0.99,0.99,0,,,,5.74,,,0.99",
         ])
     }
 
@@ -429,6 +429,42 @@ extension AttributionReportTests {
         _ = try scenario.run(asOf: asOf)
         let rows = try Fixture.table(scenario.output("attribution.csv"))
         #expect(rows.map { [$0["install_date"], $0["media_source"], $0["campaign"], $0["installs"]] } == [["2026-11-10", "Facebook Ads", "FB_BR", "0"]])
+    }
+}
+
+extension AttributionReportTests {
+    @Test("cpi, cost_per_payer and revenue_per_payer share spend and revenue by head; empty with no spend, no rate or nobody to share it")
+    func growthColumns() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try Fixture.mmp(scenario, [
+            Fixture.MMPRow(time: "2026-11-10 08:00:00", mediaSource: "Facebook Ads", campaign: "FB_US", appsflyerID: "af1", cuid: "u1"),
+            Fixture.MMPRow(time: "2026-11-10 08:10:00", mediaSource: "Facebook Ads", campaign: "FB_US", appsflyerID: "af2", cuid: "u2"),
+            Fixture.MMPRow(time: "2026-11-10 08:20:00", mediaSource: "Facebook Ads", campaign: "FB_US", appsflyerID: "af3"),
+            Fixture.MMPRow(time: "2026-11-10 08:30:00", mediaSource: "Facebook Ads", campaign: "FB_US", appsflyerID: "af4"),
+            Fixture.MMPRow(time: "2026-11-10 09:00:00", mediaSource: "Facebook Ads", campaign: "FB_BR", appsflyerID: "af5", cuid: "u5"),
+            Fixture.MMPRow(time: "2026-11-10 09:30:00", mediaSource: "tiktokglobal_int", campaign: "TT", appsflyerID: "af6"),
+        ])
+        try scenario.write("registrations/r.jsonl", [
+            Fixture.signup("2026-11-10T08:05:00Z", "u1"), Fixture.signup("2026-11-10T08:15:00Z", "u2"), Fixture.signup("2026-11-10T09:05:00Z", "u5"),
+        ])
+        try scenario.write("receipts/r.jsonl", [
+            Fixture.purchase("t1", at: "2026-11-10T12:00:00Z", by: "u1", price: 9990),
+            Fixture.purchase("t5", at: "2026-11-10T13:00:00Z", by: "u5", price: 4990),
+        ])
+        try scenario.write("spend/s.csv", [
+            "date,media_source,campaign,spend,currency",
+            "2026-11-10,Facebook Ads,FB_US,50,USD",
+            "2026-11-10,Facebook Ads,FB_BR,500,BRL",       // fx.csv has no BRL: spend unknown
+            "2026-11-10,tiktokglobal_int,TT,30,USD",      // an install, nobody paid
+        ])
+        _ = try scenario.run(asOf: asOf)
+        let rows = try Fixture.table(scenario.output("attribution.csv"))
+        #expect(rows.map { [$0["campaign"], $0["cpi"], $0["cost_per_payer"], $0["revenue_per_payer"]] } == [
+            ["FB_BR", "", "", "4.99"],
+            ["FB_US", "12.5", "50", "9.99"],
+            ["TT", "30", "", ""],
+        ])
     }
 }
 

@@ -8,7 +8,10 @@ import Testing
 /// with the contract's columns, and one complete output set switched in atomically.
 @Suite("output files")
 struct OutputFormatTests {
-    static let outputs = ["attribution.csv", "findings.csv", "findings.json", "rejects.csv", "revenue_daily.csv", "summary.json"]
+    static let outputs = [
+        "attribution.csv", "findings.csv", "findings.json", "rejects.csv", "report.html", "revenue_daily.csv", "revenue_monthly.csv", "summary.json",
+        "transactions.csv",
+    ]
     static let findingColumns = [
         "finding_id", "kind", "severity", "user_id", "order_id", "transaction_id", "original_transaction_id", "product_id",
         "amount", "currency", "event_time", "detail", "sources",
@@ -71,8 +74,8 @@ struct OutputFormatTests {
         _ = try scenario.run(asOf: "2026-12-31T00:00:00Z")
         #expect(try RevenueReportTests.Fixture.lines(scenario.output("attribution.csv")) == [
             AttributionReportTests.header,
-            "2026-11-10,\"'=HYPERLINK(\"\"http://x\"\")\",'@SUM(1+1),1,1,0,0,0,0,0,0,,,,0",
-            "2026-11-11,'-2+3,'+cmd,0,0,0,0,0,0,0,0,10,0,0,0",
+            "2026-11-10,\"'=HYPERLINK(\"\"http://x\"\")\",'@SUM(1+1),1,1,0,0,0,0,0,0,,,,0,,,",
+            "2026-11-11,'-2+3,'+cmd,0,0,0,0,0,0,0,0,10,0,0,0,,,",
         ])
         let rejects = try #require(Self.records(try scenario.output("rejects.csv")))
         #expect(rejects.count == 2)

@@ -12,7 +12,10 @@ struct SampleDataTests {
         .deletingLastPathComponent().deletingLastPathComponent().path
     static let sampleData = repository + "/sample-data"
     static let expected = sampleData + "/expected"
-    static let outputs = ["findings.csv", "findings.json", "summary.json", "revenue_daily.csv", "attribution.csv", "rejects.csv"]
+    static let outputs = [
+        "findings.csv", "findings.json", "summary.json", "revenue_daily.csv", "revenue_monthly.csv", "transactions.csv", "attribution.csv",
+        "rejects.csv", "report.html",
+    ]
 
     /// summary.json's stage timings differ run to run; everything before them must not.
     static func stable(_ name: String, _ text: String) -> String {

@@ -56,12 +56,12 @@ struct UserHistoryTests {
         ].map(Line.ms))
         let order = try #require(history.events.first { $0.event == "order" })
         #expect(order.id == "OrderID_1795550691000_gems300")
-        #expect(order.amount == "5.49 EUR")
+        #expect((order.amount, order.currency) == ("5.49", "EUR"))
         #expect(order.detail == "matched to 2000000630024936 by delivery")
         let purchase = try #require(history.events.first { $0.event == "apple purchase" })
         #expect(purchase.id == "2000000630024936")
         #expect(purchase.product == "com.example.gems300")
-        #expect(purchase.amount == "5.49 EUR")
+        #expect((purchase.amount, purchase.currency) == ("5.49", "EUR"))
         #expect(history.events.filter { $0.event == "delivered" }.map(\.detail) == ["to u_1005", "to u_1006"])
         #expect(history.events.filter { $0.event == "delivered" }.map(\.source) == [
             "server/server-2026-11-27.jsonl.gz:37", "server/server-2026-11-27.jsonl.gz:38",
@@ -81,14 +81,14 @@ struct UserHistoryTests {
         ])
         let purchase = try #require(history.events.first { $0.event == "apple purchase" })
         #expect(purchase.id == "2000000629057412")
-        #expect(purchase.amount == "6000 JPY")
+        #expect((purchase.amount, purchase.currency) == ("6000", "JPY"))
         #expect(purchase.detail == "Production, expires 2027-11-21T02:30:04.000Z")
         let refund = try #require(history.events.first { $0.event == "refund" })
         #expect(refund.ms == Line.ms("2026-11-27T05:12:00Z"))
         #expect(refund.id == "2000000629057412")
-        #expect(refund.amount == "3000 JPY")
+        #expect((refund.amount, refund.currency) == ("3000", "JPY"))
         #expect(refund.detail == "REFUND_PRORATED")
-        #expect(history.events.last?.amount == "3000 JPY")
+        #expect(history.events.last.map { ($0.amount, $0.currency) } ?? ("", "") == ("3000", "JPY"))
     }
 
     @Test("every user's events are in time order, and a finding comes after what it is about at the same instant")
@@ -105,7 +105,7 @@ struct UserHistoryTests {
         }
     }
 
-    @Test("--transaction and --order resolve to the transaction's user: the matched order's user, not the one it was delivered to")
+    @Test("--transaction, --order and --app-account-token resolve to the buyer: the matched order's user, not the one it was delivered to")
     func lookups() throws {
         let (scenario, database) = try Self.sampleStore()
         defer { withExtendedLifetime(scenario) {} }
@@ -117,8 +117,77 @@ struct UserHistoryTests {
         #expect(try UserHistory.load(database, .order("OrderID_1795228171000_premium_yearly")).userID == "u_1008")
         // An orphan delivery's transaction is known only to the server log.
         #expect(try UserHistory.load(database, .transaction("2000000629928815")).userID == "u_1010")
-        // A lookup by transaction tells the same story as a lookup by its user.
-        #expect(try UserHistory.load(database, .transaction("2000000630024936")).events == UserHistory.load(database, .user("u_1005")).events)
+        // The token a purchase carries names its user: the user's whole story.
+        let byToken = try UserHistory.load(database, .appAccountToken("7d3f8e2a-5b1c-4c9e-9f0a-3e6b2d1c8a47"))
+        let owner = try #require(try Store.open(path: scenario.databasePath, readOnly: true)
+            .scalar("SELECT user_id FROM int_transactions_resolved WHERE transaction_id = '2000000629887335'"))
+        #expect(.text(byToken.userID) == owner)
+        #expect(byToken.subject == "user \(byToken.userID)")
+        #expect(byToken.events == (try UserHistory.load(database, .user(byToken.userID)).events))
+    }
+
+    @Test("--transaction tells that transaction's story only: its order, purchase, deliveries and findings, not the user's other events")
+    func transactionStory() throws {
+        let (scenario, database) = try Self.sampleStore()
+        defer { withExtendedLifetime(scenario) {} }
+        let story = try UserHistory.load(database, .transaction("2000000630024936"))
+        #expect(story.subject == "transaction 2000000630024936")
+        #expect(story.events.map(\.event) == ["order", "apple purchase", "delivered", "delivered", "FINDING duplicate_delivery"])
+        #expect(story.events.filter { $0.event != "order" && !$0.event.hasPrefix("FINDING") }.allSatisfy { $0.id == "2000000630024936" })
+        // u_1004's same-user duplicate is another transaction: not in this story, though it is critical too.
+        #expect(story.findingIDs == ["F-abec3d02fb9b869a"])
+        let user = try UserHistory.load(database, .user("u_1005"))
+        #expect(user.events.count > story.events.count)
+    }
+
+    @Test("--original-transaction tells a subscription chain's story: every period, every holder's delivery, the chain's finding")
+    func chainStory() throws {
+        let (scenario, database) = try Self.sampleStore()
+        defer { withExtendedLifetime(scenario) {} }
+        let chain = try UserHistory.load(database, .originalTransaction("2000000629430075"))
+        #expect(chain.subject == "subscription chain 2000000629430075")
+        #expect(chain.events.filter { $0.event == "delivered" }.map(\.detail) == ["to u_1016", "to u_1017"])
+        #expect(chain.findings.map(\.kind) == ["shared_apple_id_subscription"])
+        #expect(throws: UserHistory.NotFound.self) { try UserHistory.load(database, .originalTransaction("2000000630024999")) }
+    }
+
+    @Test("every user a finding involves sees it: the account that received a duplicate or a wrong-user delivery, each holder of a shared subscription")
+    func everyInvolvedUserSeesTheFinding() throws {
+        let (scenario, database) = try Self.sampleStore()
+        defer { withExtendedLifetime(scenario) {} }
+        var involved: [String: Set<String>] = [:]
+        try database.forEach("SELECT finding_id, kind FROM fct_findings") { involved[$0.string(1), default: []].insert($0.string(0)) }
+        func kinds(_ user: String) throws -> [String] { try UserHistory.load(database, .user(user)).findings.map(\.kind) }
+        #expect(try kinds("u_1006") == ["duplicate_delivery"])          // received u_1005's gems again
+        #expect(try kinds("u_1005") == ["duplicate_delivery"])
+        #expect(try kinds("u_1017") == ["shared_apple_id_subscription"]) // the second holder
+        #expect(try kinds("u_1016") == ["shared_apple_id_subscription"])
+        #expect(try kinds("u_1014").contains("wrong_user_delivery"))      // got u_1013's order
+        // Near miss: a user who only bought and got their own goods sees nothing.
+        #expect(try kinds("u_1001").isEmpty)
+        // Each finding reaches at least one user's story.
+        let seen = Set(try Self.allUsers.flatMap { try UserHistory.load(database, .user($0)).findingIDs })
+        #expect(seen == involved.values.reduce(Set<String>()) { $0.union($1) })
+    }
+
+    @Test("the header totals what the user bought and got back in the reporting currency, and lists subscriptions running past as-of")
+    func headerTotals() throws {
+        let (scenario, database) = try Self.sampleStore()
+        defer { withExtendedLifetime(scenario) {} }
+        // 6000 JPY at 0.006623, half of it refunded (REFUND_PRORATED): the yearly plan is refunded, so not active.
+        let u1008 = try UserHistory.load(database, .user("u_1008"))
+        #expect((u1008.spent, u1008.refunded, u1008.reportingCurrency) == ("39.738", "19.869", "USD"))
+        #expect(u1008.activeSubscriptions.isEmpty)
+        // The buyer of a shared subscription spent its price; the other holder spent nothing, and both can use it.
+        let buyer = try UserHistory.load(database, .user("u_1016")), holder = try UserHistory.load(database, .user("u_1017"))
+        #expect((buyer.spent, holder.spent) == ("4.99", "0"))
+        let expected = [UserHistory.ActiveSubscription(originalTransactionID: "2000000629430075", productID: "com.example.premium.monthly",
+                                                       expiresMs: Line.ms("2026-12-22T13:00:25Z"), environment: "Production")]
+        #expect(buyer.activeSubscriptions == expected)
+        #expect(holder.activeSubscriptions == expected)
+        #expect(holder.headerLines(.utc)[2] == "active subscriptions: com.example.premium.monthly until 2026-12-22 13:00:25 (chain 2000000629430075)")
+        // The receiver of a duplicate did not pay for it.
+        #expect(try UserHistory.load(database, .user("u_1006")).spent == "0")
     }
 
     @Test("an unknown user, transaction or order throws NotFound with a message naming it", arguments: [

@@ -1,0 +1,172 @@
+import Foundation
+
+/// What `report.html` shows, taken from the values the report stage already computed: the page
+/// never re-reads a written file, so it cannot disagree with the files of its own set.
+///
+/// Money is in the reporting currency (`fx.csv`'s latest rate on or before the day, as everywhere
+/// else), exact until the renderer formats it. Headline numbers carry the `summary.json` key they
+/// stand for, so a check can compare the page with the summary value by value.
+struct ReportPage {
+    struct Headline {
+        /// The dotted path of the value in `summary.json`, e.g. `revenue.net_usd`.
+        var summaryKey: String
+        var label: String
+        var value: String
+    }
+
+    struct Day {
+        var date: String
+        var gross: Amount
+        var refunds: Amount
+        var net: Amount { gross - refunds }
+    }
+
+    struct RiskKind {
+        var kind: String
+        var severity: String
+        var count: Int
+        /// The kind's amounts converted into the reporting currency.
+        var amount: Amount
+        /// Findings of the kind whose amount fx.csv could not convert; they are counted, not summed.
+        var unconverted: Int
+    }
+
+    struct CriticalFinding {
+        var findingID: String
+        var kind: String
+        var eventTime: String
+        var userID: String
+        var transactionID: String
+        var productID: String
+        var amount: String
+        var currency: String
+        var detail: String
+        var sources: String
+    }
+
+    struct MediaSource {
+        var name: String
+        var installs: Int
+        var payers: Int
+        var revenue: Amount
+        /// Nil when some of the source's spend has no fx rate: the total is unknown.
+        var spend: Amount?
+        var roas: String {
+            guard let spend, spend.decimal > 0 else { return "" }
+            return Money.format(revenue.decimal / spend.decimal, scale: 2)
+        }
+    }
+
+    /// One row of Apple's tie-out (Apple's units against verified units per day, product and
+    /// country); empty until a run reads Apple's sales reports.
+    struct TieoutRow {
+        var date: String
+        var productID: String
+        var country: String
+        var appleUnits: Int64
+        var verifiedUnits: Int64
+        var difference: Int64 { verifiedUnits - appleUnits }
+    }
+
+    struct InputFile {
+        var path: String
+        var source: String
+        var counts: LineCounts
+    }
+
+    var asOf: String
+    var timeZone: String
+    var currency: String
+    var headlines: [Headline]
+    var days: [Day]
+    var risk: [RiskKind]
+    var criticalFindings: [CriticalFinding]
+    var criticalTotal: Int
+    var tieout: [TieoutRow] = []
+    var mediaSources: [MediaSource]
+    var inputs: [InputFile]
+    var inputTotals: LineCounts
+
+    /// How many of the newest critical findings the page lists; findings.csv has them all.
+    static let criticalShown = 10
+
+    init(asOfMs: Int64, settings: ReportSettings, counts: SummaryReport.Counts, findings: FindingsReport, revenue: RevenueReport,
+         attribution: AttributionReport, fx: FXRates) {
+        asOf = Timestamp.iso8601(asOfMs)
+        timeZone = settings.zone.identifier
+        currency = settings.currency
+        let net = revenue.grossUSD - revenue.refundsUSD
+        headlines = [
+            Headline(summaryKey: "revenue.gross_usd", label: "Gross " + settings.currency, value: Money.format(revenue.grossUSD)),
+            Headline(summaryKey: "revenue.refunds_usd", label: "Refunds " + settings.currency, value: Money.format(revenue.refundsUSD)),
+            Headline(summaryKey: "revenue.net_usd", label: "Net " + settings.currency, value: Money.format(net)),
+            Headline(summaryKey: "findings.total", label: "Findings", value: String(findings.rows.count)),
+            Headline(summaryKey: "inputs.totals.read", label: "Lines read", value: String(counts.totals.read)),
+            Headline(summaryKey: "inputs.totals.rejected", label: "Rejected", value: String(counts.totals.rejected)),
+        ]
+
+        var byDate: [String: Day] = [:]
+        for (key, row) in revenue.rows {
+            var day = byDate[key.date] ?? Day(date: key.date, gross: .zero, refunds: .zero)
+            day.gross += row.grossUSD ?? .zero
+            day.refunds += row.refundsUSD ?? .zero
+            byDate[key.date] = day
+        }
+        days = Self.everyDay(byDate)
+
+        var risk: [String: RiskKind] = [:]
+        for kind in FindingKind.allCases {
+            risk[kind.rawValue] = RiskKind(kind: kind.rawValue, severity: kind.severity.rawValue, count: 0, amount: .zero, unconverted: 0)
+        }
+        var critical: [CriticalFinding] = []
+        var zoneDays = DayNames(settings.zone)
+        for row in findings.rows {
+            let value = { (index: Int) in row.values[index] ?? "" }
+            risk[row.kind]?.count += 1
+            if let amount = row.values[8].flatMap(Amount.parse), let currency = row.values[9] {
+                let eventMs = Timestamp.parse(value(10)) ?? asOfMs
+                if let rate = fx.rate(currency, on: zoneDays(eventMs)) {
+                    risk[row.kind]?.amount += amount * rate
+                } else {
+                    risk[row.kind]?.unconverted += 1
+                }
+            }
+            if row.severity == Severity.critical.rawValue {
+                critical.append(CriticalFinding(
+                    findingID: value(0), kind: value(1), eventTime: value(10), userID: value(3), transactionID: value(5),
+                    productID: value(7), amount: value(8), currency: value(9), detail: value(11), sources: value(12)))
+            }
+        }
+        self.risk = FindingKind.allCases.compactMap { risk[$0.rawValue] }
+        criticalTotal = critical.count
+        criticalFindings = Array(critical.sorted { ($0.eventTime, $0.findingID) > ($1.eventTime, $1.findingID) }.prefix(Self.criticalShown))
+
+        var sources: [String: MediaSource] = [:]
+        for (key, cohort) in attribution.cohorts {
+            var source = sources[key.mediaSource] ?? MediaSource(name: key.mediaSource, installs: 0, payers: 0, revenue: .zero, spend: .zero)
+            source.installs += cohort.installs
+            source.payers += cohort.payers
+            source.revenue += cohort.revenue
+            if cohort.spendUnconverted {
+                source.spend = nil
+            } else if cohort.hasSpend {
+                source.spend = source.spend.map { $0 + cohort.spend }
+            }
+            sources[key.mediaSource] = source
+        }
+        mediaSources = sources.values.sorted { ($0.revenue.decimal, $1.name) > ($1.revenue.decimal, $0.name) }
+
+        inputs = counts.files
+        inputTotals = counts.totals
+    }
+
+    /// The days from the first to the last with revenue, none left out, so the chart's x axis is time.
+    private static func everyDay(_ byDate: [String: Day]) -> [Day] {
+        let numbers = byDate.keys.compactMap { Timestamp.startOfDay($0).map { $0 / 86_400_000 } }
+        guard let first = numbers.min(), let last = numbers.max() else { return [] }
+        return (first...last).map { number in
+            let date = Timestamp.day(number * 86_400_000)
+            return byDate[date] ?? Day(date: date, gross: .zero, refunds: .zero)
+        }
+    }
+}

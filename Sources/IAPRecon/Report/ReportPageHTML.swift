@@ -1,0 +1,159 @@
+import Foundation
+
+/// `report.html`: the report page drawn from its model, sections in the order finance and support
+/// read them. Charts are inline SVG; numbers that `summary.json` also holds carry
+/// `data-summary-key` and `data-value`, so a check can hold the page to the summary.
+extension ReportPage {
+    func html() -> String {
+        var body = "<header><h1>App Store reconciliation</h1>"
+        body += "<p class=\"meta\">As of <code data-summary-key=\"as_of\" data-value=\"\(HTML.escape(asOf))\">\(HTML.escape(asOf))</code>"
+        body += " · days in <code data-summary-key=\"time_zone\" data-value=\"\(HTML.escape(timeZone))\">\(HTML.escape(timeZone))</code>"
+        body += " · amounts in <code data-summary-key=\"reporting_currency\" data-value=\"\(HTML.escape(currency))\">"
+        body += "\(HTML.escape(currency))</code> · \(inputs.count) input files</p></header>\n"
+        body += "<section class=\"cards\">"
+        for headline in headlines {
+            body += "<div class=\"card\"><div class=\"label\">\(HTML.escape(headline.label))</div>"
+            body += "<div class=\"value\" data-summary-key=\"\(HTML.escape(headline.summaryKey))\" data-value=\"\(HTML.escape(headline.value))\">"
+            body += "\(HTML.escape(headline.value))</div></div>"
+        }
+        body += "</section>\n"
+        body += revenueSection() + riskSection() + criticalSection() + tieoutSection() + attributionSection() + inputsSection()
+        return HTML.document(title: "iaprecon report as of \(asOf)", body: body)
+    }
+
+    private func money(_ amount: Amount) -> String { Money.format(amount.decimal, scale: 2) }
+
+    /// `2026-11-27T14:00:00.000Z` as `2026-11-27 14:00`: a table cell that does not wrap.
+    static func minutes(_ iso: String) -> String {
+        String(iso.prefix(16)).replacingOccurrences(of: "T", with: " ")
+    }
+
+    private static func double(_ amount: Amount) -> Double { NSDecimalNumber(decimal: amount.decimal).doubleValue }
+
+    /// Daily gross (up) and refunds (down) as bars, net as a line, over every day of the period.
+    private func revenueSection() -> String {
+        var out = "<section><h2>Revenue per day (\(HTML.escape(currency)))</h2>"
+        guard !days.isEmpty else { return out + "<p class=\"none\">No verified production revenue in this period.</p></section>\n" }
+        out += "<p class=\"legend\"><span><i class=\"gross\"></i>gross</span><span><i class=\"refund\"></i>refunds</span>"
+        out += "<span><i class=\"net\"></i>net</span></p>"
+        let (width, height, left, right, top, bottom) = (1000.0, 240.0, 64.0, 12.0, 12.0, 28.0)
+        let high = max(days.map { Self.double($0.gross) }.max() ?? 0, days.map { Self.double($0.net) }.max() ?? 0, 1)
+        let low = min(-(days.map { Self.double($0.refunds) }.max() ?? 0), days.map { Self.double($0.net) }.min() ?? 0, 0)
+        let plotWidth = width - left - right
+        let step = plotWidth / Double(days.count)
+        func y(_ value: Double) -> Double { top + (high - value) / (high - low) * (height - top - bottom) }
+        func number(_ value: Double) -> String { String(format: "%.1f", value) }
+        out += "<svg class=\"chart\" viewBox=\"0 0 \(Int(width)) \(Int(height))\" role=\"img\" aria-label=\"daily gross, refunds and net\">"
+        for value in low < 0 ? [high, 0, low] : [high, 0] {
+            out += "<line class=\"grid\" x1=\"\(number(left))\" x2=\"\(number(width - right))\" y1=\"\(number(y(value)))\" y2=\"\(number(y(value)))\"/>"
+            out += "<text x=\"\(number(left - 6))\" y=\"\(number(y(value) + 4))\" text-anchor=\"end\">\(Money.format(Decimal(value), scale: 0))</text>"
+        }
+        var points: [String] = []
+        for (index, day) in days.enumerated() {
+            let x = left + Double(index) * step
+            let barWidth = max(step * 0.7, 1)
+            let (gross, refunds) = (Self.double(day.gross), Self.double(day.refunds))
+            out += "<g data-date=\"\(day.date)\" data-gross=\"\(Money.format(day.gross))\" data-refunds=\"\(Money.format(day.refunds))\">"
+            out += "<title>\(day.date): gross \(money(day.gross)), refunds \(money(day.refunds)), net \(money(day.net))</title>"
+            out += "<rect class=\"gross\" x=\"\(number(x + step * 0.15))\" y=\"\(number(y(gross)))\" width=\"\(number(barWidth))\" "
+            out += "height=\"\(number(y(0) - y(gross)))\"/>"
+            if refunds > 0 {
+                out += "<rect class=\"refund\" x=\"\(number(x + step * 0.15))\" y=\"\(number(y(0)))\" width=\"\(number(barWidth))\" "
+                out += "height=\"\(number(y(-refunds) - y(0)))\"/>"
+            }
+            out += "</g>"
+            points.append("\(number(x + step / 2)),\(number(y(Self.double(day.net))))")
+        }
+        out += "<polyline class=\"netline\" points=\"\(points.joined(separator: " "))\"/>"
+        let labelled = Set([0, days.count / 2, days.count - 1])
+        for index in labelled.sorted() {
+            let anchor = index == 0 ? "start" : index == days.count - 1 ? "end" : "middle"
+            let x = index == 0 ? left : index == days.count - 1 ? width - right : left + (Double(index) + 0.5) * step
+            out += "<text x=\"\(number(x))\" y=\"\(number(height - 8))\" text-anchor=\"\(anchor)\">\(days[index].date)</text>"
+        }
+        return out + "</svg></section>\n"
+    }
+
+    /// Money at risk: each finding kind's count and amount in the reporting currency, drawn to scale.
+    private func riskSection() -> String {
+        let largest = risk.map { Self.double($0.amount) }.max() ?? 0
+        let rows = risk.map { kind -> [String] in
+            var amount = kind.amount == .zero && kind.unconverted == 0 ? "" : money(kind.amount)
+            if kind.unconverted > 0 { amount += " (+\(kind.unconverted) without fx rate)" }
+            let bar = largest > 0 && kind.amount != .zero ? HTML.bar(Self.double(kind.amount) / largest, tone: "refund") : ""
+            return [HTML.escape(kind.kind), "<span class=\"sev-\(kind.severity)\">\(kind.severity)</span>",
+                    "<span data-summary-key=\"findings.by_kind.\(kind.kind).count\" data-value=\"\(kind.count)\">\(kind.count)</span>",
+                    HTML.escape(amount) + bar]
+        }
+        return "<section><h2>Money at risk per finding kind (\(HTML.escape(currency)))</h2>"
+            + HTML.table(["kind", "severity", "findings", "amount"], rows, numeric: [2, 3]) + "</section>\n"
+    }
+
+    /// The newest critical findings with their evidence; findings.csv lists them all.
+    private func criticalSection() -> String {
+        var out = "<section><h2>Newest critical findings</h2>"
+        guard !criticalFindings.isEmpty else { return out + "<p class=\"none\">No critical findings.</p></section>\n" }
+        if criticalTotal > criticalFindings.count {
+            out += "<p class=\"meta\">The newest \(criticalFindings.count) of \(criticalTotal); findings.csv has every one.</p>"
+        }
+        let rows = criticalFindings.map { finding -> [String] in
+            let amount = finding.amount.isEmpty ? "" : finding.amount + " " + finding.currency
+            return ["<span class=\"time\">\(HTML.escape(Self.minutes(finding.eventTime)))</span>",
+                    "<span class=\"sev-critical\">\(HTML.escape(finding.kind))</span><br><span class=\"id\">\(HTML.escape(finding.findingID))</span>",
+                    "<span class=\"id\">\(HTML.escape(finding.userID))</span>", "<span class=\"id\">\(HTML.escape(finding.transactionID))</span>",
+                    HTML.escape(amount),
+                    HTML.escape(finding.detail) + "<div class=\"sources\">\(HTML.escape(finding.sources.replacingOccurrences(of: ";", with: "; ")))</div>"]
+        }
+        return out + HTML.table(["time (UTC)", "kind", "user", "transaction", "amount", "evidence"], rows, numeric: [4]) + "</section>\n"
+    }
+
+    /// Apple's units against verified units; shown only when a run read Apple's sales reports.
+    private func tieoutSection() -> String {
+        guard !tieout.isEmpty else { return "" }
+        let rows = tieout.map { row in
+            [HTML.escape(row.date), "<span class=\"id\">\(HTML.escape(row.productID))</span>", HTML.escape(row.country),
+             String(row.appleUnits), String(row.verifiedUnits), row.difference == 0 ? "0" : "<b>\(row.difference)</b>"]
+        }
+        return "<section id=\"tieout\"><h2>Apple tie-out</h2>"
+            + HTML.table(["day (Pacific)", "product", "country", "Apple units", "verified units", "difference"], rows, numeric: [3, 4, 5])
+            + "</section>\n"
+    }
+
+    /// Attribution per media source: installs, payers, revenue and spend as bars, and ROAS.
+    private func attributionSection() -> String {
+        var out = "<section><h2>Attribution per media source (\(HTML.escape(currency)))</h2>"
+        guard !mediaSources.isEmpty else { return out + "<p class=\"none\">No installs or attributed revenue.</p></section>\n" }
+        let installs = Double(mediaSources.map(\.installs).max() ?? 0)
+        let payers = Double(mediaSources.map(\.payers).max() ?? 0)
+        let money = max(mediaSources.map { Self.double($0.revenue) }.max() ?? 0, mediaSources.compactMap { $0.spend.map(Self.double) }.max() ?? 0)
+        func bar(_ value: Double, _ largest: Double, _ tone: String) -> String { largest > 0 ? HTML.bar(value / largest, tone: tone) : "" }
+        let rows = mediaSources.map { source -> [String] in
+            [HTML.escape(source.name),
+             "\(source.installs)" + bar(Double(source.installs), installs, "count"),
+             "\(source.payers)" + bar(Double(source.payers), payers, "count"),
+             self.money(source.revenue) + bar(Self.double(source.revenue), money, "gross"),
+             (source.spend.map(self.money) ?? "unknown") + bar(source.spend.map(Self.double) ?? 0, money, "spend"),
+             source.roas]
+        }
+        out += HTML.table(["media source", "installs", "payers", "revenue", "spend", "ROAS"], rows, numeric: [1, 2, 3, 4, 5])
+        return out + "</section>\n"
+    }
+
+    /// Per-file accounting: every line read is accepted, rejected, blank or ignored.
+    private func inputsSection() -> String {
+        var rows = inputs.map { file in
+            [HTML.escape(file.path), HTML.escape(file.source), String(file.counts.read), String(file.counts.accepted),
+             String(file.counts.rejected), String(file.counts.blank), String(file.counts.ignored)]
+        }
+        let totals = inputTotals
+        func total(_ key: String, _ value: Int) -> String {
+            "<b data-summary-key=\"inputs.totals.\(key)\" data-value=\"\(value)\">\(value)</b>"
+        }
+        rows.append(["<b>total</b>", "", total("read", totals.read), total("accepted", totals.accepted), total("rejected", totals.rejected),
+                     total("blank", totals.blank), total("ignored", totals.ignored)])
+        return "<section><h2>Inputs</h2>"
+            + HTML.table(["file", "source", "read", "accepted", "rejected", "blank", "ignored"], rows, numeric: [2, 3, 4, 5, 6],
+                         caption: "read = accepted + rejected + blank + ignored; rejects.csv names every rejected line")
+            + "</section>\n"
+    }
+}

@@ -1,0 +1,89 @@
+/// `transactions.csv`: one row per verified transaction, the rows behind every revenue number.
+///
+/// Finance needs the list a total is made of, as subscription platforms export it: who bought
+/// what, which order it matched and by which rule, where its price came from, whether and how it
+/// was refunded, who received it, and which findings name it. The reporting-currency columns are
+/// filled exactly where `revenue_daily.csv` counts the transaction (verified Production revenue,
+/// converted at the purchase day's rate, its refund at that same rate), so their sums equal that
+/// file's `gross_usd` and `refunds_usd` totals.
+///
+/// Rows come in transaction id order (Apple's ids grow with time): the transactions are read
+/// through their key index and merged with the deliveries grouped in the same order, so nothing
+/// is sorted or held per transaction; only the findings, a few per thousand transactions, and the
+/// catalog are kept in memory.
+enum TransactionsReport {
+    static let header = [
+        "transaction_id", "original_transaction_id", "user_id", "order_id", "match_rule", "product_id", "product_type",
+        "storefront", "environment", "ownership", "currency", "unit_price", "quantity", "price", "price_source",
+        "purchase_time", "expires_time", "refund_time", "refund_type", "refund_amount", "revenue", "gross_usd", "refunds_usd",
+        "net_usd", "deliveries", "delivered_to", "finding_ids",
+    ]
+
+    static func write(_ database: Database, zone: Zone, fx: FXRates, _ sink: inout TextSink) throws {
+        var catalogTypes: [String: String] = [:]
+        try database.forEach("SELECT product_id, type FROM raw_catalog__products WHERE type IS NOT NULL ORDER BY file_id, line") { row in
+            catalogTypes[row.string(0)] = row.string(1)
+        }
+        // A finding names its transaction; a chain's finding (a shared subscription) names no
+        // transaction and is listed on every transaction of the chain.
+        var findingsOfTransaction: [String: [String]] = [:], findingsOfChain: [String: [String]] = [:]
+        try database.forEach("SELECT finding_id, transaction_id, original_transaction_id FROM fct_findings ORDER BY finding_id") { row in
+            if let transaction = row.optionalString(1) {
+                findingsOfTransaction[transaction, default: []].append(row.string(0))
+            } else if let chain = row.optionalString(2) {
+                findingsOfChain[chain, default: []].append(row.string(0))
+            }
+        }
+        let transactions = try database.cached("""
+            SELECT t.transaction_id, t.original_transaction_id, t.user_id, t.order_id, t.match_rule, t.product_id, s.type,
+                   t.storefront, t.environment, t.ownership, t.currency, t.unit_price, t.quantity, t.price_source,
+                   t.purchase_ms, t.expires_ms, t.refund_ms, t.refund_type, t.refund_amount, t.is_revenue, t.deliveries
+            FROM int_transactions_resolved t LEFT JOIN stg_apple__transactions s USING (transaction_id)
+            ORDER BY t.transaction_id
+            """)
+        // Each receiving user once, at their first delivery.
+        let deliveries = try database.cached("""
+            SELECT transaction_id, user_id, min(ts_ms) AS first_ms FROM stg_server__deliveries
+            GROUP BY transaction_id, user_id ORDER BY transaction_id, first_ms, user_id
+            """)
+        defer {
+            transactions.reset()
+            deliveries.reset()
+        }
+        var values = AmountReader(fx: fx, zone: zone)
+        try sink.csvRecord(header)
+        var hasDelivery = try deliveries.step()
+        while try transactions.step() {
+            let row = transactions.row
+            var receivers: [String] = []
+            while hasDelivery, deliveries.row.compareText(0, with: row, 0) < 0 { hasDelivery = try deliveries.step() }
+            while hasDelivery, deliveries.row.compareText(0, with: row, 0) == 0 {
+                receivers.append(deliveries.row.string(1))
+                hasDelivery = try deliveries.step()
+            }
+            let purchaseMs = row.int(14)
+            let quantity = row.int(12)
+            let price = values.amount(row, 11).map { $0 * quantity }
+            let refund = row.isNull(16) ? nil : values.amount(row, 18)
+            let isRevenue = row.int(19) == 1
+            var grossUSD = "", refundsUSD = "", netUSD = ""
+            if isRevenue, let rate = values.rate(currency: values.currency(row, 10), atMs: purchaseMs) {
+                let gross = (price ?? .zero) * rate
+                let refunded = (refund ?? .zero) * rate
+                (grossUSD, refundsUSD, netUSD) = (Money.format(gross), Money.format(refunded), Money.format(gross - refunded))
+            }
+            let transactionID = row.string(0), chain = row.string(1), productID = row.string(5)
+            let findingIDs = (findingsOfTransaction[transactionID] ?? []) + (findingsOfChain[chain] ?? [])
+            func text(_ column: Int) -> String { CSV.textCell(row.optionalString(column) ?? "") }
+            func time(_ column: Int) -> String { row.optionalInt(column).map(Timestamp.iso8601) ?? "" }
+            try sink.csvRecord([
+                CSV.textCell(transactionID), CSV.textCell(chain), text(2), text(3), text(4), CSV.textCell(productID),
+                CSV.textCell(catalogTypes[productID] ?? row.optionalString(6) ?? ""), text(7), text(8), text(9), text(10),
+                CSV.numberCell(row.optionalString(11) ?? ""), String(quantity), price.map(Money.format) ?? "", text(13),
+                Timestamp.iso8601(purchaseMs), time(15), time(16), text(17), refund.map(Money.format) ?? "", isRevenue ? "true" : "false",
+                grossUSD, refundsUSD, netUSD, String(row.int(20)), CSV.textCell(receivers.joined(separator: ";")),
+                CSV.textCell(findingIDs.sorted().joined(separator: ";")),
+            ])
+        }
+    }
+}

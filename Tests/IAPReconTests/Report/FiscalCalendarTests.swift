@@ -1,0 +1,104 @@
+import Foundation
+import Testing
+@testable import IAPRecon
+
+/// `revenue_monthly.csv` and the Apple fiscal calendar it sums by.
+@Suite("revenue_monthly.csv and Apple's fiscal calendar")
+struct FiscalCalendarTests {
+    /// Apple's published fiscal calendar for fiscal year 2024 (App Store payments and financial
+    /// reports): each fiscal month's name, first day and last day.
+    static let fiscal2024: [(name: String, first: String, last: String)] = [
+        ("2023-10", "2023-10-01", "2023-11-04"),
+        ("2023-11", "2023-11-05", "2023-12-02"),
+        ("2023-12", "2023-12-03", "2023-12-30"),
+        ("2024-01", "2023-12-31", "2024-02-03"),
+        ("2024-02", "2024-02-04", "2024-03-02"),
+        ("2024-03", "2024-03-03", "2024-03-30"),
+        ("2024-04", "2024-03-31", "2024-05-04"),
+        ("2024-05", "2024-05-05", "2024-06-01"),
+        ("2024-06", "2024-06-02", "2024-06-29"),
+        ("2024-07", "2024-06-30", "2024-08-03"),
+        ("2024-08", "2024-08-04", "2024-08-31"),
+        ("2024-09", "2024-09-01", "2024-09-28"),
+    ]
+
+    static func dayNumber(_ date: String) throws -> Int64 { try #require(Timestamp.startOfDay(date)) / 86_400_000 }
+
+    @Test("every day of fiscal 2024 lands in the fiscal month Apple published, with its first and last day")
+    func publishedYear() throws {
+        let first = try Self.dayNumber("2023-10-01"), last = try Self.dayNumber("2024-09-28")
+        var seen: [String: (first: String, last: String, days: Int)] = [:]
+        for day in first...last {
+            let month = FiscalCalendar.month(containing: day)
+            #expect(month.fiscalYear == 2024)
+            #expect(month.firstDay <= day && day <= month.lastDay)
+            var entry = seen[month.name] ?? (month.firstDate, month.lastDate, 0)
+            entry.days += 1
+            seen[month.name] = entry
+        }
+        #expect(seen.count == 12)
+        for published in Self.fiscal2024 {
+            let entry = try #require(seen[published.name], "\(published.name)")
+            #expect(entry.first == published.first, "\(published.name)")
+            #expect(entry.last == published.last, "\(published.name)")
+            #expect(entry.days == (try Self.dayNumber(published.last)) - (try Self.dayNumber(published.first)) + 1)
+        }
+        // The days just outside belong to the neighbouring fiscal years.
+        #expect(FiscalCalendar.month(containing: first - 1).fiscalYear == 2023)
+        #expect(FiscalCalendar.month(containing: first - 1).name == "2023-09")
+        #expect(FiscalCalendar.month(containing: last + 1).fiscalYear == 2025)
+        #expect(FiscalCalendar.month(containing: last + 1).name == "2024-10")
+    }
+
+    @Test("a fiscal year runs from the Sunday after one September's last Saturday to the next's; fiscal 2023 had 53 weeks")
+    func yearBoundaries() throws {
+        // Published: fiscal 2023 began 2022-09-25 and ended 2023-09-30; fiscal 2022 ended 2022-09-24.
+        #expect(FiscalCalendar.lastDay(ofFiscalYear: 2022) == (try Self.dayNumber("2022-09-24")))
+        #expect(FiscalCalendar.lastDay(ofFiscalYear: 2023) == (try Self.dayNumber("2023-09-30")))
+        #expect(FiscalCalendar.lastDay(ofFiscalYear: 2024) == (try Self.dayNumber("2024-09-28")))
+        let october2022 = try #require(FiscalCalendar.month(of: "2022-09-25"))
+        #expect((october2022.name, october2022.firstDate, october2022.fiscalYear) == ("2022-10", "2022-09-25", 2023))
+        let september2023 = try #require(FiscalCalendar.month(of: "2023-09-30"))
+        #expect((september2023.name, september2023.lastDate) == ("2023-09", "2023-09-30"))
+        // The 53rd week makes the first quarter 14 weeks long; it ends on the last day of 2022.
+        let december2022 = try #require(FiscalCalendar.month(of: "2022-12-31"))
+        #expect((december2022.name, december2022.lastDate) == ("2022-12", "2022-12-31"))
+        #expect(try #require(FiscalCalendar.month(of: "2023-01-01")).name == "2023-01")
+    }
+
+    @Test("revenue_monthly.csv sums revenue_daily.csv's rows by fiscal month: a Saturday and the next day's Sunday are two months")
+    func monthlyRows() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("fx.csv", ["date,currency,rate", "2026-11-01,JPY,0.0066"])
+        typealias Fixture = RevenueReportTests.Fixture
+        try scenario.write("receipts/r.jsonl", [
+            // Fiscal November 2026 is 2026-11-01 .. 2026-11-28; the 29th starts fiscal December.
+            Line.v2Receipt("2026-11-01T00:00:05Z", "u1", transaction: Fixture.v2("t1", "gems300", purchase: "2026-11-01T00:00:00Z", price: 4990)),
+            Line.v2Receipt("2026-11-28T23:59:05Z", "u1", transaction: Fixture.v2("t2", "gems300", purchase: "2026-11-28T23:59:00Z", price: 4990)),
+            Line.v2Receipt("2026-11-29T00:00:05Z", "u1", transaction: Fixture.v2("t3", "gems300", purchase: "2026-11-29T00:00:00Z", price: 4990)),
+            Line.v2Receipt("2026-11-29T10:00:05Z", "u2", transaction: Fixture.v2(
+                "t4", "gems300", purchase: "2026-11-29T10:00:00Z", price: 800_000, currency: "JPY", storefront: "JPN")),
+            // The last day of fiscal October 2026 (its first is 2026-09-27).
+            Line.v2Receipt("2026-10-31T12:00:05Z", "u3", transaction: Fixture.v2("t5", "gems60", purchase: "2026-10-31T12:00:00Z", price: 990)),
+        ])
+        try scenario.write("notifications/n.jsonl", [
+            // t2's refund lands on its own day: fiscal December.
+            Line.notification("REFUND", uuid: "n1", signed: "2026-11-30T08:00:01Z", transaction: Fixture.v2(
+                "t2", "gems300", purchase: "2026-11-28T23:59:00Z", price: 4990, revocation: "2026-11-30T08:00:00Z")),
+        ])
+        _ = try scenario.run(asOf: "2026-12-01T00:00:00Z")
+        #expect(try Fixture.lines(scenario.output("revenue_monthly.csv")) == [
+            "fiscal_month,fiscal_year,first_day,last_day,product_id,storefront,currency,units,gross,refunds,net,gross_usd,refunds_usd,net_usd",
+            "2026-10,2027,2026-09-27,2026-10-31,gems60,USA,USD,1,0.99,0,0.99,0.99,0,0.99",
+            "2026-11,2027,2026-11-01,2026-11-28,gems300,USA,USD,2,9.98,0,9.98,9.98,0,9.98",
+            "2026-12,2027,2026-11-29,2026-12-26,gems300,JPN,JPY,1,800,0,800,5.28,0,5.28",
+            "2026-12,2027,2026-11-29,2026-12-26,gems300,USA,USD,1,4.99,4.99,0,4.99,4.99,0",
+        ])
+        let daily = try Fixture.table(scenario.output("revenue_daily.csv"))
+        let monthly = try Fixture.table(scenario.output("revenue_monthly.csv"))
+        for column in ["units", "gross", "refunds", "net", "gross_usd", "refunds_usd", "net_usd"] {
+            #expect(Fixture.sum(monthly, column) == Fixture.sum(daily, column), "\(column)")
+        }
+    }
+}

@@ -1,0 +1,113 @@
+import Foundation
+import Testing
+@testable import IAPRecon
+
+/// `report.html`: one self-contained page that agrees with summary.json and never runs input as markup.
+@Suite("report.html")
+struct ReportPageTests {
+    typealias Fixture = RevenueReportTests.Fixture
+    static let hostileUser = "u_<script>alert(1)</script>\u{1B}[31m"
+    static let hostileSource = "\"><img src=x onerror=alert(2)>"
+
+    /// A lost delivery to a user whose id is markup with a terminal escape, and an install from a
+    /// media source whose name breaks out of an attribute.
+    static func hostileNight() throws -> Scenario {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        let user = OutputFormatTests.json(hostileUser).replacingOccurrences(of: "\u{1B}", with: "\\u001b")
+        try scenario.write("server/s.jsonl", [
+            "{\"ts\":\"2026-11-20T10:00:00Z\",\"event\":\"order_created\",\"order_id\":\"o1\",\"user_id\":\"\(user)\",\"product_id\":\"gems300\",\"price\":\"4.99\",\"currency\":\"USD\"}",
+        ])
+        try scenario.write("receipts/r.jsonl", [
+            "{\"received_at\":\"2026-11-20T10:00:05Z\",\"user_id\":\"\(user)\",\"order_id\":\"o1\",\"transactions\":["
+                + Fixture.v2("2000000630024936", "gems300", purchase: "2026-11-20T10:00:03Z", price: 4990) + "]}",
+        ])
+        try AttributionReportTests.Fixture.mmp(scenario, [
+            AttributionReportTests.Fixture.MMPRow(time: "2026-11-20 09:00:00", mediaSource: hostileSource, campaign: "<b>c</b>", appsflyerID: "af1"),
+        ])
+        _ = try scenario.run(asOf: "2026-11-30T00:00:00Z")
+        return scenario
+    }
+
+    @Test("user ids and media sources holding markup, quotes or control characters show as text and never become elements")
+    func escapesInput() throws {
+        let html = try Self.hostileNight().output("report.html")
+        #expect(html.contains("u_&lt;script&gt;alert(1)&lt;/script&gt;\\u{1B}[31m"))
+        #expect(html.contains("&quot;&gt;&lt;img src=x onerror=alert(2)&gt;"))
+        #expect(!html.contains("<script"))
+        #expect(!html.contains("<img"))
+        #expect(!html.unicodeScalars.contains("\u{1B}"))
+        // The transaction id is text as written, never a number (no exponent, no lost digits).
+        #expect(html.contains("2000000630024936"))
+    }
+
+    @Test("the page is self-contained: no script, no external font, image or style sheet, no network address")
+    func selfContained() throws {
+        let html = try Self.hostileNight().output("report.html")
+        for forbidden in ["<script", "<link", "<iframe", "src=\"", "url(", "@import", "http://", "https://"] {
+            #expect(!html.contains(forbidden), "\(forbidden)")
+        }
+        #expect(html.contains("<svg"))
+        #expect(html.contains("@media print"))
+    }
+
+    @Test("on sample-data every number the page marks with a summary.json key equals that value, and the daily chart sums to the totals")
+    func agreesWithSummary() throws {
+        let scenario = try Scenario()
+        _ = try Pipeline.run(RunOptions(
+            input: SampleDataTests.sampleData, databasePath: scenario.databasePath, outFolder: scenario.out, jobs: 1,
+            reconcile: ReconcileSettings(), report: ReportSettings(outFolder: scenario.out)), progress: nil)
+        let html = try scenario.output("report.html")
+        let summary = try Fixture.summary(scenario)
+        let marked = Self.attributes(html, "data-summary-key", "data-value")
+        #expect(marked.count >= 20)
+        for (key, value) in marked {
+            var node: Any? = summary
+            for part in key.split(separator: ".") { node = (node as? [String: Any])?[String(part)] }
+            let expected = (node as? String) ?? (node as? NSNumber).map { $0.stringValue }
+            #expect(expected == value, "\(key)")
+        }
+        #expect(Set(marked.map(\.0)).isSuperset(of: ["revenue.gross_usd", "revenue.refunds_usd", "revenue.net_usd", "findings.total",
+                                                      "findings.by_kind.lost_delivery.count", "inputs.totals.read", "as_of"]))
+        let revenue = try #require(summary["revenue"] as? [String: String])
+        let days = Self.attributes(html, "data-gross", "data-refunds")
+        #expect(days.reduce(Decimal(0)) { $0 + (Money.parse($1.0) ?? 0) } == Money.parse(revenue["gross_usd"] ?? ""))
+        #expect(days.reduce(Decimal(0)) { $0 + (Money.parse($1.1) ?? 0) } == Money.parse(revenue["refunds_usd"] ?? ""))
+        // No tie-out input today: the section is left out, not drawn empty.
+        #expect(!html.contains("id=\"tieout\""))
+    }
+
+    @Test("the Apple tie-out section appears only when there are tie-out rows, and shows each difference")
+    func tieoutSection() throws {
+        let scenario = try Self.hostileNight()
+        var page = try Self.page(scenario)
+        #expect(!page.html().contains("Apple tie-out"))
+        page.tieout = [ReportPage.TieoutRow(date: "2026-11-20", productID: "gems300", country: "US", appleUnits: 3, verifiedUnits: 2)]
+        let html = page.html()
+        #expect(html.contains("<section id=\"tieout\"><h2>Apple tie-out</h2>"))
+        #expect(html.contains("<b>-1</b>"))
+    }
+
+    /// The page model of a finished scenario, built from its store as the report stage builds it.
+    static func page(_ scenario: Scenario) throws -> ReportPage {
+        let database = try scenario.open()
+        var asOfMs: Int64 = 0, graceMs: Int64 = 0
+        try database.forEach("SELECT as_of_ms, grace_ms FROM int_run_settings") { (asOfMs, graceMs) = ($0.int(0), $0.int(1)) }
+        let fx = try FXRates(database: database, reportingCurrency: "USD")
+        let settings = ReportSettings(outFolder: scenario.out)
+        return ReportPage(
+            asOfMs: asOfMs, settings: settings, counts: try SummaryReport.counts(database: database, asOfMs: asOfMs, graceMs: graceMs),
+            findings: try FindingsReport(database: database), revenue: try RevenueReport(database: database, zone: .utc, fx: fx),
+            attribution: try AttributionReport(database: database, zone: .utc, fx: fx, asOfMs: asOfMs), fx: fx)
+    }
+
+    /// The values of two attributes on every element that has both, in page order.
+    static func attributes(_ html: String, _ first: String, _ second: String) -> [(String, String)] {
+        let pattern = "\(first)=\"([^\"]*)\" \(second)=\"([^\"]*)\""
+        guard let regex = try? NSRegularExpression(pattern: pattern) else { return [] }
+        let text = html as NSString
+        return regex.matches(in: html, range: NSRange(location: 0, length: text.length)).map {
+            (text.substring(with: $0.range(at: 1)), text.substring(with: $0.range(at: 2)))
+        }
+    }
+}

@@ -1,0 +1,90 @@
+import Foundation
+import Testing
+@testable import IAPRecon
+
+/// `transactions.csv`: one row per verified transaction, the rows behind revenue_daily.csv.
+@Suite("transactions.csv")
+struct TransactionsReportTests {
+    typealias Fixture = RevenueReportTests.Fixture
+
+    /// A small night: an order delivered twice to two users, a refunded yen purchase, a sandbox
+    /// purchase and a family-shared one (neither of them revenue), and a delivery Apple never saw.
+    static func night() throws -> Scenario {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("fx.csv", ["date,currency,rate", "2026-11-01,JPY,0.0066"])
+        try scenario.write("server/s.jsonl", [
+            Line.order("2026-11-10T09:59:00Z", "o1", "u1", "gems300", price: "4.99"),
+            Line.delivered("2026-11-10T10:00:10Z", "u1", "1000000000000001", "gems300", orderID: "o1"),
+            Line.delivered("2026-11-11T08:00:00Z", "u2", "1000000000000001", "gems300"),
+            Line.delivered("2026-11-12T08:00:00Z", "u3", "1000000000000009", "gems300"),
+        ])
+        try scenario.write("receipts/r.jsonl", [
+            Line.v2Receipt("2026-11-10T10:00:05Z", "u1", orderID: "o1", transaction: Fixture.v2(
+                "1000000000000001", "gems300", purchase: "2026-11-10T10:00:00Z", price: 4990)),
+            Line.v2Receipt("2026-11-12T10:00:05Z", "u2", transaction: Fixture.v2(
+                "1000000000000002", "gems300", purchase: "2026-11-12T10:00:00Z", price: 800_000, currency: "JPY", storefront: "JPN")),
+            Line.v2Receipt("2026-11-13T10:00:05Z", "u2", transaction: Fixture.v2(
+                "1000000000000003", "gems60", purchase: "2026-11-13T10:00:00Z", price: 990, environment: "Sandbox")),
+            Line.v2Receipt("2026-11-14T10:00:05Z", "u4", transaction: Fixture.v2(
+                "1000000000000004", "gems60", purchase: "2026-11-14T10:00:00Z", price: 990, ownership: "FAMILY_SHARED")),
+        ])
+        try scenario.write("notifications/n.jsonl", [
+            Line.notification("REFUND", uuid: "n1", signed: "2026-11-15T06:00:01Z", transaction: Fixture.v2(
+                "1000000000000002", "gems300", purchase: "2026-11-12T10:00:00Z", price: 800_000, currency: "JPY", storefront: "JPN",
+                revocation: "2026-11-15T06:00:00Z")),
+        ])
+        _ = try scenario.run(asOf: "2026-11-30T00:00:00Z")
+        return scenario
+    }
+
+    @Test("one row per verified transaction with its order, rule, price source, refund, deliveries and findings; ids stay text")
+    func rows() throws {
+        let scenario = try Self.night()
+        let rows = try Fixture.table(scenario.output("transactions.csv"))
+        #expect(rows.map { $0["transaction_id"] ?? "" } == ["1000000000000001", "1000000000000002", "1000000000000003", "1000000000000004"])
+        let findings = try Fixture.table(scenario.output("findings.csv"))
+        func findingIDs(_ transaction: String) -> String {
+            findings.filter { $0["transaction_id"] == transaction }.compactMap { $0["finding_id"] }.sorted().joined(separator: ";")
+        }
+
+        let duplicated = try #require(rows.first)
+        #expect(duplicated["user_id"] == "u1")
+        #expect(duplicated["order_id"] == "o1")
+        #expect(duplicated["match_rule"] == "delivery")
+        #expect(duplicated["product_type"] == "consumable")
+        #expect((duplicated["unit_price"], duplicated["price"], duplicated["price_source"]) == ("4.99", "4.99", "v2_price"))
+        #expect(duplicated["purchase_time"] == "2026-11-10T10:00:00.000Z")
+        #expect((duplicated["revenue"], duplicated["gross_usd"], duplicated["net_usd"]) == ("true", "4.99", "4.99"))
+        #expect(duplicated["deliveries"] == "2")
+        #expect(duplicated["delivered_to"] == "u1;u2")
+        #expect(!findingIDs("1000000000000001").isEmpty)
+        #expect(duplicated["finding_ids"] == findingIDs("1000000000000001"))
+
+        let refunded = rows[1]
+        #expect((refunded["currency"], refunded["price"], refunded["storefront"]) == ("JPY", "800", "JPN"))
+        #expect((refunded["refund_time"], refunded["refund_amount"]) == ("2026-11-15T06:00:00.000Z", "800"))
+        #expect((refunded["gross_usd"], refunded["refunds_usd"], refunded["net_usd"]) == ("5.28", "5.28", "0"))
+        #expect(refunded["deliveries"] == "0")
+
+        // Test and family-shared purchases are listed, but never revenue.
+        let sandbox = rows[2], shared = rows[3]
+        #expect((sandbox["environment"], sandbox["revenue"], sandbox["gross_usd"]) == ("Sandbox", "false", ""))
+        #expect((shared["ownership"], shared["revenue"], shared["gross_usd"], shared["price"]) == ("FAMILY_SHARED", "false", "", "0.99"))
+        // The orphan delivery's transaction is not verified: it has no row.
+        #expect(!rows.contains { $0["transaction_id"] == "1000000000000009" })
+    }
+
+    @Test("its reporting-currency amounts sum to revenue_daily.csv's totals and summary.json's")
+    func sumsTieOut() throws {
+        let scenario = try Self.night()
+        let transactions = try Fixture.table(scenario.output("transactions.csv"))
+        let daily = try Fixture.table(scenario.output("revenue_daily.csv"))
+        for column in ["gross_usd", "refunds_usd", "net_usd"] {
+            #expect(Fixture.sum(transactions, column) == Fixture.sum(daily, column), "\(column)")
+        }
+        let revenue = try #require(try Fixture.summary(scenario)["revenue"] as? [String: String])
+        #expect(Fixture.sum(transactions, "gross_usd") == Money.parse(revenue["gross_usd"] ?? ""))
+        #expect(Fixture.sum(transactions, "net_usd") == Money.parse(revenue["net_usd"] ?? ""))
+    }
+}
