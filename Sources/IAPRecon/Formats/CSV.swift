@@ -43,19 +43,50 @@ public enum CSV {
         return text.withUTF8 { fields($0) }
     }
 
-    /// A cell for a text column: quoted when needed, and prefixed with `'` when it
-    /// starts with `=`, `+`, `-`, `@`, tab or CR so a spreadsheet shows it as text
-    /// rather than running it as a formula (CONTRACT.md §3).
+    /// A cell for a text column: prefixed with `'` when it starts with `=`, `+`, `-`, `@`,
+    /// tab or CR so a spreadsheet shows it as text rather than running it as a formula
+    /// (CONTRACT.md §3), control characters escaped, and quoted when needed.
     public static func textCell(_ value: String) -> String {
         var value = value
         if let first = value.unicodeScalars.first, ["=", "+", "-", "@", "\t", "\r"].contains(first) {
             value = "'" + value
         }
-        return quoteIfNeeded(value)
+        return quoteIfNeeded(escapingControlCharacters(value))
     }
 
     /// A cell for a numeric column: never prefixed.
-    public static func numberCell(_ value: String) -> String { quoteIfNeeded(value) }
+    public static func numberCell(_ value: String) -> String { quoteIfNeeded(escapingControlCharacters(value)) }
+
+    /// `value` with every control character (C0, DEL, C1) written as a visible escape: `\t`,
+    /// `\n`, `\r`, else `\u001B`. An input line's escape sequences, NULs or line breaks
+    /// would otherwise reach a spreadsheet or a terminal that `cat`s the file, where they
+    /// can hide or fake text; a record never spans lines either.
+    public static func escapingControlCharacters(_ value: String) -> String {
+        guard value.unicodeScalars.contains(where: isControl) else { return value }
+        var escaped = String.UnicodeScalarView()
+        for scalar in value.unicodeScalars {
+            guard isControl(scalar) else {
+                escaped.append(scalar)
+                continue
+            }
+            let text: String
+            switch scalar {
+            case "\t": text = "\\t"
+            case "\n": text = "\\n"
+            case "\r": text = "\\r"
+            default:
+                let hex = String(scalar.value, radix: 16, uppercase: true)
+                text = "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            }
+            escaped.append(contentsOf: text.unicodeScalars)
+        }
+        return String(escaped)
+    }
+
+    /// Unicode's `Cc` category: U+0000–U+001F, U+007F and U+0080–U+009F.
+    static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
+    }
 
     static func quoteIfNeeded(_ value: String) -> String {
         if value.utf8.contains(where: { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: "\"") || $0 == 0x0A || $0 == 0x0D }) {
