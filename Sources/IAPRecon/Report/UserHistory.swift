@@ -94,7 +94,7 @@ public struct UserHistory: Sendable {
             var parts = ["method " + (row.optionalString(1) ?? "?")]
             if let country = row.optionalString(2) { parts.append("country " + country) }
             if let idfa = row.optionalString(3) { parts.append("idfa " + mask(idfa)) }
-            if let appsflyer = row.optionalString(4) { parts.append("appsflyer " + appsflyer) }
+            if let appsflyer = row.optionalString(4) { parts.append("appsflyer " + mask(appsflyer)) }
             events.append(Event(ms: row.int(0), event: "registered", id: userID, product: "", amount: "", detail: parts.joined(separator: ", "),
                                 source: row.string(5)))
         }
@@ -176,6 +176,9 @@ public struct UserHistory: Sendable {
         return currency.map { "\(value) \($0)" } ?? value
     }
 
-    /// An IDFA shows only its last four characters.
-    static func mask(_ idfa: String) -> String { "…" + String(idfa.suffix(4)) }
+    /// A device id shows only its last four characters: what follows the `…` of the pseudonym the store keeps.
+    static func mask(_ id: String) -> String {
+        if let marker = id.lastIndex(of: "…") { return String(id[marker...]) }
+        return "…" + String(id.suffix(4))
+    }
 }
