@@ -6,9 +6,16 @@ public enum CSV {
         row(bytes).map { row in (0..<row.count).map { row[$0] } }
     }
 
+    /// A header may have this many columns (an AppsFlyer export has about 90).
+    public static let maximumHeaderFields = 4096
+
     /// One record's field boundaries; each field is decoded only when read.
-    public static func row(_ bytes: UnsafeBufferPointer<UInt8>) -> CSVRow? {
+    ///
+    /// A record with more than `maximumFields` fields keeps only its field count
+    /// (`excessFieldCount`), so a line of commas costs no more than its own bytes.
+    public static func row(_ bytes: UnsafeBufferPointer<UInt8>, maximumFields: Int = .max) -> CSVRow? {
         var spans: [CSVRow.Span] = []
+        var fieldCount = 1
         var index = 0
         var fieldStart = 0
         var inQuotes = false
@@ -24,7 +31,8 @@ public enum CSV {
                     inQuotes = false
                 }
             } else if byte == UInt8(ascii: ",") {
-                spans.append(CSVRow.Span(start: fieldStart, end: index, quoted: quoted))
+                fieldCount += 1
+                if fieldCount <= maximumFields { spans.append(CSVRow.Span(start: fieldStart, end: index, quoted: quoted)) }
                 fieldStart = index + 1
                 quoted = false
             } else if byte == UInt8(ascii: "\""), index == fieldStart {
@@ -34,8 +42,9 @@ public enum CSV {
             index += 1
         }
         if inQuotes { return nil }
+        if fieldCount > maximumFields { return CSVRow(bytes: [], spans: [], excessFieldCount: fieldCount) }
         spans.append(CSVRow.Span(start: fieldStart, end: bytes.count, quoted: quoted))
-        return CSVRow(bytes: Array(bytes), spans: spans)
+        return CSVRow(bytes: Array(bytes), spans: spans, excessFieldCount: nil)
     }
 
     public static func fields(_ text: String) -> [String]? {
@@ -107,6 +116,8 @@ public struct CSVRow {
 
     let bytes: [UInt8]
     let spans: [Span]
+    /// Set when the record had more fields than its reader allowed: how many. It then holds none.
+    public let excessFieldCount: Int?
 
     public var count: Int { spans.count }
 

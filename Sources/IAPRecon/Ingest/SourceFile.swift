@@ -202,9 +202,11 @@ enum SourceFileParser {
 
     static func parseJSONLine(_ line: LineReader.Line, kind: SourceKind) -> ParsedLine {
         if line.tooLong { return reject(line, "line longer than \(LineReader.maximumLineBytes >> 20) MiB") }
-        if line.bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) {
+        guard let first = line.bytes.first(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0D }) else {
             return ParsedLine(line: line.number, outcome: .blank)
         }
+        // An array is never a record: it is rejected unparsed, whatever it holds.
+        if first == UInt8(ascii: "[") { return reject(line, "not a JSON object") }
         let value: JSONValue
         do {
             value = try JSONParser.parse(line.bytes)
@@ -242,7 +244,7 @@ struct CSVRecordAssembler {
         if line.tooLong {
             return [SourceFileParser.reject(line, "line longer than \(LineReader.maximumLineBytes >> 20) MiB")]
         }
-        guard let fields = CSV.row(line.bytes) else {
+        guard let fields = CSV.row(line.bytes, maximumFields: header?.names.count ?? CSV.maximumHeaderFields) else {
             if header == nil {
                 // The header itself is broken: every row will say which column it lacks.
                 header = CSVHeader([])
@@ -250,6 +252,17 @@ struct CSVRecordAssembler {
                 return []
             }
             return [SourceFileParser.reject(line, "unbalanced quotes")]
+        }
+        if let fieldCount = fields.excessFieldCount {
+            guard let header else {
+                // A header of thousands of columns is no export's: every row will say which column it lacks.
+                self.header = CSVHeader([])
+                missingColumns = kind.csvParser?.requiredColumns ?? []
+                return []
+            }
+            let reason = missingColumns.first.map { "header has no column '\($0)'" }
+                ?? "row has \(fieldCount) fields, the header has \(header.names.count)"
+            return [SourceFileParser.reject(line, reason)]
         }
         return record(fields, line: line.number).map { [$0] } ?? []
     }

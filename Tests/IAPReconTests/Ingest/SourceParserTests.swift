@@ -21,6 +21,8 @@ struct SourceParserTests {
         (#"{"event":"delivered"} trailing"#, "not JSON: unexpected text after the JSON value at byte 23"),
         (#"{"event":"deli\#u{01}vered"}"#, "not JSON: control character in string at byte 15"),
         ("[1,2]", "not a JSON object"),
+        // An array is rejected before it is parsed, so a broken one is no different.
+        ("[0,0,0,", "not a JSON object"),
         (#""order_created""#, "not a JSON object"),
         ("null", "not a JSON object"),
         ("\u{FEFF}{}", "not JSON: unexpected character at byte 1"),
