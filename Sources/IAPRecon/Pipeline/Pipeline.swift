@@ -66,6 +66,7 @@ public enum Pipeline {
         // An --out that cannot be written fails now, not after an hour of work.
         try OutputSet.makeDirectories(options.report.outFolder)
         let runID = try RunLog.start(database, command: "run")
+        let storeCheck = Background { [path = options.databasePath] in Store.damage(path: path) }
         var timings: [(String, Double)] = []
         func timed<T>(_ stage: String, note: (T) -> String, _ body: () throws -> T) throws -> T {
             progress?.stageStarted(stage)
@@ -95,10 +96,12 @@ public enum Pipeline {
             let report = try timed("report", note: { (summary: ReportSummary) in "\(summary.files.count) files in \(options.outFolder)" }) {
                 try ReportStage.run(database: database, settings: options.report, timings: timings)
             }
+            if let damage = try storeCheck.value() { throw StoreError.damaged(path: options.databasePath, damage) }
             RunLog.finish(database, runID: runID, status: "ok", asOfMs: join.asOfMs, linesRead: ingest.totals.read,
                           findings: join.findings, message: nil)
             return RunResult(ingest: ingest, join: join, report: report, timings: timings)
         } catch {
+            storeCheck.wait()
             RunLog.finish(database, runID: runID, status: "failed", asOfMs: nil, linesRead: nil, findings: nil, message: "\(error)")
             throw error
         }

@@ -5,6 +5,13 @@ public struct StoreError: Error, CustomStringConvertible, Sendable {
     public var path: String
     public var reason: String
     public var description: String { "cannot use store \(path): \(reason)" }
+
+    /// SQLite's integrity check found `problem`: the run's reports may rest on it, and a later full rebuild would fail.
+    static func damaged(path: String, _ problem: String) -> StoreError {
+        let firstLine = problem.split(whereSeparator: \.isNewline).first.map(String.init) ?? problem
+        return StoreError(path: path, reason: "the store is damaged (SQLite integrity check: \(firstLine)); "
+            + "restore it from a backup, or move it aside and run again to rebuild it from the inputs")
+    }
 }
 
 /// Opens the SQLite store and brings its schema up to date.
@@ -39,6 +46,26 @@ public enum Store {
             throw StoreError(path: path, reason: error.primaryCode == 26 ? "the file is not an iaprecon store (not a SQLite database)" : error.description)
         }
         return database
+    }
+
+    /// The first problem SQLite's `quick_check` finds in the store at `path`, or nil when it finds none.
+    ///
+    /// A run reads only the tables its stages need, so damage elsewhere (a raw table an
+    /// incremental night does not read, an index) would pass unnoticed until a full rebuild
+    /// fails weeks later. The check reads the store on its own read-only connection, as the
+    /// run found it, while the run works. Only damage counts: a check that cannot run for
+    /// another reason (the file went away) leaves that to the run.
+    public static func damage(path: String) -> String? {
+        do {
+            let database = try Database(path: path, readOnly: true)
+            var problems: [String] = []
+            try database.forEach("PRAGMA quick_check(1)") { problems.append($0.string(0)) }
+            return problems == ["ok"] ? nil : problems.first ?? "the integrity check returned nothing"
+        } catch let error as SQLiteError where error.isDamage {
+            return error.message
+        } catch {
+            return nil
+        }
     }
 }
 
