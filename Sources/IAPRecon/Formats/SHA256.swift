@@ -1,35 +1,47 @@
 /// SHA-256 (FIPS 180-4) and HMAC-SHA256 (RFC 2104), for keyed pseudonyms of device ids.
 ///
-/// The toolchain offers no SHA-256 on Linux without a package (CryptoKit is Apple-only),
-/// and the ids hashed here are a few dozen bytes each, so a plain implementation suffices.
+/// The toolchain offers no SHA-256 on Linux without a package (CryptoKit is Apple-only).
+/// Ingest hashes a few ids of a few dozen bytes for every MMP row, so the state and the
+/// pending block are inline values: hashing allocates nothing but its 32-byte result.
 public struct SHA256: Sendable {
     private var state: (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32) = (
         0x6A09_E667, 0xBB67_AE85, 0x3C6E_F372, 0xA54F_F53A, 0x510E_527F, 0x9B05_688C, 0x1F83_D9AB, 0x5BE0_CD19
     )
-    private var pending: [UInt8] = []
+    /// The block being filled: 64 bytes.
+    private var block: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0, 0, 0)
+    private var blockCount = 0
     private var length: UInt64 = 0
 
-    public init() { pending.reserveCapacity(64) }
+    public init() {}
 
     public mutating func update(_ bytes: some Sequence<UInt8>) {
-        for byte in bytes {
-            pending.append(byte)
-            length &+= 1
-            if pending.count == 64 {
-                compress(pending)
-                pending.removeAll(keepingCapacity: true)
-            }
+        for byte in bytes { append(byte) }
+    }
+
+    private mutating func append(_ byte: UInt8) {
+        let index = blockCount
+        withUnsafeMutableBytes(of: &block) { $0[index] = byte }
+        blockCount += 1
+        length &+= 1
+        if blockCount == 64 {
+            compressBlock()
+            blockCount = 0
         }
     }
 
     public func finalize() -> [UInt8] {
         var copy = self
         let bits = length &* 8
-        copy.update([0x80])
-        while copy.pending.count != 56 { copy.update([0]) }
-        copy.update((0..<8).reversed().map { UInt8(truncatingIfNeeded: bits >> (UInt64($0) * 8)) })
+        copy.append(0x80)
+        while copy.blockCount != 56 { copy.append(0) }
+        for shift in stride(from: 56, through: 0, by: -8) { copy.append(UInt8(truncatingIfNeeded: bits >> UInt64(shift))) }
         let words = [copy.state.0, copy.state.1, copy.state.2, copy.state.3, copy.state.4, copy.state.5, copy.state.6, copy.state.7]
-        return words.flatMap { word in (0..<4).reversed().map { UInt8(truncatingIfNeeded: word >> (UInt32($0) * 8)) } }
+        var digest: [UInt8] = []
+        digest.reserveCapacity(32)
+        for word in words {
+            for shift in stride(from: 24, through: 0, by: -8) { digest.append(UInt8(truncatingIfNeeded: word >> UInt32(shift))) }
+        }
+        return digest
     }
 
     public static func hash(_ bytes: some Sequence<UInt8>) -> [UInt8] {
@@ -49,27 +61,31 @@ public struct SHA256: Sendable {
         0x748F_82EE, 0x78A5_636F, 0x84C8_7814, 0x8CC7_0208, 0x90BE_FFFA, 0xA450_6CEB, 0xBEF9_A3F7, 0xC671_78F2,
     ]
 
-    private mutating func compress(_ block: [UInt8]) {
-        var schedule = [UInt32](repeating: 0, count: 64)
-        for index in 0..<16 {
-            schedule[index] = UInt32(block[index * 4]) << 24 | UInt32(block[index * 4 + 1]) << 16
-                | UInt32(block[index * 4 + 2]) << 8 | UInt32(block[index * 4 + 3])
-        }
-        func rotate(_ value: UInt32, _ count: UInt32) -> UInt32 { value >> count | value << (32 - count) }
-        for index in 16..<64 {
-            let s0 = rotate(schedule[index - 15], 7) ^ rotate(schedule[index - 15], 18) ^ (schedule[index - 15] >> 3)
-            let s1 = rotate(schedule[index - 2], 17) ^ rotate(schedule[index - 2], 19) ^ (schedule[index - 2] >> 10)
-            schedule[index] = schedule[index - 16] &+ s0 &+ schedule[index - 7] &+ s1
-        }
+    private mutating func compressBlock() {
         var (a, b, c, d, e, f, g, h) = state
-        for index in 0..<64 {
-            let s1 = rotate(e, 6) ^ rotate(e, 11) ^ rotate(e, 25)
-            let choice = (e & f) ^ (~e & g)
-            let temp1 = h &+ s1 &+ choice &+ Self.roundConstants[index] &+ schedule[index]
-            let s0 = rotate(a, 2) ^ rotate(a, 13) ^ rotate(a, 22)
-            let majority = (a & b) ^ (a & c) ^ (b & c)
-            let temp2 = s0 &+ majority
-            (h, g, f, e, d, c, b, a) = (g, f, e, d &+ temp1, c, b, a, temp1 &+ temp2)
+        withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { schedule in
+            withUnsafeBytes(of: block) { bytes in
+                for index in 0..<16 {
+                    schedule[index] = UInt32(bytes[index * 4]) << 24 | UInt32(bytes[index * 4 + 1]) << 16
+                        | UInt32(bytes[index * 4 + 2]) << 8 | UInt32(bytes[index * 4 + 3])
+                }
+            }
+            func rotate(_ value: UInt32, _ count: UInt32) -> UInt32 { value >> count | value << (32 - count) }
+            for index in 16..<64 {
+                let s0 = rotate(schedule[index - 15], 7) ^ rotate(schedule[index - 15], 18) ^ (schedule[index - 15] >> 3)
+                let s1 = rotate(schedule[index - 2], 17) ^ rotate(schedule[index - 2], 19) ^ (schedule[index - 2] >> 10)
+                schedule[index] = schedule[index - 16] &+ s0 &+ schedule[index - 7] &+ s1
+            }
+            Self.roundConstants.withUnsafeBufferPointer { constants in
+                for index in 0..<64 {
+                    let s1 = rotate(e, 6) ^ rotate(e, 11) ^ rotate(e, 25)
+                    let choice = (e & f) ^ (~e & g)
+                    let temp1 = h &+ s1 &+ choice &+ constants[index] &+ schedule[index]
+                    let s0 = rotate(a, 2) ^ rotate(a, 13) ^ rotate(a, 22)
+                    let majority = (a & b) ^ (a & c) ^ (b & c)
+                    (h, g, f, e, d, c, b, a) = (g, f, e, d &+ temp1, c, b, a, temp1 &+ s0 &+ majority)
+                }
+            }
         }
         state = (state.0 &+ a, state.1 &+ b, state.2 &+ c, state.3 &+ d, state.4 &+ e, state.5 &+ f, state.6 &+ g, state.7 &+ h)
     }

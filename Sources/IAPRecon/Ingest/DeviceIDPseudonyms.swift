@@ -14,12 +14,16 @@ public struct DeviceIDPseudonyms: Sendable {
     public init(key: [UInt8]) { hmac = HMACSHA256(key: key) }
 
     public func pseudonym(_ id: String) -> String {
-        let code = hmac.authenticationCode(id.utf8).prefix(16)
-        let hex = code.map { byte in
-            let text = String(byte, radix: 16)
-            return byte < 16 ? "0" + text : text
-        }.joined()
-        return hex + String(decoding: Redaction.masked(Array(id.utf8)), as: UTF8.self)
+        let code = hmac.authenticationCode(id.utf8)
+        let digits = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        text.reserveCapacity(48)
+        for byte in code.prefix(16) {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0F)])
+        }
+        text += Redaction.masked(Array(id.utf8))
+        return String(decoding: text, as: UTF8.self)
     }
 
     /// `values` of a row of `table` with its device ids replaced by their pseudonyms.
