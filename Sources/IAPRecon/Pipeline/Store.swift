@@ -8,7 +8,9 @@ public struct StoreError: Error, CustomStringConvertible, Sendable {
 
     /// SQLite's integrity check found `problem`: the run's reports may rest on it, and a later full rebuild would fail.
     static func damaged(path: String, _ problem: String) -> StoreError {
-        let firstLine = problem.split(whereSeparator: \.isNewline).first.map(String.init) ?? problem
+        // SQLite heads its findings with `*** in database main ***`: the first finding itself says more.
+        let lines = problem.split(whereSeparator: \.isNewline).map(String.init)
+        let firstLine = lines.first { !$0.hasPrefix("***") } ?? lines.first ?? problem
         return StoreError(path: path, reason: "the store is damaged (SQLite integrity check: \(firstLine)); "
             + "restore it from a backup, or move it aside and run again to rebuild it from the inputs")
     }
