@@ -89,10 +89,9 @@ struct IngestStageTests {
         var dumps: [[String]] = []
         for jobs in [1, 4] {
             let scenario = try Scenario()
-            let database = try scenario.open()
             // One device-id key for both stores, so their pseudonyms compare.
-            try database.execute(DeviceIDPseudonyms.keyTable)
-            try database.run("INSERT INTO device_id_key (key) VALUES (?)", [.text(String(repeating: "5a", count: 32))])
+            try scenario.fixDeviceIDKey()
+            let database = try scenario.open()
             _ = try IngestStage.run(files: try SourceFile.list(in: SampleDataTests.sampleData), database: database, jobs: jobs, chunkBytes: 4096)
             dumps.append(try Self.dump(database))
         }
