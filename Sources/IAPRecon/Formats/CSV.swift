@@ -6,9 +6,16 @@ public enum CSV {
         row(bytes).map { row in (0..<row.count).map { row[$0] } }
     }
 
+    /// A header may have this many columns (an AppsFlyer export has about 90).
+    public static let maximumHeaderFields = 4096
+
     /// One record's field boundaries; each field is decoded only when read.
-    public static func row(_ bytes: UnsafeBufferPointer<UInt8>) -> CSVRow? {
+    ///
+    /// A record with more than `maximumFields` fields keeps only its field count
+    /// (`excessFieldCount`), so a line of commas costs no more than its own bytes.
+    public static func row(_ bytes: UnsafeBufferPointer<UInt8>, maximumFields: Int = .max) -> CSVRow? {
         var spans: [CSVRow.Span] = []
+        var fieldCount = 1
         var index = 0
         var fieldStart = 0
         var inQuotes = false
@@ -24,7 +31,8 @@ public enum CSV {
                     inQuotes = false
                 }
             } else if byte == UInt8(ascii: ",") {
-                spans.append(CSVRow.Span(start: fieldStart, end: index, quoted: quoted))
+                fieldCount += 1
+                if fieldCount <= maximumFields { spans.append(CSVRow.Span(start: fieldStart, end: index, quoted: quoted)) }
                 fieldStart = index + 1
                 quoted = false
             } else if byte == UInt8(ascii: "\""), index == fieldStart {
@@ -34,8 +42,9 @@ public enum CSV {
             index += 1
         }
         if inQuotes { return nil }
+        if fieldCount > maximumFields { return CSVRow(bytes: [], spans: [], excessFieldCount: fieldCount) }
         spans.append(CSVRow.Span(start: fieldStart, end: bytes.count, quoted: quoted))
-        return CSVRow(bytes: Array(bytes), spans: spans)
+        return CSVRow(bytes: Array(bytes), spans: spans, excessFieldCount: nil)
     }
 
     public static func fields(_ text: String) -> [String]? {
@@ -43,19 +52,50 @@ public enum CSV {
         return text.withUTF8 { fields($0) }
     }
 
-    /// A cell for a text column: quoted when needed, and prefixed with `'` when it
-    /// starts with `=`, `+`, `-`, `@`, tab or CR so a spreadsheet shows it as text
-    /// rather than running it as a formula (CONTRACT.md §3).
+    /// A cell for a text column: prefixed with `'` when it starts with `=`, `+`, `-`, `@`,
+    /// tab or CR so a spreadsheet shows it as text rather than running it as a formula
+    /// (CONTRACT.md §3), control characters escaped, and quoted when needed.
     public static func textCell(_ value: String) -> String {
         var value = value
         if let first = value.unicodeScalars.first, ["=", "+", "-", "@", "\t", "\r"].contains(first) {
             value = "'" + value
         }
-        return quoteIfNeeded(value)
+        return quoteIfNeeded(escapingControlCharacters(value))
     }
 
     /// A cell for a numeric column: never prefixed.
-    public static func numberCell(_ value: String) -> String { quoteIfNeeded(value) }
+    public static func numberCell(_ value: String) -> String { quoteIfNeeded(escapingControlCharacters(value)) }
+
+    /// `value` with every control character (C0, DEL, C1) written as a visible escape: `\t`,
+    /// `\n`, `\r`, else `\u001B`. An input line's escape sequences, NULs or line breaks
+    /// would otherwise reach a spreadsheet or a terminal that `cat`s the file, where they
+    /// can hide or fake text; a record never spans lines either.
+    public static func escapingControlCharacters(_ value: String) -> String {
+        guard value.unicodeScalars.contains(where: isControl) else { return value }
+        var escaped = String.UnicodeScalarView()
+        for scalar in value.unicodeScalars {
+            guard isControl(scalar) else {
+                escaped.append(scalar)
+                continue
+            }
+            let text: String
+            switch scalar {
+            case "\t": text = "\\t"
+            case "\n": text = "\\n"
+            case "\r": text = "\\r"
+            default:
+                let hex = String(scalar.value, radix: 16, uppercase: true)
+                text = "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            }
+            escaped.append(contentsOf: text.unicodeScalars)
+        }
+        return String(escaped)
+    }
+
+    /// Unicode's `Cc` category: U+0000–U+001F, U+007F and U+0080–U+009F.
+    static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
+    }
 
     static func quoteIfNeeded(_ value: String) -> String {
         if value.utf8.contains(where: { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: "\"") || $0 == 0x0A || $0 == 0x0D }) {
@@ -76,6 +116,8 @@ public struct CSVRow {
 
     let bytes: [UInt8]
     let spans: [Span]
+    /// Set when the record had more fields than its reader allowed: how many. It then holds none.
+    public let excessFieldCount: Int?
 
     public var count: Int { spans.count }
 

@@ -10,17 +10,29 @@ public struct JSONSyntaxError: Error, Equatable, Sendable, CustomStringConvertib
 ///
 /// It works on a byte buffer (no `Character` iteration, no `JSONDecoder`),
 /// rejects invalid UTF-8, control characters in strings, trailing garbage,
-/// and nesting deeper than `maximumDepth`, so hostile input costs one
-/// rejected line and never a crash or a stack overflow.
+/// nesting deeper than `maximumDepth`, and more values than `maximumValues`
+/// allows for the text's length, so hostile input costs one rejected line
+/// and never a crash, a stack overflow or memory out of proportion to it.
 public struct JSONParser {
     public static let maximumDepth = 64
+
+    /// How many values a text of `byteCount` bytes may hold.
+    ///
+    /// A parsed value takes a few dozen bytes, its text as little as two (`0,`): one line
+    /// of `[0,0,…]` would take over ten times its size. The contract's records spend a dozen
+    /// bytes or more on each value (`"quantity":"1",`), so one value per eight bytes leaves
+    /// them room, and no text may hold more than a million values (Apple's largest receipts
+    /// hold tens of thousands), which bounds a huge line's cost by its buffer.
+    public static func maximumValues(byteCount: Int) -> Int { min(1 << 20, 1024 + byteCount / 8) }
 
     private let bytes: UnsafeBufferPointer<UInt8>
     private var index = 0
     private var depth = 0
+    private var valuesLeft: Int
 
     private init(bytes: UnsafeBufferPointer<UInt8>) {
         self.bytes = bytes
+        valuesLeft = JSONParser.maximumValues(byteCount: bytes.count)
     }
 
     /// Parses one complete JSON text.
@@ -65,6 +77,10 @@ public struct JSONParser {
 
     private mutating func parseValue() throws(JSONSyntaxError) -> JSONValue {
         guard index < bytes.count else { throw error("unexpected end of input") }
+        valuesLeft -= 1
+        if valuesLeft < 0 {
+            throw error("more than \(JSONParser.maximumValues(byteCount: bytes.count)) values in \(bytes.count) bytes")
+        }
         switch bytes[index] {
         case UInt8(ascii: "{"): return try parseObject()
         case UInt8(ascii: "["): return try parseArray()

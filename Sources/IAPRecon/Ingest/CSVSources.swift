@@ -69,7 +69,7 @@ extension CSVRowParser {
 
     static func day(_ name: String, _ row: CSVRow, _ header: CSVHeader) throws(LineReject) -> String {
         let text = try required(name, row, header)
-        guard Timestamp.startOfDay(text) != nil else { throw LineReject("bad date in '\(name)': \"\(text.prefix(40))\"") }
+        guard Timestamp.startOfDay(text) != nil else { throw LineReject("bad date in '\(name)': \(LineReject.quoted(.string(text)))") }
         return text
     }
 }

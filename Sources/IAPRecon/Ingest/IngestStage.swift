@@ -141,6 +141,7 @@ public enum IngestStage {
                 counts: LineCounts(read: Int(row.int(2)), accepted: Int(row.int(3)), rejected: Int(row.int(4)),
                                    blank: Int(row.int(5)), ignored: Int(row.int(6))))
         }
+        let pseudonyms = try DeviceIDPseudonyms.load(database)
         var report = IngestReport()
         var jobs: [Job] = []
         var outcomes: [IngestedFile?] = Array(repeating: nil, count: files.count)
@@ -182,7 +183,7 @@ public enum IngestStage {
         if bulk { try RawIndexes.drop(database) }
         Trace.mark("ingest planned (\(bulk ? "bulk" : "adding"))")
         try WorkerPool(width: width).run(count: jobList.count, produce: { index, send in
-            parse(files[jobList[index].fileIndex], range: jobList[index].range, send: send)
+            parse(files[jobList[index].fileIndex], range: jobList[index].range, pseudonyms: pseudonyms, send: send)
         }, consume: { (index: Int, message: Message) in
             let job = jobList[index]
             let file = files[job.fileIndex]
@@ -255,9 +256,13 @@ public enum IngestStage {
     }
 
     /// Parses one file, or one chunk of it, on a worker: its lines in batches, then its line count or why it failed.
-    static func parse(_ file: SourceFile, range: Range<Int>?, packingRows: Bool = true, send: (Message) -> Void) {
+    static func parse(
+        _ file: SourceFile, range: Range<Int>?, packingRows: Bool = true, pseudonyms: DeviceIDPseudonyms? = nil, send: (Message) -> Void
+    ) {
         do {
-            send(.end(try SourceFileParser.parse(file, range: range) { send(.lines(LineBatch($0, packingRows: packingRows))) }))
+            send(.end(try SourceFileParser.parse(file, range: range) {
+                send(.lines(LineBatch($0, packingRows: packingRows, pseudonyms: pseudonyms)))
+            }))
         } catch let error as InputError {
             send(.failed(error))
         } catch {

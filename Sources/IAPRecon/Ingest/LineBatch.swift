@@ -15,8 +15,9 @@ struct LineBatch: Sendable {
     private(set) var rows: [PackedRows] = RawTable.allCases.map { PackedRows(table: $0.rawValue) }
     private(set) var rejects: [Reject] = []
 
-    /// With `packingRows` false, only the counts (what `validate` prints).
-    init(_ parsed: [ParsedLine], packingRows: Bool = true) {
+    /// With `packingRows` false, only the counts (what `validate` prints). Device ids are
+    /// packed as their `pseudonyms`.
+    init(_ parsed: [ParsedLine], packingRows: Bool = true, pseudonyms: DeviceIDPseudonyms? = nil) {
         for line in parsed {
             lines += 1
             counts.count(line.outcome)
@@ -26,7 +27,7 @@ struct LineBatch: Sendable {
                     let table = row.table.rawValue
                     rows[table].appendValue(.integer(Int64(line.line)))
                     rows[table].appendValue(.integer(Int64(row.item)))
-                    for value in row.values { rows[table].appendValue(value) }
+                    for value in pseudonyms?.pseudonymising(row.values, of: row.table) ?? row.values { rows[table].appendValue(value) }
                     rows[table].endRow()
                 }
             case .accepted:

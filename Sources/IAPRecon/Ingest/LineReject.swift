@@ -20,18 +20,17 @@ public struct LineReject: Error, Equatable, Sendable, CustomStringConvertible {
         LineReject("bad amount in '\(field)': \(quoted(value))")
     }
 
-    /// A short, quoted rendering of a bad value for the reason text.
+    /// A bad value for the reason text: quoted when short, else described, so a reason
+    /// never carries a device id, a token or a receipt (`Redaction.quotable`).
     static func quoted(_ value: JSONValue) -> String {
-        let text: String
         switch value {
-        case .string(let string): text = "\"" + string + "\""
-        case .number(let number): text = number
-        case .bool(let bool): text = String(bool)
-        case .null: text = "null"
-        case .array: text = "an array"
-        case .object: text = "an object"
+        case .string(let string): Redaction.quotable(string).map { "\"" + $0 + "\"" } ?? "a string of \(string.utf8.count) bytes"
+        case .number(let number): Redaction.quotable(number) ?? "a number of \(number.utf8.count) characters"
+        case .bool(let bool): String(bool)
+        case .null: "null"
+        case .array: "an array"
+        case .object: "an object"
         }
-        return text.count > 40 ? String(text.prefix(40)) + "…" : text
     }
 }
 

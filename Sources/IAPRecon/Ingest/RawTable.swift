@@ -62,6 +62,15 @@ public enum RawTable: Int, CaseIterable, Sendable {
         }
     }
 
+    /// The indexes in `columns` of device and MMP ids, which the store keeps only as
+    /// pseudonyms (`DeviceIDPseudonyms`).
+    var deviceIDColumns: [Int] {
+        switch self {
+        case .registrations, .mmpEvents: ["idfv", "idfa", "appsflyer_id"].compactMap { columns.firstIndex(of: $0) }
+        default: []
+        }
+    }
+
     var createSQL: String {
         let typed = columns.map { column in
             column.hasSuffix("_ms") || column.hasSuffix("_n") ? "\(column) INTEGER" : "\(column) TEXT"

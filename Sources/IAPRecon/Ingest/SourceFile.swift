@@ -264,9 +264,11 @@ enum SourceFileParser {
 
     static func parseJSONLine(_ line: LineReader.Line, kind: SourceKind) -> ParsedLine {
         if line.tooLong { return reject(line, "line longer than \(LineReader.maximumLineBytes >> 20) MiB") }
-        if line.bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) {
+        guard let first = line.bytes.first(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0D }) else {
             return ParsedLine(line: line.number, outcome: .blank)
         }
+        // An array is never a record: it is rejected unparsed, whatever it holds.
+        if first == UInt8(ascii: "[") { return reject(line, "not a JSON object") }
         let value: JSONValue
         do {
             value = try JSONParser.parse(line.bytes)
@@ -304,7 +306,7 @@ struct CSVRecordAssembler {
         if line.tooLong {
             return [SourceFileParser.reject(line, "line longer than \(LineReader.maximumLineBytes >> 20) MiB")]
         }
-        guard let fields = CSV.row(line.bytes) else {
+        guard let fields = CSV.row(line.bytes, maximumFields: header?.names.count ?? CSV.maximumHeaderFields) else {
             if header == nil {
                 // The header itself is broken: every row will say which column it lacks.
                 header = CSVHeader([])
@@ -312,6 +314,17 @@ struct CSVRecordAssembler {
                 return []
             }
             return [SourceFileParser.reject(line, "unbalanced quotes")]
+        }
+        if let fieldCount = fields.excessFieldCount {
+            guard let header else {
+                // A header of thousands of columns is no export's: every row will say which column it lacks.
+                self.header = CSVHeader([])
+                missingColumns = kind.csvParser?.requiredColumns ?? []
+                return []
+            }
+            let reason = missingColumns.first.map { "header has no column '\($0)'" }
+                ?? "row has \(fieldCount) fields, the header has \(header.names.count)"
+            return [SourceFileParser.reject(line, reason)]
         }
         return record(fields, line: line.number).map { [$0] } ?? []
     }
@@ -341,50 +354,5 @@ struct CSVRecordAssembler {
         } catch {
             return reject(error.reason)
         }
-    }
-}
-
-/// Keeps receipt blobs and JWS strings out of `rejects` (data minimisation).
-enum Redaction {
-    static let maximumBytes = 300
-    static let longTokenBytes = 64
-    /// Only the start of a huge line is looked at.
-    static let scanBytes = 64 * 1024
-
-    /// The line as text, with every long base64-like run replaced and the whole cut to 300 bytes.
-    static func rejectText(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
-        var output: [UInt8] = []
-        var run: [UInt8] = []
-        var runLength = 0
-        func flush() {
-            if runLength >= longTokenBytes {
-                output += Array("[\(runLength) bytes redacted]".utf8)
-            } else {
-                output += run
-            }
-            run.removeAll(keepingCapacity: true)
-            runLength = 0
-        }
-        for byte in bytes.prefix(scanBytes) {
-            if output.count > maximumBytes { break }
-            let tokenByte = (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
-                || byte == 0x2B || byte == 0x2F || byte == 0x3D || byte == 0x5F || byte == 0x2D || byte == 0x2E
-            if tokenByte {
-                runLength += 1
-                if run.count < longTokenBytes { run.append(byte) }
-            } else {
-                flush()
-                output.append(byte)
-            }
-        }
-        flush()
-        var cut = output.count > maximumBytes || bytes.count > scanBytes
-        var text = String(decoding: output.prefix(maximumBytes), as: UTF8.self)
-        // Invalid bytes decode as U+FFFD (3 bytes each): cut again to the limit.
-        while text.utf8.count > maximumBytes {
-            text.removeLast()
-            cut = true
-        }
-        return cut ? text + "…" : text
     }
 }

@@ -83,6 +83,11 @@ public enum Pipeline {
         defer { withExtendedLifetime(lock) {} }
         let database = try Store.open(path: options.databasePath)
         if options.checkStore { try Store.checkIntegrity(database, quick: true) }
+        // A run reads only the tables its stages need: damage elsewhere (a raw table this night does
+        // not read, an index) is looked for on a reader of its own while the stages work.
+        let storeCheck = Background { [path = options.databasePath, checked = options.checkStore] in
+            if !checked { try Store.checkIntegrity(Database(path: path, readOnly: true), quick: true) }
+        }
         // An --out that cannot be written, or holds what iaprecon did not write, fails now, not after an hour of work.
         try OutputSet.checkTarget(options.report.outFolder)
         let runID = try RunLog.start(database, command: options.command, partitionDate: options.partitionsThrough)
@@ -123,11 +128,13 @@ public enum Pipeline {
             let report = try timed("report", note: { (summary: ReportSummary) in "\(summary.files.count) files in \(options.outFolder)" }) {
                 try ReportStage.run(database: database, settings: options.report, timings: timings) { progress?.advanced(.lines($0)) }
             }
+            try storeCheck.value()
             let result = RunResult(ingest: ingest, join: join, report: report, timings: timings)
             RunLog.finish(database, runID: runID, verdict: verdict(.success(result)), asOfMs: join.asOfMs,
                           linesRead: ingest.totals.read, findings: join.findings)
             return result
         } catch {
+            storeCheck.wait()
             RunLog.finish(database, runID: runID, verdict: verdict(.failure(error)), asOfMs: nil, linesRead: nil, findings: nil)
             throw error
         }

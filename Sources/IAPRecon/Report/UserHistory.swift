@@ -268,7 +268,7 @@ public struct UserHistory: Sendable {
                 var parts = ["method " + (row.optionalString(1) ?? "?")]
                 if let country = row.optionalString(2) { parts.append("country " + country) }
                 if let idfa = row.optionalString(3) { parts.append("idfa " + mask(idfa)) }
-                if let appsflyer = row.optionalString(4) { parts.append("appsflyer " + appsflyer) }
+                if let appsflyer = row.optionalString(4) { parts.append("appsflyer " + mask(appsflyer)) }
                 add(row.int(0), "registered", id: user, detail: parts.joined(separator: ", "), source: row.string(5))
             }
             // The install the report joined this user to (CONTRACT.md §1.5), with the key it was joined by.
@@ -390,8 +390,11 @@ public struct UserHistory: Sendable {
         }
     }
 
-    /// An IDFA shows only its last four characters.
-    static func mask(_ idfa: String) -> String { "…" + String(idfa.suffix(4)) }
+    /// A device id shows only its last four characters: what follows the `…` of the pseudonym the store keeps.
+    static func mask(_ id: String) -> String {
+        if let marker = id.lastIndex(of: "…") { return String(id[marker...]) }
+        return "…" + String(id.suffix(4))
+    }
 }
 
 extension UserHistory {

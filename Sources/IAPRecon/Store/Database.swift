@@ -33,6 +33,7 @@ public final class Database {
         _ = sqliteConfigured
         var pointer: OpaquePointer?
         let flags = readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
+        if !readOnly { Self.createOwnerOnly(path) }
         let code = sqlite3_open_v2(path, &pointer, flags | SQLITE_OPEN_NOMUTEX, nil)
         guard code == SQLITE_OK, let pointer else {
             let message = pointer.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"
@@ -58,6 +59,19 @@ public final class Database {
             sqlite3_close_v2(handle)
             throw error
         }
+    }
+
+    /// Creates a missing store file readable and writable by its owner only (0600), whatever
+    /// the umask: it holds user ids and purchases. SQLite gives the `-wal` and `-shm` files it
+    /// creates beside it the same permissions.
+    private static func createOwnerOnly(_ path: String) {
+        guard !path.isEmpty, path != ":memory:", !path.hasPrefix("file:") else { return }
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        if descriptor >= 0 {
+            fchmod(descriptor, 0o600)
+            close(descriptor)
+        }
+        // An existing file is left as its owner set it; a failure here is SQLite's to report.
     }
 
     deinit {

@@ -183,4 +183,16 @@ struct JSONParserTests {
             #expect(error.description == "unexpected text after the JSON value at byte 9")
         }
     }
+
+    @Test("a text denser in values than any record is refused before it is built; a long receipt-like array of objects is not")
+    func valueBudget() throws {
+        // 2,000 zeros in 4,010 bytes: more than one value per eight bytes (plus 1,024).
+        let zeros = #"{"a":["# + Array(repeating: "0", count: 2_000).joined(separator: ",") + "]}"
+        #expect(failure(Array(zeros.utf8)) == "more than 1524 values in 4007 bytes at byte 3051")
+        // Its near miss: 2,000 in_app entries of three values each, far longer per value.
+        let entries = Array(repeating: #"{"quantity":"1","product_id":"gems60"}"#, count: 2_000).joined(separator: ",")
+        let receipt = try JSONParser.parse(#"{"in_app":["# + entries + "]}")
+        #expect(receipt["in_app"]?.arrayValue?.count == 2_000)
+        #expect(JSONParser.maximumValues(byteCount: 100 << 20) == 1 << 20)
+    }
 }

@@ -89,6 +89,8 @@ struct IngestStageTests {
         var dumps: [[String]] = []
         for jobs in [1, 4] {
             let scenario = try Scenario()
+            // One device-id key for both stores, so their pseudonyms compare.
+            try scenario.fixDeviceIDKey()
             let database = try scenario.open()
             _ = try IngestStage.run(files: try SourceFile.list(in: SampleDataTests.sampleData), database: database, jobs: jobs, chunkBytes: 4096)
             dumps.append(try Self.dump(database))

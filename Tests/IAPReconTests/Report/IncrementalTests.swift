@@ -233,6 +233,8 @@ struct IncrementalTests {
         let late = try #require(mmp.last)
         let scenario = try Scenario()
         for file in files where file != late { try scenario.link(file) }
+        // One device-id key for both stores, so their pseudonyms (and the rows' fingerprints) compare.
+        try scenario.fixDeviceIDKey()
         _ = try run(scenario, input: scenario.input)
         let database = try scenario.open()
         try database.execute("""
@@ -248,6 +250,7 @@ struct IncrementalTests {
 
         let full = try Scenario()
         for file in files { try full.link(file) }
+        try full.fixDeviceIDKey()
         _ = try run(full, input: full.input)
         try expectSame(scenario, full, "older identities")
         for table in ["stg_mmp__identities", "stg_mmp__installs", "stg_mmp__purchases", "stg_mmp__links"] {

@@ -20,7 +20,7 @@ struct OutputFormatTests {
 
     // MARK: - Formula-injection guard
 
-    @Test("a text cell starting with =, +, -, @, tab or CR is prefixed with ' in findings.csv and revenue_daily.csv; numbers never are",
+    @Test("a text cell starting with =, +, -, @, tab or CR is prefixed with ' (a tab or CR then shown escaped) in findings.csv and revenue_daily.csv; numbers never are",
           arguments: ["=", "+", "-", "@", "\t", "\r"])
     func formulaGuard(prefix: String) throws {
         let scenario = try Scenario()
@@ -40,8 +40,8 @@ struct OutputFormatTests {
         ])
         _ = try scenario.run(asOf: asOf)
 
-        // The raw bytes: the guarded cell is quoted only when it holds a CR.
-        let cell = prefix == "\r" ? "\"'\rgems\"" : "'\(prefix)gems"
+        // The raw bytes: a tab or CR is guarded, then shown escaped, so the cell needs no quotes.
+        let cell = "'" + CSV.escapingControlCharacters(prefix) + "gems"
         #expect(try scenario.output("revenue_daily.csv") == [
             RevenueReportTests.header,
             "2026-11-10,\(cell),USA,USD,1,4.99,0,4.99,4.99,0,4.99",
@@ -52,7 +52,7 @@ struct OutputFormatTests {
         #expect(findings.first == Self.findingColumns)
         let orphan = try #require(findings.dropFirst().first { $0[1] == "orphan_delivery" })
         let row = Dictionary(uniqueKeysWithValues: zip(Self.findingColumns, orphan))
-        #expect(row["user_id"] == "'" + user)
+        #expect(row["user_id"] == "'" + CSV.escapingControlCharacters(user))
         #expect(row["amount"] == "0.99")
         #expect(row["currency"] == "USD")
         #expect(row["product_id"] == "gems60")
@@ -84,9 +84,35 @@ struct OutputFormatTests {
         #expect(rejects.last?[3] == "'=1+1")
     }
 
+    @Test("control characters from input lines reach findings.csv and rejects.csv only as visible escapes")
+    func controlCharactersEscaped() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        // A user id carrying a terminal escape sequence (JSON-escaped, so the line is accepted: an orphan
+        // delivery), and a line with a raw ESC, BEL and C1 CSI in it (not JSON: a reject showing its text).
+        try scenario.write("server/s.jsonl", [
+            #"{"ts":"2026-11-10T10:00:09Z","event":"delivered","user_id":"u\u001b[2J\u0007x","transaction_id":"t404","product_id":"gems60","quantity":1}"#,
+            "{\"ts\":\"2026-11-10T10:00:09Z\",\"event\":\"delivered\",\"user_id\":\"u\u{1B}]0;owned\u{07}\u{9B}31m\"}",
+        ])
+        _ = try scenario.run(asOf: asOf)
+        for name in ["findings.csv", "rejects.csv"] {
+            let text = try scenario.output(name)
+            let controls = text.unicodeScalars.filter { CSV.isControl($0) && $0 != "\r" && $0 != "\n" }
+            #expect(controls.isEmpty, "\(name) holds control characters \(controls.map(\.value))")
+            #expect(!text.contains("\r\r") && text.components(separatedBy: "\r\n").dropLast().allSatisfy { !$0.contains("\n") })
+        }
+        let findings = try #require(Self.records(try scenario.output("findings.csv")))
+        let orphan = try #require(findings.first { $0[1] == "orphan_delivery" })
+        #expect(orphan[3] == #"u\u001B[2J\u0007x"#)
+        let rejects = try #require(Self.records(try scenario.output("rejects.csv")))
+        #expect(rejects.count == 2)
+        #expect(rejects[1][1] == "2")
+        #expect(rejects[1][3] == #"{"ts":"2026-11-10T10:00:09Z","event":"delivered","user_id":"u\u001B]0;owned\u0007\u009B31m"}"#)
+    }
+
     // MARK: - RFC 4180, UTF-8, CRLF
 
-    @Test("cells with commas, quotes and line breaks are quoted per RFC 4180, UTF-8 text is written as is, records end in CRLF")
+    @Test("cells with commas and quotes are quoted per RFC 4180, line breaks shown as \\n, UTF-8 text is written as is, records end in CRLF")
     func rfc4180Quoting() throws {
         let scenario = try Scenario()
         let products = ["gems,300", "say \"hi\"", "two\nlines", "宝石パック"]
@@ -102,11 +128,11 @@ struct OutputFormatTests {
             RevenueReportTests.header,
             "2026-11-10,\"gems,300\",USA,USD,1,0.99,0,0.99,0.99,0,0.99",
             "2026-11-10,\"say \"\"hi\"\"\",USA,USD,1,0.99,0,0.99,0.99,0,0.99",
-            "2026-11-10,\"two\nlines\",USA,USD,1,0.99,0,0.99,0.99,0,0.99",
+            "2026-11-10,two\\nlines,USA,USD,1,0.99,0,0.99,0.99,0,0.99",
             "2026-11-10,宝石パック,USA,USD,1,0.99,0,0.99,0.99,0,0.99",
         ].map { $0 + "\r\n" }.joined())
         let records = try #require(Self.records(text))
-        #expect(records.dropFirst().map { $0[1] } == products)
+        #expect(records.dropFirst().map { $0[1] } == products.map { $0.replacingOccurrences(of: "\n", with: "\\n") })
         #expect(records.allSatisfy { $0.count == 11 })
     }
 

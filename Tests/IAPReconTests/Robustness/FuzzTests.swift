@@ -141,7 +141,7 @@ struct FuzzTests {
         _ = manager.createFile(atPath: input + "/server/binary.jsonl", contents: Data((0..<100_000).map { _ in UInt8.random(in: 0...255, using: &rng) }))
         let huge = "{\"ts\":\"2026-11-28T10:00:00Z\",\"event\":\"order_created\",\"user_id\":\"u1\",\"product_id\":\"gems60\",\"order_id\":\"" + String(repeating: "x", count: 20 << 20) + "\"}\n"
         let good = Line.order("2026-11-28T10:00:00Z", "o1", "u1", "gems60") + "\n"
-        try (good + huge + String(repeating: "[", count: 100_000) + "\n" + good).write(toFile: input + "/server/huge.jsonl", atomically: false, encoding: .utf8)
+        try (good + huge + "{\"a\":" + String(repeating: "[", count: 100_000) + "\n" + good).write(toFile: input + "/server/huge.jsonl", atomically: false, encoding: .utf8)
         let header = "Event Time,Event Name,Customer User ID"
         try ("\u{FEFF}" + header + "\n2026-11-28 10:00:00,install,u1\n" + header + "\n\"unbalanced,install,u2\n2026-11-28 10:00:00,install,u3\n")
             .write(toFile: input + "/attribution/af.csv", atomically: false, encoding: .utf8)
@@ -159,7 +159,7 @@ struct FuzzTests {
             reasons.append($0.string(0))
         }
         #expect(reasons == [
-            "bad time in 'Event Time': \"Event Time\"", "unbalanced quotes", "not JSON: nesting deeper than 64 at byte 65",
+            "bad time in 'Event Time': \"Event Time\"", "unbalanced quotes", "not JSON: nesting deeper than 64 at byte 69",
         ])
         // The 20 MB order is stored whole; a 20 MB line is data, not an attack.
         #expect(try database.scalar("SELECT length(order_id) FROM raw_server__orders WHERE order_id LIKE 'xxx%'") == .integer(20 << 20))

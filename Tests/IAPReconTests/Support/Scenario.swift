@@ -64,6 +64,13 @@ final class Scenario {
 
     func open() throws -> Database { try Store.open(path: databasePath) }
 
+    /// Gives the store a fixed device-id key, so its pseudonyms compare with another store's that has it too.
+    func fixDeviceIDKey() throws {
+        let database = try open()
+        try database.execute(DeviceIDPseudonyms.keyTable)
+        try database.run("INSERT INTO device_id_key (key) VALUES (?)", [.text(String(repeating: "5a", count: 32))])
+    }
+
     /// Runs ingest, normalize and join; returns the findings.
     func reconcile(asOf: String? = nil, graceHours: Int64 = 24, jobs: Int = 1) throws -> [Finding] {
         let database = try open()

@@ -1,0 +1,94 @@
+/// What the store keeps of a device id (IDFA, IDFV, AppsFlyer ID): a keyed hash and the
+/// last four characters, never the id itself.
+///
+/// The pseudonym is the first 128 bits of HMAC-SHA256 under a random key of this store,
+/// in hex, then `…` and the id's last four characters: `9f86d081884c7d659a2feaa0c55ad015…1A2B`.
+/// One id always gives one pseudonym, so registrations and AppsFlyer rows still join on
+/// them; without the key nobody can tell which id a pseudonym stands for, nor match it
+/// against another store's; and `history` shows the last four characters a support agent
+/// compares with what the user reads off their phone. The key lives in the store (its own
+/// table), which only its owner can read.
+public struct DeviceIDPseudonyms: Sendable {
+    private let hmac: HMACSHA256
+
+    public init(key: [UInt8]) { hmac = HMACSHA256(key: key) }
+
+    public func pseudonym(_ id: String) -> String {
+        let code = hmac.authenticationCode(id.utf8)
+        let digits = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        text.reserveCapacity(48)
+        for byte in code.prefix(16) {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0F)])
+        }
+        text += Redaction.masked(Array(id.utf8))
+        return String(decoding: text, as: UTF8.self)
+    }
+
+    /// `values` of a row of `table` with its device ids replaced by their pseudonyms.
+    func pseudonymising(_ values: [SQLValue], of table: RawTable) -> [SQLValue] {
+        guard !table.deviceIDColumns.isEmpty else { return values }
+        var values = values
+        for column in table.deviceIDColumns {
+            if case .text(let id) = values[column] { values[column] = .text(pseudonym(id)) }
+        }
+        return values
+    }
+
+    static let keyTable = "CREATE TABLE IF NOT EXISTS device_id_key (key TEXT NOT NULL)"
+
+    /// The store's key, made on first use.
+    ///
+    /// A store written before pseudonyms existed holds full ids: they are replaced here, in the
+    /// same transaction that makes the key, and the next normalize rebuilds everything from them.
+    public static func load(_ database: Database) throws -> DeviceIDPseudonyms {
+        try database.transaction {
+            try database.execute(keyTable)
+            if case .text(let hex)? = try database.scalar("SELECT key FROM device_id_key"), let key = bytes(ofHex: hex) {
+                return DeviceIDPseudonyms(key: key)
+            }
+            var generator = SystemRandomNumberGenerator()
+            let key = (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            try database.run("DELETE FROM device_id_key")
+            try database.run("INSERT INTO device_id_key (key) VALUES (?)", [.text(key.map { byte in
+                (byte < 16 ? "0" : "") + String(byte, radix: 16)
+            }.joined())])
+            let pseudonyms = DeviceIDPseudonyms(key: key)
+            try pseudonyms.replaceFullIDs(in: database)
+            return pseudonyms
+        }
+    }
+
+    /// Replaces the full ids an older store keeps with pseudonyms, and has everything rebuilt from them.
+    private func replaceFullIDs(in database: Database) throws {
+        var replaced = 0
+        for table in RawTable.allCases where !table.deviceIDColumns.isEmpty {
+            let names = table.deviceIDColumns.map { table.columns[$0] }
+            var rows: [(key: [SQLValue], ids: [SQLValue])] = []
+            try database.forEach("SELECT file_id, line, item, \(names.joined(separator: ", ")) FROM \(table.name)") { row in
+                let ids = names.indices.map { SQLValue(row.optionalString(3 + $0)) }
+                rows.append(([.integer(row.int(0)), .integer(row.int(1)), .integer(row.int(2))], ids))
+            }
+            let update = try database.cached("""
+                UPDATE \(table.name) SET \(names.enumerated().map { "\($1) = ?\($0 + 4)" }.joined(separator: ", "))
+                WHERE file_id = ?1 AND line = ?2 AND item = ?3
+                """)
+            for row in rows {
+                let ids = row.ids.map { id in
+                    guard case .text(let text) = id else { return id }
+                    return .text(pseudonym(text))
+                }
+                try update.insert(row.key + ids)
+            }
+            replaced += rows.count
+        }
+        if replaced > 0 { try database.run("INSERT OR IGNORE INTO dirty_keys (kind, key) VALUES ('all', '')") }
+    }
+
+    private static func bytes(ofHex hex: String) -> [UInt8]? {
+        let digits = Array(hex.utf8)
+        guard digits.count == 64 else { return nil }
+        return stride(from: 0, to: digits.count, by: 2).compactMap { UInt8(String(decoding: digits[$0...$0 + 1], as: UTF8.self), radix: 16) }
+    }
+}

@@ -1,0 +1,39 @@
+import Testing
+@testable import IAPRecon
+
+/// Reading CSV records (CONTRACT.md §1.5, §1.6): what a hostile line may cost.
+@Suite("CSV records")
+struct CSVTests {
+    static func row(_ text: String, maximumFields: Int) -> CSVRow? {
+        Array(text.utf8).withUnsafeBufferPointer { CSV.row($0, maximumFields: maximumFields) }
+    }
+
+    @Test("a record with more fields than its header keeps only their count; one with as many keeps its fields")
+    func excessFields() throws {
+        let commas = try #require(Self.row(String(repeating: ",", count: 100_000), maximumFields: 4))
+        #expect(commas.excessFieldCount == 100_001)
+        #expect(commas.count == 0)
+        let quotedCommas = try #require(Self.row(#""a,b",c,d,e,f"#, maximumFields: 4))
+        #expect(quotedCommas.excessFieldCount == 5)
+        let exact = try #require(Self.row(#""a,b",c,,e"#, maximumFields: 4))
+        #expect(exact.excessFieldCount == nil)
+        #expect((0..<exact.count).map { exact[$0] } == ["a,b", "c", "", "e"])
+    }
+
+    @Test("an attribution line of 100,000 commas is one reject with the field count, and the lines around it are read")
+    func commaLine() throws {
+        let scenario = try Scenario()
+        try scenario.write("attribution/a.csv", [
+            "Event Time,Event Name,Media Source,AppsFlyer ID",
+            "2026-11-20 09:00:00,install,Facebook Ads,1795167600000-4782824",
+            String(repeating: ",", count: 100_000),
+            "2026-11-20 10:00:00,install,Facebook Ads,1795167600000-4782825",
+        ])
+        let result = try scenario.run(asOf: "2026-12-01T00:00:00Z")
+        #expect(result.ingest.files.first?.counts == LineCounts(read: 3, accepted: 2, rejected: 1))
+        let rejects = try #require(OutputFormatTests.records(try scenario.output("rejects.csv")))
+        #expect(rejects.count == 2)
+        #expect(rejects.last?[2] == "row has 100001 fields, the header has 4")
+        #expect(rejects.last?[3] == String(repeating: ",", count: 300) + "…")
+    }
+}

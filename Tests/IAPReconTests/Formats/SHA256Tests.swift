@@ -1,0 +1,26 @@
+import Testing
+@testable import IAPRecon
+
+/// The keyed pseudonyms of device ids rest on these: FIPS 180-4 and RFC 4231 test vectors.
+@Suite("SHA-256 and HMAC-SHA256")
+struct SHA256Tests {
+    static func hex(_ bytes: [UInt8]) -> String { bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined() }
+
+    @Test("SHA-256 gives the standard digests, across the one- and two-block padding boundary", arguments: [
+        ("", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"),
+        ("abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"),
+        ("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"),
+    ])
+    func digest(message: String, expected: String) {
+        #expect(Self.hex(SHA256.hash(Array(message.utf8))) == expected)
+    }
+
+    @Test("HMAC-SHA256 gives RFC 4231's results for a short key and for a key longer than a block")
+    func hmac() {
+        let short = HMACSHA256(key: [UInt8](repeating: 0x0B, count: 20)).authenticationCode(Array("Hi There".utf8))
+        #expect(Self.hex(short) == "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7")
+        let long = HMACSHA256(key: [UInt8](repeating: 0xAA, count: 131))
+            .authenticationCode(Array("Test Using Larger Than Block-Size Key - Hash Key First".utf8))
+        #expect(Self.hex(long) == "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54")
+    }
+}
