@@ -126,7 +126,9 @@ extension Store {
             problems = [error.message]
         }
         guard problems != ["ok"] else { return }
-        let shown = problems.prefix(3).joined(separator: "; ") + (problems.count > 3 ? "; …" : "")
+        // One line: SQLite heads its findings with `*** in database main ***` and may break a finding over lines.
+        let findings = problems.flatMap { $0.split(whereSeparator: \.isNewline).map(String.init) }.filter { !$0.hasPrefix("***") }
+        let shown = findings.prefix(3).joined(separator: "; ") + (findings.count > 3 ? "; …" : "")
         throw StoreError(path: database.path, reason: "damaged (SQLite's \(quick ? "quick_check" : "integrity_check") found: \(shown)); "
                          + "restore it from a backup, or delete it and let the next run read the inputs again")
     }
