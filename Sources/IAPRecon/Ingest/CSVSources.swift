@@ -50,7 +50,7 @@ protocol CSVRowParser {
     static var requiredColumns: [String] { get }
     /// The columns `parse` reads by slot (`CSVHeader.value(slot:in:)`), in slot order.
     static var columns: [String] { get }
-    static func parse(_ row: CSVRow, header: CSVHeader) throws(LineReject) -> LineOutcome
+    static func parse(_ row: CSVRow, header: CSVHeader, rules: LineRules) throws(LineReject) -> LineOutcome
 }
 
 extension CSVRowParser {
@@ -61,10 +61,10 @@ extension CSVRowParser {
         return value
     }
 
-    static func amount(_ name: String, _ text: String?) throws(LineReject) -> String? {
+    /// An amount cell: exact, within range, and not negative unless `negativeAllowed` (CONTRACT.md §1).
+    static func amount(_ name: String, _ text: String?, negativeAllowed: Bool = false) throws(LineReject) -> String? {
         guard let text else { return nil }
-        guard let amount = Amount.parse(text) else { throw .badAmount(name, .string(text)) }
-        return Money.format(amount)
+        return Money.format(try AmountRange.amount(.string(text), field: name, negativeAllowed: negativeAllowed))
     }
 
     static func day(_ name: String, _ row: CSVRow, _ header: CSVHeader) throws(LineReject) -> String {
@@ -128,7 +128,7 @@ enum MMPEventParser: CSVRowParser {
         }
     }
 
-    static func parse(_ row: CSVRow, header: CSVHeader) throws(LineReject) -> LineOutcome {
+    static func parse(_ row: CSVRow, header: CSVHeader, rules: LineRules) throws(LineReject) -> LineOutcome {
         func cell(_ column: Column) -> String? { MMPValue.clean(header.value(slot: column.rawValue, in: row)) }
         func required(_ column: Column) throws(LineReject) -> String {
             guard let value = header.value(slot: column.rawValue, in: row) else { throw LineReject("missing required value '\(column.name)'") }
@@ -136,6 +136,7 @@ enum MMPEventParser: CSVRowParser {
         }
         let eventTimeText = try required(.eventTime)
         guard let eventMs = Timestamp.parse(eventTimeText) else { throw .badTime("Event Time", .string(eventTimeText)) }
+        try rules.checkWallTime(eventMs, field: "Event Time")
         var installMs: Int64?
         if let text = cell(.installTime) {
             guard let ms = Timestamp.parse(text) else { throw .badTime("Install Time", .string(text)) }
@@ -148,15 +149,15 @@ enum MMPEventParser: CSVRowParser {
         guard customerUserID != nil || idfv != nil || idfa != nil || appsflyerID != nil else {
             throw LineReject("none of 'Customer User ID', 'IDFV', 'IDFA', 'AppsFlyer ID' has a value")
         }
-        var revenue = try amount("Event Revenue", cell(.eventRevenue))
+        // MMP revenue may be negative (a refund event); only its size is checked.
+        var revenue = try amount("Event Revenue", cell(.eventRevenue), negativeAllowed: true)
         var revenueCurrency = cell(.eventRevenueCurrency)
-        let revenueUSD = try amount("Event Revenue USD", cell(.eventRevenueUSD))
+        let revenueUSD = try amount("Event Revenue USD", cell(.eventRevenueUSD), negativeAllowed: true)
         let eventValue = cell(.eventValue)
         if revenue == nil, revenueUSD == nil, let eventValue, let json = try? JSONParser.parse(eventValue), let object = json.objectValue {
             let fields = Fields(object, path: "Event Value.")
             if let value = fields.value("af_revenue") {
-                guard let parsed = Amount.parse(value) else { throw .badAmount("Event Value.af_revenue", value) }
-                revenue = Money.format(parsed)
+                revenue = Money.format(try AmountRange.amount(value, field: "Event Value.af_revenue", negativeAllowed: true))
                 revenueCurrency = try? fields.appleString("af_currency")
             }
         }
@@ -176,7 +177,7 @@ enum MMPEventParser: CSVRowParser {
 enum SpendParser: CSVRowParser {
     static let requiredColumns = ["date", "media_source", "campaign", "spend", "currency"]
 
-    static func parse(_ row: CSVRow, header: CSVHeader) throws(LineReject) -> LineOutcome {
+    static func parse(_ row: CSVRow, header: CSVHeader, rules: LineRules) throws(LineReject) -> LineOutcome {
         .accepted([RawRow(.spend, [
             .text(try day("date", row, header)), .text(try required("media_source", row, header)),
             SQLValue(header.value("campaign", in: row)), SQLValue(try amount("spend", try required("spend", row, header))),
@@ -189,7 +190,7 @@ enum SpendParser: CSVRowParser {
 enum CatalogParser: CSVRowParser {
     static let requiredColumns = ["product_id", "type", "price", "currency"]
 
-    static func parse(_ row: CSVRow, header: CSVHeader) throws(LineReject) -> LineOutcome {
+    static func parse(_ row: CSVRow, header: CSVHeader, rules: LineRules) throws(LineReject) -> LineOutcome {
         .accepted([RawRow(.catalog, [
             .text(try required("product_id", row, header)), .text(try required("type", row, header)),
             SQLValue(header.value("subscription_group", in: row)), SQLValue(try amount("price", try required("price", row, header))),
@@ -202,8 +203,8 @@ enum CatalogParser: CSVRowParser {
 enum FXParser: CSVRowParser {
     static let requiredColumns = ["date", "currency", "rate"]
 
-    static func parse(_ row: CSVRow, header: CSVHeader) throws(LineReject) -> LineOutcome {
-        let rate = try amount("rate", try required("rate", row, header))
+    static func parse(_ row: CSVRow, header: CSVHeader, rules: LineRules) throws(LineReject) -> LineOutcome {
+        let rate = try amount("rate", try required("rate", row, header), negativeAllowed: true)
         guard let rate, let value = Money.parse(rate), value > 0 else { throw LineReject("bad amount in 'rate': must be positive") }
         return .accepted([RawRow(.fx, [.text(try day("date", row, header)), .text(try required("currency", row, header)), .text(rate)])])
     }

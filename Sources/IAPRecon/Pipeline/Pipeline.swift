@@ -17,6 +17,8 @@ public struct RunOptions: Sendable {
     public var jobs: Int
     public var reconcile: ReconcileSettings
     public var report: ReportSettings
+    /// The run's clock and `--bundle-id`, for the line checks that depend on them.
+    public var lineRules = LineRules()
 
     public init(input: String, databasePath: String, outFolder: String, jobs: Int, reconcile: ReconcileSettings, report: ReportSettings) {
         self.input = input
@@ -45,7 +47,7 @@ public struct RunResult: Sendable {
 public enum Pipeline {
     /// Ingest; throws the first unreadable input (exit 3) after storing every readable file.
     public static func ingest(
-        input: String, through: String? = nil, database: Database, jobs: Int, progress: ProgressSink?
+        input: String, through: String? = nil, database: Database, jobs: Int, rules: LineRules = LineRules(), progress: ProgressSink?
     ) throws -> IngestReport {
         var files = try SourceFile.list(in: input)
         if let through {
@@ -54,7 +56,7 @@ public enum Pipeline {
                 return !SourceFile.isPartitionName(first) || first <= through
             }
         }
-        let report = try IngestStage.run(files: files, database: database, jobs: jobs, progress: { progress?.advanced($0) })
+        let report = try IngestStage.run(files: files, database: database, jobs: jobs, rules: rules, progress: { progress?.advanced($0) })
         if let first = report.unreadable.first { throw first }
         return report
     }
@@ -81,7 +83,8 @@ public enum Pipeline {
             let ingest = try timed("ingest", note: { (report: IngestReport) in
                 "\(report.totals.read) lines, \(report.totals.rejected) rejected, \(report.files.filter { $0.status == .unchanged }.count) files unchanged"
             }) {
-                try Pipeline.ingest(input: options.input, through: options.partitionsThrough, database: database, jobs: options.jobs, progress: progress)
+                try Pipeline.ingest(input: options.input, through: options.partitionsThrough, database: database, jobs: options.jobs,
+                                    rules: options.lineRules, progress: progress)
             }
             try timed("normalize", note: { (_: Void) in "" }) {
                 try NormalizeStage.run(database: database, workers: WorkerPool(width: options.jobs))

@@ -48,7 +48,7 @@ extension CommandSpec {
             rejects.csv in --out. Findings do not fail the run unless --fail-on says \
             so.
             """,
-        options: [.input, .db, .out, .asOf, .grace, .tz, .mmpTZ, .currency, .jobs, .failOn, .config],
+        options: [.input, .db, .out, .asOf, .now, .grace, .tz, .mmpTZ, .currency, .bundleID, .jobs, .failOn, .config],
         flags: [.quiet],
         examples: [
             ExampleSpec("Reconcile the bundled sample data into ./out:", "iaprecon run"),
@@ -71,7 +71,7 @@ extension CommandSpec {
             points <reports>/latest at that complete set, and appends a log with stage timings \
             to --log-dir.
             """,
-        options: [.root, .db, .reports, .date, .logDir, .grace, .tz, .mmpTZ, .currency, .jobs, .failOn, .config],
+        options: [.root, .db, .reports, .date, .logDir, .now, .grace, .tz, .mmpTZ, .currency, .bundleID, .jobs, .failOn, .config],
         flags: [.quiet],
         examples: [
             ExampleSpec("The nightly cron job:", "iaprecon nightly --config jobs/iaprecon.conf --quiet"),
@@ -87,7 +87,7 @@ extension CommandSpec {
             itself would have seen them, into <reports>/YYYY-MM-DD/; <reports>/latest \
             ends at the last day.
             """,
-        options: [.root, .db, .reports, .from, .to, .logDir, .grace, .tz, .mmpTZ, .currency, .jobs, .config],
+        options: [.root, .db, .reports, .from, .to, .logDir, .now, .grace, .tz, .mmpTZ, .currency, .bundleID, .jobs, .config],
         flags: [.quiet],
         examples: [
             ExampleSpec(
@@ -104,7 +104,7 @@ extension CommandSpec {
             that cannot be read go to the rejects with a reason. Files are parsed \
             in parallel and written in input order.
             """,
-        options: [.input, .db, .jobs, .config],
+        options: [.input, .db, .now, .bundleID, .jobs, .config],
         flags: [.quiet],
         examples: [
             ExampleSpec(
@@ -168,7 +168,7 @@ extension CommandSpec {
             Parses every input file and prints, per file, the lines read, accepted, \
             rejected and ignored, with the first rejects. Nothing is written.
             """,
-        options: [.input, .jobs],
+        options: [.input, .now, .bundleID, .jobs],
         examples: [
             ExampleSpec("Check a new export before loading it:", "iaprecon validate --input exports/2026-11-28")
         ]
@@ -305,6 +305,16 @@ extension OptionSpec {
         name: "as-of", valueName: "time",
         help: "Time to reconcile as of: ISO 8601, epoch milliseconds, or yyyy-MM-dd HH:mm:ss in UTC.",
         defaultValue: .computed("latest event time in the inputs"))
+
+    public static let now = OptionSpec(
+        name: "now", valueName: "time",
+        help: "The run's clock: a line stamped more than 24 hours after it is rejected as 'time in the future'.",
+        defaultValue: .computed("the system clock"))
+
+    public static let bundleID = OptionSpec(
+        name: "bundle-id", valueName: "id",
+        help: "The app's bundle id: receipts and transactions of another bundle are rejected.",
+        defaultValue: .computed("every bundle is read"))
 
     public static let grace = OptionSpec(
         name: "grace", valueName: "duration",

@@ -62,6 +62,7 @@ enum NightlyCommand {
             input: root, databasePath: command.databasePath, outFolder: outRoot + "/" + date, jobs: command.jobs,
             reconcile: try command.reconcileSettings(), report: try command.reportSettings())
         options.partitionsThrough = date
+        options.lineRules = try command.lineRules()
         options.report.outFolder = options.outFolder
         let progress = StageProgress(live: !quiet && console.isTerminal) { line in
             log.write(line)

@@ -22,6 +22,19 @@ extension ParsedCommand {
         return ms
     }
 
+    /// `--now` (the run's clock, default the system clock) and `--bundle-id`, for the line checks.
+    func lineRules() throws -> LineRules {
+        var rules = LineRules()
+        if declares("now"), let text = value("now") {
+            guard let ms = Timestamp.parse(text) else {
+                throw usageError("'\(text)' is not a time for --now (use ISO 8601, e.g. 2026-11-29T00:00:00Z, or epoch ms)")
+            }
+            rules.nowMs = ms
+        }
+        if declares("bundle-id") { rules.bundleID = value("bundle-id") }
+        return rules
+    }
+
     func reconcileSettings() throws -> ReconcileSettings {
         ReconcileSettings(asOfMs: try asOfMs(), graceMs: try optionalDuration("grace") ?? 86_400_000,
                           mmpZone: declares("mmp-tz") ? try zone("mmp-tz") : .utc)

@@ -74,7 +74,7 @@ struct AppleFixtureTests {
         #expect(rows.map(\.table) == [.verifications, .appleTransactions])
         #expect(rows[0].byColumn == [
             "received_ms": .integer(1_698_149_100_000), "user_id": .text("u_1"), "order_id": .text("o_1"),
-            "transaction_id": .text("23456"), "status_n": .integer(0), "environment": .null, "bundle_id": .null,
+            "transaction_id": .text("23456"), "status_n": .integer(0), "environment": .null, "bundle_id": .text("com.example"),
             "shape": .text("transactions"),
         ])
         #expect(rows[1].item == 1)
