@@ -8,8 +8,9 @@ struct CSVHeader {
     /// once per file instead of hashing a name for every cell of every row.
     private let slots: [Int]
 
-    init(_ names: [String], columns: [String] = []) {
-        self.names = names.map(trimmedSpaces)
+    /// `aliases` maps another naming of a column (AppsFlyer's API names) to the one the parser reads.
+    init(_ names: [String], columns: [String] = [], aliases: [String: String] = [:]) {
+        self.names = names.map { aliases[trimmedSpaces($0)] ?? trimmedSpaces($0) }
         var positions: [String: Int] = [:]
         for (index, name) in self.names.enumerated() where positions[name] == nil { positions[name] = index }
         self.positions = positions
@@ -50,11 +51,14 @@ protocol CSVRowParser {
     static var requiredColumns: [String] { get }
     /// The columns `parse` reads by slot (`CSVHeader.value(slot:in:)`), in slot order.
     static var columns: [String] { get }
+    /// Other names of the columns, mapped to those `columns` and `requiredColumns` use.
+    static var headerAliases: [String: String] { get }
     static func parse(_ row: CSVRow, header: CSVHeader, rules: LineRules) throws(LineReject) -> LineOutcome
 }
 
 extension CSVRowParser {
     static var columns: [String] { [] }
+    static var headerAliases: [String: String] { [:] }
 
     static func required(_ name: String, _ row: CSVRow, _ header: CSVHeader) throws(LineReject) -> String {
         guard let value = header.value(name, in: row) else { throw LineReject("missing required value '\(name)'") }
@@ -94,6 +98,8 @@ enum MMPValue {
 enum MMPEventParser: CSVRowParser {
     static let requiredColumns = [Column.eventTime.name, Column.eventName.name]
     static let columns = Column.allCases.map(\.name)
+    /// AppsFlyer's Pull API (with API headers), Push API and Data Locker name the same columns so.
+    static let headerAliases = Dictionary(uniqueKeysWithValues: Column.allCases.map { ($0.apiName, $0.name) })
 
     /// The columns read, by slot: ~20 cells a row, over the largest input.
     enum Column: Int, CaseIterable {
@@ -124,6 +130,33 @@ enum MMPEventParser: CSVRowParser {
             case .countryCode: "Country Code"
             case .platform: "Platform"
             case .touchType: "Attributed Touch Type"
+            }
+        }
+
+        /// The column's name in AppsFlyer's API exports (CONTRACT.md §1.5).
+        var apiName: String {
+            switch self {
+            case .eventTime: "event_time"
+            case .eventName: "event_name"
+            case .installTime: "install_time"
+            case .customerUserID: "customer_user_id"
+            case .idfv: "idfv"
+            case .idfa: "idfa"
+            case .appsflyerID: "appsflyer_id"
+            case .eventRevenue: "event_revenue"
+            case .eventRevenueCurrency: "event_revenue_currency"
+            case .eventRevenueUSD: "event_revenue_usd"
+            case .eventValue: "event_value"
+            case .isRetargeting: "is_retargeting"
+            case .mediaSource: "media_source"
+            case .channel: "af_channel"
+            case .campaign: "campaign"
+            case .campaignID: "af_c_id"
+            case .adset: "af_adset"
+            case .ad: "af_ad"
+            case .countryCode: "country_code"
+            case .platform: "platform"
+            case .touchType: "attributed_touch_type"
             }
         }
     }

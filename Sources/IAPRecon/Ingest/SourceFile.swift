@@ -264,7 +264,8 @@ struct CSVRecordAssembler {
     private mutating func record(_ fields: CSVRow, line: Int) -> ParsedLine? {
         let text = fields.bytes
         guard let header else {
-            let parsedHeader = CSVHeader((0..<fields.count).map { fields[$0] }, columns: kind.csvParser?.columns ?? [])
+            let parsedHeader = CSVHeader((0..<fields.count).map { fields[$0] }, columns: kind.csvParser?.columns ?? [],
+                                         aliases: kind.csvParser?.headerAliases ?? [:])
             self.header = parsedHeader
             missingColumns = (kind.csvParser?.requiredColumns ?? []).filter { !parsedHeader.has($0) }
             return nil

@@ -160,7 +160,7 @@ struct AttributionReport {
     private var values: [Cohort] = []
     var matchedBy: [String: Int] = ["customer_user_id": 0, "appsflyer_id": 0, "idfv": 0, "idfa": 0, "unattributed": 0]
     var installRows = 0
-    /// Verified purchases with no known user, counted in the unattributed cohort of their day.
+    /// Verified purchases with no known user, counted in the `no_user` row of their day.
     var userlessPurchases = 0
     /// Spend rows in a currency fx.csv cannot convert: their cohort's spend is shown empty.
     var unconvertedSpendRows = 0
@@ -180,14 +180,14 @@ struct AttributionReport {
         }
         defer { installWork.wait() }
 
-        // Apple's money whose user nobody knows (no order, delivery or receipt): the unattributed
-        // cohort of its purchase day, so every verified dollar lands in a row.
+        // Apple's money whose user nobody knows (no order, delivery or receipt): the `no_user` row
+        // of its purchase day (CONTRACT.md §3), so every verified dollar lands in a row.
         try database.forEach("""
             SELECT purchase_ms, unit_price, quantity, currency, refund_amount FROM int_transactions_resolved NOT INDEXED
             WHERE is_revenue = 1 AND user_id IS NULL
             """) { row in
             let purchase = Self.purchase(row, offset: 0, values: &money)
-            let key = CohortKey(day: day(purchase.ms), mediaSource: "unattributed", campaign: "")
+            let key = CohortKey(day: day(purchase.ms), mediaSource: "no_user", campaign: "")
             add(key) { cohort in
                 cohort.anchorMs = max(cohort.anchorMs, purchase.ms)
                 cohort.revenue += purchase.grossUSD
@@ -318,7 +318,9 @@ struct AttributionReport {
                 for purchase in userPurchases {
                     cohort.revenue += purchase.grossUSD
                     cohort.refunds += purchase.refundUSD
+                    // A purchase before the install counts in the total only (CONTRACT.md §3).
                     let age = purchase.ms - anchor
+                    guard age >= 0 else { continue }
                     if age < 1 * Self.dayMs { cohort.revenueD0 += purchase.grossUSD }
                     if age < 8 * Self.dayMs { cohort.revenueD7 += purchase.grossUSD }
                     if age < 31 * Self.dayMs { cohort.revenueD30 += purchase.grossUSD }
