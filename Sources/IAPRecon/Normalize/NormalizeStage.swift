@@ -5,7 +5,8 @@
 /// - `stg_apple__refunds`: refund and reversal events per transaction, with
 ///   repeated notifications (same `notificationUUID`) dropped.
 /// - `stg_server__deliveries`: distinct deliveries; log-shipper repeats collapse
-///   by `delivery_id`, or by identical ts, user, transaction, product, quantity.
+///   by `delivery_id` within their transaction, or by identical ts, user,
+///   transaction, product, quantity.
 /// - `stg_server__orders`: one row per `order_id` (its first line).
 /// - `stg_receipts__senders`: which users sent a receipt with which transaction.
 /// - `stg_receipts__claims`: receipt lines naming both an order and a transaction.
@@ -37,7 +38,6 @@ public enum NormalizeStage {
                 try database.execute(tables.dropBeside)
                 try database.execute(MMPEvents.tables.dropBeside)
                 try database.execute(NormalizeScope.prepareChanged)
-                try expandSharedDeliveryIDs(database)
                 try database.execute(NormalizeScope.recordLinks)
             }
             return full
@@ -90,20 +90,6 @@ public enum NormalizeStage {
         let changed = try database.scalar("SELECT count(*) FROM dirty_keys WHERE kind = 'transaction'").integerValue
         let transactions = try database.scalar("SELECT max(rowid) FROM stg_apple__transactions").integerValue
         return changed > max(1_000, transactions / 3)
-    }
-
-    /// One delivery per `delivery_id` spans transactions: every transaction sharing a changed one's delivery ids is rebuilt with it.
-    private static func expandSharedDeliveryIDs(_ database: Database) throws {
-        while true {
-            try database.run("""
-                INSERT OR IGNORE INTO normalize__changed_transactions
-                SELECT d.transaction_id FROM raw_server__deliveries d
-                WHERE d.delivery_id IN (
-                  SELECT delivery_id FROM raw_server__deliveries
-                  WHERE transaction_id IN normalize__changed_transactions AND delivery_id IS NOT NULL)
-                """)
-            if database.changes == 0 { return }
-        }
     }
 
     /// The `stg_*` builders, each for all rows or the changed keys' rows; the slowest to read first,
@@ -218,8 +204,9 @@ public enum NormalizeStage {
     }
 
     /// Distinct deliveries: the first line (by file, then line) of each delivery key, with its copy count.
-    /// Log shippers repeat lines: one delivery per `delivery_id`, or per identical ts, user, transaction,
-    /// product and quantity where there is none. SQLite's sorter brings each key's lines together
+    /// Log shippers repeat lines: one delivery per transaction and `delivery_id` (an id is unique within
+    /// its transaction only, CONTRACT.md §1.1), or per identical ts, user, transaction, product and
+    /// quantity where there is none; so a delivery never spans transactions. SQLite's sorter brings each key's lines together
     /// (one sort, spilling to disk); they are counted here as they stream past.
     private static func buildDeliveries(_ scope: NormalizeScope) -> ReaderJob {
         ReaderJob(inserts: [RebuiltTables.insert(into: "stg_server__deliveries", values: 10, beside: scope.beside)]) { reader, target in
@@ -237,7 +224,7 @@ public enum NormalizeStage {
                 FROM (
                   SELECT d.ts_ms, d.user_id, d.transaction_id, d.product_id, d.order_id, d.quantity_n, d.delivery_id, d.file_id, r.rank,
                          d.line, d.item,
-                         CASE WHEN d.delivery_id IS NOT NULL THEN 'id:' || d.delivery_id
+                         CASE WHEN d.delivery_id IS NOT NULL THEN 'id:' || d.transaction_id || '|' || d.delivery_id
                               ELSE 'line:' || d.ts_ms || '|' || coalesce(d.user_id, '') || '|' || coalesce(d.transaction_id, '') || '|'
                                    || coalesce(d.product_id, '') || '|' || coalesce(d.quantity_n, 0) END AS key
                   FROM raw_server__deliveries d \(scope.scan) JOIN temp.file_rank r USING (file_id)
