@@ -10,6 +10,20 @@ public enum TransactionOrigin: String, Sendable {
     case notification
 }
 
+/// A period Apple sold at other than the product's price (CONTRACT.md §1.2).
+///
+/// Apple marks trials inconsistently between `in_app` and `latest_receipt_info`,
+/// so any sighting's mark counts; a free trial outranks an intro offer.
+public enum OfferTerms: String, Sendable, Comparable {
+    /// `is_trial_period` = "true" or V2 `offerDiscountType` `FREE_TRIAL`: priced 0, never revenue.
+    case freeTrial = "free_trial"
+    /// `is_in_intro_offer_period` = "true" or a V2 `offerType`: Apple's or the order's price, never the catalog's.
+    case introOffer = "intro_offer"
+
+    private var rank: Int { self == .freeTrial ? 2 : 1 }
+    public static func < (lhs: OfferTerms, rhs: OfferTerms) -> Bool { lhs.rank < rhs.rank }
+}
+
 /// One sighting of an Apple transaction in one input line.
 ///
 /// The same transaction appears in many receipts and notifications; the
@@ -45,6 +59,8 @@ public struct AppleTransaction: Sendable, Equatable {
     public var subscriptionGroup: String?
     public var notificationUUID: String?
     public var notificationType: String?
+    /// A free trial or an intro offer, as this sighting says (`OfferTerms`).
+    public var offer: OfferTerms?
 
     public init(origin: TransactionOrigin, transactionID: String, productID: String, purchaseMs: Int64) {
         self.origin = origin
@@ -78,6 +94,11 @@ public struct AppleTransaction: Sendable, Equatable {
         try checkQuantity(quantity, field: fields.path + "quantity")
         ownership = try fields.appleString("inAppOwnershipType")
         subscriptionGroup = try fields.appleString("subscriptionGroupIdentifier")
+        if try fields.appleString("offerDiscountType") == "FREE_TRIAL" {
+            offer = .freeTrial
+        } else if try fields.appleString("offerType") != nil {
+            offer = .introOffer
+        }
     }
 
     /// Decodes a verifyReceipt `in_app[]` / `latest_receipt_info[]` item (Apple sends numbers as strings).
@@ -98,6 +119,11 @@ public struct AppleTransaction: Sendable, Equatable {
         ownership = try fields.appleString("in_app_ownership_type")
         subscriptionGroup = try fields.appleString("subscription_group_identifier")
         self.environment = environment
+        if try fields.appleString("is_trial_period") == "true" {
+            offer = .freeTrial
+        } else if try fields.appleString("is_in_intro_offer_period") == "true" {
+            offer = .introOffer
+        }
     }
 
     /// A receipt date: `<name>_ms`, else `<name>` itself, which iOS 6 receipts send as epoch
@@ -118,7 +144,7 @@ public struct AppleTransaction: Sendable, Equatable {
             SQLValue(revocationMs), SQLValue(revocationReason), SQLValue(revocationType), SQLValue(revocationPercentage),
             SQLValue(priceMilliunits), SQLValue(currency), SQLValue(storefront), SQLValue(environment),
             SQLValue(appAccountToken), SQLValue(type), .integer(quantity), SQLValue(ownership), SQLValue(subscriptionGroup),
-            SQLValue(notificationUUID), SQLValue(notificationType),
+            SQLValue(notificationUUID), SQLValue(notificationType), SQLValue(offer?.rawValue),
         ])
     }
 }

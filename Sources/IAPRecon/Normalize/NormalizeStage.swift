@@ -84,7 +84,10 @@ public enum NormalizeStage {
     /// A fresh store, a pending full rebuild, or `stg_*` tables from an older iaprecon.
     static func needsFullRebuild(_ database: Database) throws -> Bool {
         // The newest stg table: a store from before it rebuilds once.
-        let current = try database.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'stg_registrations__first'").integerValue
+        let current = try database.scalar("""
+            SELECT (SELECT count(*) FROM sqlite_master WHERE name = 'stg_registrations__first')
+                 * (SELECT count(*) FROM pragma_table_info('stg_apple__transactions') WHERE name = 'offer')
+            """).integerValue
         guard current > 0, try !ChangedKeys.isFullRebuildPending(database) else { return true }
         // Past about a third of the transactions, one pass over everything is cheaper than key lookups.
         let changed = try database.scalar("SELECT count(*) FROM dirty_keys WHERE kind = 'transaction'").integerValue
@@ -122,7 +125,7 @@ public enum NormalizeStage {
               transaction_id TEXT PRIMARY KEY, original_transaction_id TEXT NOT NULL, product_id TEXT NOT NULL,
               purchase_ms INTEGER NOT NULL, expires_ms INTEGER, environment TEXT, price_milli INTEGER, currency TEXT,
               storefront TEXT, app_account_token TEXT, type TEXT, quantity INTEGER NOT NULL, ownership TEXT,
-              subscription_group TEXT, first_seen_ms INTEGER, sightings INTEGER NOT NULL, sources TEXT NOT NULL
+              subscription_group TEXT, first_seen_ms INTEGER, sightings INTEGER NOT NULL, sources TEXT NOT NULL, offer TEXT
             )
             """),
         ("stg_apple__refunds", """
@@ -268,7 +271,7 @@ public enum NormalizeStage {
     /// except that any `Production` sighting makes the transaction Production.
     private static func buildTransactions(_ scope: NormalizeScope) -> ReaderJob {
         ReaderJob(inserts: [
-            RebuiltTables.insert(into: "stg_apple__transactions", values: 17, beside: scope.beside),
+            RebuiltTables.insert(into: "stg_apple__transactions", values: 18, beside: scope.beside),
             RebuiltTables.insert(into: "stg_apple__refunds", values: 7, beside: scope.beside, orIgnore: true),
             RebuiltTables.insert(into: "stg_receipts__senders", values: 4, beside: scope.beside),
         ]) { reader, target in try mergeTransactions(reader, scope, into: target) }
@@ -295,7 +298,8 @@ public enum NormalizeStage {
             SELECT a.transaction_id, a.original_transaction_id, a.product_id, a.purchase_ms, a.expires_ms, a.environment,
                    a.price_milli_n, a.currency, a.storefront, a.app_account_token, a.type, a.quantity_n, a.ownership,
                    a.subscription_group, a.event_ms, a.file_id, a.notification_uuid, a.notification_type,
-                   a.revocation_ms, a.revocation_type, a.revocation_percentage_n, a.revocation_reason, a.origin, a.user_id, a.line
+                   a.revocation_ms, a.revocation_type, a.revocation_percentage_n, a.revocation_reason, a.origin, a.user_id, a.line,
+                   a.offer
             FROM raw_apple__transactions a \(scope.scan) JOIN temp.file_rank r USING (file_id)
             WHERE \(scope.transactions("a.transaction_id"))
             ORDER BY a.transaction_id, r.rank, a.line, a.item
@@ -360,6 +364,8 @@ private struct MergedTransaction {
     let transactionID: String
     var fields: [SQLValue] = Array(repeating: .null, count: 13)
     var environment: String?
+    /// The strongest offer any sighting names: a trial in `in_app` counts though `latest_receipt_info` omits it.
+    var offer: OfferTerms?
     var firstSeenMs: Int64?
     var sightings = 0
     var sources: [String] = []
@@ -377,6 +383,7 @@ private struct MergedTransaction {
             environment = sightingEnvironment ?? environment
         }
         if let seen = row.optionalInt(14) { firstSeenMs = min(firstSeenMs ?? seen, seen) }
+        if let sighted = row.optionalString(25).flatMap(OfferTerms.init(rawValue:)), offer.map({ $0 < sighted }) ?? true { offer = sighted }
         if sources.count < 3 { sources.append(source()) }
     }
 
@@ -385,7 +392,8 @@ private struct MergedTransaction {
         merged[4] = SQLValue(environment)
         if merged[0] == .null { merged[0] = .text(transactionID) }
         if merged[10] == .null { merged[10] = .integer(1) }
-        return [.text(transactionID)] + merged + [SQLValue(firstSeenMs), .integer(Int64(sightings)), .text(sources.joined(separator: ";"))]
+        return [.text(transactionID)] + merged
+            + [SQLValue(firstSeenMs), .integer(Int64(sightings)), .text(sources.joined(separator: ";")), SQLValue(offer?.rawValue)]
     }
 }
 

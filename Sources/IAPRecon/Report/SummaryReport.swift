@@ -120,7 +120,7 @@ enum SummaryReport {
             ("transactions", .object([
                 ("by_environment", .object(counts.environments)), ("production_without_order", .int(counts.unmatchedTransactions)),
                 ("family_shared", .int(counts.familyShared)), ("failed_verifications", .int(counts.failedVerifications)),
-                ("price_source", .object(PriceSource.allCases.map { ($0.rawValue, .int(revenue.priceSources[$0] ?? 0)) })),
+                ("price_source", .object(PriceSource.allCases.filter { $0 != .freeTrial }.map { ($0.rawValue, .int(revenue.priceSources[$0] ?? 0)) })),
                 ("without_fx_rate", .int(revenue.unconverted)),
                 ("products_missing_from_catalog", .int(counts.missingFromCatalog)),
             ])),

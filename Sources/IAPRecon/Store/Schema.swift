@@ -74,6 +74,10 @@ public enum Schema {
             \(ChangedKeys.latestTimesSQL(where: "1"));
             \(RawIndexes.added3.joined(separator: ";\n"));
             """),
+        // Free trials and intro offers are priced apart (CONTRACT.md §1.2): a sighting's offer terms.
+        (4, """
+            ALTER TABLE raw_apple__transactions ADD COLUMN offer TEXT;
+            """),
     ]
 
     public static var latestVersion: Int { migrations.last?.id ?? 0 }
