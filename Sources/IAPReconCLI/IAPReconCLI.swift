@@ -43,6 +43,7 @@ public enum IAPReconCLI {
         switch error {
         case is InputError: .unreadableInput
         case is LockedError: .locked
+        case is ReportingCurrency.Mismatch: .usage
         default: .failure
         }
     }

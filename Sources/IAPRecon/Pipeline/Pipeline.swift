@@ -45,10 +45,25 @@ public struct RunResult: Sendable {
 /// `report` subcommands), so a failed night can resume from the stage that
 /// failed: every stage reads only the store and rebuilds its own tables.
 public enum Pipeline {
-    /// Ingest; throws the first unreadable input (exit 3) after storing every readable file.
-    public static func ingest(
-        input: String, through: String? = nil, database: Database, jobs: Int, rules: LineRules = LineRules(), progress: ProgressSink?
-    ) throws -> IngestReport {
+    /// Checks every `fx.csv` of the input against the reporting currency, before anything else is read
+    /// (CONTRACT.md §1.6): a mismatch throws `ReportingCurrency.Mismatch` (exit 2).
+    public static func checkFX(input: String, through: String? = nil, currency: ReportingCurrency) throws {
+        for file in try inputFiles(input: input, through: through) where file.kind == .fx {
+            var rows: [(currency: String, rate: String)] = []
+            try SourceFileParser.parse(file) { lines in
+                for line in lines {
+                    guard case .accepted(let raw) = line.outcome else { continue }
+                    for row in raw {
+                        if case .text(let code) = row.values[1], case .text(let rate) = row.values[2] { rows.append((code, rate)) }
+                    }
+                }
+            }
+            try currency.check(fxRows: rows, file: file.relativePath)
+        }
+    }
+
+    /// The input's source files, with a partitioned input's days after `through` left out.
+    private static func inputFiles(input: String, through: String?) throws -> [SourceFile] {
         var files = try SourceFile.list(in: input)
         if let through {
             files = files.filter { file in
@@ -56,6 +71,14 @@ public enum Pipeline {
                 return !SourceFile.isPartitionName(first) || first <= through
             }
         }
+        return files
+    }
+
+    /// Ingest; throws the first unreadable input (exit 3) after storing every readable file.
+    public static func ingest(
+        input: String, through: String? = nil, database: Database, jobs: Int, rules: LineRules = LineRules(), progress: ProgressSink?
+    ) throws -> IngestReport {
+        let files = try inputFiles(input: input, through: through)
         let report = try IngestStage.run(files: files, database: database, jobs: jobs, rules: rules, progress: { progress?.advanced($0) })
         if let first = report.unreadable.first { throw first }
         return report
@@ -65,6 +88,7 @@ public enum Pipeline {
         let lock = try RunLock(databasePath: options.databasePath, command: "run")
         defer { withExtendedLifetime(lock) {} }
         let database = try Store.open(path: options.databasePath)
+        try checkFX(input: options.input, through: options.partitionsThrough, currency: options.report.reportingCurrency)
         // An --out that cannot be written fails now, not after an hour of work.
         try OutputSet.makeDirectories(options.report.outFolder)
         let runID = try RunLog.start(database, command: "run")
@@ -96,8 +120,9 @@ public enum Pipeline {
                 try JoinStage.run(database: database, settings: options.reconcile, workers: WorkerPool(width: options.jobs))
             }
             let report = try timed("report", note: { (summary: ReportSummary) in "\(summary.files.count) files in \(options.outFolder)" }) {
-                try ReportStage.run(database: database, settings: options.report, timings: timings)
+                try ReportStage.run(database: database, settings: options.report)
             }
+            RunLog.recordStages(database, runID: runID, timings: timings)
             RunLog.finish(database, runID: runID, status: "ok", asOfMs: join.asOfMs, linesRead: ingest.totals.read,
                           findings: join.findings, message: nil)
             return RunResult(ingest: ingest, join: join, report: report, timings: timings)

@@ -427,15 +427,26 @@ struct AttributionReport {
         return (purchaseMs, gross * rate, refund * rate)
     }
 
-    static let header = [
-        "install_date", "media_source", "campaign", "installs", "registrations", "payers", "revenue_d0_usd", "revenue_d7_usd",
-        "revenue_d30_usd", "revenue_usd", "refunds_usd", "spend_usd", "roas_d7", "roas", "mmp_revenue_usd",
-    ]
+    /// The header, money columns named for the reporting currency (`revenue_usd`, `spend_jpy`).
+    static func header(_ currency: ReportingCurrency) -> [String] {
+        ["install_date", "media_source", "campaign", "installs", "registrations", "payers"]
+            + ["revenue_d0", "revenue_d7", "revenue_d30", "revenue", "refunds", "spend"].map(currency.column)
+            + ["roas_d7", "roas", currency.column("mmp_revenue")]
+    }
 
-    func write(_ sink: inout TextSink) throws {
-        try sink.csvRecord(Self.header)
+    /// Money cells are rounded to the reporting currency's minor unit; ROAS divides the rounded cells.
+    func write(_ sink: inout TextSink, currency: ReportingCurrency) throws {
+        try sink.csvRecord(Self.header(currency))
+        let round = currency.rounded
         for key in cohorts.keys.sorted() {
-            guard let cohort = cohorts[key] else { continue }
+            guard var cohort = cohorts[key] else { continue }
+            cohort.revenueD0 = round(cohort.revenueD0)
+            cohort.revenueD7 = round(cohort.revenueD7)
+            cohort.revenueD30 = round(cohort.revenueD30)
+            cohort.revenue = round(cohort.revenue)
+            cohort.refunds = round(cohort.refunds)
+            cohort.spend = round(cohort.spend)
+            cohort.mmpRevenue = round(cohort.mmpRevenue)
             func mature(_ days: Int64) -> Bool { cohort.anchorMs + days * Self.dayMs <= asOfMs }
             let d7: Amount? = mature(8) ? cohort.revenueD7 : nil
             func ratio(_ value: Amount?) -> String {

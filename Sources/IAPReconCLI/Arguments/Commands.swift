@@ -48,7 +48,7 @@ extension CommandSpec {
             rejects.csv in --out. Findings do not fail the run unless --fail-on says \
             so.
             """,
-        options: [.input, .db, .out, .asOf, .now, .grace, .tz, .mmpTZ, .currency, .bundleID, .jobs, .failOn, .config],
+        options: [.input, .db, .out, .asOf, .now, .grace, .tz, .mmpTZ, .currency, .bundleID, .jobs, .failOn, .failOnNew, .config],
         flags: [.quiet],
         examples: [
             ExampleSpec("Reconcile the bundled sample data into ./out:", "iaprecon run"),
@@ -71,7 +71,7 @@ extension CommandSpec {
             points <reports>/latest at that complete set, and appends a log with stage timings \
             to --log-dir.
             """,
-        options: [.root, .db, .reports, .date, .logDir, .now, .grace, .tz, .mmpTZ, .currency, .bundleID, .jobs, .failOn, .config],
+        options: [.root, .db, .reports, .date, .logDir, .now, .grace, .tz, .mmpTZ, .currency, .bundleID, .jobs, .failOn, .failOnNew, .config],
         flags: [.quiet],
         examples: [
             ExampleSpec("The nightly cron job:", "iaprecon nightly --config jobs/iaprecon.conf --quiet"),
@@ -154,7 +154,7 @@ extension CommandSpec {
             attribution.csv and rejects.csv in --out, each written to a temporary \
             file and renamed.
             """,
-        options: [.db, .out, .tz, .currency, .failOn],
+        options: [.db, .out, .tz, .currency, .failOn, .failOnNew],
         examples: [
             ExampleSpec("Report in Tokyo days and yen:", "iaprecon report --tz Asia/Tokyo --currency JPY"),
             ExampleSpec("Fail a CI job on warnings or worse:", "iaprecon report --fail-on warning"),
@@ -340,6 +340,11 @@ extension OptionSpec {
 
     public static let failOn = OptionSpec(
         name: "fail-on", valueName: "severity", help: "Exit 1 when a finding is at or above this severity.",
+        defaultValue: .computed("never"), kind: .choice(["critical", "warning", "info"]))
+
+    public static let failOnNew = OptionSpec(
+        name: "fail-on-new", valueName: "severity",
+        help: "Exit 1 when a finding first reported by this run is at or above this severity.",
         defaultValue: .computed("never"), kind: .choice(["critical", "warning", "info"]))
 
     public static let root = OptionSpec(

@@ -74,9 +74,17 @@ enum NightlyCommand {
             let line = RunCommand.findingsLine(result.report.findingsBySeverity, asOfMs: result.join.asOfMs, out: options.outFolder)
             log.write(line)
             if !quiet { console.out(line) }
-            let code = exitCode(findings: result.report.findingsBySeverity, failOn: command.failOn)
-            log.write("exit \(code.rawValue)")
-            return code
+            if let warning = bundleWarning(result.report, bundleOption: options.lineRules.bundleID) {
+                log.write(warning)
+                console.err(warning)
+            }
+            let outcome = findingsOutcome(result.report, failOn: command.failOn, failOnNew: command.failOnNew, outFolder: options.outFolder)
+            if let alert = outcome.alert {
+                log.write(alert)
+                console.err(alert)
+            }
+            log.write("exit \(outcome.code.rawValue)")
+            return outcome.code
         } catch {
             log.write("failed: \(error)")
             throw error

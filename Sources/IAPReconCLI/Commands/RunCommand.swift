@@ -14,7 +14,10 @@ enum RunCommand {
         if !quiet {
             console.out(findingsLine(result.report.findingsBySeverity, asOfMs: result.join.asOfMs, out: options.outFolder))
         }
-        return exitCode(findings: result.report.findingsBySeverity, failOn: command.failOn)
+        if let warning = bundleWarning(result.report, bundleOption: options.lineRules.bundleID) { console.err(warning) }
+        let outcome = findingsOutcome(result.report, failOn: command.failOn, failOnNew: command.failOnNew, outFolder: options.outFolder)
+        if let alert = outcome.alert { console.err(alert) }
+        return outcome.code
     }
 
     static func findingsLine(_ bySeverity: [Severity: Int], asOfMs: Int64, out: String) -> String {
@@ -59,13 +62,16 @@ enum StageCommands {
 
     static func report(_ command: ParsedCommand, console: Console) throws -> ExitCode {
         let settings = try command.reportSettings()
-        var bySeverity: [Severity: Int] = [:]
+        var report: ReportSummary?
         _ = try stage(command, "report") { database in
             let summary = try ReportStage.run(database: database, settings: settings)
-            bySeverity = summary.findingsBySeverity
+            report = summary
             return "wrote \(summary.files.joined(separator: ", ")) in \(settings.outFolder)/"
         } output: { console.out($0) }
-        return exitCode(findings: bySeverity, failOn: command.failOn)
+        guard let report else { return .ok }
+        let outcome = findingsOutcome(report, failOn: command.failOn, failOnNew: command.failOnNew, outFolder: settings.outFolder)
+        if let alert = outcome.alert { console.err(alert) }
+        return outcome.code
     }
 
     static func validate(_ command: ParsedCommand, console: Console) throws -> ExitCode {

@@ -41,10 +41,42 @@ struct CommandTests {
         #expect(first.err.contains("ingest: "))
         let failing = work.iaprecon(["run", "--input", Workspace.sampleData, "--db", db, "--out", work.path("out2"), "--fail-on", "critical", "--quiet"])
         #expect(failing.code == 1)
-        #expect(failing.out.isEmpty && failing.err.isEmpty)
+        // --quiet keeps stdout empty; stderr gets the one alert line cron mails.
+        #expect(failing.out.isEmpty)
+        #expect(failing.err.hasPrefix("iaprecon: exit 1: 7 critical findings (lost_delivery "))
+        #expect(failing.err.hasSuffix(" USD at risk; see \(work.path("out2"))/findings.csv\n"))
+        #expect(failing.err.split(separator: "\n").count == 1)
         #expect(try work.read("out2/findings.csv") == work.read("out/findings.csv"))
         let info = work.iaprecon(["report", "--db", db, "--out", work.path("out3"), "--fail-on", "info"])
         #expect(info.code == 1)
+    }
+
+    @Test("--fail-on-new alerts once per new problem: the first night exits 1 with its alert line, a rerun with nothing new exits 0")
+    func failOnNew() throws {
+        let work = try Workspace()
+        let db = work.path("s.sqlite")
+        let arguments = ["run", "--input", Workspace.sampleData, "--db", db, "--fail-on-new", "critical", "--quiet"]
+        let first = work.iaprecon(arguments + ["--out", work.path("out1")])
+        #expect(first.code == 1)
+        #expect(first.err.hasPrefix("iaprecon: exit 1: 7 new critical findings (lost_delivery "))
+        let second = work.iaprecon(arguments + ["--out", work.path("out2")])
+        #expect(second.code == 0)
+        #expect(second.err.isEmpty)
+        // The second night still lists every finding, none of them new, each with its first sighting.
+        let findings = try work.read("out2/findings.csv")
+        #expect(findings.contains(",2026-11-29T23:59:00.000Z,false\r\n"))
+        #expect(!findings.contains(",true\r\n"))
+    }
+
+    @Test("fx.csv is checked against --currency before anything else is read: exit 2 naming both currencies")
+    func currencyMismatch() throws {
+        let work = try Workspace()
+        let result = work.iaprecon(["run", "--input", Workspace.sampleData, "--db", work.path("s.sqlite"), "--out", work.path("out"),
+                                    "--currency", "JPY", "--quiet"])
+        #expect(result.code == 2)
+        #expect(result.err == "Error: fx.csv converts into USD, not JPY\n")
+        // Nothing was read into the store.
+        #expect(!FileManager.default.fileExists(atPath: work.path("out/summary.json")))
     }
 
     @Test("a missing input folder exits 3 naming it")

@@ -29,6 +29,7 @@ struct AppleFixtureTests {
         expected.quantity = 1
         expected.ownership = "PURCHASED"
         expected.subscriptionGroup = "55555"
+        expected.offer = .introOffer  // offerType 1, PAY_AS_YOU_GO
         return expected
     }
 
@@ -43,6 +44,7 @@ struct AppleFixtureTests {
         expected.quantity = 1
         expected.ownership = "PURCHASED"
         expected.subscriptionGroup = "6F3A93AB"
+        expected.offer = .introOffer  // offerType 1
         return expected
     }
 
@@ -87,6 +89,7 @@ struct AppleFixtureTests {
             "storefront": .text("USA"), "environment": .text("LocalTesting"),
             "app_account_token": .text("7e3fb20b-4cdb-47cc-936d-99d65f608138"), "type": .text("Auto-Renewable Subscription"),
             "quantity_n": .integer(1), "ownership": .text("PURCHASED"), "subscription_group": .text("55555"),
+            "offer": .text("intro_offer"),
         ]))
     }
 
@@ -137,6 +140,7 @@ struct AppleFixtureTests {
             "purchase_ms": .integer(1_697_679_936_049), "expires_ms": .integer(1_700_358_336_049),
             "storefront": .text("USA"), "environment": .text("Xcode"), "type": .text("Auto-Renewable Subscription"),
             "quantity_n": .integer(1), "ownership": .text("PURCHASED"), "subscription_group": .text("6F3A93AB"),
+            "offer": .text("intro_offer"),
         ]))
     }
 
