@@ -45,8 +45,8 @@ extension CommandSpec {
             Reads every source file under --input into the store at --db, matches \
             orders to transactions as of --as-of, and replaces findings.csv, \
             findings.json, summary.json, revenue_daily.csv, attribution.csv and \
-            rejects.csv in --out. Findings do not fail the run unless --fail-on says \
-            so.
+            rejects.csv in --out. Findings do not fail the run unless --fail-on or \
+            --fail-on-new says so; then one alert line goes to stderr, even with --quiet.
             """,
         options: [.input, .db, .out, .asOf, .now, .grace, .tz, .mmpTZ, .currency, .bundleID, .jobs, .failOn, .failOnNew, .config],
         flags: [.quiet],

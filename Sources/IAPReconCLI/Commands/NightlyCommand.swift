@@ -76,7 +76,7 @@ enum NightlyCommand {
             if !quiet { console.out(line) }
             if let warning = bundleWarning(result.report, bundleOption: options.lineRules.bundleID) {
                 log.write(warning)
-                console.err(warning)
+                if !quiet { console.err(warning) }
             }
             let outcome = findingsOutcome(result.report, failOn: command.failOn, failOnNew: command.failOnNew, outFolder: options.outFolder)
             if let alert = outcome.alert {

@@ -14,7 +14,7 @@ enum RunCommand {
         if !quiet {
             console.out(findingsLine(result.report.findingsBySeverity, asOfMs: result.join.asOfMs, out: options.outFolder))
         }
-        if let warning = bundleWarning(result.report, bundleOption: options.lineRules.bundleID) { console.err(warning) }
+        if !quiet, let warning = bundleWarning(result.report, bundleOption: options.lineRules.bundleID) { console.err(warning) }
         let outcome = findingsOutcome(result.report, failOn: command.failOn, failOnNew: command.failOnNew, outFolder: options.outFolder)
         if let alert = outcome.alert { console.err(alert) }
         return outcome.code

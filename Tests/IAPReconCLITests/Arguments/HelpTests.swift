@@ -65,7 +65,8 @@ struct HelpTests {
         Reads every source file under --input into the store at --db, matches orders to
         transactions as of --as-of, and replaces findings.csv, findings.json,
         summary.json, revenue_daily.csv, attribution.csv and rejects.csv in --out.
-        Findings do not fail the run unless --fail-on says so.
+        Findings do not fail the run unless --fail-on or --fail-on-new says so; then one
+        alert line goes to stderr, even with --quiet.
 
         USAGE: iaprecon run [<options>]
 

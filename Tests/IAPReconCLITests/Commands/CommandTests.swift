@@ -39,6 +39,8 @@ struct CommandTests {
         #expect(first.code == 0)
         #expect(first.out == "as of 2026-11-29T23:59:00.000Z: 7 critical, 4 warning, 2 info findings; reports in \(work.path("out"))/\n")
         #expect(first.err.contains("ingest: "))
+        // Without --bundle-id, the sample's receipt of another app is accepted, and named.
+        #expect(first.err.contains("Warning: receipts name 2 app bundles (com.example.game, com.other.app); set --bundle-id to reject the others\n"))
         let failing = work.iaprecon(["run", "--input", Workspace.sampleData, "--db", db, "--out", work.path("out2"), "--fail-on", "critical", "--quiet"])
         #expect(failing.code == 1)
         // --quiet keeps stdout empty; stderr gets the one alert line cron mails.
@@ -46,7 +48,8 @@ struct CommandTests {
         #expect(failing.err.hasPrefix("iaprecon: exit 1: 7 critical findings (lost_delivery "))
         #expect(failing.err.hasSuffix(" USD at risk; see \(work.path("out2"))/findings.csv\n"))
         #expect(failing.err.split(separator: "\n").count == 1)
-        #expect(try work.read("out2/findings.csv") == work.read("out/findings.csv"))
+        // The same findings; the second run on the store reports none of them as new.
+        #expect(try work.read("out2/findings.csv") == work.read("out/findings.csv").replacingOccurrences(of: ",true\r\n", with: ",false\r\n"))
         let info = work.iaprecon(["report", "--db", db, "--out", work.path("out3"), "--fail-on", "info"])
         #expect(info.code == 1)
     }
@@ -170,7 +173,7 @@ struct CommandTests {
         #expect(result.code == 0)
         let lines = result.out.split(separator: "\n")
         #expect(lines.first?.hasPrefix("file") == true)
-        #expect(lines.last == "total                                                 265       254         6      3        2")
+        #expect(lines.last == "total                                                 276       264         7      3        2")
         #expect(lines.contains { $0.hasPrefix("server/server-2026-11-27.jsonl.gz") && $0.hasSuffix("60        57         2      0        1  added") })
         #expect(try FileManager.default.contentsOfDirectory(atPath: work.root).isEmpty)
     }
@@ -194,21 +197,26 @@ struct CommandTests {
         #expect(bad.code == 2)
     }
 
-    @Test("two runs on the same inputs write byte-identical outputs and leave the store's data unchanged")
+    @Test("two runs on the same inputs and store write the same outputs, but for which findings are new, and leave the store's data unchanged")
     func idempotent() throws {
         let work = try Workspace()
         let db = work.path("s.sqlite")
         for out in ["a", "b"] {
             #expect(work.iaprecon(["run", "--input", Workspace.sampleData, "--db", db, "--out", work.path(out), "--quiet"]).code == 0)
         }
-        for name in ["findings.csv", "findings.json", "revenue_daily.csv", "attribution.csv", "rejects.csv"] {
+        for name in ["revenue_daily.csv", "attribution.csv", "rejects.csv"] {
             #expect(try work.read("a/" + name) == work.read("b/" + name), "\(name)")
         }
-        let summaryA = try work.read("a/summary.json")
-        let summaryB = try work.read("b/summary.json")
-        #expect(summaryA.components(separatedBy: "\"stage_seconds\"")[0] == summaryB.components(separatedBy: "\"stage_seconds\"")[0])
+        // The first run reported every finding first; the second, nothing new.
+        #expect(try work.read("a/findings.csv").replacingOccurrences(of: ",true\r\n", with: ",false\r\n") == work.read("b/findings.csv"))
+        #expect(try work.read("a/findings.json").replacingOccurrences(of: "\"new\": true", with: "\"new\": false") == work.read("b/findings.json"))
+        func withoutNew(_ text: String) -> [Substring] {
+            text.split(separator: "\n").filter { !$0.contains("\"new\": ") && !$0.contains("\"new_amount_") }
+        }
+        #expect(withoutNew(try work.read("a/summary.json")) == withoutNew(try work.read("b/summary.json")))
+        #expect(try work.read("b/summary.json").contains("\"new\": 0,"))
         let database = try Store.open(path: db)
-        #expect(try database.scalar("SELECT sum(lines_read) FROM files") == .integer(265))
+        #expect(try database.scalar("SELECT sum(lines_read) FROM files") == .integer(276))
         #expect(try database.scalar("SELECT count(*) FROM runs WHERE status = 'ok'") == .integer(2))
     }
 

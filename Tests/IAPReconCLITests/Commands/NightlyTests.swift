@@ -51,7 +51,7 @@ struct NightlyTests {
         #expect(try database.scalar("SELECT count(*) FROM files") == .integer(10))
         var runs: [String] = []
         try database.forEach("SELECT command || ':' || status || ':' || lines_read FROM runs ORDER BY run_id") { runs.append($0.string(0)) }
-        #expect(runs == ["run:ok:160", "run:ok:265"])
+        #expect(runs == ["run:ok:161", "run:ok:276"])
         let logs = try FileManager.default.contentsOfDirectory(atPath: work.path("logs")).sorted()
         #expect(logs.count == 2)
         let log = try work.read("logs/" + logs[1])
@@ -75,7 +75,7 @@ struct NightlyTests {
         #expect(result.code == 0)
         #expect(try FileManager.default.destinationOfSymbolicLink(atPath: work.path("reports/latest")) == "2026-11-29")
         let early = try work.read("reports/2026-11-28/summary.json")
-        #expect(early.contains("\"read\": 160"))
+        #expect(early.contains("\"read\": 161"))
         let bad = work.iaprecon(["backfill", "--root", root, "--from", "2026-11-29", "--to", "2026-11-28"])
         #expect(bad.code == 2)
     }

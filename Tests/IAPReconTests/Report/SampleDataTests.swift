@@ -26,7 +26,7 @@ struct SampleDataTests {
             }.joined(separator: "\r\n")
         case "findings.json", "summary.json":
             return text.split(separator: "\n", omittingEmptySubsequences: false).filter { line in
-                !line.contains("\"first_seen\": ") && !line.contains("\"new\": ") && !line.contains("_new_amount")
+                !line.contains("\"first_seen\": ") && !line.contains("\"new\": ") && !line.contains("\"new_amount_")
             }.joined(separator: "\n")
         default:
             return text
