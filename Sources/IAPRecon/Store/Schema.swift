@@ -75,8 +75,10 @@ public enum Schema {
             \(RawIndexes.added3.joined(separator: ";\n"));
             """),
         // Free trials and intro offers are priced apart (CONTRACT.md §1.2): a sighting's offer terms.
+        // A delivery_id is unique within its transaction only, so nothing looks deliveries up by it.
         (4, """
             ALTER TABLE raw_apple__transactions ADD COLUMN offer TEXT;
+            DROP INDEX IF EXISTS raw_deliveries_by_delivery;
             """),
     ]
 
@@ -121,8 +123,8 @@ enum RawIndexes {
         """,
     ]
 
-    /// Every raw secondary index of the current schema.
-    static let all = added3 + [
+    /// Every raw secondary index of the current schema (migration 4 dropped the one by delivery id).
+    static let all = added3.filter { !$0.contains("raw_deliveries_by_delivery") } + [
         "CREATE INDEX IF NOT EXISTS raw_revocations_by_transaction ON raw_server__revocations(transaction_id)",
         "CREATE INDEX IF NOT EXISTS raw_registrations_by_user ON raw_registrations__users(user_id)",
         "CREATE INDEX IF NOT EXISTS raw_revocations_by_user ON raw_server__revocations(user_id)",

@@ -41,6 +41,7 @@ struct CommandTests {
         #expect(first.err.contains("ingest: "))
         // Without --bundle-id, the sample's receipt of another app is accepted, and named.
         #expect(first.err.contains("Warning: receipts name 2 app bundles (com.example.game, com.other.app); set --bundle-id to reject the others\n"))
+        #expect(try work.read("out/summary.json").contains("\"bundle_ids\": [\n    \"com.example.game\",\n    \"com.other.app\"\n  ],"))
         let failing = work.iaprecon(["run", "--input", Workspace.sampleData, "--db", db, "--out", work.path("out2"), "--fail-on", "critical", "--quiet"])
         #expect(failing.code == 1)
         // --quiet keeps stdout empty; stderr gets the one alert line cron mails.

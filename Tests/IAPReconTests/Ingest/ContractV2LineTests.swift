@@ -110,6 +110,27 @@ struct ContractV2LineTests {
         #expect(IngestLine.rows(Self.iOS6Receipt, .receipts, rules: Self.rules) != nil)
     }
 
+    @Test("a sign-up dated 2099 is rejected and no longer moves the default as-of")
+    func futureLineKeepsAsOf() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("registrations/r.jsonl", [
+            #"{"ts":"2026-11-28T10:00:00Z","user_id":"u_1001","method":"apple"}"#,
+            #"{"ts":"2099-01-01T00:00:00Z","user_id":"u_1099","method":"email"}"#,
+        ])
+        try scenario.write("receipts/r.jsonl", [
+            Line.v2Receipt("2026-11-28T10:15:08Z", "u_1001", transaction: Line.v2("2000000812345678", "gems60", purchase: "2026-11-28T10:15:05Z")),
+        ])
+        var options = RunOptions(input: scenario.input, databasePath: scenario.databasePath, outFolder: scenario.out, jobs: 1,
+                                 reconcile: ReconcileSettings(), report: ReportSettings(outFolder: scenario.out))
+        options.lineRules = Self.rules
+        let result = try Pipeline.run(options, progress: nil)
+        #expect(result.join.asOfMs == Line.ms("2026-11-28T10:15:08Z"))
+        #expect(result.ingest.totals.rejected == 1)
+        // Judged as of the purchase's own day, the undelivered purchase is not lost yet.
+        #expect(try Scenario.findings(scenario.open()).isEmpty)
+    }
+
     @Test("an MMP event time in the future in every zone is rejected; one a few hours ahead is not")
     func futureMMPTime() {
         let header = "Event Time,Event Name,AppsFlyer ID"
