@@ -90,6 +90,15 @@ struct ReportingCurrencyTests {
         #expect(try lost()?["new"] == "false")
     }
 
+    @Test("stage timings are kept in the store's run_stages table, never in summary.json")
+    func timingsInTheStore() throws {
+        let scenario = try yenScenario()
+        let database = try scenario.open()
+        let runID = try database.scalar("SELECT max(run_id) FROM runs").integerValue
+        #expect(try RunLog.stages(database, runID: runID).map(\.stage) == ["ingest", "normalize", "join", "report"])
+        #expect(try !scenario.output("summary.json").contains("seconds"))
+    }
+
     @Test("two runs over the same inputs on fresh stores write byte-identical files, all of them")
     func reproducible() throws {
         let first = try Scenario()
