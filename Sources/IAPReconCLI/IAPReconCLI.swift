@@ -48,6 +48,7 @@ public enum IAPReconCLI {
         case is InputError: .unreadableInput
         case is LockedError: .locked
         case is ForeignOutputError: .usage
+        case is ReportingCurrency.Mismatch: .usage
         default: .failure
         }
     }

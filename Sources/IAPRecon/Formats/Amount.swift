@@ -131,6 +131,25 @@ struct Amount: Sendable, Equatable {
         return Amount(a.decimal * b.decimal)
     }
 
+    /// The amount rounded half-even ("banker's rounding") to `scale` decimal places, as
+    /// reporting-currency cells are (CONTRACT.md §3): `0.125` → `0.12`, `0.135` → `0.14`.
+    func rounded(scale: Int) -> Amount {
+        guard case .units(let units) = storage, scale >= 0, scale <= Self.places else {
+            var value = decimal
+            var rounded = Decimal()
+            NSDecimalRound(&rounded, &value, scale, .bankers)
+            return Amount(rounded)
+        }
+        let step = Self.power(Self.places - scale)
+        var quotient = units / step
+        let remainder = units % step
+        let twice = remainder.magnitude * 2
+        if twice > step.magnitude || (twice == step.magnitude && quotient % 2 != 0) {
+            quotient += units < 0 ? -1 : 1
+        }
+        return Amount(units: quotient * step)
+    }
+
     /// The largest magnitude held in units: 10²⁰ whole units, so any two add without overflow
     /// and a `Decimal` (38 digits) holds every value exactly too.
     private static let limit = power(places + 20).magnitude

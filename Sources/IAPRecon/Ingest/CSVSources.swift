@@ -8,8 +8,9 @@ struct CSVHeader {
     /// once per file instead of hashing a name for every cell of every row.
     private let slots: [Int]
 
-    init(_ names: [String], columns: [String] = []) {
-        self.names = names.map(trimmedSpaces)
+    /// `aliases` maps another naming of a column (AppsFlyer's API names) to the one the parser reads.
+    init(_ names: [String], columns: [String] = [], aliases: [String: String] = [:]) {
+        self.names = names.map { aliases[trimmedSpaces($0)] ?? trimmedSpaces($0) }
         var positions: [String: Int] = [:]
         for (index, name) in self.names.enumerated() where positions[name] == nil { positions[name] = index }
         self.positions = positions
@@ -50,21 +51,24 @@ protocol CSVRowParser {
     static var requiredColumns: [String] { get }
     /// The columns `parse` reads by slot (`CSVHeader.value(slot:in:)`), in slot order.
     static var columns: [String] { get }
-    static func parse(_ row: CSVRow, header: CSVHeader) throws(LineReject) -> LineOutcome
+    /// Other names of the columns, mapped to those `columns` and `requiredColumns` use.
+    static var headerAliases: [String: String] { get }
+    static func parse(_ row: CSVRow, header: CSVHeader, rules: LineRules) throws(LineReject) -> LineOutcome
 }
 
 extension CSVRowParser {
     static var columns: [String] { [] }
+    static var headerAliases: [String: String] { [:] }
 
     static func required(_ name: String, _ row: CSVRow, _ header: CSVHeader) throws(LineReject) -> String {
         guard let value = header.value(name, in: row) else { throw LineReject("missing required value '\(name)'") }
         return value
     }
 
-    static func amount(_ name: String, _ text: String?) throws(LineReject) -> String? {
+    /// An amount cell: exact, within range, and not negative unless `negativeAllowed` (CONTRACT.md §1).
+    static func amount(_ name: String, _ text: String?, negativeAllowed: Bool = false) throws(LineReject) -> String? {
         guard let text else { return nil }
-        guard let amount = Amount.parse(text) else { throw .badAmount(name, .string(text)) }
-        return Money.format(amount)
+        return Money.format(try AmountRange.amount(.string(text), field: name, negativeAllowed: negativeAllowed))
     }
 
     static func day(_ name: String, _ row: CSVRow, _ header: CSVHeader) throws(LineReject) -> String {
@@ -94,6 +98,8 @@ enum MMPValue {
 enum MMPEventParser: CSVRowParser {
     static let requiredColumns = [Column.eventTime.name, Column.eventName.name]
     static let columns = Column.allCases.map(\.name)
+    /// AppsFlyer's Pull API (with API headers), Push API and Data Locker name the same columns so.
+    static let headerAliases = Dictionary(uniqueKeysWithValues: Column.allCases.map { ($0.apiName, $0.name) })
 
     /// The columns read, by slot: ~20 cells a row, over the largest input.
     enum Column: Int, CaseIterable {
@@ -126,9 +132,36 @@ enum MMPEventParser: CSVRowParser {
             case .touchType: "Attributed Touch Type"
             }
         }
+
+        /// The column's name in AppsFlyer's API exports (CONTRACT.md §1.5).
+        var apiName: String {
+            switch self {
+            case .eventTime: "event_time"
+            case .eventName: "event_name"
+            case .installTime: "install_time"
+            case .customerUserID: "customer_user_id"
+            case .idfv: "idfv"
+            case .idfa: "idfa"
+            case .appsflyerID: "appsflyer_id"
+            case .eventRevenue: "event_revenue"
+            case .eventRevenueCurrency: "event_revenue_currency"
+            case .eventRevenueUSD: "event_revenue_usd"
+            case .eventValue: "event_value"
+            case .isRetargeting: "is_retargeting"
+            case .mediaSource: "media_source"
+            case .channel: "af_channel"
+            case .campaign: "campaign"
+            case .campaignID: "af_c_id"
+            case .adset: "af_adset"
+            case .ad: "af_ad"
+            case .countryCode: "country_code"
+            case .platform: "platform"
+            case .touchType: "attributed_touch_type"
+            }
+        }
     }
 
-    static func parse(_ row: CSVRow, header: CSVHeader) throws(LineReject) -> LineOutcome {
+    static func parse(_ row: CSVRow, header: CSVHeader, rules: LineRules) throws(LineReject) -> LineOutcome {
         func cell(_ column: Column) -> String? { MMPValue.clean(header.value(slot: column.rawValue, in: row)) }
         func required(_ column: Column) throws(LineReject) -> String {
             guard let value = header.value(slot: column.rawValue, in: row) else { throw LineReject("missing required value '\(column.name)'") }
@@ -136,6 +169,7 @@ enum MMPEventParser: CSVRowParser {
         }
         let eventTimeText = try required(.eventTime)
         guard let eventMs = Timestamp.parse(eventTimeText) else { throw .badTime("Event Time", .string(eventTimeText)) }
+        try rules.checkWallTime(eventMs, field: "Event Time")
         var installMs: Int64?
         if let text = cell(.installTime) {
             guard let ms = Timestamp.parse(text) else { throw .badTime("Install Time", .string(text)) }
@@ -148,15 +182,15 @@ enum MMPEventParser: CSVRowParser {
         guard customerUserID != nil || idfv != nil || idfa != nil || appsflyerID != nil else {
             throw LineReject("none of 'Customer User ID', 'IDFV', 'IDFA', 'AppsFlyer ID' has a value")
         }
-        var revenue = try amount("Event Revenue", cell(.eventRevenue))
+        // MMP revenue may be negative (a refund event); only its size is checked.
+        var revenue = try amount("Event Revenue", cell(.eventRevenue), negativeAllowed: true)
         var revenueCurrency = cell(.eventRevenueCurrency)
-        let revenueUSD = try amount("Event Revenue USD", cell(.eventRevenueUSD))
+        let revenueUSD = try amount("Event Revenue USD", cell(.eventRevenueUSD), negativeAllowed: true)
         let eventValue = cell(.eventValue)
         if revenue == nil, revenueUSD == nil, let eventValue, let json = try? JSONParser.parse(eventValue), let object = json.objectValue {
             let fields = Fields(object, path: "Event Value.")
             if let value = fields.value("af_revenue") {
-                guard let parsed = Amount.parse(value) else { throw .badAmount("Event Value.af_revenue", value) }
-                revenue = Money.format(parsed)
+                revenue = Money.format(try AmountRange.amount(value, field: "Event Value.af_revenue", negativeAllowed: true))
                 revenueCurrency = try? fields.appleString("af_currency")
             }
         }
@@ -176,7 +210,7 @@ enum MMPEventParser: CSVRowParser {
 enum SpendParser: CSVRowParser {
     static let requiredColumns = ["date", "media_source", "campaign", "spend", "currency"]
 
-    static func parse(_ row: CSVRow, header: CSVHeader) throws(LineReject) -> LineOutcome {
+    static func parse(_ row: CSVRow, header: CSVHeader, rules: LineRules) throws(LineReject) -> LineOutcome {
         .accepted([RawRow(.spend, [
             .text(try day("date", row, header)), .text(try required("media_source", row, header)),
             SQLValue(header.value("campaign", in: row)), SQLValue(try amount("spend", try required("spend", row, header))),
@@ -189,7 +223,7 @@ enum SpendParser: CSVRowParser {
 enum CatalogParser: CSVRowParser {
     static let requiredColumns = ["product_id", "type", "price", "currency"]
 
-    static func parse(_ row: CSVRow, header: CSVHeader) throws(LineReject) -> LineOutcome {
+    static func parse(_ row: CSVRow, header: CSVHeader, rules: LineRules) throws(LineReject) -> LineOutcome {
         .accepted([RawRow(.catalog, [
             .text(try required("product_id", row, header)), .text(try required("type", row, header)),
             SQLValue(header.value("subscription_group", in: row)), SQLValue(try amount("price", try required("price", row, header))),
@@ -202,8 +236,8 @@ enum CatalogParser: CSVRowParser {
 enum FXParser: CSVRowParser {
     static let requiredColumns = ["date", "currency", "rate"]
 
-    static func parse(_ row: CSVRow, header: CSVHeader) throws(LineReject) -> LineOutcome {
-        let rate = try amount("rate", try required("rate", row, header))
+    static func parse(_ row: CSVRow, header: CSVHeader, rules: LineRules) throws(LineReject) -> LineOutcome {
+        let rate = try amount("rate", try required("rate", row, header), negativeAllowed: true)
         guard let rate, let value = Money.parse(rate), value > 0 else { throw LineReject("bad amount in 'rate': must be positive") }
         return .accepted([RawRow(.fx, [.text(try day("date", row, header)), .text(try required("currency", row, header)), .text(rate)])])
     }

@@ -129,7 +129,7 @@ public enum IngestStage {
 
     public static func run(
         files: [SourceFile], database: Database, jobs width: Int, chunkBytes: Int = IngestStage.chunkBytes,
-        progress: ((IngestProgress) -> Void)? = nil
+        rules: LineRules = LineRules(), progress: ((IngestProgress) -> Void)? = nil
     ) throws -> IngestReport {
         Trace.mark("ingest start")
         var known: [String: KnownFile] = [:]
@@ -183,7 +183,7 @@ public enum IngestStage {
         if bulk { try RawIndexes.drop(database) }
         Trace.mark("ingest planned (\(bulk ? "bulk" : "adding"))")
         try WorkerPool(width: width).run(count: jobList.count, produce: { index, send in
-            parse(files[jobList[index].fileIndex], range: jobList[index].range, pseudonyms: pseudonyms, send: send)
+            parse(files[jobList[index].fileIndex], range: jobList[index].range, rules: rules, pseudonyms: pseudonyms, send: send)
         }, consume: { (index: Int, message: Message) in
             let job = jobList[index]
             let file = files[job.fileIndex]
@@ -257,10 +257,11 @@ public enum IngestStage {
 
     /// Parses one file, or one chunk of it, on a worker: its lines in batches, then its line count or why it failed.
     static func parse(
-        _ file: SourceFile, range: Range<Int>?, packingRows: Bool = true, pseudonyms: DeviceIDPseudonyms? = nil, send: (Message) -> Void
+        _ file: SourceFile, range: Range<Int>?, rules: LineRules, packingRows: Bool = true, pseudonyms: DeviceIDPseudonyms? = nil,
+        send: (Message) -> Void
     ) {
         do {
-            send(.end(try SourceFileParser.parse(file, range: range) {
+            send(.end(try SourceFileParser.parse(file, range: range, rules: rules) {
                 send(.lines(LineBatch($0, packingRows: packingRows, pseudonyms: pseudonyms)))
             }))
         } catch let error as InputError {
@@ -271,11 +272,11 @@ public enum IngestStage {
     }
 
     /// Parses files without a store: the accounting `validate` prints, and its first `keepRejects` rejects.
-    public static func validate(files: [SourceFile], jobs width: Int, keepRejects: Int = 10) throws -> IngestReport {
+    public static func validate(files: [SourceFile], jobs width: Int, keepRejects: Int = 10, rules: LineRules = LineRules()) throws -> IngestReport {
         var report = IngestReport()
         var counts = LineCounts()
         try WorkerPool(width: width).run(count: files.count, produce: { index, send in
-            parse(files[index], range: nil, packingRows: false, send: send)
+            parse(files[index], range: nil, rules: rules, packingRows: false, send: send)
         }, consume: { (index: Int, message: Message) in
             switch message {
             case .lines(let batch):

@@ -95,10 +95,10 @@ struct Fields {
         return ms
     }
 
+    /// A price: an exact decimal, not negative, within range (CONTRACT.md §1).
     func amount(_ key: String) throws(LineReject) -> Amount? {
         guard let value = value(key) else { return nil }
-        guard let amount = Amount.parse(value) else { throw .badAmount(name(key), value) }
-        return amount
+        return try AmountRange.amount(value, field: name(key))
     }
 
     /// A whole number sent as a JSON number or a numeric string.

@@ -3,16 +3,17 @@
 /// Three shapes: V2 as received (`signedPayload`), V2 already decoded
 /// (`notificationType` with `data.signedTransactionInfo` or
 /// `data.transactionInfo`), and V1 (`notification_type` with
-/// `unified_receipt.latest_receipt_info[]`). One line yields a notification
+/// `unified_receipt.latest_receipt_info[]`, or its pre-2021 form without
+/// `unified_receipt`). One line yields a notification
 /// row (item 0) and one row per transaction it carries.
 enum NotificationParser {
-    static func parse(_ object: JSONObject) throws(LineReject) -> LineOutcome {
+    static func parse(_ object: JSONObject, rules: LineRules = LineRules()) throws(LineReject) -> LineOutcome {
         let fields = Fields(object)
         if let signed = try fields.string("signedPayload") {
             let payload = try decodeJWS(signed, path: "signedPayload")
-            return try parseV2(Fields(payload, path: "signedPayload."))
+            return try parseV2(Fields(payload, path: "signedPayload."), rules: rules)
         }
-        if fields.value("notificationType") != nil { return try parseV2(fields) }
+        if fields.value("notificationType") != nil { return try parseV2(fields, rules: rules) }
         if fields.value("notification_type") != nil { return try parseV1(fields) }
         throw LineReject("missing required field 'signedPayload', 'notificationType' or 'notification_type'")
     }
@@ -41,8 +42,9 @@ enum NotificationParser {
         return header
     }
 
-    static func parseV2(_ fields: Fields) throws(LineReject) -> LineOutcome {
+    static func parseV2(_ fields: Fields, rules: LineRules = LineRules()) throws(LineReject) -> LineOutcome {
         let header = try header(fields)
+        try rules.checkEventTime(header.signedMs, field: fields.path + "signedDate")
         var transaction: AppleTransaction?
         if let data = try fields.object("data") {
             let dataFields = fields.nested("data", data)
@@ -69,6 +71,9 @@ enum NotificationParser {
         return .accepted(rows)
     }
 
+    /// A V1 body: `unified_receipt.latest_receipt_info[]`, or before 2021 root
+    /// `latest_receipt_info` / `latest_expired_receipt_info` (an object or an array), root
+    /// `environment` (`PROD`), and a `CANCEL`'s refund time in root `cancellation_date_ms`.
     static func parseV1(_ fields: Fields) throws(LineReject) -> LineOutcome {
         let type = try fields.requiredString("notification_type")
         var environment = try fields.appleString("environment")
@@ -76,14 +81,20 @@ enum NotificationParser {
         if let unified = try fields.object("unified_receipt") {
             let unifiedFields = fields.nested("unified_receipt", unified)
             environment = try unifiedFields.appleString("environment") ?? environment
-            for (index, element) in (try unifiedFields.array("latest_receipt_info") ?? []).enumerated() {
-                let path = "unified_receipt.latest_receipt_info[\(index)]"
-                guard case .object(let item) = element else { throw .wrongType(path, expected: "an object", got: element) }
-                var transaction = try AppleTransaction(receiptItem: Fields(item, path: path + "."), origin: .notification, environment: environment)
-                transaction.notificationType = type
-                transactions.append(transaction)
+            transactions = try ReceiptParser.items(unifiedFields, key: "latest_receipt_info", origin: .notification, environment: environment)
+        }
+        if transactions.isEmpty {
+            transactions = try ReceiptParser.items(fields, key: "latest_receipt_info", origin: .notification, environment: environment)
+            transactions += try ReceiptParser.items(fields, key: "latest_expired_receipt_info", origin: .notification, environment: environment)
+            // The refund is the latest purchase's (these bodies carry that one alone, as an object).
+            if type == "CANCEL", let cancelledMs = try fields.time("cancellation_date_ms"),
+               let latest = transactions.indices.max(by: { transactions[$0].purchaseMs < transactions[$1].purchaseMs }),
+               transactions[latest].revocationMs == nil {
+                transactions[latest].revocationMs = cancelledMs
             }
         }
+        guard !transactions.isEmpty else { throw LineReject("no transaction in notification") }
+        for index in transactions.indices { transactions[index].notificationType = type }
         var rows = [RawRow(.notifications, [
             .null, .text(type), .null, .null, SQLValue(environment), .text("1"), SQLValue(transactions.first?.transactionID),
         ])]

@@ -35,7 +35,18 @@ public enum RawTable: Int, CaseIterable, Sendable {
     }
 
     /// Columns after `file_id, line, item`; `_ms` columns are INTEGER, the rest TEXT.
-    public var columns: [String] {
+    public var columns: [String] { createdColumns + addedColumns }
+
+    /// Columns a later migration added (`Schema`), after those the table was created with.
+    var addedColumns: [String] {
+        switch self {
+        case .appleTransactions: ["offer"]
+        default: []
+        }
+    }
+
+    /// The columns of migration 1, whose text never changes.
+    private var createdColumns: [String] {
         switch self {
         case .orders: ["ts_ms", "order_id", "user_id", "product_id", "price", "currency", "storefront"]
         case .deliveries: ["ts_ms", "user_id", "transaction_id", "product_id", "order_id", "quantity_n", "delivery_id"]
@@ -72,7 +83,7 @@ public enum RawTable: Int, CaseIterable, Sendable {
     }
 
     var createSQL: String {
-        let typed = columns.map { column in
+        let typed = createdColumns.map { column in
             column.hasSuffix("_ms") || column.hasSuffix("_n") ? "\(column) INTEGER" : "\(column) TEXT"
         }
         return """

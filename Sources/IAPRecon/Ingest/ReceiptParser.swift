@@ -3,15 +3,23 @@
 /// One line yields a verification row (item 0) and one row per transaction it
 /// carries (items 1...n). An iOS 7 receipt lists every transaction of the
 /// app, so the same transaction recurs in many lines; normalize merges them.
-/// Only `status` 0 verifies: another status is stored as a failed
-/// verification with no transactions.
+/// Only `status` 0 and 21006 verify: another status is stored as a failed
+/// verification with no transactions. A verifying response that carries no
+/// transaction anywhere is rejected rather than accepted empty.
 enum ReceiptParser {
-    static func parse(_ object: JSONObject) throws(LineReject) -> LineOutcome {
+    /// The statuses whose response carries verified data: 0, and 21006 (an iOS 6 receipt of an
+    /// expired subscription, which Apple still decodes).
+    static let verifyingStatuses: Set<Int64> = [0, 21006]
+
+    static func parse(_ object: JSONObject, rules: LineRules = LineRules()) throws(LineReject) -> LineOutcome {
         let fields = Fields(object)
         let receivedMs = try fields.requiredTime("received_at")
+        try rules.checkEventTime(receivedMs, field: "received_at")
         let userID = try fields.requiredString("user_id")
         let orderID = try fields.string("order_id")
         let claimedTransactionID = try fields.appleString("transaction_id")
+        // The endpoint the server called, for a response that does not say (CONTRACT.md §1.2).
+        let calledEnvironment = try fields.appleString("environment")
         let response = try fields.object("response")
         let decoded = try fields.array("transactions")
         let signed = try fields.array("signed_transactions")
@@ -28,15 +36,18 @@ enum ReceiptParser {
             let responseFields = fields.nested("response", response)
             guard let code = try responseFields.integer("status") else { throw .missing("response.status") }
             status = code
-            environment = try responseFields.appleString("environment")
+            let answered = try responseFields.appleString("environment")
+            environment = answered ?? calledEnvironment ?? "Production"
             let receipt = try responseFields.object("receipt")
-            if let receipt { bundleID = try responseFields.nested("receipt", receipt).appleString("bundle_id") }
-            if status == 0 {
-                if let receipt {
-                    let receiptFields = responseFields.nested("receipt", receipt)
-                    transactions += try items(receiptFields, key: "in_app", environment: environment)
-                }
-                transactions += try items(responseFields, key: "latest_receipt_info", environment: environment)
+            if let receipt {
+                // iOS 6 receipts name the bundle `bid`.
+                let receiptFields = responseFields.nested("receipt", receipt)
+                let iOS6Bundle = try receiptFields.appleString("bid")
+                bundleID = try receiptFields.appleString("bundle_id") ?? iOS6Bundle
+            }
+            try rules.checkBundle(bundleID)
+            if verifyingStatuses.contains(status) {
+                transactions = try responseTransactions(responseFields, receipt: receipt, environment: environment)
             }
         }
         if let decoded {
@@ -45,9 +56,7 @@ enum ReceiptParser {
                 guard case .object(let payload) = element else {
                     throw .wrongType("transactions[\(index)]", expected: "an object", got: element)
                 }
-                var transaction = try AppleTransaction(v2: Fields(payload, path: "transactions[\(index)]."), origin: .serverAPI)
-                if transaction.environment == nil { transaction.environment = "Production" }
-                transactions.append(transaction)
+                transactions.append(try serverAPITransaction(Fields(payload, path: "transactions[\(index)]."), rules: rules, bundleID: &bundleID))
             }
         }
         if let signed {
@@ -56,11 +65,11 @@ enum ReceiptParser {
                 let path = "signed_transactions[\(index)]"
                 guard case .string(let jws) = element else { throw .wrongType(path, expected: "a JWS string", got: element) }
                 let payload = try decodeJWS(jws, path: path)
-                var transaction = try AppleTransaction(v2: Fields(payload, path: path + "."), origin: .serverAPI)
-                if transaction.environment == nil { transaction.environment = "Production" }
-                transactions.append(transaction)
+                transactions.append(try serverAPITransaction(Fields(payload, path: path + "."), rules: rules, bundleID: &bundleID))
             }
         }
+        // A verified answer with nothing in it is not a verification of anything (CONTRACT.md §1.2).
+        if transactions.isEmpty, verifyingStatuses.contains(status) { throw LineReject("no transaction in response") }
         // A line that names no transaction but carries exactly one names that one.
         let namedTransactionID = claimedTransactionID ?? (transactions.count == 1 ? transactions[0].transactionID : nil)
         var rows = [RawRow(.verifications, [
@@ -76,20 +85,49 @@ enum ReceiptParser {
         return .accepted(rows)
     }
 
-    /// The transactions of `in_app` or `latest_receipt_info` (an array; an object in iOS 6 receipts).
-    private static func items(_ fields: Fields, key: String, environment: String?) throws(LineReject) -> [AppleTransaction] {
+    /// Every transaction a verifying response carries: `receipt.in_app` (iOS 7), or the receipt
+    /// itself (iOS 6: it has a `transaction_id` and no `in_app`), then `latest_receipt_info` and
+    /// `latest_expired_receipt_info`.
+    private static func responseTransactions(_ response: Fields, receipt: JSONObject?, environment: String?) throws(LineReject) -> [AppleTransaction] {
+        var transactions: [AppleTransaction] = []
+        if let receipt {
+            let receiptFields = response.nested("receipt", receipt)
+            if receiptFields.value("in_app") == nil, receiptFields.value("transaction_id") != nil {
+                transactions.append(try AppleTransaction(receiptItem: receiptFields, origin: .receipt, environment: environment))
+            } else {
+                transactions += try items(receiptFields, key: "in_app", origin: .receipt, environment: environment)
+            }
+        }
+        transactions += try items(response, key: "latest_receipt_info", origin: .receipt, environment: environment)
+        transactions += try items(response, key: "latest_expired_receipt_info", origin: .receipt, environment: environment)
+        return transactions
+    }
+
+    /// A decoded App Store Server API transaction: Production unless it says otherwise, of our bundle.
+    private static func serverAPITransaction(_ fields: Fields, rules: LineRules, bundleID: inout String?) throws(LineReject) -> AppleTransaction {
+        let bundle = try fields.appleString("bundleId")
+        try rules.checkBundle(bundle)
+        if bundleID == nil { bundleID = bundle }
+        var transaction = try AppleTransaction(v2: fields, origin: .serverAPI)
+        if transaction.environment == nil { transaction.environment = "Production" }
+        return transaction
+    }
+
+    /// The transactions under `key`: an array, or one object (iOS 6 receipts, pre-2021 V1 notifications).
+    static func items(_ fields: Fields, key: String, origin: TransactionOrigin, environment: String?) throws(LineReject) -> [AppleTransaction] {
         guard let value = fields.value(key) else { return [] }
         let elements: [JSONValue]
+        let single: Bool
         switch value {
-        case .array(let array): elements = array
-        case .object: elements = [value]
-        default: throw .wrongType(fields.path + key, expected: "an array", got: value)
+        case .array(let array): (elements, single) = (array, false)
+        case .object: (elements, single) = ([value], true)
+        default: throw .wrongType(fields.path + key, expected: "an array or an object", got: value)
         }
         var transactions: [AppleTransaction] = []
         for (index, element) in elements.enumerated() {
-            let path = "\(fields.path)\(key)[\(index)]"
+            let path = single ? fields.path + key : "\(fields.path)\(key)[\(index)]"
             guard case .object(let item) = element else { throw .wrongType(path, expected: "an object", got: element) }
-            transactions.append(try AppleTransaction(receiptItem: Fields(item, path: path + "."), origin: .receipt, environment: environment))
+            transactions.append(try AppleTransaction(receiptItem: Fields(item, path: path + "."), origin: origin, environment: environment))
         }
         return transactions
     }

@@ -39,12 +39,12 @@ public enum SourceKind: String, CaseIterable, Sendable {
         }
     }
 
-    func parse(json object: JSONObject) throws(LineReject) -> LineOutcome {
+    func parse(json object: JSONObject, rules: LineRules) throws(LineReject) -> LineOutcome {
         switch self {
-        case .server: try ServerLogParser.parse(object)
-        case .receipts: try ReceiptParser.parse(object)
-        case .notifications: try NotificationParser.parse(object)
-        case .registrations: try RegistrationParser.parse(object)
+        case .server: try ServerLogParser.parse(object, rules: rules)
+        case .receipts: try ReceiptParser.parse(object, rules: rules)
+        case .notifications: try NotificationParser.parse(object, rules: rules)
+        case .registrations: try RegistrationParser.parse(object, rules: rules)
         case .attribution, .spend, .catalog, .fx: .ignored
         }
     }
@@ -237,7 +237,9 @@ enum SourceFileParser {
 
     /// Parses `file`, or the chunk `range` of a plain JSON Lines file; returns the lines read.
     @discardableResult
-    static func parse(_ file: SourceFile, range: Range<Int>? = nil, batch: ([ParsedLine]) throws -> Void) throws -> Int {
+    static func parse(
+        _ file: SourceFile, range: Range<Int>? = nil, rules: LineRules = LineRules(), batch: ([ParsedLine]) throws -> Void
+    ) throws -> Int {
         var pending: [ParsedLine] = []
         pending.reserveCapacity(batchLines)
         func add(_ parsed: ParsedLine) throws {
@@ -249,20 +251,20 @@ enum SourceFileParser {
         }
         let count: Int
         if file.kind.isCSV {
-            var reader = CSVRecordAssembler(kind: file.kind)
+            var reader = CSVRecordAssembler(kind: file.kind, rules: rules)
             count = try LineReader.forEachLine(path: file.absolutePath) { line in
                 for parsed in reader.feed(line) { try add(parsed) }
             }
         } else {
             count = try LineReader.forEachLine(path: file.absolutePath, range: range) { line in
-                try add(parseJSONLine(line, kind: file.kind))
+                try add(parseJSONLine(line, kind: file.kind, rules: rules))
             }
         }
         if !pending.isEmpty { try batch(pending) }
         return count
     }
 
-    static func parseJSONLine(_ line: LineReader.Line, kind: SourceKind) -> ParsedLine {
+    static func parseJSONLine(_ line: LineReader.Line, kind: SourceKind, rules: LineRules = LineRules()) -> ParsedLine {
         if line.tooLong { return reject(line, "line longer than \(LineReader.maximumLineBytes >> 20) MiB") }
         guard let first = line.bytes.first(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0D }) else {
             return ParsedLine(line: line.number, outcome: .blank)
@@ -277,7 +279,7 @@ enum SourceFileParser {
         }
         guard case .object(let object) = value else { return reject(line, "not a JSON object") }
         do {
-            return ParsedLine(line: line.number, outcome: try kind.parse(json: object))
+            return ParsedLine(line: line.number, outcome: try kind.parse(json: object, rules: rules))
         } catch {
             return reject(line, error.reason)
         }
@@ -297,10 +299,14 @@ enum SourceFileParser {
 /// which the accounting shows.)
 struct CSVRecordAssembler {
     let kind: SourceKind
+    let rules: LineRules
     private var header: CSVHeader?
     private var missingColumns: [String] = []
 
-    init(kind: SourceKind) { self.kind = kind }
+    init(kind: SourceKind, rules: LineRules = LineRules()) {
+        self.kind = kind
+        self.rules = rules
+    }
 
     mutating func feed(_ line: LineReader.Line) -> [ParsedLine] {
         if line.tooLong {
@@ -333,7 +339,8 @@ struct CSVRecordAssembler {
     private mutating func record(_ fields: CSVRow, line: Int) -> ParsedLine? {
         let text = fields.bytes
         guard let header else {
-            let parsedHeader = CSVHeader((0..<fields.count).map { fields[$0] }, columns: kind.csvParser?.columns ?? [])
+            let parsedHeader = CSVHeader((0..<fields.count).map { fields[$0] }, columns: kind.csvParser?.columns ?? [],
+                                         aliases: kind.csvParser?.headerAliases ?? [:])
             self.header = parsedHeader
             missingColumns = (kind.csvParser?.requiredColumns ?? []).filter { !parsedHeader.has($0) }
             return nil
@@ -350,7 +357,7 @@ struct CSVRecordAssembler {
         }
         guard let parser = kind.csvParser else { return ParsedLine(line: line, outcome: .ignored) }
         do {
-            return ParsedLine(line: line, outcome: try parser.parse(fields, header: header))
+            return ParsedLine(line: line, outcome: try parser.parse(fields, header: header, rules: rules))
         } catch {
             return reject(error.reason)
         }

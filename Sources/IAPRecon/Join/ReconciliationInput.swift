@@ -53,7 +53,7 @@ struct ReconciliationInput {
         }
         try database.forEach("""
             SELECT transaction_id, original_transaction_id, product_id, purchase_ms, expires_ms, environment, price_milli, currency,
-                   storefront, app_account_token, type, quantity, ownership, subscription_group, sources
+                   storefront, app_account_token, type, quantity, ownership, subscription_group, sources, offer
             FROM stg_apple__transactions WHERE \(JoinScope.transactions("transaction_id"))
             """) { row in
             let transaction = VerifiedTransaction(
@@ -62,7 +62,7 @@ struct ReconciliationInput {
                 priceMilliunits: row.optionalInt(6), currency: pool(row.optionalString(7)), storefront: pool(row.optionalString(8)),
                 appAccountToken: row.optionalString(9), type: pool(row.optionalString(10)), quantity: row.int(11),
                 ownership: pool(row.optionalString(12)), subscriptionGroup: pool(row.optionalString(13)),
-                sourceList: row.string(14))
+                sourceList: row.string(14), offer: row.optionalString(15).flatMap(OfferTerms.init(rawValue:)))
             input.transactions[transaction.transactionID] = Shared(transaction)
         }
         try database.forEach("""

@@ -5,6 +5,8 @@ public enum PriceSource: String, Sendable, CaseIterable {
     case apple = "v2_price"
     case order
     case catalog
+    /// A free trial: priced 0 whatever else is known.
+    case freeTrial = "free_trial"
     case none
 }
 
@@ -24,8 +26,8 @@ struct ResolvedTransaction {
     private let sharedProduct: Shared<Product>?
     var product: Product? { sharedProduct?.value }
 
-    /// Revenue: Production, not family-shared (CONTRACT.md §2).
-    var isRevenue: Bool { transaction.isProduction && !transaction.isFamilyShared }
+    /// Revenue: Production, not family-shared, not a free trial (CONTRACT.md §1.2, §2).
+    var isRevenue: Bool { transaction.isProduction && !transaction.isFamilyShared && transaction.offer != .freeTrial }
 
     /// price × quantity, when a price is known.
     var amount: Decimal? { unitPrice.map { $0 * Decimal(transaction.quantity) } }
@@ -57,7 +59,13 @@ struct ResolvedTransaction {
                 sharedTransaction: shared, sharedOrder: sharedOrder, userID: nil, matchRule: match?.rule, unitPrice: nil, currency: nil,
                 priceSource: .none, refund: EffectiveRefund.resolve(input.refunds[id] ?? []), deliveries: deliveries, sharedProduct: sharedProduct)
             resolved.userID = order?.userID ?? deliveries.first?.userID ?? input.senders[id]?.first
-            if let milli = transaction.priceMilliunits, let currency = transaction.currency {
+            // A free trial costs nothing; an intro offer's price is Apple's or the order's, never the catalog's
+            // full price (CONTRACT.md §1.2).
+            if transaction.offer == .freeTrial {
+                resolved.unitPrice = 0
+                resolved.currency = transaction.currency ?? order?.currency ?? product?.currency
+                resolved.priceSource = .freeTrial
+            } else if let milli = transaction.priceMilliunits, let currency = transaction.currency {
                 resolved.unitPrice = Money.fromMilliunits(milli)
                 resolved.currency = currency
                 resolved.priceSource = .apple
@@ -65,7 +73,7 @@ struct ResolvedTransaction {
                 resolved.unitPrice = price
                 resolved.currency = currency
                 resolved.priceSource = .order
-            } else if let price = product?.price, let currency = product?.currency {
+            } else if transaction.offer != .introOffer, let price = product?.price, let currency = product?.currency {
                 resolved.unitPrice = price
                 resolved.currency = currency
                 resolved.priceSource = .catalog

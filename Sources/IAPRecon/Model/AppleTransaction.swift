@@ -10,6 +10,20 @@ public enum TransactionOrigin: String, Sendable {
     case notification
 }
 
+/// A period Apple sold at other than the product's price (CONTRACT.md §1.2).
+///
+/// Apple marks trials inconsistently between `in_app` and `latest_receipt_info`,
+/// so any sighting's mark counts; a free trial outranks an intro offer.
+public enum OfferTerms: String, Sendable, Comparable {
+    /// `is_trial_period` = "true" or V2 `offerDiscountType` `FREE_TRIAL`: priced 0, never revenue.
+    case freeTrial = "free_trial"
+    /// `is_in_intro_offer_period` = "true" or a V2 `offerType`: Apple's or the order's price, never the catalog's.
+    case introOffer = "intro_offer"
+
+    private var rank: Int { self == .freeTrial ? 2 : 1 }
+    public static func < (lhs: OfferTerms, rhs: OfferTerms) -> Bool { lhs.rank < rhs.rank }
+}
+
 /// One sighting of an Apple transaction in one input line.
 ///
 /// The same transaction appears in many receipts and notifications; the
@@ -45,6 +59,8 @@ public struct AppleTransaction: Sendable, Equatable {
     public var subscriptionGroup: String?
     public var notificationUUID: String?
     public var notificationType: String?
+    /// A free trial or an intro offer, as this sighting says (`OfferTerms`).
+    public var offer: OfferTerms?
 
     public init(origin: TransactionOrigin, transactionID: String, productID: String, purchaseMs: Int64) {
         self.origin = origin
@@ -68,32 +84,57 @@ public struct AppleTransaction: Sendable, Equatable {
         revocationType = try fields.appleString("revocationType")
         revocationPercentage = try fields.integer("revocationPercentage")
         priceMilliunits = try fields.integer("price")
+        try AmountRange.checkMilliunits(priceMilliunits, field: fields.path + "price")
         currency = try fields.appleString("currency")
         storefront = try fields.appleString("storefront")
         environment = try fields.appleString("environment")
         appAccountToken = try fields.appleString("appAccountToken")
         type = try fields.appleString("type")
         quantity = try fields.integer("quantity") ?? 1
+        try checkQuantity(quantity, field: fields.path + "quantity")
         ownership = try fields.appleString("inAppOwnershipType")
         subscriptionGroup = try fields.appleString("subscriptionGroupIdentifier")
+        if try fields.appleString("offerDiscountType") == "FREE_TRIAL" {
+            offer = .freeTrial
+        } else if try fields.appleString("offerType") != nil {
+            offer = .introOffer
+        }
     }
 
     /// Decodes a verifyReceipt `in_app[]` / `latest_receipt_info[]` item (Apple sends numbers as strings).
     init(receiptItem fields: Fields, origin: TransactionOrigin, environment: String?) throws(LineReject) {
+        guard let purchaseMs = try Self.receiptTime(fields, "purchase_date") else { throw .missing(fields.path + "purchase_date_ms") }
         self.init(
             origin: origin,
             transactionID: try fields.requiredAppleString("transaction_id"),
             productID: try fields.requiredAppleString("product_id"),
-            purchaseMs: try fields.requiredTime("purchase_date_ms"))
+            purchaseMs: purchaseMs)
         originalTransactionID = try fields.appleString("original_transaction_id")
-        expiresMs = try fields.time("expires_date_ms")
-        revocationMs = try fields.time("cancellation_date_ms")
+        expiresMs = try Self.receiptTime(fields, "expires_date")
+        revocationMs = try Self.receiptTime(fields, "cancellation_date")
         revocationReason = try fields.appleString("cancellation_reason")
         appAccountToken = try fields.appleString("app_account_token")
         quantity = try fields.integer("quantity") ?? 1
+        try checkQuantity(quantity, field: fields.path + "quantity")
         ownership = try fields.appleString("in_app_ownership_type")
         subscriptionGroup = try fields.appleString("subscription_group_identifier")
         self.environment = environment
+        if try fields.appleString("is_trial_period") == "true" {
+            offer = .freeTrial
+        } else if try fields.appleString("is_in_intro_offer_period") == "true" {
+            offer = .introOffer
+        }
+    }
+
+    /// A receipt date: `<name>_ms`, else `<name>` itself, which iOS 6 receipts send as epoch
+    /// milliseconds (`"1448346881000"`) and others as `2013-07-31 23:09:39 Etc/GMT`.
+    private static func receiptTime(_ fields: Fields, _ name: String) throws(LineReject) -> Int64? {
+        if let ms = try fields.time(name + "_ms") { return ms }
+        guard let value = fields.value(name) else { return nil }
+        if case .string(let text) = value, text.hasSuffix(" Etc/GMT"), let ms = Timestamp.parse(String(text.dropLast(8))) {
+            return ms
+        }
+        return try fields.time(name)
     }
 
     func rawRow(item: Int) -> RawRow {
@@ -103,7 +144,7 @@ public struct AppleTransaction: Sendable, Equatable {
             SQLValue(revocationMs), SQLValue(revocationReason), SQLValue(revocationType), SQLValue(revocationPercentage),
             SQLValue(priceMilliunits), SQLValue(currency), SQLValue(storefront), SQLValue(environment),
             SQLValue(appAccountToken), SQLValue(type), .integer(quantity), SQLValue(ownership), SQLValue(subscriptionGroup),
-            SQLValue(notificationUUID), SQLValue(notificationType),
+            SQLValue(notificationUUID), SQLValue(notificationType), SQLValue(offer?.rawValue),
         ])
     }
 }

@@ -57,6 +57,8 @@ public struct VerifiedTransaction: Sendable, Equatable {
     public var subscriptionGroup: String?
     /// The input lines it was first seen on, `file:line` separated by `;` (split only for findings).
     public var sourceList: String
+    /// A free trial or intro offer, if any sighting said so.
+    public var offer: OfferTerms? = nil
 
     public var sources: [String] { sourceList.split(separator: ";").map(String.init) }
 

@@ -115,11 +115,13 @@ enum MMPEvents {
                 let cuid = row.optionalString(5)
                 let appsflyerID = row.optionalString(8)
                 let name = row.string(2)
-                if let cuid, let appsflyerID { try target.insert(table: 3, [.text(cuid), .text(appsflyerID)]) }
+                // Retargeting is not acquisition: such a row links no ids and claims no revenue (CONTRACT.md §1.5).
+                let retargeting = row.int(12) == 1
+                if !retargeting, let cuid, let appsflyerID { try target.insert(table: 3, [.text(cuid), .text(appsflyerID)]) }
                 if name == "install" {
                     try target.insert(table: 1, [.integer(row.optionalInt(1) ?? row.int(0)), row.value(3), row.value(4), row.value(5), row.value(6),
                                                  row.value(7), row.value(8), .integer(row.int(12) == 1 ? 1 : 0), .text("\(file.path):\(row.int(14))")])
-                } else if name == "af_purchase" {
+                } else if name == "af_purchase", !retargeting {
                     try target.insert(table: 2, [row.value(0), row.value(5), row.value(8), row.value(9), row.value(10), row.value(11)])
                 }
             }

@@ -5,7 +5,8 @@
 /// - `stg_apple__refunds`: refund and reversal events per transaction, with
 ///   repeated notifications (same `notificationUUID`) dropped.
 /// - `stg_server__deliveries`: distinct deliveries; log-shipper repeats collapse
-///   by `delivery_id`, or by identical ts, user, transaction, product, quantity.
+///   by `delivery_id` within their transaction, or by identical ts, user,
+///   transaction, product, quantity.
 /// - `stg_server__orders`: one row per `order_id` (its first line).
 /// - `stg_receipts__senders`: which users sent a receipt with which transaction.
 /// - `stg_receipts__claims`: receipt lines naming both an order and a transaction.
@@ -40,7 +41,6 @@ public enum NormalizeStage {
                 try database.execute(tables.dropBeside)
                 try database.execute(MMPEvents.tables.dropBeside)
                 try database.execute(NormalizeScope.prepareChanged)
-                try expandSharedDeliveryIDs(database)
                 try database.execute(NormalizeScope.recordLinks)
             }
             return full
@@ -88,26 +88,15 @@ public enum NormalizeStage {
     /// A fresh store, a pending full rebuild, or `stg_*` tables from an older iaprecon.
     static func needsFullRebuild(_ database: Database) throws -> Bool {
         // The newest stg table: a store from before it rebuilds once.
-        let current = try database.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'stg_registrations__first'").integerValue
+        let current = try database.scalar("""
+            SELECT (SELECT count(*) FROM sqlite_master WHERE name = 'stg_registrations__first')
+                 * (SELECT count(*) FROM pragma_table_info('stg_apple__transactions') WHERE name = 'offer')
+            """).integerValue
         guard current > 0, try !ChangedKeys.isFullRebuildPending(database) else { return true }
         // Past about a third of the transactions, one pass over everything is cheaper than key lookups.
         let changed = try database.scalar("SELECT count(*) FROM dirty_keys WHERE kind = 'transaction'").integerValue
         let transactions = try database.scalar("SELECT max(rowid) FROM stg_apple__transactions").integerValue
         return changed > max(1_000, transactions / 3)
-    }
-
-    /// One delivery per `delivery_id` spans transactions: every transaction sharing a changed one's delivery ids is rebuilt with it.
-    private static func expandSharedDeliveryIDs(_ database: Database) throws {
-        while true {
-            try database.run("""
-                INSERT OR IGNORE INTO normalize__changed_transactions
-                SELECT d.transaction_id FROM raw_server__deliveries d
-                WHERE d.delivery_id IN (
-                  SELECT delivery_id FROM raw_server__deliveries
-                  WHERE transaction_id IN normalize__changed_transactions AND delivery_id IS NOT NULL)
-                """)
-            if database.changes == 0 { return }
-        }
     }
 
     /// The `stg_*` builders, each for all rows or the changed keys' rows; the slowest to read first,
@@ -140,7 +129,7 @@ public enum NormalizeStage {
               transaction_id TEXT PRIMARY KEY, original_transaction_id TEXT NOT NULL, product_id TEXT NOT NULL,
               purchase_ms INTEGER NOT NULL, expires_ms INTEGER, environment TEXT, price_milli INTEGER, currency TEXT,
               storefront TEXT, app_account_token TEXT, type TEXT, quantity INTEGER NOT NULL, ownership TEXT,
-              subscription_group TEXT, first_seen_ms INTEGER, sightings INTEGER NOT NULL, sources TEXT NOT NULL
+              subscription_group TEXT, first_seen_ms INTEGER, sightings INTEGER NOT NULL, sources TEXT NOT NULL, offer TEXT
             )
             """),
         ("stg_apple__refunds", """
@@ -222,8 +211,9 @@ public enum NormalizeStage {
     }
 
     /// Distinct deliveries: the first line (by file, then line) of each delivery key, with its copy count.
-    /// Log shippers repeat lines: one delivery per `delivery_id`, or per identical ts, user, transaction,
-    /// product and quantity where there is none. SQLite's sorter brings each key's lines together
+    /// Log shippers repeat lines: one delivery per transaction and `delivery_id` (an id is unique within
+    /// its transaction only, CONTRACT.md §1.1), or per identical ts, user, transaction, product and
+    /// quantity where there is none; so a delivery never spans transactions. SQLite's sorter brings each key's lines together
     /// (one sort, spilling to disk); they are counted here as they stream past.
     private static func buildDeliveries(_ scope: NormalizeScope) -> ReaderJob {
         ReaderJob(inserts: [RebuiltTables.insert(into: "stg_server__deliveries", values: 10, beside: scope.beside)]) { reader, target in
@@ -241,7 +231,7 @@ public enum NormalizeStage {
                 FROM (
                   SELECT d.ts_ms, d.user_id, d.transaction_id, d.product_id, d.order_id, d.quantity_n, d.delivery_id, d.file_id, r.rank,
                          d.line, d.item,
-                         CASE WHEN d.delivery_id IS NOT NULL THEN 'id:' || d.delivery_id
+                         CASE WHEN d.delivery_id IS NOT NULL THEN 'id:' || d.transaction_id || '|' || d.delivery_id
                               ELSE 'line:' || d.ts_ms || '|' || coalesce(d.user_id, '') || '|' || coalesce(d.transaction_id, '') || '|'
                                    || coalesce(d.product_id, '') || '|' || coalesce(d.quantity_n, 0) END AS key
                   FROM raw_server__deliveries d \(scope.scan) JOIN temp.file_rank r USING (file_id)
@@ -285,7 +275,7 @@ public enum NormalizeStage {
     /// except that any `Production` sighting makes the transaction Production.
     private static func buildTransactions(_ scope: NormalizeScope) -> ReaderJob {
         ReaderJob(inserts: [
-            RebuiltTables.insert(into: "stg_apple__transactions", values: 17, beside: scope.beside),
+            RebuiltTables.insert(into: "stg_apple__transactions", values: 18, beside: scope.beside),
             RebuiltTables.insert(into: "stg_apple__refunds", values: 7, beside: scope.beside, orIgnore: true),
             RebuiltTables.insert(into: "stg_receipts__senders", values: 4, beside: scope.beside),
         ]) { reader, target in try mergeTransactions(reader, scope, into: target) }
@@ -312,7 +302,8 @@ public enum NormalizeStage {
             SELECT a.transaction_id, a.original_transaction_id, a.product_id, a.purchase_ms, a.expires_ms, a.environment,
                    a.price_milli_n, a.currency, a.storefront, a.app_account_token, a.type, a.quantity_n, a.ownership,
                    a.subscription_group, a.event_ms, a.file_id, a.notification_uuid, a.notification_type,
-                   a.revocation_ms, a.revocation_type, a.revocation_percentage_n, a.revocation_reason, a.origin, a.user_id, a.line
+                   a.revocation_ms, a.revocation_type, a.revocation_percentage_n, a.revocation_reason, a.origin, a.user_id, a.line,
+                   a.offer
             FROM raw_apple__transactions a \(scope.scan) JOIN temp.file_rank r USING (file_id)
             WHERE \(scope.transactions("a.transaction_id"))
             ORDER BY a.transaction_id, r.rank, a.line, a.item
@@ -377,6 +368,8 @@ private struct MergedTransaction {
     let transactionID: String
     var fields: [SQLValue] = Array(repeating: .null, count: 13)
     var environment: String?
+    /// The strongest offer any sighting names: a trial in `in_app` counts though `latest_receipt_info` omits it.
+    var offer: OfferTerms?
     var firstSeenMs: Int64?
     var sightings = 0
     var sources: [String] = []
@@ -394,6 +387,7 @@ private struct MergedTransaction {
             environment = sightingEnvironment ?? environment
         }
         if let seen = row.optionalInt(14) { firstSeenMs = min(firstSeenMs ?? seen, seen) }
+        if let sighted = row.optionalString(25).flatMap(OfferTerms.init(rawValue:)), offer.map({ $0 < sighted }) ?? true { offer = sighted }
         if sources.count < 3 { sources.append(source()) }
     }
 
@@ -402,7 +396,8 @@ private struct MergedTransaction {
         merged[4] = SQLValue(environment)
         if merged[0] == .null { merged[0] = .text(transactionID) }
         if merged[10] == .null { merged[10] = .integer(1) }
-        return [.text(transactionID)] + merged + [SQLValue(firstSeenMs), .integer(Int64(sightings)), .text(sources.joined(separator: ";"))]
+        return [.text(transactionID)] + merged
+            + [SQLValue(firstSeenMs), .integer(Int64(sightings)), .text(sources.joined(separator: ";")), SQLValue(offer?.rawValue)]
     }
 }
 

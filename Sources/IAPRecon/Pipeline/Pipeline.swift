@@ -25,6 +25,8 @@ public struct RunOptions: Sendable {
     public var checkStore = false
     /// How the run's end is recorded; without it, success is `ok` (exit 0) and an error `failed` (exit 1).
     public var verdict: (@Sendable (Result<RunResult, any Error>) -> RunVerdict)?
+    /// The run's clock and `--bundle-id`, for the line checks that depend on them.
+    public var lineRules = LineRules()
 
     public init(input: String, databasePath: String, outFolder: String, jobs: Int, reconcile: ReconcileSettings, report: ReportSettings) {
         self.input = input
@@ -51,27 +53,47 @@ public struct RunResult: Sendable {
 /// `report` subcommands), so a failed night can resume from the stage that
 /// failed: every stage reads only the store and rebuilds its own tables.
 public enum Pipeline {
+    /// Checks every `fx.csv` of the input against the reporting currency, before anything else is read
+    /// (CONTRACT.md §1.6): a mismatch throws `ReportingCurrency.Mismatch` (exit 2).
+    public static func checkFX(input: String, through: String? = nil, currency: ReportingCurrency) throws {
+        for file in days(try SourceFile.scan(input).files, through: through) where file.kind == .fx {
+            var rows: [(currency: String, rate: String)] = []
+            try SourceFileParser.parse(file) { lines in
+                for line in lines {
+                    guard case .accepted(let raw) = line.outcome else { continue }
+                    for row in raw {
+                        if case .text(let code) = row.values[1], case .text(let rate) = row.values[2] { rows.append((code, rate)) }
+                    }
+                }
+            }
+            try currency.check(fxRows: rows, file: file.relativePath)
+        }
+    }
+
+    /// A partitioned input's files of the days up to `through`, and the undated ones; every file without it.
+    private static func days(_ files: [SourceFile], through: String?) -> [SourceFile] {
+        guard let through else { return files }
+        return files.filter { file in
+            let first = String(file.relativePath.prefix { $0 != "/" })
+            return !SourceFile.isPartitionName(first) || first <= through
+        }
+    }
+
     /// Ingest; throws the first unreadable input (exit 3) after storing every readable file.
     ///
     /// A folder with no source file at all is an error (a mistyped `--input` must not reconcile
     /// nothing in silence). Files that match no source are named in a warning and kept for
     /// `summary.json`, and every stored file is marked present or not in the folder.
     public static func ingest(
-        input: String, through: String? = nil, database: Database, jobs: Int, progress: ProgressSink?
+        input: String, through: String? = nil, database: Database, jobs: Int, rules: LineRules = LineRules(), progress: ProgressSink?
     ) throws -> IngestReport {
         let listing = try SourceFile.scan(input)
         guard !listing.files.isEmpty else { throw SourceFile.noSourceFile(in: input) }
         for path in listing.ignored {
             progress?.warning("not read, matches no source: \(input)/\(path)")
         }
-        var files = listing.files
-        if let through {
-            files = files.filter { file in
-                let first = String(file.relativePath.prefix { $0 != "/" })
-                return !SourceFile.isPartitionName(first) || first <= through
-            }
-        }
-        var report = try IngestStage.run(files: files, database: database, jobs: jobs, progress: { progress?.advanced($0) })
+        var report = try IngestStage.run(files: days(listing.files, through: through), database: database, jobs: jobs, rules: rules,
+                                         progress: { progress?.advanced($0) })
         report.ignored = listing.ignored
         try IngestStage.recordListing(listing, in: database)
         if let first = report.unreadable.first { throw first }
@@ -83,6 +105,7 @@ public enum Pipeline {
         defer { withExtendedLifetime(lock) {} }
         let database = try Store.open(path: options.databasePath)
         if options.checkStore { try Store.checkIntegrity(database, quick: true) }
+        try checkFX(input: options.input, through: options.partitionsThrough, currency: options.report.reportingCurrency)
         // A run reads only the tables its stages need: damage elsewhere (a raw table this night does
         // not read, an index) is looked for on a reader of its own while the stages work.
         let storeCheck = Background { [path = options.databasePath, checked = options.checkStore] in
@@ -112,7 +135,8 @@ public enum Pipeline {
             let ingest = try timed("ingest", note: { (report: IngestReport) in
                 "\(report.totals.read) lines, \(report.totals.rejected) rejected, \(report.files.filter { $0.status == .unchanged }.count) files unchanged"
             }) {
-                try Pipeline.ingest(input: options.input, through: options.partitionsThrough, database: database, jobs: options.jobs, progress: progress)
+                try Pipeline.ingest(input: options.input, through: options.partitionsThrough, database: database, jobs: options.jobs,
+                                    rules: options.lineRules, progress: progress)
             }
             try timed("normalize", note: { (_: Void) in "" }) {
                 try NormalizeStage.run(database: database, workers: WorkerPool(width: options.jobs)) { progress?.advanced(.lines($0)) }
@@ -126,9 +150,10 @@ public enum Pipeline {
                 }
             }
             let report = try timed("report", note: { (summary: ReportSummary) in "\(summary.files.count) files in \(options.outFolder)" }) {
-                try ReportStage.run(database: database, settings: options.report, timings: timings) { progress?.advanced(.lines($0)) }
+                try ReportStage.run(database: database, settings: options.report) { progress?.advanced(.lines($0)) }
             }
             try storeCheck.value()
+            RunLog.recordStages(database, runID: runID, timings: timings)
             let result = RunResult(ingest: ingest, join: join, report: report, timings: timings)
             RunLog.finish(database, runID: runID, verdict: verdict(.success(result)), asOfMs: join.asOfMs,
                           linesRead: ingest.totals.read, findings: join.findings)

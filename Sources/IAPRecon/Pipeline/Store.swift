@@ -110,6 +110,32 @@ public enum RunLog {
         return entries
     }
 
+    /// Each stage's wall time of a run: kept here and in the run log, never in `summary.json`,
+    /// so the reports of two runs over the same inputs are the same bytes.
+    static let createRunStages = """
+        CREATE TABLE IF NOT EXISTS run_stages (
+          run_id INTEGER NOT NULL, stage TEXT NOT NULL, seconds REAL NOT NULL, UNIQUE (run_id, stage)
+        )
+        """
+
+    public static func recordStages(_ database: Database, runID: Int64, timings: [(String, Double)]) {
+        try? database.execute(createRunStages)
+        for (stage, seconds) in timings {
+            try? database.run("INSERT OR REPLACE INTO run_stages (run_id, stage, seconds) VALUES (?, ?, ?)",
+                              [.integer(runID), .text(stage), .text(String(format: "%.3f", seconds))])
+        }
+    }
+
+    /// The stage timings of a run, in the order the stages ran.
+    public static func stages(_ database: Database, runID: Int64) throws -> [(stage: String, seconds: Double)] {
+        guard try database.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'run_stages'").integerValue > 0 else { return [] }
+        var stages: [(String, Double)] = []
+        try database.forEach("SELECT stage, seconds FROM run_stages WHERE run_id = ? ORDER BY rowid", [.integer(runID)]) { row in
+            stages.append((row.string(0), Double(row.string(1)) ?? 0))
+        }
+        return stages
+    }
+
     static func nowMs() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
 }
 

@@ -160,7 +160,7 @@ struct AttributionReport {
     private var values: [Cohort] = []
     var matchedBy: [String: Int] = ["customer_user_id": 0, "appsflyer_id": 0, "idfv": 0, "idfa": 0, "unattributed": 0]
     var installRows = 0
-    /// Verified purchases with no known user, counted in the unattributed cohort of their day.
+    /// Verified purchases with no known user, counted in the `no_user` row of their day.
     var userlessPurchases = 0
     /// Spend rows in a currency fx.csv cannot convert: their cohort's spend is shown empty.
     var unconvertedSpendRows = 0
@@ -180,14 +180,14 @@ struct AttributionReport {
         }
         defer { installWork.wait() }
 
-        // Apple's money whose user nobody knows (no order, delivery or receipt): the unattributed
-        // cohort of its purchase day, so every verified dollar lands in a row.
+        // Apple's money whose user nobody knows (no order, delivery or receipt): the `no_user` row
+        // of its purchase day (CONTRACT.md §3), so every verified dollar lands in a row.
         try database.forEach("""
             SELECT purchase_ms, unit_price, quantity, currency, refund_amount FROM int_transactions_resolved NOT INDEXED
             WHERE is_revenue = 1 AND user_id IS NULL
             """) { row in
             let purchase = Self.purchase(row, offset: 0, values: &money)
-            let key = CohortKey(day: day(purchase.ms), mediaSource: "unattributed", campaign: "")
+            let key = CohortKey(day: day(purchase.ms), mediaSource: "no_user", campaign: "")
             add(key) { cohort in
                 cohort.anchorMs = max(cohort.anchorMs, purchase.ms)
                 cohort.revenue += purchase.grossUSD
@@ -318,7 +318,9 @@ struct AttributionReport {
                 for purchase in userPurchases {
                     cohort.revenue += purchase.grossUSD
                     cohort.refunds += purchase.refundUSD
+                    // A purchase before the install counts in the total only (CONTRACT.md §3).
                     let age = purchase.ms - anchor
+                    guard age >= 0 else { continue }
                     if age < 1 * Self.dayMs { cohort.revenueD0 += purchase.grossUSD }
                     if age < 8 * Self.dayMs { cohort.revenueD7 += purchase.grossUSD }
                     if age < 31 * Self.dayMs { cohort.revenueD30 += purchase.grossUSD }
@@ -426,23 +428,34 @@ struct AttributionReport {
     }
 
     /// Growth's unit economics (cost per install, per payer, revenue per payer): `amount` shared by
-    /// `count` heads in the reporting currency, to 4 places like ROAS; empty when there is no amount
-    /// (no spend, or spend without an fx rate) or nobody to share it.
-    static func perHead(_ amount: Amount?, _ count: Int) -> String {
+    /// `count` heads, money in the reporting currency rounded to its minor unit like every such
+    /// column; empty when there is no amount (no spend, or spend without an fx rate) or nobody to share it.
+    static func perHead(_ amount: Amount?, _ count: Int, _ currency: ReportingCurrency) -> String {
         guard let amount, count > 0 else { return "" }
-        return Money.format(amount.decimal / Decimal(count), scale: 4)
+        return Money.format(currency.rounded(Amount(amount.decimal / Decimal(count))))
     }
 
-    static let header = [
-        "install_date", "media_source", "campaign", "installs", "registrations", "payers", "revenue_d0_usd", "revenue_d7_usd",
-        "revenue_d30_usd", "revenue_usd", "refunds_usd", "spend_usd", "roas_d7", "roas", "mmp_revenue_usd",
-        "cpi", "cost_per_payer", "revenue_per_payer",
-    ]
+    /// The header, money columns named for the reporting currency (`revenue_usd`, `spend_jpy`); the
+    /// growth columns (`cpi`, ...) are in it too.
+    static func header(_ currency: ReportingCurrency) -> [String] {
+        ["install_date", "media_source", "campaign", "installs", "registrations", "payers"]
+            + ["revenue_d0", "revenue_d7", "revenue_d30", "revenue", "refunds", "spend"].map(currency.column)
+            + ["roas_d7", "roas", currency.column("mmp_revenue"), "cpi", "cost_per_payer", "revenue_per_payer"]
+    }
 
-    func write(_ sink: inout TextSink) throws {
-        try sink.csvRecord(Self.header)
+    /// Money cells are rounded to the reporting currency's minor unit; ROAS divides the rounded cells.
+    func write(_ sink: inout TextSink, currency: ReportingCurrency) throws {
+        try sink.csvRecord(Self.header(currency))
+        let round = currency.rounded
         for key in cohorts.keys.sorted() {
-            guard let cohort = cohorts[key] else { continue }
+            guard var cohort = cohorts[key] else { continue }
+            cohort.revenueD0 = round(cohort.revenueD0)
+            cohort.revenueD7 = round(cohort.revenueD7)
+            cohort.revenueD30 = round(cohort.revenueD30)
+            cohort.revenue = round(cohort.revenue)
+            cohort.refunds = round(cohort.refunds)
+            cohort.spend = round(cohort.spend)
+            cohort.mmpRevenue = round(cohort.mmpRevenue)
             func mature(_ days: Int64) -> Bool { cohort.anchorMs + days * Self.dayMs <= asOfMs }
             let d7: Amount? = mature(8) ? cohort.revenueD7 : nil
             func ratio(_ value: Amount?) -> String {
@@ -457,7 +470,8 @@ struct AttributionReport {
                 mature(1) ? Money.format(cohort.revenueD0) : "", d7.map(Money.format) ?? "",
                 mature(31) ? Money.format(cohort.revenueD30) : "", Money.format(cohort.revenue), Money.format(cohort.refunds),
                 spend.map(Money.format) ?? "", ratio(d7), ratio(cohort.revenue), Money.format(cohort.mmpRevenue),
-                Self.perHead(spend, cohort.installs), Self.perHead(spend, cohort.payers), Self.perHead(cohort.revenue, cohort.payers),
+                Self.perHead(spend, cohort.installs, currency), Self.perHead(spend, cohort.payers, currency),
+                Self.perHead(cohort.revenue, cohort.payers, currency),
             ])
         }
     }

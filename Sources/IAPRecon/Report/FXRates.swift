@@ -20,6 +20,18 @@ struct FXRates: Sendable {
         }
     }
 
+    /// Checks the stored fx files against the reporting currency (`ReportingCurrency.check`), so a
+    /// `report --currency JPY` over dollar rates stops instead of writing dollars as yen.
+    func checkStored(database: Database) throws {
+        var files: [String: [(currency: String, rate: String)]] = [:]
+        try database.forEach("SELECT f.path, r.currency, r.rate FROM raw_fx__rates r JOIN files f USING (file_id)") { row in
+            files[row.string(0), default: []].append((row.string(1), row.string(2)))
+        }
+        for path in files.keys.sorted() {
+            try ReportingCurrency(reportingCurrency).check(fxRows: files[path] ?? [], file: path)
+        }
+    }
+
     /// The rate for `currency` on `day`, or nil when fx.csv has none on or before it.
     func rate(_ currency: String, on day: String) -> Amount? {
         if currency == reportingCurrency { return .one }

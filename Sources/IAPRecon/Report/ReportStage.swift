@@ -6,6 +6,8 @@ public struct ReportSettings: Sendable {
     public var zone: Zone = .utc
     public var currency: String = "USD"
 
+    public var reportingCurrency: ReportingCurrency { ReportingCurrency(currency) }
+
     public init(outFolder: String, zone: Zone = .utc, currency: String = "USD") {
         self.outFolder = outFolder
         self.zone = zone
@@ -13,10 +15,26 @@ public struct ReportSettings: Sendable {
     }
 }
 
-/// What the report stage wrote, for the caller's exit code and log.
+/// What the report stage wrote, for the caller's exit code, alert line and log.
 public struct ReportSummary: Sendable {
     public var findingsBySeverity: [Severity: Int]
+    /// Per kind that has findings: how many, how many are new, and their money at risk in the
+    /// reporting currency (the rounded rows summed), in `FindingKind` order.
+    public var tallies: [FindingTally] = []
+    public var currency = ReportingCurrency("USD")
+    /// The app bundle ids the receipts named, sorted.
+    public var bundleIDs: [String] = []
     public var files: [String]
+}
+
+/// The findings of one kind in a report, for the alert line.
+public struct FindingTally: Sendable, Equatable {
+    public var kind: FindingKind
+    public var count: Int
+    public var new: Int
+    /// Money at risk in the reporting currency, all and new only.
+    public var atRisk: Decimal
+    public var newAtRisk: Decimal
 }
 
 /// Stage 4, report: the only code that writes output files (CONTRACT.md §3).
@@ -25,9 +43,7 @@ public struct ReportSummary: Sendable {
 /// once. Every file is sorted, so the same store writes the same bytes.
 public enum ReportStage {
     /// `filesDone` hears, on the calling thread, of files as they are known to be written (a progress line).
-    public static func run(
-        database: Database, settings: ReportSettings, timings: [(String, Double)] = [], filesDone: ((Int) -> Void)? = nil
-    ) throws -> ReportSummary {
+    public static func run(database: Database, settings: ReportSettings, filesDone: ((Int) -> Void)? = nil) throws -> ReportSummary {
         Trace.mark("report start")
         var asOfMs: Int64 = 0
         var graceMs: Int64 = 0
@@ -35,8 +51,9 @@ public enum ReportStage {
             asOfMs = row.int(0)
             graceMs = row.int(1)
         }
-        let findings = try FindingsReport(database: database)
         let fx = try FXRates(database: database, reportingCurrency: settings.currency)
+        try fx.checkStored(database: database)
+        let findings = try FindingsReport(database: database, fx: fx, zone: settings.zone, asOfMs: asOfMs)
         Trace.mark("report findings and fx")
         let output = try OutputSet(folder: settings.outFolder)
         // Each file is written (and fsynced) as soon as what it shows is known, on the thread that
@@ -49,9 +66,9 @@ public enum ReportStage {
             let reader = try Database(path: path, readOnly: true)
             try output.write("rejects.csv") { try RejectsReport.write(reader, &$0) }
         }
-        let transactionsFile = Background { [path = database.path, zone = settings.zone] in
+        let transactionsFile = Background { [path = database.path, zone = settings.zone, currency = settings.reportingCurrency] in
             let reader = try Database(path: path, readOnly: true)
-            try output.write("transactions.csv") { try TransactionsReport.write(reader, zone: zone, fx: fx, &$0) }
+            try output.write("transactions.csv") { try TransactionsReport.write(reader, zone: zone, fx: fx, currency: currency, &$0) }
         }
         // Revenue and the summary's counts read on their own connection while attribution runs here.
         let revenueWork = Background { [path = database.path, zone = settings.zone, asOfMs, graceMs] in
@@ -72,7 +89,7 @@ public enum ReportStage {
                     try AttributionReport(database: database, zone: settings.zone, fx: fx, asOfMs: asOfMs)
                 }
                 Trace.mark("report attribution")
-                try output.write("attribution.csv") { try attribution.write(&$0) }
+                try output.write("attribution.csv") { try attribution.write(&$0, currency: settings.reportingCurrency) }
                 filesDone?(1)
             } catch {
                 findingsFiles.wait()
@@ -88,7 +105,7 @@ public enum ReportStage {
             Trace.mark("report waited for revenue and findings files")
             filesDone?(4)
             let summary = SummaryReport.build(counts: counts, asOfMs: asOfMs, graceMs: graceMs, settings: settings,
-                                              findings: findings, revenue: revenue, attribution: attribution, timings: timings)
+                                              findings: findings, revenue: revenue, attribution: attribution)
             let page = ReportPage(asOfMs: asOfMs, settings: settings, counts: counts, findings: findings, revenue: revenue,
                                   attribution: attribution, fx: fx)
             try output.write("report.html") { try $0.write(page.html()) }
@@ -100,10 +117,28 @@ public enum ReportStage {
             output.discard()
             throw error
         }
-        var bySeverity: [Severity: Int] = [:]
-        for row in findings.rows { if let severity = Severity(rawValue: row.severity) { bySeverity[severity, default: 0] += 1 } }
-        return ReportSummary(findingsBySeverity: bySeverity,
-                             files: ["findings.csv", "findings.json", "revenue_daily.csv", "revenue_monthly.csv", "transactions.csv",
-                                     "attribution.csv", "rejects.csv", "report.html", "summary.json"])
+        var summary = ReportSummary(findingsBySeverity: [:],
+                                    files: ["findings.csv", "findings.json", "revenue_daily.csv", "revenue_monthly.csv", "transactions.csv",
+                                             "attribution.csv", "rejects.csv", "report.html", "summary.json"])
+        var byKind: [FindingKind: (count: Int, new: Int, atRisk: Amount, newAtRisk: Amount)] = [:]
+        for row in findings.rows {
+            guard let severity = Severity(rawValue: row.severity) else { continue }
+            summary.findingsBySeverity[severity, default: 0] += 1
+            guard let kind = FindingKind(rawValue: row.kind) else { continue }
+            var tally = byKind[kind] ?? (0, 0, .zero, .zero)
+            tally.count += 1
+            tally.atRisk += row.reportingAmount ?? .zero
+            if row.isNew {
+                tally.new += 1
+                tally.newAtRisk += row.reportingAmount ?? .zero
+            }
+            byKind[kind] = tally
+        }
+        summary.tallies = FindingKind.allCases.compactMap { kind in
+            byKind[kind].map { FindingTally(kind: kind, count: $0.count, new: $0.new, atRisk: $0.atRisk.decimal, newAtRisk: $0.newAtRisk.decimal) }
+        }
+        summary.currency = settings.reportingCurrency
+        summary.bundleIDs = try SummaryReport.bundleIDs(database)
+        return summary
     }
 }

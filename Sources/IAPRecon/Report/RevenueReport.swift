@@ -5,7 +5,8 @@ import Foundation
 ///
 /// Grain: one row per (date in `--tz`, product, storefront, currency).
 /// Checks: `net = gross - refunds` on every row; family-shared and test
-/// transactions never count.
+/// transactions never count. The reporting-currency cells are rounded to its
+/// minor unit row by row, and the totals are the sums of those rounded cells.
 struct RevenueReport: Sendable {
     struct Key: Hashable, Comparable, Sendable {
         var date: String
@@ -20,25 +21,30 @@ struct RevenueReport: Sendable {
 
     struct Row: Sendable {
         var units: Int64 = 0
+        /// The units of the refunds that happened on the row's day.
+        var refundUnits: Int64 = 0
         var gross = Amount.zero
         var refunds = Amount.zero
         var grossUSD: Amount? = .zero
         var refundsUSD: Amount? = .zero
 
         func adding(_ other: Row) -> Row {
-            Row(units: units + other.units, gross: gross + other.gross, refunds: refunds + other.refunds,
+            Row(units: units + other.units, refundUnits: refundUnits + other.refundUnits, gross: gross + other.gross, refunds: refunds + other.refunds,
                 grossUSD: grossUSD.flatMap { mine in other.grossUSD.map { mine + $0 } },
                 refundsUSD: refundsUSD.flatMap { mine in other.refundsUSD.map { mine + $0 } })
         }
     }
 
+    let currency: ReportingCurrency
     var rows: [Key: Row] = [:]
+    /// The sums of the rows' rounded reporting-currency cells.
     var grossUSD = Amount.zero
     var refundsUSD = Amount.zero
     var unconverted = 0
     var priceSources: [PriceSource: Int] = [:]
 
     init(database: Database, zone: Zone, fx: FXRates) throws {
+        currency = ReportingCurrency(fx.reportingCurrency)
         var values = AmountReader(fx: fx, zone: zone)
         var products = TextIndex(), storefronts = TextIndex(), sources = TextIndex()
         var sourceCounts: [Int32: Int] = [:]
@@ -70,14 +76,13 @@ struct RevenueReport: Sendable {
                 entry.gross += gross
                 entry.grossUSD = rate.flatMap { rate in entry.grossUSD.map { $0 + gross * rate } }
             }
-            if let rate { grossUSD += gross * rate }
             if let refundMs = row.optionalInt(6), let refund = values.amount(row, 7) {
                 let refundSlot = Slot(day: values.days.number(refundMs), product: product, storefront: storefront, currency: currency)
                 add(refundSlot, at: refundMs) { entry in
+                    entry.refundUnits += quantity
                     entry.refunds += refund
                     entry.refundsUSD = rate.flatMap { rate in entry.refundsUSD.map { $0 + refund * rate } }
                 }
-                if let rate { refundsUSD += refund * rate }
             }
         }
         for (number, count) in sourceCounts {
@@ -89,6 +94,14 @@ struct RevenueReport: Sendable {
             // Two texts that differ only in bytes a String repairs name one row, as they always did.
             rows[key] = rows[key].map { $0.adding(row) } ?? row
         }
+        for (key, row) in rows {
+            var rounded = row
+            rounded.grossUSD = row.grossUSD.map(currency.rounded)
+            rounded.refundsUSD = row.refundsUSD.map(currency.rounded)
+            rows[key] = rounded
+            grossUSD += rounded.grossUSD ?? .zero
+            refundsUSD += rounded.refundsUSD ?? .zero
+        }
     }
 
     /// A row's place while the transactions are read: its day's number and its texts' numbers.
@@ -99,17 +112,20 @@ struct RevenueReport: Sendable {
         var currency: Int32
     }
 
-    static let header = ["date", "product_id", "storefront", "currency", "units", "gross", "refunds", "net", "gross_usd", "refunds_usd", "net_usd"]
+    static func header(_ currency: ReportingCurrency) -> [String] {
+        ["date", "product_id", "storefront", "currency", "units", "refund_units", "gross", "refunds", "net"]
+            + ["gross", "refunds", "net"].map(currency.column)
+    }
 
     func write(_ sink: inout TextSink) throws {
-        try sink.csvRecord(Self.header)
+        try sink.csvRecord(Self.header(currency))
         for key in rows.keys.sorted() {
             guard let row = rows[key] else { continue }
             let net = row.gross - row.refunds
             let netUSD = row.grossUSD.flatMap { gross in row.refundsUSD.map { gross - $0 } }
             try sink.csvRecord([
                 CSV.textCell(key.date), CSV.textCell(key.productID), CSV.textCell(key.storefront), CSV.textCell(key.currency),
-                String(row.units), Money.format(row.gross), Money.format(row.refunds), Money.format(net),
+                String(row.units), String(row.refundUnits), Money.format(row.gross), Money.format(row.refunds), Money.format(net),
                 row.grossUSD.map(Money.format) ?? "", row.refundsUSD.map(Money.format) ?? "", netUSD.map(Money.format) ?? "",
             ])
         }

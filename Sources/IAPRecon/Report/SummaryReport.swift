@@ -2,11 +2,26 @@ import Foundation
 
 /// `summary.json`: the run in numbers (CONTRACT.md §3).
 ///
-/// As-of, per-file input accounting, counts and amounts per finding kind,
+/// As-of, per-file input accounting, the bundle ids seen, counts and amounts
+/// per finding kind (new ones apart), money at risk in the reporting currency,
 /// orders matched by rule, unmatched and unpaid, transactions by environment,
 /// price sources (so finance sees catalog-priced and unpriced transactions),
-/// revenue totals, attribution join keys, and stage timings.
+/// revenue totals and attribution join keys. Nothing in it depends on the
+/// clock or the machine, so two runs over the same inputs write the same
+/// bytes (stage timings go to the run log and the `run_stages` table).
 enum SummaryReport {
+    /// The contract version the outputs follow.
+    static let contractVersion = 2
+
+    /// The distinct app bundle ids the receipts named, sorted.
+    static func bundleIDs(_ database: Database) throws -> [String] {
+        var ids: [String] = []
+        try database.forEach("""
+            SELECT DISTINCT bundle_id FROM raw_receipts__verifications WHERE bundle_id IS NOT NULL ORDER BY bundle_id
+            """) { ids.append($0.string(0)) }
+        return ids
+    }
+
     /// What the summary counts in the store, read on its own connection while attribution runs.
     struct Counts: Sendable {
         var inputs: [JSONValue]
@@ -24,6 +39,7 @@ enum SummaryReport {
         var familyShared: Int64
         var failedVerifications: Int64
         var missingFromCatalog: Int64
+        var bundleIDs: [String]
     }
 
     static func counts(database: Database, asOfMs: Int64, graceMs: Int64) throws -> Counts {
@@ -77,7 +93,7 @@ enum SummaryReport {
         // In SQLite's order (bytes), as the contract's consumers have always seen them.
         let environments: [(String, JSONValue)] = byEnvironment.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
             .map { ($0, .int(byEnvironment[$0] ?? 0)) }
-        let failedVerifications = try database.scalar("SELECT count(*) FROM raw_receipts__verifications WHERE status_n != 0").integerValue
+        let failedVerifications = try database.scalar("SELECT count(*) FROM raw_receipts__verifications WHERE status_n NOT IN (0, 21006)").integerValue
         let missingFromCatalog = try database.scalar("""
             SELECT count(DISTINCT product_id) FROM (
               SELECT product_id FROM int_transactions_resolved UNION SELECT product_id FROM stg_server__deliveries
@@ -86,29 +102,45 @@ enum SummaryReport {
 
         return Counts(inputs: inputs, ignoredFiles: ignoredFiles, files: files, totals: totals, orders: orders, unmatched: unmatched, ordersByRule: ordersByRule, unpaid: unpaid,
                       environments: environments, unmatchedTransactions: unmatchedTransactions, familyShared: familyShared,
-                      failedVerifications: failedVerifications, missingFromCatalog: missingFromCatalog)
+                      failedVerifications: failedVerifications, missingFromCatalog: missingFromCatalog,
+                      bundleIDs: try bundleIDs(database))
     }
 
     /// The summary of a report: `counts` from the store, the rest from the other reports.
     static func build(
         counts: Counts, asOfMs: Int64, graceMs: Int64, settings: ReportSettings, findings: FindingsReport,
-        revenue: RevenueReport, attribution: AttributionReport, timings: [(String, Double)]
+        revenue: RevenueReport, attribution: AttributionReport
     ) -> JSONValue {
+        let currency = settings.reportingCurrency
         let byRule: [(String, JSONValue)] = MatchRule.allCases.map { ($0.rawValue, .int(counts.ordersByRule[$0.rawValue] ?? 0)) }
         var kinds: [(String, JSONValue)] = []
+        var atRiskByKind: [(String, JSONValue)] = []
+        var atRisk = Amount.zero
+        var newAtRisk = Amount.zero
         for kind in FindingKind.allCases {
             let rows = findings.rows.filter { $0.kind == kind.rawValue }
             var amounts: [String: Decimal] = [:]
+            var reporting = Amount.zero
+            var newReporting = Amount.zero
             for row in rows {
                 if let amount = row.values[8].flatMap(Money.parse), let currency = row.values[9] { amounts[currency, default: 0] += amount }
+                reporting += row.reportingAmount ?? .zero
+                if row.isNew { newReporting += row.reportingAmount ?? .zero }
             }
             kinds.append((kind.rawValue, .object([
                 ("severity", .string(kind.severity.rawValue)), ("count", .int(rows.count)),
+                ("new", .int(rows.filter(\.isNew).count)),
                 ("amount", .object(amounts.keys.sorted().map { ($0, .string(Money.format(amounts[$0] ?? 0))) })),
+                (currency.column("amount"), .string(Money.format(reporting))),
+                (currency.column("new_amount"), .string(Money.format(newReporting))),
             ])))
+            atRiskByKind.append((kind.rawValue, .string(Money.format(reporting))))
+            atRisk += reporting
+            newAtRisk += newReporting
         }
 
         return .object([
+            ("contract_version", .int(contractVersion)),
             ("as_of", .string(Timestamp.iso8601(asOfMs))),
             ("grace_hours", .number(Money.format(Decimal(graceMs) / 3_600_000))),
             ("time_zone", .string(settings.zone.identifier)),
@@ -121,7 +153,13 @@ enum SummaryReport {
                 ])),
             ])),
             ("ignored_files", .array(counts.ignoredFiles)),
-            ("findings", .object([("total", .int(findings.rows.count)), ("by_kind", .object(kinds))])),
+            ("bundle_ids", .array(counts.bundleIDs.map { .string($0) })),
+            ("findings", .object([
+                ("total", .int(findings.rows.count)), ("new", .int(findings.rows.filter(\.isNew).count)), ("by_kind", .object(kinds)),
+            ])),
+            (currency.column("money_at_risk"), .object([
+                ("total", .string(Money.format(atRisk))), ("new", .string(Money.format(newAtRisk))), ("by_kind", .object(atRiskByKind)),
+            ])),
             ("orders", .object([
                 ("total", .int(counts.orders)),
                 ("matched_by_rule", .object(byRule)), ("unmatched", .int(counts.unmatched)), ("unpaid_after_grace", .int(counts.unpaid)),
@@ -129,13 +167,14 @@ enum SummaryReport {
             ("transactions", .object([
                 ("by_environment", .object(counts.environments)), ("production_without_order", .int(counts.unmatchedTransactions)),
                 ("family_shared", .int(counts.familyShared)), ("failed_verifications", .int(counts.failedVerifications)),
-                ("price_source", .object(PriceSource.allCases.map { ($0.rawValue, .int(revenue.priceSources[$0] ?? 0)) })),
+                ("price_source", .object(PriceSource.allCases.filter { $0 != .freeTrial }.map { ($0.rawValue, .int(revenue.priceSources[$0] ?? 0)) })),
                 ("without_fx_rate", .int(revenue.unconverted)),
                 ("products_missing_from_catalog", .int(counts.missingFromCatalog)),
             ])),
             ("revenue", .object([
-                ("gross_usd", .string(Money.format(revenue.grossUSD))), ("refunds_usd", .string(Money.format(revenue.refundsUSD))),
-                ("net_usd", .string(Money.format(revenue.grossUSD - revenue.refundsUSD))),
+                (currency.column("gross"), .string(Money.format(revenue.grossUSD))),
+                (currency.column("refunds"), .string(Money.format(revenue.refundsUSD))),
+                (currency.column("net"), .string(Money.format(revenue.grossUSD - revenue.refundsUSD))),
             ])),
             ("attribution", .object([
                 ("install_rows", .int(attribution.installRows)),
@@ -145,7 +184,6 @@ enum SummaryReport {
                     ($0, .int(attribution.matchedBy[$0] ?? 0))
                 })),
             ])),
-            ("stage_seconds", .object(timings.map { ($0.0, .number(Money.format(Decimal($0.1), scale: 3))) })),
         ])
     }
 }

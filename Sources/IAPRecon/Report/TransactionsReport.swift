@@ -4,22 +4,25 @@
 /// what, which order it matched and by which rule, where its price came from, whether and how it
 /// was refunded, who received it, and which findings name it. The reporting-currency columns are
 /// filled exactly where `revenue_daily.csv` counts the transaction (verified Production revenue,
-/// converted at the purchase day's rate, its refund at that same rate), so their sums equal that
-/// file's `gross_usd` and `refunds_usd` totals.
+/// converted at the purchase day's rate, its refund at that same rate), named for the reporting
+/// currency and rounded to its minor unit row by row like every such column. Local amounts sum
+/// to `revenue_daily.csv`'s exactly; reporting-currency sums to within half a minor unit per
+/// row of either file, since both round their own rows.
 ///
 /// Rows come in transaction id order (Apple's ids grow with time): the transactions are read
 /// through their key index and merged with the deliveries grouped in the same order, so nothing
 /// is sorted or held per transaction; only the findings, a few per thousand transactions, and the
 /// catalog are kept in memory.
 enum TransactionsReport {
-    static let header = [
-        "transaction_id", "original_transaction_id", "user_id", "order_id", "match_rule", "product_id", "product_type",
-        "storefront", "environment", "ownership", "currency", "unit_price", "quantity", "price", "price_source",
-        "purchase_time", "expires_time", "refund_time", "refund_type", "refund_amount", "revenue", "gross_usd", "refunds_usd",
-        "net_usd", "deliveries", "delivered_to", "finding_ids",
-    ]
+    static func header(_ currency: ReportingCurrency) -> [String] {
+        ["transaction_id", "original_transaction_id", "user_id", "order_id", "match_rule", "product_id", "product_type",
+         "storefront", "environment", "ownership", "currency", "unit_price", "quantity", "price", "price_source",
+         "purchase_time", "expires_time", "refund_time", "refund_type", "refund_amount", "revenue"]
+            + ["gross", "refunds", "net"].map(currency.column)
+            + ["deliveries", "delivered_to", "finding_ids"]
+    }
 
-    static func write(_ database: Database, zone: Zone, fx: FXRates, _ sink: inout TextSink) throws {
+    static func write(_ database: Database, zone: Zone, fx: FXRates, currency: ReportingCurrency, _ sink: inout TextSink) throws {
         var catalogTypes: [String: String] = [:]
         try database.forEach("SELECT product_id, type FROM raw_catalog__products WHERE type IS NOT NULL ORDER BY file_id, line") { row in
             catalogTypes[row.string(0)] = row.string(1)
@@ -51,7 +54,7 @@ enum TransactionsReport {
             deliveries.reset()
         }
         var values = AmountReader(fx: fx, zone: zone)
-        try sink.csvRecord(header)
+        try sink.csvRecord(header(currency))
         var hasDelivery = try deliveries.step()
         while try transactions.step() {
             let row = transactions.row
@@ -68,8 +71,8 @@ enum TransactionsReport {
             let isRevenue = row.int(19) == 1
             var grossUSD = "", refundsUSD = "", netUSD = ""
             if isRevenue, let rate = values.rate(currency: values.currency(row, 10), atMs: purchaseMs) {
-                let gross = (price ?? .zero) * rate
-                let refunded = (refund ?? .zero) * rate
+                let gross = currency.rounded((price ?? .zero) * rate)
+                let refunded = currency.rounded((refund ?? .zero) * rate)
                 (grossUSD, refundsUSD, netUSD) = (Money.format(gross), Money.format(refunded), Money.format(gross - refunded))
             }
             let transactionID = row.string(0), chain = row.string(1), productID = row.string(5)

@@ -259,6 +259,17 @@ public enum Schema {
             ALTER TABLE runs ADD COLUMN partition_date TEXT;
             ALTER TABLE runs ADD COLUMN exit_code INTEGER;
             """),
+        // Free trials and intro offers are priced apart (CONTRACT.md §1.2): a sighting's offer terms.
+        // A delivery_id is unique within its transaction only, so nothing looks deliveries up by it.
+        // Rows stored before this had no offer terms and were deduplicated by the older rule: the
+        // receipt and notification files still in the input folder are read again by the next ingest
+        // (no stored hash matches), and everything is rebuilt once.
+        (5, """
+            ALTER TABLE raw_apple__transactions ADD COLUMN offer TEXT;
+            DROP INDEX IF EXISTS raw_deliveries_by_delivery;
+            UPDATE files SET content_hash = 'read again for offer terms', mtime_ns = NULL WHERE source IN ('receipts', 'notifications');
+            INSERT OR IGNORE INTO dirty_keys VALUES ('all', '');
+            """),
     ]
 
     public static var latestVersion: Int { migrations.last?.id ?? 0 }
@@ -295,7 +306,6 @@ enum RawIndexes {
         "CREATE INDEX IF NOT EXISTS raw_apple_by_transaction ON raw_apple__transactions(transaction_id)",
         "CREATE INDEX IF NOT EXISTS raw_orders_by_order ON raw_server__orders(order_id)",
         "CREATE INDEX IF NOT EXISTS raw_deliveries_by_transaction ON raw_server__deliveries(transaction_id)",
-        "CREATE INDEX IF NOT EXISTS raw_deliveries_by_delivery ON raw_server__deliveries(delivery_id) WHERE delivery_id IS NOT NULL",
         """
         CREATE INDEX IF NOT EXISTS raw_verifications_by_transaction ON raw_receipts__verifications(transaction_id)
           WHERE transaction_id IS NOT NULL AND order_id IS NOT NULL

@@ -92,10 +92,11 @@ enum NightlyCommand {
             input: root, databasePath: databasePath, outFolder: outRoot + "/" + date, jobs: command.jobs,
             reconcile: try command.reconcileSettings(), report: try command.reportSettings())
         options.partitionsThrough = date
+        options.lineRules = try command.lineRules()
         options.report.outFolder = options.outFolder
         options.command = command.name
         options.checkStore = databasePath == command.databasePath
-        options.verdict = RunCommand.verdict(failOn: command.failOn, out: options.outFolder)
+        options.verdict = RunCommand.verdict(failOn: command.failOn, failOnNew: command.failOnNew, out: options.outFolder)
         if let dayStart = Timestamp.startOfDay(date) {
             options.reconcile.asOfLimitMs = options.report.zone.utc(fromLocal: dayStart + 86_400_000) - 1
         }
@@ -113,9 +114,17 @@ enum NightlyCommand {
             let line = RunCommand.findingsLine(result.report.findingsBySeverity, asOfMs: result.join.asOfMs, out: options.outFolder)
             log.write(line)
             if !quiet { console.out(line) }
-            let code = exitCode(findings: result.report.findingsBySeverity, failOn: command.failOn)
-            log.write("exit \(code.rawValue)")
-            return code
+            if let warning = bundleWarning(result.report, bundleOption: options.lineRules.bundleID) {
+                log.write(warning)
+                if !quiet { console.err(warning) }
+            }
+            let outcome = findingsOutcome(result.report, failOn: command.failOn, failOnNew: command.failOnNew, outFolder: options.outFolder)
+            if let alert = outcome.alert {
+                log.write(alert)
+                console.err(alert)
+            }
+            log.write("exit \(outcome.code.rawValue)")
+            return outcome.code
         } catch {
             log.write("failed: \(error)")
             throw error

@@ -22,6 +22,19 @@ extension ParsedCommand {
         return ms
     }
 
+    /// `--now` (the run's clock, default the system clock) and `--bundle-id`, for the line checks.
+    func lineRules() throws -> LineRules {
+        var rules = LineRules()
+        if declares("now"), let text = value("now") {
+            guard let ms = Timestamp.parse(text) else {
+                throw usageError("'\(text)' is not a time for --now (use ISO 8601, e.g. 2026-11-29T00:00:00Z, or epoch ms)")
+            }
+            rules.nowMs = ms
+        }
+        if declares("bundle-id") { rules.bundleID = value("bundle-id") }
+        return rules
+    }
+
     func reconcileSettings() throws -> ReconcileSettings {
         ReconcileSettings(asOfMs: try asOfMs(), graceMs: try optionalDuration("grace") ?? 86_400_000,
                           mmpZone: declares("mmp-tz") ? try zone("mmp-tz") : .utc)
@@ -32,6 +45,7 @@ extension ParsedCommand {
     }
 
     var failOn: Severity? { declares("fail-on") ? value("fail-on").flatMap(Severity.init(rawValue:)) : nil }
+    var failOnNew: Severity? { declares("fail-on-new") ? value("fail-on-new").flatMap(Severity.init(rawValue:)) : nil }
 
     var databasePath: String { value("db") ?? "iaprecon.sqlite" }
     var inputFolder: String { value("input") ?? "sample-data" }
@@ -41,6 +55,44 @@ extension ParsedCommand {
 func exitCode(findings: [Severity: Int], failOn: Severity?) -> ExitCode {
     guard let failOn else { return .ok }
     return findings.contains { $0.key >= failOn && $0.value > 0 } ? .failure : .ok
+}
+
+/// What a report's findings make of a run: exit 1 for `--fail-on` or `--fail-on-new` (CONTRACT.md §3),
+/// and then the one alert line stderr gets, also under `--quiet`, since cron mails only what is printed
+/// (CONTRACT.md §4): `iaprecon: exit 1: 3 new critical findings (lost_delivery 2, refunded_not_revoked 1),
+/// 41.97 USD at risk; see reports/2026-11-29/findings.csv`.
+func findingsOutcome(_ report: ReportSummary, failOn: Severity?, failOnNew: Severity?, outFolder: String) -> (code: ExitCode, alert: String?) {
+    func tallies(at severity: Severity, newOnly: Bool) -> [(kind: FindingKind, count: Int, atRisk: Decimal)] {
+        report.tallies.filter { $0.kind.severity >= severity }
+            .map { (kind: $0.kind, count: newOnly ? $0.new : $0.count, atRisk: newOnly ? $0.newAtRisk : $0.atRisk) }
+            .filter { $0.count > 0 }
+    }
+    // --fail-on-new first: its line names what is new, which is what a night's alert is for.
+    let triggered: (severity: Severity, newOnly: Bool)?
+    if let failOnNew, !tallies(at: failOnNew, newOnly: true).isEmpty {
+        triggered = (failOnNew, true)
+    } else if let failOn, !tallies(at: failOn, newOnly: false).isEmpty {
+        triggered = (failOn, false)
+    } else {
+        triggered = nil
+    }
+    guard let triggered else { return (.ok, nil) }
+    let found = tallies(at: triggered.severity, newOnly: triggered.newOnly)
+    let count = found.reduce(0) { $0 + $1.count }
+    let atRisk = found.reduce(Decimal(0)) { $0 + $1.atRisk }
+    let level = triggered.severity == .critical ? "critical" : "\(triggered.severity.rawValue)-or-worse"
+    let kinds = found.map { "\($0.kind.rawValue) \($0.count)" }.joined(separator: ", ")
+    let money = Money.format(atRisk, scale: report.currency.minorUnit)
+    let alert = "iaprecon: exit 1: \(count) \(triggered.newOnly ? "new " : "")\(level) finding\(count == 1 ? "" : "s") (\(kinds)), "
+        + "\(money) \(report.currency.code) at risk; see \(outFolder)/findings.csv"
+    return (.failure, alert)
+}
+
+/// Without `--bundle-id`, receipts of more than one app are named on stderr: one store usually holds one app.
+func bundleWarning(_ report: ReportSummary, bundleOption: String?) -> String? {
+    guard bundleOption == nil, report.bundleIDs.count > 1 else { return nil }
+    return "Warning: receipts name \(report.bundleIDs.count) app bundles (\(report.bundleIDs.joined(separator: ", "))); "
+        + "set --bundle-id to reject the others"
 }
 
 /// The per-file accounting table `ingest` and `validate` print.

@@ -8,13 +8,17 @@ enum RunCommand {
         var options = RunOptions(
             input: command.inputFolder, databasePath: command.databasePath, outFolder: command.value("out") ?? "out",
             jobs: command.jobs, reconcile: try command.reconcileSettings(), report: try command.reportSettings())
-        options.verdict = verdict(failOn: command.failOn, out: options.outFolder)
+        options.lineRules = try command.lineRules()
+        options.verdict = verdict(failOn: command.failOn, failOnNew: command.failOnNew, out: options.outFolder)
         let progress = quiet ? nil : StageProgress(live: console.isTerminal) { console.err($0) }
         let result = try Pipeline.run(options, progress: progress)
         if !quiet {
             console.out(findingsLine(result.report.findingsBySeverity, asOfMs: result.join.asOfMs, out: options.outFolder))
         }
-        return exitCode(findings: result.report.findingsBySeverity, failOn: command.failOn)
+        if !quiet, let warning = bundleWarning(result.report, bundleOption: options.lineRules.bundleID) { console.err(warning) }
+        let outcome = findingsOutcome(result.report, failOn: command.failOn, failOnNew: command.failOnNew, outFolder: options.outFolder)
+        if let alert = outcome.alert { console.err(alert) }
+        return outcome.code
     }
 
     static func findingsLine(_ bySeverity: [Severity: Int], asOfMs: Int64, out: String) -> String {
@@ -23,14 +27,13 @@ enum RunCommand {
     }
 
     /// How a whole run's end goes into the runs table: the exit code the command line will give.
-    static func verdict(failOn: Severity?, out: String) -> @Sendable (Result<RunResult, any Error>) -> RunVerdict {
+    static func verdict(failOn: Severity?, failOnNew: Severity?, out: String) -> @Sendable (Result<RunResult, any Error>) -> RunVerdict {
         { result in
             switch result {
             case .success(let run):
-                let code = exitCode(findings: run.report.findingsBySeverity, failOn: failOn)
-                return code == .ok ? RunVerdict(status: "ok", exitCode: 0, message: nil)
-                    : RunVerdict(status: "findings", exitCode: code.rawValue,
-                                 message: findingsLine(run.report.findingsBySeverity, asOfMs: run.join.asOfMs, out: out))
+                let outcome = findingsOutcome(run.report, failOn: failOn, failOnNew: failOnNew, outFolder: out)
+                return outcome.code == .ok ? RunVerdict(status: "ok", exitCode: 0, message: nil)
+                    : RunVerdict(status: "findings", exitCode: outcome.code.rawValue, message: outcome.alert)
             case .failure(let error):
                 return StageCommands.failed(error)
             }
@@ -50,7 +53,7 @@ enum StageCommands {
             progress.stageStarted("ingest")
             defer { progress.clear() }
             let report = try Pipeline.ingest(input: command.inputFolder, database: database, jobs: command.jobs,
-                                             progress: command.flag("quiet") ? nil : progress)
+                                             rules: try command.lineRules(), progress: command.flag("quiet") ? nil : progress)
             RunLog.finish(database, runID: runID, verdict: RunVerdict(status: "ok", exitCode: 0, message: nil), asOfMs: nil,
                           linesRead: report.totals.read, findings: nil)
             if !command.flag("quiet") { console.out(accountingTable(report)) }
@@ -85,12 +88,17 @@ enum StageCommands {
 
     static func report(_ command: ParsedCommand, console: Console) throws -> ExitCode {
         let settings = try command.reportSettings()
-        var bySeverity: [Severity: Int] = [:]
+        var report: ReportSummary?
         return try stage(command, "report", console: console) { database, progress in
             let summary = try ReportStage.run(database: database, settings: settings) { progress?.advanced(.lines($0)) }
-            bySeverity = summary.findingsBySeverity
+            report = summary
             return "wrote \(summary.files.joined(separator: ", ")) in \(settings.outFolder)/"
-        } output: { console.out($0) } judge: { exitCode(findings: bySeverity, failOn: command.failOn) }
+        } output: { console.out($0) } judge: {
+            guard let report else { return .ok }
+            let outcome = findingsOutcome(report, failOn: command.failOn, failOnNew: command.failOnNew, outFolder: settings.outFolder)
+            if let alert = outcome.alert { console.err(alert) }
+            return outcome.code
+        }
     }
 
     static func validate(_ command: ParsedCommand, console: Console) throws -> ExitCode {
@@ -99,7 +107,7 @@ enum StageCommands {
             console.err("Warning: not read, matches no source: \(command.inputFolder)/\(path)")
         }
         guard !listing.files.isEmpty else { throw SourceFile.noSourceFile(in: command.inputFolder) }
-        let report = try IngestStage.validate(files: listing.files, jobs: command.jobs)
+        let report = try IngestStage.validate(files: listing.files, jobs: command.jobs, rules: try command.lineRules())
         console.out(accountingTable(report))
         if !report.firstRejects.isEmpty {
             var rejects = TextTable(["file:line", "reason", "text"], numeric: [])

@@ -59,7 +59,8 @@ struct CommandsTests {
     func runOptions() {
         let run = CommandSpec.run
         #expect(run.options.map(\.name) == [
-            "input", "db", "out", "as-of", "grace", "tz", "mmp-tz", "currency", "jobs", "fail-on", "config",
+            "input", "db", "out", "as-of", "now", "grace", "tz", "mmp-tz", "currency", "bundle-id", "jobs", "fail-on", "fail-on-new",
+            "config",
         ])
         #expect(run.flags.map(\.name) == ["quiet"])
         #expect(run.acceptsConfig)
@@ -71,8 +72,8 @@ struct CommandsTests {
     @Test("config keys are the options of the subcommands that read --config")
     func configKeys() {
         #expect(Self.program.configKeys == [
-            "input", "db", "out", "as-of", "grace", "tz", "mmp-tz", "currency", "jobs", "fail-on", "quiet",
-            "root", "reports", "date", "log-dir", "force", "from", "to",
+            "input", "db", "out", "as-of", "now", "grace", "tz", "mmp-tz", "currency", "bundle-id", "jobs", "fail-on", "fail-on-new",
+            "quiet", "root", "reports", "date", "log-dir", "force", "from", "to",
         ])
     }
 }

@@ -68,7 +68,8 @@ struct HelpTests {
         Reads every source file under --input into the store at --db, matches orders to
         transactions as of --as-of, and replaces findings.csv, findings.json,
         summary.json, revenue_daily.csv, attribution.csv and rejects.csv in --out.
-        Findings do not fail the run unless --fail-on says so.
+        Findings do not fail the run unless --fail-on or --fail-on-new says so; then one
+        alert line goes to stderr, even with --quiet.
 
         USAGE: iaprecon run [<options>]
 
@@ -81,6 +82,9 @@ struct HelpTests {
           --as-of <time>          Time to reconcile as of: ISO 8601, epoch milliseconds,
                                   or yyyy-MM-dd HH:mm:ss in UTC. (default: latest event
                                   time in the inputs)
+          --now <time>            The run's clock: a line stamped more than 24 hours
+                                  after it is rejected as 'time in the future'.
+                                  (default: the system clock)
           --grace <duration>      How long a delivery may take after the purchase, such
                                   as 24h, 90m or 1h30m. (default: 24h)
           --tz <zone>             IANA time zone whose days the report dates are.
@@ -89,10 +93,17 @@ struct HelpTests {
                                   offset. (default: UTC)
           --currency <code>       Reporting currency that fx.csv rates convert into.
                                   (default: USD)
+          --bundle-id <id>        The app's bundle id: receipts and transactions of
+                                  another bundle are rejected. (default: every bundle is
+                                  read)
           -j, --jobs <n>          Parallel parsing workers; every count writes the same
                                   output. (default: number of cores)
           --fail-on <severity>    Exit 1 when a finding is at or above this severity.
                                   (values: critical, warning, info; default: never)
+          --fail-on-new <severity>
+                                  Exit 1 when a finding first reported by this run is at
+                                  or above this severity. (values: critical, warning,
+                                  info; default: never)
           --config <file>         Read option values from a 'key = value' file; the
                                   command line wins over it.
           -q, --quiet             Print nothing but errors.

@@ -27,6 +27,30 @@ final class Workspace {
     func path(_ name: String) -> String { root + "/" + name }
 
     func read(_ name: String) throws -> String { try String(contentsOfFile: path(name), encoding: .utf8) }
+
+    /// An output without what depends on which runs came before (CONTRACT.md §3: a finding's
+    /// `first_seen` and `new`, and the summary's counts and amounts of new findings), for comparing
+    /// the reports of stores with different histories: everything else must match.
+    static func withoutHistory(_ text: String, name: String) -> String {
+        switch name {
+        case "findings.csv":
+            return text.split(separator: "\r\n", omittingEmptySubsequences: false).map { line in
+                // first_seen and new are the last two cells, and hold no comma.
+                line.split(separator: ",", omittingEmptySubsequences: false).dropLast(2).joined(separator: ",")
+            }.joined(separator: "\r\n")
+        case "findings.json", "summary.json":
+            return text.split(separator: "\n", omittingEmptySubsequences: false).filter { line in
+                let trimmed = line.trimmingCharacters(in: .whitespaces)
+                return !(trimmed.hasPrefix("\"first_seen\"") || trimmed.hasPrefix("\"new\"") || trimmed.hasPrefix("\"new_"))
+            }.map { $0.hasSuffix(",") ? String($0.dropLast()) : String($0) }.joined(separator: "\n")
+        default:
+            return text
+        }
+    }
+
+    func readWithoutHistory(_ name: String) throws -> String {
+        Self.withoutHistory(try read(name), name: (name as NSString).lastPathComponent)
+    }
 }
 
 @Suite("Commands end to end")
@@ -39,12 +63,52 @@ struct CommandTests {
         #expect(first.code == 0)
         #expect(first.out == "as of 2026-11-29T23:59:00.000Z: 7 critical, 4 warning, 2 info findings; reports in \(work.path("out"))/\n")
         #expect(first.err.contains("ingest: "))
+        // Without --bundle-id, the sample's receipt of another app is accepted, and named.
+        #expect(first.err.contains("Warning: receipts name 2 app bundles (com.example.game, com.other.app); set --bundle-id to reject the others\n"))
+        #expect(try work.read("out/summary.json").contains("\"bundle_ids\": [\n    \"com.example.game\",\n    \"com.other.app\"\n  ],"))
         let failing = work.iaprecon(["run", "--input", Workspace.sampleData, "--db", db, "--out", work.path("out2"), "--fail-on", "critical", "--quiet"])
         #expect(failing.code == 1)
-        #expect(failing.out.isEmpty && failing.err.isEmpty)
-        #expect(try work.read("out2/findings.csv") == work.read("out/findings.csv"))
+        // --quiet keeps stdout empty; stderr gets the one alert line cron mails.
+        #expect(failing.out.isEmpty)
+        #expect(failing.err == "iaprecon: exit 1: 7 critical findings (lost_delivery 1, duplicate_delivery 2, refunded_not_revoked 3, "
+            + "orphan_delivery 1), 76.09 USD at risk; see \(work.path("out2"))/findings.csv\n")
+        // The same findings; the second run on the store reports none of them as new.
+        #expect(try work.read("out2/findings.csv") == work.read("out/findings.csv").replacingOccurrences(of: ",true\r\n", with: ",false\r\n"))
         let info = work.iaprecon(["report", "--db", db, "--out", work.path("out3"), "--fail-on", "info"])
         #expect(info.code == 1)
+    }
+
+    @Test("--fail-on-new alerts once per new problem: the first night exits 1 with its alert line, a rerun with nothing new exits 0")
+    func failOnNew() throws {
+        let work = try Workspace()
+        let db = work.path("s.sqlite")
+        let arguments = ["run", "--input", Workspace.sampleData, "--db", db, "--fail-on-new", "critical", "--quiet"]
+        let first = work.iaprecon(arguments + ["--out", work.path("out1")])
+        #expect(first.code == 1)
+        #expect(first.err.hasPrefix("iaprecon: exit 1: 7 new critical findings (lost_delivery "))
+        let second = work.iaprecon(arguments + ["--out", work.path("out2")])
+        #expect(second.code == 0)
+        #expect(second.err.isEmpty)
+        // The second night still lists every finding, none of them new, each with its first sighting.
+        let findings = try work.read("out2/findings.csv")
+        #expect(findings.contains(",2026-11-29T23:59:00.000Z,false\r\n"))
+        #expect(!findings.contains(",true\r\n"))
+    }
+
+    @Test("fx.csv is checked against --currency before anything else is read: exit 2 naming both currencies")
+    func currencyMismatch() throws {
+        let work = try Workspace()
+        let result = work.iaprecon(["run", "--input", Workspace.sampleData, "--db", work.path("s.sqlite"), "--out", work.path("out"),
+                                    "--currency", "JPY", "--quiet"])
+        #expect(result.code == 2)
+        #expect(result.err == "Error: fx.csv converts into USD, not JPY\n")
+        // Nothing was read into the store.
+        #expect(!FileManager.default.fileExists(atPath: work.path("out/summary.json")))
+        // report alone checks the rates the store holds.
+        #expect(work.iaprecon(["run", "--input", Workspace.sampleData, "--db", work.path("s.sqlite"), "--out", work.path("usd"), "--quiet"]).code == 0)
+        let report = work.iaprecon(["report", "--db", work.path("s.sqlite"), "--out", work.path("jpy"), "--currency", "JPY"])
+        #expect(report.code == 2)
+        #expect(report.err == "Error: fx.csv converts into USD, not JPY\n")
     }
 
     @Test("a missing input folder exits 3 naming it")
@@ -135,7 +199,7 @@ struct CommandTests {
         #expect(RunLock.holder(databasePath: db) == nil)
         let again = work.iaprecon(["report", "--db", work.path("hard.sqlite"), "--out", work.path("out3")])
         #expect(again.code == 0)
-        #expect(try work.read("out3/findings.csv") == work.read("out/findings.csv"))
+        #expect(try work.readWithoutHistory("out3/findings.csv") == work.readWithoutHistory("out/findings.csv"))
     }
 
     @Test("an --out that cannot be written exits 1 at once with the system's reason; with a good --out the night runs")
@@ -173,7 +237,7 @@ struct CommandTests {
         #expect(result.code == 0)
         let lines = result.out.split(separator: "\n")
         #expect(lines.first?.hasPrefix("file") == true)
-        #expect(lines.contains("total                                                 265       254         6      3        2"))
+        #expect(lines.contains("total                                                 276       264         7      3        2"))
         #expect(lines.contains { $0.hasPrefix("server/server-2026-11-27.jsonl.gz") && $0.hasSuffix("60        57         2      0        1  added") })
         #expect(try FileManager.default.contentsOfDirectory(atPath: work.root).isEmpty)
     }
@@ -197,21 +261,26 @@ struct CommandTests {
         #expect(bad.code == 2)
     }
 
-    @Test("two runs on the same inputs write byte-identical outputs and leave the store's data unchanged")
+    @Test("two runs on the same inputs and store write the same outputs, but for which findings are new, and leave the store's data unchanged")
     func idempotent() throws {
         let work = try Workspace()
         let db = work.path("s.sqlite")
         for out in ["a", "b"] {
             #expect(work.iaprecon(["run", "--input", Workspace.sampleData, "--db", db, "--out", work.path(out), "--quiet"]).code == 0)
         }
-        for name in ["findings.csv", "findings.json", "revenue_daily.csv", "attribution.csv", "rejects.csv"] {
+        for name in ["revenue_daily.csv", "attribution.csv", "rejects.csv"] {
             #expect(try work.read("a/" + name) == work.read("b/" + name), "\(name)")
         }
-        let summaryA = try work.read("a/summary.json")
-        let summaryB = try work.read("b/summary.json")
-        #expect(summaryA.components(separatedBy: "\"stage_seconds\"")[0] == summaryB.components(separatedBy: "\"stage_seconds\"")[0])
+        // The first run reported every finding first; the second, nothing new.
+        #expect(try work.read("a/findings.csv").replacingOccurrences(of: ",true\r\n", with: ",false\r\n") == work.read("b/findings.csv"))
+        #expect(try work.read("a/findings.json").replacingOccurrences(of: "\"new\": true", with: "\"new\": false") == work.read("b/findings.json"))
+        func withoutNew(_ text: String) -> [Substring] {
+            text.split(separator: "\n").filter { !$0.contains("\"new\": ") && !$0.contains("\"new_amount_") }
+        }
+        #expect(withoutNew(try work.read("a/summary.json")) == withoutNew(try work.read("b/summary.json")))
+        #expect(try work.read("b/summary.json").contains("\"new\": 0,"))
         let database = try Store.open(path: db)
-        #expect(try database.scalar("SELECT sum(lines_read) FROM files") == .integer(265))
+        #expect(try database.scalar("SELECT sum(lines_read) FROM files") == .integer(276))
         #expect(try database.scalar("SELECT count(*) FROM runs WHERE status = 'ok'") == .integer(2))
     }
 
@@ -364,7 +433,7 @@ struct ProgressLineTests {
                                  reconcile: ReconcileSettings(), report: ReportSettings(outFolder: work.path("out")))
         _ = try Pipeline.run(options, progress: counting)
         #expect(counting.stages == ["ingest", "normalize", "join", "report"])
-        #expect(counting.counts["ingest"] == 265)
+        #expect(counting.counts["ingest"] == 276)
         #expect(counting.counts["report"] == 6)
         let database = try Store.open(path: work.path("s.sqlite"), readOnly: true)
         let joinRows = try database.scalar("""
@@ -421,7 +490,8 @@ struct OutputFolderTests {
         try FileManager.default.createDirectory(atPath: work.path("mount/lost+found"), withIntermediateDirectories: true)
         var before = stat()
         #expect(stat(work.path("mount"), &before) == 0)
-        let result = work.iaprecon(["run", "--input", Workspace.sampleData, "--db", work.path("s.sqlite"), "--out", work.path("mount"), "--quiet"])
+        let result = work.iaprecon(["run", "--input", Workspace.sampleData, "--db", work.path("s.sqlite"), "--out", work.path("mount"), "--quiet",
+                                    "--bundle-id", "com.example.game"])
         #expect(result.code == 0)
         var after = stat()
         #expect(stat(work.path("mount"), &after) == 0)

@@ -66,7 +66,8 @@ struct InputFolderTests {
         try line.write(toFile: input + "/receipts/sub/y.jsonl", atomically: true, encoding: .utf8)
         try line.write(toFile: input + "/server/x.json", atomically: true, encoding: .utf8)
         try FileManager.default.copyItem(atPath: input + "/catalog.csv", toPath: input + "/Catalog.csv")
-        let result = work.iaprecon(["run", "--input", input, "--db", work.path("s.sqlite"), "--out", work.path("out")])
+        let result = work.iaprecon(["run", "--input", input, "--db", work.path("s.sqlite"), "--out", work.path("out"),
+                                    "--bundle-id", "com.example.game"])
         #expect(result.code == 0)
         let warnings = result.err.split(separator: "\n").filter { $0.hasPrefix("Warning: ") }
         #expect(warnings == ["Catalog.csv", "receipts/sub/", "server/x.json"].map { "Warning: not read, matches no source: \(input)/\($0)" })
@@ -105,7 +106,7 @@ struct InputFolderTests {
         try FileManager.default.moveItem(atPath: input + "/server/server-2026-11-28.jsonl", toPath: work.path("archived.jsonl"))
 
         #expect(work.iaprecon(["run", "--input", input, "--db", db, "--out", work.path("out2"), "--quiet"]).code == 0)
-        #expect(try work.read("out2/findings.csv") == work.read("out1/findings.csv"))
+        #expect(try work.readWithoutHistory("out2/findings.csv") == work.readWithoutHistory("out1/findings.csv"))
         let files = (try summary(work, "out2")["inputs"] as? [String: Any])?["files"] as? [[String: Any]] ?? []
         #expect(files.filter { $0["present"] as? Bool == false }.map { $0["file"] as? String } == ["server/server-2026-11-28.jsonl"])
         #expect(files.filter { $0["present"] as? Bool == true }.count == 9)
@@ -117,9 +118,9 @@ struct InputFolderTests {
         #expect(forget.code == 0)
         #expect(work.iaprecon(["run", "--input", input, "--db", db, "--out", work.path("out3"), "--quiet"]).code == 0)
         #expect(work.iaprecon(["run", "--input", input, "--db", work.path("fresh.sqlite"), "--out", work.path("fresh"), "--quiet"]).code == 0)
-        #expect(try work.read("out3/findings.csv") != work.read("out1/findings.csv"))
+        #expect(try work.readWithoutHistory("out3/findings.csv") != work.readWithoutHistory("out1/findings.csv"))
         for name in ["findings.csv", "revenue_daily.csv", "attribution.csv", "rejects.csv"] {
-            #expect(try work.read("out3/" + name) == work.read("fresh/" + name), "\(name)")
+            #expect(try work.readWithoutHistory("out3/" + name) == work.readWithoutHistory("fresh/" + name), "\(name)")
         }
     }
 }

@@ -51,7 +51,7 @@ struct ToolsTests {
         let lines = result.out.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         let start = try #require(lines.firstIndex(of: "rejected lines (all):"))
         let rejects = lines[(start + 3)...].filter { !$0.isEmpty }
-        #expect(rejects.count == 6)
+        #expect(rejects.count == 7)
         #expect(rejects.first?.hasPrefix("attribution/in_app_events_2026-11-20_2026-11-29.csv:") == true)
         #expect(rejects.contains { $0.hasPrefix("server/server-2026-11-28.jsonl:") })
         #expect(result.err == "Warning: not read, matches no source: \(Workspace.sampleData)/README.md\n"

@@ -29,6 +29,7 @@ struct AppleFixtureTests {
         expected.quantity = 1
         expected.ownership = "PURCHASED"
         expected.subscriptionGroup = "55555"
+        expected.offer = .introOffer  // offerType 1, PAY_AS_YOU_GO
         return expected
     }
 
@@ -43,6 +44,7 @@ struct AppleFixtureTests {
         expected.quantity = 1
         expected.ownership = "PURCHASED"
         expected.subscriptionGroup = "6F3A93AB"
+        expected.offer = .introOffer  // offerType 1
         return expected
     }
 
@@ -74,7 +76,7 @@ struct AppleFixtureTests {
         #expect(rows.map(\.table) == [.verifications, .appleTransactions])
         #expect(rows[0].byColumn == [
             "received_ms": .integer(1_698_149_100_000), "user_id": .text("u_1"), "order_id": .text("o_1"),
-            "transaction_id": .text("23456"), "status_n": .integer(0), "environment": .null, "bundle_id": .null,
+            "transaction_id": .text("23456"), "status_n": .integer(0), "environment": .null, "bundle_id": .text("com.example"),
             "shape": .text("transactions"),
         ])
         #expect(rows[1].item == 1)
@@ -87,6 +89,7 @@ struct AppleFixtureTests {
             "storefront": .text("USA"), "environment": .text("LocalTesting"),
             "app_account_token": .text("7e3fb20b-4cdb-47cc-936d-99d65f608138"), "type": .text("Auto-Renewable Subscription"),
             "quantity_n": .integer(1), "ownership": .text("PURCHASED"), "subscription_group": .text("55555"),
+            "offer": .text("intro_offer"),
         ]))
     }
 
@@ -137,6 +140,7 @@ struct AppleFixtureTests {
             "purchase_ms": .integer(1_697_679_936_049), "expires_ms": .integer(1_700_358_336_049),
             "storefront": .text("USA"), "environment": .text("Xcode"), "type": .text("Auto-Renewable Subscription"),
             "quantity_n": .integer(1), "ownership": .text("PURCHASED"), "subscription_group": .text("6F3A93AB"),
+            "offer": .text("intro_offer"),
         ]))
     }
 

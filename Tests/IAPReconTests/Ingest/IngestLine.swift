@@ -4,28 +4,28 @@ import Foundation
 /// Feeds text to the ingest parsers the way `LineReader` hands lines over.
 enum IngestLine {
     /// One JSON Lines line of `kind`, as line `number`.
-    static func parse(_ text: String, _ kind: SourceKind, number: Int = 1, tooLong: Bool = false) -> ParsedLine {
+    static func parse(_ text: String, _ kind: SourceKind, number: Int = 1, tooLong: Bool = false, rules: LineRules = LineRules()) -> ParsedLine {
         let bytes = Array(text.utf8)
         return bytes.withUnsafeBufferPointer { buffer in
-            SourceFileParser.parseJSONLine(LineReader.Line(number: number, bytes: buffer, tooLong: tooLong), kind: kind)
+            SourceFileParser.parseJSONLine(LineReader.Line(number: number, bytes: buffer, tooLong: tooLong), kind: kind, rules: rules)
         }
     }
 
     /// The reject reason of a line, or nil when it was not rejected.
-    static func reason(_ text: String, _ kind: SourceKind) -> String? {
-        if case .rejected(let reason) = parse(text, kind).outcome { return reason }
+    static func reason(_ text: String, _ kind: SourceKind, rules: LineRules = LineRules()) -> String? {
+        if case .rejected(let reason) = parse(text, kind, rules: rules).outcome { return reason }
         return nil
     }
 
     /// The rows of an accepted line, or nil when it was not accepted.
-    static func rows(_ text: String, _ kind: SourceKind) -> [RawRow]? {
-        if case .accepted(let rows) = parse(text, kind).outcome { return rows }
+    static func rows(_ text: String, _ kind: SourceKind, rules: LineRules = LineRules()) -> [RawRow]? {
+        if case .accepted(let rows) = parse(text, kind, rules: rules).outcome { return rows }
         return nil
     }
 
     /// Physical CSV lines, numbered from 1, through a fresh assembler, then the end of the file.
-    static func csv(_ kind: SourceKind, _ lines: [String]) -> [ParsedLine] {
-        var assembler = CSVRecordAssembler(kind: kind)
+    static func csv(_ kind: SourceKind, _ lines: [String], rules: LineRules = LineRules()) -> [ParsedLine] {
+        var assembler = CSVRecordAssembler(kind: kind, rules: rules)
         var parsed: [ParsedLine] = []
         for (index, text) in lines.enumerated() {
             let bytes = Array(text.utf8)

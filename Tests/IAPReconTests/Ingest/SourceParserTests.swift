@@ -78,8 +78,8 @@ struct SourceParserTests {
         (#"{\#(ts),"event":"delivered","user_id":"u1","transaction_id":"t1","product_id":"p","quantity":"abc"}"#, #"bad number in 'quantity': "abc""#),
         (#"{\#(ts),"event":"delivered","user_id":"u1","transaction_id":"t1","product_id":"p","quantity":1.5}"#, "bad number in 'quantity': 1.5"),
         (#"{\#(ts),"event":"delivered","user_id":"u1","transaction_id":"t1","product_id":"p","quantity":true}"#, "bad number in 'quantity': true"),
-        (#"{\#(ts),"event":"delivered","user_id":"u1","transaction_id":"t1","product_id":"p","quantity":0}"#, "bad number in 'quantity': 0"),
-        (#"{\#(ts),"event":"delivered","user_id":"u1","transaction_id":"t1","product_id":"p","quantity":-2}"#, "bad number in 'quantity': -2"),
+        (#"{\#(ts),"event":"delivered","user_id":"u1","transaction_id":"t1","product_id":"p","quantity":0}"#, "quantity below 1: 'quantity' is 0"),
+        (#"{\#(ts),"event":"delivered","user_id":"u1","transaction_id":"t1","product_id":"p","quantity":-2}"#, "quantity below 1: 'quantity' is -2"),
         (#"{\#(ts),"event":"delivered","user_id":"u1","transaction_id":"t1","product_id":"p","quantity":1000001}"#,
          "bad number in 'quantity': 1000001"),
         (#"{\#(ts),"event":"delivery_revoked","transaction_id":"t1"}"#, "missing required field 'user_id'"),
@@ -143,7 +143,7 @@ struct SourceParserTests {
         (#"{\#(receiptHead),"response":{}}"#, "missing required field 'response.status'"),
         (#"{\#(receiptHead),"response":{"status":"ok"}}"#, #"bad number in 'response.status': "ok""#),
         (#"{\#(receiptHead),"response":{"status":0,"receipt":[]}}"#, "field 'response.receipt' must be an object, not array"),
-        (#"{\#(receiptHead),"response":{"status":0,"receipt":{"in_app":"x"}}}"#, "field 'response.receipt.in_app' must be an array, not string"),
+        (#"{\#(receiptHead),"response":{"status":0,"receipt":{"in_app":"x"}}}"#, "field 'response.receipt.in_app' must be an array or an object, not string"),
         (#"{\#(receiptHead),"response":{"status":0,"receipt":{"in_app":[1]}}}"#, "field 'response.receipt.in_app[0]' must be an object, not number"),
         (#"{\#(receiptHead),"response":{"status":0,"receipt":{"in_app":[{"transaction_id":"1","product_id":"p","purchase_date_ms":"1"},{"product_id":"p","purchase_date_ms":"1"}]}}}"#,
          "missing required field 'response.receipt.in_app[1].transaction_id'"),
@@ -283,11 +283,11 @@ struct SourceParserTests {
 
     @Test("a V1 notification's unified_receipt.environment wins over the top-level one")
     func v1Environment() throws {
-        let line = #"{"notification_type":"DID_RENEW","environment":"PROD","unified_receipt":{"environment":"Sandbox","latest_receipt_info":[]}}"#
+        let line = #"{"notification_type":"DID_RENEW","environment":"PROD","unified_receipt":{"environment":"Sandbox","latest_receipt_info":[{"transaction_id":"7","product_id":"p","purchase_date_ms":"1764324907000"}]}}"#
         let rows = try #require(IngestLine.rows(line, .notifications))
-        #expect(rows.count == 1)
+        #expect(rows.count == 2)
         #expect(rows[0].byColumn["environment"] == .text("Sandbox"))
-        #expect(rows[0].byColumn["transaction_id"] == .null)
+        #expect(rows[1].byColumn["environment"] == .text("Sandbox"))
     }
 
     // MARK: - registrations/*.jsonl

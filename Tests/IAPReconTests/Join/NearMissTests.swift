@@ -31,6 +31,16 @@ struct NearMissTests {
         #expect(findings.isEmpty)
     }
 
+    @Test("two transactions' deliveries sharing a delivery_id stay two deliveries: no false lost_delivery")
+    func deliveryIDUniqueWithinTransaction() throws {
+        // The server numbers deliveries per purchase: both transactions' first delivery is "1".
+        let findings = try scenario(server: [
+            Line.delivered("2026-11-28T10:00:09Z", "u1", "2000000812345678", "gems60", deliveryID: "1"),
+            Line.delivered("2026-11-28T10:20:41Z", "u2", "2000000812345699", "gems60", deliveryID: "1"),
+        ], receipts: [purchase("2000000812345678"), purchase("2000000812345699", "u2", at: "2026-11-28T10:20:38Z")])
+        #expect(findings.isEmpty)
+    }
+
     @Test("a refund later reversed is no refund")
     func refundReversed() throws {
         let transaction = Line.v2("t1", "gems60", purchase: "2026-11-20T10:00:03Z")

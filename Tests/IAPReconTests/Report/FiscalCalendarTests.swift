@@ -70,7 +70,7 @@ struct FiscalCalendarTests {
     func monthlyRows() throws {
         let scenario = try Scenario()
         try scenario.catalog()
-        try scenario.write("fx.csv", ["date,currency,rate", "2026-11-01,JPY,0.0066"])
+        try scenario.write("fx.csv", ["date,currency,rate", "2026-11-01,USD,1", "2026-11-01,JPY,0.0066"])
         typealias Fixture = RevenueReportTests.Fixture
         try scenario.write("receipts/r.jsonl", [
             // Fiscal November 2026 is 2026-11-01 .. 2026-11-28; the 29th starts fiscal December.

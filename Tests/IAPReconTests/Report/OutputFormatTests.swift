@@ -14,7 +14,7 @@ struct OutputFormatTests {
     ]
     static let findingColumns = [
         "finding_id", "kind", "severity", "user_id", "order_id", "transaction_id", "original_transaction_id", "product_id",
-        "amount", "currency", "event_time", "detail", "sources",
+        "amount", "currency", "event_time", "detail", "sources", "amount_usd", "first_seen", "new",
     ]
     let asOf = "2026-11-30T00:00:00Z"
 
@@ -44,8 +44,8 @@ struct OutputFormatTests {
         let cell = "'" + CSV.escapingControlCharacters(prefix) + "gems"
         #expect(try scenario.output("revenue_daily.csv") == [
             RevenueReportTests.header,
-            "2026-11-10,\(cell),USA,USD,1,4.99,0,4.99,4.99,0,4.99",
-            "2026-11-12,\(cell),USA,USD,0,0,4.99,-4.99,0,4.99,-4.99",
+            "2026-11-10,\(cell),USA,USD,1,0,4.99,0,4.99,4.99,0,4.99",
+            "2026-11-12,\(cell),USA,USD,0,1,0,4.99,-4.99,0,4.99,-4.99",
         ].map { $0 + "\r\n" }.joined())
 
         let findings = try #require(Self.records(try scenario.output("findings.csv")))
@@ -126,14 +126,14 @@ struct OutputFormatTests {
         #expect(!data.starts(with: [0xEF, 0xBB, 0xBF]), "no byte order mark")
         #expect(text == [
             RevenueReportTests.header,
-            "2026-11-10,\"gems,300\",USA,USD,1,0.99,0,0.99,0.99,0,0.99",
-            "2026-11-10,\"say \"\"hi\"\"\",USA,USD,1,0.99,0,0.99,0.99,0,0.99",
-            "2026-11-10,two\\nlines,USA,USD,1,0.99,0,0.99,0.99,0,0.99",
-            "2026-11-10,宝石パック,USA,USD,1,0.99,0,0.99,0.99,0,0.99",
+            "2026-11-10,\"gems,300\",USA,USD,1,0,0.99,0,0.99,0.99,0,0.99",
+            "2026-11-10,\"say \"\"hi\"\"\",USA,USD,1,0,0.99,0,0.99,0.99,0,0.99",
+            "2026-11-10,two\\nlines,USA,USD,1,0,0.99,0,0.99,0.99,0,0.99",
+            "2026-11-10,宝石パック,USA,USD,1,0,0.99,0,0.99,0.99,0,0.99",
         ].map { $0 + "\r\n" }.joined())
         let records = try #require(Self.records(text))
         #expect(records.dropFirst().map { $0[1] } == products.map { $0.replacingOccurrences(of: "\n", with: "\\n") })
-        #expect(records.allSatisfy { $0.count == 11 })
+        #expect(records.allSatisfy { $0.count == 12 })
     }
 
     @Test("every CSV output of sample-data is strict RFC 4180 with CRLF record ends and a constant column count")
@@ -157,7 +157,7 @@ struct OutputFormatTests {
 
     // MARK: - findings.json
 
-    @Test("findings.json parses as JSON: one object per findings.csv row with the contract's 13 keys in order")
+    @Test("findings.json parses as JSON: one object per findings.csv row with the contract's 16 keys in order")
     func findingsJSON() throws {
         let scenario = try Scenario()
         _ = try Pipeline.run(RunOptions(
@@ -174,9 +174,10 @@ struct OutputFormatTests {
             guard line.hasPrefix("    \"") else { return nil }
             return line.dropFirst(5).split(separator: "\"", maxSplits: 1).first.map(String.init)
         }
-        #expect(keysInText.count == 13 * objects.count)
-        for start in stride(from: 0, to: keysInText.count, by: 13) {
-            #expect(Array(keysInText[start..<min(start + 13, keysInText.count)]) == Self.findingColumns)
+        let width = Self.findingColumns.count
+        #expect(keysInText.count == width * objects.count)
+        for start in stride(from: 0, to: keysInText.count, by: width) {
+            #expect(Array(keysInText[start..<min(start + width, keysInText.count)]) == Self.findingColumns)
         }
         // The same values as findings.csv, in the same order, with JSON null for an empty cell.
         for (object, record) in zip(objects, csv.dropFirst()) {
@@ -211,8 +212,8 @@ struct OutputFormatTests {
         #expect(!FileManager.default.fileExists(atPath: scenario.out + "/.sets/" + first))
         #expect(try RevenueReportTests.Fixture.lines(scenario.output("revenue_daily.csv")) == [
             RevenueReportTests.header,
-            "2026-11-10,gems60,USA,USD,1,0.99,0,0.99,0.99,0,0.99",
-            "2026-11-11,gems60,USA,USD,1,0.99,0,0.99,0.99,0,0.99",
+            "2026-11-10,gems60,USA,USD,1,0,0.99,0,0.99,0.99,0,0.99",
+            "2026-11-11,gems60,USA,USD,1,0,0.99,0,0.99,0.99,0,0.99",
         ])
     }
 

@@ -97,7 +97,7 @@ struct ReportPageTests {
         let settings = ReportSettings(outFolder: scenario.out)
         return ReportPage(
             asOfMs: asOfMs, settings: settings, counts: try SummaryReport.counts(database: database, asOfMs: asOfMs, graceMs: graceMs),
-            findings: try FindingsReport(database: database), revenue: try RevenueReport(database: database, zone: .utc, fx: fx),
+            findings: try FindingsReport(database: database, fx: fx, zone: .utc, asOfMs: asOfMs), revenue: try RevenueReport(database: database, zone: .utc, fx: fx),
             attribution: try AttributionReport(database: database, zone: .utc, fx: fx, asOfMs: asOfMs), fx: fx)
     }
 

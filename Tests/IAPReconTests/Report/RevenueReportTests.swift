@@ -8,7 +8,7 @@ import Testing
 /// change of rounding, day, rate or sign shows as a one-line diff.
 @Suite("revenue_daily.csv")
 struct RevenueReportTests {
-    static let header = "date,product_id,storefront,currency,units,gross,refunds,net,gross_usd,refunds_usd,net_usd"
+    static let header = "date,product_id,storefront,currency,units,refund_units,gross,refunds,net,gross_usd,refunds_usd,net_usd"
     let asOf = "2026-11-30T00:00:00Z"
 
     // MARK: - FX and refund days
@@ -19,6 +19,7 @@ struct RevenueReportTests {
         try scenario.catalog()
         try scenario.write("fx.csv", [
             "date,currency,rate",
+            "2026-11-01,USD,1",
             "2026-11-08,JPY,0.0066",  // D-2: the rate of the purchase
             "2026-11-11,JPY,0.0070",  // D+1: after the purchase, never used for it
             "2026-11-13,JPY,0.0080",  // the refund day: never used either
@@ -33,8 +34,8 @@ struct RevenueReportTests {
         _ = try scenario.run(asOf: asOf)
         #expect(try Fixture.lines(scenario.output("revenue_daily.csv")) == [
             Self.header,
-            "2026-11-10,gems300,JPN,JPY,1,800,0,800,5.28,0,5.28",
-            "2026-11-13,gems300,JPN,JPY,0,0,800,-800,0,5.28,-5.28",
+            "2026-11-10,gems300,JPN,JPY,1,0,800,0,800,5.28,0,5.28",
+            "2026-11-13,gems300,JPN,JPY,0,1,0,800,-800,0,5.28,-5.28",
         ])
         let table = try Fixture.table(scenario.output("revenue_daily.csv"))
         #expect(Fixture.sum(table, "net_usd") == 0)
@@ -47,18 +48,18 @@ struct RevenueReportTests {
 
     @Test("purchase and refund days, and the purchase day's rate, follow --tz", arguments: [
         ("UTC", [
-            "2026-11-10,gems300,JPN,JPY,1,800,0,800,5.28,0,5.28",
-            "2026-11-12,gems300,JPN,JPY,0,0,800,-800,0,5.28,-5.28",
+            "2026-11-10,gems300,JPN,JPY,1,0,800,0,800,5.28,0,5.28",
+            "2026-11-12,gems300,JPN,JPY,0,1,0,800,-800,0,5.28,-5.28",
         ]),
         ("Asia/Tokyo", [
-            "2026-11-11,gems300,JPN,JPY,1,800,0,800,5.6,0,5.6",
-            "2026-11-13,gems300,JPN,JPY,0,0,800,-800,0,5.6,-5.6",
+            "2026-11-11,gems300,JPN,JPY,1,0,800,0,800,5.6,0,5.6",
+            "2026-11-13,gems300,JPN,JPY,0,1,0,800,-800,0,5.6,-5.6",
         ]),
     ])
     func daysInZone(zone: String, rows: [String]) throws {
         let scenario = try Scenario()
         try scenario.catalog()
-        try scenario.write("fx.csv", ["date,currency,rate", "2026-11-10,JPY,0.0066", "2026-11-11,JPY,0.0070"])
+        try scenario.write("fx.csv", ["date,currency,rate", "2026-11-01,USD,1", "2026-11-10,JPY,0.0066", "2026-11-11,JPY,0.0070"])
         // 20:00 UTC is 05:00 the next day in Tokyo; 16:30 UTC is 01:30 the next day in Tokyo.
         let purchase = Fixture.v2("t1", "gems300", purchase: "2026-11-10T20:00:00Z", price: 800_000, currency: "JPY", storefront: "JPN")
         try scenario.write("receipts/r.jsonl", [Line.v2Receipt("2026-11-10T20:00:05Z", "u1", transaction: purchase)])
@@ -91,14 +92,14 @@ struct RevenueReportTests {
         _ = try scenario.run(asOf: asOf)
         #expect(try Fixture.lines(scenario.output("revenue_daily.csv")) == [
             Self.header,
-            "2026-11-10,gems300,USA,USD,1,4.99,0,4.99,4.99,0,4.99",
-            "2026-11-10,pro.yearly,USA,USD,1,79.99,0,79.99,79.99,0,79.99",
-            "2026-11-12,gems300,USA,USD,0,0,2.495,-2.495,0,2.495,-2.495",
-            "2026-11-12,pro.yearly,USA,USD,0,0,19.9975,-19.9975,0,19.9975,-19.9975",
+            "2026-11-10,gems300,USA,USD,1,0,4.99,0,4.99,4.99,0,4.99",
+            "2026-11-10,pro.yearly,USA,USD,1,0,79.99,0,79.99,79.99,0,79.99",
+            "2026-11-12,gems300,USA,USD,0,1,0,2.495,-2.495,0,2.5,-2.5",
+            "2026-11-12,pro.yearly,USA,USD,0,1,0,19.9975,-19.9975,0,20,-20",
         ])
         let revenue = try Fixture.summary(scenario)["revenue"] as? [String: Any]
-        #expect(revenue?["refunds_usd"] as? String == "22.4925")
-        #expect(revenue?["net_usd"] as? String == "62.4875")
+        #expect(revenue?["refunds_usd"] as? String == "22.5")
+        #expect(revenue?["net_usd"] as? String == "62.48")
     }
 
     @Test("a refund later undone by REFUND_REVERSED is no refund")
@@ -115,7 +116,7 @@ struct RevenueReportTests {
         _ = try scenario.run(asOf: asOf)
         #expect(try Fixture.lines(scenario.output("revenue_daily.csv")) == [
             Self.header,
-            "2026-11-10,gems300,USA,USD,1,4.99,0,4.99,4.99,0,4.99",
+            "2026-11-10,gems300,USA,USD,1,0,4.99,0,4.99,4.99,0,4.99",
         ])
     }
 
@@ -143,9 +144,9 @@ struct RevenueReportTests {
         _ = try scenario.run(asOf: asOf)
         #expect(try Fixture.lines(scenario.output("revenue_daily.csv")) == [
             Self.header,
-            "2026-11-10,gems300,,USD,3,14.97,0,14.97,14.97,0,14.97",
-            "2026-11-10,gems60,USA,USD,3,2.97,0,2.97,2.97,0,2.97",
-            "2026-11-11,gems60,USA,USD,0,0,2.97,-2.97,0,2.97,-2.97",
+            "2026-11-10,gems300,,USD,3,0,14.97,0,14.97,14.97,0,14.97",
+            "2026-11-10,gems60,USA,USD,3,0,2.97,0,2.97,2.97,0,2.97",
+            "2026-11-11,gems60,USA,USD,0,3,0,2.97,-2.97,0,2.97,-2.97",
         ])
     }
 
@@ -178,7 +179,7 @@ struct RevenueReportTests {
         _ = try scenario.run(asOf: asOf)
         #expect(try Fixture.lines(scenario.output("revenue_daily.csv")) == [
             Self.header,
-            "2026-11-10,gems60,USA,USD,1,0.99,0,0.99,0.99,0,0.99",
+            "2026-11-10,gems60,USA,USD,1,0,0.99,0,0.99,0.99,0,0.99",
         ])
         let summary = try Fixture.summary(scenario)
         let revenue = summary["revenue"] as? [String: Any]
@@ -221,10 +222,10 @@ struct RevenueReportTests {
         let text = try scenario.output("revenue_daily.csv")
         #expect(Fixture.lines(text) == [
             Self.header,
-            "2026-11-10,gems300,,USD,1,2.49,0,2.49,2.49,0,2.49",
-            "2026-11-10,gems60,USA,USD,1,1.99,0,1.99,1.99,0,1.99",
-            "2026-11-10,gems980,,USD,1,14.99,0,14.99,14.99,0,14.99",
-            "2026-11-10,mystery.bundle,,,1,0,0,0,,0,",  // unpriced: counted in units, no USD gross
+            "2026-11-10,gems300,,USD,1,0,2.49,0,2.49,2.49,0,2.49",
+            "2026-11-10,gems60,USA,USD,1,0,1.99,0,1.99,1.99,0,1.99",
+            "2026-11-10,gems980,,USD,1,0,14.99,0,14.99,14.99,0,14.99",
+            "2026-11-10,mystery.bundle,,,1,0,0,0,0,,0,",  // unpriced: counted in units, no USD gross
         ])
         let summary = try Fixture.summary(scenario)
         let transactions = summary["transactions"] as? [String: Any]
@@ -239,7 +240,7 @@ struct RevenueReportTests {
     func missingRate() throws {
         let scenario = try Scenario()
         try scenario.catalog()
-        try scenario.write("fx.csv", ["date,currency,rate", "2026-11-11,EUR,1.05"])
+        try scenario.write("fx.csv", ["date,currency,rate", "2026-11-01,USD,1", "2026-11-11,EUR,1.05"])
         try scenario.write("receipts/r.jsonl", [
             Line.v2Receipt("2026-11-10T10:00:05Z", "u1",
                            transaction: Fixture.v2("t1", "gems300", purchase: "2026-11-10T10:00:00Z", price: 5490, currency: "EUR", storefront: "DEU")),
@@ -250,13 +251,13 @@ struct RevenueReportTests {
         let text = try scenario.output("revenue_daily.csv")
         #expect(Fixture.lines(text) == [
             Self.header,
-            "2026-11-10,gems300,DEU,EUR,1,5.49,0,5.49,,0,",  // no rate: gross and net in USD unknown; no refunds
-            "2026-11-11,gems300,DEU,EUR,1,5.49,0,5.49,5.7645,0,5.7645",
+            "2026-11-10,gems300,DEU,EUR,1,0,5.49,0,5.49,,0,",  // no rate: gross and net in USD unknown; no refunds
+            "2026-11-11,gems300,DEU,EUR,1,0,5.49,0,5.49,5.76,0,5.76",  // 5.7645 to the cent, half-even
         ])
         let summary = try Fixture.summary(scenario)
         #expect((summary["transactions"] as? [String: Any])?["without_fx_rate"] as? Int == 1)
-        #expect((summary["revenue"] as? [String: Any])?["gross_usd"] as? String == "5.7645")
-        #expect(Money.parse("5.7645") == Fixture.sum(Fixture.table(text), "gross_usd"))
+        #expect((summary["revenue"] as? [String: Any])?["gross_usd"] as? String == "5.76")
+        #expect(Money.parse("5.76") == Fixture.sum(Fixture.table(text), "gross_usd"))
     }
 
     @Test("summary revenue.gross_usd, refunds_usd and net_usd equal the column sums of revenue_daily.csv on sample-data")

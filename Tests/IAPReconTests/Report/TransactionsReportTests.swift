@@ -12,7 +12,7 @@ struct TransactionsReportTests {
     static func night() throws -> Scenario {
         let scenario = try Scenario()
         try scenario.catalog()
-        try scenario.write("fx.csv", ["date,currency,rate", "2026-11-01,JPY,0.0066"])
+        try scenario.write("fx.csv", ["date,currency,rate", "2026-11-01,USD,1", "2026-11-01,JPY,0.0066"])
         try scenario.write("server/s.jsonl", [
             Line.order("2026-11-10T09:59:00Z", "o1", "u1", "gems300", price: "4.99"),
             Line.delivered("2026-11-10T10:00:10Z", "u1", "1000000000000001", "gems300", orderID: "o1"),

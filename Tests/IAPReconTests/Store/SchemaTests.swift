@@ -12,6 +12,7 @@ struct SchemaTests {
         2: "a3ab6556b360d51f",
         3: "816b08ed69d86777",
         4: "d1216a1bf93f6e2b",
+        5: "a0a3b661334f6f10",
     ]
 
     @Test("a released migration's text never changes, and every migration is recorded as released")

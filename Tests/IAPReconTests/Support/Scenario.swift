@@ -74,7 +74,7 @@ final class Scenario {
     /// Runs ingest, normalize and join; returns the findings.
     func reconcile(asOf: String? = nil, graceHours: Int64 = 24, jobs: Int = 1) throws -> [Finding] {
         let database = try open()
-        _ = try Pipeline.ingest(input: input, database: database, jobs: jobs, progress: nil)
+        _ = try Pipeline.ingest(input: input, database: database, jobs: jobs, rules: Self.rules(asOf: asOf), progress: nil)
         try NormalizeStage.run(database: database)
         let settings = ReconcileSettings(asOfMs: asOf.flatMap { Timestamp.parse($0) }, graceMs: graceHours * 3_600_000)
         _ = try JoinStage.run(database: database, settings: settings)
@@ -101,11 +101,18 @@ final class Scenario {
     }
 
     /// Runs the whole pipeline into `out`.
-    func run(asOf: String? = nil, jobs: Int = 1, zone: String = "UTC") throws -> RunResult {
-        try Pipeline.run(RunOptions(
+    func run(asOf: String? = nil, jobs: Int = 1, zone: String = "UTC", currency: String = "USD") throws -> RunResult {
+        var options = RunOptions(
             input: input, databasePath: databasePath, outFolder: out, jobs: jobs,
             reconcile: ReconcileSettings(asOfMs: asOf.flatMap { Timestamp.parse($0) }),
-            report: ReportSettings(outFolder: out, zone: Zone(zone) ?? .utc)), progress: nil)
+            report: ReportSettings(outFolder: out, zone: Zone(zone) ?? .utc, currency: currency))
+        options.lineRules = Self.rules(asOf: asOf)
+        return try Pipeline.run(options, progress: nil)
+    }
+
+    /// A test judging as of a moment runs with that moment as its clock, so its inputs are never "in the future".
+    static func rules(asOf: String?) -> LineRules {
+        asOf.flatMap { Timestamp.parse($0) }.map { LineRules(nowMs: $0) } ?? LineRules()
     }
 
     func output(_ name: String) throws -> String {

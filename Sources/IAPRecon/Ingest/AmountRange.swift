@@ -1,0 +1,50 @@
+import Foundation
+
+/// The amount checks of CONTRACT.md §1: what parses as a number but cannot be a price.
+enum AmountRange {
+    /// The largest amount in its currency's major unit: 10^12.
+    static let maximum = Decimal(sign: .plus, exponent: 12, significand: 1)
+
+    /// Parses `value` as an amount, rejecting what is not a number (`bad amount`), has more than 18
+    /// significant digits or is above 10^12 (`amount out of range`), or, unless `negativeAllowed`,
+    /// is below zero (`negative amount`).
+    static func amount(_ value: JSONValue, field: String, negativeAllowed: Bool = false) throws(LineReject) -> Amount {
+        let text: String
+        switch value {
+        case .number(let number), .string(let number): text = number
+        default: throw .badAmount(field, value)
+        }
+        guard let amount = Amount.parse(text) else {
+            if isLongNumber(text) { throw LineReject("amount out of range: '\(field)' has more than \(Money.maximumDigits) significant digits") }
+            throw .badAmount(field, value)
+        }
+        try check(amount.decimal, field: field, negativeAllowed: negativeAllowed)
+        return amount
+    }
+
+    /// Rejects an amount above 10^12 in magnitude, or a negative one unless allowed.
+    static func check(_ decimal: Decimal, field: String, negativeAllowed: Bool = false) throws(LineReject) {
+        if !negativeAllowed, decimal < 0 { throw LineReject("negative amount: '\(field)' is \(Money.format(decimal))") }
+        if decimal > maximum || decimal < -maximum { throw LineReject("amount out of range: '\(field)' is above 10^12") }
+    }
+
+    /// Apple's V2 `price` in milliunits: within range and not negative.
+    static func checkMilliunits(_ milliunits: Int64?, field: String) throws(LineReject) {
+        guard let milliunits else { return }
+        try check(Decimal(milliunits) / 1000, field: field)
+    }
+
+    /// Digits with at most one point and sign: a number, only too long for an amount.
+    private static func isLongNumber(_ text: String) -> Bool {
+        var body = Substring(text)
+        if body.first == "-" || body.first == "+" { body = body.dropFirst() }
+        let parts = body.split(separator: ".", omittingEmptySubsequences: false)
+        return !body.isEmpty && parts.count <= 2 && parts.allSatisfy { !$0.isEmpty && $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) }
+    }
+}
+
+/// Rejects a `quantity` below 1 (`quantity below 1`).
+func checkQuantity(_ quantity: Int64, field: String) throws(LineReject) {
+    guard quantity < 1 else { return }
+    throw LineReject("quantity below 1: '\(field)' is \(quantity)")
+}

@@ -1,0 +1,43 @@
+import Foundation
+
+/// The line checks of CONTRACT.md §1 that depend on the run, not on the line alone.
+///
+/// A line stamped more than a day after the run's clock cannot be true (a
+/// registration dated 2099 would otherwise become the default as-of and turn
+/// every open purchase into a lost delivery), and with `--bundle-id` a receipt
+/// of another app verifies nothing of ours.
+public struct LineRules: Sendable, Equatable {
+    /// The run's clock (`--now`, default the system clock), UTC epoch ms.
+    public var nowMs: Int64
+    /// `--bundle-id`: the app whose receipts are read; nil reads every bundle.
+    public var bundleID: String?
+
+    /// How far after the run's clock an event time may lie (clocks drift, zones differ).
+    static let futureToleranceMs: Int64 = 86_400_000
+    /// MMP times carry no offset: the widest zone (UTC+14) shows the latest wall time.
+    static let widestZoneOffsetMs: Int64 = 14 * 3_600_000
+
+    public init(nowMs: Int64 = Int64(Date().timeIntervalSince1970 * 1000), bundleID: String? = nil) {
+        self.nowMs = nowMs
+        self.bundleID = bundleID
+    }
+
+    /// Rejects an event time more than a day after the run's clock (`time in the future`).
+    func checkEventTime(_ ms: Int64?, field: String) throws(LineReject) {
+        guard let ms, ms > nowMs + Self.futureToleranceMs else { return }
+        throw LineReject("time in the future: '\(field)' is \(Timestamp.iso8601(ms))")
+    }
+
+    /// As `checkEventTime`, for an MMP wall-clock time in an unknown zone: only what is in the
+    /// future in every zone is rejected.
+    func checkWallTime(_ wallMs: Int64, field: String) throws(LineReject) {
+        guard wallMs - Self.widestZoneOffsetMs > nowMs + Self.futureToleranceMs else { return }
+        throw LineReject("time in the future: '\(field)' is \(Timestamp.iso8601(wallMs)) (wall clock)")
+    }
+
+    /// Rejects a receipt or V2 transaction of another app (`foreign bundle com.other.app`).
+    func checkBundle(_ bundle: String?) throws(LineReject) {
+        guard let expected = bundleID, let bundle, bundle != expected else { return }
+        throw LineReject("foreign bundle \(bundle)")
+    }
+}

@@ -1,0 +1,51 @@
+import Foundation
+
+/// The currency `fx.csv` converts into (`--currency`), and how its amounts are shown (CONTRACT.md §1.6, §3).
+///
+/// Columns and keys are named for it (`gross_jpy`, `amount_eur`), and every cell is rounded
+/// half-even to its ISO 4217 minor unit row by row; totals add the rounded rows, so a sum of a
+/// column always equals the total `summary.json` shows for it.
+public struct ReportingCurrency: Sendable, Equatable {
+    public let code: String
+
+    public init(_ code: String) { self.code = code.uppercased() }
+
+    /// Decimal places of the currency's minor unit (ISO 4217); 2 for any currency not listed.
+    public var minorUnit: Int {
+        if Self.noMinorUnit.contains(code) { return 0 }
+        if Self.thousandths.contains(code) { return 3 }
+        return 2
+    }
+
+    private static let noMinorUnit: Set<String> = [
+        "BIF", "CLP", "DJF", "GNF", "ISK", "JPY", "KMF", "KRW", "PYG", "RWF", "UGX", "UYI", "VND", "VUV", "XAF", "XOF", "XPF",
+    ]
+    private static let thousandths: Set<String> = ["BHD", "IQD", "JOD", "KWD", "LYD", "OMR", "TND"]
+
+    /// `name` with the currency's suffix: `gross` → `gross_jpy`.
+    public func column(_ name: String) -> String { name + "_" + code.lowercased() }
+
+    /// An amount as a cell shows it: rounded half-even to the minor unit.
+    func rounded(_ amount: Amount) -> Amount { amount.rounded(scale: minorUnit) }
+
+    /// `fx.csv` converts into the reporting currency when its rows for that currency have rate 1
+    /// and no other currency's do. Checked before anything else is read: a run that reports yen
+    /// from dollar rates writes wrong numbers under the right names.
+    public struct Mismatch: Error, CustomStringConvertible, Sendable {
+        public var file: String
+        public var found: [String]
+        public var wanted: String
+        public var description: String {
+            found.isEmpty
+                ? "\(file) has no rate-1 row for \(wanted): it does not convert into \(wanted)"
+                : "\(file) converts into \(found.joined(separator: ", ")), not \(wanted)"
+        }
+    }
+
+    /// Throws `Mismatch` when `rows` (currency, rate) of the fx file named `file` do not convert into this currency.
+    public func check(fxRows rows: [(currency: String, rate: String)], file: String) throws {
+        let unitCurrencies = Set(rows.filter { Money.parse($0.rate) == 1 }.map(\.currency))
+        guard unitCurrencies != [code] else { return }
+        throw Mismatch(file: file, found: unitCurrencies.subtracting([code]).sorted(), wanted: code)
+    }
+}

@@ -1,0 +1,197 @@
+import Foundation
+import Testing
+@testable import IAPRecon
+
+/// The line rules contract version 2 added (CONTRACT.md §1, §1.2, §1.3): old Apple shapes read,
+/// impossible lines rejected with their reason, and the near misses that must still be accepted.
+@Suite("Contract v2 line rules")
+struct ContractV2LineTests {
+    /// The run's clock of these tests: 2026-11-29T00:00:00Z.
+    static let rules = LineRules(nowMs: 1_795_910_400_000)
+
+    static func transactions(_ rows: [RawRow]?) -> [[String: SQLValue]] {
+        (rows ?? []).filter { $0.table == .appleTransactions }.map(\.byColumn)
+    }
+
+    // MARK: - iOS 6 receipts
+
+    /// An iOS 6 auto-renewable receipt as verifyReceipt answered it: the receipt is the transaction,
+    /// its bundle is `bid`, `expires_date` holds milliseconds, and there is no `environment`.
+    static let iOS6Receipt = #"{"received_at":"2026-11-28T10:15:08Z","user_id":"u_1050","response":{"status":0,"receipt":{"original_purchase_date_pst":"2026-11-28 02:15:05 America/Los_Angeles","purchase_date_ms":"1795860905000","original_transaction_id":"1000000177412525","bvrs":"1.0","transaction_id":"1000000177412525","quantity":"1","item_id":"1053829581","product_id":"com.example.vip.monthly","purchase_date":"2026-11-28 10:15:05 Etc/GMT","original_purchase_date":"2026-11-28 10:15:05 Etc/GMT","bid":"com.example.game","original_purchase_date_ms":"1795860905000","expires_date":"1798452905000","web_order_line_item_id":"1000000030274361"},"latest_receipt":"MIIT..."}}"#
+
+    @Test("an iOS 6 receipt is its own transaction, with its expiry in milliseconds, verified in Production")
+    func iOS6ReceiptIsATransaction() throws {
+        let rows = try #require(IngestLine.rows(Self.iOS6Receipt, .receipts, rules: Self.rules))
+        let transactions = Self.transactions(rows)
+        try #require(transactions.count == 1)
+        #expect(transactions[0]["transaction_id"] == .text("1000000177412525"))
+        #expect(transactions[0]["product_id"] == .text("com.example.vip.monthly"))
+        #expect(transactions[0]["purchase_ms"] == .integer(1_795_860_905_000))
+        #expect(transactions[0]["expires_ms"] == .integer(1_798_452_905_000))
+        #expect(transactions[0]["environment"] == .text("Production"))
+        #expect(rows[0].byColumn["bundle_id"] == .text("com.example.game"))
+    }
+
+    @Test("a response without environment takes the line's own environment key")
+    func lineEnvironmentKey() throws {
+        let line = Self.iOS6Receipt.replacingOccurrences(of: #""user_id":"u_1050","#, with: #""user_id":"u_1050","environment":"Sandbox","#)
+        let transactions = Self.transactions(IngestLine.rows(line, .receipts, rules: Self.rules))
+        #expect(transactions.map { $0["environment"] } == [.text("Sandbox")])
+    }
+
+    @Test("status 21006 verifies, and latest_expired_receipt_info may be one object")
+    func status21006Verifies() throws {
+        let line = #"{"received_at":"2026-11-28T10:15:08Z","user_id":"u_1050","response":{"status":21006,"receipt":{"bid":"com.example.game","transaction_id":"1000000177412525","product_id":"com.example.vip.monthly","purchase_date_ms":"1795860905000","expires_date":"1798452905000","quantity":"1"},"latest_expired_receipt_info":{"transaction_id":"1000000181112233","original_transaction_id":"1000000177412525","product_id":"com.example.vip.monthly","purchase_date_ms":"1798452905000","expires_date":"1801044905000","quantity":"1"}}}"#
+        let rows = try #require(IngestLine.rows(line, .receipts, rules: Self.rules))
+        #expect(Self.transactions(rows).map { $0["transaction_id"] } == [.text("1000000177412525"), .text("1000000181112233")])
+        #expect(Self.transactions(rows).map { $0["expires_ms"] } == [.integer(1_798_452_905_000), .integer(1_801_044_905_000)])
+    }
+
+    @Test("status 0 with no transaction anywhere is rejected, a failed status without one is not")
+    func emptyVerifiedResponse() {
+        let empty = #"{"received_at":"2026-11-28T10:15:08Z","user_id":"u_1001","response":{"status":0,"environment":"Production","receipt":{"bundle_id":"com.example.game","in_app":[]}}}"#
+        #expect(IngestLine.reason(empty, .receipts, rules: Self.rules) == "no transaction in response")
+        let sandboxAnswer = #"{"received_at":"2026-11-28T10:15:08Z","user_id":"u_1001","response":{"status":21007}}"#
+        let rows = IngestLine.rows(sandboxAnswer, .receipts, rules: Self.rules)
+        #expect(rows?.count == 1)
+        #expect(rows?.first?.byColumn["status_n"] == .integer(21007))
+    }
+
+    // MARK: - V1 notifications before 2021
+
+    /// A 2019 `CANCEL`: no `unified_receipt`, the transaction a root object, `PROD`, and the refund
+    /// time only at the root.
+    static let preUnifiedCancel = #"{"notification_type":"CANCEL","environment":"PROD","password":"x","auto_renew_status":"false","auto_renew_product_id":"com.example.vip.monthly","cancellation_date_ms":"1551441600000","cancellation_date":"2019-03-01 12:00:00 Etc/GMT","web_order_line_item_id":"1000000043066111","latest_receipt_info":{"original_purchase_date_pst":"2019-02-20 01:00:00 America/Los_Angeles","quantity":"1","unique_vendor_identifier":"F1F5E1B0","original_purchase_date_ms":"1550653200000","expires_date":"1553072400000","is_in_intro_offer_period":"false","purchase_date_ms":"1550653200000","is_trial_period":"false","item_id":"1451234567","bid":"com.example.game","product_id":"com.example.vip.monthly","transaction_id":"310000501234567","original_transaction_id":"310000501234567","web_order_line_item_id":"1000000043066111"}}"#
+
+    @Test("a pre-2021 V1 CANCEL carries its transaction, Production, and the root refund time")
+    func preUnifiedV1Cancel() throws {
+        let rows = try #require(IngestLine.rows(Self.preUnifiedCancel, .notifications, rules: Self.rules))
+        let transactions = Self.transactions(rows)
+        try #require(transactions.count == 1)
+        #expect(transactions[0]["transaction_id"] == .text("310000501234567"))
+        #expect(transactions[0]["expires_ms"] == .integer(1_553_072_400_000))
+        #expect(transactions[0]["revocation_ms"] == .integer(1_551_441_600_000))
+        #expect(transactions[0]["environment"] == .text("PROD"))
+        #expect(rows[0].byColumn["transaction_id"] == .text("310000501234567"))
+    }
+
+    @Test("a V1 renewal's latest_expired_receipt_info array is read; a root refund time is only a CANCEL's")
+    func preUnifiedV1ExpiredArray() throws {
+        let line = #"{"notification_type":"DID_CHANGE_RENEWAL_STATUS","environment":"PROD","cancellation_date_ms":"1551441600000","latest_expired_receipt_info":[{"transaction_id":"310000501234567","product_id":"com.example.vip.monthly","purchase_date_ms":"1550653200000","expires_date":"1553072400000","quantity":"1"}]}"#
+        let transactions = Self.transactions(IngestLine.rows(line, .notifications, rules: Self.rules))
+        #expect(transactions.map { $0["transaction_id"] } == [.text("310000501234567")])
+        #expect(transactions.map { $0["revocation_ms"] } == [.null])
+    }
+
+    @Test("a V1 body with no transaction anywhere is rejected")
+    func emptyV1() {
+        let line = #"{"notification_type":"CANCEL","environment":"PROD","cancellation_date_ms":"1551441600000"}"#
+        #expect(IngestLine.reason(line, .notifications, rules: Self.rules) == "no transaction in notification")
+    }
+
+    // MARK: - Times in the future
+
+    @Test("an event time more than a day after the run's clock is rejected, in every source", arguments: [
+        (#"{"ts":"2099-01-01T00:00:00Z","event":"order_created","order_id":"o1","user_id":"u_1001","product_id":"com.example.gems60"}"#, SourceKind.server, "ts"),
+        (#"{"ts":"2099-01-01T00:00:00Z","user_id":"u_1099","method":"apple"}"#, .registrations, "ts"),
+        (#"{"received_at":"2026-11-30T00:00:01Z","user_id":"u_1001","transactions":[{"transactionId":"2000000812345678","productId":"com.example.gems60","purchaseDate":1795860905000}]}"#, .receipts, "received_at"),
+        (#"{"notificationType":"REFUND","notificationUUID":"8a1b","signedDate":4070908800000,"data":{"environment":"Production"}}"#, .notifications, "signedDate"),
+    ])
+    func futureEventTime(line: String, kind: SourceKind, field: String) throws {
+        let reason = try #require(IngestLine.reason(line, kind, rules: Self.rules))
+        #expect(reason.hasPrefix("time in the future: '\(field)'"))
+    }
+
+    @Test("near misses: 23 hours ahead, and an expiry date inside Apple's payload, are accepted")
+    func notFuture() {
+        let soon = #"{"ts":"2026-11-29T23:00:00Z","user_id":"u_1099","method":"apple"}"#
+        #expect(IngestLine.rows(soon, .registrations, rules: Self.rules) != nil)
+        // The iOS 6 receipt's expiry lies a month after the run's clock: not an event time.
+        #expect(IngestLine.rows(Self.iOS6Receipt, .receipts, rules: Self.rules) != nil)
+    }
+
+    @Test("a sign-up dated 2099 is rejected and no longer moves the default as-of")
+    func futureLineKeepsAsOf() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("registrations/r.jsonl", [
+            #"{"ts":"2026-11-28T10:00:00Z","user_id":"u_1001","method":"apple"}"#,
+            #"{"ts":"2099-01-01T00:00:00Z","user_id":"u_1099","method":"email"}"#,
+        ])
+        try scenario.write("receipts/r.jsonl", [
+            Line.v2Receipt("2026-11-28T10:15:08Z", "u_1001", transaction: Line.v2("2000000812345678", "gems60", purchase: "2026-11-28T10:15:05Z")),
+        ])
+        var options = RunOptions(input: scenario.input, databasePath: scenario.databasePath, outFolder: scenario.out, jobs: 1,
+                                 reconcile: ReconcileSettings(), report: ReportSettings(outFolder: scenario.out))
+        options.lineRules = Self.rules
+        let result = try Pipeline.run(options, progress: nil)
+        #expect(result.join.asOfMs == Line.ms("2026-11-28T10:15:08Z"))
+        #expect(result.ingest.totals.rejected == 1)
+        // Judged as of the purchase's own day, the undelivered purchase is not lost yet.
+        #expect(try Scenario.findings(scenario.open()).isEmpty)
+    }
+
+    @Test("an MMP event time in the future in every zone is rejected; one a few hours ahead is not")
+    func futureMMPTime() {
+        let header = "Event Time,Event Name,AppsFlyer ID"
+        let parsed = IngestLine.csv(.attribution, [header, "2099-01-01 00:00:00,install,af1", "2026-11-29 20:00:00,install,af2"], rules: Self.rules)
+        #expect(parsed.map(\.outcome).count == 2)
+        if case .rejected(let reason) = parsed[0].outcome { #expect(reason.hasPrefix("time in the future: 'Event Time'")) } else { Issue.record("not rejected") }
+        if case .accepted = parsed[1].outcome {} else { Issue.record("a near-future MMP time was rejected") }
+    }
+
+    // MARK: - Amounts and quantities
+
+    @Test("amounts out of range, negative prices and quantities below 1 are rejected", arguments: [
+        (#"{"received_at":"2026-11-28T10:15:08Z","user_id":"u_1001","transactions":[{"transactionId":"2000000812345678","productId":"com.example.gems60","purchaseDate":1795860905000,"price":9223372036854775807,"currency":"USD"}]}"#, SourceKind.receipts, "amount out of range"),
+        (#"{"received_at":"2026-11-28T10:15:08Z","user_id":"u_1001","transactions":[{"transactionId":"2000000812345678","productId":"com.example.gems60","purchaseDate":1795860905000,"price":-990,"currency":"USD"}]}"#, .receipts, "negative amount"),
+        (#"{"received_at":"2026-11-28T10:15:08Z","user_id":"u_1001","transactions":[{"transactionId":"2000000812345678","productId":"com.example.gems60","purchaseDate":1795860905000,"quantity":0}]}"#, .receipts, "quantity below 1"),
+        (#"{"ts":"2026-11-28T10:15:02Z","event":"order_created","order_id":"o1","user_id":"u_1001","product_id":"com.example.gems60","price":"1000000000000.01","currency":"USD"}"#, .server, "amount out of range"),
+        (#"{"ts":"2026-11-28T10:15:02Z","event":"order_created","order_id":"o1","user_id":"u_1001","product_id":"com.example.gems60","price":"0.1234567890123456789","currency":"USD"}"#, .server, "amount out of range"),
+        (#"{"ts":"2026-11-28T10:15:02Z","event":"order_created","order_id":"o1","user_id":"u_1001","product_id":"com.example.gems60","price":"-0.99","currency":"USD"}"#, .server, "negative amount"),
+        (#"{"ts":"2026-11-28T10:15:09Z","event":"delivered","user_id":"u_1001","transaction_id":"2000000812345678","product_id":"com.example.gems60","quantity":0}"#, .server, "quantity below 1"),
+        (#"{"received_at":"2026-11-28T10:15:08Z","user_id":"u_1001","response":{"status":0,"environment":"Production","receipt":{"bundle_id":"com.example.game","in_app":[{"quantity":"-1","product_id":"com.example.gems60","transaction_id":"2000000812345678","purchase_date_ms":"1795860905000"}]}}}"#, .receipts, "quantity below 1"),
+    ])
+    func impossibleAmounts(line: String, kind: SourceKind, reason: String) throws {
+        let rejected = try #require(IngestLine.reason(line, kind, rules: Self.rules))
+        #expect(rejected.hasPrefix(reason))
+    }
+
+    @Test("near misses: a 10^12 KRW price, an 18-digit amount and a free item are accepted")
+    func amountsInRange() {
+        for price in ["1000000000000", "0.123456789012345678", "0"] {
+            let line = #"{"ts":"2026-11-28T10:15:02Z","event":"order_created","order_id":"o1","user_id":"u_1001","product_id":"com.example.gems60","price":"\#(price)","currency":"KRW"}"#
+            #expect(IngestLine.rows(line, .server, rules: Self.rules) != nil, "price \(price)")
+        }
+    }
+
+    @Test("catalog and spend rows reject negative and out-of-range amounts")
+    func csvAmounts() {
+        let catalog = IngestLine.csv(.catalog, ["product_id,type,subscription_group,price,currency",
+                                                "com.example.gems60,consumable,,-0.99,USD",
+                                                "com.example.gems300,consumable,,12345678901234567890,USD",
+                                                "com.example.gems600,consumable,,9.99,USD"], rules: Self.rules)
+        let outcomes = catalog.map(\.outcome)
+        #expect(outcomes.count == 3)
+        if case .rejected(let reason) = outcomes[0] { #expect(reason.hasPrefix("negative amount")) } else { Issue.record("accepted -0.99") }
+        if case .rejected(let reason) = outcomes[1] { #expect(reason.hasPrefix("amount out of range")) } else { Issue.record("accepted 20 digits") }
+        if case .accepted = outcomes[2] {} else { Issue.record("rejected 9.99") }
+    }
+
+    // MARK: - Bundle
+
+    static let foreignReceipt = #"{"received_at":"2026-11-28T10:15:08Z","user_id":"u_1001","response":{"status":0,"environment":"Production","receipt":{"bundle_id":"com.other.app","in_app":[{"quantity":"1","product_id":"com.example.gems60","transaction_id":"2000000899990001","original_transaction_id":"2000000899990001","purchase_date_ms":"1795860905000"}]}}}"#
+
+    @Test("with --bundle-id a receipt or V2 transaction of another app is rejected, naming the bundle")
+    func foreignBundle() {
+        let ours = LineRules(nowMs: Self.rules.nowMs, bundleID: "com.example.game")
+        #expect(IngestLine.reason(Self.foreignReceipt, .receipts, rules: ours) == "foreign bundle com.other.app")
+        let v2 = #"{"received_at":"2026-11-28T10:15:08Z","user_id":"u_1001","transactions":[{"transactionId":"2000000899990002","bundleId":"com.other.app","productId":"com.example.gems60","purchaseDate":1795860905000}]}"#
+        #expect(IngestLine.reason(v2, .receipts, rules: ours) == "foreign bundle com.other.app")
+        // Near misses: our own bundle, and no --bundle-id at all.
+        let own = Self.foreignReceipt.replacingOccurrences(of: "com.other.app", with: "com.example.game")
+        #expect(IngestLine.rows(own, .receipts, rules: ours) != nil)
+        let rows = IngestLine.rows(Self.foreignReceipt, .receipts, rules: Self.rules)
+        #expect(rows?.first?.byColumn["bundle_id"] == .text("com.other.app"))
+    }
+}

@@ -1,0 +1,121 @@
+import Foundation
+import Testing
+@testable import IAPRecon
+
+/// The reporting currency and the findings' history (CONTRACT.md §1.6, §3): columns named for
+/// `--currency`, cells rounded half-even to its minor unit row by row, totals that add the
+/// rounded rows; `first_seen` and `new` per finding; and reruns that write the same bytes.
+@Suite("Reporting currency, first sightings, reproducible outputs")
+struct ReportingCurrencyTests {
+    /// Yen reports: fx.csv converts into JPY (its JPY rows have rate 1), a dollar is 150 yen.
+    private func yenScenario() throws -> Scenario {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("fx.csv", ["date,currency,rate", "2026-11-01,JPY,1", "2026-11-01,USD,150"])
+        try scenario.write("receipts/r.jsonl", [
+            // 0.99 USD = 148.5 JPY and 2.99 USD = 448.5 JPY: each row rounds half-even to 148 and 448.
+            Line.v2Receipt("2026-11-10T10:00:05Z", "u1", transaction: Line.v2("t1", "gems60", purchase: "2026-11-10T10:00:00Z", price: 990)),
+            Line.v2Receipt("2026-11-10T11:00:05Z", "u2", transaction: Line.v2("t2", "gems300", purchase: "2026-11-10T11:00:00Z", price: 2990)),
+        ])
+        try scenario.write("server/s.jsonl", [
+            Line.delivered("2026-11-10T10:00:09Z", "u1", "t1", "gems60"),
+            Line.delivered("2026-11-10T11:00:09Z", "u2", "t2", "gems300"),
+            // Delivered, but Apple never heard of it: an orphan, priced from the catalog at 0.99 USD.
+            Line.delivered("2026-11-10T12:00:09Z", "u3", "t404", "gems60"),
+        ])
+        _ = try scenario.run(asOf: "2026-11-30T00:00:00Z", currency: "JPY")
+        return scenario
+    }
+
+    @Test("--currency JPY names the columns for yen and rounds each row to whole yen, half-even")
+    func yenColumns() throws {
+        let scenario = try yenScenario()
+        #expect(try RevenueReportTests.Fixture.lines(scenario.output("revenue_daily.csv")) == [
+            "date,product_id,storefront,currency,units,refund_units,gross,refunds,net,gross_jpy,refunds_jpy,net_jpy",
+            "2026-11-10,gems300,USA,USD,1,0,2.99,0,2.99,448,0,448",
+            "2026-11-10,gems60,USA,USD,1,0,0.99,0,0.99,148,0,148",
+        ])
+        let attributionHeader = try #require(RevenueReportTests.Fixture.lines(scenario.output("attribution.csv")).first)
+        #expect(attributionHeader == "install_date,media_source,campaign,installs,registrations,payers,revenue_d0_jpy,revenue_d7_jpy,revenue_d30_jpy,revenue_jpy,refunds_jpy,spend_jpy,roas_d7,roas,mmp_revenue_jpy,cpi,cost_per_payer,revenue_per_payer")
+        let findings = RevenueReportTests.Fixture.table(try scenario.output("findings.csv"))
+        #expect(findings.map { $0["amount_jpy"] } == ["148"])
+        #expect(findings.map { $0["amount"] } == ["0.99"])
+    }
+
+    @Test("summary totals are the sums of the rounded rows, not the rounded sum; money at risk is in the reporting currency")
+    func totalsOfRoundedRows() throws {
+        let scenario = try yenScenario()
+        let summary = try RevenueReportTests.Fixture.summary(scenario)
+        #expect(summary["contract_version"] as? Int == 2)
+        let revenue = try #require(summary["revenue"] as? [String: Any])
+        // 148.5 + 448.5 = 597 exactly; the rows say 148 + 448 = 596, and so does the total.
+        #expect(revenue["gross_jpy"] as? String == "596")
+        #expect(revenue["net_jpy"] as? String == "596")
+        #expect(revenue["gross_usd"] == nil)
+        let atRisk = try #require(summary["money_at_risk_jpy"] as? [String: Any])
+        #expect(atRisk["total"] as? String == "148")
+        #expect((atRisk["by_kind"] as? [String: Any])?["orphan_delivery"] as? String == "148")
+        let orphan = try #require(((summary["findings"] as? [String: Any])?["by_kind"] as? [String: Any])?["orphan_delivery"] as? [String: Any])
+        #expect(orphan["amount_jpy"] as? String == "148")
+        #expect(orphan["new"] as? Int == 1)
+    }
+
+    @Test("half-even rounding to the minor unit: 2 places for USD and EUR, 0 for JPY and KRW, 3 for KWD", arguments: [
+        ("USD", "0.125", "0.12"), ("USD", "0.135", "0.14"), ("EUR", "-2.495", "-2.5"), ("JPY", "148.5", "148"),
+        ("JPY", "149.5", "150"), ("KRW", "1234.51", "1235"), ("KWD", "1.2345", "1.234"),
+    ])
+    func halfEven(code: String, value: String, rounded: String) throws {
+        let amount = try #require(Amount.parse(value))
+        #expect(ReportingCurrency(code).rounded(amount).text == rounded)
+    }
+
+    @Test("a finding keeps its first sighting when it goes away and comes back; only the run that first reports it calls it new")
+    func firstSeenKept() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("receipts/r.jsonl", [
+            Line.v2Receipt("2026-11-10T10:00:05Z", "u1", transaction: Line.v2("t1", "gems60", purchase: "2026-11-10T10:00:00Z")),
+        ])
+        func lost() throws -> [String: String]? {
+            RevenueReportTests.Fixture.table(try scenario.output("findings.csv")).first { $0["kind"] == "lost_delivery" }
+        }
+        // Due a day after purchase: lost as of the 12th, not yet as of the 10th.
+        _ = try scenario.run(asOf: "2026-11-12T00:00:00Z")
+        #expect(try lost()?["first_seen"] == "2026-11-12T00:00:00.000Z")
+        #expect(try lost()?["new"] == "true")
+        _ = try scenario.run(asOf: "2026-11-10T12:00:00Z")
+        #expect(try lost() == nil)
+        _ = try scenario.run(asOf: "2026-11-14T00:00:00Z")
+        #expect(try lost()?["first_seen"] == "2026-11-12T00:00:00.000Z")
+        #expect(try lost()?["new"] == "false")
+    }
+
+    @Test("stage timings are kept in the store's run_stages table, never in summary.json")
+    func timingsInTheStore() throws {
+        let scenario = try yenScenario()
+        let database = try scenario.open()
+        let runID = try database.scalar("SELECT max(run_id) FROM runs").integerValue
+        #expect(try RunLog.stages(database, runID: runID).map(\.stage) == ["ingest", "normalize", "join", "report"])
+        #expect(try !scenario.output("summary.json").contains("seconds"))
+    }
+
+    @Test("two runs over the same inputs on fresh stores write byte-identical files, all of them")
+    func reproducible() throws {
+        let first = try Scenario()
+        let second = try Scenario()
+        for scenario in [first, second] {
+            var options = RunOptions(input: SampleDataTests.sampleData, databasePath: scenario.databasePath, outFolder: scenario.out,
+                                     jobs: 2, reconcile: ReconcileSettings(), report: ReportSettings(outFolder: scenario.out))
+            options.lineRules = SampleDataTests.lineRules
+            _ = try Pipeline.run(options, progress: nil)
+        }
+        let names = try FileManager.default.contentsOfDirectory(atPath: first.out).filter { !$0.hasPrefix(".") }.sorted()
+        #expect(names == (try FileManager.default.contentsOfDirectory(atPath: second.out).filter { !$0.hasPrefix(".") }.sorted()))
+        #expect(names.contains("summary.json"))
+        for name in names {
+            let one = try Data(contentsOf: URL(fileURLWithPath: first.out + "/" + name))
+            let two = try Data(contentsOf: URL(fileURLWithPath: second.out + "/" + name))
+            #expect(one == two, "\(name) differs between two runs")
+        }
+    }
+}
