@@ -17,6 +17,13 @@ public enum RawTable: Int, CaseIterable, Sendable {
     case spend
     case catalog
     case fx
+    case appleSales
+
+    /// The tables migration 1 created; later ones each have their own migration (`Schema`).
+    static let firstMigration: [RawTable] = [
+        .orders, .deliveries, .revocations, .verifications, .appleTransactions, .notifications, .registrations, .mmpEvents,
+        .spend, .catalog, .fx,
+    ]
 
     public var name: String {
         switch self {
@@ -31,6 +38,7 @@ public enum RawTable: Int, CaseIterable, Sendable {
         case .spend: "raw_spend__days"
         case .catalog: "raw_catalog__products"
         case .fx: "raw_fx__rates"
+        case .appleSales: "raw_apple__sales"
         }
     }
 
@@ -59,6 +67,8 @@ public enum RawTable: Int, CaseIterable, Sendable {
         case .spend: ["day", "media_source", "campaign", "spend", "currency"]
         case .catalog: ["product_id", "type", "subscription_group", "price", "currency"]
         case .fx: ["day", "currency", "rate"]
+        case .appleSales:
+            ["day", "product_id", "product_type", "units_n", "country", "customer_price", "customer_currency", "proceeds", "proceeds_currency"]
         }
     }
 

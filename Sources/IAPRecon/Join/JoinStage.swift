@@ -23,7 +23,8 @@ public struct JoinSummary: Sendable {
 }
 
 /// Stage 3, join: order ↔ transaction matching, refunds net of reversals,
-/// subscription chains, and findings (`int_*` and `fct_findings`).
+/// subscription chains, findings (`int_*` and `fct_findings`), and the tie-out with Apple's
+/// Sales Report (`fct_apple_tieout`, recomputed whole every run: `AppleTieOutStore`).
 ///
 /// Reads the `stg_*` tables into memory grouped by transaction, decides in
 /// Swift, and writes `int_transactions_resolved` (one row per verified
@@ -90,6 +91,8 @@ public enum JoinStage {
             try database.run("INSERT INTO int_run_settings VALUES (?, ?, ?)",
                              [.integer(asOfMs), .integer(settings.graceMs), .text(settings.mmpZone.identifier)])
             try ChangedKeys.clear(database)
+            try AppleTieOutStore.refresh(database)
+            Trace.mark("join apple tie-out")
             let total = try database.scalar("SELECT count(*) FROM fct_findings").integerValue
             return JoinSummary(asOfMs: asOfMs, findings: Int(total), recomputedTransactions: scope?.transactions.count)
         }

@@ -36,6 +36,7 @@ public enum ReportStage {
         let fx = try FXRates(database: database, reportingCurrency: settings.currency)
         Trace.mark("report findings and fx")
         let output = try OutputSet(folder: settings.outFolder)
+        var files: [String] = []
         // Each file is written (and fsynced) as soon as what it shows is known, on the thread that
         // knows it: findings and rejects at once, revenue beside the summary's counts, attribution
         // here. The summary needs them all and comes last.
@@ -51,9 +52,11 @@ public enum ReportStage {
             let revenue = try RevenueReport(database: reader, zone: zone, fx: fx)
             Trace.mark("report revenue (background)")
             try output.write("revenue_daily.csv") { try revenue.write(&$0) }
+            let tieOut = try AppleTieOutReport(database: reader, fx: fx)
+            if !tieOut.rows.isEmpty { try output.write("apple_tieout.csv") { try tieOut.write(&$0) } }
             let counts = try SummaryReport.counts(database: reader, asOfMs: asOfMs, graceMs: graceMs)
             Trace.mark("report summary counts (background)")
-            return (revenue, counts)
+            return (revenue, tieOut, counts)
         }
         do {
             let attribution: AttributionReport
@@ -70,21 +73,22 @@ public enum ReportStage {
                 throw error
             }
             let filesWritten = Result { try findingsFiles.value() }
-            let (revenue, counts) = try revenueWork.value()
+            let (revenue, tieOut, counts) = try revenueWork.value()
             try filesWritten.get()
             Trace.mark("report waited for revenue and findings files")
             let summary = SummaryReport.build(counts: counts, asOfMs: asOfMs, graceMs: graceMs, settings: settings,
-                                              findings: findings, revenue: revenue, attribution: attribution, timings: timings)
+                                              findings: findings, revenue: revenue, tieOut: tieOut, attribution: attribution, timings: timings)
             try output.write("summary.json") { try $0.write(JSONWriter.pretty(summary)) }
             try output.commit()
             Trace.mark("report files written")
+            files = ["findings.csv", "findings.json", "revenue_daily.csv"] + (tieOut.rows.isEmpty ? [] : ["apple_tieout.csv"])
+                + ["attribution.csv", "rejects.csv", "summary.json"]
         } catch {
             output.discard()
             throw error
         }
         var bySeverity: [Severity: Int] = [:]
         for row in findings.rows { if let severity = Severity(rawValue: row.severity) { bySeverity[severity, default: 0] += 1 } }
-        return ReportSummary(findingsBySeverity: bySeverity,
-                             files: ["findings.csv", "findings.json", "revenue_daily.csv", "attribution.csv", "rejects.csv", "summary.json"])
+        return ReportSummary(findingsBySeverity: bySeverity, files: files)
     }
 }

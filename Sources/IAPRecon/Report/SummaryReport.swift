@@ -5,7 +5,7 @@ import Foundation
 /// As-of, per-file input accounting, counts and amounts per finding kind,
 /// orders matched by rule, unmatched and unpaid, transactions by environment,
 /// price sources (so finance sees catalog-priced and unpriced transactions),
-/// revenue totals, attribution join keys, and stage timings.
+/// revenue totals, the tie-out with Apple's Sales Report, attribution join keys, and stage timings.
 enum SummaryReport {
     /// What the summary counts in the store, read on its own connection while attribution runs.
     struct Counts: Sendable {
@@ -84,7 +84,7 @@ enum SummaryReport {
     /// The summary of a report: `counts` from the store, the rest from the other reports.
     static func build(
         counts: Counts, asOfMs: Int64, graceMs: Int64, settings: ReportSettings, findings: FindingsReport,
-        revenue: RevenueReport, attribution: AttributionReport, timings: [(String, Double)]
+        revenue: RevenueReport, tieOut: AppleTieOutReport, attribution: AttributionReport, timings: [(String, Double)]
     ) -> JSONValue {
         let byRule: [(String, JSONValue)] = MatchRule.allCases.map { ($0.rawValue, .int(counts.ordersByRule[$0.rawValue] ?? 0)) }
         var kinds: [(String, JSONValue)] = []
@@ -128,6 +128,7 @@ enum SummaryReport {
                 ("gross_usd", .string(Money.format(revenue.grossUSD))), ("refunds_usd", .string(Money.format(revenue.refundsUSD))),
                 ("net_usd", .string(Money.format(revenue.grossUSD - revenue.refundsUSD))),
             ])),
+            ("apple_tieout", tieOut.summary(reportingCurrency: settings.currency)),
             ("attribution", .object([
                 ("install_rows", .int(attribution.installRows)),
                 ("purchases_without_user", .int(attribution.userlessPurchases)),

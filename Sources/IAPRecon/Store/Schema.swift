@@ -38,7 +38,7 @@ public enum Schema {
               message TEXT
             );
             """
-            + RawTable.allCases.map(\.createSQL).joined(separator: "\n")
+            + RawTable.firstMigration.map(\.createSQL).joined(separator: "\n")
             + """
 
             CREATE INDEX raw_deliveries_by_transaction ON raw_server__deliveries(transaction_id);
@@ -74,6 +74,8 @@ public enum Schema {
             \(ChangedKeys.latestTimesSQL(where: "1"));
             \(RawIndexes.added3.joined(separator: ";\n"));
             """),
+        // Apple's Summary Sales Reports (CONTRACT.md §1.7): read whole by the tie-out every run.
+        (4, RawTable.appleSales.createSQL),
     ]
 
     public static var latestVersion: Int { migrations.last?.id ?? 0 }
