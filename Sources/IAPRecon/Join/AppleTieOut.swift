@@ -110,25 +110,30 @@ public struct AppleTieOut: Sendable {
             // Most units, then the higher price: the same choice whatever order the rows came in.
             byKey[key]?.customerPrice = prices.max { ($0.value, $0.key) < ($1.value, $1.key) }?.key
         }
+        /// Storefront-less verified purchases per day and product (refunds not netted: see `findings`).
+        var unplacedPurchases: [Key: Int64] = [:]
         for change in verified where coveredDays.contains(change.day) {
             let key = Key(day: change.day, productID: change.productID, country: change.country ?? Self.unknownCountry)
             byKey[key, default: Row(key: key, appleUnits: 0, verifiedUnits: 0, sources: [])].verifiedUnits += change.units
+            if change.country == nil, change.units > 0 { unplacedPurchases[key, default: 0] += change.units }
         }
         rows = byKey.values.sorted { $0.key < $1.key }
-        findings = Self.findings(rows)
+        findings = Self.findings(rows, unplacedPurchases: unplacedPurchases)
     }
 
-    /// One finding per day, product and country whose shortfall the day's storefront-less units
-    /// do not cover. Those units (a receipt without a storefront could be from any country) go
-    /// to the shortfalls in country-code order first.
-    static func findings(_ rows: [Row]) -> [Finding] {
+    /// One finding per day, product and country whose shortfall the day's storefront-less
+    /// purchases do not cover. Those purchases (a receipt without a storefront could be from any
+    /// country) go to the shortfalls in country-code order first. A storefront-less refund is not
+    /// netted against them: it lowers some country's Apple units, never raises a shortfall, and
+    /// netting it would let one country's refund unmask another country's covered purchase.
+    static func findings(_ rows: [Row], unplacedPurchases: [Key: Int64]) -> [Finding] {
         var findings: [Finding] = []
         var start = 0
         while start < rows.count {
             var end = start
             while end < rows.count, rows[end].key.day == rows[start].key.day, rows[end].key.productID == rows[start].key.productID { end += 1 }
             let group = rows[start..<end]
-            var unplaced = max(0, group.first { $0.key.country == unknownCountry }?.verifiedUnits ?? 0)
+            var unplaced = unplacedPurchases[Key(day: rows[start].key.day, productID: rows[start].key.productID, country: unknownCountry)] ?? 0
             for row in group where row.key.country != unknownCountry && row.difference > 0 {
                 let covered = min(unplaced, row.difference)
                 unplaced -= covered

@@ -13,6 +13,8 @@ final class GeneratorRun {
     let folder: InputFolder
     let fx: ExchangeRates
     var truth = Truth()
+    /// What Apple's Sales Reports will count (`SalesLedger`).
+    var sales = SalesLedger()
     /// Paid installs per `day × campaign count + campaign`.
     private var installs: [Int: Int] = [:]
     /// Attribution files already holding an unbalanced-quote row (it must be a file's last row).
@@ -54,12 +56,16 @@ final class GeneratorRun {
         let spend = spendCSV()
         try writeWholeFile(directory + "/spend/spend.csv", spend)
 
-        var paths = files.map(\.relativePath)
+        let reports = try writeSalesReports()
+
+        var paths = files.map(\.relativePath) + reports.map(\.path)
         paths.append(contentsOf: ["catalog.csv", "fx.csv", "spend/spend.csv"])
         paths.sort()
         let lines = files.reduce(0) { $0 + $1.lines } + Catalog.products.filter(\.inCatalog).count
             + fx.rates.count * Catalog.currencies.count + spend.reduce(0) { $0 + ($1 == 10 ? 1 : 0) } - 1
+            + reports.reduce(0) { $0 + $1.lines }
         let bytes = files.reduce(0) { $0 + $1.bytes } + Catalog.csv().count + fx.csv(startDay: start).count + spend.count
+            + reports.reduce(0) { $0 + $1.bytes.count }
         try writeWholeFile(directory + "/truth.json", truth.json(files: paths, lines: lines, bytes: bytes))
         var asOfText = LineBuffer(capacity: 24)
         asOfText.isoTime(asOf, millis: false)
@@ -67,17 +73,50 @@ final class GeneratorRun {
                                plantedRejects: truth.rejects, asOf: String(decoding: asOfText.bytes, as: UTF8.self))
     }
 
+    /// Apple's Sales Reports for the Pacific days the run covers whole, with the planted unverified
+    /// sales in them (`unverified_apple_sales`) and the near misses they sit among counted.
+    private func writeSalesReports() throws -> [(path: String, bytes: [UInt8], lines: Int)] {
+        guard let days = SalesLedger.coveredDays(start: start, asOf: asOf) else { return [] }
+        var random = SeededRandom(seed: seed, stream: 0xA991E5)
+        sales.plantUnverifiedSales(3 + users / 2_000, days: days, random: &random)
+        let units = sales.units(days: days)
+        for extra in sales.unverified {
+            let info = Catalog.products[extra.product]
+            let country = Catalog.countries[extra.country]
+            let counted = units[extra.day]?[extra.product]?[extra.country] ?? SalesLedger.Units()
+            let verified = counted.purchases - counted.refunds
+            var planted = PlantedFinding(kind: .unverifiedAppleSales)
+            var day = LineBuffer(capacity: 10)
+            day.date(extra.day * Clock.day)
+            planted.day = String(decoding: day.bytes, as: UTF8.self)
+            planted.country = country.code
+            planted.productId = info.id
+            planted.detail = "country=\(country.code) apple_units=\(verified + counted.unverified) verified_units=\(verified)"
+            var amount = LineBuffer(capacity: 16)
+            amount.plainAmount(info.prices[country.currency] * Int64(extra.units), scale: 3)
+            planted.amount = String(decoding: amount.bytes, as: UTF8.self)
+            planted.currency = Catalog.currencies[country.currency].code
+            planted.scenario = "apple_sale_without_receipt"
+            truth.findings.append(planted)
+        }
+        truth.nearMiss("apple_refund_on_later_pacific_day", sales.refundsOnLaterPacificDay(days: days))
+        let reports = sales.reports(days: days) { day, country in Int((day * 31 + Int64(country) * 17) % 40) + 3 }
+        try makeDirectory(directory + "/apple")
+        for report in reports { try writeWholeFile(directory + "/" + report.path, report.bytes) }
+        return reports
+    }
+
     /// Creates the folders and removes files an earlier run left that this run would not overwrite.
     private func prepareDirectory() throws {
         try makeDirectory(directory)
         let manager = FileManager.default
-        for folderName in Source.allCases.map(\.folder) + ["spend"] {
+        for folderName in Source.allCases.map(\.folder) + ["spend", "apple"] {
             let path = directory + "/" + folderName
             try makeDirectory(path)
-            let prefix = folderName == "attribution" ? "appsflyer-" : folderName + "-"
+            let prefix = folderName == "attribution" ? "appsflyer-" : (folderName == "apple" ? "S_D_" : folderName + "-")
             for name in (try? manager.contentsOfDirectory(atPath: path)) ?? []
             where (name.hasPrefix(".") && name.hasSuffix(".spool")) || (name.hasPrefix(prefix)
-                && (name.hasSuffix(".jsonl") || name.hasSuffix(".jsonl.gz") || name.hasSuffix(".csv"))) {
+                && (name.hasSuffix(".jsonl") || name.hasSuffix(".jsonl.gz") || name.hasSuffix(".csv") || name.hasSuffix(".txt"))) {
                 try? manager.removeItem(atPath: path + "/" + name)
             }
         }

@@ -29,6 +29,8 @@ enum Scenario: String, CaseIterable {
     case differentGroups = "different_subscription_groups"
     case familyShareOverlap = "family_share_overlap"
     case refundedOverlap = "overlap_only_refunded"
+    case storefrontlessSale = "apple_storefrontless_sale"
+    case latePacificEvening = "apple_late_pacific_evening"
 
     /// Relative frequency among planted slots.
     var weight: Int {
@@ -41,7 +43,7 @@ enum Scenario: String, CaseIterable {
         case .refundReversed, .refundThenRevoked, .deliveryInsideGrace, .purchaseYoungerThanGrace, .refundBeforeDue,
              .familySharedDeliveredOnce: 20
         case .sequentialAppleIds, .sandboxUndelivered: 15
-        case .differentGroups, .familyShareOverlap, .refundedOverlap: 10
+        case .differentGroups, .familyShareOverlap, .refundedOverlap, .storefrontlessSale, .latePacificEvening: 10
         }
     }
 
@@ -103,6 +105,8 @@ extension SlotSimulation {
         case .differentGroups: try differentGroups()
         case .familyShareOverlap: try familyShareOverlap()
         case .refundedOverlap: try refundedOverlap()
+        case .storefrontlessSale: try storefrontlessSale()
+        case .latePacificEvening: try latePacificEvening()
         }
     }
 

@@ -90,6 +90,17 @@ struct AppleTieOutTests {
         #expect(uncovered.map(\.detail) == ["country=JP apple_units=1 verified_units=0 missing_units=1"])
     }
 
+    @Test("near miss: a storefront-less refund the same day does not cancel the storefront-less purchase that covers a gap")
+    func storefrontlessRefundSameDay() throws {
+        // t1 was bought in Japan two days earlier and refunded on the 24th; t2 bought in the US on the 24th; neither has a storefront.
+        let findings = try reconcile(
+            receipts: [Self.purchase("t1", at: "2026-11-22T18:00:00Z", storefront: nil, refundedAt: "2026-11-24T18:00:00Z"),
+                       Self.purchase("t2", at: "2026-11-24T19:00:00Z", storefront: nil)],
+            report: [Self.sales("2026-11-24", "gems60", units: 1, country: "US"),
+                     Self.sales("2026-11-24", "gems60", units: -1, country: "JP", price: "160", currency: "JPY")])
+        #expect(findings.isEmpty)
+    }
+
     @Test("a storefront-less purchase on another day covers nothing")
     func storefrontlessOtherDay() throws {
         let findings = try reconcile(
