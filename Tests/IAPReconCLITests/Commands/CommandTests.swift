@@ -37,7 +37,7 @@ struct CommandTests {
         let db = work.path("s.sqlite")
         let first = work.iaprecon(["run", "--input", Workspace.sampleData, "--db", db, "--out", work.path("out")])
         #expect(first.code == 0)
-        #expect(first.out == "as of 2026-11-29T23:59:00.000Z: 7 critical, 4 warning, 2 info findings; reports in \(work.path("out"))/\n")
+        #expect(first.out == "as of 2026-11-29T23:59:00.000Z: 7 critical, 5 warning, 2 info findings; reports in \(work.path("out"))/\n")
         #expect(first.err.contains("ingest: "))
         let failing = work.iaprecon(["run", "--input", Workspace.sampleData, "--db", db, "--out", work.path("out2"), "--fail-on", "critical", "--quiet"])
         #expect(failing.code == 1)
@@ -138,7 +138,7 @@ struct CommandTests {
         #expect(result.code == 0)
         let lines = result.out.split(separator: "\n")
         #expect(lines.first?.hasPrefix("file") == true)
-        #expect(lines.last == "total                                                 265       254         6      3        2")
+        #expect(lines.last == "total                                                 281       266         6      3        6")
         #expect(lines.contains { $0.hasPrefix("server/server-2026-11-27.jsonl.gz") && $0.hasSuffix("60        57         2      0        1  added") })
         #expect(try FileManager.default.contentsOfDirectory(atPath: work.root).isEmpty)
     }
@@ -169,14 +169,14 @@ struct CommandTests {
         for out in ["a", "b"] {
             #expect(work.iaprecon(["run", "--input", Workspace.sampleData, "--db", db, "--out", work.path(out), "--quiet"]).code == 0)
         }
-        for name in ["findings.csv", "findings.json", "revenue_daily.csv", "attribution.csv", "rejects.csv"] {
+        for name in ["findings.csv", "findings.json", "revenue_daily.csv", "apple_tieout.csv", "attribution.csv", "rejects.csv"] {
             #expect(try work.read("a/" + name) == work.read("b/" + name), "\(name)")
         }
         let summaryA = try work.read("a/summary.json")
         let summaryB = try work.read("b/summary.json")
         #expect(summaryA.components(separatedBy: "\"stage_seconds\"")[0] == summaryB.components(separatedBy: "\"stage_seconds\"")[0])
         let database = try Store.open(path: db)
-        #expect(try database.scalar("SELECT sum(lines_read) FROM files") == .integer(265))
+        #expect(try database.scalar("SELECT sum(lines_read) FROM files") == .integer(281))
         #expect(try database.scalar("SELECT count(*) FROM runs WHERE status = 'ok'") == .integer(2))
     }
 
