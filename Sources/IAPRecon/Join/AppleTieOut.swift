@@ -91,8 +91,8 @@ public struct AppleTieOut: Sendable {
 
     public init(sales: [SalesLine], verified: [VerifiedUnits]) {
         var byKey: [Key: Row] = [:]
-        /// Units sold per key and customer price, to name the price most units sold at.
-        var unitsAtPrice: [Key: [Decimal: Int64]] = [:]
+        /// Units sold per key at each customer price, to name the price most units sold at.
+        var unitsAtPrice: [Key: [(price: Decimal, units: Int64)]] = [:]
         var coveredDays = Set<String>()
         for line in sales {
             coveredDays.insert(line.day)
@@ -104,11 +104,17 @@ public struct AppleTieOut: Sendable {
             row.customerCurrency = row.customerCurrency ?? line.customerCurrency
             row.sources.append(line.source)
             byKey[key] = row
-            unitsAtPrice[key, default: [:]][line.customerPrice, default: 0] += max(line.units, 0)
+            var prices = unitsAtPrice[key] ?? []
+            if let index = prices.firstIndex(where: { $0.price == line.customerPrice }) {
+                prices[index].units += max(line.units, 0)
+            } else {
+                prices.append((line.customerPrice, max(line.units, 0)))
+            }
+            unitsAtPrice[key] = prices
         }
         for (key, prices) in unitsAtPrice {
             // Most units, then the higher price: the same choice whatever order the rows came in.
-            byKey[key]?.customerPrice = prices.max { ($0.value, $0.key) < ($1.value, $1.key) }?.key
+            byKey[key]?.customerPrice = prices.max { ($0.units, $0.price) < ($1.units, $1.price) }?.price
         }
         /// Storefront-less verified purchases per day and product (refunds not netted: see `findings`).
         var unplacedPurchases: [Key: Int64] = [:]

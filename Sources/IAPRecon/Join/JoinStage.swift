@@ -79,8 +79,7 @@ public enum JoinStage {
             try ReaderJobs.run(jobs(batches, rules, inserts: resultInserts { RebuiltTables.name($0, beside: true) }), database: database, pool: workers)
             Trace.mark("join decide")
         }
-        defer { Trace.mark("join switch, indexes and settings") }
-        return try database.transaction {
+        let summary = try database.transaction {
             if scope == nil {
                 try database.execute(tables.switchIn)
                 try database.execute(tables.tables.map { tables.createIndexes(of: $0.name, beside: false, existing: []) }
@@ -91,11 +90,14 @@ public enum JoinStage {
             try database.run("INSERT INTO int_run_settings VALUES (?, ?, ?)",
                              [.integer(asOfMs), .integer(settings.graceMs), .text(settings.mmpZone.identifier)])
             try ChangedKeys.clear(database)
+            Trace.mark("join switch, indexes and settings")
             try AppleTieOutStore.refresh(database)
             Trace.mark("join apple tie-out")
             let total = try database.scalar("SELECT count(*) FROM fct_findings").integerValue
             return JoinSummary(asOfMs: asOfMs, findings: Int(total), recomputedTransactions: scope?.transactions.count)
         }
+        Trace.mark("join committed")
+        return summary
     }
 
     /// One job per batch: its keys into the reader's temp tables, then decided.

@@ -73,13 +73,20 @@ struct SalesLedger {
         sales[transactionId]?.refundReversed = true
     }
 
-    /// Plants `count` unverified sales on covered days, in products and countries of `random`'s
-    /// choosing, on a day and product where every verified purchase has a known storefront (a
-    /// storefront-less one would rightly cover the gap; that is a near miss of its own).
+    /// Plants `count` unverified sales on covered days, in products and countries of `random`'s choosing.
+    ///
+    /// Storefront-less purchases (`??`) cover shortfalls in country-code order, so a planted sale
+    /// goes where they cannot cover it: in a country whose code sorts at or after every country
+    /// with a purchase of that day and product no V2 payload showed, and never on a day and product
+    /// with such a refund (whose country's shortfall it lowers, leaving `??` units over).
     mutating func plantUnverifiedSales(_ count: Int, days: ClosedRange<Int64>, random: inout SeededRandom) {
-        var storefrontless = Set<Int64>()
+        let products = Int64(Catalog.products.count)
+        var lastStorefrontlessCountry: [Int64: String] = [:]
+        var storefrontlessRefunds = Set<Int64>()
         for sale in sales.values where !sale.storefrontKnown {
-            storefrontless.insert(Self.pacificDay(sale.purchase) * Int64(Catalog.products.count) + Int64(sale.product))
+            let key = Self.pacificDay(sale.purchase) * products + Int64(sale.product)
+            lastStorefrontlessCountry[key] = max(lastStorefrontlessCountry[key] ?? "", Catalog.countries[sale.country].code)
+            if let refund = sale.refund, !sale.refundReversed { storefrontlessRefunds.insert(Self.pacificDay(refund) * products + Int64(sale.product)) }
         }
         var taken = Set<Int64>()
         var attempts = 0
@@ -87,36 +94,44 @@ struct SalesLedger {
             attempts += 1
             let day = days.lowerBound + Int64(random.below(Int(days.upperBound - days.lowerBound + 1)))
             let product = Catalog.consumables[random.weighted(Catalog.consumableWeights)]
-            let key = day * Int64(Catalog.products.count) + Int64(product)
-            guard Catalog.products[product].inCatalog, !storefrontless.contains(key), taken.insert(key).inserted else { continue }
-            unverified.append(Unverified(day: day, product: product, country: random.weighted(Catalog.countryWeights),
-                                         units: random.chance(0.8) ? 1 : 2))
+            let country = random.weighted(Catalog.countryWeights)
+            let key = day * products + Int64(product)
+            guard Catalog.products[product].inCatalog, !storefrontlessRefunds.contains(key),
+                  Catalog.countries[country].code >= lastStorefrontlessCountry[key] ?? "", taken.insert(key).inserted else { continue }
+            unverified.append(Unverified(day: day, product: product, country: country, units: random.chance(0.8) ? 1 : 2))
         }
     }
 
-    /// Units per Pacific day, product and country: verified purchases, refunds (negative), planted extras.
+    /// A Pacific day, product and country.
+    struct Key: Hashable {
+        var day: Int64
+        var product: Int
+        var country: Int
+    }
+
+    /// Units of one key: verified purchases, refunds, planted extras.
     struct Units {
         var purchases = 0
         var refunds = 0
         var unverified = 0
     }
 
-    func units(days: ClosedRange<Int64>) -> [Int64: [Int: [Int: Units]]] {
-        var byDay: [Int64: [Int: [Int: Units]]] = [:]
+    func units(days: ClosedRange<Int64>) -> [Key: Units] {
+        var units: [Key: Units] = [:]
         for sale in sales.values {
             let day = Self.pacificDay(sale.purchase)
-            if days.contains(day) { byDay[day, default: [:]][sale.product, default: [:]][sale.country, default: Units()].purchases += sale.quantity }
+            if days.contains(day) { units[Key(day: day, product: sale.product, country: sale.country), default: Units()].purchases += sale.quantity }
             if let refund = sale.refund, !sale.refundReversed {
                 let refundDay = Self.pacificDay(refund)
                 if days.contains(refundDay) {
-                    byDay[refundDay, default: [:]][sale.product, default: [:]][sale.country, default: Units()].refunds += sale.quantity
+                    units[Key(day: refundDay, product: sale.product, country: sale.country), default: Units()].refunds += sale.quantity
                 }
             }
         }
         for extra in unverified {
-            byDay[extra.day, default: [:]][extra.product, default: [:]][extra.country, default: Units()].unverified += extra.units
+            units[Key(day: extra.day, product: extra.product, country: extra.country), default: Units()].unverified += extra.units
         }
-        return byDay
+        return units
     }
 
     /// Refunds on a later Pacific day than their purchase, both inside `days`: a near miss.
@@ -137,10 +152,19 @@ struct SalesLedger {
         "Device", "Supported Platforms", "Proceeds Reason", "Preserved Pricing", "Client", "Order Type",
     ]
 
-    /// `apple/S_D_<vendor>_<yyyyMMdd>.txt` per covered day: `(relative path, bytes, data lines)`.
-    func reports(days: ClosedRange<Int64>, downloads: (Int64, Int) -> Int) -> [(path: String, bytes: [UInt8], lines: Int)] {
-        let byDay = units(days: days)
-        var files: [(String, [UInt8], Int)] = []
+    /// One day's report file.
+    struct File {
+        /// `apple/S_D_<vendor>_<yyyyMMdd>.txt`.
+        var path: String
+        var bytes: [UInt8]
+        /// Data lines (the header row is not one).
+        var lines: Int
+    }
+
+    /// One report per covered day; `downloads(day, country)` is the app's own row's units.
+    func reports(days: ClosedRange<Int64>, downloads: (Int64, Int) -> Int) -> [File] {
+        let byKey = units(days: days)
+        var files: [File] = []
         for day in days {
             var out = LineBuffer()
             out.text(Self.header.joined(separator: "\t"))
@@ -161,9 +185,8 @@ struct SalesLedger {
                 lines += 1
             }
             for product in Catalog.products.indices {
-                guard let countries = byDay[day]?[product] else { continue }
                 for country in Catalog.countries.indices {
-                    guard let units = countries[country] else { continue }
+                    guard let units = byKey[Key(day: day, product: product, country: country)] else { continue }
                     let info = Catalog.products[product]
                     let price = info.prices[Catalog.countries[country].currency]
                     let type = info.isSubscription ? "IAY" : (info.type == .nonRenewing ? "IAC" : (info.type == .nonConsumable ? "IA9" : "IA1"))
@@ -186,7 +209,7 @@ struct SalesLedger {
             name.text("apple/S_D_" + Self.vendor + "_")
             name.padded(year, width: 4); name.padded(month, width: 2); name.padded(dayOfMonth, width: 2)
             name.raw(".txt")
-            files.append((String(decoding: name.bytes, as: UTF8.self), out.bytes, lines))
+            files.append(File(path: String(decoding: name.bytes, as: UTF8.self), bytes: out.bytes, lines: lines))
         }
         return files
     }

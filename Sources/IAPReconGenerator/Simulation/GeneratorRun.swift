@@ -75,7 +75,7 @@ final class GeneratorRun {
 
     /// Apple's Sales Reports for the Pacific days the run covers whole, with the planted unverified
     /// sales in them (`unverified_apple_sales`) and the near misses they sit among counted.
-    private func writeSalesReports() throws -> [(path: String, bytes: [UInt8], lines: Int)] {
+    private func writeSalesReports() throws -> [SalesLedger.File] {
         guard let days = SalesLedger.coveredDays(start: start, asOf: asOf) else { return [] }
         var random = SeededRandom(seed: seed, stream: 0xA991E5)
         sales.plantUnverifiedSales(3 + users / 2_000, days: days, random: &random)
@@ -83,15 +83,16 @@ final class GeneratorRun {
         for extra in sales.unverified {
             let info = Catalog.products[extra.product]
             let country = Catalog.countries[extra.country]
-            let counted = units[extra.day]?[extra.product]?[extra.country] ?? SalesLedger.Units()
-            let verified = counted.purchases - counted.refunds
+            let counted = units[SalesLedger.Key(day: extra.day, product: extra.product, country: extra.country)] ?? SalesLedger.Units()
             var planted = PlantedFinding(kind: .unverifiedAppleSales)
             var day = LineBuffer(capacity: 10)
             day.date(extra.day * Clock.day)
             planted.day = String(decoding: day.bytes, as: UTF8.self)
             planted.country = country.code
             planted.productId = info.id
-            planted.detail = "country=\(country.code) apple_units=\(verified + counted.unverified) verified_units=\(verified)"
+            // Apple's units are known exactly; the verified ones of the country depend on which purchases
+            // iaprecon sees without a storefront (order storefronts it matches), so the detail stops there.
+            planted.detail = "country=\(country.code) apple_units=\(counted.purchases + counted.unverified - counted.refunds) "
             var amount = LineBuffer(capacity: 16)
             amount.plainAmount(info.prices[country.currency] * Int64(extra.units), scale: 3)
             planted.amount = String(decoding: amount.bytes, as: UTF8.self)
@@ -102,7 +103,9 @@ final class GeneratorRun {
         truth.nearMiss("apple_refund_on_later_pacific_day", sales.refundsOnLaterPacificDay(days: days))
         let reports = sales.reports(days: days) { day, country in Int((day * 31 + Int64(country) * 17) % 40) + 3 }
         try makeDirectory(directory + "/apple")
-        for report in reports { try writeWholeFile(directory + "/" + report.path, report.bytes) }
+        // Through Foundation: `writeWholeFile` inlined into this loop crashed optimized builds (Swift 6.3,
+        // its stack-promoted file sink released as if it had escaped).
+        for report in reports { try Data(report.bytes).write(to: URL(fileURLWithPath: directory + "/" + report.path)) }
         return reports
     }
 
