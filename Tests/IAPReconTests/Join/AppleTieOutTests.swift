@@ -119,6 +119,28 @@ struct AppleTieOutTests {
         #expect(findings.first?.amount == Decimal(string: "1.98"))
     }
 
+    @Test("several report rows of one day, product and country add up; the price is the one most units sold at")
+    func rowsAddUp() throws {
+        func line(_ units: Int64, price: String, proceeds: String, line: Int) -> AppleTieOut.SalesLine {
+            AppleTieOut.SalesLine(day: "2026-11-24", productID: "gems60", country: "US", units: units, customerPrice: Decimal(string: price) ?? 0,
+                                  customerCurrency: "USD", proceeds: Decimal(string: proceeds) ?? 0, proceedsCurrency: "USD",
+                                  source: "apple/r.txt:\(line)")
+        }
+        // A promotional price for one unit, the list price for three, and a refund at the list price.
+        let tieOut = AppleTieOut(
+            sales: [line(1, price: "0.49", proceeds: "0.34", line: 2), line(3, price: "0.99", proceeds: "0.69", line: 3),
+                    line(-1, price: "0.99", proceeds: "0.69", line: 4)],
+            verified: [.init(day: "2026-11-24", productID: "gems60", country: "US", units: 2)])
+        let row = try #require(tieOut.rows.first)
+        #expect(tieOut.rows.count == 1)
+        #expect(row.appleUnits == 3)
+        #expect(row.difference == 1)
+        #expect(row.customerPrice == Decimal(string: "0.99"))
+        #expect(row.proceeds == Decimal(string: "1.72"))
+        #expect(tieOut.findings.map(\.amount) == [Decimal(string: "0.99")])
+        #expect(tieOut.findings.first?.sources == ["apple/r.txt:2", "apple/r.txt:3", "apple/r.txt:4"])
+    }
+
     @Test("days the reports do not cover are not compared; more verified than Apple is no finding")
     func coverage() throws {
         let scenario = try Scenario()
