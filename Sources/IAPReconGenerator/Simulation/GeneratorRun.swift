@@ -50,6 +50,7 @@ final class GeneratorRun {
         }
         var closing = SlotSimulation(run: self, slot: users * 2)
         try closing.closingSignUp()
+        try plantUnverifiedSales()
         let files = try folder.finish()
         try writeWholeFile(directory + "/catalog.csv", Catalog.csv())
         try writeWholeFile(directory + "/fx.csv", fx.csv(startDay: start))
@@ -73,12 +74,23 @@ final class GeneratorRun {
                                plantedRejects: truth.rejects, asOf: String(decoding: asOfText.bytes, as: UTF8.self))
     }
 
-    /// Apple's Sales Reports for the Pacific days the run covers whole, with the planted unverified
-    /// sales in them (`unverified_apple_sales`) and the near misses they sit among counted.
-    private func writeSalesReports() throws -> [SalesLedger.File] {
-        guard let days = SalesLedger.coveredDays(start: start, asOf: asOf) else { return [] }
+    /// Sales Apple reports and no receipt or notification shows (`unverified_apple_sales`): each
+    /// is a user's order on the server, paid and never heard of again (the app was killed before
+    /// it sent the receipt), in a slot of its own after the others.
+    private func plantUnverifiedSales() throws {
+        guard let days = SalesLedger.coveredDays(start: start, asOf: asOf) else { return }
         var random = SeededRandom(seed: seed, stream: 0xA991E5)
         sales.plantUnverifiedSales(3 + users / 2_000, days: days, random: &random)
+        for (index, sale) in sales.unverified.enumerated() {
+            var simulation = SlotSimulation(run: self, slot: users * 2 + 1 + index)
+            try simulation.ordersWithoutReceipt(sale)
+        }
+    }
+
+    /// Apple's Sales Reports for the Pacific days the run covers whole, with the planted unverified
+    /// sales in them and the near misses they sit among counted.
+    private func writeSalesReports() throws -> [SalesLedger.File] {
+        guard let days = SalesLedger.coveredDays(start: start, asOf: asOf) else { return [] }
         let units = sales.units(days: days)
         for extra in sales.unverified {
             let info = Catalog.products[extra.product]

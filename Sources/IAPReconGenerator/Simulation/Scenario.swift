@@ -122,9 +122,10 @@ extension SlotSimulation {
 
     /// A user who signs up before `anchor` and otherwise only uses the app (no other purchases),
     /// so nothing but the planted purchase can match their orders.
-    mutating func scenarioPerson(before anchor: Millis, style: ClientStyle? = nil, method: String? = nil) throws -> Person {
+    mutating func scenarioPerson(before anchor: Millis, style: ClientStyle? = nil, method: String? = nil,
+                                 country: Int? = nil) throws -> Person {
         let registeredAt = time(max(start + Clock.minute, anchor - 5 * Clock.day), anchor - 10 * Clock.minute)
-        var person = try makePerson(registeredAt: registeredAt, method: method, style: style)
+        var person = try makePerson(registeredAt: registeredAt, country: country, method: method, style: style)
         try sessions(&person) { _, _, _ in }
         return person
     }
