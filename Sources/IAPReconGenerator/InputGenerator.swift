@@ -45,7 +45,8 @@ public struct GeneratorReport: Sendable {
 /// The folder follows CONTRACT.md §1, one file per source and UTC day
 /// (`server/server-2026-09-01.jsonl`, `receipts/receipts-…`, `notifications/notifications-…`,
 /// `registrations/registrations-…`, `attribution/appsflyer-….csv`), plus `catalog.csv`,
-/// `fx.csv` and `spend/spend.csv`. The first server day is gzipped when asked. As-of is
+/// `fx.csv`, `spend/spend.csv`, and Apple's Summary Sales Report for every Pacific day the run
+/// covers whole (`apple/S_D_85012345_20260901.txt`, `SalesLedger`). The first server day is gzipped when asked. As-of is
 /// fixed: a sign-up at the last second of the last day; nothing else is later.
 ///
 /// Generation streams: users are simulated one at a time; a day file's lines wait in memory

@@ -52,6 +52,24 @@ public enum CSV {
         return text.withUTF8 { fields($0) }
     }
 
+    /// One tab-separated record's fields, split at every tab: App Store Connect's reports
+    /// (CONTRACT.md §1.7) never quote, and a title may hold a lone `"`.
+    public static func tabRow(_ bytes: UnsafeBufferPointer<UInt8>, maximumFields: Int = .max) -> CSVRow {
+        var spans: [CSVRow.Span] = []
+        var fieldStart = 0
+        var fieldCount = 0
+        for index in 0..<bytes.count where bytes[index] == 0x09 {
+            fieldCount += 1
+            if fieldCount <= maximumFields { spans.append(CSVRow.Span(start: fieldStart, end: index, quoted: false)) }
+            fieldStart = index + 1
+        }
+        fieldCount += 1
+        // As `row`: a record wider than its header keeps only its field count.
+        if fieldCount > maximumFields { return CSVRow(bytes: [], spans: [], excessFieldCount: fieldCount) }
+        spans.append(CSVRow.Span(start: fieldStart, end: bytes.count, quoted: false))
+        return CSVRow(bytes: Array(bytes), spans: spans, excessFieldCount: nil)
+    }
+
     /// A cell for a text column: prefixed with `'` when it starts with `=`, `+`, `-`, `@`,
     /// tab or CR so a spreadsheet shows it as text rather than running it as a formula
     /// (CONTRACT.md §3), control characters escaped, and quoted when needed.

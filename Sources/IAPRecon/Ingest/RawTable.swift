@@ -17,6 +17,13 @@ public enum RawTable: Int, CaseIterable, Sendable {
     case spend
     case catalog
     case fx
+    case appleSales
+
+    /// The tables migration 1 created; later ones each have their own migration (`Schema`).
+    static let firstMigration: [RawTable] = [
+        .orders, .deliveries, .revocations, .verifications, .appleTransactions, .notifications, .registrations, .mmpEvents,
+        .spend, .catalog, .fx,
+    ]
 
     public var name: String {
         switch self {
@@ -31,13 +38,15 @@ public enum RawTable: Int, CaseIterable, Sendable {
         case .spend: "raw_spend__days"
         case .catalog: "raw_catalog__products"
         case .fx: "raw_fx__rates"
+        case .appleSales: "raw_apple__sales"
         }
     }
 
     /// Columns after `file_id, line, item`; `_ms` columns are INTEGER, the rest TEXT.
     public var columns: [String] { createdColumns + addedColumns }
 
-    /// Columns a later migration added (`Schema`), after those the table was created with.
+    /// Columns a later migration added (`Schema`), after those the table was created with: the
+    /// order of the insert's values.
     var addedColumns: [String] {
         switch self {
         case .appleTransactions: ["offer"]
@@ -45,7 +54,7 @@ public enum RawTable: Int, CaseIterable, Sendable {
         }
     }
 
-    /// The columns of migration 1, whose text never changes.
+    /// The columns the table's migration created it with.
     private var createdColumns: [String] {
         switch self {
         case .orders: ["ts_ms", "order_id", "user_id", "product_id", "price", "currency", "storefront"]
@@ -70,6 +79,8 @@ public enum RawTable: Int, CaseIterable, Sendable {
         case .spend: ["day", "media_source", "campaign", "spend", "currency"]
         case .catalog: ["product_id", "type", "subscription_group", "price", "currency"]
         case .fx: ["day", "currency", "rate"]
+        case .appleSales:
+            ["day", "product_id", "product_type", "units_n", "country", "customer_price", "customer_currency", "proceeds", "proceeds_currency"]
         }
     }
 
@@ -80,21 +91,6 @@ public enum RawTable: Int, CaseIterable, Sendable {
         case .registrations, .mmpEvents: ["idfv", "idfa", "appsflyer_id"].compactMap { columns.firstIndex(of: $0) }
         default: []
         }
-    }
-
-    var createSQL: String {
-        let typed = createdColumns.map { column in
-            column.hasSuffix("_ms") || column.hasSuffix("_n") ? "\(column) INTEGER" : "\(column) TEXT"
-        }
-        return """
-            CREATE TABLE \(name) (
-              file_id INTEGER NOT NULL REFERENCES files(file_id) ON DELETE CASCADE,
-              line INTEGER NOT NULL,
-              item INTEGER NOT NULL,
-              \(typed.joined(separator: ",\n  ")),
-              PRIMARY KEY (file_id, line, item)
-            ) WITHOUT ROWID;
-            """
     }
 
     /// Parameters: ?1 the file, ?2 the lines of the file's chunks before this one, ?3 the line

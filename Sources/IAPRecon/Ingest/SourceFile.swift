@@ -11,11 +11,12 @@ public enum LineOutcome: Sendable, Equatable {
 
 /// The input sources of CONTRACT.md §1, by their place in the input folder.
 public enum SourceKind: String, CaseIterable, Sendable {
-    case server, receipts, notifications, registrations, attribution, spend, catalog, fx
+    case server, receipts, notifications, registrations, attribution, spend, catalog, fx, apple
 
+    /// Read as a header row and records (`apple/` is tab-separated).
     var isCSV: Bool {
         switch self {
-        case .attribution, .spend, .catalog, .fx: true
+        case .attribution, .spend, .catalog, .fx, .apple: true
         default: false
         }
     }
@@ -35,6 +36,7 @@ public enum SourceKind: String, CaseIterable, Sendable {
         switch kind {
         case .server, .receipts, .notifications, .registrations: return parts[1].hasSuffix(".jsonl") ? kind : nil
         case .attribution, .spend: return parts[1].hasSuffix(".csv") ? kind : nil
+        case .apple: return parts[1].hasSuffix(".txt") ? kind : nil
         case .catalog, .fx: return nil
         }
     }
@@ -45,7 +47,7 @@ public enum SourceKind: String, CaseIterable, Sendable {
         case .receipts: try ReceiptParser.parse(object, rules: rules)
         case .notifications: try NotificationParser.parse(object, rules: rules)
         case .registrations: try RegistrationParser.parse(object, rules: rules)
-        case .attribution, .spend, .catalog, .fx: .ignored
+        case .attribution, .spend, .catalog, .fx, .apple: .ignored
         }
     }
 
@@ -55,6 +57,7 @@ public enum SourceKind: String, CaseIterable, Sendable {
         case .spend: SpendParser.self
         case .catalog: CatalogParser.self
         case .fx: FXParser.self
+        case .apple: AppleSalesParser.self
         default: nil
         }
     }
@@ -312,7 +315,8 @@ struct CSVRecordAssembler {
         if line.tooLong {
             return [SourceFileParser.reject(line, "line longer than \(LineReader.maximumLineBytes >> 20) MiB")]
         }
-        guard let fields = CSV.row(line.bytes, maximumFields: header?.names.count ?? CSV.maximumHeaderFields) else {
+        let maximumFields = header?.names.count ?? CSV.maximumHeaderFields
+        guard let fields = kind == .apple ? CSV.tabRow(line.bytes, maximumFields: maximumFields) : CSV.row(line.bytes, maximumFields: maximumFields) else {
             if header == nil {
                 // The header itself is broken: every row will say which column it lacks.
                 header = CSVHeader([])

@@ -26,7 +26,8 @@ public struct JoinSummary: Sendable {
 }
 
 /// Stage 3, join: order ↔ transaction matching, refunds net of reversals,
-/// subscription chains, and findings (`int_*` and `fct_findings`).
+/// subscription chains, findings (`int_*` and `fct_findings`), and the tie-out with Apple's
+/// Sales Report (`fct_apple_tieout`, recomputed whole every run: `AppleTieOutStore`).
 ///
 /// Reads the `stg_*` tables into memory grouped by transaction, decides in
 /// Swift, and writes `int_transactions_resolved` (one row per verified
@@ -83,8 +84,7 @@ public enum JoinStage {
                                rowsWritten: rowsWritten)
             Trace.mark("join decide")
         }
-        defer { Trace.mark("join switch, indexes and settings") }
-        return try database.transaction {
+        let summary = try database.transaction {
             if scope == nil {
                 try database.execute(tables.switchIn)
                 try database.execute(tables.tables.map { tables.createIndexes(of: $0.name, beside: false, existing: []) }
@@ -95,9 +95,15 @@ public enum JoinStage {
             try database.run("INSERT INTO int_run_settings VALUES (?, ?, ?)",
                              [.integer(asOfMs), .integer(settings.graceMs), .text(settings.mmpZone.identifier)])
             try ChangedKeys.clear(database)
+            Trace.mark("join switch, indexes and settings")
+            let tieOutRows = try AppleTieOutStore.refresh(database)
+            rowsWritten?(tieOutRows)
+            Trace.mark("join apple tie-out")
             let total = try database.scalar("SELECT count(*) FROM fct_findings").integerValue
             return JoinSummary(asOfMs: asOfMs, findings: Int(total), recomputedTransactions: scope?.transactions.count)
         }
+        Trace.mark("join committed")
+        return summary
     }
 
     /// One job per batch: its keys into the reader's temp tables, then decided.

@@ -27,11 +27,12 @@ public enum FindingKind: String, Sendable, CaseIterable {
     case sharedAppleIDSubscription = "shared_apple_id_subscription"
     case sandboxDelivery = "sandbox_delivery"
     case lateDelivery = "late_delivery"
+    case unverifiedAppleSales = "unverified_apple_sales"
 
     public var severity: Severity {
         switch self {
         case .lostDelivery, .duplicateDelivery, .refundedNotRevoked, .orphanDelivery: .critical
-        case .productMismatch, .wrongUserDelivery, .multiAppleIDSubscription, .sharedAppleIDSubscription: .warning
+        case .productMismatch, .wrongUserDelivery, .multiAppleIDSubscription, .sharedAppleIDSubscription, .unverifiedAppleSales: .warning
         case .sandboxDelivery, .lateDelivery: .info
         }
     }
@@ -40,7 +41,8 @@ public enum FindingKind: String, Sendable, CaseIterable {
 /// One row of `findings.csv`.
 public struct Finding: Sendable, Equatable {
     public var kind: FindingKind
-    /// What makes it unique within its kind: a transaction id, an original transaction id, or user and group.
+    /// What makes it unique within its kind: a transaction id, an original transaction id, user and group,
+    /// or (for the Apple tie-out) Pacific day, product and country.
     public var key: String
     public var userID: String?
     public var orderID: String?

@@ -87,6 +87,9 @@ struct ReportPage {
     var inputs: [InputFile]
     var inputTotals: LineCounts
 
+    /// How many of the tie-out's differing rows the page lists; apple_tieout.csv has them all.
+    static let tieoutRowsShown = 20
+
     /// How many of the newest critical findings the page lists; findings.csv has them all.
     static let criticalShown = 10
 

@@ -56,6 +56,7 @@ public enum ReportStage {
         let findings = try FindingsReport(database: database, fx: fx, zone: settings.zone, asOfMs: asOfMs)
         Trace.mark("report findings and fx")
         let output = try OutputSet(folder: settings.outFolder)
+        var files: [String] = []
         // Each file is written (and fsynced) as soon as what it shows is known, on the thread that
         // knows it: findings and rejects at once, transactions streamed on a connection of their own,
         // revenue (daily, then by fiscal month) beside the summary's counts, attribution here. The
@@ -77,9 +78,11 @@ public enum ReportStage {
             Trace.mark("report revenue (background)")
             try output.write("revenue_daily.csv") { try revenue.write(&$0) }
             try output.write("revenue_monthly.csv") { try RevenueMonthlyReport(daily: revenue).write(&$0) }
+            let tieOut = try AppleTieOutReport(database: reader, fx: fx)
+            if !tieOut.rows.isEmpty { try output.write("apple_tieout.csv") { try tieOut.write(&$0) } }
             let counts = try SummaryReport.counts(database: reader, asOfMs: asOfMs, graceMs: graceMs)
             Trace.mark("report summary counts (background)")
-            return (revenue, counts)
+            return (revenue, tieOut, counts)
         }
         do {
             let attribution: AttributionReport
@@ -99,27 +102,32 @@ public enum ReportStage {
             }
             let filesWritten = Result { try findingsFiles.value() }
             let transactionsWritten = Result { try transactionsFile.value() }
-            let (revenue, counts) = try revenueWork.value()
+            let (revenue, tieOut, counts) = try revenueWork.value()
             try filesWritten.get()
             try transactionsWritten.get()
             Trace.mark("report waited for revenue and findings files")
             filesDone?(4)
             let summary = SummaryReport.build(counts: counts, asOfMs: asOfMs, graceMs: graceMs, settings: settings,
-                                              findings: findings, revenue: revenue, attribution: attribution)
-            let page = ReportPage(asOfMs: asOfMs, settings: settings, counts: counts, findings: findings, revenue: revenue,
+                                              findings: findings, revenue: revenue, tieOut: tieOut, attribution: attribution)
+            var page = ReportPage(asOfMs: asOfMs, settings: settings, counts: counts, findings: findings, revenue: revenue,
                                   attribution: attribution, fx: fx)
+            // The page shows where Apple and the store disagree; apple_tieout.csv has every row.
+            page.tieout = tieOut.rows.filter { $0.appleUnits != $0.verifiedUnits }.prefix(ReportPage.tieoutRowsShown).map {
+                ReportPage.TieoutRow(date: $0.day, productID: $0.productID, country: $0.country, appleUnits: $0.appleUnits,
+                                     verifiedUnits: $0.verifiedUnits)
+            }
             try output.write("report.html") { try $0.write(page.html()) }
             try output.write("summary.json") { try $0.write(JSONWriter.pretty(summary)) }
             filesDone?(1)
             try output.commit()
             Trace.mark("report files written")
+            files = ["findings.csv", "findings.json", "revenue_daily.csv", "revenue_monthly.csv", "transactions.csv"]
+                + (tieOut.rows.isEmpty ? [] : ["apple_tieout.csv"]) + ["attribution.csv", "rejects.csv", "report.html", "summary.json"]
         } catch {
             output.discard()
             throw error
         }
-        var summary = ReportSummary(findingsBySeverity: [:],
-                                    files: ["findings.csv", "findings.json", "revenue_daily.csv", "revenue_monthly.csv", "transactions.csv",
-                                             "attribution.csv", "rejects.csv", "report.html", "summary.json"])
+        var summary = ReportSummary(findingsBySeverity: [:], files: files)
         var byKind: [FindingKind: (count: Int, new: Int, atRisk: Amount, newAtRisk: Amount)] = [:]
         for row in findings.rows {
             guard let severity = Severity(rawValue: row.severity) else { continue }

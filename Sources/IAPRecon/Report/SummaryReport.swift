@@ -6,9 +6,9 @@ import Foundation
 /// per finding kind (new ones apart), money at risk in the reporting currency,
 /// orders matched by rule, unmatched and unpaid, transactions by environment,
 /// price sources (so finance sees catalog-priced and unpriced transactions),
-/// revenue totals and attribution join keys. Nothing in it depends on the
-/// clock or the machine, so two runs over the same inputs write the same
-/// bytes (stage timings go to the run log and the `run_stages` table).
+/// revenue totals, the tie-out with Apple's Sales Report and attribution join keys. Nothing in it
+/// depends on the clock or the machine, so two runs over the same inputs write the same bytes
+/// (stage timings go to the run log and the `run_stages` table).
 enum SummaryReport {
     /// The contract version the outputs follow.
     static let contractVersion = 2
@@ -109,7 +109,7 @@ enum SummaryReport {
     /// The summary of a report: `counts` from the store, the rest from the other reports.
     static func build(
         counts: Counts, asOfMs: Int64, graceMs: Int64, settings: ReportSettings, findings: FindingsReport,
-        revenue: RevenueReport, attribution: AttributionReport
+        revenue: RevenueReport, tieOut: AppleTieOutReport, attribution: AttributionReport
     ) -> JSONValue {
         let currency = settings.reportingCurrency
         let byRule: [(String, JSONValue)] = MatchRule.allCases.map { ($0.rawValue, .int(counts.ordersByRule[$0.rawValue] ?? 0)) }
@@ -176,6 +176,7 @@ enum SummaryReport {
                 (currency.column("refunds"), .string(Money.format(revenue.refundsUSD))),
                 (currency.column("net"), .string(Money.format(revenue.grossUSD - revenue.refundsUSD))),
             ])),
+            ("apple_tieout", tieOut.summary(reportingCurrency: settings.currency)),
             ("attribution", .object([
                 ("install_rows", .int(attribution.installRows)),
                 ("purchases_without_user", .int(attribution.userlessPurchases)),

@@ -270,6 +270,24 @@ public enum Schema {
             UPDATE files SET content_hash = 'read again for offer terms', mtime_ns = NULL WHERE source IN ('receipts', 'notifications');
             INSERT OR IGNORE INTO dirty_keys VALUES ('all', '');
             """),
+        // Apple's Summary Sales Reports (CONTRACT.md §1.7): read whole by the tie-out every run.
+        (6, """
+            CREATE TABLE raw_apple__sales (
+              file_id INTEGER NOT NULL REFERENCES files(file_id) ON DELETE CASCADE,
+              line INTEGER NOT NULL,
+              item INTEGER NOT NULL,
+              day TEXT,
+              product_id TEXT,
+              product_type TEXT,
+              units_n INTEGER,
+              country TEXT,
+              customer_price TEXT,
+              customer_currency TEXT,
+              proceeds TEXT,
+              proceeds_currency TEXT,
+              PRIMARY KEY (file_id, line, item)
+            ) WITHOUT ROWID;
+            """),
     ]
 
     public static var latestVersion: Int { migrations.last?.id ?? 0 }

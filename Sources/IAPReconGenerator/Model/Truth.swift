@@ -10,6 +10,7 @@ enum FindingKind: String, CaseIterable, Comparable {
     case sharedAppleIdSubscription = "shared_apple_id_subscription"
     case sandboxDelivery = "sandbox_delivery"
     case lateDelivery = "late_delivery"
+    case unverifiedAppleSales = "unverified_apple_sales"
 
     static func < (lhs: FindingKind, rhs: FindingKind) -> Bool { lhs.rawValue < rhs.rawValue }
 }
@@ -27,15 +28,20 @@ struct PlantedFinding {
     /// The finding's amount as iaprecon prints it (no trailing zeros), empty where RULES.md gives none.
     var amount = ""
     var currency = ""
+    /// For `unverified_apple_sales`: the Pacific day (`yyyy-MM-dd`) and the country (alpha-2).
+    var day = ""
+    var country = ""
     /// Which planting produced it (for people reading truth.json; not part of the key).
     var scenario = ""
 
     /// transaction_id for transaction-level kinds, user_id + subscription_group for
-    /// multi_apple_id_subscription, original_transaction_id for shared_apple_id_subscription.
+    /// multi_apple_id_subscription, original_transaction_id for shared_apple_id_subscription,
+    /// Pacific day + product + country for unverified_apple_sales.
     var key: String {
         switch kind {
         case .multiAppleIdSubscription: userId + "\u{1F}" + subscriptionGroup
         case .sharedAppleIdSubscription: originalTransactionId
+        case .unverifiedAppleSales: day + "|" + productId + "|" + country
         default: transactionId
         }
     }
@@ -84,6 +90,8 @@ struct Truth {
             out.raw(",\"product_id\":"); out.string(finding.productId)
             out.raw(",\"amount\":"); out.string(finding.amount)
             out.raw(",\"currency\":"); out.string(finding.currency)
+            out.raw(",\"day\":"); out.string(finding.day)
+            out.raw(",\"country\":"); out.string(finding.country)
             out.raw(",\"scenario\":"); out.string(finding.scenario)
             out.byte(UInt8(ascii: "}"))
         }

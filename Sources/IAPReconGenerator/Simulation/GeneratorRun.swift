@@ -15,6 +15,8 @@ final class GeneratorRun {
     let folder: InputFolder
     let fx: ExchangeRates
     var truth = Truth()
+    /// What Apple's Sales Reports will count (`SalesLedger`).
+    var sales = SalesLedger()
     /// Paid installs per `day × campaign count + campaign`.
     private var installs: [Int: Int] = [:]
     /// Attribution files already holding an unbalanced-quote row (it must be a file's last row).
@@ -51,23 +53,86 @@ final class GeneratorRun {
         }
         var closing = SlotSimulation(run: self, slot: users * 2)
         try closing.closingSignUp()
+        try plantUnverifiedSales()
         let files = try folder.finish()
         try writeWholeFile(directory + "/catalog.csv", Catalog.csv())
         try writeWholeFile(directory + "/fx.csv", fx.csv(startDay: start))
         let spend = spendCSV()
         try writeWholeFile(directory + "/spend/spend.csv", spend)
 
-        var paths = files.map(\.relativePath)
+        let reports = try writeSalesReports()
+
+        var paths = files.map(\.relativePath) + reports.map(\.path)
         paths.append(contentsOf: ["catalog.csv", "fx.csv", "spend/spend.csv"])
         paths.sort()
         let lines = files.reduce(0) { $0 + $1.lines } + Catalog.products.filter(\.inCatalog).count
             + fx.rates.count * Catalog.currencies.count + spend.reduce(0) { $0 + ($1 == 10 ? 1 : 0) } - 1
+            + reports.reduce(0) { $0 + $1.lines }
         let bytes = files.reduce(0) { $0 + $1.bytes } + Catalog.csv().count + fx.csv(startDay: start).count + spend.count
+            + reports.reduce(0) { $0 + $1.bytes.count }
         try writeWholeFile(directory + "/truth.json", truth.json(files: paths, lines: lines, bytes: bytes))
         var asOfText = LineBuffer(capacity: 24)
         asOfText.isoTime(asOf, millis: false)
         return GeneratorReport(files: paths, lines: lines, bytes: bytes, plantedFindings: truth.findings.count,
                                plantedRejects: truth.rejects, asOf: String(decoding: asOfText.bytes, as: UTF8.self))
+    }
+
+    /// Sales Apple reports and no receipt or notification shows (`unverified_apple_sales`): each
+    /// is a user's order on the server, paid and never heard of again (the app was killed before
+    /// it sent the receipt), in a slot of its own after the others.
+    private func plantUnverifiedSales() throws {
+        guard let days = SalesLedger.coveredDays(start: start, asOf: asOf) else { return }
+        var random = SeededRandom(seed: seed, stream: 0xA991E5)
+        sales.plantUnverifiedSales(3 + users / 2_000, days: days, random: &random)
+        for (index, sale) in sales.unverified.enumerated() {
+            var simulation = SlotSimulation(run: self, slot: users * 2 + 1 + index)
+            try simulation.ordersWithoutReceipt(sale)
+        }
+    }
+
+    /// Apple's Sales Reports for the Pacific days the run covers whole, with the planted unverified
+    /// sales in them and the near misses they sit among counted.
+    private func writeSalesReports() throws -> [SalesLedger.File] {
+        guard let days = SalesLedger.coveredDays(start: start, asOf: asOf) else { return [] }
+        let units = sales.units(days: days)
+        for extra in sales.unverified {
+            let info = Catalog.products[extra.product]
+            let country = Catalog.countries[extra.country]
+            let counted = units[SalesLedger.Key(day: extra.day, product: extra.product, country: extra.country)] ?? SalesLedger.Units()
+            var planted = PlantedFinding(kind: .unverifiedAppleSales)
+            var day = LineBuffer(capacity: 10)
+            day.date(extra.day * Clock.day)
+            planted.day = String(decoding: day.bytes, as: UTF8.self)
+            planted.country = country.code
+            planted.productId = info.id
+            // Apple's units are known exactly; the verified ones of the country depend on which purchases
+            // iaprecon sees without a storefront (order storefronts it matches), so the detail stops there.
+            planted.detail = "country=\(country.code) apple_units=\(counted.purchases + counted.unverified - counted.refunds) "
+            var amount = LineBuffer(capacity: 16)
+            amount.plainAmount(info.prices[country.currency] * Int64(extra.units), scale: 3)
+            planted.amount = String(decoding: amount.bytes, as: UTF8.self)
+            planted.currency = Catalog.currencies[country.currency].code
+            planted.scenario = "apple_sale_without_receipt"
+            truth.findings.append(planted)
+        }
+        truth.nearMiss("apple_refund_on_later_pacific_day", sales.refundsOnLaterPacificDay(days: days))
+        let reports = sales.reports(days: days) { day, country in Int((day * 31 + Int64(country) * 17) % 40) + 3 }
+        let lastDay = Clock.floorDiv(start, Clock.day) + Int64(self.days) - 1
+        for report in reports {
+            var folder = directory
+            if partitioned {
+                // App Store Connect publishes a day's report the day after: it lands in the next day's
+                // partition (the last day's report in the last one, so the folder holds every report).
+                var name = LineBuffer(capacity: 10)
+                name.date(min(report.day + 1, lastDay) * Clock.day)
+                folder += "/" + String(decoding: name.bytes, as: UTF8.self)
+            }
+            try makeDirectory(folder + "/apple")
+            // Through Foundation: `writeWholeFile` inlined into this loop crashed optimized builds (Swift 6.3,
+            // its stack-promoted file sink released as if it had escaped).
+            try Data(report.bytes).write(to: URL(fileURLWithPath: folder + "/" + report.path))
+        }
+        return reports
     }
 
     /// Creates the folders and removes files an earlier run left that this run would not overwrite.
@@ -83,13 +148,13 @@ final class GeneratorRun {
             }
         }
         let manager = FileManager.default
-        for folderName in (partitioned ? [] : Source.allCases.map(\.folder)) + ["spend"] {
+        for folderName in (partitioned ? [] : Source.allCases.map(\.folder) + ["apple"]) + ["spend"] {
             let path = directory + "/" + folderName
             try makeDirectory(path)
-            let prefix = folderName == "attribution" ? "appsflyer-" : folderName + "-"
+            let prefix = folderName == "attribution" ? "appsflyer-" : (folderName == "apple" ? "S_D_" : folderName + "-")
             for name in (try? manager.contentsOfDirectory(atPath: path)) ?? []
             where (name.hasPrefix(".") && name.hasSuffix(".spool")) || (name.hasPrefix(prefix)
-                && (name.hasSuffix(".jsonl") || name.hasSuffix(".jsonl.gz") || name.hasSuffix(".csv"))) {
+                && (name.hasSuffix(".jsonl") || name.hasSuffix(".jsonl.gz") || name.hasSuffix(".csv") || name.hasSuffix(".txt"))) {
                 try? manager.removeItem(atPath: path + "/" + name)
             }
         }

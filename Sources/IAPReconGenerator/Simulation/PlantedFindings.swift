@@ -432,4 +432,15 @@ extension SlotSimulation {
         }
         return true
     }
+
+    /// The server's side of a sale Apple reports and no receipt shows: the buyer's orders (one per
+    /// unit), paid in the App Store, and then nothing: no receipt, no notification, no delivery.
+    mutating func ordersWithoutReceipt(_ sale: SalesLedger.Unverified) throws {
+        let paidAt = SalesLedger.instant(pacificDay: sale.day, minutes: random.int64(60, 22 * 60))
+        let person = try scenarioPerson(before: paidAt - Clock.minute, country: sale.country)
+        for unit in 0..<sale.units {
+            _ = try orderCreated(person, product: sale.product, at: paidAt + Int64(unit) * random.int64(60_000, 600_000) - random.int64(5_000, 40_000),
+                             uuidId: false, planted: true)
+        }
+    }
 }

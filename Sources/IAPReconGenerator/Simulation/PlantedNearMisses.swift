@@ -194,4 +194,45 @@ extension SlotSimulation {
         run.truth.nearMiss("overlap_only_refunded")
         return true
     }
+
+    // MARK: Apple's Sales Report
+
+    /// A purchase verified only by a verifyReceipt response (no storefront) for an order that named
+    /// no storefront: iaprecon counts it in country `??`, Apple's report in the buyer's country, and
+    /// the `??` unit covers that country's gap instead of a finding.
+    mutating func storefrontlessSale() throws -> Bool {
+        guard let anchor = anchor(tail: 2 * Clock.hour) else { return false }
+        let person = try scenarioPerson(before: anchor, style: .legacyReceipt)
+        guard let order = try orderCreated(person, product: plantedConsumable(), at: anchor, uuidId: false, showPrice: false,
+                                           planted: true) else { return false }
+        let tx = newTransaction(person, product: order.product, at: order.time + random.int64(5_000, 40_000))
+        let verifiedAt = try receipt(userId: person.userId, at: tx.purchase + random.int64(800, 5_000), orderId: order.id,
+                                     namedTransaction: tx.id, current: [tx], owned: [], style: .legacyReceipt, planted: true)
+            ?? tx.purchase
+        try delivered(userId: person.userId, transactionId: tx.id, product: tx.product, at: verifiedAt + random.int64(500, 30_000),
+                      orderId: order.id, planted: true)
+        if SalesLedger.coveredDays(start: start, asOf: asOf)?.contains(SalesLedger.pacificDay(tx.purchase)) == true {
+            run.truth.nearMiss("apple_storefrontless_purchase")
+        }
+        return true
+    }
+
+    /// A purchase at 23:30 Pacific, already the next day in UTC: Apple's report counts it on the
+    /// Pacific day, and so must the tie-out.
+    mutating func latePacificEvening() throws -> Bool {
+        guard let days = SalesLedger.coveredDays(start: start, asOf: asOf) else { return false }
+        let day = days.lowerBound + Int64(random.below(days.count))
+        let purchase = SalesLedger.instant(pacificDay: day, minutes: 23 * 60 + 30)
+        let person = try scenarioPerson(before: purchase - 2 * Clock.minute, style: .storeKit2)
+        guard let order = try orderCreated(person, product: plantedConsumable(), at: purchase - random.int64(5_000, 40_000),
+                                           uuidId: false, planted: true) else { return false }
+        let tx = newTransaction(person, product: order.product, at: purchase)
+        let verifiedAt = try receipt(userId: person.userId, at: purchase + random.int64(800, 5_000), orderId: order.id,
+                                     namedTransaction: tx.id, current: [tx], owned: [], style: .storeKit2, planted: true)
+            ?? purchase
+        try delivered(userId: person.userId, transactionId: tx.id, product: tx.product, at: verifiedAt + random.int64(500, 30_000),
+                      orderId: order.id, planted: true)
+        run.truth.nearMiss("apple_purchase_2330_pacific_next_utc_day")
+        return true
+    }
 }

@@ -29,6 +29,8 @@ enum Scenario: String, CaseIterable {
     case differentGroups = "different_subscription_groups"
     case familyShareOverlap = "family_share_overlap"
     case refundedOverlap = "overlap_only_refunded"
+    case storefrontlessSale = "apple_storefrontless_sale"
+    case latePacificEvening = "apple_late_pacific_evening"
 
     /// Relative frequency among planted slots.
     var weight: Int {
@@ -41,7 +43,7 @@ enum Scenario: String, CaseIterable {
         case .refundReversed, .refundThenRevoked, .deliveryInsideGrace, .purchaseYoungerThanGrace, .refundBeforeDue,
              .familySharedDeliveredOnce: 20
         case .sequentialAppleIds, .sandboxUndelivered: 15
-        case .differentGroups, .familyShareOverlap, .refundedOverlap: 10
+        case .differentGroups, .familyShareOverlap, .refundedOverlap, .storefrontlessSale, .latePacificEvening: 10
         }
     }
 
@@ -103,6 +105,8 @@ extension SlotSimulation {
         case .differentGroups: try differentGroups()
         case .familyShareOverlap: try familyShareOverlap()
         case .refundedOverlap: try refundedOverlap()
+        case .storefrontlessSale: try storefrontlessSale()
+        case .latePacificEvening: try latePacificEvening()
         }
     }
 
@@ -118,9 +122,10 @@ extension SlotSimulation {
 
     /// A user who signs up before `anchor` and otherwise only uses the app (no other purchases),
     /// so nothing but the planted purchase can match their orders.
-    mutating func scenarioPerson(before anchor: Millis, style: ClientStyle? = nil, method: String? = nil) throws -> Person {
+    mutating func scenarioPerson(before anchor: Millis, style: ClientStyle? = nil, method: String? = nil,
+                                 country: Int? = nil) throws -> Person {
         let registeredAt = time(max(start + Clock.minute, anchor - 5 * Clock.day), anchor - 10 * Clock.minute)
-        var person = try makePerson(registeredAt: registeredAt, method: method, style: style)
+        var person = try makePerson(registeredAt: registeredAt, country: country, method: method, style: style)
         try sessions(&person) { _, _, _ in }
         return person
     }

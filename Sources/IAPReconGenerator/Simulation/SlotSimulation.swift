@@ -260,6 +260,7 @@ struct SlotSimulation {
             line.text(namedTransaction)
             line.byte(UInt8(ascii: "\""))
         }
+        var shown: [AppleTransaction] = []
         switch style {
         case .legacyReceipt:
             // The server asks with exclude-old-transactions: each subscription shows its latest renewal only.
@@ -280,6 +281,7 @@ struct SlotSimulation {
             line.raw(",\"response\":")
             line.verifyReceiptResponse(environment: environment, inApp: inApp, latest: latest, pending: pending,
                                        at: time)
+            shown = inApp
         case .storeKit2, .storeKit2Signed:
             var listed = current
             if current.isEmpty {
@@ -314,10 +316,14 @@ struct SlotSimulation {
                 }
             }
             line.byte(UInt8(ascii: "]"))
+            shown = listed
         }
         line.byte(UInt8(ascii: "}"))
         let effective = timeStyle.effective(time)
-        if planted { try emitPlanted(.receipts, at: effective) } else { try emit(.receipts, at: effective) }
+        if planted { try emitPlanted(.receipts, at: effective) } else if !(try emit(.receipts, at: effective)) { return effective }
+        if environment == .production {
+            for tx in shown { run.sales.sighted(tx, at: time, storefrontKnown: style != .legacyReceipt) }
+        }
         return effective
     }
 
@@ -364,6 +370,12 @@ struct SlotSimulation {
         line.notification(spec, form: form, scratch: &scratch, random: &random)
         let copy = line
         try emit(.notifications, at: spec.signedDate)
+        if spec.tx.environment == .production {
+            // What the notification shows: V1 bodies list up to three of the chain's transactions.
+            let shown = form != .v1 || spec.chain.isEmpty ? [spec.tx] : Array(spec.chain.filter { $0.purchase <= spec.signedDate }.suffix(3))
+            for tx in shown { run.sales.sighted(tx, at: spec.signedDate, storefrontKnown: form != .v1) }
+            if spec.type == "REFUND_REVERSED" { run.sales.refundReversed(spec.tx.id) }
+        }
         let repeatIt = duplicate ?? random.chance(Tuning.duplicateNotificationChance)
         if repeatIt, form != .v1 {
             line = copy

@@ -10,7 +10,7 @@ struct InputFolderTests {
     private func sampleCopy(_ work: Workspace) throws -> String {
         let input = work.path("in")
         try FileManager.default.createDirectory(atPath: input, withIntermediateDirectories: true)
-        for name in ["attribution", "notifications", "receipts", "registrations", "server", "spend", "catalog.csv", "fx.csv"] {
+        for name in ["apple", "attribution", "notifications", "receipts", "registrations", "server", "spend", "catalog.csv", "fx.csv"] {
             try FileManager.default.copyItem(atPath: Workspace.sampleData + "/" + name, toPath: input + "/" + name)
         }
         return input
@@ -75,6 +75,7 @@ struct InputFolderTests {
         #expect(summary["ignored_files"] as? [String] == ["Catalog.csv", "receipts/sub/", "server/x.json"])
         let files = (summary["inputs"] as? [String: Any])?["files"] as? [[String: Any]] ?? []
         #expect(files.map { $0["file"] as? String ?? "" } == [
+            "apple/S_D_85012345_20261124.txt.gz", "apple/S_D_85012345_20261125.txt", "apple/S_D_85012345_20261126.txt.gz",
             "attribution/in_app_events_2026-11-20_2026-11-29.csv", "attribution/installs_2026-11-20_2026-11-29.csv", "catalog.csv",
             "fx.csv", "notifications/asn-2026-11.jsonl", "receipts/verify-2026-11.jsonl", "registrations/signups.jsonl",
             "server/server-2026-11-27.jsonl.gz", "server/server-2026-11-28.jsonl", "spend/spend.csv",
@@ -109,7 +110,7 @@ struct InputFolderTests {
         #expect(try work.readWithoutHistory("out2/findings.csv") == work.readWithoutHistory("out1/findings.csv"))
         let files = (try summary(work, "out2")["inputs"] as? [String: Any])?["files"] as? [[String: Any]] ?? []
         #expect(files.filter { $0["present"] as? Bool == false }.map { $0["file"] as? String } == ["server/server-2026-11-28.jsonl"])
-        #expect(files.filter { $0["present"] as? Bool == true }.count == 9)
+        #expect(files.filter { $0["present"] as? Bool == true }.count == 12)
 
         let unknown = work.iaprecon(["forget", "--db", db, "server/server-2026-11-28.jsonl", "server/nope.jsonl"])
         #expect(unknown.code == 1)

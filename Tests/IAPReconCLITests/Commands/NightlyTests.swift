@@ -14,7 +14,8 @@ struct NightlyTests {
             "2026-11-28": ["server/server-2026-11-27.jsonl.gz", "registrations/signups.jsonl",
                            "attribution/installs_2026-11-20_2026-11-29.csv", "catalog.csv", "fx.csv"],
             "2026-11-29": ["server/server-2026-11-28.jsonl", "receipts/verify-2026-11.jsonl", "notifications/asn-2026-11.jsonl",
-                           "attribution/in_app_events_2026-11-20_2026-11-29.csv", "spend/spend.csv"],
+                           "attribution/in_app_events_2026-11-20_2026-11-29.csv", "spend/spend.csv",
+                           "apple/S_D_85012345_20261124.txt.gz", "apple/S_D_85012345_20261125.txt", "apple/S_D_85012345_20261126.txt.gz"],
         ]
         for (day, files) in days {
             for file in files {
@@ -43,17 +44,17 @@ struct NightlyTests {
         #expect(second.code == 1)
         #expect(try FileManager.default.destinationOfSymbolicLink(atPath: reports + "/latest") == "2026-11-29")
         let findings = try work.read("reports/latest/findings.csv")
-        #expect(findings.split(separator: "\r\n").count == 1 + 13)
+        #expect(findings.split(separator: "\r\n").count == 1 + 14)
         #expect(findings.contains(",lost_delivery,critical,u_1003,"))
 
         // The second night re-read nothing of the first: its files were already stored.
         let database = try Store.open(path: work.path("s.sqlite"), readOnly: true)
-        #expect(try database.scalar("SELECT count(*) FROM files") == .integer(10))
+        #expect(try database.scalar("SELECT count(*) FROM files") == .integer(13))
         var runs: [String] = []
         try database.forEach("SELECT command || ':' || partition_date || ':' || status || ':' || exit_code || ':' || lines_read FROM runs ORDER BY run_id") {
             runs.append($0.string(0))
         }
-        #expect(runs == ["nightly:2026-11-28:ok:0:161", "nightly:2026-11-29:findings:1:276"])
+        #expect(runs == ["nightly:2026-11-28:ok:0:161", "nightly:2026-11-29:findings:1:292"])
         let listed = work.iaprecon(["runs", "--db", work.path("s.sqlite")])
         #expect(listed.code == 0)
         let rows = listed.out.split(separator: "\n").map { $0.split(separator: " ", omittingEmptySubsequences: true).map(String.init) }
@@ -66,7 +67,7 @@ struct NightlyTests {
         let log = try work.read("logs/" + logs[1])
         #expect(log.contains("ingest: ") && log.contains("report: ") && log.contains("exit 1"))
 
-        // Same as one run over the whole sample: the same 13 findings by kind and transaction.
+        // Same as one run over the whole sample: the same 14 findings by kind and transaction.
         let whole = work.iaprecon(["run", "--input", Workspace.sampleData, "--db", work.path("whole.sqlite"), "--out", work.path("whole"), "--quiet"])
         #expect(whole.code == 0)
         func keys(_ text: String) -> [String] {

@@ -28,7 +28,7 @@ struct ToolsTests {
         let names = try FileManager.default.contentsOfDirectory(atPath: work.path("days")).sorted()
         #expect(names == ["2026-09-01", "2026-09-02", "2026-09-03", "catalog.csv", "fx.csv", "spend", "truth.json"])
         #expect(try FileManager.default.contentsOfDirectory(atPath: work.path("days/2026-09-02")).sorted()
-                == ["attribution", "notifications", "receipts", "registrations", "server"])
+                == ["apple", "attribution", "notifications", "receipts", "registrations", "server"])
         #expect(FileManager.default.fileExists(atPath: work.path("days/2026-09-02/server/server-2026-09-02.jsonl")))
 
         let common = ["--root", work.path("days"), "--db", work.path("s.sqlite"), "--reports", work.path("reports"),

@@ -4,7 +4,8 @@ import Testing
 import IAPReconGenerator
 
 /// On generated data the findings match the planted truth exactly: precision and recall 1.0 for
-/// every kind, the planted bad lines are the rejects, and the reports' totals agree with each other.
+/// every kind (the tie-out's `unverified_apple_sales` among them: the planted sales Apple reports
+/// and no receipt or notification mentions), the planted bad lines are the rejects, and the reports' totals agree with each other.
 @Suite("Generated data against its planted truth")
 struct GeneratedTruthTests {
     struct Truth: Decodable {
@@ -16,6 +17,9 @@ struct GeneratedTruthTests {
             var subscription_group: String
             var detail: String
             var amount: String?
+            var product_id: String?
+            var day: String?
+            var country: String?
         }
         var as_of: String
         var findings: [Planted]
@@ -23,12 +27,20 @@ struct GeneratedTruthTests {
     }
 
     /// What identifies a finding within its kind (the `finding_id` key).
-    static func key(kind: String, transaction: String, user: String, original: String) -> String {
+    static func key(kind: String, transaction: String, user: String, original: String, tieOut: String = "") -> String {
         switch kind {
         case "multi_apple_id_subscription": kind + "|" + user
         case "shared_apple_id_subscription": kind + "|" + original
+        case "unverified_apple_sales": kind + "|" + tieOut
         default: kind + "|" + transaction
         }
+    }
+
+    /// A tie-out finding's Pacific day, product and country, as `findings.csv` shows them.
+    static func tieOutKey(_ row: [String: String]) -> String {
+        let day = Timestamp.parse(row["event_time"] ?? "").map { AppleTieOut.reportZone.day($0) } ?? ""
+        let country = (row["detail"] ?? "").split(separator: " ").first.map { String($0.dropFirst("country=".count)) } ?? ""
+        return day + "|" + (row["product_id"] ?? "") + "|" + country
     }
 
     /// Reads a CSV output into rows keyed by header name.
@@ -56,14 +68,15 @@ struct GeneratedTruthTests {
         var found: [String: [String: String]] = [:]
         for row in findings {
             let key = Self.key(kind: row["kind"] ?? "", transaction: row["transaction_id"] ?? "", user: row["user_id"] ?? "",
-                               original: row["original_transaction_id"] ?? "")
+                               original: row["original_transaction_id"] ?? "", tieOut: Self.tieOutKey(row))
             #expect(found[key] == nil, "finding \(key) twice")
             found[key] = row
         }
         var planted: [String: Truth.Planted] = [:]
         for finding in truth.findings {
+            let tieOut = (finding.day ?? "") + "|" + (finding.product_id ?? "") + "|" + (finding.country ?? "")
             planted[Self.key(kind: finding.kind, transaction: finding.transaction_id, user: finding.user_id,
-                             original: finding.original_transaction_id)] = finding
+                             original: finding.original_transaction_id, tieOut: tieOut)] = finding
         }
         for kind in FindingKind.allCases.map(\.rawValue) {
             let expected = Set(planted.keys.filter { $0.hasPrefix(kind + "|") })

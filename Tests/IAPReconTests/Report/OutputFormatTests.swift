@@ -151,7 +151,7 @@ struct OutputFormatTests {
         }
         // findings.csv on sample-data: details such as "delivered 2 times to u_1005, u_1006" hold commas.
         let findings = try #require(Self.records(try scenario.output("findings.csv")))
-        #expect(findings.count == 14)
+        #expect(findings.count == 15)
         #expect(findings.contains { $0[11] == "cross_user: delivered 2 times to u_1005, u_1006" })
     }
 
@@ -167,7 +167,7 @@ struct OutputFormatTests {
         let objects = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [[String: Any]])
         let csv = try #require(Self.records(try scenario.output("findings.csv")))
         #expect(objects.count == csv.count - 1)
-        #expect(objects.count == 13)
+        #expect(objects.count == 14)
         for object in objects { #expect(Set(object.keys) == Set(Self.findingColumns)) }
         // Key order, as written: the keys of each object appear in the contract's order.
         let keysInText = text.split(separator: "\n").compactMap { line -> String? in

@@ -13,8 +13,8 @@ struct SampleDataTests {
     static let sampleData = repository + "/sample-data"
     static let expected = sampleData + "/expected"
     static let outputs = [
-        "findings.csv", "findings.json", "summary.json", "revenue_daily.csv", "revenue_monthly.csv", "transactions.csv", "attribution.csv",
-        "rejects.csv", "report.html",
+        "findings.csv", "findings.json", "summary.json", "revenue_daily.csv", "revenue_monthly.csv", "transactions.csv", "apple_tieout.csv",
+        "attribution.csv", "rejects.csv", "report.html",
     ]
 
     /// An output without what depends on the store's earlier runs: which findings are new and
@@ -71,6 +71,9 @@ struct SampleDataTests {
         let (_, result) = try runSample(jobs: 2)
         let counts = Dictionary(uniqueKeysWithValues: result.ingest.files.map { ($0.path, $0.counts) })
         #expect(counts == [
+            "apple/S_D_85012345_20261124.txt.gz": LineCounts(read: 6, accepted: 4, ignored: 2),
+            "apple/S_D_85012345_20261125.txt": LineCounts(read: 5, accepted: 4, ignored: 1),
+            "apple/S_D_85012345_20261126.txt.gz": LineCounts(read: 5, accepted: 4, ignored: 1),
             "attribution/in_app_events_2026-11-20_2026-11-29.csv": LineCounts(read: 27, accepted: 26, rejected: 1),
             "attribution/installs_2026-11-20_2026-11-29.csv": LineCounts(read: 25, accepted: 25),
             "catalog.csv": LineCounts(read: 7, accepted: 7),
@@ -86,7 +89,7 @@ struct SampleDataTests {
             let c = file.counts
             #expect(c.read == c.accepted + c.rejected + c.blank + c.ignored, "\(file.path)")
         }
-        #expect(result.ingest.totals == LineCounts(read: 276, accepted: 263, rejected: 8, blank: 3, ignored: 2))
+        #expect(result.ingest.totals == LineCounts(read: 292, accepted: 275, rejected: 8, blank: 3, ignored: 6))
     }
 
     @Test("--jobs 1 and --jobs 4 write byte-identical outputs and the same findings")

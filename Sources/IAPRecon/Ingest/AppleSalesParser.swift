@@ -1,0 +1,84 @@
+/// `apple/*.txt`: App Store Connect's daily Summary Sales Report, matched by Apple's column
+/// names (CONTRACT.md §1.7).
+///
+/// Both of Apple's layouts are read: the current one of 28 columns and the older one that ends
+/// at `Period`; the columns used are in both. Only in-app purchase rows are kept; the app's own
+/// rows (downloads, updates, re-downloads) are read and ignored. `Units` is negative for refunds;
+/// the per-unit `Customer Price` and `Developer Proceeds` are kept as magnitudes, so a refund
+/// row's sign lives in its units alone, whichever sign Apple gave its prices.
+enum AppleSalesParser: CSVRowParser {
+    static let requiredColumns = Column.allCases.map(\.name)
+    static let columns = Column.allCases.map(\.name)
+
+    /// Apple's Product Type Identifiers of in-app purchases: consumable or non-consumable (`IA1`,
+    /// `IA9`), auto-renewable and non-renewing subscriptions (`IAY`, `IAC`), Mac in-app (`FI1`).
+    static let inAppProductTypes: Set<String> = ["IA1", "IA9", "IAY", "IAC", "FI1"]
+
+    enum Column: Int, CaseIterable {
+        case sku, productType, units, developerProceeds, beginDate, endDate, customerCurrency, countryCode
+        case proceedsCurrency, customerPrice
+
+        var name: String {
+            switch self {
+            case .sku: "SKU"
+            case .productType: "Product Type Identifier"
+            case .units: "Units"
+            case .developerProceeds: "Developer Proceeds"
+            case .beginDate: "Begin Date"
+            case .endDate: "End Date"
+            case .customerCurrency: "Customer Currency"
+            case .countryCode: "Country Code"
+            case .proceedsCurrency: "Currency of Proceeds"
+            case .customerPrice: "Customer Price"
+            }
+        }
+    }
+
+    static func parse(_ row: CSVRow, header: CSVHeader, rules: LineRules) throws(LineReject) -> LineOutcome {
+        func required(_ column: Column) throws(LineReject) -> String {
+            guard let value = header.value(slot: column.rawValue, in: row) else { throw LineReject("missing required value '\(column.name)'") }
+            return value
+        }
+        guard inAppProductTypes.contains(try required(.productType)) else { return .ignored }
+        let unitsText = try required(.units)
+        guard let units = Int64(unitsText), abs(units) < 1_000_000_000 else {
+            throw LineReject("bad number in 'Units': \"\(unitsText.prefix(40))\"")
+        }
+        let day = try pacificDay(.beginDate, required(.beginDate))
+        let endDay = try pacificDay(.endDate, required(.endDate))
+        guard endDay == day else { throw LineReject("not a daily report: 'Begin Date' \(day), 'End Date' \(endDay)") }
+        let country = try required(.countryCode)
+        guard country.utf8.count == 2, country.utf8.allSatisfy({ $0 >= 0x41 && $0 <= 0x5A }) else {
+            throw LineReject("bad country in 'Country Code': \"\(country.prefix(40))\"")
+        }
+        return .accepted([RawRow(.appleSales, [
+            .text(day), .text(try required(.sku)), .text(try required(.productType)), .integer(units), .text(country),
+            .text(try magnitude(.customerPrice, required(.customerPrice))), .text(try currency(.customerCurrency, required(.customerCurrency))),
+            .text(try magnitude(.developerProceeds, required(.developerProceeds))),
+            .text(try currency(.proceedsCurrency, required(.proceedsCurrency))),
+        ])])
+    }
+
+    /// `MM/DD/YYYY` (a day in `America/Los_Angeles`, Apple's reporting zone) as `yyyy-MM-dd`.
+    static func pacificDay(_ column: Column, _ text: String) throws(LineReject) -> String {
+        let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+        if parts.count == 3, parts[0].count == 2, parts[1].count == 2, parts[2].count == 4 {
+            let day = parts[2] + "-" + parts[0] + "-" + parts[1]
+            if Timestamp.startOfDay(String(day)) != nil { return String(day) }
+        }
+        throw LineReject("bad date in '\(column.name)' (MM/DD/YYYY): \"\(text.prefix(40))\"")
+    }
+
+    /// An exact decimal amount without its sign.
+    static func magnitude(_ column: Column, _ text: String) throws(LineReject) -> String {
+        guard let amount = Money.parse(text), amount.magnitude < 1_000_000_000_000 else { throw .badAmount(column.name, .string(text)) }
+        return Money.format(amount.magnitude)
+    }
+
+    static func currency(_ column: Column, _ text: String) throws(LineReject) -> String {
+        guard text.utf8.count == 3, text.utf8.allSatisfy({ $0 >= 0x41 && $0 <= 0x5A }) else {
+            throw LineReject("bad currency in '\(column.name)': \"\(text.prefix(40))\"")
+        }
+        return text
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+
+/// `apple_tieout.csv`: Apple's Sales Report beside verified units, per Pacific day, product and
+/// country (CONTRACT.md §2 "Tie-out with Apple", §3), and its totals for `summary.json`.
+///
+/// Reads `fct_apple_tieout`, which the join recomputes every run; written only when the
+/// reports have in-app rows. `difference` is Apple's units less verified ones: positive where
+/// Apple sold what no receipt or notification reported.
+struct AppleTieOutReport: Sendable {
+    static let columns = [
+        "date", "product_id", "country", "apple_units", "verified_units", "difference", "apple_customer_price",
+        "customer_currency", "apple_proceeds", "proceeds_currency",
+    ]
+
+    struct Row: Sendable {
+        var day: String
+        var productID: String
+        var country: String
+        var appleUnits: Int64
+        var verifiedUnits: Int64
+        var customerPrice: String?
+        var customerCurrency: String?
+        var proceeds: String?
+        var proceedsCurrency: String?
+    }
+
+    var rows: [Row] = []
+    /// Σ proceeds per proceeds currency.
+    var proceeds: [String: Amount] = [:]
+    /// Σ proceeds in the reporting currency, at `fx.csv`'s rate on or before each row's day.
+    var reportingProceeds = Amount.zero
+    /// Rows whose proceeds `fx.csv` cannot convert (left out of `reportingProceeds`).
+    var unconvertedRows = 0
+
+    init(database: Database, fx: FXRates) throws {
+        let tables = try database.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'fct_apple_tieout'").integerValue
+        guard tables > 0 else { return }
+        try database.forEach("""
+            SELECT day, product_id, country, apple_units, verified_units, customer_price, customer_currency, proceeds, proceeds_currency
+            FROM fct_apple_tieout ORDER BY day, product_id, country
+            """) { row in
+            let item = Row(day: row.string(0), productID: row.string(1), country: row.string(2), appleUnits: row.int(3),
+                           verifiedUnits: row.int(4), customerPrice: row.optionalString(5), customerCurrency: row.optionalString(6),
+                           proceeds: row.optionalString(7), proceedsCurrency: row.optionalString(8))
+            rows.append(item)
+            guard let currency = item.proceedsCurrency, let amount = item.proceeds.flatMap(Amount.parse) else { return }
+            proceeds[currency, default: .zero] += amount
+            if let rate = fx.rate(currency, on: item.day) {
+                reportingProceeds += amount * rate
+            } else {
+                unconvertedRows += 1
+            }
+        }
+    }
+
+    func write(_ sink: inout TextSink) throws {
+        try sink.csvRecord(Self.columns)
+        for row in rows {
+            try sink.csvRecord([
+                CSV.textCell(row.day), CSV.textCell(row.productID), CSV.textCell(row.country), String(row.appleUnits),
+                String(row.verifiedUnits), String(row.appleUnits - row.verifiedUnits), CSV.numberCell(row.customerPrice ?? ""),
+                CSV.textCell(row.customerCurrency ?? ""), CSV.numberCell(row.proceeds ?? ""), CSV.textCell(row.proceedsCurrency ?? ""),
+            ])
+        }
+    }
+
+    /// `summary.json` → `apple_tieout`: what the reports cover and how far apart the two sides are.
+    func summary(reportingCurrency: String) -> JSONValue {
+        let days = Set(rows.map(\.day)).sorted()
+        let appleUnits = rows.reduce(0) { $0 + $1.appleUnits }
+        let verifiedUnits = rows.reduce(0) { $0 + $1.verifiedUnits }
+        return .object([
+            ("days", .int(days.count)), ("first_day", JSONValue.optional(days.first)), ("last_day", JSONValue.optional(days.last)),
+            ("apple_units", .int(appleUnits)), ("verified_units", .int(verifiedUnits)), ("difference_units", .int(appleUnits - verifiedUnits)),
+            ("apple_proceeds", .object(proceeds.keys.sorted().map { ($0, .string(Money.format(proceeds[$0] ?? .zero))) })),
+            ("apple_proceeds_" + reportingCurrency.lowercased(), .string(Money.format(reportingProceeds))),
+            ("proceeds_rows_without_fx_rate", .int(unconvertedRows)),
+        ])
+    }
+}

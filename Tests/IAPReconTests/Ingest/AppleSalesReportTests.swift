@@ -1,0 +1,138 @@
+import Foundation
+import Testing
+@testable import IAPRecon
+
+/// Apple's Summary Sales Report (`apple/*.txt`), laid out as App Store Connect writes it.
+@Suite("Apple Summary Sales Report input")
+struct AppleSalesReportTests {
+    /// The 28 columns of the current Summary Sales Report, in Apple's order.
+    static let currentHeader = [
+        "Provider", "Provider Country", "SKU", "Developer", "Title", "Version", "Product Type Identifier", "Units",
+        "Developer Proceeds", "Begin Date", "End Date", "Customer Currency", "Country Code", "Currency of Proceeds",
+        "Apple Identifier", "Customer Price", "Promo Code", "Parent Identifier", "Subscription", "Period", "Category", "CMB",
+        "Device", "Supported Platforms", "Proceeds Reason", "Preserved Pricing", "Client", "Order Type",
+    ].joined(separator: "\t")
+
+    /// The older layout: the first 20 of those columns, ending at `Period`.
+    static let olderHeader = currentHeader.split(separator: "\t").prefix(20).joined(separator: "\t")
+
+    static func current(_ cells: [String]) -> String {
+        precondition(cells.count == 28)
+        return cells.joined(separator: "\t")
+    }
+
+    static let currentReport = [
+        currentHeader,
+        // The app itself: a free download, read and ignored.
+        current(["APPLE", "US", "com.example.game", "Example Games Inc.", "Gem Quest", "2.14.0", "1F", "37", "0", "11/24/2026",
+                 "11/24/2026", "USD", "US", "USD", "6449010001", "0", "", "", "", "", "Games", "", "iPhone", "iOS", "", "", "", ""]),
+        // An in-app purchase.
+        current(["APPLE", "US", "com.example.gems300", "Example Games Inc.", "300 Gems", "", "IA1", "3", "3.49", "11/24/2026",
+                 "11/24/2026", "USD", "US", "USD", "6449010103", "4.99", "", "com.example.game", "", "", "Games", "", "iPhone", "iOS",
+                 "", "", "", ""]),
+        // A refund: negative units, Apple's negative prices.
+        current(["APPLE", "US", "com.example.premium.monthly", "Example Games Inc.", "Premium (Monthly)", "", "IAY", "-1", "-3.49",
+                 "11/24/2026", "11/24/2026", "USD", "US", "USD", "6449010201", "-4.99", "", "com.example.game", "Renewal", "1 Month",
+                 "Games", "", "iPad", "iOS", "", "", "", ""]),
+        // Not in dollars: Japan, in yen.
+        current(["APPLE", "US", "com.example.gems300", "Example Games Inc.", "300 Gems", "", "IA1", "2", "509", "11/24/2026",
+                 "11/24/2026", "JPY", "JP", "JPY", "6449010103", "800", "", "com.example.game", "", "", "Games", "", "iPhone", "iOS",
+                 "", "", "", ""]),
+        // An update of the app: ignored.
+        current(["APPLE", "US", "com.example.game", "Example Games Inc.", "Gem Quest", "2.14.0", "7F", "12", "0", "11/24/2026",
+                 "11/24/2026", "USD", "US", "USD", "6449010001", "0", "", "", "", "", "Games", "", "iPhone", "iOS", "", "", "", ""]),
+    ]
+
+    static func values(_ parsed: ParsedLine) -> [String: SQLValue]? {
+        guard case .accepted(let rows) = parsed.outcome, rows.count == 1 else { return nil }
+        return rows[0].byColumn
+    }
+
+    @Test("the 28-column report: in-app, refund and yen rows are kept by header name; the app's rows are ignored")
+    func currentLayout() throws {
+        let parsed = IngestLine.csv(.apple, Self.currentReport)
+        #expect(parsed.map(\.line) == [2, 3, 4, 5, 6])
+        #expect(parsed[0].outcome == .ignored)
+        #expect(parsed[4].outcome == .ignored)
+        let purchase = try #require(Self.values(parsed[1]))
+        #expect(purchase["day"] == .text("2026-11-24"))
+        #expect(purchase["product_id"] == .text("com.example.gems300"))
+        #expect(purchase["product_type"] == .text("IA1"))
+        #expect(purchase["units_n"] == .integer(3))
+        #expect(purchase["country"] == .text("US"))
+        #expect(purchase["customer_price"] == .text("4.99"))
+        #expect(purchase["proceeds"] == .text("3.49"))
+        let refund = try #require(Self.values(parsed[2]))
+        #expect(refund["units_n"] == .integer(-1))
+        #expect(refund["customer_price"] == .text("4.99"), "the sign lives in the units alone")
+        #expect(refund["proceeds"] == .text("3.49"))
+        let yen = try #require(Self.values(parsed[3]))
+        #expect(yen["customer_currency"] == .text("JPY"))
+        #expect(yen["proceeds_currency"] == .text("JPY"))
+        #expect(yen["customer_price"] == .text("800"))
+        #expect(yen["country"] == .text("JP"))
+    }
+
+    @Test("the older 20-column report ending at Period is read the same way")
+    func olderLayout() throws {
+        let parsed = IngestLine.csv(.apple, [
+            Self.olderHeader,
+            ["APPLE", "US", "com.example.gems980", "Example Games Inc.", "980 Gems", "", "IA1", "1", "11.89", "03/09/2014", "03/09/2014",
+             "EUR", "DE", "EUR", "6449010104", "16.99", "", "com.example.game", "", ""].joined(separator: "\t"),
+            ["APPLE", "US", "com.example.game", "Example Games Inc.", "Gem Quest", "1.0", "1", "5", "0", "03/09/2014", "03/09/2014",
+             "USD", "US", "USD", "6449010001", "0", "", "", "", ""].joined(separator: "\t"),
+        ])
+        let row = try #require(Self.values(parsed[0]))
+        #expect(row["day"] == .text("2014-03-09"))
+        #expect(row["country"] == .text("DE"))
+        #expect(row["customer_price"] == .text("16.99"))
+        #expect(parsed[1].outcome == .ignored)
+    }
+
+    @Test("a bad in-app row is rejected with its line and reason; the rows around it are kept")
+    func rejects() throws {
+        func row(units: String = "1", begin: String = "11/24/2026", end: String = "11/24/2026", country: String = "US", price: String = "0.99") -> String {
+            Self.current(["APPLE", "US", "gems60", "Example", "60 Gems", "", "IA1", units, "0.69", begin, end, "USD", country, "USD", "1",
+                          price, "", "", "", "", "Games", "", "iPhone", "iOS", "", "", "", ""])
+        }
+        let parsed = IngestLine.csv(.apple, [
+            Self.currentHeader, row(), row(units: "1.5"), row(begin: "2026-11-24", end: "2026-11-24"), row(end: "11/30/2026"),
+            row(country: "USA"), row(price: "0,99"), "", row(),
+        ])
+        let outcomes = parsed.map { ($0.line, $0.outcome) }
+        #expect(outcomes.map(\.0) == [2, 3, 4, 5, 6, 7, 8, 9])
+        #expect(Self.values(parsed[0]) != nil)
+        #expect(parsed[1].outcome == .rejected("bad number in 'Units': \"1.5\""))
+        #expect(parsed[2].outcome == .rejected("bad date in 'Begin Date' (MM/DD/YYYY): \"2026-11-24\""))
+        #expect(parsed[3].outcome == .rejected("not a daily report: 'Begin Date' 2026-11-24, 'End Date' 2026-11-30"))
+        #expect(parsed[4].outcome == .rejected("bad country in 'Country Code': \"USA\""))
+        #expect(parsed[5].outcome == .rejected("bad amount in 'Customer Price': \"0,99\""))
+        #expect(parsed[6].outcome == .blank)
+        #expect(Self.values(parsed[7]) != nil)
+    }
+
+    @Test("a report without Apple's Units column rejects each in-app row naming the column")
+    func missingColumn() {
+        let header = Self.currentHeader.replacingOccurrences(of: "\tUnits\t", with: "\tQuantity\t")
+        let parsed = IngestLine.csv(.apple, [header, Self.currentReport[2]])
+        #expect(parsed.first?.outcome == .rejected("header has no column 'Units'"))
+    }
+
+    @Test("apple/*.txt and .txt.gz are Sales Reports; other names under apple/ are not inputs")
+    func paths() {
+        #expect(SourceKind.of(relativePath: "apple/S_D_85012345_20261124.txt") == .apple)
+        #expect(SourceKind.of(relativePath: "apple/S_D_85012345_20261124.txt.gz") == .apple)
+        #expect(SourceKind.of(relativePath: "apple/S_D_85012345_20261124.csv") == nil)
+        #expect(SourceKind.of(relativePath: "apple.txt") == nil)
+    }
+
+    @Test("every line of a report file is accounted for: read = accepted + rejected + blank + ignored")
+    func accounting() throws {
+        let scenario = try Scenario()
+        try scenario.write("apple/S_D_1_20261124.txt", Self.currentReport + ["", "not\ta\trow"])
+        let database = try scenario.open()
+        let report = try Pipeline.ingest(input: scenario.input, database: database, jobs: 1, progress: nil)
+        let counts = try #require(report.files.first?.counts)
+        #expect(counts == LineCounts(read: 7, accepted: 3, rejected: 1, blank: 1, ignored: 2))
+    }
+}

@@ -1,0 +1,207 @@
+import Foundation
+import Testing
+@testable import IAPRecon
+
+/// The tie-out with Apple's Sales Report and its finding, `unverified_apple_sales`.
+@Suite("Tie-out with Apple's Sales Report")
+struct AppleTieOutTests {
+    let asOf = "2026-11-30T00:00:00Z"
+
+    /// One in-app row of a Summary Sales Report in Apple's 28-column layout.
+    static func sales(_ day: String, _ sku: String, units: Int, country: String, price: String = "0.99", currency: String = "USD",
+                      proceeds: String = "0.69") -> String {
+        let parts = day.split(separator: "-")
+        let date = "\(parts[1])/\(parts[2])/\(parts[0])"
+        return AppleSalesReportTests.current([
+            "APPLE", "US", sku, "Example Games Inc.", sku, "", "IA1", String(units), proceeds, date, date, currency, country, currency,
+            "6449010103", price, "", "com.example.game", "", "", "Games", "", "iPhone", "iOS", "", "", "", "",
+        ])
+    }
+
+    /// A receipts line with one decoded V2 Production transaction of `gems60`.
+    static func purchase(_ id: String, at purchase: String, storefront: String? = "USA", currency: String = "USD", price: Int = 990,
+                         refundedAt: String? = nil, quantity: Int = 1, ownership: String = "PURCHASED") -> String {
+        var fields = "\"transactionId\":\"\(id)\",\"originalTransactionId\":\"\(id)\",\"productId\":\"gems60\",\"purchaseDate\":\(Line.ms(purchase)),\"quantity\":\(quantity),\"environment\":\"Production\",\"inAppOwnershipType\":\"\(ownership)\",\"price\":\(price),\"currency\":\"\(currency)\""
+        if let storefront { fields += ",\"storefront\":\"\(storefront)\"" }
+        if let refundedAt { fields += ",\"revocationDate\":\(Line.ms(refundedAt)),\"revocationReason\":0" }
+        return Line.v2Receipt("2026-11-28T10:00:05Z", "u1", transaction: "{\(fields)}")
+    }
+
+    /// Reconciles `receipts` against a Sales Report of `report` rows; returns the tie-out findings.
+    private func reconcile(receipts: [String], report: [String]) throws -> [Finding] {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("receipts/r.jsonl", receipts)
+        try scenario.write("apple/S_D_1.txt", [AppleSalesReportTests.currentHeader] + report)
+        return try scenario.reconcile(asOf: asOf).filter { $0.kind == .unverifiedAppleSales }
+    }
+
+    @Test("Apple sold two in Japan, one was verified: one finding for the missing unit at Apple's yen price")
+    func unverifiedSale() throws {
+        let findings = try reconcile(
+            receipts: [Self.purchase("t1", at: "2026-11-24T03:00:00Z", storefront: "JPN", currency: "JPY", price: 160_000)],
+            report: [Self.sales("2026-11-23", "gems60", units: 2, country: "JP", price: "160", currency: "JPY", proceeds: "101")])
+        let finding = try #require(findings.first)
+        #expect(findings.count == 1)
+        #expect(finding.detail.hasPrefix("country=JP apple_units=2 verified_units=1"))
+        #expect(finding.detail.contains("missing_units=1"))
+        #expect(finding.amount == Decimal(160))
+        #expect(finding.currency == "JPY")
+        #expect(finding.transactionID == nil)
+        #expect(Timestamp.iso8601(finding.eventMs) == "2026-11-23T08:00:00.000Z", "the start of the Pacific day")
+        #expect(finding.sources == ["apple/S_D_1.txt:2"])
+    }
+
+    @Test("near miss: every Apple unit verified, with no finding")
+    func allVerified() throws {
+        let findings = try reconcile(
+            receipts: [Self.purchase("t1", at: "2026-11-24T03:00:00Z"), Self.purchase("t2", at: "2026-11-24T20:00:00Z", quantity: 2)],
+            report: [Self.sales("2026-11-23", "gems60", units: 1, country: "US"), Self.sales("2026-11-24", "gems60", units: 2, country: "US")])
+        #expect(findings.isEmpty)
+    }
+
+    @Test("near miss: a purchase at 23:30 Pacific, the next UTC day, counts on Apple's Pacific day")
+    func lateEveningPacific() throws {
+        let findings = try reconcile(
+            receipts: [Self.purchase("t1", at: "2026-11-25T07:30:00Z")],
+            report: [Self.sales("2026-11-24", "gems60", units: 1, country: "US")])
+        #expect(findings.isEmpty)
+    }
+
+    @Test("near miss: a refund on a later Pacific day than its purchase nets on Apple's refund day")
+    func refundLaterDay() throws {
+        let findings = try reconcile(
+            receipts: [Self.purchase("t1", at: "2026-11-24T18:00:00Z", refundedAt: "2026-11-26T18:00:00Z")],
+            report: [Self.sales("2026-11-24", "gems60", units: 1, country: "US"), Self.sales("2026-11-26", "gems60", units: -1, country: "US")])
+        #expect(findings.isEmpty)
+    }
+
+    @Test("near miss: a verified purchase without storefront covers a country's gap on its day; without it the gap is flagged")
+    func storefrontlessCoversGap() throws {
+        let report = [Self.sales("2026-11-24", "gems60", units: 2, country: "US"), Self.sales("2026-11-24", "gems60", units: 1, country: "JP", price: "160", currency: "JPY")]
+        let covered = try reconcile(
+            receipts: [Self.purchase("t1", at: "2026-11-24T18:00:00Z"), Self.purchase("t2", at: "2026-11-24T19:00:00Z"),
+                       Self.purchase("t3", at: "2026-11-24T20:00:00Z", storefront: nil)],
+            report: report)
+        #expect(covered.isEmpty)
+        let uncovered = try reconcile(
+            receipts: [Self.purchase("t1", at: "2026-11-24T18:00:00Z"), Self.purchase("t2", at: "2026-11-24T19:00:00Z")],
+            report: report)
+        #expect(uncovered.map(\.detail) == ["country=JP apple_units=1 verified_units=0 missing_units=1"])
+    }
+
+    @Test("near miss: a storefront-less refund the same day does not cancel the storefront-less purchase that covers a gap")
+    func storefrontlessRefundSameDay() throws {
+        // t1 was bought in Japan two days earlier and refunded on the 24th; t2 bought in the US on the 24th; neither has a storefront.
+        let findings = try reconcile(
+            receipts: [Self.purchase("t1", at: "2026-11-22T18:00:00Z", storefront: nil, refundedAt: "2026-11-24T18:00:00Z"),
+                       Self.purchase("t2", at: "2026-11-24T19:00:00Z", storefront: nil)],
+            report: [Self.sales("2026-11-24", "gems60", units: 1, country: "US"),
+                     Self.sales("2026-11-24", "gems60", units: -1, country: "JP", price: "160", currency: "JPY")])
+        #expect(findings.isEmpty)
+    }
+
+    @Test("a storefront-less purchase on another day covers nothing")
+    func storefrontlessOtherDay() throws {
+        let findings = try reconcile(
+            receipts: [Self.purchase("t1", at: "2026-11-23T20:00:00Z", storefront: nil)],
+            report: [Self.sales("2026-11-23", "gems60", units: 0, country: "US"), Self.sales("2026-11-24", "gems60", units: 1, country: "US")])
+        #expect(findings.map(\.detail) == ["country=US apple_units=1 verified_units=0 missing_units=1"])
+    }
+
+    @Test("family-shared and sandbox transactions are not verified sales")
+    func notSales() throws {
+        let sandbox = Line.v2Receipt("2026-11-28T10:00:05Z", "u1", transaction: Line.v2("t2", "gems60", purchase: "2026-11-24T18:00:00Z", environment: "Sandbox"))
+        let findings = try reconcile(
+            receipts: [Self.purchase("t1", at: "2026-11-24T18:00:00Z", ownership: "FAMILY_SHARED"), sandbox],
+            report: [Self.sales("2026-11-24", "gems60", units: 2, country: "US")])
+        #expect(findings.map(\.detail) == ["country=US apple_units=2 verified_units=0 missing_units=2"])
+        #expect(findings.first?.amount == Decimal(string: "1.98"))
+    }
+
+    @Test("several report rows of one day, product and country add up; the price is the one most units sold at")
+    func rowsAddUp() throws {
+        func line(_ units: Int64, price: String, proceeds: String, line: Int) -> AppleTieOut.SalesLine {
+            AppleTieOut.SalesLine(day: "2026-11-24", productID: "gems60", country: "US", units: units, customerPrice: Decimal(string: price) ?? 0,
+                                  customerCurrency: "USD", proceeds: Decimal(string: proceeds) ?? 0, proceedsCurrency: "USD",
+                                  source: "apple/r.txt:\(line)")
+        }
+        // A promotional price for one unit, the list price for three, and a refund at the list price.
+        let tieOut = AppleTieOut(
+            sales: [line(1, price: "0.49", proceeds: "0.34", line: 2), line(3, price: "0.99", proceeds: "0.69", line: 3),
+                    line(-1, price: "0.99", proceeds: "0.69", line: 4)],
+            verified: [.init(day: "2026-11-24", productID: "gems60", country: "US", units: 2)])
+        let row = try #require(tieOut.rows.first)
+        #expect(tieOut.rows.count == 1)
+        #expect(row.appleUnits == 3)
+        #expect(row.difference == 1)
+        #expect(row.customerPrice == Decimal(string: "0.99"))
+        #expect(row.proceeds == Decimal(string: "1.72"))
+        #expect(tieOut.findings.map(\.amount) == [Decimal(string: "0.99")])
+        #expect(tieOut.findings.first?.sources == ["apple/r.txt:2", "apple/r.txt:3", "apple/r.txt:4"])
+    }
+
+    @Test("days the reports do not cover are not compared; more verified than Apple is no finding")
+    func coverage() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("receipts/r.jsonl", [
+            Self.purchase("t1", at: "2026-11-20T18:00:00Z"), Self.purchase("t2", at: "2026-11-24T18:00:00Z"),
+            Self.purchase("t3", at: "2026-11-24T19:00:00Z"),
+        ])
+        try scenario.write("apple/S_D_1.txt", [AppleSalesReportTests.currentHeader, Self.sales("2026-11-24", "gems60", units: 1, country: "US")])
+        _ = try scenario.run(asOf: asOf)
+        #expect(try scenario.output("apple_tieout.csv") == """
+            date,product_id,country,apple_units,verified_units,difference,apple_customer_price,customer_currency,apple_proceeds,proceeds_currency\r
+            2026-11-24,gems60,US,1,2,-1,0.99,USD,0.69,USD\r
+
+            """)
+        #expect(!(try scenario.output("findings.csv")).contains("unverified_apple_sales"))
+    }
+
+    @Test("summary.json totals the tie-out: units, proceeds per currency and in the reporting currency")
+    func summaryTotals() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("fx.csv", ["date,currency,rate", "2026-11-01,USD,1", "2026-11-01,JPY,0.0066"])
+        try scenario.write("receipts/r.jsonl", [Self.purchase("t1", at: "2026-11-24T18:00:00Z")])
+        try scenario.write("apple/S_D_1.txt", [
+            AppleSalesReportTests.currentHeader, Self.sales("2026-11-24", "gems60", units: 1, country: "US"),
+            Self.sales("2026-11-24", "gems60", units: 3, country: "JP", price: "160", currency: "JPY", proceeds: "100"),
+        ])
+        _ = try scenario.run(asOf: asOf)
+        let summary = try #require(try JSONSerialization.jsonObject(with: Data(scenario.output("summary.json").utf8)) as? [String: Any])
+        let tieOut = try #require(summary["apple_tieout"] as? [String: Any])
+        #expect(tieOut["apple_units"] as? Int == 4)
+        #expect(tieOut["verified_units"] as? Int == 1)
+        #expect(tieOut["difference_units"] as? Int == 3)
+        #expect(tieOut["apple_proceeds"] as? [String: String] == ["JPY": "300", "USD": "0.69"])
+        #expect(tieOut["apple_proceeds_usd"] as? String == "2.67")
+        let byKind = try #require((summary["findings"] as? [String: Any])?["by_kind"] as? [String: Any])
+        let kind = try #require(byKind["unverified_apple_sales"] as? [String: Any])
+        #expect(kind["count"] as? Int == 1)
+        #expect(kind["amount"] as? [String: String] == ["JPY": "480"])
+    }
+
+    @Test("a report added on a later night gives the findings a fresh store gives")
+    func incrementalNight() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("receipts/r.jsonl", [Self.purchase("t1", at: "2026-11-24T18:00:00Z")])
+        _ = try scenario.run(asOf: asOf)
+        #expect(!(try scenario.output("findings.csv")).contains("unverified_apple_sales"))
+        #expect(!FileManager.default.fileExists(atPath: scenario.out + "/apple_tieout.csv"))
+        try scenario.write("apple/S_D_1.txt", [AppleSalesReportTests.currentHeader, Self.sales("2026-11-24", "gems60", units: 2, country: "US")])
+        _ = try scenario.run(asOf: asOf)
+        let night = try scenario.output("findings.csv")
+        #expect(night.contains("unverified_apple_sales"))
+
+        let fresh = try Scenario()
+        try FileManager.default.removeItem(atPath: fresh.input)
+        try FileManager.default.copyItem(atPath: scenario.input, toPath: fresh.input)
+        _ = try fresh.run(asOf: asOf)
+        // The night's store saw t1's lost delivery a run earlier: only first_seen and new may differ.
+        #expect(SampleDataTests.withoutHistory("findings.csv", try fresh.output("findings.csv")) == SampleDataTests.withoutHistory("findings.csv", night))
+        #expect(try fresh.output("apple_tieout.csv") == (try scenario.output("apple_tieout.csv")))
+    }
+}
