@@ -116,7 +116,7 @@ public enum IngestStage {
     }
 
     public static func run(
-        files: [SourceFile], database: Database, jobs width: Int, chunkBytes: Int = IngestStage.chunkBytes,
+        files: [SourceFile], database: Database, jobs width: Int, signatures: SignatureCheck, chunkBytes: Int = IngestStage.chunkBytes,
         progress: ((IngestProgress) -> Void)? = nil
     ) throws -> IngestReport {
         Trace.mark("ingest start")
@@ -169,8 +169,9 @@ public enum IngestStage {
         let bulk = plannedBytes > 0 && Int64(plannedBytes) * 4 >= storedBytes
         if bulk { try RawIndexes.drop(database) }
         Trace.mark("ingest planned (\(bulk ? "bulk" : "adding"))")
+        let verifier = JWSVerifier(signatures)
         try WorkerPool(width: width).run(count: jobList.count, produce: { index, send in
-            parse(files[jobList[index].fileIndex], range: jobList[index].range, send: send)
+            parse(files[jobList[index].fileIndex], range: jobList[index].range, signatures: verifier, send: send)
         }, consume: { (index: Int, message: Message) in
             let job = jobList[index]
             let file = files[job.fileIndex]
@@ -204,9 +205,11 @@ public enum IngestStage {
     }
 
     /// Parses one file, or one chunk of it, on a worker: its lines in batches, then its line count or why it failed.
-    static func parse(_ file: SourceFile, range: Range<Int>?, packingRows: Bool = true, send: (Message) -> Void) {
+    static func parse(_ file: SourceFile, range: Range<Int>?, packingRows: Bool = true, signatures: JWSVerifier, send: (Message) -> Void) {
         do {
-            send(.end(try SourceFileParser.parse(file, range: range) { send(.lines(LineBatch($0, packingRows: packingRows))) }))
+            send(.end(try SourceFileParser.parse(file, range: range, signatures: signatures) {
+                send(.lines(LineBatch($0, packingRows: packingRows)))
+            }))
         } catch let error as InputError {
             send(.failed(error))
         } catch {
@@ -215,11 +218,12 @@ public enum IngestStage {
     }
 
     /// Parses files without a store: the accounting `validate` prints.
-    public static func validate(files: [SourceFile], jobs width: Int) throws -> IngestReport {
+    public static func validate(files: [SourceFile], jobs width: Int, signatures: SignatureCheck) throws -> IngestReport {
         var report = IngestReport()
         var counts = LineCounts()
+        let verifier = JWSVerifier(signatures)
         try WorkerPool(width: width).run(count: files.count, produce: { index, send in
-            parse(files[index], range: nil, packingRows: false, send: send)
+            parse(files[index], range: nil, packingRows: false, signatures: verifier, send: send)
         }, consume: { (index: Int, message: Message) in
             switch message {
             case .lines(let batch):

@@ -6,13 +6,17 @@
 /// `unified_receipt.latest_receipt_info[]`). One line yields a notification
 /// row (item 0) and one row per transaction it carries.
 enum NotificationParser {
-    static func parse(_ object: JSONObject) throws(LineReject) -> LineOutcome {
+    static func parse(_ object: JSONObject, signatures: JWSVerifier) throws(LineReject) -> LineOutcome {
         let fields = Fields(object)
         if let signed = try fields.string("signedPayload") {
             let payload = try decodeJWS(signed, path: "signedPayload")
-            return try parseV2(Fields(payload, path: "signedPayload."))
+            let payloadFields = Fields(payload, path: "signedPayload.")
+            let notification = try header(payloadFields)
+            try checkSignature(signed, path: "signedPayload", signatures: signatures, signedMs: notification.signedMs,
+                               environment: notification.environment)
+            return try parseV2(payloadFields, signatures: signatures)
         }
-        if fields.value("notificationType") != nil { return try parseV2(fields) }
+        if fields.value("notificationType") != nil { return try parseV2(fields, signatures: signatures) }
         if fields.value("notification_type") != nil { return try parseV1(fields) }
         throw LineReject("missing required field 'signedPayload', 'notificationType' or 'notification_type'")
     }
@@ -41,17 +45,27 @@ enum NotificationParser {
         return header
     }
 
-    static func parseV2(_ fields: Fields) throws(LineReject) -> LineOutcome {
+    /// A V2 notification's payload; every JWS inside it is checked (its own `signedDate`, else
+    /// the notification's, is its signing time).
+    static func parseV2(_ fields: Fields, signatures: JWSVerifier) throws(LineReject) -> LineOutcome {
         let header = try header(fields)
         var transaction: AppleTransaction?
         if let data = try fields.object("data") {
             let dataFields = fields.nested("data", data)
             if let jws = try dataFields.string("signedTransactionInfo") {
                 let path = dataFields.path + "signedTransactionInfo"
-                let payload = try decodeJWS(jws, path: path)
-                transaction = try AppleTransaction(v2: Fields(payload, path: path + "."), origin: .notification)
+                let payload = Fields(try decodeJWS(jws, path: path), path: path + ".")
+                try checkSignature(jws, path: path, signatures: signatures, signedMs: try payload.time("signedDate") ?? header.signedMs,
+                                   environment: try payload.appleString("environment") ?? header.environment)
+                transaction = try AppleTransaction(v2: payload, origin: .notification)
             } else if let info = try dataFields.object("transactionInfo") {
                 transaction = try AppleTransaction(v2: dataFields.nested("transactionInfo", info), origin: .notification)
+            }
+            if let jws = try dataFields.string("signedRenewalInfo") {
+                let path = dataFields.path + "signedRenewalInfo"
+                let renewal = Fields(try decodeJWS(jws, path: path), path: path + ".")
+                try checkSignature(jws, path: path, signatures: signatures, signedMs: try renewal.time("signedDate") ?? header.signedMs,
+                                   environment: try renewal.appleString("environment") ?? header.environment)
             }
         }
         if var found = transaction {

@@ -6,7 +6,7 @@
 /// Only `status` 0 verifies: another status is stored as a failed
 /// verification with no transactions.
 enum ReceiptParser {
-    static func parse(_ object: JSONObject) throws(LineReject) -> LineOutcome {
+    static func parse(_ object: JSONObject, signatures: JWSVerifier) throws(LineReject) -> LineOutcome {
         let fields = Fields(object)
         let receivedMs = try fields.requiredTime("received_at")
         let userID = try fields.requiredString("user_id")
@@ -56,7 +56,11 @@ enum ReceiptParser {
                 let path = "signed_transactions[\(index)]"
                 guard case .string(let jws) = element else { throw .wrongType(path, expected: "a JWS string", got: element) }
                 let payload = try decodeJWS(jws, path: path)
-                var transaction = try AppleTransaction(v2: Fields(payload, path: path + "."), origin: .serverAPI)
+                let payloadFields = Fields(payload, path: path + ".")
+                try checkSignature(jws, path: path, signatures: signatures,
+                                   signedMs: try payloadFields.time("signedDate") ?? receivedMs,
+                                   environment: try payloadFields.appleString("environment"))
+                var transaction = try AppleTransaction(v2: payloadFields, origin: .serverAPI)
                 if transaction.environment == nil { transaction.environment = "Production" }
                 transactions.append(transaction)
             }
@@ -92,6 +96,16 @@ enum ReceiptParser {
             transactions.append(try AppleTransaction(receiptItem: Fields(item, path: path + "."), origin: .receipt, environment: environment))
         }
         return transactions
+    }
+}
+
+/// Rejects a JWS the run does not trust (CONTRACT.md §1.8), naming the field.
+///
+/// `signedMs` is the payload's `signedDate` (else the time of the line that carried it);
+/// `environment` its environment.
+func checkSignature(_ jws: String, path: String, signatures: JWSVerifier, signedMs: Int64?, environment: String?) throws(LineReject) {
+    if let failure = signatures.failure(jws, signedMs: signedMs, environment: environment) {
+        throw LineReject("\(failure) in '\(path)'")
     }
 }
 

@@ -39,11 +39,11 @@ public enum SourceKind: String, CaseIterable, Sendable {
         }
     }
 
-    func parse(json object: JSONObject) throws(LineReject) -> LineOutcome {
+    func parse(json object: JSONObject, signatures: JWSVerifier) throws(LineReject) -> LineOutcome {
         switch self {
         case .server: try ServerLogParser.parse(object)
-        case .receipts: try ReceiptParser.parse(object)
-        case .notifications: try NotificationParser.parse(object)
+        case .receipts: try ReceiptParser.parse(object, signatures: signatures)
+        case .notifications: try NotificationParser.parse(object, signatures: signatures)
         case .registrations: try RegistrationParser.parse(object)
         case .attribution, .spend, .catalog, .fx: .ignored
         }
@@ -175,7 +175,8 @@ enum SourceFileParser {
 
     /// Parses `file`, or the chunk `range` of a plain JSON Lines file; returns the lines read.
     @discardableResult
-    static func parse(_ file: SourceFile, range: Range<Int>? = nil, batch: ([ParsedLine]) throws -> Void) throws -> Int {
+    static func parse(_ file: SourceFile, range: Range<Int>? = nil, signatures: JWSVerifier,
+                      batch: ([ParsedLine]) throws -> Void) throws -> Int {
         var pending: [ParsedLine] = []
         pending.reserveCapacity(batchLines)
         func add(_ parsed: ParsedLine) throws {
@@ -193,14 +194,14 @@ enum SourceFileParser {
             }
         } else {
             count = try LineReader.forEachLine(path: file.absolutePath, range: range) { line in
-                try add(parseJSONLine(line, kind: file.kind))
+                try add(parseJSONLine(line, kind: file.kind, signatures: signatures))
             }
         }
         if !pending.isEmpty { try batch(pending) }
         return count
     }
 
-    static func parseJSONLine(_ line: LineReader.Line, kind: SourceKind) -> ParsedLine {
+    static func parseJSONLine(_ line: LineReader.Line, kind: SourceKind, signatures: JWSVerifier) -> ParsedLine {
         if line.tooLong { return reject(line, "line longer than \(LineReader.maximumLineBytes >> 20) MiB") }
         if line.bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) {
             return ParsedLine(line: line.number, outcome: .blank)
@@ -213,7 +214,7 @@ enum SourceFileParser {
         }
         guard case .object(let object) = value else { return reject(line, "not a JSON object") }
         do {
-            return ParsedLine(line: line.number, outcome: try kind.parse(json: object))
+            return ParsedLine(line: line.number, outcome: try kind.parse(json: object, signatures: signatures))
         } catch {
             return reject(line, error.reason)
         }

@@ -15,11 +15,15 @@ public struct RunOptions: Sendable {
     public var databasePath: String
     public var outFolder: String
     public var jobs: Int
+    /// Which JWS signatures ingest trusts.
+    public var signatures: SignatureCheck
     public var reconcile: ReconcileSettings
     public var report: ReportSettings
 
-    public init(input: String, databasePath: String, outFolder: String, jobs: Int, reconcile: ReconcileSettings, report: ReportSettings) {
+    public init(input: String, databasePath: String, outFolder: String, jobs: Int, signatures: SignatureCheck = .appleOnly,
+                reconcile: ReconcileSettings, report: ReportSettings) {
         self.input = input
+        self.signatures = signatures
         self.partitionsThrough = nil
         self.databasePath = databasePath
         self.outFolder = outFolder
@@ -45,7 +49,7 @@ public struct RunResult: Sendable {
 public enum Pipeline {
     /// Ingest; throws the first unreadable input (exit 3) after storing every readable file.
     public static func ingest(
-        input: String, through: String? = nil, database: Database, jobs: Int, progress: ProgressSink?
+        input: String, through: String? = nil, database: Database, jobs: Int, signatures: SignatureCheck, progress: ProgressSink?
     ) throws -> IngestReport {
         var files = try SourceFile.list(in: input)
         if let through {
@@ -54,7 +58,7 @@ public enum Pipeline {
                 return !SourceFile.isPartitionName(first) || first <= through
             }
         }
-        let report = try IngestStage.run(files: files, database: database, jobs: jobs, progress: { progress?.advanced($0) })
+        let report = try IngestStage.run(files: files, database: database, jobs: jobs, signatures: signatures, progress: { progress?.advanced($0) })
         if let first = report.unreadable.first { throw first }
         return report
     }
@@ -81,7 +85,8 @@ public enum Pipeline {
             let ingest = try timed("ingest", note: { (report: IngestReport) in
                 "\(report.totals.read) lines, \(report.totals.rejected) rejected, \(report.files.filter { $0.status == .unchanged }.count) files unchanged"
             }) {
-                try Pipeline.ingest(input: options.input, through: options.partitionsThrough, database: database, jobs: options.jobs, progress: progress)
+                try Pipeline.ingest(input: options.input, through: options.partitionsThrough, database: database, jobs: options.jobs,
+                                    signatures: options.signatures, progress: progress)
             }
             try timed("normalize", note: { (_: Void) in "" }) {
                 try NormalizeStage.run(database: database, workers: WorkerPool(width: options.jobs))
@@ -93,7 +98,9 @@ public enum Pipeline {
                 try JoinStage.run(database: database, settings: options.reconcile, workers: WorkerPool(width: options.jobs))
             }
             let report = try timed("report", note: { (summary: ReportSummary) in "\(summary.files.count) files in \(options.outFolder)" }) {
-                try ReportStage.run(database: database, settings: options.report, timings: timings)
+                var settings = options.report
+                settings.signatures = options.signatures
+                return try ReportStage.run(database: database, settings: settings, timings: timings)
             }
             RunLog.finish(database, runID: runID, status: "ok", asOfMs: join.asOfMs, linesRead: ingest.totals.read,
                           findings: join.findings, message: nil)

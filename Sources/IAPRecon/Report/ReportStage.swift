@@ -5,11 +5,14 @@ public struct ReportSettings: Sendable {
     public var outFolder: String
     public var zone: Zone = .utc
     public var currency: String = "USD"
+    /// How ingest checked JWS signatures, for `summary.json`.
+    public var signatures: SignatureCheck = .appleOnly
 
-    public init(outFolder: String, zone: Zone = .utc, currency: String = "USD") {
+    public init(outFolder: String, zone: Zone = .utc, currency: String = "USD", signatures: SignatureCheck = .appleOnly) {
         self.outFolder = outFolder
         self.zone = zone
         self.currency = currency
+        self.signatures = signatures
     }
 }
 
@@ -64,6 +67,9 @@ public enum ReportStage {
                 }
                 Trace.mark("report attribution")
                 try output.write("attribution.csv") { try attribution.write(&$0) }
+                let answers = try ConsumptionRequestsReport.answers(database: database, zone: settings.zone, currency: settings.currency)
+                try output.write("consumption_requests.jsonl") { try ConsumptionRequestsReport.write(answers, &$0) }
+                Trace.mark("report consumption requests")
             } catch {
                 findingsFiles.wait()
                 revenueWork.wait()
@@ -85,6 +91,7 @@ public enum ReportStage {
         var bySeverity: [Severity: Int] = [:]
         for row in findings.rows { if let severity = Severity(rawValue: row.severity) { bySeverity[severity, default: 0] += 1 } }
         return ReportSummary(findingsBySeverity: bySeverity,
-                             files: ["findings.csv", "findings.json", "revenue_daily.csv", "attribution.csv", "rejects.csv", "summary.json"])
+                             files: ["findings.csv", "findings.json", "revenue_daily.csv", "attribution.csv", "rejects.csv",
+                                     "consumption_requests.jsonl", "summary.json"])
     }
 }

@@ -48,8 +48,8 @@ extension CommandSpec {
             rejects.csv in --out. Findings do not fail the run unless --fail-on says \
             so.
             """,
-        options: [.input, .db, .out, .asOf, .grace, .tz, .mmpTZ, .currency, .jobs, .failOn, .config],
-        flags: [.quiet],
+        options: [.input, .db, .out, .asOf, .grace, .tz, .mmpTZ, .currency, .jobs, .trustRoot, .failOn, .config],
+        flags: [.trustUnsigned, .quiet],
         examples: [
             ExampleSpec("Reconcile the bundled sample data into ./out:", "iaprecon run"),
             ExampleSpec(
@@ -71,8 +71,8 @@ extension CommandSpec {
             points <reports>/latest at that complete set, and appends a log with stage timings \
             to --log-dir.
             """,
-        options: [.root, .db, .reports, .date, .logDir, .grace, .tz, .mmpTZ, .currency, .jobs, .failOn, .config],
-        flags: [.quiet],
+        options: [.root, .db, .reports, .date, .logDir, .grace, .tz, .mmpTZ, .currency, .jobs, .trustRoot, .failOn, .config],
+        flags: [.trustUnsigned, .quiet],
         examples: [
             ExampleSpec("The nightly cron job:", "iaprecon nightly --config jobs/iaprecon.conf --quiet"),
             ExampleSpec("Re-run one night:", "iaprecon nightly --root /data/iap --date 2026-11-28"),
@@ -87,8 +87,8 @@ extension CommandSpec {
             itself would have seen them, into <reports>/YYYY-MM-DD/; <reports>/latest \
             ends at the last day.
             """,
-        options: [.root, .db, .reports, .from, .to, .logDir, .grace, .tz, .mmpTZ, .currency, .jobs, .config],
-        flags: [.quiet],
+        options: [.root, .db, .reports, .from, .to, .logDir, .grace, .tz, .mmpTZ, .currency, .jobs, .trustRoot, .config],
+        flags: [.trustUnsigned, .quiet],
         examples: [
             ExampleSpec(
                 "Backfill a quarter:",
@@ -104,8 +104,8 @@ extension CommandSpec {
             that cannot be read go to the rejects with a reason. Files are parsed \
             in parallel and written in input order.
             """,
-        options: [.input, .db, .jobs, .config],
-        flags: [.quiet],
+        options: [.input, .db, .jobs, .trustRoot, .config],
+        flags: [.trustUnsigned, .quiet],
         examples: [
             ExampleSpec(
                 "Load this week's exports into a new store:",
@@ -154,7 +154,8 @@ extension CommandSpec {
             attribution.csv and rejects.csv in --out, each written to a temporary \
             file and renamed.
             """,
-        options: [.db, .out, .tz, .currency, .failOn],
+        options: [.db, .out, .tz, .currency, .failOn, .trustRoot],
+        flags: [.trustUnsigned],
         examples: [
             ExampleSpec("Report in Tokyo days and yen:", "iaprecon report --tz Asia/Tokyo --currency JPY"),
             ExampleSpec("Fail a CI job on warnings or worse:", "iaprecon report --fail-on warning"),
@@ -168,7 +169,8 @@ extension CommandSpec {
             Parses every input file and prints, per file, the lines read, accepted, \
             rejected and ignored, with the first rejects. Nothing is written.
             """,
-        options: [.input, .jobs],
+        options: [.input, .jobs, .trustRoot],
+        flags: [.trustUnsigned],
         examples: [
             ExampleSpec("Check a new export before loading it:", "iaprecon validate --input exports/2026-11-28")
         ]
@@ -353,6 +355,11 @@ extension OptionSpec {
     public static let logDir = OptionSpec(
         name: "log-dir", valueName: "dir", help: "Folder for one log file per run.", defaultValue: .value("logs"))
 
+    public static let trustRoot = OptionSpec(
+        name: "trust-root", valueName: "file",
+        help: "Also trust JWS chains up to this PEM certificate (test environments, Xcode); repeatable.",
+        isRepeatable: true)
+
     public static let config = OptionSpec(
         name: configOptionName, valueName: "file",
         help: "Read option values from a 'key = value' file; the command line wins over it.")
@@ -360,4 +367,6 @@ extension OptionSpec {
 
 extension FlagSpec {
     public static let quiet = FlagSpec(name: "quiet", short: "q", help: "Print nothing but errors.")
+    public static let trustUnsigned = FlagSpec(
+        name: "trust-unsigned", help: "Do not check JWS signatures (for data a server verified upstream).")
 }

@@ -60,7 +60,7 @@ enum NightlyCommand {
         log.write("iaprecon \(IAPReconCLI.version) \(command.name) --root \(root) --date \(date)")
         var options = RunOptions(
             input: root, databasePath: command.databasePath, outFolder: outRoot + "/" + date, jobs: command.jobs,
-            reconcile: try command.reconcileSettings(), report: try command.reportSettings())
+            signatures: try command.signatureCheck(), reconcile: try command.reconcileSettings(), report: try command.reportSettings())
         options.partitionsThrough = date
         options.report.outFolder = options.outFolder
         let progress = StageProgress(live: !quiet && console.isTerminal) { line in

@@ -28,7 +28,18 @@ extension ParsedCommand {
     }
 
     func reportSettings() throws -> ReportSettings {
-        ReportSettings(outFolder: declares("out") ? value("out") ?? "out" : "out", zone: try zone("tz"), currency: value("currency") ?? "USD")
+        ReportSettings(outFolder: declares("out") ? value("out") ?? "out" : "out", zone: try zone("tz"), currency: value("currency") ?? "USD",
+                       signatures: declares("trust-root") ? try signatureCheck() : .appleOnly)
+    }
+
+    /// `--trust-unsigned`, or Apple's root plus each `--trust-root` PEM file.
+    func signatureCheck() throws -> SignatureCheck {
+        let roots = allValues("trust-root")
+        if flag("trust-unsigned") {
+            guard roots.isEmpty else { throw usageError("--trust-unsigned checks no signature; drop it or --trust-root") }
+            return .trustUnsigned
+        }
+        return try SignatureCheck.trusting(pemFiles: roots)
     }
 
     var failOn: Severity? { declares("fail-on") ? value("fail-on").flatMap(Severity.init(rawValue:)) : nil }

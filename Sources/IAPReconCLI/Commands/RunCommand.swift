@@ -7,7 +7,8 @@ enum RunCommand {
         let quiet = command.flag("quiet")
         let options = RunOptions(
             input: command.inputFolder, databasePath: command.databasePath, outFolder: command.value("out") ?? "out",
-            jobs: command.jobs, reconcile: try command.reconcileSettings(), report: try command.reportSettings())
+            jobs: command.jobs, signatures: try command.signatureCheck(), reconcile: try command.reconcileSettings(),
+            report: try command.reportSettings())
         let progress = quiet ? nil : StageProgress(live: console.isTerminal) { console.err($0) }
         let result = try Pipeline.run(options, progress: progress)
         if !quiet {
@@ -30,7 +31,8 @@ enum StageCommands {
         let database = try Store.open(path: command.databasePath)
         let runID = try RunLog.start(database, command: "ingest")
         do {
-            let report = try Pipeline.ingest(input: command.inputFolder, database: database, jobs: command.jobs, progress: nil)
+            let report = try Pipeline.ingest(input: command.inputFolder, database: database, jobs: command.jobs,
+                                             signatures: try command.signatureCheck(), progress: nil)
             RunLog.finish(database, runID: runID, status: "ok", asOfMs: nil, linesRead: report.totals.read, findings: nil, message: nil)
             if !command.flag("quiet") { console.out(accountingTable(report)) }
             return .ok
@@ -68,7 +70,7 @@ enum StageCommands {
 
     static func validate(_ command: ParsedCommand, console: Console) throws -> ExitCode {
         let files = try SourceFile.list(in: command.inputFolder)
-        let report = try IngestStage.validate(files: files, jobs: command.jobs)
+        let report = try IngestStage.validate(files: files, jobs: command.jobs, signatures: try command.signatureCheck())
         console.out(accountingTable(report))
         if let unreadable = report.unreadable.first { throw unreadable }
         return .ok

@@ -61,6 +61,9 @@ final class GeneratorRun {
             + fx.rates.count * Catalog.currencies.count + spend.reduce(0) { $0 + ($1 == 10 ? 1 : 0) } - 1
         let bytes = files.reduce(0) { $0 + $1.bytes } + Catalog.csv().count + fx.csv(startDay: start).count + spend.count
         try writeWholeFile(directory + "/truth.json", truth.json(files: paths, lines: lines, bytes: bytes))
+        // The root of the chain every JWS here is signed with, for `--trust-root`.
+        try makeDirectory(directory + "/trust")
+        try writeWholeFile(directory + "/trust/test-root.pem", Array(TestSigningChain.rootPEM.utf8))
         var asOfText = LineBuffer(capacity: 24)
         asOfText.isoTime(asOf, millis: false)
         return GeneratorReport(files: paths, lines: lines, bytes: bytes, plantedFindings: truth.findings.count,

@@ -59,9 +59,9 @@ struct CommandsTests {
     func runOptions() {
         let run = CommandSpec.run
         #expect(run.options.map(\.name) == [
-            "input", "db", "out", "as-of", "grace", "tz", "mmp-tz", "currency", "jobs", "fail-on", "config",
+            "input", "db", "out", "as-of", "grace", "tz", "mmp-tz", "currency", "jobs", "trust-root", "fail-on", "config",
         ])
-        #expect(run.flags.map(\.name) == ["quiet"])
+        #expect(run.flags.map(\.name) == ["trust-unsigned", "quiet"])
         #expect(run.acceptsConfig)
         #expect(CommandSpec.report.acceptsConfig == false)
         #expect(OptionSpec.grace.defaultValue == .value("24h"))
@@ -71,8 +71,8 @@ struct CommandsTests {
     @Test("config keys are the options of the subcommands that read --config")
     func configKeys() {
         #expect(Self.program.configKeys == [
-            "input", "db", "out", "as-of", "grace", "tz", "mmp-tz", "currency", "jobs", "fail-on", "quiet",
-            "root", "reports", "date", "log-dir", "from", "to",
+            "input", "db", "out", "as-of", "grace", "tz", "mmp-tz", "currency", "jobs", "trust-root", "fail-on",
+            "trust-unsigned", "quiet", "root", "reports", "date", "log-dir", "from", "to",
         ])
     }
 }

@@ -9,6 +9,8 @@ final class Workspace {
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent().path
     static let sampleData = repository + "/sample-data"
+    /// The test root that signs sample-data's JWS (the README's command trusts it).
+    static let sampleRoot = sampleData + "/trust/test-root.pem"
 
     init() throws {
         root = FileManager.default.temporaryDirectory.path + "/iaprecon-cli-" + UUID().uuidString
@@ -35,11 +37,11 @@ struct CommandTests {
     func runAndFailOn() throws {
         let work = try Workspace()
         let db = work.path("s.sqlite")
-        let first = work.iaprecon(["run", "--input", Workspace.sampleData, "--db", db, "--out", work.path("out")])
+        let first = work.iaprecon(["run", "--input", Workspace.sampleData, "--trust-root", Workspace.sampleRoot, "--db", db, "--out", work.path("out")])
         #expect(first.code == 0)
-        #expect(first.out == "as of 2026-11-29T23:59:00.000Z: 7 critical, 4 warning, 2 info findings; reports in \(work.path("out"))/\n")
+        #expect(first.out == "as of 2026-11-29T23:59:00.000Z: 8 critical, 4 warning, 2 info findings; reports in \(work.path("out"))/\n")
         #expect(first.err.contains("ingest: "))
-        let failing = work.iaprecon(["run", "--input", Workspace.sampleData, "--db", db, "--out", work.path("out2"), "--fail-on", "critical", "--quiet"])
+        let failing = work.iaprecon(["run", "--input", Workspace.sampleData, "--trust-root", Workspace.sampleRoot, "--db", db, "--out", work.path("out2"), "--fail-on", "critical", "--quiet"])
         #expect(failing.code == 1)
         #expect(failing.out.isEmpty && failing.err.isEmpty)
         #expect(try work.read("out2/findings.csv") == work.read("out/findings.csv"))
@@ -74,7 +76,7 @@ struct CommandTests {
         let work = try Workspace()
         let junk = String(repeating: "not a database\n", count: 100)
         try junk.write(toFile: work.path("s.sqlite"), atomically: true, encoding: .utf8)
-        let result = work.iaprecon(["run", "--input", Workspace.sampleData, "--db", work.path("s.sqlite"), "--out", work.path("out")])
+        let result = work.iaprecon(["run", "--input", Workspace.sampleData, "--trust-root", Workspace.sampleRoot, "--db", work.path("s.sqlite"), "--out", work.path("out")])
         #expect(result.code == 1)
         #expect(result.err == "Error: cannot use store \(work.path("s.sqlite")): the file is not an iaprecon store (not a SQLite database)\n")
         #expect(try work.read("s.sqlite") == junk)
@@ -87,7 +89,7 @@ struct CommandTests {
             let database = try Store.open(path: work.path("s.sqlite"))
             try database.execute("INSERT INTO schema_migrations (id) VALUES (99)")
         }
-        let result = work.iaprecon(["run", "--input", Workspace.sampleData, "--db", work.path("s.sqlite"), "--out", work.path("out")])
+        let result = work.iaprecon(["run", "--input", Workspace.sampleData, "--trust-root", Workspace.sampleRoot, "--db", work.path("s.sqlite"), "--out", work.path("out")])
         #expect(result.code == 1)
         #expect(result.err.contains("the store has schema version 99, newer than this iaprecon (\(Schema.latestVersion))"))
     }
@@ -97,7 +99,7 @@ struct CommandTests {
         let work = try Workspace()
         let db = work.path("s.sqlite")
         let lock = try RunLock(databasePath: db, command: "run")
-        let result = work.iaprecon(["run", "--input", Workspace.sampleData, "--db", db, "--out", work.path("out")])
+        let result = work.iaprecon(["run", "--input", Workspace.sampleData, "--trust-root", Workspace.sampleRoot, "--db", db, "--out", work.path("out")])
         #expect(result.code == 4)
         #expect(result.err.hasPrefix("Error: another run holds the database (pid \(getpid()), iaprecon run, started "))
         withExtendedLifetime(lock) {}
@@ -107,13 +109,13 @@ struct CommandTests {
     func outNotWritable() throws {
         let work = try Workspace()
         try "a file".write(toFile: work.path("out"), atomically: true, encoding: .utf8)
-        let result = work.iaprecon(["run", "--input", Workspace.sampleData, "--db", work.path("s.sqlite"), "--out", work.path("out")])
+        let result = work.iaprecon(["run", "--input", Workspace.sampleData, "--trust-root", Workspace.sampleRoot, "--db", work.path("s.sqlite"), "--out", work.path("out")])
         #expect(result.code == 1)
         #expect(result.err == "Error: cannot write \(work.path("out")): Not a directory\n")
-        let under = work.iaprecon(["run", "--input", Workspace.sampleData, "--db", work.path("s.sqlite"), "--out", work.path("out/x")])
+        let under = work.iaprecon(["run", "--input", Workspace.sampleData, "--trust-root", Workspace.sampleRoot, "--db", work.path("s.sqlite"), "--out", work.path("out/x")])
         #expect(under.err == "Error: cannot write \(work.path("out/x")): Not a directory\n")
         #expect(try work.read("out") == "a file")
-        let rerun = work.iaprecon(["run", "--input", Workspace.sampleData, "--db", work.path("s.sqlite"), "--out", work.path("out-fixed"), "--quiet"])
+        let rerun = work.iaprecon(["run", "--input", Workspace.sampleData, "--trust-root", Workspace.sampleRoot, "--db", work.path("s.sqlite"), "--out", work.path("out-fixed"), "--quiet"])
         #expect(rerun.code == 0)
     }
 
@@ -125,7 +127,7 @@ struct CommandTests {
             try other.execute("CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT)")
         }
         let before = try Data(contentsOf: URL(fileURLWithPath: work.path("other.db")))
-        let result = work.iaprecon(["run", "--input", Workspace.sampleData, "--db", work.path("other.db"), "--out", work.path("out")])
+        let result = work.iaprecon(["run", "--input", Workspace.sampleData, "--trust-root", Workspace.sampleRoot, "--db", work.path("other.db"), "--out", work.path("out")])
         #expect(result.code == 1)
         #expect(result.err == "Error: cannot use store \(work.path("other.db")): the file is not an iaprecon store (a SQLite database of something else)\n")
         #expect(try Data(contentsOf: URL(fileURLWithPath: work.path("other.db"))) == before)
@@ -134,11 +136,11 @@ struct CommandTests {
     @Test("validate prints the accounting and writes no store")
     func validate() throws {
         let work = try Workspace()
-        let result = work.iaprecon(["validate", "--input", Workspace.sampleData])
+        let result = work.iaprecon(["validate", "--input", Workspace.sampleData, "--trust-root", Workspace.sampleRoot])
         #expect(result.code == 0)
         let lines = result.out.split(separator: "\n")
         #expect(lines.first?.hasPrefix("file") == true)
-        #expect(lines.last == "total                                                 265       254         6      3        2")
+        #expect(lines.last == "total                                                 267       255         7      3        2")
         #expect(lines.contains { $0.hasPrefix("server/server-2026-11-27.jsonl.gz") && $0.hasSuffix("60        57         2      0        1  added") })
         #expect(try FileManager.default.contentsOfDirectory(atPath: work.root).isEmpty)
     }
@@ -149,6 +151,7 @@ struct CommandTests {
         try """
             # nightly settings
             input = \(Workspace.sampleData)
+            trust-root = \(Workspace.sampleRoot)
             db = \(work.path("from-config.sqlite"))
             out = \(work.path("config-out"))
             fail-on = critical
@@ -167,7 +170,7 @@ struct CommandTests {
         let work = try Workspace()
         let db = work.path("s.sqlite")
         for out in ["a", "b"] {
-            #expect(work.iaprecon(["run", "--input", Workspace.sampleData, "--db", db, "--out", work.path(out), "--quiet"]).code == 0)
+            #expect(work.iaprecon(["run", "--input", Workspace.sampleData, "--trust-root", Workspace.sampleRoot, "--db", db, "--out", work.path(out), "--quiet"]).code == 0)
         }
         for name in ["findings.csv", "findings.json", "revenue_daily.csv", "attribution.csv", "rejects.csv"] {
             #expect(try work.read("a/" + name) == work.read("b/" + name), "\(name)")
@@ -176,7 +179,7 @@ struct CommandTests {
         let summaryB = try work.read("b/summary.json")
         #expect(summaryA.components(separatedBy: "\"stage_seconds\"")[0] == summaryB.components(separatedBy: "\"stage_seconds\"")[0])
         let database = try Store.open(path: db)
-        #expect(try database.scalar("SELECT sum(lines_read) FROM files") == .integer(265))
+        #expect(try database.scalar("SELECT sum(lines_read) FROM files") == .integer(267))
         #expect(try database.scalar("SELECT count(*) FROM runs WHERE status = 'ok'") == .integer(2))
     }
 
@@ -184,7 +187,7 @@ struct CommandTests {
     func historyUnknown() throws {
         let work = try Workspace()
         let db = work.path("s.sqlite")
-        _ = work.iaprecon(["run", "--input", Workspace.sampleData, "--db", db, "--out", work.path("out"), "--quiet"])
+        _ = work.iaprecon(["run", "--input", Workspace.sampleData, "--trust-root", Workspace.sampleRoot, "--db", db, "--out", work.path("out"), "--quiet"])
         let result = work.iaprecon(["history", "u_9999", "--db", db])
         #expect(result.code == 1)
         #expect(result.err == "Error: no user 'u_9999' in the store\n")
@@ -197,7 +200,7 @@ struct CommandTests {
     func historyTable() throws {
         let work = try Workspace()
         let db = work.path("s.sqlite")
-        _ = work.iaprecon(["run", "--input", Workspace.sampleData, "--db", db, "--out", work.path("out"), "--quiet"])
+        _ = work.iaprecon(["run", "--input", Workspace.sampleData, "--trust-root", Workspace.sampleRoot, "--db", db, "--out", work.path("out"), "--quiet"])
         let expectedPath = Workspace.repository + "/Tests/IAPReconCLITests/Expected/history-u_1005.txt"
         let table = work.iaprecon(["history", "u_1005", "--db", db])
         #expect(table.code == 0)

@@ -31,7 +31,8 @@ struct NightlyTests {
         let work = try Workspace()
         let root = try Self.partitions(in: work)
         let reports = work.path("reports")
-        let common = ["--root", root, "--db", work.path("s.sqlite"), "--reports", reports, "--log-dir", work.path("logs"), "--quiet"]
+        let common = ["--root", root, "--db", work.path("s.sqlite"), "--reports", reports, "--log-dir", work.path("logs"), "--quiet",
+                      "--trust-root", Workspace.sampleRoot]
 
         let first = work.iaprecon(["nightly", "--date", "2026-11-28"] + common)
         #expect(first.code == 0)
@@ -43,7 +44,7 @@ struct NightlyTests {
         #expect(second.code == 1)
         #expect(try FileManager.default.destinationOfSymbolicLink(atPath: reports + "/latest") == "2026-11-29")
         let findings = try work.read("reports/latest/findings.csv")
-        #expect(findings.split(separator: "\r\n").count == 1 + 13)
+        #expect(findings.split(separator: "\r\n").count == 1 + 14)
         #expect(findings.contains(",lost_delivery,critical,u_1003,"))
 
         // The second night re-read nothing of the first: its files were already stored.
@@ -51,14 +52,14 @@ struct NightlyTests {
         #expect(try database.scalar("SELECT count(*) FROM files") == .integer(10))
         var runs: [String] = []
         try database.forEach("SELECT command || ':' || status || ':' || lines_read FROM runs ORDER BY run_id") { runs.append($0.string(0)) }
-        #expect(runs == ["run:ok:160", "run:ok:265"])
+        #expect(runs == ["run:ok:160", "run:ok:267"])
         let logs = try FileManager.default.contentsOfDirectory(atPath: work.path("logs")).sorted()
         #expect(logs.count == 2)
         let log = try work.read("logs/" + logs[1])
         #expect(log.contains("ingest: ") && log.contains("report: ") && log.contains("exit 1"))
 
-        // Same as one run over the whole sample: the same 13 findings by kind and transaction.
-        let whole = work.iaprecon(["run", "--input", Workspace.sampleData, "--db", work.path("whole.sqlite"), "--out", work.path("whole"), "--quiet"])
+        // Same as one run over the whole sample: the same 14 findings by kind and transaction.
+        let whole = work.iaprecon(["run", "--input", Workspace.sampleData, "--trust-root", Workspace.sampleRoot, "--db", work.path("whole.sqlite"), "--out", work.path("whole"), "--quiet"])
         #expect(whole.code == 0)
         func keys(_ text: String) -> [String] {
             text.split(separator: "\r\n").dropFirst().map { line in line.split(separator: ",", omittingEmptySubsequences: false).prefix(6).joined(separator: ",") }
@@ -70,7 +71,7 @@ struct NightlyTests {
     func backfill() throws {
         let work = try Workspace()
         let root = try Self.partitions(in: work)
-        let result = work.iaprecon(["backfill", "--root", root, "--db", work.path("s.sqlite"), "--reports", work.path("reports"),
+        let result = work.iaprecon(["backfill", "--root", root, "--trust-root", Workspace.sampleRoot, "--db", work.path("s.sqlite"), "--reports", work.path("reports"),
                                     "--log-dir", work.path("logs"), "--from", "2026-11-28", "--to", "2026-11-29", "--quiet"])
         #expect(result.code == 0)
         #expect(try FileManager.default.destinationOfSymbolicLink(atPath: work.path("reports/latest")) == "2026-11-29")

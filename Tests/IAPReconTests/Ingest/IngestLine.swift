@@ -7,7 +7,7 @@ enum IngestLine {
     static func parse(_ text: String, _ kind: SourceKind, number: Int = 1, tooLong: Bool = false) -> ParsedLine {
         let bytes = Array(text.utf8)
         return bytes.withUnsafeBufferPointer { buffer in
-            SourceFileParser.parseJSONLine(LineReader.Line(number: number, bytes: buffer, tooLong: tooLong), kind: kind)
+            SourceFileParser.parseJSONLine(LineReader.Line(number: number, bytes: buffer, tooLong: tooLong), kind: kind, signatures: .unchecked)
         }
     }
 

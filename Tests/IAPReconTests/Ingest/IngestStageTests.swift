@@ -29,7 +29,7 @@ struct IngestStageTests {
 
     private func ingest(_ scenario: Scenario, jobs: Int = 1, chunkBytes: Int = IngestStage.chunkBytes) throws -> IngestReport {
         let database = try scenario.open()
-        return try IngestStage.run(files: try SourceFile.list(in: scenario.input), database: database, jobs: jobs, chunkBytes: chunkBytes)
+        return try IngestStage.run(files: try SourceFile.list(in: scenario.input), database: database, jobs: jobs, signatures: .testChain, chunkBytes: chunkBytes)
     }
 
     private func serverLines(_ count: Int) -> [String] {
@@ -90,7 +90,7 @@ struct IngestStageTests {
         for jobs in [1, 4] {
             let scenario = try Scenario()
             let database = try scenario.open()
-            _ = try IngestStage.run(files: try SourceFile.list(in: SampleDataTests.sampleData), database: database, jobs: jobs, chunkBytes: 4096)
+            _ = try IngestStage.run(files: try SourceFile.list(in: SampleDataTests.sampleData), database: database, jobs: jobs, signatures: .testChain, chunkBytes: 4096)
             dumps.append(try Self.dump(database))
         }
         #expect(dumps[0] == dumps[1])

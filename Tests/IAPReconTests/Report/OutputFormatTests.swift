@@ -8,7 +8,7 @@ import Testing
 /// with the contract's columns, and one complete output set switched in atomically.
 @Suite("output files")
 struct OutputFormatTests {
-    static let outputs = ["attribution.csv", "findings.csv", "findings.json", "rejects.csv", "revenue_daily.csv", "summary.json"]
+    static let outputs = ["attribution.csv", "consumption_requests.jsonl", "findings.csv", "findings.json", "rejects.csv", "revenue_daily.csv", "summary.json"]
     static let findingColumns = [
         "finding_id", "kind", "severity", "user_id", "order_id", "transaction_id", "original_transaction_id", "product_id",
         "amount", "currency", "event_time", "detail", "sources",
@@ -112,7 +112,7 @@ struct OutputFormatTests {
         let scenario = try Scenario()
         _ = try Pipeline.run(RunOptions(
             input: SampleDataTests.sampleData, databasePath: scenario.databasePath, outFolder: scenario.out, jobs: 1,
-            reconcile: ReconcileSettings(), report: ReportSettings(outFolder: scenario.out)), progress: nil)
+            signatures: .testChain, reconcile: ReconcileSettings(), report: ReportSettings(outFolder: scenario.out)), progress: nil)
         for name in Self.outputs where name.hasSuffix(".csv") {
             let text = try scenario.output(name)
             let records = try #require(Self.records(text), "\(name) is not strict RFC 4180 with CRLF record ends")
@@ -122,7 +122,7 @@ struct OutputFormatTests {
         }
         // findings.csv on sample-data: details such as "delivered 2 times to u_1005, u_1006" hold commas.
         let findings = try #require(Self.records(try scenario.output("findings.csv")))
-        #expect(findings.count == 14)
+        #expect(findings.count == 15)
         #expect(findings.contains { $0[11] == "cross_user: delivered 2 times to u_1005, u_1006" })
     }
 
@@ -133,12 +133,12 @@ struct OutputFormatTests {
         let scenario = try Scenario()
         _ = try Pipeline.run(RunOptions(
             input: SampleDataTests.sampleData, databasePath: scenario.databasePath, outFolder: scenario.out, jobs: 1,
-            reconcile: ReconcileSettings(), report: ReportSettings(outFolder: scenario.out)), progress: nil)
+            signatures: .testChain, reconcile: ReconcileSettings(), report: ReportSettings(outFolder: scenario.out)), progress: nil)
         let text = try scenario.output("findings.json")
         let objects = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [[String: Any]])
         let csv = try #require(Self.records(try scenario.output("findings.csv")))
         #expect(objects.count == csv.count - 1)
-        #expect(objects.count == 13)
+        #expect(objects.count == 14)
         for object in objects { #expect(Set(object.keys) == Set(Self.findingColumns)) }
         // Key order, as written: the keys of each object appear in the contract's order.
         let keysInText = text.split(separator: "\n").compactMap { line -> String? in

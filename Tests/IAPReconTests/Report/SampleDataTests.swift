@@ -12,7 +12,8 @@ struct SampleDataTests {
         .deletingLastPathComponent().deletingLastPathComponent().path
     static let sampleData = repository + "/sample-data"
     static let expected = sampleData + "/expected"
-    static let outputs = ["findings.csv", "findings.json", "summary.json", "revenue_daily.csv", "attribution.csv", "rejects.csv"]
+    static let outputs = ["findings.csv", "findings.json", "summary.json", "revenue_daily.csv", "attribution.csv", "rejects.csv",
+                          "consumption_requests.jsonl"]
 
     /// summary.json's stage timings differ run to run; everything before them must not.
     static func stable(_ name: String, _ text: String) -> String {
@@ -24,7 +25,7 @@ struct SampleDataTests {
         let scenario = try Scenario()
         let result = try Pipeline.run(RunOptions(
             input: Self.sampleData, databasePath: scenario.databasePath, outFolder: scenario.out, jobs: jobs,
-            reconcile: ReconcileSettings(), report: ReportSettings(outFolder: scenario.out)), progress: nil)
+            signatures: .testChain, reconcile: ReconcileSettings(), report: ReportSettings(outFolder: scenario.out)), progress: nil)
         return (scenario, result)
     }
 
@@ -54,17 +55,17 @@ struct SampleDataTests {
             "catalog.csv": LineCounts(read: 7, accepted: 7),
             "fx.csv": LineCounts(read: 36, accepted: 36),
             "notifications/asn-2026-11.jsonl": LineCounts(read: 26, accepted: 25, blank: 1),
-            "receipts/verify-2026-11.jsonl": LineCounts(read: 30, accepted: 30),
+            "receipts/verify-2026-11.jsonl": LineCounts(read: 31, accepted: 30, rejected: 1),
             "registrations/signups.jsonl": LineCounts(read: 32, accepted: 30, rejected: 1, blank: 1),
             "server/server-2026-11-27.jsonl.gz": LineCounts(read: 60, accepted: 57, rejected: 2, ignored: 1),
-            "server/server-2026-11-28.jsonl": LineCounts(read: 9, accepted: 5, rejected: 2, blank: 1, ignored: 1),
+            "server/server-2026-11-28.jsonl": LineCounts(read: 10, accepted: 6, rejected: 2, blank: 1, ignored: 1),
             "spend/spend.csv": LineCounts(read: 13, accepted: 13),
         ])
         for file in result.ingest.files {
             let c = file.counts
             #expect(c.read == c.accepted + c.rejected + c.blank + c.ignored, "\(file.path)")
         }
-        #expect(result.ingest.totals == LineCounts(read: 265, accepted: 254, rejected: 6, blank: 3, ignored: 2))
+        #expect(result.ingest.totals == LineCounts(read: 267, accepted: 255, rejected: 7, blank: 3, ignored: 2))
     }
 
     @Test("--jobs 1 and --jobs 4 write byte-identical outputs and the same findings")

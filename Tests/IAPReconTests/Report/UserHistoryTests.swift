@@ -11,7 +11,7 @@ struct UserHistoryTests {
         let scenario = try Scenario()
         _ = try Pipeline.run(RunOptions(
             input: SampleDataTests.sampleData, databasePath: scenario.databasePath, outFolder: scenario.out, jobs: 1,
-            reconcile: ReconcileSettings(), report: ReportSettings(outFolder: scenario.out)), progress: nil)
+            signatures: .testChain, reconcile: ReconcileSettings(), report: ReportSettings(outFolder: scenario.out)), progress: nil)
         return (scenario, try Store.open(path: scenario.databasePath))
     }
 
@@ -178,7 +178,7 @@ struct UserHistoryTests {
         try scenario.write("registrations/r.jsonl", [AttributionReportTests.Fixture.signup("2026-11-09T23:30:00Z", "u1")])
         _ = try Pipeline.run(RunOptions(
             input: scenario.input, databasePath: scenario.databasePath, outFolder: scenario.out, jobs: 1,
-            reconcile: ReconcileSettings(asOfMs: Line.ms("2026-11-30T00:00:00Z"), mmpZone: try #require(Zone("Asia/Tokyo"))),
+            signatures: .testChain, reconcile: ReconcileSettings(asOfMs: Line.ms("2026-11-30T00:00:00Z"), mmpZone: try #require(Zone("Asia/Tokyo"))),
             report: ReportSettings(outFolder: scenario.out)), progress: nil)
         let history = try UserHistory.load(try scenario.open(), .user("u1"))
         // 08:00 in Tokyo is 23:00 UTC the day before: the install comes before the sign-up.

@@ -22,7 +22,7 @@ struct DataMinimisationTests {
     func outputs() throws {
         let scenario = try Scenario()
         _ = try Pipeline.run(RunOptions(input: SampleDataTests.sampleData, databasePath: scenario.databasePath, outFolder: scenario.out,
-                                        jobs: 2, reconcile: ReconcileSettings(), report: ReportSettings(outFolder: scenario.out)), progress: nil)
+                                        jobs: 2, signatures: .testChain, reconcile: ReconcileSettings(), report: ReportSettings(outFolder: scenario.out)), progress: nil)
         let database = try scenario.open()
         var idfas: [String] = []
         try database.forEach("SELECT idfa FROM raw_registrations__users WHERE idfa IS NOT NULL") { idfas.append($0.string(0)) }

@@ -66,7 +66,7 @@ final class Scenario {
     /// Runs ingest, normalize and join; returns the findings.
     func reconcile(asOf: String? = nil, graceHours: Int64 = 24, jobs: Int = 1) throws -> [Finding] {
         let database = try open()
-        _ = try Pipeline.ingest(input: input, database: database, jobs: jobs, progress: nil)
+        _ = try Pipeline.ingest(input: input, database: database, jobs: jobs, signatures: .testChain, progress: nil)
         try NormalizeStage.run(database: database)
         let settings = ReconcileSettings(asOfMs: asOf.flatMap { Timestamp.parse($0) }, graceMs: graceHours * 3_600_000)
         _ = try JoinStage.run(database: database, settings: settings)
@@ -96,7 +96,7 @@ final class Scenario {
     func run(asOf: String? = nil, jobs: Int = 1, zone: String = "UTC") throws -> RunResult {
         try Pipeline.run(RunOptions(
             input: input, databasePath: databasePath, outFolder: out, jobs: jobs,
-            reconcile: ReconcileSettings(asOfMs: asOf.flatMap { Timestamp.parse($0) }),
+            signatures: .testChain, reconcile: ReconcileSettings(asOfMs: asOf.flatMap { Timestamp.parse($0) }),
             report: ReportSettings(outFolder: out, zone: Zone(zone) ?? .utc)), progress: nil)
     }
 

@@ -1,0 +1,231 @@
+import COpenSSL
+import Synchronization
+
+/// Checks JWS signatures as Apple's App Store Server Library does (CONTRACT.md §1.8).
+///
+/// A JWS is trusted when its header says `ES256`, its `x5c` chain verifies up to a trusted
+/// root, the chain was valid when the payload was signed, and the signature over
+/// `header.payload` holds for the leaf's key. An App Store chain (any environment but
+/// `Xcode` and `LocalTesting`) must also be three certificates long with Apple's marker
+/// extensions on the leaf and the intermediate; a locally signed one (Xcode, LocalTesting)
+/// needs a root given with `--trust-root` instead.
+///
+/// The same few chains sign millions of payloads, and a receipt repeats the JWS of earlier
+/// receipts: each distinct header (chain) is verified once, each distinct JWS's signature
+/// once. The caches sit behind mutexes, since ingest's parsers share one verifier.
+public final class JWSVerifier: Sendable {
+    /// The leaf's marker: "Mac App Store and iTunes Store Receipt Signing".
+    static let leafMarkerOID = "1.2.840.113635.100.6.11.1"
+    /// The intermediate's marker: "Apple Worldwide Developer Relations".
+    static let intermediateMarkerOID = "1.2.840.113635.100.6.2.1"
+
+    public let check: SignatureCheck
+    private let store: TrustStore?
+    private let chains = Mutex<[Substring: ChainVerdict]>([:])
+    private let signatures = Mutex<[SHA256Digest: Bool]>([:])
+
+    /// No checks at all: for tests of what a payload says, and `--trust-unsigned`.
+    public static let unchecked = JWSVerifier(.trustUnsigned)
+
+    public init(_ check: SignatureCheck) {
+        self.check = check
+        switch check {
+        case .trustUnsigned: store = nil
+        case .verify(let extraRoots): store = TrustStore(apple: AppleRootCA.g3DER, extra: extraRoots)
+        }
+    }
+
+    /// Nil when `jws` may be trusted, else why not (a reject reason).
+    ///
+    /// `environment` is its payload's (`Xcode` and `LocalTesting` are signed locally), and
+    /// `signedMs` its `signedDate`, the moment the chain must have been valid.
+    public func failure(_ jws: String, signedMs: Int64?, environment: String?) -> String? {
+        guard let store else { return nil }
+        var text = jws
+        return text.withUTF8 { bytes -> String? in
+            let dots = bytes.indices.filter { bytes[$0] == UInt8(ascii: ".") }
+            guard dots.count == 2 else { return "bad signature" }
+            let headerText = jws.utf8.prefix(dots[0])
+            let header = Substring(String(decoding: headerText, as: UTF8.self))
+            let chain = chains.withLock { $0[header] } ?? {
+                let verdict = ChainVerdict(header: header, store: store)
+                chains.withLock { $0[header] = verdict }
+                return verdict
+            }()
+            if let failure = chain.failure(local: environment == "Xcode" || environment == "LocalTesting") { return failure }
+            if let signedMs, let window = chain.validity, !window.contains(signedMs) {
+                return "certificate expired at signing time"
+            }
+            let digest = SHA256Digest(bytes)
+            if let known = signatures.withLock({ $0[digest] }) { return known ? nil : "bad signature" }
+            let signed = UnsafeBufferPointer(rebasing: bytes[..<dots[1]])
+            let valid = chain.key.map { Self.verify(signature: UnsafeBufferPointer(rebasing: bytes[(dots[1] + 1)...]), of: signed, key: $0) } ?? false
+            signatures.withLock { $0[digest] = valid }
+            return valid ? nil : "bad signature"
+        }
+    }
+
+    /// ES256: the JWS carries R||S (two 32-byte integers); OpenSSL wants them DER-encoded.
+    static func verify(signature text: UnsafeBufferPointer<UInt8>, of signed: UnsafeBufferPointer<UInt8>, key: Certificate) -> Bool {
+        guard let raw = Base64URL.decode(text), raw.count == 64,
+              let publicKey = X509_get0_pubkey(key.handle), let context = EVP_MD_CTX_new() else { return false }
+        defer { EVP_MD_CTX_free(context) }
+        func integer(_ bytes: ArraySlice<UInt8>) -> [UInt8] {
+            var value = Array(bytes.drop { $0 == 0 })
+            if value.isEmpty || value[0] & 0x80 != 0 { value.insert(0, at: 0) }
+            return [0x02, UInt8(value.count)] + value
+        }
+        let body = integer(raw[0..<32]) + integer(raw[32..<64])
+        let der = [0x30, UInt8(body.count)] + body
+        guard EVP_DigestVerifyInit(context, nil, EVP_sha256(), nil, publicKey) == 1 else { return false }
+        return EVP_DigestVerify(context, der, der.count, signed.baseAddress, signed.count) == 1
+    }
+}
+
+/// What one JWS header (its `alg` and `x5c` chain) is worth, worked out once.
+struct ChainVerdict: Sendable {
+    /// Why no payload under this header can be trusted, whatever its environment.
+    var failure: String?
+    /// Why an App Store payload cannot be trusted under it (length or markers), when only that fails.
+    var appStoreFailure: String?
+    /// The chain verified to a root given with `--trust-root` (not Apple's).
+    var anchoredAtExtraRoot = false
+    /// When every certificate of the chain was valid.
+    var validity: ClosedRange<Int64>?
+    var key: Certificate?
+
+    func failure(local: Bool) -> String? {
+        if let failure { return failure }
+        if local { return anchoredAtExtraRoot ? nil : "untrusted certificate chain (locally signed; trust its root with --trust-root)" }
+        return appStoreFailure
+    }
+
+    init(header: Substring, store: TrustStore) {
+        guard let decoded = Base64URL.decode(Array(header.utf8)), case .object(let fields)? = try? JSONParser.parse(decoded) else {
+            failure = "bad signature (header is not base64url JSON)"
+            return
+        }
+        let algorithm = fields["alg"]?.stringValue ?? "none"
+        guard algorithm == "ES256" else {
+            failure = "unsupported alg \(LineReject.quoted(.string(algorithm)))"
+            return
+        }
+        guard case .array(let encoded)? = fields["x5c"], !encoded.isEmpty else {
+            failure = "untrusted certificate chain (no x5c header)"
+            return
+        }
+        var certificates: [Certificate] = []
+        for element in encoded {
+            guard let text = element.stringValue, let der = Base64URL.decode(Array(text.utf8)), let certificate = Certificate(der: der) else {
+                failure = "untrusted certificate chain (an x5c entry is not a certificate)"
+                return
+            }
+            certificates.append(certificate)
+        }
+        switch store.verify(certificates) {
+        case .failure(let why):
+            failure = "untrusted certificate chain (\(why.reason))"
+            return
+        case .success(let path):
+            anchoredAtExtraRoot = path.last.map { $0.der != store.appleRoot.der } ?? false
+            var validity: ClosedRange<Int64>? = Int64.min...Int64.max
+            for certificate in path {
+                guard let range = certificate.validity, let current = validity,
+                      range.lowerBound <= current.upperBound, current.lowerBound <= range.upperBound else { validity = nil; break }
+                validity = max(range.lowerBound, current.lowerBound)...min(range.upperBound, current.upperBound)
+            }
+            guard let validity else {
+                failure = "certificate expired at signing time"
+                return
+            }
+            self.validity = validity
+        }
+        key = certificates[0]
+        if certificates.count != 3 {
+            appStoreFailure = "untrusted certificate chain (\(certificates.count) certificates, not 3)"
+        } else if !certificates[0].hasExtension(JWSVerifier.leafMarkerOID) {
+            appStoreFailure = "untrusted certificate chain (the leaf lacks Apple's receipt-signing marker)"
+        } else if !certificates[1].hasExtension(JWSVerifier.intermediateMarkerOID) {
+            appStoreFailure = "untrusted certificate chain (the intermediate lacks Apple's WWDR marker)"
+        }
+    }
+}
+
+/// The trusted roots in an OpenSSL `X509_STORE`, which verifies chains from several threads.
+final class TrustStore: @unchecked Sendable {
+    let appleRoot: Certificate
+    private let roots: [Certificate]
+    private let store: OpaquePointer
+
+    init?(apple: [UInt8], extra: [[UInt8]]) {
+        guard let appleRoot = Certificate(der: apple), let store = X509_STORE_new() else { return nil }
+        self.appleRoot = appleRoot
+        self.roots = [appleRoot] + extra.compactMap(Certificate.init(der:))
+        self.store = store
+        for root in roots { X509_STORE_add_cert(store, root.handle) }
+    }
+
+    deinit { X509_STORE_free(store) }
+
+    /// The verified path, leaf first and trusted root last, or OpenSSL's reason.
+    ///
+    /// Time is not checked here: a chain is judged at each payload's signing time, from the
+    /// path's validity. The `x5c` root itself is never trusted for being there; only roots of
+    /// this store anchor a path.
+    func verify(_ chain: [Certificate]) -> Result<[Certificate], ChainError> {
+        guard let context = X509_STORE_CTX_new(), let untrusted = iaprecon_certificate_stack() else {
+            return .failure(ChainError(reason: "out of memory"))
+        }
+        defer {
+            X509_STORE_CTX_free(context)
+            iaprecon_certificate_stack_free(untrusted)
+        }
+        for certificate in chain.dropFirst() { _ = iaprecon_certificate_stack_push(untrusted, certificate.handle) }
+        guard X509_STORE_CTX_init(context, store, chain[0].handle, untrusted) == 1 else {
+            return .failure(ChainError(reason: "out of memory"))
+        }
+        X509_STORE_CTX_set_flags(context, UInt(X509_V_FLAG_NO_CHECK_TIME))
+        guard X509_verify_cert(context) == 1 else {
+            return .failure(ChainError(reason: String(cString: X509_verify_cert_error_string(Int(X509_STORE_CTX_get_error(context))))))
+        }
+        let byDER = Dictionary((chain + roots).map { ($0.der, $0) }, uniquingKeysWith: { first, _ in first })
+        guard let verified = X509_STORE_CTX_get0_chain(context) else { return .failure(ChainError(reason: "no chain")) }
+        var path: [Certificate] = []
+        for index in 0..<iaprecon_certificate_stack_count(verified) {
+            guard let handle = iaprecon_certificate_stack_at(verified, index) else { continue }
+            var buffer: UnsafeMutablePointer<UInt8>?
+            let length = i2d_X509(handle, &buffer)
+            guard length > 0, let buffer else { continue }
+            let der = Array(UnsafeBufferPointer(start: buffer, count: Int(length)))
+            CRYPTO_free(buffer, #fileID, #line)
+            if let known = byDER[der] { path.append(known) }
+        }
+        return .success(path)
+    }
+}
+
+struct ChainError: Error {
+    var reason: String
+}
+
+/// SHA-256 of a JWS, the key of the signature cache (the whole text: a copied signature
+/// under an altered payload is another JWS).
+struct SHA256Digest: Hashable, Sendable {
+    var words: (UInt64, UInt64, UInt64, UInt64)
+
+    init(_ bytes: UnsafeBufferPointer<UInt8>) {
+        var digest = [UInt8](repeating: 0, count: 32)
+        _ = EVP_Digest(bytes.baseAddress, bytes.count, &digest, nil, EVP_sha256(), nil)
+        func word(_ index: Int) -> UInt64 { digest[index * 8..<index * 8 + 8].reduce(0) { $0 << 8 | UInt64($1) } }
+        words = (word(0), word(1), word(2), word(3))
+    }
+
+    static func == (lhs: SHA256Digest, rhs: SHA256Digest) -> Bool { lhs.words == rhs.words }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(words.0)
+        hasher.combine(words.1)
+        hasher.combine(words.2)
+        hasher.combine(words.3)
+    }
+}
