@@ -12,7 +12,10 @@ import Synchronization
 ///
 /// The same few chains sign millions of payloads, and a receipt repeats the JWS of earlier
 /// receipts: each distinct header (chain) is verified once, each distinct JWS's signature
-/// once. The caches sit behind mutexes, since ingest's parsers share one verifier.
+/// once (keyed by the digest of `header.payload` and the signature, so a signature copied
+/// under another payload is another JWS). The caches sit behind mutexes, since ingest's
+/// parsers share one verifier; each chain keeps ready verify contexts for its key, since
+/// setting one up costs libcrypto more than the ECDSA check itself.
 public final class JWSVerifier: Sendable {
     /// The leaf's marker: "Mac App Store and iTunes Store Receipt Signing".
     static let leafMarkerOID = "1.2.840.113635.100.6.11.1"
@@ -22,7 +25,7 @@ public final class JWSVerifier: Sendable {
     public let check: SignatureCheck
     private let store: TrustStore?
     private let chains = Mutex<[Substring: ChainVerdict]>([:])
-    private let signatures = Mutex<[SHA256Digest: Bool]>([:])
+    private let signatures = Mutex<[SignedDigest: Bool]>([:])
 
     /// No checks at all: for tests of what a payload says, and `--trust-unsigned`.
     public static let unchecked = JWSVerifier(.trustUnsigned)
@@ -56,29 +59,15 @@ public final class JWSVerifier: Sendable {
             if let signedMs, let window = chain.validity, !window.contains(signedMs) {
                 return "certificate expired at signing time"
             }
-            let digest = SHA256Digest(bytes)
-            if let known = signatures.withLock({ $0[digest] }) { return known ? nil : "bad signature" }
-            let signed = UnsafeBufferPointer(rebasing: bytes[..<dots[1]])
-            let valid = chain.key.map { Self.verify(signature: UnsafeBufferPointer(rebasing: bytes[(dots[1] + 1)...]), of: signed, key: $0) } ?? false
-            signatures.withLock { $0[digest] = valid }
+            guard let raw = Base64URL.decode(UnsafeBufferPointer(rebasing: bytes[(dots[1] + 1)...])), raw.count == 64 else {
+                return "bad signature"
+            }
+            let key = SignedDigest(digest: SHA256.digest(UnsafeBufferPointer(rebasing: bytes[..<dots[1]])), signature: raw)
+            if let known = signatures.withLock({ $0[key] }) { return known ? nil : "bad signature" }
+            let valid = chain.key?.verify(digest: key.digest, signature: raw) ?? false
+            signatures.withLock { $0[key] = valid }
             return valid ? nil : "bad signature"
         }
-    }
-
-    /// ES256: the JWS carries R||S (two 32-byte integers); OpenSSL wants them DER-encoded.
-    static func verify(signature text: UnsafeBufferPointer<UInt8>, of signed: UnsafeBufferPointer<UInt8>, key: Certificate) -> Bool {
-        guard let raw = Base64URL.decode(text), raw.count == 64,
-              let publicKey = X509_get0_pubkey(key.handle), let context = EVP_MD_CTX_new() else { return false }
-        defer { EVP_MD_CTX_free(context) }
-        func integer(_ bytes: ArraySlice<UInt8>) -> [UInt8] {
-            var value = Array(bytes.drop { $0 == 0 })
-            if value.isEmpty || value[0] & 0x80 != 0 { value.insert(0, at: 0) }
-            return [0x02, UInt8(value.count)] + value
-        }
-        let body = integer(raw[0..<32]) + integer(raw[32..<64])
-        let der = [0x30, UInt8(body.count)] + body
-        guard EVP_DigestVerifyInit(context, nil, EVP_sha256(), nil, publicKey) == 1 else { return false }
-        return EVP_DigestVerify(context, der, der.count, signed.baseAddress, signed.count) == 1
     }
 }
 
@@ -92,7 +81,7 @@ struct ChainVerdict: Sendable {
     var anchoredAtExtraRoot = false
     /// When every certificate of the chain was valid.
     var validity: ClosedRange<Int64>?
-    var key: Certificate?
+    var key: SigningKey?
 
     func failure(local: Bool) -> String? {
         if let failure { return failure }
@@ -140,7 +129,7 @@ struct ChainVerdict: Sendable {
             }
             self.validity = validity
         }
-        key = certificates[0]
+        key = SigningKey(certificates[0])
         if certificates.count != 3 {
             appStoreFailure = "untrusted certificate chain (\(certificates.count) certificates, not 3)"
         } else if !certificates[0].hasExtension(JWSVerifier.leafMarkerOID) {
@@ -208,24 +197,65 @@ struct ChainError: Error {
     var reason: String
 }
 
-/// SHA-256 of a JWS, the key of the signature cache (the whole text: a copied signature
-/// under an altered payload is another JWS).
-struct SHA256Digest: Hashable, Sendable {
-    var words: (UInt64, UInt64, UInt64, UInt64)
+/// The leaf's public key, with verify contexts ready for it.
+final class SigningKey: @unchecked Sendable {
+    private let certificate: Certificate
+    /// Contexts not in use; each is used by one thread at a time.
+    private let ready = Mutex<[VerifyContext]>([])
 
-    init(_ bytes: UnsafeBufferPointer<UInt8>) {
+    private struct VerifyContext: @unchecked Sendable {
+        let handle: OpaquePointer
+    }
+
+    init?(_ certificate: Certificate) {
+        guard let key = X509_get0_pubkey(certificate.handle), EVP_PKEY_get_base_id(key) == EVP_PKEY_EC,
+              EVP_PKEY_get_bits(key) == 256 else { return nil }
+        self.certificate = certificate
+    }
+
+    deinit { ready.withLock { $0.forEach { EVP_PKEY_CTX_free($0.handle) } } }
+
+    /// ES256: the JWS carries R||S (two 32-byte integers); libcrypto wants them DER-encoded.
+    func verify(digest: [UInt8], signature raw: [UInt8]) -> Bool {
+        func integer(_ bytes: ArraySlice<UInt8>) -> [UInt8] {
+            var value = Array(bytes.drop { $0 == 0 })
+            if value.isEmpty || value[0] & 0x80 != 0 { value.insert(0, at: 0) }
+            return [0x02, UInt8(value.count)] + value
+        }
+        let body = integer(raw[0..<32]) + integer(raw[32..<64])
+        let der = [0x30, UInt8(body.count)] + body
+        guard let context = ready.withLock({ $0.popLast() }) ?? makeContext() else { return false }
+        defer { ready.withLock { $0.append(context) } }
+        return EVP_PKEY_verify(context.handle, der, der.count, digest, digest.count) == 1
+    }
+
+    private func makeContext() -> VerifyContext? {
+        guard let key = X509_get0_pubkey(certificate.handle), let context = EVP_PKEY_CTX_new_from_pkey(nil, key, nil) else { return nil }
+        guard EVP_PKEY_verify_init(context) == 1 else {
+            EVP_PKEY_CTX_free(context)
+            return nil
+        }
+        return VerifyContext(handle: context)
+    }
+}
+
+/// SHA-256 through one digest fetched once (an implicit fetch per call takes a global lock).
+enum SHA256 {
+    private final class Algorithm: @unchecked Sendable {
+        let handle = EVP_MD_fetch(nil, "SHA2-256", nil)
+    }
+
+    private static let algorithm = Algorithm()
+
+    static func digest(_ bytes: UnsafeBufferPointer<UInt8>) -> [UInt8] {
         var digest = [UInt8](repeating: 0, count: 32)
-        _ = EVP_Digest(bytes.baseAddress, bytes.count, &digest, nil, EVP_sha256(), nil)
-        func word(_ index: Int) -> UInt64 { digest[index * 8..<index * 8 + 8].reduce(0) { $0 << 8 | UInt64($1) } }
-        words = (word(0), word(1), word(2), word(3))
+        _ = EVP_Digest(bytes.baseAddress, bytes.count, &digest, nil, algorithm.handle, nil)
+        return digest
     }
+}
 
-    static func == (lhs: SHA256Digest, rhs: SHA256Digest) -> Bool { lhs.words == rhs.words }
-
-    func hash(into hasher: inout Hasher) {
-        hasher.combine(words.0)
-        hasher.combine(words.1)
-        hasher.combine(words.2)
-        hasher.combine(words.3)
-    }
+/// A signature-cache key: the digest of `header.payload` and the signature over it.
+struct SignedDigest: Hashable, Sendable {
+    var digest: [UInt8]
+    var signature: [UInt8]
 }

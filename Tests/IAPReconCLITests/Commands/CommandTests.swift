@@ -196,6 +196,24 @@ struct CommandTests {
         #expect(work.iaprecon(["history", "--transaction", "0", "--db", db]).err == "Error: no transaction '0' in the store\n")
     }
 
+    @Test("history --transaction shows the answer to Apple's CONSUMPTION_REQUEST; a transaction Apple did not ask about shows none")
+    func historyConsumptionAnswer() throws {
+        let work = try Workspace()
+        let db = work.path("s.sqlite")
+        _ = work.iaprecon(["run", "--input", Workspace.sampleData, "--trust-root", Workspace.sampleRoot, "--db", db, "--out", work.path("out"), "--quiet"])
+        let asked = work.iaprecon(["history", "--transaction", "2000000629466000", "--db", db])
+        #expect(asked.code == 0)
+        #expect(asked.out.contains("""
+            CONSUMPTION_REQUEST answers (Send Consumption Information body):
+            2026-11-23T10:02:13.000Z 0a3cee3d-920a-4658-8128-61d634efc3d1: {"accountTenure":1,"appAccountToken":"",\
+            "consumptionStatus":0,"customerConsented":false,"deliveryStatus":0,"lifetimeDollarsPurchased":2,"lifetimeDollarsRefunded":1,\
+            "platform":1,"playTime":0,"refundPreference":0,"sampleContentProvided":false,"userStatus":0}
+            """))
+        let notAsked = work.iaprecon(["history", "--transaction", "2000000629584020", "--db", db])
+        #expect(notAsked.code == 0)
+        #expect(!notAsked.out.contains("CONSUMPTION_REQUEST answers"))
+    }
+
     @Test("history prints a user's whole story as the checked-in table; its JSON carries every finding id")
     func historyTable() throws {
         let work = try Workspace()

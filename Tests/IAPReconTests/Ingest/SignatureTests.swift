@@ -225,6 +225,34 @@ struct SignatureTests {
         #expect(try scenario.output("summary.json").contains("\"mode\": \"trust_unsigned\""))
     }
 
+    @Test("the JWS inside a signed envelope are covered by its signature: one changed byte in them breaks the envelope")
+    func envelopeCoversInnerJWS() throws {
+        let inner = TestSigningChain.signer.jws(payload: transactionPayload("2000000900000030", signed: "2026-11-28T10:00:00Z"))
+        func envelope(_ transactionJWS: String) -> String {
+            "{\"notificationType\":\"REFUND\",\"notificationUUID\":\"5f6c2a4e-1b7d-4c3a-9e8f-2d1c0b9a8e7f\",\"signedDate\":\(Line.ms("2026-11-28T12:00:00Z")),"
+                + "\"data\":{\"environment\":\"Production\",\"signedTransactionInfo\":\"\(transactionJWS)\"}}"
+        }
+        let signed = TestSigningChain.signer.jws(payload: Array(envelope(inner).utf8))
+        let verifier = JWSVerifier(.testChain)
+        guard case .accepted(let rows) = try NotificationParser.parse(try IngestLine.object("{\"signedPayload\":\"\(signed)\"}"), signatures: verifier) else {
+            Issue.record("a genuine envelope was rejected")
+            return
+        }
+        #expect(rows.count == 2)
+        // Swap in a forged transaction JWS (its payload altered) and keep the envelope's signature.
+        let parts = inner.split(separator: ".").map(String.init)
+        let forgedInner = parts[0] + "." + Base64URL.encode(transactionPayload("2000000900000031", signed: "2026-11-28T10:00:00Z")) + "." + parts[2]
+        let outer = signed.split(separator: ".").map(String.init)
+        let tampered = outer[0] + "." + Base64URL.encode(Array(envelope(forgedInner).utf8)) + "." + outer[2]
+        #expect(throws: LineReject("bad signature in 'signedPayload'")) {
+            try NotificationParser.parse(try IngestLine.object("{\"signedPayload\":\"\(tampered)\"}"), signatures: verifier)
+        }
+        // Decoded already (no envelope), the forged transaction JWS is checked on its own.
+        #expect(throws: LineReject("bad signature in 'data.signedTransactionInfo'")) {
+            try NotificationParser.parse(try IngestLine.object(envelope(forgedInner)), signatures: verifier)
+        }
+    }
+
     @Test("the test root committed in sample-data is the generator's")
     func sampleDataRoot() throws {
         let committed = try String(contentsOfFile: SampleDataTests.sampleData + "/trust/test-root.pem", encoding: .utf8)
