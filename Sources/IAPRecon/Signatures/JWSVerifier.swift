@@ -23,8 +23,9 @@ public final class JWSVerifier: Sendable {
     static let intermediateMarkerOID = "1.2.840.113635.100.6.2.1"
 
     public let check: SignatureCheck
+    /// The trusted roots; nil with `--trust-unsigned`, or when they cannot be loaded (then nothing verifies).
     private let store: TrustStore?
-    private let chains = Mutex<[Substring: ChainVerdict]>([:])
+    private let chains = Mutex<[String: ChainVerdict]>([:])
     private let signatures = Mutex<[SignedDigest: Bool]>([:])
 
     /// No checks at all: for tests of what a payload says, and `--trust-unsigned`.
@@ -43,13 +44,14 @@ public final class JWSVerifier: Sendable {
     /// `environment` is its payload's (`Xcode` and `LocalTesting` are signed locally), and
     /// `signedMs` its `signedDate`, the moment the chain must have been valid.
     public func failure(_ jws: String, signedMs: Int64?, environment: String?) -> String? {
-        guard let store else { return nil }
+        if check == .trustUnsigned { return nil }
+        guard let store else { return "untrusted certificate chain (the trusted roots cannot be loaded)" }
         var text = jws
         return text.withUTF8 { bytes -> String? in
             let dots = bytes.indices.filter { bytes[$0] == UInt8(ascii: ".") }
             guard dots.count == 2 else { return "bad signature" }
             let headerText = jws.utf8.prefix(dots[0])
-            let header = Substring(String(decoding: headerText, as: UTF8.self))
+            let header = String(decoding: headerText, as: UTF8.self)
             let chain = chains.withLock { $0[header] } ?? {
                 let verdict = ChainVerdict(header: header, store: store)
                 chains.withLock { $0[header] = verdict }
@@ -89,7 +91,7 @@ struct ChainVerdict: Sendable {
         return appStoreFailure
     }
 
-    init(header: Substring, store: TrustStore) {
+    init(header: String, store: TrustStore) {
         guard let decoded = Base64URL.decode(Array(header.utf8)), case .object(let fields)? = try? JSONParser.parse(decoded) else {
             failure = "bad signature (header is not base64url JSON)"
             return
