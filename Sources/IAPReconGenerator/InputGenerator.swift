@@ -58,11 +58,12 @@ public struct GeneratorReport: Sendable {
 /// (sign-up, install and MMP events, a first purchase or none) and about 0.13 lines for every
 /// later day of history in short runs, 0.08 in long ones, since most users drift away. Users
 /// sign up evenly over the run, so over 60 days a user averages 12.3 lines, about 0.2 lines per
-/// user-day, at about 440 bytes a line (39 % MMP rows, 29 % server, 14 % receipts, 8 % registrations,
-/// 8 % notifications, the signed JWS forms being the longest lines). For 60 days:
-/// - ~100,000 lines: `users: 8_150` (~43 MB)
-/// - ~1,000,000 lines: `users: 81_500` (~440 MB)
-/// - ~4,000,000 lines: `users: 326_000` (~1.75 GB)
+/// user-day, at about 640 bytes a line (39 % MMP rows, 29 % server, 14 % receipts, 8 % registrations,
+/// 8 % notifications, the signed JWS forms being the longest lines: each carries its three-certificate
+/// `x5c` chain, as Apple's do). For 60 days:
+/// - ~100,000 lines: `users: 8_150` (~64 MB)
+/// - ~1,000,000 lines: `users: 81_500` (~640 MB)
+/// - ~4,000,000 lines: `users: 326_000` (~2.5 GB)
 /// `users(forLines:days:)` gives the estimate for any number of days.
 public enum InputGenerator {
     /// Writes a whole input folder (CONTRACT.md §1 layout) plus `truth.json` into `directory` (created if needed).

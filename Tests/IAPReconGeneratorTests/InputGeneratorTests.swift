@@ -64,7 +64,7 @@ struct InputGeneratorTests {
         let reportB = try InputGenerator.write(options, to: second)
         let filesA = try snapshot(first)
         let filesB = try snapshot(second)
-        #expect(filesA.count == reportA.files.count + 1)
+        #expect(filesA.count == reportA.files.count + 2)  // truth.json and trust/test-root.pem
         #expect(filesA.keys.sorted() == filesB.keys.sorted())
         for (path, bytes) in filesA { #expect(filesB[path] == bytes, "\(path) differs") }
         #expect(reportA.lines == reportB.lines && reportA.bytes == reportB.bytes)

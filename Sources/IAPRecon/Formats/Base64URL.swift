@@ -1,8 +1,8 @@
 /// Base64url decoding and JWS payload extraction.
 ///
 /// A JWS compact string is `header.payload.signature`, each part base64url
-/// without padding (RFC 7515). iaprecon decodes the payload and does not
-/// check the signature (CONTRACT.md §1.2): the server already verified it.
+/// without padding (RFC 7515). Here the payload is decoded; `JWSVerifier`
+/// decides whether it may be trusted (CONTRACT.md §1.8).
 public enum Base64URL {
     private static let table: [UInt8] = {
         var table = [UInt8](repeating: 0xFF, count: 256)

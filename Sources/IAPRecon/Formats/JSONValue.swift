@@ -23,6 +23,11 @@ public enum JSONValue: Sendable, Equatable {
         return nil
     }
 
+    public var stringValue: String? {
+        if case .string(let string) = self { return string }
+        return nil
+    }
+
     public var arrayValue: [JSONValue]? {
         if case .array(let array) = self { return array }
         return nil

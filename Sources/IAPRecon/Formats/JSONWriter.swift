@@ -8,6 +8,35 @@ public enum JSONWriter {
         return String(decoding: output, as: UTF8.self)
     }
 
+    /// On one line, no spaces: one record of a JSON Lines file.
+    public static func compact(_ value: JSONValue) -> String {
+        var output: [UInt8] = []
+        writeCompact(value, into: &output)
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    private static func writeCompact(_ value: JSONValue, into output: inout [UInt8]) {
+        switch value {
+        case .null, .bool, .number, .string: write(value, indent: 0, into: &output)
+        case .array(let elements):
+            output.append(UInt8(ascii: "["))
+            for (index, element) in elements.enumerated() {
+                if index > 0 { output.append(UInt8(ascii: ",")) }
+                writeCompact(element, into: &output)
+            }
+            output.append(UInt8(ascii: "]"))
+        case .object(let object):
+            output.append(UInt8(ascii: "{"))
+            for (index, member) in object.members.enumerated() {
+                if index > 0 { output.append(UInt8(ascii: ",")) }
+                appendQuoted(member.key, to: &output)
+                output.append(UInt8(ascii: ":"))
+                writeCompact(member.value, into: &output)
+            }
+            output.append(UInt8(ascii: "}"))
+        }
+    }
+
     private static func write(_ value: JSONValue, indent: Int, into output: inout [UInt8]) {
         switch value {
         case .null: output += "null".utf8

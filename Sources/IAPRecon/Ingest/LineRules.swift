@@ -4,22 +4,39 @@ import Foundation
 ///
 /// A line stamped more than a day after the run's clock cannot be true (a
 /// registration dated 2099 would otherwise become the default as-of and turn
-/// every open purchase into a lost delivery), and with `--bundle-id` a receipt
-/// of another app verifies nothing of ours.
+/// every open purchase into a lost delivery), with `--bundle-id` a receipt
+/// of another app verifies nothing of ours, and a JWS counts only when the
+/// run trusts its signature (§1.8: `--trust-root`, `--trust-unsigned`).
 public struct LineRules: Sendable, Equatable {
     /// The run's clock (`--now`, default the system clock), UTC epoch ms.
     public var nowMs: Int64
     /// `--bundle-id`: the app whose receipts are read; nil reads every bundle.
     public var bundleID: String?
+    /// Which JWS signatures are trusted. Copies share its caches of what was already verified,
+    /// so one run's parsers verify each chain and each JWS once.
+    public var signatures: JWSVerifier
 
     /// How far after the run's clock an event time may lie (clocks drift, zones differ).
     static let futureToleranceMs: Int64 = 86_400_000
     /// MMP times carry no offset: the widest zone (UTC+14) shows the latest wall time.
     static let widestZoneOffsetMs: Int64 = 14 * 3_600_000
 
-    public init(nowMs: Int64 = Int64(Date().timeIntervalSince1970 * 1000), bundleID: String? = nil) {
+    public init(nowMs: Int64 = Int64(Date().timeIntervalSince1970 * 1000), bundleID: String? = nil,
+                signatures: SignatureCheck = .appleOnly) {
         self.nowMs = nowMs
         self.bundleID = bundleID
+        self.signatures = JWSVerifier(signatures)
+    }
+
+    public static func == (lhs: LineRules, rhs: LineRules) -> Bool {
+        lhs.nowMs == rhs.nowMs && lhs.bundleID == rhs.bundleID && lhs.signatures.check == rhs.signatures.check
+    }
+
+    /// The same rules, trusting every JWS: for the JWS inside a payload whose own signature was checked.
+    var trustingInnerJWS: LineRules {
+        var rules = self
+        rules.signatures = .unchecked
+        return rules
     }
 
     /// Rejects an event time more than a day after the run's clock (`time in the future`).

@@ -11,7 +11,12 @@ enum NotificationParser {
         let fields = Fields(object)
         if let signed = try fields.string("signedPayload") {
             let payload = try decodeJWS(signed, path: "signedPayload")
-            return try parseV2(Fields(payload, path: "signedPayload."), rules: rules)
+            let payloadFields = Fields(payload, path: "signedPayload.")
+            let notification = try header(payloadFields)
+            try checkSignature(signed, path: "signedPayload", signatures: rules.signatures, signedMs: notification.signedMs,
+                               environment: notification.environment)
+            // The JWS inside are bytes of the payload that signature covers: trusted with it, not checked again.
+            return try parseV2(payloadFields, rules: rules.trustingInnerJWS)
         }
         if fields.value("notificationType") != nil { return try parseV2(fields, rules: rules) }
         if fields.value("notification_type") != nil { return try parseV1(fields) }
@@ -42,6 +47,8 @@ enum NotificationParser {
         return header
     }
 
+    /// A V2 notification's payload; every JWS inside it is checked with `rules.signatures` (its own
+    /// `signedDate`, else the notification's, is its signing time).
     static func parseV2(_ fields: Fields, rules: LineRules = LineRules()) throws(LineReject) -> LineOutcome {
         let header = try header(fields)
         try rules.checkEventTime(header.signedMs, field: fields.path + "signedDate")
@@ -50,10 +57,18 @@ enum NotificationParser {
             let dataFields = fields.nested("data", data)
             if let jws = try dataFields.string("signedTransactionInfo") {
                 let path = dataFields.path + "signedTransactionInfo"
-                let payload = try decodeJWS(jws, path: path)
-                transaction = try AppleTransaction(v2: Fields(payload, path: path + "."), origin: .notification)
+                let payload = Fields(try decodeJWS(jws, path: path), path: path + ".")
+                try checkSignature(jws, path: path, signatures: rules.signatures, signedMs: try payload.time("signedDate") ?? header.signedMs,
+                                   environment: try payload.appleString("environment") ?? header.environment)
+                transaction = try AppleTransaction(v2: payload, origin: .notification)
             } else if let info = try dataFields.object("transactionInfo") {
                 transaction = try AppleTransaction(v2: dataFields.nested("transactionInfo", info), origin: .notification)
+            }
+            if let jws = try dataFields.string("signedRenewalInfo") {
+                let path = dataFields.path + "signedRenewalInfo"
+                let renewal = Fields(try decodeJWS(jws, path: path), path: path + ".")
+                try checkSignature(jws, path: path, signatures: rules.signatures, signedMs: try renewal.time("signedDate") ?? header.signedMs,
+                                   environment: try renewal.appleString("environment") ?? header.environment)
             }
         }
         if var found = transaction {

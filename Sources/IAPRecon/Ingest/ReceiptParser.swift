@@ -65,7 +65,11 @@ enum ReceiptParser {
                 let path = "signed_transactions[\(index)]"
                 guard case .string(let jws) = element else { throw .wrongType(path, expected: "a JWS string", got: element) }
                 let payload = try decodeJWS(jws, path: path)
-                transactions.append(try serverAPITransaction(Fields(payload, path: path + "."), rules: rules, bundleID: &bundleID))
+                let payloadFields = Fields(payload, path: path + ".")
+                try checkSignature(jws, path: path, signatures: rules.signatures,
+                                   signedMs: try payloadFields.time("signedDate") ?? receivedMs,
+                                   environment: try payloadFields.appleString("environment"))
+                transactions.append(try serverAPITransaction(payloadFields, rules: rules, bundleID: &bundleID))
             }
         }
         // A verified answer with nothing in it is not a verification of anything (CONTRACT.md §1.2).
@@ -130,6 +134,16 @@ enum ReceiptParser {
             transactions.append(try AppleTransaction(receiptItem: Fields(item, path: path + "."), origin: origin, environment: environment))
         }
         return transactions
+    }
+}
+
+/// Rejects a JWS the run does not trust (CONTRACT.md §1.8), naming the field.
+///
+/// `signedMs` is the payload's `signedDate` (else the time of the line that carried it);
+/// `environment` its environment.
+func checkSignature(_ jws: String, path: String, signatures: JWSVerifier, signedMs: Int64?, environment: String?) throws(LineReject) {
+    if let failure = signatures.failure(jws, signedMs: signedMs, environment: environment) {
+        throw LineReject("\(failure) in '\(path)'")
     }
 }
 

@@ -28,8 +28,10 @@ public struct RunOptions: Sendable {
     /// The run's clock and `--bundle-id`, for the line checks that depend on them.
     public var lineRules = LineRules()
 
-    public init(input: String, databasePath: String, outFolder: String, jobs: Int, reconcile: ReconcileSettings, report: ReportSettings) {
+    public init(input: String, databasePath: String, outFolder: String, jobs: Int, lineRules: LineRules = LineRules(),
+                reconcile: ReconcileSettings, report: ReportSettings) {
         self.input = input
+        self.lineRules = lineRules
         self.partitionsThrough = nil
         self.databasePath = databasePath
         self.outFolder = outFolder
@@ -150,7 +152,10 @@ public enum Pipeline {
                 }
             }
             let report = try timed("report", note: { (summary: ReportSummary) in "\(summary.files.count) files in \(options.outFolder)" }) {
-                try ReportStage.run(database: database, settings: options.report) { progress?.advanced(.lines($0)) }
+                var settings = options.report
+                // The summary says which signatures ingest trusted.
+                settings.signatures = options.lineRules.signatures.check
+                return try ReportStage.run(database: database, settings: settings) { progress?.advanced(.lines($0)) }
             }
             try storeCheck.value()
             RunLog.recordStages(database, runID: runID, timings: timings)

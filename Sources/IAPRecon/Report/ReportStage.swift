@@ -5,13 +5,16 @@ public struct ReportSettings: Sendable {
     public var outFolder: String
     public var zone: Zone = .utc
     public var currency: String = "USD"
+    /// How ingest checked JWS signatures, for `summary.json`.
+    public var signatures: SignatureCheck = .appleOnly
 
     public var reportingCurrency: ReportingCurrency { ReportingCurrency(currency) }
 
-    public init(outFolder: String, zone: Zone = .utc, currency: String = "USD") {
+    public init(outFolder: String, zone: Zone = .utc, currency: String = "USD", signatures: SignatureCheck = .appleOnly) {
         self.outFolder = outFolder
         self.zone = zone
         self.currency = currency
+        self.signatures = signatures
     }
 }
 
@@ -93,7 +96,10 @@ public enum ReportStage {
                 }
                 Trace.mark("report attribution")
                 try output.write("attribution.csv") { try attribution.write(&$0, currency: settings.reportingCurrency) }
-                filesDone?(1)
+                let answers = try ConsumptionRequestsReport.answers(database: database, zone: settings.zone, currency: settings.currency)
+                try output.write("consumption_requests.jsonl") { try ConsumptionRequestsReport.write(answers, &$0) }
+                Trace.mark("report consumption requests")
+                filesDone?(2)
             } catch {
                 findingsFiles.wait()
                 revenueWork.wait()
@@ -122,7 +128,8 @@ public enum ReportStage {
             try output.commit()
             Trace.mark("report files written")
             files = ["findings.csv", "findings.json", "revenue_daily.csv", "revenue_monthly.csv", "transactions.csv"]
-                + (tieOut.rows.isEmpty ? [] : ["apple_tieout.csv"]) + ["attribution.csv", "rejects.csv", "report.html", "summary.json"]
+                + (tieOut.rows.isEmpty ? [] : ["apple_tieout.csv"])
+                + ["attribution.csv", "consumption_requests.jsonl", "rejects.csv", "report.html", "summary.json"]
         } catch {
             output.discard()
             throw error

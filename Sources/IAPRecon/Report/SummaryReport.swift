@@ -145,6 +145,7 @@ enum SummaryReport {
             ("grace_hours", .number(Money.format(Decimal(graceMs) / 3_600_000))),
             ("time_zone", .string(settings.zone.identifier)),
             ("reporting_currency", .string(settings.currency)),
+            ("signatures", settings.signatures.summary),
             ("inputs", .object([
                 ("files", .array(counts.inputs)),
                 ("totals", .object([

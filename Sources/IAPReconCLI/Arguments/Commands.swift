@@ -48,8 +48,8 @@ extension CommandSpec {
             rejects.csv in --out. Findings do not fail the run unless --fail-on or \
             --fail-on-new says so; then one alert line goes to stderr, even with --quiet.
             """,
-        options: [.input, .db, .out, .asOf, .now, .grace, .tz, .mmpTZ, .currency, .bundleID, .jobs, .failOn, .failOnNew, .config],
-        flags: [.quiet],
+        options: [.input, .db, .out, .asOf, .now, .grace, .tz, .mmpTZ, .currency, .bundleID, .jobs, .trustRoot, .failOn, .failOnNew, .config],
+        flags: [.trustUnsigned, .quiet],
         examples: [
             ExampleSpec("Reconcile the bundled sample data into ./out:", "iaprecon run"),
             ExampleSpec(
@@ -76,8 +76,8 @@ extension CommandSpec {
             holds later days, the night is replayed in a scratch store beside it and \
             the store is left as it was. latest only moves forward unless --force.
             """,
-        options: [.root, .db, .reports, .date, .logDir, .now, .grace, .tz, .mmpTZ, .currency, .bundleID, .jobs, .failOn, .failOnNew, .config],
-        flags: [.quiet, .force],
+        options: [.root, .db, .reports, .date, .logDir, .now, .grace, .tz, .mmpTZ, .currency, .bundleID, .jobs, .trustRoot, .failOn, .failOnNew, .config],
+        flags: [.trustUnsigned, .quiet, .force],
         examples: [
             ExampleSpec("The nightly cron job:", "iaprecon nightly --config jobs/iaprecon.conf --quiet"),
             ExampleSpec("Re-run one night:", "iaprecon nightly --root /data/iap --date 2026-11-28"),
@@ -94,8 +94,8 @@ extension CommandSpec {
             already holds later days, the range is replayed in one scratch store fed a \
             day at a time, and the store is left as it was.
             """,
-        options: [.root, .db, .reports, .from, .to, .logDir, .now, .grace, .tz, .mmpTZ, .currency, .bundleID, .jobs, .config],
-        flags: [.quiet, .force],
+        options: [.root, .db, .reports, .from, .to, .logDir, .now, .grace, .tz, .mmpTZ, .currency, .bundleID, .jobs, .trustRoot, .config],
+        flags: [.trustUnsigned, .quiet, .force],
         examples: [
             ExampleSpec(
                 "Backfill a quarter:",
@@ -111,8 +111,8 @@ extension CommandSpec {
             that cannot be read go to the rejects with a reason. Files are parsed \
             in parallel and written in input order.
             """,
-        options: [.input, .db, .now, .bundleID, .jobs, .config],
-        flags: [.quiet],
+        options: [.input, .db, .now, .bundleID, .jobs, .trustRoot, .config],
+        flags: [.trustUnsigned, .quiet],
         examples: [
             ExampleSpec(
                 "Load this week's exports into a new store:",
@@ -175,7 +175,8 @@ extension CommandSpec {
             Parses every input file and prints, per file, the lines read, accepted, \
             rejected and ignored, with the first rejects. Nothing is written.
             """,
-        options: [.input, .now, .bundleID, .jobs],
+        options: [.input, .now, .bundleID, .jobs, .trustRoot],
+        flags: [.trustUnsigned],
         examples: [
             ExampleSpec("Check a new export before loading it:", "iaprecon validate --input exports/2026-11-28")
         ]
@@ -422,6 +423,11 @@ extension OptionSpec {
     public static let logDir = OptionSpec(
         name: "log-dir", valueName: "dir", help: "Folder for one log file per run.", defaultValue: .value("logs"))
 
+    public static let trustRoot = OptionSpec(
+        name: "trust-root", valueName: "file",
+        help: "Also trust JWS chains up to this PEM certificate (test environments, Xcode); repeatable.",
+        isRepeatable: true)
+
     public static let config = OptionSpec(
         name: configOptionName, valueName: "file",
         help: "Read option values from a 'key = value' file; the command line wins over it.")
@@ -431,4 +437,7 @@ extension FlagSpec {
     public static let quiet = FlagSpec(name: "quiet", short: "q", help: "Print nothing but errors.")
 
     public static let force = FlagSpec(name: "force", help: "Point <reports>/latest at this night even if it is older.")
+
+    public static let trustUnsigned = FlagSpec(
+        name: "trust-unsigned", help: "Do not check JWS signatures (for data a server verified upstream).")
 }

@@ -171,8 +171,8 @@ struct Benchmark {
         let place = StoreFolder(folder: settings.work + "/" + input.label + "/one-process")
         try place.reset()
         sync()
-        let arguments = ["run", "--input", input.folder, "--db", place.database, "--out", place.out, "--quiet",
-                         "--jobs", String(settings.jobs)]
+        let arguments = ["run", "--input", input.folder, "--trust-root", input.folder + "/trust/test-root.pem",
+                         "--db", place.database, "--out", place.out, "--quiet", "--jobs", String(settings.jobs)]
         let measurement = try measure(arguments, log: place.folder + "/run.log", what: "iaprecon " + arguments.joined(separator: " "))
         let storeBytes = BenchPaths.storeBytes(place.database)
         console.err("\(input.label) one process: \(BenchFormat.seconds(measurement.seconds)) s, "
@@ -285,7 +285,8 @@ enum BenchStage: String, CaseIterable, Sendable {
 
     func arguments(input: String, place: StoreFolder, jobs: Int) -> [String] {
         switch self {
-        case .ingest: ["--input", input, "--db", place.database, "--quiet", "--jobs", String(jobs)]
+        // Generated inputs are signed by the test root `iaprecon generate` writes beside them.
+        case .ingest: ["--input", input, "--trust-root", input + "/trust/test-root.pem", "--db", place.database, "--quiet", "--jobs", String(jobs)]
         case .normalize, .join: ["--db", place.database, "--jobs", String(jobs)]
         case .report: ["--db", place.database, "--out", place.out]
         }

@@ -16,7 +16,8 @@ enum GenerateCommand {
         }
         let report = try InputGenerator.write(options, to: out)
         console.out("wrote \(report.files.count) files, \(report.lines) lines, \(report.bytes) bytes to \(out)/ "
-            + "(\(report.plantedFindings) planted findings, \(report.plantedRejects) bad lines; truth in \(out)/truth.json, as-of \(report.asOf))")
+            + "(\(report.plantedFindings) planted findings, \(report.plantedRejects) bad lines; truth in \(out)/truth.json, as-of \(report.asOf); "
+            + "its JWS are signed by the test root \(out)/trust/test-root.pem: pass it with --trust-root)")
         return .ok
     }
 }

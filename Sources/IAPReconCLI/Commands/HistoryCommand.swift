@@ -36,9 +36,20 @@ enum HistoryCommand {
         case "json": console.out(json(history))
         case "csv": console.out(csv(history))
         case "html": console.out(history.html(zone).trimmingCharacters(in: .newlines))
-        default: console.out(table(history, zone))
+        default:
+            console.out(table(history, zone))
+            if case .transaction(let id) = lookup { try consumptionAnswers(database, transactionID: id).map(console.out) }
         }
         return .ok
+    }
+
+    /// What `consumption_requests.jsonl` answers Apple's `CONSUMPTION_REQUEST`s about the transaction, if it was asked.
+    static func consumptionAnswers(_ database: Database, transactionID: String) throws -> String? {
+        let answers = try ConsumptionRequestsReport.answers(database: database, transactionID: transactionID)
+        guard !answers.isEmpty else { return nil }
+        return "\nCONSUMPTION_REQUEST answers (Send Consumption Information body):\n" + answers.map { answer in
+            "\(Timestamp.iso8601(answer.requestedMs)) \(answer.notificationUUID): \(JSONWriter.compact(answer.body))"
+        }.joined(separator: "\n")
     }
 
     /// The header, then one event per row in at most `tableWidth` columns: the id above its

@@ -24,7 +24,7 @@ extension ParsedCommand {
 
     /// `--now` (the run's clock, default the system clock) and `--bundle-id`, for the line checks.
     func lineRules() throws -> LineRules {
-        var rules = LineRules()
+        var rules = LineRules(signatures: declares("trust-root") ? try signatureCheck() : .appleOnly)
         if declares("now"), let text = value("now") {
             guard let ms = Timestamp.parse(text) else {
                 throw usageError("'\(text)' is not a time for --now (use ISO 8601, e.g. 2026-11-29T00:00:00Z, or epoch ms)")
@@ -41,7 +41,18 @@ extension ParsedCommand {
     }
 
     func reportSettings() throws -> ReportSettings {
-        ReportSettings(outFolder: declares("out") ? value("out") ?? "out" : "out", zone: try zone("tz"), currency: value("currency") ?? "USD")
+        ReportSettings(outFolder: declares("out") ? value("out") ?? "out" : "out", zone: try zone("tz"), currency: value("currency") ?? "USD",
+                       signatures: declares("trust-root") ? try signatureCheck() : .appleOnly)
+    }
+
+    /// `--trust-unsigned`, or Apple's root plus each `--trust-root` PEM file.
+    func signatureCheck() throws -> SignatureCheck {
+        let roots = allValues("trust-root")
+        if flag("trust-unsigned") {
+            guard roots.isEmpty else { throw usageError("--trust-unsigned checks no signature; drop it or --trust-root") }
+            return .trustUnsigned
+        }
+        return try SignatureCheck.trusting(pemFiles: roots)
     }
 
     var failOn: Severity? { declares("fail-on") ? value("fail-on").flatMap(Severity.init(rawValue:)) : nil }

@@ -188,36 +188,23 @@ extension LineBuffer {
         raw("\"}")
     }
 
-    /// `payload` as a JWS compact string (unquoted): fixed header, base64url payload, 64 random signature bytes.
+    /// `payload` as a JWS compact string (unquoted), signed with the test chain.
+    ///
+    /// The nonce takes eight words of `random`, so the signature is reproducible and the
+    /// stream advances as it always has: the rest of the data does not depend on signing.
     mutating func jws(_ payload: LineBuffer, random: inout SeededRandom) {
-        bytes.append(contentsOf: JWS.encodedHeader)
+        let start = bytes.count
+        bytes.append(contentsOf: TestSigningChain.signer.encodedHeader)
         byte(UInt8(ascii: "."))
         Base64.appendURL(payload.bytes, to: &bytes)
-        byte(UInt8(ascii: "."))
-        var signature: [UInt8] = []
-        signature.reserveCapacity(64)
+        var seed: [UInt8] = []
+        seed.reserveCapacity(64)
         for _ in 0..<8 {
             var word = random.next()
-            withUnsafeBytes(of: &word) { signature.append(contentsOf: $0) }
+            withUnsafeBytes(of: &word) { seed.append(contentsOf: $0) }
         }
+        let signature = TestSigningChain.signer.sign(bytes[start...], nonceSeed: seed)
+        byte(UInt8(ascii: "."))
         Base64.appendURL(signature, to: &bytes)
     }
-}
-
-enum JWS {
-    /// `{"alg":"ES256","x5c":["MIIB…"]}` in base64url; the certificate is certificate-shaped
-    /// base64 (not real DER, and one instead of Apple's chain of three, to keep lines short),
-    /// since iaprecon decodes the payload and never checks signatures.
-    static let encodedHeader: [UInt8] = {
-        var random = SeededRandom(seed: 0x5EED, stream: 0x0C3A)
-        func fakeCertificate(_ length: Int) -> String {
-            var der: [UInt8] = [0x30, 0x82, 0x01, 0x91, 0x30, 0x82, 0x01, 0x37, 0xA0, 0x03, 0x02, 0x01, 0x02]
-            while der.count < length { der.append(UInt8(truncatingIfNeeded: random.next())) }
-            return Base64.standard(der)
-        }
-        let header = "{\"alg\":\"ES256\",\"x5c\":[\"\(fakeCertificate(42))\"]}"
-        var output: [UInt8] = []
-        Base64.appendURL(Array(header.utf8), to: &output)
-        return output
-    }()
 }

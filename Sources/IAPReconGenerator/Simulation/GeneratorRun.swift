@@ -71,6 +71,9 @@ final class GeneratorRun {
         let bytes = files.reduce(0) { $0 + $1.bytes } + Catalog.csv().count + fx.csv(startDay: start).count + spend.count
             + reports.reduce(0) { $0 + $1.bytes.count }
         try writeWholeFile(directory + "/truth.json", truth.json(files: paths, lines: lines, bytes: bytes))
+        // The root of the chain every JWS here is signed with, for `--trust-root`.
+        try makeDirectory(directory + "/trust")
+        try writeWholeFile(directory + "/trust/test-root.pem", Array(TestSigningChain.rootPEM.utf8))
         var asOfText = LineBuffer(capacity: 24)
         asOfText.isoTime(asOf, millis: false)
         return GeneratorReport(files: paths, lines: lines, bytes: bytes, plantedFindings: truth.findings.count,

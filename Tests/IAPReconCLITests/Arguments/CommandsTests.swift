@@ -59,10 +59,10 @@ struct CommandsTests {
     func runOptions() {
         let run = CommandSpec.run
         #expect(run.options.map(\.name) == [
-            "input", "db", "out", "as-of", "now", "grace", "tz", "mmp-tz", "currency", "bundle-id", "jobs", "fail-on", "fail-on-new",
-            "config",
+            "input", "db", "out", "as-of", "now", "grace", "tz", "mmp-tz", "currency", "bundle-id", "jobs", "trust-root", "fail-on",
+            "fail-on-new", "config",
         ])
-        #expect(run.flags.map(\.name) == ["quiet"])
+        #expect(run.flags.map(\.name) == ["trust-unsigned", "quiet"])
         #expect(run.acceptsConfig)
         #expect(CommandSpec.report.acceptsConfig == false)
         #expect(OptionSpec.grace.defaultValue == .value("24h"))
@@ -72,8 +72,8 @@ struct CommandsTests {
     @Test("config keys are the options of the subcommands that read --config")
     func configKeys() {
         #expect(Self.program.configKeys == [
-            "input", "db", "out", "as-of", "now", "grace", "tz", "mmp-tz", "currency", "bundle-id", "jobs", "fail-on", "fail-on-new",
-            "quiet", "root", "reports", "date", "log-dir", "force", "from", "to",
+            "input", "db", "out", "as-of", "now", "grace", "tz", "mmp-tz", "currency", "bundle-id", "jobs", "trust-root", "fail-on",
+            "fail-on-new", "trust-unsigned", "quiet", "root", "reports", "date", "log-dir", "force", "from", "to",
         ])
     }
 }

@@ -98,6 +98,8 @@ struct HelpTests {
                                   read)
           -j, --jobs <n>          Parallel parsing workers; every count writes the same
                                   output. (default: number of cores)
+          --trust-root <file>     Also trust JWS chains up to this PEM certificate (test
+                                  environments, Xcode); repeatable.
           --fail-on <severity>    Exit 1 when a finding is at or above this severity.
                                   (values: critical, warning, info; default: never)
           --fail-on-new <severity>
@@ -106,6 +108,8 @@ struct HelpTests {
                                   info; default: never)
           --config <file>         Read option values from a 'key = value' file; the
                                   command line wins over it.
+          --trust-unsigned        Do not check JWS signatures (for data a server
+                                  verified upstream).
           -q, --quiet             Print nothing but errors.
           -h, --help              Show help information.
 

@@ -9,6 +9,8 @@ final class Workspace {
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent().path
     static let sampleData = repository + "/sample-data"
+    /// The test root that signs sample-data's JWS (the README's command trusts it).
+    static let sampleRoot = sampleData + "/trust/test-root.pem"
 
     init() throws {
         root = FileManager.default.temporaryDirectory.path + "/iaprecon-cli-" + UUID().uuidString
@@ -59,19 +61,19 @@ struct CommandTests {
     func runAndFailOn() throws {
         let work = try Workspace()
         let db = work.path("s.sqlite")
-        let first = work.iaprecon(["run", "--input", Workspace.sampleData, "--db", db, "--out", work.path("out")])
+        let first = work.iaprecon(["run", "--input", Workspace.sampleData, "--trust-root", Workspace.sampleRoot, "--db", db, "--out", work.path("out")])
         #expect(first.code == 0)
-        #expect(first.out == "as of 2026-11-29T23:59:00.000Z: 7 critical, 5 warning, 2 info findings; reports in \(work.path("out"))/\n")
+        #expect(first.out == "as of 2026-11-29T23:59:00.000Z: 8 critical, 5 warning, 2 info findings; reports in \(work.path("out"))/\n")
         #expect(first.err.contains("ingest: "))
         // Without --bundle-id, the sample's receipt of another app is accepted, and named.
         #expect(first.err.contains("Warning: receipts name 2 app bundles (com.example.game, com.other.app); set --bundle-id to reject the others\n"))
         #expect(try work.read("out/summary.json").contains("\"bundle_ids\": [\n    \"com.example.game\",\n    \"com.other.app\"\n  ],"))
-        let failing = work.iaprecon(["run", "--input", Workspace.sampleData, "--db", db, "--out", work.path("out2"), "--fail-on", "critical", "--quiet"])
+        let failing = work.iaprecon(["run", "--input", Workspace.sampleData, "--trust-root", Workspace.sampleRoot, "--db", db, "--out", work.path("out2"), "--fail-on", "critical", "--quiet"])
         #expect(failing.code == 1)
         // --quiet keeps stdout empty; stderr gets the one alert line cron mails.
         #expect(failing.out.isEmpty)
-        #expect(failing.err == "iaprecon: exit 1: 7 critical findings (lost_delivery 1, duplicate_delivery 2, refunded_not_revoked 3, "
-            + "orphan_delivery 1), 76.09 USD at risk; see \(work.path("out2"))/findings.csv\n")
+        #expect(failing.err == "iaprecon: exit 1: 8 critical findings (lost_delivery 1, duplicate_delivery 2, refunded_not_revoked 3, "
+            + "orphan_delivery 2), 91.08 USD at risk; see \(work.path("out2"))/findings.csv\n")
         // The same findings; the second run on the store reports none of them as new.
         #expect(try work.read("out2/findings.csv") == work.read("out/findings.csv").replacingOccurrences(of: ",true\r\n", with: ",false\r\n"))
         let info = work.iaprecon(["report", "--db", db, "--out", work.path("out3"), "--fail-on", "info"])
@@ -82,10 +84,10 @@ struct CommandTests {
     func failOnNew() throws {
         let work = try Workspace()
         let db = work.path("s.sqlite")
-        let arguments = ["run", "--input", Workspace.sampleData, "--db", db, "--fail-on-new", "critical", "--quiet"]
+        let arguments = ["run", "--input", Workspace.sampleData, "--trust-root", Workspace.sampleRoot, "--db", db, "--fail-on-new", "critical", "--quiet"]
         let first = work.iaprecon(arguments + ["--out", work.path("out1")])
         #expect(first.code == 1)
-        #expect(first.err.hasPrefix("iaprecon: exit 1: 7 new critical findings (lost_delivery "))
+        #expect(first.err.hasPrefix("iaprecon: exit 1: 8 new critical findings (lost_delivery "))
         let second = work.iaprecon(arguments + ["--out", work.path("out2")])
         #expect(second.code == 0)
         #expect(second.err.isEmpty)
@@ -98,14 +100,14 @@ struct CommandTests {
     @Test("fx.csv is checked against --currency before anything else is read: exit 2 naming both currencies")
     func currencyMismatch() throws {
         let work = try Workspace()
-        let result = work.iaprecon(["run", "--input", Workspace.sampleData, "--db", work.path("s.sqlite"), "--out", work.path("out"),
+        let result = work.iaprecon(["run", "--input", Workspace.sampleData, "--trust-root", Workspace.sampleRoot, "--db", work.path("s.sqlite"), "--out", work.path("out"),
                                     "--currency", "JPY", "--quiet"])
         #expect(result.code == 2)
         #expect(result.err == "Error: fx.csv converts into USD, not JPY\n")
         // Nothing was read into the store.
         #expect(!FileManager.default.fileExists(atPath: work.path("out/summary.json")))
         // report alone checks the rates the store holds.
-        #expect(work.iaprecon(["run", "--input", Workspace.sampleData, "--db", work.path("s.sqlite"), "--out", work.path("usd"), "--quiet"]).code == 0)
+        #expect(work.iaprecon(["run", "--input", Workspace.sampleData, "--trust-root", Workspace.sampleRoot, "--db", work.path("s.sqlite"), "--out", work.path("usd"), "--quiet"]).code == 0)
         let report = work.iaprecon(["report", "--db", work.path("s.sqlite"), "--out", work.path("jpy"), "--currency", "JPY"])
         #expect(report.code == 2)
         #expect(report.err == "Error: fx.csv converts into USD, not JPY\n")
@@ -138,7 +140,7 @@ struct CommandTests {
         let work = try Workspace()
         let junk = String(repeating: "not a database\n", count: 100)
         try junk.write(toFile: work.path("s.sqlite"), atomically: true, encoding: .utf8)
-        let result = work.iaprecon(["run", "--input", Workspace.sampleData, "--db", work.path("s.sqlite"), "--out", work.path("out")])
+        let result = work.iaprecon(["run", "--input", Workspace.sampleData, "--trust-root", Workspace.sampleRoot, "--db", work.path("s.sqlite"), "--out", work.path("out")])
         #expect(result.code == 1)
         #expect(result.err == "Error: cannot use store \(work.path("s.sqlite")): the file is not an iaprecon store (not a SQLite database)\n")
         #expect(try work.read("s.sqlite") == junk)
@@ -151,7 +153,7 @@ struct CommandTests {
             let database = try Store.open(path: work.path("s.sqlite"))
             try database.execute("INSERT INTO schema_migrations (id) VALUES (99)")
         }
-        let result = work.iaprecon(["run", "--input", Workspace.sampleData, "--db", work.path("s.sqlite"), "--out", work.path("out")])
+        let result = work.iaprecon(["run", "--input", Workspace.sampleData, "--trust-root", Workspace.sampleRoot, "--db", work.path("s.sqlite"), "--out", work.path("out")])
         #expect(result.code == 1)
         #expect(result.err.contains("the store has schema version 99, newer than this iaprecon (\(Schema.latestVersion))"))
     }
@@ -161,7 +163,7 @@ struct CommandTests {
         let work = try Workspace()
         let db = work.path("s.sqlite")
         let lock = try RunLock(databasePath: db, command: "run")
-        let result = work.iaprecon(["run", "--input", Workspace.sampleData, "--db", db, "--out", work.path("out")])
+        let result = work.iaprecon(["run", "--input", Workspace.sampleData, "--trust-root", Workspace.sampleRoot, "--db", db, "--out", work.path("out")])
         #expect(result.code == 4)
         #expect(result.err.hasPrefix("Error: another run holds the database (pid \(getpid()), iaprecon run, started "))
         withExtendedLifetime(lock) {}
@@ -171,10 +173,10 @@ struct CommandTests {
     func lockedThroughSymlink() throws {
         let work = try Workspace()
         let db = work.path("s.sqlite")
-        #expect(work.iaprecon(["run", "--input", Workspace.sampleData, "--db", db, "--out", work.path("out"), "--quiet"]).code == 0)
+        #expect(work.iaprecon(["run", "--input", Workspace.sampleData, "--trust-root", Workspace.sampleRoot, "--db", db, "--out", work.path("out"), "--quiet"]).code == 0)
         try FileManager.default.createSymbolicLink(atPath: work.path("link.sqlite"), withDestinationPath: db)
         let lock = try RunLock(databasePath: db, command: "nightly")
-        let result = work.iaprecon(["run", "--input", Workspace.sampleData, "--db", work.path("link.sqlite"), "--out", work.path("out2")])
+        let result = work.iaprecon(["run", "--input", Workspace.sampleData, "--trust-root", Workspace.sampleRoot, "--db", work.path("link.sqlite"), "--out", work.path("out2")])
         #expect(result.code == 4)
         #expect(result.err.hasPrefix("Error: another run holds the database (pid \(getpid()), iaprecon nightly, started "))
         #expect(!FileManager.default.fileExists(atPath: work.path("out2")))
@@ -185,12 +187,12 @@ struct CommandTests {
     func lockedThroughHardLink() throws {
         let work = try Workspace()
         let db = work.path("s.sqlite")
-        #expect(work.iaprecon(["run", "--input", Workspace.sampleData, "--db", db, "--out", work.path("out"), "--quiet"]).code == 0)
+        #expect(work.iaprecon(["run", "--input", Workspace.sampleData, "--trust-root", Workspace.sampleRoot, "--db", db, "--out", work.path("out"), "--quiet"]).code == 0)
         try FileManager.default.linkItem(atPath: db, toPath: work.path("hard.sqlite"))
         do {
             let lock = try RunLock(databasePath: work.path("hard.sqlite"), command: "run")
             defer { withExtendedLifetime(lock) {} }
-            let result = work.iaprecon(["run", "--input", Workspace.sampleData, "--db", db, "--out", work.path("out2")])
+            let result = work.iaprecon(["run", "--input", Workspace.sampleData, "--trust-root", Workspace.sampleRoot, "--db", db, "--out", work.path("out2")])
             #expect(result.code == 4)
             #expect(result.err.hasPrefix("Error: another run holds the database (pid \(getpid())"))
             #expect(RunLock.holder(databasePath: db)?.hasPrefix("pid \(getpid())") == true)
@@ -206,13 +208,13 @@ struct CommandTests {
     func outNotWritable() throws {
         let work = try Workspace()
         try "a file".write(toFile: work.path("out"), atomically: true, encoding: .utf8)
-        let result = work.iaprecon(["run", "--input", Workspace.sampleData, "--db", work.path("s.sqlite"), "--out", work.path("out")])
+        let result = work.iaprecon(["run", "--input", Workspace.sampleData, "--trust-root", Workspace.sampleRoot, "--db", work.path("s.sqlite"), "--out", work.path("out")])
         #expect(result.code == 1)
         #expect(result.err == "Error: cannot write \(work.path("out")): Not a directory\n")
-        let under = work.iaprecon(["run", "--input", Workspace.sampleData, "--db", work.path("s.sqlite"), "--out", work.path("out/x")])
+        let under = work.iaprecon(["run", "--input", Workspace.sampleData, "--trust-root", Workspace.sampleRoot, "--db", work.path("s.sqlite"), "--out", work.path("out/x")])
         #expect(under.err == "Error: cannot write \(work.path("out/x")): Not a directory\n")
         #expect(try work.read("out") == "a file")
-        let rerun = work.iaprecon(["run", "--input", Workspace.sampleData, "--db", work.path("s.sqlite"), "--out", work.path("out-fixed"), "--quiet"])
+        let rerun = work.iaprecon(["run", "--input", Workspace.sampleData, "--trust-root", Workspace.sampleRoot, "--db", work.path("s.sqlite"), "--out", work.path("out-fixed"), "--quiet"])
         #expect(rerun.code == 0)
     }
 
@@ -224,7 +226,7 @@ struct CommandTests {
             try other.execute("CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT)")
         }
         let before = try Data(contentsOf: URL(fileURLWithPath: work.path("other.db")))
-        let result = work.iaprecon(["run", "--input", Workspace.sampleData, "--db", work.path("other.db"), "--out", work.path("out")])
+        let result = work.iaprecon(["run", "--input", Workspace.sampleData, "--trust-root", Workspace.sampleRoot, "--db", work.path("other.db"), "--out", work.path("out")])
         #expect(result.code == 1)
         #expect(result.err == "Error: cannot use store \(work.path("other.db")): the file is not an iaprecon store (a SQLite database of something else)\n")
         #expect(try Data(contentsOf: URL(fileURLWithPath: work.path("other.db"))) == before)
@@ -233,11 +235,11 @@ struct CommandTests {
     @Test("validate prints the accounting and writes no store")
     func validate() throws {
         let work = try Workspace()
-        let result = work.iaprecon(["validate", "--input", Workspace.sampleData])
+        let result = work.iaprecon(["validate", "--input", Workspace.sampleData, "--trust-root", Workspace.sampleRoot])
         #expect(result.code == 0)
         let lines = result.out.split(separator: "\n")
         #expect(lines.first?.hasPrefix("file") == true)
-        #expect(lines.contains("total                                                 292       276         7      3        6"))
+        #expect(lines.contains("total                                                 294       277         8      3        6"))
         #expect(lines.contains { $0.hasPrefix("server/server-2026-11-27.jsonl.gz") && $0.hasSuffix("60        57         2      0        1  added") })
         #expect(try FileManager.default.contentsOfDirectory(atPath: work.root).isEmpty)
     }
@@ -248,6 +250,7 @@ struct CommandTests {
         try """
             # nightly settings
             input = \(Workspace.sampleData)
+            trust-root = \(Workspace.sampleRoot)
             db = \(work.path("from-config.sqlite"))
             out = \(work.path("config-out"))
             fail-on = critical
@@ -266,7 +269,7 @@ struct CommandTests {
         let work = try Workspace()
         let db = work.path("s.sqlite")
         for out in ["a", "b"] {
-            #expect(work.iaprecon(["run", "--input", Workspace.sampleData, "--db", db, "--out", work.path(out), "--quiet"]).code == 0)
+            #expect(work.iaprecon(["run", "--input", Workspace.sampleData, "--trust-root", Workspace.sampleRoot, "--db", db, "--out", work.path(out), "--quiet"]).code == 0)
         }
         for name in ["revenue_daily.csv", "apple_tieout.csv", "attribution.csv", "rejects.csv"] {
             #expect(try work.read("a/" + name) == work.read("b/" + name), "\(name)")
@@ -280,7 +283,7 @@ struct CommandTests {
         #expect(withoutNew(try work.read("a/summary.json")) == withoutNew(try work.read("b/summary.json")))
         #expect(try work.read("b/summary.json").contains("\"new\": 0,"))
         let database = try Store.open(path: db)
-        #expect(try database.scalar("SELECT sum(lines_read) FROM files") == .integer(292))
+        #expect(try database.scalar("SELECT sum(lines_read) FROM files") == .integer(294))
         #expect(try database.scalar("SELECT count(*) FROM runs WHERE status = 'ok'") == .integer(2))
     }
 
@@ -288,7 +291,7 @@ struct CommandTests {
     func historyUnknown() throws {
         let work = try Workspace()
         let db = work.path("s.sqlite")
-        _ = work.iaprecon(["run", "--input", Workspace.sampleData, "--db", db, "--out", work.path("out"), "--quiet"])
+        _ = work.iaprecon(["run", "--input", Workspace.sampleData, "--trust-root", Workspace.sampleRoot, "--db", db, "--out", work.path("out"), "--quiet"])
         let result = work.iaprecon(["history", "u_9999", "--db", db])
         #expect(result.code == 1)
         #expect(result.err == "Error: no user 'u_9999' in the store\n")
@@ -297,11 +300,29 @@ struct CommandTests {
         #expect(work.iaprecon(["history", "--transaction", "0", "--db", db]).err == "Error: no transaction '0' in the store\n")
     }
 
+    @Test("history --transaction shows the answer to Apple's CONSUMPTION_REQUEST; a transaction Apple did not ask about shows none")
+    func historyConsumptionAnswer() throws {
+        let work = try Workspace()
+        let db = work.path("s.sqlite")
+        _ = work.iaprecon(["run", "--input", Workspace.sampleData, "--trust-root", Workspace.sampleRoot, "--db", db, "--out", work.path("out"), "--quiet"])
+        let asked = work.iaprecon(["history", "--transaction", "2000000629466000", "--db", db])
+        #expect(asked.code == 0)
+        #expect(asked.out.contains("""
+            CONSUMPTION_REQUEST answers (Send Consumption Information body):
+            2026-11-23T10:02:13.000Z 0a3cee3d-920a-4658-8128-61d634efc3d1: {"accountTenure":1,"appAccountToken":"",\
+            "consumptionStatus":0,"customerConsented":false,"deliveryStatus":0,"lifetimeDollarsPurchased":2,"lifetimeDollarsRefunded":1,\
+            "platform":1,"playTime":0,"refundPreference":0,"sampleContentProvided":false,"userStatus":0}
+            """))
+        let notAsked = work.iaprecon(["history", "--transaction", "2000000629584020", "--db", db])
+        #expect(notAsked.code == 0)
+        #expect(!notAsked.out.contains("CONSUMPTION_REQUEST answers"))
+    }
+
     @Test("history prints a user's whole story as the checked-in table; its JSON carries every finding id")
     func historyTable() throws {
         let work = try Workspace()
         let db = work.path("s.sqlite")
-        _ = work.iaprecon(["run", "--input", Workspace.sampleData, "--db", db, "--out", work.path("out"), "--quiet"])
+        _ = work.iaprecon(["run", "--input", Workspace.sampleData, "--trust-root", Workspace.sampleRoot, "--db", db, "--out", work.path("out"), "--quiet"])
         let expectedPath = Workspace.repository + "/Tests/IAPReconCLITests/Expected/history-u_1005.txt"
         let table = work.iaprecon(["history", "u_1005", "--db", db])
         #expect(table.code == 0)
@@ -337,7 +358,7 @@ extension CommandTests {
     func historyWidthAndZone() throws {
         let work = try Workspace()
         let db = work.path("s.sqlite")
-        _ = work.iaprecon(["run", "--input", Workspace.sampleData, "--db", db, "--out", work.path("out"), "--quiet"])
+        _ = work.iaprecon(["run", "--input", Workspace.sampleData, "--trust-root", Workspace.sampleRoot, "--db", db, "--out", work.path("out"), "--quiet"])
         for user in (1001...1030).map({ "u_\($0)" }) {
             let table = work.iaprecon(["history", user, "--db", db])
             #expect(table.code == 0, "\(user)")
@@ -357,7 +378,7 @@ extension CommandTests {
     func historyAmountFields() throws {
         let work = try Workspace()
         let db = work.path("s.sqlite")
-        _ = work.iaprecon(["run", "--input", Workspace.sampleData, "--db", db, "--out", work.path("out"), "--quiet"])
+        _ = work.iaprecon(["run", "--input", Workspace.sampleData, "--trust-root", Workspace.sampleRoot, "--db", db, "--out", work.path("out"), "--quiet"])
         let json = work.iaprecon(["history", "u_1008", "--db", db, "--format", "json"])
         let object = try #require(try JSONSerialization.jsonObject(with: Data(json.out.utf8)) as? [String: Any])
         #expect(object["spent"] as? String == "39.738")
@@ -433,8 +454,8 @@ struct ProgressLineTests {
                                  reconcile: ReconcileSettings(), report: ReportSettings(outFolder: work.path("out")))
         _ = try Pipeline.run(options, progress: counting)
         #expect(counting.stages == ["ingest", "normalize", "join", "report"])
-        #expect(counting.counts["ingest"] == 292)
-        #expect(counting.counts["report"] == 6)
+        #expect(counting.counts["ingest"] == 294)
+        #expect(counting.counts["report"] == 7)
         let database = try Store.open(path: work.path("s.sqlite"), readOnly: true)
         let joinRows = try database.scalar("""
             SELECT (SELECT count(*) FROM int_transactions_resolved) + (SELECT count(*) FROM int_orders_matched) + (SELECT count(*) FROM fct_findings)
@@ -453,7 +474,7 @@ struct OutputFolderTests {
         try FileManager.default.createDirectory(atPath: work.path("mine"), withIntermediateDirectories: true)
         try "my notes\n".write(toFile: work.path("mine/notes.txt"), atomically: true, encoding: .utf8)
         try "my own findings\n".write(toFile: work.path("mine/findings.csv"), atomically: true, encoding: .utf8)
-        let result = work.iaprecon(["run", "--input", Workspace.sampleData, "--db", work.path("s.sqlite"), "--out", work.path("mine")])
+        let result = work.iaprecon(["run", "--input", Workspace.sampleData, "--trust-root", Workspace.sampleRoot, "--db", work.path("s.sqlite"), "--out", work.path("mine")])
         #expect(result.code == 2)
         #expect(result.err == "Error: will not write into \(work.path("mine")): it holds files iaprecon did not write ('findings.csv', 'notes.txt'); name a new or empty folder\n")
         #expect(try FileManager.default.contentsOfDirectory(atPath: work.path("mine")).sorted() == ["findings.csv", "notes.txt"])
@@ -467,7 +488,7 @@ struct OutputFolderTests {
     func ownFolderOnly() throws {
         let work = try Workspace()
         let db = work.path("s.sqlite")
-        #expect(work.iaprecon(["run", "--input", Workspace.sampleData, "--db", db, "--out", work.path("out"), "--quiet"]).code == 0)
+        #expect(work.iaprecon(["run", "--input", Workspace.sampleData, "--trust-root", Workspace.sampleRoot, "--db", db, "--out", work.path("out"), "--quiet"]).code == 0)
         #expect(FileManager.default.fileExists(atPath: work.path("out/.iaprecon-out")))
         try "keep me\n".write(toFile: work.path("out/draft.tmp-42"), atomically: true, encoding: .utf8)
         try "keep me too\n".write(toFile: work.path("out/notes.txt"), atomically: true, encoding: .utf8)
@@ -490,7 +511,7 @@ struct OutputFolderTests {
         try FileManager.default.createDirectory(atPath: work.path("mount/lost+found"), withIntermediateDirectories: true)
         var before = stat()
         #expect(stat(work.path("mount"), &before) == 0)
-        let result = work.iaprecon(["run", "--input", Workspace.sampleData, "--db", work.path("s.sqlite"), "--out", work.path("mount"), "--quiet",
+        let result = work.iaprecon(["run", "--input", Workspace.sampleData, "--trust-root", Workspace.sampleRoot, "--db", work.path("s.sqlite"), "--out", work.path("mount"), "--quiet",
                                     "--bundle-id", "com.example.game"])
         #expect(result.code == 0)
         var after = stat()

@@ -26,7 +26,7 @@ struct InputFolderTests {
         let work = try Workspace()
         let input = try sampleCopy(work)
         #expect(mkfifo(input + "/receipts/live.jsonl", 0o600) == 0)
-        let result = work.iaprecon(["run", "--input", input, "--db", work.path("s.sqlite"), "--out", work.path("out")])
+        let result = work.iaprecon(["run", "--input", input, "--trust-root", Workspace.sampleRoot, "--db", work.path("s.sqlite"), "--out", work.path("out")])
         #expect(result.code == 3)
         #expect(result.err == "Error: cannot read \(input)/receipts/live.jsonl: not a regular file (a FIFO)\n")
     }
@@ -48,11 +48,11 @@ struct InputFolderTests {
         try FileManager.default.createDirectory(atPath: input + "/archive", withIntermediateDirectories: true)
         try FileManager.default.moveItem(atPath: input + "/spend/spend.csv", toPath: input + "/archive/spend.csv")
         try FileManager.default.createSymbolicLink(atPath: input + "/spend/spend.csv", withDestinationPath: "../archive/spend.csv")
-        let inside = work.iaprecon(["run", "--input", input, "--db", work.path("s.sqlite"), "--out", work.path("out"), "--quiet"])
+        let inside = work.iaprecon(["run", "--input", input, "--trust-root", Workspace.sampleRoot, "--db", work.path("s.sqlite"), "--out", work.path("out"), "--quiet"])
         #expect(inside.code == 0)
         try "date,media_source,campaign,spend,currency\n".write(toFile: work.path("elsewhere.csv"), atomically: true, encoding: .utf8)
         try FileManager.default.createSymbolicLink(atPath: input + "/spend/more.csv", withDestinationPath: work.path("elsewhere.csv"))
-        let outside = work.iaprecon(["run", "--input", input, "--db", work.path("s.sqlite"), "--out", work.path("out"), "--quiet"])
+        let outside = work.iaprecon(["run", "--input", input, "--trust-root", Workspace.sampleRoot, "--db", work.path("s.sqlite"), "--out", work.path("out"), "--quiet"])
         #expect(outside.code == 3)
         #expect(outside.err == "Error: cannot read \(input)/spend/more.csv: a symlink leading outside the input folder (to \(work.path("elsewhere.csv")))\n")
     }
@@ -66,7 +66,7 @@ struct InputFolderTests {
         try line.write(toFile: input + "/receipts/sub/y.jsonl", atomically: true, encoding: .utf8)
         try line.write(toFile: input + "/server/x.json", atomically: true, encoding: .utf8)
         try FileManager.default.copyItem(atPath: input + "/catalog.csv", toPath: input + "/Catalog.csv")
-        let result = work.iaprecon(["run", "--input", input, "--db", work.path("s.sqlite"), "--out", work.path("out"),
+        let result = work.iaprecon(["run", "--input", input, "--trust-root", Workspace.sampleRoot, "--db", work.path("s.sqlite"), "--out", work.path("out"),
                                     "--bundle-id", "com.example.game"])
         #expect(result.code == 0)
         let warnings = result.err.split(separator: "\n").filter { $0.hasPrefix("Warning: ") }
@@ -103,10 +103,10 @@ struct InputFolderTests {
         let work = try Workspace()
         let input = try sampleCopy(work)
         let db = work.path("s.sqlite")
-        #expect(work.iaprecon(["run", "--input", input, "--db", db, "--out", work.path("out1"), "--quiet"]).code == 0)
+        #expect(work.iaprecon(["run", "--input", input, "--trust-root", Workspace.sampleRoot, "--db", db, "--out", work.path("out1"), "--quiet"]).code == 0)
         try FileManager.default.moveItem(atPath: input + "/server/server-2026-11-28.jsonl", toPath: work.path("archived.jsonl"))
 
-        #expect(work.iaprecon(["run", "--input", input, "--db", db, "--out", work.path("out2"), "--quiet"]).code == 0)
+        #expect(work.iaprecon(["run", "--input", input, "--trust-root", Workspace.sampleRoot, "--db", db, "--out", work.path("out2"), "--quiet"]).code == 0)
         #expect(try work.readWithoutHistory("out2/findings.csv") == work.readWithoutHistory("out1/findings.csv"))
         let files = (try summary(work, "out2")["inputs"] as? [String: Any])?["files"] as? [[String: Any]] ?? []
         #expect(files.filter { $0["present"] as? Bool == false }.map { $0["file"] as? String } == ["server/server-2026-11-28.jsonl"])
@@ -117,8 +117,8 @@ struct InputFolderTests {
         #expect(unknown.err.contains("no stored file 'server/nope.jsonl' (nothing was removed"))
         let forget = work.iaprecon(["forget", "--db", db, "server/server-2026-11-28.jsonl"])
         #expect(forget.code == 0)
-        #expect(work.iaprecon(["run", "--input", input, "--db", db, "--out", work.path("out3"), "--quiet"]).code == 0)
-        #expect(work.iaprecon(["run", "--input", input, "--db", work.path("fresh.sqlite"), "--out", work.path("fresh"), "--quiet"]).code == 0)
+        #expect(work.iaprecon(["run", "--input", input, "--trust-root", Workspace.sampleRoot, "--db", db, "--out", work.path("out3"), "--quiet"]).code == 0)
+        #expect(work.iaprecon(["run", "--input", input, "--trust-root", Workspace.sampleRoot, "--db", work.path("fresh.sqlite"), "--out", work.path("fresh"), "--quiet"]).code == 0)
         #expect(try work.readWithoutHistory("out3/findings.csv") != work.readWithoutHistory("out1/findings.csv"))
         for name in ["findings.csv", "revenue_daily.csv", "attribution.csv", "rejects.csv"] {
             #expect(try work.readWithoutHistory("out3/" + name) == work.readWithoutHistory("fresh/" + name), "\(name)")

@@ -32,7 +32,8 @@ struct NightlyTests {
         let work = try Workspace()
         let root = try Self.partitions(in: work)
         let reports = work.path("reports")
-        let common = ["--root", root, "--db", work.path("s.sqlite"), "--reports", reports, "--log-dir", work.path("logs"), "--quiet"]
+        let common = ["--root", root, "--db", work.path("s.sqlite"), "--reports", reports, "--log-dir", work.path("logs"), "--quiet",
+                      "--trust-root", Workspace.sampleRoot]
 
         let first = work.iaprecon(["nightly", "--date", "2026-11-28"] + common)
         #expect(first.code == 0)
@@ -44,7 +45,7 @@ struct NightlyTests {
         #expect(second.code == 1)
         #expect(try FileManager.default.destinationOfSymbolicLink(atPath: reports + "/latest") == "2026-11-29")
         let findings = try work.read("reports/latest/findings.csv")
-        #expect(findings.split(separator: "\r\n").count == 1 + 14)
+        #expect(findings.split(separator: "\r\n").count == 1 + 15)
         #expect(findings.contains(",lost_delivery,critical,u_1003,"))
 
         // The second night re-read nothing of the first: its files were already stored.
@@ -54,7 +55,7 @@ struct NightlyTests {
         try database.forEach("SELECT command || ':' || partition_date || ':' || status || ':' || exit_code || ':' || lines_read FROM runs ORDER BY run_id") {
             runs.append($0.string(0))
         }
-        #expect(runs == ["nightly:2026-11-28:ok:0:161", "nightly:2026-11-29:findings:1:292"])
+        #expect(runs == ["nightly:2026-11-28:ok:0:161", "nightly:2026-11-29:findings:1:294"])
         let listed = work.iaprecon(["runs", "--db", work.path("s.sqlite")])
         #expect(listed.code == 0)
         let rows = listed.out.split(separator: "\n").map { $0.split(separator: " ", omittingEmptySubsequences: true).map(String.init) }
@@ -68,7 +69,7 @@ struct NightlyTests {
         #expect(log.contains("ingest: ") && log.contains("report: ") && log.contains("exit 1"))
 
         // Same as one run over the whole sample: the same 14 findings by kind and transaction.
-        let whole = work.iaprecon(["run", "--input", Workspace.sampleData, "--db", work.path("whole.sqlite"), "--out", work.path("whole"), "--quiet"])
+        let whole = work.iaprecon(["run", "--input", Workspace.sampleData, "--trust-root", Workspace.sampleRoot, "--db", work.path("whole.sqlite"), "--out", work.path("whole"), "--quiet"])
         #expect(whole.code == 0)
         func keys(_ text: String) -> [String] {
             text.split(separator: "\r\n").dropFirst().map { line in line.split(separator: ",", omittingEmptySubsequences: false).prefix(6).joined(separator: ",") }
@@ -80,7 +81,7 @@ struct NightlyTests {
     func backfill() throws {
         let work = try Workspace()
         let root = try Self.partitions(in: work)
-        let result = work.iaprecon(["backfill", "--root", root, "--db", work.path("s.sqlite"), "--reports", work.path("reports"),
+        let result = work.iaprecon(["backfill", "--root", root, "--trust-root", Workspace.sampleRoot, "--db", work.path("s.sqlite"), "--reports", work.path("reports"),
                                     "--log-dir", work.path("logs"), "--from", "2026-11-28", "--to", "2026-11-29", "--quiet"])
         #expect(result.code == 0)
         #expect(try FileManager.default.destinationOfSymbolicLink(atPath: work.path("reports/latest")) == "2026-11-29")

@@ -23,7 +23,7 @@ struct StoreDamageTests {
     func damagedPages() throws {
         let work = try Workspace()
         let base = work.path("base.sqlite")
-        let first = work.iaprecon(["run", "--input", Workspace.sampleData, "--db", base, "--out", work.path("out"), "--quiet"])
+        let first = work.iaprecon(["run", "--input", Workspace.sampleData, "--trust-root", Workspace.sampleRoot, "--db", base, "--out", work.path("out"), "--quiet"])
         try #require(first.code == 0)
         #expect(!FileManager.default.fileExists(atPath: base + "-wal"), "the store is whole in its main file")
         let pages = try #require(try FileManager.default.attributesOfItem(atPath: base)[.size] as? Int) / 4096
@@ -31,14 +31,14 @@ struct StoreDamageTests {
 
         let intact = work.path("intact.sqlite")
         try FileManager.default.copyItem(atPath: base, toPath: intact)
-        #expect(work.iaprecon(["run", "--input", Workspace.sampleData, "--db", intact, "--out", work.path("out"), "--quiet"]).code == 0)
+        #expect(work.iaprecon(["run", "--input", Workspace.sampleData, "--trust-root", Workspace.sampleRoot, "--db", intact, "--out", work.path("out"), "--quiet"]).code == 0)
 
         // Every third page: raw tables a night does not read, indexes, the tables it does read, the header.
         for page in stride(from: 0, to: pages, by: 3) {
             let copy = work.path("damaged-\(page).sqlite")
             try FileManager.default.copyItem(atPath: base, toPath: copy)
             try Self.damage(copy, page: page)
-            let result = work.iaprecon(["run", "--input", Workspace.sampleData, "--db", copy, "--out", work.path("out-\(page)"), "--quiet"])
+            let result = work.iaprecon(["run", "--input", Workspace.sampleData, "--trust-root", Workspace.sampleRoot, "--db", copy, "--out", work.path("out-\(page)"), "--quiet"])
             #expect(result.code == 1, "page \(page): exit \(result.code)")
             #expect(result.err.hasPrefix("Error: ") && result.err.split(separator: "\n").count == 1, "page \(page): \(result.err)")
             #expect(!result.err.contains("***"), "page \(page): \(result.err)")

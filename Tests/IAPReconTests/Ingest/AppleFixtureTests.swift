@@ -204,7 +204,7 @@ struct AppleFixtureTests {
     func signedNotification() throws {
         let object = try fixtureObject("signedNotification.json")
         #expect(throws: LineReject("bad JWS in 'data.signedTransactionInfo': not three dot-separated parts")) {
-            try NotificationParser.parse(object)
+            try NotificationParser.parse(object, rules: IngestLine.unsigned)
         }
         let header = try NotificationParser.header(Fields(object))
         #expect(header == NotificationParser.V2Header(
@@ -220,7 +220,7 @@ struct AppleFixtureTests {
     func consumptionRequestNotification() throws {
         let object = try fixtureObject("signedConsumptionRequestNotification.json")
         #expect(throws: LineReject("bad JWS in 'data.signedTransactionInfo': not three dot-separated parts")) {
-            try NotificationParser.parse(object)
+            try NotificationParser.parse(object, rules: IngestLine.unsigned)
         }
         #expect(try NotificationParser.header(Fields(object)) == NotificationParser.V2Header(
             type: "CONSUMPTION_REQUEST", subtype: nil, uuid: "002e14d5-51f5-4503-b5a8-c3a1af68eb20",

@@ -3,8 +3,11 @@ import Foundation
 
 /// Feeds text to the ingest parsers the way `LineReader` hands lines over.
 enum IngestLine {
+    /// What a line says, its signatures unchecked: the signature tests pass their own rules.
+    static let unsigned = LineRules(signatures: .trustUnsigned)
+
     /// One JSON Lines line of `kind`, as line `number`.
-    static func parse(_ text: String, _ kind: SourceKind, number: Int = 1, tooLong: Bool = false, rules: LineRules = LineRules()) -> ParsedLine {
+    static func parse(_ text: String, _ kind: SourceKind, number: Int = 1, tooLong: Bool = false, rules: LineRules = IngestLine.unsigned) -> ParsedLine {
         let bytes = Array(text.utf8)
         return bytes.withUnsafeBufferPointer { buffer in
             SourceFileParser.parseJSONLine(LineReader.Line(number: number, bytes: buffer, tooLong: tooLong), kind: kind, rules: rules)
@@ -12,19 +15,19 @@ enum IngestLine {
     }
 
     /// The reject reason of a line, or nil when it was not rejected.
-    static func reason(_ text: String, _ kind: SourceKind, rules: LineRules = LineRules()) -> String? {
+    static func reason(_ text: String, _ kind: SourceKind, rules: LineRules = IngestLine.unsigned) -> String? {
         if case .rejected(let reason) = parse(text, kind, rules: rules).outcome { return reason }
         return nil
     }
 
     /// The rows of an accepted line, or nil when it was not accepted.
-    static func rows(_ text: String, _ kind: SourceKind, rules: LineRules = LineRules()) -> [RawRow]? {
+    static func rows(_ text: String, _ kind: SourceKind, rules: LineRules = IngestLine.unsigned) -> [RawRow]? {
         if case .accepted(let rows) = parse(text, kind, rules: rules).outcome { return rows }
         return nil
     }
 
     /// Physical CSV lines, numbered from 1, through a fresh assembler, then the end of the file.
-    static func csv(_ kind: SourceKind, _ lines: [String], rules: LineRules = LineRules()) -> [ParsedLine] {
+    static func csv(_ kind: SourceKind, _ lines: [String], rules: LineRules = IngestLine.unsigned) -> [ParsedLine] {
         var assembler = CSVRecordAssembler(kind: kind, rules: rules)
         var parsed: [ParsedLine] = []
         for (index, text) in lines.enumerated() {

@@ -413,7 +413,7 @@ struct SourceParserTests {
         let path = folder + "/catalog.csv"
         try Data([0xEF, 0xBB, 0xBF] + Array((Self.catalogHeader + "\r\ngems60,consumable,,0.99,USD\r\n").utf8)).write(to: URL(fileURLWithPath: path))
         var parsed: [ParsedLine] = []
-        try SourceFileParser.parse(SourceFile(relativePath: "catalog.csv", absolutePath: path, kind: .catalog)) { parsed += $0 }
+        try SourceFileParser.parse(SourceFile(relativePath: "catalog.csv", absolutePath: path, kind: .catalog), rules: IngestLine.unsigned) { parsed += $0 }
         #expect(outcomes(parsed) == ["2 accepted"])
         #expect(acceptedRow(parsed[0])?["product_id"] == .text("gems60"))
         #expect(acceptedRow(parsed[0])?["currency"] == .text("USD"))

@@ -33,7 +33,7 @@ struct JoinBatchTests {
         // Days 1...14, then the whole folder: the second join is incremental.
         let database = try nights.open()
         for input in [nights.input, generated.input] {
-            _ = try Pipeline.ingest(input: input, database: database, jobs: 2, progress: nil)
+            _ = try Pipeline.ingest(input: input, database: database, jobs: 2, rules: LineRules(signatures: .testChain), progress: nil)
             try NormalizeStage.run(database: database, workers: WorkerPool(width: 2))
             let summary = try JoinStage.run(database: database, settings: ReconcileSettings(), workers: WorkerPool(width: 2),
                                             batchTransactions: 20)
@@ -52,7 +52,7 @@ struct JoinBatchTests {
     private func join(_ input: String, workers: Int, batch: Int) throws -> (scenario: Scenario, database: Database, summary: JoinSummary) {
         let scenario = try Scenario()
         let database = try scenario.open()
-        _ = try Pipeline.ingest(input: input, database: database, jobs: workers, progress: nil)
+        _ = try Pipeline.ingest(input: input, database: database, jobs: workers, rules: LineRules(signatures: .testChain), progress: nil)
         try NormalizeStage.run(database: database, workers: WorkerPool(width: workers))
         let summary = try JoinStage.run(database: database, settings: ReconcileSettings(), workers: WorkerPool(width: workers),
                                         batchTransactions: batch)

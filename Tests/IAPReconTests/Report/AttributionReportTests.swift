@@ -197,7 +197,7 @@ struct AttributionReportTests {
         try scenario.write("registrations/r.jsonl", [Fixture.signup("2026-11-09T23:30:00Z", "u1")])
         _ = try Pipeline.run(RunOptions(
             input: scenario.input, databasePath: scenario.databasePath, outFolder: scenario.out, jobs: 1,
-            reconcile: ReconcileSettings(asOfMs: Line.ms(asOf), mmpZone: try #require(Zone("Asia/Tokyo"))),
+            lineRules: LineRules(signatures: .testChain), reconcile: ReconcileSettings(asOfMs: Line.ms(asOf), mmpZone: try #require(Zone("Asia/Tokyo"))),
             report: ReportSettings(outFolder: scenario.out)), progress: nil)
         #expect(try Fixture.lines(scenario.output("attribution.csv")) == [
             Self.header,
@@ -417,7 +417,7 @@ extension AttributionReportTests {
         let sample = try Scenario()
         _ = try Pipeline.run(RunOptions(
             input: SampleDataTests.sampleData, databasePath: sample.databasePath, outFolder: sample.out, jobs: 1,
-            reconcile: ReconcileSettings(), report: ReportSettings(outFolder: sample.out)), progress: nil)
+            lineRules: LineRules(signatures: .testChain), reconcile: ReconcileSettings(), report: ReportSettings(outFolder: sample.out)), progress: nil)
         let sampleRevenue = try #require(try RevenueReportTests.Fixture.summary(sample)["revenue"] as? [String: Any])
         let sampleRows = try Fixture.table(sample.output("attribution.csv"))
         #expect((sampleRevenue["gross_usd"] as? String).flatMap(Money.parse) == Fixture.sum(sampleRows, "revenue_usd"))

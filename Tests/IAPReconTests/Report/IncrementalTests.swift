@@ -283,6 +283,6 @@ struct IncrementalTests {
 
     private func run(_ scenario: Scenario, input: String) throws -> RunResult {
         try Pipeline.run(RunOptions(input: input, databasePath: scenario.databasePath, outFolder: scenario.out, jobs: 2,
-                                    reconcile: ReconcileSettings(), report: ReportSettings(outFolder: scenario.out)), progress: nil)
+                                    lineRules: LineRules(signatures: .testChain), reconcile: ReconcileSettings(), report: ReportSettings(outFolder: scenario.out)), progress: nil)
     }
 }

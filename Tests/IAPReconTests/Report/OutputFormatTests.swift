@@ -9,7 +9,7 @@ import Testing
 @Suite("output files")
 struct OutputFormatTests {
     static let outputs = [
-        "attribution.csv", "findings.csv", "findings.json", "rejects.csv", "report.html", "revenue_daily.csv", "revenue_monthly.csv", "summary.json",
+        "attribution.csv", "consumption_requests.jsonl", "findings.csv", "findings.json", "rejects.csv", "report.html", "revenue_daily.csv", "revenue_monthly.csv", "summary.json",
         "transactions.csv",
     ]
     static let findingColumns = [
@@ -141,7 +141,7 @@ struct OutputFormatTests {
         let scenario = try Scenario()
         _ = try Pipeline.run(RunOptions(
             input: SampleDataTests.sampleData, databasePath: scenario.databasePath, outFolder: scenario.out, jobs: 1,
-            reconcile: ReconcileSettings(), report: ReportSettings(outFolder: scenario.out)), progress: nil)
+            lineRules: LineRules(signatures: .testChain), reconcile: ReconcileSettings(), report: ReportSettings(outFolder: scenario.out)), progress: nil)
         for name in Self.outputs where name.hasSuffix(".csv") {
             let text = try scenario.output(name)
             let records = try #require(Self.records(text), "\(name) is not strict RFC 4180 with CRLF record ends")
@@ -151,7 +151,7 @@ struct OutputFormatTests {
         }
         // findings.csv on sample-data: details such as "delivered 2 times to u_1005, u_1006" hold commas.
         let findings = try #require(Self.records(try scenario.output("findings.csv")))
-        #expect(findings.count == 15)
+        #expect(findings.count == 16)
         #expect(findings.contains { $0[11] == "cross_user: delivered 2 times to u_1005, u_1006" })
     }
 
@@ -162,12 +162,12 @@ struct OutputFormatTests {
         let scenario = try Scenario()
         _ = try Pipeline.run(RunOptions(
             input: SampleDataTests.sampleData, databasePath: scenario.databasePath, outFolder: scenario.out, jobs: 1,
-            reconcile: ReconcileSettings(), report: ReportSettings(outFolder: scenario.out)), progress: nil)
+            lineRules: LineRules(signatures: .testChain), reconcile: ReconcileSettings(), report: ReportSettings(outFolder: scenario.out)), progress: nil)
         let text = try scenario.output("findings.json")
         let objects = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [[String: Any]])
         let csv = try #require(Self.records(try scenario.output("findings.csv")))
         #expect(objects.count == csv.count - 1)
-        #expect(objects.count == 14)
+        #expect(objects.count == 15)
         for object in objects { #expect(Set(object.keys) == Set(Self.findingColumns)) }
         // Key order, as written: the keys of each object appear in the contract's order.
         let keysInText = text.split(separator: "\n").compactMap { line -> String? in

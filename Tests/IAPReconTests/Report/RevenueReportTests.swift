@@ -265,7 +265,7 @@ struct RevenueReportTests {
         let scenario = try Scenario()
         _ = try Pipeline.run(RunOptions(
             input: SampleDataTests.sampleData, databasePath: scenario.databasePath, outFolder: scenario.out, jobs: 1,
-            reconcile: ReconcileSettings(), report: ReportSettings(outFolder: scenario.out)), progress: nil)
+            lineRules: LineRules(signatures: .testChain), reconcile: ReconcileSettings(), report: ReportSettings(outFolder: scenario.out)), progress: nil)
         let table = try Fixture.table(scenario.output("revenue_daily.csv"))
         let revenue = try #require(try Fixture.summary(scenario)["revenue"] as? [String: Any])
         #expect((revenue["gross_usd"] as? String).flatMap(Money.parse) == Fixture.sum(table, "gross_usd"))

@@ -11,11 +11,12 @@ struct UserHistoryTests {
         let scenario = try Scenario()
         _ = try Pipeline.run(RunOptions(
             input: SampleDataTests.sampleData, databasePath: scenario.databasePath, outFolder: scenario.out, jobs: 1,
-            reconcile: ReconcileSettings(), report: ReportSettings(outFolder: scenario.out)), progress: nil)
+            lineRules: LineRules(signatures: .testChain), reconcile: ReconcileSettings(), report: ReportSettings(outFolder: scenario.out)), progress: nil)
         return (scenario, try Store.open(path: scenario.databasePath))
     }
 
-    static let allUsers = (1001...1030).map { "u_\($0)" }
+    // u_1034 signed up only in a line dated 2099, which is rejected: the store does not know it.
+    static let allUsers = (1001...1035).filter { $0 != 1034 }.map { "u_\($0)" }
 
     @Test("a history looked up while a run holds the store, after a rebuild that did not finish, or before new input is reconciled says so; a settled store's does not")
     func caveats() throws {
@@ -250,7 +251,7 @@ struct UserHistoryTests {
         try scenario.write("registrations/r.jsonl", [AttributionReportTests.Fixture.signup("2026-11-09T23:30:00Z", "u1")])
         _ = try Pipeline.run(RunOptions(
             input: scenario.input, databasePath: scenario.databasePath, outFolder: scenario.out, jobs: 1,
-            reconcile: ReconcileSettings(asOfMs: Line.ms("2026-11-30T00:00:00Z"), mmpZone: try #require(Zone("Asia/Tokyo"))),
+            lineRules: LineRules(signatures: .testChain), reconcile: ReconcileSettings(asOfMs: Line.ms("2026-11-30T00:00:00Z"), mmpZone: try #require(Zone("Asia/Tokyo"))),
             report: ReportSettings(outFolder: scenario.out)), progress: nil)
         let history = try UserHistory.load(try scenario.open(), .user("u1"))
         // 08:00 in Tokyo is 23:00 UTC the day before: the install comes before the sign-up.

@@ -58,7 +58,7 @@ struct FuzzTests {
             return results
         }
         return lines.enumerated().flatMap { index, bytes in
-            line(bytes, index + 1) { [SourceFileParser.parseJSONLine($0, kind: kind)] }
+            line(bytes, index + 1) { [SourceFileParser.parseJSONLine($0, kind: kind, rules: IngestLine.unsigned)] }
         }
     }
 
@@ -146,7 +146,7 @@ struct FuzzTests {
         try ("\u{FEFF}" + header + "\n2026-11-28 10:00:00,install,u1\n" + header + "\n\"unbalanced,install,u2\n2026-11-28 10:00:00,install,u3\n")
             .write(toFile: input + "/attribution/af.csv", atomically: false, encoding: .utf8)
         let database = try scenario.open()
-        let report = try IngestStage.run(files: try SourceFile.list(in: input), database: database, jobs: 2)
+        let report = try IngestStage.run(files: try SourceFile.list(in: input), database: database, jobs: 2, rules: LineRules(signatures: .testChain))
         let counts = Dictionary(uniqueKeysWithValues: report.files.map { ($0.path, $0.counts) })
         #expect(counts["server/empty.jsonl"] == LineCounts())
         #expect(counts["server/huge.jsonl"] == LineCounts(read: 4, accepted: 3, rejected: 1))

@@ -131,7 +131,7 @@ struct RebuiltTablesTests {
     func rawIndexesRestored() throws {
         let scenario = try Scenario()
         let database = try Store.open(path: scenario.databasePath)
-        _ = try Pipeline.ingest(input: SampleDataTests.sampleData, database: database, jobs: 2, progress: nil)
+        _ = try Pipeline.ingest(input: SampleDataTests.sampleData, database: database, jobs: 2, rules: LineRules(signatures: .testChain), progress: nil)
         let names = RawIndexes.all.compactMap { $0.split(separator: " ").dropFirst(5).first.map(String.init) }
         #expect(names.count == RawIndexes.all.count)
         let count = "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name IN (\(names.map { "'\($0)'" }.joined(separator: ", ")))"

@@ -1,0 +1,17 @@
+#include <openssl/asn1.h>
+#include <openssl/bn.h>
+#include <openssl/ec.h>
+#include <openssl/evp.h>
+#include <openssl/objects.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <openssl/x509_vfy.h>
+
+/* The stack helpers of <openssl/safestack.h> are macros, which Swift cannot call. */
+static inline STACK_OF(X509) *iaprecon_certificate_stack(void) { return sk_X509_new_null(); }
+static inline int iaprecon_certificate_stack_push(STACK_OF(X509) *stack, X509 *certificate) {
+    return sk_X509_push(stack, certificate);
+}
+static inline int iaprecon_certificate_stack_count(const STACK_OF(X509) *stack) { return sk_X509_num(stack); }
+static inline X509 *iaprecon_certificate_stack_at(const STACK_OF(X509) *stack, int index) { return sk_X509_value(stack, index); }
+static inline void iaprecon_certificate_stack_free(STACK_OF(X509) *stack) { sk_X509_free(stack); }

@@ -1,0 +1,161 @@
+import Foundation
+
+/// `consumption_requests.jsonl`: the answer to each `CONSUMPTION_REQUEST` (CONTRACT.md §3).
+///
+/// When a customer asks Apple for a refund, Apple sends `CONSUMPTION_REQUEST` and gives the
+/// developer 12 hours to answer through the App Store Server API's Send Consumption
+/// Information endpoint. Each line holds the request's `notificationUUID` and `transactionId`
+/// and the `ConsumptionRequest` body to send, filled from evidence the store holds, as of the
+/// moment Apple asked:
+/// - `deliveryStatus`: 0 (delivered and working) when the delivery log delivered the
+///   transaction before the request, 2 (wrong item) when what it delivered was another product,
+///   5 (not delivered, other reason) when it never delivered it.
+/// - `accountTenure`: the days since the user's first sign-up, in Apple's buckets.
+/// - `lifetimeDollarsPurchased` / `lifetimeDollarsRefunded`: the user's verified production
+///   purchases and refunds up to the request, in USD at fx.csv's purchase-day rate, in Apple's
+///   buckets (only when the reporting currency is USD and every amount converts).
+/// - `appAccountToken`: the transaction's, else the empty string Apple asks for.
+/// - `platform`: 1 (Apple) when the user signed up with an IDFV, which only Apple platforms give.
+/// Everything else (consumption, play time, user status, refund preference, sample content) is
+/// Apple's undeclared value, and `customerConsented` is false: the store holds no consent, so
+/// the app server must set it from its own record before sending. Sending is the app server's
+/// job; it holds the API key.
+public struct ConsumptionAnswer: Sendable, Equatable {
+    public var notificationUUID: String
+    public var transactionID: String
+    /// When Apple asked (the notification's `signedDate`).
+    public var requestedMs: Int64
+    public var userID: String?
+    public var deliveryStatus: Int
+    public var accountTenure: Int
+    public var lifetimeDollarsPurchased: Int
+    public var lifetimeDollarsRefunded: Int
+    public var appAccountToken: String
+    public var platform: Int
+
+    /// The request body for Send Consumption Information, keys in Apple's names, sorted.
+    public var body: JSONValue {
+        .object([
+            ("accountTenure", .int(accountTenure)),
+            ("appAccountToken", .string(appAccountToken)),
+            ("consumptionStatus", .int(0)),
+            ("customerConsented", .bool(false)),
+            ("deliveryStatus", .int(deliveryStatus)),
+            ("lifetimeDollarsPurchased", .int(lifetimeDollarsPurchased)),
+            ("lifetimeDollarsRefunded", .int(lifetimeDollarsRefunded)),
+            ("platform", .int(platform)),
+            ("playTime", .int(0)),
+            ("refundPreference", .int(0)),
+            ("sampleContentProvided", .bool(false)),
+            ("userStatus", .int(0)),
+        ])
+    }
+
+    /// One line of `consumption_requests.jsonl`.
+    var line: String {
+        "{\"notificationUUID\":\(JSONWriter.quote(notificationUUID)),\"transactionId\":\(JSONWriter.quote(transactionID)),"
+            + "\"requestDate\":\(JSONWriter.quote(Timestamp.iso8601(requestedMs))),\"consumptionRequest\":\(JSONWriter.compact(body))}"
+    }
+}
+
+public enum ConsumptionRequestsReport {
+    /// Apple's `accountTenure` buckets: upper bounds in days (0 is undeclared).
+    static let tenureDays: [Int64] = [3, 10, 30, 90, 180, 365]
+    /// Apple's lifetime-dollars buckets above 0 USD (bucket 1): upper bounds in USD.
+    static let dollarBounds: [Decimal] = [50, 100, 500, 1000, 2000]
+
+    /// The answers to every `CONSUMPTION_REQUEST` in the store (or only those about
+    /// `transactionID`), by request time; a request Apple sent twice (one `notificationUUID`) is one.
+    public static func answers(database: Database, zone: Zone = .utc, currency: String = "USD",
+                               transactionID: String? = nil) throws -> [ConsumptionAnswer] {
+        var requests: [(uuid: String, transactionID: String, ms: Int64)] = []
+        try database.forEach("""
+            SELECT notification_uuid, transaction_id, min(signed_ms) FROM raw_notifications__notifications
+            WHERE notification_type = 'CONSUMPTION_REQUEST' AND notification_uuid IS NOT NULL AND transaction_id IS NOT NULL
+              AND signed_ms IS NOT NULL AND (?1 IS NULL OR transaction_id = ?1)
+            GROUP BY notification_uuid, transaction_id ORDER BY 3, 1
+            """, [SQLValue(transactionID)]) { row in
+            requests.append((row.string(0), row.string(1), row.int(2)))
+        }
+        guard !requests.isEmpty else { return [] }
+        let fx = try FXRates(database: database, reportingCurrency: currency)
+        var days = DayNames(zone)
+        return try requests.map { request in
+            var answer = ConsumptionAnswer(
+                notificationUUID: request.uuid, transactionID: request.transactionID, requestedMs: request.ms, userID: nil,
+                deliveryStatus: 5, accountTenure: 0, lifetimeDollarsPurchased: 0, lifetimeDollarsRefunded: 0,
+                appAccountToken: "", platform: 0)
+            var appleProduct: String?
+            try database.forEach("""
+                SELECT t.product_id, t.app_account_token, r.user_id FROM stg_apple__transactions t
+                LEFT JOIN int_transactions_resolved r ON r.transaction_id = t.transaction_id WHERE t.transaction_id = ?
+                """, [.text(request.transactionID)]) { row in
+                appleProduct = row.string(0)
+                answer.appAccountToken = row.optionalString(1) ?? ""
+                answer.userID = row.optionalString(2)
+            }
+            var deliveredProducts: Set<String> = []
+            try database.forEach("""
+                SELECT product_id, user_id FROM stg_server__deliveries WHERE transaction_id = ? AND ts_ms <= ? ORDER BY ts_ms
+                """, [.text(request.transactionID), .integer(request.ms)]) { row in
+                deliveredProducts.insert(row.string(0))
+                if answer.userID == nil { answer.userID = row.string(1) }
+            }
+            if !deliveredProducts.isEmpty {
+                answer.deliveryStatus = appleProduct.map { deliveredProducts.contains($0) } ?? true ? 0 : 2
+            }
+            guard let user = answer.userID else { return answer }
+            try database.forEach("SELECT ts_ms, idfv FROM stg_registrations__first WHERE user_id = ?", [.text(user)]) { row in
+                answer.accountTenure = tenureBucket(days: (request.ms - row.int(0)) / 86_400_000, registered: row.int(0) <= request.ms)
+                if row.optionalString(1) != nil { answer.platform = 1 }
+            }
+            if currency == "USD" {
+                (answer.lifetimeDollarsPurchased, answer.lifetimeDollarsRefunded) = try lifetimeBuckets(
+                    database: database, user: user, untilMs: request.ms, fx: fx, days: &days)
+            }
+            return answer
+        }
+    }
+
+    /// Writes one line per request.
+    static func write(_ answers: [ConsumptionAnswer], _ sink: inout TextSink) throws {
+        for answer in answers { try sink.write(answer.line + "\n") }
+    }
+
+    static func tenureBucket(days: Int64, registered: Bool) -> Int {
+        guard registered else { return 0 }
+        return (tenureDays.firstIndex { days < $0 } ?? tenureDays.count) + 1
+    }
+
+    /// Apple's bucket for a USD amount: 1 for none, then 0.01–49.99, 50–99.99, … over 2000.
+    static func dollarBucket(_ usd: Decimal) -> Int {
+        guard usd > 0 else { return 1 }
+        return (dollarBounds.firstIndex { usd < $0 } ?? dollarBounds.count) + 2
+    }
+
+    /// The user's verified production purchases and refunds made by `untilMs`, bucketed;
+    /// undeclared (0, 0) when one of them has no price or no rate, since a partial sum could
+    /// put the user in too low a bucket.
+    private static func lifetimeBuckets(
+        database: Database, user: String, untilMs: Int64, fx: FXRates, days: inout DayNames
+    ) throws -> (purchased: Int, refunded: Int) {
+        var purchased = Amount.zero, refunded = Amount.zero
+        var complete = true
+        try database.forEach("""
+            SELECT purchase_ms, unit_price, quantity, currency, refund_ms, refund_amount FROM int_transactions_resolved
+            WHERE user_id = ? AND is_revenue = 1 AND purchase_ms <= ?
+            """, [.text(user), .integer(untilMs)]) { row in
+            guard let price = row.optionalString(1).flatMap(Amount.parse),
+                  let rate = row.optionalString(3).flatMap({ fx.rate($0, on: days(row.int(0))) }) else {
+                complete = false
+                return
+            }
+            purchased += price * row.int(2) * rate
+            if let refundMs = row.optionalInt(4), refundMs <= untilMs, let refund = row.optionalString(5).flatMap(Amount.parse) {
+                refunded += refund * rate
+            }
+        }
+        guard complete else { return (0, 0) }
+        return (dollarBucket(purchased.decimal), dollarBucket(refunded.decimal))
+    }
+}

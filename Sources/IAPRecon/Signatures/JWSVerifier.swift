@@ -1,0 +1,265 @@
+import COpenSSL
+import Synchronization
+
+/// Checks JWS signatures as Apple's App Store Server Library does (CONTRACT.md §1.8).
+///
+/// A JWS is trusted when its header says `ES256`, its `x5c` chain verifies up to a trusted
+/// root, the chain was valid when the payload was signed, and the signature over
+/// `header.payload` holds for the leaf's key. An App Store chain (any environment but
+/// `Xcode` and `LocalTesting`) must also be three certificates long with Apple's marker
+/// extensions on the leaf and the intermediate; a locally signed one (Xcode, LocalTesting)
+/// needs a root given with `--trust-root` instead.
+///
+/// The same few chains sign millions of payloads, and a receipt repeats the JWS of earlier
+/// receipts: each distinct header (chain) is verified once, each distinct JWS's signature
+/// once (keyed by the digest of `header.payload` and the signature, so a signature copied
+/// under another payload is another JWS). The caches sit behind mutexes, since ingest's
+/// parsers share one verifier; each chain keeps ready verify contexts for its key, since
+/// setting one up costs libcrypto more than the ECDSA check itself.
+public final class JWSVerifier: Sendable {
+    /// The leaf's marker: "Mac App Store and iTunes Store Receipt Signing".
+    static let leafMarkerOID = "1.2.840.113635.100.6.11.1"
+    /// The intermediate's marker: "Apple Worldwide Developer Relations".
+    static let intermediateMarkerOID = "1.2.840.113635.100.6.2.1"
+
+    public let check: SignatureCheck
+    /// The trusted roots; nil with `--trust-unsigned`, or when they cannot be loaded (then nothing verifies).
+    private let store: TrustStore?
+    private let chains = Mutex<[String: ChainVerdict]>([:])
+    private let signatures = Mutex<[SignedDigest: Bool]>([:])
+
+    /// No checks at all: for tests of what a payload says, and `--trust-unsigned`.
+    public static let unchecked = JWSVerifier(.trustUnsigned)
+
+    public init(_ check: SignatureCheck) {
+        self.check = check
+        switch check {
+        case .trustUnsigned: store = nil
+        case .verify(let extraRoots): store = TrustStore(apple: AppleRootCA.g3DER, extra: extraRoots)
+        }
+    }
+
+    /// Nil when `jws` may be trusted, else why not (a reject reason).
+    ///
+    /// `environment` is its payload's (`Xcode` and `LocalTesting` are signed locally), and
+    /// `signedMs` its `signedDate`, the moment the chain must have been valid.
+    public func failure(_ jws: String, signedMs: Int64?, environment: String?) -> String? {
+        if check == .trustUnsigned { return nil }
+        guard let store else { return "untrusted certificate chain (the trusted roots cannot be loaded)" }
+        var text = jws
+        return text.withUTF8 { bytes -> String? in
+            let dots = bytes.indices.filter { bytes[$0] == UInt8(ascii: ".") }
+            guard dots.count == 2 else { return "bad signature" }
+            let headerText = jws.utf8.prefix(dots[0])
+            let header = String(decoding: headerText, as: UTF8.self)
+            let chain = chains.withLock { $0[header] } ?? {
+                let verdict = ChainVerdict(header: header, store: store)
+                chains.withLock { $0[header] = verdict }
+                return verdict
+            }()
+            if let failure = chain.failure(local: environment == "Xcode" || environment == "LocalTesting") { return failure }
+            if let signedMs, let window = chain.validity, !window.contains(signedMs) {
+                return "certificate expired at signing time"
+            }
+            guard let raw = Base64URL.decode(UnsafeBufferPointer(rebasing: bytes[(dots[1] + 1)...])), raw.count == 64 else {
+                return "bad signature"
+            }
+            let key = SignedDigest(digest: LibcryptoSHA256.digest(UnsafeBufferPointer(rebasing: bytes[..<dots[1]])), signature: raw)
+            if let known = signatures.withLock({ $0[key] }) { return known ? nil : "bad signature" }
+            let valid = chain.key?.verify(digest: key.digest, signature: raw) ?? false
+            signatures.withLock { $0[key] = valid }
+            return valid ? nil : "bad signature"
+        }
+    }
+}
+
+/// What one JWS header (its `alg` and `x5c` chain) is worth, worked out once.
+struct ChainVerdict: Sendable {
+    /// Why no payload under this header can be trusted, whatever its environment.
+    var failure: String?
+    /// Why an App Store payload cannot be trusted under it (length or markers), when only that fails.
+    var appStoreFailure: String?
+    /// The chain verified to a root given with `--trust-root` (not Apple's).
+    var anchoredAtExtraRoot = false
+    /// When every certificate of the chain was valid.
+    var validity: ClosedRange<Int64>?
+    var key: SigningKey?
+
+    func failure(local: Bool) -> String? {
+        if let failure { return failure }
+        if local { return anchoredAtExtraRoot ? nil : "untrusted certificate chain (locally signed; trust its root with --trust-root)" }
+        return appStoreFailure
+    }
+
+    init(header: String, store: TrustStore) {
+        guard let decoded = Base64URL.decode(Array(header.utf8)), case .object(let fields)? = try? JSONParser.parse(decoded) else {
+            failure = "bad signature (header is not base64url JSON)"
+            return
+        }
+        let algorithm = fields["alg"]?.stringValue ?? "none"
+        guard algorithm == "ES256" else {
+            failure = "unsupported alg \(LineReject.quoted(.string(algorithm)))"
+            return
+        }
+        guard case .array(let encoded)? = fields["x5c"], !encoded.isEmpty else {
+            failure = "untrusted certificate chain (no x5c header)"
+            return
+        }
+        var certificates: [Certificate] = []
+        for element in encoded {
+            guard let text = element.stringValue, let der = Base64URL.decode(Array(text.utf8)), let certificate = Certificate(der: der) else {
+                failure = "untrusted certificate chain (an x5c entry is not a certificate)"
+                return
+            }
+            certificates.append(certificate)
+        }
+        switch store.verify(certificates) {
+        case .failure(let why):
+            failure = "untrusted certificate chain (\(why.reason))"
+            return
+        case .success(let path):
+            anchoredAtExtraRoot = path.last.map { $0.der != store.appleRoot.der } ?? false
+            var validity: ClosedRange<Int64>? = Int64.min...Int64.max
+            for certificate in path {
+                guard let range = certificate.validity, let current = validity,
+                      range.lowerBound <= current.upperBound, current.lowerBound <= range.upperBound else { validity = nil; break }
+                validity = max(range.lowerBound, current.lowerBound)...min(range.upperBound, current.upperBound)
+            }
+            guard let validity else {
+                failure = "certificate expired at signing time"
+                return
+            }
+            self.validity = validity
+        }
+        key = SigningKey(certificates[0])
+        if certificates.count != 3 {
+            appStoreFailure = "untrusted certificate chain (\(certificates.count) certificates, not 3)"
+        } else if !certificates[0].hasExtension(JWSVerifier.leafMarkerOID) {
+            appStoreFailure = "untrusted certificate chain (the leaf lacks Apple's receipt-signing marker)"
+        } else if !certificates[1].hasExtension(JWSVerifier.intermediateMarkerOID) {
+            appStoreFailure = "untrusted certificate chain (the intermediate lacks Apple's WWDR marker)"
+        }
+    }
+}
+
+/// The trusted roots in an OpenSSL `X509_STORE`, which verifies chains from several threads.
+final class TrustStore: @unchecked Sendable {
+    let appleRoot: Certificate
+    private let roots: [Certificate]
+    private let store: OpaquePointer
+
+    init?(apple: [UInt8], extra: [[UInt8]]) {
+        guard let appleRoot = Certificate(der: apple), let store = X509_STORE_new() else { return nil }
+        self.appleRoot = appleRoot
+        self.roots = [appleRoot] + extra.compactMap(Certificate.init(der:))
+        self.store = store
+        for root in roots { X509_STORE_add_cert(store, root.handle) }
+    }
+
+    deinit { X509_STORE_free(store) }
+
+    /// The verified path, leaf first and trusted root last, or OpenSSL's reason.
+    ///
+    /// Time is not checked here: a chain is judged at each payload's signing time, from the
+    /// path's validity. The `x5c` root itself is never trusted for being there; only roots of
+    /// this store anchor a path.
+    func verify(_ chain: [Certificate]) -> Result<[Certificate], ChainError> {
+        guard let context = X509_STORE_CTX_new(), let untrusted = iaprecon_certificate_stack() else {
+            return .failure(ChainError(reason: "out of memory"))
+        }
+        defer {
+            X509_STORE_CTX_free(context)
+            iaprecon_certificate_stack_free(untrusted)
+        }
+        for certificate in chain.dropFirst() { _ = iaprecon_certificate_stack_push(untrusted, certificate.handle) }
+        guard X509_STORE_CTX_init(context, store, chain[0].handle, untrusted) == 1 else {
+            return .failure(ChainError(reason: "out of memory"))
+        }
+        X509_STORE_CTX_set_flags(context, UInt(X509_V_FLAG_NO_CHECK_TIME))
+        guard X509_verify_cert(context) == 1 else {
+            return .failure(ChainError(reason: String(cString: X509_verify_cert_error_string(Int(X509_STORE_CTX_get_error(context))))))
+        }
+        let byDER = Dictionary((chain + roots).map { ($0.der, $0) }, uniquingKeysWith: { first, _ in first })
+        guard let verified = X509_STORE_CTX_get0_chain(context) else { return .failure(ChainError(reason: "no chain")) }
+        var path: [Certificate] = []
+        for index in 0..<iaprecon_certificate_stack_count(verified) {
+            guard let handle = iaprecon_certificate_stack_at(verified, index) else { continue }
+            var buffer: UnsafeMutablePointer<UInt8>?
+            let length = i2d_X509(handle, &buffer)
+            guard length > 0, let buffer else { continue }
+            let der = Array(UnsafeBufferPointer(start: buffer, count: Int(length)))
+            CRYPTO_free(buffer, #fileID, #line)
+            if let known = byDER[der] { path.append(known) }
+        }
+        return .success(path)
+    }
+}
+
+struct ChainError: Error {
+    var reason: String
+}
+
+/// The leaf's public key, with verify contexts ready for it.
+final class SigningKey: @unchecked Sendable {
+    private let certificate: Certificate
+    /// Contexts not in use; each is used by one thread at a time.
+    private let ready = Mutex<[VerifyContext]>([])
+
+    private struct VerifyContext: @unchecked Sendable {
+        let handle: OpaquePointer
+    }
+
+    init?(_ certificate: Certificate) {
+        guard let key = X509_get0_pubkey(certificate.handle), EVP_PKEY_get_base_id(key) == EVP_PKEY_EC,
+              EVP_PKEY_get_bits(key) == 256 else { return nil }
+        self.certificate = certificate
+    }
+
+    deinit { ready.withLock { $0.forEach { EVP_PKEY_CTX_free($0.handle) } } }
+
+    /// ES256: the JWS carries R||S (two 32-byte integers); libcrypto wants them DER-encoded.
+    func verify(digest: [UInt8], signature raw: [UInt8]) -> Bool {
+        func integer(_ bytes: ArraySlice<UInt8>) -> [UInt8] {
+            var value = Array(bytes.drop { $0 == 0 })
+            if value.isEmpty || value[0] & 0x80 != 0 { value.insert(0, at: 0) }
+            return [0x02, UInt8(value.count)] + value
+        }
+        let body = integer(raw[0..<32]) + integer(raw[32..<64])
+        let der = [0x30, UInt8(body.count)] + body
+        guard let context = ready.withLock({ $0.popLast() }) ?? makeContext() else { return false }
+        defer { ready.withLock { $0.append(context) } }
+        return EVP_PKEY_verify(context.handle, der, der.count, digest, digest.count) == 1
+    }
+
+    private func makeContext() -> VerifyContext? {
+        guard let key = X509_get0_pubkey(certificate.handle), let context = EVP_PKEY_CTX_new_from_pkey(nil, key, nil) else { return nil }
+        guard EVP_PKEY_verify_init(context) == 1 else {
+            EVP_PKEY_CTX_free(context)
+            return nil
+        }
+        return VerifyContext(handle: context)
+    }
+}
+
+/// SHA-256 through libcrypto, for the signature cache's keys on the verify path (`Formats/SHA256`
+/// serves the pseudonyms without libcrypto); one digest fetched once, since an implicit fetch per
+/// call takes a global lock.
+enum LibcryptoSHA256 {
+    private final class Algorithm: @unchecked Sendable {
+        let handle = EVP_MD_fetch(nil, "SHA2-256", nil)
+    }
+
+    private static let algorithm = Algorithm()
+
+    static func digest(_ bytes: UnsafeBufferPointer<UInt8>) -> [UInt8] {
+        var digest = [UInt8](repeating: 0, count: 32)
+        _ = EVP_Digest(bytes.baseAddress, bytes.count, &digest, nil, algorithm.handle, nil)
+        return digest
+    }
+}
+
+/// A signature-cache key: the digest of `header.payload` and the signature over it.
+struct SignedDigest: Hashable, Sendable {
+    var digest: [UInt8]
+    var signature: [UInt8]
+}

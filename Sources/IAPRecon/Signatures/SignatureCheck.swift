@@ -1,0 +1,39 @@
+import Foundation
+
+/// Which JWS a run accepts (CONTRACT.md §1.8).
+public enum SignatureCheck: Sendable, Equatable {
+    /// Every JWS must chain to Apple Root CA - G3 or one of `extraRoots` (DER certificates,
+    /// from `--trust-root`), and its ES256 signature must hold.
+    case verify(extraRoots: [[UInt8]])
+    /// `--trust-unsigned`: payloads are decoded without a check, for data a server verified upstream.
+    case trustUnsigned
+
+    /// Apple's root only: what a run does unless told otherwise.
+    public static let appleOnly = SignatureCheck.verify(extraRoots: [])
+
+    /// The mode as `summary.json` states it: `verified` (with how many roots besides Apple's)
+    /// or `trust_unsigned`.
+    var summary: JSONValue {
+        switch self {
+        case .verify(let roots): .object([("mode", .string("verified")), ("extra_trusted_roots", .int(roots.count))])
+        case .trustUnsigned: .object([("mode", .string("trust_unsigned"))])
+        }
+    }
+
+    /// Apple's root plus the certificates of `pemFiles`.
+    /// - Throws: `InputError` naming a file that cannot be read or holds no certificate.
+    public static func trusting(pemFiles: [String]) throws(InputError) -> SignatureCheck {
+        var roots: [[UInt8]] = []
+        for path in pemFiles {
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw InputError(path: path, reason: "cannot read the trusted root")
+            }
+            let certificates = PEM.certificates(String(decoding: data, as: UTF8.self))
+            guard !certificates.isEmpty, certificates.allSatisfy({ Certificate(der: $0) != nil }) else {
+                throw InputError(path: path, reason: "not a PEM certificate")
+            }
+            roots += certificates
+        }
+        return .verify(extraRoots: roots)
+    }
+}

@@ -1,0 +1,261 @@
+import Foundation
+import Testing
+@testable import IAPRecon
+@testable import IAPReconGenerator
+
+/// The files of `Fixtures/signatures/` (see its PROVENANCE.md).
+enum SignatureFixture {
+    static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Fixtures/signatures").path
+
+    static func bytes(_ name: String) throws -> [UInt8] {
+        let path = folder + "/" + name
+        guard let data = FileManager.default.contents(atPath: path) else { throw SignatureFixtureMissing(path: path) }
+        return [UInt8](data)
+    }
+
+    static func text(_ name: String) throws -> String { String(decoding: try bytes(name), as: UTF8.self) }
+
+    /// The DER of the (first) certificate in a PEM fixture.
+    static func certificate(_ name: String) throws -> [UInt8] {
+        try #require(PEM.certificates(try text(name)).first)
+    }
+
+    /// The base64 DER of a PEM fixture, as an `x5c` entry.
+    static func x5c(_ name: String) throws -> String {
+        try text(name).split(separator: "\n").filter { !$0.hasPrefix("-----") }.joined()
+    }
+
+    struct SignatureFixtureMissing: Error, CustomStringConvertible {
+        var path: String
+        var description: String { "fixture not found: \(path)" }
+    }
+}
+
+/// CONTRACT.md §1.8: every JWS is checked as Apple's server libraries check it.
+@Suite("JWS signatures")
+struct SignatureTests {
+    /// Apple's root and Apple's own test root (what its library's tests trust).
+    private func appleTestRoot() throws -> JWSVerifier {
+        JWSVerifier(.verify(extraRoots: [try SignatureFixture.bytes("testCA.der")]))
+    }
+
+    /// What the payload of `jws` says: its signing time and environment.
+    private func facts(_ jws: String) throws -> (signedMs: Int64?, environment: String?) {
+        let payload = try JWS.payload(jws)
+        let data = payload["data"]?.objectValue
+        return (payload["signedDate"].flatMap(Timestamp.parse), payload["environment"]?.stringValue ?? data?["environment"]?.stringValue)
+    }
+
+    private func failure(_ verifier: JWSVerifier, _ jws: String) throws -> String? {
+        let (signedMs, environment) = try facts(jws)
+        return verifier.failure(jws, signedMs: signedMs, environment: environment)
+    }
+
+    /// A payload of the kind the generator signs, signed at `signed`.
+    private func transactionPayload(_ transactionID: String, signed: String, environment: String = "Production") -> [UInt8] {
+        Array(Line.v2(transactionID, "gems300", purchase: signed, price: 4990, environment: environment)
+            .replacingOccurrences(of: "\"quantity\":1", with: "\"quantity\":1,\"signedDate\":\(Line.ms(signed))").utf8)
+    }
+
+    @Test("Apple's signed test notification, transaction and renewal info verify against Apple's test root")
+    func appleTestPayloadsVerify() throws {
+        let verifier = try appleTestRoot()
+        for name in ["testNotification", "transactionInfo", "renewalInfo"] {
+            #expect(try failure(verifier, try SignatureFixture.text(name)) == nil, "\(name)")
+        }
+        // Through the notification parser: the envelope is accepted.
+        let line = "{\"signedPayload\":\"\(try SignatureFixture.text("testNotification"))\"}"
+        guard case .accepted = try NotificationParser.parse(try IngestLine.object(line), rules: LineRules(verifier: verifier)) else {
+            Issue.record("Apple's test notification was not accepted")
+            return
+        }
+    }
+
+    @Test("a chain to another root is untrusted: Apple's test payloads under Apple's root alone")
+    func otherRootIsUntrusted() throws {
+        let appleOnly = JWSVerifier(.appleOnly)
+        for name in ["testNotification", "transactionInfo", "renewalInfo"] {
+            let reason = try failure(appleOnly, try SignatureFixture.text(name))
+            #expect(reason?.hasPrefix("untrusted certificate chain") == true, "\(name): \(reason ?? "accepted")")
+        }
+        let line = "{\"signedPayload\":\"\(try SignatureFixture.text("testNotification"))\"}"
+        #expect(throws: LineReject("untrusted certificate chain (self-signed certificate in certificate chain) in 'signedPayload'")) {
+            try NotificationParser.parse(try IngestLine.object(line), rules: LineRules(verifier: appleOnly))
+        }
+    }
+
+    @Test("one byte changed in a signed payload is a bad signature, and the unchanged one still verifies")
+    func oneByteChanged() throws {
+        let verifier = try appleTestRoot()
+        let original = try SignatureFixture.text("transactionInfo")
+        let parts = original.split(separator: ".").map(String.init)
+        var payload = try #require(Base64URL.decode(Array(parts[1].utf8)))
+        let index = try #require(payload.firstIndex(of: UInt8(ascii: "S")))  // "Sandbox" → "Tandbox"
+        payload[index] = UInt8(ascii: "T")
+        let altered = parts[0] + "." + Base64URL.encode(payload) + "." + parts[2]
+        #expect(try failure(verifier, altered) == "bad signature")
+        // The verdicts are cached per JWS: the original, before and after, is unaffected.
+        #expect(try failure(verifier, original) == nil)
+        #expect(try failure(verifier, altered) == "bad signature")
+        #expect(try failure(verifier, original) == nil)
+    }
+
+    @Test("an expired leaf is rejected at signing time; the same leaf inside its validity is accepted")
+    func expiredLeaf() throws {
+        let key = TestSigningChain.hex(try SignatureFixture.text("expired-leaf.key.hex").trimmingCharacters(in: .whitespacesAndNewlines))
+        let signer = try #require(ES256Signer(privateKey: key, x5c: [
+            try SignatureFixture.x5c("expired-leaf.pem"), TestSigningChain.x5c[1], TestSigningChain.x5c[2],
+        ]))
+        let verifier = JWSVerifier(.testChain)
+        let late = signer.jws(payload: transactionPayload("2000000900000001", signed: "2026-11-28T10:00:00Z"))
+        #expect(try failure(verifier, late) == "certificate expired at signing time")
+        let inTime = signer.jws(payload: transactionPayload("2000000900000002", signed: "2020-06-01T10:00:00Z"))
+        #expect(try failure(verifier, inTime) == nil)
+    }
+
+    @Test("a JWS whose alg is not ES256 is rejected as unsupported, whatever its signature")
+    func unsupportedAlg() throws {
+        let verifier = JWSVerifier(.testChain)
+        for algorithm in ["ES384", "none", "HS256"] {
+            let signer = try #require(ES256Signer(privateKey: TestSigningChain.leafPrivateKey, x5c: TestSigningChain.x5c, algorithm: algorithm))
+            let jws = signer.jws(payload: transactionPayload("2000000900000003", signed: "2026-11-28T10:00:00Z"))
+            #expect(try failure(verifier, jws) == "unsupported alg \"\(algorithm)\"")
+        }
+    }
+
+    @Test("the generator's chain verifies under its root; without it, and without Apple's markers, it is untrusted")
+    func testChainAndMarkers() throws {
+        let jws = TestSigningChain.signer.jws(payload: transactionPayload("2000000900000004", signed: "2026-11-28T10:00:00Z"))
+        #expect(try failure(JWSVerifier(.testChain), jws) == nil)
+        #expect(try failure(JWSVerifier(.appleOnly), jws)?.hasPrefix("untrusted certificate chain") == true)
+        #expect(try failure(JWSVerifier(.trustUnsigned), jws) == nil)
+
+        let noMarker = try #require(ES256Signer(privateKey: TestSigningChain.leafPrivateKey, x5c: [
+            try SignatureFixture.x5c("no-marker-leaf.pem"), TestSigningChain.x5c[1], TestSigningChain.x5c[2],
+        ]))
+        #expect(try failure(JWSVerifier(.testChain), noMarker.jws(payload: transactionPayload("2000000900000005", signed: "2026-11-28T10:00:00Z")))
+            == "untrusted certificate chain (the leaf lacks Apple's receipt-signing marker)")
+
+        // Shaped like Apple's, markers and all, but up to a root nobody trusts.
+        let untrusted = try #require(ES256Signer(privateKey: TestSigningChain.leafPrivateKey, x5c: [
+            try SignatureFixture.x5c("untrusted-leaf.pem"), try SignatureFixture.x5c("untrusted-intermediate.pem"),
+            try SignatureFixture.x5c("untrusted-root.pem"),
+        ]))
+        #expect(try failure(JWSVerifier(.testChain), untrusted.jws(payload: transactionPayload("2000000900000006", signed: "2026-11-28T10:00:00Z")))
+            == "untrusted certificate chain (self-signed certificate in certificate chain)")
+    }
+
+    @Test("Apple's production chain verifies up to the embedded Apple Root CA - G3 while its leaf is valid")
+    func appleProductionChain() throws {
+        #expect(AppleRootCA.g3DER == (try SignatureFixture.certificate("apple-root-g3.pem")))
+        let header = Base64URL.encode(Array("""
+            {"alg":"ES256","x5c":["\(try SignatureFixture.x5c("apple-receipt-signing-leaf.pem"))",\
+            "\(try SignatureFixture.x5c("apple-wwdr-g6-intermediate.pem"))","\(try SignatureFixture.x5c("apple-root-g3.pem"))"]}
+            """.utf8))
+        let jws = header + "." + Base64URL.encode(Array("{\"environment\":\"Production\"}".utf8)) + "." + Base64URL.encode([UInt8](repeating: 7, count: 64))
+        let verifier = JWSVerifier(.appleOnly)
+        // The chain and its markers pass; only the made-up signature fails.
+        #expect(verifier.failure(jws, signedMs: Line.ms("2025-11-01T02:49:35Z"), environment: "Production") == "bad signature")
+        #expect(verifier.failure(jws, signedMs: Line.ms("2028-01-01T00:00:00Z"), environment: "Production") == "certificate expired at signing time")
+    }
+
+    @Test("Xcode payloads are signed locally: rejected under Apple's root, accepted with --trust-root naming their certificate")
+    func xcodePayloads() throws {
+        let jws = try SignatureFixture.text("xcode-signed-transaction")
+        #expect(try failure(JWSVerifier(.appleOnly), jws)?.hasPrefix("untrusted certificate chain") == true)
+        #expect(try failure(JWSVerifier(.testChain), jws)?.hasPrefix("untrusted certificate chain") == true)
+        let header = try #require(Base64URL.decode(Array(jws.prefix { $0 != "." }.utf8)))
+        guard case .object(let fields) = try JSONParser.parse(header), case .array(let chain)? = fields["x5c"],
+              let xcodeCertificate = chain.first?.stringValue.flatMap({ Base64URL.decode(Array($0.utf8)) }) else {
+            Issue.record("no x5c in the Xcode JWS")
+            return
+        }
+        #expect(try failure(JWSVerifier(.verify(extraRoots: [xcodeCertificate])), jws) == nil)
+        #expect(try failure(JWSVerifier(.trustUnsigned), jws) == nil)
+        // A Production payload under the same local certificate is not an App Store chain.
+        #expect(JWSVerifier(.verify(extraRoots: [xcodeCertificate])).failure(jws, signedMs: nil, environment: "Production")
+            == "untrusted certificate chain (1 certificates, not 3)")
+    }
+
+    @Test("--trust-root reads PEM files and names a file that holds no certificate")
+    func trustRootFiles() throws {
+        let check = try SignatureCheck.trusting(pemFiles: [SignatureFixture.folder + "/untrusted-root.pem"])
+        #expect(check == .verify(extraRoots: [try SignatureFixture.certificate("untrusted-root.pem")]))
+        let notPEM = SignatureFixture.folder + "/PROVENANCE.md"
+        let error = #expect(throws: InputError.self) { try SignatureCheck.trusting(pemFiles: [notPEM]) }
+        #expect(error?.path == notPEM && error?.reason == "not a PEM certificate")
+    }
+
+    @Test("a forged signed_transactions line is rejected and the delivery it hid is an orphan; the genuine one is not")
+    func forgedTransactionHidesNothing() throws {
+        let genuine = TestSigningChain.signer.jws(payload: transactionPayload("2000000900000010", signed: "2026-11-28T10:00:00Z"))
+        // A jailbroken client edits the transaction id of a genuine JWS and keeps its signature.
+        let parts = genuine.split(separator: ".").map(String.init)
+        let forgedPayload = String(decoding: try #require(Base64URL.decode(Array(parts[1].utf8))), as: UTF8.self)
+            .replacingOccurrences(of: "2000000900000010", with: "2000000900000011")
+        let forged = parts[0] + "." + Base64URL.encode(Array(forgedPayload.utf8)) + "." + parts[2]
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("receipts/r.jsonl", [
+            "{\"received_at\":\"2026-11-28T10:00:05Z\",\"user_id\":\"u_1\",\"signed_transactions\":[\"\(genuine)\"]}",
+            "{\"received_at\":\"2026-11-28T11:00:05Z\",\"user_id\":\"u_2\",\"signed_transactions\":[\"\(forged)\"]}",
+        ])
+        try scenario.write("server/s.jsonl", [
+            Line.delivered("2026-11-28T10:00:09Z", "u_1", "2000000900000010", "gems300"),
+            Line.delivered("2026-11-28T11:00:09Z", "u_2", "2000000900000011", "gems300"),
+        ])
+        let result = try scenario.run(asOf: "2026-11-29T12:00:00Z")
+        #expect(try scenario.output("rejects.csv").contains("r.jsonl,2,bad signature in 'signed_transactions[0]'"))
+        #expect(result.ingest.totals == LineCounts(read: 8, accepted: 7, rejected: 1))  // with 4 catalog rows
+        let orphans = try Scenario.findings(try scenario.open()).filter { $0.kind == .orphanDelivery }
+        #expect(orphans.map(\.transactionID) == ["2000000900000011"])
+        #expect(try scenario.output("summary.json").contains("\"mode\": \"verified\""))
+    }
+
+    @Test("--trust-unsigned accepts what a server verified upstream, and summary.json says so")
+    func trustUnsigned() throws {
+        let scenario = try Scenario()
+        let unsignedJWS = "eyJhbGciOiJFUzI1NiJ9." + Base64URL.encode(transactionPayload("2000000900000020", signed: "2026-11-28T10:00:00Z")) + ".c2ln"
+        try scenario.write("receipts/r.jsonl", ["{\"received_at\":\"2026-11-28T10:00:05Z\",\"user_id\":\"u_1\",\"signed_transactions\":[\"\(unsignedJWS)\"]}"])
+        _ = try Pipeline.run(RunOptions(
+            input: scenario.input, databasePath: scenario.databasePath, outFolder: scenario.out, jobs: 1, lineRules: LineRules(signatures: .trustUnsigned),
+            reconcile: ReconcileSettings(), report: ReportSettings(outFolder: scenario.out)), progress: nil)
+        #expect(try scenario.output("rejects.csv").split(separator: "\n").count == 1)
+        #expect(try scenario.output("summary.json").contains("\"mode\": \"trust_unsigned\""))
+    }
+
+    @Test("the JWS inside a signed envelope are covered by its signature: one changed byte in them breaks the envelope")
+    func envelopeCoversInnerJWS() throws {
+        let inner = TestSigningChain.signer.jws(payload: transactionPayload("2000000900000030", signed: "2026-11-28T10:00:00Z"))
+        func envelope(_ transactionJWS: String) -> String {
+            "{\"notificationType\":\"REFUND\",\"notificationUUID\":\"5f6c2a4e-1b7d-4c3a-9e8f-2d1c0b9a8e7f\",\"signedDate\":\(Line.ms("2026-11-28T12:00:00Z")),"
+                + "\"data\":{\"environment\":\"Production\",\"signedTransactionInfo\":\"\(transactionJWS)\"}}"
+        }
+        let signed = TestSigningChain.signer.jws(payload: Array(envelope(inner).utf8))
+        let verifier = JWSVerifier(.testChain)
+        guard case .accepted(let rows) = try NotificationParser.parse(try IngestLine.object("{\"signedPayload\":\"\(signed)\"}"), rules: LineRules(verifier: verifier)) else {
+            Issue.record("a genuine envelope was rejected")
+            return
+        }
+        #expect(rows.count == 2)
+        // Swap in a forged transaction JWS (its payload altered) and keep the envelope's signature.
+        let parts = inner.split(separator: ".").map(String.init)
+        let forgedInner = parts[0] + "." + Base64URL.encode(transactionPayload("2000000900000031", signed: "2026-11-28T10:00:00Z")) + "." + parts[2]
+        let outer = signed.split(separator: ".").map(String.init)
+        let tampered = outer[0] + "." + Base64URL.encode(Array(envelope(forgedInner).utf8)) + "." + outer[2]
+        #expect(throws: LineReject("bad signature in 'signedPayload'")) {
+            try NotificationParser.parse(try IngestLine.object("{\"signedPayload\":\"\(tampered)\"}"), rules: LineRules(verifier: verifier))
+        }
+        // Decoded already (no envelope), the forged transaction JWS is checked on its own.
+        #expect(throws: LineReject("bad signature in 'data.signedTransactionInfo'")) {
+            try NotificationParser.parse(try IngestLine.object(envelope(forgedInner)), rules: LineRules(verifier: verifier))
+        }
+    }
+
+    @Test("the test root committed in sample-data is the generator's")
+    func sampleDataRoot() throws {
+        let committed = try String(contentsOfFile: SampleDataTests.sampleData + "/trust/test-root.pem", encoding: .utf8)
+        #expect(committed == TestSigningChain.rootPEM)
+    }
+}

@@ -1,0 +1,87 @@
+import Foundation
+import Testing
+@testable import IAPRecon
+
+/// CONTRACT.md §3 `consumption_requests.jsonl`: Apple's refund questions answered from the store.
+@Suite("consumption requests")
+struct ConsumptionRequestsTests {
+    private static let asOf = "2026-11-29T12:00:00Z"
+
+    private func signup(_ ts: String, _ userID: String, idfv: String? = nil) -> String {
+        "{\"ts\":\"\(ts)\",\"user_id\":\"\(userID)\",\"method\":\"apple\"" + (idfv.map { ",\"idfv\":\"\($0)\"" } ?? "") + "}"
+    }
+
+    /// A user who signed up 39 days before Apple asked, bought 59.99 USD of gems and had 55 USD of it refunded.
+    private func scenario(deliveries: [String], currency: String = "USD") throws -> Scenario {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        // fx.csv converts into the reporting currency.
+        try scenario.write("fx.csv", currency == "USD" ? ["date,currency,rate", "2026-10-01,USD,1", "2026-10-01,EUR,1.1"]
+                                                        : ["date,currency,rate", "2026-10-01,EUR,1", "2026-10-01,USD,0.9"])
+        try scenario.write("registrations/r.jsonl", [
+            signup("2026-10-20T09:00:00Z", "u_1", idfv: "B3B7756A-9E5E-404E-A956-31FE49D3E5E6"),
+        ])
+        try scenario.write("receipts/r.jsonl", [
+            Line.v2Receipt("2026-11-01T10:00:05Z", "u_1", transaction: Line.v2("t_old", "gems300", purchase: "2026-11-01T10:00:00Z", price: 55_000,
+                                                                          revocation: "2026-11-02T10:00:00Z")),
+            Line.v2Receipt("2026-11-28T10:00:05Z", "u_1", transaction: Line.v2("t_ask", "gems300", purchase: "2026-11-28T10:00:00Z", price: 4990,
+                                                                          token: "7d3f8e2a-5b1c-4c9e-9f0a-3e6b2d1c8a47")),
+        ])
+        let request = Line.notification("CONSUMPTION_REQUEST", uuid: "0a3cee3d-920a-4658-8128-61d634efc3d1", signed: "2026-11-29T08:00:00Z",
+                                        transaction: Line.v2("t_ask", "gems300", purchase: "2026-11-28T10:00:00Z", price: 4990))
+        // Apple retries until it hears back: the same notificationUUID twice is one request.
+        try scenario.write("notifications/n.jsonl", [request, request])
+        try scenario.write("server/s.jsonl", [Line.delivered("2026-11-01T10:00:09Z", "u_1", "t_old", "gems300")] + deliveries)
+        _ = try Pipeline.run(RunOptions(
+            input: scenario.input, databasePath: scenario.databasePath, outFolder: scenario.out, jobs: 1, lineRules: LineRules(signatures: .testChain),
+            reconcile: ReconcileSettings(asOfMs: Timestamp.parse(Self.asOf)),
+            report: ReportSettings(outFolder: scenario.out, currency: currency)), progress: nil)
+        return scenario
+    }
+
+    private func lines(_ scenario: Scenario) throws -> [String] {
+        try scenario.output("consumption_requests.jsonl").split(separator: "\n").map(String.init)
+    }
+
+    @Test("a delivered purchase: delivered, tenure, lifetime dollars in Apple's buckets, token, platform; the rest undeclared")
+    func delivered() throws {
+        let scenario = try scenario(deliveries: [Line.delivered("2026-11-28T10:00:09Z", "u_1", "t_ask", "gems300")])
+        #expect(try lines(scenario) == [
+            "{\"notificationUUID\":\"0a3cee3d-920a-4658-8128-61d634efc3d1\",\"transactionId\":\"t_ask\",\"requestDate\":\"2026-11-29T08:00:00.000Z\","
+                + "\"consumptionRequest\":{\"accountTenure\":4,\"appAccountToken\":\"7d3f8e2a-5b1c-4c9e-9f0a-3e6b2d1c8a47\","
+                + "\"consumptionStatus\":0,\"customerConsented\":false,\"deliveryStatus\":0,\"lifetimeDollarsPurchased\":3,"
+                + "\"lifetimeDollarsRefunded\":3,\"platform\":1,\"playTime\":0,\"refundPreference\":0,\"sampleContentProvided\":false,"
+                + "\"userStatus\":0}}",
+        ])
+    }
+
+    @Test("never delivered, or delivered only after Apple asked: not delivered (5); the wrong product: 2")
+    func notDelivered() throws {
+        let never = try scenario(deliveries: [])
+        #expect(try lines(never).count == 1)
+        #expect(try lines(never).first?.contains("\"deliveryStatus\":5") == true)
+        let late = try scenario(deliveries: [Line.delivered("2026-11-29T09:00:00Z", "u_1", "t_ask", "gems300")])
+        #expect(try lines(late).first?.contains("\"deliveryStatus\":5") == true)
+        let wrong = try scenario(deliveries: [Line.delivered("2026-11-28T10:00:09Z", "u_1", "t_ask", "gems60")])
+        #expect(try lines(wrong).first?.contains("\"deliveryStatus\":2") == true)
+    }
+
+    @Test("lifetime dollars are undeclared when the reporting currency is not USD: never a guess")
+    func otherCurrency() throws {
+        let scenario = try scenario(deliveries: [Line.delivered("2026-11-28T10:00:09Z", "u_1", "t_ask", "gems300")], currency: "EUR")
+        let line = try #require(try lines(scenario).first)
+        #expect(line.contains("\"lifetimeDollarsPurchased\":0,\"lifetimeDollarsRefunded\":0"))
+        #expect(line.contains("\"deliveryStatus\":0"))
+    }
+
+    @Test("Apple's buckets: tenure in days and lifetime dollars")
+    func buckets() {
+        #expect([0, 2, 3, 9, 10, 29, 30, 89, 90, 179, 180, 364, 365, 4000].map {
+            ConsumptionRequestsReport.tenureBucket(days: Int64($0), registered: true)
+        } == [1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7])
+        #expect(ConsumptionRequestsReport.tenureBucket(days: 0, registered: false) == 0)
+        #expect(["0", "0.01", "49.99", "50", "99.99", "100", "499.99", "500", "999.99", "1000", "1999.99", "2000", "9000"].map {
+            ConsumptionRequestsReport.dollarBucket(Decimal(string: $0) ?? -1)
+        } == [1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7])
+    }
+}
