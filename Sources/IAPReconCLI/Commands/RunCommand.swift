@@ -178,14 +178,17 @@ enum RunsCommand {
     static func run(_ command: ParsedCommand, console: Console) throws -> ExitCode {
         let database = try Store.open(path: command.databasePath, readOnly: true)
         let entries = try RunLog.recent(database, limit: try command.optionalInt("limit") ?? 20)
-        var table = TextTable(["run", "command", "date", "started", "seconds", "status", "exit", "as-of", "lines", "findings", "message"],
-                              numeric: [0, 4, 6, 8, 9])
+        var table = TextTable(
+            ["run", "command", "date", "started", "seconds", "status", "exit", "as-of", "lines", "findings", "stage seconds", "message"],
+            numeric: [0, 4, 6, 8, 9])
         for entry in entries {
             let seconds = entry.endedMs.map { String(format: "%.1f", Double($0 - entry.startedMs) / 1000) } ?? ""
+            // The stage timings summary.json no longer carries, so that two runs' outputs compare byte for byte.
+            let stages = try RunLog.stages(database, runID: entry.runID).map { "\($0.stage) \(String(format: "%.2f", $0.seconds))" }
             table.add([String(entry.runID), entry.command, entry.partitionDate ?? "", Timestamp.iso8601(entry.startedMs), seconds,
                        entry.status, entry.exitCode.map { String($0) } ?? "", entry.asOfMs.map(Timestamp.iso8601) ?? "",
                        entry.linesRead.map { String($0) } ?? "", entry.findings.map { String($0) } ?? "",
-                       (entry.message ?? "").replacingOccurrences(of: "\n", with: " ")])
+                       stages.joined(separator: ", "), (entry.message ?? "").replacingOccurrences(of: "\n", with: " ")])
         }
         console.out(table.text)
         return .ok

@@ -63,6 +63,9 @@ struct NightlyTests {
         #expect(rows.dropFirst(2).first?[1...2] == ["nightly", "2026-11-29"])
         #expect(rows.dropFirst(2).first?[5...6] == ["findings", "1"])
         #expect(listed.out.contains("see \(reports)/2026-11-29/findings.csv"))
+        // Each night's stage timings, which summary.json leaves out.
+        #expect(listed.out.contains("stage seconds"))
+        #expect(listed.out.split(separator: "\n").filter { $0.contains("nightly") && $0.contains("ingest ") && $0.contains(", report ") }.count == 2)
         let logs = try FileManager.default.contentsOfDirectory(atPath: work.path("logs")).sorted()
         #expect(logs.count == 2)
         let log = try work.read("logs/" + logs[1])
