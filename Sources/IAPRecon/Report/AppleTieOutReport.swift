@@ -27,12 +27,13 @@ struct AppleTieOutReport: Sendable {
     var rows: [Row] = []
     /// Σ proceeds per proceeds currency.
     var proceeds: [String: Amount] = [:]
-    /// Σ proceeds in the reporting currency, at `fx.csv`'s rate on or before each row's day.
+    /// Σ proceeds in the reporting currency, at `fx.csv`'s rate on or before each row's day, each row
+    /// rounded to the currency's minor unit like every reporting-currency amount (CONTRACT.md §3).
     var reportingProceeds = Amount.zero
     /// Rows whose proceeds `fx.csv` cannot convert (left out of `reportingProceeds`).
     var unconvertedRows = 0
 
-    init(database: Database, fx: FXRates) throws {
+    init(database: Database, fx: FXRates, reportingCurrency: ReportingCurrency) throws {
         let tables = try database.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'fct_apple_tieout'").integerValue
         guard tables > 0 else { return }
         try database.forEach("""
@@ -46,7 +47,7 @@ struct AppleTieOutReport: Sendable {
             guard let currency = item.proceedsCurrency, let amount = item.proceeds.flatMap(Amount.parse) else { return }
             proceeds[currency, default: .zero] += amount
             if let rate = fx.rate(currency, on: item.day) {
-                reportingProceeds += amount * rate
+                reportingProceeds += reportingCurrency.rounded(amount * rate)
             } else {
                 unconvertedRows += 1
             }

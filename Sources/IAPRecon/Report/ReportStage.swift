@@ -75,13 +75,13 @@ public enum ReportStage {
             try output.write("transactions.csv") { try TransactionsReport.write(reader, zone: zone, fx: fx, currency: currency, &$0) }
         }
         // Revenue and the summary's counts read on their own connection while attribution runs here.
-        let revenueWork = Background { [path = database.path, zone = settings.zone, asOfMs, graceMs] in
+        let revenueWork = Background { [path = database.path, zone = settings.zone, currency = settings.reportingCurrency, asOfMs, graceMs] in
             let reader = try Database(path: path, readOnly: true)
             let revenue = try RevenueReport(database: reader, zone: zone, fx: fx)
             Trace.mark("report revenue (background)")
             try output.write("revenue_daily.csv") { try revenue.write(&$0) }
             try output.write("revenue_monthly.csv") { try RevenueMonthlyReport(daily: revenue).write(&$0) }
-            let tieOut = try AppleTieOutReport(database: reader, fx: fx)
+            let tieOut = try AppleTieOutReport(database: reader, fx: fx, reportingCurrency: currency)
             if !tieOut.rows.isEmpty { try output.write("apple_tieout.csv") { try tieOut.write(&$0) } }
             let counts = try SummaryReport.counts(database: reader, asOfMs: asOfMs, graceMs: graceMs)
             Trace.mark("report summary counts (background)")

@@ -183,6 +183,25 @@ struct AppleTieOutTests {
         #expect(kind["amount"] as? [String: String] == ["JPY": "480"])
     }
 
+    @Test("proceeds in the reporting currency add the rows rounded to the cent, like every reporting-currency total")
+    func proceedsRoundedPerRow() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("fx.csv", ["date,currency,rate", "2026-11-01,USD,1", "2026-11-01,JPY,0.0066"])
+        try scenario.write("receipts/r.jsonl", [Self.purchase("t1", at: "2026-11-24T18:00:00Z")])
+        // 101 yen are 0.6666 USD: 0.67 on each row's own, so 1.34 in all, never 1.3332.
+        try scenario.write("apple/S_D_1.txt", [
+            AppleSalesReportTests.currentHeader,
+            Self.sales("2026-11-24", "gems60", units: 1, country: "JP", price: "160", currency: "JPY", proceeds: "101"),
+            Self.sales("2026-11-25", "gems60", units: 1, country: "JP", price: "160", currency: "JPY", proceeds: "101"),
+        ])
+        _ = try scenario.run(asOf: asOf)
+        let summary = try #require(try JSONSerialization.jsonObject(with: Data(scenario.output("summary.json").utf8)) as? [String: Any])
+        let tieOut = try #require(summary["apple_tieout"] as? [String: Any])
+        #expect(tieOut["apple_proceeds"] as? [String: String] == ["JPY": "202"])
+        #expect(tieOut["apple_proceeds_usd"] as? String == "1.34")
+    }
+
     @Test("a report added on a later night gives the findings a fresh store gives")
     func incrementalNight() throws {
         let scenario = try Scenario()
