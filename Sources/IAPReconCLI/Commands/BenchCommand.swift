@@ -528,7 +528,8 @@ enum GeneratorCalibration {
 
 // MARK: - The incremental night's earlier days
 
-/// A folder of symbolic links to every input file but one day's: the store as it stood the night before.
+/// A folder of hard links to every input file but one day's: the store as it stood the night before.
+/// Not symbolic links: iaprecon refuses a symlink that leads outside its input folder.
 enum IncrementalView {
     /// The latest `yyyy-MM-dd` in the file names, the day the night adds.
     static func lastDay(of relativePaths: [String]) -> String? {
@@ -546,14 +547,19 @@ enum IncrementalView {
         relativePaths.filter { Self.day(in: $0) != day && $0 != "truth.json" }
     }
 
-    /// Recreates `view` with links to the files of `input` before `day`.
+    /// Recreates `view` with hard links to the files of `input` before `day` (copies where the file
+    /// system refuses a link).
     static func build(at view: String, from input: String, files: [String], holdingBack day: String) throws {
         let manager = FileManager.default
         try? manager.removeItem(atPath: view)
         for relative in filesBefore(day, in: files) {
             let link = view + "/" + relative
             try manager.createDirectory(atPath: (link as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-            try manager.createSymbolicLink(atPath: link, withDestinationPath: input + "/" + relative)
+            do {
+                try manager.linkItem(atPath: input + "/" + relative, toPath: link)
+            } catch {
+                try manager.copyItem(atPath: input + "/" + relative, toPath: link)
+            }
         }
     }
 }

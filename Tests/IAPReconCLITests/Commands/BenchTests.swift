@@ -1,5 +1,7 @@
+import Foundation
 import Testing
 @testable import IAPReconCLI
+@testable import IAPRecon
 
 /// The pure parts of `iaprecon bench`: statistics, ratios, targets and table text. No timing here:
 /// speed is measured by `jobs/bench`.
@@ -201,6 +203,22 @@ struct BenchTests {
         #expect(IncrementalView.filesBefore("2026-09-02", in: files) == [
             "catalog.csv", "fx.csv", "spend/spend.csv", "server/server-2026-09-01.jsonl.gz", "receipts/receipts-2026-09-01.jsonl",
         ])
+    }
+
+    @Test("the night before is a folder iaprecon reads: its files are not symlinks leading out of it")
+    func incrementalViewIsReadable() throws {
+        let work = try Workspace()
+        let input = work.path("input")
+        try FileManager.default.createDirectory(atPath: input + "/server", withIntermediateDirectories: true)
+        for name in ["server/server-2026-09-01.jsonl", "server/server-2026-09-02.jsonl", "catalog.csv"] {
+            try "x\n".write(toFile: input + "/" + name, atomically: true, encoding: .utf8)
+        }
+        let files = try BenchPaths.files(under: input)
+        try IncrementalView.build(at: work.path("view"), from: input, files: files, holdingBack: "2026-09-02")
+        let listing = try SourceFile.scan(work.path("view"))
+        #expect(listing.files.map(\.relativePath) == ["catalog.csv", "server/server-2026-09-01.jsonl"])
+        let type = try FileManager.default.attributesOfItem(atPath: work.path("view/catalog.csv"))[.type] as? FileAttributeType
+        #expect(type == .typeRegular)
     }
 
     @Test("wait4 statuses: exit codes and signals")
