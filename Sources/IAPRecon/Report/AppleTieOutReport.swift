@@ -22,6 +22,9 @@ struct AppleTieOutReport: Sendable {
         var customerCurrency: String?
         var proceeds: String?
         var proceedsCurrency: String?
+
+        /// Apple's units less the verified ones: positive where Apple sold more than the store knows.
+        var difference: Int64 { appleUnits - verifiedUnits }
     }
 
     var rows: [Row] = []
@@ -59,7 +62,7 @@ struct AppleTieOutReport: Sendable {
         for row in rows {
             try sink.csvRecord([
                 CSV.textCell(row.day), CSV.textCell(row.productID), CSV.textCell(row.country), String(row.appleUnits),
-                String(row.verifiedUnits), String(row.appleUnits - row.verifiedUnits), CSV.numberCell(row.customerPrice ?? ""),
+                String(row.verifiedUnits), String(row.difference), CSV.numberCell(row.customerPrice ?? ""),
                 CSV.textCell(row.customerCurrency ?? ""), CSV.numberCell(row.proceeds ?? ""), CSV.textCell(row.proceedsCurrency ?? ""),
             ])
         }

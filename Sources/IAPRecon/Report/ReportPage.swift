@@ -57,17 +57,6 @@ struct ReportPage {
         }
     }
 
-    /// One row of Apple's tie-out (Apple's units against verified units per day, product and
-    /// country); empty until a run reads Apple's sales reports.
-    struct TieoutRow {
-        var date: String
-        var productID: String
-        var country: String
-        var appleUnits: Int64
-        var verifiedUnits: Int64
-        var difference: Int64 { verifiedUnits - appleUnits }
-    }
-
     struct InputFile {
         var path: String
         var source: String
@@ -82,7 +71,8 @@ struct ReportPage {
     var risk: [RiskKind]
     var criticalFindings: [CriticalFinding]
     var criticalTotal: Int
-    var tieout: [TieoutRow] = []
+    /// Apple's tie-out rows where the two sides differ; empty until a run reads Apple's sales reports.
+    var tieout: [AppleTieOutReport.Row] = []
     var mediaSources: [MediaSource]
     var inputs: [InputFile]
     var inputTotals: LineCounts

@@ -111,7 +111,7 @@ extension ReportPage {
     private func tieoutSection() -> String {
         guard !tieout.isEmpty else { return "" }
         let rows = tieout.map { row in
-            [HTML.escape(row.date), "<span class=\"id\">\(HTML.escape(row.productID))</span>", HTML.escape(row.country),
+            [HTML.escape(row.day), "<span class=\"id\">\(HTML.escape(row.productID))</span>", HTML.escape(row.country),
              String(row.appleUnits), String(row.verifiedUnits), row.difference == 0 ? "0" : "<b>\(row.difference)</b>"]
         }
         return "<section id=\"tieout\"><h2>Apple tie-out</h2>"

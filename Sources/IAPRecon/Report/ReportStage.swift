@@ -118,10 +118,7 @@ public enum ReportStage {
             var page = ReportPage(asOfMs: asOfMs, settings: settings, counts: counts, findings: findings, revenue: revenue,
                                   attribution: attribution, fx: fx)
             // The page shows where Apple and the store disagree; apple_tieout.csv has every row.
-            page.tieout = tieOut.rows.filter { $0.appleUnits != $0.verifiedUnits }.prefix(ReportPage.tieoutRowsShown).map {
-                ReportPage.TieoutRow(date: $0.day, productID: $0.productID, country: $0.country, appleUnits: $0.appleUnits,
-                                     verifiedUnits: $0.verifiedUnits)
-            }
+            page.tieout = Array(tieOut.rows.filter { $0.difference != 0 }.prefix(ReportPage.tieoutRowsShown))
             try output.write("report.html") { try $0.write(page.html()) }
             try output.write("summary.json") { try $0.write(JSONWriter.pretty(summary)) }
             filesDone?(1)
