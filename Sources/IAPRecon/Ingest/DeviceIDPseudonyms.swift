@@ -36,15 +36,13 @@ public struct DeviceIDPseudonyms: Sendable {
         return values
     }
 
-    static let keyTable = "CREATE TABLE IF NOT EXISTS device_id_key (key TEXT NOT NULL)"
-
     /// The store's key, made on first use.
     ///
     /// A store written before pseudonyms existed holds full ids: they are replaced here, in the
     /// same transaction that makes the key, and the next normalize rebuilds everything from them.
     public static func load(_ database: Database) throws -> DeviceIDPseudonyms {
         try database.transaction {
-            try database.execute(keyTable)
+            try database.execute(Tables.deviceIDKey)
             if case .text(let hex)? = try database.scalar("SELECT key FROM device_id_key"), let key = bytes(ofHex: hex) {
                 return DeviceIDPseudonyms(key: key)
             }
@@ -83,7 +81,7 @@ public struct DeviceIDPseudonyms: Sendable {
             }
             replaced += rows.count
         }
-        if replaced > 0 { try database.run("INSERT OR IGNORE INTO dirty_keys (kind, key) VALUES ('all', '')") }
+        if replaced > 0 { try ChangedKeys.requestFullRebuild(database) }
     }
 
     private static func bytes(ofHex hex: String) -> [UInt8]? {

@@ -255,6 +255,31 @@ public enum IngestStage {
         }
     }
 
+    /// Sets `files.latest_ms` (the latest event time of CONTRACT.md §2's as-of, in UTC) and
+    /// `latest_mmp_wall_ms` (the latest MMP `Event Time`, wall clock) for the files `where` selects.
+    static func latestTimesSQL(where condition: String) -> String {
+        let id = "files.file_id"
+        return """
+            UPDATE files SET
+              latest_ms = (SELECT max(m) FROM (
+                SELECT max(ts_ms) AS m FROM raw_server__orders WHERE file_id = \(id)
+                UNION ALL SELECT max(ts_ms) FROM raw_server__deliveries WHERE file_id = \(id)
+                UNION ALL SELECT max(ts_ms) FROM raw_server__revocations WHERE file_id = \(id)
+                UNION ALL SELECT max(received_ms) FROM raw_receipts__verifications WHERE file_id = \(id)
+                UNION ALL SELECT max(signed_ms) FROM raw_notifications__notifications WHERE file_id = \(id) AND version = '2'
+                UNION ALL SELECT max(ts_ms) FROM raw_registrations__users WHERE file_id = \(id))),
+              latest_mmp_wall_ms = (SELECT max(event_wall_ms) FROM raw_mmp__events WHERE file_id = \(id))
+            WHERE \(condition)
+            """
+    }
+
+    /// True when the store holds files of a `YYYY-MM-DD` partition later than `day`.
+    public static func holdsPartitions(after day: String, in database: Database) throws -> Bool {
+        try database.scalar("""
+            SELECT count(*) FROM files WHERE path GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]/*' AND substr(path, 1, 10) > ?
+            """, [.text(day)]).integerValue > 0
+    }
+
     /// Parses one file, or one chunk of it, on a worker: its lines in batches, then its line count or why it failed.
     static func parse(
         _ file: SourceFile, range: Range<Int>?, rules: LineRules, packingRows: Bool = true, pseudonyms: DeviceIDPseudonyms? = nil,
@@ -349,7 +374,7 @@ final class FileWriter {
             "UPDATE files SET lines_read = ?, accepted = ?, rejected = ?, blank = ?, ignored = ? WHERE file_id = ?",
             [.integer(Int64(counts.read)), .integer(Int64(counts.accepted)), .integer(Int64(counts.rejected)),
              .integer(Int64(counts.blank)), .integer(Int64(counts.ignored)), .integer(fileID)])
-        try database.execute(ChangedKeys.latestTimesSQL(where: "file_id = \(fileID)"))
+        try database.execute(IngestStage.latestTimesSQL(where: "file_id = \(fileID)"))
         try ChangedKeys.recordRows(of: fileID, in: database, replaced: false)
         try database.execute("COMMIT")
         return (counts, bytes)

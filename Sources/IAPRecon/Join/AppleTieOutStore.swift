@@ -8,17 +8,9 @@ import Foundation
 /// side reads only the transactions bought or refunded on the days the reports cover, so
 /// recomputing the whole aggregation is cheap and never depends on what the night changed.
 enum AppleTieOutStore {
-    static let createTable = """
-        CREATE TABLE IF NOT EXISTS fct_apple_tieout (
-          day TEXT NOT NULL, product_id TEXT NOT NULL, country TEXT NOT NULL, apple_units INTEGER NOT NULL,
-          verified_units INTEGER NOT NULL, customer_price TEXT, customer_currency TEXT, proceeds TEXT, proceeds_currency TEXT,
-          PRIMARY KEY (day, product_id, country)
-        ) WITHOUT ROWID
-        """
-
     /// Recomputes the tie-out; returns how many rows it wrote (tie-out rows and findings).
     static func refresh(_ database: Database) throws -> Int {
-        try database.execute(createTable)
+        try database.execute(Tables.appleTieOut)
         let tieOut = AppleTieOut(sales: try sales(database), verified: try verified(database))
         try database.execute("DELETE FROM fct_apple_tieout")
         for row in tieOut.rows {

@@ -90,13 +90,11 @@ struct JoinScope {
         return reached
     }
 
-    /// The keys recorded in `dirty_keys`, plus the undelivered transactions whose `lost_delivery`
+    /// The keys `ChangedKeys` recorded, plus the undelivered transactions whose `lost_delivery`
     /// due time the as-of moved across (purchased in the window between the two as-of times, less grace).
     static func seeds(in database: Database, previousAsOfMs: Int64, asOfMs: Int64, graceMs: Int64) throws -> JoinScope {
         var seeds = JoinScope()
-        try database.forEach("SELECT kind, key FROM dirty_keys") { row in
-            if let kind = ChangedKeys.Kind(rawValue: row.string(0)) { seeds.insert(row.string(1), as: kind) }
-        }
+        for (kind, key) in try ChangedKeys.all(in: database) { seeds.insert(key, as: kind) }
         if previousAsOfMs != asOfMs {
             // Only lost_delivery reads the as-of, and only for a transaction never delivered.
             try database.forEach("""

@@ -90,7 +90,7 @@ public enum JoinStage {
                 try database.execute(tables.tables.map { tables.createIndexes(of: $0.name, beside: false, existing: []) }
                     .joined(separator: "\n"))
             }
-            try database.execute(createRunSettings)
+            try database.execute(Tables.runSettings)
             try database.run("DELETE FROM int_run_settings")
             try database.run("INSERT INTO int_run_settings VALUES (?, ?, ?)",
                              [.integer(asOfMs), .integer(settings.graceMs), .text(settings.mmpZone.identifier)])
@@ -228,7 +228,7 @@ public enum JoinStage {
     /// `received_at`, V2 notification `signedDate`, registration `ts`, MMP `Event Time`.
     static func latestEventMs(_ database: Database, mmpZone: Zone) throws -> Int64? {
         var latest: Int64?
-        // Ingest keeps each file's latest times (ChangedKeys.latestTimesSQL), so no table is scanned.
+        // Ingest keeps each file's latest times (IngestStage.latestTimesSQL), so no table is scanned.
         try database.forEach("SELECT max(latest_ms), max(latest_mmp_wall_ms) FROM files") { row in
             latest = row.optionalInt(0)
             if let wall = row.optionalInt(1) {
@@ -239,45 +239,9 @@ public enum JoinStage {
         return latest
     }
 
-    /// The tables the join writes; a full rebuild writes them beside the current ones (`RebuiltTables`).
-    ///
-    /// Each is keyed by a unique index (its `indexes`), not a PRIMARY KEY: a full rebuild inserts
-    /// batch by batch, in no key order, and a key index kept up to date row by row took a random
-    /// b-tree page per row, read back from the WAL once the table outgrew the cache (4M join
-    /// 12.5 -> 11.5 s, sys 4.1 -> 2.8 s; 1M 2.80 -> 2.65 s). A store written before keeps its
-    /// PRIMARY KEY tables until its next full join; either kind refuses a second row for a key.
-    static let tables = RebuiltTables(tables: [
-        ("int_transactions_resolved", """
-            (
-              transaction_id TEXT NOT NULL, original_transaction_id TEXT NOT NULL, product_id TEXT NOT NULL,
-              purchase_ms INTEGER NOT NULL, expires_ms INTEGER, environment TEXT, user_id TEXT, order_id TEXT, match_rule TEXT,
-              unit_price TEXT, currency TEXT, price_source TEXT NOT NULL, quantity INTEGER NOT NULL, storefront TEXT,
-              is_revenue INTEGER NOT NULL, refund_ms INTEGER, refund_amount TEXT, refund_type TEXT, deliveries INTEGER NOT NULL,
-              ownership TEXT
-            )
-            """),
-        ("int_orders_matched", "(order_id TEXT NOT NULL, transaction_id TEXT, match_rule TEXT)"),
-        ("fct_findings", """
-            (
-              finding_id TEXT NOT NULL, kind TEXT NOT NULL, severity TEXT NOT NULL, user_id TEXT, order_id TEXT,
-              transaction_id TEXT, original_transaction_id TEXT, product_id TEXT, amount TEXT, currency TEXT,
-              event_ms INTEGER NOT NULL, detail TEXT NOT NULL, sources TEXT NOT NULL
-            )
-            """),
-    ], indexes: [
-        // Built after a full rebuild's rows are in and switched in: one sort per index instead of a
-        // b-tree update per row. The first three are the tables' keys.
-        .init(name: "int_transactions_key", table: "int_transactions_resolved", definition: "(transaction_id)", unique: true),
-        .init(name: "int_orders_key", table: "int_orders_matched", definition: "(order_id)", unique: true),
-        .init(name: "fct_findings_key", table: "fct_findings", definition: "(finding_id)", unique: true),
-        .init(name: "int_transactions_by_user", table: "int_transactions_resolved", definition: "(user_id)"),
-        .init(name: "int_transactions_by_order", table: "int_transactions_resolved", definition: "(order_id)"),
-        .init(name: "fct_findings_by_user", table: "fct_findings", definition: "(user_id)"),
-        .init(name: "fct_findings_by_transaction", table: "fct_findings", definition: "(transaction_id)"),
-        .init(name: "fct_findings_by_original", table: "fct_findings", definition: "(original_transaction_id)"),
-    ])
+    /// The tables the join writes, declared in `Tables`; a full rebuild writes them beside the current ones (`RebuiltTables`).
+    static let tables = Tables.joinResults
 
-    static let createRunSettings = "CREATE TABLE IF NOT EXISTS int_run_settings (as_of_ms INTEGER NOT NULL, grace_ms INTEGER NOT NULL, mmp_tz TEXT NOT NULL)"
 }
 
 /// Orders `file:line` references by file, then numerically by line.

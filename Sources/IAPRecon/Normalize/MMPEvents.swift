@@ -11,30 +11,12 @@
 /// - `stg_mmp__purchases`: `af_purchase` rows.
 /// - `stg_mmp__links`: the Customer User IDs seen with each AppsFlyer ID, on any event.
 enum MMPEvents {
-    static let tables = RebuiltTables(tables: [
-        ("stg_mmp__identities", """
-            (event_wall_ms INTEGER NOT NULL, first INTEGER NOT NULL, second INTEGER NOT NULL, PRIMARY KEY (event_wall_ms, first, second))
-            WITHOUT ROWID
-            """),
-        ("stg_mmp__installs", """
-            (
-              install_wall_ms INTEGER NOT NULL, media_source TEXT, campaign TEXT, customer_user_id TEXT, idfv TEXT, idfa TEXT,
-              appsflyer_id TEXT, retargeting INTEGER NOT NULL, source TEXT NOT NULL
-            )
-            """),
-        ("stg_mmp__purchases", """
-            (
-              event_wall_ms INTEGER NOT NULL, customer_user_id TEXT, appsflyer_id TEXT, revenue TEXT, revenue_currency TEXT, revenue_usd TEXT
-            )
-            """),
-        ("stg_mmp__links", "(customer_user_id TEXT NOT NULL, appsflyer_id TEXT NOT NULL, PRIMARY KEY (customer_user_id, appsflyer_id)) WITHOUT ROWID"),
-    ])
+    static let tables = Tables.mmp
 
     /// Brings the tables up to date: appends the new MMP files, or rebuilds when appending would change who wins.
     static func update(_ database: Database) throws {
-        var newFiles: [Int64] = []
-        try database.forEach("SELECT CAST(key AS INTEGER) FROM dirty_keys WHERE kind = 'mmp_file'") { newFiles.append($0.int(0)) }
-        let rebuildRequested = try database.scalar("SELECT count(*) FROM dirty_keys WHERE kind = 'mmp_rebuild'").integerValue > 0
+        let newFiles = try ChangedKeys.keys(.mmpFile, in: database).compactMap { Int64($0) }
+        let rebuildRequested = try ChangedKeys.count(.mmpRebuild, in: database) > 0
         let exists = try database.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'stg_mmp__identities'").integerValue > 0
         let inOrder = try appendsInOrder(database, newFiles)
         // Identities stored by an iaprecon that keyed them by fingerprint alone are rebuilt once.

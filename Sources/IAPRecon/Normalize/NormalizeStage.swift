@@ -17,8 +17,8 @@ public enum NormalizeStage {
     ///
     /// The builders run as `ReaderJobs`: each reads the raw tables on a worker's own connection
     /// while this one only inserts (`workers` bounds how many read at once). What they read is
-    /// committed first: a full rebuild's request in `dirty_keys` (which only the join clears), an
-    /// incremental one's changed keys (`normalize__changed_*`, taken from `dirty_keys`, which keeps
+    /// committed first: a full rebuild's request in `ChangedKeys` (which only the join clears), an
+    /// incremental one's changed keys (`normalize__changed_*`, taken from `ChangedKeys`, which keeps
     /// them). A full rebuild writes new tables beside the current ones, job by job, and switches
     /// them in at the end (`RebuiltTables`); an incremental one deletes the changed keys' rows and
     /// inserts their new ones in one transaction. Either way a reader (`history`) sees whole tables,
@@ -94,7 +94,7 @@ public enum NormalizeStage {
             """).integerValue
         guard current > 0, try !ChangedKeys.isFullRebuildPending(database) else { return true }
         // Past about a third of the transactions, one pass over everything is cheaper than key lookups.
-        let changed = try database.scalar("SELECT count(*) FROM dirty_keys WHERE kind = 'transaction'").integerValue
+        let changed = Int64(try ChangedKeys.count(.transaction, in: database))
         let transactions = try database.scalar("SELECT max(rowid) FROM stg_apple__transactions").integerValue
         return changed > max(1_000, transactions / 3)
     }
@@ -109,65 +109,8 @@ public enum NormalizeStage {
         (["stg_receipts__claims"], buildClaims),
     ]
 
-    /// The `stg_*` tables the builders write (the MMP ones are `MMPEvents.tables`).
-    static let tables = RebuiltTables(tables: [
-        ("stg_server__orders", """
-            (
-              order_id TEXT PRIMARY KEY, ts_ms INTEGER NOT NULL, user_id TEXT NOT NULL, product_id TEXT NOT NULL,
-              price TEXT, currency TEXT, storefront TEXT, source TEXT NOT NULL
-            )
-            """),
-        ("stg_server__deliveries", """
-            (
-              delivery_key TEXT PRIMARY KEY, ts_ms INTEGER NOT NULL, user_id TEXT NOT NULL, transaction_id TEXT NOT NULL,
-              product_id TEXT NOT NULL, order_id TEXT, quantity INTEGER NOT NULL, delivery_id TEXT,
-              copies INTEGER NOT NULL, source TEXT NOT NULL
-            )
-            """),
-        ("stg_apple__transactions", """
-            (
-              transaction_id TEXT PRIMARY KEY, original_transaction_id TEXT NOT NULL, product_id TEXT NOT NULL,
-              purchase_ms INTEGER NOT NULL, expires_ms INTEGER, environment TEXT, price_milli INTEGER, currency TEXT,
-              storefront TEXT, app_account_token TEXT, type TEXT, quantity INTEGER NOT NULL, ownership TEXT,
-              subscription_group TEXT, first_seen_ms INTEGER, sightings INTEGER NOT NULL, sources TEXT NOT NULL, offer TEXT
-            )
-            """),
-        ("stg_apple__refunds", """
-            (
-              transaction_id TEXT NOT NULL, kind TEXT NOT NULL, event_ms INTEGER NOT NULL, revocation_type TEXT,
-              revocation_percentage INTEGER, reason TEXT, source TEXT NOT NULL,
-              PRIMARY KEY (transaction_id, kind, event_ms, source)
-            ) WITHOUT ROWID
-            """),
-        ("stg_receipts__senders", """
-            (
-              transaction_id TEXT NOT NULL, user_id TEXT NOT NULL, first_ms INTEGER NOT NULL, source TEXT NOT NULL,
-              PRIMARY KEY (transaction_id, user_id)
-            ) WITHOUT ROWID
-            """),
-        ("stg_receipts__claims", """
-            (
-              order_id TEXT NOT NULL, transaction_id TEXT NOT NULL, received_ms INTEGER NOT NULL, path TEXT NOT NULL, line INTEGER NOT NULL
-            )
-            """),
-        ("stg_registrations__first", """
-            (
-              user_id TEXT PRIMARY KEY, ts_ms INTEGER NOT NULL, idfv TEXT, idfa TEXT, appsflyer_id TEXT
-            ) WITHOUT ROWID
-            """),
-    ], indexes: [
-        .init(name: "stg_orders_by_user", table: "stg_server__orders", definition: "(user_id)"),
-        .init(name: "stg_deliveries_by_transaction", table: "stg_server__deliveries", definition: "(transaction_id)"),
-        .init(name: "stg_deliveries_by_user", table: "stg_server__deliveries", definition: "(user_id)"),
-        .init(name: "stg_deliveries_by_order", table: "stg_server__deliveries", definition: "(order_id) WHERE order_id IS NOT NULL"),
-        .init(name: "stg_transactions_by_original", table: "stg_apple__transactions", definition: "(original_transaction_id)"),
-        .init(name: "stg_transactions_by_token", table: "stg_apple__transactions",
-              definition: "(app_account_token) WHERE app_account_token IS NOT NULL"),
-        .init(name: "stg_transactions_by_purchase", table: "stg_apple__transactions", definition: "(purchase_ms)"),
-        .init(name: "stg_senders_by_user", table: "stg_receipts__senders", definition: "(user_id)"),
-        .init(name: "stg_claims_by_transaction", table: "stg_receipts__claims", definition: "(transaction_id)"),
-        .init(name: "stg_claims_by_order", table: "stg_receipts__claims", definition: "(order_id)"),
-    ])
+    /// The `stg_*` tables the builders write (the MMP ones are `MMPEvents.tables`), declared in `Tables`.
+    static let tables = Tables.staged
 
     private static func buildOrders(_ scope: NormalizeScope) -> ReaderJob {
         // The first line of each order_id wins; later repeats are shipper copies or resends.
@@ -401,7 +344,7 @@ private struct MergedTransaction {
     }
 }
 
-/// Which rows a normalize rebuilds: all, or those of the keys in `dirty_keys`.
+/// Which rows a normalize rebuilds: all, or those of the keys `ChangedKeys` recorded.
 enum NormalizeScope {
     case everything
     case changed
@@ -434,26 +377,28 @@ enum NormalizeScope {
         CREATE TABLE normalize__changed_transactions (key TEXT PRIMARY KEY) WITHOUT ROWID;
         CREATE TABLE normalize__changed_orders (key TEXT PRIMARY KEY) WITHOUT ROWID;
         CREATE TABLE normalize__changed_registrations (key TEXT PRIMARY KEY) WITHOUT ROWID;
-        INSERT INTO normalize__changed_registrations SELECT key FROM dirty_keys WHERE kind = 'registration';
-        INSERT INTO normalize__changed_transactions SELECT key FROM dirty_keys WHERE kind = 'transaction';
-        INSERT INTO normalize__changed_orders SELECT key FROM dirty_keys WHERE kind = 'order';
+        INSERT INTO normalize__changed_registrations \(ChangedKeys.selectKeys(.registration));
+        INSERT INTO normalize__changed_transactions \(ChangedKeys.selectKeys(.transaction));
+        INSERT INTO normalize__changed_orders \(ChangedKeys.selectKeys(.order));
         """
 
     /// Before the changed keys' rows go: the users, orders and chains they linked to, so the join
     /// also revisits what a replaced file took away.
-    static let recordLinks = """
-        INSERT OR IGNORE INTO dirty_keys SELECT 'transaction', key FROM normalize__changed_transactions;
-        INSERT OR IGNORE INTO dirty_keys SELECT 'user', user_id FROM stg_server__deliveries WHERE transaction_id IN normalize__changed_transactions;
-        INSERT OR IGNORE INTO dirty_keys SELECT 'order', order_id FROM stg_server__deliveries
-          WHERE transaction_id IN normalize__changed_transactions AND order_id IS NOT NULL;
-        INSERT OR IGNORE INTO dirty_keys SELECT 'user', user_id FROM stg_receipts__senders WHERE transaction_id IN normalize__changed_transactions;
-        INSERT OR IGNORE INTO dirty_keys SELECT 'order', order_id FROM stg_receipts__claims WHERE transaction_id IN normalize__changed_transactions;
-        INSERT OR IGNORE INTO dirty_keys SELECT 'chain', original_transaction_id FROM stg_apple__transactions
-          WHERE transaction_id IN normalize__changed_transactions;
-        INSERT OR IGNORE INTO dirty_keys SELECT 'order', app_account_token FROM stg_apple__transactions
-          WHERE transaction_id IN normalize__changed_transactions AND app_account_token IS NOT NULL;
-        INSERT OR IGNORE INTO dirty_keys SELECT 'user', user_id FROM stg_server__orders WHERE order_id IN normalize__changed_orders;
-        """
+    static let recordLinks = [
+        ChangedKeys.recordSQL(.transaction, "key FROM normalize__changed_transactions"),
+        ChangedKeys.recordSQL(.user, "user_id FROM stg_server__deliveries WHERE transaction_id IN normalize__changed_transactions"),
+        ChangedKeys.recordSQL(.order, """
+            order_id FROM stg_server__deliveries WHERE transaction_id IN normalize__changed_transactions AND order_id IS NOT NULL
+            """),
+        ChangedKeys.recordSQL(.user, "user_id FROM stg_receipts__senders WHERE transaction_id IN normalize__changed_transactions"),
+        ChangedKeys.recordSQL(.order, "order_id FROM stg_receipts__claims WHERE transaction_id IN normalize__changed_transactions"),
+        ChangedKeys.recordSQL(.chain, "original_transaction_id FROM stg_apple__transactions WHERE transaction_id IN normalize__changed_transactions"),
+        ChangedKeys.recordSQL(.order, """
+            app_account_token FROM stg_apple__transactions
+            WHERE transaction_id IN normalize__changed_transactions AND app_account_token IS NOT NULL
+            """),
+        ChangedKeys.recordSQL(.user, "user_id FROM stg_server__orders WHERE order_id IN normalize__changed_orders"),
+    ].joined(separator: "\n")
 
     /// The changed keys' rows, deleted in the transaction that inserts their new ones.
     static let deleteChanged = """

@@ -110,16 +110,8 @@ public enum RunLog {
         return entries
     }
 
-    /// Each stage's wall time of a run: kept here and in the run log, never in `summary.json`,
-    /// so the reports of two runs over the same inputs are the same bytes.
-    static let createRunStages = """
-        CREATE TABLE IF NOT EXISTS run_stages (
-          run_id INTEGER NOT NULL, stage TEXT NOT NULL, seconds REAL NOT NULL, UNIQUE (run_id, stage)
-        )
-        """
-
     public static func recordStages(_ database: Database, runID: Int64, timings: [(String, Double)]) {
-        try? database.execute(createRunStages)
+        try? database.execute(Tables.runStages)
         for (stage, seconds) in timings {
             try? database.run("INSERT OR REPLACE INTO run_stages (run_id, stage, seconds) VALUES (?, ?, ?)",
                               [.integer(runID), .text(stage), .text(String(format: "%.3f", seconds))])

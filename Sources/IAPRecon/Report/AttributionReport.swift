@@ -206,7 +206,7 @@ struct AttributionReport {
         var userOfAppsflyer: [RowFingerprint: RowFingerprint] = [:]
         // Written on a second connection on a worker thread while this one reads and matches. Only
         // what changed is written: a night leaves most users' installs as they were.
-        let userInstalls = BackgroundInserts(path: database.path, setup: Self.createUserInstalls, inserts: Self.userInstallWrites)
+        let userInstalls = BackgroundInserts(path: database.path, setup: Tables.userInstalls, inserts: Self.userInstallWrites)
         let signups = try database.cached("SELECT user_id, ts_ms, idfv, idfa, appsflyer_id FROM stg_registrations__first ORDER BY user_id")
         let purchases = try database.cached("""
             SELECT user_id, purchase_ms, unit_price, quantity, currency, refund_amount FROM int_transactions_resolved NOT INDEXED
@@ -392,13 +392,6 @@ struct AttributionReport {
     private mutating func add(_ slot: Int, _ change: (inout Cohort) -> Void) {
         change(&values[slot])
     }
-
-    /// Each user's install, for `history`; brought up to date by every report.
-    static let createUserInstalls = """
-        CREATE TABLE IF NOT EXISTS fct_user_installs (
-          user_id TEXT PRIMARY KEY, install_ms INTEGER, media_source TEXT, campaign TEXT, matched_by TEXT NOT NULL, source TEXT
-        ) WITHOUT ROWID;
-        """
 
     /// Table 0 writes a user's install (user, ms, media source, campaign, matched by, `stg_mmp__installs`
     /// rowid), which the caller sends only when it differs from the stored one (`UserInstall`);

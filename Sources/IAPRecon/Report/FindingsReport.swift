@@ -36,7 +36,7 @@ struct FindingsReport {
     /// The findings of the store as of `asOfMs`; records each finding's first sighting in `fct_finding_first_seen`.
     init(database: Database, fx: FXRates, zone: Zone, asOfMs: Int64) throws {
         currency = ReportingCurrency(fx.reportingCurrency)
-        try database.execute(Self.createFirstSeen)
+        try database.execute(Tables.findingFirstSeen)
         // This report's number: the findings it is the first to record are the new ones, so a rerun of
         // the same night reports nothing new.
         let report = try database.scalar("SELECT coalesce(max(first_report), 0) + 1 FROM fct_finding_first_seen").integerValue
@@ -61,13 +61,6 @@ struct FindingsReport {
             rows.append(Row(values: texts, reportingAmount: reportingAmount, firstSeenMs: row.int(13), isNew: row.int(14) == report))
         }
     }
-
-    /// Each finding's first sighting, kept across runs (a finding that goes away and comes back keeps it).
-    static let createFirstSeen = """
-        CREATE TABLE IF NOT EXISTS fct_finding_first_seen (
-          finding_id TEXT PRIMARY KEY, first_seen_ms INTEGER NOT NULL, first_report INTEGER NOT NULL
-        ) WITHOUT ROWID
-        """
 
     /// The row's cells after the stored ones, as text.
     private func added(_ row: Row) -> [String] {

@@ -85,7 +85,7 @@ public struct UserHistory: Sendable {
         if try ChangedKeys.isFullRebuildPending(database) {
             return "a full rebuild of this store started and did not finish: this shows the store as it was before; 'iaprecon run' completes it"
         }
-        if try database.scalar("SELECT count(*) FROM dirty_keys").integerValue > 0 {
+        if try !ChangedKeys.isEmpty(database) {
             return "input ingested since the last reconciliation is not in this history yet; 'iaprecon run' brings it in"
         }
         return nil

@@ -35,8 +35,47 @@ public enum ChangedKeys {
         try database.run("INSERT OR IGNORE INTO dirty_keys VALUES ('all', '')")
     }
 
+    /// Empties the log: the join has recomputed everything it names.
     static func clear(_ database: Database) throws {
         try database.execute("DELETE FROM dirty_keys")
+    }
+
+    /// True when nothing changed since the last join.
+    static func isEmpty(_ database: Database) throws -> Bool {
+        try database.scalar("SELECT count(*) FROM dirty_keys").integerValue == 0
+    }
+
+    /// How many keys of `kind` changed.
+    static func count(_ kind: Kind, in database: Database) throws -> Int {
+        Int(try database.scalar("SELECT count(*) FROM dirty_keys WHERE kind = ?", [.text(kind.rawValue)]).integerValue)
+    }
+
+    /// Every recorded key, with its kind (keys of kinds this build does not know are left out).
+    static func all(in database: Database) throws -> [(kind: Kind, key: String)] {
+        var keys: [(Kind, String)] = []
+        try database.forEach("SELECT kind, key FROM dirty_keys") { row in
+            if let kind = Kind(rawValue: row.string(0)) { keys.append((kind, row.string(1))) }
+        }
+        return keys
+    }
+
+    /// The keys of `kind`.
+    static func keys(_ kind: Kind, in database: Database) throws -> [String] {
+        var keys: [String] = []
+        try database.forEach("SELECT key FROM dirty_keys WHERE kind = ?", [.text(kind.rawValue)]) { keys.append($0.string(0)) }
+        return keys
+    }
+
+    /// A query of the keys of `kind`, for a stage that copies them into a table of its own.
+    static func selectKeys(_ kind: Kind) -> String {
+        "SELECT key FROM dirty_keys WHERE kind = '\(kind.rawValue)'"
+    }
+
+    /// A statement that records as `kind` the key each row of `columnFrom` yields (`"user_id FROM
+    /// stg_server__orders WHERE ..."`): the keys a stage finds linked to changed ones before it
+    /// replaces their rows.
+    static func recordSQL(_ kind: Kind, _ columnFrom: String) -> String {
+        "INSERT OR IGNORE INTO dirty_keys SELECT '\(kind.rawValue)', \(columnFrom);"
     }
 
     /// The keys one file's raw rows touch. A catalog file touches everything.
@@ -56,21 +95,4 @@ public enum ChangedKeys {
         """
     }
 
-    /// Sets `files.latest_ms` (the latest event time of CONTRACT.md §2's as-of, in UTC) and
-    /// `latest_mmp_wall_ms` (the latest MMP `Event Time`, wall clock) for the files `where` selects.
-    static func latestTimesSQL(where condition: String) -> String {
-        let id = "files.file_id"
-        return """
-            UPDATE files SET
-              latest_ms = (SELECT max(m) FROM (
-                SELECT max(ts_ms) AS m FROM raw_server__orders WHERE file_id = \(id)
-                UNION ALL SELECT max(ts_ms) FROM raw_server__deliveries WHERE file_id = \(id)
-                UNION ALL SELECT max(ts_ms) FROM raw_server__revocations WHERE file_id = \(id)
-                UNION ALL SELECT max(received_ms) FROM raw_receipts__verifications WHERE file_id = \(id)
-                UNION ALL SELECT max(signed_ms) FROM raw_notifications__notifications WHERE file_id = \(id) AND version = '2'
-                UNION ALL SELECT max(ts_ms) FROM raw_registrations__users WHERE file_id = \(id))),
-              latest_mmp_wall_ms = (SELECT max(event_wall_ms) FROM raw_mmp__events WHERE file_id = \(id))
-            WHERE \(condition)
-            """
-    }
 }

@@ -157,10 +157,7 @@ struct Replay {
     static func ifNeeded(databasePath: String, after day: String) throws -> Replay? {
         guard FileManager.default.fileExists(atPath: databasePath) else { return nil }
         let database = try Store.open(path: databasePath, readOnly: true)
-        let later = try database.scalar("""
-            SELECT count(*) FROM files WHERE path GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]/*' AND substr(path, 1, 10) > ?
-            """, [.text(day)])
-        guard case .integer(let count)? = later, count > 0 else { return nil }
+        guard try IngestStage.holdsPartitions(after: day, in: database) else { return nil }
         let path = databasePath + ".replay-\(getpid()).sqlite"
         let replay = Replay(path: path)
         replay.remove()

@@ -67,7 +67,7 @@ final class Scenario {
     /// Gives the store a fixed device-id key, so its pseudonyms compare with another store's that has it too.
     func fixDeviceIDKey() throws {
         let database = try open()
-        try database.execute(DeviceIDPseudonyms.keyTable)
+        try database.execute(Tables.deviceIDKey)
         try database.run("INSERT INTO device_id_key (key) VALUES (?)", [.text(String(repeating: "5a", count: 32))])
     }
 

@@ -1,0 +1,257 @@
+/// Every table of the store, declared once: what layer it belongs to, the one module that writes
+/// it, the modules that read it, and its columns (a frozen migration's, or its definition here).
+///
+/// Data flows down the layers: the ledger and the raw rows ingest keeps per input line (`raw_*`,
+/// defined by `Schema`'s migrations), the rows normalize derives from them (`stg_*`), and the
+/// results the join and the report keep (`int_*`, `fct_*`). A module touches only the tables
+/// declared here as its own or as its reads, and past normalize a raw table with a staged version
+/// is read through that version. `TableOwnershipTests` checks every source file's SQL against this.
+enum Tables {
+    /// A source folder of the package: the unit that owns or reads a table.
+    enum Module: String, Sendable, CaseIterable {
+        case store = "Store", pipeline = "Pipeline", ingest = "Ingest", normalize = "Normalize", join = "Join", report = "Report"
+        /// The `iaprecon` executable's commands.
+        case cli = "CLI"
+    }
+
+    enum Layer: Int, Sendable, Comparable {
+        /// What was read and run: files, rejects, runs, and the change log between stages.
+        case ledger
+        /// One row per accepted input line (or per transaction a line lists), as ingest parsed it.
+        case raw
+        /// Normalize's rows: one per entity, repeats collapsed.
+        case staged
+        /// What the join and the report decided, kept for the next night and for `history`.
+        case result
+
+        static func < (lhs: Layer, rhs: Layer) -> Bool { lhs.rawValue < rhs.rawValue }
+    }
+
+    struct Declaration: Sendable {
+        let name: String
+        let layer: Layer
+        let writer: Module
+        let readers: Set<Module>
+        /// A raw table's staged versions: what the modules past normalize read instead of it.
+        var stagedAs: [String] = []
+        /// The migration that creates it; nil when its writer creates it from the definition below.
+        var migration: Int? = nil
+    }
+
+    static let all: [Declaration] = [
+        // The ledger.
+        .init(name: "schema_migrations", layer: .ledger, writer: .store, readers: [.pipeline]),
+        .init(name: "files", layer: .ledger, writer: .ingest, readers: [.normalize, .join, .report], migration: 1),
+        .init(name: "rejects", layer: .ledger, writer: .ingest, readers: [.report], migration: 1),
+        .init(name: "ignored_files", layer: .ledger, writer: .ingest, readers: [.report], migration: 4),
+        .init(name: "device_id_key", layer: .ledger, writer: .ingest, readers: []),
+        .init(name: "runs", layer: .ledger, writer: .pipeline, readers: [], migration: 1),
+        .init(name: "run_stages", layer: .ledger, writer: .pipeline, readers: []),
+        // Written through `ChangedKeys` only, by the stage that learns of a change, and emptied by the join.
+        .init(name: "dirty_keys", layer: .ledger, writer: .store, readers: [], migration: 3),
+        // Raw rows, written by ingest.
+        .init(name: "raw_server__orders", layer: .raw, writer: .ingest, readers: [.store, .normalize],
+              stagedAs: ["stg_server__orders"], migration: 1),
+        .init(name: "raw_server__deliveries", layer: .raw, writer: .ingest, readers: [.store, .normalize],
+              stagedAs: ["stg_server__deliveries"], migration: 1),
+        // Revocations need no normalizing: the join and `history` read every one.
+        .init(name: "raw_server__revocations", layer: .raw, writer: .ingest, readers: [.store, .join, .report], migration: 1),
+        // Staged as the claims and senders it implies; the summary counts its failed verifications and bundle ids.
+        .init(name: "raw_receipts__verifications", layer: .raw, writer: .ingest, readers: [.store, .normalize, .report], migration: 1),
+        .init(name: "raw_apple__transactions", layer: .raw, writer: .ingest, readers: [.store, .normalize],
+              stagedAs: ["stg_apple__transactions", "stg_apple__refunds", "stg_receipts__senders"], migration: 1),
+        // `consumption_requests.jsonl` answers each CONSUMPTION_REQUEST notification as it came.
+        .init(name: "raw_notifications__notifications", layer: .raw, writer: .ingest, readers: [.report], migration: 1),
+        // Staged as each user's first sign-up; `history` lists every sign-up.
+        .init(name: "raw_registrations__users", layer: .raw, writer: .ingest, readers: [.store, .normalize, .report], migration: 1),
+        .init(name: "raw_mmp__events", layer: .raw, writer: .ingest, readers: [.store, .normalize],
+              stagedAs: ["stg_mmp__installs", "stg_mmp__purchases", "stg_mmp__links"], migration: 1),
+        .init(name: "raw_spend__days", layer: .raw, writer: .ingest, readers: [.report], migration: 1),
+        .init(name: "raw_catalog__products", layer: .raw, writer: .ingest, readers: [.store, .join, .report], migration: 1),
+        .init(name: "raw_fx__rates", layer: .raw, writer: .ingest, readers: [.report], migration: 1),
+        .init(name: "raw_apple__sales", layer: .raw, writer: .ingest, readers: [.join], migration: 6),
+        // Staged rows, written by normalize.
+        .init(name: "stg_server__orders", layer: .staged, writer: .normalize, readers: [.join, .report]),
+        .init(name: "stg_server__deliveries", layer: .staged, writer: .normalize, readers: [.join, .report]),
+        .init(name: "stg_apple__transactions", layer: .staged, writer: .normalize, readers: [.join, .report]),
+        .init(name: "stg_apple__refunds", layer: .staged, writer: .normalize, readers: [.join]),
+        .init(name: "stg_receipts__senders", layer: .staged, writer: .normalize, readers: [.join, .report]),
+        .init(name: "stg_receipts__claims", layer: .staged, writer: .normalize, readers: [.join]),
+        .init(name: "stg_registrations__first", layer: .staged, writer: .normalize, readers: [.join, .report]),
+        .init(name: "stg_mmp__identities", layer: .staged, writer: .normalize, readers: []),
+        .init(name: "stg_mmp__installs", layer: .staged, writer: .normalize, readers: [.report]),
+        .init(name: "stg_mmp__purchases", layer: .staged, writer: .normalize, readers: [.report]),
+        .init(name: "stg_mmp__links", layer: .staged, writer: .normalize, readers: [.report]),
+        // Results.
+        .init(name: "int_transactions_resolved", layer: .result, writer: .join, readers: [.report]),
+        .init(name: "int_orders_matched", layer: .result, writer: .join, readers: [.report]),
+        .init(name: "fct_findings", layer: .result, writer: .join, readers: [.report]),
+        // The as-of, grace and MMP zone the join decided with: the report and `history` judge by the same.
+        .init(name: "int_run_settings", layer: .result, writer: .join, readers: [.report]),
+        .init(name: "fct_apple_tieout", layer: .result, writer: .join, readers: [.report]),
+        // The report's own memory across runs: when it first reported each finding, and whom it attributed each user to.
+        .init(name: "fct_finding_first_seen", layer: .result, writer: .report, readers: []),
+        .init(name: "fct_user_installs", layer: .result, writer: .report, readers: []),
+    ]
+
+    /// The declaration of `name`, if it is a table of the store.
+    static func named(_ name: String) -> Declaration? {
+        all.first { $0.name == name }
+    }
+
+    // MARK: - Definitions of the tables no migration creates
+
+    /// Normalize's tables, rebuilt beside the current ones or updated per changed key (`NormalizeStage`).
+    static let staged = RebuiltTables(tables: [
+        ("stg_server__orders", """
+            (
+              order_id TEXT PRIMARY KEY, ts_ms INTEGER NOT NULL, user_id TEXT NOT NULL, product_id TEXT NOT NULL,
+              price TEXT, currency TEXT, storefront TEXT, source TEXT NOT NULL
+            )
+            """),
+        ("stg_server__deliveries", """
+            (
+              delivery_key TEXT PRIMARY KEY, ts_ms INTEGER NOT NULL, user_id TEXT NOT NULL, transaction_id TEXT NOT NULL,
+              product_id TEXT NOT NULL, order_id TEXT, quantity INTEGER NOT NULL, delivery_id TEXT,
+              copies INTEGER NOT NULL, source TEXT NOT NULL
+            )
+            """),
+        ("stg_apple__transactions", """
+            (
+              transaction_id TEXT PRIMARY KEY, original_transaction_id TEXT NOT NULL, product_id TEXT NOT NULL,
+              purchase_ms INTEGER NOT NULL, expires_ms INTEGER, environment TEXT, price_milli INTEGER, currency TEXT,
+              storefront TEXT, app_account_token TEXT, type TEXT, quantity INTEGER NOT NULL, ownership TEXT,
+              subscription_group TEXT, first_seen_ms INTEGER, sightings INTEGER NOT NULL, sources TEXT NOT NULL, offer TEXT
+            )
+            """),
+        ("stg_apple__refunds", """
+            (
+              transaction_id TEXT NOT NULL, kind TEXT NOT NULL, event_ms INTEGER NOT NULL, revocation_type TEXT,
+              revocation_percentage INTEGER, reason TEXT, source TEXT NOT NULL,
+              PRIMARY KEY (transaction_id, kind, event_ms, source)
+            ) WITHOUT ROWID
+            """),
+        ("stg_receipts__senders", """
+            (
+              transaction_id TEXT NOT NULL, user_id TEXT NOT NULL, first_ms INTEGER NOT NULL, source TEXT NOT NULL,
+              PRIMARY KEY (transaction_id, user_id)
+            ) WITHOUT ROWID
+            """),
+        ("stg_receipts__claims", """
+            (
+              order_id TEXT NOT NULL, transaction_id TEXT NOT NULL, received_ms INTEGER NOT NULL, path TEXT NOT NULL, line INTEGER NOT NULL
+            )
+            """),
+        ("stg_registrations__first", """
+            (
+              user_id TEXT PRIMARY KEY, ts_ms INTEGER NOT NULL, idfv TEXT, idfa TEXT, appsflyer_id TEXT
+            ) WITHOUT ROWID
+            """),
+    ], indexes: [
+        .init(name: "stg_orders_by_user", table: "stg_server__orders", definition: "(user_id)"),
+        .init(name: "stg_deliveries_by_transaction", table: "stg_server__deliveries", definition: "(transaction_id)"),
+        .init(name: "stg_deliveries_by_user", table: "stg_server__deliveries", definition: "(user_id)"),
+        .init(name: "stg_deliveries_by_order", table: "stg_server__deliveries", definition: "(order_id) WHERE order_id IS NOT NULL"),
+        .init(name: "stg_transactions_by_original", table: "stg_apple__transactions", definition: "(original_transaction_id)"),
+        .init(name: "stg_transactions_by_token", table: "stg_apple__transactions",
+              definition: "(app_account_token) WHERE app_account_token IS NOT NULL"),
+        .init(name: "stg_transactions_by_purchase", table: "stg_apple__transactions", definition: "(purchase_ms)"),
+        .init(name: "stg_senders_by_user", table: "stg_receipts__senders", definition: "(user_id)"),
+        .init(name: "stg_claims_by_transaction", table: "stg_receipts__claims", definition: "(transaction_id)"),
+        .init(name: "stg_claims_by_order", table: "stg_receipts__claims", definition: "(order_id)"),
+    ])
+
+    /// The MMP rows attribution needs, each repeated row once (`MMPEvents`).
+    static let mmp = RebuiltTables(tables: [
+        ("stg_mmp__identities", """
+            (event_wall_ms INTEGER NOT NULL, first INTEGER NOT NULL, second INTEGER NOT NULL, PRIMARY KEY (event_wall_ms, first, second))
+            WITHOUT ROWID
+            """),
+        ("stg_mmp__installs", """
+            (
+              install_wall_ms INTEGER NOT NULL, media_source TEXT, campaign TEXT, customer_user_id TEXT, idfv TEXT, idfa TEXT,
+              appsflyer_id TEXT, retargeting INTEGER NOT NULL, source TEXT NOT NULL
+            )
+            """),
+        ("stg_mmp__purchases", """
+            (
+              event_wall_ms INTEGER NOT NULL, customer_user_id TEXT, appsflyer_id TEXT, revenue TEXT, revenue_currency TEXT, revenue_usd TEXT
+            )
+            """),
+        ("stg_mmp__links", "(customer_user_id TEXT NOT NULL, appsflyer_id TEXT NOT NULL, PRIMARY KEY (customer_user_id, appsflyer_id)) WITHOUT ROWID"),
+    ])
+
+    /// The join's results (`JoinStage`).
+    ///
+    /// Each is keyed by a unique index (its `indexes`), not a PRIMARY KEY: a full rebuild inserts
+    /// batch by batch, in no key order, and a key index kept up to date row by row took a random
+    /// b-tree page per row, read back from the WAL once the table outgrew the cache (4M join
+    /// 12.5 -> 11.5 s, sys 4.1 -> 2.8 s; 1M 2.80 -> 2.65 s). A store written before keeps its
+    /// PRIMARY KEY tables until its next full join; either kind refuses a second row for a key.
+    static let joinResults = RebuiltTables(tables: [
+        ("int_transactions_resolved", """
+            (
+              transaction_id TEXT NOT NULL, original_transaction_id TEXT NOT NULL, product_id TEXT NOT NULL,
+              purchase_ms INTEGER NOT NULL, expires_ms INTEGER, environment TEXT, user_id TEXT, order_id TEXT, match_rule TEXT,
+              unit_price TEXT, currency TEXT, price_source TEXT NOT NULL, quantity INTEGER NOT NULL, storefront TEXT,
+              is_revenue INTEGER NOT NULL, refund_ms INTEGER, refund_amount TEXT, refund_type TEXT, deliveries INTEGER NOT NULL,
+              ownership TEXT
+            )
+            """),
+        ("int_orders_matched", "(order_id TEXT NOT NULL, transaction_id TEXT, match_rule TEXT)"),
+        ("fct_findings", """
+            (
+              finding_id TEXT NOT NULL, kind TEXT NOT NULL, severity TEXT NOT NULL, user_id TEXT, order_id TEXT,
+              transaction_id TEXT, original_transaction_id TEXT, product_id TEXT, amount TEXT, currency TEXT,
+              event_ms INTEGER NOT NULL, detail TEXT NOT NULL, sources TEXT NOT NULL
+            )
+            """),
+    ], indexes: [
+        // Built after a full rebuild's rows are in and switched in: one sort per index instead of a
+        // b-tree update per row. The first three are the tables' keys.
+        .init(name: "int_transactions_key", table: "int_transactions_resolved", definition: "(transaction_id)", unique: true),
+        .init(name: "int_orders_key", table: "int_orders_matched", definition: "(order_id)", unique: true),
+        .init(name: "fct_findings_key", table: "fct_findings", definition: "(finding_id)", unique: true),
+        .init(name: "int_transactions_by_user", table: "int_transactions_resolved", definition: "(user_id)"),
+        .init(name: "int_transactions_by_order", table: "int_transactions_resolved", definition: "(order_id)"),
+        .init(name: "fct_findings_by_user", table: "fct_findings", definition: "(user_id)"),
+        .init(name: "fct_findings_by_transaction", table: "fct_findings", definition: "(transaction_id)"),
+        .init(name: "fct_findings_by_original", table: "fct_findings", definition: "(original_transaction_id)"),
+    ])
+
+    static let runSettings = "CREATE TABLE IF NOT EXISTS int_run_settings (as_of_ms INTEGER NOT NULL, grace_ms INTEGER NOT NULL, mmp_tz TEXT NOT NULL)"
+
+    /// The tie-out with Apple's Sales Reports, recomputed whole by every join (`AppleTieOutStore`).
+    static let appleTieOut = """
+        CREATE TABLE IF NOT EXISTS fct_apple_tieout (
+          day TEXT NOT NULL, product_id TEXT NOT NULL, country TEXT NOT NULL, apple_units INTEGER NOT NULL,
+          verified_units INTEGER NOT NULL, customer_price TEXT, customer_currency TEXT, proceeds TEXT, proceeds_currency TEXT,
+          PRIMARY KEY (day, product_id, country)
+        ) WITHOUT ROWID
+        """
+
+    /// Each finding's first sighting, kept across runs (a finding that goes away and comes back keeps it).
+    static let findingFirstSeen = """
+        CREATE TABLE IF NOT EXISTS fct_finding_first_seen (
+          finding_id TEXT PRIMARY KEY, first_seen_ms INTEGER NOT NULL, first_report INTEGER NOT NULL
+        ) WITHOUT ROWID
+        """
+
+    /// Each user's install, for `history`; brought up to date by every report.
+    static let userInstalls = """
+        CREATE TABLE IF NOT EXISTS fct_user_installs (
+          user_id TEXT PRIMARY KEY, install_ms INTEGER, media_source TEXT, campaign TEXT, matched_by TEXT NOT NULL, source TEXT
+        ) WITHOUT ROWID;
+        """
+
+    /// Each stage's wall time of a run: kept here and in the run log, never in `summary.json`,
+    /// so the reports of two runs over the same inputs are the same bytes.
+    static let runStages = """
+        CREATE TABLE IF NOT EXISTS run_stages (
+          run_id INTEGER NOT NULL, stage TEXT NOT NULL, seconds REAL NOT NULL, UNIQUE (run_id, stage)
+        )
+        """
+
+    /// The key device ids are pseudonymised with (`DeviceIDPseudonyms`).
+    static let deviceIDKey = "CREATE TABLE IF NOT EXISTS device_id_key (key TEXT NOT NULL)"
+}

@@ -1,0 +1,100 @@
+import Testing
+@testable import IAPRecon
+
+/// The join decides from plain values: a component's orders, deliveries and transactions, with no
+/// store in between. These tests build that input by hand, so a rule can be checked line by line.
+@Suite("Join rules over values, without a store")
+struct JoinRulesInMemoryTests {
+    static let day: Int64 = 86_400_000
+    /// 2026-10-01T00:00:00Z.
+    static let start: Int64 = 1_790_812_800_000
+
+    struct Component {
+        var input = ReconciliationInput()
+
+        mutating func order(_ id: String, user: String, product: String = "gems", at ms: Int64, line: Int) {
+            let order = Order(orderID: id, ms: ms, userID: user, productID: product, price: 4.99, currency: "USD", storefront: "USA",
+                              source: "server/a.jsonl:\(line)")
+            input.orders[id] = Shared(order)
+            input.orderIDsInFileOrder.append(id)
+        }
+
+        mutating func transaction(_ id: String, product: String = "gems", at ms: Int64, token: String? = nil, line: Int) {
+            input.transactions[id] = Shared(VerifiedTransaction(
+                transactionID: id, originalTransactionID: id, productID: product, purchaseMs: ms, expiresMs: nil,
+                environment: "Production", priceMilliunits: 4_990, currency: "USD", storefront: "USA", appAccountToken: token,
+                type: "Consumable", quantity: 1, ownership: "PURCHASED", subscriptionGroup: nil, sourceList: "receipts/a.jsonl:\(line)"))
+        }
+
+        mutating func delivery(of transaction: String, to user: String, order: String? = nil, at ms: Int64, id: String? = nil, line: Int) {
+            input.deliveries[transaction, default: []].append(Delivery(
+                ms: ms, userID: user, transactionID: transaction, productID: "gems", orderID: order, quantity: 1, deliveryID: id,
+                copies: 1, source: "server/a.jsonl:\(line)"))
+            if let order { input.orderDeliveriesInTimeOrder.append((order, transaction)) }
+        }
+
+        mutating func refund(of transaction: String, at ms: Int64, line: Int) {
+            input.refunds[transaction, default: []].append(RefundEvent(kind: .refund, ms: ms, revocationType: nil, revocationPercentage: nil,
+                                                                       source: "notifications/a.jsonl:\(line)"))
+        }
+
+        mutating func revocation(of transaction: String, by user: String, at ms: Int64, line: Int) {
+            input.revocations[transaction, default: []].append(Revocation(ms: ms, userID: user, transactionID: transaction,
+                                                                          source: "server/a.jsonl:\(line)"))
+        }
+
+        /// What the join decides for this component as of `asOfMs`: findings as `kind transaction`.
+        func findings(asOf asOfMs: Int64) -> [String] {
+            let matching = OrderMatching(input)
+            let resolved = ResolvedTransaction.resolve(input, matching)
+            return FindingRules(asOfMs: asOfMs, graceMs: JoinRulesInMemoryTests.day).findings(resolved, input)
+                .map { "\($0.kind.rawValue) \($0.transactionID ?? "-")" }
+        }
+    }
+
+    @Test("an undelivered purchase is lost once a whole grace lies between it and the as-of, and not a millisecond before")
+    func lostAfterGrace() {
+        var component = Component()
+        component.order("o1", user: "u1", at: Self.start, line: 1)
+        component.transaction("t1", at: Self.start + 1_000, token: "o1", line: 1)
+        #expect(component.findings(asOf: Self.start + Self.day + 999) == [])
+        #expect(component.findings(asOf: Self.start + Self.day + 1_000) == ["lost_delivery t1"])
+    }
+
+    @Test("two deliveries of one purchase are a duplicate; a shipper's repeat of one delivery is not")
+    func duplicateOrRepeat() {
+        var once = Component()
+        once.order("o1", user: "u1", at: Self.start, line: 1)
+        once.transaction("t1", at: Self.start + 1_000, token: "o1", line: 1)
+        once.delivery(of: "t1", to: "u1", order: "o1", at: Self.start + 2_000, id: "d1", line: 2)
+        var repeated = once
+        // Normalize collapses a repeated line into one delivery with two copies: never a finding.
+        repeated.input.deliveries["t1"]?[0].copies = 2
+        #expect(once.findings(asOf: Self.start + 10 * Self.day) == [])
+        #expect(repeated.findings(asOf: Self.start + 10 * Self.day) == [])
+        var twice = once
+        twice.delivery(of: "t1", to: "u1", order: "o1", at: Self.start + 60_000, id: "d2", line: 3)
+        #expect(twice.findings(asOf: Self.start + 10 * Self.day) == ["duplicate_delivery t1"])
+    }
+
+    @Test("a refund after delivery is a finding until the server revokes the goods")
+    func refundedNotRevoked() {
+        var component = Component()
+        component.order("o1", user: "u1", at: Self.start, line: 1)
+        component.transaction("t1", at: Self.start + 1_000, token: "o1", line: 1)
+        component.delivery(of: "t1", to: "u1", order: "o1", at: Self.start + 2_000, line: 2)
+        component.refund(of: "t1", at: Self.start + Self.day, line: 1)
+        #expect(component.findings(asOf: Self.start + 10 * Self.day) == ["refunded_not_revoked t1"])
+        component.revocation(of: "t1", by: "u1", at: Self.start + Self.day + 5_000, line: 3)
+        #expect(component.findings(asOf: Self.start + 10 * Self.day) == [])
+    }
+
+    @Test("a delivery of a transaction Apple never confirmed is an orphan; the same delivery of a verified one is not")
+    func orphan() {
+        var component = Component()
+        component.delivery(of: "t9", to: "u1", at: Self.start + 2_000, line: 2)
+        #expect(component.findings(asOf: Self.start + 10 * Self.day) == ["orphan_delivery t9"])
+        component.transaction("t9", at: Self.start + 1_000, line: 1)
+        #expect(component.findings(asOf: Self.start + 10 * Self.day) == [])
+    }
+}
