@@ -14,7 +14,8 @@ public struct DeviceIDPseudonyms: Sendable {
     public init(key: [UInt8]) { hmac = HMACSHA256(key: key) }
 
     public func pseudonym(_ id: String) -> String {
-        let code = hmac.authenticationCode(id.utf8)
+        var id = id
+        let code = id.withUTF8 { hmac.authenticationCode(UnsafeRawBufferPointer($0)) }
         let digits = Array("0123456789abcdef".utf8)
         var text: [UInt8] = []
         text.reserveCapacity(48)

@@ -86,9 +86,12 @@ public enum RawTable: Int, CaseIterable, Sendable {
 
     /// The indexes in `columns` of device and MMP ids, which the store keeps only as
     /// pseudonyms (`DeviceIDPseudonyms`).
-    var deviceIDColumns: [Int] {
-        switch self {
-        case .registrations, .mmpEvents: ["idfv", "idfa", "appsflyer_id"].compactMap { columns.firstIndex(of: $0) }
+    var deviceIDColumns: [Int] { Self.deviceIDColumnsByTable[rawValue] }
+
+    /// Found once: every row of a batch asks.
+    private static let deviceIDColumnsByTable: [[Int]] = allCases.map { table in
+        switch table {
+        case .registrations, .mmpEvents: ["idfv", "idfa", "appsflyer_id"].compactMap { table.columns.firstIndex(of: $0) }
         default: []
         }
     }

@@ -103,9 +103,7 @@ struct StringPool {
     private var strings: Set<String> = []
 
     mutating func callAsFunction(_ text: String) -> String {
-        if let existing = strings.firstIndex(of: text) { return strings[existing] }
-        strings.insert(text)
-        return text
+        strings.insert(text).memberAfterInsert
     }
 
     mutating func callAsFunction(_ text: String?) -> String? { text.map { self($0) } }

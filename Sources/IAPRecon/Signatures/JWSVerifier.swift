@@ -64,7 +64,7 @@ public final class JWSVerifier: Sendable {
             guard let raw = Base64URL.decode(UnsafeBufferPointer(rebasing: bytes[(dots[1] + 1)...])), raw.count == 64 else {
                 return "bad signature"
             }
-            let key = SignedDigest(digest: LibcryptoSHA256.digest(UnsafeBufferPointer(rebasing: bytes[..<dots[1]])), signature: raw)
+            let key = SignedDigest(digest: SHA256.hash(UnsafeBufferPointer(rebasing: bytes[..<dots[1]])), signature: raw)
             if let known = signatures.withLock({ $0[key] }) { return known ? nil : "bad signature" }
             let valid = chain.key?.verify(digest: key.digest, signature: raw) ?? false
             signatures.withLock { $0[key] = valid }
@@ -238,23 +238,6 @@ final class SigningKey: @unchecked Sendable {
             return nil
         }
         return VerifyContext(handle: context)
-    }
-}
-
-/// SHA-256 through libcrypto, for the signature cache's keys on the verify path (`Formats/SHA256`
-/// serves the pseudonyms without libcrypto); one digest fetched once, since an implicit fetch per
-/// call takes a global lock.
-enum LibcryptoSHA256 {
-    private final class Algorithm: @unchecked Sendable {
-        let handle = EVP_MD_fetch(nil, "SHA2-256", nil)
-    }
-
-    private static let algorithm = Algorithm()
-
-    static func digest(_ bytes: UnsafeBufferPointer<UInt8>) -> [UInt8] {
-        var digest = [UInt8](repeating: 0, count: 32)
-        _ = EVP_Digest(bytes.baseAddress, bytes.count, &digest, nil, algorithm.handle, nil)
-        return digest
     }
 }
 

@@ -1,7 +1,7 @@
 import Testing
 @testable import IAPRecon
 
-/// The keyed pseudonyms of device ids rest on these: FIPS 180-4 and RFC 4231 test vectors.
+/// The keyed pseudonyms of device ids and the signature cache rest on these: FIPS 180-4 and RFC 4231 test vectors.
 @Suite("SHA-256 and HMAC-SHA256")
 struct SHA256Tests {
     static func hex(_ bytes: [UInt8]) -> String { bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined() }
@@ -22,5 +22,14 @@ struct SHA256Tests {
         let long = HMACSHA256(key: [UInt8](repeating: 0xAA, count: 131))
             .authenticationCode(Array("Test Using Larger Than Block-Size Key - Hash Key First".utf8))
         #expect(Self.hex(long) == "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54")
+    }
+
+    @Test("a device id's pseudonym is the first 128 bits of its HMAC under the store's key, as every earlier build stored it")
+    func pseudonymUnchanged() {
+        // Stores written by earlier builds hold pseudonyms made this way: a different one would split
+        // a user's registrations from their AppsFlyer rows.
+        let pseudonyms = DeviceIDPseudonyms(key: Array(0..<32))
+        #expect(pseudonyms.pseudonym("A1B2C3D4-E5F6-4711-8899-AABBCCDDEEFF") == "57732a431915c6b73b54faba39f72782…EEFF")
+        #expect(pseudonyms.pseudonym("A1B2C3D4-E5F6-4711-8899-AABBCCDDEEFE") != pseudonyms.pseudonym("A1B2C3D4-E5F6-4711-8899-AABBCCDDEEFF"))
     }
 }
