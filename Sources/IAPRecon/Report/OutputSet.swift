@@ -241,6 +241,8 @@ public final class OutputSet: Sendable {
 public struct TextSink {
     private let file: UnsafeMutablePointer<FILE>
     private let path: String
+    /// The record being assembled; empty between records, so a copy of the sink holds nothing unwritten.
+    private var record: [UInt8] = []
 
     init(path: String) throws(OutputError) {
         guard let file = fopen(path, "w") else { throw OutputError(path: path, reason: String(cString: strerror(errno))) }
@@ -254,9 +256,17 @@ public struct TextSink {
         if count != text.utf8.count { throw OutputError(path: path, reason: String(cString: strerror(errno))) }
     }
 
-    /// One CSV record from already-escaped cells, ending in CRLF (RFC 4180).
+    /// One CSV record from already-escaped cells, ending in CRLF (RFC 4180): assembled in one
+    /// reused buffer and written at once, not joined into a new string per record.
     public mutating func csvRecord(_ cells: [String]) throws(OutputError) {
-        try write(cells.joined(separator: ",") + "\r\n")
+        record.removeAll(keepingCapacity: true)
+        for (index, cell) in cells.enumerated() {
+            if index > 0 { record.append(UInt8(ascii: ",")) }
+            record.append(contentsOf: cell.utf8)
+        }
+        record.append(contentsOf: [0x0D, 0x0A])
+        let count = record.withUnsafeBufferPointer { fwrite($0.baseAddress, 1, $0.count, file) }
+        if count != record.count { throw OutputError(path: path, reason: String(cString: strerror(errno))) }
     }
 
     func close() throws(OutputError) {
