@@ -163,7 +163,29 @@ public enum Timestamp {
         let (year, month, day) = civilFromDays(days)
         let seconds = Int(rest / 1000)
         let millis = Int(rest % 1000)
-        return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(seconds / 3600, 2)):\(pad(seconds / 60 % 60, 2)):\(pad(seconds % 60, 2)).\(pad(millis, 3))Z"
+        guard (0...9999).contains(year) else {
+            return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(seconds / 3600, 2)):\(pad(seconds / 60 % 60, 2)):\(pad(seconds % 60, 2)).\(pad(millis, 3))Z"
+        }
+        // Reports write one or more per row: the digits go straight into the string's storage.
+        return String(unsafeUninitializedCapacity: 24) { text in
+            var at = 0
+            func put(_ value: Int, _ width: Int) {
+                var value = value
+                for place in stride(from: width - 1, through: 0, by: -1) {
+                    text[at + place] = UInt8(ascii: "0") + UInt8(value % 10)
+                    value /= 10
+                }
+                at += width
+            }
+            func put(_ character: Unicode.Scalar) {
+                text[at] = UInt8(ascii: character)
+                at += 1
+            }
+            put(year, 4); put("-"); put(month, 2); put("-"); put(day, 2); put("T")
+            put(seconds / 3600, 2); put(":"); put(seconds / 60 % 60, 2); put(":"); put(seconds % 60, 2); put(".")
+            put(millis, 3); put("Z")
+            return at
+        }
     }
 
     /// The `yyyy-MM-dd` day of `ms` after adding `offsetMs` (a zone's offset).
