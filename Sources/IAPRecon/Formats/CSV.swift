@@ -74,6 +74,7 @@ public enum CSV {
     /// tab or CR so a spreadsheet shows it as text rather than running it as a formula
     /// (CONTRACT.md §3), control characters escaped, and quoted when needed.
     public static func textCell(_ value: String) -> String {
+        if isPlain(value, text: true) { return value }
         var value = value
         if let first = value.unicodeScalars.first, ["=", "+", "-", "@", "\t", "\r"].contains(first) {
             value = "'" + value
@@ -82,7 +83,23 @@ public enum CSV {
     }
 
     /// A cell for a numeric column: never prefixed.
-    public static func numberCell(_ value: String) -> String { quoteIfNeeded(escapingControlCharacters(value)) }
+    public static func numberCell(_ value: String) -> String {
+        isPlain(value, text: false) ? value : quoteIfNeeded(escapingControlCharacters(value))
+    }
+
+    /// Printable ASCII with no comma or quote (and, for a text cell, no leading formula sign): the
+    /// cell is the value itself, as nearly every id, code and time is. One pass over the bytes.
+    private static func isPlain(_ value: String, text: Bool) -> Bool {
+        var first = text
+        for byte in value.utf8 {
+            if byte < 0x20 || byte >= 0x7F || byte == UInt8(ascii: ",") || byte == UInt8(ascii: "\"") { return false }
+            if first, byte == UInt8(ascii: "=") || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "@") {
+                return false
+            }
+            first = false
+        }
+        return true
+    }
 
     /// `value` with every control character (C0, DEL, C1) written as a visible escape: `\t`,
     /// `\n`, `\r`, else `\u001B`. An input line's escape sequences, NULs or line breaks

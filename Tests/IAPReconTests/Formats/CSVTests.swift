@@ -36,4 +36,25 @@ struct CSVTests {
         #expect(rejects.last?[2] == "row has 100001 fields, the header has 4")
         #expect(rejects.last?[3] == String(repeating: ",", count: 300) + "…")
     }
+
+    @Test("an output cell is the value itself unless a spreadsheet or terminal would misread it", arguments: [
+        ("2000000812345678", "2000000812345678", "2000000812345678"),
+        ("com.example.gems60", "com.example.gems60", "com.example.gems60"),
+        ("2026-11-28T10:15:02.000Z", "2026-11-28T10:15:02.000Z", "2026-11-28T10:15:02.000Z"),
+        ("Café", "Café", "Café"),
+        ("-4.99", "'-4.99", "-4.99"),
+        ("=HYPERLINK(1)", "'=HYPERLINK(1)", "=HYPERLINK(1)"),
+        ("@sum", "'@sum", "@sum"),
+        ("a-b", "a-b", "a-b"),
+        ("a,b", "\"a,b\"", "\"a,b\""),
+        ("say \"hi\"", "\"say \"\"hi\"\"\"", "\"say \"\"hi\"\"\""),
+        ("line\nbreak", "line\\nbreak", "line\\nbreak"),
+        ("esc\u{1B}[2J", "esc\\u001B[2J", "esc\\u001B[2J"),
+        ("del\u{7F}", "del\\u007F", "del\\u007F"),
+        ("", "", ""),
+    ])
+    func outputCells(value: String, text: String, number: String) {
+        #expect(CSV.textCell(value) == text)
+        #expect(CSV.numberCell(value) == number)
+    }
 }
