@@ -374,9 +374,7 @@ enum NormalizeScope {
         DROP TABLE IF EXISTS normalize__changed_transactions;
         DROP TABLE IF EXISTS normalize__changed_orders;
         DROP TABLE IF EXISTS normalize__changed_registrations;
-        CREATE TABLE normalize__changed_transactions (key TEXT PRIMARY KEY) WITHOUT ROWID;
-        CREATE TABLE normalize__changed_orders (key TEXT PRIMARY KEY) WITHOUT ROWID;
-        CREATE TABLE normalize__changed_registrations (key TEXT PRIMARY KEY) WITHOUT ROWID;
+        \(Tables.normalizeChangedKeys)
         INSERT INTO normalize__changed_registrations \(ChangedKeys.selectKeys(.registration));
         INSERT INTO normalize__changed_transactions \(ChangedKeys.selectKeys(.transaction));
         INSERT INTO normalize__changed_orders \(ChangedKeys.selectKeys(.order));

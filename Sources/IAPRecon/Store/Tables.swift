@@ -82,6 +82,10 @@ enum Tables {
         .init(name: "stg_mmp__installs", layer: .staged, writer: .normalize, readers: [.report]),
         .init(name: "stg_mmp__purchases", layer: .staged, writer: .normalize, readers: [.report]),
         .init(name: "stg_mmp__links", layer: .staged, writer: .normalize, readers: [.report]),
+        // Normalize's own working lists: the keys an incremental normalize rebuilds, kept until its next run.
+        .init(name: "normalize__changed_transactions", layer: .staged, writer: .normalize, readers: []),
+        .init(name: "normalize__changed_orders", layer: .staged, writer: .normalize, readers: []),
+        .init(name: "normalize__changed_registrations", layer: .staged, writer: .normalize, readers: []),
         // Results.
         .init(name: "int_transactions_resolved", layer: .result, writer: .join, readers: [.report]),
         .init(name: "int_orders_matched", layer: .result, writer: .join, readers: [.report]),
@@ -220,6 +224,13 @@ enum Tables {
     ])
 
     static let runSettings = "CREATE TABLE IF NOT EXISTS int_run_settings (as_of_ms INTEGER NOT NULL, grace_ms INTEGER NOT NULL, mmp_tz TEXT NOT NULL)"
+
+    /// The keys an incremental normalize rebuilds, copied from `ChangedKeys` (`NormalizeScope`).
+    static let normalizeChangedKeys = """
+        CREATE TABLE normalize__changed_transactions (key TEXT PRIMARY KEY) WITHOUT ROWID;
+        CREATE TABLE normalize__changed_orders (key TEXT PRIMARY KEY) WITHOUT ROWID;
+        CREATE TABLE normalize__changed_registrations (key TEXT PRIMARY KEY) WITHOUT ROWID;
+        """
 
     /// The tie-out with Apple's Sales Reports, recomputed whole by every join (`AppleTieOutStore`).
     static let appleTieOut = """
