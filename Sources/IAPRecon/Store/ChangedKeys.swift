@@ -1,5 +1,9 @@
 /// What changed since the last join: the keys of every row a new or replaced file added or took away.
 ///
+/// The only code that touches `dirty_keys`: ingest records through it, normalize adds the keys it
+/// finds linked to changed ones and asks which changed, the join reads and clears it, `history`
+/// asks whether anything waits.
+///
 /// Ingest records them in `dirty_keys` in the same transaction as the file's rows, so a run killed
 /// between stages leaves them for the next one. Normalize and join recompute only what those keys
 /// reach, and the join clears them when it commits. The kind `all` asks for a full rebuild: a fresh

@@ -133,6 +133,9 @@ struct TableOwnershipTests {
         let definitions = [Tables.runSettings, Tables.appleTieOut, Tables.findingFirstSeen, Tables.userInstalls, Tables.runStages,
                            Tables.deviceIDKey, Tables.normalizeChangedKeys]
         #expect(Set(Tables.all.map(\.name)).count == Tables.all.count, "a table is declared twice")
+        for table in Tables.all where !table.stagedAs.isEmpty {
+            #expect(table.layer == .raw && table.stagedAs.allSatisfy { Tables.named($0)?.layer == .staged }, "\(table.name)'s staged versions")
+        }
         for table in Tables.all {
             let creates = "CREATE TABLE \(table.name) "
             let createdByMigrations = Schema.migrations.filter { $0.sql.contains(creates) }.map(\.id)
