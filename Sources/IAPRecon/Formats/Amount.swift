@@ -45,6 +45,24 @@ struct Amount: Sendable, Equatable {
         }
     }
 
+    /// A whole number of major units, such as a range's bound.
+    init(whole: Int64) { storage = .units(Int128(whole) * Self.unit) }
+
+    /// True when the amount is below zero.
+    var isNegative: Bool {
+        switch storage {
+        case .units(let units): units < 0
+        case .decimal(let decimal): decimal < 0
+        }
+    }
+
+    /// True when the amount's magnitude is above `bound`'s (in units without building a `Decimal`).
+    func magnitudeExceeds(_ bound: Amount) -> Bool {
+        if case .units(let units) = storage, case .units(let limit) = bound.storage { return units.magnitude > limit.magnitude }
+        let value = decimal, limit = bound.decimal.magnitude
+        return value > limit || value < -limit
+    }
+
     var isZero: Bool {
         switch storage {
         case .units(let units): units == 0
