@@ -15,6 +15,8 @@ public enum CSV {
     /// (`excessFieldCount`), so a line of commas costs no more than its own bytes.
     public static func row(_ bytes: UnsafeBufferPointer<UInt8>, maximumFields: Int = .max) -> CSVRow? {
         var spans: [CSVRow.Span] = []
+        // Sized once: a field takes at least its comma, and no more than `maximumFields` are kept.
+        spans.reserveCapacity(min(maximumFields, bytes.count + 1))
         var fieldCount = 1
         var index = 0
         var fieldStart = 0
@@ -142,7 +144,10 @@ public struct CSVRow {
     /// The text of field `index`, unquoted and unescaped.
     public subscript(index: Int) -> String {
         let span = spans[index]
-        guard span.quoted else { return String(decoding: bytes[span.start..<span.end], as: UTF8.self) }
+        guard span.quoted else {
+            if span.start == span.end { return "" }
+            return bytes.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[span.start..<span.end]), as: UTF8.self) }
+        }
         var output: [UInt8] = []
         output.reserveCapacity(span.end - span.start)
         var position = span.start + 1

@@ -81,7 +81,10 @@ extension CSVRowParser {
 /// MMP cell conventions (CONTRACT.md §1.5): `""`, `null`, `NULL`, `N/A` are empty; an all-zero IDFA is empty.
 enum MMPValue {
     static func clean(_ value: String?) -> String? {
+        // Most cells are ids and names: only one of 0, 3 or 4 bytes can be an empty marker.
         guard let value else { return nil }
+        let length = value.utf8.count
+        guard length == 0 || length == 3 || length == 4 else { return value }
         switch value {
         case "", "null", "NULL", "N/A", "None": return nil
         default: return value
