@@ -123,7 +123,7 @@ public struct JSONParser {
             return .object(JSONObject(members: []))
         }
         // Room for a record's members at once; it grows only for a larger or deeper object.
-        if openMembers.capacity == 0 { openMembers.reserveCapacity(32) }
+        if openMembers.capacity == 0 { openMembers.reserveCapacity(64) }
         let first = openMembers.count
         while true {
             skipWhitespace()
@@ -142,9 +142,7 @@ public struct JSONParser {
             throw error("expected ',' or '}'")
         }
         depth -= 1
-        let members = Array(openMembers[first...])
-        openMembers.removeSubrange(first...)
-        return .object(JSONObject(members: members))
+        return .object(JSONObject(members: Self.takeTop(of: &openMembers, from: first, leaving: ("", .null))))
     }
 
     private mutating func parseArray() throws(JSONSyntaxError) -> JSONValue {
@@ -156,7 +154,7 @@ public struct JSONParser {
             depth -= 1
             return .array([])
         }
-        if openElements.capacity == 0 { openElements.reserveCapacity(16) }
+        if openElements.capacity == 0 { openElements.reserveCapacity(32) }
         let first = openElements.count
         while true {
             skipWhitespace()
@@ -169,9 +167,24 @@ public struct JSONParser {
             throw error("expected ',' or ']'")
         }
         depth -= 1
-        let elements = Array(openElements[first...])
-        openElements.removeSubrange(first...)
-        return .array(elements)
+        return .array(Self.takeTop(of: &openElements, from: first, leaving: .null))
+    }
+
+    /// Moves the entries of `stack` from `first` on into an array of their own and drops them
+    /// from `stack`. They are moved, not copied: `placeholder` (which holds no reference) takes
+    /// their places, so dropping them releases nothing a value still uses.
+    private static func takeTop<Element>(of stack: inout [Element], from first: Int, leaving placeholder: Element) -> [Element] {
+        let count = stack.count - first
+        let taken = stack.withUnsafeMutableBufferPointer { stack in
+            [Element](unsafeUninitializedCapacity: count) { buffer, initialized in
+                guard let target = buffer.baseAddress, let source = stack.baseAddress else { return }
+                target.moveInitialize(from: source + first, count: count)
+                (source + first).initialize(repeating: placeholder, count: count)
+                initialized = count
+            }
+        }
+        stack.removeLast(count)
+        return taken
     }
 
     private mutating func parseNumber() throws(JSONSyntaxError) -> String {
