@@ -114,8 +114,7 @@ public enum JWS {
         var jws = jws
         // The middle of exactly three dot-separated parts, read from the string's contiguous bytes.
         let decoded = jws.withUTF8 { text -> [UInt8]?? in
-            guard let first = dot(in: text, from: 0), let second = dot(in: text, from: first + 1),
-                  second > first + 1, dot(in: text, from: second + 1) == nil else { return .none }
+            guard let (first, second) = dots(in: text), second > first + 1 else { return .none }
             return .some(Base64URL.decode(UnsafeBufferPointer(rebasing: text[(first + 1)..<second])))
         }
         guard let payload = decoded else { throw .notThreeParts }
@@ -124,6 +123,13 @@ public enum JWS {
         do { value = try JSONParser.parse(bytes) } catch { throw .payload(error) }
         guard let object = value.objectValue else { throw .payloadNotObject }
         return object
+    }
+
+    /// The offsets of the two dots of a compact JWS, or nil when it has not exactly two.
+    static func dots(in text: UnsafeBufferPointer<UInt8>) -> (Int, Int)? {
+        guard let first = dot(in: text, from: 0), let second = dot(in: text, from: first + 1),
+              dot(in: text, from: second + 1) == nil else { return nil }
+        return (first, second)
     }
 
     /// The offset of the first `.` in `text` at or after `start`, found by `memchr`: the header

@@ -38,9 +38,13 @@ struct CSVHeader {
 
 /// `text` without leading and trailing spaces and tabs (cheap: no Foundation bridging).
 func trimmedSpaces(_ text: String) -> String {
+    var text = text
+    let untouched = text.withUTF8 { bytes in
+        guard let first = bytes.first, let last = bytes.last else { return true }
+        return first != 0x20 && first != 0x09 && last != 0x20 && last != 0x09
+    }
+    if untouched { return text }
     let utf8 = text.utf8
-    guard let first = utf8.first, let last = utf8.last else { return text }
-    if first != 0x20, first != 0x09, last != 0x20, last != 0x09 { return text }
     guard let start = utf8.firstIndex(where: { $0 != 0x20 && $0 != 0x09 }),
           let end = utf8.lastIndex(where: { $0 != 0x20 && $0 != 0x09 }) else { return "" }
     return String(text[start...end])
@@ -93,7 +97,7 @@ enum MMPValue {
 
     static func cleanIDFA(_ value: String?) -> String? {
         guard let value = clean(value) else { return nil }
-        return value.allSatisfy({ $0 == "0" || $0 == "-" }) ? nil : value
+        return value.utf8.allSatisfy({ $0 == UInt8(ascii: "0") || $0 == UInt8(ascii: "-") }) ? nil : value
     }
 }
 
