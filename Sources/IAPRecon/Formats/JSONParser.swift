@@ -122,8 +122,8 @@ public struct JSONParser {
             depth -= 1
             return .object(JSONObject(members: []))
         }
-        // Room for a record's members at once; it grows only for a larger or deeper object.
-        if openMembers.capacity == 0 { openMembers.reserveCapacity(64) }
+        // Room for a record's members in one small allocation; it grows only for a larger or deeper object.
+        if openMembers.capacity == 0 { openMembers.reserveCapacity(24) }
         let first = openMembers.count
         while true {
             skipWhitespace()
@@ -154,7 +154,7 @@ public struct JSONParser {
             depth -= 1
             return .array([])
         }
-        if openElements.capacity == 0 { openElements.reserveCapacity(32) }
+        if openElements.capacity == 0 { openElements.reserveCapacity(16) }
         let first = openElements.count
         while true {
             skipWhitespace()
@@ -183,7 +183,7 @@ public struct JSONParser {
                 initialized = count
             }
         }
-        stack.removeLast(count)
+        for _ in 0..<count { stack.removeLast() }
         return taken
     }
 

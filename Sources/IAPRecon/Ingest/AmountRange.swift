@@ -30,10 +30,11 @@ enum AmountRange {
     }
 
     /// Apple's V2 `price` in milliunits: within range and not negative.
-    static func checkMilliunits(_ milliunits: Int64?, field: String) throws(LineReject) {
+    /// `field` is worded only for a reject.
+    static func checkMilliunits(_ milliunits: Int64?, field: @autoclosure () -> String) throws(LineReject) {
         guard let milliunits else { return }
-        if milliunits < 0 { throw negative(Decimal(milliunits) / 1000, field: field) }
-        if milliunits > maximumMilliunits { throw outOfRange(field) }
+        if milliunits < 0 { throw negative(Decimal(milliunits) / 1000, field: field()) }
+        if milliunits > maximumMilliunits { throw outOfRange(field()) }
     }
 
     private static func negative(_ decimal: Decimal, field: String) -> LineReject {
@@ -53,8 +54,8 @@ enum AmountRange {
     }
 }
 
-/// Rejects a `quantity` below 1 (`quantity below 1`).
-func checkQuantity(_ quantity: Int64, field: String) throws(LineReject) {
+/// Rejects a `quantity` below 1 (`quantity below 1`); `field` is worded only then.
+func checkQuantity(_ quantity: Int64, field: @autoclosure () -> String) throws(LineReject) {
     guard quantity < 1 else { return }
-    throw LineReject("quantity below 1: '\(field)' is \(quantity)")
+    throw LineReject("quantity below 1: '\(field())' is \(quantity)")
 }
