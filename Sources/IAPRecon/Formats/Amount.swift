@@ -19,6 +19,7 @@ struct Amount: Sendable, Equatable {
 
     static let places = 18
     private static let unit = power(places)
+    private static let unit64 = UInt64(1_000_000_000_000_000_000)
     private static let twoTo64 = Decimal(UInt64.max) + 1
     static let zero = Amount(units: 0)
     static let one = Amount(units: unit)
@@ -91,9 +92,17 @@ struct Amount: Sendable, Equatable {
         guard case .units(let units) = storage else { return Money.format(decimal) }
         if units == 0 { return "0" }
         let magnitude = units.magnitude
-        let whole = magnitude / UInt128(Self.unit)
-        var fraction = magnitude % UInt128(Self.unit)
-        var text = units < 0 ? "-" + String(whole) : String(whole)
+        // In 64 bits when the units fit (any amount below 18.4): 128-bit division is a library call.
+        let whole: String
+        var fraction: UInt64
+        if let small = UInt64(exactly: magnitude) {
+            whole = String(small / Self.unit64)
+            fraction = small % Self.unit64
+        } else {
+            whole = String(magnitude / UInt128(Self.unit))
+            fraction = UInt64(truncatingIfNeeded: magnitude % UInt128(Self.unit))
+        }
+        var text = units < 0 ? "-" + whole : whole
         if fraction != 0 {
             var places = Self.places
             while fraction % 10 == 0 {

@@ -153,11 +153,18 @@ public struct CSVRow {
     public var count: Int { spans.count }
 
     /// The text of field `index`, unquoted and unescaped.
-    public subscript(index: Int) -> String {
+    public subscript(index: Int) -> String { field(index, trimmingSpaces: false) }
+
+    /// The text of field `index`, unquoted and unescaped, without leading and trailing spaces
+    /// and tabs: trimmed as bytes, before its string is made.
+    func trimmedField(_ index: Int) -> String { field(index, trimmingSpaces: true) }
+
+    private func field(_ index: Int, trimmingSpaces: Bool) -> String {
         let span = spans[index]
         guard span.quoted else {
-            if span.start == span.end { return "" }
-            return bytes.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[span.start..<span.end]), as: UTF8.self) }
+            return bytes.withUnsafeBufferPointer { row in
+                Self.text(UnsafeBufferPointer(rebasing: row[span.start..<span.end]), trimmingSpaces: trimmingSpaces)
+            }
         }
         var output: [UInt8] = []
         output.reserveCapacity(span.end - span.start)
@@ -177,7 +184,21 @@ public struct CSVRow {
             }
             position += 1
         }
-        return String(decoding: output, as: UTF8.self)
+        return output.withUnsafeBufferPointer { Self.text($0, trimmingSpaces: trimmingSpaces) }
+    }
+
+    /// UTF-8 `bytes` as text (invalid sequences repaired), optionally without the spaces and tabs
+    /// at either end. Trimming the bytes first gives the same text: a space or tab is never part
+    /// of a sequence that repair replaces.
+    private static func text(_ bytes: UnsafeBufferPointer<UInt8>, trimmingSpaces: Bool) -> String {
+        var start = 0
+        var end = bytes.count
+        if trimmingSpaces {
+            while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 { start += 1 }
+            while end > start, bytes[end - 1] == 0x20 || bytes[end - 1] == 0x09 { end -= 1 }
+        }
+        if start == end { return "" }
+        return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
     }
 }
 

@@ -31,7 +31,7 @@ struct CSVHeader {
 
     private func value(at position: Int, in row: CSVRow) -> String? {
         guard position >= 0, position < row.count else { return nil }
-        let cell = trimmedSpaces(row[position])
+        let cell = row.trimmedField(position)
         return cell.isEmpty ? nil : cell
     }
 }

@@ -36,4 +36,20 @@ struct CSVTests {
         #expect(rejects.last?[2] == "row has 100001 fields, the header has 4")
         #expect(rejects.last?[3] == String(repeating: ",", count: 300) + "…")
     }
+
+    @Test("a cell trimmed as bytes is the cell trimmed as text: quoted, padded, blank or with broken UTF-8")
+    func trimmedCells() throws {
+        let row = try #require(Self.row(" a ,\"  b  \", \t,,  \"c\" ,\"d\"\"e\" ,x\ty\t,\"  \"\"  \"", maximumFields: 100))
+        #expect((0..<row.count).map { row.trimmedField($0) } == ["a", "b", "", "", "\"c\"", "d\"e", "x\ty", "\""])
+        // The same on random rows of spaces, tabs, quotes, commas, letters and UTF-8 (whole, cut or invalid).
+        var generator = SplitMix64(state: 0x7E1D)
+        let alphabet: [UInt8] = [0x20, 0x09, 0x22, 0x2C, 0x61, 0xC3, 0xA9, 0xFF]
+        for _ in 0..<5_000 {
+            let bytes = (0..<Int.random(in: 0...24, using: &generator)).map { _ in alphabet[Int.random(in: 0..<alphabet.count, using: &generator)] }
+            guard let row = bytes.withUnsafeBufferPointer({ CSV.row($0) }) else { continue }
+            for index in 0..<row.count {
+                #expect(row.trimmedField(index) == trimmedSpaces(row[index]), "\(bytes) field \(index)")
+            }
+        }
+    }
 }
