@@ -19,6 +19,7 @@ struct Amount: Sendable, Equatable {
 
     static let places = 18
     private static let unit = power(places)
+    private static let unit64 = UInt64(1_000_000_000_000_000_000)
     private static let twoTo64 = Decimal(UInt64.max) + 1
     static let zero = Amount(units: 0)
     static let one = Amount(units: unit)
@@ -43,6 +44,24 @@ struct Amount: Sendable, Equatable {
         case .number(let text), .string(let text): parse(text)
         default: nil
         }
+    }
+
+    /// A whole number of major units, such as a range's bound.
+    init(whole: Int64) { storage = .units(Int128(whole) * Self.unit) }
+
+    /// True when the amount is below zero.
+    var isNegative: Bool {
+        switch storage {
+        case .units(let units): units < 0
+        case .decimal(let decimal): decimal < 0
+        }
+    }
+
+    /// True when the amount's magnitude is above `bound`'s (in units without building a `Decimal`).
+    func magnitudeExceeds(_ bound: Amount) -> Bool {
+        if case .units(let units) = storage, case .units(let limit) = bound.storage { return units.magnitude > limit.magnitude }
+        let value = decimal, limit = bound.decimal.magnitude
+        return value > limit || value < -limit
     }
 
     var isZero: Bool {
@@ -73,9 +92,17 @@ struct Amount: Sendable, Equatable {
         guard case .units(let units) = storage else { return Money.format(decimal) }
         if units == 0 { return "0" }
         let magnitude = units.magnitude
-        let whole = magnitude / UInt128(Self.unit)
-        var fraction = magnitude % UInt128(Self.unit)
-        var text = units < 0 ? "-" + String(whole) : String(whole)
+        // In 64 bits when the units fit (any amount below 18.4): 128-bit division is a library call.
+        let whole: String
+        var fraction: UInt64
+        if let small = UInt64(exactly: magnitude) {
+            whole = String(small / Self.unit64)
+            fraction = small % Self.unit64
+        } else {
+            whole = String(magnitude / UInt128(Self.unit))
+            fraction = UInt64(truncatingIfNeeded: magnitude % UInt128(Self.unit))
+        }
+        var text = units < 0 ? "-" + whole : whole
         if fraction != 0 {
             var places = Self.places
             while fraction % 10 == 0 {

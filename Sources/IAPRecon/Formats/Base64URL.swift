@@ -1,3 +1,5 @@
+import Foundation
+
 /// Base64url decoding and JWS payload extraction.
 ///
 /// A JWS compact string is `header.payload.signature`, each part base64url
@@ -112,9 +114,8 @@ public enum JWS {
         var jws = jws
         // The middle of exactly three dot-separated parts, read from the string's contiguous bytes.
         let decoded = jws.withUTF8 { text -> [UInt8]?? in
-            let dots = text.indices.filter { text[$0] == UInt8(ascii: ".") }
-            guard dots.count == 2, dots[1] > dots[0] + 1 else { return .none }
-            return .some(Base64URL.decode(UnsafeBufferPointer(rebasing: text[(dots[0] + 1)..<dots[1]])))
+            guard let (first, second) = dots(in: text), second > first + 1 else { return .none }
+            return .some(Base64URL.decode(UnsafeBufferPointer(rebasing: text[(first + 1)..<second])))
         }
         guard let payload = decoded else { throw .notThreeParts }
         guard let bytes = payload else { throw .badBase64 }
@@ -122,5 +123,20 @@ public enum JWS {
         do { value = try JSONParser.parse(bytes) } catch { throw .payload(error) }
         guard let object = value.objectValue else { throw .payloadNotObject }
         return object
+    }
+
+    /// The offsets of the two dots of a compact JWS, or nil when it has not exactly two.
+    static func dots(in text: UnsafeBufferPointer<UInt8>) -> (Int, Int)? {
+        guard let first = dot(in: text, from: 0), let second = dot(in: text, from: first + 1),
+              dot(in: text, from: second + 1) == nil else { return nil }
+        return (first, second)
+    }
+
+    /// The offset of the first `.` in `text` at or after `start`, found by `memchr`: the header
+    /// (with its certificate chain) is most of a JWS, and it is searched whole for a stray dot.
+    private static func dot(in text: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
+        guard let base = text.baseAddress, start < text.count,
+              let found = memchr(base + start, Int32(UInt8(ascii: ".")), text.count - start) else { return nil }
+        return base.distance(to: found.assumingMemoryBound(to: UInt8.self))
     }
 }

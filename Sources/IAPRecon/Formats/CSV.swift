@@ -15,6 +15,8 @@ public enum CSV {
     /// (`excessFieldCount`), so a line of commas costs no more than its own bytes.
     public static func row(_ bytes: UnsafeBufferPointer<UInt8>, maximumFields: Int = .max) -> CSVRow? {
         var spans: [CSVRow.Span] = []
+        // Sized once: a field takes at least its comma, and no more than `maximumFields` are kept.
+        spans.reserveCapacity(min(maximumFields, bytes.count + 1))
         var fieldCount = 1
         var index = 0
         var fieldStart = 0
@@ -142,11 +144,22 @@ public enum CSV {
 
 /// One parsed CSV record: its bytes and where each field lies.
 public struct CSVRow {
+    /// A field's place in 8 bytes, so an export row's ninety-odd spans fit one small allocation.
+    /// Offsets are below 2^31: a record is one line, and `LineReader` hands over none longer
+    /// than `maximumLineBytes`.
     struct Span {
-        var start: Int
-        var end: Int
+        private let startAndQuote: UInt32
+        private let endOffset: UInt32
+
+        init(start: Int, end: Int, quoted: Bool) {
+            startAndQuote = UInt32(truncatingIfNeeded: start) & 0x7FFF_FFFF | (quoted ? 0x8000_0000 : 0)
+            endOffset = UInt32(truncatingIfNeeded: end)
+        }
+
+        var start: Int { Int(startAndQuote & 0x7FFF_FFFF) }
+        var end: Int { Int(endOffset) }
         /// The field began with a quote: its text is between the quotes, `""` standing for `"`.
-        var quoted: Bool
+        var quoted: Bool { startAndQuote & 0x8000_0000 != 0 }
     }
 
     let bytes: [UInt8]
@@ -157,9 +170,19 @@ public struct CSVRow {
     public var count: Int { spans.count }
 
     /// The text of field `index`, unquoted and unescaped.
-    public subscript(index: Int) -> String {
+    public subscript(index: Int) -> String { field(index, trimmingSpaces: false) }
+
+    /// The text of field `index`, unquoted and unescaped, without leading and trailing spaces
+    /// and tabs: trimmed as bytes, before its string is made.
+    func trimmedField(_ index: Int) -> String { field(index, trimmingSpaces: true) }
+
+    private func field(_ index: Int, trimmingSpaces: Bool) -> String {
         let span = spans[index]
-        guard span.quoted else { return String(decoding: bytes[span.start..<span.end], as: UTF8.self) }
+        guard span.quoted else {
+            return bytes.withUnsafeBufferPointer { row in
+                Self.text(UnsafeBufferPointer(rebasing: row[span.start..<span.end]), trimmingSpaces: trimmingSpaces)
+            }
+        }
         var output: [UInt8] = []
         output.reserveCapacity(span.end - span.start)
         var position = span.start + 1
@@ -178,7 +201,21 @@ public struct CSVRow {
             }
             position += 1
         }
-        return String(decoding: output, as: UTF8.self)
+        return output.withUnsafeBufferPointer { Self.text($0, trimmingSpaces: trimmingSpaces) }
+    }
+
+    /// UTF-8 `bytes` as text (invalid sequences repaired), optionally without the spaces and tabs
+    /// at either end. Trimming the bytes first gives the same text: a space or tab is never part
+    /// of a sequence that repair replaces.
+    private static func text(_ bytes: UnsafeBufferPointer<UInt8>, trimmingSpaces: Bool) -> String {
+        var start = 0
+        var end = bytes.count
+        if trimmingSpaces {
+            while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 { start += 1 }
+            while end > start, bytes[end - 1] == 0x20 || bytes[end - 1] == 0x09 { end -= 1 }
+        }
+        if start == end { return "" }
+        return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
     }
 }
 

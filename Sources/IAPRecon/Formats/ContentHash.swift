@@ -93,7 +93,13 @@ public enum StableID {
             state ^= UInt64(byte)
             state = state &* 0x0000_0100_0000_01B3
         }
-        let hex = String(state, radix: 16)
-        return String(repeating: "0", count: 16 - hex.count) + hex
+        // 16 lower-case hex digits, written in place (as `String(state, radix: 16)` zero-padded).
+        return String(unsafeUninitializedCapacity: 16) { buffer in
+            let digits: StaticString = "0123456789abcdef"
+            for index in 0..<16 {
+                buffer[index] = digits.utf8Start[Int(truncatingIfNeeded: state >> UInt64(60 - 4 * index)) & 0xF]
+            }
+            return 16
+        }
     }
 }

@@ -29,6 +29,11 @@ public struct JSONParser {
     private var index = 0
     private var depth = 0
     private var valuesLeft: Int
+    /// The members of the objects being parsed, innermost last: each object takes its own off the
+    /// top into an array sized once, instead of growing one array per object a member at a time.
+    private var openMembers: [(key: String, value: JSONValue)] = []
+    /// The same for the elements of the arrays being parsed.
+    private var openElements: [JSONValue] = []
 
     private init(bytes: UnsafeBufferPointer<UInt8>) {
         self.bytes = bytes
@@ -111,13 +116,15 @@ public struct JSONParser {
     private mutating func parseObject() throws(JSONSyntaxError) -> JSONValue {
         try enterContainer()
         index += 1
-        var members: [(key: String, value: JSONValue)] = []
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
             depth -= 1
-            return .object(JSONObject(members: members))
+            return .object(JSONObject(members: []))
         }
+        // Room for a record's members in one small allocation; it grows only for a larger or deeper object.
+        if openMembers.capacity == 0 { openMembers.reserveCapacity(24) }
+        let first = openMembers.count
         while true {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw error("expected a member name") }
@@ -127,7 +134,7 @@ public struct JSONParser {
             index += 1
             skipWhitespace()
             let value = try parseValue()
-            members.append((key, value))
+            openMembers.append((key, value))
             skipWhitespace()
             guard index < bytes.count else { throw error("unexpected end of input") }
             if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
@@ -135,22 +142,24 @@ public struct JSONParser {
             throw error("expected ',' or '}'")
         }
         depth -= 1
-        return .object(JSONObject(members: members))
+        return .object(JSONObject(members: Self.takeTop(of: &openMembers, from: first, leaving: ("", .null))))
     }
 
     private mutating func parseArray() throws(JSONSyntaxError) -> JSONValue {
         try enterContainer()
         index += 1
-        var elements: [JSONValue] = []
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
             index += 1
             depth -= 1
-            return .array(elements)
+            return .array([])
         }
+        if openElements.capacity == 0 { openElements.reserveCapacity(16) }
+        let first = openElements.count
         while true {
             skipWhitespace()
-            elements.append(try parseValue())
+            let element = try parseValue()
+            openElements.append(element)
             skipWhitespace()
             guard index < bytes.count else { throw error("unexpected end of input") }
             if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
@@ -158,7 +167,24 @@ public struct JSONParser {
             throw error("expected ',' or ']'")
         }
         depth -= 1
-        return .array(elements)
+        return .array(Self.takeTop(of: &openElements, from: first, leaving: .null))
+    }
+
+    /// Moves the entries of `stack` from `first` on into an array of their own and drops them
+    /// from `stack`. They are moved, not copied: `placeholder` (which holds no reference) takes
+    /// their places, so dropping them releases nothing a value still uses.
+    private static func takeTop<Element>(of stack: inout [Element], from first: Int, leaving placeholder: Element) -> [Element] {
+        let count = stack.count - first
+        let taken = stack.withUnsafeMutableBufferPointer { stack in
+            [Element](unsafeUninitializedCapacity: count) { buffer, initialized in
+                guard let target = buffer.baseAddress, let source = stack.baseAddress else { return }
+                target.moveInitialize(from: source + first, count: count)
+                (source + first).initialize(repeating: placeholder, count: count)
+                initialized = count
+            }
+        }
+        for _ in 0..<count { stack.removeLast() }
+        return taken
     }
 
     private mutating func parseNumber() throws(JSONSyntaxError) -> String {
@@ -193,6 +219,7 @@ public struct JSONParser {
     private mutating func parseString() throws(JSONSyntaxError) -> String {
         index += 1
         let start = index
+        skipPlainASCII()
         // Fast path: no escapes, plain bytes up to the closing quote. ASCII needs no UTF-8 check.
         var highBits: UInt8 = 0
         while index < bytes.count {
@@ -239,6 +266,26 @@ public struct JSONParser {
             }
         }
         throw error("unterminated string")
+    }
+
+    /// Moves `index` past whole 8-byte words that hold neither a quote, a backslash, a control
+    /// character nor a non-ASCII byte: most of a string's bytes (all but a few of a JWS) need no
+    /// look of their own. A word holding one is left to the byte-by-byte scan.
+    private mutating func skipPlainASCII() {
+        guard let base = bytes.baseAddress else { return }
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highBits: UInt64 = 0x8080_8080_8080_8080
+        let quotes = ones &* UInt64(UInt8(ascii: "\""))
+        let backslashes = ones &* UInt64(UInt8(ascii: "\\"))
+        while index + 8 <= bytes.count {
+            let word = UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)
+            if word & highBits != 0 { return }
+            // Every byte is below 0x80, so a byte's subtraction sets its high bit only by going below
+            // zero: a byte under 0x20, or one that the xor made 0 (a quote or a backslash).
+            let special = (word &- ones &* 0x20) | ((word ^ quotes) &- ones) | ((word ^ backslashes) &- ones)
+            if special & highBits != 0 { return }
+            index += 8
+        }
     }
 
     private func makeString(_ bytes: UnsafeBufferPointer<UInt8>) throws(JSONSyntaxError) -> String {

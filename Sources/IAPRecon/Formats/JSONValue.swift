@@ -55,8 +55,13 @@ public struct JSONObject: Sendable, Equatable {
     }
 
     /// The first member named `key`.
+    ///
+    /// Names of another length are passed over on their byte count, which a string holds: most
+    /// names a lookup meets are not the one it wants, and a full comparison of two different
+    /// strings costs far more than that.
     public subscript(key: String) -> JSONValue? {
-        for member in members where member.key == key { return member.value }
+        let length = key.utf8.count
+        for member in members where member.key.utf8.count == length && member.key == key { return member.value }
         return nil
     }
 

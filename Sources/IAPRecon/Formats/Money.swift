@@ -24,13 +24,20 @@ public enum Money {
 
         /// nil for anything `parse` refuses.
         init?(_ text: String) {
+            var text = text
+            guard let digits = text.withUTF8({ Digits(utf8: $0) }) else { return nil }
+            self = digits
+        }
+
+        private init?(utf8 text: UnsafeBufferPointer<UInt8>) {
             var significand: UInt64 = 0
             var exponent = 0
             var negative = false
             var digits = 0
             var sawDigit = false
             var inFraction = false
-            for (offset, byte) in text.utf8.enumerated() {
+            for offset in text.indices {
+                let byte = text[offset]
                 switch byte {
                 case UInt8(ascii: "-") where offset == 0:
                     negative = true
@@ -49,7 +56,7 @@ public enum Money {
                 }
             }
             // Decimal's exponent stops at -128; a smaller one would silently become 0.
-            guard sawDigit, text.utf8.last != UInt8(ascii: "."), exponent >= -128 else { return nil }
+            guard sawDigit, text.last != UInt8(ascii: "."), exponent >= -128 else { return nil }
             self.negative = negative && significand != 0
             self.significand = significand
             self.exponent = exponent

@@ -28,17 +28,23 @@ public enum Timestamp {
         if bytes.count >= 19, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-") {
             return parseCalendar(bytes, localOffsetMs: localOffsetMs)
         }
-        return epochMilliseconds(String(decoding: bytes, as: UTF8.self))
+        return epochMilliseconds(bytes: bytes)
     }
 
     /// Epoch milliseconds from digits with an optional sign and fraction.
     public static func epochMilliseconds(_ text: String) -> Int64? {
+        var text = text
+        return text.withUTF8 { epochMilliseconds(bytes: $0) }
+    }
+
+    static func epochMilliseconds(bytes text: UnsafeBufferPointer<UInt8>) -> Int64? {
         var whole: Int64 = 0
         var negative = false
         var sawDigit = false
         var fractionNonZero = false
         var inFraction = false
-        for (offset, byte) in text.utf8.enumerated() {
+        for offset in text.indices {
+            let byte = text[offset]
             switch byte {
             case UInt8(ascii: "-") where offset == 0:
                 negative = true
@@ -58,7 +64,7 @@ public enum Timestamp {
                 return nil
             }
         }
-        guard sawDigit, text.utf8.last != UInt8(ascii: ".") else { return nil }
+        guard sawDigit, text.last != UInt8(ascii: ".") else { return nil }
         // Year 0 (Xcode test payloads use it) to year 9999 in milliseconds: anything outside is not a time.
         guard whole <= 253_402_300_799_999, !negative || whole <= 62_167_219_200_000 else { return nil }
         if negative { return fractionNonZero ? -whole - 1 : -whole }

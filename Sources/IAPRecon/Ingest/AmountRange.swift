@@ -1,9 +1,15 @@
 import Foundation
 
 /// The amount checks of CONTRACT.md §1: what parses as a number but cannot be a price.
+///
+/// Every check runs on the parsed amount's integer units or on the milliunits themselves, exactly:
+/// ingest checks millions of prices, and `Decimal` arithmetic is what it would cost most. A
+/// `Decimal` is made only to word a reject.
 enum AmountRange {
     /// The largest amount in its currency's major unit: 10^12.
-    static let maximum = Decimal(sign: .plus, exponent: 12, significand: 1)
+    static let maximum = Amount(whole: 1_000_000_000_000)
+    /// `maximum` in Apple's milliunits: 10^15.
+    static let maximumMilliunits: Int64 = 1_000_000_000_000_000
 
     /// Parses `value` as an amount, rejecting what is not a number (`bad amount`), has more than 18
     /// significant digits or is above 10^12 (`amount out of range`), or, unless `negativeAllowed`,
@@ -18,20 +24,25 @@ enum AmountRange {
             if isLongNumber(text) { throw LineReject("amount out of range: '\(field)' has more than \(Money.maximumDigits) significant digits") }
             throw .badAmount(field, value)
         }
-        try check(amount.decimal, field: field, negativeAllowed: negativeAllowed)
+        if !negativeAllowed, amount.isNegative { throw negative(amount.decimal, field: field) }
+        if amount.magnitudeExceeds(maximum) { throw outOfRange(field) }
         return amount
     }
 
-    /// Rejects an amount above 10^12 in magnitude, or a negative one unless allowed.
-    static func check(_ decimal: Decimal, field: String, negativeAllowed: Bool = false) throws(LineReject) {
-        if !negativeAllowed, decimal < 0 { throw LineReject("negative amount: '\(field)' is \(Money.format(decimal))") }
-        if decimal > maximum || decimal < -maximum { throw LineReject("amount out of range: '\(field)' is above 10^12") }
+    /// Apple's V2 `price` in milliunits: within range and not negative.
+    /// `field` is worded only for a reject.
+    static func checkMilliunits(_ milliunits: Int64?, field: @autoclosure () -> String) throws(LineReject) {
+        guard let milliunits else { return }
+        if milliunits < 0 { throw negative(Decimal(milliunits) / 1000, field: field()) }
+        if milliunits > maximumMilliunits { throw outOfRange(field()) }
     }
 
-    /// Apple's V2 `price` in milliunits: within range and not negative.
-    static func checkMilliunits(_ milliunits: Int64?, field: String) throws(LineReject) {
-        guard let milliunits else { return }
-        try check(Decimal(milliunits) / 1000, field: field)
+    private static func negative(_ decimal: Decimal, field: String) -> LineReject {
+        LineReject("negative amount: '\(field)' is \(Money.format(decimal))")
+    }
+
+    private static func outOfRange(_ field: String) -> LineReject {
+        LineReject("amount out of range: '\(field)' is above 10^12")
     }
 
     /// Digits with at most one point and sign: a number, only too long for an amount.
@@ -43,8 +54,8 @@ enum AmountRange {
     }
 }
 
-/// Rejects a `quantity` below 1 (`quantity below 1`).
-func checkQuantity(_ quantity: Int64, field: String) throws(LineReject) {
+/// Rejects a `quantity` below 1 (`quantity below 1`); `field` is worded only then.
+func checkQuantity(_ quantity: Int64, field: @autoclosure () -> String) throws(LineReject) {
     guard quantity < 1 else { return }
-    throw LineReject("quantity below 1: '\(field)' is \(quantity)")
+    throw LineReject("quantity below 1: '\(field())' is \(quantity)")
 }

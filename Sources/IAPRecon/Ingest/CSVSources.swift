@@ -31,16 +31,20 @@ struct CSVHeader {
 
     private func value(at position: Int, in row: CSVRow) -> String? {
         guard position >= 0, position < row.count else { return nil }
-        let cell = trimmedSpaces(row[position])
+        let cell = row.trimmedField(position)
         return cell.isEmpty ? nil : cell
     }
 }
 
 /// `text` without leading and trailing spaces and tabs (cheap: no Foundation bridging).
 func trimmedSpaces(_ text: String) -> String {
+    var text = text
+    let untouched = text.withUTF8 { bytes in
+        guard let first = bytes.first, let last = bytes.last else { return true }
+        return first != 0x20 && first != 0x09 && last != 0x20 && last != 0x09
+    }
+    if untouched { return text }
     let utf8 = text.utf8
-    guard let first = utf8.first, let last = utf8.last else { return text }
-    if first != 0x20, first != 0x09, last != 0x20, last != 0x09 { return text }
     guard let start = utf8.firstIndex(where: { $0 != 0x20 && $0 != 0x09 }),
           let end = utf8.lastIndex(where: { $0 != 0x20 && $0 != 0x09 }) else { return "" }
     return String(text[start...end])
@@ -81,7 +85,10 @@ extension CSVRowParser {
 /// MMP cell conventions (CONTRACT.md §1.5): `""`, `null`, `NULL`, `N/A` are empty; an all-zero IDFA is empty.
 enum MMPValue {
     static func clean(_ value: String?) -> String? {
+        // Most cells are ids and names: only one of 0, 3 or 4 bytes can be an empty marker.
         guard let value else { return nil }
+        let length = value.utf8.count
+        guard length == 0 || length == 3 || length == 4 else { return value }
         switch value {
         case "", "null", "NULL", "N/A", "None": return nil
         default: return value
@@ -90,7 +97,7 @@ enum MMPValue {
 
     static func cleanIDFA(_ value: String?) -> String? {
         guard let value = clean(value) else { return nil }
-        return value.allSatisfy({ $0 == "0" || $0 == "-" }) ? nil : value
+        return value.utf8.allSatisfy({ $0 == UInt8(ascii: "0") || $0 == UInt8(ascii: "-") }) ? nil : value
     }
 }
 

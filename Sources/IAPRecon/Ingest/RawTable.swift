@@ -45,6 +45,10 @@ public enum RawTable: Int, CaseIterable, Sendable {
     /// Columns after `file_id, line, item`; `_ms` columns are INTEGER, the rest TEXT.
     public var columns: [String] { createdColumns + addedColumns }
 
+    /// `columns.count`, counted once per table rather than for every row a parser makes.
+    var columnCount: Int { Self.columnCounts[rawValue] }
+    private static let columnCounts = allCases.map(\.columns.count)
+
     /// Columns a later migration added (`Schema`), after those the table was created with: the
     /// order of the insert's values.
     var addedColumns: [String] {
@@ -114,7 +118,7 @@ public struct RawRow: Sendable, Equatable {
     public var values: [SQLValue]
 
     public init(_ table: RawTable, item: Int = 0, _ values: [SQLValue]) {
-        precondition(values.count == table.columns.count, "\(table.name) takes \(table.columns.count) values")
+        precondition(values.count == table.columnCount, "\(table.name) takes \(table.columns.count) values")
         self.table = table
         self.item = item
         self.values = values

@@ -48,10 +48,8 @@ public final class JWSVerifier: Sendable {
         guard let store else { return "untrusted certificate chain (the trusted roots cannot be loaded)" }
         var text = jws
         return text.withUTF8 { bytes -> String? in
-            let dots = bytes.indices.filter { bytes[$0] == UInt8(ascii: ".") }
-            guard dots.count == 2 else { return "bad signature" }
-            let headerText = jws.utf8.prefix(dots[0])
-            let header = String(decoding: headerText, as: UTF8.self)
+            guard let (headerEnd, payloadEnd) = JWS.dots(in: bytes) else { return "bad signature" }
+            let header = String(decoding: UnsafeBufferPointer(rebasing: bytes[..<headerEnd]), as: UTF8.self)
             let chain = chains.withLock { $0[header] } ?? {
                 let verdict = ChainVerdict(header: header, store: store)
                 chains.withLock { $0[header] = verdict }
@@ -61,10 +59,10 @@ public final class JWSVerifier: Sendable {
             if let signedMs, let window = chain.validity, !window.contains(signedMs) {
                 return "certificate expired at signing time"
             }
-            guard let raw = Base64URL.decode(UnsafeBufferPointer(rebasing: bytes[(dots[1] + 1)...])), raw.count == 64 else {
+            guard let raw = Base64URL.decode(UnsafeBufferPointer(rebasing: bytes[(payloadEnd + 1)...])), raw.count == 64 else {
                 return "bad signature"
             }
-            let key = SignedDigest(digest: SHA256.hash(UnsafeBufferPointer(rebasing: bytes[..<dots[1]])), signature: raw)
+            let key = SignedDigest(digest: SHA256.hash(UnsafeBufferPointer(rebasing: bytes[..<payloadEnd])), signature: raw)
             if let known = signatures.withLock({ $0[key] }) { return known ? nil : "bad signature" }
             let valid = chain.key?.verify(digest: key.digest, signature: raw) ?? false
             signatures.withLock { $0[key] = valid }

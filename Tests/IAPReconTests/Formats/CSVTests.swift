@@ -57,4 +57,72 @@ struct CSVTests {
         #expect(CSV.textCell(value) == text)
         #expect(CSV.numberCell(value) == number)
     }
+
+    @Test("a cell trimmed as bytes is the cell trimmed as text: quoted, padded, blank or with broken UTF-8")
+    func trimmedCells() throws {
+        let row = try #require(Self.row(" a ,\"  b  \", \t,,  \"c\" ,\"d\"\"e\" ,x\ty\t,\"  \"\"  \"", maximumFields: 100))
+        #expect((0..<row.count).map { row.trimmedField($0) } == ["a", "b", "", "", "\"c\"", "d\"e", "x\ty", "\""])
+        // The same on random rows of spaces, tabs, quotes, commas, letters and UTF-8 (whole, cut or invalid).
+        var generator = SplitMix64(state: 0x7E1D)
+        let alphabet: [UInt8] = [0x20, 0x09, 0x22, 0x2C, 0x61, 0xC3, 0xA9, 0xFF]
+        for _ in 0..<5_000 {
+            let bytes = (0..<Int.random(in: 0...24, using: &generator)).map { _ in alphabet[Int.random(in: 0..<alphabet.count, using: &generator)] }
+            guard let row = bytes.withUnsafeBufferPointer({ CSV.row($0) }) else { continue }
+            for index in 0..<row.count {
+                #expect(row.trimmedField(index) == trimmedSpaces(row[index]), "\(bytes) field \(index)")
+            }
+        }
+    }
+
+    /// RFC 4180 read the plainest way, building each field as it goes: the reference `CSV.row` and
+    /// `CSVRow`'s spans must agree with.
+    static func plainFields(_ bytes: [UInt8]) -> [String]? {
+        var fields: [String] = []
+        var field: [UInt8] = []
+        var index = 0
+        var fieldStart = true
+        var inQuotes = false
+        while index < bytes.count {
+            let byte = bytes[index]
+            if inQuotes {
+                if byte == UInt8(ascii: "\"") {
+                    if index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "\"") {
+                        field.append(byte)
+                        index += 2
+                        continue
+                    }
+                    inQuotes = false
+                } else {
+                    field.append(byte)
+                }
+            } else if byte == UInt8(ascii: ",") {
+                fields.append(String(decoding: field, as: UTF8.self))
+                field = []
+                fieldStart = true
+                index += 1
+                continue
+            } else if byte == UInt8(ascii: "\""), fieldStart {
+                inQuotes = true
+            } else {
+                field.append(byte)
+            }
+            fieldStart = false
+            index += 1
+        }
+        if inQuotes { return nil }
+        fields.append(String(decoding: field, as: UTF8.self))
+        return fields
+    }
+
+    @Test("on 20,000 random rows (commas, quotes, doubled quotes, UTF-8, long runs) fields agree with the plain reading")
+    func randomRows() {
+        var generator = SplitMix64(state: 0xC5F)
+        let pieces: [[UInt8]] = [[0x2C], [0x22], [0x22, 0x22], [0x61], Array("abcdefghijk".utf8), [0x20], [0xC3, 0xA9], [0xFF], [0x0D]]
+        for _ in 0..<20_000 {
+            var bytes: [UInt8] = []
+            for _ in 0..<Int.random(in: 0...30, using: &generator) { bytes += pieces[Int.random(in: 0..<pieces.count, using: &generator)] }
+            let fields = bytes.withUnsafeBufferPointer { CSV.fields($0) }
+            #expect(fields == Self.plainFields(bytes), "\(bytes)")
+        }
+    }
 }

@@ -103,4 +103,13 @@ struct ContentHashTests {
         guard case .text(let hash)? = stored else { Issue.record("no hash stored: \(String(describing: stored))"); return }
         #expect(hash.hasPrefix(ContentHash.mark))
     }
+
+    @Test("a stable id is FNV-1a's 64 bits as 16 lower-case hex digits, leading zeros kept", arguments: [
+        ("", "cbf29ce484222325"),
+        (#"{"af_revenue":"4.99"}"#, "e5da87e883c24e37"),
+        ("ev95300", "000962cd7d35f225"),
+    ])
+    func stableIDs(text: String, id: String) {
+        #expect(StableID.hash(text) == id)
+    }
 }

@@ -445,6 +445,21 @@ struct SourceParserTests {
         #expect(third["media_source"] == .text("Organic"))
     }
 
+    @Test("MMP empty markers match whole cells: None and a padded null are empty, their near misses are values")
+    func mmpEmptyMarkerNearMisses() throws {
+        let cells: [(cuid: String, idfa: String, retargeting: String)] = [
+            ("None", "0000", "TRUE"), (" null ", "0-0", " true "), ("nul", "00O0", "truee"), ("Null", "-", "false"),
+            ("NaN", "N/A", ""), ("NULLS", "null", "True"),
+        ]
+        let parsed = IngestLine.csv(.attribution, [Self.mmpHeader] + cells.map {
+            "2026-11-28 10:00:00,install,\($0.cuid),,\($0.idfa),1764324000000-1234567,,,,,,,\($0.retargeting),"
+        })
+        let rows = try parsed.map { try #require(acceptedRow($0)) }
+        #expect(rows.map { $0["customer_user_id"] } == [.null, .null, .text("nul"), .text("Null"), .text("NaN"), .text("NULLS")])
+        #expect(rows.map { $0["idfa"] } == [.null, .null, .text("00O0"), .null, .null, .null])
+        #expect(rows.map { $0["is_retargeting_n"] } == [.integer(1), .integer(1), .integer(0), .integer(0), .integer(0), .integer(1)])
+    }
+
     @Test("MMP columns are found by name in any order, unknown ones skipped, a repeated name taken from its first column")
     func mmpColumnOrder() throws {
         let names = Self.mmpHeader.split(separator: ",").map(String.init)
