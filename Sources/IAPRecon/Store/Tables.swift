@@ -14,7 +14,7 @@ enum Tables {
         case cli = "CLI"
     }
 
-    enum Layer: Int, Sendable, Comparable {
+    enum Layer: Sendable {
         /// What was read and run: files, rejects, runs, and the change log between stages.
         case ledger
         /// One row per accepted input line (or per transaction a line lists), as ingest parsed it.
@@ -23,8 +23,6 @@ enum Tables {
         case staged
         /// What the join and the report decided, kept for the next night and for `history`.
         case result
-
-        static func < (lhs: Layer, rhs: Layer) -> Bool { lhs.rawValue < rhs.rawValue }
     }
 
     struct Declaration: Sendable {
