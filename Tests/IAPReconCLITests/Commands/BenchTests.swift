@@ -119,6 +119,17 @@ struct BenchTests {
         // 2.0 s of an 8.0 s rebuild: 25 %, met; 2.0 s against the 1m night's 0.35 s: 5.7x, not met.
         #expect(withNights.first { $0.target == "incremental night at 4m" }?.met == true)
         #expect(withNights.first { $0.target == "night on 4m history / on 1m history" }?.met == false)
+        // Each night adds its own size's last day: 4x the lines for 5.7x the time is 1.43x per new line, met.
+        var perLine = nights
+        perLine[0].newDayLines = 10_000
+        perLine[1].newDayLines = 40_000
+        let byLines = try #require(BenchReport.targets([million, large], nights: perLine, history: nil)
+            .first { $0.target == "night on 4m history / on 1m history" })
+        #expect(byLines.measured == "1.43x per new line (5.71x for 4.00x the lines)")
+        #expect(byLines.met == true)
+        perLine[1].newDayLines = 20_000
+        #expect(BenchReport.targets([million, large], nights: perLine, history: nil)
+            .first { $0.target == "night on 4m history / on 1m history" }?.met == false)
         #expect(BenchReport.incrementalSizes([million, large]).map(\.input.label) == ["1m", "4m"])
         #expect(BenchReport.incrementalSizes([Self.result(100_000, lines: 100_000, [[1, 1, 1, 1]])]).map(\.input.label) == ["100k"])
     }
