@@ -220,13 +220,14 @@ public enum JoinStage {
             """
         }.joined(separator: "\n")
 
-        /// The resolved transactions the join wrote differently: each gone or changed row as it
-        /// was, and each new or changed row as it is.
-        static let changedTransactions = """
-            (SELECT * FROM (SELECT * FROM temp.old_int_transactions_resolved EXCEPT SELECT * FROM temp.new_int_transactions_resolved)
-             UNION ALL
-             SELECT * FROM (SELECT * FROM temp.new_int_transactions_resolved EXCEPT SELECT * FROM temp.old_int_transactions_resolved))
-            """
+        /// The resolved transactions whose units on Apple's days the join changed (what the tie-out
+        /// reads of them): each such row as it was, and as it is.
+        static let changedTransactions: String = {
+            let units = "transaction_id, product_id, storefront, quantity, purchase_ms, refund_ms, refund_type, is_revenue"
+            let old = "SELECT \(units) FROM temp.old_int_transactions_resolved"
+            let new = "SELECT \(units) FROM temp.new_int_transactions_resolved"
+            return "(SELECT * FROM (\(old) EXCEPT \(new)) UNION ALL SELECT * FROM (\(new) EXCEPT \(old)))"
+        }()
 
         /// Removes the scope's rows that are gone or differ (whole rows compared, NULL equal to NULL),
         /// then inserts the new and changed ones.
