@@ -552,12 +552,9 @@ enum IncrementalView {
 
     /// Lines the night's store read from `day`'s files.
     static func linesRead(of day: String, in database: String) throws -> Int {
-        let store = try Database(path: database, readOnly: true)
-        var lines = 0
-        try store.forEach("SELECT path, lines_read FROM files") { row in
-            if Self.day(in: row.string(0)) == day { lines += Int(row.int(1)) }
+        try IngestStage.linesRead(in: Database(path: database, readOnly: true)).reduce(0) { total, file in
+            total + (Self.day(in: file.key) == day ? file.value : 0)
         }
-        return lines
     }
 
     /// Recreates `view` with hard links to the files of `input` before `day` (copies where the file
