@@ -153,6 +153,8 @@ struct Benchmark {
                 results[index].oneProcess.append(one)
                 results[index].storeBytes = storeBytes
                 guard let folder = settings.peers, input.requested <= BenchReport.largestPeerSize else { continue }
+                // The peers check no signature: the same run without, for a like-for-like ratio.
+                results[index].oneProcessUnsigned.append(try measureOneProcess(input, verifying: false).0)
                 for peer in Peer.allCases {
                     let measurement = try measurePeer(peer, folder: folder, input: input)
                     console.err("\(input.label) \(peer.rawValue) peer: \(BenchFormat.seconds(measurement.seconds)) s, "
@@ -167,15 +169,17 @@ struct Benchmark {
     /// The whole night in one `iaprecon run` process, as cron runs it, on a fresh store: its peak
     /// memory is what a user's machine must have (the stages' heaps are not summed, ProcessMemory),
     /// and its store's size what the disk must hold.
-    func measureOneProcess(_ input: BenchInput) throws -> (StageMeasurement, storeBytes: Int) {
-        let place = StoreFolder(folder: settings.work + "/" + input.label + "/one-process")
+    /// `verifying` false: with `--trust-unsigned`, what the peers do.
+    func measureOneProcess(_ input: BenchInput, verifying: Bool = true) throws -> (StageMeasurement, storeBytes: Int) {
+        let place = StoreFolder(folder: settings.work + "/" + input.label + (verifying ? "/one-process" : "/one-process-unsigned"))
         try place.reset()
         sync()
-        let arguments = ["run", "--input", input.folder, "--trust-root", input.folder + "/trust/test-root.pem",
-                         "--db", place.database, "--out", place.out, "--quiet", "--jobs", String(settings.jobs)]
+        let trust = verifying ? ["--trust-root", input.folder + "/trust/test-root.pem"] : ["--trust-unsigned"]
+        let arguments = ["run", "--input", input.folder] + trust
+            + ["--db", place.database, "--out", place.out, "--quiet", "--jobs", String(settings.jobs)]
         let measurement = try measure(arguments, log: place.folder + "/run.log", what: "iaprecon " + arguments.joined(separator: " "))
         let storeBytes = BenchPaths.storeBytes(place.database)
-        console.err("\(input.label) one process: \(BenchFormat.seconds(measurement.seconds)) s, "
+        console.err("\(input.label) one process\(verifying ? "" : " without signature checks"): \(BenchFormat.seconds(measurement.seconds)) s, "
             + "peak \(BenchFormat.megabytes(measurement.peakRSSBytes)) MB, store \(BenchFormat.megabytes(storeBytes)) MB")
         return (measurement, storeBytes)
     }
@@ -353,6 +357,8 @@ struct SizeResult: Equatable, Sendable {
     var runs: [[StageMeasurement]]
     /// The whole night as one `iaprecon run` process, once per round.
     var oneProcess: [StageMeasurement] = []
+    /// The same with `--trust-unsigned`, measured where the peers are: they check no signature.
+    var oneProcessUnsigned: [StageMeasurement] = []
     /// The one-process run's store on disk (database and write-ahead log), bytes.
     var storeBytes: Int?
     var peers: [Peer: [StageMeasurement]] = [:]
@@ -440,6 +446,8 @@ struct TargetCheck: Equatable, Sendable {
     var measured: String
     var goal: String
     var met: Bool?
+    /// A figure printed beside the targets for comparison, judged against nothing.
+    var forComparison = false
 }
 
 // MARK: - Stamp of a generated input
@@ -876,6 +884,13 @@ enum BenchReport {
             } else {
                 checks.append(TargetCheck(target: target, measured: "-", goal: goalText, met: nil))
             }
+            if let million, !million.oneProcessUnsigned.isEmpty, let theirs = million.peer(peer) {
+                let unsigned = Spread(million.oneProcessUnsigned.map(\.seconds)).median
+                checks.append(TargetCheck(
+                    target: "1m run, no signature checks / \(peer.rawValue)",
+                    measured: "\(BenchFormat.ratio(unsigned / theirs.median))x (\(BenchFormat.seconds(unsigned)) s / \(BenchFormat.seconds(theirs.median)) s)",
+                    goal: "like for like: the peers check none", met: nil, forComparison: true))
+            }
         }
         for result in results {
             let goal = peakTarget(for: result)
@@ -941,7 +956,8 @@ enum BenchReport {
     static func targetsTable(_ checks: [TargetCheck]) -> String {
         var table = TextTable(["target", "measured", "goal", "result"])
         for check in checks {
-            table.add([check.target, check.measured, check.goal, check.met.map { $0 ? "met" : "not met" } ?? "not measured"])
+            let result = check.forComparison ? "for comparison" : check.met.map { $0 ? "met" : "not met" } ?? "not measured"
+            table.add([check.target, check.measured, check.goal, result])
         }
         return "\ntargets (the 4m/1m growth is judged per line, time ratio / lines ratio <= 1.10; a target judged at a size "
             + "that was not run is not measured)\n" + table.text

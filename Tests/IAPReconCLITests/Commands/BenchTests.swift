@@ -74,6 +74,14 @@ struct BenchTests {
         #expect(duckdb.met == false)
         let table = BenchReport.peersTable([million])
         #expect(table.contains("1m    python         17.00  16.00-18.00          0.0             0.24"))
+        // Without signature checks, like the peers: printed beside the targets, judged against nothing.
+        #expect(!checks.contains { $0.forComparison })
+        million.oneProcessUnsigned = [2, 3, 9].map(Self.measurement)
+        let compared = try #require(BenchReport.targets([million], nights: [], history: nil)
+            .first { $0.target == "1m run, no signature checks / duckdb" })
+        #expect(compared.measured == "0.33x (3.000 s / 9.000 s)")
+        #expect(compared.forComparison && compared.met == nil)
+        #expect(BenchReport.targetsTable([compared]).contains("for comparison"))
         // A size the peers did not run at is not judged.
         let other = BenchReport.targets([Self.result(100_000, lines: 100_000, [[1, 1, 1, 1]])], nights: [], history: nil)
         #expect(other.first { $0.target == "1m full run / python peer" }?.met == nil)
