@@ -270,7 +270,7 @@ public enum Schema {
             UPDATE files SET content_hash = 'read again for offer terms', mtime_ns = NULL WHERE source IN ('receipts', 'notifications');
             INSERT OR IGNORE INTO dirty_keys VALUES ('all', '');
             """),
-        // Apple's Summary Sales Reports (CONTRACT.md §1.7): read whole by the tie-out every run.
+        // Apple's Summary Sales Reports (CONTRACT.md §1.7), read by the tie-out with Apple.
         (6, """
             CREATE TABLE raw_apple__sales (
               file_id INTEGER NOT NULL REFERENCES files(file_id) ON DELETE CASCADE,
@@ -287,6 +287,12 @@ public enum Schema {
               proceeds_currency TEXT,
               PRIMARY KEY (file_id, line, item)
             ) WITHOUT ROWID;
+            """),
+        // The join recomputes the tie-out only for the days a night touched (ChangedKeys' `sales_day`),
+        // which ingest records from now on. Every stored report day is marked once, so a report an
+        // older iaprecon stored but never tied out (killed before its join) is not left out.
+        (7, """
+            INSERT OR IGNORE INTO dirty_keys SELECT 'sales_day', day FROM raw_apple__sales WHERE day IS NOT NULL;
             """),
     ]
 

@@ -290,4 +290,23 @@ struct AppleTieOutTests {
         #expect(!(try scenario.output("findings.csv")).contains("unverified_apple_sales"))
         #expect(try rebuilt(scenario).output("apple_tieout.csv") == tieOut)
     }
+
+    @Test("a store whose last report was stored by an iaprecon before per-day tie-outs is tied out whole after upgrading")
+    func upgradedStore() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("receipts/r.jsonl", [Self.purchase("t1", at: "2026-11-24T18:00:00Z")])
+        _ = try scenario.run(asOf: asOf)
+        // The older iaprecon ingests a report and is killed before its join: it recorded no report days.
+        try scenario.write("apple/S_D_1.txt", [AppleSalesReportTests.currentHeader, Self.sales("2026-11-24", "gems60", units: 2, country: "US")])
+        let database = try scenario.open()
+        _ = try Pipeline.ingest(input: scenario.input, database: database, jobs: 1, rules: Scenario.rules(asOf: asOf), progress: nil)
+        try database.execute("DELETE FROM dirty_keys WHERE kind = 'sales_day'; DELETE FROM schema_migrations WHERE id >= 7")
+        // The upgraded one migrates the store when it opens it for the night.
+        let night = try scenario.run(asOf: asOf)
+        #expect(night.join.recomputedTransactions != nil, "the night is incremental")
+        #expect(try scenario.output("apple_tieout.csv").contains("2026-11-24,gems60,US,2,1,1,"))
+        #expect(try scenario.output("findings.csv").contains("unverified_apple_sales"))
+        #expect(try rebuilt(scenario).output("apple_tieout.csv") == (try scenario.output("apple_tieout.csv")))
+    }
 }
