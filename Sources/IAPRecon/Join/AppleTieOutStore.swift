@@ -11,7 +11,8 @@ enum AppleTieOutStore {
     /// Recomputes the tie-out; returns how many rows it wrote (tie-out rows and findings).
     static func refresh(_ database: Database) throws -> Int {
         try database.execute(Tables.appleTieOut)
-        let tieOut = AppleTieOut(sales: try sales(database), verified: try verified(database))
+        var files = try SourceFiles(database)
+        let tieOut = AppleTieOut(sales: try sales(database, files: &files), verified: try verified(database))
         try database.execute("DELETE FROM fct_apple_tieout")
         for row in tieOut.rows {
             try database.run("INSERT INTO fct_apple_tieout VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", [
@@ -26,23 +27,23 @@ enum AppleTieOutStore {
                 .text(finding.findingID), .text(finding.kind.rawValue), .text(finding.kind.severity.rawValue),
                 SQLValue(finding.productID), SQLValue(finding.amount.map(Money.format)),
                 SQLValue(finding.amount == nil ? nil : finding.currency), .integer(finding.eventMs), .text(finding.detail),
-                .text(finding.sources.sorted(by: SourceOrder.less).joined(separator: ";")),
+                .text(files.text(finding.sources)),
             ])
         }
         return tieOut.rows.count + tieOut.findings.count
     }
 
-    static func sales(_ database: Database) throws -> [AppleTieOut.SalesLine] {
+    static func sales(_ database: Database, files: inout SourceFiles) throws -> [AppleTieOut.SalesLine] {
         var lines: [AppleTieOut.SalesLine] = []
         try database.forEach("""
             SELECT s.day, s.product_id, s.country, s.units_n, s.customer_price, s.customer_currency, s.proceeds, s.proceeds_currency,
-                   f.path, s.line
+                   s.file_id, s.line
             FROM raw_apple__sales s JOIN files f USING (file_id) ORDER BY f.path, s.line
             """) { row in
             lines.append(AppleTieOut.SalesLine(
                 day: row.string(0), productID: row.string(1), country: row.string(2), units: row.int(3),
                 customerPrice: Money.parse(row.string(4)) ?? 0, customerCurrency: row.string(5),
-                proceeds: Money.parse(row.string(6)) ?? 0, proceedsCurrency: row.string(7), source: "\(row.string(8)):\(row.int(9))"))
+                proceeds: Money.parse(row.string(6)) ?? 0, proceedsCurrency: row.string(7), source: files.line(row, at: 8)))
         }
         return lines
     }
