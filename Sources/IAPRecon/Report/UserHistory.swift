@@ -266,8 +266,8 @@ public struct UserHistory: Sendable {
 
         mutating func signUp(_ user: String) throws {
             try database.forEach("""
-                SELECT r.ts_ms, r.method, r.country, r.idfa, r.appsflyer_id, f.path || ':' || r.line
-                FROM raw_registrations__users r JOIN files f USING (file_id) WHERE r.user_id = ?
+                SELECT r.ts_ms, r.method, r.country, r.idfa, r.appsflyer_id, \(SourceFiles.sql(file: "r.file_id", line: "r.line"))
+                FROM raw_registrations__users r WHERE r.user_id = ?
                 """, [.text(user)]) { row in
                 var parts = ["method " + (row.optionalString(1) ?? "?")]
                 if let country = row.optionalString(2) { parts.append("country " + country) }
@@ -365,14 +365,14 @@ public struct UserHistory: Sendable {
 
         mutating func revocations(ofUser user: String) throws {
             try database.forEach("""
-                SELECT r.ts_ms, r.transaction_id, r.user_id, f.path || ':' || r.line FROM raw_server__revocations r JOIN files f USING (file_id)
+                SELECT r.ts_ms, r.transaction_id, r.user_id, \(SourceFiles.sql(file: "r.file_id", line: "r.line")) FROM raw_server__revocations r
                 WHERE r.user_id = ?
                 """, [.text(user)]) { add($0.int(0), "revoked", id: $0.string(1), detail: "from \($0.string(2))", source: $0.string(3)) }
         }
 
         mutating func revocations(ofTransactions: Void) throws {
             try database.forEach("""
-                SELECT r.ts_ms, r.transaction_id, r.user_id, f.path || ':' || r.line FROM raw_server__revocations r JOIN files f USING (file_id)
+                SELECT r.ts_ms, r.transaction_id, r.user_id, \(SourceFiles.sql(file: "r.file_id", line: "r.line")) FROM raw_server__revocations r
                 WHERE r.transaction_id IN (SELECT value FROM json_each(?1))
                 """, [idList]) { add($0.int(0), "revoked", id: $0.string(1), detail: "from \($0.string(2))", source: $0.string(3)) }
         }
