@@ -34,6 +34,26 @@ struct FileOrderTests {
         #expect(buyer == .text("u_1001"))
     }
 
+    @Test("one subscription delivered to two accounts in the same second: the holder on line 6 is its first holder")
+    func holdersAtOneTime() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("server/s.jsonl", otherOrders(1...5)
+            + [Line.delivered("2026-11-28T10:00:09Z", "u_1001", "t1", "pro.monthly")]
+            + otherOrders(7...49)
+            + [Line.delivered("2026-11-28T10:00:09Z", "u_1002", "t1", "pro.monthly")])
+        try scenario.write("receipts/r.jsonl", [
+            Line.v2Receipt("2026-11-28T10:00:05Z", "u_1001", transaction: Line.v2(
+                "t1", "pro.monthly", purchase: "2026-11-28T10:00:03Z", expires: "2026-12-28T10:00:03Z", price: 9990)),
+        ])
+        let findings = try scenario.reconcile(asOf: asOf)
+        #expect(findings.map(\.kind) == [.sharedAppleIDSubscription])
+        let shared = try #require(findings.first)
+        #expect(shared.userID == "u_1001")
+        #expect(shared.detail == "one Apple ID's subscription delivered to 2 users: u_1001, u_1002")
+        #expect(shared.sources == ["server/s.jsonl:6", "server/s.jsonl:50"])
+    }
+
     @Test("two users sending one undelivered purchase's receipt in the same second: the sender on line 6 is its user")
     func sendersAtOneTime() throws {
         let scenario = try Scenario()
