@@ -280,6 +280,13 @@ public enum IngestStage {
             """, [.text(day)]).integerValue > 0
     }
 
+    /// Lines read from each stored file, by its path under the input folder.
+    public static func linesRead(in database: Database) throws -> [String: Int] {
+        var lines: [String: Int] = [:]
+        try database.forEach("SELECT path, lines_read FROM files") { lines[$0.string(0)] = Int($0.int(1)) }
+        return lines
+    }
+
     /// Parses one file, or one chunk of it, on a worker: its lines in batches, then its line count or why it failed.
     static func parse(
         _ file: SourceFile, range: Range<Int>?, rules: LineRules, packingRows: Bool = true, pseudonyms: DeviceIDPseudonyms? = nil,

@@ -5,9 +5,9 @@ import Foundation
 /// "Tie-out with Apple"; the finding `unverified_apple_sales`).
 ///
 /// A pure function of two inputs: the report rows and the verified unit changes. It is global (a
-/// day's units come from every user), so it never belongs to one connected component: the join
-/// recomputes it whole on every run from the store (`AppleTieOutStore`), and an incremental night
-/// gives the same answer as a full rebuild.
+/// day's units come from every user), so it never belongs to one connected component; it is
+/// per day instead: the join recomputes the days a run touches (`AppleTieOutStore`), and an
+/// incremental night gives the same answer as a full rebuild.
 public struct AppleTieOut: Sendable {
     /// Apple's reporting zone: the Sales Report's days are days here.
     public static let reportZone = Zone("America/Los_Angeles") ?? .utc

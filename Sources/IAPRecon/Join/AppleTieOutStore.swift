@@ -3,17 +3,36 @@ import Foundation
 /// Reads the tie-out's inputs from the store and writes `fct_apple_tieout` and the
 /// `unverified_apple_sales` rows of `fct_findings`.
 ///
-/// Called in the join's last transaction on every run, after the resolved transactions are
-/// final: the Sales Report rows are few (one per day, product and country), and the verified
-/// side reads only the transactions bought or refunded on the days the reports cover, so
-/// recomputing the whole aggregation is cheap and never depends on what the night changed.
+/// Every row and finding belongs to one Pacific day, and a day's answer depends only on that
+/// day's Sales Report rows and on the verified purchases and refunds that fall on it. So a full
+/// join recomputes every day, and an incremental one only the days its changes touch: the days
+/// of Sales Report rows a file added or took away (`ChangedKeys`), and the purchase and refund
+/// days of each resolved transaction the join wrote differently, before and after. Either way it
+/// runs in the transaction that writes those transactions, so a run killed on the way leaves
+/// the tie-out of the transactions it kept.
 enum AppleTieOutStore {
-    /// Recomputes the tie-out; returns how many rows it wrote (tie-out rows and findings).
-    static func refresh(_ database: Database) throws -> Int {
+    /// Recomputes the tie-out of `days`, or of every day when nil; returns how many rows it wrote
+    /// (tie-out rows and findings).
+    static func refresh(_ database: Database, days requested: Set<String>? = nil) throws -> Int {
+        // A store whose joins never made the tie-out gets all of it.
+        let exists = try database.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'fct_apple_tieout'").integerValue > 0
+        let days = exists ? requested : nil
         try database.execute(Tables.appleTieOut)
+        if let days, days.isEmpty { return 0 }
+        let covered = try coveredDays(database, among: days)
+        let verified = try verified(database, days: covered, scan: days == nil)
         var files = try SourceFiles(database)
-        let tieOut = AppleTieOut(sales: try sales(database, files: &files), verified: try verified(database))
-        try database.execute("DELETE FROM fct_apple_tieout")
+        let tieOut = AppleTieOut(sales: try sales(database, days: days, files: &files), verified: verified)
+        let findingKind = SQLValue.text(FindingKind.unverifiedAppleSales.rawValue)
+        if let days {
+            for day in days {
+                try database.run("DELETE FROM fct_apple_tieout WHERE day = ?", [.text(day)])
+                if let start = dayStartMs(day) { try database.run("DELETE FROM fct_findings WHERE kind = ? AND event_ms = ?", [findingKind, .integer(start)]) }
+            }
+        } else {
+            try database.execute("DELETE FROM fct_apple_tieout")
+            try database.run("DELETE FROM fct_findings WHERE kind = ?", [findingKind])
+        }
         for row in tieOut.rows {
             try database.run("INSERT INTO fct_apple_tieout VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", [
                 .text(row.key.day), .text(row.key.productID), .text(row.key.country), .integer(row.appleUnits),
@@ -21,7 +40,6 @@ enum AppleTieOutStore {
                 SQLValue(row.proceeds.map(Money.format)), SQLValue(row.proceedsCurrency),
             ])
         }
-        try database.run("DELETE FROM fct_findings WHERE kind = ?", [.text(FindingKind.unverifiedAppleSales.rawValue)])
         for finding in tieOut.findings {
             try database.run("INSERT INTO fct_findings VALUES (?, ?, ?, NULL, NULL, NULL, NULL, ?, ?, ?, ?, ?, ?)", [
                 .text(finding.findingID), .text(finding.kind.rawValue), .text(finding.kind.severity.rawValue),
@@ -33,13 +51,41 @@ enum AppleTieOutStore {
         return tieOut.rows.count + tieOut.findings.count
     }
 
-    static func sales(_ database: Database, files: inout SourceFiles) throws -> [AppleTieOut.SalesLine] {
+    /// The Pacific days of the purchases and refunds of `transactions` rows (`purchase_ms`, `refund_ms`).
+    static func days(ofPurchasesAndRefunds rows: String, in database: Database) throws -> Set<String> {
+        var names = DayNames(AppleTieOut.reportZone)
+        var days = Set<String>()
+        try database.forEach("SELECT purchase_ms, refund_ms FROM \(rows)") { row in
+            days.insert(names(row.int(0)))
+            if let refundMs = row.optionalInt(1) { days.insert(names(refundMs)) }
+        }
+        return days
+    }
+
+    /// The start of `day` in Apple's reporting zone, as the findings' `event_ms` holds it.
+    static func dayStartMs(_ day: String) -> Int64? {
+        Timestamp.startOfDay(day).map { AppleTieOut.reportZone.utc(fromLocal: $0) }
+    }
+
+    /// The days of `days` (every day when nil) the Sales Reports cover: only those have a tie-out.
+    private static func coveredDays(_ database: Database, among days: Set<String>?) throws -> [String] {
+        var covered: [String] = []
+        try database.forEach("SELECT DISTINCT day FROM raw_apple__sales WHERE day IS NOT NULL ORDER BY day") { row in
+            let day = row.string(0)
+            if days?.contains(day) ?? true { covered.append(day) }
+        }
+        return covered
+    }
+
+    /// The Sales Report rows of `days`, or all when nil, in file order.
+    static func sales(_ database: Database, days: Set<String>?, files: inout SourceFiles) throws -> [AppleTieOut.SalesLine] {
         var lines: [AppleTieOut.SalesLine] = []
         try database.forEach("""
             SELECT s.day, s.product_id, s.country, s.units_n, s.customer_price, s.customer_currency, s.proceeds, s.proceeds_currency,
                    s.file_id, s.line
             FROM raw_apple__sales s JOIN files f USING (file_id) ORDER BY f.path, s.line
             """) { row in
+            if let days, !days.contains(row.string(0)) { return }
             lines.append(AppleTieOut.SalesLine(
                 day: row.string(0), productID: row.string(1), country: row.string(2), units: row.int(3),
                 customerPrice: Money.parse(row.string(4)) ?? 0, customerCurrency: row.string(5),
@@ -49,33 +95,50 @@ enum AppleTieOutStore {
     }
 
     /// Verified Production, non-family-shared purchases (+quantity) and refunds (−quantity) on
-    /// the Pacific days the reports span. A Family Sharing revocation refunds nothing.
-    static func verified(_ database: Database) throws -> [AppleTieOut.VerifiedUnits] {
-        var first: String?
-        var last: String?
-        try database.forEach("SELECT min(day), max(day) FROM raw_apple__sales") { row in
-            first = row.optionalString(0)
-            last = row.optionalString(1)
-        }
-        guard let first, let last, let firstStart = Timestamp.startOfDay(first), let lastStart = Timestamp.startOfDay(last) else { return [] }
+    /// the Pacific days `days` (sorted). A Family Sharing revocation refunds nothing.
+    ///
+    /// `scan`: every day the reports cover, read in one pass over the transactions from the first
+    /// to the last (`AppleTieOut` keeps the covered days). Else a night's few days, read through
+    /// the purchase and refund indexes (`int_transactions_by_*`), days in a row as one span.
+    static func verified(_ database: Database, days: [String], scan: Bool) throws -> [AppleTieOut.VerifiedUnits] {
         let zone = AppleTieOut.reportZone
-        let from = zone.utc(fromLocal: firstStart)
-        let until = zone.utc(fromLocal: lastStart + 86_400_000)
-        var days = DayNames(zone)
+        var spans: [(from: Int64, until: Int64)] = []
+        for day in days {
+            guard let start = Timestamp.startOfDay(day) else { continue }
+            if let last = spans.last, scan || last.until == start { spans[spans.count - 1].until = start + 86_400_000 } else {
+                spans.append((start, start + 86_400_000))
+            }
+        }
+        var names = DayNames(zone)
         var changes: [AppleTieOut.VerifiedUnits] = []
-        try database.forEach("""
-            SELECT product_id, storefront, quantity, purchase_ms, refund_ms, refund_type FROM int_transactions_resolved
-            WHERE is_revenue = 1 AND ((purchase_ms >= ?1 AND purchase_ms < ?2) OR (refund_ms >= ?1 AND refund_ms < ?2))
-            """, [.integer(from), .integer(until)]) { row in
+        func add(_ row: Row, purchase: Bool, refund: Bool, from: Int64, until: Int64) {
             let productID = row.string(0)
             let country = row.optionalString(1).flatMap(StorefrontCountry.alpha2(ofStorefront:))
             let quantity = row.int(2)
             let purchaseMs = row.int(3)
-            if purchaseMs >= from, purchaseMs < until {
-                changes.append(.init(day: days(purchaseMs), productID: productID, country: country, units: quantity))
+            if purchase, purchaseMs >= from, purchaseMs < until {
+                changes.append(.init(day: names(purchaseMs), productID: productID, country: country, units: quantity))
             }
-            if let refundMs = row.optionalInt(4), refundMs >= from, refundMs < until, row.optionalString(5) != "FAMILY_REVOKE" {
-                changes.append(.init(day: days(refundMs), productID: productID, country: country, units: -quantity))
+            if refund, let refundMs = row.optionalInt(4), refundMs >= from, refundMs < until, row.optionalString(5) != "FAMILY_REVOKE" {
+                changes.append(.init(day: names(refundMs), productID: productID, country: country, units: -quantity))
+            }
+        }
+        let columns = "SELECT product_id, storefront, quantity, purchase_ms, refund_ms, refund_type FROM int_transactions_resolved"
+        for span in spans {
+            let from = zone.utc(fromLocal: span.from)
+            let until = zone.utc(fromLocal: span.until)
+            let bounds: [SQLValue] = [.integer(from), .integer(until)]
+            if scan {
+                try database.forEach("""
+                    \(columns) WHERE is_revenue = 1 AND ((purchase_ms >= ?1 AND purchase_ms < ?2) OR (refund_ms >= ?1 AND refund_ms < ?2))
+                    """, bounds) { add($0, purchase: true, refund: true, from: from, until: until) }
+            } else {
+                try database.forEach("\(columns) WHERE is_revenue = 1 AND purchase_ms >= ? AND purchase_ms < ?", bounds) {
+                    add($0, purchase: true, refund: false, from: from, until: until)
+                }
+                try database.forEach("\(columns) WHERE is_revenue = 1 AND refund_ms >= ? AND refund_ms < ?", bounds) {
+                    add($0, purchase: false, refund: true, from: from, until: until)
+                }
             }
         }
         return changes

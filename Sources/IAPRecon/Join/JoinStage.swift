@@ -27,7 +27,7 @@ public struct JoinSummary: Sendable {
 
 /// Stage 3, join: order ↔ transaction matching, refunds net of reversals,
 /// subscription chains, findings (`int_*` and `fct_findings`), and the tie-out with Apple's
-/// Sales Report (`fct_apple_tieout`, recomputed whole every run: `AppleTieOutStore`).
+/// Sales Report (`fct_apple_tieout`, recomputed for the days a run touches: `AppleTieOutStore`).
 ///
 /// Reads the `stg_*` tables into memory grouped by transaction, decides in
 /// Swift, and writes `int_transactions_resolved` (one row per verified
@@ -68,8 +68,15 @@ public enum JoinStage {
                 try ReaderJobs.run(jobs(batches, rules, inserts: resultInserts { "temp.new_" + $0 }), database: database, pool: workers,
                                    inCallersTransaction: true, rowsWritten: rowsWritten)
                 Trace.mark("join decide")
+                var days = try AppleTieOutStore.days(ofPurchasesAndRefunds: ScopeRows.changedTransactions, in: database)
+                days.formUnion(try ChangedKeys.keys(.salesDay, in: database))
                 try database.execute(ScopeRows.apply)
                 Trace.mark("join apply changed rows")
+                try database.execute(tables.createMissingIndexes(existing: try database.indexNames()))
+                // Not inside `rowsWritten?(…)`: an optional call skips its argument when nobody listens.
+                let tieOutRows = try AppleTieOutStore.refresh(database, days: days)
+                rowsWritten?(tieOutRows)
+                Trace.mark("join apple tie-out (\(days.count) days)")
             } else {
                 // Built beside the current tables, which readers keep seeing until the switch.
                 try database.execute(tables.createBeside)
@@ -96,9 +103,11 @@ public enum JoinStage {
                              [.integer(asOfMs), .integer(settings.graceMs), .text(settings.mmpZone.identifier)])
             try ChangedKeys.clear(database)
             Trace.mark("join switch, indexes and settings")
-            let tieOutRows = try AppleTieOutStore.refresh(database)
-            rowsWritten?(tieOutRows)
-            Trace.mark("join apple tie-out")
+            if scope == nil {
+                let tieOutRows = try AppleTieOutStore.refresh(database)
+                rowsWritten?(tieOutRows)
+                Trace.mark("join apple tie-out")
+            }
             let total = try database.scalar("SELECT count(*) FROM fct_findings").integerValue
             return JoinSummary(asOfMs: asOfMs, findings: Int(total), recomputedTransactions: scope?.transactions.count)
         }
@@ -211,6 +220,15 @@ public enum JoinStage {
             CREATE TEMP TABLE new_\(table) AS SELECT * FROM main.\(table) WHERE 0;
             """
         }.joined(separator: "\n")
+
+        /// The resolved transactions whose units on Apple's days the join changed (what the tie-out
+        /// reads of them): each such row as it was, and as it is.
+        static let changedTransactions: String = {
+            let units = "transaction_id, product_id, storefront, quantity, purchase_ms, refund_ms, refund_type, is_revenue"
+            let old = "SELECT \(units) FROM temp.old_int_transactions_resolved"
+            let new = "SELECT \(units) FROM temp.new_int_transactions_resolved"
+            return "(SELECT * FROM (\(old) EXCEPT \(new)) UNION ALL SELECT * FROM (\(new) EXCEPT \(old)))"
+        }()
 
         /// Removes the scope's rows that are gone or differ (whole rows compared, NULL equal to NULL),
         /// then inserts the new and changed ones.

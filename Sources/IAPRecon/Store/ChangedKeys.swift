@@ -19,6 +19,9 @@ public enum ChangedKeys {
         /// A user whose registration lines changed: their first registration is picked again
         /// (`stg_registrations__first`). Attribution alone reads it, so the join does not follow it.
         case registration
+        /// A Pacific day (`yyyy-MM-dd`) of Sales Report rows a file added or took away: the join
+        /// recomputes that day's tie-out with Apple.
+        case salesDay = "sales_day"
     }
 
     /// Records the keys of file `fileID`'s rows; called after a file's rows are inserted and before they are deleted.
@@ -95,6 +98,7 @@ public enum ChangedKeys {
           WHERE file_id = \(id) AND order_id IS NOT NULL;
         INSERT OR IGNORE INTO dirty_keys SELECT 'transaction', transaction_id FROM raw_apple__transactions WHERE file_id = \(id);
         INSERT OR IGNORE INTO dirty_keys SELECT 'registration', user_id FROM raw_registrations__users WHERE file_id = \(id);
+        INSERT OR IGNORE INTO dirty_keys SELECT 'sales_day', day FROM raw_apple__sales WHERE file_id = \(id) AND day IS NOT NULL;
         INSERT OR IGNORE INTO dirty_keys SELECT 'all', '' FROM raw_catalog__products WHERE file_id = \(id) LIMIT 1;
         """
     }

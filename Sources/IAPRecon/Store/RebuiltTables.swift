@@ -69,6 +69,14 @@ struct RebuiltTables: Sendable {
     /// until the switch drops them with it. So each new index takes whichever of its name and its
     /// `__2` twin the schema does not hold: rebuilds alternate between the two. `existing` is the
     /// schema's index names (`Database.indexNames`).
+    /// CREATE INDEX statements for the declared indexes the current tables lack under either of
+    /// their names: a store written before an index was declared gets it without a rebuild.
+    func createMissingIndexes(existing: Set<String>) -> String {
+        indexes.filter { !existing.contains($0.name) && !existing.contains($0.name + Self.indexTwinSuffix) }.map { index in
+            "CREATE \(index.unique ? "UNIQUE " : "")INDEX \(index.name) ON \(index.table)\(index.definition);"
+        }.joined(separator: "\n")
+    }
+
     func createIndexes(of table: String, beside: Bool, existing: Set<String>) -> String {
         indexes.filter { $0.table == table }.map { index in
             let name = beside && existing.contains(index.name) ? index.name + Self.indexTwinSuffix : index.name

@@ -67,7 +67,7 @@ enum Tables {
         .init(name: "raw_spend__days", layer: .raw, writer: .ingest, readers: [.report], migration: 1),
         .init(name: "raw_catalog__products", layer: .raw, writer: .ingest, readers: [.store, .join, .report], migration: 1),
         .init(name: "raw_fx__rates", layer: .raw, writer: .ingest, readers: [.report], migration: 1),
-        .init(name: "raw_apple__sales", layer: .raw, writer: .ingest, readers: [.join], migration: 6),
+        .init(name: "raw_apple__sales", layer: .raw, writer: .ingest, readers: [.store, .join], migration: 6),
         // Staged rows, written by normalize.
         .init(name: "stg_server__orders", layer: .staged, writer: .normalize, readers: [.join, .report]),
         .init(name: "stg_server__deliveries", layer: .staged, writer: .normalize, readers: [.join, .report]),
@@ -224,6 +224,10 @@ enum Tables {
         .init(name: "fct_findings_by_user", table: "fct_findings", definition: "(user_id)"),
         .init(name: "fct_findings_by_transaction", table: "fct_findings", definition: "(transaction_id)"),
         .init(name: "fct_findings_by_original", table: "fct_findings", definition: "(original_transaction_id)"),
+        // The tie-out with Apple of a night's days reads their purchases and refunds, not every transaction.
+        .init(name: "int_transactions_by_purchase", table: "int_transactions_resolved", definition: "(purchase_ms) WHERE is_revenue = 1"),
+        .init(name: "int_transactions_by_refund", table: "int_transactions_resolved",
+              definition: "(refund_ms) WHERE is_revenue = 1 AND refund_ms IS NOT NULL"),
     ])
 
     static let runSettings = "CREATE TABLE IF NOT EXISTS int_run_settings (as_of_ms INTEGER NOT NULL, grace_ms INTEGER NOT NULL, mmp_tz TEXT NOT NULL)"

@@ -153,6 +153,8 @@ struct Benchmark {
                 results[index].oneProcess.append(one)
                 results[index].storeBytes = storeBytes
                 guard let folder = settings.peers, input.requested <= BenchReport.largestPeerSize else { continue }
+                // The peers check no signature: the same run without, for a like-for-like ratio.
+                results[index].oneProcessUnsigned.append(try measureOneProcess(input, verifying: false).0)
                 for peer in Peer.allCases {
                     let measurement = try measurePeer(peer, folder: folder, input: input)
                     console.err("\(input.label) \(peer.rawValue) peer: \(BenchFormat.seconds(measurement.seconds)) s, "
@@ -167,15 +169,17 @@ struct Benchmark {
     /// The whole night in one `iaprecon run` process, as cron runs it, on a fresh store: its peak
     /// memory is what a user's machine must have (the stages' heaps are not summed, ProcessMemory),
     /// and its store's size what the disk must hold.
-    func measureOneProcess(_ input: BenchInput) throws -> (StageMeasurement, storeBytes: Int) {
-        let place = StoreFolder(folder: settings.work + "/" + input.label + "/one-process")
+    /// `verifying` false: with `--trust-unsigned`, what the peers do.
+    func measureOneProcess(_ input: BenchInput, verifying: Bool = true) throws -> (StageMeasurement, storeBytes: Int) {
+        let place = StoreFolder(folder: settings.work + "/" + input.label + (verifying ? "/one-process" : "/one-process-unsigned"))
         try place.reset()
         sync()
-        let arguments = ["run", "--input", input.folder, "--trust-root", input.folder + "/trust/test-root.pem",
-                         "--db", place.database, "--out", place.out, "--quiet", "--jobs", String(settings.jobs)]
+        let trust = verifying ? ["--trust-root", input.folder + "/trust/test-root.pem"] : ["--trust-unsigned"]
+        let arguments = ["run", "--input", input.folder] + trust
+            + ["--db", place.database, "--out", place.out, "--quiet", "--jobs", String(settings.jobs)]
         let measurement = try measure(arguments, log: place.folder + "/run.log", what: "iaprecon " + arguments.joined(separator: " "))
         let storeBytes = BenchPaths.storeBytes(place.database)
-        console.err("\(input.label) one process: \(BenchFormat.seconds(measurement.seconds)) s, "
+        console.err("\(input.label) one process\(verifying ? "" : " without signature checks"): \(BenchFormat.seconds(measurement.seconds)) s, "
             + "peak \(BenchFormat.megabytes(measurement.peakRSSBytes)) MB, store \(BenchFormat.megabytes(storeBytes)) MB")
         return (measurement, storeBytes)
     }
@@ -242,7 +246,8 @@ struct Benchmark {
             rebuilds.append(again)
         }
         return IncrementalResult(full: SizeResult(input: full.input, runs: rebuilds), earlierFull: full, newDay: lastDay,
-                                 historyDays: settings.historyDays, builds: builds, nights: nights)
+                                 historyDays: settings.historyDays, builds: builds, nights: nights,
+                                 newDayLines: try IncrementalView.linesRead(of: lastDay, in: place.database))
     }
 
     // MARK: History lookups
@@ -352,6 +357,8 @@ struct SizeResult: Equatable, Sendable {
     var runs: [[StageMeasurement]]
     /// The whole night as one `iaprecon run` process, once per round.
     var oneProcess: [StageMeasurement] = []
+    /// The same with `--trust-unsigned`, measured where the peers are: they check no signature.
+    var oneProcessUnsigned: [StageMeasurement] = []
     /// The one-process run's store on disk (database and write-ahead log), bytes.
     var storeBytes: Int?
     var peers: [Peer: [StageMeasurement]] = [:]
@@ -399,6 +406,8 @@ struct IncrementalResult: Equatable, Sendable {
     var builds: [[StageMeasurement]]
     /// The nights, one per run, stages in `BenchStage` order.
     var nights: [[StageMeasurement]]
+    /// Lines of the new day's files: what the night has to read, whatever the history.
+    var newDayLines: Int = 0
 
     func spread(of stage: BenchStage) -> Spread {
         Spread(nights.map { $0[stageIndex(stage)].seconds })
@@ -437,6 +446,8 @@ struct TargetCheck: Equatable, Sendable {
     var measured: String
     var goal: String
     var met: Bool?
+    /// A figure printed beside the targets for comparison, judged against nothing.
+    var forComparison = false
 }
 
 // MARK: - Stamp of a generated input
@@ -545,6 +556,13 @@ enum IncrementalView {
     /// The files the earlier days' store reads: all but `day`'s (one-day files) and the generator's truth.
     static func filesBefore(_ day: String, in relativePaths: [String]) -> [String] {
         relativePaths.filter { Self.day(in: $0) != day && $0 != "truth.json" }
+    }
+
+    /// Lines the night's store read from `day`'s files.
+    static func linesRead(of day: String, in database: String) throws -> Int {
+        try IngestStage.linesRead(in: Database(path: database, readOnly: true)).reduce(0) { total, file in
+            total + (Self.day(in: file.key) == day ? file.value : 0)
+        }
     }
 
     /// Recreates `view` with hard links to the files of `input` before `day` (copies where the file
@@ -841,7 +859,8 @@ enum BenchReport {
         for stage in BenchStage.allCases { row(stage.rawValue, result.spread(of: stage), result.full.spread(of: stage)) }
         row("total", result.total, result.full.total)
         let label = result.full.input.label
-        return "\nincremental night at \(label): a store of \(result.historyDays) days gets \(result.newDay), "
+        return "\nincremental night at \(label): a store of \(result.historyDays) days gets \(result.newDay)"
+            + (result.newDayLines > 0 ? " (\(BenchFormat.grouped(result.newDayLines)) lines)" : "") + ", "
             + "then every report is rewritten; median of \(result.nights.count) run\(result.nights.count == 1 ? "" : "s")\n"
             + table.text + "\n"
             + "(full rebuild = all \(result.historyDays + 1) days on a fresh store, timed right after each night; "
@@ -864,6 +883,13 @@ enum BenchReport {
                     goal: goalText, met: ratio <= goal))
             } else {
                 checks.append(TargetCheck(target: target, measured: "-", goal: goalText, met: nil))
+            }
+            if let million, !million.oneProcessUnsigned.isEmpty, let theirs = million.peer(peer) {
+                let unsigned = Spread(million.oneProcessUnsigned.map(\.seconds)).median
+                checks.append(TargetCheck(
+                    target: "1m run, no signature checks / \(peer.rawValue)",
+                    measured: "\(BenchFormat.ratio(unsigned / theirs.median))x (\(BenchFormat.seconds(unsigned)) s / \(BenchFormat.seconds(theirs.median)) s)",
+                    goal: "like for like: the peers check none", met: nil, forComparison: true))
             }
         }
         for result in results {
@@ -900,9 +926,20 @@ enum BenchReport {
         }
         let nightGrowthGoal = "<= \(BenchFormat.ratio(nightGrowthTarget))x"
         if let largeNight, let millionNight {
+            // Each size's night adds its own last day, which holds as many more lines as the size
+            // has users: "the same night" is the same work per new line, on four times the history.
             let ratio = largeNight.total.median / millionNight.total.median
-            checks.append(TargetCheck(target: "night on 4m history / on 1m history", measured: "\(BenchFormat.ratio(ratio))x",
-                                      goal: nightGrowthGoal, met: ratio <= nightGrowthTarget))
+            if largeNight.newDayLines > 0, millionNight.newDayLines > 0 {
+                let linesRatio = Double(largeNight.newDayLines) / Double(millionNight.newDayLines)
+                let perLine = ratio / linesRatio
+                checks.append(TargetCheck(
+                    target: "night on 4m history / on 1m history",
+                    measured: "\(BenchFormat.ratio(perLine))x per new line (\(BenchFormat.ratio(ratio))x for \(BenchFormat.ratio(linesRatio))x the lines)",
+                    goal: nightGrowthGoal, met: perLine <= nightGrowthTarget))
+            } else {
+                checks.append(TargetCheck(target: "night on 4m history / on 1m history", measured: "\(BenchFormat.ratio(ratio))x",
+                                          goal: nightGrowthGoal, met: ratio <= nightGrowthTarget))
+            }
         } else {
             checks.append(TargetCheck(target: "night on 4m history / on 1m history", measured: "-", goal: nightGrowthGoal, met: nil))
         }
@@ -919,7 +956,8 @@ enum BenchReport {
     static func targetsTable(_ checks: [TargetCheck]) -> String {
         var table = TextTable(["target", "measured", "goal", "result"])
         for check in checks {
-            table.add([check.target, check.measured, check.goal, check.met.map { $0 ? "met" : "not met" } ?? "not measured"])
+            let result = check.forComparison ? "for comparison" : check.met.map { $0 ? "met" : "not met" } ?? "not measured"
+            table.add([check.target, check.measured, check.goal, result])
         }
         return "\ntargets (the 4m/1m growth is judged per line, time ratio / lines ratio <= 1.10; a target judged at a size "
             + "that was not run is not measured)\n" + table.text

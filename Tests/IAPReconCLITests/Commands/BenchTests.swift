@@ -74,6 +74,14 @@ struct BenchTests {
         #expect(duckdb.met == false)
         let table = BenchReport.peersTable([million])
         #expect(table.contains("1m    python         17.00  16.00-18.00          0.0             0.24"))
+        // Without signature checks, like the peers: printed beside the targets, judged against nothing.
+        #expect(!checks.contains { $0.forComparison })
+        million.oneProcessUnsigned = [2, 3, 9].map(Self.measurement)
+        let compared = try #require(BenchReport.targets([million], nights: [], history: nil)
+            .first { $0.target == "1m run, no signature checks / duckdb" })
+        #expect(compared.measured == "0.33x (3.000 s / 9.000 s)")
+        #expect(compared.forComparison && compared.met == nil)
+        #expect(BenchReport.targetsTable([compared]).contains("for comparison"))
         // A size the peers did not run at is not judged.
         let other = BenchReport.targets([Self.result(100_000, lines: 100_000, [[1, 1, 1, 1]])], nights: [], history: nil)
         #expect(other.first { $0.target == "1m full run / python peer" }?.met == nil)
@@ -119,6 +127,17 @@ struct BenchTests {
         // 2.0 s of an 8.0 s rebuild: 25 %, met; 2.0 s against the 1m night's 0.35 s: 5.7x, not met.
         #expect(withNights.first { $0.target == "incremental night at 4m" }?.met == true)
         #expect(withNights.first { $0.target == "night on 4m history / on 1m history" }?.met == false)
+        // Each night adds its own size's last day: 4x the lines for 5.7x the time is 1.43x per new line, met.
+        var perLine = nights
+        perLine[0].newDayLines = 10_000
+        perLine[1].newDayLines = 40_000
+        let byLines = try #require(BenchReport.targets([million, large], nights: perLine, history: nil)
+            .first { $0.target == "night on 4m history / on 1m history" })
+        #expect(byLines.measured == "1.43x per new line (5.71x for 4.00x the lines)")
+        #expect(byLines.met == true)
+        perLine[1].newDayLines = 20_000
+        #expect(BenchReport.targets([million, large], nights: perLine, history: nil)
+            .first { $0.target == "night on 4m history / on 1m history" }?.met == false)
         #expect(BenchReport.incrementalSizes([million, large]).map(\.input.label) == ["1m", "4m"])
         #expect(BenchReport.incrementalSizes([Self.result(100_000, lines: 100_000, [[1, 1, 1, 1]])]).map(\.input.label) == ["100k"])
     }

@@ -223,4 +223,71 @@ struct AppleTieOutTests {
         #expect(SampleDataTests.withoutHistory("findings.csv", try fresh.output("findings.csv")) == SampleDataTests.withoutHistory("findings.csv", night))
         #expect(try fresh.output("apple_tieout.csv") == (try scenario.output("apple_tieout.csv")))
     }
+
+    /// A fresh store over `scenario`'s inputs, run as of the same moment.
+    private func rebuilt(_ scenario: Scenario) throws -> Scenario {
+        let fresh = try Scenario()
+        try FileManager.default.removeItem(atPath: fresh.input)
+        try FileManager.default.copyItem(atPath: scenario.input, toPath: fresh.input)
+        _ = try fresh.run(asOf: asOf)
+        return fresh
+    }
+
+    @Test("a night recomputes the days its purchases, refunds and reports touch, and equals a rebuild")
+    func nightRecomputesTouchedDays() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("receipts/r.jsonl", [
+            Self.purchase("t1", at: "2026-11-23T18:00:00Z"), Self.purchase("t2", at: "2026-11-24T18:00:00Z"),
+            Self.purchase("t9", at: "2026-11-22T18:00:00Z"),
+        ])
+        try scenario.write("apple/S_D_1.txt", [
+            AppleSalesReportTests.currentHeader, Self.sales("2026-11-22", "gems60", units: 1, country: "US"),
+            Self.sales("2026-11-23", "gems60", units: 1, country: "US"), Self.sales("2026-11-24", "gems60", units: 2, country: "US"),
+        ])
+        _ = try scenario.run(asOf: asOf)
+        #expect(try scenario.output("findings.csv").contains("2026-11-24|gems60|US") == false)
+        #expect(try scenario.output("apple_tieout.csv").contains("2026-11-24,gems60,US,2,1,1,"))
+        // The next night: t1 (bought on the 23rd) refunded on the 25th, the 24th's missing unit
+        // verified, and the 25th's report with the refund.
+        try scenario.write("receipts/r2.jsonl", [
+            Self.purchase("t1", at: "2026-11-23T18:00:00Z", refundedAt: "2026-11-25T18:00:00Z"),
+            Self.purchase("t3", at: "2026-11-24T19:00:00Z"),
+        ])
+        try scenario.write("apple/S_D_2.txt", [AppleSalesReportTests.currentHeader, Self.sales("2026-11-25", "gems60", units: -1, country: "US")])
+        let night = try scenario.run(asOf: asOf)
+        #expect(night.join.recomputedTransactions != nil, "the night is incremental")
+        let tieOut = try scenario.output("apple_tieout.csv")
+        #expect(tieOut.contains("2026-11-24,gems60,US,2,2,0,"))
+        #expect(tieOut.contains("2026-11-25,gems60,US,-1,-1,0,"))
+        // The 22nd, which nothing touched, is kept as it was.
+        #expect(tieOut.contains("2026-11-22,gems60,US,1,1,0,"))
+        #expect(!(try scenario.output("findings.csv")).contains("unverified_apple_sales"))
+
+        let fresh = try rebuilt(scenario)
+        #expect(try fresh.output("apple_tieout.csv") == tieOut)
+        #expect(SampleDataTests.withoutHistory("findings.csv", try fresh.output("findings.csv"))
+                == SampleDataTests.withoutHistory("findings.csv", try scenario.output("findings.csv")))
+    }
+
+    @Test("a Sales Report replaced on a later night recomputes the days it held before and holds now")
+    func replacedReport() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("receipts/r.jsonl", [Self.purchase("t1", at: "2026-11-24T18:00:00Z")])
+        try scenario.write("apple/S_D_1.txt", [
+            AppleSalesReportTests.currentHeader, Self.sales("2026-11-23", "gems60", units: 1, country: "US"),
+            Self.sales("2026-11-24", "gems60", units: 2, country: "US"),
+        ])
+        _ = try scenario.run(asOf: asOf)
+        #expect(try scenario.output("findings.csv").contains("unverified_apple_sales"))
+        // Apple's corrected report: nothing on the 23rd, one unit on the 24th.
+        try scenario.write("apple/S_D_1.txt", [AppleSalesReportTests.currentHeader, Self.sales("2026-11-24", "gems60", units: 1, country: "US")])
+        let night = try scenario.run(asOf: asOf)
+        #expect(night.join.recomputedTransactions != nil, "the night is incremental")
+        let tieOut = try scenario.output("apple_tieout.csv")
+        #expect(!tieOut.contains("2026-11-23"))
+        #expect(!(try scenario.output("findings.csv")).contains("unverified_apple_sales"))
+        #expect(try rebuilt(scenario).output("apple_tieout.csv") == tieOut)
+    }
 }
