@@ -27,11 +27,10 @@ public struct AppleTieOut: Sendable {
         /// Per unit, without sign.
         public var proceeds: Decimal
         public var proceedsCurrency: String
-        /// `file:line`.
-        public var source: String
+        public var source: SourceLine
 
         public init(day: String, productID: String, country: String, units: Int64, customerPrice: Decimal, customerCurrency: String,
-                    proceeds: Decimal, proceedsCurrency: String, source: String) {
+                    proceeds: Decimal, proceedsCurrency: String, source: SourceLine) {
             self.day = day
             self.productID = productID
             self.country = country
@@ -79,7 +78,7 @@ public struct AppleTieOut: Sendable {
         /// Σ units × per-unit proceeds: refunds take their proceeds back.
         public var proceeds: Decimal?
         public var proceedsCurrency: String?
-        public var sources: [String]
+        public var sources: [SourceLine]
 
         /// Apple's units less verified ones: positive where Apple sold more than iaprecon verified.
         public var difference: Int64 { appleUnits - verifiedUnits }

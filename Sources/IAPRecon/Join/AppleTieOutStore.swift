@@ -21,7 +21,8 @@ enum AppleTieOutStore {
         if let days, days.isEmpty { return 0 }
         let covered = try coveredDays(database, among: days)
         let verified = try verified(database, days: covered, scan: days == nil)
-        let tieOut = AppleTieOut(sales: try sales(database, days: days), verified: verified)
+        var files = try SourceFiles(database)
+        let tieOut = AppleTieOut(sales: try sales(database, days: days, files: &files), verified: verified)
         let findingKind = SQLValue.text(FindingKind.unverifiedAppleSales.rawValue)
         if let days {
             for day in days {
@@ -44,7 +45,7 @@ enum AppleTieOutStore {
                 .text(finding.findingID), .text(finding.kind.rawValue), .text(finding.kind.severity.rawValue),
                 SQLValue(finding.productID), SQLValue(finding.amount.map(Money.format)),
                 SQLValue(finding.amount == nil ? nil : finding.currency), .integer(finding.eventMs), .text(finding.detail),
-                .text(finding.sources.sorted(by: SourceOrder.less).joined(separator: ";")),
+                .text(files.text(finding.sources)),
             ])
         }
         return tieOut.rows.count + tieOut.findings.count
@@ -77,18 +78,18 @@ enum AppleTieOutStore {
     }
 
     /// The Sales Report rows of `days`, or all when nil, in file order.
-    static func sales(_ database: Database, days: Set<String>?) throws -> [AppleTieOut.SalesLine] {
+    static func sales(_ database: Database, days: Set<String>?, files: inout SourceFiles) throws -> [AppleTieOut.SalesLine] {
         var lines: [AppleTieOut.SalesLine] = []
         try database.forEach("""
             SELECT s.day, s.product_id, s.country, s.units_n, s.customer_price, s.customer_currency, s.proceeds, s.proceeds_currency,
-                   f.path, s.line
+                   s.file_id, s.line
             FROM raw_apple__sales s JOIN files f USING (file_id) ORDER BY f.path, s.line
             """) { row in
             if let days, !days.contains(row.string(0)) { return }
             lines.append(AppleTieOut.SalesLine(
                 day: row.string(0), productID: row.string(1), country: row.string(2), units: row.int(3),
                 customerPrice: Money.parse(row.string(4)) ?? 0, customerCurrency: row.string(5),
-                proceeds: Money.parse(row.string(6)) ?? 0, proceedsCurrency: row.string(7), source: "\(row.string(8)):\(row.int(9))"))
+                proceeds: Money.parse(row.string(6)) ?? 0, proceedsCurrency: row.string(7), source: files.line(row, at: 8)))
         }
         return lines
     }

@@ -139,9 +139,9 @@ struct FindingRules {
             var originalID: String
             var group: String?
             var productID: String
-            var holders: [(userID: String, ms: Int64, source: String)] = []
+            var holders: [(userID: String, ms: Int64, source: SourceLine)] = []
             var periods: [(start: Int64, end: Int64)] = []
-            var sources: [String] = []
+            var sources: [SourceLine] = []
         }
         var chains: [String: Chain] = [:]
         for item in resolved where item.transaction.isProduction && item.isAutoRenewable {

@@ -137,7 +137,8 @@ public enum JoinStage {
     /// Decides one closed scope (already in the reading connection's `temp.join_*` tables) and
     /// writes its rows to `target`'s `resultInserts` tables.
     private static func decide(_ reader: Database, _ rules: FindingRules, into target: any RowTarget) throws {
-        var input = try ReconciliationInput.load(reader)
+        var files = try SourceFiles(reader)
+        var input = try ReconciliationInput.load(reader, files: &files)
         let matching = OrderMatching(input)
         // What only matching needed goes before the rest is resolved.
         input.orderDeliveriesInTimeOrder = []
@@ -169,7 +170,7 @@ public enum JoinStage {
                 SQLValue(finding.userID), SQLValue(finding.orderID), SQLValue(finding.transactionID),
                 SQLValue(finding.originalTransactionID), SQLValue(finding.productID), SQLValue(finding.amount.map(Money.format)),
                 SQLValue(finding.amount == nil ? nil : finding.currency), .integer(finding.eventMs), .text(finding.detail),
-                .text(orderedUnique(finding.sources).sorted(by: SourceOrder.less).joined(separator: ";")),
+                .text(files.text(finding.sources)),
             ])
         }
     }
@@ -259,19 +260,4 @@ public enum JoinStage {
 
     /// The tables the join writes, declared in `Tables`; a full rebuild writes them beside the current ones (`RebuiltTables`).
     static let tables = Tables.joinResults
-
-}
-
-/// Orders `file:line` references by file, then numerically by line.
-enum SourceOrder {
-    static func less(_ a: String, _ b: String) -> Bool {
-        let (fileA, lineA) = split(a)
-        let (fileB, lineB) = split(b)
-        return fileA != fileB ? fileA < fileB : lineA < lineB
-    }
-
-    static func split(_ source: String) -> (String, Int) {
-        guard let colon = source.lastIndex(of: ":") else { return (source, 0) }
-        return (String(source[..<colon]), Int(source[source.index(after: colon)...]) ?? 0)
-    }
 }

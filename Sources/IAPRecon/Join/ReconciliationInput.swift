@@ -18,73 +18,88 @@ struct ReconciliationInput {
     var catalog: [String: Shared<Product>] = [:]
 
     /// The rows of one closed scope, which the caller has put in the `temp.join_*` tables; the catalog whole.
-    static func load(_ database: Database) throws -> ReconciliationInput {
+    /// `files` names the rows' sources; what comes "first" at an equal time is the earlier in file
+    /// order (`SourceLine`), so line 6 of a file before its line 50.
+    static func load(_ database: Database, files: inout SourceFiles) throws -> ReconciliationInput {
         var input = ReconciliationInput()
         // Ids and codes recur across orders, deliveries, receipts and transactions: one copy of each.
         var pool = StringPool()
+        var orderSources: [(source: SourceLine, orderID: String)] = []
         try database.forEach("""
-            SELECT order_id, ts_ms, user_id, product_id, price, currency, storefront, source FROM stg_server__orders
-            WHERE \(JoinScope.orders("order_id")) ORDER BY source
+            SELECT order_id, ts_ms, user_id, product_id, price, currency, storefront, file_id, line FROM stg_server__orders
+            WHERE \(JoinScope.orders("order_id"))
             """) { row in
             let order = Order(orderID: pool(row.string(0)), ms: row.int(1), userID: pool(row.string(2)), productID: pool(row.string(3)),
                               price: row.optionalString(4).flatMap(Money.parse), currency: pool(row.optionalString(5)),
-                              storefront: pool(row.optionalString(6)), source: row.string(7))
+                              storefront: pool(row.optionalString(6)), source: files.line(row, at: 7))
             input.orders[order.orderID] = Shared(order)
-            input.orderIDsInFileOrder.append(order.orderID)
+            orderSources.append((order.source, order.orderID))
         }
+        input.orderIDsInFileOrder = orderSources.sorted { $0.source < $1.source }.map(\.orderID)
+        var deliveries: [Delivery] = []
         try database.forEach("""
-            SELECT ts_ms, user_id, transaction_id, product_id, order_id, quantity, delivery_id, copies, source
-            FROM stg_server__deliveries WHERE \(JoinScope.transactions("transaction_id")) ORDER BY ts_ms, source
+            SELECT ts_ms, user_id, transaction_id, product_id, order_id, quantity, delivery_id, copies, file_id, line
+            FROM stg_server__deliveries WHERE \(JoinScope.transactions("transaction_id"))
             """) { row in
-            let delivery = Delivery(ms: row.int(0), userID: pool(row.string(1)), transactionID: pool(row.string(2)),
-                                    productID: pool(row.string(3)), orderID: pool(row.optionalString(4)), quantity: row.int(5),
-                                    deliveryID: row.optionalString(6),
-                                    copies: Int(row.int(7)), source: row.string(8))
+            deliveries.append(Delivery(ms: row.int(0), userID: pool(row.string(1)), transactionID: pool(row.string(2)),
+                                       productID: pool(row.string(3)), orderID: pool(row.optionalString(4)), quantity: row.int(5),
+                                       deliveryID: row.optionalString(6), copies: Int(row.int(7)), source: files.line(row, at: 8)))
+        }
+        deliveries.sort { ($0.ms, $0.source) < ($1.ms, $1.source) }
+        for delivery in deliveries {
             input.deliveries[delivery.transactionID, default: []].append(delivery)
             if let orderID = delivery.orderID { input.orderDeliveriesInTimeOrder.append((orderID, delivery.transactionID)) }
         }
+        deliveries = []
         try database.forEach("""
-            SELECT r.ts_ms, r.user_id, r.transaction_id, f.path || ':' || r.line FROM raw_server__revocations r JOIN files f USING (file_id)
-            WHERE \(JoinScope.transactions("r.transaction_id"))
-            ORDER BY r.ts_ms, f.path, r.line
+            SELECT ts_ms, user_id, transaction_id, file_id, line FROM raw_server__revocations
+            WHERE \(JoinScope.transactions("transaction_id"))
             """) { row in
-            let revocation = Revocation(ms: row.int(0), userID: row.string(1), transactionID: row.string(2), source: row.string(3))
+            let revocation = Revocation(ms: row.int(0), userID: row.string(1), transactionID: row.string(2), source: files.line(row, at: 3))
             input.revocations[revocation.transactionID, default: []].append(revocation)
         }
         try database.forEach("""
             SELECT transaction_id, original_transaction_id, product_id, purchase_ms, expires_ms, environment, price_milli, currency,
-                   storefront, app_account_token, type, quantity, ownership, subscription_group, sources, offer
+                   storefront, app_account_token, type, quantity, ownership, subscription_group, offer,
+                   file_id, line, file_id_2, line_2, file_id_3, line_3
             FROM stg_apple__transactions WHERE \(JoinScope.transactions("transaction_id"))
             """) { row in
+            var sources = [files.line(row, at: 15)]
+            for column in [17, 19] where !row.isNull(column) { sources.append(files.line(row, at: column)) }
             let transaction = VerifiedTransaction(
                 transactionID: pool(row.string(0)), originalTransactionID: pool(row.string(1)), productID: pool(row.string(2)),
                 purchaseMs: row.int(3), expiresMs: row.optionalInt(4), environment: pool(row.optionalString(5)),
                 priceMilliunits: row.optionalInt(6), currency: pool(row.optionalString(7)), storefront: pool(row.optionalString(8)),
                 appAccountToken: row.optionalString(9), type: pool(row.optionalString(10)), quantity: row.int(11),
                 ownership: pool(row.optionalString(12)), subscriptionGroup: pool(row.optionalString(13)),
-                sourceList: row.string(14), offer: row.optionalString(15).flatMap(OfferTerms.init(rawValue:)))
+                sources: sources, offer: row.optionalString(14).flatMap(OfferTerms.init(rawValue:)))
             input.transactions[transaction.transactionID] = Shared(transaction)
         }
         try database.forEach("""
-            SELECT transaction_id, kind, event_ms, revocation_type, revocation_percentage, source FROM stg_apple__refunds
+            SELECT transaction_id, kind, event_ms, revocation_type, revocation_percentage, file_id, line FROM stg_apple__refunds
             WHERE \(JoinScope.transactions("transaction_id"))
             """) { row in
             let event = RefundEvent(kind: RefundEvent.Kind(rawValue: row.string(1)) ?? .refund, ms: row.int(2),
-                                    revocationType: row.optionalString(3), revocationPercentage: row.optionalInt(4), source: row.string(5))
+                                    revocationType: row.optionalString(3), revocationPercentage: row.optionalInt(4), source: files.line(row, at: 5))
             input.refunds[row.string(0), default: []].append(event)
         }
+        var senders: [String: [(ms: Int64, source: SourceLine, userID: String)]] = [:]
         try database.forEach("""
-            SELECT transaction_id, user_id, first_ms, source FROM stg_receipts__senders WHERE \(JoinScope.transactions("transaction_id"))
-            ORDER BY first_ms, source
+            SELECT transaction_id, user_id, first_ms, file_id, line FROM stg_receipts__senders WHERE \(JoinScope.transactions("transaction_id"))
             """) { row in
-            input.senders[pool(row.string(0)), default: []].append(pool(row.string(1)))
+            senders[pool(row.string(0)), default: []].append((row.int(2), files.line(row, at: 3), pool(row.string(1))))
         }
+        for (transactionID, users) in senders {
+            input.senders[transactionID] = users.sorted { ($0.ms, $0.source) < ($1.ms, $1.source) }.map(\.userID)
+        }
+        senders = [:]
+        var claims: [(ms: Int64, source: SourceLine, orderID: String, transactionID: String)] = []
         try database.forEach("""
-            SELECT order_id, transaction_id FROM stg_receipts__claims WHERE \(JoinScope.transactions("transaction_id"))
-            ORDER BY received_ms, path, line
+            SELECT order_id, transaction_id, received_ms, file_id, line FROM stg_receipts__claims WHERE \(JoinScope.transactions("transaction_id"))
             """) { row in
-            input.receiptClaims.append((pool(row.string(0)), pool(row.string(1))))
+            claims.append((row.int(2), files.line(row, at: 3), pool(row.string(0)), pool(row.string(1))))
         }
+        input.receiptClaims = claims.sorted { ($0.ms, $0.source) < ($1.ms, $1.source) }.map { ($0.orderID, $0.transactionID) }
         try database.forEach("""
             SELECT product_id, type, subscription_group, price, currency FROM (
               SELECT c.*, row_number() OVER (PARTITION BY product_id ORDER BY f.path DESC, c.line DESC) AS n

@@ -15,7 +15,7 @@ public struct Order: Sendable, Equatable {
     public var price: Decimal?
     public var currency: String?
     public var storefront: String?
-    public var source: String
+    public var source: SourceLine
 }
 
 /// A distinct `delivered` line (shipper repeats collapsed, counted in `copies`).
@@ -28,7 +28,7 @@ public struct Delivery: Sendable, Equatable {
     public var quantity: Int64
     public var deliveryID: String?
     public var copies: Int
-    public var source: String
+    public var source: SourceLine
 }
 
 /// A `delivery_revoked` line.
@@ -36,7 +36,7 @@ public struct Revocation: Sendable, Equatable {
     public var ms: Int64
     public var userID: String
     public var transactionID: String
-    public var source: String
+    public var source: SourceLine
 }
 
 /// One verified Apple transaction, merged from all its sightings.
@@ -55,12 +55,10 @@ public struct VerifiedTransaction: Sendable, Equatable {
     public var quantity: Int64
     public var ownership: String?
     public var subscriptionGroup: String?
-    /// The input lines it was first seen on, `file:line` separated by `;` (split only for findings).
-    public var sourceList: String
+    /// The input lines it was first seen on (up to three), in file order.
+    public var sources: [SourceLine]
     /// A free trial or intro offer, if any sighting said so.
     public var offer: OfferTerms? = nil
-
-    public var sources: [String] { sourceList.split(separator: ";").map(String.init) }
 
     public var isProduction: Bool { AppleEnvironment.isProduction(environment) }
     public var isFamilyShared: Bool { ownership == "FAMILY_SHARED" }
@@ -73,7 +71,7 @@ public struct RefundEvent: Sendable, Equatable {
     public var ms: Int64
     public var revocationType: String?
     public var revocationPercentage: Int64?
-    public var source: String
+    public var source: SourceLine
 }
 
 /// The refund that stands for a transaction after reversals (CONTRACT.md §2, "refund").
@@ -81,7 +79,7 @@ public struct EffectiveRefund: Sendable, Equatable {
     public var ms: Int64
     public var revocationType: String?
     public var revocationPercentage: Int64?
-    public var source: String
+    public var source: SourceLine
 
     /// The share of the price given back: `REFUND_PRORATED` gives `percentage / 100000`,
     /// `FAMILY_REVOKE` gives nothing back (access only), any other refund all of it.

@@ -53,7 +53,8 @@ public struct Finding: Sendable, Equatable {
     public var currency: String?
     public var eventMs: Int64
     public var detail: String
-    public var sources: [String]
+    /// The input lines it rests on; formatted as `path:line` only when written (`SourceFiles`).
+    public var sources: [SourceLine]
 
     /// Stable across runs: a hash of the kind and the key, never of run order.
     public var findingID: String { "F-" + StableID.hash(kind.rawValue + "|" + key) }

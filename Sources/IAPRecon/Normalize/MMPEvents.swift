@@ -42,7 +42,7 @@ enum MMPEvents {
     private static func inserts(beside: Bool) -> [String] {
         [
             RebuiltTables.insert(into: "stg_mmp__identities", values: 3, beside: beside, orIgnore: true),
-            RebuiltTables.insert(into: "stg_mmp__installs", values: 9, beside: beside),
+            RebuiltTables.insert(into: "stg_mmp__installs", values: 10, beside: beside),
             RebuiltTables.insert(into: "stg_mmp__purchases", values: 6, beside: beside),
             RebuiltTables.insert(into: "stg_mmp__links", values: 2, beside: beside, orIgnore: true),
         ]
@@ -102,7 +102,7 @@ enum MMPEvents {
                 if !retargeting, let cuid, let appsflyerID { try target.insert(table: 3, [.text(cuid), .text(appsflyerID)]) }
                 if name == "install" {
                     try target.insert(table: 1, [.integer(row.optionalInt(1) ?? row.int(0)), row.value(3), row.value(4), row.value(5), row.value(6),
-                                                 row.value(7), row.value(8), .integer(row.int(12) == 1 ? 1 : 0), .text("\(file.path):\(row.int(14))")])
+                                                 row.value(7), row.value(8), .integer(row.int(12) == 1 ? 1 : 0), .integer(file.id), row.value(14)])
                 } else if name == "af_purchase", !retargeting {
                     try target.insert(table: 2, [row.value(0), row.value(5), row.value(8), row.value(9), row.value(10), row.value(11)])
                 }

@@ -87,16 +87,23 @@ public enum NormalizeStage {
 
     /// A fresh store, a pending full rebuild, or `stg_*` tables from an older iaprecon.
     static func needsFullRebuild(_ database: Database) throws -> Bool {
-        // The newest stg table: a store from before it rebuilds once.
-        let current = try database.scalar("""
-            SELECT (SELECT count(*) FROM sqlite_master WHERE name = 'stg_registrations__first')
-                 * (SELECT count(*) FROM pragma_table_info('stg_apple__transactions') WHERE name = 'offer')
-            """).integerValue
-        guard current > 0, try !ChangedKeys.isFullRebuildPending(database) else { return true }
+        guard try hasCurrentTables(database), try !ChangedKeys.isFullRebuildPending(database) else { return true }
         // Past about a third of the transactions, one pass over everything is cheaper than key lookups.
         let changed = Int64(try ChangedKeys.count(.transaction, in: database))
         let transactions = try database.scalar("SELECT max(rowid) FROM stg_apple__transactions").integerValue
         return changed > max(1_000, transactions / 3)
+    }
+
+    /// Whether the `stg_*` tables have this iaprecon's newest table and columns. A store written by
+    /// an older one (no `stg_registrations__first`, no `offer`, or sources as `path:line` text
+    /// where they are now file ids and lines) is rebuilt in full once, never read as it is.
+    static func hasCurrentTables(_ database: Database) throws -> Bool {
+        let current = try database.scalar("""
+            SELECT (SELECT count(*) FROM sqlite_master WHERE name = 'stg_registrations__first')
+                 * (SELECT count(*) FROM pragma_table_info('stg_apple__transactions') WHERE name IN ('offer', 'file_id_3'))
+                 * (SELECT count(*) FROM pragma_table_info('stg_mmp__installs') WHERE name = 'file_id')
+            """).integerValue
+        return current == 2
     }
 
     /// The `stg_*` builders, each for all rows or the changed keys' rows; the slowest to read first,
@@ -114,7 +121,7 @@ public enum NormalizeStage {
 
     private static func buildOrders(_ scope: NormalizeScope) -> ReaderJob {
         // The first line of each order_id wins; later repeats are shipper copies or resends.
-        firstOfEachKey(into: "stg_server__orders", columns: 7, withSource: true, beside: scope.beside, select: """
+        firstOfEachKey(into: "stg_server__orders", columns: 9, beside: scope.beside, select: """
             SELECT o.order_id, o.ts_ms, o.user_id, o.product_id, o.price, o.currency, o.storefront, o.file_id, o.line
             FROM raw_server__orders o \(scope.scan) JOIN temp.file_rank r USING (file_id)
             WHERE \(scope.orders("o.order_id"))
@@ -125,23 +132,15 @@ public enum NormalizeStage {
     /// A job that inserts the first row of each key into `table`: `select` has the key in column 0
     /// and sorts by it, then by what decides which of its rows comes first. One sort, where a
     /// window function (`row_number() OVER (PARTITION BY ...)`) and an outer ORDER BY took two or three.
-    /// `withSource`: after its `columns`, `select` gives the row's file id and line, and the table's
-    /// last column is their `path:line` (`FileOrder`).
-    private static func firstOfEachKey(
-        into table: String, columns: Int, withSource: Bool = false, beside: Bool, select: String
-    ) -> ReaderJob {
-        ReaderJob(inserts: [RebuiltTables.insert(into: table, values: columns + (withSource ? 1 : 0), beside: beside)]) { reader, target in
-            let files = try FileOrder(reader)
+    private static func firstOfEachKey(into table: String, columns: Int, beside: Bool, select: String) -> ReaderJob {
+        ReaderJob(inserts: [RebuiltTables.insert(into: table, values: columns, beside: beside)]) { reader, target in
+            try reader.execute(SourceFiles.rankTable)
             var previous: String?
             try reader.forEach(select) { row in
                 let key = row.string(0)
                 guard key != previous else { return }
                 previous = key
-                if withSource {
-                    try target.insert(table: 0, (0..<columns).map { row.value($0) } + [.text(files.source(row, at: columns))])
-                } else {
-                    try target.insert(table: 0, row, columns: columns)
-                }
+                try target.insert(table: 0, row, columns: columns)
             }
         }
     }
@@ -159,16 +158,16 @@ public enum NormalizeStage {
     /// quantity where there is none; so a delivery never spans transactions. SQLite's sorter brings each key's lines together
     /// (one sort, spilling to disk); they are counted here as they stream past.
     private static func buildDeliveries(_ scope: NormalizeScope) -> ReaderJob {
-        ReaderJob(inserts: [RebuiltTables.insert(into: "stg_server__deliveries", values: 10, beside: scope.beside)]) { reader, target in
-            // The first row of the key being read (key ... delivery_id, then its source), and its copies so far.
+        ReaderJob(inserts: [RebuiltTables.insert(into: "stg_server__deliveries", values: 11, beside: scope.beside)]) { reader, target in
+            // The first row of the key being read (key ... delivery_id, then its file id and line), and its copies so far.
             var first: [SQLValue] = []
             var copies: Int64 = 0
             func flush() throws {
                 guard !first.isEmpty else { return }
-                try target.insert(table: 0, Array(first[0..<8]) + [.integer(copies), first[8]])
+                try target.insert(table: 0, Array(first[0..<8]) + [.integer(copies)] + Array(first[8..<10]))
             }
             var previous: String?
-            let files = try FileOrder(reader)
+            try reader.execute(SourceFiles.rankTable)
             try reader.forEach("""
                 SELECT key, ts_ms, user_id, transaction_id, product_id, order_id, quantity_n, delivery_id, file_id, line
                 FROM (
@@ -186,7 +185,7 @@ public enum NormalizeStage {
                 if key != previous {
                     try flush()
                     previous = key
-                    first = (0..<8).map { row.value($0) } + [.text(files.source(row, at: 8))]
+                    first = (0..<10).map { row.value($0) }
                     copies = 0
                 }
                 copies += 1
@@ -208,8 +207,8 @@ public enum NormalizeStage {
     /// Receipt lines naming both an order and a transaction (matching rule 2), with their place for ordering.
     private static func buildClaims(_ scope: NormalizeScope) -> ReaderJob {
         copy(into: "stg_receipts__claims", columns: 5, beside: scope.beside, select: """
-            SELECT v.order_id, v.transaction_id, v.received_ms, f.path, v.line
-            FROM raw_receipts__verifications v \(scope.scan) JOIN files f USING (file_id)
+            SELECT v.order_id, v.transaction_id, v.received_ms, v.file_id, v.line
+            FROM raw_receipts__verifications v \(scope.scan)
             WHERE v.order_id IS NOT NULL AND v.transaction_id IS NOT NULL AND \(scope.transactions("v.transaction_id"))
             """)
     }
@@ -218,9 +217,9 @@ public enum NormalizeStage {
     /// except that any `Production` sighting makes the transaction Production.
     private static func buildTransactions(_ scope: NormalizeScope) -> ReaderJob {
         ReaderJob(inserts: [
-            RebuiltTables.insert(into: "stg_apple__transactions", values: 18, beside: scope.beside),
-            RebuiltTables.insert(into: "stg_apple__refunds", values: 7, beside: scope.beside, orIgnore: true),
-            RebuiltTables.insert(into: "stg_receipts__senders", values: 4, beside: scope.beside),
+            RebuiltTables.insert(into: "stg_apple__transactions", values: 23, beside: scope.beside),
+            RebuiltTables.insert(into: "stg_apple__refunds", values: 8, beside: scope.beside, orIgnore: true),
+            RebuiltTables.insert(into: "stg_receipts__senders", values: 5, beside: scope.beside),
         ]) { reader, target in try mergeTransactions(reader, scope, into: target) }
     }
 
@@ -229,18 +228,18 @@ public enum NormalizeStage {
         var current: MergedTransaction?
         // Per transaction: notifications seen, and each receipt sender's earliest line (by event time, then file order).
         var seenNotifications = Set<String>()
-        var senders: [String: (ms: Int64, source: String)] = [:]
+        var senders: [String: (ms: Int64, source: StoredSource)] = [:]
         func flush() throws {
             guard let merged = current else { return }
             try target.insert(table: 0, merged.values)
             for (userID, first) in senders {
-                try target.insert(table: 2, [.text(merged.transactionID), .text(userID), .integer(first.ms), .text(first.source)])
+                try target.insert(table: 2, [.text(merged.transactionID), .text(userID), .integer(first.ms)] + first.source.values)
             }
             current = nil
             seenNotifications.removeAll(keepingCapacity: true)
             senders.removeAll(keepingCapacity: true)
         }
-        let files = try FileOrder(reader)
+        try reader.execute(SourceFiles.rankTable)
         try reader.forEach("""
             SELECT a.transaction_id, a.original_transaction_id, a.product_id, a.purchase_ms, a.expires_ms, a.environment,
                    a.price_milli_n, a.currency, a.storefront, a.app_account_token, a.type, a.quantity_n, a.ownership,
@@ -252,8 +251,7 @@ public enum NormalizeStage {
             ORDER BY a.transaction_id, r.rank, a.line, a.item
             """) { row in
             let transactionID = row.string(0)
-            // Named only for the rows that keep it: a merge's first sources, senders, refunds.
-            let source = { files.source(file: row.int(15), line: row.int(24)) }
+            let source = StoredSource(file: row.int(15), line: row.int(24))
             if current?.transactionID != transactionID {
                 try flush()
                 current = MergedTransaction(transactionID: transactionID)
@@ -263,47 +261,28 @@ public enum NormalizeStage {
             // Who sent a receipt with it: rows arrive in file order, so a later row wins only with an earlier time.
             if let userID = row.optionalString(23), ["receipt", "v2"].contains(row.string(22)) {
                 let ms = row.optionalInt(14) ?? .min
-                if let first = senders[userID], first.ms <= ms {} else { senders[userID] = (ms, source()) }
+                if let first = senders[userID], first.ms <= ms {} else { senders[userID] = (ms, source) }
             }
-            current?.add(row, source: source())
+            current?.add(row, source: source)
             let notificationType = row.optionalString(17)
             if notificationType == "REFUND_REVERSED" {
                 try target.insert(table: 1, [.text(transactionID), .text("reversal"), SQLValue(row.optionalInt(14) ?? row.optionalInt(18)),
-                                         .null, .null, .null, .text(source())])
+                                         .null, .null, .null] + source.values)
             } else if let revocationMs = row.optionalInt(18) {
                 try target.insert(table: 1, [.text(transactionID), .text("refund"), .integer(revocationMs), SQLValue(row.optionalString(19)),
-                                         SQLValue(row.optionalInt(20)), SQLValue(row.optionalString(21)), .text(source())])
+                                         SQLValue(row.optionalInt(20)), SQLValue(row.optionalString(21))] + source.values)
             }
         }
         try flush()
     }
 }
 
-/// The stored files in path order, on a reader's connection: `temp.file_rank` numbers them, so
-/// that a builder sorts rows "in file order" by a small integer instead of carrying each row's
-/// path through the sort (twice, as sort key and in its `path:line`), and names a row's source
-/// from its file id and line once it is picked.
-struct FileOrder {
-    private var paths: [Int64: String] = [:]
+/// Where a staged row was read, as its table stores it: `file_id, line` (`SourceFiles` reads them back).
+private struct StoredSource {
+    let file: Int64
+    let line: Int64
 
-    init(_ reader: Database) throws {
-        try reader.execute("""
-            DROP TABLE IF EXISTS temp.file_rank;
-            CREATE TEMP TABLE file_rank (file_id INTEGER PRIMARY KEY, rank INTEGER NOT NULL);
-            INSERT INTO temp.file_rank SELECT file_id, row_number() OVER (ORDER BY path) FROM files;
-            """)
-        try reader.forEach("SELECT file_id, path FROM files") { paths[$0.int(0)] = $0.string(1) }
-    }
-
-    /// `path:line`, as `rejects` and every `source` column name a line.
-    func source(file: Int64, line: Int64) -> String {
-        "\(paths[file] ?? "file \(file)"):\(line)"
-    }
-
-    /// The source of the file id and line in columns `column` and `column + 1` of `row`.
-    func source(_ row: Row, at column: Int) -> String {
-        source(file: row.int(column), line: row.int(column + 1))
-    }
+    var values: [SQLValue] { [.integer(file), .integer(line)] }
 }
 
 /// The merge of one transaction's sightings.
@@ -315,12 +294,13 @@ private struct MergedTransaction {
     var offer: OfferTerms?
     var firstSeenMs: Int64?
     var sightings = 0
-    var sources: [String] = []
+    /// Where it was first seen, and its second and third sightings.
+    var sources: [StoredSource] = []
 
     init(transactionID: String) { self.transactionID = transactionID }
 
     /// Columns 1...13 of the sighting query map onto `fields` 0...12 (environment handled apart).
-    mutating func add(_ row: Row, source: @autoclosure () -> String) {
+    mutating func add(_ row: Row, source: StoredSource) {
         sightings += 1
         for column in 1...13 where column != 5 {
             if fields[column - 1] == .null { fields[column - 1] = row.value(column) }
@@ -331,7 +311,7 @@ private struct MergedTransaction {
         }
         if let seen = row.optionalInt(14) { firstSeenMs = min(firstSeenMs ?? seen, seen) }
         if let sighted = row.optionalString(25).flatMap(OfferTerms.init(rawValue:)), offer.map({ $0 < sighted }) ?? true { offer = sighted }
-        if sources.count < 3 { sources.append(source()) }
+        if sources.count < 3 { sources.append(source) }
     }
 
     var values: [SQLValue] {
@@ -340,7 +320,8 @@ private struct MergedTransaction {
         if merged[0] == .null { merged[0] = .text(transactionID) }
         if merged[10] == .null { merged[10] = .integer(1) }
         return [.text(transactionID)] + merged
-            + [SQLValue(firstSeenMs), .integer(Int64(sightings)), .text(sources.joined(separator: ";")), SQLValue(offer?.rawValue)]
+            + [SQLValue(firstSeenMs), .integer(Int64(sightings)), SQLValue(offer?.rawValue)]
+            + (0..<3).flatMap { $0 < sources.count ? sources[$0].values : [.null, .null] }
     }
 }
 

@@ -114,8 +114,9 @@ struct AttributionReport {
             var campaignNumbers = FirstSeen<CampaignBytes>()
             var campaigns: [(mediaSource: String, campaign: String)] = []
             var cohortNumbers = FirstSeen<InstallCohort>()
+            var files = try SourceFiles(database)
             try database.forEach("""
-                SELECT install_wall_ms, media_source, campaign, customer_user_id, idfv, idfa, appsflyer_id, rowid, source
+                SELECT install_wall_ms, media_source, campaign, customer_user_id, idfv, idfa, appsflyer_id, rowid, file_id, line
                 FROM stg_mmp__installs WHERE retargeting = 0 ORDER BY rowid
                 """) { row in
                 let ms = mmpZone.utc(fromLocal: row.int(0))
@@ -128,7 +129,8 @@ struct AttributionReport {
                     let (mediaSource, campaignName) = campaigns[campaign]
                     cohorts.append(CohortKey(day: day(ms), mediaSource: mediaSource, campaign: campaignName))
                 }
-                installs.append((ms, cohort, appsflyerID, row.int(7), row.fingerprint(8)))
+                // As `fct_user_installs` holds it: `path:line`.
+                installs.append((ms, cohort, appsflyerID, row.int(7), RowFingerprint(files.text(files.line(row, at: 8)))))
                 byCUID.add(row.fingerprint(3), install: index)
                 byAppsflyer.add(appsflyerID, install: index)
                 byIDFV.add(row.fingerprint(4), install: index)
@@ -398,7 +400,8 @@ struct AttributionReport {
     /// table 1 removes a user no longer reported.
     static let userInstallWrites = [
         """
-        INSERT OR REPLACE INTO fct_user_installs SELECT ?1, ?2, ?3, ?4, ?5, (SELECT source FROM stg_mmp__installs WHERE rowid = ?6)
+        INSERT OR REPLACE INTO fct_user_installs
+        SELECT ?1, ?2, ?3, ?4, ?5, (SELECT \(SourceFiles.sql(file: "i.file_id", line: "i.line")) FROM stg_mmp__installs i WHERE i.rowid = ?6)
         """,
         "DELETE FROM fct_user_installs WHERE user_id = ?1",
     ]

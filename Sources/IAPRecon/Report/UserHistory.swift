@@ -103,6 +103,10 @@ public struct UserHistory: Sendable {
         guard reconciled == .integer(2) else {
             throw NotFound(what: "reconciliation", hint: "run 'iaprecon run' (or the join and report stages) on it first")
         }
+        // An older iaprecon's staged tables are rebuilt by the next normalize, never read as they are.
+        guard try NormalizeStage.hasCurrentTables(database) else {
+            throw NotFound(what: "reconciliation by this version of iaprecon", hint: "run 'iaprecon run' on it first: it rebuilds the store's tables")
+        }
         let (scope, userID, subject) = try resolve(database, lookup)
         var loader = Loader(database: database)
         switch scope {
@@ -262,8 +266,8 @@ public struct UserHistory: Sendable {
 
         mutating func signUp(_ user: String) throws {
             try database.forEach("""
-                SELECT r.ts_ms, r.method, r.country, r.idfa, r.appsflyer_id, f.path || ':' || r.line
-                FROM raw_registrations__users r JOIN files f USING (file_id) WHERE r.user_id = ?
+                SELECT r.ts_ms, r.method, r.country, r.idfa, r.appsflyer_id, \(SourceFiles.sql(file: "r.file_id", line: "r.line"))
+                FROM raw_registrations__users r WHERE r.user_id = ?
                 """, [.text(user)]) { row in
                 var parts = ["method " + (row.optionalString(1) ?? "?")]
                 if let country = row.optionalString(2) { parts.append("country " + country) }
@@ -290,7 +294,9 @@ public struct UserHistory: Sendable {
                 detail: matched, source: row.string(7))
         }
 
-        static let orderColumns = "o.ts_ms, o.order_id, o.product_id, o.price, o.currency, m.transaction_id, m.match_rule, o.source"
+        static let orderColumns = """
+            o.ts_ms, o.order_id, o.product_id, o.price, o.currency, m.transaction_id, m.match_rule, \(SourceFiles.sql(file: "o.file_id", line: "o.line"))
+            """
 
         mutating func orders(ofUser user: String) throws {
             try database.forEach("""
@@ -310,7 +316,8 @@ public struct UserHistory: Sendable {
         mutating func transactions(buyer: String, isUser: Bool) throws {
             try database.forEach("""
                 SELECT t.purchase_ms, t.transaction_id, t.product_id, t.unit_price, t.quantity, t.currency, t.environment, t.ownership,
-                       t.original_transaction_id, t.refund_ms, t.refund_amount, t.refund_type, t.expires_ms, s.sources, t.user_id, t.is_revenue
+                       t.original_transaction_id, t.refund_ms, t.refund_amount, t.refund_type, t.expires_ms,
+                       \(SourceFiles.sql(file: "s.file_id", line: "s.line")), t.user_id, t.is_revenue
                 FROM int_transactions_resolved t JOIN stg_apple__transactions s USING (transaction_id)
                 WHERE t.transaction_id IN (SELECT value FROM json_each(?1))
                 """, [idList]) { row in
@@ -322,7 +329,7 @@ public struct UserHistory: Sendable {
                 if isUser, let owner = row.optionalString(14), owner != buyer { parts.append("bought by \(owner)") }
                 let price = row.optionalString(3).flatMap(Amount.parse).map { $0 * row.int(4) }
                 add(row.int(0), "apple purchase", id: id, product: row.string(2), amount: price.map(Money.format), currency: row.optionalString(5),
-                    detail: parts.joined(separator: ", "), source: String(row.string(13).split(separator: ";").first ?? ""))
+                    detail: parts.joined(separator: ", "), source: row.string(13))
                 if let refundMs = row.optionalInt(9) {
                     add(refundMs, "refund", id: id, product: row.string(2), amount: row.optionalString(10), currency: row.optionalString(5),
                         detail: row.optionalString(11) ?? "refund")
@@ -336,7 +343,10 @@ public struct UserHistory: Sendable {
 
         /// Deliveries of the transactions, and for a user also those to them of transactions Apple never saw.
         mutating func deliveries(user: String?) throws {
-            let columns = "ts_ms, transaction_id, product_id, quantity, user_id, delivery_id, copies, source"
+            let columns = """
+                d.ts_ms, d.transaction_id, d.product_id, d.quantity, d.user_id, d.delivery_id, d.copies,
+                \(SourceFiles.sql(file: "d.file_id", line: "d.line")), d.delivery_key
+                """
             var seen = Set<String>()
             func add(_ row: Row) {
                 guard seen.insert(row.string(8)).inserted else { return }
@@ -346,23 +356,23 @@ public struct UserHistory: Sendable {
                 self.add(row.int(0), "delivered", id: row.string(1), product: row.string(2), detail: parts.joined(separator: ", "), source: row.string(7))
             }
             try database.forEach("""
-                SELECT \(columns), delivery_key FROM stg_server__deliveries WHERE transaction_id IN (SELECT value FROM json_each(?1))
+                SELECT \(columns) FROM stg_server__deliveries d WHERE d.transaction_id IN (SELECT value FROM json_each(?1))
                 """, [idList]) { add($0) }
             if let user {
-                try database.forEach("SELECT \(columns), delivery_key FROM stg_server__deliveries WHERE user_id = ?1", [.text(user)]) { add($0) }
+                try database.forEach("SELECT \(columns) FROM stg_server__deliveries d WHERE d.user_id = ?1", [.text(user)]) { add($0) }
             }
         }
 
         mutating func revocations(ofUser user: String) throws {
             try database.forEach("""
-                SELECT r.ts_ms, r.transaction_id, r.user_id, f.path || ':' || r.line FROM raw_server__revocations r JOIN files f USING (file_id)
+                SELECT r.ts_ms, r.transaction_id, r.user_id, \(SourceFiles.sql(file: "r.file_id", line: "r.line")) FROM raw_server__revocations r
                 WHERE r.user_id = ?
                 """, [.text(user)]) { add($0.int(0), "revoked", id: $0.string(1), detail: "from \($0.string(2))", source: $0.string(3)) }
         }
 
         mutating func revocations(ofTransactions: Void) throws {
             try database.forEach("""
-                SELECT r.ts_ms, r.transaction_id, r.user_id, f.path || ':' || r.line FROM raw_server__revocations r JOIN files f USING (file_id)
+                SELECT r.ts_ms, r.transaction_id, r.user_id, \(SourceFiles.sql(file: "r.file_id", line: "r.line")) FROM raw_server__revocations r
                 WHERE r.transaction_id IN (SELECT value FROM json_each(?1))
                 """, [idList]) { add($0.int(0), "revoked", id: $0.string(1), detail: "from \($0.string(2))", source: $0.string(3)) }
         }

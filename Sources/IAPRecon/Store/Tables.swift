@@ -104,18 +104,22 @@ enum Tables {
     // MARK: - Definitions of the tables no migration creates
 
     /// Normalize's tables, rebuilt beside the current ones or updated per changed key (`NormalizeStage`).
+    ///
+    /// Each row keeps the input line it was read from as `file_id, line` (a transaction: its first
+    /// three sightings, as `file_id, line`, `file_id_2, line_2`, `file_id_3, line_3`): integers a
+    /// reader sorts in file order and names as `path:line` with `SourceFiles`.
     static let staged = RebuiltTables(tables: [
         ("stg_server__orders", """
             (
               order_id TEXT PRIMARY KEY, ts_ms INTEGER NOT NULL, user_id TEXT NOT NULL, product_id TEXT NOT NULL,
-              price TEXT, currency TEXT, storefront TEXT, source TEXT NOT NULL
+              price TEXT, currency TEXT, storefront TEXT, file_id INTEGER NOT NULL, line INTEGER NOT NULL
             )
             """),
         ("stg_server__deliveries", """
             (
               delivery_key TEXT PRIMARY KEY, ts_ms INTEGER NOT NULL, user_id TEXT NOT NULL, transaction_id TEXT NOT NULL,
               product_id TEXT NOT NULL, order_id TEXT, quantity INTEGER NOT NULL, delivery_id TEXT,
-              copies INTEGER NOT NULL, source TEXT NOT NULL
+              copies INTEGER NOT NULL, file_id INTEGER NOT NULL, line INTEGER NOT NULL
             )
             """),
         ("stg_apple__transactions", """
@@ -123,25 +127,26 @@ enum Tables {
               transaction_id TEXT PRIMARY KEY, original_transaction_id TEXT NOT NULL, product_id TEXT NOT NULL,
               purchase_ms INTEGER NOT NULL, expires_ms INTEGER, environment TEXT, price_milli INTEGER, currency TEXT,
               storefront TEXT, app_account_token TEXT, type TEXT, quantity INTEGER NOT NULL, ownership TEXT,
-              subscription_group TEXT, first_seen_ms INTEGER, sightings INTEGER NOT NULL, sources TEXT NOT NULL, offer TEXT
+              subscription_group TEXT, first_seen_ms INTEGER, sightings INTEGER NOT NULL, offer TEXT,
+              file_id INTEGER NOT NULL, line INTEGER NOT NULL, file_id_2 INTEGER, line_2 INTEGER, file_id_3 INTEGER, line_3 INTEGER
             )
             """),
         ("stg_apple__refunds", """
             (
               transaction_id TEXT NOT NULL, kind TEXT NOT NULL, event_ms INTEGER NOT NULL, revocation_type TEXT,
-              revocation_percentage INTEGER, reason TEXT, source TEXT NOT NULL,
-              PRIMARY KEY (transaction_id, kind, event_ms, source)
+              revocation_percentage INTEGER, reason TEXT, file_id INTEGER NOT NULL, line INTEGER NOT NULL,
+              PRIMARY KEY (transaction_id, kind, event_ms, file_id, line)
             ) WITHOUT ROWID
             """),
         ("stg_receipts__senders", """
             (
-              transaction_id TEXT NOT NULL, user_id TEXT NOT NULL, first_ms INTEGER NOT NULL, source TEXT NOT NULL,
+              transaction_id TEXT NOT NULL, user_id TEXT NOT NULL, first_ms INTEGER NOT NULL, file_id INTEGER NOT NULL, line INTEGER NOT NULL,
               PRIMARY KEY (transaction_id, user_id)
             ) WITHOUT ROWID
             """),
         ("stg_receipts__claims", """
             (
-              order_id TEXT NOT NULL, transaction_id TEXT NOT NULL, received_ms INTEGER NOT NULL, path TEXT NOT NULL, line INTEGER NOT NULL
+              order_id TEXT NOT NULL, transaction_id TEXT NOT NULL, received_ms INTEGER NOT NULL, file_id INTEGER NOT NULL, line INTEGER NOT NULL
             )
             """),
         ("stg_registrations__first", """
@@ -172,7 +177,7 @@ enum Tables {
         ("stg_mmp__installs", """
             (
               install_wall_ms INTEGER NOT NULL, media_source TEXT, campaign TEXT, customer_user_id TEXT, idfv TEXT, idfa TEXT,
-              appsflyer_id TEXT, retargeting INTEGER NOT NULL, source TEXT NOT NULL
+              appsflyer_id TEXT, retargeting INTEGER NOT NULL, file_id INTEGER NOT NULL, line INTEGER NOT NULL
             )
             """),
         ("stg_mmp__purchases", """

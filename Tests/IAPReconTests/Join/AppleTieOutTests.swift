@@ -28,7 +28,7 @@ struct AppleTieOutTests {
     }
 
     /// Reconciles `receipts` against a Sales Report of `report` rows; returns the tie-out findings.
-    private func reconcile(receipts: [String], report: [String]) throws -> [Finding] {
+    private func reconcile(receipts: [String], report: [String]) throws -> [Scenario.StoredFinding] {
         let scenario = try Scenario()
         try scenario.catalog()
         try scenario.write("receipts/r.jsonl", receipts)
@@ -124,7 +124,7 @@ struct AppleTieOutTests {
         func line(_ units: Int64, price: String, proceeds: String, line: Int) -> AppleTieOut.SalesLine {
             AppleTieOut.SalesLine(day: "2026-11-24", productID: "gems60", country: "US", units: units, customerPrice: Decimal(string: price) ?? 0,
                                   customerCurrency: "USD", proceeds: Decimal(string: proceeds) ?? 0, proceedsCurrency: "USD",
-                                  source: "apple/r.txt:\(line)")
+                                  source: SourceLine(file: 0, line: Int64(line)))
         }
         // A promotional price for one unit, the list price for three, and a refund at the list price.
         let tieOut = AppleTieOut(
@@ -138,7 +138,7 @@ struct AppleTieOutTests {
         #expect(row.customerPrice == Decimal(string: "0.99"))
         #expect(row.proceeds == Decimal(string: "1.72"))
         #expect(tieOut.findings.map(\.amount) == [Decimal(string: "0.99")])
-        #expect(tieOut.findings.first?.sources == ["apple/r.txt:2", "apple/r.txt:3", "apple/r.txt:4"])
+        #expect(tieOut.findings.first?.sources == [2, 3, 4].map { SourceLine(file: 0, line: $0) })
     }
 
     @Test("days the reports do not cover are not compared; more verified than Apple is no finding")

@@ -11,10 +11,12 @@ struct JoinRulesInMemoryTests {
 
     struct Component {
         var input = ReconciliationInput()
+        /// The component's files, by their places in path order: `notifications/a.jsonl`, `receipts/a.jsonl`, `server/a.jsonl`.
+        static let notifications: Int32 = 0, receipts: Int32 = 1, server: Int32 = 2
 
         mutating func order(_ id: String, user: String, product: String = "gems", at ms: Int64, line: Int) {
             let order = Order(orderID: id, ms: ms, userID: user, productID: product, price: 4.99, currency: "USD", storefront: "USA",
-                              source: "server/a.jsonl:\(line)")
+                              source: SourceLine(file: Self.server, line: Int64(line)))
             input.orders[id] = Shared(order)
             input.orderIDsInFileOrder.append(id)
         }
@@ -23,24 +25,24 @@ struct JoinRulesInMemoryTests {
             input.transactions[id] = Shared(VerifiedTransaction(
                 transactionID: id, originalTransactionID: id, productID: product, purchaseMs: ms, expiresMs: nil,
                 environment: "Production", priceMilliunits: 4_990, currency: "USD", storefront: "USA", appAccountToken: token,
-                type: "Consumable", quantity: 1, ownership: "PURCHASED", subscriptionGroup: nil, sourceList: "receipts/a.jsonl:\(line)"))
+                type: "Consumable", quantity: 1, ownership: "PURCHASED", subscriptionGroup: nil, sources: [SourceLine(file: Self.receipts, line: Int64(line))]))
         }
 
         mutating func delivery(of transaction: String, to user: String, order: String? = nil, at ms: Int64, id: String? = nil, line: Int) {
             input.deliveries[transaction, default: []].append(Delivery(
                 ms: ms, userID: user, transactionID: transaction, productID: "gems", orderID: order, quantity: 1, deliveryID: id,
-                copies: 1, source: "server/a.jsonl:\(line)"))
+                copies: 1, source: SourceLine(file: Self.server, line: Int64(line))))
             if let order { input.orderDeliveriesInTimeOrder.append((order, transaction)) }
         }
 
         mutating func refund(of transaction: String, at ms: Int64, line: Int) {
             input.refunds[transaction, default: []].append(RefundEvent(kind: .refund, ms: ms, revocationType: nil, revocationPercentage: nil,
-                                                                       source: "notifications/a.jsonl:\(line)"))
+                                                                       source: SourceLine(file: Self.notifications, line: Int64(line))))
         }
 
         mutating func revocation(of transaction: String, by user: String, at ms: Int64, line: Int) {
             input.revocations[transaction, default: []].append(Revocation(ms: ms, userID: user, transactionID: transaction,
-                                                                          source: "server/a.jsonl:\(line)"))
+                                                                          source: SourceLine(file: Self.server, line: Int64(line))))
         }
 
         /// What the join decides for this component as of `asOfMs`: findings as `kind transaction`.

@@ -7,7 +7,7 @@ import Testing
 struct NearMissTests {
     let asOf = "2026-11-30T00:00:00Z"
 
-    private func scenario(server: [String], receipts: [String], notifications: [String] = []) throws -> [Finding] {
+    private func scenario(server: [String], receipts: [String], notifications: [String] = []) throws -> [Scenario.StoredFinding] {
         let scenario = try Scenario()
         try scenario.catalog()
         try scenario.write("server/s.jsonl", server)

@@ -253,9 +253,93 @@ struct IncrementalTests {
         try full.fixDeviceIDKey()
         _ = try run(full, input: full.input)
         try expectSame(scenario, full, "older identities")
-        for table in ["stg_mmp__identities", "stg_mmp__installs", "stg_mmp__purchases", "stg_mmp__links"] {
+        for table in ["stg_mmp__identities", "stg_mmp__purchases", "stg_mmp__links"] {
             #expect(try rows(scenario, table) == rows(full, table), "\(table)")
         }
+        // An install names its file by id, which each store numbers in the order it read the files: compared by path.
+        func installs(_ scenario: Scenario) throws -> [[SQLValue]] {
+            var rows: [[SQLValue]] = []
+            try scenario.open().forEach("""
+                SELECT i.install_wall_ms, i.customer_user_id, i.appsflyer_id, i.media_source, i.campaign, i.retargeting, f.path, i.line
+                FROM stg_mmp__installs i JOIN files f USING (file_id) ORDER BY i.rowid
+                """) { row in rows.append((0..<8).map { row.value($0) }) }
+            return rows
+        }
+        #expect(try installs(scenario) == installs(full))
+    }
+
+    @Test("a store whose staged rows name their sources as path:line text (an older iaprecon) is rebuilt, never misread, then equals a full rebuild")
+    func sourcesAsTextFromAnOlderStore() throws {
+        let files = try SourceFile.list(in: Self.sampleData)
+        let late = try #require(files.last { $0.kind == .server })
+        let scenario = try Scenario()
+        for file in files where file != late { try scenario.link(file) }
+        try scenario.fixDeviceIDKey()
+        _ = try run(scenario, input: scenario.input)
+        let database = try scenario.open()
+        // What an older iaprecon left: each staged row's source as `path:line` (a transaction's first
+        // three, `;`-separated), a claim's path and line.
+        func text(_ file: String, _ line: String) -> String { "(SELECT path FROM files WHERE file_id = staged.\(file)) || ':' || staged.\(line)" }
+        let older: [(table: String, definition: String, select: String)] = [
+            ("stg_server__orders", """
+                order_id TEXT PRIMARY KEY, ts_ms INTEGER NOT NULL, user_id TEXT NOT NULL, product_id TEXT NOT NULL,
+                price TEXT, currency TEXT, storefront TEXT, source TEXT NOT NULL
+                """, "order_id, ts_ms, user_id, product_id, price, currency, storefront, \(text("file_id", "line"))"),
+            ("stg_server__deliveries", """
+                delivery_key TEXT PRIMARY KEY, ts_ms INTEGER NOT NULL, user_id TEXT NOT NULL, transaction_id TEXT NOT NULL,
+                product_id TEXT NOT NULL, order_id TEXT, quantity INTEGER NOT NULL, delivery_id TEXT, copies INTEGER NOT NULL, source TEXT NOT NULL
+                """, "delivery_key, ts_ms, user_id, transaction_id, product_id, order_id, quantity, delivery_id, copies, \(text("file_id", "line"))"),
+            ("stg_apple__transactions", """
+                transaction_id TEXT PRIMARY KEY, original_transaction_id TEXT NOT NULL, product_id TEXT NOT NULL,
+                purchase_ms INTEGER NOT NULL, expires_ms INTEGER, environment TEXT, price_milli INTEGER, currency TEXT,
+                storefront TEXT, app_account_token TEXT, type TEXT, quantity INTEGER NOT NULL, ownership TEXT,
+                subscription_group TEXT, first_seen_ms INTEGER, sightings INTEGER NOT NULL, sources TEXT NOT NULL, offer TEXT
+                """, """
+                transaction_id, original_transaction_id, product_id, purchase_ms, expires_ms, environment, price_milli, currency,
+                storefront, app_account_token, type, quantity, ownership, subscription_group, first_seen_ms, sightings,
+                \(text("file_id", "line")) || coalesce(';' || \(text("file_id_2", "line_2")), '') || coalesce(';' || \(text("file_id_3", "line_3")), ''),
+                offer
+                """),
+            ("stg_apple__refunds", """
+                transaction_id TEXT NOT NULL, kind TEXT NOT NULL, event_ms INTEGER NOT NULL, revocation_type TEXT,
+                revocation_percentage INTEGER, reason TEXT, source TEXT NOT NULL, PRIMARY KEY (transaction_id, kind, event_ms, source)
+                """, "transaction_id, kind, event_ms, revocation_type, revocation_percentage, reason, \(text("file_id", "line"))"),
+            ("stg_receipts__senders", """
+                transaction_id TEXT NOT NULL, user_id TEXT NOT NULL, first_ms INTEGER NOT NULL, source TEXT NOT NULL,
+                PRIMARY KEY (transaction_id, user_id)
+                """, "transaction_id, user_id, first_ms, \(text("file_id", "line"))"),
+            ("stg_receipts__claims", """
+                order_id TEXT NOT NULL, transaction_id TEXT NOT NULL, received_ms INTEGER NOT NULL, path TEXT NOT NULL, line INTEGER NOT NULL
+                """, "order_id, transaction_id, received_ms, (SELECT path FROM files WHERE file_id = staged.file_id), line"),
+            ("stg_mmp__installs", """
+                install_wall_ms INTEGER NOT NULL, media_source TEXT, campaign TEXT, customer_user_id TEXT, idfv TEXT, idfa TEXT,
+                appsflyer_id TEXT, retargeting INTEGER NOT NULL, source TEXT NOT NULL
+                """, "install_wall_ms, media_source, campaign, customer_user_id, idfv, idfa, appsflyer_id, retargeting, \(text("file_id", "line"))"),
+        ]
+        for (table, definition, select) in older {
+            let keyed = ["stg_apple__refunds", "stg_receipts__senders"].contains(table)
+            try database.execute("""
+                CREATE TABLE older (\(definition))\(keyed ? " WITHOUT ROWID" : "");
+                INSERT INTO older SELECT \(select) FROM \(table) AS staged\(keyed ? "" : " ORDER BY rowid");
+                DROP TABLE \(table);
+                ALTER TABLE older RENAME TO \(table);
+                """)
+        }
+        let sources = try database.scalar("SELECT sources FROM stg_apple__transactions WHERE sightings > 1 LIMIT 1")
+        guard case .text(let sources) = sources else { Issue.record("no transaction seen twice"); return }
+        #expect(sources.contains(".jsonl:") && sources.contains(";"))
+        #expect(try !NormalizeStage.hasCurrentTables(database))
+        #expect(throws: UserHistory.NotFound.self) { try UserHistory.load(database, .user("u_1005")) }
+
+        try scenario.link(late)
+        _ = try run(scenario, input: scenario.input)
+        #expect(try NormalizeStage.hasCurrentTables(database))
+        let full = try Scenario()
+        for file in files { try full.link(file) }
+        try full.fixDeviceIDKey()
+        _ = try run(full, input: full.input)
+        try expectSame(scenario, full, "sources as text")
+        #expect(try UserHistory.load(database, .user("u_1005")).events == UserHistory.load(full.open(), .user("u_1005")).events)
     }
 
     /// The same outputs and the same join tables, row for row.

@@ -72,7 +72,7 @@ final class Scenario {
     }
 
     /// Runs ingest, normalize and join; returns the findings.
-    func reconcile(asOf: String? = nil, graceHours: Int64 = 24, jobs: Int = 1) throws -> [Finding] {
+    func reconcile(asOf: String? = nil, graceHours: Int64 = 24, jobs: Int = 1) throws -> [StoredFinding] {
         let database = try open()
         _ = try Pipeline.ingest(input: input, database: database, jobs: jobs, rules: Self.rules(asOf: asOf), progress: nil)
         try NormalizeStage.run(database: database)
@@ -81,21 +81,30 @@ final class Scenario {
         return try Self.findings(database)
     }
 
-    static func findings(_ database: Database) throws -> [Finding] {
-        var findings: [Finding] = []
+    /// A row of `fct_findings` as the report reads it: its sources as the `path:line` texts a user sees.
+    struct StoredFinding {
+        var kind: FindingKind
+        var transactionID: String?
+        var userID: String?
+        var originalTransactionID: String?
+        var amount: Decimal?
+        var currency: String?
+        var detail: String
+        var eventMs: Int64
+        var orderID: String?
+        var sources: [String]
+    }
+
+    static func findings(_ database: Database) throws -> [StoredFinding] {
+        var findings: [StoredFinding] = []
         try database.forEach("""
             SELECT kind, transaction_id, user_id, original_transaction_id, amount, currency, detail, event_ms, order_id, sources
             FROM fct_findings ORDER BY kind, transaction_id, user_id
             """) { row in
-            var finding = Finding(kind: FindingKind(rawValue: row.string(0)) ?? .lostDelivery, key: "", eventMs: row.int(7), detail: row.string(6))
-            finding.transactionID = row.optionalString(1)
-            finding.userID = row.optionalString(2)
-            finding.originalTransactionID = row.optionalString(3)
-            finding.amount = row.optionalString(4).flatMap(Money.parse)
-            finding.currency = row.optionalString(5)
-            finding.orderID = row.optionalString(8)
-            finding.sources = row.string(9).split(separator: ";").map(String.init)
-            findings.append(finding)
+            findings.append(StoredFinding(
+                kind: FindingKind(rawValue: row.string(0)) ?? .lostDelivery, transactionID: row.optionalString(1), userID: row.optionalString(2),
+                originalTransactionID: row.optionalString(3), amount: row.optionalString(4).flatMap(Money.parse), currency: row.optionalString(5),
+                detail: row.string(6), eventMs: row.int(7), orderID: row.optionalString(8), sources: row.string(9).split(separator: ";").map(String.init)))
         }
         return findings
     }

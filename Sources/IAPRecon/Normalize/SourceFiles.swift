@@ -1,0 +1,59 @@
+/// The stored files in path order: what "file order" means everywhere in the pipeline.
+///
+/// Staged rows keep where they were read as a `file_id` and a line number. A reader turns those
+/// into `SourceLine`s, which sort by the file's place in path order and then by line, and back into
+/// `path:line` only where a user reads them (findings' `sources`, `history`, attribution): this is
+/// the one place that spells that text, in Swift (`text`) and in SQL (`sql`).
+struct SourceFiles {
+    /// By place: the stored files' paths in path order, then any file id no longer stored.
+    private var paths: [String] = []
+    private var places: [Int64: Int32] = [:]
+
+    /// Reads the `files` ledger, in path order as SQLite sorts it (byte by byte), which is the order
+    /// normalize's `rankTable` gives.
+    init(_ database: Database) throws {
+        try database.forEach("SELECT file_id, path FROM files ORDER BY path") { row in
+            places[row.int(0)] = Int32(paths.count)
+            paths.append(row.string(1))
+        }
+    }
+
+    /// The source of line `line` of the file stored as `file`. A file id the ledger no longer has
+    /// (never expected: its rows go with it) sorts after every stored file and reads `file N`.
+    mutating func line(file: Int64, _ line: Int64) -> SourceLine {
+        if let place = places[file] { return SourceLine(file: place, line: line) }
+        let place = Int32(paths.count)
+        places[file] = place
+        paths.append("file \(file)")
+        return SourceLine(file: place, line: line)
+    }
+
+    /// The source in columns `column` (file id) and `column + 1` (line) of `row`.
+    mutating func line(_ row: Row, at column: Int) -> SourceLine {
+        line(file: row.int(column), row.int(column + 1))
+    }
+
+    /// `path:line`, as `rejects` names a line.
+    func text(_ source: SourceLine) -> String {
+        (Int(source.file) < paths.count ? paths[Int(source.file)] : "file ?") + ":" + String(source.line)
+    }
+
+    /// Sources as a finding lists them: each once, in file order, separated by `;`.
+    func text(_ sources: [SourceLine]) -> String {
+        Set(sources).sorted().map(text).joined(separator: ";")
+    }
+
+    /// The SQL expression of `text` for the file id column `file` and the line column `line`.
+    static func sql(file: String, line: String) -> String {
+        "(SELECT path FROM files WHERE file_id = \(file)) || ':' || \(line)"
+    }
+
+    /// Numbers the stored files in path order as `temp.file_rank` on a reader's connection, so that
+    /// a query sorts rows "in file order" by a small integer instead of carrying each row's path
+    /// through the sort.
+    static let rankTable = """
+        DROP TABLE IF EXISTS temp.file_rank;
+        CREATE TEMP TABLE file_rank (file_id INTEGER PRIMARY KEY, rank INTEGER NOT NULL);
+        INSERT INTO temp.file_rank SELECT file_id, row_number() OVER (ORDER BY path) FROM files;
+        """
+}
