@@ -40,14 +40,31 @@ public struct FindingTally: Sendable, Equatable {
     public var newAtRisk: Decimal
 }
 
+/// The store holds no join by this iaprecon: nothing to report until the earlier stages run.
+public struct NotReconciled: Error, CustomStringConvertible, Sendable {
+    public var reason: String
+    public var description: String { "\(reason); run 'iaprecon normalize' and 'iaprecon join' on it first (or 'iaprecon run')" }
+}
+
 /// Stage 4, report: the only code that writes output files (CONTRACT.md §3).
 ///
 /// All files of a run are written into one `OutputSet` and switched in at
 /// once. Every file is sorted, so the same store writes the same bytes.
 public enum ReportStage {
+    /// Refuses a store the join has not reconciled, or whose staged tables an older iaprecon wrote
+    /// (the next normalize rebuilds them): never a report of tables read as they are not.
+    static func checkReconciled(_ database: Database) throws {
+        let joined = try database.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'int_run_settings'").integerValue > 0
+        guard joined else { throw NotReconciled(reason: "the store holds no reconciliation") }
+        guard try NormalizeStage.hasCurrentTables(database) else {
+            throw NotReconciled(reason: "the store's staged tables were written by an older iaprecon")
+        }
+    }
+
     /// `filesDone` hears, on the calling thread, of files as they are known to be written (a progress line).
     public static func run(database: Database, settings: ReportSettings, filesDone: ((Int) -> Void)? = nil) throws -> ReportSummary {
         Trace.mark("report start")
+        try checkReconciled(database)
         var asOfMs: Int64 = 0
         var graceMs: Int64 = 0
         try database.forEach("SELECT as_of_ms, grace_ms FROM int_run_settings") { row in

@@ -225,6 +225,23 @@ struct IncrementalTests {
         #expect(try rows(scenario, "fct_user_installs") == computed)
     }
 
+    @Test("report alone refuses a store no join reconciled, or whose staged tables an older iaprecon wrote, naming the commands")
+    func reportRefusesUnreconciledStore() throws {
+        let scenario = try Scenario()
+        try scenario.write("server/s.jsonl", [Line.order("2026-11-20T10:00:00Z", "o1", "u1", "gems60")])
+        let database = try scenario.open()
+        _ = try Pipeline.ingest(input: scenario.input, database: database, jobs: 1, rules: Scenario.rules(asOf: nil), progress: nil)
+        let settings = ReportSettings(outFolder: scenario.out)
+        #expect(throws: NotReconciled.self) { try ReportStage.run(database: database, settings: settings) }
+        _ = try scenario.run()
+        let before = try scenario.output("findings.csv")
+        // What an older iaprecon's MMP installs table looks like: its source as text.
+        try database.execute("ALTER TABLE stg_mmp__installs RENAME COLUMN file_id TO source")
+        let error = try #require(throws: NotReconciled.self) { try ReportStage.run(database: database, settings: settings) }
+        #expect(error.description.contains("older iaprecon") && error.description.contains("'iaprecon run'"))
+        #expect(try scenario.output("findings.csv") == before)
+    }
+
     @Test("a store whose MMP identities are keyed by fingerprint alone (an older iaprecon) rebuilds them by event time, then equals a full rebuild")
     func identitiesFromAnOlderStore() throws {
         let files = try SourceFile.list(in: Self.sampleData)
