@@ -808,6 +808,12 @@ enum BenchReport {
             let ours = result.run
             table.add([result.input.label, "iaprecon run", BenchFormat.seconds(ours.median), BenchFormat.range(ours),
                        BenchFormat.megabytes(result.oneProcess.map(\.peakRSSBytes).max() ?? 0), "1.00"])
+            if !result.oneProcessUnsigned.isEmpty {
+                let unsigned = Spread(result.oneProcessUnsigned.map(\.seconds))
+                table.add([result.input.label, "iaprecon run, no signature checks", BenchFormat.seconds(unsigned.median), BenchFormat.range(unsigned),
+                           BenchFormat.megabytes(result.oneProcessUnsigned.map(\.peakRSSBytes).max() ?? 0),
+                           BenchFormat.ratio(ours.median / unsigned.median)])
+            }
             for peer in Peer.allCases {
                 guard let theirs = result.peer(peer) else { continue }
                 table.add([result.input.label, peer.rawValue, BenchFormat.seconds(theirs.median), BenchFormat.range(theirs),

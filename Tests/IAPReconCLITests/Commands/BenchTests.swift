@@ -82,6 +82,7 @@ struct BenchTests {
         #expect(compared.measured == "0.33x (3.000 s / 9.000 s)")
         #expect(compared.forComparison && compared.met == nil)
         #expect(BenchReport.targetsTable([compared]).contains("for comparison"))
+        #expect(BenchReport.peersTable([million]).contains("1m    iaprecon run, no signature checks   3.000"))
         // A size the peers did not run at is not judged.
         let other = BenchReport.targets([Self.result(100_000, lines: 100_000, [[1, 1, 1, 1]])], nights: [], history: nil)
         #expect(other.first { $0.target == "1m full run / python peer" }?.met == nil)
