@@ -269,10 +269,74 @@ public struct TextSink {
         if count != record.count { throw OutputError(path: path, reason: String(cString: strerror(errno))) }
     }
 
+    /// One CSV record added cell by cell (`CSVCells`) into the same reused buffer: a report
+    /// streaming store rows copies their bytes into the record instead of making a `String` per cell.
+    mutating func csvRecord(_ fill: (inout CSVCells) -> Void) throws(OutputError) {
+        var cells = CSVCells(bytes: record)
+        record = []
+        cells.bytes.removeAll(keepingCapacity: true)
+        fill(&cells)
+        cells.bytes.append(contentsOf: [0x0D, 0x0A])
+        record = cells.bytes
+        let count = record.withUnsafeBufferPointer { fwrite($0.baseAddress, 1, $0.count, file) }
+        if count != record.count { throw OutputError(path: path, reason: String(cString: strerror(errno))) }
+        record.removeAll(keepingCapacity: true)
+    }
+
     func close() throws(OutputError) {
         let flushed = fflush(file) == 0 && fsync(fileno(file)) == 0
         let error = errno
         fclose(file)
         if !flushed { throw OutputError(path: path, reason: String(cString: strerror(error))) }
+    }
+}
+
+/// The cells of one CSV record as `TextSink.csvRecord` assembles them: each is escaped as
+/// `CSV.textCell` or `CSV.numberCell` would escape its text, and only a cell that needs escaping
+/// is made into a `String`.
+struct CSVCells {
+    fileprivate var bytes: [UInt8]
+    private var started = false
+
+    fileprivate init(bytes: [UInt8]) {
+        self.bytes = bytes
+    }
+
+    private mutating func separate() {
+        if started { bytes.append(UInt8(ascii: ",")) }
+        started = true
+    }
+
+    /// A cell that is already escaped (`CSV.textCell`'s, a number, a time).
+    mutating func escaped(_ cell: String) {
+        separate()
+        bytes.append(contentsOf: cell.utf8)
+    }
+
+    /// A text cell from UTF-8 bytes: `CSV.textCell` of their text.
+    mutating func text(_ value: UnsafeBufferPointer<UInt8>) {
+        separate()
+        if CSV.isPlain(bytes: value, text: true) {
+            bytes.append(contentsOf: value)
+        } else {
+            bytes.append(contentsOf: CSV.textCell(String(decoding: value, as: UTF8.self)).utf8)
+        }
+    }
+
+    /// A text cell from column `column` of a store row (NULL as empty): `CSV.textCell(row.optionalString(column) ?? "")`.
+    mutating func text(_ row: Row, _ column: Int) {
+        row.statement.withText(Int32(column)) { text($0) }
+    }
+
+    /// A numeric cell from column `column` of a store row (NULL as empty): `CSV.numberCell(row.optionalString(column) ?? "")`.
+    mutating func number(_ row: Row, _ column: Int) {
+        separate()
+        row.statement.withText(Int32(column)) { value in
+            if CSV.isPlain(bytes: value, text: false) {
+                bytes.append(contentsOf: value)
+            } else {
+                bytes.append(contentsOf: CSV.numberCell(String(decoding: value, as: UTF8.self)).utf8)
+            }
+        }
     }
 }

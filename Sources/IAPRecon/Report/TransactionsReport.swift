@@ -28,12 +28,13 @@ enum TransactionsReport {
             catalogTypes[row.string(0)] = row.string(1)
         }
         // A finding names its transaction; a chain's finding (a shared subscription) names no
-        // transaction and is listed on every transaction of the chain.
-        var findingsOfTransaction: [String: [String]] = [:], findingsOfChain: [String: [String]] = [:]
+        // transaction and is listed on every transaction of the chain. Both are looked up by the
+        // fingerprint of the id's bytes, so a transaction row makes no string of its ids.
+        var findingsOfTransaction: [RowFingerprint: [String]] = [:], findingsOfChain: [RowFingerprint: [String]] = [:]
         try database.forEach("SELECT finding_id, transaction_id, original_transaction_id FROM fct_findings ORDER BY finding_id") { row in
-            if let transaction = row.optionalString(1) {
+            if let transaction = row.fingerprint(1) {
                 findingsOfTransaction[transaction, default: []].append(row.string(0))
-            } else if let chain = row.optionalString(2) {
+            } else if let chain = row.fingerprint(2) {
                 findingsOfChain[chain, default: []].append(row.string(0))
             }
         }
@@ -54,14 +55,19 @@ enum TransactionsReport {
             deliveries.reset()
         }
         var values = AmountReader(fx: fx, zone: zone)
+        // The catalog's type of each product (its cell), looked up once per distinct product id.
+        var products = TextIndex()
+        var catalogTypeCells: [String?] = []
+        var receivers: [UInt8] = []
         try sink.csvRecord(header(currency))
         var hasDelivery = try deliveries.step()
         while try transactions.step() {
             let row = transactions.row
-            var receivers: [String] = []
+            receivers.removeAll(keepingCapacity: true)
             while hasDelivery, deliveries.row.compareText(0, with: row, 0) < 0 { hasDelivery = try deliveries.step() }
             while hasDelivery, deliveries.row.compareText(0, with: row, 0) == 0 {
-                receivers.append(deliveries.row.string(1))
+                if !receivers.isEmpty { receivers.append(UInt8(ascii: ";")) }
+                deliveries.row.statement.withText(1) { receivers.append(contentsOf: $0) }
                 hasDelivery = try deliveries.step()
             }
             let purchaseMs = row.int(14)
@@ -75,18 +81,32 @@ enum TransactionsReport {
                 let refunded = currency.rounded((refund ?? .zero) * rate)
                 (grossUSD, refundsUSD, netUSD) = (Money.format(gross), Money.format(refunded), Money.format(gross - refunded))
             }
-            let transactionID = row.string(0), chain = row.string(1), productID = row.string(5)
-            let findingIDs = (findingsOfTransaction[transactionID] ?? []) + (findingsOfChain[chain] ?? [])
-            func text(_ column: Int) -> String { CSV.textCell(row.optionalString(column) ?? "") }
+            let product = Int(products.number(row, 5))
+            if product == catalogTypeCells.count { catalogTypeCells.append(catalogTypes[products[Int32(product)]].map(CSV.textCell)) }
+            let findingIDs = (row.fingerprint(0).flatMap { findingsOfTransaction[$0] } ?? [])
+                + (row.fingerprint(1).flatMap { findingsOfChain[$0] } ?? [])
             func time(_ column: Int) -> String { row.optionalInt(column).map(Timestamp.iso8601) ?? "" }
-            try sink.csvRecord([
-                CSV.textCell(transactionID), CSV.textCell(chain), text(2), text(3), text(4), CSV.textCell(productID),
-                CSV.textCell(catalogTypes[productID] ?? row.optionalString(6) ?? ""), text(7), text(8), text(9), text(10),
-                CSV.numberCell(row.optionalString(11) ?? ""), String(quantity), price.map(Money.format) ?? "", text(13),
-                Timestamp.iso8601(purchaseMs), time(15), time(16), text(17), refund.map(Money.format) ?? "", isRevenue ? "true" : "false",
-                grossUSD, refundsUSD, netUSD, String(row.int(20)), CSV.textCell(receivers.joined(separator: ";")),
-                CSV.textCell(findingIDs.sorted().joined(separator: ";")),
-            ])
+            try sink.csvRecord { cells in
+                for column in 0...5 { cells.text(row, column) }
+                if let type = catalogTypeCells[product] { cells.escaped(type) } else { cells.text(row, 6) }
+                for column in 7...10 { cells.text(row, column) }
+                cells.number(row, 11)
+                cells.escaped(String(quantity))
+                cells.escaped(price.map(Money.format) ?? "")
+                cells.text(row, 13)
+                cells.escaped(Timestamp.iso8601(purchaseMs))
+                cells.escaped(time(15))
+                cells.escaped(time(16))
+                cells.text(row, 17)
+                cells.escaped(refund.map(Money.format) ?? "")
+                cells.escaped(isRevenue ? "true" : "false")
+                cells.escaped(grossUSD)
+                cells.escaped(refundsUSD)
+                cells.escaped(netUSD)
+                cells.escaped(String(row.int(20)))
+                receivers.withUnsafeBufferPointer { cells.text($0) }
+                cells.escaped(findingIDs.isEmpty ? "" : CSV.textCell(findingIDs.sorted().joined(separator: ";")))
+            }
         }
     }
 }

@@ -87,4 +87,30 @@ struct TransactionsReportTests {
         #expect(Fixture.sum(transactions, "gross_usd") == Money.parse(revenue["gross_usd"] ?? ""))
         #expect(Fixture.sum(transactions, "net_usd") == Money.parse(revenue["net_usd"] ?? ""))
     }
+
+    @Test("its text cells are guarded like every CSV output's: a formula sign, comma, quote or control character in an id or the delivered_to list")
+    func guardedCells() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        let hostile = "=evil,\"x\"", tabbed = "u\tb"
+        try scenario.write("server/s.jsonl", [
+            "{\"ts\":\"2026-11-10T10:00:10Z\",\"event\":\"delivered\",\"user_id\":\"\(OutputFormatTests.json(hostile))\",\"transaction_id\":\"1000000000000001\",\"product_id\":\"+gems\",\"quantity\":1}",
+            "{\"ts\":\"2026-11-10T10:00:20Z\",\"event\":\"delivered\",\"user_id\":\"\(OutputFormatTests.json(tabbed))\",\"transaction_id\":\"1000000000000001\",\"product_id\":\"+gems\",\"quantity\":1}",
+        ])
+        try scenario.write("receipts/r.jsonl", [
+            Line.v2Receipt("2026-11-10T10:00:05Z", "u1", transaction: Fixture.v2("1000000000000001", "+gems", purchase: "2026-11-10T10:00:00Z", price: 4990)),
+            Line.v2Receipt("2026-11-11T10:00:05Z", "u1", transaction: Fixture.v2("1000000000000002", "gems60", purchase: "2026-11-11T10:00:00Z", price: 990)),
+        ])
+        _ = try scenario.run(asOf: "2026-11-30T00:00:00Z")
+        let text = try scenario.output("transactions.csv")
+        // The raw record: the list is prefixed, its tab shown escaped, and the cell quoted for its comma and quotes.
+        #expect(text.contains(",\"'=evil,\"\"x\"\";u\\tb\","))
+        let rows = Fixture.table(text)
+        let guarded = try #require(rows.first)
+        #expect(guarded["product_id"] == "'+gems")
+        #expect(guarded["delivered_to"] == "'=evil,\"x\";u\\tb")
+        // The near miss: plain ids and a transaction nobody received pass through as they are.
+        let plain = try #require(rows.dropFirst().first)
+        #expect((plain["transaction_id"], plain["product_id"], plain["delivered_to"]) == ("1000000000000002", "gems60", ""))
+    }
 }
