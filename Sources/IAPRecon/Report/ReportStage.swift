@@ -54,21 +54,34 @@ public enum ReportStage {
             asOfMs = row.int(0)
             graceMs = row.int(1)
         }
-        let fx = try FXRates(database: database, reportingCurrency: settings.currency)
-        try fx.checkStored(database: database)
-        let findings = try FindingsReport(database: database, fx: fx, zone: settings.zone, asOfMs: asOfMs)
-        Trace.mark("report findings and fx")
-        let output = try OutputSet(folder: settings.outFolder)
+        // Attribution's installs first: the matching on this thread waits for them, while the
+        // files below can wait for a core.
+        let installs = try AttributionReport.readInstalls(database: database, zone: settings.zone)
+        let fx: FXRates, findings: FindingsReport, output: OutputSet
+        do {
+            fx = try FXRates(database: database, reportingCurrency: settings.currency)
+            try fx.checkStored(database: database)
+            findings = try FindingsReport(database: database, fx: fx, zone: settings.zone, asOfMs: asOfMs)
+            Trace.mark("report findings and fx")
+            output = try OutputSet(folder: settings.outFolder)
+        } catch {
+            installs.wait()
+            throw error
+        }
         var files: [String] = []
+        var bundleIDs: [String] = []
         // Each file is written (and fsynced) as soon as what it shows is known, on the thread that
-        // knows it: findings and rejects at once, transactions streamed on a connection of their own,
-        // revenue (daily, then by fiscal month) beside the summary's counts, attribution here. The
-        // report page and the summary need them all and come last.
-        let findingsFiles = Background { [path = database.path] in
+        // knows it: findings, rejects and the consumption requests at once, transactions streamed
+        // on a connection of their own, revenue (daily, then by fiscal month) beside the summary's
+        // counts, attribution here. The report page and the summary need them all and come last.
+        let findingsFiles = Background { [path = database.path, zone = settings.zone, currency = settings.currency] in
             try output.write("findings.csv") { try findings.writeCSV(&$0) }
             try output.write("findings.json") { try findings.writeJSON(&$0) }
             let reader = try Database(path: path, readOnly: true)
             try output.write("rejects.csv") { try RejectsReport.write(reader, &$0) }
+            let answers = try ConsumptionRequestsReport.answers(database: reader, zone: zone, currency: currency)
+            try output.write("consumption_requests.jsonl") { try ConsumptionRequestsReport.write(answers, &$0) }
+            Trace.mark("report consumption requests")
         }
         let transactionsFile = Background { [path = database.path, zone = settings.zone, currency = settings.reportingCurrency] in
             let reader = try Database(path: path, readOnly: true)
@@ -92,15 +105,13 @@ public enum ReportStage {
             do {
                 // Reads in one snapshot; fct_user_installs is written on another connection meanwhile.
                 attribution = try database.readTransaction {
-                    try AttributionReport(database: database, zone: settings.zone, fx: fx, asOfMs: asOfMs)
+                    try AttributionReport(database: database, zone: settings.zone, fx: fx, asOfMs: asOfMs, installs: installs)
                 }
                 Trace.mark("report attribution")
                 try output.write("attribution.csv") { try attribution.write(&$0, currency: settings.reportingCurrency) }
-                let answers = try ConsumptionRequestsReport.answers(database: database, zone: settings.zone, currency: settings.currency)
-                try output.write("consumption_requests.jsonl") { try ConsumptionRequestsReport.write(answers, &$0) }
-                Trace.mark("report consumption requests")
-                filesDone?(2)
+                filesDone?(1)
             } catch {
+                installs.wait()
                 findingsFiles.wait()
                 revenueWork.wait()
                 transactionsFile.wait()
@@ -112,7 +123,7 @@ public enum ReportStage {
             try filesWritten.get()
             try transactionsWritten.get()
             Trace.mark("report waited for revenue and findings files")
-            filesDone?(4)
+            filesDone?(5)
             let summary = SummaryReport.build(counts: counts, asOfMs: asOfMs, graceMs: graceMs, settings: settings,
                                               findings: findings, revenue: revenue, tieOut: tieOut, attribution: attribution)
             var page = ReportPage(asOfMs: asOfMs, settings: settings, counts: counts, findings: findings, revenue: revenue,
@@ -123,6 +134,7 @@ public enum ReportStage {
             try output.write("summary.json") { try $0.write(JSONWriter.pretty(summary)) }
             filesDone?(1)
             try output.commit()
+            bundleIDs = counts.bundleIDs
             Trace.mark("report files written")
             files = ["findings.csv", "findings.json", "revenue_daily.csv", "revenue_monthly.csv", "transactions.csv"]
                 + (tieOut.rows.isEmpty ? [] : ["apple_tieout.csv"])
@@ -150,7 +162,7 @@ public enum ReportStage {
             byKind[kind].map { FindingTally(kind: kind, count: $0.count, new: $0.new, atRisk: $0.atRisk.decimal, newAtRisk: $0.newAtRisk.decimal) }
         }
         summary.currency = settings.reportingCurrency
-        summary.bundleIDs = try SummaryReport.bundleIDs(database)
+        summary.bundleIDs = bundleIDs
         return summary
     }
 }
