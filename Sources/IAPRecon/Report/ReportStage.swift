@@ -117,21 +117,30 @@ public enum ReportStage {
                 transactionsFile.wait()
                 throw error
             }
-            let filesWritten = Result { try findingsFiles.value() }
-            let transactionsWritten = Result { try transactionsFile.value() }
-            let (revenue, tieOut, counts) = try revenueWork.value()
-            try filesWritten.get()
-            try transactionsWritten.get()
-            Trace.mark("report waited for revenue and findings files")
-            filesDone?(5)
-            let summary = SummaryReport.build(counts: counts, asOfMs: asOfMs, graceMs: graceMs, settings: settings,
-                                              findings: findings, revenue: revenue, tieOut: tieOut, attribution: attribution)
-            var page = ReportPage(asOfMs: asOfMs, settings: settings, counts: counts, findings: findings, revenue: revenue,
-                                  attribution: attribution, fx: fx)
-            // The page shows where Apple and the store disagree; apple_tieout.csv has every row.
-            page.tieout = Array(tieOut.rows.filter { $0.difference != 0 }.prefix(ReportPage.tieoutRowsShown))
-            try output.write("report.html") { try $0.write(page.html()) }
-            try output.write("summary.json") { try $0.write(JSONWriter.pretty(summary)) }
+            // The page and the summary need every report but transactions.csv, which may still be streaming.
+            let tieOut: AppleTieOutReport, counts: SummaryReport.Counts
+            do {
+                let filesWritten = Result { try findingsFiles.value() }
+                let revenue: RevenueReport
+                (revenue, tieOut, counts) = try revenueWork.value()
+                try filesWritten.get()
+                Trace.mark("report waited for revenue and findings files")
+                filesDone?(4)
+                let summary = SummaryReport.build(counts: counts, asOfMs: asOfMs, graceMs: graceMs, settings: settings,
+                                                  findings: findings, revenue: revenue, tieOut: tieOut, attribution: attribution)
+                var page = ReportPage(asOfMs: asOfMs, settings: settings, counts: counts, findings: findings, revenue: revenue,
+                                      attribution: attribution, fx: fx)
+                // The page shows where Apple and the store disagree; apple_tieout.csv has every row.
+                page.tieout = Array(tieOut.rows.filter { $0.difference != 0 }.prefix(ReportPage.tieoutRowsShown))
+                try output.write("report.html") { try $0.write(page.html()) }
+                try output.write("summary.json") { try $0.write(JSONWriter.pretty(summary)) }
+                filesDone?(1)
+            } catch {
+                transactionsFile.wait()
+                throw error
+            }
+            try transactionsFile.value()
+            Trace.mark("report waited for transactions.csv")
             filesDone?(1)
             try output.commit()
             bundleIDs = counts.bundleIDs

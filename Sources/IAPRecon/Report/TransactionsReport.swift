@@ -45,11 +45,9 @@ enum TransactionsReport {
             FROM int_transactions_resolved t LEFT JOIN stg_apple__transactions s USING (transaction_id)
             ORDER BY t.transaction_id
             """)
-        // Each receiving user once, at their first delivery.
-        let deliveries = try database.cached("""
-            SELECT transaction_id, user_id, min(ts_ms) AS first_ms FROM stg_server__deliveries
-            GROUP BY transaction_id, user_id ORDER BY transaction_id, first_ms, user_id
-            """)
+        // The deliveries in transaction id order, through their index; each transaction's few are
+        // grouped by user here, rather than all of them sorted by SQLite.
+        let deliveries = try database.cached("SELECT transaction_id, user_id, ts_ms FROM stg_server__deliveries ORDER BY transaction_id")
         defer {
             transactions.reset()
             deliveries.reset()
@@ -58,18 +56,22 @@ enum TransactionsReport {
         // The catalog's type of each product (its cell), looked up once per distinct product id.
         var products = TextIndex()
         var catalogTypeCells: [String?] = []
-        var receivers: [UInt8] = []
+        var received: [Delivery] = [], receivedBytes: [UInt8] = [], receivers: [UInt8] = []
         try sink.csvRecord(header(currency))
         var hasDelivery = try deliveries.step()
         while try transactions.step() {
             let row = transactions.row
-            receivers.removeAll(keepingCapacity: true)
+            received.removeAll(keepingCapacity: true)
+            receivedBytes.removeAll(keepingCapacity: true)
             while hasDelivery, deliveries.row.compareText(0, with: row, 0) < 0 { hasDelivery = try deliveries.step() }
             while hasDelivery, deliveries.row.compareText(0, with: row, 0) == 0 {
-                if !receivers.isEmpty { receivers.append(UInt8(ascii: ";")) }
-                deliveries.row.statement.withText(1) { receivers.append(contentsOf: $0) }
+                let start = receivedBytes.count
+                deliveries.row.statement.withText(1) { receivedBytes.append(contentsOf: $0) }
+                received.append(Delivery(ms: deliveries.row.int(2), user: start..<receivedBytes.count))
                 hasDelivery = try deliveries.step()
             }
+            receivers.removeAll(keepingCapacity: true)
+            Self.receivers(&received, users: receivedBytes, into: &receivers)
             let purchaseMs = row.int(14)
             let quantity = row.int(12)
             let price = values.amount(row, 11).map { $0 * quantity }
@@ -107,6 +109,29 @@ enum TransactionsReport {
                 receivers.withUnsafeBufferPointer { cells.text($0) }
                 cells.escaped(findingIDs.isEmpty ? "" : CSV.textCell(findingIDs.sorted().joined(separator: ";")))
             }
+        }
+    }
+
+    /// A delivery of the transaction being written: when, and where its user id's bytes are.
+    struct Delivery {
+        var ms: Int64
+        var user: Range<Int>
+    }
+
+    /// `delivered_to`: each receiving user once, at their first delivery, in the order of those
+    /// deliveries (then of the user ids' bytes, as SQLite orders text), joined by `;`.
+    static func receivers(_ deliveries: inout [Delivery], users: [UInt8], into list: inout [UInt8]) {
+        func user(_ delivery: Delivery) -> ArraySlice<UInt8> { users[delivery.user] }
+        if deliveries.count > 1 {
+            deliveries.sort { user($0) == user($1) ? $0.ms < $1.ms : user($0).lexicographicallyPrecedes(user($1)) }
+            var first: [Delivery] = []
+            for delivery in deliveries where first.last.map({ user($0) != user(delivery) }) ?? true { first.append(delivery) }
+            first.sort { $0.ms != $1.ms ? $0.ms < $1.ms : user($0).lexicographicallyPrecedes(user($1)) }
+            deliveries = first
+        }
+        for (index, delivery) in deliveries.enumerated() {
+            if index > 0 { list.append(UInt8(ascii: ";")) }
+            list.append(contentsOf: user(delivery))
         }
     }
 }

@@ -92,10 +92,14 @@ struct TransactionsReportTests {
     func guardedCells() throws {
         let scenario = try Scenario()
         try scenario.catalog()
-        let hostile = "=evil,\"x\"", tabbed = "u\tb"
+        // Received by three users, one of them twice: listed by first delivery, not by id.
+        func delivered(_ time: String, _ user: String) -> String {
+            "{\"ts\":\"2026-11-10T\(time)Z\",\"event\":\"delivered\",\"user_id\":\"\(OutputFormatTests.json(user))\","
+                + "\"transaction_id\":\"1000000000000001\",\"product_id\":\"+gems\",\"quantity\":1}"
+        }
         try scenario.write("server/s.jsonl", [
-            "{\"ts\":\"2026-11-10T10:00:10Z\",\"event\":\"delivered\",\"user_id\":\"\(OutputFormatTests.json(hostile))\",\"transaction_id\":\"1000000000000001\",\"product_id\":\"+gems\",\"quantity\":1}",
-            "{\"ts\":\"2026-11-10T10:00:20Z\",\"event\":\"delivered\",\"user_id\":\"\(OutputFormatTests.json(tabbed))\",\"transaction_id\":\"1000000000000001\",\"product_id\":\"+gems\",\"quantity\":1}",
+            delivered("10:00:30", "=evil,\"x\""), delivered("10:00:10", "u\tb"), delivered("10:00:20", "=evil,\"x\""),
+            delivered("10:00:05", "+z"),
         ])
         try scenario.write("receipts/r.jsonl", [
             Line.v2Receipt("2026-11-10T10:00:05Z", "u1", transaction: Fixture.v2("1000000000000001", "+gems", purchase: "2026-11-10T10:00:00Z", price: 4990)),
@@ -104,13 +108,27 @@ struct TransactionsReportTests {
         _ = try scenario.run(asOf: "2026-11-30T00:00:00Z")
         let text = try scenario.output("transactions.csv")
         // The raw record: the list is prefixed, its tab shown escaped, and the cell quoted for its comma and quotes.
-        #expect(text.contains(",\"'=evil,\"\"x\"\";u\\tb\","))
+        #expect(text.contains(",\"'+z;u\\tb;=evil,\"\"x\"\"\","))
         let rows = Fixture.table(text)
         let guarded = try #require(rows.first)
         #expect(guarded["product_id"] == "'+gems")
-        #expect(guarded["delivered_to"] == "'=evil,\"x\";u\\tb")
+        #expect(guarded["delivered_to"] == "'+z;u\\tb;=evil,\"x\"")
         // The near miss: plain ids and a transaction nobody received pass through as they are.
         let plain = try #require(rows.dropFirst().first)
         #expect((plain["transaction_id"], plain["product_id"], plain["delivered_to"]) == ("1000000000000002", "gems60", ""))
+    }
+
+    @Test("delivered_to names each user once, at their first delivery; users first served at one moment come in id order")
+    func receiverOrder() {
+        let users = Array("bacca".utf8)
+        var deliveries = [(5, 0), (5, 1), (7, 2), (3, 3), (9, 4)].map { TransactionsReport.Delivery(ms: Int64($0.0), user: $0.1..<($0.1 + 1)) }
+        var list: [UInt8] = []
+        TransactionsReport.receivers(&deliveries, users: users, into: &list)
+        #expect(String(decoding: list, as: UTF8.self) == "c;a;b")
+        // One delivery is its user alone.
+        var single = [TransactionsReport.Delivery(ms: 1, user: 0..<5)]
+        list = []
+        TransactionsReport.receivers(&single, users: users, into: &list)
+        #expect(String(decoding: list, as: UTF8.self) == "bacca")
     }
 }
