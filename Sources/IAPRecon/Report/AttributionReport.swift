@@ -74,8 +74,7 @@ struct AttributionReport {
         mutating func add(_ id: RowFingerprint?, install: Int) {
             while next.count <= install { next.append(-1) }
             guard let id else { return }
-            next[install] = head[id] ?? -1
-            head[id] = Int32(install)
+            next[install] = head.updateValue(Int32(install), forKey: id) ?? -1
         }
 
         /// The earliest of `id`'s installs at or before `ms` (the first in file order among
@@ -196,25 +195,6 @@ struct AttributionReport {
         var day = DayNames(zone)
         var money = AmountReader(fx: fx, zone: zone)
 
-        // Apple's money whose user nobody knows (no order, delivery or receipt): the `no_user` row
-        // of its purchase day (CONTRACT.md §3), so every verified dollar lands in a row.
-        try database.forEach("""
-            SELECT purchase_ms, unit_price, quantity, currency, refund_amount FROM int_transactions_resolved NOT INDEXED
-            WHERE is_revenue = 1 AND user_id IS NULL
-            """) { row in
-            let purchase = Self.purchase(row, offset: 0, values: &money)
-            let key = CohortKey(day: day(purchase.ms), mediaSource: "no_user", campaign: "")
-            add(key) { cohort in
-                cohort.anchorMs = max(cohort.anchorMs, purchase.ms)
-                cohort.revenue += purchase.grossUSD
-                cohort.refunds += purchase.refundUSD
-                cohort.revenueD0 += purchase.grossUSD
-                cohort.revenueD7 += purchase.grossUSD
-                cohort.revenueD30 += purchase.grossUSD
-            }
-            userlessPurchases += 1
-        }
-
         // Users: registrations (each user's first), merged in user id order with their purchases;
         // a paying user who never registered signs up at their first purchase.
         // By the fingerprints of their ids, as the MMP rows name them.
@@ -224,9 +204,10 @@ struct AttributionReport {
         // what changed is written: a night leaves most users' installs as they were.
         let userInstalls = BackgroundInserts(path: database.path, setup: Tables.userInstalls, inserts: Self.userInstallWrites)
         let signups = try database.cached("SELECT user_id, ts_ms, idfv, idfa, appsflyer_id FROM stg_registrations__first ORDER BY user_id")
+        // Every verified purchase in one pass; those with no user come first (NULL sorts first).
         let purchases = try database.cached("""
             SELECT user_id, purchase_ms, unit_price, quantity, currency, refund_amount FROM int_transactions_resolved NOT INDEXED
-            WHERE is_revenue = 1 AND user_id IS NOT NULL ORDER BY user_id, purchase_ms, transaction_id
+            WHERE is_revenue = 1 ORDER BY user_id, purchase_ms, transaction_id
             """)
         // The users the table holds now (none in a new store): those no longer reported are removed,
         // and those whose install is unchanged are not written again.
@@ -239,9 +220,25 @@ struct AttributionReport {
             purchases.reset()
             stored.reset()
         }
-        Trace.mark("attribution userless purchases")
         var hasSignup = try signups.step()
         var hasPurchase = try purchases.step()
+        // Apple's money whose user nobody knows (no order, delivery or receipt): the `no_user` row
+        // of its purchase day (CONTRACT.md §3), so every verified dollar lands in a row.
+        while hasPurchase, purchases.row.isNull(0) {
+            let purchase = Self.purchase(purchases.row, offset: 1, values: &money)
+            let key = CohortKey(day: day(purchase.ms), mediaSource: "no_user", campaign: "")
+            add(key) { cohort in
+                cohort.anchorMs = max(cohort.anchorMs, purchase.ms)
+                cohort.revenue += purchase.grossUSD
+                cohort.refunds += purchase.refundUSD
+                cohort.revenueD0 += purchase.grossUSD
+                cohort.revenueD7 += purchase.grossUSD
+                cohort.revenueD30 += purchase.grossUSD
+            }
+            userlessPurchases += 1
+            hasPurchase = try purchases.step()
+        }
+        Trace.mark("attribution userless purchases")
         var hasStored = try stored.step()
         var table = try installWork.value()
         Trace.mark("attribution waited for installs")
@@ -266,7 +263,7 @@ struct AttributionReport {
         var usersByWay = [Int](repeating: 0, count: ways.count)
         var unattributedUsers = 0
         let unattributedInstall = UserInstall(ms: nil, mediaSource: nil, campaign: nil, matchedBy: RowFingerprint("unattributed"), source: nil)
-        var cohortFingerprints: [Int: (mediaSource: RowFingerprint, campaign: RowFingerprint)] = [:]
+        var cohortFingerprints: [(mediaSource: RowFingerprint, campaign: RowFingerprint)?] = []
         var userPurchases: [(ms: Int64, grossUSD: Amount, refundUSD: Amount)] = []
         while hasSignup || hasPurchase {
             let signupRow = signups.row
@@ -324,6 +321,7 @@ struct AttributionReport {
                 anchor = install.ms
                 if let appsflyerID = install.appsflyerID { userOfAppsflyer[appsflyerID] = cuid }
                 let (mediaSource, campaign) = (keys[key].mediaSource, keys[key].campaign)
+                if cohortFingerprints.count <= key { cohortFingerprints += Array(repeating: nil, count: key + 1 - cohortFingerprints.count) }
                 let names = cohortFingerprints[key] ?? (RowFingerprint(mediaSource), RowFingerprint(campaign))
                 cohortFingerprints[key] = names
                 if storedInstall != UserInstall(ms: install.ms, mediaSource: names.mediaSource, campaign: names.campaign,

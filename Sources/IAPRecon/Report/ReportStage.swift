@@ -71,18 +71,10 @@ public enum ReportStage {
         var files: [String] = []
         var bundleIDs: [String] = []
         // Each file is written (and fsynced) as soon as what it shows is known, on the thread that
-        // knows it: findings, rejects and the consumption requests at once, transactions streamed
-        // on a connection of their own, revenue (daily, then by fiscal month) beside the summary's
-        // counts, attribution here. The report page and the summary need them all and come last.
-        let findingsFiles = Background { [path = database.path, zone = settings.zone, currency = settings.currency] in
-            try output.write("findings.csv") { try findings.writeCSV(&$0) }
-            try output.write("findings.json") { try findings.writeJSON(&$0) }
-            let reader = try Database(path: path, readOnly: true)
-            try output.write("rejects.csv") { try RejectsReport.write(reader, &$0) }
-            let answers = try ConsumptionRequestsReport.answers(database: reader, zone: zone, currency: currency)
-            try output.write("consumption_requests.jsonl") { try ConsumptionRequestsReport.write(answers, &$0) }
-            Trace.mark("report consumption requests")
-        }
+        // knows it: transactions streamed on a connection of their own from the start, revenue
+        // (daily, then by fiscal month) beside the summary's counts once the installs are read,
+        // and here the findings, rejects and consumption requests, then attribution. The report
+        // page and the summary need all but the transactions and come last.
         let transactionsFile = Background { [path = database.path, zone = settings.zone, currency = settings.reportingCurrency] in
             let reader = try Database(path: path, readOnly: true)
             try output.write("transactions.csv") { try TransactionsReport.write(reader, zone: zone, fx: fx, currency: currency, &$0) }
@@ -103,6 +95,14 @@ public enum ReportStage {
         do {
             let attribution: AttributionReport
             do {
+                // Written while the installs are read: attribution waits for them anyway.
+                try output.write("findings.csv") { try findings.writeCSV(&$0) }
+                try output.write("findings.json") { try findings.writeJSON(&$0) }
+                try output.write("rejects.csv") { try RejectsReport.write(database, &$0) }
+                let answers = try ConsumptionRequestsReport.answers(database: database, zone: settings.zone, currency: settings.currency)
+                try output.write("consumption_requests.jsonl") { try ConsumptionRequestsReport.write(answers, &$0) }
+                Trace.mark("report consumption requests")
+                filesDone?(4)
                 // Reads in one snapshot; fct_user_installs is written on another connection meanwhile.
                 attribution = try database.readTransaction {
                     try AttributionReport(database: database, zone: settings.zone, fx: fx, asOfMs: asOfMs, installs: installs)
@@ -112,7 +112,6 @@ public enum ReportStage {
                 filesDone?(1)
             } catch {
                 installs.wait()
-                findingsFiles.wait()
                 revenueWork.wait()
                 transactionsFile.wait()
                 throw error
@@ -120,12 +119,9 @@ public enum ReportStage {
             // The page and the summary need every report but transactions.csv, which may still be streaming.
             let tieOut: AppleTieOutReport, counts: SummaryReport.Counts
             do {
-                let filesWritten = Result { try findingsFiles.value() }
                 let revenue: RevenueReport
                 (revenue, tieOut, counts) = try revenueWork.value()
-                try filesWritten.get()
-                Trace.mark("report waited for revenue and findings files")
-                filesDone?(4)
+                Trace.mark("report waited for revenue")
                 let summary = SummaryReport.build(counts: counts, asOfMs: asOfMs, graceMs: graceMs, settings: settings,
                                                   findings: findings, revenue: revenue, tieOut: tieOut, attribution: attribution)
                 var page = ReportPage(asOfMs: asOfMs, settings: settings, counts: counts, findings: findings, revenue: revenue,
