@@ -38,11 +38,15 @@ enum TransactionsReport {
                 findingsOfChain[chain, default: []].append(row.string(0))
             }
         }
+        // Apple's product type shows only where the catalog gives none. With a catalog, nearly every
+        // row needs none: the others look it up one by one instead of every row joining it.
+        let joinsAppleType = catalogTypes.isEmpty
         let transactions = try database.cached("""
-            SELECT t.transaction_id, t.original_transaction_id, t.user_id, t.order_id, t.match_rule, t.product_id, s.type,
+            SELECT t.transaction_id, t.original_transaction_id, t.user_id, t.order_id, t.match_rule, t.product_id,
+                   \(joinsAppleType ? "s.type" : "NULL"),
                    t.storefront, t.environment, t.ownership, t.currency, t.unit_price, t.quantity, t.price_source,
                    t.purchase_ms, t.expires_ms, t.refund_ms, t.refund_type, t.refund_amount, t.is_revenue, t.deliveries
-            FROM int_transactions_resolved t LEFT JOIN stg_apple__transactions s USING (transaction_id)
+            FROM int_transactions_resolved t \(joinsAppleType ? "LEFT JOIN stg_apple__transactions s USING (transaction_id)" : "")
             ORDER BY t.transaction_id
             """)
         // The deliveries in transaction id order, through their index; each transaction's few are
@@ -85,12 +89,19 @@ enum TransactionsReport {
             }
             let product = Int(products.number(row, 5))
             if product == catalogTypeCells.count { catalogTypeCells.append(catalogTypes[products[Int32(product)]].map(CSV.textCell)) }
+            var typeCell = catalogTypeCells[product]
+            if typeCell == nil, !joinsAppleType {
+                typeCell = ""
+                try database.forEach("SELECT type FROM stg_apple__transactions WHERE transaction_id = ?1", [.text(row.string(0))]) {
+                    typeCell = CSV.textCell($0.optionalString(0) ?? "")
+                }
+            }
             let findingIDs = (row.fingerprint(0).flatMap { findingsOfTransaction[$0] } ?? [])
                 + (row.fingerprint(1).flatMap { findingsOfChain[$0] } ?? [])
             func time(_ column: Int) -> String { row.optionalInt(column).map(Timestamp.iso8601) ?? "" }
             try sink.csvRecord { cells in
                 for column in 0...5 { cells.text(row, column) }
-                if let type = catalogTypeCells[product] { cells.escaped(type) } else { cells.text(row, 6) }
+                if let typeCell { cells.escaped(typeCell) } else { cells.text(row, 6) }
                 for column in 7...10 { cells.text(row, column) }
                 cells.number(row, 11)
                 cells.escaped(String(quantity))

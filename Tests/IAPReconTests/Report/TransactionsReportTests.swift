@@ -131,4 +131,24 @@ struct TransactionsReportTests {
         TransactionsReport.receivers(&single, users: users, into: &list)
         #expect(String(decoding: list, as: UTF8.self) == "bacca")
     }
+
+    @Test("product_type is the catalog's type, else Apple's type of the transaction, with a catalog or without one",
+          arguments: [true, false])
+    func productType(withCatalog: Bool) throws {
+        let scenario = try Scenario()
+        if withCatalog { try scenario.catalog() }
+        func receipt(_ transactionID: String, _ productID: String, appleType: String?) -> String {
+            var payload = Fixture.v2(transactionID, productID, purchase: "2026-11-10T10:00:00Z", price: 990)
+            if let appleType { payload = "{\"type\":\"\(appleType)\"," + payload.dropFirst() }
+            return Line.v2Receipt("2026-11-10T10:00:05Z", "u1", transaction: payload)
+        }
+        try scenario.write("receipts/r.jsonl", [
+            receipt("1000000000000001", "gems60", appleType: "Non-Consumable"),
+            receipt("1000000000000002", "sword", appleType: "Consumable"),
+            receipt("1000000000000003", "shield", appleType: nil),
+        ])
+        _ = try scenario.run(asOf: "2026-11-30T00:00:00Z")
+        let rows = Fixture.table(try scenario.output("transactions.csv"))
+        #expect(rows.map { $0["product_type"] ?? "?" } == [withCatalog ? "consumable" : "Non-Consumable", "Consumable", ""])
+    }
 }
