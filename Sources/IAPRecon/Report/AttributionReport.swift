@@ -257,13 +257,14 @@ struct AttributionReport {
             }
         }
         // What a user's stored install is compared with, as fingerprints made once: the ways a
-        // user is matched, and each install cohort's media source and campaign.
+        // user is matched, and each install cohort's media source and campaign (every install's
+        // cohort has its slot by now).
         let ways = ["customer_user_id", "appsflyer_id", "idfv", "idfa"]
         let wayFingerprints = ways.map { RowFingerprint($0) }
         var usersByWay = [Int](repeating: 0, count: ways.count)
         var unattributedUsers = 0
         let unattributedInstall = UserInstall(ms: nil, mediaSource: nil, campaign: nil, matchedBy: RowFingerprint("unattributed"), source: nil)
-        var cohortFingerprints: [(mediaSource: RowFingerprint, campaign: RowFingerprint)?] = []
+        var cohortFingerprints = [(mediaSource: RowFingerprint, campaign: RowFingerprint)?](repeating: nil, count: keys.count)
         var userPurchases: [(ms: Int64, grossUSD: Amount, refundUSD: Amount)] = []
         while hasSignup || hasPurchase {
             let signupRow = signups.row
@@ -321,7 +322,6 @@ struct AttributionReport {
                 anchor = install.ms
                 if let appsflyerID = install.appsflyerID { userOfAppsflyer[appsflyerID] = cuid }
                 let (mediaSource, campaign) = (keys[key].mediaSource, keys[key].campaign)
-                if cohortFingerprints.count <= key { cohortFingerprints += Array(repeating: nil, count: key + 1 - cohortFingerprints.count) }
                 let names = cohortFingerprints[key] ?? (RowFingerprint(mediaSource), RowFingerprint(campaign))
                 cohortFingerprints[key] = names
                 if storedInstall != UserInstall(ms: install.ms, mediaSource: names.mediaSource, campaign: names.campaign,
