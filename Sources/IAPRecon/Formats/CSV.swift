@@ -89,11 +89,21 @@ public enum CSV {
         isPlain(value, text: false) ? value : quoteIfNeeded(escapingControlCharacters(value))
     }
 
+    /// Whether UTF-8 `bytes` are their own cell, as `textCell` (`text`) or `numberCell` would
+    /// write them: a writer holding bytes (a store's row) skips making a `String` of nearly every cell.
+    static func isPlain(bytes: UnsafeBufferPointer<UInt8>, text: Bool) -> Bool {
+        isPlain(bytes, text: text)
+    }
+
     /// Printable ASCII with no comma or quote (and, for a text cell, no leading formula sign): the
     /// cell is the value itself, as nearly every id, code and time is. One pass over the bytes.
     private static func isPlain(_ value: String, text: Bool) -> Bool {
+        isPlain(value.utf8, text: text)
+    }
+
+    private static func isPlain<Bytes: Sequence<UInt8>>(_ bytes: Bytes, text: Bool) -> Bool {
         var first = text
-        for byte in value.utf8 {
+        for byte in bytes {
             if byte < 0x20 || byte >= 0x7F || byte == UInt8(ascii: ",") || byte == UInt8(ascii: "\"") { return false }
             if first, byte == UInt8(ascii: "=") || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "@") {
                 return false

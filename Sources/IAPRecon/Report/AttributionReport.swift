@@ -60,12 +60,8 @@ struct AttributionReport {
             (matchedBy, source) = (row.fingerprint(4), row.fingerprint(5))
         }
 
-        init(ms: Int64?, mediaSource: String?, campaign: String?, matchedBy: String, source: RowFingerprint?) {
-            self.ms = ms
-            self.mediaSource = mediaSource.map { RowFingerprint($0) }
-            self.campaign = campaign.map { RowFingerprint($0) }
-            self.matchedBy = RowFingerprint(matchedBy)
-            self.source = source
+        init(ms: Int64?, mediaSource: RowFingerprint?, campaign: RowFingerprint?, matchedBy: RowFingerprint, source: RowFingerprint?) {
+            (self.ms, self.mediaSource, self.campaign, self.matchedBy, self.source) = (ms, mediaSource, campaign, matchedBy, source)
         }
     }
 
@@ -78,19 +74,23 @@ struct AttributionReport {
         mutating func add(_ id: RowFingerprint?, install: Int) {
             while next.count <= install { next.append(-1) }
             guard let id else { return }
-            next[install] = head[id] ?? -1
-            head[id] = Int32(install)
+            next[install] = head.updateValue(Int32(install), forKey: id) ?? -1
         }
 
-        /// The install indexes of `id`, newest first.
-        func installs(of id: RowFingerprint) -> [Int] {
-            var result: [Int] = []
+        /// The earliest of `id`'s installs at or before `ms` (the first in file order among
+        /// installs at one time), or `best` when no such install is earlier. Walks the chain in
+        /// place: the matching asks this for every user.
+        func earliest(of id: RowFingerprint?, atOrBefore ms: Int64, in installs: [Install], than best: Int? = nil) -> Int? {
+            guard let id else { return best }
+            var best = best
             var position = head[id] ?? -1
             while position >= 0 {
-                result.append(Int(position))
-                position = next[Int(position)]
+                let index = Int(position)
+                let install = installs[index].ms
+                if install <= ms, best.map({ (install, index) < (installs[$0].ms, $0) }) ?? true { best = index }
+                position = next[index]
             }
-            return result
+            return best
         }
     }
 
@@ -168,38 +168,34 @@ struct AttributionReport {
     var unconvertedSpendRows = 0
     let asOfMs: Int64
 
-    /// Computes the cohorts and, user by user, writes each user's install into `fct_user_installs` (for `history`).
-    init(database: Database, zone: Zone, fx: FXRates, asOfMs: Int64) throws {
-        self.asOfMs = asOfMs
+    /// The zone the MMP's wall-clock times are in, as the join recorded it.
+    static func mmpZone(_ database: Database) throws -> Zone {
         var mmpZone = Zone.utc
         try database.forEach("SELECT mmp_tz FROM int_run_settings") { mmpZone = Zone($0.string(0)) ?? .utc }
+        return mmpZone
+    }
 
-        var day = DayNames(zone)
-        var money = AmountReader(fx: fx, zone: zone)
-        // The installs and their ids are read on a worker's own connection meanwhile (InstallTable).
-        let installWork = Background { [path = database.path, mmpZone] in
+    /// Starts reading the installs and their ids on a worker's own connection (`InstallTable`).
+    /// The report starts it before its other background work: the matching waits for it.
+    static func readInstalls(database: Database, zone: Zone) throws -> Background<InstallTable> {
+        let mmpZone = try mmpZone(database)
+        return Background { [path = database.path] in
             try InstallTable(database: Database(path: path, readOnly: true), zone: zone, mmpZone: mmpZone)
         }
-        defer { installWork.wait() }
+    }
 
-        // Apple's money whose user nobody knows (no order, delivery or receipt): the `no_user` row
-        // of its purchase day (CONTRACT.md §3), so every verified dollar lands in a row.
-        try database.forEach("""
-            SELECT purchase_ms, unit_price, quantity, currency, refund_amount FROM int_transactions_resolved NOT INDEXED
-            WHERE is_revenue = 1 AND user_id IS NULL
-            """) { row in
-            let purchase = Self.purchase(row, offset: 0, values: &money)
-            let key = CohortKey(day: day(purchase.ms), mediaSource: "no_user", campaign: "")
-            add(key) { cohort in
-                cohort.anchorMs = max(cohort.anchorMs, purchase.ms)
-                cohort.revenue += purchase.grossUSD
-                cohort.refunds += purchase.refundUSD
-                cohort.revenueD0 += purchase.grossUSD
-                cohort.revenueD7 += purchase.grossUSD
-                cohort.revenueD30 += purchase.grossUSD
-            }
-            userlessPurchases += 1
-        }
+    /// Computes the cohorts and, user by user, writes each user's install into `fct_user_installs` (for `history`).
+    init(database: Database, zone: Zone, fx: FXRates, asOfMs: Int64) throws {
+        try self.init(database: database, zone: zone, fx: fx, asOfMs: asOfMs, installs: Self.readInstalls(database: database, zone: zone))
+    }
+
+    /// As above, with the installs already being read (`readInstalls`).
+    init(database: Database, zone: Zone, fx: FXRates, asOfMs: Int64, installs installWork: Background<InstallTable>) throws {
+        self.asOfMs = asOfMs
+        defer { installWork.wait() }
+        let mmpZone = try Self.mmpZone(database)
+        var day = DayNames(zone)
+        var money = AmountReader(fx: fx, zone: zone)
 
         // Users: registrations (each user's first), merged in user id order with their purchases;
         // a paying user who never registered signs up at their first purchase.
@@ -210,9 +206,10 @@ struct AttributionReport {
         // what changed is written: a night leaves most users' installs as they were.
         let userInstalls = BackgroundInserts(path: database.path, setup: Tables.userInstalls, inserts: Self.userInstallWrites)
         let signups = try database.cached("SELECT user_id, ts_ms, idfv, idfa, appsflyer_id FROM stg_registrations__first ORDER BY user_id")
+        // Every verified purchase in one pass; those with no user come first (NULL sorts first).
         let purchases = try database.cached("""
             SELECT user_id, purchase_ms, unit_price, quantity, currency, refund_amount FROM int_transactions_resolved NOT INDEXED
-            WHERE is_revenue = 1 AND user_id IS NOT NULL ORDER BY user_id, purchase_ms, transaction_id
+            WHERE is_revenue = 1 ORDER BY user_id, purchase_ms, transaction_id
             """)
         // The users the table holds now (none in a new store): those no longer reported are removed,
         // and those whose install is unchanged are not written again.
@@ -225,9 +222,25 @@ struct AttributionReport {
             purchases.reset()
             stored.reset()
         }
-        Trace.mark("attribution userless purchases")
         var hasSignup = try signups.step()
         var hasPurchase = try purchases.step()
+        // Apple's money whose user nobody knows (no order, delivery or receipt): the `no_user` row
+        // of its purchase day (CONTRACT.md §3), so every verified dollar lands in a row.
+        while hasPurchase, purchases.row.isNull(0) {
+            let purchase = Self.purchase(purchases.row, offset: 1, values: &money)
+            let key = CohortKey(day: day(purchase.ms), mediaSource: "no_user", campaign: "")
+            add(key) { cohort in
+                cohort.anchorMs = max(cohort.anchorMs, purchase.ms)
+                cohort.revenue += purchase.grossUSD
+                cohort.refunds += purchase.refundUSD
+                cohort.revenueD0 += purchase.grossUSD
+                cohort.revenueD7 += purchase.grossUSD
+                cohort.revenueD30 += purchase.grossUSD
+            }
+            userlessPurchases += 1
+            hasPurchase = try purchases.step()
+        }
+        Trace.mark("attribution userless purchases")
         var hasStored = try stored.step()
         var table = try installWork.value()
         Trace.mark("attribution waited for installs")
@@ -245,6 +258,16 @@ struct AttributionReport {
                 cohort.anchorMs = max(cohort.anchorMs, install.ms)
             }
         }
+        // What a user's stored install is compared with, as fingerprints made once: the ways a
+        // user is matched, and each install cohort's media source and campaign (every install's
+        // cohort has its slot by now).
+        let ways = ["customer_user_id", "appsflyer_id", "idfv", "idfa"]
+        let wayFingerprints = ways.map { RowFingerprint($0) }
+        var usersByWay = [Int](repeating: 0, count: ways.count)
+        var unattributedUsers = 0
+        let unattributedInstall = UserInstall(ms: nil, mediaSource: nil, campaign: nil, matchedBy: RowFingerprint("unattributed"), source: nil)
+        var cohortFingerprints = [(mediaSource: RowFingerprint, campaign: RowFingerprint)?](repeating: nil, count: keys.count)
+        var userPurchases: [(ms: Int64, grossUSD: Amount, refundUSD: Amount)] = []
         while hasSignup || hasPurchase {
             let signupRow = signups.row
             let purchaseRow = purchases.row
@@ -262,54 +285,57 @@ struct AttributionReport {
                 storedInstall = UserInstall(stored: stored.row)
                 hasStored = try stored.step()
             }
+            // The ids a sign-up names, by their fingerprints: they are only looked up.
             var signup = Signup(ms: 0, registered: false)
             if hasSignup, signupRow.text(0, equals: userID) {
-                signup = Signup(ms: signupRow.int(1), idfv: signupRow.optionalString(2), idfa: signupRow.optionalString(3),
-                                appsflyerID: signupRow.optionalString(4), registered: true)
+                signup = Signup(ms: signupRow.int(1), idfv: signupRow.fingerprint(2), idfa: signupRow.fingerprint(3),
+                                appsflyerID: signupRow.fingerprint(4), registered: true)
                 hasSignup = try signups.step()
             }
-            var userPurchases: [(ms: Int64, grossUSD: Amount, refundUSD: Amount)] = []
+            userPurchases.removeAll(keepingCapacity: true)
             while hasPurchase, purchases.row.text(0, equals: userID) {
                 userPurchases.append(Self.purchase(purchases.row, offset: 1, values: &money))
                 hasPurchase = try purchases.step()
             }
             if !signup.registered, let first = userPurchases.first { signup.ms = first.ms }
 
-            func earliest(_ indexes: [Int]) -> Int? {
-                indexes.filter { installs[$0].ms <= signup.ms }.min { (installs[$0].ms, $0) < (installs[$1].ms, $1) }
-            }
             // The first way that finds an install wins; later ways are not looked at.
-            var found: (how: String, index: Int)?
+            var found: (way: Int, index: Int)?
             let cuid = RowFingerprint(userID)
-            var viaCUID = byCUID.installs(of: cuid)
-            for appsflyerID in linkedAppsflyerIDs[cuid] ?? [] { viaCUID += byAppsflyer.installs(of: appsflyerID) }
-            if let index = earliest(viaCUID) {
-                found = ("customer_user_id", index)
-            } else if let id = signup.appsflyerID, let index = earliest(byAppsflyer.installs(of: RowFingerprint(id))) {
-                found = ("appsflyer_id", index)
-            } else if let id = signup.idfv, let index = earliest(byIDFV.installs(of: RowFingerprint(id))) {
-                found = ("idfv", index)
-            } else if let id = signup.idfa, let index = earliest(byIDFA.installs(of: RowFingerprint(id))) {
-                found = ("idfa", index)
+            var viaCUID = byCUID.earliest(of: cuid, atOrBefore: signup.ms, in: installs)
+            for appsflyerID in linkedAppsflyerIDs[cuid] ?? [] {
+                viaCUID = byAppsflyer.earliest(of: appsflyerID, atOrBefore: signup.ms, in: installs, than: viaCUID)
+            }
+            if let index = viaCUID {
+                found = (0, index)
+            } else if let index = byAppsflyer.earliest(of: signup.appsflyerID, atOrBefore: signup.ms, in: installs) {
+                found = (1, index)
+            } else if let index = byIDFV.earliest(of: signup.idfv, atOrBefore: signup.ms, in: installs) {
+                found = (2, index)
+            } else if let index = byIDFA.earliest(of: signup.idfa, atOrBefore: signup.ms, in: installs) {
+                found = (3, index)
             }
             let key: Int
             let anchor: Int64
-            if let (how, index) = found {
+            if let (way, index) = found {
                 let install = installs[index]
-                matchedBy[how, default: 0] += 1
+                usersByWay[way] += 1
                 key = install.slot
                 anchor = install.ms
                 if let appsflyerID = install.appsflyerID { userOfAppsflyer[appsflyerID] = cuid }
                 let (mediaSource, campaign) = (keys[key].mediaSource, keys[key].campaign)
-                if storedInstall != UserInstall(ms: install.ms, mediaSource: mediaSource, campaign: campaign, matchedBy: how, source: install.source) {
-                    userInstalls.insert(table: 0, [.text(userID), .integer(install.ms), .text(mediaSource), .text(campaign), .text(how), .integer(install.row)])
+                let names = cohortFingerprints[key] ?? (RowFingerprint(mediaSource), RowFingerprint(campaign))
+                cohortFingerprints[key] = names
+                if storedInstall != UserInstall(ms: install.ms, mediaSource: names.mediaSource, campaign: names.campaign,
+                                                matchedBy: wayFingerprints[way], source: install.source) {
+                    userInstalls.insert(table: 0, [.text(userID), .integer(install.ms), .text(mediaSource), .text(campaign), .text(ways[way]), .integer(install.row)])
                 }
             } else {
-                matchedBy["unattributed", default: 0] += 1
+                unattributedUsers += 1
                 key = slot(CohortKey(day: day(signup.ms), mediaSource: "unattributed", campaign: ""))
                 anchor = signup.ms
                 add(key) { $0.anchorMs = max($0.anchorMs, signup.ms) }
-                if storedInstall != UserInstall(ms: nil, mediaSource: nil, campaign: nil, matchedBy: "unattributed", source: nil) {
+                if storedInstall != unattributedInstall {
                     userInstalls.insert(table: 0, [.text(userID), .null, .null, .null, .text("unattributed"), .null])
                 }
             }
@@ -329,6 +355,8 @@ struct AttributionReport {
                 }
             }
         }
+        for (way, users) in zip(ways, usersByWay) { matchedBy[way] = users }
+        matchedBy["unattributed"] = unattributedUsers
         while hasStored {
             userInstalls.insert(table: 1, [.text(stored.row.string(0))])
             hasStored = try stored.step()
@@ -408,9 +436,9 @@ struct AttributionReport {
 
     struct Signup {
         var ms: Int64
-        var idfv: String?
-        var idfa: String?
-        var appsflyerID: String?
+        var idfv: RowFingerprint?
+        var idfa: RowFingerprint?
+        var appsflyerID: RowFingerprint?
         var registered: Bool
     }
 

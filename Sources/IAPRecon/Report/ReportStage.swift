@@ -71,22 +71,27 @@ public enum ReportStage {
             asOfMs = row.int(0)
             graceMs = row.int(1)
         }
-        let fx = try FXRates(database: database, reportingCurrency: settings.currency)
-        try fx.checkStored(database: database)
-        let findings = try FindingsReport(database: database, fx: fx, zone: settings.zone, asOfMs: asOfMs)
-        Trace.mark("report findings and fx")
-        let output = try OutputSet(folder: settings.outFolder)
-        var files: [String] = []
-        // Each file is written (and fsynced) as soon as what it shows is known, on the thread that
-        // knows it: findings and rejects at once, transactions streamed on a connection of their own,
-        // revenue (daily, then by fiscal month) beside the summary's counts, attribution here. The
-        // report page and the summary need them all and come last.
-        let findingsFiles = Background { [path = database.path] in
-            try output.write("findings.csv") { try findings.writeCSV(&$0) }
-            try output.write("findings.json") { try findings.writeJSON(&$0) }
-            let reader = try Database(path: path, readOnly: true)
-            try output.write("rejects.csv") { try RejectsReport.write(reader, &$0) }
+        // Attribution's installs first: the matching on this thread waits for them, while the
+        // files below can wait for a core.
+        let installs = try AttributionReport.readInstalls(database: database, zone: settings.zone)
+        let fx: FXRates, findings: FindingsReport, output: OutputSet
+        do {
+            fx = try FXRates(database: database, reportingCurrency: settings.currency)
+            try fx.checkStored(database: database)
+            findings = try FindingsReport(database: database, fx: fx, zone: settings.zone, asOfMs: asOfMs)
+            Trace.mark("report findings and fx")
+            output = try OutputSet(folder: settings.outFolder)
+        } catch {
+            installs.wait()
+            throw error
         }
+        var files: [String] = []
+        var bundleIDs: [String] = []
+        // Each file is written (and fsynced) as soon as what it shows is known, on the thread that
+        // knows it: transactions streamed on a connection of their own from the start, revenue
+        // (daily, then by fiscal month) beside the summary's counts once the installs are read,
+        // and here the findings, rejects and consumption requests, then attribution. The report
+        // page and the summary need all but the transactions and come last.
         let transactionsFile = Background { [path = database.path, zone = settings.zone, currency = settings.reportingCurrency] in
             let reader = try Database(path: path, readOnly: true)
             try output.write("transactions.csv") { try TransactionsReport.write(reader, zone: zone, fx: fx, currency: currency, &$0) }
@@ -107,39 +112,51 @@ public enum ReportStage {
         do {
             let attribution: AttributionReport
             do {
-                // Reads in one snapshot; fct_user_installs is written on another connection meanwhile.
-                attribution = try database.readTransaction {
-                    try AttributionReport(database: database, zone: settings.zone, fx: fx, asOfMs: asOfMs)
-                }
-                Trace.mark("report attribution")
-                try output.write("attribution.csv") { try attribution.write(&$0, currency: settings.reportingCurrency) }
+                // Written while the installs are read: attribution waits for them anyway.
+                try output.write("findings.csv") { try findings.writeCSV(&$0) }
+                try output.write("findings.json") { try findings.writeJSON(&$0) }
+                try output.write("rejects.csv") { try RejectsReport.write(database, &$0) }
                 let answers = try ConsumptionRequestsReport.answers(database: database, zone: settings.zone, currency: settings.currency)
                 try output.write("consumption_requests.jsonl") { try ConsumptionRequestsReport.write(answers, &$0) }
                 Trace.mark("report consumption requests")
-                filesDone?(2)
+                filesDone?(4)
+                // Reads in one snapshot; fct_user_installs is written on another connection meanwhile.
+                attribution = try database.readTransaction {
+                    try AttributionReport(database: database, zone: settings.zone, fx: fx, asOfMs: asOfMs, installs: installs)
+                }
+                Trace.mark("report attribution")
+                try output.write("attribution.csv") { try attribution.write(&$0, currency: settings.reportingCurrency) }
+                filesDone?(1)
             } catch {
-                findingsFiles.wait()
+                installs.wait()
                 revenueWork.wait()
                 transactionsFile.wait()
                 throw error
             }
-            let filesWritten = Result { try findingsFiles.value() }
-            let transactionsWritten = Result { try transactionsFile.value() }
-            let (revenue, tieOut, counts) = try revenueWork.value()
-            try filesWritten.get()
-            try transactionsWritten.get()
-            Trace.mark("report waited for revenue and findings files")
-            filesDone?(4)
-            let summary = SummaryReport.build(counts: counts, asOfMs: asOfMs, graceMs: graceMs, settings: settings,
-                                              findings: findings, revenue: revenue, tieOut: tieOut, attribution: attribution)
-            var page = ReportPage(asOfMs: asOfMs, settings: settings, counts: counts, findings: findings, revenue: revenue,
-                                  attribution: attribution, fx: fx)
-            // The page shows where Apple and the store disagree; apple_tieout.csv has every row.
-            page.tieout = Array(tieOut.rows.filter { $0.difference != 0 }.prefix(ReportPage.tieoutRowsShown))
-            try output.write("report.html") { try $0.write(page.html()) }
-            try output.write("summary.json") { try $0.write(JSONWriter.pretty(summary)) }
+            // The page and the summary need every report but transactions.csv, which may still be streaming.
+            let tieOut: AppleTieOutReport, counts: SummaryReport.Counts
+            do {
+                let revenue: RevenueReport
+                (revenue, tieOut, counts) = try revenueWork.value()
+                Trace.mark("report waited for revenue")
+                let summary = SummaryReport.build(counts: counts, asOfMs: asOfMs, graceMs: graceMs, settings: settings,
+                                                  findings: findings, revenue: revenue, tieOut: tieOut, attribution: attribution)
+                var page = ReportPage(asOfMs: asOfMs, settings: settings, counts: counts, findings: findings, revenue: revenue,
+                                      attribution: attribution, fx: fx)
+                // The page shows where Apple and the store disagree; apple_tieout.csv has every row.
+                page.tieout = Array(tieOut.rows.filter { $0.difference != 0 }.prefix(ReportPage.tieoutRowsShown))
+                try output.write("report.html") { try $0.write(page.html()) }
+                try output.write("summary.json") { try $0.write(JSONWriter.pretty(summary)) }
+                filesDone?(1)
+            } catch {
+                transactionsFile.wait()
+                throw error
+            }
+            try transactionsFile.value()
+            Trace.mark("report waited for transactions.csv")
             filesDone?(1)
             try output.commit()
+            bundleIDs = counts.bundleIDs
             Trace.mark("report files written")
             files = ["findings.csv", "findings.json", "revenue_daily.csv", "revenue_monthly.csv", "transactions.csv"]
                 + (tieOut.rows.isEmpty ? [] : ["apple_tieout.csv"])
@@ -167,7 +184,7 @@ public enum ReportStage {
             byKind[kind].map { FindingTally(kind: kind, count: $0.count, new: $0.new, atRisk: $0.atRisk.decimal, newAtRisk: $0.newAtRisk.decimal) }
         }
         summary.currency = settings.reportingCurrency
-        summary.bundleIDs = try SummaryReport.bundleIDs(database)
+        summary.bundleIDs = bundleIDs
         return summary
     }
 }

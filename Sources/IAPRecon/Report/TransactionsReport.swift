@@ -28,42 +28,54 @@ enum TransactionsReport {
             catalogTypes[row.string(0)] = row.string(1)
         }
         // A finding names its transaction; a chain's finding (a shared subscription) names no
-        // transaction and is listed on every transaction of the chain.
-        var findingsOfTransaction: [String: [String]] = [:], findingsOfChain: [String: [String]] = [:]
+        // transaction and is listed on every transaction of the chain. Both are looked up by the
+        // fingerprint of the id's bytes, so a transaction row makes no string of its ids.
+        var findingsOfTransaction: [RowFingerprint: [String]] = [:], findingsOfChain: [RowFingerprint: [String]] = [:]
         try database.forEach("SELECT finding_id, transaction_id, original_transaction_id FROM fct_findings ORDER BY finding_id") { row in
-            if let transaction = row.optionalString(1) {
+            if let transaction = row.fingerprint(1) {
                 findingsOfTransaction[transaction, default: []].append(row.string(0))
-            } else if let chain = row.optionalString(2) {
+            } else if let chain = row.fingerprint(2) {
                 findingsOfChain[chain, default: []].append(row.string(0))
             }
         }
+        // Apple's product type shows only where the catalog gives none. With a catalog, nearly every
+        // row needs none: the others look it up one by one instead of every row joining it.
+        let joinsAppleType = catalogTypes.isEmpty
         let transactions = try database.cached("""
-            SELECT t.transaction_id, t.original_transaction_id, t.user_id, t.order_id, t.match_rule, t.product_id, s.type,
+            SELECT t.transaction_id, t.original_transaction_id, t.user_id, t.order_id, t.match_rule, t.product_id,
+                   \(joinsAppleType ? "s.type" : "NULL"),
                    t.storefront, t.environment, t.ownership, t.currency, t.unit_price, t.quantity, t.price_source,
                    t.purchase_ms, t.expires_ms, t.refund_ms, t.refund_type, t.refund_amount, t.is_revenue, t.deliveries
-            FROM int_transactions_resolved t LEFT JOIN stg_apple__transactions s USING (transaction_id)
+            FROM int_transactions_resolved t \(joinsAppleType ? "LEFT JOIN stg_apple__transactions s USING (transaction_id)" : "")
             ORDER BY t.transaction_id
             """)
-        // Each receiving user once, at their first delivery.
-        let deliveries = try database.cached("""
-            SELECT transaction_id, user_id, min(ts_ms) AS first_ms FROM stg_server__deliveries
-            GROUP BY transaction_id, user_id ORDER BY transaction_id, first_ms, user_id
-            """)
+        // The deliveries in transaction id order, through their index; each transaction's few are
+        // grouped by user here, rather than all of them sorted by SQLite.
+        let deliveries = try database.cached("SELECT transaction_id, user_id, ts_ms FROM stg_server__deliveries ORDER BY transaction_id")
         defer {
             transactions.reset()
             deliveries.reset()
         }
         var values = AmountReader(fx: fx, zone: zone)
+        // The catalog's type of each product (its cell), looked up once per distinct product id.
+        var products = TextIndex()
+        var catalogTypeCells: [String?] = []
+        var received: [Delivery] = [], receivedBytes: [UInt8] = [], receivers: [UInt8] = []
         try sink.csvRecord(header(currency))
         var hasDelivery = try deliveries.step()
         while try transactions.step() {
             let row = transactions.row
-            var receivers: [String] = []
+            received.removeAll(keepingCapacity: true)
+            receivedBytes.removeAll(keepingCapacity: true)
             while hasDelivery, deliveries.row.compareText(0, with: row, 0) < 0 { hasDelivery = try deliveries.step() }
             while hasDelivery, deliveries.row.compareText(0, with: row, 0) == 0 {
-                receivers.append(deliveries.row.string(1))
+                let start = receivedBytes.count
+                deliveries.row.statement.withText(1) { receivedBytes.append(contentsOf: $0) }
+                received.append(Delivery(ms: deliveries.row.int(2), user: start..<receivedBytes.count))
                 hasDelivery = try deliveries.step()
             }
+            receivers.removeAll(keepingCapacity: true)
+            Self.receivers(&received, users: receivedBytes, into: &receivers)
             let purchaseMs = row.int(14)
             let quantity = row.int(12)
             let price = values.amount(row, 11).map { $0 * quantity }
@@ -75,18 +87,62 @@ enum TransactionsReport {
                 let refunded = currency.rounded((refund ?? .zero) * rate)
                 (grossUSD, refundsUSD, netUSD) = (Money.format(gross), Money.format(refunded), Money.format(gross - refunded))
             }
-            let transactionID = row.string(0), chain = row.string(1), productID = row.string(5)
-            let findingIDs = (findingsOfTransaction[transactionID] ?? []) + (findingsOfChain[chain] ?? [])
-            func text(_ column: Int) -> String { CSV.textCell(row.optionalString(column) ?? "") }
+            let product = Int(products.number(row, 5))
+            if product == catalogTypeCells.count { catalogTypeCells.append(catalogTypes[products[Int32(product)]].map(CSV.textCell)) }
+            var typeCell = catalogTypeCells[product]
+            if typeCell == nil, !joinsAppleType {
+                typeCell = ""
+                try database.forEach("SELECT type FROM stg_apple__transactions WHERE transaction_id = ?1", [.text(row.string(0))]) {
+                    typeCell = CSV.textCell($0.optionalString(0) ?? "")
+                }
+            }
+            let findingIDs = (row.fingerprint(0).flatMap { findingsOfTransaction[$0] } ?? [])
+                + (row.fingerprint(1).flatMap { findingsOfChain[$0] } ?? [])
             func time(_ column: Int) -> String { row.optionalInt(column).map(Timestamp.iso8601) ?? "" }
-            try sink.csvRecord([
-                CSV.textCell(transactionID), CSV.textCell(chain), text(2), text(3), text(4), CSV.textCell(productID),
-                CSV.textCell(catalogTypes[productID] ?? row.optionalString(6) ?? ""), text(7), text(8), text(9), text(10),
-                CSV.numberCell(row.optionalString(11) ?? ""), String(quantity), price.map(Money.format) ?? "", text(13),
-                Timestamp.iso8601(purchaseMs), time(15), time(16), text(17), refund.map(Money.format) ?? "", isRevenue ? "true" : "false",
-                grossUSD, refundsUSD, netUSD, String(row.int(20)), CSV.textCell(receivers.joined(separator: ";")),
-                CSV.textCell(findingIDs.sorted().joined(separator: ";")),
-            ])
+            try sink.csvRecord { cells in
+                for column in 0...5 { cells.text(row, column) }
+                if let typeCell { cells.escaped(typeCell) } else { cells.text(row, 6) }
+                for column in 7...10 { cells.text(row, column) }
+                cells.number(row, 11)
+                cells.escaped(String(quantity))
+                cells.escaped(price.map(Money.format) ?? "")
+                cells.text(row, 13)
+                cells.escaped(Timestamp.iso8601(purchaseMs))
+                cells.escaped(time(15))
+                cells.escaped(time(16))
+                cells.text(row, 17)
+                cells.escaped(refund.map(Money.format) ?? "")
+                cells.escaped(isRevenue ? "true" : "false")
+                cells.escaped(grossUSD)
+                cells.escaped(refundsUSD)
+                cells.escaped(netUSD)
+                cells.escaped(String(row.int(20)))
+                receivers.withUnsafeBufferPointer { cells.text($0) }
+                cells.escaped(findingIDs.isEmpty ? "" : CSV.textCell(findingIDs.sorted().joined(separator: ";")))
+            }
+        }
+    }
+
+    /// A delivery of the transaction being written: when, and where its user id's bytes are.
+    struct Delivery {
+        var ms: Int64
+        var user: Range<Int>
+    }
+
+    /// `delivered_to`: each receiving user once, at their first delivery, in the order of those
+    /// deliveries (then of the user ids' bytes, as SQLite orders text), joined by `;`.
+    static func receivers(_ deliveries: inout [Delivery], users: [UInt8], into list: inout [UInt8]) {
+        func user(_ delivery: Delivery) -> ArraySlice<UInt8> { users[delivery.user] }
+        if deliveries.count > 1 {
+            deliveries.sort { user($0) == user($1) ? $0.ms < $1.ms : user($0).lexicographicallyPrecedes(user($1)) }
+            var first: [Delivery] = []
+            for delivery in deliveries where first.last.map({ user($0) != user(delivery) }) ?? true { first.append(delivery) }
+            first.sort { $0.ms != $1.ms ? $0.ms < $1.ms : user($0).lexicographicallyPrecedes(user($1)) }
+            deliveries = first
+        }
+        for (index, delivery) in deliveries.enumerated() {
+            if index > 0 { list.append(UInt8(ascii: ";")) }
+            list.append(contentsOf: user(delivery))
         }
     }
 }

@@ -240,6 +240,42 @@ struct OutputFormatTests {
             #expect(try String(contentsOfFile: scenario.out + "/" + name, encoding: .utf8) == lines.joined(), "\(name) whole and unmixed")
         }
     }
+
+    @Test("a file several times larger than what is handed to the kernel at once lands whole, byte for byte")
+    func largeFile() throws {
+        let scenario = try Scenario()
+        let set = try OutputSet(folder: scenario.out)
+        // Texts, records and cells in turn, past three writeback chunks, with a multi-byte character in each.
+        let filler = String(repeating: "x", count: 100)
+        let rows = 3 * TextSink.writebackChunk / 100
+        var expected: [UInt8] = []
+        expected.reserveCapacity(rows * 130)
+        try set.write("large.csv") { sink in
+            for row in 0..<rows {
+                switch row % 3 {
+                case 0:
+                    let text = "\(row),caf\u{E9},\(filler)\r\n"
+                    try sink.write(text)
+                    expected += Array(text.utf8)
+                case 1:
+                    try sink.csvRecord([String(row), "na\u{EF}ve", filler])
+                    expected += Array("\(row),na\u{EF}ve,\(filler)\r\n".utf8)
+                default:
+                    try sink.csvRecord { cells in
+                        cells.escaped(String(row))
+                        Array("=r\u{F4}le".utf8).withUnsafeBufferPointer { cells.text($0) }
+                        cells.escaped(filler)
+                    }
+                    expected += Array("\(row),'=r\u{F4}le,\(filler)\r\n".utf8)
+                }
+            }
+        }
+        try set.commit()
+        let written = try #require(FileManager.default.contents(atPath: scenario.out + "/large.csv"))
+        #expect(written.count > 3 * TextSink.writebackChunk)
+        #expect(written.count == expected.count)
+        #expect(Array(written) == expected)
+    }
 }
 
 extension OutputFormatTests {

@@ -87,4 +87,68 @@ struct TransactionsReportTests {
         #expect(Fixture.sum(transactions, "gross_usd") == Money.parse(revenue["gross_usd"] ?? ""))
         #expect(Fixture.sum(transactions, "net_usd") == Money.parse(revenue["net_usd"] ?? ""))
     }
+
+    @Test("its text cells are guarded like every CSV output's: a formula sign, comma, quote or control character in an id or the delivered_to list")
+    func guardedCells() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        // Received by three users, one of them twice: listed by first delivery, not by id.
+        func delivered(_ time: String, _ user: String) -> String {
+            "{\"ts\":\"2026-11-10T\(time)Z\",\"event\":\"delivered\",\"user_id\":\"\(OutputFormatTests.json(user))\","
+                + "\"transaction_id\":\"1000000000000001\",\"product_id\":\"+gems\",\"quantity\":1}"
+        }
+        try scenario.write("server/s.jsonl", [
+            delivered("10:00:30", "=evil,\"x\""), delivered("10:00:10", "u\tb"), delivered("10:00:20", "=evil,\"x\""),
+            delivered("10:00:05", "+z"),
+        ])
+        try scenario.write("receipts/r.jsonl", [
+            Line.v2Receipt("2026-11-10T10:00:05Z", "u1", transaction: Fixture.v2("1000000000000001", "+gems", purchase: "2026-11-10T10:00:00Z", price: 4990)),
+            Line.v2Receipt("2026-11-11T10:00:05Z", "u1", transaction: Fixture.v2("1000000000000002", "gems60", purchase: "2026-11-11T10:00:00Z", price: 990)),
+        ])
+        _ = try scenario.run(asOf: "2026-11-30T00:00:00Z")
+        let text = try scenario.output("transactions.csv")
+        // The raw record: the list is prefixed, its tab shown escaped, and the cell quoted for its comma and quotes.
+        #expect(text.contains(",\"'+z;u\\tb;=evil,\"\"x\"\"\","))
+        let rows = Fixture.table(text)
+        let guarded = try #require(rows.first)
+        #expect(guarded["product_id"] == "'+gems")
+        #expect(guarded["delivered_to"] == "'+z;u\\tb;=evil,\"x\"")
+        // The near miss: plain ids and a transaction nobody received pass through as they are.
+        let plain = try #require(rows.dropFirst().first)
+        #expect((plain["transaction_id"], plain["product_id"], plain["delivered_to"]) == ("1000000000000002", "gems60", ""))
+    }
+
+    @Test("delivered_to names each user once, at their first delivery; users first served at one moment come in id order")
+    func receiverOrder() {
+        let users = Array("bacca".utf8)
+        var deliveries = [(5, 0), (5, 1), (7, 2), (3, 3), (9, 4)].map { TransactionsReport.Delivery(ms: Int64($0.0), user: $0.1..<($0.1 + 1)) }
+        var list: [UInt8] = []
+        TransactionsReport.receivers(&deliveries, users: users, into: &list)
+        #expect(String(decoding: list, as: UTF8.self) == "c;a;b")
+        // One delivery is its user alone.
+        var single = [TransactionsReport.Delivery(ms: 1, user: 0..<5)]
+        list = []
+        TransactionsReport.receivers(&single, users: users, into: &list)
+        #expect(String(decoding: list, as: UTF8.self) == "bacca")
+    }
+
+    @Test("product_type is the catalog's type, else Apple's type of the transaction, with a catalog or without one",
+          arguments: [true, false])
+    func productType(withCatalog: Bool) throws {
+        let scenario = try Scenario()
+        if withCatalog { try scenario.catalog() }
+        func receipt(_ transactionID: String, _ productID: String, appleType: String?) -> String {
+            var payload = Fixture.v2(transactionID, productID, purchase: "2026-11-10T10:00:00Z", price: 990)
+            if let appleType { payload = "{\"type\":\"\(appleType)\"," + payload.dropFirst() }
+            return Line.v2Receipt("2026-11-10T10:00:05Z", "u1", transaction: payload)
+        }
+        try scenario.write("receipts/r.jsonl", [
+            receipt("1000000000000001", "gems60", appleType: "Non-Consumable"),
+            receipt("1000000000000002", "sword", appleType: "Consumable"),
+            receipt("1000000000000003", "shield", appleType: nil),
+        ])
+        _ = try scenario.run(asOf: "2026-11-30T00:00:00Z")
+        let rows = Fixture.table(try scenario.output("transactions.csv"))
+        #expect(rows.map { $0["product_type"] ?? "?" } == [withCatalog ? "consumable" : "Non-Consumable", "Consumable", ""])
+    }
 }
