@@ -17,6 +17,13 @@ public struct ReconcileSettings: Sendable {
     }
 }
 
+/// The store's staged tables are missing or an older iaprecon's: the join has nothing it can read yet.
+public struct NotNormalized: Error, CustomStringConvertible, Sendable {
+    public var description: String {
+        "the store has no staged tables of this iaprecon; run 'iaprecon normalize' on it first (or 'iaprecon run')"
+    }
+}
+
 /// What the join decided, in numbers.
 public struct JoinSummary: Sendable {
     public var asOfMs: Int64
@@ -49,6 +56,8 @@ public enum JoinStage {
                            workers: WorkerPool = WorkerPool(width: WorkerPool.defaultWidth),
                            batchTransactions: Int = batchTransactions, rowsWritten: ((Int) -> Void)? = nil) throws -> JoinSummary {
         Trace.mark("join start")
+        // Staged tables an older iaprecon wrote, or none yet: normalize rebuilds them; never read as they are.
+        guard try NormalizeStage.hasCurrentTables(database) else { throw NotNormalized() }
         let latestMs = try latestEventMs(database, mmpZone: settings.mmpZone).map { min($0, settings.asOfLimitMs ?? .max) }
         let asOfMs = settings.asOfMs ?? latestMs ?? 0
         let rules = FindingRules(asOfMs: asOfMs, graceMs: settings.graceMs)

@@ -240,6 +240,23 @@ struct IncrementalTests {
         let error = try #require(throws: NotReconciled.self) { try ReportStage.run(database: database, settings: settings) }
         #expect(error.description.contains("older iaprecon") && error.description.contains("'iaprecon run'"))
         #expect(try scenario.output("findings.csv") == before)
+        // The join alone refuses it too, and leaves its results as they were.
+        let findings = try database.scalar("SELECT count(*) FROM fct_findings")
+        let refusal = try #require(throws: NotNormalized.self) { try JoinStage.run(database: database, settings: ReconcileSettings()) }
+        #expect(refusal.description.contains("'iaprecon normalize'"))
+        #expect(try database.scalar("SELECT count(*) FROM fct_findings") == findings)
+    }
+
+    @Test("the join alone refuses a store nothing was normalized into, naming the command")
+    func joinRefusesUnnormalizedStore() throws {
+        let scenario = try Scenario()
+        try scenario.write("server/s.jsonl", [Line.order("2026-11-20T10:00:00Z", "o1", "u1", "gems60")])
+        let database = try scenario.open()
+        _ = try Pipeline.ingest(input: scenario.input, database: database, jobs: 1, rules: Scenario.rules(asOf: nil), progress: nil)
+        #expect(throws: NotNormalized.self) { try JoinStage.run(database: database, settings: ReconcileSettings()) }
+        try NormalizeStage.run(database: database)
+        // Normalized, the same store joins: in full, the first time.
+        #expect(try JoinStage.run(database: database, settings: ReconcileSettings()).recomputedTransactions == nil)
     }
 
     @Test("a store whose MMP identities are keyed by fingerprint alone (an older iaprecon) rebuilds them by event time, then equals a full rebuild")
