@@ -108,11 +108,11 @@ enum MMPEventParser: CSVRowParser {
     /// AppsFlyer's Pull API (with API headers), Push API and Data Locker name the same columns so.
     static let headerAliases = Dictionary(uniqueKeysWithValues: Column.allCases.map { ($0.apiName, $0.name) })
 
-    /// The columns read, by slot: ~20 cells a row, over the largest input.
+    /// The columns read, by slot: those attribution uses, over the largest input. The export's
+    /// other columns (channel, ad set, country, platform…) are not read, and not kept.
     enum Column: Int, CaseIterable {
         case eventTime, eventName, installTime, customerUserID, idfv, idfa, appsflyerID, eventRevenue, eventRevenueCurrency
-        case eventRevenueUSD, eventValue, isRetargeting, mediaSource, channel, campaign, campaignID, adset, ad, countryCode
-        case platform, touchType
+        case eventRevenueUSD, eventValue, isRetargeting, mediaSource, campaign
 
         var name: String {
             switch self {
@@ -129,14 +129,7 @@ enum MMPEventParser: CSVRowParser {
             case .eventValue: "Event Value"
             case .isRetargeting: "Is Retargeting"
             case .mediaSource: "Media Source"
-            case .channel: "Channel"
             case .campaign: "Campaign"
-            case .campaignID: "Campaign ID"
-            case .adset: "Adset"
-            case .ad: "Ad"
-            case .countryCode: "Country Code"
-            case .platform: "Platform"
-            case .touchType: "Attributed Touch Type"
             }
         }
 
@@ -156,14 +149,7 @@ enum MMPEventParser: CSVRowParser {
             case .eventValue: "event_value"
             case .isRetargeting: "is_retargeting"
             case .mediaSource: "media_source"
-            case .channel: "af_channel"
             case .campaign: "campaign"
-            case .campaignID: "af_c_id"
-            case .adset: "af_adset"
-            case .ad: "af_ad"
-            case .countryCode: "country_code"
-            case .platform: "platform"
-            case .touchType: "attributed_touch_type"
             }
         }
     }
@@ -202,12 +188,12 @@ enum MMPEventParser: CSVRowParser {
             }
         }
         let retargeting = cell(.isRetargeting)?.lowercased() == "true"
+        let eventName = try required(.eventName)
+        // Only an install's own install time is ever read (attribution's install moment).
         return .accepted([RawRow(.mmpEvents, [
-            .integer(eventMs), SQLValue(installMs), .text(try required(.eventName)), SQLValue(cell(.mediaSource)),
-            SQLValue(cell(.channel)), SQLValue(cell(.campaign)), SQLValue(cell(.campaignID)), SQLValue(cell(.adset)),
-            SQLValue(cell(.ad)), SQLValue(cell(.countryCode)), SQLValue(customerUserID), SQLValue(idfv), SQLValue(idfa),
-            SQLValue(appsflyerID), SQLValue(revenue), SQLValue(revenueCurrency), SQLValue(revenueUSD),
-            .integer(retargeting ? 1 : 0), SQLValue(cell(.platform)), SQLValue(cell(.touchType)),
+            .integer(eventMs), SQLValue(eventName == "install" ? installMs : nil), .text(eventName), SQLValue(cell(.mediaSource)),
+            SQLValue(cell(.campaign)), SQLValue(customerUserID), SQLValue(idfv), SQLValue(idfa), SQLValue(appsflyerID),
+            SQLValue(revenue), SQLValue(revenueCurrency), SQLValue(revenueUSD), .integer(retargeting ? 1 : 0),
             .text(StableID.hash(eventValue ?? "")),
         ])])
     }

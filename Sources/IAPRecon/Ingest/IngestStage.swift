@@ -248,7 +248,7 @@ public enum IngestStage {
             }
             guard unknown.isEmpty else { return unknown }
             for fileID in fileIDs {
-                try ChangedKeys.recordRows(of: fileID, in: database, replaced: true)
+                try ChangedKeys.recordRows(of: fileID, in: database)
                 try database.run("DELETE FROM files WHERE file_id = ?", [.integer(fileID)])
             }
             return []
@@ -347,7 +347,7 @@ final class FileWriter {
         do {
             if case .integer(let previousID)? = try database.scalar("SELECT file_id FROM files WHERE path = ?", [.text(file.relativePath)]) {
                 // What the replaced rows touched is recomputed too.
-                try ChangedKeys.recordRows(of: previousID, in: database, replaced: true)
+                try ChangedKeys.recordRows(of: previousID, in: database)
                 try database.run("DELETE FROM files WHERE file_id = ?", [.integer(previousID)])
             }
             var id: Int64 = 0
@@ -382,7 +382,7 @@ final class FileWriter {
             [.integer(Int64(counts.read)), .integer(Int64(counts.accepted)), .integer(Int64(counts.rejected)),
              .integer(Int64(counts.blank)), .integer(Int64(counts.ignored)), .integer(fileID)])
         try database.execute(IngestStage.latestTimesSQL(where: "file_id = \(fileID)"))
-        try ChangedKeys.recordRows(of: fileID, in: database, replaced: false)
+        try ChangedKeys.recordRows(of: fileID, in: database)
         try database.execute("COMMIT")
         return (counts, bytes)
     }

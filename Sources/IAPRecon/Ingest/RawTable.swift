@@ -19,12 +19,6 @@ public enum RawTable: Int, CaseIterable, Sendable {
     case fx
     case appleSales
 
-    /// The tables migration 1 created; later ones each have their own migration (`Schema`).
-    static let firstMigration: [RawTable] = [
-        .orders, .deliveries, .revocations, .verifications, .appleTransactions, .notifications, .registrations, .mmpEvents,
-        .spend, .catalog, .fx,
-    ]
-
     public var name: String {
         switch self {
         case .orders: "raw_server__orders"
@@ -74,11 +68,11 @@ public enum RawTable: Int, CaseIterable, Sendable {
             ]
         case .notifications: ["notification_uuid", "notification_type", "subtype", "signed_ms", "environment", "version", "transaction_id"]
         case .registrations: ["ts_ms", "user_id", "method", "idfv", "idfa", "appsflyer_id", "country"]
+        // Migration 8 keeps only what attribution reads (`MMPEvents`).
         case .mmpEvents:
             [
-                "event_wall_ms", "install_wall_ms", "event_name", "media_source", "channel", "campaign", "campaign_id", "adset", "ad",
-                "country", "customer_user_id", "idfv", "idfa", "appsflyer_id", "revenue", "revenue_currency",
-                "revenue_usd", "is_retargeting_n", "platform", "touch_type", "event_value_key",
+                "event_wall_ms", "install_wall_ms", "event_name", "media_source", "campaign", "customer_user_id", "idfv", "idfa",
+                "appsflyer_id", "revenue", "revenue_currency", "revenue_usd", "is_retargeting_n", "event_value_key",
             ]
         case .spend: ["day", "media_source", "campaign", "spend", "currency"]
         case .catalog: ["product_id", "type", "subscription_group", "price", "currency"]

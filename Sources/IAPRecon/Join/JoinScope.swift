@@ -23,7 +23,7 @@ struct JoinScope {
         case .order: orders.insert(key)
         case .user: users.insert(key)
         case .chain: chains.insert(key)
-        case .all, .mmpFile, .mmpRebuild, .registration, .salesDay: break
+        case .all, .mmpFile, .registration, .salesDay: break
         }
     }
 

@@ -1,132 +1,67 @@
-/// The MMP rows attribution needs, each repeated row counted once (`stg_mmp__*`).
+/// The MMP rows attribution counts, each repeated row once (CONTRACT.md §1.5).
 ///
 /// A row repeated with the same AppsFlyer ID (else CUID, IDFV, IDFA), event name, event time
-/// and event value is one row, and the first in file order wins. `stg_mmp__identities` keeps every
-/// winner's identity (a 128-bit fingerprint of it), so a night whose MMP files all sort after the stored ones only appends
-/// them; a replaced MMP file, or a new one that sorts among the stored ones, rebuilds the tables.
-/// Identities are keyed by event time first (a repeat has its original's time): a night's rows,
-/// mostly of that day, land at the end of the table instead of on every one of its pages.
+/// and event value is one row, and the first in file order wins. The store keeps each accepted
+/// row once (`raw_mmp__events`, only the columns attribution reads); which rows are repeats is
+/// decided here, in memory, every time attribution reads them. So a replaced file, or a late one
+/// that sorts among the stored ones, changes who wins with no staged copy to rebuild, and a night
+/// pays nothing for MMP files before its report (which reads every row anyway).
 ///
-/// - `stg_mmp__installs`: install rows (retargeting ones too, flagged), in file order.
-/// - `stg_mmp__purchases`: `af_purchase` rows.
-/// - `stg_mmp__links`: the Customer User IDs seen with each AppsFlyer ID, on any event.
+/// What attribution takes from the distinct rows:
+/// - installs: `install` rows that are not retargeting;
+/// - purchases: `af_purchase` rows that are not retargeting;
+/// - links: the Customer User ID and AppsFlyer ID of any row that is not retargeting and has both.
+///   Retargeting is not acquisition: such a row links no ids and claims no revenue.
 enum MMPEvents {
-    static let tables = Tables.mmp
+    /// The columns of the rows `forEachDistinct` hands out.
+    enum Column {
+        static let eventWallMs = 0, installWallMs = 1, eventName = 2, mediaSource = 3, campaign = 4, customerUserID = 5
+        static let idfv = 6, idfa = 7, appsflyerID = 8, revenue = 9, revenueCurrency = 10, revenueUSD = 11, retargeting = 12
+        static let eventValueKey = 13, line = 14, fileID = 15
+    }
 
-    /// Brings the tables up to date: appends the new MMP files, or rebuilds when appending would change who wins.
-    static func update(_ database: Database) throws {
-        let newFiles = try ChangedKeys.keys(.mmpFile, in: database).compactMap { Int64($0) }
-        let rebuildRequested = try ChangedKeys.count(.mmpRebuild, in: database) > 0
-        let exists = try database.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'stg_mmp__identities'").integerValue > 0
-        let inOrder = try appendsInOrder(database, newFiles)
-        // Identities stored by an iaprecon that keyed them by fingerprint alone are rebuilt once.
-        let keyedByTime = try database.scalar(
-            "SELECT count(*) FROM pragma_table_info('stg_mmp__identities') WHERE name = 'event_wall_ms'").integerValue > 0
-        if rebuildRequested || !exists || !keyedByTime || !inOrder {
-            // In place: this runs inside the caller's one transaction.
-            try database.execute(tables.dropAndCreate)
-            try rebuild(beside: false).runHere(database)
-        } else if !newFiles.isEmpty {
-            // Identities already stored decide what is a repeat: each new one is inserted first.
-            let inserts = inserts(beside: false)
-            let identity = try database.cached(inserts[0])
-            let target = try DirectInserts(database: database, inserts: inserts)
-            try append(database, files: "file_id IN (\(newFiles.map(String.init).joined(separator: ",")))", into: target) { ms, fingerprint in
-                try identity.insert([.integer(ms), .integer(Int64(bitPattern: fingerprint.first)), .integer(Int64(bitPattern: fingerprint.second))])
-                return database.changes == 1
-            }
+    /// Calls `body` with each distinct MMP row, in file order (files in path order, then line),
+    /// of the event `eventName` or of every event. Repeats are found by a 128-bit fingerprint of
+    /// each row's identity, 16 bytes a row held until the last file is read.
+    static func forEachDistinct(in database: Database, event eventName: String? = nil, _ body: (Row) throws -> Void) throws {
+        var files: [Int64] = []
+        try database.forEach("SELECT file_id FROM files WHERE source = ? ORDER BY path", [.text(SourceKind.attribution.rawValue)]) {
+            files.append($0.int(0))
         }
-    }
-
-    /// Tables 0...3: identities, installs, purchases, links (or their `__next` twins).
-    private static func inserts(beside: Bool) -> [String] {
-        [
-            RebuiltTables.insert(into: "stg_mmp__identities", values: 3, beside: beside, orIgnore: true),
-            RebuiltTables.insert(into: "stg_mmp__installs", values: 10, beside: beside),
-            RebuiltTables.insert(into: "stg_mmp__purchases", values: 6, beside: beside),
-            RebuiltTables.insert(into: "stg_mmp__links", values: 2, beside: beside, orIgnore: true),
-        ]
-    }
-
-    /// Fills the empty (just created) tables from every MMP file. Repeats are found in memory
-    /// (16 bytes a row, and 24 for the winners' identities), which are written sorted at the end,
-    /// so no insert lands at a random place of a large b-tree.
-    static func rebuild(beside: Bool) -> ReaderJob {
-        ReaderJob(inserts: inserts(beside: beside)) { reader, target in
-            var seen = Set<RowFingerprint>()
-            var winners: [(ms: Int64, first: Int64, second: Int64)] = []
-            // Sized once for every MMP row (repeats are few), not rehashed at each doubling.
-            let rows = try reader.scalar("SELECT coalesce(sum(accepted), 0) FROM files WHERE source = '\(SourceKind.attribution.rawValue)'")
-            seen.reserveCapacity(Int(rows.integerValue))
-            winners.reserveCapacity(Int(rows.integerValue))
-            try append(reader, files: "source = '\(SourceKind.attribution.rawValue)'", into: target) { ms, fingerprint in
-                guard seen.insert(fingerprint).inserted else { return false }
-                winners.append((ms, Int64(bitPattern: fingerprint.first), Int64(bitPattern: fingerprint.second)))
-                return true
-            }
-            seen = []
-            winners.sort { ($0.ms, $0.first, $0.second) < ($1.ms, $1.first, $1.second) }
-            for winner in winners { try target.insert(table: 0, [.integer(winner.ms), .integer(winner.first), .integer(winner.second)]) }
-        }
-    }
-
-    /// True when every new file sorts after every MMP file already in the tables.
-    private static func appendsInOrder(_ database: Database, _ newFiles: [Int64]) throws -> Bool {
-        guard !newFiles.isEmpty else { return true }
-        let ids = newFiles.map(String.init).joined(separator: ",")
-        let oldest = try database.scalar("SELECT min(path) FROM files WHERE file_id IN (\(ids))")
-        let stored = try database.scalar("SELECT max(path) FROM files WHERE source = '\(SourceKind.attribution.rawValue)' AND file_id NOT IN (\(ids))")
-        guard case .text(let newest)? = stored else { return true }
-        guard case .text(let first)? = oldest else { return true }
-        return first > newest
-    }
-
-    /// Appends the rows of the files `condition` selects, in path and line order, that `isNew` (given
-    /// the row's event time and identity) lets through.
-    private static func append(_ reader: Database, files condition: String, into target: any RowTarget,
-                               isNew: (Int64, RowFingerprint) throws -> Bool) throws {
-        var files: [(id: Int64, path: String)] = []
-        try reader.forEach("SELECT file_id, path FROM files WHERE \(condition) ORDER BY path") { files.append(($0.int(0), $0.string(1))) }
+        var seen = Set<RowFingerprint>()
+        // Sized once for every row (repeats are few), not rehashed at each doubling.
+        let rows = try database.scalar("SELECT coalesce(sum(accepted), 0) FROM files WHERE source = ?", [.text(SourceKind.attribution.rawValue)])
+        seen.reserveCapacity(Int(rows.integerValue))
+        let select = """
+            SELECT event_wall_ms, install_wall_ms, event_name, media_source, campaign, customer_user_id, idfv, idfa, appsflyer_id,
+                   revenue, revenue_currency, revenue_usd, is_retargeting_n, event_value_key, line, file_id
+            FROM raw_mmp__events WHERE file_id = ?1 \(eventName == nil ? "" : "AND event_name = ?2") ORDER BY line, item
+            """
         for file in files {
-            try reader.forEach("""
-                SELECT event_wall_ms, install_wall_ms, event_name, media_source, campaign, customer_user_id, idfv, idfa, appsflyer_id,
-                       revenue, revenue_currency, revenue_usd, is_retargeting_n, event_value_key, line
-                FROM raw_mmp__events WHERE file_id = ? ORDER BY line, item
-                """, [.integer(file.id)]) { row in
-                guard try isNew(row.int(0), identity(row)) else { return }
-                let cuid = row.optionalString(5)
-                let appsflyerID = row.optionalString(8)
-                let name = row.string(2)
-                // Retargeting is not acquisition: such a row links no ids and claims no revenue (CONTRACT.md §1.5).
-                let retargeting = row.int(12) == 1
-                if !retargeting, let cuid, let appsflyerID { try target.insert(table: 3, [.text(cuid), .text(appsflyerID)]) }
-                if name == "install" {
-                    try target.insert(table: 1, [.integer(row.optionalInt(1) ?? row.int(0)), row.value(3), row.value(4), row.value(5), row.value(6),
-                                                 row.value(7), row.value(8), .integer(row.int(12) == 1 ? 1 : 0), .integer(file.id), row.value(14)])
-                } else if name == "af_purchase", !retargeting {
-                    try target.insert(table: 2, [row.value(0), row.value(5), row.value(8), row.value(9), row.value(10), row.value(11)])
-                }
+            try database.forEach(select, [.integer(file)] + (eventName.map { [.text($0)] } ?? [])) { row in
+                guard seen.insert(identity(row)).inserted else { return }
+                try body(row)
             }
         }
     }
 }
 
 extension MMPEvents {
-    /// The identity of an MMP row of `append`'s query: the fingerprint of its AppsFlyer ID (else
+    /// The identity of a row of `forEachDistinct`'s query: the fingerprint of its AppsFlyer ID (else
     /// CUID, IDFV, IDFA, else empty), event name, event time in ms and event value, joined by unit
-    /// separators. Fed from the row's bytes: the same fingerprint as of that joined string (which
-    /// `stg_mmp__identities` holds from earlier runs), without making the string.
+    /// separators. Fed from the row's bytes: the same fingerprint as of that joined string, without
+    /// making the string.
     static func identity(_ row: Row) -> RowFingerprint {
         var fingerprint = RowFingerprint()
-        if let column = [8, 5, 6, 7].first(where: { !row.isNull($0) }) {
+        if let column = [Column.appsflyerID, Column.customerUserID, Column.idfv, Column.idfa].first(where: { !row.isNull($0) }) {
             row.statement.withText(Int32(column)) { fingerprint.add($0) }
         }
         fingerprint.add(0x1F)
-        row.statement.withText(2) { fingerprint.add($0) }
+        row.statement.withText(Int32(Column.eventName)) { fingerprint.add($0) }
         fingerprint.add(0x1F)
-        fingerprint.add(decimal: row.int(0))
+        fingerprint.add(decimal: row.int(Column.eventWallMs))
         fingerprint.add(0x1F)
-        row.statement.withText(13) { fingerprint.add($0) }
+        row.statement.withText(Int32(Column.eventValueKey)) { fingerprint.add($0) }
         return fingerprint
     }
 }

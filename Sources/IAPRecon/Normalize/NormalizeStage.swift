@@ -11,7 +11,7 @@
 /// - `stg_receipts__senders`: which users sent a receipt with which transaction.
 /// - `stg_receipts__claims`: receipt lines naming both an order and a transaction.
 /// - `stg_registrations__first`: each user's first registration (by time, then file order).
-/// - `stg_mmp__*`: MMP rows without repeats (`MMPEvents`).
+/// MMP rows are not staged: attribution finds their repeats as it reads them (`MMPEvents`).
 public enum NormalizeStage {
     /// Rebuilds every `stg_*` table, or — when ingest recorded which keys changed — only the rows of those keys.
     ///
@@ -34,12 +34,10 @@ public enum NormalizeStage {
             if full {
                 try ChangedKeys.requestFullRebuild(database)
                 try database.execute(tables.createBeside)
-                try database.execute(MMPEvents.tables.createBeside)
             } else {
                 // What rebuilds one key's rows; a bulk ingest left them to be built again.
                 try RawIndexes.restore(database)
                 try database.execute(tables.dropBeside)
-                try database.execute(MMPEvents.tables.dropBeside)
                 try database.execute(NormalizeScope.prepareChanged)
                 try database.execute(NormalizeScope.recordLinks)
             }
@@ -59,7 +57,7 @@ public enum NormalizeStage {
                 return { try database.transaction { try database.execute(sql) } }
             }
             try ReaderJobs.runUnordered(
-                builders.map { $0.build(.everything) } + [MMPEvents.rebuild(beside: true)], database: database, pool: workers,
+                builders.map { $0.build(.everything) }, database: database, pool: workers,
                 afterJob: { job in
                     guard job < builders.count else { return }
                     indexes += builders[job].tables.map { tables.createIndexes(of: $0, beside: true, existing: existing) }.filter { !$0.isEmpty }
@@ -69,7 +67,6 @@ public enum NormalizeStage {
             Trace.mark("normalize builders and indexes")
             try database.transaction {
                 try database.execute(tables.switchIn)
-                try database.execute(MMPEvents.tables.switchIn)
             }
             Trace.mark("normalize switch")
         } else {
@@ -78,8 +75,6 @@ public enum NormalizeStage {
                 try ReaderJobs.runUnordered(builders.map { $0.build(.changed) }, database: database, pool: workers, inCallersTransaction: true,
                                             rowsWritten: rowsWritten)
                 Trace.mark("normalize builders")
-                try MMPEvents.update(database)
-                Trace.mark("normalize mmp events")
             }
             Trace.mark("normalize commit")
         }
@@ -101,7 +96,6 @@ public enum NormalizeStage {
         let current = try database.scalar("""
             SELECT (SELECT count(*) FROM sqlite_master WHERE name = 'stg_registrations__first')
                  * (SELECT count(*) FROM pragma_table_info('stg_apple__transactions') WHERE name IN ('offer', 'file_id_3'))
-                 * (SELECT count(*) FROM pragma_table_info('stg_mmp__installs') WHERE name = 'file_id')
             """).integerValue
         return current == 2
     }
@@ -116,7 +110,7 @@ public enum NormalizeStage {
         (["stg_receipts__claims"], buildClaims),
     ]
 
-    /// The `stg_*` tables the builders write (the MMP ones are `MMPEvents.tables`), declared in `Tables`.
+    /// The `stg_*` tables the builders write, declared in `Tables`.
     static let tables = Tables.staged
 
     private static func buildOrders(_ scope: NormalizeScope) -> ReaderJob {

@@ -36,12 +36,14 @@ struct AttributionReport {
         var mmpRevenue = Amount.zero
     }
 
-    /// An install row: its time in UTC, its cohort's slot, and where it is (`stg_mmp__installs` rowid and source).
+    /// An install row: its time in UTC, its cohort's slot, and where it is (its file and line, and
+    /// the fingerprint of their `path:line`).
     struct Install {
         var ms: Int64
         var slot: Int
         var appsflyerID: RowFingerprint?
-        var row: Int64
+        var file: Int64
+        var line: Int64
         var source: RowFingerprint?
     }
 
@@ -94,13 +96,12 @@ struct AttributionReport {
         }
     }
 
-    /// Every non-retargeting install in file order (distinct rows: normalize keeps the first of a
-    /// repeated row, MMPEvents), the ids that reach them, and the AppsFlyer IDs seen with each
-    /// Customer User ID (on any event; their installs are the CUID's too). Each install names its
-    /// cohort by its place in `cohorts`, so the matching thread looks up a few hundred cohorts,
-    /// not one per install.
+    /// Every non-retargeting install in file order (distinct rows: the first of a repeated row,
+    /// `MMPEvents`), the ids that reach them, and the AppsFlyer IDs seen with each Customer User ID
+    /// (on any event; their installs are the CUID's too). Each install names its cohort by its
+    /// place in `cohorts`, so the matching thread looks up a few hundred cohorts, not one per install.
     struct InstallTable: Sendable {
-        var installs: [(ms: Int64, cohort: Int, appsflyerID: RowFingerprint?, row: Int64, source: RowFingerprint?)] = []
+        var installs: [(ms: Int64, cohort: Int, appsflyerID: RowFingerprint?, file: Int64, line: Int64, source: RowFingerprint?)] = []
         /// The distinct cohorts of the installs, in the order they first appear.
         var cohorts: [CohortKey] = []
         var byCUID = InstallIndex(), byAppsflyer = InstallIndex(), byIDFV = InstallIndex(), byIDFA = InstallIndex()
@@ -115,30 +116,36 @@ struct AttributionReport {
             var campaigns: [(mediaSource: String, campaign: String)] = []
             var cohortNumbers = FirstSeen<InstallCohort>()
             var files = try SourceFiles(database)
-            try database.forEach("""
-                SELECT install_wall_ms, media_source, campaign, customer_user_id, idfv, idfa, appsflyer_id, rowid, file_id, line
-                FROM stg_mmp__installs WHERE retargeting = 0 ORDER BY rowid
-                """) { row in
-                let ms = mmpZone.utc(fromLocal: row.int(0))
+            typealias Column = MMPEvents.Column
+            let install = RowFingerprint("install")
+            try MMPEvents.forEachDistinct(in: database) { row in
+                // Retargeting is not acquisition: its rows link no ids and are no installs.
+                guard row.int(Column.retargeting) == 0 else { return }
+                if let user = row.fingerprint(Column.customerUserID), let appsflyerID = row.fingerprint(Column.appsflyerID),
+                   !(linkedAppsflyerIDs[user]?.contains(appsflyerID) ?? false) {
+                    linkedAppsflyerIDs[user, default: []].append(appsflyerID)
+                }
+                guard row.fingerprint(Column.eventName) == install else { return }
+                let ms = mmpZone.utc(fromLocal: row.optionalInt(Column.installWallMs) ?? row.int(Column.eventWallMs))
                 let index = installs.count
-                let appsflyerID = row.fingerprint(6)
-                let (campaign, newCampaign) = campaignNumbers.number(CampaignBytes(mediaSource: row.fingerprint(1), campaign: row.fingerprint(2)))
-                if newCampaign { campaigns.append((AttributionReport.mediaSource(row.optionalString(1)), row.optionalString(2) ?? "")) }
+                let appsflyerID = row.fingerprint(Column.appsflyerID)
+                let (campaign, newCampaign) = campaignNumbers.number(
+                    CampaignBytes(mediaSource: row.fingerprint(Column.mediaSource), campaign: row.fingerprint(Column.campaign)))
+                if newCampaign {
+                    campaigns.append((AttributionReport.mediaSource(row.optionalString(Column.mediaSource)), row.optionalString(Column.campaign) ?? ""))
+                }
                 let (cohort, newCohort) = cohortNumbers.number(InstallCohort(day: day.number(ms), campaign: Int32(campaign)))
                 if newCohort {
                     let (mediaSource, campaignName) = campaigns[campaign]
                     cohorts.append(CohortKey(day: day(ms), mediaSource: mediaSource, campaign: campaignName))
                 }
+                let (file, line) = (row.int(Column.fileID), row.int(Column.line))
                 // As `fct_user_installs` holds it: `path:line`.
-                installs.append((ms, cohort, appsflyerID, row.int(7), RowFingerprint(files.text(files.line(row, at: 8)))))
-                byCUID.add(row.fingerprint(3), install: index)
+                installs.append((ms, cohort, appsflyerID, file, line, RowFingerprint(files.text(files.line(file: file, line)))))
+                byCUID.add(row.fingerprint(Column.customerUserID), install: index)
                 byAppsflyer.add(appsflyerID, install: index)
-                byIDFV.add(row.fingerprint(4), install: index)
-                byIDFA.add(row.fingerprint(5), install: index)
-            }
-            try database.forEach("SELECT customer_user_id, appsflyer_id FROM stg_mmp__links") { row in
-                guard let user = row.fingerprint(0), let appsflyerID = row.fingerprint(1) else { return }
-                linkedAppsflyerIDs[user, default: []].append(appsflyerID)
+                byIDFV.add(row.fingerprint(Column.idfv), install: index)
+                byIDFA.add(row.fingerprint(Column.idfa), install: index)
             }
         }
 
@@ -246,7 +253,7 @@ struct AttributionReport {
         Trace.mark("attribution waited for installs")
         let slotOfCohort = table.cohorts.map { slot($0) }
         var installs = table.installs.map {
-            Install(ms: $0.ms, slot: slotOfCohort[$0.cohort], appsflyerID: $0.appsflyerID, row: $0.row, source: $0.source)
+            Install(ms: $0.ms, slot: slotOfCohort[$0.cohort], appsflyerID: $0.appsflyerID, file: $0.file, line: $0.line, source: $0.source)
         }
         table.installs = []
         let (byCUID, byAppsflyer, byIDFV, byIDFA) = (table.byCUID, table.byAppsflyer, table.byIDFV, table.byIDFA)
@@ -328,7 +335,8 @@ struct AttributionReport {
                 cohortFingerprints[key] = names
                 if storedInstall != UserInstall(ms: install.ms, mediaSource: names.mediaSource, campaign: names.campaign,
                                                 matchedBy: wayFingerprints[way], source: install.source) {
-                    userInstalls.insert(table: 0, [.text(userID), .integer(install.ms), .text(mediaSource), .text(campaign), .text(ways[way]), .integer(install.row)])
+                    userInstalls.insert(table: 0, [.text(userID), .integer(install.ms), .text(mediaSource), .text(campaign), .text(ways[way]),
+                                                      .integer(install.file), .integer(install.line)])
                 }
             } else {
                 unattributedUsers += 1
@@ -336,7 +344,7 @@ struct AttributionReport {
                 anchor = signup.ms
                 add(key) { $0.anchorMs = max($0.anchorMs, signup.ms) }
                 if storedInstall != unattributedInstall {
-                    userInstalls.insert(table: 0, [.text(userID), .null, .null, .null, .text("unattributed"), .null])
+                    userInstalls.insert(table: 0, [.text(userID), .null, .null, .null, .text("unattributed"), .null, .null])
                 }
             }
             cohortOfUser[cuid] = key
@@ -366,16 +374,17 @@ struct AttributionReport {
         try userInstalls.finish()
         Trace.mark("attribution waited for fct_user_installs")
 
-        // What the MMP itself claimed for the same users.
-        try database.forEach("""
-            SELECT event_wall_ms, customer_user_id, appsflyer_id, revenue, revenue_currency, revenue_usd FROM stg_mmp__purchases
-            """) { row in
+        // What the MMP itself claimed for the same users (retargeting claims none).
+        typealias Column = MMPEvents.Column
+        try MMPEvents.forEachDistinct(in: database, event: "af_purchase") { row in
+            guard row.int(Column.retargeting) == 0 else { return }
             // Only a reported user's purchases count: the amount of another is never read.
-            let user = row.fingerprint(1).flatMap { cohortOfUser[$0] != nil ? $0 : nil } ?? row.fingerprint(2).flatMap { userOfAppsflyer[$0] }
+            let user = row.fingerprint(Column.customerUserID).flatMap { cohortOfUser[$0] != nil ? $0 : nil }
+                ?? row.fingerprint(Column.appsflyerID).flatMap { userOfAppsflyer[$0] }
             guard let user, let slot = cohortOfUser[user] else { return }
-            var usd = money.amount(row, 5)
-            if usd == nil, !row.isNull(4), let amount = money.amount(row, 3),
-               let rate = money.rate(currency: money.currency(row, 4), atMs: mmpZone.utc(fromLocal: row.int(0))) {
+            var usd = money.amount(row, Column.revenueUSD)
+            if usd == nil, !row.isNull(Column.revenueCurrency), let amount = money.amount(row, Column.revenue),
+               let rate = money.rate(currency: money.currency(row, Column.revenueCurrency), atMs: mmpZone.utc(fromLocal: row.int(Column.eventWallMs))) {
                 usd = amount * rate
             }
             if let usd { add(slot) { $0.mmpRevenue += usd } }
@@ -423,13 +432,12 @@ struct AttributionReport {
         change(&values[slot])
     }
 
-    /// Table 0 writes a user's install (user, ms, media source, campaign, matched by, `stg_mmp__installs`
-    /// rowid), which the caller sends only when it differs from the stored one (`UserInstall`);
-    /// table 1 removes a user no longer reported.
+    /// Table 0 writes a user's install (user, ms, media source, campaign, matched by, the install's
+    /// file id and line), which the caller sends only when it differs from the stored one
+    /// (`UserInstall`); table 1 removes a user no longer reported.
     static let userInstallWrites = [
         """
-        INSERT OR REPLACE INTO fct_user_installs
-        SELECT ?1, ?2, ?3, ?4, ?5, (SELECT \(SourceFiles.sql(file: "i.file_id", line: "i.line")) FROM stg_mmp__installs i WHERE i.rowid = ?6)
+        INSERT OR REPLACE INTO fct_user_installs SELECT ?1, ?2, ?3, ?4, ?5, \(SourceFiles.sql(file: "?6", line: "?7"))
         """,
         "DELETE FROM fct_user_installs WHERE user_id = ?1",
     ]

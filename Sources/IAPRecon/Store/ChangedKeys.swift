@@ -12,10 +12,9 @@
 public enum ChangedKeys {
     public enum Kind: String, Sendable {
         case transaction, order, user, chain, all
-        /// A new MMP file (key: its file id), appended to `stg_mmp__*` when it sorts after the stored ones.
+        /// A new, replaced or forgotten MMP file (key: its file id). Nothing is recomputed for it
+        /// before the report, which reads every MMP row; it tells `history` that attribution waits.
         case mmpFile = "mmp_file"
-        /// An MMP file was replaced: `stg_mmp__*` is rebuilt.
-        case mmpRebuild = "mmp_rebuild"
         /// A user whose registration lines changed: their first registration is picked again
         /// (`stg_registrations__first`). Attribution alone reads it, so the join does not follow it.
         case registration
@@ -25,12 +24,12 @@ public enum ChangedKeys {
     }
 
     /// Records the keys of file `fileID`'s rows; called after a file's rows are inserted and before they are deleted.
-    static func recordRows(of fileID: Int64, in database: Database, replaced: Bool) throws {
+    static func recordRows(of fileID: Int64, in database: Database) throws {
         if try isFullRebuildPending(database) { return }
         try database.execute(keysOfFileSQL(fileID: String(fileID)))
         try database.run("""
             INSERT OR IGNORE INTO dirty_keys SELECT ?, ? FROM raw_mmp__events WHERE file_id = ? LIMIT 1
-            """, [.text(replaced ? Kind.mmpRebuild.rawValue : Kind.mmpFile.rawValue), .text(replaced ? "" : String(fileID)), .integer(fileID)])
+            """, [.text(Kind.mmpFile.rawValue), .text(String(fileID)), .integer(fileID)])
     }
 
     /// True when the next normalize and join rebuild everything.

@@ -294,6 +294,47 @@ public enum Schema {
         (7, """
             INSERT OR IGNORE INTO dirty_keys SELECT 'sales_day', day FROM raw_apple__sales WHERE day IS NOT NULL;
             """),
+        // MMP rows are kept once, with only the columns attribution reads: which rows are repeats is
+        // decided in memory when attribution reads them, so the staged copies go. An install time is
+        // kept on install rows only, the one place it is read.
+        (8, """
+            ALTER TABLE raw_mmp__events RENAME TO raw_mmp__events_wide;
+            CREATE TABLE raw_mmp__events (
+              file_id INTEGER NOT NULL REFERENCES files(file_id) ON DELETE CASCADE,
+              line INTEGER NOT NULL,
+              item INTEGER NOT NULL,
+              event_wall_ms INTEGER,
+              install_wall_ms INTEGER,
+              event_name TEXT,
+              media_source TEXT,
+              campaign TEXT,
+              customer_user_id TEXT,
+              idfv TEXT,
+              idfa TEXT,
+              appsflyer_id TEXT,
+              revenue TEXT,
+              revenue_currency TEXT,
+              revenue_usd TEXT,
+              is_retargeting_n INTEGER,
+              event_value_key TEXT,
+              PRIMARY KEY (file_id, line, item)
+            ) WITHOUT ROWID;
+            INSERT INTO raw_mmp__events
+              SELECT file_id, line, item, event_wall_ms, CASE WHEN event_name = 'install' THEN install_wall_ms END, event_name,
+                     media_source, campaign, customer_user_id, idfv, idfa, appsflyer_id, revenue, revenue_currency, revenue_usd,
+                     is_retargeting_n, event_value_key
+              FROM raw_mmp__events_wide;
+            DROP TABLE raw_mmp__events_wide;
+            DROP TABLE IF EXISTS stg_mmp__identities;
+            DROP TABLE IF EXISTS stg_mmp__installs;
+            DROP TABLE IF EXISTS stg_mmp__purchases;
+            DROP TABLE IF EXISTS stg_mmp__links;
+            DROP TABLE IF EXISTS stg_mmp__identities__next;
+            DROP TABLE IF EXISTS stg_mmp__installs__next;
+            DROP TABLE IF EXISTS stg_mmp__purchases__next;
+            DROP TABLE IF EXISTS stg_mmp__links__next;
+            DELETE FROM dirty_keys WHERE kind = 'mmp_rebuild';
+            """),
     ]
 
     public static var latestVersion: Int { migrations.last?.id ?? 0 }

@@ -32,7 +32,8 @@ enum Tables {
         let readers: Set<Module>
         /// A raw table's staged versions: what the modules past normalize read instead of it.
         var stagedAs: [String] = []
-        /// The migration that creates it; nil when its writer creates it from the definition below.
+        /// The migration that creates it (the last, when a later one made it anew); nil when its
+        /// writer creates it from the definition below.
         var migration: Int? = nil
     }
 
@@ -62,8 +63,8 @@ enum Tables {
         .init(name: "raw_notifications__notifications", layer: .raw, writer: .ingest, readers: [.report], migration: 1),
         // Staged as each user's first sign-up; `history` lists every sign-up.
         .init(name: "raw_registrations__users", layer: .raw, writer: .ingest, readers: [.store, .normalize, .report], migration: 1),
-        .init(name: "raw_mmp__events", layer: .raw, writer: .ingest, readers: [.store, .normalize],
-              stagedAs: ["stg_mmp__installs", "stg_mmp__purchases", "stg_mmp__links"], migration: 1),
+        // Never staged: attribution reads it through `MMPEvents`, which drops repeats in memory.
+        .init(name: "raw_mmp__events", layer: .raw, writer: .ingest, readers: [.store, .normalize], migration: 8),
         .init(name: "raw_spend__days", layer: .raw, writer: .ingest, readers: [.report], migration: 1),
         .init(name: "raw_catalog__products", layer: .raw, writer: .ingest, readers: [.store, .join, .report], migration: 1),
         .init(name: "raw_fx__rates", layer: .raw, writer: .ingest, readers: [.report], migration: 1),
@@ -76,10 +77,6 @@ enum Tables {
         .init(name: "stg_receipts__senders", layer: .staged, writer: .normalize, readers: [.join, .report]),
         .init(name: "stg_receipts__claims", layer: .staged, writer: .normalize, readers: [.join]),
         .init(name: "stg_registrations__first", layer: .staged, writer: .normalize, readers: [.join, .report]),
-        .init(name: "stg_mmp__identities", layer: .staged, writer: .normalize, readers: []),
-        .init(name: "stg_mmp__installs", layer: .staged, writer: .normalize, readers: [.report]),
-        .init(name: "stg_mmp__purchases", layer: .staged, writer: .normalize, readers: [.report]),
-        .init(name: "stg_mmp__links", layer: .staged, writer: .normalize, readers: [.report]),
         // Normalize's own working lists: the keys an incremental normalize rebuilds, kept until its next run.
         .init(name: "normalize__changed_transactions", layer: .staged, writer: .normalize, readers: []),
         .init(name: "normalize__changed_orders", layer: .staged, writer: .normalize, readers: []),
@@ -166,26 +163,6 @@ enum Tables {
         .init(name: "stg_senders_by_user", table: "stg_receipts__senders", definition: "(user_id)"),
         .init(name: "stg_claims_by_transaction", table: "stg_receipts__claims", definition: "(transaction_id)"),
         .init(name: "stg_claims_by_order", table: "stg_receipts__claims", definition: "(order_id)"),
-    ])
-
-    /// The MMP rows attribution needs, each repeated row once (`MMPEvents`).
-    static let mmp = RebuiltTables(tables: [
-        ("stg_mmp__identities", """
-            (event_wall_ms INTEGER NOT NULL, first INTEGER NOT NULL, second INTEGER NOT NULL, PRIMARY KEY (event_wall_ms, first, second))
-            WITHOUT ROWID
-            """),
-        ("stg_mmp__installs", """
-            (
-              install_wall_ms INTEGER NOT NULL, media_source TEXT, campaign TEXT, customer_user_id TEXT, idfv TEXT, idfa TEXT,
-              appsflyer_id TEXT, retargeting INTEGER NOT NULL, file_id INTEGER NOT NULL, line INTEGER NOT NULL
-            )
-            """),
-        ("stg_mmp__purchases", """
-            (
-              event_wall_ms INTEGER NOT NULL, customer_user_id TEXT, appsflyer_id TEXT, revenue TEXT, revenue_currency TEXT, revenue_usd TEXT
-            )
-            """),
-        ("stg_mmp__links", "(customer_user_id TEXT NOT NULL, appsflyer_id TEXT NOT NULL, PRIMARY KEY (customer_user_id, appsflyer_id)) WITHOUT ROWID"),
     ])
 
     /// The join's results (`JoinStage`).

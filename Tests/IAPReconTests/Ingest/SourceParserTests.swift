@@ -477,7 +477,16 @@ struct SourceParserTests {
         #expect(row["campaign"] == .text("spring"))
         #expect(row["customer_user_id"] == .text("u7") && row["idfv"] == .text("V1") && row["idfa"] == .text("A1"))
         #expect(row["revenue"] == .text("1.99") && row["revenue_currency"] == .text("EUR") && row["revenue_usd"] == .text("2.1"))
-        #expect(row["is_retargeting_n"] == .integer(1) && row["install_wall_ms"] == .integer(1_795_770_000_000))
+        // A purchase's install time is checked but not kept: only an install's is ever read.
+        #expect(row["is_retargeting_n"] == .integer(1) && row["install_wall_ms"] == .null)
+        let install = IngestLine.csv(.attribution, [
+            Self.mmpHeader, values.joined(separator: ",").replacingOccurrences(of: "af_purchase", with: "install"),
+        ])
+        #expect(try #require(acceptedRow(install[0]))["install_wall_ms"] == .integer(1_795_770_000_000))
+        let badInstallTime = IngestLine.csv(.attribution, [
+            Self.mmpHeader, values.joined(separator: ",").replacingOccurrences(of: "2026-11-27 09:00:00", with: "yesterday"),
+        ])
+        #expect(outcomes(badInstallTime).count == 1 && outcomes(badInstallTime)[0].hasPrefix("2 rejected: bad time in 'Install Time'"))
     }
 
     @Test("MMP revenue: the revenue columns first, else af_revenue/af_currency from Event Value")
@@ -494,7 +503,7 @@ struct SourceParserTests {
         #expect(fallback["revenue"] == .text("4.99"))
         #expect(fallback["revenue_currency"] == .text("JPY"))
         #expect(fallback["revenue_usd"] == .null)
-        #expect(fallback["install_wall_ms"] == .integer(1_795_770_000_000))
+        #expect(fallback["install_wall_ms"] == .null)
         #expect(fallback["event_value_key"] == .text(StableID.hash(#"{"af_revenue":"4.99","af_currency":"JPY"}"#)))
         let columns = try #require(acceptedRow(parsed[1]))
         #expect(columns["revenue"] == .text("0.99"))

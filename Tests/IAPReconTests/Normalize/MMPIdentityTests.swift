@@ -2,8 +2,8 @@ import Foundation
 import Testing
 @testable import IAPRecon
 
-/// `stg_mmp__identities` keeps the fingerprints of earlier nights' MMP rows: a row must get the
-/// fingerprint it always got, the one of its identity fields joined by unit separators.
+/// A repeated MMP row is found by the fingerprint of its identity: its identity fields joined by
+/// unit separators, fed from the row's bytes.
 @Suite("MMP row identities")
 struct MMPIdentityTests {
     @Test("a decimal fed digit by digit is the fingerprint of String(value)", arguments: [
@@ -42,7 +42,7 @@ struct MMPIdentityTests {
         #expect((buckets.values.map(\.count).max() ?? 0) < 16)
     }
 
-    /// Rows shaped like `MMPEvents.append`'s query: event ms in 0, name in 2, CUID 5, IDFV 6, IDFA 7, AppsFlyer ID 8, event value 13.
+    /// Rows shaped like `MMPEvents.forEachDistinct`'s query (`MMPEvents.Column`).
     @Test("a row's identity is the fingerprint of AppsFlyer ID (else CUID, IDFV, IDFA, else empty), name, event ms and value")
     func identity() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("mmp-identity-\(UUID().uuidString)")

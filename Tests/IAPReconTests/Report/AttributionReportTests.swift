@@ -173,6 +173,47 @@ struct AttributionReportTests {
         #expect(try Fixture.attributionSummary(scenario)["install_rows"] as? Int == 1)
     }
 
+    @Test("an MMP row repeated across files counts once, as the file first in path order has it, whichever night each file arrives")
+    func repeatAcrossFilesAndNights() throws {
+        let first = Fixture.MMPRow(time: "2026-11-10 08:00:00", mediaSource: "googleadwords_int", campaign: "First", appsflyerID: "af1", cuid: "u1")
+        // The same row as a later export spells its campaign: a repeat, whatever its other cells say.
+        var repeated = first
+        repeated.campaign = "Repeat"
+        // Near miss: the same device, name and time with another event value is another row.
+        var other = first
+        other.campaign = "Other"
+        other.eventValue = #"{"af_content_id":"x"}"#
+        let later = [Fixture.mmpHeader, repeated.csv, other.csv]
+        let nights = try Scenario()
+        try nights.write("registrations/r.jsonl", [Fixture.signup("2026-11-10T09:00:00Z", "u1")])
+        try nights.write("attribution/b.csv", later)
+        _ = try nights.run(asOf: asOf)
+        #expect(try Fixture.lines(nights.output("attribution.csv")) == [
+            Self.header,
+            "2026-11-10,googleadwords_int,Other,1,0,0,0,0,0,0,0,,,,0,,,",
+            "2026-11-10,googleadwords_int,Repeat,1,1,0,0,0,0,0,0,,,,0,,,",
+        ])
+        // The earlier file arrives a night late: its copy wins, as in a rebuild from both files.
+        try nights.write("attribution/a.csv", [Fixture.mmpHeader, first.csv])
+        _ = try nights.run(asOf: asOf)
+        let expected = [
+            Self.header,
+            "2026-11-10,googleadwords_int,First,1,1,0,0,0,0,0,0,,,,0,,,",
+            "2026-11-10,googleadwords_int,Other,1,0,0,0,0,0,0,0,,,,0,,,",
+        ]
+        #expect(try Fixture.lines(nights.output("attribution.csv")) == expected)
+        let rebuild = try Scenario()
+        try rebuild.write("registrations/r.jsonl", [Fixture.signup("2026-11-10T09:00:00Z", "u1")])
+        try rebuild.write("attribution/b.csv", later)
+        try rebuild.write("attribution/a.csv", [Fixture.mmpHeader, first.csv])
+        _ = try rebuild.run(asOf: asOf)
+        #expect(try Fixture.lines(rebuild.output("attribution.csv")) == expected)
+        for scenario in [nights, rebuild] {
+            #expect(try scenario.open().scalar("SELECT source FROM fct_user_installs WHERE user_id = 'u1'") == .text("attribution/a.csv:2"))
+            #expect(try Fixture.attributionSummary(scenario)["install_rows"] as? Int == 2)
+        }
+    }
+
     @Test("install days are days in --tz")
     func installDayInZone() throws {
         let scenario = try Scenario()

@@ -235,8 +235,8 @@ struct IncrementalTests {
         #expect(throws: NotReconciled.self) { try ReportStage.run(database: database, settings: settings) }
         _ = try scenario.run()
         let before = try scenario.output("findings.csv")
-        // What an older iaprecon's MMP installs table looks like: its source as text.
-        try database.execute("ALTER TABLE stg_mmp__installs RENAME COLUMN file_id TO source")
+        // What an older iaprecon's staged transactions look like: no third sighting's file id.
+        try database.execute("ALTER TABLE stg_apple__transactions RENAME COLUMN file_id_3 TO source_3")
         let error = try #require(throws: NotReconciled.self) { try ReportStage.run(database: database, settings: settings) }
         #expect(error.description.contains("older iaprecon") && error.description.contains("'iaprecon run'"))
         #expect(try scenario.output("findings.csv") == before)
@@ -259,47 +259,55 @@ struct IncrementalTests {
         #expect(try JoinStage.run(database: database, settings: ReconcileSettings()).recomputedTransactions == nil)
     }
 
-    @Test("a store whose MMP identities are keyed by fingerprint alone (an older iaprecon) rebuilds them by event time, then equals a full rebuild")
-    func identitiesFromAnOlderStore() throws {
+    @Test("a store an older iaprecon wrote (every MMP column, staged MMP copies) is migrated: each row kept once, attribution unchanged")
+    func mmpRowsFromAnOlderStore() throws {
         let files = try SourceFile.list(in: Self.sampleData)
-        let mmp = files.filter { $0.kind == .attribution }
-        try #require(mmp.count >= 2)
-        let late = try #require(mmp.last)
+        try #require(files.contains { $0.kind == .attribution })
         let scenario = try Scenario()
-        for file in files where file != late { try scenario.link(file) }
-        // One device-id key for both stores, so their pseudonyms (and the rows' fingerprints) compare.
-        try scenario.fixDeviceIDKey()
+        for file in files { try scenario.link(file) }
         _ = try run(scenario, input: scenario.input)
-        let database = try scenario.open()
-        try database.execute("""
-            CREATE TABLE old_identities (first INTEGER NOT NULL, second INTEGER NOT NULL, PRIMARY KEY (first, second)) WITHOUT ROWID;
-            INSERT INTO old_identities SELECT first, second FROM stg_mmp__identities;
-            DROP TABLE stg_mmp__identities;
-            ALTER TABLE old_identities RENAME TO stg_mmp__identities;
+        let current = try scenario.open()
+        let rowCount = try current.scalar("SELECT count(*) FROM raw_mmp__events")
+        #expect(rowCount.integerValue > 0)
+        let reference = try Scenario()
+        for file in files { try reference.link(file) }
+        _ = try run(reference, input: reference.input)
+        // Back to what schema 7 held: migration 1's MMP columns, an install time on every row, and
+        // the staged MMP tables (with a pending MMP rebuild) beside them.
+        try current.execute("""
+            CREATE TABLE wide (
+              file_id INTEGER NOT NULL REFERENCES files(file_id) ON DELETE CASCADE, line INTEGER NOT NULL, item INTEGER NOT NULL,
+              event_wall_ms INTEGER, install_wall_ms INTEGER, event_name TEXT, media_source TEXT, channel TEXT, campaign TEXT,
+              campaign_id TEXT, adset TEXT, ad TEXT, country TEXT, customer_user_id TEXT, idfv TEXT, idfa TEXT, appsflyer_id TEXT,
+              revenue TEXT, revenue_currency TEXT, revenue_usd TEXT, is_retargeting_n INTEGER, platform TEXT, touch_type TEXT,
+              event_value_key TEXT, PRIMARY KEY (file_id, line, item)
+            ) WITHOUT ROWID;
+            INSERT INTO wide SELECT file_id, line, item, event_wall_ms, CASE WHEN event_name = 'install' THEN install_wall_ms
+                   ELSE event_wall_ms - 60000 END, event_name,
+                   media_source, 'Facebook', campaign, 'c1', 'set', 'ad', 'US', customer_user_id, idfv, idfa, appsflyer_id, revenue,
+                   revenue_currency, revenue_usd, is_retargeting_n, 'ios', 'click', event_value_key
+              FROM raw_mmp__events;
+            DROP TABLE raw_mmp__events;
+            ALTER TABLE wide RENAME TO raw_mmp__events;
+            CREATE TABLE stg_mmp__identities (event_wall_ms INTEGER, first INTEGER, second INTEGER);
+            CREATE TABLE stg_mmp__installs (install_wall_ms INTEGER);
+            CREATE TABLE stg_mmp__purchases (event_wall_ms INTEGER);
+            CREATE TABLE stg_mmp__links (customer_user_id TEXT, appsflyer_id TEXT);
+            INSERT INTO dirty_keys VALUES ('mmp_rebuild', '');
+            DELETE FROM schema_migrations WHERE id = 8;
             """)
-        try scenario.link(late)
         _ = try run(scenario, input: scenario.input)
-        let columns = try database.scalar("SELECT group_concat(name, ',') FROM pragma_table_info('stg_mmp__identities')")
-        #expect(columns == .text("event_wall_ms,first,second"))
 
-        let full = try Scenario()
-        for file in files { try full.link(file) }
-        try full.fixDeviceIDKey()
-        _ = try run(full, input: full.input)
-        try expectSame(scenario, full, "older identities")
-        for table in ["stg_mmp__identities", "stg_mmp__purchases", "stg_mmp__links"] {
-            #expect(try rows(scenario, table) == rows(full, table), "\(table)")
-        }
-        // An install names its file by id, which each store numbers in the order it read the files: compared by path.
-        func installs(_ scenario: Scenario) throws -> [[SQLValue]] {
-            var rows: [[SQLValue]] = []
-            try scenario.open().forEach("""
-                SELECT i.install_wall_ms, i.customer_user_id, i.appsflyer_id, i.media_source, i.campaign, i.retargeting, f.path, i.line
-                FROM stg_mmp__installs i JOIN files f USING (file_id) ORDER BY i.rowid
-                """) { row in rows.append((0..<8).map { row.value($0) }) }
-            return rows
-        }
-        #expect(try installs(scenario) == installs(full))
+        let database = try scenario.open()
+        #expect(try database.scalar("SELECT count(*) FROM raw_mmp__events") == rowCount)
+        let columns = try database.scalar("SELECT group_concat(name, ',') FROM pragma_table_info('raw_mmp__events')")
+        #expect(columns == .text("file_id,line,item," + RawTable.mmpEvents.columns.joined(separator: ",")))
+        #expect(try database.scalar("SELECT count(*) FROM sqlite_master WHERE name LIKE 'stg_mmp%'") == .integer(0))
+        // An install time is kept where it is read: on installs.
+        #expect(try database.scalar("""
+            SELECT count(*) FROM raw_mmp__events WHERE install_wall_ms IS NOT NULL AND event_name != 'install'
+            """) == .integer(0))
+        try expectSame(scenario, reference, "migrated MMP rows")
     }
 
     @Test("a store whose staged rows name their sources as path:line text (an older iaprecon) is rebuilt, never misread, then equals a full rebuild")
@@ -345,10 +353,6 @@ struct IncrementalTests {
             ("stg_receipts__claims", """
                 order_id TEXT NOT NULL, transaction_id TEXT NOT NULL, received_ms INTEGER NOT NULL, path TEXT NOT NULL, line INTEGER NOT NULL
                 """, "order_id, transaction_id, received_ms, (SELECT path FROM files WHERE file_id = staged.file_id), line"),
-            ("stg_mmp__installs", """
-                install_wall_ms INTEGER NOT NULL, media_source TEXT, campaign TEXT, customer_user_id TEXT, idfv TEXT, idfa TEXT,
-                appsflyer_id TEXT, retargeting INTEGER NOT NULL, source TEXT NOT NULL
-                """, "install_wall_ms, media_source, campaign, customer_user_id, idfv, idfa, appsflyer_id, retargeting, \(text("file_id", "line"))"),
         ]
         for (table, definition, select) in older {
             let keyed = ["stg_apple__refunds", "stg_receipts__senders"].contains(table)

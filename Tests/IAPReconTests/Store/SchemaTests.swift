@@ -15,6 +15,7 @@ struct SchemaTests {
         5: "a0a3b661334f6f10",
         6: "c5a7a2720c0c9c1c",
         7: "e5ada51f04de3b04",
+        8: "f582e078ec96d5e7",
     ]
 
     @Test("a released migration's text never changes, and every migration is recorded as released")

@@ -59,7 +59,7 @@ struct TableOwnershipTests {
         uses.writes = Set(matches(writeStatement, group: 1)).intersection(declared)
         let named = Set(matches(tableShaped, group: 0) + matches(statementTable, group: 1))
         uses.reads = named.intersection(declared).subtracting(uses.writes)
-        let indexNames = Set((Tables.staged.indexes + Tables.mmp.indexes + Tables.joinResults.indexes).map(\.name))
+        let indexNames = Set((Tables.staged.indexes + Tables.joinResults.indexes).map(\.name))
         uses.undeclared = Set(matches(tableShaped, group: 0)).subtracting(declared).subtracting(indexNames)
         return uses
     }
@@ -129,7 +129,7 @@ struct TableOwnershipTests {
     @Test("each table is created in one place: its migration, or its definition in Tables")
     func declaredOnce() throws {
         let migrations = Dictionary(uniqueKeysWithValues: Schema.migrations.map { ($0.id, $0.sql) })
-        let rebuilt = Set((Tables.staged.tables + Tables.mmp.tables + Tables.joinResults.tables).map(\.name))
+        let rebuilt = Set((Tables.staged.tables + Tables.joinResults.tables).map(\.name))
         let definitions = [Tables.runSettings, Tables.appleTieOut, Tables.findingFirstSeen, Tables.userInstalls, Tables.runStages,
                            Tables.deviceIDKey, Tables.normalizeChangedKeys]
         #expect(Set(Tables.all.map(\.name)).count == Tables.all.count, "a table is declared twice")
@@ -143,7 +143,8 @@ struct TableOwnershipTests {
                 $0.contains("CREATE TABLE IF NOT EXISTS \(table.name) ") || $0.contains("CREATE TABLE \(table.name) ")
             }.count
             if let migration = table.migration {
-                #expect(createdByMigrations == [migration], "\(table.name) is created by migrations \(createdByMigrations)")
+                // A later migration may create a table anew in another shape (the old one renamed away first).
+                #expect(createdByMigrations.last == migration, "\(table.name) is created by migrations \(createdByMigrations)")
                 #expect(try #require(migrations[migration]).contains(creates))
                 #expect(defined == 0, "\(table.name) has a migration and a definition")
             } else if table.name != "schema_migrations" {
