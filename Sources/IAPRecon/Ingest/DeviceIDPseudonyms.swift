@@ -15,17 +15,25 @@ public struct DeviceIDPseudonyms: Sendable {
 
     public func pseudonym(_ id: String) -> String {
         var id = id
-        let code = id.withUTF8 { hmac.authenticationCode(UnsafeRawBufferPointer($0)) }
-        let digits = Array("0123456789abcdef".utf8)
-        var text: [UInt8] = []
-        text.reserveCapacity(48)
-        for byte in code.prefix(16) {
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0x0F)])
+        return id.withUTF8 { bytes in
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { code in
+                hmac.authenticationCode(UnsafeRawBufferPointer(bytes), into: code)
+                let masked = Redaction.masked(bytes)
+                // Written straight into the string's storage (repaired if the last four bytes
+                // split a character, as decoding them always did).
+                return String(unsafeUninitializedCapacity: 32 + masked.count) { text in
+                    for index in 0..<16 {
+                        text[2 * index] = Self.hexDigits[Int(code[index] >> 4)]
+                        text[2 * index + 1] = Self.hexDigits[Int(code[index] & 0x0F)]
+                    }
+                    for (offset, byte) in masked.enumerated() { text[32 + offset] = byte }
+                    return 32 + masked.count
+                }
+            }
         }
-        text += Redaction.masked(Array(id.utf8))
-        return String(decoding: text, as: UTF8.self)
     }
+
+    private static let hexDigits = Array("0123456789abcdef".utf8)
 
     /// `values` of a row of `table` with its device ids replaced by their pseudonyms.
     func pseudonymising(_ values: [SQLValue], of table: RawTable) -> [SQLValue] {

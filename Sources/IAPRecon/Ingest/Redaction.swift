@@ -84,9 +84,11 @@ enum Redaction {
     }
 
     /// `…` and the last four characters of an id (none of a short one).
-    static func masked(_ id: [UInt8]) -> [UInt8] {
-        Array("…".utf8) + (id.count >= 8 ? id.suffix(4) : [])
+    static func masked<ID: BidirectionalCollection<UInt8>>(_ id: ID) -> [UInt8] {
+        ellipsis + (id.count >= 8 ? Array(id.suffix(4)) : [])
     }
+
+    private static let ellipsis = Array("…".utf8)
 
     /// `run` with every part shaped like a device id masked: a UUID (IDFA, IDFV, Google's
     /// advertising id), 32 or more hex digits in a row (a UUID without its dashes), and

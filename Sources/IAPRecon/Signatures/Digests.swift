@@ -57,17 +57,25 @@ public struct HMACSHA256: Sendable {
     public init(key: [UInt8]) { states = KeyedStates(key: key) }
 
     public func authenticationCode(_ message: UnsafeRawBufferPointer) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: 32) { code, count in
+            authenticationCode(message, into: code)
+            count = 32
+        }
+    }
+
+    /// Writes the 32-byte code of `message` into `code`, which holds at least 32 bytes: no array
+    /// per call, for the device ids of every MMP row and sign-up.
+    func authenticationCode(_ message: UnsafeRawBufferPointer, into code: UnsafeMutableBufferPointer<UInt8>) {
         let context = EVP_MD_CTX_new()
         defer { EVP_MD_CTX_free(context) }
-        var innerDigest = [UInt8](repeating: 0, count: 32)
-        var code = [UInt8](repeating: 0, count: 32)
-        _ = EVP_MD_CTX_copy_ex(context, states.inner)
-        _ = EVP_DigestUpdate(context, message.baseAddress, message.count)
-        _ = EVP_DigestFinal_ex(context, &innerDigest, nil)
-        _ = EVP_MD_CTX_copy_ex(context, states.outer)
-        _ = EVP_DigestUpdate(context, innerDigest, innerDigest.count)
-        _ = EVP_DigestFinal_ex(context, &code, nil)
-        return code
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { innerDigest in
+            _ = EVP_MD_CTX_copy_ex(context, states.inner)
+            _ = EVP_DigestUpdate(context, message.baseAddress, message.count)
+            _ = EVP_DigestFinal_ex(context, innerDigest.baseAddress, nil)
+            _ = EVP_MD_CTX_copy_ex(context, states.outer)
+            _ = EVP_DigestUpdate(context, innerDigest.baseAddress, 32)
+            _ = EVP_DigestFinal_ex(context, code.baseAddress, nil)
+        }
     }
 
     public func authenticationCode(_ message: [UInt8]) -> [UInt8] {

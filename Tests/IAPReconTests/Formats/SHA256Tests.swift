@@ -31,5 +31,9 @@ struct SHA256Tests {
         let pseudonyms = DeviceIDPseudonyms(key: Array(0..<32))
         #expect(pseudonyms.pseudonym("A1B2C3D4-E5F6-4711-8899-AABBCCDDEEFF") == "57732a431915c6b73b54faba39f72782…EEFF")
         #expect(pseudonyms.pseudonym("A1B2C3D4-E5F6-4711-8899-AABBCCDDEEFE") != pseudonyms.pseudonym("A1B2C3D4-E5F6-4711-8899-AABBCCDDEEFF"))
+        // Fewer than 8 bytes show no tail; a tail that splits a character shows its repair, as always.
+        #expect(pseudonyms.pseudonym("abc1234") == "2443102f4643f6b44e60e06259ac6c79…")
+        #expect(pseudonyms.pseudonym("abcd1234") == "58343675aff69d96efa0b10fd82ac63e…1234")
+        #expect(pseudonyms.pseudonym("é-ü-ß-ø-12") == "1f979c12a85c473d970bb118db1d8aec…\u{FFFD}-12")
     }
 }
