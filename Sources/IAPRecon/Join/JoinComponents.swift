@@ -91,7 +91,7 @@ struct JoinComponents {
         let keys = try database.scalar("""
             SELECT coalesce((SELECT max(rowid) FROM stg_apple__transactions), 0) * 3 / 2
                  + coalesce((SELECT max(rowid) FROM stg_server__orders), 0)
-                 + (SELECT count(*) FROM stg_registrations__first)
+                 + (SELECT coalesce(sum(accepted), 0) FROM files WHERE source = '\(SourceKind.registrations.rawValue)')
             """).integerValue
         ids.reserveCapacity(Int(keys))
         // The per-key arrays too: each doubling would copy them into freshly zeroed pages.

@@ -10,8 +10,8 @@
 /// - `stg_server__orders`: one row per `order_id` (its first line).
 /// - `stg_receipts__senders`: which users sent a receipt with which transaction.
 /// - `stg_receipts__claims`: receipt lines naming both an order and a transaction.
-/// - `stg_registrations__first`: each user's first registration (by time, then file order).
-/// MMP rows are not staged: attribution finds their repeats as it reads them (`MMPEvents`).
+/// MMP rows and first registrations are not staged: the report picks them from the raw rows as it
+/// reads them (`MMPEvents`, `FirstRegistrations`).
 public enum NormalizeStage {
     /// Rebuilds every `stg_*` table, or — when ingest recorded which keys changed — only the rows of those keys.
     ///
@@ -94,8 +94,7 @@ public enum NormalizeStage {
     /// where they are now file ids and lines) is rebuilt in full once, never read as it is.
     static func hasCurrentTables(_ database: Database) throws -> Bool {
         let current = try database.scalar("""
-            SELECT (SELECT count(*) FROM sqlite_master WHERE name = 'stg_registrations__first')
-                 * (SELECT count(*) FROM pragma_table_info('stg_apple__transactions') WHERE name IN ('offer', 'file_id_3'))
+            SELECT count(*) FROM pragma_table_info('stg_apple__transactions') WHERE name IN ('offer', 'file_id_3')
             """).integerValue
         return current == 2
     }
@@ -106,7 +105,6 @@ public enum NormalizeStage {
         (["stg_apple__transactions", "stg_apple__refunds", "stg_receipts__senders"], buildTransactions),
         (["stg_server__deliveries"], buildDeliveries),
         (["stg_server__orders"], buildOrders),
-        (["stg_registrations__first"], buildRegistrations),
         (["stg_receipts__claims"], buildClaims),
     ]
 
@@ -186,16 +184,6 @@ public enum NormalizeStage {
             }
             try flush()
         }
-    }
-
-    /// Each user's first registration (by time, then file and line): who signed up when, with which device ids.
-    private static func buildRegistrations(_ scope: NormalizeScope) -> ReaderJob {
-        firstOfEachKey(into: "stg_registrations__first", columns: 5, beside: scope.beside, select: """
-            SELECT r.user_id, r.ts_ms, r.idfv, r.idfa, r.appsflyer_id
-            FROM raw_registrations__users r JOIN temp.file_rank f USING (file_id)
-            WHERE \(scope.registrations("r.user_id"))
-            ORDER BY r.user_id, r.ts_ms, f.rank, r.line
-            """)
     }
 
     /// Receipt lines naming both an order and a transaction (matching rule 2), with their place for ordering.
@@ -340,17 +328,10 @@ enum NormalizeScope {
         self == .everything ? "1" : "\(column) IN normalize__changed_orders"
     }
 
-    /// A condition on a registration's user id column.
-    func registrations(_ column: String) -> String {
-        self == .everything ? "1" : "\(column) IN normalize__changed_registrations"
-    }
-
     static let prepareChanged = """
         DROP TABLE IF EXISTS normalize__changed_transactions;
         DROP TABLE IF EXISTS normalize__changed_orders;
-        DROP TABLE IF EXISTS normalize__changed_registrations;
         \(Tables.normalizeChangedKeys)
-        INSERT INTO normalize__changed_registrations \(ChangedKeys.selectKeys(.registration));
         INSERT INTO normalize__changed_transactions \(ChangedKeys.selectKeys(.transaction));
         INSERT INTO normalize__changed_orders \(ChangedKeys.selectKeys(.order));
         """
@@ -381,6 +362,5 @@ enum NormalizeScope {
         DELETE FROM stg_apple__refunds WHERE transaction_id IN normalize__changed_transactions;
         DELETE FROM stg_receipts__senders WHERE transaction_id IN normalize__changed_transactions;
         DELETE FROM stg_receipts__claims WHERE transaction_id IN normalize__changed_transactions;
-        DELETE FROM stg_registrations__first WHERE user_id IN normalize__changed_registrations;
         """
 }

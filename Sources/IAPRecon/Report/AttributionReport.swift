@@ -117,7 +117,6 @@ struct AttributionReport {
             var cohortNumbers = FirstSeen<InstallCohort>()
             var files = try SourceFiles(database)
             typealias Column = MMPEvents.Column
-            let install = RowFingerprint("install")
             try MMPEvents.forEachDistinct(in: database) { row in
                 // Retargeting is not acquisition: its rows link no ids and are no installs.
                 guard row.int(Column.retargeting) == 0 else { return }
@@ -125,7 +124,7 @@ struct AttributionReport {
                    !(linkedAppsflyerIDs[user]?.contains(appsflyerID) ?? false) {
                     linkedAppsflyerIDs[user, default: []].append(appsflyerID)
                 }
-                guard row.fingerprint(Column.eventName) == install else { return }
+                guard row.text(Column.eventName, equals: "install") else { return }
                 let ms = mmpZone.utc(fromLocal: row.optionalInt(Column.installWallMs) ?? row.int(Column.eventWallMs))
                 let index = installs.count
                 let appsflyerID = row.fingerprint(Column.appsflyerID)
@@ -212,7 +211,7 @@ struct AttributionReport {
         // Written on a second connection on a worker thread while this one reads and matches. Only
         // what changed is written: a night leaves most users' installs as they were.
         let userInstalls = BackgroundInserts(path: database.path, setup: Tables.userInstalls, inserts: Self.userInstallWrites)
-        let signups = try database.cached("SELECT user_id, ts_ms, idfv, idfa, appsflyer_id FROM stg_registrations__first ORDER BY user_id")
+        let signups = try FirstRegistrations.Cursor(database)
         // Every verified purchase in one pass; those with no user come first (NULL sorts first).
         let purchases = try database.cached("""
             SELECT user_id, purchase_ms, unit_price, quantity, currency, refund_amount FROM int_transactions_resolved NOT INDEXED

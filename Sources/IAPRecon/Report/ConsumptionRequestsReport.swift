@@ -105,9 +105,9 @@ public enum ConsumptionRequestsReport {
                 answer.deliveryStatus = appleProduct.map { deliveredProducts.contains($0) } ?? true ? 0 : 2
             }
             guard let user = answer.userID else { return answer }
-            try database.forEach("SELECT ts_ms, idfv FROM stg_registrations__first WHERE user_id = ?", [.text(user)]) { row in
-                answer.accountTenure = tenureBucket(days: (request.ms - row.int(0)) / 86_400_000, registered: row.int(0) <= request.ms)
-                if row.optionalString(1) != nil { answer.platform = 1 }
+            if let signup = try FirstRegistrations.first(of: user, in: database) {
+                answer.accountTenure = tenureBucket(days: (request.ms - signup.ms) / 86_400_000, registered: signup.ms <= request.ms)
+                if signup.hasIDFV { answer.platform = 1 }
             }
             if currency == "USD" {
                 (answer.lifetimeDollarsPurchased, answer.lifetimeDollarsRefunded) = try lifetimeBuckets(

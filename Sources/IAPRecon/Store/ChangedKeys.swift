@@ -15,8 +15,8 @@ public enum ChangedKeys {
         /// A new, replaced or forgotten MMP file (key: its file id). Nothing is recomputed for it
         /// before the report, which reads every MMP row; it tells `history` that attribution waits.
         case mmpFile = "mmp_file"
-        /// A user whose registration lines changed: their first registration is picked again
-        /// (`stg_registrations__first`). Attribution alone reads it, so the join does not follow it.
+        /// A user whose registration lines changed. Only the report reads registrations (all of
+        /// them, every run), so nothing is recomputed for it; it tells `history` that attribution waits.
         case registration
         /// A Pacific day (`yyyy-MM-dd`) of Sales Report rows a file added or took away: the join
         /// recomputes that day's tie-out with Apple.

@@ -335,6 +335,13 @@ public enum Schema {
             DROP TABLE IF EXISTS stg_mmp__links__next;
             DELETE FROM dirty_keys WHERE kind = 'mmp_rebuild';
             """),
+        // Each user's first registration is picked as the report reads the registrations: its
+        // staged copy, and normalize's list of users whose copy to redo, go.
+        (9, """
+            DROP TABLE IF EXISTS stg_registrations__first;
+            DROP TABLE IF EXISTS stg_registrations__first__next;
+            DROP TABLE IF EXISTS normalize__changed_registrations;
+            """),
     ]
 
     public static var latestVersion: Int { migrations.last?.id ?? 0 }

@@ -61,7 +61,7 @@ enum Tables {
               stagedAs: ["stg_apple__transactions", "stg_apple__refunds", "stg_receipts__senders"], migration: 1),
         // `consumption_requests.jsonl` answers each CONSUMPTION_REQUEST notification as it came.
         .init(name: "raw_notifications__notifications", layer: .raw, writer: .ingest, readers: [.report], migration: 1),
-        // Staged as each user's first sign-up; `history` lists every sign-up.
+        // Never staged: each user's first sign-up is picked as it is read (`FirstRegistrations`); `history` lists every sign-up.
         .init(name: "raw_registrations__users", layer: .raw, writer: .ingest, readers: [.store, .normalize, .report], migration: 1),
         // Never staged: attribution reads it through `MMPEvents`, which drops repeats in memory.
         .init(name: "raw_mmp__events", layer: .raw, writer: .ingest, readers: [.store, .normalize], migration: 8),
@@ -76,11 +76,9 @@ enum Tables {
         .init(name: "stg_apple__refunds", layer: .staged, writer: .normalize, readers: [.join]),
         .init(name: "stg_receipts__senders", layer: .staged, writer: .normalize, readers: [.join, .report]),
         .init(name: "stg_receipts__claims", layer: .staged, writer: .normalize, readers: [.join]),
-        .init(name: "stg_registrations__first", layer: .staged, writer: .normalize, readers: [.join, .report]),
         // Normalize's own working lists: the keys an incremental normalize rebuilds, kept until its next run.
         .init(name: "normalize__changed_transactions", layer: .staged, writer: .normalize, readers: []),
         .init(name: "normalize__changed_orders", layer: .staged, writer: .normalize, readers: []),
-        .init(name: "normalize__changed_registrations", layer: .staged, writer: .normalize, readers: []),
         // Results.
         .init(name: "int_transactions_resolved", layer: .result, writer: .join, readers: [.report]),
         .init(name: "int_orders_matched", layer: .result, writer: .join, readers: [.report]),
@@ -146,11 +144,6 @@ enum Tables {
               order_id TEXT NOT NULL, transaction_id TEXT NOT NULL, received_ms INTEGER NOT NULL, file_id INTEGER NOT NULL, line INTEGER NOT NULL
             )
             """),
-        ("stg_registrations__first", """
-            (
-              user_id TEXT PRIMARY KEY, ts_ms INTEGER NOT NULL, idfv TEXT, idfa TEXT, appsflyer_id TEXT
-            ) WITHOUT ROWID
-            """),
     ], indexes: [
         .init(name: "stg_orders_by_user", table: "stg_server__orders", definition: "(user_id)"),
         .init(name: "stg_deliveries_by_transaction", table: "stg_server__deliveries", definition: "(transaction_id)"),
@@ -213,7 +206,6 @@ enum Tables {
     static let normalizeChangedKeys = """
         CREATE TABLE normalize__changed_transactions (key TEXT PRIMARY KEY) WITHOUT ROWID;
         CREATE TABLE normalize__changed_orders (key TEXT PRIMARY KEY) WITHOUT ROWID;
-        CREATE TABLE normalize__changed_registrations (key TEXT PRIMARY KEY) WITHOUT ROWID;
         """
 
     /// The tie-out with Apple's Sales Reports, recomputed whole by every join (`AppleTieOutStore`).

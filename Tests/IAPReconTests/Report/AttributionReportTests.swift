@@ -214,6 +214,31 @@ struct AttributionReportTests {
         }
     }
 
+    @Test("a user who signed up more than once counts once, by the earliest sign-up; at an equal time, the first in file order")
+    func earliestSignup() throws {
+        let scenario = try Scenario()
+        try Fixture.mmp(scenario, [
+            Fixture.MMPRow(time: "2026-11-10 08:00:00", mediaSource: "googleadwords_int", campaign: "A", idfv: "V1"),
+            Fixture.MMPRow(time: "2026-11-10 08:00:00", mediaSource: "googleadwords_int", campaign: "B", idfv: "V2"),
+        ])
+        // b.jsonl's sign-up ties a.jsonl's in time and comes later in file order; c.jsonl's is later in time.
+        try scenario.write("registrations/b.jsonl", [Fixture.signup("2026-11-10T09:00:00Z", "u1", idfv: "V2")])
+        try scenario.write("registrations/a.jsonl", [Fixture.signup("2026-11-10T09:00:00Z", "u1", idfv: "V1")])
+        try scenario.write("registrations/c.jsonl", [Fixture.signup("2026-11-10T08:30:00Z", "u2", idfv: "V2"),
+                                                       Fixture.signup("2026-11-10T07:00:00Z", "u2")])
+        _ = try scenario.run(asOf: asOf)
+        #expect(try Fixture.lines(scenario.output("attribution.csv")) == [
+            Self.header,
+            "2026-11-10,googleadwords_int,A,1,1,0,0,0,0,0,0,,,,0,,,",
+            "2026-11-10,googleadwords_int,B,1,0,0,0,0,0,0,0,,,,0,,,",
+            "2026-11-10,unattributed,,0,1,0,0,0,0,0,0,,,,0,,,",
+        ])
+        let installs = try scenario.open()
+        #expect(try installs.scalar("SELECT campaign FROM fct_user_installs WHERE user_id = 'u1'") == .text("A"))
+        // u2's earliest sign-up (07:00) names no device and precedes every install: unattributed.
+        #expect(try installs.scalar("SELECT matched_by FROM fct_user_installs WHERE user_id = 'u2'") == .text("unattributed"))
+    }
+
     @Test("install days are days in --tz")
     func installDayInZone() throws {
         let scenario = try Scenario()

@@ -259,7 +259,7 @@ struct IncrementalTests {
         #expect(try JoinStage.run(database: database, settings: ReconcileSettings()).recomputedTransactions == nil)
     }
 
-    @Test("a store an older iaprecon wrote (every MMP column, staged MMP copies) is migrated: each row kept once, attribution unchanged")
+    @Test("a store an older iaprecon wrote (every MMP column, staged MMP rows and first sign-ups) is migrated: each row kept once, attribution unchanged")
     func mmpRowsFromAnOlderStore() throws {
         let files = try SourceFile.list(in: Self.sampleData)
         try #require(files.contains { $0.kind == .attribution })
@@ -272,8 +272,8 @@ struct IncrementalTests {
         let reference = try Scenario()
         for file in files { try reference.link(file) }
         _ = try run(reference, input: reference.input)
-        // Back to what schema 7 held: migration 1's MMP columns, an install time on every row, and
-        // the staged MMP tables (with a pending MMP rebuild) beside them.
+        // Back to what schema 7 held: migration 1's MMP columns, an install time on every row, the
+        // staged MMP tables (with a pending MMP rebuild) and the staged first sign-ups.
         try current.execute("""
             CREATE TABLE wide (
               file_id INTEGER NOT NULL REFERENCES files(file_id) ON DELETE CASCADE, line INTEGER NOT NULL, item INTEGER NOT NULL,
@@ -293,8 +293,10 @@ struct IncrementalTests {
             CREATE TABLE stg_mmp__installs (install_wall_ms INTEGER);
             CREATE TABLE stg_mmp__purchases (event_wall_ms INTEGER);
             CREATE TABLE stg_mmp__links (customer_user_id TEXT, appsflyer_id TEXT);
+            CREATE TABLE stg_registrations__first (user_id TEXT PRIMARY KEY, ts_ms INTEGER NOT NULL, idfv TEXT) WITHOUT ROWID;
+            CREATE TABLE normalize__changed_registrations (key TEXT PRIMARY KEY) WITHOUT ROWID;
             INSERT INTO dirty_keys VALUES ('mmp_rebuild', '');
-            DELETE FROM schema_migrations WHERE id = 8;
+            DELETE FROM schema_migrations WHERE id >= 8;
             """)
         _ = try run(scenario, input: scenario.input)
 
@@ -302,7 +304,10 @@ struct IncrementalTests {
         #expect(try database.scalar("SELECT count(*) FROM raw_mmp__events") == rowCount)
         let columns = try database.scalar("SELECT group_concat(name, ',') FROM pragma_table_info('raw_mmp__events')")
         #expect(columns == .text("file_id,line,item," + RawTable.mmpEvents.columns.joined(separator: ",")))
-        #expect(try database.scalar("SELECT count(*) FROM sqlite_master WHERE name LIKE 'stg_mmp%'") == .integer(0))
+        #expect(try database.scalar("""
+            SELECT count(*) FROM sqlite_master
+            WHERE name LIKE 'stg_mmp%' OR name LIKE 'stg_registrations%' OR name = 'normalize__changed_registrations'
+            """) == .integer(0))
         // An install time is kept where it is read: on installs.
         #expect(try database.scalar("""
             SELECT count(*) FROM raw_mmp__events WHERE install_wall_ms IS NOT NULL AND event_name != 'install'

@@ -1,0 +1,63 @@
+/// Each user's first registration: the earliest by time, then by file order and line. Who signed
+/// up when, with which device ids.
+///
+/// Not staged: attribution reads every user's first registration anyway, in user id order, and a
+/// consumption answer looks up one user's. Both take it from the raw rows as they read them, so a
+/// night's new sign-ups cost nothing before the report.
+enum FirstRegistrations {
+    /// The columns of the rows a `Cursor` stops at.
+    enum Column {
+        static let userID = 0, ms = 1, idfv = 2, idfa = 3, appsflyerID = 4
+    }
+
+    /// Every registration by user id (bytes, as SQLite orders text), then by the order that decides
+    /// which comes first. Walks the user id index and sorts each user's few rows.
+    private static let inUserOrder = """
+        SELECT r.user_id, r.ts_ms, r.idfv, r.idfa, r.appsflyer_id
+        FROM raw_registrations__users r JOIN files f USING (file_id)
+        ORDER BY r.user_id, r.ts_ms, f.path, r.line
+        """
+
+    /// Steps through the users in user id order, stopping once per user at their first registration.
+    final class Cursor {
+        private let statement: Statement
+        private var previousUser: [UInt8]?
+
+        init(_ database: Database) throws {
+            statement = try database.cached(FirstRegistrations.inUserOrder)
+            statement.reset()
+        }
+
+        /// The current user's first registration, after `step()` returned true (`Column`).
+        var row: Row { statement.row }
+
+        /// Moves to the next user's first registration: false when no user is left.
+        func step() throws -> Bool {
+            while try statement.step() {
+                let isNextUser = statement.withText(Int32(Column.userID)) { user in
+                    previousUser.map { !user.elementsEqual($0) } ?? true
+                }
+                guard isNextUser else { continue }
+                previousUser = statement.withText(Int32(Column.userID)) { Array($0) }
+                return true
+            }
+            return false
+        }
+
+        /// Starts again from the first user (and lets the statement's read go).
+        func reset() {
+            statement.reset()
+            previousUser = nil
+        }
+    }
+
+    /// `user`'s first registration: its time and whether it named an IDFV; nil when they never registered.
+    static func first(of user: String, in database: Database) throws -> (ms: Int64, hasIDFV: Bool)? {
+        var first: (ms: Int64, hasIDFV: Bool)?
+        try database.forEach("""
+            SELECT r.ts_ms, r.idfv FROM raw_registrations__users r JOIN files f USING (file_id)
+            WHERE r.user_id = ? ORDER BY r.ts_ms, f.path, r.line LIMIT 1
+            """, [.text(user)]) { first = ($0.int(0), !$0.isNull(1)) }
+        return first
+    }
+}
