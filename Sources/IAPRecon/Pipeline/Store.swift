@@ -151,3 +151,39 @@ extension Store {
                          + "restore it from a backup, or delete it and let the next run read the inputs again")
     }
 }
+
+/// Bytes of the store that belong to one layer of `Tables` (ledger, raw, staged, results).
+public struct LayerBytes: Sendable, Equatable {
+    public var layer: String
+    public var bytes: Int
+}
+
+extension Store {
+    /// Where the store's bytes go, by layer, each index counted with its table, largest first; nil
+    /// when the SQLite library has no `dbstat` table. What the bench shows beside the store's size.
+    public static func bytesByLayer(path: String) -> [LayerBytes]? {
+        guard let database = try? Database(path: path, readOnly: true) else { return nil }
+        var bytes: [String: Int] = [:]
+        do {
+            try database.forEach("""
+                SELECT coalesce(m.tbl_name, s.name), sum(s.pgsize) FROM dbstat s LEFT JOIN sqlite_master m ON m.name = s.name
+                GROUP BY 1
+                """) { row in
+                let layer = Tables.named(row.string(0)).map { name(of: $0.layer) } ?? "other"
+                bytes[layer, default: 0] += Int(row.int(1))
+            }
+        } catch {
+            return nil
+        }
+        return bytes.map { LayerBytes(layer: $0.key, bytes: $0.value) }.sorted { ($0.bytes, $1.layer) > ($1.bytes, $0.layer) }
+    }
+
+    private static func name(of layer: Tables.Layer) -> String {
+        switch layer {
+        case .ledger: "ledger"
+        case .raw: "raw"
+        case .staged: "staged"
+        case .result: "results"
+        }
+    }
+}

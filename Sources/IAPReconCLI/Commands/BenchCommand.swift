@@ -149,9 +149,10 @@ struct Benchmark {
                 let stages = try pipelineOnFreshStore(input: input.folder, place: StoreFolder(folder: settings.work + "/" + input.label + "/full"))
                 console.err(BenchReport.progressLine("\(input.label) run \(round)/\(settings.runs)", stages))
                 results[index].runs.append(stages)
-                let (one, storeBytes) = try measureOneProcess(input)
+                let (one, storeBytes, layers) = try measureOneProcess(input)
                 results[index].oneProcess.append(one)
                 results[index].storeBytes = storeBytes
+                results[index].storeLayers = layers
                 guard let folder = settings.peers, input.requested <= BenchReport.largestPeerSize else { continue }
                 // The peers check no signature: the same run without, for a like-for-like ratio.
                 results[index].oneProcessUnsigned.append(try measureOneProcess(input, verifying: false).0)
@@ -170,7 +171,7 @@ struct Benchmark {
     /// memory is what a user's machine must have (the stages' heaps are not summed, ProcessMemory),
     /// and its store's size what the disk must hold.
     /// `verifying` false: with `--trust-unsigned`, what the peers do.
-    func measureOneProcess(_ input: BenchInput, verifying: Bool = true) throws -> (StageMeasurement, storeBytes: Int) {
+    func measureOneProcess(_ input: BenchInput, verifying: Bool = true) throws -> (StageMeasurement, storeBytes: Int, layers: [LayerBytes]) {
         let place = StoreFolder(folder: settings.work + "/" + input.label + (verifying ? "/one-process" : "/one-process-unsigned"))
         try place.reset()
         sync()
@@ -181,7 +182,7 @@ struct Benchmark {
         let storeBytes = BenchPaths.storeBytes(place.database)
         console.err("\(input.label) one process\(verifying ? "" : " without signature checks"): \(BenchFormat.seconds(measurement.seconds)) s, "
             + "peak \(BenchFormat.megabytes(measurement.peakRSSBytes)) MB, store \(BenchFormat.megabytes(storeBytes)) MB")
-        return (measurement, storeBytes)
+        return (measurement, storeBytes, Store.bytesByLayer(path: place.database) ?? [])
     }
 
     /// One peer over the same input folder, with `python3` from the PATH, into a fresh output folder.
@@ -361,6 +362,8 @@ struct SizeResult: Equatable, Sendable {
     var oneProcessUnsigned: [StageMeasurement] = []
     /// The one-process run's store on disk (database and write-ahead log), bytes.
     var storeBytes: Int?
+    /// Where those bytes go, by layer of the store's tables (empty when SQLite cannot tell).
+    var storeLayers: [LayerBytes] = []
     var peers: [Peer: [StageMeasurement]] = [:]
 
     func spread(of stage: BenchStage) -> Spread {
@@ -797,6 +800,9 @@ enum BenchReport {
         let store = result.storeBytes.map {
             "\nstore after one 'iaprecon run': \(BenchFormat.megabytes($0)) MB, "
                 + "\(BenchFormat.ratio(Double($0) / Double(max(input.bytes, 1))))x the input's bytes"
+                + (result.storeLayers.isEmpty ? "" : " (" + result.storeLayers.map {
+                    "\($0.layer) \(BenchFormat.megabytes($0.bytes)) MB"
+                }.joined(separator: ", ") + ")")
         } ?? ""
         return heading + "\n" + table.text + store
     }

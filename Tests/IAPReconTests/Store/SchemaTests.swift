@@ -31,4 +31,18 @@ struct SchemaTests {
     func numbered() {
         #expect(Schema.migrations.map(\.id) == Array(1...Schema.migrations.count))
     }
+
+    @Test("the store's bytes by layer add up to its pages in use, and every stage's layer has some")
+    func bytesByLayer() throws {
+        let (scenario, database) = try UserHistoryTests.sampleStore()
+        defer { withExtendedLifetime(scenario) {} }
+        try database.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        let layers = try #require(Store.bytesByLayer(path: scenario.databasePath))
+        let pages = try database.scalar("SELECT (SELECT page_count FROM pragma_page_count) - (SELECT freelist_count FROM pragma_freelist_count)")
+        let pageSize = try database.scalar("SELECT page_size FROM pragma_page_size")
+        #expect(layers.map(\.bytes).reduce(0, +) == Int(pages.integerValue * pageSize.integerValue))
+        #expect(Set(layers.map(\.layer)).isSuperset(of: ["ledger", "raw", "staged", "results"]))
+        #expect(layers.allSatisfy { $0.bytes > 0 })
+        #expect(layers.map(\.bytes) == layers.map(\.bytes).sorted(by: >))
+    }
 }
