@@ -336,11 +336,15 @@ public enum Schema {
             DELETE FROM dirty_keys WHERE kind = 'mmp_rebuild';
             """),
         // Each user's first registration is picked as the report reads the registrations: its
-        // staged copy, and normalize's list of users whose copy to redo, go.
+        // staged copy, and normalize's list of users whose copy to redo, go. No reader looks
+        // resolved transactions up by order (orders are matched through int_orders_matched): that
+        // index, under either of its alternating names, goes too.
         (9, """
             DROP TABLE IF EXISTS stg_registrations__first;
             DROP TABLE IF EXISTS stg_registrations__first__next;
             DROP TABLE IF EXISTS normalize__changed_registrations;
+            DROP INDEX IF EXISTS int_transactions_by_order;
+            DROP INDEX IF EXISTS int_transactions_by_order__2;
             """),
     ]
 

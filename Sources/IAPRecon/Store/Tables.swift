@@ -190,7 +190,6 @@ enum Tables {
         .init(name: "int_orders_key", table: "int_orders_matched", definition: "(order_id)", unique: true),
         .init(name: "fct_findings_key", table: "fct_findings", definition: "(finding_id)", unique: true),
         .init(name: "int_transactions_by_user", table: "int_transactions_resolved", definition: "(user_id)"),
-        .init(name: "int_transactions_by_order", table: "int_transactions_resolved", definition: "(order_id)"),
         .init(name: "fct_findings_by_user", table: "fct_findings", definition: "(user_id)"),
         .init(name: "fct_findings_by_transaction", table: "fct_findings", definition: "(transaction_id)"),
         .init(name: "fct_findings_by_original", table: "fct_findings", definition: "(original_transaction_id)"),

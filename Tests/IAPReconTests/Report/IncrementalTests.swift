@@ -273,7 +273,8 @@ struct IncrementalTests {
         for file in files { try reference.link(file) }
         _ = try run(reference, input: reference.input)
         // Back to what schema 7 held: migration 1's MMP columns, an install time on every row, the
-        // staged MMP tables (with a pending MMP rebuild) and the staged first sign-ups.
+        // staged MMP tables (with a pending MMP rebuild), the staged first sign-ups, and an index
+        // of resolved transactions by order.
         try current.execute("""
             CREATE TABLE wide (
               file_id INTEGER NOT NULL REFERENCES files(file_id) ON DELETE CASCADE, line INTEGER NOT NULL, item INTEGER NOT NULL,
@@ -295,6 +296,7 @@ struct IncrementalTests {
             CREATE TABLE stg_mmp__links (customer_user_id TEXT, appsflyer_id TEXT);
             CREATE TABLE stg_registrations__first (user_id TEXT PRIMARY KEY, ts_ms INTEGER NOT NULL, idfv TEXT) WITHOUT ROWID;
             CREATE TABLE normalize__changed_registrations (key TEXT PRIMARY KEY) WITHOUT ROWID;
+            CREATE INDEX int_transactions_by_order__2 ON int_transactions_resolved(order_id);
             INSERT INTO dirty_keys VALUES ('mmp_rebuild', '');
             DELETE FROM schema_migrations WHERE id >= 8;
             """)
@@ -307,6 +309,7 @@ struct IncrementalTests {
         #expect(try database.scalar("""
             SELECT count(*) FROM sqlite_master
             WHERE name LIKE 'stg_mmp%' OR name LIKE 'stg_registrations%' OR name = 'normalize__changed_registrations'
+               OR name LIKE 'int_transactions_by_order%'
             """) == .integer(0))
         // An install time is kept where it is read: on installs.
         #expect(try database.scalar("""
