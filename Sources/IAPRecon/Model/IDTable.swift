@@ -35,13 +35,15 @@ public struct IDTable: Sendable {
     /// By number: each id's bytes end here in `bytes` (and start where the previous one ends).
     private var ends: [Int32] = []
     private var bytes: [UInt8] = []
-    /// Open addressing: a number, or -1 for an empty slot. Its count is a power of two, at most half full.
-    private var slots: [Int32] = Array(repeating: -1, count: 64)
-    /// By number: each id's hash, so growing the slots hashes nothing again.
-    private var hashes: [UInt64] = []
-
+    /// Open addressing, a power of two of slots at most half full: 0 for an empty slot, else the
+    /// high half of the id's hash above its number + 1. The slot is chosen by that half of the
+    /// hash too, so a probe reads only the bytes of an id whose hash matches, and growing the
+    /// table hashes nothing again.
+    private var slots: [UInt64] = Array(repeating: 0, count: 64)
     /// One seed per process, so texts chosen to collide in one run do not collide in the next.
-    private static let seed = UInt64.random(in: .min ... .max)
+    private let seed = IDTable.processSeed
+
+    private static let processSeed = UInt64.random(in: .min ... .max)
 
     public init() {}
 
@@ -66,33 +68,32 @@ public struct IDTable: Sendable {
     public func id(of text: String) -> InternedID? {
         var text = text
         return text.withUTF8 { utf8 in
-            let hash = Self.hash(utf8)
-            let slot = find(utf8, hash: hash)
-            return slots[slot] < 0 ? nil : InternedID(number: slots[slot])
+            let tag = hash(utf8)
+            let entry = slots[find(utf8, tag: tag)]
+            return entry == 0 ? nil : InternedID(number: Int32(truncatingIfNeeded: entry) - 1)
         }
     }
 
     private mutating func intern(_ utf8: UnsafeBufferPointer<UInt8>, text: String?) -> InternedID {
-        let hash = Self.hash(utf8)
-        let slot = find(utf8, hash: hash)
-        if slots[slot] >= 0 { return InternedID(number: slots[slot]) }
+        let tag = hash(utf8)
+        let slot = find(utf8, tag: tag)
+        if slots[slot] != 0 { return InternedID(number: Int32(truncatingIfNeeded: slots[slot]) - 1) }
         let number = Int32(texts.count)
         texts.append(text ?? String(decoding: utf8, as: UTF8.self))
         bytes.append(contentsOf: utf8)
         ends.append(Int32(bytes.count))
-        hashes.append(hash)
-        slots[slot] = number
+        slots[slot] = tag << 32 | UInt64(number + 1)
         if texts.count * 2 > slots.count { grow() }
         return InternedID(number: number)
     }
 
     /// The slot that holds `utf8`, or the empty slot where it belongs.
-    private func find(_ utf8: UnsafeBufferPointer<UInt8>, hash: UInt64) -> Int {
+    private func find(_ utf8: UnsafeBufferPointer<UInt8>, tag: UInt64) -> Int {
         let mask = slots.count - 1
-        var slot = Int(truncatingIfNeeded: hash) & mask
+        var slot = Int(truncatingIfNeeded: tag) & mask
         while true {
-            let number = slots[slot]
-            if number < 0 || (hashes[Int(number)] == hash && equals(Int(number), utf8)) { return slot }
+            let entry = slots[slot]
+            if entry == 0 || (entry >> 32 == tag && equals(Int(truncatingIfNeeded: entry & 0xFFFF_FFFF) - 1, utf8)) { return slot }
             slot = (slot + 1) & mask
         }
     }
@@ -108,18 +109,19 @@ public struct IDTable: Sendable {
     }
 
     private mutating func grow() {
-        let capacity = slots.count * 2
-        slots = Array(repeating: -1, count: capacity)
-        let mask = capacity - 1
-        for number in hashes.indices {
-            var slot = Int(truncatingIfNeeded: hashes[number]) & mask
-            while slots[slot] >= 0 { slot = (slot + 1) & mask }
-            slots[slot] = Int32(number)
+        let old = slots
+        slots = Array(repeating: 0, count: old.count * 2)
+        let mask = slots.count - 1
+        for entry in old where entry != 0 {
+            var slot = Int(truncatingIfNeeded: entry >> 32) & mask
+            while slots[slot] != 0 { slot = (slot + 1) & mask }
+            slots[slot] = entry
         }
     }
 
-    /// Eight bytes at a time, each word mixed in by a multiply; the length and the seed go in first.
-    private static func hash(_ utf8: UnsafeBufferPointer<UInt8>) -> UInt64 {
+    /// The high half of a 64-bit hash (eight bytes at a time, each word mixed in by a multiply;
+    /// the length and the seed go in first).
+    private func hash(_ utf8: UnsafeBufferPointer<UInt8>) -> UInt64 {
         var hash = seed ^ (UInt64(utf8.count) &* 0x9E37_79B9_7F4A_7C15)
         let raw = UnsafeRawBufferPointer(utf8)
         var offset = 0
@@ -134,6 +136,6 @@ public struct IDTable: Sendable {
             offset += 1
         }
         hash = (hash ^ tail) &* 0xC4CE_B9FE_1A85_EC53
-        return hash ^ (hash >> 29)
+        return (hash ^ (hash >> 29)) >> 32
     }
 }
