@@ -7,6 +7,9 @@ public final class Shared<Value: Sendable>: Sendable {
 }
 
 /// An `order_created` line: the app's order, made before payment.
+///
+/// Here and in the join's other facts below, ids are `InternedID`s: numbers in the `IDTable` of
+/// the batch that read them, which holds their text.
 public struct Order: Sendable, Equatable {
     public var orderID: InternedID
     public var ms: Int64
