@@ -17,20 +17,20 @@ struct FindingRules {
             findings += transactionFindings(transaction, input)
         }
         findings += orphanDeliveries(input)
-        findings += chainFindings(resolved)
+        findings += chainFindings(resolved, input.ids)
         return findings.sorted { ($0.kind.rawValue, $0.key) < ($1.kind.rawValue, $1.key) }
     }
 
     // MARK: - One transaction
 
-    private func base(_ kind: FindingKind, _ resolved: ResolvedTransaction, eventMs: Int64, detail: String) -> Finding {
+    private func base(_ kind: FindingKind, _ resolved: ResolvedTransaction, _ ids: IDTable, eventMs: Int64, detail: String) -> Finding {
         let transaction = resolved.transaction
-        var finding = Finding(kind: kind, key: transaction.transactionID, eventMs: eventMs, detail: detail)
-        finding.userID = resolved.userID
-        finding.orderID = resolved.order?.orderID
-        finding.transactionID = transaction.transactionID
-        finding.originalTransactionID = transaction.originalTransactionID
-        finding.productID = transaction.productID
+        var finding = Finding(kind: kind, key: ids.text(transaction.transactionID), eventMs: eventMs, detail: detail)
+        finding.userID = resolved.userID.map(ids.text)
+        finding.orderID = resolved.order.map { ids.text($0.orderID) }
+        finding.transactionID = finding.key
+        finding.originalTransactionID = ids.text(transaction.originalTransactionID)
+        finding.productID = ids.text(transaction.productID)
         finding.currency = resolved.currency
         var sources = transaction.sources
         if let order = resolved.order { sources.append(order.source) }
@@ -41,13 +41,14 @@ struct FindingRules {
     }
 
     private func transactionFindings(_ resolved: ResolvedTransaction, _ input: ReconciliationInput) -> [Finding] {
+        let ids = input.ids
         let transaction = resolved.transaction
         let deliveries = resolved.deliveries
         var findings: [Finding] = []
         guard transaction.isProduction else {
             if let first = deliveries.first {
-                var finding = base(.sandboxDelivery, resolved, eventMs: first.ms,
-                                   detail: "delivered to \(first.userID) but Apple knows it only as a \(transaction.environment ?? "test") purchase")
+                var finding = base(.sandboxDelivery, resolved, ids, eventMs: first.ms,
+                                   detail: "delivered to \(ids.text(first.userID)) but Apple knows it only as a \(transaction.environment ?? "test") purchase")
                 finding.currency = nil
                 findings.append(finding)
             }
@@ -55,11 +56,12 @@ struct FindingRules {
         }
         let dueMs = transaction.purchaseMs + graceMs
         let users = orderedUnique(deliveries.map(\.userID))
+        let userNames = users.map(ids.text).joined(separator: ", ")
 
         if deliveries.isEmpty {
             let refundedBeforeDue = resolved.refund.map { $0.ms < dueMs } ?? false
             if transaction.purchaseMs <= asOfMs - graceMs, !refundedBeforeDue {
-                var finding = base(.lostDelivery, resolved, eventMs: transaction.purchaseMs,
+                var finding = base(.lostDelivery, resolved, ids, eventMs: transaction.purchaseMs,
                                    detail: "purchased \(Timestamp.iso8601(transaction.purchaseMs)), never delivered (due by \(Timestamp.iso8601(dueMs)))")
                 finding.amount = resolved.amount
                 findings.append(finding)
@@ -69,8 +71,8 @@ struct FindingRules {
 
         if deliveries.count > 1, !(resolved.isAutoRenewable && users.count > 1) {
             let scope = users.count == 1 ? "same_user" : "cross_user"
-            var finding = base(.duplicateDelivery, resolved, eventMs: deliveries[1].ms,
-                               detail: "\(scope): delivered \(deliveries.count) times to \(users.joined(separator: ", "))")
+            var finding = base(.duplicateDelivery, resolved, ids, eventMs: deliveries[1].ms,
+                               detail: "\(scope): delivered \(deliveries.count) times to \(userNames)")
             finding.amount = resolved.unitPrice.map { $0 * Decimal(transaction.quantity) * Decimal(deliveries.count - 1) }
             findings.append(finding)
         }
@@ -79,7 +81,7 @@ struct FindingRules {
             let revoked = (input.revocations[transaction.transactionID] ?? []).contains { $0.ms >= refund.ms }
             if !revoked {
                 let what = refund.revocationType.map { " (\($0)" + (refund.revocationPercentage.map { " \($0)" } ?? "") + ")" } ?? ""
-                var finding = base(.refundedNotRevoked, resolved, eventMs: refund.ms,
+                var finding = base(.refundedNotRevoked, resolved, ids, eventMs: refund.ms,
                                    detail: "refunded \(Timestamp.iso8601(refund.ms))\(what), delivery never revoked")
                 finding.amount = resolved.refundAmount
                 findings.append(finding)
@@ -89,22 +91,22 @@ struct FindingRules {
         let mismatched = orderedUnique(deliveries.map(\.productID) + [resolved.order?.productID].compactMap { $0 })
             .filter { $0 != transaction.productID }
         if !mismatched.isEmpty {
-            var finding = base(.productMismatch, resolved, eventMs: deliveries[0].ms,
-                               detail: "Apple sold \(transaction.productID); server used \(mismatched.joined(separator: ", "))")
+            var finding = base(.productMismatch, resolved, ids, eventMs: deliveries[0].ms,
+                               detail: "Apple sold \(ids.text(transaction.productID)); server used \(mismatched.map(ids.text).joined(separator: ", "))")
             finding.amount = resolved.amount
             findings.append(finding)
         }
 
         if let order = resolved.order, !users.contains(order.userID) {
-            var finding = base(.wrongUserDelivery, resolved, eventMs: deliveries[0].ms,
-                               detail: "ordered by \(order.userID), delivered to \(users.joined(separator: ", "))")
+            var finding = base(.wrongUserDelivery, resolved, ids, eventMs: deliveries[0].ms,
+                               detail: "ordered by \(ids.text(order.userID)), delivered to \(userNames)")
             finding.amount = resolved.amount
             findings.append(finding)
         }
 
         if deliveries[0].ms > dueMs {
             let hours = Decimal(deliveries[0].ms - transaction.purchaseMs) / Decimal(3_600_000)
-            findings.append(base(.lateDelivery, resolved, eventMs: deliveries[0].ms,
+            findings.append(base(.lateDelivery, resolved, ids, eventMs: deliveries[0].ms,
                                  detail: "first delivered \(Money.format(hours, scale: 1))h after purchase"))
         }
         return findings
@@ -113,15 +115,16 @@ struct FindingRules {
     // MARK: - Deliveries with no verified transaction
 
     private func orphanDeliveries(_ input: ReconciliationInput) -> [Finding] {
+        let ids = input.ids
         var findings: [Finding] = []
         for (transactionID, deliveries) in input.deliveries where input.transactions[transactionID] == nil {
             guard let first = deliveries.first else { continue }
-            var finding = Finding(kind: .orphanDelivery, key: transactionID, eventMs: first.ms,
+            var finding = Finding(kind: .orphanDelivery, key: ids.text(transactionID), eventMs: first.ms,
                                   detail: "delivered \(deliveries.count) time(s); no receipt or notification knows this transaction")
-            finding.userID = first.userID
-            finding.orderID = deliveries.compactMap(\.orderID).first
-            finding.transactionID = transactionID
-            finding.productID = first.productID
+            finding.userID = ids.text(first.userID)
+            finding.orderID = deliveries.lazy.compactMap(\.orderID).first.map(ids.text)
+            finding.transactionID = finding.key
+            finding.productID = ids.text(first.productID)
             if let product = input.catalog[first.productID]?.value, let price = product.price {
                 finding.amount = price * Decimal(first.quantity)
                 finding.currency = product.currency
@@ -134,16 +137,21 @@ struct FindingRules {
 
     // MARK: - Subscription chains
 
-    private func chainFindings(_ resolved: [ResolvedTransaction]) -> [Finding] {
+    private func chainFindings(_ resolved: [ResolvedTransaction], _ ids: IDTable) -> [Finding] {
         struct Chain {
-            var originalID: String
-            var group: String?
-            var productID: String
-            var holders: [(userID: String, ms: Int64, source: SourceLine)] = []
+            var originalID: InternedID
+            var group: InternedID?
+            var productID: InternedID
+            var holders: [(userID: InternedID, ms: Int64, source: SourceLine)] = []
             var periods: [(start: Int64, end: Int64)] = []
             var sources: [SourceLine] = []
         }
-        var chains: [String: Chain] = [:]
+        /// A user's chains in one subscription group.
+        struct UserGroup: Hashable {
+            var userID: InternedID
+            var group: InternedID
+        }
+        var chains: [InternedID: Chain] = [:]
         for item in resolved where item.transaction.isProduction && item.isAutoRenewable {
             let transaction = item.transaction
             var chain = chains[transaction.originalTransactionID]
@@ -156,27 +164,26 @@ struct FindingRules {
             chains[transaction.originalTransactionID] = chain
         }
         var findings: [Finding] = []
-        var chainsByUserGroup: [String: [Chain]] = [:]
-        for chain in chains.values.sorted(by: { $0.originalID < $1.originalID }) {
+        var chainsByUserGroup: [UserGroup: [Chain]] = [:]
+        for chain in chains.values.sorted(by: { ids.text($0.originalID) < ids.text($1.originalID) }) {
             let holders = chain.holders.sorted { ($0.ms, $0.source) < ($1.ms, $1.source) }
             let users = orderedUnique(holders.map(\.userID))
             if users.count > 1, let second = holders.first(where: { $0.userID == users[1] }) {
-                var finding = Finding(kind: .sharedAppleIDSubscription, key: chain.originalID, eventMs: second.ms,
-                                      detail: "one Apple ID's subscription delivered to \(users.count) users: \(users.joined(separator: ", "))")
-                finding.userID = users[0]
-                finding.originalTransactionID = chain.originalID
-                finding.productID = chain.productID
+                var finding = Finding(kind: .sharedAppleIDSubscription, key: ids.text(chain.originalID), eventMs: second.ms,
+                                      detail: "one Apple ID's subscription delivered to \(users.count) users: \(users.map(ids.text).joined(separator: ", "))")
+                finding.userID = ids.text(users[0])
+                finding.originalTransactionID = finding.key
+                finding.productID = ids.text(chain.productID)
                 finding.sources = Array(holders.map(\.source).prefix(10))
                 findings.append(finding)
             }
             if let group = chain.group {
-                for user in users { chainsByUserGroup[user + "\u{1F}" + group, default: []].append(chain) }
+                for user in users { chainsByUserGroup[UserGroup(userID: user, group: group), default: []].append(chain) }
             }
         }
         for (key, held) in chainsByUserGroup where held.count > 1 {
-            let parts = key.split(separator: "\u{1F}", omittingEmptySubsequences: false).map(String.init)
             var overlapStart: Int64?
-            var overlapping = Set<String>()
+            var overlapping = Set<InternedID>()
             for i in 0..<held.count {
                 for j in (i + 1)..<held.count {
                     for a in held[i].periods {
@@ -189,12 +196,13 @@ struct FindingRules {
                 }
             }
             guard let overlapStart else { continue }
-            let ids = overlapping.sorted()
-            var finding = Finding(kind: .multiAppleIDSubscription, key: parts[0] + "|" + parts[1], eventMs: overlapStart,
-                                  detail: "\(ids.count) Apple IDs pay for group \(parts[1]) at once: chains \(ids.joined(separator: ", "))")
-            finding.userID = parts[0]
-            finding.originalTransactionID = ids.first
-            finding.productID = held.first { $0.originalID == ids.first }?.productID
+            let chainIDs = overlapping.sorted { ids.text($0) < ids.text($1) }
+            let (user, group) = (ids.text(key.userID), ids.text(key.group))
+            var finding = Finding(kind: .multiAppleIDSubscription, key: user + "|" + group, eventMs: overlapStart,
+                                  detail: "\(chainIDs.count) Apple IDs pay for group \(group) at once: chains \(chainIDs.map(ids.text).joined(separator: ", "))")
+            finding.userID = user
+            finding.originalTransactionID = chainIDs.first.map(ids.text)
+            finding.productID = held.first { $0.originalID == chainIDs.first }.map { ids.text($0.productID) }
             finding.sources = held.filter { overlapping.contains($0.originalID) }.flatMap(\.sources).sorted()
             findings.append(finding)
         }
@@ -203,7 +211,7 @@ struct FindingRules {
 }
 
 /// The elements of `values` in first-seen order, without repeats.
-func orderedUnique(_ values: [String]) -> [String] {
-    var seen = Set<String>()
+func orderedUnique<Element: Hashable>(_ values: [Element]) -> [Element] {
+    var seen = Set<Element>()
     return values.filter { seen.insert($0).inserted }
 }

@@ -68,8 +68,24 @@ struct JoinComponents {
         var count: Int { ends.count }
 
         func scope(_ batch: Int) -> JoinScope {
+            let positions = (batch == 0 ? 0 : ends[batch - 1])..<ends[batch]
+            // Sized once: growing a set hashes every key in it again.
+            var (transactions, orders, users, chains) = (0, 0, 0, 0)
+            for position in positions {
+                switch kinds[Int(order[position])] {
+                case .transaction: transactions += 1
+                case .order: orders += 1
+                case .user: users += 1
+                case .chain: chains += 1
+                default: break
+                }
+            }
             var scope = JoinScope()
-            for position in (batch == 0 ? 0 : ends[batch - 1])..<ends[batch] {
+            scope.transactions.reserveCapacity(transactions)
+            scope.orders.reserveCapacity(orders)
+            scope.users.reserveCapacity(users)
+            scope.chains.reserveCapacity(chains)
+            for position in positions {
                 let node = Int(order[position])
                 scope.insert(String(decoding: bytes[Int(starts[node])..<Int(starts[node + 1])], as: UTF8.self), as: kinds[node])
             }

@@ -156,12 +156,14 @@ public enum JoinStage {
         input.senders = [:]
         input.refunds = [:]
         let findings = rules.findings(resolved, input)
+        let ids = input.ids
         for item in resolved {
             let transaction = item.transaction
             try target.insert(table: 0, [
-                .text(transaction.transactionID), .text(transaction.originalTransactionID), .text(transaction.productID),
+                .text(ids.text(transaction.transactionID)), .text(ids.text(transaction.originalTransactionID)),
+                .text(ids.text(transaction.productID)),
                 .integer(transaction.purchaseMs), SQLValue(transaction.expiresMs), SQLValue(transaction.environment),
-                SQLValue(item.userID), SQLValue(item.order?.orderID), SQLValue(item.matchRule?.rawValue),
+                SQLValue(item.userID.map(ids.text)), SQLValue(item.order.map { ids.text($0.orderID) }), SQLValue(item.matchRule?.rawValue),
                 SQLValue(item.unitPrice.map(Money.format)), SQLValue(item.currency), .text(item.priceSource.rawValue),
                 .integer(transaction.quantity), SQLValue(transaction.storefront ?? item.order?.storefront),
                 .integer(item.isRevenue ? 1 : 0), SQLValue(item.refund?.ms), SQLValue(item.refundAmount.map(Money.format)),
@@ -170,7 +172,7 @@ public enum JoinStage {
         }
         for orderID in input.orderIDsInFileOrder {
             let transactionID = matching.transactionOf[orderID]
-            try target.insert(table: 1, [.text(orderID), SQLValue(transactionID),
+            try target.insert(table: 1, [.text(ids.text(orderID)), SQLValue(transactionID.map(ids.text)),
                                          SQLValue(transactionID.flatMap { matching.orderOf[$0]?.rule.rawValue })])
         }
         for finding in findings {

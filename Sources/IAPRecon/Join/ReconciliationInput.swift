@@ -1,35 +1,41 @@
 import Foundation
 
 /// Everything the join stage reads from the `stg_*` tables, grouped for lookups.
+///
+/// Every id in it is a number in `ids`, the batch's one table of id texts: the rules look ids up
+/// and compare them as integers, and ask `ids` for the text only to write it or to order by it.
 struct ReconciliationInput {
-    var orders: [String: Shared<Order>] = [:]
+    var ids = IDTable()
+    var orders: [InternedID: Shared<Order>] = [:]
     /// Order ids in file order (the orders themselves live once, in `orders`).
-    var orderIDsInFileOrder: [String] = []
-    var deliveries: [String: [Delivery]] = [:]
+    var orderIDsInFileOrder: [InternedID] = []
+    var deliveries: [InternedID: [Delivery]] = [:]
     /// Deliveries that name an order, in time order: matching rule 1 (only the two ids are kept).
-    var orderDeliveriesInTimeOrder: [(orderID: String, transactionID: String)] = []
-    var revocations: [String: [Revocation]] = [:]
-    var transactions: [String: Shared<VerifiedTransaction>] = [:]
-    var refunds: [String: [RefundEvent]] = [:]
+    var orderDeliveriesInTimeOrder: [(orderID: InternedID, transactionID: InternedID)] = []
+    var revocations: [InternedID: [Revocation]] = [:]
+    var transactions: [InternedID: Shared<VerifiedTransaction>] = [:]
+    var refunds: [InternedID: [RefundEvent]] = [:]
     /// transaction id → users who sent a receipt with it, earliest first.
-    var senders: [String: [String]] = [:]
+    var senders: [InternedID: [InternedID]] = [:]
     /// Receipt lines naming both an order and a transaction, in time order.
-    var receiptClaims: [(orderID: String, transactionID: String)] = []
-    var catalog: [String: Shared<Product>] = [:]
+    var receiptClaims: [(orderID: InternedID, transactionID: InternedID)] = []
+    var catalog: [InternedID: Shared<Product>] = [:]
 
     /// The rows of one closed scope, which the caller has put in the `temp.join_*` tables; the catalog whole.
     /// `files` names the rows' sources; what comes "first" at an equal time is the earlier in file
     /// order (`SourceLine`), so line 6 of a file before its line 50.
     static func load(_ database: Database, files: inout SourceFiles) throws -> ReconciliationInput {
         var input = ReconciliationInput()
-        // Ids and codes recur across orders, deliveries, receipts and transactions: one copy of each.
+        // Ids recur across orders, deliveries, receipts and transactions: each numbered once, in `ids`.
+        var ids = IDTable()
+        // Codes (currency, storefront, type...) recur too: one copy of each that does not fit in a `String` itself.
         var pool = StringPool()
-        var orderSources: [(source: SourceLine, orderID: String)] = []
+        var orderSources: [(source: SourceLine, orderID: InternedID)] = []
         try database.forEach("""
             SELECT order_id, ts_ms, user_id, product_id, price, currency, storefront, file_id, line FROM stg_server__orders
             WHERE \(JoinScope.orders("order_id"))
             """) { row in
-            let order = Order(orderID: pool(row.string(0)), ms: row.int(1), userID: pool(row.string(2)), productID: pool(row.string(3)),
+            let order = Order(orderID: ids.intern(row, 0), ms: row.int(1), userID: ids.intern(row, 2), productID: ids.intern(row, 3),
                               price: row.optionalString(4).flatMap(Money.parse), currency: pool(row.optionalString(5)),
                               storefront: pool(row.optionalString(6)), source: files.line(row, at: 7))
             input.orders[order.orderID] = Shared(order)
@@ -41,8 +47,8 @@ struct ReconciliationInput {
             SELECT ts_ms, user_id, transaction_id, product_id, order_id, quantity, delivery_id, copies, file_id, line
             FROM stg_server__deliveries WHERE \(JoinScope.transactions("transaction_id"))
             """) { row in
-            deliveries.append(Delivery(ms: row.int(0), userID: pool(row.string(1)), transactionID: pool(row.string(2)),
-                                       productID: pool(row.string(3)), orderID: pool(row.optionalString(4)), quantity: row.int(5),
+            deliveries.append(Delivery(ms: row.int(0), userID: ids.intern(row, 1), transactionID: ids.intern(row, 2),
+                                       productID: ids.intern(row, 3), orderID: ids.internUnlessNull(row, 4), quantity: row.int(5),
                                        deliveryID: row.optionalString(6), copies: Int(row.int(7)), source: files.line(row, at: 8)))
         }
         deliveries.sort { ($0.ms, $0.source) < ($1.ms, $1.source) }
@@ -55,7 +61,8 @@ struct ReconciliationInput {
             SELECT ts_ms, user_id, transaction_id, file_id, line FROM raw_server__revocations
             WHERE \(JoinScope.transactions("transaction_id"))
             """) { row in
-            let revocation = Revocation(ms: row.int(0), userID: row.string(1), transactionID: row.string(2), source: files.line(row, at: 3))
+            let revocation = Revocation(ms: row.int(0), userID: ids.intern(row, 1), transactionID: ids.intern(row, 2),
+                                        source: files.line(row, at: 3))
             input.revocations[revocation.transactionID, default: []].append(revocation)
         }
         try database.forEach("""
@@ -67,11 +74,11 @@ struct ReconciliationInput {
             var sources = [files.line(row, at: 15)]
             for column in [17, 19] where !row.isNull(column) { sources.append(files.line(row, at: column)) }
             let transaction = VerifiedTransaction(
-                transactionID: pool(row.string(0)), originalTransactionID: pool(row.string(1)), productID: pool(row.string(2)),
+                transactionID: ids.intern(row, 0), originalTransactionID: ids.intern(row, 1), productID: ids.intern(row, 2),
                 purchaseMs: row.int(3), expiresMs: row.optionalInt(4), environment: pool(row.optionalString(5)),
                 priceMilliunits: row.optionalInt(6), currency: pool(row.optionalString(7)), storefront: pool(row.optionalString(8)),
-                appAccountToken: row.optionalString(9), type: pool(row.optionalString(10)), quantity: row.int(11),
-                ownership: pool(row.optionalString(12)), subscriptionGroup: pool(row.optionalString(13)),
+                appAccountToken: ids.internUnlessNull(row, 9), type: pool(row.optionalString(10)), quantity: row.int(11),
+                ownership: pool(row.optionalString(12)), subscriptionGroup: ids.internUnlessNull(row, 13),
                 sources: sources, offer: row.optionalString(14).flatMap(OfferTerms.init(rawValue:)))
             input.transactions[transaction.transactionID] = Shared(transaction)
         }
@@ -81,23 +88,23 @@ struct ReconciliationInput {
             """) { row in
             let event = RefundEvent(kind: RefundEvent.Kind(rawValue: row.string(1)) ?? .refund, ms: row.int(2),
                                     revocationType: row.optionalString(3), revocationPercentage: row.optionalInt(4), source: files.line(row, at: 5))
-            input.refunds[row.string(0), default: []].append(event)
+            input.refunds[ids.intern(row, 0), default: []].append(event)
         }
-        var senders: [String: [(ms: Int64, source: SourceLine, userID: String)]] = [:]
+        var senders: [InternedID: [(ms: Int64, source: SourceLine, userID: InternedID)]] = [:]
         try database.forEach("""
             SELECT transaction_id, user_id, first_ms, file_id, line FROM stg_receipts__senders WHERE \(JoinScope.transactions("transaction_id"))
             """) { row in
-            senders[pool(row.string(0)), default: []].append((row.int(2), files.line(row, at: 3), pool(row.string(1))))
+            senders[ids.intern(row, 0), default: []].append((row.int(2), files.line(row, at: 3), ids.intern(row, 1)))
         }
         for (transactionID, users) in senders {
             input.senders[transactionID] = users.sorted { ($0.ms, $0.source) < ($1.ms, $1.source) }.map(\.userID)
         }
         senders = [:]
-        var claims: [(ms: Int64, source: SourceLine, orderID: String, transactionID: String)] = []
+        var claims: [(ms: Int64, source: SourceLine, orderID: InternedID, transactionID: InternedID)] = []
         try database.forEach("""
             SELECT order_id, transaction_id, received_ms, file_id, line FROM stg_receipts__claims WHERE \(JoinScope.transactions("transaction_id"))
             """) { row in
-            claims.append((row.int(2), files.line(row, at: 3), pool(row.string(0)), pool(row.string(1))))
+            claims.append((row.int(2), files.line(row, at: 3), ids.intern(row, 0), ids.intern(row, 1)))
         }
         input.receiptClaims = claims.sorted { ($0.ms, $0.source) < ($1.ms, $1.source) }.map { ($0.orderID, $0.transactionID) }
         try database.forEach("""
@@ -106,19 +113,35 @@ struct ReconciliationInput {
               FROM raw_catalog__products c JOIN files f USING (file_id)
             ) WHERE n = 1
             """) { row in
-            input.catalog[row.string(0)] = Shared(Product(productID: row.string(0), type: row.string(1), subscriptionGroup: row.optionalString(2),
-                                                          price: row.optionalString(3).flatMap(Money.parse), currency: row.optionalString(4)))
+            let productID = ids.intern(row, 0)
+            input.catalog[productID] = Shared(Product(productID: productID, type: row.string(1), subscriptionGroup: ids.internUnlessNull(row, 2),
+                                                      price: row.optionalString(3).flatMap(Money.parse), currency: row.optionalString(4)))
         }
+        input.ids = ids
         return input
     }
 }
 
-/// Hands out one shared copy of each distinct string, so a million repeats of an id cost one allocation.
+extension IDTable {
+    /// The id in column `column` of `row`, numbered from SQLite's bytes (a `String` is made only
+    /// for a text the table has not seen).
+    mutating func intern(_ row: Row, _ column: Int) -> InternedID {
+        row.statement.withText(Int32(column)) { intern($0) }
+    }
+
+    /// The id in column `column` of `row`, or nil when it is NULL.
+    mutating func internUnlessNull(_ row: Row, _ column: Int) -> InternedID? {
+        row.isNull(column) ? nil : intern(row, column)
+    }
+}
+
+/// Hands out one shared copy of each distinct string, so a million repeats of a code cost one allocation.
 struct StringPool {
     private var strings: Set<String> = []
 
+    /// A text of up to 15 UTF-8 bytes is stored inside the `String` itself: there is no copy to share.
     mutating func callAsFunction(_ text: String) -> String {
-        strings.insert(text).memberAfterInsert
+        text.utf8.count <= 15 ? text : strings.insert(text).memberAfterInsert
     }
 
     mutating func callAsFunction(_ text: String?) -> String? { text.map { self($0) } }

@@ -16,7 +16,7 @@ struct ResolvedTransaction {
     private let sharedOrder: Shared<Order>?
     var transaction: VerifiedTransaction { sharedTransaction.value }
     var order: Order? { sharedOrder?.value }
-    var userID: String?
+    var userID: InternedID?
     var matchRule: MatchRule?
     var unitPrice: Decimal?
     var currency: String?
@@ -43,10 +43,12 @@ struct ResolvedTransaction {
         return transaction.type == "Auto-Renewable Subscription"
     }
 
-    var subscriptionGroup: String? { product?.subscriptionGroup ?? transaction.subscriptionGroup }
+    var subscriptionGroup: InternedID? { product?.subscriptionGroup ?? transaction.subscriptionGroup }
 
+    /// In the order of their ids' text.
     static func resolve(_ input: ReconciliationInput, _ matching: OrderMatching) -> [ResolvedTransaction] {
-        input.transactions.values.sorted { $0.value.transactionID < $1.value.transactionID }.map { shared in
+        let ids = input.ids
+        return input.transactions.values.sorted { ids.text($0.value.transactionID) < ids.text($1.value.transactionID) }.map { shared in
             let transaction = shared.value
             let id = transaction.transactionID
             let match = matching.orderOf[id]

@@ -7,11 +7,14 @@ public final class Shared<Value: Sendable>: Sendable {
 }
 
 /// An `order_created` line: the app's order, made before payment.
+///
+/// Here and in the join's other facts below, ids are `InternedID`s: numbers in the `IDTable` of
+/// the batch that read them, which holds their text.
 public struct Order: Sendable, Equatable {
-    public var orderID: String
+    public var orderID: InternedID
     public var ms: Int64
-    public var userID: String
-    public var productID: String
+    public var userID: InternedID
+    public var productID: InternedID
     public var price: Decimal?
     public var currency: String?
     public var storefront: String?
@@ -21,10 +24,10 @@ public struct Order: Sendable, Equatable {
 /// A distinct `delivered` line (shipper repeats collapsed, counted in `copies`).
 public struct Delivery: Sendable, Equatable {
     public var ms: Int64
-    public var userID: String
-    public var transactionID: String
-    public var productID: String
-    public var orderID: String?
+    public var userID: InternedID
+    public var transactionID: InternedID
+    public var productID: InternedID
+    public var orderID: InternedID?
     public var quantity: Int64
     public var deliveryID: String?
     public var copies: Int
@@ -34,27 +37,28 @@ public struct Delivery: Sendable, Equatable {
 /// A `delivery_revoked` line.
 public struct Revocation: Sendable, Equatable {
     public var ms: Int64
-    public var userID: String
-    public var transactionID: String
+    public var userID: InternedID
+    public var transactionID: InternedID
     public var source: SourceLine
 }
 
 /// One verified Apple transaction, merged from all its sightings.
 public struct VerifiedTransaction: Sendable, Equatable {
-    public var transactionID: String
-    public var originalTransactionID: String
-    public var productID: String
+    public var transactionID: InternedID
+    public var originalTransactionID: InternedID
+    public var productID: InternedID
     public var purchaseMs: Int64
     public var expiresMs: Int64?
     public var environment: String?
     public var priceMilliunits: Int64?
     public var currency: String?
     public var storefront: String?
-    public var appAccountToken: String?
+    /// The order id the app set as the purchase's `appAccountToken`, if any.
+    public var appAccountToken: InternedID?
     public var type: String?
     public var quantity: Int64
     public var ownership: String?
-    public var subscriptionGroup: String?
+    public var subscriptionGroup: InternedID?
     /// The input lines it was first seen on (up to three), in file order.
     public var sources: [SourceLine]
     /// A free trial or intro offer, if any sighting said so.
@@ -105,9 +109,9 @@ public struct EffectiveRefund: Sendable, Equatable {
 
 /// A catalog product.
 public struct Product: Sendable, Equatable {
-    public var productID: String
+    public var productID: InternedID
     public var type: String
-    public var subscriptionGroup: String?
+    public var subscriptionGroup: InternedID?
     public var price: Decimal?
     public var currency: String?
 
