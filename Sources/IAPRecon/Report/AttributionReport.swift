@@ -120,9 +120,9 @@ struct AttributionReport {
             try MMPEvents.forEachDistinct(in: database) { row in
                 // Retargeting is not acquisition: its rows link no ids and are no installs.
                 guard row.int(Column.retargeting) == 0 else { return }
-                if let user = row.fingerprint(Column.customerUserID), let appsflyerID = row.fingerprint(Column.appsflyerID),
-                   !(linkedAppsflyerIDs[user]?.contains(appsflyerID) ?? false) {
-                    linkedAppsflyerIDs[user, default: []].append(appsflyerID)
+                if let user = row.fingerprint(Column.customerUserID), let appsflyerID = row.fingerprint(Column.appsflyerID) {
+                    // One lookup, changing the list in place: most rows repeat a link already known.
+                    linkedAppsflyerIDs[user, default: []].appendIfMissing(appsflyerID)
                 }
                 guard row.text(Column.eventName, equals: "install") else { return }
                 let ms = mmpZone.utc(fromLocal: row.optionalInt(Column.installWallMs) ?? row.int(Column.eventWallMs))
@@ -505,5 +505,12 @@ struct AttributionReport {
                 Self.perHead(cohort.revenue, cohort.payers, currency),
             ])
         }
+    }
+}
+
+private extension Array where Element: Equatable {
+    /// Appends `element` unless the array holds it already (the few AppsFlyer IDs of one user).
+    mutating func appendIfMissing(_ element: Element) {
+        if !contains(element) { append(element) }
     }
 }
