@@ -15,8 +15,9 @@ public enum ChangedKeys {
         /// A new, replaced or forgotten MMP file (key: its file id). Nothing is recomputed for it
         /// before the report, which reads every MMP row; it tells `history` that attribution waits.
         case mmpFile = "mmp_file"
-        /// A user whose registration lines changed. Only the report reads registrations (all of
-        /// them, every run), so nothing is recomputed for it; it tells `history` that attribution waits.
+        /// A new, replaced or forgotten registrations file (key: its file id). Only the report reads
+        /// sign-ups (all of them, every run), so nothing is recomputed for it; it tells `history`
+        /// that attribution waits.
         case registration
         /// A Pacific day (`yyyy-MM-dd`) of Sales Report rows a file added or took away: the join
         /// recomputes that day's tie-out with Apple.
@@ -27,9 +28,6 @@ public enum ChangedKeys {
     static func recordRows(of fileID: Int64, in database: Database) throws {
         if try isFullRebuildPending(database) { return }
         try database.execute(keysOfFileSQL(fileID: String(fileID)))
-        try database.run("""
-            INSERT OR IGNORE INTO dirty_keys SELECT ?, ? FROM raw_mmp__events WHERE file_id = ? LIMIT 1
-            """, [.text(Kind.mmpFile.rawValue), .text(String(fileID)), .integer(fileID)])
     }
 
     /// True when the next normalize and join rebuild everything.
@@ -96,7 +94,8 @@ public enum ChangedKeys {
         INSERT OR IGNORE INTO dirty_keys SELECT 'order', order_id FROM raw_receipts__verifications
           WHERE file_id = \(id) AND order_id IS NOT NULL;
         INSERT OR IGNORE INTO dirty_keys SELECT 'transaction', transaction_id FROM raw_apple__transactions WHERE file_id = \(id);
-        INSERT OR IGNORE INTO dirty_keys SELECT 'registration', user_id FROM raw_registrations__users WHERE file_id = \(id);
+        INSERT OR IGNORE INTO dirty_keys SELECT 'registration', '\(id)' FROM raw_registrations__users WHERE file_id = \(id) LIMIT 1;
+        INSERT OR IGNORE INTO dirty_keys SELECT 'mmp_file', '\(id)' FROM raw_mmp__events WHERE file_id = \(id) LIMIT 1;
         INSERT OR IGNORE INTO dirty_keys SELECT 'sales_day', day FROM raw_apple__sales WHERE file_id = \(id) AND day IS NOT NULL;
         INSERT OR IGNORE INTO dirty_keys SELECT 'all', '' FROM raw_catalog__products WHERE file_id = \(id) LIMIT 1;
         """

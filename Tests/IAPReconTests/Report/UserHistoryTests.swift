@@ -42,6 +42,24 @@ struct UserHistoryTests {
         #expect(RunLock.holder(databasePath: scenario.root + "/no-such-store.sqlite") == nil)
     }
 
+    @Test("a sign-up or MMP file ingested and not yet reported makes history say so, though no stage recomputes anything for it")
+    func caveatForReportOnlyInputs() throws {
+        for (path, line) in [
+            ("registrations/late.jsonl", #"{"ts":"2026-11-20T10:00:00Z","user_id":"u_1005","method":"apple","idfv":"V9"}"#),
+            ("attribution/late.csv", "Event Time,Event Name,IDFV\n2026-11-20 09:00:00,install,V9"),
+        ] {
+            let scenario = try Scenario()
+            for file in try SourceFile.list(in: SampleDataTests.sampleData) { try scenario.link(file) }
+            _ = try scenario.run()
+            let database = try scenario.open()
+            #expect(try UserHistory.load(database, .user("u_1005")).caveat == nil, "\(path)")
+            try scenario.write(path, [line])
+            _ = try Pipeline.ingest(input: scenario.input, database: database, jobs: 1, rules: Scenario.rules(asOf: nil), progress: nil)
+            #expect(try UserHistory.load(database, .user("u_1005")).caveat?.hasPrefix("input ingested since the last reconciliation") == true,
+                    "\(path)")
+        }
+    }
+
     @Test("u_1005: install, sign-up, order, purchase, its delivery, the replayed delivery to u_1006 and the cross-user finding, in time order")
     func crossUserDuplicate() throws {
         let (scenario, database) = try Self.sampleStore()
