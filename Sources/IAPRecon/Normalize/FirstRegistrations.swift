@@ -21,7 +21,9 @@ enum FirstRegistrations {
     /// Steps through the users in user id order, stopping once per user at their first registration.
     final class Cursor {
         private let statement: Statement
-        private var previousUser: [UInt8]?
+        /// The bytes of the user the cursor stands at, in one buffer reused for every user.
+        private var user: [UInt8] = []
+        private var started = false
 
         init(_ database: Database) throws {
             statement = try database.cached(FirstRegistrations.inUserOrder)
@@ -34,11 +36,11 @@ enum FirstRegistrations {
         /// Moves to the next user's first registration: false when no user is left.
         func step() throws -> Bool {
             while try statement.step() {
-                let isNextUser = statement.withText(Int32(Column.userID)) { user in
-                    previousUser.map { !user.elementsEqual($0) } ?? true
-                }
+                let isNextUser = statement.withText(Int32(Column.userID)) { !started || !$0.elementsEqual(user) }
                 guard isNextUser else { continue }
-                previousUser = statement.withText(Int32(Column.userID)) { Array($0) }
+                started = true
+                user.removeAll(keepingCapacity: true)
+                statement.withText(Int32(Column.userID)) { user.append(contentsOf: $0) }
                 return true
             }
             return false
@@ -47,7 +49,7 @@ enum FirstRegistrations {
         /// Starts again from the first user (and lets the statement's read go).
         func reset() {
             statement.reset()
-            previousUser = nil
+            started = false
         }
     }
 

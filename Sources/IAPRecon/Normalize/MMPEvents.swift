@@ -25,13 +25,14 @@ enum MMPEvents {
     /// each row's identity, 16 bytes a row held until the last file is read.
     static func forEachDistinct(in database: Database, event eventName: String? = nil, _ body: (Row) throws -> Void) throws {
         var files: [Int64] = []
-        try database.forEach("SELECT file_id FROM files WHERE source = ? ORDER BY path", [.text(SourceKind.attribution.rawValue)]) {
+        var rows = 0
+        try database.forEach("SELECT file_id, accepted FROM files WHERE source = ? ORDER BY path", [.text(SourceKind.attribution.rawValue)]) {
             files.append($0.int(0))
+            rows += Int($0.int(1))
         }
         var seen = Set<RowFingerprint>()
         // Sized once for every row (repeats are few), not rehashed at each doubling.
-        let rows = try database.scalar("SELECT coalesce(sum(accepted), 0) FROM files WHERE source = ?", [.text(SourceKind.attribution.rawValue)])
-        seen.reserveCapacity(Int(rows.integerValue))
+        seen.reserveCapacity(rows)
         let select = """
             SELECT event_wall_ms, install_wall_ms, event_name, media_source, campaign, customer_user_id, idfv, idfa, appsflyer_id,
                    revenue, revenue_currency, revenue_usd, is_retargeting_n, event_value_key, line, file_id

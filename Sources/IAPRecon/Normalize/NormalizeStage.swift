@@ -59,7 +59,6 @@ public enum NormalizeStage {
             try ReaderJobs.runUnordered(
                 builders.map { $0.build(.everything) }, database: database, pool: workers,
                 afterJob: { job in
-                    guard job < builders.count else { return }
                     indexes += builders[job].tables.map { tables.createIndexes(of: $0, beside: true, existing: existing) }.filter { !$0.isEmpty }
                 },
                 idleWork: nextIndex, rowsWritten: rowsWritten)
@@ -89,9 +88,9 @@ public enum NormalizeStage {
         return changed > max(1_000, transactions / 3)
     }
 
-    /// Whether the `stg_*` tables have this iaprecon's newest table and columns. A store written by
-    /// an older one (no `stg_registrations__first`, no `offer`, or sources as `path:line` text
-    /// where they are now file ids and lines) is rebuilt in full once, never read as it is.
+    /// Whether the `stg_*` tables have this iaprecon's newest columns. A store written by an older
+    /// one (no `offer`, or sources as `path:line` text where they are now file ids and lines) is
+    /// rebuilt in full once, never read as it is.
     static func hasCurrentTables(_ database: Database) throws -> Bool {
         let current = try database.scalar("""
             SELECT count(*) FROM pragma_table_info('stg_apple__transactions') WHERE name IN ('offer', 'file_id_3')
