@@ -149,10 +149,11 @@ struct Benchmark {
                 let stages = try pipelineOnFreshStore(input: input.folder, place: StoreFolder(folder: settings.work + "/" + input.label + "/full"))
                 console.err(BenchReport.progressLine("\(input.label) run \(round)/\(settings.runs)", stages))
                 results[index].runs.append(stages)
-                let (one, storeBytes, layers) = try measureOneProcess(input)
+                let (one, storeBytes, database) = try measureOneProcess(input)
                 results[index].oneProcess.append(one)
                 results[index].storeBytes = storeBytes
-                results[index].storeLayers = layers
+                // Every round's store is the same: read its layers once.
+                if results[index].storeLayers.isEmpty { results[index].storeLayers = Store.bytesByLayer(path: database) ?? [] }
                 guard let folder = settings.peers, input.requested <= BenchReport.largestPeerSize else { continue }
                 // The peers check no signature: the same run without, for a like-for-like ratio.
                 results[index].oneProcessUnsigned.append(try measureOneProcess(input, verifying: false).0)
@@ -171,7 +172,7 @@ struct Benchmark {
     /// memory is what a user's machine must have (the stages' heaps are not summed, ProcessMemory),
     /// and its store's size what the disk must hold.
     /// `verifying` false: with `--trust-unsigned`, what the peers do.
-    func measureOneProcess(_ input: BenchInput, verifying: Bool = true) throws -> (StageMeasurement, storeBytes: Int, layers: [LayerBytes]) {
+    func measureOneProcess(_ input: BenchInput, verifying: Bool = true) throws -> (StageMeasurement, storeBytes: Int, database: String) {
         let place = StoreFolder(folder: settings.work + "/" + input.label + (verifying ? "/one-process" : "/one-process-unsigned"))
         try place.reset()
         sync()
@@ -182,7 +183,7 @@ struct Benchmark {
         let storeBytes = BenchPaths.storeBytes(place.database)
         console.err("\(input.label) one process\(verifying ? "" : " without signature checks"): \(BenchFormat.seconds(measurement.seconds)) s, "
             + "peak \(BenchFormat.megabytes(measurement.peakRSSBytes)) MB, store \(BenchFormat.megabytes(storeBytes)) MB")
-        return (measurement, storeBytes, Store.bytesByLayer(path: place.database) ?? [])
+        return (measurement, storeBytes, place.database)
     }
 
     /// One peer over the same input folder, with `python3` from the PATH, into a fresh output folder.
