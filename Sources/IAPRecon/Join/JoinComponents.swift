@@ -93,7 +93,9 @@ struct JoinComponents {
         }
     }
 
-    /// Every link of the normalized tables, as undirected edges. A full join reads them on a
+    /// Every link of the stored facts, as undirected edges. Orders, deliveries and claims are
+    /// read as raw lines: a repeated line links what its first line links, or more (a copy naming
+    /// another user), so a component may be larger than the rules need, never smaller. A full join reads them on a
     /// worker's own connection, which steps the queries and fingerprints the keys, while this
     /// thread numbers the keys and joins their components: the two halves of the work on two
     /// cores. A scope's links are in this connection's temporary tables, so it reads them itself.
@@ -106,7 +108,7 @@ struct JoinComponents {
         // the table is sized once instead of rehashing every key at each doubling.
         let keys = try database.scalar("""
             SELECT coalesce((SELECT max(rowid) FROM stg_apple__transactions), 0) * 3 / 2
-                 + coalesce((SELECT max(rowid) FROM stg_server__orders), 0)
+                 + (SELECT count(*) FROM raw_server__orders)
                  + (SELECT coalesce(sum(accepted), 0) FROM files WHERE source = '\(SourceKind.registrations.rawValue)')
             """).integerValue
         ids.reserveCapacity(Int(keys))
@@ -145,10 +147,13 @@ struct JoinComponents {
         let queries: [(sql: String, kinds: [Kind])] = [
             ("SELECT transaction_id, original_transaction_id, app_account_token FROM stg_apple__transactions \(transactions)",
              [.transaction, .chain, .order]),
-            ("SELECT order_id, user_id FROM stg_server__orders \(orders)", [.order, .user]),
-            ("SELECT transaction_id, user_id, order_id FROM stg_server__deliveries \(transactions)", [.transaction, .user, .order]),
+            ("SELECT order_id, user_id FROM raw_server__orders \(orders)", [.order, .user]),
+            ("SELECT transaction_id, user_id, order_id FROM raw_server__deliveries \(transactions)", [.transaction, .user, .order]),
             ("SELECT transaction_id, user_id FROM stg_receipts__senders \(transactions)", [.transaction, .user]),
-            ("SELECT transaction_id, order_id FROM stg_receipts__claims \(transactions)", [.transaction, .order]),
+            ("""
+             SELECT transaction_id, order_id FROM raw_receipts__verifications
+             WHERE \(ReceiptClaims.condition) \(withinScope ? "AND " + JoinScope.transactions("transaction_id") : "")
+             """, [.transaction, .order]),
         ]
         var batch = LinkRows()
         for (sql, kinds) in queries {

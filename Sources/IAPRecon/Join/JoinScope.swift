@@ -5,8 +5,9 @@
 /// transactions a delivery line, a receipt line or an `appAccountToken` names with it; a
 /// transaction and the orders of the users who sent it or received it (the heuristic rule); a
 /// chain and every renewal in it; a user and every chain delivered to them (multi-Apple-ID).
-/// The scope is the closure of the changed keys under those links, taken both in the normalized
-/// rows as they are now and in the previous join's decisions (an order it matched, a user it
+/// The scope is the closure of the changed keys under those links, taken both in the stored rows
+/// as they are now (orders, deliveries and claims as raw lines, whose copies link no less than
+/// their first lines) and in the previous join's decisions (an order it matched, a user it
 /// resolved), so a link that new data breaks is revisited too. Inside a closed scope the rules
 /// see exactly what a full rebuild shows them, in the same order, so they decide the same.
 struct JoinScope {
@@ -100,7 +101,7 @@ struct JoinScope {
             try database.forEach("""
                 SELECT t.transaction_id FROM stg_apple__transactions t
                 WHERE t.purchase_ms > ? AND t.purchase_ms <= ?
-                  AND NOT EXISTS (SELECT 1 FROM stg_server__deliveries d WHERE d.transaction_id = t.transaction_id)
+                  AND NOT EXISTS (SELECT 1 FROM raw_server__deliveries d WHERE d.transaction_id = t.transaction_id)
                 """, [.integer(min(previousAsOfMs, asOfMs) - graceMs), .integer(max(previousAsOfMs, asOfMs) - graceMs)]) { row in
                 seeds.transactions.insert(row.string(0))
             }
@@ -113,8 +114,10 @@ struct JoinScope {
     /// order they had. From chains: every renewal.
     private static let linksFromTransactionsAndChains: [(String, [ChangedKeys.Kind])] = [
         ("SELECT user_id FROM stg_receipts__senders WHERE transaction_id IN temp.frontier_transactions", [.user]),
-        ("SELECT user_id, order_id FROM stg_server__deliveries WHERE transaction_id IN temp.frontier_transactions", [.user, .order]),
-        ("SELECT order_id FROM stg_receipts__claims WHERE transaction_id IN temp.frontier_transactions", [.order]),
+        ("SELECT user_id, order_id FROM raw_server__deliveries WHERE transaction_id IN temp.frontier_transactions", [.user, .order]),
+        ("""
+         SELECT order_id FROM raw_receipts__verifications WHERE \(ReceiptClaims.condition) AND transaction_id IN temp.frontier_transactions
+         """, [.order]),
         ("SELECT original_transaction_id, app_account_token FROM stg_apple__transactions WHERE transaction_id IN temp.frontier_transactions",
          [.chain, .order]),
         ("SELECT order_id, user_id FROM int_transactions_resolved WHERE transaction_id IN temp.frontier_transactions", [.order, .user]),
@@ -124,14 +127,16 @@ struct JoinScope {
     /// From orders: their user, the transactions named with them, the transaction they had. From
     /// users: their orders (heuristic candidates), what they sent and what they received.
     private static let linksFromOrdersAndUsers: [(String, [ChangedKeys.Kind])] = [
-        ("SELECT user_id FROM stg_server__orders WHERE order_id IN temp.frontier_orders", [.user]),
-        ("SELECT transaction_id FROM stg_server__deliveries WHERE order_id IN temp.frontier_orders", [.transaction]),
-        ("SELECT transaction_id FROM stg_receipts__claims WHERE order_id IN temp.frontier_orders", [.transaction]),
+        ("SELECT user_id FROM raw_server__orders WHERE order_id IN temp.frontier_orders", [.user]),
+        ("SELECT transaction_id FROM raw_server__deliveries WHERE order_id IN temp.frontier_orders", [.transaction]),
+        ("""
+         SELECT transaction_id FROM raw_receipts__verifications WHERE \(ReceiptClaims.condition) AND order_id IN temp.frontier_orders
+         """, [.transaction]),
         ("SELECT transaction_id FROM stg_apple__transactions WHERE app_account_token IN temp.frontier_orders", [.transaction]),
         ("SELECT transaction_id FROM int_orders_matched WHERE order_id IN temp.frontier_orders", [.transaction]),
-        ("SELECT order_id FROM stg_server__orders WHERE user_id IN temp.frontier_users", [.order]),
+        ("SELECT order_id FROM raw_server__orders WHERE user_id IN temp.frontier_users", [.order]),
         ("SELECT transaction_id FROM stg_receipts__senders WHERE user_id IN temp.frontier_users", [.transaction]),
-        ("SELECT transaction_id FROM stg_server__deliveries WHERE user_id IN temp.frontier_users", [.transaction]),
+        ("SELECT transaction_id FROM raw_server__deliveries WHERE user_id IN temp.frontier_users", [.transaction]),
     ]
 
     /// Writes `scope` into the temp tables `<prefix>_transactions`, `_orders`, `_users`, `_chains`.

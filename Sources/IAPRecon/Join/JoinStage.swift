@@ -36,7 +36,8 @@ public struct JoinSummary: Sendable {
 /// subscription chains, findings (`int_*` and `fct_findings`), and the tie-out with Apple's
 /// Sales Report (`fct_apple_tieout`, recomputed for the days a run touches: `AppleTieOutStore`).
 ///
-/// Reads the `stg_*` tables into memory grouped by transaction, decides in
+/// Reads each batch's staged transactions, and its order, delivery and receipt lines normalized as
+/// it reads them (`ReconciliationInput`), into memory grouped by transaction, decides in
 /// Swift, and writes `int_transactions_resolved` (one row per verified
 /// transaction with its user, order, price, refund and deliveries),
 /// `int_orders_matched`, and `fct_findings`.

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Everything the join stage reads from the `stg_*` tables, grouped for lookups.
+/// Everything the join stage reads of one closed scope, normalized and grouped for lookups.
 ///
 /// Every id in it is a number in `ids`, the batch's one table of id texts: the rules look ids up
 /// and compare them as integers, and ask `ids` for the text only to write it or to order by it.
@@ -31,25 +31,27 @@ struct ReconciliationInput {
         // Codes (currency, storefront, type...) recur too: one copy of each that does not fit in a `String` itself.
         var pool = StringPool()
         var orderSources: [(source: SourceLine, orderID: InternedID)] = []
-        try database.forEach("""
-            SELECT order_id, ts_ms, user_id, product_id, price, currency, storefront, file_id, line FROM stg_server__orders
-            WHERE \(JoinScope.orders("order_id"))
-            """) { row in
-            let order = Order(orderID: ids.intern(row, 0), ms: row.int(1), userID: ids.intern(row, 2), productID: ids.intern(row, 3),
-                              price: row.optionalString(4).flatMap(Money.parse), currency: pool(row.optionalString(5)),
-                              storefront: pool(row.optionalString(6)), source: files.line(row, at: 7))
+        typealias O = ServerOrders.Column
+        try ServerOrders.forEachFirst(in: database, where: JoinScope.orders("o.order_id")) { row in
+            let order = Order(orderID: ids.intern(row, O.orderID), ms: row.int(O.ms), userID: ids.intern(row, O.userID),
+                              productID: ids.intern(row, O.productID), price: row.optionalString(O.price).flatMap(Money.parse),
+                              currency: pool(row.optionalString(O.currency)), storefront: pool(row.optionalString(O.storefront)),
+                              source: files.line(row, at: O.fileID))
             input.orders[order.orderID] = Shared(order)
             orderSources.append((order.source, order.orderID))
         }
         input.orderIDsInFileOrder = orderSources.sorted { $0.source < $1.source }.map(\.orderID)
         var deliveries: [Delivery] = []
-        try database.forEach("""
-            SELECT ts_ms, user_id, transaction_id, product_id, order_id, quantity, delivery_id, copies, file_id, line
-            FROM stg_server__deliveries WHERE \(JoinScope.transactions("transaction_id"))
-            """) { row in
-            deliveries.append(Delivery(ms: row.int(0), userID: ids.intern(row, 1), transactionID: ids.intern(row, 2),
-                                       productID: ids.intern(row, 3), orderID: ids.internUnlessNull(row, 4), quantity: row.int(5),
-                                       deliveryID: row.optionalString(6), copies: Int(row.int(7)), source: files.line(row, at: 8)))
+        typealias D = ServerDeliveries.Column
+        let lines = try ServerDeliveries.Cursor(database, where: JoinScope.transactions("d.transaction_id"))
+        while lines.hasDelivery {
+            let row = lines.row
+            var delivery = Delivery(ms: row.int(D.ms), userID: ids.intern(row, D.userID), transactionID: ids.intern(row, D.transactionID),
+                                    productID: ids.intern(row, D.productID), orderID: ids.internUnlessNull(row, D.orderID),
+                                    quantity: row.int(D.quantity), deliveryID: row.optionalString(D.deliveryID), copies: 0,
+                                    source: files.line(row, at: D.fileID))
+            delivery.copies = try lines.advance()
+            deliveries.append(delivery)
         }
         deliveries.sort { ($0.ms, $0.source) < ($1.ms, $1.source) }
         for delivery in deliveries {
@@ -102,7 +104,8 @@ struct ReconciliationInput {
         senders = [:]
         var claims: [(ms: Int64, source: SourceLine, orderID: InternedID, transactionID: InternedID)] = []
         try database.forEach("""
-            SELECT order_id, transaction_id, received_ms, file_id, line FROM stg_receipts__claims WHERE \(JoinScope.transactions("transaction_id"))
+            SELECT order_id, transaction_id, received_ms, file_id, line FROM raw_receipts__verifications
+            WHERE \(ReceiptClaims.condition) AND \(JoinScope.transactions("transaction_id"))
             """) { row in
             claims.append((row.int(2), files.line(row, at: 3), ids.intern(row, 0), ids.intern(row, 1)))
         }

@@ -1,17 +1,14 @@
-/// Stage 2, normalize: raw rows → one clean row per entity (`stg_*`), no joins.
+/// Stage 2, normalize: Apple's transaction sightings → one clean row per transaction (`stg_*`), no joins.
 ///
 /// - `stg_apple__transactions`: one verified transaction per `transaction_id`,
 ///   merged from every receipt, V2 transaction and notification sighting.
 /// - `stg_apple__refunds`: refund and reversal events per transaction, with
 ///   repeated notifications (same `notificationUUID`) dropped.
-/// - `stg_server__deliveries`: distinct deliveries; log-shipper repeats collapse
-///   by `delivery_id` within their transaction, or by identical ts, user,
-///   transaction, product, quantity.
-/// - `stg_server__orders`: one row per `order_id` (its first line).
 /// - `stg_receipts__senders`: which users sent a receipt with which transaction.
-/// - `stg_receipts__claims`: receipt lines naming both an order and a transaction.
-/// MMP rows and first registrations are not staged: the report picks them from the raw rows as it
-/// reads them (`MMPEvents`, `FirstRegistrations`).
+///
+/// Server lines, receipt claims, MMP rows and first registrations are not staged: the stage that
+/// reads them normalizes them as it reads (`ServerOrders`, `ServerDeliveries`, `ReceiptClaims`,
+/// `MMPEvents`, `FirstRegistrations`).
 public enum NormalizeStage {
     /// Rebuilds every `stg_*` table, or — when ingest recorded which keys changed — only the rows of those keys.
     ///
@@ -102,97 +99,10 @@ public enum NormalizeStage {
     /// so a full rebuild's writer has rows to insert while the others still sort.
     private static let builders: [(tables: [String], build: @Sendable (NormalizeScope) -> ReaderJob)] = [
         (["stg_apple__transactions", "stg_apple__refunds", "stg_receipts__senders"], buildTransactions),
-        (["stg_server__deliveries"], buildDeliveries),
-        (["stg_server__orders"], buildOrders),
-        (["stg_receipts__claims"], buildClaims),
     ]
 
     /// The `stg_*` tables the builders write, declared in `Tables`.
     static let tables = Tables.staged
-
-    private static func buildOrders(_ scope: NormalizeScope) -> ReaderJob {
-        // The first line of each order_id wins; later repeats are shipper copies or resends.
-        firstOfEachKey(into: "stg_server__orders", columns: 9, beside: scope.beside, select: """
-            SELECT o.order_id, o.ts_ms, o.user_id, o.product_id, o.price, o.currency, o.storefront, o.file_id, o.line
-            FROM raw_server__orders o \(scope.scan) JOIN temp.file_rank r USING (file_id)
-            WHERE \(scope.orders("o.order_id"))
-            ORDER BY o.order_id, r.rank, o.line
-            """)
-    }
-
-    /// A job that inserts the first row of each key into `table`: `select` has the key in column 0
-    /// and sorts by it, then by what decides which of its rows comes first. One sort, where a
-    /// window function (`row_number() OVER (PARTITION BY ...)`) and an outer ORDER BY took two or three.
-    private static func firstOfEachKey(into table: String, columns: Int, beside: Bool, select: String) -> ReaderJob {
-        ReaderJob(inserts: [RebuiltTables.insert(into: table, values: columns, beside: beside)]) { reader, target in
-            try reader.execute(SourceFiles.rankTable)
-            var previous: String?
-            try reader.forEach(select) { row in
-                let key = row.string(0)
-                guard key != previous else { return }
-                previous = key
-                try target.insert(table: 0, row, columns: columns)
-            }
-        }
-    }
-
-    /// A job that inserts every row of `select` into `table`.
-    private static func copy(into table: String, columns: Int, beside: Bool, select: String) -> ReaderJob {
-        ReaderJob(inserts: [RebuiltTables.insert(into: table, values: columns, beside: beside)]) { reader, target in
-            try reader.forEach(select) { try target.insert(table: 0, $0, columns: columns) }
-        }
-    }
-
-    /// Distinct deliveries: the first line (by file, then line) of each delivery key, with its copy count.
-    /// Log shippers repeat lines: one delivery per transaction and `delivery_id` (an id is unique within
-    /// its transaction only, CONTRACT.md §1.1), or per identical ts, user, transaction, product and
-    /// quantity where there is none; so a delivery never spans transactions. SQLite's sorter brings each key's lines together
-    /// (one sort, spilling to disk); they are counted here as they stream past.
-    private static func buildDeliveries(_ scope: NormalizeScope) -> ReaderJob {
-        ReaderJob(inserts: [RebuiltTables.insert(into: "stg_server__deliveries", values: 11, beside: scope.beside)]) { reader, target in
-            // The first row of the key being read (key ... delivery_id, then its file id and line), and its copies so far.
-            var first: [SQLValue] = []
-            var copies: Int64 = 0
-            func flush() throws {
-                guard !first.isEmpty else { return }
-                try target.insert(table: 0, Array(first[0..<8]) + [.integer(copies)] + Array(first[8..<10]))
-            }
-            var previous: String?
-            try reader.execute(SourceFiles.rankTable)
-            try reader.forEach("""
-                SELECT key, ts_ms, user_id, transaction_id, product_id, order_id, quantity_n, delivery_id, file_id, line
-                FROM (
-                  SELECT d.ts_ms, d.user_id, d.transaction_id, d.product_id, d.order_id, d.quantity_n, d.delivery_id, d.file_id, r.rank,
-                         d.line, d.item,
-                         CASE WHEN d.delivery_id IS NOT NULL THEN 'id:' || d.transaction_id || '|' || d.delivery_id
-                              ELSE 'line:' || d.ts_ms || '|' || coalesce(d.user_id, '') || '|' || coalesce(d.transaction_id, '') || '|'
-                                   || coalesce(d.product_id, '') || '|' || coalesce(d.quantity_n, 0) END AS key
-                  FROM raw_server__deliveries d \(scope.scan) JOIN temp.file_rank r USING (file_id)
-                  WHERE \(scope.transactions("d.transaction_id"))
-                )
-                ORDER BY key, rank, line, item
-                """) { row in
-                let key = row.string(0)
-                if key != previous {
-                    try flush()
-                    previous = key
-                    first = (0..<10).map { row.value($0) }
-                    copies = 0
-                }
-                copies += 1
-            }
-            try flush()
-        }
-    }
-
-    /// Receipt lines naming both an order and a transaction (matching rule 2), with their place for ordering.
-    private static func buildClaims(_ scope: NormalizeScope) -> ReaderJob {
-        copy(into: "stg_receipts__claims", columns: 5, beside: scope.beside, select: """
-            SELECT v.order_id, v.transaction_id, v.received_ms, v.file_id, v.line
-            FROM raw_receipts__verifications v \(scope.scan)
-            WHERE v.order_id IS NOT NULL AND v.transaction_id IS NOT NULL AND \(scope.transactions("v.transaction_id"))
-            """)
-    }
 
     /// Merges sightings per transaction in file order: the first sighting that has a field gives it,
     /// except that any `Production` sighting makes the transaction Production.
@@ -322,44 +232,29 @@ enum NormalizeScope {
         self == .everything ? "1" : "\(column) IN normalize__changed_transactions"
     }
 
-    /// A condition on an order id column.
-    func orders(_ column: String) -> String {
-        self == .everything ? "1" : "\(column) IN normalize__changed_orders"
-    }
-
     static let prepareChanged = """
         DROP TABLE IF EXISTS normalize__changed_transactions;
-        DROP TABLE IF EXISTS normalize__changed_orders;
         \(Tables.normalizeChangedKeys)
         INSERT INTO normalize__changed_transactions \(ChangedKeys.selectKeys(.transaction));
-        INSERT INTO normalize__changed_orders \(ChangedKeys.selectKeys(.order));
         """
 
     /// Before the changed keys' rows go: the users, orders and chains they linked to, so the join
-    /// also revisits what a replaced file took away.
+    /// also revisits what a replaced file took away. (Ingest records what a replaced file's
+    /// order, delivery and receipt lines linked to: no staged copy of them exists.)
     static let recordLinks = [
         ChangedKeys.recordSQL(.transaction, "key FROM normalize__changed_transactions"),
-        ChangedKeys.recordSQL(.user, "user_id FROM stg_server__deliveries WHERE transaction_id IN normalize__changed_transactions"),
-        ChangedKeys.recordSQL(.order, """
-            order_id FROM stg_server__deliveries WHERE transaction_id IN normalize__changed_transactions AND order_id IS NOT NULL
-            """),
         ChangedKeys.recordSQL(.user, "user_id FROM stg_receipts__senders WHERE transaction_id IN normalize__changed_transactions"),
-        ChangedKeys.recordSQL(.order, "order_id FROM stg_receipts__claims WHERE transaction_id IN normalize__changed_transactions"),
         ChangedKeys.recordSQL(.chain, "original_transaction_id FROM stg_apple__transactions WHERE transaction_id IN normalize__changed_transactions"),
         ChangedKeys.recordSQL(.order, """
             app_account_token FROM stg_apple__transactions
             WHERE transaction_id IN normalize__changed_transactions AND app_account_token IS NOT NULL
             """),
-        ChangedKeys.recordSQL(.user, "user_id FROM stg_server__orders WHERE order_id IN normalize__changed_orders"),
     ].joined(separator: "\n")
 
     /// The changed keys' rows, deleted in the transaction that inserts their new ones.
     static let deleteChanged = """
-        DELETE FROM stg_server__orders WHERE order_id IN normalize__changed_orders;
-        DELETE FROM stg_server__deliveries WHERE transaction_id IN normalize__changed_transactions;
         DELETE FROM stg_apple__transactions WHERE transaction_id IN normalize__changed_transactions;
         DELETE FROM stg_apple__refunds WHERE transaction_id IN normalize__changed_transactions;
         DELETE FROM stg_receipts__senders WHERE transaction_id IN normalize__changed_transactions;
-        DELETE FROM stg_receipts__claims WHERE transaction_id IN normalize__changed_transactions;
         """
 }

@@ -94,13 +94,20 @@ public enum ConsumptionRequestsReport {
                 answer.appAccountToken = row.optionalString(1) ?? ""
                 answer.userID = row.optionalString(2)
             }
+            // What the log delivered of it before the request; the earliest delivery's user when the join resolved none.
             var deliveredProducts: Set<String> = []
-            try database.forEach("""
-                SELECT product_id, user_id FROM stg_server__deliveries WHERE transaction_id = ? AND ts_ms <= ? ORDER BY ts_ms
-                """, [.text(request.transactionID), .integer(request.ms)]) { row in
-                deliveredProducts.insert(row.string(0))
-                if answer.userID == nil { answer.userID = row.string(1) }
+            var earliest: (ms: Int64, userID: String)?
+            let deliveries = try ServerDeliveries.Cursor(database, where: "d.transaction_id = ?1", [.text(request.transactionID)])
+            typealias D = ServerDeliveries.Column
+            while deliveries.hasDelivery {
+                let row = deliveries.row
+                if row.int(D.ms) <= request.ms {
+                    deliveredProducts.insert(row.string(D.productID))
+                    if row.int(D.ms) < earliest?.ms ?? .max { earliest = (row.int(D.ms), row.string(D.userID)) }
+                }
+                _ = try deliveries.advance()
             }
+            if answer.userID == nil { answer.userID = earliest?.userID }
             if !deliveredProducts.isEmpty {
                 answer.deliveryStatus = appleProduct.map { deliveredProducts.contains($0) } ?? true ? 0 : 2
             }

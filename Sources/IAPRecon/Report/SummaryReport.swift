@@ -74,10 +74,10 @@ enum SummaryReport {
             unmatched = row.int(1)
             for (index, rule) in rules.enumerated() { ordersByRule[rule] = row.int(2 + index) }
         }
-        let unpaid = try database.scalar("""
-            SELECT count(*) FROM int_orders_matched m JOIN stg_server__orders o USING (order_id)
-            WHERE m.transaction_id IS NULL AND o.ts_ms <= ?
-            """, [.integer(asOfMs - graceMs)]).integerValue
+        var unpaid: Int64 = 0
+        try ServerOrders.forEachFirst(in: database, where: "o.order_id IN (SELECT order_id FROM int_orders_matched WHERE transaction_id IS NULL)") {
+            if $0.int(ServerOrders.Column.ms) <= asOfMs - graceMs { unpaid += 1 }
+        }
         var byEnvironment: [String: Int64] = [:]
         var unmatchedTransactions: Int64 = 0
         var familyShared: Int64 = 0
@@ -94,16 +94,39 @@ enum SummaryReport {
         let environments: [(String, JSONValue)] = byEnvironment.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
             .map { ($0, .int(byEnvironment[$0] ?? 0)) }
         let failedVerifications = try database.scalar("SELECT count(*) FROM raw_receipts__verifications WHERE status_n NOT IN (0, 21006)").integerValue
-        let missingFromCatalog = try database.scalar("""
-            SELECT count(DISTINCT product_id) FROM (
-              SELECT product_id FROM int_transactions_resolved UNION SELECT product_id FROM stg_server__deliveries
-            ) WHERE product_id NOT IN (SELECT product_id FROM raw_catalog__products)
-            """).integerValue
+        let missingFromCatalog = try productsMissingFromCatalog(database)
 
         return Counts(inputs: inputs, ignoredFiles: ignoredFiles, files: files, totals: totals, orders: orders, unmatched: unmatched, ordersByRule: ordersByRule, unpaid: unpaid,
                       environments: environments, unmatchedTransactions: unmatchedTransactions, familyShared: familyShared,
                       failedVerifications: failedVerifications, missingFromCatalog: missingFromCatalog,
                       bundleIDs: try bundleIDs(database))
+    }
+
+    /// Product ids of verified transactions or deliveries that the catalog lacks. A delivery's
+    /// product is its first line's: a product only a repeated line names is no delivery's. Such a
+    /// product is rare, so the lines naming it are checked one candidate at a time.
+    static func productsMissingFromCatalog(_ database: Database) throws -> Int64 {
+        var missing = Set<String>()
+        try database.forEach("""
+            SELECT DISTINCT product_id FROM int_transactions_resolved WHERE product_id NOT IN (SELECT product_id FROM raw_catalog__products)
+            """) { missing.insert($0.string(0)) }
+        var candidates: [String] = []
+        try database.forEach("""
+            SELECT DISTINCT product_id FROM raw_server__deliveries WHERE product_id IS NOT NULL AND product_id NOT IN (SELECT product_id FROM raw_catalog__products)
+            """) { row in if !missing.contains(row.string(0)) { candidates.append(row.string(0)) } }
+        for product in candidates {
+            let deliveries = try ServerDeliveries.Cursor(database, where: """
+                d.transaction_id IN (SELECT transaction_id FROM raw_server__deliveries WHERE product_id = ?1)
+                """, [.text(product)])
+            while deliveries.hasDelivery {
+                if deliveries.row.string(ServerDeliveries.Column.productID) == product {
+                    missing.insert(product)
+                    break
+                }
+                _ = try deliveries.advance()
+            }
+        }
+        return Int64(missing.count)
     }
 
     /// The summary of a report: `counts` from the store, the rest from the other reports.

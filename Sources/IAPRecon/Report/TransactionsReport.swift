@@ -51,28 +51,25 @@ enum TransactionsReport {
             """)
         // The deliveries in transaction id order, through their index; each transaction's few are
         // grouped by user here, rather than all of them sorted by SQLite.
-        let deliveries = try database.cached("SELECT transaction_id, user_id, ts_ms FROM stg_server__deliveries ORDER BY transaction_id")
-        defer {
-            transactions.reset()
-            deliveries.reset()
-        }
+        let deliveries = try ServerDeliveries.Cursor(database, where: "1")
+        typealias D = ServerDeliveries.Column
+        defer { transactions.reset() }
         var values = AmountReader(fx: fx, zone: zone)
         // The catalog's type of each product (its cell), looked up once per distinct product id.
         var products = TextIndex()
         var catalogTypeCells: [String?] = []
         var received: [Delivery] = [], receivedBytes: [UInt8] = [], receivers: [UInt8] = []
         try sink.csvRecord(header(currency))
-        var hasDelivery = try deliveries.step()
         while try transactions.step() {
             let row = transactions.row
             received.removeAll(keepingCapacity: true)
             receivedBytes.removeAll(keepingCapacity: true)
-            while hasDelivery, deliveries.row.compareText(0, with: row, 0) < 0 { hasDelivery = try deliveries.step() }
-            while hasDelivery, deliveries.row.compareText(0, with: row, 0) == 0 {
+            while deliveries.hasDelivery, deliveries.row.compareText(D.transactionID, with: row, 0) < 0 { _ = try deliveries.advance() }
+            while deliveries.hasDelivery, deliveries.row.compareText(D.transactionID, with: row, 0) == 0 {
                 let start = receivedBytes.count
-                deliveries.row.statement.withText(1) { receivedBytes.append(contentsOf: $0) }
-                received.append(Delivery(ms: deliveries.row.int(2), user: start..<receivedBytes.count))
-                hasDelivery = try deliveries.step()
+                deliveries.row.statement.withText(Int32(D.userID)) { receivedBytes.append(contentsOf: $0) }
+                received.append(Delivery(ms: deliveries.row.int(D.ms), user: start..<receivedBytes.count))
+                _ = try deliveries.advance()
             }
             receivers.removeAll(keepingCapacity: true)
             Self.receivers(&received, users: receivedBytes, into: &receivers)

@@ -3,7 +3,8 @@ import Foundation
 /// One customer's story in time order, for support (`iaprecon history`): a user's, one
 /// transaction's, or one subscription chain's.
 ///
-/// Answers from indexed `stg_*`, `int_*` and `fct_*` tables only, one indexed lookup per key, so
+/// Answers from indexed tables only (the staged, result and raw ones, the raw lines normalized as
+/// `ServerOrders` and `ServerDeliveries` do), one indexed lookup per key, so
 /// a lookup stays fast on a store of millions of transactions. Never shows receipt blobs or JWS
 /// strings, and masks IDFAs. A user sees every finding that involves them: their own, those on
 /// transactions delivered to them (the account that received a cross-user duplicate or a
@@ -112,9 +113,8 @@ public struct UserHistory: Sendable {
         switch scope {
         case .user(let user):
             loader.transactionIDs = try loader.strings("SELECT transaction_id FROM int_transactions_resolved WHERE user_id = ?1", user)
-            for id in try loader.strings("SELECT DISTINCT transaction_id FROM stg_server__deliveries WHERE user_id = ?1", user)
-            where !loader.transactionIDs.contains(id) {
-                loader.transactionIDs.append(id)
+            for delivery in try loader.deliveries(to: user) where !loader.transactionIDs.contains(delivery.transactionID) {
+                loader.transactionIDs.append(delivery.transactionID)
             }
             try loader.signUp(user)
             try loader.orders(ofUser: user)
@@ -178,8 +178,8 @@ public struct UserHistory: Sendable {
         switch lookup {
         case .user(let id):
             let known = try database.scalar("""
-                SELECT 1 WHERE EXISTS (SELECT 1 FROM stg_server__orders WHERE user_id = ?1)
-                  OR EXISTS (SELECT 1 FROM stg_server__deliveries WHERE user_id = ?1)
+                SELECT 1 WHERE EXISTS (SELECT 1 FROM raw_server__orders WHERE user_id = ?1)
+                  OR EXISTS (SELECT 1 FROM raw_server__deliveries WHERE user_id = ?1)
                   OR EXISTS (SELECT 1 FROM int_transactions_resolved WHERE user_id = ?1)
                   OR EXISTS (SELECT 1 FROM raw_registrations__users WHERE user_id = ?1)
                   OR EXISTS (SELECT 1 FROM stg_receipts__senders WHERE user_id = ?1)
@@ -194,12 +194,22 @@ public struct UserHistory: Sendable {
                 user = $0.optionalString(0)
             }
             if user == nil {
-                user = try first("SELECT user_id FROM stg_server__deliveries WHERE transaction_id = ? ORDER BY ts_ms LIMIT 1", id)
+                // Whoever the log delivered it to first.
+                var earliest: (ms: Int64, user: String)?
+                let deliveries = try ServerDeliveries.Cursor(database, where: "d.transaction_id = ?1", [.text(id)])
+                while deliveries.hasDelivery {
+                    let ms = deliveries.row.int(ServerDeliveries.Column.ms)
+                    if ms < earliest?.ms ?? .max { earliest = (ms, deliveries.row.string(ServerDeliveries.Column.userID)) }
+                    _ = try deliveries.advance()
+                }
+                user = earliest?.user
             }
             guard known || user != nil else { throw NotFound(what: "transaction '\(id)'") }
             return (.transactions([id]), user ?? "", "transaction \(id)")
         case .order(let id):
-            guard let user = try first("SELECT user_id FROM stg_server__orders WHERE order_id = ?", id) else { throw NotFound(what: "order '\(id)'") }
+            var user: String?
+            try ServerOrders.forEachFirst(in: database, where: "o.order_id = ?1", [.text(id)]) { user = $0.string(ServerOrders.Column.userID) }
+            guard let user else { throw NotFound(what: "order '\(id)'") }
             return (.user(user), user, "user \(user)")
         case .originalTransaction(let id):
             var ids: [String] = []
@@ -287,30 +297,35 @@ public struct UserHistory: Sendable {
             }
         }
 
-        private mutating func order(_ row: Row) {
-            guard orderIDs.insert(row.string(1)).inserted else { return }
-            let matched = row.optionalString(5).map { "matched to \($0) by \(row.string(6))" } ?? "no transaction matched"
-            add(row.int(0), "order", id: row.string(1), product: row.string(2), amount: row.optionalString(3), currency: row.optionalString(4),
-                detail: matched, source: row.string(7))
+        /// The orders (`ServerOrders`) of the order lines `condition` selects, and for each what the join matched it to;
+        /// with `user`, only that user's orders.
+        private mutating func orders(where condition: String, _ arguments: [SQLValue], user: String? = nil) throws {
+            typealias O = ServerOrders.Column
+            var orders: [(ms: Int64, id: String, product: String, price: String?, currency: String?, source: String)] = []
+            try ServerOrders.forEachFirst(in: database, where: condition, arguments) { row in
+                guard user == nil || row.string(O.userID) == user, !orderIDs.contains(row.string(O.orderID)) else { return }
+                orders.append((row.int(O.ms), row.string(O.orderID), row.string(O.productID), row.optionalString(O.price),
+                               row.optionalString(O.currency), row.string(O.path) + ":" + String(row.int(O.line))))
+            }
+            for order in orders where orderIDs.insert(order.id).inserted {
+                var matched = "no transaction matched"
+                try database.forEach("SELECT transaction_id, match_rule FROM int_orders_matched WHERE order_id = ?1", [.text(order.id)]) { row in
+                    if let transaction = row.optionalString(0) { matched = "matched to \(transaction) by \(row.string(1))" }
+                }
+                add(order.ms, "order", id: order.id, product: order.product, amount: order.price, currency: order.currency, detail: matched,
+                    source: order.source)
+            }
         }
 
-        static let orderColumns = """
-            o.ts_ms, o.order_id, o.product_id, o.price, o.currency, m.transaction_id, m.match_rule, \(SourceFiles.sql(file: "o.file_id", line: "o.line"))
-            """
-
         mutating func orders(ofUser user: String) throws {
-            try database.forEach("""
-                SELECT \(Self.orderColumns) FROM stg_server__orders o LEFT JOIN int_orders_matched m USING (order_id) WHERE o.user_id = ?
-                """, [.text(user)]) { order($0) }
+            try orders(where: "o.order_id IN (SELECT order_id FROM raw_server__orders WHERE user_id = ?1)", [.text(user)], user: user)
         }
 
         /// The orders the transactions matched.
         mutating func matchedOrders() throws {
-            try database.forEach("""
-                SELECT \(Self.orderColumns) FROM int_transactions_resolved t JOIN stg_server__orders o ON o.order_id = t.order_id
-                LEFT JOIN int_orders_matched m ON m.order_id = o.order_id
-                WHERE t.transaction_id IN (SELECT value FROM json_each(?1))
-                """, [idList]) { order($0) }
+            try orders(where: """
+                o.order_id IN (SELECT order_id FROM int_transactions_resolved WHERE transaction_id IN (SELECT value FROM json_each(?1)))
+                """, [idList])
         }
 
         mutating func transactions(buyer: String, isUser: Bool) throws {
@@ -341,25 +356,53 @@ public struct UserHistory: Sendable {
             }
         }
 
+        /// A delivery as the history shows it.
+        struct ShownDelivery {
+            var ms: Int64
+            var transactionID: String
+            var productID: String
+            var quantity: Int64
+            var userID: String
+            var copies: Int
+            var source: String
+            /// Its transaction and key, which name it (`ServerDeliveries`).
+            var key: String
+        }
+
+        /// The deliveries (`ServerDeliveries`) of the delivery lines `condition` selects.
+        func deliveries(where condition: String, _ arguments: [SQLValue]) throws -> [ShownDelivery] {
+            typealias D = ServerDeliveries.Column
+            var shown: [ShownDelivery] = []
+            let lines = try ServerDeliveries.Cursor(database, where: condition, arguments)
+            while lines.hasDelivery {
+                let row = lines.row
+                var delivery = ShownDelivery(
+                    ms: row.int(D.ms), transactionID: row.string(D.transactionID), productID: row.string(D.productID),
+                    quantity: row.int(D.quantity), userID: row.string(D.userID), copies: 0,
+                    source: row.string(D.path) + ":" + String(row.int(D.line)), key: row.string(D.transactionID) + "\u{0}" + row.string(D.key))
+                delivery.copies = try lines.advance()
+                shown.append(delivery)
+            }
+            return shown
+        }
+
+        /// The deliveries to `user`: of every transaction some line delivers to them, those whose first line does.
+        func deliveries(to user: String) throws -> [ShownDelivery] {
+            try deliveries(where: "d.transaction_id IN (SELECT transaction_id FROM raw_server__deliveries WHERE user_id = ?1)", [.text(user)])
+                .filter { $0.userID == user }
+        }
+
         /// Deliveries of the transactions, and for a user also those to them of transactions Apple never saw.
         mutating func deliveries(user: String?) throws {
-            let columns = """
-                d.ts_ms, d.transaction_id, d.product_id, d.quantity, d.user_id, d.delivery_id, d.copies,
-                \(SourceFiles.sql(file: "d.file_id", line: "d.line")), d.delivery_key
-                """
             var seen = Set<String>()
-            func add(_ row: Row) {
-                guard seen.insert(row.string(8)).inserted else { return }
-                var parts = ["to \(row.string(4))"]
-                if row.int(3) != 1 { parts.append("quantity \(row.int(3))") }
-                if row.int(6) > 1 { parts.append("\(row.int(6)) copies in the log") }
-                self.add(row.int(0), "delivered", id: row.string(1), product: row.string(2), detail: parts.joined(separator: ", "), source: row.string(7))
-            }
-            try database.forEach("""
-                SELECT \(columns) FROM stg_server__deliveries d WHERE d.transaction_id IN (SELECT value FROM json_each(?1))
-                """, [idList]) { add($0) }
-            if let user {
-                try database.forEach("SELECT \(columns) FROM stg_server__deliveries d WHERE d.user_id = ?1", [.text(user)]) { add($0) }
+            var shown = try deliveries(where: "d.transaction_id IN (SELECT value FROM json_each(?1))", [idList])
+            if let user { shown += try deliveries(to: user) }
+            for delivery in shown where seen.insert(delivery.key).inserted {
+                var parts = ["to \(delivery.userID)"]
+                if delivery.quantity != 1 { parts.append("quantity \(delivery.quantity)") }
+                if delivery.copies > 1 { parts.append("\(delivery.copies) copies in the log") }
+                add(delivery.ms, "delivered", id: delivery.transactionID, product: delivery.productID, detail: parts.joined(separator: ", "),
+                    source: delivery.source)
             }
         }
 

@@ -82,12 +82,16 @@ public enum ChangedKeys {
         "INSERT OR IGNORE INTO dirty_keys SELECT '\(kind.rawValue)', \(columnFrom);"
     }
 
-    /// The keys one file's raw rows touch. A catalog file touches everything.
+    /// The keys one file's raw rows touch, and what they link to that no staged row remembers: a
+    /// delivery's or an order's user (a replaced file's lines are gone before the join looks for
+    /// what they linked). A catalog file touches everything.
     static func keysOfFileSQL(fileID id: String) -> String {
         """
         INSERT OR IGNORE INTO dirty_keys SELECT 'transaction', transaction_id FROM raw_server__deliveries WHERE file_id = \(id);
         INSERT OR IGNORE INTO dirty_keys SELECT 'order', order_id FROM raw_server__deliveries WHERE file_id = \(id) AND order_id IS NOT NULL;
+        INSERT OR IGNORE INTO dirty_keys SELECT 'user', user_id FROM raw_server__deliveries WHERE file_id = \(id);
         INSERT OR IGNORE INTO dirty_keys SELECT 'order', order_id FROM raw_server__orders WHERE file_id = \(id);
+        INSERT OR IGNORE INTO dirty_keys SELECT 'user', user_id FROM raw_server__orders WHERE file_id = \(id);
         INSERT OR IGNORE INTO dirty_keys SELECT 'transaction', transaction_id FROM raw_server__revocations WHERE file_id = \(id);
         INSERT OR IGNORE INTO dirty_keys SELECT 'transaction', transaction_id FROM raw_receipts__verifications
           WHERE file_id = \(id) AND transaction_id IS NOT NULL;

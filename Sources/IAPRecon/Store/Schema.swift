@@ -346,6 +346,31 @@ public enum Schema {
             DROP INDEX IF EXISTS int_transactions_by_order;
             DROP INDEX IF EXISTS int_transactions_by_order__2;
             """),
+        // Orders, deliveries and receipt claims are normalized by the stage that reads them, from
+        // the raw lines: their staged copies go. What a pending incremental normalize would have
+        // recorded from them first (the users and orders a changed transaction or order linked
+        // to, for the join to revisit) is recorded here; ingest records it from now on. The
+        // tables are made first where a store never had them, so the copy reads an empty one.
+        (10, """
+            CREATE TABLE IF NOT EXISTS stg_server__orders (order_id TEXT, user_id TEXT);
+            CREATE TABLE IF NOT EXISTS stg_server__deliveries (transaction_id TEXT, user_id TEXT, order_id TEXT);
+            CREATE TABLE IF NOT EXISTS stg_receipts__claims (order_id TEXT, transaction_id TEXT);
+            INSERT OR IGNORE INTO dirty_keys SELECT 'user', user_id FROM stg_server__deliveries
+              WHERE transaction_id IN (SELECT key FROM dirty_keys WHERE kind = 'transaction');
+            INSERT OR IGNORE INTO dirty_keys SELECT 'order', order_id FROM stg_server__deliveries
+              WHERE transaction_id IN (SELECT key FROM dirty_keys WHERE kind = 'transaction') AND order_id IS NOT NULL;
+            INSERT OR IGNORE INTO dirty_keys SELECT 'order', order_id FROM stg_receipts__claims
+              WHERE transaction_id IN (SELECT key FROM dirty_keys WHERE kind = 'transaction');
+            INSERT OR IGNORE INTO dirty_keys SELECT 'user', user_id FROM stg_server__orders
+              WHERE order_id IN (SELECT key FROM dirty_keys WHERE kind = 'order');
+            DROP TABLE stg_server__orders;
+            DROP TABLE stg_server__deliveries;
+            DROP TABLE stg_receipts__claims;
+            DROP TABLE IF EXISTS stg_server__orders__next;
+            DROP TABLE IF EXISTS stg_server__deliveries__next;
+            DROP TABLE IF EXISTS stg_receipts__claims__next;
+            DROP TABLE IF EXISTS normalize__changed_orders;
+            """),
     ]
 
     public static var latestVersion: Int { migrations.last?.id ?? 0 }
@@ -377,13 +402,22 @@ public enum Schema {
 /// last file (sorting once is several times faster than keeping them up to date row by row);
 /// `restore` runs before anything reads them, so an ingest killed in between costs nothing.
 enum RawIndexes {
-    /// Every raw secondary index of the current schema: what rebuilds one key's normalized rows.
+    /// Every raw secondary index of the current schema: what finds one key's lines, for normalize,
+    /// the join and `history`.
     static let all = [
         "CREATE INDEX IF NOT EXISTS raw_apple_by_transaction ON raw_apple__transactions(transaction_id)",
         "CREATE INDEX IF NOT EXISTS raw_orders_by_order ON raw_server__orders(order_id)",
+        "CREATE INDEX IF NOT EXISTS raw_orders_by_user ON raw_server__orders(user_id)",
         "CREATE INDEX IF NOT EXISTS raw_deliveries_by_transaction ON raw_server__deliveries(transaction_id)",
+        "CREATE INDEX IF NOT EXISTS raw_deliveries_by_user ON raw_server__deliveries(user_id)",
+        "CREATE INDEX IF NOT EXISTS raw_deliveries_by_order ON raw_server__deliveries(order_id) WHERE order_id IS NOT NULL",
+        // The receipt claims' (`ReceiptClaims.condition`), by either id.
         """
         CREATE INDEX IF NOT EXISTS raw_verifications_by_transaction ON raw_receipts__verifications(transaction_id)
+          WHERE transaction_id IS NOT NULL AND order_id IS NOT NULL
+        """,
+        """
+        CREATE INDEX IF NOT EXISTS raw_verifications_by_order ON raw_receipts__verifications(order_id)
           WHERE transaction_id IS NOT NULL AND order_id IS NOT NULL
         """,
         "CREATE INDEX IF NOT EXISTS raw_revocations_by_transaction ON raw_server__revocations(transaction_id)",

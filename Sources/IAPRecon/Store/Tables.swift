@@ -49,14 +49,15 @@ enum Tables {
         // Written through `ChangedKeys` only, by the stage that learns of a change, and emptied by the join.
         .init(name: "dirty_keys", layer: .ledger, writer: .store, readers: [], migration: 3),
         // Raw rows, written by ingest.
-        .init(name: "raw_server__orders", layer: .raw, writer: .ingest, readers: [.store, .normalize],
-              stagedAs: ["stg_server__orders"], migration: 1),
-        .init(name: "raw_server__deliveries", layer: .raw, writer: .ingest, readers: [.store, .normalize],
-              stagedAs: ["stg_server__deliveries"], migration: 1),
+        // Never staged: each reader takes an order's first line, or a delivery's, as it reads them
+        // (`ServerOrders`, `ServerDeliveries`).
+        .init(name: "raw_server__orders", layer: .raw, writer: .ingest, readers: [.store, .normalize, .join, .report], migration: 1),
+        .init(name: "raw_server__deliveries", layer: .raw, writer: .ingest, readers: [.store, .normalize, .join, .report], migration: 1),
         // Revocations need no normalizing: the join and `history` read every one.
         .init(name: "raw_server__revocations", layer: .raw, writer: .ingest, readers: [.store, .join, .report], migration: 1),
-        // Staged as the claims and senders it implies; the summary counts its failed verifications and bundle ids.
-        .init(name: "raw_receipts__verifications", layer: .raw, writer: .ingest, readers: [.store, .normalize, .report], migration: 1),
+        // Its lines naming an order and a transaction are the claims the join reads as they are
+        // (`ReceiptClaims`); the summary counts its failed verifications and bundle ids.
+        .init(name: "raw_receipts__verifications", layer: .raw, writer: .ingest, readers: [.store, .join, .report], migration: 1),
         .init(name: "raw_apple__transactions", layer: .raw, writer: .ingest, readers: [.store, .normalize],
               stagedAs: ["stg_apple__transactions", "stg_apple__refunds", "stg_receipts__senders"], migration: 1),
         // `consumption_requests.jsonl` answers each CONSUMPTION_REQUEST notification as it came.
@@ -70,15 +71,11 @@ enum Tables {
         .init(name: "raw_fx__rates", layer: .raw, writer: .ingest, readers: [.report], migration: 1),
         .init(name: "raw_apple__sales", layer: .raw, writer: .ingest, readers: [.store, .join], migration: 6),
         // Staged rows, written by normalize.
-        .init(name: "stg_server__orders", layer: .staged, writer: .normalize, readers: [.join, .report]),
-        .init(name: "stg_server__deliveries", layer: .staged, writer: .normalize, readers: [.join, .report]),
         .init(name: "stg_apple__transactions", layer: .staged, writer: .normalize, readers: [.join, .report]),
         .init(name: "stg_apple__refunds", layer: .staged, writer: .normalize, readers: [.join]),
         .init(name: "stg_receipts__senders", layer: .staged, writer: .normalize, readers: [.join, .report]),
-        .init(name: "stg_receipts__claims", layer: .staged, writer: .normalize, readers: [.join]),
-        // Normalize's own working lists: the keys an incremental normalize rebuilds, kept until its next run.
+        // Normalize's own working list: the keys an incremental normalize rebuilds, kept until its next run.
         .init(name: "normalize__changed_transactions", layer: .staged, writer: .normalize, readers: []),
-        .init(name: "normalize__changed_orders", layer: .staged, writer: .normalize, readers: []),
         // Results.
         .init(name: "int_transactions_resolved", layer: .result, writer: .join, readers: [.report]),
         .init(name: "int_orders_matched", layer: .result, writer: .join, readers: [.report]),
@@ -104,19 +101,6 @@ enum Tables {
     /// three sightings, as `file_id, line`, `file_id_2, line_2`, `file_id_3, line_3`): integers a
     /// reader sorts in file order and names as `path:line` with `SourceFiles`.
     static let staged = RebuiltTables(tables: [
-        ("stg_server__orders", """
-            (
-              order_id TEXT PRIMARY KEY, ts_ms INTEGER NOT NULL, user_id TEXT NOT NULL, product_id TEXT NOT NULL,
-              price TEXT, currency TEXT, storefront TEXT, file_id INTEGER NOT NULL, line INTEGER NOT NULL
-            )
-            """),
-        ("stg_server__deliveries", """
-            (
-              delivery_key TEXT PRIMARY KEY, ts_ms INTEGER NOT NULL, user_id TEXT NOT NULL, transaction_id TEXT NOT NULL,
-              product_id TEXT NOT NULL, order_id TEXT, quantity INTEGER NOT NULL, delivery_id TEXT,
-              copies INTEGER NOT NULL, file_id INTEGER NOT NULL, line INTEGER NOT NULL
-            )
-            """),
         ("stg_apple__transactions", """
             (
               transaction_id TEXT PRIMARY KEY, original_transaction_id TEXT NOT NULL, product_id TEXT NOT NULL,
@@ -139,23 +123,12 @@ enum Tables {
               PRIMARY KEY (transaction_id, user_id)
             ) WITHOUT ROWID
             """),
-        ("stg_receipts__claims", """
-            (
-              order_id TEXT NOT NULL, transaction_id TEXT NOT NULL, received_ms INTEGER NOT NULL, file_id INTEGER NOT NULL, line INTEGER NOT NULL
-            )
-            """),
     ], indexes: [
-        .init(name: "stg_orders_by_user", table: "stg_server__orders", definition: "(user_id)"),
-        .init(name: "stg_deliveries_by_transaction", table: "stg_server__deliveries", definition: "(transaction_id)"),
-        .init(name: "stg_deliveries_by_user", table: "stg_server__deliveries", definition: "(user_id)"),
-        .init(name: "stg_deliveries_by_order", table: "stg_server__deliveries", definition: "(order_id) WHERE order_id IS NOT NULL"),
         .init(name: "stg_transactions_by_original", table: "stg_apple__transactions", definition: "(original_transaction_id)"),
         .init(name: "stg_transactions_by_token", table: "stg_apple__transactions",
               definition: "(app_account_token) WHERE app_account_token IS NOT NULL"),
         .init(name: "stg_transactions_by_purchase", table: "stg_apple__transactions", definition: "(purchase_ms)"),
         .init(name: "stg_senders_by_user", table: "stg_receipts__senders", definition: "(user_id)"),
-        .init(name: "stg_claims_by_transaction", table: "stg_receipts__claims", definition: "(transaction_id)"),
-        .init(name: "stg_claims_by_order", table: "stg_receipts__claims", definition: "(order_id)"),
     ])
 
     /// The join's results (`JoinStage`).
@@ -204,7 +177,6 @@ enum Tables {
     /// The keys an incremental normalize rebuilds, copied from `ChangedKeys` (`NormalizeScope`).
     static let normalizeChangedKeys = """
         CREATE TABLE normalize__changed_transactions (key TEXT PRIMARY KEY) WITHOUT ROWID;
-        CREATE TABLE normalize__changed_orders (key TEXT PRIMARY KEY) WITHOUT ROWID;
         """
 
     /// The tie-out with Apple's Sales Reports, recomputed whole by every join (`AppleTieOutStore`).

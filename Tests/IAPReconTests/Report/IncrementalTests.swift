@@ -141,6 +141,41 @@ struct IncrementalTests {
         try expectSame(incremental, full, "stolen order")
     }
 
+    @Test("a replaced file that takes a delivery from a user who did not buy it revisits that user's findings")
+    func removedDeliveryRevisitsItsUser() throws {
+        func subscription(_ id: String, _ user: String, day: Int) -> String {
+            Line.v2Receipt("2026-11-0\(day)T10:10:00Z", user, transaction: Line.v2(
+                id, "pro.monthly", purchase: "2026-11-0\(day)T10:00:00Z", expires: "2026-12-0\(day)T10:00:00Z"))
+        }
+        let receipts = [subscription("t_a", "u_1", day: 1), subscription("t_b", "u_1", day: 2), subscription("t_c", "u_2", day: 3)]
+        let server = [
+            Line.delivered("2026-11-01T10:11:00Z", "u_1", "t_a", "pro.monthly"),
+            Line.delivered("2026-11-02T10:11:00Z", "u_1", "t_b", "pro.monthly"),
+            Line.delivered("2026-11-03T10:11:00Z", "u_2", "t_c", "pro.monthly"),
+        ]
+        let otherOrder = Line.order("2026-11-04T09:00:00Z", "o_9", "u_3", "gems60")
+        let incremental = try Scenario()
+        try incremental.catalog()
+        // u_1 bought t_b; b.jsonl also delivers it to u_2, who then holds two overlapping chains.
+        _ = try incremental.write("receipts/a.jsonl", receipts).write("server/a.jsonl", server)
+            .write("server/b.jsonl", [Line.delivered("2026-11-02T10:12:00Z", "u_2", "t_b", "pro.monthly"), otherOrder])
+        _ = try run(incremental, input: incremental.input)
+        let multi = "SELECT group_concat(user_id, ',') FROM (SELECT user_id FROM fct_findings WHERE kind = 'multi_apple_id_subscription' ORDER BY 1)"
+        #expect(try incremental.open().scalar(multi) == .text("u_1,u_2"))
+
+        // The shipper's corrected b.jsonl no longer has that line.
+        _ = try incremental.write("server/b.jsonl", [otherOrder])
+        let night = try run(incremental, input: incremental.input)
+        #expect(night.ingest.files.filter { $0.status == .replaced }.map(\.path) == ["server/b.jsonl"])
+        #expect(try incremental.open().scalar(multi) == .text("u_1"))
+
+        let full = try Scenario()
+        try full.catalog()
+        _ = try full.write("receipts/a.jsonl", receipts).write("server/a.jsonl", server).write("server/b.jsonl", [otherOrder])
+        _ = try run(full, input: full.input)
+        try expectSame(incremental, full, "removed delivery")
+    }
+
     @Test("a night that only moves the as-of past a purchase's due time makes it a lost delivery, as a full rebuild does")
     func asOfMovesPastDue() throws {
         // t_95, delivered, is no one's business on night 2; it is there so t_9's row is not the table's last.
@@ -192,7 +227,7 @@ struct IncrementalTests {
         _ = try scenario.write("server/a.jsonl", [Line.order("2026-11-01T10:00:00Z", "o_1", "u_2", "gems60")])
         let changed = try run(scenario, input: scenario.input)
         #expect(changed.ingest.files.first { $0.path == "server/a.jsonl" }?.status == .replaced)
-        #expect(try scenario.open().scalar("SELECT user_id FROM stg_server__orders WHERE order_id = 'o_1'") == .text("u_2"))
+        #expect(try scenario.open().scalar("SELECT group_concat(user_id) FROM raw_server__orders WHERE order_id = 'o_1'") == .text("u_2"))
     }
 
     @Test("a report writes again every user whose stored install differs in any column, and leaves the others")
@@ -318,6 +353,50 @@ struct IncrementalTests {
         try expectSame(scenario, reference, "migrated MMP rows")
     }
 
+    @Test("a store an older iaprecon left with staged orders, deliveries and claims and a night's changes pending is migrated: what they linked is revisited")
+    func stagedServerLinesFromAnOlderStore() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        _ = try scenario.write("server/a.jsonl", [Line.order("2026-11-01T10:00:00Z", "o_1", "u_1", "gems60")])
+        _ = try run(scenario, input: scenario.input)
+        let database = try scenario.open()
+        // What schema 9 held, after an ingest whose normalize never ran: t_1 and o_2 changed; the
+        // staged rows (which only the older normalize read) link them to users and orders.
+        try database.execute("""
+            CREATE TABLE stg_server__orders (order_id TEXT PRIMARY KEY, ts_ms INTEGER, user_id TEXT, product_id TEXT, price TEXT,
+              currency TEXT, storefront TEXT, file_id INTEGER, line INTEGER);
+            INSERT INTO stg_server__orders VALUES ('o_2', 0, 'u_order', 'gems60', NULL, NULL, NULL, 1, 1),
+              ('o_3', 0, 'u_unchanged', 'gems60', NULL, NULL, NULL, 1, 2);
+            CREATE TABLE stg_server__deliveries (delivery_key TEXT PRIMARY KEY, ts_ms INTEGER, user_id TEXT, transaction_id TEXT,
+              product_id TEXT, order_id TEXT, quantity INTEGER, delivery_id TEXT, copies INTEGER, file_id INTEGER, line INTEGER);
+            INSERT INTO stg_server__deliveries VALUES ('k1', 0, 'u_delivered', 't_1', 'gems60', 'o_delivered', 1, NULL, 1, 1, 3),
+              ('k2', 0, 'u_other', 't_9', 'gems60', 'o_other', 1, NULL, 1, 1, 4);
+            CREATE TABLE stg_receipts__claims (order_id TEXT, transaction_id TEXT, received_ms INTEGER, file_id INTEGER, line INTEGER);
+            INSERT INTO stg_receipts__claims VALUES ('o_claimed', 't_1', 0, 1, 5), ('o_claimed_elsewhere', 't_9', 0, 1, 6);
+            CREATE TABLE stg_server__orders__next (order_id TEXT);
+            CREATE TABLE normalize__changed_orders (key TEXT PRIMARY KEY) WITHOUT ROWID;
+            INSERT INTO dirty_keys VALUES ('transaction', 't_1'), ('order', 'o_2');
+            DELETE FROM schema_migrations WHERE id >= 10;
+            """)
+        try Schema.migrate(database)
+        #expect(try database.scalar("""
+            SELECT count(*) FROM sqlite_master
+            WHERE name LIKE 'stg_server%' OR name = 'stg_receipts__claims' OR name = 'normalize__changed_orders'
+            """) == .integer(0))
+        var pending: [String] = []
+        try database.forEach("SELECT kind || ' ' || key FROM dirty_keys ORDER BY 1") { pending.append($0.string(0)) }
+        #expect(pending == ["order o_2", "order o_claimed", "order o_delivered", "transaction t_1", "user u_delivered", "user u_order"])
+
+        // A store that never had the tables migrates too.
+        let fresh = try Scenario()
+        _ = try fresh.write("server/a.jsonl", [Line.order("2026-11-01T10:00:00Z", "o_1", "u_1", "gems60")])
+        _ = try run(fresh, input: fresh.input)
+        let freshStore = try fresh.open()
+        try freshStore.execute("DELETE FROM schema_migrations WHERE id >= 10")
+        try Schema.migrate(freshStore)
+        #expect(try freshStore.scalar("SELECT max(id) FROM schema_migrations") == .integer(Int64(Schema.latestVersion)))
+    }
+
     @Test("a store whose staged rows name their sources as path:line text (an older iaprecon) is rebuilt, never misread, then equals a full rebuild")
     func sourcesAsTextFromAnOlderStore() throws {
         let files = try SourceFile.list(in: Self.sampleData)
@@ -328,17 +407,9 @@ struct IncrementalTests {
         _ = try run(scenario, input: scenario.input)
         let database = try scenario.open()
         // What an older iaprecon left: each staged row's source as `path:line` (a transaction's first
-        // three, `;`-separated), a claim's path and line.
+        // three, `;`-separated).
         func text(_ file: String, _ line: String) -> String { "(SELECT path FROM files WHERE file_id = staged.\(file)) || ':' || staged.\(line)" }
         let older: [(table: String, definition: String, select: String)] = [
-            ("stg_server__orders", """
-                order_id TEXT PRIMARY KEY, ts_ms INTEGER NOT NULL, user_id TEXT NOT NULL, product_id TEXT NOT NULL,
-                price TEXT, currency TEXT, storefront TEXT, source TEXT NOT NULL
-                """, "order_id, ts_ms, user_id, product_id, price, currency, storefront, \(text("file_id", "line"))"),
-            ("stg_server__deliveries", """
-                delivery_key TEXT PRIMARY KEY, ts_ms INTEGER NOT NULL, user_id TEXT NOT NULL, transaction_id TEXT NOT NULL,
-                product_id TEXT NOT NULL, order_id TEXT, quantity INTEGER NOT NULL, delivery_id TEXT, copies INTEGER NOT NULL, source TEXT NOT NULL
-                """, "delivery_key, ts_ms, user_id, transaction_id, product_id, order_id, quantity, delivery_id, copies, \(text("file_id", "line"))"),
             ("stg_apple__transactions", """
                 transaction_id TEXT PRIMARY KEY, original_transaction_id TEXT NOT NULL, product_id TEXT NOT NULL,
                 purchase_ms INTEGER NOT NULL, expires_ms INTEGER, environment TEXT, price_milli INTEGER, currency TEXT,
@@ -358,9 +429,6 @@ struct IncrementalTests {
                 transaction_id TEXT NOT NULL, user_id TEXT NOT NULL, first_ms INTEGER NOT NULL, source TEXT NOT NULL,
                 PRIMARY KEY (transaction_id, user_id)
                 """, "transaction_id, user_id, first_ms, \(text("file_id", "line"))"),
-            ("stg_receipts__claims", """
-                order_id TEXT NOT NULL, transaction_id TEXT NOT NULL, received_ms INTEGER NOT NULL, path TEXT NOT NULL, line INTEGER NOT NULL
-                """, "order_id, transaction_id, received_ms, (SELECT path FROM files WHERE file_id = staged.file_id), line"),
         ]
         for (table, definition, select) in older {
             let keyed = ["stg_apple__refunds", "stg_receipts__senders"].contains(table)

@@ -32,13 +32,13 @@ struct RebuiltTablesTests {
         let (scenario, database) = try UserHistoryTests.sampleStore()
         defer { withExtendedLifetime(scenario) {} }
         let before = try snapshot(database)
-        #expect(before.count > 200)
+        #expect(before.count > 100)
 
-        // A full rebuild whose receipt claims builder fails (a column it reads is gone) while the others write.
+        // A full rebuild whose transactions builder fails: a column it reads is gone.
         try database.run("INSERT INTO dirty_keys VALUES ('all', '')")
-        try database.execute("ALTER TABLE raw_receipts__verifications RENAME COLUMN received_ms TO received_away")
+        try database.execute("ALTER TABLE raw_apple__transactions RENAME COLUMN offer TO offer_away")
         #expect(throws: SQLiteError.self) { try NormalizeStage.run(database: database, workers: WorkerPool(width: 2)) }
-        try database.execute("ALTER TABLE raw_receipts__verifications RENAME COLUMN received_away TO received_ms")
+        try database.execute("ALTER TABLE raw_apple__transactions RENAME COLUMN offer_away TO offer")
         #expect(try snapshot(database) == before)
         #expect(try leftovers(database) > 0, "the half-built tables stay beside the whole ones")
 
@@ -54,12 +54,12 @@ struct RebuiltTablesTests {
         defer { withExtendedLifetime(scenario) {} }
         let before = try snapshot(database)
 
-        // A new grace asks for a full rebuild; the join fails when it reads the claims.
-        try database.execute("ALTER TABLE stg_receipts__claims RENAME TO stg_receipts__away")
+        // A new grace asks for a full rebuild; the join fails when it reads the receipts' senders.
+        try database.execute("ALTER TABLE stg_receipts__senders RENAME TO stg_receipts__away")
         #expect(throws: SQLiteError.self) {
             try JoinStage.run(database: database, settings: ReconcileSettings(graceMs: 2 * 86_400_000), batchTransactions: 5)
         }
-        try database.execute("ALTER TABLE stg_receipts__away RENAME TO stg_receipts__claims")
+        try database.execute("ALTER TABLE stg_receipts__away RENAME TO stg_receipts__senders")
         #expect(try snapshot(database) == before)
 
         _ = try JoinStage.run(database: database, settings: ReconcileSettings(), batchTransactions: 5)
@@ -110,9 +110,9 @@ struct RebuiltTablesTests {
 
         // A failed rebuild leaves the current tables' indexes as they were.
         try database.run("INSERT INTO dirty_keys VALUES ('all', '')")
-        try database.execute("ALTER TABLE raw_receipts__verifications RENAME COLUMN received_ms TO received_away")
+        try database.execute("ALTER TABLE raw_apple__transactions RENAME COLUMN offer TO offer_away")
         #expect(throws: SQLiteError.self) { try NormalizeStage.run(database: database, workers: WorkerPool(width: 2)) }
-        try database.execute("ALTER TABLE raw_receipts__verifications RENAME COLUMN received_away TO received_ms")
+        try database.execute("ALTER TABLE raw_apple__transactions RENAME COLUMN offer_away TO offer")
         #expect(try stgIndexes(database).filter { !$0.table.hasSuffix(RebuiltTables.suffix) }.map(\.name) == first.map(\.name))
 
         try NormalizeStage.run(database: database, workers: WorkerPool(width: 2))

@@ -17,6 +17,7 @@ struct SchemaTests {
         7: "e5ada51f04de3b04",
         8: "f582e078ec96d5e7",
         9: "b31f5ddfea595585",
+        10: "be954bc8318b5d51",
     ]
 
     @Test("a released migration's text never changes, and every migration is recorded as released")

@@ -111,18 +111,18 @@ struct TableOwnershipTests {
         }
     }
 
-    @Test("the checks catch a report reading raw orders, a report writing findings and an undeclared table")
+    @Test("the checks catch a report reading raw Apple sightings, a report writing findings and an undeclared table")
     func checksCatchViolations() {
-        let staged = Self.violations(module: "Report", Self.uses(in: #"try database.forEach("SELECT order_id FROM raw_server__orders")"#))
-        #expect(staged.contains("reads raw_server__orders, not declared as a read of Report"))
-        #expect(staged.contains("reads raw_server__orders past normalize; its staged version is stg_server__orders"))
+        let staged = Self.violations(module: "Report", Self.uses(in: #"try database.forEach("SELECT type FROM raw_apple__transactions")"#))
+        #expect(staged.contains("reads raw_apple__transactions, not declared as a read of Report"))
+        #expect(staged.contains("reads raw_apple__transactions past normalize; its staged version is stg_apple__transactions, stg_apple__refunds, stg_receipts__senders"))
         let write = Self.violations(module: "Report", Self.uses(in: #"try database.run("DELETE FROM fct_findings WHERE kind = ?")"#))
         #expect(write == ["writes fct_findings, which Join owns"])
         let unknown = Self.violations(module: "Join", Self.uses(in: #"try database.execute("SELECT * FROM stg_server__refunds")"#))
         #expect(unknown == ["names 'stg_server__refunds', which Tables does not declare"])
         // Near misses: the owner writing, a declared reader reading, a name in a comment.
         #expect(Self.violations(module: "Join", Self.uses(in: #"try database.run("DELETE FROM fct_findings")"#)).isEmpty)
-        #expect(Self.violations(module: "Report", Self.uses(in: #"try database.forEach("SELECT * FROM stg_server__orders")"#)).isEmpty)
+        #expect(Self.violations(module: "Report", Self.uses(in: #"try database.forEach("SELECT * FROM stg_apple__transactions")"#)).isEmpty)
         #expect(Self.uses(in: Self.code(of: "    /// reads `raw_server__orders` once\nlet x = 1")) == Uses())
     }
 

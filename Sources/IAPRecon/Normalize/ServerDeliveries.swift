@@ -1,0 +1,77 @@
+/// Delivery lines → deliveries: log shippers repeat lines, and each delivery counts once.
+///
+/// A delivery is one per transaction and `delivery_id` (an id is unique within its transaction
+/// only, CONTRACT.md §1.1), or per identical time, user, transaction, product and quantity where
+/// there is none; so a delivery never spans transactions. Its first line in file order (files in
+/// path order, then line) gives its fields, and the lines it had are its copies.
+///
+/// The store keeps every accepted line once (`raw_server__deliveries`); the copies are collapsed
+/// here each time a stage reads them, so a replaced or late file needs no staged copy rebuilt.
+enum ServerDeliveries {
+    /// The columns of the rows a `Cursor` stops at.
+    enum Column {
+        static let ms = 0, userID = 1, transactionID = 2, productID = 3, orderID = 4, quantity = 5, deliveryID = 6
+        static let fileID = 7, line = 8
+        /// The delivery's key within its transaction: `id:` and its `delivery_id`, or `line:` and the fields that make it one.
+        static let key = 9
+        /// The path of the file the line is in.
+        static let path = 10
+    }
+
+    /// Steps through the deliveries of the raw lines a condition selects, in transaction id order
+    /// (bytes, as SQLite orders text), stopping at each delivery's first line.
+    final class Cursor {
+        private let statement: Statement
+        /// The current delivery's transaction id, a zero byte, and its key.
+        private var key: [UInt8] = []
+        /// Whether the cursor stands at a delivery's first line.
+        private(set) var hasDelivery: Bool
+
+        /// A cursor at the first delivery. `condition` is on the delivery lines as `d` and must take
+        /// a transaction's lines all or none (`d.transaction_id IN ...`): it decides which
+        /// transactions' deliveries are read, never which of their lines.
+        init(_ database: Database, where condition: String, _ arguments: [SQLValue] = []) throws {
+            statement = try Statement(database: database, sql: """
+                SELECT d.ts_ms, d.user_id, d.transaction_id, d.product_id, d.order_id, d.quantity_n, d.delivery_id, d.file_id, d.line,
+                       CASE WHEN d.delivery_id IS NOT NULL THEN 'id:' || d.delivery_id
+                            ELSE 'line:' || d.ts_ms || '|' || coalesce(d.user_id, '') || '|' || coalesce(d.product_id, '') || '|'
+                                 || coalesce(d.quantity_n, 0) END,
+                       f.path
+                FROM raw_server__deliveries d JOIN files f USING (file_id)
+                WHERE \(condition)
+                ORDER BY d.transaction_id, 10, f.path, d.line, d.item
+                """, persistent: false)
+            try statement.bind(arguments)
+            hasDelivery = try statement.step()
+            if hasDelivery { key = currentKey() }
+        }
+
+        /// The current delivery's first line (`Column`), while `hasDelivery`.
+        var row: Row { statement.row }
+
+        /// Moves past the current delivery's lines to the next delivery's first; returns how many
+        /// lines the log had of the one it left (1 when it was never repeated).
+        func advance() throws -> Int {
+            var lines = 1
+            while try statement.step() {
+                let next = currentKey()
+                if next == key {
+                    lines += 1
+                    continue
+                }
+                key = next
+                return lines
+            }
+            hasDelivery = false
+            return lines
+        }
+
+        private func currentKey() -> [UInt8] {
+            var key: [UInt8] = []
+            statement.withText(Int32(Column.transactionID)) { key.append(contentsOf: $0) }
+            key.append(0)
+            statement.withText(Int32(Column.key)) { key.append(contentsOf: $0) }
+            return key
+        }
+    }
+}

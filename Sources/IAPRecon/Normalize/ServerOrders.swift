@@ -1,0 +1,39 @@
+/// Order lines → orders: one per `order_id`, its first line in file order (files in path order,
+/// then line). Later lines with the same id are log-shipper copies or resends.
+///
+/// The store keeps every accepted line once (`raw_server__orders`); which line is an order's is
+/// decided here each time a stage reads them, so a replaced file, or a late one that sorts among
+/// the stored ones, changes which line wins with no staged copy to rebuild.
+enum ServerOrders {
+    /// The columns of the rows `forEachFirst` hands out.
+    enum Column {
+        static let orderID = 0, ms = 1, userID = 2, productID = 3, price = 4, currency = 5, storefront = 6, fileID = 7, line = 8
+        /// The path of the file the line is in.
+        static let path = 9
+    }
+
+    /// Calls `body` with the first line of each order among the raw lines `condition` selects, in
+    /// order id order. `condition` is on the order lines as `o` and must take an order's lines all
+    /// or none (`o.order_id IN ...`): it decides which orders are read, never which of their lines.
+    static func forEachFirst(in database: Database, where condition: String, _ arguments: [SQLValue] = [],
+                             _ body: (Row) throws -> Void) throws {
+        var previous: [UInt8] = []
+        var isFirst = true
+        try database.forEach("""
+            SELECT o.order_id, o.ts_ms, o.user_id, o.product_id, o.price, o.currency, o.storefront, o.file_id, o.line, f.path
+            FROM raw_server__orders o JOIN files f USING (file_id)
+            WHERE \(condition)
+            ORDER BY o.order_id, f.path, o.line, o.item
+            """, arguments) { row in
+            let isNewOrder = row.statement.withText(Int32(Column.orderID)) { id in
+                guard isFirst || !id.elementsEqual(previous) else { return false }
+                previous.removeAll(keepingCapacity: true)
+                previous.append(contentsOf: id)
+                return true
+            }
+            guard isNewOrder else { return }
+            isFirst = false
+            try body(row)
+        }
+    }
+}
