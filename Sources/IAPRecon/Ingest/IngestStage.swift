@@ -176,8 +176,7 @@ public enum IngestStage {
         }
         progress?(.planned(bytes: plannedBytes))
         // A load that adds a quarter or more of what the store holds drops the raw indexes instead
-        // of updating them row by row. Normalize builds them again, in one sort each: in a full
-        // rebuild, on the writer whenever no rows wait (NormalizeStage.run).
+        // of updating them row by row. Normalize builds them again, in one sort each (NormalizeStage).
         let storedBytes = try database.scalar("SELECT coalesce(sum(bytes), 0) FROM files").integerValue
         let bulk = plannedBytes > 0 && Int64(plannedBytes) * 4 >= storedBytes
         if bulk { try RawIndexes.drop(database) }

@@ -93,9 +93,9 @@ struct JoinComponents {
         }
     }
 
-    /// Every link of the stored facts, as undirected edges. Orders, deliveries and claims are
-    /// read as raw lines: a repeated line links what its first line links, or more (a copy naming
-    /// another user), so a component may be larger than the rules need, never smaller. A full join reads them on a
+    /// Every link of the stored facts, as undirected edges. They are read as raw lines: a repeated
+    /// line, or a later sighting of a transaction, links what its first one links or more (a copy
+    /// naming another user), so a component may be larger than the rules need, never smaller. A full join reads them on a
     /// worker's own connection, which steps the queries and fingerprints the keys, while this
     /// thread numbers the keys and joins their components: the two halves of the work on two
     /// cores. A scope's links are in this connection's temporary tables, so it reads them itself.
@@ -107,8 +107,7 @@ struct JoinComponents {
         // About every key once (chains a fraction of transactions, users mostly registered):
         // the table is sized once instead of rehashing every key at each doubling.
         let keys = try database.scalar("""
-            SELECT coalesce((SELECT max(rowid) FROM stg_apple__transactions), 0) * 3 / 2
-                 + (SELECT count(*) FROM raw_server__orders)
+            SELECT (SELECT count(*) FROM raw_apple__transactions) + (SELECT count(*) FROM raw_server__orders)
                  + (SELECT coalesce(sum(accepted), 0) FROM files WHERE source = '\(SourceKind.registrations.rawValue)')
             """).integerValue
         ids.reserveCapacity(Int(keys))
@@ -145,11 +144,14 @@ struct JoinComponents {
         let transactions = withinScope ? "WHERE \(JoinScope.transactions("transaction_id"))" : ""
         let orders = withinScope ? "WHERE \(JoinScope.orders("order_id"))" : ""
         let queries: [(sql: String, kinds: [Kind])] = [
-            ("SELECT transaction_id, original_transaction_id, app_account_token FROM stg_apple__transactions \(transactions)",
-             [.transaction, .chain, .order]),
+            // A transaction that no sighting names an original of heads a chain of its own id.
+            ("""
+             SELECT transaction_id, coalesce(original_transaction_id, transaction_id), app_account_token,
+                    CASE WHEN origin IN ('receipt', 'v2') THEN user_id END
+             FROM raw_apple__transactions \(transactions)
+             """, [.transaction, .chain, .order, .user]),
             ("SELECT order_id, user_id FROM raw_server__orders \(orders)", [.order, .user]),
             ("SELECT transaction_id, user_id, order_id FROM raw_server__deliveries \(transactions)", [.transaction, .user, .order]),
-            ("SELECT transaction_id, user_id FROM stg_receipts__senders \(transactions)", [.transaction, .user]),
             ("""
              SELECT transaction_id, order_id FROM raw_receipts__verifications
              WHERE \(ReceiptClaims.condition) \(withinScope ? "AND " + JoinScope.transactions("transaction_id") : "")

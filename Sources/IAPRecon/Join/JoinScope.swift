@@ -98,10 +98,9 @@ struct JoinScope {
         for (kind, key) in try ChangedKeys.all(in: database) { seeds.insert(key, as: kind) }
         if previousAsOfMs != asOfMs {
             // Only lost_delivery reads the as-of, and only for a transaction never delivered.
+            // As the last join left them: what changed since is among the recorded keys already.
             try database.forEach("""
-                SELECT t.transaction_id FROM stg_apple__transactions t
-                WHERE t.purchase_ms > ? AND t.purchase_ms <= ?
-                  AND NOT EXISTS (SELECT 1 FROM raw_server__deliveries d WHERE d.transaction_id = t.transaction_id)
+                SELECT transaction_id FROM int_transactions_resolved WHERE purchase_ms > ? AND purchase_ms <= ? AND deliveries = 0
                 """, [.integer(min(previousAsOfMs, asOfMs) - graceMs), .integer(max(previousAsOfMs, asOfMs) - graceMs)]) { row in
                 seeds.transactions.insert(row.string(0))
             }
@@ -113,15 +112,20 @@ struct JoinScope {
     /// From transactions: who sent or received them, the orders named with them, their chain, the
     /// order they had. From chains: every renewal.
     private static let linksFromTransactionsAndChains: [(String, [ChangedKeys.Kind])] = [
-        ("SELECT user_id FROM stg_receipts__senders WHERE transaction_id IN temp.frontier_transactions", [.user]),
         ("SELECT user_id, order_id FROM raw_server__deliveries WHERE transaction_id IN temp.frontier_transactions", [.user, .order]),
         ("""
          SELECT order_id FROM raw_receipts__verifications WHERE \(ReceiptClaims.condition) AND transaction_id IN temp.frontier_transactions
          """, [.order]),
-        ("SELECT original_transaction_id, app_account_token FROM stg_apple__transactions WHERE transaction_id IN temp.frontier_transactions",
-         [.chain, .order]),
+        ("""
+         SELECT coalesce(original_transaction_id, transaction_id), app_account_token, CASE WHEN origin IN ('receipt', 'v2') THEN user_id END
+         FROM raw_apple__transactions WHERE transaction_id IN temp.frontier_transactions
+         """, [.chain, .order, .user]),
         ("SELECT order_id, user_id FROM int_transactions_resolved WHERE transaction_id IN temp.frontier_transactions", [.order, .user]),
-        ("SELECT transaction_id FROM stg_apple__transactions WHERE original_transaction_id IN temp.frontier_chains", [.transaction]),
+        ("""
+         SELECT transaction_id FROM raw_apple__transactions
+         WHERE original_transaction_id IN temp.frontier_chains AND original_transaction_id IS NOT NULL
+         """, [.transaction]),
+        ("SELECT transaction_id FROM raw_apple__transactions WHERE transaction_id IN temp.frontier_chains", [.transaction]),
     ]
 
     /// From orders: their user, the transactions named with them, the transaction they had. From
@@ -132,10 +136,15 @@ struct JoinScope {
         ("""
          SELECT transaction_id FROM raw_receipts__verifications WHERE \(ReceiptClaims.condition) AND order_id IN temp.frontier_orders
          """, [.transaction]),
-        ("SELECT transaction_id FROM stg_apple__transactions WHERE app_account_token IN temp.frontier_orders", [.transaction]),
+        ("""
+         SELECT transaction_id FROM raw_apple__transactions WHERE app_account_token IN temp.frontier_orders AND app_account_token IS NOT NULL
+         """, [.transaction]),
         ("SELECT transaction_id FROM int_orders_matched WHERE order_id IN temp.frontier_orders", [.transaction]),
         ("SELECT order_id FROM raw_server__orders WHERE user_id IN temp.frontier_users", [.order]),
-        ("SELECT transaction_id FROM stg_receipts__senders WHERE user_id IN temp.frontier_users", [.transaction]),
+        ("""
+         SELECT transaction_id FROM raw_apple__transactions
+         WHERE user_id IN temp.frontier_users AND user_id IS NOT NULL AND origin IN ('receipt', 'v2')
+         """, [.transaction]),
         ("SELECT transaction_id FROM raw_server__deliveries WHERE user_id IN temp.frontier_users", [.transaction]),
     ]
 

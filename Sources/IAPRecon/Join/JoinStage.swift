@@ -17,10 +17,11 @@ public struct ReconcileSettings: Sendable {
     }
 }
 
-/// The store's staged tables are missing or an older iaprecon's: the join has nothing it can read yet.
+/// The store's raw lines are not indexed yet (a bulk ingest drops the indexes, normalize builds
+/// them): the join would read every line for every batch.
 public struct NotNormalized: Error, CustomStringConvertible, Sendable {
     public var description: String {
-        "the store has no staged tables of this iaprecon; run 'iaprecon normalize' on it first (or 'iaprecon run')"
+        "the store's input lines are not indexed for the join yet; run 'iaprecon normalize' on it first (or 'iaprecon run')"
     }
 }
 
@@ -36,9 +37,8 @@ public struct JoinSummary: Sendable {
 /// subscription chains, findings (`int_*` and `fct_findings`), and the tie-out with Apple's
 /// Sales Report (`fct_apple_tieout`, recomputed for the days a run touches: `AppleTieOutStore`).
 ///
-/// Reads each batch's staged transactions, and its order, delivery and receipt lines normalized as
-/// it reads them (`ReconciliationInput`), into memory grouped by transaction, decides in
-/// Swift, and writes `int_transactions_resolved` (one row per verified
+/// Reads each batch's input lines, normalized as it reads them (`ReconciliationInput`), into
+/// memory grouped by transaction, decides in Swift, and writes `int_transactions_resolved` (one row per verified
 /// transaction with its user, order, price, refund and deliveries),
 /// `int_orders_matched`, and `fct_findings`.
 public enum JoinStage {
@@ -57,8 +57,7 @@ public enum JoinStage {
                            workers: WorkerPool = WorkerPool(width: WorkerPool.defaultWidth),
                            batchTransactions: Int = batchTransactions, rowsWritten: ((Int) -> Void)? = nil) throws -> JoinSummary {
         Trace.mark("join start")
-        // Staged tables an older iaprecon wrote, or none yet: normalize rebuilds them; never read as they are.
-        guard try NormalizeStage.hasCurrentTables(database) else { throw NotNormalized() }
+        guard try NormalizeStage.isDone(database) else { throw NotNormalized() }
         let latestMs = try latestEventMs(database, mmpZone: settings.mmpZone).map { min($0, settings.asOfLimitMs ?? .max) }
         let asOfMs = settings.asOfMs ?? latestMs ?? 0
         let rules = FindingRules(asOfMs: asOfMs, graceMs: settings.graceMs)
@@ -199,7 +198,7 @@ public enum JoinStage {
         guard let previous, previous.graceMs == settings.graceMs, previous.mmpZone == settings.mmpZone.identifier else { return nil }
         let seeds = try JoinScope.seeds(in: database, previousAsOfMs: previous.asOfMs, asOfMs: asOfMs, graceMs: settings.graceMs)
         // Past about a third of the transactions, reading them all is cheaper than chasing links.
-        let transactions = try database.scalar("SELECT max(rowid) FROM stg_apple__transactions").integerValue
+        let transactions = try database.scalar("SELECT max(rowid) FROM int_transactions_resolved").integerValue
         return try JoinScope.closure(of: seeds, in: database, limit: max(1_000, Int(transactions) / 3))
     }
 

@@ -67,41 +67,29 @@ struct ReconciliationInput {
                                         source: files.line(row, at: 3))
             input.revocations[revocation.transactionID, default: []].append(revocation)
         }
-        try database.forEach("""
-            SELECT transaction_id, original_transaction_id, product_id, purchase_ms, expires_ms, environment, price_milli, currency,
-                   storefront, app_account_token, type, quantity, ownership, subscription_group, offer,
-                   file_id, line, file_id_2, line_2, file_id_3, line_3
-            FROM stg_apple__transactions WHERE \(JoinScope.transactions("transaction_id"))
-            """) { row in
-            var sources = [files.line(row, at: 15)]
-            for column in [17, 19] where !row.isNull(column) { sources.append(files.line(row, at: column)) }
-            let transaction = VerifiedTransaction(
-                transactionID: ids.intern(row, 0), originalTransactionID: ids.intern(row, 1), productID: ids.intern(row, 2),
-                purchaseMs: row.int(3), expiresMs: row.optionalInt(4), environment: pool(row.optionalString(5)),
-                priceMilliunits: row.optionalInt(6), currency: pool(row.optionalString(7)), storefront: pool(row.optionalString(8)),
-                appAccountToken: ids.internUnlessNull(row, 9), type: pool(row.optionalString(10)), quantity: row.int(11),
-                ownership: pool(row.optionalString(12)), subscriptionGroup: ids.internUnlessNull(row, 13),
-                sources: sources, offer: row.optionalString(14).flatMap(OfferTerms.init(rawValue:)))
-            input.transactions[transaction.transactionID] = Shared(transaction)
+        let sightings = try AppleTransactions.Cursor(database, where: JoinScope.transactions("a.transaction_id"))
+        while let merged = try sightings.next() {
+            func line(_ stored: AppleTransactions.StoredLine) -> SourceLine { files.line(file: stored.file, stored.line) }
+            let transactionID = ids.intern(merged.transactionID)
+            input.transactions[transactionID] = Shared(VerifiedTransaction(
+                transactionID: transactionID, originalTransactionID: ids.intern(merged.originalTransactionID),
+                productID: ids.intern(merged.productID ?? ""), purchaseMs: merged.purchaseMs ?? 0, expiresMs: merged.expiresMs,
+                environment: pool(merged.environment), priceMilliunits: merged.priceMilliunits, currency: pool(merged.currency),
+                storefront: pool(merged.storefront), appAccountToken: merged.appAccountToken.map { ids.intern($0) }, type: pool(merged.type),
+                quantity: merged.quantity, ownership: pool(merged.ownership), subscriptionGroup: merged.subscriptionGroup.map { ids.intern($0) },
+                sources: merged.sources.map(line), offer: merged.offer))
+            if !merged.refunds.isEmpty {
+                input.refunds[transactionID] = merged.refunds.map {
+                    RefundEvent(kind: $0.kind, ms: $0.ms, revocationType: $0.revocationType, revocationPercentage: $0.revocationPercentage,
+                                source: line($0.source))
+                }
+            }
+            if !merged.senders.isEmpty {
+                // Earliest first; at one time, the first in file order; then by user id.
+                input.senders[transactionID] = merged.senders.map { (ms: $0.firstMs, source: line($0.source), userID: ids.intern($0.userID)) }
+                    .sorted { ($0.ms, $0.source) < ($1.ms, $1.source) }.map(\.userID)
+            }
         }
-        try database.forEach("""
-            SELECT transaction_id, kind, event_ms, revocation_type, revocation_percentage, file_id, line FROM stg_apple__refunds
-            WHERE \(JoinScope.transactions("transaction_id"))
-            """) { row in
-            let event = RefundEvent(kind: RefundEvent.Kind(rawValue: row.string(1)) ?? .refund, ms: row.int(2),
-                                    revocationType: row.optionalString(3), revocationPercentage: row.optionalInt(4), source: files.line(row, at: 5))
-            input.refunds[ids.intern(row, 0), default: []].append(event)
-        }
-        var senders: [InternedID: [(ms: Int64, source: SourceLine, userID: InternedID)]] = [:]
-        try database.forEach("""
-            SELECT transaction_id, user_id, first_ms, file_id, line FROM stg_receipts__senders WHERE \(JoinScope.transactions("transaction_id"))
-            """) { row in
-            senders[ids.intern(row, 0), default: []].append((row.int(2), files.line(row, at: 3), ids.intern(row, 1)))
-        }
-        for (transactionID, users) in senders {
-            input.senders[transactionID] = users.sorted { ($0.ms, $0.source) < ($1.ms, $1.source) }.map(\.userID)
-        }
-        senders = [:]
         var claims: [(ms: Int64, source: SourceLine, orderID: InternedID, transactionID: InternedID)] = []
         try database.forEach("""
             SELECT order_id, transaction_id, received_ms, file_id, line FROM raw_receipts__verifications

@@ -10,7 +10,7 @@ struct SourceFiles {
     private var places: [Int64: Int32] = [:]
 
     /// Reads the `files` ledger, in path order as SQLite sorts it (byte by byte), which is the order
-    /// normalize's `rankTable` gives.
+    /// the readers that normalize raw lines sort by (`ORDER BY ... path`).
     init(_ database: Database) throws {
         try database.forEach("SELECT file_id, path FROM files ORDER BY path") { row in
             places[row.int(0)] = Int32(paths.count)
@@ -47,13 +47,4 @@ struct SourceFiles {
     static func sql(file: String, line: String) -> String {
         "(SELECT path FROM files WHERE file_id = \(file)) || ':' || \(line)"
     }
-
-    /// Numbers the stored files in path order as `temp.file_rank` on a reader's connection, so that
-    /// a query sorts rows "in file order" by a small integer instead of carrying each row's path
-    /// through the sort.
-    static let rankTable = """
-        DROP TABLE IF EXISTS temp.file_rank;
-        CREATE TEMP TABLE file_rank (file_id INTEGER PRIMARY KEY, rank INTEGER NOT NULL);
-        INSERT INTO temp.file_rank SELECT file_id, row_number() OVER (ORDER BY path) FROM files;
-        """
 }

@@ -37,35 +37,6 @@ public struct WorkerPool: Sendable {
         }
     }
 
-    /// Like `run`, but the calling thread takes each message as soon as any job sends it (the
-    /// earliest job first when several wait), and hears `finished(index)` once a job is done.
-    ///
-    /// For jobs whose results do not depend on each other's order (each fills its own tables): a
-    /// long job no longer holds the others' messages back, so no worker waits for the consumer
-    /// to reach its job. Memory stays bounded the same way.
-    ///
-    /// Whenever no message waits, the calling thread runs `idle`, which does one piece of work of
-    /// its own and says whether it had any: such work fills the gaps instead of holding back the
-    /// messages that arrive meanwhile.
-    public func runUnordered<Message: Sendable>(
-        count: Int,
-        bound: Int = 4,
-        produce: @escaping @Sendable (_ index: Int, _ send: (Message) -> Void) -> Void,
-        consume: (_ index: Int, _ message: Message) throws -> Void,
-        finished: (_ index: Int) throws -> Void,
-        idle: () throws -> Bool = { false }
-    ) throws {
-        try withWorkers(count: count, bound: bound, produce: produce) { channel in
-            while true {
-                var next = channel.takeAny(waiting: false)
-                if next == nil, try idle() { continue }
-                if next == nil { next = channel.takeAny(waiting: true) }
-                guard let (index, message) = next ?? nil else { return }
-                if let message { try consume(index, message) } else { try finished(index) }
-            }
-        }
-    }
-
     /// Starts the workers (each takes the next job index, runs it into the channel and marks it
     /// finished), lets `drain` take the messages on the calling thread, then stops and waits for them.
     private func withWorkers<Message: Sendable>(
@@ -94,21 +65,18 @@ public struct WorkerPool: Sendable {
     }
 }
 
-/// Per-job bounded queues, drained by one consumer in job order (`take`) or as messages come (`takeAny`).
+/// Per-job bounded queues, drained by one consumer in job order (`take`).
 final class OrderedChannel<Message: Sendable>: @unchecked Sendable {
     // All state is guarded by `condition`.
     private let condition = NSCondition()
     private var queues: [[Message]]
     private var finished: [Bool]
-    /// By `takeAny`: the jobs whose end it has handed to the consumer.
-    private var reported: [Bool]
     private var cancelled = false
     private let bound: Int
 
     init(jobs: Int, bound: Int) {
         queues = Array(repeating: [], count: jobs)
         finished = Array(repeating: false, count: jobs)
-        reported = Array(repeating: false, count: jobs)
         self.bound = max(1, bound)
     }
 
@@ -144,33 +112,6 @@ final class OrderedChannel<Message: Sendable>: @unchecked Sendable {
         let message = queues[job].removeFirst()
         condition.broadcast()
         return message
-    }
-
-    /// The next message of any job, the earliest job first, or `(job, nil)` once for each job that
-    /// has finished with an empty queue; `.some(nil)` when every job has been reported finished (or
-    /// the channel was cancelled). Not `waiting`, nil at once when none of that is ready yet.
-    func takeAny(waiting: Bool = true) -> (job: Int, message: Message?)?? {
-        condition.lock()
-        defer { condition.unlock() }
-        while !cancelled {
-            var allReported = true
-            for job in queues.indices where !reported[job] {
-                if !queues[job].isEmpty {
-                    let message = queues[job].removeFirst()
-                    condition.broadcast()
-                    return (job, message)
-                }
-                if finished[job] {
-                    reported[job] = true
-                    return (job, nil)
-                }
-                allReported = false
-            }
-            if allReported { return .some(nil) }
-            if !waiting { return nil }
-            condition.wait()
-        }
-        return .some(nil)
     }
 
     /// Stops producers: pending and future `put`s return at once.

@@ -140,8 +140,8 @@ public enum Pipeline {
                 try Pipeline.ingest(input: options.input, through: options.partitionsThrough, database: database, jobs: options.jobs,
                                     rules: options.lineRules, progress: progress)
             }
-            try timed("normalize", note: { (_: Void) in "" }) {
-                try NormalizeStage.run(database: database, workers: WorkerPool(width: options.jobs)) { progress?.advanced(.lines($0)) }
+            _ = try timed("normalize", note: { (built: Int) in built == 0 ? "" : "\(built) indexes built" }) {
+                try NormalizeStage.run(database: database)
             }
             let join = try timed("join", note: { (summary: JoinSummary) in
                 "as-of \(Timestamp.iso8601(summary.asOfMs)), \(summary.findings) findings"

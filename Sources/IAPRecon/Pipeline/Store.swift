@@ -152,7 +152,7 @@ extension Store {
     }
 }
 
-/// Bytes of the store that belong to one layer of `Tables` (ledger, raw, staged, results).
+/// Bytes of the store that belong to one layer of `Tables` (ledger, raw, results).
 public struct LayerBytes: Sendable, Equatable {
     public var layer: String
     public var bytes: Int
@@ -182,7 +182,6 @@ extension Store {
         switch layer {
         case .ledger: "ledger"
         case .raw: "raw"
-        case .staged: "staged"
         case .result: "results"
         }
     }

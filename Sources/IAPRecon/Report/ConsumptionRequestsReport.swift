@@ -86,13 +86,12 @@ public enum ConsumptionRequestsReport {
                 deliveryStatus: 5, accountTenure: 0, lifetimeDollarsPurchased: 0, lifetimeDollarsRefunded: 0,
                 appAccountToken: "", platform: 0)
             var appleProduct: String?
-            try database.forEach("""
-                SELECT t.product_id, t.app_account_token, r.user_id FROM stg_apple__transactions t
-                LEFT JOIN int_transactions_resolved r ON r.transaction_id = t.transaction_id WHERE t.transaction_id = ?
-                """, [.text(request.transactionID)]) { row in
-                appleProduct = row.string(0)
-                answer.appAccountToken = row.optionalString(1) ?? ""
-                answer.userID = row.optionalString(2)
+            if let merged = try AppleTransactions.Cursor(database, where: "a.transaction_id = ?1", [.text(request.transactionID)]).next() {
+                appleProduct = merged.productID
+                answer.appAccountToken = merged.appAccountToken ?? ""
+                try database.forEach("SELECT user_id FROM int_transactions_resolved WHERE transaction_id = ?1", [.text(request.transactionID)]) {
+                    answer.userID = $0.optionalString(0)
+                }
             }
             // What the log delivered of it before the request; the earliest delivery's user when the join resolved none.
             var deliveredProducts: Set<String> = []

@@ -38,15 +38,16 @@ enum TransactionsReport {
                 findingsOfChain[chain, default: []].append(row.string(0))
             }
         }
-        // Apple's product type shows only where the catalog gives none. With a catalog, nearly every
-        // row needs none: the others look it up one by one instead of every row joining it.
-        let joinsAppleType = catalogTypes.isEmpty
+        // Apple's product type shows only where the catalog gives none: merged from the sightings of
+        // every transaction, in the same order, when there is no catalog; else, rarely needed, one
+        // transaction's sightings at a time.
+        let appleTypes = catalogTypes.isEmpty ? try AppleTransactions.Cursor(database, where: "1") : nil
+        var appleType = try appleTypes?.next()
         let transactions = try database.cached("""
-            SELECT t.transaction_id, t.original_transaction_id, t.user_id, t.order_id, t.match_rule, t.product_id,
-                   \(joinsAppleType ? "s.type" : "NULL"),
+            SELECT t.transaction_id, t.original_transaction_id, t.user_id, t.order_id, t.match_rule, t.product_id, NULL,
                    t.storefront, t.environment, t.ownership, t.currency, t.unit_price, t.quantity, t.price_source,
                    t.purchase_ms, t.expires_ms, t.refund_ms, t.refund_type, t.refund_amount, t.is_revenue, t.deliveries
-            FROM int_transactions_resolved t \(joinsAppleType ? "LEFT JOIN stg_apple__transactions s USING (transaction_id)" : "")
+            FROM int_transactions_resolved t
             ORDER BY t.transaction_id
             """)
         // The deliveries in transaction id order, through their index; each transaction's few are
@@ -87,11 +88,16 @@ enum TransactionsReport {
             let product = Int(products.number(row, 5))
             if product == catalogTypeCells.count { catalogTypeCells.append(catalogTypes[products[Int32(product)]].map(CSV.textCell)) }
             var typeCell = catalogTypeCells[product]
-            if typeCell == nil, !joinsAppleType {
-                typeCell = ""
-                try database.forEach("SELECT type FROM stg_apple__transactions WHERE transaction_id = ?1", [.text(row.string(0))]) {
-                    typeCell = CSV.textCell($0.optionalString(0) ?? "")
+            if typeCell == nil {
+                let id = row.string(0)
+                var type: String?
+                if let appleTypes {
+                    while let merged = appleType, merged.transactionID.utf8.lexicographicallyPrecedes(id.utf8) { appleType = try appleTypes.next() }
+                    if let merged = appleType, merged.transactionID == id { type = merged.type }
+                } else {
+                    type = try AppleTransactions.Cursor(database, where: "a.transaction_id = ?1", [.text(id)]).next()?.type
                 }
+                typeCell = CSV.textCell(type ?? "")
             }
             let findingIDs = (row.fingerprint(0).flatMap { findingsOfTransaction[$0] } ?? [])
                 + (row.fingerprint(1).flatMap { findingsOfChain[$0] } ?? [])

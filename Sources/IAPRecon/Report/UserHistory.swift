@@ -104,10 +104,6 @@ public struct UserHistory: Sendable {
         guard reconciled == .integer(2) else {
             throw NotFound(what: "reconciliation", hint: "run 'iaprecon run' (or the join and report stages) on it first")
         }
-        // An older iaprecon's staged tables are rebuilt by the next normalize, never read as they are.
-        guard try NormalizeStage.hasCurrentTables(database) else {
-            throw NotFound(what: "reconciliation by this version of iaprecon", hint: "run 'iaprecon run' on it first: it rebuilds the store's tables")
-        }
         let (scope, userID, subject) = try resolve(database, lookup)
         var loader = Loader(database: database)
         switch scope {
@@ -182,7 +178,7 @@ public struct UserHistory: Sendable {
                   OR EXISTS (SELECT 1 FROM raw_server__deliveries WHERE user_id = ?1)
                   OR EXISTS (SELECT 1 FROM int_transactions_resolved WHERE user_id = ?1)
                   OR EXISTS (SELECT 1 FROM raw_registrations__users WHERE user_id = ?1)
-                  OR EXISTS (SELECT 1 FROM stg_receipts__senders WHERE user_id = ?1)
+                  OR EXISTS (SELECT 1 FROM raw_apple__transactions WHERE user_id = ?1 AND user_id IS NOT NULL AND origin IN ('receipt', 'v2'))
                 """, [.text(id)])
             if known == nil { throw NotFound(what: "user '\(id)'") }
             return (.user(id), id, "user \(id)")
@@ -212,16 +208,20 @@ public struct UserHistory: Sendable {
             guard let user else { throw NotFound(what: "order '\(id)'") }
             return (.user(user), user, "user \(user)")
         case .originalTransaction(let id):
-            var ids: [String] = []
-            try database.forEach("SELECT transaction_id FROM stg_apple__transactions WHERE original_transaction_id = ? ORDER BY purchase_ms, transaction_id",
-                                 [.text(id)]) { ids.append($0.string(0)) }
+            // Every transaction a sighting names the chain of, and the one of its own id: those whose merge names it.
+            let ids = try mergedTransactions(database, where: """
+                a.transaction_id IN (
+                  SELECT transaction_id FROM raw_apple__transactions WHERE original_transaction_id = ?1 AND original_transaction_id IS NOT NULL)
+                OR a.transaction_id = ?1
+                """, [.text(id)]) { $0.originalTransactionID == id }
             guard let firstID = ids.first else { throw NotFound(what: "subscription chain '\(id)'") }
             let user = try first("SELECT user_id FROM int_transactions_resolved WHERE transaction_id = ?", firstID) ?? ""
             return (.transactions(ids), user, "subscription chain \(id)")
         case .appAccountToken(let token):
-            var ids: [String] = []
-            try database.forEach("SELECT transaction_id FROM stg_apple__transactions WHERE app_account_token = ? ORDER BY purchase_ms, transaction_id",
-                                 [.text(token)]) { ids.append($0.string(0)) }
+            let ids = try mergedTransactions(database, where: """
+                a.transaction_id IN (
+                  SELECT transaction_id FROM raw_apple__transactions WHERE app_account_token = ?1 AND app_account_token IS NOT NULL)
+                """, [.text(token)]) { $0.appAccountToken == token }
             guard !ids.isEmpty else { throw NotFound(what: "app account token '\(token)'") }
             for id in ids {
                 if let user = try first("SELECT user_id FROM int_transactions_resolved WHERE transaction_id = ?", id) {
@@ -230,6 +230,19 @@ public struct UserHistory: Sendable {
             }
             return (.transactions(ids), "", "app account token \(token)")
         }
+    }
+
+    /// The ids of the transactions merged from the sightings `condition` selects (as `a`, whole
+    /// transactions) that `include` keeps, by purchase time, then id.
+    private static func mergedTransactions(_ database: Database, where condition: String, _ arguments: [SQLValue],
+                                           including include: (AppleTransactions.Merged) -> Bool) throws -> [String] {
+        var found: [(purchaseMs: Int64, id: String)] = []
+        let sightings = try AppleTransactions.Cursor(database, where: condition, arguments)
+        while let merged = try sightings.next() {
+            if include(merged) { found.append((merged.purchaseMs ?? 0, merged.transactionID)) }
+        }
+        return found.sorted { $0.purchaseMs != $1.purchaseMs ? $0.purchaseMs < $1.purchaseMs : $0.id.utf8.lexicographicallyPrecedes($1.id.utf8) }
+            .map(\.id)
     }
 
     /// A verified transaction of the history, for the header's totals and subscriptions.
@@ -329,11 +342,18 @@ public struct UserHistory: Sendable {
         }
 
         mutating func transactions(buyer: String, isUser: Bool) throws {
+            // Where each transaction was first seen, from its merged sightings.
+            var files = try SourceFiles(database)
+            var firstSighting: [String: String] = [:]
+            let sightings = try AppleTransactions.Cursor(database, where: "a.transaction_id IN (SELECT value FROM json_each(?1))", [idList])
+            while let merged = try sightings.next() {
+                if let first = merged.sources.first { firstSighting[merged.transactionID] = files.text(files.line(file: first.file, first.line)) }
+            }
             try database.forEach("""
                 SELECT t.purchase_ms, t.transaction_id, t.product_id, t.unit_price, t.quantity, t.currency, t.environment, t.ownership,
                        t.original_transaction_id, t.refund_ms, t.refund_amount, t.refund_type, t.expires_ms,
-                       \(SourceFiles.sql(file: "s.file_id", line: "s.line")), t.user_id, t.is_revenue
-                FROM int_transactions_resolved t JOIN stg_apple__transactions s USING (transaction_id)
+                       NULL, t.user_id, t.is_revenue
+                FROM int_transactions_resolved t
                 WHERE t.transaction_id IN (SELECT value FROM json_each(?1))
                 """, [idList]) { row in
                 let id = row.string(1)
@@ -344,7 +364,7 @@ public struct UserHistory: Sendable {
                 if isUser, let owner = row.optionalString(14), owner != buyer { parts.append("bought by \(owner)") }
                 let price = row.optionalString(3).flatMap(Amount.parse).map { $0 * row.int(4) }
                 add(row.int(0), "apple purchase", id: id, product: row.string(2), amount: price.map(Money.format), currency: row.optionalString(5),
-                    detail: parts.joined(separator: ", "), source: row.string(13))
+                    detail: parts.joined(separator: ", "), source: firstSighting[id] ?? "")
                 if let refundMs = row.optionalInt(9) {
                     add(refundMs, "refund", id: id, product: row.string(2), amount: row.optionalString(10), currency: row.optionalString(5),
                         detail: row.optionalString(11) ?? "refund")
@@ -435,7 +455,7 @@ public struct UserHistory: Sendable {
                 SELECT \(columns) FROM fct_findings WHERE transaction_id IN (SELECT value FROM json_each(?1))
                 UNION ALL
                 SELECT \(columns) FROM fct_findings WHERE +transaction_id IS NULL AND original_transaction_id IN (
-                  SELECT original_transaction_id FROM stg_apple__transactions WHERE transaction_id IN (SELECT value FROM json_each(?1)))
+                  SELECT original_transaction_id FROM int_transactions_resolved WHERE transaction_id IN (SELECT value FROM json_each(?1)))
                 """, [idList]) { add($0) }
             if let user {
                 try database.forEach("SELECT \(columns) FROM fct_findings WHERE user_id = ?1", [.text(user)]) { add($0) }

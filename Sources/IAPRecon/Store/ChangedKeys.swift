@@ -1,12 +1,11 @@
 /// What changed since the last join: the keys of every row a new or replaced file added or took away.
 ///
-/// The only code that touches `dirty_keys`: ingest records through it, normalize adds the keys it
-/// finds linked to changed ones and asks which changed, the join reads and clears it, `history`
-/// asks whether anything waits.
+/// The only code that touches `dirty_keys`: ingest records through it, the join reads and clears
+/// it, `history` asks whether anything waits.
 ///
 /// Ingest records them in `dirty_keys` in the same transaction as the file's rows, so a run killed
-/// between stages leaves them for the next one. Normalize and join recompute only what those keys
-/// reach, and the join clears them when it commits. The kind `all` asks for a full rebuild: a fresh
+/// between stages leaves them for the next one. The join recomputes only what those keys reach,
+/// and clears them when it commits. The kind `all` asks for a full rebuild: a fresh
 /// store, a store from before this table, or a changed product catalog (prices and types reach every
 /// transaction).
 public enum ChangedKeys {
@@ -49,11 +48,6 @@ public enum ChangedKeys {
         try database.scalar("SELECT count(*) FROM dirty_keys").integerValue == 0
     }
 
-    /// How many keys of `kind` changed.
-    static func count(_ kind: Kind, in database: Database) throws -> Int {
-        Int(try database.scalar("SELECT count(*) FROM dirty_keys WHERE kind = ?", [.text(kind.rawValue)]).integerValue)
-    }
-
     /// Every recorded key, with its kind (keys of kinds this build does not know are left out).
     static func all(in database: Database) throws -> [(kind: Kind, key: String)] {
         var keys: [(Kind, String)] = []
@@ -70,21 +64,10 @@ public enum ChangedKeys {
         return keys
     }
 
-    /// A query of the keys of `kind`, for a stage that copies them into a table of its own.
-    static func selectKeys(_ kind: Kind) -> String {
-        "SELECT key FROM dirty_keys WHERE kind = '\(kind.rawValue)'"
-    }
-
-    /// A statement that records as `kind` the key each row of `columnFrom` yields (`"user_id FROM
-    /// stg_server__orders WHERE ..."`): the keys a stage finds linked to changed ones before it
-    /// replaces their rows.
-    static func recordSQL(_ kind: Kind, _ columnFrom: String) -> String {
-        "INSERT OR IGNORE INTO dirty_keys SELECT '\(kind.rawValue)', \(columnFrom);"
-    }
-
-    /// The keys one file's raw rows touch, and what they link to that no staged row remembers: a
-    /// delivery's or an order's user (a replaced file's lines are gone before the join looks for
-    /// what they linked). A catalog file touches everything.
+    /// The keys one file's raw rows touch, and what they link to: a delivery's or an order's user,
+    /// a sighting's chain, `appAccountToken` and sender. A replaced file's lines are gone before the
+    /// join looks for what they linked, and no copy of them remembers it. A catalog file touches
+    /// everything.
     static func keysOfFileSQL(fileID id: String) -> String {
         """
         INSERT OR IGNORE INTO dirty_keys SELECT 'transaction', transaction_id FROM raw_server__deliveries WHERE file_id = \(id);
@@ -98,6 +81,12 @@ public enum ChangedKeys {
         INSERT OR IGNORE INTO dirty_keys SELECT 'order', order_id FROM raw_receipts__verifications
           WHERE file_id = \(id) AND order_id IS NOT NULL;
         INSERT OR IGNORE INTO dirty_keys SELECT 'transaction', transaction_id FROM raw_apple__transactions WHERE file_id = \(id);
+        INSERT OR IGNORE INTO dirty_keys SELECT 'chain', coalesce(original_transaction_id, transaction_id) FROM raw_apple__transactions
+          WHERE file_id = \(id);
+        INSERT OR IGNORE INTO dirty_keys SELECT 'order', app_account_token FROM raw_apple__transactions
+          WHERE file_id = \(id) AND app_account_token IS NOT NULL;
+        INSERT OR IGNORE INTO dirty_keys SELECT 'user', user_id FROM raw_apple__transactions
+          WHERE file_id = \(id) AND user_id IS NOT NULL AND origin IN ('receipt', 'v2');
         INSERT OR IGNORE INTO dirty_keys SELECT 'registration', '\(id)' FROM raw_registrations__users WHERE file_id = \(id) LIMIT 1;
         INSERT OR IGNORE INTO dirty_keys SELECT 'mmp_file', '\(id)' FROM raw_mmp__events WHERE file_id = \(id) LIMIT 1;
         INSERT OR IGNORE INTO dirty_keys SELECT 'sales_day', day FROM raw_apple__sales WHERE file_id = \(id) AND day IS NOT NULL;

@@ -71,57 +71,6 @@ enum ReaderJobs {
         }
     }
 
-    /// Runs jobs that each write tables of their own, inserting every job's rows as they arrive
-    /// (`WorkerPool.runUnordered`): a long job no longer keeps a worker that finished its next
-    /// job waiting for the writer. A transaction may hold rows of several jobs and is committed
-    /// whenever a job ends, so each job's rows are committed once it is complete; the rows of
-    /// each table are inserted in the order its job produced them, as with `run`. With
-    /// `inCallersTransaction`, every row goes into the transaction the caller holds open.
-    /// Whenever no rows wait, the writer takes the next piece of `idleWork`, if there is one.
-    static func runUnordered(
-        _ jobs: [ReaderJob], database: Database, pool: WorkerPool, inCallersTransaction: Bool = false,
-        afterJob: (Int) throws -> Void = { _ in }, idleWork: () -> (() throws -> Void)? = { nil },
-        rowsWritten: ((Int) -> Void)? = nil
-    ) throws {
-        var statements: [[Statement]?] = Array(repeating: nil, count: jobs.count)
-        var open = false
-        do {
-            try pool.runUnordered(count: jobs.count, bound: 16, produce: produce(jobs, path: database.path), consume: { index, message in
-                switch message {
-                case .failed(let error):
-                    throw error
-                case .rows(let rows):
-                    if !open, !inCallersTransaction {
-                        try database.execute("BEGIN IMMEDIATE")
-                        open = true
-                    }
-                    let jobStatements = try statements[index] ?? jobs[index].inserts.map { try database.cached($0) }
-                    statements[index] = jobStatements
-                    try rows.insert(with: jobStatements[rows.table])
-                    rowsWritten?(rows.count)
-                }
-            }, finished: { index in
-                if open {
-                    try database.execute("COMMIT")
-                    open = false
-                }
-                Trace.mark("reader job \(index) written")
-                try afterJob(index)
-            }, idle: {
-                guard let work = idleWork() else { return false }
-                // Idle work runs in transactions of its own: what rows came so far are committed first.
-                if open, !inCallersTransaction {
-                    try database.execute("COMMIT")
-                    open = false
-                }
-                try work()
-                return true
-            })
-        } catch {
-            if open { try? database.execute("ROLLBACK") }
-            throw error
-        }
-    }
 
     /// A job's work on a pool worker: its own read-only connection, its rows sent in batches.
     private static func produce(_ jobs: [ReaderJob], path: String) -> @Sendable (Int, (Message) -> Void) -> Void {

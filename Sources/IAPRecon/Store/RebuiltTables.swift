@@ -35,12 +35,6 @@ struct RebuiltTables: Sendable {
         beside ? name + suffix : name
     }
 
-    /// `INSERT [OR IGNORE] INTO <name or its twin> VALUES (?, ...)` with `values` parameters.
-    static func insert(into name: String, values: Int, beside: Bool, orIgnore: Bool = false) -> String {
-        let placeholders = Array(repeating: "?", count: values).joined(separator: ", ")
-        return "INSERT \(orIgnore ? "OR IGNORE " : "")INTO \(Self.name(name, beside: beside)) VALUES (\(placeholders))"
-    }
-
     /// Drops what a killed rebuild left, and creates the empty `__next` tables.
     var createBeside: String {
         tables.map { "DROP TABLE IF EXISTS \($0.name)\(Self.suffix);\nCREATE TABLE \($0.name)\(Self.suffix) \($0.definition);" }

@@ -346,29 +346,47 @@ public enum Schema {
             DROP INDEX IF EXISTS int_transactions_by_order;
             DROP INDEX IF EXISTS int_transactions_by_order__2;
             """),
-        // Orders, deliveries and receipt claims are normalized by the stage that reads them, from
-        // the raw lines: their staged copies go. What a pending incremental normalize would have
-        // recorded from them first (the users and orders a changed transaction or order linked
-        // to, for the join to revisit) is recorded here; ingest records it from now on. The
-        // tables are made first where a store never had them, so the copy reads an empty one.
+        // No normalized copy of the input is kept: the stage that reads transactions, orders,
+        // deliveries and receipt claims normalizes them from the raw lines, and the staged tables
+        // go. What a pending incremental normalize would have recorded from them first (the users,
+        // orders and chains a changed transaction or order linked to, for the join to revisit) is
+        // recorded here; ingest records it from now on. The tables are made first where a store
+        // never had them, so each copy reads an empty one.
         (10, """
+            CREATE TABLE IF NOT EXISTS stg_apple__transactions (transaction_id TEXT, original_transaction_id TEXT, app_account_token TEXT);
+            CREATE TABLE IF NOT EXISTS stg_receipts__senders (transaction_id TEXT, user_id TEXT);
             CREATE TABLE IF NOT EXISTS stg_server__orders (order_id TEXT, user_id TEXT);
             CREATE TABLE IF NOT EXISTS stg_server__deliveries (transaction_id TEXT, user_id TEXT, order_id TEXT);
             CREATE TABLE IF NOT EXISTS stg_receipts__claims (order_id TEXT, transaction_id TEXT);
+            CREATE TEMP TABLE changed_transactions AS SELECT key FROM dirty_keys WHERE kind = 'transaction';
+            INSERT OR IGNORE INTO dirty_keys SELECT 'chain', original_transaction_id FROM stg_apple__transactions
+              WHERE transaction_id IN temp.changed_transactions;
+            INSERT OR IGNORE INTO dirty_keys SELECT 'order', app_account_token FROM stg_apple__transactions
+              WHERE transaction_id IN temp.changed_transactions AND app_account_token IS NOT NULL;
+            INSERT OR IGNORE INTO dirty_keys SELECT 'user', user_id FROM stg_receipts__senders
+              WHERE transaction_id IN temp.changed_transactions;
             INSERT OR IGNORE INTO dirty_keys SELECT 'user', user_id FROM stg_server__deliveries
-              WHERE transaction_id IN (SELECT key FROM dirty_keys WHERE kind = 'transaction');
+              WHERE transaction_id IN temp.changed_transactions;
             INSERT OR IGNORE INTO dirty_keys SELECT 'order', order_id FROM stg_server__deliveries
-              WHERE transaction_id IN (SELECT key FROM dirty_keys WHERE kind = 'transaction') AND order_id IS NOT NULL;
+              WHERE transaction_id IN temp.changed_transactions AND order_id IS NOT NULL;
             INSERT OR IGNORE INTO dirty_keys SELECT 'order', order_id FROM stg_receipts__claims
-              WHERE transaction_id IN (SELECT key FROM dirty_keys WHERE kind = 'transaction');
+              WHERE transaction_id IN temp.changed_transactions;
             INSERT OR IGNORE INTO dirty_keys SELECT 'user', user_id FROM stg_server__orders
               WHERE order_id IN (SELECT key FROM dirty_keys WHERE kind = 'order');
+            DROP TABLE temp.changed_transactions;
+            DROP TABLE stg_apple__transactions;
+            DROP TABLE stg_receipts__senders;
             DROP TABLE stg_server__orders;
             DROP TABLE stg_server__deliveries;
             DROP TABLE stg_receipts__claims;
+            DROP TABLE IF EXISTS stg_apple__refunds;
+            DROP TABLE IF EXISTS stg_apple__transactions__next;
+            DROP TABLE IF EXISTS stg_apple__refunds__next;
+            DROP TABLE IF EXISTS stg_receipts__senders__next;
             DROP TABLE IF EXISTS stg_server__orders__next;
             DROP TABLE IF EXISTS stg_server__deliveries__next;
             DROP TABLE IF EXISTS stg_receipts__claims__next;
+            DROP TABLE IF EXISTS normalize__changed_transactions;
             DROP TABLE IF EXISTS normalize__changed_orders;
             """),
     ]
@@ -402,37 +420,28 @@ public enum Schema {
 /// last file (sorting once is several times faster than keeping them up to date row by row);
 /// `restore` runs before anything reads them, so an ingest killed in between costs nothing.
 enum RawIndexes {
-    /// Every raw secondary index of the current schema: what finds one key's lines, for normalize,
-    /// the join and `history`.
-    static let all = [
-        "CREATE INDEX IF NOT EXISTS raw_apple_by_transaction ON raw_apple__transactions(transaction_id)",
-        "CREATE INDEX IF NOT EXISTS raw_orders_by_order ON raw_server__orders(order_id)",
-        "CREATE INDEX IF NOT EXISTS raw_orders_by_user ON raw_server__orders(user_id)",
-        "CREATE INDEX IF NOT EXISTS raw_deliveries_by_transaction ON raw_server__deliveries(transaction_id)",
-        "CREATE INDEX IF NOT EXISTS raw_deliveries_by_user ON raw_server__deliveries(user_id)",
-        "CREATE INDEX IF NOT EXISTS raw_deliveries_by_order ON raw_server__deliveries(order_id) WHERE order_id IS NOT NULL",
+    /// Every raw secondary index of the current schema, by name: what finds one key's lines for the
+    /// join, the report and `history`, which normalize them as they read (`NormalizeStage`).
+    static let all: [(name: String, sql: String)] = [
+        ("raw_apple_by_transaction", "ON raw_apple__transactions(transaction_id)"),
+        ("raw_apple_by_original", "ON raw_apple__transactions(original_transaction_id) WHERE original_transaction_id IS NOT NULL"),
+        ("raw_apple_by_token", "ON raw_apple__transactions(app_account_token) WHERE app_account_token IS NOT NULL"),
+        // The receipts' senders: sightings with a user are receipt and V2 lines'.
+        ("raw_apple_by_user", "ON raw_apple__transactions(user_id) WHERE user_id IS NOT NULL"),
+        ("raw_orders_by_order", "ON raw_server__orders(order_id)"),
+        ("raw_orders_by_user", "ON raw_server__orders(user_id)"),
+        ("raw_deliveries_by_transaction", "ON raw_server__deliveries(transaction_id)"),
+        ("raw_deliveries_by_user", "ON raw_server__deliveries(user_id)"),
+        ("raw_deliveries_by_order", "ON raw_server__deliveries(order_id) WHERE order_id IS NOT NULL"),
         // The receipt claims' (`ReceiptClaims.condition`), by either id.
-        """
-        CREATE INDEX IF NOT EXISTS raw_verifications_by_transaction ON raw_receipts__verifications(transaction_id)
-          WHERE transaction_id IS NOT NULL AND order_id IS NOT NULL
-        """,
-        """
-        CREATE INDEX IF NOT EXISTS raw_verifications_by_order ON raw_receipts__verifications(order_id)
-          WHERE transaction_id IS NOT NULL AND order_id IS NOT NULL
-        """,
-        "CREATE INDEX IF NOT EXISTS raw_revocations_by_transaction ON raw_server__revocations(transaction_id)",
-        "CREATE INDEX IF NOT EXISTS raw_registrations_by_user ON raw_registrations__users(user_id)",
-        "CREATE INDEX IF NOT EXISTS raw_revocations_by_user ON raw_server__revocations(user_id)",
-    ]
+        ("raw_verifications_by_transaction", "ON raw_receipts__verifications(transaction_id) WHERE transaction_id IS NOT NULL AND order_id IS NOT NULL"),
+        ("raw_verifications_by_order", "ON raw_receipts__verifications(order_id) WHERE transaction_id IS NOT NULL AND order_id IS NOT NULL"),
+        ("raw_revocations_by_transaction", "ON raw_server__revocations(transaction_id)"),
+        ("raw_registrations_by_user", "ON raw_registrations__users(user_id)"),
+        ("raw_revocations_by_user", "ON raw_server__revocations(user_id)"),
+    ].map { ($0.0, "CREATE INDEX IF NOT EXISTS \($0.0) \($0.1)") }
 
     static func drop(_ database: Database) throws {
-        for sql in all {
-            guard let name = sql.split(separator: " ").dropFirst(5).first else { continue }
-            try database.execute("DROP INDEX IF EXISTS \(name)")
-        }
-    }
-
-    static func restore(_ database: Database) throws {
-        try database.execute(all.joined(separator: ";\n"))
+        for index in all { try database.execute("DROP INDEX IF EXISTS \(index.name)") }
     }
 }

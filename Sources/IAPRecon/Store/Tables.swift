@@ -2,10 +2,10 @@
 /// it, the modules that read it, and its columns (a frozen migration's, or its definition here).
 ///
 /// Data flows down the layers: the ledger and the raw rows ingest keeps per input line (`raw_*`,
-/// defined by `Schema`'s migrations), the rows normalize derives from them (`stg_*`), and the
-/// results the join and the report keep (`int_*`, `fct_*`). A module touches only the tables
-/// declared here as its own or as its reads, and past normalize a raw table with a staged version
-/// is read through that version. `TableOwnershipTests` checks every source file's SQL against this.
+/// defined by `Schema`'s migrations), which every reader normalizes as it reads them (no stage
+/// keeps a normalized copy: `NormalizeStage`), and the results the join and the report keep
+/// (`int_*`, `fct_*`). A module touches only the tables declared here as its own or as its reads.
+/// `TableOwnershipTests` checks every source file's SQL against this.
 enum Tables {
     /// A source folder of the package: the unit that owns or reads a table.
     enum Module: String, Sendable, CaseIterable {
@@ -19,8 +19,6 @@ enum Tables {
         case ledger
         /// One row per accepted input line (or per transaction a line lists), as ingest parsed it.
         case raw
-        /// Normalize's rows: one per entity, repeats collapsed.
-        case staged
         /// What the join and the report decided, kept for the next night and for `history`.
         case result
     }
@@ -30,8 +28,6 @@ enum Tables {
         let layer: Layer
         let writer: Module
         let readers: Set<Module>
-        /// A raw table's staged versions: what the modules past normalize read instead of it.
-        var stagedAs: [String] = []
         /// The migration that creates it (the last, when a later one made it anew); nil when its
         /// writer creates it from the definition below.
         var migration: Int? = nil
@@ -49,8 +45,8 @@ enum Tables {
         // Written through `ChangedKeys` only, by the stage that learns of a change, and emptied by the join.
         .init(name: "dirty_keys", layer: .ledger, writer: .store, readers: [], migration: 3),
         // Raw rows, written by ingest.
-        // Never staged: each reader takes an order's first line, or a delivery's, as it reads them
-        // (`ServerOrders`, `ServerDeliveries`).
+        // Each reader takes an order's first line, or a delivery's, as it reads them (`ServerOrders`,
+        // `ServerDeliveries`).
         .init(name: "raw_server__orders", layer: .raw, writer: .ingest, readers: [.store, .normalize, .join, .report], migration: 1),
         .init(name: "raw_server__deliveries", layer: .raw, writer: .ingest, readers: [.store, .normalize, .join, .report], migration: 1),
         // Revocations need no normalizing: the join and `history` read every one.
@@ -58,24 +54,18 @@ enum Tables {
         // Its lines naming an order and a transaction are the claims the join reads as they are
         // (`ReceiptClaims`); the summary counts its failed verifications and bundle ids.
         .init(name: "raw_receipts__verifications", layer: .raw, writer: .ingest, readers: [.store, .join, .report], migration: 1),
-        .init(name: "raw_apple__transactions", layer: .raw, writer: .ingest, readers: [.store, .normalize],
-              stagedAs: ["stg_apple__transactions", "stg_apple__refunds", "stg_receipts__senders"], migration: 1),
+        // Each reader merges a transaction's sightings as it reads them (`AppleTransactions`).
+        .init(name: "raw_apple__transactions", layer: .raw, writer: .ingest, readers: [.store, .normalize, .join, .report], migration: 1),
         // `consumption_requests.jsonl` answers each CONSUMPTION_REQUEST notification as it came.
         .init(name: "raw_notifications__notifications", layer: .raw, writer: .ingest, readers: [.report], migration: 1),
-        // Never staged: each user's first sign-up is picked as it is read (`FirstRegistrations`); `history` lists every sign-up.
+        // Each user's first sign-up is picked as it is read (`FirstRegistrations`); `history` lists every sign-up.
         .init(name: "raw_registrations__users", layer: .raw, writer: .ingest, readers: [.store, .normalize, .report], migration: 1),
-        // Never staged: attribution reads it through `MMPEvents`, which drops repeats in memory.
+        // Attribution reads it through `MMPEvents`, which drops repeats in memory.
         .init(name: "raw_mmp__events", layer: .raw, writer: .ingest, readers: [.store, .normalize], migration: 8),
         .init(name: "raw_spend__days", layer: .raw, writer: .ingest, readers: [.report], migration: 1),
         .init(name: "raw_catalog__products", layer: .raw, writer: .ingest, readers: [.store, .join, .report], migration: 1),
         .init(name: "raw_fx__rates", layer: .raw, writer: .ingest, readers: [.report], migration: 1),
         .init(name: "raw_apple__sales", layer: .raw, writer: .ingest, readers: [.store, .join], migration: 6),
-        // Staged rows, written by normalize.
-        .init(name: "stg_apple__transactions", layer: .staged, writer: .normalize, readers: [.join, .report]),
-        .init(name: "stg_apple__refunds", layer: .staged, writer: .normalize, readers: [.join]),
-        .init(name: "stg_receipts__senders", layer: .staged, writer: .normalize, readers: [.join, .report]),
-        // Normalize's own working list: the keys an incremental normalize rebuilds, kept until its next run.
-        .init(name: "normalize__changed_transactions", layer: .staged, writer: .normalize, readers: []),
         // Results.
         .init(name: "int_transactions_resolved", layer: .result, writer: .join, readers: [.report]),
         .init(name: "int_orders_matched", layer: .result, writer: .join, readers: [.report]),
@@ -94,42 +84,6 @@ enum Tables {
     }
 
     // MARK: - Definitions of the tables no migration creates
-
-    /// Normalize's tables, rebuilt beside the current ones or updated per changed key (`NormalizeStage`).
-    ///
-    /// Each row keeps the input line it was read from as `file_id, line` (a transaction: its first
-    /// three sightings, as `file_id, line`, `file_id_2, line_2`, `file_id_3, line_3`): integers a
-    /// reader sorts in file order and names as `path:line` with `SourceFiles`.
-    static let staged = RebuiltTables(tables: [
-        ("stg_apple__transactions", """
-            (
-              transaction_id TEXT PRIMARY KEY, original_transaction_id TEXT NOT NULL, product_id TEXT NOT NULL,
-              purchase_ms INTEGER NOT NULL, expires_ms INTEGER, environment TEXT, price_milli INTEGER, currency TEXT,
-              storefront TEXT, app_account_token TEXT, type TEXT, quantity INTEGER NOT NULL, ownership TEXT,
-              subscription_group TEXT, first_seen_ms INTEGER, sightings INTEGER NOT NULL, offer TEXT,
-              file_id INTEGER NOT NULL, line INTEGER NOT NULL, file_id_2 INTEGER, line_2 INTEGER, file_id_3 INTEGER, line_3 INTEGER
-            )
-            """),
-        ("stg_apple__refunds", """
-            (
-              transaction_id TEXT NOT NULL, kind TEXT NOT NULL, event_ms INTEGER NOT NULL, revocation_type TEXT,
-              revocation_percentage INTEGER, reason TEXT, file_id INTEGER NOT NULL, line INTEGER NOT NULL,
-              PRIMARY KEY (transaction_id, kind, event_ms, file_id, line)
-            ) WITHOUT ROWID
-            """),
-        ("stg_receipts__senders", """
-            (
-              transaction_id TEXT NOT NULL, user_id TEXT NOT NULL, first_ms INTEGER NOT NULL, file_id INTEGER NOT NULL, line INTEGER NOT NULL,
-              PRIMARY KEY (transaction_id, user_id)
-            ) WITHOUT ROWID
-            """),
-    ], indexes: [
-        .init(name: "stg_transactions_by_original", table: "stg_apple__transactions", definition: "(original_transaction_id)"),
-        .init(name: "stg_transactions_by_token", table: "stg_apple__transactions",
-              definition: "(app_account_token) WHERE app_account_token IS NOT NULL"),
-        .init(name: "stg_transactions_by_purchase", table: "stg_apple__transactions", definition: "(purchase_ms)"),
-        .init(name: "stg_senders_by_user", table: "stg_receipts__senders", definition: "(user_id)"),
-    ])
 
     /// The join's results (`JoinStage`).
     ///
@@ -173,11 +127,6 @@ enum Tables {
     ])
 
     static let runSettings = "CREATE TABLE IF NOT EXISTS int_run_settings (as_of_ms INTEGER NOT NULL, grace_ms INTEGER NOT NULL, mmp_tz TEXT NOT NULL)"
-
-    /// The keys an incremental normalize rebuilds, copied from `ChangedKeys` (`NormalizeScope`).
-    static let normalizeChangedKeys = """
-        CREATE TABLE normalize__changed_transactions (key TEXT PRIMARY KEY) WITHOUT ROWID;
-        """
 
     /// The tie-out with Apple's Sales Reports, recomputed whole by every join (`AppleTieOutStore`).
     static let appleTieOut = """

@@ -70,9 +70,9 @@ enum StageCommands {
     }
 
     static func normalize(_ command: ParsedCommand, console: Console) throws -> ExitCode {
-        try stage(command, "normalize", console: console) { database, progress in
-            try NormalizeStage.run(database: database, workers: WorkerPool(width: command.jobs)) { progress?.advanced(.lines($0)) }
-            return "normalized"
+        try stage(command, "normalize", console: console) { database, _ in
+            let built = try NormalizeStage.run(database: database)
+            return built == 0 ? "normalized" : "normalized: \(built) indexes built"
         }
     }
 

@@ -436,7 +436,7 @@ struct ProgressLineTests {
         #expect(StageProgress.line(stage: "report", lines: 5, seconds: 3.5, doneBytes: 0, plannedBytes: 0) == "report: 5 of 6 files, 3 s")
     }
 
-    @Test("the stages report their progress as they write: every row normalize and join insert, every report file")
+    @Test("the stages report their progress as they write: every row the join inserts, every report file")
     func stagesReport() throws {
         let work = try Workspace()
         final class Counting: ProgressSink {
@@ -461,7 +461,8 @@ struct ProgressLineTests {
             SELECT (SELECT count(*) FROM int_transactions_resolved) + (SELECT count(*) FROM int_orders_matched) + (SELECT count(*) FROM fct_findings)
             """).integerValue
         #expect((counting.counts["join"] ?? 0) >= Int(joinRows))
-        #expect((counting.counts["normalize"] ?? 0) > 0)
+        // Normalize builds indexes: it writes no rows to count.
+        #expect(counting.counts["normalize"] == nil)
     }
 }
 

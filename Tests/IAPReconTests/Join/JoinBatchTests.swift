@@ -34,7 +34,7 @@ struct JoinBatchTests {
         let database = try nights.open()
         for input in [nights.input, generated.input] {
             _ = try Pipeline.ingest(input: input, database: database, jobs: 2, rules: LineRules(signatures: .testChain), progress: nil)
-            try NormalizeStage.run(database: database, workers: WorkerPool(width: 2))
+            try NormalizeStage.run(database: database)
             let summary = try JoinStage.run(database: database, settings: ReconcileSettings(), workers: WorkerPool(width: 2),
                                             batchTransactions: 20)
             if input == generated.input {
@@ -53,7 +53,7 @@ struct JoinBatchTests {
         let scenario = try Scenario()
         let database = try scenario.open()
         _ = try Pipeline.ingest(input: input, database: database, jobs: workers, rules: LineRules(signatures: .testChain), progress: nil)
-        try NormalizeStage.run(database: database, workers: WorkerPool(width: workers))
+        try NormalizeStage.run(database: database)
         let summary = try JoinStage.run(database: database, settings: ReconcileSettings(), workers: WorkerPool(width: workers),
                                         batchTransactions: batch)
         #expect(summary.recomputedTransactions == nil, "a first join is a full rebuild")

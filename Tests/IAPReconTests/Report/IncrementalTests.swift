@@ -50,7 +50,7 @@ struct IncrementalTests {
             if late.kind == .catalog {
                 #expect(night.join.recomputedTransactions == nil, "a new catalog reprices everything")
             } else {
-                let total = try scenario.open().scalar("SELECT count(*) FROM stg_apple__transactions").integerValue
+                let total = try scenario.open().scalar("SELECT count(*) FROM int_transactions_resolved").integerValue
                 let recomputed = try #require(night.join.recomputedTransactions, "\(late.relativePath)")
                 #expect(recomputed < total, "\(late.relativePath)")
             }
@@ -260,22 +260,18 @@ struct IncrementalTests {
         #expect(try rows(scenario, "fct_user_installs") == computed)
     }
 
-    @Test("report alone refuses a store no join reconciled, or whose staged tables an older iaprecon wrote, naming the commands")
+    @Test("report alone refuses a store no join reconciled; the join refuses one a bulk ingest left unindexed; both name the commands")
     func reportRefusesUnreconciledStore() throws {
         let scenario = try Scenario()
         try scenario.write("server/s.jsonl", [Line.order("2026-11-20T10:00:00Z", "o1", "u1", "gems60")])
         let database = try scenario.open()
         _ = try Pipeline.ingest(input: scenario.input, database: database, jobs: 1, rules: Scenario.rules(asOf: nil), progress: nil)
         let settings = ReportSettings(outFolder: scenario.out)
-        #expect(throws: NotReconciled.self) { try ReportStage.run(database: database, settings: settings) }
-        _ = try scenario.run()
-        let before = try scenario.output("findings.csv")
-        // What an older iaprecon's staged transactions look like: no third sighting's file id.
-        try database.execute("ALTER TABLE stg_apple__transactions RENAME COLUMN file_id_3 TO source_3")
         let error = try #require(throws: NotReconciled.self) { try ReportStage.run(database: database, settings: settings) }
-        #expect(error.description.contains("older iaprecon") && error.description.contains("'iaprecon run'"))
-        #expect(try scenario.output("findings.csv") == before)
-        // The join alone refuses it too, and leaves its results as they were.
+        #expect(error.description.contains("'iaprecon join'") && error.description.contains("'iaprecon run'"))
+        _ = try scenario.run()
+        // A bulk ingest killed before normalize leaves the raw lines without their indexes.
+        try RawIndexes.drop(database)
         let findings = try database.scalar("SELECT count(*) FROM fct_findings")
         let refusal = try #require(throws: NotNormalized.self) { try JoinStage.run(database: database, settings: ReconcileSettings()) }
         #expect(refusal.description.contains("'iaprecon normalize'"))
@@ -353,7 +349,7 @@ struct IncrementalTests {
         try expectSame(scenario, reference, "migrated MMP rows")
     }
 
-    @Test("a store an older iaprecon left with staged orders, deliveries and claims and a night's changes pending is migrated: what they linked is revisited")
+    @Test("a store an older iaprecon left with staged rows and a night's changes pending is migrated: what they linked is revisited")
     func stagedServerLinesFromAnOlderStore() throws {
         let scenario = try Scenario()
         try scenario.catalog()
@@ -373,19 +369,29 @@ struct IncrementalTests {
               ('k2', 0, 'u_other', 't_9', 'gems60', 'o_other', 1, NULL, 1, 1, 4);
             CREATE TABLE stg_receipts__claims (order_id TEXT, transaction_id TEXT, received_ms INTEGER, file_id INTEGER, line INTEGER);
             INSERT INTO stg_receipts__claims VALUES ('o_claimed', 't_1', 0, 1, 5), ('o_claimed_elsewhere', 't_9', 0, 1, 6);
+            CREATE TABLE stg_apple__transactions (transaction_id TEXT PRIMARY KEY, original_transaction_id TEXT NOT NULL,
+              app_account_token TEXT, file_id INTEGER, line INTEGER, offer TEXT, file_id_3 INTEGER);
+            INSERT INTO stg_apple__transactions VALUES ('t_1', 't_chain', 'o_token', 1, 7, NULL, NULL),
+              ('t_9', 't_other_chain', 'o_other_token', 1, 8, NULL, NULL);
+            CREATE TABLE stg_apple__refunds (transaction_id TEXT, kind TEXT);
+            CREATE TABLE stg_receipts__senders (transaction_id TEXT NOT NULL, user_id TEXT NOT NULL, first_ms INTEGER,
+              file_id INTEGER, line INTEGER, PRIMARY KEY (transaction_id, user_id)) WITHOUT ROWID;
+            INSERT INTO stg_receipts__senders VALUES ('t_1', 'u_sender', 0, 1, 9), ('t_9', 'u_other_sender', 0, 1, 10);
             CREATE TABLE stg_server__orders__next (order_id TEXT);
+            CREATE TABLE stg_apple__transactions__next (transaction_id TEXT);
             CREATE TABLE normalize__changed_orders (key TEXT PRIMARY KEY) WITHOUT ROWID;
+            CREATE TABLE normalize__changed_transactions (key TEXT PRIMARY KEY) WITHOUT ROWID;
             INSERT INTO dirty_keys VALUES ('transaction', 't_1'), ('order', 'o_2');
             DELETE FROM schema_migrations WHERE id >= 10;
             """)
         try Schema.migrate(database)
-        #expect(try database.scalar("""
-            SELECT count(*) FROM sqlite_master
-            WHERE name LIKE 'stg_server%' OR name = 'stg_receipts__claims' OR name = 'normalize__changed_orders'
-            """) == .integer(0))
+        #expect(try database.scalar("SELECT count(*) FROM sqlite_master WHERE name LIKE 'stg%' OR name LIKE 'normalize%'") == .integer(0))
         var pending: [String] = []
         try database.forEach("SELECT kind || ' ' || key FROM dirty_keys ORDER BY 1") { pending.append($0.string(0)) }
-        #expect(pending == ["order o_2", "order o_claimed", "order o_delivered", "transaction t_1", "user u_delivered", "user u_order"])
+        #expect(pending == [
+            "chain t_chain", "order o_2", "order o_claimed", "order o_delivered", "order o_token", "transaction t_1",
+            "user u_delivered", "user u_order", "user u_sender",
+        ])
 
         // A store that never had the tables migrates too.
         let fresh = try Scenario()
@@ -397,7 +403,7 @@ struct IncrementalTests {
         #expect(try freshStore.scalar("SELECT max(id) FROM schema_migrations") == .integer(Int64(Schema.latestVersion)))
     }
 
-    @Test("a store whose staged rows name their sources as path:line text (an older iaprecon) is rebuilt, never misread, then equals a full rebuild")
+    @Test("a store whose staged rows name their sources as path:line text (an older iaprecon) is migrated, never misread, then equals a full rebuild")
     func sourcesAsTextFromAnOlderStore() throws {
         let files = try SourceFile.list(in: Self.sampleData)
         let late = try #require(files.last { $0.kind == .server })
@@ -406,48 +412,32 @@ struct IncrementalTests {
         try scenario.fixDeviceIDKey()
         _ = try run(scenario, input: scenario.input)
         let database = try scenario.open()
-        // What an older iaprecon left: each staged row's source as `path:line` (a transaction's first
-        // three, `;`-separated).
-        func text(_ file: String, _ line: String) -> String { "(SELECT path FROM files WHERE file_id = staged.\(file)) || ':' || staged.\(line)" }
-        let older: [(table: String, definition: String, select: String)] = [
-            ("stg_apple__transactions", """
-                transaction_id TEXT PRIMARY KEY, original_transaction_id TEXT NOT NULL, product_id TEXT NOT NULL,
-                purchase_ms INTEGER NOT NULL, expires_ms INTEGER, environment TEXT, price_milli INTEGER, currency TEXT,
-                storefront TEXT, app_account_token TEXT, type TEXT, quantity INTEGER NOT NULL, ownership TEXT,
-                subscription_group TEXT, first_seen_ms INTEGER, sightings INTEGER NOT NULL, sources TEXT NOT NULL, offer TEXT
-                """, """
-                transaction_id, original_transaction_id, product_id, purchase_ms, expires_ms, environment, price_milli, currency,
-                storefront, app_account_token, type, quantity, ownership, subscription_group, first_seen_ms, sightings,
-                \(text("file_id", "line")) || coalesce(';' || \(text("file_id_2", "line_2")), '') || coalesce(';' || \(text("file_id_3", "line_3")), ''),
-                offer
-                """),
-            ("stg_apple__refunds", """
-                transaction_id TEXT NOT NULL, kind TEXT NOT NULL, event_ms INTEGER NOT NULL, revocation_type TEXT,
-                revocation_percentage INTEGER, reason TEXT, source TEXT NOT NULL, PRIMARY KEY (transaction_id, kind, event_ms, source)
-                """, "transaction_id, kind, event_ms, revocation_type, revocation_percentage, reason, \(text("file_id", "line"))"),
-            ("stg_receipts__senders", """
-                transaction_id TEXT NOT NULL, user_id TEXT NOT NULL, first_ms INTEGER NOT NULL, source TEXT NOT NULL,
-                PRIMARY KEY (transaction_id, user_id)
-                """, "transaction_id, user_id, first_ms, \(text("file_id", "line"))"),
-        ]
-        for (table, definition, select) in older {
-            let keyed = ["stg_apple__refunds", "stg_receipts__senders"].contains(table)
-            try database.execute("""
-                CREATE TABLE older (\(definition))\(keyed ? " WITHOUT ROWID" : "");
-                INSERT INTO older SELECT \(select) FROM \(table) AS staged\(keyed ? "" : " ORDER BY rowid");
-                DROP TABLE \(table);
-                ALTER TABLE older RENAME TO \(table);
-                """)
-        }
-        let sources = try database.scalar("SELECT sources FROM stg_apple__transactions WHERE sightings > 1 LIMIT 1")
-        guard case .text(let sources) = sources else { Issue.record("no transaction seen twice"); return }
-        #expect(sources.contains(".jsonl:") && sources.contains(";"))
-        #expect(try !NormalizeStage.hasCurrentTables(database))
-        #expect(throws: UserHistory.NotFound.self) { try UserHistory.load(database, .user("u_1005")) }
+        // What an older iaprecon left: staged rows with each source as `path:line`, one of them a
+        // transaction, a refund and a sender no input line holds (what a misreading would show).
+        try database.execute("""
+            CREATE TABLE stg_apple__transactions (
+              transaction_id TEXT PRIMARY KEY, original_transaction_id TEXT NOT NULL, product_id TEXT NOT NULL,
+              purchase_ms INTEGER NOT NULL, expires_ms INTEGER, environment TEXT, price_milli INTEGER, currency TEXT,
+              storefront TEXT, app_account_token TEXT, type TEXT, quantity INTEGER NOT NULL, ownership TEXT,
+              subscription_group TEXT, first_seen_ms INTEGER, sightings INTEGER NOT NULL, sources TEXT NOT NULL, offer TEXT);
+            INSERT INTO stg_apple__transactions VALUES ('t_ghost', 't_ghost', 'gems60', 0, NULL, 'Production', 990, 'USD', 'USA', NULL,
+              'Consumable', 1, 'PURCHASED', NULL, 0, 1, 'server/ghost.jsonl:1', NULL);
+            CREATE TABLE stg_apple__refunds (
+              transaction_id TEXT NOT NULL, kind TEXT NOT NULL, event_ms INTEGER NOT NULL, revocation_type TEXT,
+              revocation_percentage INTEGER, reason TEXT, source TEXT NOT NULL, PRIMARY KEY (transaction_id, kind, event_ms, source)
+            ) WITHOUT ROWID;
+            INSERT INTO stg_apple__refunds VALUES ('t_ghost', 'refund', 1, NULL, NULL, NULL, 'server/ghost.jsonl:2');
+            CREATE TABLE stg_receipts__senders (
+              transaction_id TEXT NOT NULL, user_id TEXT NOT NULL, first_ms INTEGER NOT NULL, source TEXT NOT NULL,
+              PRIMARY KEY (transaction_id, user_id)
+            ) WITHOUT ROWID;
+            INSERT INTO stg_receipts__senders VALUES ('t_ghost', 'u_1005', 0, 'server/ghost.jsonl:3');
+            DELETE FROM schema_migrations WHERE id >= 10;
+            """)
 
         try scenario.link(late)
         _ = try run(scenario, input: scenario.input)
-        #expect(try NormalizeStage.hasCurrentTables(database))
+        #expect(try database.scalar("SELECT count(*) FROM sqlite_master WHERE name LIKE 'stg%'") == .integer(0))
         let full = try Scenario()
         for file in files { try full.link(file) }
         try full.fixDeviceIDKey()

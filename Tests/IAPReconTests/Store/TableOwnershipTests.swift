@@ -4,8 +4,8 @@ import Testing
 
 /// `Tables` answers, for every table, who writes it and who reads it. These tests hold the code to
 /// it: each source file's SQL (its code lines, not its comments) is scanned for table names, and a
-/// module that writes a table it does not own, reads one it does not declare, or reads past
-/// normalize a raw table that has a staged version, fails here with the file and the table.
+/// module that writes a table it does not own, or reads one it does not declare, fails here with
+/// the file and the table.
 @Suite("Table ownership")
 struct TableOwnershipTests {
     /// The two files that declare tables rather than use them.
@@ -59,7 +59,7 @@ struct TableOwnershipTests {
         uses.writes = Set(matches(writeStatement, group: 1)).intersection(declared)
         let named = Set(matches(tableShaped, group: 0) + matches(statementTable, group: 1))
         uses.reads = named.intersection(declared).subtracting(uses.writes)
-        let indexNames = Set((Tables.staged.indexes + Tables.joinResults.indexes).map(\.name))
+        let indexNames = Set(Tables.joinResults.indexes.map(\.name))
         uses.undeclared = Set(matches(tableShaped, group: 0)).subtracting(declared).subtracting(indexNames)
         return uses
     }
@@ -79,9 +79,6 @@ struct TableOwnershipTests {
             guard let table = Tables.named(name), table.writer != owner else { continue }
             if owner.map(table.readers.contains) != true {
                 problems.append("reads \(name), not declared as a read of \(module)")
-            }
-            if !table.stagedAs.isEmpty, let owner, [.join, .report, .cli].contains(owner) {
-                problems.append("reads \(name) past normalize; its staged version is \(table.stagedAs.joined(separator: ", "))")
             }
         }
         return problems
@@ -111,31 +108,27 @@ struct TableOwnershipTests {
         }
     }
 
-    @Test("the checks catch a report reading raw Apple sightings, a report writing findings and an undeclared table")
+    @Test("the checks catch a report reading Sales Report rows, a report writing findings and an undeclared table")
     func checksCatchViolations() {
-        let staged = Self.violations(module: "Report", Self.uses(in: #"try database.forEach("SELECT type FROM raw_apple__transactions")"#))
-        #expect(staged.contains("reads raw_apple__transactions, not declared as a read of Report"))
-        #expect(staged.contains("reads raw_apple__transactions past normalize; its staged version is stg_apple__transactions, stg_apple__refunds, stg_receipts__senders"))
+        let undeclaredRead = Self.violations(module: "Report", Self.uses(in: #"try database.forEach("SELECT units_n FROM raw_apple__sales")"#))
+        #expect(undeclaredRead == ["reads raw_apple__sales, not declared as a read of Report"])
         let write = Self.violations(module: "Report", Self.uses(in: #"try database.run("DELETE FROM fct_findings WHERE kind = ?")"#))
         #expect(write == ["writes fct_findings, which Join owns"])
         let unknown = Self.violations(module: "Join", Self.uses(in: #"try database.execute("SELECT * FROM stg_server__refunds")"#))
         #expect(unknown == ["names 'stg_server__refunds', which Tables does not declare"])
         // Near misses: the owner writing, a declared reader reading, a name in a comment.
         #expect(Self.violations(module: "Join", Self.uses(in: #"try database.run("DELETE FROM fct_findings")"#)).isEmpty)
-        #expect(Self.violations(module: "Report", Self.uses(in: #"try database.forEach("SELECT * FROM stg_apple__transactions")"#)).isEmpty)
+        #expect(Self.violations(module: "Report", Self.uses(in: #"try database.forEach("SELECT * FROM raw_apple__transactions")"#)).isEmpty)
         #expect(Self.uses(in: Self.code(of: "    /// reads `raw_server__orders` once\nlet x = 1")) == Uses())
     }
 
     @Test("each table is created in one place: its migration, or its definition in Tables")
     func declaredOnce() throws {
         let migrations = Dictionary(uniqueKeysWithValues: Schema.migrations.map { ($0.id, $0.sql) })
-        let rebuilt = Set((Tables.staged.tables + Tables.joinResults.tables).map(\.name))
+        let rebuilt = Set(Tables.joinResults.tables.map(\.name))
         let definitions = [Tables.runSettings, Tables.appleTieOut, Tables.findingFirstSeen, Tables.userInstalls, Tables.runStages,
-                           Tables.deviceIDKey, Tables.normalizeChangedKeys]
+                           Tables.deviceIDKey]
         #expect(Set(Tables.all.map(\.name)).count == Tables.all.count, "a table is declared twice")
-        for table in Tables.all where !table.stagedAs.isEmpty {
-            #expect(table.layer == .raw && table.stagedAs.allSatisfy { Tables.named($0)?.layer == .staged }, "\(table.name)'s staged versions")
-        }
         for table in Tables.all {
             let creates = "CREATE TABLE \(table.name) "
             let createdByMigrations = Schema.migrations.filter { $0.sql.contains(creates) }.map(\.id)

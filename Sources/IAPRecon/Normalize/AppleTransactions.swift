@@ -1,0 +1,182 @@
+/// Apple's sightings of a transaction → one verified transaction, its refund events and who sent it.
+///
+/// The same transaction is seen in many places: every receipt that lists it, V2 transactions and
+/// notifications. Its sightings are merged in file order (files in path order, then line, then
+/// item): the first sighting that has a field gives it, except that any `Production` sighting
+/// makes it Production. A notification received twice (one `notificationUUID`) is one sighting.
+///
+/// The store keeps every accepted sighting once (`raw_apple__transactions`); they are merged here
+/// each time a stage reads them, so a replaced or late file changes the merge with no staged
+/// copy to rebuild.
+enum AppleTransactions {
+    /// One transaction, merged from its sightings.
+    struct Merged {
+        var transactionID: String
+        /// Its own id when no sighting names another.
+        var originalTransactionID: String
+        var productID: String?
+        var purchaseMs: Int64?
+        var expiresMs: Int64?
+        var environment: String?
+        var priceMilliunits: Int64?
+        var currency: String?
+        var storefront: String?
+        var appAccountToken: String?
+        var type: String?
+        /// 1 when no sighting says.
+        var quantity: Int64
+        var ownership: String?
+        var subscriptionGroup: String?
+        /// The earliest time any sighting was received.
+        var firstSeenMs: Int64?
+        var sightings: Int
+        /// The strongest offer any sighting names: a trial in `in_app` counts though `latest_receipt_info` omits it.
+        var offer: OfferTerms?
+        /// Where it was first seen, and its second and third sightings, as file ids and lines (in file order).
+        var sources: [StoredLine]
+        /// The refunds and reversals its sightings tell of, by kind, time and place; each once.
+        var refunds: [Refund]
+        /// Who sent a receipt with it, each user with their earliest such sighting, by user id.
+        var senders: [Sender]
+    }
+
+    /// A line of a stored file: its file id and line number (`SourceFiles` names and orders them).
+    struct StoredLine: Equatable {
+        var file: Int64
+        var line: Int64
+    }
+
+    struct Refund {
+        var kind: RefundEvent.Kind
+        var ms: Int64
+        var revocationType: String?
+        var revocationPercentage: Int64?
+        var source: StoredLine
+    }
+
+    struct Sender {
+        var userID: String
+        var firstMs: Int64
+        var source: StoredLine
+    }
+
+    /// Steps through the transactions of the sightings a condition selects, in transaction id order
+    /// (bytes, as SQLite orders text), one merged transaction at a time.
+    final class Cursor {
+        private let statement: Statement
+        private var hasRow: Bool
+
+        /// A cursor before the first transaction. `condition` is on the sightings as `a` and must
+        /// take a transaction's sightings all or none (`a.transaction_id IN ...`).
+        init(_ database: Database, where condition: String, _ arguments: [SQLValue] = []) throws {
+            statement = try Statement(database: database, sql: """
+                SELECT a.transaction_id, a.original_transaction_id, a.product_id, a.purchase_ms, a.expires_ms, a.environment,
+                       a.price_milli_n, a.currency, a.storefront, a.app_account_token, a.type, a.quantity_n, a.ownership,
+                       a.subscription_group, a.event_ms, a.file_id, a.notification_uuid, a.notification_type,
+                       a.revocation_ms, a.revocation_type, a.revocation_percentage_n, a.origin, a.user_id, a.line, a.offer
+                FROM raw_apple__transactions a JOIN files f USING (file_id)
+                WHERE \(condition)
+                ORDER BY a.transaction_id, f.path, a.line, a.item
+                """, persistent: false)
+            try statement.bind(arguments)
+            hasRow = try statement.step()
+        }
+
+        /// The next transaction, merged from all its sightings; nil when none is left.
+        func next() throws -> Merged? {
+            guard hasRow else { return nil }
+            let row = statement.row
+            let transactionID = row.string(0)
+            var merging = Merging(transactionID: transactionID)
+            repeat {
+                merging.add(statement.row)
+                hasRow = try statement.step()
+            } while hasRow && statement.withText(0, { $0.elementsEqual(transactionID.utf8) })
+            merging.merged.senders.sort { $0.userID.utf8.lexicographicallyPrecedes($1.userID.utf8) }
+            return merging.merged
+        }
+    }
+}
+
+extension AppleTransactions {
+    /// The merge of one transaction's sightings so far, fed in file order.
+    private struct Merging {
+        var merged: Merged
+        var seenNotifications = Set<String>()
+
+        init(transactionID: String) {
+            merged = Merged(transactionID: transactionID, originalTransactionID: transactionID, quantity: 1, sightings: 0, sources: [],
+                            refunds: [], senders: [])
+        }
+
+        private var hasOriginal = false
+        private var hasQuantity = false
+
+        mutating func add(_ row: Row) {
+            // The same notification received twice is one notification (CONTRACT.md §1.3).
+            if let uuid = row.optionalString(16), !seenNotifications.insert(uuid).inserted { return }
+            let source = StoredLine(file: row.int(15), line: row.int(23))
+            merged.sightings += 1
+            if !hasOriginal, let original = row.optionalString(1) {
+                merged.originalTransactionID = original
+                hasOriginal = true
+            }
+            fill(&merged.productID, row.optionalString(2))
+            fill(&merged.purchaseMs, row.optionalInt(3))
+            fill(&merged.expiresMs, row.optionalInt(4))
+            let environment = AppleEnvironment.canonical(row.optionalString(5))
+            if merged.environment == nil || environment == "Production" { merged.environment = environment ?? merged.environment }
+            fill(&merged.priceMilliunits, row.optionalInt(6))
+            fill(&merged.currency, row.optionalString(7))
+            fill(&merged.storefront, row.optionalString(8))
+            fill(&merged.appAccountToken, row.optionalString(9))
+            fill(&merged.type, row.optionalString(10))
+            if !hasQuantity, let quantity = row.optionalInt(11) {
+                merged.quantity = quantity
+                hasQuantity = true
+            }
+            fill(&merged.ownership, row.optionalString(12))
+            fill(&merged.subscriptionGroup, row.optionalString(13))
+            let eventMs = row.optionalInt(14)
+            if let eventMs { merged.firstSeenMs = min(merged.firstSeenMs ?? eventMs, eventMs) }
+            if let sighted = row.optionalString(24).flatMap(OfferTerms.init(rawValue:)), merged.offer.map({ $0 < sighted }) ?? true {
+                merged.offer = sighted
+            }
+            if merged.sources.count < 3 { merged.sources.append(source) }
+            // Who sent a receipt with it: sightings come in file order, so a later one wins only with an earlier time.
+            if let userID = row.optionalString(22), ["receipt", "v2"].contains(row.optionalString(21)) {
+                let ms = eventMs ?? .min
+                if let index = merged.senders.firstIndex(where: { $0.userID == userID }) {
+                    if ms < merged.senders[index].firstMs { merged.senders[index] = Sender(userID: userID, firstMs: ms, source: source) }
+                } else {
+                    merged.senders.append(Sender(userID: userID, firstMs: ms, source: source))
+                }
+            }
+            let refund: Refund? = if row.optionalString(17) == "REFUND_REVERSED" {
+                (eventMs ?? row.optionalInt(18)).map { Refund(kind: .reversal, ms: $0, source: source) }
+            } else if let revocationMs = row.optionalInt(18) {
+                Refund(kind: .refund, ms: revocationMs, revocationType: row.optionalString(19), revocationPercentage: row.optionalInt(20),
+                       source: source)
+            } else {
+                nil
+            }
+            if let refund { insert(refund) }
+        }
+
+        /// Keeps the refunds ordered by kind, time and place, the first of equal ones only (several
+        /// items of one line can tell of one refund).
+        private mutating func insert(_ refund: Refund) {
+            func key(_ refund: Refund) -> (String, Int64, Int64, Int64) {
+                (refund.kind.rawValue, refund.ms, refund.source.file, refund.source.line)
+            }
+            let new = key(refund)
+            if merged.refunds.contains(where: { key($0) == new }) { return }
+            let index = merged.refunds.firstIndex { new < key($0) } ?? merged.refunds.count
+            merged.refunds.insert(refund, at: index)
+        }
+
+        private func fill<Value>(_ field: inout Value?, _ value: Value?) {
+            if field == nil { field = value }
+        }
+    }
+}
