@@ -123,15 +123,16 @@ extension CommandSpec {
 
     public static let normalize = CommandSpec(
         name: "normalize",
-        abstract: "Cast, convert and deduplicate the ingested rows.",
+        abstract: "Index the ingested lines for the join.",
         discussion: """
-            Turns raw rows into staging tables: times to UTC epoch milliseconds, \
-            money to exact decimals, repeated lines removed. No joins happen here. \
-            A full rebuild reads the raw tables on --jobs workers while one writer inserts.
+            Builds the indexes of the stored lines that a large ingest dropped (one sort \
+            each is faster than updating them line by line). The join and the report \
+            normalize the lines as they read them: repeated lines collapsed, a \
+            transaction's sightings merged. The join refuses a store not indexed yet.
             """,
-        options: [.db, .jobs],
+        options: [.db],
         examples: [
-            ExampleSpec("Normalize what the last ingest loaded:", "iaprecon normalize --db week.sqlite")
+            ExampleSpec("Index what the last ingest loaded:", "iaprecon normalize --db week.sqlite")
         ]
     )
 

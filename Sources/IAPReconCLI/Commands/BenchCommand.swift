@@ -294,7 +294,8 @@ enum BenchStage: String, CaseIterable, Sendable {
         switch self {
         // Generated inputs are signed by the test root `iaprecon generate` writes beside them.
         case .ingest: ["--input", input, "--trust-root", input + "/trust/test-root.pem", "--db", place.database, "--quiet", "--jobs", String(jobs)]
-        case .normalize, .join: ["--db", place.database, "--jobs", String(jobs)]
+        case .normalize: ["--db", place.database]
+        case .join: ["--db", place.database, "--jobs", String(jobs)]
         case .report: ["--db", place.database, "--out", place.out]
         }
     }

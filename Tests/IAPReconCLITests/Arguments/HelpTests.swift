@@ -29,7 +29,7 @@ struct HelpTests {
               backfill                Run the nightly job for every day of a date range,
                                       oldest first.
               ingest                  Read the input folder into the store.
-              normalize               Cast, convert and deduplicate the ingested rows.
+              normalize               Index the ingested lines for the join.
               join                    Match orders to transactions and derive the findings.
               report                  Write findings, summary, revenue and attribution
                                       files.

@@ -42,7 +42,7 @@ struct UsageErrorTests {
             argv: ["normalize", "--verbose"],
             expected: """
                 Error: Unknown option '--verbose'.
-                Usage: iaprecon normalize [--db <file>] [--jobs <n>]
+                Usage: iaprecon normalize [--db <file>]
                   See 'iaprecon normalize --help' for more information.
                 """),
         UsageErrorCase(
