@@ -123,7 +123,7 @@ struct JoinScope {
         ("SELECT order_id, user_id FROM int_transactions_resolved WHERE transaction_id IN temp.frontier_transactions", [.order, .user]),
         ("""
          SELECT transaction_id FROM raw_apple__transactions
-         WHERE original_transaction_id IN temp.frontier_chains AND original_transaction_id IS NOT NULL
+         WHERE original_transaction_id IN temp.frontier_chains AND original_transaction_id != transaction_id
          """, [.transaction]),
         ("SELECT transaction_id FROM raw_apple__transactions WHERE transaction_id IN temp.frontier_chains", [.transaction]),
     ]

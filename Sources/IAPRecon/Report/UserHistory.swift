@@ -211,7 +211,7 @@ public struct UserHistory: Sendable {
             // Every transaction a sighting names the chain of, and the one of its own id: those whose merge names it.
             let ids = try mergedTransactions(database, where: """
                 a.transaction_id IN (
-                  SELECT transaction_id FROM raw_apple__transactions WHERE original_transaction_id = ?1 AND original_transaction_id IS NOT NULL)
+                  SELECT transaction_id FROM raw_apple__transactions WHERE original_transaction_id = ?1 AND original_transaction_id != transaction_id)
                 OR a.transaction_id = ?1
                 """, [.text(id)]) { $0.originalTransactionID == id }
             guard let firstID = ids.first else { throw NotFound(what: "subscription chain '\(id)'") }

@@ -424,7 +424,8 @@ enum RawIndexes {
     /// join, the report and `history`, which normalize them as they read (`NormalizeStage`).
     static let all: [(name: String, sql: String)] = [
         ("raw_apple_by_transaction", "ON raw_apple__transactions(transaction_id)"),
-        ("raw_apple_by_original", "ON raw_apple__transactions(original_transaction_id) WHERE original_transaction_id IS NOT NULL"),
+        // Renewals only: a chain's first purchase names itself, and is found by its own id.
+        ("raw_apple_by_original", "ON raw_apple__transactions(original_transaction_id) WHERE original_transaction_id != transaction_id"),
         ("raw_apple_by_token", "ON raw_apple__transactions(app_account_token) WHERE app_account_token IS NOT NULL"),
         // The receipts' senders: sightings with a user are receipt and V2 lines'.
         ("raw_apple_by_user", "ON raw_apple__transactions(user_id) WHERE user_id IS NOT NULL"),
