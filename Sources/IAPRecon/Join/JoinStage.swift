@@ -138,7 +138,7 @@ public enum JoinStage {
     /// into the table `target` names for it (a full rebuild's `__next` twin, an incremental
     /// join's `temp.new_*`).
     private static func resultInserts(into target: (String) -> String) -> [String] {
-        [("int_transactions_resolved", 20), ("int_orders_matched", 3), ("fct_findings", 13)].map { table, values in
+        [("int_transactions_resolved", 21), ("int_orders_matched", 3), ("fct_findings", 13)].map { table, values in
             "INSERT INTO \(target(table)) VALUES (\(Array(repeating: "?", count: values).joined(separator: ", ")))"
         }
     }
@@ -168,6 +168,7 @@ public enum JoinStage {
                 .integer(transaction.quantity), SQLValue(transaction.storefront ?? item.order?.storefront),
                 .integer(item.isRevenue ? 1 : 0), SQLValue(item.refund?.ms), SQLValue(item.refundAmount.map(Money.format)),
                 SQLValue(item.refund?.revocationType), .integer(Int64(item.deliveries.count)), SQLValue(transaction.ownership),
+                .text(item.deliveredTo(ids)),
             ])
         }
         for orderID in input.orderIDsInFileOrder {
@@ -187,10 +188,10 @@ public enum JoinStage {
     }
 
     /// The scope of an incremental join, or nil for a full rebuild: a pending full rebuild, no
-    /// earlier join, other settings than the earlier join's, or changes that reach too far.
+    /// earlier join (or an older iaprecon's), other settings than the earlier join's, or changes that reach too far.
     static func incrementalScope(_ database: Database, settings: ReconcileSettings, asOfMs: Int64) throws -> JoinScope? {
         let tables = try database.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'int_run_settings'").integerValue
-        guard tables > 0, try !ChangedKeys.isFullRebuildPending(database) else { return nil }
+        guard tables > 0, try hasCurrentResults(database), try !ChangedKeys.isFullRebuildPending(database) else { return nil }
         var previous: (asOfMs: Int64, graceMs: Int64, mmpZone: String)?
         try database.forEach("SELECT as_of_ms, grace_ms, mmp_tz FROM int_run_settings") { row in
             previous = (row.int(0), row.int(1), row.string(2))
@@ -200,6 +201,12 @@ public enum JoinStage {
         // Past about a third of the transactions, reading them all is cheaper than chasing links.
         let transactions = try database.scalar("SELECT max(rowid) FROM int_transactions_resolved").integerValue
         return try JoinScope.closure(of: seeds, in: database, limit: max(1_000, Int(transactions) / 3))
+    }
+
+    /// Whether the results have this iaprecon's columns: an older one's (no `delivered_to`) are
+    /// rebuilt in full by the next join, never read or updated as they are.
+    static func hasCurrentResults(_ database: Database) throws -> Bool {
+        try database.scalar("SELECT count(*) FROM pragma_table_info('int_transactions_resolved') WHERE name = 'delivered_to'") == .integer(1)
     }
 
     /// An incremental join writes only the rows its decisions changed.

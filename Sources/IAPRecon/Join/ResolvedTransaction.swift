@@ -29,6 +29,19 @@ struct ResolvedTransaction {
     /// Revenue: Production, not family-shared, not a free trial (CONTRACT.md §1.2, §2).
     var isRevenue: Bool { transaction.isProduction && !transaction.isFamilyShared && transaction.offer != .freeTrial }
 
+    /// `delivered_to`: each receiving user once, at their first delivery, in the order of those
+    /// deliveries (then of the user ids' bytes, as SQLite orders text), joined by `;`.
+    func deliveredTo(_ ids: IDTable) -> String {
+        Self.deliveredTo(deliveries.map { (ms: $0.ms, userID: ids.text($0.userID)) })
+    }
+
+    static func deliveredTo(_ deliveries: [(ms: Int64, userID: String)]) -> String {
+        var first: [String: Int64] = [:]
+        for delivery in deliveries { first[delivery.userID] = min(first[delivery.userID] ?? .max, delivery.ms) }
+        return first.sorted { $0.value != $1.value ? $0.value < $1.value : $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
+            .map(\.key).joined(separator: ";")
+    }
+
     /// price × quantity, when a price is known.
     var amount: Decimal? { unitPrice.map { $0 * Decimal(transaction.quantity) } }
 

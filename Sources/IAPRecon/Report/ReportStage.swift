@@ -51,10 +51,14 @@ public struct NotReconciled: Error, CustomStringConvertible, Sendable {
 /// All files of a run are written into one `OutputSet` and switched in at
 /// once. Every file is sorted, so the same store writes the same bytes.
 public enum ReportStage {
-    /// Refuses a store the join has not reconciled: never a report of tables read as they are not.
+    /// Refuses a store the join has not reconciled, or whose results an older iaprecon wrote (the
+    /// next join rebuilds them): never a report of tables read as they are not.
     static func checkReconciled(_ database: Database) throws {
         let joined = try database.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'int_run_settings'").integerValue > 0
         guard joined else { throw NotReconciled(reason: "the store holds no reconciliation") }
+        guard try JoinStage.hasCurrentResults(database) else {
+            throw NotReconciled(reason: "the store's results were written by an older iaprecon")
+        }
     }
 
     /// `filesDone` hears, on the calling thread, of files as they are known to be written (a progress line).

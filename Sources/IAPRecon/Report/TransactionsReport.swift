@@ -10,8 +10,8 @@
 /// row of either file, since both round their own rows.
 ///
 /// Rows come in transaction id order (Apple's ids grow with time): the transactions are read
-/// through their key index and merged with the deliveries grouped in the same order, so nothing
-/// is sorted or held per transaction; only the findings, a few per thousand transactions, and the
+/// through their key index, each with who received it as the join listed it, so nothing is
+/// sorted or held per transaction; only the findings, a few per thousand transactions, and the
 /// catalog are kept in memory.
 enum TransactionsReport {
     static func header(_ currency: ReportingCurrency) -> [String] {
@@ -43,37 +43,22 @@ enum TransactionsReport {
         // transaction's sightings at a time.
         let appleTypes = catalogTypes.isEmpty ? try AppleTransactions.Cursor(database, where: "1") : nil
         var appleType = try appleTypes?.next()
+        // Column 6, the product type, is filled in here.
         let transactions = try database.cached("""
             SELECT t.transaction_id, t.original_transaction_id, t.user_id, t.order_id, t.match_rule, t.product_id, NULL,
                    t.storefront, t.environment, t.ownership, t.currency, t.unit_price, t.quantity, t.price_source,
-                   t.purchase_ms, t.expires_ms, t.refund_ms, t.refund_type, t.refund_amount, t.is_revenue, t.deliveries
+                   t.purchase_ms, t.expires_ms, t.refund_ms, t.refund_type, t.refund_amount, t.is_revenue, t.deliveries, t.delivered_to
             FROM int_transactions_resolved t
             ORDER BY t.transaction_id
             """)
-        // The deliveries in transaction id order, through their index; each transaction's few are
-        // grouped by user here, rather than all of them sorted by SQLite.
-        let deliveries = try ServerDeliveries.Cursor(database, where: "1")
-        typealias D = ServerDeliveries.Column
         defer { transactions.reset() }
         var values = AmountReader(fx: fx, zone: zone)
         // The catalog's type of each product (its cell), looked up once per distinct product id.
         var products = TextIndex()
         var catalogTypeCells: [String?] = []
-        var received: [Delivery] = [], receivedBytes: [UInt8] = [], receivers: [UInt8] = []
         try sink.csvRecord(header(currency))
         while try transactions.step() {
             let row = transactions.row
-            received.removeAll(keepingCapacity: true)
-            receivedBytes.removeAll(keepingCapacity: true)
-            while deliveries.hasDelivery, deliveries.row.compareText(D.transactionID, with: row, 0) < 0 { _ = try deliveries.advance() }
-            while deliveries.hasDelivery, deliveries.row.compareText(D.transactionID, with: row, 0) == 0 {
-                let start = receivedBytes.count
-                deliveries.row.statement.withText(Int32(D.userID)) { receivedBytes.append(contentsOf: $0) }
-                received.append(Delivery(ms: deliveries.row.int(D.ms), user: start..<receivedBytes.count))
-                _ = try deliveries.advance()
-            }
-            receivers.removeAll(keepingCapacity: true)
-            Self.receivers(&received, users: receivedBytes, into: &receivers)
             let purchaseMs = row.int(14)
             let quantity = row.int(12)
             let price = values.amount(row, 11).map { $0 * quantity }
@@ -104,7 +89,7 @@ enum TransactionsReport {
             func time(_ column: Int) -> String { row.optionalInt(column).map(Timestamp.iso8601) ?? "" }
             try sink.csvRecord { cells in
                 for column in 0...5 { cells.text(row, column) }
-                if let typeCell { cells.escaped(typeCell) } else { cells.text(row, 6) }
+                cells.escaped(typeCell ?? "")
                 for column in 7...10 { cells.text(row, column) }
                 cells.number(row, 11)
                 cells.escaped(String(quantity))
@@ -120,32 +105,9 @@ enum TransactionsReport {
                 cells.escaped(refundsUSD)
                 cells.escaped(netUSD)
                 cells.escaped(String(row.int(20)))
-                receivers.withUnsafeBufferPointer { cells.text($0) }
+                cells.text(row, 21)
                 cells.escaped(findingIDs.isEmpty ? "" : CSV.textCell(findingIDs.sorted().joined(separator: ";")))
             }
-        }
-    }
-
-    /// A delivery of the transaction being written: when, and where its user id's bytes are.
-    struct Delivery {
-        var ms: Int64
-        var user: Range<Int>
-    }
-
-    /// `delivered_to`: each receiving user once, at their first delivery, in the order of those
-    /// deliveries (then of the user ids' bytes, as SQLite orders text), joined by `;`.
-    static func receivers(_ deliveries: inout [Delivery], users: [UInt8], into list: inout [UInt8]) {
-        func user(_ delivery: Delivery) -> ArraySlice<UInt8> { users[delivery.user] }
-        if deliveries.count > 1 {
-            deliveries.sort { user($0) == user($1) ? $0.ms < $1.ms : user($0).lexicographicallyPrecedes(user($1)) }
-            var first: [Delivery] = []
-            for delivery in deliveries where first.last.map({ user($0) != user(delivery) }) ?? true { first.append(delivery) }
-            first.sort { $0.ms != $1.ms ? $0.ms < $1.ms : user($0).lexicographicallyPrecedes(user($1)) }
-            deliveries = first
-        }
-        for (index, delivery) in deliveries.enumerated() {
-            if index > 0 { list.append(UInt8(ascii: ";")) }
-            list.append(contentsOf: user(delivery))
         }
     }
 }

@@ -99,7 +99,7 @@ enum Tables {
               purchase_ms INTEGER NOT NULL, expires_ms INTEGER, environment TEXT, user_id TEXT, order_id TEXT, match_rule TEXT,
               unit_price TEXT, currency TEXT, price_source TEXT NOT NULL, quantity INTEGER NOT NULL, storefront TEXT,
               is_revenue INTEGER NOT NULL, refund_ms INTEGER, refund_amount TEXT, refund_type TEXT, deliveries INTEGER NOT NULL,
-              ownership TEXT
+              ownership TEXT, delivered_to TEXT NOT NULL
             )
             """),
         ("int_orders_matched", "(order_id TEXT NOT NULL, transaction_id TEXT, match_rule TEXT)"),

@@ -278,6 +278,27 @@ struct IncrementalTests {
         #expect(try database.scalar("SELECT count(*) FROM fct_findings") == findings)
     }
 
+    @Test("results an older iaprecon wrote (no delivered_to) are refused by report alone and rebuilt in full by the next join")
+    func resultsFromAnOlderStore() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        _ = try scenario.write("server/a.jsonl", [Line.delivered("2026-11-01T10:11:00Z", "u_1", "t_1", "gems60")])
+            .write("receipts/a.jsonl", [Line.v2Receipt("2026-11-01T10:10:00Z", "u_1", transaction: Line.v2("t_1", "gems60", purchase: "2026-11-01T10:00:00Z"))])
+        _ = try run(scenario, input: scenario.input)
+        let before = try scenario.output("transactions.csv")
+        let database = try scenario.open()
+        try database.execute("ALTER TABLE int_transactions_resolved DROP COLUMN delivered_to")
+        let error = try #require(throws: NotReconciled.self) {
+            try ReportStage.run(database: database, settings: ReportSettings(outFolder: scenario.out))
+        }
+        #expect(error.description.contains("older iaprecon") && error.description.contains("'iaprecon join'"))
+        // Nothing changed since, yet the join rebuilds every result rather than update the older ones.
+        #expect(try JoinStage.run(database: database, settings: ReconcileSettings()).recomputedTransactions == nil)
+        _ = try ReportStage.run(database: database, settings: ReportSettings(outFolder: scenario.out))
+        #expect(try scenario.output("transactions.csv") == before)
+        #expect(try database.scalar("SELECT delivered_to FROM int_transactions_resolved") == .text("u_1"))
+    }
+
     @Test("the join alone refuses a store nothing was normalized into, naming the command")
     func joinRefusesUnnormalizedStore() throws {
         let scenario = try Scenario()

@@ -120,16 +120,11 @@ struct TransactionsReportTests {
 
     @Test("delivered_to names each user once, at their first delivery; users first served at one moment come in id order")
     func receiverOrder() {
-        let users = Array("bacca".utf8)
-        var deliveries = [(5, 0), (5, 1), (7, 2), (3, 3), (9, 4)].map { TransactionsReport.Delivery(ms: Int64($0.0), user: $0.1..<($0.1 + 1)) }
-        var list: [UInt8] = []
-        TransactionsReport.receivers(&deliveries, users: users, into: &list)
-        #expect(String(decoding: list, as: UTF8.self) == "c;a;b")
-        // One delivery is its user alone.
-        var single = [TransactionsReport.Delivery(ms: 1, user: 0..<5)]
-        list = []
-        TransactionsReport.receivers(&single, users: users, into: &list)
-        #expect(String(decoding: list, as: UTF8.self) == "bacca")
+        let deliveries: [(ms: Int64, userID: String)] = [(5, "b"), (5, "a"), (7, "c"), (3, "c"), (9, "a")]
+        #expect(ResolvedTransaction.deliveredTo(deliveries) == "c;a;b")
+        // One delivery is its user alone; none is an empty list.
+        #expect(ResolvedTransaction.deliveredTo([(1, "bacca")]) == "bacca")
+        #expect(ResolvedTransaction.deliveredTo([]) == "")
     }
 
     @Test("product_type is the catalog's type, else Apple's type of the transaction, with a catalog or without one",
