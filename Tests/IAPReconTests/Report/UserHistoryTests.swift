@@ -168,6 +168,12 @@ struct UserHistoryTests {
         #expect(chain.events.filter { $0.event == "delivered" }.map(\.detail) == ["to u_1016", "to u_1017"])
         #expect(chain.findings.map(\.kind) == ["shared_apple_id_subscription"])
         #expect(throws: UserHistory.NotFound.self) { try UserHistory.load(database, .originalTransaction("2000000630024999")) }
+        // A renewed chain: every period, the first purchase (which names itself as the original) included.
+        let renewed = try UserHistory.load(database, .originalTransaction("2000000606687096"))
+        #expect(renewed.events.filter { $0.event == "apple purchase" }.map(\.id)
+                == ["2000000606687096", "2000000614711601", "2000000622487373", "2000000630522840"])
+        // Near miss: a renewal's own id is no chain.
+        #expect(throws: UserHistory.NotFound.self) { try UserHistory.load(database, .originalTransaction("2000000614711601")) }
     }
 
     @Test("every user a finding involves sees it: the account that received a duplicate or a wrong-user delivery, each holder of a shared subscription")
