@@ -176,6 +176,38 @@ struct IncrementalTests {
         try expectSame(incremental, full, "removed delivery")
     }
 
+    @Test("a renewal that arrives on a later night brings its chain's first purchase into the night, reached only through the chain")
+    func renewalReachesItsChainHead() throws {
+        let first = [
+            Line.v2Receipt("2026-11-01T10:10:00Z", "u_1", transaction: Line.v2(
+                "t_1", "pro.monthly", purchase: "2026-11-01T10:00:00Z", expires: "2026-12-01T10:00:00Z")),
+        ]
+        let firstDelivery = [Line.delivered("2026-11-01T10:11:00Z", "u_1", "t_1", "pro.monthly")]
+        // Another account sends and receives the renewal: nothing links it to t_1 but its chain.
+        let renewal = [
+            Line.v2Receipt("2026-12-01T10:10:00Z", "u_2", transaction: Line.v2(
+                "t_2", "pro.monthly", purchase: "2026-12-01T10:00:00Z", original: "t_1", expires: "2027-01-01T10:00:00Z")),
+        ]
+        let renewalDelivery = [Line.delivered("2026-12-01T10:11:00Z", "u_2", "t_2", "pro.monthly")]
+        let incremental = try Scenario()
+        try incremental.catalog()
+        _ = try incremental.write("receipts/a.jsonl", first).write("server/a.jsonl", firstDelivery)
+        _ = try run(incremental, input: incremental.input)
+        _ = try incremental.write("receipts/b.jsonl", renewal).write("server/b.jsonl", renewalDelivery)
+        let night = try run(incremental, input: incremental.input)
+        #expect(night.join.recomputedTransactions == 2)
+        #expect(try incremental.open().scalar("""
+            SELECT original_transaction_id FROM fct_findings WHERE kind = 'shared_apple_id_subscription'
+            """) == .text("t_1"))
+
+        let full = try Scenario()
+        try full.catalog()
+        _ = try full.write("receipts/a.jsonl", first).write("server/a.jsonl", firstDelivery)
+            .write("receipts/b.jsonl", renewal).write("server/b.jsonl", renewalDelivery)
+        _ = try run(full, input: full.input)
+        try expectSame(incremental, full, "renewal")
+    }
+
     @Test("a night that only moves the as-of past a purchase's due time makes it a lost delivery, as a full rebuild does")
     func asOfMovesPastDue() throws {
         // t_95, delivered, is no one's business on night 2; it is there so t_9's row is not the table's last.
