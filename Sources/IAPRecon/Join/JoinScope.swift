@@ -110,7 +110,9 @@ struct JoinScope {
 
     /// Each link query reads the frontier's temp tables and names what it reaches, column by column.
     /// From transactions: who sent or received them, the orders named with them, their chain, the
-    /// order they had. From chains: every renewal.
+    /// order they had. From chains: every renewal, and the first purchase, found by its own id.
+    /// A query on a partially indexed column spells out the index's condition (`RawIndexes`):
+    /// SQLite uses a partial index only for a query that names it.
     private static let linksFromTransactionsAndChains: [(String, [ChangedKeys.Kind])] = [
         ("SELECT user_id, order_id FROM raw_server__deliveries WHERE transaction_id IN temp.frontier_transactions", [.user, .order]),
         ("""
