@@ -73,7 +73,7 @@ struct ReconciliationInput {
             let transactionID = ids.intern(merged.transactionID)
             input.transactions[transactionID] = Shared(VerifiedTransaction(
                 transactionID: transactionID, originalTransactionID: ids.intern(merged.originalTransactionID),
-                productID: ids.intern(merged.productID ?? ""), purchaseMs: merged.purchaseMs ?? 0, expiresMs: merged.expiresMs,
+                productID: ids.intern(merged.productID), purchaseMs: merged.purchaseMs, expiresMs: merged.expiresMs,
                 environment: pool(merged.environment), priceMilliunits: merged.priceMilliunits, currency: pool(merged.currency),
                 storefront: pool(merged.storefront), appAccountToken: merged.appAccountToken.map { ids.intern($0) }, type: pool(merged.type),
                 quantity: merged.quantity, ownership: pool(merged.ownership), subscriptionGroup: merged.subscriptionGroup.map { ids.intern($0) },

@@ -14,8 +14,9 @@ enum AppleTransactions {
         var transactionID: String
         /// Its own id when no sighting names another.
         var originalTransactionID: String
-        var productID: String?
-        var purchaseMs: Int64?
+        /// The first sighting's: ingest accepts no sighting without a product and a purchase date.
+        var productID: String
+        var purchaseMs: Int64
         var expiresMs: Int64?
         var environment: String?
         var priceMilliunits: Int64?
@@ -85,9 +86,9 @@ enum AppleTransactions {
         /// The next transaction, merged from all its sightings; nil when none is left.
         func next() throws -> Merged? {
             guard hasRow else { return nil }
-            let row = statement.row
-            let transactionID = row.string(0)
-            var merging = Merging(transactionID: transactionID)
+            let first = statement.row
+            let transactionID = first.string(0)
+            var merging = Merging(transactionID: transactionID, productID: first.string(2), purchaseMs: first.int(3))
             repeat {
                 merging.add(statement.row)
                 hasRow = try statement.step()
@@ -104,9 +105,9 @@ extension AppleTransactions {
         var merged: Merged
         var seenNotifications = Set<String>()
 
-        init(transactionID: String) {
-            merged = Merged(transactionID: transactionID, originalTransactionID: transactionID, quantity: 1, sightings: 0, sources: [],
-                            refunds: [], senders: [])
+        init(transactionID: String, productID: String, purchaseMs: Int64) {
+            merged = Merged(transactionID: transactionID, originalTransactionID: transactionID, productID: productID, purchaseMs: purchaseMs,
+                            quantity: 1, sightings: 0, sources: [], refunds: [], senders: [])
         }
 
         private var hasOriginal = false
@@ -121,8 +122,6 @@ extension AppleTransactions {
                 merged.originalTransactionID = original
                 hasOriginal = true
             }
-            fill(&merged.productID, row.optionalString(2))
-            fill(&merged.purchaseMs, row.optionalInt(3))
             fill(&merged.expiresMs, row.optionalInt(4))
             let environment = AppleEnvironment.canonical(row.optionalString(5))
             if merged.environment == nil || environment == "Production" { merged.environment = environment ?? merged.environment }

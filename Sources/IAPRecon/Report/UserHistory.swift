@@ -239,7 +239,7 @@ public struct UserHistory: Sendable {
         var found: [(purchaseMs: Int64, id: String)] = []
         let sightings = try AppleTransactions.Cursor(database, where: condition, arguments)
         while let merged = try sightings.next() {
-            if include(merged) { found.append((merged.purchaseMs ?? 0, merged.transactionID)) }
+            if include(merged) { found.append((merged.purchaseMs, merged.transactionID)) }
         }
         return found.sorted { $0.purchaseMs != $1.purchaseMs ? $0.purchaseMs < $1.purchaseMs : $0.id.utf8.lexicographicallyPrecedes($1.id.utf8) }
             .map(\.id)
