@@ -147,7 +147,7 @@ struct JoinComponents {
             // A transaction that no sighting names an original of heads a chain of its own id.
             ("""
              SELECT transaction_id, coalesce(original_transaction_id, transaction_id), app_account_token,
-                    CASE WHEN origin IN ('receipt', 'v2') THEN user_id END
+                    CASE WHEN \(TransactionOrigin.sentByUserSQL) THEN user_id END
              FROM raw_apple__transactions \(transactions)
              """, [.transaction, .chain, .order, .user]),
             ("SELECT order_id, user_id FROM raw_server__orders \(orders)", [.order, .user]),

@@ -119,7 +119,7 @@ struct JoinScope {
          SELECT order_id FROM raw_receipts__verifications WHERE \(ReceiptClaims.condition) AND transaction_id IN temp.frontier_transactions
          """, [.order]),
         ("""
-         SELECT coalesce(original_transaction_id, transaction_id), app_account_token, CASE WHEN origin IN ('receipt', 'v2') THEN user_id END
+         SELECT coalesce(original_transaction_id, transaction_id), app_account_token, CASE WHEN \(TransactionOrigin.sentByUserSQL) THEN user_id END
          FROM raw_apple__transactions WHERE transaction_id IN temp.frontier_transactions
          """, [.chain, .order, .user]),
         ("SELECT order_id, user_id FROM int_transactions_resolved WHERE transaction_id IN temp.frontier_transactions", [.order, .user]),
@@ -145,7 +145,7 @@ struct JoinScope {
         ("SELECT order_id FROM raw_server__orders WHERE user_id IN temp.frontier_users", [.order]),
         ("""
          SELECT transaction_id FROM raw_apple__transactions
-         WHERE user_id IN temp.frontier_users AND user_id IS NOT NULL AND origin IN ('receipt', 'v2')
+         WHERE user_id IN temp.frontier_users AND user_id IS NOT NULL AND \(TransactionOrigin.sentByUserSQL)
          """, [.transaction]),
         ("SELECT transaction_id FROM raw_server__deliveries WHERE user_id IN temp.frontier_users", [.transaction]),
     ]

@@ -8,6 +8,13 @@ public enum TransactionOrigin: String, Sendable {
     case serverAPI = "v2"
     /// The transaction inside an App Store Server Notification (V2 or V1).
     case notification
+
+    /// The origins a user's app sends, so the sighting's user sent the transaction: receipt items
+    /// and V2 transactions in a receipts line.
+    static let sentByUser: [TransactionOrigin] = [.receipt, .serverAPI]
+
+    /// `sentByUser` as a condition on a raw sighting's `origin` column.
+    static let sentByUserSQL = "origin IN (" + sentByUser.map { "'\($0.rawValue)'" }.joined(separator: ", ") + ")"
 }
 
 /// A period Apple sold at other than the product's price (CONTRACT.md §1.2).

@@ -143,7 +143,8 @@ extension AppleTransactions {
             }
             if merged.sources.count < 3 { merged.sources.append(source) }
             // Who sent a receipt with it: sightings come in file order, so a later one wins only with an earlier time.
-            if let userID = row.optionalString(22), ["receipt", "v2"].contains(row.optionalString(21)) {
+            if let userID = row.optionalString(22), let origin = row.optionalString(21).flatMap(TransactionOrigin.init(rawValue:)),
+               TransactionOrigin.sentByUser.contains(origin) {
                 let ms = eventMs ?? .min
                 if let index = merged.senders.firstIndex(where: { $0.userID == userID }) {
                     if ms < merged.senders[index].firstMs { merged.senders[index] = Sender(userID: userID, firstMs: ms, source: source) }

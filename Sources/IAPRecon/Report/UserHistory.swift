@@ -178,7 +178,7 @@ public struct UserHistory: Sendable {
                   OR EXISTS (SELECT 1 FROM raw_server__deliveries WHERE user_id = ?1)
                   OR EXISTS (SELECT 1 FROM int_transactions_resolved WHERE user_id = ?1)
                   OR EXISTS (SELECT 1 FROM raw_registrations__users WHERE user_id = ?1)
-                  OR EXISTS (SELECT 1 FROM raw_apple__transactions WHERE user_id = ?1 AND user_id IS NOT NULL AND origin IN ('receipt', 'v2'))
+                  OR EXISTS (SELECT 1 FROM raw_apple__transactions WHERE user_id = ?1 AND user_id IS NOT NULL AND \(TransactionOrigin.sentByUserSQL))
                 """, [.text(id)])
             if known == nil { throw NotFound(what: "user '\(id)'") }
             return (.user(id), id, "user \(id)")

@@ -86,7 +86,7 @@ public enum ChangedKeys {
         INSERT OR IGNORE INTO dirty_keys SELECT 'order', app_account_token FROM raw_apple__transactions
           WHERE file_id = \(id) AND app_account_token IS NOT NULL;
         INSERT OR IGNORE INTO dirty_keys SELECT 'user', user_id FROM raw_apple__transactions
-          WHERE file_id = \(id) AND user_id IS NOT NULL AND origin IN ('receipt', 'v2');
+          WHERE file_id = \(id) AND user_id IS NOT NULL AND \(TransactionOrigin.sentByUserSQL);
         INSERT OR IGNORE INTO dirty_keys SELECT 'registration', '\(id)' FROM raw_registrations__users WHERE file_id = \(id) LIMIT 1;
         INSERT OR IGNORE INTO dirty_keys SELECT 'mmp_file', '\(id)' FROM raw_mmp__events WHERE file_id = \(id) LIMIT 1;
         INSERT OR IGNORE INTO dirty_keys SELECT 'sales_day', day FROM raw_apple__sales WHERE file_id = \(id) AND day IS NOT NULL;
