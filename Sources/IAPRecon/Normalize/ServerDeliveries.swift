@@ -43,7 +43,7 @@ enum ServerDeliveries {
                 """, persistent: false)
             try statement.bind(arguments)
             hasDelivery = try statement.step()
-            if hasDelivery { key = currentKey() }
+            if hasDelivery { keepKey() }
         }
 
         /// The current delivery's first line (`Column`), while `hasDelivery`.
@@ -54,24 +54,34 @@ enum ServerDeliveries {
         func advance() throws -> Int {
             var lines = 1
             while try statement.step() {
-                let next = currentKey()
-                if next == key {
+                if isKept() {
                     lines += 1
                     continue
                 }
-                key = next
+                keepKey()
                 return lines
             }
             hasDelivery = false
             return lines
         }
 
-        private func currentKey() -> [UInt8] {
-            var key: [UInt8] = []
+        /// Whether the line at hand is of the delivery whose key is kept (compared in place: a
+        /// batch reads every delivery line, and most are no copy).
+        private func isKept() -> Bool {
+            statement.withText(Int32(Column.transactionID)) { transaction in
+                statement.withText(Int32(Column.key)) { deliveryKey in
+                    key.count == transaction.count + 1 + deliveryKey.count && key.prefix(transaction.count).elementsEqual(transaction)
+                        && key.suffix(deliveryKey.count).elementsEqual(deliveryKey)
+                }
+            }
+        }
+
+        /// Keeps the key of the line at hand, in the one buffer.
+        private func keepKey() {
+            key.removeAll(keepingCapacity: true)
             statement.withText(Int32(Column.transactionID)) { key.append(contentsOf: $0) }
             key.append(0)
             statement.withText(Int32(Column.key)) { key.append(contentsOf: $0) }
-            return key
         }
     }
 }
