@@ -13,7 +13,7 @@ enum ServerDeliveries {
         static let ms = 0, userID = 1, transactionID = 2, productID = 3, orderID = 4, quantity = 5, deliveryID = 6
         static let fileID = 7, line = 8
         /// The delivery's key within its transaction: `id:` and its `delivery_id`, or `line:` and the fields that make it one.
-        static let key = 9
+        fileprivate static let key = 9
         /// The path of the file the line is in.
         static let path = 10
     }

@@ -3,8 +3,8 @@ import Foundation
 /// One customer's story in time order, for support (`iaprecon history`): a user's, one
 /// transaction's, or one subscription chain's.
 ///
-/// Answers from indexed tables only (the staged, result and raw ones, the raw lines normalized as
-/// `ServerOrders` and `ServerDeliveries` do), one indexed lookup per key, so
+/// Answers from indexed tables only (the results, and the input lines normalized as
+/// `AppleTransactions`, `ServerOrders` and `ServerDeliveries` do), one indexed lookup per key, so
 /// a lookup stays fast on a store of millions of transactions. Never shows receipt blobs or JWS
 /// strings, and masks IDFAs. A user sees every finding that involves them: their own, those on
 /// transactions delivered to them (the account that received a cross-user duplicate or a
@@ -109,6 +109,7 @@ public struct UserHistory: Sendable {
         switch scope {
         case .user(let user):
             loader.transactionIDs = try loader.strings("SELECT transaction_id FROM int_transactions_resolved WHERE user_id = ?1", user)
+            // And those delivered to them, so their deliveries are shown with the rest.
             for delivery in try loader.deliveries(to: user) where !loader.transactionIDs.contains(delivery.transactionID) {
                 loader.transactionIDs.append(delivery.transactionID)
             }
@@ -122,7 +123,7 @@ public struct UserHistory: Sendable {
         }
         let user: String? = if case .user(let user) = scope { user } else { nil }
         try loader.transactions(buyer: userID, isUser: user != nil)
-        try loader.deliveries(user: user)
+        try loader.deliveries()
         try loader.findings(user: user)
         loader.events.sort {
             ($0.ms, $0.event.hasPrefix("FINDING") ? 1 : 0, $0.event, $0.id) < ($1.ms, $1.event.hasPrefix("FINDING") ? 1 : 0, $1.event, $1.id)
@@ -385,8 +386,6 @@ public struct UserHistory: Sendable {
             var userID: String
             var copies: Int
             var source: String
-            /// Its transaction and key, which name it (`ServerDeliveries`).
-            var key: String
         }
 
         /// The deliveries (`ServerDeliveries`) of the delivery lines `condition` selects.
@@ -399,7 +398,7 @@ public struct UserHistory: Sendable {
                 var delivery = ShownDelivery(
                     ms: row.int(D.ms), transactionID: row.string(D.transactionID), productID: row.string(D.productID),
                     quantity: row.int(D.quantity), userID: row.string(D.userID), copies: 0,
-                    source: row.string(D.path) + ":" + String(row.int(D.line)), key: row.string(D.transactionID) + "\u{0}" + row.string(D.key))
+                    source: row.string(D.path) + ":" + String(row.int(D.line)))
                 delivery.copies = try lines.advance()
                 shown.append(delivery)
             }
@@ -412,12 +411,10 @@ public struct UserHistory: Sendable {
                 .filter { $0.userID == user }
         }
 
-        /// Deliveries of the transactions, and for a user also those to them of transactions Apple never saw.
-        mutating func deliveries(user: String?) throws {
-            var seen = Set<String>()
-            var shown = try deliveries(where: "d.transaction_id IN (SELECT value FROM json_each(?1))", [idList])
-            if let user { shown += try deliveries(to: user) }
-            for delivery in shown where seen.insert(delivery.key).inserted {
+        /// Deliveries of the transactions (for a user, they include every transaction delivered to
+        /// them, Apple's or not).
+        mutating func deliveries() throws {
+            for delivery in try deliveries(where: "d.transaction_id IN (SELECT value FROM json_each(?1))", [idList]) {
                 var parts = ["to \(delivery.userID)"]
                 if delivery.quantity != 1 { parts.append("quantity \(delivery.quantity)") }
                 if delivery.copies > 1 { parts.append("\(delivery.copies) copies in the log") }
