@@ -38,3 +38,36 @@ static inline long iaprecon_heap_bytes(int freeKept) {
     return -1;
 #endif
 }
+
+static inline int iaprecon_hex_digit(unsigned char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+/// SQL `unhex(X)` as SQLite 3.41 defines it (one argument): the bytes the hexadecimal digits of
+/// X spell, as a blob; NULL for NULL, an odd number of digits or any other character.
+static void iaprecon_unhex(sqlite3_context *context, int count, sqlite3_value **values) {
+    (void)count;
+    if (sqlite3_value_type(values[0]) == SQLITE_NULL) return;
+    const unsigned char *text = sqlite3_value_text(values[0]);
+    int length = sqlite3_value_bytes(values[0]);
+    if (text == 0 || length % 2 != 0) { sqlite3_result_null(context); return; }
+    unsigned char *bytes = sqlite3_malloc(length / 2 + 1);
+    if (bytes == 0) { sqlite3_result_error_nomem(context); return; }
+    for (int index = 0; index < length / 2; index++) {
+        int high = iaprecon_hex_digit(text[2 * index]), low = iaprecon_hex_digit(text[2 * index + 1]);
+        if (high < 0 || low < 0) { sqlite3_free(bytes); sqlite3_result_null(context); return; }
+        bytes[index] = (unsigned char)(high << 4 | low);
+    }
+    sqlite3_result_blob(context, bytes, length / 2, sqlite3_free);
+}
+
+/// Gives a connection `unhex` where its SQLite is older than 3.41, which has it built in: a
+/// migration's frozen text turns the hex a store kept into bytes with it.
+static inline int iaprecon_sqlite3_add_unhex(sqlite3 *database) {
+    if (sqlite3_libversion_number() >= 3041000) return SQLITE_OK;
+    return sqlite3_create_function_v2(database, "unhex", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, 0,
+                                      iaprecon_unhex, 0, 0, 0);
+}

@@ -88,11 +88,7 @@ enum ContentHash {
 /// FNV-1a over text, for stable ids.
 public enum StableID {
     public static func hash(_ text: String) -> String {
-        var state: UInt64 = 0xCBF2_9CE4_8422_2325
-        for byte in text.utf8 {
-            state ^= UInt64(byte)
-            state = state &* 0x0000_0100_0000_01B3
-        }
+        let state = value(text)
         // 16 lower-case hex digits, written in place (as `String(state, radix: 16)` zero-padded).
         return String(unsafeUninitializedCapacity: 16) { buffer in
             let digits: StaticString = "0123456789abcdef"
@@ -101,5 +97,19 @@ public enum StableID {
             }
             return 16
         }
+    }
+
+    /// The hash's eight bytes, most significant first: the bytes `hash` spells in hex.
+    public static func bytes(_ text: String) -> [UInt8] {
+        withUnsafeBytes(of: value(text).bigEndian) { Array($0) }
+    }
+
+    private static func value(_ text: String) -> UInt64 {
+        var state: UInt64 = 0xCBF2_9CE4_8422_2325
+        for byte in text.utf8 {
+            state ^= UInt64(byte)
+            state = state &* 0x0000_0100_0000_01B3
+        }
+        return state
     }
 }

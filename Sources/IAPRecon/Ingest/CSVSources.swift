@@ -189,12 +189,17 @@ enum MMPEventParser: CSVRowParser {
         }
         let retargeting = cell(.isRetargeting)?.lowercased() == "true"
         let eventName = try required(.eventName)
-        // Only an install's own install time is ever read (attribution's install moment).
+        // The store keeps what attribution reads of each event (`MMPEvents`): an install's own
+        // install time, campaign and device ids; a purchase's revenue; of every row the ids a
+        // repeat is told by and a user is linked by. The event value only tells repeats apart:
+        // its hash, none for an empty one.
+        let install = eventName == "install", purchase = eventName == "af_purchase"
         return .accepted([RawRow(.mmpEvents, [
-            .integer(eventMs), SQLValue(eventName == "install" ? installMs : nil), .text(eventName), SQLValue(cell(.mediaSource)),
-            SQLValue(cell(.campaign)), SQLValue(customerUserID), SQLValue(idfv), SQLValue(idfa), SQLValue(appsflyerID),
-            SQLValue(revenue), SQLValue(revenueCurrency), SQLValue(revenueUSD), .integer(retargeting ? 1 : 0),
-            .text(StableID.hash(eventValue ?? "")),
+            .integer(eventMs), SQLValue(install ? installMs : nil), .text(eventName), SQLValue(install ? cell(.mediaSource) : nil),
+            SQLValue(install ? cell(.campaign) : nil), SQLValue(customerUserID), SQLValue(install ? idfv : nil),
+            SQLValue(install ? idfa : nil), SQLValue(appsflyerID),
+            SQLValue(purchase ? revenue : nil), SQLValue(purchase ? revenueCurrency : nil), SQLValue(purchase ? revenueUSD : nil),
+            .integer(retargeting ? 1 : 0), eventValue.map { .blob(StableID.bytes($0)) } ?? .null,
         ])])
     }
 }

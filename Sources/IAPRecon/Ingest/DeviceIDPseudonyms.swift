@@ -1,46 +1,45 @@
 /// What the store keeps of a device id (IDFA, IDFV, AppsFlyer ID): a keyed hash and the
 /// last four characters, never the id itself.
 ///
-/// The pseudonym is the first 128 bits of HMAC-SHA256 under a random key of this store,
-/// in hex, then `…` and the id's last four characters: `9f86d081884c7d659a2feaa0c55ad015…1A2B`.
-/// One id always gives one pseudonym, so registrations and AppsFlyer rows still join on
-/// them; without the key nobody can tell which id a pseudonym stands for, nor match it
-/// against another store's; and `history` shows the last four characters a support agent
-/// compares with what the user reads off their phone. The key lives in the store (its own
-/// table), which only its owner can read.
+/// The pseudonym is a blob: the first 128 bits of HMAC-SHA256 under a random key of this store,
+/// then the id's last four characters (none of an id shorter than eight bytes). One id always
+/// gives one pseudonym, so registrations and AppsFlyer rows still join on them; without the key
+/// nobody can tell which id a pseudonym stands for, nor match it against another store's; and
+/// `history` shows the last four characters (`…1A2B`, `shown`) a support agent compares with
+/// what the user reads off their phone. The key lives in the store (its own table), which only
+/// its owner can read.
 public struct DeviceIDPseudonyms: Sendable {
     private let hmac: HMACSHA256
 
     public init(key: [UInt8]) { hmac = HMACSHA256(key: key) }
 
-    public func pseudonym(_ id: String) -> String {
+    /// The bytes of the keyed hash that a pseudonym starts with.
+    static let hashBytes = 16
+
+    public func pseudonym(_ id: String) -> [UInt8] {
         var id = id
         return id.withUTF8 { bytes in
             withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { code in
                 hmac.authenticationCode(UnsafeRawBufferPointer(bytes), into: code)
-                let masked = Redaction.masked(bytes)
-                // Written straight into the string's storage (repaired if the last four bytes
-                // split a character, as decoding them always did).
-                return String(unsafeUninitializedCapacity: 32 + masked.count) { text in
-                    for index in 0..<16 {
-                        text[2 * index] = Self.hexDigits[Int(code[index] >> 4)]
-                        text[2 * index + 1] = Self.hexDigits[Int(code[index] & 0x0F)]
-                    }
-                    for (offset, byte) in masked.enumerated() { text[32 + offset] = byte }
-                    return 32 + masked.count
-                }
+                // The last four bytes as text: a character they split is repaired, as it was when
+                // pseudonyms were kept as text, so an older store's migrated pseudonyms are the same bytes.
+                let lastFour = bytes.count >= 8 ? Array(String(decoding: bytes.suffix(4), as: UTF8.self).utf8) : []
+                return Array(code.prefix(Self.hashBytes)) + lastFour
             }
         }
     }
 
-    private static let hexDigits = Array("0123456789abcdef".utf8)
+    /// What `history` shows of a stored pseudonym: `…` and the id's last four characters.
+    static func shown(_ pseudonym: [UInt8]) -> String {
+        "…" + String(decoding: pseudonym.dropFirst(hashBytes), as: UTF8.self)
+    }
 
     /// `values` of a row of `table` with its device ids replaced by their pseudonyms.
     func pseudonymising(_ values: [SQLValue], of table: RawTable) -> [SQLValue] {
         guard !table.deviceIDColumns.isEmpty else { return values }
         var values = values
         for column in table.deviceIDColumns {
-            if case .text(let id) = values[column] { values[column] = .text(pseudonym(id)) }
+            if case .text(let id) = values[column] { values[column] = .blob(pseudonym(id)) }
         }
         return values
     }
@@ -84,7 +83,7 @@ public struct DeviceIDPseudonyms: Sendable {
             for row in rows {
                 let ids = row.ids.map { id in
                     guard case .text(let text) = id else { return id }
-                    return .text(pseudonym(text))
+                    return .blob(pseudonym(text))
                 }
                 try update.insert(row.key + ids)
             }

@@ -36,7 +36,8 @@ public enum RawTable: Int, CaseIterable, Sendable {
         }
     }
 
-    /// Columns after `file_id, line, item`; `_ms` columns are INTEGER, the rest TEXT.
+    /// Columns after `file_id, line, item`; `_ms` and `_n` columns are INTEGER, device ids and an MMP
+    /// row's event value BLOB, the rest TEXT.
     public var columns: [String] { createdColumns + addedColumns }
 
     /// `columns.count`, counted once per table rather than for every row a parser makes.
@@ -68,7 +69,7 @@ public enum RawTable: Int, CaseIterable, Sendable {
             ]
         case .notifications: ["notification_uuid", "notification_type", "subtype", "signed_ms", "environment", "version", "transaction_id"]
         case .registrations: ["ts_ms", "user_id", "method", "idfv", "idfa", "appsflyer_id", "country"]
-        // Migration 8 keeps only what attribution reads (`MMPEvents`).
+        // Only what attribution reads (`MMPEvents`; migrations 8 and 11).
         case .mmpEvents:
             [
                 "event_wall_ms", "install_wall_ms", "event_name", "media_source", "campaign", "customer_user_id", "idfv", "idfa",

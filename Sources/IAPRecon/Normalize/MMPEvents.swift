@@ -2,7 +2,8 @@
 ///
 /// A row repeated with the same AppsFlyer ID (else CUID, IDFV, IDFA), event name, event time
 /// and event value is one row, and the first in file order wins. The store keeps each accepted
-/// row once (`raw_mmp__events`, only the columns attribution reads); which rows are repeats is
+/// row once (`raw_mmp__events`, only the columns attribution reads: the event value as its hash,
+/// a campaign and an IDFV or IDFA on installs only, revenue on purchases only); which rows are repeats is
 /// decided here, in memory, every time attribution reads them. So a replaced file, or a late one
 /// that sorts among the stored ones, changes who wins with no staged copy to rebuild, and a night
 /// pays nothing for MMP files before its report (which reads every row anyway).

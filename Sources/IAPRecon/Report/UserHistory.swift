@@ -295,8 +295,8 @@ public struct UserHistory: Sendable {
                 """, [.text(user)]) { row in
                 var parts = ["method " + (row.optionalString(1) ?? "?")]
                 if let country = row.optionalString(2) { parts.append("country " + country) }
-                if let idfa = row.optionalString(3) { parts.append("idfa " + mask(idfa)) }
-                if let appsflyer = row.optionalString(4) { parts.append("appsflyer " + mask(appsflyer)) }
+                if let idfa = mask(row.value(3)) { parts.append("idfa " + idfa) }
+                if let appsflyer = mask(row.value(4)) { parts.append("appsflyer " + appsflyer) }
                 add(row.int(0), "registered", id: user, detail: parts.joined(separator: ", "), source: row.string(5))
             }
             // The install the report joined this user to (CONTRACT.md §1.5), with the key it was joined by.
@@ -460,10 +460,15 @@ public struct UserHistory: Sendable {
         }
     }
 
-    /// A device id shows only its last four characters: what follows the `…` of the pseudonym the store keeps.
-    static func mask(_ id: String) -> String {
-        if let marker = id.lastIndex(of: "…") { return String(id[marker...]) }
-        return "…" + String(id.suffix(4))
+    /// A device id shows only its last four characters, as its pseudonym keeps them; an id a store
+    /// kept whole (written before pseudonyms, and not yet read again by ingest) shows no more.
+    static func mask(_ id: SQLValue) -> String? {
+        switch id {
+        case .blob(let pseudonym): DeviceIDPseudonyms.shown(pseudonym)
+        case .text(let id): "…" + String(id.suffix(4))
+        case .integer(let id): "…" + String(String(id).suffix(4))
+        case .null: nil
+        }
     }
 }
 

@@ -11,6 +11,9 @@ public enum SQLValue: Sendable, Equatable, Hashable {
     case null
     case integer(Int64)
     case text(String)
+    /// Bytes kept as they are: what the store keeps of a device id (`DeviceIDPseudonyms`) and of an MMP
+    /// row's event value, where text would spell each byte in two characters.
+    case blob([UInt8])
 
     public init(_ text: String?) { self = text.map { .text($0) } ?? .null }
     public init(_ integer: Int64?) { self = integer.map { .integer($0) } ?? .null }
@@ -44,7 +47,9 @@ public final class Database {
         self.path = path
         sqlite3_extended_result_codes(handle, 1)
         sqlite3_busy_timeout(handle, 5_000)
-        do {
+        do throws(SQLiteError) {
+            let added = iaprecon_sqlite3_add_unhex(handle)
+            if added != SQLITE_OK { throw SQLiteError(code: added, message: "cannot add unhex()", sql: nil) }
             // Reading the schema fails at once on a file that is not a database.
             try execute("SELECT count(*) FROM sqlite_master")
             try execute("PRAGMA foreign_keys = ON")
@@ -215,6 +220,8 @@ public final class Statement {
         case .text(var text):
             // By its length, not up to a NUL: text holding one is stored whole.
             code = text.withUTF8 { utf8 in bindText(UnsafeRawBufferPointer(utf8), index) }
+        case .blob(let bytes):
+            code = bytes.withUnsafeBytes { bindBlob($0, index) }
         }
         if code != SQLITE_OK { throw SQLiteError(code: code, message: database.lastErrorMessage, sql: sql) }
     }
@@ -228,6 +235,20 @@ public final class Statement {
             let start = text.isEmpty ? empty.baseAddress : text.baseAddress
             return sqlite3_bind_text(pointer, index, start?.assumingMemoryBound(to: CChar.self), Int32(text.count), transient)
         }
+    }
+
+    private func bindBlob(_ bytes: UnsafeRawBufferPointer, _ index: Int32) -> Int32 {
+        let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
+        return withUnsafeBytes(of: 0 as UInt8) { empty in
+            // As for text: an empty blob is a zero-length blob, never NULL.
+            sqlite3_bind_blob(pointer, index, bytes.isEmpty ? empty.baseAddress : bytes.baseAddress, Int32(bytes.count), transient)
+        }
+    }
+
+    /// Binds `bytes` as a blob without copying them (SQLITE_STATIC), on the terms of `bindBorrowedText`.
+    func bindBorrowedBlob(_ bytes: UnsafeRawBufferPointer, at index: Int32) throws(SQLiteError) {
+        let code = bytes.isEmpty ? bindBlob(bytes, index) : sqlite3_bind_blob(pointer, index, bytes.baseAddress, Int32(bytes.count), nil)
+        if code != SQLITE_OK { throw SQLiteError(code: code, message: database.lastErrorMessage, sql: sql) }
     }
 
     /// Binds UTF-8 `text` (SQLite copies it) without making a Swift `String` of it.
@@ -331,6 +352,7 @@ public struct Row {
         switch statement.columnType(Int32(index)) {
         case SQLITE_NULL: .null
         case SQLITE_INTEGER: .integer(int(index))
+        case SQLITE_BLOB: .blob(statement.withText(Int32(index)) { Array($0) })
         default: .text(string(index))
         }
     }

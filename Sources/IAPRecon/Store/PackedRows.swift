@@ -2,7 +2,7 @@ import CSQLite
 
 /// Rows for one table, packed in one byte buffer: how a reader connection's thread hands rows to
 /// the writer without a Swift `String` per value. Each value is a tag byte (0 null, 1 integer,
-/// 2 text) then 8 bytes of integer or a 4-byte length and the text's UTF-8 bytes.
+/// 2 text, 3 blob) then 8 bytes of integer or a 4-byte length and the text's UTF-8 bytes (or the blob's).
 struct PackedRows: Sendable {
     /// Which of its job's INSERT statements the rows are for.
     let table: Int
@@ -22,6 +22,7 @@ struct PackedRows: Sendable {
         case .null: bytes.append(0)
         case .integer(let integer): appendInteger(integer)
         case .text(let text): appendText(text.utf8)
+        case .blob(let bytes): appendBytes(bytes, tag: 3)
         }
     }
 
@@ -29,12 +30,13 @@ struct PackedRows: Sendable {
         count += 1
     }
 
-    /// Appends columns `0..<columns` of `row` as they are stored: integers and text (anything else as text).
+    /// Appends columns `0..<columns` of `row` as they are stored: integers, blobs and text (a float as text).
     mutating func append(_ row: Row, columns: Int) {
         for column in 0..<Int32(columns) {
             switch row.statement.columnType(column) {
             case SQLITE_NULL: bytes.append(0)
             case SQLITE_INTEGER: appendInteger(row.statement.int64(column))
+            case SQLITE_BLOB: row.statement.withText(column) { appendBytes($0, tag: 3) }
             default: row.statement.withText(column) { appendText($0) }
             }
         }
@@ -47,9 +49,13 @@ struct PackedRows: Sendable {
     }
 
     private mutating func appendText<Text: Collection<UInt8>>(_ text: Text) {
-        bytes.append(2)
-        withUnsafeBytes(of: UInt32(text.count).littleEndian) { bytes.append(contentsOf: $0) }
-        bytes.append(contentsOf: text)
+        appendBytes(text, tag: 2)
+    }
+
+    private mutating func appendBytes<Bytes: Collection<UInt8>>(_ value: Bytes, tag: UInt8) {
+        bytes.append(tag)
+        withUnsafeBytes(of: UInt32(value.count).littleEndian) { bytes.append(contentsOf: $0) }
+        bytes.append(contentsOf: value)
     }
 
     /// Inserts every row with `statement`: `prefix` binds its first parameters, each row's packed
@@ -73,10 +79,15 @@ struct PackedRows: Sendable {
                         let integer = Int64(littleEndian: buffer.loadUnaligned(fromByteOffset: offsetInBuffer, as: Int64.self))
                         offsetInBuffer += 8
                         try statement.bind(.integer(integer), at: index)
-                    case 2:
+                    case 2, 3:
                         let length = Int(UInt32(littleEndian: buffer.loadUnaligned(fromByteOffset: offsetInBuffer, as: UInt32.self)))
                         offsetInBuffer += 4
-                        try statement.bindBorrowedText(UnsafeRawBufferPointer(rebasing: buffer[offsetInBuffer..<(offsetInBuffer + length)]), at: index)
+                        let value = UnsafeRawBufferPointer(rebasing: buffer[offsetInBuffer..<(offsetInBuffer + length)])
+                        if tag == 2 {
+                            try statement.bindBorrowedText(value, at: index)
+                        } else {
+                            try statement.bindBorrowedBlob(value, at: index)
+                        }
                         offsetInBuffer += length
                     default:
                         try statement.bind(.null, at: index)

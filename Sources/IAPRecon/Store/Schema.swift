@@ -389,6 +389,73 @@ public enum Schema {
             DROP TABLE IF EXISTS normalize__changed_transactions;
             DROP TABLE IF EXISTS normalize__changed_orders;
             """),
+        // Device-id pseudonyms are kept as bytes (the hash, then the id's last four characters), not
+        // as hex and `…`; an MMP row's event value as its hash's bytes, none for an empty value. A
+        // row that is not an install keeps no campaign and no IDFV or IDFA, and one that is not a
+        // purchase no revenue: attribution reads them of no other row. A store kept from before
+        // pseudonyms (whole ids, which have no `…`) keeps them until ingest replaces them.
+        (11, """
+            ALTER TABLE raw_mmp__events RENAME TO raw_mmp__events_hex;
+            CREATE TABLE raw_mmp__events (
+              file_id INTEGER NOT NULL REFERENCES files(file_id) ON DELETE CASCADE,
+              line INTEGER NOT NULL,
+              item INTEGER NOT NULL,
+              event_wall_ms INTEGER,
+              install_wall_ms INTEGER,
+              event_name TEXT,
+              media_source TEXT,
+              campaign TEXT,
+              customer_user_id TEXT,
+              idfv BLOB,
+              idfa BLOB,
+              appsflyer_id BLOB,
+              revenue TEXT,
+              revenue_currency TEXT,
+              revenue_usd TEXT,
+              is_retargeting_n INTEGER,
+              event_value_key BLOB,
+              PRIMARY KEY (file_id, line, item)
+            ) WITHOUT ROWID;
+            INSERT INTO raw_mmp__events
+              SELECT file_id, line, item, event_wall_ms, install_wall_ms, event_name,
+                     CASE WHEN event_name = 'install' THEN media_source END,
+                     CASE WHEN event_name = 'install' THEN campaign END,
+                     customer_user_id,
+                     CASE WHEN event_name = 'install' THEN CASE WHEN substr(idfv, 33, 1) = '…' THEN CAST(unhex(substr(idfv, 1, 32)) || substr(idfv, 34) AS BLOB) ELSE idfv END END,
+                     CASE WHEN event_name = 'install' THEN CASE WHEN substr(idfa, 33, 1) = '…' THEN CAST(unhex(substr(idfa, 1, 32)) || substr(idfa, 34) AS BLOB) ELSE idfa END END,
+                     CASE WHEN substr(appsflyer_id, 33, 1) = '…' THEN CAST(unhex(substr(appsflyer_id, 1, 32)) || substr(appsflyer_id, 34) AS BLOB) ELSE appsflyer_id END,
+                     CASE WHEN event_name = 'af_purchase' THEN revenue END,
+                     CASE WHEN event_name = 'af_purchase' THEN revenue_currency END,
+                     CASE WHEN event_name = 'af_purchase' THEN revenue_usd END,
+                     is_retargeting_n,
+                     CASE WHEN typeof(event_value_key) != 'text' THEN event_value_key
+                          WHEN event_value_key != 'cbf29ce484222325' THEN unhex(event_value_key) END
+              FROM raw_mmp__events_hex;
+            DROP TABLE raw_mmp__events_hex;
+            ALTER TABLE raw_registrations__users RENAME TO raw_registrations__users_hex;
+            CREATE TABLE raw_registrations__users (
+              file_id INTEGER NOT NULL REFERENCES files(file_id) ON DELETE CASCADE,
+              line INTEGER NOT NULL,
+              item INTEGER NOT NULL,
+              ts_ms INTEGER,
+              user_id TEXT,
+              method TEXT,
+              idfv BLOB,
+              idfa BLOB,
+              appsflyer_id BLOB,
+              country TEXT,
+              PRIMARY KEY (file_id, line, item)
+            ) WITHOUT ROWID;
+            INSERT INTO raw_registrations__users
+              SELECT file_id, line, item, ts_ms, user_id, method,
+                     CASE WHEN substr(idfv, 33, 1) = '…' THEN CAST(unhex(substr(idfv, 1, 32)) || substr(idfv, 34) AS BLOB) ELSE idfv END,
+                     CASE WHEN substr(idfa, 33, 1) = '…' THEN CAST(unhex(substr(idfa, 1, 32)) || substr(idfa, 34) AS BLOB) ELSE idfa END,
+                     CASE WHEN substr(appsflyer_id, 33, 1) = '…' THEN CAST(unhex(substr(appsflyer_id, 1, 32)) || substr(appsflyer_id, 34) AS BLOB) ELSE appsflyer_id END,
+                     country
+              FROM raw_registrations__users_hex;
+            DROP TABLE raw_registrations__users_hex;
+            CREATE INDEX raw_registrations_by_user ON raw_registrations__users(user_id);
+            """),
     ]
 
     public static var latestVersion: Int { migrations.last?.id ?? 0 }

@@ -59,9 +59,9 @@ enum Tables {
         // `consumption_requests.jsonl` answers each CONSUMPTION_REQUEST notification as it came.
         .init(name: "raw_notifications__notifications", layer: .raw, writer: .ingest, readers: [.report], migration: 1),
         // Each user's first sign-up is picked as it is read (`FirstRegistrations`); `history` lists every sign-up.
-        .init(name: "raw_registrations__users", layer: .raw, writer: .ingest, readers: [.store, .normalize, .report], migration: 1),
+        .init(name: "raw_registrations__users", layer: .raw, writer: .ingest, readers: [.store, .normalize, .report], migration: 11),
         // Attribution reads it through `MMPEvents`, which drops repeats in memory.
-        .init(name: "raw_mmp__events", layer: .raw, writer: .ingest, readers: [.store, .normalize], migration: 8),
+        .init(name: "raw_mmp__events", layer: .raw, writer: .ingest, readers: [.store, .normalize], migration: 11),
         .init(name: "raw_spend__days", layer: .raw, writer: .ingest, readers: [.report], migration: 1),
         .init(name: "raw_catalog__products", layer: .raw, writer: .ingest, readers: [.store, .join, .report], migration: 1),
         .init(name: "raw_fx__rates", layer: .raw, writer: .ingest, readers: [.report], migration: 1),

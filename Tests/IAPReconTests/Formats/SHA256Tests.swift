@@ -26,14 +26,20 @@ struct SHA256Tests {
 
     @Test("a device id's pseudonym is the first 128 bits of its HMAC under the store's key, as every earlier build stored it")
     func pseudonymUnchanged() {
-        // Stores written by earlier builds hold pseudonyms made this way: a different one would split
-        // a user's registrations from their AppsFlyer rows.
+        // Stores written by earlier builds hold pseudonyms made this way (as hex and `…` before
+        // migration 11): a different hash would split a user's registrations from their AppsFlyer rows.
         let pseudonyms = DeviceIDPseudonyms(key: Array(0..<32))
-        #expect(pseudonyms.pseudonym("A1B2C3D4-E5F6-4711-8899-AABBCCDDEEFF") == "57732a431915c6b73b54faba39f72782…EEFF")
+        func spelled(_ id: String) -> String {
+            let pseudonym = pseudonyms.pseudonym(id)
+            return Self.hex(Array(pseudonym.prefix(16))) + DeviceIDPseudonyms.shown(pseudonym)
+        }
+        #expect(spelled("A1B2C3D4-E5F6-4711-8899-AABBCCDDEEFF") == "57732a431915c6b73b54faba39f72782…EEFF")
+        #expect(pseudonyms.pseudonym("A1B2C3D4-E5F6-4711-8899-AABBCCDDEEFF").count == 20)
         #expect(pseudonyms.pseudonym("A1B2C3D4-E5F6-4711-8899-AABBCCDDEEFE") != pseudonyms.pseudonym("A1B2C3D4-E5F6-4711-8899-AABBCCDDEEFF"))
-        // Fewer than 8 bytes show no tail; a tail that splits a character shows its repair, as always.
-        #expect(pseudonyms.pseudonym("abc1234") == "2443102f4643f6b44e60e06259ac6c79…")
-        #expect(pseudonyms.pseudonym("abcd1234") == "58343675aff69d96efa0b10fd82ac63e…1234")
-        #expect(pseudonyms.pseudonym("é-ü-ß-ø-12") == "1f979c12a85c473d970bb118db1d8aec…\u{FFFD}-12")
+        // Fewer than 8 bytes keep no tail; a tail that splits a character keeps its repair, as always.
+        #expect(spelled("abc1234") == "2443102f4643f6b44e60e06259ac6c79…")
+        #expect(pseudonyms.pseudonym("abc1234").count == 16)
+        #expect(spelled("abcd1234") == "58343675aff69d96efa0b10fd82ac63e…1234")
+        #expect(spelled("é-ü-ß-ø-12") == "1f979c12a85c473d970bb118db1d8aec…\u{FFFD}-12")
     }
 }

@@ -474,19 +474,46 @@ struct SourceParserTests {
         #expect(outcomes(canonical) == ["2 accepted"])
         let row = try #require(acceptedRow(canonical[0]))
         #expect(try #require(acceptedRow(shuffled[0])) == row)
-        #expect(row["campaign"] == .text("spring"))
-        #expect(row["customer_user_id"] == .text("u7") && row["idfv"] == .text("V1") && row["idfa"] == .text("A1"))
+        #expect(row["customer_user_id"] == .text("u7") && row["appsflyer_id"] == .text("af7"))
         #expect(row["revenue"] == .text("1.99") && row["revenue_currency"] == .text("EUR") && row["revenue_usd"] == .text("2.1"))
         // A purchase's install time is checked but not kept: only an install's is ever read.
         #expect(row["is_retargeting_n"] == .integer(1) && row["install_wall_ms"] == .null)
         let install = IngestLine.csv(.attribution, [
             Self.mmpHeader, values.joined(separator: ",").replacingOccurrences(of: "af_purchase", with: "install"),
         ])
-        #expect(try #require(acceptedRow(install[0]))["install_wall_ms"] == .integer(1_795_770_000_000))
+        let installRow = try #require(acceptedRow(install[0]))
+        #expect(installRow["install_wall_ms"] == .integer(1_795_770_000_000))
+        #expect(installRow["campaign"] == .text("spring"))
+        #expect(installRow["idfv"] == .text("V1") && installRow["idfa"] == .text("A1"))
         let badInstallTime = IngestLine.csv(.attribution, [
             Self.mmpHeader, values.joined(separator: ",").replacingOccurrences(of: "2026-11-27 09:00:00", with: "yesterday"),
         ])
         #expect(outcomes(badInstallTime).count == 1 && outcomes(badInstallTime)[0].hasPrefix("2 rejected: bad time in 'Install Time'"))
+    }
+
+    @Test("MMP rows keep what attribution reads of their event: an install its campaign and device ids, a purchase its revenue, every row its ids, name, time and event value")
+    func mmpColumnsKeptByEvent() throws {
+        let line = { (event: String) in
+            #"2026-11-28 10:00:00,\#(event),u7,V1,A1,af7,Facebook Ads,spring,1.99,EUR,2.10,"{""level"":3}",false,2026-11-27 09:00:00"#
+        }
+        let parsed = IngestLine.csv(.attribution, [Self.mmpHeader, line("install"), line("af_purchase"), line("af_login"),
+                                                   "2026-11-28 10:00:00,af_login,u7,V1,,,,,,,,,,"])
+        #expect(outcomes(parsed) == ["2 accepted", "3 accepted", "4 accepted", "5 accepted"])
+        let (install, purchase, login, bare) = try (#require(acceptedRow(parsed[0])), #require(acceptedRow(parsed[1])),
+                                                    #require(acceptedRow(parsed[2])), #require(acceptedRow(parsed[3])))
+        let valueKey = SQLValue.blob(StableID.bytes(#"{"level":3}"#))
+        for row in [install, purchase, login] {
+            #expect(row["customer_user_id"] == .text("u7") && row["appsflyer_id"] == .text("af7"))
+            #expect(row["event_wall_ms"] == .integer(1_795_860_000_000) && row["event_value_key"] == valueKey)
+        }
+        #expect(install["media_source"] == .text("Facebook Ads") && install["campaign"] == .text("spring"))
+        #expect(install["idfv"] == .text("V1") && install["idfa"] == .text("A1") && install["revenue"] == .null)
+        #expect(purchase["media_source"] == .null && purchase["campaign"] == .null && purchase["idfv"] == .null)
+        #expect(purchase["revenue"] == .text("1.99") && purchase["revenue_currency"] == .text("EUR") && purchase["revenue_usd"] == .text("2.1"))
+        #expect(login["media_source"] == .null && login["idfv"] == .null && login["idfa"] == .null && login["revenue"] == .null)
+        // A row whose only id is an IDFV is still accepted (the IDFV is an id the contract accepts),
+        // and an empty event value has no hash.
+        #expect(bare["idfv"] == .null && bare["event_value_key"] == .null && bare["customer_user_id"] == .text("u7"))
     }
 
     @Test("MMP revenue: the revenue columns first, else af_revenue/af_currency from Event Value")
@@ -504,7 +531,7 @@ struct SourceParserTests {
         #expect(fallback["revenue_currency"] == .text("JPY"))
         #expect(fallback["revenue_usd"] == .null)
         #expect(fallback["install_wall_ms"] == .null)
-        #expect(fallback["event_value_key"] == .text(StableID.hash(#"{"af_revenue":"4.99","af_currency":"JPY"}"#)))
+        #expect(fallback["event_value_key"] == .blob(StableID.bytes(#"{"af_revenue":"4.99","af_currency":"JPY"}"#)))
         let columns = try #require(acceptedRow(parsed[1]))
         #expect(columns["revenue"] == .text("0.99"))
         #expect(columns["revenue_currency"] == .text("EUR"))

@@ -402,6 +402,53 @@ struct IncrementalTests {
         try expectSame(scenario, reference, "migrated MMP rows")
     }
 
+    @Test("a store that kept device-id pseudonyms and MMP event values as hex (an older iaprecon) is migrated to the bytes a fresh ingest keeps; outputs are unchanged")
+    func hexPseudonymsFromAnOlderStore() throws {
+        let files = try SourceFile.list(in: Self.sampleData)
+        try #require(files.contains { $0.kind == .attribution } && files.contains { $0.kind == .registrations })
+        let scenario = try Scenario(), reference = try Scenario()
+        for store in [scenario, reference] {
+            for file in files { try store.link(file) }
+            try store.fixDeviceIDKey()
+            _ = try run(store, input: store.input)
+        }
+        let database = try scenario.open()
+        // Back to what schema 10 held: each pseudonym as 32 hex digits, `…` and the id's tail; each
+        // event value's hash as 16 hex digits, an empty value's too; and rows that are not installs
+        // (or not purchases) with the campaign, device ids and revenue no reader takes of them.
+        func hexPseudonym(_ column: String) -> String {
+            "\(column) = lower(hex(substr(\(column), 1, 16))) || '…' || CAST(substr(\(column), 17) AS TEXT)"
+        }
+        try database.execute("""
+            UPDATE raw_registrations__users SET \(hexPseudonym("idfv")), \(hexPseudonym("idfa")), \(hexPseudonym("appsflyer_id"));
+            UPDATE raw_mmp__events SET \(hexPseudonym("idfv")), \(hexPseudonym("idfa")), \(hexPseudonym("appsflyer_id")),
+              event_value_key = CASE WHEN event_value_key IS NULL THEN 'cbf29ce484222325' ELSE lower(hex(event_value_key)) END;
+            UPDATE raw_mmp__events SET media_source = 'Facebook Ads', campaign = 'c1', idfv = '0123456789abcdef0123456789abcdef…4C5D'
+              WHERE event_name != 'install';
+            UPDATE raw_mmp__events SET revenue = '1.00', revenue_currency = 'USD', revenue_usd = '1' WHERE event_name != 'af_purchase';
+            DELETE FROM schema_migrations WHERE id >= 11;
+            """)
+        #expect(try database.scalar("SELECT count(*) FROM raw_mmp__events WHERE typeof(appsflyer_id) = 'text'").integerValue > 0)
+        try Schema.migrate(database)
+        // Row for row, what the migration left is what a fresh ingest keeps.
+        for table in [RawTable.mmpEvents, .registrations] {
+            let select = "SELECT f.path, r.line, r.item, \(table.columns.map { "r." + $0 }.joined(separator: ", ")) FROM \(table.name) r "
+                + "JOIN files f USING (file_id) ORDER BY f.path, r.line, r.item"
+            func rows(_ store: Database) throws -> [[SQLValue]] {
+                var rows: [[SQLValue]] = []
+                try store.forEach(select) { row in rows.append((0..<(3 + table.columns.count)).map { row.value($0) }) }
+                return rows
+            }
+            let migrated = try rows(database), fresh = try rows(reference.open())
+            #expect(migrated.count == fresh.count && !fresh.isEmpty, "\(table.name)")
+            let difference = zip(migrated, fresh).first { $0 != $1 }
+            #expect(difference == nil, "\(table.name)")
+        }
+        #expect(try database.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'raw_registrations_by_user'") == .integer(1))
+        _ = try run(scenario, input: scenario.input)
+        try expectSame(scenario, reference, "migrated pseudonyms")
+    }
+
     @Test("a store an older iaprecon left with staged rows and a night's changes pending is migrated: what they linked is revisited")
     func stagedServerLinesFromAnOlderStore() throws {
         let scenario = try Scenario()

@@ -146,12 +146,11 @@ struct DataMinimisationTests {
         ])
         _ = try scenario.run(asOf: "2026-12-31T00:00:00Z")
         let database = try scenario.open()
-        let stored = try #require(Self.text(try database.scalar("SELECT idfa FROM raw_registrations__users")))
-        #expect(stored.count == 32 + 5)
-        #expect(stored.hasSuffix("…A5B6"))
-        #expect(stored.prefix(32).allSatisfy { $0.isHexDigit })
-        let mmp = try #require(Self.text(try database.scalar("SELECT appsflyer_id FROM raw_mmp__events")))
-        let registration = try #require(Self.text(try database.scalar("SELECT appsflyer_id FROM raw_registrations__users")))
+        let stored = try #require(Self.bytes(try database.scalar("SELECT idfa FROM raw_registrations__users")))
+        #expect(stored.count == 16 + 4)
+        #expect(DeviceIDPseudonyms.shown(stored) == "…A5B6")
+        let mmp = try #require(Self.bytes(try database.scalar("SELECT appsflyer_id FROM raw_mmp__events")))
+        let registration = try #require(Self.bytes(try database.scalar("SELECT appsflyer_id FROM raw_registrations__users")))
         #expect(mmp == registration)
         #expect(Self.text(try database.scalar("SELECT matched_by FROM fct_user_installs WHERE user_id = 'u_1'")) == "appsflyer_id")
         let story = try UserHistory.load(database, .user("u_1"))
@@ -160,9 +159,9 @@ struct DataMinimisationTests {
         let other = try Scenario()
         try other.write("registrations/r.jsonl", [#"{"ts":"2026-11-20T10:00:00Z","user_id":"u_1","method":"apple","idfa":"\#(idfa)"}"#])
         _ = try other.run(asOf: "2026-12-31T00:00:00Z")
-        let otherStored = try #require(Self.text(try other.open().scalar("SELECT idfa FROM raw_registrations__users")))
+        let otherStored = try #require(Self.bytes(try other.open().scalar("SELECT idfa FROM raw_registrations__users")))
         #expect(otherStored != stored)
-        #expect(otherStored.hasSuffix("…A5B6"))
+        #expect(DeviceIDPseudonyms.shown(otherStored) == "…A5B6")
     }
 
     @Test("a store written before pseudonyms gets its full device ids replaced by the next run, and attribution is unchanged")
@@ -188,7 +187,7 @@ struct DataMinimisationTests {
         _ = try scenario.run(asOf: "2026-12-31T00:00:00Z")
         let database = try scenario.open()
         for (table, text) in try Self.storedTexts(database) { #expect(!text.contains(Self.planted[1]), "\(table) holds the IDFV") }
-        #expect(Self.text(try database.scalar("SELECT idfv FROM raw_registrations__users"))?.hasSuffix("…4C5D") == true)
+        #expect(Self.bytes(try database.scalar("SELECT idfv FROM raw_registrations__users")).map(DeviceIDPseudonyms.shown) == "…4C5D")
         #expect(try scenario.output("attribution.csv") == attribution)
         #expect(Self.text(try database.scalar("SELECT matched_by FROM fct_user_installs WHERE user_id = 'u_1'")) == "idfv")
     }
@@ -234,6 +233,11 @@ struct DataMinimisationTests {
 
     static func text(_ value: SQLValue?) -> String? {
         if case .text(let text)? = value { return text }
+        return nil
+    }
+
+    static func bytes(_ value: SQLValue?) -> [UInt8]? {
+        if case .blob(let bytes)? = value { return bytes }
         return nil
     }
 }
