@@ -36,15 +36,13 @@ struct AttributionReport {
         var mmpRevenue = Amount.zero
     }
 
-    /// An install row: its time in UTC, its cohort's slot, and where it is (its file and line, and
-    /// the fingerprint of their `path:line`).
+    /// An install row: its time in UTC, its cohort's slot, and where it is (its file's id and line).
     struct Install {
         var ms: Int64
         var slot: Int
         var appsflyerID: RowFingerprint?
         var file: Int64
         var line: Int64
-        var source: RowFingerprint?
     }
 
     /// A user's `fct_user_installs` row past the user id, its texts by fingerprint: a night writes
@@ -54,16 +52,18 @@ struct AttributionReport {
         var mediaSource: RowFingerprint?
         var campaign: RowFingerprint?
         var matchedBy: RowFingerprint?
-        var source: RowFingerprint?
+        /// The install's line: its file's id and line number.
+        var file: Int64?
+        var line: Int64?
 
-        /// Columns 1...5 of a `fct_user_installs` row.
+        /// Columns 1...6 of a `fct_user_installs` row.
         init(stored row: Row) {
             (ms, mediaSource, campaign) = (row.optionalInt(1), row.fingerprint(2), row.fingerprint(3))
-            (matchedBy, source) = (row.fingerprint(4), row.fingerprint(5))
+            (matchedBy, file, line) = (row.fingerprint(4), row.optionalInt(5), row.optionalInt(6))
         }
 
-        init(ms: Int64?, mediaSource: RowFingerprint?, campaign: RowFingerprint?, matchedBy: RowFingerprint, source: RowFingerprint?) {
-            (self.ms, self.mediaSource, self.campaign, self.matchedBy, self.source) = (ms, mediaSource, campaign, matchedBy, source)
+        init(ms: Int64?, mediaSource: RowFingerprint?, campaign: RowFingerprint?, matchedBy: RowFingerprint, file: Int64?, line: Int64?) {
+            (self.ms, self.mediaSource, self.campaign, self.matchedBy, self.file, self.line) = (ms, mediaSource, campaign, matchedBy, file, line)
         }
     }
 
@@ -101,7 +101,7 @@ struct AttributionReport {
     /// (on any event; their installs are the CUID's too). Each install names its cohort by its
     /// place in `cohorts`, so the matching thread looks up a few hundred cohorts, not one per install.
     struct InstallTable: Sendable {
-        var installs: [(ms: Int64, cohort: Int, appsflyerID: RowFingerprint?, file: Int64, line: Int64, source: RowFingerprint?)] = []
+        var installs: [(ms: Int64, cohort: Int, appsflyerID: RowFingerprint?, file: Int64, line: Int64)] = []
         /// The distinct cohorts of the installs, in the order they first appear.
         var cohorts: [CohortKey] = []
         var byCUID = InstallIndex(), byAppsflyer = InstallIndex(), byIDFV = InstallIndex(), byIDFA = InstallIndex()
@@ -115,7 +115,6 @@ struct AttributionReport {
             var campaignNumbers = FirstSeen<CampaignBytes>()
             var campaigns: [(mediaSource: String, campaign: String)] = []
             var cohortNumbers = FirstSeen<InstallCohort>()
-            var files = try SourceFiles(database)
             typealias Column = MMPEvents.Column
             try MMPEvents.forEachDistinct(in: database) { row in
                 // Retargeting is not acquisition: its rows link no ids and are no installs.
@@ -138,9 +137,7 @@ struct AttributionReport {
                     let (mediaSource, campaignName) = campaigns[campaign]
                     cohorts.append(CohortKey(day: day(ms), mediaSource: mediaSource, campaign: campaignName))
                 }
-                let (file, line) = (row.int(Column.fileID), row.int(Column.line))
-                // As `fct_user_installs` holds it: `path:line`.
-                installs.append((ms, cohort, appsflyerID, file, line, RowFingerprint(files.text(files.line(file: file, line)))))
+                installs.append((ms, cohort, appsflyerID, row.int(Column.fileID), row.int(Column.line)))
                 byCUID.add(row.fingerprint(Column.customerUserID), install: index)
                 byAppsflyer.add(appsflyerID, install: index)
                 byIDFV.add(row.fingerprint(Column.idfv), install: index)
@@ -221,7 +218,7 @@ struct AttributionReport {
         // and those whose install is unchanged are not written again.
         let hasTable = try database.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'fct_user_installs'").integerValue > 0
         let stored = try database.cached(hasTable
-            ? "SELECT user_id, install_ms, media_source, campaign, matched_by, source FROM fct_user_installs ORDER BY user_id"
+            ? "SELECT user_id, install_ms, media_source, campaign, matched_by, file_id, line FROM fct_user_installs ORDER BY user_id"
             : "SELECT NULL WHERE 0")
         defer {
             signups.reset()
@@ -252,7 +249,7 @@ struct AttributionReport {
         Trace.mark("attribution waited for installs")
         let slotOfCohort = table.cohorts.map { slot($0) }
         var installs = table.installs.map {
-            Install(ms: $0.ms, slot: slotOfCohort[$0.cohort], appsflyerID: $0.appsflyerID, file: $0.file, line: $0.line, source: $0.source)
+            Install(ms: $0.ms, slot: slotOfCohort[$0.cohort], appsflyerID: $0.appsflyerID, file: $0.file, line: $0.line)
         }
         table.installs = []
         let (byCUID, byAppsflyer, byIDFV, byIDFA) = (table.byCUID, table.byAppsflyer, table.byIDFV, table.byIDFA)
@@ -271,7 +268,7 @@ struct AttributionReport {
         let wayFingerprints = ways.map { RowFingerprint($0) }
         var usersByWay = [Int](repeating: 0, count: ways.count)
         var unattributedUsers = 0
-        let unattributedInstall = UserInstall(ms: nil, mediaSource: nil, campaign: nil, matchedBy: RowFingerprint("unattributed"), source: nil)
+        let unattributedInstall = UserInstall(ms: nil, mediaSource: nil, campaign: nil, matchedBy: RowFingerprint("unattributed"), file: nil, line: nil)
         var cohortFingerprints = [(mediaSource: RowFingerprint, campaign: RowFingerprint)?](repeating: nil, count: keys.count)
         var userPurchases: [(ms: Int64, grossUSD: Amount, refundUSD: Amount)] = []
         while hasSignup || hasPurchase {
@@ -333,7 +330,7 @@ struct AttributionReport {
                 let names = cohortFingerprints[key] ?? (RowFingerprint(mediaSource), RowFingerprint(campaign))
                 cohortFingerprints[key] = names
                 if storedInstall != UserInstall(ms: install.ms, mediaSource: names.mediaSource, campaign: names.campaign,
-                                                matchedBy: wayFingerprints[way], source: install.source) {
+                                                matchedBy: wayFingerprints[way], file: install.file, line: install.line) {
                     userInstalls.insert(table: 0, [.text(userID), .integer(install.ms), .text(mediaSource), .text(campaign), .text(ways[way]),
                                                       .integer(install.file), .integer(install.line)])
                 }
@@ -436,7 +433,7 @@ struct AttributionReport {
     /// (`UserInstall`); table 1 removes a user no longer reported.
     static let userInstallWrites = [
         """
-        INSERT OR REPLACE INTO fct_user_installs SELECT ?1, ?2, ?3, ?4, ?5, \(SourceFiles.sql(file: "?6", line: "?7"))
+        INSERT OR REPLACE INTO fct_user_installs VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
         """,
         "DELETE FROM fct_user_installs WHERE user_id = ?1",
     ]

@@ -301,8 +301,8 @@ public struct UserHistory: Sendable {
             }
             // The install the report joined this user to (CONTRACT.md §1.5), with the key it was joined by.
             try database.forEach("""
-                SELECT install_ms, media_source, campaign, matched_by, source FROM fct_user_installs
-                WHERE user_id = ? AND install_ms IS NOT NULL
+                SELECT i.install_ms, i.media_source, i.campaign, i.matched_by, \(SourceFiles.sql(file: "i.file_id", line: "i.line"))
+                FROM fct_user_installs i WHERE i.user_id = ? AND i.install_ms IS NOT NULL
                 """, [.text(user)]) { row in
                 var detail = "media source \(row.optionalString(1) ?? "organic")"
                 if let campaign = row.optionalString(2), !campaign.isEmpty { detail += ", campaign \(campaign)" }

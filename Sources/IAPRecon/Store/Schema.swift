@@ -456,6 +456,11 @@ public enum Schema {
             DROP TABLE raw_registrations__users_hex;
             CREATE INDEX raw_registrations_by_user ON raw_registrations__users(user_id);
             """),
+        // Each user's install names its line by file id and line number, not as `path:line` text.
+        // The report writes every user's row anew into the table it makes again.
+        (12, """
+            DROP TABLE IF EXISTS fct_user_installs;
+            """),
     ]
 
     public static var latestVersion: Int { migrations.last?.id ?? 0 }

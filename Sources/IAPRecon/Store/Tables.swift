@@ -144,10 +144,12 @@ enum Tables {
         ) WITHOUT ROWID
         """
 
-    /// Each user's install, for `history`; brought up to date by every report.
+    /// Each user's install, for `history`; brought up to date by every report. The install's line
+    /// is its file's id and line number, which `history` names as `path:line`.
     static let userInstalls = """
         CREATE TABLE IF NOT EXISTS fct_user_installs (
-          user_id TEXT PRIMARY KEY, install_ms INTEGER, media_source TEXT, campaign TEXT, matched_by TEXT NOT NULL, source TEXT
+          user_id TEXT PRIMARY KEY, install_ms INTEGER, media_source TEXT, campaign TEXT, matched_by TEXT NOT NULL,
+          file_id INTEGER, line INTEGER
         ) WITHOUT ROWID;
         """
 

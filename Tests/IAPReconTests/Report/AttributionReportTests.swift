@@ -209,7 +209,9 @@ struct AttributionReportTests {
         _ = try rebuild.run(asOf: asOf)
         #expect(try Fixture.lines(rebuild.output("attribution.csv")) == expected)
         for scenario in [nights, rebuild] {
-            #expect(try scenario.open().scalar("SELECT source FROM fct_user_installs WHERE user_id = 'u1'") == .text("attribution/a.csv:2"))
+            #expect(try scenario.open().scalar("""
+                SELECT f.path || ':' || i.line FROM fct_user_installs i JOIN files f USING (file_id) WHERE i.user_id = 'u1'
+                """) == .text("attribution/a.csv:2"))
             #expect(try Fixture.attributionSummary(scenario)["install_rows"] as? Int == 2)
         }
     }

@@ -282,14 +282,44 @@ struct IncrementalTests {
             UPDATE fct_user_installs SET media_source = 'elsewhere' WHERE user_id = '\(users[1])';
             UPDATE fct_user_installs SET campaign = NULL WHERE user_id = '\(users[2])';
             UPDATE fct_user_installs SET matched_by = 'idfa' WHERE user_id = '\(users[3])';
-            UPDATE fct_user_installs SET source = 'server/other.jsonl:1' WHERE user_id = '\(users[4])';
-            UPDATE fct_user_installs SET source = 'attribution/x.csv:2' WHERE user_id = '\(loner)';
+            UPDATE fct_user_installs SET line = line + 1 WHERE user_id = '\(users[4])';
+            UPDATE fct_user_installs SET file_id = 1, line = 2 WHERE user_id = '\(loner)';
             DELETE FROM fct_user_installs WHERE user_id = (SELECT max(user_id) FROM fct_user_installs);
-            INSERT INTO fct_user_installs VALUES ('u_nobody', NULL, NULL, NULL, 'unattributed', NULL);
+            INSERT INTO fct_user_installs VALUES ('u_nobody', NULL, NULL, NULL, 'unattributed', NULL, NULL);
             """)
         #expect(try rows(scenario, "fct_user_installs") != computed)
         _ = try ReportStage.run(database: database, settings: ReportSettings(outFolder: scenario.out))
         #expect(try rows(scenario, "fct_user_installs") == computed)
+    }
+
+    @Test("a store whose user installs name their line as path:line text (an older iaprecon) has them written anew by the next run")
+    func userInstallsAsTextFromAnOlderStore() throws {
+        let files = try SourceFile.list(in: Self.sampleData)
+        let scenario = try Scenario(), reference = try Scenario()
+        for store in [scenario, reference] {
+            for file in files { try store.link(file) }
+            _ = try run(store, input: store.input)
+        }
+        let database = try scenario.open()
+        try database.execute("""
+            CREATE TABLE old_installs (
+              user_id TEXT PRIMARY KEY, install_ms INTEGER, media_source TEXT, campaign TEXT, matched_by TEXT NOT NULL, source TEXT
+            ) WITHOUT ROWID;
+            INSERT INTO old_installs SELECT user_id, install_ms, media_source, campaign, matched_by,
+              (SELECT path FROM files f WHERE f.file_id = i.file_id) || ':' || line FROM fct_user_installs i;
+            DROP TABLE fct_user_installs;
+            ALTER TABLE old_installs RENAME TO fct_user_installs;
+            DELETE FROM schema_migrations WHERE id >= 12;
+            """)
+        _ = try run(scenario, input: scenario.input)
+        #expect(try rows(scenario, "fct_user_installs") == rows(reference, "fct_user_installs"))
+        let installed = try #require(try rows(reference, "fct_user_installs").first { $0[1] != .null })
+        guard case .text(let user) = installed[0], case .text(let path) = installed[5], case .integer(let line) = installed[6] else {
+            Issue.record("no install in sample-data")
+            return
+        }
+        let story = try UserHistory.load(try scenario.open(), .user(user))
+        #expect(story.events.first { $0.event == "install" }?.source == "\(path):\(line)")
     }
 
     @Test("report alone refuses a store no join reconciled; the join refuses one a bulk ingest left unindexed; both name the commands")
@@ -560,12 +590,17 @@ struct IncrementalTests {
         }
     }
 
+    /// `table`'s rows, a file named by its path: two stores number the same files alike only when
+    /// they ingested them in the same order.
     private func rows(_ scenario: Scenario, _ table: String) throws -> [[SQLValue]] {
         var rows: [[SQLValue]] = []
         let database = try scenario.open()
-        var columns = 0
-        try database.forEach("SELECT count(*) FROM pragma_table_info('\(table)')") { columns = Int($0.int(0)) }
-        try database.forEach("SELECT * FROM \(table) ORDER BY 1, 2") { row in rows.append((0..<columns).map { row.value($0) }) }
+        var columns: [String] = []
+        try database.forEach("SELECT name FROM pragma_table_info('\(table)')") { columns.append($0.string(0)) }
+        let values = columns.map { $0 == "file_id" ? "(SELECT path FROM files WHERE files.file_id = t.file_id)" : $0 }
+        try database.forEach("SELECT \(values.joined(separator: ", ")) FROM \(table) t ORDER BY 1, 2") { row in
+            rows.append(columns.indices.map { row.value($0) })
+        }
         return rows
     }
 
