@@ -197,10 +197,16 @@ public enum JoinStage {
         return try JoinScope.closure(of: seeds, in: database, limit: max(1_000, Int(transactions) / 3))
     }
 
-    /// Whether the results have this iaprecon's columns: an older one's (no `delivered_to`) are
-    /// rebuilt in full by the next join, never read or updated as they are.
+    /// Whether the results have this iaprecon's shape: an older one's are rebuilt in full by the
+    /// next join, never read or updated as they are. Those with no `delivered_to` predate it; those
+    /// with no index of matched orders were written while an orders table held each match too.
     static func hasCurrentResults(_ database: Database) throws -> Bool {
-        try database.scalar("SELECT count(*) FROM pragma_table_info('int_transactions_resolved') WHERE name = 'delivered_to'") == .integer(1)
+        let index = Tables.matchedOrderIndex
+        return try database.scalar("""
+            SELECT (SELECT count(*) FROM pragma_table_info('int_transactions_resolved') WHERE name = 'delivered_to')
+                 + (SELECT count(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'int_transactions_resolved'
+                      AND name IN ('\(index)', '\(index)\(RebuiltTables.indexTwinSuffix)'))
+            """) == .integer(2)
     }
 
     /// An incremental join writes only the rows its decisions changed.

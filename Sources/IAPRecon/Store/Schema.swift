@@ -389,6 +389,17 @@ public enum Schema {
             DROP TABLE IF EXISTS normalize__changed_transactions;
             DROP TABLE IF EXISTS normalize__changed_orders;
             """),
+        // Each order's match is kept once, on the resolved transaction it was matched to: the
+        // table of matched orders, which held every match a second time, goes with its key and
+        // whatever a killed rebuild left of it. The next join rebuilds the results in full, with
+        // the index that finds an order's transaction (until then `report` refuses them as an
+        // older iaprecon's).
+        (11, """
+            DROP INDEX IF EXISTS int_orders_key;
+            DROP TABLE IF EXISTS int_orders_matched;
+            DROP TABLE IF EXISTS int_orders_matched__next;
+            INSERT OR IGNORE INTO dirty_keys VALUES ('all', '');
+            """),
     ]
 
     public static var latestVersion: Int { migrations.last?.id ?? 0 }
