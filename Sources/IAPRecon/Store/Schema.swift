@@ -336,9 +336,10 @@ public enum Schema {
             DELETE FROM dirty_keys WHERE kind = 'mmp_rebuild';
             """),
         // Each user's first registration is picked as the report reads the registrations: its
-        // staged copy, and normalize's list of users whose copy to redo, go. No reader looks
-        // resolved transactions up by order (orders are matched through int_orders_matched): that
-        // index, under either of its alternating names, goes too.
+        // staged copy, and normalize's list of users whose copy to redo, go. No reader looked
+        // resolved transactions up by order then (orders were matched through int_orders_matched):
+        // that index, under either of its alternating names, goes too. Migration 11's index of
+        // matched orders has a name of its own.
         (9, """
             DROP TABLE IF EXISTS stg_registrations__first;
             DROP TABLE IF EXISTS stg_registrations__first__next;
