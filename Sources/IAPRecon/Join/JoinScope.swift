@@ -141,7 +141,10 @@ struct JoinScope {
         ("""
          SELECT transaction_id FROM raw_apple__transactions WHERE app_account_token IN temp.frontier_orders AND app_account_token IS NOT NULL
          """, [.transaction]),
-        ("SELECT transaction_id FROM int_orders_matched WHERE order_id IN temp.frontier_orders", [.transaction]),
+        // The transaction the previous join matched it to; the condition is the partial index's (`Tables.joinResults`).
+        ("""
+         SELECT transaction_id FROM int_transactions_resolved WHERE order_id IN temp.frontier_orders AND order_id IS NOT NULL
+         """, [.transaction]),
         ("SELECT order_id FROM raw_server__orders WHERE user_id IN temp.frontier_users", [.order]),
         ("""
          SELECT transaction_id FROM raw_apple__transactions

@@ -39,8 +39,8 @@ public struct JoinSummary: Sendable {
 ///
 /// Reads each batch's input lines, normalized as it reads them (`ReconciliationInput`), into
 /// memory grouped by transaction, decides in Swift, and writes `int_transactions_resolved` (one row per verified
-/// transaction with its user, order, price, refund and deliveries),
-/// `int_orders_matched`, and `fct_findings`.
+/// transaction with its user, the order matched to it and by which rule, price, refund and
+/// deliveries) and `fct_findings`.
 public enum JoinStage {
     /// Transactions per batch of a full rebuild (JoinComponents): what bounds the join's memory.
     public static let batchTransactions = 15_000
@@ -134,11 +134,10 @@ public enum JoinStage {
         }
     }
 
-    /// Tables 0, 1, 2 of a join's rows: resolved transactions, matched orders, findings, each
-    /// into the table `target` names for it (a full rebuild's `__next` twin, an incremental
-    /// join's `temp.new_*`).
+    /// Tables 0, 1 of a join's rows: resolved transactions, findings, each into the table `target`
+    /// names for it (a full rebuild's `__next` twin, an incremental join's `temp.new_*`).
     private static func resultInserts(into target: (String) -> String) -> [String] {
-        [("int_transactions_resolved", 21), ("int_orders_matched", 3), ("fct_findings", 13)].map { table, values in
+        [("int_transactions_resolved", 21), ("fct_findings", 13)].map { table, values in
             "INSERT INTO \(target(table)) VALUES (\(Array(repeating: "?", count: values).joined(separator: ", ")))"
         }
     }
@@ -171,13 +170,8 @@ public enum JoinStage {
                 .text(item.deliveredTo(ids)),
             ])
         }
-        for orderID in input.orderIDsInFileOrder {
-            let transactionID = matching.transactionOf[orderID]
-            try target.insert(table: 1, [.text(ids.text(orderID)), SQLValue(transactionID.map(ids.text)),
-                                         SQLValue(transactionID.flatMap { matching.orderOf[$0]?.rule.rawValue })])
-        }
         for finding in findings {
-            try target.insert(table: 2, [
+            try target.insert(table: 1, [
                 .text(finding.findingID), .text(finding.kind.rawValue), .text(finding.kind.severity.rawValue),
                 SQLValue(finding.userID), SQLValue(finding.orderID), SQLValue(finding.transactionID),
                 SQLValue(finding.originalTransactionID), SQLValue(finding.productID), SQLValue(finding.amount.map(Money.format)),
@@ -203,10 +197,16 @@ public enum JoinStage {
         return try JoinScope.closure(of: seeds, in: database, limit: max(1_000, Int(transactions) / 3))
     }
 
-    /// Whether the results have this iaprecon's columns: an older one's (no `delivered_to`) are
-    /// rebuilt in full by the next join, never read or updated as they are.
+    /// Whether the results have this iaprecon's shape: an older one's are rebuilt in full by the
+    /// next join, never read or updated as they are. Those with no `delivered_to` predate it; those
+    /// with no index of matched orders were written while an orders table held each match too.
     static func hasCurrentResults(_ database: Database) throws -> Bool {
-        try database.scalar("SELECT count(*) FROM pragma_table_info('int_transactions_resolved') WHERE name = 'delivered_to'") == .integer(1)
+        let index = Tables.matchedOrderIndex
+        return try database.scalar("""
+            SELECT (SELECT count(*) FROM pragma_table_info('int_transactions_resolved') WHERE name = 'delivered_to')
+                 + (SELECT count(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'int_transactions_resolved'
+                      AND name IN ('\(index)', '\(index)\(RebuiltTables.indexTwinSuffix)'))
+            """) == .integer(2)
     }
 
     /// An incremental join writes only the rows its decisions changed.
@@ -217,11 +217,11 @@ public enum JoinStage {
     /// new, changed or gone touches the store, in the one transaction the join runs in. Fewer rows
     /// rewritten means fewer index pages dirtied, and a smaller checkpoint after the commit.
     enum ScopeRows {
-        /// What the scope covers in each table: the scope's transactions and orders, findings about
-        /// them, and the chain and multi-Apple-ID findings of its chains and users.
+        /// What the scope covers in each table: the scope's transactions (with the orders matched
+        /// to them), findings about them, and the chain and multi-Apple-ID findings of its chains
+        /// and users.
         static let scopes = [
             ("int_transactions_resolved", "transaction_id", "transaction_id IN temp.join_transactions"),
-            ("int_orders_matched", "order_id", "order_id IN temp.join_orders"),
             ("fct_findings", "finding_id", """
                 transaction_id IN temp.join_transactions
                   OR (kind = 'shared_apple_id_subscription' AND original_transaction_id IN temp.join_chains)

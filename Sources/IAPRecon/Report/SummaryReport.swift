@@ -60,36 +60,33 @@ enum SummaryReport {
         var ignoredFiles: [JSONValue] = []
         try database.forEach("SELECT path FROM ignored_files ORDER BY path") { ignoredFiles.append(.string($0.string(0))) }
 
-        // One pass over the orders and one over the transactions for every count below, with no sort.
+        // One pass over the transactions for every count of them and of the orders matched to them
+        // (a match is kept once, on its transaction), and one over the orders none is matched to.
         var ordersByRule: [String: Int64] = [:]
-        var orders: Int64 = 0
-        var unmatched: Int64 = 0
-        let rules = MatchRule.allCases.map(\.rawValue)
-        try database.forEach("""
-            SELECT count(*), count(*) FILTER (WHERE transaction_id IS NULL),
-                   \(rules.map { "count(*) FILTER (WHERE match_rule = '\($0)')" }.joined(separator: ", "))
-            FROM int_orders_matched
-            """) { row in
-            orders = row.int(0)
-            unmatched = row.int(1)
-            for (index, rule) in rules.enumerated() { ordersByRule[rule] = row.int(2 + index) }
-        }
-        var unpaid: Int64 = 0
-        try ServerOrders.forEachFirst(in: database, where: "o.order_id IN (SELECT order_id FROM int_orders_matched WHERE transaction_id IS NULL)") {
-            if $0.int(ServerOrders.Column.ms) <= asOfMs - graceMs { unpaid += 1 }
-        }
+        var matched: Int64 = 0
         var byEnvironment: [String: Int64] = [:]
         var unmatchedTransactions: Int64 = 0
         var familyShared: Int64 = 0
         try database.forEach("""
             SELECT coalesce(environment, 'unknown'), order_id IS NULL AND environment = 'Production',
-                   environment = 'Production' AND ownership = 'FAMILY_SHARED'
+                   environment = 'Production' AND ownership = 'FAMILY_SHARED', order_id IS NOT NULL, match_rule
             FROM int_transactions_resolved
             """) { row in
             byEnvironment[row.string(0), default: 0] += 1
             unmatchedTransactions += row.int(1)
             familyShared += row.int(2)
+            if row.int(3) == 1 {
+                matched += 1
+                if let rule = row.optionalString(4) { ordersByRule[rule, default: 0] += 1 }
+            }
         }
+        var unmatched: Int64 = 0
+        var unpaid: Int64 = 0
+        try ServerOrders.forEachFirst(in: database, where: Self.unmatchedOrders) {
+            unmatched += 1
+            if $0.int(ServerOrders.Column.ms) <= asOfMs - graceMs { unpaid += 1 }
+        }
+        let orders = matched + unmatched
         // In SQLite's order (bytes), as the contract's consumers have always seen them.
         let environments: [(String, JSONValue)] = byEnvironment.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
             .map { ($0, .int(byEnvironment[$0] ?? 0)) }
@@ -101,6 +98,11 @@ enum SummaryReport {
                       failedVerifications: failedVerifications, missingFromCatalog: missingFromCatalog,
                       bundleIDs: try bundleIDs(database))
     }
+
+    /// The orders no resolved transaction is matched to, as a condition on order lines `o`. The
+    /// subquery's condition is the partial index's, and keeps NULL out of the `NOT IN` list (which
+    /// a NULL would make match nothing).
+    static let unmatchedOrders = "o.order_id NOT IN (SELECT order_id FROM int_transactions_resolved WHERE order_id IS NOT NULL)"
 
     /// Product ids of verified transactions or deliveries that the catalog lacks. A delivery's
     /// product is its first line's: a product only a repeated line names is no delivery's. Such a

@@ -323,8 +323,9 @@ public struct UserHistory: Sendable {
             }
             for order in orders where orderIDs.insert(order.id).inserted {
                 var matched = "no transaction matched"
-                try database.forEach("SELECT transaction_id, match_rule FROM int_orders_matched WHERE order_id = ?1", [.text(order.id)]) { row in
-                    if let transaction = row.optionalString(0) { matched = "matched to \(transaction) by \(row.string(1))" }
+                // The match is kept on the transaction's row; an unmatched order is on none.
+                try database.forEach("SELECT transaction_id, match_rule FROM int_transactions_resolved WHERE order_id = ?1", [.text(order.id)]) { row in
+                    matched = "matched to \(row.string(0)) by \(row.string(1))"
                 }
                 add(order.ms, "order", id: order.id, product: order.product, amount: order.price, currency: order.currency, detail: matched,
                     source: order.source)

@@ -336,9 +336,10 @@ public enum Schema {
             DELETE FROM dirty_keys WHERE kind = 'mmp_rebuild';
             """),
         // Each user's first registration is picked as the report reads the registrations: its
-        // staged copy, and normalize's list of users whose copy to redo, go. No reader looks
-        // resolved transactions up by order (orders are matched through int_orders_matched): that
-        // index, under either of its alternating names, goes too.
+        // staged copy, and normalize's list of users whose copy to redo, go. No reader looked
+        // resolved transactions up by order then (orders were matched through int_orders_matched):
+        // that index, under either of its alternating names, goes too. Migration 13's index of
+        // matched orders has a name of its own.
         (9, """
             DROP TABLE IF EXISTS stg_registrations__first;
             DROP TABLE IF EXISTS stg_registrations__first__next;
@@ -460,6 +461,17 @@ public enum Schema {
         // The report writes every user's row anew into the table it makes again.
         (12, """
             DROP TABLE IF EXISTS fct_user_installs;
+            """),
+        // Each order's match is kept once, on the resolved transaction it was matched to: the
+        // table of matched orders, which held every match a second time, goes with its key and
+        // whatever a killed rebuild left of it. The next join rebuilds the results in full, with
+        // the index that finds an order's transaction (until then `report` refuses them as an
+        // older iaprecon's).
+        (13, """
+            DROP INDEX IF EXISTS int_orders_key;
+            DROP TABLE IF EXISTS int_orders_matched;
+            DROP TABLE IF EXISTS int_orders_matched__next;
+            INSERT OR IGNORE INTO dirty_keys VALUES ('all', '');
             """),
     ]
 

@@ -68,7 +68,6 @@ enum Tables {
         .init(name: "raw_apple__sales", layer: .raw, writer: .ingest, readers: [.store, .join], migration: 6),
         // Results.
         .init(name: "int_transactions_resolved", layer: .result, writer: .join, readers: [.report]),
-        .init(name: "int_orders_matched", layer: .result, writer: .join, readers: [.report]),
         .init(name: "fct_findings", layer: .result, writer: .join, readers: [.report]),
         // The as-of, grace and MMP zone the join decided with: the report and `history` judge by the same.
         .init(name: "int_run_settings", layer: .result, writer: .join, readers: [.report]),
@@ -102,7 +101,6 @@ enum Tables {
               ownership TEXT, delivered_to TEXT NOT NULL
             )
             """),
-        ("int_orders_matched", "(order_id TEXT NOT NULL, transaction_id TEXT, match_rule TEXT)"),
         ("fct_findings", """
             (
               finding_id TEXT NOT NULL, kind TEXT NOT NULL, severity TEXT NOT NULL, user_id TEXT, order_id TEXT,
@@ -112,11 +110,14 @@ enum Tables {
             """),
     ], indexes: [
         // Built after a full rebuild's rows are in and switched in: one sort per index instead of a
-        // b-tree update per row. The first three are the tables' keys.
+        // b-tree update per row. The first two are the tables' keys.
         .init(name: "int_transactions_key", table: "int_transactions_resolved", definition: "(transaction_id)", unique: true),
-        .init(name: "int_orders_key", table: "int_orders_matched", definition: "(order_id)", unique: true),
         .init(name: "fct_findings_key", table: "fct_findings", definition: "(finding_id)", unique: true),
         .init(name: "int_transactions_by_user", table: "int_transactions_resolved", definition: "(user_id)"),
+        // A match is kept once, on its transaction: an order's transaction is found here (`history`,
+        // the summary's unmatched orders, a night's closure). Unmatched transactions are left out;
+        // a query spells `order_id IS NOT NULL` (or an equality on it) for SQLite to use it.
+        .init(name: matchedOrderIndex, table: "int_transactions_resolved", definition: "(order_id) WHERE order_id IS NOT NULL"),
         .init(name: "fct_findings_by_user", table: "fct_findings", definition: "(user_id)"),
         .init(name: "fct_findings_by_transaction", table: "fct_findings", definition: "(transaction_id)"),
         .init(name: "fct_findings_by_original", table: "fct_findings", definition: "(original_transaction_id)"),
@@ -125,6 +126,10 @@ enum Tables {
         .init(name: "int_transactions_by_refund", table: "int_transactions_resolved",
               definition: "(refund_ms) WHERE is_revenue = 1 AND refund_ms IS NOT NULL"),
     ])
+
+    /// The index that finds a matched order's transaction. Not `int_transactions_by_order`: that
+    /// name was an older index's, which migration 9 drops.
+    static let matchedOrderIndex = "int_transactions_by_matched_order"
 
     static let runSettings = "CREATE TABLE IF NOT EXISTS int_run_settings (as_of_ms INTEGER NOT NULL, grace_ms INTEGER NOT NULL, mmp_tz TEXT NOT NULL)"
 

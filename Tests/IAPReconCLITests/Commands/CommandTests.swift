@@ -458,7 +458,7 @@ struct ProgressLineTests {
         #expect(counting.counts["report"] == 7)
         let database = try Store.open(path: work.path("s.sqlite"), readOnly: true)
         let joinRows = try database.scalar("""
-            SELECT (SELECT count(*) FROM int_transactions_resolved) + (SELECT count(*) FROM int_orders_matched) + (SELECT count(*) FROM fct_findings)
+            SELECT (SELECT count(*) FROM int_transactions_resolved) + (SELECT count(*) FROM fct_findings)
             """).integerValue
         #expect((counting.counts["join"] ?? 0) >= Int(joinRows))
         // Normalize builds indexes: it writes no rows to count.

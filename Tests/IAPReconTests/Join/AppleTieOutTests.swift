@@ -302,7 +302,11 @@ struct AppleTieOutTests {
         let database = try scenario.open()
         _ = try Pipeline.ingest(input: scenario.input, database: database, jobs: 1, rules: Scenario.rules(asOf: asOf), progress: nil)
         try database.execute("DELETE FROM dirty_keys WHERE kind = 'sales_day'; DELETE FROM schema_migrations WHERE id >= 7")
-        // The upgraded one migrates the store when it opens it for the night.
+        // The upgraded one migrates the store when it opens it for the night. A later migration asks
+        // for a full rebuild, which ties out every day anyway: without it, the days migration 7
+        // marks are what an incremental night ties out.
+        try Schema.migrate(database)
+        try database.execute("DELETE FROM dirty_keys WHERE kind = 'all'")
         let night = try scenario.run(asOf: asOf)
         #expect(night.join.recomputedTransactions != nil, "the night is incremental")
         #expect(try scenario.output("apple_tieout.csv").contains("2026-11-24,gems60,US,2,1,1,"))

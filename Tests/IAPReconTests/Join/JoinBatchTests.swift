@@ -17,7 +17,7 @@ struct JoinBatchTests {
         #expect(transactions > 400, "enough transactions for eight batches or more")
         #expect(one.summary.findings > 0)
         #expect(many.summary.findings == one.summary.findings)
-        for table in ["int_transactions_resolved", "int_orders_matched", "fct_findings"] {
+        for table in ["int_transactions_resolved", "fct_findings"] {
             let expected = try rows(one.database, table)
             #expect(!expected.isEmpty, "\(table)")
             #expect(try rows(many.database, table) == expected, "\(table)")
@@ -43,7 +43,7 @@ struct JoinBatchTests {
             }
         }
         let full = try join(generated.input, workers: 1, batch: 1_000_000)
-        for table in ["int_transactions_resolved", "int_orders_matched", "fct_findings"] {
+        for table in ["int_transactions_resolved", "fct_findings"] {
             #expect(try rows(database, table) == rows(full.database, table), "\(table)")
         }
         withExtendedLifetime((generated, nights, full.scenario)) {}

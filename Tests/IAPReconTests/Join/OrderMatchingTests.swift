@@ -5,10 +5,13 @@ import Testing
 /// The four matching rules of CONTRACT.md §2, in order.
 @Suite("Order matching")
 struct OrderMatchingTests {
+    /// Each order's transaction and rule, as the resolved transactions keep them; `- -` for an order none is matched to.
     private func matches(_ scenario: Scenario) throws -> [String: String] {
         _ = try scenario.reconcile(asOf: "2026-11-30T00:00:00Z")
         var result: [String: String] = [:]
-        try scenario.open().forEach("SELECT order_id, coalesce(transaction_id, '-') || ' ' || coalesce(match_rule, '-') FROM int_orders_matched") {
+        let database = try scenario.open()
+        try database.forEach("SELECT DISTINCT order_id FROM raw_server__orders") { result[$0.string(0)] = "- -" }
+        try database.forEach("SELECT order_id, transaction_id || ' ' || match_rule FROM int_transactions_resolved WHERE order_id IS NOT NULL") {
             result[$0.string(0)] = $0.string(1)
         }
         return result

@@ -361,6 +361,54 @@ struct IncrementalTests {
         #expect(try database.scalar("SELECT delivered_to FROM int_transactions_resolved") == .text("u_1"))
     }
 
+    @Test("a store an older iaprecon wrote with a table of matched orders is migrated: the table goes, report alone refuses the results until the next run rebuilds them in full, to the same outputs")
+    func matchedOrdersTableFromAnOlderStore() throws {
+        let files = try SourceFile.list(in: Self.sampleData)
+        let scenario = try Scenario()
+        for file in files { try scenario.link(file) }
+        try scenario.fixDeviceIDKey()
+        _ = try run(scenario, input: scenario.input)
+        let reference = try Scenario()
+        for file in files { try reference.link(file) }
+        try reference.fixDeviceIDKey()
+        _ = try run(reference, input: reference.input)
+        let migration = try #require(Schema.migrations.first { $0.sql.contains("DROP TABLE IF EXISTS int_orders_matched;") }?.id)
+        // What the older iaprecon held: every order once more, with its transaction and rule, keyed
+        // by order, a killed rebuild's copy of it, and no index of matched orders.
+        let database = try scenario.open()
+        try database.execute("""
+            CREATE TABLE int_orders_matched (order_id TEXT NOT NULL, transaction_id TEXT, match_rule TEXT);
+            INSERT INTO int_orders_matched
+              SELECT o.order_id, t.transaction_id, t.match_rule
+              FROM (SELECT DISTINCT order_id FROM raw_server__orders) o LEFT JOIN int_transactions_resolved t ON t.order_id = o.order_id;
+            CREATE UNIQUE INDEX int_orders_key ON int_orders_matched(order_id);
+            CREATE TABLE int_orders_matched__next (order_id TEXT NOT NULL, transaction_id TEXT, match_rule TEXT);
+            DROP INDEX \(Tables.matchedOrderIndex);
+            DELETE FROM schema_migrations WHERE id >= \(migration);
+            """)
+        #expect(try database.scalar("SELECT count(*) FROM int_orders_matched WHERE transaction_id IS NULL").integerValue > 0)
+        let events = try UserHistory.load(reference.open(), .user("u_1005")).events
+
+        try Schema.migrate(database)
+        #expect(try database.scalar("SELECT count(*) FROM sqlite_master WHERE name LIKE 'int_orders%'") == .integer(0))
+        #expect(try ChangedKeys.isFullRebuildPending(database))
+        let refusal = try #require(throws: NotReconciled.self) {
+            try ReportStage.run(database: database, settings: ReportSettings(outFolder: scenario.out))
+        }
+        #expect(refusal.description.contains("older iaprecon") && refusal.description.contains("'iaprecon join'")
+                && refusal.description.contains("'iaprecon run'"))
+        // history still finds each order's transaction meanwhile, and says a rebuild waits.
+        let meanwhile = try UserHistory.load(database, .user("u_1005"))
+        #expect(meanwhile.events == events)
+        #expect(meanwhile.caveat != nil)
+
+        let night = try run(scenario, input: scenario.input)
+        #expect(night.join.recomputedTransactions == nil, "the first join after the migration rebuilds in full")
+        #expect(try JoinStage.hasCurrentResults(database))
+        try expectSame(scenario, reference, "migrated matched orders")
+        #expect(try UserHistory.load(database, .user("u_1005")).events == events)
+    }
+
     @Test("the join alone refuses a store nothing was normalized into, naming the command")
     func joinRefusesUnnormalizedStore() throws {
         let scenario = try Scenario()
@@ -517,7 +565,8 @@ struct IncrementalTests {
         try Schema.migrate(database)
         #expect(try database.scalar("SELECT count(*) FROM sqlite_master WHERE name LIKE 'stg%' OR name LIKE 'normalize%'") == .integer(0))
         var pending: [String] = []
-        try database.forEach("SELECT kind || ' ' || key FROM dirty_keys ORDER BY 1") { pending.append($0.string(0)) }
+        // Migration 10's keys; a later migration that asks for a full rebuild adds `all` beside them.
+        try database.forEach("SELECT kind || ' ' || key FROM dirty_keys WHERE kind != 'all' ORDER BY 1") { pending.append($0.string(0)) }
         #expect(pending == [
             "chain t_chain", "order o_2", "order o_claimed", "order o_delivered", "order o_token", "transaction t_1",
             "user u_delivered", "user u_order", "user u_sender",
@@ -585,7 +634,7 @@ struct IncrementalTests {
             guard exists.0, exists.1 else { continue }
             #expect(SampleDataTests.withoutHistory(name, try a.output(name)) == SampleDataTests.withoutHistory(name, try b.output(name)), "\(label): \(name)")
         }
-        for table in ["int_transactions_resolved", "int_orders_matched", "fct_findings", "fct_user_installs", "fct_apple_tieout"] {
+        for table in ["int_transactions_resolved", "fct_findings", "fct_user_installs", "fct_apple_tieout"] {
             #expect(try rows(a, table) == rows(b, table), "\(label): \(table)")
         }
     }

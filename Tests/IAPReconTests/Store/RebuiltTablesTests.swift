@@ -50,7 +50,7 @@ struct RebuiltTablesTests {
     func joinKeys() throws {
         let (scenario, database) = try UserHistoryTests.sampleStore()
         defer { withExtendedLifetime(scenario) {} }
-        let keys = [("int_transactions_resolved", "transaction_id"), ("int_orders_matched", "order_id"), ("fct_findings", "finding_id")]
+        let keys = [("int_transactions_resolved", "transaction_id"), ("fct_findings", "finding_id")]
         for (table, key) in keys {
             let rows = try database.scalar("SELECT count(*) FROM \(table)").integerValue
             #expect(rows > 0)

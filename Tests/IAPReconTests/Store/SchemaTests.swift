@@ -20,6 +20,7 @@ struct SchemaTests {
         10: "54c58b8f34cddb57",
         11: "f1579b8cf5f6f0ed",
         12: "96f8208f50dccb98",
+        13: "188c9bb3489cf592",
     ]
 
     @Test("a released migration's text never changes, and every migration is recorded as released")
