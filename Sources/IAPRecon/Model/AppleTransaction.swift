@@ -1,7 +1,7 @@
 import Foundation
 
 /// Where a sighting of an Apple transaction came from.
-public enum TransactionOrigin: String, Sendable {
+public enum TransactionOrigin: String, Sendable, CaseIterable {
     /// An item of a verifyReceipt `in_app[]` or `latest_receipt_info[]` (status 0 only).
     case receipt
     /// A decoded or JWS App Store Server API transaction in a receipts line.
@@ -15,6 +15,32 @@ public enum TransactionOrigin: String, Sendable {
 
     /// `sentByUser` as a condition on a raw sighting's `origin` column.
     static let sentByUserSQL = "origin IN (" + sentByUser.map { "'\($0.rawValue)'" }.joined(separator: ", ") + ")"
+
+    /// What the store's `origin` column holds for it. Part of the stored format: a code never
+    /// changes or is reused (a new origin takes the next number).
+    public var code: Int64 {
+        switch self {
+        case .receipt: 1
+        case .serverAPI: 2
+        case .notification: 3
+        }
+    }
+
+    /// The origin of a stored `code`; nil for a code this build does not know.
+    public init?(code: Int64) {
+        guard let origin = Self.allCases.first(where: { $0.code == code }) else { return nil }
+        self = origin
+    }
+
+    /// The origin in column `index`.
+    /// - Throws: `UnknownStoredCode` for anything but one of this build's codes.
+    static func read(_ row: Row, _ index: Int) throws(UnknownStoredCode) -> TransactionOrigin {
+        let stored = row.value(index)
+        guard case .integer(let code) = stored, let origin = TransactionOrigin(code: code) else {
+            throw UnknownStoredCode(column: "origin", stored: stored)
+        }
+        return origin
+    }
 }
 
 /// A period Apple sold at other than the product's price (CONTRACT.md §1.2).
