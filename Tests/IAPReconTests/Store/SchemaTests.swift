@@ -18,6 +18,7 @@ struct SchemaTests {
         8: "f582e078ec96d5e7",
         9: "b31f5ddfea595585",
         10: "54c58b8f34cddb57",
+        11: "41c8d7ce657b42b2",
     ]
 
     @Test("a released migration's text never changes, and every migration is recorded as released")
