@@ -43,6 +43,130 @@ struct StoredCodesTests {
             == "the store has environment code 9, which this iaprecon does not know; use the iaprecon that wrote it, or a newer one")
     }
 
+    /// Sightings of one transaction, one per origin, each with a user (a notification never names
+    /// one; the row is made so here), with known and unknown values.
+    private static func store(_ scenario: Scenario, rows: [AppleTransaction]) throws -> Database {
+        let database = try scenario.open()
+        try database.transaction {
+            try database.execute("""
+                INSERT INTO files (file_id, path, source, content_hash, bytes, lines_read, accepted, rejected, blank, ignored, ingested_ms)
+                VALUES (1, 'receipts/r.jsonl', 'receipts', '', 0, 9, 9, 0, 0, 0, 0)
+                """)
+            let insert = try database.cached(RawTable.appleTransactions.insertSQL)
+            for (index, transaction) in rows.enumerated() {
+                let row = transaction.rawRow(item: 1)
+                try insert.insert([.integer(1), .integer(0), .integer(Int64(index + 1)), .integer(Int64(row.item))] + row.values)
+            }
+        }
+        return database
+    }
+
+    private static func sighting(_ origin: TransactionOrigin, user: String, environment: String?, type: String? = nil,
+                                 ownership: String? = nil, notificationType: String? = nil) -> AppleTransaction {
+        var transaction = AppleTransaction(origin: origin, transactionID: "2000000000000001", productID: "p", purchaseMs: 1_764_324_901_000)
+        transaction.userID = user
+        transaction.environment = environment
+        transaction.type = type
+        transaction.ownership = ownership
+        transaction.notificationType = notificationType
+        return transaction
+    }
+
+    @Test("the sightings' columns round-trip through the store: known values as codes, unknown ones as the very text")
+    func roundTrip() throws {
+        let scenario = try Scenario()
+        let database = try Self.store(scenario, rows: [
+            Self.sighting(.notification, user: "u3", environment: "Staging", type: "2", ownership: "SOMETHING_NEW", notificationType: "NEW_TYPE_2027"),
+            Self.sighting(.receipt, user: "u1", environment: "Sandbox", type: "Consumable", ownership: "FAMILY_SHARED", notificationType: "REFUND"),
+        ])
+        var stored: [[String]] = []
+        try database.forEach("""
+            SELECT typeof(origin), typeof(environment), environment, typeof(type), type, typeof(ownership), typeof(notification_type)
+            FROM raw_apple__transactions ORDER BY line
+            """) { row in stored.append((0..<7).map { row.string($0) }) }
+        #expect(stored == [
+            ["integer", "text", "Staging", "text", "2", "text", "text"],
+            ["integer", "integer", "2", "integer", "3", "integer", "integer"],
+        ])
+        // The first sighting in file order gives each field.
+        let merged = try #require(try AppleTransactions.Cursor(database, where: "a.transaction_id = ?1", [.text("2000000000000001")]).next())
+        #expect(merged.environment == "Staging")
+        #expect(merged.type == "2")
+        #expect(merged.ownership == "SOMETHING_NEW")
+        // A query finds a value by the literal its home gives, known or not.
+        for (column, codes, value) in [
+            ("environment", AppleEnvironment.codes, "Staging"), ("environment", AppleEnvironment.codes, "Sandbox"),
+            ("type", AppleProductType.codes, "2"), ("type", AppleProductType.codes, "Consumable"),
+            ("notification_type", AppleNotificationType.codes, "REFUND"),
+        ] {
+            let count = try database.scalar("SELECT count(*) FROM raw_apple__transactions WHERE \(column) = \(codes.sqlLiteral(value))")
+            #expect(count == .integer(1), "\(column) = \(value)")
+        }
+    }
+
+    @Test("near miss: only receipt and V2 sightings name who sent a transaction, never a notification's")
+    func sentByUser() throws {
+        let scenario = try Scenario()
+        let database = try Self.store(scenario, rows: [
+            Self.sighting(.notification, user: "u3", environment: "Production"),
+            Self.sighting(.serverAPI, user: "u2", environment: "Production"),
+            Self.sighting(.receipt, user: "u1", environment: "Production"),
+        ])
+        var users: [String] = []
+        try database.forEach("""
+            SELECT user_id FROM raw_apple__transactions WHERE user_id IS NOT NULL AND \(TransactionOrigin.sentByUserSQL) ORDER BY user_id
+            """) { users.append($0.string(0)) }
+        #expect(users == ["u1", "u2"])
+        let merged = try #require(try AppleTransactions.Cursor(database, where: "a.transaction_id = ?1", [.text("2000000000000001")]).next())
+        #expect(merged.senders.map(\.userID) == ["u1", "u2"])
+    }
+
+    @Test("a stored code this build does not know is an error, never a value made up")
+    func unknownCode() throws {
+        let scenario = try Scenario()
+        let database = try Self.store(scenario, rows: [Self.sighting(.receipt, user: "u1", environment: "Production")])
+        try database.execute("UPDATE raw_apple__transactions SET environment = 99")
+        #expect(throws: UnknownStoredCode.self) {
+            _ = try AppleTransactions.Cursor(database, where: "a.transaction_id = ?1", [.text("2000000000000001")]).next()
+        }
+    }
+
+    @Test("Apple values this build does not know reach transactions.csv and history exactly as Apple sent them")
+    func unknownValuesReachOutputs() throws {
+        let scenario = try Scenario()
+        let unknown = #"{"transactionId":"2000000000000007","originalTransactionId":"2000000000000007","productId":"new.bundle","#
+            + #""purchaseDate":\#(Line.ms("2026-11-10T10:00:00Z")),"quantity":1,"environment":"Staging","type":"7","#
+            + #""inAppOwnershipType":"SOMETHING_NEW","price":990,"currency":"USD","storefront":"USA"}"#
+        let known = #"{"transactionId":"2000000000000008","originalTransactionId":"2000000000000008","productId":"new.gems","#
+            + #""purchaseDate":\#(Line.ms("2026-11-11T10:00:00Z")),"quantity":1,"environment":"Production","type":"Consumable","#
+            + #""inAppOwnershipType":"FAMILY_SHARED","price":990,"currency":"USD","storefront":"USA"}"#
+        try scenario.write("receipts/r.jsonl", [
+            Line.v2Receipt("2026-11-10T10:00:05Z", "u9", transaction: unknown),
+            Line.v2Receipt("2026-11-11T10:00:05Z", "u9", transaction: known),
+        ])
+        try scenario.write("notifications/n.jsonl", [
+            Line.notification("NEW_TYPE_2027", uuid: "n1", signed: "2026-11-12T06:00:01Z", transaction: unknown),
+        ])
+        _ = try scenario.run(asOf: "2026-11-30T00:00:00Z")
+
+        let database = try scenario.open()
+        #expect(try database.scalar("SELECT count(*) FROM raw_apple__transactions WHERE notification_type = 'NEW_TYPE_2027'") == .integer(1))
+        let rows = RevenueReportTests.Fixture.table(try scenario.output("transactions.csv"))
+        let byID = Dictionary(uniqueKeysWithValues: rows.map { ($0["transaction_id"] ?? "", $0) })
+        let unknownRow = try #require(byID["2000000000000007"])
+        #expect(unknownRow["environment"] == "Staging")
+        #expect(unknownRow["ownership"] == "SOMETHING_NEW")
+        // No catalog: the product type is Apple's, and "7" is a text, not the code 7.
+        #expect(unknownRow["product_type"] == "7")
+        let knownRow = try #require(byID["2000000000000008"])
+        #expect((knownRow["environment"], knownRow["ownership"], knownRow["product_type"]) == ("Production", "FAMILY_SHARED", "Consumable"))
+
+        let history = try UserHistory.load(database, .user("u9"))
+        let purchases = history.events.filter { $0.event == "apple purchase" }.map(\.detail)
+        #expect(purchases.contains { $0.hasPrefix("Staging") })
+        #expect(purchases.contains { $0.hasPrefix("Production") && $0.contains("family shared") })
+    }
+
     /// The migration that codes a store's sightings, whatever number it ships as.
     static func codesMigration() throws -> (id: Int, sql: String) {
         try #require(Schema.migrations.first { $0.sql.contains("RENAME TO raw_apple__transactions_text") })
@@ -121,5 +245,72 @@ struct StoredCodesTests {
         // The raw indexes are there again, so `join` and `history` read it as before.
         let indexes = try database.indexNames()
         #expect(["raw_apple_by_transaction", "raw_apple_by_original", "raw_apple_by_token", "raw_apple_by_user"].allSatisfy(indexes.contains))
+    }
+
+    /// Rewrites the store's sightings as an older iaprecon kept them: the table as migrations 1 and
+    /// 5 made it (TEXT columns), every coded value its text.
+    private static func uncode(_ database: Database) throws {
+        let created = try #require(Schema.migrations.first { $0.id == 1 }).sql
+        let start = try #require(created.range(of: "CREATE TABLE raw_apple__transactions ("))
+        let end = try #require(created.range(of: "WITHOUT ROWID;", range: start.upperBound..<created.endIndex))
+        var rows: [[SQLValue]] = []
+        try database.forEach("SELECT * FROM raw_apple__transactions ORDER BY file_id, line, item") { row in
+            rows.append((0..<(3 + RawTable.appleTransactions.columns.count)).map { row.value($0) })
+        }
+        let columns = ["file_id", "line", "item"] + RawTable.appleTransactions.columns
+        func text(_ value: SQLValue, _ column: String) throws -> SQLValue {
+            guard case .integer(let code) = value else { return value }
+            let codes: AppleCodes? = switch column {
+            case "environment": AppleEnvironment.codes
+            case "type": AppleProductType.codes
+            case "ownership": AppleOwnership.codes
+            case "notification_type": AppleNotificationType.codes
+            default: nil
+            }
+            if column == "origin" { return .text(try #require(TransactionOrigin(code: code)).rawValue) }
+            return try codes.map { .text(try #require($0.text(code))) } ?? value
+        }
+        try database.transaction {
+            try database.execute("DROP TABLE raw_apple__transactions")
+            try database.execute(String(created[start.lowerBound..<end.upperBound]))
+            try database.execute("ALTER TABLE raw_apple__transactions ADD COLUMN offer TEXT")
+            let insert = try database.cached("INSERT INTO raw_apple__transactions (\(columns.joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))")
+            for row in rows { try insert.insert(try zip(row, columns).map { try text($0, $1) }) }
+            for index in RawIndexes.all where index.name.hasPrefix("raw_apple_by_") { try database.execute(index.sql) }
+        }
+    }
+
+    @Test("a store from before the codes, migrated, holds the very rows a new store does and gives sample-data/expected again")
+    func olderStoreMigrated() throws {
+        let scenario = try Scenario()
+        var options = RunOptions(
+            input: SampleDataTests.sampleData, databasePath: scenario.databasePath, outFolder: scenario.out, jobs: 2,
+            reconcile: ReconcileSettings(), report: ReportSettings(outFolder: scenario.out))
+        options.lineRules = SampleDataTests.lineRules
+        _ = try Pipeline.run(options, progress: nil)
+
+        let database = try scenario.open()
+        func sightings() throws -> [[SQLValue]] {
+            var rows: [[SQLValue]] = []
+            try database.forEach("SELECT * FROM raw_apple__transactions ORDER BY file_id, line, item") { row in
+                rows.append((0..<(3 + RawTable.appleTransactions.columns.count)).map { row.value($0) })
+            }
+            return rows
+        }
+        let coded = try sightings()
+        try Self.uncode(database)
+        #expect(try database.scalar("SELECT count(*) FROM raw_apple__transactions WHERE typeof(origin) = 'text'") == .integer(Int64(coded.count)))
+        #expect(try database.scalar("SELECT count(*) FROM raw_apple__transactions WHERE typeof(environment) = 'integer'") == .integer(0))
+        try database.transaction { try database.execute(try Self.codesMigration().sql) }
+        #expect(try sightings() == coded)
+
+        // Everything is reconciled again from the migrated rows.
+        try database.execute("INSERT OR IGNORE INTO dirty_keys VALUES ('all', '')")
+        _ = try Pipeline.run(options, progress: nil)
+        for name in SampleDataTests.outputs {
+            let expected = try String(contentsOfFile: SampleDataTests.expected + "/" + name, encoding: .utf8)
+            #expect(SampleDataTests.withoutHistory(name, try scenario.output(name)) == SampleDataTests.withoutHistory(name, expected),
+                    "\(name) differs from sample-data/expected/\(name)")
+        }
     }
 }
