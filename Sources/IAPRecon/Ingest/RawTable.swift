@@ -37,7 +37,8 @@ public enum RawTable: Int, CaseIterable, Sendable {
     }
 
     /// Columns after `file_id, line, item`; `_ms` and `_n` columns are INTEGER, device ids and an MMP
-    /// row's event value BLOB, the rest TEXT.
+    /// row's event value BLOB, the rest TEXT, but for the sightings' coded columns (`origin` and
+    /// Apple's enumerations: `AppleCodes`).
     public var columns: [String] { createdColumns + addedColumns }
 
     /// `columns.count`, counted once per table rather than for every row a parser makes.

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Where a sighting of an Apple transaction came from.
-public enum TransactionOrigin: String, Sendable {
+public enum TransactionOrigin: String, Sendable, CaseIterable {
     /// An item of a verifyReceipt `in_app[]` or `latest_receipt_info[]` (status 0 only).
     case receipt
     /// A decoded or JWS App Store Server API transaction in a receipts line.
@@ -14,7 +14,33 @@ public enum TransactionOrigin: String, Sendable {
     static let sentByUser: [TransactionOrigin] = [.receipt, .serverAPI]
 
     /// `sentByUser` as a condition on a raw sighting's `origin` column.
-    static let sentByUserSQL = "origin IN (" + sentByUser.map { "'\($0.rawValue)'" }.joined(separator: ", ") + ")"
+    static let sentByUserSQL = "origin IN (" + sentByUser.map { String($0.code) }.joined(separator: ", ") + ")"
+
+    /// What the store's `origin` column holds for it. Part of the stored format: a code never
+    /// changes or is reused (a new origin takes the next number).
+    public var code: Int64 {
+        switch self {
+        case .receipt: 1
+        case .serverAPI: 2
+        case .notification: 3
+        }
+    }
+
+    /// The origin of a stored `code`; nil for a code this build does not know.
+    public init?(code: Int64) {
+        guard let origin = Self.allCases.first(where: { $0.code == code }) else { return nil }
+        self = origin
+    }
+
+    /// The origin in column `index`.
+    /// - Throws: `UnknownStoredCode` for anything but one of this build's codes.
+    static func read(_ row: Row, _ index: Int) throws(UnknownStoredCode) -> TransactionOrigin {
+        let stored = row.value(index)
+        guard case .integer(let code) = stored, let origin = TransactionOrigin(code: code) else {
+            throw UnknownStoredCode(column: "origin", stored: stored)
+        }
+        return origin
+    }
 }
 
 /// A period Apple sold at other than the product's price (CONTRACT.md §1.2).
@@ -36,7 +62,8 @@ public enum OfferTerms: String, Sendable, Comparable {
 /// The same transaction appears in many receipts and notifications; the
 /// normalize stage merges sightings by `transactionID`. Enum-like fields
 /// (`environment`, `type`, `ownership`, `revocationType`) are kept raw so a
-/// value Apple adds next year is stored, never a rejected line.
+/// value Apple adds next year is stored, never a rejected line; the store
+/// keeps the values it knows as codes (`AppleCodes`).
 public struct AppleTransaction: Sendable, Equatable {
     public var origin: TransactionOrigin
     /// When the server saw it: the receipt's `received_at` or the notification's `signedDate`.
@@ -146,12 +173,13 @@ public struct AppleTransaction: Sendable, Equatable {
 
     func rawRow(item: Int) -> RawRow {
         RawRow(.appleTransactions, item: item, [
-            .text(origin.rawValue), SQLValue(eventMs), SQLValue(userID), SQLValue(claimedOrderID), .text(transactionID),
+            .integer(origin.code), SQLValue(eventMs), SQLValue(userID), SQLValue(claimedOrderID), .text(transactionID),
             SQLValue(originalTransactionID), .text(productID), .integer(purchaseMs), SQLValue(expiresMs),
             SQLValue(revocationMs), SQLValue(revocationReason), SQLValue(revocationType), SQLValue(revocationPercentage),
-            SQLValue(priceMilliunits), SQLValue(currency), SQLValue(storefront), SQLValue(environment),
-            SQLValue(appAccountToken), SQLValue(type), .integer(quantity), SQLValue(ownership), SQLValue(subscriptionGroup),
-            SQLValue(notificationUUID), SQLValue(notificationType), SQLValue(offer?.rawValue),
+            SQLValue(priceMilliunits), SQLValue(currency), SQLValue(storefront), AppleEnvironment.codes.stored(environment),
+            SQLValue(appAccountToken), AppleProductType.codes.stored(type), .integer(quantity), AppleOwnership.codes.stored(ownership),
+            SQLValue(subscriptionGroup), SQLValue(notificationUUID), AppleNotificationType.codes.stored(notificationType),
+            SQLValue(offer?.rawValue),
         ])
     }
 }

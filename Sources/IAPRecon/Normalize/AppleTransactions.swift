@@ -90,7 +90,7 @@ enum AppleTransactions {
             let transactionID = first.string(0)
             var merging = Merging(transactionID: transactionID, productID: first.string(2), purchaseMs: first.int(3))
             repeat {
-                merging.add(statement.row)
+                try merging.add(statement.row)
                 hasRow = try statement.step()
             } while hasRow && statement.withText(0, { $0.elementsEqual(transactionID.utf8) })
             merging.merged.senders.sort { $0.userID.utf8.lexicographicallyPrecedes($1.userID.utf8) }
@@ -113,7 +113,8 @@ extension AppleTransactions {
         private var hasOriginal = false
         private var hasQuantity = false
 
-        mutating func add(_ row: Row) {
+        /// - Throws: `UnknownStoredCode` for a code column this build cannot read (`AppleCodes`).
+        mutating func add(_ row: Row) throws {
             // The same notification received twice is one notification (CONTRACT.md §1.3).
             if let uuid = row.optionalString(16), !seenNotifications.insert(uuid).inserted { return }
             let source = StoredLine(file: row.int(15), line: row.int(23))
@@ -123,18 +124,18 @@ extension AppleTransactions {
                 hasOriginal = true
             }
             fill(&merged.expiresMs, row.optionalInt(4))
-            let environment = AppleEnvironment.canonical(row.optionalString(5))
+            let environment = AppleEnvironment.canonical(try AppleEnvironment.codes.read(row, 5))
             if merged.environment == nil || environment == "Production" { merged.environment = environment ?? merged.environment }
             fill(&merged.priceMilliunits, row.optionalInt(6))
             fill(&merged.currency, row.optionalString(7))
             fill(&merged.storefront, row.optionalString(8))
             fill(&merged.appAccountToken, row.optionalString(9))
-            fill(&merged.type, row.optionalString(10))
+            fill(&merged.type, try AppleProductType.codes.read(row, 10))
             if !hasQuantity, let quantity = row.optionalInt(11) {
                 merged.quantity = quantity
                 hasQuantity = true
             }
-            fill(&merged.ownership, row.optionalString(12))
+            fill(&merged.ownership, try AppleOwnership.codes.read(row, 12))
             fill(&merged.subscriptionGroup, row.optionalString(13))
             let eventMs = row.optionalInt(14)
             if let eventMs { merged.firstSeenMs = min(merged.firstSeenMs ?? eventMs, eventMs) }
@@ -143,8 +144,7 @@ extension AppleTransactions {
             }
             if merged.sources.count < 3 { merged.sources.append(source) }
             // Who sent a receipt with it: sightings come in file order, so a later one wins only with an earlier time.
-            if let userID = row.optionalString(22), let origin = row.optionalString(21).flatMap(TransactionOrigin.init(rawValue:)),
-               TransactionOrigin.sentByUser.contains(origin) {
+            if let userID = row.optionalString(22), TransactionOrigin.sentByUser.contains(try TransactionOrigin.read(row, 21)) {
                 let ms = eventMs ?? .min
                 if let index = merged.senders.firstIndex(where: { $0.userID == userID }) {
                     if ms < merged.senders[index].firstMs { merged.senders[index] = Sender(userID: userID, firstMs: ms, source: source) }
@@ -152,7 +152,7 @@ extension AppleTransactions {
                     merged.senders.append(Sender(userID: userID, firstMs: ms, source: source))
                 }
             }
-            let refund: Refund? = if row.optionalString(17) == "REFUND_REVERSED" {
+            let refund: Refund? = if try AppleNotificationType.codes.read(row, 17) == "REFUND_REVERSED" {
                 (eventMs ?? row.optionalInt(18)).map { Refund(kind: .reversal, ms: $0, source: source) }
             } else if let revocationMs = row.optionalInt(18) {
                 Refund(kind: .refund, ms: revocationMs, revocationType: row.optionalString(19), revocationPercentage: row.optionalInt(20),

@@ -473,6 +473,84 @@ public enum Schema {
             DROP TABLE IF EXISTS int_orders_matched__next;
             INSERT OR IGNORE INTO dirty_keys VALUES ('all', '');
             """),
+        // Apple sightings keep their enumerated columns as small integer codes (`TransactionOrigin`,
+        // `AppleCodes`): origin always, and Apple's environment, product type, ownership and
+        // notification type when the value is one this build lists; any other value stays the text
+        // Apple sent. A column declared TEXT would turn a code back into text, so the table is made
+        // anew with those columns untyped (integers and texts kept apart; origin, ours, INTEGER), and
+        // its rows copied across, their values coded as ingest codes them. Its raw indexes go with the
+        // old table and are built again. What the rows mean is unchanged: nothing is rebuilt.
+        (14, """
+            ALTER TABLE raw_apple__transactions RENAME TO raw_apple__transactions_text;
+            CREATE TABLE raw_apple__transactions (
+              file_id INTEGER NOT NULL REFERENCES files(file_id) ON DELETE CASCADE,
+              line INTEGER NOT NULL,
+              item INTEGER NOT NULL,
+              origin INTEGER,
+              event_ms INTEGER,
+              user_id TEXT,
+              claimed_order_id TEXT,
+              transaction_id TEXT,
+              original_transaction_id TEXT,
+              product_id TEXT,
+              purchase_ms INTEGER,
+              expires_ms INTEGER,
+              revocation_ms INTEGER,
+              revocation_reason TEXT,
+              revocation_type TEXT,
+              revocation_percentage_n INTEGER,
+              price_milli_n INTEGER,
+              currency TEXT,
+              storefront TEXT,
+              environment,
+              app_account_token TEXT,
+              type,
+              quantity_n INTEGER,
+              ownership,
+              subscription_group TEXT,
+              notification_uuid TEXT,
+              notification_type,
+              offer TEXT,
+              PRIMARY KEY (file_id, line, item)
+            ) WITHOUT ROWID;
+            INSERT INTO raw_apple__transactions
+              SELECT file_id, line, item,
+                     CASE origin WHEN 'receipt' THEN 1 WHEN 'v2' THEN 2 WHEN 'notification' THEN 3 ELSE origin END,
+                     event_ms, user_id, claimed_order_id, transaction_id, original_transaction_id, product_id, purchase_ms,
+                     expires_ms, revocation_ms, revocation_reason, revocation_type, revocation_percentage_n, price_milli_n,
+                     currency, storefront,
+                     CASE environment
+                       WHEN 'Production' THEN 1 WHEN 'Sandbox' THEN 2 WHEN 'PROD' THEN 3 WHEN 'Xcode' THEN 4
+                       WHEN 'LocalTesting' THEN 5
+                       ELSE environment END,
+                     app_account_token,
+                     CASE type
+                       WHEN 'Auto-Renewable Subscription' THEN 1 WHEN 'Non-Consumable' THEN 2 WHEN 'Consumable' THEN 3
+                       WHEN 'Non-Renewing Subscription' THEN 4
+                       ELSE type END,
+                     quantity_n,
+                     CASE ownership WHEN 'PURCHASED' THEN 1 WHEN 'FAMILY_SHARED' THEN 2 ELSE ownership END,
+                     subscription_group, notification_uuid,
+                     CASE notification_type
+                       WHEN 'CONSUMPTION_REQUEST' THEN 1 WHEN 'DID_CHANGE_RENEWAL_PREF' THEN 2
+                       WHEN 'DID_CHANGE_RENEWAL_STATUS' THEN 3 WHEN 'DID_FAIL_TO_RENEW' THEN 4 WHEN 'DID_RENEW' THEN 5
+                       WHEN 'EXPIRED' THEN 6 WHEN 'EXTERNAL_PURCHASE_TOKEN' THEN 7 WHEN 'GRACE_PERIOD_EXPIRED' THEN 8
+                       WHEN 'OFFER_REDEEMED' THEN 9 WHEN 'ONE_TIME_CHARGE' THEN 10 WHEN 'PRICE_INCREASE' THEN 11
+                       WHEN 'REFUND' THEN 12 WHEN 'REFUND_DECLINED' THEN 13 WHEN 'REFUND_REVERSED' THEN 14
+                       WHEN 'RENEWAL_EXTENDED' THEN 15 WHEN 'RENEWAL_EXTENSION' THEN 16 WHEN 'REVOKE' THEN 17
+                       WHEN 'SUBSCRIBED' THEN 18 WHEN 'TEST' THEN 19 WHEN 'CANCEL' THEN 20 WHEN 'DID_RECOVER' THEN 21
+                       WHEN 'INITIAL_BUY' THEN 22 WHEN 'INTERACTIVE_RENEWAL' THEN 23 WHEN 'PRICE_INCREASE_CONSENT' THEN 24
+                       WHEN 'RENEWAL' THEN 25
+                       ELSE notification_type END,
+                     offer
+              FROM raw_apple__transactions_text;
+            DROP TABLE raw_apple__transactions_text;
+            CREATE INDEX IF NOT EXISTS raw_apple_by_transaction ON raw_apple__transactions(transaction_id);
+            CREATE INDEX IF NOT EXISTS raw_apple_by_original ON raw_apple__transactions(original_transaction_id)
+              WHERE original_transaction_id != transaction_id;
+            CREATE INDEX IF NOT EXISTS raw_apple_by_token ON raw_apple__transactions(app_account_token) WHERE app_account_token IS NOT NULL;
+            CREATE INDEX IF NOT EXISTS raw_apple_by_user ON raw_apple__transactions(user_id) WHERE user_id IS NOT NULL;
+            """),
     ]
 
     public static var latestVersion: Int { migrations.last?.id ?? 0 }

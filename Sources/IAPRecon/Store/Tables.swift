@@ -55,7 +55,7 @@ enum Tables {
         // (`ReceiptClaims`); the summary counts its failed verifications and bundle ids.
         .init(name: "raw_receipts__verifications", layer: .raw, writer: .ingest, readers: [.store, .join, .report], migration: 1),
         // Each reader merges a transaction's sightings as it reads them (`AppleTransactions`).
-        .init(name: "raw_apple__transactions", layer: .raw, writer: .ingest, readers: [.store, .normalize, .join, .report], migration: 1),
+        .init(name: "raw_apple__transactions", layer: .raw, writer: .ingest, readers: [.store, .normalize, .join, .report], migration: 14),
         // `consumption_requests.jsonl` answers each CONSUMPTION_REQUEST notification as it came.
         .init(name: "raw_notifications__notifications", layer: .raw, writer: .ingest, readers: [.report], migration: 1),
         // Each user's first sign-up is picked as it is read (`FirstRegistrations`); `history` lists every sign-up.

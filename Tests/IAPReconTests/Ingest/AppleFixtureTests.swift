@@ -81,14 +81,14 @@ struct AppleFixtureTests {
         ])
         #expect(rows[1].item == 1)
         #expect(rows[1].byColumn == IngestLine.appleTransactionRow([
-            "origin": .text("v2"), "event_ms": .integer(1_698_149_100_000), "user_id": .text("u_1"), "claimed_order_id": .text("o_1"),
+            "origin": .integer(TransactionOrigin.serverAPI.code), "event_ms": .integer(1_698_149_100_000), "user_id": .text("u_1"), "claimed_order_id": .text("o_1"),
             "transaction_id": .text("23456"), "original_transaction_id": .text("12345"), "product_id": .text("com.example.product"),
             "purchase_ms": .integer(1_698_148_900_000), "expires_ms": .integer(1_698_149_000_000),
             "revocation_ms": .integer(1_698_148_950_000), "revocation_reason": .text("1"), "revocation_type": .text("REFUND_PRORATED"),
             "revocation_percentage_n": .integer(50000), "price_milli_n": .integer(10990), "currency": .text("USD"),
-            "storefront": .text("USA"), "environment": .text("LocalTesting"),
-            "app_account_token": .text("7e3fb20b-4cdb-47cc-936d-99d65f608138"), "type": .text("Auto-Renewable Subscription"),
-            "quantity_n": .integer(1), "ownership": .text("PURCHASED"), "subscription_group": .text("55555"),
+            "storefront": .text("USA"), "environment": AppleEnvironment.codes.stored("LocalTesting"),
+            "app_account_token": .text("7e3fb20b-4cdb-47cc-936d-99d65f608138"), "type": AppleProductType.codes.stored("Auto-Renewable Subscription"),
+            "quantity_n": .integer(1), "ownership": AppleOwnership.codes.stored("PURCHASED"), "subscription_group": .text("55555"),
             "offer": .text("intro_offer"),
         ]))
     }
@@ -106,15 +106,15 @@ struct AppleFixtureTests {
             "transaction_id": .text("23456"),
         ])
         let transaction = rows[1].byColumn
-        #expect(transaction["origin"] == .text("notification"))
+        #expect(transaction["origin"] == .integer(TransactionOrigin.notification.code))
         #expect(transaction["event_ms"] == .integer(1_698_149_000_000))
         #expect(transaction["notification_uuid"] == .text("n-1"))
-        #expect(transaction["notification_type"] == .text("REFUND"))
+        #expect(transaction["notification_type"] == AppleNotificationType.codes.stored("REFUND"))
         #expect(transaction["revocation_ms"] == .integer(1_698_148_950_000))
         #expect(transaction["revocation_type"] == .text("REFUND_PRORATED"))
         #expect(transaction["revocation_percentage_n"] == .integer(50000))
         // The transaction's own environment wins over the notification's.
-        #expect(transaction["environment"] == .text("LocalTesting"))
+        #expect(transaction["environment"] == AppleEnvironment.codes.stored("LocalTesting"))
         #expect(transaction["user_id"] == .null)
     }
 
@@ -135,11 +135,11 @@ struct AppleFixtureTests {
         #expect(rows[0].byColumn["shape"] == .text("signed_transactions"))
         #expect(rows[0].byColumn["transaction_id"] == .text("0"))
         #expect(rows[1].byColumn == IngestLine.appleTransactionRow([
-            "origin": .text("v2"), "event_ms": .integer(1_697_679_940_000), "user_id": .text("u_2"),
+            "origin": .integer(TransactionOrigin.serverAPI.code), "event_ms": .integer(1_697_679_940_000), "user_id": .text("u_2"),
             "transaction_id": .text("0"), "original_transaction_id": .text("0"), "product_id": .text("pass.premium"),
             "purchase_ms": .integer(1_697_679_936_049), "expires_ms": .integer(1_700_358_336_049),
-            "storefront": .text("USA"), "environment": .text("Xcode"), "type": .text("Auto-Renewable Subscription"),
-            "quantity_n": .integer(1), "ownership": .text("PURCHASED"), "subscription_group": .text("6F3A93AB"),
+            "storefront": .text("USA"), "environment": AppleEnvironment.codes.stored("Xcode"), "type": AppleProductType.codes.stored("Auto-Renewable Subscription"),
+            "quantity_n": .integer(1), "ownership": AppleOwnership.codes.stored("PURCHASED"), "subscription_group": .text("6F3A93AB"),
             "offer": .text("intro_offer"),
         ]))
     }
@@ -155,7 +155,7 @@ struct AppleFixtureTests {
         #expect(rows[0].byColumn["subtype"] == .text("INITIAL_BUY"))
         #expect(rows[1].byColumn["purchase_ms"] == .integer(1_697_679_936_049))
         #expect(rows[1].byColumn["event_ms"] == .integer(1_697_679_937_000))
-        #expect(rows[1].byColumn["origin"] == .text("notification"))
+        #expect(rows[1].byColumn["origin"] == .integer(TransactionOrigin.notification.code))
     }
 
     @Test("transactionInfo is a real JWS whose payload has no transactionId: decoded, then rejected naming the field")
@@ -196,6 +196,7 @@ struct AppleFixtureTests {
         #expect(rows[1].byColumn["environment"] == .text("FutureEnv"))
         #expect(rows[1].byColumn["type"] == .text("Brand-New Type"))
         #expect(rows[1].byColumn["ownership"] == .text("SOMETHING_NEW"))
+        #expect(rows[1].byColumn["notification_type"] == .text("NEW_TYPE_2027"))
     }
 
     // MARK: - Notifications

@@ -28,7 +28,7 @@ struct ContractV2LineTests {
         #expect(transactions[0]["product_id"] == .text("com.example.vip.monthly"))
         #expect(transactions[0]["purchase_ms"] == .integer(1_795_860_905_000))
         #expect(transactions[0]["expires_ms"] == .integer(1_798_452_905_000))
-        #expect(transactions[0]["environment"] == .text("Production"))
+        #expect(transactions[0]["environment"] == AppleEnvironment.codes.stored("Production"))
         #expect(rows[0].byColumn["bundle_id"] == .text("com.example.game"))
     }
 
@@ -36,7 +36,7 @@ struct ContractV2LineTests {
     func lineEnvironmentKey() throws {
         let line = Self.iOS6Receipt.replacingOccurrences(of: #""user_id":"u_1050","#, with: #""user_id":"u_1050","environment":"Sandbox","#)
         let transactions = Self.transactions(IngestLine.rows(line, .receipts, rules: Self.rules))
-        #expect(transactions.map { $0["environment"] } == [.text("Sandbox")])
+        #expect(transactions.map { $0["environment"] } == [AppleEnvironment.codes.stored("Sandbox")])
     }
 
     @Test("status 21006 verifies, and latest_expired_receipt_info may be one object")
@@ -71,7 +71,7 @@ struct ContractV2LineTests {
         #expect(transactions[0]["transaction_id"] == .text("310000501234567"))
         #expect(transactions[0]["expires_ms"] == .integer(1_553_072_400_000))
         #expect(transactions[0]["revocation_ms"] == .integer(1_551_441_600_000))
-        #expect(transactions[0]["environment"] == .text("PROD"))
+        #expect(transactions[0]["environment"] == AppleEnvironment.codes.stored("PROD"))
         #expect(rows[0].byColumn["transaction_id"] == .text("310000501234567"))
     }
 

@@ -195,9 +195,9 @@ struct SourceParserTests {
         for (index, row) in rows.dropFirst().enumerated() {
             let id = index + 1
             #expect(row.byColumn == IngestLine.appleTransactionRow([
-                "origin": .text("receipt"), "event_ms": .integer(1_795_860_908_000), "user_id": .text("u_1001"),
+                "origin": .integer(TransactionOrigin.receipt.code), "event_ms": .integer(1_795_860_908_000), "user_id": .text("u_1001"),
                 "claimed_order_id": .text("OrderID_1"), "transaction_id": .text("100\(id)"), "original_transaction_id": .text("1001"),
-                "product_id": .text("p\(id)"), "purchase_ms": .integer(Int64("176432490\(id)000")!), "environment": .text("Production"),
+                "product_id": .text("p\(id)"), "purchase_ms": .integer(Int64("176432490\(id)000")!), "environment": AppleEnvironment.codes.stored("Production"),
                 "quantity_n": .integer(1),
             ]))
         }
@@ -214,12 +214,12 @@ struct SourceParserTests {
         #expect(rows.count == 2)
         #expect(rows[0].byColumn["transaction_id"] == .text("2000000812345678"))
         #expect(rows[1].byColumn == IngestLine.appleTransactionRow([
-            "origin": .text("receipt"), "event_ms": .integer(1_795_860_908_000), "user_id": .text("u_1001"),
+            "origin": .integer(TransactionOrigin.receipt.code), "event_ms": .integer(1_795_860_908_000), "user_id": .text("u_1001"),
             "transaction_id": .text("2000000812345678"), "original_transaction_id": .text("2000000800000000"),
             "product_id": .text("com.example.pro.monthly"), "purchase_ms": .integer(1_764_324_907_000),
             "expires_ms": .integer(1_766_916_907_000), "revocation_ms": .integer(1_764_400_000_000), "revocation_reason": .text("0"),
-            "environment": .text("Production"), "app_account_token": .text("OrderID_1764324902123_gems60"),
-            "quantity_n": .integer(2), "ownership": .text("FAMILY_SHARED"), "subscription_group": .text("21345678"),
+            "environment": AppleEnvironment.codes.stored("Production"), "app_account_token": .text("OrderID_1764324902123_gems60"),
+            "quantity_n": .integer(2), "ownership": AppleOwnership.codes.stored("FAMILY_SHARED"), "subscription_group": .text("21345678"),
         ]))
     }
 
@@ -231,7 +231,7 @@ struct SourceParserTests {
         #expect(rows.count == 2)
         #expect(rows[0].byColumn["shape"] == .text("response+transactions+signed_transactions"))
         #expect(rows[0].byColumn["transaction_id"] == .text("7"))
-        #expect(rows[1].byColumn["environment"] == .text("Production"))
+        #expect(rows[1].byColumn["environment"] == AppleEnvironment.codes.stored("Production"))
         #expect(rows[1].byColumn["price_milli_n"] == .integer(990))
         #expect(rows[1].byColumn["purchase_ms"] == .integer(1_795_860_900_000))
     }
@@ -272,10 +272,10 @@ struct SourceParserTests {
         ])
         #expect(rows[1].item == 1)
         #expect(rows[1].byColumn == IngestLine.appleTransactionRow([
-            "origin": .text("notification"), "transaction_id": .text("2000000812345678"),
+            "origin": .integer(TransactionOrigin.notification.code), "transaction_id": .text("2000000812345678"),
             "original_transaction_id": .text("2000000812345678"), "product_id": .text("gems60"),
             "purchase_ms": .integer(1_764_324_907_000), "revocation_ms": .integer(1_764_410_000_000), "revocation_reason": .text("1"),
-            "environment": .text("PROD"), "quantity_n": .integer(1), "notification_type": .text("CANCEL"),
+            "environment": AppleEnvironment.codes.stored("PROD"), "quantity_n": .integer(1), "notification_type": AppleNotificationType.codes.stored("CANCEL"),
         ]))
         #expect(AppleEnvironment.canonical("PROD") == "Production")
         #expect(AppleEnvironment.isProduction("PROD"))
@@ -287,7 +287,7 @@ struct SourceParserTests {
         let rows = try #require(IngestLine.rows(line, .notifications))
         #expect(rows.count == 2)
         #expect(rows[0].byColumn["environment"] == .text("Sandbox"))
-        #expect(rows[1].byColumn["environment"] == .text("Sandbox"))
+        #expect(rows[1].byColumn["environment"] == AppleEnvironment.codes.stored("Sandbox"))
     }
 
     // MARK: - registrations/*.jsonl

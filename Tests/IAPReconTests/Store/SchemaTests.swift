@@ -21,6 +21,7 @@ struct SchemaTests {
         11: "f1579b8cf5f6f0ed",
         12: "96f8208f50dccb98",
         13: "188c9bb3489cf592",
+        14: "41c8d7ce657b42b2",
     ]
 
     @Test("a released migration's text never changes, and every migration is recorded as released")
