@@ -422,9 +422,15 @@ public enum Schema {
                      CASE WHEN event_name = 'install' THEN media_source END,
                      CASE WHEN event_name = 'install' THEN campaign END,
                      customer_user_id,
-                     CASE WHEN event_name = 'install' THEN CASE WHEN substr(idfv, 33, 1) = '…' THEN CAST(unhex(substr(idfv, 1, 32)) || substr(idfv, 34) AS BLOB) ELSE idfv END END,
-                     CASE WHEN event_name = 'install' THEN CASE WHEN substr(idfa, 33, 1) = '…' THEN CAST(unhex(substr(idfa, 1, 32)) || substr(idfa, 34) AS BLOB) ELSE idfa END END,
-                     CASE WHEN substr(appsflyer_id, 33, 1) = '…' THEN CAST(unhex(substr(appsflyer_id, 1, 32)) || substr(appsflyer_id, 34) AS BLOB) ELSE appsflyer_id END,
+                     CASE WHEN event_name = 'install' AND substr(idfv, 33, 1) = '…'
+                          THEN CAST(unhex(substr(idfv, 1, 32)) || substr(idfv, 34) AS BLOB)
+                          WHEN event_name = 'install' THEN idfv END,
+                     CASE WHEN event_name = 'install' AND substr(idfa, 33, 1) = '…'
+                          THEN CAST(unhex(substr(idfa, 1, 32)) || substr(idfa, 34) AS BLOB)
+                          WHEN event_name = 'install' THEN idfa END,
+                     CASE WHEN substr(appsflyer_id, 33, 1) = '…'
+                          THEN CAST(unhex(substr(appsflyer_id, 1, 32)) || substr(appsflyer_id, 34) AS BLOB)
+                          ELSE appsflyer_id END,
                      CASE WHEN event_name = 'af_purchase' THEN revenue END,
                      CASE WHEN event_name = 'af_purchase' THEN revenue_currency END,
                      CASE WHEN event_name = 'af_purchase' THEN revenue_usd END,
@@ -449,9 +455,15 @@ public enum Schema {
             ) WITHOUT ROWID;
             INSERT INTO raw_registrations__users
               SELECT file_id, line, item, ts_ms, user_id, method,
-                     CASE WHEN substr(idfv, 33, 1) = '…' THEN CAST(unhex(substr(idfv, 1, 32)) || substr(idfv, 34) AS BLOB) ELSE idfv END,
-                     CASE WHEN substr(idfa, 33, 1) = '…' THEN CAST(unhex(substr(idfa, 1, 32)) || substr(idfa, 34) AS BLOB) ELSE idfa END,
-                     CASE WHEN substr(appsflyer_id, 33, 1) = '…' THEN CAST(unhex(substr(appsflyer_id, 1, 32)) || substr(appsflyer_id, 34) AS BLOB) ELSE appsflyer_id END,
+                     CASE WHEN substr(idfv, 33, 1) = '…'
+                          THEN CAST(unhex(substr(idfv, 1, 32)) || substr(idfv, 34) AS BLOB)
+                          ELSE idfv END,
+                     CASE WHEN substr(idfa, 33, 1) = '…'
+                          THEN CAST(unhex(substr(idfa, 1, 32)) || substr(idfa, 34) AS BLOB)
+                          ELSE idfa END,
+                     CASE WHEN substr(appsflyer_id, 33, 1) = '…'
+                          THEN CAST(unhex(substr(appsflyer_id, 1, 32)) || substr(appsflyer_id, 34) AS BLOB)
+                          ELSE appsflyer_id END,
                      country
               FROM raw_registrations__users_hex;
             DROP TABLE raw_registrations__users_hex;

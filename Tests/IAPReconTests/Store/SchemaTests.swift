@@ -18,7 +18,7 @@ struct SchemaTests {
         8: "f582e078ec96d5e7",
         9: "b31f5ddfea595585",
         10: "54c58b8f34cddb57",
-        11: "f1579b8cf5f6f0ed",
+        11: "dbae0833123efa87",
         12: "96f8208f50dccb98",
         13: "188c9bb3489cf592",
         14: "41c8d7ce657b42b2",
