@@ -23,8 +23,8 @@ public struct DeviceIDPseudonyms: Sendable {
                 hmac.authenticationCode(UnsafeRawBufferPointer(bytes), into: code)
                 // The last four bytes as text: a character they split is repaired, as it was when
                 // pseudonyms were kept as text, so an older store's migrated pseudonyms are the same bytes.
-                let lastFour = bytes.count >= 8 ? Array(String(decoding: bytes.suffix(4), as: UTF8.self).utf8) : []
-                return Array(code.prefix(Self.hashBytes)) + lastFour
+                let tail = Array(String(decoding: Redaction.tail(bytes), as: UTF8.self).utf8)
+                return Array(code.prefix(Self.hashBytes)) + tail
             }
         }
     }

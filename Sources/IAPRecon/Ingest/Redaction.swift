@@ -85,7 +85,13 @@ enum Redaction {
 
     /// `…` and the last four characters of an id (none of a short one).
     static func masked<ID: BidirectionalCollection<UInt8>>(_ id: ID) -> [UInt8] {
-        ellipsis + (id.count >= 8 ? Array(id.suffix(4)) : [])
+        ellipsis + tail(id)
+    }
+
+    /// The last four characters of an id that may be shown (none of a short one): what a mask and a
+    /// pseudonym keep of it.
+    static func tail<ID: BidirectionalCollection<UInt8>>(_ id: ID) -> [UInt8] {
+        id.count >= 8 ? Array(id.suffix(4)) : []
     }
 
     private static let ellipsis = Array("…".utf8)
