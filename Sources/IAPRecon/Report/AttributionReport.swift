@@ -187,6 +187,13 @@ struct AttributionReport {
         }
     }
 
+    /// Every verified purchase, by user: read straight through the table and sorted, not looked up
+    /// row by row through the partial index on purchase time.
+    static let purchasesByUser = """
+        SELECT user_id, purchase_ms, unit_price, quantity, currency, refund_amount FROM int_transactions_resolved NOT INDEXED
+        WHERE is_revenue = 1 ORDER BY user_id, purchase_ms, transaction_id
+        """
+
     /// Computes the cohorts and, user by user, writes each user's install into `fct_user_installs` (for `history`).
     init(database: Database, zone: Zone, fx: FXRates, asOfMs: Int64) throws {
         try self.init(database: database, zone: zone, fx: fx, asOfMs: asOfMs, installs: Self.readInstalls(database: database, zone: zone))
@@ -210,10 +217,7 @@ struct AttributionReport {
         let userInstalls = BackgroundInserts(path: database.path, setup: Tables.userInstalls, inserts: Self.userInstallWrites)
         let signups = try FirstRegistrations.Cursor(database)
         // Every verified purchase in one pass; those with no user come first (NULL sorts first).
-        let purchases = try database.cached("""
-            SELECT user_id, purchase_ms, unit_price, quantity, currency, refund_amount FROM int_transactions_resolved NOT INDEXED
-            WHERE is_revenue = 1 ORDER BY user_id, purchase_ms, transaction_id
-            """)
+        let purchases = try database.cached(Self.purchasesByUser)
         // The users the table holds now (none in a new store): those no longer reported are removed,
         // and those whose install is unchanged are not written again.
         let hasTable = try database.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'fct_user_installs'").integerValue > 0

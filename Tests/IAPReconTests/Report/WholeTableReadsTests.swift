@@ -1,0 +1,33 @@
+import Foundation
+import Testing
+@testable import IAPRecon
+
+/// The report reads every revenue transaction twice (revenue, attribution). The partial index on
+/// purchase time holds exactly those rows, so SQLite would walk it and look each row up in the
+/// table out of order, several times the cost of reading the table through. The reads say
+/// `NOT INDEXED`; these plans keep them saying so.
+@Suite("Whole-table reads")
+struct WholeTableReadsTests {
+    @Test("the report's reads of every revenue transaction scan the table, not the purchase-time index")
+    func revenueReadsScanTheTable() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("receipts/r.jsonl", [
+            Line.v2Receipt("2026-11-28T10:00:05Z", "u1", transaction: Line.v2("t1", "gems60", purchase: "2026-11-28T10:00:03Z")),
+        ])
+        _ = try scenario.run(asOf: "2026-11-30T00:00:00Z")
+        let database = try scenario.open()
+        for sql in [RevenueReport.revenueRows, AttributionReport.purchasesByUser] {
+            var plan: [String] = []
+            try database.forEach("EXPLAIN QUERY PLAN " + sql) { plan.append($0.string(3)) }
+            #expect(plan.contains("SCAN int_transactions_resolved"), "\(sql): \(plan)")
+            #expect(!plan.contains { $0.contains("USING INDEX") || $0.contains("USING COVERING INDEX") }, "\(sql): \(plan)")
+        }
+        // The near miss the reads must not take: without the hint, SQLite walks the index.
+        var unhinted: [String] = []
+        try database.forEach("EXPLAIN QUERY PLAN SELECT purchase_ms, product_id FROM int_transactions_resolved WHERE is_revenue = 1") {
+            unhinted.append($0.string(3))
+        }
+        #expect(unhinted.contains { $0.contains("int_transactions_by_purchase") }, "\(unhinted)")
+    }
+}
