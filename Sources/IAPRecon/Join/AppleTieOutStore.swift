@@ -97,50 +97,81 @@ enum AppleTieOutStore {
     /// Verified Production, non-family-shared purchases (+quantity) and refunds (−quantity) on
     /// the Pacific days `days` (sorted). A Family Sharing revocation refunds nothing.
     ///
-    /// `scan`: every day the reports cover, read in one pass over the transactions from the first
-    /// to the last (`AppleTieOut` keeps the covered days). Else a night's few days, read through
-    /// the purchase and refund indexes (`int_transactions_by_*`), days in a row as one span.
-    static func verified(_ database: Database, days: [String], scan: Bool) throws -> [AppleTieOut.VerifiedUnits] {
+    /// `scan`: every day the reports cover (`AppleTieOut` keeps the covered days). Else a night's
+    /// days, days in a row as one span: read through the purchase and refund indexes when they
+    /// hold few of the revenue transactions. A row found through an index is looked up in the
+    /// table out of order, which costs several times reading it in passing, so days that hold many
+    /// (a night that touched old subscriptions' days, every day of a full rebuild) are read in one
+    /// pass over the table instead. `throughIndexes` makes that choice (for the tests: both ways
+    /// give the same changes).
+    static func verified(_ database: Database, days: [String], scan: Bool, throughIndexes: Bool? = nil) throws -> [AppleTieOut.VerifiedUnits] {
         let zone = AppleTieOut.reportZone
-        var spans: [(from: Int64, until: Int64)] = []
+        var localSpans: [(from: Int64, until: Int64)] = []
         for day in days {
             guard let start = Timestamp.startOfDay(day) else { continue }
-            if let last = spans.last, scan || last.until == start { spans[spans.count - 1].until = start + 86_400_000 } else {
-                spans.append((start, start + 86_400_000))
+            if let last = localSpans.last, scan || last.until == start { localSpans[localSpans.count - 1].until = start + 86_400_000 } else {
+                localSpans.append((start, start + 86_400_000))
             }
         }
+        // In UTC, still sorted and apart: the zone's conversion keeps the order of times.
+        let spans = localSpans.map { (from: zone.utc(fromLocal: $0.from), until: zone.utc(fromLocal: $0.until)) }
         var names = DayNames(zone)
         var changes: [AppleTieOut.VerifiedUnits] = []
-        func add(_ row: Row, purchase: Bool, refund: Bool, from: Int64, until: Int64) {
+        func add(_ row: Row, purchase: Bool, refund: Bool) {
             let productID = row.string(0)
             let country = row.optionalString(1).flatMap(StorefrontCountry.alpha2(ofStorefront:))
             let quantity = row.int(2)
-            let purchaseMs = row.int(3)
-            if purchase, purchaseMs >= from, purchaseMs < until {
-                changes.append(.init(day: names(purchaseMs), productID: productID, country: country, units: quantity))
+            if purchase {
+                changes.append(.init(day: names(row.int(3)), productID: productID, country: country, units: quantity))
             }
-            if refund, let refundMs = row.optionalInt(4), refundMs >= from, refundMs < until, row.optionalString(5) != "FAMILY_REVOKE" {
+            if refund, let refundMs = row.optionalInt(4), row.optionalString(5) != "FAMILY_REVOKE" {
                 changes.append(.init(day: names(refundMs), productID: productID, country: country, units: -quantity))
             }
         }
         let columns = "SELECT product_id, storefront, quantity, purchase_ms, refund_ms, refund_type FROM int_transactions_resolved"
+        let onePass = try scan || !(throughIndexes ?? !Self.holdMany(spans, database))
+        if onePass {
+            try database.forEach("\(columns) NOT INDEXED WHERE is_revenue = 1") { row in
+                add(row, purchase: Self.contains(spans, row.int(3)), refund: row.optionalInt(4).map { Self.contains(spans, $0) } ?? false)
+            }
+            return changes
+        }
         for span in spans {
-            let from = zone.utc(fromLocal: span.from)
-            let until = zone.utc(fromLocal: span.until)
-            let bounds: [SQLValue] = [.integer(from), .integer(until)]
-            if scan {
-                try database.forEach("""
-                    \(columns) WHERE is_revenue = 1 AND ((purchase_ms >= ?1 AND purchase_ms < ?2) OR (refund_ms >= ?1 AND refund_ms < ?2))
-                    """, bounds) { add($0, purchase: true, refund: true, from: from, until: until) }
-            } else {
-                try database.forEach("\(columns) WHERE is_revenue = 1 AND purchase_ms >= ? AND purchase_ms < ?", bounds) {
-                    add($0, purchase: true, refund: false, from: from, until: until)
-                }
-                try database.forEach("\(columns) WHERE is_revenue = 1 AND refund_ms >= ? AND refund_ms < ?", bounds) {
-                    add($0, purchase: false, refund: true, from: from, until: until)
-                }
+            let bounds: [SQLValue] = [.integer(span.from), .integer(span.until)]
+            try database.forEach("\(columns) WHERE is_revenue = 1 AND purchase_ms >= ? AND purchase_ms < ?", bounds) {
+                add($0, purchase: true, refund: false)
+            }
+            try database.forEach("\(columns) WHERE is_revenue = 1 AND refund_ms >= ? AND refund_ms < ?", bounds) {
+                add($0, purchase: false, refund: true)
             }
         }
         return changes
+    }
+
+    /// Whether `spans` hold more than an eighth of the revenue transactions' purchases and refunds,
+    /// counted in the indexes alone (no row is looked up).
+    static func holdMany(_ spans: [(from: Int64, until: Int64)], _ database: Database) throws -> Bool {
+        var inSpans: Int64 = 0
+        for span in spans {
+            let bounds: [SQLValue] = [.integer(span.from), .integer(span.until)]
+            inSpans += try database.scalar("""
+                SELECT count(*) FROM int_transactions_resolved WHERE is_revenue = 1 AND purchase_ms >= ? AND purchase_ms < ?
+                """, bounds).integerValue
+            inSpans += try database.scalar("""
+                SELECT count(*) FROM int_transactions_resolved WHERE is_revenue = 1 AND refund_ms IS NOT NULL AND refund_ms >= ? AND refund_ms < ?
+                """, bounds).integerValue
+        }
+        let all = try database.scalar("SELECT count(*) FROM int_transactions_resolved WHERE is_revenue = 1").integerValue
+        return inSpans * 8 > all
+    }
+
+    /// Whether `ms` falls in one of `spans` (sorted, apart).
+    static func contains(_ spans: [(from: Int64, until: Int64)], _ ms: Int64) -> Bool {
+        var (low, high) = (0, spans.count)
+        while low < high {
+            let middle = (low + high) / 2
+            if spans[middle].until <= ms { low = middle + 1 } else { high = middle }
+        }
+        return low < spans.count && spans[low].from <= ms
     }
 }

@@ -159,6 +159,34 @@ struct AppleTieOutTests {
         #expect(!(try scenario.output("findings.csv")).contains("unverified_apple_sales"))
     }
 
+    @Test("a night's days read through the indexes or in one pass over the table give the same units; other days give none")
+    func readEitherWay() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("receipts/r.jsonl", [
+            // 23:30 Pacific on the 23rd is the 24th in UTC: a purchase on the 23rd.
+            Self.purchase("t1", at: "2026-11-24T07:30:00Z"),
+            Self.purchase("t2", at: "2026-11-24T18:00:00Z", storefront: "JPN", refundedAt: "2026-11-26T18:00:00Z", quantity: 2),
+            Self.purchase("t3", at: "2026-11-25T18:00:00Z", storefront: nil, refundedAt: "2026-11-26T19:00:00Z"),
+            // Near misses: a family-shared purchase and a day asked for by neither read.
+            Self.purchase("t4", at: "2026-11-24T19:00:00Z", ownership: "FAMILY_SHARED"),
+            Self.purchase("t5", at: "2026-11-27T18:00:00Z"),
+        ])
+        _ = try scenario.run(asOf: asOf)
+        let database = try scenario.open()
+        func units(_ days: [String], throughIndexes: Bool) throws -> [String] {
+            try AppleTieOutStore.verified(database, days: days, scan: false, throughIndexes: throughIndexes)
+                .map { "\($0.day) \($0.productID) \($0.country ?? "-") \($0.units)" }.sorted()
+        }
+        let days = ["2026-11-23", "2026-11-24", "2026-11-26"]
+        let expected = ["2026-11-23 gems60 US 1", "2026-11-24 gems60 JP 2", "2026-11-26 gems60 - -1", "2026-11-26 gems60 JP -2"]
+        #expect(try units(days, throughIndexes: true) == expected)
+        #expect(try units(days, throughIndexes: false) == expected)
+        #expect(AppleTieOutStore.contains([(from: 10, until: 20), (from: 30, until: 40)], 20) == false)
+        #expect(AppleTieOutStore.contains([(from: 10, until: 20), (from: 30, until: 40)], 39))
+        #expect(!AppleTieOutStore.contains([], 0))
+    }
+
     @Test("summary.json totals the tie-out: units, proceeds per currency and in the reporting currency")
     func summaryTotals() throws {
         let scenario = try Scenario()
