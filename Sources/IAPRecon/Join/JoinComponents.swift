@@ -17,12 +17,23 @@ struct JoinComponents {
 
     private var count: Int { kinds.count }
 
-    /// Batches of whole components (about `transactions` transactions each, more when one
-    /// component is larger), in the order their keys were read, the same run to run. With
-    /// `withinScope`, only the links of the closed scope in the `temp.join_*` tables.
-    static func batches(in database: Database, transactions limit: Int, withinScope: Bool = false) throws -> Batches {
+    /// Batches of whole components of every stored link (about `transactions` transactions each,
+    /// more when one component is larger), in the order their keys were read, the same run to run.
+    static func batches(in database: Database, transactions limit: Int) throws -> Batches {
         var graph = JoinComponents()
-        try graph.read(database, withinScope: withinScope)
+        try graph.read(database)
+        return split(&graph, transactions: limit)
+    }
+
+    /// The same for the links of a closed scope, as its closure read them (`JoinScope.closure`).
+    static func batches(of links: [LinkRows], transactions limit: Int) -> Batches {
+        var graph = JoinComponents()
+        for rows in links { graph.add(rows) }
+        return split(&graph, transactions: limit)
+    }
+
+    /// `graph`'s components cut into batches; the graph is spent on it.
+    private static func split(_ graph: inout JoinComponents, transactions limit: Int) -> Batches {
         let count = graph.count
         var rootOf = [Int32](repeating: 0, count: count)
         for node in 0..<count { rootOf[node] = graph.find(Int32(node)) }
@@ -99,11 +110,7 @@ struct JoinComponents {
     /// worker's own connection, which steps the queries and fingerprints the keys, while this
     /// thread numbers the keys and joins their components: the two halves of the work on two
     /// cores. A scope's links are in this connection's temporary tables, so it reads them itself.
-    private mutating func read(_ database: Database, withinScope: Bool) throws {
-        if withinScope {
-            try Self.readLinks(database, withinScope: true) { add($0) }
-            return
-        }
+    private mutating func read(_ database: Database) throws {
         // About every key once (chains a fraction of transactions, users mostly registered):
         // the table is sized once instead of rehashing every key at each doubling.
         let keys = try database.scalar("""
@@ -119,7 +126,7 @@ struct JoinComponents {
         let path = database.path
         try WorkerPool(width: 1).run(count: 1, bound: 4, produce: { (_, send: (Result<LinkRows, any Error>) -> Void) in
             do {
-                try Self.readLinks(Database(path: path, readOnly: true), withinScope: false) { send(.success($0)) }
+                try Self.readLinks(Database(path: path, readOnly: true)) { send(.success($0)) }
             } catch {
                 send(.failure(error))
             }
@@ -135,40 +142,39 @@ struct JoinComponents {
         var keyEnds: [Int32] = []
         /// Where each row's keys end.
         var rowEnds: [Int32] = []
+
+        /// Adds `row`'s keys, column by column of `kinds`: its first non-null key linked to the others.
+        mutating func append(_ row: Row, kinds: [Kind]) {
+            for (column, kind) in kinds.enumerated() where !row.isNull(column) {
+                row.statement.withText(Int32(column)) { key in
+                    self.kinds.append(kind)
+                    fingerprints.append(RowFingerprint(kind.rawValue, key))
+                    bytes.append(contentsOf: key)
+                    keyEnds.append(Int32(bytes.count))
+                }
+            }
+            rowEnds.append(Int32(self.kinds.count))
+        }
     }
 
     /// Reads every link query (its first column linked to each of its other non-null columns), in
-    /// batches of rows.
-    private static func readLinks(_ database: Database, withinScope: Bool, _ deliver: (LinkRows) throws -> Void) throws {
-        // A closed scope holds every key its rows link to, so its rows are found from one end.
-        let transactions = withinScope ? "WHERE \(JoinScope.transactions("transaction_id"))" : ""
-        let orders = withinScope ? "WHERE \(JoinScope.orders("order_id"))" : ""
+    /// batches of rows. A closed scope's closure reads the same rows from each key's side (`JoinScope`).
+    private static func readLinks(_ database: Database, _ deliver: (LinkRows) throws -> Void) throws {
         let queries: [(sql: String, kinds: [Kind])] = [
             // A transaction that no sighting names an original of heads a chain of its own id.
             ("""
              SELECT transaction_id, coalesce(original_transaction_id, transaction_id), app_account_token,
                     CASE WHEN \(TransactionOrigin.sentByUserSQL) THEN user_id END
-             FROM raw_apple__transactions \(transactions)
+             FROM raw_apple__transactions
              """, [.transaction, .chain, .order, .user]),
-            ("SELECT order_id, user_id FROM raw_server__orders \(orders)", [.order, .user]),
-            ("SELECT transaction_id, user_id, order_id FROM raw_server__deliveries \(transactions)", [.transaction, .user, .order]),
-            ("""
-             SELECT transaction_id, order_id FROM raw_receipts__verifications
-             WHERE \(ReceiptClaims.condition) \(withinScope ? "AND " + JoinScope.transactions("transaction_id") : "")
-             """, [.transaction, .order]),
+            ("SELECT order_id, user_id FROM raw_server__orders", [.order, .user]),
+            ("SELECT transaction_id, user_id, order_id FROM raw_server__deliveries", [.transaction, .user, .order]),
+            ("SELECT transaction_id, order_id FROM raw_receipts__verifications WHERE \(ReceiptClaims.condition)", [.transaction, .order]),
         ]
         var batch = LinkRows()
         for (sql, kinds) in queries {
             try database.forEach(sql) { row in
-                for (column, kind) in kinds.enumerated() where !row.isNull(column) {
-                    row.statement.withText(Int32(column)) { key in
-                        batch.kinds.append(kind)
-                        batch.fingerprints.append(RowFingerprint(kind.rawValue, key))
-                        batch.bytes.append(contentsOf: key)
-                        batch.keyEnds.append(Int32(batch.bytes.count))
-                    }
-                }
-                batch.rowEnds.append(Int32(batch.kinds.count))
+                batch.append(row, kinds: kinds)
                 if batch.rowEnds.count >= 8_192 {
                     try deliver(batch)
                     batch = LinkRows()

@@ -35,13 +35,16 @@ struct JoinScope {
     static func orders(_ column: String) -> String { "\(column) IN temp.join_orders" }
 
     /// The closure of `seeds`, or nil when it would reach more than `limit` transactions
-    /// (a full rebuild is then the cheaper way to the same answer).
+    /// (a full rebuild is then the cheaper way to the same answer), with the links between its
+    /// keys (`JoinComponents`): the rows the closure reads from each key's side are exactly the
+    /// link rows of the scope, each read once, in the round its key joined the scope.
     ///
     /// Each round follows the links of the new keys: those from transactions and chains on this
     /// connection, those from orders and users at the same time on a reader's own connection
     /// (what they read was committed before this transaction began, which has written nothing yet).
-    static func closure(of seeds: JoinScope, in database: Database, limit: Int) throws -> JoinScope? {
+    static func closure(of seeds: JoinScope, in database: Database, limit: Int) throws -> (scope: JoinScope, links: [JoinComponents.LinkRows])? {
         var scope = JoinScope()
+        var links: [JoinComponents.LinkRows] = []
         var frontier = seeds
         let path = database.path
         while !frontier.isEmpty {
@@ -51,10 +54,10 @@ struct JoinScope {
             scope.chains.formUnion(frontier.chains)
             if scope.transactions.count > limit { return nil }
             let fromOrdersAndUsers = JoinScope(orders: frontier.orders, users: frontier.users)
-            let helper = Background { () throws -> JoinScope in
+            let helper = Background { () throws -> Reached in
                 try reach(from: fromOrdersAndUsers, through: linksFromOrdersAndUsers, in: Database(path: path, readOnly: true))
             }
-            var reached: JoinScope
+            var reached: Reached
             do {
                 reached = try reach(from: JoinScope(transactions: frontier.transactions, chains: frontier.chains),
                                     through: linksFromTransactionsAndChains, in: database)
@@ -63,29 +66,38 @@ struct JoinScope {
                 throw error
             }
             let more = try helper.value()
-            reached.transactions.formUnion(more.transactions)
-            reached.orders.formUnion(more.orders)
-            reached.users.formUnion(more.users)
-            reached.chains.formUnion(more.chains)
+            reached.keys.transactions.formUnion(more.keys.transactions)
+            reached.keys.orders.formUnion(more.keys.orders)
+            reached.keys.users.formUnion(more.keys.users)
+            reached.keys.chains.formUnion(more.keys.chains)
+            links.append(reached.links)
+            links.append(more.links)
             Trace.mark("join closure round: frontier \(frontier.transactions.count) transactions, \(frontier.orders.count) orders, \(frontier.users.count) users, \(frontier.chains.count) chains")
-            frontier = JoinScope(transactions: reached.transactions.subtracting(scope.transactions),
-                                 orders: reached.orders.subtracting(scope.orders),
-                                 users: reached.users.subtracting(scope.users),
-                                 chains: reached.chains.subtracting(scope.chains))
+            frontier = JoinScope(transactions: reached.keys.transactions.subtracting(scope.transactions),
+                                 orders: reached.keys.orders.subtracting(scope.orders),
+                                 users: reached.keys.users.subtracting(scope.users),
+                                 chains: reached.keys.chains.subtracting(scope.chains))
         }
         try fill(scope, prefix: "join", in: database)
-        return scope
+        return (scope, links)
+    }
+
+    /// What a round reached: the keys, and the link rows among what it read.
+    private struct Reached: Sendable {
+        var keys = JoinScope()
+        var links = JoinComponents.LinkRows()
     }
 
     /// What `links` reach from `frontier` (written into `database`'s `frontier_*` temp tables first).
-    private static func reach(from frontier: JoinScope, through links: [(String, [ChangedKeys.Kind])], in database: Database) throws -> JoinScope {
+    private static func reach(from frontier: JoinScope, through links: [LinkQuery], in database: Database) throws -> Reached {
         try fill(frontier, prefix: "frontier", in: database)
-        var reached = JoinScope()
-        for (sql, kinds) in links {
-            try database.forEach(sql) { row in
-                for (column, kind) in kinds.enumerated() {
-                    if let key = row.optionalString(column) { reached.insert(key, as: kind) }
+        var reached = Reached()
+        for link in links {
+            try database.forEach(link.sql) { row in
+                for (column, kind) in link.kinds.enumerated() {
+                    if let key = row.optionalString(column) { reached.keys.insert(key, as: kind) }
                 }
+                if link.isLinkRow { reached.links.append(row, kinds: link.kinds) }
             }
         }
         return reached
@@ -108,49 +120,64 @@ struct JoinScope {
         return seeds
     }
 
-    /// Each link query reads the frontier's temp tables and names what it reaches, column by column.
+    /// A query from the frontier's temp tables, naming what it reaches column by column. A link
+    /// row (`JoinComponents.readLinks`'s rows, the same columns) names first the frontier's key it
+    /// was found by; the others name only what they reach.
+    private struct LinkQuery {
+        var sql: String
+        var kinds: [ChangedKeys.Kind]
+        var isLinkRow = false
+    }
+
     /// From transactions: who sent or received them, the orders named with them, their chain, the
     /// order they had. From chains: every renewal, and the first purchase, found by its own id.
     /// A query on a partially indexed column spells out the index's condition (`RawIndexes`):
     /// SQLite uses a partial index only for a query that names it.
-    private static let linksFromTransactionsAndChains: [(String, [ChangedKeys.Kind])] = [
-        ("SELECT user_id, order_id FROM raw_server__deliveries WHERE transaction_id IN temp.frontier_transactions", [.user, .order]),
-        ("""
-         SELECT order_id FROM raw_receipts__verifications WHERE \(ReceiptClaims.condition) AND transaction_id IN temp.frontier_transactions
-         """, [.order]),
-        ("""
-         SELECT coalesce(original_transaction_id, transaction_id), app_account_token, CASE WHEN \(TransactionOrigin.sentByUserSQL) THEN user_id END
-         FROM raw_apple__transactions WHERE transaction_id IN temp.frontier_transactions
-         """, [.chain, .order, .user]),
-        ("SELECT order_id, user_id FROM int_transactions_resolved WHERE transaction_id IN temp.frontier_transactions", [.order, .user]),
-        ("""
-         SELECT transaction_id FROM raw_apple__transactions
-         WHERE original_transaction_id IN temp.frontier_chains AND original_transaction_id != transaction_id
-         """, [.transaction]),
-        ("SELECT transaction_id FROM raw_apple__transactions WHERE transaction_id IN temp.frontier_chains", [.transaction]),
+    private static let linksFromTransactionsAndChains: [LinkQuery] = [
+        .init(sql: "SELECT transaction_id, user_id, order_id FROM raw_server__deliveries WHERE transaction_id IN temp.frontier_transactions",
+              kinds: [.transaction, .user, .order], isLinkRow: true),
+        .init(sql: """
+              SELECT transaction_id, order_id FROM raw_receipts__verifications
+              WHERE \(ReceiptClaims.condition) AND transaction_id IN temp.frontier_transactions
+              """, kinds: [.transaction, .order], isLinkRow: true),
+        .init(sql: """
+              SELECT transaction_id, coalesce(original_transaction_id, transaction_id), app_account_token,
+                     CASE WHEN \(TransactionOrigin.sentByUserSQL) THEN user_id END
+              FROM raw_apple__transactions WHERE transaction_id IN temp.frontier_transactions
+              """, kinds: [.transaction, .chain, .order, .user], isLinkRow: true),
+        // The previous join's decisions are followed, not linked: the rules never look across them.
+        .init(sql: "SELECT order_id, user_id FROM int_transactions_resolved WHERE transaction_id IN temp.frontier_transactions",
+              kinds: [.order, .user]),
+        .init(sql: """
+              SELECT transaction_id FROM raw_apple__transactions
+              WHERE original_transaction_id IN temp.frontier_chains AND original_transaction_id != transaction_id
+              """, kinds: [.transaction]),
+        .init(sql: "SELECT transaction_id FROM raw_apple__transactions WHERE transaction_id IN temp.frontier_chains", kinds: [.transaction]),
     ]
 
     /// From orders: their user, the transactions named with them, the transaction they had. From
-    /// users: their orders (heuristic candidates), what they sent and what they received.
-    private static let linksFromOrdersAndUsers: [(String, [ChangedKeys.Kind])] = [
-        ("SELECT user_id FROM raw_server__orders WHERE order_id IN temp.frontier_orders", [.user]),
-        ("SELECT transaction_id FROM raw_server__deliveries WHERE order_id IN temp.frontier_orders", [.transaction]),
-        ("""
-         SELECT transaction_id FROM raw_receipts__verifications WHERE \(ReceiptClaims.condition) AND order_id IN temp.frontier_orders
-         """, [.transaction]),
-        ("""
-         SELECT transaction_id FROM raw_apple__transactions WHERE app_account_token IN temp.frontier_orders AND app_account_token IS NOT NULL
-         """, [.transaction]),
+    /// users: their orders (heuristic candidates), what they sent and what they received. The rows
+    /// that link a transaction are link rows when read from its side, above.
+    private static let linksFromOrdersAndUsers: [LinkQuery] = [
+        .init(sql: "SELECT order_id, user_id FROM raw_server__orders WHERE order_id IN temp.frontier_orders",
+              kinds: [.order, .user], isLinkRow: true),
+        .init(sql: "SELECT transaction_id FROM raw_server__deliveries WHERE order_id IN temp.frontier_orders", kinds: [.transaction]),
+        .init(sql: """
+              SELECT transaction_id FROM raw_receipts__verifications WHERE \(ReceiptClaims.condition) AND order_id IN temp.frontier_orders
+              """, kinds: [.transaction]),
+        .init(sql: """
+              SELECT transaction_id FROM raw_apple__transactions WHERE app_account_token IN temp.frontier_orders AND app_account_token IS NOT NULL
+              """, kinds: [.transaction]),
         // The transaction the previous join matched it to; the condition is the partial index's (`Tables.joinResults`).
-        ("""
-         SELECT transaction_id FROM int_transactions_resolved WHERE order_id IN temp.frontier_orders AND order_id IS NOT NULL
-         """, [.transaction]),
-        ("SELECT order_id FROM raw_server__orders WHERE user_id IN temp.frontier_users", [.order]),
-        ("""
-         SELECT transaction_id FROM raw_apple__transactions
-         WHERE user_id IN temp.frontier_users AND user_id IS NOT NULL AND \(TransactionOrigin.sentByUserSQL)
-         """, [.transaction]),
-        ("SELECT transaction_id FROM raw_server__deliveries WHERE user_id IN temp.frontier_users", [.transaction]),
+        .init(sql: """
+              SELECT transaction_id FROM int_transactions_resolved WHERE order_id IN temp.frontier_orders AND order_id IS NOT NULL
+              """, kinds: [.transaction]),
+        .init(sql: "SELECT order_id FROM raw_server__orders WHERE user_id IN temp.frontier_users", kinds: [.order]),
+        .init(sql: """
+              SELECT transaction_id FROM raw_apple__transactions
+              WHERE user_id IN temp.frontier_users AND user_id IS NOT NULL AND \(TransactionOrigin.sentByUserSQL)
+              """, kinds: [.transaction]),
+        .init(sql: "SELECT transaction_id FROM raw_server__deliveries WHERE user_id IN temp.frontier_users", kinds: [.transaction]),
     ]
 
     /// Writes `scope` into the temp tables `<prefix>_transactions`, `_orders`, `_users`, `_chains`.

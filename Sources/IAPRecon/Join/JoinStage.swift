@@ -64,15 +64,15 @@ public enum JoinStage {
         Trace.mark("join as-of")
         // One transaction from the first read: the scope's temp tables are written inside it too.
         let scope = try database.transaction { () throws -> JoinScope? in
-            let scope = try incrementalScope(database, settings: settings, asOfMs: asOfMs)
-            Trace.mark("join scope (\(scope.map { String($0.transactions.count) } ?? "full") transactions)")
-            if let scope {
+            let closed = try incrementalScope(database, settings: settings, asOfMs: asOfMs)
+            Trace.mark("join scope (\(closed.map { String($0.scope.transactions.count) } ?? "full") transactions)")
+            if let (scope, links) = closed {
                 try database.execute(tables.dropBeside)
                 try database.execute(ScopeRows.prepare)
                 Trace.mark("join scope rows")
                 // Small batches, so every worker has some.
                 let limit = min(batchTransactions, max(100, scope.transactions.count / (4 * workers.width)))
-                let batches = try JoinComponents.batches(in: database, transactions: limit, withinScope: true)
+                let batches = JoinComponents.batches(of: links, transactions: limit)
                 Trace.mark("join batches (\(batches.count))")
                 try ReaderJobs.run(jobs(batches, rules, inserts: resultInserts { "temp.new_" + $0 }), database: database, pool: workers,
                                    inCallersTransaction: true, rowsWritten: rowsWritten)
@@ -90,7 +90,7 @@ public enum JoinStage {
                 // Built beside the current tables, which readers keep seeing until the switch.
                 try database.execute(tables.createBeside)
             }
-            return scope
+            return closed?.scope
         }
         Trace.mark("join commit")
         if scope == nil {
@@ -183,7 +183,8 @@ public enum JoinStage {
 
     /// The scope of an incremental join, or nil for a full rebuild: a pending full rebuild, no
     /// earlier join (or an older iaprecon's), other settings than the earlier join's, or changes that reach too far.
-    static func incrementalScope(_ database: Database, settings: ReconcileSettings, asOfMs: Int64) throws -> JoinScope? {
+    static func incrementalScope(_ database: Database, settings: ReconcileSettings, asOfMs: Int64) throws
+        -> (scope: JoinScope, links: [JoinComponents.LinkRows])? {
         let tables = try database.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'int_run_settings'").integerValue
         guard tables > 0, try hasCurrentResults(database), try !ChangedKeys.isFullRebuildPending(database) else { return nil }
         var previous: (asOfMs: Int64, graceMs: Int64, mmpZone: String)?

@@ -49,6 +49,64 @@ struct JoinBatchTests {
         withExtendedLifetime((generated, nights, full.scenario)) {}
     }
 
+    @Test("a night's batches, cut from the links its closure read, hold every link of their keys whole")
+    func closureBatchesAreClosed() throws {
+        let (generated, nights, _) = try Scenario.generatedNights(users: 600, days: 15, seed: 5)
+        let database = try nights.open()
+        for input in [nights.input, generated.input] {
+            _ = try Pipeline.ingest(input: input, database: database, jobs: 2, rules: LineRules(signatures: .testChain), progress: nil)
+            try NormalizeStage.run(database: database)
+            if input == nights.input { _ = try JoinStage.run(database: database, settings: ReconcileSettings()) }
+        }
+        let asOfMs = try database.scalar("SELECT as_of_ms FROM int_run_settings").integerValue
+        let closed = try #require(try JoinStage.incrementalScope(database, settings: ReconcileSettings(), asOfMs: asOfMs))
+        let batches = JoinComponents.batches(of: closed.links, transactions: 1)
+        #expect(batches.count > 10, "a night of many components")
+        let scopeKeys = ["t": closed.scope.transactions, "o": closed.scope.orders, "u": closed.scope.users, "c": closed.scope.chains]
+        var batchOf: [String: Int] = [:]
+        for batch in 0..<batches.count {
+            let scope = batches.scope(batch)
+            for (kind, keys) in [("t", scope.transactions), ("o", scope.orders), ("u", scope.users), ("c", scope.chains)] {
+                for key in keys {
+                    #expect(batchOf.updateValue(batch, forKey: kind + ":" + key) == nil, "\(kind):\(key) in one batch only")
+                    #expect(scopeKeys[kind]?.contains(key) == true, "\(kind):\(key) is in the scope")
+                }
+            }
+        }
+        // Every stored link row that touches a batch's key has all its keys in that batch.
+        let links: [(String, [String])] = [
+            ("""
+             SELECT transaction_id, coalesce(original_transaction_id, transaction_id), app_account_token,
+                    CASE WHEN \(TransactionOrigin.sentByUserSQL) THEN user_id END FROM raw_apple__transactions
+             """, ["t", "c", "o", "u"]),
+            ("SELECT order_id, user_id FROM raw_server__orders", ["o", "u"]),
+            ("SELECT transaction_id, user_id, order_id FROM raw_server__deliveries", ["t", "u", "o"]),
+            ("SELECT transaction_id, order_id FROM raw_receipts__verifications WHERE \(ReceiptClaims.condition)", ["t", "o"]),
+        ]
+        var touching = 0
+        for (sql, kinds) in links {
+            try database.forEach(sql) { row in
+                let keys = kinds.indices.compactMap { column in row.optionalString(column).map { kinds[column] + ":" + $0 } }
+                let found = Set(keys.map { batchOf[$0] })
+                guard found != [nil] else { return }
+                touching += 1
+                #expect(found.count == 1, "\(keys) split across batches")
+            }
+        }
+        #expect(touching > 100)
+        // Every scope transaction with a sighting is decided in some batch.
+        var sighted = 0
+        for transaction in closed.scope.transactions {
+            let sightings = try database.scalar("SELECT count(*) FROM raw_apple__transactions WHERE transaction_id = ?", [.text(transaction)])
+            if sightings.integerValue > 0 {
+                sighted += 1
+                #expect(batchOf["t:" + transaction] != nil, "\(transaction)")
+            }
+        }
+        #expect(sighted > 100)
+        withExtendedLifetime((generated, nights)) {}
+    }
+
     private func join(_ input: String, workers: Int, batch: Int) throws -> (scenario: Scenario, database: Database, summary: JoinSummary) {
         let scenario = try Scenario()
         let database = try scenario.open()
