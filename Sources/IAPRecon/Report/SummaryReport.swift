@@ -80,12 +80,7 @@ enum SummaryReport {
                 if let rule = row.optionalString(4) { ordersByRule[rule, default: 0] += 1 }
             }
         }
-        var unmatched: Int64 = 0
-        var unpaid: Int64 = 0
-        try ServerOrders.forEachFirst(in: database, where: Self.unmatchedOrders) {
-            unmatched += 1
-            if $0.int(ServerOrders.Column.ms) <= asOfMs - graceMs { unpaid += 1 }
-        }
+        let (unmatched, unpaid) = try unmatchedOrders(database, createdByMs: asOfMs - graceMs)
         let orders = matched + unmatched
         // In SQLite's order (bytes), as the contract's consumers have always seen them.
         let environments: [(String, JSONValue)] = byEnvironment.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
@@ -99,10 +94,52 @@ enum SummaryReport {
                       bundleIDs: try bundleIDs(database))
     }
 
-    /// The orders no resolved transaction is matched to, as a condition on order lines `o`. The
-    /// subquery's condition is the partial index's, and keeps NULL out of the `NOT IN` list (which
-    /// a NULL would make match nothing).
-    static let unmatchedOrders = "o.order_id NOT IN (SELECT order_id FROM int_transactions_resolved WHERE order_id IS NOT NULL)"
+    /// Every order id of the order lines, in id order, each as often as it has lines: the key index alone.
+    static let orderIDs = "SELECT order_id FROM raw_server__orders WHERE order_id IS NOT NULL ORDER BY order_id"
+
+    /// Every matched order id, in id order: the partial index of matched orders alone (a match is kept once, on its transaction).
+    static let matchedOrderIDs = "SELECT order_id FROM int_transactions_resolved WHERE order_id IS NOT NULL ORDER BY order_id"
+
+    /// How many orders no resolved transaction is matched to, and how many of them were created (their
+    /// first line) at or before `dueMs`: unpaid after the grace. The order ids and the matched ones
+    /// are walked side by side in id order, through their indexes, and only the unmatched orders'
+    /// first lines are read, through a temporary table filled in the same order.
+    static func unmatchedOrders(_ database: Database, createdByMs dueMs: Int64) throws -> (unmatched: Int64, unpaid: Int64) {
+        try database.execute("""
+            CREATE TEMP TABLE IF NOT EXISTS unmatched_orders (key TEXT PRIMARY KEY) WITHOUT ROWID;
+            DELETE FROM temp.unmatched_orders;
+            """)
+        let insert = try database.cached("INSERT INTO temp.unmatched_orders VALUES (?)")
+        let orders = try database.cached(orderIDs)
+        let matched = try database.cached(matchedOrderIDs)
+        defer {
+            orders.reset()
+            matched.reset()
+        }
+        var hasMatched = try matched.step()
+        var previous: [UInt8] = []
+        var isFirst = true
+        while try orders.step() {
+            let isNewOrder = orders.withText(0) { id in
+                guard isFirst || !id.elementsEqual(previous) else { return false }
+                previous.removeAll(keepingCapacity: true)
+                previous.append(contentsOf: id)
+                return true
+            }
+            guard isNewOrder else { continue }
+            isFirst = false
+            while hasMatched, matched.row.compareText(0, with: orders.row, 0) < 0 { hasMatched = try matched.step() }
+            if hasMatched, matched.row.compareText(0, with: orders.row, 0) == 0 { continue }
+            try insert.insert([.text(orders.row.string(0))])
+        }
+        var unmatched: Int64 = 0
+        var unpaid: Int64 = 0
+        try ServerOrders.forEachFirst(in: database, where: "o.order_id IN temp.unmatched_orders") {
+            unmatched += 1
+            if $0.int(ServerOrders.Column.ms) <= dueMs { unpaid += 1 }
+        }
+        return (unmatched, unpaid)
+    }
 
     /// Product ids of verified transactions or deliveries that the catalog lacks. A delivery's
     /// product is its first line's: a product only a repeated line names is no delivery's. Such a

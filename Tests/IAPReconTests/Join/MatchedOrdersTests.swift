@@ -52,6 +52,33 @@ struct MatchedOrdersTests {
         #expect(matches == ["t1": "o-delivered delivery", "t2": "o-heuristic heuristic", "t4": "- -", "t5": "- -"])
     }
 
+    @Test("unmatched orders: ids that prefix each other, an order's repeated lines counted once by its first")
+    func unmatchedBesideMatched() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("server/s.jsonl", [
+            Line.order("2026-11-28T10:00:00Z", "o1", "u1", "gems60"),
+            Line.order("2026-11-28T10:00:00Z", "o100", "u1", "gems60"),
+            // First created before the grace, then sent again after it: unpaid, once.
+            Line.order("2026-11-27T10:00:00Z", "o10", "u2", "gems60"),
+            Line.order("2026-11-29T20:00:00Z", "o10", "u2", "gems60"),
+            Line.order("2026-11-29T20:00:00Z", "o2", "u3", "gems60"),
+            Line.delivered("2026-11-28T10:00:09Z", "u1", "t1", "gems60", orderID: "o1"),
+            Line.delivered("2026-11-28T10:00:09Z", "u1", "t100", "gems60", orderID: "o100"),
+        ])
+        try scenario.write("receipts/r.jsonl", [
+            Line.v2Receipt("2026-11-28T10:00:05Z", "u1", transaction: Line.v2("t1", "gems60", purchase: "2026-11-28T10:00:03Z")),
+            Line.v2Receipt("2026-11-28T10:00:05Z", "u1", transaction: Line.v2("t100", "gems60", purchase: "2026-11-28T10:00:04Z")),
+        ])
+        _ = try scenario.run(asOf: "2026-11-30T00:00:00Z")
+        let database = try scenario.open()
+        let counts = try SummaryReport.unmatchedOrders(database, createdByMs: Line.ms("2026-11-29T00:00:00Z"))
+        #expect(counts.unmatched == 2)
+        #expect(counts.unpaid == 1)
+        // Asked again on the same connection: the same answer, nothing left over from the first.
+        #expect(try SummaryReport.unmatchedOrders(database, createdByMs: Line.ms("2026-11-30T00:00:00Z")) == (2, 2))
+    }
+
     @Test("history shows an order's transaction and rule, and says so of an order none is matched to")
     func historyOfOrders() throws {
         let scenario = try ordersScenario()
@@ -119,8 +146,8 @@ struct MatchedOrdersTests {
             "SELECT transaction_id, match_rule FROM int_transactions_resolved WHERE order_id = ?1",
             // a night's closure
             "SELECT transaction_id FROM int_transactions_resolved WHERE order_id IN temp.frontier_orders AND order_id IS NOT NULL",
-            // the summary's unmatched orders
-            "SELECT o.order_id FROM raw_server__orders o WHERE \(SummaryReport.unmatchedOrders)",
+            // the summary's walk of the matched orders beside every order
+            SummaryReport.matchedOrderIDs,
         ]
         for sql in lookups {
             var plan: [String] = []
