@@ -145,7 +145,8 @@ struct JoinScope {
                      CASE WHEN \(TransactionOrigin.sentByUserSQL) THEN user_id END
               FROM raw_apple__transactions WHERE transaction_id IN temp.frontier_transactions
               """, kinds: [.transaction, .chain, .order, .user], isLinkRow: true),
-        // The previous join's decisions are followed, not linked: the rules never look across them.
+        // The previous join's decisions are followed, not kept as links: the rules decide from the stored
+        // facts alone, so a component needs only the facts' links.
         .init(sql: "SELECT order_id, user_id FROM int_transactions_resolved WHERE transaction_id IN temp.frontier_transactions",
               kinds: [.order, .user]),
         .init(sql: """
