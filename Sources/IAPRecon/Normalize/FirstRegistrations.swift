@@ -23,9 +23,7 @@ enum FirstRegistrations {
     /// Steps through the users in user id order, stopping once per user at their first registration.
     final class Cursor {
         private let statement: Statement
-        /// The bytes of the user the cursor stands at, in one buffer reused for every user.
-        private var user: [UInt8] = []
-        private var started = false
+        private var users = KeyRuns()
 
         init(_ database: Database) throws {
             statement = try database.cached(FirstRegistrations.inUserOrder)
@@ -38,12 +36,7 @@ enum FirstRegistrations {
         /// Moves to the next user's first registration: false when no user is left.
         func step() throws -> Bool {
             while try statement.step() {
-                let isNextUser = statement.withText(Int32(Column.userID)) { !started || !$0.elementsEqual(user) }
-                guard isNextUser else { continue }
-                started = true
-                user.removeAll(keepingCapacity: true)
-                statement.withText(Int32(Column.userID)) { user.append(contentsOf: $0) }
-                return true
+                if statement.withText(Int32(Column.userID), { users.starts($0) }) { return true }
             }
             return false
         }
@@ -51,7 +44,7 @@ enum FirstRegistrations {
         /// Starts again from the first user (and lets the statement's read go).
         func reset() {
             statement.reset()
-            started = false
+            users.reset()
         }
     }
 

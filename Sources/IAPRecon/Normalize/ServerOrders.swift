@@ -17,22 +17,14 @@ enum ServerOrders {
     /// or none (`o.order_id IN ...`): it decides which orders are read, never which of their lines.
     static func forEachFirst(in database: Database, where condition: String, _ arguments: [SQLValue] = [],
                              _ body: (Row) throws -> Void) throws {
-        var previous: [UInt8] = []
-        var isFirst = true
+        var runs = KeyRuns()
         try database.forEach("""
             SELECT o.order_id, o.ts_ms, o.user_id, o.product_id, o.price, o.currency, o.storefront, o.file_id, o.line, f.path
             FROM raw_server__orders o JOIN files f USING (file_id)
             WHERE \(condition)
             ORDER BY o.order_id, f.path, o.line, o.item
             """, arguments) { row in
-            let isNewOrder = row.statement.withText(Int32(Column.orderID)) { id in
-                guard isFirst || !id.elementsEqual(previous) else { return false }
-                previous.removeAll(keepingCapacity: true)
-                previous.append(contentsOf: id)
-                return true
-            }
-            guard isNewOrder else { return }
-            isFirst = false
+            guard row.statement.withText(Int32(Column.orderID), { runs.starts($0) }) else { return }
             try body(row)
         }
     }

@@ -117,17 +117,9 @@ enum SummaryReport {
             matched.reset()
         }
         var hasMatched = try matched.step()
-        var previous: [UInt8] = []
-        var isFirst = true
+        var runs = KeyRuns()
         while try orders.step() {
-            let isNewOrder = orders.withText(0) { id in
-                guard isFirst || !id.elementsEqual(previous) else { return false }
-                previous.removeAll(keepingCapacity: true)
-                previous.append(contentsOf: id)
-                return true
-            }
-            guard isNewOrder else { continue }
-            isFirst = false
+            guard orders.withText(0, { runs.starts($0) }) else { continue }
             while hasMatched, matched.row.compareText(0, with: orders.row, 0) < 0 { hasMatched = try matched.step() }
             if hasMatched, matched.row.compareText(0, with: orders.row, 0) == 0 { continue }
             try insert.insert([.text(orders.row.string(0))])
