@@ -129,8 +129,8 @@ enum AppleTieOutStore {
             }
         }
         let columns = "SELECT product_id, storefront, quantity, purchase_ms, refund_ms, refund_type FROM int_transactions_resolved"
-        let onePass = try scan || !(throughIndexes ?? !Self.holdMany(spans, database))
-        if onePass {
+        let throughIndexes = try throughIndexes ?? !(scan || Self.holdMany(spans, database))
+        if !throughIndexes {
             try database.forEach("\(columns) NOT INDEXED WHERE is_revenue = 1") { row in
                 add(row, purchase: Self.contains(spans, row.int(3)), refund: row.optionalInt(4).map { Self.contains(spans, $0) } ?? false)
             }
