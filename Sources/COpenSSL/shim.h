@@ -1,5 +1,6 @@
 #include <openssl/asn1.h>
 #include <openssl/bn.h>
+#include <openssl/core_names.h>
 #include <openssl/ec.h>
 #include <openssl/evp.h>
 #include <openssl/objects.h>
@@ -15,3 +16,13 @@ static inline int iaprecon_certificate_stack_push(STACK_OF(X509) *stack, X509 *c
 static inline int iaprecon_certificate_stack_count(const STACK_OF(X509) *stack) { return sk_X509_num(stack); }
 static inline X509 *iaprecon_certificate_stack_at(const STACK_OF(X509) *stack, int index) { return sk_X509_value(stack, index); }
 static inline void iaprecon_certificate_stack_free(STACK_OF(X509) *stack) { sk_X509_free(stack); }
+
+/* OpenSSL 3 deprecates EC_GROUP_precompute_mult with the rest of its low-level curve calls, yet
+   it is still the only way to give a point other than the curve's generator a table of its
+   multiples (PrecomputedVerifyKey); the call is confined to this one helper. */
+static inline int iaprecon_group_precompute(EC_GROUP *group, BN_CTX *context) {
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wdeprecated-declarations"
+    return EC_GROUP_precompute_mult(group, context);
+#pragma clang diagnostic pop
+}

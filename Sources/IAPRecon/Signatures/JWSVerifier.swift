@@ -31,8 +31,16 @@ public final class JWSVerifier: Sendable {
     /// No checks at all: for tests of what a payload says, and `--trust-unsigned`.
     public static let unchecked = JWSVerifier(.trustUnsigned)
 
-    public init(_ check: SignatureCheck) {
+    /// How many signatures a chain's key checks before it gets a table of its multiples (`SigningKey`).
+    private let keyTableAfter: Int
+
+    public convenience init(_ check: SignatureCheck) {
+        self.init(check, keyTableAfter: SigningKey.tableAfter)
+    }
+
+    init(_ check: SignatureCheck, keyTableAfter: Int) {
         self.check = check
+        self.keyTableAfter = keyTableAfter
         switch check {
         case .trustUnsigned: store = nil
         case .verify(let extraRoots): store = TrustStore(apple: AppleRootCA.g3DER, extra: extraRoots)
@@ -51,7 +59,7 @@ public final class JWSVerifier: Sendable {
             guard let (headerEnd, payloadEnd) = JWS.dots(in: bytes) else { return "bad signature" }
             let header = String(decoding: UnsafeBufferPointer(rebasing: bytes[..<headerEnd]), as: UTF8.self)
             let chain = chains.withLock { $0[header] } ?? {
-                let verdict = ChainVerdict(header: header, store: store)
+                let verdict = ChainVerdict(header: header, store: store, keyTableAfter: keyTableAfter)
                 chains.withLock { $0[header] = verdict }
                 return verdict
             }()
@@ -68,6 +76,11 @@ public final class JWSVerifier: Sendable {
             signatures.withLock { $0[key] = valid }
             return valid ? nil : "bad signature"
         }
+    }
+
+    /// How many chains' keys check through a table of their multiples.
+    var tabledKeys: Int {
+        chains.withLock { $0.values.count { $0.key?.hasTable == true } }
     }
 }
 
@@ -89,7 +102,7 @@ struct ChainVerdict: Sendable {
         return appStoreFailure
     }
 
-    init(header: String, store: TrustStore) {
+    init(header: String, store: TrustStore, keyTableAfter: Int) {
         guard let decoded = Base64URL.decode(Array(header.utf8)), case .object(let fields)? = try? JSONParser.parse(decoded) else {
             failure = "bad signature (header is not base64url JSON)"
             return
@@ -129,7 +142,7 @@ struct ChainVerdict: Sendable {
             }
             self.validity = validity
         }
-        key = SigningKey(certificates[0])
+        key = SigningKey(certificates[0], tableAfter: keyTableAfter)
         if certificates.count != 3 {
             appStoreFailure = "untrusted certificate chain (\(certificates.count) certificates, not 3)"
         } else if !certificates[0].hasExtension(JWSVerifier.leafMarkerOID) {
@@ -198,25 +211,71 @@ struct ChainError: Error {
 }
 
 /// The leaf's public key, with verify contexts ready for it.
+///
+/// A key that has checked `tableAfter` signatures gets a table of its multiples
+/// (`PrecomputedVerifyKey`), which then checks the rest in about half the time. Not before: a
+/// table costs a few hundred verifications, and a file may carry many chains used once each.
 final class SigningKey: @unchecked Sendable {
+    /// Past this many signatures the key's table has paid for itself.
+    static let tableAfter = 1_000
+
     private let certificate: Certificate
+    private let tableAfter: Int
     /// Contexts not in use; each is used by one thread at a time.
     private let ready = Mutex<[VerifyContext]>([])
+    private let uses = Atomic<Int>(0)
+    /// The key with its table, once made; `.failed` when it could not be (then libcrypto's verify goes on).
+    private let table = Mutex<Table>(.notMade)
+
+    private enum Table: @unchecked Sendable {
+        case notMade, made(PrecomputedVerifyKey), failed
+    }
 
     private struct VerifyContext: @unchecked Sendable {
         let handle: OpaquePointer
     }
 
-    init?(_ certificate: Certificate) {
+    init?(_ certificate: Certificate, tableAfter: Int = SigningKey.tableAfter) {
         guard let key = X509_get0_pubkey(certificate.handle), EVP_PKEY_get_base_id(key) == EVP_PKEY_EC,
               EVP_PKEY_get_bits(key) == 256 else { return nil }
         self.certificate = certificate
+        self.tableAfter = tableAfter
     }
 
     deinit { ready.withLock { $0.forEach { EVP_PKEY_CTX_free($0.handle) } } }
 
-    /// ES256: the JWS carries R||S (two 32-byte integers); libcrypto wants them DER-encoded.
+    /// Whether `raw` (ES256's R||S) signs `digest`: through the key's table once it has one.
     func verify(digest: [UInt8], signature raw: [UInt8]) -> Bool {
+        if let tabled = tabledKey() { return tabled.verify(digest: digest, signature: raw) }
+        return verifyWithoutTable(digest: digest, signature: raw)
+    }
+
+    /// The key with its table, made by the call that reaches `tableAfter` uses (the others go on without it meanwhile).
+    private func tabledKey() -> PrecomputedVerifyKey? {
+        let count = uses.add(1, ordering: .relaxed).newValue
+        guard count >= tableAfter else { return nil }
+        return table.withLock { state in
+            switch state {
+            case .made(let key): return key
+            case .failed: return nil
+            case .notMade:
+                guard let publicKey = X509_get0_pubkey(certificate.handle), let key = PrecomputedVerifyKey(publicKey) else {
+                    state = .failed
+                    return nil
+                }
+                state = .made(key)
+                return key
+            }
+        }
+    }
+
+    /// Whether the key checks through its table by now.
+    var hasTable: Bool {
+        table.withLock { if case .made = $0 { true } else { false } }
+    }
+
+    /// libcrypto's own verify. ES256: the JWS carries R||S (two 32-byte integers); libcrypto wants them DER-encoded.
+    func verifyWithoutTable(digest: [UInt8], signature raw: [UInt8]) -> Bool {
         func integer(_ bytes: ArraySlice<UInt8>) -> [UInt8] {
             var value = Array(bytes.drop { $0 == 0 })
             if value.isEmpty || value[0] & 0x80 != 0 { value.insert(0, at: 0) }
