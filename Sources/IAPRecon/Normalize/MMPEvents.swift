@@ -21,10 +21,10 @@ enum MMPEvents {
         static let eventValueKey = 13, line = 14, fileID = 15
     }
 
-    /// Calls `body` with each distinct MMP row, in file order (files in path order, then line),
-    /// of the event `eventName` or of every event. Repeats are found by a 128-bit fingerprint of
-    /// each row's identity, 16 bytes a row held until the last file is read.
-    static func forEachDistinct(in database: Database, event eventName: String? = nil, _ body: (Row) throws -> Void) throws {
+    /// Calls `body` with each distinct MMP row, in file order (files in path order, then line).
+    /// Repeats are found by a 128-bit fingerprint of each row's identity, 16 bytes a row held
+    /// until the last file is read.
+    static func forEachDistinct(in database: Database, _ body: (Row) throws -> Void) throws {
         var files: [Int64] = []
         var rows = 0
         try database.forEach("SELECT file_id, accepted FROM files WHERE source = ? ORDER BY path", [.text(SourceKind.attribution.rawValue)]) {
@@ -37,10 +37,10 @@ enum MMPEvents {
         let select = """
             SELECT event_wall_ms, install_wall_ms, event_name, media_source, campaign, customer_user_id, idfv, idfa, appsflyer_id,
                    revenue, revenue_currency, revenue_usd, is_retargeting_n, event_value_key, line, file_id
-            FROM raw_mmp__events WHERE file_id = ?1 \(eventName == nil ? "" : "AND event_name = ?2") ORDER BY line, item
+            FROM raw_mmp__events WHERE file_id = ? ORDER BY line, item
             """
         for file in files {
-            try database.forEach(select, [.integer(file)] + (eventName.map { [.text($0)] } ?? [])) { row in
+            try database.forEach(select, [.integer(file)]) { row in
                 guard seen.insert(identity(row)).inserted else { return }
                 try body(row)
             }

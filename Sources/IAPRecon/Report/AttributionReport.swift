@@ -100,12 +100,14 @@ struct AttributionReport {
     /// `MMPEvents`), the ids that reach them, and the AppsFlyer IDs seen with each Customer User ID
     /// (on any event; their installs are the CUID's too). Each install names its cohort by its
     /// place in `cohorts`, so the matching thread looks up a few hundred cohorts, not one per install.
+    /// The MMP's purchase claims come from the same pass over the rows: one read of them per report.
     struct InstallTable: Sendable {
         var installs: [(ms: Int64, cohort: Int, appsflyerID: RowFingerprint?, file: Int64, line: Int64)] = []
         /// The distinct cohorts of the installs, in the order they first appear.
         var cohorts: [CohortKey] = []
         var byCUID = InstallIndex(), byAppsflyer = InstallIndex(), byIDFV = InstallIndex(), byIDFA = InstallIndex()
         var linkedAppsflyerIDs: [RowFingerprint: [RowFingerprint]] = [:]
+        var purchaseClaims: [PurchaseClaim] = []
 
         init(database: Database, zone: Zone, mmpZone: Zone) throws {
             var day = DayNames(zone)
@@ -122,6 +124,10 @@ struct AttributionReport {
                 if let user = row.fingerprint(Column.customerUserID), let appsflyerID = row.fingerprint(Column.appsflyerID) {
                     // One lookup, changing the list in place: most rows repeat a link already known.
                     linkedAppsflyerIDs[user, default: []].appendIfMissing(appsflyerID)
+                }
+                if row.text(Column.eventName, equals: "af_purchase") {
+                    purchaseClaims.append(PurchaseClaim(row))
+                    return
                 }
                 guard row.text(Column.eventName, equals: "install") else { return }
                 let ms = mmpZone.utc(fromLocal: row.optionalInt(Column.installWallMs) ?? row.int(Column.eventWallMs))
@@ -143,6 +149,26 @@ struct AttributionReport {
                 byIDFV.add(row.fingerprint(Column.idfv), install: index)
                 byIDFA.add(row.fingerprint(Column.idfa), install: index)
             }
+        }
+
+        /// A distinct `af_purchase` row that is not retargeting: whose it is and what it claims, as
+        /// stored (amounts are parsed only for a reported user's claims).
+        struct PurchaseClaim: Sendable {
+            var customerUserID: RowFingerprint?
+            var appsflyerID: RowFingerprint?
+            var eventWallMs: Int64
+            var revenueUSD: String?
+            var revenue: String?
+            var revenueCurrency: String?
+
+            init(_ row: Row) {
+                (customerUserID, appsflyerID) = (row.fingerprint(Column.customerUserID), row.fingerprint(Column.appsflyerID))
+                eventWallMs = row.int(Column.eventWallMs)
+                (revenueUSD, revenue) = (row.optionalString(Column.revenueUSD), row.optionalString(Column.revenue))
+                revenueCurrency = row.optionalString(Column.revenueCurrency)
+            }
+
+            private typealias Column = MMPEvents.Column
         }
 
         /// An install's media source and campaign as stored (nil for NULL), before they are cleaned.
@@ -258,6 +284,8 @@ struct AttributionReport {
         table.installs = []
         let (byCUID, byAppsflyer, byIDFV, byIDFA) = (table.byCUID, table.byAppsflyer, table.byIDFV, table.byIDFA)
         let linkedAppsflyerIDs = table.linkedAppsflyerIDs
+        let purchaseClaims = table.purchaseClaims
+        table.purchaseClaims = []
         installRows = installs.count
         for install in installs {
             add(install.slot) { cohort in
@@ -375,16 +403,14 @@ struct AttributionReport {
         Trace.mark("attribution waited for fct_user_installs")
 
         // What the MMP itself claimed for the same users (retargeting claims none).
-        typealias Column = MMPEvents.Column
-        try MMPEvents.forEachDistinct(in: database, event: "af_purchase") { row in
-            guard row.int(Column.retargeting) == 0 else { return }
+        for claim in purchaseClaims {
             // Only a reported user's purchases count: the amount of another is never read.
-            let user = row.fingerprint(Column.customerUserID).flatMap { cohortOfUser[$0] != nil ? $0 : nil }
-                ?? row.fingerprint(Column.appsflyerID).flatMap { userOfAppsflyer[$0] }
-            guard let user, let slot = cohortOfUser[user] else { return }
-            var usd = money.amount(row, Column.revenueUSD)
-            if usd == nil, !row.isNull(Column.revenueCurrency), let amount = money.amount(row, Column.revenue),
-               let rate = money.rate(currency: money.currency(row, Column.revenueCurrency), atMs: mmpZone.utc(fromLocal: row.int(Column.eventWallMs))) {
+            let user = claim.customerUserID.flatMap { cohortOfUser[$0] != nil ? $0 : nil }
+                ?? claim.appsflyerID.flatMap { userOfAppsflyer[$0] }
+            guard let user, let slot = cohortOfUser[user] else { continue }
+            var usd = claim.revenueUSD.flatMap(Amount.parse)
+            if usd == nil, let currency = claim.revenueCurrency, let amount = claim.revenue.flatMap(Amount.parse),
+               let rate = money.rate(currency: money.currency(currency), atMs: mmpZone.utc(fromLocal: claim.eventWallMs)) {
                 usd = amount * rate
             }
             if let usd { add(slot) { $0.mmpRevenue += usd } }

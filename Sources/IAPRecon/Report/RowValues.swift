@@ -26,6 +26,13 @@ struct TextIndex {
         return Int32(number)
     }
 
+    /// The number of `text`, as `number(_:_:)` numbers a column holding it.
+    mutating func number(_ text: String) -> Int32 {
+        let (number, isNew) = numbers.number(RowFingerprint(text))
+        if isNew { texts.append(text) }
+        return Int32(number)
+    }
+
     subscript(number: Int32) -> String { texts[Int(number)] }
 }
 
@@ -69,6 +76,9 @@ struct AmountReader {
 
     /// The number of column `column`'s currency (NULL as the empty text), for `rate`.
     mutating func currency(_ row: Row, _ column: Int) -> Int32 { currencies.number(row, column) }
+
+    /// The number of the currency `code`, for `rate`.
+    mutating func currency(_ code: String) -> Int32 { currencies.number(code) }
 
     /// The name of the day of `utcMs` in the report's zone.
     mutating func day(_ utcMs: Int64) -> String { days(utcMs) }

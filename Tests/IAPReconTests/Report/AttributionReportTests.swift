@@ -379,6 +379,12 @@ struct AttributionReportTests {
             // No Customer User ID and empty revenue columns: joined by AppsFlyer ID, priced from Event Value.
             Fixture.MMPRow(time: "2026-11-11 12:00:00", eventName: "af_purchase", mediaSource: "Facebook Ads", campaign: "C2",
                            appsflyerID: "af2", eventValue: "{\"af_revenue\":\"800\",\"af_currency\":\"JPY\",\"af_content_id\":\"gems300\"}"),
+            // Near misses: a retargeting claim of u1's (retargeting claims no revenue), and the claim of a
+            // user no registration or purchase names (only reported users' claims count).
+            Fixture.MMPRow(time: "2026-11-10 13:00:00", eventName: "af_purchase", mediaSource: "googleadwords_int", campaign: "R",
+                           appsflyerID: "af1", cuid: "u1", retargeting: true, eventValue: "{}", revenue: "10", currency: "USD", revenueUSD: "10"),
+            Fixture.MMPRow(time: "2026-11-10 13:00:00", eventName: "af_purchase", mediaSource: "googleadwords_int", campaign: "C1",
+                           appsflyerID: "af7", cuid: "u7", eventValue: "{}", revenue: "10", currency: "USD", revenueUSD: "10"),
         ])
         try scenario.write("registrations/r.jsonl", [
             Fixture.signup("2026-11-10T10:30:00Z", "u1"),
