@@ -143,6 +143,10 @@ struct ChainVerdict: Sendable {
             self.validity = validity
         }
         key = SigningKey(certificates[0], tableAfter: keyTableAfter)
+        if key == nil {
+            failure = "bad signature (the leaf's key is not a P-256 key, which ES256 needs)"
+            return
+        }
         if certificates.count != 3 {
             appStoreFailure = "untrusted certificate chain (\(certificates.count) certificates, not 3)"
         } else if !certificates[0].hasExtension(JWSVerifier.leafMarkerOID) {
@@ -235,9 +239,14 @@ final class SigningKey: @unchecked Sendable {
         let handle: OpaquePointer
     }
 
+    /// The leaf's key, when it is a P-256 key: ES256 is ECDSA on that curve (RFC 7518 §3.4), and a
+    /// key on another 256-bit curve (secp256k1) or with explicit curve parameters signs nothing for it.
     init?(_ certificate: Certificate, tableAfter: Int = SigningKey.tableAfter) {
+        var group = [CChar](repeating: 0, count: 64)
+        var length = 0
         guard let key = X509_get0_pubkey(certificate.handle), EVP_PKEY_get_base_id(key) == EVP_PKEY_EC,
-              EVP_PKEY_get_bits(key) == 256 else { return nil }
+              EVP_PKEY_get_group_name(key, &group, group.count, &length) == 1,
+              OBJ_sn2nid(group) == NID_X9_62_prime256v1 || EC_curve_nist2nid(group) == NID_X9_62_prime256v1 else { return nil }
         self.certificate = certificate
         self.tableAfter = tableAfter
     }

@@ -124,6 +124,20 @@ struct SignatureTests {
         }
     }
 
+    @Test("ES256 means P-256: a trusted leaf whose key is on another 256-bit curve verifies nothing, though its signature holds there")
+    func otherCurveIsRefused() throws {
+        let der = try SignatureFixture.certificate("secp256k1-self-signed.pem")
+        let jws = try SignatureFixture.text("secp256k1-signed.jws").trimmingCharacters(in: .whitespacesAndNewlines)
+        // The certificate trusted as a root, and an `Xcode` payload: the chain alone would pass.
+        let verifier = JWSVerifier(.verify(extraRoots: [der]))
+        #expect(verifier.failure(jws, signedMs: nil, environment: "Xcode") == "bad signature (the leaf's key is not a P-256 key, which ES256 needs)")
+        #expect(SigningKey(try #require(Certificate(der: der))) == nil)
+        // The near miss: the test chain's leaf, a P-256 key, is taken.
+        let leafDER = try #require(Base64URL.decode(Array(TestSigningChain.x5c[0].utf8)))
+        let leaf = try #require(Certificate(der: leafDER))
+        #expect(SigningKey(leaf) != nil)
+    }
+
     @Test("the generator's chain verifies under its root; without it, and without Apple's markers, it is untrusted")
     func testChainAndMarkers() throws {
         let jws = TestSigningChain.signer.jws(payload: transactionPayload("2000000900000004", signed: "2026-11-28T10:00:00Z"))
