@@ -106,10 +106,10 @@ struct JoinComponents {
 
     /// Every link of the stored facts, as undirected edges. They are read as raw lines: a repeated
     /// line, or a later sighting of a transaction, links what its first one links or more (a copy
-    /// naming another user), so a component may be larger than the rules need, never smaller. A full join reads them on a
-    /// worker's own connection, which steps the queries and fingerprints the keys, while this
-    /// thread numbers the keys and joins their components: the two halves of the work on two
-    /// cores. A scope's links are in this connection's temporary tables, so it reads them itself.
+    /// naming another user), so a component may be larger than the rules need, never smaller. They
+    /// are read on a worker's own connection, which steps the queries and fingerprints the keys,
+    /// while this thread numbers the keys and joins their components: the two halves of the work
+    /// on two cores.
     private mutating func read(_ database: Database) throws {
         // About every key once (chains a fraction of transactions, users mostly registered):
         // the table is sized once instead of rehashing every key at each doubling.

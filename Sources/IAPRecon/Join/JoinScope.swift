@@ -18,6 +18,20 @@ struct JoinScope {
 
     var isEmpty: Bool { transactions.isEmpty && orders.isEmpty && users.isEmpty && chains.isEmpty }
 
+    /// Adds every key of `other`, kind by kind.
+    mutating func formUnion(_ other: JoinScope) {
+        transactions.formUnion(other.transactions)
+        orders.formUnion(other.orders)
+        users.formUnion(other.users)
+        chains.formUnion(other.chains)
+    }
+
+    /// The keys not in `other`, kind by kind.
+    func subtracting(_ other: JoinScope) -> JoinScope {
+        JoinScope(transactions: transactions.subtracting(other.transactions), orders: orders.subtracting(other.orders),
+                  users: users.subtracting(other.users), chains: chains.subtracting(other.chains))
+    }
+
     mutating func insert(_ key: String, as kind: ChangedKeys.Kind) {
         switch kind {
         case .transaction: transactions.insert(key)
@@ -48,10 +62,7 @@ struct JoinScope {
         var frontier = seeds
         let path = database.path
         while !frontier.isEmpty {
-            scope.transactions.formUnion(frontier.transactions)
-            scope.orders.formUnion(frontier.orders)
-            scope.users.formUnion(frontier.users)
-            scope.chains.formUnion(frontier.chains)
+            scope.formUnion(frontier)
             if scope.transactions.count > limit { return nil }
             let fromOrdersAndUsers = JoinScope(orders: frontier.orders, users: frontier.users)
             let helper = Background { () throws -> Reached in
@@ -66,17 +77,11 @@ struct JoinScope {
                 throw error
             }
             let more = try helper.value()
-            reached.keys.transactions.formUnion(more.keys.transactions)
-            reached.keys.orders.formUnion(more.keys.orders)
-            reached.keys.users.formUnion(more.keys.users)
-            reached.keys.chains.formUnion(more.keys.chains)
+            reached.keys.formUnion(more.keys)
             links.append(reached.links)
             links.append(more.links)
             Trace.mark("join closure round: frontier \(frontier.transactions.count) transactions, \(frontier.orders.count) orders, \(frontier.users.count) users, \(frontier.chains.count) chains")
-            frontier = JoinScope(transactions: reached.keys.transactions.subtracting(scope.transactions),
-                                 orders: reached.keys.orders.subtracting(scope.orders),
-                                 users: reached.keys.users.subtracting(scope.users),
-                                 chains: reached.keys.chains.subtracting(scope.chains))
+            frontier = reached.keys.subtracting(scope)
         }
         try fill(scope, prefix: "join", in: database)
         return (scope, links)
