@@ -26,12 +26,6 @@ struct JoinScope {
         chains.formUnion(other.chains)
     }
 
-    /// The keys not in `other`, kind by kind.
-    func subtracting(_ other: JoinScope) -> JoinScope {
-        JoinScope(transactions: transactions.subtracting(other.transactions), orders: orders.subtracting(other.orders),
-                  users: users.subtracting(other.users), chains: chains.subtracting(other.chains))
-    }
-
     mutating func insert(_ key: String, as kind: ChangedKeys.Kind) {
         switch kind {
         case .transaction: transactions.insert(key)
@@ -59,48 +53,72 @@ struct JoinScope {
     static func closure(of seeds: JoinScope, in database: Database, limit: Int) throws -> (scope: JoinScope, links: [JoinComponents.LinkRows])? {
         var scope = JoinScope()
         var links: [JoinComponents.LinkRows] = []
+        // Every key of the scope, by kind and bytes: a row's key already known is skipped before it
+        // is made into a string. Most keys a round reads are known (an order's user, a
+        // transaction's chain), and a set of strings would hash each of them in full.
+        var known = Set<RowFingerprint>()
+        seeds.forEachKey { key, kind in
+            var key = key
+            known.insert(key.withUTF8 { RowFingerprint(kind.rawValue, $0) })
+        }
         var frontier = seeds
         let path = database.path
         while !frontier.isEmpty {
             scope.formUnion(frontier)
             if scope.transactions.count > limit { return nil }
             let fromOrdersAndUsers = JoinScope(orders: frontier.orders, users: frontier.users)
-            let helper = Background { () throws -> Reached in
-                try reach(from: fromOrdersAndUsers, through: linksFromOrdersAndUsers, in: Database(path: path, readOnly: true))
+            let helper = Background { [known] () throws -> Reached in
+                try reach(from: fromOrdersAndUsers, through: linksFromOrdersAndUsers, in: Database(path: path, readOnly: true), known: known)
             }
-            var reached: Reached
+            let reached: Reached
             do {
                 reached = try reach(from: JoinScope(transactions: frontier.transactions, chains: frontier.chains),
-                                    through: linksFromTransactionsAndChains, in: database)
+                                    through: linksFromTransactionsAndChains, in: database, known: known)
             } catch {
                 helper.wait()
                 throw error
             }
             let more = try helper.value()
-            reached.keys.formUnion(more.keys)
             links.append(reached.links)
             links.append(more.links)
             Trace.mark("join closure round: frontier \(frontier.transactions.count) transactions, \(frontier.orders.count) orders, \(frontier.users.count) users, \(frontier.chains.count) chains")
-            frontier = reached.keys.subtracting(scope)
+            // Both sides may reach one key: it joins the next frontier once.
+            frontier = JoinScope()
+            for new in [reached.keys, more.keys] {
+                for (fingerprint, key, kind) in new where known.insert(fingerprint).inserted { frontier.insert(key, as: kind) }
+            }
         }
         try fill(scope, prefix: "join", in: database)
         return (scope, links)
     }
 
-    /// What a round reached: the keys, and the link rows among what it read.
+    /// Calls `body` with every key and its kind.
+    func forEachKey(_ body: (String, ChangedKeys.Kind) -> Void) {
+        for key in transactions { body(key, .transaction) }
+        for key in orders { body(key, .order) }
+        for key in users { body(key, .user) }
+        for key in chains { body(key, .chain) }
+    }
+
+    /// What a round reached: the keys the scope did not know, each once, and the link rows among what it read.
     private struct Reached: Sendable {
-        var keys = JoinScope()
+        var keys: [(fingerprint: RowFingerprint, key: String, kind: ChangedKeys.Kind)] = []
         var links = JoinComponents.LinkRows()
     }
 
-    /// What `links` reach from `frontier` (written into `database`'s `frontier_*` temp tables first).
-    private static func reach(from frontier: JoinScope, through links: [LinkQuery], in database: Database) throws -> Reached {
+    /// What `links` reach from `frontier` (written into `database`'s `frontier_*` temp tables first)
+    /// that is not `known`.
+    private static func reach(from frontier: JoinScope, through links: [LinkQuery], in database: Database,
+                              known: Set<RowFingerprint>) throws -> Reached {
         try fill(frontier, prefix: "frontier", in: database)
         var reached = Reached()
+        var seen = Set<RowFingerprint>()
         for link in links {
             try database.forEach(link.sql) { row in
-                for (column, kind) in link.kinds.enumerated() {
-                    if let key = row.optionalString(column) { reached.keys.insert(key, as: kind) }
+                for (column, kind) in link.kinds.enumerated() where !row.isNull(column) {
+                    let fingerprint = row.statement.withText(Int32(column)) { RowFingerprint(kind.rawValue, $0) }
+                    guard !known.contains(fingerprint), seen.insert(fingerprint).inserted else { continue }
+                    reached.keys.append((fingerprint, row.string(column), kind))
                 }
                 if link.isLinkRow { reached.links.append(row, kinds: link.kinds) }
             }
