@@ -180,6 +180,12 @@ public enum IngestStage {
         let storedBytes = try database.scalar("SELECT coalesce(sum(bytes), 0) FROM files").integerValue
         let bulk = plannedBytes > 0 && Int64(plannedBytes) * 4 >= storedBytes
         if bulk { try RawIndexes.drop(database) }
+        // Rows added to indexed tables land on index pages all over the store, and a night's files
+        // share many of them: a larger cache keeps them between files instead of reading them again
+        // and writing them to the log once per file. A bulk load appends to unindexed tables.
+        let addingCacheKiB = 65_536
+        if !bulk { try database.setCacheSize(kibibytes: addingCacheKiB) }
+        defer { if !bulk { try? database.setCacheSize(kibibytes: Database.cacheKiB) } }
         Trace.mark("ingest planned (\(bulk ? "bulk" : "adding"))")
         try WorkerPool(width: width).run(count: jobList.count, produce: { index, send in
             parse(files[jobList[index].fileIndex], range: jobList[index].range, rules: rules, pseudonyms: pseudonyms, send: send)

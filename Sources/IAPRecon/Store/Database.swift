@@ -53,12 +53,7 @@ public final class Database {
             // Reading the schema fails at once on a file that is not a database.
             try execute("SELECT count(*) FROM sqlite_master")
             try execute("PRAGMA foreign_keys = ON")
-            // 16 MB, which is also what a connection's sorter holds before it writes a sorted run to a
-            // temporary file. SQLite merges up to 16 runs at once; past that, every row is written and
-            // read once more. With 4 MB runs a reader's ORDER BY over a 4M-line store's transactions
-            // (~200 MB) took that second pass: 16 MB cut the 4M normalize by ~8 % (1.5 s; 1M unchanged)
-            // for ~13 MB more peak.
-            try execute("PRAGMA cache_size = -16384")
+            try setCacheSize(kibibytes: Self.cacheKiB)
         } catch {
             cache.removeAll()
             sqlite3_close_v2(handle)
@@ -82,6 +77,17 @@ public final class Database {
     deinit {
         cache.removeAll()
         sqlite3_close_v2(handle)
+    }
+
+    /// A connection's page cache, in KiB, unless a caller sets another (`setCacheSize`). It is also
+    /// what the connection's sorter holds before it writes a sorted run to a temporary file, and
+    /// SQLite merges up to 16 runs at once: past that, every row is written and read once more.
+    /// Smaller runs made a reader's ORDER BY over a 4M-line store's transactions take that second pass.
+    static let cacheKiB = 16_384
+
+    /// Sets this connection's page cache: the most it holds of the store's pages, clean or dirty.
+    func setCacheSize(kibibytes: Int) throws(SQLiteError) {
+        try execute("PRAGMA cache_size = -\(kibibytes)")
     }
 
     /// Write-ahead logging with `synchronous=NORMAL`: committed transactions survive a process
