@@ -6,8 +6,8 @@ import Foundation
 /// Every row and finding belongs to one Pacific day, and a day's answer depends only on that
 /// day's Sales Report rows and on the verified purchases and refunds that fall on it. So a full
 /// join recomputes every day, and an incremental one only the days its changes touch: the days
-/// of Sales Report rows a file added or took away (`ChangedKeys`), and the purchase and refund
-/// days of each resolved transaction the join wrote differently, before and after. Either way it
+/// of Sales Report rows a file added or took away (`ChangedKeys`), and the days of each purchase
+/// or refund the join wrote differently, before and after (`ScopeRows`). Either way it
 /// runs in the transaction that writes those transactions, so a run killed on the way leaves
 /// the tie-out of the transactions it kept.
 enum AppleTieOutStore {
@@ -51,15 +51,10 @@ enum AppleTieOutStore {
         return tieOut.rows.count + tieOut.findings.count
     }
 
-    /// The Pacific days of the purchases and refunds of `transactions` rows (`purchase_ms`, `refund_ms`).
-    static func days(ofPurchasesAndRefunds rows: String, in database: Database) throws -> Set<String> {
+    /// The Pacific days of these moments.
+    static func days(of moments: [Int64]) -> Set<String> {
         var names = DayNames(AppleTieOut.reportZone)
-        var days = Set<String>()
-        try database.forEach("SELECT purchase_ms, refund_ms FROM \(rows)") { row in
-            days.insert(names(row.int(0)))
-            if let refundMs = row.optionalInt(1) { days.insert(names(refundMs)) }
-        }
-        return days
+        return Set(moments.map { names($0) })
     }
 
     /// The start of `day` in Apple's reporting zone, as the findings' `event_ms` holds it.

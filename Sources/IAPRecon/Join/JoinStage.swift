@@ -68,18 +68,18 @@ public enum JoinStage {
             Trace.mark("join scope (\(closed.map { String($0.scope.transactions.count) } ?? "full") transactions)")
             if let (scope, links) = closed {
                 try database.execute(tables.dropBeside)
-                try database.execute(ScopeRows.prepare)
+                var rows = try ScopeRows(database)
                 Trace.mark("join scope rows")
                 // Small batches, so every worker has some.
                 let limit = min(batchTransactions, max(100, scope.transactions.count / (4 * workers.width)))
                 let batches = JoinComponents.batches(of: links, transactions: limit)
                 Trace.mark("join batches (\(batches.count))")
-                try ReaderJobs.run(jobs(batches, rules, inserts: resultInserts { "temp.new_" + $0 }), database: database, pool: workers,
-                                   inCallersTransaction: true, rowsWritten: rowsWritten)
+                try ReaderJobs.run(jobs(batches, rules, inserts: resultInserts { "main." + $0 }), database: database, pool: workers,
+                                   inCallersTransaction: true, keep: { try rows.changed($0) }, rowsWritten: rowsWritten)
                 Trace.mark("join decide")
-                var days = try AppleTieOutStore.days(ofPurchasesAndRefunds: ScopeRows.changedTransactions, in: database)
+                try rows.deleteUnwritten()
+                var days = AppleTieOutStore.days(of: rows.changedMoments)
                 days.formUnion(try ChangedKeys.keys(.salesDay, in: database))
-                try database.execute(ScopeRows.apply)
                 Trace.mark("join apply changed rows")
                 try database.execute(tables.createMissingIndexes(existing: try database.indexNames()))
                 // Not inside `rowsWritten?(…)`: an optional call skips its argument when nobody listens.
@@ -134,11 +134,12 @@ public enum JoinStage {
         }
     }
 
-    /// Tables 0, 1 of a join's rows: resolved transactions, findings, each into the table `target`
-    /// names for it (a full rebuild's `__next` twin, an incremental join's `temp.new_*`).
+    /// Tables 0, 1 of a join's rows: resolved transactions, findings (`ScopeRows.tables`), each
+    /// into the table `target` names for it (a full rebuild's `__next` twin, an incremental join's
+    /// own table, which gets only the rows `ScopeRows` keeps).
     private static func resultInserts(into target: (String) -> String) -> [String] {
-        [("int_transactions_resolved", 21), ("fct_findings", 13)].map { table, values in
-            "INSERT INTO \(target(table)) VALUES (\(Array(repeating: "?", count: values).joined(separator: ", ")))"
+        ScopeRows.tables.map { table in
+            "INSERT INTO \(target(table.name)) VALUES (\(Array(repeating: "?", count: table.columns).joined(separator: ", ")))"
         }
     }
 
@@ -208,58 +209,6 @@ public enum JoinStage {
                  + (SELECT count(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'int_transactions_resolved'
                       AND name IN ('\(index)', '\(index)\(RebuiltTables.indexTwinSuffix)'))
             """) == .integer(2)
-    }
-
-    /// An incremental join writes only the rows its decisions changed.
-    ///
-    /// Its scope is the closure of what changed, many times what actually changes (a night: 16,640
-    /// transactions recomputed, 4,013 rows different). The scope's current rows are copied aside
-    /// (`temp.old_*`) and its new rows written beside them (`temp.new_*`); then only a row that is
-    /// new, changed or gone touches the store, in the one transaction the join runs in. Fewer rows
-    /// rewritten means fewer index pages dirtied, and a smaller checkpoint after the commit.
-    enum ScopeRows {
-        /// What the scope covers in each table: the scope's transactions (with the orders matched
-        /// to them), findings about them, and the chain and multi-Apple-ID findings of its chains
-        /// and users.
-        static let scopes = [
-            ("int_transactions_resolved", "transaction_id", "transaction_id IN temp.join_transactions"),
-            ("fct_findings", "finding_id", """
-                transaction_id IN temp.join_transactions
-                  OR (kind = 'shared_apple_id_subscription' AND original_transaction_id IN temp.join_chains)
-                  OR (kind = 'multi_apple_id_subscription' AND user_id IN temp.join_users)
-                """),
-        ]
-
-        /// Copies the scope's rows aside and makes empty tables of the same columns for the new ones.
-        static let prepare = scopes.map { table, _, condition in
-            """
-            DROP TABLE IF EXISTS temp.old_\(table);
-            DROP TABLE IF EXISTS temp.new_\(table);
-            CREATE TEMP TABLE old_\(table) AS SELECT * FROM main.\(table) WHERE \(condition);
-            CREATE TEMP TABLE new_\(table) AS SELECT * FROM main.\(table) WHERE 0;
-            """
-        }.joined(separator: "\n")
-
-        /// The resolved transactions whose units on Apple's days the join changed (what the tie-out
-        /// reads of them): each such row as it was, and as it is.
-        static let changedTransactions: String = {
-            let units = "transaction_id, product_id, storefront, quantity, purchase_ms, refund_ms, refund_type, is_revenue"
-            let old = "SELECT \(units) FROM temp.old_int_transactions_resolved"
-            let new = "SELECT \(units) FROM temp.new_int_transactions_resolved"
-            return "(SELECT * FROM (\(old) EXCEPT \(new)) UNION ALL SELECT * FROM (\(new) EXCEPT \(old)))"
-        }()
-
-        /// Removes the scope's rows that are gone or differ (whole rows compared, NULL equal to NULL),
-        /// then inserts the new and changed ones.
-        static let apply = scopes.map { table, key, _ in
-            """
-            DELETE FROM main.\(table) WHERE \(key) IN (
-              SELECT \(key) FROM (SELECT * FROM temp.old_\(table) EXCEPT SELECT * FROM temp.new_\(table)));
-            INSERT INTO main.\(table) SELECT * FROM temp.new_\(table) EXCEPT SELECT * FROM temp.old_\(table);
-            DROP TABLE temp.old_\(table);
-            DROP TABLE temp.new_\(table);
-            """
-        }.joined(separator: "\n")
     }
 
     /// The latest event time in the inputs (CONTRACT.md §2, "as-of"): server `ts`, receipt

@@ -58,6 +58,24 @@ struct PackedRows: Sendable {
         bytes.append(contentsOf: value)
     }
 
+    /// Calls `body` with each row, as rows of `columns` values, in order.
+    func forEachRow(columns: Int, _ body: (PackedRow) throws -> Void) rethrows {
+        try bytes.withUnsafeBufferPointer { buffer in
+            var offset = 0
+            for _ in 0..<count {
+                let start = offset
+                for _ in 0..<columns { offset = PackedRow.end(ofValueAt: offset, in: buffer) }
+                try body(PackedRow(bytes: UnsafeBufferPointer(rebasing: buffer[start..<offset])))
+            }
+        }
+    }
+
+    /// Appends `row` (of another batch of the same columns) as it is packed.
+    mutating func append(_ row: PackedRow) {
+        bytes.append(contentsOf: row.bytes)
+        count += 1
+    }
+
     /// Inserts every row with `statement`: `prefix` binds its first parameters, each row's packed
     /// values the rest.
     func insert(with statement: Statement, prefix: [SQLValue] = []) throws {
@@ -95,6 +113,62 @@ struct PackedRows: Sendable {
                 }
                 try statement.execute()
             }
+        }
+    }
+}
+
+/// One row of a `PackedRows` batch, borrowed while `forEachRow` runs.
+struct PackedRow {
+    /// The row's values, packed.
+    let bytes: UnsafeBufferPointer<UInt8>
+
+    /// A value of the row.
+    enum Value: Equatable {
+        case null
+        case integer(Int64)
+        /// Text or blob bytes.
+        case bytes(UnsafeBufferPointer<UInt8>)
+
+        static func == (a: Value, b: Value) -> Bool {
+            switch (a, b) {
+            case (.null, .null): true
+            case (.integer(let x), .integer(let y)): x == y
+            case (.bytes(let x), .bytes(let y)): x.elementsEqual(y)
+            default: false
+            }
+        }
+    }
+
+    /// Column `index` as it is packed, its tag first (found by walking the values before it).
+    func packed(_ index: Int) -> UnsafeBufferPointer<UInt8> {
+        var offset = 0
+        for _ in 0..<index { offset = Self.end(ofValueAt: offset, in: bytes) }
+        return UnsafeBufferPointer(rebasing: bytes[offset..<Self.end(ofValueAt: offset, in: bytes)])
+    }
+
+    /// The value of column `index`.
+    func value(_ index: Int) -> Value {
+        let bytes = packed(index)
+        let offset = 0
+        switch bytes[offset] {
+        case 1:
+            return .integer(Int64(littleEndian: UnsafeRawBufferPointer(bytes).loadUnaligned(fromByteOffset: offset + 1, as: Int64.self)))
+        case 2, 3:
+            let length = Int(UInt32(littleEndian: UnsafeRawBufferPointer(bytes).loadUnaligned(fromByteOffset: offset + 1, as: UInt32.self)))
+            return .bytes(UnsafeBufferPointer(rebasing: bytes[(offset + 5)..<(offset + 5 + length)]))
+        default:
+            return .null
+        }
+    }
+
+    /// The offset just past the value packed at `offset`.
+    static func end(ofValueAt offset: Int, in bytes: UnsafeBufferPointer<UInt8>) -> Int {
+        switch bytes[offset] {
+        case 1: return offset + 9
+        case 2, 3:
+            let length = Int(UInt32(littleEndian: UnsafeRawBufferPointer(bytes).loadUnaligned(fromByteOffset: offset + 1, as: UInt32.self)))
+            return offset + 5 + length
+        default: return offset + 1
         }
     }
 }

@@ -35,11 +35,12 @@ enum ReaderJobs {
     }
 
     /// With `inCallersTransaction`, the rows go into the transaction the caller holds open (and
-    /// commits or rolls back) instead of one per job. `rowsWritten` hears of each batch the
-    /// writer inserted, on the calling thread (a progress line).
+    /// commits or rolls back) instead of one per job. `keep`, when given, picks on the calling
+    /// thread the rows of each batch that are inserted. `rowsWritten` hears of each batch the
+    /// writer received, on the calling thread (a progress line).
     static func run(
         _ jobs: [ReaderJob], database: Database, pool: WorkerPool, inCallersTransaction: Bool = false,
-        rowsWritten: ((Int) -> Void)? = nil
+        keep: ((PackedRows) throws -> PackedRows)? = nil, rowsWritten: ((Int) -> Void)? = nil
     ) throws {
         // The job whose rows the open write transaction holds, and its statements.
         var openJob: Int?
@@ -60,7 +61,7 @@ enum ReaderJobs {
                         if !inCallersTransaction { try database.execute("BEGIN IMMEDIATE") }
                         openJob = index
                     }
-                    try rows.insert(with: statements[rows.table])
+                    try (keep?(rows) ?? rows).insert(with: statements[rows.table])
                     rowsWritten?(rows.count)
                 }
             })

@@ -1,0 +1,143 @@
+/// An incremental join writes only the rows its decisions changed.
+///
+/// Its scope is the closure of what changed, many times what actually changes: most of the rows it
+/// decides come out as they were. Before the scope is decided, each of its current rows is read
+/// and kept as a fingerprint of its values. As the decided rows reach the writer, a row equal to
+/// its current one is dropped; a changed row replaces its current one, and a new row is added. A
+/// current row that no decision wrote again is deleted at the end. Fewer rows rewritten means
+/// fewer index pages dirtied, and a smaller checkpoint after the commit.
+///
+/// The tie-out with Apple counts a resolved transaction's units on the day of its purchase and
+/// on the day of its refund (`AppleTieOutStore.verified`). A row whose purchase, as the tie-out
+/// reads it, changed names its purchase's day as it was and as it is; likewise its refund
+/// (`changedMoments`): a refund on a night names that night's day, not the purchase's.
+struct ScopeRows {
+    /// A table the scope covers: its key, its columns, and which of its rows the scope holds.
+    struct Table {
+        var name: String
+        var key: String
+        var columns: Int
+        var condition: String
+    }
+
+    /// Tables 0, 1 of the join's reader jobs: resolved transactions, findings. A scope holds its
+    /// transactions (with the orders matched to them), the findings about them, and the chain and
+    /// multi-Apple-ID findings of its chains and users.
+    static let tables = [
+        Table(name: "int_transactions_resolved", key: "transaction_id", columns: 21, condition: "transaction_id IN temp.join_transactions"),
+        Table(name: "fct_findings", key: "finding_id", columns: 13, condition: """
+            transaction_id IN temp.join_transactions
+              OR (kind = 'shared_apple_id_subscription' AND original_transaction_id IN temp.join_chains)
+              OR (kind = 'multi_apple_id_subscription' AND user_id IN temp.join_users)
+            """),
+    ]
+
+    /// The columns of a resolved transaction the tie-out reads of its purchase: is revenue,
+    /// product, storefront, quantity, purchase time; and of its refund: the same but the refund's
+    /// time and kind for the purchase time.
+    private static let purchaseColumns = [14, 2, 13, 12, 3], refundColumns = [14, 2, 13, 12, 15, 17]
+    private static let purchaseColumn = 3, refundColumn = 15
+
+    /// A current row: its key, the fingerprint of its values, and, for a resolved transaction,
+    /// what the tie-out reads of it.
+    private struct Current {
+        var key: String
+        var values: RowFingerprint
+        var units: Units
+        var written = false
+    }
+
+    /// What the tie-out reads of a resolved transaction: its purchase and its refund, each as a
+    /// fingerprint and a moment.
+    private struct Units {
+        var purchase = RowFingerprint(), refund = RowFingerprint()
+        var purchaseMs: Int64?, refundMs: Int64?
+
+        init() {}
+
+        init(_ row: PackedRow) {
+            for column in ScopeRows.purchaseColumns { purchase.add(row.packed(column)) }
+            for column in ScopeRows.refundColumns { refund.add(row.packed(column)) }
+            if case .integer(let ms) = row.value(ScopeRows.purchaseColumn) { purchaseMs = ms }
+            if case .integer(let ms) = row.value(ScopeRows.refundColumn) { refundMs = ms }
+        }
+    }
+
+    /// Each table's current rows in the scope, by the fingerprint of their key.
+    private var current: [[RowFingerprint: Current]]
+    /// The moments whose Pacific days' tie-out with Apple the changed rows change.
+    private(set) var changedMoments: [Int64] = []
+    private let deletes: [Statement]
+
+    /// Reads the scope's current rows; the scope is in `database`'s `temp.join_*` tables.
+    init(_ database: Database) throws {
+        current = try Self.tables.enumerated().map { number, table in
+            var rows = PackedRows(table: number)
+            try database.forEach("SELECT * FROM main.\(table.name) WHERE \(table.condition)") { rows.append($0, columns: table.columns) }
+            var byKey: [RowFingerprint: Current] = [:]
+            byKey.reserveCapacity(rows.count)
+            rows.forEachRow(columns: table.columns) { row in
+                byKey[Self.key(row)] = Current(key: Self.keyText(row), values: RowFingerprint(row.bytes),
+                                               units: number == 0 ? Units(row) : Units())
+            }
+            return byKey
+        }
+        deletes = try Self.tables.map { try database.cached("DELETE FROM main.\($0.name) WHERE \($0.key) = ?") }
+    }
+
+    /// The rows of `rows` to insert: the new and the changed ones, each changed one's current
+    /// row deleted first. Called on the writer, inside the join's transaction.
+    mutating func changed(_ rows: PackedRows) throws -> PackedRows {
+        let number = rows.table
+        var kept = PackedRows(table: number)
+        try rows.forEachRow(columns: Self.tables[number].columns) { row in
+            let key = Self.key(row)
+            if let index = current[number].index(forKey: key) {
+                current[number].values[index].written = true
+                let was = current[number].values[index]
+                guard was.values != RowFingerprint(row.bytes) else { return }
+                try deletes[number].insert([.text(was.key)])
+                if number == 0 { noteChange(from: was.units, to: Units(row)) }
+            } else if number == 0 {
+                noteChange(from: nil, to: Units(row))
+            }
+            kept.append(row)
+        }
+        return kept
+    }
+
+    /// Deletes the current rows no decision wrote again.
+    mutating func deleteUnwritten() throws {
+        for (number, rows) in current.enumerated() {
+            for row in rows.values where !row.written {
+                try deletes[number].insert([.text(row.key)])
+                if number == 0 { noteChange(from: row.units, to: nil) }
+            }
+        }
+        current = current.map { _ in [:] }
+    }
+
+    private static func key(_ row: PackedRow) -> RowFingerprint {
+        RowFingerprint(row.packed(0))
+    }
+
+    private static func keyText(_ row: PackedRow) -> String {
+        guard case .bytes(let bytes) = row.value(0) else { return "" }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Notes the moments of a purchase or refund the tie-out reads differently, before and after
+    /// (nil: no such row).
+    private mutating func noteChange(from was: Units?, to now: Units?) {
+        if was?.purchase != now?.purchase { changedMoments += [was?.purchaseMs, now?.purchaseMs].compactMap { $0 } }
+        if was?.refund != now?.refund { changedMoments += [was?.refundMs, now?.refundMs].compactMap { $0 } }
+    }
+}
+
+extension RowFingerprint {
+    /// The fingerprint of `bytes`.
+    init(_ bytes: UnsafeBufferPointer<UInt8>) {
+        self.init()
+        add(bytes)
+    }
+}

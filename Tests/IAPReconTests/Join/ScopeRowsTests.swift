@@ -1,0 +1,101 @@
+import Foundation
+import Testing
+@testable import IAPRecon
+
+/// An incremental join writes only the rows its decisions changed (`ScopeRows`), and names for
+/// the tie-out with Apple only the days whose purchases or refunds it wrote differently.
+@Suite("A night's changed rows")
+struct ScopeRowsTests {
+    static let day1 = Timestamp.startOfDay("2026-10-01").map { $0 + 20 * 3_600_000 } ?? 0
+    static let day5 = day1 + 4 * 86_400_000
+    static let day9 = day1 + 8 * 86_400_000
+
+    /// A resolved transaction as the join writes it; the tie-out reads purchase and refund columns.
+    static func transaction(_ id: String, user: String = "u1", purchaseMs: Int64 = day1, refundMs: Int64? = nil,
+                            deliveries: Int64 = 1) -> [SQLValue] {
+        [.text(id), .text(id), .text("gems"), .integer(purchaseMs), .null, .text("Production"), .text(user), .null, .null,
+         .text("0.99"), .text("USD"), .text("apple"), .integer(1), .text("USA"), .integer(1), SQLValue(refundMs),
+         refundMs == nil ? .null : .text("0.99"), .null, .integer(deliveries), .null, .text(user)]
+    }
+
+    static func finding(_ id: String, transaction: String) -> [SQLValue] {
+        [.text(id), .text("lost_delivery"), .text("critical"), .text("u1"), .null, .text(transaction), .text(transaction),
+         .text("gems"), .text("0.99"), .text("USD"), .integer(day1), .text("never delivered"), .text("server.jsonl:1")]
+    }
+
+    /// A store holding `transactions` and `findings` as the last join left them, the scope being
+    /// every transaction in it (`temp.join_*`).
+    func store(_ transactions: [[SQLValue]], findings: [[SQLValue]]) throws -> (Scenario, Database) {
+        let scenario = try Scenario()
+        let database = try scenario.open()
+        try database.execute(JoinStage.tables.dropAndCreate)
+        try database.execute(JoinStage.tables.createMissingIndexes(existing: []))
+        for row in transactions { try database.run("INSERT INTO int_transactions_resolved VALUES (\(marks(21)))", row) }
+        for row in findings { try database.run("INSERT INTO fct_findings VALUES (\(marks(13)))", row) }
+        var scope = JoinScope()
+        for row in transactions { if case .text(let id) = row[0] { scope.transactions.insert(id) } }
+        try JoinScope.fill(scope, prefix: "join", in: database)
+        return (scenario, database)
+    }
+
+    func marks(_ count: Int) -> String { Array(repeating: "?", count: count).joined(separator: ", ") }
+
+    func packed(_ table: Int, _ rows: [[SQLValue]]) -> PackedRows {
+        var packed = PackedRows(table: table)
+        for row in rows { packed.append(row) }
+        return packed
+    }
+
+    func ids(_ rows: PackedRows, columns: Int) -> [String] {
+        var ids: [String] = []
+        rows.forEachRow(columns: columns) { row in
+            if case .bytes(let bytes) = row.value(0) { ids.append(String(decoding: bytes, as: UTF8.self)) }
+        }
+        return ids
+    }
+
+    func stored(_ database: Database, _ table: String) throws -> [String] {
+        var ids: [String] = []
+        try database.forEach("SELECT * FROM \(table) ORDER BY 1") { ids.append($0.string(0)) }
+        return ids
+    }
+
+    @Test("a decided row equal to its current one is not written; a changed one replaces it, a new one is added, a gone one is deleted")
+    func onlyChangedRowsAreWritten() throws {
+        let (scenario, database) = try store(
+            [Self.transaction("t1"), Self.transaction("t2"), Self.transaction("t3")],
+            findings: [Self.finding("f1", transaction: "t1"), Self.finding("f3", transaction: "t3")])
+        var rows = try ScopeRows(database)
+        try database.transaction {
+            // t1 as it was, t2 delivered once more, t3 not decided again, t4 new.
+            let decided = [Self.transaction("t1"), Self.transaction("t2", deliveries: 2), Self.transaction("t4")]
+            let kept = try rows.changed(packed(0, decided))
+            #expect(ids(kept, columns: 21) == ["t2", "t4"])
+            try kept.insert(with: database.cached("INSERT INTO int_transactions_resolved VALUES (\(marks(21)))"))
+            // f1 as it was; f3 gone with t3.
+            let findings = try rows.changed(packed(1, [Self.finding("f1", transaction: "t1")]))
+            #expect(findings.count == 0)
+            try rows.deleteUnwritten()
+        }
+        #expect(try stored(database, "int_transactions_resolved") == ["t1", "t2", "t4"])
+        #expect(try database.scalar("SELECT deliveries FROM int_transactions_resolved WHERE transaction_id = 't2'") == .integer(2))
+        #expect(try stored(database, "fct_findings") == ["f1"])
+        withExtendedLifetime(scenario) {}
+    }
+
+    @Test("a late refund names its own day for the tie-out, not its purchase's; a row changed elsewhere names no day")
+    func changedMomentsAreThoseTheTieOutReads() throws {
+        let (scenario, database) = try store(
+            [Self.transaction("t1"), Self.transaction("t2"), Self.transaction("t3", purchaseMs: Self.day5)], findings: [])
+        var rows = try ScopeRows(database)
+        try database.transaction {
+            // t1 refunded on day 9; t2 delivered again (nothing the tie-out reads); t3 gone.
+            let decided = [Self.transaction("t1", refundMs: Self.day9), Self.transaction("t2", deliveries: 3)]
+            try rows.changed(packed(0, decided)).insert(with: database.cached("INSERT INTO int_transactions_resolved VALUES (\(marks(21)))"))
+            try rows.deleteUnwritten()
+        }
+        #expect(AppleTieOutStore.days(of: rows.changedMoments) == AppleTieOutStore.days(of: [Self.day9, Self.day5]))
+        #expect(!AppleTieOutStore.days(of: rows.changedMoments).contains(AppleTieOutStore.days(of: [Self.day1]).first ?? ""))
+        withExtendedLifetime(scenario) {}
+    }
+}
