@@ -32,11 +32,17 @@ struct ScopeRows {
             """),
     ]
 
-    /// The columns of a resolved transaction the tie-out reads of its purchase: is revenue,
-    /// product, storefront, quantity, purchase time; and of its refund: the same but the refund's
-    /// time and kind for the purchase time.
-    private static let purchaseColumns = [14, 2, 13, 12, 3], refundColumns = [14, 2, 13, 12, 15, 17]
-    private static let purchaseColumn = 3, refundColumn = 15
+    /// Where a resolved transaction's columns the tie-out reads are, as `Tables.joinResults`
+    /// declares them (the tests hold the two together).
+    enum Resolved {
+        static let productID = 2, purchaseMs = 3, quantity = 12, storefront = 13, isRevenue = 14, refundMs = 15, refundType = 17
+    }
+
+    /// What the tie-out reads of a purchase: whether it is revenue, its product, storefront,
+    /// quantity and time; of a refund, the same with the refund's time and kind.
+    private static let purchaseColumns = [Resolved.isRevenue, Resolved.productID, Resolved.storefront, Resolved.quantity, Resolved.purchaseMs]
+    private static let refundColumns = [Resolved.isRevenue, Resolved.productID, Resolved.storefront, Resolved.quantity, Resolved.refundMs,
+                                        Resolved.refundType]
 
     /// A current row: its key, the fingerprint of its values, and, for a resolved transaction,
     /// what the tie-out reads of it.
@@ -58,8 +64,8 @@ struct ScopeRows {
         init(_ row: PackedRow) {
             for column in ScopeRows.purchaseColumns { purchase.add(row.packed(column)) }
             for column in ScopeRows.refundColumns { refund.add(row.packed(column)) }
-            if case .integer(let ms) = row.value(ScopeRows.purchaseColumn) { purchaseMs = ms }
-            if case .integer(let ms) = row.value(ScopeRows.refundColumn) { refundMs = ms }
+            if case .integer(let ms) = row.value(Resolved.purchaseMs) { purchaseMs = ms }
+            if case .integer(let ms) = row.value(Resolved.refundMs) { refundMs = ms }
         }
     }
 

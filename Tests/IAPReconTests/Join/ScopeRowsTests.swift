@@ -60,6 +60,21 @@ struct ScopeRowsTests {
         return ids
     }
 
+    @Test("the columns the tie-out's days are read from are where the table declares them")
+    func resolvedColumnsAreTheDeclaredOnes() throws {
+        let (scenario, database) = try store([], findings: [])
+        var names: [String] = []
+        try database.forEach("SELECT name FROM pragma_table_info('int_transactions_resolved') ORDER BY cid") { names.append($0.string(0)) }
+        typealias R = ScopeRows.Resolved
+        let read = [R.productID, R.purchaseMs, R.quantity, R.storefront, R.isRevenue, R.refundMs, R.refundType].map { names[$0] }
+        #expect(read == ["product_id", "purchase_ms", "quantity", "storefront", "is_revenue", "refund_ms", "refund_type"])
+        for table in ScopeRows.tables {
+            let columns = try database.scalar("SELECT count(*) FROM pragma_table_info('\(table.name)')")
+            #expect(columns == .integer(Int64(table.columns)), "\(table.name)")
+        }
+        withExtendedLifetime(scenario) {}
+    }
+
     @Test("a decided row equal to its current one is not written; a changed one replaces it, a new one is added, a gone one is deleted")
     func onlyChangedRowsAreWritten() throws {
         let (scenario, database) = try store(
