@@ -123,20 +123,11 @@ struct PackedRow {
     let bytes: UnsafeBufferPointer<UInt8>
 
     /// A value of the row.
-    enum Value: Equatable {
+    enum Value {
         case null
         case integer(Int64)
         /// Text or blob bytes.
         case bytes(UnsafeBufferPointer<UInt8>)
-
-        static func == (a: Value, b: Value) -> Bool {
-            switch (a, b) {
-            case (.null, .null): true
-            case (.integer(let x), .integer(let y)): x == y
-            case (.bytes(let x), .bytes(let y)): x.elementsEqual(y)
-            default: false
-            }
-        }
     }
 
     /// Column `index` as it is packed, its tag first (found by walking the values before it).
@@ -148,16 +139,11 @@ struct PackedRow {
 
     /// The value of column `index`.
     func value(_ index: Int) -> Value {
-        let bytes = packed(index)
-        let offset = 0
-        switch bytes[offset] {
-        case 1:
-            return .integer(Int64(littleEndian: UnsafeRawBufferPointer(bytes).loadUnaligned(fromByteOffset: offset + 1, as: Int64.self)))
-        case 2, 3:
-            let length = Int(UInt32(littleEndian: UnsafeRawBufferPointer(bytes).loadUnaligned(fromByteOffset: offset + 1, as: UInt32.self)))
-            return .bytes(UnsafeBufferPointer(rebasing: bytes[(offset + 5)..<(offset + 5 + length)]))
-        default:
-            return .null
+        let value = packed(index)
+        switch value[0] {
+        case 1: return .integer(Int64(littleEndian: UnsafeRawBufferPointer(value).loadUnaligned(fromByteOffset: 1, as: Int64.self)))
+        case 2, 3: return .bytes(UnsafeBufferPointer(rebasing: value[5...]))
+        default: return .null
         }
     }
 
