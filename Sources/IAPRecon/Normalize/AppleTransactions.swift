@@ -61,6 +61,30 @@ enum AppleTransactions {
         var source: StoredLine
     }
 
+    /// The sightings `condition` selects (on the sightings as `a`), in the order a `Cursor` merges them.
+    static func selection(where condition: String) -> String {
+        """
+        SELECT a.transaction_id, a.original_transaction_id, a.product_id, a.purchase_ms, a.expires_ms, a.environment,
+               a.price_milli_n, a.currency, a.storefront, a.app_account_token, a.type, a.quantity_n, a.ownership,
+               a.subscription_group, a.event_ms, a.file_id, a.notification_uuid, a.notification_type,
+               a.revocation_ms, a.revocation_type, a.revocation_percentage_n, a.origin, a.user_id, a.line, a.offer
+        FROM raw_apple__transactions a JOIN files f USING (file_id)
+        WHERE \(condition)
+        ORDER BY a.transaction_id, f.path, a.line, a.item
+        """
+    }
+
+    /// `transactionID` merged from its sightings; nil when Apple never showed it. The statement is
+    /// compiled once per connection: the report asks this of every transaction whose product the
+    /// catalog lacks, and of every consumption request, and compiling the query costs more than
+    /// running it.
+    static func merged(_ transactionID: String, in database: Database) throws -> Merged? {
+        let statement = try database.cached(selection(where: "a.transaction_id = ?1"))
+        defer { statement.reset() }
+        try statement.bind([.text(transactionID)])
+        return try Cursor(bound: statement).next()
+    }
+
     /// Steps through the transactions of the sightings a condition selects, in transaction id order
     /// (bytes, as SQLite orders text), one merged transaction at a time.
     final class Cursor {
@@ -69,17 +93,15 @@ enum AppleTransactions {
 
         /// A cursor before the first transaction. `condition` is on the sightings as `a` and must
         /// take a transaction's sightings all or none (`a.transaction_id IN ...`).
-        init(_ database: Database, where condition: String, _ arguments: [SQLValue] = []) throws {
-            statement = try Statement(database: database, sql: """
-                SELECT a.transaction_id, a.original_transaction_id, a.product_id, a.purchase_ms, a.expires_ms, a.environment,
-                       a.price_milli_n, a.currency, a.storefront, a.app_account_token, a.type, a.quantity_n, a.ownership,
-                       a.subscription_group, a.event_ms, a.file_id, a.notification_uuid, a.notification_type,
-                       a.revocation_ms, a.revocation_type, a.revocation_percentage_n, a.origin, a.user_id, a.line, a.offer
-                FROM raw_apple__transactions a JOIN files f USING (file_id)
-                WHERE \(condition)
-                ORDER BY a.transaction_id, f.path, a.line, a.item
-                """, persistent: false)
+        convenience init(_ database: Database, where condition: String, _ arguments: [SQLValue] = []) throws {
+            let statement = try Statement(database: database, sql: AppleTransactions.selection(where: condition), persistent: false)
             try statement.bind(arguments)
+            try self.init(bound: statement)
+        }
+
+        /// A cursor before the first transaction of a statement of `selection`, its arguments bound.
+        fileprivate init(bound statement: Statement) throws {
+            self.statement = statement
             hasRow = try statement.step()
         }
 

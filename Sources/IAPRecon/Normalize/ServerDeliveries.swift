@@ -18,6 +18,30 @@ enum ServerDeliveries {
         static let path = 10
     }
 
+    /// The delivery lines `condition` selects (on the lines as `d`), in the order a `Cursor` reads them.
+    static func selection(where condition: String) -> String {
+        """
+        SELECT d.ts_ms, d.user_id, d.transaction_id, d.product_id, d.order_id, d.quantity_n, d.delivery_id, d.file_id, d.line,
+               CASE WHEN d.delivery_id IS NOT NULL THEN 'id:' || d.delivery_id
+                    ELSE 'line:' || d.ts_ms || '|' || coalesce(d.user_id, '') || '|' || coalesce(d.product_id, '') || '|'
+                         || coalesce(d.quantity_n, 0) END,
+               f.path
+        FROM raw_server__deliveries d JOIN files f USING (file_id)
+        WHERE \(condition)
+        ORDER BY d.transaction_id, 10, f.path, d.line, d.item
+        """
+    }
+
+    /// Calls `body` with a cursor at the first delivery of `transactionID` (none when the log has
+    /// none). The statement is compiled once per connection: a report asks this of a transaction
+    /// per consumption request, and compiling the query costs more than running it.
+    static func withDeliveries<T>(of transactionID: String, in database: Database, _ body: (Cursor) throws -> T) throws -> T {
+        let statement = try database.cached(selection(where: "d.transaction_id = ?1"))
+        defer { statement.reset() }
+        try statement.bind([.text(transactionID)])
+        return try body(Cursor(bound: statement))
+    }
+
     /// Steps through the deliveries of the raw lines a condition selects, in transaction id order
     /// (bytes, as SQLite orders text), stopping at each delivery's first line.
     final class Cursor {
@@ -30,18 +54,15 @@ enum ServerDeliveries {
         /// A cursor at the first delivery. `condition` is on the delivery lines as `d` and must take
         /// a transaction's lines all or none (`d.transaction_id IN ...`): it decides which
         /// transactions' deliveries are read, never which of their lines.
-        init(_ database: Database, where condition: String, _ arguments: [SQLValue] = []) throws {
-            statement = try Statement(database: database, sql: """
-                SELECT d.ts_ms, d.user_id, d.transaction_id, d.product_id, d.order_id, d.quantity_n, d.delivery_id, d.file_id, d.line,
-                       CASE WHEN d.delivery_id IS NOT NULL THEN 'id:' || d.delivery_id
-                            ELSE 'line:' || d.ts_ms || '|' || coalesce(d.user_id, '') || '|' || coalesce(d.product_id, '') || '|'
-                                 || coalesce(d.quantity_n, 0) END,
-                       f.path
-                FROM raw_server__deliveries d JOIN files f USING (file_id)
-                WHERE \(condition)
-                ORDER BY d.transaction_id, 10, f.path, d.line, d.item
-                """, persistent: false)
+        convenience init(_ database: Database, where condition: String, _ arguments: [SQLValue] = []) throws {
+            let statement = try Statement(database: database, sql: ServerDeliveries.selection(where: condition), persistent: false)
             try statement.bind(arguments)
+            try self.init(bound: statement)
+        }
+
+        /// A cursor at the first delivery of a statement of `selection`, its arguments bound.
+        fileprivate init(bound statement: Statement) throws {
+            self.statement = statement
             hasDelivery = try statement.step()
             if hasDelivery { keepKey() }
         }

@@ -86,7 +86,7 @@ public enum ConsumptionRequestsReport {
                 deliveryStatus: 5, accountTenure: 0, lifetimeDollarsPurchased: 0, lifetimeDollarsRefunded: 0,
                 appAccountToken: "", platform: 0)
             var appleProduct: String?
-            if let merged = try AppleTransactions.Cursor(database, where: "a.transaction_id = ?1", [.text(request.transactionID)]).next() {
+            if let merged = try AppleTransactions.merged(request.transactionID, in: database) {
                 appleProduct = merged.productID
                 answer.appAccountToken = merged.appAccountToken ?? ""
                 try database.forEach("SELECT user_id FROM int_transactions_resolved WHERE transaction_id = ?1", [.text(request.transactionID)]) {
@@ -96,15 +96,16 @@ public enum ConsumptionRequestsReport {
             // What the log delivered of it before the request; the earliest delivery's user when the join resolved none.
             var deliveredProducts: Set<String> = []
             var earliest: (ms: Int64, userID: String)?
-            let deliveries = try ServerDeliveries.Cursor(database, where: "d.transaction_id = ?1", [.text(request.transactionID)])
             typealias D = ServerDeliveries.Column
-            while deliveries.hasDelivery {
-                let row = deliveries.row
-                if row.int(D.ms) <= request.ms {
-                    deliveredProducts.insert(row.string(D.productID))
-                    if row.int(D.ms) < earliest?.ms ?? .max { earliest = (row.int(D.ms), row.string(D.userID)) }
+            try ServerDeliveries.withDeliveries(of: request.transactionID, in: database) { deliveries in
+                while deliveries.hasDelivery {
+                    let row = deliveries.row
+                    if row.int(D.ms) <= request.ms {
+                        deliveredProducts.insert(row.string(D.productID))
+                        if row.int(D.ms) < earliest?.ms ?? .max { earliest = (row.int(D.ms), row.string(D.userID)) }
+                    }
+                    _ = try deliveries.advance()
                 }
-                _ = try deliveries.advance()
             }
             if answer.userID == nil { answer.userID = earliest?.userID }
             if !deliveredProducts.isEmpty {

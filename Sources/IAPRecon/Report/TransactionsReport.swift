@@ -80,7 +80,7 @@ enum TransactionsReport {
                     while let merged = appleType, merged.transactionID.utf8.lexicographicallyPrecedes(id.utf8) { appleType = try appleTypes.next() }
                     if let merged = appleType, merged.transactionID == id { type = merged.type }
                 } else {
-                    type = try AppleTransactions.Cursor(database, where: "a.transaction_id = ?1", [.text(id)]).next()?.type
+                    type = try AppleTransactions.merged(id, in: database)?.type
                 }
                 typeCell = CSV.textCell(type ?? "")
             }

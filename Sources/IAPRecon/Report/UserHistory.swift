@@ -193,11 +193,12 @@ public struct UserHistory: Sendable {
             if user == nil {
                 // Whoever the log delivered it to first.
                 var earliest: (ms: Int64, user: String)?
-                let deliveries = try ServerDeliveries.Cursor(database, where: "d.transaction_id = ?1", [.text(id)])
-                while deliveries.hasDelivery {
-                    let ms = deliveries.row.int(ServerDeliveries.Column.ms)
-                    if ms < earliest?.ms ?? .max { earliest = (ms, deliveries.row.string(ServerDeliveries.Column.userID)) }
-                    _ = try deliveries.advance()
+                try ServerDeliveries.withDeliveries(of: id, in: database) { deliveries in
+                    while deliveries.hasDelivery {
+                        let ms = deliveries.row.int(ServerDeliveries.Column.ms)
+                        if ms < earliest?.ms ?? .max { earliest = (ms, deliveries.row.string(ServerDeliveries.Column.userID)) }
+                        _ = try deliveries.advance()
+                    }
                 }
                 user = earliest?.user
             }
