@@ -1,4 +1,4 @@
-/// The MMP rows attribution counts, each repeated row once (CONTRACT.md §1.5).
+/// The MMP rows attribution counts, each repeated install or purchase once (CONTRACT.md §1.5).
 ///
 /// A row repeated with the same AppsFlyer ID (else CUID, IDFV, IDFA), event name, event time
 /// and event value is one row, and the first in file order wins. The store keeps each accepted
@@ -8,23 +8,27 @@
 /// that sorts among the stored ones, changes who wins with no staged copy to rebuild, and a night
 /// pays nothing for MMP files before its report (which reads every row anyway).
 ///
-/// What attribution takes from the distinct rows:
+/// What attribution takes from the rows (installs and purchases counted once):
 /// - installs: `install` rows that are not retargeting;
 /// - purchases: `af_purchase` rows that are not retargeting;
 /// - links: the Customer User ID and AppsFlyer ID of any row that is not retargeting and has both.
 ///   Retargeting is not acquisition: such a row links no ids and claims no revenue.
 enum MMPEvents {
-    /// The columns of the rows `forEachDistinct` hands out.
+    /// The columns of the rows `forEachCounted` hands out.
     enum Column {
         static let eventWallMs = 0, installWallMs = 1, eventName = 2, mediaSource = 3, campaign = 4, customerUserID = 5
         static let idfv = 6, idfa = 7, appsflyerID = 8, revenue = 9, revenueCurrency = 10, revenueUSD = 11, retargeting = 12
         static let eventValueKey = 13, line = 14, fileID = 15
     }
 
-    /// Calls `body` with each distinct MMP row, in file order (files in path order, then line).
+    /// Calls `body` with the MMP rows attribution reads, in file order (files in path order, then
+    /// line): each `install` and `af_purchase` row once, its repeats dropped, and the rows of other
+    /// events as stored. All attribution takes from those is a link between two ids, which a repeat
+    /// makes again to no effect, and the event name is part of a row's identity, so they can never
+    /// be a repeat of an install or a purchase: they skip the check that most of them would pass.
     /// Repeats are found by a 128-bit fingerprint of each row's identity, 16 bytes a row held
     /// until the last file is read.
-    static func forEachDistinct(in database: Database, _ body: (Row) throws -> Void) throws {
+    static func forEachCounted(in database: Database, _ body: (Row) throws -> Void) throws {
         var files: [Int64] = []
         var rows = 0
         try database.forEach("SELECT file_id, accepted FROM files WHERE source = ? ORDER BY path", [.text(SourceKind.attribution.rawValue)]) {
@@ -41,7 +45,11 @@ enum MMPEvents {
             """
         for file in files {
             try database.forEach(select, [.integer(file)]) { row in
-                guard seen.insert(identity(row)).inserted else { return }
+                // A retargeting install or purchase takes part too: the first in file order wins,
+                // and a retargeting row counts as nothing.
+                if row.text(Column.eventName, equals: "install") || row.text(Column.eventName, equals: "af_purchase") {
+                    guard seen.insert(identity(row)).inserted else { return }
+                }
                 try body(row)
             }
         }
@@ -49,7 +57,7 @@ enum MMPEvents {
 }
 
 extension MMPEvents {
-    /// The identity of a row of `forEachDistinct`'s query: the fingerprint of its AppsFlyer ID (else
+    /// The identity of a row of `forEachCounted`'s query: the fingerprint of its AppsFlyer ID (else
     /// CUID, IDFV, IDFA, else empty), event name, event time in ms and event value, joined by unit
     /// separators. Fed from the row's bytes: the same fingerprint as of that joined string, without
     /// making the string.

@@ -118,7 +118,7 @@ struct AttributionReport {
             var campaigns: [(mediaSource: String, campaign: String)] = []
             var cohortNumbers = FirstSeen<InstallCohort>()
             typealias Column = MMPEvents.Column
-            try MMPEvents.forEachDistinct(in: database) { row in
+            try MMPEvents.forEachCounted(in: database) { row in
                 // Retargeting is not acquisition: its rows link no ids and are no installs.
                 guard row.int(Column.retargeting) == 0 else { return }
                 if let user = row.fingerprint(Column.customerUserID), let appsflyerID = row.fingerprint(Column.appsflyerID) {

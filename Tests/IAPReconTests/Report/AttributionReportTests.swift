@@ -173,6 +173,37 @@ struct AttributionReportTests {
         #expect(try Fixture.attributionSummary(scenario)["install_rows"] as? Int == 1)
     }
 
+    @Test("an install repeated after a retargeting copy of itself is that copy, no install; a repeated login links its ids once")
+    func repeatsOfRetargetingAndOfLinks() throws {
+        let scenario = try Scenario()
+        let lapsed = Fixture.MMPRow(time: "2026-11-10 08:00:00", mediaSource: "googleadwords_int", campaign: "Lapsed", appsflyerID: "af1",
+                                    cuid: "u1", retargeting: true)
+        // The same AppsFlyer ID, event name, time and value: a repeat of the retargeting row, which came first.
+        var repeated = lapsed
+        repeated.campaign = "C"
+        repeated.retargeting = false
+        // Near miss: another device's install at the same moment counts.
+        let other = Fixture.MMPRow(time: "2026-11-10 08:00:00", mediaSource: "googleadwords_int", campaign: "C", appsflyerID: "af3", cuid: "u3")
+        // An install naming no user, whose user only a login names, sent twice.
+        let install = Fixture.MMPRow(time: "2026-11-10 07:00:00", mediaSource: "facebook", campaign: "D", appsflyerID: "af4")
+        let login = Fixture.MMPRow(time: "2026-11-10 09:30:00", eventName: "af_login", appsflyerID: "af4", cuid: "u4",
+                                   installTime: "2026-11-10 07:00:00")
+        try Fixture.mmp(scenario, [lapsed, repeated, other, install, login, login])
+        try scenario.write("registrations/r.jsonl", [
+            Fixture.signup("2026-11-10T09:00:00Z", "u1"),
+            Fixture.signup("2026-11-10T09:00:00Z", "u3"),
+            Fixture.signup("2026-11-10T09:00:00Z", "u4"),
+        ])
+        _ = try scenario.run(asOf: asOf)
+        #expect(try Fixture.lines(scenario.output("attribution.csv")) == [
+            Self.header,
+            "2026-11-10,facebook,D,1,1,0,0,0,0,0,0,,,,0,,,",
+            "2026-11-10,googleadwords_int,C,1,1,0,0,0,0,0,0,,,,0,,,",
+            "2026-11-10,unattributed,,0,1,0,0,0,0,0,0,,,,0,,,",
+        ])
+        #expect(try Fixture.attributionSummary(scenario)["install_rows"] as? Int == 2)
+    }
+
     @Test("an MMP row repeated across files counts once, as the file first in path order has it, whichever night each file arrives")
     func repeatAcrossFilesAndNights() throws {
         let first = Fixture.MMPRow(time: "2026-11-10 08:00:00", mediaSource: "googleadwords_int", campaign: "First", appsflyerID: "af1", cuid: "u1")
