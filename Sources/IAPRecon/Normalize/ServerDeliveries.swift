@@ -34,7 +34,9 @@ enum ServerDeliveries {
 
     /// Calls `body` with a cursor at the first delivery of `transactionID` (none when the log has
     /// none). The statement is compiled once per connection: a report asks this of a transaction
-    /// per consumption request, and compiling the query costs more than running it.
+    /// per consumption request, and compiling the query costs more than running it. The cursor
+    /// lives for the call only, and `body` must not ask this of another transaction on the same
+    /// connection: both would step the one statement.
     static func withDeliveries<T>(of transactionID: String, in database: Database, _ body: (Cursor) throws -> T) throws -> T {
         let statement = try database.cached(selection(where: "d.transaction_id = ?1"))
         defer { statement.reset() }
