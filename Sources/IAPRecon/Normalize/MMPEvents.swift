@@ -36,7 +36,8 @@ enum MMPEvents {
             rows += Int($0.int(1))
         }
         var seen = Set<RowFingerprint>()
-        // Sized once for every row (repeats are few), not rehashed at each doubling.
+        // Sized once for every row, an upper bound of the installs and purchases it holds: not
+        // rehashed at each doubling.
         seen.reserveCapacity(rows)
         let select = """
             SELECT event_wall_ms, install_wall_ms, event_name, media_source, campaign, customer_user_id, idfv, idfa, appsflyer_id,
