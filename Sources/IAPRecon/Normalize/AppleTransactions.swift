@@ -108,15 +108,114 @@ enum AppleTransactions {
         /// The next transaction, merged from all its sightings; nil when none is left.
         func next() throws -> Merged? {
             guard hasRow else { return nil }
-            let first = statement.row
-            let transactionID = first.string(0)
-            var merging = Merging(transactionID: transactionID, productID: first.string(2), purchaseMs: first.int(3))
-            repeat {
-                try merging.add(statement.row)
-                hasRow = try statement.step()
-            } while hasRow && statement.withText(0, { $0.elementsEqual(transactionID.utf8) })
-            merging.merged.senders.sort { $0.userID.utf8.lexicographicallyPrecedes($1.userID.utf8) }
-            return merging.merged
+            var merging = Merging(first: try Sighting(statement.row))
+            while try statement.step() {
+                guard statement.withText(0, { $0.elementsEqual(merging.merged.transactionID.utf8) }) else { return merging.finished() }
+                merging.add(try Sighting(statement.row))
+            }
+            hasRow = false
+            return merging.finished()
+        }
+    }
+
+    /// `sightings`, all of one transaction and in file order (files in path order, then line, then
+    /// item), merged into it: what a `Cursor` does with each transaction's stored sightings, for
+    /// sightings that are values already. Nil when there are none.
+    static func merged(_ sightings: some Sequence<Sighting>) -> Merged? {
+        var iterator = sightings.makeIterator()
+        guard let first = iterator.next() else { return nil }
+        var merging = Merging(first: first)
+        while let sighting = iterator.next() { merging.add(sighting) }
+        return merging.finished()
+    }
+}
+
+extension AppleTransactions {
+    /// One sighting of a transaction as the store keeps it (`raw_apple__transactions`): what a
+    /// merge reads of it, codes read back to their text.
+    struct Sighting {
+        var transactionID: String
+        var originalTransactionID: String?
+        var productID: String
+        var purchaseMs: Int64
+        var expiresMs: Int64?
+        /// As the line said it (`PROD` too); the merge takes its canonical name.
+        var environment: String?
+        var priceMilliunits: Int64?
+        var currency: String?
+        var storefront: String?
+        var appAccountToken: String?
+        var type: String?
+        /// Nil only in a store written before every sighting recorded it.
+        var quantity: Int64?
+        var ownership: String?
+        var subscriptionGroup: String?
+        var eventMs: Int64?
+        var notificationUUID: String?
+        var notificationType: String?
+        var revocationMs: Int64?
+        var revocationType: String?
+        var revocationPercentage: Int64?
+        var origin: TransactionOrigin
+        var userID: String?
+        var offer: OfferTerms?
+        var source: StoredLine
+
+        /// The sighting a parsed transaction is once stored at `source`.
+        init(_ transaction: AppleTransaction, at source: StoredLine) {
+            transactionID = transaction.transactionID
+            originalTransactionID = transaction.originalTransactionID
+            productID = transaction.productID
+            purchaseMs = transaction.purchaseMs
+            expiresMs = transaction.expiresMs
+            environment = transaction.environment
+            priceMilliunits = transaction.priceMilliunits
+            currency = transaction.currency
+            storefront = transaction.storefront
+            appAccountToken = transaction.appAccountToken
+            type = transaction.type
+            quantity = transaction.quantity
+            ownership = transaction.ownership
+            subscriptionGroup = transaction.subscriptionGroup
+            eventMs = transaction.eventMs
+            notificationUUID = transaction.notificationUUID
+            notificationType = transaction.notificationType
+            revocationMs = transaction.revocationMs
+            revocationType = transaction.revocationType
+            revocationPercentage = transaction.revocationPercentage
+            origin = transaction.origin
+            userID = transaction.userID
+            offer = transaction.offer
+            self.source = source
+        }
+
+        /// The sighting in a row of `selection`.
+        /// - Throws: `UnknownStoredCode` for a code column this build cannot read (`AppleCodes`).
+        init(_ row: Row) throws(UnknownStoredCode) {
+            transactionID = row.string(0)
+            originalTransactionID = row.optionalString(1)
+            productID = row.string(2)
+            purchaseMs = row.int(3)
+            expiresMs = row.optionalInt(4)
+            environment = try AppleEnvironment.codes.read(row, 5)
+            priceMilliunits = row.optionalInt(6)
+            currency = row.optionalString(7)
+            storefront = row.optionalString(8)
+            appAccountToken = row.optionalString(9)
+            type = try AppleProductType.codes.read(row, 10)
+            quantity = row.optionalInt(11)
+            ownership = try AppleOwnership.codes.read(row, 12)
+            subscriptionGroup = row.optionalString(13)
+            eventMs = row.optionalInt(14)
+            notificationUUID = row.optionalString(16)
+            notificationType = try AppleNotificationType.codes.read(row, 17)
+            revocationMs = row.optionalInt(18)
+            revocationType = row.optionalString(19)
+            revocationPercentage = row.optionalInt(20)
+            origin = try TransactionOrigin.read(row, 21)
+            userID = row.optionalString(22)
+            offer = row.optionalString(24).flatMap(OfferTerms.init(rawValue:))
+            source = StoredLine(file: row.int(15), line: row.int(23))
         }
     }
 }
@@ -124,49 +223,57 @@ enum AppleTransactions {
 extension AppleTransactions {
     /// The merge of one transaction's sightings so far, fed in file order.
     private struct Merging {
-        var merged: Merged
-        var seenNotifications = Set<String>()
-
-        init(transactionID: String, productID: String, purchaseMs: Int64) {
-            merged = Merged(transactionID: transactionID, originalTransactionID: transactionID, productID: productID, purchaseMs: purchaseMs,
-                            quantity: 1, sightings: 0, sources: [], refunds: [], senders: [])
-        }
-
+        private(set) var merged: Merged
+        private var seenNotifications = Set<String>()
         private var hasOriginal = false
         private var hasQuantity = false
 
-        /// - Throws: `UnknownStoredCode` for a code column this build cannot read (`AppleCodes`).
-        mutating func add(_ row: Row) throws {
+        /// The first sighting gives the transaction's id, product and purchase date: ingest accepts
+        /// no sighting without them.
+        init(first: Sighting) {
+            merged = Merged(transactionID: first.transactionID, originalTransactionID: first.transactionID, productID: first.productID,
+                            purchaseMs: first.purchaseMs, quantity: 1, sightings: 0, sources: [], refunds: [], senders: [])
+            add(first)
+        }
+
+        /// The merge, its senders in user id order (bytes, as SQLite orders text).
+        func finished() -> Merged {
+            var merged = merged
+            merged.senders.sort { $0.userID.utf8.lexicographicallyPrecedes($1.userID.utf8) }
+            return merged
+        }
+
+        mutating func add(_ sighting: Sighting) {
             // The same notification received twice is one notification (CONTRACT.md §1.3).
-            if let uuid = row.optionalString(16), !seenNotifications.insert(uuid).inserted { return }
-            let source = StoredLine(file: row.int(15), line: row.int(23))
+            if let uuid = sighting.notificationUUID, !seenNotifications.insert(uuid).inserted { return }
+            let source = sighting.source
             merged.sightings += 1
-            if !hasOriginal, let original = row.optionalString(1) {
+            if !hasOriginal, let original = sighting.originalTransactionID {
                 merged.originalTransactionID = original
                 hasOriginal = true
             }
-            fill(&merged.expiresMs, row.optionalInt(4))
-            let environment = AppleEnvironment.canonical(try AppleEnvironment.codes.read(row, 5))
+            fill(&merged.expiresMs, sighting.expiresMs)
+            let environment = AppleEnvironment.canonical(sighting.environment)
             if merged.environment == nil || environment == "Production" { merged.environment = environment ?? merged.environment }
-            fill(&merged.priceMilliunits, row.optionalInt(6))
-            fill(&merged.currency, row.optionalString(7))
-            fill(&merged.storefront, row.optionalString(8))
-            fill(&merged.appAccountToken, row.optionalString(9))
-            fill(&merged.type, try AppleProductType.codes.read(row, 10))
-            if !hasQuantity, let quantity = row.optionalInt(11) {
+            fill(&merged.priceMilliunits, sighting.priceMilliunits)
+            fill(&merged.currency, sighting.currency)
+            fill(&merged.storefront, sighting.storefront)
+            fill(&merged.appAccountToken, sighting.appAccountToken)
+            fill(&merged.type, sighting.type)
+            if !hasQuantity, let quantity = sighting.quantity {
                 merged.quantity = quantity
                 hasQuantity = true
             }
-            fill(&merged.ownership, try AppleOwnership.codes.read(row, 12))
-            fill(&merged.subscriptionGroup, row.optionalString(13))
-            let eventMs = row.optionalInt(14)
+            fill(&merged.ownership, sighting.ownership)
+            fill(&merged.subscriptionGroup, sighting.subscriptionGroup)
+            let eventMs = sighting.eventMs
             if let eventMs { merged.firstSeenMs = min(merged.firstSeenMs ?? eventMs, eventMs) }
-            if let sighted = row.optionalString(24).flatMap(OfferTerms.init(rawValue:)), merged.offer.map({ $0 < sighted }) ?? true {
+            if let sighted = sighting.offer, merged.offer.map({ $0 < sighted }) ?? true {
                 merged.offer = sighted
             }
             if merged.sources.count < 3 { merged.sources.append(source) }
             // Who sent a receipt with it: sightings come in file order, so a later one wins only with an earlier time.
-            if let userID = row.optionalString(22), TransactionOrigin.sentByUser.contains(try TransactionOrigin.read(row, 21)) {
+            if let userID = sighting.userID, TransactionOrigin.sentByUser.contains(sighting.origin) {
                 let ms = eventMs ?? .min
                 if let index = merged.senders.firstIndex(where: { $0.userID == userID }) {
                     if ms < merged.senders[index].firstMs { merged.senders[index] = Sender(userID: userID, firstMs: ms, source: source) }
@@ -174,11 +281,11 @@ extension AppleTransactions {
                     merged.senders.append(Sender(userID: userID, firstMs: ms, source: source))
                 }
             }
-            let refund: Refund? = if try AppleNotificationType.codes.read(row, 17) == "REFUND_REVERSED" {
-                (eventMs ?? row.optionalInt(18)).map { Refund(kind: .reversal, ms: $0, source: source) }
-            } else if let revocationMs = row.optionalInt(18) {
-                Refund(kind: .refund, ms: revocationMs, revocationType: row.optionalString(19), revocationPercentage: row.optionalInt(20),
-                       source: source)
+            let refund: Refund? = if sighting.notificationType == "REFUND_REVERSED" {
+                (eventMs ?? sighting.revocationMs).map { Refund(kind: .reversal, ms: $0, source: source) }
+            } else if let revocationMs = sighting.revocationMs {
+                Refund(kind: .refund, ms: revocationMs, revocationType: sighting.revocationType,
+                       revocationPercentage: sighting.revocationPercentage, source: source)
             } else {
                 nil
             }
