@@ -12,7 +12,8 @@ enum ServerDeliveries {
     enum Column {
         static let ms = 0, userID = 1, transactionID = 2, productID = 3, orderID = 4, quantity = 5, deliveryID = 6
         static let fileID = 7, line = 8
-        /// The delivery's key within its transaction: `id:` and its `delivery_id`, or `line:` and the fields that make it one.
+        /// The delivery's key within its transaction: `id:` and its `delivery_id`, or `line:` and the fields that make it one,
+        /// the ids quoted as SQL literals so that no two pairs of them join into the same key (`a|b` and `c` against `a` and `b|c`).
         fileprivate static let key = 9
         /// The path of the file the line is in.
         static let path = 10
@@ -23,7 +24,7 @@ enum ServerDeliveries {
         """
         SELECT d.ts_ms, d.user_id, d.transaction_id, d.product_id, d.order_id, d.quantity_n, d.delivery_id, d.file_id, d.line,
                CASE WHEN d.delivery_id IS NOT NULL THEN 'id:' || d.delivery_id
-                    ELSE 'line:' || d.ts_ms || '|' || coalesce(d.user_id, '') || '|' || coalesce(d.product_id, '') || '|'
+                    ELSE 'line:' || d.ts_ms || '|' || quote(coalesce(d.user_id, '')) || '|' || quote(coalesce(d.product_id, '')) || '|'
                          || coalesce(d.quantity_n, 0) END,
                f.path
         FROM raw_server__deliveries d JOIN files f USING (file_id)

@@ -71,11 +71,16 @@ struct ServerLinesTests {
             Line.delivered("2026-11-01T11:00:00Z", "u_1", "t_3", "gems60"),
             // Near miss: an identical line but for its quantity is another delivery.
             Line.delivered("2026-11-01T11:00:00Z", "u_1", "t_3", "gems60", quantity: 2),
+            // Near miss: ids with a `|` in them (an Auth0 user id is `auth0|…`) that read the same
+            // when joined are two users' deliveries, not one delivery's copies.
+            Line.delivered("2026-11-01T12:00:00Z", "auth0|u", "t_4", "gems"),
+            Line.delivered("2026-11-01T12:00:00Z", "auth0", "t_4", "u|gems"),
         ])
         try run(scenario)
         #expect(try deliveries(scenario.open()) == [
             "t_1 u_1 q1 server/b.jsonl:1 ×2", "t_2 u_1 q1 server/b.jsonl:3 ×1",
             "t_3 u_1 q1 server/b.jsonl:4 ×2", "t_3 u_1 q2 server/b.jsonl:6 ×1",
+            "t_4 auth0 q1 server/b.jsonl:8 ×1", "t_4 auth0|u q1 server/b.jsonl:7 ×1",
         ])
         #expect(try UserHistory.load(scenario.open(), .user("u_9")).events.filter { $0.event == "delivered" }.isEmpty,
                 "a copy delivers nothing of its own")
