@@ -10,25 +10,22 @@ enum ServerLogParser {
         switch event {
         case "order_created":
             let price = try fields.amount("price")
-            return .accepted([RawRow(.orders, [
-                .integer(ts), .text(try fields.requiredString("order_id")), .text(try fields.requiredString("user_id")),
-                .text(try fields.requiredString("product_id")), SQLValue(price.map(Money.format)),
-                SQLValue(try fields.string("currency")), SQLValue(try fields.string("storefront")),
-            ])])
+            return .accepted([OrderLine(
+                ms: ts, orderID: try fields.requiredString("order_id"), userID: try fields.requiredString("user_id"),
+                productID: try fields.requiredString("product_id"), price: price.map(Money.format),
+                currency: try fields.string("currency"), storefront: try fields.string("storefront")).rawRow()])
         case "delivered":
             let quantity = try fields.integer("quantity") ?? 1
             try checkQuantity(quantity, field: "quantity")
             guard quantity <= 1_000_000 else { throw LineReject("bad number in 'quantity': \(quantity)") }
-            return .accepted([RawRow(.deliveries, [
-                .integer(ts), .text(try fields.requiredString("user_id")), .text(try fields.requiredAppleString("transaction_id")),
-                .text(try fields.requiredString("product_id")), SQLValue(try fields.string("order_id")), .integer(quantity),
-                SQLValue(try fields.appleString("delivery_id")),
-            ])])
+            return .accepted([DeliveryLine(
+                ms: ts, userID: try fields.requiredString("user_id"), transactionID: try fields.requiredAppleString("transaction_id"),
+                productID: try fields.requiredString("product_id"), orderID: try fields.string("order_id"), quantity: quantity,
+                deliveryID: try fields.appleString("delivery_id")).rawRow()])
         default:
-            return .accepted([RawRow(.revocations, [
-                .integer(ts), .text(try fields.requiredString("user_id")), .text(try fields.requiredAppleString("transaction_id")),
-                SQLValue(try fields.string("reason")),
-            ])])
+            return .accepted([RevocationLine(
+                ms: ts, userID: try fields.requiredString("user_id"), transactionID: try fields.requiredAppleString("transaction_id"),
+                reason: try fields.string("reason")).rawRow()])
         }
     }
 }

@@ -12,9 +12,6 @@ enum ServerDeliveries {
     enum Column {
         static let ms = 0, userID = 1, transactionID = 2, productID = 3, orderID = 4, quantity = 5, deliveryID = 6
         static let fileID = 7, line = 8
-        /// The delivery's key within its transaction: `id:` and its `delivery_id`, or `line:` and the fields that make it one,
-        /// the ids quoted as SQL literals so that no two pairs of them join into the same key (`a|b` and `c` against `a` and `b|c`).
-        fileprivate static let key = 9
         /// The path of the file the line is in.
         static let path = 10
     }
@@ -23,6 +20,9 @@ enum ServerDeliveries {
     static func selection(where condition: String) -> String {
         """
         SELECT d.ts_ms, d.user_id, d.transaction_id, d.product_id, d.order_id, d.quantity_n, d.delivery_id, d.file_id, d.line,
+               -- The delivery's key (`DeliveryLine.Key`) as text, which orders the lines of one
+               -- delivery together: the ids are quoted as SQL literals so that no two pairs of them
+               -- join into one text (`a|b` and `c` against `a` and `b|c`).
                CASE WHEN d.delivery_id IS NOT NULL THEN 'id:' || d.delivery_id
                     ELSE 'line:' || d.ts_ms || '|' || quote(coalesce(d.user_id, '')) || '|' || quote(coalesce(d.product_id, '')) || '|'
                          || coalesce(d.quantity_n, 0) END,
@@ -49,8 +49,8 @@ enum ServerDeliveries {
     /// (bytes, as SQLite orders text), stopping at each delivery's first line.
     final class Cursor {
         private let statement: Statement
-        /// The current delivery's transaction id, a zero byte, and its key.
-        private var key: [UInt8] = []
+        /// The current delivery's transaction and key.
+        private var key: Kept?
         /// Whether the cursor stands at a delivery's first line.
         private(set) var hasDelivery: Bool
 
@@ -89,23 +89,60 @@ enum ServerDeliveries {
             return lines
         }
 
-        /// Whether the line at hand is of the delivery whose key is kept (compared in place: a
-        /// batch reads every delivery line, and most are no copy).
+        /// Whether the line at hand is of the delivery whose key is kept.
         private func isKept() -> Bool {
-            statement.withText(Int32(Column.transactionID)) { transaction in
-                statement.withText(Int32(Column.key)) { deliveryKey in
-                    key.count == transaction.count + 1 + deliveryKey.count && key.prefix(transaction.count).elementsEqual(transaction)
-                        && key.suffix(deliveryKey.count).elementsEqual(deliveryKey)
-                }
-            }
+            key == Self.key(of: statement.row)
         }
 
-        /// Keeps the key of the line at hand, in the one buffer.
+        /// Keeps the key of the line at hand.
         private func keepKey() {
-            key.removeAll(keepingCapacity: true)
-            statement.withText(Int32(Column.transactionID)) { key.append(contentsOf: $0) }
-            key.append(0)
-            statement.withText(Int32(Column.key)) { key.append(contentsOf: $0) }
+            key = Self.key(of: statement.row)
         }
+
+        /// The transaction and delivery key of a row of `selection`: the order's `CASE` only makes
+        /// the lines of one key adjacent, and `DeliveryLine.key` decides which lines are one delivery.
+        private static func key(of row: Row) -> Kept {
+            let line = DeliveryLine(row)
+            return Kept(transactionID: line.transactionID, delivery: line.key)
+        }
+
+        private struct Kept: Equatable {
+            var transactionID: String
+            var delivery: DeliveryLine.Key
+
+            static func == (lhs: Kept, rhs: Kept) -> Bool {
+                lhs.transactionID.utf8.elementsEqual(rhs.transactionID.utf8) && lhs.delivery == rhs.delivery
+            }
+        }
+    }
+}
+
+extension ServerDeliveries {
+    /// `lines`, all of one transaction and in file order, as its deliveries: each delivery's first
+    /// line and where it is, and how many lines the log had of it, in the order of their first lines.
+    /// What a `Cursor` does with a transaction's stored lines, for lines that are values already.
+    static func collapsed<Source>(_ lines: some Sequence<(line: DeliveryLine, source: Source)>)
+        -> [(line: DeliveryLine, source: Source, copies: Int)] {
+        var deliveries: [(line: DeliveryLine, source: Source, copies: Int)] = []
+        var indexOfKey: [DeliveryLine.Key: Int] = [:]
+        for (line, source) in lines {
+            if let index = indexOfKey[line.key] {
+                deliveries[index].copies += 1
+            } else {
+                indexOfKey[line.key] = deliveries.count
+                deliveries.append((line, source, 1))
+            }
+        }
+        return deliveries
+    }
+}
+
+extension DeliveryLine {
+    /// The line in a row of `ServerDeliveries.selection`.
+    init(_ row: Row) {
+        typealias D = ServerDeliveries.Column
+        self.init(ms: row.int(D.ms), userID: row.string(D.userID), transactionID: row.string(D.transactionID),
+                  productID: row.string(D.productID), orderID: row.optionalString(D.orderID), quantity: row.int(D.quantity),
+                  deliveryID: row.optionalString(D.deliveryID))
     }
 }
