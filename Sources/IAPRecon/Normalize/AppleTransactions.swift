@@ -67,7 +67,8 @@ enum AppleTransactions {
         SELECT a.transaction_id, a.original_transaction_id, a.product_id, a.purchase_ms, a.expires_ms, a.environment,
                a.price_milli_n, a.currency, a.storefront, a.app_account_token, a.type, a.quantity_n, a.ownership,
                a.subscription_group, a.event_ms, a.file_id, a.notification_uuid, a.notification_type,
-               a.revocation_ms, a.revocation_type, a.revocation_percentage_n, a.origin, a.user_id, a.line, a.offer
+               a.revocation_ms, a.revocation_type, a.revocation_percentage_n, a.origin, a.user_id, a.line, a.offer,
+               a.claimed_order_id, a.revocation_reason
         FROM raw_apple__transactions a JOIN files f USING (file_id)
         WHERE \(condition)
         ORDER BY a.transaction_id, f.path, a.line, a.item
@@ -108,10 +109,10 @@ enum AppleTransactions {
         /// The next transaction, merged from all its sightings; nil when none is left.
         func next() throws -> Merged? {
             guard hasRow else { return nil }
-            var merging = Merging(first: try Sighting(statement.row))
+            var merging = try Merging(first: AppleTransaction(statement.row), at: StoredLine(statement.row))
             while try statement.step() {
                 guard statement.withText(0, { $0.elementsEqual(merging.merged.transactionID.utf8) }) else { return merging.finished() }
-                merging.add(try Sighting(statement.row))
+                merging.add(try AppleTransaction(statement.row), at: StoredLine(statement.row))
             }
             hasRow = false
             return merging.finished()
@@ -119,104 +120,51 @@ enum AppleTransactions {
     }
 
     /// `sightings`, all of one transaction and in file order (files in path order, then line, then
-    /// item), merged into it: what a `Cursor` does with each transaction's stored sightings, for
-    /// sightings that are values already. Nil when there are none.
-    static func merged(_ sightings: some Sequence<Sighting>) -> Merged? {
+    /// item), each with the line it is stored at, merged into it: what a `Cursor` does with each
+    /// transaction's stored sightings, for sightings that are values already. Nil when there are none.
+    static func merged(_ sightings: some Sequence<(transaction: AppleTransaction, source: StoredLine)>) -> Merged? {
         var iterator = sightings.makeIterator()
         guard let first = iterator.next() else { return nil }
-        var merging = Merging(first: first)
-        while let sighting = iterator.next() { merging.add(sighting) }
+        var merging = Merging(first: first.transaction, at: first.source)
+        while let sighting = iterator.next() { merging.add(sighting.transaction, at: sighting.source) }
         return merging.finished()
     }
 }
 
-extension AppleTransactions {
-    /// One sighting of a transaction as the store keeps it (`raw_apple__transactions`): what a
-    /// merge reads of it, codes read back to their text.
-    struct Sighting {
-        var transactionID: String
-        var originalTransactionID: String?
-        var productID: String
-        var purchaseMs: Int64
-        var expiresMs: Int64?
-        /// As the line said it (`PROD` too); the merge takes its canonical name.
-        var environment: String?
-        var priceMilliunits: Int64?
-        var currency: String?
-        var storefront: String?
-        var appAccountToken: String?
-        var type: String?
-        /// Nil only in a store written before every sighting recorded it.
-        var quantity: Int64?
-        var ownership: String?
-        var subscriptionGroup: String?
-        var eventMs: Int64?
-        var notificationUUID: String?
-        var notificationType: String?
-        var revocationMs: Int64?
-        var revocationType: String?
-        var revocationPercentage: Int64?
-        var origin: TransactionOrigin
-        var userID: String?
-        var offer: OfferTerms?
-        var source: StoredLine
+extension AppleTransaction {
+    /// The sighting in a row of `AppleTransactions.selection`, its codes read back to their text.
+    /// - Throws: `UnknownStoredCode` for a code column this build cannot read (`AppleCodes`).
+    init(_ row: Row) throws(UnknownStoredCode) {
+        self.init(origin: try TransactionOrigin.read(row, 21), transactionID: row.string(0), productID: row.string(2), purchaseMs: row.int(3))
+        eventMs = row.optionalInt(14)
+        userID = row.optionalString(22)
+        claimedOrderID = row.optionalString(25)
+        originalTransactionID = row.optionalString(1)
+        expiresMs = row.optionalInt(4)
+        revocationMs = row.optionalInt(18)
+        revocationReason = row.optionalString(26)
+        revocationType = row.optionalString(19)
+        revocationPercentage = row.optionalInt(20)
+        priceMilliunits = row.optionalInt(6)
+        currency = row.optionalString(7)
+        storefront = row.optionalString(8)
+        environment = try AppleEnvironment.codes.read(row, 5)
+        appAccountToken = row.optionalString(9)
+        type = try AppleProductType.codes.read(row, 10)
+        // Every iaprecon has stored one; were one missing, it is Apple's default.
+        quantity = row.optionalInt(11) ?? 1
+        ownership = try AppleOwnership.codes.read(row, 12)
+        subscriptionGroup = row.optionalString(13)
+        notificationUUID = row.optionalString(16)
+        notificationType = try AppleNotificationType.codes.read(row, 17)
+        offer = row.optionalString(24).flatMap(OfferTerms.init(rawValue:))
+    }
+}
 
-        /// The sighting a parsed transaction is once stored at `source`.
-        init(_ transaction: AppleTransaction, at source: StoredLine) {
-            transactionID = transaction.transactionID
-            originalTransactionID = transaction.originalTransactionID
-            productID = transaction.productID
-            purchaseMs = transaction.purchaseMs
-            expiresMs = transaction.expiresMs
-            environment = transaction.environment
-            priceMilliunits = transaction.priceMilliunits
-            currency = transaction.currency
-            storefront = transaction.storefront
-            appAccountToken = transaction.appAccountToken
-            type = transaction.type
-            quantity = transaction.quantity
-            ownership = transaction.ownership
-            subscriptionGroup = transaction.subscriptionGroup
-            eventMs = transaction.eventMs
-            notificationUUID = transaction.notificationUUID
-            notificationType = transaction.notificationType
-            revocationMs = transaction.revocationMs
-            revocationType = transaction.revocationType
-            revocationPercentage = transaction.revocationPercentage
-            origin = transaction.origin
-            userID = transaction.userID
-            offer = transaction.offer
-            self.source = source
-        }
-
-        /// The sighting in a row of `selection`.
-        /// - Throws: `UnknownStoredCode` for a code column this build cannot read (`AppleCodes`).
-        init(_ row: Row) throws(UnknownStoredCode) {
-            transactionID = row.string(0)
-            originalTransactionID = row.optionalString(1)
-            productID = row.string(2)
-            purchaseMs = row.int(3)
-            expiresMs = row.optionalInt(4)
-            environment = try AppleEnvironment.codes.read(row, 5)
-            priceMilliunits = row.optionalInt(6)
-            currency = row.optionalString(7)
-            storefront = row.optionalString(8)
-            appAccountToken = row.optionalString(9)
-            type = try AppleProductType.codes.read(row, 10)
-            quantity = row.optionalInt(11)
-            ownership = try AppleOwnership.codes.read(row, 12)
-            subscriptionGroup = row.optionalString(13)
-            eventMs = row.optionalInt(14)
-            notificationUUID = row.optionalString(16)
-            notificationType = try AppleNotificationType.codes.read(row, 17)
-            revocationMs = row.optionalInt(18)
-            revocationType = row.optionalString(19)
-            revocationPercentage = row.optionalInt(20)
-            origin = try TransactionOrigin.read(row, 21)
-            userID = row.optionalString(22)
-            offer = row.optionalString(24).flatMap(OfferTerms.init(rawValue:))
-            source = StoredLine(file: row.int(15), line: row.int(23))
-        }
+extension AppleTransactions.StoredLine {
+    /// Where the sighting in a row of `AppleTransactions.selection` is stored.
+    init(_ row: Row) {
+        self.init(file: row.int(15), line: row.int(23))
     }
 }
 
@@ -226,14 +174,13 @@ extension AppleTransactions {
         private(set) var merged: Merged
         private var seenNotifications = Set<String>()
         private var hasOriginal = false
-        private var hasQuantity = false
 
-        /// The first sighting gives the transaction's id, product and purchase date: ingest accepts
-        /// no sighting without them.
-        init(first: Sighting) {
+        /// The first sighting gives the transaction's id, product, purchase date and quantity:
+        /// ingest accepts no sighting without them, and a quantity Apple leaves out is 1.
+        init(first: AppleTransaction, at source: StoredLine) {
             merged = Merged(transactionID: first.transactionID, originalTransactionID: first.transactionID, productID: first.productID,
-                            purchaseMs: first.purchaseMs, quantity: 1, sightings: 0, sources: [], refunds: [], senders: [])
-            add(first)
+                            purchaseMs: first.purchaseMs, quantity: first.quantity, sightings: 0, sources: [], refunds: [], senders: [])
+            add(first, at: source)
         }
 
         /// The merge, its senders in user id order (bytes, as SQLite orders text).
@@ -243,10 +190,9 @@ extension AppleTransactions {
             return merged
         }
 
-        mutating func add(_ sighting: Sighting) {
+        mutating func add(_ sighting: AppleTransaction, at source: StoredLine) {
             // The same notification received twice is one notification (CONTRACT.md §1.3).
             if let uuid = sighting.notificationUUID, !seenNotifications.insert(uuid).inserted { return }
-            let source = sighting.source
             merged.sightings += 1
             if !hasOriginal, let original = sighting.originalTransactionID {
                 merged.originalTransactionID = original
@@ -260,10 +206,6 @@ extension AppleTransactions {
             fill(&merged.storefront, sighting.storefront)
             fill(&merged.appAccountToken, sighting.appAccountToken)
             fill(&merged.type, sighting.type)
-            if !hasQuantity, let quantity = sighting.quantity {
-                merged.quantity = quantity
-                hasQuantity = true
-            }
             fill(&merged.ownership, sighting.ownership)
             fill(&merged.subscriptionGroup, sighting.subscriptionGroup)
             let eventMs = sighting.eventMs

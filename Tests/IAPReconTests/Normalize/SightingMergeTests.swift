@@ -6,15 +6,17 @@ import Testing
 @Suite("Apple sightings merged as values")
 struct SightingMergeTests {
     /// A receipt item of `t_1` at line `line` of file 1.
+    private typealias Sighting = (transaction: AppleTransaction, source: AppleTransactions.StoredLine)
+
     private func sighting(_ origin: TransactionOrigin = .receipt, line: Int64, file: Int64 = 1, at ms: Int64? = 1_000,
-                          _ change: (inout AppleTransaction) -> Void = { _ in }) -> AppleTransactions.Sighting {
+                          _ change: (inout AppleTransaction) -> Void = { _ in }) -> Sighting {
         var transaction = AppleTransaction(origin: origin, transactionID: "t_1", productID: "gems", purchaseMs: 500)
         transaction.eventMs = ms
         change(&transaction)
-        return AppleTransactions.Sighting(transaction, at: AppleTransactions.StoredLine(file: file, line: line))
+        return (transaction, AppleTransactions.StoredLine(file: file, line: line))
     }
 
-    private func merged(_ sightings: [AppleTransactions.Sighting]) throws -> AppleTransactions.Merged {
+    private func merged(_ sightings: [Sighting]) throws -> AppleTransactions.Merged {
         try #require(AppleTransactions.merged(sightings))
     }
 
@@ -32,16 +34,10 @@ struct SightingMergeTests {
         #expect(merge.sightings == 3)
     }
 
-    @Test("the original id defaults to the transaction's own; a stored sighting without a quantity leaves it to a later one")
+    @Test("the original id defaults to the transaction's own; a quantity Apple leaves out is 1")
     func defaults() throws {
-        var old = sighting(line: 1)
-        old.quantity = nil
-        let merge = try merged([old, sighting(line: 2) { $0.quantity = 2 }])
-        #expect(merge.originalTransactionID == "t_1")
-        #expect(merge.quantity == 2)
-        var alone = sighting(line: 1)
-        alone.quantity = nil
-        #expect(try merged([alone]).quantity == 1)
+        #expect(try merged([sighting(line: 1)]).originalTransactionID == "t_1")
+        #expect(try merged([sighting(line: 1), sighting(line: 2) { $0.quantity = 2 }]).quantity == 1)
     }
 
     @Test("any Production sighting makes it Production, V1's PROD included; otherwise the first environment holds")
@@ -55,7 +51,7 @@ struct SightingMergeTests {
 
     @Test("a notification received twice is one sighting: its refund counts once, its second copy is no source")
     func repeatedNotification() throws {
-        func refund(_ line: Int64) -> AppleTransactions.Sighting {
+        func refund(_ line: Int64) -> Sighting {
             sighting(.notification, line: line, file: 2, at: 9_000) {
                 $0.notificationUUID = "n_1"
                 $0.notificationType = "REFUND"
@@ -108,6 +104,6 @@ struct SightingMergeTests {
         let merge = try merged((1...5).map { sighting(line: $0, at: 10_000 - $0) })
         #expect(merge.sources.map(\.line) == [1, 2, 3])
         #expect(merge.firstSeenMs == 9_995)
-        #expect(AppleTransactions.merged([AppleTransactions.Sighting]()) == nil)
+        #expect(AppleTransactions.merged([Sighting]()) == nil)
     }
 }
