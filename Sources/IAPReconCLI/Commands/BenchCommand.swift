@@ -157,6 +157,10 @@ struct Benchmark {
                 guard let folder = settings.peers, input.requested <= BenchReport.largestPeerSize else { continue }
                 // The peers check no signature: the same run without, for a like-for-like ratio.
                 results[index].oneProcessUnsigned.append(try measureOneProcess(input, verifying: false).0)
+                // What parsing every line costs, with and without signatures: the floor of any design
+                // that reads these inputs, beside the peers.
+                results[index].parseOnly.append(try measureParseOnly(input, verifying: true))
+                results[index].parseOnlyUnsigned.append(try measureParseOnly(input, verifying: false))
                 for peer in Peer.allCases {
                     let measurement = try measurePeer(peer, folder: folder, input: input)
                     console.err("\(input.label) \(peer.rawValue) peer: \(BenchFormat.seconds(measurement.seconds)) s, "
@@ -184,6 +188,18 @@ struct Benchmark {
         console.err("\(input.label) one process\(verifying ? "" : " without signature checks"): \(BenchFormat.seconds(measurement.seconds)) s, "
             + "peak \(BenchFormat.megabytes(measurement.peakRSSBytes)) MB, store \(BenchFormat.megabytes(storeBytes)) MB")
         return (measurement, storeBytes, place.database)
+    }
+
+    /// `iaprecon validate` over the input: every line parsed (and its signatures checked when
+    /// `verifying`), nothing stored or reconciled.
+    func measureParseOnly(_ input: BenchInput, verifying: Bool) throws -> StageMeasurement {
+        let place = StoreFolder(folder: settings.work + "/" + input.label + "/parse-only")
+        try place.reset()
+        let trust = verifying ? ["--trust-root", input.folder + "/trust/test-root.pem"] : ["--trust-unsigned"]
+        let arguments = ["validate", "--input", input.folder] + trust + ["--jobs", String(settings.jobs)]
+        let measurement = try measure(arguments, log: place.folder + "/validate.log", what: "iaprecon " + arguments.joined(separator: " "))
+        console.err("\(input.label) parsing alone\(verifying ? "" : " without signature checks"): \(BenchFormat.seconds(measurement.seconds)) s")
+        return measurement
     }
 
     /// One peer over the same input folder, with `python3` from the PATH, into a fresh output folder.
@@ -362,6 +378,9 @@ struct SizeResult: Equatable, Sendable {
     var oneProcess: [StageMeasurement] = []
     /// The same with `--trust-unsigned`, measured where the peers are: they check no signature.
     var oneProcessUnsigned: [StageMeasurement] = []
+    /// `iaprecon validate` (parsing alone), with and without signature checks, where the peers are.
+    var parseOnly: [StageMeasurement] = []
+    var parseOnlyUnsigned: [StageMeasurement] = []
     /// The one-process run's store on disk (database and write-ahead log), bytes.
     var storeBytes: Int?
     /// Where those bytes go, by layer of the store's tables (empty when SQLite cannot tell).
@@ -822,6 +841,12 @@ enum BenchReport {
                            BenchFormat.megabytes(result.oneProcessUnsigned.map(\.peakRSSBytes).max() ?? 0),
                            BenchFormat.ratio(ours.median / unsigned.median)])
             }
+            for (label, runs) in [("parsing alone (validate)", result.parseOnly),
+                                  ("parsing alone, no signature checks", result.parseOnlyUnsigned)] where !runs.isEmpty {
+                let parsing = Spread(runs.map(\.seconds))
+                table.add([result.input.label, label, BenchFormat.seconds(parsing.median), BenchFormat.range(parsing),
+                           BenchFormat.megabytes(runs.map(\.peakRSSBytes).max() ?? 0), BenchFormat.ratio(ours.median / parsing.median)])
+            }
             for peer in Peer.allCases {
                 guard let theirs = result.peer(peer) else { continue }
                 table.add([result.input.label, peer.rawValue, BenchFormat.seconds(theirs.median), BenchFormat.range(theirs),
@@ -904,6 +929,16 @@ enum BenchReport {
                     target: "1m run, no signature checks / \(peer.rawValue)",
                     measured: "\(BenchFormat.ratio(unsigned / theirs.median))x (\(BenchFormat.seconds(unsigned)) s / \(BenchFormat.seconds(theirs.median)) s)",
                     goal: "like for like: the peers check none", met: nil, forComparison: true))
+            }
+            if let million, let theirs = million.peer(peer) {
+                for (label, runs) in [("1m parsing alone / \(peer.rawValue)", million.parseOnly),
+                                      ("1m parsing alone, no signature checks / \(peer.rawValue)", million.parseOnlyUnsigned)] where !runs.isEmpty {
+                    let parsing = Spread(runs.map(\.seconds)).median
+                    checks.append(TargetCheck(
+                        target: label,
+                        measured: "\(BenchFormat.ratio(parsing / theirs.median))x (\(BenchFormat.seconds(parsing)) s / \(BenchFormat.seconds(theirs.median)) s)",
+                        goal: "the floor: reading the inputs, nothing stored", met: nil, forComparison: true))
+                }
             }
         }
         for result in results {

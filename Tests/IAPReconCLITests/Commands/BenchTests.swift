@@ -83,6 +83,22 @@ struct BenchTests {
         #expect(compared.forComparison && compared.met == nil)
         #expect(BenchReport.targetsTable([compared]).contains("for comparison"))
         #expect(BenchReport.peersTable([million]).contains("1m    iaprecon run, no signature checks   3.000"))
+        // Parsing alone is the floor of any design: shown beside the peers, judged against nothing.
+        million.parseOnly = [1, 2, 3].map(Self.measurement)
+        million.parseOnlyUnsigned = [1, 1, 2].map(Self.measurement)
+        let floors = BenchReport.targets([million], nights: [], history: nil).filter { $0.target.contains("parsing alone") }
+        #expect(floors.map(\.target) == [
+            "1m parsing alone / python", "1m parsing alone, no signature checks / python",
+            "1m parsing alone / duckdb", "1m parsing alone, no signature checks / duckdb",
+        ])
+        #expect(floors.first?.measured == "0.12x (2.000 s / 17.00 s)")
+        #expect(floors.allSatisfy { $0.forComparison && $0.met == nil })
+        let withFloor = BenchReport.peersTable([million])
+        #expect(withFloor.contains("parsing alone (validate)"))
+        #expect(withFloor.contains("parsing alone, no signature checks"))
+        var unparsed = million
+        (unparsed.parseOnly, unparsed.parseOnlyUnsigned) = ([], [])
+        #expect(!BenchReport.peersTable([unparsed]).contains("parsing alone"), "a size whose parsing was not timed shows no floor")
         // A size the peers did not run at is not judged.
         let other = BenchReport.targets([Self.result(100_000, lines: 100_000, [[1, 1, 1, 1]])], nights: [], history: nil)
         #expect(other.first { $0.target == "1m full run / python peer" }?.met == nil)
