@@ -46,8 +46,11 @@ public struct DeliveryLine: Sendable, Equatable {
 
         func hash(into hasher: inout Hasher) {
             func bytes(_ text: String) {
-                hasher.combine(text.utf8.count)
-                for byte in text.utf8 { hasher.combine(byte) }
+                var text = text
+                text.withUTF8 { utf8 in
+                    hasher.combine(utf8.count)
+                    hasher.combine(bytes: UnsafeRawBufferPointer(utf8))
+                }
             }
             switch self {
             case .id(let id):
