@@ -215,9 +215,11 @@ extension AppleTransactions {
             }
             if merged.sources.count < 3 { merged.sources.append(source) }
             // Who sent a receipt with it: sightings come in file order, so a later one wins only with an earlier time.
+            // Users are told apart by the bytes of their ids, as everywhere (a Swift `==` would take
+            // two spellings of one accented name for one user).
             if let userID = sighting.userID, TransactionOrigin.sentByUser.contains(sighting.origin) {
                 let ms = eventMs ?? .min
-                if let index = merged.senders.firstIndex(where: { $0.userID == userID }) {
+                if let index = merged.senders.firstIndex(where: { $0.userID.utf8.elementsEqual(userID.utf8) }) {
                     if ms < merged.senders[index].firstMs { merged.senders[index] = Sender(userID: userID, firstMs: ms, source: source) }
                 } else {
                     merged.senders.append(Sender(userID: userID, firstMs: ms, source: source))

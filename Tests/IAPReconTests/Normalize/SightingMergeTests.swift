@@ -91,6 +91,15 @@ struct SightingMergeTests {
         #expect(merge.senders.map { "\($0.userID) \($0.firstMs) \($0.source.line)" } == ["u_a 1000 4", "u_b 1000 3"])
     }
 
+    @Test("user ids are equal when their bytes are: José spelled precomposed and decomposed are two senders")
+    func sendersByBytes() throws {
+        let merge = try merged([
+            sighting(line: 1) { $0.userID = "jos\u{E9}" },
+            sighting(line: 2) { $0.userID = "jose\u{301}" },
+        ])
+        #expect(merge.senders.map { Array($0.userID.utf8) } == [Array("jose\u{301}".utf8), Array("jos\u{E9}".utf8)])
+    }
+
     @Test("a free trial seen anywhere outranks an intro offer seen first")
     func strongestOffer() throws {
         #expect(try merged([sighting(line: 1) { $0.offer = .introOffer }, sighting(line: 2) { $0.offer = .freeTrial },
