@@ -11,10 +11,27 @@
 /// resolved), so a link that new data breaks is revisited too. Inside a closed scope the rules
 /// see exactly what a full rebuild shows them, in the same order, so they decide the same.
 struct JoinScope {
-    var transactions: Set<String> = []
-    var orders: Set<String> = []
-    var users: Set<String> = []
-    var chains: Set<String> = []
+    var transactions: Set<Key> = []
+    var orders: Set<Key> = []
+    var users: Set<Key> = []
+    var chains: Set<Key> = []
+
+    /// A key as the store holds it: equal when its bytes are. A `Set<String>` would take two
+    /// spellings of one accented id (composed, decomposed) for one key, and the scope would read
+    /// the rows of only one of them.
+    struct Key: Hashable, ExpressibleByStringLiteral {
+        var text: String
+
+        init(_ text: String) { self.text = text }
+        init(stringLiteral text: String) { self.text = text }
+
+        static func == (lhs: Key, rhs: Key) -> Bool { lhs.text.utf8.elementsEqual(rhs.text.utf8) }
+
+        func hash(into hasher: inout Hasher) {
+            var text = text
+            text.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        }
+    }
 
     var isEmpty: Bool { transactions.isEmpty && orders.isEmpty && users.isEmpty && chains.isEmpty }
 
@@ -28,10 +45,10 @@ struct JoinScope {
 
     mutating func insert(_ key: String, as kind: ChangedKeys.Kind) {
         switch kind {
-        case .transaction: transactions.insert(key)
-        case .order: orders.insert(key)
-        case .user: users.insert(key)
-        case .chain: chains.insert(key)
+        case .transaction: transactions.insert(Key(key))
+        case .order: orders.insert(Key(key))
+        case .user: users.insert(Key(key))
+        case .chain: chains.insert(Key(key))
         case .all, .mmpFile, .registration, .salesDay: break
         }
     }
@@ -94,10 +111,10 @@ struct JoinScope {
 
     /// Calls `body` with every key and its kind.
     func forEachKey(_ body: (String, ChangedKeys.Kind) -> Void) {
-        for key in transactions { body(key, .transaction) }
-        for key in orders { body(key, .order) }
-        for key in users { body(key, .user) }
-        for key in chains { body(key, .chain) }
+        for key in transactions { body(key.text, .transaction) }
+        for key in orders { body(key.text, .order) }
+        for key in users { body(key.text, .user) }
+        for key in chains { body(key.text, .chain) }
     }
 
     /// What a round reached: the keys the scope did not know, each once, and the link rows among what it read.
@@ -137,7 +154,7 @@ struct JoinScope {
             try database.forEach("""
                 SELECT transaction_id FROM int_transactions_resolved WHERE purchase_ms > ? AND purchase_ms <= ? AND deliveries = 0
                 """, [.integer(min(previousAsOfMs, asOfMs) - graceMs), .integer(max(previousAsOfMs, asOfMs) - graceMs)]) { row in
-                seeds.transactions.insert(row.string(0))
+                seeds.insert(row.string(0), as: .transaction)
             }
         }
         return seeds
@@ -217,7 +234,7 @@ struct JoinScope {
                 DELETE FROM \(table);
                 """)
             let insert = try database.cached("INSERT INTO \(table) VALUES (?)")
-            for key in keys { try insert.insert([.text(key)]) }
+            for key in keys { try insert.insert([.text(key.text)]) }
         }
     }
 }

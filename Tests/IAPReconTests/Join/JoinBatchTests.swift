@@ -67,9 +67,9 @@ struct JoinBatchTests {
         for batch in 0..<batches.count {
             let scope = batches.scope(batch)
             for (kind, keys) in [("t", scope.transactions), ("o", scope.orders), ("u", scope.users), ("c", scope.chains)] {
-                for key in keys {
+                for key in keys.map(\.text) {
                     #expect(batchOf.updateValue(batch, forKey: kind + ":" + key) == nil, "\(kind):\(key) in one batch only")
-                    #expect(scopeKeys[kind]?.contains(key) == true, "\(kind):\(key) is in the scope")
+                    #expect(scopeKeys[kind]?.contains(JoinScope.Key(key)) == true, "\(kind):\(key) is in the scope")
                 }
             }
         }
@@ -96,7 +96,7 @@ struct JoinBatchTests {
         #expect(touching > 100)
         // Every scope transaction with a sighting is decided in some batch.
         var sighted = 0
-        for transaction in closed.scope.transactions {
+        for transaction in closed.scope.transactions.map(\.text) {
             let sightings = try database.scalar("SELECT count(*) FROM raw_apple__transactions WHERE transaction_id = ?", [.text(transaction)])
             if sightings.integerValue > 0 {
                 sighted += 1

@@ -33,7 +33,7 @@ struct ScopeRowsTests {
         for row in transactions { try database.run("INSERT INTO int_transactions_resolved VALUES (\(marks(21)))", row) }
         for row in findings { try database.run("INSERT INTO fct_findings VALUES (\(marks(13)))", row) }
         var scope = JoinScope()
-        for row in transactions { if case .text(let id) = row[0] { scope.transactions.insert(id) } }
+        for row in transactions { if case .text(let id) = row[0] { scope.insert(id, as: .transaction) } }
         try JoinScope.fill(scope, prefix: "join", in: database)
         return (scenario, database)
     }
