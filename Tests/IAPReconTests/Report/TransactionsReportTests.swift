@@ -125,6 +125,9 @@ struct TransactionsReportTests {
         // One delivery is its user alone; none is an empty list.
         #expect(ResolvedTransaction.deliveredTo([(1, "bacca")]) == "bacca")
         #expect(ResolvedTransaction.deliveredTo([]) == "")
+        // Ids equal only as Unicode (an accent composed, and decomposed) are two users, in byte order.
+        let spellings = ResolvedTransaction.deliveredTo([(2, "jos\u{E9}"), (2, "jose\u{301}")])
+        #expect(Array(spellings.utf8) == Array("jose\u{301};jos\u{E9}".utf8))
     }
 
     @Test("product_type is the catalog's type, else Apple's type of the transaction, with a catalog or without one",
