@@ -11,27 +11,12 @@
 /// resolved), so a link that new data breaks is revisited too. Inside a closed scope the rules
 /// see exactly what a full rebuild shows them, in the same order, so they decide the same.
 struct JoinScope {
-    var transactions: Set<Key> = []
-    var orders: Set<Key> = []
-    var users: Set<Key> = []
-    var chains: Set<Key> = []
-
-    /// A key as the store holds it: equal when its bytes are. A `Set<String>` would take two
-    /// spellings of one accented id (composed, decomposed) for one key, and the scope would read
-    /// the rows of only one of them.
-    struct Key: Hashable, ExpressibleByStringLiteral {
-        var text: String
-
-        init(_ text: String) { self.text = text }
-        init(stringLiteral text: String) { self.text = text }
-
-        static func == (lhs: Key, rhs: Key) -> Bool { lhs.text.utf8.elementsEqual(rhs.text.utf8) }
-
-        func hash(into hasher: inout Hasher) {
-            var text = text
-            text.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
-        }
-    }
+    // Keys compare by their bytes, as the store's do: a scope holding one spelling of an accented
+    // id and not the other would read the rows of only one.
+    var transactions: Set<StoredText> = []
+    var orders: Set<StoredText> = []
+    var users: Set<StoredText> = []
+    var chains: Set<StoredText> = []
 
     var isEmpty: Bool { transactions.isEmpty && orders.isEmpty && users.isEmpty && chains.isEmpty }
 
@@ -45,10 +30,10 @@ struct JoinScope {
 
     mutating func insert(_ key: String, as kind: ChangedKeys.Kind) {
         switch kind {
-        case .transaction: transactions.insert(Key(key))
-        case .order: orders.insert(Key(key))
-        case .user: users.insert(Key(key))
-        case .chain: chains.insert(Key(key))
+        case .transaction: transactions.insert(StoredText(key))
+        case .order: orders.insert(StoredText(key))
+        case .user: users.insert(StoredText(key))
+        case .chain: chains.insert(StoredText(key))
         case .all, .mmpFile, .registration, .salesDay: break
         }
     }

@@ -35,20 +35,14 @@ struct ResolvedTransaction {
         Self.deliveredTo(deliveries.map { (ms: $0.ms, userID: ids.text($0.userID)) })
     }
 
-    /// Users are told apart by the bytes of their ids, as everywhere (a transaction has a few
-    /// deliveries: a list, not a `String`-keyed dictionary, which would take two spellings of one
-    /// accented id for one user).
     static func deliveredTo(_ deliveries: [(ms: Int64, userID: String)]) -> String {
-        var first: [(userID: String, ms: Int64)] = []
+        var first: [StoredText: Int64] = [:]
         for delivery in deliveries {
-            if let index = first.firstIndex(where: { $0.userID.utf8.elementsEqual(delivery.userID.utf8) }) {
-                first[index].ms = min(first[index].ms, delivery.ms)
-            } else {
-                first.append((delivery.userID, delivery.ms))
-            }
+            let user = StoredText(delivery.userID)
+            first[user] = min(first[user] ?? .max, delivery.ms)
         }
-        return first.sorted { $0.ms != $1.ms ? $0.ms < $1.ms : $0.userID.utf8.lexicographicallyPrecedes($1.userID.utf8) }
-            .map(\.userID).joined(separator: ";")
+        return first.sorted { $0.value != $1.value ? $0.value < $1.value : $0.key.text.utf8.lexicographicallyPrecedes($1.key.text.utf8) }
+            .map(\.key.text).joined(separator: ";")
     }
 
     /// price × quantity, when a price is known.

@@ -29,45 +29,15 @@ public struct DeliveryLine: Sendable, Equatable {
 
     /// What makes lines of one transaction one delivery (CONTRACT.md §1.1): its `delivery_id`,
     /// unique within its transaction only; without one, all the line says but its order. Ids are
-    /// equal when their bytes are, as everywhere ids are compared (not by Unicode equivalence).
+    /// equal when their bytes are.
     enum Key: Hashable {
-        case id(String)
-        case line(ms: Int64, userID: String, productID: String, quantity: Int64)
-
-        static func == (lhs: Key, rhs: Key) -> Bool {
-            switch (lhs, rhs) {
-            case let (.id(left), .id(right)): left.utf8.elementsEqual(right.utf8)
-            case let (.line(leftMs, leftUser, leftProduct, leftQuantity), .line(rightMs, rightUser, rightProduct, rightQuantity)):
-                leftMs == rightMs && leftQuantity == rightQuantity && leftUser.utf8.elementsEqual(rightUser.utf8)
-                    && leftProduct.utf8.elementsEqual(rightProduct.utf8)
-            default: false
-            }
-        }
-
-        func hash(into hasher: inout Hasher) {
-            func bytes(_ text: String) {
-                var text = text
-                text.withUTF8 { utf8 in
-                    hasher.combine(utf8.count)
-                    hasher.combine(bytes: UnsafeRawBufferPointer(utf8))
-                }
-            }
-            switch self {
-            case .id(let id):
-                hasher.combine(0)
-                bytes(id)
-            case let .line(ms, userID, productID, quantity):
-                hasher.combine(1)
-                hasher.combine(ms)
-                bytes(userID)
-                bytes(productID)
-                hasher.combine(quantity)
-            }
-        }
+        case id(StoredText)
+        case line(ms: Int64, userID: StoredText, productID: StoredText, quantity: Int64)
     }
 
     var key: Key {
-        deliveryID.map(Key.id) ?? .line(ms: ms, userID: userID, productID: productID, quantity: quantity)
+        deliveryID.map { Key.id(StoredText($0)) }
+            ?? .line(ms: ms, userID: StoredText(userID), productID: StoredText(productID), quantity: quantity)
     }
 
     func rawRow() -> RawRow {

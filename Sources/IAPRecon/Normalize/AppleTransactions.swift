@@ -215,11 +215,9 @@ extension AppleTransactions {
             }
             if merged.sources.count < 3 { merged.sources.append(source) }
             // Who sent a receipt with it: sightings come in file order, so a later one wins only with an earlier time.
-            // Users are told apart by the bytes of their ids, as everywhere (a Swift `==` would take
-            // two spellings of one accented name for one user).
             if let userID = sighting.userID, TransactionOrigin.sentByUser.contains(sighting.origin) {
                 let ms = eventMs ?? .min
-                if let index = merged.senders.firstIndex(where: { $0.userID.utf8.elementsEqual(userID.utf8) }) {
+                if let index = merged.senders.firstIndex(where: { StoredText($0.userID) == StoredText(userID) }) {
                     if ms < merged.senders[index].firstMs { merged.senders[index] = Sender(userID: userID, firstMs: ms, source: source) }
                 } else {
                     merged.senders.append(Sender(userID: userID, firstMs: ms, source: source))

@@ -103,16 +103,12 @@ enum ServerDeliveries {
         /// the lines of one key adjacent, and `DeliveryLine.key` decides which lines are one delivery.
         private static func key(of row: Row) -> Kept {
             let line = DeliveryLine(row)
-            return Kept(transactionID: line.transactionID, delivery: line.key)
+            return Kept(transactionID: StoredText(line.transactionID), delivery: line.key)
         }
 
         private struct Kept: Equatable {
-            var transactionID: String
+            var transactionID: StoredText
             var delivery: DeliveryLine.Key
-
-            static func == (lhs: Kept, rhs: Kept) -> Bool {
-                lhs.transactionID.utf8.elementsEqual(rhs.transactionID.utf8) && lhs.delivery == rhs.delivery
-            }
         }
     }
 }

@@ -269,9 +269,8 @@ public struct UserHistory: Sendable {
         var events: [Event] = []
         var purchases: [Purchase] = []
         var findings: [OpenFinding] = []
-        /// Orders already shown, so a matched order is listed once; by the bytes of their ids, as
-        /// the store tells them apart (a `Set<String>` would take two spellings of one accented id for one).
-        var orderIDs = Set<[UInt8]>()
+        /// Orders already shown, so a matched order is listed once.
+        var orderIDs = Set<StoredText>()
 
         init(database: Database) { self.database = database }
 
@@ -320,11 +319,11 @@ public struct UserHistory: Sendable {
             var orders: [(ms: Int64, id: String, product: String, price: String?, currency: String?, source: String)] = []
             try ServerOrders.forEachFirst(in: database, where: condition, arguments) { row in
                 guard user.map({ row.string(O.userID).utf8.elementsEqual($0.utf8) }) ?? true,
-                      !orderIDs.contains(Array(row.string(O.orderID).utf8)) else { return }
+                      !orderIDs.contains(StoredText(row.string(O.orderID))) else { return }
                 orders.append((row.int(O.ms), row.string(O.orderID), row.string(O.productID), row.optionalString(O.price),
                                row.optionalString(O.currency), row.string(O.path) + ":" + String(row.int(O.line))))
             }
-            for order in orders where orderIDs.insert(Array(order.id.utf8)).inserted {
+            for order in orders where orderIDs.insert(StoredText(order.id)).inserted {
                 var matched = "no transaction matched"
                 // The match is kept on the transaction's row; an unmatched order is on none.
                 try database.forEach("SELECT transaction_id, match_rule FROM int_transactions_resolved WHERE order_id = ?1", [.text(order.id)]) { row in

@@ -69,7 +69,7 @@ struct JoinBatchTests {
             for (kind, keys) in [("t", scope.transactions), ("o", scope.orders), ("u", scope.users), ("c", scope.chains)] {
                 for key in keys.map(\.text) {
                     #expect(batchOf.updateValue(batch, forKey: kind + ":" + key) == nil, "\(kind):\(key) in one batch only")
-                    #expect(scopeKeys[kind]?.contains(JoinScope.Key(key)) == true, "\(kind):\(key) is in the scope")
+                    #expect(scopeKeys[kind]?.contains(StoredText(key)) == true, "\(kind):\(key) is in the scope")
                 }
             }
         }
