@@ -146,8 +146,10 @@ public enum JoinStage {
     /// Decides one closed scope (already in the reading connection's `temp.join_*` tables) and
     /// writes its rows to `target`'s `resultInserts` tables.
     private static func decide(_ reader: Database, _ rules: FindingRules, into target: any RowTarget) throws {
-        var files = try SourceFiles(reader)
-        var input = try ReconciliationInput.load(reader, files: &files)
+        var builder = ReconciliationInput.Builder(files: try SourceFiles(reader))
+        try StoredScopeFacts.read(reader, scope: "join", into: &builder)
+        var input = builder.finished()
+        let files = builder.files
         let matching = OrderMatching(input)
         // What only matching needed goes before the rest is resolved.
         input.orderDeliveriesInTimeOrder = []

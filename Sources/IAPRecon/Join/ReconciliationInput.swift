@@ -21,108 +21,132 @@ struct ReconciliationInput {
     var receiptClaims: [(orderID: InternedID, transactionID: InternedID)] = []
     var catalog: [InternedID: Shared<Product>] = [:]
 
-    /// The rows of one closed scope, which the caller has put in the `temp.join_*` tables; the catalog whole.
-    /// `files` names the rows' sources; what comes "first" at an equal time is the earlier in file
-    /// order (`SourceLine`), so line 6 of a file before its line 50.
-    static func load(_ database: Database, files: inout SourceFiles) throws -> ReconciliationInput {
-        var input = ReconciliationInput()
+    init() {}
+
+    /// `facts` normalized (`Builder`); `files` names their sources.
+    init(_ facts: ScopeFacts, files: SourceFiles) {
+        var builder = Builder(files: files)
+        facts.feed(into: &builder)
+        self = builder.finished()
+    }
+
+    /// Normalizes a closed scope's facts as they are received: each order's first line, each
+    /// delivery once with its copies counted, each transaction merged from its sightings
+    /// (`ServerOrders`, `ServerDeliveries`, `AppleTransactions`), holding one id's lines at a time.
+    /// What comes "first" at an equal time is the earlier in file order (`SourceLine`), so line 6
+    /// of a file before its line 50.
+    struct Builder: ScopeFactsReceiver {
+        private var input = ReconciliationInput()
+        /// Names the facts' sources (`finding.sources`): the caller's once the input is finished.
+        private(set) var files: SourceFiles
         // Ids recur across orders, deliveries, receipts and transactions: each numbered once, in `ids`.
-        var ids = IDTable()
+        private var ids = IDTable()
         // Codes (currency, storefront, type...) recur too: one copy of each that does not fit in a `String` itself.
-        var pool = StringPool()
-        var orderSources: [(source: SourceLine, orderID: InternedID)] = []
-        typealias O = ServerOrders.Column
-        try ServerOrders.forEachFirst(in: database, where: JoinScope.orders("o.order_id")) { row in
-            let order = Order(orderID: ids.intern(row, O.orderID), ms: row.int(O.ms), userID: ids.intern(row, O.userID),
-                              productID: ids.intern(row, O.productID), price: row.optionalString(O.price).flatMap(Money.parse),
-                              currency: pool(row.optionalString(O.currency)), storefront: pool(row.optionalString(O.storefront)),
-                              source: files.line(row, at: O.fileID))
+        private var pool = StringPool()
+        private var orderRuns = KeyRuns()
+        private var orderSources: [(source: SourceLine, orderID: InternedID)] = []
+        /// The delivery lines of one transaction, and the sightings of one, until another's come.
+        private var deliveryLines: [(line: DeliveryLine, source: StoredLine)] = []
+        private var sightings: [(transaction: AppleTransaction, source: StoredLine)] = []
+        private var deliveries: [Delivery] = []
+        private var claims: [(ms: Int64, source: SourceLine, orderID: InternedID, transactionID: InternedID)] = []
+
+        init(files: SourceFiles) {
+            self.files = files
+        }
+
+        private mutating func source(_ stored: StoredLine) -> SourceLine { files.line(file: stored.file, stored.line) }
+
+        mutating func receive(order line: OrderLine, at stored: StoredLine) {
+            var orderID = line.orderID
+            guard orderID.withUTF8({ orderRuns.starts($0) }) else { return }
+            let order = Order(orderID: ids.intern(line.orderID), ms: line.ms, userID: ids.intern(line.userID),
+                              productID: ids.intern(line.productID), price: line.price.flatMap(Money.parse),
+                              currency: pool(line.currency), storefront: pool(line.storefront), source: source(stored))
             input.orders[order.orderID] = Shared(order)
             orderSources.append((order.source, order.orderID))
         }
-        input.orderIDsInFileOrder = orderSources.sorted { $0.source < $1.source }.map(\.orderID)
-        var deliveries: [Delivery] = []
-        typealias D = ServerDeliveries.Column
-        let lines = try ServerDeliveries.Cursor(database, where: JoinScope.transactions("d.transaction_id"))
-        while lines.hasDelivery {
-            let row = lines.row
-            var delivery = Delivery(ms: row.int(D.ms), userID: ids.intern(row, D.userID), transactionID: ids.intern(row, D.transactionID),
-                                    productID: ids.intern(row, D.productID), orderID: ids.internUnlessNull(row, D.orderID),
-                                    quantity: row.int(D.quantity), deliveryID: row.optionalString(D.deliveryID), copies: 0,
-                                    source: files.line(row, at: D.fileID))
-            delivery.copies = try lines.advance()
-            deliveries.append(delivery)
+
+        mutating func receive(delivery line: DeliveryLine, at source: StoredLine) {
+            if let last = deliveryLines.last, !last.line.transactionID.utf8.elementsEqual(line.transactionID.utf8) { collapseDeliveries() }
+            deliveryLines.append((line, source))
         }
-        deliveries.sort { ($0.ms, $0.source) < ($1.ms, $1.source) }
-        for delivery in deliveries {
-            input.deliveries[delivery.transactionID, default: []].append(delivery)
-            if let orderID = delivery.orderID { input.orderDeliveriesInTimeOrder.append((orderID, delivery.transactionID)) }
+
+        private mutating func collapseDeliveries() {
+            for (line, stored, copies) in ServerDeliveries.collapsed(deliveryLines) {
+                deliveries.append(Delivery(ms: line.ms, userID: ids.intern(line.userID), transactionID: ids.intern(line.transactionID),
+                                           productID: ids.intern(line.productID), orderID: line.orderID.map { ids.intern($0) },
+                                           quantity: line.quantity, deliveryID: line.deliveryID, copies: copies, source: source(stored)))
+            }
+            deliveryLines.removeAll(keepingCapacity: true)
         }
-        deliveries = []
-        try database.forEach("""
-            SELECT ts_ms, user_id, transaction_id, file_id, line FROM raw_server__revocations
-            WHERE \(JoinScope.transactions("transaction_id"))
-            """) { row in
-            let revocation = Revocation(ms: row.int(0), userID: ids.intern(row, 1), transactionID: ids.intern(row, 2),
-                                        source: files.line(row, at: 3))
+
+        mutating func receive(revocation line: RevocationLine, at stored: StoredLine) {
+            let revocation = Revocation(ms: line.ms, userID: ids.intern(line.userID), transactionID: ids.intern(line.transactionID),
+                                        source: source(stored))
             input.revocations[revocation.transactionID, default: []].append(revocation)
         }
-        let sightings = try AppleTransactions.Cursor(database, where: JoinScope.transactions("a.transaction_id"))
-        while let merged = try sightings.next() {
-            func line(_ stored: AppleTransactions.StoredLine) -> SourceLine { files.line(file: stored.file, stored.line) }
+
+        mutating func receive(sighting: AppleTransaction, at source: StoredLine) {
+            if let last = sightings.last, !last.transaction.transactionID.utf8.elementsEqual(sighting.transactionID.utf8) { merge() }
+            sightings.append((sighting, source))
+        }
+
+        private mutating func merge() {
+            defer { sightings.removeAll(keepingCapacity: true) }
+            guard let merged = AppleTransactions.merged(sightings) else { return }
             let transactionID = ids.intern(merged.transactionID)
+            var sources: [SourceLine] = []
+            for stored in merged.sources { sources.append(source(stored)) }
             input.transactions[transactionID] = Shared(VerifiedTransaction(
                 transactionID: transactionID, originalTransactionID: ids.intern(merged.originalTransactionID),
                 productID: ids.intern(merged.productID), purchaseMs: merged.purchaseMs, expiresMs: merged.expiresMs,
                 environment: pool(merged.environment), priceMilliunits: merged.priceMilliunits, currency: pool(merged.currency),
                 storefront: pool(merged.storefront), appAccountToken: merged.appAccountToken.map { ids.intern($0) }, type: pool(merged.type),
                 quantity: merged.quantity, ownership: pool(merged.ownership), subscriptionGroup: merged.subscriptionGroup.map { ids.intern($0) },
-                sources: merged.sources.map(line), offer: merged.offer))
+                sources: sources, offer: merged.offer))
             if !merged.refunds.isEmpty {
-                input.refunds[transactionID] = merged.refunds.map {
-                    RefundEvent(kind: $0.kind, ms: $0.ms, revocationType: $0.revocationType, revocationPercentage: $0.revocationPercentage,
-                                source: line($0.source))
+                var refunds: [RefundEvent] = []
+                for refund in merged.refunds {
+                    refunds.append(RefundEvent(kind: refund.kind, ms: refund.ms, revocationType: refund.revocationType,
+                                               revocationPercentage: refund.revocationPercentage, source: source(refund.source)))
                 }
+                input.refunds[transactionID] = refunds
             }
             if !merged.senders.isEmpty {
                 // Earliest first; at one time, the first in file order; then by user id.
-                input.senders[transactionID] = merged.senders.map { (ms: $0.firstMs, source: line($0.source), userID: ids.intern($0.userID)) }
-                    .sorted { ($0.ms, $0.source) < ($1.ms, $1.source) }.map(\.userID)
+                var senders: [(ms: Int64, source: SourceLine, userID: InternedID)] = []
+                for sender in merged.senders { senders.append((sender.firstMs, source(sender.source), ids.intern(sender.userID))) }
+                input.senders[transactionID] = senders.sorted { ($0.ms, $0.source) < ($1.ms, $1.source) }.map(\.userID)
             }
         }
-        var claims: [(ms: Int64, source: SourceLine, orderID: InternedID, transactionID: InternedID)] = []
-        try database.forEach("""
-            SELECT order_id, transaction_id, received_ms, file_id, line FROM raw_receipts__verifications
-            WHERE \(ReceiptClaims.condition) AND \(JoinScope.transactions("transaction_id"))
-            """) { row in
-            claims.append((row.int(2), files.line(row, at: 3), ids.intern(row, 0), ids.intern(row, 1)))
-        }
-        input.receiptClaims = claims.sorted { ($0.ms, $0.source) < ($1.ms, $1.source) }.map { ($0.orderID, $0.transactionID) }
-        try database.forEach("""
-            SELECT product_id, type, subscription_group, price, currency FROM (
-              SELECT c.*, row_number() OVER (PARTITION BY product_id ORDER BY f.path DESC, c.line DESC) AS n
-              FROM raw_catalog__products c JOIN files f USING (file_id)
-            ) WHERE n = 1
-            """) { row in
-            let productID = ids.intern(row, 0)
-            input.catalog[productID] = Shared(Product(productID: productID, type: row.string(1), subscriptionGroup: ids.internUnlessNull(row, 2),
-                                                      price: row.optionalString(3).flatMap(Money.parse), currency: row.optionalString(4)))
-        }
-        input.ids = ids
-        return input
-    }
-}
 
-extension IDTable {
-    /// The id in column `column` of `row`, numbered from SQLite's bytes (a `String` is made only
-    /// for a text the table has not seen).
-    mutating func intern(_ row: Row, _ column: Int) -> InternedID {
-        row.statement.withText(Int32(column)) { intern($0) }
-    }
+        mutating func receive(claim: ScopeFacts.ReceiptClaim) {
+            claims.append((claim.receivedMs, source(claim.source), ids.intern(claim.orderID), ids.intern(claim.transactionID)))
+        }
 
-    /// The id in column `column` of `row`, or nil when it is NULL.
-    mutating func internUnlessNull(_ row: Row, _ column: Int) -> InternedID? {
-        row.isNull(column) ? nil : intern(row, column)
+        mutating func receive(product: ScopeFacts.CatalogProduct) {
+            let productID = ids.intern(product.productID)
+            input.catalog[productID] = Shared(Product(productID: productID, type: product.type,
+                                                      subscriptionGroup: product.subscriptionGroup.map { ids.intern($0) },
+                                                      price: product.price.flatMap(Money.parse), currency: product.currency))
+        }
+
+        /// The input, once every fact is in.
+        mutating func finished() -> ReconciliationInput {
+            collapseDeliveries()
+            merge()
+            input.orderIDsInFileOrder = orderSources.sorted { $0.source < $1.source }.map(\.orderID)
+            deliveries.sort { ($0.ms, $0.source) < ($1.ms, $1.source) }
+            for delivery in deliveries {
+                input.deliveries[delivery.transactionID, default: []].append(delivery)
+                if let orderID = delivery.orderID { input.orderDeliveriesInTimeOrder.append((orderID, delivery.transactionID)) }
+            }
+            deliveries = []
+            input.receiptClaims = claims.sorted { ($0.ms, $0.source) < ($1.ms, $1.source) }.map { ($0.orderID, $0.transactionID) }
+            input.ids = ids
+            return input
+        }
     }
 }
 

@@ -20,3 +20,12 @@ public struct SourceLine: Sendable, Hashable, Comparable {
         (lhs.file, lhs.line) < (rhs.file, rhs.line)
     }
 }
+
+/// A line of a stored file as the store keeps it: the file's id in the ledger and the line number.
+///
+/// What the store hands out with each fact; a `SourceFiles` of the same store turns it into a
+/// `SourceLine`, which orders by path. Two `StoredLine`s are equal when they are the same line.
+struct StoredLine: Equatable {
+    var file: Int64
+    var line: Int64
+}

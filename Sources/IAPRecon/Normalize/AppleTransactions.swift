@@ -41,12 +41,6 @@ enum AppleTransactions {
         var senders: [Sender]
     }
 
-    /// A line of a stored file: its file id and line number (`SourceFiles` names and orders them).
-    struct StoredLine: Equatable {
-        var file: Int64
-        var line: Int64
-    }
-
     struct Refund {
         var kind: RefundEvent.Kind
         var ms: Int64
@@ -61,26 +55,12 @@ enum AppleTransactions {
         var source: StoredLine
     }
 
-    /// The sightings `condition` selects (on the sightings as `a`), in the order a `Cursor` merges them.
-    static func selection(where condition: String) -> String {
-        """
-        SELECT a.transaction_id, a.original_transaction_id, a.product_id, a.purchase_ms, a.expires_ms, a.environment,
-               a.price_milli_n, a.currency, a.storefront, a.app_account_token, a.type, a.quantity_n, a.ownership,
-               a.subscription_group, a.event_ms, a.file_id, a.notification_uuid, a.notification_type,
-               a.revocation_ms, a.revocation_type, a.revocation_percentage_n, a.origin, a.user_id, a.line, a.offer,
-               a.claimed_order_id, a.revocation_reason
-        FROM raw_apple__transactions a JOIN files f USING (file_id)
-        WHERE \(condition)
-        ORDER BY a.transaction_id, f.path, a.line, a.item
-        """
-    }
-
     /// `transactionID` merged from its sightings; nil when Apple never showed it. The statement is
     /// compiled once per connection: the report asks this of every transaction whose product the
     /// catalog lacks, and of every consumption request, and compiling the query costs more than
     /// running it.
     static func merged(_ transactionID: String, in database: Database) throws -> Merged? {
-        let statement = try database.cached(selection(where: "a.transaction_id = ?1"))
+        let statement = try database.cached(StoredSightings.selection(where: "a.transaction_id = ?1"))
         defer { statement.reset() }
         try statement.bind([.text(transactionID)])
         return try Cursor(bound: statement).next()
@@ -95,7 +75,7 @@ enum AppleTransactions {
         /// A cursor before the first transaction. `condition` is on the sightings as `a` and must
         /// take a transaction's sightings all or none (`a.transaction_id IN ...`).
         convenience init(_ database: Database, where condition: String, _ arguments: [SQLValue] = []) throws {
-            let statement = try Statement(database: database, sql: AppleTransactions.selection(where: condition), persistent: false)
+            let statement = try Statement(database: database, sql: StoredSightings.selection(where: condition), persistent: false)
             try statement.bind(arguments)
             try self.init(bound: statement)
         }
@@ -128,43 +108,6 @@ enum AppleTransactions {
         var merging = Merging(first: first.transaction, at: first.source)
         while let sighting = iterator.next() { merging.add(sighting.transaction, at: sighting.source) }
         return merging.finished()
-    }
-}
-
-extension AppleTransaction {
-    /// The sighting in a row of `AppleTransactions.selection`, its codes read back to their text.
-    /// - Throws: `UnknownStoredCode` for a code column this build cannot read (`AppleCodes`).
-    init(_ row: Row) throws(UnknownStoredCode) {
-        self.init(origin: try TransactionOrigin.read(row, 21), transactionID: row.string(0), productID: row.string(2), purchaseMs: row.int(3))
-        eventMs = row.optionalInt(14)
-        userID = row.optionalString(22)
-        claimedOrderID = row.optionalString(25)
-        originalTransactionID = row.optionalString(1)
-        expiresMs = row.optionalInt(4)
-        revocationMs = row.optionalInt(18)
-        revocationReason = row.optionalString(26)
-        revocationType = row.optionalString(19)
-        revocationPercentage = row.optionalInt(20)
-        priceMilliunits = row.optionalInt(6)
-        currency = row.optionalString(7)
-        storefront = row.optionalString(8)
-        environment = try AppleEnvironment.codes.read(row, 5)
-        appAccountToken = row.optionalString(9)
-        type = try AppleProductType.codes.read(row, 10)
-        // Every iaprecon has stored one; were one missing, it is Apple's default.
-        quantity = row.optionalInt(11) ?? 1
-        ownership = try AppleOwnership.codes.read(row, 12)
-        subscriptionGroup = row.optionalString(13)
-        notificationUUID = row.optionalString(16)
-        notificationType = try AppleNotificationType.codes.read(row, 17)
-        offer = row.optionalString(24).flatMap(OfferTerms.init(rawValue:))
-    }
-}
-
-extension AppleTransactions.StoredLine {
-    /// Where the sighting in a row of `AppleTransactions.selection` is stored.
-    init(_ row: Row) {
-        self.init(file: row.int(15), line: row.int(23))
     }
 }
 

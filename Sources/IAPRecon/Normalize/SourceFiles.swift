@@ -18,6 +18,15 @@ struct SourceFiles {
         }
     }
 
+    /// The files `paths` names by id, in path order as SQLite sorts text (byte by byte): the ledger
+    /// held as values.
+    init(paths: [Int64: String]) {
+        for (file, path) in paths.sorted(by: { $0.value.utf8.lexicographicallyPrecedes($1.value.utf8) }) {
+            places[file] = Int32(self.paths.count)
+            self.paths.append(path)
+        }
+    }
+
     /// The source of line `line` of the file stored as `file`. A file id the ledger no longer has
     /// (never expected: its rows go with it) sorts after every stored file and reads `file N`.
     mutating func line(file: Int64, _ line: Int64) -> SourceLine {

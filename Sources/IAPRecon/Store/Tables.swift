@@ -36,7 +36,7 @@ enum Tables {
     static let all: [Declaration] = [
         // The ledger.
         .init(name: "schema_migrations", layer: .ledger, writer: .store, readers: [.pipeline]),
-        .init(name: "files", layer: .ledger, writer: .ingest, readers: [.normalize, .join, .report], migration: 1),
+        .init(name: "files", layer: .ledger, writer: .ingest, readers: [.store, .normalize, .join, .report], migration: 1),
         .init(name: "rejects", layer: .ledger, writer: .ingest, readers: [.report], migration: 1),
         .init(name: "ignored_files", layer: .ledger, writer: .ingest, readers: [.report], migration: 4),
         .init(name: "device_id_key", layer: .ledger, writer: .ingest, readers: []),
@@ -50,12 +50,12 @@ enum Tables {
         .init(name: "raw_server__orders", layer: .raw, writer: .ingest, readers: [.store, .normalize, .join, .report], migration: 1),
         .init(name: "raw_server__deliveries", layer: .raw, writer: .ingest, readers: [.store, .normalize, .join, .report], migration: 1),
         // Revocations need no normalizing: the join and `history` read every one.
-        .init(name: "raw_server__revocations", layer: .raw, writer: .ingest, readers: [.store, .join, .report], migration: 1),
+        .init(name: "raw_server__revocations", layer: .raw, writer: .ingest, readers: [.store, .report], migration: 1),
         // Its lines naming an order and a transaction are the claims the join reads as they are
         // (`ReceiptClaims`); the summary counts its failed verifications and bundle ids.
         .init(name: "raw_receipts__verifications", layer: .raw, writer: .ingest, readers: [.store, .join, .report], migration: 1),
         // Each reader merges a transaction's sightings as it reads them (`AppleTransactions`).
-        .init(name: "raw_apple__transactions", layer: .raw, writer: .ingest, readers: [.store, .normalize, .join, .report], migration: 14),
+        .init(name: "raw_apple__transactions", layer: .raw, writer: .ingest, readers: [.store, .join, .report], migration: 14),
         // `consumption_requests.jsonl` answers each CONSUMPTION_REQUEST notification as it came.
         .init(name: "raw_notifications__notifications", layer: .raw, writer: .ingest, readers: [.report], migration: 1),
         // Each user's first sign-up is picked as it is read (`FirstRegistrations`); `history` lists every sign-up.
@@ -63,7 +63,7 @@ enum Tables {
         // Attribution reads it through `MMPEvents`, which drops repeats in memory.
         .init(name: "raw_mmp__events", layer: .raw, writer: .ingest, readers: [.store, .normalize], migration: 11),
         .init(name: "raw_spend__days", layer: .raw, writer: .ingest, readers: [.report], migration: 1),
-        .init(name: "raw_catalog__products", layer: .raw, writer: .ingest, readers: [.store, .join, .report], migration: 1),
+        .init(name: "raw_catalog__products", layer: .raw, writer: .ingest, readers: [.store, .report], migration: 1),
         .init(name: "raw_fx__rates", layer: .raw, writer: .ingest, readers: [.report], migration: 1),
         .init(name: "raw_apple__sales", layer: .raw, writer: .ingest, readers: [.store, .join], migration: 6),
         // Results.

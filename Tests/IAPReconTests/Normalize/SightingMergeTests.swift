@@ -6,14 +6,14 @@ import Testing
 @Suite("Apple sightings merged as values")
 struct SightingMergeTests {
     /// A receipt item of `t_1` at line `line` of file 1.
-    private typealias Sighting = (transaction: AppleTransaction, source: AppleTransactions.StoredLine)
+    private typealias Sighting = (transaction: AppleTransaction, source: StoredLine)
 
     private func sighting(_ origin: TransactionOrigin = .receipt, line: Int64, file: Int64 = 1, at ms: Int64? = 1_000,
                           _ change: (inout AppleTransaction) -> Void = { _ in }) -> Sighting {
         var transaction = AppleTransaction(origin: origin, transactionID: "t_1", productID: "gems", purchaseMs: 500)
         transaction.eventMs = ms
         change(&transaction)
-        return (transaction, AppleTransactions.StoredLine(file: file, line: line))
+        return (transaction, StoredLine(file: file, line: line))
     }
 
     private func merged(_ sightings: [Sighting]) throws -> AppleTransactions.Merged {

@@ -1,0 +1,123 @@
+/// How the store's fact rows read back into values: the one place that knows their columns.
+///
+/// A reader selects rows here and gets the parser's own values (`AppleTransaction`, `OrderLine`,
+/// `DeliveryLine`, `RevocationLine`), each with where it is stored; the rules that normalize and
+/// decide them run on the values (`Sources/IAPRecon/Normalize`, `Sources/IAPRecon/Join`).
+enum StoredSightings {
+    /// The sightings `condition` selects (on the sightings as `a`), a transaction's together in file
+    /// order (files in path order, then line, then item): the order `AppleTransactions` merges them in.
+    static func selection(where condition: String) -> String {
+        """
+        SELECT a.transaction_id, a.original_transaction_id, a.product_id, a.purchase_ms, a.expires_ms, a.environment,
+               a.price_milli_n, a.currency, a.storefront, a.app_account_token, a.type, a.quantity_n, a.ownership,
+               a.subscription_group, a.event_ms, a.file_id, a.notification_uuid, a.notification_type,
+               a.revocation_ms, a.revocation_type, a.revocation_percentage_n, a.origin, a.user_id, a.line, a.offer,
+               a.claimed_order_id, a.revocation_reason
+        FROM raw_apple__transactions a JOIN files f USING (file_id)
+        WHERE \(condition)
+        ORDER BY a.transaction_id, f.path, a.line, a.item
+        """
+    }
+}
+
+extension AppleTransaction {
+    /// The sighting in a row of `StoredSightings.selection`, its codes read back to their text.
+    /// - Throws: `UnknownStoredCode` for a code column this build cannot read (`AppleCodes`).
+    init(_ row: Row) throws(UnknownStoredCode) {
+        self.init(origin: try TransactionOrigin.read(row, 21), transactionID: row.string(0), productID: row.string(2), purchaseMs: row.int(3))
+        eventMs = row.optionalInt(14)
+        userID = row.optionalString(22)
+        claimedOrderID = row.optionalString(25)
+        originalTransactionID = row.optionalString(1)
+        expiresMs = row.optionalInt(4)
+        revocationMs = row.optionalInt(18)
+        revocationReason = row.optionalString(26)
+        revocationType = row.optionalString(19)
+        revocationPercentage = row.optionalInt(20)
+        priceMilliunits = row.optionalInt(6)
+        currency = row.optionalString(7)
+        storefront = row.optionalString(8)
+        environment = try AppleEnvironment.codes.read(row, 5)
+        appAccountToken = row.optionalString(9)
+        type = try AppleProductType.codes.read(row, 10)
+        // Every iaprecon has stored one; were one missing, it is Apple's default.
+        quantity = row.optionalInt(11) ?? 1
+        ownership = try AppleOwnership.codes.read(row, 12)
+        subscriptionGroup = row.optionalString(13)
+        notificationUUID = row.optionalString(16)
+        notificationType = try AppleNotificationType.codes.read(row, 17)
+        offer = row.optionalString(24).flatMap(OfferTerms.init(rawValue:))
+    }
+}
+
+extension StoredLine {
+    /// Where the sighting in a row of `StoredSightings.selection` is stored.
+    init(_ row: Row) {
+        self.init(file: row.int(15), line: row.int(23))
+    }
+
+    /// The stored line in columns `column` (file id) and `column + 1` (line) of `row`.
+    init(_ row: Row, at column: Int) {
+        self.init(file: row.int(column), line: row.int(column + 1))
+    }
+}
+
+/// The facts of one closed scope, as the join reads them (`ScopeFactsReceiver`).
+enum StoredScopeFacts {
+    /// Hands `receiver` the stored facts of the scope in the connection's
+    /// `temp.<prefix>_transactions` and `temp.<prefix>_orders` tables (`JoinScope.fill`), and the
+    /// whole catalog, as they are read.
+    /// - Throws: `UnknownStoredCode` for a sighting this build cannot read, or SQLite's error.
+    static func read(_ database: Database, scope prefix: String, into facts: inout some ScopeFactsReceiver) throws {
+        let (transactions, orders) = ("temp.\(prefix)_transactions", "temp.\(prefix)_orders")
+        try database.forEach("""
+            SELECT o.ts_ms, o.order_id, o.user_id, o.product_id, o.price, o.currency, o.storefront, o.file_id, o.line
+            FROM raw_server__orders o JOIN files f USING (file_id)
+            WHERE o.order_id IN \(orders)
+            ORDER BY o.order_id, f.path, o.line, o.item
+            """) { row in
+            facts.receive(order: OrderLine(ms: row.int(0), orderID: row.string(1), userID: row.string(2), productID: row.string(3),
+                                           price: row.optionalString(4), currency: row.optionalString(5), storefront: row.optionalString(6)),
+                          at: StoredLine(row, at: 7))
+        }
+        try database.forEach("""
+            SELECT d.ts_ms, d.user_id, d.transaction_id, d.product_id, d.order_id, d.quantity_n, d.delivery_id, d.file_id, d.line
+            FROM raw_server__deliveries d JOIN files f USING (file_id)
+            WHERE d.transaction_id IN \(transactions)
+            ORDER BY d.transaction_id, f.path, d.line, d.item
+            """) { row in
+            facts.receive(delivery: DeliveryLine(ms: row.int(0), userID: row.string(1), transactionID: row.string(2),
+                                                 productID: row.string(3), orderID: row.optionalString(4), quantity: row.int(5),
+                                                 deliveryID: row.optionalString(6)),
+                          at: StoredLine(row, at: 7))
+        }
+        try database.forEach("""
+            SELECT ts_ms, user_id, transaction_id, reason, file_id, line FROM raw_server__revocations
+            WHERE transaction_id IN \(transactions)
+            """) { row in
+            facts.receive(revocation: RevocationLine(ms: row.int(0), userID: row.string(1), transactionID: row.string(2),
+                                                     reason: row.optionalString(3)),
+                          at: StoredLine(row, at: 4))
+        }
+        try database.forEach(StoredSightings.selection(where: "a.transaction_id IN \(transactions)")) { row in
+            facts.receive(sighting: try AppleTransaction(row), at: StoredLine(row))
+        }
+        try database.forEach("""
+            SELECT order_id, transaction_id, received_ms, file_id, line FROM raw_receipts__verifications
+            WHERE \(ReceiptClaims.condition) AND transaction_id IN \(transactions)
+            """) { row in
+            facts.receive(claim: .init(orderID: row.string(0), transactionID: row.string(1), receivedMs: row.int(2),
+                                       source: StoredLine(row, at: 3)))
+        }
+        // A product's last line in file order says what it is now.
+        try database.forEach("""
+            SELECT product_id, type, subscription_group, price, currency FROM (
+              SELECT c.*, row_number() OVER (PARTITION BY product_id ORDER BY f.path DESC, c.line DESC) AS n
+              FROM raw_catalog__products c JOIN files f USING (file_id)
+            ) WHERE n = 1
+            """) { row in
+            facts.receive(product: .init(productID: row.string(0), type: row.string(1), subscriptionGroup: row.optionalString(2),
+                                         price: row.optionalString(3), currency: row.optionalString(4)))
+        }
+    }
+}
