@@ -113,10 +113,7 @@ struct JoinComponents {
     private mutating func read(_ database: Database) throws {
         // About every key once (chains a fraction of transactions, users mostly registered):
         // the table is sized once instead of rehashing every key at each doubling.
-        let keys = try database.scalar("""
-            SELECT (SELECT count(*) FROM raw_apple__transactions) + (SELECT count(*) FROM raw_server__orders)
-                 + (SELECT coalesce(sum(accepted), 0) FROM files WHERE source = '\(SourceKind.registrations.rawValue)')
-            """).integerValue
+        let keys = try StoredLinks.keysEstimate(database)
         ids.reserveCapacity(Int(keys))
         // The per-key arrays too: each doubling would copy them into freshly zeroed pages.
         starts.reserveCapacity(Int(keys) + 1)
@@ -126,7 +123,7 @@ struct JoinComponents {
         let path = database.path
         try WorkerPool(width: 1).run(count: 1, bound: 4, produce: { (_, send: (Result<LinkRows, any Error>) -> Void) in
             do {
-                try Self.readLinks(Database(path: path, readOnly: true)) { send(.success($0)) }
+                try StoredLinks.forEachLinkRows(Database(path: path, readOnly: true)) { send(.success($0)) }
             } catch {
                 send(.failure(error))
             }
@@ -143,45 +140,18 @@ struct JoinComponents {
         /// Where each row's keys end.
         var rowEnds: [Int32] = []
 
-        /// Adds `row`'s keys, column by column of `kinds`: its first non-null key linked to the others.
-        mutating func append(_ row: Row, kinds: [Kind]) {
-            for (column, kind) in kinds.enumerated() where !row.isNull(column) {
-                row.statement.withText(Int32(column)) { key in
-                    self.kinds.append(kind)
-                    fingerprints.append(RowFingerprint(kind.rawValue, key))
-                    bytes.append(contentsOf: key)
-                    keyEnds.append(Int32(bytes.count))
-                }
-            }
-            rowEnds.append(Int32(self.kinds.count))
+        /// Adds a key of the row at hand: its first key is linked to the others.
+        mutating func append(_ key: UnsafeBufferPointer<UInt8>, kind: Kind) {
+            kinds.append(kind)
+            fingerprints.append(RowFingerprint(kind.rawValue, key))
+            bytes.append(contentsOf: key)
+            keyEnds.append(Int32(bytes.count))
         }
-    }
 
-    /// Reads every link query (its first column linked to each of its other non-null columns), in
-    /// batches of rows. A closed scope's closure reads the same rows from each key's side (`JoinScope`).
-    private static func readLinks(_ database: Database, _ deliver: (LinkRows) throws -> Void) throws {
-        let queries: [(sql: String, kinds: [Kind])] = [
-            // A transaction that no sighting names an original of heads a chain of its own id.
-            ("""
-             SELECT transaction_id, coalesce(original_transaction_id, transaction_id), app_account_token,
-                    CASE WHEN \(TransactionOrigin.sentByUserSQL) THEN user_id END
-             FROM raw_apple__transactions
-             """, [.transaction, .chain, .order, .user]),
-            ("SELECT order_id, user_id FROM raw_server__orders", [.order, .user]),
-            ("SELECT transaction_id, user_id, order_id FROM raw_server__deliveries", [.transaction, .user, .order]),
-            ("SELECT transaction_id, order_id FROM raw_receipts__verifications WHERE \(ReceiptClaims.condition)", [.transaction, .order]),
-        ]
-        var batch = LinkRows()
-        for (sql, kinds) in queries {
-            try database.forEach(sql) { row in
-                batch.append(row, kinds: kinds)
-                if batch.rowEnds.count >= 8_192 {
-                    try deliver(batch)
-                    batch = LinkRows()
-                }
-            }
+        /// Ends the row at hand.
+        mutating func endRow() {
+            rowEnds.append(Int32(kinds.count))
         }
-        if !batch.rowEnds.isEmpty { try deliver(batch) }
     }
 
     /// Numbers the keys of `rows` (a key seen before keeps its number) and joins each row's components.

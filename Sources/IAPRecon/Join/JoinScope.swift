@@ -38,12 +38,6 @@ struct JoinScope {
         }
     }
 
-    /// A condition on a transaction id column: the scope's rows (the scope is in `temp.join_transactions`).
-    static func transactions(_ column: String) -> String { "\(column) IN temp.join_transactions" }
-
-    /// A condition on an order id column: the scope's rows.
-    static func orders(_ column: String) -> String { "\(column) IN temp.join_orders" }
-
     /// The closure of `seeds`, or nil when it would reach more than `limit` transactions
     /// (a full rebuild is then the cheaper way to the same answer), with the links between its
     /// keys (`JoinComponents`): the rows the closure reads from each key's side are exactly the
@@ -69,13 +63,13 @@ struct JoinScope {
             scope.formUnion(frontier)
             if scope.transactions.count > limit { return nil }
             let fromOrdersAndUsers = JoinScope(orders: frontier.orders, users: frontier.users)
-            let helper = Background { [known] () throws -> Reached in
-                try reach(from: fromOrdersAndUsers, through: linksFromOrdersAndUsers, in: Database(path: path, readOnly: true), known: known)
+            let helper = Background { [known] () throws -> StoredLinks.Reached in
+                try StoredLinks.reach(from: fromOrdersAndUsers, through: .ordersAndUsers, in: Database(path: path, readOnly: true), known: known)
             }
-            let reached: Reached
+            let reached: StoredLinks.Reached
             do {
-                reached = try reach(from: JoinScope(transactions: frontier.transactions, chains: frontier.chains),
-                                    through: linksFromTransactionsAndChains, in: database, known: known)
+                reached = try StoredLinks.reach(from: JoinScope(transactions: frontier.transactions, chains: frontier.chains),
+                                                through: .transactionsAndChains, in: database, known: known)
             } catch {
                 helper.wait()
                 throw error
@@ -90,7 +84,7 @@ struct JoinScope {
                 for (fingerprint, key, kind) in new where known.insert(fingerprint).inserted { frontier.insert(key, as: kind) }
             }
         }
-        try fill(scope, prefix: "join", in: database)
+        try StoredScopeFacts.fill(scope, prefix: "join", in: database)
         return (scope, links)
     }
 
@@ -102,32 +96,6 @@ struct JoinScope {
         for key in chains { body(key.text, .chain) }
     }
 
-    /// What a round reached: the keys the scope did not know, each once, and the link rows among what it read.
-    private struct Reached: Sendable {
-        var keys: [(fingerprint: RowFingerprint, key: String, kind: ChangedKeys.Kind)] = []
-        var links = JoinComponents.LinkRows()
-    }
-
-    /// What `links` reach from `frontier` (written into `database`'s `frontier_*` temp tables first)
-    /// that is not `known`.
-    private static func reach(from frontier: JoinScope, through links: [LinkQuery], in database: Database,
-                              known: Set<RowFingerprint>) throws -> Reached {
-        try fill(frontier, prefix: "frontier", in: database)
-        var reached = Reached()
-        var seen = Set<RowFingerprint>()
-        for link in links {
-            try database.forEach(link.sql) { row in
-                for (column, kind) in link.kinds.enumerated() where !row.isNull(column) {
-                    let fingerprint = row.statement.withText(Int32(column)) { RowFingerprint(kind.rawValue, $0) }
-                    guard !known.contains(fingerprint), seen.insert(fingerprint).inserted else { continue }
-                    reached.keys.append((fingerprint, row.string(column), kind))
-                }
-                if link.isLinkRow { reached.links.append(row, kinds: link.kinds) }
-            }
-        }
-        return reached
-    }
-
     /// The keys `ChangedKeys` recorded, plus the undelivered transactions whose `lost_delivery`
     /// due time the as-of moved across (purchased in the window between the two as-of times, less grace).
     static func seeds(in database: Database, previousAsOfMs: Int64, asOfMs: Int64, graceMs: Int64) throws -> JoinScope {
@@ -136,90 +104,11 @@ struct JoinScope {
         if previousAsOfMs != asOfMs {
             // Only lost_delivery reads the as-of, and only for a transaction never delivered.
             // As the last join left them: what changed since is among the recorded keys already.
-            try database.forEach("""
-                SELECT transaction_id FROM int_transactions_resolved WHERE purchase_ms > ? AND purchase_ms <= ? AND deliveries = 0
-                """, [.integer(min(previousAsOfMs, asOfMs) - graceMs), .integer(max(previousAsOfMs, asOfMs) - graceMs)]) { row in
-                seeds.insert(row.string(0), as: .transaction)
+            try StoredLinks.undeliveredTransactions(purchasedAfter: min(previousAsOfMs, asOfMs) - graceMs,
+                                                    through: max(previousAsOfMs, asOfMs) - graceMs, in: database) {
+                seeds.insert($0, as: .transaction)
             }
         }
         return seeds
-    }
-
-    /// A query from the frontier's temp tables, naming what it reaches column by column. A link
-    /// row (`JoinComponents.readLinks`'s rows, the same columns) names first the frontier's key it
-    /// was found by; the others name only what they reach.
-    private struct LinkQuery {
-        var sql: String
-        var kinds: [ChangedKeys.Kind]
-        var isLinkRow = false
-    }
-
-    /// From transactions: who sent or received them, the orders named with them, their chain, the
-    /// order they had. From chains: every renewal, and the first purchase, found by its own id.
-    /// A query on a partially indexed column spells out the index's condition (`RawIndexes`):
-    /// SQLite uses a partial index only for a query that names it.
-    private static let linksFromTransactionsAndChains: [LinkQuery] = [
-        .init(sql: "SELECT transaction_id, user_id, order_id FROM raw_server__deliveries WHERE transaction_id IN temp.frontier_transactions",
-              kinds: [.transaction, .user, .order], isLinkRow: true),
-        .init(sql: """
-              SELECT transaction_id, order_id FROM raw_receipts__verifications
-              WHERE \(ReceiptClaims.condition) AND transaction_id IN temp.frontier_transactions
-              """, kinds: [.transaction, .order], isLinkRow: true),
-        .init(sql: """
-              SELECT transaction_id, coalesce(original_transaction_id, transaction_id), app_account_token,
-                     CASE WHEN \(TransactionOrigin.sentByUserSQL) THEN user_id END
-              FROM raw_apple__transactions WHERE transaction_id IN temp.frontier_transactions
-              """, kinds: [.transaction, .chain, .order, .user], isLinkRow: true),
-        // The previous join's decisions are followed, not kept as links: the rules decide from the stored
-        // facts alone, so a component needs only the facts' links.
-        .init(sql: "SELECT order_id, user_id FROM int_transactions_resolved WHERE transaction_id IN temp.frontier_transactions",
-              kinds: [.order, .user]),
-        .init(sql: """
-              SELECT transaction_id FROM raw_apple__transactions
-              WHERE original_transaction_id IN temp.frontier_chains AND original_transaction_id != transaction_id
-              """, kinds: [.transaction]),
-        .init(sql: "SELECT transaction_id FROM raw_apple__transactions WHERE transaction_id IN temp.frontier_chains", kinds: [.transaction]),
-    ]
-
-    /// From orders: their user, the transactions named with them, the transaction they had. From
-    /// users: their orders (heuristic candidates), what they sent and what they received. The rows
-    /// that link a transaction are link rows when read from its side, above.
-    private static let linksFromOrdersAndUsers: [LinkQuery] = [
-        .init(sql: "SELECT order_id, user_id FROM raw_server__orders WHERE order_id IN temp.frontier_orders",
-              kinds: [.order, .user], isLinkRow: true),
-        .init(sql: "SELECT transaction_id FROM raw_server__deliveries WHERE order_id IN temp.frontier_orders", kinds: [.transaction]),
-        .init(sql: """
-              SELECT transaction_id FROM raw_receipts__verifications WHERE \(ReceiptClaims.condition) AND order_id IN temp.frontier_orders
-              """, kinds: [.transaction]),
-        .init(sql: """
-              SELECT transaction_id FROM raw_apple__transactions WHERE app_account_token IN temp.frontier_orders AND app_account_token IS NOT NULL
-              """, kinds: [.transaction]),
-        // The transaction the previous join matched it to; the condition is the partial index's (`Tables.joinResults`).
-        .init(sql: """
-              SELECT transaction_id FROM int_transactions_resolved WHERE order_id IN temp.frontier_orders AND order_id IS NOT NULL
-              """, kinds: [.transaction]),
-        .init(sql: "SELECT order_id FROM raw_server__orders WHERE user_id IN temp.frontier_users", kinds: [.order]),
-        .init(sql: """
-              SELECT transaction_id FROM raw_apple__transactions
-              WHERE user_id IN temp.frontier_users AND user_id IS NOT NULL AND \(TransactionOrigin.sentByUserSQL)
-              """, kinds: [.transaction]),
-        .init(sql: "SELECT transaction_id FROM raw_server__deliveries WHERE user_id IN temp.frontier_users", kinds: [.transaction]),
-    ]
-
-    /// Writes `scope` into the temp tables `<prefix>_transactions`, `_orders`, `_users`, `_chains`.
-    static func fill(_ scope: JoinScope, prefix: String, in database: Database) throws {
-        // One savepoint, not a commit of the temp database per key (inside a transaction or not).
-        try database.execute("SAVEPOINT fill_scope")
-        defer { try? database.execute("RELEASE fill_scope") }
-        for (name, keys) in [("transactions", scope.transactions), ("orders", scope.orders), ("users", scope.users), ("chains", scope.chains)] {
-            let table = "temp.\(prefix)_\(name)"
-            // Emptied, not dropped: the tables are made once per connection.
-            try database.execute("""
-                CREATE TEMP TABLE IF NOT EXISTS \(prefix)_\(name) (key TEXT PRIMARY KEY) WITHOUT ROWID;
-                DELETE FROM \(table);
-                """)
-            let insert = try database.cached("INSERT INTO \(table) VALUES (?)")
-            for key in keys { try insert.insert([.text(key.text)]) }
-        }
     }
 }

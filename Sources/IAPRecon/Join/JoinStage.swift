@@ -67,28 +67,28 @@ public enum JoinStage {
             let closed = try incrementalScope(database, settings: settings, asOfMs: asOfMs)
             Trace.mark("join scope (\(closed.map { String($0.scope.transactions.count) } ?? "full") transactions)")
             if let (scope, links) = closed {
-                try database.execute(tables.dropBeside)
+                try StoredJoinResults.beginUpdate(database)
                 var rows = try ScopeRows(database)
                 Trace.mark("join scope rows")
                 // Small batches, so every worker has some.
                 let limit = min(batchTransactions, max(100, scope.transactions.count / (4 * workers.width)))
                 let batches = JoinComponents.batches(of: links, transactions: limit)
                 Trace.mark("join batches (\(batches.count))")
-                try ReaderJobs.run(jobs(batches, rules, inserts: resultInserts { "main." + $0 }), database: database, pool: workers,
+                try ReaderJobs.run(jobs(batches, rules, inserts: StoredJoinResults.inserts { "main." + $0 }), database: database, pool: workers,
                                    inCallersTransaction: true, keep: { try rows.changed($0) }, rowsWritten: rowsWritten)
                 Trace.mark("join decide")
                 try rows.deleteUnwritten()
                 var days = AppleTieOutStore.days(of: rows.changedMoments)
                 days.formUnion(try ChangedKeys.keys(.salesDay, in: database))
                 Trace.mark("join apply changed rows")
-                try database.execute(tables.createMissingIndexes(existing: try database.indexNames()))
+                try StoredJoinResults.createMissingIndexes(database)
                 // Not inside `rowsWritten?(…)`: an optional call skips its argument when nobody listens.
                 let tieOutRows = try AppleTieOutStore.refresh(database, days: days)
                 rowsWritten?(tieOutRows)
                 Trace.mark("join apple tie-out (\(days.count) days)")
             } else {
                 // Built beside the current tables, which readers keep seeing until the switch.
-                try database.execute(tables.createBeside)
+                try StoredJoinResults.beginRebuild(database)
             }
             return closed?.scope
         }
@@ -96,20 +96,14 @@ public enum JoinStage {
         if scope == nil {
             let batches = try JoinComponents.batches(in: database, transactions: batchTransactions)
             Trace.mark("join batches (\(batches.count))")
-            try ReaderJobs.run(jobs(batches, rules, inserts: resultInserts { RebuiltTables.name($0, beside: true) }), database: database, pool: workers,
+            try ReaderJobs.run(jobs(batches, rules, inserts: StoredJoinResults.inserts { RebuiltTables.name($0, beside: true) }), database: database,
+                               pool: workers,
                                rowsWritten: rowsWritten)
             Trace.mark("join decide")
         }
         let summary = try database.transaction {
-            if scope == nil {
-                try database.execute(tables.switchIn)
-                try database.execute(tables.tables.map { tables.createIndexes(of: $0.name, beside: false, existing: []) }
-                    .joined(separator: "\n"))
-            }
-            try database.execute(Tables.runSettings)
-            try database.run("DELETE FROM int_run_settings")
-            try database.run("INSERT INTO int_run_settings VALUES (?, ?, ?)",
-                             [.integer(asOfMs), .integer(settings.graceMs), .text(settings.mmpZone.identifier)])
+            if scope == nil { try StoredJoinResults.switchIn(database) }
+            try StoredJoinResults.saveSettings(asOfMs: asOfMs, graceMs: settings.graceMs, mmpZone: settings.mmpZone.identifier, in: database)
             try ChangedKeys.clear(database)
             Trace.mark("join switch, indexes and settings")
             if scope == nil {
@@ -117,8 +111,8 @@ public enum JoinStage {
                 rowsWritten?(tieOutRows)
                 Trace.mark("join apple tie-out")
             }
-            let total = try database.scalar("SELECT count(*) FROM fct_findings").integerValue
-            return JoinSummary(asOfMs: asOfMs, findings: Int(total), recomputedTransactions: scope?.transactions.count)
+            let total = try StoredJoinResults.findingCount(database)
+            return JoinSummary(asOfMs: asOfMs, findings: total, recomputedTransactions: scope?.transactions.count)
         }
         Trace.mark("join committed")
         return summary
@@ -128,23 +122,14 @@ public enum JoinStage {
     private static func jobs(_ batches: JoinComponents.Batches, _ rules: FindingRules, inserts: [String]) -> [ReaderJob] {
         return (0..<batches.count).map { batch in
             ReaderJob(inserts: inserts) { reader, target in
-                try JoinScope.fill(batches.scope(batch), prefix: "join", in: reader)
+                try StoredScopeFacts.fill(batches.scope(batch), prefix: "join", in: reader)
                 try decide(reader, rules, into: target)
             }
         }
     }
 
-    /// Tables 0, 1 of a join's rows: resolved transactions, findings (`ScopeRows.tables`), each
-    /// into the table `target` names for it (a full rebuild's `__next` twin, an incremental join's
-    /// own table, which gets only the rows `ScopeRows` keeps).
-    private static func resultInserts(into target: (String) -> String) -> [String] {
-        ScopeRows.tables.map { table in
-            "INSERT INTO \(target(table.name)) VALUES (\(Array(repeating: "?", count: table.columns).joined(separator: ", ")))"
-        }
-    }
-
     /// Decides one closed scope (already in the reading connection's `temp.join_*` tables) and
-    /// writes its rows to `target`'s `resultInserts` tables.
+    /// writes its rows to `target`'s `StoredJoinResults.inserts` tables.
     private static func decide(_ reader: Database, _ rules: FindingRules, into target: any RowTarget) throws {
         var builder = ReconciliationInput.Builder(files: try SourceFiles(reader))
         try StoredScopeFacts.read(reader, scope: "join", into: &builder)
@@ -158,76 +143,28 @@ public enum JoinStage {
         input.senders = [:]
         input.refunds = [:]
         let findings = rules.findings(resolved, input)
-        let ids = input.ids
-        for item in resolved {
-            let transaction = item.transaction
-            try target.insert(table: 0, [
-                .text(ids.text(transaction.transactionID)), .text(ids.text(transaction.originalTransactionID)),
-                .text(ids.text(transaction.productID)),
-                .integer(transaction.purchaseMs), SQLValue(transaction.expiresMs), SQLValue(transaction.environment),
-                SQLValue(item.userID.map(ids.text)), SQLValue(item.order.map { ids.text($0.orderID) }), SQLValue(item.matchRule?.rawValue),
-                SQLValue(item.unitPrice.map(Money.format)), SQLValue(item.currency), .text(item.priceSource.rawValue),
-                .integer(transaction.quantity), SQLValue(transaction.storefront ?? item.order?.storefront),
-                .integer(item.isRevenue ? 1 : 0), SQLValue(item.refund?.ms), SQLValue(item.refundAmount.map(Money.format)),
-                SQLValue(item.refund?.revocationType), .integer(Int64(item.deliveries.count)), SQLValue(transaction.ownership),
-                .text(item.deliveredTo(ids)),
-            ])
-        }
-        for finding in findings {
-            try target.insert(table: 1, [
-                .text(finding.findingID), .text(finding.kind.rawValue), .text(finding.kind.severity.rawValue),
-                SQLValue(finding.userID), SQLValue(finding.orderID), SQLValue(finding.transactionID),
-                SQLValue(finding.originalTransactionID), SQLValue(finding.productID), SQLValue(finding.amount.map(Money.format)),
-                SQLValue(finding.amount == nil ? nil : finding.currency), .integer(finding.eventMs), .text(finding.detail),
-                .text(files.text(finding.sources)),
-            ])
-        }
+        for item in resolved { try target.insert(table: 0, StoredJoinResults.row(of: item, ids: input.ids)) }
+        for finding in findings { try target.insert(table: 1, StoredJoinResults.row(of: finding, files: files)) }
     }
 
     /// The scope of an incremental join, or nil for a full rebuild: a pending full rebuild, no
     /// earlier join (or an older iaprecon's), other settings than the earlier join's, or changes that reach too far.
     static func incrementalScope(_ database: Database, settings: ReconcileSettings, asOfMs: Int64) throws
         -> (scope: JoinScope, links: [JoinComponents.LinkRows])? {
-        let tables = try database.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'int_run_settings'").integerValue
-        guard tables > 0, try hasCurrentResults(database), try !ChangedKeys.isFullRebuildPending(database) else { return nil }
-        var previous: (asOfMs: Int64, graceMs: Int64, mmpZone: String)?
-        try database.forEach("SELECT as_of_ms, grace_ms, mmp_tz FROM int_run_settings") { row in
-            previous = (row.int(0), row.int(1), row.string(2))
-        }
-        guard let previous, previous.graceMs == settings.graceMs, previous.mmpZone == settings.mmpZone.identifier else { return nil }
+        guard let previous = try StoredJoinResults.previousSettings(database), try !ChangedKeys.isFullRebuildPending(database),
+              previous.graceMs == settings.graceMs, previous.mmpZone == settings.mmpZone.identifier else { return nil }
         let seeds = try JoinScope.seeds(in: database, previousAsOfMs: previous.asOfMs, asOfMs: asOfMs, graceMs: settings.graceMs)
         // Past about a third of the transactions, reading them all is cheaper than chasing links.
-        let transactions = try database.scalar("SELECT max(rowid) FROM int_transactions_resolved").integerValue
-        return try JoinScope.closure(of: seeds, in: database, limit: max(1_000, Int(transactions) / 3))
-    }
-
-    /// Whether the results have this iaprecon's shape: an older one's are rebuilt in full by the
-    /// next join, never read or updated as they are. Those with no `delivered_to` predate it; those
-    /// with no index of matched orders were written while an orders table held each match too.
-    static func hasCurrentResults(_ database: Database) throws -> Bool {
-        let index = Tables.matchedOrderIndex
-        return try database.scalar("""
-            SELECT (SELECT count(*) FROM pragma_table_info('int_transactions_resolved') WHERE name = 'delivered_to')
-                 + (SELECT count(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'int_transactions_resolved'
-                      AND name IN ('\(index)', '\(index)\(RebuiltTables.indexTwinSuffix)'))
-            """) == .integer(2)
+        let transactions = try StoredJoinResults.transactionCountEstimate(database)
+        return try JoinScope.closure(of: seeds, in: database, limit: max(1_000, transactions / 3))
     }
 
     /// The latest event time in the inputs (CONTRACT.md §2, "as-of"): server `ts`, receipt
     /// `received_at`, V2 notification `signedDate`, registration `ts`, MMP `Event Time`.
     static func latestEventMs(_ database: Database, mmpZone: Zone) throws -> Int64? {
-        var latest: Int64?
-        // Ingest keeps each file's latest times (IngestStage.latestTimesSQL), so no table is scanned.
-        try database.forEach("SELECT max(latest_ms), max(latest_mmp_wall_ms) FROM files") { row in
-            latest = row.optionalInt(0)
-            if let wall = row.optionalInt(1) {
-                let value = mmpZone.utc(fromLocal: wall)
-                latest = max(latest ?? value, value)
-            }
-        }
-        return latest
+        let (ms, mmpWallMs) = try StoredJoinResults.latestEventTimes(database)
+        guard let mmpWallMs else { return ms }
+        let mmp = mmpZone.utc(fromLocal: mmpWallMs)
+        return max(ms ?? mmp, mmp)
     }
-
-    /// The tables the join writes, declared in `Tables`; a full rebuild writes them beside the current ones (`RebuiltTables`).
-    static let tables = Tables.joinResults
 }

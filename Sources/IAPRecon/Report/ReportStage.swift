@@ -54,9 +54,8 @@ public enum ReportStage {
     /// Refuses a store the join has not reconciled, or whose results an older iaprecon wrote (the
     /// next join rebuilds them): never a report of tables read as they are not.
     static func checkReconciled(_ database: Database) throws {
-        let joined = try database.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'int_run_settings'").integerValue > 0
-        guard joined else { throw NotReconciled(reason: "the store holds no reconciliation") }
-        guard try JoinStage.hasCurrentResults(database) else {
+        guard try StoredJoinResults.exist(database) else { throw NotReconciled(reason: "the store holds no reconciliation") }
+        guard try StoredJoinResults.areCurrent(database) else {
             throw NotReconciled(reason: "the store's results were written by an older iaprecon")
         }
     }

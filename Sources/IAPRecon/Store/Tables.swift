@@ -50,7 +50,7 @@ enum Tables {
         .init(name: "raw_server__orders", layer: .raw, writer: .ingest, readers: [.store, .normalize, .join, .report], migration: 1),
         .init(name: "raw_server__deliveries", layer: .raw, writer: .ingest, readers: [.store, .normalize, .join, .report], migration: 1),
         // Revocations need no normalizing: the join and `history` read every one.
-        .init(name: "raw_server__revocations", layer: .raw, writer: .ingest, readers: [.store, .report], migration: 1),
+        .init(name: "raw_server__revocations", layer: .raw, writer: .ingest, readers: [.store, .join, .report], migration: 1),
         // Its lines naming an order and a transaction are the claims the join reads as they are
         // (`ReceiptClaims`); the summary counts its failed verifications and bundle ids.
         .init(name: "raw_receipts__verifications", layer: .raw, writer: .ingest, readers: [.store, .join, .report], migration: 1),
@@ -63,7 +63,7 @@ enum Tables {
         // Attribution reads it through `MMPEvents`, which drops repeats in memory.
         .init(name: "raw_mmp__events", layer: .raw, writer: .ingest, readers: [.store, .normalize], migration: 11),
         .init(name: "raw_spend__days", layer: .raw, writer: .ingest, readers: [.report], migration: 1),
-        .init(name: "raw_catalog__products", layer: .raw, writer: .ingest, readers: [.store, .report], migration: 1),
+        .init(name: "raw_catalog__products", layer: .raw, writer: .ingest, readers: [.store, .join, .report], migration: 1),
         .init(name: "raw_fx__rates", layer: .raw, writer: .ingest, readers: [.report], migration: 1),
         .init(name: "raw_apple__sales", layer: .raw, writer: .ingest, readers: [.store, .join], migration: 6),
         // Results.

@@ -28,13 +28,13 @@ struct ScopeRowsTests {
     func store(_ transactions: [[SQLValue]], findings: [[SQLValue]]) throws -> (Scenario, Database) {
         let scenario = try Scenario()
         let database = try scenario.open()
-        try database.execute(JoinStage.tables.dropAndCreate)
-        try database.execute(JoinStage.tables.createMissingIndexes(existing: []))
+        try database.execute(StoredJoinResults.tables.dropAndCreate)
+        try database.execute(StoredJoinResults.tables.createMissingIndexes(existing: []))
         for row in transactions { try database.run("INSERT INTO int_transactions_resolved VALUES (\(marks(21)))", row) }
         for row in findings { try database.run("INSERT INTO fct_findings VALUES (\(marks(13)))", row) }
         var scope = JoinScope()
         for row in transactions { if case .text(let id) = row[0] { scope.insert(id, as: .transaction) } }
-        try JoinScope.fill(scope, prefix: "join", in: database)
+        try StoredScopeFacts.fill(scope, prefix: "join", in: database)
         return (scenario, database)
     }
 

@@ -404,7 +404,7 @@ struct IncrementalTests {
 
         let night = try run(scenario, input: scenario.input)
         #expect(night.join.recomputedTransactions == nil, "the first join after the migration rebuilds in full")
-        #expect(try JoinStage.hasCurrentResults(database))
+        #expect(try StoredJoinResults.areCurrent(database))
         try expectSame(scenario, reference, "migrated matched orders")
         #expect(try UserHistory.load(database, .user("u_1005")).events == events)
     }

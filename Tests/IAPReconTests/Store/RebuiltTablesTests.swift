@@ -7,7 +7,7 @@ import Testing
 /// fails half-way leaves them as they were.
 @Suite("Full rebuilds switch their tables in whole")
 struct RebuiltTablesTests {
-    static let tables = JoinStage.tables.tables.map(\.name)
+    static let tables = StoredJoinResults.tables.tables.map(\.name)
 
     /// Every row of every rebuilt table, and u_1005's history: what a reader sees.
     private func snapshot(_ database: Database) throws -> [String] {

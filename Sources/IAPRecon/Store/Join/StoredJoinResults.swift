@@ -1,0 +1,121 @@
+/// The join's results as the store keeps them: the resolved transactions and findings
+/// (`Tables.joinResults`), the settings they were decided with (`int_run_settings`), and what
+/// the next join reads of them.
+///
+/// A full rebuild writes its tables beside the current ones and switches them in whole
+/// (`RebuiltTables`); an incremental join updates the current ones in place (`ScopeRows`).
+enum StoredJoinResults {
+    static let tables = Tables.joinResults
+
+    /// Whether the results have this iaprecon's shape: an older one's are rebuilt in full by the
+    /// next join, never read or updated as they are. Those with no `delivered_to` predate it; those
+    /// with no index of matched orders were written while an orders table held each match too.
+    static func areCurrent(_ database: Database) throws -> Bool {
+        let index = Tables.matchedOrderIndex
+        return try database.scalar("""
+            SELECT (SELECT count(*) FROM pragma_table_info('int_transactions_resolved') WHERE name = 'delivered_to')
+                 + (SELECT count(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'int_transactions_resolved'
+                      AND name IN ('\(index)', '\(index)\(RebuiltTables.indexTwinSuffix)'))
+            """) == .integer(2)
+    }
+
+    /// Whether a join has reconciled the store (its settings are kept), whatever the results' shape.
+    static func exist(_ database: Database) throws -> Bool {
+        try database.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'int_run_settings'").integerValue > 0
+    }
+
+    /// The as-of, grace and MMP zone the last join decided with; nil when there was none or its
+    /// results are an older iaprecon's.
+    static func previousSettings(_ database: Database) throws -> (asOfMs: Int64, graceMs: Int64, mmpZone: String)? {
+        guard try exist(database), try areCurrent(database) else { return nil }
+        var previous: (asOfMs: Int64, graceMs: Int64, mmpZone: String)?
+        try database.forEach("SELECT as_of_ms, grace_ms, mmp_tz FROM int_run_settings") { row in
+            previous = (row.int(0), row.int(1), row.string(2))
+        }
+        return previous
+    }
+
+    /// Keeps the settings this join decided with, in place of the last one's.
+    static func saveSettings(asOfMs: Int64, graceMs: Int64, mmpZone: String, in database: Database) throws {
+        try database.execute(Tables.runSettings)
+        try database.run("DELETE FROM int_run_settings")
+        try database.run("INSERT INTO int_run_settings VALUES (?, ?, ?)", [.integer(asOfMs), .integer(graceMs), .text(mmpZone)])
+    }
+
+    /// About how many transactions the results hold (the table's highest row id: no count of its rows).
+    static func transactionCountEstimate(_ database: Database) throws -> Int {
+        Int(try database.scalar("SELECT max(rowid) FROM int_transactions_resolved").integerValue)
+    }
+
+    static func findingCount(_ database: Database) throws -> Int {
+        Int(try database.scalar("SELECT count(*) FROM fct_findings").integerValue)
+    }
+
+    /// The latest event time of the stored inputs, and the latest MMP wall-clock time (in the MMP's
+    /// zone, which the caller knows): ingest keeps each file's (`IngestStage.latestTimesSQL`), so
+    /// no table is scanned.
+    static func latestEventTimes(_ database: Database) throws -> (ms: Int64?, mmpWallMs: Int64?) {
+        var latest: (ms: Int64?, mmpWallMs: Int64?) = (nil, nil)
+        try database.forEach("SELECT max(latest_ms), max(latest_mmp_wall_ms) FROM files") { row in
+            latest = (row.optionalInt(0), row.optionalInt(1))
+        }
+        return latest
+    }
+
+    /// A full rebuild starts: its tables are made beside the current ones, which readers keep seeing until `switchIn`.
+    static func beginRebuild(_ database: Database) throws {
+        try database.execute(tables.createBeside)
+    }
+
+    /// The rebuilt tables replace the current ones, and get their indexes.
+    static func switchIn(_ database: Database) throws {
+        try database.execute(tables.switchIn)
+        try database.execute(tables.tables.map { tables.createIndexes(of: $0.name, beside: false, existing: []) }.joined(separator: "\n"))
+    }
+
+    /// An incremental join starts: a rebuild a killed run left beside the tables is dropped.
+    static func beginUpdate(_ database: Database) throws {
+        try database.execute(tables.dropBeside)
+    }
+
+    /// Indexes an older store's tables lack, made once the incremental join's rows are in.
+    static func createMissingIndexes(_ database: Database) throws {
+        try database.execute(tables.createMissingIndexes(existing: try database.indexNames()))
+    }
+
+    /// The inserts of tables 0, 1 of a join's rows (resolved transactions, findings: `ScopeRows.tables`),
+    /// each into the table `target` names for it (a full rebuild's `__next` twin, an incremental
+    /// join's own table, which gets only the rows `ScopeRows` keeps).
+    static func inserts(into target: (String) -> String) -> [String] {
+        ScopeRows.tables.map { table in
+            "INSERT INTO \(target(table.name)) VALUES (\(Array(repeating: "?", count: table.columns).joined(separator: ", ")))"
+        }
+    }
+
+    /// A resolved transaction as a row of table 0 (`int_transactions_resolved`); `ids` holds its ids' texts.
+    static func row(of item: ResolvedTransaction, ids: IDTable) -> [SQLValue] {
+        let transaction = item.transaction
+        return [
+            .text(ids.text(transaction.transactionID)), .text(ids.text(transaction.originalTransactionID)),
+            .text(ids.text(transaction.productID)),
+            .integer(transaction.purchaseMs), SQLValue(transaction.expiresMs), SQLValue(transaction.environment),
+            SQLValue(item.userID.map(ids.text)), SQLValue(item.order.map { ids.text($0.orderID) }), SQLValue(item.matchRule?.rawValue),
+            SQLValue(item.unitPrice.map(Money.format)), SQLValue(item.currency), .text(item.priceSource.rawValue),
+            .integer(transaction.quantity), SQLValue(transaction.storefront ?? item.order?.storefront),
+            .integer(item.isRevenue ? 1 : 0), SQLValue(item.refund?.ms), SQLValue(item.refundAmount.map(Money.format)),
+            SQLValue(item.refund?.revocationType), .integer(Int64(item.deliveries.count)), SQLValue(transaction.ownership),
+            .text(item.deliveredTo(ids)),
+        ]
+    }
+
+    /// A finding as a row of table 1 (`fct_findings`); `files` names its sources.
+    static func row(of finding: Finding, files: SourceFiles) -> [SQLValue] {
+        [
+            .text(finding.findingID), .text(finding.kind.rawValue), .text(finding.kind.severity.rawValue),
+            SQLValue(finding.userID), SQLValue(finding.orderID), SQLValue(finding.transactionID),
+            SQLValue(finding.originalTransactionID), SQLValue(finding.productID), SQLValue(finding.amount.map(Money.format)),
+            SQLValue(finding.amount == nil ? nil : finding.currency), .integer(finding.eventMs), .text(finding.detail),
+            .text(files.text(finding.sources)),
+        ]
+    }
+}
