@@ -131,7 +131,7 @@ public enum JoinStage {
     /// Decides one closed scope (already in the reading connection's `temp.join_*` tables) and
     /// writes its rows to `target`'s `StoredJoinResults.inserts` tables.
     private static func decide(_ reader: Database, _ rules: FindingRules, into target: any RowTarget) throws {
-        var builder = ReconciliationInput.Builder(files: try SourceFiles(reader))
+        var builder = ReconciliationInput.Builder(files: try StoredLedger.sourceFiles(reader))
         try StoredScopeFacts.read(reader, scope: "join", into: &builder)
         var input = builder.finished()
         let files = builder.files

@@ -1,22 +1,13 @@
 /// The stored files in path order: what "file order" means everywhere in the pipeline.
 ///
-/// Staged rows keep where they were read as a `file_id` and a line number. A reader turns those
+/// Stored rows keep where they were read as a `file_id` and a line number. A reader turns those
 /// into `SourceLine`s, which sort by the file's place in path order and then by line, and back into
 /// `path:line` only where a user reads them (findings' `sources`, `history`, attribution): this is
-/// the one place that spells that text, in Swift (`text`) and in SQL (`sql`).
+/// the one place that spells that text in Swift (`text`); `StoredLedger.pathAndLineSQL` spells it in SQL.
 struct SourceFiles {
     /// By place: the stored files' paths in path order, then any file id no longer stored.
     private var paths: [String] = []
     private var places: [Int64: Int32] = [:]
-
-    /// Reads the `files` ledger, in path order as SQLite sorts it (byte by byte), which is the order
-    /// the readers that normalize raw lines sort by (`ORDER BY ... path`).
-    init(_ database: Database) throws {
-        try database.forEach("SELECT file_id, path FROM files ORDER BY path") { row in
-            places[row.int(0)] = Int32(paths.count)
-            paths.append(row.string(1))
-        }
-    }
 
     /// The files `paths` names by id, in path order as SQLite sorts text (byte by byte): the ledger
     /// held as values.
@@ -50,10 +41,5 @@ struct SourceFiles {
     /// Sources as a finding lists them: each once, in file order, separated by `;`.
     func text(_ sources: [SourceLine]) -> String {
         Set(sources).sorted().map(text).joined(separator: ";")
-    }
-
-    /// The SQL expression of `text` for the file id column `file` and the line column `line`.
-    static func sql(file: String, line: String) -> String {
-        "(SELECT path FROM files WHERE file_id = \(file)) || ':' || \(line)"
     }
 }

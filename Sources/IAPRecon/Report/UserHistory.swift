@@ -291,7 +291,7 @@ public struct UserHistory: Sendable {
 
         mutating func signUp(_ user: String) throws {
             try database.forEach("""
-                SELECT r.ts_ms, r.method, r.country, r.idfa, r.appsflyer_id, \(SourceFiles.sql(file: "r.file_id", line: "r.line"))
+                SELECT r.ts_ms, r.method, r.country, r.idfa, r.appsflyer_id, \(StoredLedger.pathAndLineSQL(file: "r.file_id", line: "r.line"))
                 FROM raw_registrations__users r WHERE r.user_id = ?
                 """, [.text(user)]) { row in
                 var parts = ["method " + (row.optionalString(1) ?? "?")]
@@ -302,7 +302,7 @@ public struct UserHistory: Sendable {
             }
             // The install the report joined this user to (CONTRACT.md §1.5), with the key it was joined by.
             try database.forEach("""
-                SELECT i.install_ms, i.media_source, i.campaign, i.matched_by, \(SourceFiles.sql(file: "i.file_id", line: "i.line"))
+                SELECT i.install_ms, i.media_source, i.campaign, i.matched_by, \(StoredLedger.pathAndLineSQL(file: "i.file_id", line: "i.line"))
                 FROM fct_user_installs i WHERE i.user_id = ? AND i.install_ms IS NOT NULL
                 """, [.text(user)]) { row in
                 var detail = "media source \(row.optionalString(1) ?? "organic")"
@@ -347,7 +347,7 @@ public struct UserHistory: Sendable {
 
         mutating func transactions(buyer: String, isUser: Bool) throws {
             // Where each transaction was first seen, from its merged sightings.
-            var files = try SourceFiles(database)
+            var files = try StoredLedger.sourceFiles(database)
             var firstSighting: [String: String] = [:]
             let sightings = try AppleTransactions.Cursor(database, where: "a.transaction_id IN (SELECT value FROM json_each(?1))", [idList])
             while let merged = try sightings.next() {
@@ -428,14 +428,14 @@ public struct UserHistory: Sendable {
 
         mutating func revocations(ofUser user: String) throws {
             try database.forEach("""
-                SELECT r.ts_ms, r.transaction_id, r.user_id, \(SourceFiles.sql(file: "r.file_id", line: "r.line")) FROM raw_server__revocations r
+                SELECT r.ts_ms, r.transaction_id, r.user_id, \(StoredLedger.pathAndLineSQL(file: "r.file_id", line: "r.line")) FROM raw_server__revocations r
                 WHERE r.user_id = ?
                 """, [.text(user)]) { add($0.int(0), "revoked", id: $0.string(1), detail: "from \($0.string(2))", source: $0.string(3)) }
         }
 
         mutating func revocations(ofTransactions: Void) throws {
             try database.forEach("""
-                SELECT r.ts_ms, r.transaction_id, r.user_id, \(SourceFiles.sql(file: "r.file_id", line: "r.line")) FROM raw_server__revocations r
+                SELECT r.ts_ms, r.transaction_id, r.user_id, \(StoredLedger.pathAndLineSQL(file: "r.file_id", line: "r.line")) FROM raw_server__revocations r
                 WHERE r.transaction_id IN (SELECT value FROM json_each(?1))
                 """, [idList]) { add($0.int(0), "revoked", id: $0.string(1), detail: "from \($0.string(2))", source: $0.string(3)) }
         }

@@ -21,7 +21,7 @@ enum AppleTieOutStore {
         if let days, days.isEmpty { return 0 }
         let covered = try coveredDays(database, among: days)
         let verified = try verified(database, days: covered, scan: days == nil)
-        var files = try SourceFiles(database)
+        var files = try StoredLedger.sourceFiles(database)
         let tieOut = AppleTieOut(sales: try sales(database, days: days, files: &files), verified: verified)
         let findingKind = SQLValue.text(FindingKind.unverifiedAppleSales.rawValue)
         if let days {
