@@ -132,16 +132,8 @@ public enum IngestStage {
         rules: LineRules = LineRules(), progress: ((IngestProgress) -> Void)? = nil
     ) throws -> IngestReport {
         Trace.mark("ingest start")
-        var known: [String: KnownFile] = [:]
-        try database.forEach("""
-            SELECT path, content_hash, lines_read, accepted, rejected, blank, ignored, bytes, mtime_ns, ingested_ms FROM files
-            """) { row in
-            known[row.string(0)] = KnownFile(
-                hash: row.string(1), bytes: Int(row.int(7)), modifiedNs: row.optionalInt(8), ingestedMs: row.int(9),
-                counts: LineCounts(read: Int(row.int(2)), accepted: Int(row.int(3)), rejected: Int(row.int(4)),
-                                   blank: Int(row.int(5)), ignored: Int(row.int(6))))
-        }
-        let pseudonyms = try DeviceIDPseudonyms.load(database)
+        let known = try StoredFiles.known(database)
+        let pseudonyms = try StoredDeviceIDKey.pseudonyms(database)
         var report = IngestReport()
         var jobs: [Job] = []
         var outcomes: [IngestedFile?] = Array(repeating: nil, count: files.count)
@@ -157,8 +149,7 @@ public enum IngestStage {
                     if previous.modifiedNs != print.modifiedNs {
                         // Same bytes, touched: remember the new time so the next night need not read it (and
                         // the hash of the current kind).
-                        try database.run("UPDATE files SET mtime_ns = ?, ingested_ms = ?, content_hash = ? WHERE path = ?",
-                                         [.integer(print.modifiedNs), .integer(RunLog.nowMs()), .text(print.hash), .text(file.relativePath)])
+                        try StoredFiles.touched(file.relativePath, modifiedNs: print.modifiedNs, hash: print.hash, in: database)
                     }
                     outcomes[index] = IngestedFile(path: file.relativePath, kind: file.kind, status: .unchanged,
                                                    counts: previous.counts, bytes: print.bytes)
@@ -177,7 +168,7 @@ public enum IngestStage {
         progress?(.planned(bytes: plannedBytes))
         // A load that adds a quarter or more of what the store holds drops the raw indexes instead
         // of updating them row by row. Normalize builds them again, in one sort each (NormalizeStage).
-        let storedBytes = try database.scalar("SELECT coalesce(sum(bytes), 0) FROM files").integerValue
+        let storedBytes = try StoredFiles.bytes(database)
         let bulk = plannedBytes > 0 && Int64(plannedBytes) * 4 >= storedBytes
         if bulk { try RawIndexes.drop(database) }
         // Rows added to indexed tables land on index pages all over the store, and a night's files
@@ -221,77 +212,6 @@ public enum IngestStage {
         return report
     }
 
-    /// Records what the input folder held: each stored file is present or not (a file read once
-    /// keeps its rows when it leaves the folder, as archived partitions do), and the files that
-    /// match no source replace the previous run's list.
-    static func recordListing(_ listing: SourceFile.Listing, in database: Database) throws {
-        try database.transaction {
-            try database.execute("UPDATE files SET present = 0 WHERE present = 1")
-            for file in listing.files {
-                try database.run("UPDATE files SET present = 1 WHERE path = ?", [.text(file.relativePath)])
-            }
-            try database.execute("DELETE FROM ignored_files")
-            for path in listing.ignored {
-                try database.run("INSERT OR IGNORE INTO ignored_files (path) VALUES (?)", [.text(path)])
-            }
-        }
-    }
-
-    /// Removes stored files and their rows, so the next run reconciles without them: the keys
-    /// their rows touched are recorded as changed first, as when a file is replaced.
-    /// - Returns: the paths the store does not hold; when there are any, nothing was removed.
-    public static func forget(paths: [String], in database: Database) throws -> [String] {
-        try database.transaction {
-            var fileIDs: [Int64] = []
-            var unknown: [String] = []
-            for path in paths {
-                if case .integer(let fileID)? = try database.scalar("SELECT file_id FROM files WHERE path = ?", [.text(path)]) {
-                    fileIDs.append(fileID)
-                } else {
-                    unknown.append(path)
-                }
-            }
-            guard unknown.isEmpty else { return unknown }
-            for fileID in fileIDs {
-                try ChangedKeys.recordRows(of: fileID, in: database)
-                try database.run("DELETE FROM files WHERE file_id = ?", [.integer(fileID)])
-            }
-            return []
-        }
-    }
-
-    /// Sets `files.latest_ms` (the latest event time of CONTRACT.md §2's as-of, in UTC) and
-    /// `latest_mmp_wall_ms` (the latest MMP `Event Time`, wall clock) for the files `where` selects.
-    static func latestTimesSQL(where condition: String) -> String {
-        let id = "files.file_id"
-        return """
-            UPDATE files SET
-              latest_ms = (SELECT max(m) FROM (
-                SELECT max(ts_ms) AS m FROM raw_server__orders WHERE file_id = \(id)
-                UNION ALL SELECT max(ts_ms) FROM raw_server__deliveries WHERE file_id = \(id)
-                UNION ALL SELECT max(ts_ms) FROM raw_server__revocations WHERE file_id = \(id)
-                UNION ALL SELECT max(received_ms) FROM raw_receipts__verifications WHERE file_id = \(id)
-                UNION ALL SELECT max(signed_ms) FROM raw_notifications__notifications WHERE file_id = \(id) AND version = '2'
-                UNION ALL SELECT max(ts_ms) FROM raw_registrations__users WHERE file_id = \(id))),
-              latest_mmp_wall_ms = (SELECT max(event_wall_ms) FROM raw_mmp__events WHERE file_id = \(id))
-            WHERE \(condition)
-            """
-    }
-
-    /// True when the store holds files of a `YYYY-MM-DD` partition later than `day`.
-    public static func holdsPartitions(after day: String, in database: Database) throws -> Bool {
-        try database.scalar("""
-            SELECT count(*) FROM files WHERE path GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]/*' AND substr(path, 1, 10) > ?
-            """, [.text(day)]).integerValue > 0
-    }
-
-    /// Lines read from each stored file, by its path under the input folder.
-    public static func linesRead(in database: Database) throws -> [String: Int] {
-        var lines: [String: Int] = [:]
-        try database.forEach("SELECT path, lines_read FROM files") { lines[$0.string(0)] = Int($0.int(1)) }
-        return lines
-    }
-
     /// Parses one file, or one chunk of it, on a worker: its lines in batches, then its line count or why it failed.
     static func parse(
         _ file: SourceFile, range: Range<Int>?, rules: LineRules, packingRows: Bool = true, pseudonyms: DeviceIDPseudonyms? = nil,
@@ -333,66 +253,5 @@ public enum IngestStage {
             }
         })
         return report
-    }
-}
-
-/// Stores one file's parsed lines in one transaction.
-final class FileWriter {
-    private let database: Database
-    private let fileID: Int64
-    /// One prepared INSERT per raw table, by `RawTable.rawValue`.
-    private let inserts: [Statement]
-    private(set) var counts = LineCounts()
-    let bytes: Int
-
-    init(database: Database, file: SourceFile, print: IngestStage.Fingerprint) throws {
-        self.database = database
-        self.bytes = print.bytes
-        try database.execute("BEGIN IMMEDIATE")
-        do {
-            if case .integer(let previousID)? = try database.scalar("SELECT file_id FROM files WHERE path = ?", [.text(file.relativePath)]) {
-                // What the replaced rows touched is recomputed too.
-                try ChangedKeys.recordRows(of: previousID, in: database)
-                try database.run("DELETE FROM files WHERE file_id = ?", [.integer(previousID)])
-            }
-            var id: Int64 = 0
-            try database.forEach("""
-                INSERT INTO files (path, source, content_hash, bytes, lines_read, accepted, rejected, blank, ignored, ingested_ms, mtime_ns)
-                VALUES (?, ?, ?, ?, 0, 0, 0, 0, 0, ?, ?) RETURNING file_id
-                """, [.text(file.relativePath), .text(file.kind.rawValue), .text(print.hash), .integer(Int64(print.bytes)),
-                      .integer(Int64(Date().timeIntervalSince1970 * 1000)), .integer(print.modifiedNs)]) { id = $0.int(0) }
-            fileID = id
-            inserts = try RawTable.allCases.map { try database.cached($0.insertSQL) }
-        } catch {
-            try? database.execute("ROLLBACK")
-            throw error
-        }
-    }
-
-    /// Writes a batch of this file's lines; `lineOffset` is the lines of the chunks before the batch's.
-    func write(_ batch: LineBatch, lineOffset: Int) throws {
-        counts = counts + batch.counts
-        for rows in batch.rows where rows.count > 0 {
-            try rows.insert(with: inserts[rows.table], prefix: [.integer(fileID), .integer(Int64(lineOffset))])
-        }
-        for reject in batch.rejects {
-            try database.cached("INSERT INTO rejects (file_id, line, reason, text) VALUES (?, ?, ?, ?)")
-                .insert([.integer(fileID), .integer(Int64(reject.line + lineOffset)), .text(reject.reason), .text(reject.text)])
-        }
-    }
-
-    func commit() throws -> (counts: LineCounts, bytes: Int) {
-        try database.run(
-            "UPDATE files SET lines_read = ?, accepted = ?, rejected = ?, blank = ?, ignored = ? WHERE file_id = ?",
-            [.integer(Int64(counts.read)), .integer(Int64(counts.accepted)), .integer(Int64(counts.rejected)),
-             .integer(Int64(counts.blank)), .integer(Int64(counts.ignored)), .integer(fileID)])
-        try database.execute(IngestStage.latestTimesSQL(where: "file_id = \(fileID)"))
-        try ChangedKeys.recordRows(of: fileID, in: database)
-        try database.execute("COMMIT")
-        return (counts, bytes)
-    }
-
-    func rollback() {
-        try? database.execute("ROLLBACK")
     }
 }

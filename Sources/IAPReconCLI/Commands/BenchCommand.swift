@@ -584,7 +584,7 @@ enum IncrementalView {
 
     /// Lines the night's store read from `day`'s files.
     static func linesRead(of day: String, in database: String) throws -> Int {
-        try IngestStage.linesRead(in: Database(path: database, readOnly: true)).reduce(0) { total, file in
+        try StoredFiles.linesRead(in: Database(path: database, readOnly: true)).reduce(0) { total, file in
             total + (Self.day(in: file.key) == day ? file.value : 0)
         }
     }

@@ -157,7 +157,7 @@ struct Replay {
     static func ifNeeded(databasePath: String, after day: String) throws -> Replay? {
         guard FileManager.default.fileExists(atPath: databasePath) else { return nil }
         let database = try Store.open(path: databasePath, readOnly: true)
-        guard try IngestStage.holdsPartitions(after: day, in: database) else { return nil }
+        guard try StoredFiles.holdsPartitions(after: day, in: database) else { return nil }
         let path = databasePath + ".replay-\(getpid()).sqlite"
         let replay = Replay(path: path)
         replay.remove()

@@ -126,7 +126,7 @@ enum StageCommands {
         let paths = command.positionals
         guard !paths.isEmpty else { throw command.usageError("name at least one stored file to forget") }
         return try stage(command, "forget", console: console) { database, _ in
-            let unknown = try IngestStage.forget(paths: paths, in: database)
+            let unknown = try StoredFiles.forget(paths: paths, in: database)
             guard unknown.isEmpty else {
                 throw StoreError(path: command.databasePath, reason: "no stored file \(unknown.map { "'\($0)'" }.joined(separator: ", ")) "
                                  + "(nothing was removed; summary.json lists the stored files)")

@@ -1,0 +1,62 @@
+import Foundation
+
+/// Stores one file's parsed lines in one transaction.
+final class FileWriter {
+    private let database: Database
+    private let fileID: Int64
+    /// One prepared INSERT per raw table, by `RawTable.rawValue`.
+    private let inserts: [Statement]
+    private(set) var counts = LineCounts()
+    let bytes: Int
+
+    init(database: Database, file: SourceFile, print: IngestStage.Fingerprint) throws {
+        self.database = database
+        self.bytes = print.bytes
+        try database.execute("BEGIN IMMEDIATE")
+        do {
+            if case .integer(let previousID)? = try database.scalar("SELECT file_id FROM files WHERE path = ?", [.text(file.relativePath)]) {
+                // What the replaced rows touched is recomputed too.
+                try ChangedKeys.recordRows(of: previousID, in: database)
+                try database.run("DELETE FROM files WHERE file_id = ?", [.integer(previousID)])
+            }
+            var id: Int64 = 0
+            try database.forEach("""
+                INSERT INTO files (path, source, content_hash, bytes, lines_read, accepted, rejected, blank, ignored, ingested_ms, mtime_ns)
+                VALUES (?, ?, ?, ?, 0, 0, 0, 0, 0, ?, ?) RETURNING file_id
+                """, [.text(file.relativePath), .text(file.kind.rawValue), .text(print.hash), .integer(Int64(print.bytes)),
+                      .integer(Int64(Date().timeIntervalSince1970 * 1000)), .integer(print.modifiedNs)]) { id = $0.int(0) }
+            fileID = id
+            inserts = try RawTable.allCases.map { try database.cached($0.insertSQL) }
+        } catch {
+            try? database.execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// Writes a batch of this file's lines; `lineOffset` is the lines of the chunks before the batch's.
+    func write(_ batch: LineBatch, lineOffset: Int) throws {
+        counts = counts + batch.counts
+        for rows in batch.rows where rows.count > 0 {
+            try rows.insert(with: inserts[rows.table], prefix: [.integer(fileID), .integer(Int64(lineOffset))])
+        }
+        for reject in batch.rejects {
+            try database.cached("INSERT INTO rejects (file_id, line, reason, text) VALUES (?, ?, ?, ?)")
+                .insert([.integer(fileID), .integer(Int64(reject.line + lineOffset)), .text(reject.reason), .text(reject.text)])
+        }
+    }
+
+    func commit() throws -> (counts: LineCounts, bytes: Int) {
+        try database.run(
+            "UPDATE files SET lines_read = ?, accepted = ?, rejected = ?, blank = ?, ignored = ? WHERE file_id = ?",
+            [.integer(Int64(counts.read)), .integer(Int64(counts.accepted)), .integer(Int64(counts.rejected)),
+             .integer(Int64(counts.blank)), .integer(Int64(counts.ignored)), .integer(fileID)])
+        try database.execute(StoredFiles.latestTimesSQL(where: "file_id = \(fileID)"))
+        try ChangedKeys.recordRows(of: fileID, in: database)
+        try database.execute("COMMIT")
+        return (counts, bytes)
+    }
+
+    func rollback() {
+        try? database.execute("ROLLBACK")
+    }
+}

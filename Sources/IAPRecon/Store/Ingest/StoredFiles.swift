@@ -1,0 +1,99 @@
+/// The ingest's part of the `files` ledger: what the store knows of each input file it read, and
+/// the input folder's listing.
+public enum StoredFiles {
+    /// What the store knows of each file it read, by path under the input folder.
+    static func known(_ database: Database) throws -> [String: IngestStage.KnownFile] {
+        var known: [String: IngestStage.KnownFile] = [:]
+        try database.forEach("""
+            SELECT path, content_hash, lines_read, accepted, rejected, blank, ignored, bytes, mtime_ns, ingested_ms FROM files
+            """) { row in
+            known[row.string(0)] = IngestStage.KnownFile(
+                hash: row.string(1), bytes: Int(row.int(7)), modifiedNs: row.optionalInt(8), ingestedMs: row.int(9),
+                counts: LineCounts(read: Int(row.int(2)), accepted: Int(row.int(3)), rejected: Int(row.int(4)),
+                                   blank: Int(row.int(5)), ignored: Int(row.int(6))))
+        }
+        return known
+    }
+
+    /// A stored file found with the same bytes and a new modification time: the time (and the hash, of the current kind) is kept.
+    static func touched(_ path: String, modifiedNs: Int64, hash: String, in database: Database) throws {
+        try database.run("UPDATE files SET mtime_ns = ?, ingested_ms = ?, content_hash = ? WHERE path = ?",
+                         [.integer(modifiedNs), .integer(RunLog.nowMs()), .text(hash), .text(path)])
+    }
+
+    /// The bytes of every stored file.
+    static func bytes(_ database: Database) throws -> Int64 {
+        try database.scalar("SELECT coalesce(sum(bytes), 0) FROM files").integerValue
+    }
+
+    /// Records what the input folder held: each stored file is present or not (a file read once
+    /// keeps its rows when it leaves the folder, as archived partitions do), and the files that
+    /// match no source replace the previous run's list.
+    static func recordListing(_ listing: SourceFile.Listing, in database: Database) throws {
+        try database.transaction {
+            try database.execute("UPDATE files SET present = 0 WHERE present = 1")
+            for file in listing.files {
+                try database.run("UPDATE files SET present = 1 WHERE path = ?", [.text(file.relativePath)])
+            }
+            try database.execute("DELETE FROM ignored_files")
+            for path in listing.ignored {
+                try database.run("INSERT OR IGNORE INTO ignored_files (path) VALUES (?)", [.text(path)])
+            }
+        }
+    }
+
+    /// Removes stored files and their rows, so the next run reconciles without them: the keys
+    /// their rows touched are recorded as changed first, as when a file is replaced.
+    /// - Returns: the paths the store does not hold; when there are any, nothing was removed.
+    public static func forget(paths: [String], in database: Database) throws -> [String] {
+        try database.transaction {
+            var fileIDs: [Int64] = []
+            var unknown: [String] = []
+            for path in paths {
+                if case .integer(let fileID)? = try database.scalar("SELECT file_id FROM files WHERE path = ?", [.text(path)]) {
+                    fileIDs.append(fileID)
+                } else {
+                    unknown.append(path)
+                }
+            }
+            guard unknown.isEmpty else { return unknown }
+            for fileID in fileIDs {
+                try ChangedKeys.recordRows(of: fileID, in: database)
+                try database.run("DELETE FROM files WHERE file_id = ?", [.integer(fileID)])
+            }
+            return []
+        }
+    }
+
+    /// Sets `files.latest_ms` (the latest event time of CONTRACT.md §2's as-of, in UTC) and
+    /// `latest_mmp_wall_ms` (the latest MMP `Event Time`, wall clock) for the files `where` selects.
+    static func latestTimesSQL(where condition: String) -> String {
+        let id = "files.file_id"
+        return """
+            UPDATE files SET
+              latest_ms = (SELECT max(m) FROM (
+                SELECT max(ts_ms) AS m FROM raw_server__orders WHERE file_id = \(id)
+                UNION ALL SELECT max(ts_ms) FROM raw_server__deliveries WHERE file_id = \(id)
+                UNION ALL SELECT max(ts_ms) FROM raw_server__revocations WHERE file_id = \(id)
+                UNION ALL SELECT max(received_ms) FROM raw_receipts__verifications WHERE file_id = \(id)
+                UNION ALL SELECT max(signed_ms) FROM raw_notifications__notifications WHERE file_id = \(id) AND version = '2'
+                UNION ALL SELECT max(ts_ms) FROM raw_registrations__users WHERE file_id = \(id))),
+              latest_mmp_wall_ms = (SELECT max(event_wall_ms) FROM raw_mmp__events WHERE file_id = \(id))
+            WHERE \(condition)
+            """
+    }
+
+    /// True when the store holds files of a `YYYY-MM-DD` partition later than `day`.
+    public static func holdsPartitions(after day: String, in database: Database) throws -> Bool {
+        try database.scalar("""
+            SELECT count(*) FROM files WHERE path GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]/*' AND substr(path, 1, 10) > ?
+            """, [.text(day)]).integerValue > 0
+    }
+
+    /// Lines read from each stored file, by its path under the input folder.
+    public static func linesRead(in database: Database) throws -> [String: Int] {
+        var lines: [String: Int] = [:]
+        try database.forEach("SELECT path, lines_read FROM files") { lines[$0.string(0)] = Int($0.int(1)) }
+        return lines
+    }
+}
