@@ -1,14 +1,15 @@
 /// Stage 2, normalize: readies the stored input lines for the stages that normalize them as they read.
 ///
 /// The store keeps no normalized copy of the input. Each reader turns the raw lines it needs into
-/// clean entities in memory, by the rules of this module:
+/// clean entities in memory, by the rules of this module, which run on the parser's values:
 /// - `AppleTransactions`: one verified transaction per `transaction_id`, merged from every receipt,
 ///   V2 transaction and notification sighting, with its refund events and who sent it;
-/// - `ServerOrders`: one order per `order_id`, its first line;
 /// - `ServerDeliveries`: one delivery per transaction and `delivery_id` (or identical line), with
-///   how many copies the log has;
-/// - `ReceiptClaims`: receipt lines naming both an order and a transaction;
-/// - `MMPEvents`, `FirstRegistrations`: distinct MMP rows, each user's first sign-up.
+///   how many copies the log has.
+/// The store's readers apply the rules that need no more than a row at hand as they read
+/// (`Store/Normalize`): an order's first line (`ServerOrders`), receipt lines naming both an order
+/// and a transaction (`ReceiptClaims`), distinct MMP rows (`MMPEvents`) and each user's first
+/// sign-up (`FirstRegistrations`).
 ///
 /// They find a key's lines through the raw tables' secondary indexes (`RawIndexes`). A large
 /// ingest drops those (one sort each afterwards is several times faster than updating them row by

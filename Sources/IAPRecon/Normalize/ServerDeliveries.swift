@@ -5,118 +5,13 @@
 /// there is none; so a delivery never spans transactions. Its first line in file order (files in
 /// path order, then line) gives its fields, and the lines it had are its copies.
 ///
-/// The store keeps every accepted line once (`raw_server__deliveries`); the copies are collapsed
-/// here each time a stage reads them, so a replaced or late file needs no staged copy rebuilt.
+/// The store keeps every accepted line once; the copies are collapsed each time a stage reads
+/// them (here, or as `StoredDeliveries` reads them), so a replaced or late file needs no staged
+/// copy rebuilt.
 enum ServerDeliveries {
-    /// The columns of the rows a `Cursor` stops at.
-    enum Column {
-        static let ms = 0, userID = 1, transactionID = 2, productID = 3, orderID = 4, quantity = 5, deliveryID = 6
-        static let fileID = 7, line = 8
-        /// The path of the file the line is in.
-        static let path = 10
-    }
-
-    /// The delivery lines `condition` selects (on the lines as `d`), in the order a `Cursor` reads them.
-    static func selection(where condition: String) -> String {
-        """
-        SELECT d.ts_ms, d.user_id, d.transaction_id, d.product_id, d.order_id, d.quantity_n, d.delivery_id, d.file_id, d.line,
-               -- The delivery's key (`DeliveryLine.Key`) as text, which orders the lines of one
-               -- delivery together: the ids are quoted as SQL literals so that no two pairs of them
-               -- join into one text (`a|b` and `c` against `a` and `b|c`).
-               CASE WHEN d.delivery_id IS NOT NULL THEN 'id:' || d.delivery_id
-                    ELSE 'line:' || d.ts_ms || '|' || quote(coalesce(d.user_id, '')) || '|' || quote(coalesce(d.product_id, '')) || '|'
-                         || coalesce(d.quantity_n, 0) END,
-               f.path
-        FROM raw_server__deliveries d JOIN files f USING (file_id)
-        WHERE \(condition)
-        ORDER BY d.transaction_id, 10, f.path, d.line, d.item
-        """
-    }
-
-    /// Calls `body` with a cursor at the first delivery of `transactionID` (none when the log has
-    /// none). The statement is compiled once per connection: a report asks this of a transaction
-    /// per consumption request, and compiling the query costs more than running it. The cursor
-    /// lives for the call only, and `body` must not ask this of another transaction on the same
-    /// connection: both would step the one statement.
-    static func withDeliveries<T>(of transactionID: String, in database: Database, _ body: (Cursor) throws -> T) throws -> T {
-        let statement = try database.cached(selection(where: "d.transaction_id = ?1"))
-        defer { statement.reset() }
-        try statement.bind([.text(transactionID)])
-        return try body(Cursor(bound: statement))
-    }
-
-    /// Steps through the deliveries of the raw lines a condition selects, in transaction id order
-    /// (bytes, as SQLite orders text), stopping at each delivery's first line.
-    final class Cursor {
-        private let statement: Statement
-        /// The current delivery's transaction and key.
-        private var key: Kept?
-        /// Whether the cursor stands at a delivery's first line.
-        private(set) var hasDelivery: Bool
-
-        /// A cursor at the first delivery. `condition` is on the delivery lines as `d` and must take
-        /// a transaction's lines all or none (`d.transaction_id IN ...`): it decides which
-        /// transactions' deliveries are read, never which of their lines.
-        convenience init(_ database: Database, where condition: String, _ arguments: [SQLValue] = []) throws {
-            let statement = try Statement(database: database, sql: ServerDeliveries.selection(where: condition), persistent: false)
-            try statement.bind(arguments)
-            try self.init(bound: statement)
-        }
-
-        /// A cursor at the first delivery of a statement of `selection`, its arguments bound.
-        fileprivate init(bound statement: Statement) throws {
-            self.statement = statement
-            hasDelivery = try statement.step()
-            if hasDelivery { keepKey() }
-        }
-
-        /// The current delivery's first line (`Column`), while `hasDelivery`.
-        var row: Row { statement.row }
-
-        /// Moves past the current delivery's lines to the next delivery's first; returns how many
-        /// lines the log had of the one it left (1 when it was never repeated).
-        func advance() throws -> Int {
-            var lines = 1
-            while try statement.step() {
-                if isKept() {
-                    lines += 1
-                    continue
-                }
-                keepKey()
-                return lines
-            }
-            hasDelivery = false
-            return lines
-        }
-
-        /// Whether the line at hand is of the delivery whose key is kept.
-        private func isKept() -> Bool {
-            key == Self.key(of: statement.row)
-        }
-
-        /// Keeps the key of the line at hand.
-        private func keepKey() {
-            key = Self.key(of: statement.row)
-        }
-
-        /// The transaction and delivery key of a row of `selection`: the order's `CASE` only makes
-        /// the lines of one key adjacent, and `DeliveryLine.key` decides which lines are one delivery.
-        private static func key(of row: Row) -> Kept {
-            let line = DeliveryLine(row)
-            return Kept(transactionID: StoredText(line.transactionID), delivery: line.key)
-        }
-
-        private struct Kept: Equatable {
-            var transactionID: StoredText
-            var delivery: DeliveryLine.Key
-        }
-    }
-}
-
-extension ServerDeliveries {
     /// `lines`, all of one transaction and in file order, as its deliveries: each delivery's first
     /// line and where it is, and how many lines the log had of it, in the order of their first lines.
-    /// What a `Cursor` does with a transaction's stored lines, for lines that are values already.
+    /// What a `StoredDeliveries.Cursor` does with a transaction's stored lines, for lines that are values already.
     static func collapsed<Source>(_ lines: some Sequence<(line: DeliveryLine, source: Source)>)
         -> [(line: DeliveryLine, source: Source, copies: Int)] {
         var deliveries: [(line: DeliveryLine, source: Source, copies: Int)] = []
@@ -130,15 +25,5 @@ extension ServerDeliveries {
             }
         }
         return deliveries
-    }
-}
-
-extension DeliveryLine {
-    /// The line in a row of `ServerDeliveries.selection`.
-    init(_ row: Row) {
-        typealias D = ServerDeliveries.Column
-        self.init(ms: row.int(D.ms), userID: row.string(D.userID), transactionID: row.string(D.transactionID),
-                  productID: row.string(D.productID), orderID: row.optionalString(D.orderID), quantity: row.int(D.quantity),
-                  deliveryID: row.optionalString(D.deliveryID))
     }
 }

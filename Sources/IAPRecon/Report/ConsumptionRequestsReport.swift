@@ -96,8 +96,8 @@ public enum ConsumptionRequestsReport {
             // What the log delivered of it before the request; the earliest delivery's user when the join resolved none.
             var deliveredProducts: Set<String> = []
             var earliest: (ms: Int64, userID: String)?
-            typealias D = ServerDeliveries.Column
-            try ServerDeliveries.withDeliveries(of: request.transactionID, in: database) { deliveries in
+            typealias D = StoredDeliveries.Column
+            try StoredDeliveries.withDeliveries(of: request.transactionID, in: database) { deliveries in
                 while deliveries.hasDelivery {
                     let row = deliveries.row
                     if row.int(D.ms) <= request.ms {

@@ -146,11 +146,11 @@ enum SummaryReport {
             SELECT DISTINCT product_id FROM raw_server__deliveries WHERE product_id IS NOT NULL AND product_id NOT IN (SELECT product_id FROM raw_catalog__products)
             """) { row in if !missing.contains(row.string(0)) { candidates.append(row.string(0)) } }
         for product in candidates {
-            let deliveries = try ServerDeliveries.Cursor(database, where: """
+            let deliveries = try StoredDeliveries.Cursor(database, where: """
                 d.transaction_id IN (SELECT transaction_id FROM raw_server__deliveries WHERE product_id = ?1)
                 """, [.text(product)])
             while deliveries.hasDelivery {
-                if deliveries.row.string(ServerDeliveries.Column.productID) == product {
+                if deliveries.row.string(StoredDeliveries.Column.productID) == product {
                     missing.insert(product)
                     break
                 }

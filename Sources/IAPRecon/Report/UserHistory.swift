@@ -193,10 +193,10 @@ public struct UserHistory: Sendable {
             if user == nil {
                 // Whoever the log delivered it to first.
                 var earliest: (ms: Int64, user: String)?
-                try ServerDeliveries.withDeliveries(of: id, in: database) { deliveries in
+                try StoredDeliveries.withDeliveries(of: id, in: database) { deliveries in
                     while deliveries.hasDelivery {
-                        let ms = deliveries.row.int(ServerDeliveries.Column.ms)
-                        if ms < earliest?.ms ?? .max { earliest = (ms, deliveries.row.string(ServerDeliveries.Column.userID)) }
+                        let ms = deliveries.row.int(StoredDeliveries.Column.ms)
+                        if ms < earliest?.ms ?? .max { earliest = (ms, deliveries.row.string(StoredDeliveries.Column.userID)) }
                         _ = try deliveries.advance()
                     }
                 }
@@ -393,9 +393,9 @@ public struct UserHistory: Sendable {
 
         /// The deliveries (`ServerDeliveries`) of the delivery lines `condition` selects.
         func deliveries(where condition: String, _ arguments: [SQLValue]) throws -> [ShownDelivery] {
-            typealias D = ServerDeliveries.Column
+            typealias D = StoredDeliveries.Column
             var shown: [ShownDelivery] = []
-            let lines = try ServerDeliveries.Cursor(database, where: condition, arguments)
+            let lines = try StoredDeliveries.Cursor(database, where: condition, arguments)
             while lines.hasDelivery {
                 let row = lines.row
                 var delivery = ShownDelivery(

@@ -25,8 +25,8 @@ struct ServerLinesTests {
     /// Each delivery's transaction, user, copies and source, as `ServerDeliveries` collapses them.
     private func deliveries(_ database: Database) throws -> [String] {
         var deliveries: [String] = []
-        typealias D = ServerDeliveries.Column
-        let cursor = try ServerDeliveries.Cursor(database, where: "1")
+        typealias D = StoredDeliveries.Column
+        let cursor = try StoredDeliveries.Cursor(database, where: "1")
         while cursor.hasDelivery {
             let row = cursor.row
             let text = "\(row.string(D.transactionID)) \(row.string(D.userID)) q\(row.int(D.quantity)) \(row.string(D.path)):\(row.int(D.line))"
