@@ -37,17 +37,9 @@ struct AppleTieOutReport: Sendable {
     var unconvertedRows = 0
 
     init(database: Database, fx: FXRates, reportingCurrency: ReportingCurrency) throws {
-        let tables = try database.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'fct_apple_tieout'").integerValue
-        guard tables > 0 else { return }
-        try database.forEach("""
-            SELECT day, product_id, country, apple_units, verified_units, customer_price, customer_currency, proceeds, proceeds_currency
-            FROM fct_apple_tieout ORDER BY day, product_id, country
-            """) { row in
-            let item = Row(day: row.string(0), productID: row.string(1), country: row.string(2), appleUnits: row.int(3),
-                           verifiedUnits: row.int(4), customerPrice: row.optionalString(5), customerCurrency: row.optionalString(6),
-                           proceeds: row.optionalString(7), proceedsCurrency: row.optionalString(8))
+        for item in try StoredReportRows.tieOutRows(database) {
             rows.append(item)
-            guard let currency = item.proceedsCurrency, let amount = item.proceeds.flatMap(Amount.parse) else { return }
+            guard let currency = item.proceedsCurrency, let amount = item.proceeds.flatMap(Amount.parse) else { continue }
             proceeds[currency, default: .zero] += amount
             if let rate = fx.rate(currency, on: item.day) {
                 reportingProceeds += reportingCurrency.rounded(amount * rate)

@@ -199,9 +199,7 @@ struct AttributionReport {
 
     /// The zone the MMP's wall-clock times are in, as the join recorded it.
     static func mmpZone(_ database: Database) throws -> Zone {
-        var mmpZone = Zone.utc
-        try database.forEach("SELECT mmp_tz FROM int_run_settings") { mmpZone = Zone($0.string(0)) ?? .utc }
-        return mmpZone
+        try StoredJoinResults.previousSettings(database).flatMap { Zone($0.mmpZone) } ?? .utc
     }
 
     /// Starts reading the installs and their ids on a worker's own connection (`InstallTable`).
@@ -212,13 +210,6 @@ struct AttributionReport {
             try InstallTable(database: Database(path: path, readOnly: true), zone: zone, mmpZone: mmpZone)
         }
     }
-
-    /// Every verified purchase, by user: read straight through the table and sorted, not looked up
-    /// row by row through the partial index on purchase time.
-    static let purchasesByUser = """
-        SELECT user_id, purchase_ms, unit_price, quantity, currency, refund_amount FROM int_transactions_resolved NOT INDEXED
-        WHERE is_revenue = 1 ORDER BY user_id, purchase_ms, transaction_id
-        """
 
     /// Computes the cohorts and, user by user, writes each user's install into `fct_user_installs` (for `history`).
     init(database: Database, zone: Zone, fx: FXRates, asOfMs: Int64) throws {
@@ -240,16 +231,13 @@ struct AttributionReport {
         var userOfAppsflyer: [RowFingerprint: RowFingerprint] = [:]
         // Written on a second connection on a worker thread while this one reads and matches. Only
         // what changed is written: a night leaves most users' installs as they were.
-        let userInstalls = BackgroundInserts(path: database.path, setup: Tables.userInstalls, inserts: Self.userInstallWrites)
+        let userInstalls = BackgroundInserts(path: database.path, setup: Tables.userInstalls, inserts: StoredUserInstalls.writes)
         let signups = try FirstRegistrations.Cursor(database)
         // Every verified purchase in one pass; those with no user come first (NULL sorts first).
-        let purchases = try database.cached(Self.purchasesByUser)
+        let purchases = try database.cached(StoredUserInstalls.purchasesByUser)
         // The users the table holds now (none in a new store): those no longer reported are removed,
         // and those whose install is unchanged are not written again.
-        let hasTable = try database.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'fct_user_installs'").integerValue > 0
-        let stored = try database.cached(hasTable
-            ? "SELECT user_id, install_ms, media_source, campaign, matched_by, file_id, line FROM fct_user_installs ORDER BY user_id"
-            : "SELECT NULL WHERE 0")
+        let stored = try StoredUserInstalls.stored(database)
         defer {
             signups.reset()
             purchases.reset()
@@ -400,7 +388,7 @@ struct AttributionReport {
         installs = []
         Trace.mark("attribution users matched")
         try userInstalls.finish()
-        Trace.mark("attribution waited for fct_user_installs")
+        Trace.mark("attribution waited for the user installs written")
 
         // What the MMP itself claimed for the same users (retargeting claims none).
         for claim in purchaseClaims {
@@ -418,7 +406,7 @@ struct AttributionReport {
 
         Trace.mark("attribution mmp purchases")
         // Spend joins on day, media source and campaign; spend with no installs keeps its row.
-        try database.forEach("SELECT day, media_source, campaign, spend, currency FROM raw_spend__days") { row in
+        try StoredUserInstalls.forEachSpendRow(database) { row in
             guard let spend = Amount.parse(row.string(3)) else { return }
             let rate = fx.rate(row.string(4), on: row.string(0))
             if rate == nil { unconvertedSpendRows += 1 }
@@ -457,16 +445,6 @@ struct AttributionReport {
     private mutating func add(_ slot: Int, _ change: (inout Cohort) -> Void) {
         change(&values[slot])
     }
-
-    /// Table 0 writes a user's install (user, ms, media source, campaign, matched by, the install's
-    /// file id and line), which the caller sends only when it differs from the stored one
-    /// (`UserInstall`); table 1 removes a user no longer reported.
-    static let userInstallWrites = [
-        """
-        INSERT OR REPLACE INTO fct_user_installs VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
-        """,
-        "DELETE FROM fct_user_installs WHERE user_id = ?1",
-    ]
 
     struct Signup {
         var ms: Int64

@@ -68,15 +68,7 @@ public enum ConsumptionRequestsReport {
     /// `transactionID`), by request time; a request Apple sent twice (one `notificationUUID`) is one.
     public static func answers(database: Database, zone: Zone = .utc, currency: String = "USD",
                                transactionID: String? = nil) throws -> [ConsumptionAnswer] {
-        var requests: [(uuid: String, transactionID: String, ms: Int64)] = []
-        try database.forEach("""
-            SELECT notification_uuid, transaction_id, min(signed_ms) FROM raw_notifications__notifications
-            WHERE notification_type = 'CONSUMPTION_REQUEST' AND notification_uuid IS NOT NULL AND transaction_id IS NOT NULL
-              AND signed_ms IS NOT NULL AND (?1 IS NULL OR transaction_id = ?1)
-            GROUP BY notification_uuid, transaction_id ORDER BY 3, 1
-            """, [SQLValue(transactionID)]) { row in
-            requests.append((row.string(0), row.string(1), row.int(2)))
-        }
+        let requests = try StoredReportRows.consumptionRequests(database, about: transactionID)
         guard !requests.isEmpty else { return [] }
         let fx = try FXRates(database: database, reportingCurrency: currency)
         var days = DayNames(zone)
@@ -89,9 +81,7 @@ public enum ConsumptionRequestsReport {
             if let merged = try AppleTransactions.merged(request.transactionID, in: database) {
                 appleProduct = merged.productID
                 answer.appAccountToken = merged.appAccountToken ?? ""
-                try database.forEach("SELECT user_id FROM int_transactions_resolved WHERE transaction_id = ?1", [.text(request.transactionID)]) {
-                    answer.userID = $0.optionalString(0)
-                }
+                answer.userID = try StoredReportRows.resolvedUser(of: request.transactionID, in: database)
             }
             // What the log delivered of it before the request; the earliest delivery's user when the join resolved none.
             var deliveredProducts: Set<String> = []
@@ -148,10 +138,7 @@ public enum ConsumptionRequestsReport {
     ) throws -> (purchased: Int, refunded: Int) {
         var purchased = Amount.zero, refunded = Amount.zero
         var complete = true
-        try database.forEach("""
-            SELECT purchase_ms, unit_price, quantity, currency, refund_ms, refund_amount FROM int_transactions_resolved
-            WHERE user_id = ? AND is_revenue = 1 AND purchase_ms <= ?
-            """, [.text(user), .integer(untilMs)]) { row in
+        try StoredReportRows.forEachPurchase(of: user, through: untilMs, in: database) { row in
             guard let price = row.optionalString(1).flatMap(Amount.parse),
                   let rate = row.optionalString(3).flatMap({ fx.rate($0, on: days(row.int(0))) }) else {
                 complete = false

@@ -12,11 +12,9 @@ struct FXRates: Sendable {
 
     init(database: Database, reportingCurrency: String) throws {
         self.reportingCurrency = reportingCurrency
-        try database.forEach("""
-            SELECT r.day, r.currency, r.rate FROM raw_fx__rates r JOIN files f USING (file_id) ORDER BY r.day, f.path, r.line
-            """) { row in
-            guard let rate = Amount.parse(row.string(2)) else { return }
-            rates[row.string(1), default: []].append((row.string(0), rate))
+        for row in try StoredReportRows.fxRates(database) {
+            guard let rate = Amount.parse(row.rate) else { continue }
+            rates[row.currency, default: []].append((row.day, rate))
         }
     }
 
@@ -24,9 +22,7 @@ struct FXRates: Sendable {
     /// `report --currency JPY` over dollar rates stops instead of writing dollars as yen.
     func checkStored(database: Database) throws {
         var files: [String: [(currency: String, rate: String)]] = [:]
-        try database.forEach("SELECT f.path, r.currency, r.rate FROM raw_fx__rates r JOIN files f USING (file_id)") { row in
-            files[row.string(0), default: []].append((row.string(1), row.string(2)))
-        }
+        for row in try StoredReportRows.fxRates(database) { files[row.path, default: []].append((row.currency, row.rate)) }
         for path in files.keys.sorted() {
             try ReportingCurrency(reportingCurrency).check(fxRows: files[path] ?? [], file: path)
         }

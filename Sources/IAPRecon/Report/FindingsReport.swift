@@ -36,22 +36,9 @@ struct FindingsReport {
     /// The findings of the store as of `asOfMs`; records each finding's first sighting in `fct_finding_first_seen`.
     init(database: Database, fx: FXRates, zone: Zone, asOfMs: Int64) throws {
         currency = ReportingCurrency(fx.reportingCurrency)
-        try database.execute(Tables.findingFirstSeen)
-        // This report's number: the findings it is the first to record are the new ones, so a rerun of
-        // the same night reports nothing new.
-        let report = try database.scalar("SELECT coalesce(max(first_report), 0) + 1 FROM fct_finding_first_seen").integerValue
-        // A run judging an earlier moment (a re-run of a past night) moves first sightings back, never forward.
-        try database.run("""
-            INSERT INTO fct_finding_first_seen (finding_id, first_seen_ms, first_report) SELECT finding_id, ?1, ?2 FROM fct_findings WHERE 1
-            ON CONFLICT (finding_id) DO UPDATE SET first_seen_ms = min(first_seen_ms, excluded.first_seen_ms)
-            """, [.integer(asOfMs), .integer(report)])
+        let report = try StoredReportRows.recordFirstSightings(asOfMs: asOfMs, in: database)
         var values = AmountReader(fx: fx, zone: zone)
-        try database.forEach("""
-            SELECT f.finding_id, f.kind, f.severity, f.user_id, f.order_id, f.transaction_id, f.original_transaction_id, f.product_id,
-                   f.amount, f.currency, f.event_ms, f.detail, f.sources, s.first_seen_ms, s.first_report
-            FROM fct_findings f JOIN fct_finding_first_seen s USING (finding_id)
-            ORDER BY CASE f.severity WHEN 'critical' THEN 0 WHEN 'warning' THEN 1 ELSE 2 END, f.kind, f.event_ms, f.finding_id
-            """) { row in
+        try StoredReportRows.forEachFinding(database) { row in
             var texts: [String?] = (0..<13).map { row.optionalString($0) }
             texts[10] = Timestamp.iso8601(row.int(10))
             var reportingAmount: Amount?
@@ -94,9 +81,7 @@ struct FindingsReport {
 enum RejectsReport {
     static func write(_ database: Database, _ sink: inout TextSink) throws {
         try sink.csvRecord(["file", "line", "reason", "text"])
-        try database.forEach("""
-            SELECT f.path, r.line, r.reason, r.text FROM rejects r JOIN files f USING (file_id) ORDER BY f.path, r.line
-            """) { row in
+        try StoredReportRows.forEachReject(database) { row in
             try sink.csvRecord([CSV.textCell(row.string(0)), String(row.int(1)), CSV.textCell(row.string(2)), CSV.textCell(row.string(3))])
         }
     }

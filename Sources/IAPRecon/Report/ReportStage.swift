@@ -64,12 +64,8 @@ public enum ReportStage {
     public static func run(database: Database, settings: ReportSettings, filesDone: ((Int) -> Void)? = nil) throws -> ReportSummary {
         Trace.mark("report start")
         try checkReconciled(database)
-        var asOfMs: Int64 = 0
-        var graceMs: Int64 = 0
-        try database.forEach("SELECT as_of_ms, grace_ms FROM int_run_settings") { row in
-            asOfMs = row.int(0)
-            graceMs = row.int(1)
-        }
+        let settingsJoinedWith = try StoredJoinResults.previousSettings(database)
+        let (asOfMs, graceMs) = (settingsJoinedWith?.asOfMs ?? 0, settingsJoinedWith?.graceMs ?? 0)
         // Attribution's installs first: the matching on this thread waits for them, while the
         // files below can wait for a core.
         let installs = try AttributionReport.readInstalls(database: database, zone: settings.zone)
@@ -104,7 +100,7 @@ public enum ReportStage {
             try output.write("revenue_monthly.csv") { try RevenueMonthlyReport(daily: revenue).write(&$0) }
             let tieOut = try AppleTieOutReport(database: reader, fx: fx, reportingCurrency: currency)
             if !tieOut.rows.isEmpty { try output.write("apple_tieout.csv") { try tieOut.write(&$0) } }
-            let counts = try SummaryReport.counts(database: reader, asOfMs: asOfMs, graceMs: graceMs)
+            let counts = try StoredSummaryCounts.counts(database: reader, asOfMs: asOfMs, graceMs: graceMs)
             Trace.mark("report summary counts (background)")
             return (revenue, tieOut, counts)
         }

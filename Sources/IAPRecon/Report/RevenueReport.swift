@@ -43,13 +43,6 @@ struct RevenueReport: Sendable {
     var unconverted = 0
     var priceSources: [PriceSource: Int] = [:]
 
-    /// Every revenue transaction, read straight through the table: the partial index on purchase
-    /// time holds the same rows, but walking it would look each one up in the table out of order.
-    static let revenueRows = """
-        SELECT purchase_ms, product_id, storefront, currency, unit_price, quantity, refund_ms, refund_amount, price_source
-        FROM int_transactions_resolved NOT INDEXED WHERE is_revenue = 1
-        """
-
     init(database: Database, zone: Zone, fx: FXRates) throws {
         currency = ReportingCurrency(fx.reportingCurrency)
         var values = AmountReader(fx: fx, zone: zone)
@@ -63,7 +56,7 @@ struct RevenueReport: Sendable {
             if isNew { entries.append((slot, values.day(utcMs), Row())) }
             change(&entries[index].row)
         }
-        try database.forEach(Self.revenueRows) { row in
+        try StoredReportRows.forEachRevenueTransaction(database) { row in
             sourceCounts[sources.number(row, 8), default: 0] += 1
             let purchaseMs = row.int(0)
             let currency = values.currency(row, 3)

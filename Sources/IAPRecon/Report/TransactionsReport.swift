@@ -24,14 +24,12 @@ enum TransactionsReport {
 
     static func write(_ database: Database, zone: Zone, fx: FXRates, currency: ReportingCurrency, _ sink: inout TextSink) throws {
         var catalogTypes: [String: String] = [:]
-        try database.forEach("SELECT product_id, type FROM raw_catalog__products WHERE type IS NOT NULL ORDER BY file_id, line") { row in
-            catalogTypes[row.string(0)] = row.string(1)
-        }
+        for (productID, type) in try StoredReportRows.catalogTypes(database) { catalogTypes[productID] = type }
         // A finding names its transaction; a chain's finding (a shared subscription) names no
         // transaction and is listed on every transaction of the chain. Both are looked up by the
         // fingerprint of the id's bytes, so a transaction row makes no string of its ids.
         var findingsOfTransaction: [RowFingerprint: [String]] = [:], findingsOfChain: [RowFingerprint: [String]] = [:]
-        try database.forEach("SELECT finding_id, transaction_id, original_transaction_id FROM fct_findings ORDER BY finding_id") { row in
+        try StoredReportRows.forEachFindingSubject(database) { row in
             if let transaction = row.fingerprint(1) {
                 findingsOfTransaction[transaction, default: []].append(row.string(0))
             } else if let chain = row.fingerprint(2) {
@@ -44,13 +42,7 @@ enum TransactionsReport {
         let appleTypes = catalogTypes.isEmpty ? try AppleTransactions.Cursor(database, where: "1") : nil
         var appleType = try appleTypes?.next()
         // Column 6, the product type, is filled in here.
-        let transactions = try database.cached("""
-            SELECT t.transaction_id, t.original_transaction_id, t.user_id, t.order_id, t.match_rule, t.product_id, NULL,
-                   t.storefront, t.environment, t.ownership, t.currency, t.unit_price, t.quantity, t.price_source,
-                   t.purchase_ms, t.expires_ms, t.refund_ms, t.refund_type, t.refund_amount, t.is_revenue, t.deliveries, t.delivered_to
-            FROM int_transactions_resolved t
-            ORDER BY t.transaction_id
-            """)
+        let transactions = try StoredReportRows.transactions(database)
         defer { transactions.reset() }
         var values = AmountReader(fx: fx, zone: zone)
         // The catalog's type of each product (its cell), looked up once per distinct product id.

@@ -72,11 +72,11 @@ struct MatchedOrdersTests {
         ])
         _ = try scenario.run(asOf: "2026-11-30T00:00:00Z")
         let database = try scenario.open()
-        let counts = try SummaryReport.unmatchedOrders(database, createdByMs: Line.ms("2026-11-29T00:00:00Z"))
+        let counts = try StoredSummaryCounts.unmatchedOrders(database, createdByMs: Line.ms("2026-11-29T00:00:00Z"))
         #expect(counts.unmatched == 2)
         #expect(counts.unpaid == 1)
         // Asked again on the same connection: the same answer, nothing left over from the first.
-        #expect(try SummaryReport.unmatchedOrders(database, createdByMs: Line.ms("2026-11-30T00:00:00Z")) == (2, 2))
+        #expect(try StoredSummaryCounts.unmatchedOrders(database, createdByMs: Line.ms("2026-11-30T00:00:00Z")) == (2, 2))
     }
 
     @Test("history shows an order's transaction and rule, and says so of an order none is matched to")
@@ -147,7 +147,7 @@ struct MatchedOrdersTests {
             // a night's closure
             "SELECT transaction_id FROM int_transactions_resolved WHERE order_id IN temp.frontier_orders AND order_id IS NOT NULL",
             // the summary's walk of the matched orders beside every order
-            SummaryReport.matchedOrderIDs,
+            StoredSummaryCounts.matchedOrderIDs,
         ]
         for sql in lookups {
             var plan: [String] = []

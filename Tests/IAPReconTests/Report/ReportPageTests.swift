@@ -97,7 +97,7 @@ struct ReportPageTests {
         let fx = try FXRates(database: database, reportingCurrency: "USD")
         let settings = ReportSettings(outFolder: scenario.out)
         return ReportPage(
-            asOfMs: asOfMs, settings: settings, counts: try SummaryReport.counts(database: database, asOfMs: asOfMs, graceMs: graceMs),
+            asOfMs: asOfMs, settings: settings, counts: try StoredSummaryCounts.counts(database: database, asOfMs: asOfMs, graceMs: graceMs),
             findings: try FindingsReport(database: database, fx: fx, zone: .utc, asOfMs: asOfMs), revenue: try RevenueReport(database: database, zone: .utc, fx: fx),
             attribution: try AttributionReport(database: database, zone: .utc, fx: fx, asOfMs: asOfMs), fx: fx)
     }

@@ -20,7 +20,7 @@ struct WholeTableReadsTests {
         ])
         _ = try scenario.run(asOf: "2026-11-30T00:00:00Z")
         let database = try scenario.open()
-        for sql in [RevenueReport.revenueRows, AttributionReport.purchasesByUser] {
+        for sql in [StoredReportRows.revenueRows, StoredUserInstalls.purchasesByUser] {
             var plan: [String] = []
             try database.forEach("EXPLAIN QUERY PLAN " + sql) { plan.append($0.string(3)) }
             #expect(plan.contains("SCAN int_transactions_resolved"), "\(sql): \(plan)")

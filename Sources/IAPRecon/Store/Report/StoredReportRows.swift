@@ -1,0 +1,134 @@
+/// What the report reads of the store that no other stage's part of it reads for it: the rows of
+/// each report's one query, handed out as values where a report takes a few, and as rows in the
+/// order the query gives where it streams many.
+enum StoredReportRows {
+    /// Every revenue transaction (`RevenueReport`), columns: purchase_ms, product_id, storefront,
+    /// currency, unit_price, quantity, refund_ms, refund_amount, price_source. Read straight
+    /// through the table: the partial index on purchase time holds the same rows, but walking it
+    /// would look each one up in the table out of order.
+    static let revenueRows = """
+        SELECT purchase_ms, product_id, storefront, currency, unit_price, quantity, refund_ms, refund_amount, price_source
+        FROM int_transactions_resolved NOT INDEXED WHERE is_revenue = 1
+        """
+
+    static func forEachRevenueTransaction(_ database: Database, _ body: (Row) throws -> Void) throws {
+        try database.forEach(revenueRows, [], body)
+    }
+
+    /// Every stored `fx.csv` row, by day, then file order.
+    static func fxRates(_ database: Database) throws -> [(path: String, day: String, currency: String, rate: String)] {
+        var rows: [(path: String, day: String, currency: String, rate: String)] = []
+        try database.forEach("""
+            SELECT f.path, r.day, r.currency, r.rate FROM raw_fx__rates r JOIN files f USING (file_id) ORDER BY r.day, f.path, r.line
+            """) { rows.append(($0.string(0), $0.string(1), $0.string(2), $0.string(3))) }
+        return rows
+    }
+
+    /// The tie-out with Apple the join wrote, by day, product and country; none when no join made it.
+    static func tieOutRows(_ database: Database) throws -> [AppleTieOutReport.Row] {
+        let tables = try database.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'fct_apple_tieout'").integerValue
+        guard tables > 0 else { return [] }
+        var rows: [AppleTieOutReport.Row] = []
+        try database.forEach("""
+            SELECT day, product_id, country, apple_units, verified_units, customer_price, customer_currency, proceeds, proceeds_currency
+            FROM fct_apple_tieout ORDER BY day, product_id, country
+            """) { row in
+            rows.append(AppleTieOutReport.Row(
+                day: row.string(0), productID: row.string(1), country: row.string(2), appleUnits: row.int(3), verifiedUnits: row.int(4),
+                customerPrice: row.optionalString(5), customerCurrency: row.optionalString(6), proceeds: row.optionalString(7),
+                proceedsCurrency: row.optionalString(8)))
+        }
+        return rows
+    }
+
+    /// Each product's type as the catalog's rows give it (a later row's over an earlier one's, in
+    /// the order stored), where it gives one.
+    static func catalogTypes(_ database: Database) throws -> [(productID: String, type: String)] {
+        var types: [(productID: String, type: String)] = []
+        try database.forEach("SELECT product_id, type FROM raw_catalog__products WHERE type IS NOT NULL ORDER BY file_id, line") {
+            types.append(($0.string(0), $0.string(1)))
+        }
+        return types
+    }
+
+    /// Every finding's id and what it is about, by finding id; columns: finding_id, transaction_id, original_transaction_id.
+    static func forEachFindingSubject(_ database: Database, _ body: (Row) throws -> Void) throws {
+        try database.forEach("SELECT finding_id, transaction_id, original_transaction_id FROM fct_findings ORDER BY finding_id", [], body)
+    }
+
+    /// A statement over every resolved transaction in transaction id order, in `transactions.csv`'s
+    /// columns (column 6, the product type, is NULL for the report to fill in). Compiled once per connection.
+    static func transactions(_ database: Database) throws -> Statement {
+        try database.cached("""
+            SELECT t.transaction_id, t.original_transaction_id, t.user_id, t.order_id, t.match_rule, t.product_id, NULL,
+                   t.storefront, t.environment, t.ownership, t.currency, t.unit_price, t.quantity, t.price_source,
+                   t.purchase_ms, t.expires_ms, t.refund_ms, t.refund_type, t.refund_amount, t.is_revenue, t.deliveries, t.delivered_to
+            FROM int_transactions_resolved t
+            ORDER BY t.transaction_id
+            """)
+    }
+
+    /// Each `CONSUMPTION_REQUEST` notification once (by its uuid), at its earliest signing, by
+    /// time then uuid; only those about `transactionID` when one is given.
+    static func consumptionRequests(_ database: Database, about transactionID: String?) throws
+        -> [(uuid: String, transactionID: String, ms: Int64)] {
+        var requests: [(uuid: String, transactionID: String, ms: Int64)] = []
+        try database.forEach("""
+            SELECT notification_uuid, transaction_id, min(signed_ms) FROM raw_notifications__notifications
+            WHERE notification_type = 'CONSUMPTION_REQUEST' AND notification_uuid IS NOT NULL AND transaction_id IS NOT NULL
+              AND signed_ms IS NOT NULL AND (?1 IS NULL OR transaction_id = ?1)
+            GROUP BY notification_uuid, transaction_id ORDER BY 3, 1
+            """, [SQLValue(transactionID)]) { row in
+            requests.append((row.string(0), row.string(1), row.int(2)))
+        }
+        return requests
+    }
+
+    /// The user the join resolved `transactionID` to, if it resolved one.
+    static func resolvedUser(of transactionID: String, in database: Database) throws -> String? {
+        var user: String?
+        try database.forEach("SELECT user_id FROM int_transactions_resolved WHERE transaction_id = ?1", [.text(transactionID)]) {
+            user = $0.optionalString(0)
+        }
+        return user
+    }
+
+    /// `user`'s revenue transactions purchased by `untilMs`; columns: purchase_ms, unit_price,
+    /// quantity, currency, refund_ms, refund_amount.
+    static func forEachPurchase(of user: String, through untilMs: Int64, in database: Database, _ body: (Row) throws -> Void) throws {
+        try database.forEach("""
+            SELECT purchase_ms, unit_price, quantity, currency, refund_ms, refund_amount FROM int_transactions_resolved
+            WHERE user_id = ? AND is_revenue = 1 AND purchase_ms <= ?
+            """, [.text(user), .integer(untilMs)], body)
+    }
+
+    /// Records this report's first sighting of each finding, and returns the report's number:
+    /// the findings it is the first to record are the new ones, so a rerun of the same night
+    /// reports nothing new. A run judging an earlier moment (a re-run of a past night) moves first
+    /// sightings back, never forward.
+    static func recordFirstSightings(asOfMs: Int64, in database: Database) throws -> Int64 {
+        try database.execute(Tables.findingFirstSeen)
+        let report = try database.scalar("SELECT coalesce(max(first_report), 0) + 1 FROM fct_finding_first_seen").integerValue
+        try database.run("""
+            INSERT INTO fct_finding_first_seen (finding_id, first_seen_ms, first_report) SELECT finding_id, ?1, ?2 FROM fct_findings WHERE 1
+            ON CONFLICT (finding_id) DO UPDATE SET first_seen_ms = min(first_seen_ms, excluded.first_seen_ms)
+            """, [.integer(asOfMs), .integer(report)])
+        return report
+    }
+
+    /// Every finding, most severe first, then by kind, time and id; columns: the 13 of
+    /// `fct_findings`, then first_seen_ms, first_report.
+    static func forEachFinding(_ database: Database, _ body: (Row) throws -> Void) throws {
+        try database.forEach("""
+            SELECT f.finding_id, f.kind, f.severity, f.user_id, f.order_id, f.transaction_id, f.original_transaction_id, f.product_id,
+                   f.amount, f.currency, f.event_ms, f.detail, f.sources, s.first_seen_ms, s.first_report
+            FROM fct_findings f JOIN fct_finding_first_seen s USING (finding_id)
+            ORDER BY CASE f.severity WHEN 'critical' THEN 0 WHEN 'warning' THEN 1 ELSE 2 END, f.kind, f.event_ms, f.finding_id
+            """, [], body)
+    }
+
+    /// Every rejected line in file order; columns: path, line, reason, text.
+    static func forEachReject(_ database: Database, _ body: (Row) throws -> Void) throws {
+        try database.forEach("SELECT f.path, r.line, r.reason, r.text FROM rejects r JOIN files f USING (file_id) ORDER BY f.path, r.line", [], body)
+    }
+}

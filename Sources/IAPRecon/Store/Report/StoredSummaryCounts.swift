@@ -1,0 +1,130 @@
+/// What `summary.json` and the report page count in the store (`SummaryReport.Counts`).
+enum StoredSummaryCounts {
+    /// The distinct app bundle ids the receipts named, sorted.
+    static func bundleIDs(_ database: Database) throws -> [String] {
+        var ids: [String] = []
+        try database.forEach("""
+            SELECT DISTINCT bundle_id FROM raw_receipts__verifications WHERE bundle_id IS NOT NULL ORDER BY bundle_id
+            """) { ids.append($0.string(0)) }
+        return ids
+    }
+
+    /// What the summary counts in the store, as of `asOfMs` with `graceMs` of grace.
+    static func counts(database: Database, asOfMs: Int64, graceMs: Int64) throws -> SummaryReport.Counts {
+        var inputs: [JSONValue] = []
+        var files: [ReportPage.InputFile] = []
+        var totals = LineCounts()
+        try database.forEach("SELECT path, source, lines_read, accepted, rejected, blank, ignored, bytes, present FROM files ORDER BY path") { row in
+            let counts = LineCounts(read: Int(row.int(2)), accepted: Int(row.int(3)), rejected: Int(row.int(4)),
+                                    blank: Int(row.int(5)), ignored: Int(row.int(6)))
+            totals = totals + counts
+            files.append(ReportPage.InputFile(path: row.string(0), source: row.string(1), counts: counts))
+            inputs.append(.object([
+                ("file", .string(row.string(0))), ("source", .string(row.string(1))), ("bytes", .int(row.int(7))),
+                ("read", .int(counts.read)), ("accepted", .int(counts.accepted)), ("rejected", .int(counts.rejected)),
+                ("blank", .int(counts.blank)), ("ignored", .int(counts.ignored)), ("present", .bool(row.int(8) != 0)),
+            ]))
+        }
+        var ignoredFiles: [JSONValue] = []
+        try database.forEach("SELECT path FROM ignored_files ORDER BY path") { ignoredFiles.append(.string($0.string(0))) }
+
+        // One pass over the transactions for every count of them and of the orders matched to them
+        // (a match is kept once, on its transaction), and one over the orders none is matched to.
+        var ordersByRule: [String: Int64] = [:]
+        var matched: Int64 = 0
+        var byEnvironment: [String: Int64] = [:]
+        var unmatchedTransactions: Int64 = 0
+        var familyShared: Int64 = 0
+        try database.forEach("""
+            SELECT coalesce(environment, 'unknown'), order_id IS NULL AND environment = 'Production',
+                   environment = 'Production' AND ownership = 'FAMILY_SHARED', order_id IS NOT NULL, match_rule
+            FROM int_transactions_resolved
+            """) { row in
+            byEnvironment[row.string(0), default: 0] += 1
+            unmatchedTransactions += row.int(1)
+            familyShared += row.int(2)
+            if row.int(3) == 1 {
+                matched += 1
+                if let rule = row.optionalString(4) { ordersByRule[rule, default: 0] += 1 }
+            }
+        }
+        let (unmatched, unpaid) = try unmatchedOrders(database, createdByMs: asOfMs - graceMs)
+        let orders = matched + unmatched
+        // In SQLite's order (bytes), as the contract's consumers have always seen them.
+        let environments: [(String, JSONValue)] = byEnvironment.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+            .map { ($0, .int(byEnvironment[$0] ?? 0)) }
+        let failedVerifications = try database.scalar("SELECT count(*) FROM raw_receipts__verifications WHERE status_n NOT IN (0, 21006)").integerValue
+        let missingFromCatalog = try productsMissingFromCatalog(database)
+
+        return SummaryReport.Counts(inputs: inputs, ignoredFiles: ignoredFiles, files: files, totals: totals, orders: orders, unmatched: unmatched, ordersByRule: ordersByRule, unpaid: unpaid,
+                      environments: environments, unmatchedTransactions: unmatchedTransactions, familyShared: familyShared,
+                      failedVerifications: failedVerifications, missingFromCatalog: missingFromCatalog,
+                      bundleIDs: try bundleIDs(database))
+    }
+
+    /// Every order id of the order lines, in id order, each as often as it has lines: the key index alone.
+    static let orderIDs = "SELECT order_id FROM raw_server__orders WHERE order_id IS NOT NULL ORDER BY order_id"
+
+    /// Every matched order id, in id order: the partial index of matched orders alone (a match is kept once, on its transaction).
+    static let matchedOrderIDs = "SELECT order_id FROM int_transactions_resolved WHERE order_id IS NOT NULL ORDER BY order_id"
+
+    /// How many orders no resolved transaction is matched to, and how many of them were created (their
+    /// first line) at or before `dueMs`: unpaid after the grace. The order ids and the matched ones
+    /// are walked side by side in id order, through their indexes, and only the unmatched orders'
+    /// first lines are read, through a temporary table filled in the same order.
+    static func unmatchedOrders(_ database: Database, createdByMs dueMs: Int64) throws -> (unmatched: Int64, unpaid: Int64) {
+        try database.execute("""
+            CREATE TEMP TABLE IF NOT EXISTS unmatched_orders (key TEXT PRIMARY KEY) WITHOUT ROWID;
+            DELETE FROM temp.unmatched_orders;
+            """)
+        let insert = try database.cached("INSERT INTO temp.unmatched_orders VALUES (?)")
+        let orders = try database.cached(orderIDs)
+        let matched = try database.cached(matchedOrderIDs)
+        defer {
+            orders.reset()
+            matched.reset()
+        }
+        var hasMatched = try matched.step()
+        var runs = KeyRuns()
+        while try orders.step() {
+            guard orders.withText(0, { runs.starts($0) }) else { continue }
+            while hasMatched, matched.row.compareText(0, with: orders.row, 0) < 0 { hasMatched = try matched.step() }
+            if hasMatched, matched.row.compareText(0, with: orders.row, 0) == 0 { continue }
+            try insert.insert([.text(orders.row.string(0))])
+        }
+        var unmatched: Int64 = 0
+        var unpaid: Int64 = 0
+        try ServerOrders.forEachFirst(in: database, where: "o.order_id IN temp.unmatched_orders") {
+            unmatched += 1
+            if $0.int(ServerOrders.Column.ms) <= dueMs { unpaid += 1 }
+        }
+        return (unmatched, unpaid)
+    }
+
+    /// Product ids of verified transactions or deliveries that the catalog lacks. A delivery's
+    /// product is its first line's: a product only a repeated line names is no delivery's. Such a
+    /// product is rare, so the lines naming it are checked one candidate at a time.
+    static func productsMissingFromCatalog(_ database: Database) throws -> Int64 {
+        var missing = Set<String>()
+        try database.forEach("""
+            SELECT DISTINCT product_id FROM int_transactions_resolved WHERE product_id NOT IN (SELECT product_id FROM raw_catalog__products)
+            """) { missing.insert($0.string(0)) }
+        var candidates: [String] = []
+        try database.forEach("""
+            SELECT DISTINCT product_id FROM raw_server__deliveries WHERE product_id IS NOT NULL AND product_id NOT IN (SELECT product_id FROM raw_catalog__products)
+            """) { row in if !missing.contains(row.string(0)) { candidates.append(row.string(0)) } }
+        for product in candidates {
+            let deliveries = try StoredDeliveries.Cursor(database, where: """
+                d.transaction_id IN (SELECT transaction_id FROM raw_server__deliveries WHERE product_id = ?1)
+                """, [.text(product)])
+            while deliveries.hasDelivery {
+                if deliveries.row.string(StoredDeliveries.Column.productID) == product {
+                    missing.insert(product)
+                    break
+                }
+                _ = try deliveries.advance()
+            }
+        }
+        return Int64(missing.count)
+    }
+}
