@@ -6,7 +6,7 @@
 ///   V2 transaction and notification sighting, with its refund events and who sent it;
 /// - `ServerDeliveries`: one delivery per transaction and `delivery_id` (or identical line), with
 ///   how many copies the log has.
-/// The store's readers apply the rules that need no more than a row at hand as they read
+/// The store's readers apply the rules that need no more than the row at hand as they read
 /// (`Store/Normalize`): an order's first line (`ServerOrders`), receipt lines naming both an order
 /// and a transaction (`ReceiptClaims`), distinct MMP rows (`MMPEvents`) and each user's first
 /// sign-up (`FirstRegistrations`).

@@ -52,7 +52,7 @@ enum StoredJoinResults {
     }
 
     /// The latest event time of the stored inputs, and the latest MMP wall-clock time (in the MMP's
-    /// zone, which the caller knows): ingest keeps each file's (`IngestStage.latestTimesSQL`), so
+    /// zone, which the caller knows): ingest keeps each file's (`StoredFiles.latestTimesSQL`), so
     /// no table is scanned.
     static func latestEventTimes(_ database: Database) throws -> (ms: Int64?, mmpWallMs: Int64?) {
         var latest: (ms: Int64?, mmpWallMs: Int64?) = (nil, nil)

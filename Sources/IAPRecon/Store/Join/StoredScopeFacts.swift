@@ -1,7 +1,7 @@
 /// The facts of one closed scope, as the join reads them (`ScopeFactsReceiver`).
 enum StoredScopeFacts {
     /// Hands `receiver` the stored facts of the scope in the connection's
-    /// `temp.<prefix>_transactions` and `temp.<prefix>_orders` tables (`JoinScope.fill`), and the
+    /// `temp.<prefix>_transactions` and `temp.<prefix>_orders` tables (`fill`), and the
     /// whole catalog, as they are read.
     /// - Throws: `UnknownStoredCode` for a sighting this build cannot read, or SQLite's error.
     static func read(_ database: Database, scope prefix: String, into facts: inout some ScopeFactsReceiver) throws {

@@ -107,7 +107,7 @@ enum StoredDeliveries {
 }
 
 extension DeliveryLine {
-    /// The line in a row of `ServerDeliveries.selection`.
+    /// The line in a row of `StoredDeliveries.selection`.
     init(_ row: Row) {
         typealias D = StoredDeliveries.Column
         self.init(ms: row.int(D.ms), userID: row.string(D.userID), transactionID: row.string(D.transactionID),
