@@ -44,7 +44,6 @@ enum StoredLinks {
         if !batch.rowEnds.isEmpty { try deliver(batch) }
     }
 
-
     /// Adds `row`'s keys to `rows`, column by column of `kinds`: its first non-null key linked to the others.
     private static func append(_ row: Row, kinds: [Kind], to rows: inout LinkRows) {
         for (column, kind) in kinds.enumerated() where !row.isNull(column) {
