@@ -199,7 +199,7 @@ struct AttributionReport {
 
     /// The zone the MMP's wall-clock times are in, as the join recorded it.
     static func mmpZone(_ database: Database) throws -> Zone {
-        try StoredJoinResults.previousSettings(database).flatMap { Zone($0.mmpZone) } ?? .utc
+        try StoredJoinResults.settings(database).flatMap { Zone($0.mmpZone) } ?? .utc
     }
 
     /// Starts reading the installs and their ids on a worker's own connection (`InstallTable`).

@@ -64,7 +64,7 @@ public enum ReportStage {
     public static func run(database: Database, settings: ReportSettings, filesDone: ((Int) -> Void)? = nil) throws -> ReportSummary {
         Trace.mark("report start")
         try checkReconciled(database)
-        let settingsJoinedWith = try StoredJoinResults.previousSettings(database)
+        let settingsJoinedWith = try StoredJoinResults.settings(database)
         let (asOfMs, graceMs) = (settingsJoinedWith?.asOfMs ?? 0, settingsJoinedWith?.graceMs ?? 0)
         // Attribution's installs first: the matching on this thread waits for them, while the
         // files below can wait for a core.

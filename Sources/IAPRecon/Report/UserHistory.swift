@@ -122,7 +122,7 @@ public struct UserHistory: Sendable {
             ($0.ms, $0.event.hasPrefix("FINDING") ? 1 : 0, $0.event, $0.id) < ($1.ms, $1.event.hasPrefix("FINDING") ? 1 : 0, $1.event, $1.id)
         }
 
-        let asOfMs = try HistoryLoader.asOfMs(database)
+        let asOfMs = try StoredJoinResults.settings(database)?.asOfMs ?? 0
         let fx = try FXRates(database: database, reportingCurrency: currency)
         var days = DayNames(zone)
         var spent = Amount.zero, refunded = Amount.zero, unconverted = 0

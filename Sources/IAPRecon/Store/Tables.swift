@@ -69,8 +69,9 @@ enum Tables {
         // Results.
         .init(name: "int_transactions_resolved", layer: .result, writer: .join, readers: [.report]),
         .init(name: "fct_findings", layer: .result, writer: .join, readers: [.report]),
-        // The as-of, grace and MMP zone the join decided with: the report and `history` judge by the same.
-        .init(name: "int_run_settings", layer: .result, writer: .join, readers: [.report]),
+        // The as-of, grace and MMP zone the join decided with: the report and `history` judge by the
+        // same, read through the join's part of the store (`StoredJoinResults.settings`).
+        .init(name: "int_run_settings", layer: .result, writer: .join, readers: []),
         .init(name: "fct_apple_tieout", layer: .result, writer: .join, readers: [.report]),
         // The report's own memory across runs: when it first reported each finding, and whom it attributed each user to.
         .init(name: "fct_finding_first_seen", layer: .result, writer: .report, readers: []),

@@ -40,14 +40,9 @@ enum AppleTieOutStore {
                 SQLValue(row.proceeds.map(Money.format)), SQLValue(row.proceedsCurrency),
             ])
         }
-        for finding in tieOut.findings {
-            try database.run("INSERT INTO fct_findings VALUES (?, ?, ?, NULL, NULL, NULL, NULL, ?, ?, ?, ?, ?, ?)", [
-                .text(finding.findingID), .text(finding.kind.rawValue), .text(finding.kind.severity.rawValue),
-                SQLValue(finding.productID), SQLValue(finding.amount.map(Money.format)),
-                SQLValue(finding.amount == nil ? nil : finding.currency), .integer(finding.eventMs), .text(finding.detail),
-                .text(files.text(finding.sources)),
-            ])
-        }
+        // A finding's row as the join writes every other (table 1 of its inserts: `fct_findings`).
+        let insertFinding = StoredJoinResults.inserts { $0 }[1]
+        for finding in tieOut.findings { try database.run(insertFinding, StoredJoinResults.row(of: finding, files: files)) }
         return tieOut.rows.count + tieOut.findings.count
     }
 

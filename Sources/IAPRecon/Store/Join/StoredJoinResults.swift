@@ -24,15 +24,20 @@ enum StoredJoinResults {
         try database.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'int_run_settings'").integerValue > 0
     }
 
-    /// The as-of, grace and MMP zone the last join decided with; nil when there was none or its
-    /// results are an older iaprecon's.
-    static func previousSettings(_ database: Database) throws -> (asOfMs: Int64, graceMs: Int64, mmpZone: String)? {
-        guard try exist(database), try areCurrent(database) else { return nil }
-        var previous: (asOfMs: Int64, graceMs: Int64, mmpZone: String)?
+    /// The as-of, grace and MMP zone the last join decided with; nil when no join kept them.
+    static func settings(_ database: Database) throws -> (asOfMs: Int64, graceMs: Int64, mmpZone: String)? {
+        guard try exist(database) else { return nil }
+        var settings: (asOfMs: Int64, graceMs: Int64, mmpZone: String)?
         try database.forEach("SELECT as_of_ms, grace_ms, mmp_tz FROM int_run_settings") { row in
-            previous = (row.int(0), row.int(1), row.string(2))
+            settings = (row.int(0), row.int(1), row.string(2))
         }
-        return previous
+        return settings
+    }
+
+    /// The settings of the last join whose results the next one may update; nil when there was
+    /// none or its results are an older iaprecon's.
+    static func previousSettings(_ database: Database) throws -> (asOfMs: Int64, graceMs: Int64, mmpZone: String)? {
+        try areCurrent(database) ? settings(database) : nil
     }
 
     /// Keeps the settings this join decided with, in place of the last one's.

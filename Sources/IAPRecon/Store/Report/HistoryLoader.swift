@@ -13,18 +13,8 @@ struct HistoryLoader {
         try database.scalar("SELECT count(*) FROM sqlite_master WHERE name IN ('fct_findings', 'fct_user_installs')") == .integer(2)
     }
 
-    /// The as-of the last join judged by.
-    static func asOfMs(_ database: Database) throws -> Int64 {
-        try database.scalar("SELECT max(as_of_ms) FROM int_run_settings").integerValue
-    }
-
     /// The scope, user and subject a lookup names, or NotFound.
     static func resolve(_ database: Database, _ lookup: UserHistory.Lookup) throws -> (Scope, String, String) {
-        func first(_ sql: String, _ key: String) throws -> String? {
-            var found: String?
-            try database.forEach(sql, [.text(key)]) { row in if found == nil { found = row.optionalString(0) } }
-            return found
-        }
         switch lookup {
         case .user(let id):
             let known = try database.scalar("""
@@ -70,7 +60,7 @@ struct HistoryLoader {
                 OR a.transaction_id = ?1
                 """, [.text(id)]) { $0.originalTransactionID == id }
             guard let firstID = ids.first else { throw UserHistory.NotFound(what: "subscription chain '\(id)'") }
-            let user = try first("SELECT user_id FROM int_transactions_resolved WHERE transaction_id = ?", firstID) ?? ""
+            let user = try StoredReportRows.resolvedUser(of: firstID, in: database) ?? ""
             return (.transactions(ids), user, "subscription chain \(id)")
         case .appAccountToken(let token):
             let ids = try mergedTransactions(database, where: """
@@ -79,7 +69,7 @@ struct HistoryLoader {
                 """, [.text(token)]) { $0.appAccountToken == token }
             guard !ids.isEmpty else { throw UserHistory.NotFound(what: "app account token '\(token)'") }
             for id in ids {
-                if let user = try first("SELECT user_id FROM int_transactions_resolved WHERE transaction_id = ?", id) {
+                if let user = try StoredReportRows.resolvedUser(of: id, in: database) {
                     return (.user(user), user, "user \(user)")
                 }
             }
