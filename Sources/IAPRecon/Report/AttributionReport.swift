@@ -56,10 +56,11 @@ struct AttributionReport {
         var file: Int64?
         var line: Int64?
 
-        /// Columns 1...6 of a `fct_user_installs` row.
+        /// A `StoredUserInstalls.stored` row.
         init(stored row: Row) {
-            (ms, mediaSource, campaign) = (row.optionalInt(1), row.fingerprint(2), row.fingerprint(3))
-            (matchedBy, file, line) = (row.fingerprint(4), row.optionalInt(5), row.optionalInt(6))
+            typealias Column = StoredUserInstalls.InstallColumn
+            (ms, mediaSource, campaign) = (row.optionalInt(Column.installMs), row.fingerprint(Column.mediaSource), row.fingerprint(Column.campaign))
+            (matchedBy, file, line) = (row.fingerprint(Column.matchedBy), row.optionalInt(Column.fileID), row.optionalInt(Column.line))
         }
 
         init(ms: Int64?, mediaSource: RowFingerprint?, campaign: RowFingerprint?, matchedBy: RowFingerprint, file: Int64?, line: Int64?) {
@@ -247,8 +248,11 @@ struct AttributionReport {
         var hasPurchase = try purchases.step()
         // Apple's money whose user nobody knows (no order, delivery or receipt): the `no_user` row
         // of its purchase day (CONTRACT.md §3), so every verified dollar lands in a row.
-        while hasPurchase, purchases.row.isNull(0) {
-            let purchase = Self.purchase(purchases.row, offset: 1, values: &money)
+        typealias Purchase = StoredUserInstalls.PurchaseColumn
+        typealias Registration = FirstRegistrations.Column
+        typealias Stored = StoredUserInstalls.InstallColumn
+        while hasPurchase, purchases.row.isNull(Purchase.userID) {
+            let purchase = Self.purchase(purchases.row, values: &money)
             let key = CohortKey(day: day(purchase.ms), mediaSource: "no_user", campaign: "")
             add(key) { cohort in
                 cohort.anchorMs = max(cohort.anchorMs, purchase.ms)
@@ -295,29 +299,30 @@ struct AttributionReport {
             let signupRow = signups.row
             let purchaseRow = purchases.row
             // The smaller of the two ids (in bytes, as SQLite orders them), made into a string once.
-            let signupFirst = hasSignup && (!hasPurchase || signupRow.compareText(0, with: purchaseRow, 0) <= 0)
-            let userRow = signupFirst ? signupRow : purchaseRow
-            let userID = userRow.string(0)
+            let signupFirst = hasSignup && (!hasPurchase || signupRow.compareText(Registration.userID, with: purchaseRow, Purchase.userID) <= 0)
+            let (userRow, userColumn) = signupFirst ? (signupRow, Registration.userID) : (purchaseRow, Purchase.userID)
+            let userID = userRow.string(userColumn)
             // A stored user before this one in the same order is no longer reported.
-            while hasStored, stored.row.compareText(0, with: userRow, 0) < 0 {
-                userInstalls.insert(table: 1, [.text(stored.row.string(0))])
+            while hasStored, stored.row.compareText(Stored.userID, with: userRow, userColumn) < 0 {
+                userInstalls.insert(table: 1, [.text(stored.row.string(Stored.userID))])
                 hasStored = try stored.step()
             }
             var storedInstall: UserInstall?
-            if hasStored, stored.row.text(0, equals: userID) {
+            if hasStored, stored.row.text(Stored.userID, equals: userID) {
                 storedInstall = UserInstall(stored: stored.row)
                 hasStored = try stored.step()
             }
             // The ids a sign-up names, by their fingerprints: they are only looked up.
             var signup = Signup(ms: 0, registered: false)
-            if hasSignup, signupRow.text(0, equals: userID) {
-                signup = Signup(ms: signupRow.int(1), idfv: signupRow.fingerprint(2), idfa: signupRow.fingerprint(3),
-                                appsflyerID: signupRow.fingerprint(4), registered: true)
+            if hasSignup, signupRow.text(Registration.userID, equals: userID) {
+                signup = Signup(ms: signupRow.int(Registration.ms), idfv: signupRow.fingerprint(Registration.idfv),
+                                idfa: signupRow.fingerprint(Registration.idfa), appsflyerID: signupRow.fingerprint(Registration.appsflyerID),
+                                registered: true)
                 hasSignup = try signups.step()
             }
             userPurchases.removeAll(keepingCapacity: true)
-            while hasPurchase, purchases.row.text(0, equals: userID) {
-                userPurchases.append(Self.purchase(purchases.row, offset: 1, values: &money))
+            while hasPurchase, purchases.row.text(Purchase.userID, equals: userID) {
+                userPurchases.append(Self.purchase(purchases.row, values: &money))
                 hasPurchase = try purchases.step()
             }
             if !signup.registered, let first = userPurchases.first { signup.ms = first.ms }
@@ -382,7 +387,7 @@ struct AttributionReport {
         for (way, users) in zip(ways, usersByWay) { matchedBy[way] = users }
         matchedBy["unattributed"] = unattributedUsers
         while hasStored {
-            userInstalls.insert(table: 1, [.text(stored.row.string(0))])
+            userInstalls.insert(table: 1, [.text(stored.row.string(Stored.userID))])
             hasStored = try stored.step()
         }
         installs = []
@@ -406,12 +411,15 @@ struct AttributionReport {
 
         Trace.mark("attribution mmp purchases")
         // Spend joins on day, media source and campaign; spend with no installs keeps its row.
+        typealias Spend = StoredUserInstalls.SpendColumn
         try StoredUserInstalls.forEachSpendRow(database) { row in
-            guard let spend = Amount.parse(row.string(3)) else { return }
-            let rate = fx.rate(row.string(4), on: row.string(0))
+            guard let spend = Amount.parse(row.string(Spend.spend)) else { return }
+            let day = row.string(Spend.day)
+            let rate = fx.rate(row.string(Spend.currency), on: day)
             if rate == nil { unconvertedSpendRows += 1 }
-            let key = CohortKey(day: row.string(0), mediaSource: Self.mediaSource(row.optionalString(1)), campaign: row.optionalString(2) ?? "")
-            let dayStart = Timestamp.startOfDay(row.string(0)) ?? 0
+            let key = CohortKey(day: day, mediaSource: Self.mediaSource(row.optionalString(Spend.mediaSource)),
+                                campaign: row.optionalString(Spend.campaign) ?? "")
+            let dayStart = Timestamp.startOfDay(day) ?? 0
             add(key) { cohort in
                 if let rate { cohort.spend += spend * rate } else { cohort.spendUnconverted = true }
                 cohort.hasSpend = true
@@ -454,12 +462,13 @@ struct AttributionReport {
         var registered: Bool
     }
 
-    /// A verified purchase row (purchase_ms, unit_price, quantity, currency, refund_amount from `offset`) in the reporting currency.
-    static func purchase(_ row: Row, offset: Int, values: inout AmountReader) -> (ms: Int64, grossUSD: Amount, refundUSD: Amount) {
-        let purchaseMs = row.int(offset)
-        let gross = (values.amount(row, offset + 1) ?? .zero) * row.int(offset + 2)
-        let rate = values.rate(currency: values.currency(row, offset + 3), atMs: purchaseMs) ?? .zero
-        let refund = values.amount(row, offset + 4) ?? .zero
+    /// A `StoredUserInstalls.purchasesByUser` row in the reporting currency.
+    static func purchase(_ row: Row, values: inout AmountReader) -> (ms: Int64, grossUSD: Amount, refundUSD: Amount) {
+        typealias Column = StoredUserInstalls.PurchaseColumn
+        let purchaseMs = row.int(Column.purchaseMs)
+        let gross = (values.amount(row, Column.unitPrice) ?? .zero) * row.int(Column.quantity)
+        let rate = values.rate(currency: values.currency(row, Column.currency), atMs: purchaseMs) ?? .zero
+        let refund = values.amount(row, Column.refundAmount) ?? .zero
         return (purchaseMs, gross * rate, refund * rate)
     }
 

@@ -138,14 +138,16 @@ public enum ConsumptionRequestsReport {
     ) throws -> (purchased: Int, refunded: Int) {
         var purchased = Amount.zero, refunded = Amount.zero
         var complete = true
+        typealias Column = StoredReportRows.PurchaseColumn
         try StoredReportRows.forEachPurchase(of: user, through: untilMs, in: database) { row in
-            guard let price = row.optionalString(1).flatMap(Amount.parse),
-                  let rate = row.optionalString(3).flatMap({ fx.rate($0, on: days(row.int(0))) }) else {
+            guard let price = row.optionalString(Column.unitPrice).flatMap(Amount.parse),
+                  let rate = row.optionalString(Column.currency).flatMap({ fx.rate($0, on: days(row.int(Column.purchaseMs))) }) else {
                 complete = false
                 return
             }
-            purchased += price * row.int(2) * rate
-            if let refundMs = row.optionalInt(4), refundMs <= untilMs, let refund = row.optionalString(5).flatMap(Amount.parse) {
+            purchased += price * row.int(Column.quantity) * rate
+            if let refundMs = row.optionalInt(Column.refundMs), refundMs <= untilMs,
+               let refund = row.optionalString(Column.refundAmount).flatMap(Amount.parse) {
                 refunded += refund * rate
             }
         }

@@ -38,14 +38,17 @@ struct FindingsReport {
         currency = ReportingCurrency(fx.reportingCurrency)
         let report = try StoredReportRows.recordFirstSightings(asOfMs: asOfMs, in: database)
         var values = AmountReader(fx: fx, zone: zone)
+        typealias Column = StoredReportRows.FindingColumn
         try StoredReportRows.forEachFinding(database) { row in
-            var texts: [String?] = (0..<13).map { row.optionalString($0) }
-            texts[10] = Timestamp.iso8601(row.int(10))
+            var texts: [String?] = (0..<Column.stored).map { row.optionalString($0) }
+            texts[Column.eventMs] = Timestamp.iso8601(row.int(Column.eventMs))
             var reportingAmount: Amount?
-            if let amount = values.amount(row, 8), let rate = values.rate(currency: values.currency(row, 9), atMs: row.int(10)) {
+            if let amount = values.amount(row, Column.amount),
+               let rate = values.rate(currency: values.currency(row, Column.currency), atMs: row.int(Column.eventMs)) {
                 reportingAmount = currency.rounded(amount * rate)
             }
-            rows.append(Row(values: texts, reportingAmount: reportingAmount, firstSeenMs: row.int(13), isNew: row.int(14) == report))
+            rows.append(Row(values: texts, reportingAmount: reportingAmount, firstSeenMs: row.int(Column.firstSeenMs),
+                            isNew: row.int(Column.firstReport) == report))
         }
     }
 
@@ -81,8 +84,10 @@ struct FindingsReport {
 enum RejectsReport {
     static func write(_ database: Database, _ sink: inout TextSink) throws {
         try sink.csvRecord(["file", "line", "reason", "text"])
+        typealias Column = StoredReportRows.RejectColumn
         try StoredReportRows.forEachReject(database) { row in
-            try sink.csvRecord([CSV.textCell(row.string(0)), String(row.int(1)), CSV.textCell(row.string(2)), CSV.textCell(row.string(3))])
+            try sink.csvRecord([CSV.textCell(row.string(Column.path)), String(row.int(Column.line)), CSV.textCell(row.string(Column.reason)),
+                                CSV.textCell(row.string(Column.text))])
         }
     }
 }

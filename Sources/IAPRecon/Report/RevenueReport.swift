@@ -56,24 +56,25 @@ struct RevenueReport: Sendable {
             if isNew { entries.append((slot, values.day(utcMs), Row())) }
             change(&entries[index].row)
         }
+        typealias Column = StoredReportRows.RevenueColumn
         try StoredReportRows.forEachRevenueTransaction(database) { row in
-            sourceCounts[sources.number(row, 8), default: 0] += 1
-            let purchaseMs = row.int(0)
-            let currency = values.currency(row, 3)
-            let unitPrice = values.amount(row, 4)
-            let quantity = row.int(5)
+            sourceCounts[sources.number(row, Column.priceSource), default: 0] += 1
+            let purchaseMs = row.int(Column.purchaseMs)
+            let currency = values.currency(row, Column.currency)
+            let unitPrice = values.amount(row, Column.unitPrice)
+            let quantity = row.int(Column.quantity)
             let gross = (unitPrice ?? .zero) * quantity
             let rate = values.rate(currency: currency, atMs: purchaseMs)
             if rate == nil, unitPrice != nil { unconverted += 1 }
-            let product = products.number(row, 1)
-            let storefront = storefronts.number(row, 2)
+            let product = products.number(row, Column.productID)
+            let storefront = storefronts.number(row, Column.storefront)
             let purchase = Slot(day: values.days.number(purchaseMs), product: product, storefront: storefront, currency: currency)
             add(purchase, at: purchaseMs) { entry in
                 entry.units += quantity
                 entry.gross += gross
                 entry.grossUSD = rate.flatMap { rate in entry.grossUSD.map { $0 + gross * rate } }
             }
-            if let refundMs = row.optionalInt(6), let refund = values.amount(row, 7) {
+            if let refundMs = row.optionalInt(Column.refundMs), let refund = values.amount(row, Column.refundAmount) {
                 let refundSlot = Slot(day: values.days.number(refundMs), product: product, storefront: storefront, currency: currency)
                 add(refundSlot, at: refundMs) { entry in
                     entry.refundUnits += quantity

@@ -29,11 +29,12 @@ enum TransactionsReport {
         // transaction and is listed on every transaction of the chain. Both are looked up by the
         // fingerprint of the id's bytes, so a transaction row makes no string of its ids.
         var findingsOfTransaction: [RowFingerprint: [String]] = [:], findingsOfChain: [RowFingerprint: [String]] = [:]
+        typealias Subject = StoredReportRows.FindingSubjectColumn
         try StoredReportRows.forEachFindingSubject(database) { row in
-            if let transaction = row.fingerprint(1) {
-                findingsOfTransaction[transaction, default: []].append(row.string(0))
-            } else if let chain = row.fingerprint(2) {
-                findingsOfChain[chain, default: []].append(row.string(0))
+            if let transaction = row.fingerprint(Subject.transactionID) {
+                findingsOfTransaction[transaction, default: []].append(row.string(Subject.findingID))
+            } else if let chain = row.fingerprint(Subject.originalTransactionID) {
+                findingsOfChain[chain, default: []].append(row.string(Subject.findingID))
             }
         }
         // Apple's product type shows only where the catalog gives none: merged from the sightings of
@@ -41,7 +42,8 @@ enum TransactionsReport {
         // transaction's sightings at a time.
         let appleTypes = catalogTypes.isEmpty ? try AppleTransactions.Cursor(database, where: "1") : nil
         var appleType = try appleTypes?.next()
-        // Column 6, the product type, is filled in here.
+        // The product type is filled in here.
+        typealias Column = StoredReportRows.TransactionColumn
         let transactions = try StoredReportRows.transactions(database)
         defer { transactions.reset() }
         var values = AmountReader(fx: fx, zone: zone)
@@ -51,22 +53,22 @@ enum TransactionsReport {
         try sink.csvRecord(header(currency))
         while try transactions.step() {
             let row = transactions.row
-            let purchaseMs = row.int(14)
-            let quantity = row.int(12)
-            let price = values.amount(row, 11).map { $0 * quantity }
-            let refund = row.isNull(16) ? nil : values.amount(row, 18)
-            let isRevenue = row.int(19) == 1
+            let purchaseMs = row.int(Column.purchaseMs)
+            let quantity = row.int(Column.quantity)
+            let price = values.amount(row, Column.unitPrice).map { $0 * quantity }
+            let refund = row.isNull(Column.refundMs) ? nil : values.amount(row, Column.refundAmount)
+            let isRevenue = row.int(Column.isRevenue) == 1
             var grossUSD = "", refundsUSD = "", netUSD = ""
-            if isRevenue, let rate = values.rate(currency: values.currency(row, 10), atMs: purchaseMs) {
+            if isRevenue, let rate = values.rate(currency: values.currency(row, Column.currency), atMs: purchaseMs) {
                 let gross = currency.rounded((price ?? .zero) * rate)
                 let refunded = currency.rounded((refund ?? .zero) * rate)
                 (grossUSD, refundsUSD, netUSD) = (Money.format(gross), Money.format(refunded), Money.format(gross - refunded))
             }
-            let product = Int(products.number(row, 5))
+            let product = Int(products.number(row, Column.productID))
             if product == catalogTypeCells.count { catalogTypeCells.append(catalogTypes[products[Int32(product)]].map(CSV.textCell)) }
             var typeCell = catalogTypeCells[product]
             if typeCell == nil {
-                let id = row.string(0)
+                let id = row.string(Column.transactionID)
                 var type: String?
                 if let appleTypes {
                     while let merged = appleType, merged.transactionID.utf8.lexicographicallyPrecedes(id.utf8) { appleType = try appleTypes.next() }
@@ -76,28 +78,28 @@ enum TransactionsReport {
                 }
                 typeCell = CSV.textCell(type ?? "")
             }
-            let findingIDs = (row.fingerprint(0).flatMap { findingsOfTransaction[$0] } ?? [])
-                + (row.fingerprint(1).flatMap { findingsOfChain[$0] } ?? [])
+            let findingIDs = (row.fingerprint(Column.transactionID).flatMap { findingsOfTransaction[$0] } ?? [])
+                + (row.fingerprint(Column.originalTransactionID).flatMap { findingsOfChain[$0] } ?? [])
             func time(_ column: Int) -> String { row.optionalInt(column).map(Timestamp.iso8601) ?? "" }
             try sink.csvRecord { cells in
-                for column in 0...5 { cells.text(row, column) }
+                for column in Column.transactionID...Column.productID { cells.text(row, column) }
                 cells.escaped(typeCell ?? "")
-                for column in 7...10 { cells.text(row, column) }
-                cells.number(row, 11)
+                for column in Column.storefront...Column.currency { cells.text(row, column) }
+                cells.number(row, Column.unitPrice)
                 cells.escaped(String(quantity))
                 cells.escaped(price.map(Money.format) ?? "")
-                cells.text(row, 13)
+                cells.text(row, Column.priceSource)
                 cells.escaped(Timestamp.iso8601(purchaseMs))
-                cells.escaped(time(15))
-                cells.escaped(time(16))
-                cells.text(row, 17)
+                cells.escaped(time(Column.expiresMs))
+                cells.escaped(time(Column.refundMs))
+                cells.text(row, Column.refundType)
                 cells.escaped(refund.map(Money.format) ?? "")
                 cells.escaped(isRevenue ? "true" : "false")
                 cells.escaped(grossUSD)
                 cells.escaped(refundsUSD)
                 cells.escaped(netUSD)
-                cells.escaped(String(row.int(20)))
-                cells.text(row, 21)
+                cells.escaped(String(row.int(Column.deliveries)))
+                cells.text(row, Column.deliveredTo)
                 cells.escaped(findingIDs.isEmpty ? "" : CSV.textCell(findingIDs.sorted().joined(separator: ";")))
             }
         }

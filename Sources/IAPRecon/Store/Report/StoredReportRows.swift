@@ -2,14 +2,19 @@
 /// each report's one query, handed out as values where a report takes a few, and as rows in the
 /// order the query gives where it streams many.
 enum StoredReportRows {
-    /// Every revenue transaction (`RevenueReport`), columns: purchase_ms, product_id, storefront,
-    /// currency, unit_price, quantity, refund_ms, refund_amount, price_source. Read straight
+    /// Every revenue transaction (`RevenueReport`), in `RevenueColumn`'s columns. Read straight
     /// through the table: the partial index on purchase time holds the same rows, but walking it
     /// would look each one up in the table out of order.
     static let revenueRows = """
         SELECT purchase_ms, product_id, storefront, currency, unit_price, quantity, refund_ms, refund_amount, price_source
         FROM int_transactions_resolved NOT INDEXED WHERE is_revenue = 1
         """
+
+    /// The columns of `revenueRows`.
+    enum RevenueColumn {
+        static let purchaseMs = 0, productID = 1, storefront = 2, currency = 3, unitPrice = 4, quantity = 5, refundMs = 6
+        static let refundAmount = 7, priceSource = 8
+    }
 
     static func forEachRevenueTransaction(_ database: Database, _ body: (Row) throws -> Void) throws {
         try database.forEach(revenueRows, [], body)
@@ -51,13 +56,28 @@ enum StoredReportRows {
         return types
     }
 
-    /// Every finding's id and what it is about, by finding id; columns: finding_id, transaction_id, original_transaction_id.
+    /// The columns of `forEachFindingSubject`'s rows.
+    enum FindingSubjectColumn {
+        static let findingID = 0, transactionID = 1, originalTransactionID = 2
+    }
+
+    /// Every finding's id and what it is about, by finding id, in `FindingSubjectColumn`'s columns.
     static func forEachFindingSubject(_ database: Database, _ body: (Row) throws -> Void) throws {
         try database.forEach("SELECT finding_id, transaction_id, original_transaction_id FROM fct_findings ORDER BY finding_id", [], body)
     }
 
-    /// A statement over every resolved transaction in transaction id order, in `transactions.csv`'s
-    /// columns (column 6, the product type, is NULL for the report to fill in). Compiled once per connection.
+    /// The columns of `transactions`' rows: `transactions.csv`'s first ones, in its order.
+    enum TransactionColumn {
+        static let transactionID = 0, originalTransactionID = 1, userID = 2, orderID = 3, matchRule = 4, productID = 5
+        /// NULL, for the report to fill in.
+        static let productType = 6
+        static let storefront = 7, environment = 8, ownership = 9, currency = 10, unitPrice = 11, quantity = 12, priceSource = 13
+        static let purchaseMs = 14, expiresMs = 15, refundMs = 16, refundType = 17, refundAmount = 18, isRevenue = 19
+        static let deliveries = 20, deliveredTo = 21
+    }
+
+    /// A statement over every resolved transaction in transaction id order, in `TransactionColumn`'s
+    /// columns. Compiled once per connection.
     static func transactions(_ database: Database) throws -> Statement {
         try database.cached("""
             SELECT t.transaction_id, t.original_transaction_id, t.user_id, t.order_id, t.match_rule, t.product_id, NULL,
@@ -93,8 +113,12 @@ enum StoredReportRows {
         return user
     }
 
-    /// `user`'s revenue transactions purchased by `untilMs`; columns: purchase_ms, unit_price,
-    /// quantity, currency, refund_ms, refund_amount.
+    /// The columns of `forEachPurchase`'s rows.
+    enum PurchaseColumn {
+        static let purchaseMs = 0, unitPrice = 1, quantity = 2, currency = 3, refundMs = 4, refundAmount = 5
+    }
+
+    /// `user`'s revenue transactions purchased by `untilMs`, in `PurchaseColumn`'s columns.
     static func forEachPurchase(of user: String, through untilMs: Int64, in database: Database, _ body: (Row) throws -> Void) throws {
         try database.forEach("""
             SELECT purchase_ms, unit_price, quantity, currency, refund_ms, refund_amount FROM int_transactions_resolved
@@ -116,8 +140,16 @@ enum StoredReportRows {
         return report
     }
 
-    /// Every finding, most severe first, then by kind, time and id; columns: the 13 of
-    /// `fct_findings`, then first_seen_ms, first_report.
+    /// The columns of `forEachFinding`'s rows: the stored finding's, in `findings.csv`'s order, then
+    /// when it was first seen and by which report.
+    enum FindingColumn {
+        static let amount = 8, currency = 9, eventMs = 10
+        /// The stored finding's columns are the first `stored`.
+        static let stored = 13
+        static let firstSeenMs = 13, firstReport = 14
+    }
+
+    /// Every finding, most severe first, then by kind, time and id, in `FindingColumn`'s columns.
     static func forEachFinding(_ database: Database, _ body: (Row) throws -> Void) throws {
         try database.forEach("""
             SELECT f.finding_id, f.kind, f.severity, f.user_id, f.order_id, f.transaction_id, f.original_transaction_id, f.product_id,
@@ -127,7 +159,12 @@ enum StoredReportRows {
             """, [], body)
     }
 
-    /// Every rejected line in file order; columns: path, line, reason, text.
+    /// The columns of `forEachReject`'s rows.
+    enum RejectColumn {
+        static let path = 0, line = 1, reason = 2, text = 3
+    }
+
+    /// Every rejected line in file order, in `RejectColumn`'s columns.
     static func forEachReject(_ database: Database, _ body: (Row) throws -> Void) throws {
         try database.forEach("SELECT f.path, r.line, r.reason, r.text FROM rejects r JOIN files f USING (file_id) ORDER BY f.path, r.line", [], body)
     }
