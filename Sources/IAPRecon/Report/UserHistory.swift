@@ -99,6 +99,7 @@ public struct UserHistory: Sendable {
         }
         let (scope, userID, subject) = try HistoryLoader.resolve(database, lookup)
         var loader = HistoryLoader(database: database)
+        var events = Events()
         switch scope {
         case .user(let user):
             loader.transactionIDs = try loader.transactionIDs(resolvedTo: user)
@@ -106,19 +107,22 @@ public struct UserHistory: Sendable {
             for delivery in try loader.deliveries(to: user) where !loader.transactionIDs.contains(delivery.transactionID) {
                 loader.transactionIDs.append(delivery.transactionID)
             }
-            try loader.signUp(user)
-            try loader.orders(ofUser: user)
-            try loader.revocations(ofUser: user)
+            for registration in try loader.registrations(of: user) { events.add(registration, user: user) }
+            for install in try loader.installs(of: user) { events.add(install) }
+            for order in try loader.orders(ofUser: user) { events.add(order) }
+            for revocation in try loader.revocations(ofUser: user) { events.add(revocation) }
         case .transactions(let ids):
             loader.transactionIDs = ids
-            try loader.matchedOrders()
-            try loader.revocations(ofTransactions: ())
+            for order in try loader.matchedOrders() { events.add(order) }
+            for revocation in try loader.revocations() { events.add(revocation) }
         }
         let user: String? = if case .user(let user) = scope { user } else { nil }
-        try loader.transactions(buyer: userID, isUser: user != nil)
-        try loader.deliveries()
-        try loader.findings(user: user)
-        loader.events.sort {
+        let transactions = try loader.transactions()
+        for transaction in transactions { events.add(transaction, buyer: user == nil ? nil : userID) }
+        for delivery in try loader.deliveries() { events.add(delivery) }
+        let openFindings = try loader.findings(user: user)
+        for finding in openFindings { events.add(finding) }
+        events.list.sort {
             ($0.ms, $0.event.hasPrefix("FINDING") ? 1 : 0, $0.event, $0.id) < ($1.ms, $1.event.hasPrefix("FINDING") ? 1 : 0, $1.event, $1.id)
         }
 
@@ -128,34 +132,99 @@ public struct UserHistory: Sendable {
         var spent = Amount.zero, refunded = Amount.zero, unconverted = 0
         // A user's own purchases; for a transaction or a chain, all of them.
         let isUserScope = if case .user = scope { true } else { false }
-        for purchase in loader.purchases where purchase.isRevenue && (!isUserScope || purchase.buyer == userID) {
-            guard let rate = fx.rate(purchase.currency, on: days(purchase.ms)) else {
+        for purchase in transactions where purchase.isRevenue && (!isUserScope || purchase.userID == userID) {
+            guard let rate = fx.rate(purchase.currency ?? "", on: days(purchase.purchaseMs)) else {
                 unconverted += 1
                 continue
             }
-            spent += purchase.gross * rate
-            refunded += purchase.refund * rate
+            spent += (purchase.price ?? .zero) * rate
+            if purchase.refundMs != nil { refunded += (purchase.refundAmount.flatMap(Amount.parse) ?? .zero) * rate }
         }
         // The latest period of each chain the customer holds, if it runs past as-of and was not refunded.
-        var latest: [String: HistoryLoader.Purchase] = [:]
-        for purchase in loader.purchases where purchase.expiresMs != nil {
-            if let known = latest[purchase.originalID], (known.expiresMs ?? 0) >= (purchase.expiresMs ?? 0) { continue }
-            latest[purchase.originalID] = purchase
+        var latest: [String: HistoryLoader.Transaction] = [:]
+        for purchase in transactions where purchase.expiresMs != nil {
+            if let known = latest[purchase.originalTransactionID], (known.expiresMs ?? 0) >= (purchase.expiresMs ?? 0) { continue }
+            latest[purchase.originalTransactionID] = purchase
         }
         let active = latest.values.compactMap { purchase -> ActiveSubscription? in
-            guard let expires = purchase.expiresMs, expires > asOfMs, !purchase.isRefunded else { return nil }
-            return ActiveSubscription(originalTransactionID: purchase.originalID, productID: purchase.product, expiresMs: expires,
-                                      environment: purchase.environment)
+            guard let expires = purchase.expiresMs, expires > asOfMs, purchase.refundMs == nil else { return nil }
+            return ActiveSubscription(originalTransactionID: purchase.originalTransactionID, productID: purchase.productID, expiresMs: expires,
+                                      environment: purchase.environment ?? "unknown")
         }.sorted { ($0.expiresMs, $0.originalTransactionID) < ($1.expiresMs, $1.originalTransactionID) }
 
         // Critical first.
-        let findings = loader.findings.sorted {
+        let findings = openFindings.map { OpenFinding(findingID: $0.findingID, kind: $0.kind, severity: $0.severity) }.sorted {
             (-(Severity(rawValue: $0.severity)?.rank ?? -1), $0.findingID) < (-(Severity(rawValue: $1.severity)?.rank ?? -1), $1.findingID)
         }
         return UserHistory(
-            subject: subject, userID: userID, events: loader.events, findingIDs: loader.findings.map(\.findingID).sorted(), findings: findings,
+            subject: subject, userID: userID, events: events.list, findingIDs: findings.map(\.findingID).sorted(), findings: findings,
             spent: Money.format(spent), refunded: Money.format(refunded), reportingCurrency: currency, unconverted: unconverted,
             activeSubscriptions: active, asOfMs: asOfMs, caveat: try caveat(database))
+    }
+
+    /// The events of a history as support reads them, worded from the facts `HistoryLoader` reads.
+    private struct Events {
+        var list: [Event] = []
+
+        mutating func add(_ ms: Int64, _ event: String, id: String = "", product: String = "", amount: String? = nil, currency: String? = nil,
+                          detail: String, source: String = "") {
+            list.append(Event(ms: ms, event: event, id: id, product: product, amount: amount ?? "", currency: amount == nil ? "" : currency ?? "",
+                              detail: detail, source: source))
+        }
+
+        mutating func add(_ registration: HistoryLoader.Registration, user: String) {
+            var parts = ["method " + (registration.method ?? "?")]
+            if let country = registration.country { parts.append("country " + country) }
+            if let idfa = UserHistory.mask(registration.idfa) { parts.append("idfa " + idfa) }
+            if let appsflyer = UserHistory.mask(registration.appsflyerID) { parts.append("appsflyer " + appsflyer) }
+            add(registration.ms, "registered", id: user, detail: parts.joined(separator: ", "), source: registration.source)
+        }
+
+        mutating func add(_ install: HistoryLoader.Install) {
+            var detail = "media source \(install.mediaSource ?? "organic")"
+            if let campaign = install.campaign, !campaign.isEmpty { detail += ", campaign \(campaign)" }
+            detail += ", joined by \(install.matchedBy)"
+            add(install.ms, "install", detail: detail, source: install.source ?? "")
+        }
+
+        mutating func add(_ order: HistoryLoader.Order) {
+            let matched = order.match.map { "matched to \($0.transactionID) by \($0.rule)" } ?? "no transaction matched"
+            add(order.ms, "order", id: order.orderID, product: order.productID, amount: order.price, currency: order.currency, detail: matched,
+                source: order.source)
+        }
+
+        /// `buyer`: the user whose story it is, for a user's history.
+        mutating func add(_ transaction: HistoryLoader.Transaction, buyer: String?) {
+            let id = transaction.transactionID
+            var parts = [transaction.environment ?? "unknown environment"]
+            if transaction.originalTransactionID != id { parts.append("renews \(transaction.originalTransactionID)") }
+            if let expires = transaction.expiresMs { parts.append("expires \(Timestamp.iso8601(expires))") }
+            if transaction.ownership == "FAMILY_SHARED" { parts.append("family shared") }
+            if let buyer, let owner = transaction.userID, owner != buyer { parts.append("bought by \(owner)") }
+            add(transaction.purchaseMs, "apple purchase", id: id, product: transaction.productID, amount: transaction.price.map(Money.format),
+                currency: transaction.currency, detail: parts.joined(separator: ", "), source: transaction.firstSighting ?? "")
+            if let refundMs = transaction.refundMs {
+                add(refundMs, "refund", id: id, product: transaction.productID, amount: transaction.refundAmount, currency: transaction.currency,
+                    detail: transaction.refundType ?? "refund")
+            }
+        }
+
+        mutating func add(_ delivery: HistoryLoader.Delivery) {
+            var parts = ["to \(delivery.userID)"]
+            if delivery.quantity != 1 { parts.append("quantity \(delivery.quantity)") }
+            if delivery.copies > 1 { parts.append("\(delivery.copies) copies in the log") }
+            add(delivery.ms, "delivered", id: delivery.transactionID, product: delivery.productID, detail: parts.joined(separator: ", "),
+                source: delivery.source)
+        }
+
+        mutating func add(_ revocation: HistoryLoader.Revocation) {
+            add(revocation.ms, "revoked", id: revocation.transactionID, detail: "from \(revocation.userID)", source: revocation.source)
+        }
+
+        mutating func add(_ finding: HistoryLoader.Finding) {
+            add(finding.eventMs, "FINDING \(finding.kind)", id: finding.findingID, product: finding.productID ?? "", amount: finding.amount,
+                currency: finding.currency, detail: "\(finding.severity): \(finding.detail)")
+        }
     }
 
     /// A device id shows only its last four characters, as its pseudonym keeps them; an id a store

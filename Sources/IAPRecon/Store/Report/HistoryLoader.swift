@@ -1,6 +1,6 @@
 /// What `history` reads of the store for one lookup (`UserHistory`): whose story it is, then the
-/// events of it, each query reading one index with the keys gathered so far, so a lookup stays
-/// fast on a store of millions of transactions.
+/// facts of it as values, each query reading one index with the keys gathered so far, so a lookup
+/// stays fast on a store of millions of transactions. `UserHistory` words them as events.
 struct HistoryLoader {
     /// Whose story a lookup tells: a user's whole story, or only some transactions'.
     enum Scope {
@@ -90,28 +90,93 @@ struct HistoryLoader {
             .map(\.id)
     }
 
-    /// A verified transaction of the history, for the header's totals and subscriptions.
-    struct Purchase {
+    /// A registration line of the user.
+    struct Registration {
         var ms: Int64
-        var originalID: String
-        var product: String
-        var buyer: String?
-        var isRevenue: Bool
-        var currency: String
-        var gross: Amount
-        var refund: Amount
-        var isRefunded: Bool
+        var method: String?
+        var country: String?
+        /// As stored: a pseudonym (blob) or, in a store written before pseudonyms, the whole id.
+        var idfa: SQLValue
+        var appsflyerID: SQLValue
+        var source: String
+    }
+
+    /// The install the report joined the user to, and the key it joined by.
+    struct Install {
+        var ms: Int64
+        var mediaSource: String?
+        var campaign: String?
+        var matchedBy: String
+        var source: String?
+    }
+
+    /// An order (`ServerOrders`), and the transaction the join matched to it, if any.
+    struct Order {
+        var ms: Int64
+        var orderID: String
+        var productID: String
+        var price: String?
+        var currency: String?
+        var source: String
+        var match: (transactionID: String, rule: String)?
+    }
+
+    /// A transaction as the join resolved it, and where it was first seen.
+    struct Transaction {
+        var purchaseMs: Int64
+        var transactionID: String
+        var originalTransactionID: String
+        var productID: String
+        var unitPrice: String?
+        var quantity: Int64
+        var currency: String?
+        var environment: String?
+        var ownership: String?
         var expiresMs: Int64?
-        var environment: String
+        var refundMs: Int64?
+        var refundAmount: String?
+        var refundType: String?
+        var userID: String?
+        var isRevenue: Bool
+        var firstSighting: String?
+
+        /// What it cost: the unit price times the quantity, when the price is known.
+        var price: Amount? { unitPrice.flatMap(Amount.parse).map { $0 * quantity } }
+    }
+
+    /// A delivery (`ServerDeliveries`), with how many lines of the log it is.
+    struct Delivery {
+        var ms: Int64
+        var transactionID: String
+        var productID: String
+        var quantity: Int64
+        var userID: String
+        var copies: Int
+        var source: String
+    }
+
+    /// A revocation line of the server log.
+    struct Revocation {
+        var ms: Int64
+        var transactionID: String
+        var userID: String
+        var source: String
+    }
+
+    /// A finding of the join.
+    struct Finding {
+        var eventMs: Int64
+        var findingID: String
+        var kind: String
+        var severity: String
+        var productID: String?
+        var amount: String?
+        var currency: String?
+        var detail: String
     }
 
     let database: Database
     var transactionIDs: [String] = []
-    var events: [UserHistory.Event] = []
-    var purchases: [Purchase] = []
-    var findings: [UserHistory.OpenFinding] = []
-    /// Orders already shown, so a matched order is listed once.
-    var orderIDs = Set<StoredText>()
 
     init(database: Database) { self.database = database }
 
@@ -125,122 +190,99 @@ struct HistoryLoader {
         return values
     }
 
-    mutating func add(_ ms: Int64, _ event: String, id: String = "", product: String = "", amount: String? = nil, currency: String? = nil,
-                      detail: String, source: String = "") {
-        events.append(UserHistory.Event(ms: ms, event: event, id: id, product: product, amount: amount ?? "", currency: amount == nil ? "" : currency ?? "",
-                            detail: detail, source: source))
-    }
-
-    mutating func signUp(_ user: String) throws {
+    func registrations(of user: String) throws -> [Registration] {
+        var registrations: [Registration] = []
         try database.forEach("""
             SELECT r.ts_ms, r.method, r.country, r.idfa, r.appsflyer_id, \(StoredLedger.pathAndLineSQL(file: "r.file_id", line: "r.line"))
             FROM raw_registrations__users r WHERE r.user_id = ?
             """, [.text(user)]) { row in
-            var parts = ["method " + (row.optionalString(1) ?? "?")]
-            if let country = row.optionalString(2) { parts.append("country " + country) }
-            if let idfa = UserHistory.mask(row.value(3)) { parts.append("idfa " + idfa) }
-            if let appsflyer = UserHistory.mask(row.value(4)) { parts.append("appsflyer " + appsflyer) }
-            add(row.int(0), "registered", id: user, detail: parts.joined(separator: ", "), source: row.string(5))
+            registrations.append(Registration(ms: row.int(0), method: row.optionalString(1), country: row.optionalString(2), idfa: row.value(3),
+                                              appsflyerID: row.value(4), source: row.string(5)))
         }
-        // The install the report joined this user to (CONTRACT.md §1.5), with the key it was joined by.
+        return registrations
+    }
+
+    /// The install the report joined `user` to (CONTRACT.md §1.5); none when it joined them to none.
+    func installs(of user: String) throws -> [Install] {
+        var installs: [Install] = []
         try database.forEach("""
             SELECT i.install_ms, i.media_source, i.campaign, i.matched_by, \(StoredLedger.pathAndLineSQL(file: "i.file_id", line: "i.line"))
             FROM fct_user_installs i WHERE i.user_id = ? AND i.install_ms IS NOT NULL
             """, [.text(user)]) { row in
-            var detail = "media source \(row.optionalString(1) ?? "organic")"
-            if let campaign = row.optionalString(2), !campaign.isEmpty { detail += ", campaign \(campaign)" }
-            detail += ", joined by \(row.string(3))"
-            add(row.int(0), "install", detail: detail, source: row.optionalString(4) ?? "")
+            installs.append(Install(ms: row.int(0), mediaSource: row.optionalString(1), campaign: row.optionalString(2), matchedBy: row.string(3),
+                                    source: row.optionalString(4)))
         }
+        return installs
     }
 
-    /// The orders (`ServerOrders`) of the order lines `condition` selects, and for each what the join matched it to;
-    /// with `user`, only that user's orders.
-    private mutating func orders(where condition: String, _ arguments: [SQLValue], user: String? = nil) throws {
+    /// The orders (`ServerOrders`) of the order lines `condition` selects, each once, and what the
+    /// join matched each to; with `user`, only that user's orders.
+    private func orders(where condition: String, _ arguments: [SQLValue], user: String? = nil) throws -> [Order] {
         typealias O = ServerOrders.Column
-        var orders: [(ms: Int64, id: String, product: String, price: String?, currency: String?, source: String)] = []
+        var orders: [Order] = []
+        var seen = Set<StoredText>()
         try ServerOrders.forEachFirst(in: database, where: condition, arguments) { row in
             guard user.map({ row.string(O.userID).utf8.elementsEqual($0.utf8) }) ?? true,
-                  !orderIDs.contains(StoredText(row.string(O.orderID))) else { return }
-            orders.append((row.int(O.ms), row.string(O.orderID), row.string(O.productID), row.optionalString(O.price),
-                           row.optionalString(O.currency), row.string(O.path) + ":" + String(row.int(O.line))))
+                  seen.insert(StoredText(row.string(O.orderID))).inserted else { return }
+            orders.append(Order(ms: row.int(O.ms), orderID: row.string(O.orderID), productID: row.string(O.productID),
+                                price: row.optionalString(O.price), currency: row.optionalString(O.currency),
+                                source: row.string(O.path) + ":" + String(row.int(O.line))))
         }
-        for order in orders where orderIDs.insert(StoredText(order.id)).inserted {
-            var matched = "no transaction matched"
+        for index in orders.indices {
             // The match is kept on the transaction's row; an unmatched order is on none.
-            try database.forEach("SELECT transaction_id, match_rule FROM int_transactions_resolved WHERE order_id = ?1", [.text(order.id)]) { row in
-                matched = "matched to \(row.string(0)) by \(row.string(1))"
+            try database.forEach("SELECT transaction_id, match_rule FROM int_transactions_resolved WHERE order_id = ?1",
+                                 [.text(orders[index].orderID)]) { row in
+                orders[index].match = (row.string(0), row.string(1))
             }
-            add(order.ms, "order", id: order.id, product: order.product, amount: order.price, currency: order.currency, detail: matched,
-                source: order.source)
         }
+        return orders
     }
 
-    mutating func orders(ofUser user: String) throws {
+    func orders(ofUser user: String) throws -> [Order] {
         try orders(where: "o.order_id IN (SELECT order_id FROM raw_server__orders WHERE user_id = ?1)", [.text(user)], user: user)
     }
 
     /// The orders the transactions matched.
-    mutating func matchedOrders() throws {
+    func matchedOrders() throws -> [Order] {
         try orders(where: """
             o.order_id IN (SELECT order_id FROM int_transactions_resolved WHERE transaction_id IN (SELECT value FROM json_each(?1)))
             """, [idList])
     }
 
-    mutating func transactions(buyer: String, isUser: Bool) throws {
-        // Where each transaction was first seen, from its merged sightings.
+    /// The transactions as the join resolved them, each with the line of its first sighting.
+    func transactions() throws -> [Transaction] {
         var files = try StoredLedger.sourceFiles(database)
         var firstSighting: [String: String] = [:]
         let sightings = try AppleTransactions.Cursor(database, where: "a.transaction_id IN (SELECT value FROM json_each(?1))", [idList])
         while let merged = try sightings.next() {
             if let first = merged.sources.first { firstSighting[merged.transactionID] = files.text(files.line(file: first.file, first.line)) }
         }
+        var transactions: [Transaction] = []
         try database.forEach("""
             SELECT t.purchase_ms, t.transaction_id, t.product_id, t.unit_price, t.quantity, t.currency, t.environment, t.ownership,
-                   t.original_transaction_id, t.refund_ms, t.refund_amount, t.refund_type, t.expires_ms,
-                   NULL, t.user_id, t.is_revenue
+                   t.original_transaction_id, t.refund_ms, t.refund_amount, t.refund_type, t.expires_ms, t.user_id, t.is_revenue
             FROM int_transactions_resolved t
             WHERE t.transaction_id IN (SELECT value FROM json_each(?1))
             """, [idList]) { row in
             let id = row.string(1)
-            var parts = [row.optionalString(6) ?? "unknown environment"]
-            if row.string(8) != id { parts.append("renews \(row.string(8))") }
-            if let expires = row.optionalInt(12) { parts.append("expires \(Timestamp.iso8601(expires))") }
-            if row.optionalString(7) == "FAMILY_SHARED" { parts.append("family shared") }
-            if isUser, let owner = row.optionalString(14), owner != buyer { parts.append("bought by \(owner)") }
-            let price = row.optionalString(3).flatMap(Amount.parse).map { $0 * row.int(4) }
-            add(row.int(0), "apple purchase", id: id, product: row.string(2), amount: price.map(Money.format), currency: row.optionalString(5),
-                detail: parts.joined(separator: ", "), source: firstSighting[id] ?? "")
-            if let refundMs = row.optionalInt(9) {
-                add(refundMs, "refund", id: id, product: row.string(2), amount: row.optionalString(10), currency: row.optionalString(5),
-                    detail: row.optionalString(11) ?? "refund")
-            }
-            purchases.append(Purchase(
-                ms: row.int(0), originalID: row.string(8), product: row.string(2), buyer: row.optionalString(14), isRevenue: row.int(15) == 1,
-                currency: row.optionalString(5) ?? "", gross: price ?? .zero, refund: row.isNull(9) ? .zero : row.optionalString(10).flatMap(Amount.parse) ?? .zero,
-                isRefunded: !row.isNull(9), expiresMs: row.optionalInt(12), environment: row.optionalString(6) ?? "unknown"))
+            transactions.append(Transaction(
+                purchaseMs: row.int(0), transactionID: id, originalTransactionID: row.string(8), productID: row.string(2),
+                unitPrice: row.optionalString(3), quantity: row.int(4), currency: row.optionalString(5), environment: row.optionalString(6),
+                ownership: row.optionalString(7), expiresMs: row.optionalInt(12), refundMs: row.optionalInt(9),
+                refundAmount: row.optionalString(10), refundType: row.optionalString(11), userID: row.optionalString(13),
+                isRevenue: row.int(14) == 1, firstSighting: firstSighting[id]))
         }
-    }
-
-    /// A delivery as the history shows it.
-    struct ShownDelivery {
-        var ms: Int64
-        var transactionID: String
-        var productID: String
-        var quantity: Int64
-        var userID: String
-        var copies: Int
-        var source: String
+        return transactions
     }
 
     /// The deliveries (`ServerDeliveries`) of the delivery lines `condition` selects.
-    func deliveries(where condition: String, _ arguments: [SQLValue]) throws -> [ShownDelivery] {
+    private func deliveries(where condition: String, _ arguments: [SQLValue]) throws -> [Delivery] {
         typealias D = StoredDeliveries.Column
-        var shown: [ShownDelivery] = []
+        var shown: [Delivery] = []
         let lines = try StoredDeliveries.Cursor(database, where: condition, arguments)
         while lines.hasDelivery {
             let row = lines.row
-            var delivery = ShownDelivery(
+            var delivery = Delivery(
                 ms: row.int(D.ms), transactionID: row.string(D.transactionID), productID: row.string(D.productID),
                 quantity: row.int(D.quantity), userID: row.string(D.userID), copies: 0,
                 source: row.string(D.path) + ":" + String(row.int(D.line)))
@@ -251,45 +293,46 @@ struct HistoryLoader {
     }
 
     /// The deliveries to `user`: of every transaction some line delivers to them, those whose first line does.
-    func deliveries(to user: String) throws -> [ShownDelivery] {
+    func deliveries(to user: String) throws -> [Delivery] {
         try deliveries(where: "d.transaction_id IN (SELECT transaction_id FROM raw_server__deliveries WHERE user_id = ?1)", [.text(user)])
             .filter { $0.userID == user }
     }
 
-    /// Deliveries of the transactions (for a user, they include every transaction delivered to
-    /// them, Apple's or not).
-    mutating func deliveries() throws {
-        for delivery in try deliveries(where: "d.transaction_id IN (SELECT value FROM json_each(?1))", [idList]) {
-            var parts = ["to \(delivery.userID)"]
-            if delivery.quantity != 1 { parts.append("quantity \(delivery.quantity)") }
-            if delivery.copies > 1 { parts.append("\(delivery.copies) copies in the log") }
-            add(delivery.ms, "delivered", id: delivery.transactionID, product: delivery.productID, detail: parts.joined(separator: ", "),
-                source: delivery.source)
+    /// The deliveries of the transactions.
+    func deliveries() throws -> [Delivery] {
+        try deliveries(where: "d.transaction_id IN (SELECT value FROM json_each(?1))", [idList])
+    }
+
+    /// The revocation lines `condition` selects (on the lines as `r`).
+    private func revocations(where condition: String, _ arguments: [SQLValue]) throws -> [Revocation] {
+        var revocations: [Revocation] = []
+        try database.forEach("""
+            SELECT r.ts_ms, r.transaction_id, r.user_id, \(StoredLedger.pathAndLineSQL(file: "r.file_id", line: "r.line")) FROM raw_server__revocations r
+            WHERE \(condition)
+            """, arguments) { row in
+            revocations.append(Revocation(ms: row.int(0), transactionID: row.string(1), userID: row.string(2), source: row.string(3)))
         }
+        return revocations
     }
 
-    mutating func revocations(ofUser user: String) throws {
-        try database.forEach("""
-            SELECT r.ts_ms, r.transaction_id, r.user_id, \(StoredLedger.pathAndLineSQL(file: "r.file_id", line: "r.line")) FROM raw_server__revocations r
-            WHERE r.user_id = ?
-            """, [.text(user)]) { add($0.int(0), "revoked", id: $0.string(1), detail: "from \($0.string(2))", source: $0.string(3)) }
+    func revocations(ofUser user: String) throws -> [Revocation] {
+        try revocations(where: "r.user_id = ?1", [.text(user)])
     }
 
-    mutating func revocations(ofTransactions: Void) throws {
-        try database.forEach("""
-            SELECT r.ts_ms, r.transaction_id, r.user_id, \(StoredLedger.pathAndLineSQL(file: "r.file_id", line: "r.line")) FROM raw_server__revocations r
-            WHERE r.transaction_id IN (SELECT value FROM json_each(?1))
-            """, [idList]) { add($0.int(0), "revoked", id: $0.string(1), detail: "from \($0.string(2))", source: $0.string(3)) }
+    /// The revocations of the transactions.
+    func revocations() throws -> [Revocation] {
+        try revocations(where: "r.transaction_id IN (SELECT value FROM json_each(?1))", [idList])
     }
 
-    /// Findings on the transactions, on their subscription chains, and (for a user) their own.
-    mutating func findings(user: String?) throws {
+    /// Findings on the transactions, on their subscription chains, and (for a user) their own; each once.
+    func findings(user: String?) throws -> [Finding] {
+        var findings: [Finding] = []
         var seen = Set<String>()
         func add(_ row: Row) {
             guard seen.insert(row.string(1)).inserted else { return }
-            findings.append(UserHistory.OpenFinding(findingID: row.string(1), kind: row.string(2), severity: row.string(3)))
-            self.add(row.int(0), "FINDING \(row.string(2))", id: row.string(1), product: row.optionalString(4) ?? "",
-                     amount: row.optionalString(5), currency: row.optionalString(6), detail: "\(row.string(3)): \(row.string(7))")
+            findings.append(Finding(eventMs: row.int(0), findingID: row.string(1), kind: row.string(2), severity: row.string(3),
+                                    productID: row.optionalString(4), amount: row.optionalString(5), currency: row.optionalString(6),
+                                    detail: row.string(7)))
         }
         let columns = "event_ms, finding_id, kind, severity, product_id, amount, currency, detail"
         // `+transaction_id` keeps the planner on the chain index: chain findings have no transaction.
@@ -302,5 +345,6 @@ struct HistoryLoader {
         if let user {
             try database.forEach("SELECT \(columns) FROM fct_findings WHERE user_id = ?1", [.text(user)]) { add($0) }
         }
+        return findings
     }
 }
