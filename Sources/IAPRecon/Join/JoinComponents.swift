@@ -78,11 +78,12 @@ struct JoinComponents {
 
         var count: Int { ends.count }
 
-        func scope(_ batch: Int) -> JoinScope {
+        /// The keys of batch `batch` of the kinds in `wanted`: what its facts are read by.
+        func scope(_ batch: Int, of wanted: Set<Kind>) -> JoinScope {
             let positions = (batch == 0 ? 0 : ends[batch - 1])..<ends[batch]
             // Sized once: growing a set hashes every key in it again.
             var (transactions, orders, users, chains) = (0, 0, 0, 0)
-            for position in positions {
+            for position in positions where wanted.contains(kinds[Int(order[position])]) {
                 switch kinds[Int(order[position])] {
                 case .transaction: transactions += 1
                 case .order: orders += 1
@@ -98,6 +99,7 @@ struct JoinComponents {
             scope.chains.reserveCapacity(chains)
             for position in positions {
                 let node = Int(order[position])
+                guard wanted.contains(kinds[node]) else { continue }
                 scope.insert(String(decoding: bytes[Int(starts[node])..<Int(starts[node + 1])], as: UTF8.self), as: kinds[node])
             }
             return scope

@@ -122,7 +122,7 @@ public enum JoinStage {
     private static func jobs(_ batches: JoinComponents.Batches, _ rules: FindingRules, inserts: [String]) -> [ReaderJob] {
         return (0..<batches.count).map { batch in
             ReaderJob(inserts: inserts) { reader, target in
-                try StoredScopeFacts.fill(batches.scope(batch), prefix: "join", in: reader)
+                try StoredScopeFacts.fill(batches.scope(batch, of: StoredScopeFacts.keyKinds), prefix: "join", in: reader)
                 try decide(reader, rules, into: target)
             }
         }

@@ -65,7 +65,7 @@ struct JoinBatchTests {
         let scopeKeys = ["t": closed.scope.transactions, "o": closed.scope.orders, "u": closed.scope.users, "c": closed.scope.chains]
         var batchOf: [String: Int] = [:]
         for batch in 0..<batches.count {
-            let scope = batches.scope(batch)
+            let scope = batches.scope(batch, of: [.transaction, .order, .user, .chain])
             for (kind, keys) in [("t", scope.transactions), ("o", scope.orders), ("u", scope.users), ("c", scope.chains)] {
                 for key in keys.map(\.text) {
                     #expect(batchOf.updateValue(batch, forKey: kind + ":" + key) == nil, "\(kind):\(key) in one batch only")
