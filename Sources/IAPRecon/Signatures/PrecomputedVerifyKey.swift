@@ -17,6 +17,10 @@ final class PrecomputedVerifyKey: @unchecked Sendable {
     private let curve: OpaquePointer
     /// P-256 with the key as its generator, and the table of the key's multiples.
     private let keyCurve: OpaquePointer
+    /// Montgomery arithmetic modulo the curve's order, and n − 2: s⁻¹ is s^(n−2) mod n (n is
+    /// prime), which costs less than libcrypto's general inverse.
+    private let orderMontgomery: OpaquePointer
+    private let inverseExponent: OpaquePointer
     /// Numbers and points for one verification at a time; a thread takes one and puts it back.
     private let ready = Mutex<[Scratch]>([])
 
@@ -35,13 +39,23 @@ final class PrecomputedVerifyKey: @unchecked Sendable {
         // on it but infinity generates the whole group, of the curve's order.
         guard EC_POINT_oct2point(curve, key, point, point.count, context) == 1, EC_POINT_is_at_infinity(curve, key) == 0,
               EC_GROUP_set_generator(keyCurve, key, EC_GROUP_get0_order(curve), EC_GROUP_get0_cofactor(curve)) == 1,
-              iaprecon_group_precompute(keyCurve, context) == 1 else {
+              iaprecon_group_precompute(keyCurve, context) == 1,
+              let order = EC_GROUP_get0_order(curve), let montgomery = BN_MONT_CTX_new(), let exponent = BN_new() else {
+            EC_GROUP_free(keyCurve)
+            EC_GROUP_free(curve)
+            return nil
+        }
+        guard BN_MONT_CTX_set(montgomery, order, context) == 1, BN_copy(exponent, order) != nil, BN_sub_word(exponent, 2) == 1 else {
+            BN_MONT_CTX_free(montgomery)
+            BN_free(exponent)
             EC_GROUP_free(keyCurve)
             EC_GROUP_free(curve)
             return nil
         }
         self.curve = curve
         self.keyCurve = keyCurve
+        orderMontgomery = montgomery
+        inverseExponent = exponent
     }
 
     /// The key of `publicKey`, when it is a P-256 key.
@@ -55,6 +69,8 @@ final class PrecomputedVerifyKey: @unchecked Sendable {
 
     deinit {
         ready.withLock { $0.forEach { $0.free() } }
+        BN_MONT_CTX_free(orderMontgomery)
+        BN_free(inverseExponent)
         EC_GROUP_free(keyCurve)
         EC_GROUP_free(curve)
     }
@@ -75,7 +91,7 @@ final class PrecomputedVerifyKey: @unchecked Sendable {
         guard BN_is_zero(scratch.r) == 0, BN_is_zero(scratch.s) == 0,
               BN_cmp(scratch.r, order) < 0, BN_cmp(scratch.s, order) < 0 else { return false }
         // w = s⁻¹, u1 = e·w, u2 = r·w (mod n); then R = u1·G + u2·Q, each product from its table.
-        guard BN_mod_inverse(scratch.w, scratch.s, order, context) != nil,
+        guard BN_mod_exp_mont(scratch.w, scratch.s, inverseExponent, order, context, orderMontgomery) == 1,
               BN_mod_mul(scratch.u1, scratch.e, scratch.w, order, context) == 1,
               BN_mod_mul(scratch.u2, scratch.r, scratch.w, order, context) == 1,
               EC_POINT_mul(curve, scratch.sum, scratch.u1, nil, nil, context) == 1,
