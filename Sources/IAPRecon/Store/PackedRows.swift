@@ -77,41 +77,50 @@ struct PackedRows: Sendable {
     }
 
     /// Inserts every row with `statement`: `prefix` binds its first parameters, each row's packed
-    /// values the rest.
-    func insert(with statement: Statement, prefix: [SQLValue] = []) throws {
-        let parameters = statement.parameterCount
-        let first = Int32(prefix.count) + 1
+    /// values the rest. With `groupsOf`, a statement that takes the prefix once and then that many
+    /// rows' values writes the rows in groups, and `statement` the rows left over.
+    func insert(with statement: Statement, prefix: [SQLValue] = [], groupsOf group: (statement: Statement, rows: Int)? = nil) throws {
+        let perRow = Int(statement.parameterCount) - prefix.count
         statement.reset()
-        // Every row binds every parameter, and `execute()` resets after each step; the final
+        group?.statement.reset()
+        // Every execution binds every parameter, and `execute()` resets after each step; the final
         // `reset()` clears the bindings, so none points into `bytes` once they are gone.
-        defer { statement.reset() }
+        defer {
+            statement.reset()
+            group?.statement.reset()
+        }
         try bytes.withUnsafeBytes { (buffer: UnsafeRawBufferPointer) in
             var offsetInBuffer = 0
-            for _ in 0..<count {
-                for (index, value) in prefix.enumerated() { try statement.bind(value, at: Int32(index) + 1) }
-                for index in first...parameters {
+            var row = 0
+            while row < count {
+                let (target, rows) = if let group, count - row >= group.rows { (group.statement, group.rows) } else { (statement, 1) }
+                for (index, value) in prefix.enumerated() { try target.bind(value, at: Int32(index) + 1) }
+                var index = Int32(prefix.count) + 1
+                for _ in 0..<(rows * perRow) {
                     let tag = buffer[offsetInBuffer]
                     offsetInBuffer += 1
                     switch tag {
                     case 1:
                         let integer = Int64(littleEndian: buffer.loadUnaligned(fromByteOffset: offsetInBuffer, as: Int64.self))
                         offsetInBuffer += 8
-                        try statement.bind(.integer(integer), at: index)
+                        try target.bind(.integer(integer), at: index)
                     case 2, 3:
                         let length = Int(UInt32(littleEndian: buffer.loadUnaligned(fromByteOffset: offsetInBuffer, as: UInt32.self)))
                         offsetInBuffer += 4
                         let value = UnsafeRawBufferPointer(rebasing: buffer[offsetInBuffer..<(offsetInBuffer + length)])
                         if tag == 2 {
-                            try statement.bindBorrowedText(value, at: index)
+                            try target.bindBorrowedText(value, at: index)
                         } else {
-                            try statement.bindBorrowedBlob(value, at: index)
+                            try target.bindBorrowedBlob(value, at: index)
                         }
                         offsetInBuffer += length
                     default:
-                        try statement.bind(.null, at: index)
+                        try target.bind(.null, at: index)
                     }
+                    index += 1
                 }
-                try statement.execute()
+                try target.execute()
+                row += rows
             }
         }
     }

@@ -52,7 +52,7 @@ struct StoredCodesTests {
                 INSERT INTO files (file_id, path, source, content_hash, bytes, lines_read, accepted, rejected, blank, ignored, ingested_ms)
                 VALUES (1, 'receipts/r.jsonl', 'receipts', '', 0, 9, 9, 0, 0, 0, 0)
                 """)
-            let insert = try database.cached(RawTable.appleTransactions.insertSQL)
+            let insert = try database.cached(RawTable.appleTransactions.insertSQL())
             for (index, transaction) in rows.enumerated() {
                 let row = transaction.rawRow(item: 1)
                 try insert.insert([.integer(1), .integer(0), .integer(Int64(index + 1)), .integer(Int64(row.item))] + row.values)

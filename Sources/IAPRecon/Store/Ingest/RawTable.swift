@@ -96,12 +96,17 @@ public enum RawTable: Int, CaseIterable, Sendable {
         }
     }
 
-    /// Parameters: ?1 the file, ?2 the lines of the file's chunks before this one, ?3 the line
-    /// within its chunk, then `item` and `columns`.
-    var insertSQL: String {
+    /// An INSERT of `rows` rows. Parameters: ?1 the file, ?2 the lines of the file's chunks before
+    /// this one, then for each row the line within its chunk, `item` and `columns`.
+    func insertSQL(rows: Int = 1) -> String {
         let names = ["file_id", "line", "item"] + columns
-        let values = ["?1", "?2 + ?3"] + (4..<(names.count + 2)).map { "?\($0)" }
-        return "INSERT INTO \(name) (\(names.joined(separator: ", "))) VALUES (\(values.joined(separator: ", ")))"
+        // Each row's own parameters: its line, item and columns.
+        let perRow = names.count - 1
+        let tuples = (0..<rows).map { row in
+            let first = 3 + row * perRow
+            return "(" + (["?1", "?2 + ?\(first)"] + ((first + 1)..<(first + perRow)).map { "?\($0)" }).joined(separator: ", ") + ")"
+        }
+        return "INSERT INTO \(name) (\(names.joined(separator: ", "))) VALUES \(tuples.joined(separator: ", "))"
     }
 }
 
