@@ -92,12 +92,50 @@ public struct UserHistory: Sendable {
         return nil
     }
 
+    /// Whose story a lookup tells: a user's whole story, or only some transactions'.
+    private enum Scope {
+        case user(String)
+        case transactions([String])
+    }
+
+    /// The scope, user and subject a lookup names, or NotFound.
+    private static func resolve(_ database: Database, _ lookup: Lookup) throws -> (Scope, String, String) {
+        switch lookup {
+        case .user(let id):
+            guard try HistoryLoader.knows(user: id, in: database) else { throw NotFound(what: "user '\(id)'") }
+            return (.user(id), id, "user \(id)")
+        case .transaction(let id):
+            let resolution = try HistoryLoader.resolution(of: id, in: database)
+            // Unresolved to a user: whoever the log delivered it to first.
+            let user = try resolution.user ?? HistoryLoader.firstRecipient(of: id, in: database)
+            guard resolution.resolved || user != nil else { throw NotFound(what: "transaction '\(id)'") }
+            return (.transactions([id]), user ?? "", "transaction \(id)")
+        case .order(let id):
+            guard let user = try HistoryLoader.creator(of: id, in: database) else { throw NotFound(what: "order '\(id)'") }
+            return (.user(user), user, "user \(user)")
+        case .originalTransaction(let id):
+            let ids = try HistoryLoader.transactions(ofChain: id, in: database)
+            guard let firstID = ids.first else { throw NotFound(what: "subscription chain '\(id)'") }
+            let user = try StoredReportRows.resolvedUser(of: firstID, in: database) ?? ""
+            return (.transactions(ids), user, "subscription chain \(id)")
+        case .appAccountToken(let token):
+            let ids = try HistoryLoader.transactions(withToken: token, in: database)
+            guard !ids.isEmpty else { throw NotFound(what: "app account token '\(token)'") }
+            for id in ids {
+                if let user = try StoredReportRows.resolvedUser(of: id, in: database) {
+                    return (.user(user), user, "user \(user)")
+                }
+            }
+            return (.transactions(ids), "", "app account token \(token)")
+        }
+    }
+
     /// Loads a history; `zone` names the days whose fx rates convert, `currency` is fx.csv's reporting currency.
     public static func load(_ database: Database, _ lookup: Lookup, currency: String = "USD", zone: Zone = .utc) throws -> UserHistory {
         guard try HistoryLoader.isReconciled(database) else {
             throw NotFound(what: "reconciliation", hint: "run 'iaprecon run' (or the join and report stages) on it first")
         }
-        let (scope, userID, subject) = try HistoryLoader.resolve(database, lookup)
+        let (scope, userID, subject) = try resolve(database, lookup)
         var loader = HistoryLoader(database: database)
         var events = Events()
         switch scope {

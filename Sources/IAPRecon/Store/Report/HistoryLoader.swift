@@ -1,80 +1,69 @@
-/// What `history` reads of the store for one lookup (`UserHistory`): whose story it is, then the
-/// facts of it as values, each query reading one index with the keys gathered so far, so a lookup
-/// stays fast on a store of millions of transactions. `UserHistory` words them as events.
+/// What `history` reads of the store for one lookup (`UserHistory`): what tells whose story a
+/// lookup names, then the facts of it as values, each query reading one index with the keys
+/// gathered so far, so a lookup stays fast on a store of millions of transactions. `UserHistory`
+/// decides from them and words them as events.
 struct HistoryLoader {
-    /// Whose story a lookup tells: a user's whole story, or only some transactions'.
-    enum Scope {
-        case user(String)
-        case transactions([String])
-    }
-
     /// Whether a join and a report have reconciled the store.
     static func isReconciled(_ database: Database) throws -> Bool {
         try database.scalar("SELECT count(*) FROM sqlite_master WHERE name IN ('fct_findings', 'fct_user_installs')") == .integer(2)
     }
 
-    /// The scope, user and subject a lookup names, or NotFound.
-    static func resolve(_ database: Database, _ lookup: UserHistory.Lookup) throws -> (Scope, String, String) {
-        switch lookup {
-        case .user(let id):
-            let known = try database.scalar("""
-                SELECT 1 WHERE EXISTS (SELECT 1 FROM raw_server__orders WHERE user_id = ?1)
-                  OR EXISTS (SELECT 1 FROM raw_server__deliveries WHERE user_id = ?1)
-                  OR EXISTS (SELECT 1 FROM int_transactions_resolved WHERE user_id = ?1)
-                  OR EXISTS (SELECT 1 FROM raw_registrations__users WHERE user_id = ?1)
-                  OR EXISTS (SELECT 1 FROM raw_apple__transactions WHERE user_id = ?1 AND user_id IS NOT NULL AND \(TransactionOrigin.sentByUserSQL))
-                """, [.text(id)])
-            if known == nil { throw UserHistory.NotFound(what: "user '\(id)'") }
-            return (.user(id), id, "user \(id)")
-        case .transaction(let id):
-            var user: String?
-            var known = false
-            try database.forEach("SELECT user_id FROM int_transactions_resolved WHERE transaction_id = ?", [.text(id)]) {
-                known = true
-                user = $0.optionalString(0)
-            }
-            if user == nil {
-                // Whoever the log delivered it to first.
-                var earliest: (ms: Int64, user: String)?
-                try StoredDeliveries.withDeliveries(of: id, in: database) { deliveries in
-                    while deliveries.hasDelivery {
-                        let ms = deliveries.row.int(StoredDeliveries.Column.ms)
-                        if ms < earliest?.ms ?? .max { earliest = (ms, deliveries.row.string(StoredDeliveries.Column.userID)) }
-                        _ = try deliveries.advance()
-                    }
-                }
-                user = earliest?.user
-            }
-            guard known || user != nil else { throw UserHistory.NotFound(what: "transaction '\(id)'") }
-            return (.transactions([id]), user ?? "", "transaction \(id)")
-        case .order(let id):
-            var user: String?
-            try ServerOrders.forEachFirst(in: database, where: "o.order_id = ?1", [.text(id)]) { user = $0.string(ServerOrders.Column.userID) }
-            guard let user else { throw UserHistory.NotFound(what: "order '\(id)'") }
-            return (.user(user), user, "user \(user)")
-        case .originalTransaction(let id):
-            // Every transaction a sighting names the chain of, and the one of its own id: those whose merge names it.
-            let ids = try mergedTransactions(database, where: """
-                a.transaction_id IN (
-                  SELECT transaction_id FROM raw_apple__transactions WHERE original_transaction_id = ?1 AND original_transaction_id != transaction_id)
-                OR a.transaction_id = ?1
-                """, [.text(id)]) { $0.originalTransactionID == id }
-            guard let firstID = ids.first else { throw UserHistory.NotFound(what: "subscription chain '\(id)'") }
-            let user = try StoredReportRows.resolvedUser(of: firstID, in: database) ?? ""
-            return (.transactions(ids), user, "subscription chain \(id)")
-        case .appAccountToken(let token):
-            let ids = try mergedTransactions(database, where: """
-                a.transaction_id IN (
-                  SELECT transaction_id FROM raw_apple__transactions WHERE app_account_token = ?1 AND app_account_token IS NOT NULL)
-                """, [.text(token)]) { $0.appAccountToken == token }
-            guard !ids.isEmpty else { throw UserHistory.NotFound(what: "app account token '\(token)'") }
-            for id in ids {
-                if let user = try StoredReportRows.resolvedUser(of: id, in: database) {
-                    return (.user(user), user, "user \(user)")
-                }
-            }
-            return (.transactions(ids), "", "app account token \(token)")
+    /// Whether any order, delivery, resolved transaction, registration or sighting a user sent names `user`.
+    static func knows(user: String, in database: Database) throws -> Bool {
+        try database.scalar("""
+            SELECT 1 WHERE EXISTS (SELECT 1 FROM raw_server__orders WHERE user_id = ?1)
+              OR EXISTS (SELECT 1 FROM raw_server__deliveries WHERE user_id = ?1)
+              OR EXISTS (SELECT 1 FROM int_transactions_resolved WHERE user_id = ?1)
+              OR EXISTS (SELECT 1 FROM raw_registrations__users WHERE user_id = ?1)
+              OR EXISTS (SELECT 1 FROM raw_apple__transactions WHERE user_id = ?1 AND user_id IS NOT NULL AND \(TransactionOrigin.sentByUserSQL))
+            """, [.text(user)]) != nil
+    }
+
+    /// Whether the join resolved `transactionID`, and to which user.
+    static func resolution(of transactionID: String, in database: Database) throws -> (resolved: Bool, user: String?) {
+        var resolution: (resolved: Bool, user: String?) = (false, nil)
+        try database.forEach("SELECT user_id FROM int_transactions_resolved WHERE transaction_id = ?", [.text(transactionID)]) {
+            resolution = (true, $0.optionalString(0))
         }
+        return resolution
+    }
+
+    /// Whoever the log delivered `transactionID` to first, if it delivered it.
+    static func firstRecipient(of transactionID: String, in database: Database) throws -> String? {
+        var earliest: (ms: Int64, user: String)?
+        try StoredDeliveries.withDeliveries(of: transactionID, in: database) { deliveries in
+            while deliveries.hasDelivery {
+                let ms = deliveries.row.int(StoredDeliveries.Column.ms)
+                if ms < earliest?.ms ?? .max { earliest = (ms, deliveries.row.string(StoredDeliveries.Column.userID)) }
+                _ = try deliveries.advance()
+            }
+        }
+        return earliest?.user
+    }
+
+    /// The user who created order `orderID` (its first line's), if the log has it.
+    static func creator(of orderID: String, in database: Database) throws -> String? {
+        var user: String?
+        try ServerOrders.forEachFirst(in: database, where: "o.order_id = ?1", [.text(orderID)]) { user = $0.string(ServerOrders.Column.userID) }
+        return user
+    }
+
+    /// The transactions of subscription chain `originalTransactionID`, by purchase time: every one
+    /// a sighting names the chain of, and the one of its own id, those whose merge names it.
+    static func transactions(ofChain originalTransactionID: String, in database: Database) throws -> [String] {
+        try mergedTransactions(database, where: """
+            a.transaction_id IN (
+              SELECT transaction_id FROM raw_apple__transactions WHERE original_transaction_id = ?1 AND original_transaction_id != transaction_id)
+            OR a.transaction_id = ?1
+            """, [.text(originalTransactionID)]) { $0.originalTransactionID == originalTransactionID }
+    }
+
+    /// The transactions whose merge carries `appAccountToken`, by purchase time.
+    static func transactions(withToken appAccountToken: String, in database: Database) throws -> [String] {
+        try mergedTransactions(database, where: """
+            a.transaction_id IN (
+              SELECT transaction_id FROM raw_apple__transactions WHERE app_account_token = ?1 AND app_account_token IS NOT NULL)
+            """, [.text(appAccountToken)]) { $0.appAccountToken == appAccountToken }
     }
 
     /// The ids of the transactions merged from the sightings `condition` selects (as `a`, whole
