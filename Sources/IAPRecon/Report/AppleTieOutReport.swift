@@ -12,20 +12,7 @@ struct AppleTieOutReport: Sendable {
         "customer_currency", "apple_proceeds", "proceeds_currency",
     ]
 
-    struct Row: Sendable {
-        var day: String
-        var productID: String
-        var country: String
-        var appleUnits: Int64
-        var verifiedUnits: Int64
-        var customerPrice: String?
-        var customerCurrency: String?
-        var proceeds: String?
-        var proceedsCurrency: String?
-
-        /// Apple's units less the verified ones: positive where Apple sold more than the store knows.
-        var difference: Int64 { appleUnits - verifiedUnits }
-    }
+    typealias Row = StoredReportRows.TieOutRow
 
     var rows: [Row] = []
     /// Σ proceeds per proceeds currency.

@@ -57,11 +57,7 @@ struct ReportPage {
         }
     }
 
-    struct InputFile {
-        var path: String
-        var source: String
-        var counts: LineCounts
-    }
+    typealias InputFile = StoredSummaryCounts.InputFile
 
     var asOf: String
     var timeZone: String

@@ -14,24 +14,7 @@ enum SummaryReport {
     static let contractVersion = 2
 
     /// What the summary counts in the store, read on its own connection while attribution runs.
-    struct Counts: Sendable {
-        var inputs: [JSONValue]
-        /// Paths under the input folder that match no source (`ignored_files`).
-        var ignoredFiles: [JSONValue]
-        /// The same files as `inputs`, typed, for the report page.
-        var files: [ReportPage.InputFile]
-        var totals: LineCounts
-        var orders: Int64
-        var unmatched: Int64
-        var ordersByRule: [String: Int64]
-        var unpaid: Int64
-        var environments: [(String, JSONValue)]
-        var unmatchedTransactions: Int64
-        var familyShared: Int64
-        var failedVerifications: Int64
-        var missingFromCatalog: Int64
-        var bundleIDs: [String]
-    }
+    typealias Counts = StoredSummaryCounts.Counts
 
     /// The summary of a report: `counts` from the store, the rest from the other reports.
     static func build(
@@ -74,13 +57,19 @@ enum SummaryReport {
             ("reporting_currency", .string(settings.currency)),
             ("signatures", settings.signatures.summary),
             ("inputs", .object([
-                ("files", .array(counts.inputs)),
+                ("files", .array(counts.files.map { file in
+                    .object([
+                        ("file", .string(file.path)), ("source", .string(file.source)), ("bytes", .int(file.bytes)),
+                        ("read", .int(file.counts.read)), ("accepted", .int(file.counts.accepted)), ("rejected", .int(file.counts.rejected)),
+                        ("blank", .int(file.counts.blank)), ("ignored", .int(file.counts.ignored)), ("present", .bool(file.present)),
+                    ])
+                })),
                 ("totals", .object([
                     ("read", .int(counts.totals.read)), ("accepted", .int(counts.totals.accepted)), ("rejected", .int(counts.totals.rejected)),
                     ("blank", .int(counts.totals.blank)), ("ignored", .int(counts.totals.ignored)),
                 ])),
             ])),
-            ("ignored_files", .array(counts.ignoredFiles)),
+            ("ignored_files", .array(counts.ignoredFiles.map { .string($0) })),
             ("bundle_ids", .array(counts.bundleIDs.map { .string($0) })),
             ("findings", .object([
                 ("total", .int(findings.rows.count)), ("new", .int(findings.rows.filter(\.isNew).count)), ("by_kind", .object(kinds)),
@@ -93,7 +82,7 @@ enum SummaryReport {
                 ("matched_by_rule", .object(byRule)), ("unmatched", .int(counts.unmatched)), ("unpaid_after_grace", .int(counts.unpaid)),
             ])),
             ("transactions", .object([
-                ("by_environment", .object(counts.environments)), ("production_without_order", .int(counts.unmatchedTransactions)),
+                ("by_environment", .object(counts.environments.map { ($0.name, .int($0.count)) })), ("production_without_order", .int(counts.unmatchedTransactions)),
                 ("family_shared", .int(counts.familyShared)), ("failed_verifications", .int(counts.failedVerifications)),
                 ("price_source", .object(PriceSource.allCases.filter { $0 != .freeTrial }.map { ($0.rawValue, .int(revenue.priceSources[$0] ?? 0)) })),
                 ("without_fx_rate", .int(revenue.unconverted)),

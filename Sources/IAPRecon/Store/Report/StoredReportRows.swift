@@ -29,16 +29,32 @@ enum StoredReportRows {
         return rows
     }
 
+    /// A row of the tie-out with Apple: one day, product and country.
+    struct TieOutRow: Sendable {
+        var day: String
+        var productID: String
+        var country: String
+        var appleUnits: Int64
+        var verifiedUnits: Int64
+        var customerPrice: String?
+        var customerCurrency: String?
+        var proceeds: String?
+        var proceedsCurrency: String?
+
+        /// Apple's units less the verified ones: positive where Apple sold more than the store knows.
+        var difference: Int64 { appleUnits - verifiedUnits }
+    }
+
     /// The tie-out with Apple the join wrote, by day, product and country; none when no join made it.
-    static func tieOutRows(_ database: Database) throws -> [AppleTieOutReport.Row] {
+    static func tieOutRows(_ database: Database) throws -> [TieOutRow] {
         let tables = try database.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'fct_apple_tieout'").integerValue
         guard tables > 0 else { return [] }
-        var rows: [AppleTieOutReport.Row] = []
+        var rows: [TieOutRow] = []
         try database.forEach("""
             SELECT day, product_id, country, apple_units, verified_units, customer_price, customer_currency, proceeds, proceeds_currency
             FROM fct_apple_tieout ORDER BY day, product_id, country
             """) { row in
-            rows.append(AppleTieOutReport.Row(
+            rows.append(TieOutRow(
                 day: row.string(0), productID: row.string(1), country: row.string(2), appleUnits: row.int(3), verifiedUnits: row.int(4),
                 customerPrice: row.optionalString(5), customerCurrency: row.optionalString(6), proceeds: row.optionalString(7),
                 proceedsCurrency: row.optionalString(8)))

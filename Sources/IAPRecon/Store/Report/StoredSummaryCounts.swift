@@ -1,5 +1,35 @@
-/// What `summary.json` and the report page count in the store (`SummaryReport.Counts`).
+/// What `summary.json` and the report page count in the store.
 enum StoredSummaryCounts {
+    /// A file of the ledger, as the summary lists it.
+    struct InputFile: Sendable {
+        var path: String
+        var source: String
+        var bytes: Int64
+        var counts: LineCounts
+        /// Whether the last listing of the input folder found it.
+        var present: Bool
+    }
+
+    /// What the summary counts in the store.
+    struct Counts: Sendable {
+        /// Every file of the ledger, by path.
+        var files: [InputFile]
+        /// Paths under the input folder that match no source (`ignored_files`), sorted.
+        var ignoredFiles: [String]
+        var totals: LineCounts
+        var orders: Int64
+        var unmatched: Int64
+        var ordersByRule: [String: Int64]
+        var unpaid: Int64
+        /// Resolved transactions by environment, the names in SQLite's order (bytes).
+        var environments: [(name: String, count: Int64)]
+        var unmatchedTransactions: Int64
+        var familyShared: Int64
+        var failedVerifications: Int64
+        var missingFromCatalog: Int64
+        var bundleIDs: [String]
+    }
+
     /// The distinct app bundle ids the receipts named, sorted.
     static func bundleIDs(_ database: Database) throws -> [String] {
         var ids: [String] = []
@@ -10,23 +40,17 @@ enum StoredSummaryCounts {
     }
 
     /// What the summary counts in the store, as of `asOfMs` with `graceMs` of grace.
-    static func counts(database: Database, asOfMs: Int64, graceMs: Int64) throws -> SummaryReport.Counts {
-        var inputs: [JSONValue] = []
-        var files: [ReportPage.InputFile] = []
+    static func counts(database: Database, asOfMs: Int64, graceMs: Int64) throws -> Counts {
+        var files: [InputFile] = []
         var totals = LineCounts()
         try database.forEach("SELECT path, source, lines_read, accepted, rejected, blank, ignored, bytes, present FROM files ORDER BY path") { row in
             let counts = LineCounts(read: Int(row.int(2)), accepted: Int(row.int(3)), rejected: Int(row.int(4)),
                                     blank: Int(row.int(5)), ignored: Int(row.int(6)))
             totals = totals + counts
-            files.append(ReportPage.InputFile(path: row.string(0), source: row.string(1), counts: counts))
-            inputs.append(.object([
-                ("file", .string(row.string(0))), ("source", .string(row.string(1))), ("bytes", .int(row.int(7))),
-                ("read", .int(counts.read)), ("accepted", .int(counts.accepted)), ("rejected", .int(counts.rejected)),
-                ("blank", .int(counts.blank)), ("ignored", .int(counts.ignored)), ("present", .bool(row.int(8) != 0)),
-            ]))
+            files.append(InputFile(path: row.string(0), source: row.string(1), bytes: row.int(7), counts: counts, present: row.int(8) != 0))
         }
-        var ignoredFiles: [JSONValue] = []
-        try database.forEach("SELECT path FROM ignored_files ORDER BY path") { ignoredFiles.append(.string($0.string(0))) }
+        var ignoredFiles: [String] = []
+        try database.forEach("SELECT path FROM ignored_files ORDER BY path") { ignoredFiles.append($0.string(0)) }
 
         // One pass over the transactions for every count of them and of the orders matched to them
         // (a match is kept once, on its transaction), and one over the orders none is matched to.
@@ -51,15 +75,14 @@ enum StoredSummaryCounts {
         let (unmatched, unpaid) = try unmatchedOrders(database, createdByMs: asOfMs - graceMs)
         let orders = matched + unmatched
         // In SQLite's order (bytes), as the contract's consumers have always seen them.
-        let environments: [(String, JSONValue)] = byEnvironment.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-            .map { ($0, .int(byEnvironment[$0] ?? 0)) }
+        let environments = byEnvironment.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+            .map { (name: $0, count: byEnvironment[$0] ?? 0) }
         let failedVerifications = try database.scalar("SELECT count(*) FROM raw_receipts__verifications WHERE status_n NOT IN (0, 21006)").integerValue
         let missingFromCatalog = try productsMissingFromCatalog(database)
 
-        return SummaryReport.Counts(inputs: inputs, ignoredFiles: ignoredFiles, files: files, totals: totals, orders: orders, unmatched: unmatched, ordersByRule: ordersByRule, unpaid: unpaid,
-                      environments: environments, unmatchedTransactions: unmatchedTransactions, familyShared: familyShared,
-                      failedVerifications: failedVerifications, missingFromCatalog: missingFromCatalog,
-                      bundleIDs: try bundleIDs(database))
+        return Counts(files: files, ignoredFiles: ignoredFiles, totals: totals, orders: orders, unmatched: unmatched, ordersByRule: ordersByRule,
+                      unpaid: unpaid, environments: environments, unmatchedTransactions: unmatchedTransactions, familyShared: familyShared,
+                      failedVerifications: failedVerifications, missingFromCatalog: missingFromCatalog, bundleIDs: try bundleIDs(database))
     }
 
     /// Every order id of the order lines, in id order, each as often as it has lines: the key index alone.
