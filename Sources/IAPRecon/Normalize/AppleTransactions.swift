@@ -5,9 +5,9 @@
 /// item): the first sighting that has a field gives it, except that any `Production` sighting
 /// makes it Production. A notification received twice (one `notificationUUID`) is one sighting.
 ///
-/// The store keeps every accepted sighting once (`raw_apple__transactions`); they are merged here
-/// each time a stage reads them, so a replaced or late file changes the merge with no staged
-/// copy to rebuild.
+/// The store keeps every accepted sighting once (`raw_apple__transactions`); they are merged by
+/// these rules each time a stage reads them (`AppleTransactions.Cursor`, in the store's normalize
+/// part), so a replaced or late file changes the merge with no staged copy to rebuild.
 enum AppleTransactions {
     /// One transaction, merged from its sightings.
     struct Merged {
@@ -55,50 +55,6 @@ enum AppleTransactions {
         var source: StoredLine
     }
 
-    /// `transactionID` merged from its sightings; nil when Apple never showed it. The statement is
-    /// compiled once per connection: the report asks this of every transaction whose product the
-    /// catalog lacks, and of every consumption request, and compiling the query costs more than
-    /// running it.
-    static func merged(_ transactionID: String, in database: Database) throws -> Merged? {
-        let statement = try database.cached(StoredSightings.selection(where: "a.transaction_id = ?1"))
-        defer { statement.reset() }
-        try statement.bind([.text(transactionID)])
-        return try Cursor(bound: statement).next()
-    }
-
-    /// Steps through the transactions of the sightings a condition selects, in transaction id order
-    /// (bytes, as SQLite orders text), one merged transaction at a time.
-    final class Cursor {
-        private let statement: Statement
-        private var hasRow: Bool
-
-        /// A cursor before the first transaction. `condition` is on the sightings as `a` and must
-        /// take a transaction's sightings all or none (`a.transaction_id IN ...`).
-        convenience init(_ database: Database, where condition: String, _ arguments: [SQLValue] = []) throws {
-            let statement = try Statement(database: database, sql: StoredSightings.selection(where: condition), persistent: false)
-            try statement.bind(arguments)
-            try self.init(bound: statement)
-        }
-
-        /// A cursor before the first transaction of a statement of `selection`, its arguments bound.
-        fileprivate init(bound statement: Statement) throws {
-            self.statement = statement
-            hasRow = try statement.step()
-        }
-
-        /// The next transaction, merged from all its sightings; nil when none is left.
-        func next() throws -> Merged? {
-            guard hasRow else { return nil }
-            var merging = try Merging(first: AppleTransaction(statement.row), at: StoredLine(statement.row))
-            while try statement.step() {
-                guard statement.withText(0, { $0.elementsEqual(merging.merged.transactionID.utf8) }) else { return merging.finished() }
-                merging.add(try AppleTransaction(statement.row), at: StoredLine(statement.row))
-            }
-            hasRow = false
-            return merging.finished()
-        }
-    }
-
     /// `sightings`, all of one transaction and in file order (files in path order, then line, then
     /// item), each with the line it is stored at, merged into it: what a `Cursor` does with each
     /// transaction's stored sightings, for sightings that are values already. Nil when there are none.
@@ -112,8 +68,9 @@ enum AppleTransactions {
 }
 
 extension AppleTransactions {
-    /// The merge of one transaction's sightings so far, fed in file order.
-    private struct Merging {
+    /// The merge of one transaction's sightings so far, fed in file order (by a `Cursor` over the
+    /// stored sightings, or `merged(_:)` over values).
+    struct Merging {
         private(set) var merged: Merged
         private var seenNotifications = Set<String>()
         private var hasOriginal = false
