@@ -105,7 +105,7 @@ public struct UserHistory: Sendable {
             guard try HistoryLoader.knows(user: id, in: database) else { throw NotFound(what: "user '\(id)'") }
             return (.user(id), id, "user \(id)")
         case .transaction(let id):
-            let resolution = try HistoryLoader.resolution(of: id, in: database)
+            let resolution = try StoredReportRows.resolution(of: id, in: database)
             // Unresolved to a user: whoever the log delivered it to first.
             let user = try resolution.user ?? HistoryLoader.firstRecipient(of: id, in: database)
             guard resolution.resolved || user != nil else { throw NotFound(what: "transaction '\(id)'") }

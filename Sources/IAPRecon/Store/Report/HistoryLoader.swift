@@ -19,15 +19,6 @@ struct HistoryLoader {
             """, [.text(user)]) != nil
     }
 
-    /// Whether the join resolved `transactionID`, and to which user.
-    static func resolution(of transactionID: String, in database: Database) throws -> (resolved: Bool, user: String?) {
-        var resolution: (resolved: Bool, user: String?) = (false, nil)
-        try database.forEach("SELECT user_id FROM int_transactions_resolved WHERE transaction_id = ?", [.text(transactionID)]) {
-            resolution = (true, $0.optionalString(0))
-        }
-        return resolution
-    }
-
     /// Whoever the log delivered `transactionID` to first, if it delivered it.
     static func firstRecipient(of transactionID: String, in database: Database) throws -> String? {
         var earliest: (ms: Int64, user: String)?

@@ -120,13 +120,18 @@ enum StoredReportRows {
         return requests
     }
 
+    /// Whether the join resolved `transactionID`, and to which user.
+    static func resolution(of transactionID: String, in database: Database) throws -> (resolved: Bool, user: String?) {
+        var resolution: (resolved: Bool, user: String?) = (false, nil)
+        try database.forEach("SELECT user_id FROM int_transactions_resolved WHERE transaction_id = ?1", [.text(transactionID)]) {
+            resolution = (true, $0.optionalString(0))
+        }
+        return resolution
+    }
+
     /// The user the join resolved `transactionID` to, if it resolved one.
     static func resolvedUser(of transactionID: String, in database: Database) throws -> String? {
-        var user: String?
-        try database.forEach("SELECT user_id FROM int_transactions_resolved WHERE transaction_id = ?1", [.text(transactionID)]) {
-            user = $0.optionalString(0)
-        }
-        return user
+        try resolution(of: transactionID, in: database).user
     }
 
     /// The columns of `forEachPurchase`'s rows.
