@@ -77,7 +77,7 @@ extension CSVRowParser {
 
     static func day(_ name: String, _ row: CSVRow, _ header: CSVHeader) throws(LineReject) -> String {
         let text = try required(name, row, header)
-        guard Timestamp.startOfDay(text) != nil else { throw LineReject("bad date in '\(name)': \(LineReject.quoted(.string(text)))") }
+        guard Timestamp.startOfDay(text) != nil else { throw LineReject("bad date in '\(name)': \(Redaction.quoted(.string(text)))") }
         return text
     }
 }

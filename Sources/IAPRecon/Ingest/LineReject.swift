@@ -13,24 +13,11 @@ public struct LineReject: Error, Equatable, Sendable, CustomStringConvertible {
     }
 
     static func badTime(_ field: String, _ value: JSONValue) -> LineReject {
-        LineReject("bad time in '\(field)': \(quoted(value))")
+        LineReject("bad time in '\(field)': \(Redaction.quoted(value))")
     }
 
     static func badAmount(_ field: String, _ value: JSONValue) -> LineReject {
-        LineReject("bad amount in '\(field)': \(quoted(value))")
-    }
-
-    /// A bad value for the reason text: quoted when short, else described, so a reason
-    /// never carries a device id, a token or a receipt (`Redaction.quotable`).
-    static func quoted(_ value: JSONValue) -> String {
-        switch value {
-        case .string(let string): Redaction.quotable(string).map { "\"" + $0 + "\"" } ?? "a string of \(string.utf8.count) bytes"
-        case .number(let number): Redaction.quotable(number) ?? "a number of \(number.utf8.count) characters"
-        case .bool(let bool): String(bool)
-        case .null: "null"
-        case .array: "an array"
-        case .object: "an object"
-        }
+        LineReject("bad amount in '\(field)': \(Redaction.quoted(value))")
     }
 }
 
@@ -109,7 +96,7 @@ struct Fields {
             if let integer = Int64(text) { return integer }
         default: break
         }
-        throw LineReject("bad number in '\(name(key))': \(LineReject.quoted(value))")
+        throw LineReject("bad number in '\(name(key))': \(Redaction.quoted(value))")
     }
 
     func object(_ key: String) throws(LineReject) -> JSONObject? {

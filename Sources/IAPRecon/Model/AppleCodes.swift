@@ -33,44 +33,10 @@ public struct AppleCodes: Sendable {
         code >= 1 && code <= Int64(values.count) ? values[Int(code - 1)].text : nil
     }
 
-    /// What ingest stores for `text`: its code, or the text itself when it has none.
-    public func stored(_ text: String?) -> SQLValue {
-        guard let text else { return .null }
-        return code(text).map(SQLValue.integer) ?? .text(text)
-    }
-
-    /// The value of column `index` as stored by `stored`: nil for NULL.
-    /// - Throws: `UnknownStoredCode` for an integer that is no code of this build's.
-    func read(_ row: Row, _ index: Int) throws(UnknownStoredCode) -> String? {
-        switch row.value(index) {
-        case .null: return nil
-        case .text(let text): return text
-        case .integer(let code):
-            guard let text = self.text(code) else { throw UnknownStoredCode(column: column, stored: .integer(code)) }
-            return text
-        case .blob(let bytes): throw UnknownStoredCode(column: column, stored: .blob(bytes))
-        }
-    }
-
     /// The SQL literal a query compares the column with to find `text`: its code, or the quoted
     /// text when it has none.
     public func sqlLiteral(_ text: String) -> String {
         code(text).map(String.init) ?? "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
-    }
-}
-
-/// A stored value that is no code this iaprecon knows: the store was written by another build.
-public struct UnknownStoredCode: Error, CustomStringConvertible, Sendable {
-    public var column: String
-    public var stored: SQLValue
-    public var description: String {
-        let value = switch stored {
-        case .null: "NULL"
-        case .integer(let code): "code \(code)"
-        case .text(let text): "'\(text)'"
-        case .blob(let bytes): "a blob of \(bytes.count) bytes"
-        }
-        return "the store has \(column) \(value), which this iaprecon does not know; use the iaprecon that wrote it, or a newer one"
     }
 }
 

@@ -31,16 +31,6 @@ public enum TransactionOrigin: String, Sendable, CaseIterable {
         guard let origin = Self.allCases.first(where: { $0.code == code }) else { return nil }
         self = origin
     }
-
-    /// The origin in column `index`.
-    /// - Throws: `UnknownStoredCode` for anything but one of this build's codes.
-    static func read(_ row: Row, _ index: Int) throws(UnknownStoredCode) -> TransactionOrigin {
-        let stored = row.value(index)
-        guard case .integer(let code) = stored, let origin = TransactionOrigin(code: code) else {
-            throw UnknownStoredCode(column: "origin", stored: stored)
-        }
-        return origin
-    }
 }
 
 /// A period Apple sold at other than the product's price (CONTRACT.md §1.2).
@@ -102,84 +92,5 @@ public struct AppleTransaction: Sendable, Equatable {
         self.productID = productID
         self.purchaseMs = purchaseMs
         self.quantity = 1
-    }
-
-    /// Decodes a V2 `JWSTransactionDecodedPayload`.
-    init(v2 fields: Fields, origin: TransactionOrigin) throws(LineReject) {
-        self.init(
-            origin: origin,
-            transactionID: try fields.requiredAppleString("transactionId"),
-            productID: try fields.requiredAppleString("productId"),
-            purchaseMs: try fields.requiredTime("purchaseDate"))
-        originalTransactionID = try fields.appleString("originalTransactionId")
-        expiresMs = try fields.time("expiresDate")
-        revocationMs = try fields.time("revocationDate")
-        revocationReason = try fields.appleString("revocationReason")
-        revocationType = try fields.appleString("revocationType")
-        revocationPercentage = try fields.integer("revocationPercentage")
-        priceMilliunits = try fields.integer("price")
-        try AmountRange.checkMilliunits(priceMilliunits, field: fields.path + "price")
-        currency = try fields.appleString("currency")
-        storefront = try fields.appleString("storefront")
-        environment = try fields.appleString("environment")
-        appAccountToken = try fields.appleString("appAccountToken")
-        type = try fields.appleString("type")
-        quantity = try fields.integer("quantity") ?? 1
-        try checkQuantity(quantity, field: fields.path + "quantity")
-        ownership = try fields.appleString("inAppOwnershipType")
-        subscriptionGroup = try fields.appleString("subscriptionGroupIdentifier")
-        if try fields.appleString("offerDiscountType") == "FREE_TRIAL" {
-            offer = .freeTrial
-        } else if try fields.appleString("offerType") != nil {
-            offer = .introOffer
-        }
-    }
-
-    /// Decodes a verifyReceipt `in_app[]` / `latest_receipt_info[]` item (Apple sends numbers as strings).
-    init(receiptItem fields: Fields, origin: TransactionOrigin, environment: String?) throws(LineReject) {
-        guard let purchaseMs = try Self.receiptTime(fields, "purchase_date") else { throw .missing(fields.path + "purchase_date_ms") }
-        self.init(
-            origin: origin,
-            transactionID: try fields.requiredAppleString("transaction_id"),
-            productID: try fields.requiredAppleString("product_id"),
-            purchaseMs: purchaseMs)
-        originalTransactionID = try fields.appleString("original_transaction_id")
-        expiresMs = try Self.receiptTime(fields, "expires_date")
-        revocationMs = try Self.receiptTime(fields, "cancellation_date")
-        revocationReason = try fields.appleString("cancellation_reason")
-        appAccountToken = try fields.appleString("app_account_token")
-        quantity = try fields.integer("quantity") ?? 1
-        try checkQuantity(quantity, field: fields.path + "quantity")
-        ownership = try fields.appleString("in_app_ownership_type")
-        subscriptionGroup = try fields.appleString("subscription_group_identifier")
-        self.environment = environment
-        if try fields.appleString("is_trial_period") == "true" {
-            offer = .freeTrial
-        } else if try fields.appleString("is_in_intro_offer_period") == "true" {
-            offer = .introOffer
-        }
-    }
-
-    /// A receipt date: `<name>_ms`, else `<name>` itself, which iOS 6 receipts send as epoch
-    /// milliseconds (`"1448346881000"`) and others as `2013-07-31 23:09:39 Etc/GMT`.
-    private static func receiptTime(_ fields: Fields, _ name: String) throws(LineReject) -> Int64? {
-        if let ms = try fields.time(name + "_ms") { return ms }
-        guard let value = fields.value(name) else { return nil }
-        if case .string(let text) = value, text.hasSuffix(" Etc/GMT"), let ms = Timestamp.parse(String(text.dropLast(8))) {
-            return ms
-        }
-        return try fields.time(name)
-    }
-
-    func rawRow(item: Int) -> RawRow {
-        RawRow(.appleTransactions, item: item, [
-            .integer(origin.code), SQLValue(eventMs), SQLValue(userID), SQLValue(claimedOrderID), .text(transactionID),
-            SQLValue(originalTransactionID), .text(productID), .integer(purchaseMs), SQLValue(expiresMs),
-            SQLValue(revocationMs), SQLValue(revocationReason), SQLValue(revocationType), SQLValue(revocationPercentage),
-            SQLValue(priceMilliunits), SQLValue(currency), SQLValue(storefront), AppleEnvironment.codes.stored(environment),
-            SQLValue(appAccountToken), AppleProductType.codes.stored(type), .integer(quantity), AppleOwnership.codes.stored(ownership),
-            SQLValue(subscriptionGroup), SQLValue(notificationUUID), AppleNotificationType.codes.stored(notificationType),
-            SQLValue(offer?.rawValue),
-        ])
     }
 }

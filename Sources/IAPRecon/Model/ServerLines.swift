@@ -9,12 +9,6 @@ public struct OrderLine: Sendable, Equatable {
     public var price: String?
     public var currency: String?
     public var storefront: String?
-
-    func rawRow() -> RawRow {
-        RawRow(.orders, [
-            .integer(ms), .text(orderID), .text(userID), .text(productID), SQLValue(price), SQLValue(currency), SQLValue(storefront),
-        ])
-    }
 }
 
 /// A `delivered` line of the server log, as parsed and as stored (`raw_server__deliveries`).
@@ -39,13 +33,6 @@ public struct DeliveryLine: Sendable, Equatable {
         deliveryID.map { Key.id(StoredText($0)) }
             ?? .line(ms: ms, userID: StoredText(userID), productID: StoredText(productID), quantity: quantity)
     }
-
-    func rawRow() -> RawRow {
-        RawRow(.deliveries, [
-            .integer(ms), .text(userID), .text(transactionID), .text(productID), SQLValue(orderID), .integer(quantity),
-            SQLValue(deliveryID),
-        ])
-    }
 }
 
 /// A `delivery_revoked` line of the server log, as parsed and as stored (`raw_server__revocations`).
@@ -54,8 +41,4 @@ public struct RevocationLine: Sendable, Equatable {
     public var userID: String
     public var transactionID: String
     public var reason: String?
-
-    func rawRow() -> RawRow {
-        RawRow(.revocations, [.integer(ms), .text(userID), .text(transactionID), SQLValue(reason)])
-    }
 }

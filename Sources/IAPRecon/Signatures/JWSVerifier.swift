@@ -109,7 +109,7 @@ struct ChainVerdict: Sendable {
         }
         let algorithm = fields["alg"]?.stringValue ?? "none"
         guard algorithm == "ES256" else {
-            failure = "unsupported alg \(LineReject.quoted(.string(algorithm)))"
+            failure = "unsupported alg \(Redaction.quoted(.string(algorithm)))"
             return
         }
         guard case .array(let encoded)? = fields["x5c"], !encoded.isEmpty else {

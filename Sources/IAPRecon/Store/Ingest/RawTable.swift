@@ -96,6 +96,16 @@ public enum RawTable: Int, CaseIterable, Sendable {
         }
     }
 
+    /// `values` of a row of this table with its device ids replaced by their `pseudonyms`.
+    func pseudonymising(_ values: [SQLValue], with pseudonyms: DeviceIDPseudonyms) -> [SQLValue] {
+        guard !deviceIDColumns.isEmpty else { return values }
+        var values = values
+        for column in deviceIDColumns {
+            if case .text(let id) = values[column] { values[column] = .blob(pseudonyms.pseudonym(id)) }
+        }
+        return values
+    }
+
     /// An INSERT of `rows` rows. Parameters: ?1 the file, ?2 the lines of the file's chunks before
     /// this one, then for each row the line within its chunk, `item` and `columns`.
     func insertSQL(rows: Int = 1) -> String {

@@ -63,6 +63,19 @@ enum Redaction {
         return cut ? text + "…" : text
     }
 
+    /// A bad value for the reason text: quoted when short, else described, so a reason
+    /// never carries a device id, a token or a receipt (`quotable`).
+    static func quoted(_ value: JSONValue) -> String {
+        switch value {
+        case .string(let string): quotable(string).map { "\"" + $0 + "\"" } ?? "a string of \(string.utf8.count) bytes"
+        case .number(let number): quotable(number) ?? "a number of \(number.utf8.count) characters"
+        case .bool(let bool): String(bool)
+        case .null: "null"
+        case .array: "an array"
+        case .object: "an object"
+        }
+    }
+
     /// A bad value as a reason may quote it: nil when it is long or holds a device id,
     /// so the reason describes it instead.
     static func quotable(_ value: String) -> String? {

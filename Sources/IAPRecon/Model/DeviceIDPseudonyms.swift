@@ -34,13 +34,4 @@ public struct DeviceIDPseudonyms: Sendable {
         "…" + String(decoding: pseudonym.dropFirst(hashBytes), as: UTF8.self)
     }
 
-    /// `values` of a row of `table` with its device ids replaced by their pseudonyms.
-    func pseudonymising(_ values: [SQLValue], of table: RawTable) -> [SQLValue] {
-        guard !table.deviceIDColumns.isEmpty else { return values }
-        var values = values
-        for column in table.deviceIDColumns {
-            if case .text(let id) = values[column] { values[column] = .blob(pseudonym(id)) }
-        }
-        return values
-    }
 }

@@ -1,0 +1,69 @@
+/// The sightings ingest decodes from Apple's payloads.
+extension AppleTransaction {
+    /// Decodes a V2 `JWSTransactionDecodedPayload`.
+    init(v2 fields: Fields, origin: TransactionOrigin) throws(LineReject) {
+        self.init(
+            origin: origin,
+            transactionID: try fields.requiredAppleString("transactionId"),
+            productID: try fields.requiredAppleString("productId"),
+            purchaseMs: try fields.requiredTime("purchaseDate"))
+        originalTransactionID = try fields.appleString("originalTransactionId")
+        expiresMs = try fields.time("expiresDate")
+        revocationMs = try fields.time("revocationDate")
+        revocationReason = try fields.appleString("revocationReason")
+        revocationType = try fields.appleString("revocationType")
+        revocationPercentage = try fields.integer("revocationPercentage")
+        priceMilliunits = try fields.integer("price")
+        try AmountRange.checkMilliunits(priceMilliunits, field: fields.path + "price")
+        currency = try fields.appleString("currency")
+        storefront = try fields.appleString("storefront")
+        environment = try fields.appleString("environment")
+        appAccountToken = try fields.appleString("appAccountToken")
+        type = try fields.appleString("type")
+        quantity = try fields.integer("quantity") ?? 1
+        try checkQuantity(quantity, field: fields.path + "quantity")
+        ownership = try fields.appleString("inAppOwnershipType")
+        subscriptionGroup = try fields.appleString("subscriptionGroupIdentifier")
+        if try fields.appleString("offerDiscountType") == "FREE_TRIAL" {
+            offer = .freeTrial
+        } else if try fields.appleString("offerType") != nil {
+            offer = .introOffer
+        }
+    }
+
+    /// Decodes a verifyReceipt `in_app[]` / `latest_receipt_info[]` item (Apple sends numbers as strings).
+    init(receiptItem fields: Fields, origin: TransactionOrigin, environment: String?) throws(LineReject) {
+        guard let purchaseMs = try Self.receiptTime(fields, "purchase_date") else { throw .missing(fields.path + "purchase_date_ms") }
+        self.init(
+            origin: origin,
+            transactionID: try fields.requiredAppleString("transaction_id"),
+            productID: try fields.requiredAppleString("product_id"),
+            purchaseMs: purchaseMs)
+        originalTransactionID = try fields.appleString("original_transaction_id")
+        expiresMs = try Self.receiptTime(fields, "expires_date")
+        revocationMs = try Self.receiptTime(fields, "cancellation_date")
+        revocationReason = try fields.appleString("cancellation_reason")
+        appAccountToken = try fields.appleString("app_account_token")
+        quantity = try fields.integer("quantity") ?? 1
+        try checkQuantity(quantity, field: fields.path + "quantity")
+        ownership = try fields.appleString("in_app_ownership_type")
+        subscriptionGroup = try fields.appleString("subscription_group_identifier")
+        self.environment = environment
+        if try fields.appleString("is_trial_period") == "true" {
+            offer = .freeTrial
+        } else if try fields.appleString("is_in_intro_offer_period") == "true" {
+            offer = .introOffer
+        }
+    }
+
+    /// A receipt date: `<name>_ms`, else `<name>` itself, which iOS 6 receipts send as epoch
+    /// milliseconds (`"1448346881000"`) and others as `2013-07-31 23:09:39 Etc/GMT`.
+    fileprivate static func receiptTime(_ fields: Fields, _ name: String) throws(LineReject) -> Int64? {
+        if let ms = try fields.time(name + "_ms") { return ms }
+        guard let value = fields.value(name) else { return nil }
+        if case .string(let text) = value, text.hasSuffix(" Etc/GMT"), let ms = Timestamp.parse(String(text.dropLast(8))) {
+            return ms
+        }
+        return try fields.time(name)
+    }
+}
