@@ -78,14 +78,7 @@ public enum IngestStage {
         func matches(_ stored: String) -> Bool { stored == hash || stored == oneLaneHash }
     }
 
-    /// What the store knows of a file from an earlier ingest.
-    struct KnownFile: Sendable {
-        var hash: String
-        var bytes: Int
-        var modifiedNs: Int64?
-        var ingestedMs: Int64
-        var counts: LineCounts
-    }
+    typealias KnownFile = StoredFiles.KnownFile
 
     /// Content hashes of `files`, in parallel; an unreadable file gives its error.
     ///
@@ -185,7 +178,8 @@ public enum IngestStage {
             let file = files[job.fileIndex]
             guard failures[job.fileIndex] == nil, case .success(let print) = prints[job.fileIndex] else { return }
             if job.isFirst, writer == nil {
-                writer = try FileWriter(database: database, file: file, print: print)
+                writer = try FileWriter(database: database, path: file.relativePath, source: file.kind, hash: print.hash, bytes: print.bytes,
+                                        modifiedNs: print.modifiedNs)
                 lineOffset = 0
             }
             switch message {

@@ -9,10 +9,7 @@ public enum LineOutcome: Sendable, Equatable {
     case ignored
 }
 
-/// The input sources of CONTRACT.md §1, by their place in the input folder.
-public enum SourceKind: String, CaseIterable, Sendable {
-    case server, receipts, notifications, registrations, attribution, spend, catalog, fx, apple
-
+extension SourceKind {
     /// Read as a header row and records (`apple/` is tab-separated).
     var isCSV: Bool {
         switch self {
@@ -199,22 +196,8 @@ public struct ParsedLine: Sendable, Equatable {
     public var rejectedText: String?
 }
 
-/// Line accounting for one file: read = accepted + rejected + blank + ignored.
-public struct LineCounts: Sendable, Equatable, Codable {
-    public var read = 0
-    public var accepted = 0
-    public var rejected = 0
-    public var blank = 0
-    public var ignored = 0
-
-    public init(read: Int = 0, accepted: Int = 0, rejected: Int = 0, blank: Int = 0, ignored: Int = 0) {
-        self.read = read
-        self.accepted = accepted
-        self.rejected = rejected
-        self.blank = blank
-        self.ignored = ignored
-    }
-
+extension LineCounts {
+    /// Counts one more line, which became `outcome`.
     mutating func count(_ outcome: LineOutcome) {
         read += 1
         switch outcome {
@@ -223,11 +206,6 @@ public struct LineCounts: Sendable, Equatable, Codable {
         case .blank: blank += 1
         case .ignored: ignored += 1
         }
-    }
-
-    public static func + (lhs: LineCounts, rhs: LineCounts) -> LineCounts {
-        LineCounts(read: lhs.read + rhs.read, accepted: lhs.accepted + rhs.accepted, rejected: lhs.rejected + rhs.rejected,
-                   blank: lhs.blank + rhs.blank, ignored: lhs.ignored + rhs.ignored)
     }
 }
 

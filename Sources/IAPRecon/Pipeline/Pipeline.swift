@@ -97,7 +97,7 @@ public enum Pipeline {
         var report = try IngestStage.run(files: days(listing.files, through: through), database: database, jobs: jobs, rules: rules,
                                          progress: { progress?.advanced($0) })
         report.ignored = listing.ignored
-        try StoredFiles.recordListing(listing, in: database)
+        try StoredFiles.recordListing(present: listing.files.map(\.relativePath), ignored: listing.ignored, in: database)
         if let first = report.unreadable.first { throw first }
         return report
     }

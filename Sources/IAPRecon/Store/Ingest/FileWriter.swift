@@ -11,12 +11,14 @@ final class FileWriter {
     private(set) var counts = LineCounts()
     let bytes: Int
 
-    init(database: Database, file: SourceFile, print: IngestStage.Fingerprint) throws {
+    /// Begins storing the file at `path` (relative to the input folder) of `source`, of these
+    /// contents: it replaces a stored file of that path when it commits.
+    init(database: Database, path: String, source: SourceKind, hash: String, bytes: Int, modifiedNs: Int64) throws {
         self.database = database
-        self.bytes = print.bytes
+        self.bytes = bytes
         try database.execute("BEGIN IMMEDIATE")
         do {
-            if case .integer(let previousID)? = try database.scalar("SELECT file_id FROM files WHERE path = ?", [.text(file.relativePath)]) {
+            if case .integer(let previousID)? = try database.scalar("SELECT file_id FROM files WHERE path = ?", [.text(path)]) {
                 // What the replaced rows touched is recomputed too.
                 try ChangedKeys.recordRows(of: previousID, in: database)
                 try database.run("DELETE FROM files WHERE file_id = ?", [.integer(previousID)])
@@ -25,8 +27,8 @@ final class FileWriter {
             try database.forEach("""
                 INSERT INTO files (path, source, content_hash, bytes, lines_read, accepted, rejected, blank, ignored, ingested_ms, mtime_ns)
                 VALUES (?, ?, ?, ?, 0, 0, 0, 0, 0, ?, ?) RETURNING file_id
-                """, [.text(file.relativePath), .text(file.kind.rawValue), .text(print.hash), .integer(Int64(print.bytes)),
-                      .integer(Int64(Date().timeIntervalSince1970 * 1000)), .integer(print.modifiedNs)]) { id = $0.int(0) }
+                """, [.text(path), .text(source.rawValue), .text(hash), .integer(Int64(bytes)),
+                      .integer(Int64(Date().timeIntervalSince1970 * 1000)), .integer(modifiedNs)]) { id = $0.int(0) }
             fileID = id
             inserts = try RawTable.allCases.map { (try database.cached($0.insertSQL()), try database.cached($0.insertSQL(rows: Self.groupRows))) }
         } catch {

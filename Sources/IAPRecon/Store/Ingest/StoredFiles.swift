@@ -1,13 +1,22 @@
 /// The ingest's part of the `files` ledger: what the store knows of each input file it read, and
 /// the input folder's listing.
 public enum StoredFiles {
+    /// What the store knows of a file from an earlier ingest.
+    struct KnownFile: Sendable {
+        var hash: String
+        var bytes: Int
+        var modifiedNs: Int64?
+        var ingestedMs: Int64
+        var counts: LineCounts
+    }
+
     /// What the store knows of each file it read, by path under the input folder.
-    static func known(_ database: Database) throws -> [String: IngestStage.KnownFile] {
-        var known: [String: IngestStage.KnownFile] = [:]
+    static func known(_ database: Database) throws -> [String: KnownFile] {
+        var known: [String: KnownFile] = [:]
         try database.forEach("""
             SELECT path, content_hash, lines_read, accepted, rejected, blank, ignored, bytes, mtime_ns, ingested_ms FROM files
             """) { row in
-            known[row.string(0)] = IngestStage.KnownFile(
+            known[row.string(0)] = KnownFile(
                 hash: row.string(1), bytes: Int(row.int(7)), modifiedNs: row.optionalInt(8), ingestedMs: row.int(9),
                 counts: LineCounts(read: Int(row.int(2)), accepted: Int(row.int(3)), rejected: Int(row.int(4)),
                                    blank: Int(row.int(5)), ignored: Int(row.int(6))))
@@ -29,14 +38,15 @@ public enum StoredFiles {
     /// Records what the input folder held: each stored file is present or not (a file read once
     /// keeps its rows when it leaves the folder, as archived partitions do), and the files that
     /// match no source replace the previous run's list.
-    static func recordListing(_ listing: SourceFile.Listing, in database: Database) throws {
+    /// `present` and `ignored` are paths relative to the input folder.
+    static func recordListing(present: [String], ignored: [String], in database: Database) throws {
         try database.transaction {
             try database.execute("UPDATE files SET present = 0 WHERE present = 1")
-            for file in listing.files {
-                try database.run("UPDATE files SET present = 1 WHERE path = ?", [.text(file.relativePath)])
+            for path in present {
+                try database.run("UPDATE files SET present = 1 WHERE path = ?", [.text(path)])
             }
             try database.execute("DELETE FROM ignored_files")
-            for path in listing.ignored {
+            for path in ignored {
                 try database.run("INSERT OR IGNORE INTO ignored_files (path) VALUES (?)", [.text(path)])
             }
         }

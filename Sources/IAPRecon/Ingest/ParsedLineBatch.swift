@@ -1,0 +1,21 @@
+extension LineBatch {
+    /// `parsed` packed for the store. With `packingRows` false, only the counts (what `validate`
+    /// prints). Device ids are packed as their `pseudonyms`.
+    init(_ parsed: [ParsedLine], packingRows: Bool = true, pseudonyms: DeviceIDPseudonyms? = nil) {
+        self.init()
+        for line in parsed {
+            lines += 1
+            counts.count(line.outcome)
+            switch line.outcome {
+            case .accepted(let raw) where packingRows:
+                for row in raw { append(row, line: line.line, pseudonyms: pseudonyms) }
+            case .accepted:
+                break
+            case .rejected(let reason):
+                append(Reject(line: line.line, reason: reason, text: line.rejectedText ?? ""))
+            case .blank, .ignored:
+                break
+            }
+        }
+    }
+}
