@@ -8,56 +8,14 @@ import Foundation
 /// day's units come from every user), so it never belongs to one connected component; it is
 /// per day instead: the join recomputes the days a run touches (`AppleTieOutStore`), and an
 /// incremental night gives the same answer as a full rebuild.
-public struct AppleTieOut: Sendable {
+struct AppleTieOut: Sendable {
     /// Apple's reporting zone: the Sales Report's days are days here.
     public static let reportZone = Zone("America/Los_Angeles") ?? .utc
     /// The country of verified units whose transaction has no (known) storefront.
     public static let unknownCountry = "??"
 
-    /// One row of the Sales Report, as ingest stored it.
-    public struct SalesLine: Sendable {
-        public var day: String
-        public var productID: String
-        public var country: String
-        /// Negative for refunds.
-        public var units: Int64
-        /// Per unit, without sign.
-        public var customerPrice: Decimal
-        public var customerCurrency: String
-        /// Per unit, without sign.
-        public var proceeds: Decimal
-        public var proceedsCurrency: String
-        public var source: SourceLine
-
-        public init(day: String, productID: String, country: String, units: Int64, customerPrice: Decimal, customerCurrency: String,
-                    proceeds: Decimal, proceedsCurrency: String, source: SourceLine) {
-            self.day = day
-            self.productID = productID
-            self.country = country
-            self.units = units
-            self.customerPrice = customerPrice
-            self.customerCurrency = customerCurrency
-            self.proceeds = proceeds
-            self.proceedsCurrency = proceedsCurrency
-            self.source = source
-        }
-    }
-
-    /// Verified units on one Pacific day: a purchase (+quantity) or a refund (−quantity).
-    public struct VerifiedUnits: Sendable {
-        public var day: String
-        public var productID: String
-        /// Alpha-2, or nil when the transaction has no storefront ISO 3166 knows.
-        public var country: String?
-        public var units: Int64
-
-        public init(day: String, productID: String, country: String?, units: Int64) {
-            self.day = day
-            self.productID = productID
-            self.country = country
-            self.units = units
-        }
-    }
+    typealias SalesLine = AppleTieOutStore.SalesLine
+    typealias VerifiedUnits = AppleTieOutStore.VerifiedUnits
 
     public struct Key: Hashable, Comparable, Sendable {
         public var day: String
@@ -88,7 +46,7 @@ public struct AppleTieOut: Sendable {
     public private(set) var rows: [Row] = []
     public private(set) var findings: [Finding] = []
 
-    public init(sales: [SalesLine], verified: [VerifiedUnits]) {
+    init(sales: [SalesLine], verified: [VerifiedUnits]) {
         var byKey: [Key: Row] = [:]
         /// Units sold per key at each customer price, to name the price most units sold at.
         var unitsAtPrice: [Key: [(price: Decimal, units: Int64)]] = [:]
@@ -163,5 +121,37 @@ public struct AppleTieOut: Sendable {
         finding.currency = row.customerCurrency
         finding.sources = row.sources
         return finding
+    }
+
+    /// Recomputes the tie-out of `days`, or of every day when nil, in the store; returns how many
+    /// rows it wrote (tie-out rows and findings).
+    static func refresh(_ database: Database, days requested: Set<String>? = nil) throws -> Int {
+        // A store whose joins never made the tie-out gets all of it.
+        let days = try AppleTieOutStore.prepare(database) ? requested : nil
+        if let days, days.isEmpty { return 0 }
+        let covered = try AppleTieOutStore.coveredDays(database, among: days)
+        let verified = try AppleTieOutStore.verified(database, days: covered, zone: reportZone, scan: days == nil)
+        var files = try StoredLedger.sourceFiles(database)
+        let tieOut = AppleTieOut(sales: try AppleTieOutStore.sales(database, days: days, files: &files), verified: verified)
+        let rows = tieOut.rows.map { row in
+            AppleTieOutStore.TieOutRow(
+                day: row.key.day, productID: row.key.productID, country: row.key.country, appleUnits: row.appleUnits,
+                verifiedUnits: row.verifiedUnits, customerPrice: row.customerPrice.map(Money.format), customerCurrency: row.customerCurrency,
+                proceeds: row.proceeds.map(Money.format), proceedsCurrency: row.proceedsCurrency)
+        }
+        try AppleTieOutStore.replace(days: days.map { $0.map { (day: $0, startMs: dayStartMs($0)) } }, rows: rows,
+                                     findings: tieOut.findings, files: files, in: database)
+        return rows.count + tieOut.findings.count
+    }
+
+    /// The Pacific days of these moments.
+    static func days(of moments: [Int64]) -> Set<String> {
+        var names = DayNames(reportZone)
+        return Set(moments.map { names($0) })
+    }
+
+    /// The start of `day` in Apple's reporting zone, as the findings' `event_ms` holds it.
+    static func dayStartMs(_ day: String) -> Int64? {
+        Timestamp.startOfDay(day).map { reportZone.utc(fromLocal: $0) }
     }
 }

@@ -132,29 +132,7 @@ struct JoinComponents {
         }, consume: { _, batch in add(try batch.get()) })
     }
 
-    /// Rows of links, packed: each row's keys (kind, fingerprint, bytes); the first is linked to the others.
-    struct LinkRows: Sendable {
-        var kinds: [Kind] = []
-        var fingerprints: [RowFingerprint] = []
-        var bytes: [UInt8] = []
-        /// Where each key's bytes end in `bytes`.
-        var keyEnds: [Int32] = []
-        /// Where each row's keys end.
-        var rowEnds: [Int32] = []
-
-        /// Adds a key of the row at hand: its first key is linked to the others.
-        mutating func append(_ key: UnsafeBufferPointer<UInt8>, kind: Kind) {
-            kinds.append(kind)
-            fingerprints.append(RowFingerprint(kind.rawValue, key))
-            bytes.append(contentsOf: key)
-            keyEnds.append(Int32(bytes.count))
-        }
-
-        /// Ends the row at hand.
-        mutating func endRow() {
-            rowEnds.append(Int32(kinds.count))
-        }
-    }
+    typealias LinkRows = StoredLinks.LinkRows
 
     /// Numbers the keys of `rows` (a key seen before keeps its number) and joins each row's components.
     private mutating func add(_ rows: LinkRows) {

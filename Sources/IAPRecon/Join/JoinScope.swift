@@ -10,34 +10,7 @@
 /// their first lines) and in the previous join's decisions (an order it matched, a user it
 /// resolved), so a link that new data breaks is revisited too. Inside a closed scope the rules
 /// see exactly what a full rebuild shows them, in the same order, so they decide the same.
-struct JoinScope {
-    // Keys compare by their bytes, as the store's do: a scope holding one spelling of an accented
-    // id and not the other would read the rows of only one.
-    var transactions: Set<StoredText> = []
-    var orders: Set<StoredText> = []
-    var users: Set<StoredText> = []
-    var chains: Set<StoredText> = []
-
-    var isEmpty: Bool { transactions.isEmpty && orders.isEmpty && users.isEmpty && chains.isEmpty }
-
-    /// Adds every key of `other`, kind by kind.
-    mutating func formUnion(_ other: JoinScope) {
-        transactions.formUnion(other.transactions)
-        orders.formUnion(other.orders)
-        users.formUnion(other.users)
-        chains.formUnion(other.chains)
-    }
-
-    mutating func insert(_ key: String, as kind: ChangedKeys.Kind) {
-        switch kind {
-        case .transaction: transactions.insert(StoredText(key))
-        case .order: orders.insert(StoredText(key))
-        case .user: users.insert(StoredText(key))
-        case .chain: chains.insert(StoredText(key))
-        case .all, .mmpFile, .registration, .salesDay: break
-        }
-    }
-
+extension JoinScope {
     /// The closure of `seeds`, or nil when it would reach more than `limit` transactions
     /// (a full rebuild is then the cheaper way to the same answer), with the links between its
     /// keys (`JoinComponents`): the rows the closure reads from each key's side are exactly the
@@ -86,14 +59,6 @@ struct JoinScope {
         }
         try StoredScopeFacts.fill(scope, prefix: "join", in: database)
         return (scope, links)
-    }
-
-    /// Calls `body` with every key and its kind.
-    func forEachKey(_ body: (String, ChangedKeys.Kind) -> Void) {
-        for key in transactions { body(key.text, .transaction) }
-        for key in orders { body(key.text, .order) }
-        for key in users { body(key.text, .user) }
-        for key in chains { body(key.text, .chain) }
     }
 
     /// The keys `ChangedKeys` recorded, plus the undelivered transactions whose `lost_delivery`

@@ -35,7 +35,7 @@ public struct JoinSummary: Sendable {
 
 /// Stage 3, join: order ↔ transaction matching, refunds net of reversals,
 /// subscription chains, findings (`int_*` and `fct_findings`), and the tie-out with Apple's
-/// Sales Report (`fct_apple_tieout`, recomputed for the days a run touches: `AppleTieOutStore`).
+/// Sales Report (`fct_apple_tieout`, recomputed for the days a run touches: `AppleTieOut.refresh`).
 ///
 /// Reads each batch's input lines, normalized as it reads them (`ReconciliationInput`), into
 /// memory grouped by transaction, decides in Swift, and writes `int_transactions_resolved` (one row per verified
@@ -78,12 +78,12 @@ public enum JoinStage {
                                    inCallersTransaction: true, keep: { try rows.changed($0) }, rowsWritten: rowsWritten)
                 Trace.mark("join decide")
                 try rows.deleteUnwritten()
-                var days = AppleTieOutStore.days(of: rows.changedMoments)
+                var days = AppleTieOut.days(of: rows.changedMoments)
                 days.formUnion(try ChangedKeys.keys(.salesDay, in: database))
                 Trace.mark("join apply changed rows")
                 try StoredJoinResults.createMissingIndexes(database)
                 // Not inside `rowsWritten?(…)`: an optional call skips its argument when nobody listens.
-                let tieOutRows = try AppleTieOutStore.refresh(database, days: days)
+                let tieOutRows = try AppleTieOut.refresh(database, days: days)
                 rowsWritten?(tieOutRows)
                 Trace.mark("join apple tie-out (\(days.count) days)")
             } else {
@@ -107,7 +107,7 @@ public enum JoinStage {
             try ChangedKeys.clear(database)
             Trace.mark("join switch, indexes and settings")
             if scope == nil {
-                let tieOutRows = try AppleTieOutStore.refresh(database)
+                let tieOutRows = try AppleTieOut.refresh(database)
                 rowsWritten?(tieOutRows)
                 Trace.mark("join apple tie-out")
             }

@@ -1,11 +1,3 @@
-/// How an order was matched to its transaction (CONTRACT.md §2, in rule order).
-public enum MatchRule: String, Sendable, CaseIterable {
-    case delivery
-    case receipt
-    case appAccountToken = "app_account_token"
-    case heuristic
-}
-
 /// Order ↔ transaction matching: one order per transaction and one transaction per order.
 ///
 /// The rules run in order and a rule never takes an order or a transaction an

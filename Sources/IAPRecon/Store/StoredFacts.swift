@@ -2,7 +2,7 @@
 ///
 /// A reader selects rows here and gets the parser's own values (`AppleTransaction`, `OrderLine`,
 /// `DeliveryLine`, `RevocationLine`), each with where it is stored; the rules that normalize and
-/// decide them run on the values (`Sources/IAPRecon/Normalize`, `Sources/IAPRecon/Join`).
+/// decide them run on the values (`AppleTransactions`, `ServerDeliveries`, `Sources/IAPRecon/Join`).
 enum StoredSightings {
     /// The sightings `condition` selects (on the sightings as `a`), a transaction's together in file
     /// order (files in path order, then line, then item): the order `AppleTransactions` merges them in.

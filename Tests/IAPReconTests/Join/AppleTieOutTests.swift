@@ -175,7 +175,7 @@ struct AppleTieOutTests {
         _ = try scenario.run(asOf: asOf)
         let database = try scenario.open()
         func units(_ days: [String], throughIndexes: Bool) throws -> [String] {
-            try AppleTieOutStore.verified(database, days: days, scan: false, throughIndexes: throughIndexes)
+            try AppleTieOutStore.verified(database, days: days, zone: AppleTieOut.reportZone, scan: false, throughIndexes: throughIndexes)
                 .map { "\($0.day) \($0.productID) \($0.country ?? "-") \($0.units)" }.sorted()
         }
         let days = ["2026-11-23", "2026-11-24", "2026-11-26"]

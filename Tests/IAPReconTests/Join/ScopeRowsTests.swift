@@ -109,8 +109,8 @@ struct ScopeRowsTests {
             try rows.changed(packed(0, decided)).insert(with: database.cached("INSERT INTO int_transactions_resolved VALUES (\(marks(21)))"))
             try rows.deleteUnwritten()
         }
-        #expect(AppleTieOutStore.days(of: rows.changedMoments) == AppleTieOutStore.days(of: [Self.day9, Self.day5]))
-        #expect(!AppleTieOutStore.days(of: rows.changedMoments).contains(AppleTieOutStore.days(of: [Self.day1]).first ?? ""))
+        #expect(AppleTieOut.days(of: rows.changedMoments) == AppleTieOut.days(of: [Self.day9, Self.day5]))
+        #expect(!AppleTieOut.days(of: rows.changedMoments).contains(AppleTieOut.days(of: [Self.day1]).first ?? ""))
         withExtendedLifetime(scenario) {}
     }
 }

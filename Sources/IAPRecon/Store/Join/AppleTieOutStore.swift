@@ -1,7 +1,7 @@
 import Foundation
 
-/// Reads the tie-out's inputs from the store and writes `fct_apple_tieout` and the
-/// `unverified_apple_sales` rows of `fct_findings`.
+/// The tie-out's inputs as the store holds them, and its results: `fct_apple_tieout` and the
+/// `unverified_apple_sales` rows of `fct_findings` (`AppleTieOut.refresh` computes them).
 ///
 /// Every row and finding belongs to one Pacific day, and a day's answer depends only on that
 /// day's Sales Report rows and on the verified purchases and refunds that fall on it. So a full
@@ -11,54 +11,102 @@ import Foundation
 /// runs in the transaction that writes those transactions, so a run killed on the way leaves
 /// the tie-out of the transactions it kept.
 enum AppleTieOutStore {
-    /// Recomputes the tie-out of `days`, or of every day when nil; returns how many rows it wrote
-    /// (tie-out rows and findings).
-    static func refresh(_ database: Database, days requested: Set<String>? = nil) throws -> Int {
-        // A store whose joins never made the tie-out gets all of it.
+    /// One row of the Sales Report, as ingest stored it.
+    struct SalesLine: Sendable {
+        var day: String
+        var productID: String
+        var country: String
+        /// Negative for refunds.
+        var units: Int64
+        /// Per unit, without sign.
+        var customerPrice: Decimal
+        var customerCurrency: String
+        /// Per unit, without sign.
+        var proceeds: Decimal
+        var proceedsCurrency: String
+        var source: SourceLine
+
+        init(day: String, productID: String, country: String, units: Int64, customerPrice: Decimal, customerCurrency: String,
+                    proceeds: Decimal, proceedsCurrency: String, source: SourceLine) {
+            self.day = day
+            self.productID = productID
+            self.country = country
+            self.units = units
+            self.customerPrice = customerPrice
+            self.customerCurrency = customerCurrency
+            self.proceeds = proceeds
+            self.proceedsCurrency = proceedsCurrency
+            self.source = source
+        }
+    }
+
+    /// Verified units on one Pacific day: a purchase (+quantity) or a refund (−quantity).
+    struct VerifiedUnits: Sendable {
+        var day: String
+        var productID: String
+        /// Alpha-2, or nil when the transaction has no storefront ISO 3166 knows.
+        var country: String?
+        var units: Int64
+
+        init(day: String, productID: String, country: String?, units: Int64) {
+            self.day = day
+            self.productID = productID
+            self.country = country
+            self.units = units
+        }
+    }
+
+    /// One row of `fct_apple_tieout`, money as exact decimal text.
+    struct TieOutRow: Sendable {
+        var day: String
+        var productID: String
+        var country: String
+        var appleUnits: Int64
+        var verifiedUnits: Int64
+        var customerPrice: String?
+        var customerCurrency: String?
+        var proceeds: String?
+        var proceedsCurrency: String?
+
+        /// Apple's units less the verified ones: positive where Apple sold more than the store knows.
+        var difference: Int64 { appleUnits - verifiedUnits }
+    }
+
+    /// Makes the tie-out's table when missing; false when it was (a store whose joins never made
+    /// the tie-out, which then gets all of it).
+    static func prepare(_ database: Database) throws -> Bool {
         let exists = try database.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'fct_apple_tieout'").integerValue > 0
-        let days = exists ? requested : nil
         try database.execute(Tables.appleTieOut)
-        if let days, days.isEmpty { return 0 }
-        let covered = try coveredDays(database, among: days)
-        let verified = try verified(database, days: covered, scan: days == nil)
-        var files = try StoredLedger.sourceFiles(database)
-        let tieOut = AppleTieOut(sales: try sales(database, days: days, files: &files), verified: verified)
+        return exists
+    }
+
+    /// Replaces the tie-out rows and `unverified_apple_sales` findings of `days` (each with its
+    /// start, the findings' `event_ms`), or all of them when nil, with `rows` and `findings`.
+    static func replace(days: [(day: String, startMs: Int64?)]?, rows: [TieOutRow], findings: [Finding], files: SourceFiles,
+                        in database: Database) throws {
         let findingKind = SQLValue.text(FindingKind.unverifiedAppleSales.rawValue)
         if let days {
-            for day in days {
+            for (day, startMs) in days {
                 try database.run("DELETE FROM fct_apple_tieout WHERE day = ?", [.text(day)])
-                if let start = dayStartMs(day) { try database.run("DELETE FROM fct_findings WHERE kind = ? AND event_ms = ?", [findingKind, .integer(start)]) }
+                if let startMs { try database.run("DELETE FROM fct_findings WHERE kind = ? AND event_ms = ?", [findingKind, .integer(startMs)]) }
             }
         } else {
             try database.execute("DELETE FROM fct_apple_tieout")
             try database.run("DELETE FROM fct_findings WHERE kind = ?", [findingKind])
         }
-        for row in tieOut.rows {
+        for row in rows {
             try database.run("INSERT INTO fct_apple_tieout VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", [
-                .text(row.key.day), .text(row.key.productID), .text(row.key.country), .integer(row.appleUnits),
-                .integer(row.verifiedUnits), SQLValue(row.customerPrice.map(Money.format)), SQLValue(row.customerCurrency),
-                SQLValue(row.proceeds.map(Money.format)), SQLValue(row.proceedsCurrency),
+                .text(row.day), .text(row.productID), .text(row.country), .integer(row.appleUnits), .integer(row.verifiedUnits),
+                SQLValue(row.customerPrice), SQLValue(row.customerCurrency), SQLValue(row.proceeds), SQLValue(row.proceedsCurrency),
             ])
         }
         // A finding's row as the join writes every other (table 1 of its inserts: `fct_findings`).
         let insertFinding = StoredJoinResults.inserts { $0 }[1]
-        for finding in tieOut.findings { try database.run(insertFinding, StoredJoinResults.row(of: finding, files: files)) }
-        return tieOut.rows.count + tieOut.findings.count
-    }
-
-    /// The Pacific days of these moments.
-    static func days(of moments: [Int64]) -> Set<String> {
-        var names = DayNames(AppleTieOut.reportZone)
-        return Set(moments.map { names($0) })
-    }
-
-    /// The start of `day` in Apple's reporting zone, as the findings' `event_ms` holds it.
-    static func dayStartMs(_ day: String) -> Int64? {
-        Timestamp.startOfDay(day).map { AppleTieOut.reportZone.utc(fromLocal: $0) }
+        for finding in findings { try database.run(insertFinding, StoredJoinResults.row(of: finding, files: files)) }
     }
 
     /// The days of `days` (every day when nil) the Sales Reports cover: only those have a tie-out.
-    private static func coveredDays(_ database: Database, among days: Set<String>?) throws -> [String] {
+    static func coveredDays(_ database: Database, among days: Set<String>?) throws -> [String] {
         var covered: [String] = []
         try database.forEach("SELECT DISTINCT day FROM raw_apple__sales WHERE day IS NOT NULL ORDER BY day") { row in
             let day = row.string(0)
@@ -68,15 +116,15 @@ enum AppleTieOutStore {
     }
 
     /// The Sales Report rows of `days`, or all when nil, in file order.
-    static func sales(_ database: Database, days: Set<String>?, files: inout SourceFiles) throws -> [AppleTieOut.SalesLine] {
-        var lines: [AppleTieOut.SalesLine] = []
+    static func sales(_ database: Database, days: Set<String>?, files: inout SourceFiles) throws -> [SalesLine] {
+        var lines: [SalesLine] = []
         try database.forEach("""
             SELECT s.day, s.product_id, s.country, s.units_n, s.customer_price, s.customer_currency, s.proceeds, s.proceeds_currency,
                    s.file_id, s.line
             FROM raw_apple__sales s JOIN files f USING (file_id) ORDER BY f.path, s.line
             """) { row in
             if let days, !days.contains(row.string(0)) { return }
-            lines.append(AppleTieOut.SalesLine(
+            lines.append(SalesLine(
                 day: row.string(0), productID: row.string(1), country: row.string(2), units: row.int(3),
                 customerPrice: Money.parse(row.string(4)) ?? 0, customerCurrency: row.string(5),
                 proceeds: Money.parse(row.string(6)) ?? 0, proceedsCurrency: row.string(7), source: files.line(row, at: 8)))
@@ -85,7 +133,7 @@ enum AppleTieOutStore {
     }
 
     /// Verified Production, non-family-shared purchases (+quantity) and refunds (−quantity) on
-    /// the Pacific days `days` (sorted). A Family Sharing revocation refunds nothing.
+    /// the days `days` (sorted) of `zone`, Apple's reporting zone. A Family Sharing revocation refunds nothing.
     ///
     /// `scan`: every day the reports cover (`AppleTieOut` keeps the covered days). Else a night's
     /// days, days in a row as one span: read through the purchase and refund indexes when they
@@ -94,8 +142,7 @@ enum AppleTieOutStore {
     /// (a night that touched old subscriptions' days, every day of a full rebuild) are read in one
     /// pass over the table instead. `throughIndexes` makes that choice (for the tests: both ways
     /// give the same changes).
-    static func verified(_ database: Database, days: [String], scan: Bool, throughIndexes: Bool? = nil) throws -> [AppleTieOut.VerifiedUnits] {
-        let zone = AppleTieOut.reportZone
+    static func verified(_ database: Database, days: [String], zone: Zone, scan: Bool, throughIndexes: Bool? = nil) throws -> [VerifiedUnits] {
         var localSpans: [(from: Int64, until: Int64)] = []
         for day in days {
             guard let start = Timestamp.startOfDay(day) else { continue }
@@ -106,7 +153,7 @@ enum AppleTieOutStore {
         // In UTC, still sorted and apart: the zone's conversion keeps the order of times.
         let spans = localSpans.map { (from: zone.utc(fromLocal: $0.from), until: zone.utc(fromLocal: $0.until)) }
         var names = DayNames(zone)
-        var changes: [AppleTieOut.VerifiedUnits] = []
+        var changes: [VerifiedUnits] = []
         func add(_ row: Row, purchase: Bool, refund: Bool) {
             let productID = row.string(0)
             let country = row.optionalString(1).flatMap(StorefrontCountry.alpha2(ofStorefront:))

@@ -6,7 +6,30 @@
 /// and a closed scope's closure reads the same rows from each key's side, round by round.
 enum StoredLinks {
     typealias Kind = ChangedKeys.Kind
-    typealias LinkRows = JoinComponents.LinkRows
+
+    /// Rows of links, packed: each row's keys (kind, fingerprint, bytes); the first is linked to the others.
+    struct LinkRows: Sendable {
+        var kinds: [Kind] = []
+        var fingerprints: [RowFingerprint] = []
+        var bytes: [UInt8] = []
+        /// Where each key's bytes end in `bytes`.
+        var keyEnds: [Int32] = []
+        /// Where each row's keys end.
+        var rowEnds: [Int32] = []
+
+        /// Adds a key of the row at hand: its first key is linked to the others.
+        mutating func append(_ key: UnsafeBufferPointer<UInt8>, kind: Kind) {
+            kinds.append(kind)
+            fingerprints.append(RowFingerprint(kind.rawValue, key))
+            bytes.append(contentsOf: key)
+            keyEnds.append(Int32(bytes.count))
+        }
+
+        /// Ends the row at hand.
+        mutating func endRow() {
+            rowEnds.append(Int32(kinds.count))
+        }
+    }
 
     /// About how many keys the store holds (every sighting and order, each registered user): what
     /// a full rebuild sizes its tables of keys by.
@@ -60,7 +83,7 @@ enum StoredLinks {
     /// What a round reached: the keys the scope did not know, each once, and the link rows among what it read.
     struct Reached: Sendable {
         var keys: [(fingerprint: RowFingerprint, key: String, kind: ChangedKeys.Kind)] = []
-        var links = JoinComponents.LinkRows()
+        var links = LinkRows()
     }
 
     /// What `links` reach from `frontier` (written into `database`'s `frontier_*` temp tables first)

@@ -30,20 +30,7 @@ enum StoredReportRows {
     }
 
     /// A row of the tie-out with Apple: one day, product and country.
-    struct TieOutRow: Sendable {
-        var day: String
-        var productID: String
-        var country: String
-        var appleUnits: Int64
-        var verifiedUnits: Int64
-        var customerPrice: String?
-        var customerCurrency: String?
-        var proceeds: String?
-        var proceedsCurrency: String?
-
-        /// Apple's units less the verified ones: positive where Apple sold more than the store knows.
-        var difference: Int64 { appleUnits - verifiedUnits }
-    }
+    typealias TieOutRow = AppleTieOutStore.TieOutRow
 
     /// The tie-out with Apple the join wrote, by day, product and country; none when no join made it.
     static func tieOutRows(_ database: Database) throws -> [TieOutRow] {
