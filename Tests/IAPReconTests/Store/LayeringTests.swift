@@ -1,0 +1,121 @@
+import Foundation
+import Testing
+
+/// The folders of `Sources/IAPRecon` are layers, and a layer names only the types of the layers
+/// below it: the formats, the worker pool and the signature checks at the bottom, then the model's
+/// values, then the store, then the stages in the order a run takes them, then the pipeline. So
+/// the store can be read (or replaced by another backend) without knowing any stage, and a stage
+/// without knowing the ones after it. A test fails with the file and the type when a file names a
+/// type declared in its own layer's superiors, or in another folder of its own rank.
+@Suite("Layering")
+struct LayeringTests {
+    /// Each folder's rank: a file may name a type of a folder of a lower rank, or of its own folder.
+    static let ranks: [String: Int] = [
+        "Formats": 0, "Parallel": 0, "Signatures": 1, "Model": 2, "Store": 3,
+        "Ingest": 4, "Normalize": 5, "Join": 6, "Report": 7, "Pipeline": 8,
+    ]
+
+    /// Every source file of the library: its folder (the store's stage parts are the store's) and its code.
+    static let sources: [(path: String, folder: String, code: String)] = {
+        var root = URL(fileURLWithPath: #filePath).resolvingSymlinksInPath()
+        for _ in 0..<4 { root.deleteLastPathComponent() }
+        let library = root.appendingPathComponent("Sources/IAPRecon")
+        let paths = FileManager.default.enumerator(atPath: library.path)?.compactMap { $0 as? String } ?? []
+        return paths.filter { $0.hasSuffix(".swift") }.sorted().compactMap { path in
+            guard let text = try? String(contentsOfFile: library.appendingPathComponent(path).path, encoding: .utf8),
+                  let folder = path.split(separator: "/").first, path.contains("/") else { return nil }
+            return (path, String(folder), code(of: text))
+        }
+    }()
+
+    /// `text` without its comments and the text of its string literals: a type named in prose or
+    /// in a message is not a use, one named in an interpolation (`"\(Type.value)"`) is.
+    static func code(of text: String) -> String {
+        text.split(separator: "\n", omittingEmptySubsequences: false).map { line -> String in
+            var kept = ""
+            var inString = false
+            /// Open parentheses of the interpolation at hand, inside a string; 0 outside one.
+            var depth = 0
+            var previous: Character = " "
+            for character in line {
+                if inString, depth == 0 {
+                    if character == "(", previous == "\\" {
+                        depth = 1
+                        kept.append(" ")
+                    } else if character == "\"", previous != "\\" {
+                        inString = false
+                    }
+                } else if character == "/", previous == "/" {
+                    kept.removeLast()
+                    break
+                } else if character == "\"" {
+                    inString = true
+                } else {
+                    if depth > 0 {
+                        if character == "(" { depth += 1 } else if character == ")" { depth -= 1 }
+                    }
+                    kept.append(depth == 0 && inString ? " " : character)
+                }
+                previous = character
+            }
+            return kept
+        }.joined(separator: "\n")
+    }
+
+    static let declaration = try! NSRegularExpression(
+        pattern: "^(?:public |internal |fileprivate |private )?(?:final )?(?:struct|enum|class|protocol|typealias|actor) ([A-Z][A-Za-z0-9_]*)",
+        options: .anchorsMatchLines)
+    static let word = try! NSRegularExpression(pattern: "\\b[A-Z][A-Za-z0-9_]*\\b")
+
+    /// The top-level types each folder declares (nested ones are named through them).
+    static func declared(in sources: [(path: String, folder: String, code: String)]) -> [String: String] {
+        var owners: [String: String] = [:]
+        for source in sources {
+            let range = NSRange(source.code.startIndex..., in: source.code)
+            for match in declaration.matches(in: source.code, range: range) {
+                if let name = Range(match.range(at: 1), in: source.code) { owners[String(source.code[name])] = source.folder }
+            }
+        }
+        return owners
+    }
+
+    /// The types `code`, a file of `folder`, names from a folder it may not depend on, as "Type (Folder)".
+    static func violations(folder: String, code: String, owners: [String: String]) -> [String] {
+        guard let rank = ranks[folder] else { return ["is in \(folder), which has no rank"] }
+        let range = NSRange(code.startIndex..., in: code)
+        var found: Set<String> = []
+        for match in word.matches(in: code, range: range) {
+            guard let name = Range(match.range, in: code).map({ String(code[$0]) }), let owner = owners[name], owner != folder,
+                  let ownerRank = ranks[owner], ownerRank >= rank else { continue }
+            found.insert("\(name) (\(owner))")
+        }
+        return found.sorted()
+    }
+
+    @Test("every folder of the library names only types of the layers below it")
+    func layersDependDownward() {
+        #expect(Self.sources.count > 50, "the sources were not found")
+        #expect(Set(Self.sources.map(\.folder)) == Set(Self.ranks.keys), "a folder was added or removed: give it its rank")
+        let owners = Self.declared(in: Self.sources)
+        for source in Self.sources {
+            for violation in Self.violations(folder: source.folder, code: source.code, owners: owners) {
+                Issue.record("\(source.path) names \(violation), a layer it may not depend on")
+            }
+        }
+    }
+
+    @Test("the check catches the store naming a stage's type, and lets a stage name the store's")
+    func checkCatchesUpwardNames() {
+        let owners = ["JoinScope": "Join", "Database": "Store", "Money": "Formats", "Registration": "Report", "Trace": "Parallel"]
+        #expect(Self.violations(folder: "Store", code: "static func fill(_ scope: JoinScope) {}", owners: owners) == ["JoinScope (Join)"])
+        #expect(Self.violations(folder: "Formats", code: "Trace.mark(label)", owners: owners) == ["Trace (Parallel)"])
+        let interpolated = Self.code(of: #"failure = "no scope \(JoinScope.empty(of: "x")) here""#)
+        #expect(Self.violations(folder: "Store", code: interpolated, owners: owners) == ["JoinScope (Join)"])
+        // Near misses: a downward name, the same word in a comment or a message, a nested type's own name.
+        #expect(Self.violations(folder: "Join", code: "let db: Database; let m: Money", owners: owners).isEmpty)
+        let prose = Self.code(of: "let a = 1 // the JoinScope of a night\nthrow Failure(\"no JoinScope\")")
+        #expect(Self.violations(folder: "Store", code: prose, owners: owners).isEmpty)
+        #expect(Self.violations(folder: "Store", code: "struct Entry { var kind: Registration.Kind }", owners: owners) == ["Registration (Report)"])
+        #expect(Self.declared(in: [("Join/A.swift", "Join", "struct JoinScope {\n    struct Key {}\n}")]) == ["JoinScope": "Join"])
+    }
+}
