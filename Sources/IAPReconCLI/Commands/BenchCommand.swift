@@ -62,6 +62,7 @@ struct Benchmark {
 
     func run() throws {
         try FileManager.default.createDirectory(atPath: settings.work, withIntermediateDirectories: true)
+        let cpuAtStart = BenchPaths.cpuTimes()
         let floor = try measure(["--version"], log: settings.work + "/floor.log", what: "iaprecon --version")
         console.out(BenchReport.facts(settings, floorBytes: floor.peakRSSBytes, load: BenchPaths.loadAverage()))
         var inputs: [BenchInput] = []
@@ -83,6 +84,7 @@ struct Benchmark {
         if let history, let largest = results.last { console.out(BenchReport.historyLine(label: largest.input.label, history)) }
         console.out(BenchReport.targetsTable(BenchReport.targets(results, nights: nights, history: history)))
         console.out("\nload average now: \(BenchPaths.loadAverage())")
+        if let start = cpuAtStart, let end = BenchPaths.cpuTimes() { console.out(BenchReport.stealLine(from: start, to: end)) }
     }
 
     // MARK: Inputs
@@ -730,10 +732,37 @@ enum BenchPaths {
         return text.split(separator: "\n").suffix(lines).joined(separator: "\n")
     }
 
+    /// The machine's CPU time so far, from `/proc/stat`; nil where there is none.
+    static func cpuTimes() -> CPUTimes? {
+        (try? String(contentsOfFile: "/proc/stat", encoding: .utf8)).flatMap(CPUTimes.init(procStat:))
+    }
+
     static func loadAverage() -> String {
         var loads = [Double](repeating: 0, count: 3)
         guard getloadavg(&loads, 3) == 3 else { return "unknown" }
         return loads.map { String(format: "%.2f", $0) }.joined(separator: " ")
+    }
+}
+
+/// All CPUs' time since boot, in clock ticks: in all, and stolen (a virtual machine's time the
+/// hypervisor gave to others while this one had work: wall times grow by it, CPU times do not).
+struct CPUTimes: Equatable {
+    var total: UInt64
+    var stolen: UInt64
+
+    /// From the text of `/proc/stat`: its first line, `cpu  user nice system idle iowait irq softirq steal ...`
+    /// (the guest columns are already in user and nice, so they are not added again).
+    init?(procStat text: String) {
+        guard let line = text.split(separator: "\n").first, line.hasPrefix("cpu ") else { return nil }
+        let ticks = line.split(separator: " ").dropFirst().compactMap { UInt64($0) }
+        guard ticks.count >= 8 else { return nil }
+        total = ticks.prefix(8).reduce(0, +)
+        stolen = ticks[7]
+    }
+
+    init(total: UInt64, stolen: UInt64) {
+        self.total = total
+        self.stolen = stolen
     }
 }
 
@@ -757,6 +786,16 @@ enum BenchReport {
     static let historyTargetSeconds = 0.1
     /// The peers run at sizes up to this: the Python script alone takes minutes beyond it.
     static let largestPeerSize = 1_000_000
+
+    /// The share of the machine's CPU time stolen between two readings: what every time above,
+    /// the peers' too, includes of other machines' work.
+    static func stealLine(from start: CPUTimes, to end: CPUTimes) -> String {
+        let total = end.total > start.total ? end.total - start.total : 0
+        let stolen = end.stolen > start.stolen ? end.stolen - start.stolen : 0
+        let share = total > 0 ? Double(stolen) / Double(total) * 100 : 0
+        return "CPU time stolen by the host during the bench: " + String(format: "%.1f", share)
+            + " % (/proc/stat steal; wall times include it, ours and the peers' alike)"
+    }
 
     static func peakTarget(for result: SizeResult) -> Int {
         result.input.requested > 1_000_000 ? peakRSSTargetBytesLarge : peakRSSTargetBytes

@@ -22,6 +22,19 @@ struct BenchTests {
         return SizeResult(input: input(requested, lines: lines, bytes: lines * 300), runs: runs)
     }
 
+    @Test("the host's stolen CPU is read off /proc/stat's steal column and reported as a share of all ticks between two readings")
+    func stolenCPU() throws {
+        let before = try #require(CPUTimes(procStat: "cpu  1000 10 200 5000 20 0 30 40 7 0\ncpu0 500 5 100 2500 10 0 15 20 7 0\nintr 1"))
+        // Guest time (7) is already counted in user: the total is the first eight columns.
+        #expect(before == CPUTimes(total: 6300, stolen: 40))
+        let after = CPUTimes(total: 6300 + 1000, stolen: 40 + 250)
+        #expect(BenchReport.stealLine(from: before, to: after).hasPrefix("CPU time stolen by the host during the bench: 25.0 %"))
+        // No time between the readings, and lines that are not the machine's total, give nothing to divide by.
+        #expect(BenchReport.stealLine(from: before, to: before).contains(": 0.0 %"))
+        #expect(CPUTimes(procStat: "cpu0 1 2 3 4 5 6 7 8") == nil)
+        #expect(CPUTimes(procStat: "cpu  1 2 3") == nil)
+    }
+
     @Test("median, min and max; an even count takes the mean of the middle two")
     func spread() {
         #expect(Spread([3, 1, 2]) == Spread(median: 2, min: 1, max: 3))
