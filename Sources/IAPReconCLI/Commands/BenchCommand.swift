@@ -412,6 +412,11 @@ struct SizeResult: Equatable, Sendable {
     /// the stage total where it was not measured.
     var run: Spread { oneProcess.isEmpty ? total : Spread(oneProcess.map(\.seconds)) }
 
+    /// The CPU seconds of `run`: the one-process runs' median, else the stages' medians summed.
+    var runCPUSeconds: Double {
+        oneProcess.isEmpty ? BenchStage.allCases.reduce(0) { $0 + cpuMedian(of: $1) } : Spread(oneProcess.map(\.cpuSeconds)).median
+    }
+
     func peer(_ peer: Peer) -> Spread? { peers[peer].flatMap { $0.isEmpty ? nil : Spread($0.map(\.seconds)) } }
 
     /// The largest peak of any stage in any run, or of the one-process runs.
@@ -463,7 +468,10 @@ struct Growth: Equatable, Sendable {
     var to: String
     var linesRatio: Double
     var timeRatio: Double
+    /// The same runs' CPU time (user and system): what the work grew by, whatever the host stole.
+    var cpuRatio: Double
     var perLineRatio: Double { timeRatio / linesRatio }
+    var cpuPerLineRatio: Double { cpuRatio / linesRatio }
 }
 
 /// One target and whether it was met (nil: not measured in this run).
@@ -902,17 +910,19 @@ enum BenchReport {
         zip(results, results.dropFirst()).map { smaller, larger in
             Growth(from: smaller.input.label, to: larger.input.label,
                    linesRatio: Double(larger.input.lines) / Double(smaller.input.lines),
-                   timeRatio: larger.run.median / smaller.run.median)
+                   timeRatio: larger.run.median / smaller.run.median, cpuRatio: larger.runCPUSeconds / smaller.runCPUSeconds)
         }
     }
 
     static func growthTable(_ growth: [Growth]) -> String {
-        var table = TextTable(["from", "to", "lines ratio", "time ratio", "time ratio / lines ratio"], numeric: [2, 3, 4])
+        var table = TextTable(["from", "to", "lines ratio", "time ratio", "time ratio / lines ratio", "cpu ratio / lines ratio"],
+                              numeric: [2, 3, 4, 5])
         for step in growth {
             table.add([step.from, step.to, BenchFormat.ratio(step.linesRatio), BenchFormat.ratio(step.timeRatio),
-                       BenchFormat.ratio(step.perLineRatio)])
+                       BenchFormat.ratio(step.perLineRatio), BenchFormat.ratio(step.cpuPerLineRatio)])
         }
-        return "\ngrowth between sizes (full-run medians; 1.00 in the last column is linear)\n" + table.text
+        return "\ngrowth between sizes (full-run medians; 1.00 per line is linear; the target judges wall time, "
+            + "the cpu column shows what the work itself grew by)\n" + table.text
     }
 
     /// The sizes an incremental night runs at: 1m and 4m where they were measured (the targets

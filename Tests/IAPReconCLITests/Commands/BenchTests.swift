@@ -125,6 +125,16 @@ struct BenchTests {
         #expect(step.linesRatio == 4)
         #expect(step.timeRatio == 4.5)
         #expect(step.perLineRatio == 1.125)
+        // CPU from the stages here (no one-process runs): 2 s against 9 s.
+        #expect(step.cpuRatio == 4.5)
+        var smallRun = small, largeRun = large
+        smallRun.oneProcess = [StageMeasurement(seconds: 3, peakRSSBytes: 0, cpuSeconds: 5)]
+        largeRun.oneProcess = [StageMeasurement(seconds: 15, peakRSSBytes: 0, cpuSeconds: 20)]
+        let measured = try #require(BenchReport.growth([smallRun, largeRun]).first)
+        // A host that stole time: wall grew 5x, the work 4x, for 4x the lines.
+        #expect(measured.perLineRatio == 1.25)
+        #expect(measured.cpuPerLineRatio == 1)
+        #expect(BenchReport.growthTable([measured]).contains("1.25"))
         #expect(BenchReport.growth([small]).isEmpty)
     }
 
