@@ -877,31 +877,30 @@ enum BenchReport {
 
     /// iaprecon's full run beside each peer's, per size where the peers ran.
     static func peersTable(_ results: [SizeResult]) -> String {
-        var table = TextTable(["size", "tool", "wall s", "min-max s", "peak RSS MB", "iaprecon / tool"], numeric: [2, 3, 4, 5])
+        var table = TextTable(["size", "tool", "wall s", "min-max s", "peak RSS MB", "cpu s", "iaprecon / tool", "cpu: iaprecon / tool"],
+                              numeric: [2, 3, 4, 5, 6, 7])
         for result in results where !result.peers.isEmpty {
             let ours = result.run
-            table.add([result.input.label, "iaprecon run", BenchFormat.seconds(ours.median), BenchFormat.range(ours),
-                       BenchFormat.megabytes(result.oneProcess.map(\.peakRSSBytes).max() ?? 0), "1.00"])
-            if !result.oneProcessUnsigned.isEmpty {
-                let unsigned = Spread(result.oneProcessUnsigned.map(\.seconds))
-                table.add([result.input.label, "iaprecon run, no signature checks", BenchFormat.seconds(unsigned.median), BenchFormat.range(unsigned),
-                           BenchFormat.megabytes(result.oneProcessUnsigned.map(\.peakRSSBytes).max() ?? 0),
-                           BenchFormat.ratio(ours.median / unsigned.median)])
+            let ourCPU = Spread(result.oneProcess.map(\.cpuSeconds)).median
+            func add(_ tool: String, _ runs: [StageMeasurement]) {
+                let wall = Spread(runs.map(\.seconds))
+                let cpu = Spread(runs.map(\.cpuSeconds)).median
+                table.add([result.input.label, tool, BenchFormat.seconds(wall.median), BenchFormat.range(wall),
+                           BenchFormat.megabytes(runs.map(\.peakRSSBytes).max() ?? 0), BenchFormat.seconds(cpu),
+                           BenchFormat.ratio(ours.median / wall.median), cpu > 0 ? BenchFormat.ratio(ourCPU / cpu) : "-"])
             }
-            for (label, runs) in [("parsing alone (validate)", result.parseOnly),
+            add("iaprecon run", result.oneProcess)
+            for (label, runs) in [("iaprecon run, no signature checks", result.oneProcessUnsigned),
+                                  ("parsing alone (validate)", result.parseOnly),
                                   ("parsing alone, no signature checks", result.parseOnlyUnsigned)] where !runs.isEmpty {
-                let parsing = Spread(runs.map(\.seconds))
-                table.add([result.input.label, label, BenchFormat.seconds(parsing.median), BenchFormat.range(parsing),
-                           BenchFormat.megabytes(runs.map(\.peakRSSBytes).max() ?? 0), BenchFormat.ratio(ours.median / parsing.median)])
+                add(label, runs)
             }
             for peer in Peer.allCases {
-                guard let theirs = result.peer(peer) else { continue }
-                table.add([result.input.label, peer.rawValue, BenchFormat.seconds(theirs.median), BenchFormat.range(theirs),
-                           BenchFormat.megabytes(result.peers[peer]?.map(\.peakRSSBytes).max() ?? 0),
-                           BenchFormat.ratio(ours.median / theirs.median)])
+                if let runs = result.peers[peer], !runs.isEmpty { add(peer.rawValue, runs) }
             }
         }
-        return "\npeers on the same inputs, rounds alternating with iaprecon's (medians; one 'iaprecon run' on a fresh store)\n"
+        return "\npeers on the same inputs, rounds alternating with iaprecon's (medians; one 'iaprecon run' on a fresh store; "
+            + "cpu s = user and system time of the process and its threads, which the host's steal does not inflate)\n"
             + table.text
     }
 

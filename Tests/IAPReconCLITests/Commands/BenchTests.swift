@@ -86,7 +86,11 @@ struct BenchTests {
         #expect(duckdb.measured == "0.44x (4.000 s / 9.000 s)")
         #expect(duckdb.met == false)
         let table = BenchReport.peersTable([million])
-        #expect(table.contains("1m    python         17.00  16.00-18.00          0.0             0.24"))
+        #expect(table.contains("1m    python         17.00  16.00-18.00          0.0  17.00             0.24                  0.24"), "\(table)")
+        // CPU beside wall: a host that steals inflates the wall time of both, not their CPU time.
+        million.peers[.python] = [StageMeasurement(seconds: 20, peakRSSBytes: 0, cpuSeconds: 16)]
+        #expect(BenchReport.peersTable([million]).contains("1m    python         20.00  20.00-20.00          0.0  16.00             0.20                  0.25"))
+        million.peers[.python] = [16, 17, 18].map(Self.measurement)
         // Without signature checks, like the peers: printed beside the targets, judged against nothing.
         #expect(!checks.contains { $0.forComparison })
         million.oneProcessUnsigned = [2, 3, 9].map(Self.measurement)
