@@ -10,41 +10,41 @@ import Foundation
 /// incremental night gives the same answer as a full rebuild.
 struct AppleTieOut: Sendable {
     /// Apple's reporting zone: the Sales Report's days are days here.
-    public static let reportZone = Zone("America/Los_Angeles") ?? .utc
+    static let reportZone = Zone("America/Los_Angeles") ?? .utc
     /// The country of verified units whose transaction has no (known) storefront.
-    public static let unknownCountry = "??"
+    static let unknownCountry = "??"
 
     typealias SalesLine = AppleTieOutStore.SalesLine
     typealias VerifiedUnits = AppleTieOutStore.VerifiedUnits
 
-    public struct Key: Hashable, Comparable, Sendable {
-        public var day: String
-        public var productID: String
-        public var country: String
+    struct Key: Hashable, Comparable, Sendable {
+        var day: String
+        var productID: String
+        var country: String
 
-        public static func < (a: Key, b: Key) -> Bool { (a.day, a.productID, a.country) < (b.day, b.productID, b.country) }
+        static func < (a: Key, b: Key) -> Bool { (a.day, a.productID, a.country) < (b.day, b.productID, b.country) }
     }
 
     /// One row of `apple_tieout.csv`.
-    public struct Row: Sendable, Equatable {
-        public var key: Key
-        public var appleUnits: Int64
-        public var verifiedUnits: Int64
+    struct Row: Sendable, Equatable {
+        var key: Key
+        var appleUnits: Int64
+        var verifiedUnits: Int64
         /// The customer price of the country's purchases (the one most units sold at); nil where Apple has no row.
-        public var customerPrice: Decimal?
-        public var customerCurrency: String?
+        var customerPrice: Decimal?
+        var customerCurrency: String?
         /// Σ units × per-unit proceeds: refunds take their proceeds back.
-        public var proceeds: Decimal?
-        public var proceedsCurrency: String?
-        public var sources: [SourceLine]
+        var proceeds: Decimal?
+        var proceedsCurrency: String?
+        var sources: [SourceLine]
 
         /// Apple's units less verified ones: positive where Apple sold more than iaprecon verified.
-        public var difference: Int64 { appleUnits - verifiedUnits }
+        var difference: Int64 { appleUnits - verifiedUnits }
     }
 
     /// Sorted by day, product and country.
-    public private(set) var rows: [Row] = []
-    public private(set) var findings: [Finding] = []
+    private(set) var rows: [Row] = []
+    private(set) var findings: [Finding] = []
 
     init(sales: [SalesLine], verified: [VerifiedUnits]) {
         var byKey: [Key: Row] = [:]

@@ -19,6 +19,7 @@ struct JoinScope {
         chains.formUnion(other.chains)
     }
 
+    /// Adds `key` to the keys of its kind; kinds a scope does not hold (files, days) add nothing.
     mutating func insert(_ key: String, as kind: ChangedKeys.Kind) {
         switch kind {
         case .transaction: transactions.insert(StoredText(key))
