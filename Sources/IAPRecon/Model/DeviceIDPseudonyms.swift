@@ -33,5 +33,4 @@ public struct DeviceIDPseudonyms: Sendable {
     static func shown(_ pseudonym: [UInt8]) -> String {
         "…" + String(decoding: pseudonym.dropFirst(hashBytes), as: UTF8.self)
     }
-
 }

@@ -25,19 +25,6 @@ enum AppleTieOutStore {
         var proceeds: Decimal
         var proceedsCurrency: String
         var source: SourceLine
-
-        init(day: String, productID: String, country: String, units: Int64, customerPrice: Decimal, customerCurrency: String,
-                    proceeds: Decimal, proceedsCurrency: String, source: SourceLine) {
-            self.day = day
-            self.productID = productID
-            self.country = country
-            self.units = units
-            self.customerPrice = customerPrice
-            self.customerCurrency = customerCurrency
-            self.proceeds = proceeds
-            self.proceedsCurrency = proceedsCurrency
-            self.source = source
-        }
     }
 
     /// Verified units on one Pacific day: a purchase (+quantity) or a refund (−quantity).
@@ -47,13 +34,6 @@ enum AppleTieOutStore {
         /// Alpha-2, or nil when the transaction has no storefront ISO 3166 knows.
         var country: String?
         var units: Int64
-
-        init(day: String, productID: String, country: String?, units: Int64) {
-            self.day = day
-            self.productID = productID
-            self.country = country
-            self.units = units
-        }
     }
 
     /// One row of `fct_apple_tieout`, money as exact decimal text.
@@ -72,8 +52,8 @@ enum AppleTieOutStore {
         var difference: Int64 { appleUnits - verifiedUnits }
     }
 
-    /// Makes the tie-out's table when missing; false when it was (a store whose joins never made
-    /// the tie-out, which then gets all of it).
+    /// Makes the tie-out's table when missing. True when it existed already; false for a store
+    /// whose joins never made the tie-out, which then gets all of it.
     static func prepare(_ database: Database) throws -> Bool {
         let exists = try database.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'fct_apple_tieout'").integerValue > 0
         try database.execute(Tables.appleTieOut)
