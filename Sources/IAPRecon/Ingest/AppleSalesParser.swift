@@ -51,12 +51,13 @@ enum AppleSalesParser: CSVRowParser {
         guard country.utf8.count == 2, country.utf8.allSatisfy({ $0 >= 0x41 && $0 <= 0x5A }) else {
             throw LineReject("bad country in 'Country Code': \"\(country.prefix(40))\"")
         }
-        return .accepted([RawRow(.appleSales, [
-            .text(day), .text(try required(.sku)), .text(try required(.productType)), .integer(units), .text(country),
-            .text(try magnitude(.customerPrice, required(.customerPrice))), .text(try currency(.customerCurrency, required(.customerCurrency))),
-            .text(try magnitude(.developerProceeds, required(.developerProceeds))),
-            .text(try currency(.proceedsCurrency, required(.proceedsCurrency))),
-        ])])
+        return .accepted([SalesReportLine(
+            day: day, productID: try required(.sku), productType: try required(.productType), units: units, country: country,
+            customerPrice: try magnitude(.customerPrice, required(.customerPrice)),
+            customerCurrency: try currency(.customerCurrency, required(.customerCurrency)),
+            proceeds: try magnitude(.developerProceeds, required(.developerProceeds)),
+            proceedsCurrency: try currency(.proceedsCurrency, required(.proceedsCurrency))
+        ).rawRow()])
     }
 
     /// `MM/DD/YYYY` (a day in `America/Los_Angeles`, Apple's reporting zone) as `yyyy-MM-dd`.

@@ -194,13 +194,13 @@ enum MMPEventParser: CSVRowParser {
         // repeat is told by and a user is linked by. The event value only tells repeats apart:
         // its hash, none for an empty one.
         let install = eventName == "install", purchase = eventName == "af_purchase"
-        return .accepted([RawRow(.mmpEvents, [
-            .integer(eventMs), SQLValue(install ? installMs : nil), .text(eventName), SQLValue(install ? cell(.mediaSource) : nil),
-            SQLValue(install ? cell(.campaign) : nil), SQLValue(customerUserID), SQLValue(install ? idfv : nil),
-            SQLValue(install ? idfa : nil), SQLValue(appsflyerID),
-            SQLValue(purchase ? revenue : nil), SQLValue(purchase ? revenueCurrency : nil), SQLValue(purchase ? revenueUSD : nil),
-            .integer(retargeting ? 1 : 0), eventValue.map { .blob(StableID.bytes($0)) } ?? .null,
-        ])])
+        return .accepted([MMPEventLine(
+            eventWallMs: eventMs, installWallMs: install ? installMs : nil, eventName: eventName,
+            mediaSource: install ? cell(.mediaSource) : nil, campaign: install ? cell(.campaign) : nil, customerUserID: customerUserID,
+            idfv: install ? idfv : nil, idfa: install ? idfa : nil, appsflyerID: appsflyerID,
+            revenue: purchase ? revenue : nil, revenueCurrency: purchase ? revenueCurrency : nil, revenueUSD: purchase ? revenueUSD : nil,
+            isRetargeting: retargeting, eventValueKey: eventValue.map(StableID.bytes)
+        ).rawRow()])
     }
 }
 
@@ -209,11 +209,11 @@ enum SpendParser: CSVRowParser {
     static let requiredColumns = ["date", "media_source", "campaign", "spend", "currency"]
 
     static func parse(_ row: CSVRow, header: CSVHeader, rules: LineRules) throws(LineReject) -> LineOutcome {
-        .accepted([RawRow(.spend, [
-            .text(try day("date", row, header)), .text(try required("media_source", row, header)),
-            SQLValue(header.value("campaign", in: row)), SQLValue(try amount("spend", try required("spend", row, header))),
-            .text(try required("currency", row, header)),
-        ])])
+        .accepted([SpendLine(
+            day: try day("date", row, header), mediaSource: try required("media_source", row, header),
+            campaign: header.value("campaign", in: row), spend: try amount("spend", try required("spend", row, header)),
+            currency: try required("currency", row, header)
+        ).rawRow()])
     }
 }
 
@@ -222,11 +222,11 @@ enum CatalogParser: CSVRowParser {
     static let requiredColumns = ["product_id", "type", "price", "currency"]
 
     static func parse(_ row: CSVRow, header: CSVHeader, rules: LineRules) throws(LineReject) -> LineOutcome {
-        .accepted([RawRow(.catalog, [
-            .text(try required("product_id", row, header)), .text(try required("type", row, header)),
-            SQLValue(header.value("subscription_group", in: row)), SQLValue(try amount("price", try required("price", row, header))),
-            .text(try required("currency", row, header)),
-        ])])
+        .accepted([ScopeFacts.CatalogProduct(
+            productID: try required("product_id", row, header), type: try required("type", row, header),
+            subscriptionGroup: header.value("subscription_group", in: row), price: try amount("price", try required("price", row, header)),
+            currency: try required("currency", row, header)
+        ).rawRow()])
     }
 }
 
@@ -237,6 +237,6 @@ enum FXParser: CSVRowParser {
     static func parse(_ row: CSVRow, header: CSVHeader, rules: LineRules) throws(LineReject) -> LineOutcome {
         let rate = try amount("rate", try required("rate", row, header), negativeAllowed: true)
         guard let rate, let value = Money.parse(rate), value > 0 else { throw LineReject("bad amount in 'rate': must be positive") }
-        return .accepted([RawRow(.fx, [.text(try day("date", row, header)), .text(try required("currency", row, header)), .text(rate)])])
+        return .accepted([FXRateLine(day: try day("date", row, header), currency: try required("currency", row, header), rate: rate).rawRow()])
     }
 }

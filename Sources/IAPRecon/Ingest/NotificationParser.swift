@@ -78,10 +78,10 @@ enum NotificationParser {
             if found.environment == nil { found.environment = header.environment }
             transaction = found
         }
-        var rows = [RawRow(.notifications, [
-            SQLValue(header.uuid), .text(header.type), SQLValue(header.subtype), SQLValue(header.signedMs),
-            SQLValue(transaction?.environment ?? header.environment), .text("2"), SQLValue(transaction?.transactionID),
-        ])]
+        var rows = [NotificationLine(
+            uuid: header.uuid, type: header.type, subtype: header.subtype, signedMs: header.signedMs,
+            environment: transaction?.environment ?? header.environment, version: "2", transactionID: transaction?.transactionID
+        ).rawRow()]
         if let transaction { rows.append(transaction.rawRow(item: 1)) }
         return .accepted(rows)
     }
@@ -110,9 +110,10 @@ enum NotificationParser {
         }
         guard !transactions.isEmpty else { throw LineReject("no transaction in notification") }
         for index in transactions.indices { transactions[index].notificationType = type }
-        var rows = [RawRow(.notifications, [
-            .null, .text(type), .null, .null, SQLValue(environment), .text("1"), SQLValue(transactions.first?.transactionID),
-        ])]
+        var rows = [NotificationLine(
+            uuid: nil, type: type, subtype: nil, signedMs: nil, environment: environment, version: "1",
+            transactionID: transactions.first?.transactionID
+        ).rawRow()]
         for (index, transaction) in transactions.enumerated() { rows.append(transaction.rawRow(item: index + 1)) }
         return .accepted(rows)
     }

@@ -76,10 +76,10 @@ enum ReceiptParser {
         if transactions.isEmpty, verifyingStatuses.contains(status) { throw LineReject("no transaction in response") }
         // A line that names no transaction but carries exactly one names that one.
         let namedTransactionID = claimedTransactionID ?? (transactions.count == 1 ? transactions[0].transactionID : nil)
-        var rows = [RawRow(.verifications, [
-            .integer(receivedMs), .text(userID), SQLValue(orderID), SQLValue(namedTransactionID), .integer(status),
-            SQLValue(environment), SQLValue(bundleID), .text(shapes.joined(separator: "+")),
-        ])]
+        var rows = [VerificationLine(
+            receivedMs: receivedMs, userID: userID, orderID: orderID, transactionID: namedTransactionID, status: status,
+            environment: environment, bundleID: bundleID, shape: shapes.joined(separator: "+")
+        ).rawRow()]
         for (index, var transaction) in transactions.enumerated() {
             transaction.eventMs = receivedMs
             transaction.userID = userID

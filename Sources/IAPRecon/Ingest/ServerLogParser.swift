@@ -36,11 +36,10 @@ enum RegistrationParser {
         let fields = Fields(object)
         let ts = try fields.requiredTime("ts")
         try rules.checkEventTime(ts, field: "ts")
-        return .accepted([RawRow(.registrations, [
-            .integer(ts), .text(try fields.requiredString("user_id")),
-            SQLValue(try fields.string("method")), SQLValue(MMPValue.clean(try fields.string("idfv"))),
-            SQLValue(MMPValue.cleanIDFA(try fields.string("idfa"))), SQLValue(MMPValue.clean(try fields.string("appsflyer_id"))),
-            SQLValue(try fields.string("country")),
-        ])])
+        return .accepted([RegistrationLine(
+            ms: ts, userID: try fields.requiredString("user_id"), method: try fields.string("method"),
+            idfv: MMPValue.clean(try fields.string("idfv")), idfa: MMPValue.cleanIDFA(try fields.string("idfa")),
+            appsflyerID: MMPValue.clean(try fields.string("appsflyer_id")), country: try fields.string("country")
+        ).rawRow()])
     }
 }

@@ -104,6 +104,26 @@ struct LayeringTests {
         }
     }
 
+    /// The files outside the store that build a raw row from values in its table's column order
+    /// (`RawRow(table, [...])`): a parser hands the store a typed line, which the store turns
+    /// into its row beside the table (`Store/Ingest/RawRows.swift`).
+    static func positionalRows(in sources: [(path: String, folder: String, code: String)]) -> [String] {
+        sources.filter { $0.folder != "Store" && $0.code.contains("RawRow(") }.map(\.path)
+    }
+
+    @Test("only the store lays a parsed line's values out in its table's column order")
+    func parsersHandTypedLines() {
+        for path in Self.positionalRows(in: Self.sources) {
+            Issue.record("\(path) builds a RawRow from positional values: give the store a typed line instead")
+        }
+        // The check itself: a construction is caught; the type named in a signature, a typed line's
+        // conversion, and the store's own constructions are not.
+        let parser = ("Ingest/P.swift", "Ingest", "return .accepted([RawRow(.fx, [.text(day)])])")
+        let typed = ("Ingest/Q.swift", "Ingest", "func rows() -> [RawRow] { [line.rawRow()] }")
+        let store = ("Store/Ingest/R.swift", "Store", "RawRow(.fx, [.text(day)])")
+        #expect(Self.positionalRows(in: [parser, typed, store]) == ["Ingest/P.swift"])
+    }
+
     @Test("the check catches the store naming a stage's type, and lets a stage name the store's")
     func checkCatchesUpwardNames() {
         let owners = ["JoinScope": "Join", "Database": "Store", "Money": "Formats", "Registration": "Report", "Trace": "Parallel"]

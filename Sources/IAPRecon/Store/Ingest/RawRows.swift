@@ -1,5 +1,5 @@
-/// The rows ingest stores for the parsed lines of the server log and Apple's sightings, in
-/// their tables' `columns` order.
+/// The row ingest stores for each kind of parsed line, its values in its table's `columns`
+/// order: the one place that order is spelled out beside the table.
 extension AppleTransaction {
     func rawRow(item: Int) -> RawRow {
         RawRow(.appleTransactions, item: item, [
@@ -34,5 +34,67 @@ extension DeliveryLine {
 extension RevocationLine {
     func rawRow() -> RawRow {
         RawRow(.revocations, [.integer(ms), .text(userID), .text(transactionID), SQLValue(reason)])
+    }
+}
+
+extension VerificationLine {
+    func rawRow() -> RawRow {
+        RawRow(.verifications, [
+            .integer(receivedMs), .text(userID), SQLValue(orderID), SQLValue(transactionID), .integer(status), SQLValue(environment),
+            SQLValue(bundleID), .text(shape),
+        ])
+    }
+}
+
+extension NotificationLine {
+    func rawRow() -> RawRow {
+        RawRow(.notifications, [
+            SQLValue(uuid), .text(type), SQLValue(subtype), SQLValue(signedMs), SQLValue(environment), .text(version), SQLValue(transactionID),
+        ])
+    }
+}
+
+extension RegistrationLine {
+    func rawRow() -> RawRow {
+        RawRow(.registrations, [
+            .integer(ms), .text(userID), SQLValue(method), SQLValue(idfv), SQLValue(idfa), SQLValue(appsflyerID), SQLValue(country),
+        ])
+    }
+}
+
+extension MMPEventLine {
+    func rawRow() -> RawRow {
+        RawRow(.mmpEvents, [
+            .integer(eventWallMs), SQLValue(installWallMs), .text(eventName), SQLValue(mediaSource), SQLValue(campaign),
+            SQLValue(customerUserID), SQLValue(idfv), SQLValue(idfa), SQLValue(appsflyerID), SQLValue(revenue), SQLValue(revenueCurrency),
+            SQLValue(revenueUSD), .integer(isRetargeting ? 1 : 0), eventValueKey.map { .blob($0) } ?? .null,
+        ])
+    }
+}
+
+extension SpendLine {
+    func rawRow() -> RawRow {
+        RawRow(.spend, [.text(day), .text(mediaSource), SQLValue(campaign), SQLValue(spend), .text(currency)])
+    }
+}
+
+extension ScopeFacts.CatalogProduct {
+    func rawRow() -> RawRow {
+        RawRow(.catalog, [.text(productID), .text(type), SQLValue(subscriptionGroup), SQLValue(price), SQLValue(currency)])
+    }
+}
+
+extension FXRateLine {
+    func rawRow() -> RawRow {
+        RawRow(.fx, [.text(day), .text(currency), .text(rate)])
+    }
+}
+
+extension SalesReportLine {
+    func rawRow() -> RawRow {
+        RawRow(.appleSales, [
+            .text(day), .text(productID), .text(productType), .integer(units), .text(country), .text(customerPrice),
+            .text(customerCurrency), .text(proceeds), .text(proceedsCurrency),
+        ])
     }
 }

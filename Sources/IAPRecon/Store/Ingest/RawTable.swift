@@ -120,7 +120,8 @@ public enum RawTable: Int, CaseIterable, Sendable {
     }
 }
 
-/// One row for a raw table, produced by a parser on a worker thread.
+/// One row for a raw table, made from a parser's typed line on the worker thread that parsed it
+/// (`Store/Ingest/RawRows.swift`).
 public struct RawRow: Sendable, Equatable {
     public var table: RawTable
     /// Which transaction of a multi-transaction line this is (0 for single-row lines).
