@@ -28,11 +28,6 @@ struct SourceFiles {
         return SourceLine(file: place, line: line)
     }
 
-    /// The source in columns `column` (file id) and `column + 1` (line) of `row`.
-    mutating func line(_ row: Row, at column: Int) -> SourceLine {
-        line(file: row.int(column), row.int(column + 1))
-    }
-
     /// `path:line`, as `rejects` names a line.
     func text(_ source: SourceLine) -> String {
         (Int(source.file) < paths.count ? paths[Int(source.file)] : "file ?") + ":" + String(source.line)

@@ -13,15 +13,24 @@ public enum StoredFiles {
     /// What the store knows of each file it read, by path under the input folder.
     static func known(_ database: Database) throws -> [String: KnownFile] {
         var known: [String: KnownFile] = [:]
-        try database.forEach("""
-            SELECT path, content_hash, lines_read, accepted, rejected, blank, ignored, bytes, mtime_ns, ingested_ms FROM files
-            """) { row in
-            known[row.string(0)] = KnownFile(
-                hash: row.string(1), bytes: Int(row.int(7)), modifiedNs: row.optionalInt(8), ingestedMs: row.int(9),
-                counts: LineCounts(read: Int(row.int(2)), accepted: Int(row.int(3)), rejected: Int(row.int(4)),
-                                   blank: Int(row.int(5)), ignored: Int(row.int(6))))
+        typealias Column = KnownColumn
+        try database.forEach("SELECT \(Column.selectList) FROM files") { row in
+            known[row.string(Column.path)] = KnownFile(
+                hash: row.string(Column.hash), bytes: Int(row.int(Column.bytes)), modifiedNs: row.optionalInt(Column.modifiedNs),
+                ingestedMs: row.int(Column.ingestedMs),
+                counts: LineCounts(read: Int(row.int(Column.read)), accepted: Int(row.int(Column.accepted)),
+                                   rejected: Int(row.int(Column.rejected)), blank: Int(row.int(Column.blank)),
+                                   ignored: Int(row.int(Column.ignored))))
         }
         return known
+    }
+
+    /// What `known` selects of a file.
+    private enum KnownColumn: Int, SelectedColumn {
+        case path, hash, read, accepted, rejected, blank, ignored, bytes, modifiedNs, ingestedMs
+        var sql: String {
+            ["path", "content_hash", "lines_read", "accepted", "rejected", "blank", "ignored", "bytes", "mtime_ns", "ingested_ms"][rawValue]
+        }
     }
 
     /// A stored file found with the same bytes and a new modification time: the time (and the hash, of the current kind) is kept.

@@ -98,16 +98,15 @@ enum AppleTieOutStore {
     /// The Sales Report rows of `days`, or all when nil, in file order.
     static func sales(_ database: Database, days: Set<String>?, files: inout SourceFiles) throws -> [SalesLine] {
         var lines: [SalesLine] = []
-        try database.forEach("""
-            SELECT s.day, s.product_id, s.country, s.units_n, s.customer_price, s.customer_currency, s.proceeds, s.proceeds_currency,
-                   s.file_id, s.line
-            FROM raw_apple__sales s JOIN files f USING (file_id) ORDER BY f.path, s.line
-            """) { row in
-            if let days, !days.contains(row.string(0)) { return }
+        typealias Column = SalesColumn
+        try database.forEach("SELECT \(Column.selectList) FROM raw_apple__sales s JOIN files f USING (file_id) ORDER BY f.path, s.line") { row in
+            if let days, !days.contains(row.string(Column.day)) { return }
             lines.append(SalesLine(
-                day: row.string(0), productID: row.string(1), country: row.string(2), units: row.int(3),
-                customerPrice: Money.parse(row.string(4)) ?? 0, customerCurrency: row.string(5),
-                proceeds: Money.parse(row.string(6)) ?? 0, proceedsCurrency: row.string(7), source: files.line(row, at: 8)))
+                day: row.string(Column.day), productID: row.string(Column.productID), country: row.string(Column.country),
+                units: row.int(Column.units), customerPrice: Money.parse(row.string(Column.customerPrice)) ?? 0,
+                customerCurrency: row.string(Column.customerCurrency), proceeds: Money.parse(row.string(Column.proceeds)) ?? 0,
+                proceedsCurrency: row.string(Column.proceedsCurrency),
+                source: files.line(file: row.int(Column.fileID), row.int(Column.line))))
         }
         return lines
     }
@@ -134,22 +133,24 @@ enum AppleTieOutStore {
         let spans = localSpans.map { (from: zone.utc(fromLocal: $0.from), until: zone.utc(fromLocal: $0.until)) }
         var names = DayNames(zone)
         var changes: [VerifiedUnits] = []
+        typealias Column = PurchaseColumn
         func add(_ row: Row, purchase: Bool, refund: Bool) {
-            let productID = row.string(0)
-            let country = row.optionalString(1).flatMap(StorefrontCountry.alpha2(ofStorefront:))
-            let quantity = row.int(2)
+            let productID = row.string(Column.productID)
+            let country = row.optionalString(Column.storefront).flatMap(StorefrontCountry.alpha2(ofStorefront:))
+            let quantity = row.int(Column.quantity)
             if purchase {
-                changes.append(.init(day: names(row.int(3)), productID: productID, country: country, units: quantity))
+                changes.append(.init(day: names(row.int(Column.purchaseMs)), productID: productID, country: country, units: quantity))
             }
-            if refund, let refundMs = row.optionalInt(4), row.optionalString(5) != "FAMILY_REVOKE" {
+            if refund, let refundMs = row.optionalInt(Column.refundMs), row.optionalString(Column.refundType) != "FAMILY_REVOKE" {
                 changes.append(.init(day: names(refundMs), productID: productID, country: country, units: -quantity))
             }
         }
-        let columns = "SELECT product_id, storefront, quantity, purchase_ms, refund_ms, refund_type FROM int_transactions_resolved"
+        let columns = "SELECT \(Column.selectList) FROM int_transactions_resolved"
         let throughIndexes = try throughIndexes ?? !(scan || Self.holdMany(spans, database))
         if !throughIndexes {
             try database.forEach("\(columns) NOT INDEXED WHERE is_revenue = 1") { row in
-                add(row, purchase: Self.contains(spans, row.int(3)), refund: row.optionalInt(4).map { Self.contains(spans, $0) } ?? false)
+                add(row, purchase: Self.contains(spans, row.int(Column.purchaseMs)),
+                    refund: row.optionalInt(Column.refundMs).map { Self.contains(spans, $0) } ?? false)
             }
             return changes
         }
@@ -190,5 +191,22 @@ enum AppleTieOutStore {
             if spans[middle].until <= ms { low = middle + 1 } else { high = middle }
         }
         return low < spans.count && spans[low].from <= ms
+    }
+
+    /// What `sales` selects of a Sales Report row (as `s`).
+    private enum SalesColumn: Int, SelectedColumn {
+        case day, productID, country, units, customerPrice, customerCurrency, proceeds, proceedsCurrency, fileID, line
+        var sql: String {
+            "s." + [
+                "day", "product_id", "country", "units_n", "customer_price", "customer_currency", "proceeds", "proceeds_currency", "file_id",
+                "line",
+            ][rawValue]
+        }
+    }
+
+    /// What `verified` selects of a revenue transaction.
+    private enum PurchaseColumn: Int, SelectedColumn {
+        case productID, storefront, quantity, purchaseMs, refundMs, refundType
+        var sql: String { ["product_id", "storefront", "quantity", "purchase_ms", "refund_ms", "refund_type"][rawValue] }
     }
 }

@@ -10,54 +10,97 @@ enum StoredScopeFacts {
     static func read(_ database: Database, scope prefix: String, into facts: inout some ScopeFactsReceiver) throws {
         let (transactions, orders) = ("temp.\(prefix)_transactions", "temp.\(prefix)_orders")
         try database.forEach("""
-            SELECT o.ts_ms, o.order_id, o.user_id, o.product_id, o.price, o.currency, o.storefront, o.file_id, o.line
+            SELECT \(OrderColumn.selectList)
             FROM raw_server__orders o JOIN files f USING (file_id)
             WHERE o.order_id IN \(orders)
             ORDER BY o.order_id, f.path, o.line, o.item
             """) { row in
-            facts.receive(order: OrderLine(ms: row.int(0), orderID: row.string(1), userID: row.string(2), productID: row.string(3),
-                                           price: row.optionalString(4), currency: row.optionalString(5), storefront: row.optionalString(6)),
-                          at: StoredLine(row, at: 7))
+            typealias Column = OrderColumn
+            facts.receive(order: OrderLine(ms: row.int(Column.ms), orderID: row.string(Column.orderID), userID: row.string(Column.userID),
+                                           productID: row.string(Column.productID), price: row.optionalString(Column.price),
+                                           currency: row.optionalString(Column.currency), storefront: row.optionalString(Column.storefront)),
+                          at: StoredLine(file: row.int(Column.fileID), line: row.int(Column.line)))
         }
         try database.forEach("""
-            SELECT d.ts_ms, d.user_id, d.transaction_id, d.product_id, d.order_id, d.quantity_n, d.delivery_id, d.file_id, d.line
+            SELECT \(DeliveryColumn.selectList)
             FROM raw_server__deliveries d JOIN files f USING (file_id)
             WHERE d.transaction_id IN \(transactions)
             ORDER BY d.transaction_id, f.path, d.line, d.item
             """) { row in
-            facts.receive(delivery: DeliveryLine(ms: row.int(0), userID: row.string(1), transactionID: row.string(2),
-                                                 productID: row.string(3), orderID: row.optionalString(4), quantity: row.int(5),
-                                                 deliveryID: row.optionalString(6)),
-                          at: StoredLine(row, at: 7))
+            typealias Column = DeliveryColumn
+            facts.receive(delivery: DeliveryLine(ms: row.int(Column.ms), userID: row.string(Column.userID),
+                                                 transactionID: row.string(Column.transactionID), productID: row.string(Column.productID),
+                                                 orderID: row.optionalString(Column.orderID), quantity: row.int(Column.quantity),
+                                                 deliveryID: row.optionalString(Column.deliveryID)),
+                          at: StoredLine(file: row.int(Column.fileID), line: row.int(Column.line)))
         }
         try database.forEach("""
-            SELECT ts_ms, user_id, transaction_id, reason, file_id, line FROM raw_server__revocations
+            SELECT \(RevocationColumn.selectList) FROM raw_server__revocations
             WHERE transaction_id IN \(transactions)
             """) { row in
-            facts.receive(revocation: RevocationLine(ms: row.int(0), userID: row.string(1), transactionID: row.string(2),
-                                                     reason: row.optionalString(3)),
-                          at: StoredLine(row, at: 4))
+            typealias Column = RevocationColumn
+            facts.receive(revocation: RevocationLine(ms: row.int(Column.ms), userID: row.string(Column.userID),
+                                                     transactionID: row.string(Column.transactionID), reason: row.optionalString(Column.reason)),
+                          at: StoredLine(file: row.int(Column.fileID), line: row.int(Column.line)))
         }
         try database.forEach(StoredSightings.selection(where: "a.transaction_id IN \(transactions)")) { row in
             facts.receive(sighting: try AppleTransaction(row), at: StoredLine(row))
         }
         try database.forEach("""
-            SELECT order_id, transaction_id, received_ms, file_id, line FROM raw_receipts__verifications
+            SELECT \(ClaimColumn.selectList) FROM raw_receipts__verifications
             WHERE \(ReceiptClaims.condition) AND transaction_id IN \(transactions)
             """) { row in
-            facts.receive(claim: .init(orderID: row.string(0), transactionID: row.string(1), receivedMs: row.int(2),
-                                       source: StoredLine(row, at: 3)))
+            typealias Column = ClaimColumn
+            facts.receive(claim: .init(orderID: row.string(Column.orderID), transactionID: row.string(Column.transactionID),
+                                       receivedMs: row.int(Column.receivedMs),
+                                       source: StoredLine(file: row.int(Column.fileID), line: row.int(Column.line))))
         }
         // A product's last line in file order says what it is now.
         try database.forEach("""
-            SELECT product_id, type, subscription_group, price, currency FROM (
+            SELECT \(ProductColumn.selectList) FROM (
               SELECT c.*, row_number() OVER (PARTITION BY product_id ORDER BY f.path DESC, c.line DESC) AS n
               FROM raw_catalog__products c JOIN files f USING (file_id)
             ) WHERE n = 1
             """) { row in
-            facts.receive(product: .init(productID: row.string(0), type: row.string(1), subscriptionGroup: row.optionalString(2),
-                                         price: row.optionalString(3), currency: row.optionalString(4)))
+            facts.receive(product: .init(productID: row.string(ProductColumn.productID), type: row.string(ProductColumn.type),
+                                         subscriptionGroup: row.optionalString(ProductColumn.subscriptionGroup),
+                                         price: row.optionalString(ProductColumn.price), currency: row.optionalString(ProductColumn.currency)))
         }
+    }
+
+    /// What `read` selects of an order line (the lines as `o`).
+    private enum OrderColumn: Int, SelectedColumn {
+        case ms, orderID, userID, productID, price, currency, storefront, fileID, line
+        var sql: String {
+            ["o.ts_ms", "o.order_id", "o.user_id", "o.product_id", "o.price", "o.currency", "o.storefront", "o.file_id", "o.line"][rawValue]
+        }
+    }
+
+    /// What `read` selects of a delivery line (the lines as `d`).
+    private enum DeliveryColumn: Int, SelectedColumn {
+        case ms, userID, transactionID, productID, orderID, quantity, deliveryID, fileID, line
+        var sql: String {
+            ["d.ts_ms", "d.user_id", "d.transaction_id", "d.product_id", "d.order_id", "d.quantity_n", "d.delivery_id", "d.file_id",
+             "d.line"][rawValue]
+        }
+    }
+
+    /// What `read` selects of a revocation line.
+    private enum RevocationColumn: Int, SelectedColumn {
+        case ms, userID, transactionID, reason, fileID, line
+        var sql: String { ["ts_ms", "user_id", "transaction_id", "reason", "file_id", "line"][rawValue] }
+    }
+
+    /// What `read` selects of a receipt claim.
+    private enum ClaimColumn: Int, SelectedColumn {
+        case orderID, transactionID, receivedMs, fileID, line
+        var sql: String { ["order_id", "transaction_id", "received_ms", "file_id", "line"][rawValue] }
+    }
+
+    /// What `read` selects of a catalog product.
+    private enum ProductColumn: Int, SelectedColumn {
+        case productID, type, subscriptionGroup, price, currency
+        var sql: String { ["product_id", "type", "subscription_group", "price", "currency"][rawValue] }
     }
 
     /// Writes `scope` into the temp tables `<prefix>_transactions`, `_orders`, `_users`, `_chains`.

@@ -98,16 +98,27 @@ public enum RunLog {
 
     public static func recent(_ database: Database, limit: Int) throws -> [Entry] {
         var entries: [Entry] = []
-        try database.forEach("""
-            SELECT run_id, command, started_ms, ended_ms, status, as_of_ms, lines_read, findings, message, partition_date, exit_code
-            FROM runs ORDER BY run_id DESC LIMIT ?
-            """, [.integer(Int64(limit))]) { row in
-            entries.append(Entry(runID: row.int(0), command: row.string(1), partitionDate: row.optionalString(9), startedMs: row.int(2),
-                                 endedMs: row.optionalInt(3), status: row.string(4), exitCode: row.optionalInt(10),
-                                 asOfMs: row.optionalInt(5), linesRead: row.optionalInt(6), findings: row.optionalInt(7),
-                                 message: row.optionalString(8)))
+        typealias Column = EntryColumn
+        try database.forEach("SELECT \(Column.selectList) FROM runs ORDER BY run_id DESC LIMIT ?", [.integer(Int64(limit))]) { row in
+            entries.append(Entry(runID: row.int(Column.runID), command: row.string(Column.command),
+                                 partitionDate: row.optionalString(Column.partitionDate), startedMs: row.int(Column.startedMs),
+                                 endedMs: row.optionalInt(Column.endedMs), status: row.string(Column.status),
+                                 exitCode: row.optionalInt(Column.exitCode), asOfMs: row.optionalInt(Column.asOfMs),
+                                 linesRead: row.optionalInt(Column.linesRead), findings: row.optionalInt(Column.findings),
+                                 message: row.optionalString(Column.message)))
         }
         return entries
+    }
+
+    /// What `recent` selects of a run.
+    private enum EntryColumn: Int, SelectedColumn {
+        case runID, command, startedMs, endedMs, status, asOfMs, linesRead, findings, message, partitionDate, exitCode
+        var sql: String {
+            [
+                "run_id", "command", "started_ms", "ended_ms", "status", "as_of_ms", "lines_read", "findings", "message", "partition_date",
+                "exit_code",
+            ][rawValue]
+        }
     }
 
     public static func recordStages(_ database: Database, runID: Int64, timings: [(String, Double)]) {

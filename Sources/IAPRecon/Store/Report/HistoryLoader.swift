@@ -172,27 +172,43 @@ struct HistoryLoader {
 
     func registrations(of user: String) throws -> [Registration] {
         var registrations: [Registration] = []
-        try database.forEach("""
-            SELECT r.ts_ms, r.method, r.country, r.idfa, r.appsflyer_id, \(StoredLedger.pathAndLineSQL(file: "r.file_id", line: "r.line"))
-            FROM raw_registrations__users r WHERE r.user_id = ?
-            """, [.text(user)]) { row in
-            registrations.append(Registration(ms: row.int(0), method: row.optionalString(1), country: row.optionalString(2), idfa: row.value(3),
-                                              appsflyerID: row.value(4), source: row.string(5)))
+        typealias Column = RegistrationColumn
+        try database.forEach("SELECT \(Column.selectList) FROM raw_registrations__users r WHERE r.user_id = ?", [.text(user)]) { row in
+            registrations.append(Registration(ms: row.int(Column.ms), method: row.optionalString(Column.method),
+                                              country: row.optionalString(Column.country), idfa: row.value(Column.idfa.rawValue),
+                                              appsflyerID: row.value(Column.appsflyerID.rawValue), source: row.string(Column.source)))
         }
         return registrations
+    }
+
+    /// What `registrations(of:)` selects of a sign-up (as `r`).
+    private enum RegistrationColumn: Int, SelectedColumn {
+        case ms, method, country, idfa, appsflyerID, source
+        var sql: String {
+            ["r.ts_ms", "r.method", "r.country", "r.idfa", "r.appsflyer_id", StoredLedger.pathAndLineSQL(file: "r.file_id", line: "r.line")][rawValue]
+        }
     }
 
     /// The install the report joined `user` to (CONTRACT.md §1.5); none when it joined them to none.
     func installs(of user: String) throws -> [Install] {
         var installs: [Install] = []
+        typealias Column = InstallColumn
         try database.forEach("""
-            SELECT i.install_ms, i.media_source, i.campaign, i.matched_by, \(StoredLedger.pathAndLineSQL(file: "i.file_id", line: "i.line"))
-            FROM fct_user_installs i WHERE i.user_id = ? AND i.install_ms IS NOT NULL
+            SELECT \(Column.selectList) FROM fct_user_installs i WHERE i.user_id = ? AND i.install_ms IS NOT NULL
             """, [.text(user)]) { row in
-            installs.append(Install(ms: row.int(0), mediaSource: row.optionalString(1), campaign: row.optionalString(2), matchedBy: row.string(3),
-                                    source: row.optionalString(4)))
+            installs.append(Install(ms: row.int(Column.ms), mediaSource: row.optionalString(Column.mediaSource),
+                                    campaign: row.optionalString(Column.campaign), matchedBy: row.string(Column.matchedBy),
+                                    source: row.optionalString(Column.source)))
         }
         return installs
+    }
+
+    /// What `installs(of:)` selects of a user's install (as `i`).
+    private enum InstallColumn: Int, SelectedColumn {
+        case ms, mediaSource, campaign, matchedBy, source
+        var sql: String {
+            ["i.install_ms", "i.media_source", "i.campaign", "i.matched_by", StoredLedger.pathAndLineSQL(file: "i.file_id", line: "i.line")][rawValue]
+        }
     }
 
     /// The orders (`ServerOrders`) of the order lines `condition` selects, each once, and what the
@@ -212,7 +228,7 @@ struct HistoryLoader {
             // The match is kept on the transaction's row; an unmatched order is on none.
             try database.forEach("SELECT transaction_id, match_rule FROM int_transactions_resolved WHERE order_id = ?1",
                                  [.text(orders[index].orderID)]) { row in
-                orders[index].match = (row.string(0), row.string(1))
+                orders[index].match = (transactionID: row.string(0), rule: row.string(1))
             }
         }
         return orders
@@ -238,21 +254,33 @@ struct HistoryLoader {
             if let first = merged.sources.first { firstSighting[merged.transactionID] = files.text(files.line(file: first.file, first.line)) }
         }
         var transactions: [Transaction] = []
+        typealias Column = TransactionColumn
         try database.forEach("""
-            SELECT t.purchase_ms, t.transaction_id, t.product_id, t.unit_price, t.quantity, t.currency, t.environment, t.ownership,
-                   t.original_transaction_id, t.refund_ms, t.refund_amount, t.refund_type, t.expires_ms, t.user_id, t.is_revenue
-            FROM int_transactions_resolved t
-            WHERE t.transaction_id IN (SELECT value FROM json_each(?1))
+            SELECT \(Column.selectList) FROM int_transactions_resolved t WHERE t.transaction_id IN (SELECT value FROM json_each(?1))
             """, [idList]) { row in
-            let id = row.string(1)
+            let id = row.string(Column.transactionID)
             transactions.append(Transaction(
-                purchaseMs: row.int(0), transactionID: id, originalTransactionID: row.string(8), productID: row.string(2),
-                unitPrice: row.optionalString(3), quantity: row.int(4), currency: row.optionalString(5), environment: row.optionalString(6),
-                ownership: row.optionalString(7), expiresMs: row.optionalInt(12), refundMs: row.optionalInt(9),
-                refundAmount: row.optionalString(10), refundType: row.optionalString(11), userID: row.optionalString(13),
-                isRevenue: row.int(14) == 1, firstSighting: firstSighting[id]))
+                purchaseMs: row.int(Column.purchaseMs), transactionID: id, originalTransactionID: row.string(Column.originalTransactionID),
+                productID: row.string(Column.productID), unitPrice: row.optionalString(Column.unitPrice), quantity: row.int(Column.quantity),
+                currency: row.optionalString(Column.currency), environment: row.optionalString(Column.environment),
+                ownership: row.optionalString(Column.ownership), expiresMs: row.optionalInt(Column.expiresMs),
+                refundMs: row.optionalInt(Column.refundMs), refundAmount: row.optionalString(Column.refundAmount),
+                refundType: row.optionalString(Column.refundType), userID: row.optionalString(Column.userID),
+                isRevenue: row.int(Column.isRevenue) == 1, firstSighting: firstSighting[id]))
         }
         return transactions
+    }
+
+    /// What `transactions()` selects of a resolved transaction (as `t`).
+    private enum TransactionColumn: Int, SelectedColumn {
+        case purchaseMs, transactionID, productID, unitPrice, quantity, currency, environment, ownership, originalTransactionID
+        case refundMs, refundAmount, refundType, expiresMs, userID, isRevenue
+        var sql: String {
+            "t." + [
+                "purchase_ms", "transaction_id", "product_id", "unit_price", "quantity", "currency", "environment", "ownership",
+                "original_transaction_id", "refund_ms", "refund_amount", "refund_type", "expires_ms", "user_id", "is_revenue",
+            ][rawValue]
+        }
     }
 
     /// The deliveries (`ServerDeliveries`) of the delivery lines `condition` selects.
@@ -286,13 +314,18 @@ struct HistoryLoader {
     /// The revocation lines `condition` selects (on the lines as `r`).
     private func revocations(where condition: String, _ arguments: [SQLValue]) throws -> [Revocation] {
         var revocations: [Revocation] = []
-        try database.forEach("""
-            SELECT r.ts_ms, r.transaction_id, r.user_id, \(StoredLedger.pathAndLineSQL(file: "r.file_id", line: "r.line")) FROM raw_server__revocations r
-            WHERE \(condition)
-            """, arguments) { row in
-            revocations.append(Revocation(ms: row.int(0), transactionID: row.string(1), userID: row.string(2), source: row.string(3)))
+        typealias Column = RevocationColumn
+        try database.forEach("SELECT \(Column.selectList) FROM raw_server__revocations r WHERE \(condition)", arguments) { row in
+            revocations.append(Revocation(ms: row.int(Column.ms), transactionID: row.string(Column.transactionID),
+                                          userID: row.string(Column.userID), source: row.string(Column.source)))
         }
         return revocations
+    }
+
+    /// What `revocations(where:)` selects of a revocation line (as `r`).
+    private enum RevocationColumn: Int, SelectedColumn {
+        case ms, transactionID, userID, source
+        var sql: String { ["r.ts_ms", "r.transaction_id", "r.user_id", StoredLedger.pathAndLineSQL(file: "r.file_id", line: "r.line")][rawValue] }
     }
 
     func revocations(ofUser user: String) throws -> [Revocation] {
@@ -308,13 +341,15 @@ struct HistoryLoader {
     func findings(user: String?) throws -> [Finding] {
         var findings: [Finding] = []
         var seen = Set<String>()
+        typealias Column = FindingColumn
         func add(_ row: Row) {
-            guard seen.insert(row.string(1)).inserted else { return }
-            findings.append(Finding(eventMs: row.int(0), findingID: row.string(1), kind: row.string(2), severity: row.string(3),
-                                    productID: row.optionalString(4), amount: row.optionalString(5), currency: row.optionalString(6),
-                                    detail: row.string(7)))
+            guard seen.insert(row.string(Column.findingID)).inserted else { return }
+            findings.append(Finding(eventMs: row.int(Column.eventMs), findingID: row.string(Column.findingID), kind: row.string(Column.kind),
+                                    severity: row.string(Column.severity), productID: row.optionalString(Column.productID),
+                                    amount: row.optionalString(Column.amount), currency: row.optionalString(Column.currency),
+                                    detail: row.string(Column.detail)))
         }
-        let columns = "event_ms, finding_id, kind, severity, product_id, amount, currency, detail"
+        let columns = Column.selectList
         // `+transaction_id` keeps the planner on the chain index: chain findings have no transaction.
         try database.forEach("""
             SELECT \(columns) FROM fct_findings WHERE transaction_id IN (SELECT value FROM json_each(?1))
@@ -326,5 +361,11 @@ struct HistoryLoader {
             try database.forEach("SELECT \(columns) FROM fct_findings WHERE user_id = ?1", [.text(user)]) { add($0) }
         }
         return findings
+    }
+
+    /// What `findings(user:)` selects of a finding.
+    private enum FindingColumn: Int, SelectedColumn {
+        case eventMs, findingID, kind, severity, productID, amount, currency, detail
+        var sql: String { ["event_ms", "finding_id", "kind", "severity", "product_id", "amount", "currency", "detail"][rawValue] }
     }
 }

@@ -37,14 +37,13 @@ enum StoredReportRows {
         let tables = try database.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'fct_apple_tieout'").integerValue
         guard tables > 0 else { return [] }
         var rows: [TieOutRow] = []
-        try database.forEach("""
-            SELECT day, product_id, country, apple_units, verified_units, customer_price, customer_currency, proceeds, proceeds_currency
-            FROM fct_apple_tieout ORDER BY day, product_id, country
-            """) { row in
+        typealias Column = TieOutColumn
+        try database.forEach("SELECT \(Column.selectList) FROM fct_apple_tieout ORDER BY day, product_id, country") { row in
             rows.append(TieOutRow(
-                day: row.string(0), productID: row.string(1), country: row.string(2), appleUnits: row.int(3), verifiedUnits: row.int(4),
-                customerPrice: row.optionalString(5), customerCurrency: row.optionalString(6), proceeds: row.optionalString(7),
-                proceedsCurrency: row.optionalString(8)))
+                day: row.string(Column.day), productID: row.string(Column.productID), country: row.string(Column.country),
+                appleUnits: row.int(Column.appleUnits), verifiedUnits: row.int(Column.verifiedUnits),
+                customerPrice: row.optionalString(Column.customerPrice), customerCurrency: row.optionalString(Column.customerCurrency),
+                proceeds: row.optionalString(Column.proceeds), proceedsCurrency: row.optionalString(Column.proceedsCurrency)))
         }
         return rows
     }
@@ -175,5 +174,16 @@ enum StoredReportRows {
     /// Every rejected line in file order, in `RejectColumn`'s columns.
     static func forEachReject(_ database: Database, _ body: (Row) throws -> Void) throws {
         try database.forEach("SELECT f.path, r.line, r.reason, r.text FROM rejects r JOIN files f USING (file_id) ORDER BY f.path, r.line", [], body)
+    }
+
+    /// What `tieOutRows` selects of a row of the tie-out.
+    private enum TieOutColumn: Int, SelectedColumn {
+        case day, productID, country, appleUnits, verifiedUnits, customerPrice, customerCurrency, proceeds, proceedsCurrency
+        var sql: String {
+            [
+                "day", "product_id", "country", "apple_units", "verified_units", "customer_price", "customer_currency", "proceeds",
+                "proceeds_currency",
+            ][rawValue]
+        }
     }
 }

@@ -43,11 +43,13 @@ enum StoredSummaryCounts {
     static func counts(database: Database, asOfMs: Int64, graceMs: Int64) throws -> Counts {
         var files: [InputFile] = []
         var totals = LineCounts()
-        try database.forEach("SELECT path, source, lines_read, accepted, rejected, blank, ignored, bytes, present FROM files ORDER BY path") { row in
-            let counts = LineCounts(read: Int(row.int(2)), accepted: Int(row.int(3)), rejected: Int(row.int(4)),
-                                    blank: Int(row.int(5)), ignored: Int(row.int(6)))
+        try database.forEach("SELECT \(FileColumn.selectList) FROM files ORDER BY path") { row in
+            typealias Column = FileColumn
+            let counts = LineCounts(read: Int(row.int(Column.read)), accepted: Int(row.int(Column.accepted)),
+                                    rejected: Int(row.int(Column.rejected)), blank: Int(row.int(Column.blank)), ignored: Int(row.int(Column.ignored)))
             totals = totals + counts
-            files.append(InputFile(path: row.string(0), source: row.string(1), bytes: row.int(7), counts: counts, present: row.int(8) != 0))
+            files.append(InputFile(path: row.string(Column.path), source: row.string(Column.source), bytes: row.int(Column.bytes),
+                                   counts: counts, present: row.int(Column.present) != 0))
         }
         var ignoredFiles: [String] = []
         try database.forEach("SELECT path FROM ignored_files ORDER BY path") { ignoredFiles.append($0.string(0)) }
@@ -59,17 +61,14 @@ enum StoredSummaryCounts {
         var byEnvironment: [String: Int64] = [:]
         var unmatchedTransactions: Int64 = 0
         var familyShared: Int64 = 0
-        try database.forEach("""
-            SELECT coalesce(environment, 'unknown'), order_id IS NULL AND environment = 'Production',
-                   environment = 'Production' AND ownership = 'FAMILY_SHARED', order_id IS NOT NULL, match_rule
-            FROM int_transactions_resolved
-            """) { row in
-            byEnvironment[row.string(0), default: 0] += 1
-            unmatchedTransactions += row.int(1)
-            familyShared += row.int(2)
-            if row.int(3) == 1 {
+        try database.forEach("SELECT \(TransactionColumn.selectList) FROM int_transactions_resolved") { row in
+            typealias Column = TransactionColumn
+            byEnvironment[row.string(Column.environment), default: 0] += 1
+            unmatchedTransactions += row.int(Column.isUnmatchedProduction)
+            familyShared += row.int(Column.isFamilySharedProduction)
+            if row.int(Column.isMatched) == 1 {
                 matched += 1
-                if let rule = row.optionalString(4) { ordersByRule[rule, default: 0] += 1 }
+                if let rule = row.optionalString(Column.matchRule) { ordersByRule[rule, default: 0] += 1 }
             }
         }
         let (unmatched, unpaid) = try unmatchedOrders(database, createdByMs: asOfMs - graceMs)
@@ -149,5 +148,23 @@ enum StoredSummaryCounts {
             }
         }
         return Int64(missing.count)
+    }
+
+    /// What `counts` selects of each input file.
+    private enum FileColumn: Int, SelectedColumn {
+        case path, source, read, accepted, rejected, blank, ignored, bytes, present
+        var sql: String { ["path", "source", "lines_read", "accepted", "rejected", "blank", "ignored", "bytes", "present"][rawValue] }
+    }
+
+    /// What `counts` reads of each resolved transaction: its environment, and whether it counts as
+    /// unmatched, family shared or matched.
+    private enum TransactionColumn: Int, SelectedColumn {
+        case environment, isUnmatchedProduction, isFamilySharedProduction, isMatched, matchRule
+        var sql: String {
+            [
+                "coalesce(environment, 'unknown')", "order_id IS NULL AND environment = 'Production'",
+                "environment = 'Production' AND ownership = 'FAMILY_SHARED'", "order_id IS NOT NULL", "match_rule",
+            ][rawValue]
+        }
     }
 }

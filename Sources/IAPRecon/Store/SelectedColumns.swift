@@ -1,0 +1,24 @@
+/// The columns of one SELECT, in the order it lists them: the query's list is made from them
+/// (`selectList`) and its rows are read by their names, so the two cannot disagree.
+///
+/// Declared as an `Int`-backed enum without explicit raw values: each case's raw value is its
+/// place in the declaration, which is its place in `allCases` and in the list.
+protocol SelectedColumn: CaseIterable, RawRepresentable<Int> {
+    /// The column's expression in the SELECT (`a.purchase_ms`, `coalesce(...)`).
+    var sql: String { get }
+}
+
+extension SelectedColumn {
+    /// The SELECT's list: every column's expression, in order.
+    static var selectList: String { allCases.map(\.sql).joined(separator: ", ") }
+}
+
+extension Row {
+    func isNull(_ column: some SelectedColumn) -> Bool { isNull(column.rawValue) }
+    func int(_ column: some SelectedColumn) -> Int64 { int(column.rawValue) }
+    func optionalInt(_ column: some SelectedColumn) -> Int64? { optionalInt(column.rawValue) }
+    func string(_ column: some SelectedColumn) -> String { string(column.rawValue) }
+    func optionalString(_ column: some SelectedColumn) -> String? { optionalString(column.rawValue) }
+    func fingerprint(_ column: some SelectedColumn) -> RowFingerprint? { fingerprint(column.rawValue) }
+    func text(_ column: some SelectedColumn, equals text: String) -> Bool { self.text(column.rawValue, equals: text) }
+}
