@@ -299,8 +299,8 @@ struct AttributionReport {
             let signupRow = signups.row
             let purchaseRow = purchases.row
             // The smaller of the two ids (in bytes, as SQLite orders them), made into a string once.
-            let signupFirst = hasSignup && (!hasPurchase || signupRow.compareText(Registration.userID, with: purchaseRow, Purchase.userID) <= 0)
-            let (userRow, userColumn) = signupFirst ? (signupRow, Registration.userID) : (purchaseRow, Purchase.userID)
+            let signupFirst = hasSignup && (!hasPurchase || signupRow.compareText(Registration.userID.rawValue, with: purchaseRow, Purchase.userID) <= 0)
+            let (userRow, userColumn) = signupFirst ? (signupRow, Registration.userID.rawValue) : (purchaseRow, Purchase.userID)
             let userID = userRow.string(userColumn)
             // A stored user before this one in the same order is no longer reported.
             while hasStored, stored.row.compareText(Stored.userID, with: userRow, userColumn) < 0 {

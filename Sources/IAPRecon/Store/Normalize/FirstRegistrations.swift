@@ -5,9 +5,10 @@
 /// consumption answer looks up one user's. Both take it from the raw rows as they read them, so a
 /// night's new sign-ups cost nothing before the report.
 enum FirstRegistrations {
-    /// The columns of the rows a `Cursor` stops at.
-    enum Column {
-        static let userID = 0, ms = 1, idfv = 2, idfa = 3, appsflyerID = 4
+    /// The columns of the rows a `Cursor` stops at (the registrations as `r`).
+    enum Column: Int, SelectedColumn {
+        case userID, ms, idfv, idfa, appsflyerID
+        var sql: String { ["r.user_id", "r.ts_ms", "r.idfv", "r.idfa", "r.appsflyer_id"][rawValue] }
     }
 
     /// Every registration by user id (bytes, as SQLite orders text), then by the order that decides
@@ -15,7 +16,7 @@ enum FirstRegistrations {
     /// rather walk the user id index, looking each row up in the table out of order, which costs
     /// several times the sort. `CROSS JOIN` keeps the files as the outer loop.
     static let inUserOrder = """
-        SELECT r.user_id, r.ts_ms, r.idfv, r.idfa, r.appsflyer_id
+        SELECT \(Column.selectList)
         FROM files f CROSS JOIN raw_registrations__users r ON r.file_id = f.file_id
         ORDER BY r.user_id, r.ts_ms, f.path, r.line
         """
@@ -36,7 +37,7 @@ enum FirstRegistrations {
         /// Moves to the next user's first registration: false when no user is left.
         func step() throws -> Bool {
             while try statement.step() {
-                if statement.withText(Int32(Column.userID), { users.starts($0) }) { return true }
+                if statement.withText(Int32(Column.userID.rawValue), { users.starts($0) }) { return true }
             }
             return false
         }

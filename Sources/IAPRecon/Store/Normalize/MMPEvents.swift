@@ -15,10 +15,16 @@
 ///   Retargeting is not acquisition: such a row links no ids and claims no revenue.
 enum MMPEvents {
     /// The columns of the rows `forEachCounted` hands out.
-    enum Column {
-        static let eventWallMs = 0, installWallMs = 1, eventName = 2, mediaSource = 3, campaign = 4, customerUserID = 5
-        static let idfv = 6, idfa = 7, appsflyerID = 8, revenue = 9, revenueCurrency = 10, revenueUSD = 11, retargeting = 12
-        static let eventValueKey = 13, line = 14, fileID = 15
+    enum Column: Int, SelectedColumn {
+        case eventWallMs, installWallMs, eventName, mediaSource, campaign, customerUserID, idfv, idfa, appsflyerID, revenue
+        case revenueCurrency, revenueUSD, retargeting, eventValueKey, line, fileID
+
+        var sql: String {
+            [
+                "event_wall_ms", "install_wall_ms", "event_name", "media_source", "campaign", "customer_user_id", "idfv", "idfa",
+                "appsflyer_id", "revenue", "revenue_currency", "revenue_usd", "is_retargeting_n", "event_value_key", "line", "file_id",
+            ][rawValue]
+        }
     }
 
     /// Calls `body` with the MMP rows attribution reads, in file order (files in path order, then
@@ -39,11 +45,7 @@ enum MMPEvents {
         // Sized once for every row, an upper bound of the installs and purchases it holds: not
         // rehashed at each doubling.
         seen.reserveCapacity(rows)
-        let select = """
-            SELECT event_wall_ms, install_wall_ms, event_name, media_source, campaign, customer_user_id, idfv, idfa, appsflyer_id,
-                   revenue, revenue_currency, revenue_usd, is_retargeting_n, event_value_key, line, file_id
-            FROM raw_mmp__events WHERE file_id = ? ORDER BY line, item
-            """
+        let select = "SELECT \(Column.selectList) FROM raw_mmp__events WHERE file_id = ? ORDER BY line, item"
         for file in files {
             try database.forEach(select, [.integer(file)]) { row in
                 // A retargeting install or purchase takes part too: the first in file order wins,
@@ -65,14 +67,14 @@ extension MMPEvents {
     static func identity(_ row: Row) -> RowFingerprint {
         var fingerprint = RowFingerprint()
         if let column = [Column.appsflyerID, Column.customerUserID, Column.idfv, Column.idfa].first(where: { !row.isNull($0) }) {
-            row.statement.withText(Int32(column)) { fingerprint.add($0) }
+            row.statement.withText(Int32(column.rawValue)) { fingerprint.add($0) }
         }
         fingerprint.add(0x1F)
-        row.statement.withText(Int32(Column.eventName)) { fingerprint.add($0) }
+        row.statement.withText(Int32(Column.eventName.rawValue)) { fingerprint.add($0) }
         fingerprint.add(0x1F)
         fingerprint.add(decimal: row.int(Column.eventWallMs))
         fingerprint.add(0x1F)
-        row.statement.withText(Int32(Column.eventValueKey)) { fingerprint.add($0) }
+        row.statement.withText(Int32(Column.eventValueKey.rawValue)) { fingerprint.add($0) }
         return fingerprint
     }
 }

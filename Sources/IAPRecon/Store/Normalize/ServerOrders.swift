@@ -5,11 +5,16 @@
 /// decided here each time a stage reads them, so a replaced file, or a late one that sorts among
 /// the stored ones, changes which line wins with no staged copy to rebuild.
 enum ServerOrders {
-    /// The columns of the rows `forEachFirst` hands out.
-    enum Column {
-        static let orderID = 0, ms = 1, userID = 2, productID = 3, price = 4, currency = 5, storefront = 6, fileID = 7, line = 8
+    /// The columns of the rows `forEachFirst` hands out (the lines as `o`, their files as `f`).
+    enum Column: Int, SelectedColumn {
+        case orderID, ms, userID, productID, price, currency, storefront, fileID, line
         /// The path of the file the line is in.
-        static let path = 9
+        case path
+
+        var sql: String {
+            ["o.order_id", "o.ts_ms", "o.user_id", "o.product_id", "o.price", "o.currency", "o.storefront", "o.file_id", "o.line",
+             "f.path"][rawValue]
+        }
     }
 
     /// Calls `body` with the first line of each order among the raw lines `condition` selects, in
@@ -19,12 +24,12 @@ enum ServerOrders {
                              _ body: (Row) throws -> Void) throws {
         var runs = KeyRuns()
         try database.forEach("""
-            SELECT o.order_id, o.ts_ms, o.user_id, o.product_id, o.price, o.currency, o.storefront, o.file_id, o.line, f.path
+            SELECT \(Column.selectList)
             FROM raw_server__orders o JOIN files f USING (file_id)
             WHERE \(condition)
             ORDER BY o.order_id, f.path, o.line, o.item
             """, arguments) { row in
-            guard row.statement.withText(Int32(Column.orderID), { runs.starts($0) }) else { return }
+            guard row.statement.withText(Int32(Column.orderID.rawValue), { runs.starts($0) }) else { return }
             try body(row)
         }
     }

@@ -1,28 +1,38 @@
 /// The stored delivery lines, read a delivery at a time: the copies of a delivery come together
 /// and a `Cursor` stops at each delivery's first line (`ServerDeliveries` says which lines are one).
 enum StoredDeliveries {
-    /// The columns of the rows a `Cursor` stops at.
-    enum Column {
-        static let ms = 0, userID = 1, transactionID = 2, productID = 3, orderID = 4, quantity = 5, deliveryID = 6
-        static let fileID = 7, line = 8
+    /// The columns of the rows a `Cursor` stops at (the lines as `d`, their files as `f`).
+    enum Column: Int, SelectedColumn {
+        case ms, userID, transactionID, productID, orderID, quantity, deliveryID, fileID, line
+        /// The delivery's key (`DeliveryLine.Key`) as text, which orders the lines of one delivery
+        /// together: the ids are quoted as SQL literals so that no two pairs of them join into one
+        /// text (`a|b` and `c` against `a` and `b|c`).
+        case key
         /// The path of the file the line is in.
-        static let path = 10
+        case path
+
+        var sql: String {
+            switch self {
+            case .key:
+                """
+                CASE WHEN d.delivery_id IS NOT NULL THEN 'id:' || d.delivery_id
+                     ELSE 'line:' || d.ts_ms || '|' || quote(coalesce(d.user_id, '')) || '|' || quote(coalesce(d.product_id, '')) || '|'
+                          || coalesce(d.quantity_n, 0) END
+                """
+            case .path: "f.path"
+            default:
+                "d." + ["ts_ms", "user_id", "transaction_id", "product_id", "order_id", "quantity_n", "delivery_id", "file_id", "line"][rawValue]
+            }
+        }
     }
 
     /// The delivery lines `condition` selects (on the lines as `d`), in the order a `Cursor` reads them.
     static func selection(where condition: String) -> String {
         """
-        SELECT d.ts_ms, d.user_id, d.transaction_id, d.product_id, d.order_id, d.quantity_n, d.delivery_id, d.file_id, d.line,
-               -- The delivery's key (`DeliveryLine.Key`) as text, which orders the lines of one
-               -- delivery together: the ids are quoted as SQL literals so that no two pairs of them
-               -- join into one text (`a|b` and `c` against `a` and `b|c`).
-               CASE WHEN d.delivery_id IS NOT NULL THEN 'id:' || d.delivery_id
-                    ELSE 'line:' || d.ts_ms || '|' || quote(coalesce(d.user_id, '')) || '|' || quote(coalesce(d.product_id, '')) || '|'
-                         || coalesce(d.quantity_n, 0) END,
-               f.path
+        SELECT \(Column.selectList)
         FROM raw_server__deliveries d JOIN files f USING (file_id)
         WHERE \(condition)
-        ORDER BY d.transaction_id, 10, f.path, d.line, d.item
+        ORDER BY d.transaction_id, \(Column.key.rawValue + 1), f.path, d.line, d.item
         """
     }
 
