@@ -22,3 +22,10 @@ extension Row {
     func fingerprint(_ column: some SelectedColumn) -> RowFingerprint? { fingerprint(column.rawValue) }
     func text(_ column: some SelectedColumn, equals text: String) -> Bool { self.text(column.rawValue, equals: text) }
 }
+
+extension Statement {
+    /// Column `column` of the current row as UTF-8 bytes, valid only inside `body`.
+    func withText<T>(_ column: some SelectedColumn, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
+        try withText(Int32(column.rawValue), body)
+    }
+}

@@ -37,7 +37,7 @@ enum FirstRegistrations {
         /// Moves to the next user's first registration: false when no user is left.
         func step() throws -> Bool {
             while try statement.step() {
-                if statement.withText(Int32(Column.userID.rawValue), { users.starts($0) }) { return true }
+                if statement.withText(Column.userID, { users.starts($0) }) { return true }
             }
             return false
         }

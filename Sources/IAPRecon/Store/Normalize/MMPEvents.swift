@@ -67,14 +67,14 @@ extension MMPEvents {
     static func identity(_ row: Row) -> RowFingerprint {
         var fingerprint = RowFingerprint()
         if let column = [Column.appsflyerID, Column.customerUserID, Column.idfv, Column.idfa].first(where: { !row.isNull($0) }) {
-            row.statement.withText(Int32(column.rawValue)) { fingerprint.add($0) }
+            row.statement.withText(column) { fingerprint.add($0) }
         }
         fingerprint.add(0x1F)
-        row.statement.withText(Int32(Column.eventName.rawValue)) { fingerprint.add($0) }
+        row.statement.withText(Column.eventName) { fingerprint.add($0) }
         fingerprint.add(0x1F)
         fingerprint.add(decimal: row.int(Column.eventWallMs))
         fingerprint.add(0x1F)
-        row.statement.withText(Int32(Column.eventValueKey.rawValue)) { fingerprint.add($0) }
+        row.statement.withText(Column.eventValueKey) { fingerprint.add($0) }
         return fingerprint
     }
 }

@@ -37,7 +37,7 @@ extension AppleTransactions {
             guard hasRow else { return nil }
             var merging = try Merging(first: AppleTransaction(statement.row), at: StoredLine(statement.row))
             while try statement.step() {
-                guard statement.withText(Int32(StoredSightings.Column.transactionID.rawValue), { $0.elementsEqual(merging.merged.transactionID.utf8) }) else { return merging.finished() }
+                guard statement.withText(StoredSightings.Column.transactionID, { $0.elementsEqual(merging.merged.transactionID.utf8) }) else { return merging.finished() }
                 merging.add(try AppleTransaction(statement.row), at: StoredLine(statement.row))
             }
             hasRow = false

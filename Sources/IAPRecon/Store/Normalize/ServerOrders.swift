@@ -29,7 +29,7 @@ enum ServerOrders {
             WHERE \(condition)
             ORDER BY o.order_id, f.path, o.line, o.item
             """, arguments) { row in
-            guard row.statement.withText(Int32(Column.orderID.rawValue), { runs.starts($0) }) else { return }
+            guard row.statement.withText(Column.orderID, { runs.starts($0) }) else { return }
             try body(row)
         }
     }
