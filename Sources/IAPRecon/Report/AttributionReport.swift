@@ -299,11 +299,11 @@ struct AttributionReport {
             let signupRow = signups.row
             let purchaseRow = purchases.row
             // The smaller of the two ids (in bytes, as SQLite orders them), made into a string once.
-            let signupFirst = hasSignup && (!hasPurchase || signupRow.compareText(Registration.userID.rawValue, with: purchaseRow, Purchase.userID) <= 0)
-            let (userRow, userColumn) = signupFirst ? (signupRow, Registration.userID.rawValue) : (purchaseRow, Purchase.userID)
+            let signupFirst = hasSignup && (!hasPurchase || signupRow.compareText(Registration.userID.rawValue, with: purchaseRow, Purchase.userID.rawValue) <= 0)
+            let (userRow, userColumn) = signupFirst ? (signupRow, Registration.userID.rawValue) : (purchaseRow, Purchase.userID.rawValue)
             let userID = userRow.string(userColumn)
             // A stored user before this one in the same order is no longer reported.
-            while hasStored, stored.row.compareText(Stored.userID, with: userRow, userColumn) < 0 {
+            while hasStored, stored.row.compareText(Stored.userID.rawValue, with: userRow, userColumn) < 0 {
                 userInstalls.insert(table: 1, [.text(stored.row.string(Stored.userID))])
                 hasStored = try stored.step()
             }

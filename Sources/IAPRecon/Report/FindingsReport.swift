@@ -20,14 +20,21 @@ struct FindingsReport {
         storedColumns + [currency.column("amount"), "first_seen", "new"]
     }
 
+    /// The stored finding's columns as the store reads them; `Row.values` holds them in this order.
+    typealias Column = StoredReportRows.FindingColumn
+
     struct Row {
+        /// The stored finding's cells, by `Column`.
         var values: [String?]
         /// The amount in the reporting currency, rounded; nil without an amount or a rate.
         var reportingAmount: Amount?
         var firstSeenMs: Int64
         var isNew: Bool
-        var severity: String { values[2] ?? "" }
-        var kind: String { values[1] ?? "" }
+        var severity: String { self[.severity] ?? "" }
+        var kind: String { self[.kind] ?? "" }
+
+        /// The stored cell of `column`.
+        subscript(column: Column) -> String? { values[column.rawValue] }
     }
 
     let currency: ReportingCurrency
@@ -38,10 +45,9 @@ struct FindingsReport {
         currency = ReportingCurrency(fx.reportingCurrency)
         let report = try StoredReportRows.recordFirstSightings(asOfMs: asOfMs, in: database)
         var values = AmountReader(fx: fx, zone: zone)
-        typealias Column = StoredReportRows.FindingColumn
         try StoredReportRows.forEachFinding(database) { row in
-            var texts: [String?] = (0..<Column.stored).map { row.optionalString($0) }
-            texts[Column.eventMs] = Timestamp.iso8601(row.int(Column.eventMs))
+            var texts: [String?] = Column.stored.map { row.optionalString($0) }
+            texts[Column.eventMs.rawValue] = Timestamp.iso8601(row.int(Column.eventMs))
             var reportingAmount: Amount?
             if let amount = values.amount(row, Column.amount),
                let rate = values.rate(currency: values.currency(row, Column.currency), atMs: row.int(Column.eventMs)) {
@@ -61,7 +67,7 @@ struct FindingsReport {
         try sink.csvRecord(Self.columns(currency))
         for row in rows {
             let stored = row.values.enumerated().map { index, value in
-                index == 8 ? CSV.numberCell(value ?? "") : CSV.textCell(value ?? "")
+                index == Column.amount.rawValue ? CSV.numberCell(value ?? "") : CSV.textCell(value ?? "")
             }
             let added = added(row)
             try sink.csvRecord(stored + [CSV.numberCell(added[0]), added[1], added[2]])

@@ -110,10 +110,10 @@ struct ReportPage {
         var critical: [CriticalFinding] = []
         var zoneDays = DayNames(settings.zone)
         for row in findings.rows {
-            let value = { (index: Int) in row.values[index] ?? "" }
+            let value = { (column: FindingsReport.Column) in row[column] ?? "" }
             risk[row.kind]?.count += 1
-            if let amount = row.values[8].flatMap(Amount.parse), let currency = row.values[9] {
-                let eventMs = Timestamp.parse(value(10)) ?? asOfMs
+            if let amount = row[.amount].flatMap(Amount.parse), let currency = row[.currency] {
+                let eventMs = Timestamp.parse(value(.eventMs)) ?? asOfMs
                 if let rate = fx.rate(currency, on: zoneDays(eventMs)) {
                     risk[row.kind]?.amount += amount * rate
                 } else {
@@ -122,8 +122,9 @@ struct ReportPage {
             }
             if row.severity == Severity.critical.rawValue {
                 critical.append(CriticalFinding(
-                    findingID: value(0), kind: value(1), eventTime: value(10), userID: value(3), transactionID: value(5),
-                    productID: value(7), amount: value(8), currency: value(9), detail: value(11), sources: value(12)))
+                    findingID: value(.findingID), kind: value(.kind), eventTime: value(.eventMs), userID: value(.userID),
+                    transactionID: value(.transactionID), productID: value(.productID), amount: value(.amount), currency: value(.currency),
+                    detail: value(.detail), sources: value(.sources)))
             }
         }
         self.risk = FindingKind.allCases.compactMap { risk[$0.rawValue] }

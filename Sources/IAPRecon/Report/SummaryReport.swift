@@ -33,7 +33,7 @@ enum SummaryReport {
             var reporting = Amount.zero
             var newReporting = Amount.zero
             for row in rows {
-                if let amount = row.values[8].flatMap(Money.parse), let currency = row.values[9] { amounts[currency, default: 0] += amount }
+                if let amount = row[.amount].flatMap(Money.parse), let currency = row[.currency] { amounts[currency, default: 0] += amount }
                 reporting += row.reportingAmount ?? .zero
                 if row.isNew { newReporting += row.reportingAmount ?? .zero }
             }

@@ -80,11 +80,11 @@ enum TransactionsReport {
             }
             let findingIDs = (row.fingerprint(Column.transactionID).flatMap { findingsOfTransaction[$0] } ?? [])
                 + (row.fingerprint(Column.originalTransactionID).flatMap { findingsOfChain[$0] } ?? [])
-            func time(_ column: Int) -> String { row.optionalInt(column).map(Timestamp.iso8601) ?? "" }
+            func time(_ column: Column) -> String { row.optionalInt(column).map(Timestamp.iso8601) ?? "" }
             try sink.csvRecord { cells in
-                for column in Column.transactionID...Column.productID { cells.text(row, column) }
+                for column in Column.allCases[Column.transactionID.rawValue...Column.productID.rawValue] { cells.text(row, column) }
                 cells.escaped(typeCell ?? "")
-                for column in Column.storefront...Column.currency { cells.text(row, column) }
+                for column in Column.allCases[Column.storefront.rawValue...Column.currency.rawValue] { cells.text(row, column) }
                 cells.number(row, Column.unitPrice)
                 cells.escaped(String(quantity))
                 cells.escaped(price.map(Money.format) ?? "")

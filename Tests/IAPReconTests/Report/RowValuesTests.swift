@@ -41,6 +41,12 @@ struct RowValuesTests {
         return (scenario, database, try FXRates(database: database, reportingCurrency: "USD"))
     }
 
+    /// What the test selects of a row of `t`.
+    private enum Column: Int, SelectedColumn {
+        case ms, currency, amount
+        var sql: String { ["ms", "currency", "amount"][rawValue] }
+    }
+
     @Test("every row gets what parsing its text and asking FXRates for its day would give", arguments: ["UTC", "America/New_York"])
     func sameAsDirect(zoneName: String) throws {
         let (scenario, database, fx) = try store()
@@ -49,12 +55,12 @@ struct RowValuesTests {
         var days = DayNames(zone)
         var rows = 0
         var rated = 0
-        try database.forEach("SELECT ms, currency, amount FROM t ORDER BY n") { row in
-            let ms = row.int(0)
-            let currency = row.optionalString(1) ?? ""
-            #expect(reader.amount(row, 2) == row.optionalString(2).flatMap(Amount.parse))
+        try database.forEach("SELECT \(Column.selectList) FROM t ORDER BY n") { row in
+            let ms = row.int(Column.ms)
+            let currency = row.optionalString(Column.currency) ?? ""
+            #expect(reader.amount(row, Column.amount) == row.optionalString(Column.amount).flatMap(Amount.parse))
             let expectedRate = fx.rate(currency, on: days(ms))
-            #expect(reader.rate(currency: reader.currency(row, 1), atMs: ms) == expectedRate, "\(currency) at \(ms) in \(zoneName)")
+            #expect(reader.rate(currency: reader.currency(row, Column.currency), atMs: ms) == expectedRate, "\(currency) at \(ms) in \(zoneName)")
             #expect(reader.day(ms) == days(ms))
             if expectedRate != nil { rated += 1 }
             rows += 1

@@ -2,19 +2,18 @@
 /// each report's one query, handed out as values where a report takes a few, and as rows in the
 /// order the query gives where it streams many.
 enum StoredReportRows {
+    /// What `forEachRevenueTransaction` selects of a resolved transaction.
+    enum RevenueColumn: Int, SelectedColumn {
+        case purchaseMs, productID, storefront, currency, unitPrice, quantity, refundMs, refundAmount, priceSource
+        var sql: String {
+            ["purchase_ms", "product_id", "storefront", "currency", "unit_price", "quantity", "refund_ms", "refund_amount", "price_source"][rawValue]
+        }
+    }
+
     /// Every revenue transaction (`RevenueReport`), in `RevenueColumn`'s columns. Read straight
     /// through the table: the partial index on purchase time holds the same rows, but walking it
     /// would look each one up in the table out of order.
-    static let revenueRows = """
-        SELECT purchase_ms, product_id, storefront, currency, unit_price, quantity, refund_ms, refund_amount, price_source
-        FROM int_transactions_resolved NOT INDEXED WHERE is_revenue = 1
-        """
-
-    /// The columns of `revenueRows`.
-    enum RevenueColumn {
-        static let purchaseMs = 0, productID = 1, storefront = 2, currency = 3, unitPrice = 4, quantity = 5, refundMs = 6
-        static let refundAmount = 7, priceSource = 8
-    }
+    static let revenueRows = "SELECT \(RevenueColumn.selectList) FROM int_transactions_resolved NOT INDEXED WHERE is_revenue = 1"
 
     static func forEachRevenueTransaction(_ database: Database, _ body: (Row) throws -> Void) throws {
         try database.forEach(revenueRows, [], body)
@@ -58,36 +57,40 @@ enum StoredReportRows {
         return types
     }
 
-    /// The columns of `forEachFindingSubject`'s rows.
-    enum FindingSubjectColumn {
-        static let findingID = 0, transactionID = 1, originalTransactionID = 2
+    /// What `forEachFindingSubject` selects of a finding.
+    enum FindingSubjectColumn: Int, SelectedColumn {
+        case findingID, transactionID, originalTransactionID
+        var sql: String { ["finding_id", "transaction_id", "original_transaction_id"][rawValue] }
     }
 
     /// Every finding's id and what it is about, by finding id, in `FindingSubjectColumn`'s columns.
     static func forEachFindingSubject(_ database: Database, _ body: (Row) throws -> Void) throws {
-        try database.forEach("SELECT finding_id, transaction_id, original_transaction_id FROM fct_findings ORDER BY finding_id", [], body)
+        try database.forEach("SELECT \(FindingSubjectColumn.selectList) FROM fct_findings ORDER BY finding_id", [], body)
     }
 
-    /// The columns of `transactions`' rows: `transactions.csv`'s first ones, in its order.
-    enum TransactionColumn {
-        static let transactionID = 0, originalTransactionID = 1, userID = 2, orderID = 3, matchRule = 4, productID = 5
+    /// What `transactions` selects of a resolved transaction: `transactions.csv`'s first columns,
+    /// in its order, which the report copies as they come.
+    enum TransactionColumn: Int, SelectedColumn {
+        case transactionID, originalTransactionID, userID, orderID, matchRule, productID
         /// NULL, for the report to fill in.
-        static let productType = 6
-        static let storefront = 7, environment = 8, ownership = 9, currency = 10, unitPrice = 11, quantity = 12, priceSource = 13
-        static let purchaseMs = 14, expiresMs = 15, refundMs = 16, refundType = 17, refundAmount = 18, isRevenue = 19
-        static let deliveries = 20, deliveredTo = 21
+        case productType
+        case storefront, environment, ownership, currency, unitPrice, quantity, priceSource
+        case purchaseMs, expiresMs, refundMs, refundType, refundAmount, isRevenue
+        case deliveries, deliveredTo
+
+        var sql: String {
+            [
+                "transaction_id", "original_transaction_id", "user_id", "order_id", "match_rule", "product_id", "NULL",
+                "storefront", "environment", "ownership", "currency", "unit_price", "quantity", "price_source",
+                "purchase_ms", "expires_ms", "refund_ms", "refund_type", "refund_amount", "is_revenue", "deliveries", "delivered_to",
+            ][rawValue]
+        }
     }
 
     /// A statement over every resolved transaction in transaction id order, in `TransactionColumn`'s
     /// columns. Compiled once per connection.
     static func transactions(_ database: Database) throws -> Statement {
-        try database.cached("""
-            SELECT t.transaction_id, t.original_transaction_id, t.user_id, t.order_id, t.match_rule, t.product_id, NULL,
-                   t.storefront, t.environment, t.ownership, t.currency, t.unit_price, t.quantity, t.price_source,
-                   t.purchase_ms, t.expires_ms, t.refund_ms, t.refund_type, t.refund_amount, t.is_revenue, t.deliveries, t.delivered_to
-            FROM int_transactions_resolved t
-            ORDER BY t.transaction_id
-            """)
+        try database.cached("SELECT \(TransactionColumn.selectList) FROM int_transactions_resolved ORDER BY transaction_id")
     }
 
     /// Each `CONSUMPTION_REQUEST` notification once (by its uuid), at its earliest signing, by
@@ -120,16 +123,16 @@ enum StoredReportRows {
         try resolution(of: transactionID, in: database).user
     }
 
-    /// The columns of `forEachPurchase`'s rows.
-    enum PurchaseColumn {
-        static let purchaseMs = 0, unitPrice = 1, quantity = 2, currency = 3, refundMs = 4, refundAmount = 5
+    /// What `forEachPurchase` selects of a resolved transaction.
+    enum PurchaseColumn: Int, SelectedColumn {
+        case purchaseMs, unitPrice, quantity, currency, refundMs, refundAmount
+        var sql: String { ["purchase_ms", "unit_price", "quantity", "currency", "refund_ms", "refund_amount"][rawValue] }
     }
 
     /// `user`'s revenue transactions purchased by `untilMs`, in `PurchaseColumn`'s columns.
     static func forEachPurchase(of user: String, through untilMs: Int64, in database: Database, _ body: (Row) throws -> Void) throws {
         try database.forEach("""
-            SELECT purchase_ms, unit_price, quantity, currency, refund_ms, refund_amount FROM int_transactions_resolved
-            WHERE user_id = ? AND is_revenue = 1 AND purchase_ms <= ?
+            SELECT \(PurchaseColumn.selectList) FROM int_transactions_resolved WHERE user_id = ? AND is_revenue = 1 AND purchase_ms <= ?
             """, [.text(user), .integer(untilMs)], body)
     }
 
@@ -147,33 +150,41 @@ enum StoredReportRows {
         return report
     }
 
-    /// The columns of `forEachFinding`'s rows: the stored finding's, in `findings.csv`'s order, then
-    /// when it was first seen and by which report.
-    enum FindingColumn {
-        static let amount = 8, currency = 9, eventMs = 10
-        /// The stored finding's columns are the first `stored`.
-        static let stored = 13
-        static let firstSeenMs = 13, firstReport = 14
+    /// What `forEachFinding` selects: the stored finding's columns, in `findings.csv`'s order (the
+    /// report copies them as they come), then when it was first seen and by which report.
+    enum FindingColumn: Int, SelectedColumn {
+        case findingID, kind, severity, userID, orderID, transactionID, originalTransactionID, productID
+        case amount, currency, eventMs, detail, sources
+        case firstSeenMs, firstReport
+
+        /// The stored finding's columns: every one before `firstSeenMs`.
+        static let stored = allCases.filter { $0.rawValue < firstSeenMs.rawValue }
+
+        var sql: String {
+            [
+                "f.finding_id", "f.kind", "f.severity", "f.user_id", "f.order_id", "f.transaction_id", "f.original_transaction_id",
+                "f.product_id", "f.amount", "f.currency", "f.event_ms", "f.detail", "f.sources", "s.first_seen_ms", "s.first_report",
+            ][rawValue]
+        }
     }
 
     /// Every finding, most severe first, then by kind, time and id, in `FindingColumn`'s columns.
     static func forEachFinding(_ database: Database, _ body: (Row) throws -> Void) throws {
         try database.forEach("""
-            SELECT f.finding_id, f.kind, f.severity, f.user_id, f.order_id, f.transaction_id, f.original_transaction_id, f.product_id,
-                   f.amount, f.currency, f.event_ms, f.detail, f.sources, s.first_seen_ms, s.first_report
-            FROM fct_findings f JOIN fct_finding_first_seen s USING (finding_id)
+            SELECT \(FindingColumn.selectList) FROM fct_findings f JOIN fct_finding_first_seen s USING (finding_id)
             ORDER BY CASE f.severity WHEN 'critical' THEN 0 WHEN 'warning' THEN 1 ELSE 2 END, f.kind, f.event_ms, f.finding_id
             """, [], body)
     }
 
-    /// The columns of `forEachReject`'s rows.
-    enum RejectColumn {
-        static let path = 0, line = 1, reason = 2, text = 3
+    /// What `forEachReject` selects of a rejected line.
+    enum RejectColumn: Int, SelectedColumn {
+        case path, line, reason, text
+        var sql: String { ["f.path", "r.line", "r.reason", "r.text"][rawValue] }
     }
 
     /// Every rejected line in file order, in `RejectColumn`'s columns.
     static func forEachReject(_ database: Database, _ body: (Row) throws -> Void) throws {
-        try database.forEach("SELECT f.path, r.line, r.reason, r.text FROM rejects r JOIN files f USING (file_id) ORDER BY f.path, r.line", [], body)
+        try database.forEach("SELECT \(RejectColumn.selectList) FROM rejects r JOIN files f USING (file_id) ORDER BY f.path, r.line", [], body)
     }
 
     /// What `tieOutRows` selects of a row of the tie-out.

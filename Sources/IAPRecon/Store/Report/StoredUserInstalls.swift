@@ -5,18 +5,20 @@ enum StoredUserInstalls {
     /// Every verified purchase, by user: read straight through the table and sorted, not looked up
     /// row by row through the partial index on purchase time. In `PurchaseColumn`'s columns.
     static let purchasesByUser = """
-        SELECT user_id, purchase_ms, unit_price, quantity, currency, refund_amount FROM int_transactions_resolved NOT INDEXED
+        SELECT \(PurchaseColumn.selectList) FROM int_transactions_resolved NOT INDEXED
         WHERE is_revenue = 1 ORDER BY user_id, purchase_ms, transaction_id
         """
 
-    /// The columns of `purchasesByUser`'s rows.
-    enum PurchaseColumn {
-        static let userID = 0, purchaseMs = 1, unitPrice = 2, quantity = 3, currency = 4, refundAmount = 5
+    /// What `purchasesByUser` selects of a resolved transaction.
+    enum PurchaseColumn: Int, SelectedColumn {
+        case userID, purchaseMs, unitPrice, quantity, currency, refundAmount
+        var sql: String { ["user_id", "purchase_ms", "unit_price", "quantity", "currency", "refund_amount"][rawValue] }
     }
 
-    /// The columns of `stored`'s rows.
-    enum InstallColumn {
-        static let userID = 0, installMs = 1, mediaSource = 2, campaign = 3, matchedBy = 4, fileID = 5, line = 6
+    /// What `stored` selects of a user's install.
+    enum InstallColumn: Int, SelectedColumn {
+        case userID, installMs, mediaSource, campaign, matchedBy, fileID, line
+        var sql: String { ["user_id", "install_ms", "media_source", "campaign", "matched_by", "file_id", "line"][rawValue] }
     }
 
     /// A statement over the users' installs the table holds now (none in a new store), by user id,
@@ -24,7 +26,7 @@ enum StoredUserInstalls {
     static func stored(_ database: Database) throws -> Statement {
         let hasTable = try database.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'fct_user_installs'").integerValue > 0
         return try database.cached(hasTable
-            ? "SELECT user_id, install_ms, media_source, campaign, matched_by, file_id, line FROM fct_user_installs ORDER BY user_id"
+            ? "SELECT \(InstallColumn.selectList) FROM fct_user_installs ORDER BY user_id"
             : "SELECT NULL WHERE 0")
     }
 
@@ -38,13 +40,14 @@ enum StoredUserInstalls {
         "DELETE FROM fct_user_installs WHERE user_id = ?1",
     ]
 
-    /// The columns of `forEachSpendRow`'s rows.
-    enum SpendColumn {
-        static let day = 0, mediaSource = 1, campaign = 2, spend = 3, currency = 4
+    /// What `forEachSpendRow` selects of a spend row.
+    enum SpendColumn: Int, SelectedColumn {
+        case day, mediaSource, campaign, spend, currency
+        var sql: String { ["day", "media_source", "campaign", "spend", "currency"][rawValue] }
     }
 
     /// Every stored spend row, in `SpendColumn`'s columns.
     static func forEachSpendRow(_ database: Database, _ body: (Row) throws -> Void) throws {
-        try database.forEach("SELECT day, media_source, campaign, spend, currency FROM raw_spend__days", [], body)
+        try database.forEach("SELECT \(SpendColumn.selectList) FROM raw_spend__days", [], body)
     }
 }
