@@ -26,3 +26,13 @@ static inline int iaprecon_group_precompute(EC_GROUP *group, BN_CTX *context) {
     return EC_GROUP_precompute_mult(group, context);
 #pragma clang diagnostic pop
 }
+
+/* Deprecated with the rest for the same reason: a point's Jacobian coordinates (X, Y, Z, with
+   x = X/Z^2) let PrecomputedVerifyKey compare x with r without the inversion that the affine x costs. */
+static inline int iaprecon_point_jacobian(const EC_GROUP *group, const EC_POINT *point, BIGNUM *x, BIGNUM *y, BIGNUM *z,
+                                          BN_CTX *context) {
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wdeprecated-declarations"
+    return EC_POINT_get_Jprojective_coordinates_GFp(group, point, x, y, z, context);
+#pragma clang diagnostic pop
+}

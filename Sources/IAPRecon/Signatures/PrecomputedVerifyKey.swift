@@ -21,6 +21,9 @@ final class PrecomputedVerifyKey: @unchecked Sendable {
     /// prime), which costs less than libcrypto's general inverse.
     private let orderMontgomery: OpaquePointer
     private let inverseExponent: OpaquePointer
+    /// The field's prime p, and p − n: an x of R in [n, p) is r + n, which happens only when r < p − n.
+    private let prime: OpaquePointer
+    private let primeMinusOrder: OpaquePointer
     /// Numbers and points for one verification at a time; a thread takes one and puts it back.
     private let ready = Mutex<[Scratch]>([])
 
@@ -45,7 +48,12 @@ final class PrecomputedVerifyKey: @unchecked Sendable {
             EC_GROUP_free(curve)
             return nil
         }
-        guard BN_MONT_CTX_set(montgomery, order, context) == 1, BN_copy(exponent, order) != nil, BN_sub_word(exponent, 2) == 1 else {
+        let prime = BN_new(), primeMinusOrder = BN_new()
+        guard let prime, let primeMinusOrder, BN_MONT_CTX_set(montgomery, order, context) == 1, BN_copy(exponent, order) != nil,
+              BN_sub_word(exponent, 2) == 1, EC_GROUP_get_curve(curve, prime, nil, nil, context) == 1,
+              BN_sub(primeMinusOrder, prime, order) == 1 else {
+            BN_free(prime)
+            BN_free(primeMinusOrder)
             BN_MONT_CTX_free(montgomery)
             BN_free(exponent)
             EC_GROUP_free(keyCurve)
@@ -56,6 +64,8 @@ final class PrecomputedVerifyKey: @unchecked Sendable {
         self.keyCurve = keyCurve
         orderMontgomery = montgomery
         inverseExponent = exponent
+        self.prime = prime
+        self.primeMinusOrder = primeMinusOrder
     }
 
     /// The key of `publicKey`, when it is a P-256 key.
@@ -71,6 +81,8 @@ final class PrecomputedVerifyKey: @unchecked Sendable {
         ready.withLock { $0.forEach { $0.free() } }
         BN_MONT_CTX_free(orderMontgomery)
         BN_free(inverseExponent)
+        BN_free(prime)
+        BN_free(primeMinusOrder)
         EC_GROUP_free(keyCurve)
         EC_GROUP_free(curve)
     }
@@ -98,27 +110,52 @@ final class PrecomputedVerifyKey: @unchecked Sendable {
               EC_POINT_mul(keyCurve, scratch.keyMultiple, scratch.u2, nil, nil, context) == 1,
               EC_POINT_add(curve, scratch.sum, scratch.sum, scratch.keyMultiple, context) == 1,
               EC_POINT_is_at_infinity(curve, scratch.sum) == 0,
-              EC_POINT_get_affine_coordinates(curve, scratch.sum, scratch.x, nil, context) == 1,
-              BN_nnmod(scratch.x, scratch.x, order, context) == 1 else { return false }
+              iaprecon_point_jacobian(curve, scratch.sum, scratch.x, scratch.y, scratch.z, context) == 1 else { return false }
         // Valid when R's x, reduced mod n, is r.
-        return BN_cmp(scratch.x, scratch.r) == 0
+        return xMatches(r: scratch.r, jacobianX: scratch.x, z: scratch.z, scratch: scratch)
+    }
+
+    /// Whether the affine x of the point with Jacobian X and Z (x = X/Z² mod p) is `r` mod n, found
+    /// without inverting Z: x < p < 2n, so x mod n = r means x = r, or x = r + n when that is below
+    /// p; and x = c exactly when X = c·Z² (mod p).
+    private func xMatches(r: OpaquePointer, jacobianX: OpaquePointer, z: OpaquePointer, scratch: Scratch) -> Bool {
+        let context = scratch.context
+        guard BN_mod_sqr(scratch.zSquared, z, prime, context) == 1,
+              BN_mod_mul(scratch.candidate, r, scratch.zSquared, prime, context) == 1 else { return false }
+        if BN_cmp(scratch.candidate, jacobianX) == 0 { return true }
+        guard BN_cmp(r, primeMinusOrder) < 0, let order = EC_GROUP_get0_order(curve), BN_add(scratch.candidate, r, order) == 1,
+              BN_mod_mul(scratch.candidate, scratch.candidate, scratch.zSquared, prime, context) == 1 else { return false }
+        return BN_cmp(scratch.candidate, jacobianX) == 0
+    }
+
+    /// `xMatches` for tests, which cannot find a signature whose R has x in [n, p) (about one in
+    /// 2¹²⁸): the same comparison on numbers given as 32-byte big-endian.
+    func xMatches(r: [UInt8], jacobianX: [UInt8], z: [UInt8]) -> Bool {
+        guard let scratch = Scratch(curve) else { return false }
+        defer { scratch.free() }
+        BN_bin2bn(r, Int32(r.count), scratch.r)
+        BN_bin2bn(jacobianX, Int32(jacobianX.count), scratch.x)
+        BN_bin2bn(z, Int32(z.count), scratch.z)
+        return xMatches(r: scratch.r, jacobianX: scratch.x, z: scratch.z, scratch: scratch)
     }
 
     /// What one verification works in, made once per thread that verifies at the same time.
     private struct Scratch: @unchecked Sendable {
         let context: OpaquePointer
-        let r, s, e, w, u1, u2, x: OpaquePointer
+        let r, s, e, w, u1, u2: OpaquePointer
+        /// R's Jacobian coordinates, Z², and the r (or r + n) times Z² compared with X.
+        let x, y, z, zSquared, candidate: OpaquePointer
         let sum, keyMultiple: OpaquePointer
 
         init?(_ curve: OpaquePointer) {
             guard let context = BN_CTX_new() else { return nil }
             var numbers: [OpaquePointer] = []
-            for _ in 0..<7 {
+            for _ in 0..<11 {
                 guard let number = BN_new() else { break }
                 numbers.append(number)
             }
             let sum = EC_POINT_new(curve), keyMultiple = EC_POINT_new(curve)
-            guard numbers.count == 7, let sum, let keyMultiple else {
+            guard numbers.count == 11, let sum, let keyMultiple else {
                 numbers.forEach { BN_free($0) }
                 EC_POINT_free(sum)
                 EC_POINT_free(keyMultiple)
@@ -126,13 +163,14 @@ final class PrecomputedVerifyKey: @unchecked Sendable {
                 return nil
             }
             self.context = context
-            (r, s, e, w, u1, u2, x) = (numbers[0], numbers[1], numbers[2], numbers[3], numbers[4], numbers[5], numbers[6])
+            (r, s, e, w, u1, u2) = (numbers[0], numbers[1], numbers[2], numbers[3], numbers[4], numbers[5])
+            (x, y, z, zSquared, candidate) = (numbers[6], numbers[7], numbers[8], numbers[9], numbers[10])
             self.sum = sum
             self.keyMultiple = keyMultiple
         }
 
         func free() {
-            [r, s, e, w, u1, u2, x].forEach { BN_free($0) }
+            [r, s, e, w, u1, u2, x, y, z, zSquared, candidate].forEach { BN_free($0) }
             EC_POINT_free(sum)
             EC_POINT_free(keyMultiple)
             BN_CTX_free(context)

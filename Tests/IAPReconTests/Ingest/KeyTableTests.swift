@@ -102,6 +102,31 @@ struct KeyTableTests {
         #expect(!keys.tabled.verify(digest: digest, signature: Array(signature.dropLast())), "a 63-byte signature")
     }
 
+    @Test("R's x is compared with r without its affine form: x = r, or x = r + n below p, and nothing else")
+    func jacobianComparison() throws {
+        // P-256's generator as a key: the comparison does not depend on which key it is.
+        let generator = TestSigningChain.hex("04"
+            + "6b17d1f2e12c4247f8bce6e563a440f277037d812deb33a0f4a13945d898c296"
+            + "4fe342e2fe1a7f9b8ee7eb4a7c0f9e162bce33576b315ececbb6406837bf51f5")
+        let key = try #require(PrecomputedVerifyKey(point: generator))
+        let z = TestSigningChain.hex("5a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f9")
+        func number(_ value: UInt8) -> [UInt8] { [UInt8](repeating: 0, count: 31) + [value] }
+        // X = x·Z² mod p for x = 5, n + 5, p (which is 0) and p − 1.
+        let xIs5 = TestSigningChain.hex("28fbeda4c298d826bee44497afd2b652bec9d2d6db4aedcf587fd924e6212df9")
+        let xIsNPlus5 = TestSigningChain.hex("74b5ca8db13640a4a7fa753562eb96c9f16b383bad66bd67fc540ce47dca047a")
+        let xIsP = [UInt8](repeating: 0, count: 32)
+        let xIsPMinus1 = TestSigningChain.hex("f7cd9d4472ae3b2c736bf24810090ebc403e09093a8a9d3cee4cd492385fc39a")
+        // p − n, and p − n − 1.
+        let pMinusN = TestSigningChain.hex("000000000000000000000000000000004319055358e8617b0c46353d039cdaae")
+        let pMinusNMinus1 = TestSigningChain.hex("000000000000000000000000000000004319055358e8617b0c46353d039cdaad")
+        #expect(key.xMatches(r: number(5), jacobianX: xIs5, z: z), "x = r")
+        #expect(key.xMatches(r: number(5), jacobianX: xIsNPlus5, z: z), "x = r + n, below p")
+        #expect(key.xMatches(r: pMinusNMinus1, jacobianX: xIsPMinus1, z: z), "x = r + n = p − 1")
+        #expect(!key.xMatches(r: number(6), jacobianX: xIsNPlus5, z: z), "x = n + 5 is not r = 6")
+        #expect(!key.xMatches(r: number(6), jacobianX: xIs5, z: z), "x = 5 is not r = 6")
+        #expect(!key.xMatches(r: pMinusN, jacobianX: xIsP, z: z), "r + n = p is no x")
+    }
+
     @Test("another key refuses the leaf's signatures")
     func anotherKeyRefuses() throws {
         let intermediate = try keys(certificate: 1)
