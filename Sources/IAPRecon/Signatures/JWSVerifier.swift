@@ -1,4 +1,5 @@
 import COpenSSL
+import Foundation
 import Synchronization
 
 /// Checks JWS signatures as Apple's App Store Server Library does (CONTRACT.md §1.8).
@@ -25,7 +26,7 @@ public final class JWSVerifier: Sendable {
     public let check: SignatureCheck
     /// The trusted roots; nil with `--trust-unsigned`, or when they cannot be loaded (then nothing verifies).
     private let store: TrustStore?
-    private let chains = Mutex<[String: ChainVerdict]>([:])
+    private let chains = Mutex<ChainVerdicts>(ChainVerdicts())
     private let signatures = Mutex<[SignedDigest: Bool]>([:])
 
     /// No checks at all: for tests of what a payload says, and `--trust-unsigned`.
@@ -57,10 +58,11 @@ public final class JWSVerifier: Sendable {
         var text = jws
         return text.withUTF8 { bytes -> String? in
             guard let (headerEnd, payloadEnd) = JWS.dots(in: bytes) else { return "bad signature" }
-            let header = String(decoding: UnsafeBufferPointer(rebasing: bytes[..<headerEnd]), as: UTF8.self)
-            let chain = chains.withLock { $0[header] } ?? {
+            let headerBytes = UnsafeBufferPointer(rebasing: bytes[..<headerEnd])
+            let chain = chains.withLock { $0.verdict(of: headerBytes) } ?? {
+                let header = String(decoding: headerBytes, as: UTF8.self)
                 let verdict = ChainVerdict(header: header, store: store, keyTableAfter: keyTableAfter)
-                chains.withLock { $0[header] = verdict }
+                chains.withLock { $0.add(verdict, of: header) }
                 return verdict
             }()
             if let failure = chain.failure(local: environment == "Xcode" || environment == "LocalTesting") { return failure }
@@ -80,7 +82,45 @@ public final class JWSVerifier: Sendable {
 
     /// How many chains' keys check through a table of their multiples.
     var tabledKeys: Int {
-        chains.withLock { $0.values.count { $0.key?.hasTable == true } }
+        chains.withLock { $0.all.count { $0.key?.hasTable == true } }
+    }
+}
+
+/// The verdicts of the headers seen, by header text.
+///
+/// A header carries its certificate chain, a few kilobytes, and nearly every JWS of a run has one
+/// of a few headers: the last few are compared byte for byte first, which costs less than making
+/// the header a string and hashing it whole for every JWS.
+struct ChainVerdicts {
+    private var byHeader: [String: ChainVerdict] = [:]
+    /// The headers last added or found, newest last.
+    private var recent: [(header: [UInt8], verdict: ChainVerdict)] = []
+    static let recentCount = 4
+
+    var all: Dictionary<String, ChainVerdict>.Values { byHeader.values }
+
+    /// The verdict of `header`, when it has one.
+    mutating func verdict(of header: UnsafeBufferPointer<UInt8>) -> ChainVerdict? {
+        for (header: known, verdict: verdict) in recent.reversed() where known.count == header.count {
+            let same = known.withUnsafeBufferPointer { known in
+                guard let mine = known.baseAddress, let theirs = header.baseAddress else { return true }  // both empty
+                return memcmp(mine, theirs, header.count) == 0
+            }
+            if same { return verdict }
+        }
+        guard let verdict = byHeader[String(decoding: header, as: UTF8.self)] else { return nil }
+        remember(Array(header), verdict)
+        return verdict
+    }
+
+    mutating func add(_ verdict: ChainVerdict, of header: String) {
+        byHeader[header] = verdict
+        remember(Array(header.utf8), verdict)
+    }
+
+    private mutating func remember(_ header: [UInt8], _ verdict: ChainVerdict) {
+        if recent.count == Self.recentCount { recent.removeFirst() }
+        recent.append((header, verdict))
     }
 }
 

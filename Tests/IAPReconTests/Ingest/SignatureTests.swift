@@ -124,6 +124,28 @@ struct SignatureTests {
         }
     }
 
+    @Test("each header keeps its own verdict: headers of one length a byte apart, more of them than the verifier compares first, in turn")
+    func headersKeepTheirVerdicts() throws {
+        let verifier = JWSVerifier(.testChain)
+        let signed = TestSigningChain.signer.jws(payload: transactionPayload("2000000900000004", signed: "2026-11-28T10:00:00Z"))
+        let (signedMs, environment) = try facts(signed)
+        // Headers of the same length differing in one byte (alg A0 … A9), and the genuine one between them.
+        let algorithms = (0..<(ChainVerdicts.recentCount + 3)).map { "A\($0)" }
+        let parts = signed.split(separator: ".")
+        for round in 0..<3 {
+            for algorithm in algorithms {
+                let header = Base64URL.encode(Array("{\"alg\":\"\(algorithm)\"}".utf8))
+                let jws = header + "." + parts[1] + "." + parts[2]
+                #expect(verifier.failure(jws, signedMs: signedMs, environment: environment) == "unsupported alg \"\(algorithm)\"",
+                        "round \(round), \(algorithm)")
+                #expect(verifier.failure(signed, signedMs: signedMs, environment: environment) == nil, "round \(round), after \(algorithm)")
+            }
+        }
+        #expect(verifier.failure("." + parts[1] + "." + parts[2], signedMs: signedMs, environment: environment)
+                == "bad signature (header is not base64url JSON)")
+        #expect(verifier.failure(signed, signedMs: signedMs, environment: environment) == nil)
+    }
+
     @Test("ES256 means P-256: a trusted leaf whose key is on another 256-bit curve verifies nothing, though its signature holds there")
     func otherCurveIsRefused() throws {
         let der = try SignatureFixture.certificate("secp256k1-self-signed.pem")
