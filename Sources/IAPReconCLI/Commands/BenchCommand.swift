@@ -70,7 +70,10 @@ struct Benchmark {
         console.out(BenchReport.inputsTable(inputs))
         let results = try measureFullRuns(inputs)
         for result in results { console.out(BenchReport.sizeTable(result)) }
-        if results.contains(where: { !$0.peers.isEmpty }) { console.out(BenchReport.peersTable(results)) }
+        if results.contains(where: { !$0.peers.isEmpty }) {
+            console.out(BenchReport.peersTable(results))
+            console.out(BenchReport.agreementTable(results))
+        }
         if results.count > 1 { console.out(BenchReport.growthTable(BenchReport.growth(results))) }
         var nights: [IncrementalResult] = []
         if settings.incremental {
@@ -169,6 +172,13 @@ struct Benchmark {
                         + "peak \(BenchFormat.megabytes(measurement.peakRSSBytes)) MB")
                     results[index].peers[peer, default: []].append(measurement)
                 }
+            }
+        }
+        for index in results.indices where !results[index].peers.isEmpty {
+            let label = results[index].input.label
+            results[index].agreements = try Peer.allCases.filter { results[index].peers[$0] != nil }.map { peer in
+                try PeerAgreement(peer: peer, ours: StoreFolder(folder: settings.work + "/" + label + "/one-process-unsigned").out,
+                                  theirs: StoreFolder(folder: settings.work + "/" + label + "/" + peer.rawValue).out)
             }
         }
         return results
@@ -388,6 +398,8 @@ struct SizeResult: Equatable, Sendable {
     /// Where those bytes go, by layer of the store's tables (empty when SQLite cannot tell).
     var storeLayers: [LayerBytes] = []
     var peers: [Peer: [StageMeasurement]] = [:]
+    /// Whether each peer's answers were ours, on the last round's files.
+    var agreements: [PeerAgreement] = []
 
     func spread(of stage: BenchStage) -> Spread {
         Spread(runs.map { $0[stageIndex(stage)].seconds })
@@ -902,6 +914,31 @@ enum BenchReport {
         return "\npeers on the same inputs, rounds alternating with iaprecon's (medians; one 'iaprecon run' on a fresh store; "
             + "cpu s = user and system time of the process and its threads, which the host's steal does not inflate)\n"
             + table.text
+    }
+
+    /// Whether the peers' answers were ours, per size where they ran: their times compare the same work only if so.
+    static func agreementTable(_ results: [SizeResult]) -> String {
+        var table = TextTable(["size", "peer", "findings equal", "only ours", "only peer's", "cohorts equal", "cohorts differing",
+                               "verified gross: ours / peer's", "same answers"], numeric: [2, 3, 4, 5, 6])
+        var notes: [String] = []
+        for result in results {
+            for agreement in result.agreements {
+                let cohortsApart = agreement.cohorts.differing + agreement.cohorts.onlyOurs + agreement.cohorts.onlyPeer
+                let gross = [agreement.ourGross, agreement.peerGross].map { $0.map(Money.format) ?? "-" }.joined(separator: " / ")
+                table.add([result.input.label, agreement.peer.rawValue, String(agreement.findings.equal),
+                           String(agreement.findings.onlyOurs), String(agreement.findings.onlyPeer), String(agreement.cohorts.equal),
+                           String(cohortsApart), gross, agreement.agrees ? "yes" : "no"])
+                notes += agreement.examples.map { "  \(result.input.label) \(agreement.peer.rawValue): \($0)" }
+                if agreement.uncoveredFindings > 0 {
+                    notes.append("  \(result.input.label) \(agreement.peer.rawValue): not compared: \(agreement.uncoveredFindings) "
+                        + PeerAgreement.uncoveredKinds.sorted().joined(separator: ", ") + " findings (the peers read no Sales Reports)")
+                }
+            }
+        }
+        return "\nthe peers' answers beside ours (iaprecon run without signature checks, last round): findings by kind and key, "
+            + "attribution's counts and verified revenue per cohort (theirs rounded half-even to cents), verified gross within "
+            + "half a cent per revenue row; refunds and ROAS are not compared (the peers count a prorated refund whole and "
+            + "divide unrounded amounts)\n" + table.text + (notes.isEmpty ? "" : "\n" + notes.joined(separator: "\n"))
     }
 
     /// Growth between consecutive sizes, by the full run's median time.

@@ -1,0 +1,222 @@
+import Foundation
+import IAPRecon
+
+/// Whether a peer gave iaprecon's answers on the same input: a speed ratio compares the same
+/// work only when both did it. Read from the files of the last round: iaprecon's run without
+/// signature checks (the peers check none) and the peer's.
+///
+/// Compared where the peers cover the contract (their README): findings by kind and key,
+/// attribution's counts and verified revenue per cohort, and verified gross in all. Left out,
+/// and said so in the table: `unverified_apple_sales` (the peers read no Sales Reports),
+/// attribution's refunds (a `REFUND_PRORATED` refund counts the whole price there) and ROAS
+/// (ours divides the rounded row, theirs the exact amounts).
+struct PeerAgreement: Equatable, Sendable {
+    var peer: Peer
+    var findings = Tally()
+    /// Cohorts whose installs, registrations, payers and verified revenue columns agree.
+    var cohorts = Tally()
+    /// Differences found, for the reader to look up: a few of each part.
+    var examples: [String] = []
+    /// `summary.json`'s verified gross (the sum of rounded rows) and the peer's exact one.
+    var ourGross: Decimal?
+    var peerGross: Decimal?
+    /// How far rounding row by row may move our gross: half a cent per revenue row.
+    var grossTolerance: Decimal = 0
+    /// Our findings of kinds the peers do not look for.
+    var uncoveredFindings = 0
+
+    /// Keys in both, only in ours, only in the peer's.
+    struct Tally: Equatable, Sendable {
+        var equal = 0
+        var onlyOurs = 0
+        var onlyPeer = 0
+        /// In both, but with other values.
+        var differing = 0
+
+        var agrees: Bool { onlyOurs == 0 && onlyPeer == 0 && differing == 0 }
+    }
+
+    static let examplesPerPart = 3
+    /// Kinds the peers do not look for (they read no `apple/` reports).
+    static let uncoveredKinds: Set<String> = ["unverified_apple_sales"]
+    /// The attribution columns compared: counts exactly, money after rounding the peer's exact
+    /// amount half-even to cents as ours is.
+    static let countColumns = ["installs", "registrations", "payers"]
+    static let moneyColumns = ["revenue_d0_usd", "revenue_d7_usd", "revenue_d30_usd", "revenue_usd"]
+
+    var grossAgrees: Bool? {
+        guard let ourGross, let peerGross else { return nil }
+        let difference = ourGross - peerGross
+        return (difference < 0 ? -difference : difference) <= grossTolerance
+    }
+
+    var agrees: Bool { findings.agrees && cohorts.agrees && grossAgrees != false }
+
+    /// Compares the files in `ours` (an `iaprecon run --out` folder) with those in `theirs` (the peer's).
+    init(peer: Peer, ours: String, theirs: String) throws {
+        self.peer = peer
+        try compareFindings(try CSVTable(path: ours + "/findings.csv"), try CSVTable(path: theirs + "/findings.csv"))
+        try compareCohorts(try CSVTable(path: ours + "/attribution.csv"), try CSVTable(path: theirs + "/attribution.csv"))
+        try compareGross(summary: ours + "/summary.json", revenue: try CSVTable(path: ours + "/revenue_daily.csv"),
+                         theirs: try CSVTable(path: theirs + "/revenue_daily.csv"))
+    }
+
+    /// The key the peers' README gives a finding: its chain for a shared Apple ID, its user for
+    /// several Apple IDs, else its transaction.
+    static func findingKey(_ row: [String: String]) -> (kind: String, key: String) {
+        let kind = row["kind"] ?? ""
+        let column = switch kind {
+        case "shared_apple_id_subscription": "original_transaction_id"
+        case "multi_apple_id_subscription": "user_id"
+        default: "transaction_id"
+        }
+        return (kind, row[column] ?? "")
+    }
+
+    private mutating func compareFindings(_ ours: CSVTable, _ theirs: CSVTable) throws {
+        var ourKeys = Set<String>()
+        for row in try ours.records(["kind", "transaction_id", "original_transaction_id", "user_id"]) {
+            let (kind, key) = Self.findingKey(row)
+            if Self.uncoveredKinds.contains(kind) { uncoveredFindings += 1; continue }
+            ourKeys.insert(kind + " " + key)
+        }
+        var peerKeys = Set<String>()
+        for row in try theirs.records(["kind", "transaction_id", "original_transaction_id", "user_id"]) {
+            let (kind, key) = Self.findingKey(row)
+            peerKeys.insert(kind + " " + key)
+        }
+        findings.equal = ourKeys.intersection(peerKeys).count
+        findings.onlyOurs = ourKeys.subtracting(peerKeys).count
+        findings.onlyPeer = peerKeys.subtracting(ourKeys).count
+        examples += ourKeys.subtracting(peerKeys).sorted().prefix(Self.examplesPerPart).map { "finding only in ours: \($0)" }
+        examples += peerKeys.subtracting(ourKeys).sorted().prefix(Self.examplesPerPart).map { "finding only in \(peer.rawValue)'s: \($0)" }
+    }
+
+    private mutating func compareCohorts(_ ours: CSVTable, _ theirs: CSVTable) throws {
+        let columns = ["install_date", "media_source", "campaign"] + Self.countColumns + Self.moneyColumns
+        func byCohort(_ table: CSVTable) throws -> [String: [String: String]] {
+            var rows: [String: [String: String]] = [:]
+            for row in try table.records(columns) {
+                rows[[row["install_date"], row["media_source"], row["campaign"]].map { $0 ?? "" }.joined(separator: " / ")] = row
+            }
+            return rows
+        }
+        let (ourRows, peerRows) = (try byCohort(ours), try byCohort(theirs))
+        var differences: [String] = []
+        for (cohort, ourRow) in ourRows.sorted(by: { $0.key < $1.key }) {
+            guard let peerRow = peerRows[cohort] else {
+                cohorts.onlyOurs += 1
+                differences.append("cohort only in ours: \(cohort)")
+                continue
+            }
+            let differing = Self.countColumns.filter { ourRow[$0] != peerRow[$0] }
+                + Self.moneyColumns.filter { !Self.sameMoney(ours: ourRow[$0] ?? "", peer: peerRow[$0] ?? "") }
+            if differing.isEmpty {
+                cohorts.equal += 1
+            } else {
+                cohorts.differing += 1
+                differences.append("cohort \(cohort): " + differing.map { "\($0) \(ourRow[$0] ?? "") vs \(peerRow[$0] ?? "")" }
+                    .joined(separator: ", "))
+            }
+        }
+        for cohort in peerRows.keys.sorted() where ourRows[cohort] == nil {
+            cohorts.onlyPeer += 1
+            differences.append("cohort only in \(peer.rawValue)'s: \(cohort)")
+        }
+        examples += differences.prefix(Self.examplesPerPart)
+    }
+
+    /// Our rounded amount against the peer's exact one: equal when the peer's, rounded half-even
+    /// to cents, is ours; both empty (a window not yet mature) is equal too.
+    static func sameMoney(ours: String, peer: String) -> Bool {
+        if ours.isEmpty || peer.isEmpty { return ours.isEmpty && peer.isEmpty }
+        guard let ours = decimal(ours), let peer = decimal(peer) else { return false }
+        var exact = peer
+        var rounded = Decimal()
+        NSDecimalRound(&rounded, &exact, 2, .bankers)
+        return rounded == ours
+    }
+
+    private mutating func compareGross(summary: String, revenue: CSVTable, theirs: CSVTable) throws {
+        let data = try Data(contentsOf: URL(fileURLWithPath: summary))
+        let object = try JSONSerialization.jsonObject(with: data) as? [String: Any]
+        ourGross = ((object?["revenue"] as? [String: Any])?["gross_usd"] as? String).flatMap(Self.decimal)
+        let rounded = try revenue.records(["gross_usd"]).filter { !($0["gross_usd"] ?? "").isEmpty }.count
+        grossTolerance = Decimal(rounded) * Decimal(sign: .plus, exponent: -3, significand: 5)
+        peerGross = try theirs.records(["date", "gross_usd"]).first { $0["date"] == "all" }?["gross_usd"].flatMap(Self.decimal)
+        if grossAgrees == false, let ourGross, let peerGross {
+            examples.append("verified gross: ours \(Money.format(ourGross)) vs \(Money.format(peerGross)), "
+                + "more apart than rounding \(rounded) rows allows (\(Money.format(grossTolerance)))")
+        }
+    }
+
+    /// An exact decimal from a cell; the peers' sums may carry more digits than an input amount.
+    static func decimal(_ text: String) -> Decimal? {
+        Money.parse(text) ?? Decimal(string: text, locale: Locale(identifier: "en_US_POSIX"))
+    }
+}
+
+/// A CSV file's header and records (RFC 4180: a quoted cell may hold commas, quotes and line breaks).
+struct CSVTable {
+    var path: String
+    var header: [String]
+    var rows: [[String]]
+
+    init(path: String) throws {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+            throw BenchError("cannot read \(path) to compare the peers' answers with ours")
+        }
+        self.path = path
+        var records = Self.records(of: text)
+        guard !records.isEmpty else { throw BenchError("\(path) is empty: no header to compare by") }
+        header = records.removeFirst()
+        rows = records
+    }
+
+    /// Each record as cells by column name, for the `columns` asked for.
+    func records(_ columns: [String]) throws -> [[String: String]] {
+        var places: [(String, Int)] = []
+        for column in columns {
+            guard let place = header.firstIndex(of: column) else { throw BenchError("\(path) has no column \(column)") }
+            places.append((column, place))
+        }
+        return rows.map { cells in
+            Dictionary(uniqueKeysWithValues: places.map { ($0.0, $0.1 < cells.count ? cells[$0.1] : "") })
+        }
+    }
+
+    /// The records of `text`: cells split at commas and records at line ends outside quotes.
+    static func records(of text: String) -> [[String]] {
+        var records: [[String]] = []
+        var cells: [String] = []
+        var cell: [UInt8] = []
+        var quoted = false
+        var afterQuote = false
+        func endCell() { cells.append(String(decoding: cell, as: UTF8.self)); cell.removeAll(keepingCapacity: true) }
+        for byte in text.utf8 {
+            if quoted {
+                if byte == UInt8(ascii: "\"") { quoted = false; afterQuote = true } else { cell.append(byte) }
+                continue
+            }
+            switch byte {
+            case UInt8(ascii: "\""):
+                // A doubled quote inside a quoted cell is one quote.
+                if afterQuote { cell.append(byte) }
+                quoted = true
+            case UInt8(ascii: ","):
+                endCell()
+            case UInt8(ascii: "\n"):
+                endCell()
+                records.append(cells)
+                cells.removeAll()
+            case UInt8(ascii: "\r"):
+                break
+            default:
+                cell.append(byte)
+            }
+            afterQuote = false
+        }
+        if !cell.isEmpty || !cells.isEmpty { endCell(); records.append(cells) }
+        return records
+    }
+}
