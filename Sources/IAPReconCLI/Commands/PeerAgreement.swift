@@ -50,7 +50,8 @@ struct PeerAgreement: Equatable, Sendable {
         return (difference < 0 ? -difference : difference) <= grossTolerance
     }
 
-    var agrees: Bool { findings.agrees && cohorts.agrees && grossAgrees != false }
+    /// A gross that could not be read on either side is no agreement.
+    var agrees: Bool { findings.agrees && cohorts.agrees && grossAgrees == true }
 
     /// Compares the files in `ours` (an `iaprecon run --out` folder) with those in `theirs` (the peer's).
     init(peer: Peer, ours: String, theirs: String) throws {
@@ -144,6 +145,8 @@ struct PeerAgreement: Equatable, Sendable {
         let rounded = try revenue.records(["gross_usd"]).filter { !($0["gross_usd"] ?? "").isEmpty }.count
         grossTolerance = Decimal(rounded) * Decimal(sign: .plus, exponent: -3, significand: 5)
         peerGross = try theirs.records(["date", "gross_usd"]).first { $0["date"] == "all" }?["gross_usd"].flatMap(Self.decimal)
+        if ourGross == nil { examples.append("verified gross: no revenue.gross_usd in \(summary)") }
+        if peerGross == nil { examples.append("verified gross: no 'all' row with a gross_usd in \(theirs.path)") }
         if grossAgrees == false, let ourGross, let peerGross {
             examples.append("verified gross: ours \(Money.format(ourGross)) vs \(Money.format(peerGross)), "
                 + "more apart than rounding \(rounded) rows allows (\(Money.format(grossTolerance)))")

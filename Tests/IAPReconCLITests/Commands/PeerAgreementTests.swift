@@ -108,6 +108,18 @@ struct PeerAgreementTests {
         }
     }
 
+    @Test("a gross that cannot be read on either side is no agreement, and says where it was looked for")
+    func grossMissing() throws {
+        let folders = try Folders()
+        try folders.writeOurs(findings: [], attribution: [], revenueRows: 1, gross: "1")
+        try folders.writeTheirs(findings: [], attribution: [], gross: "1")
+        try folders.write(folders.theirs, "revenue_daily.csv", ["date,gross_usd,refunds_usd", "2026-09-01,1,0"])
+        let agreement = try PeerAgreement(peer: .python, ours: folders.ours, theirs: folders.theirs)
+        #expect(agreement.grossAgrees == nil)
+        #expect(!agreement.agrees)
+        #expect(agreement.examples == ["verified gross: no 'all' row with a gross_usd in \(folders.theirs)/revenue_daily.csv"])
+    }
+
     @Test("CSV records split at commas and line ends outside quotes; a doubled quote is one quote")
     func records() {
         #expect(CSVTable.records(of: "a,b\r\n\"x, \"\"y\"\"\nz\",\n") == [["a", "b"], ["x, \"y\"\nz", ""]])
