@@ -175,10 +175,9 @@ struct Benchmark {
             }
         }
         for index in results.indices where !results[index].peers.isEmpty {
-            let label = results[index].input.label
             results[index].agreements = try Peer.allCases.filter { results[index].peers[$0] != nil }.map { peer in
-                try PeerAgreement(peer: peer, ours: StoreFolder(folder: settings.work + "/" + label + "/one-process-unsigned").out,
-                                  theirs: StoreFolder(folder: settings.work + "/" + label + "/" + peer.rawValue).out)
+                try PeerAgreement(peer: peer, ours: oneProcessPlace(results[index].input, verifying: false).out,
+                                  theirs: peerPlace(peer, results[index].input).out)
             }
         }
         return results
@@ -189,7 +188,7 @@ struct Benchmark {
     /// and its store's size what the disk must hold.
     /// `verifying` false: with `--trust-unsigned`, what the peers do.
     func measureOneProcess(_ input: BenchInput, verifying: Bool = true) throws -> (StageMeasurement, storeBytes: Int, database: String) {
-        let place = StoreFolder(folder: settings.work + "/" + input.label + (verifying ? "/one-process" : "/one-process-unsigned"))
+        let place = oneProcessPlace(input, verifying: verifying)
         try place.reset()
         sync()
         let trust = verifying ? ["--trust-root", input.folder + "/trust/test-root.pem"] : ["--trust-unsigned"]
@@ -200,6 +199,16 @@ struct Benchmark {
         console.err("\(input.label) one process\(verifying ? "" : " without signature checks"): \(BenchFormat.seconds(measurement.seconds)) s, "
             + "peak \(BenchFormat.megabytes(measurement.peakRSSBytes)) MB, store \(BenchFormat.megabytes(storeBytes)) MB")
         return (measurement, storeBytes, place.database)
+    }
+
+    /// Where the one-process run of `input` keeps its store and outputs.
+    func oneProcessPlace(_ input: BenchInput, verifying: Bool) -> StoreFolder {
+        StoreFolder(folder: settings.work + "/" + input.label + (verifying ? "/one-process" : "/one-process-unsigned"))
+    }
+
+    /// Where `peer` writes its outputs for `input`.
+    func peerPlace(_ peer: Peer, _ input: BenchInput) -> StoreFolder {
+        StoreFolder(folder: settings.work + "/" + input.label + "/" + peer.rawValue)
     }
 
     /// `iaprecon validate` over the input: every line parsed (and its signatures checked when
@@ -216,7 +225,7 @@ struct Benchmark {
 
     /// One peer over the same input folder, with `python3` from the PATH, into a fresh output folder.
     func measurePeer(_ peer: Peer, folder: String, input: BenchInput) throws -> StageMeasurement {
-        let place = StoreFolder(folder: settings.work + "/" + input.label + "/" + peer.rawValue)
+        let place = peerPlace(peer, input)
         try place.reset()
         sync()
         let arguments = ["python3", folder + "/" + peer.script, input.folder, place.out]

@@ -188,38 +188,19 @@ struct CSVTable {
         }
     }
 
-    /// The records of `text`: cells split at commas and records at line ends outside quotes.
+    /// The records of `text` (`CSV.fields` reads each). A quoted cell may hold a line break: a
+    /// record goes on over the next line until its quotes balance. Lines end in `\n` or `\r\n`
+    /// (Python's csv module writes the latter).
     static func records(of text: String) -> [[String]] {
         var records: [[String]] = []
-        var cells: [String] = []
-        var cell: [UInt8] = []
-        var quoted = false
-        var afterQuote = false
-        func endCell() { cells.append(String(decoding: cell, as: UTF8.self)); cell.removeAll(keepingCapacity: true) }
-        for byte in text.utf8 {
-            if quoted {
-                if byte == UInt8(ascii: "\"") { quoted = false; afterQuote = true } else { cell.append(byte) }
-                continue
-            }
-            switch byte {
-            case UInt8(ascii: "\""):
-                // A doubled quote inside a quoted cell is one quote.
-                if afterQuote { cell.append(byte) }
-                quoted = true
-            case UInt8(ascii: ","):
-                endCell()
-            case UInt8(ascii: "\n"):
-                endCell()
-                records.append(cells)
-                cells.removeAll()
-            case UInt8(ascii: "\r"):
-                break
-            default:
-                cell.append(byte)
-            }
-            afterQuote = false
+        var pending: String?
+        for line in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }) {
+            let record = pending.map { $0 + "\n" + line } ?? String(line)
+            guard let cells = CSV.fields(record) else { pending = record; continue }
+            pending = nil
+            // The empty line after the last line break ends the file, it is no record.
+            if !record.isEmpty { records.append(cells) }
         }
-        if !cell.isEmpty || !cells.isEmpty { endCell(); records.append(cells) }
         return records
     }
 }

@@ -95,6 +95,23 @@ struct PeerAgreementTests {
         ])
     }
 
+    @Test("the bench's table shows each peer's counts and verdict, then the differences and what was not compared")
+    func table() throws {
+        let folders = try Folders()
+        try folders.writeOurs(findings: [Self.finding("lost_delivery", transaction: "t1"), Self.finding("unverified_apple_sales")],
+                              attribution: ["2026-09-01,organic,,5,5,1,0.13,0.13,,0.13,0,,,,"], revenueRows: 1, gross: "0.13")
+        try folders.writeTheirs(findings: ["lost_delivery,t1,,", "lost_delivery,t2,,"],
+                                attribution: ["2026-09-01,organic,,5,5,1,0.13,0.13,,0.13,0,,,,"], gross: "0.1349")
+        var result = BenchTests.result(1_000_000, lines: 1_000_000, [[1, 1, 1, 1]])
+        result.agreements = [try PeerAgreement(peer: .python, ours: folders.ours, theirs: folders.theirs)]
+        let lines = BenchReport.agreementTable([result]).split(separator: "\n").map(String.init)
+        let row = try #require(lines.first { $0.hasPrefix("1m ") })
+        // size, peer, findings equal, only ours, only peer's, cohorts equal, cohorts differing, gross, same answers.
+        #expect(row.split(separator: " ") == ["1m", "python", "1", "0", "1", "1", "0", "0.13", "/", "0.1349", "no"])
+        #expect(lines.suffix(2) == ["  1m python: finding only in python's: lost_delivery t2",
+                                    "  1m python: not compared: 1 unverified_apple_sales findings (the peers read no Sales Reports)"])
+    }
+
     @Test("verified gross agrees within half a cent per rounded revenue row, and not beyond")
     func gross() throws {
         for (peerGross, agrees) in [("10.0099", true), ("9.99", true), ("10.0101", false), ("9.9899", false)] {
@@ -120,10 +137,11 @@ struct PeerAgreementTests {
         #expect(agreement.examples == ["verified gross: no 'all' row with a gross_usd in \(folders.theirs)/revenue_daily.csv"])
     }
 
-    @Test("CSV records split at commas and line ends outside quotes; a doubled quote is one quote")
+    @Test("CSV records split at commas and line ends outside quotes; a doubled quote is one quote; an empty line inside quotes is kept")
     func records() {
         #expect(CSVTable.records(of: "a,b\r\n\"x, \"\"y\"\"\nz\",\n") == [["a", "b"], ["x, \"y\"\nz", ""]])
         #expect(CSVTable.records(of: "a,b") == [["a", "b"]])
+        #expect(CSVTable.records(of: "\"a\n\nb\",c\r\nd,e\r\n") == [["a\n\nb", "c"], ["d", "e"]])
         #expect(CSVTable.records(of: "") == [])
     }
 
