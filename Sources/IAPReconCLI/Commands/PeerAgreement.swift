@@ -75,22 +75,18 @@ struct PeerAgreement: Equatable, Sendable {
     }
 
     private mutating func compareFindings(_ ours: CSVTable, _ theirs: CSVTable) throws {
-        var ourKeys = Set<String>()
-        for row in try ours.records(["kind", "transaction_id", "original_transaction_id", "user_id"]) {
-            let (kind, key) = Self.findingKey(row)
-            if Self.uncoveredKinds.contains(kind) { uncoveredFindings += 1; continue }
-            ourKeys.insert(kind + " " + key)
+        func keys(_ table: CSVTable) throws -> [(kind: String, key: String)] {
+            try table.records(["kind", "transaction_id", "original_transaction_id", "user_id"]).map(Self.findingKey)
         }
-        var peerKeys = Set<String>()
-        for row in try theirs.records(["kind", "transaction_id", "original_transaction_id", "user_id"]) {
-            let (kind, key) = Self.findingKey(row)
-            peerKeys.insert(kind + " " + key)
-        }
-        findings.equal = ourKeys.intersection(peerKeys).count
-        findings.onlyOurs = ourKeys.subtracting(peerKeys).count
-        findings.onlyPeer = peerKeys.subtracting(ourKeys).count
-        examples += ourKeys.subtracting(peerKeys).sorted().prefix(Self.examplesPerPart).map { "finding only in ours: \($0)" }
-        examples += peerKeys.subtracting(ourKeys).sorted().prefix(Self.examplesPerPart).map { "finding only in \(peer.rawValue)'s: \($0)" }
+        let covered = try keys(ours).filter { !Self.uncoveredKinds.contains($0.kind) }
+        uncoveredFindings = ours.rows.count - covered.count
+        let ourKeys = Set(covered.map { $0.kind + " " + $0.key })
+        let peerKeys = Set(try keys(theirs).map { $0.kind + " " + $0.key })
+        let (onlyOurs, onlyPeer) = (ourKeys.subtracting(peerKeys), peerKeys.subtracting(ourKeys))
+        findings.equal = ourKeys.count - onlyOurs.count
+        (findings.onlyOurs, findings.onlyPeer) = (onlyOurs.count, onlyPeer.count)
+        examples += onlyOurs.sorted().prefix(Self.examplesPerPart).map { "finding only in ours: \($0)" }
+        examples += onlyPeer.sorted().prefix(Self.examplesPerPart).map { "finding only in \(peer.rawValue)'s: \($0)" }
     }
 
     private mutating func compareCohorts(_ ours: CSVTable, _ theirs: CSVTable) throws {
