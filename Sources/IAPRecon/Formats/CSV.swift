@@ -14,39 +14,69 @@ public enum CSV {
     /// A record with more than `maximumFields` fields keeps only its field count
     /// (`excessFieldCount`), so a line of commas costs no more than its own bytes.
     public static func row(_ bytes: UnsafeBufferPointer<UInt8>, maximumFields: Int = .max) -> CSVRow? {
+        let (comma, quote) = (UInt8(ascii: ","), UInt8(ascii: "\""))
         var spans: [CSVRow.Span] = []
         // Sized once: a field takes at least its comma, and no more than `maximumFields` are kept.
         spans.reserveCapacity(min(maximumFields, bytes.count + 1))
         var fieldCount = 1
-        var index = 0
         var fieldStart = 0
-        var inQuotes = false
         var quoted = false
-        while index < bytes.count {
-            let byte = bytes[index]
-            if inQuotes {
-                if byte == UInt8(ascii: "\"") {
-                    if index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "\"") {
-                        index += 2
+        var index = 0
+        // Only commas and quotes matter outside a quoted field, and only quotes inside one: each
+        // search skips the bytes between them a word at a time.
+        while let special = firstIndex(of: comma, or: quote, in: bytes, from: index) {
+            if bytes[special] == comma {
+                fieldCount += 1
+                if fieldCount <= maximumFields { spans.append(CSVRow.Span(start: fieldStart, end: special, quoted: quoted)) }
+                fieldStart = special + 1
+                quoted = false
+                index = special + 1
+            } else if special == fieldStart {
+                // A quoted field runs to its closing quote; `""` inside it is a quote of its text.
+                quoted = true
+                var closing = special + 1
+                while true {
+                    guard let next = firstIndex(of: quote, or: quote, in: bytes, from: closing) else { return nil }
+                    if next + 1 < bytes.count, bytes[next + 1] == quote {
+                        closing = next + 2
                         continue
                     }
-                    inQuotes = false
+                    index = next + 1
+                    break
                 }
-            } else if byte == UInt8(ascii: ",") {
-                fieldCount += 1
-                if fieldCount <= maximumFields { spans.append(CSVRow.Span(start: fieldStart, end: index, quoted: quoted)) }
-                fieldStart = index + 1
-                quoted = false
-            } else if byte == UInt8(ascii: "\""), index == fieldStart {
-                inQuotes = true
-                quoted = true
+            } else {
+                // A quote inside an unquoted field is part of its text.
+                index = special + 1
             }
-            index += 1
         }
-        if inQuotes { return nil }
         if fieldCount > maximumFields { return CSVRow(bytes: [], spans: [], excessFieldCount: fieldCount) }
         spans.append(CSVRow.Span(start: fieldStart, end: bytes.count, quoted: quoted))
         return CSVRow(bytes: Array(bytes), spans: spans, excessFieldCount: nil)
+    }
+
+    /// The position of the first `a` or `b` in `bytes` from `start`, eight bytes at a time.
+    ///
+    /// A byte equal to `a` is a zero byte of `word ^ a…a`, and `(x - 0x01…01) & ~x & 0x80…80`
+    /// marks every zero byte of `x`; it may also mark a byte above a zero one (a borrow from it),
+    /// never one below. Read little-endian, the word's lowest mark of either test is its first match.
+    static func firstIndex(of a: UInt8, or b: UInt8, in bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
+        var index = start
+        if let base = UnsafeRawPointer(bytes.baseAddress) {
+            let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+            let (patternA, patternB) = (ones &* UInt64(a), ones &* UInt64(b))
+            while index + 8 <= bytes.count {
+                let word = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: index, as: UInt64.self))
+                let (xa, xb) = (word ^ patternA, word ^ patternB)
+                let marks = ((xa &- ones) & ~xa | (xb &- ones) & ~xb) & highs
+                if marks != 0 { return index + marks.trailingZeroBitCount / 8 }
+                index += 8
+            }
+        }
+        while index < bytes.count {
+            if bytes[index] == a || bytes[index] == b { return index }
+            index += 1
+        }
+        return nil
     }
 
     public static func fields(_ text: String) -> [String]? {

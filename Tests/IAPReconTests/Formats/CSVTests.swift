@@ -125,4 +125,27 @@ struct CSVTests {
             #expect(fields == Self.plainFields(bytes), "\(bytes)")
         }
     }
+    @Test("the word-at-a-time search finds the first comma or quote from every offset, past near misses and zero bytes")
+    func firstSpecialByte() {
+        // One bit from ',' (0x2C) or '"' (0x22), their high-bit twins, and bytes whose borrow marks the byte above.
+        let nearMisses: [UInt8] = [0x2D, 0x2E, 0x28, 0x0C, 0x6C, 0xAC, 0x23, 0x20, 0x26, 0x2A, 0x02, 0xA2, 0x00, 0x01, 0xFF, 0x80]
+        for length in 0...24 {
+            for target in [nil] + (0..<length).map(Optional.some) {
+                for special in [UInt8(ascii: ","), UInt8(ascii: "\"")] {
+                    var bytes = (0..<length).map { nearMisses[($0 &* 7 &+ length) % nearMisses.count] }
+                    if let target { bytes[target] = special }
+                    // A later match must not be found first.
+                    if let target, target + 3 < length { bytes[target + 3] = UInt8(ascii: ",") }
+                    bytes.withUnsafeBufferPointer { buffer in
+                        for start in 0...length {
+                            let either = bytes.indices.first { $0 >= start && (bytes[$0] == 0x2C || bytes[$0] == 0x22) }
+                            #expect(CSV.firstIndex(of: 0x2C, or: 0x22, in: buffer, from: start) == either, "\(bytes) from \(start)")
+                            let quote = bytes.indices.first { $0 >= start && bytes[$0] == 0x22 }
+                            #expect(CSV.firstIndex(of: 0x22, or: 0x22, in: buffer, from: start) == quote, "\(bytes) from \(start)")
+                        }
+                    }
+                }
+            }
+        }
+    }
 }
