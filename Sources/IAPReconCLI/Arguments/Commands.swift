@@ -308,7 +308,8 @@ extension CommandSpec {
             Prints per stage the median wall time with its range, lines/s, MB/s and peak \
             memory; the store's size; iaprecon beside the peers; the growth between \
             sizes; an incremental night that adds one day to a store of --days days at \
-            1m and 4m, each night followed by a full rebuild it is compared with; history \
+            1m and 4m, in rounds taking turns, each night followed by a full rebuild it is \
+            compared with; history \
             lookups on the largest store; and which targets are met. Run it from a \
             release build (jobs/bench). Exits 0 unless a stage or a peer fails.
             """,

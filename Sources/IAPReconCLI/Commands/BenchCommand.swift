@@ -77,11 +77,8 @@ struct Benchmark {
         if results.count > 1 { console.out(BenchReport.growthTable(BenchReport.growth(results))) }
         var nights: [IncrementalResult] = []
         if settings.incremental {
-            for size in BenchReport.incrementalSizes(results) {
-                let night = try measureIncremental(size)
-                console.out(BenchReport.incrementalTable(night))
-                nights.append(night)
-            }
+            nights = try measureNights(BenchReport.incrementalSizes(results))
+            for night in nights { console.out(BenchReport.incrementalTable(night)) }
         }
         let history = try results.last.map(measureHistory)
         if let history, let largest = results.last { console.out(BenchReport.historyLine(label: largest.input.label, history)) }
@@ -254,39 +251,59 @@ struct Benchmark {
 
     // MARK: Incremental night
 
-    /// Builds a store of every day but the last, then times the night that adds the last day, and
-    /// right after it a full rebuild of every day on a fresh store: what the night is compared
-    /// with. Timed side by side, a slow spell of the shared machine lands on both alike; the
-    /// size's own full runs, minutes earlier, are printed beside it.
-    func measureIncremental(_ full: SizeResult) throws -> IncrementalResult {
-        let root = settings.work + "/" + full.input.label + "/incremental"
-        let relativePaths = try BenchPaths.files(under: full.input.folder)
+    /// For each size, builds a store of every day but the last, then times the night that adds the
+    /// last day, and right after it a full rebuild of every day on a fresh store: what the night is
+    /// compared with. Timed side by side, a slow spell of the shared machine lands on both alike.
+    /// The sizes take turns round by round, as in the full runs, so it lands on every size's nights
+    /// alike too: the night's growth with its history divides nights timed under the same conditions.
+    func measureNights(_ sizes: [SizeResult]) throws -> [IncrementalResult] {
+        let plans = try sizes.map(nightPlan)
+        var results = plans.map { plan in
+            IncrementalResult(full: SizeResult(input: plan.size.input, runs: []), earlierFull: plan.size, newDay: plan.lastDay,
+                              historyDays: settings.historyDays, builds: [], nights: [])
+        }
+        for round in 1...settings.runs {
+            for (index, plan) in plans.enumerated() {
+                let label = plan.size.input.label
+                try plan.place.reset()
+                results[index].builds.append(try pipeline(input: plan.before, place: plan.place))
+                // A real night finds a store at rest since the day before: what building it wrote has
+                // reached the disk, so the night's first sync does not pay for flushing it.
+                sync()
+                let night = try pipeline(input: plan.size.input.folder, place: plan.place)
+                console.err(BenchReport.progressLine("\(label) incremental night \(round)/\(settings.runs)", night))
+                results[index].nights.append(night)
+                let again = try pipelineOnFreshStore(input: plan.size.input.folder, place: plan.rebuild)
+                console.err(BenchReport.progressLine("\(label) full rebuild beside night \(round)/\(settings.runs)", again))
+                results[index].full.runs.append(again)
+            }
+        }
+        for (index, plan) in plans.enumerated() {
+            results[index].newDayLines = try IncrementalView.linesRead(of: plan.lastDay, in: plan.place.database)
+        }
+        return results
+    }
+
+    /// Where one size's nights run: the input without its last day, the store the nights add it
+    /// to, and the store of the full rebuilds beside them.
+    private struct NightPlan {
+        var size: SizeResult
+        var lastDay: String
+        var before: String
+        var place: StoreFolder
+        var rebuild: StoreFolder
+    }
+
+    private func nightPlan(_ size: SizeResult) throws -> NightPlan {
+        let root = settings.work + "/" + size.input.label + "/incremental"
+        let relativePaths = try BenchPaths.files(under: size.input.folder)
         guard let lastDay = IncrementalView.lastDay(of: relativePaths) else {
-            throw BenchError("no day-named files in \(full.input.folder) to hold back for the incremental night")
+            throw BenchError("no day-named files in \(size.input.folder) to hold back for the incremental night")
         }
-        let view = root + "/before"
-        try IncrementalView.build(at: view, from: full.input.folder, files: relativePaths, holdingBack: lastDay)
-        let place = StoreFolder(folder: root + "/store")
-        let rebuild = StoreFolder(folder: root + "/full")
-        var builds: [[StageMeasurement]] = []
-        var nights: [[StageMeasurement]] = []
-        var rebuilds: [[StageMeasurement]] = []
-        for index in 1...settings.runs {
-            try place.reset()
-            builds.append(try pipeline(input: view, place: place))
-            // A real night finds a store at rest since the day before: what building it wrote has
-            // reached the disk, so the night's first sync does not pay for flushing it.
-            sync()
-            let night = try pipeline(input: full.input.folder, place: place)
-            console.err(BenchReport.progressLine("incremental night \(index)/\(settings.runs)", night))
-            nights.append(night)
-            let again = try pipelineOnFreshStore(input: full.input.folder, place: rebuild)
-            console.err(BenchReport.progressLine("full rebuild beside night \(index)/\(settings.runs)", again))
-            rebuilds.append(again)
-        }
-        return IncrementalResult(full: SizeResult(input: full.input, runs: rebuilds), earlierFull: full, newDay: lastDay,
-                                 historyDays: settings.historyDays, builds: builds, nights: nights,
-                                 newDayLines: try IncrementalView.linesRead(of: lastDay, in: place.database))
+        let before = root + "/before"
+        try IncrementalView.build(at: before, from: size.input.folder, files: relativePaths, holdingBack: lastDay)
+        return NightPlan(size: size, lastDay: lastDay, before: before, place: StoreFolder(folder: root + "/store"),
+                         rebuild: StoreFolder(folder: root + "/full"))
     }
 
     // MARK: History lookups
