@@ -14,8 +14,6 @@ struct AppleTieOut: Sendable {
     /// The country of verified units whose transaction has no (known) storefront.
     static let unknownCountry = "??"
 
-    typealias SalesLine = AppleTieOutStore.SalesLine
-    typealias VerifiedUnits = AppleTieOutStore.VerifiedUnits
 
     struct Key: Hashable, Comparable, Sendable {
         var day: String
@@ -46,7 +44,7 @@ struct AppleTieOut: Sendable {
     private(set) var rows: [Row] = []
     private(set) var findings: [Finding] = []
 
-    init(sales: [SalesLine], verified: [VerifiedUnits]) {
+    init(sales: [TieOutSalesLine], verified: [VerifiedUnits]) {
         var byKey: [Key: Row] = [:]
         /// Units sold per key at each customer price, to name the price most units sold at.
         var unitsAtPrice: [Key: [(price: Decimal, units: Int64)]] = [:]
@@ -125,22 +123,17 @@ struct AppleTieOut: Sendable {
 
     /// Recomputes the tie-out of `days`, or of every day when nil, in the store; returns how many
     /// rows it wrote (tie-out rows and findings).
-    static func refresh(_ database: Database, days requested: Set<String>? = nil) throws -> Int {
-        // A store whose joins never made the tie-out gets all of it.
-        let days = try AppleTieOutStore.prepare(database) ? requested : nil
-        if let days, days.isEmpty { return 0 }
-        let covered = try AppleTieOutStore.coveredDays(database, among: days)
-        let verified = try AppleTieOutStore.verified(database, days: covered, zone: reportZone, scan: days == nil)
-        var files = try StoredLedger.sourceFiles(database)
-        let tieOut = AppleTieOut(sales: try AppleTieOutStore.sales(database, days: days, files: &files), verified: verified)
+    static func refresh(_ store: some JoinStore, days requested: Set<String>? = nil) throws -> Int {
+        guard let inputs = try store.tieOutInputs(days: requested, zone: reportZone) else { return 0 }
+        let tieOut = AppleTieOut(sales: inputs.sales, verified: inputs.verified)
         let rows = tieOut.rows.map { row in
-            AppleTieOutStore.TieOutRow(
+            TieOutRow(
                 day: row.key.day, productID: row.key.productID, country: row.key.country, appleUnits: row.appleUnits,
                 verifiedUnits: row.verifiedUnits, customerPrice: row.customerPrice.map(Money.format), customerCurrency: row.customerCurrency,
                 proceeds: row.proceeds.map(Money.format), proceedsCurrency: row.proceedsCurrency)
         }
-        try AppleTieOutStore.replace(days: days.map { $0.map { (day: $0, startMs: dayStartMs($0)) } }, rows: rows,
-                                     findings: tieOut.findings, files: files, in: database)
+        try store.replaceTieOut(days: inputs.days.map { $0.map { (day: $0, startMs: dayStartMs($0)) } }, rows: rows,
+                                findings: tieOut.findings, files: inputs.files)
         return rows.count + tieOut.findings.count
     }
 

@@ -13,15 +13,15 @@ struct JoinComponents {
     private var kinds: [Kind] = []
     private var parent: [Int32] = []
 
-    typealias Kind = ChangedKeys.Kind
+    typealias Kind = KeyKind
 
     private var count: Int { kinds.count }
 
     /// Batches of whole components of every stored link (about `transactions` transactions each,
     /// more when one component is larger), in the order their keys were read, the same run to run.
-    static func batches(in database: Database, transactions limit: Int) throws -> Batches {
+    static func batches(in store: some JoinStore, transactions limit: Int) throws -> Batches {
         var graph = JoinComponents()
-        try graph.read(database)
+        try graph.read(store)
         return split(&graph, transactions: limit)
     }
 
@@ -108,31 +108,20 @@ struct JoinComponents {
 
     /// Every link of the stored facts, as undirected edges. They are read as raw lines: a repeated
     /// line, or a later sighting of a transaction, links what its first one links or more (a copy
-    /// naming another user), so a component may be larger than the rules need, never smaller. They
-    /// are read on a worker's own connection, which steps the queries and fingerprints the keys,
-    /// while this thread numbers the keys and joins their components: the two halves of the work
-    /// on two cores.
-    private mutating func read(_ database: Database) throws {
+    /// naming another user), so a component may be larger than the rules need, never smaller. This
+    /// thread numbers the keys and joins their components as the store delivers them.
+    private mutating func read(_ store: some JoinStore) throws {
         // About every key once (chains a fraction of transactions, users mostly registered):
         // the table is sized once instead of rehashing every key at each doubling.
-        let keys = try StoredLinks.keysEstimate(database)
+        let keys = try store.linkKeysEstimate()
         ids.reserveCapacity(Int(keys))
         // The per-key arrays too: each doubling would copy them into freshly zeroed pages.
         starts.reserveCapacity(Int(keys) + 1)
         kinds.reserveCapacity(Int(keys))
         parent.reserveCapacity(Int(keys))
         bytes.reserveCapacity(Int(keys) * 24)  // ids run 8 (users) to 40 (orders) bytes
-        let path = database.path
-        try WorkerPool(width: 1).run(count: 1, bound: 4, produce: { (_, send: (Result<LinkRows, any Error>) -> Void) in
-            do {
-                try StoredLinks.forEachLinkRows(Database(path: path, readOnly: true)) { send(.success($0)) }
-            } catch {
-                send(.failure(error))
-            }
-        }, consume: { _, batch in add(try batch.get()) })
+        try store.forEachLinkRows { add($0) }
     }
-
-    typealias LinkRows = StoredLinks.LinkRows
 
     /// Numbers the keys of `rows` (a key seen before keeps its number) and joins each row's components.
     private mutating func add(_ rows: LinkRows) {

@@ -16,12 +16,10 @@ extension JoinScope {
     /// keys (`JoinComponents`): the rows the closure reads from each key's side are exactly the
     /// link rows of the scope, each read once, in the round its key joined the scope.
     ///
-    /// Each round follows the links of the new keys: those from transactions and chains on this
-    /// connection, those from orders and users at the same time on a reader's own connection
-    /// (what they read was committed before this transaction began, which has written nothing yet).
-    static func closure(of seeds: JoinScope, in database: Database, limit: Int) throws -> (scope: JoinScope, links: [JoinComponents.LinkRows])? {
+    /// Each round follows the links of the new keys, inside the join's transaction before it writes.
+    static func closure(of seeds: JoinScope, in store: some JoinStore, limit: Int) throws -> (scope: JoinScope, links: [LinkRows])? {
         var scope = JoinScope()
-        var links: [JoinComponents.LinkRows] = []
+        var links: [LinkRows] = []
         // Every key of the scope, by kind and bytes: a row's key already known is skipped before it
         // is made into a string. Most keys a round reads are known (an order's user, a
         // transaction's chain), and a set of strings would hash each of them in full.
@@ -31,46 +29,31 @@ extension JoinScope {
             known.insert(key.withUTF8 { RowFingerprint(kind.rawValue, $0) })
         }
         var frontier = seeds
-        let path = database.path
         while !frontier.isEmpty {
             scope.formUnion(frontier)
             if scope.transactions.count > limit { return nil }
-            let fromOrdersAndUsers = JoinScope(orders: frontier.orders, users: frontier.users)
-            let helper = Background { [known] () throws -> StoredLinks.Reached in
-                try StoredLinks.reach(from: fromOrdersAndUsers, through: .ordersAndUsers, in: Database(path: path, readOnly: true), known: known)
-            }
-            let reached: StoredLinks.Reached
-            do {
-                reached = try StoredLinks.reach(from: JoinScope(transactions: frontier.transactions, chains: frontier.chains),
-                                                through: .transactionsAndChains, in: database, known: known)
-            } catch {
-                helper.wait()
-                throw error
-            }
-            let more = try helper.value()
-            links.append(reached.links)
-            links.append(more.links)
+            let reached = try store.reach(from: frontier, known: known)
+            links += reached.map(\.links)
             Trace.mark("join closure round: frontier \(frontier.transactions.count) transactions, \(frontier.orders.count) orders, \(frontier.users.count) users, \(frontier.chains.count) chains")
             // Both sides may reach one key: it joins the next frontier once.
             frontier = JoinScope()
-            for new in [reached.keys, more.keys] {
+            for new in reached.map(\.keys) {
                 for (fingerprint, key, kind) in new where known.insert(fingerprint).inserted { frontier.insert(key, as: kind) }
             }
         }
-        try StoredScopeFacts.fill(scope, prefix: "join", in: database)
         return (scope, links)
     }
 
     /// The keys `ChangedKeys` recorded, plus the undelivered transactions whose `lost_delivery`
     /// due time the as-of moved across (purchased in the window between the two as-of times, less grace).
-    static func seeds(in database: Database, previousAsOfMs: Int64, asOfMs: Int64, graceMs: Int64) throws -> JoinScope {
+    static func seeds(in store: some JoinStore, previousAsOfMs: Int64, asOfMs: Int64, graceMs: Int64) throws -> JoinScope {
         var seeds = JoinScope()
-        for (kind, key) in try ChangedKeys.all(in: database) { seeds.insert(key, as: kind) }
+        for (kind, key) in try store.changedKeys() { seeds.insert(key, as: kind) }
         if previousAsOfMs != asOfMs {
             // Only lost_delivery reads the as-of, and only for a transaction never delivered.
             // As the last join left them: what changed since is among the recorded keys already.
-            try StoredLinks.undeliveredTransactions(purchasedAfter: min(previousAsOfMs, asOfMs) - graceMs,
-                                                    through: max(previousAsOfMs, asOfMs) - graceMs, in: database) {
+            try store.undeliveredTransactions(purchasedAfter: min(previousAsOfMs, asOfMs) - graceMs,
+                                              through: max(previousAsOfMs, asOfMs) - graceMs) {
                 seeds.insert($0, as: .transaction)
             }
         }

@@ -47,92 +47,75 @@ public enum JoinStage {
 
     /// Recomputes the closed scope of what changed, or everything when that reaches too far.
     ///
-    /// Both decide batches of whole components as `ReaderJobs` (each batch read and decided on a
-    /// worker's connection, the writer only inserting). An incremental join cuts its closed scope
-    /// into batches and inserts them all in the one transaction that deleted the scope's rows. A
-    /// full rebuild writes new tables beside the current ones batch by batch and switches them in
-    /// with the run settings in its last transaction (`RebuiltTables`): readers see the previous
-    /// tables whole until then, and a run killed before it finds the same reason to rebuild in full.
-    public static func run(database: Database, settings: ReconcileSettings,
-                           workers: WorkerPool = WorkerPool(width: WorkerPool.defaultWidth),
-                           batchTransactions: Int = batchTransactions, rowsWritten: ((Int) -> Void)? = nil) throws -> JoinSummary {
+    /// Both decide batches of whole components, which the store reads and saves on the workers
+    /// of `workers` (`JoinStore`). An incremental join cuts its closed scope into batches and
+    /// saves them all in the one transaction that replaces the scope's results. A full rebuild
+    /// saves its results beside the current ones batch by batch and switches them in with the run
+    /// settings in its last transaction: readers see the previous results whole until then, and a
+    /// run killed before it finds the same reason to rebuild in full.
+    static func run(store: some JoinStore, settings: ReconcileSettings,
+                    workers: WorkerPool = WorkerPool(width: WorkerPool.defaultWidth),
+                    batchTransactions: Int = batchTransactions, rowsWritten: ((Int) -> Void)? = nil) throws -> JoinSummary {
         Trace.mark("join start")
-        guard try NormalizeStage.isDone(database) else { throw NotNormalized() }
-        let latestMs = try latestEventMs(database, mmpZone: settings.mmpZone).map { min($0, settings.asOfLimitMs ?? .max) }
+        guard try store.missingRawIndexes().isEmpty else { throw NotNormalized() }
+        let latestMs = try latestEventMs(store, mmpZone: settings.mmpZone).map { min($0, settings.asOfLimitMs ?? .max) }
         let asOfMs = settings.asOfMs ?? latestMs ?? 0
         let rules = FindingRules(asOfMs: asOfMs, graceMs: settings.graceMs)
+        let decide: JoinDecision = { batch in try decideBatch(batch, rules) }
+        let kinds = store.factKeyKinds
         Trace.mark("join as-of")
-        // One transaction from the first read: the scope's temp tables are written inside it too.
-        let scope = try database.transaction { () throws -> JoinScope? in
-            let closed = try incrementalScope(database, settings: settings, asOfMs: asOfMs)
+        // One transaction from the first read: the scope's keys are written inside it too.
+        let scope = try store.transaction { () throws -> JoinScope? in
+            let closed = try incrementalScope(store, settings: settings, asOfMs: asOfMs)
             Trace.mark("join scope (\(closed.map { String($0.scope.transactions.count) } ?? "full") transactions)")
             if let (scope, links) = closed {
-                try StoredJoinResults.beginUpdate(database)
-                var rows = try ScopeRows(database)
-                Trace.mark("join scope rows")
                 // Small batches, so every worker has some.
                 let limit = min(batchTransactions, max(100, scope.transactions.count / (4 * workers.width)))
                 let batches = JoinComponents.batches(of: links, transactions: limit)
                 Trace.mark("join batches (\(batches.count))")
-                try ReaderJobs.run(jobs(batches, rules, inserts: StoredJoinResults.inserts { "main." + $0 }), database: database, pool: workers,
-                                   inCallersTransaction: true, keep: { try rows.changed($0) }, rowsWritten: rowsWritten)
+                let changedMoments = try store.update(scope, batches: batches.count, keys: { batches.scope($0, of: kinds) },
+                                                      pool: workers, decide: decide, rowsWritten: rowsWritten)
                 Trace.mark("join decide")
-                try rows.deleteUnwritten()
-                var days = AppleTieOut.days(of: rows.changedMoments)
-                days.formUnion(try ChangedKeys.keys(.salesDay, in: database))
-                Trace.mark("join apply changed rows")
-                try StoredJoinResults.createMissingIndexes(database)
+                var days = AppleTieOut.days(of: changedMoments)
+                days.formUnion(try store.changedSalesDays())
                 // Not inside `rowsWritten?(…)`: an optional call skips its argument when nobody listens.
-                let tieOutRows = try AppleTieOut.refresh(database, days: days)
+                let tieOutRows = try AppleTieOut.refresh(store, days: days)
                 rowsWritten?(tieOutRows)
                 Trace.mark("join apple tie-out (\(days.count) days)")
             } else {
-                // Built beside the current tables, which readers keep seeing until the switch.
-                try StoredJoinResults.beginRebuild(database)
+                // Built beside the current results, which readers keep seeing until the switch.
+                try store.beginRebuild()
             }
             return closed?.scope
         }
         Trace.mark("join commit")
         if scope == nil {
-            let batches = try JoinComponents.batches(in: database, transactions: batchTransactions)
+            let batches = try JoinComponents.batches(in: store, transactions: batchTransactions)
             Trace.mark("join batches (\(batches.count))")
-            try ReaderJobs.run(jobs(batches, rules, inserts: StoredJoinResults.inserts { RebuiltTables.name($0, beside: true) }), database: database,
-                               pool: workers,
-                               rowsWritten: rowsWritten)
+            try store.rebuild(batches: batches.count, keys: { batches.scope($0, of: kinds) }, pool: workers,
+                              decide: decide, rowsWritten: rowsWritten)
             Trace.mark("join decide")
         }
-        let summary = try database.transaction {
-            if scope == nil { try StoredJoinResults.switchIn(database) }
-            try StoredJoinResults.saveSettings(asOfMs: asOfMs, graceMs: settings.graceMs, mmpZone: settings.mmpZone.identifier, in: database)
-            try ChangedKeys.clear(database)
+        let summary = try store.transaction {
+            if scope == nil { try store.switchInRebuilt() }
+            try store.finish(settings: JoinSettings(asOfMs: asOfMs, graceMs: settings.graceMs, mmpZone: settings.mmpZone.identifier))
             Trace.mark("join switch, indexes and settings")
             if scope == nil {
-                let tieOutRows = try AppleTieOut.refresh(database)
+                let tieOutRows = try AppleTieOut.refresh(store)
                 rowsWritten?(tieOutRows)
                 Trace.mark("join apple tie-out")
             }
-            let total = try StoredJoinResults.findingCount(database)
+            let total = try store.findingCount()
             return JoinSummary(asOfMs: asOfMs, findings: total, recomputedTransactions: scope?.transactions.count)
         }
         Trace.mark("join committed")
         return summary
     }
 
-    /// One job per batch: its keys into the reader's temp tables, then decided.
-    private static func jobs(_ batches: JoinComponents.Batches, _ rules: FindingRules, inserts: [String]) -> [ReaderJob] {
-        return (0..<batches.count).map { batch in
-            ReaderJob(inserts: inserts) { reader, target in
-                try StoredScopeFacts.fill(batches.scope(batch, of: StoredScopeFacts.keyKinds), prefix: "join", in: reader)
-                try decide(reader, rules, into: target)
-            }
-        }
-    }
-
-    /// Decides one closed scope (already in the reading connection's `temp.join_*` tables) and
-    /// writes its rows to `target`'s `StoredJoinResults.inserts` tables.
-    private static func decide(_ reader: Database, _ rules: FindingRules, into target: any RowTarget) throws {
-        var builder = ReconciliationInput.Builder(files: try StoredLedger.sourceFiles(reader))
-        try StoredScopeFacts.read(reader, scope: "join", into: &builder)
+    /// Decides one batch of whole components from its facts, and saves what it decided.
+    private static func decideBatch(_ batch: any JoinBatch, _ rules: FindingRules) throws {
+        var builder = ReconciliationInput.Builder(files: batch.files)
+        try batch.readFacts(into: &builder)
         var input = builder.finished()
         let files = builder.files
         let matching = OrderMatching(input)
@@ -143,26 +126,26 @@ public enum JoinStage {
         input.senders = [:]
         input.refunds = [:]
         let findings = rules.findings(resolved, input)
-        for item in resolved { try target.insert(table: 0, StoredJoinResults.row(of: item, ids: input.ids)) }
-        for finding in findings { try target.insert(table: 1, StoredJoinResults.row(of: finding, files: files)) }
+        for item in resolved { try batch.save(item, ids: input.ids) }
+        for finding in findings { try batch.save(finding, files: files) }
     }
 
     /// The scope of an incremental join, or nil for a full rebuild: a pending full rebuild, no
     /// earlier join (or an older iaprecon's), other settings than the earlier join's, or changes that reach too far.
-    static func incrementalScope(_ database: Database, settings: ReconcileSettings, asOfMs: Int64) throws
-        -> (scope: JoinScope, links: [JoinComponents.LinkRows])? {
-        guard let previous = try StoredJoinResults.previousSettings(database), try !ChangedKeys.isFullRebuildPending(database),
+    static func incrementalScope(_ store: some JoinStore, settings: ReconcileSettings, asOfMs: Int64) throws
+        -> (scope: JoinScope, links: [LinkRows])? {
+        guard let previous = try store.previousSettings(), try !store.isFullRebuildPending(),
               previous.graceMs == settings.graceMs, previous.mmpZone == settings.mmpZone.identifier else { return nil }
-        let seeds = try JoinScope.seeds(in: database, previousAsOfMs: previous.asOfMs, asOfMs: asOfMs, graceMs: settings.graceMs)
+        let seeds = try JoinScope.seeds(in: store, previousAsOfMs: previous.asOfMs, asOfMs: asOfMs, graceMs: settings.graceMs)
         // Past about a third of the transactions, reading them all is cheaper than chasing links.
-        let transactions = try StoredJoinResults.transactionCountEstimate(database)
-        return try JoinScope.closure(of: seeds, in: database, limit: max(1_000, transactions / 3))
+        let transactions = try store.transactionCountEstimate()
+        return try JoinScope.closure(of: seeds, in: store, limit: max(1_000, transactions / 3))
     }
 
     /// The latest event time in the inputs (CONTRACT.md §2, "as-of"): server `ts`, receipt
     /// `received_at`, V2 notification `signedDate`, registration `ts`, MMP `Event Time`.
-    static func latestEventMs(_ database: Database, mmpZone: Zone) throws -> Int64? {
-        let (ms, mmpWallMs) = try StoredJoinResults.latestEventTimes(database)
+    static func latestEventMs(_ store: some JoinStore, mmpZone: Zone) throws -> Int64? {
+        let (ms, mmpWallMs) = try store.latestEventTimes()
         guard let mmpWallMs else { return ms }
         let mmp = mmpZone.utc(fromLocal: mmpWallMs)
         return max(ms ?? mmp, mmp)

@@ -18,21 +18,18 @@ public enum NormalizeStage {
     /// Builds each raw index a bulk ingest dropped, one transaction each: a run killed half-way
     /// keeps the ones done. Returns how many it built.
     @discardableResult
-    public static func run(database: Database) throws -> Int {
+    static func run(store: some RawIndexStore) throws -> Int {
         Trace.mark("normalize start")
-        let existing = try database.indexNames()
-        var built = 0
-        for (name, sql) in RawIndexes.all where !existing.contains(name) {
-            try database.transaction { try database.execute(sql) }
-            built += 1
+        let missing = try store.missingRawIndexes()
+        for name in missing {
+            try store.buildRawIndex(name)
             Trace.mark("normalize index \(name)")
         }
-        return built
+        return missing.count
     }
 
     /// Whether every raw index is there: what the join needs to read one batch's lines at a time.
-    static func isDone(_ database: Database) throws -> Bool {
-        let existing = try database.indexNames()
-        return RawIndexes.all.allSatisfy { existing.contains($0.name) }
+    static func isDone(_ store: some RawIndexStore) throws -> Bool {
+        try store.missingRawIndexes().isEmpty
     }
 }

@@ -102,6 +102,19 @@ public enum Pipeline {
         return report
     }
 
+    /// Stage 2 on the SQLite store: builds the raw indexes a bulk ingest dropped; returns how many.
+    @discardableResult
+    public static func normalize(database: Database) throws -> Int {
+        try NormalizeStage.run(store: SQLiteJoinStore(database))
+    }
+
+    /// Stage 3 on the SQLite store (`JoinStage.run`).
+    public static func join(database: Database, settings: ReconcileSettings, workers: WorkerPool = WorkerPool(width: WorkerPool.defaultWidth),
+                            batchTransactions: Int = JoinStage.batchTransactions, rowsWritten: ((Int) -> Void)? = nil) throws -> JoinSummary {
+        try JoinStage.run(store: SQLiteJoinStore(database), settings: settings, workers: workers, batchTransactions: batchTransactions,
+                          rowsWritten: rowsWritten)
+    }
+
     public static func run(_ options: RunOptions, progress: ProgressSink?) throws -> RunResult {
         let lock = try RunLock(databasePath: options.databasePath, command: options.command)
         defer { withExtendedLifetime(lock) {} }
@@ -141,13 +154,13 @@ public enum Pipeline {
                                     rules: options.lineRules, progress: progress)
             }
             _ = try timed("normalize", note: { (built: Int) in built == 0 ? "" : "\(built) indexes built" }) {
-                try NormalizeStage.run(database: database)
+                try Pipeline.normalize(database: database)
             }
             let join = try timed("join", note: { (summary: JoinSummary) in
                 "as-of \(Timestamp.iso8601(summary.asOfMs)), \(summary.findings) findings"
                     + (summary.recomputedTransactions.map { ", incremental: \($0) transactions recomputed" } ?? "")
             }) {
-                try JoinStage.run(database: database, settings: options.reconcile, workers: WorkerPool(width: options.jobs)) {
+                try Pipeline.join(database: database, settings: options.reconcile, workers: WorkerPool(width: options.jobs)) {
                     progress?.advanced(.lines($0))
                 }
             }

@@ -12,7 +12,7 @@ struct AppleTieOutReport: Sendable {
         "customer_currency", "apple_proceeds", "proceeds_currency",
     ]
 
-    typealias Row = StoredReportRows.TieOutRow
+    typealias Row = TieOutRow
 
     var rows: [Row] = []
     /// Σ proceeds per proceeds currency.

@@ -9,20 +9,6 @@
 /// store, a store from before this table, or a changed product catalog (prices and types reach every
 /// transaction).
 public enum ChangedKeys {
-    public enum Kind: String, Sendable {
-        case transaction, order, user, chain, all
-        /// A new, replaced or forgotten MMP file (key: its file id). Nothing is recomputed for it
-        /// before the report, which reads every MMP row; it tells `history` that attribution waits.
-        case mmpFile = "mmp_file"
-        /// A new, replaced or forgotten registrations file (key: its file id). Only the report reads
-        /// sign-ups (all of them, every run), so nothing is recomputed for it; it tells `history`
-        /// that attribution waits.
-        case registration
-        /// A Pacific day (`yyyy-MM-dd`) of Sales Report rows a file added or took away: the join
-        /// recomputes that day's tie-out with Apple.
-        case salesDay = "sales_day"
-    }
-
     /// Records the keys of file `fileID`'s rows; called after a file's rows are inserted and before they are deleted.
     static func recordRows(of fileID: Int64, in database: Database) throws {
         if try isFullRebuildPending(database) { return }
@@ -49,16 +35,16 @@ public enum ChangedKeys {
     }
 
     /// Every recorded key, with its kind (keys of kinds this build does not know are left out).
-    static func all(in database: Database) throws -> [(kind: Kind, key: String)] {
-        var keys: [(Kind, String)] = []
+    static func all(in database: Database) throws -> [(kind: KeyKind, key: String)] {
+        var keys: [(KeyKind, String)] = []
         try database.forEach("SELECT kind, key FROM dirty_keys") { row in
-            if let kind = Kind(rawValue: row.string(0)) { keys.append((kind, row.string(1))) }
+            if let kind = KeyKind(rawValue: row.string(0)) { keys.append((kind, row.string(1))) }
         }
         return keys
     }
 
     /// The keys of `kind`.
-    static func keys(_ kind: Kind, in database: Database) throws -> [String] {
+    static func keys(_ kind: KeyKind, in database: Database) throws -> [String] {
         var keys: [String] = []
         try database.forEach("SELECT key FROM dirty_keys WHERE kind = ?", [.text(kind.rawValue)]) { keys.append($0.string(0)) }
         return keys

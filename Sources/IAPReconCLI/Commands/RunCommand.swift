@@ -71,7 +71,7 @@ enum StageCommands {
 
     static func normalize(_ command: ParsedCommand, console: Console) throws -> ExitCode {
         try stage(command, "normalize", console: console) { database, _ in
-            let built = try NormalizeStage.run(database: database)
+            let built = try Pipeline.normalize(database: database)
             return built == 0 ? "normalized" : "normalized: \(built) indexes built"
         }
     }
@@ -79,7 +79,7 @@ enum StageCommands {
     static func join(_ command: ParsedCommand, console: Console) throws -> ExitCode {
         let settings = try command.reconcileSettings()
         return try stage(command, "join", console: console) { database, progress in
-            let summary = try JoinStage.run(database: database, settings: settings, workers: WorkerPool(width: command.jobs)) {
+            let summary = try Pipeline.join(database: database, settings: settings, workers: WorkerPool(width: command.jobs)) {
                 progress?.advanced(.lines($0))
             }
             return "as of \(Timestamp.iso8601(summary.asOfMs)): \(summary.findings) findings"

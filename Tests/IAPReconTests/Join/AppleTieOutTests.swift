@@ -121,8 +121,8 @@ struct AppleTieOutTests {
 
     @Test("several report rows of one day, product and country add up; the price is the one most units sold at")
     func rowsAddUp() throws {
-        func line(_ units: Int64, price: String, proceeds: String, line: Int) -> AppleTieOut.SalesLine {
-            AppleTieOut.SalesLine(day: "2026-11-24", productID: "gems60", country: "US", units: units, customerPrice: Decimal(string: price) ?? 0,
+        func line(_ units: Int64, price: String, proceeds: String, line: Int) -> TieOutSalesLine {
+            TieOutSalesLine(day: "2026-11-24", productID: "gems60", country: "US", units: units, customerPrice: Decimal(string: price) ?? 0,
                                   customerCurrency: "USD", proceeds: Decimal(string: proceeds) ?? 0, proceedsCurrency: "USD",
                                   source: SourceLine(file: 0, line: Int64(line)))
         }

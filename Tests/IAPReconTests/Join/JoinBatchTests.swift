@@ -34,8 +34,8 @@ struct JoinBatchTests {
         let database = try nights.open()
         for input in [nights.input, generated.input] {
             _ = try Pipeline.ingest(input: input, database: database, jobs: 2, rules: LineRules(signatures: .testChain), progress: nil)
-            try NormalizeStage.run(database: database)
-            let summary = try JoinStage.run(database: database, settings: ReconcileSettings(), workers: WorkerPool(width: 2),
+            try Pipeline.normalize(database: database)
+            let summary = try Pipeline.join(database: database, settings: ReconcileSettings(), workers: WorkerPool(width: 2),
                                             batchTransactions: 20)
             if input == generated.input {
                 let recomputed = try #require(summary.recomputedTransactions, "the second night is incremental")
@@ -55,11 +55,11 @@ struct JoinBatchTests {
         let database = try nights.open()
         for input in [nights.input, generated.input] {
             _ = try Pipeline.ingest(input: input, database: database, jobs: 2, rules: LineRules(signatures: .testChain), progress: nil)
-            try NormalizeStage.run(database: database)
-            if input == nights.input { _ = try JoinStage.run(database: database, settings: ReconcileSettings()) }
+            try Pipeline.normalize(database: database)
+            if input == nights.input { _ = try Pipeline.join(database: database, settings: ReconcileSettings()) }
         }
         let asOfMs = try database.scalar("SELECT as_of_ms FROM int_run_settings").integerValue
-        let closed = try #require(try JoinStage.incrementalScope(database, settings: ReconcileSettings(), asOfMs: asOfMs))
+        let closed = try #require(try JoinStage.incrementalScope(SQLiteJoinStore(database), settings: ReconcileSettings(), asOfMs: asOfMs))
         let batches = JoinComponents.batches(of: closed.links, transactions: 1)
         #expect(batches.count > 10, "a night of many components")
         let scopeKeys = ["t": closed.scope.transactions, "o": closed.scope.orders, "u": closed.scope.users, "c": closed.scope.chains]
@@ -111,8 +111,8 @@ struct JoinBatchTests {
         let scenario = try Scenario()
         let database = try scenario.open()
         _ = try Pipeline.ingest(input: input, database: database, jobs: workers, rules: LineRules(signatures: .testChain), progress: nil)
-        try NormalizeStage.run(database: database)
-        let summary = try JoinStage.run(database: database, settings: ReconcileSettings(), workers: WorkerPool(width: workers),
+        try Pipeline.normalize(database: database)
+        let summary = try Pipeline.join(database: database, settings: ReconcileSettings(), workers: WorkerPool(width: workers),
                                         batchTransactions: batch)
         #expect(summary.recomputedTransactions == nil, "a first join is a full rebuild")
         return (scenario, database, summary)

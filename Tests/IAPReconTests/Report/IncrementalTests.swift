@@ -335,7 +335,7 @@ struct IncrementalTests {
         // A bulk ingest killed before normalize leaves the raw lines without their indexes.
         try RawIndexes.drop(database)
         let findings = try database.scalar("SELECT count(*) FROM fct_findings")
-        let refusal = try #require(throws: NotNormalized.self) { try JoinStage.run(database: database, settings: ReconcileSettings()) }
+        let refusal = try #require(throws: NotNormalized.self) { try Pipeline.join(database: database, settings: ReconcileSettings()) }
         #expect(refusal.description.contains("'iaprecon normalize'"))
         #expect(try database.scalar("SELECT count(*) FROM fct_findings") == findings)
     }
@@ -355,7 +355,7 @@ struct IncrementalTests {
         }
         #expect(error.description.contains("older iaprecon") && error.description.contains("'iaprecon join'"))
         // Nothing changed since, yet the join rebuilds every result rather than update the older ones.
-        #expect(try JoinStage.run(database: database, settings: ReconcileSettings()).recomputedTransactions == nil)
+        #expect(try Pipeline.join(database: database, settings: ReconcileSettings()).recomputedTransactions == nil)
         _ = try ReportStage.run(database: database, settings: ReportSettings(outFolder: scenario.out))
         #expect(try scenario.output("transactions.csv") == before)
         #expect(try database.scalar("SELECT delivered_to FROM int_transactions_resolved") == .text("u_1"))
@@ -415,10 +415,10 @@ struct IncrementalTests {
         try scenario.write("server/s.jsonl", [Line.order("2026-11-20T10:00:00Z", "o1", "u1", "gems60")])
         let database = try scenario.open()
         _ = try Pipeline.ingest(input: scenario.input, database: database, jobs: 1, rules: Scenario.rules(asOf: nil), progress: nil)
-        #expect(throws: NotNormalized.self) { try JoinStage.run(database: database, settings: ReconcileSettings()) }
-        try NormalizeStage.run(database: database)
+        #expect(throws: NotNormalized.self) { try Pipeline.join(database: database, settings: ReconcileSettings()) }
+        try Pipeline.normalize(database: database)
         // Normalized, the same store joins: in full, the first time.
-        #expect(try JoinStage.run(database: database, settings: ReconcileSettings()).recomputedTransactions == nil)
+        #expect(try Pipeline.join(database: database, settings: ReconcileSettings()).recomputedTransactions == nil)
     }
 
     @Test("a store an older iaprecon wrote (every MMP column, staged MMP rows and first sign-ups) is migrated: each row kept once, attribution unchanged")

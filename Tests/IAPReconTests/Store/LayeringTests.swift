@@ -138,4 +138,65 @@ struct LayeringTests {
         #expect(Self.violations(folder: "Store", code: "struct Entry { var kind: Registration.Kind }", owners: owners) == ["Registration (Report)"])
         #expect(Self.declared(in: [("Join/A.swift", "Join", "struct JoinScope {\n    struct Key {}\n}")]) == ["JoinScope": "Join"])
     }
+
+    /// The files of `Store` that are its interface, whatever the backend: the protocols the stages
+    /// call and the values they exchange. The rest of `Store` is SQLite's conformance.
+    static let storeInterface: Set<String> = ["Store/Join/JoinStore.swift", "Store/Join/ScopeKeys.swift", "Store/SourceFiles.swift"]
+    /// The stages that reach the store through its interface alone.
+    static let stagesBehindInterface: Set<String> = ["Normalize", "Join"]
+
+    /// The store's types that `code`, a file of a stage behind the interface, names outside the
+    /// interface's files (each type's file in `files`). A name the file declares itself, at any
+    /// depth (`AppleTieOut.Row`), is its own.
+    static func backendNames(code: String, files: [String: String]) -> [String] {
+        let range = NSRange(code.startIndex..., in: code)
+        var own: Set<String> = []
+        for match in nestedDeclaration.matches(in: code, range: range) {
+            if let name = Range(match.range(at: 1), in: code) { own.insert(String(code[name])) }
+        }
+        var found: Set<String> = []
+        for match in word.matches(in: code, range: range) {
+            guard let name = Range(match.range, in: code).map({ String(code[$0]) }), !own.contains(name), let file = files[name],
+                  file.hasPrefix("Store/"), !storeInterface.contains(file) else { continue }
+            found.insert("\(name) (\(file))")
+        }
+        return found.sorted()
+    }
+
+    static let nestedDeclaration = try! NSRegularExpression(
+        pattern: "^\\s*(?:public |internal |fileprivate |private )?(?:final )?(?:struct|enum|class|protocol|typealias|actor) ([A-Z][A-Za-z0-9_]*)",
+        options: .anchorsMatchLines)
+
+    /// Each top-level type's file.
+    static func declaringFiles(in sources: [(path: String, folder: String, code: String)]) -> [String: String] {
+        var files: [String: String] = [:]
+        for source in sources {
+            let range = NSRange(source.code.startIndex..., in: source.code)
+            for match in declaration.matches(in: source.code, range: range) {
+                if let name = Range(match.range(at: 1), in: source.code) { files[String(source.code[name])] = source.path }
+            }
+        }
+        return files
+    }
+
+    @Test("normalize and the join reach the store through its interface, never SQLite's code")
+    func stagesNameOnlyTheStoreInterface() {
+        let files = Self.declaringFiles(in: Self.sources)
+        for file in Self.storeInterface {
+            #expect(files.values.contains(file), "\(file) declares no type: the interface's list is out of date")
+        }
+        for source in Self.sources where Self.stagesBehindInterface.contains(source.folder) {
+            for name in Self.backendNames(code: source.code, files: files) {
+                Issue.record("\(source.path) names \(name), which is SQLite's, not the store's interface")
+            }
+        }
+        // The check itself: a connection, a statement or a SQLite module's function is caught; the
+        // interface's protocol and values, and the model's types, are not.
+        let known = ["Database": "Store/Database.swift", "StoredLinks": "Store/Join/StoredLinks.swift",
+                     "JoinStore": "Store/Join/JoinStore.swift", "JoinScope": "Store/Join/ScopeKeys.swift", "Finding": "Model/Finding.swift"]
+        #expect(Self.backendNames(code: "func run(_ database: Database) { StoredLinks.reach() }", files: known)
+                == ["Database (Store/Database.swift)", "StoredLinks (Store/Join/StoredLinks.swift)"])
+        #expect(Self.backendNames(code: "func run(store: some JoinStore, scope: JoinScope) -> [Finding]", files: known).isEmpty)
+        #expect(Self.backendNames(code: "struct Tie {\n    struct Database {}\n    var row: Database\n}", files: known).isEmpty)
+    }
 }

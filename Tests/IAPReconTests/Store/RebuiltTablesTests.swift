@@ -36,12 +36,12 @@ struct RebuiltTablesTests {
         // A new grace asks for a full rebuild; the join fails when it reads the revocations.
         try database.execute("ALTER TABLE raw_server__revocations RENAME COLUMN ts_ms TO ts_away")
         #expect(throws: SQLiteError.self) {
-            try JoinStage.run(database: database, settings: ReconcileSettings(graceMs: 2 * 86_400_000), batchTransactions: 5)
+            try Pipeline.join(database: database, settings: ReconcileSettings(graceMs: 2 * 86_400_000), batchTransactions: 5)
         }
         try database.execute("ALTER TABLE raw_server__revocations RENAME COLUMN ts_away TO ts_ms")
         #expect(try snapshot(database) == before)
 
-        _ = try JoinStage.run(database: database, settings: ReconcileSettings(), batchTransactions: 5)
+        _ = try Pipeline.join(database: database, settings: ReconcileSettings(), batchTransactions: 5)
         #expect(try leftovers(database) == 0)
         #expect(try snapshot(database) == before)
     }
@@ -72,14 +72,14 @@ struct RebuiltTablesTests {
         #expect(Set(names).count == names.count && RawIndexes.all.allSatisfy { $0.sql.contains(" \($0.name) ON ") })
         let count = "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name IN (\(names.map { "'\($0)'" }.joined(separator: ", ")))"
         #expect(try database.scalar(count).integerValue == 0, "a first ingest is a bulk one")
-        #expect(try !NormalizeStage.isDone(database))
-        try NormalizeStage.run(database: database)
+        #expect(try !NormalizeStage.isDone(SQLiteJoinStore(database)))
+        try Pipeline.normalize(database: database)
         #expect(try database.scalar(count).integerValue == Int64(names.count))
-        #expect(try NormalizeStage.isDone(database))
+        #expect(try NormalizeStage.isDone(SQLiteJoinStore(database)))
         // A normalize killed half-way kept the indexes it built; the next one builds the rest.
         try database.execute("DROP INDEX raw_apple_by_user; DROP INDEX raw_orders_by_user")
-        #expect(try !NormalizeStage.isDone(database))
-        try NormalizeStage.run(database: database)
+        #expect(try !NormalizeStage.isDone(SQLiteJoinStore(database)))
+        try Pipeline.normalize(database: database)
         #expect(try database.scalar(count).integerValue == Int64(names.count))
     }
 }

@@ -75,9 +75,9 @@ final class Scenario {
     func reconcile(asOf: String? = nil, graceHours: Int64 = 24, jobs: Int = 1) throws -> [StoredFinding] {
         let database = try open()
         _ = try Pipeline.ingest(input: input, database: database, jobs: jobs, rules: Self.rules(asOf: asOf), progress: nil)
-        try NormalizeStage.run(database: database)
+        try Pipeline.normalize(database: database)
         let settings = ReconcileSettings(asOfMs: asOf.flatMap { Timestamp.parse($0) }, graceMs: graceHours * 3_600_000)
-        _ = try JoinStage.run(database: database, settings: settings)
+        _ = try Pipeline.join(database: database, settings: settings)
         return try Self.findings(database)
     }
 

@@ -11,47 +11,6 @@ import Foundation
 /// runs in the transaction that writes those transactions, so a run killed on the way leaves
 /// the tie-out of the transactions it kept.
 enum AppleTieOutStore {
-    /// One row of the Sales Report, as ingest stored it.
-    struct SalesLine: Sendable {
-        var day: String
-        var productID: String
-        var country: String
-        /// Negative for refunds.
-        var units: Int64
-        /// Per unit, without sign.
-        var customerPrice: Decimal
-        var customerCurrency: String
-        /// Per unit, without sign.
-        var proceeds: Decimal
-        var proceedsCurrency: String
-        var source: SourceLine
-    }
-
-    /// Verified units on one Pacific day: a purchase (+quantity) or a refund (−quantity).
-    struct VerifiedUnits: Sendable {
-        var day: String
-        var productID: String
-        /// Alpha-2, or nil when the transaction has no storefront ISO 3166 knows.
-        var country: String?
-        var units: Int64
-    }
-
-    /// One row of `fct_apple_tieout`, money as exact decimal text.
-    struct TieOutRow: Sendable {
-        var day: String
-        var productID: String
-        var country: String
-        var appleUnits: Int64
-        var verifiedUnits: Int64
-        var customerPrice: String?
-        var customerCurrency: String?
-        var proceeds: String?
-        var proceedsCurrency: String?
-
-        /// Apple's units less the verified ones: positive where Apple sold more than the store knows.
-        var difference: Int64 { appleUnits - verifiedUnits }
-    }
-
     /// Makes the tie-out's table when missing. True when it existed already; false for a store
     /// whose joins never made the tie-out, which then gets all of it.
     static func prepare(_ database: Database) throws -> Bool {
@@ -96,12 +55,12 @@ enum AppleTieOutStore {
     }
 
     /// The Sales Report rows of `days`, or all when nil, in file order.
-    static func sales(_ database: Database, days: Set<String>?, files: inout SourceFiles) throws -> [SalesLine] {
-        var lines: [SalesLine] = []
+    static func sales(_ database: Database, days: Set<String>?, files: inout SourceFiles) throws -> [TieOutSalesLine] {
+        var lines: [TieOutSalesLine] = []
         typealias Column = SalesColumn
         try database.forEach("SELECT \(Column.selectList) FROM raw_apple__sales s JOIN files f USING (file_id) ORDER BY f.path, s.line") { row in
             if let days, !days.contains(row.string(Column.day)) { return }
-            lines.append(SalesLine(
+            lines.append(TieOutSalesLine(
                 day: row.string(Column.day), productID: row.string(Column.productID), country: row.string(Column.country),
                 units: row.int(Column.units), customerPrice: Money.parse(row.string(Column.customerPrice)) ?? 0,
                 customerCurrency: row.string(Column.customerCurrency), proceeds: Money.parse(row.string(Column.proceeds)) ?? 0,

@@ -20,7 +20,7 @@ struct JoinScope {
     }
 
     /// Adds `key` to the keys of its kind; kinds a scope does not hold (files, days) add nothing.
-    mutating func insert(_ key: String, as kind: ChangedKeys.Kind) {
+    mutating func insert(_ key: String, as kind: KeyKind) {
         switch kind {
         case .transaction: transactions.insert(StoredText(key))
         case .order: orders.insert(StoredText(key))
@@ -31,10 +31,25 @@ struct JoinScope {
     }
 
     /// Calls `body` with every key and its kind.
-    func forEachKey(_ body: (String, ChangedKeys.Kind) -> Void) {
+    func forEachKey(_ body: (String, KeyKind) -> Void) {
         for key in transactions { body(key.text, .transaction) }
         for key in orders { body(key.text, .order) }
         for key in users { body(key.text, .user) }
         for key in chains { body(key.text, .chain) }
     }
+}
+
+/// What a key names: the kinds of `JoinScope`, and what else ingest records as changed (`ChangedKeys`).
+public enum KeyKind: String, Sendable {
+    case transaction, order, user, chain, all
+    /// A new, replaced or forgotten MMP file (key: its file id). Nothing is recomputed for it
+    /// before the report, which reads every MMP row; it tells `history` that attribution waits.
+    case mmpFile = "mmp_file"
+    /// A new, replaced or forgotten registrations file (key: its file id). Only the report reads
+    /// sign-ups (all of them, every run), so nothing is recomputed for it; it tells `history`
+    /// that attribution waits.
+    case registration
+    /// A Pacific day (`yyyy-MM-dd`) of Sales Report rows a file added or took away: the join
+    /// recomputes that day's tie-out with Apple.
+    case salesDay = "sales_day"
 }

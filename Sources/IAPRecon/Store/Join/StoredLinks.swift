@@ -5,32 +5,7 @@
 /// column; a NULL column links nothing. The whole store's links are read once for a full rebuild,
 /// and a closed scope's closure reads the same rows from each key's side, round by round.
 enum StoredLinks {
-    typealias Kind = ChangedKeys.Kind
-
-    /// Rows of links, packed: each row's keys (kind, fingerprint, bytes); the first is linked to the others.
-    struct LinkRows: Sendable {
-        var kinds: [Kind] = []
-        var fingerprints: [RowFingerprint] = []
-        var bytes: [UInt8] = []
-        /// Where each key's bytes end in `bytes`.
-        var keyEnds: [Int32] = []
-        /// Where each row's keys end.
-        var rowEnds: [Int32] = []
-
-        /// Adds a key of the row at hand: its first key is linked to the others.
-        mutating func append(_ key: UnsafeBufferPointer<UInt8>, kind: Kind) {
-            kinds.append(kind)
-            fingerprints.append(RowFingerprint(kind.rawValue, key))
-            bytes.append(contentsOf: key)
-            keyEnds.append(Int32(bytes.count))
-        }
-
-        /// Ends the row at hand.
-        mutating func endRow() {
-            rowEnds.append(Int32(kinds.count))
-        }
-    }
-
+    typealias Kind = KeyKind
     /// About how many keys the store holds (every sighting and order, each registered user): what
     /// a full rebuild sizes its tables of keys by.
     static func keysEstimate(_ database: Database) throws -> Int64 {
@@ -80,18 +55,12 @@ enum StoredLinks {
         case transactionsAndChains, ordersAndUsers
     }
 
-    /// What a round reached: the keys the scope did not know, each once, and the link rows among what it read.
-    struct Reached: Sendable {
-        var keys: [(fingerprint: RowFingerprint, key: String, kind: ChangedKeys.Kind)] = []
-        var links = LinkRows()
-    }
-
     /// What `links` reach from `frontier` (written into `database`'s `frontier_*` temp tables first)
     /// that is not `known`.
-    static func reach(from frontier: JoinScope, through side: Side, in database: Database, known: Set<RowFingerprint>) throws -> Reached {
+    static func reach(from frontier: JoinScope, through side: Side, in database: Database, known: Set<RowFingerprint>) throws -> ReachedKeys {
         try StoredScopeFacts.fill(frontier, prefix: "frontier", in: database)
         let links = side == .transactionsAndChains ? linksFromTransactionsAndChains : linksFromOrdersAndUsers
-        var reached = Reached()
+        var reached = ReachedKeys()
         var seen = Set<RowFingerprint>()
         for link in links {
             try database.forEach(link.sql) { row in
@@ -121,7 +90,7 @@ enum StoredLinks {
     /// was found by; the others name only what they reach.
     private struct LinkQuery {
         var sql: String
-        var kinds: [ChangedKeys.Kind]
+        var kinds: [KeyKind]
         var isLinkRow = false
     }
 

@@ -1,7 +1,7 @@
 /// The facts of one closed scope, as the join reads them (`ScopeFactsReceiver`).
 enum StoredScopeFacts {
     /// The keys `read` selects facts by: a scope's transactions and orders.
-    static let keyKinds: Set<ChangedKeys.Kind> = [.transaction, .order]
+    static let keyKinds: Set<KeyKind> = [.transaction, .order]
 
     /// Hands `receiver` the stored facts of the scope in the connection's
     /// `temp.<prefix>_transactions` and `temp.<prefix>_orders` tables (`fill`), and the

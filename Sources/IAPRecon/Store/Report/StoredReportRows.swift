@@ -28,9 +28,6 @@ enum StoredReportRows {
         return rows
     }
 
-    /// A row of the tie-out with Apple: one day, product and country.
-    typealias TieOutRow = AppleTieOutStore.TieOutRow
-
     /// The tie-out with Apple the join wrote, by day, product and country; none when no join made it.
     static func tieOutRows(_ database: Database) throws -> [TieOutRow] {
         let tables = try database.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'fct_apple_tieout'").integerValue

@@ -1,0 +1,186 @@
+import Foundation
+
+/// The store as the normalize stage sees it: the indexes the readers of the input lines need.
+protocol RawIndexStore {
+    /// The indexes of the input lines that are missing (a bulk ingest drops them), in the order to build them.
+    func missingRawIndexes() throws -> [String]
+    /// Builds one of them in a transaction of its own, so a run killed later keeps it.
+    func buildRawIndex(_ name: String) throws
+}
+
+/// The store as the join sees it: what changed, the links between keys, each batch's facts in and
+/// its results out, the tie-out's inputs and rows, and the transactions that keep a killed run's
+/// store consistent. The join names nothing else of the store, so another backend is another
+/// conformance beside SQLite's (`SQLiteJoinStore`); the join's decisions stay where they are.
+///
+/// The results are switched in whole: an incremental join replaces its scope's rows inside the
+/// caller's `transaction`; a full rebuild writes new results beside the current ones, which every
+/// reader keeps seeing until `switchInRebuilt`, in the join's last transaction.
+protocol JoinStore: RawIndexStore {
+    /// Runs `body` in one write transaction: committed when it returns, rolled back when it throws.
+    func transaction<T>(_ body: () throws -> T) throws -> T
+
+    // MARK: What changed since the last join
+
+    /// The latest event time of the stored inputs, and the latest MMP wall-clock time (in the MMP's zone).
+    func latestEventTimes() throws -> (ms: Int64?, mmpWallMs: Int64?)
+    /// The settings of the last join whose results the next one may update; nil when there was
+    /// none or its results have an older iaprecon's shape.
+    func previousSettings() throws -> JoinSettings?
+    /// True when the next join must rebuild everything.
+    func isFullRebuildPending() throws -> Bool
+    /// Every key ingest recorded as changed since the last join, with its kind.
+    func changedKeys() throws -> [(kind: KeyKind, key: String)]
+    /// The transactions the last join decided never delivered, purchased in (`after`, `through`].
+    func undeliveredTransactions(purchasedAfter after: Int64, through: Int64, _ body: (String) -> Void) throws
+    /// The Pacific days of Sales Report lines ingest added or took away since the last join.
+    func changedSalesDays() throws -> [String]
+    /// About how many transactions the results hold.
+    func transactionCountEstimate() throws -> Int
+
+    // MARK: Links between keys
+
+    /// About how many keys the links name: what a full rebuild sizes its tables by.
+    func linkKeysEstimate() throws -> Int64
+    /// Every link row of the stored facts, in batches, delivered on the calling thread.
+    func forEachLinkRows(_ deliver: (LinkRows) throws -> Void) throws
+    /// What the links reach from `frontier` that is not `known`: from its transactions and chains,
+    /// and from its orders and users. Inside a write transaction, it reads what was committed before it.
+    func reach(from frontier: JoinScope, known: Set<RowFingerprint>) throws -> [ReachedKeys]
+
+    // MARK: Deciding batches
+
+    /// The kinds of keys a batch's facts are read by: the `keys` of a batch need hold only those.
+    var factKeyKinds: Set<KeyKind> { get }
+
+    /// Decides `batches` of `scope` on `pool` (each batch's keys given by `keys`) and replaces the
+    /// scope's results with theirs, inside the caller's transaction: unchanged rows are kept, the
+    /// rows no batch decided again are deleted. Returns the moments of the purchases and refunds
+    /// whose tie-out the changed rows change.
+    func update(_ scope: JoinScope, batches: Int, keys: @escaping @Sendable (Int) -> JoinScope, pool: WorkerPool,
+                decide: @escaping JoinDecision, rowsWritten: ((Int) -> Void)?) throws -> [Int64]
+    /// Begins a full rebuild: empty results beside the current ones.
+    func beginRebuild() throws
+    /// Decides `batches` on `pool` into the results beside the current ones, each batch committed
+    /// on its own (a killed run leaves the current results whole and the rebuild pending).
+    func rebuild(batches: Int, keys: @escaping @Sendable (Int) -> JoinScope, pool: WorkerPool,
+                 decide: @escaping JoinDecision, rowsWritten: ((Int) -> Void)?) throws
+    /// The rebuilt results replace the current ones, with their indexes.
+    func switchInRebuilt() throws
+    /// Keeps the settings this join decided with, and forgets the changed keys it recomputed.
+    func finish(settings: JoinSettings) throws
+    func findingCount() throws -> Int
+
+    // MARK: The tie-out with Apple
+
+    /// The Sales Report lines and verified units of `days` (nil: every day) in `zone`, and which
+    /// days that is: every day when the tie-out was never made. Nil when there is nothing to do.
+    func tieOutInputs(days: Set<String>?, zone: Zone) throws -> TieOutInputs?
+    /// Replaces the tie-out rows and `unverified_apple_sales` findings of `days` (nil: all).
+    func replaceTieOut(days: [(day: String, startMs: Int64?)]?, rows: [TieOutRow], findings: [Finding],
+                       files: SourceFiles) throws
+}
+
+/// The settings a join decided with, kept with its results.
+struct JoinSettings: Sendable, Equatable {
+    var asOfMs: Int64
+    var graceMs: Int64
+    /// The MMP's zone identifier.
+    var mmpZone: String
+}
+
+/// What the tie-out of some days is computed from.
+struct TieOutInputs {
+    /// The days recomputed; nil for every day.
+    var days: Set<String>?
+    var sales: [TieOutSalesLine]
+    var verified: [VerifiedUnits]
+    /// Names the sales lines' sources.
+    var files: SourceFiles
+}
+
+/// One batch as the store hands it to the join: its facts to read, and where its decisions go.
+protocol JoinBatch {
+    /// Names the sources of the batch's facts.
+    var files: SourceFiles { get }
+    /// Hands `receiver` every stored fact of the batch, in the store's order (`ScopeFactsReceiver`).
+    func readFacts(into receiver: inout some ScopeFactsReceiver) throws
+    /// Saves a resolved transaction; `ids` holds its ids' texts.
+    func save(_ resolved: ResolvedTransaction, ids: IDTable) throws
+    /// Saves a finding; `files` names its sources.
+    func save(_ finding: Finding, files: SourceFiles) throws
+}
+
+/// The join's decision of one batch, which the store calls on a worker of its pool.
+typealias JoinDecision = @Sendable (any JoinBatch) throws -> Void
+
+/// Rows of links, packed: each row's keys (kind, fingerprint, bytes); the first is linked to the others.
+struct LinkRows: Sendable {
+    var kinds: [KeyKind] = []
+    var fingerprints: [RowFingerprint] = []
+    var bytes: [UInt8] = []
+    /// Where each key's bytes end in `bytes`.
+    var keyEnds: [Int32] = []
+    /// Where each row's keys end.
+    var rowEnds: [Int32] = []
+
+    /// Adds a key of the row at hand: its first key is linked to the others.
+    mutating func append(_ key: UnsafeBufferPointer<UInt8>, kind: KeyKind) {
+        kinds.append(kind)
+        fingerprints.append(RowFingerprint(kind.rawValue, key))
+        bytes.append(contentsOf: key)
+        keyEnds.append(Int32(bytes.count))
+    }
+
+    /// Ends the row at hand.
+    mutating func endRow() {
+        rowEnds.append(Int32(kinds.count))
+    }
+}
+
+/// What a round reached: the keys the scope did not know, each once, and the link rows among what it read.
+struct ReachedKeys: Sendable {
+    var keys: [(fingerprint: RowFingerprint, key: String, kind: KeyKind)] = []
+    var links = LinkRows()
+}
+
+/// One row of the Sales Report, as ingest stored it.
+struct TieOutSalesLine: Sendable {
+    var day: String
+    var productID: String
+    var country: String
+    /// Negative for refunds.
+    var units: Int64
+    /// Per unit, without sign.
+    var customerPrice: Decimal
+    var customerCurrency: String
+    /// Per unit, without sign.
+    var proceeds: Decimal
+    var proceedsCurrency: String
+    var source: SourceLine
+}
+
+/// Verified units on one Pacific day: a purchase (+quantity) or a refund (−quantity).
+struct VerifiedUnits: Sendable {
+    var day: String
+    var productID: String
+    /// Alpha-2, or nil when the transaction has no storefront ISO 3166 knows.
+    var country: String?
+    var units: Int64
+}
+
+/// One row of `fct_apple_tieout`, money as exact decimal text.
+struct TieOutRow: Sendable {
+    var day: String
+    var productID: String
+    var country: String
+    var appleUnits: Int64
+    var verifiedUnits: Int64
+    var customerPrice: String?
+    var customerCurrency: String?
+    var proceeds: String?
+    var proceedsCurrency: String?
+
+    /// Apple's units less the verified ones: positive where Apple sold more than the store knows.
+    var difference: Int64 { appleUnits - verifiedUnits }
+}

@@ -1,0 +1,173 @@
+/// The join's store in SQLite (`JoinStore`): one writer connection, and read-only connections of
+/// its own for the work it spreads over threads (a closure round's two sides, the link graph
+/// read beside its numbering, each batch read and decided on a pool worker while the writer only
+/// inserts: `ReaderJobs`). A batch's keys go into its reader's `temp.join_*` tables, which the
+/// fact queries join against.
+struct SQLiteJoinStore: JoinStore {
+    let database: Database
+
+    init(_ database: Database) {
+        self.database = database
+    }
+
+    func transaction<T>(_ body: () throws -> T) throws -> T {
+        try database.transaction(body)
+    }
+
+    func missingRawIndexes() throws -> [String] {
+        let existing = try database.indexNames()
+        return RawIndexes.all.map(\.name).filter { !existing.contains($0) }
+    }
+
+    func buildRawIndex(_ name: String) throws {
+        guard let index = RawIndexes.all.first(where: { $0.name == name }) else { return }
+        try database.transaction { try database.execute(index.sql) }
+    }
+
+    func latestEventTimes() throws -> (ms: Int64?, mmpWallMs: Int64?) {
+        try StoredJoinResults.latestEventTimes(database)
+    }
+
+    func previousSettings() throws -> JoinSettings? {
+        try StoredJoinResults.previousSettings(database).map { JoinSettings(asOfMs: $0.asOfMs, graceMs: $0.graceMs, mmpZone: $0.mmpZone) }
+    }
+
+    func isFullRebuildPending() throws -> Bool {
+        try ChangedKeys.isFullRebuildPending(database)
+    }
+
+    func changedKeys() throws -> [(kind: KeyKind, key: String)] {
+        try ChangedKeys.all(in: database)
+    }
+
+    func undeliveredTransactions(purchasedAfter after: Int64, through: Int64, _ body: (String) -> Void) throws {
+        try StoredLinks.undeliveredTransactions(purchasedAfter: after, through: through, in: database, body)
+    }
+
+    func transactionCountEstimate() throws -> Int {
+        try StoredJoinResults.transactionCountEstimate(database)
+    }
+
+    func linkKeysEstimate() throws -> Int64 {
+        try StoredLinks.keysEstimate(database)
+    }
+
+    /// Read on a worker's own connection, which steps the queries and fingerprints the keys, while
+    /// the calling thread takes each batch: the two halves of the work on two cores.
+    func forEachLinkRows(_ deliver: (LinkRows) throws -> Void) throws {
+        let path = database.path
+        try WorkerPool(width: 1).run(count: 1, bound: 4, produce: { (_, send: (Result<LinkRows, any Error>) -> Void) in
+            do {
+                try StoredLinks.forEachLinkRows(Database(path: path, readOnly: true)) { send(.success($0)) }
+            } catch {
+                send(.failure(error))
+            }
+        }, consume: { _, batch in try deliver(try batch.get()) })
+    }
+
+    /// The links from transactions and chains on this connection, those from orders and users at
+    /// the same time on a reader's own (what it reads was committed before the caller's
+    /// transaction began, which has written nothing of the join's yet).
+    func reach(from frontier: JoinScope, known: Set<RowFingerprint>) throws -> [ReachedKeys] {
+        let fromOrdersAndUsers = JoinScope(orders: frontier.orders, users: frontier.users)
+        let helper = Background { [path = database.path] () throws -> ReachedKeys in
+            try StoredLinks.reach(from: fromOrdersAndUsers, through: .ordersAndUsers, in: Database(path: path, readOnly: true), known: known)
+        }
+        let reached: ReachedKeys
+        do {
+            reached = try StoredLinks.reach(from: JoinScope(transactions: frontier.transactions, chains: frontier.chains),
+                                            through: .transactionsAndChains, in: database, known: known)
+        } catch {
+            helper.wait()
+            throw error
+        }
+        return [reached, try helper.value()]
+    }
+
+    var factKeyKinds: Set<KeyKind> { StoredScopeFacts.keyKinds }
+
+    func changedSalesDays() throws -> [String] {
+        try ChangedKeys.keys(.salesDay, in: database)
+    }
+
+    func update(_ scope: JoinScope, batches: Int, keys: @escaping @Sendable (Int) -> JoinScope, pool: WorkerPool,
+                decide: @escaping JoinDecision, rowsWritten: ((Int) -> Void)?) throws -> [Int64] {
+        try StoredScopeFacts.fill(scope, prefix: "join", in: database)
+        try StoredJoinResults.beginUpdate(database)
+        var rows = try ScopeRows(database)
+        try ReaderJobs.run(Self.jobs(batches, keys, decide, inserts: StoredJoinResults.inserts { "main." + $0 }), database: database,
+                           pool: pool, inCallersTransaction: true, keep: { try rows.changed($0) }, rowsWritten: rowsWritten)
+        try rows.deleteUnwritten()
+        try StoredJoinResults.createMissingIndexes(database)
+        return rows.changedMoments
+    }
+
+    func beginRebuild() throws {
+        try StoredJoinResults.beginRebuild(database)
+    }
+
+    func rebuild(batches: Int, keys: @escaping @Sendable (Int) -> JoinScope, pool: WorkerPool,
+                 decide: @escaping JoinDecision, rowsWritten: ((Int) -> Void)?) throws {
+        try ReaderJobs.run(Self.jobs(batches, keys, decide, inserts: StoredJoinResults.inserts { RebuiltTables.name($0, beside: true) }),
+                           database: database, pool: pool, rowsWritten: rowsWritten)
+    }
+
+    func switchInRebuilt() throws {
+        try StoredJoinResults.switchIn(database)
+    }
+
+    func finish(settings: JoinSettings) throws {
+        try StoredJoinResults.saveSettings(asOfMs: settings.asOfMs, graceMs: settings.graceMs, mmpZone: settings.mmpZone, in: database)
+        try ChangedKeys.clear(database)
+    }
+
+    func findingCount() throws -> Int {
+        try StoredJoinResults.findingCount(database)
+    }
+
+    func tieOutInputs(days requested: Set<String>?, zone: Zone) throws -> TieOutInputs? {
+        // A store whose joins never made the tie-out gets all of it.
+        let days = try AppleTieOutStore.prepare(database) ? requested : nil
+        if let days, days.isEmpty { return nil }
+        let covered = try AppleTieOutStore.coveredDays(database, among: days)
+        let verified = try AppleTieOutStore.verified(database, days: covered, zone: zone, scan: days == nil)
+        var files = try StoredLedger.sourceFiles(database)
+        let sales = try AppleTieOutStore.sales(database, days: days, files: &files)
+        return TieOutInputs(days: days, sales: sales, verified: verified, files: files)
+    }
+
+    func replaceTieOut(days: [(day: String, startMs: Int64?)]?, rows: [TieOutRow], findings: [Finding],
+                       files: SourceFiles) throws {
+        try AppleTieOutStore.replace(days: days, rows: rows, findings: findings, files: files, in: database)
+    }
+
+    /// One job per batch: its keys into the reader's temp tables, then decided.
+    private static func jobs(_ count: Int, _ keys: @escaping @Sendable (Int) -> JoinScope, _ decide: @escaping JoinDecision,
+                             inserts: [String]) -> [ReaderJob] {
+        (0..<count).map { batch in
+            ReaderJob(inserts: inserts) { reader, target in
+                try StoredScopeFacts.fill(keys(batch), prefix: "join", in: reader)
+                try decide(Batch(reader: reader, target: target, files: try StoredLedger.sourceFiles(reader)))
+            }
+        }
+    }
+
+    /// A batch on its reader's connection: facts from its `temp.join_*` keys, results to the writer.
+    private struct Batch: JoinBatch {
+        let reader: Database
+        let target: any RowTarget
+        let files: SourceFiles
+
+        func readFacts(into receiver: inout some ScopeFactsReceiver) throws {
+            try StoredScopeFacts.read(reader, scope: "join", into: &receiver)
+        }
+
+        func save(_ resolved: ResolvedTransaction, ids: IDTable) throws {
+            try target.insert(table: 0, StoredJoinResults.row(of: resolved, ids: ids))
+        }
+
+        func save(_ finding: Finding, files: SourceFiles) throws {
+            try target.insert(table: 1, StoredJoinResults.row(of: finding, files: files))
+        }
+    }
+}
