@@ -78,8 +78,6 @@ public enum IngestStage {
         func matches(_ stored: String) -> Bool { stored == hash || stored == oneLaneHash }
     }
 
-    typealias KnownFile = StoredFiles.KnownFile
-
     /// Content hashes of `files`, in parallel; an unreadable file gives its error.
     ///
     /// A file whose size and modification time are what they were when it was stored, and which
@@ -120,13 +118,13 @@ public enum IngestStage {
         }
     }
 
-    public static func run(
-        files: [SourceFile], database: Database, jobs width: Int, chunkBytes: Int = IngestStage.chunkBytes,
+    static func run(
+        files: [SourceFile], store: some IngestStore, jobs width: Int, chunkBytes: Int = IngestStage.chunkBytes,
         rules: LineRules = LineRules(), progress: ((IngestProgress) -> Void)? = nil
     ) throws -> IngestReport {
         Trace.mark("ingest start")
-        let known = try StoredFiles.known(database)
-        let pseudonyms = try StoredDeviceIDKey.pseudonyms(database)
+        let known = try store.knownFiles()
+        let pseudonyms = try store.deviceIDPseudonyms()
         var report = IngestReport()
         var jobs: [Job] = []
         var outcomes: [IngestedFile?] = Array(repeating: nil, count: files.count)
@@ -142,7 +140,7 @@ public enum IngestStage {
                     if previous.modifiedNs != print.modifiedNs {
                         // Same bytes, touched: remember the new time so the next night need not read it (and
                         // the hash of the current kind).
-                        try StoredFiles.touched(file.relativePath, modifiedNs: print.modifiedNs, hash: print.hash, in: database)
+                        try store.touched(file.relativePath, modifiedNs: print.modifiedNs, hash: print.hash)
                     }
                     outcomes[index] = IngestedFile(path: file.relativePath, kind: file.kind, status: .unchanged,
                                                    counts: previous.counts, bytes: print.bytes)
@@ -151,7 +149,7 @@ public enum IngestStage {
                 }
             }
         }
-        var writer: FileWriter?
+        var writer: (any StoredFileWriter)?
         var lineOffset = 0
         let jobList = jobs
         let plannedBytes = Set(jobs.map(\.fileIndex)).reduce(0) { total, index in
@@ -159,17 +157,11 @@ public enum IngestStage {
             return total
         }
         progress?(.planned(bytes: plannedBytes))
-        // A load that adds a quarter or more of what the store holds drops the raw indexes instead
-        // of updating them row by row. Normalize builds them again, in one sort each (NormalizeStage).
-        let storedBytes = try StoredFiles.bytes(database)
-        let bulk = plannedBytes > 0 && Int64(plannedBytes) * 4 >= storedBytes
-        if bulk { try RawIndexes.drop(database) }
-        // Rows added to indexed tables land on index pages all over the store, and a night's files
-        // share many of them: a larger cache keeps them between files instead of reading them again
-        // and writing them to the log once per file. A bulk load appends to unindexed tables.
-        let addingCacheKiB = 65_536
-        if !bulk { try database.setCacheSize(kibibytes: addingCacheKiB) }
-        defer { if !bulk { try? database.setCacheSize(kibibytes: Database.cacheKiB) } }
+        // A load that adds a quarter or more of what the store holds is a bulk load: the store
+        // may then drop what it would otherwise update row by row (normalize rebuilds it).
+        let bulk = try plannedBytes > 0 && Int64(plannedBytes) * 4 >= store.storedBytes()
+        try store.beginLoad(bulk: bulk)
+        defer { store.endLoad(bulk: bulk) }
         Trace.mark("ingest planned (\(bulk ? "bulk" : "adding"))")
         try WorkerPool(width: width).run(count: jobList.count, produce: { index, send in
             parse(files[jobList[index].fileIndex], range: jobList[index].range, rules: rules, pseudonyms: pseudonyms, send: send)
@@ -178,8 +170,8 @@ public enum IngestStage {
             let file = files[job.fileIndex]
             guard failures[job.fileIndex] == nil, case .success(let print) = prints[job.fileIndex] else { return }
             if job.isFirst, writer == nil {
-                writer = try FileWriter(database: database, path: file.relativePath, source: file.kind, hash: print.hash, bytes: print.bytes,
-                                        modifiedNs: print.modifiedNs)
+                writer = try store.beginFile(path: file.relativePath, source: file.kind, hash: print.hash, bytes: print.bytes,
+                                             modifiedNs: print.modifiedNs)
                 lineOffset = 0
             }
             switch message {

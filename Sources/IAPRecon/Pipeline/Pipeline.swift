@@ -94,10 +94,11 @@ public enum Pipeline {
         for path in listing.ignored {
             progress?.warning("not read, matches no source: \(input)/\(path)")
         }
-        var report = try IngestStage.run(files: days(listing.files, through: through), database: database, jobs: jobs, rules: rules,
+        let store = SQLiteIngestStore(database)
+        var report = try IngestStage.run(files: days(listing.files, through: through), store: store, jobs: jobs, rules: rules,
                                          progress: { progress?.advanced($0) })
         report.ignored = listing.ignored
-        try StoredFiles.recordListing(present: listing.files.map(\.relativePath), ignored: listing.ignored, in: database)
+        try store.recordListing(present: listing.files.map(\.relativePath), ignored: listing.ignored)
         if let first = report.unreadable.first { throw first }
         return report
     }

@@ -6,20 +6,6 @@ import Foundation
 /// serialise the allocations of the reader threads and the writer).
 private let sqliteConfigured: Int32 = iaprecon_sqlite3_disable_memstatus()
 
-/// A value bound to or read from a statement.
-public enum SQLValue: Sendable, Equatable, Hashable {
-    case null
-    case integer(Int64)
-    case text(String)
-    /// Bytes kept as they are: what the store keeps of a device id (`DeviceIDPseudonyms`) and of an MMP
-    /// row's event value, where text would spell each byte in two characters.
-    case blob([UInt8])
-
-    public init(_ text: String?) { self = text.map { .text($0) } ?? .null }
-    public init(_ integer: Int64?) { self = integer.map { .integer($0) } ?? .null }
-    public init(_ integer: Int?) { self = integer.map { .integer(Int64($0)) } ?? .null }
-}
-
 /// One SQLite connection, used from one thread at a time.
 ///
 /// The store has one writer connection (CONTRACT: one run at a time); reads

@@ -1,5 +1,3 @@
-import CSQLite
-
 /// Rows for one table, packed in one byte buffer: how a reader connection's thread hands rows to
 /// the writer without a Swift `String` per value. Each value is a tag byte (0 null, 1 integer,
 /// 2 text, 3 blob) then 8 bytes of integer or a 4-byte length and the text's UTF-8 bytes (or the blob's).
@@ -30,29 +28,16 @@ struct PackedRows: Sendable {
         count += 1
     }
 
-    /// Appends columns `0..<columns` of `row` as they are stored: integers, blobs and text (a float as text).
-    mutating func append(_ row: Row, columns: Int) {
-        for column in 0..<Int32(columns) {
-            switch row.statement.columnType(column) {
-            case SQLITE_NULL: bytes.append(0)
-            case SQLITE_INTEGER: appendInteger(row.statement.int64(column))
-            case SQLITE_BLOB: row.statement.withText(column) { appendBytes($0, tag: 3) }
-            default: row.statement.withText(column) { appendText($0) }
-            }
-        }
-        count += 1
-    }
-
-    private mutating func appendInteger(_ integer: Int64) {
+    mutating func appendInteger(_ integer: Int64) {
         bytes.append(1)
         withUnsafeBytes(of: integer.littleEndian) { bytes.append(contentsOf: $0) }
     }
 
-    private mutating func appendText<Text: Collection<UInt8>>(_ text: Text) {
+    mutating func appendText<Text: Collection<UInt8>>(_ text: Text) {
         appendBytes(text, tag: 2)
     }
 
-    private mutating func appendBytes<Bytes: Collection<UInt8>>(_ value: Bytes, tag: UInt8) {
+    mutating func appendBytes<Bytes: Collection<UInt8>>(_ value: Bytes, tag: UInt8) {
         bytes.append(tag)
         withUnsafeBytes(of: UInt32(value.count).littleEndian) { bytes.append(contentsOf: $0) }
         bytes.append(contentsOf: value)
@@ -74,55 +59,6 @@ struct PackedRows: Sendable {
     mutating func append(_ row: PackedRow) {
         bytes.append(contentsOf: row.bytes)
         count += 1
-    }
-
-    /// Inserts every row with `statement`: `prefix` binds its first parameters, each row's packed
-    /// values the rest. With `groupsOf`, a statement that takes the prefix once and then that many
-    /// rows' values writes the rows in groups, and `statement` the rows left over.
-    func insert(with statement: Statement, prefix: [SQLValue] = [], groupsOf group: (statement: Statement, rows: Int)? = nil) throws {
-        let perRow = Int(statement.parameterCount) - prefix.count
-        statement.reset()
-        group?.statement.reset()
-        // Every execution binds every parameter, and `execute()` resets after each step; the final
-        // `reset()` clears the bindings, so none points into `bytes` once they are gone.
-        defer {
-            statement.reset()
-            group?.statement.reset()
-        }
-        try bytes.withUnsafeBytes { (buffer: UnsafeRawBufferPointer) in
-            var offsetInBuffer = 0
-            var row = 0
-            while row < count {
-                let (target, rows) = if let group, count - row >= group.rows { (group.statement, group.rows) } else { (statement, 1) }
-                for (index, value) in prefix.enumerated() { try target.bind(value, at: Int32(index) + 1) }
-                var index = Int32(prefix.count) + 1
-                for _ in 0..<(rows * perRow) {
-                    let tag = buffer[offsetInBuffer]
-                    offsetInBuffer += 1
-                    switch tag {
-                    case 1:
-                        let integer = Int64(littleEndian: buffer.loadUnaligned(fromByteOffset: offsetInBuffer, as: Int64.self))
-                        offsetInBuffer += 8
-                        try target.bind(.integer(integer), at: index)
-                    case 2, 3:
-                        let length = Int(UInt32(littleEndian: buffer.loadUnaligned(fromByteOffset: offsetInBuffer, as: UInt32.self)))
-                        offsetInBuffer += 4
-                        let value = UnsafeRawBufferPointer(rebasing: buffer[offsetInBuffer..<(offsetInBuffer + length)])
-                        if tag == 2 {
-                            try target.bindBorrowedText(value, at: index)
-                        } else {
-                            try target.bindBorrowedBlob(value, at: index)
-                        }
-                        offsetInBuffer += length
-                    default:
-                        try target.bind(.null, at: index)
-                    }
-                    index += 1
-                }
-                try target.execute()
-                row += rows
-            }
-        }
     }
 }
 

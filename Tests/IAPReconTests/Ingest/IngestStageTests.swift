@@ -29,7 +29,7 @@ struct IngestStageTests {
 
     private func ingest(_ scenario: Scenario, jobs: Int = 1, chunkBytes: Int = IngestStage.chunkBytes) throws -> IngestReport {
         let database = try scenario.open()
-        return try IngestStage.run(files: try SourceFile.list(in: scenario.input), database: database, jobs: jobs, chunkBytes: chunkBytes, rules: LineRules(signatures: .testChain))
+        return try IngestStage.run(files: try SourceFile.list(in: scenario.input), store: SQLiteIngestStore(database), jobs: jobs, chunkBytes: chunkBytes, rules: LineRules(signatures: .testChain))
     }
 
     private func serverLines(_ count: Int) -> [String] {
@@ -92,7 +92,7 @@ struct IngestStageTests {
             // One device-id key for both stores, so their pseudonyms compare.
             try scenario.fixDeviceIDKey()
             let database = try scenario.open()
-            _ = try IngestStage.run(files: try SourceFile.list(in: SampleDataTests.sampleData), database: database, jobs: jobs, chunkBytes: 4096, rules: LineRules(signatures: .testChain))
+            _ = try IngestStage.run(files: try SourceFile.list(in: SampleDataTests.sampleData), store: SQLiteIngestStore(database), jobs: jobs, chunkBytes: 4096, rules: LineRules(signatures: .testChain))
             dumps.append(try Self.dump(database))
         }
         #expect(dumps[0] == dumps[1])

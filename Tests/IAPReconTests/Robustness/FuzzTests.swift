@@ -146,7 +146,7 @@ struct FuzzTests {
         try ("\u{FEFF}" + header + "\n2026-11-28 10:00:00,install,u1\n" + header + "\n\"unbalanced,install,u2\n2026-11-28 10:00:00,install,u3\n")
             .write(toFile: input + "/attribution/af.csv", atomically: false, encoding: .utf8)
         let database = try scenario.open()
-        let report = try IngestStage.run(files: try SourceFile.list(in: input), database: database, jobs: 2, rules: LineRules(signatures: .testChain))
+        let report = try IngestStage.run(files: try SourceFile.list(in: input), store: SQLiteIngestStore(database), jobs: 2, rules: LineRules(signatures: .testChain))
         let counts = Dictionary(uniqueKeysWithValues: report.files.map { ($0.path, $0.counts) })
         #expect(counts["server/empty.jsonl"] == LineCounts())
         #expect(counts["server/huge.jsonl"] == LineCounts(read: 4, accepted: 3, rejected: 1))

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Stores one file's parsed lines in one transaction.
-final class FileWriter {
+final class FileWriter: StoredFileWriter {
     private let database: Database
     private let fileID: Int64
     /// Prepared INSERTs per raw table, by `RawTable.rawValue`: of one row, and of `groupRows`.
@@ -63,5 +63,20 @@ final class FileWriter {
 
     func rollback() {
         try? database.execute("ROLLBACK")
+    }
+}
+
+extension RawTable {
+    /// An INSERT of `rows` rows. Parameters: ?1 the file, ?2 the lines of the file's chunks before
+    /// this one, then for each row the line within its chunk, `item` and `columns`.
+    func insertSQL(rows: Int = 1) -> String {
+        let names = ["file_id", "line", "item"] + columns
+        // Each row's own parameters: its line, item and columns.
+        let perRow = names.count - 1
+        let tuples = (0..<rows).map { row in
+            let first = 3 + row * perRow
+            return "(" + (["?1", "?2 + ?\(first)"] + ((first + 1)..<(first + perRow)).map { "?\($0)" }).joined(separator: ", ") + ")"
+        }
+        return "INSERT INTO \(name) (\(names.joined(separator: ", "))) VALUES \(tuples.joined(separator: ", "))"
     }
 }

@@ -105,19 +105,6 @@ public enum RawTable: Int, CaseIterable, Sendable {
         }
         return values
     }
-
-    /// An INSERT of `rows` rows. Parameters: ?1 the file, ?2 the lines of the file's chunks before
-    /// this one, then for each row the line within its chunk, `item` and `columns`.
-    func insertSQL(rows: Int = 1) -> String {
-        let names = ["file_id", "line", "item"] + columns
-        // Each row's own parameters: its line, item and columns.
-        let perRow = names.count - 1
-        let tuples = (0..<rows).map { row in
-            let first = 3 + row * perRow
-            return "(" + (["?1", "?2 + ?\(first)"] + ((first + 1)..<(first + perRow)).map { "?\($0)" }).joined(separator: ", ") + ")"
-        }
-        return "INSERT INTO \(name) (\(names.joined(separator: ", "))) VALUES \(tuples.joined(separator: ", "))"
-    }
 }
 
 /// One row for a raw table, made from a parser's typed line on the worker thread that parsed it

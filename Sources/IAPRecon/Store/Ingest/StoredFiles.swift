@@ -1,15 +1,6 @@
 /// The ingest's part of the `files` ledger: what the store knows of each input file it read, and
 /// the input folder's listing.
 public enum StoredFiles {
-    /// What the store knows of a file from an earlier ingest.
-    struct KnownFile: Sendable {
-        var hash: String
-        var bytes: Int
-        var modifiedNs: Int64?
-        var ingestedMs: Int64
-        var counts: LineCounts
-    }
-
     /// What the store knows of each file it read, by path under the input folder.
     static func known(_ database: Database) throws -> [String: KnownFile] {
         var known: [String: KnownFile] = [:]

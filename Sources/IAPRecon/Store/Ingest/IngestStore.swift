@@ -1,0 +1,43 @@
+/// The store as ingest sees it: the ledger of the files it read, the key device ids are
+/// pseudonymised with, and one transaction per file for the file's rows, rejects and the keys
+/// they change. Ingest names nothing else of the store; SQLite's conformance is `SQLiteIngestStore`.
+protocol IngestStore {
+    /// What the store knows of each file it read, by path under the input folder.
+    func knownFiles() throws -> [String: KnownFile]
+    /// The store's device-id key, made on first use.
+    func deviceIDPseudonyms() throws -> DeviceIDPseudonyms
+    /// A stored file found with the same bytes and a new modification time: the time (and the
+    /// hash, of the current kind) is kept.
+    func touched(_ path: String, modifiedNs: Int64, hash: String) throws
+    /// The bytes of every stored file.
+    func storedBytes() throws -> Int64
+    /// A load begins; `bulk` when it adds a quarter or more of what the store holds.
+    func beginLoad(bulk: Bool) throws
+    /// The load ended, whether or not every file was stored.
+    func endLoad(bulk: Bool)
+    /// Begins storing the file at `path` (relative to the input folder) of `source`, of these
+    /// contents: it replaces a stored file of that path when it commits.
+    func beginFile(path: String, source: SourceKind, hash: String, bytes: Int, modifiedNs: Int64) throws -> any StoredFileWriter
+    /// Records what the input folder held: each stored file is present or not, and the files
+    /// that match no source replace the previous run's list.
+    func recordListing(present: [String], ignored: [String]) throws
+}
+
+/// One file's lines on their way into the store, all in one transaction.
+protocol StoredFileWriter: AnyObject {
+    /// Writes a batch of the file's lines; `lineOffset` is the lines of the chunks before the batch's.
+    func write(_ batch: LineBatch, lineOffset: Int) throws
+    /// Stores the file with its rows, its accounting and the keys they change.
+    func commit() throws -> (counts: LineCounts, bytes: Int)
+    /// Stores nothing of the file; a stored file of its path stays as it was.
+    func rollback()
+}
+
+/// What the store knows of a file from an earlier ingest.
+struct KnownFile: Sendable {
+    var hash: String
+    var bytes: Int
+    var modifiedNs: Int64?
+    var ingestedMs: Int64
+    var counts: LineCounts
+}

@@ -1,0 +1,48 @@
+/// Ingest's store in SQLite (`IngestStore`): the `files` ledger, the device-id key, and a
+/// `FileWriter` per file on the one writer connection.
+struct SQLiteIngestStore: IngestStore {
+    let database: Database
+
+    init(_ database: Database) {
+        self.database = database
+    }
+
+    /// Rows added to indexed tables land on index pages all over the store, and a night's files
+    /// share many of them: a larger cache keeps them between files instead of reading them again
+    /// and writing them to the log once per file.
+    private static let addingCacheKiB = 65_536
+
+    func knownFiles() throws -> [String: KnownFile] {
+        try StoredFiles.known(database)
+    }
+
+    func deviceIDPseudonyms() throws -> DeviceIDPseudonyms {
+        try StoredDeviceIDKey.pseudonyms(database)
+    }
+
+    func touched(_ path: String, modifiedNs: Int64, hash: String) throws {
+        try StoredFiles.touched(path, modifiedNs: modifiedNs, hash: hash, in: database)
+    }
+
+    func storedBytes() throws -> Int64 {
+        try StoredFiles.bytes(database)
+    }
+
+    /// A bulk load drops the raw indexes instead of updating them row by row (normalize builds
+    /// them again, in one sort each) and appends to unindexed tables; a smaller one gets a larger cache.
+    func beginLoad(bulk: Bool) throws {
+        if bulk { try RawIndexes.drop(database) } else { try database.setCacheSize(kibibytes: Self.addingCacheKiB) }
+    }
+
+    func endLoad(bulk: Bool) {
+        if !bulk { try? database.setCacheSize(kibibytes: Database.cacheKiB) }
+    }
+
+    func beginFile(path: String, source: SourceKind, hash: String, bytes: Int, modifiedNs: Int64) throws -> any StoredFileWriter {
+        try FileWriter(database: database, path: path, source: source, hash: hash, bytes: bytes, modifiedNs: modifiedNs)
+    }
+
+    func recordListing(present: [String], ignored: [String]) throws {
+        try StoredFiles.recordListing(present: present, ignored: ignored, in: database)
+    }
+}
