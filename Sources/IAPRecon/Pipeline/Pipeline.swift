@@ -103,19 +103,6 @@ public enum Pipeline {
         return report
     }
 
-    /// Stage 2 on the SQLite store: builds the raw indexes a bulk ingest dropped; returns how many.
-    @discardableResult
-    public static func normalize(database: Database) throws -> Int {
-        try NormalizeStage.run(store: SQLiteJoinStore(database))
-    }
-
-    /// Stage 3 on the SQLite store (`JoinStage.run`).
-    public static func join(database: Database, settings: ReconcileSettings, workers: WorkerPool = WorkerPool(width: WorkerPool.defaultWidth),
-                            batchTransactions: Int = JoinStage.batchTransactions, rowsWritten: ((Int) -> Void)? = nil) throws -> JoinSummary {
-        try JoinStage.run(store: SQLiteJoinStore(database), settings: settings, workers: workers, batchTransactions: batchTransactions,
-                          rowsWritten: rowsWritten)
-    }
-
     public static func run(_ options: RunOptions, progress: ProgressSink?) throws -> RunResult {
         let lock = try RunLock(databasePath: options.databasePath, command: options.command)
         defer { withExtendedLifetime(lock) {} }

@@ -11,8 +11,13 @@ struct FXRates: Sendable {
     private var rates: [String: [(day: String, rate: Amount)]] = [:]
 
     init(database: Database, reportingCurrency: String) throws {
+        self.init(rows: try StoredReportRows.fxRates(database), reportingCurrency: reportingCurrency)
+    }
+
+    /// The rates of the stored fx rows, by day then file.
+    init(rows: [FXRow], reportingCurrency: String) {
         self.reportingCurrency = reportingCurrency
-        for row in try StoredReportRows.fxRates(database) {
+        for row in rows {
             guard let rate = Amount.parse(row.rate) else { continue }
             rates[row.currency, default: []].append((row.day, rate))
         }

@@ -79,17 +79,17 @@ public struct UserHistory: Sendable {
     /// Each stage switches its tables in whole, but a lookup made while a run is under way can see
     /// one stage's new tables beside the next one's old ones, and a killed run leaves the store a
     /// night behind: say so rather than show it in silence.
-    static func caveat(_ database: Database) throws -> String? {
-        if let holder = RunLock.holder(databasePath: database.path) {
-            return "a run is updating this store (\(holder)): what it has not reconciled yet may be missing or change; look again when it finishes"
+    static func caveat(_ store: some HistoryStore) throws -> String? {
+        switch try store.pendingWork() {
+        case .runUnderWay(let holder):
+            "a run is updating this store (\(holder)): what it has not reconciled yet may be missing or change; look again when it finishes"
+        case .fullRebuildPending:
+            "a full rebuild of this store started and did not finish: this shows the store as it was before; 'iaprecon run' completes it"
+        case .inputNotReconciled:
+            "input ingested since the last reconciliation is not in this history yet; 'iaprecon run' brings it in"
+        case nil:
+            nil
         }
-        if try ChangedKeys.isFullRebuildPending(database) {
-            return "a full rebuild of this store started and did not finish: this shows the store as it was before; 'iaprecon run' completes it"
-        }
-        if try !ChangedKeys.isEmpty(database) {
-            return "input ingested since the last reconciliation is not in this history yet; 'iaprecon run' brings it in"
-        }
-        return nil
     }
 
     /// Whose story a lookup tells: a user's whole story, or only some transactions'.
@@ -99,30 +99,30 @@ public struct UserHistory: Sendable {
     }
 
     /// The scope, user and subject a lookup names, or NotFound.
-    private static func resolve(_ database: Database, _ lookup: Lookup) throws -> (Scope, String, String) {
+    private static func resolve(_ store: some HistoryStore, _ lookup: Lookup) throws -> (Scope, String, String) {
         switch lookup {
         case .user(let id):
-            guard try HistoryLoader.knows(user: id, in: database) else { throw NotFound(what: "user '\(id)'") }
+            guard try store.knows(user: id) else { throw NotFound(what: "user '\(id)'") }
             return (.user(id), id, "user \(id)")
         case .transaction(let id):
-            let resolution = try StoredReportRows.resolution(of: id, in: database)
+            let resolution = try store.resolution(of: id)
             // Unresolved to a user: whoever the log delivered it to first.
-            let user = try resolution.user ?? HistoryLoader.firstRecipient(of: id, in: database)
+            let user = try resolution.user ?? store.firstRecipient(of: id)
             guard resolution.resolved || user != nil else { throw NotFound(what: "transaction '\(id)'") }
             return (.transactions([id]), user ?? "", "transaction \(id)")
         case .order(let id):
-            guard let user = try HistoryLoader.creator(of: id, in: database) else { throw NotFound(what: "order '\(id)'") }
+            guard let user = try store.creator(of: id) else { throw NotFound(what: "order '\(id)'") }
             return (.user(user), user, "user \(user)")
         case .originalTransaction(let id):
-            let ids = try HistoryLoader.transactions(ofChain: id, in: database)
+            let ids = try store.transactions(ofChain: id)
             guard let firstID = ids.first else { throw NotFound(what: "subscription chain '\(id)'") }
-            let user = try StoredReportRows.resolvedUser(of: firstID, in: database) ?? ""
+            let user = try store.resolution(of: firstID).user ?? ""
             return (.transactions(ids), user, "subscription chain \(id)")
         case .appAccountToken(let token):
-            let ids = try HistoryLoader.transactions(withToken: token, in: database)
+            let ids = try store.transactions(withToken: token)
             guard !ids.isEmpty else { throw NotFound(what: "app account token '\(token)'") }
             for id in ids {
-                if let user = try StoredReportRows.resolvedUser(of: id, in: database) {
+                if let user = try store.resolution(of: id).user {
                     return (.user(user), user, "user \(user)")
                 }
             }
@@ -131,41 +131,41 @@ public struct UserHistory: Sendable {
     }
 
     /// Loads a history; `zone` names the days whose fx rates convert, `currency` is fx.csv's reporting currency.
-    public static func load(_ database: Database, _ lookup: Lookup, currency: String = "USD", zone: Zone = .utc) throws -> UserHistory {
-        guard try HistoryLoader.isReconciled(database) else {
+    static func load(_ store: some HistoryStore, _ lookup: Lookup, currency: String = "USD", zone: Zone = .utc) throws -> UserHistory {
+        guard try store.isReconciled() else {
             throw NotFound(what: "reconciliation", hint: "run 'iaprecon run' (or the join and report stages) on it first")
         }
-        let (scope, userID, subject) = try resolve(database, lookup)
-        var loader = HistoryLoader(database: database)
+        let (scope, userID, subject) = try resolve(store, lookup)
+        var transactionIDs: [String]
         var events = Events()
         switch scope {
         case .user(let user):
-            loader.transactionIDs = try loader.transactionIDs(resolvedTo: user)
+            transactionIDs = try store.transactionIDs(resolvedTo: user)
             // And those delivered to them, so their deliveries are shown with the rest.
-            for delivery in try loader.deliveries(to: user) where !loader.transactionIDs.contains(delivery.transactionID) {
-                loader.transactionIDs.append(delivery.transactionID)
+            for delivery in try store.deliveries(to: user) where !transactionIDs.contains(delivery.transactionID) {
+                transactionIDs.append(delivery.transactionID)
             }
-            for registration in try loader.registrations(of: user) { events.add(registration, user: user) }
-            for install in try loader.installs(of: user) { events.add(install) }
-            for order in try loader.orders(ofUser: user) { events.add(order) }
-            for revocation in try loader.revocations(ofUser: user) { events.add(revocation) }
+            for registration in try store.registrations(of: user) { events.add(registration, user: user) }
+            for install in try store.installs(of: user) { events.add(install) }
+            for order in try store.orders(ofUser: user) { events.add(order) }
+            for revocation in try store.revocations(ofUser: user) { events.add(revocation) }
         case .transactions(let ids):
-            loader.transactionIDs = ids
-            for order in try loader.matchedOrders() { events.add(order) }
-            for revocation in try loader.revocations() { events.add(revocation) }
+            transactionIDs = ids
+            for order in try store.matchedOrders(of: ids) { events.add(order) }
+            for revocation in try store.revocations(of: ids) { events.add(revocation) }
         }
         let user: String? = if case .user(let user) = scope { user } else { nil }
-        let transactions = try loader.transactions()
+        let transactions = try store.transactions(transactionIDs)
         for transaction in transactions { events.add(transaction, buyer: user == nil ? nil : userID) }
-        for delivery in try loader.deliveries() { events.add(delivery) }
-        let openFindings = try loader.findings(user: user)
+        for delivery in try store.deliveries(of: transactionIDs) { events.add(delivery) }
+        let openFindings = try store.findings(of: transactionIDs, user: user)
         for finding in openFindings { events.add(finding) }
         events.list.sort {
             ($0.ms, $0.event.hasPrefix("FINDING") ? 1 : 0, $0.event, $0.id) < ($1.ms, $1.event.hasPrefix("FINDING") ? 1 : 0, $1.event, $1.id)
         }
 
-        let asOfMs = try StoredJoinResults.settings(database)?.asOfMs ?? 0
-        let fx = try FXRates(database: database, reportingCurrency: currency)
+        let asOfMs = try store.joinedAsOfMs() ?? 0
+        let fx = FXRates(rows: try store.fxRates(), reportingCurrency: currency)
         var days = DayNames(zone)
         var spent = Amount.zero, refunded = Amount.zero, unconverted = 0
         // A user's own purchases; for a transaction or a chain, all of them.
@@ -179,7 +179,7 @@ public struct UserHistory: Sendable {
             if purchase.refundMs != nil { refunded += (purchase.refundAmount.flatMap(Amount.parse) ?? .zero) * rate }
         }
         // The latest period of each chain the customer holds, if it runs past as-of and was not refunded.
-        var latest: [String: HistoryLoader.Transaction] = [:]
+        var latest: [String: HistoryFacts.Transaction] = [:]
         for purchase in transactions where purchase.expiresMs != nil {
             if let known = latest[purchase.originalTransactionID], (known.expiresMs ?? 0) >= (purchase.expiresMs ?? 0) { continue }
             latest[purchase.originalTransactionID] = purchase
@@ -197,10 +197,10 @@ public struct UserHistory: Sendable {
         return UserHistory(
             subject: subject, userID: userID, events: events.list, findingIDs: findings.map(\.findingID).sorted(), findings: findings,
             spent: Money.format(spent), refunded: Money.format(refunded), reportingCurrency: currency, unconverted: unconverted,
-            activeSubscriptions: active, asOfMs: asOfMs, caveat: try caveat(database))
+            activeSubscriptions: active, asOfMs: asOfMs, caveat: try caveat(store))
     }
 
-    /// The events of a history as support reads them, worded from the facts `HistoryLoader` reads.
+    /// The events of a history as support reads them, worded from the facts the store reads (`HistoryFacts`).
     private struct Events {
         var list: [Event] = []
 
@@ -210,7 +210,7 @@ public struct UserHistory: Sendable {
                               detail: detail, source: source))
         }
 
-        mutating func add(_ registration: HistoryLoader.Registration, user: String) {
+        mutating func add(_ registration: HistoryFacts.Registration, user: String) {
             var parts = ["method " + (registration.method ?? "?")]
             if let country = registration.country { parts.append("country " + country) }
             if let idfa = UserHistory.mask(registration.idfa) { parts.append("idfa " + idfa) }
@@ -218,21 +218,21 @@ public struct UserHistory: Sendable {
             add(registration.ms, "registered", id: user, detail: parts.joined(separator: ", "), source: registration.source)
         }
 
-        mutating func add(_ install: HistoryLoader.Install) {
+        mutating func add(_ install: HistoryFacts.Install) {
             var detail = "media source \(install.mediaSource ?? "organic")"
             if let campaign = install.campaign, !campaign.isEmpty { detail += ", campaign \(campaign)" }
             detail += ", joined by \(install.matchedBy)"
             add(install.ms, "install", detail: detail, source: install.source ?? "")
         }
 
-        mutating func add(_ order: HistoryLoader.Order) {
+        mutating func add(_ order: HistoryFacts.Order) {
             let matched = order.match.map { "matched to \($0.transactionID) by \($0.rule)" } ?? "no transaction matched"
             add(order.ms, "order", id: order.orderID, product: order.productID, amount: order.price, currency: order.currency, detail: matched,
                 source: order.source)
         }
 
         /// `buyer`: the user whose story it is, for a user's history.
-        mutating func add(_ transaction: HistoryLoader.Transaction, buyer: String?) {
+        mutating func add(_ transaction: HistoryFacts.Transaction, buyer: String?) {
             let id = transaction.transactionID
             var parts = [transaction.environment ?? "unknown environment"]
             if transaction.originalTransactionID != id { parts.append("renews \(transaction.originalTransactionID)") }
@@ -247,7 +247,7 @@ public struct UserHistory: Sendable {
             }
         }
 
-        mutating func add(_ delivery: HistoryLoader.Delivery) {
+        mutating func add(_ delivery: HistoryFacts.Delivery) {
             var parts = ["to \(delivery.userID)"]
             if delivery.quantity != 1 { parts.append("quantity \(delivery.quantity)") }
             if delivery.copies > 1 { parts.append("\(delivery.copies) copies in the log") }
@@ -255,11 +255,11 @@ public struct UserHistory: Sendable {
                 source: delivery.source)
         }
 
-        mutating func add(_ revocation: HistoryLoader.Revocation) {
+        mutating func add(_ revocation: HistoryFacts.Revocation) {
             add(revocation.ms, "revoked", id: revocation.transactionID, detail: "from \(revocation.userID)", source: revocation.source)
         }
 
-        mutating func add(_ finding: HistoryLoader.Finding) {
+        mutating func add(_ finding: HistoryFacts.Finding) {
             add(finding.eventMs, "FINDING \(finding.kind)", id: finding.findingID, product: finding.productID ?? "", amount: finding.amount,
                 currency: finding.currency, detail: "\(finding.severity): \(finding.detail)")
         }

@@ -144,9 +144,11 @@ struct LayeringTests {
     static let storeInterface: Set<String> = [
         "Store/Ingest/IngestStore.swift", "Store/Ingest/LineBatch.swift", "Store/Ingest/RawTable.swift", "Store/PackedRows.swift",
         "Store/SQLValue.swift", "Store/Join/JoinStore.swift", "Store/Join/ScopeKeys.swift", "Store/SourceFiles.swift",
+        "Store/Report/HistoryStore.swift",
     ]
-    /// The stages that reach the store through its interface alone.
-    static let stagesBehindInterface: Set<String> = ["Ingest", "Normalize", "Join"]
+    /// The stages (folders) and files that reach the store through its interface alone. The
+    /// report's files, but for `history`'s, still read SQLite's rows.
+    static let behindInterface: Set<String> = ["Ingest", "Normalize", "Join", "Report/UserHistory.swift"]
 
     /// The store's types that `code`, a file of a stage behind the interface, names outside the
     /// interface's files (each type's file in `files`). A name the file declares itself, at any
@@ -182,13 +184,14 @@ struct LayeringTests {
         return files
     }
 
-    @Test("ingest, normalize and the join reach the store through its interface, which names nothing of SQLite's")
+    @Test("ingest, normalize, the join and history reach the store through its interface, which names nothing of SQLite's")
     func stagesNameOnlyTheStoreInterface() {
         let files = Self.declaringFiles(in: Self.sources)
         for file in Self.storeInterface {
             #expect(files.values.contains(file), "\(file) declares no type: the interface's list is out of date")
         }
-        for source in Self.sources where Self.stagesBehindInterface.contains(source.folder) {
+        #expect(Self.sources.filter { Self.behindInterface.contains($0.path) }.count == 1, "a file behind the interface is missing")
+        for source in Self.sources where Self.behindInterface.contains(source.folder) || Self.behindInterface.contains(source.path) {
             for name in Self.backendNames(code: source.code, files: files) {
                 Issue.record("\(source.path) names \(name), which is SQLite's, not the store's interface")
             }

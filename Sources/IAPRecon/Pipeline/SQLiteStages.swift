@@ -1,0 +1,24 @@
+/// The stages on the SQLite store: where a stage that reaches the store through its interface
+/// (`IngestStore`, `RawIndexStore`, `JoinStore`, `HistoryStore`) is handed SQLite's conformance.
+/// Another backend would be handed here instead.
+extension Pipeline {
+    /// Stage 2 on the SQLite store: builds the raw indexes a bulk ingest dropped; returns how many.
+    @discardableResult
+    public static func normalize(database: Database) throws -> Int {
+        try NormalizeStage.run(store: SQLiteJoinStore(database))
+    }
+
+    /// Stage 3 on the SQLite store (`JoinStage.run`).
+    public static func join(database: Database, settings: ReconcileSettings, workers: WorkerPool = WorkerPool(width: WorkerPool.defaultWidth),
+                            batchTransactions: Int = JoinStage.batchTransactions, rowsWritten: ((Int) -> Void)? = nil) throws -> JoinSummary {
+        try JoinStage.run(store: SQLiteJoinStore(database), settings: settings, workers: workers, batchTransactions: batchTransactions,
+                          rowsWritten: rowsWritten)
+    }
+}
+
+extension UserHistory {
+    /// One customer's history from the SQLite store (`load(_:_:currency:zone:)` on `SQLiteHistoryStore`).
+    public static func load(_ database: Database, _ lookup: Lookup, currency: String = "USD", zone: Zone = .utc) throws -> UserHistory {
+        try load(SQLiteHistoryStore(database), lookup, currency: currency, zone: zone)
+    }
+}

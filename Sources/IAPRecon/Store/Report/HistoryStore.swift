@@ -1,0 +1,148 @@
+/// The store as `history` sees it (`UserHistory`): what tells whose story a lookup names, then
+/// the facts of that story as values, each found through an index by the keys gathered so far,
+/// so a lookup stays fast on a store of millions of transactions. It only reads. SQLite's
+/// conformance is `SQLiteHistoryStore`.
+protocol HistoryStore {
+    /// Whether a join and a report have reconciled the store.
+    func isReconciled() throws -> Bool
+    /// Why what the store shows may be unsettled now; nil when nothing is under way or waiting.
+    func pendingWork() throws -> PendingWork?
+    /// Whether any order, delivery, resolved transaction, registration or sighting a user sent names `user`.
+    func knows(user: String) throws -> Bool
+    /// Whoever the log delivered `transactionID` to first, if it delivered it.
+    func firstRecipient(of transactionID: String) throws -> String?
+    /// The user who created order `orderID` (its first line's), if the log has it.
+    func creator(of orderID: String) throws -> String?
+    /// The transactions of subscription chain `originalTransactionID`, by purchase time.
+    func transactions(ofChain originalTransactionID: String) throws -> [String]
+    /// The transactions whose merged sightings carry `appAccountToken`, by purchase time.
+    func transactions(withToken appAccountToken: String) throws -> [String]
+    /// Whether the join resolved `transactionID`, and to which user.
+    func resolution(of transactionID: String) throws -> (resolved: Bool, user: String?)
+    /// The as-of moment the last join judged by.
+    func joinedAsOfMs() throws -> Int64?
+    /// Every stored fx rate, by day then file.
+    func fxRates() throws -> [FXRow]
+
+    /// The transactions the join resolved to `user`.
+    func transactionIDs(resolvedTo user: String) throws -> [String]
+    func registrations(of user: String) throws -> [HistoryFacts.Registration]
+    /// The install the report joined `user` to (CONTRACT.md §1.5); none when it joined them to none.
+    func installs(of user: String) throws -> [HistoryFacts.Install]
+    /// `user`'s orders, each once, with what the join matched each to.
+    func orders(ofUser user: String) throws -> [HistoryFacts.Order]
+    /// The orders the transactions matched.
+    func matchedOrders(of transactionIDs: [String]) throws -> [HistoryFacts.Order]
+    /// The transactions as the join resolved them, each with the line of its first sighting.
+    func transactions(_ transactionIDs: [String]) throws -> [HistoryFacts.Transaction]
+    /// The deliveries to `user`: of every transaction some line delivers to them, those whose first line does.
+    func deliveries(to user: String) throws -> [HistoryFacts.Delivery]
+    /// The deliveries of the transactions.
+    func deliveries(of transactionIDs: [String]) throws -> [HistoryFacts.Delivery]
+    func revocations(ofUser user: String) throws -> [HistoryFacts.Revocation]
+    /// The revocations of the transactions.
+    func revocations(of transactionIDs: [String]) throws -> [HistoryFacts.Revocation]
+    /// Findings on the transactions, on their subscription chains, and (for a user) their own; each once.
+    func findings(of transactionIDs: [String], user: String?) throws -> [HistoryFacts.Finding]
+}
+
+/// Why a lookup may see the store unsettled.
+enum PendingWork: Equatable {
+    /// A run holds the store's lock (its note says which).
+    case runUnderWay(holder: String)
+    /// A full rebuild started and did not finish.
+    case fullRebuildPending
+    /// Input was ingested since the last reconciliation.
+    case inputNotReconciled
+}
+
+/// One stored fx rate and the file it came from.
+typealias FXRow = (path: String, day: String, currency: String, rate: String)
+
+/// The facts of one customer's story, as `history` reads them.
+enum HistoryFacts {
+    /// A registration line of the user.
+    struct Registration {
+        var ms: Int64
+        var method: String?
+        var country: String?
+        /// As stored: a pseudonym (blob) or, in a store written before pseudonyms, the whole id.
+        var idfa: SQLValue
+        var appsflyerID: SQLValue
+        var source: String
+    }
+
+    /// The install the report joined the user to, and the key it joined by.
+    struct Install {
+        var ms: Int64
+        var mediaSource: String?
+        var campaign: String?
+        var matchedBy: String
+        var source: String?
+    }
+
+    /// An order (`ServerOrders`), and the transaction the join matched to it, if any.
+    struct Order {
+        var ms: Int64
+        var orderID: String
+        var productID: String
+        var price: String?
+        var currency: String?
+        var source: String
+        var match: (transactionID: String, rule: String)?
+    }
+
+    /// A transaction as the join resolved it, and where it was first seen.
+    struct Transaction {
+        var purchaseMs: Int64
+        var transactionID: String
+        var originalTransactionID: String
+        var productID: String
+        var unitPrice: String?
+        var quantity: Int64
+        var currency: String?
+        var environment: String?
+        var ownership: String?
+        var expiresMs: Int64?
+        var refundMs: Int64?
+        var refundAmount: String?
+        var refundType: String?
+        var userID: String?
+        var isRevenue: Bool
+        var firstSighting: String?
+
+        /// What it cost: the unit price times the quantity, when the price is known.
+        var price: Amount? { unitPrice.flatMap(Amount.parse).map { $0 * quantity } }
+    }
+
+    /// A delivery (`ServerDeliveries`), with how many lines of the log it is.
+    struct Delivery {
+        var ms: Int64
+        var transactionID: String
+        var productID: String
+        var quantity: Int64
+        var userID: String
+        var copies: Int
+        var source: String
+    }
+
+    /// A revocation line of the server log.
+    struct Revocation {
+        var ms: Int64
+        var transactionID: String
+        var userID: String
+        var source: String
+    }
+
+    /// A finding of the join.
+    struct Finding {
+        var eventMs: Int64
+        var findingID: String
+        var kind: String
+        var severity: String
+        var productID: String?
+        var amount: String?
+        var currency: String?
+        var detail: String
+    }
+}
