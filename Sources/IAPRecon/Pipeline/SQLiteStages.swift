@@ -1,5 +1,5 @@
 /// The stages on the SQLite store: where a stage that reaches the store through its interface
-/// (`IngestStore`, `RawIndexStore`, `JoinStore`, `HistoryStore`) is handed SQLite's conformance.
+/// (`IngestStore`, `RawIndexStore`, `JoinStore`, `ReportStore`, `HistoryStore`) is handed SQLite's conformance.
 /// Another backend would be handed here instead.
 extension Pipeline {
     /// Stage 2 on the SQLite store: builds the raw indexes a bulk ingest dropped; returns how many.
@@ -20,5 +20,20 @@ extension UserHistory {
     /// One customer's history from the SQLite store (`load(_:_:currency:zone:)` on `SQLiteHistoryStore`).
     public static func load(_ database: Database, _ lookup: Lookup, currency: String = "USD", zone: Zone = .utc) throws -> UserHistory {
         try load(SQLiteHistoryStore(database), lookup, currency: currency, zone: zone)
+    }
+}
+
+extension ReportStage {
+    /// Stage 4 on the SQLite store (`run(store:settings:filesDone:)`).
+    public static func run(database: Database, settings: ReportSettings, filesDone: ((Int) -> Void)? = nil) throws -> ReportSummary {
+        try run(store: SQLiteReportStore(database), settings: settings, filesDone: filesDone)
+    }
+}
+
+extension ConsumptionRequestsReport {
+    /// The answers to the store's consumption requests (`answers(store:zone:currency:transactionID:)`).
+    public static func answers(database: Database, zone: Zone = .utc, currency: String = "USD",
+                               transactionID: String? = nil) throws -> [ConsumptionAnswer] {
+        try answers(store: SQLiteReportStore(database), zone: zone, currency: currency, transactionID: transactionID)
     }
 }

@@ -23,8 +23,8 @@ struct AppleTieOutReport: Sendable {
     /// Rows whose proceeds `fx.csv` cannot convert (left out of `reportingProceeds`).
     var unconvertedRows = 0
 
-    init(database: Database, fx: FXRates, reportingCurrency: ReportingCurrency) throws {
-        for item in try StoredReportRows.tieOutRows(database) {
+    init(store: some ReportStore, fx: FXRates, reportingCurrency: ReportingCurrency) throws {
+        for item in try store.tieOutRows() {
             rows.append(item)
             guard let currency = item.proceedsCurrency, let amount = item.proceeds.flatMap(Amount.parse) else { continue }
             proceeds[currency, default: .zero] += amount

@@ -56,9 +56,9 @@ struct AttributionReport {
         var file: Int64?
         var line: Int64?
 
-        /// A `StoredUserInstalls.stored` row.
-        init(stored row: Row) {
-            typealias Column = StoredUserInstalls.InstallColumn
+        /// A `ReportStore.storedUserInstalls` row.
+        init(stored row: some StoredRow) {
+            typealias Column = UserInstallColumn
             (ms, mediaSource, campaign) = (row.optionalInt(Column.installMs), row.fingerprint(Column.mediaSource), row.fingerprint(Column.campaign))
             (matchedBy, file, line) = (row.fingerprint(Column.matchedBy), row.optionalInt(Column.fileID), row.optionalInt(Column.line))
         }
@@ -110,7 +110,7 @@ struct AttributionReport {
         var linkedAppsflyerIDs: [RowFingerprint: [RowFingerprint]] = [:]
         var purchaseClaims: [PurchaseClaim] = []
 
-        init(database: Database, zone: Zone, mmpZone: Zone) throws {
+        init(store: some ReportStore, zone: Zone, mmpZone: Zone) throws {
             var day = DayNames(zone)
             // Installs repeat a few hundred (media source, campaign) pairs and a few dozen days: each
             // row is looked up by the fingerprints of its bytes and its day's number, and only a
@@ -118,8 +118,8 @@ struct AttributionReport {
             var campaignNumbers = FirstSeen<CampaignBytes>()
             var campaigns: [(mediaSource: String, campaign: String)] = []
             var cohortNumbers = FirstSeen<InstallCohort>()
-            typealias Column = MMPEvents.Column
-            try MMPEvents.forEachCounted(in: database) { row in
+            typealias Column = MMPEventColumn
+            try store.forEachCountedMMPEvent { row in
                 // Retargeting is not acquisition: its rows link no ids and are no installs.
                 guard row.int(Column.retargeting) == 0 else { return }
                 if let user = row.fingerprint(Column.customerUserID), let appsflyerID = row.fingerprint(Column.appsflyerID) {
@@ -162,14 +162,14 @@ struct AttributionReport {
             var revenue: String?
             var revenueCurrency: String?
 
-            init(_ row: Row) {
+            init(_ row: some StoredRow) {
                 (customerUserID, appsflyerID) = (row.fingerprint(Column.customerUserID), row.fingerprint(Column.appsflyerID))
                 eventWallMs = row.int(Column.eventWallMs)
                 (revenueUSD, revenue) = (row.optionalString(Column.revenueUSD), row.optionalString(Column.revenue))
                 revenueCurrency = row.optionalString(Column.revenueCurrency)
             }
 
-            private typealias Column = MMPEvents.Column
+            private typealias Column = MMPEventColumn
         }
 
         /// An install's media source and campaign as stored (nil for NULL), before they are cleaned.
@@ -199,29 +199,30 @@ struct AttributionReport {
     let asOfMs: Int64
 
     /// The zone the MMP's wall-clock times are in, as the join recorded it.
-    static func mmpZone(_ database: Database) throws -> Zone {
-        try StoredJoinResults.settings(database).flatMap { Zone($0.mmpZone) } ?? .utc
+    static func mmpZone(_ store: some ReportStore) throws -> Zone {
+        guard case .current(let settings) = try store.reconciliation() else { return .utc }
+        return Zone(settings.mmpZone) ?? .utc
     }
 
     /// Starts reading the installs and their ids on a worker's own connection (`InstallTable`).
     /// The report starts it before its other background work: the matching waits for it.
-    static func readInstalls(database: Database, zone: Zone) throws -> Background<InstallTable> {
-        let mmpZone = try mmpZone(database)
-        return Background { [path = database.path] in
-            try InstallTable(database: Database(path: path, readOnly: true), zone: zone, mmpZone: mmpZone)
+    static func readInstalls(store: some ReportStore, zone: Zone) throws -> Background<InstallTable> {
+        let mmpZone = try mmpZone(store)
+        return Background { [open = store.opener] in
+            try InstallTable(store: open(), zone: zone, mmpZone: mmpZone)
         }
     }
 
     /// Computes the cohorts and, user by user, writes each user's install into `fct_user_installs` (for `history`).
-    init(database: Database, zone: Zone, fx: FXRates, asOfMs: Int64) throws {
-        try self.init(database: database, zone: zone, fx: fx, asOfMs: asOfMs, installs: Self.readInstalls(database: database, zone: zone))
+    init(store: some ReportStore, zone: Zone, fx: FXRates, asOfMs: Int64) throws {
+        try self.init(store: store, zone: zone, fx: fx, asOfMs: asOfMs, installs: Self.readInstalls(store: store, zone: zone))
     }
 
     /// As above, with the installs already being read (`readInstalls`).
-    init(database: Database, zone: Zone, fx: FXRates, asOfMs: Int64, installs installWork: Background<InstallTable>) throws {
+    init(store: some ReportStore, zone: Zone, fx: FXRates, asOfMs: Int64, installs installWork: Background<InstallTable>) throws {
         self.asOfMs = asOfMs
         defer { installWork.wait() }
-        let mmpZone = try Self.mmpZone(database)
+        let mmpZone = try Self.mmpZone(store)
         var day = DayNames(zone)
         var money = AmountReader(fx: fx, zone: zone)
 
@@ -232,13 +233,13 @@ struct AttributionReport {
         var userOfAppsflyer: [RowFingerprint: RowFingerprint] = [:]
         // Written on a second connection on a worker thread while this one reads and matches. Only
         // what changed is written: a night leaves most users' installs as they were.
-        let userInstalls = BackgroundInserts(path: database.path, setup: Tables.userInstalls, inserts: StoredUserInstalls.writes)
-        let signups = try FirstRegistrations.Cursor(database)
+        let userInstalls = store.userInstallWriter()
+        let signups = try store.firstRegistrationsByUser()
         // Every verified purchase in one pass; those with no user come first (NULL sorts first).
-        let purchases = try database.cached(StoredUserInstalls.purchasesByUser)
+        let purchases = try store.purchasesByUser()
         // The users the table holds now (none in a new store): those no longer reported are removed,
         // and those whose install is unchanged are not written again.
-        let stored = try StoredUserInstalls.stored(database)
+        let stored = try store.storedUserInstalls()
         defer {
             signups.reset()
             purchases.reset()
@@ -248,9 +249,9 @@ struct AttributionReport {
         var hasPurchase = try purchases.step()
         // Apple's money whose user nobody knows (no order, delivery or receipt): the `no_user` row
         // of its purchase day (CONTRACT.md §3), so every verified dollar lands in a row.
-        typealias Purchase = StoredUserInstalls.PurchaseColumn
-        typealias Registration = FirstRegistrations.Column
-        typealias Stored = StoredUserInstalls.InstallColumn
+        typealias Purchase = PurchaseByUserColumn
+        typealias Registration = FirstRegistrationColumn
+        typealias Stored = UserInstallColumn
         while hasPurchase, purchases.row.isNull(Purchase.userID) {
             let purchase = Self.purchase(purchases.row, values: &money)
             let key = CohortKey(day: day(purchase.ms), mediaSource: "no_user", campaign: "")
@@ -304,7 +305,7 @@ struct AttributionReport {
             let userID = userRow.string(userColumn)
             // A stored user before this one in the same order is no longer reported.
             while hasStored, stored.row.compareText(Stored.userID.rawValue, with: userRow, userColumn) < 0 {
-                userInstalls.insert(table: 1, [.text(stored.row.string(Stored.userID))])
+                userInstalls.remove(user: stored.row.string(Stored.userID))
                 hasStored = try stored.step()
             }
             var storedInstall: UserInstall?
@@ -356,8 +357,8 @@ struct AttributionReport {
                 cohortFingerprints[key] = names
                 if storedInstall != UserInstall(ms: install.ms, mediaSource: names.mediaSource, campaign: names.campaign,
                                                 matchedBy: wayFingerprints[way], file: install.file, line: install.line) {
-                    userInstalls.insert(table: 0, [.text(userID), .integer(install.ms), .text(mediaSource), .text(campaign), .text(ways[way]),
-                                                      .integer(install.file), .integer(install.line)])
+                    userInstalls.save(user: userID, install: (install.ms, mediaSource, campaign, install.file, install.line),
+                                      matchedBy: ways[way])
                 }
             } else {
                 unattributedUsers += 1
@@ -365,7 +366,7 @@ struct AttributionReport {
                 anchor = signup.ms
                 add(key) { $0.anchorMs = max($0.anchorMs, signup.ms) }
                 if storedInstall != unattributedInstall {
-                    userInstalls.insert(table: 0, [.text(userID), .null, .null, .null, .text("unattributed"), .null, .null])
+                    userInstalls.save(user: userID, install: nil, matchedBy: "unattributed")
                 }
             }
             cohortOfUser[cuid] = key
@@ -387,7 +388,7 @@ struct AttributionReport {
         for (way, users) in zip(ways, usersByWay) { matchedBy[way] = users }
         matchedBy["unattributed"] = unattributedUsers
         while hasStored {
-            userInstalls.insert(table: 1, [.text(stored.row.string(Stored.userID))])
+            userInstalls.remove(user: stored.row.string(Stored.userID))
             hasStored = try stored.step()
         }
         installs = []
@@ -411,8 +412,8 @@ struct AttributionReport {
 
         Trace.mark("attribution mmp purchases")
         // Spend joins on day, media source and campaign; spend with no installs keeps its row.
-        typealias Spend = StoredUserInstalls.SpendColumn
-        try StoredUserInstalls.forEachSpendRow(database) { row in
+        typealias Spend = SpendColumn
+        try store.forEachSpendRow { row in
             guard let spend = Amount.parse(row.string(Spend.spend)) else { return }
             let day = row.string(Spend.day)
             let rate = fx.rate(row.string(Spend.currency), on: day)
@@ -462,9 +463,9 @@ struct AttributionReport {
         var registered: Bool
     }
 
-    /// A `StoredUserInstalls.purchasesByUser` row in the reporting currency.
-    static func purchase(_ row: Row, values: inout AmountReader) -> (ms: Int64, grossUSD: Amount, refundUSD: Amount) {
-        typealias Column = StoredUserInstalls.PurchaseColumn
+    /// A `ReportStore.purchasesByUser` row in the reporting currency.
+    static func purchase(_ row: some StoredRow, values: inout AmountReader) -> (ms: Int64, grossUSD: Amount, refundUSD: Amount) {
+        typealias Column = PurchaseByUserColumn
         let purchaseMs = row.int(Column.purchaseMs)
         let gross = (values.amount(row, Column.unitPrice) ?? .zero) * row.int(Column.quantity)
         let rate = values.rate(currency: values.currency(row, Column.currency), atMs: purchaseMs) ?? .zero

@@ -66,11 +66,11 @@ public enum ConsumptionRequestsReport {
 
     /// The answers to every `CONSUMPTION_REQUEST` in the store (or only those about
     /// `transactionID`), by request time; a request Apple sent twice (one `notificationUUID`) is one.
-    public static func answers(database: Database, zone: Zone = .utc, currency: String = "USD",
-                               transactionID: String? = nil) throws -> [ConsumptionAnswer] {
-        let requests = try StoredReportRows.consumptionRequests(database, about: transactionID)
+    static func answers(store: some ReportStore, zone: Zone = .utc, currency: String = "USD",
+                        transactionID: String? = nil) throws -> [ConsumptionAnswer] {
+        let requests = try store.consumptionRequests(about: transactionID)
         guard !requests.isEmpty else { return [] }
-        let fx = try FXRates(database: database, reportingCurrency: currency)
+        let fx = FXRates(rows: try store.fxRates(), reportingCurrency: currency)
         var days = DayNames(zone)
         return try requests.map { request in
             var answer = ConsumptionAnswer(
@@ -78,37 +78,30 @@ public enum ConsumptionRequestsReport {
                 deliveryStatus: 5, accountTenure: 0, lifetimeDollarsPurchased: 0, lifetimeDollarsRefunded: 0,
                 appAccountToken: "", platform: 0)
             var appleProduct: String?
-            if let merged = try AppleTransactions.merged(request.transactionID, in: database) {
+            if let merged = try store.mergedTransaction(request.transactionID) {
                 appleProduct = merged.productID
                 answer.appAccountToken = merged.appAccountToken ?? ""
-                answer.userID = try StoredReportRows.resolvedUser(of: request.transactionID, in: database)
+                answer.userID = try store.resolvedUser(of: request.transactionID)
             }
             // What the log delivered of it before the request; the earliest delivery's user when the join resolved none.
             var deliveredProducts: Set<String> = []
             var earliest: (ms: Int64, userID: String)?
-            typealias D = StoredDeliveries.Column
-            try StoredDeliveries.withDeliveries(of: request.transactionID, in: database) { deliveries in
-                while deliveries.hasDelivery {
-                    let row = deliveries.row
-                    if row.int(D.ms) <= request.ms {
-                        deliveredProducts.insert(row.string(D.productID))
-                        if row.int(D.ms) < earliest?.ms ?? .max { earliest = (row.int(D.ms), row.string(D.userID)) }
-                    }
-                    _ = try deliveries.advance()
-                }
+            for delivery in try store.deliveries(of: request.transactionID) where delivery.ms <= request.ms {
+                deliveredProducts.insert(delivery.productID)
+                if delivery.ms < earliest?.ms ?? .max { earliest = (delivery.ms, delivery.userID) }
             }
             if answer.userID == nil { answer.userID = earliest?.userID }
             if !deliveredProducts.isEmpty {
                 answer.deliveryStatus = appleProduct.map { deliveredProducts.contains($0) } ?? true ? 0 : 2
             }
             guard let user = answer.userID else { return answer }
-            if let signup = try FirstRegistrations.first(of: user, in: database) {
+            if let signup = try store.firstRegistration(of: user) {
                 answer.accountTenure = tenureBucket(days: (request.ms - signup.ms) / 86_400_000, registered: signup.ms <= request.ms)
                 if signup.hasIDFV { answer.platform = 1 }
             }
             if currency == "USD" {
                 (answer.lifetimeDollarsPurchased, answer.lifetimeDollarsRefunded) = try lifetimeBuckets(
-                    database: database, user: user, untilMs: request.ms, fx: fx, days: &days)
+                    store: store, user: user, untilMs: request.ms, fx: fx, days: &days)
             }
             return answer
         }
@@ -134,12 +127,12 @@ public enum ConsumptionRequestsReport {
     /// undeclared (0, 0) when one of them has no price or no rate, since a partial sum could
     /// put the user in too low a bucket.
     private static func lifetimeBuckets(
-        database: Database, user: String, untilMs: Int64, fx: FXRates, days: inout DayNames
+        store: some ReportStore, user: String, untilMs: Int64, fx: FXRates, days: inout DayNames
     ) throws -> (purchased: Int, refunded: Int) {
         var purchased = Amount.zero, refunded = Amount.zero
         var complete = true
-        typealias Column = StoredReportRows.PurchaseColumn
-        try StoredReportRows.forEachPurchase(of: user, through: untilMs, in: database) { row in
+        typealias Column = UserPurchaseColumn
+        try store.forEachPurchase(of: user, through: untilMs) { row in
             guard let price = row.optionalString(Column.unitPrice).flatMap(Amount.parse),
                   let rate = row.optionalString(Column.currency).flatMap({ fx.rate($0, on: days(row.int(Column.purchaseMs))) }) else {
                 complete = false

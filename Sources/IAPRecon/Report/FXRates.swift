@@ -10,10 +10,6 @@ struct FXRates: Sendable {
     /// currency → (day, rate), sorted by day.
     private var rates: [String: [(day: String, rate: Amount)]] = [:]
 
-    init(database: Database, reportingCurrency: String) throws {
-        self.init(rows: try StoredReportRows.fxRates(database), reportingCurrency: reportingCurrency)
-    }
-
     /// The rates of the stored fx rows, by day then file.
     init(rows: [FXRow], reportingCurrency: String) {
         self.reportingCurrency = reportingCurrency
@@ -25,9 +21,9 @@ struct FXRates: Sendable {
 
     /// Checks the stored fx files against the reporting currency (`ReportingCurrency.check`), so a
     /// `report --currency JPY` over dollar rates stops instead of writing dollars as yen.
-    func checkStored(database: Database) throws {
+    func checkStored(_ stored: [FXRow]) throws {
         var files: [String: [(currency: String, rate: String)]] = [:]
-        for row in try StoredReportRows.fxRates(database) { files[row.path, default: []].append((row.currency, row.rate)) }
+        for row in stored { files[row.path, default: []].append((row.currency, row.rate)) }
         for path in files.keys.sorted() {
             try ReportingCurrency(reportingCurrency).check(fxRows: files[path] ?? [], file: path)
         }

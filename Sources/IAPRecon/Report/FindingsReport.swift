@@ -21,7 +21,7 @@ struct FindingsReport {
     }
 
     /// The stored finding's columns as the store reads them; `Row.values` holds them in this order.
-    typealias Column = StoredReportRows.FindingColumn
+    typealias Column = ReportFindingColumn
 
     struct Row {
         /// The stored finding's cells, by `Column`.
@@ -41,11 +41,11 @@ struct FindingsReport {
     var rows: [Row] = []
 
     /// The findings of the store as of `asOfMs`; records each finding's first sighting in `fct_finding_first_seen`.
-    init(database: Database, fx: FXRates, zone: Zone, asOfMs: Int64) throws {
+    init(store: some ReportStore, fx: FXRates, zone: Zone, asOfMs: Int64) throws {
         currency = ReportingCurrency(fx.reportingCurrency)
-        let report = try StoredReportRows.recordFirstSightings(asOfMs: asOfMs, in: database)
+        let report = try store.recordFirstSightings(asOfMs: asOfMs)
         var values = AmountReader(fx: fx, zone: zone)
-        try StoredReportRows.forEachFinding(database) { row in
+        try store.forEachFinding { row in
             var texts: [String?] = Column.stored.map { row.optionalString($0) }
             texts[Column.eventMs.rawValue] = Timestamp.iso8601(row.int(Column.eventMs))
             var reportingAmount: Amount?
@@ -88,10 +88,10 @@ struct FindingsReport {
 
 /// `rejects.csv`: every rejected input line with its file, line and reason.
 enum RejectsReport {
-    static func write(_ database: Database, _ sink: inout TextSink) throws {
+    static func write(_ store: some ReportStore, _ sink: inout TextSink) throws {
         try sink.csvRecord(["file", "line", "reason", "text"])
-        typealias Column = StoredReportRows.RejectColumn
-        try StoredReportRows.forEachReject(database) { row in
+        typealias Column = RejectColumn
+        try store.forEachReject { row in
             try sink.csvRecord([CSV.textCell(row.string(Column.path)), String(row.int(Column.line)), CSV.textCell(row.string(Column.reason)),
                                 CSV.textCell(row.string(Column.text))])
         }

@@ -346,14 +346,14 @@ struct CSVCells {
     }
 
     /// A text cell from column `column` of a store row (NULL as empty): `CSV.textCell(row.optionalString(column) ?? "")`.
-    mutating func text(_ row: Row, _ column: some SelectedColumn) {
-        row.statement.withText(column) { text($0) }
+    mutating func text(_ row: some StoredRow, _ column: some StoredColumn) {
+        row.withText(column) { text($0) }
     }
 
     /// A numeric cell from column `column` of a store row (NULL as empty): `CSV.numberCell(row.optionalString(column) ?? "")`.
-    mutating func number(_ row: Row, _ column: some SelectedColumn) {
+    mutating func number(_ row: some StoredRow, _ column: some StoredColumn) {
         separate()
-        row.statement.withText(column) { value in
+        row.withText(column) { value in
             if CSV.isPlain(bytes: value, text: false) {
                 bytes.append(contentsOf: value)
             } else {

@@ -57,7 +57,7 @@ struct ReportPage {
         }
     }
 
-    typealias InputFile = StoredSummaryCounts.InputFile
+    typealias InputFile = SummaryCounts.InputFile
 
     var asOf: String
     var timeZone: String

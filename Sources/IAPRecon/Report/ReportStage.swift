@@ -53,27 +53,28 @@ public struct NotReconciled: Error, CustomStringConvertible, Sendable {
 public enum ReportStage {
     /// Refuses a store the join has not reconciled, or whose results an older iaprecon wrote (the
     /// next join rebuilds them): never a report of tables read as they are not.
-    static func checkReconciled(_ database: Database) throws {
-        guard try StoredJoinResults.exist(database) else { throw NotReconciled(reason: "the store holds no reconciliation") }
-        guard try StoredJoinResults.areCurrent(database) else {
-            throw NotReconciled(reason: "the store's results were written by an older iaprecon")
+    static func checkReconciled(_ store: some ReportStore) throws -> JoinSettings {
+        switch try store.reconciliation() {
+        case .none: throw NotReconciled(reason: "the store holds no reconciliation")
+        case .older: throw NotReconciled(reason: "the store's results were written by an older iaprecon")
+        case .current(let settings): return settings
         }
     }
 
     /// `filesDone` hears, on the calling thread, of files as they are known to be written (a progress line).
-    public static func run(database: Database, settings: ReportSettings, filesDone: ((Int) -> Void)? = nil) throws -> ReportSummary {
+    static func run(store: some ReportStore, settings: ReportSettings, filesDone: ((Int) -> Void)? = nil) throws -> ReportSummary {
         Trace.mark("report start")
-        try checkReconciled(database)
-        let settingsJoinedWith = try StoredJoinResults.settings(database)
-        let (asOfMs, graceMs) = (settingsJoinedWith?.asOfMs ?? 0, settingsJoinedWith?.graceMs ?? 0)
+        let settingsJoinedWith = try checkReconciled(store)
+        let (asOfMs, graceMs) = (settingsJoinedWith.asOfMs, settingsJoinedWith.graceMs)
         // Attribution's installs first: the matching on this thread waits for them, while the
         // files below can wait for a core.
-        let installs = try AttributionReport.readInstalls(database: database, zone: settings.zone)
+        let installs = try AttributionReport.readInstalls(store: store, zone: settings.zone)
         let fx: FXRates, findings: FindingsReport, output: OutputSet
         do {
-            fx = try FXRates(database: database, reportingCurrency: settings.currency)
-            try fx.checkStored(database: database)
-            findings = try FindingsReport(database: database, fx: fx, zone: settings.zone, asOfMs: asOfMs)
+            let rates = try store.fxRates()
+            fx = FXRates(rows: rates, reportingCurrency: settings.currency)
+            try fx.checkStored(rates)
+            findings = try FindingsReport(store: store, fx: fx, zone: settings.zone, asOfMs: asOfMs)
             Trace.mark("report findings and fx")
             output = try OutputSet(folder: settings.outFolder)
         } catch {
@@ -87,20 +88,20 @@ public enum ReportStage {
         // (daily, then by fiscal month) beside the summary's counts once the installs are read,
         // and here the findings, rejects and consumption requests, then attribution. The report
         // page and the summary need all but the transactions and come last.
-        let transactionsFile = Background { [path = database.path, zone = settings.zone, currency = settings.reportingCurrency] in
-            let reader = try Database(path: path, readOnly: true)
+        let transactionsFile = Background { [open = store.opener, zone = settings.zone, currency = settings.reportingCurrency] in
+            let reader = try open()
             try output.write("transactions.csv") { try TransactionsReport.write(reader, zone: zone, fx: fx, currency: currency, &$0) }
         }
         // Revenue and the summary's counts read on their own connection while attribution runs here.
-        let revenueWork = Background { [path = database.path, zone = settings.zone, currency = settings.reportingCurrency, asOfMs, graceMs] in
-            let reader = try Database(path: path, readOnly: true)
-            let revenue = try RevenueReport(database: reader, zone: zone, fx: fx)
+        let revenueWork = Background { [open = store.opener, zone = settings.zone, currency = settings.reportingCurrency, asOfMs, graceMs] in
+            let reader = try open()
+            let revenue = try RevenueReport(store: reader, zone: zone, fx: fx)
             Trace.mark("report revenue (background)")
             try output.write("revenue_daily.csv") { try revenue.write(&$0) }
             try output.write("revenue_monthly.csv") { try RevenueMonthlyReport(daily: revenue).write(&$0) }
-            let tieOut = try AppleTieOutReport(database: reader, fx: fx, reportingCurrency: currency)
+            let tieOut = try AppleTieOutReport(store: reader, fx: fx, reportingCurrency: currency)
             if !tieOut.rows.isEmpty { try output.write("apple_tieout.csv") { try tieOut.write(&$0) } }
-            let counts = try StoredSummaryCounts.counts(database: reader, asOfMs: asOfMs, graceMs: graceMs)
+            let counts = try reader.summaryCounts(asOfMs: asOfMs, graceMs: graceMs)
             Trace.mark("report summary counts (background)")
             return (revenue, tieOut, counts)
         }
@@ -110,14 +111,14 @@ public enum ReportStage {
                 // Written while the installs are read: attribution waits for them anyway.
                 try output.write("findings.csv") { try findings.writeCSV(&$0) }
                 try output.write("findings.json") { try findings.writeJSON(&$0) }
-                try output.write("rejects.csv") { try RejectsReport.write(database, &$0) }
-                let answers = try ConsumptionRequestsReport.answers(database: database, zone: settings.zone, currency: settings.currency)
+                try output.write("rejects.csv") { try RejectsReport.write(store, &$0) }
+                let answers = try ConsumptionRequestsReport.answers(store: store, zone: settings.zone, currency: settings.currency)
                 try output.write("consumption_requests.jsonl") { try ConsumptionRequestsReport.write(answers, &$0) }
                 Trace.mark("report consumption requests")
                 filesDone?(4)
                 // Reads in one snapshot; fct_user_installs is written on another connection meanwhile.
-                attribution = try database.readTransaction {
-                    try AttributionReport(database: database, zone: settings.zone, fx: fx, asOfMs: asOfMs, installs: installs)
+                attribution = try store.readTransaction {
+                    try AttributionReport(store: store, zone: settings.zone, fx: fx, asOfMs: asOfMs, installs: installs)
                 }
                 Trace.mark("report attribution")
                 try output.write("attribution.csv") { try attribution.write(&$0, currency: settings.reportingCurrency) }

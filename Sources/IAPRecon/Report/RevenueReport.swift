@@ -43,7 +43,7 @@ struct RevenueReport: Sendable {
     var unconverted = 0
     var priceSources: [PriceSource: Int] = [:]
 
-    init(database: Database, zone: Zone, fx: FXRates) throws {
+    init(store: some ReportStore, zone: Zone, fx: FXRates) throws {
         currency = ReportingCurrency(fx.reportingCurrency)
         var values = AmountReader(fx: fx, zone: zone)
         var products = TextIndex(), storefronts = TextIndex(), sources = TextIndex()
@@ -56,8 +56,8 @@ struct RevenueReport: Sendable {
             if isNew { entries.append((slot, values.day(utcMs), Row())) }
             change(&entries[index].row)
         }
-        typealias Column = StoredReportRows.RevenueColumn
-        try StoredReportRows.forEachRevenueTransaction(database) { row in
+        typealias Column = RevenueTransactionColumn
+        try store.forEachRevenueTransaction { row in
             sourceCounts[sources.number(row, Column.priceSource), default: 0] += 1
             let purchaseMs = row.int(Column.purchaseMs)
             let currency = values.currency(row, Column.currency)

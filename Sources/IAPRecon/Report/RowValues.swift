@@ -20,7 +20,7 @@ struct TextIndex {
     private(set) var texts: [String] = []
 
     /// The number of column `column`'s text; NULL counts as the empty text.
-    mutating func number(_ row: Row, _ column: some SelectedColumn) -> Int32 {
+    mutating func number(_ row: some StoredRow, _ column: some StoredColumn) -> Int32 {
         let (number, isNew) = numbers.number(row.fingerprint(column) ?? RowFingerprint(""))
         if isNew { texts.append(row.optionalString(column) ?? "") }
         return Int32(number)
@@ -56,7 +56,7 @@ struct AmountReader {
     }
 
     /// Column `column` as an exact amount: nil when it is NULL or not a number.
-    mutating func amount(_ row: Row, _ column: some SelectedColumn) -> Amount? {
+    mutating func amount(_ row: some StoredRow, _ column: some StoredColumn) -> Amount? {
         guard let fingerprint = row.fingerprint(column) else { return nil }
         if let amount = amounts[fingerprint] { return amount }
         let amount = Amount.parse(row.string(column))
@@ -75,7 +75,7 @@ struct AmountReader {
     }
 
     /// The number of column `column`'s currency (NULL as the empty text), for `rate`.
-    mutating func currency(_ row: Row, _ column: some SelectedColumn) -> Int32 { currencies.number(row, column) }
+    mutating func currency(_ row: some StoredRow, _ column: some StoredColumn) -> Int32 { currencies.number(row, column) }
 
     /// The number of the currency `code`, for `rate`.
     mutating func currency(_ code: String) -> Int32 { currencies.number(code) }

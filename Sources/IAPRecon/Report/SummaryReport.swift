@@ -14,7 +14,7 @@ enum SummaryReport {
     static let contractVersion = 2
 
     /// What the summary counts in the store, read on its own connection while attribution runs.
-    typealias Counts = StoredSummaryCounts.Counts
+    typealias Counts = SummaryCounts
 
     /// The summary of a report: `counts` from the store, the rest from the other reports.
     static func build(

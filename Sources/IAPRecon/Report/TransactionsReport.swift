@@ -22,15 +22,15 @@ enum TransactionsReport {
             + ["deliveries", "delivered_to", "finding_ids"]
     }
 
-    static func write(_ database: Database, zone: Zone, fx: FXRates, currency: ReportingCurrency, _ sink: inout TextSink) throws {
+    static func write(_ store: some ReportStore, zone: Zone, fx: FXRates, currency: ReportingCurrency, _ sink: inout TextSink) throws {
         var catalogTypes: [String: String] = [:]
-        for (productID, type) in try StoredReportRows.catalogTypes(database) { catalogTypes[productID] = type }
+        for (productID, type) in try store.catalogTypes() { catalogTypes[productID] = type }
         // A finding names its transaction; a chain's finding (a shared subscription) names no
         // transaction and is listed on every transaction of the chain. Both are looked up by the
         // fingerprint of the id's bytes, so a transaction row makes no string of its ids.
         var findingsOfTransaction: [RowFingerprint: [String]] = [:], findingsOfChain: [RowFingerprint: [String]] = [:]
-        typealias Subject = StoredReportRows.FindingSubjectColumn
-        try StoredReportRows.forEachFindingSubject(database) { row in
+        typealias Subject = FindingSubjectColumn
+        try store.forEachFindingSubject { row in
             if let transaction = row.fingerprint(Subject.transactionID) {
                 findingsOfTransaction[transaction, default: []].append(row.string(Subject.findingID))
             } else if let chain = row.fingerprint(Subject.originalTransactionID) {
@@ -40,11 +40,11 @@ enum TransactionsReport {
         // Apple's product type shows only where the catalog gives none: merged from the sightings of
         // every transaction, in the same order, when there is no catalog; else, rarely needed, one
         // transaction's sightings at a time.
-        let appleTypes = catalogTypes.isEmpty ? try AppleTransactions.Cursor(database, where: "1") : nil
+        let appleTypes = catalogTypes.isEmpty ? try store.mergedTransactionsByID() : nil
         var appleType = try appleTypes?.next()
         // The product type is filled in here.
-        typealias Column = StoredReportRows.TransactionColumn
-        let transactions = try StoredReportRows.transactions(database)
+        typealias Column = ReportTransactionColumn
+        let transactions = try store.transactionsByID()
         defer { transactions.reset() }
         var values = AmountReader(fx: fx, zone: zone)
         // The catalog's type of each product (its cell), looked up once per distinct product id.
@@ -74,7 +74,7 @@ enum TransactionsReport {
                     while let merged = appleType, merged.transactionID.utf8.lexicographicallyPrecedes(id.utf8) { appleType = try appleTypes.next() }
                     if let merged = appleType, merged.transactionID == id { type = merged.type }
                 } else {
-                    type = try AppleTransactions.merged(id, in: database)?.type
+                    type = try store.mergedTransaction(id)?.type
                 }
                 typeCell = CSV.textCell(type ?? "")
             }

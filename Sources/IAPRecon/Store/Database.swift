@@ -298,26 +298,21 @@ public final class Statement {
 @available(*, unavailable)
 extension Statement: Sendable {}
 
+extension Statement: StoredCursor {}
+
 /// The current row of a stepping statement; valid only inside the row callback.
-public struct Row {
+public struct Row: StoredRow {
     let statement: Statement
 
     public func isNull(_ index: Int) -> Bool { statement.columnType(Int32(index)) == SQLITE_NULL }
     public func int(_ index: Int) -> Int64 { statement.int64(Int32(index)) }
-    public func optionalInt(_ index: Int) -> Int64? { isNull(index) ? nil : int(index) }
     public func string(_ index: Int) -> String { statement.text(Int32(index)) }
-    public func optionalString(_ index: Int) -> String? { isNull(index) ? nil : string(index) }
-    /// The fingerprint of column `index`'s text, as `RowFingerprint(string(index))` but without making the
-    /// `String`; nil when it is NULL.
-    func fingerprint(_ index: Int) -> RowFingerprint? {
-        isNull(index) ? nil : statement.withText(Int32(index)) { bytes in
-            var fingerprint = RowFingerprint()
-            fingerprint.add(bytes)
-            return fingerprint
-        }
+
+    func withText<T>(_ index: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
+        try statement.withText(Int32(index), body)
     }
-    /// Column `index`'s text against `other`'s column `otherIndex`, byte by byte as SQLite's BINARY
-    /// collation orders them: negative, zero or positive.
+
+    /// Byte by byte as SQLite's BINARY collation orders text.
     func compareText(_ index: Int, with other: Row, _ otherIndex: Int) -> Int {
         statement.withText(Int32(index)) { mine in
             other.statement.withText(Int32(otherIndex)) { theirs in
@@ -325,17 +320,6 @@ public struct Row {
                 guard common > 0, let a = mine.baseAddress, let b = theirs.baseAddress else { return mine.count - theirs.count }
                 let order = Int(memcmp(a, b, common))
                 return order != 0 ? order : mine.count - theirs.count
-            }
-        }
-    }
-    /// Whether column `index`'s text is `text`, byte for byte, without making a `String` of it.
-    func text(_ index: Int, equals text: String) -> Bool {
-        statement.withText(Int32(index)) { bytes in
-            var text = text
-            return text.withUTF8 { utf8 in
-                guard utf8.count == bytes.count else { return false }
-                guard let a = utf8.baseAddress, let b = bytes.baseAddress else { return true }
-                return memcmp(a, b, utf8.count) == 0
             }
         }
     }

@@ -3,7 +3,7 @@
 ///
 /// Declared as an `Int`-backed enum without explicit raw values: each case's raw value is its
 /// place in the declaration, which is its place in `allCases` and in the list.
-protocol SelectedColumn: CaseIterable, RawRepresentable<Int> {
+protocol SelectedColumn: StoredColumn {
     /// The column's expression in the SELECT (`a.purchase_ms`, `coalesce(...)`).
     var sql: String { get }
 }
@@ -11,16 +11,6 @@ protocol SelectedColumn: CaseIterable, RawRepresentable<Int> {
 extension SelectedColumn {
     /// The SELECT's list: every column's expression, in order.
     static var selectList: String { allCases.map(\.sql).joined(separator: ", ") }
-}
-
-extension Row {
-    func isNull(_ column: some SelectedColumn) -> Bool { isNull(column.rawValue) }
-    func int(_ column: some SelectedColumn) -> Int64 { int(column.rawValue) }
-    func optionalInt(_ column: some SelectedColumn) -> Int64? { optionalInt(column.rawValue) }
-    func string(_ column: some SelectedColumn) -> String { string(column.rawValue) }
-    func optionalString(_ column: some SelectedColumn) -> String? { optionalString(column.rawValue) }
-    func fingerprint(_ column: some SelectedColumn) -> RowFingerprint? { fingerprint(column.rawValue) }
-    func text(_ column: some SelectedColumn, equals text: String) -> Bool { self.text(column.rawValue, equals: text) }
 }
 
 extension Statement {

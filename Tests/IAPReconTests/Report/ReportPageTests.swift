@@ -94,12 +94,13 @@ struct ReportPageTests {
         let database = try scenario.open()
         var asOfMs: Int64 = 0, graceMs: Int64 = 0
         try database.forEach("SELECT as_of_ms, grace_ms FROM int_run_settings") { (asOfMs, graceMs) = ($0.int(0), $0.int(1)) }
-        let fx = try FXRates(database: database, reportingCurrency: "USD")
+        let store = SQLiteReportStore(database)
+        let fx = FXRates(rows: try store.fxRates(), reportingCurrency: "USD")
         let settings = ReportSettings(outFolder: scenario.out)
         return ReportPage(
             asOfMs: asOfMs, settings: settings, counts: try StoredSummaryCounts.counts(database: database, asOfMs: asOfMs, graceMs: graceMs),
-            findings: try FindingsReport(database: database, fx: fx, zone: .utc, asOfMs: asOfMs), revenue: try RevenueReport(database: database, zone: .utc, fx: fx),
-            attribution: try AttributionReport(database: database, zone: .utc, fx: fx, asOfMs: asOfMs), fx: fx)
+            findings: try FindingsReport(store: store, fx: fx, zone: .utc, asOfMs: asOfMs), revenue: try RevenueReport(store: store, zone: .utc, fx: fx),
+            attribution: try AttributionReport(store: store, zone: .utc, fx: fx, asOfMs: asOfMs), fx: fx)
     }
 
     /// The values of two attributes on every element that has both, in page order.

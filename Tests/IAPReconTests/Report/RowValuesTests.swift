@@ -38,7 +38,7 @@ struct RowValuesTests {
                 }
             }
         }
-        return (scenario, database, try FXRates(database: database, reportingCurrency: "USD"))
+        return (scenario, database, FXRates(rows: try StoredReportRows.fxRates(database), reportingCurrency: "USD"))
     }
 
     /// What the test selects of a row of `t`.

@@ -5,11 +5,7 @@
 /// consumption answer looks up one user's. Both take it from the raw rows as they read them, so a
 /// night's new sign-ups cost nothing before the report.
 enum FirstRegistrations {
-    /// The columns of the rows a `Cursor` stops at (the registrations as `r`).
-    enum Column: Int, SelectedColumn {
-        case userID, ms, idfv, idfa, appsflyerID
-        var sql: String { ["r.user_id", "r.ts_ms", "r.idfv", "r.idfa", "r.appsflyer_id"][rawValue] }
-    }
+    typealias Column = FirstRegistrationColumn
 
     /// Every registration by user id (bytes, as SQLite orders text), then by the order that decides
     /// which comes first. Read file by file in the table's own order and sorted once: SQLite would
@@ -22,7 +18,7 @@ enum FirstRegistrations {
         """
 
     /// Steps through the users in user id order, stopping once per user at their first registration.
-    final class Cursor {
+    final class Cursor: StoredCursor {
         private let statement: Statement
         private var users = KeyRuns()
 
@@ -58,4 +54,8 @@ enum FirstRegistrations {
             """, [.text(user)]) { first = ($0.int(0), !$0.isNull(1)) }
         return first
     }
+}
+
+extension FirstRegistrationColumn: SelectedColumn {
+    var sql: String { ["r.user_id", "r.ts_ms", "r.idfv", "r.idfa", "r.appsflyer_id"][rawValue] }
 }

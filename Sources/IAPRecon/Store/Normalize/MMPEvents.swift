@@ -14,18 +14,7 @@
 /// - links: the Customer User ID and AppsFlyer ID of any row that is not retargeting and has both.
 ///   Retargeting is not acquisition: such a row links no ids and claims no revenue.
 enum MMPEvents {
-    /// The columns of the rows `forEachCounted` hands out.
-    enum Column: Int, SelectedColumn {
-        case eventWallMs, installWallMs, eventName, mediaSource, campaign, customerUserID, idfv, idfa, appsflyerID, revenue
-        case revenueCurrency, revenueUSD, retargeting, eventValueKey, line, fileID
-
-        var sql: String {
-            [
-                "event_wall_ms", "install_wall_ms", "event_name", "media_source", "campaign", "customer_user_id", "idfv", "idfa",
-                "appsflyer_id", "revenue", "revenue_currency", "revenue_usd", "is_retargeting_n", "event_value_key", "line", "file_id",
-            ][rawValue]
-        }
-    }
+    typealias Column = MMPEventColumn
 
     /// Calls `body` with the MMP rows attribution reads, in file order (files in path order, then
     /// line): each `install` and `af_purchase` row once, its repeats dropped, and the rows of other
@@ -76,5 +65,14 @@ extension MMPEvents {
         fingerprint.add(0x1F)
         row.statement.withText(Column.eventValueKey) { fingerprint.add($0) }
         return fingerprint
+    }
+}
+
+extension MMPEventColumn: SelectedColumn {
+    var sql: String {
+        [
+            "event_wall_ms", "install_wall_ms", "event_name", "media_source", "campaign", "customer_user_id", "idfv", "idfa",
+            "appsflyer_id", "revenue", "revenue_currency", "revenue_usd", "is_retargeting_n", "event_value_key", "line", "file_id",
+        ][rawValue]
     }
 }

@@ -14,7 +14,7 @@ extension AppleTransactions {
 
     /// Steps through the transactions of the sightings a condition selects, in transaction id order
     /// (bytes, as SQLite orders text), one merged transaction at a time.
-    final class Cursor {
+    final class Cursor: MergedTransactionCursor {
         private let statement: Statement
         private var hasRow: Bool
 

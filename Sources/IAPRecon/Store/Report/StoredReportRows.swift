@@ -2,13 +2,7 @@
 /// each report's one query, handed out as values where a report takes a few, and as rows in the
 /// order the query gives where it streams many.
 enum StoredReportRows {
-    /// What `forEachRevenueTransaction` selects of a resolved transaction.
-    enum RevenueColumn: Int, SelectedColumn {
-        case purchaseMs, productID, storefront, currency, unitPrice, quantity, refundMs, refundAmount, priceSource
-        var sql: String {
-            ["purchase_ms", "product_id", "storefront", "currency", "unit_price", "quantity", "refund_ms", "refund_amount", "price_source"][rawValue]
-        }
-    }
+    typealias RevenueColumn = RevenueTransactionColumn
 
     /// Every revenue transaction (`RevenueReport`), in `RevenueColumn`'s columns. Read straight
     /// through the table: the partial index on purchase time holds the same rows, but walking it
@@ -54,35 +48,12 @@ enum StoredReportRows {
         return types
     }
 
-    /// What `forEachFindingSubject` selects of a finding.
-    enum FindingSubjectColumn: Int, SelectedColumn {
-        case findingID, transactionID, originalTransactionID
-        var sql: String { ["finding_id", "transaction_id", "original_transaction_id"][rawValue] }
-    }
-
     /// Every finding's id and what it is about, by finding id, in `FindingSubjectColumn`'s columns.
     static func forEachFindingSubject(_ database: Database, _ body: (Row) throws -> Void) throws {
         try database.forEach("SELECT \(FindingSubjectColumn.selectList) FROM fct_findings ORDER BY finding_id", [], body)
     }
 
-    /// What `transactions` selects of a resolved transaction: `transactions.csv`'s first columns,
-    /// in its order, which the report copies as they come.
-    enum TransactionColumn: Int, SelectedColumn {
-        case transactionID, originalTransactionID, userID, orderID, matchRule, productID
-        /// NULL, for the report to fill in.
-        case productType
-        case storefront, environment, ownership, currency, unitPrice, quantity, priceSource
-        case purchaseMs, expiresMs, refundMs, refundType, refundAmount, isRevenue
-        case deliveries, deliveredTo
-
-        var sql: String {
-            [
-                "transaction_id", "original_transaction_id", "user_id", "order_id", "match_rule", "product_id", "NULL",
-                "storefront", "environment", "ownership", "currency", "unit_price", "quantity", "price_source",
-                "purchase_ms", "expires_ms", "refund_ms", "refund_type", "refund_amount", "is_revenue", "deliveries", "delivered_to",
-            ][rawValue]
-        }
-    }
+    typealias TransactionColumn = ReportTransactionColumn
 
     /// A statement over every resolved transaction in transaction id order, in `TransactionColumn`'s
     /// columns. Compiled once per connection.
@@ -120,11 +91,7 @@ enum StoredReportRows {
         try resolution(of: transactionID, in: database).user
     }
 
-    /// What `forEachPurchase` selects of a resolved transaction.
-    enum PurchaseColumn: Int, SelectedColumn {
-        case purchaseMs, unitPrice, quantity, currency, refundMs, refundAmount
-        var sql: String { ["purchase_ms", "unit_price", "quantity", "currency", "refund_ms", "refund_amount"][rawValue] }
-    }
+    typealias PurchaseColumn = UserPurchaseColumn
 
     /// `user`'s revenue transactions purchased by `untilMs`, in `PurchaseColumn`'s columns.
     static func forEachPurchase(of user: String, through untilMs: Int64, in database: Database, _ body: (Row) throws -> Void) throws {
@@ -147,23 +114,7 @@ enum StoredReportRows {
         return report
     }
 
-    /// What `forEachFinding` selects: the stored finding's columns, in `findings.csv`'s order (the
-    /// report copies them as they come), then when it was first seen and by which report.
-    enum FindingColumn: Int, SelectedColumn {
-        case findingID, kind, severity, userID, orderID, transactionID, originalTransactionID, productID
-        case amount, currency, eventMs, detail, sources
-        case firstSeenMs, firstReport
-
-        /// The stored finding's columns: every one before `firstSeenMs`.
-        static let stored = allCases.filter { $0.rawValue < firstSeenMs.rawValue }
-
-        var sql: String {
-            [
-                "f.finding_id", "f.kind", "f.severity", "f.user_id", "f.order_id", "f.transaction_id", "f.original_transaction_id",
-                "f.product_id", "f.amount", "f.currency", "f.event_ms", "f.detail", "f.sources", "s.first_seen_ms", "s.first_report",
-            ][rawValue]
-        }
-    }
+    typealias FindingColumn = ReportFindingColumn
 
     /// Every finding, most severe first, then by kind, time and id, in `FindingColumn`'s columns.
     static func forEachFinding(_ database: Database, _ body: (Row) throws -> Void) throws {
@@ -171,12 +122,6 @@ enum StoredReportRows {
             SELECT \(FindingColumn.selectList) FROM fct_findings f JOIN fct_finding_first_seen s USING (finding_id)
             ORDER BY CASE f.severity WHEN 'critical' THEN 0 WHEN 'warning' THEN 1 ELSE 2 END, f.kind, f.event_ms, f.finding_id
             """, [], body)
-    }
-
-    /// What `forEachReject` selects of a rejected line.
-    enum RejectColumn: Int, SelectedColumn {
-        case path, line, reason, text
-        var sql: String { ["f.path", "r.line", "r.reason", "r.text"][rawValue] }
     }
 
     /// Every rejected line in file order, in `RejectColumn`'s columns.
@@ -194,4 +139,41 @@ enum StoredReportRows {
             ][rawValue]
         }
     }
+}
+
+extension RevenueTransactionColumn: SelectedColumn {
+    var sql: String {
+        ["purchase_ms", "product_id", "storefront", "currency", "unit_price", "quantity", "refund_ms", "refund_amount", "price_source"][rawValue]
+    }
+}
+
+extension FindingSubjectColumn: SelectedColumn {
+    var sql: String { ["finding_id", "transaction_id", "original_transaction_id"][rawValue] }
+}
+
+extension ReportTransactionColumn: SelectedColumn {
+    var sql: String {
+        [
+            "transaction_id", "original_transaction_id", "user_id", "order_id", "match_rule", "product_id", "NULL",
+            "storefront", "environment", "ownership", "currency", "unit_price", "quantity", "price_source",
+            "purchase_ms", "expires_ms", "refund_ms", "refund_type", "refund_amount", "is_revenue", "deliveries", "delivered_to",
+        ][rawValue]
+    }
+}
+
+extension UserPurchaseColumn: SelectedColumn {
+    var sql: String { ["purchase_ms", "unit_price", "quantity", "currency", "refund_ms", "refund_amount"][rawValue] }
+}
+
+extension ReportFindingColumn: SelectedColumn {
+    var sql: String {
+        [
+            "f.finding_id", "f.kind", "f.severity", "f.user_id", "f.order_id", "f.transaction_id", "f.original_transaction_id",
+            "f.product_id", "f.amount", "f.currency", "f.event_ms", "f.detail", "f.sources", "s.first_seen_ms", "s.first_report",
+        ][rawValue]
+    }
+}
+
+extension RejectColumn: SelectedColumn {
+    var sql: String { ["f.path", "r.line", "r.reason", "r.text"][rawValue] }
 }

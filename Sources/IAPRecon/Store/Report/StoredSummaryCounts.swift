@@ -1,34 +1,7 @@
 /// What `summary.json` and the report page count in the store.
 enum StoredSummaryCounts {
-    /// A file of the ledger, as the summary lists it.
-    struct InputFile: Sendable {
-        var path: String
-        var source: String
-        var bytes: Int64
-        var counts: LineCounts
-        /// Whether the last listing of the input folder found it.
-        var present: Bool
-    }
-
-    /// What the summary counts in the store.
-    struct Counts: Sendable {
-        /// Every file of the ledger, by path.
-        var files: [InputFile]
-        /// Paths under the input folder that match no source (`ignored_files`), sorted.
-        var ignoredFiles: [String]
-        var totals: LineCounts
-        var orders: Int64
-        var unmatched: Int64
-        var ordersByRule: [String: Int64]
-        var unpaid: Int64
-        /// Resolved transactions by environment, the names in SQLite's order (bytes).
-        var environments: [(name: String, count: Int64)]
-        var unmatchedTransactions: Int64
-        var familyShared: Int64
-        var failedVerifications: Int64
-        var missingFromCatalog: Int64
-        var bundleIDs: [String]
-    }
+    typealias InputFile = SummaryCounts.InputFile
+    typealias Counts = SummaryCounts
 
     /// The distinct app bundle ids the receipts named, sorted.
     static func bundleIDs(_ database: Database) throws -> [String] {

@@ -9,17 +9,9 @@ enum StoredUserInstalls {
         WHERE is_revenue = 1 ORDER BY user_id, purchase_ms, transaction_id
         """
 
-    /// What `purchasesByUser` selects of a resolved transaction.
-    enum PurchaseColumn: Int, SelectedColumn {
-        case userID, purchaseMs, unitPrice, quantity, currency, refundAmount
-        var sql: String { ["user_id", "purchase_ms", "unit_price", "quantity", "currency", "refund_amount"][rawValue] }
-    }
+    typealias PurchaseColumn = PurchaseByUserColumn
 
-    /// What `stored` selects of a user's install.
-    enum InstallColumn: Int, SelectedColumn {
-        case userID, installMs, mediaSource, campaign, matchedBy, fileID, line
-        var sql: String { ["user_id", "install_ms", "media_source", "campaign", "matched_by", "file_id", "line"][rawValue] }
-    }
+    typealias InstallColumn = UserInstallColumn
 
     /// A statement over the users' installs the table holds now (none in a new store), by user id,
     /// in `InstallColumn`'s columns.
@@ -40,14 +32,20 @@ enum StoredUserInstalls {
         "DELETE FROM fct_user_installs WHERE user_id = ?1",
     ]
 
-    /// What `forEachSpendRow` selects of a spend row.
-    enum SpendColumn: Int, SelectedColumn {
-        case day, mediaSource, campaign, spend, currency
-        var sql: String { ["day", "media_source", "campaign", "spend", "currency"][rawValue] }
-    }
-
     /// Every stored spend row, in `SpendColumn`'s columns.
     static func forEachSpendRow(_ database: Database, _ body: (Row) throws -> Void) throws {
         try database.forEach("SELECT \(SpendColumn.selectList) FROM raw_spend__days", [], body)
     }
+}
+
+extension PurchaseByUserColumn: SelectedColumn {
+    var sql: String { ["user_id", "purchase_ms", "unit_price", "quantity", "currency", "refund_amount"][rawValue] }
+}
+
+extension UserInstallColumn: SelectedColumn {
+    var sql: String { ["user_id", "install_ms", "media_source", "campaign", "matched_by", "file_id", "line"][rawValue] }
+}
+
+extension SpendColumn: SelectedColumn {
+    var sql: String { ["day", "media_source", "campaign", "spend", "currency"][rawValue] }
 }

@@ -1,0 +1,202 @@
+/// The store as the report stage sees it: the join's results and the input lines each output
+/// file is made of, as values where a file takes a few and as rows (`StoredRow`, in the columns
+/// each method names) where it streams many; and the two tables the report keeps (each
+/// finding's first sighting, each user's install). SQLite's conformance is `SQLiteReportStore`.
+protocol ReportStore: SendableMetatype {
+    associatedtype Row: StoredRow
+
+    /// Opens the same store on a connection of its own, for another thread: the files that read
+    /// much are written side by side.
+    var opener: @Sendable () throws -> Self { get }
+    /// Runs `body` reading one snapshot of the store, while another connection may write.
+    func readTransaction<T>(_ body: () throws -> T) throws -> T
+
+    /// Whether a join reconciled the store, and with what settings.
+    func reconciliation() throws -> Reconciliation
+    /// Every stored fx rate, by day then file.
+    func fxRates() throws -> [FXRow]
+    /// What `summary.json` and the report page count, as of `asOfMs` with `graceMs` of grace.
+    func summaryCounts(asOfMs: Int64, graceMs: Int64) throws -> SummaryCounts
+
+    // MARK: Findings, rejects, revenue and the tie-out
+
+    /// Records this report's first sighting of each finding and returns the report's number: the
+    /// findings it is the first to record are the new ones. A run judging an earlier moment moves
+    /// first sightings back, never forward.
+    func recordFirstSightings(asOfMs: Int64) throws -> Int64
+    /// Every finding, most severe first, then by kind, time and id (`ReportFindingColumn`).
+    func forEachFinding(_ body: (Row) throws -> Void) throws
+    /// Every rejected line in file order (`RejectColumn`).
+    func forEachReject(_ body: (Row) throws -> Void) throws
+    /// Every revenue transaction (`RevenueTransactionColumn`).
+    func forEachRevenueTransaction(_ body: (Row) throws -> Void) throws
+    /// The tie-out with Apple the join wrote, by day, product and country.
+    func tieOutRows() throws -> [TieOutRow]
+
+    // MARK: Transactions
+
+    /// Each product's type as the catalog's rows give it (a later row's over an earlier one's).
+    func catalogTypes() throws -> [(productID: String, type: String)]
+    /// Every finding's id and what it is about, by finding id (`FindingSubjectColumn`).
+    func forEachFindingSubject(_ body: (Row) throws -> Void) throws
+    /// Every resolved transaction in transaction id order (`ReportTransactionColumn`).
+    func transactionsByID() throws -> any StoredCursor<Row>
+    /// Every transaction merged from its sightings, in transaction id order.
+    func mergedTransactionsByID() throws -> any MergedTransactionCursor
+    /// `transactionID` merged from its sightings; nil when Apple never showed it.
+    func mergedTransaction(_ transactionID: String) throws -> AppleTransactions.Merged?
+
+    // MARK: Consumption requests
+
+    /// Each `CONSUMPTION_REQUEST` once (by its uuid), at its earliest signing, by time then uuid;
+    /// only those about `transactionID` when one is given.
+    func consumptionRequests(about transactionID: String?) throws -> [(uuid: String, transactionID: String, ms: Int64)]
+    /// The user the join resolved `transactionID` to, if it resolved one.
+    func resolvedUser(of transactionID: String) throws -> String?
+    /// Each delivery of `transactionID` (`ServerDeliveries`) as its first line has it.
+    func deliveries(of transactionID: String) throws -> [(ms: Int64, userID: String, productID: String)]
+    /// `user`'s first registration: its time and whether it named an IDFV.
+    func firstRegistration(of user: String) throws -> (ms: Int64, hasIDFV: Bool)?
+    /// `user`'s revenue transactions purchased by `untilMs` (`UserPurchaseColumn`).
+    func forEachPurchase(of user: String, through untilMs: Int64, _ body: (Row) throws -> Void) throws
+
+    // MARK: Attribution
+
+    /// The MMP rows attribution reads, in file order, each `install` and `af_purchase` once (`MMPEventColumn`).
+    func forEachCountedMMPEvent(_ body: (Row) throws -> Void) throws
+    /// Each user's first registration, in user id order, byte by byte (`FirstRegistrationColumn`).
+    func firstRegistrationsByUser() throws -> any StoredCursor<Row>
+    /// Every verified purchase by user (those with none first), time and id (`PurchaseByUserColumn`).
+    func purchasesByUser() throws -> any StoredCursor<Row>
+    /// The users' installs the last report kept, by user id (`UserInstallColumn`).
+    func storedUserInstalls() throws -> any StoredCursor<Row>
+    /// Where this report keeps each user's install, written beside the reading.
+    func userInstallWriter() -> any UserInstallWriter
+    /// Every stored spend row (`SpendColumn`).
+    func forEachSpendRow(_ body: (Row) throws -> Void) throws
+}
+
+/// Whether a join reconciled the store.
+enum Reconciliation {
+    /// No join ever did.
+    case none
+    /// An older iaprecon's join: its results have another shape, and the next join rebuilds them.
+    case older
+    /// The settings the last join decided with.
+    case current(JoinSettings)
+}
+
+/// Transactions merged from their sightings, one at a time in transaction id order.
+protocol MergedTransactionCursor: AnyObject {
+    /// The next transaction; nil when none is left.
+    func next() throws -> AppleTransactions.Merged?
+}
+
+/// Each user's install as attribution matched them (`fct_user_installs`), kept on a writer of
+/// its own while the report reads and matches; only what changed is sent.
+protocol UserInstallWriter: AnyObject {
+    /// Keeps `user`'s install: the one matched (`install`, nil for none) and how.
+    func save(user: String, install: (ms: Int64, mediaSource: String, campaign: String, file: Int64, line: Int64)?, matchedBy: String)
+    /// Forgets a user no longer reported.
+    func remove(user: String)
+    /// Waits for what was sent and keeps it; rethrows the first error. Until then nothing is kept.
+    func finish() throws
+}
+
+/// What the summary counts in the store.
+struct SummaryCounts: Sendable {
+    /// A file of the ledger, as the summary lists it.
+    struct InputFile: Sendable {
+        var path: String
+        var source: String
+        var bytes: Int64
+        var counts: LineCounts
+        /// Whether the last listing of the input folder found it.
+        var present: Bool
+    }
+
+    /// Every file of the ledger, by path.
+    var files: [InputFile]
+    /// Paths under the input folder that match no source (`ignored_files`), sorted.
+    var ignoredFiles: [String]
+    var totals: LineCounts
+    var orders: Int64
+    var unmatched: Int64
+    var ordersByRule: [String: Int64]
+    var unpaid: Int64
+    /// Resolved transactions by environment, the names in byte order.
+    var environments: [(name: String, count: Int64)]
+    var unmatchedTransactions: Int64
+    var familyShared: Int64
+    var failedVerifications: Int64
+    var missingFromCatalog: Int64
+    var bundleIDs: [String]
+}
+
+/// `forEachFinding`'s columns: the stored finding's, in `findings.csv`'s order (the report
+/// copies them as they come), then when it was first seen and by which report.
+enum ReportFindingColumn: Int, StoredColumn {
+    case findingID, kind, severity, userID, orderID, transactionID, originalTransactionID, productID
+    case amount, currency, eventMs, detail, sources
+    case firstSeenMs, firstReport
+
+    /// The stored finding's columns: every one before `firstSeenMs`.
+    static let stored = allCases.filter { $0.rawValue < firstSeenMs.rawValue }
+}
+
+/// `forEachReject`'s columns.
+enum RejectColumn: Int, StoredColumn {
+    case path, line, reason, text
+}
+
+/// `forEachRevenueTransaction`'s columns.
+enum RevenueTransactionColumn: Int, StoredColumn {
+    case purchaseMs, productID, storefront, currency, unitPrice, quantity, refundMs, refundAmount, priceSource
+}
+
+/// `forEachFindingSubject`'s columns.
+enum FindingSubjectColumn: Int, StoredColumn {
+    case findingID, transactionID, originalTransactionID
+}
+
+/// `transactionsByID`'s columns: `transactions.csv`'s first columns, in its order, which the
+/// report copies as they come.
+enum ReportTransactionColumn: Int, StoredColumn {
+    case transactionID, originalTransactionID, userID, orderID, matchRule, productID
+    /// NULL, for the report to fill in.
+    case productType
+    case storefront, environment, ownership, currency, unitPrice, quantity, priceSource
+    case purchaseMs, expiresMs, refundMs, refundType, refundAmount, isRevenue
+    case deliveries, deliveredTo
+}
+
+/// `forEachPurchase`'s columns.
+enum UserPurchaseColumn: Int, StoredColumn {
+    case purchaseMs, unitPrice, quantity, currency, refundMs, refundAmount
+}
+
+/// `forEachCountedMMPEvent`'s columns.
+enum MMPEventColumn: Int, StoredColumn {
+    case eventWallMs, installWallMs, eventName, mediaSource, campaign, customerUserID, idfv, idfa, appsflyerID, revenue
+    case revenueCurrency, revenueUSD, retargeting, eventValueKey, line, fileID
+}
+
+/// `firstRegistrationsByUser`'s columns.
+enum FirstRegistrationColumn: Int, StoredColumn {
+    case userID, ms, idfv, idfa, appsflyerID
+}
+
+/// `purchasesByUser`'s columns.
+enum PurchaseByUserColumn: Int, StoredColumn {
+    case userID, purchaseMs, unitPrice, quantity, currency, refundAmount
+}
+
+/// `storedUserInstalls`' columns.
+enum UserInstallColumn: Int, StoredColumn {
+    case userID, installMs, mediaSource, campaign, matchedBy, fileID, line
+}
+
+/// `forEachSpendRow`'s columns.
+enum SpendColumn: Int, StoredColumn {
+    case day, mediaSource, campaign, spend, currency
+}
