@@ -216,4 +216,35 @@ struct LayeringTests {
         #expect(Self.backendNames(code: "var rows: [Key: Revenue.Database] = [:]", files: known).isEmpty)
         #expect(Self.backendNames(code: "protocol P {\n    associatedtype Database\n}", files: known).isEmpty)
     }
+
+    /// The README's architecture part: the lines under `## How data flows`, up to the next heading.
+    static func architectureSection(of readme: String) -> [Substring]? {
+        let lines = readme.split(separator: "\n", omittingEmptySubsequences: false)
+        guard let start = lines.firstIndex(of: "## How data flows") else { return nil }
+        let rest = lines[(start + 1)...]
+        let end = rest.firstIndex { $0.hasPrefix("## ") } ?? lines.endIndex
+        return Array(lines[(start + 1)..<end])
+    }
+
+    @Test("the README says how data flows in at most 40 lines, naming each of the store's interfaces")
+    func readmeNamesTheInterfaces() throws {
+        var root = URL(fileURLWithPath: #filePath).resolvingSymlinksInPath()
+        for _ in 0..<4 { root.deleteLastPathComponent() }
+        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+        let section = try #require(Self.architectureSection(of: readme), "README.md has no '## How data flows'")
+        #expect(section.count <= 40, "the architecture part is \(section.count) lines")
+        let text = section.joined(separator: "\n")
+        let protocols = try NSRegularExpression(pattern: "^protocol ([A-Z][A-Za-z]*Store)\\b", options: .anchorsMatchLines)
+        var named = 0
+        for source in Self.sources where Self.storeInterface.contains(source.path) {
+            for match in protocols.matches(in: source.code, range: NSRange(source.code.startIndex..., in: source.code)) {
+                guard let range = Range(match.range(at: 1), in: source.code) else { continue }
+                named += 1
+                #expect(text.contains("`\(source.code[range])`"), "the README's architecture part does not name \(source.code[range])")
+            }
+        }
+        #expect(named >= 5, "the store's interfaces were not found")
+        // The section ends at the next heading, not at the end of the file.
+        #expect(Self.architectureSection(of: "# A\n## How data flows\none\ntwo\n## Next\nthree")?.count == 2)
+    }
 }
