@@ -40,6 +40,41 @@ struct SecondStoreTests {
         withExtendedLifetime((generated, scenario)) {}
     }
 
+    @Test("a night over facts held in memory follows the changed keys and writes what a full join over SQLite writes")
+    func inMemoryNightEqualsFullJoin() throws {
+        let (generated, nights, _) = try Scenario.generatedNights(users: 500, days: 14, seed: 7)
+        let database = try nights.open()
+        _ = try Pipeline.ingest(input: nights.input, database: database, jobs: 2, rules: LineRules(signatures: .testChain), progress: nil)
+        try Pipeline.normalize(database: database)
+        let memory = try InMemoryJoinStore(copying: database)
+        #expect(try JoinStage.run(store: memory, settings: ReconcileSettings(), batchTransactions: 40).recomputedTransactions == nil)
+        // The memory store has joined what the SQLite store holds: the SQLite store's log of changes
+        // starts again, and the last day arrives; the memory store copies the facts and the changes.
+        try ChangedKeys.clear(database)
+        _ = try Pipeline.ingest(input: generated.input, database: database, jobs: 2, rules: LineRules(signatures: .testChain),
+                                progress: nil)
+        try memory.copy(database)
+        let night = try JoinStage.run(store: memory, settings: ReconcileSettings(), batchTransactions: 40)
+        let recomputed = try #require(night.recomputedTransactions, "the second join follows the changed keys")
+        #expect(recomputed > 20)
+        #expect(recomputed < memory.resolved.count, "a night recomputes less than the whole store")
+
+        let full = try Scenario()
+        let reference = try full.open()
+        _ = try Pipeline.ingest(input: generated.input, database: reference, jobs: 2, rules: LineRules(signatures: .testChain),
+                                progress: nil)
+        try Pipeline.normalize(database: reference)
+        let overSQLite = try Pipeline.join(database: reference, settings: ReconcileSettings())
+        #expect(night.asOfMs == overSQLite.asOfMs)
+        let resolved = try rows(reference, "SELECT * FROM int_transactions_resolved ORDER BY transaction_id", columns: 21)
+        #expect(memory.resolved.keys.sorted().map { memory.resolved[$0] ?? [] } == resolved)
+        let findings = try rows(reference, "SELECT * FROM fct_findings WHERE kind != 'unverified_apple_sales' ORDER BY finding_id",
+                                columns: 13)
+        #expect(findings.count > 10)
+        #expect(memory.findings.keys.sorted().map { memory.findings[$0] ?? [] } == findings)
+        withExtendedLifetime((generated, nights, full)) {}
+    }
+
     private func rows(_ database: Database, _ sql: String, columns: Int) throws -> [[SQLValue]] {
         var rows: [[SQLValue]] = []
         try database.forEach(sql) { row in rows.append((0..<columns).map { row.value($0) }) }
@@ -51,9 +86,11 @@ struct SecondStoreTests {
 /// them over, and the join's results as the rows SQLite would keep. It decides batches one after
 /// another on the calling thread, and knows no Sales Report.
 final class InMemoryJoinStore: JoinStore {
-    private let facts: ScopeFacts
-    private let files: SourceFiles
-    private let latest: (ms: Int64?, mmpWallMs: Int64?)
+    private var facts = ScopeFacts()
+    private var files = SourceFiles(paths: [:])
+    private var latest: (ms: Int64?, mmpWallMs: Int64?) = (nil, nil)
+    /// What changed since the last join, as the SQLite store recorded it when the facts were copied.
+    private var changed: [(kind: KeyKind, key: String)] = []
     private(set) var savedSettings: JoinSettings?
     private(set) var resolved: [String: [SQLValue]] = [:]
     private(set) var findings: [String: [SQLValue]] = [:]
@@ -62,6 +99,12 @@ final class InMemoryJoinStore: JoinStore {
 
     /// Every fact of `database`'s transactions and orders, in the order it hands them to a batch.
     init(copying database: Database) throws {
+        try copy(database)
+    }
+
+    /// Takes `database`'s facts and changed keys in place of those held (a night's new input);
+    /// keeps the results and settings.
+    func copy(_ database: Database) throws {
         var all = JoinScope()
         try StoredLinks.forEachLinkRows(database) { rows in
             var start = 0
@@ -76,6 +119,7 @@ final class InMemoryJoinStore: JoinStore {
         self.facts = facts
         files = try StoredLedger.sourceFiles(database)
         latest = try StoredJoinResults.latestEventTimes(database)
+        changed = try ChangedKeys.all(in: database)
     }
 
     var factKeyKinds: Set<KeyKind> { [.transaction, .order] }
@@ -85,10 +129,27 @@ final class InMemoryJoinStore: JoinStore {
     func buildRawIndex(_ name: String) throws {}
     func latestEventTimes() throws -> (ms: Int64?, mmpWallMs: Int64?) { latest }
     func previousSettings() throws -> JoinSettings? { savedSettings }
-    func isFullRebuildPending() throws -> Bool { savedSettings == nil }
-    func changedKeys() throws -> [(kind: KeyKind, key: String)] { [] }
+    func isFullRebuildPending() throws -> Bool { savedSettings == nil || changed.contains { $0.kind == .all } }
+    func changedKeys() throws -> [(kind: KeyKind, key: String)] { changed }
     func changedSalesDays() throws -> [String] { [] }
-    func undeliveredTransactions(purchasedAfter after: Int64, through: Int64, _ body: (String) -> Void) throws {}
+
+    func undeliveredTransactions(purchasedAfter after: Int64, through: Int64, _ body: (String) -> Void) throws {
+        for (id, row) in resolved {
+            guard case .integer(let purchaseMs) = row[Resolved.purchaseMs], purchaseMs > after, purchaseMs <= through,
+                  row[Resolved.deliveries] == .integer(0) else { continue }
+            body(id)
+        }
+    }
+
+    /// Where a resolved transaction's row holds what the closure follows (`StoredJoinResults.row`).
+    enum Resolved {
+        static let purchaseMs = 3, userID = 6, orderID = 7, deliveries = 18
+    }
+
+    /// Where a finding's row holds what a scope's findings are picked by.
+    enum FindingRow {
+        static let kind = 1, userID = 3, transactionID = 5, originalTransactionID = 6
+    }
     func transactionCountEstimate() throws -> Int { resolved.count }
     func linkKeysEstimate() throws -> Int64 { Int64(facts.sightings.count + facts.orders.count) }
 
@@ -117,14 +178,86 @@ final class InMemoryJoinStore: JoinStore {
         try deliver(rows)
     }
 
+    /// What `StoredLinks.reach` follows, over the facts: from a transaction, its deliveries,
+    /// claims and sightings (link rows) and the order and user the last join gave it; from a
+    /// chain, its renewals and its first purchase; from an order, its lines (link rows), the
+    /// transactions delivered, claimed or tokened with it and the one the last join matched;
+    /// from a user, their orders, what they sent and what they received.
     func reach(from frontier: JoinScope, known: Set<RowFingerprint>) throws -> [ReachedKeys] {
-        Issue.record("a first join follows no links: it rebuilds")
-        return []
+        var reached = ReachedKeys()
+        var seen = Set<RowFingerprint>()
+        func note(_ key: String?, _ kind: KeyKind) {
+            guard var key else { return }
+            let fingerprint = key.withUTF8 { RowFingerprint(kind.rawValue, $0) }
+            guard !known.contains(fingerprint), seen.insert(fingerprint).inserted else { return }
+            reached.keys.append((fingerprint, key, kind))
+        }
+        func link(_ keys: [(String?, KeyKind)]) {
+            for case let (key?, kind) in keys {
+                note(key, kind)
+                var key = key
+                key.withUTF8 { reached.links.append($0, kind: kind) }
+            }
+            reached.links.endRow()
+        }
+        func has(_ set: Set<StoredText>, _ key: String?) -> Bool { key.map { set.contains(StoredText($0)) } ?? false }
+        for (line, _) in facts.deliveries {
+            if has(frontier.transactions, line.transactionID) {
+                link([(line.transactionID, .transaction), (line.userID, .user), (line.orderID, .order)])
+            }
+            if has(frontier.orders, line.orderID) || has(frontier.users, line.userID) { note(line.transactionID, .transaction) }
+        }
+        for claim in facts.receiptClaims {
+            if has(frontier.transactions, claim.transactionID) { link([(claim.transactionID, .transaction), (claim.orderID, .order)]) }
+            if has(frontier.orders, claim.orderID) { note(claim.transactionID, .transaction) }
+        }
+        for (sighting, _) in facts.sightings {
+            let sender = TransactionOrigin.sentByUser.contains(sighting.origin) ? sighting.userID : nil
+            if has(frontier.transactions, sighting.transactionID) {
+                link([(sighting.transactionID, .transaction), (sighting.originalTransactionID ?? sighting.transactionID, .chain),
+                      (sighting.appAccountToken, .order), (sender, .user)])
+            }
+            let isRenewal = sighting.originalTransactionID.map { $0 != sighting.transactionID } ?? false
+            if (isRenewal && has(frontier.chains, sighting.originalTransactionID)) || has(frontier.chains, sighting.transactionID)
+                || has(frontier.orders, sighting.appAccountToken) || has(frontier.users, sender) {
+                note(sighting.transactionID, .transaction)
+            }
+        }
+        for (line, _) in facts.orders {
+            if has(frontier.orders, line.orderID) { link([(line.orderID, .order), (line.userID, .user)]) }
+            if has(frontier.users, line.userID) { note(line.orderID, .order) }
+        }
+        for (id, row) in resolved {
+            if has(frontier.transactions, id) {
+                note(row[Resolved.orderID].text, .order)
+                note(row[Resolved.userID].text, .user)
+            }
+            if has(frontier.orders, row[Resolved.orderID].text) { note(id, .transaction) }
+        }
+        return [reached]
     }
 
     func update(_ scope: JoinScope, batches: Int, keys: @escaping @Sendable (Int) -> JoinScope, pool: WorkerPool,
                 decide: @escaping JoinDecision, rowsWritten: ((Int) -> Void)?) throws -> [Int64] {
-        Issue.record("a first join updates nothing: it rebuilds")
+        var decided: (resolved: [String: [SQLValue]], findings: [String: [SQLValue]]) = ([:], [:])
+        for number in 0..<batches {
+            let batch = Batch(facts: facts, keys: keys(number), files: files)
+            try decide(batch)
+            decided.resolved.merge(batch.resolved) { $1 }
+            decided.findings.merge(batch.findings) { $1 }
+            batchesDecided += 1
+        }
+        // The scope's current rows, as `ScopeRows.tables` picks them, give way to the decided ones.
+        func inScope(_ key: String?, _ keys: Set<StoredText>) -> Bool { key.map { keys.contains(StoredText($0)) } ?? false }
+        resolved = resolved.filter { !inScope($0.key, scope.transactions) }
+        findings = findings.filter { _, row in
+            let kind = row[FindingRow.kind].text
+            return !(inScope(row[FindingRow.transactionID].text, scope.transactions)
+                || (kind == "shared_apple_id_subscription" && inScope(row[FindingRow.originalTransactionID].text, scope.chains))
+                || (kind == "multi_apple_id_subscription" && inScope(row[FindingRow.userID].text, scope.users)))
+        }
+        resolved.merge(decided.resolved) { $1 }
+        findings.merge(decided.findings) { $1 }
         return []
     }
 
@@ -149,7 +282,10 @@ final class InMemoryJoinStore: JoinStore {
         self.rebuilt = nil
     }
 
-    func finish(settings: JoinSettings) throws { savedSettings = settings }
+    func finish(settings: JoinSettings) throws {
+        savedSettings = settings
+        changed = []
+    }
     func findingCount() throws -> Int { findings.count }
     func tieOutInputs(days: Set<String>?, zone: Zone) throws -> TieOutInputs? { nil }
 
@@ -196,5 +332,13 @@ final class InMemoryJoinStore: JoinStore {
         func save(_ finding: Finding, files: SourceFiles) throws {
             findings[finding.findingID] = StoredJoinResults.row(of: finding, files: files)
         }
+    }
+}
+
+extension SQLValue {
+    /// The text this value holds; nil for any other.
+    fileprivate var text: String? {
+        if case .text(let text) = self { return text }
+        return nil
     }
 }
