@@ -5,7 +5,7 @@ extension Pipeline {
     /// Stage 2 on the SQLite store: builds the raw indexes a bulk ingest dropped; returns how many.
     @discardableResult
     public static func normalize(database: Database) throws -> Int {
-        try NormalizeStage.run(store: SQLiteJoinStore(database))
+        try NormalizeStage.run(store: SQLiteRawIndexStore(database))
     }
 
     /// Stage 3 on the SQLite store (`JoinStage.run`).

@@ -72,13 +72,13 @@ struct RebuiltTablesTests {
         #expect(Set(names).count == names.count && RawIndexes.all.allSatisfy { $0.sql.contains(" \($0.name) ON ") })
         let count = "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name IN (\(names.map { "'\($0)'" }.joined(separator: ", ")))"
         #expect(try database.scalar(count).integerValue == 0, "a first ingest is a bulk one")
-        #expect(try !NormalizeStage.isDone(SQLiteJoinStore(database)))
+        #expect(try !NormalizeStage.isDone(SQLiteRawIndexStore(database)))
         try Pipeline.normalize(database: database)
         #expect(try database.scalar(count).integerValue == Int64(names.count))
-        #expect(try NormalizeStage.isDone(SQLiteJoinStore(database)))
+        #expect(try NormalizeStage.isDone(SQLiteRawIndexStore(database)))
         // A normalize killed half-way kept the indexes it built; the next one builds the rest.
         try database.execute("DROP INDEX raw_apple_by_user; DROP INDEX raw_orders_by_user")
-        #expect(try !NormalizeStage.isDone(SQLiteJoinStore(database)))
+        #expect(try !NormalizeStage.isDone(SQLiteRawIndexStore(database)))
         try Pipeline.normalize(database: database)
         #expect(try database.scalar(count).integerValue == Int64(names.count))
     }

@@ -15,13 +15,11 @@ struct SQLiteJoinStore: JoinStore {
     }
 
     func missingRawIndexes() throws -> [String] {
-        let existing = try database.indexNames()
-        return RawIndexes.all.map(\.name).filter { !existing.contains($0) }
+        try SQLiteRawIndexStore(database).missingRawIndexes()
     }
 
     func buildRawIndex(_ name: String) throws {
-        guard let index = RawIndexes.all.first(where: { $0.name == name }) else { return }
-        try database.transaction { try database.execute(index.sql) }
+        try SQLiteRawIndexStore(database).buildRawIndex(name)
     }
 
     func latestEventTimes() throws -> (ms: Int64?, mmpWallMs: Int64?) {
