@@ -27,7 +27,7 @@ struct SQLiteJoinStore: JoinStore {
     }
 
     func previousSettings() throws -> JoinSettings? {
-        try StoredJoinResults.previousSettings(database).map { JoinSettings(asOfMs: $0.asOfMs, graceMs: $0.graceMs, mmpZone: $0.mmpZone) }
+        try StoredJoinResults.previousSettings(database)
     }
 
     func isFullRebuildPending() throws -> Bool {
@@ -115,7 +115,7 @@ struct SQLiteJoinStore: JoinStore {
     }
 
     func finish(settings: JoinSettings) throws {
-        try StoredJoinResults.saveSettings(asOfMs: settings.asOfMs, graceMs: settings.graceMs, mmpZone: settings.mmpZone, in: database)
+        try StoredJoinResults.saveSettings(settings, in: database)
         try ChangedKeys.clear(database)
     }
 

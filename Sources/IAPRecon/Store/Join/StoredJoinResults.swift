@@ -25,26 +25,26 @@ enum StoredJoinResults {
     }
 
     /// The as-of, grace and MMP zone the last join decided with; nil when no join kept them.
-    static func settings(_ database: Database) throws -> (asOfMs: Int64, graceMs: Int64, mmpZone: String)? {
+    static func settings(_ database: Database) throws -> JoinSettings? {
         guard try exist(database) else { return nil }
-        var settings: (asOfMs: Int64, graceMs: Int64, mmpZone: String)?
+        var settings: JoinSettings?
         try database.forEach("SELECT as_of_ms, grace_ms, mmp_tz FROM int_run_settings") { row in
-            settings = (row.int(0), row.int(1), row.string(2))
+            settings = JoinSettings(asOfMs: row.int(0), graceMs: row.int(1), mmpZone: row.string(2))
         }
         return settings
     }
 
     /// The settings of the last join whose results the next one may update; nil when there was
     /// none or its results are an older iaprecon's.
-    static func previousSettings(_ database: Database) throws -> (asOfMs: Int64, graceMs: Int64, mmpZone: String)? {
+    static func previousSettings(_ database: Database) throws -> JoinSettings? {
         try areCurrent(database) ? settings(database) : nil
     }
 
     /// Keeps the settings this join decided with, in place of the last one's.
-    static func saveSettings(asOfMs: Int64, graceMs: Int64, mmpZone: String, in database: Database) throws {
+    static func saveSettings(_ settings: JoinSettings, in database: Database) throws {
         try database.execute(Tables.runSettings)
         try database.run("DELETE FROM int_run_settings")
-        try database.run("INSERT INTO int_run_settings VALUES (?, ?, ?)", [.integer(asOfMs), .integer(graceMs), .text(mmpZone)])
+        try database.run("INSERT INTO int_run_settings VALUES (?, ?, ?)", [.integer(settings.asOfMs), .integer(settings.graceMs), .text(settings.mmpZone)])
     }
 
     /// About how many transactions the results hold (the table's highest row id: no count of its rows).

@@ -22,7 +22,7 @@ struct SQLiteReportStore: ReportStore {
         guard try StoredJoinResults.exist(database) else { return .none }
         guard try StoredJoinResults.areCurrent(database) else { return .older }
         guard let settings = try StoredJoinResults.settings(database) else { return .none }
-        return .current(JoinSettings(asOfMs: settings.asOfMs, graceMs: settings.graceMs, mmpZone: settings.mmpZone))
+        return .current(settings)
     }
 
     func fxRates() throws -> [FXRow] {
