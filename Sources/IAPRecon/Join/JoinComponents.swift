@@ -104,6 +104,37 @@ struct JoinComponents {
             }
             return scope
         }
+
+        /// The batches with their keys of the kinds in `wanted`, as a store reads them.
+        func keys(of wanted: Set<Kind>) -> Keys {
+            Keys(batches: self, wanted: wanted)
+        }
+
+        struct Keys: RebuildBatches {
+            let batches: Batches
+            let wanted: Set<Kind>
+
+            var count: Int { batches.count }
+
+            func scope(_ batch: Int) -> JoinScope {
+                batches.scope(batch, of: wanted)
+            }
+
+            func forEachKey(_ body: (UnsafeBufferPointer<UInt8>, KeyKind, Int) -> Void) {
+                batches.bytes.withUnsafeBufferPointer { bytes in
+                    var position = 0
+                    for (batch, end) in batches.ends.enumerated() {
+                        while position < end {
+                            let node = Int(batches.order[position])
+                            position += 1
+                            let kind = batches.kinds[node]
+                            guard wanted.contains(kind) else { continue }
+                            body(UnsafeBufferPointer(rebasing: bytes[Int(batches.starts[node])..<Int(batches.starts[node + 1])]), kind, batch)
+                        }
+                    }
+                }
+            }
+        }
     }
 
     /// Every link of the stored facts, as undirected edges. They are read as raw lines: a repeated

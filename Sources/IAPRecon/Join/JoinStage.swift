@@ -92,8 +92,7 @@ public enum JoinStage {
         if scope == nil {
             let batches = try JoinComponents.batches(in: store, transactions: batchTransactions)
             Trace.mark("join batches (\(batches.count))")
-            try store.rebuild(batches: batches.count, keys: { batches.scope($0, of: kinds) }, pool: workers,
-                              decide: decide, rowsWritten: rowsWritten)
+            try store.rebuild(batches.keys(of: kinds), pool: workers, decide: decide, rowsWritten: rowsWritten)
             Trace.mark("join decide")
         }
         let summary = try store.transaction {

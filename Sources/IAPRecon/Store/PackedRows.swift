@@ -1,3 +1,5 @@
+import Foundation
+
 /// Rows for one table, packed in one byte buffer: how a reader connection's thread hands rows to
 /// the writer without a Swift `String` per value. Each value is a tag byte (0 null, 1 integer,
 /// 2 text, 3 blob) then 8 bytes of integer or a 4-byte length and the text's UTF-8 bytes (or the blob's).
@@ -8,6 +10,13 @@ struct PackedRows: Sendable {
     private(set) var count = 0
 
     init(table: Int) { self.table = table }
+
+    /// Rows packed elsewhere: `count` rows in `bytes`.
+    init(table: Int, bytes: [UInt8], count: Int) {
+        self.table = table
+        self.bytes = bytes
+        self.count = count
+    }
 
     mutating func append(_ values: [SQLValue]) {
         for value in values { appendValue(value) }
@@ -55,6 +64,17 @@ struct PackedRows: Sendable {
         }
     }
 
+    /// Makes room for `bytes` bytes of rows in all.
+    mutating func reserveCapacity(_ bytes: Int) {
+        self.bytes.reserveCapacity(bytes)
+    }
+
+    /// Appends every row of `other` (of the same columns) as it is packed.
+    mutating func append(contentsOf other: PackedRows) {
+        bytes.append(contentsOf: other.bytes)
+        count += other.count
+    }
+
     /// Appends `row` (of another batch of the same columns) as it is packed.
     mutating func append(_ row: PackedRow) {
         bytes.append(contentsOf: row.bytes)
@@ -100,6 +120,68 @@ struct PackedRow {
             let length = Int(UInt32(littleEndian: UnsafeRawBufferPointer(bytes).loadUnaligned(fromByteOffset: offset + 1, as: UInt32.self)))
             return offset + 5 + length
         default: return offset + 1
+        }
+    }
+}
+
+/// One row of a `PackedRows` batch whose values' starts were found once (`starts`, the row's
+/// from `first` on): read by column as a store's row, without walking the values before it.
+struct PackedFields: StoredRow {
+    let bytes: UnsafeBufferPointer<UInt8>
+    let starts: UnsafeBufferPointer<Int>
+    let first: Int
+
+    private func start(_ index: Int) -> Int { starts[first + index] }
+
+    func isNull(_ index: Int) -> Bool { bytes[start(index)] == 0 }
+
+    /// An integer; text as SQLite reads it for a number (0 when it is none); 0 for NULL.
+    func int(_ index: Int) -> Int64 {
+        let start = start(index)
+        switch bytes[start] {
+        case 1: return Int64(littleEndian: UnsafeRawBufferPointer(bytes).loadUnaligned(fromByteOffset: start + 1, as: Int64.self))
+        case 2: return withText(index) { Int64(String(decoding: $0, as: UTF8.self)) } ?? 0
+        default: return 0
+        }
+    }
+
+    func string(_ index: Int) -> String {
+        withText(index) { String(decoding: $0, as: UTF8.self) }
+    }
+
+    func value(_ index: Int) -> SQLValue {
+        switch bytes[start(index)] {
+        case 0: .null
+        case 1: .integer(int(index))
+        case 3: .blob(withText(index) { Array($0) })
+        default: .text(string(index))
+        }
+    }
+
+    /// Text or blob bytes; an integer's decimal digits, as SQLite gives an integer as text; empty for NULL.
+    func withText<T>(_ index: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
+        let start = start(index)
+        switch bytes[start] {
+        case 1:
+            var digits = String(int(index))
+            return try digits.withUTF8(body)
+        case 2, 3:
+            let length = Int(UInt32(littleEndian: UnsafeRawBufferPointer(bytes).loadUnaligned(fromByteOffset: start + 1, as: UInt32.self)))
+            return try body(UnsafeBufferPointer(rebasing: bytes[(start + 5)..<(start + 5 + length)]))
+        default:
+            return try body(UnsafeBufferPointer(start: nil, count: 0))
+        }
+    }
+
+    /// Byte by byte as SQLite's BINARY collation orders text.
+    func compareText(_ index: Int, with other: PackedFields, _ otherIndex: Int) -> Int {
+        withText(index) { mine in
+            other.withText(otherIndex) { theirs in
+                let common = min(mine.count, theirs.count)
+                guard common > 0, let a = mine.baseAddress, let b = theirs.baseAddress else { return mine.count - theirs.count }
+                let order = Int(memcmp(a, b, common))
+                return order != 0 ? order : mine.count - theirs.count
+            }
         }
     }
 }

@@ -28,6 +28,11 @@ struct SourceFiles {
         return SourceLine(file: place, line: line)
     }
 
+    /// Where the file stored as `file` is in path order; nil for a file id the ledger does not have.
+    func place(of file: Int64) -> Int32? {
+        places[file]
+    }
+
     /// `path:line`, as `rejects` names a line.
     func text(_ source: SourceLine) -> String {
         (Int(source.file) < paths.count ? paths[Int(source.file)] : "file ?") + ":" + String(source.line)

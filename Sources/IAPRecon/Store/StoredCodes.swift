@@ -9,7 +9,7 @@ extension AppleCodes {
 
     /// The value of column `index` as stored by `stored`: nil for NULL.
     /// - Throws: `UnknownStoredCode` for an integer that is no code of this build's.
-    func read(_ row: Row, _ index: Int) throws(UnknownStoredCode) -> String? {
+    func read(_ row: some StoredRow, _ index: Int) throws(UnknownStoredCode) -> String? {
         switch row.value(index) {
         case .null: return nil
         case .text(let text): return text
@@ -24,7 +24,7 @@ extension AppleCodes {
 extension TransactionOrigin {
     /// The origin in column `index`.
     /// - Throws: `UnknownStoredCode` for anything but one of this build's codes.
-    static func read(_ row: Row, _ index: Int) throws(UnknownStoredCode) -> TransactionOrigin {
+    static func read(_ row: some StoredRow, _ index: Int) throws(UnknownStoredCode) -> TransactionOrigin {
         let stored = row.value(index)
         guard case .integer(let code) = stored, let origin = TransactionOrigin(code: code) else {
             throw UnknownStoredCode(column: "origin", stored: stored)

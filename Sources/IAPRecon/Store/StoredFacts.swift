@@ -39,7 +39,7 @@ enum StoredSightings {
 extension AppleTransaction {
     /// The sighting in a row of `StoredSightings.selection`, its codes read back to their text.
     /// - Throws: `UnknownStoredCode` for a code column this build cannot read (`AppleCodes`).
-    init(_ row: Row) throws(UnknownStoredCode) {
+    init(_ row: some StoredRow) throws(UnknownStoredCode) {
         typealias Column = StoredSightings.Column
         self.init(origin: try TransactionOrigin.read(row, Column.origin.rawValue), transactionID: row.string(Column.transactionID),
                   productID: row.string(Column.productID), purchaseMs: row.int(Column.purchaseMs))
@@ -70,7 +70,7 @@ extension AppleTransaction {
 
 extension StoredLine {
     /// Where the sighting in a row of `StoredSightings.selection` is stored.
-    init(_ row: Row) {
+    init(_ row: some StoredRow) {
         self.init(file: row.int(StoredSightings.Column.fileID), line: row.int(StoredSightings.Column.line))
     }
 }

@@ -265,10 +265,10 @@ final class InMemoryJoinStore: JoinStore {
         rebuilt = ([:], [:])
     }
 
-    func rebuild(batches: Int, keys: @escaping @Sendable (Int) -> JoinScope, pool: WorkerPool,
-                 decide: @escaping JoinDecision, rowsWritten: ((Int) -> Void)?) throws {
-        for number in 0..<batches {
-            let batch = Batch(facts: facts, keys: keys(number), files: files)
+    func rebuild(_ batches: some RebuildBatches, pool: WorkerPool, decide: @escaping JoinDecision,
+                 rowsWritten: ((Int) -> Void)?) throws {
+        for number in 0..<batches.count {
+            let batch = Batch(facts: facts, keys: batches.scope(number), files: files)
             try decide(batch)
             for (key, row) in batch.resolved { rebuilt?.resolved[key] = row }
             for (key, row) in batch.findings { rebuilt?.findings[key] = row }

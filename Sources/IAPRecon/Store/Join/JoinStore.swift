@@ -63,8 +63,7 @@ protocol JoinStore: RawIndexStore {
     func beginRebuild() throws
     /// Decides `batches` on `pool` into the results beside the current ones, each batch committed
     /// on its own (a killed run leaves the current results whole and the rebuild pending).
-    func rebuild(batches: Int, keys: @escaping @Sendable (Int) -> JoinScope, pool: WorkerPool,
-                 decide: @escaping JoinDecision, rowsWritten: ((Int) -> Void)?) throws
+    func rebuild(_ batches: some RebuildBatches, pool: WorkerPool, decide: @escaping JoinDecision, rowsWritten: ((Int) -> Void)?) throws
     /// The rebuilt results replace the current ones, with their indexes.
     func switchInRebuilt() throws
     /// Keeps the settings this join decided with, and forgets the changed keys it recomputed.
@@ -183,4 +182,15 @@ struct TieOutRow: Sendable {
 
     /// Apple's units less the verified ones: positive where Apple sold more than the store knows.
     var difference: Int64 { appleUnits - verifiedUnits }
+}
+
+/// The batches of whole components a full rebuild decides, as the join cut them: each batch's
+/// keys of the kinds the store reads facts by (`JoinStore.factKeyKinds`).
+protocol RebuildBatches: Sendable {
+    var count: Int { get }
+    /// The keys of batch `batch`.
+    func scope(_ batch: Int) -> JoinScope
+    /// Calls `body` with every key of every batch, as its bytes, with its kind and batch: what a
+    /// store that routes facts to batches looks keys up by, without a `String` for each.
+    func forEachKey(_ body: (_ key: UnsafeBufferPointer<UInt8>, _ kind: KeyKind, _ batch: Int) -> Void)
 }

@@ -5,9 +5,17 @@
 /// fact queries join against.
 struct SQLiteJoinStore: JoinStore {
     let database: Database
+    /// The bytes of facts a full rebuild holds in memory before it spills them (`RoutedFacts`).
+    let routedFactsBudget: Int
+    /// Hears how many bytes of facts a full rebuild spilled (tests).
+    let spilledBytes: ((Int) -> Void)?
 
-    init(_ database: Database) {
+    static let routedFactsBudget = 256 << 20
+
+    init(_ database: Database, routedFactsBudget: Int = Self.routedFactsBudget, spilledBytes: ((Int) -> Void)? = nil) {
         self.database = database
+        self.routedFactsBudget = routedFactsBudget
+        self.spilledBytes = spilledBytes
     }
 
     func transaction<T>(_ body: () throws -> T) throws -> T {
@@ -104,10 +112,20 @@ struct SQLiteJoinStore: JoinStore {
         try StoredJoinResults.beginRebuild(database)
     }
 
-    func rebuild(batches: Int, keys: @escaping @Sendable (Int) -> JoinScope, pool: WorkerPool,
-                 decide: @escaping JoinDecision, rowsWritten: ((Int) -> Void)?) throws {
-        try ReaderJobs.run(Self.jobs(batches, keys, decide, inserts: StoredJoinResults.inserts { RebuiltTables.name($0, beside: true) }),
-                           database: database, pool: pool, rowsWritten: rowsWritten)
+    /// Reads the facts once, table by table, routed to their batches (`RoutedFacts`), then
+    /// decides the batches on the pool's workers.
+    func rebuild(_ batches: some RebuildBatches, pool: WorkerPool, decide: @escaping JoinDecision, rowsWritten: ((Int) -> Void)?) throws {
+        let facts = try RoutedFacts.read(path: database.path, batches: batches, pool: pool, budget: routedFactsBudget)
+        Trace.mark("join facts routed (\(facts.spilledBytes) bytes spilled)")
+        let inserts = StoredJoinResults.inserts { RebuiltTables.name($0, beside: true) }
+        let jobs = (0..<batches.count).map { batch in
+            ReaderJob(inserts: inserts) { reader, target in
+                try decide(RoutedBatch(reader: reader, target: target, files: try StoredLedger.sourceFiles(reader),
+                                       rows: try facts.take(batch: batch)))
+            }
+        }
+        try ReaderJobs.run(jobs, database: database, pool: pool, rowsWritten: rowsWritten)
+        spilledBytes?(facts.spilledBytes)
     }
 
     func switchInRebuilt() throws {
@@ -151,7 +169,7 @@ struct SQLiteJoinStore: JoinStore {
     }
 
     /// A batch on its reader's connection: facts from its `temp.join_*` keys, results to the writer.
-    private struct Batch: JoinBatch {
+    private struct Batch: JoinBatch, SavedToReaderTarget {
         let reader: Database
         let target: any RowTarget
         let files: SourceFiles
@@ -159,13 +177,37 @@ struct SQLiteJoinStore: JoinStore {
         func readFacts(into receiver: inout some ScopeFactsReceiver) throws {
             try StoredScopeFacts.read(reader, scope: "join", into: &receiver)
         }
+    }
 
-        func save(_ resolved: ResolvedTransaction, ids: IDTable) throws {
-            try target.insert(table: 0, StoredJoinResults.row(of: resolved, ids: ids))
-        }
+    /// A batch of a full rebuild: its facts as routed to it, the catalog from its reader's
+    /// connection, results to the writer.
+    private struct RoutedBatch: JoinBatch, SavedToReaderTarget {
+        let reader: Database
+        let target: any RowTarget
+        let files: SourceFiles
+        /// By table (`FactTable.rawValue`).
+        let rows: [PackedRows]
 
-        func save(_ finding: Finding, files: SourceFiles) throws {
-            try target.insert(table: 1, StoredJoinResults.row(of: finding, files: files))
+        func readFacts(into receiver: inout some ScopeFactsReceiver) throws {
+            for table in StoredScopeFacts.FactTable.allCases {
+                try table.hand(routed: rows[table.rawValue], files: files, to: &receiver)
+            }
+            try StoredScopeFacts.readCatalog(reader, into: &receiver)
         }
+    }
+}
+
+/// A batch whose decisions go to its reader job's target: tables 0 and 1 of its inserts.
+private protocol SavedToReaderTarget {
+    var target: any RowTarget { get }
+}
+
+extension SavedToReaderTarget {
+    func save(_ resolved: ResolvedTransaction, ids: IDTable) throws {
+        try target.insert(table: 0, StoredJoinResults.row(of: resolved, ids: ids))
+    }
+
+    func save(_ finding: Finding, files: SourceFiles) throws {
+        try target.insert(table: 1, StoredJoinResults.row(of: finding, files: files))
     }
 }

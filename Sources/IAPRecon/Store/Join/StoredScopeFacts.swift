@@ -4,57 +4,21 @@ enum StoredScopeFacts {
     static let keyKinds: Set<KeyKind> = [.transaction, .order]
 
     /// Hands `receiver` the stored facts of the scope in the connection's
-    /// `temp.<prefix>_transactions` and `temp.<prefix>_orders` tables (`fill`), and the
-    /// whole catalog, as they are read.
+    /// `temp.<prefix>_transactions` and `temp.<prefix>_orders` tables (`fill`), table by table
+    /// (`FactTable`), and the whole catalog, as they are read.
     /// - Throws: `UnknownStoredCode` for a sighting this build cannot read, or SQLite's error.
     static func read(_ database: Database, scope prefix: String, into facts: inout some ScopeFactsReceiver) throws {
         let (transactions, orders) = ("temp.\(prefix)_transactions", "temp.\(prefix)_orders")
-        try database.forEach("""
-            SELECT \(OrderColumn.selectList)
-            FROM raw_server__orders o JOIN files f USING (file_id)
-            WHERE o.order_id IN \(orders)
-            ORDER BY o.order_id, f.path, o.line, o.item
-            """) { row in
-            typealias Column = OrderColumn
-            facts.receive(order: OrderLine(ms: row.int(Column.ms), orderID: row.string(Column.orderID), userID: row.string(Column.userID),
-                                           productID: row.string(Column.productID), price: row.optionalString(Column.price),
-                                           currency: row.optionalString(Column.currency), storefront: row.optionalString(Column.storefront)),
-                          at: StoredLine(file: row.int(Column.fileID), line: row.int(Column.line)))
+        for table in FactTable.allCases {
+            try database.forEach(table.selection(keysIn: table.isKeyedByOrder ? orders : transactions)) { row in
+                try table.hand(row, to: &facts)
+            }
         }
-        try database.forEach("""
-            SELECT \(DeliveryColumn.selectList)
-            FROM raw_server__deliveries d JOIN files f USING (file_id)
-            WHERE d.transaction_id IN \(transactions)
-            ORDER BY d.transaction_id, f.path, d.line, d.item
-            """) { row in
-            typealias Column = DeliveryColumn
-            facts.receive(delivery: DeliveryLine(ms: row.int(Column.ms), userID: row.string(Column.userID),
-                                                 transactionID: row.string(Column.transactionID), productID: row.string(Column.productID),
-                                                 orderID: row.optionalString(Column.orderID), quantity: row.int(Column.quantity),
-                                                 deliveryID: row.optionalString(Column.deliveryID)),
-                          at: StoredLine(file: row.int(Column.fileID), line: row.int(Column.line)))
-        }
-        try database.forEach("""
-            SELECT \(RevocationColumn.selectList) FROM raw_server__revocations
-            WHERE transaction_id IN \(transactions)
-            """) { row in
-            typealias Column = RevocationColumn
-            facts.receive(revocation: RevocationLine(ms: row.int(Column.ms), userID: row.string(Column.userID),
-                                                     transactionID: row.string(Column.transactionID), reason: row.optionalString(Column.reason)),
-                          at: StoredLine(file: row.int(Column.fileID), line: row.int(Column.line)))
-        }
-        try database.forEach(StoredSightings.selection(where: "a.transaction_id IN \(transactions)")) { row in
-            facts.receive(sighting: try AppleTransaction(row), at: StoredLine(row))
-        }
-        try database.forEach("""
-            SELECT \(ClaimColumn.selectList) FROM raw_receipts__verifications
-            WHERE \(ReceiptClaims.condition) AND transaction_id IN \(transactions)
-            """) { row in
-            typealias Column = ClaimColumn
-            facts.receive(claim: .init(orderID: row.string(Column.orderID), transactionID: row.string(Column.transactionID),
-                                       receivedMs: row.int(Column.receivedMs),
-                                       source: StoredLine(file: row.int(Column.fileID), line: row.int(Column.line))))
-        }
+        try readCatalog(database, into: &facts)
+    }
+
+    /// Hands `receiver` the whole catalog: each product as its last line in file order says.
+    static func readCatalog(_ database: Database, into facts: inout some ScopeFactsReceiver) throws {
         // A product's last line in file order says what it is now.
         try database.forEach("""
             SELECT \(ProductColumn.selectList) FROM (
@@ -65,6 +29,128 @@ enum StoredScopeFacts {
             facts.receive(product: .init(productID: row.string(ProductColumn.productID), type: row.string(ProductColumn.type),
                                          subscriptionGroup: row.optionalString(ProductColumn.subscriptionGroup),
                                          price: row.optionalString(ProductColumn.price), currency: row.optionalString(ProductColumn.currency)))
+        }
+    }
+
+    /// The tables a scope's facts come from, in the order a receiver is handed them: each
+    /// selected by its key (an order's id, or a transaction's), a key's rows together in file
+    /// order: files in path order where the file is joined (`isOrderedByPath`), by file id
+    /// where the key's index alone orders them; then line and item.
+    enum FactTable: Int, CaseIterable, Sendable {
+        case orders, deliveries, revocations, sightings, claims
+
+        /// The rows of the keys in table `keys` (nil: every row of the table, in the table's
+        /// order), their columns as `hand` reads them, then the row's item.
+        func selection(keysIn keys: String?) -> String {
+            let (source, columns) = switch self {
+            case .orders: ("raw_server__orders o", OrderColumn.selectList)
+            case .deliveries: ("raw_server__deliveries d", DeliveryColumn.selectList)
+            case .revocations: ("raw_server__revocations", RevocationColumn.selectList)
+            case .sightings: ("raw_apple__transactions a", StoredSightings.Column.selectList)
+            case .claims: ("raw_receipts__verifications", ClaimColumn.selectList)
+            }
+            var conditions = self == .claims ? [ReceiptClaims.condition] : []
+            guard let keys else { return "SELECT \(columns), \(alias)item FROM \(source) WHERE " + (conditions.first ?? "1") }
+            conditions.append("\(keySQL) IN \(keys)")
+            guard isOrderedByPath else { return "SELECT \(columns), item FROM \(source) WHERE \(conditions.joined(separator: " AND "))" }
+            return """
+                SELECT \(columns), \(alias)item FROM \(source) JOIN files f USING (file_id)
+                WHERE \(conditions.joined(separator: " AND "))
+                ORDER BY \(keySQL), f.path, \(alias)line, \(alias)item
+                """
+        }
+
+        /// Whether `read` orders a key's rows by their file's path (it joins `files`), or by file id.
+        var isOrderedByPath: Bool { self == .orders || self == .deliveries || self == .sightings }
+
+        /// How many columns `selection` selects, the item last.
+        var columns: Int { item + 1 }
+
+        /// Where `selection` has the row's key, file id, line and item.
+        var key: Int {
+            switch self {
+            case .orders: OrderColumn.orderID.rawValue
+            case .deliveries: DeliveryColumn.transactionID.rawValue
+            case .revocations: RevocationColumn.transactionID.rawValue
+            case .sightings: StoredSightings.Column.transactionID.rawValue
+            case .claims: ClaimColumn.transactionID.rawValue
+            }
+        }
+
+        var file: Int {
+            switch self {
+            case .orders: OrderColumn.fileID.rawValue
+            case .deliveries: DeliveryColumn.fileID.rawValue
+            case .revocations: RevocationColumn.fileID.rawValue
+            case .sightings: StoredSightings.Column.fileID.rawValue
+            case .claims: ClaimColumn.fileID.rawValue
+            }
+        }
+
+        var line: Int {
+            switch self {
+            case .orders: OrderColumn.line.rawValue
+            case .deliveries: DeliveryColumn.line.rawValue
+            case .revocations: RevocationColumn.line.rawValue
+            case .sightings: StoredSightings.Column.line.rawValue
+            case .claims: ClaimColumn.line.rawValue
+            }
+        }
+
+        var item: Int {
+            switch self {
+            case .orders: OrderColumn.allCases.count
+            case .deliveries: DeliveryColumn.allCases.count
+            case .revocations: RevocationColumn.allCases.count
+            case .sightings: StoredSightings.Column.allCases.count
+            case .claims: ClaimColumn.allCases.count
+            }
+        }
+
+        /// Whether the key is an order's id (else a transaction's).
+        var isKeyedByOrder: Bool { self == .orders }
+
+        private var alias: String {
+            switch self {
+            case .orders: "o."
+            case .deliveries: "d."
+            case .sightings: "a."
+            case .revocations, .claims: ""
+            }
+        }
+
+        private var keySQL: String { alias + (isKeyedByOrder ? "order_id" : "transaction_id") }
+
+        /// Hands `receiver` the fact in `row`, a row of `selection`.
+        /// - Throws: `UnknownStoredCode` for a sighting this build cannot read.
+        func hand(_ row: some StoredRow, to facts: inout some ScopeFactsReceiver) throws {
+            let at = StoredLine(file: row.int(file), line: row.int(line))
+            switch self {
+            case .orders:
+                typealias Column = OrderColumn
+                facts.receive(order: OrderLine(ms: row.int(Column.ms), orderID: row.string(Column.orderID), userID: row.string(Column.userID),
+                                               productID: row.string(Column.productID), price: row.optionalString(Column.price),
+                                               currency: row.optionalString(Column.currency), storefront: row.optionalString(Column.storefront)),
+                              at: at)
+            case .deliveries:
+                typealias Column = DeliveryColumn
+                facts.receive(delivery: DeliveryLine(ms: row.int(Column.ms), userID: row.string(Column.userID),
+                                                     transactionID: row.string(Column.transactionID), productID: row.string(Column.productID),
+                                                     orderID: row.optionalString(Column.orderID), quantity: row.int(Column.quantity),
+                                                     deliveryID: row.optionalString(Column.deliveryID)),
+                              at: at)
+            case .revocations:
+                typealias Column = RevocationColumn
+                facts.receive(revocation: RevocationLine(ms: row.int(Column.ms), userID: row.string(Column.userID),
+                                                         transactionID: row.string(Column.transactionID), reason: row.optionalString(Column.reason)),
+                              at: at)
+            case .sightings:
+                facts.receive(sighting: try AppleTransaction(row), at: at)
+            case .claims:
+                typealias Column = ClaimColumn
+                facts.receive(claim: .init(orderID: row.string(Column.orderID), transactionID: row.string(Column.transactionID),
+                                           receivedMs: row.int(Column.receivedMs), source: at))
+            }
         }
     }
 

@@ -1,0 +1,97 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import IAPRecon
+import IAPReconGenerator
+
+/// A full rebuild reads each fact table once and routes its rows to their batches (`RoutedFacts`)
+/// instead of reading each batch's rows by key: every batch must receive exactly the facts, in
+/// exactly the order, that reading by key hands it, and spilling them changes nothing.
+@Suite("A full rebuild's facts, read once")
+struct RoutedFactsTests {
+    @Test("every batch receives the facts reading by key gives it, in the same order, also where file ids and paths disagree")
+    func routedEqualsKeyed() throws {
+        let scenario = try Scenario()
+        _ = try InputGenerator.write(GeneratorOptions(users: 300, days: 10, seed: 5), to: scenario.input)
+        let database = try scenario.open()
+        let rules = LineRules(signatures: .testChain)
+        _ = try Pipeline.ingest(input: scenario.input, database: database, jobs: 2, rules: rules, progress: nil)
+        // A later file whose path sorts before every other server log: its lines (the last day's,
+        // less one, so that it is a file of its own) repeat orders and deliveries, and only the
+        // path order, not the file ids, says which copy comes first.
+        let server = URL(fileURLWithPath: scenario.input + "/server")
+        let last = try #require(try FileManager.default.contentsOfDirectory(atPath: server.path).filter { $0.hasSuffix(".jsonl") }.sorted().last)
+        let lines = try String(contentsOf: server.appendingPathComponent(last), encoding: .utf8).split(separator: "\n")
+        #expect(lines.count > 20)
+        try (lines.dropFirst().joined(separator: "\n") + "\n").write(to: server.appendingPathComponent("a-copy.jsonl"), atomically: true,
+                                                                      encoding: .utf8)
+        _ = try Pipeline.ingest(input: scenario.input, database: database, jobs: 2, rules: rules, progress: nil)
+        _ = try Pipeline.normalize(database: database)
+        let copyID = try database.scalar("SELECT file_id FROM files WHERE path LIKE '%a-copy.jsonl'").integerValue
+        #expect(copyID == (try database.scalar("SELECT max(file_id) FROM files").integerValue), "the copy came last")
+
+        let store = SQLiteJoinStore(database)
+        let batches = try JoinComponents.batches(in: store, transactions: 40).keys(of: store.factKeyKinds)
+        #expect(batches.count > 5)
+        let routed = try RoutedFacts.read(path: database.path, batches: batches, pool: WorkerPool(width: 2), budget: 1 << 30)
+        #expect(routed.spilledBytes == 0)
+        let files = try StoredLedger.sourceFiles(database)
+        var (keyedLines, copies) = (0, 0)
+        for batch in 0..<batches.count {
+            try StoredScopeFacts.fill(batches.scope(batch), prefix: "join", in: database)
+            var keyed = ScopeFacts()
+            try StoredScopeFacts.read(database, scope: "join", into: &keyed)
+            var fromScan = ScopeFacts()
+            let rows = try routed.take(batch: batch)
+            for table in StoredScopeFacts.FactTable.allCases {
+                try table.hand(routed: rows[table.rawValue], files: files, to: &fromScan)
+            }
+            try StoredScopeFacts.readCatalog(database, into: &fromScan)
+            // Compared as text, told as a yes or no: a batch's facts printed would bury the failure.
+            let same = String(describing: fromScan) == String(describing: keyed)
+            #expect(same, "batch \(batch): \(fromScan.orders.count) orders, \(fromScan.sightings.count) sightings routed")
+            keyedLines += keyed.orders.count + keyed.deliveries.count + keyed.sightings.count + keyed.receiptClaims.count
+            copies += keyed.orders.count { $0.source.file == copyID } + keyed.deliveries.count { $0.source.file == copyID }
+        }
+        #expect(keyedLines > 1_000)
+        #expect(copies > 10, "the copy's lines were read, and ordered against their originals")
+        withExtendedLifetime(scenario) {}
+    }
+
+    @Test("a full rebuild that spills its facts to a file writes what one that holds them writes")
+    func spilledEqualsHeld() throws {
+        let scenario = try Scenario()
+        _ = try InputGenerator.write(GeneratorOptions(users: 300, days: 10, seed: 9), to: scenario.input)
+        let database = try scenario.open()
+        _ = try Pipeline.ingest(input: scenario.input, database: database, jobs: 2, rules: LineRules(signatures: .testChain), progress: nil)
+        _ = try Pipeline.normalize(database: database)
+
+        func rebuild(budget: Int) throws -> (spilled: Int, resolved: [[SQLValue]], findings: [[SQLValue]]) {
+            try ChangedKeys.requestFullRebuild(database)
+            let spilled = Mutex(0)
+            let store = SQLiteJoinStore(database, routedFactsBudget: budget, spilledBytes: { bytes in spilled.withLock { $0 += bytes } })
+            let summary = try JoinStage.run(store: store, settings: ReconcileSettings(), workers: WorkerPool(width: 2), batchTransactions: 40)
+            #expect(summary.recomputedTransactions == nil, "a full rebuild")
+            return (spilled.withLock { $0 }, try rows(database, "SELECT * FROM int_transactions_resolved ORDER BY transaction_id", columns: 21),
+                    try rows(database, "SELECT * FROM fct_findings ORDER BY finding_id", columns: 13))
+        }
+        let held = try rebuild(budget: SQLiteJoinStore.routedFactsBudget)
+        let spilled = try rebuild(budget: 16 << 10)
+        #expect(held.spilled == 0, "a small store's facts fit in memory")
+        #expect(spilled.spilled > 100_000, "past the budget, the facts went to the spill file")
+        #expect(held.resolved.count > 200)
+        #expect(held.findings.count > 10)
+        #expect(spilled.resolved == held.resolved)
+        #expect(spilled.findings == held.findings)
+        let leftOver = try FileManager.default.contentsOfDirectory(atPath: (database.path as NSString).deletingLastPathComponent)
+            .filter { $0.contains("iaprecon-join") }
+        #expect(leftOver.isEmpty, "the spill file leaves nothing behind")
+        withExtendedLifetime(scenario) {}
+    }
+
+    private func rows(_ database: Database, _ sql: String, columns: Int) throws -> [[SQLValue]] {
+        var rows: [[SQLValue]] = []
+        try database.forEach(sql) { row in rows.append((0..<columns).map { row.value($0) }) }
+        return rows
+    }
+}
