@@ -31,6 +31,18 @@ public struct JoinSummary: Sendable {
     public var findings: Int
     /// For an incremental join, how many transactions it recomputed; nil for a full rebuild.
     public var recomputedTransactions: Int?
+    /// How many raw indexes the join built itself (`MissingRawIndexes.builtByTheJoin`).
+    public var rawIndexesBuilt = 0
+}
+
+/// What the join does with a store whose raw indexes a bulk ingest dropped (`NormalizeStage`).
+public enum MissingRawIndexes: Sendable {
+    /// Refuses it: the stages run one by one, normalize first (`NotNormalized`).
+    case refused
+    /// Builds them: beside a full rebuild's reading, which reads each table whole and needs none
+    /// of them, so that one core sorts indexes while the other reads; first, for a join that may
+    /// read by key. `iaprecon run`, which runs both stages, leaves them to the join when it rebuilds in full.
+    case builtByTheJoin
 }
 
 /// Stage 3, join: order ↔ transaction matching, refunds net of reversals,
@@ -52,12 +64,21 @@ public enum JoinStage {
     /// saves them all in the one transaction that replaces the scope's results. A full rebuild
     /// saves its results beside the current ones batch by batch and switches them in with the run
     /// settings in its last transaction: readers see the previous results whole until then, and a
-    /// run killed before it finds the same reason to rebuild in full.
-    static func run(store: some JoinStore, settings: ReconcileSettings,
+    /// run killed before it finds the same reason to rebuild in full. A full rebuild reads the
+    /// store before it writes anything; raw indexes it is to build (`missingRawIndexes`) are
+    /// built meanwhile, by the store's writer.
+    static func run<Backend: JoinStore>(store: Backend, settings: ReconcileSettings, missingRawIndexes: MissingRawIndexes = .refused,
                     workers: WorkerPool = WorkerPool(width: WorkerPool.defaultWidth),
                     batchTransactions: Int = batchTransactions, rowsWritten: ((Int) -> Void)? = nil) throws -> JoinSummary {
         Trace.mark("join start")
-        guard try store.missingRawIndexes().isEmpty else { throw NotNormalized() }
+        var missing = try store.missingRawIndexes()
+        let rawIndexesBuilt = missing.count
+        guard missing.isEmpty || missingRawIndexes == .builtByTheJoin else { throw NotNormalized() }
+        if !missing.isEmpty, try !rebuildsInFull(store, settings: settings) {
+            for name in missing { try store.buildRawIndex(name) }
+            missing = []
+            Trace.mark("join raw indexes built")
+        }
         let latestMs = try latestEventMs(store, mmpZone: settings.mmpZone).map { min($0, settings.asOfLimitMs ?? .max) }
         let asOfMs = settings.asOfMs ?? latestMs ?? 0
         let rules = FindingRules(asOfMs: asOfMs, graceMs: settings.graceMs)
@@ -82,17 +103,26 @@ public enum JoinStage {
                 let tieOutRows = try AppleTieOut.refresh(store, days: days)
                 rowsWritten?(tieOutRows)
                 Trace.mark("join apple tie-out (\(days.count) days)")
-            } else {
-                // Built beside the current results, which readers keep seeing until the switch.
-                try store.beginRebuild()
             }
             return closed?.scope
         }
         Trace.mark("join commit")
         if scope == nil {
-            let batches = try JoinComponents.batches(in: store, transactions: batchTransactions)
-            Trace.mark("join batches (\(batches.count))")
-            try store.rebuild(batches.keys(of: kinds), pool: workers, decide: decide, rowsWritten: rowsWritten)
+            // Reading only, until the indexes are in: the store's one writer is theirs meanwhile.
+            let indexes = store.buildRawIndexesAlongside(missing)
+            let facts: Backend.RebuildFacts
+            do {
+                let batches = try JoinComponents.batches(in: store, transactions: batchTransactions)
+                Trace.mark("join batches (\(batches.count))")
+                facts = try store.readFacts(of: batches.keys(of: kinds), pool: workers)
+            } catch {
+                indexes.wait()
+                throw error
+            }
+            try indexes.value()
+            // Built beside the current results, which readers keep seeing until the switch.
+            try store.transaction { try store.beginRebuild() }
+            try store.rebuild(facts, pool: workers, decide: decide, rowsWritten: rowsWritten)
             Trace.mark("join decide")
         }
         let summary = try store.transaction {
@@ -105,7 +135,8 @@ public enum JoinStage {
                 Trace.mark("join apple tie-out")
             }
             let total = try store.findingCount()
-            return JoinSummary(asOfMs: asOfMs, findings: total, recomputedTransactions: scope?.transactions.count)
+            return JoinSummary(asOfMs: asOfMs, findings: total, recomputedTransactions: scope?.transactions.count,
+                               rawIndexesBuilt: rawIndexesBuilt)
         }
         Trace.mark("join committed")
         return summary
@@ -133,12 +164,24 @@ public enum JoinStage {
     /// earlier join (or an older iaprecon's), other settings than the earlier join's, or changes that reach too far.
     static func incrementalScope(_ store: some JoinStore, settings: ReconcileSettings, asOfMs: Int64) throws
         -> (scope: JoinScope, links: [LinkRows])? {
-        guard let previous = try store.previousSettings(), try !store.isFullRebuildPending(),
-              previous.graceMs == settings.graceMs, previous.mmpZone == settings.mmpZone.identifier else { return nil }
+        guard let previous = try updatable(store, settings: settings) else { return nil }
         let seeds = try JoinScope.seeds(in: store, previousAsOfMs: previous.asOfMs, asOfMs: asOfMs, graceMs: settings.graceMs)
         // Past about a third of the transactions, reading them all is cheaper than chasing links.
         let transactions = try store.transactionCountEstimate()
         return try JoinScope.closure(of: seeds, in: store, limit: max(1_000, transactions / 3))
+    }
+
+    /// The settings of the earlier join whose results this one may update: nil for a pending full
+    /// rebuild, no earlier join (or an older iaprecon's), or other settings than the earlier join's.
+    private static func updatable(_ store: some JoinStore, settings: ReconcileSettings) throws -> JoinSettings? {
+        guard let previous = try store.previousSettings(), try !store.isFullRebuildPending(),
+              previous.graceMs == settings.graceMs, previous.mmpZone == settings.mmpZone.identifier else { return nil }
+        return previous
+    }
+
+    /// Whether the next join rebuilds everything whatever changed: it reads nothing by key.
+    static func rebuildsInFull(_ store: some JoinStore, settings: ReconcileSettings) throws -> Bool {
+        try updatable(store, settings: settings) == nil
     }
 
     /// The latest event time in the inputs (CONTRACT.md §2, "as-of"): server `ts`, receipt

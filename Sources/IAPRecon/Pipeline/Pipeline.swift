@@ -141,16 +141,19 @@ public enum Pipeline {
                 try Pipeline.ingest(input: options.input, through: options.partitionsThrough, database: database, jobs: options.jobs,
                                     rules: options.lineRules, progress: progress)
             }
-            _ = try timed("normalize", note: { (built: Int) in built == 0 ? "" : "\(built) indexes built" }) {
-                try Pipeline.normalize(database: database)
+            _ = try timed("normalize", note: { (indexes: (built: Int, leftToTheJoin: Int)) in
+                indexes.leftToTheJoin > 0 ? "\(indexes.leftToTheJoin) indexes to build, beside the join's reading"
+                    : indexes.built > 0 ? "\(indexes.built) indexes built" : ""
+            }) {
+                try Pipeline.normalize(database: database, beforeJoining: options.reconcile)
             }
             let join = try timed("join", note: { (summary: JoinSummary) in
                 "as-of \(Timestamp.iso8601(summary.asOfMs)), \(summary.findings) findings"
                     + (summary.recomputedTransactions.map { ", incremental: \($0) transactions recomputed" } ?? "")
+                    + (summary.rawIndexesBuilt > 0 ? ", \(summary.rawIndexesBuilt) indexes built" : "")
             }) {
-                try Pipeline.join(database: database, settings: options.reconcile, workers: WorkerPool(width: options.jobs)) {
-                    progress?.advanced(.lines($0))
-                }
+                try Pipeline.join(database: database, settings: options.reconcile, missingRawIndexes: .builtByTheJoin,
+                                  workers: WorkerPool(width: options.jobs)) { progress?.advanced(.lines($0)) }
             }
             let report = try timed("report", note: { (summary: ReportSummary) in "\(summary.files.count) files in \(options.outFolder)" }) {
                 var settings = options.report

@@ -9,10 +9,20 @@ extension Pipeline {
     }
 
     /// Stage 3 on the SQLite store (`JoinStage.run`).
-    public static func join(database: Database, settings: ReconcileSettings, workers: WorkerPool = WorkerPool(width: WorkerPool.defaultWidth),
+    public static func join(database: Database, settings: ReconcileSettings, missingRawIndexes: MissingRawIndexes = .refused,
+                            workers: WorkerPool = WorkerPool(width: WorkerPool.defaultWidth),
                             batchTransactions: Int = JoinStage.batchTransactions, rowsWritten: ((Int) -> Void)? = nil) throws -> JoinSummary {
-        try JoinStage.run(store: SQLiteJoinStore(database), settings: settings, workers: workers, batchTransactions: batchTransactions,
-                          rowsWritten: rowsWritten)
+        try JoinStage.run(store: SQLiteJoinStore(database), settings: settings, missingRawIndexes: missingRawIndexes, workers: workers,
+                          batchTransactions: batchTransactions, rowsWritten: rowsWritten)
+    }
+
+    /// Stage 2 as `iaprecon run` does it: nothing, when the join that follows with `settings`
+    /// rebuilds in full and builds the indexes beside its reading (`MissingRawIndexes.builtByTheJoin`).
+    /// Returns how many indexes it built, and how many it left to the join.
+    public static func normalize(database: Database, beforeJoining settings: ReconcileSettings) throws -> (built: Int, leftToTheJoin: Int) {
+        let store = SQLiteJoinStore(database)
+        if try JoinStage.rebuildsInFull(store, settings: settings) { return (0, try store.missingRawIndexes().count) }
+        return (try normalize(database: database), 0)
     }
 }
 

@@ -265,10 +265,16 @@ final class InMemoryJoinStore: JoinStore {
         rebuilt = ([:], [:])
     }
 
-    func rebuild(_ batches: some RebuildBatches, pool: WorkerPool, decide: @escaping JoinDecision,
-                 rowsWritten: ((Int) -> Void)?) throws {
-        for number in 0..<batches.count {
-            let batch = Batch(facts: facts, keys: batches.scope(number), files: files)
+    func buildRawIndexesAlongside(_ names: [String]) -> Background<Void> { Background {} }
+
+    /// Each batch's keys: the facts are all in memory already.
+    func readFacts(of batches: some RebuildBatches, pool: WorkerPool) throws -> [JoinScope] {
+        (0..<batches.count).map { batches.scope($0) }
+    }
+
+    func rebuild(_ scopes: [JoinScope], pool: WorkerPool, decide: @escaping JoinDecision, rowsWritten: ((Int) -> Void)?) throws {
+        for keys in scopes {
+            let batch = Batch(facts: facts, keys: keys, files: files)
             try decide(batch)
             for (key, row) in batch.resolved { rebuilt?.resolved[key] = row }
             for (key, row) in batch.findings { rebuilt?.findings[key] = row }

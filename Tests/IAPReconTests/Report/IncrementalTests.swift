@@ -421,6 +421,40 @@ struct IncrementalTests {
         #expect(try Pipeline.join(database: database, settings: ReconcileSettings()).recomputedTransactions == nil)
     }
 
+    @Test("run leaves a first load's indexes to the join, which rebuilds in full and builds every one of them; a second run finds them")
+    func runLeavesIndexesToAFullRebuild() throws {
+        let scenario = try Scenario()
+        try scenario.write("server/s.jsonl", [Line.order("2026-11-20T10:00:00Z", "o1", "u1", "gems60")])
+        let first = try scenario.run()
+        #expect(first.join.recomputedTransactions == nil)
+        #expect(first.join.rawIndexesBuilt == RawIndexes.all.count)
+        let database = try scenario.open()
+        #expect(try SQLiteRawIndexStore(database).missingRawIndexes().isEmpty)
+        #expect(first.timings.map(\.0) == ["ingest", "normalize", "join", "report"])
+        // Nothing new: no index is missing, none is built again.
+        let second = try scenario.run()
+        #expect(second.join.rawIndexesBuilt == 0)
+        #expect(second.join.recomputedTransactions != nil)
+    }
+
+    @Test("a join that may update, left a store without its indexes, builds them before it reads by key")
+    func joinThatMayUpdateBuildsIndexesFirst() throws {
+        let scenario = try Scenario()
+        try scenario.write("server/s1.jsonl", [Line.order("2026-11-20T10:00:00Z", "o1", "u1", "gems60")])
+        _ = try scenario.run()
+        // A delivery Apple never sold: an orphan, which the night must find through the indexes it builds.
+        try scenario.write("server/s2.jsonl", [Line.delivered("2026-11-21T10:00:00Z", "u1", "t_9", "gems60", orderID: "o1")])
+        let database = try scenario.open()
+        _ = try Pipeline.ingest(input: scenario.input, database: database, jobs: 1, rules: Scenario.rules(asOf: nil), progress: nil)
+        try RawIndexes.drop(database)
+        #expect(throws: NotNormalized.self) { try Pipeline.join(database: database, settings: ReconcileSettings()) }
+        let night = try Pipeline.join(database: database, settings: ReconcileSettings(), missingRawIndexes: .builtByTheJoin)
+        #expect(night.recomputedTransactions != nil, "an incremental join, by key, through the indexes it built first")
+        #expect(night.rawIndexesBuilt == RawIndexes.all.count)
+        #expect(try SQLiteRawIndexStore(database).missingRawIndexes().isEmpty)
+        #expect(try Scenario.findings(database).filter { $0.kind == .orphanDelivery }.map(\.transactionID) == ["t_9"])
+    }
+
     @Test("a store an older iaprecon wrote (every MMP column, staged MMP rows and first sign-ups) is migrated: each row kept once, attribution unchanged")
     func mmpRowsFromAnOlderStore() throws {
         let files = try SourceFile.list(in: Self.sampleData)

@@ -59,11 +59,20 @@ protocol JoinStore: RawIndexStore {
     /// whose tie-out the changed rows change.
     func update(_ scope: JoinScope, batches: Int, keys: @escaping @Sendable (Int) -> JoinScope, pool: WorkerPool,
                 decide: @escaping JoinDecision, rowsWritten: ((Int) -> Void)?) throws -> [Int64]
+    /// Builds the raw indexes `names` (`missingRawIndexes`) on a connection of the store's own,
+    /// while the caller only reads: it writes nothing until `value()` has returned.
+    func buildRawIndexesAlongside(_ names: [String]) -> Background<Void>
+
+    /// What a full rebuild reads of its batches' facts before it writes anything (the store's own).
+    associatedtype RebuildFacts
+    /// Reads the facts of `batches` for `rebuild`, on `pool`; reads nothing by the raw indexes.
+    func readFacts(of batches: some RebuildBatches, pool: WorkerPool) throws -> RebuildFacts
     /// Begins a full rebuild: empty results beside the current ones.
     func beginRebuild() throws
-    /// Decides `batches` on `pool` into the results beside the current ones, each batch committed
-    /// on its own (a killed run leaves the current results whole and the rebuild pending).
-    func rebuild(_ batches: some RebuildBatches, pool: WorkerPool, decide: @escaping JoinDecision, rowsWritten: ((Int) -> Void)?) throws
+    /// Decides the batches whose facts are `facts` on `pool` into the results beside the current
+    /// ones, each batch committed on its own (a killed run leaves the current results whole and the
+    /// rebuild pending).
+    func rebuild(_ facts: RebuildFacts, pool: WorkerPool, decide: @escaping JoinDecision, rowsWritten: ((Int) -> Void)?) throws
     /// The rebuilt results replace the current ones, with their indexes.
     func switchInRebuilt() throws
     /// Keeps the settings this join decided with, and forgets the changed keys it recomputed.

@@ -38,9 +38,12 @@ final class RoutedFacts: Sendable {
     private let held: Mutex<Held>
     private let budget: Int
     private let directory: String
+    /// How many batches the rows are routed to.
+    let batches: Int
 
     private init(batches: Int, budget: Int, directory: String) {
         held = Mutex(Held(rows: Array(repeating: [], count: batches), spilled: Array(repeating: [], count: batches)))
+        self.batches = batches
         self.budget = budget
         self.directory = directory
     }

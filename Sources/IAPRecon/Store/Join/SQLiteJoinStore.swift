@@ -112,13 +112,30 @@ struct SQLiteJoinStore: JoinStore {
         try StoredJoinResults.beginRebuild(database)
     }
 
-    /// Reads the facts once, table by table, routed to their batches (`RoutedFacts`), then
-    /// decides the batches on the pool's workers.
-    func rebuild(_ batches: some RebuildBatches, pool: WorkerPool, decide: @escaping JoinDecision, rowsWritten: ((Int) -> Void)?) throws {
+    /// On a read-write connection of its own, one transaction per index, as normalize builds them.
+    func buildRawIndexesAlongside(_ names: [String]) -> Background<Void> {
+        Background { [path = database.path] in
+            guard !names.isEmpty else { return }
+            let builder = try Database(path: path)
+            try builder.enableWAL()
+            for name in names {
+                try SQLiteRawIndexStore(builder).buildRawIndex(name)
+                Trace.mark("join raw index \(name) built alongside")
+            }
+        }
+    }
+
+    /// Reads the facts once, table by table, routed to their batches (`RoutedFacts`).
+    func readFacts(of batches: some RebuildBatches, pool: WorkerPool) throws -> RoutedFacts {
         let facts = try RoutedFacts.read(path: database.path, batches: batches, pool: pool, budget: routedFactsBudget)
         Trace.mark("join facts routed (\(facts.spilledBytes) bytes spilled)")
+        return facts
+    }
+
+    /// Decides the batches on the pool's workers.
+    func rebuild(_ facts: RoutedFacts, pool: WorkerPool, decide: @escaping JoinDecision, rowsWritten: ((Int) -> Void)?) throws {
         let inserts = StoredJoinResults.inserts { RebuiltTables.name($0, beside: true) }
-        let jobs = (0..<batches.count).map { batch in
+        let jobs = (0..<facts.batches).map { batch in
             ReaderJob(inserts: inserts) { reader, target in
                 try decide(RoutedBatch(reader: reader, target: target, files: try StoredLedger.sourceFiles(reader),
                                        rows: try facts.take(batch: batch)))

@@ -67,43 +67,24 @@ enum StoredScopeFacts {
         var columns: Int { item + 1 }
 
         /// Where `selection` has the row's key, file id, line and item.
-        var key: Int {
-            switch self {
-            case .orders: OrderColumn.orderID.rawValue
-            case .deliveries: DeliveryColumn.transactionID.rawValue
-            case .revocations: RevocationColumn.transactionID.rawValue
-            case .sightings: StoredSightings.Column.transactionID.rawValue
-            case .claims: ClaimColumn.transactionID.rawValue
-            }
-        }
+        var key: Int { positions.key }
+        var file: Int { positions.file }
+        var line: Int { positions.line }
+        var item: Int { positions.item }
 
-        var file: Int {
+        private var positions: (key: Int, file: Int, line: Int, item: Int) {
             switch self {
-            case .orders: OrderColumn.fileID.rawValue
-            case .deliveries: DeliveryColumn.fileID.rawValue
-            case .revocations: RevocationColumn.fileID.rawValue
-            case .sightings: StoredSightings.Column.fileID.rawValue
-            case .claims: ClaimColumn.fileID.rawValue
-            }
-        }
-
-        var line: Int {
-            switch self {
-            case .orders: OrderColumn.line.rawValue
-            case .deliveries: DeliveryColumn.line.rawValue
-            case .revocations: RevocationColumn.line.rawValue
-            case .sightings: StoredSightings.Column.line.rawValue
-            case .claims: ClaimColumn.line.rawValue
-            }
-        }
-
-        var item: Int {
-            switch self {
-            case .orders: OrderColumn.allCases.count
-            case .deliveries: DeliveryColumn.allCases.count
-            case .revocations: RevocationColumn.allCases.count
-            case .sightings: StoredSightings.Column.allCases.count
-            case .claims: ClaimColumn.allCases.count
+            case .orders: (OrderColumn.orderID.rawValue, OrderColumn.fileID.rawValue, OrderColumn.line.rawValue, OrderColumn.allCases.count)
+            case .deliveries:
+                (DeliveryColumn.transactionID.rawValue, DeliveryColumn.fileID.rawValue, DeliveryColumn.line.rawValue,
+                 DeliveryColumn.allCases.count)
+            case .revocations:
+                (RevocationColumn.transactionID.rawValue, RevocationColumn.fileID.rawValue, RevocationColumn.line.rawValue,
+                 RevocationColumn.allCases.count)
+            case .sightings:
+                (StoredSightings.Column.transactionID.rawValue, StoredSightings.Column.fileID.rawValue, StoredSightings.Column.line.rawValue,
+                 StoredSightings.Column.allCases.count)
+            case .claims: (ClaimColumn.transactionID.rawValue, ClaimColumn.fileID.rawValue, ClaimColumn.line.rawValue, ClaimColumn.allCases.count)
             }
         }
 
