@@ -123,6 +123,9 @@ public enum JoinStage {
             // Built beside the current results, which readers keep seeing until the switch.
             try store.transaction { try store.beginRebuild() }
             try store.rebuild(facts, pool: workers, decide: decide, rowsWritten: rowsWritten)
+            // The batches' graphs and facts are freed: the tie-out and the report after it start
+            // from what the join still holds, not from its peak.
+            ProcessMemory.releaseFreed()
             Trace.mark("join decide")
         }
         let summary = try store.transaction {

@@ -12,8 +12,11 @@ import Synchronization
 /// Rows are held packed (`PackedRows`). Past `budget` bytes held, every held row goes to a spill
 /// file beside the store, deleted as it is made, so memory stays bounded whatever the store's size.
 final class RoutedFacts: Sendable {
-    /// Rows a scanning thread gathers for one batch before it hands them over.
-    static let chunkBytes = 256 << 10
+    /// Rows a scanning thread gathers for one batch before it hands them over. A mapped block's
+    /// size (`ProcessMemory`): a chunk's pages are touched only as rows fill it, and a spill that
+    /// frees the chunks gives their pages back at once; smaller chunks would stay resident in the
+    /// heap after a spill, freed, beside the chunks that follow it.
+    static let chunkBytes = ProcessMemory.mappedBlockBytes
     /// A chunk's room: made once, since a buffer that doubles past `chunkBytes` holds twice what it needs.
     private static let chunkCapacity = chunkBytes + (16 << 10)
 
