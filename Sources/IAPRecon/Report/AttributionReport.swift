@@ -107,7 +107,7 @@ struct AttributionReport {
         /// The distinct cohorts of the installs, in the order they first appear.
         var cohorts: [CohortKey] = []
         var byCUID = InstallIndex(), byAppsflyer = InstallIndex(), byIDFV = InstallIndex(), byIDFA = InstallIndex()
-        var linkedAppsflyerIDs: [RowFingerprint: [RowFingerprint]] = [:]
+        var linkedAppsflyerIDs = LinkedAppsflyerIDs()
         var purchaseClaims: [PurchaseClaim] = []
 
         init(store: some ReportStore, zone: Zone, mmpZone: Zone) throws {
@@ -123,8 +123,7 @@ struct AttributionReport {
                 // Retargeting is not acquisition: its rows link no ids and are no installs.
                 guard row.int(Column.retargeting) == 0 else { return }
                 if let user = row.fingerprint(Column.customerUserID), let appsflyerID = row.fingerprint(Column.appsflyerID) {
-                    // One lookup, changing the list in place: most rows repeat a link already known.
-                    linkedAppsflyerIDs[user, default: []].appendIfMissing(appsflyerID)
+                    linkedAppsflyerIDs.link(user, appsflyerID)
                 }
                 if row.text(Column.eventName, equals: "af_purchase") {
                     purchaseClaims.append(PurchaseClaim(row))
@@ -332,7 +331,7 @@ struct AttributionReport {
             var found: (way: Int, index: Int)?
             let cuid = RowFingerprint(userID)
             var viaCUID = byCUID.earliest(of: cuid, atOrBefore: signup.ms, in: installs)
-            for appsflyerID in linkedAppsflyerIDs[cuid] ?? [] {
+            linkedAppsflyerIDs.forEach(of: cuid) { appsflyerID in
                 viaCUID = byAppsflyer.earliest(of: appsflyerID, atOrBefore: signup.ms, in: installs, than: viaCUID)
             }
             if let index = viaCUID {
@@ -523,9 +522,29 @@ struct AttributionReport {
     }
 }
 
-private extension Array where Element: Equatable {
-    /// Appends `element` unless the array holds it already (the few AppsFlyer IDs of one user).
-    mutating func appendIfMissing(_ element: Element) {
-        if !contains(element) { append(element) }
+extension AttributionReport {
+    /// The AppsFlyer IDs seen with each Customer User ID, by fingerprint. Nearly every user has
+    /// one, held in the table itself; only a user's further ones get a list of their own, so a
+    /// report does not allocate a list per user.
+    struct LinkedAppsflyerIDs {
+        private var first: [RowFingerprint: RowFingerprint] = [:]
+        private var further: [RowFingerprint: [RowFingerprint]] = [:]
+
+        /// Links `appsflyerID` to `user`. Most rows repeat a link already known: one lookup.
+        mutating func link(_ user: RowFingerprint, _ appsflyerID: RowFingerprint) {
+            guard let known = first[user] else {
+                first[user] = appsflyerID
+                return
+            }
+            guard known != appsflyerID, further[user]?.contains(appsflyerID) != true else { return }
+            further[user, default: []].append(appsflyerID)
+        }
+
+        /// Calls `body` with each AppsFlyer ID linked to `user`.
+        func forEach(of user: RowFingerprint, _ body: (RowFingerprint) -> Void) {
+            guard let known = first[user] else { return }
+            body(known)
+            for appsflyerID in further[user] ?? [] { body(appsflyerID) }
+        }
     }
 }

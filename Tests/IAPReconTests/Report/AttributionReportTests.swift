@@ -123,6 +123,33 @@ struct AttributionReportTests {
         #expect(try Fixture.matchedBy(scenario)["customer_user_id"] == 1)
     }
 
+    @Test("a user whose Customer User ID is seen with several AppsFlyer IDs joins the earliest install of any of them")
+    func customerUserIDWithSeveralAppsflyerIDs() throws {
+        let scenario = try Scenario()
+        try Fixture.mmp(scenario, [
+            // u1's first link is to af1, installed last; the earliest install is af3's, linked third
+            // (and twice), with af2's between. u2 is linked to af2 only: it joins af2's install, never af3's.
+            Fixture.MMPRow(time: "2026-11-10 08:00:00", mediaSource: "first_linked", campaign: "C", appsflyerID: "af1", cuid: "u1"),
+            Fixture.MMPRow(time: "2026-11-06 08:00:00", mediaSource: "second_linked", campaign: "C", appsflyerID: "af2"),
+            Fixture.MMPRow(time: "2026-11-04 08:00:00", mediaSource: "third_linked", campaign: "C", appsflyerID: "af3"),
+            Fixture.MMPRow(time: "2026-11-10 09:05:00", eventName: "af_login", appsflyerID: "af2", cuid: "u1"),
+            Fixture.MMPRow(time: "2026-11-10 09:06:00", eventName: "af_login", appsflyerID: "af3", cuid: "u1"),
+            Fixture.MMPRow(time: "2026-11-10 09:07:00", eventName: "af_login", appsflyerID: "af3", cuid: "u1"),
+            Fixture.MMPRow(time: "2026-11-10 09:08:00", eventName: "af_login", appsflyerID: "af2", cuid: "u2"),
+        ])
+        try scenario.write("registrations/r.jsonl", [
+            Fixture.signup("2026-11-10T09:00:00Z", "u1"), Fixture.signup("2026-11-10T09:00:00Z", "u2"),
+        ])
+        _ = try scenario.run(asOf: asOf)
+        #expect(try Fixture.lines(scenario.output("attribution.csv")) == [
+            Self.header,
+            "2026-11-04,third_linked,C,1,1,0,0,0,0,0,0,,,,0,,,",
+            "2026-11-06,second_linked,C,1,1,0,0,0,0,0,0,,,,0,,,",
+            "2026-11-10,first_linked,C,1,0,0,0,0,0,0,0,,,,0,,,",
+        ])
+        #expect(try Fixture.matchedBy(scenario)["customer_user_id"] == 2)
+    }
+
     // MARK: - Buckets
 
     @Test("organic (empty, null, Organic), restricted and unattributed are their own buckets")
