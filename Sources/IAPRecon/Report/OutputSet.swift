@@ -256,7 +256,7 @@ public struct TextSink {
         self.file = file
         self.path = path
         // Written in whole megabytes, not stdio's 4 KiB: far fewer calls into the file system for
-        // transactions.csv, and each fills the kernel's page-cache folios whole.
+        // transactions.csv.
         setvbuf(file, nil, _IOFBF, Self.bufferBytes)
     }
 
