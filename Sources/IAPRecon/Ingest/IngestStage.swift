@@ -59,7 +59,17 @@ public enum IngestStage {
         /// The job is done; it read this many lines.
         case end(Int)
         case failed(InputError)
+
+        var byteCount: Int {
+            if case .lines(let batch) = self { return batch.byteCount }
+            return 0
+        }
     }
+
+    /// What parsed batches may wait for the writer beyond the pool's few per job, all jobs
+    /// together. A file that is one job (a CSV, a gzip) may hold many batches: without this, the
+    /// other worker would stop after a few batches of the next file until it was written.
+    static let runAhead = RunAhead<Message>(bytes: 32 << 20) { $0.byteCount }
 
     struct Job: Sendable {
         var fileIndex: Int
@@ -163,7 +173,7 @@ public enum IngestStage {
         try store.beginLoad(bulk: bulk)
         defer { store.endLoad(bulk: bulk) }
         Trace.mark("ingest planned (\(bulk ? "bulk" : "adding"))")
-        try WorkerPool(width: width).run(count: jobList.count, produce: { index, send in
+        try WorkerPool(width: width).run(count: jobList.count, runAhead: Self.runAhead, produce: { index, send in
             parse(files[jobList[index].fileIndex], range: jobList[index].range, rules: rules, pseudonyms: pseudonyms, send: send)
         }, consume: { (index: Int, message: Message) in
             let job = jobList[index]
@@ -218,7 +228,7 @@ public enum IngestStage {
     public static func validate(files: [SourceFile], jobs width: Int, keepRejects: Int = 10, rules: LineRules = LineRules()) throws -> IngestReport {
         var report = IngestReport()
         var counts = LineCounts()
-        try WorkerPool(width: width).run(count: files.count, produce: { index, send in
+        try WorkerPool(width: width).run(count: files.count, runAhead: Self.runAhead, produce: { index, send in
             parse(files[index], range: nil, rules: rules, packingRows: false, send: send)
         }, consume: { (index: Int, message: Message) in
             switch message {

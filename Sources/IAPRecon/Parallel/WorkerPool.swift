@@ -21,14 +21,18 @@ public struct WorkerPool: Sendable {
     /// calling thread receives each job's messages in job order through `consume`.
     ///
     /// Each job may have at most `bound` messages waiting, so memory stays bounded
-    /// however large the inputs; a job blocks until the consumer catches up.
+    /// however large the inputs; a job blocks until the consumer catches up. With `runAhead`,
+    /// a job may also queue more, while all jobs' waiting messages weigh less than its bytes:
+    /// a worker that finished its share then goes on with later jobs while the consumer is
+    /// still on a long one, instead of waiting for it.
     public func run<Message: Sendable>(
         count: Int,
         bound: Int = 4,
+        runAhead: RunAhead<Message>? = nil,
         produce: @escaping @Sendable (_ index: Int, _ send: (Message) -> Void) -> Void,
         consume: (_ index: Int, _ message: Message) throws -> Void
     ) throws {
-        try withWorkers(count: count, bound: bound, produce: produce) { channel in
+        try withWorkers(count: count, bound: bound, runAhead: runAhead, produce: produce) { channel in
             for index in 0..<count {
                 while let message = channel.take(index) {
                     try consume(index, message)
@@ -40,11 +44,11 @@ public struct WorkerPool: Sendable {
     /// Starts the workers (each takes the next job index, runs it into the channel and marks it
     /// finished), lets `drain` take the messages on the calling thread, then stops and waits for them.
     private func withWorkers<Message: Sendable>(
-        count: Int, bound: Int, produce: @escaping @Sendable (_ index: Int, _ send: (Message) -> Void) -> Void,
+        count: Int, bound: Int, runAhead: RunAhead<Message>?, produce: @escaping @Sendable (_ index: Int, _ send: (Message) -> Void) -> Void,
         drain: (OrderedChannel<Message>) throws -> Void
     ) throws {
         guard count > 0 else { return }
-        let channel = OrderedChannel<Message>(jobs: count, bound: bound)
+        let channel = OrderedChannel<Message>(jobs: count, bound: bound, runAhead: runAhead)
         let next = Atomic<Int>(0)
         let group = DispatchGroup()
         for _ in 0..<min(width, count) {
@@ -65,19 +69,35 @@ public struct WorkerPool: Sendable {
     }
 }
 
+/// How far jobs may queue messages beyond `bound`: while the messages waiting in all queues
+/// weigh less than `bytes` together, by `weight` (what a message holds in memory).
+public struct RunAhead<Message>: Sendable {
+    public var bytes: Int
+    public var weight: @Sendable (Message) -> Int
+
+    public init(bytes: Int, weight: @escaping @Sendable (Message) -> Int) {
+        self.bytes = bytes
+        self.weight = weight
+    }
+}
+
 /// Per-job bounded queues, drained by one consumer in job order (`take`).
 final class OrderedChannel<Message: Sendable>: @unchecked Sendable {
     // All state is guarded by `condition`.
     private let condition = NSCondition()
-    private var queues: [[Message]]
+    private var queues: [[(message: Message, weight: Int)]]
     private var finished: [Bool]
     private var cancelled = false
     private let bound: Int
+    private let runAhead: RunAhead<Message>?
+    /// The weight of every queued message (`runAhead`).
+    private var waitingBytes = 0
 
-    init(jobs: Int, bound: Int) {
+    init(jobs: Int, bound: Int, runAhead: RunAhead<Message>? = nil) {
         queues = Array(repeating: [], count: jobs)
         finished = Array(repeating: false, count: jobs)
         self.bound = max(1, bound)
+        self.runAhead = runAhead
     }
 
     var isCancelled: Bool {
@@ -86,13 +106,22 @@ final class OrderedChannel<Message: Sendable>: @unchecked Sendable {
         return cancelled
     }
 
+    /// Queues `message` for `job`; waits while the job's queue is full. A job's first `bound`
+    /// messages never wait for the others' bytes: the job the consumer is on always moves.
     func put(_ job: Int, _ message: Message) {
+        let weight = runAhead?.weight(message) ?? 0
         condition.lock()
         defer { condition.unlock() }
-        while queues[job].count >= bound, !cancelled { condition.wait() }
+        while queues[job].count >= bound, !cancelled, !fitsAhead(weight) { condition.wait() }
         if cancelled { return }
-        queues[job].append(message)
+        queues[job].append((message, weight))
+        waitingBytes += weight
         condition.broadcast()
+    }
+
+    private func fitsAhead(_ weight: Int) -> Bool {
+        guard let runAhead else { return false }
+        return waitingBytes + weight <= runAhead.bytes
     }
 
     func finish(_ job: Int) {
@@ -109,7 +138,8 @@ final class OrderedChannel<Message: Sendable>: @unchecked Sendable {
         defer { condition.unlock() }
         while queues[job].isEmpty, !finished[job], !cancelled { condition.wait() }
         if queues[job].isEmpty { return nil }
-        let message = queues[job].removeFirst()
+        let (message, weight) = queues[job].removeFirst()
+        waitingBytes -= weight
         condition.broadcast()
         return message
     }

@@ -31,4 +31,9 @@ struct LineBatch: Sendable {
     mutating func append(_ reject: Reject) {
         rejects.append(reject)
     }
+
+    /// About what the batch holds in memory: its packed rows and rejected lines.
+    var byteCount: Int {
+        rows.reduce(0) { $0 + $1.bytes.count } + rejects.reduce(0) { $0 + $1.reason.utf8.count + $1.text.utf8.count }
+    }
 }
