@@ -76,6 +76,17 @@ public final class Database {
         try execute("PRAGMA cache_size = -\(kibibytes)")
     }
 
+    /// Keeps the connection's temporary storage in memory, or (false) in files as SQLite does by
+    /// default. Besides temp tables, that storage holds each statement's journal: the pages a
+    /// statement changes inside a larger transaction, kept until it ends so that it alone can be
+    /// undone. A statement that adds rows to indexed tables changes pages all over them, and past
+    /// 64 KiB its journal goes to a file: written, never read, and deleted. In memory, it stays as
+    /// large as one statement's pages. Temp tables are dropped by the change, so it is made
+    /// outside a transaction, where the connection holds none it still needs.
+    func keepTemporaryStorageInMemory(_ inMemory: Bool) throws(SQLiteError) {
+        try execute("PRAGMA temp_store = \(inMemory ? "MEMORY" : "DEFAULT")")
+    }
+
     /// Write-ahead logging with `synchronous=NORMAL`: committed transactions survive a process
     /// crash, readers never block the writer. Changes the file, so callers check it is theirs first.
     public func enableWAL() throws(SQLiteError) {

@@ -29,13 +29,22 @@ struct SQLiteIngestStore: IngestStore {
     }
 
     /// A bulk load drops the raw indexes instead of updating them row by row (normalize builds
-    /// them again, in one sort each) and appends to unindexed tables; a smaller one gets a larger cache.
+    /// them again, in one sort each) and appends to unindexed tables; a smaller one gets a larger
+    /// cache, and its statements' journals stay in memory (`keepTemporaryStorageInMemory`).
     func beginLoad(bulk: Bool) throws {
-        if bulk { try RawIndexes.drop(database) } else { try database.setCacheSize(kibibytes: Self.addingCacheKiB) }
+        if bulk {
+            try RawIndexes.drop(database)
+        } else {
+            try database.setCacheSize(kibibytes: Self.addingCacheKiB)
+            try database.keepTemporaryStorageInMemory(true)
+        }
     }
 
     func endLoad(bulk: Bool) {
-        if !bulk { try? database.setCacheSize(kibibytes: Database.cacheKiB) }
+        if !bulk {
+            try? database.setCacheSize(kibibytes: Database.cacheKiB)
+            try? database.keepTemporaryStorageInMemory(false)
+        }
     }
 
     func beginFile(path: String, source: SourceKind, hash: String, bytes: Int, modifiedNs: Int64) throws -> any StoredFileWriter {

@@ -18,8 +18,13 @@ struct SQLiteJoinStore: JoinStore {
         self.spilledBytes = spilledBytes
     }
 
+    /// With the connection's temporary storage in memory: an incremental join writes its results
+    /// into indexed tables (`Database.keepTemporaryStorageInMemory`), and its temp tables hold
+    /// only the keys of the scope it reads, which it holds anyway.
     func transaction<T>(_ body: () throws -> T) throws -> T {
-        try database.transaction(body)
+        try database.keepTemporaryStorageInMemory(true)
+        defer { try? database.keepTemporaryStorageInMemory(false) }
+        return try database.transaction(body)
     }
 
     func missingRawIndexes() throws -> [String] {
