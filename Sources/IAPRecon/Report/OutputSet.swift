@@ -123,7 +123,12 @@ public final class OutputSet: Sendable {
     public func write(_ name: String, _ body: (inout TextSink) throws -> Void) throws {
         let path = setPath + "/" + name
         var sink = try TextSink(path: path)
-        try body(&sink)
+        do {
+            try body(&sink)
+        } catch {
+            sink.abandon()
+            throw error
+        }
         Trace.mark("output \(name) written")
         try sink.close()
         Trace.mark("output \(name) synced")
@@ -240,6 +245,8 @@ public final class OutputSet: Sendable {
 /// A buffered UTF-8 text file writer that reports write errors (a full disk) at once.
 public struct TextSink {
     private let file: UnsafeMutablePointer<FILE>
+    /// The file's stdio buffer, ours: glibc takes a size only with a buffer given.
+    private let buffer: UnsafeMutablePointer<CChar>
     private let path: String
     /// The record being assembled; empty between records, so a copy of the sink holds nothing unwritten.
     private var record: [UInt8] = []
@@ -257,7 +264,8 @@ public struct TextSink {
         self.path = path
         // Written in whole megabytes, not stdio's 4 KiB: far fewer calls into the file system for
         // transactions.csv.
-        setvbuf(file, nil, _IOFBF, Self.bufferBytes)
+        buffer = .allocate(capacity: Self.bufferBytes)
+        setvbuf(file, buffer, _IOFBF, Self.bufferBytes)
     }
 
     public mutating func write(_ text: String) throws(OutputError) {
@@ -313,8 +321,14 @@ public struct TextSink {
     func close() throws(OutputError) {
         let flushed = fflush(file) == 0 && fsync(fileno(file)) == 0
         let error = errno
-        fclose(file)
+        abandon()
         if !flushed { throw OutputError(path: path, reason: String(cString: strerror(error))) }
+    }
+
+    /// Closes the file without making sure of what it holds (its set is being discarded).
+    func abandon() {
+        fclose(file)
+        buffer.deallocate()
     }
 }
 

@@ -241,6 +241,21 @@ struct OutputFormatTests {
         }
     }
 
+    @Test("an output file is handed to the kernel a megabyte at a time, not in stdio's 4 KiB pieces")
+    func sinkWritesInMegabytes() throws {
+        let scenario = try Scenario()
+        let path = scenario.root + "/sink.csv"
+        func size() throws -> Int { try #require(FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) }
+        var sink = try TextSink(path: path)
+        let half = TextSink.bufferBytes / 2
+        try sink.write(String(repeating: "x", count: half))
+        #expect(try size() == 0, "half a buffer is held, not written")
+        try sink.write(String(repeating: "y", count: half + 10))
+        #expect(try size() >= TextSink.bufferBytes, "a full buffer goes out at once")
+        try sink.close()
+        #expect(try size() == 2 * half + 10)
+    }
+
     @Test("a file several times larger than what is handed to the kernel at once lands whole, byte for byte")
     func largeFile() throws {
         let scenario = try Scenario()
