@@ -35,18 +35,27 @@ enum ReaderJobs {
     }
 
     /// With `inCallersTransaction`, the rows go into the transaction the caller holds open (and
-    /// commits or rolls back) instead of one per job. `keep`, when given, picks on the calling
-    /// thread the rows of each batch that are inserted. `rowsWritten` hears of each batch the
-    /// writer received, on the calling thread (a progress line).
+    /// commits or rolls back) instead of one per job. `prepare`, when given, runs on the calling
+    /// thread while the workers read, before the first batch is taken: the writer's own work that
+    /// the readers need not wait for. `keep`, when given, picks on the calling thread the rows of
+    /// each batch that are inserted. `rowsWritten` hears of each batch the writer received, on the
+    /// calling thread (a progress line).
     static func run(
         _ jobs: [ReaderJob], database: Database, pool: WorkerPool, inCallersTransaction: Bool = false,
-        keep: ((PackedRows) throws -> PackedRows)? = nil, rowsWritten: ((Int) -> Void)? = nil
+        prepare: (() throws -> Void)? = nil, keep: ((PackedRows) throws -> PackedRows)? = nil, rowsWritten: ((Int) -> Void)? = nil
     ) throws {
         // The job whose rows the open write transaction holds, and its statements.
         var openJob: Int?
         var statements: [Statement] = []
+        var prepare = prepare
+        func prepared() throws {
+            guard let work = prepare else { return }
+            prepare = nil
+            try work()
+        }
         do {
             try pool.run(count: jobs.count, bound: 16, produce: produce(jobs, path: database.path), consume: { (index: Int, message: Message) in
+                try prepared()
                 switch message {
                 case .failed(let error):
                     throw error
@@ -65,6 +74,7 @@ enum ReaderJobs {
                     rowsWritten?(rows.count)
                 }
             })
+            try prepared()
             if openJob != nil, !inCallersTransaction { try database.execute("COMMIT") }
         } catch {
             if openJob != nil, !inCallersTransaction { try? database.execute("ROLLBACK") }

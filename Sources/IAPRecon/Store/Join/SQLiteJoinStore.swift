@@ -103,11 +103,18 @@ struct SQLiteJoinStore: JoinStore {
 
     func update(_ scope: JoinScope, batches: Int, keys: @escaping @Sendable (Int) -> JoinScope, pool: WorkerPool,
                 decide: @escaping JoinDecision, rowsWritten: ((Int) -> Void)?) throws -> [Int64] {
-        try StoredScopeFacts.fill(scope, prefix: "join", in: database)
-        try StoredJoinResults.beginUpdate(database)
-        var rows = try ScopeRows(database)
+        // The scope's current rows are read here while the workers read the batches' facts.
+        var current: ScopeRows?
         try ReaderJobs.run(Self.jobs(batches, keys, decide, inserts: StoredJoinResults.inserts { "main." + $0 }), database: database,
-                           pool: pool, inCallersTransaction: true, keep: { try rows.changed($0) }, rowsWritten: rowsWritten)
+                           pool: pool, inCallersTransaction: true, prepare: {
+                               try StoredScopeFacts.fill(scope, prefix: "join", in: database)
+                               try StoredJoinResults.beginUpdate(database)
+                               current = try ScopeRows(database)
+                           }, keep: { batch in
+                               guard let kept = try current?.changed(batch) else { throw ScopeRows.NotRead() }
+                               return kept
+                           }, rowsWritten: rowsWritten)
+        guard var rows = current else { throw ScopeRows.NotRead() }
         try rows.deleteUnwritten()
         try StoredJoinResults.createMissingIndexes(database)
         return rows.changedMoments

@@ -12,6 +12,11 @@
 /// reads it, changed names its purchase's day as it was and as it is; likewise its refund
 /// (`changedMoments`): a refund on a night names that night's day, not the purchase's.
 struct ScopeRows {
+    /// The scope's rows were asked for before they were read (a defect, never the input's).
+    struct NotRead: Error, CustomStringConvertible {
+        var description: String { "the join's scope rows were used before they were read" }
+    }
+
     /// A table the scope covers: its key, its columns, and which of its rows the scope holds.
     struct Table {
         var name: String
