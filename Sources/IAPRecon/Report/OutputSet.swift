@@ -255,7 +255,7 @@ public struct TextSink {
     private var sinceWriteback = 0
     /// How much a file grows before the kernel is asked to write it out (`startWriteback`).
     static let writebackChunk = 8 << 20
-    /// The file's stdio buffer.
+    /// The size of the file's stdio buffer (`buffer`).
     static let bufferBytes = 1 << 20
 
     init(path: String) throws(OutputError) {
