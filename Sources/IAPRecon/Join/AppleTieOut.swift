@@ -35,9 +35,44 @@ struct AppleTieOut: Sendable {
         var proceeds: Decimal?
         var proceedsCurrency: String?
         var sources: [SourceLine]
+        /// What the verified units add up, kept for a night to add its changes to (`Counted`).
+        var counted = Counted()
 
         /// Apple's units less verified ones: positive where Apple sold more than iaprecon verified.
         var difference: Int64 { appleUnits - verifiedUnits }
+    }
+
+    /// What the verified purchases and refunds of one day, product and country add up to.
+    struct Counted: Sendable, Equatable {
+        var units: Int64 = 0
+        /// How many purchases and refunds: a row with none is shown only for Apple's units.
+        var changes: Int64 = 0
+        /// Of the storefront-less row (`unknownCountry`), its purchases' units: refunds are not
+        /// netted against them (`findings`).
+        var unplacedPurchases: Int64 = 0
+
+        /// Counts `change` once (`sign` 1), or takes it away again (-1).
+        mutating func add(_ change: VerifiedUnits, sign: Int64 = 1) {
+            units += sign * change.units
+            changes += sign
+            if change.country == nil, change.units > 0 { unplacedPurchases += sign * change.units }
+        }
+
+        mutating func add(_ other: Counted) {
+            (units, changes, unplacedPurchases) = (units + other.units, changes + other.changes, unplacedPurchases + other.unplacedPurchases)
+        }
+    }
+
+    /// The key a verified change counts under: storefront-less ones under `unknownCountry`.
+    static func key(_ change: VerifiedUnits) -> Key {
+        Key(day: change.day, productID: change.productID, country: change.country ?? unknownCountry)
+    }
+
+    /// `verified` added up by day, product and country.
+    static func counted(_ verified: [VerifiedUnits]) -> [Key: Counted] {
+        var counted: [Key: Counted] = [:]
+        for change in verified { counted[key(change), default: Counted()].add(change) }
+        return counted
     }
 
     /// Sorted by day, product and country.
@@ -45,6 +80,12 @@ struct AppleTieOut: Sendable {
     private(set) var findings: [Finding] = []
 
     init(sales: [TieOutSalesLine], verified: [VerifiedUnits]) {
+        self.init(sales: sales, counted: Self.counted(verified))
+    }
+
+    /// The rows of the days `sales` covers: a row where Apple has units or any verified
+    /// purchase or refund counted (`counted`, by day, product and country).
+    init(sales: [TieOutSalesLine], counted: [Key: Counted]) {
         var byKey: [Key: Row] = [:]
         /// Units sold per key at each customer price, to name the price most units sold at.
         var unitsAtPrice: [Key: [(price: Decimal, units: Int64)]] = [:]
@@ -73,10 +114,11 @@ struct AppleTieOut: Sendable {
         }
         /// Storefront-less verified purchases per day and product (refunds not netted: see `findings`).
         var unplacedPurchases: [Key: Int64] = [:]
-        for change in verified where coveredDays.contains(change.day) {
-            let key = Key(day: change.day, productID: change.productID, country: change.country ?? Self.unknownCountry)
-            byKey[key, default: Row(key: key, appleUnits: 0, verifiedUnits: 0, sources: [])].verifiedUnits += change.units
-            if change.country == nil, change.units > 0 { unplacedPurchases[key, default: 0] += change.units }
+        for (key, count) in counted where count.changes > 0 && coveredDays.contains(key.day) {
+            var row = byKey[key] ?? Row(key: key, appleUnits: 0, verifiedUnits: 0, sources: [])
+            (row.verifiedUnits, row.counted) = (count.units, count)
+            byKey[key] = row
+            if count.unplacedPurchases != 0 { unplacedPurchases[key] = count.unplacedPurchases }
         }
         rows = byKey.values.sorted { $0.key < $1.key }
         findings = Self.findings(rows, unplacedPurchases: unplacedPurchases)
@@ -121,26 +163,43 @@ struct AppleTieOut: Sendable {
         return finding
     }
 
-    /// Recomputes the tie-out of `days`, or of every day when nil, in the store; returns how many
-    /// rows it wrote (tie-out rows and findings).
-    static func refresh(_ store: some JoinStore, days requested: Set<String>? = nil) throws -> Int {
-        guard let inputs = try store.tieOutInputs(days: requested, zone: reportZone) else { return 0 }
-        let tieOut = AppleTieOut(sales: inputs.sales, verified: inputs.verified)
+    /// Ties out every day again, or (`days`, a night's) counts again the days whose Sales Report
+    /// rows changed and adds what `changes` changed to the stored rows of the other days they
+    /// fall on; returns how many rows it wrote (tie-out rows and findings). A night's changes
+    /// are its own transactions as they were and as they are, so a night reads those, not every
+    /// transaction of the days they fall on.
+    static func refresh(_ store: some JoinStore, days requested: Set<String>? = nil, changes: TieOutChanges = TieOutChanges()) throws -> Int {
+        var changed: [Key: Counted] = [:]
+        if let requested {
+            var names = DayNames(reportZone)
+            var removed: [VerifiedUnits] = [], added: [VerifiedUnits] = []
+            for transaction in changes.removed { VerifiedUnits.append(transaction, days: &names, to: &removed) }
+            for transaction in changes.added { VerifiedUnits.append(transaction, days: &names, to: &added) }
+            for change in removed where !requested.contains(change.day) { changed[key(change), default: Counted()].add(change, sign: -1) }
+            for change in added where !requested.contains(change.day) { changed[key(change), default: Counted()].add(change) }
+        }
+        let changedDays = Set(changed.keys.map(\.day))
+        guard let inputs = try store.tieOutInputs(days: requested.map { $0.union(changedDays) }, counted: requested, zone: reportZone)
+        else { return 0 }
+        var counted = Self.counted(inputs.verified)
+        if requested != nil {
+            for row in try store.tieOutRows(days: changedDays) {
+                counted[Key(day: row.day, productID: row.productID, country: row.country)] = Counted(
+                    units: row.verifiedUnits, changes: row.verifiedChanges, unplacedPurchases: row.unplacedPurchases)
+            }
+            for (key, change) in changed { counted[key, default: Counted()].add(change) }
+        }
+        let tieOut = AppleTieOut(sales: inputs.sales, counted: counted)
         let rows = tieOut.rows.map { row in
             TieOutRow(
                 day: row.key.day, productID: row.key.productID, country: row.key.country, appleUnits: row.appleUnits,
                 verifiedUnits: row.verifiedUnits, customerPrice: row.customerPrice.map(Money.format), customerCurrency: row.customerCurrency,
-                proceeds: row.proceeds.map(Money.format), proceedsCurrency: row.proceedsCurrency)
+                proceeds: row.proceeds.map(Money.format), proceedsCurrency: row.proceedsCurrency, verifiedChanges: row.counted.changes,
+                unplacedPurchases: row.counted.unplacedPurchases)
         }
         try store.replaceTieOut(days: inputs.days.map { $0.map { (day: $0, startMs: dayStartMs($0)) } }, rows: rows,
                                 findings: tieOut.findings, files: inputs.files)
         return rows.count + tieOut.findings.count
-    }
-
-    /// The Pacific days of these moments.
-    static func days(of moments: [Int64]) -> Set<String> {
-        var names = DayNames(reportZone)
-        return Set(moments.map { names($0) })
     }
 
     /// The start of `day` in Apple's reporting zone, as the findings' `event_ms` holds it.

@@ -94,15 +94,14 @@ public enum JoinStage {
                 let limit = min(batchTransactions, max(100, scope.transactions.count / (4 * workers.width)))
                 let batches = JoinComponents.batches(of: links, transactions: limit)
                 Trace.mark("join batches (\(batches.count))")
-                let changedMoments = try store.update(scope, batches: batches.count, keys: { batches.scope($0, of: kinds) },
-                                                      pool: workers, decide: decide, rowsWritten: rowsWritten)
+                let changes = try store.update(scope, batches: batches.count, keys: { batches.scope($0, of: kinds) },
+                                               pool: workers, decide: decide, rowsWritten: rowsWritten)
                 Trace.mark("join decide")
-                var days = AppleTieOut.days(of: changedMoments)
-                days.formUnion(try store.changedSalesDays())
+                let days = Set(try store.changedSalesDays())
                 // Not inside `rowsWritten?(…)`: an optional call skips its argument when nobody listens.
-                let tieOutRows = try AppleTieOut.refresh(store, days: days)
+                let tieOutRows = try AppleTieOut.refresh(store, days: days, changes: changes)
                 rowsWritten?(tieOutRows)
-                Trace.mark("join apple tie-out (\(days.count) days)")
+                Trace.mark("join apple tie-out (\(days.count) report days, \(changes.removed.count + changes.added.count) changes)")
             }
             return closed?.scope
         }

@@ -563,6 +563,31 @@ public enum Schema {
             CREATE INDEX IF NOT EXISTS raw_apple_by_token ON raw_apple__transactions(app_account_token) WHERE app_account_token IS NOT NULL;
             CREATE INDEX IF NOT EXISTS raw_apple_by_user ON raw_apple__transactions(user_id) WHERE user_id IS NOT NULL;
             """),
+        // Each tie-out row keeps how many verified purchases and refunds its units add up, and the
+        // storefront-less row its purchases apart from its refunds, so that a night adds its
+        // changes to a day instead of counting the day again. The table is made anew with them
+        // (a store without it gets it too) and its rows copied across; the next join rebuilds the
+        // results in full and ties out every day, filling them. Until then the rows read as before.
+        (15, """
+            CREATE TABLE IF NOT EXISTS fct_apple_tieout (
+              day TEXT NOT NULL, product_id TEXT NOT NULL, country TEXT NOT NULL, apple_units INTEGER NOT NULL,
+              verified_units INTEGER NOT NULL, customer_price TEXT, customer_currency TEXT, proceeds TEXT, proceeds_currency TEXT,
+              PRIMARY KEY (day, product_id, country)
+            ) WITHOUT ROWID;
+            ALTER TABLE fct_apple_tieout RENAME TO fct_apple_tieout_uncounted;
+            CREATE TABLE fct_apple_tieout (
+              day TEXT NOT NULL, product_id TEXT NOT NULL, country TEXT NOT NULL, apple_units INTEGER NOT NULL,
+              verified_units INTEGER NOT NULL, customer_price TEXT, customer_currency TEXT, proceeds TEXT, proceeds_currency TEXT,
+              verified_changes INTEGER NOT NULL DEFAULT 0, unplaced_purchases INTEGER NOT NULL DEFAULT 0,
+              PRIMARY KEY (day, product_id, country)
+            ) WITHOUT ROWID;
+            INSERT INTO fct_apple_tieout (
+              day, product_id, country, apple_units, verified_units, customer_price, customer_currency, proceeds, proceeds_currency)
+              SELECT day, product_id, country, apple_units, verified_units, customer_price, customer_currency, proceeds, proceeds_currency
+              FROM fct_apple_tieout_uncounted;
+            DROP TABLE fct_apple_tieout_uncounted;
+            INSERT OR IGNORE INTO dirty_keys VALUES ('all', '');
+            """),
     ]
 
     public static var latestVersion: Int { migrations.last?.id ?? 0 }

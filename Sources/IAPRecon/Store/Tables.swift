@@ -72,7 +72,7 @@ enum Tables {
         // The as-of, grace and MMP zone the join decided with: the report and `history` judge by the
         // same, read through the join's part of the store (`StoredJoinResults.settings`).
         .init(name: "int_run_settings", layer: .result, writer: .join, readers: []),
-        .init(name: "fct_apple_tieout", layer: .result, writer: .join, readers: [.report]),
+        .init(name: "fct_apple_tieout", layer: .result, writer: .join, readers: [.report], migration: 15),
         // The report's own memory across runs: when it first reported each finding, and whom it attributed each user to.
         .init(name: "fct_finding_first_seen", layer: .result, writer: .report, readers: []),
         .init(name: "fct_user_installs", layer: .result, writer: .report, readers: []),
@@ -133,15 +133,6 @@ enum Tables {
     static let matchedOrderIndex = "int_transactions_by_matched_order"
 
     static let runSettings = "CREATE TABLE IF NOT EXISTS int_run_settings (as_of_ms INTEGER NOT NULL, grace_ms INTEGER NOT NULL, mmp_tz TEXT NOT NULL)"
-
-    /// The tie-out with Apple's Sales Reports, recomputed whole by every join (`AppleTieOutStore`).
-    static let appleTieOut = """
-        CREATE TABLE IF NOT EXISTS fct_apple_tieout (
-          day TEXT NOT NULL, product_id TEXT NOT NULL, country TEXT NOT NULL, apple_units INTEGER NOT NULL,
-          verified_units INTEGER NOT NULL, customer_price TEXT, customer_currency TEXT, proceeds TEXT, proceeds_currency TEXT,
-          PRIMARY KEY (day, product_id, country)
-        ) WITHOUT ROWID
-        """
 
     /// Each finding's first sighting, kept across runs (a finding that goes away and comes back keeps it).
     static let findingFirstSeen = """

@@ -261,7 +261,7 @@ struct AppleTieOutTests {
         return fresh
     }
 
-    @Test("a night recomputes the days its purchases, refunds and reports touch, and equals a rebuild")
+    @Test("a night changes only the days its purchases, refunds and reports touch, and equals a rebuild")
     func nightRecomputesTouchedDays() throws {
         let scenario = try Scenario()
         try scenario.catalog()
@@ -317,6 +317,114 @@ struct AppleTieOutTests {
         #expect(!tieOut.contains("2026-11-23"))
         #expect(!(try scenario.output("findings.csv")).contains("unverified_apple_sales"))
         #expect(try rebuilt(scenario).output("apple_tieout.csv") == tieOut)
+    }
+
+    /// The details of the tie-out's findings in `scenario`'s store.
+    private func tieOutFindings(_ scenario: Scenario) throws -> [String] {
+        try Scenario.findings(scenario.open()).filter { $0.kind == .unverifiedAppleSales }.map(\.detail)
+    }
+
+    /// The tie-out and the findings of `scenario` equal a fresh store's over the same inputs.
+    private func expectRebuildEqual(_ scenario: Scenario, _ comment: Comment? = nil) throws {
+        let fresh = try rebuilt(scenario)
+        #expect(try fresh.output("apple_tieout.csv") == (try scenario.output("apple_tieout.csv")), comment)
+        #expect(SampleDataTests.withoutHistory("findings.csv", try fresh.output("findings.csv"))
+                == SampleDataTests.withoutHistory("findings.csv", try scenario.output("findings.csv")), comment)
+    }
+
+    @Test("a night that learns a storefront-less purchase's storefront moves its unit to its country, and the gap it covered opens, as in a fresh store")
+    func storefrontLearnedOnANight() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("receipts/r.jsonl", [
+            Self.purchase("t1", at: "2026-11-24T18:00:00Z", storefront: nil), Self.purchase("t2", at: "2026-11-24T19:00:00Z"),
+        ])
+        try scenario.write("apple/S_D_1.txt", [
+            AppleSalesReportTests.currentHeader, Self.sales("2026-11-24", "gems60", units: 2, country: "US"),
+            Self.sales("2026-11-24", "gems60", units: 1, country: "JP", price: "160", currency: "JPY"),
+        ])
+        _ = try scenario.run(asOf: asOf)
+        // t1, without a country, covers Japan's gap (codes in order): the US is one short.
+        #expect(try tieOutFindings(scenario) == ["country=US apple_units=2 verified_units=1 missing_units=1"])
+        try scenario.write("receipts/r2.jsonl", [Self.purchase("t1", at: "2026-11-24T18:00:00Z", storefront: "USA")])
+        let night = try scenario.run(asOf: asOf)
+        #expect(night.join.recomputedTransactions != nil, "the night is incremental")
+        let tieOut = try scenario.output("apple_tieout.csv")
+        #expect(tieOut.contains("2026-11-24,gems60,US,2,2,0,"))
+        #expect(!tieOut.contains("2026-11-24,gems60,??"), "no storefront-less unit is left on the day")
+        #expect(try tieOutFindings(scenario) == ["country=JP apple_units=1 verified_units=0 missing_units=1"])
+        try expectRebuildEqual(scenario)
+    }
+
+    @Test("a late receipt for a purchase days ago adds its unit to that day and keeps the day's other rows, as in a fresh store")
+    func latePurchaseOnAnOldDay() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("receipts/r.jsonl", [
+            Self.purchase("t1", at: "2026-11-22T18:00:00Z"), Self.purchase("t2", at: "2026-11-24T18:00:00Z"),
+        ])
+        try scenario.write("apple/S_D_1.txt", [
+            AppleSalesReportTests.currentHeader, Self.sales("2026-11-22", "gems60", units: 2, country: "US"),
+            Self.sales("2026-11-22", "gems60", units: 1, country: "JP", price: "160", currency: "JPY"),
+            Self.sales("2026-11-24", "gems60", units: 1, country: "US"),
+        ])
+        _ = try scenario.run(asOf: asOf)
+        #expect(try scenario.output("apple_tieout.csv").contains("2026-11-22,gems60,US,2,1,1,"))
+        try scenario.write("receipts/r2.jsonl", [Self.purchase("t3", at: "2026-11-22T19:00:00Z")])
+        let night = try scenario.run(asOf: asOf)
+        #expect(night.join.recomputedTransactions != nil, "the night is incremental")
+        let tieOut = try scenario.output("apple_tieout.csv")
+        #expect(tieOut.contains("2026-11-22,gems60,US,2,2,0,"))
+        #expect(tieOut.contains("2026-11-22,gems60,JP,1,0,1,"), "the day's row nothing changed is kept")
+        #expect(tieOut.contains("2026-11-24,gems60,US,1,1,0,"))
+        try expectRebuildEqual(scenario)
+    }
+
+    @Test("near miss: a purchase a replaced receipts file no longer holds takes its unit away, and its row with it where Apple sold none, as in a fresh store")
+    func purchaseGoneOnANight() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("receipts/r.jsonl", [
+            Self.purchase("t1", at: "2026-11-24T18:00:00Z"), Self.purchase("t9", at: "2026-11-24T19:00:00Z", storefront: "FRA"),
+        ])
+        try scenario.write("apple/S_D_1.txt", [AppleSalesReportTests.currentHeader, Self.sales("2026-11-24", "gems60", units: 1, country: "US")])
+        _ = try scenario.run(asOf: asOf)
+        #expect(try scenario.output("apple_tieout.csv").contains("2026-11-24,gems60,FR,0,1,-1,"))
+        try scenario.write("receipts/r.jsonl", [Self.purchase("t1", at: "2026-11-24T18:00:00Z")])
+        let night = try scenario.run(asOf: asOf)
+        #expect(night.join.recomputedTransactions != nil, "the night is incremental")
+        #expect(!(try scenario.output("apple_tieout.csv")).contains(",FR,"))
+        try expectRebuildEqual(scenario)
+    }
+
+    @Test("a store whose tie-out rows an older iaprecon kept without what they add up is migrated: the next run ties out every day again, as a fresh store does")
+    func rowsWithoutCountsMigrated() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("receipts/r.jsonl", [
+            Self.purchase("t1", at: "2026-11-22T18:00:00Z"), Self.purchase("t2", at: "2026-11-24T18:00:00Z", storefront: nil),
+        ])
+        try scenario.write("apple/S_D_1.txt", [
+            AppleSalesReportTests.currentHeader, Self.sales("2026-11-22", "gems60", units: 2, country: "US"),
+            Self.sales("2026-11-24", "gems60", units: 1, country: "US"),
+        ])
+        _ = try scenario.run(asOf: asOf)
+        // As the older iaprecon left it: the rows alone, and no migration 15.
+        let database = try scenario.open()
+        try database.execute("""
+            ALTER TABLE fct_apple_tieout DROP COLUMN verified_changes; ALTER TABLE fct_apple_tieout DROP COLUMN unplaced_purchases;
+            DELETE FROM schema_migrations WHERE id >= 15; DELETE FROM dirty_keys WHERE kind = 'all'
+            """)
+        try Schema.migrate(database)
+        #expect(try database.scalar("SELECT count(*) FROM dirty_keys WHERE kind = 'all'") == .integer(1), "the next join rebuilds in full")
+        // The night after the upgrade brings a late purchase on the 22nd.
+        try scenario.write("receipts/r2.jsonl", [Self.purchase("t3", at: "2026-11-22T19:00:00Z")])
+        let night = try scenario.run(asOf: asOf)
+        #expect(night.join.recomputedTransactions == nil, "a full rebuild")
+        #expect(try database.scalar("SELECT sum(verified_changes) FROM fct_apple_tieout") == .integer(3))
+        #expect(try database.scalar("SELECT unplaced_purchases FROM fct_apple_tieout WHERE country = '??'") == .integer(1))
+        #expect(try scenario.output("apple_tieout.csv").contains("2026-11-22,gems60,US,2,2,0,"))
+        try expectRebuildEqual(scenario)
     }
 
     @Test("a store whose last report was stored by an iaprecon before per-day tie-outs is tied out whole after upgrading")

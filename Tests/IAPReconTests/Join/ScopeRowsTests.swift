@@ -12,9 +12,9 @@ struct ScopeRowsTests {
 
     /// A resolved transaction as the join writes it; the tie-out reads purchase and refund columns.
     static func transaction(_ id: String, user: String = "u1", purchaseMs: Int64 = day1, refundMs: Int64? = nil,
-                            deliveries: Int64 = 1) -> [SQLValue] {
+                            deliveries: Int64 = 1, isRevenue: Int64 = 1) -> [SQLValue] {
         [.text(id), .text(id), .text("gems"), .integer(purchaseMs), .null, .text("Production"), .text(user), .null, .null,
-         .text("0.99"), .text("USD"), .text("apple"), .integer(1), .text("USA"), .integer(1), SQLValue(refundMs),
+         .text("0.99"), .text("USD"), .text("apple"), .integer(1), .text("USA"), .integer(isRevenue), SQLValue(refundMs),
          refundMs == nil ? .null : .text("0.99"), .null, .integer(deliveries), .null, .text(user)]
     }
 
@@ -98,19 +98,23 @@ struct ScopeRowsTests {
         withExtendedLifetime(scenario) {}
     }
 
-    @Test("a late refund names its own day for the tie-out, not its purchase's; a row changed elsewhere names no day")
-    func changedMomentsAreThoseTheTieOutReads() throws {
+    @Test("the tie-out hears of a refunded row as it was and as it is, of a new row and of a gone one; not of a row changed elsewhere or of one that is not revenue")
+    func tieOutChangesAreTheRowsItReads() throws {
         let (scenario, database) = try store(
             [Self.transaction("t1"), Self.transaction("t2"), Self.transaction("t3", purchaseMs: Self.day5)], findings: [])
         var rows = try ScopeRows(database)
         try database.transaction {
-            // t1 refunded on day 9; t2 delivered again (nothing the tie-out reads); t3 gone.
-            let decided = [Self.transaction("t1", refundMs: Self.day9), Self.transaction("t2", deliveries: 3)]
+            // t1 refunded on day 9; t2 delivered again (nothing the tie-out reads); t3 gone; t4 new; t5 new, not revenue.
+            let decided = [Self.transaction("t1", refundMs: Self.day9), Self.transaction("t2", deliveries: 3),
+                           Self.transaction("t4", purchaseMs: Self.day9), Self.transaction("t5", isRevenue: 0)]
             try rows.changed(packed(0, decided)).insert(with: database.cached("INSERT INTO int_transactions_resolved VALUES (\(marks(21)))"))
             try rows.deleteUnwritten()
         }
-        #expect(AppleTieOut.days(of: rows.changedMoments) == AppleTieOut.days(of: [Self.day9, Self.day5]))
-        #expect(!AppleTieOut.days(of: rows.changedMoments).contains(AppleTieOut.days(of: [Self.day1]).first ?? ""))
+        func revenue(purchaseMs: Int64, refundMs: Int64? = nil) -> RevenueTransaction {
+            RevenueTransaction(productID: "gems", storefront: "USA", quantity: 1, purchaseMs: purchaseMs, refundMs: refundMs, refundType: nil)
+        }
+        #expect(rows.tieOutChanges.removed == [revenue(purchaseMs: Self.day1), revenue(purchaseMs: Self.day5)])
+        #expect(rows.tieOutChanges.added == [revenue(purchaseMs: Self.day1, refundMs: Self.day9), revenue(purchaseMs: Self.day9)])
         withExtendedLifetime(scenario) {}
     }
 }

@@ -238,7 +238,7 @@ final class InMemoryJoinStore: JoinStore {
     }
 
     func update(_ scope: JoinScope, batches: Int, keys: @escaping @Sendable (Int) -> JoinScope, pool: WorkerPool,
-                decide: @escaping JoinDecision, rowsWritten: ((Int) -> Void)?) throws -> [Int64] {
+                decide: @escaping JoinDecision, rowsWritten: ((Int) -> Void)?) throws -> TieOutChanges {
         var decided: (resolved: [String: [SQLValue]], findings: [String: [SQLValue]]) = ([:], [:])
         for number in 0..<batches {
             let batch = Batch(facts: facts, keys: keys(number), files: files)
@@ -258,7 +258,7 @@ final class InMemoryJoinStore: JoinStore {
         }
         resolved.merge(decided.resolved) { $1 }
         findings.merge(decided.findings) { $1 }
-        return []
+        return TieOutChanges()
     }
 
     func beginRebuild() throws {
@@ -293,7 +293,9 @@ final class InMemoryJoinStore: JoinStore {
         changed = []
     }
     func findingCount() throws -> Int { findings.count }
-    func tieOutInputs(days: Set<String>?, zone: Zone) throws -> TieOutInputs? { nil }
+    func tieOutInputs(days: Set<String>?, counted: Set<String>?, zone: Zone) throws -> TieOutInputs? { nil }
+
+    func tieOutRows(days: Set<String>) throws -> [TieOutRow] { [] }
 
     func replaceTieOut(days: [(day: String, startMs: Int64?)]?, rows: [TieOutRow], findings: [Finding], files: SourceFiles) throws {
         throw Unexpected(what: "a tie-out with no Sales Report")

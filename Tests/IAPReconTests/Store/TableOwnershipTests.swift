@@ -140,7 +140,7 @@ struct TableOwnershipTests {
     func declaredOnce() throws {
         let migrations = Dictionary(uniqueKeysWithValues: Schema.migrations.map { ($0.id, $0.sql) })
         let rebuilt = Set(Tables.joinResults.tables.map(\.name))
-        let definitions = [Tables.runSettings, Tables.appleTieOut, Tables.findingFirstSeen, Tables.userInstalls, Tables.runStages,
+        let definitions = [Tables.runSettings, Tables.findingFirstSeen, Tables.userInstalls, Tables.runStages,
                            Tables.deviceIDKey]
         #expect(Set(Tables.all.map(\.name)).count == Tables.all.count, "a table is declared twice")
         for table in Tables.all {

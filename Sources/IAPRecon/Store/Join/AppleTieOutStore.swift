@@ -5,20 +5,14 @@ import Foundation
 ///
 /// Every row and finding belongs to one Pacific day, and a day's answer depends only on that
 /// day's Sales Report rows and on the verified purchases and refunds that fall on it. So a full
-/// join recomputes every day, and an incremental one only the days its changes touch: the days
-/// of Sales Report rows a file added or took away (`ChangedKeys`), and the days of each purchase
-/// or refund the join wrote differently, before and after (`ScopeRows`). Either way it
-/// runs in the transaction that writes those transactions, so a run killed on the way leaves
-/// the tie-out of the transactions it kept.
+/// join counts every day, and an incremental one only changes the days its changes touch: it
+/// counts again the days of Sales Report rows a file added or took away (`ChangedKeys`), and
+/// adds to the stored rows of the others what each purchase or refund it wrote differently
+/// changed, taking away the row as it was and adding it as it is (`ScopeRows`): a night reads
+/// its own transactions, not every transaction of the days they fall on. Either way it runs in
+/// the transaction that writes those transactions, so a run killed on the way leaves the
+/// tie-out of the transactions it kept.
 enum AppleTieOutStore {
-    /// Makes the tie-out's table when missing. True when it existed already; false for a store
-    /// whose joins never made the tie-out, which then gets all of it.
-    static func prepare(_ database: Database) throws -> Bool {
-        let exists = try database.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'fct_apple_tieout'").integerValue > 0
-        try database.execute(Tables.appleTieOut)
-        return exists
-    }
-
     /// Replaces the tie-out rows and `unverified_apple_sales` findings of `days` (each with its
     /// start, the findings' `event_ms`), or all of them when nil, with `rows` and `findings`.
     static func replace(days: [(day: String, startMs: Int64?)]?, rows: [TieOutRow], findings: [Finding], files: SourceFiles,
@@ -34,14 +28,33 @@ enum AppleTieOutStore {
             try database.run("DELETE FROM fct_findings WHERE kind = ?", [findingKind])
         }
         for row in rows {
-            try database.run("INSERT INTO fct_apple_tieout VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", [
+            try database.run("INSERT INTO fct_apple_tieout VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", [
                 .text(row.day), .text(row.productID), .text(row.country), .integer(row.appleUnits), .integer(row.verifiedUnits),
                 SQLValue(row.customerPrice), SQLValue(row.customerCurrency), SQLValue(row.proceeds), SQLValue(row.proceedsCurrency),
+                .integer(row.verifiedChanges), .integer(row.unplacedPurchases),
             ])
         }
         // A finding's row as the join writes every other (table 1 of its inserts: `fct_findings`).
         let insertFinding = StoredJoinResults.inserts { $0 }[1]
         for finding in findings { try database.run(insertFinding, StoredJoinResults.row(of: finding, files: files)) }
+    }
+
+    /// The rows of `days` as the last join left them.
+    static func rows(days: Set<String>, in database: Database) throws -> [TieOutRow] {
+        var rows: [TieOutRow] = []
+        for day in days.sorted() {
+            try database.forEach("""
+                SELECT day, product_id, country, apple_units, verified_units, customer_price, customer_currency, proceeds,
+                       proceeds_currency, verified_changes, unplaced_purchases
+                FROM fct_apple_tieout WHERE day = ? ORDER BY product_id, country
+                """, [.text(day)]) { row in
+                rows.append(TieOutRow(
+                    day: row.string(0), productID: row.string(1), country: row.string(2), appleUnits: row.int(3), verifiedUnits: row.int(4),
+                    customerPrice: row.optionalString(5), customerCurrency: row.optionalString(6), proceeds: row.optionalString(7),
+                    proceedsCurrency: row.optionalString(8), verifiedChanges: row.int(9), unplacedPurchases: row.int(10)))
+            }
+        }
+        return rows
     }
 
     /// The days of `days` (every day when nil) the Sales Reports cover: only those have a tie-out.
@@ -94,15 +107,11 @@ enum AppleTieOutStore {
         var changes: [VerifiedUnits] = []
         typealias Column = PurchaseColumn
         func add(_ row: Row, purchase: Bool, refund: Bool) {
-            let productID = row.string(Column.productID)
-            let country = row.optionalString(Column.storefront).flatMap(StorefrontCountry.alpha2(ofStorefront:))
-            let quantity = row.int(Column.quantity)
-            if purchase {
-                changes.append(.init(day: names(row.int(Column.purchaseMs)), productID: productID, country: country, units: quantity))
-            }
-            if refund, let refundMs = row.optionalInt(Column.refundMs), row.optionalString(Column.refundType) != "FAMILY_REVOKE" {
-                changes.append(.init(day: names(refundMs), productID: productID, country: country, units: -quantity))
-            }
+            guard purchase || refund else { return }
+            VerifiedUnits.append(RevenueTransaction(
+                productID: row.string(Column.productID), storefront: row.optionalString(Column.storefront), quantity: row.int(Column.quantity),
+                purchaseMs: row.int(Column.purchaseMs), refundMs: row.optionalInt(Column.refundMs), refundType: row.optionalString(Column.refundType)),
+                purchase: purchase, refund: refund, days: &names, to: &changes)
         }
         let columns = "SELECT \(Column.selectList) FROM int_transactions_resolved"
         let throughIndexes = try throughIndexes ?? !(scan || Self.holdMany(spans, database))

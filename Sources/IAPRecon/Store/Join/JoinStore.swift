@@ -55,10 +55,9 @@ protocol JoinStore: RawIndexStore {
 
     /// Decides `batches` of `scope` on `pool` (each batch's keys given by `keys`) and replaces the
     /// scope's results with theirs, inside the caller's transaction: unchanged rows are kept, the
-    /// rows no batch decided again are deleted. Returns the moments of the purchases and refunds
-    /// whose tie-out the changed rows change.
+    /// rows no batch decided again are deleted. Returns what the changed rows change of the tie-out.
     func update(_ scope: JoinScope, batches: Int, keys: @escaping @Sendable (Int) -> JoinScope, pool: WorkerPool,
-                decide: @escaping JoinDecision, rowsWritten: ((Int) -> Void)?) throws -> [Int64]
+                decide: @escaping JoinDecision, rowsWritten: ((Int) -> Void)?) throws -> TieOutChanges
     /// Builds the raw indexes `names` (`missingRawIndexes`) on a connection of the store's own,
     /// while the caller only reads: it writes nothing until `value()` has returned.
     func buildRawIndexesAlongside(_ names: [String]) -> Background<Void>
@@ -81,9 +80,11 @@ protocol JoinStore: RawIndexStore {
 
     // MARK: The tie-out with Apple
 
-    /// The Sales Report lines and verified units of `days` (nil: every day) in `zone`, and which
-    /// days that is: every day when the tie-out was never made. Nil when there is nothing to do.
-    func tieOutInputs(days: Set<String>?, zone: Zone) throws -> TieOutInputs?
+    /// The Sales Report lines of `days` and the verified units of `counted` among them, in
+    /// `zone` (both nil: every day's). Nil when there is nothing to do.
+    func tieOutInputs(days: Set<String>?, counted: Set<String>?, zone: Zone) throws -> TieOutInputs?
+    /// The stored tie-out rows of `days`.
+    func tieOutRows(days: Set<String>) throws -> [TieOutRow]
     /// Replaces the tie-out rows and `unverified_apple_sales` findings of `days` (nil: all).
     func replaceTieOut(days: [(day: String, startMs: Int64?)]?, rows: [TieOutRow], findings: [Finding],
                        files: SourceFiles) throws
@@ -169,12 +170,48 @@ struct TieOutSalesLine: Sendable {
 }
 
 /// Verified units on one Pacific day: a purchase (+quantity) or a refund (−quantity).
-struct VerifiedUnits: Sendable {
+struct VerifiedUnits: Sendable, Equatable {
     var day: String
     var productID: String
     /// Alpha-2, or nil when the transaction has no storefront ISO 3166 knows.
     var country: String?
     var units: Int64
+
+    /// Appends what a verified transaction adds to the tie-out: its quantity on its purchase's
+    /// day, and the same taken back on its refund's day, unless the refund is a Family Sharing
+    /// revocation (which refunds nothing). `purchase` and `refund` say which of the two to count.
+    static func append(_ transaction: RevenueTransaction, purchase: Bool = true, refund: Bool = true, days: inout DayNames,
+                       to units: inout [VerifiedUnits]) {
+        guard purchase || refund else { return }
+        let country = transaction.storefront.flatMap(StorefrontCountry.alpha2(ofStorefront:))
+        if purchase {
+            units.append(.init(day: days(transaction.purchaseMs), productID: transaction.productID, country: country,
+                               units: transaction.quantity))
+        }
+        if refund, let refundMs = transaction.refundMs, transaction.refundType != "FAMILY_REVOKE" {
+            units.append(.init(day: days(refundMs), productID: transaction.productID, country: country, units: -transaction.quantity))
+        }
+    }
+}
+
+/// What the tie-out reads of a verified (revenue) transaction.
+struct RevenueTransaction: Sendable, Equatable {
+    var productID: String
+    var storefront: String?
+    var quantity: Int64
+    var purchaseMs: Int64
+    var refundMs: Int64?
+    var refundType: String?
+}
+
+/// What an incremental join changed of the units the tie-out counts (`ScopeRows`): each
+/// verified transaction it wrote differently, as it was and as it is now. The tie-out of the
+/// days they fall on is what was stored less the one and plus the other (`AppleTieOut.refresh`).
+struct TieOutChanges: Sendable {
+    /// Verified transactions as they were, before the join changed or removed them.
+    var removed: [RevenueTransaction] = []
+    /// Verified transactions as the join wrote them, new or changed.
+    var added: [RevenueTransaction] = []
 }
 
 /// One row of `fct_apple_tieout`, money as exact decimal text.
@@ -188,6 +225,11 @@ struct TieOutRow: Sendable {
     var customerCurrency: String?
     var proceeds: String?
     var proceedsCurrency: String?
+    /// How many verified purchases and refunds the row's units add up (a row with none is kept
+    /// only for Apple's units), and of the storefront-less row (`??`), its purchases' units apart
+    /// from its refunds: what a night adds its changes to.
+    var verifiedChanges: Int64 = 0
+    var unplacedPurchases: Int64 = 0
 
     /// Apple's units less the verified ones: positive where Apple sold more than the store knows.
     var difference: Int64 { appleUnits - verifiedUnits }

@@ -102,7 +102,7 @@ struct SQLiteJoinStore: JoinStore {
     }
 
     func update(_ scope: JoinScope, batches: Int, keys: @escaping @Sendable (Int) -> JoinScope, pool: WorkerPool,
-                decide: @escaping JoinDecision, rowsWritten: ((Int) -> Void)?) throws -> [Int64] {
+                decide: @escaping JoinDecision, rowsWritten: ((Int) -> Void)?) throws -> TieOutChanges {
         // The scope's current rows are read here while the workers read the batches' facts.
         var current: ScopeRows?
         try ReaderJobs.run(Self.jobs(batches, keys, decide, inserts: StoredJoinResults.inserts { "main." + $0 }), database: database,
@@ -117,7 +117,7 @@ struct SQLiteJoinStore: JoinStore {
         guard var rows = current else { throw ScopeRows.NotRead() }
         try rows.deleteUnwritten()
         try StoredJoinResults.createMissingIndexes(database)
-        return rows.changedMoments
+        return rows.tieOutChanges
     }
 
     func beginRebuild() throws {
@@ -170,15 +170,17 @@ struct SQLiteJoinStore: JoinStore {
         try StoredJoinResults.findingCount(database)
     }
 
-    func tieOutInputs(days requested: Set<String>?, zone: Zone) throws -> TieOutInputs? {
-        // A store whose joins never made the tie-out gets all of it.
-        let days = try AppleTieOutStore.prepare(database) ? requested : nil
+    func tieOutInputs(days: Set<String>?, counted: Set<String>?, zone: Zone) throws -> TieOutInputs? {
         if let days, days.isEmpty { return nil }
-        let covered = try AppleTieOutStore.coveredDays(database, among: days)
+        let covered = try AppleTieOutStore.coveredDays(database, among: counted)
         let verified = try AppleTieOutStore.verified(database, days: covered, zone: zone, scan: days == nil)
         var files = try StoredLedger.sourceFiles(database)
         let sales = try AppleTieOutStore.sales(database, days: days, files: &files)
         return TieOutInputs(days: days, sales: sales, verified: verified, files: files)
+    }
+
+    func tieOutRows(days: Set<String>) throws -> [TieOutRow] {
+        try AppleTieOutStore.rows(days: days, in: database)
     }
 
     func replaceTieOut(days: [(day: String, startMs: Int64?)]?, rows: [TieOutRow], findings: [Finding],

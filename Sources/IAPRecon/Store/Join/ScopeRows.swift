@@ -8,9 +8,10 @@
 /// fewer index pages dirtied, and a smaller checkpoint after the commit.
 ///
 /// The tie-out with Apple counts a resolved transaction's units on the day of its purchase and
-/// on the day of its refund (`AppleTieOutStore.verified`). A row whose purchase, as the tie-out
-/// reads it, changed names its purchase's day as it was and as it is; likewise its refund
-/// (`changedMoments`): a refund on a night names that night's day, not the purchase's.
+/// on the day of its refund (`AppleTieOutStore.verified`). A row whose purchase or refund, as
+/// the tie-out reads them, changed is listed as it was and as it is (`TieOutChanges`), a new
+/// one as it is, a gone one as it was; only revenue rows count, and a row changed elsewhere
+/// (its deliveries, say) is not listed: a refund on a night changes the night's day, not the purchase's.
 struct ScopeRows {
     /// The scope's rows were asked for before they were read (a defect, never the input's).
     struct NotRead: Error, CustomStringConvertible {
@@ -55,29 +56,27 @@ struct ScopeRows {
         var key: String
         var values: RowFingerprint
         var units: Units
+        /// A resolved transaction's, if it is revenue.
+        var revenue: RevenueTransaction?
         var written = false
     }
 
-    /// What the tie-out reads of a resolved transaction: its purchase and its refund, each as a
-    /// fingerprint and a moment.
+    /// What the tie-out reads of a resolved transaction: its purchase and its refund, each as a fingerprint.
     private struct Units {
         var purchase = RowFingerprint(), refund = RowFingerprint()
-        var purchaseMs: Int64?, refundMs: Int64?
 
         init() {}
 
         init(_ row: PackedRow) {
             for column in ScopeRows.purchaseColumns { purchase.add(row.packed(column)) }
             for column in ScopeRows.refundColumns { refund.add(row.packed(column)) }
-            if case .integer(let ms) = row.value(Resolved.purchaseMs) { purchaseMs = ms }
-            if case .integer(let ms) = row.value(Resolved.refundMs) { refundMs = ms }
         }
     }
 
     /// Each table's current rows in the scope, by the fingerprint of their key.
     private var current: [[RowFingerprint: Current]]
-    /// The moments whose Pacific days' tie-out with Apple the changed rows change.
-    private(set) var changedMoments: [Int64] = []
+    /// What the changed rows change of the tie-out with Apple.
+    private(set) var tieOutChanges = TieOutChanges()
     private let deletes: [Statement]
 
     /// Reads the scope's current rows; the scope is in `database`'s `temp.join_*` tables.
@@ -89,7 +88,7 @@ struct ScopeRows {
             byKey.reserveCapacity(rows.count)
             rows.forEachRow(columns: table.columns) { row in
                 byKey[Self.key(row)] = Current(key: Self.keyText(row), values: RowFingerprint(row.bytes),
-                                               units: number == 0 ? Units(row) : Units())
+                                               units: number == 0 ? Units(row) : Units(), revenue: number == 0 ? Self.revenue(row) : nil)
             }
             return byKey
         }
@@ -108,9 +107,9 @@ struct ScopeRows {
                 let was = current[number].values[index]
                 guard was.values != RowFingerprint(row.bytes) else { return }
                 try deletes[number].insert([.text(was.key)])
-                if number == 0 { noteChange(from: was.units, to: Units(row)) }
-            } else if number == 0 {
-                noteChange(from: nil, to: Units(row))
+                if number == 0 { noteChange(from: was, to: row) }
+            } else if number == 0, let added = Self.revenue(row) {
+                tieOutChanges.added.append(added)
             }
             kept.append(row)
         }
@@ -122,7 +121,7 @@ struct ScopeRows {
         for (number, rows) in current.enumerated() {
             for row in rows.values where !row.written {
                 try deletes[number].insert([.text(row.key)])
-                if number == 0 { noteChange(from: row.units, to: nil) }
+                if number == 0, let removed = row.revenue { tieOutChanges.removed.append(removed) }
             }
         }
         current = current.map { _ in [:] }
@@ -137,11 +136,36 @@ struct ScopeRows {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// Notes the moments of a purchase or refund the tie-out reads differently, before and after
-    /// (nil: no such row).
-    private mutating func noteChange(from was: Units?, to now: Units?) {
-        if was?.purchase != now?.purchase { changedMoments += [was?.purchaseMs, now?.purchaseMs].compactMap { $0 } }
-        if was?.refund != now?.refund { changedMoments += [was?.refundMs, now?.refundMs].compactMap { $0 } }
+    /// Lists a changed resolved transaction as it was and as it is, if the tie-out reads its
+    /// purchase or its refund differently.
+    private mutating func noteChange(from was: Current, to now: PackedRow) {
+        let units = Units(now)
+        guard was.units.purchase != units.purchase || was.units.refund != units.refund else { return }
+        if let removed = was.revenue { tieOutChanges.removed.append(removed) }
+        if let added = Self.revenue(now) { tieOutChanges.added.append(added) }
+    }
+
+    /// What the tie-out reads of a decided row, if it is revenue (values as SQLite stores them in
+    /// the columns `Tables.joinResults` declares: integers in INTEGER columns, text in TEXT ones).
+    static func revenue(_ row: PackedRow) -> RevenueTransaction? {
+        func integer(_ column: Int) -> Int64? {
+            switch row.value(column) {
+            case .integer(let value): value
+            case .bytes(let bytes): Int64(String(decoding: bytes, as: UTF8.self))
+            case .null: nil
+            }
+        }
+        func text(_ column: Int) -> String? {
+            switch row.value(column) {
+            case .integer(let value): String(value)
+            case .bytes(let bytes): String(decoding: bytes, as: UTF8.self)
+            case .null: nil
+            }
+        }
+        guard integer(Resolved.isRevenue) == 1 else { return nil }
+        return RevenueTransaction(productID: text(Resolved.productID) ?? "", storefront: text(Resolved.storefront),
+                                  quantity: integer(Resolved.quantity) ?? 0, purchaseMs: integer(Resolved.purchaseMs) ?? 0,
+                                  refundMs: integer(Resolved.refundMs), refundType: text(Resolved.refundType))
     }
 }
 
