@@ -43,15 +43,8 @@ enum AppleTieOutStore {
     static func rows(days: Set<String>, in database: Database) throws -> [TieOutRow] {
         var rows: [TieOutRow] = []
         for day in days.sorted() {
-            try database.forEach("""
-                SELECT day, product_id, country, apple_units, verified_units, customer_price, customer_currency, proceeds,
-                       proceeds_currency, verified_changes, unplaced_purchases
-                FROM fct_apple_tieout WHERE day = ? ORDER BY product_id, country
-                """, [.text(day)]) { row in
-                rows.append(TieOutRow(
-                    day: row.string(0), productID: row.string(1), country: row.string(2), appleUnits: row.int(3), verifiedUnits: row.int(4),
-                    customerPrice: row.optionalString(5), customerCurrency: row.optionalString(6), proceeds: row.optionalString(7),
-                    proceedsCurrency: row.optionalString(8), verifiedChanges: row.int(9), unplacedPurchases: row.int(10)))
+            try database.forEach("SELECT \(TieOutColumn.selectList) FROM fct_apple_tieout WHERE day = ?", [.text(day)]) {
+                rows.append(TieOutRow($0))
             }
         }
         return rows
@@ -176,5 +169,30 @@ enum AppleTieOutStore {
     private enum PurchaseColumn: Int, SelectedColumn {
         case productID, storefront, quantity, purchaseMs, refundMs, refundType
         var sql: String { ["product_id", "storefront", "quantity", "purchase_ms", "refund_ms", "refund_type"][rawValue] }
+    }
+}
+
+/// The columns of a `fct_apple_tieout` row, as `TieOutRow` holds them.
+enum TieOutColumn: Int, SelectedColumn {
+    case day, productID, country, appleUnits, verifiedUnits, customerPrice, customerCurrency, proceeds, proceedsCurrency
+    case verifiedChanges, unplacedPurchases
+    var sql: String {
+        [
+            "day", "product_id", "country", "apple_units", "verified_units", "customer_price", "customer_currency", "proceeds",
+            "proceeds_currency", "verified_changes", "unplaced_purchases",
+        ][rawValue]
+    }
+}
+
+extension TieOutRow {
+    /// A row selected in `TieOutColumn`'s columns.
+    init(_ row: Row) {
+        typealias Column = TieOutColumn
+        self.init(
+            day: row.string(Column.day), productID: row.string(Column.productID), country: row.string(Column.country),
+            appleUnits: row.int(Column.appleUnits), verifiedUnits: row.int(Column.verifiedUnits),
+            customerPrice: row.optionalString(Column.customerPrice), customerCurrency: row.optionalString(Column.customerCurrency),
+            proceeds: row.optionalString(Column.proceeds), proceedsCurrency: row.optionalString(Column.proceedsCurrency),
+            verifiedChanges: row.int(Column.verifiedChanges), unplacedPurchases: row.int(Column.unplacedPurchases))
     }
 }

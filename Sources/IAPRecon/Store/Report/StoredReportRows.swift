@@ -22,18 +22,11 @@ enum StoredReportRows {
         return rows
     }
 
-    /// The tie-out with Apple the join wrote, by day, product and country; none when no join made it.
+    /// The tie-out with Apple the join wrote, by day, product and country.
     static func tieOutRows(_ database: Database) throws -> [TieOutRow] {
-        let tables = try database.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'fct_apple_tieout'").integerValue
-        guard tables > 0 else { return [] }
         var rows: [TieOutRow] = []
-        typealias Column = TieOutColumn
-        try database.forEach("SELECT \(Column.selectList) FROM fct_apple_tieout ORDER BY day, product_id, country") { row in
-            rows.append(TieOutRow(
-                day: row.string(Column.day), productID: row.string(Column.productID), country: row.string(Column.country),
-                appleUnits: row.int(Column.appleUnits), verifiedUnits: row.int(Column.verifiedUnits),
-                customerPrice: row.optionalString(Column.customerPrice), customerCurrency: row.optionalString(Column.customerCurrency),
-                proceeds: row.optionalString(Column.proceeds), proceedsCurrency: row.optionalString(Column.proceedsCurrency)))
+        try database.forEach("SELECT \(TieOutColumn.selectList) FROM fct_apple_tieout ORDER BY day, product_id, country") {
+            rows.append(TieOutRow($0))
         }
         return rows
     }
@@ -127,17 +120,6 @@ enum StoredReportRows {
     /// Every rejected line in file order, in `RejectColumn`'s columns.
     static func forEachReject(_ database: Database, _ body: (Row) throws -> Void) throws {
         try database.forEach("SELECT \(RejectColumn.selectList) FROM rejects r JOIN files f USING (file_id) ORDER BY f.path, r.line", [], body)
-    }
-
-    /// What `tieOutRows` selects of a row of the tie-out.
-    private enum TieOutColumn: Int, SelectedColumn {
-        case day, productID, country, appleUnits, verifiedUnits, customerPrice, customerCurrency, proceeds, proceedsCurrency
-        var sql: String {
-            [
-                "day", "product_id", "country", "apple_units", "verified_units", "customer_price", "customer_currency", "proceeds",
-                "proceeds_currency",
-            ][rawValue]
-        }
     }
 }
 
