@@ -27,7 +27,6 @@ struct AppleTieOut: Sendable {
     struct Row: Sendable, Equatable {
         var key: Key
         var appleUnits: Int64
-        var verifiedUnits: Int64
         /// The customer price of the country's purchases (the one most units sold at); nil where Apple has no row.
         var customerPrice: Decimal?
         var customerCurrency: String?
@@ -35,8 +34,10 @@ struct AppleTieOut: Sendable {
         var proceeds: Decimal?
         var proceedsCurrency: String?
         var sources: [SourceLine]
-        /// What the verified units add up, kept for a night to add its changes to (`Counted`).
+        /// What the verified purchases and refunds add up, kept for a night to add its changes to.
         var counted = Counted()
+
+        var verifiedUnits: Int64 { counted.units }
 
         /// Apple's units less verified ones: positive where Apple sold more than iaprecon verified.
         var difference: Int64 { appleUnits - verifiedUnits }
@@ -93,7 +94,7 @@ struct AppleTieOut: Sendable {
         for line in sales {
             coveredDays.insert(line.day)
             let key = Key(day: line.day, productID: line.productID, country: line.country)
-            var row = byKey[key] ?? Row(key: key, appleUnits: 0, verifiedUnits: 0, sources: [])
+            var row = byKey[key] ?? Row(key: key, appleUnits: 0, sources: [])
             row.appleUnits += line.units
             row.proceeds = (row.proceeds ?? 0) + Decimal(line.units) * line.proceeds
             row.proceedsCurrency = row.proceedsCurrency ?? line.proceedsCurrency
@@ -115,8 +116,8 @@ struct AppleTieOut: Sendable {
         /// Storefront-less verified purchases per day and product (refunds not netted: see `findings`).
         var unplacedPurchases: [Key: Int64] = [:]
         for (key, count) in counted where count.changes > 0 && coveredDays.contains(key.day) {
-            var row = byKey[key] ?? Row(key: key, appleUnits: 0, verifiedUnits: 0, sources: [])
-            (row.verifiedUnits, row.counted) = (count.units, count)
+            var row = byKey[key] ?? Row(key: key, appleUnits: 0, sources: [])
+            row.counted = count
             byKey[key] = row
             if count.unplacedPurchases != 0 { unplacedPurchases[key] = count.unplacedPurchases }
         }
