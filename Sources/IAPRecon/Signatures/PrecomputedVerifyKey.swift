@@ -17,10 +17,8 @@ final class PrecomputedVerifyKey: @unchecked Sendable {
     private let curve: OpaquePointer
     /// P-256 with the key as its generator, and the table of the key's multiples.
     private let keyCurve: OpaquePointer
-    /// Montgomery arithmetic modulo the curve's order, and n − 2: s⁻¹ is s^(n−2) mod n (n is
-    /// prime), which costs less than libcrypto's general inverse.
-    private let orderMontgomery: OpaquePointer
-    private let inverseExponent: OpaquePointer
+    /// Inverses modulo the curve's order n, for s⁻¹.
+    private let orderInverse: ModularInverse
     /// The field's prime p, and p − n: an x of R in [n, p) is r + n, which happens only when r < p − n.
     private let prime: OpaquePointer
     private let primeMinusOrder: OpaquePointer
@@ -43,29 +41,32 @@ final class PrecomputedVerifyKey: @unchecked Sendable {
         guard EC_POINT_oct2point(curve, key, point, point.count, context) == 1, EC_POINT_is_at_infinity(curve, key) == 0,
               EC_GROUP_set_generator(keyCurve, key, EC_GROUP_get0_order(curve), EC_GROUP_get0_cofactor(curve)) == 1,
               iaprecon_group_precompute(keyCurve, context) == 1,
-              let order = EC_GROUP_get0_order(curve), let montgomery = BN_MONT_CTX_new(), let exponent = BN_new() else {
+              let order = EC_GROUP_get0_order(curve), let orderInverse = Self.inverses(modulo: order) else {
             EC_GROUP_free(keyCurve)
             EC_GROUP_free(curve)
             return nil
         }
         let prime = BN_new(), primeMinusOrder = BN_new()
-        guard let prime, let primeMinusOrder, BN_MONT_CTX_set(montgomery, order, context) == 1, BN_copy(exponent, order) != nil,
-              BN_sub_word(exponent, 2) == 1, EC_GROUP_get_curve(curve, prime, nil, nil, context) == 1,
+        guard let prime, let primeMinusOrder, EC_GROUP_get_curve(curve, prime, nil, nil, context) == 1,
               BN_sub(primeMinusOrder, prime, order) == 1 else {
             BN_free(prime)
             BN_free(primeMinusOrder)
-            BN_MONT_CTX_free(montgomery)
-            BN_free(exponent)
             EC_GROUP_free(keyCurve)
             EC_GROUP_free(curve)
             return nil
         }
         self.curve = curve
         self.keyCurve = keyCurve
-        orderMontgomery = montgomery
-        inverseExponent = exponent
+        self.orderInverse = orderInverse
         self.prime = prime
         self.primeMinusOrder = primeMinusOrder
+    }
+
+    /// Inverses modulo `order`, read from libcrypto's number.
+    private static func inverses(modulo order: OpaquePointer) -> ModularInverse? {
+        var bytes = [UInt8](repeating: 0, count: 32)
+        guard BN_bn2binpad(order, &bytes, 32) == 32 else { return nil }
+        return bytes.withUnsafeBytes { ModularInverse.Number(bigEndian: $0).flatMap(ModularInverse.init(modulus:)) }
     }
 
     /// The key of `publicKey`, when it is a P-256 key.
@@ -79,8 +80,6 @@ final class PrecomputedVerifyKey: @unchecked Sendable {
 
     deinit {
         ready.withLock { $0.forEach { $0.free() } }
-        BN_MONT_CTX_free(orderMontgomery)
-        BN_free(inverseExponent)
         BN_free(prime)
         BN_free(primeMinusOrder)
         EC_GROUP_free(keyCurve)
@@ -103,7 +102,10 @@ final class PrecomputedVerifyKey: @unchecked Sendable {
         guard BN_is_zero(scratch.r) == 0, BN_is_zero(scratch.s) == 0,
               BN_cmp(scratch.r, order) < 0, BN_cmp(scratch.s, order) < 0 else { return false }
         // w = s⁻¹, u1 = e·w, u2 = r·w (mod n); then R = u1·G + u2·Q, each product from its table.
-        guard BN_mod_exp_mont(scratch.w, scratch.s, inverseExponent, order, context, orderMontgomery) == 1,
+        let inverse = signature.withUnsafeBytes { bytes in
+            ModularInverse.Number(bigEndian: UnsafeRawBufferPointer(rebasing: bytes[32..<64])).flatMap(orderInverse.inverse(of:))
+        }
+        guard let inverse, inverse.withBigEndianBytes({ BN_bin2bn($0.baseAddress, 32, scratch.w) }) != nil,
               BN_mod_mul(scratch.u1, scratch.e, scratch.w, order, context) == 1,
               BN_mod_mul(scratch.u2, scratch.r, scratch.w, order, context) == 1,
               EC_POINT_mul(curve, scratch.sum, scratch.u1, nil, nil, context) == 1,
