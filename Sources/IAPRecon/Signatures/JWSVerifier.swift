@@ -12,11 +12,12 @@ import Synchronization
 /// needs a root given with `--trust-root` instead.
 ///
 /// The same few chains sign millions of payloads, and a receipt repeats the JWS of earlier
-/// receipts: each distinct header (chain) is verified once, each distinct JWS's signature
-/// once (keyed by the digest of `header.payload` and the signature, so a signature copied
-/// under another payload is another JWS). The caches sit behind mutexes, since ingest's
-/// parsers share one verifier; each chain keeps ready verify contexts for its key, since
-/// setting one up costs libcrypto more than the ECDSA check itself.
+/// receipts: each distinct header (chain) is verified once, and a JWS whose signature was
+/// checked lately is not checked again (`SignatureVerdicts`, keyed by the digest of
+/// `header.payload` and the signature, so a signature copied under another payload is another
+/// JWS). Both sit behind mutexes, since ingest's parsers share one verifier; each chain keeps
+/// ready verify contexts for its key, since setting one up costs libcrypto more than the ECDSA
+/// check itself.
 public final class JWSVerifier: Sendable {
     /// The leaf's marker: "Mac App Store and iTunes Store Receipt Signing".
     static let leafMarkerOID = "1.2.840.113635.100.6.11.1"
@@ -27,7 +28,7 @@ public final class JWSVerifier: Sendable {
     /// The trusted roots; nil with `--trust-unsigned`, or when they cannot be loaded (then nothing verifies).
     private let store: TrustStore?
     private let chains = Mutex<ChainVerdicts>(ChainVerdicts())
-    private let signatures = Mutex<[SignedDigest: Bool]>([:])
+    private let signatures: Mutex<SignatureVerdicts>
 
     /// No checks at all: for tests of what a payload says, and `--trust-unsigned`.
     public static let unchecked = JWSVerifier(.trustUnsigned)
@@ -39,9 +40,11 @@ public final class JWSVerifier: Sendable {
         self.init(check, keyTableAfter: SigningKey.tableAfter)
     }
 
-    init(_ check: SignatureCheck, keyTableAfter: Int) {
+    /// `rememberedSignatures`: how many signature verdicts it keeps (`SignatureVerdicts`).
+    init(_ check: SignatureCheck, keyTableAfter: Int, rememberedSignatures: Int = SignatureVerdicts.capacity) {
         self.check = check
         self.keyTableAfter = keyTableAfter
+        signatures = Mutex(SignatureVerdicts(capacity: rememberedSignatures))
         switch check {
         case .trustUnsigned: store = nil
         case .verify(let extraRoots): store = TrustStore(apple: AppleRootCA.g3DER, extra: extraRoots)
@@ -72,10 +75,11 @@ public final class JWSVerifier: Sendable {
             guard let raw = Base64URL.decode(UnsafeBufferPointer(rebasing: bytes[(payloadEnd + 1)...])), raw.count == 64 else {
                 return "bad signature"
             }
-            let key = SignedDigest(digest: SHA256.hash(UnsafeBufferPointer(rebasing: bytes[..<payloadEnd])), signature: raw)
-            if let known = signatures.withLock({ $0[key] }) { return known ? nil : "bad signature" }
-            let valid = chain.key?.verify(digest: key.digest, signature: raw) ?? false
-            signatures.withLock { $0[key] = valid }
+            let digest = SHA256.hash(UnsafeBufferPointer(rebasing: bytes[..<payloadEnd]))
+            let key = SignedDigest(digest: digest, signature: raw)
+            if let known = signatures.withLock({ $0.verdict(of: key) }) { return known ? nil : "bad signature" }
+            let valid = chain.key?.verify(digest: digest, signature: raw) ?? false
+            signatures.withLock { $0.remember(valid, of: key) }
             return valid ? nil : "bad signature"
         }
     }
@@ -83,6 +87,16 @@ public final class JWSVerifier: Sendable {
     /// How many chains' keys check through a table of their multiples.
     var tabledKeys: Int {
         chains.withLock { $0.all.count { $0.key?.hasTable == true } }
+    }
+
+    /// How many signatures the chains' keys have checked.
+    var checkedSignatures: Int {
+        chains.withLock { $0.all.reduce(0) { $0 + ($1.key?.checked ?? 0) } }
+    }
+
+    /// How many signature verdicts it keeps now.
+    var rememberedSignatureCount: Int {
+        signatures.withLock { $0.count }
     }
 }
 
@@ -320,6 +334,9 @@ final class SigningKey: @unchecked Sendable {
         }
     }
 
+    /// How many signatures it has checked.
+    var checked: Int { uses.load(ordering: .relaxed) }
+
     /// Whether the key checks through its table by now.
     var hasTable: Bool {
         table.withLock { if case .made = $0 { true } else { false } }
@@ -349,8 +366,54 @@ final class SigningKey: @unchecked Sendable {
     }
 }
 
-/// A signature-cache key: the digest of `header.payload` and the signature over it.
-struct SignedDigest: Hashable, Sendable {
-    var digest: [UInt8]
-    var signature: [UInt8]
+/// A signature-cache key: the digest of `header.payload` and the signature over it, held inline.
+struct SignedDigest: Equatable, Sendable {
+    var digest: SIMD4<UInt64>
+    var signature: SIMD8<UInt64>
+
+    /// `digest` is SHA-256's 32 bytes, `signature` ES256's 64.
+    init(digest: [UInt8], signature: [UInt8]) {
+        func word(_ bytes: UnsafeRawBufferPointer, _ index: Int) -> UInt64 { bytes.loadUnaligned(fromByteOffset: 8 * index, as: UInt64.self) }
+        self.digest = digest.withUnsafeBytes { SIMD4(word($0, 0), word($0, 1), word($0, 2), word($0, 3)) }
+        self.signature = signature.withUnsafeBytes { bytes in
+            SIMD8(word(bytes, 0), word(bytes, 1), word(bytes, 2), word(bytes, 3), word(bytes, 4), word(bytes, 5), word(bytes, 6), word(bytes, 7))
+        }
+    }
+}
+
+/// The verdicts of the signatures checked last, in a fixed number of slots: a JWS read again (a
+/// receipt repeats the JWS of the user's earlier receipts; a notification is sent again) is not
+/// checked again, and the memory stays the same however many JWS a run reads. A signature's slot
+/// is picked by its digest; a newer signature takes the slot over, and the older one is checked
+/// again if it comes back.
+struct SignatureVerdicts: Sendable {
+    /// Slots of a verifier's memo: a few megabytes.
+    static let capacity = 1 << 16
+
+    private var slots: [(key: SignedDigest, valid: Bool)?] = []
+    private let slotCount: Int
+
+    /// `capacity` is rounded up to a power of two.
+    init(capacity: Int) {
+        var slotCount = 1
+        while slotCount < capacity { slotCount <<= 1 }
+        self.slotCount = slotCount
+    }
+
+    /// A SHA-256 digest's bits are uniform: its first word picks the slot.
+    private func slot(_ key: SignedDigest) -> Int { Int(truncatingIfNeeded: key.digest[0]) & (slotCount - 1) }
+
+    func verdict(of key: SignedDigest) -> Bool? {
+        guard !slots.isEmpty, let kept = slots[slot(key)], kept.key == key else { return nil }
+        return kept.valid
+    }
+
+    mutating func remember(_ valid: Bool, of key: SignedDigest) {
+        // Made at the first signature: a run that checks none holds no slots.
+        if slots.isEmpty { slots = Array(repeating: nil, count: slotCount) }
+        slots[slot(key)] = (key, valid)
+    }
+
+    /// How many verdicts it holds.
+    var count: Int { slots.count { $0 != nil } }
 }
