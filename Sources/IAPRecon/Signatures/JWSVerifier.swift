@@ -271,9 +271,9 @@ struct ChainError: Error {
 /// The leaf's public key, with verify contexts ready for it.
 ///
 /// A key that has checked `tableAfter` signatures gets a table of its multiples
-/// (`PrecomputedVerifyKey`), which then checks each of the rest in about 60 % of the time. Not
-/// before: a table costs what it saves on about that many, and a file may carry many chains used
-/// once each.
+/// (`PrecomputedVerifyKey`), which then checks each of the rest in a fraction of libcrypto's time.
+/// Not before: a table costs what it saves on about that many, and a file may carry many chains
+/// used once each.
 final class SigningKey: @unchecked Sendable {
     /// How many signatures a key checks before it gets its table.
     static let tableAfter = 1_000
