@@ -44,8 +44,9 @@ protocol JoinStore: RawIndexStore {
     func linkKeysEstimate() throws -> Int64
     /// Every link row of the stored facts, in batches, delivered on the calling thread.
     func forEachLinkRows(_ deliver: (LinkRows) throws -> Void) throws
-    /// What the links reach from `frontier` that is not `known`: from its transactions and chains,
-    /// and from its orders and users. Inside a write transaction, it reads what was committed before it.
+    /// What the links reach from `frontier` that is not `known` (from its transactions, chains,
+    /// orders and users), in parts whose order does not depend on how the work was spread.
+    /// Inside a write transaction, it reads what was committed before it.
     func reach(from frontier: JoinScope, known: Set<RowFingerprint>) throws -> [ReachedKeys]
 
     // MARK: Deciding batches
@@ -147,7 +148,7 @@ struct LinkRows: Sendable {
     }
 }
 
-/// What a round reached: the keys the scope did not know, each once, and the link rows among what it read.
+/// What a round (or a part of one) reached: the keys the scope did not know, each once, and the link rows among what it read.
 struct ReachedKeys: Sendable {
     var keys: [(fingerprint: RowFingerprint, key: String, kind: KeyKind)] = []
     var links = LinkRows()

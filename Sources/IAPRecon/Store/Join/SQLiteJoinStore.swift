@@ -1,5 +1,5 @@
 /// The join's store in SQLite (`JoinStore`): one writer connection, and read-only connections of
-/// its own for the work it spreads over threads (a closure round's two sides, the link graph
+/// its own for the work it spreads over threads (a closure round's queries, the link graph
 /// read beside its numbering, each batch read and decided on a pool worker while the writer only
 /// inserts: `ReaderJobs`). A batch's keys go into its reader's `temp.join_*` tables, which the
 /// fact queries join against.
@@ -76,23 +76,12 @@ struct SQLiteJoinStore: JoinStore {
         }, consume: { _, batch in try deliver(try batch.get()) })
     }
 
-    /// The links from transactions and chains on this connection, those from orders and users at
-    /// the same time on a reader's own (what it reads was committed before the caller's
-    /// transaction began, which has written nothing of the join's yet).
+    /// The link queries shared between this connection and a reader's own (what it reads was
+    /// committed before the caller's transaction began, which has written nothing of the join's yet).
     func reach(from frontier: JoinScope, known: Set<RowFingerprint>) throws -> [ReachedKeys] {
-        let fromOrdersAndUsers = JoinScope(orders: frontier.orders, users: frontier.users)
-        let helper = Background { [path = database.path] () throws -> ReachedKeys in
-            try StoredLinks.reach(from: fromOrdersAndUsers, through: .ordersAndUsers, in: Database(path: path, readOnly: true), known: known)
-        }
-        let reached: ReachedKeys
-        do {
-            reached = try StoredLinks.reach(from: JoinScope(transactions: frontier.transactions, chains: frontier.chains),
-                                            through: .transactionsAndChains, in: database, known: known)
-        } catch {
-            helper.wait()
-            throw error
-        }
-        return [reached, try helper.value()]
+        try StoredLinks.reach(from: frontier, known: known, in: database, alongside: { [path = database.path] in
+            try Database(path: path, readOnly: true)
+        })
     }
 
     var factKeyKinds: Set<KeyKind> { StoredScopeFacts.keyKinds }

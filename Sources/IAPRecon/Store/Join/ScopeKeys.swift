@@ -30,6 +30,17 @@ struct JoinScope {
         }
     }
 
+    /// The keys of one kind; none for kinds a scope does not hold.
+    func keys(_ kind: KeyKind) -> Set<StoredText> {
+        switch kind {
+        case .transaction: transactions
+        case .order: orders
+        case .user: users
+        case .chain: chains
+        case .all, .mmpFile, .registration, .salesDay: []
+        }
+    }
+
     /// Calls `body` with every key and its kind.
     func forEachKey(_ body: (String, KeyKind) -> Void) {
         for key in transactions { body(key.text, .transaction) }

@@ -50,27 +50,77 @@ enum StoredLinks {
         rows.endRow()
     }
 
-    /// The keys a closure round follows links from.
-    enum Side: Sendable {
-        case transactionsAndChains, ordersAndUsers
+    /// What the link queries reach from `frontier` that is not `known`: one result per query, in
+    /// the queries' order, so the caller sees the same keys and link rows whichever connection
+    /// read them. `database` and a second connection (`openHelper`, opened on a worker thread)
+    /// each start with the queries from their own kinds of keys (transactions and chains; orders
+    /// and users), the costliest first, and then take the other's that are left. Which queries are
+    /// long depends on the kinds of keys a round follows (its users' orders in one, its
+    /// transactions' sightings in the next), so no fixed split keeps both cores busy to the end of
+    /// every round; a frontier table is filled on both connections only for a query taken over.
+    static func reach(from frontier: JoinScope, known: Set<RowFingerprint>, in database: Database,
+                      alongside openHelper: @escaping @Sendable () throws -> Database) throws -> [ReachedKeys] {
+        let queues = [[KeyKind.transaction, .chain], [.order, .user]].map { kinds in
+            let order = linkQueries.indices
+                .filter { kinds.contains(linkQueries[$0].from) && !frontier.keys(linkQueries[$0].from).isEmpty }
+                .map { (query: $0, cost: frontier.keys(linkQueries[$0].from).count * linkQueries[$0].costPerKey) }
+                .sorted { ($0.cost, $1.query) > ($1.cost, $0.query) }
+                .map(\.query)
+            return QueryQueue(order: order, turns: JobTurns(count: order.count))
+        }
+        let helper = Background { () throws -> [(query: Int, reached: ReachedKeys)] in
+            do {
+                return try takeTurns([queues[1], queues[0]], from: frontier, known: known, in: openHelper())
+            } catch {
+                queues.forEach { $0.turns.stop() }
+                throw error
+            }
+        }
+        var results = [ReachedKeys](repeating: ReachedKeys(), count: linkQueries.count)
+        do {
+            for (query, reached) in try takeTurns(queues, from: frontier, known: known, in: database) { results[query] = reached }
+        } catch {
+            queues.forEach { $0.turns.stop() }
+            helper.wait()
+            throw error
+        }
+        for (query, reached) in try helper.value() { results[query] = reached }
+        return results
     }
 
-    /// What `links` reach from `frontier` (written into `database`'s `frontier_*` temp tables first)
-    /// that is not `known`.
-    static func reach(from frontier: JoinScope, through side: Side, in database: Database, known: Set<RowFingerprint>) throws -> ReachedKeys {
-        try StoredScopeFacts.fill(frontier, prefix: "frontier", in: database)
-        let links = side == .transactionsAndChains ? linksFromTransactionsAndChains : linksFromOrdersAndUsers
+    /// Queries (numbers into `linkQueries`) in the order they are taken.
+    private struct QueryQueue: Sendable {
+        var order: [Int]
+        var turns: JobTurns
+    }
+
+    /// Runs the queries this connection takes from `queues`, one queue after the other, each
+    /// frontier table filled (`temp.frontier_*`) before the first query that reads it.
+    private static func takeTurns(_ queues: [QueryQueue], from frontier: JoinScope, known: Set<RowFingerprint>,
+                                  in database: Database) throws -> [(query: Int, reached: ReachedKeys)] {
+        var filled: Set<KeyKind> = []
+        var results: [(query: Int, reached: ReachedKeys)] = []
+        for queue in queues {
+            while let turn = queue.turns.take() {
+                let link = linkQueries[queue.order[turn]]
+                if filled.insert(link.from).inserted { try StoredScopeFacts.fill(frontier, link.from, prefix: "frontier", in: database) }
+                results.append((queue.order[turn], try reach(through: link, in: database, known: known)))
+            }
+        }
+        return results
+    }
+
+    /// The keys one query reads that are not `known`, each once, and its link rows.
+    private static func reach(through link: LinkQuery, in database: Database, known: Set<RowFingerprint>) throws -> ReachedKeys {
         var reached = ReachedKeys()
         var seen = Set<RowFingerprint>()
-        for link in links {
-            try database.forEach(link.sql) { row in
-                for (column, kind) in link.kinds.enumerated() where !row.isNull(column) {
-                    let fingerprint = row.statement.withText(Int32(column)) { RowFingerprint(kind.rawValue, $0) }
-                    guard !known.contains(fingerprint), seen.insert(fingerprint).inserted else { continue }
-                    reached.keys.append((fingerprint, row.string(column), kind))
-                }
-                if link.isLinkRow { append(row, kinds: link.kinds, to: &reached.links) }
+        try database.forEach(link.sql) { row in
+            for (column, kind) in link.kinds.enumerated() where !row.isNull(column) {
+                let fingerprint = row.statement.withText(Int32(column)) { RowFingerprint(kind.rawValue, $0) }
+                guard !known.contains(fingerprint), seen.insert(fingerprint).inserted else { continue }
+                reached.keys.append((fingerprint, row.string(column), kind))
             }
+            if link.isLinkRow { append(row, kinds: link.kinds, to: &reached.links) }
         }
         return reached
     }
@@ -85,64 +135,79 @@ enum StoredLinks {
         }
     }
 
-    /// A query from the frontier's temp tables, naming what it reaches column by column. A link
-    /// row (`forEachLinkRows`' rows, the same columns) names first the frontier's key it
-    /// was found by; the others name only what they reach.
+    /// A query from one of the frontier's temp tables (`from`), naming what it reaches column by
+    /// column. A link row (`forEachLinkRows`' rows, the same columns) names first the frontier's
+    /// key it was found by; the others name only what they reach.
     private struct LinkQuery {
+        var from: KeyKind
+        /// About how long one key's rows take to read, against the other queries': what orders
+        /// a round's queries, the longest first (it changes how fast a round ends, never what it reaches).
+        var costPerKey: Int
         var sql: String
         var kinds: [KeyKind]
         var isLinkRow = false
     }
+
+    /// Every query a round runs, in the order its results are handed back.
+    private static let linkQueries = linksFromTransactionsAndChains + linksFromOrdersAndUsers
 
     /// From transactions: who sent or received them, the orders named with them, their chain, the
     /// order they had. From chains: every renewal, and the first purchase, found by its own id.
     /// A query on a partially indexed column spells out the index's condition (`RawIndexes`):
     /// SQLite uses a partial index only for a query that names it.
     private static let linksFromTransactionsAndChains: [LinkQuery] = [
-        .init(sql: "SELECT transaction_id, user_id, order_id FROM raw_server__deliveries WHERE transaction_id IN temp.frontier_transactions",
+        .init(from: .transaction, costPerKey: 5,
+              sql: "SELECT transaction_id, user_id, order_id FROM raw_server__deliveries WHERE transaction_id IN temp.frontier_transactions",
               kinds: [.transaction, .user, .order], isLinkRow: true),
-        .init(sql: """
+        .init(from: .transaction, costPerKey: 2, sql: """
               SELECT transaction_id, order_id FROM raw_receipts__verifications
               WHERE \(ReceiptClaims.condition) AND transaction_id IN temp.frontier_transactions
               """, kinds: [.transaction, .order], isLinkRow: true),
-        .init(sql: """
+        // A transaction's sightings are many and wide.
+        .init(from: .transaction, costPerKey: 10, sql: """
               SELECT transaction_id, coalesce(original_transaction_id, transaction_id), app_account_token,
                      CASE WHEN \(TransactionOrigin.sentByUserSQL) THEN user_id END
               FROM raw_apple__transactions WHERE transaction_id IN temp.frontier_transactions
               """, kinds: [.transaction, .chain, .order, .user], isLinkRow: true),
         // The previous join's decisions are followed, not kept as links: the rules decide from the stored
         // facts alone, so a component needs only the facts' links.
-        .init(sql: "SELECT order_id, user_id FROM int_transactions_resolved WHERE transaction_id IN temp.frontier_transactions",
+        .init(from: .transaction, costPerKey: 2,
+              sql: "SELECT order_id, user_id FROM int_transactions_resolved WHERE transaction_id IN temp.frontier_transactions",
               kinds: [.order, .user]),
-        .init(sql: """
+        .init(from: .chain, costPerKey: 3, sql: """
               SELECT transaction_id FROM raw_apple__transactions
               WHERE original_transaction_id IN temp.frontier_chains AND original_transaction_id != transaction_id
               """, kinds: [.transaction]),
-        .init(sql: "SELECT transaction_id FROM raw_apple__transactions WHERE transaction_id IN temp.frontier_chains", kinds: [.transaction]),
+        .init(from: .chain, costPerKey: 2,
+              sql: "SELECT transaction_id FROM raw_apple__transactions WHERE transaction_id IN temp.frontier_chains", kinds: [.transaction]),
     ]
 
     /// From orders: their user, the transactions named with them, the transaction they had. From
     /// users: their orders (heuristic candidates), what they sent and what they received. The rows
     /// that link a transaction are link rows when read from its side, above.
     private static let linksFromOrdersAndUsers: [LinkQuery] = [
-        .init(sql: "SELECT order_id, user_id FROM raw_server__orders WHERE order_id IN temp.frontier_orders",
+        .init(from: .order, costPerKey: 3, sql: "SELECT order_id, user_id FROM raw_server__orders WHERE order_id IN temp.frontier_orders",
               kinds: [.order, .user], isLinkRow: true),
-        .init(sql: "SELECT transaction_id FROM raw_server__deliveries WHERE order_id IN temp.frontier_orders", kinds: [.transaction]),
-        .init(sql: """
+        .init(from: .order, costPerKey: 2,
+              sql: "SELECT transaction_id FROM raw_server__deliveries WHERE order_id IN temp.frontier_orders", kinds: [.transaction]),
+        .init(from: .order, costPerKey: 2, sql: """
               SELECT transaction_id FROM raw_receipts__verifications WHERE \(ReceiptClaims.condition) AND order_id IN temp.frontier_orders
               """, kinds: [.transaction]),
-        .init(sql: """
+        .init(from: .order, costPerKey: 1, sql: """
               SELECT transaction_id FROM raw_apple__transactions WHERE app_account_token IN temp.frontier_orders AND app_account_token IS NOT NULL
               """, kinds: [.transaction]),
         // The transaction the previous join matched it to; the condition is the partial index's (`Tables.joinResults`).
-        .init(sql: """
+        .init(from: .order, costPerKey: 2, sql: """
               SELECT transaction_id FROM int_transactions_resolved WHERE order_id IN temp.frontier_orders AND order_id IS NOT NULL
               """, kinds: [.transaction]),
-        .init(sql: "SELECT order_id FROM raw_server__orders WHERE user_id IN temp.frontier_users", kinds: [.order]),
-        .init(sql: """
+        // A user has many orders, sightings and deliveries: the longest reads of a round that follows users.
+        .init(from: .user, costPerKey: 13,
+              sql: "SELECT order_id FROM raw_server__orders WHERE user_id IN temp.frontier_users", kinds: [.order]),
+        .init(from: .user, costPerKey: 14, sql: """
               SELECT transaction_id FROM raw_apple__transactions
               WHERE user_id IN temp.frontier_users AND user_id IS NOT NULL AND \(TransactionOrigin.sentByUserSQL)
               """, kinds: [.transaction]),
-        .init(sql: "SELECT transaction_id FROM raw_server__deliveries WHERE user_id IN temp.frontier_users", kinds: [.transaction]),
+        .init(from: .user, costPerKey: 11,
+              sql: "SELECT transaction_id FROM raw_server__deliveries WHERE user_id IN temp.frontier_users", kinds: [.transaction]),
     ]
 }

@@ -172,18 +172,26 @@ enum StoredScopeFacts {
 
     /// Writes `scope` into the temp tables `<prefix>_transactions`, `_orders`, `_users`, `_chains`.
     static func fill(_ scope: JoinScope, prefix: String, in database: Database) throws {
+        for kind in [KeyKind.transaction, .order, .user, .chain] { try fill(scope, kind, prefix: prefix, in: database) }
+    }
+
+    /// Writes the keys of `scope` of one kind into the temp table `<prefix>_transactions` (`_orders`,
+    /// `_users` or `_chains`).
+    static func fill(_ scope: JoinScope, _ kind: KeyKind, prefix: String, in database: Database) throws {
+        guard let name = tableNames[kind] else { return }
         // One savepoint, not a commit of the temp database per key (inside a transaction or not).
         try database.execute("SAVEPOINT fill_scope")
         defer { try? database.execute("RELEASE fill_scope") }
-        for (name, keys) in [("transactions", scope.transactions), ("orders", scope.orders), ("users", scope.users), ("chains", scope.chains)] {
-            let table = "temp.\(prefix)_\(name)"
-            // Emptied, not dropped: the tables are made once per connection.
-            try database.execute("""
-                CREATE TEMP TABLE IF NOT EXISTS \(prefix)_\(name) (key TEXT PRIMARY KEY) WITHOUT ROWID;
-                DELETE FROM \(table);
-                """)
-            let insert = try database.cached("INSERT INTO \(table) VALUES (?)")
-            for key in keys { try insert.insert([.text(key.text)]) }
-        }
+        let table = "temp.\(prefix)_\(name)"
+        // Emptied, not dropped: the tables are made once per connection.
+        try database.execute("""
+            CREATE TEMP TABLE IF NOT EXISTS \(prefix)_\(name) (key TEXT PRIMARY KEY) WITHOUT ROWID;
+            DELETE FROM \(table);
+            """)
+        let insert = try database.cached("INSERT INTO \(table) VALUES (?)")
+        for key in scope.keys(kind) { try insert.insert([.text(key.text)]) }
     }
+
+    /// The temp table's name past its prefix, for each kind of key a scope holds.
+    private static let tableNames: [KeyKind: String] = [.transaction: "transactions", .order: "orders", .user: "users", .chain: "chains"]
 }
