@@ -3,15 +3,6 @@ enum StoredSummaryCounts {
     typealias InputFile = SummaryCounts.InputFile
     typealias Counts = SummaryCounts
 
-    /// The distinct app bundle ids the receipts named, sorted.
-    static func bundleIDs(_ database: Database) throws -> [String] {
-        var ids: [String] = []
-        try database.forEach("""
-            SELECT DISTINCT bundle_id FROM raw_receipts__verifications WHERE bundle_id IS NOT NULL ORDER BY bundle_id
-            """) { ids.append($0.string(0)) }
-        return ids
-    }
-
     /// What the summary counts in the store, as of `asOfMs` with `graceMs` of grace.
     static func counts(database: Database, asOfMs: Int64, graceMs: Int64) throws -> Counts {
         var files: [InputFile] = []
@@ -29,13 +20,16 @@ enum StoredSummaryCounts {
 
         // One pass over the transactions for every count of them and of the orders matched to them
         // (a match is kept once, on its transaction), and one over the orders none is matched to.
+        // The transactions' products the catalog lacks are found in the same pass.
         var ordersByRule: [String: Int64] = [:]
         var matched: Int64 = 0
         var byEnvironment: [String: Int64] = [:]
         var unmatchedTransactions: Int64 = 0
         var familyShared: Int64 = 0
+        var missingProducts = Set<String>()
         try database.forEach("SELECT \(TransactionColumn.selectList) FROM int_transactions_resolved") { row in
             typealias Column = TransactionColumn
+            if row.int(Column.isMissingFromCatalog) == 1 { missingProducts.insert(row.string(Column.productID)) }
             byEnvironment[row.string(Column.environment), default: 0] += 1
             unmatchedTransactions += row.int(Column.isUnmatchedProduction)
             familyShared += row.int(Column.isFamilySharedProduction)
@@ -49,12 +43,29 @@ enum StoredSummaryCounts {
         // In SQLite's order (bytes), as the contract's consumers have always seen them.
         let environments = byEnvironment.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
             .map { (name: $0, count: byEnvironment[$0] ?? 0) }
-        let failedVerifications = try database.scalar("SELECT count(*) FROM raw_receipts__verifications WHERE status_n NOT IN (0, 21006)").integerValue
-        let missingFromCatalog = try productsMissingFromCatalog(database)
+        let receipts = try receiptCounts(database)
+        let missingFromCatalog = try productsMissingFromCatalog(database, besides: missingProducts)
 
         return Counts(files: files, ignoredFiles: ignoredFiles, totals: totals, orders: orders, unmatched: unmatched, ordersByRule: ordersByRule,
                       unpaid: unpaid, environments: environments, unmatchedTransactions: unmatchedTransactions, familyShared: familyShared,
-                      failedVerifications: failedVerifications, missingFromCatalog: missingFromCatalog, bundleIDs: try bundleIDs(database))
+                      failedVerifications: receipts.failedVerifications, missingFromCatalog: missingFromCatalog, bundleIDs: receipts.bundleIDs)
+    }
+
+    /// The distinct app bundle ids the receipts named, sorted by their bytes, and how many
+    /// verifications failed (a status other than 0 and 21006): one pass over the receipts. A
+    /// bundle id is made into a string only where it differs from the row before.
+    static func receiptCounts(_ database: Database) throws -> (bundleIDs: [String], failedVerifications: Int64) {
+        var bundleIDs = Set<String>()
+        var last: String?
+        var failed: Int64 = 0
+        try database.forEach("SELECT bundle_id, status_n NOT IN (0, 21006) FROM raw_receipts__verifications") { row in
+            failed += row.int(1)
+            guard !row.isNull(0), !(last.map { row.text(0, equals: $0) } ?? false) else { return }
+            let bundleID = row.string(0)
+            bundleIDs.insert(bundleID)
+            last = bundleID
+        }
+        return (bundleIDs.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }, failed)
     }
 
     /// Every order id of the order lines, in id order, each as often as it has lines: the key index alone.
@@ -96,14 +107,12 @@ enum StoredSummaryCounts {
         return (unmatched, unpaid)
     }
 
-    /// Product ids of verified transactions or deliveries that the catalog lacks. A delivery's
-    /// product is its first line's: a product only a repeated line names is no delivery's. Such a
-    /// product is rare, so the lines naming it are checked one candidate at a time.
-    static func productsMissingFromCatalog(_ database: Database) throws -> Int64 {
-        var missing = Set<String>()
-        try database.forEach("""
-            SELECT DISTINCT product_id FROM int_transactions_resolved WHERE product_id NOT IN (SELECT product_id FROM raw_catalog__products)
-            """) { missing.insert($0.string(0)) }
+    /// How many product ids of verified transactions (`transactionProducts`, those the catalog
+    /// lacks) or deliveries the catalog lacks. A delivery's product is its first line's: a product
+    /// only a repeated line names is no delivery's. Such a product is rare, so the lines naming it
+    /// are checked one candidate at a time.
+    static func productsMissingFromCatalog(_ database: Database, besides transactionProducts: Set<String>) throws -> Int64 {
+        var missing = transactionProducts
         var candidates: [String] = []
         try database.forEach("""
             SELECT DISTINCT product_id FROM raw_server__deliveries WHERE product_id IS NOT NULL AND product_id NOT IN (SELECT product_id FROM raw_catalog__products)
@@ -129,14 +138,15 @@ enum StoredSummaryCounts {
         var sql: String { ["path", "source", "lines_read", "accepted", "rejected", "blank", "ignored", "bytes", "present"][rawValue] }
     }
 
-    /// What `counts` reads of each resolved transaction: its environment, and whether it counts as
-    /// unmatched, family shared or matched.
+    /// What `counts` reads of each resolved transaction: its environment, whether it counts as
+    /// unmatched, family shared or matched, and its product, when the catalog lacks it.
     private enum TransactionColumn: Int, SelectedColumn {
-        case environment, isUnmatchedProduction, isFamilySharedProduction, isMatched, matchRule
+        case environment, isUnmatchedProduction, isFamilySharedProduction, isMatched, matchRule, isMissingFromCatalog, productID
         var sql: String {
             [
                 "coalesce(environment, 'unknown')", "order_id IS NULL AND environment = 'Production'",
                 "environment = 'Production' AND ownership = 'FAMILY_SHARED'", "order_id IS NOT NULL", "match_rule",
+                "product_id NOT IN (SELECT product_id FROM raw_catalog__products)", "product_id",
             ][rawValue]
         }
     }
