@@ -29,7 +29,7 @@ enum StoredSummaryCounts {
         var missingProducts = Set<String>()
         try database.forEach("SELECT \(TransactionColumn.selectList) FROM int_transactions_resolved") { row in
             typealias Column = TransactionColumn
-            if row.int(Column.isMissingFromCatalog) == 1 { missingProducts.insert(row.string(Column.productID)) }
+            if let product = row.optionalString(Column.missingProductID) { missingProducts.insert(product) }
             byEnvironment[row.string(Column.environment), default: 0] += 1
             unmatchedTransactions += row.int(Column.isUnmatchedProduction)
             familyShared += row.int(Column.isFamilySharedProduction)
@@ -139,14 +139,14 @@ enum StoredSummaryCounts {
     }
 
     /// What `counts` reads of each resolved transaction: its environment, whether it counts as
-    /// unmatched, family shared or matched, and its product, when the catalog lacks it.
+    /// unmatched, family shared or matched, and its product where the catalog lacks it (else NULL).
     private enum TransactionColumn: Int, SelectedColumn {
-        case environment, isUnmatchedProduction, isFamilySharedProduction, isMatched, matchRule, isMissingFromCatalog, productID
+        case environment, isUnmatchedProduction, isFamilySharedProduction, isMatched, matchRule, missingProductID
         var sql: String {
             [
                 "coalesce(environment, 'unknown')", "order_id IS NULL AND environment = 'Production'",
                 "environment = 'Production' AND ownership = 'FAMILY_SHARED'", "order_id IS NOT NULL", "match_rule",
-                "product_id NOT IN (SELECT product_id FROM raw_catalog__products)", "product_id",
+                "CASE WHEN product_id NOT IN (SELECT product_id FROM raw_catalog__products) THEN product_id END",
             ][rawValue]
         }
     }
