@@ -105,12 +105,9 @@ struct NightlyTests {
         #expect(healthy.code == 0)
         #expect(healthy.out == "ok: \(db) passed SQLite's integrity check\n")
 
-        // 4 KB of zeros over a page in the middle: the header still reads, the b-trees do not.
-        let handle = try #require(FileHandle(forUpdatingAtPath: db))
-        let size = try handle.seekToEnd()
-        try handle.seek(toOffset: (size / 2) / 4096 * 4096)
-        handle.write(Data(repeating: 0, count: 4096))
-        try handle.close()
+        // 4 KB of zeros over the last page of a table's b-tree: the schema still reads, the table does not.
+        let page = try #require(try Self.lastPage(of: "raw_server__deliveries", in: db))
+        try Self.zero(db, at: (page - 1) * 4096, count: 4096)
 
         let checked = work.iaprecon(["check", "--db", db])
         #expect(checked.code == 1)
@@ -120,6 +117,27 @@ struct NightlyTests {
         #expect(night.code == 1)
         #expect(night.err.hasPrefix("Error: cannot use store \(db): damaged (SQLite's quick_check found: "))
         #expect(try FileManager.default.destinationOfSymbolicLink(atPath: work.path("reports/latest")) == "2026-11-28")
+
+        // The schema's first page zeroed past the file header: the store opens, its schema does not read.
+        try Self.zero(db, at: 100, count: 4096 - 100)
+        let unreadable = work.iaprecon(["nightly", "--date", "2026-11-29"] + common)
+        #expect(unreadable.code == 1)
+        #expect(unreadable.err.hasPrefix("Error: cannot use store \(db): damaged (SQLite: "))
+        #expect(unreadable.err.contains("restore it from a backup"))
+    }
+
+    /// The last page of `table`'s b-tree in the store at `path`.
+    static func lastPage(of table: String, in path: String) throws -> Int64? {
+        let database = try Database(path: path, readOnly: true)
+        guard case .integer(let page)? = try database.scalar("SELECT max(pageno) FROM dbstat WHERE name = ?", [.text(table)]) else { return nil }
+        return page
+    }
+
+    static func zero(_ path: String, at offset: Int64, count: Int) throws {
+        let handle = try #require(FileHandle(forUpdatingAtPath: path))
+        try handle.seek(toOffset: UInt64(offset))
+        handle.write(Data(repeating: 0, count: count))
+        try handle.close()
     }
 
     @Test("the stage commands, history and runs refuse a store that does not exist instead of creating one")

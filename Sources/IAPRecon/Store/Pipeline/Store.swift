@@ -22,7 +22,7 @@ public enum Store {
         do {
             database = try Database(path: path, readOnly: readOnly)
         } catch {
-            throw StoreError(path: path, reason: error.primaryCode == 26 ? "the file is not an iaprecon store (not a SQLite database)" : error.message)
+            throw unusable(path, error, reason: error.message)
         }
         do {
             // Never take over another application's database: an iaprecon store is empty or has our migrations.
@@ -41,9 +41,19 @@ public enum Store {
         } catch let error as Schema.NewerSchemaError {
             throw StoreError(path: path, reason: error.description)
         } catch let error as SQLiteError {
-            throw StoreError(path: path, reason: error.primaryCode == 26 ? "the file is not an iaprecon store (not a SQLite database)" : error.description)
+            throw unusable(path, error, reason: error.description)
         }
         return database
+    }
+
+    /// Why SQLite's `error` makes the store at `path` unusable; `reason` unless it is not a database or damaged.
+    private static func unusable(_ path: String, _ error: SQLiteError, reason: String) -> StoreError {
+        switch error.primaryCode {
+        case 26: StoreError(path: path, reason: "the file is not an iaprecon store (not a SQLite database)")
+        // Its schema cannot be read: as damaged as a b-tree `checkIntegrity` finds broken.
+        case 11: StoreError(path: path, reason: "damaged (SQLite: \(error.message)); " + damagedAdvice)
+        default: StoreError(path: path, reason: reason)
+        }
     }
 }
 
@@ -159,8 +169,11 @@ extension Store {
         let findings = problems.flatMap { $0.split(whereSeparator: \.isNewline).map(String.init) }.filter { !$0.hasPrefix("***") }
         let shown = findings.prefix(3).joined(separator: "; ") + (findings.count > 3 ? "; …" : "")
         throw StoreError(path: database.path, reason: "damaged (SQLite's \(quick ? "quick_check" : "integrity_check") found: \(shown)); "
-                         + "restore it from a backup, or delete it and let the next run read the inputs again")
+                         + damagedAdvice)
     }
+
+    /// What to do with a damaged store.
+    static let damagedAdvice = "restore it from a backup, or delete it and let the next run read the inputs again"
 }
 
 /// Bytes of the store that belong to one layer of `Tables` (ledger, raw, results).
