@@ -135,6 +135,17 @@ public final class OutputSet: Sendable {
         written.withLock { $0.append(name) }
     }
 
+    /// Where this set's file `name` is once the set is committed, as an absolute path.
+    func committedPath(of name: String) -> String {
+        let absolute = folder.hasPrefix("/") ? folder : FileManager.default.currentDirectoryPath + "/" + folder
+        return absolute + "/.sets/" + setName + "/" + name
+    }
+
+    /// This set's file `name`, as written (`write`); nil before.
+    func identity(of name: String) -> FileIdentity? {
+        FileIdentity(path: setPath + "/" + name)
+    }
+
     /// Makes the written files the current set, atomically, and removes older sets.
     public func commit() throws(OutputError) {
         let written = written.withLock { $0 }.sorted()
@@ -304,6 +315,21 @@ public struct TextSink {
         record.removeAll(keepingCapacity: true)
     }
 
+    /// Bytes already in the file's form: a record copied from the file an earlier run wrote.
+    mutating func write(bytes: UnsafeBufferPointer<UInt8>) throws(OutputError) {
+        let count = fwrite(bytes.baseAddress, 1, bytes.count, file)
+        if count != bytes.count { throw OutputError(path: path, reason: String(cString: strerror(errno))) }
+        try wrote(count)
+    }
+
+    /// Drops what was written, to write the file again from its start.
+    mutating func restart() throws(OutputError) {
+        guard fflush(file) == 0, ftruncate(fileno(file), 0) == 0, fseeko(file, 0, SEEK_SET) == 0 else {
+            throw OutputError(path: path, reason: String(cString: strerror(errno)))
+        }
+        (writebackFrom, sinceWriteback) = (0, 0)
+    }
+
     /// Counts `count` bytes written; past every `writebackChunk`, hands them to the kernel and asks
     /// it to start writing them to disk while the rest is produced. A file far smaller than the
     /// kernel's own writeback threshold (transactions.csv) would otherwise wait whole for `close`'s
@@ -379,5 +405,15 @@ struct CSVCells {
                 bytes.append(contentsOf: CSV.numberCell(String(decoding: value, as: UTF8.self)).utf8)
             }
         }
+    }
+}
+
+extension FileIdentity {
+    /// The file at `path` (a link followed); nil when there is none.
+    init?(path: String) {
+        var status = stat()
+        guard stat(path, &status) == 0 else { return nil }
+        self.init(device: Int64(status.st_dev), inode: Int64(status.st_ino), bytes: Int64(status.st_size),
+                  modifiedNs: Int64(status.st_mtim.tv_sec) * 1_000_000_000 + Int64(status.st_mtim.tv_nsec))
     }
 }

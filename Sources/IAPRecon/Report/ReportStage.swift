@@ -27,6 +27,9 @@ public struct ReportSummary: Sendable {
     public var currency = ReportingCurrency("USD")
     /// The app bundle ids the receipts named, sorted.
     public var bundleIDs: [String] = []
+    /// How many rows of `transactions.csv` were written anew from the store when the report
+    /// patched the file the last one wrote; nil when it wrote the file whole.
+    public var transactionsPatched: Int?
     public var files: [String]
 }
 
@@ -83,6 +86,7 @@ public enum ReportStage {
         }
         var files: [String] = []
         var bundleIDs: [String] = []
+        var transactionsPatched: Int?
         // Each file is written (and fsynced) as soon as what it shows is known, on the thread that
         // knows it: transactions streamed on a connection of their own from the start, revenue
         // (daily, then by fiscal month) beside the summary's counts once the installs are read,
@@ -90,7 +94,12 @@ public enum ReportStage {
         // page and the summary need all but the transactions and come last.
         let transactionsFile = Background { [open = store.opener, zone = settings.zone, currency = settings.reportingCurrency] in
             let reader = try open()
-            try output.write("transactions.csv") { try TransactionsReport.write(reader, zone: zone, fx: fx, currency: currency, &$0) }
+            var written: TransactionsReport.Written?
+            try output.write("transactions.csv") {
+                written = try TransactionsReport.write(reader, zone: zone, fx: fx, currency: currency, &$0)
+            }
+            if let patched = written?.patchedRows { Trace.mark("report transactions.csv patched (\(patched) rows anew)") }
+            return written
         }
         // Revenue and the summary's counts read on their own connection while attribution runs here.
         let revenueWork = Background { [open = store.opener, zone = settings.zone, currency = settings.reportingCurrency, asOfMs, graceMs] in
@@ -148,10 +157,17 @@ public enum ReportStage {
                 transactionsFile.wait()
                 throw error
             }
-            try transactionsFile.value()
+            let transactions = try transactionsFile.value()
             Trace.mark("report waited for transactions.csv")
             filesDone?(1)
+            // Recorded before the set is switched in: a run killed between the two leaves a record
+            // that names no current file, and the next report writes the file whole.
+            if let transactions, let file = output.identity(of: "transactions.csv") {
+                try store.saveTransactionsFile(TransactionsFileRecord(
+                    joinNumber: transactions.joinNumber, settings: transactions.settings, path: output.committedPath(of: "transactions.csv"), file: file))
+            }
             try output.commit()
+            transactionsPatched = transactions?.patchedRows
             bundleIDs = counts.bundleIDs
             Trace.mark("report files written")
             files = ["findings.csv", "findings.json", "revenue_daily.csv", "revenue_monthly.csv", "transactions.csv"]
@@ -181,6 +197,7 @@ public enum ReportStage {
         }
         summary.currency = settings.reportingCurrency
         summary.bundleIDs = bundleIDs
+        summary.transactionsPatched = transactionsPatched
         return summary
     }
 }

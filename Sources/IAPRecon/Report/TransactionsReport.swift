@@ -13,6 +13,14 @@
 /// through their key index, each with who received it as the join listed it, so nothing is
 /// sorted or held per transaction; only the findings, a few per thousand transactions, and the
 /// catalog are kept in memory.
+///
+/// A night changes few of the rows, so a report patches the file it wrote before when it can:
+/// rows the joins since then changed (`TransactionChanges`) are written anew from the store, the
+/// others copied as they were. It can when the store's record of that file (`TransactionsFileRecord`)
+/// names a file that is still there as written (same device, inode, size and modification time),
+/// written with the same settings (reporting currency, zone, fx rates and catalog: all else a row
+/// shows), with every join since listed. Otherwise, or when the file is not as this iaprecon
+/// writes it, the file is written whole; both ways give the same bytes.
 enum TransactionsReport {
     static func header(_ currency: ReportingCurrency) -> [String] {
         ["transaction_id", "original_transaction_id", "user_id", "order_id", "match_rule", "product_id", "product_type",
@@ -22,37 +30,205 @@ enum TransactionsReport {
             + ["deliveries", "delivered_to", "finding_ids"]
     }
 
+    /// How a report wrote the file, and what its record is to say of it.
+    struct Written: Sendable {
+        /// The last join whose changes the file shows, and the digest of its settings.
+        var joinNumber: Int64
+        var settings: String
+        /// The rows written from the store when the file was patched; nil when it was written whole.
+        var patchedRows: Int?
+    }
+
+    /// Writes the whole file from the store.
     static func write(_ store: some ReportStore, zone: Zone, fx: FXRates, currency: ReportingCurrency, _ sink: inout TextSink) throws {
+        var lines = try Lines(store: store, zone: zone, fx: fx, currency: currency)
+        try writeWhole(store, lines: &lines, &sink)
+    }
+
+    /// Writes the file, patching the one the store's record names when it can. Reads one snapshot of the store.
+    static func write(_ store: some ReportStore, zone: Zone, fx: FXRates, currency: ReportingCurrency,
+                      _ sink: inout TextSink) throws -> Written {
+        try store.readTransaction {
+            var lines = try Lines(store: store, zone: zone, fx: fx, currency: currency)
+            let settings = try settingsDigest(store, zone: zone, currency: currency)
+            let record = try store.transactionsFile()
+            let (latest, changes) = try store.transactionChanges(after: record?.joinNumber ?? 0)
+            var written = Written(joinNumber: latest, settings: settings)
+            if let record, let changes, record.settings == settings, latest >= record.joinNumber,
+               !lines.catalogTypes.isEmpty, FileIdentity(path: record.path) == record.file {
+                do {
+                    written.patchedRows = try patch(record.path, with: changes, store: store, lines: &lines, &sink)
+                    return written
+                } catch is NotPatchable {
+                    try sink.restart()
+                }
+            }
+            try writeWhole(store, lines: &lines, &sink)
+            return written
+        }
+    }
+
+    /// The file written before is not as this iaprecon writes it (an id it cannot read back, rows
+    /// out of order, another header): the file is written whole instead.
+    private struct NotPatchable: Error {}
+
+    /// A digest of everything but the store's transactions and findings that a row shows: the
+    /// file's form, the reporting currency, the zone its days are in, every fx rate and the catalog.
+    static func settingsDigest(_ store: some ReportStore, zone: Zone, currency: ReportingCurrency) throws -> String {
+        var text = "transactions.csv 1\n" + header(currency).joined(separator: ",") + "\n" + zone.identifier + "\n"
+        for rate in try store.fxRates() { text += [rate.path, rate.day, rate.currency, rate.rate].joined(separator: "\u{1F}") + "\n" }
+        for product in try store.catalogTypes() { text += product.productID + "\u{1F}" + product.type + "\n" }
+        let hex = Array("0123456789abcdef".utf8)
+        return String(decoding: SHA256.hash(Array(text.utf8)).flatMap { [hex[Int($0 >> 4)], hex[Int($0 & 15)]] }, as: UTF8.self)
+    }
+
+    private static func writeWhole<Backend: ReportStore>(_ store: Backend, lines: inout Lines<Backend>, _ sink: inout TextSink) throws {
+        // Apple's product type shows only where the catalog gives none: merged from the sightings of
+        // every transaction, in the same order, when there is no catalog; else, rarely needed, one
+        // transaction's sightings at a time.
+        lines.appleTypes = lines.catalogTypes.isEmpty ? try store.mergedTransactionsByID() : nil
+        lines.appleType = try lines.appleTypes?.next()
+        let transactions = try store.transactionsByID()
+        defer { transactions.reset() }
+        try sink.csvRecord(header(lines.currency))
+        while try transactions.step() {
+            try lines.write(transactions.row, to: &sink)
+        }
+    }
+
+    /// Copies `previous` line by line, writing anew from the store the rows `changes` names, in
+    /// transaction id order: a changed transaction's row (none if it is gone), a new one's, and
+    /// any row of a chain whose own findings changed or of a product the catalog has no type for
+    /// (its type is Apple's, whose sightings may have changed). Returns the rows written anew.
+    private static func patch<Backend: ReportStore>(_ previous: String, with changes: TransactionChanges, store: Backend,
+                                                  lines: inout Lines<Backend>, _ sink: inout TextSink) throws -> Int {
+        let changed = changes.transactions.map { Array($0.utf8) }.sorted { $0.lexicographicallyPrecedes($1) }
+        var next = 0
+        var rewritten = 0
+        func writeAnew(_ id: [UInt8]) throws -> Bool {
+            let found = try store.withTransaction(String(decoding: id, as: UTF8.self)) { row in try lines.write(row, to: &sink) }
+            if found { rewritten += 1 }
+            return found
+        }
+        let header = Array((Self.header(lines.currency).joined(separator: ",")).utf8)
+        var last: [UInt8]?
+        var sawHeader = false
+        let crlf: [UInt8] = [0x0D, 0x0A]
+        try LineReader.forEachLine(path: previous) { line in
+            guard line.number > 1 else {
+                guard line.bytes.elementsEqual(header), !line.tooLong else { throw NotPatchable() }
+                sawHeader = true
+                try sink.write(bytes: line.bytes)
+                try crlf.withUnsafeBufferPointer { try sink.write(bytes: $0) }
+                return
+            }
+            // The first, second and sixth cells: id, chain and product, each only as this iaprecon
+            // writes a value it can read back.
+            guard !line.tooLong, let cells = Self.cells(line.bytes), let id = cells.id else { throw NotPatchable() }
+            if let last, !last.lexicographicallyPrecedes(id) { throw NotPatchable() }
+            last = Array(id)
+            while next < changed.count, changed[next].lexicographicallyPrecedes(id) {
+                _ = try writeAnew(changed[next])
+                next += 1
+            }
+            if next < changed.count, changed[next].elementsEqual(id) {
+                _ = try writeAnew(changed[next])
+                next += 1
+                return
+            }
+            let chainChanged = !changes.chains.isEmpty && cells.chain.map { changes.chains.contains(String(decoding: $0, as: UTF8.self)) } != false
+            let typeFromApple = cells.product.map { lines.catalogTypes[String(decoding: $0, as: UTF8.self)] == nil } != false
+            if chainChanged || typeFromApple {
+                guard try writeAnew(Array(id)) else { throw NotPatchable() }
+                return
+            }
+            try sink.write(bytes: line.bytes)
+            try crlf.withUnsafeBufferPointer { try sink.write(bytes: $0) }
+        }
+        guard sawHeader else { throw NotPatchable() }
+        while next < changed.count {
+            _ = try writeAnew(changed[next])
+            next += 1
+        }
+        return rewritten
+    }
+
+    /// The id, chain and product cells of a line, each nil when it is not a value this iaprecon
+    /// writes as itself (`readable`); nil when the line has fewer than six cells.
+    private static func cells(_ line: UnsafeBufferPointer<UInt8>) -> (id: UnsafeBufferPointer<UInt8>?, chain: UnsafeBufferPointer<UInt8>?,
+                                                                      product: UnsafeBufferPointer<UInt8>?)? {
+        var found: [UnsafeBufferPointer<UInt8>?] = []
+        var start = 0
+        var index = 0
+        let quote = UInt8(ascii: "\""), comma = UInt8(ascii: ",")
+        while found.count < 3 {
+            var end = start
+            if start < line.count, line[start] == quote {
+                // A quoted cell (never `readable`): its commas are text, a doubled quote is one quote.
+                end += 1
+                while end < line.count {
+                    if line[end] == quote {
+                        if end + 1 < line.count, line[end + 1] == quote { end += 2; continue }
+                        end += 1
+                        break
+                    }
+                    end += 1
+                }
+                guard end == line.count || line[end] == comma else { return nil }
+            } else {
+                while end < line.count, line[end] != comma { end += 1 }
+            }
+            if index == 0 || index == 1 || index == 5 {
+                let cell = UnsafeBufferPointer(rebasing: line[start..<end])
+                found.append(readable(cell) ? cell : nil)
+            }
+            guard end < line.count else { break }
+            start = end + 1
+            index += 1
+        }
+        guard found.count == 3 else { return nil }
+        return (found[0], found[1], found[2])
+    }
+
+    /// A cell that is its value's own bytes: `CSV.textCell` writes such a value as itself, and no
+    /// other value as these bytes (no quote, escape or formula guard in it).
+    private static func readable(_ cell: UnsafeBufferPointer<UInt8>) -> Bool {
+        CSV.isPlain(bytes: cell, text: true) && cell.first != UInt8(ascii: "'") && !cell.contains(UInt8(ascii: "\\"))
+    }
+
+    /// Writes rows from the store: what every row shares (the catalog, the findings, the rates).
+    private struct Lines<Backend: ReportStore> {
+        let store: Backend
+        let currency: ReportingCurrency
         var catalogTypes: [String: String] = [:]
-        for (productID, type) in try store.catalogTypes() { catalogTypes[productID] = type }
         // A finding names its transaction; a chain's finding (a shared subscription) names no
         // transaction and is listed on every transaction of the chain. Both are looked up by the
         // fingerprint of the id's bytes, so a transaction row makes no string of its ids.
         var findingsOfTransaction: [RowFingerprint: [String]] = [:], findingsOfChain: [RowFingerprint: [String]] = [:]
-        typealias Subject = FindingSubjectColumn
-        try store.forEachFindingSubject { row in
-            if let transaction = row.fingerprint(Subject.transactionID) {
-                findingsOfTransaction[transaction, default: []].append(row.string(Subject.findingID))
-            } else if let chain = row.fingerprint(Subject.originalTransactionID) {
-                findingsOfChain[chain, default: []].append(row.string(Subject.findingID))
-            }
-        }
-        // Apple's product type shows only where the catalog gives none: merged from the sightings of
-        // every transaction, in the same order, when there is no catalog; else, rarely needed, one
-        // transaction's sightings at a time.
-        let appleTypes = catalogTypes.isEmpty ? try store.mergedTransactionsByID() : nil
-        var appleType = try appleTypes?.next()
-        // The product type is filled in here.
-        typealias Column = ReportTransactionColumn
-        let transactions = try store.transactionsByID()
-        defer { transactions.reset() }
-        var values = AmountReader(fx: fx, zone: zone)
+        var appleTypes: (any MergedTransactionCursor)?
+        var appleType: AppleTransactions.Merged?
+        var values: AmountReader
         // The catalog's type of each product (its cell), looked up once per distinct product id.
         var products = TextIndex()
         var catalogTypeCells: [String?] = []
-        try sink.csvRecord(header(currency))
-        while try transactions.step() {
-            let row = transactions.row
+
+        init(store: Backend, zone: Zone, fx: FXRates, currency: ReportingCurrency) throws {
+            (self.store, self.currency) = (store, currency)
+            values = AmountReader(fx: fx, zone: zone)
+            for (productID, type) in try store.catalogTypes() { catalogTypes[productID] = type }
+            typealias Subject = FindingSubjectColumn
+            try store.forEachFindingSubject { row in
+                if let transaction = row.fingerprint(Subject.transactionID) {
+                    findingsOfTransaction[transaction, default: []].append(row.string(Subject.findingID))
+                } else if let chain = row.fingerprint(Subject.originalTransactionID) {
+                    findingsOfChain[chain, default: []].append(row.string(Subject.findingID))
+                }
+            }
+        }
+
+        /// Writes one resolved transaction (`ReportTransactionColumn`); the product type is filled in here.
+        mutating func write(_ row: Backend.Row, to sink: inout TextSink) throws {
+            typealias Column = ReportTransactionColumn
             let purchaseMs = row.int(Column.purchaseMs)
             let quantity = row.int(Column.quantity)
             let price = values.amount(row, Column.unitPrice).map { $0 * quantity }

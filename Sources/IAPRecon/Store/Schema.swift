@@ -588,6 +588,20 @@ public enum Schema {
             DROP TABLE fct_apple_tieout_uncounted;
             INSERT OR IGNORE INTO dirty_keys VALUES ('all', '');
             """),
+        // What each join changed of the rows transactions.csv shows, and which transactions.csv the
+        // last report wrote from which join: a night's report rewrites only the changed rows. A
+        // store without them has its next transactions.csv written whole.
+        (16, """
+            DROP TABLE IF EXISTS int_transaction_changes;
+            CREATE TABLE int_transaction_changes (
+              join_number INTEGER NOT NULL, kind TEXT NOT NULL, id TEXT NOT NULL, PRIMARY KEY (join_number, kind, id)
+            ) WITHOUT ROWID;
+            DROP TABLE IF EXISTS fct_transactions_file;
+            CREATE TABLE fct_transactions_file (
+              join_number INTEGER NOT NULL, settings TEXT NOT NULL, path TEXT NOT NULL, device INTEGER NOT NULL,
+              inode INTEGER NOT NULL, bytes INTEGER NOT NULL, modified_ns INTEGER NOT NULL
+            );
+            """),
     ]
 
     public static var latestVersion: Int { migrations.last?.id ?? 0 }

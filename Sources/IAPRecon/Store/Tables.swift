@@ -73,9 +73,13 @@ enum Tables {
         // same, read through the join's part of the store (`StoredJoinResults.settings`).
         .init(name: "int_run_settings", layer: .result, writer: .join, readers: []),
         .init(name: "fct_apple_tieout", layer: .result, writer: .join, readers: [.report], migration: 15),
-        // The report's own memory across runs: when it first reported each finding, and whom it attributed each user to.
+        // What each join changed of the rows transactions.csv shows (`StoredTransactionChanges`).
+        .init(name: "int_transaction_changes", layer: .result, writer: .join, readers: [.report], migration: 16),
+        // The report's own memory across runs: when it first reported each finding, whom it attributed
+        // each user to, and which transactions.csv it wrote.
         .init(name: "fct_finding_first_seen", layer: .result, writer: .report, readers: []),
         .init(name: "fct_user_installs", layer: .result, writer: .report, readers: []),
+        .init(name: "fct_transactions_file", layer: .result, writer: .report, readers: [], migration: 16),
     ]
 
     /// The declaration of `name`, if it is a table of the store.

@@ -18,14 +18,20 @@ struct ScopeRowsTests {
          refundMs == nil ? .null : .text("0.99"), .null, .integer(deliveries), .null, .text(user)]
     }
 
-    static func finding(_ id: String, transaction: String) -> [SQLValue] {
+    static func finding(_ id: String, transaction: String, detail: String = "never delivered") -> [SQLValue] {
         [.text(id), .text("lost_delivery"), .text("critical"), .text("u1"), .null, .text(transaction), .text(transaction),
-         .text("gems"), .text("0.99"), .text("USD"), .integer(day1), .text("never delivered"), .text("server.jsonl:1")]
+         .text("gems"), .text("0.99"), .text("USD"), .integer(day1), .text(detail), .text("server.jsonl:1")]
+    }
+
+    /// A finding about a whole chain, which names no transaction of it.
+    static func chainFinding(_ id: String, chain: String) -> [SQLValue] {
+        [.text(id), .text("shared_apple_id_subscription"), .text("warning"), .null, .null, .null, .text(chain),
+         .text("gems"), .null, .null, .integer(day1), .text("shared"), .text("server.jsonl:1")]
     }
 
     /// A store holding `transactions` and `findings` as the last join left them, the scope being
     /// every transaction in it (`temp.join_*`).
-    func store(_ transactions: [[SQLValue]], findings: [[SQLValue]]) throws -> (Scenario, Database) {
+    func store(_ transactions: [[SQLValue]], findings: [[SQLValue]], chains: [String] = []) throws -> (Scenario, Database) {
         let scenario = try Scenario()
         let database = try scenario.open()
         try database.execute(StoredJoinResults.tables.dropAndCreate)
@@ -34,6 +40,7 @@ struct ScopeRowsTests {
         for row in findings { try database.run("INSERT INTO fct_findings VALUES (\(marks(13)))", row) }
         var scope = JoinScope()
         for row in transactions { if case .text(let id) = row[0] { scope.insert(id, as: .transaction) } }
+        for chain in chains { scope.insert(chain, as: .chain) }
         try StoredScopeFacts.fill(scope, prefix: "join", in: database)
         return (scenario, database)
     }
@@ -60,7 +67,7 @@ struct ScopeRowsTests {
         return ids
     }
 
-    @Test("the columns the tie-out's days are read from are where the table declares them")
+    @Test("the columns the tie-out's days and a finding's subject are read from are where the tables declare them")
     func resolvedColumnsAreTheDeclaredOnes() throws {
         let (scenario, database) = try store([], findings: [])
         var names: [String] = []
@@ -68,6 +75,10 @@ struct ScopeRowsTests {
         typealias R = ScopeRows.Resolved
         let read = [R.productID, R.purchaseMs, R.quantity, R.storefront, R.isRevenue, R.refundMs, R.refundType].map { names[$0] }
         #expect(read == ["product_id", "purchase_ms", "quantity", "storefront", "is_revenue", "refund_ms", "refund_type"])
+        var findingNames: [String] = []
+        try database.forEach("SELECT name FROM pragma_table_info('fct_findings') ORDER BY cid") { findingNames.append($0.string(0)) }
+        #expect([ScopeRows.Finding.transactionID, ScopeRows.Finding.originalTransactionID].map { findingNames[$0] }
+                == ["transaction_id", "original_transaction_id"])
         for table in ScopeRows.tables {
             let columns = try database.scalar("SELECT count(*) FROM pragma_table_info('\(table.name)')")
             #expect(columns == .integer(Int64(table.columns)), "\(table.name)")
@@ -115,6 +126,29 @@ struct ScopeRowsTests {
         }
         #expect(rows.tieOutChanges.removed == [revenue(purchaseMs: Self.day1), revenue(purchaseMs: Self.day5)])
         #expect(rows.tieOutChanges.added == [revenue(purchaseMs: Self.day1, refundMs: Self.day9), revenue(purchaseMs: Self.day9)])
+        withExtendedLifetime(scenario) {}
+    }
+
+    @Test("transactions.csv hears of each row it shows differently: a changed, new or gone transaction, a changed, new or gone finding's transaction, or its chain when it names none; never of an unchanged one")
+    func transactionsFileChangesAreTheRowsItShows() throws {
+        let (scenario, database) = try store(
+            [Self.transaction("t1"), Self.transaction("t2"), Self.transaction("t3"), Self.transaction("t6")],
+            findings: [Self.finding("f1", transaction: "t1"), Self.finding("f3", transaction: "t3"), Self.finding("f6", transaction: "t6"),
+                       Self.chainFinding("fc", chain: "c9")],
+            chains: ["c8", "c9"])
+        var rows = try ScopeRows(database)
+        try database.transaction {
+            // t1 and t6 as they were; t2 delivered again; t3 gone; t4 new.
+            let decided = [Self.transaction("t1"), Self.transaction("t2", deliveries: 2), Self.transaction("t4"), Self.transaction("t6")]
+            try rows.changed(packed(0, decided)).insert(with: database.cached("INSERT INTO int_transactions_resolved VALUES (\(marks(21)))"))
+            // f1 says something else; f6 as it was; f3 and the chain finding fc gone; fd new, about chain c8.
+            let findings = [Self.finding("f1", transaction: "t1", detail: "delivered late"), Self.finding("f6", transaction: "t6"),
+                            Self.chainFinding("fd", chain: "c8")]
+            try rows.changed(packed(1, findings)).insert(with: database.cached("INSERT INTO fct_findings VALUES (\(marks(13)))"))
+            try rows.deleteUnwritten()
+        }
+        #expect(rows.transactionChanges.transactions == ["t1", "t2", "t3", "t4"])
+        #expect(rows.transactionChanges.chains == ["c8", "c9"])
         withExtendedLifetime(scenario) {}
     }
 }

@@ -23,6 +23,7 @@ struct SchemaTests {
         13: "188c9bb3489cf592",
         14: "41c8d7ce657b42b2",
         15: "89762102c49f9d20",
+        16: "d7bb6297444a28fd",
     ]
 
     @Test("a released migration's text never changes, and every migration is recorded as released")

@@ -56,7 +56,8 @@ protocol JoinStore: RawIndexStore {
 
     /// Decides `batches` of `scope` on `pool` (each batch's keys given by `keys`) and replaces the
     /// scope's results with theirs, inside the caller's transaction: unchanged rows are kept, the
-    /// rows no batch decided again are deleted. Returns what the changed rows change of the tie-out.
+    /// rows no batch decided again are deleted, and what the changed rows change of `transactions.csv`
+    /// is listed for the report. Returns what they change of the tie-out.
     func update(_ scope: JoinScope, batches: Int, keys: @escaping @Sendable (Int) -> JoinScope, pool: WorkerPool,
                 decide: @escaping JoinDecision, rowsWritten: ((Int) -> Void)?) throws -> TieOutChanges
     /// Builds the raw indexes `names` (`missingRawIndexes`) on a connection of the store's own,
@@ -73,7 +74,8 @@ protocol JoinStore: RawIndexStore {
     /// ones, each batch committed on its own (a killed run leaves the current results whole and the
     /// rebuild pending).
     func rebuild(_ facts: RebuildFacts, pool: WorkerPool, decide: @escaping JoinDecision, rowsWritten: ((Int) -> Void)?) throws
-    /// The rebuilt results replace the current ones, with their indexes.
+    /// The rebuilt results replace the current ones, with their indexes; the report is told that
+    /// every row of `transactions.csv` may have changed.
     func switchInRebuilt() throws
     /// Keeps the settings this join decided with, and forgets the changed keys it recomputed.
     func finish(settings: JoinSettings) throws

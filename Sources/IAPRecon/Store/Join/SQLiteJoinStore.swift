@@ -105,6 +105,7 @@ struct SQLiteJoinStore: JoinStore {
                            }, rowsWritten: rowsWritten)
         guard var rows = current else { throw ScopeRows.NotRead() }
         try rows.deleteUnwritten()
+        try StoredTransactionChanges.record(rows.transactionChanges, in: database)
         try StoredJoinResults.createMissingIndexes(database)
         return rows.tieOutChanges
     }
@@ -148,6 +149,7 @@ struct SQLiteJoinStore: JoinStore {
 
     func switchInRebuilt() throws {
         try StoredJoinResults.switchIn(database)
+        try StoredTransactionChanges.recordAll(in: database)
     }
 
     func finish(settings: JoinSettings) throws {

@@ -12,6 +12,9 @@
 /// the tie-out reads them, changed is listed as it was and as it is (`TieOutChanges`), a new
 /// one as it is, a gone one as it was; only revenue rows count, and a row changed elsewhere
 /// (its deliveries, say) is not listed: a refund on a night changes the night's day, not the purchase's.
+///
+/// What `transactions.csv` shows of the rows that changed is listed too (`transactionChanges`): a
+/// changed, new or gone resolved transaction, and the subject of a changed, new or gone finding.
 struct ScopeRows {
     /// The scope's rows were asked for before they were read (a defect, never the input's).
     struct NotRead: Error, CustomStringConvertible {
@@ -50,14 +53,21 @@ struct ScopeRows {
     private static let refundColumns = [Resolved.isRevenue, Resolved.productID, Resolved.storefront, Resolved.quantity, Resolved.refundMs,
                                         Resolved.refundType]
 
+    /// Where a finding's subject is, as `Tables.joinResults` declares it.
+    enum Finding {
+        static let transactionID = 5, originalTransactionID = 6
+    }
+
     /// A current row: its key, the fingerprint of its values, and, for a resolved transaction,
-    /// what the tie-out reads of it.
+    /// what the tie-out reads of it; for a finding, its subject.
     private struct Current {
         var key: String
         var values: RowFingerprint
         var units: Units
         /// A resolved transaction's, if it is revenue.
         var revenue: RevenueTransaction?
+        /// A finding's subject; nil for a resolved transaction.
+        var subject: (transactionID: String?, originalTransactionID: String?)?
         var written = false
     }
 
@@ -77,6 +87,8 @@ struct ScopeRows {
     private var current: [[RowFingerprint: Current]]
     /// What the changed rows change of the tie-out with Apple.
     private(set) var tieOutChanges = TieOutChanges()
+    /// What the changed rows change of `transactions.csv`.
+    private(set) var transactionChanges = TransactionChanges()
     private let deletes: [Statement]
 
     /// Reads the scope's current rows; the scope is in `database`'s `temp.join_*` tables.
@@ -88,7 +100,8 @@ struct ScopeRows {
             byKey.reserveCapacity(rows.count)
             rows.forEachRow(columns: table.columns) { row in
                 byKey[Self.key(row)] = Current(key: Self.keyText(row), values: RowFingerprint(row.bytes),
-                                               units: number == 0 ? Units(row) : Units(), revenue: number == 0 ? Self.revenue(row) : nil)
+                                               units: number == 0 ? Units(row) : Units(), revenue: number == 0 ? Self.revenue(row) : nil,
+                                               subject: number == 1 ? Self.subject(row) : nil)
             }
             return byKey
         }
@@ -108,9 +121,11 @@ struct ScopeRows {
                 guard was.values != RowFingerprint(row.bytes) else { return }
                 try deletes[number].insert([.text(was.key)])
                 if number == 0 { noteChange(from: was, to: row) }
+                noteShown(was)
             } else if number == 0, let added = Self.revenue(row) {
                 tieOutChanges.added.append(added)
             }
+            noteShown(row, table: number)
             kept.append(row)
         }
         return kept
@@ -122,9 +137,39 @@ struct ScopeRows {
             for row in rows.values where !row.written {
                 try deletes[number].insert([.text(row.key)])
                 if number == 0, let removed = row.revenue { tieOutChanges.removed.append(removed) }
+                noteShown(row)
             }
         }
         current = current.map { _ in [:] }
+    }
+
+    /// Lists what `transactions.csv` shows of a current row that changes or goes: a resolved
+    /// transaction's line, or the lines a finding is listed on.
+    private mutating func noteShown(_ row: Current) {
+        if let subject = row.subject {
+            transactionChanges.noteFinding(transactionID: subject.transactionID, originalTransactionID: subject.originalTransactionID)
+        } else {
+            transactionChanges.transactions.insert(row.key)
+        }
+    }
+
+    /// The same of a decided row of table `number`.
+    private mutating func noteShown(_ row: PackedRow, table number: Int) {
+        if number == 1 {
+            let subject = Self.subject(row)
+            transactionChanges.noteFinding(transactionID: subject.transactionID, originalTransactionID: subject.originalTransactionID)
+        } else {
+            transactionChanges.transactions.insert(Self.keyText(row))
+        }
+    }
+
+    /// A finding's subject: its transaction and its chain, as decided.
+    private static func subject(_ row: PackedRow) -> (transactionID: String?, originalTransactionID: String?) {
+        func text(_ column: Int) -> String? {
+            guard case .bytes(let bytes) = row.value(column) else { return nil }
+            return String(decoding: bytes, as: UTF8.self)
+        }
+        return (text(Finding.transactionID), text(Finding.originalTransactionID))
     }
 
     private static func key(_ row: PackedRow) -> RowFingerprint {

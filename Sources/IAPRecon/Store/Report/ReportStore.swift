@@ -45,6 +45,15 @@ protocol ReportStore: SendableMetatype {
     func mergedTransactionsByID() throws -> any MergedTransactionCursor
     /// `transactionID` merged from its sightings; nil when Apple never showed it.
     func mergedTransaction(_ transactionID: String) throws -> AppleTransactions.Merged?
+    /// The number of the last join that listed its changes (0 for none), and what the joins after
+    /// `joinNumber` changed of `transactions.csv`'s rows; nil changes when one of them may have changed every row.
+    func transactionChanges(after joinNumber: Int64) throws -> (latest: Int64, changes: TransactionChanges?)
+    /// Calls `body` with `transactionID`'s resolved row (`ReportTransactionColumn`); false when it has none.
+    func withTransaction(_ transactionID: String, _ body: (Row) throws -> Void) throws -> Bool
+    /// The `transactions.csv` the last report recorded writing, if any.
+    func transactionsFile() throws -> TransactionsFileRecord?
+    /// Records the `transactions.csv` this report wrote, in place of the last one's.
+    func saveTransactionsFile(_ record: TransactionsFileRecord) throws
 
     // MARK: Consumption requests
 
@@ -74,6 +83,24 @@ protocol ReportStore: SendableMetatype {
     func userInstallWriter() -> any UserInstallWriter
     /// Every stored spend row (`SpendColumn`).
     func forEachSpendRow(_ body: (Row) throws -> Void) throws
+}
+
+/// A `transactions.csv` a report wrote: from the results of which join (`transactionChanges`), with
+/// which settings (a digest of all else its rows depend on), where (an absolute path: a nightly
+/// run writes each night into a folder of its own), and which file it is.
+struct TransactionsFileRecord: Equatable, Sendable {
+    var joinNumber: Int64
+    var settings: String
+    var path: String
+    var file: FileIdentity
+}
+
+/// A file as the file system tells it apart: a file written anew, or changed in place, differs.
+struct FileIdentity: Equatable, Sendable {
+    var device: Int64
+    var inode: Int64
+    var bytes: Int64
+    var modifiedNs: Int64
 }
 
 /// Whether a join reconciled the store.

@@ -73,6 +73,22 @@ struct SQLiteReportStore: ReportStore {
         try AppleTransactions.merged(transactionID, in: database)
     }
 
+    func transactionChanges(after joinNumber: Int64) throws -> (latest: Int64, changes: TransactionChanges?) {
+        try StoredTransactionsFile.changes(after: joinNumber, in: database)
+    }
+
+    func withTransaction(_ transactionID: String, _ body: (Row) throws -> Void) throws -> Bool {
+        try StoredTransactionsFile.transaction(transactionID, in: database, body)
+    }
+
+    func transactionsFile() throws -> TransactionsFileRecord? {
+        try StoredTransactionsFile.record(database)
+    }
+
+    func saveTransactionsFile(_ record: TransactionsFileRecord) throws {
+        try StoredTransactionsFile.save(record, in: database)
+    }
+
     func consumptionRequests(about transactionID: String?) throws -> [(uuid: String, transactionID: String, ms: Int64)] {
         try StoredReportRows.consumptionRequests(database, about: transactionID)
     }
