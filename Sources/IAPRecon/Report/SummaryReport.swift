@@ -106,9 +106,3 @@ enum SummaryReport {
     }
 }
 
-extension Optional where Wrapped == SQLValue {
-    var integerValue: Int64 {
-        if case .integer(let value)? = self { return value }
-        return 0
-    }
-}

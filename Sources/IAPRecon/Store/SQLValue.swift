@@ -12,3 +12,11 @@ public enum SQLValue: Sendable, Equatable, Hashable {
     public init(_ integer: Int64?) { self = integer.map { .integer($0) } ?? .null }
     public init(_ integer: Int?) { self = integer.map { .integer(Int64($0)) } ?? .null }
 }
+
+extension Optional where Wrapped == SQLValue {
+    /// A scalar query's integer (`Database.scalar`): 0 for no row, NULL or another type.
+    var integerValue: Int64 {
+        if case .integer(let value)? = self { return value }
+        return 0
+    }
+}
