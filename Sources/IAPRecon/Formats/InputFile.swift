@@ -187,6 +187,39 @@ enum LineReader {
         }
     }
 
+    /// Reads a plain file in blocks of whole lines, each line with its `\n`: a block holds as many
+    /// lines as fit in `blockSize` bytes (more, for a longer line), so a caller copying most lines
+    /// as they are writes them a block at a time. The last block may end without a `\n`.
+    static func forEachBlock(path: String, blockSize: Int = blockSize, _ body: (UnsafeBufferPointer<UInt8>) throws -> Void) throws {
+        let file = try InputFile(path: path)
+        var buffer = [UInt8](repeating: 0, count: blockSize)
+        var end = 0
+        while true {
+            let count = try buffer.withUnsafeMutableBytes { raw throws(InputError) -> Int in
+                guard let pointer = raw.baseAddress else { return 0 }
+                return try file.read(into: pointer + end, count: raw.count - end)
+            }
+            end += count
+            try buffer.withUnsafeMutableBufferPointer { raw in
+                guard let pointer = raw.baseAddress, end > 0 else { return }
+                if count == 0 {
+                    try body(UnsafeBufferPointer(start: pointer, count: end))
+                    end = 0
+                    return
+                }
+                var last = end - 1
+                while last >= 0, pointer[last] != 0x0A { last -= 1 }
+                guard last >= 0 else { return }
+                let lines = last + 1
+                try body(UnsafeBufferPointer(start: pointer, count: lines))
+                memmove(pointer, pointer + lines, end - lines)
+                end -= lines
+            }
+            if count == 0 { return }
+            if end == buffer.count { buffer.append(contentsOf: repeatElement(0, count: buffer.count)) }
+        }
+    }
+
     private static func emit(
         buffer: [UInt8], from start: Int, to stop: Int, number: Int, tooLong: Bool, _ body: (Line) throws -> Void
     ) throws {

@@ -110,40 +110,56 @@ enum TransactionsReport {
             if found { rewritten += 1 }
             return found
         }
-        let header = Array((Self.header(lines.currency).joined(separator: ",")).utf8)
+        let header = Array((Self.header(lines.currency).joined(separator: ",") + "\r\n").utf8)
         var last: [UInt8]?
         var sawHeader = false
-        let crlf: [UInt8] = [0x0D, 0x0A]
-        try LineReader.forEachLine(path: previous) { line in
-            guard line.number > 1 else {
-                guard line.bytes.elementsEqual(header), !line.tooLong else { throw NotPatchable() }
-                sawHeader = true
-                try sink.write(bytes: line.bytes)
-                try crlf.withUnsafeBufferPointer { try sink.write(bytes: $0) }
-                return
+        // Lines are copied a run at a time: a run ends where a row is written anew.
+        try LineReader.forEachBlock(path: previous) { block in
+            var run = 0, position = 0
+            func copyRun(to end: Int) throws {
+                if end > run { try sink.write(bytes: UnsafeBufferPointer(rebasing: block[run..<end])) }
             }
-            // The first, second and sixth cells: id, chain and product, each only as this iaprecon
-            // writes a value it can read back.
-            guard !line.tooLong, let cells = Self.cells(line.bytes), let id = cells.id else { throw NotPatchable() }
-            if let last, !last.lexicographicallyPrecedes(id) { throw NotPatchable() }
-            last = Array(id)
-            while next < changed.count, changed[next].lexicographicallyPrecedes(id) {
-                _ = try writeAnew(changed[next])
-                next += 1
+            while position < block.count {
+                var end = position
+                while end < block.count, block[end] != 0x0A { end += 1 }
+                // Every line ends in CRLF, as this iaprecon writes them.
+                guard end < block.count, end > position, block[end - 1] == 0x0D else { throw NotPatchable() }
+                let line = UnsafeBufferPointer(rebasing: block[position..<(end + 1)])
+                defer { position = end + 1 }
+                guard sawHeader else {
+                    guard line.elementsEqual(header) else { throw NotPatchable() }
+                    sawHeader = true
+                    continue
+                }
+                // The first, second and sixth cells: id, chain and product, each only as this
+                // iaprecon writes a value it can read back.
+                guard let cells = Self.cells(UnsafeBufferPointer(rebasing: line.dropLast(2))), let id = cells.id else { throw NotPatchable() }
+                if let last, !last.lexicographicallyPrecedes(id) { throw NotPatchable() }
+                last = Array(id)
+                if next < changed.count, changed[next].lexicographicallyPrecedes(id) {
+                    try copyRun(to: position)
+                    run = position
+                    while next < changed.count, changed[next].lexicographicallyPrecedes(id) {
+                        _ = try writeAnew(changed[next])
+                        next += 1
+                    }
+                }
+                if next < changed.count, changed[next].elementsEqual(id) {
+                    try copyRun(to: position)
+                    run = end + 1
+                    _ = try writeAnew(changed[next])
+                    next += 1
+                    continue
+                }
+                let chainChanged = !changes.chains.isEmpty && cells.chain.map { changes.chains.contains(String(decoding: $0, as: UTF8.self)) } != false
+                let typeFromApple = cells.product.map { lines.catalogTypes[String(decoding: $0, as: UTF8.self)] == nil } != false
+                if chainChanged || typeFromApple {
+                    try copyRun(to: position)
+                    run = end + 1
+                    guard try writeAnew(Array(id)) else { throw NotPatchable() }
+                }
             }
-            if next < changed.count, changed[next].elementsEqual(id) {
-                _ = try writeAnew(changed[next])
-                next += 1
-                return
-            }
-            let chainChanged = !changes.chains.isEmpty && cells.chain.map { changes.chains.contains(String(decoding: $0, as: UTF8.self)) } != false
-            let typeFromApple = cells.product.map { lines.catalogTypes[String(decoding: $0, as: UTF8.self)] == nil } != false
-            if chainChanged || typeFromApple {
-                guard try writeAnew(Array(id)) else { throw NotPatchable() }
-                return
-            }
-            try sink.write(bytes: line.bytes)
-            try crlf.withUnsafeBufferPointer { try sink.write(bytes: $0) }
+            try copyRun(to: block.count)
         }
         guard sawHeader else { throw NotPatchable() }
         while next < changed.count {
@@ -157,11 +173,11 @@ enum TransactionsReport {
     /// writes as itself (`readable`); nil when the line has fewer than six cells.
     private static func cells(_ line: UnsafeBufferPointer<UInt8>) -> (id: UnsafeBufferPointer<UInt8>?, chain: UnsafeBufferPointer<UInt8>?,
                                                                       product: UnsafeBufferPointer<UInt8>?)? {
-        var found: [UnsafeBufferPointer<UInt8>?] = []
+        var found: (id: UnsafeBufferPointer<UInt8>?, chain: UnsafeBufferPointer<UInt8>?, product: UnsafeBufferPointer<UInt8>?) = (nil, nil, nil)
         var start = 0
-        var index = 0
         let quote = UInt8(ascii: "\""), comma = UInt8(ascii: ",")
-        while found.count < 3 {
+        for index in 0...5 {
+            guard start <= line.count else { return nil }
             var end = start
             if start < line.count, line[start] == quote {
                 // A quoted cell (never `readable`): its commas are text, a doubled quote is one quote.
@@ -178,16 +194,19 @@ enum TransactionsReport {
             } else {
                 while end < line.count, line[end] != comma { end += 1 }
             }
-            if index == 0 || index == 1 || index == 5 {
-                let cell = UnsafeBufferPointer(rebasing: line[start..<end])
-                found.append(readable(cell) ? cell : nil)
+            let cell = UnsafeBufferPointer(rebasing: line[start..<end])
+            let value = readable(cell) ? cell : nil
+            switch index {
+            case 0: found.id = value
+            case 1: found.chain = value
+            case 5: found.product = value
+            default: break
             }
-            guard end < line.count else { break }
+            // The sixth cell must not be the last: a row has more.
+            guard end < line.count else { return nil }
             start = end + 1
-            index += 1
         }
-        guard found.count == 3 else { return nil }
-        return (found[0], found[1], found[2])
+        return found
     }
 
     /// A cell that is its value's own bytes: `CSV.textCell` writes such a value as itself, and no

@@ -44,6 +44,21 @@ final class LineReaderTests {
         return path + ".gz"
     }
 
+    @Test("blocks hold whole lines with their newlines, a line longer than a block whole, and the unterminated last line last")
+    func blocksOfWholeLines() throws {
+        let text = "a,1\r\nbb,22\r\n" + String(repeating: "x", count: 40) + "\r\nccc\r\n\r\nlast"
+        let path = try write("blocks.csv", text)
+        var blocks: [[UInt8]] = []
+        try LineReader.forEachBlock(path: path, blockSize: 16) { blocks.append(Array($0)) }
+        #expect(blocks.flatMap { $0 } == Array(text.utf8))
+        #expect(blocks.dropLast().allSatisfy { $0.last == 0x0A })
+        #expect(blocks.contains { String(decoding: $0, as: UTF8.self).contains(String(repeating: "x", count: 40) + "\r\n") })
+        #expect(blocks.last.map { String(decoding: $0, as: UTF8.self) } == "last")
+        var none: [[UInt8]] = []
+        try LineReader.forEachBlock(path: try write("empty.csv", "")) { none.append(Array($0)) }
+        #expect(none.isEmpty)
+    }
+
     @Test("lines are numbered from 1; LF and CRLF endings are dropped; blank lines stay lines")
     func endings() throws {
         let path = try write("a.jsonl", "one\r\ntwo\n\nthree\r\n")

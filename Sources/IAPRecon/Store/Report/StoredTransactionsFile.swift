@@ -22,14 +22,15 @@ enum StoredTransactionsFile {
     /// `transactionID`'s resolved row in `ReportTransactionColumn`'s columns, if it has one.
     static func transaction(_ transactionID: String, in database: Database, _ body: (Row) throws -> Void) throws -> Bool {
         var found = false
-        try database.forEach("""
-            SELECT \(ReportTransactionColumn.selectList) FROM int_transactions_resolved WHERE transaction_id = ?
-            """, [.text(transactionID)]) { row in
+        try database.forEach(transactionByID, [.text(transactionID)]) { row in
             found = true
             try body(row)
         }
         return found
     }
+
+    /// Made once: a night looks up thousands of transactions by it.
+    private static let transactionByID = "SELECT \(ReportTransactionColumn.selectList) FROM int_transactions_resolved WHERE transaction_id = ?"
 
     /// The file the last report recorded, if any.
     static func record(_ database: Database) throws -> TransactionsFileRecord? {
