@@ -41,7 +41,7 @@ enum TransactionsReport {
 
     /// Writes the whole file from the store.
     static func write(_ store: some ReportStore, zone: Zone, fx: FXRates, currency: ReportingCurrency, _ sink: inout TextSink) throws {
-        var lines = try Lines(store: store, zone: zone, fx: fx, currency: currency)
+        var lines = try Lines(store: store, catalog: store.catalogTypes(), zone: zone, fx: fx, currency: currency)
         try writeWhole(store, lines: &lines, &sink)
     }
 
@@ -49,8 +49,9 @@ enum TransactionsReport {
     static func write(_ store: some ReportStore, zone: Zone, fx: FXRates, currency: ReportingCurrency,
                       _ sink: inout TextSink) throws -> Written {
         try store.readTransaction {
-            var lines = try Lines(store: store, zone: zone, fx: fx, currency: currency)
-            let settings = try settingsDigest(store, zone: zone, currency: currency)
+            let catalog = try store.catalogTypes()
+            var lines = try Lines(store: store, catalog: catalog, zone: zone, fx: fx, currency: currency)
+            let settings = try settingsDigest(fxRates: store.fxRates(), catalog: catalog, zone: zone, currency: currency)
             let record = try store.transactionsFile()
             let (latest, changes) = try store.transactionChanges(after: record?.joinNumber ?? 0)
             var written = Written(joinNumber: latest, settings: settings)
@@ -74,12 +75,11 @@ enum TransactionsReport {
 
     /// A digest of everything but the store's transactions and findings that a row shows: the
     /// file's form, the reporting currency, the zone its days are in, every fx rate and the catalog.
-    static func settingsDigest(_ store: some ReportStore, zone: Zone, currency: ReportingCurrency) throws -> String {
+    static func settingsDigest(fxRates: [FXRow], catalog: [(productID: String, type: String)], zone: Zone, currency: ReportingCurrency) -> String {
         var text = "transactions.csv 1\n" + header(currency).joined(separator: ",") + "\n" + zone.identifier + "\n"
-        for rate in try store.fxRates() { text += [rate.path, rate.day, rate.currency, rate.rate].joined(separator: "\u{1F}") + "\n" }
-        for product in try store.catalogTypes() { text += product.productID + "\u{1F}" + product.type + "\n" }
-        let hex = Array("0123456789abcdef".utf8)
-        return String(decoding: SHA256.hash(Array(text.utf8)).flatMap { [hex[Int($0 >> 4)], hex[Int($0 & 15)]] }, as: UTF8.self)
+        for rate in fxRates { text += [rate.path, rate.day, rate.currency, rate.rate].joined(separator: "\u{1F}") + "\n" }
+        for product in catalog { text += product.productID + "\u{1F}" + product.type + "\n" }
+        return StableID.hash(text)
     }
 
     private static func writeWhole<Backend: ReportStore>(_ store: Backend, lines: inout Lines<Backend>, _ sink: inout TextSink) throws {
@@ -96,7 +96,7 @@ enum TransactionsReport {
         }
     }
 
-    /// Copies `previous` line by line, writing anew from the store the rows `changes` names, in
+    /// Copies `previous`, a run of lines at a time, writing anew from the store the rows `changes` names, in
     /// transaction id order: a changed transaction's row (none if it is gone), a new one's, and
     /// any row of a chain whose own findings changed or of a product the catalog has no type for
     /// (its type is Apple's, whose sightings may have changed). Returns the rows written anew.
@@ -231,10 +231,10 @@ enum TransactionsReport {
         var products = TextIndex()
         var catalogTypeCells: [String?] = []
 
-        init(store: Backend, zone: Zone, fx: FXRates, currency: ReportingCurrency) throws {
+        init(store: Backend, catalog: [(productID: String, type: String)], zone: Zone, fx: FXRates, currency: ReportingCurrency) throws {
             (self.store, self.currency) = (store, currency)
             values = AmountReader(fx: fx, zone: zone)
-            for (productID, type) in try store.catalogTypes() { catalogTypes[productID] = type }
+            for (productID, type) in catalog { catalogTypes[productID] = type }
             typealias Subject = FindingSubjectColumn
             try store.forEachFindingSubject { row in
                 if let transaction = row.fingerprint(Subject.transactionID) {
