@@ -89,6 +89,31 @@ struct TransactionsPatchTests {
         #expect(try zoned.output("transactions.csv") == Self.fullRebuild(generated, zone: "Asia/Tokyo"))
     }
 
+    @Test("a file that still looks as recorded but whose rows are out of order is found out half-way: the file is started again and written whole")
+    func outOfOrderFileWrittenWhole() throws {
+        let (generated, nights, _) = try Self.history(seed: 25)
+        guard case .text(let path)? = try nights.open().scalar("SELECT path FROM fct_transactions_file") else {
+            Issue.record("the first report recorded no file")
+            return
+        }
+        // Two rows near the end change places: same bytes, same size, and the modification time put back.
+        var status = stat()
+        #expect(stat(path, &status) == 0)
+        var rows = try String(contentsOfFile: path, encoding: .utf8).components(separatedBy: "\r\n")
+        #expect(rows.count > 10)
+        rows.swapAt(rows.count - 3, rows.count - 2)
+        try rows.joined(separator: "\r\n").write(toFile: path, atomically: false, encoding: .utf8)
+        var times = [status.st_atim, status.st_mtim]
+        #expect(utimensat(AT_FDCWD, path, &times, 0) == 0)
+        #expect(FileIdentity(path: path) == FileIdentity(device: Int64(status.st_dev), inode: Int64(status.st_ino),
+                                                         bytes: Int64(status.st_size),
+                                                         modifiedNs: Int64(status.st_mtim.tv_sec) * 1_000_000_000 + Int64(status.st_mtim.tv_nsec)))
+
+        let night = try Self.run(nights, input: generated.input)
+        #expect(night.report.transactionsPatched == nil)
+        #expect(try nights.output("transactions.csv") == Self.fullRebuild(generated))
+    }
+
     @Test("a store of an older iaprecon, whose join listed no changes, has its file written whole, then patched the night after")
     func olderStoreWritesWhole() throws {
         let (generated, nights, _) = try Self.history(seed: 24)
