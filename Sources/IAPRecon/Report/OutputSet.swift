@@ -295,9 +295,7 @@ public struct TextSink {
             record.append(contentsOf: cell.utf8)
         }
         record.append(contentsOf: [0x0D, 0x0A])
-        let count = record.withUnsafeBufferPointer { fwrite($0.baseAddress, 1, $0.count, file) }
-        if count != record.count { throw OutputError(path: path, reason: String(cString: strerror(errno))) }
-        try wrote(count)
+        try writeRecord()
     }
 
     /// One CSV record added cell by cell (`CSVCells`) into the same reused buffer: a report
@@ -309,10 +307,17 @@ public struct TextSink {
         fill(&cells)
         cells.bytes.append(contentsOf: [0x0D, 0x0A])
         record = cells.bytes
-        let count = record.withUnsafeBufferPointer { fwrite($0.baseAddress, 1, $0.count, file) }
-        if count != record.count { throw OutputError(path: path, reason: String(cString: strerror(errno))) }
-        try wrote(count)
+        try writeRecord()
         record.removeAll(keepingCapacity: true)
+    }
+
+    /// Writes the assembled record.
+    private mutating func writeRecord() throws(OutputError) {
+        // Taken out while it is written: the write changes the sink, which holds the record.
+        let assembled = record
+        record = []
+        defer { record = assembled }
+        try assembled.withUnsafeBufferPointer { bytes throws(OutputError) in try write(bytes: bytes) }
     }
 
     /// Bytes already in the file's form: a record copied from the file an earlier run wrote.
