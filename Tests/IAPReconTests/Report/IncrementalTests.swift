@@ -660,6 +660,74 @@ struct IncrementalTests {
     }
 
     /// The same outputs and the same join tables, row for row.
+    /// Nights as operations run them: each brings the next day's files, but a file may come a
+    /// night or two late, an older file may be re-exported shorter (lines lost) and later whole
+    /// again, and fx.csv may be revised. After every night the store and every output equal a
+    /// full rebuild of the same folder; the report patches `transactions.csv` when it can.
+    @Test("random nights of late files, files replaced shorter then whole again, and revised fx rates each equal a full rebuild",
+          arguments: [UInt64(41), 42])
+    func randomNights(seed: UInt64) throws {
+        var random = SplitMix64(state: seed)
+        let generated = try Scenario()
+        let options = GeneratorOptions(users: 300, days: 9, seed: seed)
+        _ = try InputGenerator.write(options, to: generated.input)
+        let files = try SourceFile.list(in: generated.input)
+        // The day a file belongs to (`YYYY-MM-DD` in its name); undated files (catalog, fx) come on the first night.
+        func day(_ file: SourceFile) -> String {
+            let name = (file.relativePath as NSString).lastPathComponent
+            guard let range = name.range(of: #"\d{4}-\d{2}-\d{2}"#, options: .regularExpression) else { return "" }
+            return String(name[range])
+        }
+        let days = Set(files.map(day)).sorted()
+        let nights = try Scenario()
+        var late: [SourceFile] = []
+        var shortened: [SourceFile] = []
+        var (patched, lateCount, replacedCount, fxRevisions) = (0, 0, 0, 0)
+        for (number, today) in days.enumerated() {
+            // Today's files, each kept back a night with a chance of one in five; yesterday's late ones arrive.
+            var arriving = late
+            late = []
+            for file in files where day(file) == today {
+                if number > 0, Int.random(in: 0..<5, using: &random) == 0 { late.append(file) } else { arriving.append(file) }
+            }
+            lateCount += late.count
+            for file in arriving { try nights.link(file) }
+            // A file shortened on an earlier night comes back whole; another plain one loses a few lines.
+            for file in shortened { try FileManager.default.removeItem(atPath: nights.input + "/" + file.relativePath); try nights.link(file) }
+            shortened = []
+            let present = try SourceFile.list(in: nights.input).filter { !$0.absolutePath.hasSuffix(".gz") && !day($0).isEmpty && day($0) < today }
+            if let victim = present.randomElement(using: &random), Int.random(in: 0..<4, using: &random) != 0 {
+                let lines = try String(contentsOfFile: victim.absolutePath, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
+                let keepHeader = victim.kind.isCSV ? 1 : 0
+                let kept = lines.enumerated().filter { $0.offset < keepHeader || $0.element.isEmpty || Int.random(in: 0..<4, using: &random) != 0 }
+                try kept.map(\.element).joined(separator: "\n").write(toFile: victim.absolutePath, atomically: true, encoding: .utf8)
+                shortened.append(try #require(files.first { $0.relativePath == victim.relativePath }))
+                replacedCount += 1
+            }
+            // fx.csv revised: one rate of an earlier day moves by a basis point.
+            if number > 0, Int.random(in: 0..<3, using: &random) == 0 {
+                let path = nights.input + "/fx.csv"
+                var lines = try String(contentsOfFile: path, encoding: .utf8).components(separatedBy: "\n")
+                let rows = lines.indices.filter { $0 > 0 && lines[$0].split(separator: ",").count == 3 && !lines[$0].hasSuffix(",1") }
+                if let row = rows.randomElement(using: &random), let rate = Decimal(string: String(lines[row].split(separator: ",")[2])) {
+                    let fields = lines[row].split(separator: ",")
+                    lines[row] = "\(fields[0]),\(fields[1]),\(rate + Decimal(1) / 10_000)"
+                    try lines.joined(separator: "\n").write(toFile: path, atomically: true, encoding: .utf8)
+                    fxRevisions += 1
+                }
+            }
+            let night = try run(nights, input: nights.input)
+            if night.report.transactionsPatched != nil { patched += 1 }
+
+            let full = try Scenario()
+            for file in try SourceFile.list(in: nights.input) { try full.link(file) }
+            _ = try run(full, input: full.input)
+            try expectSame(nights, full, "seed \(seed), night \(number + 1) (\(today))")
+        }
+        // The nights did what they were meant to: late files, replacements and patched reports all happened.
+        #expect(lateCount > 0 && replacedCount > 1 && patched > 1, "late \(lateCount), replaced \(replacedCount), patched \(patched), fx \(fxRevisions)")
+    }
+
     private func expectSame(_ a: Scenario, _ b: Scenario, _ label: String) throws {
         for name in SampleDataTests.outputs {
             // apple_tieout.csv is written only when apple/ has reports: then by both runs.
