@@ -190,16 +190,19 @@ enum MMPEventParser: CSVRowParser {
         let retargeting = cell(.isRetargeting)?.lowercased() == "true"
         let eventName = try required(.eventName)
         // The store keeps what attribution reads of each event (`MMPEvents`): an install's own
-        // install time, campaign and device ids; a purchase's revenue; of every row the ids a
-        // repeat is told by and a user is linked by. The event value only tells repeats apart:
-        // its hash, none for an empty one.
+        // install time, campaign and device ids; a purchase's revenue in USD, else its revenue and
+        // currency (converted at the report's fx rate, read only then); of an install or a purchase
+        // what a repeat is told by (its name and the hash of its event value, none for an empty
+        // one); of every row its time and the ids a user is linked by. Another event is never a
+        // repeat of either: it keeps no name or event value.
         let install = eventName == "install", purchase = eventName == "af_purchase"
         return .accepted([MMPEventLine(
-            eventWallMs: eventMs, installWallMs: install ? installMs : nil, eventName: eventName,
+            eventWallMs: eventMs, installWallMs: install ? installMs : nil, eventName: install || purchase ? eventName : nil,
             mediaSource: install ? cell(.mediaSource) : nil, campaign: install ? cell(.campaign) : nil, customerUserID: customerUserID,
             idfv: install ? idfv : nil, idfa: install ? idfa : nil, appsflyerID: appsflyerID,
-            revenue: purchase ? revenue : nil, revenueCurrency: purchase ? revenueCurrency : nil, revenueUSD: purchase ? revenueUSD : nil,
-            isRetargeting: retargeting, eventValueKey: eventValue.map(StableID.bytes)
+            revenue: purchase && revenueUSD == nil ? revenue : nil, revenueCurrency: purchase && revenueUSD == nil ? revenueCurrency : nil,
+            revenueUSD: purchase ? revenueUSD : nil,
+            isRetargeting: retargeting, eventValueKey: install || purchase ? eventValue.map(StableID.bytes) : nil
         ).rawRow()])
     }
 }

@@ -52,18 +52,22 @@ public struct RegistrationLine: Sendable, Equatable {
 public struct MMPEventLine: Sendable, Equatable {
     public var eventWallMs: Int64
     public var installWallMs: Int64?
-    public var eventName: String
+    /// The event's name where attribution tells it apart: an install's or a purchase's; nil for
+    /// any other event, of which attribution reads only the ids that link a user.
+    public var eventName: String?
     public var mediaSource: String?
     public var campaign: String?
     public var customerUserID: String?
     public var idfv: String?
     public var idfa: String?
     public var appsflyerID: String?
+    /// A purchase's revenue and its currency, where it has none in USD (`revenueUSD`).
     public var revenue: String?
     public var revenueCurrency: String?
     public var revenueUSD: String?
     public var isRetargeting: Bool
-    /// A hash of the event value, which only tells repeats apart; nil for an empty one.
+    /// A hash of the event value, which only tells an install's or a purchase's repeats apart; nil
+    /// for an empty one, and for any other event (never a repeat of either).
     public var eventValueKey: [UInt8]?
 }
 

@@ -602,6 +602,16 @@ public enum Schema {
               inode INTEGER NOT NULL, bytes INTEGER NOT NULL, modified_ns INTEGER NOT NULL
             );
             """),
+        // An MMP event that is neither an install nor a purchase is never a repeat of one, and all
+        // attribution reads of it is the ids that link a user: it keeps its name and its event
+        // value's hash no more. What the store knew of a user's logins and levels goes with them.
+        // A purchase's revenue and currency are read only when it has no revenue in USD.
+        (17, """
+            UPDATE raw_mmp__events SET event_name = NULL, event_value_key = NULL
+              WHERE event_name IS NOT NULL AND event_name NOT IN ('install', 'af_purchase');
+            UPDATE raw_mmp__events SET revenue = NULL, revenue_currency = NULL
+              WHERE revenue_usd IS NOT NULL AND (revenue IS NOT NULL OR revenue_currency IS NOT NULL);
+            """),
     ]
 
     public static var latestVersion: Int { migrations.last?.id ?? 0 }

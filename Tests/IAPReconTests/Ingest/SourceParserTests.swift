@@ -463,7 +463,8 @@ struct SourceParserTests {
     @Test("MMP columns are found by name in any order, unknown ones skipped, a repeated name taken from its first column")
     func mmpColumnOrder() throws {
         let names = Self.mmpHeader.split(separator: ",").map(String.init)
-        let values = ["2026-11-28 10:00:00", "af_purchase", "u7", "V1", "A1", "af7", "Facebook Ads", "spring", "1.99", "EUR", "2.10",
+        // No revenue in USD, so the revenue in EUR is kept (`mmpRevenue`).
+        let values = ["2026-11-28 10:00:00", "af_purchase", "u7", "V1", "A1", "af7", "Facebook Ads", "spring", "1.99", "EUR", "",
                       "", "TRUE", "2026-11-27 09:00:00"]
         let canonical = IngestLine.csv(.attribution, [Self.mmpHeader, values.joined(separator: ",")])
         // Reversed, with an unknown column in front and a second "Campaign" after the first.
@@ -475,7 +476,11 @@ struct SourceParserTests {
         let row = try #require(acceptedRow(canonical[0]))
         #expect(try #require(acceptedRow(shuffled[0])) == row)
         #expect(row["customer_user_id"] == .text("u7") && row["appsflyer_id"] == .text("af7"))
-        #expect(row["revenue"] == .text("1.99") && row["revenue_currency"] == .text("EUR") && row["revenue_usd"] == .text("2.1"))
+        #expect(row["revenue"] == .text("1.99") && row["revenue_currency"] == .text("EUR") && row["revenue_usd"] == .null)
+        var withUSD = values
+        withUSD[10] = "2.10"
+        let usd = IngestLine.csv(.attribution, [(["Region"] + names.reversed()).joined(separator: ","), (["KR"] + withUSD.reversed()).joined(separator: ",")])
+        #expect(try #require(acceptedRow(usd[0]))["revenue_usd"] == .text("2.1"))
         // A purchase's install time is checked but not kept: only an install's is ever read.
         #expect(row["is_retargeting_n"] == .integer(1) && row["install_wall_ms"] == .null)
         let install = IngestLine.csv(.attribution, [
@@ -491,7 +496,7 @@ struct SourceParserTests {
         #expect(outcomes(badInstallTime).count == 1 && outcomes(badInstallTime)[0].hasPrefix("2 rejected: bad time in 'Install Time'"))
     }
 
-    @Test("MMP rows keep what attribution reads of their event: an install its campaign and device ids, a purchase its revenue, every row its ids, name, time and event value")
+    @Test("MMP rows keep what attribution reads of their event: an install its campaign and device ids, a purchase its revenue (in USD when it has one), both their name and event value, every row its ids and time")
     func mmpColumnsKeptByEvent() throws {
         let line = { (event: String) in
             #"2026-11-28 10:00:00,\#(event),u7,V1,A1,af7,Facebook Ads,spring,1.99,EUR,2.10,"{""level"":3}",false,2026-11-27 09:00:00"#
@@ -504,16 +509,23 @@ struct SourceParserTests {
         let valueKey = SQLValue.blob(StableID.bytes(#"{"level":3}"#))
         for row in [install, purchase, login] {
             #expect(row["customer_user_id"] == .text("u7") && row["appsflyer_id"] == .text("af7"))
-            #expect(row["event_wall_ms"] == .integer(1_795_860_000_000) && row["event_value_key"] == valueKey)
+            #expect(row["event_wall_ms"] == .integer(1_795_860_000_000))
         }
+        #expect(install["event_name"] == .text("install") && install["event_value_key"] == valueKey)
+        #expect(purchase["event_name"] == .text("af_purchase") && purchase["event_value_key"] == valueKey)
+        // Another event is never a repeat of an install or a purchase: what a repeat is told by is not kept.
+        #expect(login["event_name"] == .null && login["event_value_key"] == .null)
         #expect(install["media_source"] == .text("Facebook Ads") && install["campaign"] == .text("spring"))
         #expect(install["idfv"] == .text("V1") && install["idfa"] == .text("A1") && install["revenue"] == .null)
         #expect(purchase["media_source"] == .null && purchase["campaign"] == .null && purchase["idfv"] == .null)
-        #expect(purchase["revenue"] == .text("1.99") && purchase["revenue_currency"] == .text("EUR") && purchase["revenue_usd"] == .text("2.1"))
+        // Revenue in USD is what attribution reads; the revenue in another currency only without it.
+        #expect(purchase["revenue"] == .null && purchase["revenue_currency"] == .null && purchase["revenue_usd"] == .text("2.1"))
         #expect(login["media_source"] == .null && login["idfv"] == .null && login["idfa"] == .null && login["revenue"] == .null)
         // A row whose only id is an IDFV is still accepted (the IDFV is an id the contract accepts),
         // and an empty event value has no hash.
-        #expect(bare["idfv"] == .null && bare["event_value_key"] == .null && bare["customer_user_id"] == .text("u7"))
+        #expect(bare["idfv"] == .null && bare["customer_user_id"] == .text("u7"))
+        let bareInstall = try #require(acceptedRow(IngestLine.csv(.attribution, [Self.mmpHeader, "2026-11-28 10:00:00,install,u7,V1,,,,,,,,,,"])[0]))
+        #expect(bareInstall["event_name"] == .text("install") && bareInstall["event_value_key"] == .null)
     }
 
     @Test("MMP revenue: the revenue columns first, else af_revenue/af_currency from Event Value")
@@ -524,21 +536,26 @@ struct SourceParserTests {
             "2026-11-28 10:00:00,af_purchase,u1,,,,,,,,,\(eventValue),false,2026-11-27 09:00:00",
             "2026-11-28 10:00:00,af_purchase,u1,,,,,,0.99,EUR,1.07,\(eventValue),,",
             #"2026-11-28 10:00:00,af_purchase,u1,,,,,,,,,"{""af_revenue"":1100}",,"#,
+            "2026-11-28 10:00:00,af_purchase,u1,,,,,,0.99,EUR,,\(eventValue),,",
         ])
-        #expect(outcomes(parsed) == ["2 accepted", "3 accepted", "4 accepted"])
+        #expect(outcomes(parsed) == ["2 accepted", "3 accepted", "4 accepted", "5 accepted"])
         let fallback = try #require(acceptedRow(parsed[0]))
         #expect(fallback["revenue"] == .text("4.99"))
         #expect(fallback["revenue_currency"] == .text("JPY"))
         #expect(fallback["revenue_usd"] == .null)
         #expect(fallback["install_wall_ms"] == .null)
         #expect(fallback["event_value_key"] == .blob(StableID.bytes(#"{"af_revenue":"4.99","af_currency":"JPY"}"#)))
+        // With revenue in USD, the revenue in EUR is never read: not kept.
         let columns = try #require(acceptedRow(parsed[1]))
-        #expect(columns["revenue"] == .text("0.99"))
-        #expect(columns["revenue_currency"] == .text("EUR"))
+        #expect(columns["revenue"] == .null)
+        #expect(columns["revenue_currency"] == .null)
         #expect(columns["revenue_usd"] == .text("1.07"))
         let numeric = try #require(acceptedRow(parsed[2]))
         #expect(numeric["revenue"] == .text("1100"))
         #expect(numeric["revenue_currency"] == .null)
+        // No revenue in USD: the revenue columns are kept, and win over Event Value's.
+        let converted = try #require(acceptedRow(parsed[3]))
+        #expect(converted["revenue"] == .text("0.99") && converted["revenue_currency"] == .text("EUR") && converted["revenue_usd"] == .null)
     }
 
     @Test("MMP rejects: bad times and amounts, in the columns and in Event Value")

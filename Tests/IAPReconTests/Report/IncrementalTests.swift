@@ -480,7 +480,7 @@ struct IncrementalTests {
               event_value_key TEXT, PRIMARY KEY (file_id, line, item)
             ) WITHOUT ROWID;
             INSERT INTO wide SELECT file_id, line, item, event_wall_ms, CASE WHEN event_name = 'install' THEN install_wall_ms
-                   ELSE event_wall_ms - 60000 END, event_name,
+                   ELSE event_wall_ms - 60000 END, coalesce(event_name, 'af_login'),
                    media_source, 'Facebook', campaign, 'c1', 'set', 'ad', 'US', customer_user_id, idfv, idfa, appsflyer_id, revenue,
                    revenue_currency, revenue_usd, is_retargeting_n, 'ios', 'click', event_value_key
               FROM raw_mmp__events;
@@ -509,7 +509,7 @@ struct IncrementalTests {
             """) == .integer(0))
         // An install time is kept where it is read: on installs.
         #expect(try database.scalar("""
-            SELECT count(*) FROM raw_mmp__events WHERE install_wall_ms IS NOT NULL AND event_name != 'install'
+            SELECT count(*) FROM raw_mmp__events WHERE install_wall_ms IS NOT NULL AND event_name IS NOT 'install'
             """) == .integer(0))
         try expectSame(scenario, reference, "migrated MMP rows")
     }
@@ -534,7 +534,8 @@ struct IncrementalTests {
         try database.execute("""
             UPDATE raw_registrations__users SET \(hexPseudonym("idfv")), \(hexPseudonym("idfa")), \(hexPseudonym("appsflyer_id"));
             UPDATE raw_mmp__events SET \(hexPseudonym("idfv")), \(hexPseudonym("idfa")), \(hexPseudonym("appsflyer_id")),
-              event_value_key = CASE WHEN event_value_key IS NULL THEN 'cbf29ce484222325' ELSE lower(hex(event_value_key)) END;
+              event_value_key = CASE WHEN event_value_key IS NULL THEN 'cbf29ce484222325' ELSE lower(hex(event_value_key)) END,
+              event_name = coalesce(event_name, 'af_login');
             UPDATE raw_mmp__events SET media_source = 'Facebook Ads', campaign = 'c1', idfv = '0123456789abcdef0123456789abcdef…4C5D'
               WHERE event_name != 'install';
             UPDATE raw_mmp__events SET revenue = '1.00', revenue_currency = 'USD', revenue_usd = '1' WHERE event_name != 'af_purchase';
@@ -543,7 +544,43 @@ struct IncrementalTests {
         #expect(try database.scalar("SELECT count(*) FROM raw_mmp__events WHERE typeof(appsflyer_id) = 'text'").integerValue > 0)
         try Schema.migrate(database)
         // Row for row, what the migration left is what a fresh ingest keeps.
-        for table in [RawTable.mmpEvents, .registrations] {
+        try expectSameRows([.mmpEvents, .registrations], database, try reference.open())
+        #expect(try database.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'raw_registrations_by_user'") == .integer(1))
+        _ = try run(scenario, input: scenario.input)
+        try expectSame(scenario, reference, "migrated pseudonyms")
+    }
+
+    @Test("a store that kept every MMP event's name and event value, and revenue beside revenue in USD (an older iaprecon), keeps what attribution reads once migrated; outputs are unchanged")
+    func mmpEventNamesFromAnOlderStore() throws {
+        let files = try SourceFile.list(in: Self.sampleData)
+        try #require(files.contains { $0.kind == .attribution })
+        let scenario = try Scenario(), reference = try Scenario()
+        for store in [scenario, reference] {
+            for file in files { try store.link(file) }
+            try store.fixDeviceIDKey()
+            _ = try run(store, input: store.input)
+        }
+        let database = try scenario.open()
+        // Back to what schema 16 held: a name and an event value's hash on every event, and a
+        // purchase's revenue and currency beside its revenue in USD.
+        try database.execute("""
+            UPDATE raw_mmp__events SET event_name = 'af_login', event_value_key = X'0102030405060708' WHERE event_name IS NULL;
+            UPDATE raw_mmp__events SET revenue = '1.00', revenue_currency = 'EUR' WHERE revenue_usd IS NOT NULL;
+            DELETE FROM schema_migrations WHERE id >= 17;
+            """)
+        let others = try database.scalar("SELECT count(*) FROM raw_mmp__events WHERE event_name = 'af_login'")
+        #expect(others.integerValue > 0)
+        #expect(try database.scalar("SELECT count(*) FROM raw_mmp__events WHERE revenue_currency = 'EUR'").integerValue > 0)
+        try Schema.migrate(database)
+        try expectSameRows([.mmpEvents], database, try reference.open())
+        #expect(try database.scalar("SELECT count(*) FROM raw_mmp__events WHERE event_name IS NULL AND event_value_key IS NULL") == others)
+        _ = try run(scenario, input: scenario.input)
+        try expectSame(scenario, reference, "migrated MMP event names")
+    }
+
+    /// Expects `tables` to hold the same rows in `migrated` as in `fresh`, each named by its file's path and line.
+    private func expectSameRows(_ tables: [RawTable], _ migrated: Database, _ fresh: Database) throws {
+        for table in tables {
             let select = "SELECT f.path, r.line, r.item, \(table.columns.map { "r." + $0 }.joined(separator: ", ")) FROM \(table.name) r "
                 + "JOIN files f USING (file_id) ORDER BY f.path, r.line, r.item"
             func rows(_ store: Database) throws -> [[SQLValue]] {
@@ -551,14 +588,11 @@ struct IncrementalTests {
                 try store.forEach(select) { row in rows.append((0..<(3 + table.columns.count)).map { row.value($0) }) }
                 return rows
             }
-            let migrated = try rows(database), fresh = try rows(reference.open())
-            #expect(migrated.count == fresh.count && !fresh.isEmpty, "\(table.name)")
-            let difference = zip(migrated, fresh).first { $0 != $1 }
+            let migratedRows = try rows(migrated), freshRows = try rows(fresh)
+            #expect(migratedRows.count == freshRows.count && !freshRows.isEmpty, "\(table.name)")
+            let difference = zip(migratedRows, freshRows).first { $0 != $1 }
             #expect(difference == nil, "\(table.name)")
         }
-        #expect(try database.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'raw_registrations_by_user'") == .integer(1))
-        _ = try run(scenario, input: scenario.input)
-        try expectSame(scenario, reference, "migrated pseudonyms")
     }
 
     @Test("a store an older iaprecon left with staged rows and a night's changes pending is migrated: what they linked is revisited")

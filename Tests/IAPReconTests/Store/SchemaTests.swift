@@ -24,6 +24,7 @@ struct SchemaTests {
         14: "41c8d7ce657b42b2",
         15: "89762102c49f9d20",
         16: "d7bb6297444a28fd",
+        17: "363640ce96191fe7",
     ]
 
     @Test("a released migration's text never changes, and every migration is recorded as released")

@@ -65,7 +65,7 @@ extension RegistrationLine {
 extension MMPEventLine {
     func rawRow() -> RawRow {
         RawRow(.mmpEvents, [
-            .integer(eventWallMs), SQLValue(installWallMs), .text(eventName), SQLValue(mediaSource), SQLValue(campaign),
+            .integer(eventWallMs), SQLValue(installWallMs), SQLValue(eventName), SQLValue(mediaSource), SQLValue(campaign),
             SQLValue(customerUserID), SQLValue(idfv), SQLValue(idfa), SQLValue(appsflyerID), SQLValue(revenue), SQLValue(revenueCurrency),
             SQLValue(revenueUSD), .integer(isRetargeting ? 1 : 0), eventValueKey.map { .blob($0) } ?? .null,
         ])

@@ -2,9 +2,9 @@
 ///
 /// A row repeated with the same AppsFlyer ID (else CUID, IDFV, IDFA), event name, event time
 /// and event value is one row, and the first in file order wins. The store keeps each accepted
-/// row once (`raw_mmp__events`, only the columns attribution reads: the event value as its hash,
-/// a campaign and an IDFV or IDFA on installs only, revenue on purchases only); which rows are repeats is
-/// decided here, in memory, every time attribution reads them. So a replaced file, or a late one
+/// row once (`raw_mmp__events`, only the columns attribution reads: a name and the event value's
+/// hash on installs and purchases only, a campaign and an IDFV or IDFA on installs only, revenue on
+/// purchases only); which rows are repeats is decided here, in memory, every time attribution reads them. So a replaced file, or a late one
 /// that sorts among the stored ones, changes who wins with no staged copy to rebuild, and a night
 /// pays nothing for MMP files before its report (which reads every row anyway).
 ///
@@ -18,9 +18,10 @@ enum MMPEvents {
 
     /// Calls `body` with the MMP rows attribution reads, in file order (files in path order, then
     /// line): each `install` and `af_purchase` row once, its repeats dropped, and the rows of other
-    /// events as stored. All attribution takes from those is a link between two ids, which a repeat
-    /// makes again to no effect, and the event name is part of a row's identity, so they can never
-    /// be a repeat of an install or a purchase: they skip the check that most of them would pass.
+    /// events as stored (with no name). All attribution takes from those is a link between two ids,
+    /// which a repeat makes again to no effect, and the event name is part of a row's identity, so
+    /// they can never be a repeat of an install or a purchase: they skip the check that most of
+    /// them would pass.
     /// Repeats are found by a 128-bit fingerprint of each row's identity, 16 bytes a row held
     /// until the last file is read.
     static func forEachCounted(in database: Database, _ body: (Row) throws -> Void) throws {
