@@ -612,6 +612,16 @@ public enum Schema {
             UPDATE raw_mmp__events SET revenue = NULL, revenue_currency = NULL
               WHERE revenue_usd IS NOT NULL AND (revenue IS NOT NULL OR revenue_currency IS NOT NULL);
             """),
+        // A notification keeps its signing time and version (the as-of); only a consumption request
+        // keeps its uuid, type and transaction too, which its answer names. The transactions a
+        // notification carries are Apple's sightings, kept whole.
+        (18, """
+            UPDATE raw_notifications__notifications
+              SET notification_uuid = NULL, notification_type = NULL, subtype = NULL, environment = NULL, transaction_id = NULL
+              WHERE notification_type IS NOT 'CONSUMPTION_REQUEST'
+                AND (notification_uuid IS NOT NULL OR notification_type IS NOT NULL OR subtype IS NOT NULL
+                     OR environment IS NOT NULL OR transaction_id IS NOT NULL);
+            """),
     ]
 
     public static var latestVersion: Int { migrations.last?.id ?? 0 }

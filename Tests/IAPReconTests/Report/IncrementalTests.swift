@@ -578,6 +578,41 @@ struct IncrementalTests {
         try expectSame(scenario, reference, "migrated MMP event names")
     }
 
+    @Test("a notification keeps its signing time and version; a consumption request its uuid, type and transaction too; a store that kept more (an older iaprecon) is migrated to the same, outputs unchanged")
+    func notificationsKeptAndMigrated() throws {
+        let files = try SourceFile.list(in: Self.sampleData)
+        try #require(files.contains { $0.kind == .notifications })
+        let scenario = try Scenario(), reference = try Scenario()
+        for store in [scenario, reference] {
+            for file in files { try store.link(file) }
+            try store.fixDeviceIDKey()
+            _ = try run(store, input: store.input)
+        }
+        let database = try scenario.open()
+        // What the sample's notifications keep: requests all an answer names, the rest their time and version.
+        let requests = try database.scalar("""
+            SELECT count(*) FROM raw_notifications__notifications WHERE notification_type = 'CONSUMPTION_REQUEST'
+              AND notification_uuid IS NOT NULL AND transaction_id IS NOT NULL AND signed_ms IS NOT NULL
+            """)
+        let others = try database.scalar("""
+            SELECT count(*) FROM raw_notifications__notifications WHERE notification_type IS NULL AND notification_uuid IS NULL
+              AND subtype IS NULL AND environment IS NULL AND transaction_id IS NULL AND version IS NOT NULL
+            """)
+        #expect(requests.integerValue > 0 && others.integerValue > 0)
+        #expect(try database.scalar("SELECT count(*) FROM raw_notifications__notifications") == .integer(requests.integerValue + others.integerValue))
+        #expect(try scenario.output("consumption_requests.jsonl").contains("0a3cee3d-920a-4658-8128-61d634efc3d1"))
+        // Back to what schema 17 held: every notification's uuid, type, subtype, environment and transaction.
+        try database.execute("""
+            UPDATE raw_notifications__notifications SET notification_uuid = 'n-' || line, notification_type = 'DID_RENEW',
+              subtype = 'AUTO_RENEW_ENABLED', environment = 'Production', transaction_id = 't-' || line WHERE notification_type IS NULL;
+            DELETE FROM schema_migrations WHERE id >= 18;
+            """)
+        try Schema.migrate(database)
+        try expectSameRows([.notifications], database, try reference.open())
+        _ = try run(scenario, input: scenario.input)
+        try expectSame(scenario, reference, "migrated notifications")
+    }
+
     /// Expects `tables` to hold the same rows in `migrated` as in `fresh`, each named by its file's path and line.
     private func expectSameRows(_ tables: [RawTable], _ migrated: Database, _ fresh: Database) throws {
         for table in tables {

@@ -25,6 +25,7 @@ struct SchemaTests {
         15: "89762102c49f9d20",
         16: "d7bb6297444a28fd",
         17: "363640ce96191fe7",
+        18: "91ac5682104edf4d",
     ]
 
     @Test("a released migration's text never changes, and every migration is recorded as released")

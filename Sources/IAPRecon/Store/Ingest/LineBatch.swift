@@ -19,12 +19,13 @@ struct LineBatch: Sendable {
 
     init() {}
 
-    /// Packs `row` of line `line`, its device ids as their `pseudonyms`.
+    /// Packs what the store keeps of `row` of line `line` (`RawTable.kept`), its device ids as their `pseudonyms`.
     mutating func append(_ row: RawRow, line: Int, pseudonyms: DeviceIDPseudonyms?) {
         let table = row.table.rawValue
         rows[table].appendValue(.integer(Int64(line)))
         rows[table].appendValue(.integer(Int64(row.item)))
-        for value in pseudonyms.map({ row.table.pseudonymising(row.values, with: $0) }) ?? row.values { rows[table].appendValue(value) }
+        let values = row.table.kept(row.values)
+        for value in pseudonyms.map({ row.table.pseudonymising(values, with: $0) }) ?? values { rows[table].appendValue(value) }
         rows[table].endRow()
     }
 

@@ -96,6 +96,22 @@ public enum RawTable: Int, CaseIterable, Sendable {
         }
     }
 
+    /// What the store keeps of `values`, a row of this table as its parser read it. A notification
+    /// beside the transactions it carries (kept as Apple's sightings) keeps its signing time and
+    /// version, which date the input (CONTRACT.md §2's as-of); only a `CONSUMPTION_REQUEST` keeps
+    /// what its answer in `consumption_requests.jsonl` names too: its uuid, type and transaction.
+    /// Nothing reads another notification's uuid, type, subtype, environment or transaction here.
+    func kept(_ values: [SQLValue]) -> [SQLValue] {
+        guard self == .notifications, values[Self.notificationType] != .text("CONSUMPTION_REQUEST") else { return values }
+        var values = values
+        for column in Self.notificationUnread { values[column] = .null }
+        return values
+    }
+
+    private static let notificationType = RawTable.notifications.columns.firstIndex(of: "notification_type") ?? 0
+    private static let notificationUnread = ["notification_uuid", "notification_type", "subtype", "environment", "transaction_id"]
+        .compactMap { RawTable.notifications.columns.firstIndex(of: $0) }
+
     /// `values` of a row of this table with its device ids replaced by their `pseudonyms`.
     func pseudonymising(_ values: [SQLValue], with pseudonyms: DeviceIDPseudonyms) -> [SQLValue] {
         guard !deviceIDColumns.isEmpty else { return values }
