@@ -109,6 +109,8 @@ struct AttributionReport {
         var byCUID = InstallIndex(), byAppsflyer = InstallIndex(), byIDFV = InstallIndex(), byIDFA = InstallIndex()
         var linkedAppsflyerIDs = LinkedAppsflyerIDs()
         var purchaseClaims: [PurchaseClaim] = []
+        /// What the files read from their rows count, for the store to keep once the report is written.
+        var countedFiles: [MMPSegment] = []
 
         init(store: some ReportStore, zone: Zone, mmpZone: Zone) throws {
             var day = DayNames(zone)
@@ -119,7 +121,7 @@ struct AttributionReport {
             var campaigns: [(mediaSource: String, campaign: String)] = []
             var cohortNumbers = FirstSeen<InstallCohort>()
             typealias Column = MMPEventColumn
-            try store.forEachCountedMMPEvent { row in
+            let counted = try store.forEachCountedMMPEvent { row in
                 // Retargeting is not acquisition: its rows link no ids and are no installs.
                 guard row.int(Column.retargeting) == 0 else { return }
                 if let user = row.fingerprint(Column.customerUserID), let appsflyerID = row.fingerprint(Column.appsflyerID) {
@@ -149,6 +151,7 @@ struct AttributionReport {
                 byIDFV.add(row.fingerprint(Column.idfv), install: index)
                 byIDFA.add(row.fingerprint(Column.idfa), install: index)
             }
+            countedFiles = counted
         }
 
         /// A distinct `af_purchase` row that is not retargeting: whose it is and what it claims, as
@@ -196,6 +199,9 @@ struct AttributionReport {
     /// Spend rows in a currency fx.csv cannot convert: their cohort's spend is shown empty.
     var unconvertedSpendRows = 0
     let asOfMs: Int64
+    /// What the MMP files read from their rows count (`InstallTable.countedFiles`): the report
+    /// keeps them once attribution is read (`ReportStore.saveCountedMMPEvents`).
+    private(set) var countedMMPFiles: [MMPSegment] = []
 
     /// The zone the MMP's wall-clock times are in, as the join recorded it.
     static func mmpZone(_ store: some ReportStore) throws -> Zone {
@@ -278,6 +284,8 @@ struct AttributionReport {
         let linkedAppsflyerIDs = table.linkedAppsflyerIDs
         let purchaseClaims = table.purchaseClaims
         table.purchaseClaims = []
+        countedMMPFiles = table.countedFiles
+        table.countedFiles = []
         installRows = installs.count
         for install in installs {
             add(install.slot) { cohort in

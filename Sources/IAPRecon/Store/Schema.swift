@@ -622,6 +622,17 @@ public enum Schema {
                 AND (notification_uuid IS NOT NULL OR notification_type IS NOT NULL OR subtype IS NOT NULL
                      OR environment IS NOT NULL OR transaction_id IS NOT NULL);
             """),
+        // What each MMP file counts for attribution, packed (`MMPSegment`), so that a night's report
+        // reads the rows of the files that changed, not every file's. A segment names the schema
+        // version it was made under: a later migration's store counts every file again once.
+        (19, """
+            DROP TABLE IF EXISTS fct_mmp_segments;
+            CREATE TABLE fct_mmp_segments (
+              file_id INTEGER PRIMARY KEY REFERENCES files(file_id) ON DELETE CASCADE,
+              chain BLOB NOT NULL,
+              data BLOB NOT NULL
+            );
+            """),
     ]
 
     public static var latestVersion: Int { migrations.last?.id ?? 0 }

@@ -39,7 +39,8 @@ enum Tables {
         .init(name: "files", layer: .ledger, writer: .ingest, readers: [.store, .normalize, .join, .report], migration: 1),
         .init(name: "rejects", layer: .ledger, writer: .ingest, readers: [.report], migration: 1),
         .init(name: "ignored_files", layer: .ledger, writer: .ingest, readers: [.report], migration: 4),
-        .init(name: "device_id_key", layer: .ledger, writer: .ingest, readers: []),
+        // The report's MMP segments name the key (`MMPSegment.chainSeed`): a new one rewrites an older store's ids.
+        .init(name: "device_id_key", layer: .ledger, writer: .ingest, readers: [.report]),
         .init(name: "runs", layer: .ledger, writer: .pipeline, readers: [], migration: 1),
         .init(name: "run_stages", layer: .ledger, writer: .pipeline, readers: []),
         // Written through `ChangedKeys` only, by the stage that learns of a change, and emptied by the join.
@@ -76,10 +77,12 @@ enum Tables {
         // What each join changed of the rows transactions.csv shows (`StoredTransactionChanges`).
         .init(name: "int_transaction_changes", layer: .result, writer: .join, readers: [.report], migration: 16),
         // The report's own memory across runs: when it first reported each finding, whom it attributed
-        // each user to, and which transactions.csv it wrote.
+        // each user to, which transactions.csv it wrote, and what each MMP file counts.
         .init(name: "fct_finding_first_seen", layer: .result, writer: .report, readers: []),
         .init(name: "fct_user_installs", layer: .result, writer: .report, readers: []),
         .init(name: "fct_transactions_file", layer: .result, writer: .report, readers: [], migration: 16),
+        // What each MMP file counts for attribution (`StoredMMPSegments`): a night counts its new file's rows only.
+        .init(name: "fct_mmp_segments", layer: .result, writer: .report, readers: [], migration: 19),
     ]
 
     /// The declaration of `name`, if it is a table of the store.

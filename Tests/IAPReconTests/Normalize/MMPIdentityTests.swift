@@ -42,7 +42,7 @@ struct MMPIdentityTests {
         #expect((buckets.values.map(\.count).max() ?? 0) < 16)
     }
 
-    /// Rows shaped like `MMPEvents.forEachCounted`'s query (`MMPEventColumn`).
+    /// Rows shaped like `MMPEvents.forEachRow`'s query (`MMPEventColumn`).
     @Test("a row's identity is the fingerprint of AppsFlyer ID (else CUID, IDFV, IDFA, else empty), name, event ms and value")
     func identity() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("mmp-identity-\(UUID().uuidString)")

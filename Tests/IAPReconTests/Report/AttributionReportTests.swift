@@ -274,6 +274,70 @@ struct AttributionReportTests {
         }
     }
 
+    @Test("a night reads the earlier MMP files as the store counted them, and counts the rows of its new file against them")
+    func earlierFilesReadAsCounted() throws {
+        let install = Fixture.MMPRow(time: "2026-11-10 08:00:00", mediaSource: "googleadwords_int", campaign: "C", appsflyerID: "af1")
+        let login = Fixture.MMPRow(time: "2026-11-10 08:30:00", eventName: "af_login", appsflyerID: "af1", cuid: "u1")
+        let claim = Fixture.MMPRow(time: "2026-11-10 12:00:00", eventName: "af_purchase", appsflyerID: "af1", cuid: "u1", revenueUSD: "9.99")
+        // The next night's export repeats the install (not counted again) and brings a new one.
+        var repeated = install
+        repeated.campaign = "Repeat"
+        let second = Fixture.MMPRow(time: "2026-11-11 08:00:00", mediaSource: "Facebook Ads", campaign: "F", appsflyerID: "af2", cuid: "u2")
+        let nights = try Scenario(), rebuild = try Scenario()
+        for scenario in [nights, rebuild] {
+            try scenario.write("registrations/r.jsonl", [Fixture.signup("2026-11-10T09:00:00Z", "u1"), Fixture.signup("2026-11-11T09:00:00Z", "u2")])
+            try scenario.write("receipts/r.jsonl", [Fixture.purchase("t1", at: "2026-11-10T12:00:00Z", by: "u1", price: 9990)])
+            try scenario.write("attribution/a.csv", [Fixture.mmpHeader, install.csv, login.csv, claim.csv])
+        }
+        _ = try nights.run(asOf: asOf)
+        // What the store counted of a.csv is all a night reads of it: its rows could be gone.
+        let database = try nights.open()
+        #expect(try database.scalar("SELECT count(*) FROM fct_mmp_segments") == .integer(1))
+        try database.execute("DELETE FROM raw_mmp__events WHERE file_id = (SELECT file_id FROM files WHERE path = 'attribution/a.csv')")
+        for scenario in [nights, rebuild] { try scenario.write("attribution/b.csv", [Fixture.mmpHeader, repeated.csv, second.csv]) }
+        _ = try nights.run(asOf: asOf)
+        _ = try rebuild.run(asOf: asOf)
+        let expected = [
+            Self.header,
+            "2026-11-10,googleadwords_int,C,1,1,1,9.99,9.99,9.99,9.99,0,,,,9.99,,,9.99",
+            "2026-11-11,Facebook Ads,F,1,1,0,0,0,0,0,0,,,,0,,,",
+        ]
+        #expect(try Fixture.lines(rebuild.output("attribution.csv")) == expected)
+        #expect(try Fixture.lines(nights.output("attribution.csv")) == expected)
+        #expect(try nights.open().scalar("SELECT count(*) FROM fct_mmp_segments") == .integer(2))
+        #expect(try Fixture.attributionSummary(nights)["install_rows"] as? Int == 2)
+    }
+
+    @Test("a file forgotten from among the MMP files has the files after it counted again: a repeat it held counts where it is next found")
+    func forgottenFileRecountsTheLaterOnes() throws {
+        let first = Fixture.MMPRow(time: "2026-11-10 08:00:00", mediaSource: "googleadwords_int", campaign: "A", appsflyerID: "af1")
+        let install = Fixture.MMPRow(time: "2026-11-10 09:00:00", mediaSource: "googleadwords_int", campaign: "B", appsflyerID: "af2")
+        var repeated = install
+        repeated.campaign = "C"
+        let other = Fixture.MMPRow(time: "2026-11-10 10:00:00", mediaSource: "googleadwords_int", campaign: "C", appsflyerID: "af3")
+        let nights = try Scenario(), rebuild = try Scenario()
+        for scenario in [nights, rebuild] {
+            try scenario.write("attribution/a.csv", [Fixture.mmpHeader, first.csv])
+            try scenario.write("attribution/c.csv", [Fixture.mmpHeader, repeated.csv, other.csv])
+        }
+        try nights.write("attribution/b.csv", [Fixture.mmpHeader, install.csv])
+        _ = try nights.run(asOf: asOf)
+        #expect(try Fixture.lines(nights.output("attribution.csv")).filter { $0.contains(",C,") } == [
+            "2026-11-10,googleadwords_int,C,1,0,0,0,0,0,0,0,,,,0,,,",
+        ])
+        try FileManager.default.removeItem(atPath: nights.input + "/attribution/b.csv")
+        #expect(try StoredFiles.forget(paths: ["attribution/b.csv"], in: nights.open()).isEmpty)
+        _ = try nights.run(asOf: asOf)
+        _ = try rebuild.run(asOf: asOf)
+        let expected = [
+            Self.header,
+            "2026-11-10,googleadwords_int,A,1,0,0,0,0,0,0,0,,,,0,,,",
+            "2026-11-10,googleadwords_int,C,2,0,0,0,0,0,0,0,,,,0,,,",
+        ]
+        #expect(try Fixture.lines(rebuild.output("attribution.csv")) == expected)
+        #expect(try Fixture.lines(nights.output("attribution.csv")) == expected)
+    }
+
     @Test("a user who signed up more than once counts once, by the earliest sign-up; at an equal time, the first in file order")
     func earliestSignup() throws {
         let scenario = try Scenario()

@@ -26,6 +26,7 @@ struct SchemaTests {
         16: "d7bb6297444a28fd",
         17: "363640ce96191fe7",
         18: "91ac5682104edf4d",
+        19: "5875cdc9867d5a9e",
     ]
 
     @Test("a released migration's text never changes, and every migration is recorded as released")

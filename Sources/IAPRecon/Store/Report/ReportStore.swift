@@ -1,7 +1,8 @@
 /// The store as the report stage sees it: the join's results and the input lines each output
 /// file is made of, as values where a file takes a few and as rows (`StoredRow`, in the columns
-/// each method names) where it streams many; and the two tables the report keeps (each
-/// finding's first sighting, each user's install). SQLite's conformance is `SQLiteReportStore`.
+/// each method names) where it streams many; and the tables the report keeps (each finding's
+/// first sighting, each user's install, the transactions.csv it wrote, what each MMP file
+/// counts). SQLite's conformance is `SQLiteReportStore`.
 protocol ReportStore: SendableMetatype {
     associatedtype Row: StoredRow
 
@@ -71,8 +72,11 @@ protocol ReportStore: SendableMetatype {
 
     // MARK: Attribution
 
-    /// The MMP rows attribution reads, in file order, each `install` and `af_purchase` once (`MMPEventColumn`).
-    func forEachCountedMMPEvent(_ body: (Row) throws -> Void) throws
+    /// The MMP rows attribution reads, in file order, each `install` and `af_purchase` once
+    /// (`MMPEventColumn`); returns what the files read from their rows count, for `saveCountedMMPEvents`.
+    func forEachCountedMMPEvent(_ body: (MMPSegment.Row) throws -> Void) throws -> [MMPSegment]
+    /// Keeps what `forEachCountedMMPEvent` counted, for the next report to read instead of the rows.
+    func saveCountedMMPEvents(_ segments: [MMPSegment]) throws
     /// Each user's first registration, in user id order, byte by byte (`FirstRegistrationColumn`).
     func firstRegistrationsByUser() throws -> any StoredCursor<Row>
     /// Every verified purchase by user (those with none first), time and id (`PurchaseByUserColumn`).

@@ -1,5 +1,5 @@
 /// The report's store in SQLite (`ReportStore`): its queries are `StoredReportRows`',
-/// `StoredSummaryCounts`', `StoredUserInstalls`' and the normalizing readers' (`MMPEvents`,
+/// `StoredSummaryCounts`', `StoredUserInstalls`', `StoredMMPSegments`' and the normalizing readers' (`MMPEvents`,
 /// `FirstRegistrations`, `StoredDeliveries`, `AppleTransactions`), on one connection; another
 /// thread opens its own (`opener`), and the users' installs are written on a second connection
 /// (`BackgroundInserts`).
@@ -117,8 +117,12 @@ struct SQLiteReportStore: ReportStore {
         try StoredReportRows.forEachPurchase(of: user, through: untilMs, in: database, body)
     }
 
-    func forEachCountedMMPEvent(_ body: (Row) throws -> Void) throws {
-        try MMPEvents.forEachCounted(in: database, body)
+    func forEachCountedMMPEvent(_ body: (MMPSegment.Row) throws -> Void) throws -> [MMPSegment] {
+        try StoredMMPSegments.forEachCounted(in: database, body)
+    }
+
+    func saveCountedMMPEvents(_ segments: [MMPSegment]) throws {
+        try StoredMMPSegments.save(segments, in: database)
     }
 
     func firstRegistrationsByUser() throws -> any StoredCursor<Row> {
