@@ -516,14 +516,7 @@ struct IncrementalTests {
 
     @Test("a store that kept device-id pseudonyms and MMP event values as hex (an older iaprecon) is migrated to the bytes a fresh ingest keeps; outputs are unchanged")
     func hexPseudonymsFromAnOlderStore() throws {
-        let files = try SourceFile.list(in: Self.sampleData)
-        try #require(files.contains { $0.kind == .attribution } && files.contains { $0.kind == .registrations })
-        let scenario = try Scenario(), reference = try Scenario()
-        for store in [scenario, reference] {
-            for file in files { try store.link(file) }
-            try store.fixDeviceIDKey()
-            _ = try run(store, input: store.input)
-        }
+        let (scenario, reference) = try twoSampleStores(having: [.attribution, .registrations])
         let database = try scenario.open()
         // Back to what schema 10 held: each pseudonym as 32 hex digits, `…` and the id's tail; each
         // event value's hash as 16 hex digits, an empty value's too; and rows that are not installs
@@ -552,14 +545,7 @@ struct IncrementalTests {
 
     @Test("a store that kept every MMP event's name and event value, and revenue beside revenue in USD (an older iaprecon), keeps what attribution reads once migrated; outputs are unchanged")
     func mmpEventNamesFromAnOlderStore() throws {
-        let files = try SourceFile.list(in: Self.sampleData)
-        try #require(files.contains { $0.kind == .attribution })
-        let scenario = try Scenario(), reference = try Scenario()
-        for store in [scenario, reference] {
-            for file in files { try store.link(file) }
-            try store.fixDeviceIDKey()
-            _ = try run(store, input: store.input)
-        }
+        let (scenario, reference) = try twoSampleStores(having: [.attribution])
         let database = try scenario.open()
         // Back to what schema 16 held: a name and an event value's hash on every event, and a
         // purchase's revenue and currency beside its revenue in USD.
@@ -580,14 +566,7 @@ struct IncrementalTests {
 
     @Test("a notification keeps its signing time and version; a consumption request its uuid, type and transaction too; a store that kept more (an older iaprecon) is migrated to the same, outputs unchanged")
     func notificationsKeptAndMigrated() throws {
-        let files = try SourceFile.list(in: Self.sampleData)
-        try #require(files.contains { $0.kind == .notifications })
-        let scenario = try Scenario(), reference = try Scenario()
-        for store in [scenario, reference] {
-            for file in files { try store.link(file) }
-            try store.fixDeviceIDKey()
-            _ = try run(store, input: store.input)
-        }
+        let (scenario, reference) = try twoSampleStores(having: [.notifications])
         let database = try scenario.open()
         // What the sample's notifications keep: requests all an answer names, the rest their time and version.
         let requests = try database.scalar("""
@@ -611,6 +590,20 @@ struct IncrementalTests {
         try expectSameRows([.notifications], database, try reference.open())
         _ = try run(scenario, input: scenario.input)
         try expectSame(scenario, reference, "migrated notifications")
+    }
+
+    /// Two stores run over the sample data with the same device-id key: one to take back to what
+    /// an older iaprecon kept, one fresh to hold it to. The sample data must have files of `kinds`.
+    private func twoSampleStores(having kinds: [SourceKind]) throws -> (Scenario, Scenario) {
+        let files = try SourceFile.list(in: Self.sampleData)
+        for kind in kinds { try #require(files.contains { $0.kind == kind }, "\(kind)") }
+        let scenario = try Scenario(), reference = try Scenario()
+        for store in [scenario, reference] {
+            for file in files { try store.link(file) }
+            try store.fixDeviceIDKey()
+            _ = try run(store, input: store.input)
+        }
+        return (scenario, reference)
     }
 
     /// Expects `tables` to hold the same rows in `migrated` as in `fresh`, each named by its file's path and line.
