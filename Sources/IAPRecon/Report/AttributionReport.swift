@@ -109,8 +109,6 @@ struct AttributionReport {
         var byCUID = InstallIndex(), byAppsflyer = InstallIndex(), byIDFV = InstallIndex(), byIDFA = InstallIndex()
         var linkedAppsflyerIDs = LinkedAppsflyerIDs()
         var purchaseClaims: [PurchaseClaim] = []
-        /// What the files read from their rows count, for the store to keep once the report is written.
-        var countedFiles: [MMPSegment] = []
 
         init(store: some ReportStore, zone: Zone, mmpZone: Zone) throws {
             var day = DayNames(zone)
@@ -121,7 +119,7 @@ struct AttributionReport {
             var campaigns: [(mediaSource: String, campaign: String)] = []
             var cohortNumbers = FirstSeen<InstallCohort>()
             typealias Column = MMPEventColumn
-            let counted = try store.forEachCountedMMPEvent { row in
+            try store.forEachCountedMMPEvent { row in
                 // Retargeting is not acquisition: its rows link no ids and are no installs.
                 guard row.int(Column.retargeting) == 0 else { return }
                 if let user = row.fingerprint(Column.customerUserID), let appsflyerID = row.fingerprint(Column.appsflyerID) {
@@ -151,7 +149,6 @@ struct AttributionReport {
                 byIDFV.add(row.fingerprint(Column.idfv), install: index)
                 byIDFA.add(row.fingerprint(Column.idfa), install: index)
             }
-            countedFiles = counted
         }
 
         /// A distinct `af_purchase` row that is not retargeting: whose it is and what it claims, as
@@ -199,9 +196,6 @@ struct AttributionReport {
     /// Spend rows in a currency fx.csv cannot convert: their cohort's spend is shown empty.
     var unconvertedSpendRows = 0
     let asOfMs: Int64
-    /// What the MMP files read from their rows count (`InstallTable.countedFiles`): the report
-    /// keeps them once attribution is read (`ReportStore.saveCountedMMPEvents`).
-    private(set) var countedMMPFiles: [MMPSegment] = []
 
     /// The zone the MMP's wall-clock times are in, as the join recorded it.
     static func mmpZone(_ store: some ReportStore) throws -> Zone {
@@ -236,9 +230,6 @@ struct AttributionReport {
         // By the fingerprints of their ids, as the MMP rows name them.
         var cohortOfUser: [RowFingerprint: Int] = [:]
         var userOfAppsflyer: [RowFingerprint: RowFingerprint] = [:]
-        // Written on a second connection on a worker thread while this one reads and matches. Only
-        // what changed is written: a night leaves most users' installs as they were.
-        let userInstalls = store.userInstallWriter()
         let signups = try store.firstRegistrationsByUser()
         // Every verified purchase in one pass; those with no user come first (NULL sorts first).
         let purchases = try store.purchasesByUser()
@@ -275,6 +266,11 @@ struct AttributionReport {
         var hasStored = try stored.step()
         var table = try installWork.value()
         Trace.mark("attribution waited for installs")
+        // Written on a second connection on a worker thread while this one matches. Only what
+        // changed is written: a night leaves most users' installs as they were. Begun once the
+        // installs are read: what their files count is written as it is counted, and one
+        // writer at a time holds the store.
+        let userInstalls = store.userInstallWriter()
         let slotOfCohort = table.cohorts.map { slot($0) }
         var installs = table.installs.map {
             Install(ms: $0.ms, slot: slotOfCohort[$0.cohort], appsflyerID: $0.appsflyerID, file: $0.file, line: $0.line)
@@ -284,8 +280,6 @@ struct AttributionReport {
         let linkedAppsflyerIDs = table.linkedAppsflyerIDs
         let purchaseClaims = table.purchaseClaims
         table.purchaseClaims = []
-        countedMMPFiles = table.countedFiles
-        table.countedFiles = []
         installRows = installs.count
         for install in installs {
             add(install.slot) { cohort in

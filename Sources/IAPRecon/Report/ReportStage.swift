@@ -129,9 +129,6 @@ public enum ReportStage {
                 attribution = try store.readTransaction {
                     try AttributionReport(store: store, zone: settings.zone, fx: fx, asOfMs: asOfMs, installs: installs)
                 }
-                // Kept for the next report whether or not this one's files are switched in: what a
-                // file counts depends on the stored files alone.
-                try store.saveCountedMMPEvents(attribution.countedMMPFiles)
                 Trace.mark("report attribution")
                 try output.write("attribution.csv") { try attribution.write(&$0, currency: settings.reportingCurrency) }
                 filesDone?(1)

@@ -73,10 +73,9 @@ protocol ReportStore: SendableMetatype {
     // MARK: Attribution
 
     /// The MMP rows attribution reads, in file order, each `install` and `af_purchase` once
-    /// (`MMPEventColumn`); returns what the files read from their rows count, for `saveCountedMMPEvents`.
-    func forEachCountedMMPEvent(_ body: (MMPSegment.Row) throws -> Void) throws -> [MMPSegment]
-    /// Keeps what `forEachCountedMMPEvent` counted, for the next report to read instead of the rows.
-    func saveCountedMMPEvents(_ segments: [MMPSegment]) throws
+    /// (`MMPEventColumn`). What a file read from its rows counts is kept as it is counted, for the
+    /// next report to read instead of the rows: nothing else may be writing the store meanwhile.
+    func forEachCountedMMPEvent(_ body: (MMPSegment.Row) throws -> Void) throws
     /// Each user's first registration, in user id order, byte by byte (`FirstRegistrationColumn`).
     func firstRegistrationsByUser() throws -> any StoredCursor<Row>
     /// Every verified purchase by user (those with none first), time and id (`PurchaseByUserColumn`).

@@ -117,12 +117,8 @@ struct SQLiteReportStore: ReportStore {
         try StoredReportRows.forEachPurchase(of: user, through: untilMs, in: database, body)
     }
 
-    func forEachCountedMMPEvent(_ body: (MMPSegment.Row) throws -> Void) throws -> [MMPSegment] {
+    func forEachCountedMMPEvent(_ body: (MMPSegment.Row) throws -> Void) throws {
         try StoredMMPSegments.forEachCounted(in: database, body)
-    }
-
-    func saveCountedMMPEvents(_ segments: [MMPSegment]) throws {
-        try StoredMMPSegments.save(segments, in: database)
     }
 
     func firstRegistrationsByUser() throws -> any StoredCursor<Row> {

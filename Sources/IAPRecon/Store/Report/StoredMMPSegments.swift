@@ -5,9 +5,10 @@
 /// MMP rows are the one input a night's report need not read whole.
 enum StoredMMPSegments {
     /// Calls `body` with the MMP rows attribution reads, in file order, each install and purchase
-    /// once (`MMPEvents`), and returns the segments of the files it counted from their rows, for
-    /// `save` once the report is written.
-    static func forEachCounted(in database: Database, _ body: (MMPSegment.Row) throws -> Void) throws -> [MMPSegment] {
+    /// once (`MMPEvents`). A file counted from its rows has its segment written at once, on a
+    /// connection of its own (`database` may be read-only), in place of the one it had: only one
+    /// segment is held at a time, however many files a full rebuild counts.
+    static func forEachCounted(in database: Database, _ body: (MMPSegment.Row) throws -> Void) throws {
         let files = try MMPEvents.files(in: database)
         var chain = MMPSegment.chainSeed(schema: Schema.latestVersion, deviceIDKey: try deviceIDKey(database))
         let chains = files.map { file in
@@ -39,7 +40,7 @@ enum StoredMMPSegments {
                 try body(row)
             }
         }
-        var counted: [MMPSegment] = []
+        var writer: Database?
         for (file, chain) in zip(files, chains).dropFirst(kept) {
             var encoder = MMPSegment.Encoder()
             try MMPEvents.forEachRow(ofFile: file.id, in: database) { row in
@@ -54,21 +55,19 @@ enum StoredMMPSegments {
             }
             let segment = MMPSegment(fileID: file.id, chain: chain, data: encoder.finish())
             try segment.forEachRow(body)
-            counted.append(segment)
+            let connection = try writer ?? Database(path: database.path)
+            writer = connection
+            try save(segment, in: connection)
         }
-        return counted
     }
 
-    /// Keeps `segments` in place of their files' earlier ones. A file's segment goes with the file
-    /// (a replaced file is another file); one whose chain no longer holds is counted again by the
-    /// next report and replaced then.
-    static func save(_ segments: [MMPSegment], in database: Database) throws {
-        guard !segments.isEmpty else { return }
+    /// Keeps `segment` in place of its file's earlier one, in a transaction of its own. A file's
+    /// segment goes with the file (a replaced file is another file); one whose chain no longer
+    /// holds is counted again by the next report and replaced then.
+    static func save(_ segment: MMPSegment, in database: Database) throws {
         try database.transaction {
-            let insert = try database.cached("INSERT OR REPLACE INTO fct_mmp_segments (file_id, chain, data) VALUES (?, ?, ?)")
-            for segment in segments {
-                try insert.insert([.integer(segment.fileID), .blob(segment.chain.storedBytes), .blob(segment.data)])
-            }
+            try database.cached("INSERT OR REPLACE INTO fct_mmp_segments (file_id, chain, data) VALUES (?, ?, ?)")
+                .insert([.integer(segment.fileID), .blob(segment.chain.storedBytes), .blob(segment.data)])
         }
     }
 
