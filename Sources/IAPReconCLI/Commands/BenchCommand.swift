@@ -163,6 +163,7 @@ struct Benchmark {
                 // that reads these inputs, beside the peers.
                 results[index].parseOnly.append(try measureParseOnly(input, verifying: true))
                 results[index].parseOnlyUnsigned.append(try measureParseOnly(input, verifying: false))
+                results[index].storingAlone.append(try measureStoringAlone(input, database: database))
                 for peer in Peer.allCases {
                     let measurement = try measurePeer(peer, folder: folder, input: input)
                     console.err("\(input.label) \(peer.rawValue) peer: \(BenchFormat.seconds(measurement.seconds)) s, "
@@ -217,6 +218,22 @@ struct Benchmark {
         let arguments = ["validate", "--input", input.folder] + trust + ["--jobs", String(settings.jobs)]
         let measurement = try measure(arguments, log: place.folder + "/validate.log", what: "iaprecon " + arguments.joined(separator: " "))
         console.err("\(input.label) parsing alone\(verifying ? "" : " without signature checks"): \(BenchFormat.seconds(measurement.seconds)) s")
+        return measurement
+    }
+
+    /// SQLite alone writing what the one-process run's ingest stored (`Store.copyIngested`), in this
+    /// process while no child runs: its time and CPU time (`getrusage` of this process); its memory
+    /// is this process's, so none is reported.
+    func measureStoringAlone(_ input: BenchInput, database: String) throws -> StageMeasurement {
+        let place = StoreFolder(folder: settings.work + "/" + input.label + "/storing-alone")
+        try place.reset()
+        sync()
+        let cpuBefore = ChildProcess.ownCPUSeconds()
+        let start = DispatchTime.now().uptimeNanoseconds
+        try Store.copyIngested(from: database, into: place.database)
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+        let measurement = StageMeasurement(seconds: seconds, peakRSSBytes: 0, cpuSeconds: ChildProcess.ownCPUSeconds() - cpuBefore)
+        console.err("\(input.label) storing alone: \(BenchFormat.seconds(seconds)) s")
         return measurement
     }
 
@@ -419,6 +436,8 @@ struct SizeResult: Equatable, Sendable {
     /// `iaprecon validate` (parsing alone), with and without signature checks, where the peers are.
     var parseOnly: [StageMeasurement] = []
     var parseOnlyUnsigned: [StageMeasurement] = []
+    /// SQLite alone writing the rows and indexes ingest stored, from the one-process run's store.
+    var storingAlone: [StageMeasurement] = []
     /// The one-process run's store on disk (database and write-ahead log), bytes.
     var storeBytes: Int?
     /// Where those bytes go, by layer of the store's tables (empty when SQLite cannot tell).
@@ -706,6 +725,17 @@ enum ChildProcess {
         return (measurement, Ending(status: status))
     }
 
+    /// The user and system time this process has used so far, all its threads.
+    static func ownCPUSeconds() -> Double {
+        var usage = rusage()
+        #if os(Linux)
+            getrusage(RUSAGE_SELF.rawValue, &usage)
+        #else
+            getrusage(RUSAGE_SELF, &usage)
+        #endif
+        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
+    }
+
     /// `ru_maxrss` in bytes: Linux counts KiB, Darwin bytes.
     private static func peakBytes(_ usage: rusage) -> Int {
         #if os(Linux)
@@ -920,11 +950,12 @@ enum BenchReport {
         for result in results where !result.peers.isEmpty {
             let ours = result.run
             let ourCPU = Spread(result.oneProcess.map(\.cpuSeconds)).median
-            func add(_ tool: String, _ runs: [StageMeasurement]) {
+            // `peak`: false where the memory measured was not the tool's own.
+            func add(_ tool: String, _ runs: [StageMeasurement], peak: Bool = true) {
                 let wall = Spread(runs.map(\.seconds))
                 let cpu = Spread(runs.map(\.cpuSeconds)).median
                 table.add([result.input.label, tool, BenchFormat.seconds(wall.median), BenchFormat.range(wall),
-                           BenchFormat.megabytes(runs.map(\.peakRSSBytes).max() ?? 0), BenchFormat.seconds(cpu),
+                           peak ? BenchFormat.megabytes(runs.map(\.peakRSSBytes).max() ?? 0) : "-", BenchFormat.seconds(cpu),
                            BenchFormat.ratio(ours.median / wall.median), cpu > 0 ? BenchFormat.ratio(ourCPU / cpu) : "-"])
             }
             add("iaprecon run", result.oneProcess)
@@ -933,13 +964,27 @@ enum BenchReport {
                                   ("parsing alone, no signature checks", result.parseOnlyUnsigned)] where !runs.isEmpty {
                 add(label, runs)
             }
+            if !result.storingAlone.isEmpty { add("storing alone (SQLite copying the rows)", result.storingAlone, peak: false) }
             for peer in Peer.allCases {
                 if let runs = result.peers[peer], !runs.isEmpty { add(peer.rawValue, runs) }
             }
         }
         return "\npeers on the same inputs, rounds alternating with iaprecon's (medians; one 'iaprecon run' on a fresh store; "
             + "cpu s = user and system time of the process and its threads, which the host's steal does not inflate)\n"
-            + table.text
+            + table.text + results.compactMap(floorLine).joined()
+    }
+
+    /// What parsing and SQLite's storing alone cost at one size: no run that checks the signatures
+    /// and keeps the rows in SQLite spends less CPU, nor less time than that CPU spread over every core.
+    static func floorLine(_ result: SizeResult) -> String? {
+        guard !result.parseOnly.isEmpty, !result.storingAlone.isEmpty, !result.oneProcess.isEmpty else { return nil }
+        let parsing = Spread(result.parseOnly.map(\.cpuSeconds)).median
+        let storing = Spread(result.storingAlone.map(\.cpuSeconds)).median
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        return "\n\(result.input.label) floor: parsing with signature checks \(BenchFormat.seconds(parsing)) cpu s + SQLite storing "
+            + "the rows and their indexes \(BenchFormat.seconds(storing)) cpu s = \(BenchFormat.seconds(parsing + storing)) cpu s, "
+            + "at least \(BenchFormat.seconds((parsing + storing) / Double(max(cores, 1)))) s on \(cores) cores before any join or report "
+            + "(iaprecon run: \(BenchFormat.seconds(result.runCPUSeconds)) cpu s, \(BenchFormat.seconds(result.run.median)) s)"
     }
 
     /// Whether the peers' answers were ours, per size where they ran: their times compare the same work only if so.

@@ -116,6 +116,16 @@ struct BenchTests {
         var unparsed = million
         (unparsed.parseOnly, unparsed.parseOnlyUnsigned) = ([], [])
         #expect(!BenchReport.peersTable([unparsed]).contains("parsing alone"), "a size whose parsing was not timed shows no floor")
+        #expect(!withFloor.contains("floor:"), "no floor line without the storing measured")
+        // SQLite storing the rows alone, measured in the bench's own process: no peak of its own.
+        million.storingAlone = [StageMeasurement(seconds: 1.5, peakRSSBytes: 0, cpuSeconds: 1.25)]
+        let stored = BenchReport.peersTable([million])
+        #expect(stored.contains("1m    storing alone (SQLite copying the rows)   1.500  1.500-1.500            -  1.250"), "\(stored)")
+        // Parsing 2 cpu s (the median of 1, 2, 3) and storing 1.25: 3.25 cpu s, at least half that on 2 cores.
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        #expect(stored.contains("1m floor: parsing with signature checks 2.000 cpu s + SQLite storing the rows and their indexes "
+            + "1.250 cpu s = 3.250 cpu s, at least \(BenchFormat.seconds(3.25 / Double(cores))) s on \(cores) cores before any join or report "
+            + "(iaprecon run: 4.000 cpu s, 4.000 s)"), "\(stored)")
         // A size the peers did not run at is not judged.
         let other = BenchReport.targets([Self.result(100_000, lines: 100_000, [[1, 1, 1, 1]])], nights: [], history: nil)
         #expect(other.first { $0.target == "1m full run / python peer" }?.met == nil)

@@ -55,4 +55,37 @@ struct SchemaTests {
         #expect(layers.allSatisfy { $0.bytes > 0 })
         #expect(layers.map(\.bytes) == layers.map(\.bytes).sorted(by: >))
     }
+
+    @Test("the bench's storing floor copies every ledger and raw row and builds every raw index, and no result")
+    func copyIngested() throws {
+        let (scenario, database) = try UserHistoryTests.sampleStore()
+        defer { withExtendedLifetime(scenario) {} }
+        let copyPath = scenario.root + "/copy.sqlite"
+        try Store.copyIngested(from: scenario.databasePath, into: copyPath)
+        // A second copy over the first starts from nothing.
+        try Store.copyIngested(from: scenario.databasePath, into: copyPath)
+        let copy = try Database(path: copyPath, readOnly: true)
+        func objects(_ type: String, in database: Database) throws -> Set<String> {
+            var names = Set<String>()
+            try database.forEach("SELECT name FROM sqlite_master WHERE type = ? AND sql IS NOT NULL", [.text(type)]) { names.insert($0.string(0)) }
+            return names
+        }
+        let kept = try objects("table", in: database).filter { [.ledger, .raw].contains(Tables.named($0)?.layer) }
+        #expect(kept.isSuperset(of: ["files", "rejects", "raw_apple__transactions", "raw_mmp__events"]))
+        #expect(try objects("table", in: copy) == kept)
+        // Row for row: as many rows, and none of either side missing from the other.
+        try database.run("ATTACH DATABASE ? AS copied", [.text(copyPath)])
+        for table in kept {
+            let count = "SELECT count(*) FROM \(table)"
+            #expect(try copy.scalar(count) == database.scalar(count), "\(table)")
+            for (one, other) in [("main", "copied"), ("copied", "main")] {
+                let missing = try database.scalar("SELECT count(*) FROM (SELECT * FROM \(one).\(table) EXCEPT SELECT * FROM \(other).\(table))")
+                #expect(missing.integerValue == 0, "\(table): rows of \(one) not in \(other)")
+            }
+        }
+        try database.execute("DETACH DATABASE copied")
+        let rawIndexes = try objects("index", in: database).filter { $0.hasPrefix("raw_") }
+        #expect(!rawIndexes.isEmpty)
+        #expect(try objects("index", in: copy) == rawIndexes)
+    }
 }
