@@ -29,6 +29,15 @@ static inline void iaprecon_map_allocations_from(int bytes) {
 #endif
 }
 
+/// Makes the heap grow, and keep when it shrinks, `bytes` beyond what an allocation needs. glibc's
+/// default, 128 KiB, hands pages back and asks for them again as a stage's many mid-sized blocks come
+/// and go, and each page asked for again costs a fault and its zeroing.
+static inline void iaprecon_pad_heap_by(int bytes) {
+#if defined(__GLIBC__)
+    mallopt(M_TOP_PAD, bytes);
+#endif
+}
+
 /// The heap's bytes in use and free-but-kept (glibc's mallinfo2), for `IAPRECON_TRACE`; -1 elsewhere.
 static inline long iaprecon_heap_bytes(int freeKept) {
 #if defined(__GLIBC__)

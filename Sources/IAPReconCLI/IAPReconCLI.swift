@@ -9,7 +9,7 @@ public enum IAPReconCLI {
 
     /// Runs `arguments` (with the program name first, as in `CommandLine.arguments`).
     public static func main(_ arguments: [String]) -> Int32 {
-        ProcessMemory.returnLargeBlocksWhenFreed()
+        ProcessMemory.configureHeap()
         // Past a file-size limit (`ulimit -f`) the kernel kills the writer with SIGXFSZ, which says
         // nothing to whoever reads cron's mail. Ignored, the write fails with EFBIG instead, and the
         // run ends like on a full disk: exit 1 with a one-line reason naming the file.

@@ -3,14 +3,20 @@ import CSQLite
 /// What the process does so that freed memory goes back to the system: the peak of a run is then
 /// its largest stage's, not the sum of what every stage once held (with glibc; a no-op elsewhere).
 public enum ProcessMemory {
-    /// Blocks of 1 MiB or more (sort buffers, big arrays as they grow) get pages of their own and
-    /// give them back when freed. Call once, before the work starts.
-    public static func returnLargeBlocksWhenFreed() {
+    /// Sets the heap's policy; call once, before the work starts. Blocks of 1 MiB or more (sort
+    /// buffers, big arrays as they grow) get pages of their own and give them back when freed; the
+    /// heap grows and shrinks in steps of `heapPadBytes`, so a stage's blocks reuse pages rather than
+    /// fault them in again, while what it keeps stays bounded.
+    public static func configureHeap() {
         iaprecon_map_allocations_from(Int32(mappedBlockBytes))
+        iaprecon_pad_heap_by(Int32(heapPadBytes))
     }
 
-    /// The size from which a block has pages of its own (`returnLargeBlocksWhenFreed`).
+    /// The size from which a block has pages of its own (`configureHeap`).
     static let mappedBlockBytes = 1 << 20
+
+    /// What each heap grows by beyond a request, and keeps when trimmed: a few large blocks' worth.
+    static let heapPadBytes = 16 << 20
 
     /// Gives back the smaller freed blocks the heap keeps for reuse; between stages, which free
     /// nearly everything they allocated, and after a phase of one that did.
