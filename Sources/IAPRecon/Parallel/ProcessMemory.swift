@@ -1,7 +1,8 @@
 import CSQLite
 
-/// What the process does so that freed memory goes back to the system: the peak of a run is then
-/// its largest stage's, not the sum of what every stage once held (with glibc; a no-op elsewhere).
+/// What the process does so that freed memory goes back to the system, without paying for the same
+/// pages again and again: the peak of a run is then its largest stage's, not the sum of what every
+/// stage once held (with glibc; a no-op elsewhere).
 public enum ProcessMemory {
     /// Sets the heap's policy; call once, before the work starts. Blocks of 1 MiB or more (sort
     /// buffers, big arrays as they grow) get pages of their own and give them back when freed; the
