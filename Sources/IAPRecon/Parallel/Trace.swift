@@ -6,18 +6,28 @@ import Synchronization
 /// stage's time goes, for the one profiling it. Off, a mark costs one load of a constant.
 public enum Trace {
     private static let enabled = ProcessInfo.processInfo.environment["IAPRECON_TRACE"] != nil
-    /// The previous mark (the first mark counts from the first use).
-    private static let start = Mutex<UInt64>(DispatchTime.now().uptimeNanoseconds)
+    /// The previous mark's wall clock and process CPU time (the first mark counts from the first use).
+    private static let start = Mutex<(wall: UInt64, cpu: UInt64)>((DispatchTime.now().uptimeNanoseconds, cpuNanoseconds()))
 
-    /// Prints `label` with the seconds since the previous mark on any thread.
+    /// Prints `label` with the seconds since the previous mark on any thread, and the CPU seconds
+    /// all threads spent meanwhile: on a pool, wall time alone hides what a step costs.
     public static func mark(_ label: @autoclosure () -> String) {
         guard enabled else { return }
-        let elapsed = start.withLock { previous in
-            let now = DispatchTime.now().uptimeNanoseconds
+        let (wall, cpu) = start.withLock { previous in
+            let now = (wall: DispatchTime.now().uptimeNanoseconds, cpu: cpuNanoseconds())
             defer { previous = now }
-            return now - min(previous, now)
+            return (now.wall - min(previous.wall, now.wall), now.cpu - min(previous.cpu, now.cpu))
         }
-        FileHandle.standardError.write(Data("trace \(label()): \(String(format: "%.3f", Double(elapsed) / 1e9)) s\(memory())\n".utf8))
+        let seconds = String(format: "%.3f s, cpu %.3f s", Double(wall) / 1e9, Double(cpu) / 1e9)
+        FileHandle.standardError.write(Data("trace \(label()): \(seconds)\(memory())\n".utf8))
+    }
+
+    /// User and system time of the whole process so far.
+    private static func cpuNanoseconds() -> UInt64 {
+        var usage = rusage()
+        guard getrusage(RUSAGE_SELF.rawValue, &usage) == 0 else { return 0 }
+        func nanoseconds(_ time: timeval) -> UInt64 { UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_usec) * 1_000 }
+        return nanoseconds(usage.ru_utime) + nanoseconds(usage.ru_stime)
     }
 
     /// The resident memory (anonymous, file-backed and shared) and its peak, from `/proc/self/status` where there is one,
