@@ -42,9 +42,10 @@ public struct IngestReport: Sendable {
 
 /// Stage 1, ingest: input files → `raw_*` tables and `rejects`, with `file:line` provenance.
 ///
-/// First every file's content hash is taken (in parallel): a file whose hash
-/// is already stored is skipped, a changed one replaces its earlier rows, so
-/// nothing is counted twice. Then the files are parsed on the worker pool —
+/// First every stored file's content hash is taken (in parallel): a file whose
+/// hash is already stored is skipped, a changed one replaces its earlier rows,
+/// so nothing is counted twice; a new file's first job hashes it, beside the
+/// others' parsing. The files are parsed on the worker pool —
 /// whole, or for a large plain JSON Lines file, in newline-aligned chunks of
 /// `chunkBytes` — while the calling thread, the one writer, stores each file
 /// in one transaction, in path order. Chunk line numbers are made global by
@@ -55,6 +56,8 @@ public enum IngestStage {
     public static let chunkBytes = 8 << 20
 
     enum Message: Sendable {
+        /// The content hash of a file the store has never held, taken by its first job before its lines.
+        case hashed(Fingerprint)
         case lines(LineBatch)
         /// The job is done; it read this many lines.
         case end(Int)
@@ -88,31 +91,52 @@ public enum IngestStage {
         func matches(_ stored: String) -> Bool { stored == hash || stored == oneLaneHash }
     }
 
-    /// Content hashes of `files`, in parallel; an unreadable file gives its error.
+    /// What planning knows of a file.
+    enum Planned: Sendable {
+        /// Its fingerprint, to tell whether the store holds these bytes already.
+        case hashed(Fingerprint)
+        /// A file the store has never held: it is parsed whatever its bytes, so only its size and
+        /// time are taken here, and its first job hashes it on the pool beside the others' parsing.
+        case unseen(bytes: Int, modifiedNs: Int64)
+
+        var bytes: Int {
+            switch self {
+            case .hashed(let print): print.bytes
+            case .unseen(let bytes, _): bytes
+            }
+        }
+    }
+
+    /// What planning needs of `files`, in parallel: the content hash of each file the store holds
+    /// (of the others, their size); an unreadable file gives its error.
     ///
     /// A file whose size and modification time are what they were when it was stored, and which
     /// had then been left alone for a second already, is not read again: any later write would
     /// have moved its modification time. So a night over months of history reads only new files.
-    static func fingerprints(_ files: [SourceFile], known: [String: KnownFile], jobs: Int) throws -> [Result<Fingerprint, InputError>] {
-        var results: [Result<Fingerprint, InputError>] = []
+    static func plan(_ files: [SourceFile], known: [String: KnownFile], jobs: Int) throws -> [Result<Planned, InputError>] {
+        var results: [Result<Planned, InputError>] = []
         try WorkerPool(width: jobs).run(count: files.count, produce: { index, send in
-            send(Result { () throws(InputError) -> Fingerprint in
+            send(Result { () throws(InputError) -> Planned in
                 let file = files[index]
                 var status = stat()
                 guard stat(file.absolutePath, &status) == 0 else {
                     throw InputError(path: file.absolutePath, reason: String(cString: strerror(errno)))
                 }
                 let modifiedNs = Int64(status.st_mtim.tv_sec) * 1_000_000_000 + Int64(status.st_mtim.tv_nsec)
-                if let previous = known[file.relativePath], previous.bytes == Int(status.st_size), previous.modifiedNs == modifiedNs,
-                   modifiedNs / 1_000_000 <= previous.ingestedMs - 1_000 {
-                    return Fingerprint(hash: previous.hash, bytes: previous.bytes, modifiedNs: modifiedNs)
+                guard let previous = known[file.relativePath] else { return .unseen(bytes: Int(status.st_size), modifiedNs: modifiedNs) }
+                if previous.bytes == Int(status.st_size), previous.modifiedNs == modifiedNs, modifiedNs / 1_000_000 <= previous.ingestedMs - 1_000 {
+                    return .hashed(Fingerprint(hash: previous.hash, bytes: previous.bytes, modifiedNs: modifiedNs))
                 }
-                let stored = known[file.relativePath]?.hash
-                let (hash, oneLane, bytes) = try ContentHash.of(path: file.absolutePath, oneLaneToo: stored.map(ContentHash.isOneLane) ?? false)
-                return Fingerprint(hash: hash, bytes: bytes, modifiedNs: modifiedNs, oneLaneHash: oneLane)
+                return .hashed(try fingerprint(file, modifiedNs: modifiedNs, oneLaneToo: ContentHash.isOneLane(previous.hash)))
             })
         }, consume: { _, result in results.append(result) })
         return results
+    }
+
+    /// The file's content hash, read now; `modifiedNs` is its time when it was planned.
+    static func fingerprint(_ file: SourceFile, modifiedNs: Int64, oneLaneToo: Bool = false) throws(InputError) -> Fingerprint {
+        let (hash, oneLane, bytes) = try ContentHash.of(path: file.absolutePath, oneLaneToo: oneLaneToo)
+        return Fingerprint(hash: hash, bytes: bytes, modifiedNs: modifiedNs, oneLaneHash: oneLane)
     }
 
     /// The parse jobs of one file: one, or one per chunk of a large plain JSON Lines file.
@@ -139,13 +163,18 @@ public enum IngestStage {
         var jobs: [Job] = []
         var outcomes: [IngestedFile?] = Array(repeating: nil, count: files.count)
         var failures: [InputError?] = Array(repeating: nil, count: files.count)
-        let prints = try fingerprints(files, known: known, jobs: width)
-        Trace.mark("ingest fingerprints")
+        let planned = try plan(files, known: known, jobs: width)
+        Trace.mark("ingest planned files")
+        // Each parsed file's fingerprint: from planning, or sent by its first job.
+        var prints: [Fingerprint?] = Array(repeating: nil, count: files.count)
         for (index, file) in files.enumerated() {
-            switch prints[index] {
+            switch planned[index] {
             case .failure(let error):
                 failures[index] = error
-            case .success(let print):
+            case .success(.unseen(let bytes, _)):
+                jobs += Self.jobs(for: file, fileIndex: index, bytes: bytes, chunkBytes: chunkBytes)
+            case .success(.hashed(let print)):
+                prints[index] = print
                 if let previous = known[file.relativePath], print.matches(previous.hash) {
                     if previous.modifiedNs != print.modifiedNs {
                         // Same bytes, touched: remember the new time so the next night need not read it (and
@@ -163,7 +192,7 @@ public enum IngestStage {
         var lineOffset = 0
         let jobList = jobs
         let plannedBytes = Set(jobs.map(\.fileIndex)).reduce(0) { total, index in
-            if case .success(let print) = prints[index] { return total + print.bytes }
+            if case .success(let plan) = planned[index] { return total + plan.bytes }
             return total
         }
         progress?(.planned(bytes: plannedBytes))
@@ -174,17 +203,34 @@ public enum IngestStage {
         defer { store.endLoad(bulk: bulk) }
         Trace.mark("ingest planned (\(bulk ? "bulk" : "adding"))")
         try WorkerPool(width: width).run(count: jobList.count, runAhead: Self.runAhead, produce: { index, send in
-            parse(files[jobList[index].fileIndex], range: jobList[index].range, rules: rules, pseudonyms: pseudonyms, send: send)
+            let job = jobList[index]
+            let file = files[job.fileIndex]
+            if job.isFirst, case .success(.unseen(_, let modifiedNs)) = planned[job.fileIndex] {
+                do throws(InputError) {
+                    send(.hashed(try fingerprint(file, modifiedNs: modifiedNs)))
+                } catch {
+                    return send(.failed(error))
+                }
+            }
+            parse(file, range: job.range, rules: rules, pseudonyms: pseudonyms, send: send)
         }, consume: { (index: Int, message: Message) in
             let job = jobList[index]
             let file = files[job.fileIndex]
-            guard failures[job.fileIndex] == nil, case .success(let print) = prints[job.fileIndex] else { return }
+            if case .hashed(let print) = message { prints[job.fileIndex] = print }
+            guard failures[job.fileIndex] == nil else { return }
+            guard let print = prints[job.fileIndex] else {
+                // Its first job could not hash it, so read none of it.
+                if case .failed(let error) = message { failures[job.fileIndex] = error }
+                return
+            }
             if job.isFirst, writer == nil {
                 writer = try store.beginFile(path: file.relativePath, source: file.kind, hash: print.hash, bytes: print.bytes,
                                              modifiedNs: print.modifiedNs)
                 lineOffset = 0
             }
             switch message {
+            case .hashed:
+                break
             case .lines(let batch):
                 try writer?.write(batch, lineOffset: lineOffset)
                 progress?(.lines(batch.lines))
@@ -232,6 +278,8 @@ public enum IngestStage {
             parse(files[index], range: nil, rules: rules, packingRows: false, send: send)
         }, consume: { (index: Int, message: Message) in
             switch message {
+            case .hashed:
+                break
             case .lines(let batch):
                 counts = counts + batch.counts
                 for reject in batch.rejects where report.firstRejects.count < keepRejects {

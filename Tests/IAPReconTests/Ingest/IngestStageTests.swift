@@ -52,6 +52,36 @@ struct IngestStageTests {
         #expect(try scenario.open().scalar("SELECT count(*) FROM raw_server__deliveries") == .integer(17))
     }
 
+    @Test("a new file is hashed by its first job, chunked or not: the ledger holds its content hash and size, and it is then unchanged")
+    func newFilesHashedByTheirJobs() throws {
+        let scenario = try Scenario()
+        try scenario.write("server/a.jsonl", serverLines(40))
+        try scenario.write("server/b.jsonl", serverLines(3))
+        let first = try ingest(scenario, jobs: 3, chunkBytes: 700)
+        #expect(first.files.map(\.status) == [.added, .added])
+        var stored: [String: [SQLValue]] = [:]
+        try scenario.open().forEach("SELECT path, content_hash, bytes FROM files") { stored[$0.string(0)] = [$0.value(1), $0.value(2)] }
+        for path in ["server/a.jsonl", "server/b.jsonl"] {
+            let (hash, _, bytes) = try ContentHash.of(path: scenario.input + "/" + path)
+            #expect(stored[path] == [.text(hash), .integer(Int64(bytes))], "\(path)")
+        }
+        let second = try ingest(scenario, jobs: 3, chunkBytes: 700)
+        #expect(second.files.map(\.status) == [.unchanged, .unchanged])
+    }
+
+    @Test("a new path that cannot be read as a file is named once and read no further, in chunks or not")
+    func newUnreadablePath() throws {
+        let scenario = try Scenario()
+        try scenario.write("server/a.jsonl", serverLines(5))
+        try FileManager.default.createDirectory(atPath: scenario.input + "/server/b.jsonl", withIntermediateDirectories: true)
+        for chunkBytes in [IngestStage.chunkBytes, 10] {
+            let report = try ingest(scenario, jobs: 2, chunkBytes: chunkBytes)
+            #expect(report.unreadable.map(\.reason) == ["Is a directory"])
+            #expect(report.unreadable.first?.path.hasSuffix("server/b.jsonl") == true)
+            #expect(try scenario.open().scalar("SELECT count(*) FROM files WHERE path = 'server/b.jsonl'") == .integer(0))
+        }
+    }
+
     @Test("a changed file replaces its earlier rows and rejects; other files stay")
     func changedFileReplaces() throws {
         let scenario = try Scenario()
