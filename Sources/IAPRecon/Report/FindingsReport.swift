@@ -4,8 +4,11 @@ import Foundation
 ///
 /// Sorted by severity (critical first), kind, event time and id, so a support
 /// reader sees the money-losing rows first and two runs write the same bytes.
-/// Each row carries its amount in the reporting currency (at the rate of its
-/// event's day, rounded to the currency's minor unit), and when the finding was
+/// Each row carries its amount in the reporting currency (rounded to the
+/// currency's minor unit) at the rate its transaction converts at everywhere:
+/// that of its purchase day (CONTRACT.md §1.6), so a finding's money is the
+/// money the revenue files count; a finding without a known transaction
+/// converts on its event's day. It also carries when the finding was
 /// first reported: `first_seen` is the as-of of the first run that reported its
 /// `finding_id`, and `new` says whether this run is that run, so a night alerts
 /// once per new problem.
@@ -50,7 +53,8 @@ struct FindingsReport {
             texts[Column.eventMs.rawValue] = Timestamp.iso8601(row.int(Column.eventMs))
             var reportingAmount: Amount?
             if let amount = values.amount(row, Column.amount),
-               let rate = values.rate(currency: values.currency(row, Column.currency), atMs: row.int(Column.eventMs)) {
+               let rate = values.rate(currency: values.currency(row, Column.currency),
+                                      atMs: row.optionalInt(Column.purchaseMs) ?? row.int(Column.eventMs)) {
                 reportingAmount = currency.rounded(amount * rate)
             }
             rows.append(Row(values: texts, reportingAmount: reportingAmount, firstSeenMs: row.int(Column.firstSeenMs),

@@ -73,7 +73,7 @@ struct CommandTests {
         // --quiet keeps stdout empty; stderr gets the one alert line cron mails.
         #expect(failing.out.isEmpty)
         #expect(failing.err == "iaprecon: exit 1: 8 critical findings (lost_delivery 1, duplicate_delivery 2, refunded_not_revoked 3, "
-            + "orphan_delivery 2), 91.08 USD at risk; see \(work.path("out2"))/findings.csv\n")
+            + "orphan_delivery 2), 90.98 USD at risk; see \(work.path("out2"))/findings.csv\n")
         // The same findings; the second run on the store reports none of them as new.
         #expect(try work.read("out2/findings.csv") == work.read("out/findings.csv").replacingOccurrences(of: ",true\r\n", with: ",false\r\n"))
         let info = work.iaprecon(["report", "--db", db, "--out", work.path("out3"), "--fail-on", "info"])

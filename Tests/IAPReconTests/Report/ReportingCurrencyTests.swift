@@ -42,6 +42,39 @@ struct ReportingCurrencyTests {
         #expect(findings.map { $0["amount"] } == ["0.99"])
     }
 
+    @Test("a finding's reporting amount converts at its transaction's purchase-day rate, as the revenue files do; without a transaction, on its event's day")
+    func findingsConvertOnThePurchaseDay() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        // The dollar is 150 yen until 11-12, then 160.
+        try scenario.write("fx.csv", ["date,currency,rate", "2026-11-01,JPY,1", "2026-11-01,USD,150", "2026-11-12,USD,160"])
+        try scenario.write("receipts/r.jsonl", [
+            // Bought 11-10 (148.5 yen, 148), refunded 11-13 and never revoked.
+            Line.v2Receipt("2026-11-10T10:00:05Z", "u1", transaction: Line.v2("t1", "gems60", purchase: "2026-11-10T10:00:00Z",
+                                                                                revocation: "2026-11-13T10:00:00Z")),
+            // Bought 11-11, delivered again on 11-14.
+            Line.v2Receipt("2026-11-11T10:00:05Z", "u2", transaction: Line.v2("t2", "gems300", purchase: "2026-11-11T10:00:00Z", price: 2990)),
+        ])
+        try scenario.write("server/s.jsonl", [
+            Line.delivered("2026-11-10T10:00:09Z", "u1", "t1", "gems60"),
+            Line.delivered("2026-11-11T10:00:09Z", "u2", "t2", "gems300", deliveryID: "d1"),
+            Line.delivered("2026-11-14T10:00:09Z", "u2", "t2", "gems300", deliveryID: "d2"),
+            // No transaction: an orphan of 11-13, priced from the catalog at 0.99 USD, converts on that day.
+            Line.delivered("2026-11-13T12:00:09Z", "u3", "t404", "gems60"),
+        ])
+        _ = try scenario.run(asOf: "2026-11-30T00:00:00Z", currency: "JPY")
+        let findings = RevenueReportTests.Fixture.table(try scenario.output("findings.csv"))
+        let byKind = Dictionary(uniqueKeysWithValues: findings.map { ($0["kind"] ?? "", $0["amount_jpy"] ?? "") })
+        // 0.99 × 150 = 148.5 → 148 (not 0.99 × 160 = 158.4 on the refund's day).
+        #expect(byKind["refunded_not_revoked"] == "148")
+        // 2.99 × 150 = 448.5 → 448 (not 478.4 on the second delivery's day).
+        #expect(byKind["duplicate_delivery"] == "448")
+        // 0.99 × 160 = 158.4 → 158.
+        #expect(byKind["orphan_delivery"] == "158")
+        // The refund the finding is about is booked at the same yen in revenue_daily.csv.
+        #expect(try RevenueReportTests.Fixture.lines(scenario.output("revenue_daily.csv")).contains("2026-11-13,gems60,USA,USD,0,1,0,0.99,-0.99,0,148,-148"))
+    }
+
     @Test("summary totals are the sums of the rounded rows, not the rounded sum; money at risk is in the reporting currency")
     func totalsOfRoundedRows() throws {
         let scenario = try yenScenario()

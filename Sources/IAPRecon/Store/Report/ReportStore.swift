@@ -169,6 +169,8 @@ enum ReportFindingColumn: Int, StoredColumn {
     case findingID, kind, severity, userID, orderID, transactionID, originalTransactionID, productID
     case amount, currency, eventMs, detail, sources
     case firstSeenMs, firstReport
+    /// The purchase time of the finding's transaction, when iaprecon knows the transaction.
+    case purchaseMs
 
     /// The stored finding's columns: every one before `firstSeenMs`.
     static let stored = allCases.filter { $0.rawValue < firstSeenMs.rawValue }

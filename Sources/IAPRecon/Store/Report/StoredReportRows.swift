@@ -152,6 +152,7 @@ extension ReportFindingColumn: SelectedColumn {
         [
             "f.finding_id", "f.kind", "f.severity", "f.user_id", "f.order_id", "f.transaction_id", "f.original_transaction_id",
             "f.product_id", "f.amount", "f.currency", "f.event_ms", "f.detail", "f.sources", "s.first_seen_ms", "s.first_report",
+            "(SELECT t.purchase_ms FROM int_transactions_resolved t WHERE t.transaction_id = f.transaction_id)",
         ][rawValue]
     }
 }
