@@ -65,6 +65,8 @@ struct ReportPage {
     var headlines: [Headline]
     var days: [Day]
     var risk: [RiskKind]
+    /// The `summary.json` key of money at risk, named for the reporting currency.
+    var atRiskKey: String
     var criticalFindings: [CriticalFinding]
     var criticalTotal: Int
     /// Apple's tie-out rows where the two sides differ; empty until a run reads Apple's sales reports.
@@ -80,15 +82,18 @@ struct ReportPage {
     static let criticalShown = 10
 
     init(asOfMs: Int64, settings: ReportSettings, counts: SummaryReport.Counts, findings: FindingsReport, revenue: RevenueReport,
-         attribution: AttributionReport, fx: FXRates) {
+         attribution: AttributionReport) {
         asOf = Timestamp.iso8601(asOfMs)
         timeZone = settings.zone.identifier
         currency = settings.currency
         let net = revenue.grossUSD - revenue.refundsUSD
+        let reporting = settings.reportingCurrency
+        atRiskKey = reporting.column("money_at_risk")
         headlines = [
-            Headline(summaryKey: "revenue.gross_usd", label: "Gross " + settings.currency, value: Money.format(revenue.grossUSD)),
-            Headline(summaryKey: "revenue.refunds_usd", label: "Refunds " + settings.currency, value: Money.format(revenue.refundsUSD)),
-            Headline(summaryKey: "revenue.net_usd", label: "Net " + settings.currency, value: Money.format(net)),
+            Headline(summaryKey: "revenue." + reporting.column("gross"), label: "Gross " + settings.currency, value: Money.format(revenue.grossUSD)),
+            Headline(summaryKey: "revenue." + reporting.column("refunds"), label: "Refunds " + settings.currency,
+                     value: Money.format(revenue.refundsUSD)),
+            Headline(summaryKey: "revenue." + reporting.column("net"), label: "Net " + settings.currency, value: Money.format(net)),
             Headline(summaryKey: "findings.total", label: "Findings", value: String(findings.rows.count)),
             Headline(summaryKey: "inputs.totals.read", label: "Lines read", value: String(counts.totals.read)),
             Headline(summaryKey: "inputs.totals.rejected", label: "Rejected", value: String(counts.totals.rejected)),
@@ -108,17 +113,14 @@ struct ReportPage {
             risk[kind.rawValue] = RiskKind(kind: kind.rawValue, severity: kind.severity.rawValue, count: 0, amount: .zero, unconverted: 0)
         }
         var critical: [CriticalFinding] = []
-        var zoneDays = DayNames(settings.zone)
         for row in findings.rows {
             let value = { (column: FindingsReport.Column) in row[column] ?? "" }
             risk[row.kind]?.count += 1
-            if let amount = row[.amount].flatMap(Amount.parse), let currency = row[.currency] {
-                let eventMs = Timestamp.parse(value(.eventMs)) ?? asOfMs
-                if let rate = fx.rate(currency, on: zoneDays(eventMs)) {
-                    risk[row.kind]?.amount += amount * rate
-                } else {
-                    risk[row.kind]?.unconverted += 1
-                }
+            // The rows' own rounded amounts, as summary.json adds them, so the page and the summary agree.
+            if let amount = row.reportingAmount {
+                risk[row.kind]?.amount += amount
+            } else if row[.amount].flatMap(Amount.parse) != nil {
+                risk[row.kind]?.unconverted += 1
             }
             if row.severity == Severity.critical.rawValue {
                 critical.append(CriticalFinding(

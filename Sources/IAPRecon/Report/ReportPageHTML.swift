@@ -78,12 +78,17 @@ extension ReportPage {
     private func riskSection() -> String {
         let largest = risk.map { Self.double($0.amount) }.max() ?? 0
         let rows = risk.map { kind -> [String] in
-            var amount = kind.amount == .zero && kind.unconverted == 0 ? "" : money(kind.amount)
-            if kind.unconverted > 0 { amount += " (+\(kind.unconverted) without fx rate)" }
+            var amount = ""
+            if kind.amount != .zero || kind.unconverted > 0 {
+                // As summary.json writes it, like the headlines.
+                let value = HTML.escape(Money.format(kind.amount))
+                amount = "<span data-summary-key=\"\(HTML.escape(atRiskKey)).by_kind.\(HTML.escape(kind.kind))\" data-value=\"\(value)\">\(value)</span>"
+            }
+            if kind.unconverted > 0 { amount += HTML.escape(" (+\(kind.unconverted) without fx rate)") }
             let bar = largest > 0 && kind.amount != .zero ? HTML.bar(Self.double(kind.amount) / largest, tone: "refund") : ""
             return [HTML.escape(kind.kind), "<span class=\"sev-\(kind.severity)\">\(kind.severity)</span>",
                     "<span data-summary-key=\"findings.by_kind.\(kind.kind).count\" data-value=\"\(kind.count)\">\(kind.count)</span>",
-                    HTML.escape(amount) + bar]
+                    amount + bar]
         }
         return "<section><h2>Money at risk per finding kind (\(HTML.escape(currency)))</h2>"
             + HTML.table(["kind", "severity", "findings", "amount"], rows, numeric: [2, 3]) + "</section>\n"

@@ -147,7 +147,7 @@ public enum ReportStage {
                 let summary = SummaryReport.build(counts: counts, asOfMs: asOfMs, graceMs: graceMs, settings: settings,
                                                   findings: findings, revenue: revenue, tieOut: tieOut, attribution: attribution)
                 var page = ReportPage(asOfMs: asOfMs, settings: settings, counts: counts, findings: findings, revenue: revenue,
-                                      attribution: attribution, fx: fx)
+                                      attribution: attribution)
                 // The page shows where Apple and the store disagree; apple_tieout.csv has every row.
                 page.tieout = Array(tieOut.rows.filter { $0.difference != 0 }.prefix(ReportPage.tieoutRowsShown))
                 try output.write("report.html") { try $0.write(page.html()) }

@@ -68,7 +68,9 @@ struct ReportPageTests {
             #expect(expected == value, "\(key)")
         }
         #expect(Set(marked.map(\.0)).isSuperset(of: ["revenue.gross_usd", "revenue.refunds_usd", "revenue.net_usd", "findings.total",
-                                                      "findings.by_kind.lost_delivery.count", "inputs.totals.read", "as_of"]))
+                                                      "findings.by_kind.lost_delivery.count", "inputs.totals.read", "as_of",
+                                                      "money_at_risk_usd.by_kind.duplicate_delivery",
+                                                      "money_at_risk_usd.by_kind.lost_delivery"]))
         let revenue = try #require(summary["revenue"] as? [String: String])
         let days = Self.attributes(html, "data-gross", "data-refunds")
         #expect(days.reduce(Decimal(0)) { $0 + (Money.parse($1.0) ?? 0) } == Money.parse(revenue["gross_usd"] ?? ""))
@@ -100,7 +102,7 @@ struct ReportPageTests {
         return ReportPage(
             asOfMs: asOfMs, settings: settings, counts: try StoredSummaryCounts.counts(database: database, asOfMs: asOfMs, graceMs: graceMs),
             findings: try FindingsReport(store: store, fx: fx, zone: .utc, asOfMs: asOfMs), revenue: try RevenueReport(store: store, zone: .utc, fx: fx),
-            attribution: try AttributionReport(store: store, zone: .utc, fx: fx, asOfMs: asOfMs), fx: fx)
+            attribution: try AttributionReport(store: store, zone: .utc, fx: fx, asOfMs: asOfMs))
     }
 
     /// The values of two attributes on every element that has both, in page order.
