@@ -398,17 +398,23 @@ struct AttributionReport {
         Trace.mark("attribution waited for the user installs written")
 
         // What the MMP itself claimed for the same users (retargeting claims none).
+        let usdCurrency = money.currency("USD")
         for claim in purchaseClaims {
             // Only a reported user's purchases count: the amount of another is never read.
             let user = claim.customerUserID.flatMap { cohortOfUser[$0] != nil ? $0 : nil }
                 ?? claim.appsflyerID.flatMap { userOfAppsflyer[$0] }
             guard let user, let slot = cohortOfUser[user] else { continue }
-            var usd = claim.revenueUSD.flatMap(Amount.parse)
-            if usd == nil, let currency = claim.revenueCurrency, let amount = claim.revenue.flatMap(Amount.parse),
-               let rate = money.rate(currency: money.currency(currency), atMs: mmpZone.utc(fromLocal: claim.eventWallMs)) {
-                usd = amount * rate
+            // The MMP's own dollar figure when it gave one, in the reporting currency like every
+            // other amount (a dollar is not a yen); else its local amount, converted.
+            let eventMs = mmpZone.utc(fromLocal: claim.eventWallMs)
+            var claimed: Amount?
+            if let usd = claim.revenueUSD.flatMap(Amount.parse), let rate = money.rate(currency: usdCurrency, atMs: eventMs) {
+                claimed = usd * rate
+            } else if let currency = claim.revenueCurrency, let amount = claim.revenue.flatMap(Amount.parse),
+                      let rate = money.rate(currency: money.currency(currency), atMs: eventMs) {
+                claimed = amount * rate
             }
-            if let usd { add(slot) { $0.mmpRevenue += usd } }
+            if let claimed { add(slot) { $0.mmpRevenue += claimed } }
         }
 
         Trace.mark("attribution mmp purchases")

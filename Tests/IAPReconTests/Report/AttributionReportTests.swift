@@ -521,6 +521,27 @@ struct AttributionReportTests {
         ])
     }
 
+    @Test("under --currency JPY the MMP's dollar claim is converted into yen at its day's rate, like every other amount")
+    func mmpRevenueInTheReportingCurrency() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("fx.csv", ["date,currency,rate", "2026-11-01,JPY,1", "2026-11-01,USD,150", "2026-11-01,EUR,160"])
+        try Fixture.mmp(scenario, [
+            Fixture.MMPRow(time: "2026-11-10 10:00:00", mediaSource: "Facebook Ads", campaign: "C1", appsflyerID: "af1", cuid: "u1"),
+            // 4.99 USD claimed = 748.5 yen, rounded half-even to 748 (not 4.99 left as "yen").
+            Fixture.MMPRow(time: "2026-11-10 12:00:05", eventName: "af_purchase", mediaSource: "Facebook Ads", campaign: "C1",
+                           appsflyerID: "af1", cuid: "u1", eventValue: "{}", revenue: "4.70", currency: "EUR", revenueUSD: "4.99"),
+            // No dollar figure: the local amount converts, 1.00 EUR = 160 yen.
+            Fixture.MMPRow(time: "2026-11-11 12:00:05", eventName: "af_purchase", mediaSource: "Facebook Ads", campaign: "C1",
+                           appsflyerID: "af1", cuid: "u1", eventValue: "{}", revenue: "1.00", currency: "EUR"),
+        ])
+        try scenario.write("registrations/r.jsonl", [Fixture.signup("2026-11-10T10:30:00Z", "u1")])
+        _ = try scenario.run(asOf: asOf, currency: "JPY")
+        let rows = try Fixture.lines(scenario.output("attribution.csv"))
+        #expect(rows.count == 2)
+        #expect(rows.last?.split(separator: ",", omittingEmptySubsequences: false)[14] == "908")
+    }
+
     // MARK: - Cross-checks
 
     @Test("sum of revenue_usd equals summary revenue.gross_usd; sum of installs equals the distinct non-retargeting install rows")
