@@ -107,7 +107,7 @@ public enum ReportStage {
             let revenue = try RevenueReport(store: reader, zone: zone, fx: fx)
             Trace.mark("report revenue (background)")
             try output.write("revenue_daily.csv") { try revenue.write(&$0) }
-            try output.write("revenue_monthly.csv") { try RevenueMonthlyReport(daily: revenue).write(&$0) }
+            try output.write("revenue_monthly.csv") { try RevenueMonthlyReport(daily: revenue).write(&$0, currency: currency) }
             let tieOut = try AppleTieOutReport(store: reader, fx: fx, reportingCurrency: currency)
             if !tieOut.rows.isEmpty { try output.write("apple_tieout.csv") { try tieOut.write(&$0) } }
             let counts = try reader.summaryCounts(asOfMs: asOfMs, graceMs: graceMs)

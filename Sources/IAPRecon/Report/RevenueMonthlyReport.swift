@@ -28,13 +28,14 @@ struct RevenueMonthlyReport {
         }
     }
 
-    static let header = [
-        "fiscal_month", "fiscal_year", "first_day", "last_day", "product_id", "storefront", "currency", "units", "gross", "refunds",
-        "net", "gross_usd", "refunds_usd", "net_usd",
-    ]
+    /// The header; the last three columns are named for the reporting currency, as in revenue_daily.csv.
+    static func header(_ currency: ReportingCurrency) -> [String] {
+        ["fiscal_month", "fiscal_year", "first_day", "last_day", "product_id", "storefront", "currency", "units", "gross", "refunds", "net"]
+            + ["gross", "refunds", "net"].map(currency.column)
+    }
 
-    func write(_ sink: inout TextSink) throws {
-        try sink.csvRecord(Self.header)
+    func write(_ sink: inout TextSink, currency: ReportingCurrency) throws {
+        try sink.csvRecord(Self.header(currency))
         for key in rows.keys.sorted() {
             guard let row = rows[key], let month = months[key.month] else { continue }
             let netUSD = row.grossUSD.flatMap { gross in row.refundsUSD.map { gross - $0 } }

@@ -35,6 +35,8 @@ struct ReportingCurrencyTests {
             "2026-11-10,gems300,USA,USD,1,0,2.99,0,2.99,448,0,448",
             "2026-11-10,gems60,USA,USD,1,0,0.99,0,0.99,148,0,148",
         ])
+        #expect(try RevenueReportTests.Fixture.lines(scenario.output("revenue_monthly.csv")).first
+            == "fiscal_month,fiscal_year,first_day,last_day,product_id,storefront,currency,units,gross,refunds,net,gross_jpy,refunds_jpy,net_jpy")
         let attributionHeader = try #require(RevenueReportTests.Fixture.lines(scenario.output("attribution.csv")).first)
         #expect(attributionHeader == "install_date,media_source,campaign,installs,registrations,payers,revenue_d0_jpy,revenue_d7_jpy,revenue_d30_jpy,revenue_jpy,refunds_jpy,spend_jpy,roas_d7,roas,mmp_revenue_jpy,cpi,cost_per_payer,revenue_per_payer")
         let findings = RevenueReportTests.Fixture.table(try scenario.output("findings.csv"))
