@@ -62,12 +62,12 @@ struct ResolvedTransaction {
         return amount * refund.share
     }
 
-    var isAutoRenewable: Bool {
-        if let product { return product.isAutoRenewable }
-        return transaction.type == "Auto-Renewable Subscription"
-    }
+    /// From the catalog only: a product missing from it is consumable (CONTRACT.md 1.6), whatever
+    /// Apple's payload calls it, and it is reported so the catalog gets fixed.
+    var isAutoRenewable: Bool { product?.isAutoRenewable ?? false }
 
-    var subscriptionGroup: InternedID? { product?.subscriptionGroup ?? transaction.subscriptionGroup }
+    /// The catalog's group, which is what the multi-Apple-ID rule groups by (CONTRACT.md 2).
+    var subscriptionGroup: InternedID? { product?.subscriptionGroup }
 
     /// Unpriced and unmatched to a user; the join prices it and names its user (`resolve`).
     init(transaction: Shared<VerifiedTransaction>, order: Shared<Order>?, matchRule: MatchRule?, refund: EffectiveRefund?,

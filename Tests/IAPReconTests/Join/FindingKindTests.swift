@@ -163,6 +163,31 @@ struct FindingKindTests {
         #expect(findings.first?.eventMs == Line.ms("2026-11-10T10:00:00Z"))
     }
 
+    @Test("a product missing from the catalog is consumable, whatever Apple's payload calls it: delivered to two users, a duplicate, and it forms no chain")
+    func missingFromCatalogIsConsumable() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        // new.sub is not in the catalog; Apple's payloads call it an auto-renewable subscription of group G1.
+        func sub(_ id: String, _ purchase: String, _ expires: String) -> String {
+            String(Line.v2(id, "new.sub", purchase: purchase, expires: expires, price: 9990).dropLast())
+                + ",\"type\":\"Auto-Renewable Subscription\",\"subscriptionGroupIdentifier\":\"G1\"}"
+        }
+        try scenario.write("server/s.jsonl", [
+            Line.delivered("2026-11-01T10:00:09Z", "u1", "a1", "new.sub"),
+            Line.delivered("2026-11-02T10:00:09Z", "u2", "a1", "new.sub"),
+            Line.delivered("2026-11-05T10:00:09Z", "u1", "b1", "new.sub"),
+        ])
+        try scenario.write("receipts/r.jsonl", [
+            Line.v2Receipt("2026-11-01T10:00:05Z", "u1", transaction: sub("a1", "2026-11-01T10:00:00Z", "2026-12-01T10:00:00Z")),
+            // A second chain of the same group overlapping the first, for u1: no multi_apple_id_subscription either.
+            Line.v2Receipt("2026-11-05T10:00:05Z", "u1", transaction: sub("b1", "2026-11-05T10:00:00Z", "2026-12-05T10:00:00Z")),
+        ])
+        let findings = try scenario.reconcile(asOf: asOf)
+        #expect(findings.map(\.kind) == [.duplicateDelivery])
+        #expect(findings.first?.transactionID == "a1")
+        #expect(findings.first?.detail.hasPrefix("cross_user") == true)
+    }
+
     @Test("one chain delivered to two users is shared_apple_id_subscription and not a duplicate")
     func sharedAppleID() throws {
         let scenario = try Scenario()
