@@ -48,11 +48,12 @@ struct ReportPage {
         var name: String
         var installs: Int
         var payers: Int
-        var revenue: Amount
+        /// Nil when some of the source's revenue has no fx rate: the total is unknown.
+        var revenue: Amount?
         /// Nil when some of the source's spend has no fx rate: the total is unknown.
         var spend: Amount?
         var roas: String {
-            guard let spend, spend.decimal > 0 else { return "" }
+            guard let revenue, let spend, spend.decimal > 0 else { return "" }
             return Money.format(revenue.decimal / spend.decimal, scale: 2)
         }
     }
@@ -138,7 +139,7 @@ struct ReportPage {
             var source = sources[key.mediaSource] ?? MediaSource(name: key.mediaSource, installs: 0, payers: 0, revenue: .zero, spend: .zero)
             source.installs += cohort.installs
             source.payers += cohort.payers
-            source.revenue += cohort.revenue
+            source.revenue = cohort.unknown.contains(.revenue) ? nil : source.revenue.map { $0 + cohort.revenue }
             if cohort.spendUnconverted {
                 source.spend = nil
             } else if cohort.hasSpend {
@@ -146,7 +147,7 @@ struct ReportPage {
             }
             sources[key.mediaSource] = source
         }
-        mediaSources = sources.values.sorted { ($0.revenue.decimal, $1.name) > ($1.revenue.decimal, $0.name) }
+        mediaSources = sources.values.sorted { (($0.revenue ?? .zero).decimal, $1.name) > (($1.revenue ?? .zero).decimal, $0.name) }
 
         inputs = counts.files
         inputTotals = counts.totals

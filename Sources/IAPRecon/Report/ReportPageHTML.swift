@@ -130,13 +130,14 @@ extension ReportPage {
         guard !mediaSources.isEmpty else { return out + "<p class=\"none\">No installs or attributed revenue.</p></section>\n" }
         let installs = Double(mediaSources.map(\.installs).max() ?? 0)
         let payers = Double(mediaSources.map(\.payers).max() ?? 0)
-        let money = max(mediaSources.map { Self.double($0.revenue) }.max() ?? 0, mediaSources.compactMap { $0.spend.map(Self.double) }.max() ?? 0)
+        let money = max(mediaSources.compactMap { $0.revenue.map(Self.double) }.max() ?? 0,
+                        mediaSources.compactMap { $0.spend.map(Self.double) }.max() ?? 0)
         func bar(_ value: Double, _ largest: Double, _ tone: String) -> String { largest > 0 ? HTML.bar(value / largest, tone: tone) : "" }
         let rows = mediaSources.map { source -> [String] in
             [HTML.escape(source.name),
              "\(source.installs)" + bar(Double(source.installs), installs, "count"),
              "\(source.payers)" + bar(Double(source.payers), payers, "count"),
-             self.money(source.revenue) + bar(Self.double(source.revenue), money, "gross"),
+             (source.revenue.map(self.money) ?? "unknown") + bar(source.revenue.map(Self.double) ?? 0, money, "gross"),
              (source.spend.map(self.money) ?? "unknown") + bar(source.spend.map(Self.double) ?? 0, money, "spend"),
              source.roas]
         }

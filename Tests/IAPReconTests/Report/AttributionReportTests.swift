@@ -542,6 +542,33 @@ struct AttributionReportTests {
         #expect(rows.last?.split(separator: ",", omittingEmptySubsequences: false)[14] == "908")
     }
 
+    @Test("a cohort's window holding a purchase fx.csv cannot convert is empty (unknown), as revenue_daily.csv shows it, never 0")
+    func revenueWithoutARate() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        // No CHF rate.
+        try scenario.write("fx.csv", ["date,currency,rate", "2026-11-01,USD,1"])
+        try Fixture.mmp(scenario, [
+            Fixture.MMPRow(time: "2026-11-10 10:00:00", mediaSource: "src", campaign: "A", appsflyerID: "af1", cuid: "u1"),
+            Fixture.MMPRow(time: "2026-11-10 10:00:00", mediaSource: "src", campaign: "B", appsflyerID: "af2", cuid: "u2"),
+        ])
+        try scenario.write("registrations/r.jsonl", [Fixture.signup("2026-11-10T10:30:00Z", "u1"), Fixture.signup("2026-11-10T10:30:00Z", "u2")])
+        try scenario.write("receipts/r.jsonl", [
+            // u1: 0.99 USD on day 0, then 5 CHF on day 3, which nothing converts: d0 is known, the rest is not.
+            Fixture.purchase("t1", at: "2026-11-10T12:00:00Z", by: "u1", price: 990),
+            Fixture.purchase("t2", at: "2026-11-13T12:00:00Z", by: "u1", price: 5000, currency: "CHF"),
+            // u2 (the near miss): dollars only, every cell known.
+            Fixture.purchase("t3", at: "2026-11-10T12:00:00Z", by: "u2", price: 1990),
+        ])
+        _ = try scenario.run(asOf: asOf)
+        #expect(try Fixture.lines(scenario.output("attribution.csv")) == [
+            Self.header,
+            "2026-11-10,src,A,1,1,1,0.99,,,,0,,,,0,,,",
+            "2026-11-10,src,B,1,1,1,1.99,1.99,1.99,1.99,0,,,,0,,,1.99",
+        ])
+        #expect(try Fixture.lines(scenario.output("revenue_daily.csv")).contains { $0.hasPrefix("2026-11-13,gems300,JPN,CHF,1,0,5,0,5,,0,") })
+    }
+
     // MARK: - Cross-checks
 
     @Test("sum of revenue_usd equals summary revenue.gross_usd; sum of installs equals the distinct non-retargeting install rows")
