@@ -43,10 +43,11 @@ struct FindingsReport {
     let currency: ReportingCurrency
     var rows: [Row] = []
 
-    /// The findings of the store as of `asOfMs`; records each finding's first sighting in `fct_finding_first_seen`.
+    /// The findings of the store as of `asOfMs`; records the first sightings among them, which
+    /// count once the report's outputs are switched in (`ReportStore.publishFirstSightings`).
     init(store: some ReportStore, fx: FXRates, zone: Zone, asOfMs: Int64) throws {
         currency = ReportingCurrency(fx.reportingCurrency)
-        let report = try store.recordFirstSightings(asOfMs: asOfMs)
+        try store.recordFirstSightings(asOfMs: asOfMs)
         var values = AmountReader(fx: fx, zone: zone)
         try store.forEachFinding { row in
             var texts: [String?] = Column.stored.map { row.optionalString($0) }
@@ -58,7 +59,7 @@ struct FindingsReport {
                 reportingAmount = currency.rounded(amount * rate)
             }
             rows.append(Row(values: texts, reportingAmount: reportingAmount, firstSeenMs: row.int(Column.firstSeenMs),
-                            isNew: row.int(Column.firstReport) == report))
+                            isNew: row.int(Column.isNew) != 0))
         }
     }
 

@@ -177,6 +177,9 @@ public enum ReportStage {
             output.discard()
             throw error
         }
+        // Only now were the findings reported. A run killed before this leaves its sightings
+        // pending, and the next report calls those findings new, and alerts, again.
+        try store.publishFirstSightings()
         var summary = ReportSummary(findingsBySeverity: [:], files: files)
         var byKind: [FindingKind: (count: Int, new: Int, atRisk: Amount, newAtRisk: Amount)] = [:]
         for row in findings.rows {

@@ -97,6 +97,32 @@ struct CommandTests {
         #expect(!findings.contains(",true\r\n"))
     }
 
+    @Test("a report that fails before its outputs are switched in reports nothing as seen: the next one calls its findings new and alerts")
+    func failedReportKeepsFindingsNew() throws {
+        let work = try Workspace()
+        let db = work.path("s.sqlite")
+        #expect(work.iaprecon(["ingest", "--input", Workspace.sampleData, "--trust-root", Workspace.sampleRoot, "--db", db, "--quiet"]).code == 0)
+        #expect(work.iaprecon(["normalize", "--db", db]).code == 0)
+        #expect(work.iaprecon(["join", "--db", db]).code == 0)
+        // The report reads the findings, then cannot make its --out (a file stands where its parent should be).
+        try "a file".write(toFile: work.path("blocked"), atomically: true, encoding: .utf8)
+        let failed = work.iaprecon(["report", "--db", db, "--out", work.path("blocked/out"), "--fail-on-new", "critical"])
+        #expect(failed.code == 1)
+        #expect(failed.err.hasPrefix("Error: cannot write "))
+        // Nothing showed the findings, so the re-run is their first report: new, and the alert cron mails.
+        let rerun = work.iaprecon(["report", "--db", db, "--out", work.path("out1"), "--fail-on-new", "critical"])
+        #expect(rerun.code == 1)
+        #expect(rerun.err.hasPrefix("iaprecon: exit 1: 8 new critical findings (lost_delivery "))
+        let findings = try work.read("out1/findings.csv")
+        #expect(findings.contains(",true\r\n") && !findings.contains(",false\r\n"))
+        // Once published they are not new again, however many reports fail in between.
+        #expect(work.iaprecon(["report", "--db", db, "--out", work.path("blocked/out"), "--fail-on-new", "critical"]).code == 1)
+        let after = work.iaprecon(["report", "--db", db, "--out", work.path("out2"), "--fail-on-new", "critical"])
+        #expect(after.code == 0)
+        #expect(after.err.isEmpty)
+        #expect(try !work.read("out2/findings.csv").contains(",true\r\n"))
+    }
+
     @Test("fx.csv is checked against --currency before anything else is read: exit 2 naming both currencies")
     func currencyMismatch() throws {
         let work = try Workspace()

@@ -21,10 +21,13 @@ protocol ReportStore: SendableMetatype {
 
     // MARK: Findings, rejects, revenue and the tie-out
 
-    /// Records this report's first sighting of each finding and returns the report's number: the
-    /// findings it is the first to record are the new ones. A run judging an earlier moment moves
-    /// first sightings back, never forward.
-    func recordFirstSightings(asOfMs: Int64) throws -> Int64
+    /// Records this report's sighting of each finding no published report has shown, pending
+    /// until `publishFirstSightings`: those are the report's new findings; pending ones of a report
+    /// that never published are this report's. A run judging an earlier moment moves first
+    /// sightings back, never forward.
+    func recordFirstSightings(asOfMs: Int64) throws
+    /// Makes the pending sightings the report's own, once its outputs are switched in.
+    func publishFirstSightings() throws
     /// Every finding, most severe first, then by kind, time and id (`ReportFindingColumn`).
     func forEachFinding(_ body: (Row) throws -> Void) throws
     /// Every rejected line in file order (`RejectColumn`).
@@ -168,7 +171,8 @@ struct SummaryCounts: Sendable {
 enum ReportFindingColumn: Int, StoredColumn {
     case findingID, kind, severity, userID, orderID, transactionID, originalTransactionID, productID
     case amount, currency, eventMs, detail, sources
-    case firstSeenMs, firstReport
+    /// When the finding was first seen, and whether this report is the first to show it.
+    case firstSeenMs, isNew
     /// The purchase time of the finding's transaction, when iaprecon knows the transaction.
     case purchaseMs
 

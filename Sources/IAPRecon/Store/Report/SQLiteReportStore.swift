@@ -33,8 +33,12 @@ struct SQLiteReportStore: ReportStore {
         try StoredSummaryCounts.counts(database: database, asOfMs: asOfMs, graceMs: graceMs)
     }
 
-    func recordFirstSightings(asOfMs: Int64) throws -> Int64 {
+    func recordFirstSightings(asOfMs: Int64) throws {
         try StoredReportRows.recordFirstSightings(asOfMs: asOfMs, in: database)
+    }
+
+    func publishFirstSightings() throws {
+        try StoredReportRows.publishFirstSightings(in: database)
     }
 
     func forEachFinding(_ body: (Row) throws -> Void) throws {

@@ -93,18 +93,28 @@ enum StoredReportRows {
             """, [.text(user), .integer(untilMs)], body)
     }
 
-    /// Records this report's first sighting of each finding, and returns the report's number:
-    /// the findings it is the first to record are the new ones, so a rerun of the same night
-    /// reports nothing new. A run judging an earlier moment (a re-run of a past night) moves first
-    /// sightings back, never forward.
-    static func recordFirstSightings(asOfMs: Int64, in database: Database) throws -> Int64 {
+    /// Records this report's sighting of each finding no published report has shown, as pending
+    /// (`first_report` 0): these are the report's new findings. A run judging an earlier moment
+    /// moves published first sightings back, never forward. Sightings a report left pending and
+    /// never published (killed, a full disk) are dropped first: no output showed them, so they
+    /// are this report's to make, with its as-of, and its alert's.
+    static func recordFirstSightings(asOfMs: Int64, in database: Database) throws {
         try database.execute(Tables.findingFirstSeen)
+        try database.transaction {
+            try database.execute("DELETE FROM fct_finding_first_seen WHERE first_report = 0")
+            try database.run("""
+                INSERT INTO fct_finding_first_seen (finding_id, first_seen_ms, first_report) SELECT finding_id, ?1, 0 FROM fct_findings WHERE 1
+                ON CONFLICT (finding_id) DO UPDATE SET first_seen_ms = min(first_seen_ms, excluded.first_seen_ms)
+                """, [.integer(asOfMs)])
+        }
+    }
+
+    /// Makes the pending sightings the report's, numbered after the reports before it: called
+    /// once its outputs are switched in, so a finding counts as reported only by a run whose
+    /// outputs showed it.
+    static func publishFirstSightings(in database: Database) throws {
         let report = try database.scalar("SELECT coalesce(max(first_report), 0) + 1 FROM fct_finding_first_seen").integerValue
-        try database.run("""
-            INSERT INTO fct_finding_first_seen (finding_id, first_seen_ms, first_report) SELECT finding_id, ?1, ?2 FROM fct_findings WHERE 1
-            ON CONFLICT (finding_id) DO UPDATE SET first_seen_ms = min(first_seen_ms, excluded.first_seen_ms)
-            """, [.integer(asOfMs), .integer(report)])
-        return report
+        try database.run("UPDATE fct_finding_first_seen SET first_report = ?1 WHERE first_report = 0", [.integer(report)])
     }
 
     typealias FindingColumn = ReportFindingColumn
@@ -151,7 +161,7 @@ extension ReportFindingColumn: SelectedColumn {
     var sql: String {
         [
             "f.finding_id", "f.kind", "f.severity", "f.user_id", "f.order_id", "f.transaction_id", "f.original_transaction_id",
-            "f.product_id", "f.amount", "f.currency", "f.event_ms", "f.detail", "f.sources", "s.first_seen_ms", "s.first_report",
+            "f.product_id", "f.amount", "f.currency", "f.event_ms", "f.detail", "f.sources", "s.first_seen_ms", "s.first_report = 0",
             "(SELECT t.purchase_ms FROM int_transactions_resolved t WHERE t.transaction_id = f.transaction_id)",
         ][rawValue]
     }
