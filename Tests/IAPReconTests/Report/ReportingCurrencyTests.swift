@@ -125,6 +125,27 @@ struct ReportingCurrencyTests {
         #expect(try lost()?["new"] == "false")
     }
 
+    @Test("first_seen is the as-of of the first run that reported the finding, kept when a later run judges an earlier moment")
+    func firstSeenNeverMovesBack() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("receipts/r.jsonl", [
+            Line.v2Receipt("2026-11-10T10:00:05Z", "u1", transaction: Line.v2("t1", "gems60", purchase: "2026-11-10T10:00:00Z")),
+        ])
+        func lost() throws -> [String: String]? {
+            RevenueReportTests.Fixture.table(try scenario.output("findings.csv")).first { $0["kind"] == "lost_delivery" }
+        }
+        _ = try scenario.run(asOf: "2026-11-12T00:00:00Z")
+        #expect(try lost()?["first_seen"] == "2026-11-12T00:00:00.000Z")
+        // Still lost as of an earlier moment (due 2026-11-11T10:00): the first run's as-of stands, and it is not new.
+        _ = try scenario.run(asOf: "2026-11-11T12:00:00Z")
+        #expect(try lost()?["first_seen"] == "2026-11-12T00:00:00.000Z")
+        #expect(try lost()?["new"] == "false")
+        _ = try scenario.run(asOf: "2026-11-13T00:00:00Z")
+        #expect(try lost()?["first_seen"] == "2026-11-12T00:00:00.000Z")
+        #expect(try lost()?["new"] == "false")
+    }
+
     @Test("stage timings are kept in the store's run_stages table, never in summary.json")
     func timingsInTheStore() throws {
         let scenario = try yenScenario()

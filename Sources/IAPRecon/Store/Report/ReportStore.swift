@@ -23,8 +23,7 @@ protocol ReportStore: SendableMetatype {
 
     /// Records this report's sighting of each finding no published report has shown, pending
     /// until `publishFirstSightings`: those are the report's new findings; pending ones of a report
-    /// that never published are this report's. A run judging an earlier moment moves first
-    /// sightings back, never forward.
+    /// that never published are this report's. A published sighting is never rewritten.
     func recordFirstSightings(asOfMs: Int64) throws
     /// Makes the pending sightings the report's own, once its outputs are switched in.
     func publishFirstSightings() throws

@@ -94,8 +94,10 @@ enum StoredReportRows {
     }
 
     /// Records this report's sighting of each finding no published report has shown, as pending
-    /// (`first_report` 0): these are the report's new findings. A run judging an earlier moment
-    /// moves published first sightings back, never forward. Sightings a report left pending and
+    /// (`first_report` 0): these are the report's new findings. A published sighting is never
+    /// rewritten: `first_seen` is the as-of of the first run that reported the finding (CONTRACT.md
+    /// §3), even when a later run judges an earlier moment (`nightly --date` replays a night the
+    /// store went past in a scratch store of its own). Sightings a report left pending and
     /// never published (killed, a full disk) are dropped first: no output showed them, so they
     /// are this report's to make, with its as-of, and its alert's.
     static func recordFirstSightings(asOfMs: Int64, in database: Database) throws {
@@ -104,7 +106,7 @@ enum StoredReportRows {
             try database.execute("DELETE FROM fct_finding_first_seen WHERE first_report = 0")
             try database.run("""
                 INSERT INTO fct_finding_first_seen (finding_id, first_seen_ms, first_report) SELECT finding_id, ?1, 0 FROM fct_findings WHERE 1
-                ON CONFLICT (finding_id) DO UPDATE SET first_seen_ms = min(first_seen_ms, excluded.first_seen_ms)
+                ON CONFLICT (finding_id) DO NOTHING
                 """, [.integer(asOfMs)])
         }
     }
