@@ -53,13 +53,10 @@ public struct ParsedCommand: Sendable, Equatable {
     /// Option values as plain text by long name.
     public var options: [String: [String]] { values.mapValues { $0.map(\.text) } }
 
-    /// `iaprecon run [<options>]`, for errors the command finds itself.
-    public var usage: String { HelpRenderer.synopsis(of: spec, programName: programName) }
-
     /// A usage error for a check the command makes after parsing (like
-    /// swift-argument-parser's `ValidationError`), shown with the usage line.
+    /// swift-argument-parser's `ValidationError`), naming the command's help.
     public func usageError(_ reason: String) -> UsageError {
-        UsageError(reason: reason, usage: usage, helpCommand: "\(programName) \(spec.name) --help")
+        UsageError(reason: reason, helpCommand: "\(programName) \(spec.name) --help")
     }
 }
 

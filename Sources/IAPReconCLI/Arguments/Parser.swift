@@ -46,7 +46,7 @@ private struct CommandLineParser {
     let program: ProgramSpec
 
     private func rootUsageError(_ reason: String) -> UsageError {
-        UsageError(reason: reason, usage: HelpRenderer.rootSynopsis(program), helpCommand: "\(program.name) --help")
+        UsageError(reason: reason, helpCommand: "\(program.name) --help")
     }
 
     func parse(_ arguments: ArraySlice<String>) throws(UsageError) -> ParseOutcome {
@@ -85,10 +85,7 @@ private struct CommandLineParser {
         let spec = try command(named: name)
         let extra = Array(arguments.dropFirst())
         guard extra.isEmpty else {
-            throw UsageError(
-                reason: UsageMessage.unexpectedArguments(extra),
-                usage: "\(program.name) help [<subcommand>]",
-                helpCommand: "\(program.name) --help")
+            throw UsageError(reason: UsageMessage.unexpectedArguments(extra), helpCommand: "\(program.name) --help")
         }
         return .help(HelpRenderer.help(for: spec, program: program))
     }

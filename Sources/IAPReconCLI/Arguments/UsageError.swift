@@ -1,32 +1,27 @@
 /// A command line or config file iaprecon cannot act on (exit code 2).
 ///
-/// Rendered in swift-argument-parser's shape, so the wording is what users of
-/// Swift tools already know:
+/// One line, in swift-argument-parser's wording, with the help to read at its end:
 ///
-///     Error: Unknown option '--inptu'. Did you mean '--input'?
-///     Usage: iaprecon run [<options>]
-///       See 'iaprecon run --help' for more information.
+///     Error: Unknown option '--inptu'. Did you mean '--input'? (see 'iaprecon run --help')
+///
+/// Not the parser's three lines (`Error:`, `Usage:`, `See …`): a run that exits non-zero
+/// prints one line on stderr, which is what cron mails (CONTRACT.md §4); the synopsis is in
+/// the help it names.
 public struct UsageError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The sentence after `Error: `.
     public var reason: String
-    /// The synopsis after `Usage: `; nil for config file errors, whose
-    /// `file:line` says where to look instead.
-    public var usage: String?
-    /// The command whose help explains the fix, such as `iaprecon run --help`.
+    /// The command whose help explains the fix, such as `iaprecon run --help`; nil for config
+    /// file errors, whose `file:line` says where to look instead.
     public var helpCommand: String?
 
-    public init(reason: String, usage: String? = nil, helpCommand: String? = nil) {
+    public init(reason: String, helpCommand: String? = nil) {
         self.reason = reason
-        self.usage = usage
         self.helpCommand = helpCommand
     }
 
-    /// The full message for stderr, without a trailing newline.
+    /// The message for stderr: one line, without its newline.
     public var text: String {
-        var lines = ["Error: \(reason)"]
-        if let usage { lines.append("Usage: \(usage)") }
-        if let helpCommand { lines.append("  See '\(helpCommand)' for more information.") }
-        return lines.joined(separator: "\n")
+        "Error: \(reason)" + (helpCommand.map { " (see '\($0)')" } ?? "")
     }
 
     public var description: String { text }
