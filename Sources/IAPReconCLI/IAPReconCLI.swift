@@ -45,7 +45,7 @@ public enum IAPReconCLI {
 
     static func exitCode(for error: any Error) -> ExitCode {
         switch error {
-        case is InputError: .unreadableInput
+        case is InputError, is ReplayError: .unreadableInput
         case is LockedError: .locked
         case is ForeignOutputError: .usage
         case is ReportingCurrency.Mismatch: .usage

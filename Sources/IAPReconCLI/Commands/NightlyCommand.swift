@@ -28,7 +28,7 @@ enum NightlyCommand {
             date = newest
         }
         try requirePartition(root: root, date: date)
-        let replay = try Replay.ifNeeded(databasePath: command.databasePath, after: date)
+        let replay = try Replay.ifNeeded(databasePath: command.databasePath, root: root, from: date, through: date)
         defer { replay?.remove() }
         return try night(command, root: root, date: date, databasePath: replay?.path ?? command.databasePath, console: console)
     }
@@ -42,7 +42,7 @@ enum NightlyCommand {
         }
         guard start <= end else { throw command.usageError("--from \(from) is after --to \(to)") }
         let available = Set(try partitions(in: root))
-        let replay = try Replay.ifNeeded(databasePath: command.databasePath, after: from)
+        let replay = try Replay.ifNeeded(databasePath: command.databasePath, root: root, from: from, through: to)
         defer { replay?.remove() }
         var worst = ExitCode.ok
         var day = start
@@ -153,11 +153,21 @@ struct Replay {
     let path: String
 
     /// A scratch store beside the store at `databasePath` when that store holds partitions after
-    /// `day`; nil when the store can take the night itself.
-    static func ifNeeded(databasePath: String, after day: String) throws -> Replay? {
+    /// `first`, for replaying the nights `first` to `last`; nil when the store can take them itself.
+    /// - Throws: `ReplayError` when a file the store holds for those nights is no longer under
+    ///   `root` (an archived partition): the scratch store is fed the folder alone, and would
+    ///   report the nights without the file's rows (CONTRACT.md §1: a file that leaves the folder
+    ///   keeps its rows).
+    static func ifNeeded(databasePath: String, root: String, from first: String, through last: String) throws -> Replay? {
         guard FileManager.default.fileExists(atPath: databasePath) else { return nil }
         let database = try Store.open(path: databasePath, readOnly: true)
-        guard try StoredFiles.holdsPartitions(after: day, in: database) else { return nil }
+        guard try StoredFiles.holdsPartitions(after: first, in: database) else { return nil }
+        let missing = try StoredFiles.paths(through: last, in: database).filter { !FileManager.default.fileExists(atPath: root + "/" + $0) }
+        if !missing.isEmpty {
+            // The first night that reads one of them.
+            let day = missing.map { path in max(first, SourceFile.isPartitionName(String(path.prefix(10))) ? String(path.prefix(10)) : first) }.min()
+            throw ReplayError(day: day ?? first, root: root, missing: missing)
+        }
         let path = databasePath + ".replay-\(getpid()).sqlite"
         let replay = Replay(path: path)
         replay.remove()
@@ -167,6 +177,22 @@ struct Replay {
     /// Removes the scratch store and its journal files.
     func remove() {
         for suffix in ["", "-wal", "-shm", "-journal", ".lock"] { unlink(path + suffix) }
+    }
+}
+
+/// A replay refused because files the store holds for its nights are gone from the input folder
+/// (exit 3, as for an input that cannot be read): putting them back lets it run.
+struct ReplayError: Error, CustomStringConvertible {
+    var day: String
+    var root: String
+    /// Paths under `root`, sorted.
+    var missing: [String]
+
+    var description: String {
+        let one = missing.count == 1
+        let shown = missing.prefix(3).joined(separator: ", ") + (missing.count > 3 ? ", …" : "")
+        return "cannot replay \(day): \(missing.count) file\(one ? "" : "s") the store holds for it \(one ? "is" : "are") no longer under "
+            + "\(root) (\(shown)); put \(one ? "it" : "them") back"
     }
 }
 

@@ -201,6 +201,33 @@ struct NightlyTests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: db)) == storeBefore)
     }
 
+    @Test("a night replayed after one of its files was archived exits 3 naming the file, and leaves that night's reports as they were")
+    func replayRefusesArchivedFiles() throws {
+        let work = try Workspace()
+        let root = try Self.partitions(in: work)
+        let db = work.path("s.sqlite")
+        let common = ["--db", db, "--root", root, "--reports", work.path("reports"), "--log-dir", work.path("logs"), "--quiet"]
+        #expect(work.iaprecon(["nightly", "--date", "2026-11-28"] + common).code == 0)
+        #expect(work.iaprecon(["nightly"] + common).code == 0)
+        let before = try Self.outputs(work, "reports/2026-11-28")
+        // The store keeps an archived file's rows; a replay fed the folder alone would lose them.
+        try FileManager.default.moveItem(atPath: root + "/2026-11-28/server/server-2026-11-27.jsonl.gz", toPath: work.path("archived.gz"))
+        let night = work.iaprecon(["nightly", "--date", "2026-11-28"] + common)
+        #expect(night.code == 3)
+        #expect(night.err == "Error: cannot replay 2026-11-28: 1 file the store holds for it is no longer under \(root) "
+            + "(2026-11-28/server/server-2026-11-27.jsonl.gz); put it back\n")
+        #expect(try Self.outputs(work, "reports/2026-11-28") == before)
+        let backfill = work.iaprecon(["backfill", "--from", "2026-11-28", "--to", "2026-11-29"] + common)
+        #expect(backfill.code == 3)
+        #expect(backfill.err.hasPrefix("Error: cannot replay 2026-11-28: 1 file "))
+        // A night the store has not gone past is no replay: the archived file keeps its rows.
+        #expect(work.iaprecon(["nightly"] + common).code == 0)
+        #expect(try work.read("reports/2026-11-29/findings.csv").contains(",lost_delivery,critical,u_1003,"))
+        // Put back, the replay runs.
+        try FileManager.default.moveItem(atPath: work.path("archived.gz"), toPath: root + "/2026-11-28/server/server-2026-11-27.jsonl.gz")
+        #expect(work.iaprecon(["nightly", "--date", "2026-11-28"] + common).code == 0)
+    }
+
     @Test("a --date whose partition never landed exits 3 naming the folder it looked for, and writes nothing")
     func missingPartition() throws {
         let work = try Workspace()

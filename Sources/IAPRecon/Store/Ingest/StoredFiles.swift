@@ -100,6 +100,17 @@ public enum StoredFiles {
             """, [.text(day)]).integerValue > 0
     }
 
+    /// The stored files a night of `day` reads (those of the partitions up to `day`, and the
+    /// undated ones), by path.
+    public static func paths(through day: String, in database: Database) throws -> [String] {
+        var paths: [String] = []
+        try database.forEach("""
+            SELECT path FROM files WHERE NOT path GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]/*' OR substr(path, 1, 10) <= ?
+            ORDER BY path
+            """, [.text(day)]) { paths.append($0.string(0)) }
+        return paths
+    }
+
     /// Lines read from each stored file, by its path under the input folder.
     public static func linesRead(in database: Database) throws -> [String: Int] {
         var lines: [String: Int] = [:]
