@@ -44,10 +44,11 @@ struct FindingsReport {
     var rows: [Row] = []
 
     /// The findings of the store as of `asOfMs`; records the first sightings among them, which
-    /// count once the report's outputs are switched in (`ReportStore.publishFirstSightings`).
-    init(store: some ReportStore, fx: FXRates, zone: Zone, asOfMs: Int64) throws {
+    /// count once the report's outputs are switched in (`ReportStore.publishFirstSightings`);
+    /// `earlierSightings` names a store whose sightings before `asOfMs` count as earlier reports.
+    init(store: some ReportStore, fx: FXRates, zone: Zone, asOfMs: Int64, earlierSightings: String? = nil) throws {
         currency = ReportingCurrency(fx.reportingCurrency)
-        try store.recordFirstSightings(asOfMs: asOfMs)
+        try store.recordFirstSightings(asOfMs: asOfMs, earlierIn: earlierSightings)
         var values = AmountReader(fx: fx, zone: zone)
         try store.forEachFinding { row in
             var texts: [String?] = Column.stored.map { row.optionalString($0) }

@@ -7,6 +7,10 @@ public struct ReportSettings: Sendable {
     public var currency: String = "USD"
     /// How ingest checked JWS signatures, for `summary.json`.
     public var signatures: SignatureCheck = .appleOnly
+    /// A store whose published first sightings before this report's as-of count as earlier
+    /// reports: the store a replayed night was taken from, so the night's `new` and `first_seen`
+    /// are what that night said, not a fresh store's.
+    public var earlierSightings: String?
 
     public var reportingCurrency: ReportingCurrency { ReportingCurrency(currency) }
 
@@ -77,7 +81,7 @@ public enum ReportStage {
             let rates = try store.fxRates()
             fx = FXRates(rows: rates, reportingCurrency: settings.currency)
             try fx.checkStored(rates)
-            findings = try FindingsReport(store: store, fx: fx, zone: settings.zone, asOfMs: asOfMs)
+            findings = try FindingsReport(store: store, fx: fx, zone: settings.zone, asOfMs: asOfMs, earlierSightings: settings.earlierSightings)
             Trace.mark("report findings and fx")
             output = try OutputSet(folder: settings.outFolder)
         } catch {

@@ -96,6 +96,8 @@ enum NightlyCommand {
         options.report.outFolder = options.outFolder
         options.command = command.name
         options.checkStore = databasePath == command.databasePath
+        // A replay's findings were reported by the nights before it as the store saw them.
+        if databasePath != command.databasePath { options.report.earlierSightings = command.databasePath }
         options.verdict = RunCommand.verdict(failOn: command.failOn, failOnNew: command.failOnNew, out: options.outFolder)
         if let dayStart = Timestamp.startOfDay(date) {
             options.reconcile.asOfLimitMs = options.report.zone.utc(fromLocal: dayStart + 86_400_000) - 1

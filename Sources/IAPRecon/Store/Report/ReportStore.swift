@@ -23,8 +23,9 @@ protocol ReportStore: SendableMetatype {
 
     /// Records this report's sighting of each finding no published report has shown, pending
     /// until `publishFirstSightings`: those are the report's new findings; pending ones of a report
-    /// that never published are this report's. A published sighting is never rewritten.
-    func recordFirstSightings(asOfMs: Int64) throws
+    /// that never published are this report's. A published sighting is never rewritten. The
+    /// published sightings of the store at `earlierIn` made before `asOfMs` are taken first.
+    func recordFirstSightings(asOfMs: Int64, earlierIn: String?) throws
     /// Makes the pending sightings the report's own, once its outputs are switched in.
     func publishFirstSightings() throws
     /// Every finding, most severe first, then by kind, time and id (`ReportFindingColumn`).

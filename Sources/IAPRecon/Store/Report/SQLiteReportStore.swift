@@ -33,8 +33,9 @@ struct SQLiteReportStore: ReportStore {
         try StoredSummaryCounts.counts(database: database, asOfMs: asOfMs, graceMs: graceMs)
     }
 
-    func recordFirstSightings(asOfMs: Int64) throws {
-        try StoredReportRows.recordFirstSightings(asOfMs: asOfMs, in: database)
+    func recordFirstSightings(asOfMs: Int64, earlierIn: String?) throws {
+        let earlier = try earlierIn.map { try StoredReportRows.publishedSightings(before: asOfMs, in: Database(path: $0, readOnly: true)) }
+        try StoredReportRows.recordFirstSightings(asOfMs: asOfMs, earlier: earlier ?? [], in: database)
     }
 
     func publishFirstSightings() throws {

@@ -99,16 +99,42 @@ enum StoredReportRows {
     /// §3), even when a later run judges an earlier moment (`nightly --date` replays a night the
     /// store went past in a scratch store of its own). Sightings a report left pending and
     /// never published (killed, a full disk) are dropped first: no output showed them, so they
-    /// are this report's to make, with its as-of, and its alert's.
-    static func recordFirstSightings(asOfMs: Int64, in database: Database) throws {
+    /// are this report's to make, with its as-of, and its alert's. `earlier` (another store's
+    /// published sightings, `publishedSightings`) are kept as they were, before this report's.
+    static func recordFirstSightings(asOfMs: Int64, earlier: [FirstSighting] = [], in database: Database) throws {
         try database.execute(Tables.findingFirstSeen)
         try database.transaction {
             try database.execute("DELETE FROM fct_finding_first_seen WHERE first_report = 0")
+            for sighting in earlier {
+                try database.run("""
+                    INSERT INTO fct_finding_first_seen (finding_id, first_seen_ms, first_report) VALUES (?1, ?2, ?3)
+                    ON CONFLICT (finding_id) DO NOTHING
+                    """, [.text(sighting.findingID), .integer(sighting.firstSeenMs), .integer(sighting.report)])
+            }
             try database.run("""
                 INSERT INTO fct_finding_first_seen (finding_id, first_seen_ms, first_report) SELECT finding_id, ?1, 0 FROM fct_findings WHERE 1
                 ON CONFLICT (finding_id) DO NOTHING
                 """, [.integer(asOfMs)])
         }
+    }
+
+    /// A finding's first sighting by a report that published it.
+    struct FirstSighting {
+        var findingID: String
+        var firstSeenMs: Int64
+        var report: Int64
+    }
+
+    /// The sightings of `database`'s published reports judging a moment before `asOfMs`: what a
+    /// night replayed from that store had seen reported before it (none when it never reported).
+    static func publishedSightings(before asOfMs: Int64, in database: Database) throws -> [FirstSighting] {
+        guard try database.scalar("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'fct_finding_first_seen'")
+            .integerValue > 0 else { return [] }
+        var sightings: [FirstSighting] = []
+        try database.forEach("""
+            SELECT finding_id, first_seen_ms, first_report FROM fct_finding_first_seen WHERE first_report > 0 AND first_seen_ms < ?
+            """, [.integer(asOfMs)]) { sightings.append(FirstSighting(findingID: $0.string(0), firstSeenMs: $0.int(1), report: $0.int(2))) }
+        return sightings
     }
 
     /// Makes the pending sightings the report's, numbered after the reports before it: called
