@@ -178,6 +178,9 @@ enum RunsCommand {
     static func run(_ command: ParsedCommand, console: Console) throws -> ExitCode {
         let database = try Store.open(path: command.databasePath, readOnly: true)
         let entries = try RunLog.recent(database, limit: try command.optionalInt("limit") ?? 20)
+        // A run still marked running while no process holds the store was killed: the next run
+        // records it as interrupted, and so does this list already.
+        let held = RunLock.holder(databasePath: command.databasePath) != nil
         var table = TextTable(
             ["run", "command", "date", "started", "seconds", "status", "exit", "as-of", "lines", "findings", "stage seconds", "message"],
             numeric: [0, 4, 6, 8, 9])
@@ -186,7 +189,7 @@ enum RunsCommand {
             // The stage timings summary.json no longer carries, so that two runs' outputs compare byte for byte.
             let stages = try RunLog.stages(database, runID: entry.runID).map { "\($0.stage) \(String(format: "%.2f", $0.seconds))" }
             table.add([String(entry.runID), entry.command, entry.partitionDate ?? "", Timestamp.iso8601(entry.startedMs), seconds,
-                       entry.status, entry.exitCode.map { String($0) } ?? "", entry.asOfMs.map(Timestamp.iso8601) ?? "",
+                       entry.status == "running" && !held ? "interrupted" : entry.status, entry.exitCode.map { String($0) } ?? "", entry.asOfMs.map(Timestamp.iso8601) ?? "",
                        entry.linesRead.map { String($0) } ?? "", entry.findings.map { String($0) } ?? "",
                        stages.joined(separator: ", "), (entry.message ?? "").replacingOccurrences(of: "\n", with: " ")])
         }

@@ -184,6 +184,27 @@ struct CommandTests {
         #expect(result.err.contains("the store has schema version 99, newer than this iaprecon (\(Schema.latestVersion))"))
     }
 
+    @Test("runs shows a run killed mid-way as interrupted, not running; while a process holds the store its run is running")
+    func killedRunIsInterrupted() throws {
+        let work = try Workspace()
+        try FileManager.default.createDirectory(atPath: work.path("in/server"), withIntermediateDirectories: true)
+        try ("{\"ts\":\"2026-11-28T10:00:00Z\",\"event\":\"order_created\",\"order_id\":\"o1\",\"user_id\":\"u1\",\"product_id\":\"gems60\"}\n")
+            .write(toFile: work.path("in/server/a.jsonl"), atomically: true, encoding: .utf8)
+        let db = work.path("s.sqlite")
+        #expect(work.iaprecon(["run", "--input", work.path("in"), "--db", db, "--out", work.path("out"), "--quiet"]).code == 0)
+        // What a SIGKILL leaves: the run's row still says running, and no process holds the lock.
+        try Store.open(path: db).run("UPDATE runs SET status = 'running', exit_code = NULL, ended_ms = NULL")
+        // The run's row (the table's third line) names one status.
+        func status() -> String? {
+            let row = work.iaprecon(["runs", "--db", db]).out.split(separator: "\n").dropFirst(2).first ?? ""
+            return row.split(separator: " ").map(String.init).first { ["running", "interrupted", "ok", "failed"].contains($0) }
+        }
+        #expect(status() == "interrupted")
+        let lock = try RunLock(databasePath: db, command: "run")
+        #expect(status() == "running")
+        withExtendedLifetime(lock) {}
+    }
+
     @Test("a second run on a held store exits 4 naming the holder")
     func locked() throws {
         let work = try Workspace()
