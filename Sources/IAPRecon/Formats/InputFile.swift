@@ -1,4 +1,3 @@
-import CZlib
 import Foundation
 
 /// Why an input file or folder could not be read (exit code 3).
@@ -17,7 +16,7 @@ public struct InputError: Error, CustomStringConvertible, Sendable {
 final class InputFile {
     private enum Handle {
         case plain(Int32)
-        case gzip(gzFile)
+        case gzip(GzipReader)
     }
 
     private let handle: Handle
@@ -28,22 +27,14 @@ final class InputFile {
         var status = stat()
         guard stat(path, &status) == 0 else { throw InputError(path: path, reason: String(cString: strerror(errno))) }
         guard status.st_mode & S_IFMT == S_IFREG else { throw InputError(path: path, reason: "not a regular file") }
-        if path.hasSuffix(".gz") {
-            guard let file = gzopen(path, "rb") else { throw InputError(path: path, reason: String(cString: strerror(errno))) }
-            gzbuffer(file, 256 * 1024)
-            handle = .gzip(file)
-        } else {
-            let descriptor = open(path, O_RDONLY)
-            guard descriptor >= 0 else { throw InputError(path: path, reason: String(cString: strerror(errno))) }
-            handle = .plain(descriptor)
-        }
+        let descriptor = open(path, O_RDONLY)
+        guard descriptor >= 0 else { throw InputError(path: path, reason: String(cString: strerror(errno))) }
+        handle = path.hasSuffix(".gz") ? .gzip(try GzipReader(descriptor: descriptor, path: path)) : .plain(descriptor)
     }
 
     deinit {
-        switch handle {
-        case .plain(let descriptor): close(descriptor)
-        case .gzip(let file): gzclose(file)
-        }
+        // A gzip reader closes its own descriptor.
+        if case .plain(let descriptor) = handle { close(descriptor) }
     }
 
     /// Moves to byte `offset` of a plain file.
@@ -56,30 +47,18 @@ final class InputFile {
     /// Reads up to `count` bytes into `buffer`; 0 at the end.
     func read(into buffer: UnsafeMutableRawPointer, count: Int) throws(InputError) -> Int {
         switch handle {
-        case .plain(let descriptor):
-            while true {
-                let result = Foundation.read(descriptor, buffer, count)
-                if result >= 0 { return result }
-                if errno == EINTR { continue }
-                throw InputError(path: path, reason: String(cString: strerror(errno)))
-            }
-        case .gzip(let file):
-            let result = gzread(file, buffer, UInt32(min(count, Int(Int32.max))))
-            // zlib reads a non-gzip file as plain bytes; a `.gz` name promises gzip, so that is an error.
-            if result > 0, gzdirect(file) == 1 {
-                throw InputError(path: path, reason: "not valid gzip: no gzip header")
-            }
-            var state: Int32 = 0
-            // A premature end of the stream reads as 0 bytes with Z_BUF_ERROR: a truncated file.
-            if result == 0, gzerror(file, &state) != nil, state == Z_BUF_ERROR {
-                throw InputError(path: path, reason: "not valid gzip: the file is truncated")
-            }
-            if result < 0 {
-                var code: Int32 = 0
-                let message = gzerror(file, &code).map { String(cString: $0) } ?? "gzip error"
-                throw InputError(path: path, reason: "not valid gzip: \(message)")
-            }
-            return Int(result)
+        case .plain(let descriptor): try Self.read(descriptor, into: buffer, count: count, path: path)
+        case .gzip(let reader): try reader.read(into: buffer, count: count)
+        }
+    }
+
+    /// Reads up to `count` bytes of the open file `descriptor` (of `path`, named in errors); 0 at the end.
+    static func read(_ descriptor: Int32, into buffer: UnsafeMutableRawPointer, count: Int, path: String) throws(InputError) -> Int {
+        while true {
+            let result = Foundation.read(descriptor, buffer, count)
+            if result >= 0 { return result }
+            if errno == EINTR { continue }
+            throw InputError(path: path, reason: String(cString: strerror(errno)))
         }
     }
 }

@@ -149,6 +149,28 @@ final class LineReaderTests {
         #expect(error.reason.hasPrefix("not valid gzip"))
     }
 
+    @Test("a line appended after the compressed stream fails the file as 'not valid gzip' instead of vanishing")
+    func dataAfterGzipStream() throws {
+        let compressed = try Data(contentsOf: URL(fileURLWithPath: try gzip(try write("first.jsonl", "{\"a\":1}\n"))))
+        let appended = try write("appended.jsonl.gz", Array(compressed) + Array("{\"b\":2}\n".utf8))
+        let error = try #require(throws: InputError.self) { try self.lines(appended) }
+        #expect(error.path == appended)
+        #expect(error.reason == "not valid gzip: data after the compressed stream")
+    }
+
+    @Test("concatenated gzip members read as one file, as gzip -d reads them")
+    func multiMemberGzip() throws {
+        let first = try Data(contentsOf: URL(fileURLWithPath: try gzip(try write("one.jsonl", "{\"a\":1}\n"))))
+        let second = try Data(contentsOf: URL(fileURLWithPath: try gzip(try write("two.jsonl", String(repeating: "z", count: 300_000) + "\n{\"c\":3}"))))
+        let members = try write("members.jsonl.gz", Array(first) + Array(second))
+        let read = try lines(members)
+        #expect(read.map(\.number) == [1, 2, 3])
+        #expect(read[0].text == "{\"a\":1}")
+        #expect(read[1].text.utf8.count == 300_000)
+        #expect(read[2].text == "{\"c\":3}")
+        #expect(try lines(try write("empty.jsonl.gz", [])).isEmpty)
+    }
+
     @Test("byte ranges split a plain file into chunks: each line belongs to the chunk it starts in")
     func chunkRanges() throws {
         // Offsets: "aa" 0-1, "\n" 2, "bbbb" 3-6, "\n" 7, "cc" 8-9, "\n" 10.
