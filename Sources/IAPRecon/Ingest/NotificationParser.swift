@@ -47,11 +47,21 @@ enum NotificationParser {
         return header
     }
 
+    /// The app a V2 notification is about: `bundleId` of its `data` (or `summary`, `appData`).
+    static func bundle(_ fields: Fields) throws(LineReject) -> String? {
+        for key in ["data", "summary", "appData"] {
+            if let nested = try fields.object(key) { return try fields.nested(key, nested).appleString("bundleId") }
+        }
+        return nil
+    }
+
     /// A V2 notification's payload; every JWS inside it is checked with `rules.signatures` (its own
-    /// `signedDate`, else the notification's, is its signing time).
+    /// `signedDate`, else the notification's, is its signing time). With `--bundle-id`, a
+    /// notification or transaction of another app is rejected, as a receipt of it is (CONTRACT.md §1.2).
     static func parseV2(_ fields: Fields, rules: LineRules = LineRules()) throws(LineReject) -> LineOutcome {
         let header = try header(fields)
         try rules.checkEventTime(header.signedMs, field: fields.path + "signedDate")
+        try rules.checkBundle(try bundle(fields))
         var transaction: AppleTransaction?
         if let data = try fields.object("data") {
             let dataFields = fields.nested("data", data)
@@ -60,9 +70,12 @@ enum NotificationParser {
                 let payload = Fields(try decodeJWS(jws, path: path), path: path + ".")
                 try checkSignature(jws, path: path, signatures: rules.signatures, signedMs: try payload.time("signedDate") ?? header.signedMs,
                                    environment: try payload.appleString("environment") ?? header.environment)
+                try rules.checkBundle(try payload.appleString("bundleId"))
                 transaction = try AppleTransaction(v2: payload, origin: .notification)
             } else if let info = try dataFields.object("transactionInfo") {
-                transaction = try AppleTransaction(v2: dataFields.nested("transactionInfo", info), origin: .notification)
+                let infoFields = dataFields.nested("transactionInfo", info)
+                try rules.checkBundle(try infoFields.appleString("bundleId"))
+                transaction = try AppleTransaction(v2: infoFields, origin: .notification)
             }
             if let jws = try dataFields.string("signedRenewalInfo") {
                 let path = dataFields.path + "signedRenewalInfo"

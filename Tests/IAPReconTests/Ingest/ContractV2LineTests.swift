@@ -194,4 +194,41 @@ struct ContractV2LineTests {
         let rows = IngestLine.rows(Self.foreignReceipt, .receipts, rules: Self.rules)
         #expect(rows?.first?.byColumn["bundle_id"] == .text("com.other.app"))
     }
+
+    /// A decoded V2 notification of `dataBundle` whose `data` holds `transaction` under `key`.
+    static func notification(dataBundle: String?, key: String, transaction: String) -> String {
+        let bundle = dataBundle.map { #""bundleId":"\#($0)","# } ?? ""
+        return #"{"notificationType":"ONE_TIME_CHARGE","notificationUUID":"5d3e1a52-0c4e-4c8e-9d2b-1f0a4f1e7c11","signedDate":1795860910000,"data":{\#(bundle)"environment":"Production","\#(key)":\#(transaction)}}"#
+    }
+
+    static func v2Transaction(bundle: String) -> String {
+        #"{"transactionId":"2000000899990003","bundleId":"\#(bundle)","productId":"com.example.gems60","purchaseDate":1795860905000,"environment":"Production"}"#
+    }
+
+    static func unsignedJWS(_ payload: String) -> String {
+        "eyJhbGciOiJFUzI1NiJ9." + Base64URL.encode(Array(payload.utf8)) + ".c2ln"
+    }
+
+    @Test("with --bundle-id a notification's V2 transaction of another app is rejected, decoded, signed or wrapped")
+    func foreignBundleInNotification() {
+        let ours = LineRules(nowMs: Self.rules.nowMs, bundleID: "com.example.game", signatures: .trustUnsigned)
+        let decoded = Self.notification(dataBundle: nil, key: "transactionInfo", transaction: Self.v2Transaction(bundle: "com.other.app"))
+        let signed = Self.notification(dataBundle: nil, key: "signedTransactionInfo",
+                                       transaction: "\"" + Self.unsignedJWS(Self.v2Transaction(bundle: "com.other.app")) + "\"")
+        let wrapped = #"{"signedPayload":""# + Self.unsignedJWS(signed) + #""}"#
+        let foreignData = Self.notification(dataBundle: "com.other.app", key: "transactionInfo",
+                                            transaction: Self.v2Transaction(bundle: "com.example.game"))
+        for line in [decoded, signed, wrapped, foreignData] {
+            #expect(IngestLine.reason(line, .notifications, rules: ours) == "foreign bundle com.other.app")
+        }
+        // Near misses: our own bundle in the notification and its transaction, and no --bundle-id at all.
+        let own = Self.notification(dataBundle: "com.example.game", key: "signedTransactionInfo",
+                                    transaction: "\"" + Self.unsignedJWS(Self.v2Transaction(bundle: "com.example.game")) + "\"")
+        #expect(Self.transactions(IngestLine.rows(own, .notifications, rules: ours)).count == 1)
+        #expect(Self.transactions(IngestLine.rows(#"{"signedPayload":""# + Self.unsignedJWS(own) + #""}"#, .notifications, rules: ours)).count == 1)
+        let anyBundle = LineRules(nowMs: Self.rules.nowMs, signatures: .trustUnsigned)
+        for line in [decoded, signed, wrapped, foreignData] {
+            #expect(Self.transactions(IngestLine.rows(line, .notifications, rules: anyBundle)).count == 1)
+        }
+    }
 }
