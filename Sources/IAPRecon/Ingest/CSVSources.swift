@@ -162,7 +162,8 @@ enum MMPEventParser: CSVRowParser {
         }
         let eventTimeText = try required(.eventTime)
         guard let eventMs = Timestamp.parse(eventTimeText) else { throw .badTime("Event Time", .string(eventTimeText)) }
-        try rules.checkWallTime(eventMs, field: "Event Time")
+        // The wall clock is in `--mmp-tz`: the run's clock is compared with the instant it names.
+        try rules.checkEventTime(rules.mmpZone.utc(fromLocal: eventMs), field: "Event Time")
         var installMs: Int64?
         if let text = cell(.installTime) {
             guard let ms = Timestamp.parse(text) else { throw .badTime("Install Time", .string(text)) }

@@ -12,24 +12,25 @@ public struct LineRules: Sendable, Equatable {
     public var nowMs: Int64
     /// `--bundle-id`: the app whose receipts are read; nil reads every bundle.
     public var bundleID: String?
+    /// `--mmp-tz`: the zone of the MMP's times that carry no offset (CONTRACT.md §1.5).
+    public var mmpZone: Zone
     /// Which JWS signatures are trusted. Copies share its caches of what was already verified,
     /// so one run's parsers verify each chain and each JWS once.
     public var signatures: JWSVerifier
 
     /// How far after the run's clock an event time may lie (clocks drift, zones differ).
     static let futureToleranceMs: Int64 = 86_400_000
-    /// MMP times carry no offset: the widest zone (UTC+14) shows the latest wall time.
-    static let widestZoneOffsetMs: Int64 = 14 * 3_600_000
 
-    public init(nowMs: Int64 = Int64(Date().timeIntervalSince1970 * 1000), bundleID: String? = nil,
+    public init(nowMs: Int64 = Int64(Date().timeIntervalSince1970 * 1000), bundleID: String? = nil, mmpZone: Zone = .utc,
                 signatures: SignatureCheck = .appleOnly) {
         self.nowMs = nowMs
         self.bundleID = bundleID
+        self.mmpZone = mmpZone
         self.signatures = JWSVerifier(signatures)
     }
 
     public static func == (lhs: LineRules, rhs: LineRules) -> Bool {
-        lhs.nowMs == rhs.nowMs && lhs.bundleID == rhs.bundleID && lhs.signatures.check == rhs.signatures.check
+        lhs.nowMs == rhs.nowMs && lhs.bundleID == rhs.bundleID && lhs.mmpZone == rhs.mmpZone && lhs.signatures.check == rhs.signatures.check
     }
 
     /// The same rules, trusting every JWS: for the JWS inside a payload whose own signature was checked.
@@ -43,13 +44,6 @@ public struct LineRules: Sendable, Equatable {
     func checkEventTime(_ ms: Int64?, field: String) throws(LineReject) {
         guard let ms, ms > nowMs + Self.futureToleranceMs else { return }
         throw LineReject("time in the future: '\(field)' is \(Timestamp.iso8601(ms))")
-    }
-
-    /// As `checkEventTime`, for an MMP wall-clock time in an unknown zone: only what is in the
-    /// future in every zone is rejected.
-    func checkWallTime(_ wallMs: Int64, field: String) throws(LineReject) {
-        guard wallMs - Self.widestZoneOffsetMs > nowMs + Self.futureToleranceMs else { return }
-        throw LineReject("time in the future: '\(field)' is \(Timestamp.iso8601(wallMs)) (wall clock)")
     }
 
     /// Rejects a receipt or V2 transaction of another app (`foreign bundle com.other.app`).

@@ -22,7 +22,7 @@ extension ParsedCommand {
         return ms
     }
 
-    /// `--now` (the run's clock, default the system clock) and `--bundle-id`, for the line checks.
+    /// `--now` (the run's clock, default the system clock), `--bundle-id` and `--mmp-tz`, for the line checks.
     func lineRules() throws -> LineRules {
         var rules = LineRules(signatures: declares("trust-root") ? try signatureCheck() : .appleOnly)
         if declares("now"), let text = value("now") {
@@ -32,6 +32,7 @@ extension ParsedCommand {
             rules.nowMs = ms
         }
         if declares("bundle-id") { rules.bundleID = value("bundle-id") }
+        if declares("mmp-tz") { rules.mmpZone = try zone("mmp-tz") }
         return rules
     }
 

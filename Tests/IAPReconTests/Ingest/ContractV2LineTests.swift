@@ -131,7 +131,23 @@ struct ContractV2LineTests {
         #expect(try Scenario.findings(scenario.open()).isEmpty)
     }
 
-    @Test("an MMP event time in the future in every zone is rejected; one a few hours ahead is not")
+    @Test("an MMP event time more than a day after the run's clock in --mmp-tz is rejected; one 23 hours ahead is not", arguments: [
+        ("UTC", "2026-11-30 01:00:00", true), ("UTC", "2026-11-29 23:00:00", false),
+        ("America/Los_Angeles", "2026-11-29 20:00:00", true), ("America/Los_Angeles", "2026-11-29 15:00:00", false),
+        ("Asia/Tokyo", "2026-11-30 10:00:00", true), ("Asia/Tokyo", "2026-11-30 08:00:00", false),
+    ])
+    func futureMMPTimeInZone(zone: String, eventTime: String, rejected: Bool) throws {
+        var rules = Self.rules
+        rules.mmpZone = try #require(Zone(zone))
+        let parsed = IngestLine.csv(.attribution, ["Event Time,Event Name,AppsFlyer ID", "\(eventTime),install,af1"], rules: rules)
+        try #require(parsed.count == 1)
+        switch parsed[0].outcome {
+        case .rejected(let reason): #expect(rejected && reason.hasPrefix("time in the future: 'Event Time'"), "\(reason)")
+        default: #expect(!rejected, "accepted")
+        }
+    }
+
+    @Test("an MMP event time in the future is rejected; one a few hours ahead is not")
     func futureMMPTime() {
         let header = "Event Time,Event Name,AppsFlyer ID"
         let parsed = IngestLine.csv(.attribution, [header, "2099-01-01 00:00:00,install,af1", "2026-11-29 20:00:00,install,af2"], rules: Self.rules)
