@@ -161,13 +161,13 @@ enum MMPEventParser: CSVRowParser {
             return value
         }
         let eventTimeText = try required(.eventTime)
-        guard let eventMs = Timestamp.parse(eventTimeText) else { throw .badTime("Event Time", .string(eventTimeText)) }
-        // The wall clock is in `--mmp-tz`: the run's clock is compared with the instant it names.
-        try rules.checkEventTime(rules.mmpZone.utc(fromLocal: eventMs), field: "Event Time")
+        guard let eventTime = time(eventTimeText, zone: rules.mmpZone) else { throw .badTime("Event Time", .string(eventTimeText)) }
+        try rules.checkEventTime(eventTime.utcMs, field: "Event Time")
+        let eventMs = eventTime.wallMs
         var installMs: Int64?
         if let text = cell(.installTime) {
-            guard let ms = Timestamp.parse(text) else { throw .badTime("Install Time", .string(text)) }
-            installMs = ms
+            guard let installTime = time(text, zone: rules.mmpZone) else { throw .badTime("Install Time", .string(text)) }
+            installMs = installTime.wallMs
         }
         let customerUserID = cell(.customerUserID)
         let idfv = cell(.idfv)
@@ -205,6 +205,24 @@ enum MMPEventParser: CSVRowParser {
             revenueUSD: purchase ? revenueUSD : nil,
             isRetargeting: retargeting, eventValueKey: install || purchase ? eventValue.map(StableID.bytes) : nil
         ).rawRow()])
+    }
+}
+
+extension MMPEventParser {
+    /// An MMP time as the instant it names and as the wall clock in `zone` (`--mmp-tz`) the store keeps.
+    ///
+    /// MMP exports write times without an offset, in `--mmp-tz` (CONTRACT.md §1.5); a time that
+    /// carries its own (`Z`, `+09:00`, or epoch milliseconds) is that instant whatever the zone
+    /// (CONTRACT.md, "Times"), kept as the wall clock `zone` shows then. The store keeps one wall
+    /// clock per time, so a later run with another `--mmp-tz` shifts that instant as it shifts
+    /// every MMP time of the files it does not read again.
+    static func time(_ text: String, zone: Zone) -> (utcMs: Int64, wallMs: Int64)? {
+        var written: Int64?
+        guard let utcMs = Timestamp.parse(text, localOffsetMs: { local in
+            written = local
+            return zone.offsetMs(atLocal: local)
+        }) else { return nil }
+        return (utcMs, written ?? utcMs + zone.offsetMs(atUTC: utcMs))
     }
 }
 

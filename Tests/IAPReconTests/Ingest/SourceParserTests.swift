@@ -445,6 +445,37 @@ struct SourceParserTests {
         #expect(third["media_source"] == .text("Organic"))
     }
 
+    @Test("an MMP time with its own offset, Z or epoch milliseconds is that instant; --mmp-tz applies only to one without",
+          arguments: ["UTC", "Asia/Tokyo", "America/Los_Angeles"])
+    func mmpTimeOffsets(zoneName: String) throws {
+        let zone = try #require(Zone(zoneName))
+        var rules = IngestLine.unsigned
+        rules.nowMs = Line.ms("2026-11-30T00:00:00Z")
+        rules.mmpZone = zone
+        let event = Line.ms("2026-11-28T14:30:00Z"), install = Line.ms("2026-11-28T14:00:00Z")
+        let parsed = IngestLine.csv(.attribution, [
+            "Event Time,Event Name,AppsFlyer ID,Install Time",
+            "2026-11-28T23:30:00+09:00,install,af1,2026-11-28T23:00:00+09:00",
+            "2026-11-28T14:30:00Z,install,af2,2026-11-28T14:00:00.000Z",
+            "\(event),install,af3,\(install)",
+            "2026-11-28 14:30:00,install,af4,2026-11-28T14:00:00",
+        ], rules: rules)
+        let rows = try parsed.map { try #require(acceptedRow($0)) }
+        try #require(rows.count == 4)
+        // The store keeps MMP times as wall clocks in --mmp-tz; the instant is what that zone makes of them.
+        func instant(_ value: SQLValue?) -> Int64? {
+            if case .integer(let wall)? = value { return zone.utc(fromLocal: wall) }
+            return nil
+        }
+        for row in rows.prefix(3) {
+            #expect(instant(row["event_wall_ms"]) == event)
+            #expect(instant(row["install_wall_ms"]) == install)
+        }
+        // Near miss: a time without an offset is the MMP's wall clock, as written.
+        #expect(rows[3]["event_wall_ms"] == .integer(event))
+        #expect(rows[3]["install_wall_ms"] == .integer(install))
+    }
+
     @Test("MMP empty markers match whole cells: None and a padded null are empty, their near misses are values")
     func mmpEmptyMarkerNearMisses() throws {
         let cells: [(cuid: String, idfa: String, retargeting: String)] = [
