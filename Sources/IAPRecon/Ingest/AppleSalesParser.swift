@@ -70,10 +70,10 @@ enum AppleSalesParser: CSVRowParser {
         throw LineReject("bad date in '\(column.name)' (MM/DD/YYYY): \"\(text.prefix(40))\"")
     }
 
-    /// An exact decimal amount without its sign.
+    /// An exact decimal amount without its sign, within the range every amount has (CONTRACT.md §1).
     static func magnitude(_ column: Column, _ text: String) throws(LineReject) -> String {
-        guard let amount = Money.parse(text), amount.magnitude < 1_000_000_000_000 else { throw .badAmount(column.name, .string(text)) }
-        return Money.format(amount.magnitude)
+        let amount = try AmountRange.amount(.string(text), field: column.name, negativeAllowed: true)
+        return Money.format(amount.isNegative ? .zero - amount : amount)
     }
 
     static func currency(_ column: Column, _ text: String) throws(LineReject) -> String {

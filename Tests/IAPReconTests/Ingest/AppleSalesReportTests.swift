@@ -111,6 +111,24 @@ struct AppleSalesReportTests {
         #expect(Self.values(parsed[7]) != nil)
     }
 
+    @Test("a price up to 10^12 of either sign is kept; above it, or past 18 digits, is rejected as out of range")
+    func amountRange() throws {
+        func row(price: String, proceeds: String = "0.69") -> String {
+            Self.current(["APPLE", "US", "gems60", "Example", "60 Gems", "", "IA1", "1", proceeds, "11/24/2026", "11/24/2026", "KRW", "KR",
+                          "KRW", "1", price, "", "", "", "", "Games", "", "iPhone", "iOS", "", "", "", ""])
+        }
+        let parsed = IngestLine.csv(.apple, [
+            Self.currentHeader, row(price: "1000000000000"), row(price: "-1000000000000"), row(price: "1000000000000.01"),
+            row(price: "-1000000000001"), row(price: "0.1234567890123456789"), row(price: "1", proceeds: "1000000000000.5"),
+        ])
+        #expect(Self.values(parsed[0])?["customer_price"] == .text("1000000000000"))
+        #expect(Self.values(parsed[1])?["customer_price"] == .text("1000000000000"))
+        #expect(parsed[2].outcome == .rejected("amount out of range: 'Customer Price' is above 10^12"))
+        #expect(parsed[3].outcome == .rejected("amount out of range: 'Customer Price' is above 10^12"))
+        #expect(parsed[4].outcome == .rejected("amount out of range: 'Customer Price' has more than 18 significant digits"))
+        #expect(parsed[5].outcome == .rejected("amount out of range: 'Developer Proceeds' is above 10^12"))
+    }
+
     @Test("a report without Apple's Units column rejects each in-app row naming the column")
     func missingColumn() {
         let header = Self.currentHeader.replacingOccurrences(of: "\tUnits\t", with: "\tQuantity\t")
