@@ -37,6 +37,22 @@ enum AmountRange {
         if milliunits > maximumMilliunits { throw outOfRange(field()) }
     }
 
+    /// Apple's V2 `price` text as milliunits, checked as `checkMilliunits` does: nil when it is not
+    /// a whole number. One with too many digits for an `Int64` lies far beyond 10^12, so it is out
+    /// of range (or negative), not a bad number.
+    static func milliunits(_ text: String, field: @autoclosure () -> String) throws(LineReject) -> Int64? {
+        if let milliunits = Int64(text) {
+            try checkMilliunits(milliunits, field: field())
+            return milliunits
+        }
+        var digits = Substring(text)
+        let isNegative = digits.first == "-"
+        if isNegative || digits.first == "+" { digits = digits.dropFirst() }
+        guard !digits.isEmpty, digits.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { return nil }
+        if isNegative { throw negative((Decimal(string: text) ?? -1) / 1000, field: field()) }
+        throw outOfRange(field())
+    }
+
     private static func negative(_ decimal: Decimal, field: String) -> LineReject {
         LineReject("negative amount: '\(field)' is \(Money.format(decimal))")
     }

@@ -88,6 +88,17 @@ struct Fields {
         return try AmountRange.amount(value, field: name(key))
     }
 
+    /// Apple's milliunits (V2 `price`): a whole number, within range and not negative (CONTRACT.md §1).
+    func milliunits(_ key: String) throws(LineReject) -> Int64? {
+        guard let value = value(key) else { return nil }
+        switch value {
+        case .number(let text), .string(let text):
+            if let milliunits = try AmountRange.milliunits(text, field: name(key)) { return milliunits }
+        default: break
+        }
+        throw LineReject("bad number in '\(name(key))': \(Redaction.quoted(value))")
+    }
+
     /// A whole number sent as a JSON number or a numeric string.
     func integer(_ key: String) throws(LineReject) -> Int64? {
         guard let value = value(key) else { return nil }

@@ -160,6 +160,9 @@ struct ContractV2LineTests {
 
     @Test("amounts out of range, negative prices and quantities below 1 are rejected", arguments: [
         (#"{"received_at":"2026-11-28T10:15:08Z","user_id":"u_1001","transactions":[{"transactionId":"2000000812345678","productId":"com.example.gems60","purchaseDate":1795860905000,"price":9223372036854775807,"currency":"USD"}]}"#, SourceKind.receipts, "amount out of range"),
+        (#"{"received_at":"2026-11-28T10:15:08Z","user_id":"u_1001","transactions":[{"transactionId":"2000000812345678","productId":"com.example.gems60","purchaseDate":1795860905000,"price":123456789012345678901,"currency":"USD"}]}"#, .receipts, "amount out of range: 'transactions[0].price'"),
+        (#"{"received_at":"2026-11-28T10:15:08Z","user_id":"u_1001","transactions":[{"transactionId":"2000000812345678","productId":"com.example.gems60","purchaseDate":1795860905000,"price":"99999999999999999999","currency":"USD"}]}"#, .receipts, "amount out of range: 'transactions[0].price'"),
+        (#"{"received_at":"2026-11-28T10:15:08Z","user_id":"u_1001","transactions":[{"transactionId":"2000000812345678","productId":"com.example.gems60","purchaseDate":1795860905000,"price":-99999999999999999999,"currency":"USD"}]}"#, .receipts, "negative amount: 'transactions[0].price'"),
         (#"{"received_at":"2026-11-28T10:15:08Z","user_id":"u_1001","transactions":[{"transactionId":"2000000812345678","productId":"com.example.gems60","purchaseDate":1795860905000,"price":-990,"currency":"USD"}]}"#, .receipts, "negative amount"),
         (#"{"received_at":"2026-11-28T10:15:08Z","user_id":"u_1001","transactions":[{"transactionId":"2000000812345678","productId":"com.example.gems60","purchaseDate":1795860905000,"quantity":0}]}"#, .receipts, "quantity below 1"),
         (#"{"ts":"2026-11-28T10:15:02Z","event":"order_created","order_id":"o1","user_id":"u_1001","product_id":"com.example.gems60","price":"1000000000000.01","currency":"USD"}"#, .server, "amount out of range"),
@@ -179,6 +182,9 @@ struct ContractV2LineTests {
             let line = #"{"ts":"2026-11-28T10:15:02Z","event":"order_created","order_id":"o1","user_id":"u_1001","product_id":"com.example.gems60","price":"\#(price)","currency":"KRW"}"#
             #expect(IngestLine.rows(line, .server, rules: Self.rules) != nil, "price \(price)")
         }
+        // Apple's milliunits: 10^12 KRW is 10^15 milliunits.
+        let v2 = #"{"received_at":"2026-11-28T10:15:08Z","user_id":"u_1001","transactions":[{"transactionId":"2000000812345678","productId":"com.example.gems60","purchaseDate":1795860905000,"price":1000000000000000,"currency":"KRW"}]}"#
+        #expect(IngestLine.rows(v2, .receipts, rules: Self.rules) != nil)
     }
 
     @Test("catalog and spend rows reject negative and out-of-range amounts")
