@@ -181,7 +181,11 @@ enum MMPEventParser: CSVRowParser {
         var revenueCurrency = cell(.eventRevenueCurrency)
         let revenueUSD = try amount("Event Revenue USD", cell(.eventRevenueUSD), negativeAllowed: true)
         let eventValue = cell(.eventValue)
-        if revenue == nil, revenueUSD == nil, let eventValue, let json = try? JSONParser.parse(eventValue), let object = json.objectValue {
+        if revenue == nil, revenueUSD == nil, let eventValue {
+            // The revenue is Event Value's to say: one that cannot be read would lose it unseen.
+            let json: JSONValue
+            do { json = try JSONParser.parse(eventValue) } catch { throw LineReject("bad JSON in 'Event Value': \(error)") }
+            guard let object = json.objectValue else { throw .wrongType("Event Value", expected: "an object", got: json) }
             let fields = Fields(object, path: "Event Value.")
             if let value = fields.value("af_revenue") {
                 revenue = Money.format(try AmountRange.amount(value, field: "Event Value.af_revenue", negativeAllowed: true))

@@ -610,6 +610,25 @@ struct SourceParserTests {
         ])
     }
 
+    @Test("an Event Value that is not a JSON object is rejected when the revenue columns leave the revenue to it")
+    func mmpBrokenEventValue() {
+        let parsed = IngestLine.csv(.attribution, [
+            Self.mmpHeader,
+            #"2026-11-28 10:00:00,af_purchase,u1,,,,,,,,,"{""af_revenue"":""4.99"",""af_currency"":""USD""",,"#,
+            #"2026-11-28 10:00:00,af_purchase,u1,,,,,,,,,"[4.99]",,"#,
+            // Near misses: the revenue columns carry the revenue, an empty Event Value, and an empty marker.
+            #"2026-11-28 10:00:00,af_purchase,u1,,,,,,4.99,USD,,"{""af_revenue"":""4.99""",,"#,
+            #"2026-11-28 10:00:00,af_purchase,u1,,,,,,,,4.99,"{""af_revenue"":""4.99""",,"#,
+            "2026-11-28 10:00:00,af_purchase,u1,,,,,,,,,,,",
+            "2026-11-28 10:00:00,af_purchase,u1,,,,,,,,,null,,",
+        ])
+        #expect(outcomes(parsed) == [
+            "2 rejected: bad JSON in 'Event Value': unexpected end of input at byte 41",
+            "3 rejected: field 'Event Value' must be an object, not array",
+            "4 accepted", "5 accepted", "6 accepted", "7 accepted",
+        ])
+    }
+
     @Test("Is Retargeting is true only for the text true, in any case", arguments: [
         ("true", 1), ("TRUE", 1), ("True", 1), ("false", 0), ("", 0), ("null", 0), ("yes", 0),
     ] as [(String, Int64)])
