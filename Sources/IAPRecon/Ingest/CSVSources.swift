@@ -246,10 +246,16 @@ enum SpendParser: CSVRowParser {
 /// `catalog.csv`: `product_id,type,subscription_group,price,currency` (CONTRACT.md §1.6).
 enum CatalogParser: CSVRowParser {
     static let requiredColumns = ["product_id", "type", "price", "currency"]
+    /// The contract's product types, spelled as it spells them: another spelling
+    /// (`Auto-Renewable`, `subscription`) would read as a product that never renews.
+    static let types: Set<String> = ["consumable", "non_consumable", "auto_renewable", "non_renewing"]
 
     static func parse(_ row: CSVRow, header: CSVHeader, rules: LineRules) throws(LineReject) -> LineOutcome {
-        .accepted([ScopeFacts.CatalogProduct(
-            productID: try required("product_id", row, header), type: try required("type", row, header),
+        let productID = try required("product_id", row, header)
+        let type = try required("type", row, header)
+        guard types.contains(type) else { throw LineReject("bad type in 'type': \(Redaction.quoted(.string(type)))") }
+        return .accepted([ScopeFacts.CatalogProduct(
+            productID: productID, type: type,
             subscriptionGroup: header.value("subscription_group", in: row), price: try amount("price", try required("price", row, header)),
             currency: try required("currency", row, header)
         ).rawRow()])
