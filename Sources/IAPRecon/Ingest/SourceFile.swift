@@ -71,9 +71,14 @@ public struct SourceFile: Sendable, Equatable {
     public struct Listing: Sendable, Equatable {
         /// Every source file, sorted by relative path.
         public var files: [SourceFile] = []
-        /// Files (and folders) under the input folder that are not read: relative paths, sorted.
+        /// Files under the input folder that are not read: relative paths, sorted; a folder (`misc/`)
+        /// stands for files under it that are not listed one by one.
         public var ignored: [String] = []
     }
+
+    /// The most entries (files and folders) looked at under one folder inside a source's folder:
+    /// a stray deep tree (a backup, a checkout) must not flood the warnings and `summary.json`.
+    public static let ignoredEntriesPerFolder = 100
 
     /// Lists every input file under `folder`, sorted by relative path.
     /// - Throws: `InputError` as `scan(_:)` does.
@@ -158,6 +163,40 @@ public struct SourceFile: Sendable, Equatable {
         }
     }
 
+    /// The files under a folder inside a source's folder, each by its path, as CONTRACT.md §1 names
+    /// `receipts/sub/y.jsonl`: they look like inputs, so each one not read is named. Depth first
+    /// in name order, a symlink named and not followed. A
+    /// folder holding no file, or that cannot be read, is named itself (`misc/`), and so is one
+    /// holding more than `ignoredEntriesPerFolder` entries, after the files found before that.
+    private static func ignoredFiles(in folder: String, relativePath: String) -> [String] {
+        var files: [String] = []
+        var looked = 0
+        var complete = true
+        func walk(_ path: String, _ relative: String) {
+            guard let names = try? entries(of: path) else {
+                complete = false
+                return
+            }
+            for name in names {
+                looked += 1
+                guard looked <= ignoredEntriesPerFolder else {
+                    complete = false
+                    return
+                }
+                let child = path + "/" + name
+                if isRealDirectory(child) { walk(child, relative + name + "/") } else { files.append(relative + name) }
+            }
+        }
+        walk(folder, relativePath)
+        return files.isEmpty || !complete ? files + [relativePath] : files
+    }
+
+    /// A folder itself, not a symlink to one: a link back up the tree would never end.
+    private static func isRealDirectory(_ path: String) -> Bool {
+        var status = stat()
+        return lstat(path, &status) == 0 && status.st_mode & S_IFMT == S_IFDIR
+    }
+
     /// The contract's layout inside `folder`; in a partitioned root, the day folders are not ignored.
     private static func layout(
         in folder: String, prefix: String, root: String, into listing: inout Listing, partitionRoot: Bool = false
@@ -166,6 +205,7 @@ public struct SourceFile: Sendable, Equatable {
             let path = folder + "/" + name
             if isDirectory(path) {
                 if partitionRoot, isPartitionName(name) { continue }
+                // A folder beside the sources (`expected/`, `trust/`) is plainly not input: named as a folder.
                 guard let kind = SourceKind(rawValue: name), kind != .catalog, kind != .fx else {
                     listing.ignored.append(prefix + name + "/")
                     continue
@@ -175,8 +215,10 @@ public struct SourceFile: Sendable, Equatable {
                     // A folder named like a source file is listed too: reading it fails, naming it (exit 3).
                     if let kind = SourceKind.of(relativePath: relative) {
                         listing.files.append(SourceFile(relativePath: prefix + relative, absolutePath: path + "/" + child, kind: kind))
+                    } else if isDirectory(path + "/" + child) {
+                        listing.ignored += ignoredFiles(in: path + "/" + child, relativePath: prefix + relative + "/")
                     } else {
-                        listing.ignored.append(prefix + relative + (isDirectory(path + "/" + child) ? "/" : ""))
+                        listing.ignored.append(prefix + relative)
                     }
                 }
             } else if let kind = SourceKind.of(relativePath: name) {

@@ -70,9 +70,9 @@ struct InputFolderTests {
                                     "--bundle-id", "com.example.game"])
         #expect(result.code == 0)
         let warnings = result.err.split(separator: "\n").filter { $0.hasPrefix("Warning: ") }
-        #expect(warnings == ["Catalog.csv", "receipts/sub/", "server/x.json"].map { "Warning: not read, matches no source: \(input)/\($0)" })
+        #expect(warnings == ["Catalog.csv", "receipts/sub/y.jsonl", "server/x.json"].map { "Warning: not read, matches no source: \(input)/\($0)" })
         let summary = try summary(work, "out")
-        #expect(summary["ignored_files"] as? [String] == ["Catalog.csv", "receipts/sub/", "server/x.json"])
+        #expect(summary["ignored_files"] as? [String] == ["Catalog.csv", "receipts/sub/y.jsonl", "server/x.json"])
         let files = (summary["inputs"] as? [String: Any])?["files"] as? [[String: Any]] ?? []
         #expect(files.map { $0["file"] as? String ?? "" } == [
             "apple/S_D_85012345_20261124.txt.gz", "apple/S_D_85012345_20261125.txt", "apple/S_D_85012345_20261126.txt.gz",

@@ -145,6 +145,38 @@ struct IngestStageTests {
         #expect(report.files[1].counts == LineCounts(read: 30, accepted: 26, rejected: 4))
     }
 
+    @Test("files in a folder inside a source's folder are listed each by its path, sorted; other folders as themselves")
+    func ignoredFilesInFolders() throws {
+        let scenario = try Scenario()
+        try scenario.write("server/a.jsonl", serverLines(1))
+        try scenario.write("receipts/sub/y.jsonl", ["{}"])
+        try scenario.write("receipts/sub/deeper/z.jsonl", ["{}"])
+        try scenario.write("server/x.json", ["{}"])
+        try scenario.write("misc/notes.txt", ["hello"])
+        try FileManager.default.createDirectory(atPath: scenario.input + "/server/empty", withIntermediateDirectories: true)
+        // A link back up the tree is named, not followed round and round.
+        try FileManager.default.createSymbolicLink(atPath: scenario.input + "/receipts/sub/loop", withDestinationPath: "..")
+        let listing = try SourceFile.scan(scenario.input)
+        #expect(listing.files.map(\.relativePath) == ["server/a.jsonl"])
+        #expect(listing.ignored == [
+            "misc/", "receipts/sub/deeper/z.jsonl", "receipts/sub/loop", "receipts/sub/y.jsonl", "server/empty/", "server/x.json",
+        ])
+    }
+
+    @Test("a deep tree inside a source's folder is listed up to a bound, then named as its folder, the same each time")
+    func ignoredTreeIsBounded() throws {
+        let scenario = try Scenario()
+        try scenario.write("server/a.jsonl", serverLines(1))
+        for index in 0..<(SourceFile.ignoredEntriesPerFolder + 20) {
+            try scenario.write("receipts/backup/" + String(index / 10) + "/f" + String(index % 10) + ".jsonl", ["{}"])
+        }
+        let listing = try SourceFile.scan(scenario.input)
+        #expect(listing.ignored.count <= SourceFile.ignoredEntriesPerFolder + 1)
+        #expect(listing.ignored.first == "receipts/backup/")
+        #expect(listing.ignored.dropFirst().allSatisfy { $0.hasPrefix("receipts/backup/") && $0.hasSuffix(".jsonl") })
+        #expect(try SourceFile.scan(scenario.input) == listing)
+    }
+
     @Test("an unreadable file is named and costs nothing else: the other files are stored")
     func unreadableFile() throws {
         let scenario = try Scenario()
