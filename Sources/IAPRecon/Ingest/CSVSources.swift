@@ -181,8 +181,11 @@ enum MMPEventParser: CSVRowParser {
         var revenueCurrency = cell(.eventRevenueCurrency)
         let revenueUSD = try amount("Event Revenue USD", cell(.eventRevenueUSD), negativeAllowed: true)
         let eventValue = cell(.eventValue)
-        if revenue == nil, revenueUSD == nil, let eventValue {
-            // The revenue is Event Value's to say: one that cannot be read would lose it unseen.
+        let eventName = try required(.eventName)
+        // Only a purchase's revenue is kept (`MMPEvents`): another event's Event Value is not read,
+        // so it cannot cost the row. A purchase's is its revenue's to say when the revenue columns
+        // are empty: one that cannot be read would lose it unseen.
+        if eventName == "af_purchase", revenue == nil, revenueUSD == nil, let eventValue {
             let json: JSONValue
             do { json = try JSONParser.parse(eventValue) } catch { throw LineReject("bad JSON in 'Event Value': \(error)") }
             guard let object = json.objectValue else { throw .wrongType("Event Value", expected: "an object", got: json) }
@@ -193,7 +196,6 @@ enum MMPEventParser: CSVRowParser {
             }
         }
         let retargeting = cell(.isRetargeting)?.lowercased() == "true"
-        let eventName = try required(.eventName)
         // The store keeps what attribution reads of each event (`MMPEvents`): an install's own
         // install time, campaign and device ids; a purchase's revenue in USD, else its revenue and
         // currency (converted at the report's fx rate, read only then); of an install or a purchase

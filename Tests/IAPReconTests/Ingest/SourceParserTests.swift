@@ -635,11 +635,14 @@ struct SourceParserTests {
             #"2026-11-28 10:00:00,af_purchase,u1,,,,,,,,4.99,"{""af_revenue"":""4.99""",,"#,
             "2026-11-28 10:00:00,af_purchase,u1,,,,,,,,,,,",
             "2026-11-28 10:00:00,af_purchase,u1,,,,,,,,,null,,",
+            // An install's or a login's Event Value is not read: whatever it holds costs the row nothing.
+            #"2026-11-28 10:00:00,install,u1,,,,,,,,,"{""af_revenue"":""4.99""",,"#,
+            #"2026-11-28 10:00:00,af_login,u1,,,,,,,,,"{""af_revenue"":""lots""}",,"#,
         ])
         #expect(outcomes(parsed) == [
             "2 rejected: bad JSON in 'Event Value': unexpected end of input at byte 41",
             "3 rejected: field 'Event Value' must be an object, not array",
-            "4 accepted", "5 accepted", "6 accepted", "7 accepted",
+            "4 accepted", "5 accepted", "6 accepted", "7 accepted", "8 accepted", "9 accepted",
         ])
     }
 
