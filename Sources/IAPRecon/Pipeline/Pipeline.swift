@@ -108,20 +108,34 @@ public enum Pipeline {
         defer { withExtendedLifetime(lock) {} }
         let database = try Store.open(path: options.databasePath)
         if options.checkStore { try Store.checkIntegrity(database, quick: true) }
-        try checkFX(input: options.input, through: options.partitionsThrough, currency: options.report.reportingCurrency)
-        // A run reads only the tables its stages need: damage elsewhere (a raw table this night does
-        // not read, an index) is looked for on a reader of its own while the stages work.
-        let storeCheck = Background { [path = options.databasePath, checked = options.checkStore] in
-            if !checked { try Store.checkIntegrity(Database(path: path, readOnly: true), quick: true) }
-        }
-        // An --out that cannot be written, or holds what iaprecon did not write, fails now, not after an hour of work.
-        try OutputSet.checkTarget(options.report.outFolder)
+        // Logged from here on, so `iaprecon runs` lists a run its checks stop too, with its reason.
         let runID = try RunLog.start(database, command: options.command, partitionDate: options.partitionsThrough)
         let verdict = options.verdict ?? { result in
             switch result {
             case .success: RunVerdict(status: "ok", exitCode: 0, message: nil)
             case .failure(let error): RunVerdict(status: "failed", exitCode: 1, message: "\(error)")
             }
+        }
+        func failed(_ error: any Error) -> any Error {
+            RunLog.finish(database, runID: runID, verdict: verdict(.failure(error)), asOfMs: nil, linesRead: nil, findings: nil)
+            return error
+        }
+        do {
+            try checkFX(input: options.input, through: options.partitionsThrough, currency: options.report.reportingCurrency)
+        } catch {
+            throw failed(error)
+        }
+        // A run reads only the tables its stages need: damage elsewhere (a raw table this night does
+        // not read, an index) is looked for on a reader of its own while the stages work.
+        let storeCheck = Background { [path = options.databasePath, checked = options.checkStore] in
+            if !checked { try Store.checkIntegrity(Database(path: path, readOnly: true), quick: true) }
+        }
+        // An --out that cannot be written, or holds what iaprecon did not write, fails now, not after an hour of work.
+        do {
+            try OutputSet.checkTarget(options.report.outFolder)
+        } catch {
+            storeCheck.wait()
+            throw failed(error)
         }
         var timings: [(String, Double)] = []
         func timed<T>(_ stage: String, note: (T) -> String, _ body: () throws -> T) throws -> T {
@@ -169,8 +183,7 @@ public enum Pipeline {
             return result
         } catch {
             storeCheck.wait()
-            RunLog.finish(database, runID: runID, verdict: verdict(.failure(error)), asOfMs: nil, linesRead: nil, findings: nil)
-            throw error
+            throw failed(error)
         }
     }
 }

@@ -130,8 +130,11 @@ struct CommandTests {
                                     "--currency", "JPY", "--quiet"])
         #expect(result.code == 2)
         #expect(result.err == "Error: fx.csv converts into USD, not JPY\n")
-        // Nothing was read into the store.
+        // Nothing was read into the store, but the run is in its log, with its exit and reason.
         #expect(!FileManager.default.fileExists(atPath: work.path("out/summary.json")))
+        #expect(try Store.open(path: work.path("s.sqlite"), readOnly: true).scalar("SELECT count(*) FROM files") == .integer(0))
+        #expect(try Store.open(path: work.path("s.sqlite"), readOnly: true).scalar("SELECT status || ' ' || exit_code || ' ' || message FROM runs")
+            == .text("failed 2 fx.csv converts into USD, not JPY"))
         // report alone checks the rates the store holds.
         #expect(work.iaprecon(["run", "--input", Workspace.sampleData, "--trust-root", Workspace.sampleRoot, "--db", work.path("s.sqlite"), "--out", work.path("usd"), "--quiet"]).code == 0)
         let report = work.iaprecon(["report", "--db", work.path("s.sqlite"), "--out", work.path("jpy"), "--currency", "JPY"])
