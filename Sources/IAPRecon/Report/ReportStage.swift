@@ -113,8 +113,11 @@ public enum ReportStage {
             try output.write("revenue_daily.csv") { try revenue.write(&$0) }
             try output.write("revenue_monthly.csv") { try RevenueMonthlyReport(daily: revenue).write(&$0, currency: currency) }
             let tieOut = try AppleTieOutReport(store: reader, fx: fx, reportingCurrency: currency)
-            if !tieOut.rows.isEmpty { try output.write("apple_tieout.csv") { try tieOut.write(&$0) } }
             let counts = try reader.summaryCounts(asOfMs: asOfMs, graceMs: graceMs)
+            // Written whenever apple/ has reports (CONTRACT.md §3), even ones without an in-app row.
+            if !tieOut.rows.isEmpty || counts.files.contains(where: { $0.source == SourceKind.apple.rawValue }) {
+                try output.write("apple_tieout.csv") { try tieOut.write(&$0) }
+            }
             Trace.mark("report summary counts (background)")
             return (revenue, tieOut, counts)
         }

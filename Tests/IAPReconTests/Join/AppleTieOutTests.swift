@@ -230,6 +230,20 @@ struct AppleTieOutTests {
         #expect(tieOut["apple_proceeds_usd"] as? String == "1.34")
     }
 
+    @Test("apple/ holding reports without an in-app row still writes apple_tieout.csv, its header alone; no apple/ writes none")
+    func reportsWithoutInAppRows() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        // Only the app's own downloads (1F): read and ignored, but apple/ has a report.
+        try scenario.write("apple/S_D_1.txt", [
+            AppleSalesReportTests.currentHeader,
+            Self.sales("2026-11-24", "com.example.game", units: 40, country: "US").replacingOccurrences(of: "\tIA1\t", with: "\t1F\t"),
+        ])
+        _ = try scenario.run(asOf: asOf)
+        #expect(try scenario.output("apple_tieout.csv")
+            == "date,product_id,country,apple_units,verified_units,difference,apple_customer_price,customer_currency,apple_proceeds,proceeds_currency\r\n")
+    }
+
     @Test("a report added on a later night gives the findings a fresh store gives")
     func incrementalNight() throws {
         let scenario = try Scenario()
