@@ -50,6 +50,9 @@ final class GzipReader {
         while stream.pointee.avail_out > 0 {
             if !memberStarted {
                 try fill(atLeast: 1)
+                // Zero bytes after a member are padding (tape blocks, some uploaders), which gzip(1)
+                // and Python read past too; anything else must be a member.
+                if anyMember { try skipZeros() }
                 // An empty file, or the end after a whole member.
                 if stream.pointee.avail_in == 0 { break }
                 try startMember()
@@ -85,6 +88,15 @@ final class GzipReader {
         if memberEnded { inflateReset(stream) }
         memberStarted = true
         anyMember = true
+    }
+
+    /// Consumes zero bytes until another byte or the end of the file.
+    private func skipZeros() throws(InputError) {
+        while stream.pointee.avail_in > 0, let next = stream.pointee.next_in, next[0] == 0 {
+            stream.pointee.next_in = next + 1
+            stream.pointee.avail_in -= 1
+            if stream.pointee.avail_in == 0 { try fill(atLeast: 1) }
+        }
     }
 
     /// Reads more of the file until `wanted` unread bytes are buffered, or the file ends.

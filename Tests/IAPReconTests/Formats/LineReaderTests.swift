@@ -158,6 +158,16 @@ final class LineReaderTests {
         #expect(error.reason == "not valid gzip: data after the compressed stream")
     }
 
+    @Test("zero bytes padding a gzip file are read past, as gzip -d and Python read them; data after them is not")
+    func zeroPaddedGzip() throws {
+        let compressed = try Data(contentsOf: URL(fileURLWithPath: try gzip(try write("padded.jsonl", "{\"a\":1}\n"))))
+        let padded = try write("padded.jsonl.gz", Array(compressed) + [UInt8](repeating: 0, count: 512))
+        #expect(try lines(padded).map(\.text) == ["{\"a\":1}"])
+        let after = try write("after.jsonl.gz", Array(compressed) + [0, 0, 0] + Array("{\"b\":2}\n".utf8))
+        let error = try #require(throws: InputError.self) { try self.lines(after) }
+        #expect(error.reason == "not valid gzip: data after the compressed stream")
+    }
+
     @Test("concatenated gzip members read as one file, as gzip -d reads them")
     func multiMemberGzip() throws {
         let first = try Data(contentsOf: URL(fileURLWithPath: try gzip(try write("one.jsonl", "{\"a\":1}\n"))))
