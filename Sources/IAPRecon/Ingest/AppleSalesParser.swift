@@ -3,9 +3,10 @@
 ///
 /// Both of Apple's layouts are read: the current one of 28 columns and the older one that ends
 /// at `Period`; the columns used are in both. Only in-app purchase rows are kept; the app's own
-/// rows (downloads, updates, re-downloads) are read and ignored. `Units` is negative for refunds;
-/// the per-unit `Customer Price` and `Developer Proceeds` are kept as magnitudes, so a refund
-/// row's sign lives in its units alone, whichever sign Apple gave its prices.
+/// rows (downloads, updates, re-downloads) are read and ignored, but for the day they cover.
+/// `Units` is negative for refunds; the per-unit `Customer Price` and `Developer Proceeds` are
+/// kept as magnitudes, so a refund row's sign lives in its units alone, whichever sign Apple
+/// gave its prices.
 enum AppleSalesParser: CSVRowParser {
     static let requiredColumns = Column.allCases.map(\.name)
     static let columns = Column.allCases.map(\.name)
@@ -39,7 +40,16 @@ enum AppleSalesParser: CSVRowParser {
             guard let value = header.value(slot: column.rawValue, in: row) else { throw LineReject("missing required value '\(column.name)'") }
             return value
         }
-        guard inAppProductTypes.contains(try required(.productType)) else { return .ignored }
+        let productType = try required(.productType)
+        guard inAppProductTypes.contains(productType) else {
+            // The app's own row sells nothing to tie out, but its day is a day the report covers:
+            // a purchase iaprecon verified that day shows beside Apple's zero units. A row whose
+            // dates do not say one day is ignored whole, as before: it is not read for anything.
+            guard let day = try? pacificDay(.beginDate, required(.beginDate)), (try? pacificDay(.endDate, required(.endDate))) == day else {
+                return .ignored
+            }
+            return .ignoredKeeping([SalesReportLine.coverageRow(day: day, productType: productType)])
+        }
         let unitsText = try required(.units)
         guard let units = Int64(unitsText), abs(units) < 1_000_000_000 else {
             throw LineReject("bad number in 'Units': \"\(unitsText.prefix(40))\"")

@@ -7,9 +7,9 @@ extension LineBatch {
             lines += 1
             counts.count(line.outcome)
             switch line.outcome {
-            case .accepted(let raw) where packingRows:
+            case .accepted(let raw) where packingRows, .ignoredKeeping(let raw) where packingRows:
                 for row in raw { append(row, line: line.line, pseudonyms: pseudonyms) }
-            case .accepted:
+            case .accepted, .ignoredKeeping:
                 break
             case .rejected(let reason):
                 append(Reject(line: line.line, reason: reason, text: line.rejectedText ?? ""))

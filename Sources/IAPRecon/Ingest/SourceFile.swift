@@ -7,6 +7,9 @@ public enum LineOutcome: Sendable, Equatable {
     case blank
     /// A well-formed line of a kind iaprecon does not use (an unknown server event).
     case ignored
+    /// Ignored, as `ignored`, but a fact of it is kept: a Sales Report row of the app itself says
+    /// which day the report covers, though it sells no in-app purchase.
+    case ignoredKeeping([RawRow])
 }
 
 extension SourceKind {
@@ -246,7 +249,7 @@ extension LineCounts {
         case .accepted: accepted += 1
         case .rejected: rejected += 1
         case .blank: blank += 1
-        case .ignored: ignored += 1
+        case .ignored, .ignoredKeeping: ignored += 1
         }
     }
 }

@@ -80,17 +80,18 @@ struct AppleTieOut: Sendable {
     private(set) var rows: [Row] = []
     private(set) var findings: [Finding] = []
 
-    init(sales: [TieOutSalesLine], verified: [VerifiedUnits]) {
-        self.init(sales: sales, counted: Self.counted(verified))
+    init(sales: [TieOutSalesLine], verified: [VerifiedUnits], covered: Set<String> = []) {
+        self.init(sales: sales, counted: Self.counted(verified), covered: covered)
     }
 
-    /// The rows of the days `sales` covers: a row where Apple has units or any verified
-    /// purchase or refund counted (`counted`, by day, product and country).
-    init(sales: [TieOutSalesLine], counted: [Key: Counted]) {
+    /// The rows of the days the reports cover (`sales`' days, and `covered`: days whose report
+    /// has only the app's own rows): a row where Apple has units or any verified purchase or
+    /// refund counted (`counted`, by day, product and country).
+    init(sales: [TieOutSalesLine], counted: [Key: Counted], covered: Set<String> = []) {
         var byKey: [Key: Row] = [:]
         /// Units sold per key at each customer price, to name the price most units sold at.
         var unitsAtPrice: [Key: [(price: Decimal, units: Int64)]] = [:]
-        var coveredDays = Set<String>()
+        var coveredDays = covered
         for line in sales {
             coveredDays.insert(line.day)
             let key = Key(day: line.day, productID: line.productID, country: line.country)
@@ -190,7 +191,7 @@ struct AppleTieOut: Sendable {
             }
             for (key, change) in changed { counted[key, default: Counted()].add(change) }
         }
-        let tieOut = AppleTieOut(sales: inputs.sales, counted: counted)
+        let tieOut = AppleTieOut(sales: inputs.sales, counted: counted, covered: inputs.covered)
         let rows = tieOut.rows.map { row in
             TieOutRow(
                 day: row.key.day, productID: row.key.productID, country: row.key.country, appleUnits: row.appleUnits,

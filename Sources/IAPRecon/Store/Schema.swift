@@ -633,6 +633,12 @@ public enum Schema {
               data BLOB NOT NULL
             );
             """),
+        // A Sales Report's rows of the app itself now keep the day they cover, which the tie-out
+        // compares too: the apple/ files still in the input folder are read again by the next
+        // ingest (no stored hash matches), which marks their days for the join.
+        (20, """
+            UPDATE files SET content_hash = 'read again for the days reports cover', mtime_ns = NULL WHERE source = 'apple';
+            """),
     ]
 
     public static var latestVersion: Int { migrations.last?.id ?? 0 }

@@ -48,12 +48,15 @@ struct AppleSalesReportTests {
         return rows[0].byColumn
     }
 
-    @Test("the 28-column report: in-app, refund and yen rows are kept by header name; the app's rows are ignored")
+    @Test("the 28-column report: in-app, refund and yen rows are kept by header name; the app's rows are ignored but for their day")
     func currentLayout() throws {
         let parsed = IngestLine.csv(.apple, Self.currentReport)
         #expect(parsed.map(\.line) == [2, 3, 4, 5, 6])
-        #expect(parsed[0].outcome == .ignored)
-        #expect(parsed[4].outcome == .ignored)
+        #expect(parsed[0].outcome == .ignoredKeeping([SalesReportLine.coverageRow(day: "2026-11-24", productType: "1F")]))
+        #expect(parsed[4].outcome == .ignoredKeeping([SalesReportLine.coverageRow(day: "2026-11-24", productType: "7F")]))
+        var counts = LineCounts()
+        for line in parsed { counts.count(line.outcome) }
+        #expect(counts == LineCounts(read: 5, accepted: 3, ignored: 2))
         let purchase = try #require(Self.values(parsed[1]))
         #expect(purchase["day"] == .text("2026-11-24"))
         #expect(purchase["product_id"] == .text("com.example.gems300"))
@@ -86,7 +89,7 @@ struct AppleSalesReportTests {
         #expect(row["day"] == .text("2014-03-09"))
         #expect(row["country"] == .text("DE"))
         #expect(row["customer_price"] == .text("16.99"))
-        #expect(parsed[1].outcome == .ignored)
+        #expect(parsed[1].outcome == .ignoredKeeping([SalesReportLine.coverageRow(day: "2014-03-09", productType: "1")]))
     }
 
     @Test("a bad in-app row is rejected with its line and reason; the rows around it are kept")

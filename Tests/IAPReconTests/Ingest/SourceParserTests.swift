@@ -313,7 +313,7 @@ struct SourceParserTests {
             case .accepted: "\(line.line) accepted"
             case .rejected(let reason): "\(line.line) rejected: \(reason)"
             case .blank: "\(line.line) blank"
-            case .ignored: "\(line.line) ignored"
+            case .ignored, .ignoredKeeping: "\(line.line) ignored"
             }
         }
     }

@@ -159,6 +159,70 @@ struct AppleTieOutTests {
         #expect(!(try scenario.output("findings.csv")).contains("unverified_apple_sales"))
     }
 
+    @Test("a day whose report has only the app's own rows is covered: a purchase verified that day stands beside Apple's zero; a night adding it agrees")
+    func coveredByTheAppsOwnRows() throws {
+        let appRow = Self.sales("2026-11-24", "com.example.game", units: 40, country: "US").replacingOccurrences(of: "\tIA1\t", with: "\t1F\t")
+        let expected = """
+            date,product_id,country,apple_units,verified_units,difference,apple_customer_price,customer_currency,apple_proceeds,proceeds_currency\r
+            2026-11-24,gems60,US,0,1,-1,,,,\r
+            2026-11-25,gems60,US,1,1,0,0.99,USD,0.69,USD\r
+
+            """
+        func write(_ scenario: Scenario, app: Bool) throws {
+            try scenario.catalog()
+            // t1 on the 24th (Pacific), t2 on the 25th; t3 on the 23rd, which no report covers (near miss).
+            try scenario.write("receipts/r.jsonl", [
+                Self.purchase("t1", at: "2026-11-24T18:00:00Z"), Self.purchase("t2", at: "2026-11-25T18:00:00Z"),
+                Self.purchase("t3", at: "2026-11-23T18:00:00Z"),
+            ])
+            try scenario.write("apple/S_D_25.txt", [AppleSalesReportTests.currentHeader, Self.sales("2026-11-25", "gems60", units: 1, country: "US")])
+            if app { try scenario.write("apple/S_D_24.txt", [AppleSalesReportTests.currentHeader, appRow]) }
+        }
+        let fresh = try Scenario()
+        try write(fresh, app: true)
+        _ = try fresh.run(asOf: asOf)
+        #expect(try fresh.output("apple_tieout.csv") == expected)
+        // The 24th's report arrives on a later night.
+        let nights = try Scenario()
+        try write(nights, app: false)
+        _ = try nights.run(asOf: asOf)
+        #expect(!(try nights.output("apple_tieout.csv")).contains("2026-11-24"))
+        try write(nights, app: true)
+        _ = try nights.run(asOf: asOf)
+        #expect(try nights.output("apple_tieout.csv") == expected)
+        func tieOutSummary(_ scenario: Scenario) throws -> NSDictionary? {
+            (try JSONSerialization.jsonObject(with: Data(scenario.output("summary.json").utf8)) as? [String: Any])?["apple_tieout"] as? NSDictionary
+        }
+        #expect(try tieOutSummary(nights) == tieOutSummary(fresh))
+        #expect(try tieOutSummary(fresh)?["days"] as? Int == 2)
+    }
+
+    @Test("a store an older iaprecon wrote, without the days the app's own rows cover, is migrated: its reports are read again and the day compared")
+    func migratedCoverage() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("receipts/r.jsonl", [Self.purchase("t1", at: "2026-11-24T18:00:00Z")])
+        try scenario.write("apple/S_D_24.txt", [
+            AppleSalesReportTests.currentHeader,
+            Self.sales("2026-11-24", "com.example.game", units: 40, country: "US").replacingOccurrences(of: "\tIA1\t", with: "\t1F\t"),
+        ])
+        _ = try scenario.run(asOf: asOf)
+        let expected = try scenario.output("apple_tieout.csv")
+        #expect(expected.contains("2026-11-24,gems60,US,0,1,-1,,,,"))
+        // What an older iaprecon left: no coverage row, no tie-out row for the day, schema 19.
+        let migration = try #require(Schema.migrations.first { $0.sql.contains("read again for the days reports cover") }?.id)
+        let database = try scenario.open()
+        try database.execute("""
+            DELETE FROM raw_apple__sales WHERE product_id IS NULL;
+            DELETE FROM fct_apple_tieout;
+            DELETE FROM schema_migrations WHERE id >= \(migration);
+            """)
+        try Schema.migrate(database)
+        let night = try scenario.run(asOf: asOf)
+        #expect(night.ingest.files.first { $0.path == "apple/S_D_24.txt" }?.status == .replaced)
+        #expect(try scenario.output("apple_tieout.csv") == expected)
+    }
+
     @Test("a night's days read through the indexes or in one pass over the table give the same units; other days give none")
     func readEitherWay() throws {
         let scenario = try Scenario()

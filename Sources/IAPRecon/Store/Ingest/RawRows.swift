@@ -91,6 +91,12 @@ extension FXRateLine {
 }
 
 extension SalesReportLine {
+    /// What a report row of the app itself keeps: only its day, which the report covers (no
+    /// product, no units: the tie-out compares in-app rows alone).
+    static func coverageRow(day: String, productType: String) -> RawRow {
+        RawRow(.appleSales, [.text(day), .null, .text(productType), .null, .null, .null, .null, .null, .null])
+    }
+
     func rawRow() -> RawRow {
         RawRow(.appleSales, [
             .text(day), .text(productID), .text(productType), .integer(units), .text(country), .text(customerPrice),

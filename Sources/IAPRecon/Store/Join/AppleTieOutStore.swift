@@ -50,7 +50,8 @@ enum AppleTieOutStore {
         return rows
     }
 
-    /// The days of `days` (every day when nil) the Sales Reports cover: only those have a tie-out.
+    /// The days of `days` (every day when nil) the Sales Reports cover, by any row, the app's own
+    /// included: only those have a tie-out.
     static func coveredDays(_ database: Database, among days: Set<String>?) throws -> [String] {
         var covered: [String] = []
         try database.forEach("SELECT DISTINCT day FROM raw_apple__sales WHERE day IS NOT NULL ORDER BY day") { row in
@@ -64,7 +65,10 @@ enum AppleTieOutStore {
     static func sales(_ database: Database, days: Set<String>?, files: inout SourceFiles) throws -> [TieOutSalesLine] {
         var lines: [TieOutSalesLine] = []
         typealias Column = SalesColumn
-        try database.forEach("SELECT \(Column.selectList) FROM raw_apple__sales s JOIN files f USING (file_id) ORDER BY f.path, s.line") { row in
+        // In-app rows only: the app's own rows keep a day and nothing to count (`coveredDays`).
+        try database.forEach("""
+            SELECT \(Column.selectList) FROM raw_apple__sales s JOIN files f USING (file_id) WHERE s.product_id IS NOT NULL ORDER BY f.path, s.line
+            """) { row in
             if let days, !days.contains(row.string(Column.day)) { return }
             lines.append(TieOutSalesLine(
                 day: row.string(Column.day), productID: row.string(Column.productID), country: row.string(Column.country),

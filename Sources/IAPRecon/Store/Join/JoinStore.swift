@@ -106,6 +106,8 @@ struct TieOutInputs {
     /// The days recomputed; nil for every day.
     var days: Set<String>?
     var sales: [TieOutSalesLine]
+    /// The days of `days` the reports cover, by an in-app row or the app's own.
+    var covered: Set<String>
     var verified: [VerifiedUnits]
     /// Names the sales lines' sources.
     var files: SourceFiles

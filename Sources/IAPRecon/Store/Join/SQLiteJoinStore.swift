@@ -167,7 +167,8 @@ struct SQLiteJoinStore: JoinStore {
         let verified = try AppleTieOutStore.verified(database, days: covered, zone: zone, scan: days == nil)
         var files = try StoredLedger.sourceFiles(database)
         let sales = try AppleTieOutStore.sales(database, days: days, files: &files)
-        return TieOutInputs(days: days, sales: sales, verified: verified, files: files)
+        let coveredOfDays = try days.map { Set(try AppleTieOutStore.coveredDays(database, among: $0)) } ?? Set(covered)
+        return TieOutInputs(days: days, sales: sales, covered: coveredOfDays, verified: verified, files: files)
     }
 
     func tieOutRows(days: Set<String>) throws -> [TieOutRow] {
