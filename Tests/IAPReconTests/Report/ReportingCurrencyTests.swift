@@ -104,16 +104,19 @@ struct ReportingCurrencyTests {
         #expect(ReportingCurrency(code).rounded(amount).text == rounded)
     }
 
-    @Test("a finding keeps its first sighting when it goes away and comes back; only the run that first reports it calls it new")
-    func firstSeenKept() throws {
+    /// One purchase of 2026-11-10T10:00, never delivered, and its lost_delivery row in the last run's findings.csv.
+    private func oneUndeliveredPurchase() throws -> (Scenario, () throws -> [String: String]?) {
         let scenario = try Scenario()
         try scenario.catalog()
         try scenario.write("receipts/r.jsonl", [
             Line.v2Receipt("2026-11-10T10:00:05Z", "u1", transaction: Line.v2("t1", "gems60", purchase: "2026-11-10T10:00:00Z")),
         ])
-        func lost() throws -> [String: String]? {
-            RevenueReportTests.Fixture.table(try scenario.output("findings.csv")).first { $0["kind"] == "lost_delivery" }
-        }
+        return (scenario, { RevenueReportTests.Fixture.table(try scenario.output("findings.csv")).first { $0["kind"] == "lost_delivery" } })
+    }
+
+    @Test("a finding keeps its first sighting when it goes away and comes back; only the run that first reports it calls it new")
+    func firstSeenKept() throws {
+        let (scenario, lost) = try oneUndeliveredPurchase()
         // Due a day after purchase: lost as of the 12th, not yet as of the 10th.
         _ = try scenario.run(asOf: "2026-11-12T00:00:00Z")
         #expect(try lost()?["first_seen"] == "2026-11-12T00:00:00.000Z")
@@ -127,14 +130,7 @@ struct ReportingCurrencyTests {
 
     @Test("first_seen is the as-of of the first run that reported the finding, kept when a later run judges an earlier moment")
     func firstSeenNeverMovesBack() throws {
-        let scenario = try Scenario()
-        try scenario.catalog()
-        try scenario.write("receipts/r.jsonl", [
-            Line.v2Receipt("2026-11-10T10:00:05Z", "u1", transaction: Line.v2("t1", "gems60", purchase: "2026-11-10T10:00:00Z")),
-        ])
-        func lost() throws -> [String: String]? {
-            RevenueReportTests.Fixture.table(try scenario.output("findings.csv")).first { $0["kind"] == "lost_delivery" }
-        }
+        let (scenario, lost) = try oneUndeliveredPurchase()
         _ = try scenario.run(asOf: "2026-11-12T00:00:00Z")
         #expect(try lost()?["first_seen"] == "2026-11-12T00:00:00.000Z")
         // Still lost as of an earlier moment (due 2026-11-11T10:00): the first run's as-of stands, and it is not new.
