@@ -97,7 +97,8 @@ public enum ConsumptionRequestsReport {
             guard let user = answer.userID else { return answer }
             if let signup = try store.firstRegistration(of: user) {
                 answer.accountTenure = tenureBucket(days: (request.ms - signup.ms) / 86_400_000, registered: signup.ms <= request.ms)
-                if signup.hasIDFV { answer.platform = 1 }
+                // As the tenure: only a sign-up the store had seen when Apple asked says anything.
+                if signup.hasIDFV, signup.ms <= request.ms { answer.platform = 1 }
             }
             if currency == "USD" {
                 (answer.lifetimeDollarsPurchased, answer.lifetimeDollarsRefunded) = try lifetimeBuckets(

@@ -21,6 +21,13 @@ struct FXRates: Sendable {
 
     /// Checks the stored fx files against the reporting currency (`ReportingCurrency.check`), so a
     /// `report --currency JPY` over dollar rates stops instead of writing dollars as yen.
+    /// The one currency the stored fx rows convert into (those with rate 1), or nil when there is
+    /// none or more than one.
+    static func convertsInto(_ stored: [FXRow]) -> String? {
+        let units = Set(stored.filter { Money.parse($0.rate) == 1 }.map(\.currency))
+        return units.count == 1 ? units.first : nil
+    }
+
     func checkStored(_ stored: [FXRow]) throws {
         var files: [String: [(currency: String, rate: String)]] = [:]
         for row in stored { files[row.path, default: []].append((row.currency, row.rate)) }

@@ -130,8 +130,11 @@ public struct UserHistory: Sendable {
         }
     }
 
-    /// Loads a history; `zone` names the days whose fx rates convert, `currency` is fx.csv's reporting currency.
-    static func load(_ store: some HistoryStore, _ lookup: Lookup, currency: String = "USD", zone: Zone = .utc) throws -> UserHistory {
+    /// Loads a history; `zone` names the days whose fx rates convert, `currency` is the reporting
+    /// currency (by default the one the store's fx.csv converts into).
+    /// - Throws: `ReportingCurrency.Mismatch` when fx.csv does not convert into `currency`: amounts
+    ///   are never shown under another currency's name.
+    static func load(_ store: some HistoryStore, _ lookup: Lookup, currency: String? = nil, zone: Zone = .utc) throws -> UserHistory {
         guard try store.isReconciled() else {
             throw NotFound(what: "reconciliation", hint: "run 'iaprecon run' (or the join and report stages) on it first")
         }
@@ -165,7 +168,11 @@ public struct UserHistory: Sendable {
         }
 
         let asOfMs = try store.joinedAsOfMs() ?? 0
-        let fx = FXRates(rows: try store.fxRates(), reportingCurrency: currency)
+        let rates = try store.fxRates()
+        let currency = currency ?? FXRates.convertsInto(rates) ?? "USD"
+        let fx = FXRates(rows: rates, reportingCurrency: currency)
+        try fx.checkStored(rates)
+        let reporting = ReportingCurrency(currency)
         var days = DayNames(zone)
         var spent = Amount.zero, refunded = Amount.zero, unconverted = 0
         // A user's own purchases; for a transaction or a chain, all of them.
@@ -175,8 +182,9 @@ public struct UserHistory: Sendable {
                 unconverted += 1
                 continue
             }
-            spent += (purchase.price ?? .zero) * rate
-            if purchase.refundMs != nil { refunded += (purchase.refundAmount.flatMap(Amount.parse) ?? .zero) * rate }
+            // Each purchase rounded as transactions.csv rounds its row, so the totals are its rows' sums.
+            spent += reporting.rounded((purchase.price ?? .zero) * rate)
+            if purchase.refundMs != nil { refunded += reporting.rounded((purchase.refundAmount.flatMap(Amount.parse) ?? .zero) * rate) }
         }
         // The latest period of each chain the customer holds, if it runs past as-of and was not refunded.
         var latest: [String: HistoryFacts.Transaction] = [:]

@@ -25,7 +25,7 @@ enum HistoryCommand {
         let database = try Store.open(path: command.databasePath, readOnly: true)
         let history: UserHistory
         do {
-            history = try UserHistory.load(database, lookup, currency: command.value("currency") ?? "USD", zone: zone)
+            history = try UserHistory.load(database, lookup, currency: command.value("currency"), zone: zone)
         } catch let notFound as UserHistory.NotFound {
             console.err("Error: \(Terminal.visible(notFound.description))")
             return .failure
@@ -38,14 +38,17 @@ enum HistoryCommand {
         case "html": console.out(history.html(zone).trimmingCharacters(in: .newlines))
         default:
             console.out(table(history, zone))
-            if case .transaction(let id) = lookup { try consumptionAnswers(database, transactionID: id).map(console.out) }
+            if case .transaction(let id) = lookup {
+                try consumptionAnswers(database, transactionID: id, zone: zone, currency: history.reportingCurrency).map(console.out)
+            }
         }
         return .ok
     }
 
-    /// What `consumption_requests.jsonl` answers Apple's `CONSUMPTION_REQUEST`s about the transaction, if it was asked.
-    static func consumptionAnswers(_ database: Database, transactionID: String) throws -> String? {
-        let answers = try ConsumptionRequestsReport.answers(database: database, transactionID: transactionID)
+    /// What `consumption_requests.jsonl` answers Apple's `CONSUMPTION_REQUEST`s about the transaction, if it was asked,
+    /// in the history's zone and reporting currency, as a run with those settings writes it.
+    static func consumptionAnswers(_ database: Database, transactionID: String, zone: Zone, currency: String) throws -> String? {
+        let answers = try ConsumptionRequestsReport.answers(database: database, zone: zone, currency: currency, transactionID: transactionID)
         guard !answers.isEmpty else { return nil }
         return "\nCONSUMPTION_REQUEST answers (Send Consumption Information body):\n" + answers.map { answer in
             "\(Timestamp.iso8601(answer.requestedMs)) \(answer.notificationUUID): \(JSONWriter.compact(answer.body))"

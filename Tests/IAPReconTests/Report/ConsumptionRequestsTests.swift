@@ -74,6 +74,38 @@ struct ConsumptionRequestsTests {
         #expect(line.contains("\"deliveryStatus\":0"))
     }
 
+    @Test("history in a store whose fx.csv converts into EUR shows euros by default, answers as the run did, and refuses to call them dollars")
+    func historyInTheStoresCurrency() throws {
+        let scenario = try scenario(deliveries: [Line.delivered("2026-11-28T10:00:09Z", "u_1", "t_ask", "gems300")], currency: "EUR")
+        let database = try scenario.open()
+        // 4.99 + 55 USD at 0.9 EUR, each purchase rounded to the cent: 4.491 is 4.49, plus 49.5.
+        let history = try UserHistory.load(database, .user("u_1"))
+        #expect((history.spent, history.refunded, history.reportingCurrency) == ("53.99", "49.5", "EUR"))
+        #expect(throws: ReportingCurrency.Mismatch.self) { try UserHistory.load(database, .user("u_1"), currency: "USD") }
+        // history --transaction prints what consumption_requests.jsonl says, in the same currency.
+        let answers = try ConsumptionRequestsReport.answers(database: database, currency: history.reportingCurrency, transactionID: "t_ask")
+        #expect(answers.map { JSONWriter.compact($0.body) } == [try #require(try lines(scenario).first?.split(separator: ",\"consumptionRequest\":").last
+            .map { String($0.dropLast()) })])
+    }
+
+    @Test("platform comes from a sign-up the store had seen when Apple asked, as tenure does")
+    func platformFromAnEarlierSignup() throws {
+        let scenario = try scenario(deliveries: [Line.delivered("2026-11-28T10:00:09Z", "u_1", "t_ask", "gems300")])
+        let answers = try ConsumptionRequestsReport.answers(database: try scenario.open(), transactionID: "t_ask")
+        #expect(answers.map(\.platform) == [1])
+        let later = try Scenario()
+        try later.catalog()
+        try later.write("registrations/r.jsonl", [signup("2026-11-29T09:00:00Z", "u_2", idfv: "B3B7756A-9E5E-404E-A956-31FE49D3E5E6")])
+        try later.write("receipts/r.jsonl", [
+            Line.v2Receipt("2026-11-28T10:00:05Z", "u_2", transaction: Line.v2("t_2", "gems300", purchase: "2026-11-28T10:00:00Z", price: 4990)),
+        ])
+        try later.write("notifications/n.jsonl", [Line.notification("CONSUMPTION_REQUEST", uuid: "0a3cee3d-920a-4658-8128-61d634efc3d2",
+                                                                      signed: "2026-11-29T08:00:00Z", transaction: Line.v2("t_2", "gems300", purchase: "2026-11-28T10:00:00Z", price: 4990))])
+        _ = try later.run(asOf: Self.asOf)
+        let laterAnswers = try ConsumptionRequestsReport.answers(database: try later.open(), transactionID: "t_2")
+        #expect(laterAnswers.map { [$0.accountTenure, $0.platform] } == [[0, 0]])
+    }
+
     @Test("Apple's buckets: tenure in days and lifetime dollars")
     func buckets() {
         #expect([0, 2, 3, 9, 10, 29, 30, 89, 90, 179, 180, 364, 365, 4000].map {

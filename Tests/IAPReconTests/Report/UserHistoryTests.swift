@@ -203,8 +203,9 @@ struct UserHistoryTests {
         let (scenario, database) = try Self.sampleStore()
         defer { withExtendedLifetime(scenario) {} }
         // 6000 JPY at 0.006623, half of it refunded (REFUND_PRORATED): the yearly plan is refunded, so not active.
+        // Each purchase rounds to the cent, as its transactions.csv row does: 39.738 is 39.74, 19.869 is 19.87.
         let u1008 = try UserHistory.load(database, .user("u_1008"))
-        #expect((u1008.spent, u1008.refunded, u1008.reportingCurrency) == ("39.738", "19.869", "USD"))
+        #expect((u1008.spent, u1008.refunded, u1008.reportingCurrency) == ("39.74", "19.87", "USD"))
         #expect(u1008.activeSubscriptions.isEmpty)
         // The buyer of a shared subscription spent its price; the other holder spent nothing, and both can use it.
         let buyer = try UserHistory.load(database, .user("u_1016")), holder = try UserHistory.load(database, .user("u_1017"))
