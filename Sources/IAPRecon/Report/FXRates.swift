@@ -24,7 +24,7 @@ struct FXRates: Sendable {
     /// The one currency the stored fx rows convert into (those with rate 1), or nil when there is
     /// none or more than one.
     static func convertsInto(_ stored: [FXRow]) -> String? {
-        let units = Set(stored.filter { Money.parse($0.rate) == 1 }.map(\.currency))
+        let units = ReportingCurrency.unitCurrencies(stored.map { ($0.currency, $0.rate) })
         return units.count == 1 ? units.first : nil
     }
 

@@ -42,9 +42,14 @@ public struct ReportingCurrency: Sendable, Equatable {
         }
     }
 
+    /// The currencies whose fx rows have rate 1: what fx rows convert into.
+    static func unitCurrencies(_ rows: [(currency: String, rate: String)]) -> Set<String> {
+        Set(rows.filter { Money.parse($0.rate) == 1 }.map(\.currency))
+    }
+
     /// Throws `Mismatch` when `rows` (currency, rate) of the fx file named `file` do not convert into this currency.
     public func check(fxRows rows: [(currency: String, rate: String)], file: String) throws {
-        let unitCurrencies = Set(rows.filter { Money.parse($0.rate) == 1 }.map(\.currency))
+        let unitCurrencies = Self.unitCurrencies(rows)
         guard unitCurrencies != [code] else { return }
         throw Mismatch(file: file, found: unitCurrencies.subtracting([code]).sorted(), wanted: code)
     }

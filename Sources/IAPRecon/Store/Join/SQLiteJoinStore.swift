@@ -163,12 +163,15 @@ struct SQLiteJoinStore: JoinStore {
 
     func tieOutInputs(days: Set<String>?, counted: Set<String>?, zone: Zone) throws -> TieOutInputs? {
         if let days, days.isEmpty { return nil }
-        let covered = try AppleTieOutStore.coveredDays(database, among: counted)
-        let verified = try AppleTieOutStore.verified(database, days: covered, zone: zone, scan: days == nil)
+        // Read once: the verified units are wanted for the covered days counted anew, the rows for
+        // the covered days recomputed.
+        let covered = try AppleTieOutStore.coveredDays(database, among: nil)
+        let verified = try AppleTieOutStore.verified(database, days: covered.filter { counted?.contains($0) ?? true }, zone: zone,
+                                                     scan: days == nil)
         var files = try StoredLedger.sourceFiles(database)
         let sales = try AppleTieOutStore.sales(database, days: days, files: &files)
-        let coveredOfDays = try days.map { Set(try AppleTieOutStore.coveredDays(database, among: $0)) } ?? Set(covered)
-        return TieOutInputs(days: days, sales: sales, covered: coveredOfDays, verified: verified, files: files)
+        return TieOutInputs(days: days, sales: sales, covered: Set(covered.filter { days?.contains($0) ?? true }), verified: verified,
+                            files: files)
     }
 
     func tieOutRows(days: Set<String>) throws -> [TieOutRow] {
