@@ -19,7 +19,10 @@ public struct UserHistory: Sendable {
         /// Exact decimal text in `currency`, or empty.
         public var amount: String
         public var currency: String
+        /// For scripts (json, csv): its times in ISO 8601 UTC, as the event's own time.
         public var detail: String
+        /// For people (the table, the page): its times in the history's zone, as the time column.
+        public var shownDetail: String
         public var source: String
     }
 
@@ -140,7 +143,7 @@ public struct UserHistory: Sendable {
         }
         let (scope, userID, subject) = try resolve(store, lookup)
         var transactionIDs: [String]
-        var events = Events()
+        var events = Events(zone: zone)
         switch scope {
         case .user(let user):
             transactionIDs = try store.transactionIDs(resolvedTo: user)
@@ -210,12 +213,14 @@ public struct UserHistory: Sendable {
 
     /// The events of a history as support reads them, worded from the facts the store reads (`HistoryFacts`).
     private struct Events {
+        /// The zone people read the history in (`shownDetail`).
+        let zone: Zone
         var list: [Event] = []
 
         mutating func add(_ ms: Int64, _ event: String, id: String = "", product: String = "", amount: String? = nil, currency: String? = nil,
-                          detail: String, source: String = "") {
+                          detail: String, shownDetail: String? = nil, source: String = "") {
             list.append(Event(ms: ms, event: event, id: id, product: product, amount: amount ?? "", currency: amount == nil ? "" : currency ?? "",
-                              detail: detail, source: source))
+                              detail: detail, shownDetail: shownDetail ?? detail, source: source))
         }
 
         mutating func add(_ registration: HistoryFacts.Registration, user: String) {
@@ -242,13 +247,17 @@ public struct UserHistory: Sendable {
         /// `buyer`: the user whose story it is, for a user's history.
         mutating func add(_ transaction: HistoryFacts.Transaction, buyer: String?) {
             let id = transaction.transactionID
-            var parts = [transaction.environment ?? "unknown environment"]
-            if transaction.originalTransactionID != id { parts.append("renews \(transaction.originalTransactionID)") }
-            if let expires = transaction.expiresMs { parts.append("expires \(Timestamp.iso8601(expires))") }
-            if transaction.ownership == "FAMILY_SHARED" { parts.append("family shared") }
-            if let buyer, let owner = transaction.userID, owner != buyer { parts.append("bought by \(owner)") }
+            var before = [transaction.environment ?? "unknown environment"]
+            if transaction.originalTransactionID != id { before.append("renews \(transaction.originalTransactionID)") }
+            var after: [String] = []
+            if transaction.ownership == "FAMILY_SHARED" { after.append("family shared") }
+            if let buyer, let owner = transaction.userID, owner != buyer { after.append("bought by \(owner)") }
+            let detail = { (time: (Int64) -> String) in
+                (before + (transaction.expiresMs.map { ["expires " + time($0)] } ?? []) + after).joined(separator: ", ")
+            }
             add(transaction.purchaseMs, "apple purchase", id: id, product: transaction.productID, amount: transaction.price.map(Money.format),
-                currency: transaction.currency, detail: parts.joined(separator: ", "), source: transaction.firstSighting ?? "")
+                currency: transaction.currency, detail: detail(Timestamp.iso8601), shownDetail: detail { UserHistory.localTime($0, zone) },
+                source: transaction.firstSighting ?? "")
             if let refundMs = transaction.refundMs {
                 add(refundMs, "refund", id: id, product: transaction.productID, amount: transaction.refundAmount, currency: transaction.currency,
                     detail: transaction.refundType ?? "refund")
@@ -332,12 +341,12 @@ extension UserHistory {
         body += "<section><p>" + header.dropFirst().map(HTML.escape).joined(separator: "<br>") + "</p></section>\n"
         let rows = events.map { event -> [String] in
             // A finding's detail starts with its severity.
-            let severity = event.event.hasPrefix("FINDING") ? event.detail.prefix { $0 != ":" } : ""
+            let severity = event.event.hasPrefix("FINDING") ? event.shownDetail.prefix { $0 != ":" } : ""
             return ["<span class=\"time\">\(HTML.escape(Self.localTime(event.ms, zone)))</span>",
                     severity.isEmpty ? HTML.escape(event.event) : "<span class=\"sev-\(HTML.escape(String(severity)))\">\(HTML.escape(event.event))</span>",
                     "<span class=\"id\">\(HTML.escape(event.id))</span><div class=\"sources\">\(HTML.escape(event.product))</div>",
                     HTML.escape(event.amount.isEmpty ? "" : event.amount + " " + event.currency),
-                    HTML.escape(event.detail) + (event.source.isEmpty ? "" : "<div class=\"sources\">\(HTML.escape(event.source))</div>")]
+                    HTML.escape(event.shownDetail) + (event.source.isEmpty ? "" : "<div class=\"sources\">\(HTML.escape(event.source))</div>")]
         }
         body += "<section><h2>Events (times in \(HTML.escape(zone.identifier)))</h2>"
             + HTML.table(["time", "event", "id / product", "amount", "detail"], rows, numeric: [3]) + "</section>\n"

@@ -63,7 +63,7 @@ enum HistoryCommand {
         for event in history.events {
             let idAndProduct = [event.id, event.product].filter { !$0.isEmpty }.map(Terminal.visible).joined(separator: "\n")
             // A finding's kind goes to the detail, beside its severity, so the event column stays narrow.
-            var name = event.event, detail = event.detail
+            var name = event.event, detail = event.shownDetail
             if name.hasPrefix("FINDING "), let colon = detail.firstIndex(of: ":") {
                 detail = detail[..<colon] + " " + name.dropFirst("FINDING ".count) + detail[colon...]
                 name = "FINDING"

@@ -422,6 +422,15 @@ extension CommandTests {
         #expect(tokyo.out.contains("\n2026-11-25 04:40:02  install"))
         #expect(tokyo.out.hasPrefix("user u_1005 · as of 2026-11-30 08:59:00 Asia/Tokyo"))
         #expect(work.iaprecon(["history", "u_1005", "--db", db, "--tz", "Mars/Olympus"]).code == 2)
+
+        // A time inside a detail moves with the time column on the table and page; scripts keep ISO UTC.
+        let yearly = work.iaprecon(["history", "u_1008", "--db", db, "--tz", "Asia/Tokyo"])
+        #expect(yearly.out.contains("Production, expires 2027-11-21 11:30:04"))
+        #expect(!yearly.out.contains("2027-11-21T02:30:04"))
+        let page = work.iaprecon(["history", "u_1008", "--db", db, "--tz", "Asia/Tokyo", "--format", "html"])
+        #expect(page.out.contains("Production, expires 2027-11-21 11:30:04"))
+        let json = work.iaprecon(["history", "u_1008", "--db", db, "--tz", "Asia/Tokyo", "--format", "json"])
+        #expect(json.out.contains("\"Production, expires 2027-11-21T02:30:04.000Z\""))
     }
 
     @Test("history's JSON and CSV carry amount and currency apart; the header's totals and subscriptions are in the JSON")
