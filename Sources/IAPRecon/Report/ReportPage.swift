@@ -139,11 +139,14 @@ struct ReportPage {
             var source = sources[key.mediaSource] ?? MediaSource(name: key.mediaSource, installs: 0, payers: 0, revenue: .zero, spend: .zero)
             source.installs += cohort.installs
             source.payers += cohort.payers
-            source.revenue = cohort.unknown.contains(.revenue) ? nil : source.revenue.map { $0 + cohort.revenue }
+            // attribution.csv's cells, rounded per cohort, so the page's sums are that file's column sums.
+            let revenue = reporting.rounded(cohort.revenue)
+            source.revenue = cohort.unknown.contains(.revenue) ? nil : source.revenue.map { $0 + revenue }
             if cohort.spendUnconverted {
                 source.spend = nil
             } else if cohort.hasSpend {
-                source.spend = source.spend.map { $0 + cohort.spend }
+                let spend = reporting.rounded(cohort.spend)
+                source.spend = source.spend.map { $0 + spend }
             }
             sources[key.mediaSource] = source
         }

@@ -21,7 +21,9 @@ extension ReportPage {
         return HTML.document(title: "iaprecon report as of \(asOf)", body: body)
     }
 
-    private func money(_ amount: Amount) -> String { Money.format(amount.decimal, scale: 2) }
+    /// A sum of rounded cells, so already in the reporting currency's minor unit: shown exactly, as
+    /// the files write it (never rounded again to 2 places, which would misstate a 3-place currency).
+    private func money(_ amount: Amount) -> String { Money.format(amount) }
 
     /// `2026-11-27T14:00:00.000Z` as `2026-11-27 14:00`: a table cell that does not wrap.
     static func minutes(_ iso: String) -> String {

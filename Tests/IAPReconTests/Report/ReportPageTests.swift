@@ -91,6 +91,51 @@ struct ReportPageTests {
         #expect(html.contains("<b>1</b>"))
     }
 
+    /// The cells of the attribution table's row for `mediaSource`, bars left out.
+    static func attributionRow(_ html: String, _ mediaSource: String) -> [String] {
+        guard let start = html.range(of: "<h2>Attribution per media source"),
+              let end = html.range(of: "</section>", range: start.upperBound..<html.endIndex) else { return [] }
+        let section = String(html[start.upperBound..<end.lowerBound])
+            .replacingOccurrences(of: "<svg[^>]*>.*?</svg>", with: "", options: .regularExpression)
+        for row in section.components(separatedBy: "<tr>") {
+            let cells = row.components(separatedBy: "<td").dropFirst().map {
+                $0.replacingOccurrences(of: "<[^>]*>", with: "", options: .regularExpression)
+                    .replacingOccurrences(of: "^[^>]*>", with: "", options: .regularExpression)
+            }
+            if cells.first == mediaSource { return cells }
+        }
+        return []
+    }
+
+    @Test("a media source's revenue and spend are attribution.csv's rounded cells summed, in the reporting currency's minor unit")
+    func mediaSourceTotalsTieToAttributionCSV() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        // A dollar is 150 yen: 0.99 USD is 148.5 JPY, which each cohort row of attribution.csv rounds half-even to 148.
+        try scenario.write("fx.csv", ["date,currency,rate", "2026-11-01,JPY,1", "2026-11-01,USD,150"])
+        typealias Attribution = AttributionReportTests.Fixture
+        try Attribution.mmp(scenario, [
+            Attribution.MMPRow(time: "2026-11-10 10:00:00", mediaSource: "Facebook Ads", campaign: "C1", appsflyerID: "af1", cuid: "u1"),
+            Attribution.MMPRow(time: "2026-11-10 10:00:00", mediaSource: "Facebook Ads", campaign: "C2", appsflyerID: "af2", cuid: "u2"),
+        ])
+        try scenario.write("registrations/r.jsonl", [
+            Attribution.signup("2026-11-10T10:30:00Z", "u1"), Attribution.signup("2026-11-10T10:30:00Z", "u2"),
+        ])
+        try scenario.write("receipts/r.jsonl", [
+            Line.v2Receipt("2026-11-10T11:00:05Z", "u1", transaction: Line.v2("t1", "gems60", purchase: "2026-11-10T11:00:00Z", price: 990)),
+            Line.v2Receipt("2026-11-10T12:00:05Z", "u2", transaction: Line.v2("t2", "gems60", purchase: "2026-11-10T12:00:00Z", price: 990)),
+        ])
+        try scenario.write("spend/s.csv", [
+            "date,media_source,campaign,spend,currency", "2026-11-10,Facebook Ads,C1,0.99,USD", "2026-11-10,Facebook Ads,C2,0.99,USD",
+        ])
+        _ = try scenario.run(asOf: "2026-11-30T00:00:00Z", currency: "JPY")
+        let cohorts = Fixture.table(try scenario.output("attribution.csv"))
+        #expect(Fixture.sum(cohorts, "revenue_jpy") == 296)
+        #expect(Fixture.sum(cohorts, "spend_jpy") == 296)
+        let row = Self.attributionRow(try scenario.output("report.html"), "Facebook Ads")
+        #expect(row == ["Facebook Ads", "2", "2", "296", "296", "1"])
+    }
+
     /// The page model of a finished scenario, built from its store as the report stage builds it.
     static func page(_ scenario: Scenario) throws -> ReportPage {
         let database = try scenario.open()
