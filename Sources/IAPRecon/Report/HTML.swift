@@ -107,6 +107,7 @@ enum HTML {
         .legend i.gross { background: var(--gross); } .legend i.refund { background: var(--refund); } .legend i.net { background: var(--net); height: 3px; vertical-align: 2px; }
         .sev-critical { color: var(--refund); font-weight: 600; } .sev-warning { color: var(--warn); } .sev-info { color: var(--muted); }
         .none { color: var(--ok); }
+        .muted { color: var(--muted); }
         section { break-inside: avoid-page; }
         @media print {
           body { max-width: none; padding: 0; font-size: 11px; }

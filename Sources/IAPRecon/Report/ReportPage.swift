@@ -52,8 +52,11 @@ struct ReportPage {
         var revenue: Amount?
         /// Nil when some of the source's spend has no fx rate: the total is unknown.
         var spend: Amount?
+        /// Whether any of the source's cohorts has spend rows. Organic installs, or a run without
+        /// spend files, have none: that is no data, which the page says, not a measured 0.
+        var hasSpend = false
         var roas: String {
-            guard let revenue, let spend, spend.decimal > 0 else { return "" }
+            guard hasSpend, let revenue, let spend, spend.decimal > 0 else { return "" }
             return Money.format(revenue.decimal / spend.decimal, scale: 2)
         }
     }
@@ -142,6 +145,7 @@ struct ReportPage {
             // attribution.csv's cells, rounded per cohort, so the page's sums are that file's column sums.
             let revenue = reporting.rounded(cohort.revenue)
             source.revenue = cohort.unknown.contains(.revenue) ? nil : source.revenue.map { $0 + revenue }
+            source.hasSpend = source.hasSpend || cohort.hasSpend
             if cohort.spendUnconverted {
                 source.spend = nil
             } else if cohort.hasSpend {

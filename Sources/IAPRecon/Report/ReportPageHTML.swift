@@ -140,7 +140,8 @@ extension ReportPage {
              "\(source.installs)" + bar(Double(source.installs), installs, "count"),
              "\(source.payers)" + bar(Double(source.payers), payers, "count"),
              (source.revenue.map(self.money) ?? "unknown") + bar(source.revenue.map(Self.double) ?? 0, money, "gross"),
-             (source.spend.map(self.money) ?? "unknown") + bar(source.spend.map(Self.double) ?? 0, money, "spend"),
+             !source.hasSpend ? "<span class=\"muted\">no spend</span>"
+                : (source.spend.map(self.money) ?? "unknown") + bar(source.spend.map(Self.double) ?? 0, money, "spend"),
              source.roas]
         }
         out += HTML.table(["media source", "installs", "payers", "revenue", "spend", "ROAS"], rows, numeric: [1, 2, 3, 4, 5])

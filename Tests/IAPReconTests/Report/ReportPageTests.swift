@@ -136,6 +136,20 @@ struct ReportPageTests {
         #expect(row == ["Facebook Ads", "2", "2", "296", "296", "1"])
     }
 
+    @Test("a media source without spend rows says so rather than showing a spend of 0, also when no spend/ file was read")
+    func mediaSourceWithoutSpend() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        typealias Attribution = AttributionReportTests.Fixture
+        try Attribution.mmp(scenario, [Attribution.MMPRow(time: "2026-11-10 10:00:00", appsflyerID: "af1", cuid: "u1")])
+        try scenario.write("registrations/r.jsonl", [Attribution.signup("2026-11-10T10:30:00Z", "u1")])
+        try scenario.write("receipts/r.jsonl", [Attribution.purchase("t1", at: "2026-11-10T11:00:00Z", by: "u1", price: 4990)])
+        _ = try scenario.run(asOf: "2026-11-30T00:00:00Z")
+        #expect(Fixture.table(try scenario.output("attribution.csv")).map { $0["spend_usd"] } == [""])
+        let row = Self.attributionRow(try scenario.output("report.html"), "organic")
+        #expect(row == ["organic", "1", "1", "4.99", "no spend", ""])
+    }
+
     /// The page model of a finished scenario, built from its store as the report stage builds it.
     static func page(_ scenario: Scenario) throws -> ReportPage {
         let database = try scenario.open()
