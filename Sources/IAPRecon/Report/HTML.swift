@@ -108,6 +108,7 @@ enum HTML {
         .sev-critical { color: var(--refund); font-weight: 600; } .sev-warning { color: var(--warn); } .sev-info { color: var(--muted); }
         .none { color: var(--ok); }
         .muted { color: var(--muted); }
+        .warn { color: var(--warn); margin: 0 0 12px; }
         section { break-inside: avoid-page; }
         @media print {
           body { max-width: none; padding: 0; font-size: 11px; }

@@ -67,6 +67,9 @@ struct ReportPage {
     var timeZone: String
     var currency: String
     var headlines: [Headline]
+    /// Revenue transactions fx.csv has no rate for: left out of the totals and the chart, as
+    /// summary.json leaves them out (`transactions.without_fx_rate`), so the page must say so.
+    var revenueWithoutFXRate: Int
     var days: [Day]
     var risk: [RiskKind]
     /// The `summary.json` key of money at risk, named for the reporting currency.
@@ -102,6 +105,8 @@ struct ReportPage {
             Headline(summaryKey: "inputs.totals.read", label: "Lines read", value: String(counts.totals.read)),
             Headline(summaryKey: "inputs.totals.rejected", label: "Rejected", value: String(counts.totals.rejected)),
         ]
+
+        revenueWithoutFXRate = revenue.unconverted
 
         var byDate: [String: Day] = [:]
         for (key, row) in revenue.rows {

@@ -17,6 +17,12 @@ extension ReportPage {
             body += "\(HTML.escape(headline.value))</div></div>"
         }
         body += "</section>\n"
+        if revenueWithoutFXRate > 0 {
+            let count = "<b data-summary-key=\"transactions.without_fx_rate\" data-value=\"\(revenueWithoutFXRate)\">\(revenueWithoutFXRate)</b>"
+            let transactions = revenueWithoutFXRate == 1 ? "revenue transaction has" : "revenue transactions have"
+            body += "<p class=\"warn\">\(count) \(transactions) no fx.csv rate into \(HTML.escape(currency)) on or before the purchase day:"
+            body += " not in these totals or the chart (revenue_daily.csv leaves their cells empty).</p>\n"
+        }
         body += revenueSection() + riskSection() + criticalSection() + tieoutSection() + attributionSection() + inputsSection()
         return HTML.document(title: "iaprecon report as of \(asOf)", body: body)
     }

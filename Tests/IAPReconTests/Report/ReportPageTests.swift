@@ -150,6 +150,24 @@ struct ReportPageTests {
         #expect(row == ["organic", "1", "1", "4.99", "no spend", ""])
     }
 
+    @Test("revenue fx.csv cannot convert is named beside the totals it is missing from, as summary.json counts it")
+    func revenueWithoutFXRateIsNamed() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("fx.csv", ["date,currency,rate", "2026-11-01,USD,1"])
+        try scenario.write("receipts/r.jsonl", [
+            Line.v2Receipt("2026-11-10T10:00:05Z", "u1", transaction: Line.v2("t1", "gems60", purchase: "2026-11-10T10:00:00Z", price: 990)),
+            Line.v2Receipt("2026-11-10T11:00:05Z", "u2", transaction: Fixture.v2(
+                "t2", "gems300", purchase: "2026-11-10T11:00:00Z", price: 800_000, currency: "JPY", storefront: "JPN")),
+        ])
+        _ = try scenario.run(asOf: "2026-11-30T00:00:00Z")
+        let transactions = try #require(Fixture.summary(scenario)["transactions"] as? [String: Any])
+        #expect(transactions["without_fx_rate"] as? Int == 1)
+        let html = try scenario.output("report.html")
+        #expect(Self.attributes(html, "data-summary-key", "data-value").contains { $0 == ("transactions.without_fx_rate", "1") })
+        #expect(html.contains("not in these totals"))
+    }
+
     /// The page model of a finished scenario, built from its store as the report stage builds it.
     static func page(_ scenario: Scenario) throws -> ReportPage {
         let database = try scenario.open()
