@@ -11,7 +11,10 @@ struct ReportPage {
         /// The dotted path of the value in `summary.json`, e.g. `revenue.net_usd`.
         var summaryKey: String
         var label: String
+        /// The value as `summary.json` writes it.
         var value: String
+        /// The value as the card shows it (an amount in full minor units, grouped by thousands).
+        var shown: String
     }
 
     struct Day {
@@ -57,7 +60,7 @@ struct ReportPage {
         var hasSpend = false
         var roas: String {
             guard hasSpend, let revenue, let spend, spend.decimal > 0 else { return "" }
-            return Money.format(revenue.decimal / spend.decimal, scale: 2)
+            return ReportingCurrency.shown(Amount(revenue.decimal / spend.decimal), places: 2)
         }
     }
 
@@ -96,14 +99,17 @@ struct ReportPage {
         let net = revenue.grossUSD - revenue.refundsUSD
         let reporting = settings.reportingCurrency
         atRiskKey = reporting.column("money_at_risk")
+        func money(_ name: String, _ label: String, _ amount: Amount) -> Headline {
+            Headline(summaryKey: "revenue." + reporting.column(name), label: label + " " + settings.currency, value: Money.format(amount),
+                     shown: reporting.shown(amount))
+        }
+        func count(_ key: String, _ label: String, _ value: Int) -> Headline {
+            Headline(summaryKey: key, label: label, value: String(value), shown: String(value))
+        }
         headlines = [
-            Headline(summaryKey: "revenue." + reporting.column("gross"), label: "Gross " + settings.currency, value: Money.format(revenue.grossUSD)),
-            Headline(summaryKey: "revenue." + reporting.column("refunds"), label: "Refunds " + settings.currency,
-                     value: Money.format(revenue.refundsUSD)),
-            Headline(summaryKey: "revenue." + reporting.column("net"), label: "Net " + settings.currency, value: Money.format(net)),
-            Headline(summaryKey: "findings.total", label: "Findings", value: String(findings.rows.count)),
-            Headline(summaryKey: "inputs.totals.read", label: "Lines read", value: String(counts.totals.read)),
-            Headline(summaryKey: "inputs.totals.rejected", label: "Rejected", value: String(counts.totals.rejected)),
+            money("gross", "Gross", revenue.grossUSD), money("refunds", "Refunds", revenue.refundsUSD), money("net", "Net", net),
+            count("findings.total", "Findings", findings.rows.count), count("inputs.totals.read", "Lines read", counts.totals.read),
+            count("inputs.totals.rejected", "Rejected", counts.totals.rejected),
         ]
 
         revenueWithoutFXRate = revenue.unconverted

@@ -14,7 +14,7 @@ extension ReportPage {
         for headline in headlines {
             body += "<div class=\"card\"><div class=\"label\">\(HTML.escape(headline.label))</div>"
             body += "<div class=\"value\" data-summary-key=\"\(HTML.escape(headline.summaryKey))\" data-value=\"\(HTML.escape(headline.value))\">"
-            body += "\(HTML.escape(headline.value))</div></div>"
+            body += "\(HTML.escape(headline.shown))</div></div>"
         }
         body += "</section>\n"
         if revenueWithoutFXRate > 0 {
@@ -27,9 +27,10 @@ extension ReportPage {
         return HTML.document(title: "iaprecon report as of \(asOf)", body: body)
     }
 
-    /// A sum of rounded cells, so already in the reporting currency's minor unit: shown exactly, as
-    /// the files write it (never rounded again to 2 places, which would misstate a 3-place currency).
-    private func money(_ amount: Amount) -> String { Money.format(amount) }
+    /// An amount in the reporting currency as people read it: every place of its minor unit (never
+    /// 2 places for a 3-place currency), grouped by thousands. Marked amounts keep the files' exact
+    /// text in `data-value`.
+    private func money(_ amount: Amount) -> String { ReportingCurrency(currency).shown(amount) }
 
     /// `2026-11-27T14:00:00.000Z` as `2026-11-27 14:00`: a table cell that does not wrap.
     static func minutes(_ iso: String) -> String {
@@ -88,9 +89,10 @@ extension ReportPage {
         let rows = risk.map { kind -> [String] in
             var amount = ""
             if kind.amount != .zero || kind.unconverted > 0 {
-                // As summary.json writes it, like the headlines.
+                // Marked with summary.json's text, shown as people read it, like the headlines.
                 let value = HTML.escape(Money.format(kind.amount))
-                amount = "<span data-summary-key=\"\(HTML.escape(atRiskKey)).by_kind.\(HTML.escape(kind.kind))\" data-value=\"\(value)\">\(value)</span>"
+                amount = "<span data-summary-key=\"\(HTML.escape(atRiskKey)).by_kind.\(HTML.escape(kind.kind))\" data-value=\"\(value)\">"
+                    + "\(HTML.escape(money(kind.amount)))</span>"
             }
             if kind.unconverted > 0 { amount += HTML.escape(" (+\(kind.unconverted) without fx rate)") }
             let bar = largest > 0 && kind.amount != .zero ? HTML.bar(Self.double(kind.amount) / largest, tone: "refund") : ""

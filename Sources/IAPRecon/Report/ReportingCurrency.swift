@@ -28,6 +28,28 @@ public struct ReportingCurrency: Sendable, Equatable {
     /// An amount as a cell shows it: rounded half-even to the minor unit.
     func rounded(_ amount: Amount) -> Amount { amount.rounded(scale: minorUnit) }
 
+    /// An amount as people read it on a page: rounded to the minor unit, every place of it written
+    /// and the whole part grouped by thousands (`1,208,134.10`, `19,439` yen). The files keep the
+    /// plain exact text (`1208134.1`), which is what scripts and the page's check compare.
+    func shown(_ amount: Amount) -> String { Self.shown(amount, places: minorUnit) }
+
+    /// `amount` rounded half-even to `places`, every place written, the whole part grouped by thousands.
+    static func shown(_ amount: Amount, places: Int) -> String {
+        let text = amount.rounded(scale: places).text
+        let negative = text.hasPrefix("-")
+        let unsigned = negative ? text.dropFirst() : Substring(text)
+        let parts = unsigned.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+        let whole = parts.first.map(String.init) ?? "0"
+        let fraction = parts.count > 1 ? String(parts[1]) : ""
+        var grouped = ""
+        for (index, digit) in whole.enumerated() {
+            if index > 0, (whole.count - index) % 3 == 0 { grouped.append(",") }
+            grouped.append(digit)
+        }
+        if places > 0 { grouped += "." + fraction + String(repeating: "0", count: max(0, places - fraction.count)) }
+        return (negative ? "-" : "") + grouped
+    }
+
     /// `fx.csv` converts into the reporting currency when its rows for that currency have rate 1
     /// and no other currency's do. Checked before anything else is read: a run that reports yen
     /// from dollar rates writes wrong numbers under the right names.

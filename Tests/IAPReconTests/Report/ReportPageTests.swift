@@ -72,6 +72,13 @@ struct ReportPageTests {
                                                       "money_at_risk_usd.by_kind.duplicate_delivery",
                                                       "money_at_risk_usd.by_kind.lost_delivery"]))
         let revenue = try #require(summary["revenue"] as? [String: String])
+        // The cards show those values as people read money: every cent written, thousands grouped.
+        for key in ["gross_usd", "refunds_usd", "net_usd"] {
+            let value = try #require(revenue[key])
+            let shown = ReportingCurrency("USD").shown(try #require(Amount.parse(value)))
+            #expect(html.contains("data-summary-key=\"revenue.\(key)\" data-value=\"\(value)\">\(shown)</div>"), "\(key)")
+            #expect(shown.split(separator: ".").last?.count == 2, "\(key): \(shown)")
+        }
         let days = Self.attributes(html, "data-gross", "data-refunds")
         #expect(days.reduce(Decimal(0)) { $0 + (Money.parse($1.0) ?? 0) } == Money.parse(revenue["gross_usd"] ?? ""))
         #expect(days.reduce(Decimal(0)) { $0 + (Money.parse($1.1) ?? 0) } == Money.parse(revenue["refunds_usd"] ?? ""))
@@ -133,7 +140,7 @@ struct ReportPageTests {
         #expect(Fixture.sum(cohorts, "revenue_jpy") == 296)
         #expect(Fixture.sum(cohorts, "spend_jpy") == 296)
         let row = Self.attributionRow(try scenario.output("report.html"), "Facebook Ads")
-        #expect(row == ["Facebook Ads", "2", "2", "296", "296", "1"])
+        #expect(row == ["Facebook Ads", "2", "2", "296", "296", "1.00"])
     }
 
     @Test("a media source without spend rows says so rather than showing a spend of 0, also when no spend/ file was read")

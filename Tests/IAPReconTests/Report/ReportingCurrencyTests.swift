@@ -104,6 +104,16 @@ struct ReportingCurrencyTests {
         #expect(ReportingCurrency(code).rounded(amount).text == rounded)
     }
 
+    @Test("the page shows an amount with every place of its minor unit and the thousands grouped; the files keep the plain text", arguments: [
+        ("USD", "1208134.1", "1,208,134.10"), ("USD", "0", "0.00"), ("USD", "999.5", "999.50"), ("EUR", "-1234.5", "-1,234.50"),
+        ("USD", "100000", "100,000.00"), ("JPY", "19439", "19,439"), ("JPY", "148.5", "148"), ("KWD", "1.5", "1.500"),
+        ("USD", "0.125", "0.12"),
+    ])
+    func shownOnThePage(code: String, value: String, shown: String) throws {
+        let amount = try #require(Amount.parse(value))
+        #expect(ReportingCurrency(code).shown(amount) == shown)
+    }
+
     /// One purchase of 2026-11-10T10:00, never delivered, and its lost_delivery row in the last run's findings.csv.
     private func oneUndeliveredPurchase() throws -> (Scenario, () throws -> [String: String]?) {
         let scenario = try Scenario()
