@@ -203,7 +203,7 @@ extension CommandSpec {
             OptionSpec(name: "app-account-token", valueName: "uuid", help: "Show the story of the user whose purchases carry this token."),
             .db,
             .tz,
-            .currency,
+            .historyCurrency,
             OptionSpec(
                 name: "format", valueName: "format", help: "How to print the history (html: a page in report.html's style).",
                 defaultValue: .value("table"), kind: .choice(["table", "json", "csv", "html"])),
@@ -389,6 +389,12 @@ extension OptionSpec {
     public static let currency = OptionSpec(
         name: "currency", valueName: "code", help: "Reporting currency that fx.csv rates convert into.",
         defaultValue: .value("USD"), kind: .currency)
+
+    /// A lookup shows a store that was already reported: without `--currency` it takes the one
+    /// that store's fx.csv converts into, rather than a USD that store may refuse.
+    public static let historyCurrency = OptionSpec(
+        name: "currency", valueName: "code", help: "Reporting currency that fx.csv rates convert into.",
+        defaultValue: .computed("the one the store's fx.csv converts into"), kind: .currency)
 
     public static let jobs = OptionSpec(
         name: "jobs", short: "j", valueName: "n",

@@ -46,7 +46,8 @@ struct CommandsTests {
     func sharedOptions() {
         var seen: [String: OptionSpec] = [:]
         for command in Self.program.commands where command.name != "generate" {
-            for option in command.options {
+            // history reads a store that was already reported: its --currency defaults to that store's.
+            for option in command.options where !(command.name == "history" && option.name == "currency") {
                 if let earlier = seen[option.name] {
                     #expect(earlier == option, "--\(option.name) differs in \(command.name)")
                 }

@@ -161,7 +161,7 @@ struct HelpTests {
               --tz <zone>             IANA time zone whose days the report dates are.
                                       (default: UTC)
               --currency <code>       Reporting currency that fx.csv rates convert into.
-                                      (default: USD)
+                                      (default: the one the store's fx.csv converts into)
               --format <format>       How to print the history (html: a page in
                                       report.html's style). (values: table, json, csv, html;
                                       default: table)

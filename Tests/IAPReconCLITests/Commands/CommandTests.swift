@@ -452,6 +452,29 @@ extension CommandTests {
         #expect(csv.contains { $0.hasPrefix("2026-11-27T05:12:00.000Z,refund,2000000629057412,com.example.premium.yearly,3000,JPY,") })
     }
 
+    @Test("history without --currency shows a store reported in euros in euros; a currency its fx.csv does not convert into exits 2")
+    func historyStoreCurrency() throws {
+        let work = try Workspace()
+        let input = work.path("in")
+        try FileManager.default.createDirectory(atPath: input + "/receipts", withIntermediateDirectories: true)
+        try ("{\"received_at\":\"2026-11-28T20:00:00Z\",\"user_id\":\"u_1\",\"transactions\":[{\"transactionId\":\"t1\","
+             + "\"productId\":\"gems60\",\"purchaseDate\":\"2026-11-28T19:00:00Z\",\"price\":990,\"currency\":\"EUR\"}]}\n")
+            .write(toFile: input + "/receipts/r.jsonl", atomically: true, encoding: .utf8)
+        try "date,currency,rate\n2026-11-01,EUR,1\n2026-11-01,USD,0.9\n".write(toFile: input + "/fx.csv", atomically: true, encoding: .utf8)
+        let db = work.path("s.sqlite")
+        let run = work.iaprecon(["run", "--input", input, "--currency", "EUR", "--now", "2026-11-29T00:00:00Z", "--db", db,
+                                 "--out", work.path("out"), "--quiet"])
+        #expect(run.code == 0, "\(run.err)")
+        let json = work.iaprecon(["history", "u_1", "--db", db, "--format", "json"])
+        #expect(json.code == 0, "\(json.err)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.out.utf8)) as? [String: Any])
+        #expect(object["reporting_currency"] as? String == "EUR")
+        #expect(object["spent"] as? String == "0.99")
+        let usd = work.iaprecon(["history", "u_1", "--db", db, "--currency", "USD"])
+        #expect(usd.code == 2)
+        #expect(usd.err == "Error: fx.csv converts into EUR, not USD\n")
+    }
+
     @Test("control characters and markup in a user id or campaign are shown escaped in the table, CSV and HTML, never raw")
     func historyEscapes() throws {
         let work = try Workspace()
