@@ -115,11 +115,12 @@ public enum ReportStage {
             let tieOut = try AppleTieOutReport(store: reader, fx: fx, reportingCurrency: currency)
             let counts = try reader.summaryCounts(asOfMs: asOfMs, graceMs: graceMs)
             // Written whenever apple/ has reports (CONTRACT.md §3), even ones without an in-app row.
-            if !tieOut.rows.isEmpty || counts.files.contains(where: { $0.source == SourceKind.apple.rawValue }) {
+            let writesTieOut = !tieOut.rows.isEmpty || counts.files.contains(where: { $0.source == SourceKind.apple.rawValue })
+            if writesTieOut {
                 try output.write("apple_tieout.csv") { try tieOut.write(&$0) }
             }
             Trace.mark("report summary counts (background)")
-            return (revenue, tieOut, counts)
+            return (revenue, tieOut, counts, writesTieOut)
         }
         do {
             let attribution: AttributionReport
@@ -146,10 +147,10 @@ public enum ReportStage {
                 throw error
             }
             // The page and the summary need every report but transactions.csv, which may still be streaming.
-            let tieOut: AppleTieOutReport, counts: SummaryReport.Counts
+            let tieOut: AppleTieOutReport, counts: SummaryReport.Counts, wroteTieOut: Bool
             do {
                 let revenue: RevenueReport
-                (revenue, tieOut, counts) = try revenueWork.value()
+                (revenue, tieOut, counts, wroteTieOut) = try revenueWork.value()
                 Trace.mark("report waited for revenue")
                 let summary = SummaryReport.build(counts: counts, asOfMs: asOfMs, graceMs: graceMs, settings: settings,
                                                   findings: findings, revenue: revenue, tieOut: tieOut, attribution: attribution)
@@ -178,7 +179,7 @@ public enum ReportStage {
             bundleIDs = counts.bundleIDs
             Trace.mark("report files written")
             files = ["findings.csv", "findings.json", "revenue_daily.csv", "revenue_monthly.csv", "transactions.csv"]
-                + (tieOut.rows.isEmpty ? [] : ["apple_tieout.csv"])
+                + (wroteTieOut ? ["apple_tieout.csv"] : [])
                 + ["attribution.csv", "consumption_requests.jsonl", "rejects.csv", "report.html", "summary.json"]
         } catch {
             output.discard()

@@ -303,9 +303,11 @@ struct AppleTieOutTests {
             AppleSalesReportTests.currentHeader,
             Self.sales("2026-11-24", "com.example.game", units: 40, country: "US").replacingOccurrences(of: "\tIA1\t", with: "\t1F\t"),
         ])
-        _ = try scenario.run(asOf: asOf)
+        let run = try scenario.run(asOf: asOf)
         #expect(try scenario.output("apple_tieout.csv")
             == "date,product_id,country,apple_units,verified_units,difference,apple_customer_price,customer_currency,apple_proceeds,proceeds_currency\r\n")
+        // The files the report says it wrote (what `iaprecon report` prints) name it too.
+        #expect(run.report.files.contains("apple_tieout.csv"))
     }
 
     @Test("a report added on a later night gives the findings a fresh store gives")
