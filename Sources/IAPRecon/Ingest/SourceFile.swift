@@ -123,7 +123,7 @@ public struct SourceFile: Sendable, Equatable {
     /// reconcile nothing in silence.
     public static func noSourceFile(in folder: String) -> InputError {
         InputError(path: folder, reason: "no source file (server/, receipts/, notifications/, registrations/, attribution/, "
-                   + "spend/, catalog.csv, fx.csv, or YYYY-MM-DD folders holding them)")
+                   + "spend/, apple/, catalog.csv, fx.csv, or YYYY-MM-DD folders holding them)")
     }
 
     /// `YYYY-MM-DD`, the name of a daily partition.

@@ -95,7 +95,7 @@ struct InputFolderTests {
         let validate = work.iaprecon(["validate", "--input", work.path("in")])
         #expect(validate.code == 3)
         #expect(validate.err.hasSuffix("Error: cannot read \(work.path("in")): no source file (server/, receipts/, notifications/, "
-                                       + "registrations/, attribution/, spend/, catalog.csv, fx.csv, or YYYY-MM-DD folders holding them)\n"))
+                                       + "registrations/, attribution/, spend/, apple/, catalog.csv, fx.csv, or YYYY-MM-DD folders holding them)\n"))
     }
 
     @Test("a file that leaves the folder keeps its rows and is marked not present; forget removes them as if never read")
