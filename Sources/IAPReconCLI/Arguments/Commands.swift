@@ -22,8 +22,9 @@ extension ProgramSpec {
                 twice, or refunded and not revoked, and writes findings and revenue \
                 reports.
 
-                Exit codes: 0 done, 1 failed (or findings at --fail-on), 2 bad usage, \
-                3 an input cannot be read, 4 another run holds the database.
+                Exit codes: 0 done, 1 failed (or findings at --fail-on or --fail-on-new), \
+                2 bad usage (or an fx.csv that does not convert into --currency), 3 an \
+                input cannot be read, 4 another run holds the database.
                 """,
             commands: [.run, .nightly, .backfill, .ingest, .normalize, .join, .report, .validate, .history, .runs, .check, .forget, .generate, .bench],
             examples: [
@@ -43,10 +44,13 @@ extension CommandSpec {
         abstract: "Ingest, normalize, join and report in one go.",
         discussion: """
             Reads every source file under --input into the store at --db, matches \
-            orders to transactions as of --as-of, and replaces findings.csv, \
-            findings.json, summary.json, revenue_daily.csv, attribution.csv and \
-            rejects.csv in --out. Findings do not fail the run unless --fail-on or \
-            --fail-on-new says so; then one alert line goes to stderr, even with --quiet.
+            orders to transactions as of --as-of, and writes the report set into \
+            --out, switched in at once: findings.csv, findings.json, summary.json, \
+            report.html, revenue_daily.csv, revenue_monthly.csv, transactions.csv, \
+            attribution.csv, rejects.csv, consumption_requests.jsonl, and \
+            apple_tieout.csv when apple/ holds Sales Reports. Findings do not fail the \
+            run unless --fail-on or --fail-on-new says so; then one alert line goes to \
+            stderr, even with --quiet.
             """,
         options: [.input, .db, .out, .asOf, .now, .grace, .tz, .mmpTZ, .currency, .bundleID, .jobs, .trustRoot, .failOn, .failOnNew, .config],
         flags: [.trustUnsigned, .quiet],
@@ -158,9 +162,12 @@ extension CommandSpec {
         name: "report",
         abstract: "Write findings, summary, revenue and attribution files.",
         discussion: """
-            Replaces findings.csv, findings.json, summary.json, revenue_daily.csv, \
-            attribution.csv and rejects.csv in --out, each written to a temporary \
-            file and renamed.
+            Writes the report set run writes (findings.csv, summary.json, \
+            report.html, the revenue, transactions and attribution files, \
+            rejects.csv, consumption_requests.jsonl, apple_tieout.csv) from the \
+            store into --out. The files are written beside the current ones and \
+            switched in at once: a reader sees the previous set or the new one, \
+            never a mix.
             """,
         options: [.db, .out, .tz, .currency, .failOn, .failOnNew],
         examples: [

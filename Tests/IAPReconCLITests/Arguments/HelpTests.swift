@@ -13,8 +13,9 @@ struct HelpTests {
             that were never delivered, delivered twice, or refunded and not revoked, and
             writes findings and revenue reports.
 
-            Exit codes: 0 done, 1 failed (or findings at --fail-on), 2 bad usage, 3 an input
-            cannot be read, 4 another run holds the database.
+            Exit codes: 0 done, 1 failed (or findings at --fail-on or --fail-on-new), 2 bad
+            usage (or an fx.csv that does not convert into --currency), 3 an input cannot be
+            read, 4 another run holds the database.
 
             USAGE: iaprecon <subcommand>
 
@@ -66,10 +67,12 @@ struct HelpTests {
         OVERVIEW: Ingest, normalize, join and report in one go.
 
         Reads every source file under --input into the store at --db, matches orders to
-        transactions as of --as-of, and replaces findings.csv, findings.json,
-        summary.json, revenue_daily.csv, attribution.csv and rejects.csv in --out.
-        Findings do not fail the run unless --fail-on or --fail-on-new says so; then one
-        alert line goes to stderr, even with --quiet.
+        transactions as of --as-of, and writes the report set into --out, switched in at
+        once: findings.csv, findings.json, summary.json, report.html, revenue_daily.csv,
+        revenue_monthly.csv, transactions.csv, attribution.csv, rejects.csv,
+        consumption_requests.jsonl, and apple_tieout.csv when apple/ holds Sales
+        Reports. Findings do not fail the run unless --fail-on or --fail-on-new says so;
+        then one alert line goes to stderr, even with --quiet.
 
         USAGE: iaprecon run [<options>]
 
