@@ -28,7 +28,9 @@ extension ProgramSpec {
                 """,
             commands: [.run, .nightly, .backfill, .ingest, .normalize, .join, .report, .validate, .history, .runs, .check, .forget, .generate, .bench],
             examples: [
-                ExampleSpec("Reconcile the bundled sample data into ./out:", "iaprecon run"),
+                ExampleSpec(
+                    "Reconcile the bundled sample data, signed by a test root, into ./out:",
+                    "iaprecon run --trust-root sample-data/trust/test-root.pem"),
                 ExampleSpec("Show everything that happened to one user:", "iaprecon history u_1001"),
                 ExampleSpec("Read the options of one subcommand:", "iaprecon help run"),
             ]
@@ -55,7 +57,9 @@ extension CommandSpec {
         options: [.input, .db, .out, .asOf, .now, .grace, .tz, .mmpTZ, .currency, .bundleID, .jobs, .trustRoot, .failOn, .failOnNew, .config],
         flags: [.trustUnsigned, .quiet],
         examples: [
-            ExampleSpec("Reconcile the bundled sample data into ./out:", "iaprecon run"),
+            ExampleSpec(
+                "Reconcile the bundled sample data, signed by a test root, into ./out:",
+                "iaprecon run --trust-root sample-data/trust/test-root.pem"),
             ExampleSpec(
                 "Nightly job that fails when a critical finding turns up:",
                 "iaprecon run --input exports/2026-11-28 --fail-on critical --quiet"),

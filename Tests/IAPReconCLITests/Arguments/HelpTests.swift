@@ -47,8 +47,8 @@ struct HelpTests {
               bench                   Time every stage on generated data of several sizes.
 
             EXAMPLES:
-              Reconcile the bundled sample data into ./out:
-                iaprecon run
+              Reconcile the bundled sample data, signed by a test root, into ./out:
+                iaprecon run --trust-root sample-data/trust/test-root.pem
 
               Show everything that happened to one user:
                 iaprecon history u_1001
@@ -117,8 +117,8 @@ struct HelpTests {
           -h, --help              Show help information.
 
         EXAMPLES:
-          Reconcile the bundled sample data into ./out:
-            iaprecon run
+          Reconcile the bundled sample data, signed by a test root, into ./out:
+            iaprecon run --trust-root sample-data/trust/test-root.pem
 
           Nightly job that fails when a critical finding turns up:
             iaprecon run --input exports/2026-11-28 --fail-on critical --quiet
