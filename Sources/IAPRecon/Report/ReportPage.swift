@@ -24,6 +24,18 @@ struct ReportPage {
         var net: Amount { gross - refunds }
     }
 
+    /// The revenue of the days before the chart's first: in the cards' totals, summed, not drawn.
+    struct EarlierDays {
+        /// Days with revenue among them.
+        var count: Int
+        var gross: Amount
+        var refunds: Amount
+    }
+
+    /// The most days the chart draws, the last ones: a store that grows every night would
+    /// otherwise squeeze years of days into bars thinner than a pixel.
+    static let chartDays = 120
+
     struct RiskKind {
         var kind: String
         var severity: String
@@ -73,7 +85,10 @@ struct ReportPage {
     /// Revenue transactions fx.csv has no rate for: left out of the totals and the chart, as
     /// summary.json leaves them out (`transactions.without_fx_rate`), so the page must say so.
     var revenueWithoutFXRate: Int
+    /// The chart's days, the last `chartDays` at most.
     var days: [Day]
+    /// Nil when the chart draws every day with revenue.
+    var earlier: EarlierDays?
     var risk: [RiskKind]
     /// The `summary.json` key of money at risk, named for the reporting currency.
     var atRiskKey: String
@@ -121,7 +136,7 @@ struct ReportPage {
             day.refunds += row.refundsUSD ?? .zero
             byDate[key.date] = day
         }
-        days = Self.everyDay(byDate)
+        (days, earlier) = Self.chart(byDate)
 
         var risk: [String: RiskKind] = [:]
         for kind in FindingKind.allCases {
@@ -171,13 +186,23 @@ struct ReportPage {
         inputTotals = counts.totals
     }
 
-    /// The days from the first to the last with revenue, none left out, so the chart's x axis is time.
-    private static func everyDay(_ byDate: [String: Day]) -> [Day] {
+    /// The days from the first with revenue (or `chartDays` before the last) to the last, none
+    /// left out, so the chart's x axis is time; and what the days before them add up to.
+    private static func chart(_ byDate: [String: Day]) -> ([Day], EarlierDays?) {
         let numbers = byDate.keys.compactMap { Timestamp.startOfDay($0).map { $0 / 86_400_000 } }
-        guard let first = numbers.min(), let last = numbers.max() else { return [] }
-        return (first...last).map { number in
+        guard let first = numbers.min(), let last = numbers.max() else { return ([], nil) }
+        let start = max(first, last - Int64(chartDays) + 1)
+        let drawn = (start...last).map { number in
             let date = Timestamp.day(number * 86_400_000)
             return byDate[date] ?? Day(date: date, gross: .zero, refunds: .zero)
         }
+        guard start > first else { return (drawn, nil) }
+        var earlier = EarlierDays(count: 0, gross: .zero, refunds: .zero)
+        for (date, day) in byDate where date < drawn[0].date {
+            earlier.count += 1
+            earlier.gross += day.gross
+            earlier.refunds += day.refunds
+        }
+        return (drawn, earlier)
     }
 }

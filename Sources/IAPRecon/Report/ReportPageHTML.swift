@@ -45,6 +45,12 @@ extension ReportPage {
         guard !days.isEmpty else { return out + "<p class=\"none\">No verified production revenue in this period.</p></section>\n" }
         out += "<p class=\"legend\"><span><i class=\"gross\"></i>gross</span><span><i class=\"refund\"></i>refunds</span>"
         out += "<span><i class=\"net\"></i>net</span></p>"
+        if let earlier {
+            // Marked, so a check adds it to the drawn days and meets the cards' totals.
+            out += "<p class=\"meta\" data-earlier-gross=\"\(Money.format(earlier.gross))\" data-earlier-refunds=\"\(Money.format(earlier.refunds))\">"
+            out += "The last \(days.count) days. The \(earlier.count) earlier days with revenue add gross \(money(earlier.gross)) and refunds "
+            out += "\(money(earlier.refunds)), in the totals above; revenue_daily.csv has every day.</p>"
+        }
         let (width, height, left, right, top, bottom) = (1000.0, 240.0, 64.0, 12.0, 12.0, 28.0)
         let high = max(days.map { Self.double($0.gross) }.max() ?? 0, days.map { Self.double($0.net) }.max() ?? 0, 1)
         let low = min(-(days.map { Self.double($0.refunds) }.max() ?? 0), days.map { Self.double($0.net) }.min() ?? 0, 0)

@@ -86,6 +86,36 @@ struct ReportPageTests {
         #expect(html.contains("id=\"tieout\""))
     }
 
+    @Test("the chart draws the last 120 days; the days before are summed in one marked line, so the chart still adds up to the cards")
+    func chartWindow() throws {
+        /// A night with purchases of 0.99 on `purchaseDays` (yyyy-MM-dd), and its page.
+        func page(_ purchaseDays: [String]) throws -> (html: String, summary: [String: Any]) {
+            let scenario = try Scenario()
+            try scenario.catalog()
+            try scenario.write("receipts/r.jsonl", purchaseDays.enumerated().map { index, day in
+                Line.v2Receipt(day + "T10:00:05Z", "u\(index)", transaction: Line.v2("t\(index)", "gems60", purchase: day + "T10:00:00Z", price: 990))
+            })
+            _ = try scenario.run(asOf: "2026-11-30T00:00:00Z")
+            return (try scenario.output("report.html"), try Fixture.summary(scenario))
+        }
+        let long = try page(["2025-06-01", "2025-07-01", "2026-07-24", "2026-11-20"])
+        let days = Self.attributes(long.html, "data-date", "data-gross")
+        #expect(days.count == 120)
+        #expect(days.first?.0 == "2026-07-24")
+        #expect(days.last?.0 == "2026-11-20")
+        let earlier = Self.attributes(long.html, "data-earlier-gross", "data-earlier-refunds")
+        #expect(earlier.map(\.0) == ["1.98"])
+        #expect(long.html.contains("The 2 earlier days with revenue add gross 1.98 and refunds 0.00"))
+        let drawn = days.reduce(Decimal(0)) { $0 + (Money.parse($1.1) ?? 0) }
+        let revenue = try #require(long.summary["revenue"] as? [String: String])
+        #expect(drawn + (Money.parse(earlier.first?.0 ?? "") ?? 0) == Money.parse(revenue["gross_usd"] ?? ""))
+
+        // 120 days from first to last: every one drawn, no earlier line.
+        let quarter = try page(["2026-07-24", "2026-11-20"])
+        #expect(Self.attributes(quarter.html, "data-date", "data-gross").count == 120)
+        #expect(!quarter.html.contains("data-earlier-gross"))
+    }
+
     @Test("the Apple tie-out section appears only when there are tie-out rows, and shows each difference")
     func tieoutSection() throws {
         let scenario = try Self.hostileNight()
