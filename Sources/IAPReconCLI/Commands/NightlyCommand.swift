@@ -28,7 +28,7 @@ enum NightlyCommand {
             date = newest
         }
         try requirePartition(root: root, date: date)
-        let replay = try Replay.ifNeeded(databasePath: command.databasePath, root: root, from: date, through: date)
+        let replay = try Replay.ifNeeded(databasePath: command.databasePath, command: command.name, root: root, from: date, through: date)
         defer { replay?.remove() }
         return try night(command, root: root, date: date, databasePath: replay?.path ?? command.databasePath, console: console)
     }
@@ -42,7 +42,7 @@ enum NightlyCommand {
         }
         guard start <= end else { throw command.usageError("--from \(from) is after --to \(to)") }
         let available = Set(try partitions(in: root))
-        let replay = try Replay.ifNeeded(databasePath: command.databasePath, root: root, from: from, through: to)
+        let replay = try Replay.ifNeeded(databasePath: command.databasePath, command: command.name, root: root, from: from, through: to)
         defer { replay?.remove() }
         var worst = ExitCode.ok
         var day = start
@@ -153,15 +153,22 @@ enum NightlyCommand {
 /// A scratch store for replaying nights the store has already gone past.
 struct Replay {
     let path: String
+    /// The store's own lock, held for the whole replay: the scratch store has a lock of its own,
+    /// which no other run on the store would meet, and a replay writes the same `<reports>` and
+    /// reads the store's sightings, so a second run on the store exits 4 as it would otherwise.
+    let storeLock: RunLock
 
     /// A scratch store beside the store at `databasePath` when that store holds partitions after
     /// `first`, for replaying the nights `first` to `last`; nil when the store can take them itself.
-    /// - Throws: `ReplayError` when a file the store holds for those nights is no longer under
-    ///   `root` (an archived partition): the scratch store is fed the folder alone, and would
-    ///   report the nights without the file's rows (CONTRACT.md §1: a file that leaves the folder
-    ///   keeps its rows).
-    static func ifNeeded(databasePath: String, root: String, from first: String, through last: String) throws -> Replay? {
+    /// - Throws: `LockedError` when another run holds the store; `ReplayError` when a file the
+    ///   store holds for those nights is no longer under `root` (an archived partition): the
+    ///   scratch store is fed the folder alone, and would report the nights without the file's
+    ///   rows (CONTRACT.md §1: a file that leaves the folder keeps its rows).
+    static func ifNeeded(databasePath: String, command: String, root: String, from first: String, through last: String) throws -> Replay? {
         guard FileManager.default.fileExists(atPath: databasePath) else { return nil }
+        // Taken before looking, so no run can add later days between the look and the replay;
+        // released on return when the store can take the nights itself, whose run then locks it.
+        let storeLock = try RunLock(databasePath: databasePath, command: command, createStore: false)
         let database = try Store.open(path: databasePath, readOnly: true)
         guard try StoredFiles.holdsPartitions(after: first, in: database) else { return nil }
         let missing = try StoredFiles.paths(through: last, in: database).filter { !FileManager.default.fileExists(atPath: root + "/" + $0) }
@@ -171,7 +178,7 @@ struct Replay {
             throw ReplayError(day: day ?? first, root: root, missing: missing)
         }
         let path = databasePath + ".replay-\(getpid()).sqlite"
-        let replay = Replay(path: path)
+        let replay = Replay(path: path, storeLock: storeLock)
         replay.remove()
         return replay
     }

@@ -228,6 +228,28 @@ struct NightlyTests {
         #expect(work.iaprecon(["nightly", "--date", "2026-11-28"] + common).code == 0)
     }
 
+    @Test("a replayed night or backfill on a store another run holds exits 4 naming the holder, and writes no report")
+    func replayWaitsForTheStoreLock() throws {
+        let work = try Workspace()
+        let root = try Self.partitions(in: work)
+        let db = work.path("s.sqlite")
+        let common = ["--db", db, "--root", root, "--reports", work.path("reports"), "--log-dir", work.path("logs"), "--quiet"]
+        #expect(work.iaprecon(["nightly"] + common).code == 0)
+        // The store holds 11-29, so 11-28 is replayed in a scratch store: the store's own lock still counts.
+        do {
+            let lock = try RunLock(databasePath: db, command: "nightly")
+            defer { withExtendedLifetime(lock) {} }
+            let night = work.iaprecon(["nightly", "--date", "2026-11-28"] + common)
+            #expect(night.code == 4)
+            #expect(night.err.hasPrefix("Error: another run holds the database (pid \(getpid()), iaprecon nightly, started "))
+            let backfill = work.iaprecon(["backfill", "--from", "2026-11-28", "--to", "2026-11-29"] + common)
+            #expect(backfill.code == 4)
+            #expect(!FileManager.default.fileExists(atPath: work.path("reports/2026-11-28")))
+        }
+        // Released, the replay runs.
+        #expect(work.iaprecon(["nightly", "--date", "2026-11-28"] + common).code == 0)
+    }
+
     @Test("a replayed night says new and first_seen as that night did: findings an earlier night reported are not new")
     func replayKeepsEarlierSightings() throws {
         let work = try Workspace()
