@@ -33,6 +33,9 @@ struct FindingsReport {
         var reportingAmount: Amount?
         var firstSeenMs: Int64
         var isNew: Bool
+        /// New here, but first shown by a report of the store this night was replayed from, whose
+        /// alert named it then: `--fail-on-new` leaves it out.
+        var wasAnnounced = false
         var severity: String { self[.severity] ?? "" }
         var kind: String { self[.kind] ?? "" }
 
@@ -48,7 +51,7 @@ struct FindingsReport {
     /// `earlierSightings` names a store whose sightings before `asOfMs` count as earlier reports.
     init(store: some ReportStore, fx: FXRates, zone: Zone, asOfMs: Int64, earlierSightings: String? = nil) throws {
         currency = ReportingCurrency(fx.reportingCurrency)
-        try store.recordFirstSightings(asOfMs: asOfMs, earlierIn: earlierSightings)
+        let announced = try store.recordFirstSightings(asOfMs: asOfMs, earlierIn: earlierSightings)
         var values = AmountReader(fx: fx, zone: zone)
         try store.forEachFinding { row in
             var texts: [String?] = Column.stored.map { row.optionalString($0) }
@@ -59,8 +62,9 @@ struct FindingsReport {
                                       atMs: row.optionalInt(Column.purchaseMs) ?? row.int(Column.eventMs)) {
                 reportingAmount = currency.rounded(amount * rate)
             }
-            rows.append(Row(values: texts, reportingAmount: reportingAmount, firstSeenMs: row.int(Column.firstSeenMs),
-                            isNew: row.int(Column.isNew) != 0))
+            let isNew = row.int(Column.isNew) != 0
+            rows.append(Row(values: texts, reportingAmount: reportingAmount, firstSeenMs: row.int(Column.firstSeenMs), isNew: isNew,
+                            wasAnnounced: isNew && announced.contains(texts[Column.findingID.rawValue] ?? "")))
         }
     }
 

@@ -41,6 +41,8 @@ public struct ReportSummary: Sendable {
 public struct FindingTally: Sendable, Equatable {
     public var kind: FindingKind
     public var count: Int
+    /// The findings first reported by this run that no report has announced yet (a replayed
+    /// night's new findings less those the store's own nights showed): what `--fail-on-new` counts.
     public var new: Int
     /// Money at risk in the reporting currency, all and new only.
     public var atRisk: Decimal
@@ -197,7 +199,7 @@ public enum ReportStage {
             var tally = byKind[kind] ?? (0, 0, .zero, .zero)
             tally.count += 1
             tally.atRisk += row.reportingAmount ?? .zero
-            if row.isNew {
+            if row.isNew && !row.wasAnnounced {
                 tally.new += 1
                 tally.newAtRisk += row.reportingAmount ?? .zero
             }

@@ -250,9 +250,8 @@ struct NightlyTests {
         #expect(work.iaprecon(["nightly", "--date", "2026-11-28"] + common).code == 0)
     }
 
-    @Test("a replayed night says new and first_seen as that night did: findings an earlier night reported are not new")
-    func replayKeepsEarlierSightings() throws {
-        let work = try Workspace()
+    /// Three day partitions: the server's history, then Apple's side with the live log, then attribution.
+    static func threeDays(in work: Workspace) throws -> String {
         let root = work.path("data")
         let days: [String: [String]] = [
             "2026-11-27": ["server/server-2026-11-27.jsonl.gz", "registrations/signups.jsonl", "catalog.csv", "fx.csv"],
@@ -266,6 +265,13 @@ struct NightlyTests {
                 try FileManager.default.copyItem(atPath: Workspace.sampleData + "/" + file, toPath: target)
             }
         }
+        return root
+    }
+
+    @Test("a replayed night says new and first_seen as that night did: findings an earlier night reported are not new")
+    func replayKeepsEarlierSightings() throws {
+        let work = try Workspace()
+        let root = try Self.threeDays(in: work)
         let common = ["--db", work.path("s.sqlite"), "--root", root, "--reports", work.path("reports"), "--log-dir", work.path("logs"),
                       "--quiet", "--trust-root", Workspace.sampleRoot]
         for day in ["2026-11-27", "2026-11-28", "2026-11-29"] {
@@ -275,6 +281,24 @@ struct NightlyTests {
         // Some of the night's findings were first reported the night before, some that night.
         #expect(seen.contains(",false\r\n") && seen.contains(",true\r\n"))
         #expect(work.iaprecon(["nightly", "--date", "2026-11-28"] + common).code == 0)
+        #expect(try work.read("reports/2026-11-28/findings.csv") == seen)
+    }
+
+    @Test("a replayed night with --fail-on-new does not alert again for what the store's nights already alerted on")
+    func replayAlertsOnce() throws {
+        let work = try Workspace()
+        let root = try Self.threeDays(in: work)
+        let common = ["--db", work.path("s.sqlite"), "--root", root, "--reports", work.path("reports"), "--log-dir", work.path("logs"),
+                      "--quiet", "--trust-root", Workspace.sampleRoot, "--fail-on-new", "critical"]
+        let nights = ["2026-11-27", "2026-11-28", "2026-11-29"].map { work.iaprecon(["nightly", "--date", $0] + common) }
+        // 11-28 brings Apple's side: its critical findings are new, and cron mails the alert line.
+        #expect(nights[1].code == 1)
+        #expect(nights[1].err.hasPrefix("iaprecon: exit 1: "))
+        let seen = try work.read("reports/2026-11-28/findings.csv")
+        // Re-run, the night says new as it did, but the alert went out the first time.
+        let again = work.iaprecon(["nightly", "--date", "2026-11-28"] + common)
+        #expect(again.code == 0)
+        #expect(again.err.isEmpty)
         #expect(try work.read("reports/2026-11-28/findings.csv") == seen)
     }
 

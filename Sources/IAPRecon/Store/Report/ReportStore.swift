@@ -25,7 +25,10 @@ protocol ReportStore: SendableMetatype {
     /// until `publishFirstSightings`: those are the report's new findings; pending ones of a report
     /// that never published are this report's. A published sighting is never rewritten. The
     /// published sightings of the store at `earlierIn` made before `asOfMs` are taken first.
-    func recordFirstSightings(asOfMs: Int64, earlierIn: String?) throws
+    /// Returns the findings that store's reports published judging `asOfMs` or later: new to this
+    /// report as that night saw them, but already announced, so no alert names them again.
+    @discardableResult
+    func recordFirstSightings(asOfMs: Int64, earlierIn: String?) throws -> Set<String>
     /// Makes the pending sightings the report's own, once its outputs are switched in.
     func publishFirstSightings() throws
     /// Every finding, most severe first, then by kind, time and id (`ReportFindingColumn`).

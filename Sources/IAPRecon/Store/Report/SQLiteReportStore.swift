@@ -33,9 +33,11 @@ struct SQLiteReportStore: ReportStore {
         try StoredSummaryCounts.counts(database: database, asOfMs: asOfMs, graceMs: graceMs)
     }
 
-    func recordFirstSightings(asOfMs: Int64, earlierIn: String?) throws {
-        let earlier = try earlierIn.map { try StoredReportRows.publishedSightings(before: asOfMs, in: Database(path: $0, readOnly: true)) }
+    func recordFirstSightings(asOfMs: Int64, earlierIn: String?) throws -> Set<String> {
+        let earlierStore = try earlierIn.map { try Database(path: $0, readOnly: true) }
+        let earlier = try earlierStore.map { try StoredReportRows.publishedSightings(before: asOfMs, in: $0) }
         try StoredReportRows.recordFirstSightings(asOfMs: asOfMs, earlier: earlier ?? [], in: database)
+        return try earlierStore.map { try StoredReportRows.publishedFindings(from: asOfMs, in: $0) } ?? []
     }
 
     func publishFirstSightings() throws {

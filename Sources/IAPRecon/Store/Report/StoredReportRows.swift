@@ -137,6 +137,18 @@ enum StoredReportRows {
         return sightings
     }
 
+    /// The findings `database`'s published reports first showed judging `asOfMs` or a later moment:
+    /// a night replayed from that store reports them new, and its nights have alerted on them.
+    static func publishedFindings(from asOfMs: Int64, in database: Database) throws -> Set<String> {
+        guard try database.scalar("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'fct_finding_first_seen'")
+            .integerValue > 0 else { return [] }
+        var findings: Set<String> = []
+        try database.forEach("""
+            SELECT finding_id FROM fct_finding_first_seen WHERE first_report > 0 AND first_seen_ms >= ?
+            """, [.integer(asOfMs)]) { findings.insert($0.string(0)) }
+        return findings
+    }
+
     /// Makes the pending sightings the report's, numbered after the reports before it: called
     /// once its outputs are switched in, so a finding counts as reported only by a run whose
     /// outputs showed it.
