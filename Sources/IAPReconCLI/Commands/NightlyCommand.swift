@@ -81,10 +81,10 @@ enum NightlyCommand {
     ) throws -> ExitCode {
         let outRoot = command.value("reports") ?? "reports"
         let logDir = command.value("log-dir") ?? "logs"
-        try FileManager.default.createDirectory(atPath: logDir, withIntermediateDirectories: true)
-        try FileManager.default.createDirectory(atPath: outRoot, withIntermediateDirectories: true)
+        try makeFolder(logDir)
+        try makeFolder(outRoot)
         let stamp = Timestamp.iso8601(Int64(Date().timeIntervalSince1970 * 1000)).replacingOccurrences(of: ":", with: "")
-        let log = LogFile(path: "\(logDir)/iaprecon-\(date)-\(stamp).log")
+        let log = try LogFile(path: "\(logDir)/iaprecon-\(date)-\(stamp).log")
         let quiet = command.flag("quiet")
         log.write("iaprecon \(IAPReconCLI.version) \(command.name) --root \(root) --date \(date)"
                   + (databasePath == command.databasePath ? "" : " (replayed in the scratch store \(databasePath))"))
@@ -131,6 +131,19 @@ enum NightlyCommand {
             log.write("failed: \(error)")
             throw error
         }
+    }
+
+    /// Creates `path` and its parents; a folder that cannot be made is named with the system's reason
+    /// (`OutputError`), not Foundation's error record, since that line is what cron mails.
+    static func makeFolder(_ path: String) throws {
+        var isFolder: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) {
+            guard isFolder.boolValue else { throw OutputError(path: path, reason: String(cString: strerror(ENOTDIR))) }
+            return
+        }
+        let parent = (path as NSString).deletingLastPathComponent
+        if !parent.isEmpty, parent != path { try makeFolder(parent) }
+        guard mkdir(path, 0o755) == 0 || errno == EEXIST else { throw OutputError(path: path, reason: String(cString: strerror(errno))) }
     }
 
     /// Points `<out>/latest` at `date` with one rename, so readers never see it missing; only
@@ -207,18 +220,18 @@ struct ReplayError: Error, CustomStringConvertible {
 
 /// A run's log file: one timestamped line per event, appended and flushed as it goes.
 final class LogFile {
-    private let handle: FileHandle?
+    private let handle: FileHandle
 
-    init(path: String) {
-        if !FileManager.default.fileExists(atPath: path) { _ = FileManager.default.createFile(atPath: path, contents: nil) }
-        handle = FileHandle(forWritingAtPath: path)
-        handle?.seekToEndOfFile()
+    /// - Throws: `OutputError` when the file cannot be opened (a read-only `--log-dir`): a night
+    ///   must not run without the log its runbook points to.
+    init(path: String) throws {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw OutputError(path: path, reason: String(cString: strerror(errno))) }
+        handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
     }
-
-    deinit { try? handle?.close() }
 
     func write(_ line: String) {
         let stamp = Timestamp.iso8601(Int64(Date().timeIntervalSince1970 * 1000))
-        handle?.write(Data("\(stamp) \(line)\n".utf8))
+        handle.write(Data("\(stamp) \(line)\n".utf8))
     }
 }

@@ -324,6 +324,22 @@ struct NightlyTests {
         #expect(try work.read("reports/2026-11-28/summary.json").contains("\"as_of\": \"2026-11-28T14:59:59.999Z\""))
     }
 
+    @Test("a --log-dir or --reports that cannot be made exits 1 naming it and the system's reason, before any work")
+    func unwritableFolders() throws {
+        let work = try Workspace()
+        let root = try Self.partitions(in: work)
+        try "a file".write(toFile: work.path("blocked"), atomically: true, encoding: .utf8)
+        let common = ["--root", root, "--db", work.path("s.sqlite"), "--quiet"]
+        let logs = work.iaprecon(["nightly", "--reports", work.path("reports"), "--log-dir", work.path("blocked/logs")] + common)
+        #expect(logs.code == 1)
+        // The message names the part of the path that is in the way.
+        #expect(logs.err == "Error: cannot write \(work.path("blocked")): Not a directory\n")
+        let reports = work.iaprecon(["nightly", "--reports", work.path("blocked/reports"), "--log-dir", work.path("logs")] + common)
+        #expect(reports.code == 1)
+        #expect(reports.err == "Error: cannot write \(work.path("blocked")): Not a directory\n")
+        #expect(!FileManager.default.fileExists(atPath: work.path("s.sqlite")))
+    }
+
     @Test("a root without day partitions exits 3 naming it")
     func noPartitions() throws {
         let work = try Workspace()
