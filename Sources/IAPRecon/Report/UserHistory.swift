@@ -148,7 +148,8 @@ public struct UserHistory: Sendable {
         case .user(let user):
             transactionIDs = try store.transactionIDs(resolvedTo: user)
             // And those delivered to them, so their deliveries are shown with the rest.
-            for delivery in try store.deliveries(to: user) where !transactionIDs.contains(delivery.transactionID) {
+            var listed = Set(transactionIDs)
+            for delivery in try store.deliveries(to: user) where listed.insert(delivery.transactionID).inserted {
                 transactionIDs.append(delivery.transactionID)
             }
             for registration in try store.registrations(of: user) { events.add(registration, user: user) }

@@ -35,7 +35,7 @@ enum HistoryCommand {
         switch command.value("format") ?? "table" {
         case "json": console.out(json(history))
         case "csv": console.out(csv(history))
-        case "html": console.out(history.html(zone).trimmingCharacters(in: .newlines))
+        case "html": console.out(withoutTrailingNewlines(history.html(zone)))
         default:
             console.out(table(history, zone))
             if case .transaction(let id) = lookup {
@@ -76,7 +76,7 @@ enum HistoryCommand {
     }
 
     static func json(_ history: UserHistory) -> String {
-        JSONWriter.pretty(.object([
+        withoutTrailingNewlines(JSONWriter.pretty(.object([
             ("subject", .string(history.subject)),
             ("user_id", .string(history.userID)),
             ("as_of", .string(Timestamp.iso8601(history.asOfMs))),
@@ -101,7 +101,15 @@ enum HistoryCommand {
                     ("detail", .string(event.detail)), ("source", .string(event.source)),
                 ])
             })),
-        ])).trimmingCharacters(in: .newlines)
+        ])))
+    }
+
+    /// `text` without its last line breaks (`console.out` adds one). Only the end is looked at:
+    /// Foundation's trimming copies the whole text, megabytes for a customer with thousands of events.
+    static func withoutTrailingNewlines(_ text: String) -> String {
+        var end = text.endIndex
+        while end > text.startIndex, text[text.index(before: end)].isNewline { end = text.index(before: end) }
+        return String(text[..<end])
     }
 
     /// One event per record; texts keep their characters except control ones, shown escaped as on the table.

@@ -54,12 +54,20 @@ struct TextTable {
                     let pad = String(repeating: " ", count: max(0, widths[index] - cell.count))
                     if index == row.count - 1, !numeric.contains(index) { return cell }
                     return numeric.contains(index) ? pad + cell : cell + pad
-                }.joined(separator: String(repeating: " ", count: separator)).replacingOccurrences(of: " +$", with: "", options: .regularExpression)
-            }
+                }.joined(separator: String(repeating: " ", count: separator))
+            }.map(Self.trimmingTrailingSpaces)
         }
         var output = lines(header.map { [$0] }) + lines(widths.map { [String(repeating: "-", count: $0)] })
         for row in cells { output += lines(row) }
         return output.joined(separator: "\n")
+    }
+
+    /// `line` without the spaces that pad its last cells. Not a regular expression: a history of
+    /// thousands of events has tens of thousands of lines, and compiling one per line dominated it.
+    static func trimmingTrailingSpaces(_ line: String) -> String {
+        var end = line.endIndex
+        while end > line.startIndex, line[line.index(before: end)] == " " { end = line.index(before: end) }
+        return String(line[..<end])
     }
 
     /// `text` in lines of at most `width` characters, broken at spaces where it can be.
