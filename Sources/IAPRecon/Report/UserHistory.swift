@@ -191,9 +191,12 @@ public struct UserHistory: Sendable {
             if purchase.refundMs != nil { refunded += reporting.rounded((purchase.refundAmount.flatMap(Amount.parse) ?? .zero) * rate) }
         }
         // The latest period of each chain the customer holds, if it runs past as-of and was not refunded.
+        // Latest by purchase, not by expiry: an upgrade starts a period that can end before the one it
+        // replaced (a yearly plan upgraded to a higher level billed monthly), and the old one no longer runs.
         var latest: [String: HistoryFacts.Transaction] = [:]
         for purchase in transactions where purchase.expiresMs != nil {
-            if let known = latest[purchase.originalTransactionID], (known.expiresMs ?? 0) >= (purchase.expiresMs ?? 0) { continue }
+            if let known = latest[purchase.originalTransactionID],
+               (known.purchaseMs, known.transactionID) >= (purchase.purchaseMs, purchase.transactionID) { continue }
             latest[purchase.originalTransactionID] = purchase
         }
         let active = latest.values.compactMap { purchase -> ActiveSubscription? in

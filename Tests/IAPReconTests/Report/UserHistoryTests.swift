@@ -224,6 +224,33 @@ struct UserHistoryTests {
         #expect(try UserHistory.load(database, .user("u_1006")).spent == "0")
     }
 
+    @Test("after an upgrade the active subscription is the chain's latest period, though the yearly one it replaced would have run longer")
+    func activeSubscriptionAfterUpgrade() throws {
+        let scenario = try Scenario()
+        try scenario.write("catalog.csv", [
+            "product_id,type,subscription_group,price,currency",
+            "pro.yearly,auto_renewable,premium,79.99,USD",
+            "proplus.monthly,auto_renewable,premium,14.99,USD",
+        ])
+        // A yearly period to 2027-03-05, upgraded on 2026-09-20 to a higher level billed monthly, renewed once.
+        let periods = [
+            ("4000000000000900", "pro.yearly", "2026-03-05T09:30:00Z", "2027-03-05T09:30:00Z", 79990),
+            ("4000000000000901", "proplus.monthly", "2026-09-20T12:00:00Z", "2026-10-20T12:00:00Z", 14990),
+            ("4000000000000902", "proplus.monthly", "2026-10-20T12:00:00Z", "2026-11-20T12:00:00Z", 14990),
+        ]
+        try scenario.write("receipts/r.jsonl", periods.map { id, product, purchase, expires, price in
+            Line.v2Receipt(purchase, "u_sub", transaction: Line.v2(id, product, purchase: purchase, original: "4000000000000900",
+                                                                   expires: expires, price: price))
+        })
+        try scenario.write("server/s.jsonl", periods.map { id, product, purchase, _, _ in Line.delivered(purchase, "u_sub", id, product) })
+        _ = try scenario.run(asOf: "2026-11-10T00:00:00Z")
+        let expected = [UserHistory.ActiveSubscription(originalTransactionID: "4000000000000900", productID: "proplus.monthly",
+                                                       expiresMs: Line.ms("2026-11-20T12:00:00Z"), environment: "Production")]
+        let database = try scenario.open()
+        #expect(try UserHistory.load(database, .user("u_sub")).activeSubscriptions == expected)
+        #expect(try UserHistory.load(database, .originalTransaction("4000000000000900")).activeSubscriptions == expected)
+    }
+
     @Test("an unknown user, transaction or order throws NotFound with a message naming it", arguments: [
         (UserHistory.Lookup.user("u_9999"), "no user 'u_9999' in the store"),
         (UserHistory.Lookup.transaction("2000000000000000"), "no transaction '2000000000000000' in the store"),
