@@ -167,9 +167,7 @@ public struct UserHistory: Sendable {
         for delivery in try store.deliveries(of: transactionIDs) { events.add(delivery) }
         let openFindings = try store.findings(of: transactionIDs, user: user)
         for finding in openFindings { events.add(finding) }
-        events.list.sort {
-            ($0.ms, $0.event.hasPrefix("FINDING") ? 1 : 0, $0.event, $0.id) < ($1.ms, $1.event.hasPrefix("FINDING") ? 1 : 0, $1.event, $1.id)
-        }
+        events.sortInTimeOrder()
 
         let asOfMs = try store.joinedAsOfMs() ?? 0
         let rates = try store.fxRates()
@@ -225,6 +223,18 @@ public struct UserHistory: Sendable {
                           detail: String, shownDetail: String? = nil, source: String = "") {
             list.append(Event(ms: ms, event: event, id: id, product: product, amount: amount ?? "", currency: amount == nil ? "" : currency ?? "",
                               detail: detail, shownDetail: shownDetail ?? detail, source: source))
+        }
+
+        /// Oldest first; at one instant a finding after what it is about, then by event and id. The keys are
+        /// worked out once per event and the indices sorted, not the events: a customer can have thousands.
+        mutating func sortInTimeOrder() {
+            let keys = list.map { (ms: $0.ms, isFinding: $0.event.hasPrefix("FINDING")) }
+            let order = list.indices.sorted { a, b in
+                if keys[a].ms != keys[b].ms { return keys[a].ms < keys[b].ms }
+                if keys[a].isFinding != keys[b].isFinding { return !keys[a].isFinding }
+                return (list[a].event, list[a].id) < (list[b].event, list[b].id)
+            }
+            list = order.map { list[$0] }
         }
 
         mutating func add(_ registration: HistoryFacts.Registration, user: String) {
