@@ -314,9 +314,15 @@ extension UserHistory {
         String(Timestamp.iso8601(ms + zone.offsetMs(atUTC: ms)).prefix(19)).replacingOccurrences(of: "T", with: " ")
     }
 
+    /// A total as people read it: every place of the currency's minor unit, thousands grouped, as
+    /// report.html shows money (`738.50`, not `738.5`).
+    private func shownAmount(_ text: String) -> String {
+        ReportingCurrency(reportingCurrency).shown(Amount.parse(text) ?? .zero)
+    }
+
     /// The header's lines: what the customer spent and got back, what they can use now, what is open.
     public func headerLines(_ zone: Zone) -> [String] {
-        let money = { (text: String) in Money.format(Money.parse(text) ?? 0, scale: 2) + " " + reportingCurrency }
+        let money = { (text: String) in shownAmount(text) + " " + reportingCurrency }
         var lines = ["\(subject) · as of \(Self.localTime(asOfMs, zone)) \(zone.identifier) · \(events.count) events"]
         var totals = "spent \(money(spent)), refunded \(money(refunded))"
         if unconverted > 0 { totals += " (\(unconverted) purchase(s) without an fx rate not counted)" }
@@ -348,7 +354,7 @@ extension UserHistory {
         var body = "<header><h1>\(HTML.escape(header[0]))</h1></header>\n<section class=\"cards\">"
         for (label, value) in [("Spent " + reportingCurrency, spent), ("Refunded " + reportingCurrency, refunded)] {
             body += "<div class=\"card\"><div class=\"label\">\(HTML.escape(label))</div>"
-            body += "<div class=\"value\">\(HTML.escape(Money.format(Money.parse(value) ?? 0, scale: 2)))</div></div>"
+            body += "<div class=\"value\">\(HTML.escape(shownAmount(value)))</div></div>"
         }
         body += "<div class=\"card\"><div class=\"label\">Active subscriptions</div><div class=\"value\">\(activeSubscriptions.count)</div></div>"
         body += "<div class=\"card\"><div class=\"label\">Open findings</div><div class=\"value\">\(findings.count)</div></div></section>\n"
