@@ -14,6 +14,7 @@ public enum IAPReconCLI {
         // nothing to whoever reads cron's mail. Ignored, the write fails with EFBIG instead, and the
         // run ends like on a full disk: exit 1 with a one-line reason naming the file.
         signal(SIGXFSZ, SIG_IGN)
+        StopSignals.install()
         return run(Array(arguments.dropFirst()), console: Console.standard())
     }
 

@@ -1,0 +1,51 @@
+import Foundation
+
+/// SIGTERM (a `timeout` wrapper, systemd, a shutdown), SIGINT and SIGHUP end a run with the
+/// contract's one line on stderr and exit 1, instead of the silent death that leaves cron's mail
+/// empty. Stopping at any moment is safe, as a SIGKILL is: the store commits whole transactions
+/// and the outputs are switched in whole, so the handler only says so and exits at once.
+enum StopSignals {
+    /// The signals a person or a supervisor sends to stop a run.
+    static let handled: [Int32] = [SIGTERM, SIGINT, SIGHUP]
+
+    /// Per signal number, its line as C text, made before any handler runs: a signal handler may
+    /// only call async-signal-safe functions, so it writes these bytes and allocates nothing.
+    /// Filled once, before the first handler is installed, and only read after.
+    nonisolated(unsafe) private static let lines: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?> = {
+        let table = UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>.allocate(capacity: Int(slots))
+        table.initialize(repeating: nil, count: Int(slots))
+        for number in handled where number < slots {
+            table[Int(number)] = strdup(line(for: number))
+        }
+        return table
+    }()
+
+    private static let slots: Int32 = 65
+
+    /// What a stopped run says: which signal, and that nothing it wrote is half-written.
+    static func line(for number: Int32) -> String {
+        let name = [SIGTERM: "SIGTERM", SIGINT: "SIGINT", SIGHUP: "SIGHUP"][number] ?? "signal \(number)"
+        return "Error: stopped by \(name) before it finished; the store and the outputs stay whole, and the next run does the rest\n"
+    }
+
+    /// Installs the handlers; once, at the start of the process (never in tests, which run commands
+    /// in-process). A signal the process was started ignoring stays ignored: `nohup` ignores SIGHUP,
+    /// and a shell's background job SIGINT, so that those cannot stop it.
+    static func install() {
+        _ = lines
+        for number in handled {
+            var current = sigaction()
+            sigaction(number, nil, &current)
+            if unsafeBitCast(current.__sigaction_handler.sa_handler, to: Int.self) == unsafeBitCast(SIG_IGN, to: Int.self) { continue }
+            var action = sigaction()
+            action.__sigaction_handler.sa_handler = { number in
+                if number >= 0, number < StopSignals.slots, let line = StopSignals.lines[Int(number)] {
+                    _ = write(STDERR_FILENO, line, strlen(line))
+                }
+                _exit(ExitCode.failure.rawValue)
+            }
+            sigemptyset(&action.sa_mask)
+            sigaction(number, &action, nil)
+        }
+    }
+}
