@@ -26,6 +26,11 @@ enum NightlyCommand {
                 throw InputError(path: root, reason: "no YYYY-MM-DD partition folders")
             }
             date = newest
+            // Tonight's partition has not landed: the night re-reports the last one, which is worth a
+            // line in cron's mail, even under --quiet, rather than an exit 0 that looks like news.
+            if let earlier = reportedNight(date, databasePath: command.databasePath) {
+                console.err("Warning: no partition after \(root)/\(date), which \(earlier) already reported; reporting it again")
+            }
         }
         try requirePartition(root: root, date: date)
         let replay = try Replay.ifNeeded(databasePath: command.databasePath, command: command.name, root: root, from: date, through: date)
@@ -49,15 +54,28 @@ enum NightlyCommand {
         while day <= end {
             let date = Timestamp.day(day)
             day += 86_400_000
-            // A day without a partition has nothing new: the range goes on past it, saying so.
+            // A day without a partition has nothing new: the range goes on past it, saying so, also
+            // under --quiet: a gap in the days is what whoever reads the mail must know.
             guard available.contains(date) else {
-                if !command.flag("quiet") { console.err("Warning: no partition \(root)/\(date); that night is skipped") }
+                console.err("Warning: no partition \(root)/\(date); that night is skipped")
                 continue
             }
             let code = try night(command, root: root, date: date, databasePath: replay?.path ?? command.databasePath, console: console)
             if code != .ok { worst = code }
         }
         return worst
+    }
+
+    /// The run that already reported the night of `date` to its end (`ok`, or exit 1 on findings),
+    /// as `run 12 (2026-11-29 03:15 UTC)`; nil when none did, or the store cannot say (a first
+    /// night, or a store the run itself will refuse with its own reason).
+    static func reportedNight(_ date: String, databasePath: String) -> String? {
+        guard FileManager.default.fileExists(atPath: databasePath),
+              let database = try? Store.open(path: databasePath, readOnly: true),
+              let runs = try? RunLog.recent(database, limit: 50) else { return nil }
+        guard let run = runs.first(where: { $0.command == "nightly" && $0.partitionDate == date && ["ok", "findings"].contains($0.status) })
+        else { return nil }
+        return "run \(run.runID) (" + Timestamp.iso8601(run.startedMs).prefix(16).replacingOccurrences(of: "T", with: " ") + " UTC)"
     }
 
     /// The `YYYY-MM-DD` folders under `root`, oldest first.

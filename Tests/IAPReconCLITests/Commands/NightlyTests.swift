@@ -94,6 +94,33 @@ struct NightlyTests {
         #expect(bad.code == 2)
     }
 
+    @Test("a night whose partition has not landed re-reports the newest one and says so, also under --quiet; a new day does not")
+    func repeatedNightWarns() throws {
+        let work = try Workspace()
+        let root = try Self.partitions(in: work)
+        let common = ["--root", root, "--db", work.path("s.sqlite"), "--reports", work.path("reports"), "--log-dir", work.path("logs"), "--quiet",
+                      "--trust-root", Workspace.sampleRoot]
+        #expect(work.iaprecon(["nightly", "--date", "2026-11-28"] + common).err == "")
+        // 11-29 is new: nothing to warn about.
+        let fresh = work.iaprecon(["nightly"] + common)
+        #expect(fresh.code == 0)
+        #expect(fresh.err == "")
+        // The next night finds no 11-30: the same day again, with one line for cron's mail.
+        let again = work.iaprecon(["nightly"] + common)
+        #expect(again.code == 0)
+        let lines = again.err.split(separator: "\n")
+        #expect(lines.count == 1)
+        #expect(lines.first?.hasPrefix("Warning: no partition after \(root)/2026-11-29, which run 2 (") == true)
+        #expect(lines.first?.hasSuffix(" UTC) already reported; reporting it again") == true)
+        // Asked for by --date, a day reported before is a deliberate re-run: no warning.
+        #expect(work.iaprecon(["nightly", "--date", "2026-11-29"] + common).err == "")
+
+        // A backfill over a gap names the missing day, also under --quiet.
+        let backfill = work.iaprecon(["backfill", "--from", "2026-11-27", "--to", "2026-11-28"] + common)
+        #expect(backfill.code == 0)
+        #expect(backfill.err == "Warning: no partition \(root)/2026-11-27; that night is skipped\n")
+    }
+
     @Test("a damaged store is refused by nightly's quick check and by 'check', with exit 1 and the reason")
     func damagedStore() throws {
         let work = try Workspace()
