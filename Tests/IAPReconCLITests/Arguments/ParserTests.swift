@@ -150,7 +150,10 @@ struct MismatchedAccessorTests {
 struct ParsedCommandDescriptionTests {
     @Test("every value in effect, in spec order")
     func description() throws {
+        // history's --currency is the store's unless given: not a value the command line knows.
         let command = try parseExpectingCommand(["history", "u_1001", "--format=json"])
-        #expect(command.description == "iaprecon history --db=iaprecon.sqlite --tz=UTC --currency=USD --format=json u_1001")
+        #expect(command.description == "iaprecon history --db=iaprecon.sqlite --tz=UTC --format=json u_1001")
+        let given = try parseExpectingCommand(["history", "u_1001", "--currency", "EUR"])
+        #expect(given.description == "iaprecon history --db=iaprecon.sqlite --tz=UTC --currency=EUR --format=table u_1001")
     }
 }
