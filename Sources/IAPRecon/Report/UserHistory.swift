@@ -320,6 +320,9 @@ extension UserHistory {
         ReportingCurrency(reportingCurrency).shown(Amount.parse(text) ?? .zero)
     }
 
+    /// The most open findings the header names one by one.
+    static let findingsListed = 10
+
     /// The header's lines: what the customer spent and got back, what they can use now, what is open.
     public func headerLines(_ zone: Zone) -> [String] {
         let money = { (text: String) in shownAmount(text) + " " + reportingCurrency }
@@ -342,8 +345,16 @@ extension UserHistory {
             var bySeverity: [String: Int] = [:]
             for finding in findings { bySeverity[finding.severity, default: 0] += 1 }
             let counts = ["critical", "warning", "info"].compactMap { severity in bySeverity[severity].map { "\($0) \(severity)" } }
-            lines.append("open findings: \(findings.count) (\(counts.joined(separator: ", "))): "
-                         + findings.map { "\($0.findingID) \($0.kind)" }.joined(separator: ", "))
+            var listed = findings.map { "\($0.findingID) \($0.kind)" }.joined(separator: ", ")
+            // A customer with many findings would push the events off the screen: their kinds
+            // are counted instead, and each finding keeps its line among the events.
+            if findings.count > Self.findingsListed {
+                var byKind: [String: Int] = [:]
+                for finding in findings { byKind[finding.kind, default: 0] += 1 }
+                listed = byKind.sorted { ($1.value, $0.key) < ($0.value, $1.key) }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+                    + "; each is a FINDING line below"
+            }
+            lines.append("open findings: \(findings.count) (\(counts.joined(separator: ", "))): " + listed)
         }
         return lines
     }

@@ -90,6 +90,23 @@ struct UserHistoryTests {
         #expect(history.findingIDs == [finding.id])
     }
 
+    @Test("the header names up to 10 open findings by id; past that it counts them by kind, most first")
+    func manyFindingsCounted() throws {
+        let (scenario, database) = try Self.sampleStore()
+        defer { withExtendedLifetime(scenario) {} }
+        var history = try UserHistory.load(database, .user("u_1005"))
+        func findings(_ kinds: [String]) -> [UserHistory.OpenFinding] {
+            kinds.enumerated().map { UserHistory.OpenFinding(findingID: "F-\($0.offset)", kind: $0.element, severity: "critical") }
+        }
+        history.findings = findings(Array(repeating: "lost_delivery", count: 10))
+        let ten = try #require(history.headerLines(.utc).last)
+        #expect(ten.hasPrefix("open findings: 10 (10 critical): F-0 lost_delivery, F-1 lost_delivery,"))
+        history.findings = findings(Array(repeating: "lost_delivery", count: 8) + Array(repeating: "duplicate_delivery", count: 3)
+                                    + ["orphan_delivery", "refunded_not_revoked"] + Array(repeating: "orphan_delivery", count: 2))
+        #expect(history.headerLines(.utc).last
+            == "open findings: 15 (15 critical): lost_delivery 8, duplicate_delivery 3, orphan_delivery 3, refunded_not_revoked 1; each is a FINDING line below")
+    }
+
     @Test("u_1008: a yearly subscription, then a 50 % prorated refund of 3000 JPY and the refunded_not_revoked finding")
     func proratedRefund() throws {
         let (scenario, database) = try Self.sampleStore()
