@@ -86,9 +86,9 @@ struct SQLiteHistoryStore: HistoryStore {
         return nil
     }
 
-    /// The transaction ids as one JSON array parameter, read with `json_each` into an indexed `IN`.
-    private func idList(_ transactionIDs: [String]) -> SQLValue {
-        .text("[" + transactionIDs.map(JSONWriter.quote).joined(separator: ",") + "]")
+    /// Ids (of transactions, of orders) as one JSON array parameter, read with `json_each` into an indexed `IN`.
+    private func idList(_ ids: [String]) -> SQLValue {
+        .text("[" + ids.map(JSONWriter.quote).joined(separator: ",") + "]")
     }
 
     func transactionIDs(resolvedTo user: String) throws -> [String] {
@@ -151,13 +151,15 @@ struct SQLiteHistoryStore: HistoryStore {
                                              price: row.optionalString(O.price), currency: row.optionalString(O.currency),
                                              source: row.string(O.path) + ":" + String(row.int(O.line))))
         }
-        for index in orders.indices {
-            // The match is kept on the transaction's row; an unmatched order is on none.
-            try database.forEach("SELECT transaction_id, match_rule FROM int_transactions_resolved WHERE order_id = ?1",
-                                 [.text(orders[index].orderID)]) { row in
-                orders[index].match = (transactionID: row.string(0), rule: row.string(1))
-            }
+        // The match is kept on the transaction's row; an unmatched order is on none. Read in one
+        // statement: a customer can have thousands of orders.
+        var matches: [String: (transactionID: String, rule: String)] = [:]
+        try database.forEach("""
+            SELECT order_id, transaction_id, match_rule FROM int_transactions_resolved WHERE order_id IN (SELECT value FROM json_each(?1))
+            """, [idList(orders.map(\.orderID))]) { row in
+            matches[row.string(0)] = (transactionID: row.string(1), rule: row.string(2))
         }
+        for index in orders.indices { orders[index].match = matches[orders[index].orderID] }
         return orders
     }
 
