@@ -11,9 +11,13 @@ enum AppleSalesParser: CSVRowParser {
     static let requiredColumns = Column.allCases.map(\.name)
     static let columns = Column.allCases.map(\.name)
 
-    /// Apple's Product Type Identifiers of in-app purchases: consumable or non-consumable (`IA1`,
-    /// `IA9`), auto-renewable and non-renewing subscriptions (`IAY`, `IAC`), Mac in-app (`FI1`).
-    static let inAppProductTypes: Set<String> = ["IA1", "IA9", "IAY", "IAC", "FI1"]
+    /// Apple's Product Type Identifiers of in-app purchases: consumable or non-consumable (`IA1`),
+    /// non-renewing and auto-renewable subscriptions (`IA9`, `IAY`), the older free subscription
+    /// (`IAC`), and a Mac app's (`FI1`, and `IA1-M`, `IA9-M`, `IAY-M`, which Apple reports Mac
+    /// purchases under today: left out, Apple's Mac sales would count as none, and every verified
+    /// Mac purchase as one Apple never sold).
+    /// A restored purchase (`IA3`) sells nothing, so it is not one of them.
+    static let inAppProductTypes: Set<String> = ["IA1", "IA9", "IAY", "IAC", "FI1", "IA1-M", "IA9-M", "IAY-M"]
 
     enum Column: Int, CaseIterable {
         case sku, productType, units, developerProceeds, beginDate, endDate, customerCurrency, countryCode

@@ -92,6 +92,22 @@ struct AppleSalesReportTests {
         #expect(parsed[1].outcome == .ignoredKeeping([SalesReportLine.coverageRow(day: "2014-03-09", productType: "1")]))
     }
 
+    @Test("Mac in-app purchases (IA1-M, IA9-M, IAY-M) are kept; a restored purchase (IA3) sells nothing and is ignored")
+    func macInAppProductTypes() throws {
+        func row(_ productType: String) -> String {
+            Self.current(["APPLE", "US", "com.example.gems300", "Example Games Inc.", "300 Gems", "", productType, "1", "3.49", "11/24/2026",
+                          "11/24/2026", "USD", "US", "USD", "6449010103", "4.99", "", "com.example.game", "", "", "Games", "", "Mac", "macOS",
+                          "", "", "", ""])
+        }
+        let parsed = IngestLine.csv(.apple, [Self.currentHeader, row("IA1-M"), row("IA9-M"), row("IAY-M"), row("IA3")])
+        for (index, productType) in ["IA1-M", "IA9-M", "IAY-M"].enumerated() {
+            let kept = try #require(Self.values(parsed[index]), "\(productType)")
+            #expect(kept["product_type"] == .text(productType))
+            #expect(kept["units_n"] == .integer(1))
+        }
+        #expect(parsed[3].outcome == .ignoredKeeping([SalesReportLine.coverageRow(day: "2026-11-24", productType: "IA3")]))
+    }
+
     @Test("a bad in-app row is rejected with its line and reason; the rows around it are kept")
     func rejects() throws {
         func row(units: String = "1", begin: String = "11/24/2026", end: String = "11/24/2026", country: String = "US", price: String = "0.99") -> String {
