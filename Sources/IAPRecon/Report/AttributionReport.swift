@@ -34,11 +34,11 @@ struct AttributionReport {
         /// Some of the spend has no fx rate: the total is unknown, so it is shown empty.
         var spendUnconverted = false
         var mmpRevenue = Amount.zero
-        /// Windows holding a purchase fx.csv cannot convert: their totals are unknown, so they are
-        /// shown empty, as revenue_daily.csv shows that purchase's cell, and never as a smaller sum.
+        /// Windows holding a purchase (or an MMP claim) fx.csv cannot convert: their totals are unknown,
+        /// so they are shown empty, as revenue_daily.csv shows that purchase's cell, and never as a smaller sum.
         var unknown: Set<Window> = []
 
-        enum Window { case d0, d7, d30, revenue, refunds }
+        enum Window { case d0, d7, d30, revenue, refunds, mmpRevenue }
 
         /// Adds `amount` to `window`'s total, or marks the window unknown when it is nil.
         mutating func add(_ amount: Amount?, to window: Window) {
@@ -49,6 +49,7 @@ struct AttributionReport {
             case .d30: revenueD30 += amount
             case .revenue: revenue += amount
             case .refunds: refunds += amount
+            case .mmpRevenue: mmpRevenue += amount
             }
         }
 
@@ -424,14 +425,17 @@ struct AttributionReport {
             // The MMP's own dollar figure when it gave one, in the reporting currency like every
             // other amount (a dollar is not a yen); else its local amount, converted.
             let eventMs = mmpZone.utc(fromLocal: claim.eventWallMs)
+            let usd = claim.revenueUSD.flatMap(Amount.parse), local = claim.revenue.flatMap(Amount.parse)
+            // A purchase event that names no revenue claims nothing.
+            guard usd != nil || local != nil else { continue }
             var claimed: Amount?
-            if let usd = claim.revenueUSD.flatMap(Amount.parse), let rate = money.rate(currency: usdCurrency, atMs: eventMs) {
+            if let usd, let rate = money.rate(currency: usdCurrency, atMs: eventMs) {
                 claimed = usd * rate
-            } else if let currency = claim.revenueCurrency, let amount = claim.revenue.flatMap(Amount.parse),
-                      let rate = money.rate(currency: money.currency(currency), atMs: eventMs) {
-                claimed = amount * rate
+            } else if let local, let currency = claim.revenueCurrency, let rate = money.rate(currency: money.currency(currency), atMs: eventMs) {
+                claimed = local * rate
             }
-            if let claimed { add(slot) { $0.mmpRevenue += claimed } }
+            // A claim no rate converts leaves the total unknown (empty), never a smaller sum.
+            add(slot) { $0.add(claimed, to: .mmpRevenue) }
         }
 
         Trace.mark("attribution mmp purchases")
@@ -545,7 +549,7 @@ struct AttributionReport {
                 String(cohort.installs), String(cohort.registrations), String(cohort.payers),
                 d0.map(Money.format) ?? "", d7.map(Money.format) ?? "", d30.map(Money.format) ?? "", revenue.map(Money.format) ?? "",
                 cohort.known(.refunds, cohort.refunds).map(Money.format) ?? "",
-                spend.map(Money.format) ?? "", ratio(d7), ratio(revenue), Money.format(cohort.mmpRevenue),
+                spend.map(Money.format) ?? "", ratio(d7), ratio(revenue), cohort.known(.mmpRevenue, cohort.mmpRevenue).map(Money.format) ?? "",
                 Self.perHead(spend, cohort.installs, currency), Self.perHead(spend, cohort.payers, currency),
                 Self.perHead(revenue, cohort.payers, currency),
             ])

@@ -542,6 +542,36 @@ struct AttributionReportTests {
         #expect(rows.last?.split(separator: ",", omittingEmptySubsequences: false)[14] == "908")
     }
 
+    @Test("mmp_revenue is empty (unknown) when a claim's amount has no fx rate or no currency, never the smaller sum of the others")
+    func mmpRevenueWithoutARate() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        // Yen reporting with no dollar rate: AppsFlyer's Event Revenue USD cannot be converted.
+        try scenario.write("fx.csv", ["date,currency,rate", "2026-11-01,JPY,1", "2026-11-01,EUR,160"])
+        try Fixture.mmp(scenario, [
+            Fixture.MMPRow(time: "2026-11-10 10:00:00", mediaSource: "src", campaign: "A", appsflyerID: "af1", cuid: "u1"),
+            Fixture.MMPRow(time: "2026-11-10 10:00:00", mediaSource: "src", campaign: "B", appsflyerID: "af2", cuid: "u2"),
+            Fixture.MMPRow(time: "2026-11-10 10:00:00", mediaSource: "src", campaign: "C", appsflyerID: "af3", cuid: "u3"),
+            // u1 claims 1 EUR without a dollar figure (160 yen) and 5 EUR with one: the second has no rate.
+            Fixture.MMPRow(time: "2026-11-10 12:00:00", eventName: "af_purchase", appsflyerID: "af1", cuid: "u1",
+                           eventValue: "{}", revenue: "1", currency: "EUR"),
+            Fixture.MMPRow(time: "2026-11-10 13:00:00", eventName: "af_purchase", appsflyerID: "af1", cuid: "u1",
+                           eventValue: "{}", revenue: "5", currency: "EUR", revenueUSD: "5.40"),
+            // u2 claims an amount in no currency at all: unknown too.
+            Fixture.MMPRow(time: "2026-11-10 12:00:00", eventName: "af_purchase", appsflyerID: "af2", cuid: "u2",
+                           eventValue: "{}", revenue: "3"),
+            // u3 (the near miss): only claims that convert, and one that claims no revenue at all.
+            Fixture.MMPRow(time: "2026-11-10 12:00:00", eventName: "af_purchase", appsflyerID: "af3", cuid: "u3",
+                           eventValue: "{}", revenue: "2", currency: "EUR"),
+            Fixture.MMPRow(time: "2026-11-10 13:00:00", eventName: "af_purchase", appsflyerID: "af3", cuid: "u3", eventValue: "{}"),
+        ])
+        try scenario.write("registrations/r.jsonl", ["u1", "u2", "u3"].map { Fixture.signup("2026-11-10T10:30:00Z", $0) })
+        _ = try scenario.run(asOf: asOf, currency: "JPY")
+        #expect(try Fixture.lines(scenario.output("attribution.csv")).dropFirst().map {
+            $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init)[14]
+        } == ["", "", "320"])
+    }
+
     @Test("a cohort's window holding a purchase fx.csv cannot convert is empty (unknown), as revenue_daily.csv shows it, never 0")
     func revenueWithoutARate() throws {
         let scenario = try Scenario()
