@@ -446,8 +446,10 @@ struct AttributionReport {
             let day = row.string(Spend.day)
             let rate = fx.rate(row.string(Spend.currency), on: day)
             if rate == nil { unconvertedSpendRows += 1 }
+            // Its campaign reads empty as an install's does (`None`, `N/A`, ...), so spend exported
+            // with AppsFlyer's spelling of a missing campaign joins the installs that have none.
             let key = CohortKey(day: day, mediaSource: Self.mediaSource(row.optionalString(Spend.mediaSource)),
-                                campaign: row.optionalString(Spend.campaign) ?? "")
+                                campaign: row.optionalString(Spend.campaign).flatMap(MMPValue.clean) ?? "")
             let dayStart = Timestamp.startOfDay(day) ?? 0
             add(key) { cohort in
                 if let rate { cohort.spend += spend * rate } else { cohort.spendUnconverted = true }

@@ -470,6 +470,31 @@ struct AttributionReportTests {
         ])
     }
 
+    @Test("a spend row's empty campaign (None, N/A, null) joins the installs whose campaign is empty, as its media source does")
+    func spendEmptyCampaign() throws {
+        let scenario = try Scenario()
+        try Fixture.mmp(scenario, [
+            // AppsFlyer's API exports write None for a missing campaign: the install's campaign is empty.
+            Fixture.MMPRow(time: "2026-11-10 08:00:00", mediaSource: "Facebook Ads", campaign: "None", appsflyerID: "af1", cuid: "u1"),
+            Fixture.MMPRow(time: "2026-11-10 08:00:00", mediaSource: "tiktokglobal_int", campaign: "", appsflyerID: "af2", cuid: "u2"),
+        ])
+        try scenario.write("registrations/r.jsonl", [Fixture.signup("2026-11-10T09:00:00Z", "u1"), Fixture.signup("2026-11-10T09:00:00Z", "u2")])
+        try scenario.write("spend/s.csv", [
+            "date,media_source,campaign,spend,currency",
+            "2026-11-10,Facebook Ads,None,20,USD",
+            "2026-11-10,tiktokglobal_int,N/A,10,USD",
+            // Near miss: a campaign that only looks empty-ish is a campaign of its own.
+            "2026-11-10,tiktokglobal_int,None_US,5,USD",
+        ])
+        _ = try scenario.run(asOf: asOf)
+        #expect(try Fixture.lines(scenario.output("attribution.csv")) == [
+            Self.header,
+            "2026-11-10,Facebook Ads,,1,1,0,0,0,0,0,0,20,0,0,0,20,,",
+            "2026-11-10,tiktokglobal_int,,1,1,0,0,0,0,0,0,10,0,0,0,10,,",
+            "2026-11-10,tiktokglobal_int,None_US,0,0,0,0,0,0,0,0,5,0,0,0,,,",
+        ])
+    }
+
     @Test("a young spend-only row has empty revenue windows like any young cohort")
     func youngSpendOnlyRow() throws {
         let scenario = try Scenario()
