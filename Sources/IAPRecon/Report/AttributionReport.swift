@@ -494,16 +494,17 @@ struct AttributionReport {
     }
 
     /// A `ReportStore.purchasesByUser` row in the reporting currency; an amount fx.csv cannot
-    /// convert is nil (a zero needs no rate).
+    /// convert is nil (a zero needs no rate), and so is the gross of a purchase with no price at
+    /// all (no catalog entry, no V2 price), which revenue_daily.csv shows empty too.
     static func purchase(_ row: some StoredRow, values: inout AmountReader) -> (ms: Int64, grossUSD: Amount?, refundUSD: Amount?) {
         typealias Column = PurchaseByUserColumn
         let purchaseMs = row.int(Column.purchaseMs)
-        let gross = (values.amount(row, Column.unitPrice) ?? .zero) * row.int(Column.quantity)
+        let gross = values.amount(row, Column.unitPrice).map { $0 * row.int(Column.quantity) }
         let refund = values.amount(row, Column.refundAmount) ?? .zero
         guard let rate = values.rate(currency: values.currency(row, Column.currency), atMs: purchaseMs) else {
             return (purchaseMs, gross == .zero ? .zero : nil, refund == .zero ? .zero : nil)
         }
-        return (purchaseMs, gross * rate, refund * rate)
+        return (purchaseMs, gross.map { $0 * rate }, refund * rate)
     }
 
     /// Growth's unit economics (cost per install, per payer, revenue per payer): `amount` shared by

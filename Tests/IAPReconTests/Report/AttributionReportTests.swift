@@ -732,6 +732,30 @@ extension AttributionReportTests {
         let rows = try Fixture.table(scenario.output("attribution.csv"))
         #expect(rows.map { [$0["install_date"], $0["media_source"], $0["campaign"], $0["installs"]] } == [["2026-11-10", "Facebook Ads", "FB_BR", "0"]])
     }
+
+    @Test("a purchase with no price (no catalog entry, no V2 price) is a payer of unknown revenue: empty cells, as revenue_daily.csv shows it")
+    func purchaseWithoutPrice() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try Fixture.mmp(scenario, [Fixture.MMPRow(time: "2026-11-10 09:00:00", mediaSource: "Facebook Ads", campaign: "FB", appsflyerID: "af1", cuid: "u1")])
+        try scenario.write("registrations/r.jsonl", [Fixture.signup("2026-11-10T09:30:00Z", "u1")])
+        // A StoreKit 1 receipt names no price, and the catalog does not know the product.
+        try scenario.write("receipts/r.jsonl", [
+            "{\"received_at\":\"2026-11-10T10:00:05Z\",\"user_id\":\"u1\",\"response\":{\"status\":0,\"environment\":\"Production\","
+                + "\"receipt\":{\"bundle_id\":\"com.example.game\",\"in_app\":[{\"quantity\":\"1\",\"product_id\":\"unknown.prod\","
+                + "\"transaction_id\":\"t9\",\"original_transaction_id\":\"t9\",\"purchase_date_ms\":\"\(Line.ms("2026-11-10T10:00:00Z"))\"}]}}}",
+        ])
+        _ = try scenario.run(asOf: asOf)
+        let daily = try Fixture.table(scenario.output("revenue_daily.csv"))
+        #expect(daily.map { $0["gross_usd"] } == [""])
+        let row = try #require(try Fixture.table(scenario.output("attribution.csv")).first { $0["media_source"] == "Facebook Ads" })
+        #expect(row["payers"] == "1")
+        for column in ["revenue_d0_usd", "revenue_d7_usd", "revenue_d30_usd", "revenue_usd", "revenue_per_payer"] {
+            #expect(row[column] == "", "\(column)")
+        }
+        // Nothing was refunded: that stays a measured 0.
+        #expect(row["refunds_usd"] == "0")
+    }
 }
 
 extension AttributionReportTests {
