@@ -124,7 +124,10 @@ enum Terminal {
     }
 
     private static func isHidden(_ scalar: Unicode.Scalar) -> Bool {
-        switch scalar.properties.generalCategory {
+        // ASCII's only hidden characters are its controls; the Unicode tables are for the rest,
+        // and looking every character of a long history up in them took most of printing it.
+        if scalar.isASCII { return scalar.value < 0x20 || scalar.value == 0x7F }
+        return switch scalar.properties.generalCategory {
         case .control, .format: true
         default: false
         }

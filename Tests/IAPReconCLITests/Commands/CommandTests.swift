@@ -475,6 +475,13 @@ extension CommandTests {
         #expect(usd.err == "Error: fx.csv converts into EUR, not USD\n")
     }
 
+    @Test("Terminal.visible escapes every control and format character, ASCII's DEL and tab too, and nothing printable")
+    func visibleCharacters() {
+        #expect(Terminal.visible("a\u{7F}b\tc") == "a\\u{7F}b\\u{9}c")
+        #expect(Terminal.visible("zero\u{200B}width") == "zero\\u{200B}width")
+        #expect(Terminal.visible(" ~Café 円 u_1005") == " ~Café 円 u_1005")
+    }
+
     @Test("control characters and markup in a user id or campaign are shown escaped in the table, CSV and HTML, never raw")
     func historyEscapes() throws {
         let work = try Workspace()
