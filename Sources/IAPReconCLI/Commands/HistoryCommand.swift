@@ -104,13 +104,8 @@ enum HistoryCommand {
         ])))
     }
 
-    /// `text` without its last line breaks (`console.out` adds one). Only the end is looked at:
-    /// Foundation's trimming copies the whole text, megabytes for a customer with thousands of events.
-    static func withoutTrailingNewlines(_ text: String) -> String {
-        var end = text.endIndex
-        while end > text.startIndex, text[text.index(before: end)].isNewline { end = text.index(before: end) }
-        return String(text[..<end])
-    }
+    /// `text` without its last line breaks (`console.out` adds one).
+    static func withoutTrailingNewlines(_ text: String) -> String { TextTable.trimmingTrailing(text) { $0.isNewline } }
 
     /// One event per record; texts keep their characters except control ones, shown escaped as on the table.
     static func csv(_ history: UserHistory) -> String {

@@ -55,19 +55,20 @@ struct TextTable {
                     if index == row.count - 1, !numeric.contains(index) { return cell }
                     return numeric.contains(index) ? pad + cell : cell + pad
                 }.joined(separator: String(repeating: " ", count: separator))
-            }.map(Self.trimmingTrailingSpaces)
+            }.map { Self.trimmingTrailing($0) { $0 == " " } }
         }
         var output = lines(header.map { [$0] }) + lines(widths.map { [String(repeating: "-", count: $0)] })
         for row in cells { output += lines(row) }
         return output.joined(separator: "\n")
     }
 
-    /// `line` without the spaces that pad its last cells. Not a regular expression: a history of
-    /// thousands of events has tens of thousands of lines, and compiling one per line dominated it.
-    static func trimmingTrailingSpaces(_ line: String) -> String {
-        var end = line.endIndex
-        while end > line.startIndex, line[line.index(before: end)] == " " { end = line.index(before: end) }
-        return String(line[..<end])
+    /// `text` without the characters `drop` matches at its end (the spaces that pad a line's last
+    /// cells, a document's last line breaks). Only the end is looked at: no regular expression, no
+    /// copy of the whole text, since a history of thousands of events has tens of thousands of lines.
+    static func trimmingTrailing(_ text: String, where drop: (Character) -> Bool) -> String {
+        var end = text.endIndex
+        while end > text.startIndex, drop(text[text.index(before: end)]) { end = text.index(before: end) }
+        return String(text[..<end])
     }
 
     /// `text` in lines of at most `width` characters, broken at spaces where it can be.
