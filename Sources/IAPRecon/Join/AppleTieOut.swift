@@ -76,9 +76,23 @@ struct AppleTieOut: Sendable {
         return counted
     }
 
+    /// A file whose rows of a day another file, earlier in path order, reports too.
+    struct RepeatedReport: Sendable, Equatable {
+        var day: String
+        /// The later file's place in path order.
+        var file: Int32
+        /// The earlier file's.
+        var repeats: Int32
+    }
+
     /// Sorted by day, product and country.
     private(set) var rows: [Row] = []
     private(set) var findings: [Finding] = []
+    /// Days a file reports with exactly the rows of an earlier file: counted once, from the earlier.
+    private(set) var repeatedReports: [RepeatedReport] = []
+    /// Days a file reports with other rows than an earlier file, for a product and country both
+    /// have: both are counted, as two vendor accounts' reports of one day would be.
+    private(set) var overlappingReports: [RepeatedReport] = []
 
     init(sales: [TieOutSalesLine], verified: [VerifiedUnits], covered: Set<String> = []) {
         self.init(sales: sales, counted: Self.counted(verified), covered: covered)
@@ -87,7 +101,10 @@ struct AppleTieOut: Sendable {
     /// The rows of the days the reports cover (`sales`' days, and `covered`: days whose report
     /// has only the app's own rows): a row where Apple has units or any verified purchase or
     /// refund counted (`counted`, by day, product and country).
-    init(sales: [TieOutSalesLine], counted: [Key: Counted], covered: Set<String> = []) {
+    init(sales allSales: [TieOutSalesLine], counted: [Key: Counted], covered: Set<String> = []) {
+        let (sales, repeated, overlapping) = Self.withoutRepeatedReports(allSales)
+        repeatedReports = repeated
+        overlappingReports = overlapping
         var byKey: [Key: Row] = [:]
         /// Units sold per key at each customer price, to name the price most units sold at.
         var unitsAtPrice: [Key: [(price: Decimal, units: Int64)]] = [:]
@@ -124,6 +141,65 @@ struct AppleTieOut: Sendable {
         }
         rows = byKey.values.sorted { $0.key < $1.key }
         findings = Self.findings(rows, unplacedPurchases: unplacedPurchases)
+    }
+
+    /// `sales` without the rows of a day that a file reports exactly as an earlier file in path
+    /// order does (the same rows, in any order): the same day's report put in twice, say as `.txt`
+    /// and as `.txt.gz`, whose units would otherwise count twice and show as unverified sales. A
+    /// day's rows of two files that differ but share a product and country are kept, and named.
+    static func withoutRepeatedReports(_ sales: [TieOutSalesLine]) -> (kept: [TieOutSalesLine], repeated: [RepeatedReport], overlapping: [RepeatedReport]) {
+        struct Entry: Hashable {
+            var productID, country, customerPrice, customerCurrency, proceeds, proceedsCurrency: String
+            var units: Int64
+        }
+        struct FileDay: Hashable {
+            var day: String
+            var file: Int32
+        }
+        var reports: [FileDay: [Entry: Int]] = [:]
+        for line in sales {
+            let entry = Entry(productID: line.productID, country: line.country, customerPrice: Money.format(line.customerPrice),
+                              customerCurrency: line.customerCurrency, proceeds: Money.format(line.proceeds),
+                              proceedsCurrency: line.proceedsCurrency, units: line.units)
+            reports[FileDay(day: line.day, file: line.source.file), default: [:]][entry, default: 0] += 1
+        }
+        guard reports.count > 1 else { return (sales, [], []) }
+        var repeated: [RepeatedReport] = [], overlapping: [RepeatedReport] = []
+        var dropped = Set<FileDay>()
+        var counted: [String: [(file: Int32, rows: [Entry: Int])]] = [:]
+        for report in reports.keys.sorted(by: { ($0.day, $0.file) < ($1.day, $1.file) }) {
+            let rows = reports[report] ?? [:]
+            let earlier = counted[report.day] ?? []
+            if let same = earlier.first(where: { $0.rows == rows }) {
+                repeated.append(RepeatedReport(day: report.day, file: report.file, repeats: same.file))
+                dropped.insert(report)
+                continue
+            }
+            let places = Set(rows.keys.map { [$0.productID, $0.country] })
+            if let shared = earlier.first(where: { $0.rows.keys.contains { places.contains([$0.productID, $0.country]) } }) {
+                overlapping.append(RepeatedReport(day: report.day, file: report.file, repeats: shared.file))
+            }
+            counted[report.day, default: []].append((report.file, rows))
+        }
+        guard !dropped.isEmpty else { return (sales, [], overlapping) }
+        return (sales.filter { !dropped.contains(FileDay(day: $0.day, file: $0.source.file)) }, repeated, overlapping)
+    }
+
+    /// What a person reads of the repeated and overlapping reports: one line per pair of files.
+    func reportWarnings(_ files: SourceFiles) -> [String] {
+        func days(_ list: [String]) -> String {
+            list.count == 1 ? "the report of \(list[0])" : "the reports of \(list.count) days from \(list[0]) to \(list[list.count - 1])"
+        }
+        func pairs(_ reports: [RepeatedReport]) -> [(file: Int32, repeats: Int32, days: [String])] {
+            var byPair: [[Int32]: [String]] = [:]
+            for report in reports { byPair[[report.file, report.repeats], default: []].append(report.day) }
+            return byPair.sorted { $0.key.lexicographicallyPrecedes($1.key) }.map { ($0.key[0], $0.key[1], $0.value.sorted()) }
+        }
+        return pairs(repeatedReports).map { "\(files.path($0.file)) repeats \(days($0.days)) in \(files.path($0.repeats)): counted once" }
+            + pairs(overlappingReports).map {
+                "\(files.path($0.file)) and \(files.path($0.repeats)) both have rows of \(days($0.days)) for the same products and countries, "
+                    + "and the rows differ: both counted"
+            }
     }
 
     /// One finding per day, product and country whose shortfall the day's storefront-less
@@ -167,10 +243,12 @@ struct AppleTieOut: Sendable {
 
     /// Ties out every day again, or (`days`, a night's) counts again the days whose Sales Report
     /// rows changed and adds what `changes` changed to the stored rows of the other days they
-    /// fall on; returns how many rows it wrote (tie-out rows and findings). A night's changes
+    /// fall on; returns how many rows it wrote (tie-out rows and findings) and what a person should
+    /// know of the reports it read (`reportWarnings`). A night's changes
     /// are its own transactions as they were and as they are, so a night reads those, not every
     /// transaction of the days they fall on.
-    static func refresh(_ store: some JoinStore, days requested: Set<String>? = nil, changes: TieOutChanges = TieOutChanges()) throws -> Int {
+    static func refresh(_ store: some JoinStore, days requested: Set<String>? = nil, changes: TieOutChanges = TieOutChanges()) throws
+        -> (rowsWritten: Int, warnings: [String]) {
         var changed: [Key: Counted] = [:]
         if let requested {
             var names = DayNames(reportZone)
@@ -182,7 +260,7 @@ struct AppleTieOut: Sendable {
         }
         let changedDays = Set(changed.keys.map(\.day))
         guard let inputs = try store.tieOutInputs(days: requested.map { $0.union(changedDays) }, counted: requested, zone: reportZone)
-        else { return 0 }
+        else { return (0, []) }
         var counted = Self.counted(inputs.verified)
         if requested != nil {
             for row in try store.tieOutRows(days: changedDays) {
@@ -201,7 +279,7 @@ struct AppleTieOut: Sendable {
         }
         try store.replaceTieOut(days: inputs.days.map { $0.map { (day: $0, startMs: dayStartMs($0)) } }, rows: rows,
                                 findings: tieOut.findings, files: inputs.files)
-        return rows.count + tieOut.findings.count
+        return (rows.count + tieOut.findings.count, tieOut.reportWarnings(inputs.files))
     }
 
     /// The start of `day` in Apple's reporting zone, as the findings' `event_ms` holds it.

@@ -33,6 +33,8 @@ public struct JoinSummary: Sendable {
     public var recomputedTransactions: Int?
     /// How many raw indexes the join built itself (`MissingRawIndexes.builtByTheJoin`).
     public var rawIndexesBuilt = 0
+    /// What a person should know of the inputs of the days it tied out: Sales Reports put in twice.
+    public var warnings: [String] = []
 }
 
 /// What the join does with a store whose raw indexes a bulk ingest dropped (`NormalizeStage`).
@@ -85,6 +87,7 @@ public enum JoinStage {
         let decide: JoinDecision = { batch in try decideBatch(batch, rules) }
         let kinds = store.factKeyKinds
         Trace.mark("join as-of")
+        var warnings: [String] = []
         // One transaction from the first read: the scope's keys are written inside it too.
         let scope = try store.transaction { () throws -> JoinScope? in
             let closed = try incrementalScope(store, settings: settings, asOfMs: asOfMs)
@@ -99,8 +102,9 @@ public enum JoinStage {
                 Trace.mark("join decide")
                 let days = Set(try store.changedSalesDays())
                 // Not inside `rowsWritten?(…)`: an optional call skips its argument when nobody listens.
-                let tieOutRows = try AppleTieOut.refresh(store, days: days, changes: changes)
-                rowsWritten?(tieOutRows)
+                let tieOut = try AppleTieOut.refresh(store, days: days, changes: changes)
+                warnings = tieOut.warnings
+                rowsWritten?(tieOut.rowsWritten)
                 Trace.mark("join apple tie-out (\(days.count) report days, \(changes.removed.count + changes.added.count) changes)")
             }
             return closed?.scope
@@ -132,13 +136,14 @@ public enum JoinStage {
             try store.finish(settings: JoinSettings(asOfMs: asOfMs, graceMs: settings.graceMs, mmpZone: settings.mmpZone.identifier))
             Trace.mark("join switch, indexes and settings")
             if scope == nil {
-                let tieOutRows = try AppleTieOut.refresh(store)
-                rowsWritten?(tieOutRows)
+                let tieOut = try AppleTieOut.refresh(store)
+                warnings = tieOut.warnings
+                rowsWritten?(tieOut.rowsWritten)
                 Trace.mark("join apple tie-out")
             }
             let total = try store.findingCount()
             return JoinSummary(asOfMs: asOfMs, findings: total, recomputedTransactions: scope?.transactions.count,
-                               rawIndexesBuilt: rawIndexesBuilt)
+                               rawIndexesBuilt: rawIndexesBuilt, warnings: warnings)
         }
         Trace.mark("join committed")
         return summary

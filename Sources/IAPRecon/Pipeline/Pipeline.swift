@@ -169,6 +169,7 @@ public enum Pipeline {
                 try Pipeline.join(database: database, settings: options.reconcile, missingRawIndexes: .builtByTheJoin,
                                   workers: WorkerPool(width: options.jobs)) { progress?.advanced(.lines($0)) }
             }
+            for warning in join.warnings { progress?.warning(warning) }
             let report = try timed("report", note: { (summary: ReportSummary) in "\(summary.files.count) files in \(options.outFolder)" }) {
                 var settings = options.report
                 // The summary says which signatures ingest trusted.

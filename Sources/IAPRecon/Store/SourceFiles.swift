@@ -33,9 +33,14 @@ struct SourceFiles {
         places[file]
     }
 
+    /// The path of the file at `place`.
+    func path(_ place: Int32) -> String {
+        Int(place) < paths.count ? paths[Int(place)] : "file ?"
+    }
+
     /// `path:line`, as `rejects` names a line.
     func text(_ source: SourceLine) -> String {
-        (Int(source.file) < paths.count ? paths[Int(source.file)] : "file ?") + ":" + String(source.line)
+        path(source.file) + ":" + String(source.line)
     }
 
     /// Sources as a finding lists them: each once, in file order, separated by `;`.

@@ -82,6 +82,8 @@ enum StageCommands {
             let summary = try Pipeline.join(database: database, settings: settings, workers: WorkerPool(width: command.jobs)) {
                 progress?.advanced(.lines($0))
             }
+            progress?.clear()
+            for warning in summary.warnings { console.err("Warning: " + warning) }
             return "as of \(Timestamp.iso8601(summary.asOfMs)): \(summary.findings) findings"
         } output: { console.out($0) }
     }

@@ -141,6 +141,87 @@ struct AppleTieOutTests {
         #expect(tieOut.findings.first?.sources == [2, 3, 4].map { SourceLine(file: 0, line: $0) })
     }
 
+    /// A report row of `day` as the store hands it, from line `line` of the file `file` in path order.
+    private static func reportLine(_ day: String, _ sku: String, units: Int64, country: String = "US", file: Int32, line: Int64) -> TieOutSalesLine {
+        TieOutSalesLine(day: day, productID: sku, country: country, units: units, customerPrice: Decimal(string: "0.99") ?? 0,
+                        customerCurrency: "USD", proceeds: Decimal(string: "0.69") ?? 0, proceedsCurrency: "USD",
+                        source: SourceLine(file: file, line: line))
+    }
+
+    @Test("a day's report put in twice counts once: the later file in path order is named as the repeat")
+    func repeatedReportCountsOnce() throws {
+        let first = [Self.reportLine("2026-11-24", "gems60", units: 2, file: 0, line: 2), Self.reportLine("2026-11-24", "gems60", units: 1, file: 0, line: 3)]
+        // The same rows in another order, as a copy saved from another download might hold them.
+        let copy = [Self.reportLine("2026-11-24", "gems60", units: 1, file: 1, line: 2), Self.reportLine("2026-11-24", "gems60", units: 2, file: 1, line: 3)]
+        let tieOut = AppleTieOut(sales: copy + first, verified: [.init(day: "2026-11-24", productID: "gems60", country: "US", units: 3)])
+        #expect(tieOut.rows.map(\.appleUnits) == [3])
+        #expect(tieOut.findings.isEmpty)
+        #expect(tieOut.rows.first?.sources == first.map(\.source))
+        #expect(tieOut.repeatedReports == [AppleTieOut.RepeatedReport(day: "2026-11-24", file: 1, repeats: 0)])
+        #expect(tieOut.overlappingReports.isEmpty)
+    }
+
+    @Test("near miss: two files of one day with different products, or of different days, both count and are no repeat")
+    func differentReportsBothCount() throws {
+        // Two vendor accounts' reports of the same day: other apps' products.
+        let vendors = AppleTieOut(sales: [Self.reportLine("2026-11-24", "gems60", units: 2, file: 0, line: 2),
+                                          Self.reportLine("2026-11-24", "coins100", units: 2, file: 1, line: 2)], verified: [])
+        #expect(vendors.rows.map(\.appleUnits) == [2, 2])
+        #expect(vendors.repeatedReports.isEmpty && vendors.overlappingReports.isEmpty)
+        // The same rows on two days.
+        let days = AppleTieOut(sales: [Self.reportLine("2026-11-24", "gems60", units: 2, file: 0, line: 2),
+                                       Self.reportLine("2026-11-25", "gems60", units: 2, file: 1, line: 2)], verified: [])
+        #expect(days.rows.map(\.appleUnits) == [2, 2])
+        #expect(days.repeatedReports.isEmpty && days.overlappingReports.isEmpty)
+        // One file's two rows that look alike (two devices' rows) are not repeats of each other.
+        let devices = AppleTieOut(sales: [Self.reportLine("2026-11-24", "gems60", units: 2, file: 0, line: 2),
+                                          Self.reportLine("2026-11-24", "gems60", units: 2, file: 0, line: 3)], verified: [])
+        #expect(devices.rows.map(\.appleUnits) == [4])
+        #expect(devices.repeatedReports.isEmpty)
+    }
+
+    @Test("two files of one day that differ but share a product and country both count, and are named as overlapping")
+    func overlappingReports() throws {
+        let tieOut = AppleTieOut(sales: [Self.reportLine("2026-11-24", "gems60", units: 2, file: 0, line: 2),
+                                         Self.reportLine("2026-11-24", "gems60", units: 3, file: 1, line: 2),
+                                         Self.reportLine("2026-11-24", "coins100", units: 1, file: 1, line: 3)], verified: [])
+        #expect(tieOut.rows.map(\.appleUnits) == [1, 5])
+        #expect(tieOut.repeatedReports.isEmpty)
+        #expect(tieOut.overlappingReports == [AppleTieOut.RepeatedReport(day: "2026-11-24", file: 1, repeats: 0)])
+    }
+
+    @Test("a Sales Report put in as .txt and as .txt.gz ties out once, warns naming both files, and a night that adds the copy agrees")
+    func repeatedReportFile() throws {
+        let receipts = [Self.purchase("t1", at: "2026-11-24T18:00:00Z"), Self.purchase("t2", at: "2026-11-24T19:00:00Z")]
+        let report = [AppleSalesReportTests.currentHeader, Self.sales("2026-11-24", "gems60", units: 2, country: "US")]
+        let expected = """
+            date,product_id,country,apple_units,verified_units,difference,apple_customer_price,customer_currency,apple_proceeds,proceeds_currency\r
+            2026-11-24,gems60,US,2,2,0,0.99,USD,1.38,USD\r
+
+            """
+        let fresh = try Scenario()
+        try fresh.catalog()
+        try fresh.write("receipts/r.jsonl", receipts)
+        try fresh.write("apple/S_D_1_20261124.txt", report)
+        try fresh.writeGzip("apple/S_D_1_20261124.txt.gz", report)
+        let result = try fresh.run(asOf: asOf)
+        #expect(try fresh.output("apple_tieout.csv") == expected)
+        #expect(!(try fresh.output("findings.csv")).contains("unverified_apple_sales"))
+        #expect(result.join.warnings == [
+            "apple/S_D_1_20261124.txt.gz repeats the report of 2026-11-24 in apple/S_D_1_20261124.txt: counted once",
+        ])
+        // The copy arrives a night later: the same tie-out, and the warning that night.
+        let nights = try Scenario()
+        try nights.catalog()
+        try nights.write("receipts/r.jsonl", receipts)
+        try nights.write("apple/S_D_1_20261124.txt", report)
+        #expect(try nights.run(asOf: asOf).join.warnings.isEmpty)
+        try nights.writeGzip("apple/S_D_1_20261124.txt.gz", report)
+        #expect(try nights.run(asOf: asOf).join.warnings == result.join.warnings)
+        #expect(try nights.output("apple_tieout.csv") == expected)
+        #expect(!(try nights.output("findings.csv")).contains("unverified_apple_sales"))
+    }
+
     @Test("days the reports do not cover are not compared; more verified than Apple is no finding")
     func coverage() throws {
         let scenario = try Scenario()

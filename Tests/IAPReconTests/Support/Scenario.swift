@@ -25,6 +25,21 @@ final class Scenario {
         return self
     }
 
+    /// Writes `lines` as `write` does, compressed by the system's gzip, to `relativePath`.
+    func writeGzip(_ relativePath: String, _ lines: [String]) throws {
+        let plain = root + "/gzip-" + UUID().uuidString
+        try (lines.joined(separator: "\n") + "\n").write(toFile: plain, atomically: true, encoding: .utf8)
+        let path = input + "/" + relativePath
+        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        let gzip = Process()
+        gzip.executableURL = URL(fileURLWithPath: "/bin/gzip")
+        gzip.arguments = ["-n", plain]
+        try gzip.run()
+        gzip.waitUntilExit()
+        guard gzip.terminationStatus == 0 else { throw CocoaError(.fileWriteUnknown) }
+        try FileManager.default.moveItem(atPath: plain + ".gz", toPath: path)
+    }
+
     /// Where `file` (of another input folder) goes in this scenario's input folder; its folder is made.
     func place(_ file: SourceFile) throws -> String {
         let target = input + "/" + file.relativePath
