@@ -100,9 +100,11 @@ extension CommandSpec {
             itself would have seen them, into <reports>/YYYY-MM-DD/; <reports>/latest \
             moves forward to the last day (never back, unless --force). When the store \
             already holds later days, the range is replayed in one scratch store fed a \
-            day at a time, and the store is left as it was.
+            day at a time, and the store is left as it was. With --fail-on or \
+            --fail-on-new, each night that trips it prints its alert line, and the \
+            backfill exits 1 after the last day.
             """,
-        options: [.root, .db, .reports, .from, .to, .logDir, .now, .grace, .tz, .mmpTZ, .currency, .bundleID, .jobs, .trustRoot, .config],
+        options: [.root, .db, .reports, .from, .to, .logDir, .now, .grace, .tz, .mmpTZ, .currency, .bundleID, .jobs, .trustRoot, .failOn, .failOnNew, .config],
         flags: [.trustUnsigned, .quiet, .force],
         examples: [
             ExampleSpec(

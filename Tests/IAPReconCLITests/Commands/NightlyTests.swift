@@ -94,6 +94,27 @@ struct NightlyTests {
         #expect(bad.code == 2)
     }
 
+    @Test("a backfill with --fail-on alerts for each night that trips it and exits 1 after the last day; replayed, --fail-on-new stays quiet")
+    func backfillAlerts() throws {
+        let work = try Workspace()
+        let root = try Self.threeDays(in: work)
+        let common = ["--root", root, "--db", work.path("s.sqlite"), "--reports", work.path("reports"), "--log-dir", work.path("logs"), "--quiet",
+                      "--trust-root", Workspace.sampleRoot]
+        let backfill = work.iaprecon(["backfill", "--from", "2026-11-27", "--to", "2026-11-29", "--fail-on", "critical"] + common)
+        #expect(backfill.code == 1)
+        // Every night has critical findings (11-27's deliveries have no receipts yet): one alert each, naming its folder.
+        let alerts = backfill.err.split(separator: "\n")
+        #expect(alerts.count == 3)
+        for (alert, day) in zip(alerts, ["2026-11-27", "2026-11-28", "2026-11-29"]) {
+            #expect(alert.hasPrefix("iaprecon: exit 1: ") && alert.hasSuffix("/reports/\(day)/findings.csv"))
+        }
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: work.path("reports/latest")) == "2026-11-29")
+        // Near miss: the same range again, replayed on a store whose nights already alerted, with --fail-on-new.
+        let again = work.iaprecon(["backfill", "--from", "2026-11-27", "--to", "2026-11-29", "--fail-on-new", "critical"] + common)
+        #expect(again.code == 0)
+        #expect(again.err.isEmpty)
+    }
+
     @Test("a night whose partition has not landed re-reports the newest one and says so, also under --quiet; a new day does not")
     func repeatedNightWarns() throws {
         let work = try Workspace()
