@@ -58,6 +58,17 @@ struct FindingRules {
         let users = orderedUnique(deliveries.map(\.userID))
         let userNames = users.map(ids.text).joined(separator: ", ")
 
+        // The delivered product or the matched order's: an undelivered transaction's order counts too
+        // (CONTRACT.md §2), dated by the purchase then.
+        let mismatched = orderedUnique(deliveries.map(\.productID) + [resolved.order?.productID].compactMap { $0 })
+            .filter { $0 != transaction.productID }
+        if !mismatched.isEmpty {
+            var finding = base(.productMismatch, resolved, ids, eventMs: deliveries.first?.ms ?? transaction.purchaseMs,
+                               detail: "Apple sold \(ids.text(transaction.productID)); server used \(mismatched.map(ids.text).joined(separator: ", "))")
+            finding.amount = resolved.amount
+            findings.append(finding)
+        }
+
         if deliveries.isEmpty {
             let refundedBeforeDue = resolved.refund.map { $0.ms < dueMs } ?? false
             if transaction.purchaseMs <= asOfMs - graceMs, !refundedBeforeDue {
@@ -86,15 +97,6 @@ struct FindingRules {
                 finding.amount = resolved.refundAmount
                 findings.append(finding)
             }
-        }
-
-        let mismatched = orderedUnique(deliveries.map(\.productID) + [resolved.order?.productID].compactMap { $0 })
-            .filter { $0 != transaction.productID }
-        if !mismatched.isEmpty {
-            var finding = base(.productMismatch, resolved, ids, eventMs: deliveries[0].ms,
-                               detail: "Apple sold \(ids.text(transaction.productID)); server used \(mismatched.map(ids.text).joined(separator: ", "))")
-            finding.amount = resolved.amount
-            findings.append(finding)
         }
 
         if let order = resolved.order, !users.contains(order.userID) {

@@ -128,6 +128,32 @@ struct FindingKindTests {
         #expect(findings.first?.detail == "Apple sold gems60; server used gems300")
     }
 
+    @Test("an undelivered transaction whose matched order names another product is a product mismatch too; an unmatched order is not")
+    func productMismatchUndelivered() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("server/s.jsonl", [
+            Line.order("2026-11-28T10:00:00Z", "o1", "u1", "gems300", price: "4.99"),
+            Line.order("2026-11-28T10:00:00Z", "o2", "u2", "gems60"),
+            // u3's order of another product is never matched: the heuristic only takes the same product.
+            Line.order("2026-11-28T10:00:00Z", "o3", "u3", "gems300", price: "4.99"),
+        ])
+        try scenario.write("receipts/r.jsonl", [
+            Line.v2Receipt("2026-11-28T10:00:05Z", "u1", orderID: "o1", transaction: Line.v2("t1", "gems60", purchase: "2026-11-28T10:00:03Z")),
+            Line.v2Receipt("2026-11-28T10:00:05Z", "u2", orderID: "o2", transaction: Line.v2("t2", "gems60", purchase: "2026-11-28T10:00:03Z")),
+            Line.v2Receipt("2026-11-28T10:00:05Z", "u3", transaction: Line.v2("t3", "gems60", purchase: "2026-11-28T10:00:03Z")),
+        ])
+        let findings = try scenario.reconcile(asOf: asOf)
+        #expect(findings.map(\.kind) == [.lostDelivery, .lostDelivery, .lostDelivery, .productMismatch])
+        #expect(findings.map(\.transactionID) == ["t1", "t2", "t3", "t1"])
+        let mismatch = try #require(findings.last)
+        #expect(mismatch.orderID == "o1")
+        #expect(mismatch.userID == "u1")
+        #expect(mismatch.detail == "Apple sold gems60; server used gems300")
+        #expect(mismatch.amount == Money.parse("0.99"))
+        #expect(mismatch.eventMs == Line.ms("2026-11-28T10:00:03Z"))
+    }
+
     @Test("a purchase finished after another account logged in is a wrong-user delivery")
     func wrongUserDelivery() throws {
         let scenario = try Scenario()
