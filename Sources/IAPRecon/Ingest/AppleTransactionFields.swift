@@ -13,6 +13,11 @@ extension AppleTransaction {
         revocationReason = try fields.appleString("revocationReason")
         revocationType = try fields.appleString("revocationType")
         revocationPercentage = try fields.integer("revocationPercentage")
+        // A share of the price in thousandths of a percent: beyond 100000 a refund would give back more
+        // than was paid, below 0 it would take money back.
+        if let percentage = revocationPercentage, !(0...100_000).contains(percentage) {
+            throw LineReject("bad number in '\(fields.path)revocationPercentage' (0 to 100000): \(percentage)")
+        }
         priceMilliunits = try fields.milliunits("price")
         currency = try fields.appleString("currency")
         storefront = try fields.appleString("storefront")

@@ -95,4 +95,32 @@ struct AmountRangeTests {
         #expect(outcomes[2] == .rejected("amount out of range: 'Event Revenue' is above 10^12"))
         if case .accepted(let rows) = outcomes[3] { #expect(rows[0].byColumn["revenue"] == .text("-5.5")) } else { Issue.record("rejected -5.50") }
     }
+    @Test("a prorated refund's revocationPercentage outside 0...100000 is rejected; 0, 50000 and 100000 are refunded")
+    func revocationPercentageRange() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        func prorated(_ id: String, _ percentage: Int) -> String {
+            Line.v2Receipt("2026-11-28T10:15:08Z", "u_1001", transaction: Line.v2(
+                id, "gems60", purchase: "2026-11-28T10:15:05Z", revocation: "2026-11-28T11:00:00Z",
+                revocationType: "REFUND_PRORATED", percentage: percentage))
+        }
+        try scenario.write("receipts/r.jsonl", [
+            prorated("2000000000000001", 200_000),
+            prorated("2000000000000002", -5),
+            prorated("2000000000000003", 100_001),
+            prorated("2000000000000004", 0),
+            prorated("2000000000000005", 50_000),
+            prorated("2000000000000006", 100_000),
+        ])
+        let result = try scenario.run(asOf: "2026-11-29T00:00:00Z")
+        #expect(result.ingest.files.filter { $0.kind == .receipts }.map(\.counts) == [LineCounts(read: 6, accepted: 3, rejected: 3)])
+        let rejects = try scenario.output("rejects.csv").split(separator: "\r\n").dropFirst().map { $0.split(separator: ",").prefix(3).joined(separator: ",") }
+        #expect(rejects == [
+            "receipts/r.jsonl,1,bad number in 'transactions[0].revocationPercentage' (0 to 100000): 200000",
+            "receipts/r.jsonl,2,bad number in 'transactions[0].revocationPercentage' (0 to 100000): -5",
+            "receipts/r.jsonl,3,bad number in 'transactions[0].revocationPercentage' (0 to 100000): 100001",
+        ])
+        let refunds = try scenario.output("revenue_daily.csv").split(separator: "\r\n").dropFirst().map { $0.split(separator: ",")[7] }
+        #expect(refunds == ["1.485"])
+    }
 }
