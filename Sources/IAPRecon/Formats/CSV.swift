@@ -212,6 +212,25 @@ public struct CSVRow {
     /// The text of field `index`, unquoted and unescaped.
     public subscript(index: Int) -> String { field(index, trimmingSpaces: false) }
 
+    /// Whether field `index` is valid UTF-8 (its quotes are ASCII, so its raw bytes tell); false
+    /// when text made of it would have a replacement character for what it held.
+    func isValidUTF8(_ index: Int) -> Bool {
+        let span = spans[index]
+        return bytes.withUnsafeBufferPointer { row in
+            let cell = UnsafeBufferPointer(rebasing: row[span.start..<span.end])
+            if cell.allSatisfy({ $0 < 0x80 }) { return true }
+            var iterator = cell.makeIterator()
+            var decoder = UTF8()
+            while true {
+                switch decoder.decode(&iterator) {
+                case .scalarValue: continue
+                case .emptyInput: return true
+                case .error: return false
+                }
+            }
+        }
+    }
+
     /// The text of field `index`, unquoted and unescaped, without leading and trailing spaces
     /// and tabs: trimmed as bytes, before its string is made.
     func trimmedField(_ index: Int) -> String { field(index, trimmingSpaces: true) }

@@ -57,12 +57,15 @@ protocol CSVRowParser {
     static var columns: [String] { get }
     /// Other names of the columns, mapped to those `columns` and `requiredColumns` use.
     static var headerAliases: [String: String] { get }
+    /// Every column `parse` reads: a cell of one of them must be valid UTF-8.
+    static var readColumns: [String] { get }
     static func parse(_ row: CSVRow, header: CSVHeader, rules: LineRules) throws(LineReject) -> LineOutcome
 }
 
 extension CSVRowParser {
     static var columns: [String] { [] }
     static var headerAliases: [String: String] { [:] }
+    static var readColumns: [String] { requiredColumns + columns }
 
     static func required(_ name: String, _ row: CSVRow, _ header: CSVHeader) throws(LineReject) -> String {
         guard let value = header.value(name, in: row) else { throw LineReject("missing required value '\(name)'") }
@@ -248,6 +251,7 @@ enum SpendParser: CSVRowParser {
 /// `catalog.csv`: `product_id,type,subscription_group,price,currency` (CONTRACT.md §1.6).
 enum CatalogParser: CSVRowParser {
     static let requiredColumns = ["product_id", "type", "price", "currency"]
+    static let readColumns = requiredColumns + ["subscription_group"]
     /// The contract's product types, spelled as it spells them: another spelling
     /// (`Auto-Renewable`, `subscription`) would read as a product that never renews.
     static let types: Set<String> = ["consumable", "non_consumable", "auto_renewable", "non_renewing"]

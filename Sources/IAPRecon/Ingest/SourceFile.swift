@@ -328,6 +328,8 @@ struct CSVRecordAssembler {
     let rules: LineRules
     private var header: CSVHeader?
     private var missingColumns: [String] = []
+    /// The header positions of the columns the parser reads.
+    private var readPositions: [Int] = []
 
     init(kind: SourceKind, rules: LineRules = LineRules()) {
         self.kind = kind
@@ -370,6 +372,8 @@ struct CSVRecordAssembler {
                                          aliases: kind.csvParser?.headerAliases ?? [:])
             self.header = parsedHeader
             missingColumns = (kind.csvParser?.requiredColumns ?? []).filter { !parsedHeader.has($0) }
+            let read = Set(kind.csvParser?.readColumns ?? [])
+            readPositions = parsedHeader.names.indices.filter { read.contains(parsedHeader.names[$0]) }
             return nil
         }
         func reject(_ reason: String) -> ParsedLine {
@@ -383,6 +387,10 @@ struct CSVRecordAssembler {
             return reject("row has \(fields.count) fields, the header has \(header.names.count)")
         }
         guard let parser = kind.csvParser else { return ParsedLine(line: line, outcome: .ignored) }
+        // Text is made with bad bytes replaced: an id or name read so would be another one, unsaid.
+        if let position = readPositions.first(where: { !fields.isValidUTF8($0) }) {
+            return reject("invalid UTF-8 in '\(header.names[position])'")
+        }
         do {
             return ParsedLine(line: line, outcome: try parser.parse(fields, header: header, rules: rules))
         } catch {

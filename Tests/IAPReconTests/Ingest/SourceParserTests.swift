@@ -713,4 +713,37 @@ struct SourceParserTests {
         #expect(text.hasPrefix(String(repeating: "\u{FFFD}", count: 100)))
         #expect(text.hasSuffix("…"))
     }
+    @Test("a CSV cell iaprecon reads with invalid UTF-8 is rejected naming its column; valid UTF-8, or bad bytes in a column not read, are accepted")
+    func invalidUTF8InCSVCells() throws {
+        let scenario = try Scenario()
+        func write(_ path: String, _ lines: [[UInt8]]) throws {
+            try FileManager.default.createDirectory(atPath: scenario.input + "/attribution", withIntermediateDirectories: true)
+            try Data(lines.joined(separator: [0x0A]) + [0x0A]).write(to: URL(fileURLWithPath: scenario.input + "/" + path))
+        }
+        try write("catalog.csv", [
+            Array("product_id,type,subscription_group,price,currency".utf8),
+            Array("gems".utf8) + [0xFF] + Array(",consumable,,0.99,USD".utf8),
+            Array("gems300,consumable,,4.99,USD".utf8),
+            Array("caf\u{E9},consumable,,0.99,EUR".utf8),
+        ])
+        try write("attribution/a.csv", [
+            Array("Event Time,Event Name,Customer User ID,City".utf8),
+            Array("2026-11-28 10:00:00,install,u_".utf8) + [0xE9] + Array(",Lyon".utf8),
+            Array("2026-11-28 10:00:00,install,u_1,S".utf8) + [0xE3] + Array("o Paulo".utf8),
+            Array("2026-11-28 10:00:00,install,\"u_\u{E9}\",Lyon".utf8),
+        ])
+        let result = try scenario.run(asOf: "2026-11-29T00:00:00Z")
+        let counts = Dictionary(uniqueKeysWithValues: result.ingest.files.map { ($0.path, $0.counts) })
+        #expect(counts["catalog.csv"] == LineCounts(read: 3, accepted: 2, rejected: 1))
+        #expect(counts["attribution/a.csv"] == LineCounts(read: 3, accepted: 2, rejected: 1))
+        let rejects = try scenario.output("rejects.csv").split(separator: "\r\n").dropFirst().map { $0.split(separator: ",").prefix(3).joined(separator: ",") }
+        #expect(rejects == [
+            "attribution/a.csv,2,invalid UTF-8 in 'Customer User ID'",
+            "catalog.csv,2,invalid UTF-8 in 'product_id'",
+        ])
+        let database = try scenario.open()
+        var products: [String] = []
+        try database.forEach("SELECT product_id FROM raw_catalog__products ORDER BY line") { products.append($0.string(0)) }
+        #expect(products == ["gems300", "caf\u{E9}"])
+    }
 }
