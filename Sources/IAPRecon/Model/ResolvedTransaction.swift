@@ -37,6 +37,10 @@ struct ResolvedTransaction {
     /// Revenue: Production, not family-shared, not a free trial (CONTRACT.md §1.2, §2).
     var isRevenue: Bool { transaction.isProduction && !transaction.isFamilyShared && transaction.offer != .freeTrial }
 
+    /// A unit Apple's Sales Report counts, and the tie-out verifies: Production, not family-shared,
+    /// free trials included, which Apple lists at a price of 0 (CONTRACT.md §2, "Tie-out with Apple").
+    var isAppleSale: Bool { transaction.isProduction && !transaction.isFamilyShared }
+
     /// `delivered_to`: each receiving user once, at their first delivery, in the order of those
     /// deliveries (then of the user ids' bytes, as SQLite orders text), joined by `;`.
     func deliveredTo(_ ids: IDTable) -> String {

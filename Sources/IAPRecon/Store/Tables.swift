@@ -106,7 +106,7 @@ enum Tables {
               purchase_ms INTEGER NOT NULL, expires_ms INTEGER, environment TEXT, user_id TEXT, order_id TEXT, match_rule TEXT,
               unit_price TEXT, currency TEXT, price_source TEXT NOT NULL, quantity INTEGER NOT NULL, storefront TEXT,
               is_revenue INTEGER NOT NULL, refund_ms INTEGER, refund_amount TEXT, refund_type TEXT, deliveries INTEGER NOT NULL,
-              ownership TEXT, delivered_to TEXT NOT NULL
+              ownership TEXT, delivered_to TEXT NOT NULL, is_apple_sale INTEGER NOT NULL
             )
             """),
         ("fct_findings", """
@@ -130,9 +130,9 @@ enum Tables {
         .init(name: "fct_findings_by_transaction", table: "fct_findings", definition: "(transaction_id)"),
         .init(name: "fct_findings_by_original", table: "fct_findings", definition: "(original_transaction_id)"),
         // The tie-out with Apple of a night's days reads their purchases and refunds, not every transaction.
-        .init(name: "int_transactions_by_purchase", table: "int_transactions_resolved", definition: "(purchase_ms) WHERE is_revenue = 1"),
+        .init(name: "int_transactions_by_purchase", table: "int_transactions_resolved", definition: "(purchase_ms) WHERE is_apple_sale = 1"),
         .init(name: "int_transactions_by_refund", table: "int_transactions_resolved",
-              definition: "(refund_ms) WHERE is_revenue = 1 AND refund_ms IS NOT NULL"),
+              definition: "(refund_ms) WHERE is_apple_sale = 1 AND refund_ms IS NOT NULL"),
     ])
 
     /// The index that finds a matched order's transaction. Not `int_transactions_by_order`: that

@@ -20,8 +20,10 @@ struct AppleTieOutTests {
 
     /// A receipts line with one decoded V2 Production transaction of `gems60`.
     static func purchase(_ id: String, at purchase: String, storefront: String? = "USA", currency: String = "USD", price: Int = 990,
-                         refundedAt: String? = nil, quantity: Int = 1, ownership: String = "PURCHASED") -> String {
-        var fields = "\"transactionId\":\"\(id)\",\"originalTransactionId\":\"\(id)\",\"productId\":\"gems60\",\"purchaseDate\":\(Line.ms(purchase)),\"quantity\":\(quantity),\"environment\":\"Production\",\"inAppOwnershipType\":\"\(ownership)\",\"price\":\(price),\"currency\":\"\(currency)\""
+                         refundedAt: String? = nil, quantity: Int = 1, ownership: String = "PURCHASED", environment: String = "Production",
+                         offer: String? = nil) -> String {
+        var fields = "\"transactionId\":\"\(id)\",\"originalTransactionId\":\"\(id)\",\"productId\":\"gems60\",\"purchaseDate\":\(Line.ms(purchase)),\"quantity\":\(quantity),\"environment\":\"\(environment)\",\"inAppOwnershipType\":\"\(ownership)\",\"price\":\(price),\"currency\":\"\(currency)\""
+        if let offer { fields += ",\"offerDiscountType\":\"\(offer)\"" }
         if let storefront { fields += ",\"storefront\":\"\(storefront)\"" }
         if let refundedAt { fields += ",\"revocationDate\":\(Line.ms(refundedAt)),\"revocationReason\":0" }
         return Line.v2Receipt("2026-11-28T10:00:05Z", "u1", transaction: "{\(fields)}")
@@ -117,6 +119,53 @@ struct AppleTieOutTests {
             report: [Self.sales("2026-11-24", "gems60", units: 2, country: "US")])
         #expect(findings.map(\.detail) == ["country=US apple_units=2 verified_units=0 missing_units=2"])
         #expect(findings.first?.amount == Decimal(string: "1.98"))
+    }
+
+    @Test("a verified free trial is a verified unit, as Apple counts it at price 0: no unverified sale; family-shared and sandbox trials are not")
+    func freeTrialIsAVerifiedUnit() throws {
+        let trial = Self.purchase("t1", at: "2026-11-24T18:00:00Z", price: 0, offer: "FREE_TRIAL")
+        let zeroPriced = Self.sales("2026-11-24", "gems60", units: 1, country: "US", price: "0", proceeds: "0")
+        #expect(try reconcile(receipts: [trial], report: [zeroPriced]).isEmpty)
+        // Near miss: trials Apple's report does not count as sales are not verified units either.
+        let notSales = try reconcile(
+            receipts: [Self.purchase("t2", at: "2026-11-24T18:00:00Z", price: 0, ownership: "FAMILY_SHARED", offer: "FREE_TRIAL"),
+                       Self.purchase("t3", at: "2026-11-24T19:00:00Z", price: 0, environment: "Sandbox", offer: "FREE_TRIAL")],
+            report: [zeroPriced])
+        #expect(notSales.map(\.detail) == ["country=US apple_units=1 verified_units=0 missing_units=1"])
+
+        // Still never revenue; a night that learns the trial agrees with a fresh store.
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("apple/S_D_1.txt", [AppleSalesReportTests.currentHeader, zeroPriced])
+        try scenario.write("receipts/a.jsonl", [Self.purchase("t9", at: "2026-11-20T18:00:00Z")])
+        _ = try scenario.run(asOf: asOf)
+        #expect(try tieOutFindings(scenario) == ["country=US apple_units=1 verified_units=0 missing_units=1"])
+        try scenario.write("receipts/b.jsonl", [trial])
+        _ = try scenario.run(asOf: asOf)
+        #expect(try tieOutFindings(scenario).isEmpty)
+        try expectRebuildEqual(scenario)
+        #expect(try scenario.output("transactions.csv").split(separator: "\r\n").filter { $0.hasPrefix("t1,") }.first?.contains(",false,") == true)
+    }
+
+    @Test("results an older iaprecon wrote, without what Apple counts as a sale, are rebuilt in full by the next join")
+    func resultsWithoutSalesRebuilt() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("apple/S_D_1.txt", [AppleSalesReportTests.currentHeader, Self.sales("2026-11-24", "gems60", units: 1, country: "US")])
+        try scenario.write("receipts/a.jsonl", [Self.purchase("t1", at: "2026-11-24T18:00:00Z")])
+        _ = try scenario.run(asOf: asOf)
+        let database = try scenario.open()
+        // What the older iaprecon kept: no is_apple_sale, and the tie-out's indexes over revenue.
+        try database.execute("""
+            DROP INDEX IF EXISTS int_transactions_by_purchase; DROP INDEX IF EXISTS int_transactions_by_purchase__2;
+            DROP INDEX IF EXISTS int_transactions_by_refund; DROP INDEX IF EXISTS int_transactions_by_refund__2;
+            ALTER TABLE int_transactions_resolved DROP COLUMN is_apple_sale;
+            CREATE INDEX int_transactions_by_purchase ON int_transactions_resolved(purchase_ms) WHERE is_revenue = 1;
+            CREATE INDEX int_transactions_by_refund ON int_transactions_resolved(refund_ms) WHERE is_revenue = 1 AND refund_ms IS NOT NULL;
+            """)
+        #expect(try !StoredJoinResults.areCurrent(database))
+        #expect(try Pipeline.join(database: database, settings: ReconcileSettings()).recomputedTransactions == nil)
+        #expect(try database.scalar("SELECT is_apple_sale FROM int_transactions_resolved") == .integer(1))
     }
 
     @Test("several report rows of one day, product and country add up; the price is the one most units sold at")

@@ -72,7 +72,7 @@ struct RoutedFactsTests {
             let store = SQLiteJoinStore(database, routedFactsBudget: budget, spilledBytes: { bytes in spilled.withLock { $0 += bytes } })
             let summary = try JoinStage.run(store: store, settings: ReconcileSettings(), workers: WorkerPool(width: 2), batchTransactions: 40)
             #expect(summary.recomputedTransactions == nil, "a full rebuild")
-            return (spilled.withLock { $0 }, try rows(database, "SELECT * FROM int_transactions_resolved ORDER BY transaction_id", columns: 21),
+            return (spilled.withLock { $0 }, try rows(database, "SELECT * FROM int_transactions_resolved ORDER BY transaction_id", columns: 22),
                     try rows(database, "SELECT * FROM fct_findings ORDER BY finding_id", columns: 13))
         }
         let held = try rebuild(budget: SQLiteJoinStore.routedFactsBudget)

@@ -12,10 +12,10 @@ struct ScopeRowsTests {
 
     /// A resolved transaction as the join writes it; the tie-out reads purchase and refund columns.
     static func transaction(_ id: String, user: String = "u1", purchaseMs: Int64 = day1, refundMs: Int64? = nil,
-                            deliveries: Int64 = 1, isRevenue: Int64 = 1) -> [SQLValue] {
+                            deliveries: Int64 = 1, isSale: Int64 = 1) -> [SQLValue] {
         [.text(id), .text(id), .text("gems"), .integer(purchaseMs), .null, .text("Production"), .text(user), .null, .null,
-         .text("0.99"), .text("USD"), .text("apple"), .integer(1), .text("USA"), .integer(isRevenue), SQLValue(refundMs),
-         refundMs == nil ? .null : .text("0.99"), .null, .integer(deliveries), .null, .text(user)]
+         .text("0.99"), .text("USD"), .text("apple"), .integer(1), .text("USA"), .integer(isSale), SQLValue(refundMs),
+         refundMs == nil ? .null : .text("0.99"), .null, .integer(deliveries), .null, .text(user), .integer(isSale)]
     }
 
     static func finding(_ id: String, transaction: String, detail: String = "never delivered") -> [SQLValue] {
@@ -36,7 +36,7 @@ struct ScopeRowsTests {
         let database = try scenario.open()
         try database.execute(StoredJoinResults.tables.dropAndCreate)
         try database.execute(StoredJoinResults.tables.createMissingIndexes(existing: []))
-        for row in transactions { try database.run("INSERT INTO int_transactions_resolved VALUES (\(marks(21)))", row) }
+        for row in transactions { try database.run("INSERT INTO int_transactions_resolved VALUES (\(marks(22)))", row) }
         for row in findings { try database.run("INSERT INTO fct_findings VALUES (\(marks(13)))", row) }
         var scope = JoinScope()
         for row in transactions { if case .text(let id) = row[0] { scope.insert(id, as: .transaction) } }
@@ -73,8 +73,8 @@ struct ScopeRowsTests {
         var names: [String] = []
         try database.forEach("SELECT name FROM pragma_table_info('int_transactions_resolved') ORDER BY cid") { names.append($0.string(0)) }
         typealias R = ScopeRows.Resolved
-        let read = [R.productID, R.purchaseMs, R.quantity, R.storefront, R.isRevenue, R.refundMs, R.refundType].map { names[$0] }
-        #expect(read == ["product_id", "purchase_ms", "quantity", "storefront", "is_revenue", "refund_ms", "refund_type"])
+        let read = [R.productID, R.purchaseMs, R.quantity, R.storefront, R.isAppleSale, R.refundMs, R.refundType].map { names[$0] }
+        #expect(read == ["product_id", "purchase_ms", "quantity", "storefront", "is_apple_sale", "refund_ms", "refund_type"])
         var findingNames: [String] = []
         try database.forEach("SELECT name FROM pragma_table_info('fct_findings') ORDER BY cid") { findingNames.append($0.string(0)) }
         #expect([ScopeRows.Finding.transactionID, ScopeRows.Finding.originalTransactionID].map { findingNames[$0] }
@@ -96,8 +96,8 @@ struct ScopeRowsTests {
             // t1 as it was, t2 delivered once more, t3 not decided again, t4 new.
             let decided = [Self.transaction("t1"), Self.transaction("t2", deliveries: 2), Self.transaction("t4")]
             let kept = try rows.changed(packed(0, decided))
-            #expect(ids(kept, columns: 21) == ["t2", "t4"])
-            try kept.insert(with: database.cached("INSERT INTO int_transactions_resolved VALUES (\(marks(21)))"))
+            #expect(ids(kept, columns: 22) == ["t2", "t4"])
+            try kept.insert(with: database.cached("INSERT INTO int_transactions_resolved VALUES (\(marks(22)))"))
             // f1 as it was; f3 gone with t3.
             let findings = try rows.changed(packed(1, [Self.finding("f1", transaction: "t1")]))
             #expect(findings.count == 0)
@@ -109,20 +109,20 @@ struct ScopeRowsTests {
         withExtendedLifetime(scenario) {}
     }
 
-    @Test("the tie-out hears of a refunded row as it was and as it is, of a new row and of a gone one; not of a row changed elsewhere or of one that is not revenue")
+    @Test("the tie-out hears of a refunded row as it was and as it is, of a new row and of a gone one; not of a row changed elsewhere or of one Apple does not count as a sale")
     func tieOutChangesAreTheRowsItReads() throws {
         let (scenario, database) = try store(
             [Self.transaction("t1"), Self.transaction("t2"), Self.transaction("t3", purchaseMs: Self.day5)], findings: [])
         var rows = try ScopeRows(database)
         try database.transaction {
-            // t1 refunded on day 9; t2 delivered again (nothing the tie-out reads); t3 gone; t4 new; t5 new, not revenue.
+            // t1 refunded on day 9; t2 delivered again (nothing the tie-out reads); t3 gone; t4 new; t5 new, no sale (a sandbox purchase, say).
             let decided = [Self.transaction("t1", refundMs: Self.day9), Self.transaction("t2", deliveries: 3),
-                           Self.transaction("t4", purchaseMs: Self.day9), Self.transaction("t5", isRevenue: 0)]
-            try rows.changed(packed(0, decided)).insert(with: database.cached("INSERT INTO int_transactions_resolved VALUES (\(marks(21)))"))
+                           Self.transaction("t4", purchaseMs: Self.day9), Self.transaction("t5", isSale: 0)]
+            try rows.changed(packed(0, decided)).insert(with: database.cached("INSERT INTO int_transactions_resolved VALUES (\(marks(22)))"))
             try rows.deleteUnwritten()
         }
-        func revenue(purchaseMs: Int64, refundMs: Int64? = nil) -> RevenueTransaction {
-            RevenueTransaction(productID: "gems", storefront: "USA", quantity: 1, purchaseMs: purchaseMs, refundMs: refundMs, refundType: nil)
+        func revenue(purchaseMs: Int64, refundMs: Int64? = nil) -> AppleSale {
+            AppleSale(productID: "gems", storefront: "USA", quantity: 1, purchaseMs: purchaseMs, refundMs: refundMs, refundType: nil)
         }
         #expect(rows.tieOutChanges.removed == [revenue(purchaseMs: Self.day1), revenue(purchaseMs: Self.day5)])
         #expect(rows.tieOutChanges.added == [revenue(purchaseMs: Self.day1, refundMs: Self.day9), revenue(purchaseMs: Self.day9)])
@@ -140,7 +140,7 @@ struct ScopeRowsTests {
         try database.transaction {
             // t1 and t6 as they were; t2 delivered again; t3 gone; t4 new.
             let decided = [Self.transaction("t1"), Self.transaction("t2", deliveries: 2), Self.transaction("t4"), Self.transaction("t6")]
-            try rows.changed(packed(0, decided)).insert(with: database.cached("INSERT INTO int_transactions_resolved VALUES (\(marks(21)))"))
+            try rows.changed(packed(0, decided)).insert(with: database.cached("INSERT INTO int_transactions_resolved VALUES (\(marks(22)))"))
             // f1 says something else; f6 as it was; f3 and the chain finding fc gone; fd new, about chain c8.
             let findings = [Self.finding("f1", transaction: "t1", detail: "delivered late"), Self.finding("f6", transaction: "t6"),
                             Self.chainFinding("fd", chain: "c8")]

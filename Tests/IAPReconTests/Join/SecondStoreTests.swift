@@ -29,7 +29,7 @@ struct SecondStoreTests {
         #expect(memory.savedSettings == JoinSettings(asOfMs: overSQLite.asOfMs, graceMs: 86_400_000, mmpZone: Zone.utc.identifier))
         #expect(memory.batchesDecided > 5, "the join cut the store into batches")
 
-        let resolved = try rows(database, "SELECT * FROM int_transactions_resolved ORDER BY transaction_id", columns: 21)
+        let resolved = try rows(database, "SELECT * FROM int_transactions_resolved ORDER BY transaction_id", columns: 22)
         #expect(resolved.count > 200)
         #expect(memory.resolved.keys.sorted().map { memory.resolved[$0] ?? [] } == resolved)
         // The tie-out with Apple is the one part this store leaves out (it keeps no Sales Report).
@@ -66,7 +66,7 @@ struct SecondStoreTests {
         try Pipeline.normalize(database: reference)
         let overSQLite = try Pipeline.join(database: reference, settings: ReconcileSettings())
         #expect(night.asOfMs == overSQLite.asOfMs)
-        let resolved = try rows(reference, "SELECT * FROM int_transactions_resolved ORDER BY transaction_id", columns: 21)
+        let resolved = try rows(reference, "SELECT * FROM int_transactions_resolved ORDER BY transaction_id", columns: 22)
         #expect(memory.resolved.keys.sorted().map { memory.resolved[$0] ?? [] } == resolved)
         let findings = try rows(reference, "SELECT * FROM fct_findings WHERE kind != 'unverified_apple_sales' ORDER BY finding_id",
                                 columns: 13)

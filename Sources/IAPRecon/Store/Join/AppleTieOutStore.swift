@@ -85,7 +85,7 @@ enum AppleTieOutStore {
     ///
     /// `scan`: every day the reports cover (`AppleTieOut` keeps the covered days). Else a night's
     /// days, days in a row as one span: read through the purchase and refund indexes when they
-    /// hold few of the revenue transactions. A row found through an index is looked up in the
+    /// hold few of the sales. A row found through an index is looked up in the
     /// table out of order, which costs several times reading it in passing, so days that hold many
     /// (a night that touched old subscriptions' days, every day of a full rebuild) are read in one
     /// pass over the table instead. `throughIndexes` makes that choice (for the tests: both ways
@@ -105,7 +105,7 @@ enum AppleTieOutStore {
         typealias Column = PurchaseColumn
         func add(_ row: Row, purchase: Bool, refund: Bool) {
             guard purchase || refund else { return }
-            VerifiedUnits.append(RevenueTransaction(
+            VerifiedUnits.append(AppleSale(
                 productID: row.string(Column.productID), storefront: row.optionalString(Column.storefront), quantity: row.int(Column.quantity),
                 purchaseMs: row.int(Column.purchaseMs), refundMs: row.optionalInt(Column.refundMs), refundType: row.optionalString(Column.refundType)),
                 purchase: purchase, refund: refund, days: &names, to: &changes)
@@ -113,7 +113,7 @@ enum AppleTieOutStore {
         let columns = "SELECT \(Column.selectList) FROM int_transactions_resolved"
         let throughIndexes = try throughIndexes ?? !(scan || Self.holdMany(spans, database))
         if !throughIndexes {
-            try database.forEach("\(columns) NOT INDEXED WHERE is_revenue = 1") { row in
+            try database.forEach("\(columns) NOT INDEXED WHERE is_apple_sale = 1") { row in
                 add(row, purchase: Self.contains(spans, row.int(Column.purchaseMs)),
                     refund: row.optionalInt(Column.refundMs).map { Self.contains(spans, $0) } ?? false)
             }
@@ -121,30 +121,30 @@ enum AppleTieOutStore {
         }
         for span in spans {
             let bounds: [SQLValue] = [.integer(span.from), .integer(span.until)]
-            try database.forEach("\(columns) WHERE is_revenue = 1 AND purchase_ms >= ? AND purchase_ms < ?", bounds) {
+            try database.forEach("\(columns) WHERE is_apple_sale = 1 AND purchase_ms >= ? AND purchase_ms < ?", bounds) {
                 add($0, purchase: true, refund: false)
             }
-            try database.forEach("\(columns) WHERE is_revenue = 1 AND refund_ms >= ? AND refund_ms < ?", bounds) {
+            try database.forEach("\(columns) WHERE is_apple_sale = 1 AND refund_ms >= ? AND refund_ms < ?", bounds) {
                 add($0, purchase: false, refund: true)
             }
         }
         return changes
     }
 
-    /// Whether `spans` hold more than an eighth of the revenue transactions' purchases and refunds,
+    /// Whether `spans` hold more than an eighth of the sales' purchases and refunds,
     /// counted in the indexes alone (no row is looked up).
     static func holdMany(_ spans: [(from: Int64, until: Int64)], _ database: Database) throws -> Bool {
         var inSpans: Int64 = 0
         for span in spans {
             let bounds: [SQLValue] = [.integer(span.from), .integer(span.until)]
             inSpans += try database.scalar("""
-                SELECT count(*) FROM int_transactions_resolved WHERE is_revenue = 1 AND purchase_ms >= ? AND purchase_ms < ?
+                SELECT count(*) FROM int_transactions_resolved WHERE is_apple_sale = 1 AND purchase_ms >= ? AND purchase_ms < ?
                 """, bounds).integerValue
             inSpans += try database.scalar("""
-                SELECT count(*) FROM int_transactions_resolved WHERE is_revenue = 1 AND refund_ms IS NOT NULL AND refund_ms >= ? AND refund_ms < ?
+                SELECT count(*) FROM int_transactions_resolved WHERE is_apple_sale = 1 AND refund_ms IS NOT NULL AND refund_ms >= ? AND refund_ms < ?
                 """, bounds).integerValue
         }
-        let all = try database.scalar("SELECT count(*) FROM int_transactions_resolved WHERE is_revenue = 1").integerValue
+        let all = try database.scalar("SELECT count(*) FROM int_transactions_resolved WHERE is_apple_sale = 1").integerValue
         return inSpans * 8 > all
     }
 
@@ -169,7 +169,7 @@ enum AppleTieOutStore {
         }
     }
 
-    /// What `verified` selects of a revenue transaction.
+    /// What `verified` selects of a sale.
     private enum PurchaseColumn: Int, SelectedColumn {
         case productID, storefront, quantity, purchaseMs, refundMs, refundType
         var sql: String { ["product_id", "storefront", "quantity", "purchase_ms", "refund_ms", "refund_type"][rawValue] }

@@ -185,7 +185,7 @@ struct VerifiedUnits: Sendable, Equatable {
     /// Appends what a verified transaction adds to the tie-out: its quantity on its purchase's
     /// day, and the same taken back on its refund's day, unless the refund is a Family Sharing
     /// revocation (which refunds nothing). `purchase` and `refund` say which of the two to count.
-    static func append(_ transaction: RevenueTransaction, purchase: Bool = true, refund: Bool = true, days: inout DayNames,
+    static func append(_ transaction: AppleSale, purchase: Bool = true, refund: Bool = true, days: inout DayNames,
                        to units: inout [VerifiedUnits]) {
         guard purchase || refund else { return }
         let country = transaction.storefront.flatMap(StorefrontCountry.alpha2(ofStorefront:))
@@ -199,8 +199,8 @@ struct VerifiedUnits: Sendable, Equatable {
     }
 }
 
-/// What the tie-out reads of a verified (revenue) transaction.
-struct RevenueTransaction: Sendable, Equatable {
+/// What the tie-out reads of a verified transaction Apple counts as a sale (`ResolvedTransaction.isAppleSale`).
+struct AppleSale: Sendable, Equatable {
     var productID: String
     var storefront: String?
     var quantity: Int64
@@ -214,9 +214,9 @@ struct RevenueTransaction: Sendable, Equatable {
 /// days they fall on is what was stored less the one and plus the other (`AppleTieOut.refresh`).
 struct TieOutChanges: Sendable {
     /// Verified transactions as they were, before the join changed or removed them.
-    var removed: [RevenueTransaction] = []
+    var removed: [AppleSale] = []
     /// Verified transactions as the join wrote them, new or changed.
-    var added: [RevenueTransaction] = []
+    var added: [AppleSale] = []
 }
 
 /// One row of `fct_apple_tieout`, money as exact decimal text.

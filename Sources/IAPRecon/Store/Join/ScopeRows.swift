@@ -10,7 +10,7 @@
 /// The tie-out with Apple counts a resolved transaction's units on the day of its purchase and
 /// on the day of its refund (`AppleTieOutStore.verified`). A row whose purchase or refund, as
 /// the tie-out reads them, changed is listed as it was and as it is (`TieOutChanges`), a new
-/// one as it is, a gone one as it was; only revenue rows count, and a row changed elsewhere
+/// one as it is, a gone one as it was; only Apple's sales count, and a row changed elsewhere
 /// (its deliveries, say) is not listed: a refund on a night changes the night's day, not the purchase's.
 ///
 /// What `transactions.csv` shows of the rows that changed is listed too (`transactionChanges`): a
@@ -33,7 +33,7 @@ struct ScopeRows {
     /// transactions (with the orders matched to them), the findings about them, and the chain and
     /// multi-Apple-ID findings of its chains and users.
     static let tables = [
-        Table(name: "int_transactions_resolved", key: "transaction_id", columns: 21, condition: "transaction_id IN temp.join_transactions"),
+        Table(name: "int_transactions_resolved", key: "transaction_id", columns: 22, condition: "transaction_id IN temp.join_transactions"),
         Table(name: "fct_findings", key: "finding_id", columns: 13, condition: """
             transaction_id IN temp.join_transactions
               OR (kind = 'shared_apple_id_subscription' AND original_transaction_id IN temp.join_chains)
@@ -44,13 +44,13 @@ struct ScopeRows {
     /// Where a resolved transaction's columns the tie-out reads are, as `Tables.joinResults`
     /// declares them (the tests hold the two together).
     enum Resolved {
-        static let productID = 2, purchaseMs = 3, quantity = 12, storefront = 13, isRevenue = 14, refundMs = 15, refundType = 17
+        static let productID = 2, purchaseMs = 3, quantity = 12, storefront = 13, refundMs = 15, refundType = 17, isAppleSale = 21
     }
 
-    /// What the tie-out reads of a purchase: whether it is revenue, its product, storefront,
-    /// quantity and time; of a refund, the same with the refund's time and kind.
-    private static let purchaseColumns = [Resolved.isRevenue, Resolved.productID, Resolved.storefront, Resolved.quantity, Resolved.purchaseMs]
-    private static let refundColumns = [Resolved.isRevenue, Resolved.productID, Resolved.storefront, Resolved.quantity, Resolved.refundMs,
+    /// What the tie-out reads of a purchase: whether Apple counts it as a sale, its product,
+    /// storefront, quantity and time; of a refund, the same with the refund's time and kind.
+    private static let purchaseColumns = [Resolved.isAppleSale, Resolved.productID, Resolved.storefront, Resolved.quantity, Resolved.purchaseMs]
+    private static let refundColumns = [Resolved.isAppleSale, Resolved.productID, Resolved.storefront, Resolved.quantity, Resolved.refundMs,
                                         Resolved.refundType]
 
     /// Where a finding's subject is, as `Tables.joinResults` declares it.
@@ -64,8 +64,8 @@ struct ScopeRows {
         var key: String
         var values: RowFingerprint
         var units: Units
-        /// A resolved transaction's, if it is revenue.
-        var revenue: RevenueTransaction?
+        /// A resolved transaction's, if Apple counts it as a sale.
+        var sale: AppleSale?
         /// A finding's subject; nil for a resolved transaction.
         var subject: (transactionID: String?, originalTransactionID: String?)?
         var written = false
@@ -100,7 +100,7 @@ struct ScopeRows {
             byKey.reserveCapacity(rows.count)
             rows.forEachRow(columns: table.columns) { row in
                 byKey[Self.key(row)] = Current(key: Self.keyText(row), values: RowFingerprint(row.bytes),
-                                               units: number == 0 ? Units(row) : Units(), revenue: number == 0 ? Self.revenue(row) : nil,
+                                               units: number == 0 ? Units(row) : Units(), sale: number == 0 ? Self.sale(row) : nil,
                                                subject: number == 1 ? Self.subject(row) : nil)
             }
             return byKey
@@ -122,7 +122,7 @@ struct ScopeRows {
                 try deletes[number].insert([.text(was.key)])
                 if number == 0 { noteChange(from: was, to: row) }
                 noteShown(was)
-            } else if number == 0, let added = Self.revenue(row) {
+            } else if number == 0, let added = Self.sale(row) {
                 tieOutChanges.added.append(added)
             }
             noteShown(row, table: number)
@@ -136,7 +136,7 @@ struct ScopeRows {
         for (number, rows) in current.enumerated() {
             for row in rows.values where !row.written {
                 try deletes[number].insert([.text(row.key)])
-                if number == 0, let removed = row.revenue { tieOutChanges.removed.append(removed) }
+                if number == 0, let removed = row.sale { tieOutChanges.removed.append(removed) }
                 noteShown(row)
             }
         }
@@ -186,13 +186,13 @@ struct ScopeRows {
     private mutating func noteChange(from was: Current, to now: PackedRow) {
         let units = Units(now)
         guard was.units.purchase != units.purchase || was.units.refund != units.refund else { return }
-        if let removed = was.revenue { tieOutChanges.removed.append(removed) }
-        if let added = Self.revenue(now) { tieOutChanges.added.append(added) }
+        if let removed = was.sale { tieOutChanges.removed.append(removed) }
+        if let added = Self.sale(now) { tieOutChanges.added.append(added) }
     }
 
-    /// What the tie-out reads of a decided row, if it is revenue (values as SQLite stores them in
+    /// What the tie-out reads of a decided row, if Apple counts it as a sale (values as SQLite stores them in
     /// the columns `Tables.joinResults` declares: integers in INTEGER columns, text in TEXT ones).
-    static func revenue(_ row: PackedRow) -> RevenueTransaction? {
+    static func sale(_ row: PackedRow) -> AppleSale? {
         func integer(_ column: Int) -> Int64? {
             switch row.value(column) {
             case .integer(let value): value
@@ -207,8 +207,8 @@ struct ScopeRows {
             case .null: nil
             }
         }
-        guard integer(Resolved.isRevenue) == 1 else { return nil }
-        return RevenueTransaction(productID: text(Resolved.productID) ?? "", storefront: text(Resolved.storefront),
+        guard integer(Resolved.isAppleSale) == 1 else { return nil }
+        return AppleSale(productID: text(Resolved.productID) ?? "", storefront: text(Resolved.storefront),
                                   quantity: integer(Resolved.quantity) ?? 0, purchaseMs: integer(Resolved.purchaseMs) ?? 0,
                                   refundMs: integer(Resolved.refundMs), refundType: text(Resolved.refundType))
     }

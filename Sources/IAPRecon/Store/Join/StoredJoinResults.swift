@@ -8,15 +8,16 @@ enum StoredJoinResults {
     static let tables = Tables.joinResults
 
     /// Whether the results have this iaprecon's shape: an older one's are rebuilt in full by the
-    /// next join, never read or updated as they are. Those with no `delivered_to` predate it; those
-    /// with no index of matched orders were written while an orders table held each match too.
+    /// next join, never read or updated as they are. Those with no `delivered_to` predate it, those
+    /// with no `is_apple_sale` tied out without free trials; those with no index of matched orders
+    /// were written while an orders table held each match too.
     static func areCurrent(_ database: Database) throws -> Bool {
         let index = Tables.matchedOrderIndex
         return try database.scalar("""
-            SELECT (SELECT count(*) FROM pragma_table_info('int_transactions_resolved') WHERE name = 'delivered_to')
+            SELECT (SELECT count(*) FROM pragma_table_info('int_transactions_resolved') WHERE name IN ('delivered_to', 'is_apple_sale'))
                  + (SELECT count(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'int_transactions_resolved'
                       AND name IN ('\(index)', '\(index)\(RebuiltTables.indexTwinSuffix)'))
-            """) == .integer(2)
+            """) == .integer(3)
     }
 
     /// Whether a join has reconciled the store (its settings are kept), whatever the results' shape.
@@ -109,7 +110,7 @@ enum StoredJoinResults {
             .integer(transaction.quantity), SQLValue(transaction.storefront ?? item.order?.storefront),
             .integer(item.isRevenue ? 1 : 0), SQLValue(item.refund?.ms), SQLValue(item.refundAmount.map(Money.format)),
             SQLValue(item.refund?.revocationType), .integer(Int64(item.deliveries.count)), SQLValue(transaction.ownership),
-            .text(item.deliveredTo(ids)),
+            .text(item.deliveredTo(ids)), .integer(item.isAppleSale ? 1 : 0),
         ]
     }
 
