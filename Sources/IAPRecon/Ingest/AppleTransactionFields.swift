@@ -45,8 +45,13 @@ extension AppleTransaction {
             purchaseMs: purchaseMs)
         originalTransactionID = try fields.appleString("original_transaction_id")
         expiresMs = try Self.receiptTime(fields, "expires_date")
-        revocationMs = try Self.receiptTime(fields, "cancellation_date")
-        revocationReason = try fields.appleString("cancellation_reason")
+        let cancelledMs = try Self.receiptTime(fields, "cancellation_date")
+        if try Self.isUpgraded(fields) {
+            if let cancelledMs { endPeriod(atUpgrade: cancelledMs) }
+        } else {
+            revocationMs = cancelledMs
+            revocationReason = try fields.appleString("cancellation_reason")
+        }
         appAccountToken = try fields.appleString("app_account_token")
         quantity = try fields.integer("quantity") ?? 1
         try checkQuantity(quantity, field: fields.path + "quantity")
@@ -58,6 +63,19 @@ extension AppleTransaction {
         } else if try fields.appleString("is_in_intro_offer_period") == "true" {
             offer = .introOffer
         }
+    }
+
+    /// Whether a receipt item was cancelled by an upgrade to a plan of its subscription group
+    /// (`is_upgraded`): its cancellation date is then the upgrade's, not a refund's. The user goes on
+    /// under the new plan, so the goods stay; Apple's prorated credit for the old plan's unused time
+    /// goes toward the new one (StoreKit 2 gives such a transaction no `revocationDate`).
+    static func isUpgraded(_ fields: Fields) throws(LineReject) -> Bool {
+        try fields.appleString("is_upgraded") == "true"
+    }
+
+    /// Ends an upgraded item's period at the upgrade, where the new plan's begins.
+    mutating func endPeriod(atUpgrade upgradeMs: Int64) {
+        expiresMs = min(expiresMs ?? upgradeMs, upgradeMs)
     }
 
     /// A receipt date: `<name>_ms`, else `<name>` itself, which iOS 6 receipts send as epoch

@@ -114,11 +114,17 @@ enum NotificationParser {
         if transactions.isEmpty {
             transactions = try ReceiptParser.items(fields, key: "latest_receipt_info", origin: .notification, environment: environment)
             transactions += try ReceiptParser.items(fields, key: "latest_expired_receipt_info", origin: .notification, environment: environment)
-            // The refund is the latest purchase's (these bodies carry that one alone, as an object).
+            // The refund is the latest purchase's (these bodies carry that one alone, as an object);
+            // Apple sends CANCEL for an upgrade too, whose item says so, and that is no refund.
             if type == "CANCEL", let cancelledMs = try fields.time("cancellation_date_ms"),
                let latest = transactions.indices.max(by: { transactions[$0].purchaseMs < transactions[$1].purchaseMs }),
                transactions[latest].revocationMs == nil {
-                transactions[latest].revocationMs = cancelledMs
+                if try ReceiptParser.upgradedTransactionIDs(fields, keys: ["latest_receipt_info", "latest_expired_receipt_info"])
+                    .contains(transactions[latest].transactionID) {
+                    transactions[latest].endPeriod(atUpgrade: cancelledMs)
+                } else {
+                    transactions[latest].revocationMs = cancelledMs
+                }
             }
         }
         guard !transactions.isEmpty else { throw LineReject("no transaction in notification") }

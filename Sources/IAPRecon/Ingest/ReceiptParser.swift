@@ -119,6 +119,26 @@ enum ReceiptParser {
 
     /// The transactions under `key`: an array, or one object (iOS 6 receipts, pre-2021 V1 notifications).
     static func items(_ fields: Fields, key: String, origin: TransactionOrigin, environment: String?) throws(LineReject) -> [AppleTransaction] {
+        var transactions: [AppleTransaction] = []
+        for item in try itemFields(fields, key: key) {
+            transactions.append(try AppleTransaction(receiptItem: item, origin: origin, environment: environment))
+        }
+        return transactions
+    }
+
+    /// The transaction ids of the items under `keys` that an upgrade cancelled (`AppleTransaction.isUpgraded`).
+    static func upgradedTransactionIDs(_ fields: Fields, keys: [String]) throws(LineReject) -> Set<String> {
+        var ids = Set<String>()
+        for key in keys {
+            for item in try itemFields(fields, key: key) where try AppleTransaction.isUpgraded(item) {
+                if let id = try item.appleString("transaction_id") { ids.insert(id) }
+            }
+        }
+        return ids
+    }
+
+    /// The items under `key`: an array of objects, or one object.
+    private static func itemFields(_ fields: Fields, key: String) throws(LineReject) -> [Fields] {
         guard let value = fields.value(key) else { return [] }
         let elements: [JSONValue]
         let single: Bool
@@ -127,13 +147,13 @@ enum ReceiptParser {
         case .object: (elements, single) = ([value], true)
         default: throw .wrongType(fields.path + key, expected: "an array or an object", got: value)
         }
-        var transactions: [AppleTransaction] = []
+        var items: [Fields] = []
         for (index, element) in elements.enumerated() {
             let path = single ? fields.path + key : "\(fields.path)\(key)[\(index)]"
             guard case .object(let item) = element else { throw .wrongType(path, expected: "an object", got: element) }
-            transactions.append(try AppleTransaction(receiptItem: Fields(item, path: path + "."), origin: origin, environment: environment))
+            items.append(Fields(item, path: path + "."))
         }
-        return transactions
+        return items
     }
 }
 

@@ -639,6 +639,14 @@ public enum Schema {
         (20, """
             UPDATE files SET content_hash = 'read again for the days reports cover', mtime_ns = NULL WHERE source = 'apple';
             """),
+        // A receipt item an upgrade cancelled (`is_upgraded`) was kept as refunded. The receipts and
+        // notifications files holding a cancellation, if still in the input folder, are read again by
+        // the next ingest (no stored hash matches), which keeps an upgrade's as the end of its period.
+        (21, """
+            UPDATE files SET content_hash = 'read again for upgrades', mtime_ns = NULL
+              WHERE source IN ('receipts', 'notifications')
+                AND file_id IN (SELECT DISTINCT file_id FROM raw_apple__transactions WHERE revocation_ms IS NOT NULL);
+            """),
     ]
 
     public static var latestVersion: Int { migrations.last?.id ?? 0 }

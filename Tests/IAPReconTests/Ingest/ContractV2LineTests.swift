@@ -83,6 +83,37 @@ struct ContractV2LineTests {
         #expect(transactions.map { $0["revocation_ms"] } == [.null])
     }
 
+    // MARK: - Upgrades
+
+    /// u_1050's monthly plan, bought 2026-11-01T10:00Z, upgraded on 2026-11-11T10:00Z to the yearly
+    /// plan of the same group: the monthly item carries the upgrade as a cancellation.
+    static func upgradedReceipt(upgraded: Bool) -> String {
+        let mark = upgraded ? #""is_upgraded":"true","# : ""
+        return #"{"received_at":"2026-11-11T10:00:05Z","user_id":"u_1050","response":{"status":0,"environment":"Production","receipt":{"bundle_id":"com.example.game","in_app":[]},"latest_receipt_info":[{"quantity":"1","product_id":"com.example.vip.monthly","transaction_id":"2000000900000010","original_transaction_id":"2000000900000010","purchase_date_ms":"1793527200000","expires_date_ms":"1796119200000",\#(mark)"cancellation_date_ms":"1794391200000","in_app_ownership_type":"PURCHASED"},{"quantity":"1","product_id":"com.example.vip.yearly","transaction_id":"2000000900000011","original_transaction_id":"2000000900000010","purchase_date_ms":"1794391200000","expires_date_ms":"1825927200000","in_app_ownership_type":"PURCHASED"}]}}"#
+    }
+
+    @Test("an item cancelled by an upgrade (is_upgraded) is no refund: its period ends at the upgrade; a cancellation without the mark is one")
+    func upgradeIsNoRefund() throws {
+        let upgraded = Self.transactions(IngestLine.rows(Self.upgradedReceipt(upgraded: true), .receipts, rules: Self.rules))
+        try #require(upgraded.count == 2)
+        #expect(upgraded[0]["revocation_ms"] == .null)
+        #expect(upgraded[0]["expires_ms"] == .integer(1_794_391_200_000))
+        #expect(upgraded[1]["expires_ms"] == .integer(1_825_927_200_000))
+        // Near miss: the same item without the mark was refunded by Apple's support.
+        let refunded = Self.transactions(IngestLine.rows(Self.upgradedReceipt(upgraded: false), .receipts, rules: Self.rules))
+        #expect(refunded.first?["revocation_ms"] == .integer(1_794_391_200_000))
+        #expect(refunded.first?["expires_ms"] == .integer(1_796_119_200_000))
+    }
+
+    @Test("a pre-2021 V1 CANCEL sent for an upgrade refunds nothing, its root time included")
+    func preUnifiedV1CancelForAnUpgrade() throws {
+        let line = Self.preUnifiedCancel.replacingOccurrences(of: #""is_trial_period":"false","#, with: #""is_trial_period":"false","is_upgraded":"true","#)
+        let transactions = Self.transactions(IngestLine.rows(line, .notifications, rules: Self.rules))
+        try #require(transactions.count == 1)
+        #expect(transactions[0]["revocation_ms"] == .null)
+        #expect(transactions[0]["expires_ms"] == .integer(1_551_441_600_000))
+    }
+
     @Test("a V1 body with no transaction anywhere is rejected")
     func emptyV1() {
         let line = #"{"notification_type":"CANCEL","environment":"PROD","cancellation_date_ms":"1551441600000"}"#

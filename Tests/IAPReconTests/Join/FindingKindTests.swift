@@ -97,6 +97,54 @@ struct FindingKindTests {
         #expect(findings.map(\.amount) == [Money.parse("4.99"), Money.parse("2.495"), 0])
     }
 
+    @Test("a plan upgraded to a higher one is no refund: no refunded_not_revoked, no refund in transactions.csv; near miss: a refund is")
+    func upgradeIsNoRefund() throws {
+        for upgraded in [true, false] {
+            let scenario = try Scenario()
+            try scenario.catalog()
+            try scenario.write("server/s.jsonl", [
+                Line.delivered("2026-11-01T10:00:09Z", "u_1050", "2000000900000010", "com.example.vip.monthly"),
+                Line.delivered("2026-11-11T10:00:09Z", "u_1050", "2000000900000011", "com.example.vip.yearly"),
+            ])
+            try scenario.write("receipts/r.jsonl", [ContractV2LineTests.upgradedReceipt(upgraded: upgraded)])
+            _ = try scenario.run(asOf: asOf)
+            let kinds = try Scenario.findings(scenario.open()).map(\.kind)
+            let monthly = try #require(try scenario.output("transactions.csv").split(separator: "\r\n").first { $0.hasPrefix("2000000900000010,") })
+            if upgraded {
+                #expect(!kinds.contains(.refundedNotRevoked))
+                // Purchase, expiry at the upgrade, no refund time, type or amount.
+                #expect(monthly.contains(",2026-11-01T10:00:00.000Z,2026-11-11T10:00:00.000Z,,,,true,"))
+            } else {
+                #expect(kinds.contains(.refundedNotRevoked))
+                #expect(monthly.contains(",2026-11-01T10:00:00.000Z,2026-12-01T10:00:00.000Z,2026-11-11T10:00:00.000Z,"))
+            }
+        }
+    }
+
+    @Test("a store an older iaprecon wrote, with an upgrade kept as a refund, reads its receipts with cancellations again; others stay unread")
+    func upgradeMigrated() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("server/s.jsonl", [Line.delivered("2026-11-01T10:00:09Z", "u_1050", "2000000900000010", "com.example.vip.monthly")])
+        try scenario.write("receipts/r.jsonl", [ContractV2LineTests.upgradedReceipt(upgraded: true)])
+        try scenario.write("receipts/s.jsonl", [Line.v2Receipt("2026-11-20T10:00:05Z", "u1", transaction: Line.v2("t1", "gems60", purchase: "2026-11-20T10:00:03Z"))])
+        _ = try scenario.run(asOf: asOf)
+        let expected = try scenario.output("transactions.csv")
+        // What an older iaprecon kept: the upgrade's cancellation as a refund, schema 20.
+        let migration = try #require(Schema.migrations.first { $0.sql.contains("read again for upgrades") }?.id)
+        let database = try scenario.open()
+        try database.execute("""
+            UPDATE raw_apple__transactions SET revocation_ms = 1794391200000, expires_ms = 1796119200000 WHERE transaction_id = '2000000900000010';
+            DELETE FROM schema_migrations WHERE id >= \(migration);
+            """)
+        try Schema.migrate(database)
+        let night = try scenario.run(asOf: asOf)
+        #expect(night.ingest.files.first { $0.path == "receipts/r.jsonl" }?.status == .replaced)
+        #expect(night.ingest.files.first { $0.path == "receipts/s.jsonl" }?.status == .unchanged)
+        #expect(try scenario.output("transactions.csv") == expected)
+        #expect(try !Scenario.findings(scenario.open()).map(\.kind).contains(.refundedNotRevoked))
+    }
+
     @Test("a delivery of a transaction no verified source knows is an orphan, priced from the catalog")
     func orphanDelivery() throws {
         let scenario = try Scenario()
