@@ -176,6 +176,7 @@ public enum Pipeline {
                 settings.signatures = options.lineRules.signatures.check
                 return try ReportStage.run(database: database, settings: settings) { progress?.advanced(.lines($0)) }
             }
+            for warning in report.warnings { progress?.warning(warning) }
             try storeCheck.value()
             RunLog.recordStages(database, runID: runID, timings: timings)
             let result = RunResult(ingest: ingest, join: join, report: report, timings: timings)

@@ -9,14 +9,42 @@ struct FXRates: Sendable {
     let reportingCurrency: String
     /// currency → (day, rate), sorted by day.
     private var rates: [String: [(day: String, rate: Amount)]] = [:]
+    /// Days on which fx.csv gives a currency more than one rate: the last in file order is the
+    /// one used, and a person is told (`warnings`).
+    private(set) var conflicts: [(currency: String, day: String, rates: [FXRow])] = []
 
     /// The rates of the stored fx rows, by day then file.
     init(rows: [FXRow], reportingCurrency: String) {
         self.reportingCurrency = reportingCurrency
+        var sameDay: [String: [FXRow]] = [:]
+        var day = ""
+        func noteConflicts() {
+            for (currency, rows) in sameDay.sorted(by: { $0.key < $1.key }) where rows.count > 1 {
+                let values = rows.map { Amount.parse($0.rate) }
+                if values.contains(where: { $0 != values[0] }) { conflicts.append((currency, day, rows)) }
+            }
+            sameDay = [:]
+        }
         for row in rows {
+            if row.day != day { noteConflicts(); day = row.day }
+            sameDay[row.currency, default: []].append(row)
             guard let rate = Amount.parse(row.rate) else { continue }
             rates[row.currency, default: []].append((row.day, rate))
         }
+        noteConflicts()
+    }
+
+    /// One line per day and currency fx.csv gives several rates, naming each with its line; past
+    /// ten, how many more.
+    var warnings: [String] {
+        var lines = conflicts.prefix(10).map { conflict in
+            let rates = conflict.rates.map { "\($0.rate) (\($0.path):\($0.line))" }
+            let count = conflict.rates.count == 2 ? "two" : String(conflict.rates.count)
+            return "fx.csv gives \(conflict.currency) \(count) rates on \(conflict.day), "
+                + rates.dropLast().joined(separator: ", ") + " and " + (rates.last ?? "") + ": the last is used"
+        }
+        if conflicts.count > 10 { lines.append("fx.csv gives \(conflicts.count - 10) more days and currencies more than one rate") }
+        return lines
     }
 
     /// Checks the stored fx files against the reporting currency (`ReportingCurrency.check`), so a

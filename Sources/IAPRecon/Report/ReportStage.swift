@@ -35,6 +35,8 @@ public struct ReportSummary: Sendable {
     /// patched the file the last one wrote; nil when it wrote the file whole.
     public var transactionsPatched: Int?
     public var files: [String]
+    /// What a person should know of the inputs the report read: fx.csv rates that disagree.
+    public var warnings: [String] = []
 }
 
 /// The findings of one kind in a report, for the alert line.
@@ -191,6 +193,7 @@ public enum ReportStage {
         // pending, and the next report calls those findings new, and alerts, again.
         try store.publishFirstSightings()
         var summary = ReportSummary(findingsBySeverity: [:], files: files)
+        summary.warnings = fx.warnings
         var byKind: [FindingKind: (count: Int, new: Int, atRisk: Amount, newAtRisk: Amount)] = [:]
         for row in findings.rows {
             guard let severity = Severity(rawValue: row.severity) else { continue }

@@ -94,6 +94,8 @@ enum StageCommands {
         return try stage(command, "report", console: console) { database, progress in
             let summary = try ReportStage.run(database: database, settings: settings) { progress?.advanced(.lines($0)) }
             report = summary
+            progress?.clear()
+            for warning in summary.warnings { console.err("Warning: " + warning) }
             return "wrote \(summary.files.joined(separator: ", ")) in \(settings.outFolder)/"
         } output: { console.out($0) } judge: {
             guard let report else { return .ok }

@@ -260,6 +260,22 @@ struct RevenueReportTests {
         #expect(Money.parse("5.76") == Fixture.sum(Fixture.table(text), "gross_usd"))
     }
 
+    @Test("two different rates for one currency and day are named in a warning, and the last in file order is used; the same rate twice is not")
+    func conflictingRates() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("fx.csv", ["date,currency,rate", "2026-11-01,USD,1", "2026-11-10,EUR,1.05", "2026-11-10,EUR,1.050",
+                                      "2026-11-11,EUR,1.05", "2026-11-11,EUR,1.10"])
+        try scenario.write("receipts/r.jsonl", [
+            Line.v2Receipt("2026-11-11T10:00:05Z", "u1",
+                           transaction: Fixture.v2("t1", "gems300", purchase: "2026-11-11T10:00:00Z", price: 5000, currency: "EUR", storefront: "DEU")),
+        ])
+        let result = try scenario.run(asOf: asOf)
+        #expect(result.report.warnings == ["fx.csv gives EUR two rates on 2026-11-11, 1.05 (fx.csv:5) and 1.1 (fx.csv:6): the last is used"])
+        // 5 EUR at 1.10, not 1.05.
+        #expect(Fixture.lines(try scenario.output("revenue_daily.csv")).last == "2026-11-11,gems300,DEU,EUR,1,0,5,0,5,5.5,0,5.5")
+    }
+
     @Test("summary revenue.gross_usd, refunds_usd and net_usd equal the column sums of revenue_daily.csv on sample-data")
     func summaryMatchesColumnsOnSampleData() throws {
         let scenario = try Scenario()

@@ -57,7 +57,7 @@ enum PendingWork: Equatable {
 }
 
 /// One stored fx rate and the file it came from.
-typealias FXRow = (path: String, day: String, currency: String, rate: String)
+typealias FXRow = (path: String, line: Int64, day: String, currency: String, rate: String)
 
 /// The facts of one customer's story, as `history` reads them.
 enum HistoryFacts {

@@ -14,11 +14,11 @@ enum StoredReportRows {
     }
 
     /// Every stored `fx.csv` row, by day, then file order.
-    static func fxRates(_ database: Database) throws -> [(path: String, day: String, currency: String, rate: String)] {
-        var rows: [(path: String, day: String, currency: String, rate: String)] = []
+    static func fxRates(_ database: Database) throws -> [FXRow] {
+        var rows: [FXRow] = []
         try database.forEach("""
-            SELECT f.path, r.day, r.currency, r.rate FROM raw_fx__rates r JOIN files f USING (file_id) ORDER BY r.day, f.path, r.line
-            """) { rows.append(($0.string(0), $0.string(1), $0.string(2), $0.string(3))) }
+            SELECT f.path, r.line, r.day, r.currency, r.rate FROM raw_fx__rates r JOIN files f USING (file_id) ORDER BY r.day, f.path, r.line
+            """) { rows.append(($0.string(0), $0.int(1), $0.string(2), $0.string(3), $0.string(4))) }
         return rows
     }
 
