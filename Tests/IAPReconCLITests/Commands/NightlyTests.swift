@@ -188,6 +188,19 @@ struct NightlyTests {
         try handle.close()
     }
 
+    @Test("a store in a folder that does not exist is named with its folder by the commands that create one, which create nothing")
+    func storeInAMissingFolder() throws {
+        let work = try Workspace()
+        let db = work.path("no-such-folder/s.sqlite")
+        for arguments in [["run", "--input", Workspace.sampleData, "--out", work.path("out")], ["ingest", "--input", Workspace.sampleData],
+                          ["nightly", "--root", try Self.partitions(in: work), "--reports", work.path("reports"), "--log-dir", work.path("logs")]] {
+            let result = work.iaprecon(arguments + ["--db", db, "--trust-root", Workspace.sampleRoot, "--quiet"])
+            #expect(result.code == 1, "\(arguments)")
+            #expect(result.err.hasSuffix("Error: cannot use store \(db): its folder \(work.path("no-such-folder")) does not exist\n"), "\(arguments): \(result.err)")
+            #expect(!FileManager.default.fileExists(atPath: work.path("out")), "\(arguments)")
+        }
+    }
+
     @Test("the stage commands, history and runs refuse a store that does not exist instead of creating one")
     func missingStore() throws {
         let work = try Workspace()

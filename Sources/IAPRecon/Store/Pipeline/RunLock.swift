@@ -33,8 +33,12 @@ public final class RunLock {
         let flags = O_RDONLY | O_CLOEXEC | (createStore ? O_CREAT : 0)
         let descriptor = open(databasePath, flags, 0o600)
         guard descriptor >= 0 else {
-            let reason = errno == ENOENT
-                ? "no such file; run 'iaprecon run' or 'iaprecon ingest' first" : String(cString: strerror(errno))
+            let reason = switch (errno, createStore) {
+            // Only the folder can be missing when the file would be made: run and ingest do not make folders.
+            case (ENOENT, true): "its folder \((databasePath as NSString).deletingLastPathComponent) does not exist"
+            case (ENOENT, false): "no such file; run 'iaprecon run' or 'iaprecon ingest' first"
+            default: String(cString: strerror(errno))
+            }
             throw StoreError(path: databasePath, reason: reason)
         }
         var status = stat()
