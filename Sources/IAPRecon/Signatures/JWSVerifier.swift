@@ -178,11 +178,13 @@ struct ChainVerdict: Sendable {
             }
             certificates.append(certificate)
         }
+        let verifiedPath: [Certificate]
         switch store.verify(certificates) {
         case .failure(let why):
             failure = "untrusted certificate chain (\(why.reason))"
             return
         case .success(let path):
+            verifiedPath = path
             anchoredAtExtraRoot = path.last.map { $0.der != store.appleRoot.der } ?? false
             var validity: ClosedRange<Int64>? = Int64.min...Int64.max
             for certificate in path {
@@ -201,8 +203,14 @@ struct ChainVerdict: Sendable {
             failure = "bad signature (the leaf's key is not a P-256 key, which ES256 needs)"
             return
         }
+        // Apple's library verifies the leaf through x5c[1] alone, up to a trusted root, and reads the
+        // markers on that chain: the path OpenSSL found must be x5c[0], x5c[1] and a trusted root.
         if certificates.count != 3 {
             appStoreFailure = "untrusted certificate chain (\(certificates.count) certificates, not 3)"
+        } else if verifiedPath.count != 3 {
+            appStoreFailure = "untrusted certificate chain (\(verifiedPath.count) certificates up to the trusted root, not 3)"
+        } else if verifiedPath[1].der != certificates[1].der {
+            appStoreFailure = "untrusted certificate chain (the second x5c certificate did not issue the leaf)"
         } else if !certificates[0].hasExtension(JWSVerifier.leafMarkerOID) {
             appStoreFailure = "untrusted certificate chain (the leaf lacks Apple's receipt-signing marker)"
         } else if !certificates[1].hasExtension(JWSVerifier.intermediateMarkerOID) {

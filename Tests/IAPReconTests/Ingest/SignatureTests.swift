@@ -289,6 +289,27 @@ struct SignatureTests {
         }
     }
 
+    @Test("the markers are read on the chain that verified: x5c[1] must be the leaf's issuer, itself issued by a trusted root")
+    func markersOnTheVerifiedChain() throws {
+        let key = TestSigningChain.hex(try SignatureFixture.text("path-leaf.key.hex").trimmingCharacters(in: .whitespacesAndNewlines))
+        let verifier = JWSVerifier(.verify(extraRoots: [try SignatureFixture.certificate("path-root.pem")]))
+        func verdict(_ x5c: [String], _ transactionID: String) throws -> String? {
+            let signer = try #require(ES256Signer(privateKey: key, x5c: x5c))
+            return try failure(verifier, signer.jws(payload: transactionPayload(transactionID, signed: "2026-11-28T10:00:00Z")))
+        }
+        // The near miss: leaf, marked intermediate, root.
+        #expect(try verdict([try SignatureFixture.x5c("path-leaf.pem"), try SignatureFixture.x5c("path-intermediate.pem"),
+                             try SignatureFixture.x5c("path-root.pem")], "2000000900000040") == nil)
+        // The leaf's issuer lacks the WWDR marker; a marked certificate that issued nothing of it sits at x5c[1].
+        #expect(try verdict([try SignatureFixture.x5c("path-leaf-under-unmarked.pem"), TestSigningChain.x5c[1],
+                             try SignatureFixture.x5c("path-unmarked-intermediate.pem")], "2000000900000041")
+                == "untrusted certificate chain (the second x5c certificate did not issue the leaf)")
+        // Three x5c certificates, both intermediates marked, but four up to the root.
+        #expect(try verdict([try SignatureFixture.x5c("path-leaf-under-second.pem"), try SignatureFixture.x5c("path-second-intermediate.pem"),
+                             try SignatureFixture.x5c("path-intermediate.pem")], "2000000900000042")
+                == "untrusted certificate chain (4 certificates up to the trusted root, not 3)")
+    }
+
     @Test("the test root committed in sample-data is the generator's")
     func sampleDataRoot() throws {
         let committed = try String(contentsOfFile: SampleDataTests.sampleData + "/trust/test-root.pem", encoding: .utf8)
