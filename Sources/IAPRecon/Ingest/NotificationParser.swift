@@ -13,7 +13,8 @@ enum NotificationParser {
             let payload = try decodeJWS(signed, path: "signedPayload")
             let payloadFields = Fields(payload, path: "signedPayload.")
             let notification = try header(payloadFields)
-            try checkSignature(signed, path: "signedPayload", signatures: rules.signatures, signedMs: notification.signedMs,
+            // Without a signedDate the chain is judged now, the run's clock, as Apple's library judges it at the current time.
+            try checkSignature(signed, path: "signedPayload", signatures: rules.signatures, signedMs: notification.signedMs ?? rules.nowMs,
                                environment: notification.environment)
             // The JWS inside are bytes of the payload that signature covers: trusted with it, not checked again.
             return try parseV2(payloadFields, rules: rules.trustingInnerJWS)
@@ -56,7 +57,7 @@ enum NotificationParser {
     }
 
     /// A V2 notification's payload; every JWS inside it is checked with `rules.signatures` (its own
-    /// `signedDate`, else the notification's, is its signing time). With `--bundle-id`, a
+    /// `signedDate`, else the notification's, else the run's clock, is its signing time). With `--bundle-id`, a
     /// notification or transaction of another app is rejected, as a receipt of it is (CONTRACT.md §1.2).
     static func parseV2(_ fields: Fields, rules: LineRules = LineRules()) throws(LineReject) -> LineOutcome {
         let header = try header(fields)
@@ -68,7 +69,7 @@ enum NotificationParser {
             if let jws = try dataFields.string("signedTransactionInfo") {
                 let path = dataFields.path + "signedTransactionInfo"
                 let payload = Fields(try decodeJWS(jws, path: path), path: path + ".")
-                try checkSignature(jws, path: path, signatures: rules.signatures, signedMs: try payload.time("signedDate") ?? header.signedMs,
+                try checkSignature(jws, path: path, signatures: rules.signatures, signedMs: try payload.time("signedDate") ?? header.signedMs ?? rules.nowMs,
                                    environment: try payload.appleString("environment") ?? header.environment)
                 try rules.checkBundle(try payload.appleString("bundleId"))
                 transaction = try AppleTransaction(v2: payload, origin: .notification)
@@ -80,7 +81,7 @@ enum NotificationParser {
             if let jws = try dataFields.string("signedRenewalInfo") {
                 let path = dataFields.path + "signedRenewalInfo"
                 let renewal = Fields(try decodeJWS(jws, path: path), path: path + ".")
-                try checkSignature(jws, path: path, signatures: rules.signatures, signedMs: try renewal.time("signedDate") ?? header.signedMs,
+                try checkSignature(jws, path: path, signatures: rules.signatures, signedMs: try renewal.time("signedDate") ?? header.signedMs ?? rules.nowMs,
                                    environment: try renewal.appleString("environment") ?? header.environment)
             }
         }

@@ -310,6 +310,34 @@ struct SignatureTests {
                 == "untrusted certificate chain (4 certificates up to the trusted root, not 3)")
     }
 
+    @Test("a payload without signedDate is judged at the run's clock, as Apple's library judges it at the current time")
+    func noSignedDateMeansNow() throws {
+        let key = TestSigningChain.hex(try SignatureFixture.text("expired-leaf.key.hex").trimmingCharacters(in: .whitespacesAndNewlines))
+        let signer = try #require(ES256Signer(privateKey: key, x5c: [
+            try SignatureFixture.x5c("expired-leaf.pem"), TestSigningChain.x5c[1], TestSigningChain.x5c[2],
+        ]))
+        let notification = "{\"notificationType\":\"REFUND\",\"notificationUUID\":\"0b7a3c1e-2d4f-4e6a-8b9c-1d2e3f4a5b6c\","
+            + "\"data\":{\"environment\":\"Production\",\"signedTransactionInfo\":\"\(TestSigningChain.signer.jws(payload: transactionPayload("2000000900000050", signed: "2026-11-28T10:00:00Z")))\"}}"
+        let signed = signer.jws(payload: Array(notification.utf8))
+        var rules = LineRules(verifier: JWSVerifier(.testChain))
+        rules.nowMs = Line.ms("2026-11-29T00:00:00Z")
+        #expect(throws: LineReject("certificate expired at signing time in 'signedPayload'")) {
+            try NotificationParser.parse(try IngestLine.object("{\"signedPayload\":\"\(signed)\"}"), rules: rules)
+        }
+        // Decoded already, with no signedDate anywhere: the transaction JWS of the expired leaf, judged now.
+        let inner = signer.jws(payload: Array(#"{"transactionId":"2000000900000051","productId":"gems300","environment":"Production"}"#.utf8))
+        let decoded = "{\"notificationType\":\"REFUND\",\"data\":{\"environment\":\"Production\",\"signedTransactionInfo\":\"\(inner)\"}}"
+        #expect(throws: LineReject("certificate expired at signing time in 'data.signedTransactionInfo'")) {
+            try NotificationParser.parse(try IngestLine.object(decoded), rules: rules)
+        }
+        // The same leaf while it was valid.
+        rules.nowMs = Line.ms("2020-06-01T00:00:00Z")
+        guard case .accepted = try NotificationParser.parse(try IngestLine.object("{\"signedPayload\":\"\(signed)\"}"), rules: rules) else {
+            Issue.record("a notification signed inside its leaf's validity was rejected")
+            return
+        }
+    }
+
     @Test("the test root committed in sample-data is the generator's")
     func sampleDataRoot() throws {
         let committed = try String(contentsOfFile: SampleDataTests.sampleData + "/trust/test-root.pem", encoding: .utf8)
