@@ -161,9 +161,12 @@ struct ChainVerdict: Sendable {
             failure = "bad signature (header is not base64url JSON)"
             return
         }
-        let algorithm = fields["alg"]?.stringValue ?? "none"
-        guard algorithm == "ES256" else {
-            failure = "unsupported alg \(Redaction.quoted(.string(algorithm)))"
+        guard let algorithm = fields["alg"] else {
+            failure = "unsupported alg (the header has none)"
+            return
+        }
+        guard algorithm.stringValue == "ES256" else {
+            failure = "unsupported alg \(Redaction.quoted(algorithm))"
             return
         }
         guard case .array(let encoded)? = fields["x5c"], !encoded.isEmpty else {

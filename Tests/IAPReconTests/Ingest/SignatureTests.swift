@@ -124,6 +124,21 @@ struct SignatureTests {
         }
     }
 
+    @Test("a header without alg, or with one that is not a string, is not said to name \"none\"")
+    func missingAlg() throws {
+        let verifier = JWSVerifier(.testChain)
+        let signed = TestSigningChain.signer.jws(payload: transactionPayload("2000000900000007", signed: "2026-11-28T10:00:00Z"))
+        let rest = signed.split(separator: ".").dropFirst().joined(separator: ".")
+        let chain = TestSigningChain.x5c.map { "\"\($0)\"" }.joined(separator: ",")
+        func verdict(_ header: String) -> String? {
+            verifier.failure(Base64URL.encode(Array(header.utf8)) + "." + rest, signedMs: nil, environment: "Production")
+        }
+        #expect(verdict("{\"x5c\":[\(chain)]}") == "unsupported alg (the header has none)")
+        #expect(verdict("{\"alg\":256,\"x5c\":[\(chain)]}") == "unsupported alg 256")
+        #expect(verdict("{\"alg\":null,\"x5c\":[\(chain)]}") == "unsupported alg null")
+        #expect(verdict("{\"alg\":\"none\",\"x5c\":[\(chain)]}") == "unsupported alg \"none\"")
+    }
+
     @Test("each header keeps its own verdict: headers of one length a byte apart, more of them than the verifier compares first, in turn")
     func headersKeepTheirVerdicts() throws {
         let verifier = JWSVerifier(.testChain)
