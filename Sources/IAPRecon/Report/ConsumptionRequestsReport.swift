@@ -124,7 +124,8 @@ public enum ConsumptionRequestsReport {
         return (dollarBounds.firstIndex { usd < $0 } ?? dollarBounds.count) + 2
     }
 
-    /// The user's verified production purchases and refunds made by `untilMs`, bucketed;
+    /// The user's verified production purchases and refunds made by `untilMs`, each rounded to the
+    /// cent as the reports round a row, summed and bucketed;
     /// undeclared (0, 0) when one of them has no price or no rate, since a partial sum could
     /// put the user in too low a bucket.
     private static func lifetimeBuckets(
@@ -132,6 +133,7 @@ public enum ConsumptionRequestsReport {
     ) throws -> (purchased: Int, refunded: Int) {
         var purchased = Amount.zero, refunded = Amount.zero
         var complete = true
+        let usd = ReportingCurrency("USD")
         typealias Column = UserPurchaseColumn
         try store.forEachPurchase(of: user, through: untilMs) { row in
             guard let price = row.optionalString(Column.unitPrice).flatMap(Amount.parse),
@@ -139,10 +141,11 @@ public enum ConsumptionRequestsReport {
                 complete = false
                 return
             }
-            purchased += price * row.int(Column.quantity) * rate
+            // Each in cents, as transactions.csv and history show it, so a user they show at 50.00 USD is not under 50.
+            purchased += usd.rounded(price * row.int(Column.quantity) * rate)
             if let refundMs = row.optionalInt(Column.refundMs), refundMs <= untilMs,
                let refund = row.optionalString(Column.refundAmount).flatMap(Amount.parse) {
-                refunded += refund * rate
+                refunded += usd.rounded(refund * rate)
             }
         }
         guard complete else { return (0, 0) }

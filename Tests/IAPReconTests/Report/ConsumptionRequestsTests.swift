@@ -106,6 +106,40 @@ struct ConsumptionRequestsTests {
         #expect(laterAnswers.map { [$0.accountTenure, $0.platform] } == [[0, 0]])
     }
 
+    /// `u_1` bought and was refunded `euroMilli` / 1000 EUR (at 1.1 USD), then asked Apple about a free purchase.
+    private func lifetimeAnswer(euroMilli: Int) throws -> (answer: [Int], spent: String, refunded: String) {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("fx.csv", ["date,currency,rate", "2026-10-01,USD,1", "2026-10-01,EUR,1.1"])
+        let euros = Line.v2("t_eur", "gems300", purchase: "2026-11-01T10:00:00Z", price: euroMilli, revocation: "2026-11-02T10:00:00Z")
+            .replacingOccurrences(of: "\"currency\":\"USD\"", with: "\"currency\":\"EUR\"")
+        let ask = Line.v2("t_ask", "gems300", purchase: "2026-11-28T10:00:00Z", price: 0)
+        try scenario.write("receipts/r.jsonl", [
+            Line.v2Receipt("2026-11-01T10:00:05Z", "u_1", transaction: euros),
+            Line.v2Receipt("2026-11-28T10:00:05Z", "u_1", transaction: ask),
+        ])
+        try scenario.write("notifications/n.jsonl", [
+            Line.notification("CONSUMPTION_REQUEST", uuid: "0a3cee3d-920a-4658-8128-61d634efc3d9", signed: "2026-11-29T08:00:00Z", transaction: ask),
+        ])
+        _ = try scenario.run(asOf: Self.asOf)
+        let database = try scenario.open()
+        let answers = try ConsumptionRequestsReport.answers(database: database, transactionID: "t_ask")
+        let history = try UserHistory.load(database, .user("u_1"))
+        return (answers.flatMap { [$0.lifetimeDollarsPurchased, $0.lifetimeDollarsRefunded] }, history.spent, history.refunded)
+    }
+
+    @Test("lifetime dollars add each purchase and refund rounded to the cent, as history and transactions.csv show them")
+    func lifetimeDollarsInCents() throws {
+        // 45.45 EUR × 1.1 = 49.995 USD: 50.00 USD in history and transactions.csv, so 50–99.99 USD (3), not under 50.
+        let rounded = try lifetimeAnswer(euroMilli: 45_450)
+        #expect(rounded.answer == [3, 3])
+        #expect((rounded.spent, rounded.refunded) == ("50", "50"))
+        // Near miss: 45.44 EUR × 1.1 = 49.984 USD is 49.98 USD, under 50 (2).
+        let below = try lifetimeAnswer(euroMilli: 45_440)
+        #expect(below.answer == [2, 2])
+        #expect((below.spent, below.refunded) == ("49.98", "49.98"))
+    }
+
     @Test("Apple's buckets: tenure in days and lifetime dollars")
     func buckets() {
         #expect([0, 2, 3, 9, 10, 29, 30, 89, 90, 179, 180, 364, 365, 4000].map {
