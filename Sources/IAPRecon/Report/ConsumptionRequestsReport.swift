@@ -64,6 +64,17 @@ public enum ConsumptionRequestsReport {
     /// Apple's lifetime-dollars buckets above 0 USD (bucket 1): upper bounds in USD.
     static let dollarBounds: [Decimal] = [50, 100, 500, 1000, 2000]
 
+    /// What support must know of the requests `answers` leaves out: they carry no uuid or
+    /// signing time to answer by (a V1 notification has neither), so Apple would hear nothing.
+    static func warnings(store: some ReportStore) throws -> [String] {
+        let sources = try store.unanswerableConsumptionRequests()
+        guard !sources.isEmpty else { return [] }
+        let shown = sources.prefix(5).joined(separator: ", ") + (sources.count > 5 ? " and \(sources.count - 5) more" : "")
+        let (count, verb, pronoun) = sources.count == 1 ? ("1 CONSUMPTION_REQUEST notification", "has", "it") : ("\(sources.count) CONSUMPTION_REQUEST notifications", "have", "them")
+        return ["\(count) \(verb) no notificationUUID or signedDate (V1 notifications have neither), "
+                + "so consumption_requests.jsonl cannot answer \(pronoun): \(shown)"]
+    }
+
     /// The answers to every `CONSUMPTION_REQUEST` in the store (or only those about
     /// `transactionID`), by request time; a request Apple sent twice (one `notificationUUID`) is one.
     static func answers(store: some ReportStore, zone: Zone = .utc, currency: String = "USD",

@@ -55,6 +55,22 @@ struct ConsumptionRequestsTests {
         ])
     }
 
+    @Test("a CONSUMPTION_REQUEST with no uuid or signing time (a V1 one) cannot be answered, and the run says so naming its line; a V2 one is answered")
+    func unanswerableRequestNamed() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        let v1 = #"{"notification_type":"CONSUMPTION_REQUEST","environment":"PROD","unified_receipt":{"environment":"Production","latest_receipt_info":[{"transaction_id":"t_v1","product_id":"gems300","purchase_date_ms":"1795860900000","quantity":"1"}]}}"#
+        let v2 = Line.notification("CONSUMPTION_REQUEST", uuid: "0a3cee3d-920a-4658-8128-61d634efc3d1", signed: "2026-11-29T08:00:00Z",
+                                   transaction: Line.v2("t_v2", "gems300", purchase: "2026-11-28T10:00:00Z", price: 4990))
+        try scenario.write("notifications/n.jsonl", [v2, v1])
+        let result = try scenario.run(asOf: Self.asOf)
+        #expect(result.report.warnings == [
+            "1 CONSUMPTION_REQUEST notification has no notificationUUID or signedDate (V1 notifications have neither), "
+                + "so consumption_requests.jsonl cannot answer it: notifications/n.jsonl:2",
+        ])
+        #expect(try lines(scenario).count == 1)
+    }
+
     @Test("never delivered, or delivered only after Apple asked: not delivered (5); the wrong product: 2")
     func notDelivered() throws {
         let never = try scenario(deliveries: [])
