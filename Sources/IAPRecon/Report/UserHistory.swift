@@ -86,6 +86,8 @@ public struct UserHistory: Sendable {
         switch try store.pendingWork() {
         case .runUnderWay(let holder):
             "a run is updating this store (\(holder)): what it has not reconciled yet may be missing or change; look again when it finishes"
+        case .upgradePending:
+            "this store was reconciled by an older iaprecon: this shows its results as that version judged them; the next 'iaprecon run' (or nightly) rebuilds them"
         case .fullRebuildPending:
             "a full rebuild of this store started and did not finish: this shows the store as it was before; 'iaprecon run' completes it"
         case .inputNotReconciled:

@@ -361,6 +361,35 @@ struct IncrementalTests {
         #expect(try database.scalar("SELECT delivered_to FROM int_transactions_resolved") == .text("u_1"))
     }
 
+    @Test("history on a store an older iaprecon reconciled, before the run that rebuilds its results, says a rebuild is pending; after it, nothing")
+    func historyOnResultsFromAnOlderStore() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        _ = try scenario.write("server/a.jsonl", [Line.delivered("2026-11-01T10:11:00Z", "u_1", "t_1", "gems60")])
+            .write("receipts/a.jsonl", [Line.v2Receipt("2026-11-01T10:10:00Z", "u_1", transaction: Line.v2("t_1", "gems60", purchase: "2026-11-01T10:00:00Z"))])
+        _ = try run(scenario, input: scenario.input)
+        #expect(try UserHistory.load(scenario.open(), .user("u_1")).caveat == nil)
+        // What the previous release left: results with no is_apple_sale, the last migration not applied.
+        do {
+            let database = try scenario.open()
+            var indexes: [String] = []
+            try database.forEach("SELECT name FROM sqlite_master WHERE type = 'index' AND sql LIKE '%is_apple_sale%'") { indexes.append($0.string(0)) }
+            for index in indexes { try database.execute("DROP INDEX \(index)") }
+            try database.execute("ALTER TABLE int_transactions_resolved DROP COLUMN is_apple_sale")
+            try database.run("DELETE FROM schema_migrations WHERE id = ?", [.integer(Int64(Schema.latestVersion))])
+        }
+        // history only reads: the store stays unmigrated, and says what the next run will change.
+        let unmigrated = try Store.open(path: scenario.databasePath, readOnly: true)
+        let caveat = try #require(try UserHistory.load(unmigrated, .user("u_1")).caveat)
+        #expect(caveat.contains("older iaprecon") && caveat.contains("'iaprecon run'"))
+        // Migrated by a command that failed (report alone refuses the results): still pending.
+        let database = try scenario.open()
+        #expect(throws: NotReconciled.self) { try ReportStage.run(database: database, settings: ReportSettings(outFolder: scenario.out)) }
+        #expect(try UserHistory.load(database, .user("u_1")).caveat?.contains("older iaprecon") == true)
+        _ = try run(scenario, input: scenario.input)
+        #expect(try UserHistory.load(database, .user("u_1")).caveat == nil)
+    }
+
     @Test("a store an older iaprecon wrote with a table of matched orders is migrated: the table goes, report alone refuses the results until the next run rebuilds them in full, to the same outputs")
     func matchedOrdersTableFromAnOlderStore() throws {
         let files = try SourceFile.list(in: Self.sampleData)

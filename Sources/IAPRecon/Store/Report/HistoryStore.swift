@@ -50,6 +50,9 @@ protocol HistoryStore {
 enum PendingWork: Equatable {
     /// A run holds the store's lock (its note says which).
     case runUnderWay(holder: String)
+    /// An older iaprecon reconciled the store: migrations wait for the next run, or the join's
+    /// results have an older shape that the next join rebuilds in full.
+    case upgradePending
     /// A full rebuild started and did not finish.
     case fullRebuildPending
     /// Input was ingested since the last reconciliation.
