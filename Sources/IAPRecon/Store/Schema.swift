@@ -659,11 +659,16 @@ public enum Schema {
         }
     }
 
+    /// The latest migration the store has applied: behind `latestVersion` on a store an older
+    /// iaprecon wrote and a read-only reader (`history`) opened, which migrates nothing.
+    static func appliedVersion(_ database: Database) throws -> Int {
+        Int(try database.scalar("SELECT coalesce(max(id), 0) FROM schema_migrations").integerValue)
+    }
+
     /// Applies pending migrations.
     public static func migrate(_ database: Database) throws {
         try database.execute("CREATE TABLE IF NOT EXISTS schema_migrations (id INTEGER PRIMARY KEY)")
-        var applied = 0
-        try database.forEach("SELECT coalesce(max(id), 0) FROM schema_migrations") { applied = Int($0.int(0)) }
+        let applied = try appliedVersion(database)
         if applied > latestVersion { throw NewerSchemaError(found: applied) }
         for migration in migrations where migration.id > applied {
             try database.transaction {

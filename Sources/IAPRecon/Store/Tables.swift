@@ -35,7 +35,7 @@ enum Tables {
 
     static let all: [Declaration] = [
         // The ledger.
-        .init(name: "schema_migrations", layer: .ledger, writer: .store, readers: [.pipeline]),
+        .init(name: "schema_migrations", layer: .ledger, writer: .store, readers: []),
         .init(name: "files", layer: .ledger, writer: .ingest, readers: [.store, .normalize, .join, .report], migration: 1),
         .init(name: "rejects", layer: .ledger, writer: .ingest, readers: [.report], migration: 1),
         .init(name: "ignored_files", layer: .ledger, writer: .ingest, readers: [.report], migration: 4),

@@ -32,8 +32,8 @@ public enum Store {
                 throw StoreError(path: path, reason: "the file is not an iaprecon store (a SQLite database of something else)")
             }
             if readOnly {
-                let version = try database.scalar("SELECT coalesce(max(id), 0) FROM schema_migrations").integerValue
-                if version > Schema.latestVersion { throw Schema.NewerSchemaError(found: Int(version)) }
+                let version = try Schema.appliedVersion(database)
+                if version > Schema.latestVersion { throw Schema.NewerSchemaError(found: version) }
             } else {
                 try database.enableWAL()
                 try Schema.migrate(database)

@@ -82,8 +82,7 @@ struct SQLiteHistoryStore: HistoryStore {
     func pendingWork() throws -> PendingWork? {
         if let holder = RunLock.holder(databasePath: database.path) { return .runUnderWay(holder: holder) }
         // history opens the store read-only, so it may still lack this build's migrations.
-        let applied = try database.scalar("SELECT coalesce(max(id), 0) FROM schema_migrations").integerValue
-        if applied < Schema.latestVersion { return .upgradePending }
+        if try Schema.appliedVersion(database) < Schema.latestVersion { return .upgradePending }
         if try StoredJoinResults.exist(database), try !StoredJoinResults.areCurrent(database) { return .upgradePending }
         if try ChangedKeys.isFullRebuildPending(database) { return .fullRebuildPending }
         if try !ChangedKeys.isEmpty(database) { return .inputNotReconciled }
