@@ -35,6 +35,8 @@ public struct IngestReport: Sendable {
     public var ignored: [String] = []
     /// `validate`: the first rejected lines, in file order (their text redacted as in `rejects.csv`).
     public var firstRejects: [RejectedLine] = []
+    /// What a person should know of the lines this ingest read: consumption requests no report can answer.
+    public var warnings: [String] = []
 
     public var totals: LineCounts { files.reduce(LineCounts()) { $0 + $1.counts } }
     public var bytes: Int { files.reduce(0) { $0 + $1.bytes } }

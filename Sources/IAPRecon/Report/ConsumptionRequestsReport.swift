@@ -64,10 +64,10 @@ public enum ConsumptionRequestsReport {
     /// Apple's lifetime-dollars buckets above 0 USD (bucket 1): upper bounds in USD.
     static let dollarBounds: [Decimal] = [50, 100, 500, 1000, 2000]
 
-    /// What support must know of the requests `answers` leaves out: they carry no uuid or
-    /// signing time to answer by (a V1 notification has neither), so Apple would hear nothing.
-    static func warnings(store: some ReportStore) throws -> [String] {
-        let sources = try store.unanswerableConsumptionRequests()
+    /// What support must know of requests `answers` leaves out, at `sources` (`path:line`): they
+    /// carry no uuid or signing time to answer by (a V1 notification has neither), so Apple would
+    /// hear nothing. Said once, by the ingest that reads them.
+    static func unanswerableWarnings(_ sources: [String]) -> [String] {
         guard !sources.isEmpty else { return [] }
         let shown = sources.prefix(5).joined(separator: ", ") + (sources.count > 5 ? " and \(sources.count - 5) more" : "")
         let (count, verb, pronoun) = sources.count == 1 ? ("1 CONSUMPTION_REQUEST notification", "has", "it") : ("\(sources.count) CONSUMPTION_REQUEST notifications", "have", "them")

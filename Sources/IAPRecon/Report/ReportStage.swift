@@ -94,7 +94,6 @@ public enum ReportStage {
         }
         var files: [String] = []
         var bundleIDs: [String] = []
-        var requestWarnings: [String] = []
         var transactionsPatched: Int?
         // Each file is written (and fsynced) as soon as what it shows is known, on the thread that
         // knows it: transactions streamed on a connection of their own from the start, revenue
@@ -136,7 +135,6 @@ public enum ReportStage {
                 try output.write("rejects.csv") { try RejectsReport.write(store, &$0) }
                 let answers = try ConsumptionRequestsReport.answers(store: store, zone: settings.zone, currency: settings.currency)
                 try output.write("consumption_requests.jsonl") { try ConsumptionRequestsReport.write(answers, &$0) }
-                requestWarnings = try ConsumptionRequestsReport.warnings(store: store)
                 Trace.mark("report consumption requests")
                 filesDone?(4)
                 // Reads in one snapshot; fct_user_installs is written on another connection meanwhile.
@@ -195,7 +193,7 @@ public enum ReportStage {
         // pending, and the next report calls those findings new, and alerts, again.
         try store.publishFirstSightings()
         var summary = ReportSummary(findingsBySeverity: [:], files: files)
-        summary.warnings = fx.warnings + requestWarnings
+        summary.warnings = fx.warnings
         var byKind: [FindingKind: (count: Int, new: Int, atRisk: Amount, newAtRisk: Amount)] = [:]
         for row in findings.rows {
             guard let severity = Severity(rawValue: row.severity) else { continue }

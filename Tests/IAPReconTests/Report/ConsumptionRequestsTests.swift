@@ -55,7 +55,7 @@ struct ConsumptionRequestsTests {
         ])
     }
 
-    @Test("a CONSUMPTION_REQUEST with no uuid or signing time (a V1 one) cannot be answered, and the run says so naming its line; a V2 one is answered")
+    @Test("a CONSUMPTION_REQUEST with no uuid or signing time (a V1 one) cannot be answered: the run that reads it says so once, naming its line; a V2 one is answered")
     func unanswerableRequestNamed() throws {
         let scenario = try Scenario()
         try scenario.catalog()
@@ -64,11 +64,18 @@ struct ConsumptionRequestsTests {
                                    transaction: Line.v2("t_v2", "gems300", purchase: "2026-11-28T10:00:00Z", price: 4990))
         try scenario.write("notifications/n.jsonl", [v2, v1])
         let result = try scenario.run(asOf: Self.asOf)
-        #expect(result.report.warnings == [
+        #expect(result.ingest.warnings == [
             "1 CONSUMPTION_REQUEST notification has no notificationUUID or signedDate (V1 notifications have neither), "
                 + "so consumption_requests.jsonl cannot answer it: notifications/n.jsonl:2",
         ])
         #expect(try lines(scenario).count == 1)
+        // The next night reads no new notifications file: nothing to say again. A new file's request is named alone.
+        #expect(try scenario.run(asOf: Self.asOf).ingest.warnings.isEmpty)
+        try scenario.write("notifications/o.jsonl", [v1.replacingOccurrences(of: "t_v1", with: "t_v1b")])
+        #expect(try scenario.run(asOf: Self.asOf).ingest.warnings == [
+            "1 CONSUMPTION_REQUEST notification has no notificationUUID or signedDate (V1 notifications have neither), "
+                + "so consumption_requests.jsonl cannot answer it: notifications/o.jsonl:1",
+        ])
     }
 
     @Test("never delivered, or delivered only after Apple asked: not delivered (5); the wrong product: 2")

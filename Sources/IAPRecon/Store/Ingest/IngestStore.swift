@@ -21,6 +21,9 @@ protocol IngestStore {
     /// Records what the input folder held: each stored file is present or not, and the files
     /// that match no source replace the previous run's list.
     func recordListing(present: [String], ignored: [String]) throws
+    /// Where the stored files at `paths` hold a `CONSUMPTION_REQUEST` that names no uuid, signing
+    /// time or transaction (as every V1 one does), as `path:line`, in file order.
+    func unanswerableConsumptionRequests(in paths: [String]) throws -> [String]
 }
 
 /// One file's lines on their way into the store, all in one transaction.

@@ -51,6 +51,19 @@ struct SQLiteIngestStore: IngestStore {
         try FileWriter(database: database, path: path, source: source, hash: hash, bytes: bytes, modifiedNs: modifiedNs)
     }
 
+    func unanswerableConsumptionRequests(in paths: [String]) throws -> [String] {
+        guard !paths.isEmpty else { return [] }
+        var sources: [String] = []
+        try database.forEach("""
+            SELECT \(StoredLedger.pathAndLineSQL(file: "n.file_id", line: "n.line"))
+            FROM raw_notifications__notifications n JOIN files f ON f.file_id = n.file_id
+            WHERE f.path IN (SELECT value FROM json_each(?1)) AND n.notification_type = 'CONSUMPTION_REQUEST'
+              AND (n.notification_uuid IS NULL OR n.transaction_id IS NULL OR n.signed_ms IS NULL)
+            ORDER BY f.path, n.line
+            """, [.text(JSONWriter.compact(.array(paths.map { .string($0) })))]) { sources.append($0.string(0)) }
+        return sources
+    }
+
     func recordListing(present: [String], ignored: [String]) throws {
         try StoredFiles.recordListing(present: present, ignored: ignored, in: database)
     }

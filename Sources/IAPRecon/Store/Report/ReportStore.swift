@@ -67,9 +67,6 @@ protocol ReportStore: SendableMetatype {
     /// Each `CONSUMPTION_REQUEST` once (by its uuid), at its earliest signing, by time then uuid;
     /// only those about `transactionID` when one is given.
     func consumptionRequests(about transactionID: String?) throws -> [(uuid: String, transactionID: String, ms: Int64)]
-    /// Where the `CONSUMPTION_REQUEST`s `consumptionRequests` cannot list are (no uuid, signing time
-    /// or transaction, as a V1 one has), as `path:line`, in file order.
-    func unanswerableConsumptionRequests() throws -> [String]
     /// The user the join resolved `transactionID` to, if it resolved one.
     func resolvedUser(of transactionID: String) throws -> String?
     /// Each delivery of `transactionID` (`ServerDeliveries`) as its first line has it.

@@ -100,10 +100,6 @@ struct SQLiteReportStore: ReportStore {
         try StoredReportRows.consumptionRequests(database, about: transactionID)
     }
 
-    func unanswerableConsumptionRequests() throws -> [String] {
-        try StoredReportRows.unanswerableConsumptionRequests(database)
-    }
-
     func resolvedUser(of transactionID: String) throws -> String? {
         try StoredReportRows.resolvedUser(of: transactionID, in: database)
     }

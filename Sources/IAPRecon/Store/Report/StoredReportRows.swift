@@ -70,19 +70,6 @@ enum StoredReportRows {
         return requests
     }
 
-    /// Where the `CONSUMPTION_REQUEST` notifications that `consumptionRequests` cannot list are
-    /// (no uuid, signing time or transaction: a V1 one), as `path:line`, in file order.
-    static func unanswerableConsumptionRequests(_ database: Database) throws -> [String] {
-        var sources: [String] = []
-        try database.forEach("""
-            SELECT \(StoredLedger.pathAndLineSQL(file: "n.file_id", line: "n.line"))
-            FROM raw_notifications__notifications n JOIN files f ON f.file_id = n.file_id
-            WHERE n.notification_type = 'CONSUMPTION_REQUEST' AND (n.notification_uuid IS NULL OR n.transaction_id IS NULL OR n.signed_ms IS NULL)
-            ORDER BY f.path, n.line
-            """) { sources.append($0.string(0)) }
-        return sources
-    }
-
     /// Whether the join resolved `transactionID`, and to which user.
     static func resolution(of transactionID: String, in database: Database) throws -> (resolved: Bool, user: String?) {
         var resolution: (resolved: Bool, user: String?) = (false, nil)
