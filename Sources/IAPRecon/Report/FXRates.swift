@@ -16,20 +16,19 @@ struct FXRates: Sendable {
     /// The rates of the stored fx rows, by day then file.
     init(rows: [FXRow], reportingCurrency: String) {
         self.reportingCurrency = reportingCurrency
-        var sameDay: [String: [FXRow]] = [:]
+        var sameDay: [String: [(row: FXRow, rate: Amount?)]] = [:]
         var day = ""
         func noteConflicts() {
-            for (currency, rows) in sameDay.sorted(by: { $0.key < $1.key }) where rows.count > 1 {
-                let values = rows.map { Amount.parse($0.rate) }
-                if values.contains(where: { $0 != values[0] }) { conflicts.append((currency, day, rows)) }
+            for (currency, rows) in sameDay.sorted(by: { $0.key < $1.key }) where rows.contains(where: { $0.rate != rows[0].rate }) {
+                conflicts.append((currency, day, rows.map(\.row)))
             }
             sameDay = [:]
         }
         for row in rows {
             if row.day != day { noteConflicts(); day = row.day }
-            sameDay[row.currency, default: []].append(row)
-            guard let rate = Amount.parse(row.rate) else { continue }
-            rates[row.currency, default: []].append((row.day, rate))
+            let rate = Amount.parse(row.rate)
+            sameDay[row.currency, default: []].append((row, rate))
+            if let rate { rates[row.currency, default: []].append((row.day, rate)) }
         }
         noteConflicts()
     }
