@@ -11,6 +11,12 @@ public enum SQLValue: Sendable, Equatable, Hashable {
     public init(_ text: String?) { self = text.map { .text($0) } ?? .null }
     public init(_ integer: Int64?) { self = integer.map { .integer($0) } ?? .null }
     public init(_ integer: Int?) { self = integer.map { .integer(Int64($0)) } ?? .null }
+
+    /// Texts (ids, paths) as one JSON array parameter, which a query reads with `json_each` into an
+    /// indexed `IN`: one statement whatever their number.
+    static func textList(_ texts: [String]) -> SQLValue {
+        .text("[" + texts.map(JSONWriter.quote).joined(separator: ",") + "]")
+    }
 }
 
 extension Optional where Wrapped == SQLValue {

@@ -60,7 +60,7 @@ struct SQLiteIngestStore: IngestStore {
             WHERE f.path IN (SELECT value FROM json_each(?1)) AND n.notification_type = 'CONSUMPTION_REQUEST'
               AND (n.notification_uuid IS NULL OR n.transaction_id IS NULL OR n.signed_ms IS NULL)
             ORDER BY f.path, n.line
-            """, [.text(JSONWriter.compact(.array(paths.map { .string($0) })))]) { sources.append($0.string(0)) }
+            """, [.textList(paths)]) { sources.append($0.string(0)) }
         return sources
     }
 

@@ -89,11 +89,6 @@ struct SQLiteHistoryStore: HistoryStore {
         return nil
     }
 
-    /// Ids (of transactions, of orders) as one JSON array parameter, read with `json_each` into an indexed `IN`.
-    private func idList(_ ids: [String]) -> SQLValue {
-        .text("[" + ids.map(JSONWriter.quote).joined(separator: ",") + "]")
-    }
-
     func transactionIDs(resolvedTo user: String) throws -> [String] {
         var values: [String] = []
         try database.forEach("SELECT transaction_id FROM int_transactions_resolved WHERE user_id = ?1", [.text(user)]) { values.append($0.string(0)) }
@@ -159,7 +154,7 @@ struct SQLiteHistoryStore: HistoryStore {
         var matches: [String: (transactionID: String, rule: String)] = [:]
         try database.forEach("""
             SELECT order_id, transaction_id, match_rule FROM int_transactions_resolved WHERE order_id IN (SELECT value FROM json_each(?1))
-            """, [idList(orders.map(\.orderID))]) { row in
+            """, [.textList(orders.map(\.orderID))]) { row in
             matches[row.string(0)] = (transactionID: row.string(1), rule: row.string(2))
         }
         for index in orders.indices { orders[index].match = matches[orders[index].orderID] }
@@ -173,11 +168,11 @@ struct SQLiteHistoryStore: HistoryStore {
     func matchedOrders(of transactionIDs: [String]) throws -> [HistoryFacts.Order] {
         try orders(where: """
             o.order_id IN (SELECT order_id FROM int_transactions_resolved WHERE transaction_id IN (SELECT value FROM json_each(?1)))
-            """, [idList(transactionIDs)])
+            """, [.textList(transactionIDs)])
     }
 
     func transactions(_ transactionIDs: [String]) throws -> [HistoryFacts.Transaction] {
-        let idList = idList(transactionIDs)
+        let idList = SQLValue.textList(transactionIDs)
         var files = try StoredLedger.sourceFiles(database)
         var firstSighting: [String: String] = [:]
         let sightings = try AppleTransactions.Cursor(database, where: "a.transaction_id IN (SELECT value FROM json_each(?1))", [idList])
@@ -237,7 +232,7 @@ struct SQLiteHistoryStore: HistoryStore {
     }
 
     func deliveries(of transactionIDs: [String]) throws -> [HistoryFacts.Delivery] {
-        try deliveries(where: "d.transaction_id IN (SELECT value FROM json_each(?1))", [idList(transactionIDs)])
+        try deliveries(where: "d.transaction_id IN (SELECT value FROM json_each(?1))", [.textList(transactionIDs)])
     }
 
     /// The revocation lines `condition` selects (on the lines as `r`).
@@ -262,7 +257,7 @@ struct SQLiteHistoryStore: HistoryStore {
     }
 
     func revocations(of transactionIDs: [String]) throws -> [HistoryFacts.Revocation] {
-        try revocations(where: "r.transaction_id IN (SELECT value FROM json_each(?1))", [idList(transactionIDs)])
+        try revocations(where: "r.transaction_id IN (SELECT value FROM json_each(?1))", [.textList(transactionIDs)])
     }
 
     func findings(of transactionIDs: [String], user: String?) throws -> [HistoryFacts.Finding] {
@@ -283,7 +278,7 @@ struct SQLiteHistoryStore: HistoryStore {
             UNION ALL
             SELECT \(columns) FROM fct_findings WHERE +transaction_id IS NULL AND original_transaction_id IN (
               SELECT original_transaction_id FROM int_transactions_resolved WHERE transaction_id IN (SELECT value FROM json_each(?1)))
-            """, [idList(transactionIDs)]) { add($0) }
+            """, [.textList(transactionIDs)]) { add($0) }
         if let user {
             try database.forEach("SELECT \(columns) FROM fct_findings WHERE user_id = ?1", [.text(user)]) { add($0) }
         }
