@@ -34,27 +34,8 @@ struct AttributionReport {
         /// Some of the spend has no fx rate: the total is unknown, so it is shown empty.
         var spendUnconverted = false
         var mmpRevenue = Amount.zero
-        /// Windows holding a purchase (or an MMP claim) fx.csv cannot convert: their totals are unknown,
-        /// so they are shown empty, as revenue_daily.csv shows that purchase's cell, and never as a smaller sum.
-        var unknown: Set<Window> = []
-
-        enum Window { case d0, d7, d30, revenue, refunds, mmpRevenue }
-
-        /// Adds `amount` to `window`'s total, or marks the window unknown when it is nil.
-        mutating func add(_ amount: Amount?, to window: Window) {
-            guard let amount else { unknown.insert(window); return }
-            switch window {
-            case .d0: revenueD0 += amount
-            case .d7: revenueD7 += amount
-            case .d30: revenueD30 += amount
-            case .revenue: revenue += amount
-            case .refunds: refunds += amount
-            case .mmpRevenue: mmpRevenue += amount
-            }
-        }
-
-        /// `window`'s rounded total, nil when unknown.
-        func known(_ window: Window, _ amount: Amount) -> Amount? { unknown.contains(window) ? nil : amount }
+        /// Some MMP claim has no fx rate: the MMP's total is unknown, so it is shown empty.
+        var mmpRevenueUnconverted = false
     }
 
     /// An install row: its time in UTC, its cohort's slot, and where it is (its file's id and line).
@@ -274,8 +255,11 @@ struct AttributionReport {
             let key = CohortKey(day: day(purchase.ms), mediaSource: "no_user", campaign: "")
             add(key) { cohort in
                 cohort.anchorMs = max(cohort.anchorMs, purchase.ms)
-                cohort.add(purchase.refundUSD, to: .refunds)
-                for window in [Cohort.Window.revenue, .d0, .d7, .d30] { cohort.add(purchase.grossUSD, to: window) }
+                cohort.refunds += purchase.refundUSD
+                cohort.revenue += purchase.grossUSD
+                cohort.revenueD0 += purchase.grossUSD
+                cohort.revenueD7 += purchase.grossUSD
+                cohort.revenueD30 += purchase.grossUSD
             }
             userlessPurchases += 1
             hasPurchase = try purchases.step()
@@ -314,7 +298,7 @@ struct AttributionReport {
         var unattributedUsers = 0
         let unattributedInstall = UserInstall(ms: nil, mediaSource: nil, campaign: nil, matchedBy: RowFingerprint("unattributed"), file: nil, line: nil)
         var cohortFingerprints = [(mediaSource: RowFingerprint, campaign: RowFingerprint)?](repeating: nil, count: keys.count)
-        var userPurchases: [(ms: Int64, grossUSD: Amount?, refundUSD: Amount?)] = []
+        var userPurchases: [(ms: Int64, grossUSD: Amount, refundUSD: Amount)] = []
         while hasSignup || hasPurchase {
             let signupRow = signups.row
             let purchaseRow = purchases.row
@@ -393,14 +377,14 @@ struct AttributionReport {
                 if signup.registered { cohort.registrations += 1 }
                 if !userPurchases.isEmpty { cohort.payers += 1 }
                 for purchase in userPurchases {
-                    cohort.add(purchase.grossUSD, to: .revenue)
-                    cohort.add(purchase.refundUSD, to: .refunds)
+                    cohort.revenue += purchase.grossUSD
+                    cohort.refunds += purchase.refundUSD
                     // A purchase before the install counts in the total only (CONTRACT.md §3).
                     let age = purchase.ms - anchor
                     guard age >= 0 else { continue }
-                    if age < 1 * Self.dayMs { cohort.add(purchase.grossUSD, to: .d0) }
-                    if age < 8 * Self.dayMs { cohort.add(purchase.grossUSD, to: .d7) }
-                    if age < 31 * Self.dayMs { cohort.add(purchase.grossUSD, to: .d30) }
+                    if age < 1 * Self.dayMs { cohort.revenueD0 += purchase.grossUSD }
+                    if age < 8 * Self.dayMs { cohort.revenueD7 += purchase.grossUSD }
+                    if age < 31 * Self.dayMs { cohort.revenueD30 += purchase.grossUSD }
                 }
             }
         }
@@ -434,8 +418,10 @@ struct AttributionReport {
             } else if let local, let currency = claim.revenueCurrency, let rate = money.rate(currency: money.currency(currency), atMs: eventMs) {
                 claimed = local * rate
             }
-            // A claim no rate converts leaves the total unknown (empty), never a smaller sum.
-            add(slot) { $0.add(claimed, to: .mmpRevenue) }
+            // A claim no rate converts leaves the MMP's total unknown (empty), never a smaller sum.
+            add(slot) { cohort in
+                if let claimed { cohort.mmpRevenue += claimed } else { cohort.mmpRevenueUnconverted = true }
+            }
         }
 
         Trace.mark("attribution mmp purchases")
@@ -493,18 +479,19 @@ struct AttributionReport {
         var registered: Bool
     }
 
-    /// A `ReportStore.purchasesByUser` row in the reporting currency; an amount fx.csv cannot
-    /// convert is nil (a zero needs no rate), and so is the gross of a purchase with no price at
-    /// all (no catalog entry, no V2 price), which revenue_daily.csv shows empty too.
-    static func purchase(_ row: some StoredRow, values: inout AmountReader) -> (ms: Int64, grossUSD: Amount?, refundUSD: Amount?) {
+    /// A `ReportStore.purchasesByUser` row in the reporting currency. An amount fx.csv cannot convert,
+    /// or the gross of a purchase with no price at all (no catalog entry, no V2 price), adds nothing:
+    /// revenue_daily.csv leaves those cells empty, and attribution.csv's revenue sums to its gross
+    /// (CONTRACT.md §3). summary.json counts them (`price_source.none`, `without_fx_rate`).
+    static func purchase(_ row: some StoredRow, values: inout AmountReader) -> (ms: Int64, grossUSD: Amount, refundUSD: Amount) {
         typealias Column = PurchaseByUserColumn
         let purchaseMs = row.int(Column.purchaseMs)
-        let gross = values.amount(row, Column.unitPrice).map { $0 * row.int(Column.quantity) }
-        let refund = values.amount(row, Column.refundAmount) ?? .zero
         guard let rate = values.rate(currency: values.currency(row, Column.currency), atMs: purchaseMs) else {
-            return (purchaseMs, gross == .zero ? .zero : nil, refund == .zero ? .zero : nil)
+            return (purchaseMs, .zero, .zero)
         }
-        return (purchaseMs, gross.map { $0 * rate }, refund * rate)
+        let gross = values.amount(row, Column.unitPrice).map { $0 * row.int(Column.quantity) } ?? .zero
+        let refund = values.amount(row, Column.refundAmount) ?? .zero
+        return (purchaseMs, gross * rate, refund * rate)
     }
 
     /// Growth's unit economics (cost per install, per payer, revenue per payer): `amount` shared by
@@ -537,10 +524,9 @@ struct AttributionReport {
             cohort.spend = round(cohort.spend)
             cohort.mmpRevenue = round(cohort.mmpRevenue)
             func mature(_ days: Int64) -> Bool { cohort.anchorMs + days * Self.dayMs <= asOfMs }
-            let d0: Amount? = mature(1) ? cohort.known(.d0, cohort.revenueD0) : nil
-            let d7: Amount? = mature(8) ? cohort.known(.d7, cohort.revenueD7) : nil
-            let d30: Amount? = mature(31) ? cohort.known(.d30, cohort.revenueD30) : nil
-            let revenue = cohort.known(.revenue, cohort.revenue)
+            let d0: Amount? = mature(1) ? cohort.revenueD0 : nil
+            let d7: Amount? = mature(8) ? cohort.revenueD7 : nil
+            let d30: Amount? = mature(31) ? cohort.revenueD30 : nil
             func ratio(_ value: Amount?) -> String {
                 let spend = cohort.spend.decimal
                 guard cohort.hasSpend, !cohort.spendUnconverted, spend > 0, let value else { return "" }
@@ -550,11 +536,12 @@ struct AttributionReport {
             try sink.csvRecord([
                 CSV.textCell(key.day), CSV.textCell(key.mediaSource), CSV.textCell(key.campaign),
                 String(cohort.installs), String(cohort.registrations), String(cohort.payers),
-                d0.map(Money.format) ?? "", d7.map(Money.format) ?? "", d30.map(Money.format) ?? "", revenue.map(Money.format) ?? "",
-                cohort.known(.refunds, cohort.refunds).map(Money.format) ?? "",
-                spend.map(Money.format) ?? "", ratio(d7), ratio(revenue), cohort.known(.mmpRevenue, cohort.mmpRevenue).map(Money.format) ?? "",
+                d0.map(Money.format) ?? "", d7.map(Money.format) ?? "", d30.map(Money.format) ?? "",
+                Money.format(cohort.revenue), Money.format(cohort.refunds),
+                spend.map(Money.format) ?? "", ratio(d7), ratio(cohort.revenue),
+                cohort.mmpRevenueUnconverted ? "" : Money.format(cohort.mmpRevenue),
                 Self.perHead(spend, cohort.installs, currency), Self.perHead(spend, cohort.payers, currency),
-                Self.perHead(revenue, cohort.payers, currency),
+                Self.perHead(cohort.revenue, cohort.payers, currency),
             ])
         }
     }

@@ -63,15 +63,15 @@ struct ReportPage {
         var name: String
         var installs: Int
         var payers: Int
-        /// Nil when some of the source's revenue has no fx rate: the total is unknown.
-        var revenue: Amount?
+        /// attribution.csv's revenue cells summed: what has a price and an fx rate.
+        var revenue: Amount
         /// Nil when some of the source's spend has no fx rate: the total is unknown.
         var spend: Amount?
         /// Whether any of the source's cohorts has spend rows. Organic installs, or a run without
         /// spend files, have none: that is no data, which the page says, not a measured 0.
         var hasSpend = false
         var roas: String {
-            guard hasSpend, let revenue, let spend, spend.decimal > 0 else { return "" }
+            guard hasSpend, let spend, spend.decimal > 0 else { return "" }
             return ReportingCurrency.shown(Amount(revenue.decimal / spend.decimal), places: 2)
         }
     }
@@ -85,6 +85,9 @@ struct ReportPage {
     /// Revenue transactions fx.csv has no rate for: left out of the totals and the chart, as
     /// summary.json leaves them out (`transactions.without_fx_rate`), so the page must say so.
     var revenueWithoutFXRate: Int
+    /// Revenue transactions with no price at all (no V2 price, order or catalog entry): left out
+    /// the same way, counted by summary.json as `transactions.price_source.none`.
+    var revenueWithoutPrice: Int
     /// The chart's days, the last `chartDays` at most.
     var days: [Day]
     /// Nil when the chart draws every day with revenue.
@@ -128,6 +131,7 @@ struct ReportPage {
         ]
 
         revenueWithoutFXRate = revenue.unconverted
+        revenueWithoutPrice = revenue.priceSources[.none] ?? 0
 
         var byDate: [String: Day] = [:]
         for (key, row) in revenue.rows {
@@ -170,7 +174,7 @@ struct ReportPage {
             source.payers += cohort.payers
             // attribution.csv's cells, rounded per cohort, so the page's sums are that file's column sums.
             let revenue = reporting.rounded(cohort.revenue)
-            source.revenue = cohort.unknown.contains(.revenue) ? nil : source.revenue.map { $0 + revenue }
+            source.revenue += revenue
             source.hasSpend = source.hasSpend || cohort.hasSpend
             if cohort.spendUnconverted {
                 source.spend = nil
@@ -180,7 +184,7 @@ struct ReportPage {
             }
             sources[key.mediaSource] = source
         }
-        mediaSources = sources.values.sorted { (($0.revenue ?? .zero).decimal, $1.name) > (($1.revenue ?? .zero).decimal, $0.name) }
+        mediaSources = sources.values.sorted { ($0.revenue.decimal, $1.name) > ($1.revenue.decimal, $0.name) }
 
         inputs = counts.files
         inputTotals = counts.totals

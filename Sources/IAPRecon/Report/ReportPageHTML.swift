@@ -17,12 +17,15 @@ extension ReportPage {
             body += "\(HTML.escape(headline.shown))</div></div>"
         }
         body += "</section>\n"
-        if revenueWithoutFXRate > 0 {
-            let count = "<b data-summary-key=\"transactions.without_fx_rate\" data-value=\"\(revenueWithoutFXRate)\">\(revenueWithoutFXRate)</b>"
-            let transactions = revenueWithoutFXRate == 1 ? "revenue transaction has" : "revenue transactions have"
-            body += "<p class=\"warn\">\(count) \(transactions) no fx.csv rate into \(HTML.escape(currency)) on or before the purchase day:"
-            body += " not in these totals or the chart (revenue_daily.csv leaves their cells empty).</p>\n"
+        func leftOut(_ count: Int, key: String, _ why: String) {
+            guard count > 0 else { return }
+            let marked = "<b data-summary-key=\"\(key)\" data-value=\"\(count)\">\(count)</b>"
+            let transactions = count == 1 ? "revenue transaction has" : "revenue transactions have"
+            body += "<p class=\"warn\">\(marked) \(transactions) \(why):"
+            body += " not in these totals, the chart or the attribution revenue (revenue_daily.csv leaves their cells empty).</p>\n"
         }
+        leftOut(revenueWithoutFXRate, key: "transactions.without_fx_rate", "no fx.csv rate into \(HTML.escape(currency)) on or before the purchase day")
+        leftOut(revenueWithoutPrice, key: "transactions.price_source.none", "no price (no V2 price, order or catalog entry)")
         body += revenueSection() + riskSection() + criticalSection() + tieoutSection() + attributionSection() + inputsSection()
         return HTML.document(title: "iaprecon report as of \(asOf)", body: body)
     }
@@ -146,14 +149,14 @@ extension ReportPage {
         guard !mediaSources.isEmpty else { return out + "<p class=\"none\">No installs or attributed revenue.</p></section>\n" }
         let installs = Double(mediaSources.map(\.installs).max() ?? 0)
         let payers = Double(mediaSources.map(\.payers).max() ?? 0)
-        let money = max(mediaSources.compactMap { $0.revenue.map(Self.double) }.max() ?? 0,
+        let money = max(mediaSources.map { Self.double($0.revenue) }.max() ?? 0,
                         mediaSources.compactMap { $0.spend.map(Self.double) }.max() ?? 0)
         func bar(_ value: Double, _ largest: Double, _ tone: String) -> String { largest > 0 ? HTML.bar(value / largest, tone: tone) : "" }
         let rows = mediaSources.map { source -> [String] in
             [HTML.escape(source.name),
              "\(source.installs)" + bar(Double(source.installs), installs, "count"),
              "\(source.payers)" + bar(Double(source.payers), payers, "count"),
-             (source.revenue.map(self.money) ?? "unknown") + bar(source.revenue.map(Self.double) ?? 0, money, "gross"),
+             self.money(source.revenue) + bar(Self.double(source.revenue), money, "gross"),
              !source.hasSpend ? "<span class=\"muted\">no spend</span>"
                 : (source.spend.map(self.money) ?? "unknown") + bar(source.spend.map(Self.double) ?? 0, money, "spend"),
              source.roas]

@@ -597,7 +597,7 @@ struct AttributionReportTests {
         } == ["", "", "320"])
     }
 
-    @Test("a cohort's window holding a purchase fx.csv cannot convert is empty (unknown), as revenue_daily.csv shows it, never 0")
+    @Test("a purchase fx.csv cannot convert adds nothing to its cohort, as revenue_daily.csv leaves its cell empty: the files still add up")
     func revenueWithoutARate() throws {
         let scenario = try Scenario()
         try scenario.catalog()
@@ -609,7 +609,7 @@ struct AttributionReportTests {
         ])
         try scenario.write("registrations/r.jsonl", [Fixture.signup("2026-11-10T10:30:00Z", "u1"), Fixture.signup("2026-11-10T10:30:00Z", "u2")])
         try scenario.write("receipts/r.jsonl", [
-            // u1: 0.99 USD on day 0, then 5 CHF on day 3, which nothing converts: d0 is known, the rest is not.
+            // u1: 0.99 USD on day 0, then 5 CHF on day 3, which nothing converts: every window holds the 0.99.
             Fixture.purchase("t1", at: "2026-11-10T12:00:00Z", by: "u1", price: 990),
             Fixture.purchase("t2", at: "2026-11-13T12:00:00Z", by: "u1", price: 5000, currency: "CHF"),
             // u2 (the near miss): dollars only, every cell known.
@@ -618,10 +618,15 @@ struct AttributionReportTests {
         _ = try scenario.run(asOf: asOf)
         #expect(try Fixture.lines(scenario.output("attribution.csv")) == [
             Self.header,
-            "2026-11-10,src,A,1,1,1,0.99,,,,0,,,,0,,,",
+            "2026-11-10,src,A,1,1,1,0.99,0.99,0.99,0.99,0,,,,0,,,0.99",
             "2026-11-10,src,B,1,1,1,1.99,1.99,1.99,1.99,0,,,,0,,,1.99",
         ])
-        #expect(try Fixture.lines(scenario.output("revenue_daily.csv")).contains { $0.hasPrefix("2026-11-13,gems300,JPN,CHF,1,0,5,0,5,,0,") })
+        let daily = try Fixture.table(scenario.output("revenue_daily.csv"))
+        #expect(daily.map { [$0["date"], $0["currency"], $0["gross"], $0["gross_usd"]] } == [
+            ["2026-11-10", "USD", "2.98", "2.98"], ["2026-11-13", "CHF", "5", ""],
+        ])
+        let transactions = try #require(RevenueReportTests.Fixture.summary(scenario)["transactions"] as? [String: Any])
+        #expect(transactions["without_fx_rate"] as? Int == 1)
     }
 
     // MARK: - Cross-checks
@@ -733,7 +738,7 @@ extension AttributionReportTests {
         #expect(rows.map { [$0["install_date"], $0["media_source"], $0["campaign"], $0["installs"]] } == [["2026-11-10", "Facebook Ads", "FB_BR", "0"]])
     }
 
-    @Test("a purchase with no price (no catalog entry, no V2 price) is a payer of unknown revenue: empty cells, as revenue_daily.csv shows it")
+    @Test("a purchase with no price (no catalog entry, no V2 price) makes a payer and adds no revenue, as revenue_daily.csv leaves it empty")
     func purchaseWithoutPrice() throws {
         let scenario = try Scenario()
         try scenario.catalog()
@@ -750,11 +755,11 @@ extension AttributionReportTests {
         #expect(daily.map { $0["gross_usd"] } == [""])
         let row = try #require(try Fixture.table(scenario.output("attribution.csv")).first { $0["media_source"] == "Facebook Ads" })
         #expect(row["payers"] == "1")
-        for column in ["revenue_d0_usd", "revenue_d7_usd", "revenue_d30_usd", "revenue_usd", "revenue_per_payer"] {
-            #expect(row[column] == "", "\(column)")
+        for column in ["revenue_d0_usd", "revenue_d7_usd", "revenue_d30_usd", "revenue_usd", "refunds_usd", "revenue_per_payer"] {
+            #expect(row[column] == "0", "\(column)")
         }
-        // Nothing was refunded: that stays a measured 0.
-        #expect(row["refunds_usd"] == "0")
+        let transactions = try #require(RevenueReportTests.Fixture.summary(scenario)["transactions"] as? [String: Any])
+        #expect((transactions["price_source"] as? [String: Any])?["none"] as? Int == 1)
     }
 }
 

@@ -205,6 +205,28 @@ struct ReportPageTests {
         #expect(html.contains("not in these totals"))
     }
 
+    @Test("revenue with no price is named beside the totals and the attribution revenue it is missing from")
+    func revenueWithoutPriceIsNamed() throws {
+        typealias Attribution = AttributionReportTests.Fixture
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try Attribution.mmp(scenario, [Attribution.MMPRow(time: "2026-11-10 09:00:00", mediaSource: "Facebook Ads", campaign: "FB", appsflyerID: "af1", cuid: "u1")])
+        try scenario.write("registrations/r.jsonl", [Attribution.signup("2026-11-10T09:30:00Z", "u1")])
+        // A StoreKit 1 receipt names no price, and the catalog does not know the product; a priced one beside it.
+        try scenario.write("receipts/r.jsonl", [
+            "{\"received_at\":\"2026-11-10T10:00:05Z\",\"user_id\":\"u1\",\"response\":{\"status\":0,\"environment\":\"Production\","
+                + "\"receipt\":{\"bundle_id\":\"com.example.game\",\"in_app\":[{\"quantity\":\"1\",\"product_id\":\"unknown.prod\","
+                + "\"transaction_id\":\"t9\",\"original_transaction_id\":\"t9\",\"purchase_date_ms\":\"\(Line.ms("2026-11-10T10:00:00Z"))\"}]}}}",
+            Line.v2Receipt("2026-11-10T11:00:05Z", "u1", transaction: Line.v2("t1", "gems60", purchase: "2026-11-10T11:00:00Z", price: 990)),
+        ])
+        _ = try scenario.run(asOf: "2026-11-30T00:00:00Z")
+        let html = try scenario.output("report.html")
+        #expect(Self.attributes(html, "data-summary-key", "data-value").contains { $0 == ("transactions.price_source.none", "1") })
+        #expect(html.contains("no price (no V2 price, order or catalog entry): not in these totals, the chart or the attribution revenue"))
+        #expect(!html.contains("no fx.csv rate"))
+        #expect(Self.attributionRow(html, "Facebook Ads") == ["Facebook Ads", "1", "1", "0.99", "no spend", ""])
+    }
+
     /// The page model of a finished scenario, built from its store as the report stage builds it.
     static func page(_ scenario: Scenario) throws -> ReportPage {
         let database = try scenario.open()
