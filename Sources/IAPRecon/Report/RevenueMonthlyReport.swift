@@ -42,7 +42,7 @@ struct RevenueMonthlyReport {
             try sink.csvRecord([
                 CSV.textCell(key.month), String(month.fiscalYear), month.firstDate, month.lastDate,
                 CSV.textCell(key.productID), CSV.textCell(key.storefront), CSV.textCell(key.currency),
-                String(row.units), Money.format(row.gross), Money.format(row.refunds), Money.format(row.gross - row.refunds),
+                String(row.units), row.gross.map(Money.format) ?? "", Money.format(row.refunds), row.gross.map { Money.format($0 - row.refunds) } ?? "",
                 row.grossUSD.map(Money.format) ?? "", row.refundsUSD.map(Money.format) ?? "", netUSD.map(Money.format) ?? "",
             ])
         }

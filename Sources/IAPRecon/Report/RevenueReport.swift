@@ -23,13 +23,15 @@ struct RevenueReport: Sendable {
         var units: Int64 = 0
         /// The units of the refunds that happened on the row's day.
         var refundUnits: Int64 = 0
-        var gross = Amount.zero
+        /// Nil when some of the row's units have no price at all: the gross is unknown, never 0.
+        var gross: Amount? = .zero
         var refunds = Amount.zero
         var grossUSD: Amount? = .zero
         var refundsUSD: Amount? = .zero
 
         func adding(_ other: Row) -> Row {
-            Row(units: units + other.units, refundUnits: refundUnits + other.refundUnits, gross: gross + other.gross, refunds: refunds + other.refunds,
+            Row(units: units + other.units, refundUnits: refundUnits + other.refundUnits,
+                gross: gross.flatMap { mine in other.gross.map { mine + $0 } }, refunds: refunds + other.refunds,
                 grossUSD: grossUSD.flatMap { mine in other.grossUSD.map { mine + $0 } },
                 refundsUSD: refundsUSD.flatMap { mine in other.refundsUSD.map { mine + $0 } })
         }
@@ -63,7 +65,7 @@ struct RevenueReport: Sendable {
             let currency = values.currency(row, Column.currency)
             let unitPrice = values.amount(row, Column.unitPrice)
             let quantity = row.int(Column.quantity)
-            let gross = (unitPrice ?? .zero) * quantity
+            let gross = unitPrice.map { $0 * quantity }
             let rate = values.rate(currency: currency, atMs: purchaseMs)
             if rate == nil, unitPrice != nil { unconverted += 1 }
             let product = products.number(row, Column.productID)
@@ -71,8 +73,8 @@ struct RevenueReport: Sendable {
             let purchase = Slot(day: values.days.number(purchaseMs), product: product, storefront: storefront, currency: currency)
             add(purchase, at: purchaseMs) { entry in
                 entry.units += quantity
-                entry.gross += gross
-                entry.grossUSD = rate.flatMap { rate in entry.grossUSD.map { $0 + gross * rate } }
+                entry.gross = gross.flatMap { gross in entry.gross.map { $0 + gross } }
+                entry.grossUSD = gross.flatMap { gross in rate.flatMap { rate in entry.grossUSD.map { $0 + gross * rate } } }
             }
             if let refundMs = row.optionalInt(Column.refundMs), let refund = values.amount(row, Column.refundAmount) {
                 let refundSlot = Slot(day: values.days.number(refundMs), product: product, storefront: storefront, currency: currency)
@@ -119,11 +121,11 @@ struct RevenueReport: Sendable {
         try sink.csvRecord(Self.header(currency))
         for key in rows.keys.sorted() {
             guard let row = rows[key] else { continue }
-            let net = row.gross - row.refunds
+            let net = row.gross.map { $0 - row.refunds }
             let netUSD = row.grossUSD.flatMap { gross in row.refundsUSD.map { gross - $0 } }
             try sink.csvRecord([
                 CSV.textCell(key.date), CSV.textCell(key.productID), CSV.textCell(key.storefront), CSV.textCell(key.currency),
-                String(row.units), String(row.refundUnits), Money.format(row.gross), Money.format(row.refunds), Money.format(net),
+                String(row.units), String(row.refundUnits), row.gross.map(Money.format) ?? "", Money.format(row.refunds), net.map(Money.format) ?? "",
                 row.grossUSD.map(Money.format) ?? "", row.refundsUSD.map(Money.format) ?? "", netUSD.map(Money.format) ?? "",
             ])
         }

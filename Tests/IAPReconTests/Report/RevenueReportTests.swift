@@ -225,8 +225,11 @@ struct RevenueReportTests {
             "2026-11-10,gems300,,USD,1,0,2.49,0,2.49,2.49,0,2.49",
             "2026-11-10,gems60,USA,USD,1,0,1.99,0,1.99,1.99,0,1.99",
             "2026-11-10,gems980,,USD,1,0,14.99,0,14.99,14.99,0,14.99",
-            "2026-11-10,mystery.bundle,,,1,0,0,0,0,,0,",  // unpriced: counted in units, no USD gross
+            "2026-11-10,mystery.bundle,,,1,0,,0,,,0,",  // unpriced: counted in units, gross unknown (empty), never 0
         ])
+        // The fiscal month sums the days: still unknown, never 0.
+        let month = try #require(try Fixture.table(scenario.output("revenue_monthly.csv")).first { $0["product_id"] == "mystery.bundle" })
+        #expect(["units", "gross", "refunds", "net", "gross_usd", "refunds_usd", "net_usd"].map { month[$0] } == ["1", "", "0", "", "", "0", ""])
         let summary = try Fixture.summary(scenario)
         let transactions = summary["transactions"] as? [String: Any]
         #expect(transactions?["price_source"] as? [String: Int] == ["v2_price": 1, "order": 1, "catalog": 1, "none": 1])
