@@ -48,9 +48,10 @@ enum NotificationParser {
         return header
     }
 
-    /// The app a V2 notification is about: `bundleId` of its `data` (or `summary`, `appData`).
+    /// The app a V2 notification is about: `bundleId` of its `data` (or `summary`, `appData`, or
+    /// `externalPurchaseToken`, the only object an EXTERNAL_PURCHASE_TOKEN carries).
     static func bundle(_ fields: Fields) throws(LineReject) -> String? {
-        for key in ["data", "summary", "appData"] {
+        for key in ["data", "summary", "appData", "externalPurchaseToken"] {
             if let nested = try fields.object(key) { return try fields.nested(key, nested).appleString("bundleId") }
         }
         return nil

@@ -284,4 +284,22 @@ struct ContractV2LineTests {
             #expect(Self.transactions(IngestLine.rows(line, .notifications, rules: anyBundle)).count == 1)
         }
     }
+
+    /// A notification with no transaction names its app where Apple puts it: `summary` (renewal
+    /// extension summaries), `appData` (RESCIND_CONSENT) or `externalPurchaseToken`.
+    static func transactionless(_ type: String, key: String, bundle: String) -> String {
+        #"{"notificationType":"\#(type)","notificationUUID":"002e14d5-51f5-4503-b5a8-c3a1af68eb20","signedDate":1795860910000,"\#(key)":{"appAppleId":55555,"bundleId":"\#(bundle)"}}"#
+    }
+
+    @Test("with --bundle-id a transactionless notification of another app is rejected, wherever Apple puts its bundle", arguments: [
+        ("RENEWAL_EXTENSION", "summary"), ("RESCIND_CONSENT", "appData"), ("EXTERNAL_PURCHASE_TOKEN", "externalPurchaseToken"),
+    ])
+    func foreignBundleWithoutTransaction(type: String, key: String) {
+        let ours = LineRules(nowMs: Self.rules.nowMs, bundleID: "com.example.game")
+        #expect(IngestLine.reason(Self.transactionless(type, key: key, bundle: "com.other.app"), .notifications, rules: ours)
+            == "foreign bundle com.other.app")
+        // Near misses: our own bundle, and no --bundle-id at all: one notification row, no transaction.
+        #expect(IngestLine.rows(Self.transactionless(type, key: key, bundle: "com.example.game"), .notifications, rules: ours)?.count == 1)
+        #expect(IngestLine.rows(Self.transactionless(type, key: key, bundle: "com.other.app"), .notifications, rules: Self.rules)?.count == 1)
+    }
 }
