@@ -65,7 +65,7 @@ struct ConsumptionRequestsTests {
         try scenario.write("notifications/n.jsonl", [v2, v1])
         let result = try scenario.run(asOf: Self.asOf)
         #expect(result.ingest.warnings == [
-            "1 CONSUMPTION_REQUEST notification has no notificationUUID or signedDate (V1 notifications have neither), "
+            "1 CONSUMPTION_REQUEST notification has no notificationUUID, signedDate or transaction (V1 notifications have no notificationUUID or signedDate), "
                 + "so consumption_requests.jsonl cannot answer it: notifications/n.jsonl:2",
         ])
         #expect(try lines(scenario).count == 1)
@@ -73,9 +73,25 @@ struct ConsumptionRequestsTests {
         #expect(try scenario.run(asOf: Self.asOf).ingest.warnings.isEmpty)
         try scenario.write("notifications/o.jsonl", [v1.replacingOccurrences(of: "t_v1", with: "t_v1b")])
         #expect(try scenario.run(asOf: Self.asOf).ingest.warnings == [
-            "1 CONSUMPTION_REQUEST notification has no notificationUUID or signedDate (V1 notifications have neither), "
+            "1 CONSUMPTION_REQUEST notification has no notificationUUID, signedDate or transaction (V1 notifications have no notificationUUID or signedDate), "
                 + "so consumption_requests.jsonl cannot answer it: notifications/o.jsonl:1",
         ])
+    }
+
+    @Test("a V2 CONSUMPTION_REQUEST with a uuid and signing time but no transaction is named for what it lacks; one with its transaction is answered")
+    func unanswerableRequestWithoutTransaction() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        let bare = #"{"notificationType":"CONSUMPTION_REQUEST","notificationUUID":"5b0c2f4e-1d7a-4b8e-a3f6-9c2d1e0f7a18","signedDate":1795939200000,"data":{"environment":"Production","bundleId":"com.example.game"}}"#
+        let answered = Line.notification("CONSUMPTION_REQUEST", uuid: "0a3cee3d-920a-4658-8128-61d634efc3d1", signed: "2026-11-29T08:00:00Z",
+                                         transaction: Line.v2("t_v2", "gems300", purchase: "2026-11-28T10:00:00Z", price: 4990))
+        try scenario.write("notifications/n.jsonl", [answered, bare])
+        let result = try scenario.run(asOf: Self.asOf)
+        #expect(result.ingest.warnings == [
+            "1 CONSUMPTION_REQUEST notification has no notificationUUID, signedDate or transaction (V1 notifications have no notificationUUID or signedDate), "
+                + "so consumption_requests.jsonl cannot answer it: notifications/n.jsonl:2",
+        ])
+        #expect(try lines(scenario).map { $0.contains("\"transactionId\":\"t_v2\"") } == [true])
     }
 
     @Test("never delivered, or delivered only after Apple asked: not delivered (5); the wrong product: 2")
