@@ -159,7 +159,7 @@ enum NightlyCommand {
             guard isFolder.boolValue else { throw OutputError(path: path, reason: String(cString: strerror(ENOTDIR))) }
             return
         }
-        let parent = (path as NSString).deletingLastPathComponent
+        let parent = PathParent.of(path)
         if !parent.isEmpty, parent != path { try makeFolder(parent) }
         guard mkdir(path, 0o755) == 0 || errno == EEXIST else { throw OutputError(path: path, reason: String(cString: strerror(errno))) }
     }

@@ -57,7 +57,7 @@ final class RoutedFacts: Sendable {
     static func read(path: String, batches: some RebuildBatches, pool: WorkerPool, budget: Int) throws -> RoutedFacts {
         let routes = Routes(batches)
         Trace.mark("join facts' routes")
-        let facts = RoutedFacts(batches: batches.count, budget: budget, directory: (path as NSString).deletingLastPathComponent)
+        let facts = RoutedFacts(batches: batches.count, budget: budget, directory: PathParent.of(path))
         // The largest first, so that no worker starts it last.
         let tables = StoredScopeFacts.FactTable.allCases.sorted { $0.scanOrder < $1.scanOrder }
         try pool.run(count: tables.count, bound: 1, produce: { (index: Int, send: (Result<Void, any Error>) -> Void) in

@@ -35,7 +35,7 @@ public final class RunLock {
         guard descriptor >= 0 else {
             let reason = switch (errno, createStore) {
             // Only the folder can be missing when the file would be made: run and ingest do not make folders.
-            case (ENOENT, true): "its folder \((databasePath as NSString).deletingLastPathComponent) does not exist"
+            case (ENOENT, true): "its folder \(PathParent.of(databasePath)) does not exist"
             case (ENOENT, false): "no such file; run 'iaprecon run' or 'iaprecon ingest' first"
             default: String(cString: strerror(errno))
             }
