@@ -89,6 +89,25 @@ struct RoutedFactsTests {
         withExtendedLifetime(scenario) {}
     }
 
+    @Test("the spill file is made inside the store's folder, never beside it, where the store's user may not write")
+    func spillsInsideTheStoresFolder() throws {
+        let scenario = try Scenario()
+        _ = try InputGenerator.write(GeneratorOptions(users: 100, days: 5, seed: 3), to: scenario.input)
+        // A folder name at the file system's limit: a name made from it beside the folder cannot exist.
+        let folder = scenario.root + "/" + String(repeating: "s", count: 250)
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
+        let database = try Store.open(path: folder + "/store.sqlite")
+        _ = try Pipeline.ingest(input: scenario.input, database: database, jobs: 2, rules: LineRules(signatures: .testChain), progress: nil)
+        _ = try Pipeline.normalize(database: database)
+        let spilled = Mutex(0)
+        let store = SQLiteJoinStore(database, routedFactsBudget: 4 << 10, spilledBytes: { bytes in spilled.withLock { $0 += bytes } })
+        let summary = try JoinStage.run(store: store, settings: ReconcileSettings(), workers: WorkerPool(width: 2), batchTransactions: 40)
+        #expect(summary.recomputedTransactions == nil, "a full rebuild")
+        #expect(spilled.withLock { $0 } > 10_000, "past the budget, the facts went to the spill file")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).allSatisfy { !$0.contains("iaprecon-join") })
+        withExtendedLifetime(scenario) {}
+    }
+
     private func rows(_ database: Database, _ sql: String, columns: Int) throws -> [[SQLValue]] {
         var rows: [[SQLValue]] = []
         try database.forEach(sql) { row in rows.append((0..<columns).map { row.value($0) }) }

@@ -167,7 +167,8 @@ private final class SpillFile {
     private var end: Int64 = 0
 
     init(directory: String) throws {
-        var template = Array((directory.isEmpty ? "." : directory).utf8CString.dropLast()) + Array(".iaprecon-join-XXXXXX".utf8CString)
+        // In the store's own folder, which its user can write, not beside it.
+        var template = Array(((directory.isEmpty ? "." : directory) + "/.iaprecon-join-XXXXXX").utf8CString)
         let descriptor = mkstemp(&template)
         guard descriptor >= 0 else { throw SpillError(action: "make a spill file in \(directory)", code: errno) }
         unlink(template)
