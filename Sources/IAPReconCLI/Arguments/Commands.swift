@@ -84,7 +84,7 @@ extension CommandSpec {
             holds later days, the night is replayed in a scratch store beside it and \
             the store is left as it was. latest only moves forward unless --force.
             """,
-        options: [.root, .db, .reports, .date, .logDir, .now, .grace, .tz, .mmpTZ, .currency, .bundleID, .jobs, .trustRoot, .failOn, .failOnNew, .config],
+        options: [.root, .db, .reports, .date, .keepReports, .logDir, .now, .grace, .tz, .mmpTZ, .currency, .bundleID, .jobs, .trustRoot, .failOn, .failOnNew, .config],
         flags: [.trustUnsigned, .quiet, .force],
         examples: [
             ExampleSpec("The nightly cron job:", "iaprecon nightly --config jobs/iaprecon.conf --quiet"),
@@ -104,7 +104,7 @@ extension CommandSpec {
             --fail-on-new, each night that trips it prints its alert line, and the \
             backfill exits 1 after the last day.
             """,
-        options: [.root, .db, .reports, .from, .to, .logDir, .now, .grace, .tz, .mmpTZ, .currency, .bundleID, .jobs, .trustRoot, .failOn, .failOnNew, .config],
+        options: [.root, .db, .reports, .from, .to, .keepReports, .logDir, .now, .grace, .tz, .mmpTZ, .currency, .bundleID, .jobs, .trustRoot, .failOn, .failOnNew, .config],
         flags: [.trustUnsigned, .quiet, .force],
         examples: [
             ExampleSpec(
@@ -430,6 +430,12 @@ extension OptionSpec {
     public static let reports = OptionSpec(
         name: "reports", valueName: "dir", help: "Folder that holds one report folder per day and 'latest'.",
         defaultValue: .value("reports"))
+
+    /// Without it every day folder stays, as before the option existed.
+    public static let keepReports = OptionSpec(
+        name: "keep-reports", valueName: "n",
+        help: "After each night, remove the day folders iaprecon wrote in <reports> beyond the newest n (never latest's, nor one newer than the night).",
+        defaultValue: .computed("keep every day"), kind: .integer(minimum: 1))
 
     public static let date = OptionSpec(
         name: "date", valueName: "yyyy-mm-dd", help: "The day to reconcile through.",

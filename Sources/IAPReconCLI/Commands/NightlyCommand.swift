@@ -104,6 +104,7 @@ enum NightlyCommand {
         let stamp = Timestamp.iso8601(Int64(Date().timeIntervalSince1970 * 1000)).replacingOccurrences(of: ":", with: "")
         let log = try LogFile(path: "\(logDir)/iaprecon-\(date)-\(stamp).log")
         let quiet = command.flag("quiet")
+        let keepReports = try command.optionalInt("keep-reports")
         log.write("iaprecon \(IAPReconCLI.version) \(command.name) --root \(root) --date \(date)"
                   + (databasePath == command.databasePath ? "" : " (replayed in the scratch store \(databasePath))"))
         var options = RunOptions(
@@ -138,6 +139,7 @@ enum NightlyCommand {
                 log.write(warning)
                 if !quiet { console.err(warning) }
             }
+            if let keepReports { pruneReports(outRoot: outRoot, keep: keepReports, written: date, log: log, quiet: quiet, console: console) }
             let outcome = findingsOutcome(result.report, failOn: command.failOn, failOnNew: command.failOnNew, outFolder: options.outFolder)
             if let alert = outcome.alert {
                 log.write(alert)
@@ -148,6 +150,27 @@ enum NightlyCommand {
         } catch {
             log.write("failed: \(error)")
             throw error
+        }
+    }
+
+    /// `--keep-reports`: once the night's set and `latest` are in place. What was removed goes to the
+    /// log and, unless --quiet, to one line on stdout (cron mails what is printed); a folder that
+    /// cannot be removed is a warning even under --quiet, since the disk fills up unseen otherwise.
+    /// The night's exit code does not change either way.
+    private static func pruneReports(outRoot: String, keep: Int, written: String, log: LogFile, quiet: Bool, console: Console) {
+        let outcome = ReportPruning.prune(outRoot: outRoot, keep: keep, written: written)
+        if !outcome.removed.isEmpty {
+            log.write("keep-reports \(keep): removed " + outcome.removed.map { outRoot + "/" + $0 }.joined(separator: ", "))
+            let shown = outcome.removed.count <= 3
+                ? outcome.removed.joined(separator: ", ")
+                : "\(outcome.removed[0]) … \(outcome.removed[outcome.removed.count - 1])"
+            let folders = outcome.removed.count == 1 ? "folder" : "folders"
+            if !quiet { console.out("Removed \(outcome.removed.count) report \(folders) beyond the newest \(keep) in \(outRoot): \(shown)") }
+        }
+        for failure in outcome.failures {
+            let warning = "Warning: cannot remove the old report folder \(failure.folder) (--keep-reports \(keep)): \(failure.reason)"
+            log.write(warning)
+            console.err(warning)
         }
     }
 

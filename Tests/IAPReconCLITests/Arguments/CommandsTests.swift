@@ -74,7 +74,7 @@ struct CommandsTests {
     func configKeys() {
         #expect(Self.program.configKeys == [
             "input", "db", "out", "as-of", "now", "grace", "tz", "mmp-tz", "currency", "bundle-id", "jobs", "trust-root", "fail-on",
-            "fail-on-new", "trust-unsigned", "quiet", "root", "reports", "date", "log-dir", "force", "from", "to",
+            "fail-on-new", "trust-unsigned", "quiet", "root", "reports", "date", "keep-reports", "log-dir", "force", "from", "to",
         ])
     }
 }

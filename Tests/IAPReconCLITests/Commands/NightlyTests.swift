@@ -401,6 +401,103 @@ struct NightlyTests {
         #expect(!FileManager.default.fileExists(atPath: work.path("s.sqlite")))
     }
 
+    /// Four generated day partitions, 2026-09-01 to 2026-09-04, and the options every night of them takes.
+    static func fourGeneratedDays(in work: Workspace) throws -> [String] {
+        let generated = work.iaprecon(["generate", "--out", work.path("days"), "--users", "30", "--days", "4", "--partitioned"])
+        try #require(generated.code == 0)
+        return ["--root", work.path("days"), "--db", work.path("s.sqlite"), "--reports", work.path("reports"), "--log-dir", work.path("logs"),
+                "--trust-root", work.path("days/trust/test-root.pem")]
+    }
+
+    /// The names in `<reports>`, sorted.
+    static func reportNames(_ work: Workspace) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: work.path("reports")).sorted()
+    }
+
+    @Test("--keep-reports 2 leaves the newest 2 day folders and latest, names what it removed, and leaves what iaprecon did not write")
+    func keepReports() throws {
+        let work = try Workspace()
+        let common = try Self.fourGeneratedDays(in: work)
+        let reports = work.path("reports")
+        // A user's file, and a dated folder iaprecon did not write (no marker), both older than every night.
+        try FileManager.default.createDirectory(atPath: reports + "/2026-08-31", withIntermediateDirectories: true)
+        try "mine".write(toFile: reports + "/2026-08-31/notes.txt", atomically: true, encoding: .utf8)
+        try "mine".write(toFile: reports + "/README.txt", atomically: true, encoding: .utf8)
+
+        for day in ["2026-09-01", "2026-09-02"] {
+            #expect(work.iaprecon(["nightly", "--date", day, "--keep-reports", "2", "--quiet"] + common).code == 0, "\(day)")
+        }
+        #expect(try Self.reportNames(work) == ["2026-08-31", "2026-09-01", "2026-09-02", "README.txt", "latest"])
+        // Under --quiet a prune prints nothing: cron mails whatever is printed.
+        let third = work.iaprecon(["nightly", "--date", "2026-09-03", "--keep-reports", "2", "--quiet"] + common)
+        #expect(third.code == 0)
+        #expect(third.out == "")
+        #expect(!third.err.contains("2026-09-01"))
+        // Without it, one line after the findings line.
+        let fourth = work.iaprecon(["nightly", "--date", "2026-09-04", "--keep-reports", "2"] + common)
+        #expect(fourth.code == 0)
+        let lines = fourth.out.split(separator: "\n").map(String.init)
+        #expect(lines.count == 2)
+        #expect(lines.last == "Removed 1 report folder beyond the newest 2 in \(reports): 2026-09-02")
+
+        #expect(try Self.reportNames(work) == ["2026-08-31", "2026-09-03", "2026-09-04", "README.txt", "latest"])
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: reports + "/latest") == "2026-09-04")
+        #expect(try work.read("reports/2026-08-31/notes.txt") == "mine")
+        #expect(FileManager.default.fileExists(atPath: reports + "/latest/findings.csv"))
+        // The log of each night names the folder it removed.
+        let logs = try FileManager.default.contentsOfDirectory(atPath: work.path("logs")).sorted().map { try work.read("logs/" + $0) }
+        #expect(logs.count == 4)
+        #expect(logs[2].contains("keep-reports 2: removed \(reports)/2026-09-01\n"))
+        #expect(logs[3].contains("keep-reports 2: removed \(reports)/2026-09-02\n"))
+        #expect(!logs[1].contains("removed"))
+    }
+
+    @Test("without --keep-reports every day folder stays; a replayed older night with --keep-reports removes nothing newer than itself")
+    func keepReportsReplay() throws {
+        let work = try Workspace()
+        let common = try Self.fourGeneratedDays(in: work) + ["--quiet"]
+        for day in ["2026-09-01", "2026-09-02", "2026-09-03", "2026-09-04"] {
+            #expect(work.iaprecon(["nightly", "--date", day] + common).code == 0, "\(day)")
+        }
+        let all = ["2026-09-01", "2026-09-02", "2026-09-03", "2026-09-04", "latest"]
+        #expect(try Self.reportNames(work) == all)
+
+        // 09-02 is beyond the newest 2 but newer than the replayed 09-01: it stays, as does the folder written.
+        let replay = work.iaprecon(["nightly", "--date", "2026-09-01", "--keep-reports", "2"] + common)
+        #expect(replay.code == 0)
+        #expect(try Self.reportNames(work) == all)
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: work.path("reports/latest")) == "2026-09-04")
+        // A replay still removes what is older than the night it wrote and beyond the newest 2.
+        #expect(work.iaprecon(["nightly", "--date", "2026-09-02", "--keep-reports", "2"] + common).code == 0)
+        #expect(try Self.reportNames(work) == ["2026-09-02", "2026-09-03", "2026-09-04", "latest"])
+        // The next forward night counts the newest 2 again.
+        #expect(work.iaprecon(["nightly", "--date", "2026-09-04", "--keep-reports", "2"] + common).code == 0)
+        #expect(try Self.reportNames(work) == ["2026-09-03", "2026-09-04", "latest"])
+    }
+
+    @Test("backfill takes keep-reports from the config file; 0 or a negative count is bad usage naming the option, before any night")
+    func keepReportsBackfillAndUsage() throws {
+        let work = try Workspace()
+        let common = try Self.fourGeneratedDays(in: work) + ["--quiet"]
+        try "keep-reports = 2\n".write(toFile: work.path("keep.conf"), atomically: true, encoding: .utf8)
+        let backfill = work.iaprecon(["backfill", "--config", work.path("keep.conf"), "--from", "2026-09-01", "--to", "2026-09-04"] + common)
+        #expect(backfill.code == 0)
+        #expect(try Self.reportNames(work) == ["2026-09-03", "2026-09-04", "latest"])
+
+        for (command, value) in [(["nightly"], "0"), (["nightly"], "-1"), (["backfill", "--from", "2026-09-01", "--to", "2026-09-04"], "0")] {
+            let refused = work.iaprecon(command + ["--keep-reports", value] + common)
+            #expect(refused.code == 2, "\(command) \(value)")
+            #expect(refused.err == "Error: The value '\(value)' is invalid for '--keep-reports <n>': expected a whole number of at least 1 "
+                    + "(see 'iaprecon \(command[0]) --help')\n", "\(command) \(value)")
+        }
+        try "keep-reports = 0\n".write(toFile: work.path("zero.conf"), atomically: true, encoding: .utf8)
+        let zero = work.iaprecon(["nightly", "--config", work.path("zero.conf")] + common)
+        #expect(zero.code == 2)
+        #expect(zero.err.contains("zero.conf:1: The value '0' is invalid for 'keep-reports'"))
+        // Nothing ran: the folders the backfill left are as they were.
+        #expect(try Self.reportNames(work) == ["2026-09-03", "2026-09-04", "latest"])
+    }
+
     @Test("a root without day partitions exits 3 naming it")
     func noPartitions() throws {
         let work = try Workspace()
