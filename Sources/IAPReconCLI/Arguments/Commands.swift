@@ -83,6 +83,10 @@ extension CommandSpec {
             as of the end of that day in --tz at the latest: when the store already \
             holds later days, the night is replayed in a scratch store beside it and \
             the store is left as it was. latest only moves forward unless --force.
+
+            With --keep-reports n, the day folders iaprecon wrote beyond the newest n \
+            are removed after the night; never the one latest points to, nor any \
+            newer than the night written, so a replayed night removes no later one.
             """,
         options: [.root, .db, .reports, .date, .keepReports, .logDir, .now, .grace, .tz, .mmpTZ, .currency, .bundleID, .jobs, .trustRoot, .failOn, .failOnNew, .config],
         flags: [.trustUnsigned, .quiet, .force],
