@@ -498,6 +498,29 @@ struct NightlyTests {
         #expect(try Self.reportNames(work) == ["2026-09-03", "2026-09-04", "latest"])
     }
 
+    /// Root may remove what permissions forbid, so the failure cannot be made there.
+    @Test("a day folder --keep-reports cannot remove is a warning naming it and the reason, also under --quiet; the night's exit is unchanged",
+          .enabled(if: geteuid() != 0))
+    func keepReportsCannotRemove() throws {
+        let work = try Workspace()
+        let common = try Self.fourGeneratedDays(in: work) + ["--quiet"]
+        for day in ["2026-09-01", "2026-09-02", "2026-09-03"] {
+            #expect(work.iaprecon(["nightly", "--date", day] + common).code == 0, "\(day)")
+        }
+        let sets = work.path("reports/2026-09-01/.sets")
+        try FileManager.default.setAttributes([.posixPermissions: 0o555], ofItemAtPath: sets)
+        defer { try? FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: sets) }
+        let night = work.iaprecon(["nightly", "--date", "2026-09-04", "--keep-reports", "1"] + common)
+        #expect(night.code == 0)
+        let warning = "Warning: cannot remove the old report folder \(work.path("reports/2026-09-01")) (--keep-reports 1): \(sets)/set-"
+        #expect(night.err.hasPrefix(warning) && night.err.hasSuffix(": Permission denied\n"), "\(night.err)")
+        #expect(night.err.split(separator: "\n").count == 1)
+        #expect(night.out == "")
+        // The folder keeps its marker, so the next night tries it again; the one it could remove is gone.
+        #expect(FileManager.default.fileExists(atPath: work.path("reports/2026-09-01/.iaprecon-out")))
+        #expect(try Self.reportNames(work) == ["2026-09-01", "2026-09-04", "latest"])
+    }
+
     @Test("a root without day partitions exits 3 naming it")
     func noPartitions() throws {
         let work = try Workspace()
