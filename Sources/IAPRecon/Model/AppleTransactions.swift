@@ -74,6 +74,9 @@ extension AppleTransactions {
         private(set) var merged: Merged
         private var seenNotifications = Set<String>()
         private var hasOriginal = false
+        /// Where each sender is in `merged.senders`: one Apple ID restored by many users is sent by
+        /// all of them, and a search of the list for each sighting would grow with their square.
+        private var senderIndex: [StoredText: Int] = [:]
 
         /// The first sighting gives the transaction's id, product, purchase date and quantity:
         /// ingest accepts no sighting without them, and a quantity Apple leaves out is 1.
@@ -117,9 +120,10 @@ extension AppleTransactions {
             // Who sent a receipt with it: sightings come in file order, so a later one wins only with an earlier time.
             if let userID = sighting.userID, TransactionOrigin.sentByUser.contains(sighting.origin) {
                 let ms = eventMs ?? .min
-                if let index = merged.senders.firstIndex(where: { StoredText($0.userID) == StoredText(userID) }) {
+                if let index = senderIndex[StoredText(userID)] {
                     if ms < merged.senders[index].firstMs { merged.senders[index] = Sender(userID: userID, firstMs: ms, source: source) }
                 } else {
+                    senderIndex[StoredText(userID)] = merged.senders.count
                     merged.senders.append(Sender(userID: userID, firstMs: ms, source: source))
                 }
             }

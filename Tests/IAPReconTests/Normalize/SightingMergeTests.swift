@@ -100,6 +100,25 @@ struct SightingMergeTests {
         #expect(merge.senders.map { Array($0.userID.utf8) } == [Array("jose\u{301}".utf8), Array("jos\u{E9}".utf8)])
     }
 
+    @Test("one Apple ID restored by many users: each user is one sender, at their earliest time, in user id order")
+    func manySenders() throws {
+        // Three rounds over 600 users, in file order: round 1 at 5_000, round 2 earlier for every
+        // third user, round 3 later for everyone (it wins for no one).
+        let users = (0..<600).map { "u_\($0)" }
+        var sightings: [Sighting] = []
+        for user in users { sightings.append(sighting(line: Int64(sightings.count + 1), at: 5_000) { $0.userID = user }) }
+        for (index, user) in users.enumerated() where index % 3 == 0 {
+            sightings.append(sighting(.serverAPI, line: Int64(sightings.count + 1), at: 4_000) { $0.userID = user })
+        }
+        for user in users { sightings.append(sighting(line: Int64(sightings.count + 1), at: 6_000) { $0.userID = user }) }
+        let merge = try merged(sightings)
+        #expect(merge.sightings == 1_400)
+        let expected = users.enumerated().map { index, user in
+            index % 3 == 0 ? "\(user) 4000 \(601 + index / 3)" : "\(user) 5000 \(index + 1)"
+        }.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        #expect(merge.senders.map { "\($0.userID) \($0.firstMs) \($0.source.line)" } == expected)
+    }
+
     @Test("a free trial seen anywhere outranks an intro offer seen first")
     func strongestOffer() throws {
         #expect(try merged([sighting(line: 1) { $0.offer = .introOffer }, sighting(line: 2) { $0.offer = .freeTrial },
