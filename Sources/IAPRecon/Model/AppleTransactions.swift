@@ -74,9 +74,12 @@ extension AppleTransactions {
         private(set) var merged: Merged
         private var seenNotifications = Set<String>()
         private var hasOriginal = false
-        /// Where each sender is in `merged.senders`: one Apple ID restored by many users is sent by
-        /// all of them, and a search of the list for each sighting would grow with their square.
+        /// Where each sender is in `merged.senders`, once there are more than a few: one Apple ID
+        /// restored by many users is sent by all of them, and a search of the list for each sighting
+        /// would grow with their square. Nearly every transaction has one or two senders, which a
+        /// search finds without a table to build.
         private var senderIndex: [StoredText: Int] = [:]
+        private static let sendersSearched = 8
 
         /// The first sighting gives the transaction's id, product, purchase date and quantity:
         /// ingest accepts no sighting without them, and a quantity Apple leaves out is 1.
@@ -120,11 +123,19 @@ extension AppleTransactions {
             // Who sent a receipt with it: sightings come in file order, so a later one wins only with an earlier time.
             if let userID = sighting.userID, TransactionOrigin.sentByUser.contains(sighting.origin) {
                 let ms = eventMs ?? .min
-                if let index = senderIndex[StoredText(userID)] {
+                let key = StoredText(userID)
+                let index = merged.senders.count <= Self.sendersSearched
+                    ? merged.senders.firstIndex { StoredText($0.userID) == key }
+                    : senderIndex[key]
+                if let index {
                     if ms < merged.senders[index].firstMs { merged.senders[index] = Sender(userID: userID, firstMs: ms, source: source) }
                 } else {
-                    senderIndex[StoredText(userID)] = merged.senders.count
                     merged.senders.append(Sender(userID: userID, firstMs: ms, source: source))
+                    if merged.senders.count == Self.sendersSearched + 1 {
+                        for (place, sender) in merged.senders.enumerated() { senderIndex[StoredText(sender.userID)] = place }
+                    } else if merged.senders.count > Self.sendersSearched + 1 {
+                        senderIndex[key] = merged.senders.count - 1
+                    }
                 }
             }
             let refund: Refund? = if sighting.notificationType == "REFUND_REVERSED" {
