@@ -56,7 +56,7 @@ struct FindingRules {
         }
         let dueMs = transaction.purchaseMs + graceMs
         let users = orderedUnique(deliveries.map(\.userID))
-        let userNames = users.map(ids.text).joined(separator: ", ")
+        let userNames = named(users.map(ids.text))
 
         // The delivered product or the matched order's: an undelivered transaction's order counts too
         // (CONTRACT.md §2), dated by the purchase then.
@@ -172,7 +172,7 @@ struct FindingRules {
             let users = orderedUnique(holders.map(\.userID))
             if users.count > 1, let second = holders.first(where: { $0.userID == users[1] }) {
                 var finding = Finding(kind: .sharedAppleIDSubscription, key: ids.text(chain.originalID), eventMs: second.ms,
-                                      detail: "one Apple ID's subscription delivered to \(users.count) users: \(users.map(ids.text).joined(separator: ", "))")
+                                      detail: "one Apple ID's subscription delivered to \(users.count) users: \(named(users.map(ids.text)))")
                 finding.userID = ids.text(users[0])
                 finding.originalTransactionID = finding.key
                 finding.productID = ids.text(chain.productID)
@@ -201,7 +201,7 @@ struct FindingRules {
             let chainIDs = overlapping.sorted { ids.text($0) < ids.text($1) }
             let (user, group) = (ids.text(key.userID), ids.text(key.group))
             var finding = Finding(kind: .multiAppleIDSubscription, key: user + "|" + group, eventMs: overlapStart,
-                                  detail: "\(chainIDs.count) Apple IDs pay for group \(group) at once: chains \(chainIDs.map(ids.text).joined(separator: ", "))")
+                                  detail: "\(chainIDs.count) Apple IDs pay for group \(group) at once: chains \(named(chainIDs.map(ids.text)))")
             finding.userID = user
             finding.originalTransactionID = chainIDs.first.map(ids.text)
             finding.productID = held.first { $0.originalID == chainIDs.first }.map { ids.text($0.productID) }
@@ -213,6 +213,14 @@ struct FindingRules {
 }
 
 /// The elements of `values` in first-seen order, without repeats.
+/// The first ten of `names` and a count of the rest: an Apple ID restored by thousands of users
+/// would otherwise make one cell of every id, past what a spreadsheet opens; `history` of the
+/// transaction lists every delivery.
+private func named(_ names: [String]) -> String {
+    let shown = names.prefix(10).joined(separator: ", ")
+    return names.count > 10 ? shown + " and \(names.count - 10) more" : shown
+}
+
 func orderedUnique<Element: Hashable>(_ values: [Element]) -> [Element] {
     var seen = Set<Element>()
     return values.filter { seen.insert($0).inserted }

@@ -279,6 +279,28 @@ struct FindingKindTests {
         #expect(findings.first?.detail == "one Apple ID's subscription delivered to 2 users: u1, u2")
     }
 
+    @Test("a finding's detail names ten users at most and counts the rest, so the cell stays readable (and within a spreadsheet's limit)")
+    func longUserListsAreCut() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        let users = (1...12).map { String(format: "u%02d", $0) }
+        try scenario.write("server/s.jsonl", users.enumerated().map { index, user in
+            Line.delivered("2026-11-0\(1 + index / 6)T10:\(String(format: "%02d", index)):09Z", user, "a1", "pro.monthly")
+        } + users.prefix(10).enumerated().map { index, user in
+            // The near miss: ten users are named in full.
+            Line.delivered("2026-11-01T11:\(String(format: "%02d", index)):09Z", user, "t2", "gems300")
+        })
+        try scenario.write("receipts/r.jsonl", [
+            Line.v2Receipt("2026-11-01T10:00:05Z", "u01", transaction: Line.v2("a1", "pro.monthly", purchase: "2026-11-01T10:00:00Z", expires: "2026-12-01T10:00:00Z", price: 9990)),
+            Line.v2Receipt("2026-11-01T11:00:05Z", "u01", transaction: Line.v2("t2", "gems300", purchase: "2026-11-01T11:00:00Z", price: 4990)),
+        ])
+        let findings = try scenario.reconcile(asOf: asOf)
+        let shared = try #require(findings.first { $0.kind == .sharedAppleIDSubscription })
+        #expect(shared.detail == "one Apple ID's subscription delivered to 12 users: u01, u02, u03, u04, u05, u06, u07, u08, u09, u10 and 2 more")
+        let duplicate = try #require(findings.first { $0.kind == .duplicateDelivery })
+        #expect(duplicate.detail == "cross_user: delivered 10 times to u01, u02, u03, u04, u05, u06, u07, u08, u09, u10")
+    }
+
     @Test("a delivered test purchase is sandbox_delivery and nothing else")
     func sandboxDelivery() throws {
         let scenario = try Scenario()
