@@ -387,7 +387,7 @@ extension OptionSpec {
 
     public static let bundleID = OptionSpec(
         name: "bundle-id", valueName: "id",
-        help: "The app's bundle id: receipts and transactions of another bundle are rejected.",
+        help: "The app's bundle id: receipts, transactions and notifications of another bundle are rejected.",
         defaultValue: .computed("every bundle is read"))
 
     public static let grace = OptionSpec(

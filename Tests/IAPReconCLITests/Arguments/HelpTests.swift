@@ -96,9 +96,9 @@ struct HelpTests {
                                   offset. (default: UTC)
           --currency <code>       Reporting currency that fx.csv rates convert into.
                                   (default: USD)
-          --bundle-id <id>        The app's bundle id: receipts and transactions of
-                                  another bundle are rejected. (default: every bundle is
-                                  read)
+          --bundle-id <id>        The app's bundle id: receipts, transactions and
+                                  notifications of another bundle are rejected.
+                                  (default: every bundle is read)
           -j, --jobs <n>          Parallel parsing workers; every count writes the same
                                   output. (default: number of cores)
           --trust-root <file>     Also trust JWS chains up to this PEM certificate (test
