@@ -66,14 +66,14 @@ enum NightlyCommand {
         return worst
     }
 
-    /// The run that already reported the night of `date` to its end (`ok`, or exit 1 on findings),
-    /// as `run 12 (2026-11-29 03:15 UTC)`; nil when none did, or the store cannot say (a first
+    /// The night (of `nightly`, or one of a `backfill`'s) that already reported `date` to its end
+    /// (`ok`, or exit 1 on findings), as `run 12 (2026-11-29 03:15 UTC)`; nil when none did, or the store cannot say (a first
     /// night, or a store the run itself will refuse with its own reason).
     static func reportedNight(_ date: String, databasePath: String) -> String? {
         guard FileManager.default.fileExists(atPath: databasePath),
               let database = try? Store.open(path: databasePath, readOnly: true),
               let runs = try? RunLog.recent(database, limit: 50) else { return nil }
-        guard let run = runs.first(where: { $0.command == "nightly" && $0.partitionDate == date && ["ok", "findings"].contains($0.status) })
+        guard let run = runs.first(where: { ["nightly", "backfill"].contains($0.command) && $0.partitionDate == date && ["ok", "findings"].contains($0.status) })
         else { return nil }
         return "run \(run.runID) (" + Timestamp.iso8601(run.startedMs).prefix(16).replacingOccurrences(of: "T", with: " ") + " UTC)"
     }

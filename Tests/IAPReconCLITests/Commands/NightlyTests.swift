@@ -142,6 +142,22 @@ struct NightlyTests {
         #expect(backfill.err == "Warning: no partition \(root)/2026-11-27; that night is skipped\n")
     }
 
+    @Test("a night after a backfill that reached the newest partition warns that the day was reported already")
+    func nightAfterBackfillWarns() throws {
+        let work = try Workspace()
+        let root = try Self.partitions(in: work)
+        let common = ["--root", root, "--db", work.path("s.sqlite"), "--reports", work.path("reports"), "--log-dir", work.path("logs"), "--quiet",
+                      "--trust-root", Workspace.sampleRoot]
+        // Near miss: a backfill that stops before the newest day leaves tonight's night a new day.
+        #expect(work.iaprecon(["backfill", "--from", "2026-11-28", "--to", "2026-11-28"] + common).err == "")
+        #expect(work.iaprecon(["backfill", "--from", "2026-11-29", "--to", "2026-11-29"] + common).err == "")
+        let again = work.iaprecon(["nightly"] + common)
+        #expect(again.code == 0)
+        let lines = again.err.split(separator: "\n")
+        #expect(lines.count == 1)
+        #expect(lines.first?.hasPrefix("Warning: no partition after \(root)/2026-11-29, which run 2 (") == true)
+    }
+
     @Test("a damaged store is refused by nightly's quick check and by 'check', with exit 1 and the reason")
     func damagedStore() throws {
         let work = try Workspace()
