@@ -103,7 +103,8 @@ enum NotificationParser {
 
     /// A V1 body: `unified_receipt.latest_receipt_info[]`, or before 2021 root
     /// `latest_receipt_info` / `latest_expired_receipt_info` (an object or an array), root
-    /// `environment` (`PROD`), and a `CANCEL`'s refund time in root `cancellation_date_ms`.
+    /// `environment` (`PROD`), and a `CANCEL`'s time in root `cancellation_date_ms`: a refund's, or
+    /// the end of the plan an upgrade replaced.
     static func parseV1(_ fields: Fields) throws(LineReject) -> LineOutcome {
         let type = try fields.requiredString("notification_type")
         var environment = try fields.appleString("environment")

@@ -46,8 +46,6 @@ struct FXRates: Sendable {
         return lines
     }
 
-    /// Checks the stored fx files against the reporting currency (`ReportingCurrency.check`), so a
-    /// `report --currency JPY` over dollar rates stops instead of writing dollars as yen.
     /// The one currency the stored fx rows convert into (those with rate 1), or nil when there is
     /// none or more than one.
     static func convertsInto(_ stored: [FXRow]) -> String? {
@@ -55,6 +53,8 @@ struct FXRates: Sendable {
         return units.count == 1 ? units.first : nil
     }
 
+    /// Checks the stored fx files against the reporting currency (`ReportingCurrency.check`), so a
+    /// `report --currency JPY` over dollar rates stops instead of writing dollars as yen.
     func checkStored(_ stored: [FXRow]) throws {
         var files: [String: [(currency: String, rate: String)]] = [:]
         for row in stored { files[row.path, default: []].append((row.currency, row.rate)) }

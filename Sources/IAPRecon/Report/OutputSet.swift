@@ -264,7 +264,7 @@ public struct TextSink {
     /// Where the kernel was last asked to start writing the file out, and how much came since.
     private var writebackFrom: off_t = 0
     private var sinceWriteback = 0
-    /// How much a file grows before the kernel is asked to write it out (`startWriteback`).
+    /// How much a file grows before the kernel is asked to write it out (`wrote`).
     static let writebackChunk = 8 << 20
     /// The size of the file's stdio buffer (`buffer`).
     static let bufferBytes = 1 << 20

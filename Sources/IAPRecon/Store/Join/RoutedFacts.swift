@@ -10,7 +10,7 @@ import Synchronization
 /// each page once, without the indexes. An incremental join's scope is small: it reads by key.
 ///
 /// Rows are held packed (`PackedRows`). Past `budget` bytes held, every held row goes to a spill
-/// file beside the store, deleted as it is made, so memory stays bounded whatever the store's size.
+/// file in the store's folder, deleted as it is made, so memory stays bounded whatever the store's size.
 final class RoutedFacts: Sendable {
     /// Rows a scanning thread gathers for one batch before it hands them over. A mapped block's
     /// size (`ProcessMemory`): a chunk's pages are touched only as rows fill it, and a spill that
