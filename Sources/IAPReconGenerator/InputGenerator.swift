@@ -50,8 +50,8 @@ public struct GeneratorReport: Sendable {
 /// fixed: a sign-up at the last second of the last day; nothing else is later.
 ///
 /// Generation streams: users are simulated one at a time; a day file's lines wait in memory
-/// (48 MB for all files together) or in a hidden spool file, and each file is sorted by time
-/// at the end, two at a time, so memory stays near 130 MB even for 4 million lines. Same
+/// (`InputFolder.memoryBudget` for all files together) or in a hidden spool file, and each file is
+/// sorted by time at the end, two at a time, so memory stays bounded whatever the number of lines. Same
 /// options give byte-identical files.
 ///
 /// Sizing (measured, default tuning): a user brings about 4.7 lines on the day they sign up

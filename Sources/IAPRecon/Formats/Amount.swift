@@ -3,8 +3,8 @@ import Foundation
 /// An exact decimal amount for sums over many rows: a whole number of 10⁻¹⁸ units in an `Int128`,
 /// or a Foundation `Decimal` once a value needs more places or more size than that holds.
 ///
-/// The reports add and convert hundreds of thousands of prices a night, and each `Decimal`
-/// operation costs about a microsecond. Integer units cost a few nanoseconds and are exact the
+/// The reports add and convert hundreds of thousands of prices a night, and `Decimal`
+/// arithmetic is slow at that scale. Integer units are far cheaper and exact the
 /// same way: every result here is the exact value, and `decimal` equals (and prints as) the
 /// `Decimal` that `Decimal` arithmetic gives for the same operations. A value
 /// that integer units cannot hold exactly (more than 18 places, or beyond ±10²⁰) is computed as

@@ -6,7 +6,7 @@ import Foundation
 /// Not cryptographic: it guards against re-ingesting, not against an attacker.
 enum ContentHash {
     /// What marks the current kind of hash: four independent lanes over 32-byte blocks, which the
-    /// processor works on at once (about 4x the speed of one chain of multiplies). Stores written
+    /// processor works on at once, where one chain of multiplies waits on each step. Stores written
     /// before hold one-lane hashes, without the mark.
     static let mark = "4:"
 

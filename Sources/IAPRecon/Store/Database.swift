@@ -68,7 +68,7 @@ public final class Database {
     /// A connection's page cache, in KiB, unless a caller sets another (`setCacheSize`). It is also
     /// what the connection's sorter holds before it writes a sorted run to a temporary file, and
     /// SQLite merges up to 16 runs at once: past that, every row is written and read once more.
-    /// Smaller runs made a reader's ORDER BY over a 4M-line store's transactions take that second pass.
+    /// Smaller runs made a reader's ORDER BY over a large store's transactions take that second pass.
     static let cacheKiB = 16_384
 
     /// Sets this connection's page cache: the most it holds of the store's pages, clean or dirty.

@@ -96,9 +96,9 @@ enum Tables {
     ///
     /// Each is keyed by a unique index (its `indexes`), not a PRIMARY KEY: a full rebuild inserts
     /// batch by batch, in no key order, and a key index kept up to date row by row took a random
-    /// b-tree page per row, read back from the WAL once the table outgrew the cache (4M join
-    /// 12.5 -> 11.5 s, sys 4.1 -> 2.8 s; 1M 2.80 -> 2.65 s). A store written before keeps its
-    /// PRIMARY KEY tables until its next full join; either kind refuses a second row for a key.
+    /// b-tree page per row, read back from the WAL once the table outgrew the cache. A store
+    /// written before keeps its PRIMARY KEY tables until its next full join; either kind refuses a
+    /// second row for a key.
     static let joinResults = RebuiltTables(tables: [
         ("int_transactions_resolved", """
             (
