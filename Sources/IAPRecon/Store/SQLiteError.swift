@@ -19,9 +19,6 @@ public struct SQLiteError: Error, CustomStringConvertible, Sendable {
     /// The primary result code (`SQLITE_BUSY`, `SQLITE_FULL`, ...), without the extended bits.
     public var primaryCode: Int32 { code & 0xFF }
 
-    /// The file is damaged (`SQLITE_CORRUPT`) or not a database (`SQLITE_NOTADB`).
-    public var isDamage: Bool { primaryCode == SQLITE_CORRUPT || primaryCode == SQLITE_NOTADB }
-
     public var description: String {
         var text = "SQLite error \(code): \(message)"
         if systemErrno != 0, primaryCode == SQLITE_IOERR || primaryCode == SQLITE_FULL || primaryCode == SQLITE_CANTOPEN {
