@@ -478,8 +478,6 @@ struct SizeResult: Equatable, Sendable {
 
     /// The largest peak of any stage in any run, or of the one-process runs.
     var peakRSSBytes: Int { (BenchStage.allCases.map(peakRSSBytes(of:)) + oneProcess.map(\.peakRSSBytes)).max() ?? 0 }
-
-    var linesPerSecond: Double { Double(input.lines) / run.median }
 }
 
 /// The incremental night: a store of `historyDays` days gets `newDay`, and all reports are rewritten.
