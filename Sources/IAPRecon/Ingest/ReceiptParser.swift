@@ -159,8 +159,8 @@ enum ReceiptParser {
 
 /// Rejects a JWS the run does not trust (CONTRACT.md §1.8), naming the field.
 ///
-/// `signedMs` is the payload's `signedDate` (else the time of the line that carried it);
-/// `environment` its environment.
+/// `signedMs` is the payload's `signedDate`, else the carrying line's time (a receipt's
+/// `received_at`, a notification's `signedDate`), else the run's clock; `environment` its environment.
 func checkSignature(_ jws: String, path: String, signatures: JWSVerifier, signedMs: Int64?, environment: String?) throws(LineReject) {
     if let failure = signatures.failure(jws, signedMs: signedMs, environment: environment) {
         throw LineReject("\(failure) in '\(path)'")
