@@ -4,9 +4,9 @@ import Foundation
 /// refunds on the day they happen, per product, storefront and currency.
 ///
 /// Grain: one row per (date in `--tz`, product, storefront, currency).
-/// Checks: `net = gross - refunds` on every row; family-shared and test
-/// transactions never count. The reporting-currency cells are rounded to its
-/// minor unit row by row, and the totals are the sums of those rounded cells.
+/// Checks: `net = gross - refunds` on every row with a gross (a row with unpriced units leaves
+/// both empty); family-shared and test transactions never count. The reporting-currency cells
+/// are rounded to its minor unit row by row, and the totals are the sums of those rounded cells.
 struct RevenueReport: Sendable {
     struct Key: Hashable, Comparable, Sendable {
         var date: String
