@@ -33,7 +33,8 @@ public struct JoinSummary: Sendable {
     public var recomputedTransactions: Int?
     /// How many raw indexes the join built itself (`MissingRawIndexes.builtByTheJoin`).
     public var rawIndexesBuilt = 0
-    /// What a person should know of the inputs of the days it tied out: Sales Reports put in twice.
+    /// What a person should know of the inputs of the days it tied out: Sales Reports put in twice,
+    /// and reports whose differing rows of a day share a product and country (`AppleTieOut.reportWarnings`).
     public var warnings: [String] = []
 }
 
