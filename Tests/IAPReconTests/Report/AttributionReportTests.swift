@@ -746,9 +746,7 @@ extension AttributionReportTests {
         try scenario.write("registrations/r.jsonl", [Fixture.signup("2026-11-10T09:30:00Z", "u1")])
         // A StoreKit 1 receipt names no price, and the catalog does not know the product.
         try scenario.write("receipts/r.jsonl", [
-            "{\"received_at\":\"2026-11-10T10:00:05Z\",\"user_id\":\"u1\",\"response\":{\"status\":0,\"environment\":\"Production\","
-                + "\"receipt\":{\"bundle_id\":\"com.example.game\",\"in_app\":[{\"quantity\":\"1\",\"product_id\":\"unknown.prod\","
-                + "\"transaction_id\":\"t9\",\"original_transaction_id\":\"t9\",\"purchase_date_ms\":\"\(Line.ms("2026-11-10T10:00:00Z"))\"}]}}}",
+            RevenueReportTests.Fixture.inAppReceipt("2026-11-10T10:00:05Z", "u1", items: [RevenueReportTests.Fixture.inApp("t9", "unknown.prod", purchase: "2026-11-10T10:00:00Z")]),
         ])
         _ = try scenario.run(asOf: asOf)
         let daily = try Fixture.table(scenario.output("revenue_daily.csv"))

@@ -214,9 +214,7 @@ struct ReportPageTests {
         try scenario.write("registrations/r.jsonl", [Attribution.signup("2026-11-10T09:30:00Z", "u1")])
         // A StoreKit 1 receipt names no price, and the catalog does not know the product; a priced one beside it.
         try scenario.write("receipts/r.jsonl", [
-            "{\"received_at\":\"2026-11-10T10:00:05Z\",\"user_id\":\"u1\",\"response\":{\"status\":0,\"environment\":\"Production\","
-                + "\"receipt\":{\"bundle_id\":\"com.example.game\",\"in_app\":[{\"quantity\":\"1\",\"product_id\":\"unknown.prod\","
-                + "\"transaction_id\":\"t9\",\"original_transaction_id\":\"t9\",\"purchase_date_ms\":\"\(Line.ms("2026-11-10T10:00:00Z"))\"}]}}}",
+            Fixture.inAppReceipt("2026-11-10T10:00:05Z", "u1", items: [Fixture.inApp("t9", "unknown.prod", purchase: "2026-11-10T10:00:00Z")]),
             Line.v2Receipt("2026-11-10T11:00:05Z", "u1", transaction: Line.v2("t1", "gems60", purchase: "2026-11-10T11:00:00Z", price: 990)),
         ])
         _ = try scenario.run(asOf: "2026-11-30T00:00:00Z")
