@@ -35,11 +35,48 @@ public struct IngestReport: Sendable {
     public var ignored: [String] = []
     /// `validate`: the first rejected lines, in file order (their text redacted as in `rejects.csv`).
     public var firstRejects: [RejectedLine] = []
-    /// What a person should know of the lines this ingest read: consumption requests no report can answer.
+    /// What a person should know of the lines this ingest read: consumption requests no report can
+    /// answer, notifications of a type Apple does not document.
     public var warnings: [String] = []
+    /// The accepted notifications of a type Apple does not document in the files this ingest read.
+    public var unknownNotificationTypes = UnknownNotificationTypes()
 
     public var totals: LineCounts { files.reduce(LineCounts()) { $0 + $1.counts } }
     public var bytes: Int { files.reduce(0) { $0 + $1.bytes } }
+}
+
+/// Notifications of types Apple does not document: how many of each type, and the first few lines.
+public struct UnknownNotificationTypes: Sendable {
+    /// How many lines the warning names; the rest are counted.
+    static let named = 5
+    public private(set) var counts: [String: Int] = [:]
+    public private(set) var total = 0
+    /// The first `named` of them, in file and line order, as `path:line`.
+    public private(set) var firstSources: [String] = []
+
+    mutating func add(type: String, source: @autoclosure () -> String) {
+        counts[type, default: 0] += 1
+        total += 1
+        if firstSources.count < Self.named { firstSources.append(source()) }
+    }
+
+    mutating func add(_ other: UnknownNotificationTypes) {
+        for (type, count) in other.counts { counts[type, default: 0] += count }
+        total += other.total
+        firstSources += other.firstSources.prefix(Self.named - firstSources.count)
+    }
+
+    /// The warning that names them, said once, by the ingest that reads them.
+    var warnings: [String] {
+        guard total > 0 else { return [] }
+        let types = counts.keys.sorted().map { "\($0) \(counts[$0] ?? 0)" }.joined(separator: ", ")
+        let shown = firstSources.joined(separator: ", ") + (total > firstSources.count ? " and \(total - firstSources.count) more" : "")
+        let subject = total == 1 ? "1 notification has" : "\(total) notifications have"
+        let kept = total == 1 ? "it is kept and its transaction counts" : "they are kept and their transactions count"
+        let meaning = counts.count == 1 ? "what it means" : "what they mean"
+        return ["\(subject) a type iaprecon does not know (\(types)); as the contract says, \(kept) as verified; "
+                + "check Apple's notes for \(meaning): \(shown)"]
+    }
 }
 
 /// Stage 1, ingest: input files → `raw_*` tables and `rejects`, with `file:line` provenance.
@@ -192,6 +229,8 @@ public enum IngestStage {
         }
         var writer: (any StoredFileWriter)?
         var lineOffset = 0
+        // The file being written's notifications of unknown types, reported once it is stored.
+        var unknownTypes = UnknownNotificationTypes()
         let jobList = jobs
         let plannedBytes = Set(jobs.map(\.fileIndex)).reduce(0) { total, index in
             if case .success(let plan) = planned[index] { return total + plan.bytes }
@@ -229,17 +268,23 @@ public enum IngestStage {
                 writer = try store.beginFile(path: file.relativePath, source: file.kind, hash: print.hash, bytes: print.bytes,
                                              modifiedNs: print.modifiedNs)
                 lineOffset = 0
+                unknownTypes = UnknownNotificationTypes()
             }
             switch message {
             case .hashed:
                 break
             case .lines(let batch):
                 try writer?.write(batch, lineOffset: lineOffset)
+                for found in batch.unknownNotificationTypes {
+                    unknownTypes.add(type: found.type, source: "\(file.relativePath):\(found.line + lineOffset)")
+                }
                 progress?(.lines(batch.lines))
             case .end(let count):
                 lineOffset += count
                 guard job.isLast, let finished = try writer?.commit() else { return }
                 progress?(.fileDone(bytes: finished.bytes))
+                report.unknownNotificationTypes.add(unknownTypes)
+                unknownTypes = UnknownNotificationTypes()
                 outcomes[job.fileIndex] = IngestedFile(
                     path: file.relativePath, kind: file.kind, status: known[file.relativePath] == nil ? .added : .replaced,
                     counts: finished.counts, bytes: finished.bytes)
@@ -247,6 +292,7 @@ public enum IngestStage {
             case .failed(let error):
                 writer?.rollback()
                 writer = nil
+                unknownTypes = UnknownNotificationTypes()
                 failures[job.fileIndex] = error
             }
         })

@@ -7,6 +7,25 @@
 /// `unified_receipt`). One line yields a notification
 /// row (item 0) and one row per transaction it carries.
 enum NotificationParser {
+    /// The V2 `notificationType` values Apple documents. A type not among them is kept as any other
+    /// (CONTRACT.md §1.3), but ingest names it: Apple adds types, and a new one may mean a refund.
+    static let knownV2Types: Set<String> = [
+        "SUBSCRIBED", "DID_CHANGE_RENEWAL_PREF", "DID_CHANGE_RENEWAL_STATUS", "OFFER_REDEEMED", "DID_RENEW", "EXPIRED",
+        "DID_FAIL_TO_RENEW", "GRACE_PERIOD_EXPIRED", "PRICE_INCREASE", "REFUND", "REFUND_DECLINED", "CONSUMPTION_REQUEST",
+        "RENEWAL_EXTENDED", "REVOKE", "TEST", "RENEWAL_EXTENSION", "REFUND_REVERSED", "EXTERNAL_PURCHASE_TOKEN", "ONE_TIME_CHARGE",
+        "RESCIND_CONSENT", "METADATA_UPDATE", "MIGRATION", "PRICE_CHANGE",
+    ]
+    /// The V1 `notification_type` values Apple documents, and `RENEWAL`, which Apple sent until 2021 (old files hold it).
+    static let knownV1Types: Set<String> = [
+        "INITIAL_BUY", "CANCEL", "RENEWAL", "INTERACTIVE_RENEWAL", "DID_CHANGE_RENEWAL_PREF", "DID_CHANGE_RENEWAL_STATUS",
+        "DID_FAIL_TO_RENEW", "DID_RECOVER", "DID_RENEW", "PRICE_INCREASE_CONSENT", "REFUND", "REVOKE", "CONSUMPTION_REQUEST",
+    ]
+
+    /// Whether Apple documents `type` for notifications of `version` (`1` or `2`, as `NotificationLine.version`).
+    static func isKnown(type: String, version: String) -> Bool {
+        version == "1" ? knownV1Types.contains(type) : knownV2Types.contains(type)
+    }
+
     static func parse(_ object: JSONObject, rules: LineRules = LineRules()) throws(LineReject) -> LineOutcome {
         let fields = Fields(object)
         if let signed = try fields.string("signedPayload") {

@@ -9,6 +9,11 @@ extension LineBatch {
             switch line.outcome {
             case .accepted(let raw) where packingRows, .ignoredKeeping(let raw) where packingRows:
                 for row in raw { append(row, line: line.line, pseudonyms: pseudonyms) }
+                // A notification's own row comes first; a set lookup, so a known type costs no allocation.
+                if let notification = raw.first.flatMap(NotificationLine.typeAndVersion(of:)),
+                   !NotificationParser.isKnown(type: notification.type, version: notification.version) {
+                    unknownNotificationTypes.append((line.line, notification.type))
+                }
             case .accepted, .ignoredKeeping:
                 break
             case .rejected(let reason):

@@ -38,6 +38,21 @@ struct IngestStageTests {
         }
     }
 
+    @Test("a notification of an unknown type is named by its line in the whole file when the file is parsed in chunks, with two workers")
+    func unknownNotificationTypeLineAcrossChunks() throws {
+        let scenario = try Scenario()
+        let lines = (0..<40).map { index in
+            Line.notification(index == 33 ? "NEW_THING" : "DID_RENEW", uuid: "1b2c3d4e-0000-4000-8000-\(String(format: "%012d", index))",
+                              signed: "2026-11-20T08:00:00Z", transaction: Line.v2("t\(index)", "gems300", purchase: "2026-11-20T07:59:00Z"))
+        }
+        try scenario.write("notifications/n.jsonl", lines)
+        let report = try ingest(scenario, jobs: 2, chunkBytes: 1_000)
+        #expect(report.totals.accepted == 40)
+        #expect(report.unknownNotificationTypes.counts == ["NEW_THING": 1])
+        #expect(report.unknownNotificationTypes.firstSources == ["notifications/n.jsonl:34"])
+        #expect(try ingest(scenario).unknownNotificationTypes.total == 0)
+    }
+
     @Test("re-ingesting unchanged files does nothing: same counts, same store, status unchanged")
     func idempotent() throws {
         let scenario = try Scenario()

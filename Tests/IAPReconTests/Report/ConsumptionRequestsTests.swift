@@ -78,6 +78,68 @@ struct ConsumptionRequestsTests {
         ])
     }
 
+    @Test("a notification of a type Apple does not document, V2 or V1, is named with its line once by the run that reads it; its transaction still counts")
+    func unknownNotificationTypesNamed() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        let known = Line.notification("ONE_TIME_CHARGE", uuid: "1b2c3d4e-0000-4000-8000-000000000001", signed: "2026-11-20T08:00:00Z",
+                                      transaction: Line.v2("t_known", "gems300", purchase: "2026-11-20T07:59:00Z", price: 4990))
+        let v2 = Line.notification("NEW_THING", uuid: "1b2c3d4e-0000-4000-8000-000000000002", signed: "2026-11-20T08:00:00Z",
+                                   transaction: Line.v2("t_new", "gems300", purchase: "2026-11-20T07:59:00Z", price: 4990))
+        let v1 = #"{"notification_type":"OLD_NEW_THING","environment":"PROD","unified_receipt":{"environment":"Production","latest_receipt_info":[{"transaction_id":"t_v1","product_id":"gems300","purchase_date_ms":"1795860900000","quantity":"1"}]}}"#
+        try scenario.write("notifications/n.jsonl", [known, v2, v1])
+        let result = try scenario.run(asOf: Self.asOf)
+        #expect(result.ingest.warnings == [
+            "2 notifications have a type iaprecon does not know (NEW_THING 1, OLD_NEW_THING 1); as the contract says, they are kept and "
+                + "their transactions count as verified; check Apple's notes for what they mean: notifications/n.jsonl:2, notifications/n.jsonl:3",
+        ])
+        // Kept as verified Apple transactions: never delivered, so each is a lost delivery.
+        let lost = try Scenario.findings(try scenario.open()).filter { $0.kind == .lostDelivery }.compactMap(\.transactionID)
+        #expect(lost.sorted() == ["t_known", "t_new", "t_v1"])
+        // The next night reads no new notifications file: nothing to say again.
+        #expect(try scenario.run(asOf: Self.asOf).ingest.warnings.isEmpty)
+    }
+
+    @Test("more than five unknown notifications: five lines named, the rest counted, the types counted")
+    func unknownNotificationTypesCounted() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        let lines = (1...7).map { index in
+            Line.notification(index == 7 ? "OTHER_THING" : "NEW_THING", uuid: "1b2c3d4e-0000-4000-8000-00000000001\(index)", signed: "2026-11-20T08:00:00Z",
+                              transaction: Line.v2("t_\(index)", "gems300", purchase: "2026-11-20T07:59:00Z", price: 4990))
+        }
+        try scenario.write("notifications/n.jsonl", lines)
+        #expect(try scenario.run(asOf: Self.asOf).ingest.warnings == [
+            "7 notifications have a type iaprecon does not know (NEW_THING 6, OTHER_THING 1); as the contract says, they are kept and "
+                + "their transactions count as verified; check Apple's notes for what they mean: notifications/n.jsonl:1, notifications/n.jsonl:2, "
+                + "notifications/n.jsonl:3, notifications/n.jsonl:4, notifications/n.jsonl:5 and 2 more",
+        ])
+    }
+
+    @Test("every type Apple documents, V2 and V1, gives no warning")
+    func knownNotificationTypesQuiet() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        let v2 = NotificationParser.knownV2Types.sorted().enumerated().map { index, type in
+            Line.notification(type, uuid: "1b2c3d4e-0000-4000-8000-\(String(format: "%012d", index))", signed: "2026-11-20T08:00:00Z",
+                              transaction: Line.v2("t_v2_\(index)", "gems300", purchase: "2026-11-20T07:59:00Z", price: 4990))
+        }
+        let v1 = NotificationParser.knownV1Types.sorted().enumerated().map { index, type in
+            #"{"notification_type":"\#(type)","environment":"PROD","unified_receipt":{"environment":"Production","latest_receipt_info":[{"transaction_id":"t_v1_\#(index)","product_id":"gems300","purchase_date_ms":"1795860900000","quantity":"1"}]}}"#
+        }
+        #expect(NotificationParser.knownV2Types.isSuperset(of: ["RESCIND_CONSENT", "ONE_TIME_CHARGE", "PRICE_CHANGE", "REFUND"]))
+        #expect(NotificationParser.knownV1Types.isSuperset(of: ["INITIAL_BUY", "CANCEL", "DID_RECOVER", "REFUND"]))
+        try scenario.write("notifications/n.jsonl", v2 + v1)
+        let result = try scenario.run(asOf: Self.asOf)
+        #expect(result.ingest.files.first { $0.kind == .notifications }?.counts.accepted == v2.count + v1.count)
+        // The V1 CONSUMPTION_REQUEST is named, for what it lacks, by the warning of its own alone.
+        let request = v2.count + (NotificationParser.knownV1Types.sorted().firstIndex(of: "CONSUMPTION_REQUEST") ?? 0) + 1
+        #expect(result.ingest.warnings == [
+            "1 CONSUMPTION_REQUEST notification has no notificationUUID, signedDate or transaction (V1 notifications have no notificationUUID or signedDate), "
+                + "so consumption_requests.jsonl cannot answer it: notifications/n.jsonl:\(request)",
+        ])
+    }
+
     @Test("a V2 CONSUMPTION_REQUEST with a uuid and signing time but no transaction is named for what it lacks; one with its transaction is answered")
     func unanswerableRequestWithoutTransaction() throws {
         let scenario = try Scenario()

@@ -16,6 +16,8 @@ struct LineBatch: Sendable {
     /// By `RawTable.rawValue`.
     private(set) var rows: [PackedRows] = RawTable.allCases.map { PackedRows(table: $0.rawValue) }
     private(set) var rejects: [Reject] = []
+    /// Accepted notifications of a type Apple does not document, by line of the batch (ingest names them).
+    var unknownNotificationTypes: [(line: Int, type: String)] = []
 
     init() {}
 

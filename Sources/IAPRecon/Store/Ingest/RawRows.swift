@@ -52,6 +52,12 @@ extension NotificationLine {
             SQLValue(uuid), .text(type), SQLValue(subtype), SQLValue(signedMs), SQLValue(environment), .text(version), SQLValue(transactionID),
         ])
     }
+
+    /// The type and version of a row `rawRow()` made, or nil for a row of another table.
+    static func typeAndVersion(of row: RawRow) -> (type: String, version: String)? {
+        guard row.table == .notifications, case .text(let type) = row.values[1], case .text(let version) = row.values[5] else { return nil }
+        return (type, version)
+    }
 }
 
 extension RegistrationLine {
