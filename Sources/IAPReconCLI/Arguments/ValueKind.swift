@@ -42,7 +42,9 @@ extension ValueKind {
             return .success(text)
         case .integer(let minimum):
             guard let number = Int(text), number >= minimum else {
-                return .failure(.expected("a whole number of at least \(minimum)"))
+                // Digits past what an Int holds are a whole number too: say where the range ends.
+                let tooLarge = Int(text) == nil && !text.isEmpty && text.utf8.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
+                return .failure(.expected(tooLarge ? "a whole number from \(minimum) to \(Int.max)" : "a whole number of at least \(minimum)"))
             }
             return .success(text)
         case .duration:

@@ -70,6 +70,10 @@ struct UsageErrorTests {
             argv: ["generate", "--out", "x", "--seed", "-1"],
             expected: "Error: The value '-1' is invalid for '--seed <n>': expected a whole number of at least 0 (see 'iaprecon generate --help')"),
         UsageErrorCase(
+            id: "a whole number too large to hold says where the range ends",
+            argv: ["generate", "--out", "x", "--seed", "9223372036854775808"],
+            expected: "Error: The value '9223372036854775808' is invalid for '--seed <n>': expected a whole number from 0 to 9223372036854775807 (see 'iaprecon generate --help')"),
+        UsageErrorCase(
             id: "bad duration",
             argv: ["run", "--grace=1day"],
             expected: "Error: The value '1day' is invalid for '--grace <duration>': expected a duration such as 24h, 90m, 30s, 2d or 1h30m (see 'iaprecon run --help')"),
