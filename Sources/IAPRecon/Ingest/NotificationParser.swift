@@ -21,6 +21,9 @@ enum NotificationParser {
         "DID_FAIL_TO_RENEW", "DID_RECOVER", "DID_RENEW", "PRICE_INCREASE_CONSENT", "REFUND", "REVOKE", "CONSUMPTION_REQUEST",
     ]
 
+    /// The V2 types whose transaction Apple sends with its `revocationDate`.
+    static let refundTypes: Set<String> = ["REFUND", "REVOKE"]
+
     /// Whether Apple documents `type` for notifications of `version` (`1` or `2`, as `NotificationLine.version`).
     static func isKnown(type: String, version: String) -> Bool {
         version == "1" ? knownV1Types.contains(type) : knownV2Types.contains(type)
@@ -104,6 +107,11 @@ enum NotificationParser {
                 try checkSignature(jws, path: path, signatures: rules.signatures, signedMs: try renewal.time("signedDate") ?? header.signedMs ?? rules.nowMs,
                                    environment: try renewal.appleString("environment") ?? header.environment)
             }
+        }
+        // A refund is placed at its revocation date (CONTRACT.md §1.3): without one it would count as no
+        // refund at all, and nobody would know.
+        if Self.refundTypes.contains(header.type), let found = transaction, found.revocationMs == nil {
+            throw LineReject("\(header.type) without revocationDate in its transaction")
         }
         if var found = transaction {
             found.eventMs = header.signedMs

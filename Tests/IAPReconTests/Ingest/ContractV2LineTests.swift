@@ -57,6 +57,19 @@ struct ContractV2LineTests {
         #expect(rows?.first?.byColumn["status_n"] == .integer(21007))
     }
 
+    @Test("a V2 REFUND or REVOKE whose transaction has no revocationDate is rejected: its refund has no time and would vanish")
+    func refundWithoutRevocationDate() {
+        let bare = Line.v2("t1", "gems300", purchase: "2026-11-10T10:00:00Z", price: 4990)
+        for type in ["REFUND", "REVOKE"] {
+            let line = Line.notification(type, uuid: "n-\(type)", signed: "2026-11-12T10:00:00Z", transaction: bare)
+            #expect(IngestLine.reason(line, .notifications, rules: Self.rules) == "\(type) without revocationDate in its transaction", "\(type)")
+        }
+        // Near misses: the same with its revocation date, and a type that carries no refund.
+        let refunded = Line.v2("t1", "gems300", purchase: "2026-11-10T10:00:00Z", price: 4990, revocation: "2026-11-11T10:00:00Z")
+        #expect(IngestLine.rows(Line.notification("REFUND", uuid: "n1", signed: "2026-11-12T10:00:00Z", transaction: refunded), .notifications, rules: Self.rules)?.count == 2)
+        #expect(IngestLine.rows(Line.notification("REFUND_DECLINED", uuid: "n2", signed: "2026-11-12T10:00:00Z", transaction: bare), .notifications, rules: Self.rules)?.count == 2)
+    }
+
     // MARK: - V1 notifications before 2021
 
     /// A 2019 `CANCEL`: no `unified_receipt`, the transaction a root object, `PROD`, and the refund

@@ -280,7 +280,7 @@ struct SignatureTests {
     func envelopeCoversInnerJWS() throws {
         let inner = TestSigningChain.signer.jws(payload: transactionPayload("2000000900000030", signed: "2026-11-28T10:00:00Z"))
         func envelope(_ transactionJWS: String) -> String {
-            "{\"notificationType\":\"REFUND\",\"notificationUUID\":\"5f6c2a4e-1b7d-4c3a-9e8f-2d1c0b9a8e7f\",\"signedDate\":\(Line.ms("2026-11-28T12:00:00Z")),"
+            "{\"notificationType\":\"ONE_TIME_CHARGE\",\"notificationUUID\":\"5f6c2a4e-1b7d-4c3a-9e8f-2d1c0b9a8e7f\",\"signedDate\":\(Line.ms("2026-11-28T12:00:00Z")),"
                 + "\"data\":{\"environment\":\"Production\",\"signedTransactionInfo\":\"\(transactionJWS)\"}}"
         }
         let signed = TestSigningChain.signer.jws(payload: Array(envelope(inner).utf8))
@@ -331,7 +331,7 @@ struct SignatureTests {
         let signer = try #require(ES256Signer(privateKey: key, x5c: [
             try SignatureFixture.x5c("expired-leaf.pem"), TestSigningChain.x5c[1], TestSigningChain.x5c[2],
         ]))
-        let notification = "{\"notificationType\":\"REFUND\",\"notificationUUID\":\"0b7a3c1e-2d4f-4e6a-8b9c-1d2e3f4a5b6c\","
+        let notification = "{\"notificationType\":\"ONE_TIME_CHARGE\",\"notificationUUID\":\"0b7a3c1e-2d4f-4e6a-8b9c-1d2e3f4a5b6c\","
             + "\"data\":{\"environment\":\"Production\",\"signedTransactionInfo\":\"\(TestSigningChain.signer.jws(payload: transactionPayload("2000000900000050", signed: "2026-11-28T10:00:00Z")))\"}}"
         let signed = signer.jws(payload: Array(notification.utf8))
         var rules = LineRules(verifier: JWSVerifier(.testChain))
@@ -341,7 +341,7 @@ struct SignatureTests {
         }
         // Decoded already, with no signedDate anywhere: the transaction JWS of the expired leaf, judged now.
         let inner = signer.jws(payload: Array(#"{"transactionId":"2000000900000051","productId":"gems300","environment":"Production"}"#.utf8))
-        let decoded = "{\"notificationType\":\"REFUND\",\"data\":{\"environment\":\"Production\",\"signedTransactionInfo\":\"\(inner)\"}}"
+        let decoded = "{\"notificationType\":\"ONE_TIME_CHARGE\",\"data\":{\"environment\":\"Production\",\"signedTransactionInfo\":\"\(inner)\"}}"
         #expect(throws: LineReject("certificate expired at signing time in 'data.signedTransactionInfo'")) {
             try NotificationParser.parse(try IngestLine.object(decoded), rules: rules)
         }

@@ -122,7 +122,8 @@ struct ConsumptionRequestsTests {
         try scenario.catalog()
         let v2 = NotificationParser.knownV2Types.sorted().enumerated().map { index, type in
             Line.notification(type, uuid: "1b2c3d4e-0000-4000-8000-\(String(format: "%012d", index))", signed: "2026-11-20T08:00:00Z",
-                              transaction: Line.v2("t_v2_\(index)", "gems300", purchase: "2026-11-20T07:59:00Z", price: 4990))
+                              transaction: Line.v2("t_v2_\(index)", "gems300", purchase: "2026-11-20T07:59:00Z", price: 4990,
+                                                   revocation: NotificationParser.refundTypes.contains(type) ? "2026-11-20T07:59:30Z" : nil))
         }
         let v1 = NotificationParser.knownV1Types.sorted().enumerated().map { index, type in
             #"{"notification_type":"\#(type)","environment":"PROD","unified_receipt":{"environment":"Production","latest_receipt_info":[{"transaction_id":"t_v1_\#(index)","product_id":"gems300","purchase_date_ms":"1795860900000","quantity":"1"}]}}"#
