@@ -21,7 +21,7 @@ enum NotificationParser {
         "DID_FAIL_TO_RENEW", "DID_RECOVER", "DID_RENEW", "PRICE_INCREASE_CONSENT", "REFUND", "REVOKE", "CONSUMPTION_REQUEST",
     ]
 
-    /// The V2 types whose transaction Apple sends with its `revocationDate`.
+    /// The types whose transaction Apple sends with its `revocationDate` (V2) or `cancellation_date_ms` (V1).
     static let refundTypes: Set<String> = ["REFUND", "REVOKE"]
 
     /// Whether Apple documents `type` for notifications of `version` (`1` or `2`, as `NotificationLine.version`).
@@ -158,6 +158,10 @@ enum NotificationParser {
             }
         }
         guard !transactions.isEmpty else { throw LineReject("no transaction in notification") }
+        // As for V2: a refund none of whose transactions says when would count as no refund.
+        if Self.refundTypes.contains(type), !transactions.contains(where: { $0.revocationMs != nil }) {
+            throw LineReject("\(type) without cancellation_date_ms in its transactions")
+        }
         for index in transactions.indices { transactions[index].notificationType = type }
         var rows = [NotificationLine(
             uuid: nil, type: type, subtype: nil, signedMs: nil, environment: environment, version: "1",

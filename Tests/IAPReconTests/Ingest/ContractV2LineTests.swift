@@ -70,6 +70,22 @@ struct ContractV2LineTests {
         #expect(IngestLine.rows(Line.notification("REFUND_DECLINED", uuid: "n2", signed: "2026-11-12T10:00:00Z", transaction: bare), .notifications, rules: Self.rules)?.count == 2)
     }
 
+    @Test("a V1 REFUND or REVOKE none of whose transactions has a cancellation date is rejected; one that has it is a refund")
+    func v1RefundWithoutCancellationDate() {
+        func body(_ type: String, cancelled: Bool) -> String {
+            let date = cancelled ? #","cancellation_date_ms":"1795950000000""# : ""
+            return #"{"notification_type":"\#(type)","environment":"PROD","unified_receipt":{"environment":"Production","latest_receipt_info":[{"transaction_id":"t_v1","product_id":"gems300","purchase_date_ms":"1795860900000","quantity":"1"\#(date)}]}}"#
+        }
+        for type in ["REFUND", "REVOKE"] {
+            #expect(IngestLine.reason(body(type, cancelled: false), .notifications, rules: Self.rules)
+                    == "\(type) without cancellation_date_ms in its transactions", "\(type)")
+            let rows = IngestLine.rows(body(type, cancelled: true), .notifications, rules: Self.rules)
+            #expect(Self.transactions(rows).map { $0["revocation_ms"] } == [.integer(1_795_950_000_000)], "\(type)")
+        }
+        // Near miss: a renewal without one is no refund, and fine.
+        #expect(Self.transactions(IngestLine.rows(body("DID_RENEW", cancelled: false), .notifications, rules: Self.rules)).count == 1)
+    }
+
     // MARK: - V1 notifications before 2021
 
     /// A 2019 `CANCEL`: no `unified_receipt`, the transaction a root object, `PROD`, and the refund

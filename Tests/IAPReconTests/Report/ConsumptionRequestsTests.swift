@@ -126,7 +126,8 @@ struct ConsumptionRequestsTests {
                                                    revocation: NotificationParser.refundTypes.contains(type) ? "2026-11-20T07:59:30Z" : nil))
         }
         let v1 = NotificationParser.knownV1Types.sorted().enumerated().map { index, type in
-            #"{"notification_type":"\#(type)","environment":"PROD","unified_receipt":{"environment":"Production","latest_receipt_info":[{"transaction_id":"t_v1_\#(index)","product_id":"gems300","purchase_date_ms":"1795860900000","quantity":"1"}]}}"#
+            let cancelled = NotificationParser.refundTypes.contains(type) ? #","cancellation_date_ms":"1795860930000""# : ""
+            return #"{"notification_type":"\#(type)","environment":"PROD","unified_receipt":{"environment":"Production","latest_receipt_info":[{"transaction_id":"t_v1_\#(index)","product_id":"gems300","purchase_date_ms":"1795860900000","quantity":"1"\#(cancelled)}]}}"#
         }
         #expect(NotificationParser.knownV2Types.isSuperset(of: ["RESCIND_CONSENT", "ONE_TIME_CHARGE", "PRICE_CHANGE", "REFUND"]))
         #expect(NotificationParser.knownV1Types.isSuperset(of: ["INITIAL_BUY", "CANCEL", "DID_RECOVER", "REFUND"]))
