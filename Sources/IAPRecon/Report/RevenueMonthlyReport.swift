@@ -38,13 +38,10 @@ struct RevenueMonthlyReport {
         try sink.csvRecord(Self.header(currency))
         for key in rows.keys.sorted() {
             guard let row = rows[key], let month = months[key.month] else { continue }
-            let netUSD = row.grossUSD.flatMap { gross in row.refundsUSD.map { gross - $0 } }
             try sink.csvRecord([
                 CSV.textCell(key.month), String(month.fiscalYear), month.firstDate, month.lastDate,
-                CSV.textCell(key.productID), CSV.textCell(key.storefront), CSV.textCell(key.currency),
-                String(row.units), row.gross.map(Money.format) ?? "", Money.format(row.refunds), row.gross.map { Money.format($0 - row.refunds) } ?? "",
-                row.grossUSD.map(Money.format) ?? "", row.refundsUSD.map(Money.format) ?? "", netUSD.map(Money.format) ?? "",
-            ])
+                CSV.textCell(key.productID), CSV.textCell(key.storefront), CSV.textCell(key.currency), String(row.units),
+            ] + row.moneyCells)
         }
     }
 }

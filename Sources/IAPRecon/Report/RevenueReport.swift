@@ -29,6 +29,15 @@ struct RevenueReport: Sendable {
         var grossUSD: Amount? = .zero
         var refundsUSD: Amount? = .zero
 
+        /// `gross,refunds,net` and the same in the reporting currency, as both revenue files write
+        /// them: a net only where its gross is known.
+        var moneyCells: [String] {
+            let net = gross.map { $0 - refunds }
+            let netUSD = grossUSD.flatMap { gross in refundsUSD.map { gross - $0 } }
+            return [gross.map(Money.format) ?? "", Money.format(refunds), net.map(Money.format) ?? "",
+                    grossUSD.map(Money.format) ?? "", refundsUSD.map(Money.format) ?? "", netUSD.map(Money.format) ?? ""]
+        }
+
         func adding(_ other: Row) -> Row {
             Row(units: units + other.units, refundUnits: refundUnits + other.refundUnits,
                 gross: gross.flatMap { mine in other.gross.map { mine + $0 } }, refunds: refunds + other.refunds,
@@ -121,13 +130,10 @@ struct RevenueReport: Sendable {
         try sink.csvRecord(Self.header(currency))
         for key in rows.keys.sorted() {
             guard let row = rows[key] else { continue }
-            let net = row.gross.map { $0 - row.refunds }
-            let netUSD = row.grossUSD.flatMap { gross in row.refundsUSD.map { gross - $0 } }
             try sink.csvRecord([
                 CSV.textCell(key.date), CSV.textCell(key.productID), CSV.textCell(key.storefront), CSV.textCell(key.currency),
-                String(row.units), String(row.refundUnits), row.gross.map(Money.format) ?? "", Money.format(row.refunds), net.map(Money.format) ?? "",
-                row.grossUSD.map(Money.format) ?? "", row.refundsUSD.map(Money.format) ?? "", netUSD.map(Money.format) ?? "",
-            ])
+                String(row.units), String(row.refundUnits),
+            ] + row.moneyCells)
         }
     }
 }
