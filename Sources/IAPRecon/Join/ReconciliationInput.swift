@@ -45,9 +45,10 @@ struct ReconciliationInput {
         private var pool = StringPool()
         private var orderRuns = KeyRuns()
         private var orderSources: [(source: SourceLine, orderID: InternedID)] = []
-        /// The delivery lines of one transaction, and the sightings of one, until another's come.
+        /// The delivery lines of one transaction, and the merge of one's sightings, until another's come.
+        /// Sightings are merged as they come: one receipt replayed many times is many sightings of each transaction.
         private var deliveryLines: [(line: DeliveryLine, source: StoredLine)] = []
-        private var sightings: [(transaction: AppleTransaction, source: StoredLine)] = []
+        private var merging: AppleTransactions.Merging?
         private var deliveries: [Delivery] = []
         private var claims: [(ms: Int64, source: SourceLine, orderID: InternedID, transactionID: InternedID)] = []
 
@@ -88,13 +89,17 @@ struct ReconciliationInput {
         }
 
         mutating func receive(sighting: AppleTransaction, at source: StoredLine) {
-            if let last = sightings.last, !last.transaction.transactionID.utf8.elementsEqual(sighting.transactionID.utf8) { merge() }
-            sightings.append((sighting, source))
+            if merging?.merged.transactionID.utf8.elementsEqual(sighting.transactionID.utf8) == true {
+                merging?.add(sighting, at: source)
+                return
+            }
+            merge()
+            merging = AppleTransactions.Merging(first: sighting, at: source)
         }
 
         private mutating func merge() {
-            defer { sightings.removeAll(keepingCapacity: true) }
-            guard let merged = AppleTransactions.merged(sightings) else { return }
+            defer { merging = nil }
+            guard let merged = merging?.finished() else { return }
             let transactionID = ids.intern(merged.transactionID)
             var sources: [SourceLine] = []
             for stored in merged.sources { sources.append(source(stored)) }
