@@ -11,25 +11,7 @@ import IAPReconGenerator
 struct RoutedFactsTests {
     @Test("every batch receives the facts reading by key gives it, in the same order, also where file ids and paths disagree")
     func routedEqualsKeyed() throws {
-        let scenario = try Scenario()
-        _ = try InputGenerator.write(GeneratorOptions(users: 300, days: 10, seed: 5), to: scenario.input)
-        let database = try scenario.open()
-        let rules = LineRules(signatures: .testChain)
-        _ = try Pipeline.ingest(input: scenario.input, database: database, jobs: 2, rules: rules, progress: nil)
-        // A later file whose path sorts before every other server log: its lines (the last day's,
-        // less one, so that it is a file of its own) repeat orders and deliveries, and only the
-        // path order, not the file ids, says which copy comes first.
-        let server = URL(fileURLWithPath: scenario.input + "/server")
-        let last = try #require(try FileManager.default.contentsOfDirectory(atPath: server.path).filter { $0.hasSuffix(".jsonl") }.sorted().last)
-        let lines = try String(contentsOf: server.appendingPathComponent(last), encoding: .utf8).split(separator: "\n")
-        #expect(lines.count > 20)
-        try (lines.dropFirst().joined(separator: "\n") + "\n").write(to: server.appendingPathComponent("a-copy.jsonl"), atomically: true,
-                                                                      encoding: .utf8)
-        _ = try Pipeline.ingest(input: scenario.input, database: database, jobs: 2, rules: rules, progress: nil)
-        _ = try Pipeline.normalize(database: database)
-        let copyID = try database.scalar("SELECT file_id FROM files WHERE path LIKE '%a-copy.jsonl'").integerValue
-        #expect(copyID == (try database.scalar("SELECT max(file_id) FROM files").integerValue), "the copy came last")
-
+        let (scenario, database, copyID) = try ingestedWithALaterCopy()
         let store = SQLiteJoinStore(database)
         let batches = try JoinComponents.batches(in: store, transactions: 40).keys(of: store.factKeyKinds)
         #expect(batches.count > 5)
@@ -42,7 +24,7 @@ struct RoutedFactsTests {
             var keyed = ScopeFacts()
             try StoredScopeFacts.read(database, scope: "join", into: &keyed)
             var fromScan = ScopeFacts()
-            let rows = try routed.take(batch: batch)
+            let rows = routed.take(batch: batch)
             for table in StoredScopeFacts.FactTable.allCases {
                 try table.hand(routed: rows[table.rawValue], files: files, to: &fromScan)
             }
@@ -56,6 +38,62 @@ struct RoutedFactsTests {
         #expect(keyedLines > 1_000)
         #expect(copies > 10, "the copy's lines were read, and ordered against their originals")
         withExtendedLifetime(scenario) {}
+    }
+
+    @Test("a batch too large to sort in memory, sorted in runs on disk and merged, hands the same facts in the same order")
+    func sortedInRunsEqualsSortedInMemory() throws {
+        let (scenario, database, _) = try ingestedWithALaterCopy()
+        let store = SQLiteJoinStore(database)
+        let batches = try JoinComponents.batches(in: store, transactions: 100).keys(of: store.factKeyKinds)
+        #expect(batches.count > 1)
+        // Routed twice, one copy to hand each way, the second spilled: runs are read from both.
+        let inMemory = try RoutedFacts.read(path: database.path, batches: batches, pool: WorkerPool(width: 2), budget: 1 << 30)
+        let inRuns = try RoutedFacts.read(path: database.path, batches: batches, pool: WorkerPool(width: 2), budget: 64 << 10)
+        #expect(inRuns.spilledBytes > 0)
+        let files = try StoredLedger.sourceFiles(database)
+        let sortBytes = 2 << 10
+        var (sightings, runsOfSightings) = (0, 0)
+        for batch in 0..<batches.count {
+            var sorted = ScopeFacts()
+            var merged = ScopeFacts()
+            for (table, (one, other)) in zip(StoredScopeFacts.FactTable.allCases, zip(inMemory.take(batch: batch), inRuns.take(batch: batch))) {
+                #expect(one.bytes == other.bytes)
+                try table.hand(routed: one, files: files, to: &sorted)
+                try table.hand(routed: other, files: files, to: &merged, sortBytes: sortBytes)
+                if table == .sightings { runsOfSightings = max(runsOfSightings, other.bytes / sortBytes) }
+            }
+            let same = String(describing: merged) == String(describing: sorted)
+            #expect(same, "batch \(batch): \(merged.sightings.count) sightings merged from runs, \(sorted.sightings.count) sorted")
+            sightings += sorted.sightings.count
+        }
+        #expect(sightings > 400)
+        #expect(runsOfSightings > 20, "a batch's sightings made many runs")
+        let leftOver = try FileManager.default.contentsOfDirectory(atPath: PathParent.of(database.path)).filter { $0.contains("iaprecon-join") }
+        #expect(leftOver.isEmpty, "the runs' file leaves nothing behind")
+        withExtendedLifetime(scenario) {}
+    }
+
+    /// A store of a generated input ingested twice, the second time with a later file whose path
+    /// sorts before every other server log: its lines (the last day's, less one, so that it is a
+    /// file of its own) repeat orders and deliveries, and only the path order, not the file ids,
+    /// says which copy comes first. Returns the copy's file id.
+    private func ingestedWithALaterCopy() throws -> (Scenario, Database, copyID: Int64) {
+        let scenario = try Scenario()
+        _ = try InputGenerator.write(GeneratorOptions(users: 300, days: 10, seed: 5), to: scenario.input)
+        let database = try scenario.open()
+        let rules = LineRules(signatures: .testChain)
+        _ = try Pipeline.ingest(input: scenario.input, database: database, jobs: 2, rules: rules, progress: nil)
+        let server = URL(fileURLWithPath: scenario.input + "/server")
+        let last = try #require(try FileManager.default.contentsOfDirectory(atPath: server.path).filter { $0.hasSuffix(".jsonl") }.sorted().last)
+        let lines = try String(contentsOf: server.appendingPathComponent(last), encoding: .utf8).split(separator: "\n")
+        #expect(lines.count > 20)
+        try (lines.dropFirst().joined(separator: "\n") + "\n").write(to: server.appendingPathComponent("a-copy.jsonl"), atomically: true,
+                                                                      encoding: .utf8)
+        _ = try Pipeline.ingest(input: scenario.input, database: database, jobs: 2, rules: rules, progress: nil)
+        _ = try Pipeline.normalize(database: database)
+        let copyID = try database.scalar("SELECT file_id FROM files WHERE path LIKE '%a-copy.jsonl'").integerValue
+        #expect(copyID == (try database.scalar("SELECT max(file_id) FROM files").integerValue), "the copy came last")
+        return (scenario, database, copyID)
     }
 
     @Test("a full rebuild that spills its facts to a file writes what one that holds them writes")

@@ -31,7 +31,7 @@ final class RoutedFacts: Sendable {
     }
 
     /// Rows of one table spilled in one piece.
-    private struct Chunk {
+    fileprivate struct Chunk {
         var table: Int
         var offset: Int64
         var length: Int
@@ -73,29 +73,31 @@ final class RoutedFacts: Sendable {
     /// Bytes written to the spill file so far.
     var spilledBytes: Int { held.withLock { $0.spilledBytes } }
 
-    /// Takes batch `batch`'s rows, by table (`FactTable.rawValue`), and forgets them.
-    func take(batch: Int) throws -> [PackedRows] {
-        // The spilled rows are read back under the lock too: a batch's are a few megabytes.
-        let chunks = try held.withLock { held in
+    /// Takes batch `batch`'s rows, by table (`FactTable.rawValue`), and forgets them. Spilled rows
+    /// stay in the spill file until `RoutedRows` reads them.
+    func take(batch: Int) -> [RoutedRows] {
+        let (rows, spilled) = held.withLock { held in
             held.bytes -= held.rows[batch].reduce(0) { $0 + $1.bytes.count }
-            var chunks = held.rows[batch]
-            held.rows[batch] = []
-            if let spill = held.spill {
-                for chunk in held.spilled[batch] {
-                    chunks.append(PackedRows(table: chunk.table, bytes: try spill.read(at: chunk.offset, count: chunk.length), count: chunk.count))
-                }
-            }
-            held.spilled[batch] = []
-            return chunks
+            defer { (held.rows[batch], held.spilled[batch]) = ([], []) }
+            return (held.rows[batch], held.spilled[batch])
         }
-        var rows = StoredScopeFacts.FactTable.allCases.map { table in
-            var rows = PackedRows(table: table.rawValue)
-            rows.reserveCapacity(chunks.reduce(0) { $0 + ($1.table == table.rawValue ? $1.bytes.count : 0) })
-            return rows
+        return StoredScopeFacts.FactTable.allCases.map { table in
+            let pieces = rows.filter { $0.table == table.rawValue }.map(RoutedRows.Piece.held)
+                + spilled.filter { $0.table == table.rawValue }.map(RoutedRows.Piece.spilled)
+            return RoutedRows(table: table, pieces: pieces, facts: self)
         }
-        for chunk in chunks { rows[chunk.table].append(contentsOf: chunk) }
-        return rows
     }
+
+    /// A spilled chunk's rows, read back under the lock.
+    fileprivate func read(_ chunk: Chunk) throws -> PackedRows {
+        try held.withLock { held in
+            guard let spill = held.spill else { throw SpillError(action: "read the join's spill file", code: EBADF) }
+            return PackedRows(table: chunk.table, bytes: try spill.read(at: chunk.offset, count: chunk.length), count: chunk.count)
+        }
+    }
+
+    /// Where sorted runs of a batch too large to sort in memory go (`RoutedRows`).
+    fileprivate var folder: String { directory }
 
     private func scan(_ table: StoredScopeFacts.FactTable, _ reader: Database, routes: Routes, batches: Int) throws {
         func chunk() -> PackedRows {
@@ -229,7 +231,39 @@ extension StoredScopeFacts.FactTable {
     /// Hands `receiver` every row of `rows` (routed rows of this table, in any order) as `read`
     /// hands a scope's rows: a key's rows together, keys in byte order, then file order.
     /// Rows of a file the ledger no longer has are left out where `read` joins the files.
-    func hand(routed rows: PackedRows, files: SourceFiles, to facts: inout some ScopeFactsReceiver) throws {
+    ///
+    /// Up to `sortBytes` of rows are sorted in memory. A batch is whole components, and one
+    /// component can be larger than any budget (one receipt replayed by a client a million times),
+    /// so more rows than that are sorted in runs of `sortBytes`, each written to a file in the
+    /// store's folder, and the runs merged: memory stays bounded by the runs' size and count.
+    func hand(routed rows: RoutedRows, files: SourceFiles, to facts: inout some ScopeFactsReceiver,
+              sortBytes: Int = RoutedRows.sortBytes) throws {
+        guard rows.bytes > sortBytes else {
+            var all = PackedRows(table: rawValue)
+            all.reserveCapacity(rows.bytes)
+            while let chunk = try rows.next() { all.append(contentsOf: chunk) }
+            try inHandOrder(all, files: files) { try hand($0, to: &facts) }
+            return
+        }
+        let runs = try SortedRuns(folder: rows.folder, readBytes: min(256 << 10, max(64, sortBytes / 8)))
+        var run = PackedRows(table: rawValue)
+        func sortRun() throws {
+            try inHandOrder(run, files: files) { try runs.append($0, columns: columns) }
+            try runs.endRun()
+            run = PackedRows(table: rawValue)
+        }
+        while let chunk = try rows.next() {
+            try chunk.forEachRow(columns: columns) { row in
+                if run.count > 0, run.bytes.count + row.bytes.count > sortBytes { try sortRun() }
+                run.append(row)
+            }
+        }
+        if run.count > 0 { try sortRun() }
+        try runs.merge(self, files: files) { try hand($0, to: &facts) }
+    }
+
+    /// Calls `body` with each row of `rows` in hand order, leaving out rows of files the ledger no longer has.
+    fileprivate func inHandOrder(_ rows: PackedRows, files: SourceFiles, _ body: (PackedFields) throws -> Void) throws {
         let columns = columns
         try rows.bytes.withUnsafeBufferPointer { bytes in
             var starts: [Int] = []
@@ -245,14 +279,7 @@ extension StoredScopeFacts.FactTable {
                 order.reserveCapacity(rows.count)
                 for row in 0..<rows.count {
                     let fields = PackedFields(bytes: bytes, starts: starts, first: row * columns)
-                    let fileID = fields.int(file)
-                    let place: Int64
-                    if isOrderedByPath {
-                        guard let known = files.place(of: fileID) else { continue }
-                        place = Int64(known)
-                    } else {
-                        place = fileID
-                    }
+                    guard let place = self.place(of: fields, files: files) else { continue }
                     order.append((row, place, fields.int(line), fields.int(item)))
                 }
                 let key = key
@@ -263,9 +290,218 @@ extension StoredScopeFacts.FactTable {
                     return (a.file, a.line, a.item) < (b.file, b.line, b.item)
                 }
                 for entry in order {
-                    try hand(PackedFields(bytes: bytes, starts: starts, first: entry.row * columns), to: &facts)
+                    try body(PackedFields(bytes: bytes, starts: starts, first: entry.row * columns))
                 }
             }
+        }
+    }
+
+    /// Where a row's file is in file order: its path's place where the file is joined
+    /// (`isOrderedByPath`), else its id; nil for a file the ledger no longer has.
+    fileprivate func place(of fields: PackedFields, files: SourceFiles) -> Int64? {
+        let fileID = fields.int(file)
+        guard isOrderedByPath else { return fileID }
+        return files.place(of: fileID).map(Int64.init)
+    }
+}
+
+/// One batch's routed rows of one table, as the scans handed them over: chunks held in memory or
+/// in the spill file, each read and let go as `hand` takes it.
+final class RoutedRows {
+    /// Past this many bytes of one table's rows, a batch is sorted in runs (`FactTable.hand`).
+    static let sortBytes = 32 << 20
+
+    fileprivate enum Piece {
+        case held(PackedRows)
+        case spilled(RoutedFacts.Chunk)
+    }
+
+    let table: StoredScopeFacts.FactTable
+    /// Bytes of packed rows in all.
+    let bytes: Int
+    private var pieces: [Piece]
+    private let facts: RoutedFacts
+
+    fileprivate init(table: StoredScopeFacts.FactTable, pieces: [Piece], facts: RoutedFacts) {
+        self.table = table
+        self.bytes = pieces.reduce(0) { total, piece in
+            switch piece {
+            case .held(let rows): total + rows.bytes.count
+            case .spilled(let chunk): total + chunk.length
+            }
+        }
+        self.pieces = pieces.reversed()
+        self.facts = facts
+    }
+
+    /// The store's folder, where sorted runs are written.
+    var folder: String { facts.folder }
+
+    /// The next chunk's rows, forgotten here; nil after the last.
+    func next() throws -> PackedRows? {
+        switch pieces.popLast() {
+        case nil: nil
+        case .held(let rows): rows
+        case .spilled(let chunk): try facts.read(chunk)
+        }
+    }
+}
+
+/// Rows sorted in runs, each run in hand order, in a file deleted as it is made, then merged.
+private final class SortedRuns {
+    private let file: SpillFile
+    private var runs: [(start: Int64, end: Int64)] = []
+    private var runStart: Int64 = 0
+    private var written: Int64 = 0
+    /// Rows not yet written: each its length (4 bytes) then its packed values.
+    private var pending: [UInt8] = []
+    /// How much of a run is read at a time while merging: the runs' heads are in memory at once.
+    private let readBytes: Int
+
+    init(folder: String, readBytes: Int) throws {
+        file = try SpillFile(directory: folder)
+        self.readBytes = readBytes
+    }
+
+    func append(_ row: PackedFields, columns: Int) throws {
+        let start = row.starts[row.first]
+        let end = PackedRow.end(ofValueAt: row.starts[row.first + columns - 1], in: row.bytes)
+        withUnsafeBytes(of: UInt32(end - start).littleEndian) { pending.append(contentsOf: $0) }
+        pending.append(contentsOf: UnsafeBufferPointer(rebasing: row.bytes[start..<end]))
+        if pending.count >= readBytes { try flush() }
+    }
+
+    func endRun() throws {
+        try flush()
+        runs.append((runStart, written))
+        runStart = written
+    }
+
+    private func flush() throws {
+        guard !pending.isEmpty else { return }
+        _ = try file.append(pending)
+        written += Int64(pending.count)
+        pending.removeAll(keepingCapacity: true)
+    }
+
+    /// Calls `body` with every row of every run in hand order: the smallest head of the runs each time.
+    func merge(_ table: StoredScopeFacts.FactTable, files: SourceFiles, _ body: (PackedFields) throws -> Void) throws {
+        var readers = runs.map { Reader(next: $0.start, end: $0.end, readBytes: readBytes) }
+        var heap: [Int] = []
+        for index in readers.indices where try readers[index].advance(file, table, files) { heap.append(index) }
+        func less(_ a: Int, _ b: Int) -> Bool {
+            let order = readers[a].compareKey(with: readers[b])
+            if order != 0 { return order < 0 }
+            let (x, y) = (readers[a], readers[b])
+            return (x.place, x.line, x.item, a) < (y.place, y.line, y.item, b)
+        }
+        func siftDown(_ from: Int) {
+            var parent = from
+            while true {
+                let left = 2 * parent + 1
+                guard left < heap.count else { return }
+                var child = left
+                if left + 1 < heap.count, less(heap[left + 1], heap[left]) { child = left + 1 }
+                guard less(heap[child], heap[parent]) else { return }
+                heap.swapAt(child, parent)
+                parent = child
+            }
+        }
+        for index in stride(from: heap.count / 2 - 1, through: 0, by: -1) { siftDown(index) }
+        while let smallest = heap.first {
+            try readers[smallest].withFields(body)
+            if try readers[smallest].advance(file, table, files) {
+                siftDown(0)
+            } else {
+                heap.swapAt(0, heap.count - 1)
+                heap.removeLast()
+                siftDown(0)
+            }
+        }
+    }
+
+    /// One run as it is merged: its current row, and what orders it.
+    private struct Reader {
+        var next: Int64
+        let end: Int64
+        let readBytes: Int
+        private var buffer: [UInt8] = []
+        private var position = 0
+        private var row: [UInt8] = []
+        private var starts: [Int] = []
+        private var key: [UInt8] = []
+        private(set) var place: Int64 = 0
+        private(set) var line: Int64 = 0
+        private(set) var item: Int64 = 0
+
+        init(next: Int64, end: Int64, readBytes: Int) {
+            self.next = next
+            self.end = end
+            self.readBytes = readBytes
+        }
+
+        /// Reads the run's next row; false at its end.
+        mutating func advance(_ file: SpillFile, _ table: StoredScopeFacts.FactTable, _ files: SourceFiles) throws -> Bool {
+            guard try fill(4, from: file) else { return false }
+            let length = buffer.withUnsafeBytes { Int(UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: position, as: UInt32.self))) }
+            position += 4
+            guard try fill(length, from: file) else { throw SpillError(action: "read a sorted run of the join", code: EIO) }
+            row.removeAll(keepingCapacity: true)
+            row.append(contentsOf: buffer[position..<(position + length)])
+            position += length
+            let columns = table.columns
+            try row.withUnsafeBufferPointer { bytes in
+                starts.removeAll(keepingCapacity: true)
+                var offset = 0
+                for _ in 0..<columns {
+                    starts.append(offset)
+                    offset = PackedRow.end(ofValueAt: offset, in: bytes)
+                }
+                try starts.withUnsafeBufferPointer { starts in
+                    let fields = PackedFields(bytes: bytes, starts: starts, first: 0)
+                    // Written by `inHandOrder`, which left out rows of files the ledger no longer has.
+                    guard let place = table.place(of: fields, files: files) else {
+                        throw SpillError(action: "find a sorted row's file", code: EIO)
+                    }
+                    self.place = place
+                    line = fields.int(table.line)
+                    item = fields.int(table.item)
+                    key.removeAll(keepingCapacity: true)
+                    fields.withText(table.key) { key.append(contentsOf: $0) }
+                }
+            }
+            return true
+        }
+
+        /// Byte by byte, as `PackedFields.compareText` orders keys.
+        func compareKey(with other: Reader) -> Int {
+            key.withUnsafeBufferPointer { mine in
+                other.key.withUnsafeBufferPointer { theirs in
+                    let common = min(mine.count, theirs.count)
+                    guard common > 0, let a = mine.baseAddress, let b = theirs.baseAddress else { return mine.count - theirs.count }
+                    let order = Int(memcmp(a, b, common))
+                    return order != 0 ? order : mine.count - theirs.count
+                }
+            }
+        }
+
+        func withFields(_ body: (PackedFields) throws -> Void) rethrows {
+            try row.withUnsafeBufferPointer { bytes in
+                try starts.withUnsafeBufferPointer { starts in try body(PackedFields(bytes: bytes, starts: starts, first: 0)) }
+            }
+        }
+
+        /// Makes `count` unread bytes available at `position`; false when the run has fewer left.
+        private mutating func fill(_ count: Int, from file: SpillFile) throws -> Bool {
+            if buffer.count - position >= count { return true }
+            buffer.removeFirst(position)
+            position = 0
+            let wanted = min(max(count - buffer.count, readBytes), Int(end - next))
+            if wanted > 0 {
+                buffer.append(contentsOf: try file.read(at: next, count: wanted))
+                next += Int64(wanted)
+            }
+            return buffer.count >= count
         }
     }
 }

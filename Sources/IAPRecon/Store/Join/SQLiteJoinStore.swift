@@ -140,7 +140,7 @@ struct SQLiteJoinStore: JoinStore {
         let jobs = (0..<facts.batches).map { batch in
             ReaderJob(inserts: inserts) { reader, target in
                 try decide(RoutedBatch(reader: reader, target: target, files: try StoredLedger.sourceFiles(reader),
-                                       rows: try facts.take(batch: batch)))
+                                       rows: facts.take(batch: batch)))
             }
         }
         try ReaderJobs.run(jobs, database: database, pool: pool, rowsWritten: rowsWritten)
@@ -212,7 +212,7 @@ struct SQLiteJoinStore: JoinStore {
         let target: any RowTarget
         let files: SourceFiles
         /// By table (`FactTable.rawValue`).
-        let rows: [PackedRows]
+        let rows: [RoutedRows]
 
         func readFacts(into receiver: inout some ScopeFactsReceiver) throws {
             for table in StoredScopeFacts.FactTable.allCases {
