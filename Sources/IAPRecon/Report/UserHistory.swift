@@ -166,7 +166,8 @@ public struct UserHistory: Sendable {
         let user: String? = if case .user(let user) = scope { user } else { nil }
         let transactions = try store.transactions(transactionIDs)
         for transaction in transactions { events.add(transaction, buyer: user == nil ? nil : userID) }
-        for delivery in try store.deliveries(of: transactionIDs) { events.add(delivery) }
+        let deliveries = try store.deliveries(of: transactionIDs)
+        if let user { events.add(deliveries, storyOf: user) } else { for delivery in deliveries { events.add(delivery) } }
         let openFindings = try store.findings(of: transactionIDs, user: user)
         for finding in openFindings { events.add(finding) }
         events.sortInTimeOrder()
@@ -214,6 +215,9 @@ public struct UserHistory: Sendable {
             spent: Money.format(spent), refunded: Money.format(refunded), reportingCurrency: currency, unconverted: unconverted,
             activeSubscriptions: active, asOfMs: asOfMs, caveat: try caveat(store))
     }
+
+    /// How many deliveries to other users of each of a user's transactions their story shows.
+    static let otherDeliveriesShown = 10
 
     /// The events of a history as support reads them, worded from the facts the store reads (`HistoryFacts`).
     private struct Events {
@@ -286,6 +290,28 @@ public struct UserHistory: Sendable {
             if delivery.copies > 1 { parts.append("\(delivery.copies) copies in the log") }
             add(delivery.ms, "delivered", id: delivery.transactionID, product: delivery.productID, detail: parts.joined(separator: ", "),
                 source: delivery.source)
+        }
+
+        /// In a user's story: every delivery to them, and of the same transactions' deliveries to other
+        /// users the first `otherDeliveriesShown` of each, then one line counting the rest. One Apple ID
+        /// restored by thousands of users would fill every holder's story with the others' deliveries
+        /// (and their ids); the transaction's own story lists them all.
+        mutating func add(_ deliveries: [HistoryFacts.Delivery], storyOf user: String) {
+            var shown: [String: Int] = [:]
+            var more: [String: (ms: Int64, productID: String, count: Int)] = [:]
+            for delivery in deliveries.sorted(by: { ($0.ms, $0.source) < ($1.ms, $1.source) }) {
+                let others = shown[delivery.transactionID, default: 0]
+                if delivery.userID == user || others < UserHistory.otherDeliveriesShown {
+                    if delivery.userID != user { shown[delivery.transactionID] = others + 1 }
+                    add(delivery)
+                } else {
+                    more[delivery.transactionID, default: (delivery.ms, delivery.productID, 0)].count += 1
+                }
+            }
+            for (transactionID, rest) in more {
+                add(rest.ms, "more deliveries", id: transactionID, product: rest.productID,
+                    detail: "\(rest.count) more to other users; iaprecon history --transaction \(transactionID) lists them")
+            }
         }
 
         mutating func add(_ revocation: HistoryFacts.Revocation) {

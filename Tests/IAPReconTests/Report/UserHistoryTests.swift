@@ -198,6 +198,34 @@ struct UserHistoryTests {
         #expect(throws: UserHistory.NotFound.self) { try UserHistory.load(database, .originalTransaction("2000000614711601")) }
     }
 
+    @Test("a user's story shows ten other users' deliveries of each of their transactions and counts the rest; the transaction's story lists all")
+    func otherUsersDeliveriesCapped() throws {
+        let scenario = try Scenario()
+        // One transaction delivered to 14 users a minute apart; another to u_0 and exactly ten others.
+        let shared = (0..<14).map { Line.delivered(String(format: "2026-11-20T10:%02d:00Z", $0), "u_\($0)", "2000000000000001", "gems") }
+        let few = (0..<11).map { Line.delivered(String(format: "2026-11-21T10:%02d:00Z", $0), "u_\($0)", "2000000000000002", "gems") }
+        _ = try scenario.write("server/s.jsonl", shared + few)
+        _ = try scenario.run(asOf: "2026-11-22T00:00:00Z")
+        let database = try scenario.open()
+        func deliveries(_ story: UserHistory, of transactionID: String) -> [String] {
+            story.events.filter { $0.id == transactionID && ["delivered", "more deliveries"].contains($0.event) }
+                .map { $0.event == "delivered" ? $0.detail : "\($0.event) at \(Timestamp.iso8601($0.ms)): \($0.detail)" }
+        }
+        let last = try UserHistory.load(database, .user("u_13"))
+        #expect(deliveries(last, of: "2000000000000001") == (0..<10).map { "to u_\($0)" } + [
+            "more deliveries at 2026-11-20T10:10:00.000Z: 3 more to other users; iaprecon history --transaction 2000000000000001 lists them",
+            "to u_13",
+        ])
+        let first = try UserHistory.load(database, .user("u_0"))
+        #expect(deliveries(first, of: "2000000000000001") == (0..<11).map { "to u_\($0)" } + [
+            "more deliveries at 2026-11-20T10:11:00.000Z: 3 more to other users; iaprecon history --transaction 2000000000000001 lists them",
+        ])
+        // Near miss: ten others are all shown, with no line counting more.
+        #expect(deliveries(first, of: "2000000000000002") == (0..<11).map { "to u_\($0)" })
+        let story = try UserHistory.load(database, .transaction("2000000000000001"))
+        #expect(deliveries(story, of: "2000000000000001") == (0..<14).map { "to u_\($0)" })
+    }
+
     @Test("every user a finding involves sees it: the account that received a duplicate or a wrong-user delivery, each holder of a shared subscription")
     func everyInvolvedUserSeesTheFinding() throws {
         let (scenario, database) = try Self.sampleStore()
