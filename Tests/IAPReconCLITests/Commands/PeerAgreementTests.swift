@@ -11,15 +11,20 @@ struct PeerAgreementTests {
     static let attributionHeader = "install_date,media_source,campaign,installs,registrations,payers,revenue_d0_usd,revenue_d7_usd,"
         + "revenue_d30_usd,revenue_usd,refunds_usd,spend_usd,roas_d7,roas,mmp_revenue_usd"
 
-    /// Two output folders under a fresh temporary one: ours and the peer's.
-    struct Folders {
+    /// Two output folders under a fresh temporary one: ours and the peer's, removed with it.
+    final class Folders {
+        let root: String
         let ours: String
         let theirs: String
 
         init() throws {
-            let root = FileManager.default.temporaryDirectory.appendingPathComponent("peer-agreement-" + UUID().uuidString).path
+            root = FileManager.default.temporaryDirectory.appendingPathComponent("peer-agreement-" + UUID().uuidString).path
             (ours, theirs) = (root + "/ours", root + "/theirs")
             for folder in [ours, theirs] { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
+        }
+
+        deinit {
+            try? FileManager.default.removeItem(atPath: root)
         }
 
         func write(_ folder: String, _ name: String, _ lines: [String]) throws {
@@ -49,6 +54,7 @@ struct PeerAgreementTests {
     @Test("findings agree by kind and the kind's key; a same key of another kind, and a kind the peers do not look for, are not matches")
     func findings() throws {
         let folders = try Folders()
+        defer { withExtendedLifetime(folders) {} }
         try folders.writeOurs(findings: [
             Self.finding("lost_delivery", transaction: "t1", original: "o1", user: "u1"),
             Self.finding("shared_apple_id_subscription", transaction: "t7", original: "o2", user: "u2"),
@@ -71,6 +77,7 @@ struct PeerAgreementTests {
     @Test("a cohort agrees when its counts are equal and the peer's exact revenue rounds half-even to ours; refunds and ROAS are not compared")
     func cohorts() throws {
         let folders = try Folders()
+        defer { withExtendedLifetime(folders) {} }
         try folders.writeOurs(findings: [], attribution: [
             "2026-09-01,Facebook Ads,\"A, B\",10,8,3,0.12,0.14,,1.5,62.8,10,0.0140,0.1500,2",
             "2026-09-01,organic,,5,5,1,0.13,0.13,,0.13,0,,,,",
@@ -98,6 +105,7 @@ struct PeerAgreementTests {
     @Test("the bench's table shows each peer's counts and verdict, then the differences and what was not compared")
     func table() throws {
         let folders = try Folders()
+        defer { withExtendedLifetime(folders) {} }
         try folders.writeOurs(findings: [Self.finding("lost_delivery", transaction: "t1"), Self.finding("unverified_apple_sales")],
                               attribution: ["2026-09-01,organic,,5,5,1,0.13,0.13,,0.13,0,,,,"], revenueRows: 1, gross: "0.13")
         try folders.writeTheirs(findings: ["lost_delivery,t1,,", "lost_delivery,t2,,"],
@@ -116,6 +124,7 @@ struct PeerAgreementTests {
     func gross() throws {
         for (peerGross, agrees) in [("10.0099", true), ("9.99", true), ("10.0101", false), ("9.9899", false)] {
             let folders = try Folders()
+            defer { withExtendedLifetime(folders) {} }
             try folders.writeOurs(findings: [], attribution: [], revenueRows: 2, gross: "10.00")
             try folders.writeTheirs(findings: [], attribution: [], gross: peerGross)
             let agreement = try PeerAgreement(peer: .python, ours: folders.ours, theirs: folders.theirs)
@@ -128,6 +137,7 @@ struct PeerAgreementTests {
     @Test("a gross that cannot be read on either side is no agreement, and says where it was looked for")
     func grossMissing() throws {
         let folders = try Folders()
+        defer { withExtendedLifetime(folders) {} }
         try folders.writeOurs(findings: [], attribution: [], revenueRows: 1, gross: "1")
         try folders.writeTheirs(findings: [], attribution: [], gross: "1")
         try folders.write(folders.theirs, "revenue_daily.csv", ["date,gross_usd,refunds_usd", "2026-09-01,1,0"])
@@ -148,6 +158,7 @@ struct PeerAgreementTests {
     @Test("a peer's output without the columns compared is an error naming the file and column")
     func missingColumn() throws {
         let folders = try Folders()
+        defer { withExtendedLifetime(folders) {} }
         try folders.writeOurs(findings: [], attribution: [], revenueRows: 0, gross: "0")
         try folders.writeTheirs(findings: [], attribution: [], gross: "0")
         try folders.write(folders.theirs, "findings.csv", ["kind,transaction_id"])
