@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import IAPRecon
+import IAPReconGenerator
 
 /// `iaprecon history`: one user's whole story in time order, from the store built
 /// from `sample-data/` (CONTRACT.md §3; cases from sample-data/README.md).
@@ -224,6 +225,35 @@ struct UserHistoryTests {
         #expect(deliveries(first, of: "2000000000000002") == (0..<11).map { "to u_\($0)" })
         let story = try UserHistory.load(database, .transaction("2000000000000001"))
         #expect(deliveries(story, of: "2000000000000001") == (0..<14).map { "to u_\($0)" })
+    }
+
+    @Test("a purchase's source is its first sighting in file order, as the merge takes it, also where a later file's path sorts first")
+    func purchaseSourceIsTheFirstSighting() throws {
+        let scenario = try Scenario()
+        _ = try InputGenerator.write(GeneratorOptions(users: 200, days: 8, seed: 11), to: scenario.input)
+        _ = try scenario.run()
+        // A later receipts file whose path sorts before the others: its copies of the last day's
+        // sightings come first in file order, though their file id is the largest.
+        let receipts = scenario.input + "/receipts"
+        let last = try #require(try FileManager.default.contentsOfDirectory(atPath: receipts).filter { $0.hasSuffix(".jsonl") }.sorted().last)
+        let lines = try String(contentsOfFile: receipts + "/" + last, encoding: .utf8).split(separator: "\n").map(String.init)
+        _ = try scenario.write("receipts/a-copy.jsonl", Array(lines.dropFirst()))
+        _ = try scenario.run()
+        let database = try scenario.open()
+        var files = try StoredLedger.sourceFiles(database)
+        var (purchases, fromTheCopy) = (0, 0)
+        var users: [String] = []
+        try database.forEach("SELECT DISTINCT user_id FROM int_transactions_resolved WHERE user_id IS NOT NULL ORDER BY 1") { users.append($0.string(0)) }
+        for user in users {
+            for event in try UserHistory.load(database, .user(user)).events where event.event == "apple purchase" {
+                let first = try #require(try AppleTransactions.merged(event.id, in: database)?.sources.first)
+                #expect(event.source == files.text(files.line(file: first.file, first.line)), "\(event.id)")
+                purchases += 1
+                if event.source.contains("a-copy.jsonl") { fromTheCopy += 1 }
+            }
+        }
+        #expect(purchases > 100)
+        #expect(fromTheCopy > 5, "the copy's sightings, first in path order, are the sources")
     }
 
     @Test("every user a finding involves sees it: the account that received a duplicate or a wrong-user delivery, each holder of a shared subscription")

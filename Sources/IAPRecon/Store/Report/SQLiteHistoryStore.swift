@@ -173,12 +173,7 @@ struct SQLiteHistoryStore: HistoryStore {
 
     func transactions(_ transactionIDs: [String]) throws -> [HistoryFacts.Transaction] {
         let idList = SQLValue.textList(transactionIDs)
-        var files = try StoredLedger.sourceFiles(database)
-        var firstSighting: [String: String] = [:]
-        let sightings = try AppleTransactions.Cursor(database, where: "a.transaction_id IN (SELECT value FROM json_each(?1))", [idList])
-        while let merged = try sightings.next() {
-            if let first = merged.sources.first { firstSighting[merged.transactionID] = files.text(files.line(file: first.file, first.line)) }
-        }
+        let firstSighting = try firstSightings(idList)
         var transactions: [HistoryFacts.Transaction] = []
         typealias Column = TransactionColumn
         try database.forEach("""
@@ -195,6 +190,27 @@ struct SQLiteHistoryStore: HistoryStore {
                 isRevenue: row.int(Column.isRevenue) == 1, firstSighting: firstSighting[id]))
         }
         return transactions
+    }
+
+    /// Where each transaction was first seen, as `path:line`: its sighting first in file order (files
+    /// in path order, then line, then item), which the merge takes first (`AppleTransactions`). Only
+    /// the sightings' places are read, not the sightings merged: a receipt a client replayed
+    /// thousands of times is thousands of sightings of each of its transactions.
+    private func firstSightings(_ idList: SQLValue) throws -> [String: String] {
+        var files = try StoredLedger.sourceFiles(database)
+        var first: [String: (place: Int32, line: Int64, item: Int64, file: Int64)] = [:]
+        try database.forEach("""
+            SELECT transaction_id, file_id, line, item FROM raw_apple__transactions WHERE transaction_id IN (SELECT value FROM json_each(?1))
+            """, [idList]) { row in
+            let file = row.int(1)
+            // A file the ledger no longer has is no sighting, as where the merge joins the files.
+            guard let place = files.place(of: file) else { return }
+            let sighting = (place: place, line: row.int(2), item: row.int(3), file: file)
+            let id = row.string(0)
+            if let known = first[id], (known.place, known.line, known.item) <= (sighting.place, sighting.line, sighting.item) { return }
+            first[id] = sighting
+        }
+        return first.mapValues { files.text(files.line(file: $0.file, $0.line)) }
     }
 
     /// What `transactions(_:)` selects of a resolved transaction (as `t`).
