@@ -10,7 +10,9 @@ import Synchronization
 /// each page once, without the indexes. An incremental join's scope is small: it reads by key.
 ///
 /// Rows are held packed (`PackedRows`). Past `budget` bytes held, every held row goes to a spill
-/// file in the store's folder, deleted as it is made, so memory stays bounded whatever the store's size.
+/// file in the store's folder, deleted as it is made, and a batch too large to sort in memory is
+/// sorted in runs (`FactTable.hand`), so memory stays bounded whatever the store's size and
+/// however large one component is.
 final class RoutedFacts: Sendable {
     /// Rows a scanning thread gathers for one batch before it hands them over. A mapped block's
     /// size (`ProcessMemory`): a chunk's pages are touched only as rows fill it, and a spill that
@@ -84,7 +86,7 @@ final class RoutedFacts: Sendable {
         return StoredScopeFacts.FactTable.allCases.map { table in
             let pieces = rows.filter { $0.table == table.rawValue }.map(RoutedRows.Piece.held)
                 + spilled.filter { $0.table == table.rawValue }.map(RoutedRows.Piece.spilled)
-            return RoutedRows(table: table, pieces: pieces, facts: self)
+            return RoutedRows(pieces: pieces, facts: self)
         }
     }
 
@@ -316,14 +318,12 @@ final class RoutedRows {
         case spilled(RoutedFacts.Chunk)
     }
 
-    let table: StoredScopeFacts.FactTable
     /// Bytes of packed rows in all.
     let bytes: Int
     private var pieces: [Piece]
     private let facts: RoutedFacts
 
-    fileprivate init(table: StoredScopeFacts.FactTable, pieces: [Piece], facts: RoutedFacts) {
-        self.table = table
+    fileprivate init(pieces: [Piece], facts: RoutedFacts) {
         self.bytes = pieces.reduce(0) { total, piece in
             switch piece {
             case .held(let rows): total + rows.bytes.count
@@ -392,8 +392,7 @@ private final class SortedRuns {
         func less(_ a: Int, _ b: Int) -> Bool {
             let order = readers[a].compareKey(with: readers[b])
             if order != 0 { return order < 0 }
-            let (x, y) = (readers[a], readers[b])
-            return (x.place, x.line, x.item, a) < (y.place, y.line, y.item, b)
+            return (readers[a].place, readers[a].line, readers[a].item, a) < (readers[b].place, readers[b].line, readers[b].item, b)
         }
         func siftDown(_ from: Int) {
             var parent = from
