@@ -42,7 +42,7 @@ enum NotificationParser {
             return try parseV2(payloadFields, rules: rules.trustingInnerJWS)
         }
         if fields.value("notificationType") != nil { return try parseV2(fields, rules: rules) }
-        if fields.value("notification_type") != nil { return try parseV1(fields) }
+        if fields.value("notification_type") != nil { return try parseV1(fields, rules: rules) }
         throw LineReject("missing required field 'signedPayload', 'notificationType' or 'notification_type'")
     }
 
@@ -131,9 +131,11 @@ enum NotificationParser {
     /// A V1 body: `unified_receipt.latest_receipt_info[]`, or before 2021 root
     /// `latest_receipt_info` / `latest_expired_receipt_info` (an object or an array), root
     /// `environment` (`PROD`), and a `CANCEL`'s time in root `cancellation_date_ms`: a refund's, or
-    /// the end of the plan an upgrade replaced.
-    static func parseV1(_ fields: Fields) throws(LineReject) -> LineOutcome {
+    /// the end of the plan an upgrade replaced. With `--bundle-id`, a body whose `bid` (V1's only
+    /// bundle field) names another app is rejected, as a V2 notification of it is.
+    static func parseV1(_ fields: Fields, rules: LineRules = LineRules()) throws(LineReject) -> LineOutcome {
         let type = try fields.requiredString("notification_type")
+        try rules.checkBundle(try fields.appleString("bid"))
         var environment = try fields.appleString("environment")
         var transactions: [AppleTransaction] = []
         if let unified = try fields.object("unified_receipt") {

@@ -314,6 +314,22 @@ struct ContractV2LineTests {
         }
     }
 
+    /// A V1 body (`DID_RENEW`) whose app is `bid`, Apple's only bundle field in V1; nil leaves it out.
+    static func v1Notification(bid: String?) -> String {
+        let bundle = bid.map { #""bid":"\#($0)","# } ?? ""
+        return #"{"notification_type":"DID_RENEW","environment":"PROD",\#(bundle)"unified_receipt":{"status":0,"environment":"Production","latest_receipt_info":[{"quantity":"1","product_id":"com.example.premium.monthly","transaction_id":"2000000899990004","original_transaction_id":"2000000899990001","purchase_date_ms":"1795860905000","expires_date_ms":"1798452905000"}]}}"#
+    }
+
+    @Test("with --bundle-id a V1 notification of another app (its bid) is rejected; its own app's, or one without bid, is kept")
+    func foreignBundleInV1Notification() {
+        let ours = LineRules(nowMs: Self.rules.nowMs, bundleID: "com.example.game")
+        #expect(IngestLine.reason(Self.v1Notification(bid: "com.other.app"), .notifications, rules: ours) == "foreign bundle com.other.app")
+        // Near misses: our own bundle, no bid at all (nothing names another app), and no --bundle-id.
+        #expect(Self.transactions(IngestLine.rows(Self.v1Notification(bid: "com.example.game"), .notifications, rules: ours)).count == 1)
+        #expect(Self.transactions(IngestLine.rows(Self.v1Notification(bid: nil), .notifications, rules: ours)).count == 1)
+        #expect(Self.transactions(IngestLine.rows(Self.v1Notification(bid: "com.other.app"), .notifications, rules: Self.rules)).count == 1)
+    }
+
     /// A notification with no transaction names its app where Apple puts it: `summary` (renewal
     /// extension summaries), `appData` (RESCIND_CONSENT) or `externalPurchaseToken`.
     static func transactionless(_ type: String, key: String, bundle: String) -> String {
