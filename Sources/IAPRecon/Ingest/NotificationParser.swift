@@ -85,7 +85,8 @@ enum NotificationParser {
     static func parseV2(_ fields: Fields, rules: LineRules = LineRules()) throws(LineReject) -> LineOutcome {
         let header = try header(fields)
         try rules.checkEventTime(header.signedMs, field: fields.path + "signedDate")
-        try rules.checkBundle(try bundle(fields))
+        var bundleID = try bundle(fields)
+        try rules.checkBundle(bundleID)
         var transaction: AppleTransaction?
         if let data = try fields.object("data") {
             let dataFields = fields.nested("data", data)
@@ -94,11 +95,15 @@ enum NotificationParser {
                 let payload = Fields(try decodeJWS(jws, path: path), path: path + ".")
                 try checkSignature(jws, path: path, signatures: rules.signatures, signedMs: try payload.time("signedDate") ?? header.signedMs ?? rules.nowMs,
                                    environment: try payload.appleString("environment") ?? header.environment)
-                try rules.checkBundle(try payload.appleString("bundleId"))
+                let transactionBundle = try payload.appleString("bundleId")
+                try rules.checkBundle(transactionBundle)
+                bundleID = bundleID ?? transactionBundle
                 transaction = try AppleTransaction(v2: payload, origin: .notification)
             } else if let info = try dataFields.object("transactionInfo") {
                 let infoFields = dataFields.nested("transactionInfo", info)
-                try rules.checkBundle(try infoFields.appleString("bundleId"))
+                let transactionBundle = try infoFields.appleString("bundleId")
+                try rules.checkBundle(transactionBundle)
+                bundleID = bundleID ?? transactionBundle
                 transaction = try AppleTransaction(v2: infoFields, origin: .notification)
             }
             if let jws = try dataFields.string("signedRenewalInfo") {
@@ -122,7 +127,8 @@ enum NotificationParser {
         }
         var rows = [NotificationLine(
             uuid: header.uuid, type: header.type, subtype: header.subtype, signedMs: header.signedMs,
-            environment: transaction?.environment ?? header.environment, version: "2", transactionID: transaction?.transactionID
+            environment: transaction?.environment ?? header.environment, version: "2", transactionID: transaction?.transactionID,
+            bundleID: bundleID
         ).rawRow()]
         if let transaction { rows.append(transaction.rawRow(item: 1)) }
         return .accepted(rows)
@@ -135,7 +141,8 @@ enum NotificationParser {
     /// bundle field) names another app is rejected, as a V2 notification of it is.
     static func parseV1(_ fields: Fields, rules: LineRules = LineRules()) throws(LineReject) -> LineOutcome {
         let type = try fields.requiredString("notification_type")
-        try rules.checkBundle(try fields.appleString("bid"))
+        let bundleID = try fields.appleString("bid")
+        try rules.checkBundle(bundleID)
         var environment = try fields.appleString("environment")
         var transactions: [AppleTransaction] = []
         if let unified = try fields.object("unified_receipt") {
@@ -167,7 +174,7 @@ enum NotificationParser {
         for index in transactions.indices { transactions[index].notificationType = type }
         var rows = [NotificationLine(
             uuid: nil, type: type, subtype: nil, signedMs: nil, environment: environment, version: "1",
-            transactionID: transactions.first?.transactionID
+            transactionID: transactions.first?.transactionID, bundleID: bundleID
         ).rawRow()]
         for (index, transaction) in transactions.enumerated() { rows.append(transaction.rawRow(item: index + 1)) }
         return .accepted(rows)

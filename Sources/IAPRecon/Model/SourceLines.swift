@@ -31,6 +31,9 @@ public struct NotificationLine: Sendable, Equatable {
     public var version: String
     /// The first transaction it carries.
     public var transactionID: String?
+    /// The app it is about: a V2 notification's `bundleId` (of its `data`, `summary`, `appData` or
+    /// `externalPurchaseToken`, else of its transaction), a V1 body's `bid`.
+    public var bundleID: String?
 }
 
 /// A line of `registrations/*.jsonl` (CONTRACT.md §1.4): a sign-up, its device ids cleaned of

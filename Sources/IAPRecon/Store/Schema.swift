@@ -647,6 +647,32 @@ public enum Schema {
               WHERE source IN ('receipts', 'notifications')
                 AND file_id IN (SELECT DISTINCT file_id FROM raw_apple__transactions WHERE revocation_ms IS NOT NULL);
             """),
+        // A notification keeps the app it is about, which `summary.json` lists with the receipts' (a
+        // feed of two apps' notifications is as worth a warning as their receipts). Notifications
+        // ingested before have none: their files are not read again for it. The table is made anew
+        // rather than given a column, which could not run again on a store that has it.
+        (22, """
+            ALTER TABLE raw_notifications__notifications RENAME TO raw_notifications__notifications_21;
+            CREATE TABLE raw_notifications__notifications (
+              file_id INTEGER NOT NULL REFERENCES files(file_id) ON DELETE CASCADE,
+              line INTEGER NOT NULL,
+              item INTEGER NOT NULL,
+              notification_uuid TEXT,
+              notification_type TEXT,
+              subtype TEXT,
+              signed_ms INTEGER,
+              environment TEXT,
+              version TEXT,
+              transaction_id TEXT,
+              bundle_id TEXT,
+              PRIMARY KEY (file_id, line, item)
+            ) WITHOUT ROWID;
+            INSERT INTO raw_notifications__notifications
+                (file_id, line, item, notification_uuid, notification_type, subtype, signed_ms, environment, version, transaction_id)
+              SELECT file_id, line, item, notification_uuid, notification_type, subtype, signed_ms, environment, version, transaction_id
+              FROM raw_notifications__notifications_21;
+            DROP TABLE raw_notifications__notifications_21;
+            """),
     ]
 
     public static var latestVersion: Int { migrations.last?.id ?? 0 }

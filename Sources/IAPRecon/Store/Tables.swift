@@ -58,7 +58,7 @@ enum Tables {
         // Each reader merges a transaction's sightings as it reads them (`AppleTransactions`).
         .init(name: "raw_apple__transactions", layer: .raw, writer: .ingest, readers: [.store, .join, .report], migration: 14),
         // `consumption_requests.jsonl` answers each CONSUMPTION_REQUEST notification as it came.
-        .init(name: "raw_notifications__notifications", layer: .raw, writer: .ingest, readers: [.report], migration: 1),
+        .init(name: "raw_notifications__notifications", layer: .raw, writer: .ingest, readers: [.report], migration: 22),
         // Each user's first sign-up is picked as it is read (`FirstRegistrations`); `history` lists every sign-up.
         .init(name: "raw_registrations__users", layer: .raw, writer: .ingest, readers: [.store, .normalize, .report], migration: 11),
         // Attribution reads it through `MMPEvents`, which drops repeats in memory.

@@ -100,10 +100,10 @@ func findingsOutcome(_ report: ReportSummary, failOn: Severity?, failOnNew: Seve
     return (.failure, alert)
 }
 
-/// Without `--bundle-id`, receipts of more than one app are named on stderr: one store usually holds one app.
+/// Without `--bundle-id`, receipts and notifications of more than one app are named on stderr: one store usually holds one app.
 func bundleWarning(_ report: ReportSummary, bundleOption: String?) -> String? {
     guard bundleOption == nil, report.bundleIDs.count > 1 else { return nil }
-    return "Warning: receipts name \(report.bundleIDs.count) app bundles (\(report.bundleIDs.joined(separator: ", "))); "
+    return "Warning: receipts and notifications name \(report.bundleIDs.count) app bundles (\(report.bundleIDs.joined(separator: ", "))); "
         + "set --bundle-id to reject the others"
 }
 

@@ -66,7 +66,7 @@ struct CommandTests {
         #expect(first.out == "as of 2026-11-29T23:59:00.000Z: 8 critical, 5 warning, 2 info findings; reports in \(work.path("out"))/\n")
         #expect(first.err.contains("ingest: "))
         // Without --bundle-id, the sample's receipt of another app is accepted, and named.
-        #expect(first.err.contains("Warning: receipts name 2 app bundles (com.example.game, com.other.app); set --bundle-id to reject the others\n"))
+        #expect(first.err.contains("Warning: receipts and notifications name 2 app bundles (com.example.game, com.other.app); set --bundle-id to reject the others\n"))
         #expect(try work.read("out/summary.json").contains("\"bundle_ids\": [\n    \"com.example.game\",\n    \"com.other.app\"\n  ],"))
         let failing = work.iaprecon(["run", "--input", Workspace.sampleData, "--trust-root", Workspace.sampleRoot, "--db", db, "--out", work.path("out2"), "--fail-on", "critical", "--quiet"])
         #expect(failing.code == 1)

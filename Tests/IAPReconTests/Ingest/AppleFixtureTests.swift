@@ -103,7 +103,7 @@ struct AppleFixtureTests {
         #expect(rows[0].byColumn == [
             "notification_uuid": .text("n-1"), "notification_type": .text("REFUND"), "subtype": .null,
             "signed_ms": .integer(1_698_149_000_000), "environment": .text("LocalTesting"), "version": .text("2"),
-            "transaction_id": .text("23456"),
+            "transaction_id": .text("23456"), "bundle_id": .text("com.example"),
         ])
         let transaction = rows[1].byColumn
         #expect(transaction["origin"] == .integer(TransactionOrigin.notification.code))
@@ -241,7 +241,7 @@ struct AppleFixtureTests {
         #expect(rows[0].byColumn == [
             "notification_uuid": .text("002e14d5-51f5-4503-b5a8-c3a1af68eb20"), "notification_type": .text(type),
             "subtype": SQLValue(subtype), "signed_ms": .integer(1_698_148_900_000), "environment": SQLValue(environment),
-            "version": .text("2"), "transaction_id": .null,
+            "version": .text("2"), "transaction_id": .null, "bundle_id": .text("com.example"),
         ])
     }
 
@@ -254,22 +254,23 @@ struct AppleFixtureTests {
         #expect(rows[0].byColumn == [
             "notification_uuid": .text("9ad56bd2-0bc6-42e0-af24-fd996d87a1e6"), "notification_type": .text("TEST"), "subtype": .null,
             "signed_ms": .integer(1_681_314_324_000), "environment": .text("Sandbox"), "version": .text("2"), "transaction_id": .null,
+            "bundle_id": .text("com.example"),
         ])
         let header = try NotificationParser.header(Fields(try JWS.payload(jws)))
         #expect(header == NotificationParser.V2Header(
             type: "TEST", subtype: nil, uuid: "9ad56bd2-0bc6-42e0-af24-fd996d87a1e6", signedMs: 1_681_314_324_000, environment: "Sandbox"))
     }
 
-    @Test("wrongBundleId and missingX5CHeaderClaim decode too: iaprecon checks neither the bundle nor the signature", arguments: [
-        "wrongBundleId", "missingX5CHeaderClaim",
+    @Test("wrongBundleId and missingX5CHeaderClaim decode too without --bundle-id and signature checks, each keeping its app", arguments: [
+        ("wrongBundleId", "com.example.wrong"), ("missingX5CHeaderClaim", "com.example"),
     ])
-    func unverifiedNotifications(file: String) throws {
+    func unverifiedNotifications(file: String, bundle: String) throws {
         let line = #"{"signedPayload":""# + (try AppleFixtureFile.text(file)) + #""}"#
         let rows = try #require(IngestLine.rows(line, .notifications))
         #expect(rows.count == 1)
         #expect(rows[0].byColumn == [
             "notification_uuid": .text("9ad56bd2-0bc6-42e0-af24-fd996d87a1e6"), "notification_type": .text("TEST"), "subtype": .null,
-            "signed_ms": .null, "environment": .null, "version": .text("2"), "transaction_id": .null,
+            "signed_ms": .null, "environment": .null, "version": .text("2"), "transaction_id": .null, "bundle_id": .text(bundle),
         ])
     }
 

@@ -268,7 +268,7 @@ struct SourceParserTests {
         #expect(rows.count == 2)
         #expect(rows[0].byColumn == [
             "notification_uuid": .null, "notification_type": .text("CANCEL"), "subtype": .null, "signed_ms": .null,
-            "environment": .text("PROD"), "version": .text("1"), "transaction_id": .text("2000000812345678"),
+            "environment": .text("PROD"), "version": .text("1"), "transaction_id": .text("2000000812345678"), "bundle_id": .null,
         ])
         #expect(rows[1].item == 1)
         #expect(rows[1].byColumn == IngestLine.appleTransactionRow([

@@ -22,6 +22,34 @@ struct SummaryCountsTests {
         #expect(counts.bundleIDs == ["Com.Example.Game", "com.example.app", "com.example.game"])
         // 21007 (a sandbox receipt sent to production), 21003 and 21010 failed; 0, 21006 and no status did not.
         #expect(counts.failedVerifications == 3)
+        // The notifications' apps join the receipts', each once; a notification that names none adds none.
+        try database.execute("""
+            INSERT INTO files (file_id, path, source, content_hash, bytes, lines_read, accepted, rejected, blank, ignored, ingested_ms)
+            VALUES (2, 'notifications/n.jsonl', 'notifications', '', 0, 4, 4, 0, 0, 0, 0);
+            INSERT INTO raw_notifications__notifications (file_id, line, item, version, bundle_id) VALUES
+              (2, 1, 0, '2', 'com.example.game'), (2, 2, 0, '2', 'com.example.watch'), (2, 3, 0, '1', 'com.example.watch'),
+              (2, 4, 0, '2', NULL);
+            """)
+        #expect(try StoredSummaryCounts.bundleIDs(besides: counts.bundleIDs, in: database)
+                == ["Com.Example.Game", "com.example.app", "com.example.game", "com.example.watch"])
+    }
+
+    @Test("summary.json lists the apps notifications name, V2 (of data or of the transaction) and V1 (bid), beside the receipts'")
+    func notificationBundlesInSummary() throws {
+        let scenario = try Scenario()
+        let purchase = "2026-11-28T10:00:03Z"
+        try scenario.write("receipts/r.jsonl", [
+            #"{"received_at":"2026-11-28T10:00:05Z","user_id":"u1","transactions":[{"transactionId":"t1","bundleId":"com.example.game","productId":"gems60","purchaseDate":\#(Line.ms(purchase))}]}"#,
+        ])
+        try scenario.write("notifications/n.jsonl", [
+            // The app of its data; then one whose data names none, its transaction's.
+            #"{"notificationType":"ONE_TIME_CHARGE","notificationUUID":"n1","signedDate":\#(Line.ms("2026-11-28T10:00:06Z")),"data":{"bundleId":"com.example.watch","environment":"Production","transactionInfo":{"transactionId":"t2","bundleId":"com.example.watch","productId":"gems60","purchaseDate":\#(Line.ms(purchase))}}}"#,
+            #"{"notificationType":"ONE_TIME_CHARGE","notificationUUID":"n2","signedDate":\#(Line.ms("2026-11-28T10:00:07Z")),"data":{"environment":"Production","transactionInfo":{"transactionId":"t3","bundleId":"com.example.mac","productId":"gems60","purchaseDate":\#(Line.ms(purchase))}}}"#,
+            #"{"notification_type":"DID_RENEW","bid":"com.example.tv","unified_receipt":{"status":0,"environment":"Production","latest_receipt_info":[{"quantity":"1","product_id":"gems60","transaction_id":"t4","original_transaction_id":"t4","purchase_date_ms":"\#(Line.ms(purchase))"}]}}"#,
+        ])
+        _ = try scenario.run(asOf: "2026-11-29T00:00:00Z")
+        let summary = try scenario.output("summary.json")
+        #expect(summary.contains(#""bundle_ids": [\#n    "com.example.game",\#n    "com.example.mac",\#n    "com.example.tv",\#n    "com.example.watch"\#n  ]"#))
     }
 
     @Test("a product is missing from the catalog once, whether a transaction, a delivery or both name it; a catalogued one never")

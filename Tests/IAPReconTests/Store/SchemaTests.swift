@@ -29,6 +29,7 @@ struct SchemaTests {
         19: "5875cdc9867d5a9e",
         20: "c2031d640d9db4a3",
         21: "f9284df15f2deff5",
+        22: "b70cd853b0305fd1",
     ]
 
     @Test("a released migration's text never changes, and every migration is recorded as released")

@@ -50,6 +50,7 @@ extension NotificationLine {
     func rawRow() -> RawRow {
         RawRow(.notifications, [
             SQLValue(uuid), .text(type), SQLValue(subtype), SQLValue(signedMs), SQLValue(environment), .text(version), SQLValue(transactionID),
+            SQLValue(bundleID),
         ])
     }
 

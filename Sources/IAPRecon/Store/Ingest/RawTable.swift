@@ -68,7 +68,7 @@ public enum RawTable: Int, CaseIterable, Sendable {
                 "revocation_percentage_n", "price_milli_n", "currency", "storefront", "environment", "app_account_token",
                 "type", "quantity_n", "ownership", "subscription_group", "notification_uuid", "notification_type",
             ]
-        case .notifications: ["notification_uuid", "notification_type", "subtype", "signed_ms", "environment", "version", "transaction_id"]
+        case .notifications: ["notification_uuid", "notification_type", "subtype", "signed_ms", "environment", "version", "transaction_id", "bundle_id"]
         case .registrations: ["ts_ms", "user_id", "method", "idfv", "idfa", "appsflyer_id", "country"]
         // Only what attribution reads (`MMPEvents`; migrations 8 and 11).
         case .mmpEvents:

@@ -48,7 +48,8 @@ enum StoredSummaryCounts {
 
         return Counts(files: files, ignoredFiles: ignoredFiles, totals: totals, orders: orders, unmatched: unmatched, ordersByRule: ordersByRule,
                       unpaid: unpaid, environments: environments, unmatchedTransactions: unmatchedTransactions, familyShared: familyShared,
-                      failedVerifications: receipts.failedVerifications, missingFromCatalog: missingFromCatalog, bundleIDs: receipts.bundleIDs)
+                      failedVerifications: receipts.failedVerifications, missingFromCatalog: missingFromCatalog,
+                      bundleIDs: try bundleIDs(besides: receipts.bundleIDs, in: database))
     }
 
     /// The distinct app bundle ids the receipts named, sorted by their bytes, and how many
@@ -66,6 +67,15 @@ enum StoredSummaryCounts {
             last = bundleID
         }
         return (bundleIDs.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }, failed)
+    }
+
+    /// The apps the receipts (`receipts`) and the notifications named, once each in byte order.
+    static func bundleIDs(besides receipts: [String], in database: Database) throws -> [String] {
+        var bundleIDs = Set(receipts)
+        try database.forEach("SELECT DISTINCT bundle_id FROM raw_notifications__notifications WHERE bundle_id IS NOT NULL") {
+            bundleIDs.insert($0.string(0))
+        }
+        return bundleIDs.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
     }
 
     /// Every order id of the order lines, in id order, each as often as it has lines: the key index alone.
