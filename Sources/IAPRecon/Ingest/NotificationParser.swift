@@ -87,6 +87,12 @@ enum NotificationParser {
         try rules.checkEventTime(header.signedMs, field: fields.path + "signedDate")
         var bundleID = try bundle(fields)
         try rules.checkBundle(bundleID)
+        // A transaction of another app is rejected too; it names the notification's app where `data` does not.
+        func checkTransactionBundle(_ transaction: Fields) throws(LineReject) {
+            let transactionBundle = try transaction.appleString("bundleId")
+            try rules.checkBundle(transactionBundle)
+            bundleID = bundleID ?? transactionBundle
+        }
         var transaction: AppleTransaction?
         if let data = try fields.object("data") {
             let dataFields = fields.nested("data", data)
@@ -95,15 +101,11 @@ enum NotificationParser {
                 let payload = Fields(try decodeJWS(jws, path: path), path: path + ".")
                 try checkSignature(jws, path: path, signatures: rules.signatures, signedMs: try payload.time("signedDate") ?? header.signedMs ?? rules.nowMs,
                                    environment: try payload.appleString("environment") ?? header.environment)
-                let transactionBundle = try payload.appleString("bundleId")
-                try rules.checkBundle(transactionBundle)
-                bundleID = bundleID ?? transactionBundle
+                try checkTransactionBundle(payload)
                 transaction = try AppleTransaction(v2: payload, origin: .notification)
             } else if let info = try dataFields.object("transactionInfo") {
                 let infoFields = dataFields.nested("transactionInfo", info)
-                let transactionBundle = try infoFields.appleString("bundleId")
-                try rules.checkBundle(transactionBundle)
-                bundleID = bundleID ?? transactionBundle
+                try checkTransactionBundle(infoFields)
                 transaction = try AppleTransaction(v2: infoFields, origin: .notification)
             }
             if let jws = try dataFields.string("signedRenewalInfo") {

@@ -29,7 +29,7 @@ public struct ReportSummary: Sendable {
     /// reporting currency (the rounded rows summed), in `FindingKind` order.
     public var tallies: [FindingTally] = []
     public var currency = ReportingCurrency("USD")
-    /// The app bundle ids the receipts named, sorted.
+    /// The app bundle ids the receipts and notifications named, sorted.
     public var bundleIDs: [String] = []
     /// How many rows of `transactions.csv` were written anew from the store when the report
     /// patched the file the last one wrote; nil when it wrote the file whole.
