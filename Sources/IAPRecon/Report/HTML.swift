@@ -9,6 +9,10 @@ enum HTML {
     /// Text for an element's content or a quoted attribute value: `& < > " '` as entities, and
     /// control characters shown as visible `\u{1B}`-style escapes instead of raw bytes.
     static func escape(_ text: String) -> String {
+        // Most texts are printable ASCII with nothing to escape: kept as they are.
+        let special: (UInt8) -> Bool = { $0 < 0x20 || $0 >= 0x7F || $0 == UInt8(ascii: "&") || $0 == UInt8(ascii: "<") || $0 == UInt8(ascii: ">")
+            || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "'") }
+        if !text.utf8.contains(where: special) { return text }
         var out = ""
         out.reserveCapacity(text.utf8.count)
         for scalar in text.unicodeScalars {
@@ -20,7 +24,10 @@ enum HTML {
             case "'": out += "&#39;"
             case "\n", "\t": out.unicodeScalars.append(scalar)
             default:
-                if scalar.properties.generalCategory == .control || scalar.properties.generalCategory == .format {
+                // ASCII's only hidden characters are its controls; the Unicode tables are for the rest.
+                let hidden = scalar.isASCII ? scalar.value < 0x20 || scalar.value == 0x7F
+                    : scalar.properties.generalCategory == .control || scalar.properties.generalCategory == .format
+                if hidden {
                     out += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
                 } else {
                     out.unicodeScalars.append(scalar)

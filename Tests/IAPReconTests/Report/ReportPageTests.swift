@@ -41,6 +41,16 @@ struct ReportPageTests {
         #expect(html.contains("2000000630024936"))
     }
 
+    @Test("HTML.escape keeps plain text as it is and escapes markup, quotes and hidden characters, ASCII or not")
+    func escaping() {
+        #expect(HTML.escape("u_1005 com.example.gems300 4.99 (x) #1") == "u_1005 com.example.gems300 4.99 (x) #1")
+        #expect(HTML.escape(#"<b a="1">&'x'</b>"#) == "&lt;b a=&quot;1&quot;&gt;&amp;&#39;x&#39;&lt;/b&gt;")
+        // Each alone, in text that is otherwise plain.
+        #expect(["a&b", "a<b", "a>b", #"a"b"#, "a'b"].map(HTML.escape) == ["a&amp;b", "a&lt;b", "a&gt;b", "a&quot;b", "a&#39;b"])
+        #expect(HTML.escape("a\u{1B}b\u{7F}c\td\ne") == "a\\u{1B}b\\u{7F}c\td\ne")
+        #expect(HTML.escape("Café 円\u{200B}\u{85}") == "Café 円\\u{200B}\\u{85}")
+    }
+
     @Test("the page is self-contained: no script, no external font, image or style sheet, no network address")
     func selfContained() throws {
         let html = try Self.hostileNight().output("report.html")
