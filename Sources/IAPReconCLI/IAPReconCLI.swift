@@ -95,6 +95,30 @@ public final class Console {
         if captured { stdout += text + "\n" } else { FileHandle.standardOutput.write(Data((text + "\n").utf8)) }
     }
 
+    /// Writes a long output piece by piece (no line breaks added) through a buffer, so that it is
+    /// never held whole: one customer's history can run to hundreds of thousands of events.
+    func streamOut(_ body: (_ write: (String) -> Void) -> Void) {
+        var buffer: [UInt8] = []
+        buffer.reserveCapacity(Self.streamBufferBytes)
+        func flush() {
+            guard !buffer.isEmpty else { return }
+            FileHandle.standardOutput.write(Data(buffer))
+            buffer.removeAll(keepingCapacity: true)
+        }
+        body { text in
+            if captured {
+                stdout += text
+                return
+            }
+            buffer.append(contentsOf: text.utf8)
+            if buffer.count >= Self.streamBufferBytes { flush() }
+        }
+        flush()
+    }
+
+    /// How much `streamOut` gathers before it writes.
+    static let streamBufferBytes = 64 << 10
+
     public func err(_ text: String) {
         if captured { stderr += text + "\n" } else { FileHandle.standardError.write(Data((text + "\n").utf8)) }
     }

@@ -8,6 +8,14 @@ public enum JSONWriter {
         return String(decoding: output, as: UTF8.self)
     }
 
+    /// Pretty-printed as a member or element `indent` levels deep prints, without a final newline: a
+    /// long document written a part at a time reads as `pretty` writes it whole.
+    public static func pretty(_ value: JSONValue, nestedAt indent: Int) -> String {
+        var output: [UInt8] = []
+        write(value, indent: indent, into: &output)
+        return String(decoding: output, as: UTF8.self)
+    }
+
     /// On one line, no spaces: one record of a JSON Lines file.
     public static func compact(_ value: JSONValue) -> String {
         var output: [UInt8] = []

@@ -39,6 +39,11 @@ enum HTML {
 
     /// A whole page: `title` in the head, the shared style, `body` as given (already escaped).
     static func document(title: String, body: String) -> String {
+        documentStart(title: title) + body + documentEnd
+    }
+
+    /// What a page has before its body: `document` in pieces, for a body written as it is made.
+    static func documentStart(title: String) -> String {
         """
         <!DOCTYPE html>
         <html lang="en">
@@ -51,27 +56,38 @@ enum HTML {
         </style>
         </head>
         <body>
-        \(body)
-        </body>
-        </html>
 
         """
     }
 
+    /// What a page has after its body.
+    static let documentEnd = "\n</body>\n</html>\n"
+
     /// A table: a header row and rows of cells already rendered (escaped); `numeric` columns align right.
     static func table(_ header: [String], _ rows: [[String]], numeric: Set<Int> = [], caption: String? = nil) -> String {
+        var out = tableStart(header, numeric: numeric, caption: caption)
+        for row in rows { out += tableRow(row, numeric: numeric) }
+        return out + tableEnd
+    }
+
+    /// The start of `table`, for rows written as they are made: the caption and the header row.
+    static func tableStart(_ header: [String], numeric: Set<Int> = [], caption: String? = nil) -> String {
         var out = "<table>"
         if let caption { out += "<caption>\(escape(caption))</caption>" }
         out += "<thead><tr>"
         for (index, name) in header.enumerated() { out += "<th\(numeric.contains(index) ? " class=\"num\"" : "")>\(escape(name))</th>" }
-        out += "</tr></thead><tbody>"
-        for row in rows {
-            out += "<tr>"
-            for (index, cell) in row.enumerated() { out += "<td\(numeric.contains(index) ? " class=\"num\"" : "")>\(cell)</td>" }
-            out += "</tr>"
-        }
-        return out + "</tbody></table>"
+        return out + "</tr></thead><tbody>"
     }
+
+    /// One row of `table`.
+    static func tableRow(_ row: [String], numeric: Set<Int> = []) -> String {
+        var out = "<tr>"
+        for (index, cell) in row.enumerated() { out += "<td\(numeric.contains(index) ? " class=\"num\"" : "")>\(cell)</td>" }
+        return out + "</tr>"
+    }
+
+    /// The end of `table`.
+    static let tableEnd = "</tbody></table>"
 
     /// An inline SVG bar `fraction` (0...1) of its width: a table cell's value drawn to scale.
     static func bar(_ fraction: Double, tone: String) -> String {

@@ -339,7 +339,9 @@ public struct UserHistory: Sendable {
 extension UserHistory {
     /// `yyyy-MM-dd HH:mm:ss` of an instant in `zone`, for people.
     public static func localTime(_ ms: Int64, _ zone: Zone) -> String {
-        String(Timestamp.iso8601(ms + zone.offsetMs(atUTC: ms)).prefix(19)).replacingOccurrences(of: "T", with: " ")
+        // On bytes: a long history shows one or two per event.
+        let bytes = Timestamp.iso8601(ms + zone.offsetMs(atUTC: ms)).utf8.prefix(19).map { $0 == UInt8(ascii: "T") ? UInt8(ascii: " ") : $0 }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// A total as people read it: every place of the currency's minor unit, thousands grouped, as
@@ -387,8 +389,9 @@ extension UserHistory {
         return lines
     }
 
-    /// The history as a page in report.html's style, to paste into a ticket.
-    public func html(_ zone: Zone) -> String {
+    /// The history as a page in report.html's style, to paste into a ticket, handed to `write` in
+    /// pieces: an event's row at a time, so that a long history is never held whole as text.
+    public func writeHTML(_ zone: Zone, to write: (String) -> Void) {
         let header = headerLines(zone)
         var body = "<header><h1>\(HTML.escape(header[0]))</h1></header>\n<section class=\"cards\">"
         for (label, value) in [("Spent " + reportingCurrency, spent), ("Refunded " + reportingCurrency, refunded)] {
@@ -398,17 +401,21 @@ extension UserHistory {
         body += "<div class=\"card\"><div class=\"label\">Active subscriptions</div><div class=\"value\">\(activeSubscriptions.count)</div></div>"
         body += "<div class=\"card\"><div class=\"label\">Open findings</div><div class=\"value\">\(findings.count)</div></div></section>\n"
         body += "<section><p>" + header.dropFirst().map(HTML.escape).joined(separator: "<br>") + "</p></section>\n"
-        let rows = events.map { event -> [String] in
+        body += "<section><h2>Events (times in \(HTML.escape(zone.identifier)))</h2>"
+        write(HTML.documentStart(title: "iaprecon history: \(subject)") + body)
+        let numeric: Set<Int> = [3]
+        write(HTML.tableStart(["time", "event", "id / product", "amount", "detail"], numeric: numeric))
+        for event in events {
             // A finding's detail starts with its severity.
             let severity = event.event.hasPrefix("FINDING") ? event.shownDetail.prefix { $0 != ":" } : ""
-            return ["<span class=\"time\">\(HTML.escape(Self.localTime(event.ms, zone)))</span>",
-                    severity.isEmpty ? HTML.escape(event.event) : "<span class=\"sev-\(HTML.escape(String(severity)))\">\(HTML.escape(event.event))</span>",
-                    "<span class=\"id\">\(HTML.escape(event.id))</span><div class=\"sources\">\(HTML.escape(event.product))</div>",
-                    HTML.escape(event.amount.isEmpty ? "" : event.amount + " " + event.currency),
-                    HTML.escape(event.shownDetail) + (event.source.isEmpty ? "" : "<div class=\"sources\">\(HTML.escape(event.source))</div>")]
+            write(HTML.tableRow([
+                "<span class=\"time\">\(HTML.escape(Self.localTime(event.ms, zone)))</span>",
+                severity.isEmpty ? HTML.escape(event.event) : "<span class=\"sev-\(HTML.escape(String(severity)))\">\(HTML.escape(event.event))</span>",
+                "<span class=\"id\">\(HTML.escape(event.id))</span><div class=\"sources\">\(HTML.escape(event.product))</div>",
+                HTML.escape(event.amount.isEmpty ? "" : event.amount + " " + event.currency),
+                HTML.escape(event.shownDetail) + (event.source.isEmpty ? "" : "<div class=\"sources\">\(HTML.escape(event.source))</div>"),
+            ], numeric: numeric))
         }
-        body += "<section><h2>Events (times in \(HTML.escape(zone.identifier)))</h2>"
-            + HTML.table(["time", "event", "id / product", "amount", "detail"], rows, numeric: [3]) + "</section>\n"
-        return HTML.document(title: "iaprecon history: \(subject)", body: body)
+        write(HTML.tableEnd + "</section>\n" + HTML.documentEnd)
     }
 }

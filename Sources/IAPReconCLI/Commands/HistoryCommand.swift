@@ -32,12 +32,13 @@ enum HistoryCommand {
         }
         // On stderr, so the json, csv and html formats stay what scripts parse.
         if let caveat = history.caveat { console.err("Warning: \(caveat)") }
+        // Written an event at a time: a customer's story can run to hundreds of thousands of events.
         switch command.value("format") ?? "table" {
-        case "json": console.out(json(history))
-        case "csv": console.out(csv(history))
-        case "html": console.out(withoutTrailingNewlines(history.html(zone)))
+        case "json": console.streamOut { writeJSON(history, to: $0) }
+        case "csv": console.streamOut { writeCSV(history, to: $0) }
+        case "html": console.streamOut { history.writeHTML(zone, to: $0) }
         default:
-            console.out(table(history, zone))
+            console.streamOut { writeTable(history, zone, to: $0) }
             if case .transaction(let id) = lookup {
                 try consumptionAnswers(database, transactionID: id, zone: zone, currency: history.reportingCurrency).map(console.out)
             }
@@ -57,10 +58,10 @@ enum HistoryCommand {
 
     /// The header, then one event per row in at most `tableWidth` columns: the id above its
     /// product, and the detail wrapped.
-    static func table(_ history: UserHistory, _ zone: Zone) -> String {
-        var table = TextTable(["time (\(zone.identifier))", "event", "id / product", "amount", "detail"], numeric: [3],
+    static func writeTable(_ history: UserHistory, _ zone: Zone, to write: (String) -> Void) {
+        let table = TextTable(["time (\(zone.identifier))", "event", "id / product", "amount", "detail"], numeric: [3],
                               maxWidth: tableWidth, wrapping: 4)
-        for event in history.events {
+        let rows = history.events.lazy.map { event -> [String] in
             let idAndProduct = [event.id, event.product].filter { !$0.isEmpty }.map(Terminal.visible).joined(separator: "\n")
             // A finding's kind goes to the detail, beside its severity, so the event column stays narrow.
             var name = event.event, detail = event.shownDetail
@@ -68,15 +69,17 @@ enum HistoryCommand {
                 detail = detail[..<colon] + " " + name.dropFirst("FINDING ".count) + detail[colon...]
                 name = "FINDING"
             }
-            table.add([UserHistory.localTime(event.ms, zone), name, idAndProduct,
-                       event.amount.isEmpty ? "" : event.amount + " " + event.currency, Terminal.visible(detail)])
+            return [UserHistory.localTime(event.ms, zone), name, idAndProduct,
+                    event.amount.isEmpty ? "" : event.amount + " " + event.currency, Terminal.visible(detail)]
         }
-        let header = history.headerLines(zone).map(Terminal.visible).flatMap { TextTable.wrap($0, tableWidth) }
-        return header.joined(separator: "\n") + "\n\n" + table.text
+        for line in history.headerLines(zone).map(Terminal.visible).flatMap({ TextTable.wrap($0, tableWidth) }) { write(line + "\n") }
+        write("\n")
+        table.writeLines(of: rows) { write($0 + "\n") }
     }
 
-    static func json(_ history: UserHistory) -> String {
-        withoutTrailingNewlines(JSONWriter.pretty(.object([
+    /// One JSON document: the header's values, then the events.
+    static func writeJSON(_ history: UserHistory, to write: (String) -> Void) {
+        let members: [(String, JSONValue)] = [
             ("subject", .string(history.subject)),
             ("user_id", .string(history.userID)),
             ("as_of", .string(Timestamp.iso8601(history.asOfMs))),
@@ -94,27 +97,33 @@ enum HistoryCommand {
             ("findings", .array(history.findings.map { finding in
                 .object([("finding_id", .string(finding.findingID)), ("kind", .string(finding.kind)), ("severity", .string(finding.severity))])
             })),
-            ("events", .array(history.events.map { event in
-                .object([
-                    ("time", .string(Timestamp.iso8601(event.ms))), ("event", .string(event.event)), ("id", .string(event.id)),
-                    ("product", .string(event.product)), ("amount", .string(event.amount)), ("currency", .string(event.currency)),
-                    ("detail", .string(event.detail)), ("source", .string(event.source)),
-                ])
-            })),
-        ])))
+        ]
+        // As JSONWriter.pretty writes the whole object, with `events` its last member.
+        write("{\n")
+        for (key, value) in members { write("  \(JSONWriter.quote(key)): \(JSONWriter.pretty(value, nestedAt: 1)),\n") }
+        guard !history.events.isEmpty else {
+            write("  \"events\": []\n}\n")
+            return
+        }
+        write("  \"events\": [\n")
+        for (index, event) in history.events.enumerated() {
+            let object = JSONValue.object([
+                ("time", .string(Timestamp.iso8601(event.ms))), ("event", .string(event.event)), ("id", .string(event.id)),
+                ("product", .string(event.product)), ("amount", .string(event.amount)), ("currency", .string(event.currency)),
+                ("detail", .string(event.detail)), ("source", .string(event.source)),
+            ])
+            write("    " + JSONWriter.pretty(object, nestedAt: 2) + (index + 1 < history.events.count ? ",\n" : "\n"))
+        }
+        write("  ]\n}\n")
     }
 
-    /// `text` without its last line breaks (`console.out` adds one).
-    static func withoutTrailingNewlines(_ text: String) -> String { TextTable.trimmingTrailing(text) { $0.isNewline } }
-
     /// One event per record; texts keep their characters except control ones, shown escaped as on the table.
-    static func csv(_ history: UserHistory) -> String {
-        var lines = ["time,event,id,product,amount,currency,detail,source"]
+    static func writeCSV(_ history: UserHistory, to write: (String) -> Void) {
+        write("time,event,id,product,amount,currency,detail,source\n")
         for event in history.events {
             let texts = [event.event, event.id, event.product].map { CSV.textCell(Terminal.visible($0)) }
             let rest = [event.currency, event.detail, event.source].map { CSV.textCell(Terminal.visible($0)) }
-            lines.append(([Timestamp.iso8601(event.ms)] + texts + [CSV.numberCell(event.amount)] + rest).joined(separator: ","))
+            write(([Timestamp.iso8601(event.ms)] + texts + [CSV.numberCell(event.amount)] + rest).joined(separator: ",") + "\n")
         }
-        return lines.joined(separator: "\n")
     }
 }

@@ -26,12 +26,20 @@ struct TextTable {
     mutating func add(_ row: [String]) { rows.append(row) }
 
     var text: String {
+        var lines: [String] = []
+        writeLines(of: rows) { lines.append($0) }
+        return lines.joined(separator: "\n")
+    }
+
+    /// The table's lines with `rows` (in place of `self.rows`), handed to `emit` one at a time, without
+    /// line breaks. `rows` is read twice, for the column widths and then for the lines, and neither it
+    /// nor the lines need be held: a lazily mapped collection of many rows costs the memory of one.
+    func writeLines(of rows: some Collection<[String]>, to emit: (String) -> Void) {
         let separator = 2
-        var cells = rows.map { row in row.map { $0.split(separator: "\n", omittingEmptySubsequences: false).map { Terminal.visible(String($0)) } } }
         var widths = header.map(\.count)
-        for row in cells {
-            for (index, lines) in row.enumerated() where index < widths.count {
-                widths[index] = max(widths[index], lines.map(\.count).max() ?? 0)
+        for row in rows {
+            for (index, cell) in row.enumerated() where index < widths.count {
+                widths[index] = max(widths[index], Self.widestLine(cell))
             }
         }
         if let maxWidth {
@@ -40,26 +48,81 @@ struct TextTable {
                 let others = widths.enumerated().filter { $0.offset != wrapping }.map(\.element).reduce(0, +) + separator * (widths.count - 1)
                 widths[wrapping] = min(widths[wrapping], max(20, maxWidth - others))
             }
-            cells = cells.map { row in
-                row.enumerated().map { index, lines in
-                    lines.flatMap { index == wrapping ? Self.wrap($0, widths[index]) : Self.cut($0, widths[index]) }
-                }
+        }
+        func fitted(_ row: [[String]]) -> [[String]] {
+            guard maxWidth != nil else { return row }
+            return row.enumerated().map { index, lines in
+                lines.flatMap { index == wrapping ? Self.wrap($0, widths[index]) : Self.cut($0, widths[index]) }
             }
         }
-        func lines(_ row: [[String]]) -> [String] {
+        var line: [UInt8] = []
+        func emitLines(_ row: [[String]]) {
             let height = row.map(\.count).max() ?? 1
-            return (0..<height).map { lineIndex in
-                row.enumerated().map { index, lines in
+            for lineIndex in 0..<height {
+                line.removeAll(keepingCapacity: true)
+                for (index, lines) in row.enumerated() {
+                    if index > 0 { line.append(contentsOf: repeatElement(UInt8(ascii: " "), count: separator)) }
                     let cell = lineIndex < lines.count ? lines[lineIndex] : ""
-                    let pad = String(repeating: " ", count: max(0, widths[index] - cell.count))
-                    if index == row.count - 1, !numeric.contains(index) { return cell }
-                    return numeric.contains(index) ? pad + cell : cell + pad
-                }.joined(separator: String(repeating: " ", count: separator))
-            }.map { Self.trimmingTrailing($0) { $0 == " " } }
+                    let pad = repeatElement(UInt8(ascii: " "), count: max(0, widths[index] - Self.width(cell)))
+                    if numeric.contains(index) {
+                        line.append(contentsOf: pad)
+                        line.append(contentsOf: cell.utf8)
+                    } else {
+                        line.append(contentsOf: cell.utf8)
+                        // The last column is not padded.
+                        if index < row.count - 1 { line.append(contentsOf: pad) }
+                    }
+                }
+                // Trimmed by characters where one may be more than a byte: a space can belong to one.
+                guard line.allSatisfy({ $0 < 0x80 }) else {
+                    emit(Self.trimmingTrailing(String(decoding: line, as: UTF8.self)) { $0 == " " })
+                    continue
+                }
+                while line.last == UInt8(ascii: " ") { line.removeLast() }
+                emit(String(decoding: line, as: UTF8.self))
+            }
         }
-        var output = lines(header.map { [$0] }) + lines(widths.map { [String(repeating: "-", count: $0)] })
-        for row in cells { output += lines(row) }
-        return output.joined(separator: "\n")
+        emitLines(header.map { [$0] })
+        emitLines(widths.map { [String(repeating: "-", count: $0)] })
+        for row in rows { emitLines(fitted(Self.lines(of: row))) }
+    }
+
+    /// A row's cells as their lines, each shown as a terminal prints it.
+    private static func lines(of row: [String]) -> [[String]] {
+        row.map { cell in
+            guard isPlain(cell) else {
+                return cell.split(separator: "\n", omittingEmptySubsequences: false).map { Terminal.visible(String($0)) }
+            }
+            return cell.utf8.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
+        }
+    }
+
+    /// How wide the widest line of `cell` is shown.
+    private static func widestLine(_ cell: String) -> Int {
+        guard isPlain(cell) else {
+            return cell.split(separator: "\n", omittingEmptySubsequences: false).map { Terminal.visible(String($0)).count }.max() ?? 0
+        }
+        var widest = 0, current = 0
+        for byte in cell.utf8 {
+            if byte == UInt8(ascii: "\n") {
+                current = 0
+            } else {
+                current += 1
+                widest = max(widest, current)
+            }
+        }
+        return widest
+    }
+
+    /// Whether `text` is printable ASCII and line breaks alone: each byte a character of one column, none
+    /// escaped. Nearly every cell is, and is measured and split by its bytes, not its characters.
+    private static func isPlain(_ text: String) -> Bool {
+        text.utf8.allSatisfy { (0x20...0x7E).contains($0) || $0 == UInt8(ascii: "\n") }
+    }
+
+    /// How many columns `text` (one line) takes: its characters, counted by its bytes when it is plain.
+    static func width(_ text: String) -> Int {
+        isPlain(text) ? text.utf8.count : text.count
     }
 
     /// `text` without the characters `drop` matches at its end (the spaces that pad a line's last
@@ -73,6 +136,8 @@ struct TextTable {
 
     /// `text` in lines of at most `width` characters, broken at spaces where it can be.
     static func wrap(_ text: String, _ width: Int) -> [String] {
+        // What fits is kept as it is; a leading space is not (the first word starts a line).
+        if isPlain(text), text.utf8.count <= width, !text.hasPrefix(" ") { return [text] }
         var lines: [String] = []
         var line = ""
         for word in text.split(separator: " ", omittingEmptySubsequences: false) {
@@ -96,7 +161,7 @@ struct TextTable {
 
     /// `text` cut into lines of `width` characters.
     static func cut(_ text: String, _ width: Int) -> [String] {
-        guard text.count > width, width > 0 else { return [text] }
+        guard Self.width(text) > width, width > 0 else { return [text] }
         var lines: [String] = []
         var rest = Substring(text)
         while !rest.isEmpty {

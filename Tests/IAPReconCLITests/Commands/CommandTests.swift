@@ -433,6 +433,25 @@ extension CommandTests {
         #expect(json.out.contains("\"Production, expires 2027-11-21T02:30:04.000Z\""))
     }
 
+    @Test("history's JSON, written an event at a time, is the document JSONWriter writes whole, with events or none")
+    func historyJSONWrittenInPieces() throws {
+        let work = try Workspace()
+        let db = work.path("s.sqlite")
+        _ = work.iaprecon(["run", "--input", Workspace.sampleData, "--trust-root", Workspace.sampleRoot, "--db", db, "--out", work.path("out"), "--quiet"])
+        for lookup in [["u_1005"], ["u_1008"], ["--transaction", "2000000629466000"]] {
+            let json = work.iaprecon(["history"] + lookup + ["--db", db, "--format", "json"])
+            #expect(json.code == 0, "\(lookup): \(json.err)")
+            #expect(json.out.contains("\"events\": [\n    {\n      \"time\": "), "\(lookup)")
+            #expect(JSONWriter.pretty(try JSONParser.parse(json.out)) == json.out, "\(lookup)")
+        }
+        let empty = UserHistory(subject: "user u_0", userID: "u_0", events: [], findingIDs: [], findings: [], spent: "0", refunded: "0",
+                                reportingCurrency: "USD", unconverted: 0, activeSubscriptions: [], asOfMs: 0, caveat: nil)
+        var text = ""
+        HistoryCommand.writeJSON(empty) { text += $0 }
+        #expect(text.hasSuffix("\n  \"findings\": [],\n  \"events\": []\n}\n"))
+        #expect(JSONWriter.pretty(try JSONParser.parse(text)) == text)
+    }
+
     @Test("history's JSON and CSV carry amount and currency apart; the header's totals and subscriptions are in the JSON")
     func historyAmountFields() throws {
         let work = try Workspace()
