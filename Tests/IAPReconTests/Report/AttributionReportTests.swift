@@ -308,6 +308,44 @@ struct AttributionReportTests {
         #expect(try Fixture.attributionSummary(nights)["install_rows"] as? Int == 2)
     }
 
+    @Test("a night keeps of its new MMP file what a full rebuild keeps: no repeated install, no link an earlier file made, every new link")
+    func nightSegmentIsTheRebuilds() throws {
+        let install = Fixture.MMPRow(time: "2026-11-10 08:00:00", mediaSource: "googleadwords_int", campaign: "C", appsflyerID: "af1")
+        let login = Fixture.MMPRow(time: "2026-11-10 08:30:00", eventName: "af_login", appsflyerID: "af1", cuid: "u1")
+        let purchase = Fixture.MMPRow(time: "2026-11-10 12:00:00", eventName: "af_purchase", appsflyerID: "af1", cuid: "u1", revenueUSD: "9.99")
+        // The next night's file: the install and the purchase again, the first login's link made again by
+        // another event, and near misses: the purchase a second later, a login with a new pair of ids.
+        var repeated = install
+        repeated.campaign = "Repeat"
+        let relink = Fixture.MMPRow(time: "2026-11-11 07:00:00", eventName: "af_open", appsflyerID: "af1", cuid: "u1")
+        var later = purchase
+        later.time = "2026-11-10 12:00:01"
+        let newLink = Fixture.MMPRow(time: "2026-11-11 07:30:00", eventName: "af_login", appsflyerID: "af2", cuid: "u1")
+        let nights = try Scenario(), rebuild = try Scenario()
+        for scenario in [nights, rebuild] { try scenario.write("attribution/a.csv", [Fixture.mmpHeader, install.csv, login.csv, purchase.csv]) }
+        _ = try nights.run(asOf: asOf)
+        for scenario in [nights, rebuild] {
+            try scenario.write("attribution/b.csv", [Fixture.mmpHeader, repeated.csv, purchase.csv, relink.csv, later.csv, newLink.csv])
+        }
+        _ = try nights.run(asOf: asOf)
+        _ = try rebuild.run(asOf: asOf)
+        func kept(_ scenario: Scenario) throws -> [String: [String]] {
+            var kept: [String: [String]] = [:]
+            try scenario.open().forEach("SELECT f.path, s.file_id, s.data FROM fct_mmp_segments s JOIN files f USING (file_id)") { stored in
+                let segment = MMPSegment(fileID: stored.int(1), chain: RowFingerprint(), data: stored.withText(2) { Array($0) })
+                try segment.forEachRow { row in
+                    // A link keeps only its two ids.
+                    let event = row.isNull(MMPEventColumn.eventName) ? "link" : row.string(MMPEventColumn.eventName) + " " + row.string(MMPEventColumn.eventWallMs)
+                    kept[stored.string(0), default: []].append(event + " " + (row.optionalString(MMPEventColumn.customerUserID) ?? "-"))
+                }
+            }
+            return kept
+        }
+        let expected = try kept(rebuild)
+        #expect(expected["attribution/b.csv"] == ["af_purchase 1794312001000 u1", "link u1"])
+        #expect(try kept(nights) == expected)
+    }
+
     @Test("a file forgotten from among the MMP files has the files after it counted again: a repeat it held counts where it is next found")
     func forgottenFileRecountsTheLaterOnes() throws {
         let first = Fixture.MMPRow(time: "2026-11-10 08:00:00", mediaSource: "googleadwords_int", campaign: "A", appsflyerID: "af1")

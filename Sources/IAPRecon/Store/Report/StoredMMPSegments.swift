@@ -22,9 +22,11 @@ enum StoredMMPSegments {
         let kept = zip(files, chains).prefix { stored[$0.id] == $1 }.count
         // The files after the kept ones are counted against every row before them: the segments'
         // installs and purchases (their repeats), and the links already made (a segment keeps an
-        // other event's link only when it is new).
-        let counting = kept < files.count
-        var repeats = MMPEvents.Repeats(rows: counting ? files.reduce(0) { $0 + $1.rows } : 0)
+        // other event's link only when it is new). Of the kept rows, only those a counted row can
+        // meet are remembered (`Candidates`): a night's new file is a sliver of the history.
+        let counted = files.dropFirst(kept)
+        let candidates = kept > 0 && !counted.isEmpty ? try Candidates(of: counted.map(\.id), in: database) : nil
+        var repeats = MMPEvents.Repeats(rows: counted.reduce(0) { $0 + $1.rows })
         var links = Set<RowFingerprint>()
         let select = try database.cached("SELECT data FROM fct_mmp_segments WHERE file_id = ?")
         for (file, chain) in zip(files, chains).prefix(kept) {
@@ -33,9 +35,9 @@ enum StoredMMPSegments {
             guard try select.step() else { throw MMPSegment.Malformed(fileID: file.id) }
             let segment = MMPSegment(fileID: file.id, chain: chain, data: select.withText(0) { Array($0) })
             try segment.forEachRow { row in
-                if counting {
-                    _ = repeats.counts(row)
-                    if let link = link(row) { links.insert(link) }
+                if let candidates {
+                    if candidates.mayRepeat(row) { _ = repeats.counts(row) }
+                    if let link = link(row), candidates.links.contains(link) { links.insert(link) }
                 }
                 try body(row)
             }
@@ -58,6 +60,35 @@ enum StoredMMPSegments {
             let connection = try writer ?? Database(path: database.path)
             writer = connection
             try save(segment, in: connection)
+        }
+    }
+
+    /// What the rows of the files to be counted can meet among the rows before them: their installs'
+    /// and purchases' identities, the span of those rows' times (an identity holds its time, so a row
+    /// outside it repeats none of them), and their other events' links.
+    private struct Candidates {
+        private var identities = Set<RowFingerprint>()
+        private var times: ClosedRange<Int64>?
+        private(set) var links = Set<RowFingerprint>()
+
+        init(of files: [Int64], in database: Database) throws {
+            for file in files {
+                try MMPEvents.forEachRow(ofFile: file, in: database) { row in
+                    if MMPEvents.isInstallOrPurchase(row) {
+                        identities.insert(MMPEvents.identity(row))
+                        let ms = row.int(MMPEventColumn.eventWallMs)
+                        times = times.map { min($0.lowerBound, ms)...max($0.upperBound, ms) } ?? ms...ms
+                    } else if let link = link(row) {
+                        links.insert(link)
+                    }
+                }
+            }
+        }
+
+        /// Whether `row`, one before them, may be repeated by one of the rows to be counted.
+        func mayRepeat(_ row: some StoredRow) -> Bool {
+            guard let times, times.contains(row.int(MMPEventColumn.eventWallMs)), MMPEvents.isInstallOrPurchase(row) else { return false }
+            return identities.contains(MMPEvents.identity(row))
         }
     }
 
