@@ -24,11 +24,8 @@ enum HTML {
             case "'": out += "&#39;"
             case "\n", "\t": out.unicodeScalars.append(scalar)
             default:
-                // ASCII's only hidden characters are its controls; the Unicode tables are for the rest.
-                let hidden = scalar.isASCII ? scalar.value < 0x20 || scalar.value == 0x7F
-                    : scalar.properties.generalCategory == .control || scalar.properties.generalCategory == .format
-                if hidden {
-                    out += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+                if HiddenCharacters.isHidden(scalar) {
+                    out += HiddenCharacters.shown(scalar)
                 } else {
                     out.unicodeScalars.append(scalar)
                 }

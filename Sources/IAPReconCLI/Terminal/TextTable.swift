@@ -1,4 +1,5 @@
 import Foundation
+import IAPRecon
 
 /// A plain-text table with aligned columns, for people reading a terminal.
 ///
@@ -177,25 +178,15 @@ enum Terminal {
     /// `text` with control and invisible format characters (escape sequences, bidi overrides)
     /// shown as `\u{1B}`: an id or campaign name from input is printed as what it is, never run.
     static func visible(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: isHidden) else { return text }
+        guard text.unicodeScalars.contains(where: HiddenCharacters.isHidden) else { return text }
         var out = ""
         for scalar in text.unicodeScalars {
-            if isHidden(scalar) {
-                out += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+            if HiddenCharacters.isHidden(scalar) {
+                out += HiddenCharacters.shown(scalar)
             } else {
                 out.unicodeScalars.append(scalar)
             }
         }
         return out
-    }
-
-    private static func isHidden(_ scalar: Unicode.Scalar) -> Bool {
-        // ASCII's only hidden characters are its controls; the Unicode tables are for the rest,
-        // and looking every character of a long history up in them took most of printing it.
-        if scalar.isASCII { return scalar.value < 0x20 || scalar.value == 0x7F }
-        return switch scalar.properties.generalCategory {
-        case .control, .format: true
-        default: false
-        }
     }
 }
