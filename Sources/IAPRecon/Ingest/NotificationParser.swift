@@ -87,11 +87,13 @@ enum NotificationParser {
         try rules.checkEventTime(header.signedMs, field: fields.path + "signedDate")
         var bundleID = try bundle(fields)
         try rules.checkBundle(bundleID)
-        // A transaction of another app is rejected too; it names the notification's app where `data` does not.
-        func checkTransactionBundle(_ transaction: Fields) throws(LineReject) {
+        // A transaction of another app is rejected too; it names the notification's app where `data`
+        // does not, and keeps its own apart where `data` names another.
+        func transactionBundle(_ transaction: Fields) throws(LineReject) -> String? {
             let transactionBundle = try transaction.appleString("bundleId")
             try rules.checkBundle(transactionBundle)
-            bundleID = bundleID ?? transactionBundle
+            if bundleID == nil { bundleID = transactionBundle } else if transactionBundle != bundleID { return transactionBundle }
+            return nil
         }
         var transaction: AppleTransaction?
         if let data = try fields.object("data") {
@@ -101,12 +103,14 @@ enum NotificationParser {
                 let payload = Fields(try decodeJWS(jws, path: path), path: path + ".")
                 try checkSignature(jws, path: path, signatures: rules.signatures, signedMs: try payload.time("signedDate") ?? header.signedMs ?? rules.nowMs,
                                    environment: try payload.appleString("environment") ?? header.environment)
-                try checkTransactionBundle(payload)
+                let apart = try transactionBundle(payload)
                 transaction = try AppleTransaction(v2: payload, origin: .notification)
+                transaction?.bundleApartFromLine = apart
             } else if let info = try dataFields.object("transactionInfo") {
                 let infoFields = dataFields.nested("transactionInfo", info)
-                try checkTransactionBundle(infoFields)
+                let apart = try transactionBundle(infoFields)
                 transaction = try AppleTransaction(v2: infoFields, origin: .notification)
+                transaction?.bundleApartFromLine = apart
             }
             if let jws = try dataFields.string("signedRenewalInfo") {
                 let path = dataFields.path + "signedRenewalInfo"
@@ -132,7 +136,7 @@ enum NotificationParser {
             environment: transaction?.environment ?? header.environment, version: "2", transactionID: transaction?.transactionID,
             bundleID: bundleID
         ).rawRow()]
-        if let transaction { rows.append(transaction.rawRow(item: 1)) }
+        if let transaction { rows += transaction.rawRows(item: 1) }
         return .accepted(rows)
     }
 
@@ -178,7 +182,7 @@ enum NotificationParser {
             uuid: nil, type: type, subtype: nil, signedMs: nil, environment: environment, version: "1",
             transactionID: transactions.first?.transactionID, bundleID: bundleID
         ).rawRow()]
-        for (index, transaction) in transactions.enumerated() { rows.append(transaction.rawRow(item: index + 1)) }
+        for (index, transaction) in transactions.enumerated() { rows += transaction.rawRows(item: index + 1) }
         return .accepted(rows)
     }
 }

@@ -84,7 +84,7 @@ enum ReceiptParser {
             transaction.eventMs = receivedMs
             transaction.userID = userID
             transaction.claimedOrderID = orderID
-            rows.append(transaction.rawRow(item: index + 1))
+            rows += transaction.rawRows(item: index + 1)
         }
         return .accepted(rows)
     }
@@ -107,13 +107,15 @@ enum ReceiptParser {
         return transactions
     }
 
-    /// A decoded App Store Server API transaction: Production unless it says otherwise, of our bundle.
+    /// A decoded App Store Server API transaction: Production unless it says otherwise, of our
+    /// bundle. The first app a line names is the line's (`bundleID`); a transaction of another
+    /// keeps its own apart.
     private static func serverAPITransaction(_ fields: Fields, rules: LineRules, bundleID: inout String?) throws(LineReject) -> AppleTransaction {
         let bundle = try fields.appleString("bundleId")
         try rules.checkBundle(bundle)
-        if bundleID == nil { bundleID = bundle }
         var transaction = try AppleTransaction(v2: fields, origin: .serverAPI)
         if transaction.environment == nil { transaction.environment = "Production" }
+        if bundleID == nil { bundleID = bundle } else if bundle != bundleID { transaction.bundleApartFromLine = bundle }
         return transaction
     }
 

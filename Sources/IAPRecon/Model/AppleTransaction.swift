@@ -85,6 +85,9 @@ public struct AppleTransaction: Sendable, Equatable {
     public var notificationType: String?
     /// A free trial or an intro offer, as this sighting says (`OfferTerms`).
     public var offer: OfferTerms?
+    /// The app a V2 transaction names where its line (a receipts line or a notification) names
+    /// another: `summary.json` lists every app the input names, whichever line names it.
+    public var bundleApartFromLine: String?
 
     public init(origin: TransactionOrigin, transactionID: String, productID: String, purchaseMs: Int64) {
         self.origin = origin

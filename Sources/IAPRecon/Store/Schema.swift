@@ -673,6 +673,20 @@ public enum Schema {
               FROM raw_notifications__notifications_21;
             DROP TABLE raw_notifications__notifications_21;
             """),
+        // The app of a V2 transaction whose line names another (`AppleTransaction.bundleApartFromLine`),
+        // which `summary.json` lists with the lines' apps; a row only where they differ, so no column
+        // of every sighting. Lines ingested before keep only their own app: their files are not read
+        // again for it.
+        (23, """
+            DROP TABLE IF EXISTS raw_apple__transaction_bundles;
+            CREATE TABLE raw_apple__transaction_bundles (
+              file_id INTEGER NOT NULL REFERENCES files(file_id) ON DELETE CASCADE,
+              line INTEGER NOT NULL,
+              item INTEGER NOT NULL,
+              bundle_id TEXT NOT NULL,
+              PRIMARY KEY (file_id, line, item)
+            ) WITHOUT ROWID;
+            """),
     ]
 
     public static var latestVersion: Int { migrations.last?.id ?? 0 }

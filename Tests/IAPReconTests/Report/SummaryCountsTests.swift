@@ -52,6 +52,40 @@ struct SummaryCountsTests {
         #expect(summary.contains(#""bundle_ids": [\#n    "com.example.game",\#n    "com.example.mac",\#n    "com.example.tv",\#n    "com.example.watch"\#n  ]"#))
     }
 
+    @Test("summary.json lists the app of every transaction a line carries, where the line names another app too")
+    func transactionBundlesApartFromTheirLine() throws {
+        let scenario = try Scenario()
+        let purchase = "2026-11-28T10:00:03Z"
+        let transaction = { (id: String, bundle: String) in
+            #"{"transactionId":"\#(id)","bundleId":"\#(bundle)","productId":"gems60","purchaseDate":\#(Line.ms(purchase))}"#
+        }
+        try scenario.write("receipts/r.jsonl", [
+            // Two apps' V2 transactions in one line; the line is the first one's.
+            #"{"received_at":"2026-11-28T10:00:05Z","user_id":"u1","transactions":[\#(transaction("t1", "com.example.game")),\#(transaction("t2", "com.example.watch"))]}"#,
+            // A receipt of one app with a V2 transaction of another.
+            #"{"received_at":"2026-11-28T10:00:06Z","user_id":"u2","response":{"status":0,"environment":"Production","receipt":{"bundle_id":"com.example.game","in_app":[{"quantity":"1","product_id":"gems60","transaction_id":"t3","original_transaction_id":"t3","purchase_date_ms":"\#(Line.ms(purchase))"}]}},"transactions":[\#(transaction("t4", "com.example.mac"))]}"#,
+            // Near miss: two transactions of the line's own app add none.
+            #"{"received_at":"2026-11-28T10:00:07Z","user_id":"u3","transactions":[\#(transaction("t5", "com.example.game")),\#(transaction("t6", "com.example.game"))]}"#,
+        ])
+        try scenario.write("notifications/n.jsonl", [
+            // A notification of one app carrying another's transaction.
+            #"{"notificationType":"ONE_TIME_CHARGE","notificationUUID":"n1","signedDate":\#(Line.ms("2026-11-28T10:00:08Z")),"data":{"bundleId":"com.example.game","environment":"Production","transactionInfo":\#(transaction("t7", "com.example.tv"))}}"#,
+        ])
+        let result = try scenario.run(asOf: "2026-11-29T00:00:00Z")
+        let summary = try scenario.output("summary.json")
+        #expect(summary.contains(#""bundle_ids": [\#n    "com.example.game",\#n    "com.example.mac",\#n    "com.example.tv",\#n    "com.example.watch"\#n  ]"#))
+        #expect(result.report.bundleIDs == ["com.example.game", "com.example.mac", "com.example.tv", "com.example.watch"])
+        // Each transaction is still reconciled: the line keeps all of them.
+        #expect(try scenario.open().scalar("SELECT count(DISTINCT transaction_id) FROM raw_apple__transactions") == .integer(7))
+
+        // A file written again keeps only the apps its lines name now.
+        try scenario.write("receipts/r.jsonl", [
+            #"{"received_at":"2026-11-28T10:00:07Z","user_id":"u3","transactions":[\#(transaction("t5", "com.example.game")),\#(transaction("t6", "com.example.game"))]}"#,
+        ])
+        _ = try scenario.run(asOf: "2026-11-29T00:00:00Z")
+        #expect(try scenario.output("summary.json").contains(#""bundle_ids": [\#n    "com.example.game",\#n    "com.example.tv"\#n  ]"#))
+    }
+
     @Test("a product is missing from the catalog once, whether a transaction, a delivery or both name it; a catalogued one never")
     func productsMissingFromCatalog() throws {
         let scenario = try Scenario()

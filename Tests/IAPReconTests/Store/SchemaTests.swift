@@ -30,6 +30,7 @@ struct SchemaTests {
         20: "c2031d640d9db4a3",
         21: "f9284df15f2deff5",
         22: "b70cd853b0305fd1",
+        23: "7e813f0461b6c03e",
     ]
 
     @Test("a released migration's text never changes, and every migration is recorded as released")

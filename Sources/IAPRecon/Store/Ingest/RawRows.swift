@@ -12,6 +12,13 @@ extension AppleTransaction {
             SQLValue(offer?.rawValue),
         ])
     }
+
+    /// Its sighting's row and, when it names another app than its line, the row keeping that app.
+    func rawRows(item: Int) -> [RawRow] {
+        let sighting = rawRow(item: item)
+        guard let bundleApartFromLine else { return [sighting] }
+        return [sighting, RawRow(.transactionBundles, item: item, [.text(bundleApartFromLine)])]
+    }
 }
 
 extension OrderLine {

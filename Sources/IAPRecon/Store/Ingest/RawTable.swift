@@ -18,6 +18,7 @@ public enum RawTable: Int, CaseIterable, Sendable {
     case catalog
     case fx
     case appleSales
+    case transactionBundles
 
     public var name: String {
         switch self {
@@ -33,6 +34,7 @@ public enum RawTable: Int, CaseIterable, Sendable {
         case .catalog: "raw_catalog__products"
         case .fx: "raw_fx__rates"
         case .appleSales: "raw_apple__sales"
+        case .transactionBundles: "raw_apple__transaction_bundles"
         }
     }
 
@@ -81,6 +83,8 @@ public enum RawTable: Int, CaseIterable, Sendable {
         case .fx: ["day", "currency", "rate"]
         case .appleSales:
             ["day", "product_id", "product_type", "units_n", "country", "customer_price", "customer_currency", "proceeds", "proceeds_currency"]
+        // Keyed as the sighting it belongs to (`AppleTransaction.bundleApartFromLine`).
+        case .transactionBundles: ["bundle_id"]
         }
     }
 

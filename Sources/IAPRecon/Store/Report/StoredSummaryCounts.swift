@@ -69,10 +69,14 @@ enum StoredSummaryCounts {
         return (bundleIDs.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }, failed)
     }
 
-    /// The apps the receipts (`receipts`) and the notifications named, once each in byte order.
+    /// The apps the receipts (`receipts`), the notifications and the transactions apart from their
+    /// line's app named, once each in byte order.
     static func bundleIDs(besides receipts: [String], in database: Database) throws -> [String] {
         var bundleIDs = Set(receipts)
-        try database.forEach("SELECT DISTINCT bundle_id FROM raw_notifications__notifications WHERE bundle_id IS NOT NULL") {
+        try database.forEach("""
+            SELECT DISTINCT bundle_id FROM raw_notifications__notifications WHERE bundle_id IS NOT NULL
+            UNION SELECT bundle_id FROM raw_apple__transaction_bundles
+            """) {
             bundleIDs.insert($0.string(0))
         }
         return bundleIDs.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
