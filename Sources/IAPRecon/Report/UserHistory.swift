@@ -299,7 +299,7 @@ public struct UserHistory: Sendable {
         mutating func add(_ deliveries: [HistoryFacts.Delivery], storyOf user: String) {
             var shown: [String: Int] = [:]
             var more: [String: (ms: Int64, productID: String, count: Int)] = [:]
-            for delivery in deliveries.sorted(by: { ($0.ms, $0.source) < ($1.ms, $1.source) }) {
+            for delivery in deliveries.sorted(by: { $0.precedes($1) }) {
                 let others = shown[delivery.transactionID, default: 0]
                 if delivery.userID == user || others < UserHistory.otherDeliveriesShown {
                     if delivery.userID != user { shown[delivery.transactionID] = others + 1 }

@@ -227,6 +227,24 @@ struct UserHistoryTests {
         #expect(deliveries(story, of: "2000000000000001") == (0..<14).map { "to u_\($0)" })
     }
 
+    @Test("of other users' deliveries at one instant, a user's story shows the first ten in file order: line 10 after line 9")
+    func otherUsersDeliveriesAtOneInstantInFileOrder() throws {
+        let scenario = try Scenario()
+        // Line 1 is the buyer's delivery; lines 2 to 13, twelve other users' restores in one second.
+        let restores = (2...13).map { Line.delivered("2026-11-20T10:00:00Z", String(format: "u_line%02d", $0), "2000000000000001", "gems") }
+        _ = try scenario.write("server/s.jsonl", [Line.delivered("2026-11-20T09:00:00Z", "u_buyer", "2000000000000001", "gems")] + restores)
+        // Near miss: the same restores a second apart, where time alone orders them.
+        let apart = (2...13).map { Line.delivered(String(format: "2026-11-21T10:00:%02dZ", $0), String(format: "u_line%02d", $0), "2000000000000002", "gems") }
+        _ = try scenario.write("server/t.jsonl", [Line.delivered("2026-11-21T09:00:00Z", "u_buyer", "2000000000000002", "gems")] + apart)
+        _ = try scenario.run(asOf: "2026-11-22T00:00:00Z")
+        let story = try UserHistory.load(try scenario.open(), .user("u_buyer"))
+        for transactionID in ["2000000000000001", "2000000000000002"] {
+            let shown = story.events.filter { $0.id == transactionID && ["delivered", "more deliveries"].contains($0.event) }
+                .map { $0.event == "delivered" ? $0.detail : String($0.detail.prefix { $0 != ";" }) }
+            #expect(shown == ["to u_buyer"] + (2...11).map { String(format: "to u_line%02d", $0) } + ["2 more to other users"], "\(transactionID)")
+        }
+    }
+
     @Test("a purchase's source is its first sighting in file order, as the merge takes it, also where a later file's path sorts first")
     func purchaseSourceIsTheFirstSighting() throws {
         let scenario = try Scenario()

@@ -126,7 +126,18 @@ enum HistoryFacts {
         var quantity: Int64
         var userID: String
         var copies: Int
-        var source: String
+        /// Where its first line is: the file's path and the line.
+        var path: String
+        var line: Int64
+        var source: String { path + ":" + String(line) }
+
+        /// Whether it comes before `other` in time, then in file order (path bytes, then line number):
+        /// `source` as text would put line 10 before line 9.
+        func precedes(_ other: Delivery) -> Bool {
+            if ms != other.ms { return ms < other.ms }
+            if path != other.path { return path.utf8.lexicographicallyPrecedes(other.path.utf8) }
+            return line < other.line
+        }
     }
 
     /// A revocation line of the server log.

@@ -235,7 +235,7 @@ struct SQLiteHistoryStore: HistoryStore {
             var delivery = HistoryFacts.Delivery(
                 ms: row.int(D.ms), transactionID: row.string(D.transactionID), productID: row.string(D.productID),
                 quantity: row.int(D.quantity), userID: row.string(D.userID), copies: 0,
-                source: row.string(D.path) + ":" + String(row.int(D.line)))
+                path: row.string(D.path), line: row.int(D.line))
             delivery.copies = try lines.advance()
             shown.append(delivery)
         }
