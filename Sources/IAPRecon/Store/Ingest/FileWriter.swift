@@ -8,6 +8,8 @@ final class FileWriter: StoredFileWriter {
     private let inserts: [(one: Statement, group: Statement)]
     /// Rows a grouped INSERT writes at once: one statement's fixed cost shared by them all.
     static let groupRows = 16
+    /// The INSERTs' text per raw table, made once: every file asks, and the grouped one is long.
+    private static let insertSQL = RawTable.allCases.map { (one: $0.insertSQL(), group: $0.insertSQL(rows: groupRows)) }
     private(set) var counts = LineCounts()
     let bytes: Int
 
@@ -30,7 +32,7 @@ final class FileWriter: StoredFileWriter {
                 """, [.text(path), .text(source.rawValue), .text(hash), .integer(Int64(bytes)),
                       .integer(Int64(Date().timeIntervalSince1970 * 1000)), .integer(modifiedNs)]) { id = $0.int(0) }
             fileID = id
-            inserts = try RawTable.allCases.map { (try database.cached($0.insertSQL()), try database.cached($0.insertSQL(rows: Self.groupRows))) }
+            inserts = try Self.insertSQL.map { (try database.cached($0.one), try database.cached($0.group)) }
         } catch {
             try? database.execute("ROLLBACK")
             throw error
