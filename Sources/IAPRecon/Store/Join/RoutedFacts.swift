@@ -128,7 +128,7 @@ final class RoutedFacts: Sendable {
             held.rows[batch].append(rows)
             held.bytes += rows.bytes.count
             guard held.bytes > budget else { return }
-            let spill = try held.spill ?? SpillFile(directory: directory)
+            let spill = try held.spill ?? SpillFile(folder: directory, prefix: ".iaprecon-join-", name: "the join's spill file")
             held.spill = spill
             for batch in held.rows.indices {
                 for rows in held.rows[batch] {
@@ -162,60 +162,6 @@ final class RoutedFacts: Sendable {
             }
         }
     }
-}
-
-/// A file for rows that do not fit in memory, removed from its directory as soon as it is made:
-/// nothing is left behind, whether the run ends or is killed.
-private final class SpillFile {
-    private let descriptor: Int32
-    private var end: Int64 = 0
-
-    init(directory: String) throws {
-        // In the store's own folder, which its user can write, not beside it.
-        var template = Array(((directory.isEmpty ? "." : directory) + "/.iaprecon-join-XXXXXX").utf8CString)
-        let descriptor = mkstemp(&template)
-        guard descriptor >= 0 else { throw SpillError(action: "make a spill file in \(directory)", code: errno) }
-        unlink(template)
-        self.descriptor = descriptor
-    }
-
-    deinit {
-        close(descriptor)
-    }
-
-    /// Writes `bytes` at the end; returns where they start.
-    func append(_ bytes: [UInt8]) throws -> Int64 {
-        let start = end
-        try bytes.withUnsafeBytes { buffer in
-            var done = 0
-            while done < buffer.count {
-                let written = pwrite(descriptor, buffer.baseAddress.map { $0 + done }, buffer.count - done, off_t(start) + off_t(done))
-                guard written > 0 else { throw SpillError(action: "write the join's spill file", code: errno) }
-                done += written
-            }
-        }
-        end += Int64(bytes.count)
-        return start
-    }
-
-    func read(at offset: Int64, count: Int) throws -> [UInt8] {
-        try [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
-            var done = 0
-            while done < count {
-                let read = pread(descriptor, buffer.baseAddress.map { $0 + done }, count - done, off_t(offset) + off_t(done))
-                guard read > 0 else { throw SpillError(action: "read the join's spill file", code: errno) }
-                done += read
-            }
-            initialized = count
-        }
-    }
-}
-
-/// The spill file could not be made, written or read (a full disk, most likely).
-struct SpillError: Error, CustomStringConvertible {
-    var action: String
-    var code: Int32
-    var description: String { "could not \(action): \(String(cString: strerror(code)))" }
 }
 
 extension StoredScopeFacts.FactTable {
@@ -349,83 +295,45 @@ final class RoutedRows {
 
 /// Rows sorted in runs, each run in hand order, in a file deleted as it is made, then merged.
 private final class SortedRuns {
-    private let file: SpillFile
-    private var runs: [(start: Int64, end: Int64)] = []
-    private var runStart: Int64 = 0
-    private var written: Int64 = 0
-    /// Rows not yet written: each its length (4 bytes) then its packed values.
-    private var pending: [UInt8] = []
+    private var runs: SpillRuns
     /// How much of a run is read at a time while merging: the runs' heads are in memory at once.
     private let readBytes: Int
 
     init(folder: String, readBytes: Int) throws {
-        file = try SpillFile(directory: folder)
+        runs = SpillRuns(file: try SpillFile(folder: folder, prefix: ".iaprecon-join-", name: "the join's spill file"), flushBytes: readBytes)
         self.readBytes = readBytes
     }
 
     func append(_ row: PackedFields, columns: Int) throws {
         let start = row.starts[row.first]
         let end = PackedRow.end(ofValueAt: row.starts[row.first + columns - 1], in: row.bytes)
-        withUnsafeBytes(of: UInt32(end - start).littleEndian) { pending.append(contentsOf: $0) }
-        pending.append(contentsOf: UnsafeBufferPointer(rebasing: row.bytes[start..<end]))
-        if pending.count >= readBytes { try flush() }
+        try runs.append(UnsafeBufferPointer(rebasing: row.bytes[start..<end]))
     }
 
     func endRun() throws {
-        try flush()
-        runs.append((runStart, written))
-        runStart = written
-    }
-
-    private func flush() throws {
-        guard !pending.isEmpty else { return }
-        _ = try file.append(pending)
-        written += Int64(pending.count)
-        pending.removeAll(keepingCapacity: true)
+        try runs.endRun()
     }
 
     /// Calls `body` with every row of every run in hand order: the smallest head of the runs each time.
     func merge(_ table: StoredScopeFacts.FactTable, files: SourceFiles, _ body: (PackedFields) throws -> Void) throws {
-        var readers = runs.map { Reader(next: $0.start, end: $0.end, readBytes: readBytes) }
-        var heap: [Int] = []
-        for index in readers.indices where try readers[index].advance(file, table, files) { heap.append(index) }
+        var readers = runs.runs.map { Reader(SpillRuns.Reader($0, readBytes: readBytes)) }
+        var live: [Int] = []
+        for index in readers.indices where try readers[index].advance(runs.file, table, files) { live.append(index) }
         func less(_ a: Int, _ b: Int) -> Bool {
             let order = readers[a].compareKey(with: readers[b])
             if order != 0 { return order < 0 }
             return (readers[a].place, readers[a].line, readers[a].item, a) < (readers[b].place, readers[b].line, readers[b].item, b)
         }
-        func siftDown(_ from: Int) {
-            var parent = from
-            while true {
-                let left = 2 * parent + 1
-                guard left < heap.count else { return }
-                var child = left
-                if left + 1 < heap.count, less(heap[left + 1], heap[left]) { child = left + 1 }
-                guard less(heap[child], heap[parent]) else { return }
-                heap.swapAt(child, parent)
-                parent = child
-            }
-        }
-        for index in stride(from: heap.count / 2 - 1, through: 0, by: -1) { siftDown(index) }
-        while let smallest = heap.first {
+        var heap = RunHeap(live, by: less)
+        while let smallest = heap.smallest {
             try readers[smallest].withFields(body)
-            if try readers[smallest].advance(file, table, files) {
-                siftDown(0)
-            } else {
-                heap.swapAt(0, heap.count - 1)
-                heap.removeLast()
-                siftDown(0)
-            }
+            heap.smallestAdvanced(exhausted: try !readers[smallest].advance(runs.file, table, files), by: less)
         }
     }
 
     /// One run as it is merged: its current row, and what orders it.
     private struct Reader {
-        var next: Int64
-        let end: Int64
-        let readBytes: Int
-        private var buffer: [UInt8] = []
-        private var position = 0
+        private var run: SpillRuns.Reader
         private var row: [UInt8] = []
         private var starts: [Int] = []
         private var key: [UInt8] = []
@@ -433,21 +341,13 @@ private final class SortedRuns {
         private(set) var line: Int64 = 0
         private(set) var item: Int64 = 0
 
-        init(next: Int64, end: Int64, readBytes: Int) {
-            self.next = next
-            self.end = end
-            self.readBytes = readBytes
+        init(_ run: SpillRuns.Reader) {
+            self.run = run
         }
 
         /// Reads the run's next row; false at its end.
         mutating func advance(_ file: SpillFile, _ table: StoredScopeFacts.FactTable, _ files: SourceFiles) throws -> Bool {
-            guard try fill(4, from: file) else { return false }
-            let length = buffer.withUnsafeBytes { Int(UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: position, as: UInt32.self))) }
-            position += 4
-            guard try fill(length, from: file) else { throw SpillError(action: "read a sorted run of the join", code: EIO) }
-            row.removeAll(keepingCapacity: true)
-            row.append(contentsOf: buffer[position..<(position + length)])
-            position += length
+            guard try run.next(into: &row, from: file) else { return false }
             let columns = table.columns
             try row.withUnsafeBufferPointer { bytes in
                 starts.removeAll(keepingCapacity: true)
@@ -488,19 +388,6 @@ private final class SortedRuns {
             try row.withUnsafeBufferPointer { bytes in
                 try starts.withUnsafeBufferPointer { starts in try body(PackedFields(bytes: bytes, starts: starts, first: 0)) }
             }
-        }
-
-        /// Makes `count` unread bytes available at `position`; false when the run has fewer left.
-        private mutating func fill(_ count: Int, from file: SpillFile) throws -> Bool {
-            if buffer.count - position >= count { return true }
-            buffer.removeFirst(position)
-            position = 0
-            let wanted = min(max(count - buffer.count, readBytes), Int(end - next))
-            if wanted > 0 {
-                buffer.append(contentsOf: try file.read(at: next, count: wanted))
-                next += Int64(wanted)
-            }
-            return buffer.count >= count
         }
     }
 }
