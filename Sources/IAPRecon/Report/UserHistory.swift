@@ -44,7 +44,7 @@ public struct UserHistory: Sendable {
     public var subject: String
     /// The user the lookup resolved to (for a transaction, the one who bought it).
     public var userID: String
-    public var events: [Event]
+    public var events: HistoryEvents
     public var findingIDs: [String]
     public var findings: [OpenFinding]
     /// Verified production purchases made by the customer (or the transaction looked up), and
@@ -135,85 +135,133 @@ public struct UserHistory: Sendable {
         }
     }
 
+    /// Transactions whose facts are read at a time: a customer's story is read a part at a time, so
+    /// that only what the header sums up and the events (`HistoryEvents`) grow with it.
+    static let transactionsReadAtOnce = 2_000
+
     /// Loads a history; `zone` names the days whose fx rates convert, `currency` is the reporting
     /// currency (by default the one the store's fx.csv converts into).
     /// - Throws: `ReportingCurrency.Mismatch` when fx.csv does not convert into `currency`: amounts
     ///   are never shown under another currency's name.
-    static func load(_ store: some HistoryStore, _ lookup: Lookup, currency: String? = nil, zone: Zone = .utc) throws -> UserHistory {
+    static func load(_ store: some HistoryStore, _ lookup: Lookup, currency: String? = nil, zone: Zone = .utc,
+                     memoryBytes: Int = HistoryEvents.memoryBytes, transactionsAtOnce: Int = transactionsReadAtOnce) throws -> UserHistory {
         guard try store.isReconciled() else {
             throw NotFound(what: "reconciliation", hint: "run 'iaprecon run' (or the join and report stages) on it first")
         }
         let (scope, userID, subject) = try resolve(store, lookup)
-        var transactionIDs: [String]
-        var events = Events(zone: zone)
-        switch scope {
-        case .user(let user):
-            transactionIDs = try store.transactionIDs(resolvedTo: user)
-            // And those delivered to them, so their deliveries are shown with the rest.
-            var listed = Set(transactionIDs)
-            for delivery in try store.deliveries(to: user) where listed.insert(delivery.transactionID).inserted {
-                transactionIDs.append(delivery.transactionID)
-            }
-            for registration in try store.registrations(of: user) { events.add(registration, user: user) }
-            for install in try store.installs(of: user) { events.add(install) }
-            for order in try store.orders(ofUser: user) { events.add(order) }
-            for revocation in try store.revocations(ofUser: user) { events.add(revocation) }
-        case .transactions(let ids):
-            transactionIDs = ids
-            for order in try store.matchedOrders(of: ids) { events.add(order) }
-            for revocation in try store.revocations(of: ids) { events.add(revocation) }
-        }
-        let user: String? = if case .user(let user) = scope { user } else { nil }
-        let transactions = try store.transactions(transactionIDs)
-        for transaction in transactions { events.add(transaction, buyer: user == nil ? nil : userID) }
-        let deliveries = try store.deliveries(of: transactionIDs)
-        if let user { events.add(deliveries, storyOf: user) } else { for delivery in deliveries { events.add(delivery) } }
-        let openFindings = try store.findings(of: transactionIDs, user: user)
-        for finding in openFindings { events.add(finding) }
-        events.sortInTimeOrder()
-
-        let asOfMs = try store.joinedAsOfMs() ?? 0
         let rates = try store.fxRates()
         let currency = currency ?? FXRates.convertsInto(rates) ?? "USD"
         let fx = FXRates(rows: rates, reportingCurrency: currency)
         try fx.checkStored(rates)
-        let reporting = ReportingCurrency(currency)
-        var days = DayNames(zone)
-        var spent = Amount.zero, refunded = Amount.zero, unconverted = 0
-        // A user's own purchases; for a transaction or a chain, all of them.
-        let isUserScope = if case .user = scope { true } else { false }
-        for purchase in transactions where purchase.isRevenue && (!isUserScope || purchase.userID == userID) {
-            guard let rate = fx.rate(purchase.currency ?? "", on: days(purchase.purchaseMs)) else {
-                unconverted += 1
-                continue
+
+        var transactionIDs: [String]
+        var events = Events(zone: zone, found: HistoryEvents.Builder(memoryBytes: memoryBytes))
+        let user: String?
+        switch scope {
+        case .user(let id):
+            user = id
+            transactionIDs = try store.transactionIDs(resolvedTo: id)
+            // And those delivered to them, so their deliveries are shown with the rest.
+            var listed = Set(transactionIDs)
+            for delivered in try store.transactionIDs(deliveredTo: id) where listed.insert(delivered).inserted {
+                transactionIDs.append(delivered)
             }
-            // Each purchase rounded as transactions.csv rounds its row, so the totals are its rows' sums.
-            spent += reporting.rounded((purchase.price ?? .zero) * rate)
-            if purchase.refundMs != nil { refunded += reporting.rounded((purchase.refundAmount.flatMap(Amount.parse) ?? .zero) * rate) }
+            for registration in try store.registrations(of: id) { events.add(registration, user: id) }
+            for install in try store.installs(of: id) { events.add(install) }
+            try store.forEachOrder(ofUser: id, atOnce: transactionsAtOnce) { events.add($0) }
+            for revocation in try store.revocations(ofUser: id) { events.add(revocation) }
+        case .transactions(let ids):
+            user = nil
+            transactionIDs = ids
+            for part in ids.parts(of: transactionsAtOnce) {
+                for order in try store.matchedOrders(of: part) { events.add(order) }
+            }
+            for part in ids.parts(of: transactionsAtOnce) {
+                for revocation in try store.revocations(of: part) { events.add(revocation) }
+            }
         }
-        // The latest period of each chain the customer holds, if it runs past as-of and was not refunded.
-        // Latest by purchase, not by expiry: an upgrade starts a period that can end before the one it
-        // replaced (a yearly plan upgraded to a higher level billed monthly), and the old one no longer runs.
-        var latest: [String: HistoryFacts.Transaction] = [:]
-        for purchase in transactions where purchase.expiresMs != nil {
-            if let known = latest[purchase.originalTransactionID],
-               (known.purchaseMs, known.transactionID) >= (purchase.purchaseMs, purchase.transactionID) { continue }
-            latest[purchase.originalTransactionID] = purchase
+        let parts = transactionIDs.parts(of: transactionsAtOnce)
+        // A user's own purchases; for a transaction or a chain, all of them.
+        var totals = Totals(fx: fx, reporting: ReportingCurrency(currency), zone: zone, buyer: user == nil ? nil : userID)
+        for part in parts {
+            for transaction in try store.transactions(part) {
+                events.add(transaction, buyer: user == nil ? nil : userID)
+                totals.add(transaction)
+            }
         }
-        let active = latest.values.compactMap { purchase -> ActiveSubscription? in
-            guard let expires = purchase.expiresMs, expires > asOfMs, purchase.refundMs == nil else { return nil }
-            return ActiveSubscription(originalTransactionID: purchase.originalTransactionID, productID: purchase.productID, expiresMs: expires,
-                                      environment: purchase.environment ?? "unknown")
-        }.sorted { ($0.expiresMs, $0.originalTransactionID) < ($1.expiresMs, $1.originalTransactionID) }
+        for part in parts {
+            let deliveries = try store.deliveries(of: part)
+            if let user { events.add(deliveries, storyOf: user) } else { for delivery in deliveries { events.add(delivery) } }
+        }
+        // Each finding once: a subscription chain's are found through each of its transactions.
+        var openFindings: [OpenFinding] = []
+        var seen = Set<String>()
+        func add(_ findings: [HistoryFacts.Finding]) {
+            for finding in findings where seen.insert(finding.findingID).inserted {
+                events.add(finding)
+                openFindings.append(OpenFinding(findingID: finding.findingID, kind: finding.kind, severity: finding.severity))
+            }
+        }
+        for part in parts { add(try store.findings(of: part)) }
+        if let user { add(try store.findings(ofUser: user)) }
+
+        let asOfMs = try store.joinedAsOfMs() ?? 0
+        let active = totals.activeSubscriptions(asOfMs: asOfMs)
 
         // Critical first.
-        let findings = openFindings.map { OpenFinding(findingID: $0.findingID, kind: $0.kind, severity: $0.severity) }.sorted {
+        let findings = openFindings.sorted {
             (-(Severity(rawValue: $0.severity)?.rank ?? -1), $0.findingID) < (-(Severity(rawValue: $1.severity)?.rank ?? -1), $1.findingID)
         }
         return UserHistory(
-            subject: subject, userID: userID, events: events.list, findingIDs: findings.map(\.findingID).sorted(), findings: findings,
-            spent: Money.format(spent), refunded: Money.format(refunded), reportingCurrency: currency, unconverted: unconverted,
-            activeSubscriptions: active, asOfMs: asOfMs, caveat: try caveat(store))
+            subject: subject, userID: userID, events: try events.found.finished(), findingIDs: findings.map(\.findingID).sorted(),
+            findings: findings, spent: Money.format(totals.spent), refunded: Money.format(totals.refunded), reportingCurrency: currency,
+            unconverted: totals.unconverted, activeSubscriptions: active, asOfMs: asOfMs, caveat: try caveat(store))
+    }
+
+    /// What the header sums up of the purchases, as they are read: what was spent and refunded in the
+    /// reporting currency, and the latest period of each subscription chain.
+    private struct Totals {
+        let fx: FXRates
+        let reporting: ReportingCurrency
+        var days: DayNames
+        /// The user whose own purchases count, for a user's history; nil counts every purchase.
+        let buyer: String?
+        var spent = Amount.zero, refunded = Amount.zero, unconverted = 0
+        var latest: [String: HistoryFacts.Transaction] = [:]
+
+        init(fx: FXRates, reporting: ReportingCurrency, zone: Zone, buyer: String?) {
+            self.fx = fx
+            self.reporting = reporting
+            days = DayNames(zone)
+            self.buyer = buyer
+        }
+
+        mutating func add(_ purchase: HistoryFacts.Transaction) {
+            if purchase.isRevenue, buyer == nil || purchase.userID == buyer {
+                if let rate = fx.rate(purchase.currency ?? "", on: days(purchase.purchaseMs)) {
+                    // Each purchase rounded as transactions.csv rounds its row, so the totals are its rows' sums.
+                    spent += reporting.rounded((purchase.price ?? .zero) * rate)
+                    if purchase.refundMs != nil { refunded += reporting.rounded((purchase.refundAmount.flatMap(Amount.parse) ?? .zero) * rate) }
+                } else {
+                    unconverted += 1
+                }
+            }
+            // Latest by purchase, not by expiry: an upgrade starts a period that can end before the one it
+            // replaced (a yearly plan upgraded to a higher level billed monthly), and the old one no longer runs.
+            guard purchase.expiresMs != nil else { return }
+            if let known = latest[purchase.originalTransactionID],
+               (known.purchaseMs, known.transactionID) >= (purchase.purchaseMs, purchase.transactionID) { return }
+            latest[purchase.originalTransactionID] = purchase
+        }
+
+        /// The latest period of each chain the customer holds, if it runs past as-of and was not refunded.
+        func activeSubscriptions(asOfMs: Int64) -> [ActiveSubscription] {
+            latest.values.compactMap { purchase -> ActiveSubscription? in
+                guard let expires = purchase.expiresMs, expires > asOfMs, purchase.refundMs == nil else { return nil }
+                return ActiveSubscription(originalTransactionID: purchase.originalTransactionID, productID: purchase.productID,
+                                          expiresMs: expires, environment: purchase.environment ?? "unknown")
+            }.sorted { ($0.expiresMs, $0.originalTransactionID) < ($1.expiresMs, $1.originalTransactionID) }
+        }
     }
 
     /// How many deliveries to other users of each of a user's transactions their story shows.
@@ -223,24 +271,13 @@ public struct UserHistory: Sendable {
     private struct Events {
         /// The zone people read the history in (`shownDetail`).
         let zone: Zone
-        var list: [Event] = []
+        /// The events so far, which it puts in time order.
+        var found: HistoryEvents.Builder
 
         mutating func add(_ ms: Int64, _ event: String, id: String = "", product: String = "", amount: String? = nil, currency: String? = nil,
                           detail: String, shownDetail: String? = nil, source: String = "") {
-            list.append(Event(ms: ms, event: event, id: id, product: product, amount: amount ?? "", currency: amount == nil ? "" : currency ?? "",
-                              detail: detail, shownDetail: shownDetail ?? detail, source: source))
-        }
-
-        /// Oldest first; at one instant a finding after what it is about, then by event and id. The keys are
-        /// worked out once per event and the indices sorted, not the events: a customer can have thousands.
-        mutating func sortInTimeOrder() {
-            let keys = list.map { (ms: $0.ms, isFinding: $0.event.hasPrefix("FINDING")) }
-            let order = list.indices.sorted { a, b in
-                if keys[a].ms != keys[b].ms { return keys[a].ms < keys[b].ms }
-                if keys[a].isFinding != keys[b].isFinding { return !keys[a].isFinding }
-                return (list[a].event, list[a].id) < (list[b].event, list[b].id)
-            }
-            list = order.map { list[$0] }
+            found.add(Event(ms: ms, event: event, id: id, product: product, amount: amount ?? "", currency: amount == nil ? "" : currency ?? "",
+                            detail: detail, shownDetail: shownDetail ?? detail, source: source))
         }
 
         mutating func add(_ registration: HistoryFacts.Registration, user: String) {
@@ -417,5 +454,12 @@ extension UserHistory {
             ], numeric: numeric))
         }
         write(HTML.tableEnd + "</section>\n" + HTML.documentEnd)
+    }
+}
+
+extension Array {
+    /// Its elements in consecutive parts of at most `size` each; none for none.
+    fileprivate func parts(of size: Int) -> [[Element]] {
+        stride(from: 0, to: count, by: Swift.max(size, 1)).map { Array(self[$0..<Swift.min($0 + Swift.max(size, 1), count)]) }
     }
 }

@@ -43,6 +43,11 @@ enum HistoryCommand {
                 try consumptionAnswers(database, transactionID: id, zone: zone, currency: history.reportingCurrency).map(console.out)
             }
         }
+        // A long story is read back from disk as it is written: what could not be read is said, not left out in silence.
+        if let failure = history.events.readFailure {
+            console.err("Error: the history stopped short: \(failure)")
+            return .failure
+        }
         return .ok
     }
 

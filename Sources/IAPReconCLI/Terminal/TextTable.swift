@@ -33,9 +33,10 @@ struct TextTable {
     }
 
     /// The table's lines with `rows` (in place of `self.rows`), handed to `emit` one at a time, without
-    /// line breaks. `rows` is read twice, for the column widths and then for the lines, and neither it
-    /// nor the lines need be held: a lazily mapped collection of many rows costs the memory of one.
-    func writeLines(of rows: some Collection<[String]>, to emit: (String) -> Void) {
+    /// line breaks. `rows` is read twice, for the column widths and then for the lines, and must give
+    /// the same rows both times (a collection, or `HistoryEvents` mapped lazily); neither it nor the
+    /// lines need be held: lazily mapped, many rows cost the memory of one.
+    func writeLines(of rows: some Sequence<[String]>, to emit: (String) -> Void) {
         let separator = 2
         var widths = header.map(\.count)
         for row in rows {

@@ -444,7 +444,7 @@ extension CommandTests {
             #expect(json.out.contains("\"events\": [\n    {\n      \"time\": "), "\(lookup)")
             #expect(JSONWriter.pretty(try JSONParser.parse(json.out)) == json.out, "\(lookup)")
         }
-        let empty = UserHistory(subject: "user u_0", userID: "u_0", events: [], findingIDs: [], findings: [], spent: "0", refunded: "0",
+        let empty = UserHistory(subject: "user u_0", userID: "u_0", events: HistoryEvents(), findingIDs: [], findings: [], spent: "0", refunded: "0",
                                 reportingCurrency: "USD", unconverted: 0, activeSubscriptions: [], asOfMs: 0, caveat: nil)
         var text = ""
         HistoryCommand.writeJSON(empty) { text += $0 }

@@ -133,6 +133,28 @@ struct UserHistoryTests {
         #expect(history.events.last.map { ($0.amount, $0.currency) } ?? ("", "") == ("3000", "JPY"))
     }
 
+    @Test("a story read a transaction at a time, its events sorted in runs on disk, is the story read at once")
+    func readInParts() throws {
+        let (scenario, database) = try Self.sampleStore()
+        defer { withExtendedLifetime(scenario) {} }
+        var lookups = Self.allUsers.map(UserHistory.Lookup.user)
+        try database.forEach("SELECT transaction_id, original_transaction_id FROM int_transactions_resolved") { row in
+            lookups += [.transaction(row.string(0)), .originalTransaction(row.string(1))]
+        }
+        let history = SQLiteHistoryStore(database)
+        for lookup in lookups {
+            let whole = try UserHistory.load(history, lookup)
+            let inParts = try UserHistory.load(history, lookup, memoryBytes: 256, transactionsAtOnce: 1)
+            #expect(inParts.events == whole.events, "\(lookup)")
+            #expect(inParts.events.count == whole.events.count)
+            #expect((inParts.spent, inParts.refunded, inParts.unconverted) == (whole.spent, whole.refunded, whole.unconverted), "\(lookup)")
+            #expect(inParts.findings == whole.findings && inParts.findingIDs == whole.findingIDs, "\(lookup)")
+            #expect(inParts.activeSubscriptions == whole.activeSubscriptions, "\(lookup)")
+        }
+        // Some stories span several transactions, findings and runs.
+        #expect(try UserHistory.load(history, .user("u_1005"), memoryBytes: 256, transactionsAtOnce: 1).events.count > 5)
+    }
+
     @Test("every user's events are in time order, and a finding comes after what it is about at the same instant")
     func timeOrder() throws {
         let (scenario, database) = try Self.sampleStore()

@@ -29,21 +29,26 @@ protocol HistoryStore {
     func registrations(of user: String) throws -> [HistoryFacts.Registration]
     /// The install the report joined `user` to (CONTRACT.md §1.5); none when it joined them to none.
     func installs(of user: String) throws -> [HistoryFacts.Install]
-    /// `user`'s orders, each once, with what the join matched each to.
-    func orders(ofUser user: String) throws -> [HistoryFacts.Order]
+    /// `user`'s orders, each once, with what the join matched each to, handed `atOnce` at a time
+    /// after their matches are read: a customer can have hundreds of thousands.
+    func forEachOrder(ofUser user: String, atOnce: Int, _ body: (HistoryFacts.Order) throws -> Void) throws
     /// The orders the transactions matched.
     func matchedOrders(of transactionIDs: [String]) throws -> [HistoryFacts.Order]
     /// The transactions as the join resolved them, each with the line of its first sighting.
     func transactions(_ transactionIDs: [String]) throws -> [HistoryFacts.Transaction]
-    /// The deliveries to `user`: of every transaction some line delivers to them, those whose first line does.
-    func deliveries(to user: String) throws -> [HistoryFacts.Delivery]
+    /// The transactions delivered to `user`: of every transaction some line delivers to them, those
+    /// with a delivery whose first line does.
+    func transactionIDs(deliveredTo user: String) throws -> [String]
     /// The deliveries of the transactions.
     func deliveries(of transactionIDs: [String]) throws -> [HistoryFacts.Delivery]
     func revocations(ofUser user: String) throws -> [HistoryFacts.Revocation]
     /// The revocations of the transactions.
     func revocations(of transactionIDs: [String]) throws -> [HistoryFacts.Revocation]
-    /// Findings on the transactions, on their subscription chains, and (for a user) their own; each once.
-    func findings(of transactionIDs: [String], user: String?) throws -> [HistoryFacts.Finding]
+    /// Findings on the transactions and on their subscription chains; a chain's once for each of its
+    /// transactions asked about.
+    func findings(of transactionIDs: [String]) throws -> [HistoryFacts.Finding]
+    /// Findings on `user` themselves.
+    func findings(ofUser user: String) throws -> [HistoryFacts.Finding]
 }
 
 /// Why a lookup may see the store unsettled.

@@ -137,38 +137,49 @@ struct SQLiteHistoryStore: HistoryStore {
     }
 
     /// The orders (`ServerOrders`) of the order lines `condition` selects, each once, and what the
-    /// join matched each to; with `user`, only that user's orders.
-    private func orders(where condition: String, _ arguments: [SQLValue], user: String? = nil) throws -> [HistoryFacts.Order] {
+    /// join matched each to, handed `atOnce` at a time; with `user`, only that user's orders.
+    private func forEachOrder(where condition: String, _ arguments: [SQLValue], user: String? = nil, atOnce: Int,
+                              _ body: (HistoryFacts.Order) throws -> Void) throws {
         typealias O = ServerOrders.Column
         var orders: [HistoryFacts.Order] = []
         var seen = Set<StoredText>()
+        // The match is kept on the transaction's row; an unmatched order is on none. Read in one
+        // statement for the orders at hand.
+        func hand() throws {
+            var matches: [String: (transactionID: String, rule: String)] = [:]
+            try database.forEach("""
+                SELECT order_id, transaction_id, match_rule FROM int_transactions_resolved WHERE order_id IN (SELECT value FROM json_each(?1))
+                """, [.textList(orders.map(\.orderID))]) { row in
+                matches[row.string(0)] = (transactionID: row.string(1), rule: row.string(2))
+            }
+            for var order in orders {
+                order.match = matches[order.orderID]
+                try body(order)
+            }
+            orders.removeAll(keepingCapacity: true)
+        }
         try ServerOrders.forEachFirst(in: database, where: condition, arguments) { row in
             guard user.map({ row.string(O.userID).utf8.elementsEqual($0.utf8) }) ?? true,
                   seen.insert(StoredText(row.string(O.orderID))).inserted else { return }
             orders.append(HistoryFacts.Order(ms: row.int(O.ms), orderID: row.string(O.orderID), productID: row.string(O.productID),
                                              price: row.optionalString(O.price), currency: row.optionalString(O.currency),
                                              source: row.string(O.path) + ":" + String(row.int(O.line))))
+            if orders.count >= atOnce { try hand() }
         }
-        // The match is kept on the transaction's row; an unmatched order is on none. Read in one
-        // statement: a customer can have thousands of orders.
-        var matches: [String: (transactionID: String, rule: String)] = [:]
-        try database.forEach("""
-            SELECT order_id, transaction_id, match_rule FROM int_transactions_resolved WHERE order_id IN (SELECT value FROM json_each(?1))
-            """, [.textList(orders.map(\.orderID))]) { row in
-            matches[row.string(0)] = (transactionID: row.string(1), rule: row.string(2))
-        }
-        for index in orders.indices { orders[index].match = matches[orders[index].orderID] }
-        return orders
+        if !orders.isEmpty { try hand() }
     }
 
-    func orders(ofUser user: String) throws -> [HistoryFacts.Order] {
-        try orders(where: "o.order_id IN (SELECT order_id FROM raw_server__orders WHERE user_id = ?1)", [.text(user)], user: user)
+    func forEachOrder(ofUser user: String, atOnce: Int, _ body: (HistoryFacts.Order) throws -> Void) throws {
+        try forEachOrder(where: "o.order_id IN (SELECT order_id FROM raw_server__orders WHERE user_id = ?1)", [.text(user)], user: user,
+                         atOnce: atOnce, body)
     }
 
     func matchedOrders(of transactionIDs: [String]) throws -> [HistoryFacts.Order] {
-        try orders(where: """
+        var orders: [HistoryFacts.Order] = []
+        try forEachOrder(where: """
             o.order_id IN (SELECT order_id FROM int_transactions_resolved WHERE transaction_id IN (SELECT value FROM json_each(?1)))
-            """, [.textList(transactionIDs)])
+            """, [.textList(transactionIDs)], atOnce: .max) { orders.append($0) }
+        return orders
     }
 
     func transactions(_ transactionIDs: [String]) throws -> [HistoryFacts.Transaction] {
@@ -227,8 +238,13 @@ struct SQLiteHistoryStore: HistoryStore {
 
     /// The deliveries (`ServerDeliveries`) of the delivery lines `condition` selects.
     private func deliveries(where condition: String, _ arguments: [SQLValue]) throws -> [HistoryFacts.Delivery] {
+        var deliveries: [HistoryFacts.Delivery] = []
+        try forEachDelivery(where: condition, arguments) { deliveries.append($0) }
+        return deliveries
+    }
+
+    private func forEachDelivery(where condition: String, _ arguments: [SQLValue], _ body: (HistoryFacts.Delivery) throws -> Void) throws {
         typealias D = StoredDeliveries.Column
-        var shown: [HistoryFacts.Delivery] = []
         let lines = try StoredDeliveries.Cursor(database, where: condition, arguments)
         while lines.hasDelivery {
             let row = lines.row
@@ -237,14 +253,16 @@ struct SQLiteHistoryStore: HistoryStore {
                 quantity: row.int(D.quantity), userID: row.string(D.userID), copies: 0,
                 path: row.string(D.path), line: row.int(D.line))
             delivery.copies = try lines.advance()
-            shown.append(delivery)
+            try body(delivery)
         }
-        return shown
     }
 
-    func deliveries(to user: String) throws -> [HistoryFacts.Delivery] {
-        try deliveries(where: "d.transaction_id IN (SELECT transaction_id FROM raw_server__deliveries WHERE user_id = ?1)", [.text(user)])
-            .filter { $0.userID == user }
+    func transactionIDs(deliveredTo user: String) throws -> [String] {
+        var ids: [String] = []
+        try forEachDelivery(where: "d.transaction_id IN (SELECT transaction_id FROM raw_server__deliveries WHERE user_id = ?1)", [.text(user)]) {
+            if $0.userID == user { ids.append($0.transactionID) }
+        }
+        return ids
     }
 
     func deliveries(of transactionIDs: [String]) throws -> [HistoryFacts.Delivery] {
@@ -276,32 +294,34 @@ struct SQLiteHistoryStore: HistoryStore {
         try revocations(where: "r.transaction_id IN (SELECT value FROM json_each(?1))", [.textList(transactionIDs)])
     }
 
-    func findings(of transactionIDs: [String], user: String?) throws -> [HistoryFacts.Finding] {
+    func findings(of transactionIDs: [String]) throws -> [HistoryFacts.Finding] {
+        let columns = FindingColumn.selectList
+        // `+transaction_id` keeps the planner on the chain index: chain findings have no transaction.
+        return try findings("""
+            SELECT \(columns) FROM fct_findings WHERE transaction_id IN (SELECT value FROM json_each(?1))
+            UNION ALL
+            SELECT \(columns) FROM fct_findings WHERE +transaction_id IS NULL AND original_transaction_id IN (
+              SELECT original_transaction_id FROM int_transactions_resolved WHERE transaction_id IN (SELECT value FROM json_each(?1)))
+            """, [.textList(transactionIDs)])
+    }
+
+    func findings(ofUser user: String) throws -> [HistoryFacts.Finding] {
+        try findings("SELECT \(FindingColumn.selectList) FROM fct_findings WHERE user_id = ?1", [.text(user)])
+    }
+
+    private func findings(_ sql: String, _ arguments: [SQLValue]) throws -> [HistoryFacts.Finding] {
         var findings: [HistoryFacts.Finding] = []
-        var seen = Set<String>()
         typealias Column = FindingColumn
-        func add(_ row: Row) {
-            guard seen.insert(row.string(Column.findingID)).inserted else { return }
+        try database.forEach(sql, arguments) { row in
             findings.append(HistoryFacts.Finding(
                 eventMs: row.int(Column.eventMs), findingID: row.string(Column.findingID), kind: row.string(Column.kind),
                 severity: row.string(Column.severity), productID: row.optionalString(Column.productID),
                 amount: row.optionalString(Column.amount), currency: row.optionalString(Column.currency), detail: row.string(Column.detail)))
         }
-        let columns = Column.selectList
-        // `+transaction_id` keeps the planner on the chain index: chain findings have no transaction.
-        try database.forEach("""
-            SELECT \(columns) FROM fct_findings WHERE transaction_id IN (SELECT value FROM json_each(?1))
-            UNION ALL
-            SELECT \(columns) FROM fct_findings WHERE +transaction_id IS NULL AND original_transaction_id IN (
-              SELECT original_transaction_id FROM int_transactions_resolved WHERE transaction_id IN (SELECT value FROM json_each(?1)))
-            """, [.textList(transactionIDs)]) { add($0) }
-        if let user {
-            try database.forEach("SELECT \(columns) FROM fct_findings WHERE user_id = ?1", [.text(user)]) { add($0) }
-        }
         return findings
     }
 
-    /// What `findings(of:user:)` selects of a finding.
+    /// What `findings(of:)` and `findings(ofUser:)` select of a finding.
     private enum FindingColumn: Int, SelectedColumn {
         case eventMs, findingID, kind, severity, productID, amount, currency, detail
         var sql: String { ["event_ms", "finding_id", "kind", "severity", "product_id", "amount", "currency", "detail"][rawValue] }
