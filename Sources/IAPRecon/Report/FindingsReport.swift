@@ -84,15 +84,21 @@ struct FindingsReport {
         }
     }
 
+    /// One array, as `JSONWriter.pretty` writes it, a finding at a time: a store's findings can run
+    /// to many megabytes of JSON, never held whole.
     func writeJSON(_ sink: inout TextSink) throws {
-        let array = JSONValue.array(rows.map { row in
-            .object(zip(Self.storedColumns, row.values).map { ($0, JSONValue.optional($1)) } + [
-                (currency.column("amount"), JSONValue.optional(row.reportingAmount.map(Money.format))),
+        guard !rows.isEmpty else { return try sink.write("[]\n") }
+        try sink.write("[\n")
+        let amountColumn = currency.column("amount")
+        for (index, row) in rows.enumerated() {
+            let finding = JSONValue.object(zip(Self.storedColumns, row.values).map { ($0, JSONValue.optional($1)) } + [
+                (amountColumn, JSONValue.optional(row.reportingAmount.map(Money.format))),
                 ("first_seen", .string(Timestamp.iso8601(row.firstSeenMs))),
                 ("new", .bool(row.isNew)),
             ])
-        })
-        try sink.write(JSONWriter.pretty(array))
+            try sink.write("  " + JSONWriter.pretty(finding, nestedAt: 1) + (index + 1 < rows.count ? ",\n" : "\n"))
+        }
+        try sink.write("]\n")
     }
 }
 

@@ -187,6 +187,17 @@ struct OutputFormatTests {
             if record[4].isEmpty { #expect(object["order_id"] is NSNull) }
             #expect((object["event_time"] as? String).map { $0.hasSuffix("Z") } == true)
         }
+        // Written a finding at a time, laid out as the whole array would be.
+        #expect(text == JSONWriter.pretty(try JSONParser.parse(Array(text.utf8))))
+    }
+
+    @Test("findings.json of a run without findings is an empty array")
+    func findingsJSONEmpty() throws {
+        let scenario = try Scenario()
+        try scenario.write("server/s.jsonl", [Line.order("2026-11-28T10:00:00Z", "o1", "u1", "gems60")])
+        _ = try scenario.run(asOf: "2026-11-28T10:30:00Z")
+        #expect(try scenario.output("findings.csv").split(separator: "\n").count == 1)
+        #expect(try scenario.output("findings.json") == "[]\n")
     }
 
     // MARK: - The output folder
