@@ -267,6 +267,31 @@ struct UserHistoryTests {
         }
     }
 
+    @Test("file order at one instant is by path bytes also where two paths differ only in how an accent is encoded")
+    func otherUsersDeliveriesInPathByteOrder() throws {
+        let scenario = try Scenario()
+        let restores = { (transactionID: String, prefix: String) in
+            (0..<7).map { Line.delivered("2026-11-20T10:00:00Z", "u_\(prefix)\($0)", transactionID, "gems") }
+        }
+        // "café" decomposed (e + U+0301: bytes 65 CC 81) sorts before "café" precomposed (C3 A9), though
+        // Swift finds the two names equal: the decomposed file's seven lines come first.
+        _ = try scenario.write("server/cafe\u{301}.jsonl", restores("2000000000000001", "d"))
+        _ = try scenario.write("server/caf\u{E9}.jsonl", [Line.delivered("2026-11-20T09:00:00Z", "u_buyer", "2000000000000001", "gems")]
+            + restores("2000000000000001", "c"))
+        // Near miss: two names that differ as text too.
+        _ = try scenario.write("server/b.jsonl", restores("2000000000000002", "d"))
+        _ = try scenario.write("server/c.jsonl", [Line.delivered("2026-11-20T09:00:00Z", "u_buyer", "2000000000000002", "gems")]
+            + restores("2000000000000002", "c"))
+        _ = try scenario.run(asOf: "2026-11-22T00:00:00Z")
+        let story = try UserHistory.load(try scenario.open(), .user("u_buyer"))
+        for transactionID in ["2000000000000001", "2000000000000002"] {
+            let shown = story.events.filter { $0.id == transactionID && ["delivered", "more deliveries"].contains($0.event) }
+                .map { $0.event == "delivered" ? $0.detail : String($0.detail.prefix { $0 != ";" }) }
+            #expect(shown == ["to u_buyer"] + (0..<7).map { "to u_d\($0)" } + (0..<3).map { "to u_c\($0)" } + ["4 more to other users"],
+                    "\(transactionID)")
+        }
+    }
+
     @Test("a purchase's source is its first sighting in file order, as the merge takes it, also where a later file's path sorts first")
     func purchaseSourceIsTheFirstSighting() throws {
         let scenario = try Scenario()

@@ -140,7 +140,8 @@ enum HistoryFacts {
         /// `source` as text would put line 10 before line 9.
         func precedes(_ other: Delivery) -> Bool {
             if ms != other.ms { return ms < other.ms }
-            if path != other.path { return path.utf8.lexicographicallyPrecedes(other.path.utf8) }
+            // By bytes, not `!=`: Swift finds two names equal that differ only in how an accent is encoded.
+            if !path.utf8.elementsEqual(other.path.utf8) { return path.utf8.lexicographicallyPrecedes(other.path.utf8) }
             return line < other.line
         }
     }
