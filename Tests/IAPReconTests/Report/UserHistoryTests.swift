@@ -292,6 +292,29 @@ struct UserHistoryTests {
         }
     }
 
+    @Test("each order shows the transaction the join matched it to, also where two order ids differ only in how an accent is encoded")
+    func ordersShowTheirOwnMatch() throws {
+        let scenario = try Scenario()
+        // Two orders whose ids Swift finds equal (é precomposed, then decomposed), and a near miss
+        // whose ids differ as text too; each delivered with its own transaction.
+        let orders = [("ord\u{E9}", "2000000000000001"), ("orde\u{301}", "2000000000000002"), ("ord-a", "2000000000000003"),
+                      ("ord-b", "2000000000000004")]
+        var server: [String] = [], receipts: [String] = []
+        for (index, (orderID, transactionID)) in orders.enumerated() {
+            let minute = String(format: "%02d", index)
+            server += [Line.order("2026-11-20T10:\(minute):00Z", orderID, "u_1", "gems"),
+                       Line.delivered("2026-11-20T10:\(minute):30Z", "u_1", transactionID, "gems", orderID: orderID)]
+            receipts.append(Line.v2Receipt("2026-11-20T10:\(minute):20Z", "u_1", orderID: orderID,
+                                           transaction: Line.v2(transactionID, "gems", purchase: "2026-11-20T10:\(minute):10Z")))
+        }
+        _ = try scenario.write("server/s.jsonl", server)
+        _ = try scenario.write("receipts/r.jsonl", receipts)
+        _ = try scenario.run(asOf: "2026-11-22T00:00:00Z")
+        let story = try UserHistory.load(try scenario.open(), .user("u_1"))
+        let shown = story.events.filter { $0.event == "order" }.map(\.detail)
+        #expect(shown == orders.map { "matched to \($0.1) by delivery" })
+    }
+
     @Test("a purchase's source is its first sighting in file order, as the merge takes it, also where a later file's path sorts first")
     func purchaseSourceIsTheFirstSighting() throws {
         let scenario = try Scenario()

@@ -144,16 +144,17 @@ struct SQLiteHistoryStore: HistoryStore {
         var orders: [HistoryFacts.Order] = []
         var seen = Set<StoredText>()
         // The match is kept on the transaction's row; an unmatched order is on none. Read in one
-        // statement for the orders at hand.
+        // statement for the orders at hand, by the id's bytes as `seen` (Swift finds ids equal that differ
+        // only in how an accent is encoded).
         func hand() throws {
-            var matches: [String: (transactionID: String, rule: String)] = [:]
+            var matches: [StoredText: (transactionID: String, rule: String)] = [:]
             try database.forEach("""
                 SELECT order_id, transaction_id, match_rule FROM int_transactions_resolved WHERE order_id IN (SELECT value FROM json_each(?1))
                 """, [.textList(orders.map(\.orderID))]) { row in
-                matches[row.string(0)] = (transactionID: row.string(1), rule: row.string(2))
+                matches[StoredText(row.string(0))] = (transactionID: row.string(1), rule: row.string(2))
             }
             for var order in orders {
-                order.match = matches[order.orderID]
+                order.match = matches[StoredText(order.orderID)]
                 try body(order)
             }
             orders.removeAll(keepingCapacity: true)
