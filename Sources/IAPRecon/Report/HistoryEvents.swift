@@ -17,6 +17,9 @@ public final class HistoryEvents: Sequence, Sendable, Equatable {
     static let readBytes = 64 << 10
 
     public let count: Int
+    /// Why the events could not be sorted in runs on disk (no temporary folder it may write, a full
+    /// disk), if so: those past the budget were then held in memory, and all are here.
+    public let spillFailure: String?
     private let file: SpillFile?
     private let runs: [Range<Int64>]
     /// The events no run holds, encoded (`Record`), and where each starts, in time order.
@@ -24,8 +27,9 @@ public final class HistoryEvents: Sequence, Sendable, Equatable {
     private let heldStarts: [Int]
     private let failure = Mutex<String?>(nil)
 
-    private init(count: Int, file: SpillFile?, runs: [Range<Int64>], held: [UInt8], heldStarts: [Int]) {
+    private init(count: Int, spillFailure: String? = nil, file: SpillFile?, runs: [Range<Int64>], held: [UInt8], heldStarts: [Int]) {
         self.count = count
+        self.spillFailure = spillFailure
         self.file = file
         self.runs = runs
         self.held = held
@@ -142,8 +146,9 @@ public final class HistoryEvents: Sequence, Sendable, Equatable {
         private var starts: [Int] = []
         private var runs: SpillRuns?
         private var count = 0
-        /// What went wrong writing a run, which `finished()` throws: `add` is called from every fact.
-        private var failure: (any Error)?
+        /// What went wrong making or writing a run: from then on every event is held in memory, as
+        /// all were before a story could go to disk, rather than the story fail.
+        private var spillFailure: String?
 
         init(memoryBytes: Int = HistoryEvents.memoryBytes, folder: String = FileManager.default.temporaryDirectory.path) {
             self.memoryBytes = memoryBytes
@@ -154,8 +159,8 @@ public final class HistoryEvents: Sequence, Sendable, Equatable {
             starts.append(bytes.count)
             Record.append(event, sequence: count, to: &bytes)
             count += 1
-            if bytes.count >= memoryBytes, failure == nil {
-                do { try spill() } catch { failure = error }
+            if bytes.count >= memoryBytes, spillFailure == nil {
+                do { try spill() } catch { spillFailure = String(describing: error) }
             }
         }
 
@@ -166,7 +171,8 @@ public final class HistoryEvents: Sequence, Sendable, Equatable {
             }
         }
 
-        /// Writes the held events to a run of their own.
+        /// Writes the held events to a run of their own. Until it has, they stay held: a run that fails
+        /// part way is not one of `runs`, and loses nothing.
         private mutating func spill() throws {
             var runs = try runs ?? SpillRuns(file: SpillFile(folder: folder, prefix: ".iaprecon-history-", name: "history's spill file"),
                                              flushBytes: HistoryEvents.readBytes)
@@ -180,9 +186,8 @@ public final class HistoryEvents: Sequence, Sendable, Equatable {
             starts.removeAll(keepingCapacity: true)
         }
 
-        func finished() throws -> HistoryEvents {
-            if let failure { throw failure }
-            return HistoryEvents(count: count, file: runs?.file, runs: runs?.runs ?? [], held: bytes, heldStarts: sorted())
+        func finished() -> HistoryEvents {
+            HistoryEvents(count: count, spillFailure: spillFailure, file: runs?.file, runs: runs?.runs ?? [], held: bytes, heldStarts: sorted())
         }
     }
 

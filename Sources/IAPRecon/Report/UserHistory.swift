@@ -213,7 +213,7 @@ public struct UserHistory: Sendable {
             (-(Severity(rawValue: $0.severity)?.rank ?? -1), $0.findingID) < (-(Severity(rawValue: $1.severity)?.rank ?? -1), $1.findingID)
         }
         return UserHistory(
-            subject: subject, userID: userID, events: try events.found.finished(), findingIDs: findings.map(\.findingID).sorted(),
+            subject: subject, userID: userID, events: events.found.finished(), findingIDs: findings.map(\.findingID).sorted(),
             findings: findings, spent: Money.format(totals.spent), refunded: Money.format(totals.refunded), reportingCurrency: currency,
             unconverted: totals.unconverted, activeSubscriptions: active, asOfMs: asOfMs, caveat: try caveat(store))
     }

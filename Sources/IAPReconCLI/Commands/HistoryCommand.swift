@@ -32,6 +32,9 @@ enum HistoryCommand {
         }
         // On stderr, so the json, csv and html formats stay what scripts parse.
         if let caveat = history.caveat { console.err("Warning: \(caveat)") }
+        if let failure = history.events.spillFailure {
+            console.err("Warning: this long story is held in memory, not sorted on disk: \(failure); set TMPDIR to a folder it may write")
+        }
         // Written an event at a time: a customer's story can run to hundreds of thousands of events.
         switch command.value("format") ?? "table" {
         case "json": console.streamOut { writeJSON(history, to: $0) }
