@@ -70,122 +70,6 @@ struct AttributionReport {
         }
     }
 
-    /// Installs reachable from one id (a CUID, AppsFlyer ID, IDFV or IDFA): a chain through `next`.
-    /// Ids are held as 128-bit fingerprints, not strings: memory stays small for millions of rows.
-    struct InstallIndex {
-        private var head: [RowFingerprint: Int32] = [:]
-        private var next: [Int32] = []
-
-        mutating func add(_ id: RowFingerprint?, install: Int) {
-            while next.count <= install { next.append(-1) }
-            guard let id else { return }
-            next[install] = head.updateValue(Int32(install), forKey: id) ?? -1
-        }
-
-        /// The earliest of `id`'s installs at or before `ms` (the first in file order among
-        /// installs at one time), or `best` when no such install is earlier. Walks the chain in
-        /// place: the matching asks this for every user.
-        func earliest(of id: RowFingerprint?, atOrBefore ms: Int64, in installs: [Install], than best: Int? = nil) -> Int? {
-            guard let id else { return best }
-            var best = best
-            var position = head[id] ?? -1
-            while position >= 0 {
-                let index = Int(position)
-                let install = installs[index].ms
-                if install <= ms, best.map({ (install, index) < (installs[$0].ms, $0) }) ?? true { best = index }
-                position = next[index]
-            }
-            return best
-        }
-    }
-
-    /// Every non-retargeting install in file order (distinct rows: the first of a repeated row,
-    /// `MMPEvents`), the ids that reach them, and the AppsFlyer IDs seen with each Customer User ID
-    /// (on any event; their installs are the CUID's too). Each install names its cohort by its
-    /// place in `cohorts`, so the matching thread looks up a few hundred cohorts, not one per install.
-    /// The MMP's purchase claims come from the same pass over the rows: one read of them per report.
-    struct InstallTable: Sendable {
-        var installs: [(ms: Int64, cohort: Int, appsflyerID: RowFingerprint?, file: Int64, line: Int64)] = []
-        /// The distinct cohorts of the installs, in the order they first appear.
-        var cohorts: [CohortKey] = []
-        var byCUID = InstallIndex(), byAppsflyer = InstallIndex(), byIDFV = InstallIndex(), byIDFA = InstallIndex()
-        var linkedAppsflyerIDs = LinkedAppsflyerIDs()
-        var purchaseClaims: [PurchaseClaim] = []
-
-        init(store: some ReportStore, zone: Zone, mmpZone: Zone) throws {
-            var day = DayNames(zone)
-            // Installs repeat a few hundred (media source, campaign) pairs and a few dozen days: each
-            // row is looked up by the fingerprints of its bytes and its day's number, and only a
-            // pair seen for the first time is made into strings (and cleaned).
-            var campaignNumbers = FirstSeen<CampaignBytes>()
-            var campaigns: [(mediaSource: String, campaign: String)] = []
-            var cohortNumbers = FirstSeen<InstallCohort>()
-            typealias Column = MMPEventColumn
-            try store.forEachCountedMMPEvent { row in
-                // Retargeting is not acquisition: its rows link no ids and are no installs.
-                guard row.int(Column.retargeting) == 0 else { return }
-                if let user = row.fingerprint(Column.customerUserID), let appsflyerID = row.fingerprint(Column.appsflyerID) {
-                    linkedAppsflyerIDs.link(user, appsflyerID)
-                }
-                if row.text(Column.eventName, equals: "af_purchase") {
-                    purchaseClaims.append(PurchaseClaim(row))
-                    return
-                }
-                guard row.text(Column.eventName, equals: "install") else { return }
-                let ms = mmpZone.utc(fromLocal: row.optionalInt(Column.installWallMs) ?? row.int(Column.eventWallMs))
-                let index = installs.count
-                let appsflyerID = row.fingerprint(Column.appsflyerID)
-                let (campaign, newCampaign) = campaignNumbers.number(
-                    CampaignBytes(mediaSource: row.fingerprint(Column.mediaSource), campaign: row.fingerprint(Column.campaign)))
-                if newCampaign {
-                    campaigns.append((AttributionReport.mediaSource(row.optionalString(Column.mediaSource)), row.optionalString(Column.campaign) ?? ""))
-                }
-                let (cohort, newCohort) = cohortNumbers.number(InstallCohort(day: day.number(ms), campaign: Int32(campaign)))
-                if newCohort {
-                    let (mediaSource, campaignName) = campaigns[campaign]
-                    cohorts.append(CohortKey(day: day(ms), mediaSource: mediaSource, campaign: campaignName))
-                }
-                installs.append((ms, cohort, appsflyerID, row.int(Column.fileID), row.int(Column.line)))
-                byCUID.add(row.fingerprint(Column.customerUserID), install: index)
-                byAppsflyer.add(appsflyerID, install: index)
-                byIDFV.add(row.fingerprint(Column.idfv), install: index)
-                byIDFA.add(row.fingerprint(Column.idfa), install: index)
-            }
-        }
-
-        /// A distinct `af_purchase` row that is not retargeting: whose it is and what it claims, as
-        /// stored (amounts are parsed only for a reported user's claims).
-        struct PurchaseClaim: Sendable {
-            var customerUserID: RowFingerprint?
-            var appsflyerID: RowFingerprint?
-            var eventWallMs: Int64
-            var revenueUSD: String?
-            var revenue: String?
-            var revenueCurrency: String?
-
-            init(_ row: some StoredRow) {
-                (customerUserID, appsflyerID) = (row.fingerprint(Column.customerUserID), row.fingerprint(Column.appsflyerID))
-                eventWallMs = row.int(Column.eventWallMs)
-                (revenueUSD, revenue) = (row.optionalString(Column.revenueUSD), row.optionalString(Column.revenue))
-                revenueCurrency = row.optionalString(Column.revenueCurrency)
-            }
-
-            private typealias Column = MMPEventColumn
-        }
-
-        /// An install's media source and campaign as stored (nil for NULL), before they are cleaned.
-        private struct CampaignBytes: Hashable {
-            var mediaSource: RowFingerprint?
-            var campaign: RowFingerprint?
-        }
-
-        /// An install's cohort while the table is read: its day's number and its campaign's place.
-        private struct InstallCohort: Hashable {
-            var day: Int64
-            var campaign: Int32
-        }
-    }
-
     var cohorts: [CohortKey: Cohort] = [:]
     /// While `init` runs: each cohort's place in `values`, so a user's cohort is an index, not three strings.
     private var slots = FirstSeen<CohortKey>()
@@ -198,21 +82,6 @@ struct AttributionReport {
     /// Spend rows in a currency fx.csv cannot convert: their cohort's spend is shown empty.
     var unconvertedSpendRows = 0
     let asOfMs: Int64
-
-    /// The zone the MMP's wall-clock times are in, as the join recorded it.
-    static func mmpZone(_ store: some ReportStore) throws -> Zone {
-        guard case .current(let settings) = try store.reconciliation() else { return .utc }
-        return Zone(settings.mmpZone) ?? .utc
-    }
-
-    /// Starts reading the installs and their ids on a worker's own connection (`InstallTable`).
-    /// The report starts it before its other background work: the matching waits for it.
-    static func readInstalls(store: some ReportStore, zone: Zone) throws -> Background<InstallTable> {
-        let mmpZone = try mmpZone(store)
-        return Background { [open = store.opener] in
-            try InstallTable(store: open(), zone: zone, mmpZone: mmpZone)
-        }
-    }
 
     /// Computes the cohorts and, user by user, writes each user's install into `fct_user_installs` (for `history`).
     init(store: some ReportStore, zone: Zone, fx: FXRates, asOfMs: Int64) throws {
@@ -543,33 +412,6 @@ struct AttributionReport {
                 Self.perHead(spend, cohort.installs, currency), Self.perHead(spend, cohort.payers, currency),
                 Self.perHead(cohort.revenue, cohort.payers, currency),
             ])
-        }
-    }
-}
-
-extension AttributionReport {
-    /// The AppsFlyer IDs seen with each Customer User ID, by fingerprint. Nearly every user has
-    /// one, held in the table itself; only a user's further ones get a list of their own, so a
-    /// report does not allocate a list per user.
-    struct LinkedAppsflyerIDs {
-        private var first: [RowFingerprint: RowFingerprint] = [:]
-        private var further: [RowFingerprint: [RowFingerprint]] = [:]
-
-        /// Links `appsflyerID` to `user`. Most rows repeat a link already known: one lookup.
-        mutating func link(_ user: RowFingerprint, _ appsflyerID: RowFingerprint) {
-            guard let known = first[user] else {
-                first[user] = appsflyerID
-                return
-            }
-            guard known != appsflyerID, further[user]?.contains(appsflyerID) != true else { return }
-            further[user, default: []].append(appsflyerID)
-        }
-
-        /// Calls `body` with each AppsFlyer ID linked to `user`.
-        func forEach(of user: RowFingerprint, _ body: (RowFingerprint) -> Void) {
-            guard let known = first[user] else { return }
-            body(known)
-            for appsflyerID in further[user] ?? [] { body(appsflyerID) }
         }
     }
 }
