@@ -93,6 +93,17 @@ struct AppleTieOut: Sendable {
     /// Days a file reports with other rows than an earlier file, for a product and country both
     /// have: both are counted, as two vendor accounts' reports of one day would be.
     private(set) var overlappingReports: [RepeatedReport] = []
+    /// Rows whose Sales Report lines pay their proceeds in more than one currency: their
+    /// `proceeds` is left empty (a sum across currencies would be no amount at all).
+    private(set) var mixedProceeds: [MixedProceeds] = []
+
+    /// A day, product and country whose proceeds Apple reports in several currencies.
+    struct MixedProceeds: Sendable, Equatable {
+        var key: Key
+        var currencies: [String]
+        /// The place in path order of the file of the row's first line.
+        var file: Int32
+    }
 
     init(sales: [TieOutSalesLine], verified: [VerifiedUnits], covered: Set<String> = []) {
         self.init(sales: sales, counted: Self.counted(verified), covered: covered)
@@ -106,31 +117,44 @@ struct AppleTieOut: Sendable {
         repeatedReports = repeated
         overlappingReports = overlapping
         var byKey: [Key: Row] = [:]
-        /// Units sold per key at each customer price, to name the price most units sold at.
-        var unitsAtPrice: [Key: [(price: Decimal, units: Int64)]] = [:]
+        /// Units sold per key at each customer price and currency, to name the price most units sold at.
+        var unitsAtPrice: [Key: [(price: Decimal, currency: String, units: Int64)]] = [:]
+        /// Σ units × proceeds per key and proceeds currency: one amount only where the key has one currency.
+        var proceedsByCurrency: [Key: [String: Decimal]] = [:]
         var coveredDays = covered
         for line in sales {
             coveredDays.insert(line.day)
             let key = Key(day: line.day, productID: line.productID, country: line.country)
             var row = byKey[key] ?? Row(key: key, appleUnits: 0, sources: [])
             row.appleUnits += line.units
-            row.proceeds = (row.proceeds ?? 0) + Decimal(line.units) * line.proceeds
-            row.proceedsCurrency = row.proceedsCurrency ?? line.proceedsCurrency
-            row.customerCurrency = row.customerCurrency ?? line.customerCurrency
             row.sources.append(line.source)
             byKey[key] = row
+            proceedsByCurrency[key, default: [:]][line.proceedsCurrency, default: 0] += Decimal(line.units) * line.proceeds
             var prices = unitsAtPrice[key] ?? []
-            if let index = prices.firstIndex(where: { $0.price == line.customerPrice }) {
+            if let index = prices.firstIndex(where: { $0.price == line.customerPrice && $0.currency == line.customerCurrency }) {
                 prices[index].units += max(line.units, 0)
             } else {
-                prices.append((line.customerPrice, max(line.units, 0)))
+                prices.append((line.customerPrice, line.customerCurrency, max(line.units, 0)))
             }
             unitsAtPrice[key] = prices
         }
         for (key, prices) in unitsAtPrice {
-            // Most units, then the higher price: the same choice whatever order the rows came in.
-            byKey[key]?.customerPrice = prices.max { ($0.units, $0.price) < ($1.units, $1.price) }?.price
+            // Most units, then the higher price: the same choice whatever order the rows came in. The
+            // price keeps its own currency, so a finding's amount is never one currency's price in another.
+            let price = prices.max { ($0.units, $0.price, $0.currency) < ($1.units, $1.price, $1.currency) }
+            byKey[key]?.customerPrice = price?.price
+            byKey[key]?.customerCurrency = price?.currency
         }
+        for (key, amounts) in proceedsByCurrency {
+            // Amounts in two currencies have no one sum: the row says none rather than a wrong one.
+            guard amounts.count == 1, let only = amounts.first else {
+                mixedProceeds.append(MixedProceeds(key: key, currencies: amounts.keys.sorted(), file: byKey[key]?.sources.first?.file ?? 0))
+                continue
+            }
+            byKey[key]?.proceeds = only.value
+            byKey[key]?.proceedsCurrency = only.key
+        }
+        mixedProceeds.sort { $0.key < $1.key }
         /// Storefront-less verified purchases per day and product (refunds not netted: see `findings`).
         var unplacedPurchases: [Key: Int64] = [:]
         for (key, count) in counted where count.changes > 0 && coveredDays.contains(key.day) {
@@ -199,6 +223,10 @@ struct AppleTieOut: Sendable {
             + pairs(overlappingReports).map {
                 "\(files.path($0.file)) and \(files.path($0.repeats)) both have rows of \(days($0.days)) for the same products and countries, "
                     + "and the rows differ: both counted"
+            }
+            + mixedProceeds.map {
+                "\(files.path($0.file)) has proceeds of \($0.key.productID) in \($0.key.country) on \($0.key.day) in "
+                    + "\($0.currencies.joined(separator: " and ")): apple_proceeds left empty for that row"
             }
     }
 

@@ -190,6 +190,58 @@ struct AppleTieOutTests {
         #expect(tieOut.findings.first?.sources == [2, 3, 4].map { SourceLine(file: 0, line: $0) })
     }
 
+    @Test("rows of one day, product and country in two currencies: the price keeps its currency, proceeds are not summed across currencies")
+    func rowsInTwoCurrencies() throws {
+        func line(_ units: Int64, price: String, _ currency: String, proceeds: String, _ proceedsCurrency: String, line: Int) -> TieOutSalesLine {
+            TieOutSalesLine(day: "2026-11-24", productID: "gems60", country: "AE", units: units, customerPrice: Decimal(string: price) ?? 0,
+                            customerCurrency: currency, proceeds: Decimal(string: proceeds) ?? 0, proceedsCurrency: proceedsCurrency,
+                            source: SourceLine(file: 0, line: Int64(line)))
+        }
+        // One unit paid in dirhams, two in dollars (a storefront changing its currency, or a refund of a sale in the old one).
+        let tieOut = AppleTieOut(
+            sales: [line(1, price: "3.99", "AED", proceeds: "2.79", "AED", line: 2), line(2, price: "0.99", "USD", proceeds: "0.69", "USD", line: 3)],
+            verified: [])
+        let row = try #require(tieOut.rows.first)
+        #expect(row.appleUnits == 3)
+        #expect(row.customerPrice == Decimal(string: "0.99"))
+        #expect(row.customerCurrency == "USD", "the price most units sold at, in its own currency")
+        #expect(row.proceeds == nil && row.proceedsCurrency == nil, "2.79 AED and 1.38 USD have no one sum")
+        let finding = try #require(tieOut.findings.first)
+        #expect(finding.amount == Decimal(string: "2.97"))
+        #expect(finding.currency == "USD")
+        #expect(tieOut.mixedProceeds == [AppleTieOut.MixedProceeds(
+            key: AppleTieOut.Key(day: "2026-11-24", productID: "gems60", country: "AE"), currencies: ["AED", "USD"], file: 0)])
+
+        // Near miss: two prices in one currency, and another country in its own currency, keep their sums and no warning.
+        let oneCurrency = AppleTieOut(
+            sales: [line(1, price: "3.99", "AED", proceeds: "2.79", "AED", line: 2), line(2, price: "2.99", "AED", proceeds: "2.09", "AED", line: 3),
+                    TieOutSalesLine(day: "2026-11-24", productID: "gems60", country: "US", units: 1, customerPrice: Decimal(string: "0.99") ?? 0,
+                                    customerCurrency: "USD", proceeds: Decimal(string: "0.69") ?? 0, proceedsCurrency: "USD",
+                                    source: SourceLine(file: 0, line: 4))],
+            verified: [])
+        #expect(oneCurrency.rows.map(\.customerPrice) == [Decimal(string: "2.99"), Decimal(string: "0.99")])
+        #expect(oneCurrency.rows.map(\.customerCurrency) == ["AED", "USD"])
+        #expect(oneCurrency.rows.map(\.proceeds) == [Decimal(string: "6.97"), Decimal(string: "0.69")])
+        #expect(oneCurrency.rows.map(\.proceedsCurrency) == ["AED", "USD"])
+        #expect(oneCurrency.mixedProceeds.isEmpty)
+    }
+
+    @Test("a report whose rows of a country pay in two currencies writes no mixed sum to apple_tieout.csv and warns naming the file")
+    func rowsInTwoCurrenciesOutput() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("apple/S_D_1.txt", [
+            AppleSalesReportTests.currentHeader,
+            Self.sales("2026-11-24", "gems60", units: 1, country: "AE", price: "3.99", currency: "AED", proceeds: "2.79"),
+            Self.sales("2026-11-24", "gems60", units: 2, country: "AE", price: "0.99", currency: "USD", proceeds: "0.69"),
+        ])
+        try scenario.write("receipts/r.jsonl", [Self.purchase("t1", at: "2026-11-20T18:00:00Z")])
+        let result = try scenario.run(asOf: asOf)
+        let csv = try scenario.output("apple_tieout.csv").split(separator: "\r\n").map(String.init)
+        #expect(csv.contains("2026-11-24,gems60,AE,3,0,3,0.99,USD,,"))
+        #expect(result.join.warnings == ["apple/S_D_1.txt has proceeds of gems60 in AE on 2026-11-24 in AED and USD: apple_proceeds left empty for that row"])
+    }
+
     /// A report row of `day` as the store hands it, from line `line` of the file `file` in path order.
     private static func reportLine(_ day: String, _ sku: String, units: Int64, country: String = "US", file: Int32, line: Int64) -> TieOutSalesLine {
         TieOutSalesLine(day: day, productID: sku, country: country, units: units, customerPrice: Decimal(string: "0.99") ?? 0,
