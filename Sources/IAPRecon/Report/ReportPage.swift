@@ -99,6 +99,8 @@ struct ReportPage {
     var criticalTotal: Int
     /// Apple's tie-out rows where the two sides differ; empty until a run reads Apple's sales reports.
     var tieout: [AppleTieOutReport.Row] = []
+    /// How many tie-out rows differ in all, of which `tieout` lists the first.
+    var tieoutTotal = 0
     var mediaSources: [MediaSource]
     var inputs: [InputFile]
     var inputTotals: LineCounts

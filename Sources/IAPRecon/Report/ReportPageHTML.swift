@@ -138,7 +138,10 @@ extension ReportPage {
             [HTML.escape(row.day), "<span class=\"id\">\(HTML.escape(row.productID))</span>", HTML.escape(row.country),
              String(row.appleUnits), String(row.verifiedUnits), row.difference == 0 ? "0" : "<b>\(row.difference)</b>"]
         }
-        return "<section id=\"tieout\"><h2>Apple tie-out</h2>"
+        // Like the critical findings: a page that lists part of the rows says so, or a reader takes them for all.
+        let shown = tieoutTotal > tieout.count
+            ? "<p class=\"meta\">The first \(tieout.count) of \(tieoutTotal) rows that differ; apple_tieout.csv has every row.</p>" : ""
+        return "<section id=\"tieout\"><h2>Apple tie-out</h2>" + shown
             + HTML.table(["day (Pacific)", "product", "country", "Apple units", "verified units", "difference"], rows, numeric: [3, 4, 5])
             + "</section>\n"
     }

@@ -161,7 +161,9 @@ public enum ReportStage {
                 var page = ReportPage(asOfMs: asOfMs, settings: settings, counts: counts, findings: findings, revenue: revenue,
                                       attribution: attribution)
                 // The page shows where Apple and the store disagree; apple_tieout.csv has every row.
-                page.tieout = Array(tieOut.rows.filter { $0.difference != 0 }.prefix(ReportPage.tieoutRowsShown))
+                let differing = tieOut.rows.filter { $0.difference != 0 }
+                page.tieout = Array(differing.prefix(ReportPage.tieoutRowsShown))
+                page.tieoutTotal = differing.count
                 try output.write("report.html") { try $0.write(page.html()) }
                 try output.write("summary.json") { try $0.write(JSONWriter.pretty(summary)) }
                 filesDone?(1)

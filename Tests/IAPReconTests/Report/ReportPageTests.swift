@@ -138,6 +138,30 @@ struct ReportPageTests {
         #expect(html.contains("<b>1</b>"))
     }
 
+    @Test("more differing tie-out rows than the page lists: the page says how many it shows of how many; at the limit it says nothing")
+    func tieoutSectionSaysWhatItLeavesOut() throws {
+        /// The page of a night whose Sales Report sells one unit of gems60 on each of `days` days from 2026-11-01, none verified.
+        func page(days: Int) throws -> String {
+            let scenario = try Scenario()
+            try scenario.catalog()
+            let start = try #require(Timestamp.startOfDay("2026-11-01"))
+            let rows = (0..<days).map { day in
+                AppleTieOutTests.sales(String(Timestamp.iso8601(start + Int64(day) * 86_400_000).prefix(10)), "gems60", units: 1, country: "US")
+            }
+            try scenario.write("apple/S_D_1.txt", [AppleSalesReportTests.currentHeader] + rows)
+            try scenario.write("receipts/r.jsonl", [AppleTieOutTests.purchase("t1", at: "2026-10-20T18:00:00Z")])
+            _ = try scenario.run(asOf: "2026-11-30T00:00:00Z")
+            return try scenario.output("report.html")
+        }
+        let many = try page(days: 24)
+        #expect(many.components(separatedBy: "<b>1</b>").count - 1 == ReportPage.tieoutRowsShown)
+        #expect(many.contains("The first 20 of 24 rows that differ; apple_tieout.csv has every row."))
+        // Near miss: exactly as many as the page lists, all shown, nothing to say.
+        let twenty = try page(days: 20)
+        #expect(twenty.components(separatedBy: "<b>1</b>").count - 1 == 20)
+        #expect(!twenty.contains("rows that differ"))
+    }
+
     /// The cells of the attribution table's row for `mediaSource`, bars left out.
     static func attributionRow(_ html: String, _ mediaSource: String) -> [String] {
         guard let start = html.range(of: "<h2>Attribution per media source"),
