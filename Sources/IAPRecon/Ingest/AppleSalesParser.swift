@@ -45,6 +45,9 @@ enum AppleSalesParser: CSVRowParser {
             return value
         }
         let productType = try required(.productType)
+        // The header again is a second report pasted after the first, whose rows count as well:
+        // the line says so, rather than passing for one of the app's own rows.
+        if productType == Column.productType.name { throw LineReject("header row repeated: two reports in one file") }
         guard inAppProductTypes.contains(productType) else {
             // The app's own row sells nothing to tie out, but its day is a day the report covers:
             // a purchase iaprecon verified that day shows beside Apple's zero units. A row whose

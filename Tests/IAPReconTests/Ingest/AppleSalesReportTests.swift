@@ -130,6 +130,19 @@ struct AppleSalesReportTests {
         #expect(Self.values(parsed[7]) != nil)
     }
 
+    @Test("a header row inside the file (two reports in one) is rejected, not ignored as one of the app's rows; the rows around it are read as before")
+    func repeatedHeader() throws {
+        let parsed = IngestLine.csv(.apple, Self.currentReport + Self.currentReport)
+        #expect(parsed.map(\.line) == Array(2...12))
+        #expect(parsed[5].outcome == .rejected("header row repeated: two reports in one file"))
+        // Near miss: the app's own rows stay ignored and the in-app rows after the repeated header stay kept.
+        #expect(parsed[6].outcome == .ignoredKeeping([SalesReportLine.coverageRow(day: "2026-11-24", productType: "1F")]))
+        #expect(Self.values(parsed[7]) != nil)
+        var counts = LineCounts()
+        for line in parsed { counts.count(line.outcome) }
+        #expect(counts == LineCounts(read: 11, accepted: 6, rejected: 1, ignored: 4))
+    }
+
     @Test("a price up to 10^12 of either sign is kept; above it, or past 18 digits, is rejected as out of range")
     func amountRange() throws {
         func row(price: String, proceeds: String = "0.69") -> String {
