@@ -57,10 +57,7 @@ enum AppleSalesParser: CSVRowParser {
             }
             return .ignoredKeeping([SalesReportLine.coverageRow(day: day, productType: productType)])
         }
-        let unitsText = try required(.units)
-        guard let units = Int64(unitsText), abs(units) < 1_000_000_000 else {
-            throw LineReject("bad number in 'Units': \"\(unitsText.prefix(40))\"")
-        }
+        let units = try units(try required(.units))
         let day = try pacificDay(.beginDate, required(.beginDate))
         let endDay = try pacificDay(.endDate, required(.endDate))
         guard endDay == day else { throw LineReject("not a daily report: 'Begin Date' \(day), 'End Date' \(endDay)") }
@@ -75,6 +72,21 @@ enum AppleSalesParser: CSVRowParser {
             proceeds: try magnitude(.developerProceeds, required(.developerProceeds)),
             proceedsCurrency: try currency(.proceedsCurrency, required(.proceedsCurrency))
         ).rawRow()])
+    }
+
+    /// `Units`: a whole number of units, negative for refunds. Apple types the column
+    /// DECIMAL(18,2), so `3.00` is three units; a fraction of a unit is no count Apple makes.
+    static func units(_ text: String) throws(LineReject) -> Int64 {
+        let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+        let cents = parts.count == 2 ? parts[1] : ""
+        guard let units = Int64(parts[0]), abs(units) < 1_000_000_000, parts.count == 1 || (1...2).contains(cents.count),
+              cents.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else {
+            throw LineReject("bad number in 'Units': \"\(text.prefix(40))\"")
+        }
+        guard cents.utf8.allSatisfy({ $0 == UInt8(ascii: "0") }) else {
+            throw LineReject("a fraction of a unit in 'Units': \"\(text.prefix(40))\"")
+        }
+        return units
     }
 
     /// `MM/DD/YYYY` (a day in `America/Los_Angeles`, Apple's reporting zone) as `yyyy-MM-dd`.

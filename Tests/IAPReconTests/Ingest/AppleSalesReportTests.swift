@@ -121,13 +121,34 @@ struct AppleSalesReportTests {
         let outcomes = parsed.map { ($0.line, $0.outcome) }
         #expect(outcomes.map(\.0) == [2, 3, 4, 5, 6, 7, 8, 9])
         #expect(Self.values(parsed[0]) != nil)
-        #expect(parsed[1].outcome == .rejected("bad number in 'Units': \"1.5\""))
+        #expect(parsed[1].outcome == .rejected("a fraction of a unit in 'Units': \"1.5\""))
         #expect(parsed[2].outcome == .rejected("bad date in 'Begin Date' (MM/DD/YYYY): \"2026-11-24\""))
         #expect(parsed[3].outcome == .rejected("not a daily report: 'Begin Date' 2026-11-24, 'End Date' 2026-11-30"))
         #expect(parsed[4].outcome == .rejected("bad country in 'Country Code': \"USA\""))
         #expect(parsed[5].outcome == .rejected("bad amount in 'Customer Price': \"0,99\""))
         #expect(parsed[6].outcome == .blank)
         #expect(Self.values(parsed[7]) != nil)
+    }
+
+    @Test("Units as Apple types them, DECIMAL(18,2): a whole number of units with zero cents is that many units; a fraction of a unit is rejected")
+    func decimalUnits() throws {
+        func row(units: String) -> String {
+            Self.current(["APPLE", "US", "gems60", "Example", "60 Gems", "", "IA1", units, "0.69", "11/24/2026", "11/24/2026", "USD", "US",
+                          "USD", "1", "0.99", "", "", "", "", "Games", "", "iPhone", "iOS", "", "", "", ""])
+        }
+        let texts = ["3.00", "-1.00", "2.0", "7", "+2.00", "1.50", "1.", ".00", "1.001", "1e2", "0x10", "2..0", "1,00", "-"]
+        let parsed = IngestLine.csv(.apple, [Self.currentHeader] + texts.map { row(units: $0) })
+        #expect(parsed.count == texts.count)
+        for (text, line) in zip(texts, parsed) {
+            switch text {
+            case "3.00": #expect(Self.values(line)?["units_n"] == .integer(3))
+            case "-1.00": #expect(Self.values(line)?["units_n"] == .integer(-1))
+            case "2.0", "+2.00": #expect(Self.values(line)?["units_n"] == .integer(2), "\(text)")
+            case "7": #expect(Self.values(line)?["units_n"] == .integer(7))
+            case "1.50": #expect(line.outcome == .rejected("a fraction of a unit in 'Units': \"1.50\""))
+            default: #expect(line.outcome == .rejected("bad number in 'Units': \"\(text)\""), "\(text)")
+            }
+        }
     }
 
     @Test("a header row inside the file (two reports in one) is rejected, not ignored as one of the app's rows; the rows around it are read as before")
