@@ -19,6 +19,18 @@ enum AppleSalesParser: CSVRowParser {
     /// A restored purchase (`IA3`) sells nothing, so it is not one of them.
     static let inAppProductTypes: Set<String> = ["IA1", "IA9", "IAY", "IAC", "FI1", "IA1-M", "IA9-M", "IAY-M"]
 
+    /// The app's own rows Apple lists: downloads (`1`, `1F`, `1T`, `F1`, the bundles `1-B`, `F1-B`
+    /// and the `1E*` custom apps), re-downloads (`3*`, `F3`), updates (`7*`, `F7`), restored in-app
+    /// purchases (`IA3`) and the Mac free subscription (`IAC-M`).
+    static let appProductTypes: Set<String> = [
+        "1", "1F", "1T", "F1", "1-B", "F1-B", "1E", "1EP", "1EU", "3", "3F", "3T", "F3", "7", "7F", "7T", "F7", "IA3", "IAC-M",
+    ]
+
+    /// Whether Apple lists `productType`, as an in-app purchase or as one of the app's own rows.
+    static func isDocumented(productType: String) -> Bool {
+        inAppProductTypes.contains(productType) || appProductTypes.contains(productType)
+    }
+
     enum Column: Int, CaseIterable {
         case sku, productType, units, developerProceeds, beginDate, endDate, customerCurrency, countryCode
         case proceedsCurrency, customerPrice

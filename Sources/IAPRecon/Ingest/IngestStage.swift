@@ -39,20 +39,32 @@ public struct IngestReport: Sendable {
     /// answer, notifications of a type Apple does not document.
     public var warnings: [String] = []
     /// The accepted notifications of a type Apple does not document in the files this ingest read.
-    public var unknownNotificationTypes = UnknownNotificationTypes()
+    public var unknownNotificationTypes = UndocumentedTypes(.notifications)
+    /// The Sales Report rows of a Product Type Identifier Apple does not list, in the files this ingest read.
+    public var unknownProductTypes = UndocumentedTypes(.salesReportRows)
 
     public var totals: LineCounts { files.reduce(LineCounts()) { $0 + $1.counts } }
     public var bytes: Int { files.reduce(0) { $0 + $1.bytes } }
 }
 
-/// Notifications of types Apple does not document: how many of each type, and the first few lines.
-public struct UnknownNotificationTypes: Sendable {
+/// Lines of types Apple does not document: how many of each type, and the first few lines.
+public struct UndocumentedTypes: Sendable {
+    /// What the lines are: notifications (of a `notificationType`), or Sales Report rows (of a Product Type Identifier).
+    public enum Subject: Sendable {
+        case notifications, salesReportRows
+    }
+
     /// How many lines the warning names; the rest are counted.
     static let named = 5
+    public let subject: Subject
     public private(set) var counts: [String: Int] = [:]
     public private(set) var total = 0
     /// The first `named` of them, in file and line order, as `path:line`.
     public private(set) var firstSources: [String] = []
+
+    init(_ subject: Subject) {
+        self.subject = subject
+    }
 
     mutating func add(type: String, source: @autoclosure () -> String) {
         counts[type, default: 0] += 1
@@ -60,7 +72,7 @@ public struct UnknownNotificationTypes: Sendable {
         if firstSources.count < Self.named { firstSources.append(source()) }
     }
 
-    mutating func add(_ other: UnknownNotificationTypes) {
+    mutating func add(_ other: UndocumentedTypes) {
         for (type, count) in other.counts { counts[type, default: 0] += count }
         total += other.total
         firstSources += other.firstSources.prefix(Self.named - firstSources.count)
@@ -71,6 +83,12 @@ public struct UnknownNotificationTypes: Sendable {
         guard total > 0 else { return [] }
         let types = counts.keys.sorted().map { "\($0) \(counts[$0] ?? 0)" }.joined(separator: ", ")
         let shown = firstSources.joined(separator: ", ") + (total > firstSources.count ? " and \(total - firstSources.count) more" : "")
+        if subject == .salesReportRows {
+            let rows = total == 1 ? "1 Sales Report row has" : "\(total) Sales Report rows have"
+            let them = total == 1 ? "it is read as one of the app's own rows, so it is" : "they are read as the app's own rows, so they are"
+            return ["\(rows) a Product Type Identifier iaprecon does not know (\(types)); \(them) left out of the tie-out: "
+                    + "if Apple added an in-app type, its sales are not compared; \(shown)"]
+        }
         let subject = total == 1 ? "1 notification has" : "\(total) notifications have"
         let kept = total == 1 ? "it is kept and its transaction counts" : "they are kept and their transactions count"
         let meaning = counts.count == 1 ? "what it means" : "what they mean"
@@ -229,8 +247,8 @@ public enum IngestStage {
         }
         var writer: (any StoredFileWriter)?
         var lineOffset = 0
-        // The file being written's notifications of unknown types, reported once it is stored.
-        var unknownTypes = UnknownNotificationTypes()
+        // The file being written's lines of unknown types, reported once it is stored.
+        var unknownTypes = UndocumentedTypes(.notifications)
         let jobList = jobs
         let plannedBytes = Set(jobs.map(\.fileIndex)).reduce(0) { total, index in
             if case .success(let plan) = planned[index] { return total + plan.bytes }
@@ -268,14 +286,14 @@ public enum IngestStage {
                 writer = try store.beginFile(path: file.relativePath, source: file.kind, hash: print.hash, bytes: print.bytes,
                                              modifiedNs: print.modifiedNs)
                 lineOffset = 0
-                unknownTypes = UnknownNotificationTypes()
+                unknownTypes = UndocumentedTypes(file.kind == .apple ? .salesReportRows : .notifications)
             }
             switch message {
             case .hashed:
                 break
             case .lines(let batch):
                 try writer?.write(batch, lineOffset: lineOffset)
-                for found in batch.unknownNotificationTypes {
+                for found in batch.undocumentedTypes {
                     unknownTypes.add(type: found.type, source: "\(file.relativePath):\(found.line + lineOffset)")
                 }
                 progress?(.lines(batch.lines))
@@ -283,8 +301,11 @@ public enum IngestStage {
                 lineOffset += count
                 guard job.isLast, let finished = try writer?.commit() else { return }
                 progress?(.fileDone(bytes: finished.bytes))
-                report.unknownNotificationTypes.add(unknownTypes)
-                unknownTypes = UnknownNotificationTypes()
+                if unknownTypes.subject == .salesReportRows {
+                    report.unknownProductTypes.add(unknownTypes)
+                } else {
+                    report.unknownNotificationTypes.add(unknownTypes)
+                }
                 outcomes[job.fileIndex] = IngestedFile(
                     path: file.relativePath, kind: file.kind, status: known[file.relativePath] == nil ? .added : .replaced,
                     counts: finished.counts, bytes: finished.bytes)
@@ -292,7 +313,6 @@ public enum IngestStage {
             case .failed(let error):
                 writer?.rollback()
                 writer = nil
-                unknownTypes = UnknownNotificationTypes()
                 failures[job.fileIndex] = error
             }
         })

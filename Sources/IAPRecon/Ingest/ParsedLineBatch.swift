@@ -12,7 +12,12 @@ extension LineBatch {
                 // A notification's own row comes first; a set lookup, so a known type costs no allocation.
                 if let notification = raw.first.flatMap(NotificationLine.typeAndVersion(of:)),
                    !NotificationParser.isKnown(type: notification.type, version: notification.version) {
-                    unknownNotificationTypes.append((line.line, notification.type))
+                    undocumentedTypes.append((line.line, notification.type))
+                }
+                // An app row of a code Apple does not list may be an in-app type Apple added: left out of the tie-out, it is named.
+                if let productType = raw.first.flatMap(SalesReportLine.productType(ofCoverage:)),
+                   !AppleSalesParser.isDocumented(productType: productType) {
+                    undocumentedTypes.append((line.line, productType))
                 }
             case .accepted, .ignoredKeeping:
                 break

@@ -101,7 +101,7 @@ public enum Pipeline {
         try store.recordListing(present: listing.files.map(\.relativePath), ignored: listing.ignored)
         let notifications = report.files.filter { $0.kind == .notifications && $0.status != .unchanged }.map(\.path)
         report.warnings = ConsumptionRequestsReport.unanswerableWarnings(try store.unanswerableConsumptionRequests(in: notifications))
-            + report.unknownNotificationTypes.warnings
+            + report.unknownNotificationTypes.warnings + report.unknownProductTypes.warnings
         for warning in report.warnings { progress?.warning(warning) }
         if let first = report.unreadable.first { throw first }
         return report

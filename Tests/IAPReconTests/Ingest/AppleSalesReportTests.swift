@@ -151,6 +151,31 @@ struct AppleSalesReportTests {
         }
     }
 
+    @Test("a row of a Product Type Identifier Apple does not list is named by the run that reads it (it may be an in-app type Apple added); every code Apple lists is quiet")
+    func undocumentedProductTypes() throws {
+        func row(_ productType: String, sku: String = "com.example.game") -> String {
+            Self.current(["APPLE", "US", sku, "Example", "Gem Quest", "", productType, "1", "0.69", "11/24/2026", "11/24/2026", "USD", "US",
+                          "USD", "1", "0.99", "", "", "", "", "Games", "", "iPhone", "iOS", "", "", "", ""])
+        }
+        let scenario = try Scenario()
+        try scenario.catalog()
+        let documented = AppleSalesParser.appProductTypes.sorted() + AppleSalesParser.inAppProductTypes.sorted()
+        try scenario.write("apple/quiet.txt", [Self.currentHeader] + documented.map { row($0, sku: "gems60") })
+        #expect(try scenario.run(asOf: "2026-11-30T00:00:00Z").ingest.warnings == [])
+        // Lower case is not Apple's spelling either: a code is compared as Apple writes it.
+        try scenario.write("apple/new.txt", [Self.currentHeader, row("1F"), row("IAX", sku: "gems60"), row("ia1", sku: "gems60"), row("IAX", sku: "gems60")])
+        let result = try scenario.run(asOf: "2026-11-30T00:00:00Z")
+        #expect(result.ingest.warnings == [
+            "3 Sales Report rows have a Product Type Identifier iaprecon does not know (IAX 2, ia1 1); they are read as the app's own rows, "
+                + "so they are left out of the tie-out: if Apple added an in-app type, its sales are not compared; "
+                + "apple/new.txt:3, apple/new.txt:4, apple/new.txt:5",
+        ])
+        let new = try #require(result.ingest.files.first { $0.path == "apple/new.txt" })
+        #expect(new.counts == LineCounts(read: 4, accepted: 0, ignored: 4))
+        // The next night reads no new report: nothing to say again.
+        #expect(try scenario.run(asOf: "2026-11-30T00:00:00Z").ingest.warnings == [])
+    }
+
     @Test("a header row inside the file (two reports in one) is rejected, not ignored as one of the app's rows; the rows around it are read as before")
     func repeatedHeader() throws {
         let parsed = IngestLine.csv(.apple, Self.currentReport + Self.currentReport)

@@ -16,8 +16,9 @@ struct LineBatch: Sendable {
     /// By `RawTable.rawValue`.
     private(set) var rows: [PackedRows] = RawTable.allCases.map { PackedRows(table: $0.rawValue) }
     private(set) var rejects: [Reject] = []
-    /// Accepted notifications of a type Apple does not document, by line of the batch (ingest names them).
-    var unknownNotificationTypes: [(line: Int, type: String)] = []
+    /// Lines of a type Apple does not document, by line of the batch (ingest names them): accepted
+    /// notifications of an unknown `notificationType`, Sales Report rows of an unknown Product Type Identifier.
+    var undocumentedTypes: [(line: Int, type: String)] = []
 
     init() {}
 

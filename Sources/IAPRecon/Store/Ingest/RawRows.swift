@@ -111,6 +111,12 @@ extension SalesReportLine {
         RawRow(.appleSales, [.text(day), .null, .text(productType), .null, .null, .null, .null, .null, .null])
     }
 
+    /// The Product Type Identifier of a `coverageRow` (an app row of the report), or nil for any other row.
+    static func productType(ofCoverage row: RawRow) -> String? {
+        guard row.table == .appleSales, row.values[1] == .null, case .text(let productType) = row.values[2] else { return nil }
+        return productType
+    }
+
     func rawRow() -> RawRow {
         RawRow(.appleSales, [
             .text(day), .text(productID), .text(productType), .integer(units), .text(country), .text(customerPrice),
