@@ -152,8 +152,9 @@ public enum IngestStage {
     enum Planned: Sendable {
         /// Its fingerprint, to tell whether the store holds these bytes already.
         case hashed(Fingerprint)
-        /// A file the store has never held: it is parsed whatever its bytes, so only its size and
-        /// time are taken here, and its first job hashes it on the pool beside the others' parsing.
+        /// A file the store has never held, or one this run's clock judges otherwise: it is parsed
+        /// whatever its bytes, so only its size and time are taken here, and its first job hashes
+        /// it on the pool beside the others' parsing.
         case unseen(bytes: Int, modifiedNs: Int64)
 
         var bytes: Int {
@@ -170,7 +171,12 @@ public enum IngestStage {
     /// A file whose size and modification time are what they were when it was stored, and which
     /// had then been left alone for a second already, is not read again: any later write would
     /// have moved its modification time. So a night over months of history reads only new files.
-    static func plan(_ files: [SourceFile], known: [String: KnownFile], jobs: Int) throws -> [Result<Planned, InputError>] {
+    ///
+    /// A stored file whose lines this run's clock judges otherwise (`LineRules.judgesOtherwise`:
+    /// `earliestFuture` holds, by path, the earliest event time each file's lines were rejected for
+    /// as in the future) is parsed again whatever its bytes, as a fresh store would read it.
+    static func plan(_ files: [SourceFile], known: [String: KnownFile], rules: LineRules = LineRules(), earliestFuture: [String: Int64] = [:],
+                     jobs: Int) throws -> [Result<Planned, InputError>] {
         var results: [Result<Planned, InputError>] = []
         try WorkerPool(width: jobs).run(count: files.count, produce: { index, send in
             send(Result { () throws(InputError) -> Planned in
@@ -180,7 +186,10 @@ public enum IngestStage {
                     throw InputError(path: file.absolutePath, reason: String(cString: strerror(errno)))
                 }
                 let modifiedNs = Int64(status.st_mtim.tv_sec) * 1_000_000_000 + Int64(status.st_mtim.tv_nsec)
-                guard let previous = known[file.relativePath] else { return .unseen(bytes: Int(status.st_size), modifiedNs: modifiedNs) }
+                guard let previous = known[file.relativePath],
+                      !rules.judgesOtherwise(previous, earliestFutureMs: earliestFuture[file.relativePath]) else {
+                    return .unseen(bytes: Int(status.st_size), modifiedNs: modifiedNs)
+                }
                 if previous.bytes == Int(status.st_size), previous.modifiedNs == modifiedNs, modifiedNs / 1_000_000 <= previous.ingestedMs - 1_000 {
                     return .hashed(Fingerprint(hash: previous.hash, bytes: previous.bytes, modifiedNs: modifiedNs))
                 }
@@ -220,7 +229,12 @@ public enum IngestStage {
         var jobs: [Job] = []
         var outcomes: [IngestedFile?] = Array(repeating: nil, count: files.count)
         var failures: [InputError?] = Array(repeating: nil, count: files.count)
-        let planned = try plan(files, known: known, jobs: width)
+        var earliestFuture: [String: Int64] = [:]
+        for (path, reason) in try store.rejectReasons(startingWith: LineRules.futureReasonPrefix) {
+            guard let ms = LineRules.futureEventTime(inReason: reason) else { continue }
+            earliestFuture[path] = min(earliestFuture[path] ?? ms, ms)
+        }
+        let planned = try plan(files, known: known, rules: rules, earliestFuture: earliestFuture, jobs: width)
         Trace.mark("ingest planned files")
         // Each parsed file's fingerprint: from planning, or sent by its first job.
         var prints: [Fingerprint?] = Array(repeating: nil, count: files.count)

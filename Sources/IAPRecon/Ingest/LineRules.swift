@@ -43,7 +43,28 @@ public struct LineRules: Sendable, Equatable {
     /// Rejects an event time more than a day after the run's clock (`time in the future`).
     func checkEventTime(_ ms: Int64?, field: String) throws(LineReject) {
         guard let ms, ms > nowMs + Self.futureToleranceMs else { return }
-        throw LineReject("time in the future: '\(field)' is \(Timestamp.iso8601(ms))")
+        throw LineReject("\(Self.futureReasonPrefix)'\(field)' is \(Timestamp.iso8601(ms))")
+    }
+
+    /// How a `time in the future` reason begins; the event time it names, in UTC, ends it.
+    static let futureReasonPrefix = "time in the future: "
+
+    /// The event time a `time in the future` reason names.
+    static func futureEventTime(inReason reason: String) -> Int64? {
+        guard reason.hasPrefix(futureReasonPrefix), let named = reason.range(of: " is ", options: .backwards) else { return nil }
+        return Timestamp.parse(String(reason[named.upperBound...]))
+    }
+
+    /// Whether this run's clock judges a stored file's lines otherwise than the clock of the run
+    /// that read it: the earliest line it rejected as in the future (`earliestFutureMs`) no longer
+    /// is, or its latest accepted event time now is. The clock moves every night, and a fresh
+    /// store reads every line by tonight's clock, so such a file is read again.
+    func judgesOtherwise(_ file: KnownFile, earliestFutureMs: Int64?) -> Bool {
+        let limit = nowMs + Self.futureToleranceMs
+        if let earliestFutureMs, earliestFutureMs <= limit { return true }
+        if let latest = file.latestMs, latest > limit { return true }
+        if let wall = file.latestMMPWallMs, mmpZone.utc(fromLocal: wall) > limit { return true }
+        return false
     }
 
     /// Rejects a receipt or V2 transaction of another app (`foreign bundle com.other.app`).

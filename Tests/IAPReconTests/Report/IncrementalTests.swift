@@ -262,6 +262,45 @@ struct IncrementalTests {
         #expect(try scenario.open().scalar("SELECT group_concat(user_id) FROM raw_server__orders WHERE order_id = 'o_1'") == .text("u_2"))
     }
 
+    @Test("a line rejected as in the future is read once the clock passes it, and rejected again by an earlier clock, as a fresh store reads it")
+    func clockPassesFutureLine() throws {
+        // The delivery is stamped more than a day after night 1's clock: rejected then.
+        let server = [Line.order("2026-11-01T10:00:00Z", "o_1", "u_1", "gems60"), Line.delivered("2026-11-04T10:00:00Z", "u_1", "t_9", "gems60")]
+        let other = [Line.order("2026-11-01T11:00:00Z", "o_2", "u_2", "gems60")]
+        let asOf = "2026-11-05T00:00:00Z"
+        let incremental = try Scenario()
+        try incremental.catalog()
+        _ = try incremental.write("server/a.jsonl", server).write("server/b.jsonl", other)
+        _ = try run(incremental, input: incremental.input, now: "2026-11-02T00:00:00Z", asOf: asOf)
+        #expect(try incremental.output("rejects.csv").contains("server/a.jsonl,2,time in the future: 'ts' is 2026-11-04T10:00:00.000Z"))
+        func status(_ result: RunResult, _ path: String) -> IngestedFile.Status? { result.ingest.files.first { $0.path == path }?.status }
+
+        // Near miss: the clock moved, but the line is still more than a day ahead of it, so nothing is read again.
+        let night2 = try run(incremental, input: incremental.input, now: "2026-11-03T09:00:00Z", asOf: asOf)
+        #expect(night2.ingest.files.allSatisfy { $0.status == .unchanged })
+        // Within a day of the clock the line can be true: its file is read again, the other is not.
+        let night3 = try run(incremental, input: incremental.input, now: "2026-11-03T12:00:00Z", asOf: asOf)
+        #expect(status(night3, "server/a.jsonl") == .replaced && status(night3, "server/b.jsonl") == .unchanged)
+        #expect(try !incremental.output("rejects.csv").contains("time in the future"))
+        #expect(try Scenario.findings(incremental.open()).filter { $0.kind == .orphanDelivery }.map(\.transactionID) == ["t_9"])
+        let full = try Scenario()
+        try full.catalog()
+        _ = try full.write("server/a.jsonl", server).write("server/b.jsonl", other)
+        _ = try run(full, input: full.input, now: "2026-11-03T12:00:00Z", asOf: asOf)
+        try expectSame(incremental, full, "clock passed the line")
+        // Read by that clock, the file is not read again the next night.
+        #expect(try run(incremental, input: incremental.input, now: "2026-11-04T00:00:00Z", asOf: asOf).ingest.files.allSatisfy { $0.status == .unchanged })
+
+        // A run with an earlier clock (a replayed day) rejects the line again, as a fresh store with that clock does.
+        let back = try run(incremental, input: incremental.input, now: "2026-11-02T00:00:00Z", asOf: asOf)
+        #expect(status(back, "server/a.jsonl") == .replaced && status(back, "server/b.jsonl") == .unchanged)
+        let earlier = try Scenario()
+        try earlier.catalog()
+        _ = try earlier.write("server/a.jsonl", server).write("server/b.jsonl", other)
+        _ = try run(earlier, input: earlier.input, now: "2026-11-02T00:00:00Z", asOf: asOf)
+        try expectSame(incremental, earlier, "clock set back")
+    }
+
     @Test("a report writes again every user whose stored install differs in any column, and leaves the others")
     func userInstallsRewrittenWhereTheyDiffer() throws {
         let scenario = try Scenario()
@@ -853,5 +892,14 @@ struct IncrementalTests {
     private func run(_ scenario: Scenario, input: String) throws -> RunResult {
         try Pipeline.run(RunOptions(input: input, databasePath: scenario.databasePath, outFolder: scenario.out, jobs: 2,
                                     lineRules: LineRules(signatures: .testChain), reconcile: ReconcileSettings(), report: ReportSettings(outFolder: scenario.out)), progress: nil)
+    }
+
+    /// A run by the clock `now`, judging as of `asOf`.
+    private func run(_ scenario: Scenario, input: String, now: String, asOf: String) throws -> RunResult {
+        var rules = LineRules(signatures: .testChain)
+        rules.nowMs = Timestamp.parse(now) ?? 0
+        return try Pipeline.run(RunOptions(input: input, databasePath: scenario.databasePath, outFolder: scenario.out, jobs: 2, lineRules: rules,
+                                           reconcile: ReconcileSettings(asOfMs: Timestamp.parse(asOf)), report: ReportSettings(outFolder: scenario.out)),
+                                progress: nil)
     }
 }

@@ -4,6 +4,8 @@
 protocol IngestStore {
     /// What the store knows of each file it read, by path under the input folder.
     func knownFiles() throws -> [String: KnownFile]
+    /// The reasons of the stored rejects that start with `prefix`, with their file's path.
+    func rejectReasons(startingWith prefix: String) throws -> [(path: String, reason: String)]
     /// The store's device-id key, made on first use.
     func deviceIDPseudonyms() throws -> DeviceIDPseudonyms
     /// A stored file found with the same bytes and a new modification time: the time (and the
@@ -43,4 +45,8 @@ struct KnownFile: Sendable {
     var modifiedNs: Int64?
     var ingestedMs: Int64
     var counts: LineCounts
+    /// The latest event time of its accepted lines (UTC) and of its MMP rows (`Event Time` on the
+    /// wall clock): what a run's clock accepted of it.
+    var latestMs: Int64? = nil
+    var latestMMPWallMs: Int64? = nil
 }

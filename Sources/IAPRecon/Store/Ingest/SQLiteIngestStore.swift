@@ -16,6 +16,10 @@ struct SQLiteIngestStore: IngestStore {
         try StoredFiles.known(database)
     }
 
+    func rejectReasons(startingWith prefix: String) throws -> [(path: String, reason: String)] {
+        try StoredFiles.rejectReasons(startingWith: prefix, in: database)
+    }
+
     func deviceIDPseudonyms() throws -> DeviceIDPseudonyms {
         try StoredDeviceIDKey.pseudonyms(database)
     }

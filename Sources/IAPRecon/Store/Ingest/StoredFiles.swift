@@ -11,16 +11,29 @@ public enum StoredFiles {
                 ingestedMs: row.int(Column.ingestedMs),
                 counts: LineCounts(read: Int(row.int(Column.read)), accepted: Int(row.int(Column.accepted)),
                                    rejected: Int(row.int(Column.rejected)), blank: Int(row.int(Column.blank)),
-                                   ignored: Int(row.int(Column.ignored))))
+                                   ignored: Int(row.int(Column.ignored))),
+                latestMs: row.optionalInt(Column.latestMs), latestMMPWallMs: row.optionalInt(Column.latestMMPWallMs))
         }
         return known
     }
 
+    /// The reasons of the stored rejects that start with `prefix`, with their file's path.
+    static func rejectReasons(startingWith prefix: String, in database: Database) throws -> [(path: String, reason: String)] {
+        var reasons: [(path: String, reason: String)] = []
+        try database.forEach("""
+            SELECT f.path, r.reason FROM rejects r JOIN files f USING (file_id) WHERE substr(r.reason, 1, length(?1)) = ?1
+            """, [.text(prefix)]) { reasons.append(($0.string(0), $0.string(1))) }
+        return reasons
+    }
+
     /// What `known` selects of a file.
     private enum KnownColumn: Int, SelectedColumn {
-        case path, hash, read, accepted, rejected, blank, ignored, bytes, modifiedNs, ingestedMs
+        case path, hash, read, accepted, rejected, blank, ignored, bytes, modifiedNs, ingestedMs, latestMs, latestMMPWallMs
         var sql: String {
-            ["path", "content_hash", "lines_read", "accepted", "rejected", "blank", "ignored", "bytes", "mtime_ns", "ingested_ms"][rawValue]
+            [
+                "path", "content_hash", "lines_read", "accepted", "rejected", "blank", "ignored", "bytes", "mtime_ns", "ingested_ms",
+                "latest_ms", "latest_mmp_wall_ms",
+            ][rawValue]
         }
     }
 
