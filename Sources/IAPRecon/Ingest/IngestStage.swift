@@ -187,7 +187,7 @@ public enum IngestStage {
                 }
                 let modifiedNs = Int64(status.st_mtim.tv_sec) * 1_000_000_000 + Int64(status.st_mtim.tv_nsec)
                 guard let previous = known[file.relativePath],
-                      !rules.judgesOtherwise(previous, earliestFutureMs: earliestFuture[file.relativePath]) else {
+                      !rules.judgesOtherwise(previous, kind: file.kind, earliestFutureMs: earliestFuture[file.relativePath]) else {
                     return .unseen(bytes: Int(status.st_size), modifiedNs: modifiedNs)
                 }
                 if previous.bytes == Int(status.st_size), previous.modifiedNs == modifiedNs, modifiedNs / 1_000_000 <= previous.ingestedMs - 1_000 {
@@ -297,7 +297,7 @@ public enum IngestStage {
                 return
             }
             if job.isFirst, writer == nil {
-                writer = try store.beginFile(path: file.relativePath, source: file.kind, hash: print.hash, bytes: print.bytes,
+                writer = try store.beginFile(path: file.relativePath, source: file.kind, readWith: rules.readWith(file.kind), hash: print.hash, bytes: print.bytes,
                                              modifiedNs: print.modifiedNs)
                 lineOffset = 0
                 unknownTypes = UndocumentedTypes(file.kind == .apple ? .salesReportRows : .notifications)

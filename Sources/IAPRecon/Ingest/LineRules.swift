@@ -55,11 +55,25 @@ public struct LineRules: Sendable, Equatable {
         return Timestamp.parse(String(reason[named.upperBound...]))
     }
 
-    /// Whether this run's clock judges a stored file's lines otherwise than the clock of the run
-    /// that read it: the earliest line it rejected as in the future (`earliestFutureMs`) no longer
-    /// is, or its latest accepted event time now is. The clock moves every night, and a fresh
-    /// store reads every line by tonight's clock, so such a file is read again.
-    func judgesOtherwise(_ file: KnownFile, earliestFutureMs: Int64?) -> Bool {
+    /// The rules besides the clock that judge the lines of a `kind` file, as the store records them
+    /// with it: for Apple's payloads the app (`--bundle-id`) and the trusted signatures, for MMP
+    /// rows the zone of their times (`--mmp-tz`); nil for the other sources.
+    func readWith(_ kind: SourceKind) -> String? {
+        switch kind {
+        case .receipts, .notifications: "bundle \(bundleID ?? "any"); signatures \(signatures.check.trusted)"
+        case .attribution: "mmp-tz \(mmpZone.identifier)"
+        default: nil
+        }
+    }
+
+    /// Whether this run judges a stored file's lines otherwise than the run that read it: another
+    /// `readWith` for its kind (a store from before these were recorded has none: its files are
+    /// judged by the rules they were read with), or a clock by which the earliest line it rejected
+    /// as in the future (`earliestFutureMs`) no longer is, or its latest accepted event time now
+    /// is. The clock moves every night, and a fresh store reads every line by tonight's rules, so
+    /// such a file is read again.
+    func judgesOtherwise(_ file: KnownFile, kind: SourceKind, earliestFutureMs: Int64?) -> Bool {
+        if let stored = file.readWith, stored != readWith(kind) { return true }
         let limit = nowMs + Self.futureToleranceMs
         if let earliestFutureMs, earliestFutureMs <= limit { return true }
         if let latest = file.latestMs, latest > limit { return true }

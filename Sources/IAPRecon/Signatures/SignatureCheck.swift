@@ -20,6 +20,18 @@ public enum SignatureCheck: Sendable, Equatable {
         }
     }
 
+    /// Names what the mode trusts, the same for the same roots in any order: `unchecked`, `apple`, or
+    /// `apple+` and a digest of the other roots. A stored file records the mode its JWS were judged by.
+    var trusted: String {
+        switch self {
+        case .trustUnsigned: return "unchecked"
+        case .verify(let roots) where roots.isEmpty: return "apple"
+        case .verify(let roots):
+            let digest = SHA256.hash(roots.sorted { $0.lexicographicallyPrecedes($1) }.flatMap { SHA256.hash($0) })
+            return "apple+" + digest.prefix(8).map { String(format: "%02x", $0) }.joined()
+        }
+    }
+
     /// Apple's root plus the certificates of `pemFiles`.
     /// - Throws: `InputError` naming a file that cannot be read or holds no certificate.
     public static func trusting(pemFiles: [String]) throws(InputError) -> SignatureCheck {

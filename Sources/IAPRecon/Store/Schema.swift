@@ -687,6 +687,17 @@ public enum Schema {
               PRIMARY KEY (file_id, line, item)
             ) WITHOUT ROWID;
             """),
+        // The rules besides the clock that judged a file's lines (`LineRules.readWith`): a run with
+        // other rules reads the file again, as a fresh store would read it. Files stored before have
+        // none, and keep their rows until they change. A table beside `files`, not a column of it,
+        // so that the migration can run again on a store that has it.
+        (24, """
+            DROP TABLE IF EXISTS file_rules;
+            CREATE TABLE file_rules (
+              file_id INTEGER PRIMARY KEY REFERENCES files(file_id) ON DELETE CASCADE,
+              read_with TEXT NOT NULL
+            );
+            """),
     ]
 
     public static var latestVersion: Int { migrations.last?.id ?? 0 }

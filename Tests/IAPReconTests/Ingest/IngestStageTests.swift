@@ -53,6 +53,21 @@ struct IngestStageTests {
         #expect(try ingest(scenario).unknownNotificationTypes.total == 0)
     }
 
+    @Test("what a file is read with names the app, the trusted roots (in any order) or the MMP zone; sources judged by the clock alone record nothing")
+    func readWith() throws {
+        let (a, b): ([UInt8], [UInt8]) = ([1, 2, 3], [4, 5])
+        let zone = try #require(Zone("Asia/Tokyo"))
+        #expect(LineRules().readWith(.receipts) == "bundle any; signatures apple")
+        #expect(LineRules(bundleID: "com.example.game", signatures: .trustUnsigned).readWith(.notifications)
+            == "bundle com.example.game; signatures unchecked")
+        #expect(LineRules(mmpZone: zone).readWith(.attribution) == "mmp-tz Asia/Tokyo")
+        #expect(LineRules(mmpZone: zone).readWith(.server) == nil)
+        #expect(LineRules(mmpZone: zone).readWith(.registrations) == nil)
+        let both = SignatureCheck.verify(extraRoots: [a, b]).trusted
+        #expect(both == SignatureCheck.verify(extraRoots: [b, a]).trusted)
+        #expect(both.hasPrefix("apple+") && both != SignatureCheck.verify(extraRoots: [a]).trusted)
+    }
+
     @Test("re-ingesting unchanged files does nothing: same counts, same store, status unchanged")
     func idempotent() throws {
         let scenario = try Scenario()

@@ -301,6 +301,56 @@ struct IncrementalTests {
         try expectSame(incremental, earlier, "clock set back")
     }
 
+    @Test("a run with another --bundle-id or --mmp-tz reads again the files those judge, as a fresh store reads them; other files are not read again")
+    func otherRulesReadAgain() throws {
+        // A receipt of another app, delivered: ours without --bundle-id, rejected with it.
+        let purchase = Line.ms("2026-11-01T10:00:00Z")
+        let receipts = [#"{"received_at":"2026-11-01T10:01:00Z","user_id":"u_1","transactions":[{"transactionId":"t_1","originalTransactionId":"t_1","bundleId":"com.other.app","productId":"gems60","purchaseDate":\#(purchase),"quantity":1,"inAppOwnershipType":"PURCHASED","environment":"Production","price":990,"currency":"USD","storefront":"USA"}]}"#]
+        let server = [Line.delivered("2026-11-01T10:02:00Z", "u_1", "t_1", "gems60")]
+        // An install whose time carries its own offset: the same instant in any --mmp-tz.
+        let mmp = ["Install Time,Event Time,Event Name,Media Source,Campaign,Customer User ID",
+                   "2026-11-02 05:00:00+00:00,2026-11-02 05:00:00+00:00,install,Facebook Ads,c1,u_1"]
+        let registrations = [#"{"ts":"2026-11-03T00:10:00Z","user_id":"u_1","method":"email","country":"US"}"#]
+        func write(_ scenario: Scenario) throws {
+            try scenario.catalog()
+            _ = try scenario.write("receipts/r.jsonl", receipts).write("server/s.jsonl", server)
+                .write("attribution/a.csv", mmp).write("registrations/r.jsonl", registrations)
+        }
+        func run(_ scenario: Scenario, bundle: String?, mmpZone: String) throws -> RunResult {
+            let zone = try #require(Zone(mmpZone))
+            return try Pipeline.run(RunOptions(
+                input: scenario.input, databasePath: scenario.databasePath, outFolder: scenario.out, jobs: 2,
+                lineRules: LineRules(bundleID: bundle, mmpZone: zone, signatures: .testChain),
+                reconcile: ReconcileSettings(asOfMs: Line.ms("2026-11-05T00:00:00Z"), mmpZone: zone), report: ReportSettings(outFolder: scenario.out)),
+                progress: nil)
+        }
+        func read(_ result: RunResult) -> [String] { result.ingest.files.filter { $0.status != .unchanged }.map(\.path).sorted() }
+        let incremental = try Scenario()
+        try write(incremental)
+        _ = try run(incremental, bundle: nil, mmpZone: "UTC")
+        // Near miss: the same rules read nothing again.
+        #expect(read(try run(incremental, bundle: nil, mmpZone: "UTC")) == [])
+
+        let bundled = try run(incremental, bundle: "com.example.game", mmpZone: "UTC")
+        #expect(read(bundled) == ["receipts/r.jsonl"])
+        #expect(try incremental.output("rejects.csv").contains("receipts/r.jsonl,1,foreign bundle com.other.app"))
+        #expect(try Scenario.findings(incremental.open()).filter { $0.kind == .orphanDelivery }.map(\.transactionID) == ["t_1"])
+        let freshBundled = try Scenario()
+        try write(freshBundled)
+        _ = try run(freshBundled, bundle: "com.example.game", mmpZone: "UTC")
+        try expectSame(incremental, freshBundled, "--bundle-id added")
+
+        let tokyo = try run(incremental, bundle: "com.example.game", mmpZone: "Asia/Tokyo")
+        #expect(read(tokyo) == ["attribution/a.csv"])
+        #expect(try incremental.output("attribution.csv").contains("2026-11-02,Facebook Ads,c1,1,1,"))
+        let freshTokyo = try Scenario()
+        try write(freshTokyo)
+        _ = try run(freshTokyo, bundle: "com.example.game", mmpZone: "Asia/Tokyo")
+        try expectSame(incremental, freshTokyo, "--mmp-tz changed")
+        // Read by these rules, nothing is read again the next night.
+        #expect(read(try run(incremental, bundle: "com.example.game", mmpZone: "Asia/Tokyo")) == [])
+    }
+
     @Test("a report writes again every user whose stored install differs in any column, and leaves the others")
     func userInstallsRewrittenWhereTheyDiffer() throws {
         let scenario = try Scenario()

@@ -31,6 +31,7 @@ struct SchemaTests {
         21: "f9284df15f2deff5",
         22: "b70cd853b0305fd1",
         23: "7e813f0461b6c03e",
+        24: "1f293fdb7c7091c7",
     ]
 
     @Test("a released migration's text never changes, and every migration is recorded as released")

@@ -15,7 +15,7 @@ final class FileWriter: StoredFileWriter {
 
     /// Begins storing the file at `path` (relative to the input folder) of `source`, of these
     /// contents: it replaces a stored file of that path when it commits.
-    init(database: Database, path: String, source: SourceKind, hash: String, bytes: Int, modifiedNs: Int64) throws {
+    init(database: Database, path: String, source: SourceKind, readWith: String?, hash: String, bytes: Int, modifiedNs: Int64) throws {
         self.database = database
         self.bytes = bytes
         try database.execute("BEGIN IMMEDIATE")
@@ -31,6 +31,9 @@ final class FileWriter: StoredFileWriter {
                 VALUES (?, ?, ?, ?, 0, 0, 0, 0, 0, ?, ?) RETURNING file_id
                 """, [.text(path), .text(source.rawValue), .text(hash), .integer(Int64(bytes)),
                       .integer(Int64(Date().timeIntervalSince1970 * 1000)), .integer(modifiedNs)]) { id = $0.int(0) }
+            if let readWith {
+                try database.run("INSERT INTO file_rules (file_id, read_with) VALUES (?, ?)", [.integer(id), .text(readWith)])
+            }
             fileID = id
             inserts = try Self.insertSQL.map { (try database.cached($0.one), try database.cached($0.group)) }
         } catch {

@@ -19,7 +19,7 @@ protocol IngestStore {
     func endLoad(bulk: Bool)
     /// Begins storing the file at `path` (relative to the input folder) of `source`, of these
     /// contents: it replaces a stored file of that path when it commits.
-    func beginFile(path: String, source: SourceKind, hash: String, bytes: Int, modifiedNs: Int64) throws -> any StoredFileWriter
+    func beginFile(path: String, source: SourceKind, readWith: String?, hash: String, bytes: Int, modifiedNs: Int64) throws -> any StoredFileWriter
     /// Records what the input folder held: each stored file is present or not, and the files
     /// that match no source replace the previous run's list.
     func recordListing(present: [String], ignored: [String]) throws
@@ -49,4 +49,6 @@ struct KnownFile: Sendable {
     /// wall clock): what a run's clock accepted of it.
     var latestMs: Int64? = nil
     var latestMMPWallMs: Int64? = nil
+    /// The rules its lines were judged by besides the clock (`LineRules.readWith`).
+    var readWith: String? = nil
 }

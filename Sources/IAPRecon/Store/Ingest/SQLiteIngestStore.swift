@@ -51,8 +51,8 @@ struct SQLiteIngestStore: IngestStore {
         }
     }
 
-    func beginFile(path: String, source: SourceKind, hash: String, bytes: Int, modifiedNs: Int64) throws -> any StoredFileWriter {
-        try FileWriter(database: database, path: path, source: source, hash: hash, bytes: bytes, modifiedNs: modifiedNs)
+    func beginFile(path: String, source: SourceKind, readWith: String?, hash: String, bytes: Int, modifiedNs: Int64) throws -> any StoredFileWriter {
+        try FileWriter(database: database, path: path, source: source, readWith: readWith, hash: hash, bytes: bytes, modifiedNs: modifiedNs)
     }
 
     func unanswerableConsumptionRequests(in paths: [String]) throws -> [String] {

@@ -5,14 +5,15 @@ public enum StoredFiles {
     static func known(_ database: Database) throws -> [String: KnownFile] {
         var known: [String: KnownFile] = [:]
         typealias Column = KnownColumn
-        try database.forEach("SELECT \(Column.selectList) FROM files") { row in
+        try database.forEach("SELECT \(Column.selectList) FROM files LEFT JOIN file_rules USING (file_id)") { row in
             known[row.string(Column.path)] = KnownFile(
                 hash: row.string(Column.hash), bytes: Int(row.int(Column.bytes)), modifiedNs: row.optionalInt(Column.modifiedNs),
                 ingestedMs: row.int(Column.ingestedMs),
                 counts: LineCounts(read: Int(row.int(Column.read)), accepted: Int(row.int(Column.accepted)),
                                    rejected: Int(row.int(Column.rejected)), blank: Int(row.int(Column.blank)),
                                    ignored: Int(row.int(Column.ignored))),
-                latestMs: row.optionalInt(Column.latestMs), latestMMPWallMs: row.optionalInt(Column.latestMMPWallMs))
+                latestMs: row.optionalInt(Column.latestMs), latestMMPWallMs: row.optionalInt(Column.latestMMPWallMs),
+                readWith: row.optionalString(Column.readWith))
         }
         return known
     }
@@ -28,11 +29,11 @@ public enum StoredFiles {
 
     /// What `known` selects of a file.
     private enum KnownColumn: Int, SelectedColumn {
-        case path, hash, read, accepted, rejected, blank, ignored, bytes, modifiedNs, ingestedMs, latestMs, latestMMPWallMs
+        case path, hash, read, accepted, rejected, blank, ignored, bytes, modifiedNs, ingestedMs, latestMs, latestMMPWallMs, readWith
         var sql: String {
             [
                 "path", "content_hash", "lines_read", "accepted", "rejected", "blank", "ignored", "bytes", "mtime_ns", "ingested_ms",
-                "latest_ms", "latest_mmp_wall_ms",
+                "latest_ms", "latest_mmp_wall_ms", "read_with",
             ][rawValue]
         }
     }
