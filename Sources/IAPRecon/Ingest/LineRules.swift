@@ -60,10 +60,17 @@ public struct LineRules: Sendable, Equatable {
     /// rows the zone of their times (`--mmp-tz`); nil for the other sources.
     func readWith(_ kind: SourceKind) -> String? {
         switch kind {
-        case .receipts, .notifications: "bundle \(bundleID ?? "any"); signatures \(signatures.check.trusted)"
+        case .receipts, .notifications: "bundle \(bundleID ?? "any"); \(Self.signaturesLabel)\(signatures.check.trusted)"
         case .attribution: "mmp-tz \(mmpZone.identifier)"
         default: nil
         }
+    }
+
+    private static let signaturesLabel = "signatures "
+
+    /// The trusted signatures (`SignatureCheck.trusted`) a `readWith` text names, if it names them.
+    public static func trustedSignatures(inReadWith text: String) -> String? {
+        text.range(of: signaturesLabel).map { String(text[$0.upperBound...]) }
     }
 
     /// Whether this run judges a stored file's lines otherwise than the run that read it: another

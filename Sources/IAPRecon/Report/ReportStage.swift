@@ -5,8 +5,9 @@ public struct ReportSettings: Sendable {
     public var outFolder: String
     public var zone: Zone = .utc
     public var currency: String = "USD"
-    /// How ingest checked JWS signatures, for `summary.json`.
-    public var signatures: SignatureCheck = .appleOnly
+    /// How ingest checked JWS signatures, for `summary.json`; nil (a report run on its own) takes
+    /// what the stored receipts and notifications were read with.
+    public var signatures: SignatureCheck?
     /// A store whose published first sightings before this report's as-of count as earlier
     /// reports: the store a replayed night was taken from, so the night's `new` and `first_seen`
     /// are what that night said, not a fresh store's.
@@ -14,7 +15,7 @@ public struct ReportSettings: Sendable {
 
     public var reportingCurrency: ReportingCurrency { ReportingCurrency(currency) }
 
-    public init(outFolder: String, zone: Zone = .utc, currency: String = "USD", signatures: SignatureCheck = .appleOnly) {
+    public init(outFolder: String, zone: Zone = .utc, currency: String = "USD", signatures: SignatureCheck? = nil) {
         self.outFolder = outFolder
         self.zone = zone
         self.currency = currency

@@ -55,7 +55,7 @@ enum SummaryReport {
             ("grace_hours", .number(Money.format(Decimal(graceMs) / 3_600_000))),
             ("time_zone", .string(settings.zone.identifier)),
             ("reporting_currency", .string(settings.currency)),
-            ("signatures", settings.signatures.summary),
+            ("signatures", signatures(settings: settings, counts: counts)),
             ("inputs", .object([
                 ("files", .array(counts.files.map { file in
                     .object([
@@ -103,6 +103,18 @@ enum SummaryReport {
                 })),
             ])),
         ])
+    }
+
+    /// Which signatures ingest trusted: the run's own setting, or for a report run on its own, the
+    /// one mode the stored receipts and notifications were all read with (Apple's root alone when
+    /// the store recorded none, as before it kept them).
+    static func signatures(settings: ReportSettings, counts: Counts) -> JSONValue {
+        if let check = settings.signatures { return check.summary }
+        let trusted = Set(counts.readWith.compactMap(LineRules.trustedSignatures(inReadWith:)))
+        guard trusted.count == 1, let only = trusted.first, let summary = SignatureCheck.summary(ofTrusted: only) else {
+            return SignatureCheck.appleOnly.summary
+        }
+        return summary
     }
 }
 

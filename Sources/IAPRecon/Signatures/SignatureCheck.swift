@@ -21,14 +21,26 @@ public enum SignatureCheck: Sendable, Equatable {
     }
 
     /// Names what the mode trusts, the same for the same roots in any order: `unchecked`, `apple`, or
-    /// `apple+` and a digest of the other roots. A stored file records the mode its JWS were judged by.
+    /// `apple+N:` and a digest of the N other roots. A stored file records the mode its JWS were judged by.
     var trusted: String {
         switch self {
         case .trustUnsigned: return "unchecked"
         case .verify(let roots) where roots.isEmpty: return "apple"
         case .verify(let roots):
             let digest = SHA256.hash(roots.sorted { $0.lexicographicallyPrecedes($1) }.flatMap { SHA256.hash($0) })
-            return "apple+" + digest.prefix(8).map { String(format: "%02x", $0) }.joined()
+            return "apple+\(roots.count):" + digest.prefix(8).map { String(format: "%02x", $0) }.joined()
+        }
+    }
+
+    /// The summary of the mode `trusted` names (`SignatureCheck.trusted`), or nil for another text.
+    static func summary(ofTrusted trusted: String) -> JSONValue? {
+        switch trusted {
+        case "unchecked": return SignatureCheck.trustUnsigned.summary
+        case "apple": return SignatureCheck.appleOnly.summary
+        default:
+            guard trusted.hasPrefix("apple+"), let colon = trusted.firstIndex(of: ":"),
+                  let count = Int(trusted[trusted.index(trusted.startIndex, offsetBy: 6)..<colon]) else { return nil }
+            return .object([("mode", .string("verified")), ("extra_trusted_roots", .int(count))])
         }
     }
 

@@ -38,7 +38,7 @@ enum Tables {
         .init(name: "schema_migrations", layer: .ledger, writer: .store, readers: []),
         .init(name: "files", layer: .ledger, writer: .ingest, readers: [.store, .normalize, .join, .report], migration: 1),
         // What judged each file's lines besides the clock (`LineRules.readWith`): other rules read it again.
-        .init(name: "file_rules", layer: .ledger, writer: .ingest, readers: [], migration: 24),
+        .init(name: "file_rules", layer: .ledger, writer: .ingest, readers: [.report], migration: 24),
         .init(name: "rejects", layer: .ledger, writer: .ingest, readers: [.report], migration: 1),
         .init(name: "ignored_files", layer: .ledger, writer: .ingest, readers: [.report], migration: 4),
         // The report's MMP segments name the key (`MMPSegment.chainSeed`): a new one rewrites an older store's ids.

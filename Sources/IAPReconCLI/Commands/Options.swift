@@ -43,7 +43,7 @@ extension ParsedCommand {
 
     func reportSettings() throws -> ReportSettings {
         ReportSettings(outFolder: declares("out") ? value("out") ?? "out" : "out", zone: try zone("tz"), currency: value("currency") ?? "USD",
-                       signatures: declares("trust-root") ? try signatureCheck() : .appleOnly)
+                       signatures: declares("trust-root") ? try signatureCheck() : nil)
     }
 
     /// `--trust-unsigned`, or Apple's root plus each `--trust-root` PEM file.

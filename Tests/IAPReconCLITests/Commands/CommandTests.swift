@@ -97,6 +97,32 @@ struct CommandTests {
         #expect(!findings.contains(",true\r\n"))
     }
 
+    @Test("a report run on its own says which signatures the stored receipts and notifications were read with, as run says of its own")
+    func reportAloneStatesStoredSignatures() throws {
+        let work = try Workspace()
+        let db = work.path("s.sqlite")
+        func signatures(_ out: String) throws -> String {
+            let summary = try work.read(out + "/summary.json")
+            guard let start = summary.range(of: "\"signatures\": {"), let end = summary[start.upperBound...].range(of: "}") else { return "" }
+            return summary[start.upperBound..<end.lowerBound].split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }.joined(separator: " ")
+        }
+        #expect(work.iaprecon(["ingest", "--input", Workspace.sampleData, "--trust-root", Workspace.sampleRoot, "--db", db, "--quiet"]).code == 0)
+        #expect(work.iaprecon(["normalize", "--db", db]).code == 0)
+        #expect(work.iaprecon(["join", "--db", db]).code == 0)
+        #expect(work.iaprecon(["report", "--db", db, "--out", work.path("verified")]).code == 0)
+        #expect(try signatures("verified") == "\"mode\": \"verified\", \"extra_trusted_roots\": 1")
+        // Ingested again trusting every payload, the files are read again: the report says so.
+        #expect(work.iaprecon(["ingest", "--input", Workspace.sampleData, "--trust-unsigned", "--db", db, "--quiet"]).code == 0)
+        #expect(work.iaprecon(["normalize", "--db", db]).code == 0)
+        #expect(work.iaprecon(["join", "--db", db]).code == 0)
+        #expect(work.iaprecon(["report", "--db", db, "--out", work.path("unsigned")]).code == 0)
+        #expect(try signatures("unsigned") == "\"mode\": \"trust_unsigned\"")
+        // Near miss: run states the mode it ran with.
+        #expect(work.iaprecon(["run", "--input", Workspace.sampleData, "--trust-root", Workspace.sampleRoot, "--db", db, "--out", work.path("run"),
+                               "--quiet"]).code == 0)
+        #expect(try signatures("run") == "\"mode\": \"verified\", \"extra_trusted_roots\": 1")
+    }
+
     @Test("a report that fails before its outputs are switched in reports nothing as seen: the next one calls its findings new and alerts")
     func failedReportKeepsFindingsNew() throws {
         let work = try Workspace()

@@ -167,6 +167,8 @@ struct SummaryCounts: Sendable {
     var failedVerifications: Int64
     var missingFromCatalog: Int64
     var bundleIDs: [String]
+    /// What the stored receipts and notifications files were read with (`LineRules.readWith`), each once.
+    var readWith: Set<String> = []
 }
 
 /// `forEachFinding`'s columns: the stored finding's, in `findings.csv`'s order (the report

@@ -17,6 +17,10 @@ enum StoredSummaryCounts {
         }
         var ignoredFiles: [String] = []
         try database.forEach("SELECT path FROM ignored_files ORDER BY path") { ignoredFiles.append($0.string(0)) }
+        var readWith = Set<String>()
+        try database.forEach("""
+            SELECT DISTINCT r.read_with FROM file_rules r JOIN files f USING (file_id) WHERE f.source IN ('receipts', 'notifications')
+            """) { readWith.insert($0.string(0)) }
 
         // One pass over the transactions for every count of them and of the orders matched to them
         // (a match is kept once, on its transaction), and one over the orders none is matched to.
@@ -49,7 +53,7 @@ enum StoredSummaryCounts {
         return Counts(files: files, ignoredFiles: ignoredFiles, totals: totals, orders: orders, unmatched: unmatched, ordersByRule: ordersByRule,
                       unpaid: unpaid, environments: environments, unmatchedTransactions: unmatchedTransactions, familyShared: familyShared,
                       failedVerifications: receipts.failedVerifications, missingFromCatalog: missingFromCatalog,
-                      bundleIDs: try bundleIDs(besides: receipts.bundleIDs, in: database))
+                      bundleIDs: try bundleIDs(besides: receipts.bundleIDs, in: database), readWith: readWith)
     }
 
     /// The distinct app bundle ids the receipts named, sorted by their bytes, and how many
