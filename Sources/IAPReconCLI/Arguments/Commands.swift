@@ -125,7 +125,7 @@ extension CommandSpec {
             that cannot be read go to the rejects with a reason. Files are parsed \
             in parallel and written in input order.
             """,
-        options: [.input, .db, .now, .bundleID, .jobs, .trustRoot, .config],
+        options: [.input, .db, .now, .mmpTZ, .bundleID, .jobs, .trustRoot, .config],
         flags: [.trustUnsigned, .quiet],
         examples: [
             ExampleSpec(
@@ -193,7 +193,7 @@ extension CommandSpec {
             Parses every input file and prints, per file, the lines read, accepted, \
             rejected and ignored, with the first rejects. Nothing is written.
             """,
-        options: [.input, .now, .bundleID, .jobs, .trustRoot],
+        options: [.input, .now, .mmpTZ, .bundleID, .jobs, .trustRoot],
         flags: [.trustUnsigned],
         examples: [
             ExampleSpec("Check a new export before loading it:", "iaprecon validate --input exports/2026-11-28")

@@ -149,6 +149,54 @@ struct CommandTests {
         #expect(try !work.read("out2/findings.csv").contains(",true\r\n"))
     }
 
+    @Test("the stages read MMP times in --mmp-tz as run does: an Event Time with its own offset, or one near the clock, lands where run puts it")
+    func stagesReadMMPTimesInTheirZone() throws {
+        let work = try Workspace()
+        let input = work.path("in")
+        try FileManager.default.createDirectory(atPath: input, withIntermediateDirectories: true)
+        for name in ["apple", "attribution", "notifications", "receipts", "registrations", "server", "spend", "catalog.csv", "fx.csv"] {
+            try FileManager.default.copyItem(atPath: Workspace.sampleData + "/" + name, toPath: input + "/" + name)
+        }
+        // Times that carry their own offset: stored on the wall clock of the zone they were read in.
+        let events = input + "/attribution/in_app_events_2026-11-20_2026-11-29.csv"
+        let installs = input + "/attribution/installs_2026-11-20_2026-11-29.csv"
+        let eventText = try String(contentsOfFile: events, encoding: .utf8)
+        let installText = try String(contentsOfFile: installs, encoding: .utf8)
+        try #require(eventText.contains("2026-11-20 09:41:10") && eventText.contains("2026-11-20 14:02:33,2026-11-20 14:03:10"))
+        try #require(installText.contains("2026-11-20 09:40:00,2026-11-20 09:40:00"))
+        try eventText.replacingOccurrences(of: "2026-11-20 09:41:10", with: "2026-11-20T09:41:10+09:00")
+            .replacingOccurrences(of: "2026-11-20 14:02:33,2026-11-20 14:03:10", with: "2026-11-20T14:02:33Z,2026-11-20T14:03:10Z")
+            .write(toFile: events, atomically: true, encoding: .utf8)
+        try installText.replacingOccurrences(of: "2026-11-20 09:40:00,2026-11-20 09:40:00", with: "2026-11-20T09:40:00+09:00,2026-11-20T09:40:00+09:00")
+            .write(toFile: installs, atomically: true, encoding: .utf8)
+        let now = ["--now", "2026-12-01T00:00:00Z"]
+        let zone = ["--mmp-tz", "Asia/Tokyo"]
+        #expect(work.iaprecon(["run", "--input", input, "--trust-root", Workspace.sampleRoot, "--db", work.path("run.sqlite"), "--out", work.path("run"), "--quiet"]
+                              + now + zone).code == 0)
+        let db = work.path("stages.sqlite")
+        #expect(work.iaprecon(["ingest", "--input", input, "--trust-root", Workspace.sampleRoot, "--db", db, "--quiet"] + now + zone).code == 0)
+        #expect(work.iaprecon(["normalize", "--db", db]).code == 0)
+        #expect(work.iaprecon(["join", "--db", db] + zone).code == 0)
+        #expect(work.iaprecon(["report", "--db", db, "--out", work.path("stages")]).code == 0)
+        for name in ["attribution.csv", "findings.csv", "transactions.csv", "rejects.csv", "revenue_daily.csv"] {
+            #expect(try work.readWithoutHistory("stages/" + name) == work.readWithoutHistory("run/" + name), "\(name)")
+        }
+        // Near miss: the zone matters to these rows, so the stages did not match run by chance.
+        #expect(work.iaprecon(["run", "--input", input, "--trust-root", Workspace.sampleRoot, "--db", work.path("utc.sqlite"), "--out", work.path("utc"), "--quiet"]
+                              + now).code == 0)
+        #expect(try work.read("utc/attribution.csv") != work.read("run/attribution.csv"))
+
+        // validate judges an Event Time near the clock in the zone run reads it in: 05:00 in Tokyo is
+        // 20:00 UTC the day before, within a day of --now; read as UTC it is in the future.
+        let nearClock = try String(contentsOfFile: events, encoding: .utf8)
+        try #require(nearClock.contains("2026-11-20T14:03:10Z"))
+        try nearClock.replacingOccurrences(of: "2026-11-20T14:03:10Z", with: "2026-12-02 05:00:00").write(toFile: events, atomically: true, encoding: .utf8)
+        let inTokyo = work.iaprecon(["validate", "--input", input, "--trust-root", Workspace.sampleRoot] + now + zone)
+        let inUTC = work.iaprecon(["validate", "--input", input, "--trust-root", Workspace.sampleRoot] + now)
+        #expect(!inTokyo.out.contains("time in the future: 'Event Time'"))
+        #expect(inUTC.out.contains("time in the future: 'Event Time' is 2026-12-02T05:00:00.000Z"))
+    }
+
     @Test("fx.csv is checked against --currency before anything else is read: exit 2 naming both currencies")
     func currencyMismatch() throws {
         let work = try Workspace()
