@@ -40,6 +40,16 @@ public struct Zone: Sendable, Equatable {
     public func utc(fromLocal localMs: Int64) -> Int64 {
         localMs - offsetMs(atLocal: localMs)
     }
+
+    /// The latest UTC instant a local wall-clock time (read as if UTC) can name: in the hour a zone
+    /// repeats when its clocks go back, the second pass, which `utc(fromLocal:)` does not pick.
+    public func latestUTC(fromLocal localMs: Int64) -> Int64 {
+        let day: Int64 = 86_400_000
+        // The offsets in force a day either side cover both passes; an instant counts when its offset is the one it used.
+        let named = [offsetMs(atUTC: localMs - day), offsetMs(atUTC: localMs + day)].map { localMs - $0 }
+            .filter { localMs - $0 == offsetMs(atUTC: $0) }
+        return named.max() ?? utc(fromLocal: localMs)
+    }
 }
 
 /// `zone.day(ms)` for many instants: one string made per day, not one per call.

@@ -84,7 +84,8 @@ public struct LineRules: Sendable, Equatable {
         let limit = nowMs + Self.futureToleranceMs
         if let earliestFutureMs, earliestFutureMs <= limit { return true }
         if let latest = file.latestMs, latest > limit { return true }
-        if let wall = file.latestMMPWallMs, mmpZone.utc(fromLocal: wall) > limit { return true }
+        // A wall time from a row with its own offset may be the second pass through a repeated hour.
+        if let wall = file.latestMMPWallMs, mmpZone.latestUTC(fromLocal: wall) > limit { return true }
         return false
     }
 

@@ -351,6 +351,40 @@ struct IncrementalTests {
         #expect(read(try run(incremental, bundle: "com.example.game", mmpZone: "Asia/Tokyo")) == [])
     }
 
+    @Test("an MMP time with its own offset in the hour --mmp-tz repeats is read again by a clock it is more than a day ahead of, as a fresh store reads it")
+    func clockJudgesRepeatedHourMMPTime() throws {
+        // 09:30 UTC on 1 November 2026 is 01:30 in Los Angeles on the clocks' second pass through 01:00-02:00
+        // (01:30 first came at 08:30 UTC): the store keeps the wall time, which names both instants.
+        let mmp = ["Install Time,Event Time,Event Name,Media Source,Campaign,Customer User ID",
+                   "2026-11-01 09:30:00+00:00,2026-11-01 09:30:00+00:00,install,Facebook Ads,c1,u_1"]
+        let registrations = [#"{"ts":"2026-10-30T00:10:00Z","user_id":"u_1","method":"email","country":"US"}"#]
+        func write(_ scenario: Scenario) throws {
+            try scenario.catalog()
+            _ = try scenario.write("attribution/a.csv", mmp).write("registrations/r.jsonl", registrations)
+        }
+        func run(_ scenario: Scenario, now: String) throws -> RunResult {
+            let zone = try #require(Zone("America/Los_Angeles"))
+            return try Pipeline.run(RunOptions(
+                input: scenario.input, databasePath: scenario.databasePath, outFolder: scenario.out, jobs: 2,
+                lineRules: LineRules(nowMs: Line.ms(now), mmpZone: zone, signatures: .testChain),
+                reconcile: ReconcileSettings(asOfMs: Line.ms("2026-11-05T00:00:00Z"), mmpZone: zone), report: ReportSettings(outFolder: scenario.out)),
+                progress: nil)
+        }
+        func read(_ result: RunResult) -> [String] { result.ingest.files.filter { $0.status != .unchanged }.map(\.path).sorted() }
+        let incremental = try Scenario()
+        try write(incremental)
+        _ = try run(incremental, now: "2026-11-05T00:00:00Z")
+        // Near miss: a clock less than a day behind 09:30 UTC still accepts the install; nothing is read again.
+        #expect(read(try run(incremental, now: "2026-10-31T09:45:00Z")) == [])
+        // A day ahead of a clock at 09:00 UTC (though 08:30 UTC, the first 01:30, is not): read again and rejected.
+        #expect(read(try run(incremental, now: "2026-10-31T09:00:00Z")) == ["attribution/a.csv"])
+        #expect(try incremental.output("rejects.csv").contains("attribution/a.csv,2,time in the future: 'Event Time' is 2026-11-01T09:30:00.000Z"))
+        let fresh = try Scenario()
+        try write(fresh)
+        _ = try run(fresh, now: "2026-10-31T09:00:00Z")
+        try expectSame(incremental, fresh, "clock set back before a repeated-hour MMP time")
+    }
+
     @Test("a report writes again every user whose stored install differs in any column, and leaves the others")
     func userInstallsRewrittenWhereTheyDiffer() throws {
         let scenario = try Scenario()
