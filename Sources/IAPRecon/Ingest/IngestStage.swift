@@ -36,7 +36,7 @@ public struct IngestReport: Sendable {
     /// `validate`: the first rejected lines, in file order (their text redacted as in `rejects.csv`).
     public var firstRejects: [RejectedLine] = []
     /// What a person should know of the lines this ingest read: consumption requests no report can
-    /// answer, notifications of a type Apple does not document.
+    /// answer, notifications and Sales Report rows of a type Apple does not document.
     public var warnings: [String] = []
     /// The accepted notifications of a type Apple does not document in the files this ingest read.
     public var unknownNotificationTypes = UndocumentedTypes(.notifications)
@@ -89,10 +89,10 @@ public struct UndocumentedTypes: Sendable {
             return ["\(rows) a Product Type Identifier iaprecon does not know (\(types)); \(them) left out of the tie-out: "
                     + "if Apple added an in-app type, its sales are not compared; \(shown)"]
         }
-        let subject = total == 1 ? "1 notification has" : "\(total) notifications have"
+        let notifications = total == 1 ? "1 notification has" : "\(total) notifications have"
         let kept = total == 1 ? "it is kept and its transaction counts" : "they are kept and their transactions count"
         let meaning = counts.count == 1 ? "what it means" : "what they mean"
-        return ["\(subject) a type iaprecon does not know (\(types)); as the contract says, \(kept) as verified; "
+        return ["\(notifications) a type iaprecon does not know (\(types)); as the contract says, \(kept) as verified; "
                 + "check Apple's notes for \(meaning): \(shown)"]
     }
 }
@@ -152,7 +152,7 @@ public enum IngestStage {
     enum Planned: Sendable {
         /// Its fingerprint, to tell whether the store holds these bytes already.
         case hashed(Fingerprint)
-        /// A file the store has never held, or one this run's clock judges otherwise: it is parsed
+        /// A file the store has never held, or one this run judges otherwise: it is parsed
         /// whatever its bytes, so only its size and time are taken here, and its first job hashes
         /// it on the pool beside the others' parsing.
         case unseen(bytes: Int, modifiedNs: Int64)
@@ -172,9 +172,10 @@ public enum IngestStage {
     /// had then been left alone for a second already, is not read again: any later write would
     /// have moved its modification time. So a night over months of history reads only new files.
     ///
-    /// A stored file whose lines this run's clock judges otherwise (`LineRules.judgesOtherwise`:
-    /// `earliestFuture` holds, by path, the earliest event time each file's lines were rejected for
-    /// as in the future) is parsed again whatever its bytes, as a fresh store would read it.
+    /// A stored file whose lines this run judges otherwise (`LineRules.judgesOtherwise`: other
+    /// settings, or a clock that moved past its lines; `earliestFuture` holds, by path, the earliest
+    /// event time each file's lines were rejected for as in the future) is parsed again whatever
+    /// its bytes, as a fresh store would read it.
     static func plan(_ files: [SourceFile], known: [String: KnownFile], rules: LineRules = LineRules(), earliestFuture: [String: Int64] = [:],
                      jobs: Int) throws -> [Result<Planned, InputError>] {
         var results: [Result<Planned, InputError>] = []

@@ -69,7 +69,7 @@ public struct LineRules: Sendable, Equatable {
     private static let signaturesLabel = "signatures "
 
     /// The trusted signatures (`SignatureCheck.trusted`) a `readWith` text names, if it names them.
-    public static func trustedSignatures(inReadWith text: String) -> String? {
+    static func trustedSignatures(inReadWith text: String) -> String? {
         text.range(of: signaturesLabel).map { String(text[$0.upperBound...]) }
     }
 
