@@ -165,7 +165,6 @@ enum MMPEventParser: CSVRowParser {
         }
         let eventTimeText = try required(.eventTime)
         guard let eventTime = time(eventTimeText, zone: rules.mmpZone) else { throw .badTime("Event Time", .string(eventTimeText)) }
-        try rules.checkEventTime(eventTime.utcMs, field: "Event Time")
         let eventMs = eventTime.wallMs
         var installMs: Int64?
         if let text = cell(.installTime) {
@@ -206,6 +205,7 @@ enum MMPEventParser: CSVRowParser {
         // one); of every row its time and the ids a user is linked by. Another event is never a
         // repeat of either: it keeps no name or event value.
         let install = eventName == "install", purchase = eventName == "af_purchase"
+        try rules.checkEventTime(eventTime.utcMs, field: "Event Time")
         return .accepted([MMPEventLine(
             eventWallMs: eventMs, installWallMs: install ? installMs : nil, eventName: install || purchase ? eventName : nil,
             mediaSource: install ? cell(.mediaSource) : nil, campaign: install ? cell(.campaign) : nil, customerUserID: customerUserID,

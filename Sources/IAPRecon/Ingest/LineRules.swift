@@ -41,6 +41,13 @@ public struct LineRules: Sendable, Equatable {
     }
 
     /// Rejects an event time more than a day after the run's clock (`time in the future`).
+    ///
+    /// Parsers call it last, once every other check of the line has passed: a line with another
+    /// defect is rejected for that one whatever the clock. A stored file is read again only when
+    /// the clock judges its lines otherwise (`judgesOtherwise`), which it can tell only for lines
+    /// whose one defect is the clock's: were the clock's check first, a line rejected as
+    /// `quantity below 1` by a late clock would stay so in a store whose next run, by an earlier
+    /// clock, a fresh store would reject it as `time in the future`.
     func checkEventTime(_ ms: Int64?, field: String) throws(LineReject) {
         guard let ms, ms > nowMs + Self.futureToleranceMs else { return }
         throw LineReject("\(Self.futureReasonPrefix)'\(field)' is \(Timestamp.iso8601(ms))")

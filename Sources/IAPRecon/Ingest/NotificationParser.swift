@@ -84,7 +84,6 @@ enum NotificationParser {
     /// notification or transaction of another app is rejected, as a receipt of it is (CONTRACT.md §1.2).
     static func parseV2(_ fields: Fields, rules: LineRules = LineRules()) throws(LineReject) -> LineOutcome {
         let header = try header(fields)
-        try rules.checkEventTime(header.signedMs, field: fields.path + "signedDate")
         var bundleID = try bundle(fields)
         try rules.checkBundle(bundleID)
         // A transaction of another app is rejected too; it names the notification's app where `data`
@@ -137,6 +136,7 @@ enum NotificationParser {
             bundleID: bundleID
         ).rawRow()]
         if let transaction { rows += transaction.rawRows(item: 1) }
+        try rules.checkEventTime(header.signedMs, field: fields.path + "signedDate")
         return .accepted(rows)
     }
 

@@ -14,7 +14,6 @@ enum ReceiptParser {
     static func parse(_ object: JSONObject, rules: LineRules = LineRules()) throws(LineReject) -> LineOutcome {
         let fields = Fields(object)
         let receivedMs = try fields.requiredTime("received_at")
-        try rules.checkEventTime(receivedMs, field: "received_at")
         let userID = try fields.requiredString("user_id")
         let orderID = try fields.string("order_id")
         let claimedTransactionID = try fields.appleString("transaction_id")
@@ -86,6 +85,7 @@ enum ReceiptParser {
             transaction.claimedOrderID = orderID
             rows += transaction.rawRows(item: index + 1)
         }
+        try rules.checkEventTime(receivedMs, field: "received_at")
         return .accepted(rows)
     }
 

@@ -6,27 +6,29 @@ enum ServerLogParser {
         let known = ["order_created", "delivered", "delivery_revoked"]
         guard known.contains(event) else { return .ignored }
         let ts = try fields.requiredTime("ts")
-        try rules.checkEventTime(ts, field: "ts")
+        let rows: [RawRow]
         switch event {
         case "order_created":
             let price = try fields.amount("price")
-            return .accepted([OrderLine(
+            rows = [OrderLine(
                 ms: ts, orderID: try fields.requiredString("order_id"), userID: try fields.requiredString("user_id"),
                 productID: try fields.requiredString("product_id"), price: price.map(Money.format),
-                currency: try fields.string("currency"), storefront: try fields.string("storefront")).rawRow()])
+                currency: try fields.string("currency"), storefront: try fields.string("storefront")).rawRow()]
         case "delivered":
             let quantity = try fields.integer("quantity") ?? 1
             try checkQuantity(quantity, field: "quantity")
             guard quantity <= 1_000_000 else { throw LineReject("bad number in 'quantity': \(quantity)") }
-            return .accepted([DeliveryLine(
+            rows = [DeliveryLine(
                 ms: ts, userID: try fields.requiredString("user_id"), transactionID: try fields.requiredAppleString("transaction_id"),
                 productID: try fields.requiredString("product_id"), orderID: try fields.string("order_id"), quantity: quantity,
-                deliveryID: try fields.appleString("delivery_id")).rawRow()])
+                deliveryID: try fields.appleString("delivery_id")).rawRow()]
         default:
-            return .accepted([RevocationLine(
+            rows = [RevocationLine(
                 ms: ts, userID: try fields.requiredString("user_id"), transactionID: try fields.requiredAppleString("transaction_id"),
-                reason: try fields.string("reason")).rawRow()])
+                reason: try fields.string("reason")).rawRow()]
         }
+        try rules.checkEventTime(ts, field: "ts")
+        return .accepted(rows)
     }
 }
 
@@ -35,11 +37,12 @@ enum RegistrationParser {
     static func parse(_ object: JSONObject, rules: LineRules = LineRules()) throws(LineReject) -> LineOutcome {
         let fields = Fields(object)
         let ts = try fields.requiredTime("ts")
-        try rules.checkEventTime(ts, field: "ts")
-        return .accepted([RegistrationLine(
+        let row = RegistrationLine(
             ms: ts, userID: try fields.requiredString("user_id"), method: try fields.string("method"),
             idfv: MMPValue.clean(try fields.string("idfv")), idfa: MMPValue.cleanIDFA(try fields.string("idfa")),
             appsflyerID: MMPValue.clean(try fields.string("appsflyer_id")), country: try fields.string("country")
-        ).rawRow()])
+        ).rawRow()
+        try rules.checkEventTime(ts, field: "ts")
+        return .accepted([row])
     }
 }

@@ -162,6 +162,35 @@ struct ContractV2LineTests {
         #expect(reason.hasPrefix("time in the future: '\(field)'"))
     }
 
+    @Test("a line in the future with another defect is rejected for that one, whatever the clock, in every source", arguments: [
+        (#"{"ts":"2099-01-01T00:00:00Z","event":"delivered","user_id":"u_1001","transaction_id":"2000000812345678","product_id":"com.example.gems60","quantity":0}"#,
+         SourceKind.server, "quantity below 1: 'quantity' is 0"),
+        (#"{"ts":"2099-01-01T00:00:00Z","event":"order_created","order_id":"o1","user_id":"u_1001","product_id":"com.example.gems60","price":"-0.99","currency":"USD"}"#,
+         .server, "negative amount: 'price' is -0.99"),
+        (#"{"ts":"2099-01-01T00:00:00Z","event":"delivery_revoked","transaction_id":"2000000812345678"}"#, .server, "missing required field 'user_id'"),
+        (#"{"ts":"2099-01-01T00:00:00Z","method":"apple"}"#, .registrations, "missing required field 'user_id'"),
+        (#"{"received_at":"2026-11-30T00:00:01Z","user_id":"u_1001","transactions":[{"transactionId":"2000000812345678","productId":"com.example.gems60","purchaseDate":1795860905000,"quantity":0}]}"#,
+         .receipts, "quantity below 1: 'transactions[0].quantity' is 0"),
+        (#"{"received_at":"2026-11-30T00:00:01Z","user_id":"u_1001","transactions":[{"transactionId":"2000000812345678","productId":"com.example.gems60","purchaseDate":1795860905000,"price":2000000000000000,"currency":"USD"}]}"#,
+         .receipts, "amount out of range: 'transactions[0].price' is above 10^12"),
+        (#"{"notificationType":"REFUND","notificationUUID":"8a1b","signedDate":4070908800000,"data":{"environment":"Production","transactionInfo":{"transactionId":"2000000812345678","productId":"com.example.gems60","purchaseDate":1795860905000}}}"#,
+         .notifications, "REFUND without revocationDate in its transaction"),
+    ])
+    func futureLineWithAnotherDefect(line: String, kind: SourceKind, reason: String) {
+        #expect(IngestLine.reason(line, kind, rules: Self.rules) == reason)
+        // The same by a clock that the line is not ahead of: its reason does not depend on the clock.
+        #expect(IngestLine.reason(line, kind, rules: LineRules(nowMs: Line.ms("2099-12-31T00:00:00Z"))) == reason)
+    }
+
+    @Test("an MMP row in the future with no id is rejected for that, whatever the clock")
+    func futureMMPRowWithAnotherDefect() {
+        let lines = ["Event Time,Event Name,AppsFlyer ID", "2099-01-01 00:00:00,install,"]
+        for rules in [Self.rules, LineRules(nowMs: Line.ms("2099-12-31T00:00:00Z"))] {
+            #expect(IngestLine.csv(.attribution, lines, rules: rules).map(\.outcome)
+                == [.rejected("none of 'Customer User ID', 'IDFV', 'IDFA', 'AppsFlyer ID' has a value")])
+        }
+    }
+
     @Test("near misses: 23 hours ahead, and an expiry date inside Apple's payload, are accepted")
     func notFuture() {
         let soon = #"{"ts":"2026-11-29T23:00:00Z","user_id":"u_1099","method":"apple"}"#

@@ -301,6 +301,70 @@ struct IncrementalTests {
         try expectSame(incremental, earlier, "clock set back")
     }
 
+    @Test("a line in the future with another defect is rejected for that one by any clock, so a store read by a late clock and run by an earlier one equals a fresh store, in every source with event times")
+    func futureLineWithAnotherDefect() throws {
+        let late = "2026-11-10T00:00:00Z", early = "2026-11-02T00:00:00Z", asOf = "2026-11-05T00:00:00Z"
+        // Each `bad` file's second line is stamped 2026-11-04T10:00, more than a day after the early clock, and
+        // has a defect of its own; each `ahead` file's second line is stamped so too, and has no other defect.
+        let stamp = "2026-11-04T10:00:00Z"
+        let zeroQuantity = Line.v2("t_2", "gems60", purchase: "2026-11-04T09:59:00Z").replacingOccurrences(of: "\"quantity\":1", with: "\"quantity\":0")
+        let mmpHeader = "Event Time,Event Name,AppsFlyer ID,Customer User ID"
+        let files: [(path: String, bad: String, ahead: String, good: String)] = [
+            ("server/x.jsonl", Line.delivered(stamp, "u_1", "t_9", "gems60", quantity: 0), Line.delivered(stamp, "u_1", "t_9", "gems60"),
+             Line.order("2026-11-01T10:00:00Z", "o_1", "u_1", "gems60")),
+            ("receipts/x.jsonl", Line.v2Receipt(stamp, "u_1", transaction: zeroQuantity),
+             Line.v2Receipt(stamp, "u_1", transaction: Line.v2("t_2", "gems60", purchase: "2026-11-04T09:59:00Z")),
+             Line.v2Receipt("2026-11-01T10:01:00Z", "u_1", transaction: Line.v2("t_1", "gems60", purchase: "2026-11-01T10:00:00Z"))),
+            ("notifications/x.jsonl",
+             Line.notification("REFUND", uuid: "00000000-0000-4000-8000-000000000002", signed: stamp, transaction: Line.v2("t_1", "gems60", purchase: "2026-11-01T10:00:00Z")),
+             Line.notification("DID_RENEW", uuid: "00000000-0000-4000-8000-000000000003", signed: stamp,
+                               transaction: Line.v2("t_4", "pro.monthly", purchase: "2026-11-04T09:59:00Z", original: "t_3", expires: "2026-12-04T09:59:00Z")),
+             Line.notification("SUBSCRIBED", uuid: "00000000-0000-4000-8000-000000000001", signed: "2026-11-01T10:00:00Z",
+                               transaction: Line.v2("t_3", "pro.monthly", purchase: "2026-11-01T10:00:00Z", expires: "2026-12-01T10:00:00Z"))),
+            ("registrations/x.jsonl", #"{"ts":"\#(stamp)","method":"email","country":"US"}"#, #"{"ts":"\#(stamp)","user_id":"u_2","method":"email","country":"US"}"#,
+             #"{"ts":"2026-11-01T09:00:00Z","user_id":"u_1","method":"email","country":"US"}"#),
+            ("attribution/x.csv", "2026-11-04 10:00:00,install,,", "2026-11-04 10:00:00,install,af_2,u_2", "2026-11-01 08:00:00,install,af_1,u_1"),
+        ]
+        func write(_ scenario: Scenario) throws {
+            try scenario.catalog()
+            for file in files {
+                let header = file.path.hasSuffix(".csv") ? [mmpHeader] : []
+                let ahead = file.path.replacingOccurrences(of: "/x.", with: "/ahead.")
+                _ = try scenario.write(file.path, header + [file.good, file.bad]).write(ahead, header + [file.good, file.ahead])
+            }
+        }
+        func status(_ result: RunResult) -> [String: IngestedFile.Status] {
+            Dictionary(uniqueKeysWithValues: result.ingest.files.map { ($0.path, $0.status) })
+        }
+        let badPaths = files.map(\.path), aheadPaths = files.map { $0.path.replacingOccurrences(of: "/x.", with: "/ahead.") }
+        let incremental = try Scenario()
+        try write(incremental)
+        _ = try run(incremental, input: incremental.input, now: late, asOf: asOf)
+        #expect(try incremental.output("rejects.csv").contains("server/x.jsonl,2,quantity below 1: 'quantity' is 0"))
+
+        // By the earlier clock the `ahead` files' lines are in the future: those files are read again. A `bad`
+        // file's line keeps its own reason, so it is not, and its reason is the one a fresh store gives.
+        let back = status(try run(incremental, input: incremental.input, now: early, asOf: asOf))
+        #expect(badPaths.map { back[$0] } == badPaths.map { _ in .unchanged })
+        #expect(aheadPaths.map { back[$0] } == aheadPaths.map { _ in .replaced })
+        let rejects = try incremental.output("rejects.csv")
+        #expect(rejects.contains("server/x.jsonl,2,quantity below 1: 'quantity' is 0"))
+        for path in aheadPaths { #expect(rejects.contains("\(path),\(path.hasSuffix(".csv") ? 3 : 2),time in the future: "), "\(path)") }
+        let freshEarly = try Scenario()
+        try write(freshEarly)
+        _ = try run(freshEarly, input: freshEarly.input, now: early, asOf: asOf)
+        try expectSame(incremental, freshEarly, "late clock, then an earlier one")
+
+        // The late clock again: the lines rejected as in the future are read again, the others are not.
+        let forward = status(try run(incremental, input: incremental.input, now: late, asOf: asOf))
+        #expect(badPaths.map { forward[$0] } == badPaths.map { _ in .unchanged })
+        #expect(aheadPaths.map { forward[$0] } == aheadPaths.map { _ in .replaced })
+        let freshLate = try Scenario()
+        try write(freshLate)
+        _ = try run(freshLate, input: freshLate.input, now: late, asOf: asOf)
+        try expectSame(incremental, freshLate, "the late clock again")
+    }
+
     @Test("a run with another --bundle-id or --mmp-tz reads again the files those judge, as a fresh store reads them; other files are not read again")
     func otherRulesReadAgain() throws {
         // A receipt of another app, delivered: ours without --bundle-id, rejected with it.
