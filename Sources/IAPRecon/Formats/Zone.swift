@@ -2,7 +2,10 @@ import Foundation
 
 /// An IANA time zone, for the days of reports (`--tz`) and the MMP's local times (`--mmp-tz`).
 public struct Zone: Sendable, Equatable {
+    /// The name the zone was given by, as outputs state it.
     public let identifier: String
+    /// One name for every name of the same zone (`Zone.canonicalIdentifier(of:zone:)`), as a store records it.
+    public let canonicalIdentifier: String
     private let zone: TimeZone
 
     /// Nil when `identifier` is not a known IANA zone.
@@ -10,13 +13,54 @@ public struct Zone: Sendable, Equatable {
         guard let zone = TimeZone(identifier: identifier) else { return nil }
         self.identifier = identifier
         self.zone = zone
+        canonicalIdentifier = Self.canonicalIdentifier(of: identifier, zone: zone)
     }
 
     public static let utc = Zone(utcIdentifier: ())
 
     private init(utcIdentifier: Void) {
         identifier = "UTC"
+        canonicalIdentifier = "UTC"
         zone = TimeZone(secondsFromGMT: 0) ?? TimeZone.current
+    }
+
+    /// Where the system's time zone database links another name of a zone (`Asia/Calcutta`) to it (`Asia/Kolkata`).
+    static let zoneinfoFolder = "/usr/share/zoneinfo"
+
+    /// The name a store records for the zone `identifier` names: `UTC` for a zone whose offset is
+    /// always 0 (`Etc/UTC`, `GMT`, `Zulu`…); for another name the system's time zone database
+    /// links to a zone (`Asia/Calcutta`, `US/Pacific`), that zone's name, when Foundation gives
+    /// both the same offsets at every change; else `identifier` itself. A run naming the zone
+    /// otherwise than the one before then judges nothing otherwise: the same zone named anew must
+    /// not read months of files again. A canonical name (`UTC`, `Asia/Tokyo`) is kept as it is,
+    /// so what a store already records for it stays the same.
+    static func canonicalIdentifier(of identifier: String, zone: TimeZone) -> String {
+        let offsets = offsetChanges(zone)
+        if offsets.count == 1, offsets[0].seconds == 0 { return "UTC" }
+        let folder = URL(fileURLWithPath: zoneinfoFolder).resolvingSymlinksInPath().path + "/"
+        let linked = URL(fileURLWithPath: zoneinfoFolder + "/" + identifier).resolvingSymlinksInPath().path
+        guard linked.hasPrefix(folder) else { return identifier }
+        let target = String(linked.dropFirst(folder.count))
+        guard target != identifier, let targetZone = TimeZone(identifier: target), offsetChanges(targetZone) == offsets else { return identifier }
+        return target
+    }
+
+    /// The zone's offset from far in the past, and each change of it up to 2200: equal for two zones
+    /// exactly when Foundation reads every time of those years alike in both.
+    private static func offsetChanges(_ zone: TimeZone) -> [OffsetChange] {
+        var date = Date(timeIntervalSince1970: -5_000_000_000)
+        let end = Date(timeIntervalSince1970: 7_258_118_400)
+        var changes = [OffsetChange(at: date.timeIntervalSince1970, seconds: zone.secondsFromGMT(for: date))]
+        while let next = zone.nextDaylightSavingTimeTransition(after: date), next > date, next < end {
+            changes.append(OffsetChange(at: next.timeIntervalSince1970, seconds: zone.secondsFromGMT(for: next)))
+            date = next
+        }
+        return changes
+    }
+
+    private struct OffsetChange: Equatable {
+        var at: Double
+        var seconds: Int
     }
 
     /// The zone's offset from UTC at the instant `utcMs`.

@@ -64,11 +64,12 @@ public struct LineRules: Sendable, Equatable {
 
     /// The rules besides the clock that judge the lines of a `kind` file, as the store records them
     /// with it: for Apple's payloads the app (`--bundle-id`) and the trusted signatures, for MMP
-    /// rows the zone of their times (`--mmp-tz`); nil for the other sources.
+    /// rows the zone of their times (`--mmp-tz`); nil for the other sources. The same settings
+    /// named otherwise (a root given twice, `Etc/UTC` for `UTC`) give the same text.
     func readWith(_ kind: SourceKind) -> String? {
         switch kind {
         case .receipts, .notifications: "bundle \(bundleID ?? "any"); \(Self.signaturesLabel)\(signatures.check.trusted)"
-        case .attribution: "mmp-tz \(mmpZone.identifier)"
+        case .attribution: "mmp-tz \(mmpZone.canonicalIdentifier)"
         default: nil
         }
     }

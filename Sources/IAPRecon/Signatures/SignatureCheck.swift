@@ -11,23 +11,26 @@ public enum SignatureCheck: Sendable, Equatable {
     /// Apple's root only: what a run does unless told otherwise.
     public static let appleOnly = SignatureCheck.verify(extraRoots: [])
 
-    /// The mode as `summary.json` states it: `verified` (with how many roots besides Apple's)
-    /// or `trust_unsigned`.
+    /// The mode as `summary.json` states it: `verified` (with how many roots besides Apple's, a root
+    /// given twice counted once, as `trusted` counts them) or `trust_unsigned`.
     var summary: JSONValue {
         switch self {
-        case .verify(let roots): .object([("mode", .string("verified")), ("extra_trusted_roots", .int(roots.count))])
+        case .verify(let roots): .object([("mode", .string("verified")), ("extra_trusted_roots", .int(Set(roots).count))])
         case .trustUnsigned: .object([("mode", .string("trust_unsigned"))])
         }
     }
 
-    /// Names what the mode trusts, the same for the same roots in any order: `unchecked`, `apple`, or
-    /// `apple+N:` and a digest of the N other roots. A stored file records the mode its JWS were judged by.
+    /// Names what the mode trusts, the same for the same set of roots (in any order, any given twice):
+    /// `unchecked`, `apple`, or `apple+N:` and a digest of the N other roots. A stored file records
+    /// the mode its JWS were judged by, and a run naming another is read again: the same roots
+    /// named otherwise must not read months of files again.
     var trusted: String {
         switch self {
         case .trustUnsigned: return "unchecked"
-        case .verify(let roots) where roots.isEmpty: return "apple"
-        case .verify(let roots):
-            let digest = SHA256.hash(roots.sorted { $0.lexicographicallyPrecedes($1) }.flatMap { SHA256.hash($0) })
+        case .verify(let given):
+            let roots = Set(given).sorted { $0.lexicographicallyPrecedes($1) }
+            if roots.isEmpty { return "apple" }
+            let digest = SHA256.hash(roots.flatMap { SHA256.hash($0) })
             return "apple+\(roots.count):" + digest.prefix(8).map { String(format: "%02x", $0) }.joined()
         }
     }

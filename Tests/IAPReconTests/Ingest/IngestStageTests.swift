@@ -68,6 +68,34 @@ struct IngestStageTests {
         #expect(both.hasPrefix("apple+") && both != SignatureCheck.verify(extraRoots: [a]).trusted)
     }
 
+    @Test("what a file is read with is the same for the same settings named otherwise: a root given twice, a zone by another of its names")
+    func readWithEquivalentSettings() throws {
+        let (a, b): ([UInt8], [UInt8]) = ([1, 2, 3], [4, 5])
+        func trusted(_ roots: [[UInt8]]) -> String { SignatureCheck.verify(extraRoots: roots).trusted }
+        // What stores written so far record for one root and for two: kept, or each would read every file again once.
+        #expect(trusted([a]) == "apple+1:19c6197e2140b9d0")
+        #expect(trusted([a, b]) == "apple+2:5bcc079afa46e826")
+        #expect(trusted([a, a]) == trusted([a]))
+        #expect(trusted([b, a, b]) == trusted([a, b]))
+        // summary.json counts the roots as the record does, so a report run on its own states the same.
+        #expect(SignatureCheck.verify(extraRoots: [a, a]).summary == SignatureCheck.verify(extraRoots: [a]).summary)
+        // Near miss: other roots are other rules.
+        #expect(trusted([a, a]) != trusted([a, b]) && trusted([b]) != trusted([a]))
+
+        func recorded(_ zone: String) throws -> String? { LineRules(mmpZone: try #require(Zone(zone))).readWith(.attribution) }
+        #expect(try recorded("UTC") == "mmp-tz UTC")
+        for name in ["Etc/UTC", "GMT", "Etc/GMT", "Etc/Universal", "Zulu"] { #expect(try recorded(name) == "mmp-tz UTC", "\(name)") }
+        #expect(try recorded("Asia/Tokyo") == "mmp-tz Asia/Tokyo")
+        #expect(try recorded("America/Los_Angeles") == "mmp-tz America/Los_Angeles")
+        // Another name the system's time zone database links to a zone (where it does) is that zone's.
+        if (try? FileManager.default.destinationOfSymbolicLink(atPath: "/usr/share/zoneinfo/Asia/Calcutta")) != nil {
+            #expect(try recorded("Asia/Calcutta") == "mmp-tz Asia/Kolkata")
+            #expect(try recorded("US/Pacific") == "mmp-tz America/Los_Angeles")
+        }
+        // Near misses: zones that only agree lately, or at one offset, are other zones.
+        for name in ["Europe/London", "Africa/Abidjan", "Etc/GMT-9"] { #expect(try recorded(name) == "mmp-tz \(name)", "\(name)") }
+    }
+
     @Test("re-ingesting unchanged files does nothing: same counts, same store, status unchanged")
     func idempotent() throws {
         let scenario = try Scenario()

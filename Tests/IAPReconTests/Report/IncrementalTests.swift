@@ -415,6 +415,41 @@ struct IncrementalTests {
         #expect(read(try run(incremental, bundle: "com.example.game", mmpZone: "Asia/Tokyo")) == [])
     }
 
+    @Test("a run with the same roots (given twice, in another order) or the same --mmp-tz by another name reads nothing again; other roots or zones do")
+    func equivalentRulesReadNothingAgain() throws {
+        let receipts = [Line.v2Receipt("2026-11-01T10:01:00Z", "u_1", transaction: Line.v2("t_1", "gems60", purchase: "2026-11-01T10:00:00Z"))]
+        let notifications = [Line.notification("SUBSCRIBED", uuid: "00000000-0000-4000-8000-000000000001", signed: "2026-11-01T10:00:00Z",
+                                               transaction: Line.v2("t_3", "pro.monthly", purchase: "2026-11-01T10:00:00Z", expires: "2026-12-01T10:00:00Z"))]
+        let mmp = ["Install Time,Event Time,Event Name,Media Source,Campaign,Customer User ID",
+                   "2026-11-02 05:00:00,2026-11-02 05:00:00,install,Facebook Ads,c1,u_1"]
+        let scenario = try Scenario()
+        try scenario.catalog()
+        _ = try scenario.write("receipts/r.jsonl", receipts).write("notifications/n.jsonl", notifications).write("attribution/a.csv", mmp)
+            .write("server/s.jsonl", [Line.order("2026-11-01T09:59:00Z", "o_1", "u_1", "gems60")])
+        let test: [UInt8] = { if case .verify(let roots) = SignatureCheck.testChain { return roots.first ?? [] } else { return [] } }()
+        let other = try SignatureFixture.certificate("untrusted-root.pem")
+        func run(roots: [[UInt8]], mmpZone: String) throws -> [String] {
+            let zone = try #require(Zone(mmpZone))
+            let result = try Pipeline.run(RunOptions(
+                input: scenario.input, databasePath: scenario.databasePath, outFolder: scenario.out, jobs: 2,
+                lineRules: LineRules(mmpZone: zone, signatures: .verify(extraRoots: roots)),
+                reconcile: ReconcileSettings(asOfMs: Line.ms("2026-11-05T00:00:00Z"), mmpZone: zone), report: ReportSettings(outFolder: scenario.out)),
+                progress: nil)
+            return result.ingest.files.filter { $0.status != .unchanged }.map(\.path).sorted()
+        }
+        _ = try run(roots: [test], mmpZone: "UTC")
+        #expect(try run(roots: [test, test], mmpZone: "Etc/UTC") == [])
+        #expect(try run(roots: [test], mmpZone: "GMT") == [])
+        _ = try run(roots: [test, other], mmpZone: "UTC")
+        #expect(try run(roots: [other, test, other], mmpZone: "Etc/GMT") == [])
+        // Near misses: another set of roots reads the Apple files again, another zone the MMP file.
+        #expect(try run(roots: [other], mmpZone: "UTC") == ["notifications/n.jsonl", "receipts/r.jsonl"])
+        #expect(try run(roots: [other], mmpZone: "Asia/Kolkata") == ["attribution/a.csv"])
+        if (try? FileManager.default.destinationOfSymbolicLink(atPath: "/usr/share/zoneinfo/Asia/Calcutta")) != nil {
+            #expect(try run(roots: [other], mmpZone: "Asia/Calcutta") == [])
+        }
+    }
+
     @Test("an MMP time with its own offset in the hour --mmp-tz repeats is read again by a clock it is more than a day ahead of, as a fresh store reads it")
     func clockJudgesRepeatedHourMMPTime() throws {
         // 09:30 UTC on 1 November 2026 is 01:30 in Los Angeles on the clocks' second pass through 01:00-02:00
