@@ -180,10 +180,13 @@ public enum JoinStage {
     }
 
     /// The settings of the earlier join whose results this one may update: nil for a pending full
-    /// rebuild, no earlier join (or an older iaprecon's), or other settings than the earlier join's.
+    /// rebuild, no earlier join (or an older iaprecon's), or other settings than the earlier join's
+    /// (the same MMP zone by another name is the same setting).
     private static func updatable(_ store: some JoinStore, settings: ReconcileSettings) throws -> JoinSettings? {
         guard let previous = try store.previousSettings(), try !store.isFullRebuildPending(),
-              previous.graceMs == settings.graceMs, previous.mmpZone == settings.mmpZone.identifier else { return nil }
+              previous.graceMs == settings.graceMs,
+              previous.mmpZone == settings.mmpZone.identifier
+                || Zone(previous.mmpZone)?.canonicalIdentifier == settings.mmpZone.canonicalIdentifier else { return nil }
         return previous
     }
 

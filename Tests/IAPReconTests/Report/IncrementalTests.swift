@@ -415,7 +415,7 @@ struct IncrementalTests {
         #expect(read(try run(incremental, bundle: "com.example.game", mmpZone: "Asia/Tokyo")) == [])
     }
 
-    @Test("a run with the same roots (given twice, in another order) or the same --mmp-tz by another name reads nothing again; other roots or zones do")
+    @Test("a run with the same roots (given twice, in another order) or the same --mmp-tz by another name reads nothing again and joins only what changed; other roots or zones read again")
     func equivalentRulesReadNothingAgain() throws {
         let receipts = [Line.v2Receipt("2026-11-01T10:01:00Z", "u_1", transaction: Line.v2("t_1", "gems60", purchase: "2026-11-01T10:00:00Z"))]
         let notifications = [Line.notification("SUBSCRIBED", uuid: "00000000-0000-4000-8000-000000000001", signed: "2026-11-01T10:00:00Z",
@@ -428,6 +428,7 @@ struct IncrementalTests {
             .write("server/s.jsonl", [Line.order("2026-11-01T09:59:00Z", "o_1", "u_1", "gems60")])
         let test: [UInt8] = { if case .verify(let roots) = SignatureCheck.testChain { return roots.first ?? [] } else { return [] } }()
         let other = try SignatureFixture.certificate("untrusted-root.pem")
+        var fullJoins = 0
         func run(roots: [[UInt8]], mmpZone: String) throws -> [String] {
             let zone = try #require(Zone(mmpZone))
             let result = try Pipeline.run(RunOptions(
@@ -435,13 +436,18 @@ struct IncrementalTests {
                 lineRules: LineRules(mmpZone: zone, signatures: .verify(extraRoots: roots)),
                 reconcile: ReconcileSettings(asOfMs: Line.ms("2026-11-05T00:00:00Z"), mmpZone: zone), report: ReportSettings(outFolder: scenario.out)),
                 progress: nil)
+            if result.join.recomputedTransactions == nil { fullJoins += 1 }
             return result.ingest.files.filter { $0.status != .unchanged }.map(\.path).sorted()
         }
         _ = try run(roots: [test], mmpZone: "UTC")
+        _ = try run(roots: [test], mmpZone: "UTC")
+        fullJoins = 0
         #expect(try run(roots: [test, test], mmpZone: "Etc/UTC") == [])
         #expect(try run(roots: [test], mmpZone: "GMT") == [])
         _ = try run(roots: [test, other], mmpZone: "UTC")
         #expect(try run(roots: [other, test, other], mmpZone: "Etc/GMT") == [])
+        // The join, which records the zone too, updates what changed rather than rebuilding everything.
+        #expect(fullJoins == 0)
         // Near misses: another set of roots reads the Apple files again, another zone the MMP file.
         #expect(try run(roots: [other], mmpZone: "UTC") == ["notifications/n.jsonl", "receipts/r.jsonl"])
         #expect(try run(roots: [other], mmpZone: "Asia/Kolkata") == ["attribution/a.csv"])
