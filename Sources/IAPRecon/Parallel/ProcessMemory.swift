@@ -19,6 +19,13 @@ public enum ProcessMemory {
     /// What each heap grows by beyond a request, and keeps when trimmed: a few large blocks' worth.
     static let heapPadBytes = 16 << 20
 
+    /// The bytes the heap has handed out and not had back (glibc's count, which includes the blocks
+    /// with pages of their own); nil where the C library does not say.
+    static var heapBytesInUse: Int? {
+        let bytes = iaprecon_heap_bytes(0)
+        return bytes < 0 ? nil : bytes
+    }
+
     /// Gives back the smaller freed blocks the heap keeps for reuse; between stages, which free
     /// nearly everything they allocated, and after a phase of one that did.
     static func releaseFreed() {

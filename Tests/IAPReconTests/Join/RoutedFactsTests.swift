@@ -127,6 +127,17 @@ struct RoutedFactsTests {
         withExtendedLifetime(scenario) {}
     }
 
+    @Test("the facts held give way to what the heap already holds, so a larger store spills sooner instead of holding more")
+    func budgetGivesWayToTheHeap() {
+        let most = SQLiteJoinStore.routedFactsBudget
+        let ceiling = RoutedFacts.heapCeiling
+        #expect(RoutedFacts.budget(most: most, heapInUse: 64 << 20) == most, "a small store's routes leave the whole budget")
+        #expect(RoutedFacts.budget(most: most, heapInUse: ceiling - (100 << 20)) == 100 << 20, "held facts and routes together stay under the ceiling")
+        #expect(RoutedFacts.budget(most: most, heapInUse: ceiling + (1 << 30)) == RoutedFacts.leastBudget,
+                "past the ceiling, the facts still get their least budget")
+        #expect(RoutedFacts.budget(most: 16 << 10, heapInUse: 0) == 16 << 10, "a budget set below the least stays as set")
+    }
+
     @Test("the spill file is made inside the store's folder, never beside it, where the store's user may not write")
     func spillsInsideTheStoresFolder() throws {
         let scenario = try Scenario()

@@ -21,6 +21,29 @@ final class RoutedFacts: Sendable {
     static let chunkBytes = ProcessMemory.mappedBlockBytes
     /// A chunk's room: made once, since a buffer that doubles past `chunkBytes` holds twice what it needs.
     private static let chunkCapacity = chunkBytes + (16 << 10)
+    /// What one scanning thread's partly filled chunks (one per batch) may hold together: with
+    /// more batches, each chunk is handed over sooner, so that a larger store does not hold more.
+    static let pendingBytesPerScan = 32 << 20
+
+    /// The bytes at which a scanning thread hands a batch's chunk over, with `batches` batches.
+    /// A chunk's pages beyond it are never touched, so it holds no more memory than it is filled with.
+    static func handOverBytes(batches: Int) -> Int {
+        min(chunkBytes, max(64 << 10, pendingBytesPerScan / max(1, batches)))
+    }
+
+    /// What a full rebuild's routing aims to hold at most: the batches' keys and routes already in
+    /// the heap, and the facts it holds before spilling them. The batches grow with the store;
+    /// the facts give way to them, down to `leastBudget`, so that a larger store spills sooner
+    /// rather than holding more.
+    static let heapCeiling = 384 << 20
+    /// Held facts below which spilling would cost more than the memory it saves.
+    static let leastBudget = 32 << 20
+
+    /// The bytes of facts to hold before spilling: at most `most`, and no more than leaves the
+    /// heap, with `heapInUse` bytes in use already, under `heapCeiling`.
+    static func budget(most: Int, heapInUse: Int) -> Int {
+        min(most, max(leastBudget, heapCeiling - heapInUse))
+    }
 
     private struct Held: ~Copyable {
         /// By batch: the chunks of rows as the scans handed them over, each of one table.
@@ -108,11 +131,12 @@ final class RoutedFacts: Sendable {
             return rows
         }
         var pending = (0..<batches).map { _ in chunk() }
+        let handOver = Self.handOverBytes(batches: batches)
         let keys = table.isKeyedByOrder ? routes.orders : routes.transactions
         try reader.forEach(table.selection(keysIn: nil)) { row in
             guard let key = row.fingerprint(table.key), let batch = keys[key].map(Int.init) else { return }
             pending[batch].append(row, columns: table.columns)
-            if pending[batch].bytes.count >= Self.chunkBytes {
+            if pending[batch].bytes.count >= handOver {
                 try add(pending[batch], batch: batch)
                 pending[batch] = chunk()
             }

@@ -127,9 +127,11 @@ struct SQLiteJoinStore: JoinStore {
         }
     }
 
-    /// Reads the facts once, table by table, routed to their batches (`RoutedFacts`).
+    /// Reads the facts once, table by table, routed to their batches (`RoutedFacts`), holding what
+    /// the heap has room for beside the batches and their routes (`RoutedFacts.budget`).
     func readFacts(of batches: some RebuildBatches, pool: WorkerPool) throws -> RoutedFacts {
-        let facts = try RoutedFacts.read(path: database.path, batches: batches, pool: pool, budget: routedFactsBudget)
+        let budget = RoutedFacts.budget(most: routedFactsBudget, heapInUse: ProcessMemory.heapBytesInUse ?? 0)
+        let facts = try RoutedFacts.read(path: database.path, batches: batches, pool: pool, budget: budget)
         Trace.mark("join facts routed (\(facts.spilledBytes) bytes spilled)")
         return facts
     }
