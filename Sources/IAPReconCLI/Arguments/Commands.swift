@@ -229,10 +229,10 @@ extension CommandSpec {
             ExampleSpec("One user's history as a table, in Berlin time:", "iaprecon history u_1001 --tz Europe/Berlin"),
             ExampleSpec(
                 "The story of one transaction, as JSON:",
-                "iaprecon history --transaction 2000000812345678 --format json"),
+                "iaprecon history --transaction 2000000629466000 --format json"),
             ExampleSpec(
                 "Who an order belongs to, as a page to attach to a ticket:",
-                "iaprecon history --order OrderID_1764324902123_gems60 --format html"),
+                "iaprecon history --order OrderID_1795364381000_gems980 --format html"),
         ],
         exactlyOneOf: [["user-id", "transaction", "order", "original-transaction", "app-account-token"]]
     )

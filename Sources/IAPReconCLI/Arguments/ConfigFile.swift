@@ -113,7 +113,7 @@ public func parseConfig(_ text: String, path: String, program: ProgramSpec = .ia
         guard !value.isEmpty else { throw fail("Missing value for '\(key)'") }
         if flagKeys.contains(key) {
             guard let isSet = configBoolean(value) else {
-                throw fail("The value '\(value)' is invalid for '\(key)'. Please provide one of 'true' or 'false'.")
+                throw fail("The value '\(value)' is invalid for '\(key)'. Please provide 'true' or 'false' (or yes/no, on/off, 1/0).")
             }
             value = isSet ? "true" : "false"
         }

@@ -42,7 +42,7 @@ struct ConfigFileTests {
         ("db = # nothing\n", "Error: iaprecon.conf:1: Missing value for 'db'"),
         ("db = \"a.sqlite\n", "Error: iaprecon.conf:1: Missing closing quote in '\"a.sqlite'"),
         ("db = 'a' b\n", "Error: iaprecon.conf:1: Unexpected text 'b' after the closing quote"),
-        ("quiet = maybe\n", "Error: iaprecon.conf:1: The value 'maybe' is invalid for 'quiet'. Please provide one of 'true' or 'false'."),
+        ("quiet = maybe\n", "Error: iaprecon.conf:1: The value 'maybe' is invalid for 'quiet'. Please provide 'true' or 'false' (or yes/no, on/off, 1/0)."),
     ])
     func syntaxErrors(text: String, expected: String) {
         do {

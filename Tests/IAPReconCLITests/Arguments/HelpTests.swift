@@ -1,3 +1,4 @@
+import Foundation
 @testable import IAPReconCLI
 import Testing
 
@@ -175,12 +176,31 @@ struct HelpTests {
                 iaprecon history u_1001 --tz Europe/Berlin
 
               The story of one transaction, as JSON:
-                iaprecon history --transaction 2000000812345678 --format json
+                iaprecon history --transaction 2000000629466000 --format json
 
               Who an order belongs to, as a page to attach to a ticket:
-                iaprecon history --order OrderID_1764324902123_gems60 --format html
+                iaprecon history --order OrderID_1795364381000_gems980 --format html
             """
         #expect(parse(["history", "--help"], program: .iaprecon) == .help(expected))
+    }
+
+    @Test("history's examples name a user, a transaction and an order of sample-data, so they run as written after the README's main command")
+    func historyExamplesRunOnSampleData() throws {
+        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent().path
+        let transactions = try String(contentsOfFile: repository + "/sample-data/expected/transactions.csv", encoding: .utf8)
+        let cells = Set(transactions.components(separatedBy: "\r\n").flatMap { $0.split(separator: ",").map(String.init) })
+        let named = CommandSpec.history.examples.map { example in
+            // The id each example looks up: the one after its lookup option, else its user argument.
+            let words = example.command.split(separator: " ").map(String.init)
+            if let option = words.firstIndex(where: { $0 == "--transaction" || $0 == "--order" }), option + 1 < words.count {
+                return words[option + 1]
+            }
+            return words.count > 2 ? words[2] : ""
+        }
+        #expect(named.count == 3)
+        let missing = named.filter { !cells.contains($0) }
+        #expect(missing.isEmpty, "history's examples look up \(missing), which sample-data does not hold")
     }
 
     @Test("a short usage line lists every option, required ones unbracketed")
