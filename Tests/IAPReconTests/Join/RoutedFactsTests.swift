@@ -73,6 +73,35 @@ struct RoutedFactsTests {
         withExtendedLifetime(scenario) {}
     }
 
+    @Test("rows handed over in small chunks, as with many batches, reach each batch as whole chunks do")
+    func smallChunksEqualWholeOnes() throws {
+        let (scenario, database, _) = try ingestedWithALaterCopy()
+        let store = SQLiteJoinStore(database)
+        let batches = try JoinComponents.batches(in: store, transactions: 40).keys(of: store.factKeyKinds)
+        #expect(RoutedFacts.handOverBytes(batches: batches.count) == RoutedFacts.chunkBytes, "a few batches: whole chunks")
+        #expect(RoutedFacts.handOverBytes(batches: 1_000) < RoutedFacts.chunkBytes, "many batches: smaller ones")
+        let whole = try RoutedFacts.read(path: database.path, batches: batches, pool: WorkerPool(width: 2), budget: 1 << 30)
+        let small = try RoutedFacts.read(path: database.path, batches: batches, pool: WorkerPool(width: 2), budget: 1 << 30, handOver: 256)
+        let files = try StoredLedger.sourceFiles(database)
+        var (sightings, mostPieces) = (0, 0)
+        for batch in 0..<batches.count {
+            var fromWhole = ScopeFacts()
+            var fromSmall = ScopeFacts()
+            for (table, (one, other)) in zip(StoredScopeFacts.FactTable.allCases, zip(whole.take(batch: batch), small.take(batch: batch))) {
+                #expect(one.bytes == other.bytes)
+                mostPieces = max(mostPieces, other.pieceCount)
+                try table.hand(routed: one, files: files, to: &fromWhole)
+                try table.hand(routed: other, files: files, to: &fromSmall)
+            }
+            let same = String(describing: fromSmall) == String(describing: fromWhole)
+            #expect(same, "batch \(batch): \(fromSmall.sightings.count) sightings from small chunks, \(fromWhole.sightings.count) from whole ones")
+            sightings += fromWhole.sightings.count
+        }
+        #expect(sightings > 400)
+        #expect(mostPieces > 10, "a batch's rows came in many small chunks")
+        withExtendedLifetime(scenario) {}
+    }
+
     /// A store of a generated input ingested twice, the second time with a later file whose path
     /// sorts before every other server log: its lines (the last day's, less one, so that it is a
     /// file of its own) repeat orders and deliveries, and only the path order, not the file ids,

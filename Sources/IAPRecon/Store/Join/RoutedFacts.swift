@@ -78,8 +78,9 @@ final class RoutedFacts: Sendable {
 
     /// Scans every fact table of the store at `path` on `pool`'s workers (a table per worker,
     /// each on a read-only connection of its own) and routes each row to the batch its key is in;
-    /// a row whose key no batch has is read by none, as when batches read by key.
-    static func read(path: String, batches: some RebuildBatches, pool: WorkerPool, budget: Int) throws -> RoutedFacts {
+    /// a row whose key no batch has is read by none, as when batches read by key. A scanning thread
+    /// hands a batch's rows over at `handOver` bytes (tests), else at `handOverBytes(batches:)`.
+    static func read(path: String, batches: some RebuildBatches, pool: WorkerPool, budget: Int, handOver: Int? = nil) throws -> RoutedFacts {
         let routes = Routes(batches)
         Trace.mark("join facts' routes")
         let facts = RoutedFacts(batches: batches.count, budget: budget, directory: PathParent.of(path))
@@ -87,7 +88,8 @@ final class RoutedFacts: Sendable {
         let tables = StoredScopeFacts.FactTable.allCases.sorted { $0.scanOrder < $1.scanOrder }
         try pool.run(count: tables.count, bound: 1, produce: { (index: Int, send: (Result<Void, any Error>) -> Void) in
             do {
-                try facts.scan(tables[index], Database(path: path, readOnly: true), routes: routes, batches: batches.count)
+                try facts.scan(tables[index], Database(path: path, readOnly: true), routes: routes, batches: batches.count,
+                               handOver: handOver ?? handOverBytes(batches: batches.count))
             } catch {
                 send(.failure(error))
             }
@@ -124,14 +126,13 @@ final class RoutedFacts: Sendable {
     /// Where sorted runs of a batch too large to sort in memory go (`RoutedRows`).
     fileprivate var folder: String { directory }
 
-    private func scan(_ table: StoredScopeFacts.FactTable, _ reader: Database, routes: Routes, batches: Int) throws {
+    private func scan(_ table: StoredScopeFacts.FactTable, _ reader: Database, routes: Routes, batches: Int, handOver: Int) throws {
         func chunk() -> PackedRows {
             var rows = PackedRows(table: table.rawValue)
             rows.reserveCapacity(Self.chunkCapacity)
             return rows
         }
         var pending = (0..<batches).map { _ in chunk() }
-        let handOver = Self.handOverBytes(batches: batches)
         let keys = table.isKeyedByOrder ? routes.orders : routes.transactions
         try reader.forEach(table.selection(keysIn: nil)) { row in
             guard let key = row.fingerprint(table.key), let batch = keys[key].map(Int.init) else { return }
@@ -303,6 +304,9 @@ final class RoutedRows {
         self.pieces = pieces.reversed()
         self.facts = facts
     }
+
+    /// The chunks not yet handed on.
+    var pieceCount: Int { pieces.count }
 
     /// The store's folder, where sorted runs are written.
     var folder: String { facts.folder }
