@@ -11,16 +11,17 @@ public enum SignatureCheck: Sendable, Equatable {
     /// Apple's root only: what a run does unless told otherwise.
     public static let appleOnly = SignatureCheck.verify(extraRoots: [])
 
-    /// The mode as `summary.json` states it: `verified` (with how many roots besides Apple's, a root
-    /// given twice counted once, as `trusted` counts them) or `trust_unsigned`.
+    /// The mode as `summary.json` states it: `verified` (with how many roots besides Apple's, counted
+    /// as `trusted` counts them) or `trust_unsigned`.
     var summary: JSONValue {
         switch self {
-        case .verify(let roots): .object([("mode", .string("verified")), ("extra_trusted_roots", .int(Set(roots).count))])
+        case .verify(let roots): .object([("mode", .string("verified")), ("extra_trusted_roots", .int(Self.distinct(roots).count))])
         case .trustUnsigned: .object([("mode", .string("trust_unsigned"))])
         }
     }
 
-    /// Names what the mode trusts, the same for the same set of roots (in any order, any given twice):
+    /// Names what the mode trusts, the same for the same set of roots (in any order, any given twice,
+    /// Apple's own among them or not):
     /// `unchecked`, `apple`, or `apple+N:` and a digest of the N other roots. A stored file records
     /// the mode its JWS were judged by, and a run naming another is read again: the same roots
     /// named otherwise must not read months of files again.
@@ -28,11 +29,17 @@ public enum SignatureCheck: Sendable, Equatable {
         switch self {
         case .trustUnsigned: return "unchecked"
         case .verify(let given):
-            let roots = Set(given).sorted { $0.lexicographicallyPrecedes($1) }
+            let roots = Self.distinct(given)
             if roots.isEmpty { return "apple" }
             let digest = SHA256.hash(roots.flatMap { SHA256.hash($0) })
             return "apple+\(roots.count):" + digest.prefix(8).map { String(format: "%02x", $0) }.joined()
         }
+    }
+
+    /// The roots `given` adds to Apple's, each once, in byte order: Apple Root CA - G3 named with
+    /// `--trust-root` adds nothing, as every run trusts it.
+    private static func distinct(_ given: [[UInt8]]) -> [[UInt8]] {
+        Set(given).subtracting([AppleRootCA.g3DER]).sorted { $0.lexicographicallyPrecedes($1) }
     }
 
     /// The summary of the mode `trusted` names (`SignatureCheck.trusted`), or nil for another text.

@@ -81,6 +81,10 @@ struct IngestStageTests {
         #expect(SignatureCheck.verify(extraRoots: [a, a]).summary == SignatureCheck.verify(extraRoots: [a]).summary)
         // Near miss: other roots are other rules.
         #expect(trusted([a, a]) != trusted([a, b]) && trusted([b]) != trusted([a]))
+        // Apple's own root, named with --trust-root, adds nothing to what every run trusts.
+        #expect(trusted([AppleRootCA.g3DER]) == "apple")
+        #expect(trusted([a, AppleRootCA.g3DER]) == trusted([a]))
+        #expect(SignatureCheck.verify(extraRoots: [AppleRootCA.g3DER]).summary == SignatureCheck.appleOnly.summary)
 
         func recorded(_ zone: String) throws -> String? { LineRules(mmpZone: try #require(Zone(zone))).readWith(.attribution) }
         #expect(try recorded("UTC") == "mmp-tz UTC")
