@@ -186,9 +186,7 @@ struct HelpTests {
 
     @Test("history's examples name a user, a transaction and an order of sample-data, so they run as written after the README's main command")
     func historyExamplesRunOnSampleData() throws {
-        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent().path
-        let transactions = try String(contentsOfFile: repository + "/sample-data/expected/transactions.csv", encoding: .utf8)
+        let transactions = try String(contentsOfFile: Workspace.sampleData + "/expected/transactions.csv", encoding: .utf8)
         let cells = Set(transactions.components(separatedBy: "\r\n").flatMap { $0.split(separator: ",").map(String.init) })
         let named = CommandSpec.history.examples.map { example in
             // The id each example looks up: the one after its lookup option, else its user argument.
