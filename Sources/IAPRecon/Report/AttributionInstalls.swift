@@ -32,26 +32,30 @@ extension AttributionReport {
 
     /// Every non-retargeting install in file order (distinct rows: the first of a repeated row,
     /// `MMPEvents`), the ids that reach them, and the AppsFlyer IDs seen with each Customer User ID
-    /// (on any event; their installs are the CUID's too). Each install names its cohort by its
-    /// place in `cohorts`, so the matching thread looks up a few hundred cohorts, not one per install.
+    /// (on any event; their installs are the CUID's too). Each install's `slot` is, until the
+    /// matching numbers the cohorts, its cohort's place in `cohorts`, so the matching thread looks
+    /// up a few hundred cohorts, not one per install.
     /// The MMP's purchase claims come from the same pass over the rows: one read of them per report.
     struct InstallTable: Sendable {
-        var installs: [(ms: Int64, cohort: Int, appsflyerID: RowFingerprint?, file: Int64, line: Int64)] = []
+        var installs: [Install] = []
         /// The distinct cohorts of the installs, in the order they first appear.
         var cohorts: [CohortKey] = []
         var byCUID = InstallIndex(), byAppsflyer = InstallIndex(), byIDFV = InstallIndex(), byIDFA = InstallIndex()
         var linkedAppsflyerIDs = LinkedAppsflyerIDs()
-        var purchaseClaims: [PurchaseClaim] = []
+        /// What the MMP claimed, by the ids its claims name, in the order each pair first claims.
+        var claims: [ClaimedRevenue] = []
 
-        init(store: some ReportStore, zone: Zone, mmpZone: Zone) throws {
+        init(store: some ReportStore, zone: Zone, mmpZone: Zone, fx: FXRates) throws {
             var day = DayNames(zone)
+            var money = AmountReader(fx: fx, zone: zone)
+            let usdCurrency = money.currency("USD")
+            var claimers = FirstSeen<Claimer>()
             // Installs repeat a few hundred (media source, campaign) pairs and a few dozen days: each
             // row is looked up by the fingerprints of its bytes and its day's number, and only a
             // pair seen for the first time is made into strings (and cleaned).
             var campaignNumbers = FirstSeen<CampaignBytes>()
             var campaigns: [(mediaSource: String, campaign: String)] = []
             var cohortNumbers = FirstSeen<InstallCohort>()
-            typealias Column = MMPEventColumn
             try store.forEachCountedMMPEvent { row in
                 // Retargeting is not acquisition: its rows link no ids and are no installs.
                 guard row.int(Column.retargeting) == 0 else { return }
@@ -59,7 +63,15 @@ extension AttributionReport {
                     linkedAppsflyerIDs.link(user, appsflyerID)
                 }
                 if row.text(Column.eventName, equals: "af_purchase") {
-                    purchaseClaims.append(PurchaseClaim(row))
+                    // A purchase event that names no revenue claims nothing.
+                    guard let claim = Self.claim(row, mmpZone: mmpZone, usdCurrency: usdCurrency, money: &money) else { return }
+                    let claimer = Claimer(customerUserID: row.fingerprint(Column.customerUserID), appsflyerID: row.fingerprint(Column.appsflyerID))
+                    let (number, isNew) = claimers.number(claimer)
+                    if isNew { claims.append(ClaimedRevenue(claimer: claimer)) }
+                    switch claim {
+                    case .converted(let amount): claims[number].amount += amount
+                    case .unconverted: claims[number].unconverted = true
+                    }
                     return
                 }
                 guard row.text(Column.eventName, equals: "install") else { return }
@@ -76,7 +88,7 @@ extension AttributionReport {
                     let (mediaSource, campaignName) = campaigns[campaign]
                     cohorts.append(CohortKey(day: day(ms), mediaSource: mediaSource, campaign: campaignName))
                 }
-                installs.append((ms, cohort, appsflyerID, row.int(Column.fileID), row.int(Column.line)))
+                installs.append(Install(ms: ms, slot: cohort, appsflyerID: appsflyerID, file: row.int(Column.fileID), line: row.int(Column.line)))
                 byCUID.add(row.fingerprint(Column.customerUserID), install: index)
                 byAppsflyer.add(appsflyerID, install: index)
                 byIDFV.add(row.fingerprint(Column.idfv), install: index)
@@ -84,25 +96,45 @@ extension AttributionReport {
             }
         }
 
-        /// A distinct `af_purchase` row that is not retargeting: whose it is and what it claims, as
-        /// stored (amounts are parsed only for a reported user's claims).
-        struct PurchaseClaim: Sendable {
+        /// The ids an `af_purchase` row names. Every claim of one pair goes to the same user, whoever
+        /// the matching finds that to be, so a pair's claims are summed as they are read: a report
+        /// holds a sum per paying pair, not a row per purchase.
+        struct Claimer: Hashable, Sendable {
             var customerUserID: RowFingerprint?
             var appsflyerID: RowFingerprint?
-            var eventWallMs: Int64
-            var revenueUSD: String?
-            var revenue: String?
-            var revenueCurrency: String?
-
-            init(_ row: some StoredRow) {
-                (customerUserID, appsflyerID) = (row.fingerprint(Column.customerUserID), row.fingerprint(Column.appsflyerID))
-                eventWallMs = row.int(Column.eventWallMs)
-                (revenueUSD, revenue) = (row.optionalString(Column.revenueUSD), row.optionalString(Column.revenue))
-                revenueCurrency = row.optionalString(Column.revenueCurrency)
-            }
-
-            private typealias Column = MMPEventColumn
         }
+
+        /// The sum of one pair's claims in the reporting currency, converted at each event's day.
+        struct ClaimedRevenue: Sendable {
+            var claimer: Claimer
+            var amount = Amount.zero
+            /// Some claim of the pair has no fx rate: its cohort's MMP total is unknown.
+            var unconverted = false
+        }
+
+        /// What one claim adds to its pair's sum.
+        enum Claim {
+            case converted(Amount)
+            /// No fx rate converts it: the total it is part of is unknown.
+            case unconverted
+        }
+
+        /// What a distinct, non-retargeting `af_purchase` row claims in the reporting currency: the
+        /// MMP's own dollar figure when it gave one (a dollar is not a yen), else its local amount,
+        /// each at its event day's rate; nil when it names no revenue at all.
+        private static func claim(_ row: some StoredRow, mmpZone: Zone, usdCurrency: Int32, money: inout AmountReader) -> Claim? {
+            let usd = money.amount(row, Column.revenueUSD), local = money.amount(row, Column.revenue)
+            guard usd != nil || local != nil else { return nil }
+            let eventMs = mmpZone.utc(fromLocal: row.int(Column.eventWallMs))
+            if let usd, let rate = money.rate(currency: usdCurrency, atMs: eventMs) { return .converted(usd * rate) }
+            if let local, let currency = row.optionalString(Column.revenueCurrency),
+               let rate = money.rate(currency: money.currency(currency), atMs: eventMs) {
+                return .converted(local * rate)
+            }
+            return .unconverted
+        }
+
+        private typealias Column = MMPEventColumn
 
         /// An install's media source and campaign as stored (nil for NULL), before they are cleaned.
         private struct CampaignBytes: Hashable {
@@ -125,10 +157,10 @@ extension AttributionReport {
 
     /// Starts reading the installs and their ids on a worker's own connection (`InstallTable`).
     /// The report starts it before its other background work: the matching waits for it.
-    static func readInstalls(store: some ReportStore, zone: Zone) throws -> Background<InstallTable> {
+    static func readInstalls(store: some ReportStore, zone: Zone, fx: FXRates) throws -> Background<InstallTable> {
         let mmpZone = try mmpZone(store)
         return Background { [open = store.opener] in
-            try InstallTable(store: open(), zone: zone, mmpZone: mmpZone)
+            try InstallTable(store: open(), zone: zone, mmpZone: mmpZone, fx: fx)
         }
     }
 

@@ -85,14 +85,13 @@ struct AttributionReport {
 
     /// Computes the cohorts and, user by user, writes each user's install into `fct_user_installs` (for `history`).
     init(store: some ReportStore, zone: Zone, fx: FXRates, asOfMs: Int64) throws {
-        try self.init(store: store, zone: zone, fx: fx, asOfMs: asOfMs, installs: Self.readInstalls(store: store, zone: zone))
+        try self.init(store: store, zone: zone, fx: fx, asOfMs: asOfMs, installs: Self.readInstalls(store: store, zone: zone, fx: fx))
     }
 
     /// As above, with the installs already being read (`readInstalls`).
     init(store: some ReportStore, zone: Zone, fx: FXRates, asOfMs: Int64, installs installWork: Background<InstallTable>) throws {
         self.asOfMs = asOfMs
         defer { installWork.wait() }
-        let mmpZone = try Self.mmpZone(store)
         var day = DayNames(zone)
         var money = AmountReader(fx: fx, zone: zone)
 
@@ -143,14 +142,14 @@ struct AttributionReport {
         // writer at a time holds the store.
         let userInstalls = store.userInstallWriter()
         let slotOfCohort = table.cohorts.map { slot($0) }
-        var installs = table.installs.map {
-            Install(ms: $0.ms, slot: slotOfCohort[$0.cohort], appsflyerID: $0.appsflyerID, file: $0.file, line: $0.line)
-        }
+        // Taken out of the table, the installs are this thread's alone: their slots change in place.
+        var installs = table.installs
         table.installs = []
+        for index in installs.indices { installs[index].slot = slotOfCohort[installs[index].slot] }
         let (byCUID, byAppsflyer, byIDFV, byIDFA) = (table.byCUID, table.byAppsflyer, table.byIDFV, table.byIDFA)
         let linkedAppsflyerIDs = table.linkedAppsflyerIDs
-        let purchaseClaims = table.purchaseClaims
-        table.purchaseClaims = []
+        let claims = table.claims
+        table.claims = []
         installRows = installs.count
         for install in installs {
             add(install.slot) { cohort in
@@ -268,28 +267,17 @@ struct AttributionReport {
         try userInstalls.finish()
         Trace.mark("attribution waited for the user installs written")
 
-        // What the MMP itself claimed for the same users (retargeting claims none).
-        let usdCurrency = money.currency("USD")
-        for claim in purchaseClaims {
-            // Only a reported user's purchases count: the amount of another is never read.
-            let user = claim.customerUserID.flatMap { cohortOfUser[$0] != nil ? $0 : nil }
-                ?? claim.appsflyerID.flatMap { userOfAppsflyer[$0] }
+        // What the MMP itself claimed for the same users (retargeting claims none). Only a reported
+        // user's claims count: a pair's Customer User ID when it is one, else the user its AppsFlyer
+        // ID's install was matched to.
+        for claim in claims {
+            let user = claim.claimer.customerUserID.flatMap { cohortOfUser[$0] != nil ? $0 : nil }
+                ?? claim.claimer.appsflyerID.flatMap { userOfAppsflyer[$0] }
             guard let user, let slot = cohortOfUser[user] else { continue }
-            // The MMP's own dollar figure when it gave one, in the reporting currency like every
-            // other amount (a dollar is not a yen); else its local amount, converted.
-            let eventMs = mmpZone.utc(fromLocal: claim.eventWallMs)
-            let usd = claim.revenueUSD.flatMap(Amount.parse), local = claim.revenue.flatMap(Amount.parse)
-            // A purchase event that names no revenue claims nothing.
-            guard usd != nil || local != nil else { continue }
-            var claimed: Amount?
-            if let usd, let rate = money.rate(currency: usdCurrency, atMs: eventMs) {
-                claimed = usd * rate
-            } else if let local, let currency = claim.revenueCurrency, let rate = money.rate(currency: money.currency(currency), atMs: eventMs) {
-                claimed = local * rate
-            }
             // A claim no rate converts leaves the MMP's total unknown (empty), never a smaller sum.
             add(slot) { cohort in
-                if let claimed { cohort.mmpRevenue += claimed } else { cohort.mmpRevenueUnconverted = true }
+                cohort.mmpRevenue += claim.amount
+                if claim.unconverted { cohort.mmpRevenueUnconverted = true }
             }
         }
 

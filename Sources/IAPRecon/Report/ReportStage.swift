@@ -78,14 +78,14 @@ public enum ReportStage {
         Trace.mark("report start")
         let settingsJoinedWith = try checkReconciled(store)
         let (asOfMs, graceMs) = (settingsJoinedWith.asOfMs, settingsJoinedWith.graceMs)
-        // Attribution's installs first: the matching on this thread waits for them, while the
+        let rates = try store.fxRates()
+        let fx = FXRates(rows: rates, reportingCurrency: settings.currency)
+        try fx.checkStored(rates)
+        // Attribution's installs next: the matching on this thread waits for them, while the
         // files below can wait for a core.
-        let installs = try AttributionReport.readInstalls(store: store, zone: settings.zone)
-        let fx: FXRates, findings: FindingsReport, output: OutputSet
+        let installs = try AttributionReport.readInstalls(store: store, zone: settings.zone, fx: fx)
+        let findings: FindingsReport, output: OutputSet
         do {
-            let rates = try store.fxRates()
-            fx = FXRates(rows: rates, reportingCurrency: settings.currency)
-            try fx.checkStored(rates)
             findings = try FindingsReport(store: store, fx: fx, zone: settings.zone, asOfMs: asOfMs, earlierSightings: settings.earlierSightings)
             Trace.mark("report findings and fx")
             output = try OutputSet(folder: settings.outFolder)
