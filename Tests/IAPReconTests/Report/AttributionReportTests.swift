@@ -584,6 +584,33 @@ struct AttributionReportTests {
         ])
     }
 
+    @Test("a claim goes to its Customer User ID when that is a reported user, else to the user its AppsFlyer ID's install was matched to")
+    func mmpRevenueOfAPairOfIDs() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try Fixture.mmp(scenario, [
+            Fixture.MMPRow(time: "2026-11-10 10:00:00", mediaSource: "src", campaign: "A", appsflyerID: "af1", cuid: "u1"),
+            // u2's own install is its earliest: the claim below links u2 to af1 as well.
+            Fixture.MMPRow(time: "2026-11-10 09:00:00", mediaSource: "src", campaign: "B", appsflyerID: "af2", cuid: "u2"),
+            // A guest id no registration or purchase names, on u1's AppsFlyer ID: u1's (twice, summed).
+            Fixture.MMPRow(time: "2026-11-10 12:00:00", eventName: "af_purchase", appsflyerID: "af1", cuid: "guest",
+                           eventValue: "{}", revenue: "2", currency: "USD", revenueUSD: "2"),
+            Fixture.MMPRow(time: "2026-11-11 12:00:00", eventName: "af_purchase", appsflyerID: "af1", cuid: "guest",
+                           eventValue: "{}", revenue: "0.50", currency: "USD", revenueUSD: "0.50"),
+            // u2's id on u1's AppsFlyer ID: the reported Customer User ID wins, u2's.
+            Fixture.MMPRow(time: "2026-11-10 12:30:00", eventName: "af_purchase", appsflyerID: "af1", cuid: "u2",
+                           eventValue: "{}", revenue: "3", currency: "USD", revenueUSD: "3"),
+            // The near miss: the guest on an AppsFlyer ID no user was matched to is nobody's.
+            Fixture.MMPRow(time: "2026-11-10 12:00:00", eventName: "af_purchase", appsflyerID: "af9", cuid: "guest",
+                           eventValue: "{}", revenue: "7", currency: "USD", revenueUSD: "7"),
+        ])
+        try scenario.write("registrations/r.jsonl", ["u1", "u2"].map { Fixture.signup("2026-11-10T10:30:00Z", $0) })
+        _ = try scenario.run(asOf: asOf)
+        #expect(try Fixture.lines(scenario.output("attribution.csv")).dropFirst().map {
+            $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init)[14]
+        } == ["2.5", "3"])
+    }
+
     @Test("under --currency JPY the MMP's dollar claim is converted into yen at its day's rate, like every other amount")
     func mmpRevenueInTheReportingCurrency() throws {
         let scenario = try Scenario()
