@@ -56,11 +56,19 @@ public final class JWSVerifier: Sendable {
     /// `environment` is its payload's (`Xcode` and `LocalTesting` are signed locally), and
     /// `signedMs` its `signedDate`, the moment the chain must have been valid.
     public func failure(_ jws: String, signedMs: Int64?, environment: String?) -> String? {
-        if check == .trustUnsigned { return nil }
-        guard let store else { return "untrusted certificate chain (the trusted roots cannot be loaded)" }
+        judge(jws, signedMs: signedMs, environment: environment).failure
+    }
+
+    /// `failure`, and the validity of the chain `signedMs` was held to: nil when the verdict does
+    /// not depend on the signing time (nothing is checked, or the JWS fails before its time is).
+    /// Another signing time inside that validity gets the same verdict, and so does another on
+    /// the same side of it.
+    func judge(_ jws: String, signedMs: Int64?, environment: String?) -> (failure: String?, validity: ClosedRange<Int64>?) {
+        if check == .trustUnsigned { return (nil, nil) }
+        guard let store else { return ("untrusted certificate chain (the trusted roots cannot be loaded)", nil) }
         var text = jws
-        return text.withUTF8 { bytes -> String? in
-            guard let (headerEnd, payloadEnd) = JWS.dots(in: bytes) else { return "bad signature" }
+        return text.withUTF8 { bytes -> (failure: String?, validity: ClosedRange<Int64>?) in
+            guard let (headerEnd, payloadEnd) = JWS.dots(in: bytes) else { return ("bad signature", nil) }
             let headerBytes = UnsafeBufferPointer(rebasing: bytes[..<headerEnd])
             let chain = chains.withLock { $0.verdict(of: headerBytes) } ?? {
                 let header = String(decoding: headerBytes, as: UTF8.self)
@@ -68,19 +76,20 @@ public final class JWSVerifier: Sendable {
                 chains.withLock { $0.add(verdict, of: header) }
                 return verdict
             }()
-            if let failure = chain.failure(local: environment == "Xcode" || environment == "LocalTesting") { return failure }
-            if let signedMs, let window = chain.validity, !window.contains(signedMs) {
-                return "certificate expired at signing time"
+            if let failure = chain.failure(local: environment == "Xcode" || environment == "LocalTesting") { return (failure, nil) }
+            let validity = signedMs == nil ? nil : chain.validity
+            if let signedMs, let validity, !validity.contains(signedMs) {
+                return ("certificate expired at signing time", validity)
             }
             guard let raw = Base64URL.decode(UnsafeBufferPointer(rebasing: bytes[(payloadEnd + 1)...])), raw.count == 64 else {
-                return "bad signature"
+                return ("bad signature", validity)
             }
             let digest = SHA256.hash(UnsafeBufferPointer(rebasing: bytes[..<payloadEnd]))
             let key = SignedDigest(digest: digest, signature: raw)
-            if let known = signatures.withLock({ $0.verdict(of: key) }) { return known ? nil : "bad signature" }
+            if let known = signatures.withLock({ $0.verdict(of: key) }) { return (known ? nil : "bad signature", validity) }
             let valid = chain.key?.verify(digest: digest, signature: raw) ?? false
             signatures.withLock { $0.remember(valid, of: key) }
-            return valid ? nil : "bad signature"
+            return (valid ? nil : "bad signature", validity)
         }
     }
 
