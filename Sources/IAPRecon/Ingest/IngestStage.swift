@@ -338,13 +338,19 @@ public enum IngestStage {
     }
 
     /// Parses one file, or one chunk of it, on a worker: its lines in batches, then its line count or why it failed.
+    /// Each batch carries the clocks by which the chains its lines had judged at the run's clock keep their verdicts.
     static func parse(
         _ file: SourceFile, range: Range<Int>?, rules: LineRules, packingRows: Bool = true, pseudonyms: DeviceIDPseudonyms? = nil,
         send: (Message) -> Void
     ) {
+        var rules = rules
+        let clockJudged = ClockJudgedChains()
+        rules.clockJudged = clockJudged
         do {
             send(.end(try SourceFileParser.parse(file, range: range, rules: rules) {
-                send(.lines(LineBatch($0, packingRows: packingRows, pseudonyms: pseudonyms)))
+                var batch = LineBatch($0, packingRows: packingRows, pseudonyms: pseudonyms)
+                batch.clockSpan = clockJudged.take()
+                send(.lines(batch))
             }))
         } catch let error as InputError {
             send(.failed(error))

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The line checks of CONTRACT.md §1 that depend on the run, not on the line alone.
 ///
@@ -17,6 +18,10 @@ public struct LineRules: Sendable, Equatable {
     /// Which JWS signatures are trusted. Copies share its caches of what was already verified,
     /// so one run's parsers verify each chain and each JWS once.
     public var signatures: JWSVerifier
+    /// Where a parse job records the chains it judged at the run's clock (`checkSignature`):
+    /// `IngestStage` gives each job its own, and stores with each file the clocks by which those
+    /// verdicts stay the same. Nil records nothing.
+    var clockJudged: ClockJudgedChains?
 
     /// How far after the run's clock an event time may lie (clocks drift, zones differ).
     static let futureToleranceMs: Int64 = 86_400_000
@@ -85,10 +90,12 @@ public struct LineRules: Sendable, Equatable {
     /// `readWith` for its kind (a store from before these were recorded has none: its files are
     /// judged by the rules they were read with), or a clock by which the earliest line it rejected
     /// as in the future (`earliestFutureMs`) no longer is, or its latest accepted event time now
-    /// is. The clock moves every night, and a fresh store reads every line by tonight's rules, so
-    /// such a file is read again.
+    /// is, or by which a chain judged at the clock is judged otherwise (outside `clockSpan`). The
+    /// clock moves every night, and a fresh store reads every line by tonight's rules, so such a
+    /// file is read again.
     func judgesOtherwise(_ file: KnownFile, kind: SourceKind, earliestFutureMs: Int64?) -> Bool {
         if let stored = file.readWith, stored != readWith(kind) { return true }
+        if let span = file.clockSpan, !span.contains(nowMs) { return true }
         let limit = nowMs + Self.futureToleranceMs
         if let earliestFutureMs, earliestFutureMs <= limit { return true }
         if let latest = file.latestMs, latest > limit { return true }
@@ -101,5 +108,39 @@ public struct LineRules: Sendable, Equatable {
     func checkBundle(_ bundle: String?) throws(LineReject) {
         guard let expected = bundleID, let bundle, bundle != expected else { return }
         throw LineReject("foreign bundle \(bundle)")
+    }
+}
+
+/// The clocks by which every chain a parse job judged at the run's clock gets the verdict it got.
+///
+/// A JWS whose payload names no signing time (hand-made and test notifications: Apple's carry a
+/// `signedDate`) has its chain judged at the run's clock, as Apple's library judges it at the
+/// current time: valid inside the validity of every certificate, expired before or after it. A
+/// clock on the same side of each such chain's validity judges every one alike; a clock across a
+/// bound judges otherwise, and the file is read again (`LineRules.judgesOtherwise`).
+final class ClockJudgedChains: Sendable {
+    private let span = Mutex<ClosedRange<Int64>?>(nil)
+
+    /// A chain valid over `validity` was judged at the clock `nowMs`.
+    func judged(validity: ClosedRange<Int64>, atClock nowMs: Int64) {
+        let same = Self.sameVerdict(validity: validity, atClock: nowMs)
+        // Both hold the clock `nowMs`, so they meet.
+        span.withLock { $0 = $0?.clamped(to: same) ?? same }
+    }
+
+    /// The clocks that judge alike every chain judged since the last call (nil when none was), and starts again.
+    func take() -> ClosedRange<Int64>? {
+        span.withLock { span in
+            defer { span = nil }
+            return span
+        }
+    }
+
+    /// The clocks that judge a chain valid over `validity` as the clock `nowMs` does: its validity,
+    /// or every clock before it, or every clock after it.
+    static func sameVerdict(validity: ClosedRange<Int64>, atClock nowMs: Int64) -> ClosedRange<Int64> {
+        if nowMs < validity.lowerBound { return Int64.min...(validity.lowerBound - 1) }
+        if nowMs > validity.upperBound { return (validity.upperBound + 1)...Int64.max }
+        return validity
     }
 }

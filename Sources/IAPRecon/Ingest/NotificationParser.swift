@@ -36,8 +36,7 @@ enum NotificationParser {
             let payloadFields = Fields(payload, path: "signedPayload.")
             let notification = try header(payloadFields)
             // Without a signedDate the chain is judged now, the run's clock, as Apple's library judges it at the current time.
-            try checkSignature(signed, path: "signedPayload", signatures: rules.signatures, signedMs: notification.signedMs ?? rules.nowMs,
-                               environment: notification.environment)
+            try checkSignature(signed, path: "signedPayload", rules: rules, signedMs: notification.signedMs, environment: notification.environment)
             // The JWS inside are bytes of the payload that signature covers: trusted with it, not checked again.
             return try parseV2(payloadFields, rules: rules.trustingInnerJWS)
         }
@@ -100,7 +99,7 @@ enum NotificationParser {
             if let jws = try dataFields.string("signedTransactionInfo") {
                 let path = dataFields.path + "signedTransactionInfo"
                 let payload = Fields(try decodeJWS(jws, path: path), path: path + ".")
-                try checkSignature(jws, path: path, signatures: rules.signatures, signedMs: try payload.time("signedDate") ?? header.signedMs ?? rules.nowMs,
+                try checkSignature(jws, path: path, rules: rules, signedMs: try payload.time("signedDate") ?? header.signedMs,
                                    environment: try payload.appleString("environment") ?? header.environment)
                 let apart = try transactionBundle(payload)
                 transaction = try AppleTransaction(v2: payload, origin: .notification)
@@ -114,7 +113,7 @@ enum NotificationParser {
             if let jws = try dataFields.string("signedRenewalInfo") {
                 let path = dataFields.path + "signedRenewalInfo"
                 let renewal = Fields(try decodeJWS(jws, path: path), path: path + ".")
-                try checkSignature(jws, path: path, signatures: rules.signatures, signedMs: try renewal.time("signedDate") ?? header.signedMs ?? rules.nowMs,
+                try checkSignature(jws, path: path, rules: rules, signedMs: try renewal.time("signedDate") ?? header.signedMs,
                                    environment: try renewal.appleString("environment") ?? header.environment)
             }
         }

@@ -65,7 +65,7 @@ enum ReceiptParser {
                 guard case .string(let jws) = element else { throw .wrongType(path, expected: "a JWS string", got: element) }
                 let payload = try decodeJWS(jws, path: path)
                 let payloadFields = Fields(payload, path: path + ".")
-                try checkSignature(jws, path: path, signatures: rules.signatures,
+                try checkSignature(jws, path: path, rules: rules,
                                    signedMs: try payloadFields.time("signedDate") ?? receivedMs,
                                    environment: try payloadFields.appleString("environment"))
                 transactions.append(try serverAPITransaction(payloadFields, rules: rules, bundleID: &bundleID))
@@ -162,9 +162,15 @@ enum ReceiptParser {
 /// Rejects a JWS the run does not trust (CONTRACT.md §1.8), naming the field.
 ///
 /// `signedMs` is the payload's `signedDate`, else the carrying line's time (a receipt's
-/// `received_at`, a notification's `signedDate`), else the run's clock; `environment` its environment.
-func checkSignature(_ jws: String, path: String, signatures: JWSVerifier, signedMs: Int64?, environment: String?) throws(LineReject) {
-    if let failure = signatures.failure(jws, signedMs: signedMs, environment: environment) {
+/// `received_at`, a notification's `signedDate`); nil when there is none, and then the chain is
+/// judged at the run's clock, as Apple's library judges it at the current time, and the clocks
+/// that judge it alike are recorded (`LineRules.clockJudged`). `environment` is its payload's.
+func checkSignature(_ jws: String, path: String, rules: LineRules, signedMs: Int64?, environment: String?) throws(LineReject) {
+    let verdict = rules.signatures.judge(jws, signedMs: signedMs ?? rules.nowMs, environment: environment)
+    if signedMs == nil, let validity = verdict.validity {
+        rules.clockJudged?.judged(validity: validity, atClock: rules.nowMs)
+    }
+    if let failure = verdict.failure {
         throw LineReject("\(failure) in '\(path)'")
     }
 }

@@ -698,6 +698,27 @@ public enum Schema {
               read_with TEXT NOT NULL
             );
             """),
+        // The clocks by which the chains of a file's JWS without a signing time, judged at the run's
+        // clock, keep their verdicts (`ClockJudgedChains`; NULL is no bound on that side): a run by
+        // another clock reads the file again. A file stored before was judged by a clock the store
+        // does not know: the notifications files that may hold such a JWS (a V2 notification with no
+        // signing time, or a line rejected for its certificate's dates or its signature), read with
+        // signatures checked, are read again by the next ingest if still in the folder. Apple's own
+        // notifications carry a signedDate, so their files are not.
+        (25, """
+            DROP TABLE IF EXISTS file_clock_span;
+            CREATE TABLE file_clock_span (
+              file_id INTEGER PRIMARY KEY REFERENCES files(file_id) ON DELETE CASCADE,
+              from_ms INTEGER,
+              to_ms INTEGER
+            );
+            UPDATE files SET content_hash = 'read again for chains judged at the clock', mtime_ns = NULL
+              WHERE source = 'notifications'
+                AND file_id NOT IN (SELECT file_id FROM file_rules WHERE read_with LIKE '%signatures unchecked')
+                AND (file_id IN (SELECT file_id FROM raw_notifications__notifications WHERE version = '2' AND signed_ms IS NULL)
+                  OR file_id IN (SELECT file_id FROM rejects
+                                 WHERE reason LIKE 'certificate expired at signing time in %' OR reason LIKE 'bad signature in %'));
+            """),
     ]
 
     public static var latestVersion: Int { migrations.last?.id ?? 0 }

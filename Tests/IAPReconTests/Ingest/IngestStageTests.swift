@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import IAPRecon
+import IAPReconGenerator
 
 /// Ingest as a nightly job relies on it: nothing counted twice, nothing lost, same store whatever the parallelism.
 @Suite("Ingest stage")
@@ -51,6 +52,39 @@ struct IngestStageTests {
         #expect(report.unknownNotificationTypes.counts == ["NEW_THING": 1])
         #expect(report.unknownNotificationTypes.firstSources == ["notifications/n.jsonl:34"])
         #expect(try ingest(scenario).unknownNotificationTypes.total == 0)
+    }
+
+    @Test("a JWS judged at the run's clock in the last chunk of a file parsed in chunks has the whole file read again by a clock across its chain's validity, and by no other")
+    func clockJudgedChainAcrossChunks() throws {
+        // The expiring leaf is valid through 2020 only.
+        let key = TestSigningChain.hex(try SignatureFixture.text("expired-leaf.key.hex").trimmingCharacters(in: .whitespacesAndNewlines))
+        let expiring = try #require(ES256Signer(privateKey: key, x5c: [
+            try SignatureFixture.x5c("expired-leaf.pem"), TestSigningChain.x5c[1], TestSigningChain.x5c[2],
+        ]))
+        let scenario = try Scenario()
+        var lines = (0..<40).map { index in
+            Line.notification("DID_RENEW", uuid: "1b2c3d4e-0000-4000-8000-\(String(format: "%012d", index))",
+                              signed: "2020-06-01T08:00:00Z", transaction: Line.v2("t\(index)", "gems300", purchase: "2020-06-01T07:59:00Z"))
+        }
+        // Decoded already, its transaction JWS without a signedDate, and none in the notification: judged at the clock.
+        let jws = expiring.jws(payload: Array(Line.v2("t40", "gems300", purchase: "2020-06-01T07:59:00Z").utf8))
+        lines.append("{\"notificationType\":\"ONE_TIME_CHARGE\",\"data\":{\"environment\":\"Production\",\"signedTransactionInfo\":\"\(jws)\"}}")
+        try scenario.write("notifications/n.jsonl", lines)
+        func ingest(now: String) throws -> IngestReport {
+            var rules = LineRules(signatures: .testChain)
+            rules.nowMs = Line.ms(now)
+            return try IngestStage.run(files: try SourceFile.list(in: scenario.input), store: SQLiteIngestStore(try scenario.open()), jobs: 2,
+                                       chunkBytes: 1_000, rules: rules)
+        }
+        #expect(try ingest(now: "2020-07-01T00:00:00Z").totals.accepted == 41)
+        // Near miss: a later clock inside the leaf's validity judges the chain alike.
+        #expect(try ingest(now: "2020-12-31T00:00:00Z").files.map(\.status) == [.unchanged])
+        let expired = try ingest(now: "2021-02-01T00:00:00Z")
+        #expect(expired.files.map(\.status) == [.replaced])
+        #expect(expired.totals.accepted == 40)
+        #expect(try scenario.open().scalar("SELECT group_concat(line || ' ' || reason) FROM rejects")
+            == .text("41 certificate expired at signing time in 'data.signedTransactionInfo'"))
+        #expect(try ingest(now: "2026-11-28T00:00:00Z").files.map(\.status) == [.unchanged])
     }
 
     @Test("what a file is read with names the app, the trusted roots (in any order) or the MMP zone; sources judged by the clock alone record nothing")

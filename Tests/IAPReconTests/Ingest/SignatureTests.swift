@@ -353,6 +353,41 @@ struct SignatureTests {
         }
     }
 
+    @Test("a chain judged at the run's clock records the clocks that judge it alike: its validity, or every clock before or after it; one judged at a signedDate records none")
+    func clockJudgedSpan() throws {
+        let key = TestSigningChain.hex(try SignatureFixture.text("expired-leaf.key.hex").trimmingCharacters(in: .whitespacesAndNewlines))
+        let signer = try #require(ES256Signer(privateKey: key, x5c: [
+            try SignatureFixture.x5c("expired-leaf.pem"), TestSigningChain.x5c[1], TestSigningChain.x5c[2],
+        ]))
+        func notification(signed: String?) -> String {
+            let date = signed.map { ",\"signedDate\":\(Line.ms($0))" } ?? ""
+            let payload = "{\"notificationType\":\"ONE_TIME_CHARGE\"\(date),\"data\":{\"environment\":\"Production\","
+                + "\"transactionInfo\":\(Line.v2("2000000900000060", "gems300", purchase: "2020-06-01T10:00:00Z"))}}"
+            return "{\"signedPayload\":\"\(signer.jws(payload: Array(payload.utf8)))\"}"
+        }
+        let (notBefore, notAfter) = (Line.ms("2020-01-01T00:00:00Z"), Line.ms("2021-01-01T00:00:00Z"))
+        /// The verdict by the clock `nowMs`, and the clocks recorded as judging it alike.
+        func judged(_ line: String, nowMs: Int64) throws -> (accepted: Bool, span: ClosedRange<Int64>?) {
+            var rules = LineRules(verifier: JWSVerifier(.testChain))
+            rules.nowMs = nowMs
+            let recorded = ClockJudgedChains()
+            rules.clockJudged = recorded
+            do {
+                _ = try NotificationParser.parse(try IngestLine.object(line), rules: rules)
+                return (true, recorded.take())
+            } catch {
+                return (false, recorded.take())
+            }
+        }
+        let undated = notification(signed: nil)
+        #expect(try judged(undated, nowMs: notBefore) == (true, notBefore...notAfter))
+        #expect(try judged(undated, nowMs: notAfter) == (true, notBefore...notAfter))
+        #expect(try judged(undated, nowMs: notAfter + 1) == (false, (notAfter + 1)...Int64.max))
+        #expect(try judged(undated, nowMs: notBefore - 1) == (false, Int64.min...(notBefore - 1)))
+        // Judged at its signedDate, whatever the clock.
+        #expect(try judged(notification(signed: "2020-06-01T10:00:00Z"), nowMs: notAfter + 1) == (true, nil))
+    }
+
     @Test("the test root committed in sample-data is the generator's")
     func sampleDataRoot() throws {
         let committed = try String(contentsOfFile: SampleDataTests.sampleData + "/trust/test-root.pem", encoding: .utf8)

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 @testable import IAPRecon
-import IAPReconGenerator
+@testable import IAPReconGenerator
 
 /// An incremental night gives exactly what a full rebuild gives, even for findings that depend
 /// on history (a refund today for a purchase weeks ago).
@@ -363,6 +363,153 @@ struct IncrementalTests {
         try write(freshLate)
         _ = try run(freshLate, input: freshLate.input, now: late, asOf: asOf)
         try expectSame(incremental, freshLate, "the late clock again")
+    }
+
+    @Test("a JWS without a signedDate, its chain judged at the run's clock, is read again by a clock on the other side of a certificate's validity, as a fresh store reads it; one with a signedDate, or a clock that stays inside the chain's validity, reads nothing again")
+    func clockJudgesChainWithoutSignedDate() throws {
+        let files = try Self.notificationsJudgedAtTheClock()
+        let early = "2020-07-01T00:00:00Z", later = "2020-12-01T00:00:00Z", late = "2026-11-10T00:00:00Z", asOf = "2020-06-30T00:00:00Z"
+        func write(_ scenario: Scenario) throws {
+            try scenario.catalog()
+            for file in files { _ = try scenario.write(file.path, [file.line]) }
+        }
+        func read(_ result: RunResult) -> [String] { result.ingest.files.filter { $0.status != .unchanged }.map(\.path).sorted() }
+        func fresh(now: String) throws -> Scenario {
+            let scenario = try Scenario()
+            try write(scenario)
+            _ = try run(scenario, input: scenario.input, now: now, asOf: asOf)
+            return scenario
+        }
+        let expired = ["notifications/inner.jsonl,1,certificate expired at signing time in 'data.signedTransactionInfo'",
+                       "notifications/undated.jsonl,1,certificate expired at signing time in 'signedPayload'"]
+        let incremental = try Scenario()
+        try write(incremental)
+        _ = try run(incremental, input: incremental.input, now: early, asOf: asOf)
+        #expect(try expired.allSatisfy { !(try incremental.output("rejects.csv").contains($0)) })
+        // Near miss: a later clock still inside the leaf's validity judges every chain alike; nothing is read again.
+        #expect(read(try run(incremental, input: incremental.input, now: later, asOf: asOf)) == [])
+
+        // Past the leaf's notAfter the chains judged at the clock are expired: their files are read again, the others are not.
+        #expect(read(try run(incremental, input: incremental.input, now: late, asOf: asOf)) == ["notifications/inner.jsonl", "notifications/undated.jsonl"])
+        #expect(try expired.allSatisfy { try incremental.output("rejects.csv").contains($0) })
+        try expectSameFiles(incremental, try fresh(now: late), "clock past the leaf's notAfter")
+        // Read by that clock, nothing is read again the next night.
+        #expect(read(try run(incremental, input: incremental.input, now: late, asOf: asOf)) == [])
+
+        // An earlier clock (a replayed day) accepts them again, as a fresh store with that clock does.
+        #expect(read(try run(incremental, input: incremental.input, now: early, asOf: asOf)) == ["notifications/inner.jsonl", "notifications/undated.jsonl"])
+        try expectSameFiles(incremental, try fresh(now: early), "clock set back inside the leaf's validity")
+
+        // A store first read by the late clock, then run by the early one, likewise.
+        let lateFirst = try fresh(now: late)
+        #expect(read(try run(lateFirst, input: lateFirst.input, now: early, asOf: asOf)) == ["notifications/inner.jsonl", "notifications/undated.jsonl"])
+        try expectSameFiles(lateFirst, try fresh(now: early), "late clock first, then an early one")
+        // And a clock before the leaf's notBefore rejects them again (the dated notification is then in the future, read again for that).
+        let beforeLeaf = "2019-12-01T00:00:00Z"
+        #expect(read(try run(lateFirst, input: lateFirst.input, now: beforeLeaf, asOf: asOf))
+            == ["notifications/dated.jsonl", "notifications/inner.jsonl", "notifications/undated.jsonl"])
+        try expectSameFiles(lateFirst, try fresh(now: beforeLeaf), "clock before the leaf's notBefore")
+    }
+
+    /// Notifications files, each of one line: `undated` and `inner` hold a JWS without a signedDate whose chain (its leaf
+    /// valid through 2020 only) is judged at the run's clock; `dated` one of that leaf with a signedDate in 2020;
+    /// `lasting` one without a signedDate of the test chain, valid from 2015 to 2045.
+    static func notificationsJudgedAtTheClock() throws -> [(path: String, line: String)] {
+        let key = TestSigningChain.hex(try SignatureFixture.text("expired-leaf.key.hex").trimmingCharacters(in: .whitespacesAndNewlines))
+        let expiring = try #require(ES256Signer(privateKey: key, x5c: [
+            try SignatureFixture.x5c("expired-leaf.pem"), TestSigningChain.x5c[1], TestSigningChain.x5c[2],
+        ]))
+        func notification(_ uuid: String, signed: String?, _ transaction: String) -> String {
+            let date = signed.map { ",\"signedDate\":\(Line.ms($0))" } ?? ""
+            return "{\"notificationType\":\"ONE_TIME_CHARGE\",\"notificationUUID\":\"\(uuid)\"\(date),\"data\":{\"environment\":\"Production\",\"transactionInfo\":\(transaction)}}"
+        }
+        func envelope(_ signer: ES256Signer, _ payload: String) -> String { "{\"signedPayload\":\"\(signer.jws(payload: Array(payload.utf8)))\"}" }
+        return [
+            // No signedDate anywhere: the envelope's chain is judged at the run's clock.
+            ("notifications/undated.jsonl", envelope(expiring, notification("00000000-0000-4000-8000-000000000001", signed: nil,
+                                                                              Line.v2("t_1", "gems60", purchase: "2020-06-01T10:00:00Z")))),
+            // Decoded already, its transaction JWS without a signedDate either: judged at the clock too.
+            ("notifications/inner.jsonl", "{\"notificationType\":\"ONE_TIME_CHARGE\",\"notificationUUID\":\"00000000-0000-4000-8000-000000000002\","
+                + "\"data\":{\"environment\":\"Production\",\"signedTransactionInfo\":\"\(expiring.jws(payload: Array(Line.v2("t_2", "gems60", purchase: "2020-06-02T10:00:00Z").utf8)))\"}}"),
+            // Near misses: the same leaf judged at the payload's signedDate, and a chain valid by every clock here.
+            ("notifications/dated.jsonl", envelope(expiring, notification("00000000-0000-4000-8000-000000000003", signed: "2020-06-03T10:00:00Z",
+                                                                            Line.v2("t_3", "gems60", purchase: "2020-06-03T10:00:00Z")))),
+            ("notifications/lasting.jsonl", envelope(TestSigningChain.signer, notification("00000000-0000-4000-8000-000000000004", signed: nil,
+                                                                                             Line.v2("t_4", "gems60", purchase: "2020-06-04T10:00:00Z")))),
+        ]
+    }
+
+    /// What two stores hold file for file: outputs and results (`expectSame`), rejects with their reasons, the
+    /// ledger's counts, and the rows of notifications and of Apple's transactions.
+    private func expectSameFiles(_ a: Scenario, _ b: Scenario, _ label: String) throws {
+        try expectSame(a, b, label)
+        for (query, columns) in [("SELECT f.path, r.line, r.reason FROM rejects r JOIN files f USING (file_id) ORDER BY 1, 2", 3),
+                                 ("SELECT path, lines_read, accepted, rejected FROM files ORDER BY path", 4)] {
+            func values(_ scenario: Scenario) throws -> [[SQLValue]] {
+                var rows: [[SQLValue]] = []
+                try scenario.open().forEach(query) { row in rows.append((0..<columns).map { row.value($0) }) }
+                return rows
+            }
+            #expect(try values(a) == values(b), "\(label): \(query)")
+        }
+        for table in [RawTable.notifications, .appleTransactions] {
+            let select = "SELECT f.path, r.line, r.item, \(table.columns.map { "r." + $0 }.joined(separator: ", ")) FROM \(table.name) r "
+                + "JOIN files f USING (file_id) ORDER BY f.path, r.line, r.item"
+            func rows(_ scenario: Scenario) throws -> [[SQLValue]] {
+                var rows: [[SQLValue]] = []
+                try scenario.open().forEach(select) { row in rows.append((0..<(3 + table.columns.count)).map { row.value($0) }) }
+                return rows
+            }
+            #expect(try rows(a) == rows(b), "\(label): \(table.name)")
+        }
+    }
+
+    @Test("a store from before migration 25 reads again, once, the notifications files that may hold a JWS judged at the clock, and equals a fresh store; other files, and files read unchecked, are not read again")
+    func clockJudgedChainsFromAnOlderStore() throws {
+        let files = try Self.notificationsJudgedAtTheClock()
+        let early = "2020-07-01T00:00:00Z", late = "2026-11-10T00:00:00Z", asOf = "2020-06-30T00:00:00Z"
+        func write(_ scenario: Scenario) throws {
+            try scenario.catalog()
+            for file in files { _ = try scenario.write(file.path, [file.line]) }
+        }
+        func read(_ result: RunResult) -> [String] { result.ingest.files.filter { $0.status != .unchanged }.map(\.path).sorted() }
+        func store(now: String) throws -> Scenario {
+            let scenario = try Scenario()
+            try write(scenario)
+            _ = try run(scenario, input: scenario.input, now: now, asOf: asOf)
+            return scenario
+        }
+        /// Back to what a store before migration 25 held.
+        func older(_ scenario: Scenario) throws {
+            try scenario.open().execute("DROP TABLE file_clock_span; DELETE FROM schema_migrations WHERE id >= 25")
+        }
+        // Read by the early clock: every line is accepted, and the notifications without a signing time are read again.
+        let acceptedEarly = try store(now: early)
+        try older(acceptedEarly)
+        #expect(read(try run(acceptedEarly, input: acceptedEarly.input, now: late, asOf: asOf))
+            == ["notifications/inner.jsonl", "notifications/lasting.jsonl", "notifications/undated.jsonl"])
+        try expectSameFiles(acceptedEarly, try store(now: late), "older store read early, run late")
+        #expect(read(try run(acceptedEarly, input: acceptedEarly.input, now: late, asOf: asOf)) == [])
+        // Read by the late clock: two lines are rejected for their leaf's dates; their files are read again, and `lasting`.
+        let rejectedLate = try store(now: late)
+        try older(rejectedLate)
+        #expect(read(try run(rejectedLate, input: rejectedLate.input, now: early, asOf: asOf))
+            == ["notifications/inner.jsonl", "notifications/lasting.jsonl", "notifications/undated.jsonl"])
+        try expectSameFiles(rejectedLate, try store(now: early), "older store read late, run early")
+
+        // Near miss: files whose signatures were not checked depend on no clock, and are not read again.
+        let unchecked = try Scenario()
+        try write(unchecked)
+        func runUnchecked(now: String) throws -> [String] {
+            var rules = LineRules(signatures: .trustUnsigned)
+            rules.nowMs = Line.ms(now)
+            return read(try Pipeline.run(RunOptions(input: unchecked.input, databasePath: unchecked.databasePath, outFolder: unchecked.out, jobs: 2,
+                                                    lineRules: rules, reconcile: ReconcileSettings(asOfMs: Line.ms(asOf)),
+                                                    report: ReportSettings(outFolder: unchecked.out)), progress: nil))
+        }
+        _ = try runUnchecked(now: early)
+        try older(unchecked)
+        #expect(try runUnchecked(now: late) == [])
     }
 
     @Test("a run with another --bundle-id or --mmp-tz reads again the files those judge, as a fresh store reads them; other files are not read again")

@@ -32,6 +32,7 @@ struct SchemaTests {
         22: "b70cd853b0305fd1",
         23: "7e813f0461b6c03e",
         24: "1f293fdb7c7091c7",
+        25: "a962a2cfc87bbf5d",
     ]
 
     @Test("a released migration's text never changes, and every migration is recorded as released")

@@ -11,6 +11,8 @@ final class FileWriter: StoredFileWriter {
     /// The INSERTs' text per raw table, made once: every file asks, and the grouped one is long.
     private static let insertSQL = RawTable.allCases.map { (one: $0.insertSQL(), group: $0.insertSQL(rows: groupRows)) }
     private(set) var counts = LineCounts()
+    /// The clocks that judge alike the chains its lines had judged at the run's clock, so far.
+    private var clockSpan: ClosedRange<Int64>?
     let bytes: Int
 
     /// Begins storing the file at `path` (relative to the input folder) of `source`, of these
@@ -45,6 +47,8 @@ final class FileWriter: StoredFileWriter {
     /// Writes a batch of this file's lines; `lineOffset` is the lines of the chunks before the batch's.
     func write(_ batch: LineBatch, lineOffset: Int) throws {
         counts = counts + batch.counts
+        // Each span holds the clock that judged it, so they meet.
+        if let span = batch.clockSpan { clockSpan = clockSpan?.clamped(to: span) ?? span }
         for rows in batch.rows where rows.count > 0 {
             try rows.insert(with: inserts[rows.table].one, prefix: [.integer(fileID), .integer(Int64(lineOffset))],
                             groupsOf: (inserts[rows.table].group, Self.groupRows))
@@ -61,6 +65,13 @@ final class FileWriter: StoredFileWriter {
             [.integer(Int64(counts.read)), .integer(Int64(counts.accepted)), .integer(Int64(counts.rejected)),
              .integer(Int64(counts.blank)), .integer(Int64(counts.ignored)), .integer(fileID)])
         try database.execute(StoredFiles.latestTimesSQL(where: "file_id = \(fileID)"))
+        if let clockSpan {
+            // An open end is every clock on that side of a certificate's validity.
+            try database.run("INSERT INTO file_clock_span (file_id, from_ms, to_ms) VALUES (?, ?, ?)", [
+                .integer(fileID), clockSpan.lowerBound == .min ? .null : .integer(clockSpan.lowerBound),
+                clockSpan.upperBound == .max ? .null : .integer(clockSpan.upperBound),
+            ])
+        }
         try ChangedKeys.recordRows(of: fileID, in: database)
         try database.execute("COMMIT")
         return (counts, bytes)

@@ -5,7 +5,7 @@ public enum StoredFiles {
     static func known(_ database: Database) throws -> [String: KnownFile] {
         var known: [String: KnownFile] = [:]
         typealias Column = KnownColumn
-        try database.forEach("SELECT \(Column.selectList) FROM files LEFT JOIN file_rules USING (file_id)") { row in
+        try database.forEach("SELECT \(Column.selectList) FROM files LEFT JOIN file_rules USING (file_id) LEFT JOIN file_clock_span USING (file_id)") { row in
             known[row.string(Column.path)] = KnownFile(
                 hash: row.string(Column.hash), bytes: Int(row.int(Column.bytes)), modifiedNs: row.optionalInt(Column.modifiedNs),
                 ingestedMs: row.int(Column.ingestedMs),
@@ -13,7 +13,9 @@ public enum StoredFiles {
                                    rejected: Int(row.int(Column.rejected)), blank: Int(row.int(Column.blank)),
                                    ignored: Int(row.int(Column.ignored))),
                 latestMs: row.optionalInt(Column.latestMs), latestMMPWallMs: row.optionalInt(Column.latestMMPWallMs),
-                readWith: row.optionalString(Column.readWith))
+                readWith: row.optionalString(Column.readWith),
+                clockSpan: row.int(Column.clockJudged) == 0 ? nil
+                    : (row.optionalInt(Column.clockFromMs) ?? .min)...(row.optionalInt(Column.clockToMs) ?? .max))
         }
         return known
     }
@@ -30,10 +32,11 @@ public enum StoredFiles {
     /// What `known` selects of a file.
     private enum KnownColumn: Int, SelectedColumn {
         case path, hash, read, accepted, rejected, blank, ignored, bytes, modifiedNs, ingestedMs, latestMs, latestMMPWallMs, readWith
+        case clockJudged, clockFromMs, clockToMs
         var sql: String {
             [
                 "path", "content_hash", "lines_read", "accepted", "rejected", "blank", "ignored", "bytes", "mtime_ns", "ingested_ms",
-                "latest_ms", "latest_mmp_wall_ms", "read_with",
+                "latest_ms", "latest_mmp_wall_ms", "read_with", "file_clock_span.file_id IS NOT NULL", "from_ms", "to_ms",
             ][rawValue]
         }
     }
