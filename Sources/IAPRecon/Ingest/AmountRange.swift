@@ -10,6 +10,9 @@ enum AmountRange {
     static let maximum = Amount(whole: 1_000_000_000_000)
     /// `maximum` in Apple's milliunits: 10^15.
     static let maximumMilliunits: Int64 = 1_000_000_000_000_000
+    /// The most units one delivery or one Apple transaction may carry. StoreKit sells at most ten at
+    /// once; a count near `Int64.max` is no purchase, and the reports' sums of units would overflow on it.
+    static let maximumQuantity: Int64 = 1_000_000
 
     /// Parses `value` as an amount, rejecting what is not a number (`bad amount`), has more than 18
     /// significant digits or is above 10^12 (`amount out of range`), or, unless `negativeAllowed`,
@@ -70,8 +73,9 @@ enum AmountRange {
     }
 }
 
-/// Rejects a `quantity` below 1 (`quantity below 1`); `field` is worded only then.
+/// Rejects a `quantity` below 1 (`quantity below 1`) or above `AmountRange.maximumQuantity` (`bad number`);
+/// `field` is worded only then.
 func checkQuantity(_ quantity: Int64, field: @autoclosure () -> String) throws(LineReject) {
-    guard quantity < 1 else { return }
-    throw LineReject("quantity below 1: '\(field())' is \(quantity)")
+    if quantity < 1 { throw LineReject("quantity below 1: '\(field())' is \(quantity)") }
+    if quantity > AmountRange.maximumQuantity { throw LineReject("bad number in '\(field())': \(quantity)") }
 }

@@ -161,6 +161,10 @@ struct SourceParserTests {
         (#"{\#(receiptHead),"transactions":[{"transactionId":"1","purchaseDate":1}]}"#, "missing required field 'transactions[0].productId'"),
         (#"{\#(receiptHead),"transactions":[{"transactionId":"1","productId":"p","purchaseDate":1,"price":"9.99"}]}"#,
          #"bad number in 'transactions[0].price': "9.99""#),
+        (#"{\#(receiptHead),"transactions":[{"transactionId":"1","productId":"p","purchaseDate":1,"quantity":9223372036854775807}]}"#,
+         "bad number in 'transactions[0].quantity': 9223372036854775807"),
+        (#"{\#(receiptHead),"response":{"status":0,"latest_receipt_info":[{"transaction_id":"1","product_id":"p","purchase_date_ms":"1","quantity":"1000001"}]}}"#,
+         "bad number in 'response.latest_receipt_info[0].quantity': 1000001"),
     ])
     func receiptRejects(line: String, reason: String) {
         #expect(IngestLine.reason(line, .receipts) == reason)
@@ -223,6 +227,15 @@ struct SourceParserTests {
         ]))
     }
 
+    @Test("an Apple quantity of a million units is the most a transaction is read with, as a delivery's", arguments: [
+        #"{\#(receiptHead),"transactions":[{"transactionId":"1","productId":"p","purchaseDate":1,"quantity":1000000}]}"#,
+        #"{\#(receiptHead),"response":{"status":0,"latest_receipt_info":[{"transaction_id":"1","product_id":"p","purchase_date_ms":"1","quantity":"1000000"}]}}"#,
+    ])
+    func largestAppleQuantity(line: String) throws {
+        let rows = try #require(IngestLine.rows(line, .receipts))
+        #expect(rows.last?.byColumn["quantity_n"] == .integer(1_000_000))
+    }
+
     @Test("a receipt line with several shapes names them all; decoded V2 transactions default to Production")
     func combinedShapes() throws {
         let v2 = #"{"transactionId":"7","productId":"p","purchaseDate":"2026-11-28T10:15:00Z","price":990,"currency":"USD"}"#
@@ -254,6 +267,8 @@ struct SourceParserTests {
          "field 'unified_receipt.latest_receipt_info[0]' must be an object, not string"),
         (#"{"notification_type":"CANCEL","unified_receipt":{"latest_receipt_info":[{"transaction_id":"1","product_id":"p","purchase_date_ms":"1","cancellation_date_ms":"soon"}]}}"#,
          #"bad time in 'unified_receipt.latest_receipt_info[0].cancellation_date_ms': "soon""#),
+        (#"{"notificationType":"ONE_TIME_CHARGE","data":{"transactionInfo":{"transactionId":"1","productId":"p","purchaseDate":1,"quantity":4611686018427387904}}}"#,
+         "bad number in 'data.transactionInfo.quantity': 4611686018427387904"),
     ])
     func notificationRejects(line: String, reason: String) {
         #expect(IngestLine.reason(line, .notifications) == reason)
