@@ -281,6 +281,7 @@ enum SourceFileParser {
             count = try LineReader.forEachLine(path: file.absolutePath) { line in
                 for parsed in reader.feed(line) { try add(parsed) }
             }
+            for parsed in reader.finish() { try add(parsed) }
         } else {
             count = try LineReader.forEachLine(path: file.absolutePath, range: range) { line in
                 try add(parseJSONLine(line, kind: file.kind, rules: rules))
@@ -323,11 +324,17 @@ enum SourceFileParser {
 /// never swallows the good lines after it. (MMP exports keep JSON in
 /// `Event Value` on one line; a quoted newline would be split and rejected,
 /// which the accounting shows.)
+///
+/// A header that lacks a column the parser needs rejects each row after it; when no line
+/// follows it, `finish` rejects the header itself, so such a file is never read in silence
+/// (a file whose lines end in a lone CR, as old Mac spreadsheets save CSV, is one such line).
 struct CSVRecordAssembler {
     let kind: SourceKind
     let rules: LineRules
     private var header: CSVHeader?
     private var missingColumns: [String] = []
+    /// The header's reject, until a line follows the header: a header lacking a needed column.
+    private var headerReject: ParsedLine?
     /// The header positions of the columns the parser reads.
     private var readPositions: [Int] = []
 
@@ -337,6 +344,7 @@ struct CSVRecordAssembler {
     }
 
     mutating func feed(_ line: LineReader.Line) -> [ParsedLine] {
+        if header != nil { headerReject = nil }
         if line.tooLong {
             return [SourceFileParser.reject(line, "line longer than \(LineReader.maximumLineBytes >> 20) MiB")]
         }
@@ -346,6 +354,7 @@ struct CSVRecordAssembler {
                 // The header itself is broken: every row will say which column it lacks.
                 header = CSVHeader([])
                 missingColumns = kind.csvParser?.requiredColumns ?? []
+                headerReject = rejectingHeader(line)
                 return []
             }
             return [SourceFileParser.reject(line, "unbalanced quotes")]
@@ -355,13 +364,31 @@ struct CSVRecordAssembler {
                 // A header of thousands of columns is no export's: every row will say which column it lacks.
                 self.header = CSVHeader([])
                 missingColumns = kind.csvParser?.requiredColumns ?? []
+                headerReject = rejectingHeader(line)
                 return []
             }
             let reason = missingColumns.first.map { "header has no column '\($0)'" }
                 ?? "row has \(fieldCount) fields, the header has \(header.names.count)"
             return [SourceFileParser.reject(line, reason)]
         }
-        return record(fields, line: line.number).map { [$0] } ?? []
+        let wasHeader = header == nil
+        let parsed = record(fields, line: line.number)
+        if wasHeader, !(fields.count == 1 && trimmedSpaces(fields[0]).isEmpty) { headerReject = rejectingHeader(line) }
+        return parsed.map { [$0] } ?? []
+    }
+
+    /// After the file's last line: the header's reject when it lacks a needed column and no line
+    /// followed it, which would otherwise leave the file read as empty.
+    mutating func finish() -> [ParsedLine] {
+        defer { headerReject = nil }
+        return headerReject.map { [$0] } ?? []
+    }
+
+    /// The header line rejected for the first column it lacks, or nil when it has them all. A CR inside
+    /// it says why a column that looks present is not: the file's lines end in a lone CR.
+    private func rejectingHeader(_ line: LineReader.Line) -> ParsedLine? {
+        let loneCR = line.bytes.contains(0x0D) ? " (its lines end in a lone CR)" : ""
+        return missingColumns.first.map { SourceFileParser.reject(line, "header has no column '\($0)'" + loneCR) }
     }
 
     /// A parsed record, or nil for the header (which is not counted as a line read).

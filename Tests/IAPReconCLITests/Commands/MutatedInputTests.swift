@@ -33,4 +33,22 @@ struct MutatedInputTests {
         let revenue = try work.read("out/revenue_daily.csv").split(separator: "\r\n")
         #expect(revenue.dropFirst().map { $0.split(separator: ",").prefix(7).joined(separator: ",") } == ["2026-11-22,gems,USA,USD,2000000,0,1980000"])
     }
+
+    @Test("a spend file saved with lone-CR line ends is rejected on its one line, not read as empty; the same file with LF is read")
+    func loneCarriageReturnCSV() throws {
+        let work = try Workspace()
+        let input = work.path("in")
+        try FileManager.default.createDirectory(atPath: input + "/spend", withIntermediateDirectories: true)
+        let rows = ["date,media_source,campaign,spend,currency", "2026-11-20,googleadwords_int,GEMS,180.00,USD", "2026-11-21,googleadwords_int,GEMS,175.50,USD"]
+        try rows.joined(separator: "\r").write(toFile: input + "/spend/mac.csv", atomically: true, encoding: .utf8)
+        try rows.joined(separator: "\n").write(toFile: input + "/spend/unix.csv", atomically: true, encoding: .utf8)
+        let result = run(work, input: input)
+        #expect(result.code == 0, "\(result.err)")
+        let rejects = try work.read("out/rejects.csv").split(separator: "\r\n").dropFirst().map { $0.split(separator: ",").prefix(3).joined(separator: ",") }
+        #expect(rejects == ["spend/mac.csv,1,header has no column 'currency' (its lines end in a lone CR)"])
+        let files = try #require((try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: work.path("out/summary.json"))))
+            as? [String: Any]).flatMap { ($0["inputs"] as? [String: Any])?["files"] as? [[String: Any]] })
+        let counts = files.map { "\($0["file"] ?? "") \($0["read"] ?? "") \($0["accepted"] ?? "") \($0["rejected"] ?? "")" }
+        #expect(counts == ["spend/mac.csv 1 0 1", "spend/unix.csv 2 2 0"])
+    }
 }

@@ -36,7 +36,7 @@ enum IngestLine {
                 assembler.feed(LineReader.Line(number: index + 1, bytes: buffer, tooLong: false))
             }
         }
-        return parsed
+        return parsed + assembler.finish()
     }
 
     /// The object of a JSON text.

@@ -434,6 +434,27 @@ struct SourceParserTests {
         ])
     }
 
+    @Test("a header missing a required column with no line after it is itself rejected: a file of lone-CR lines is one such line")
+    func csvMissingColumnNoRows() {
+        let spend = "date,media_source,campaign,spend,currency\r2026-11-20,googleadwords_int,GEMS,180.00,USD\r2026-11-21,googleadwords_int,GEMS,175.50,USD"
+        let parsed = IngestLine.csv(.spend, [spend])
+        #expect(outcomes(parsed) == ["1 rejected: header has no column 'currency' (its lines end in a lone CR)"])
+        #expect(parsed.first?.rejectedText == spend)
+        #expect(outcomes(IngestLine.csv(.catalog, [#"product_id,"type,subscription_group,price,currency"#])) == [
+            "1 rejected: header has no column 'product_id'",
+        ])
+    }
+
+    @Test("a header with every needed column, a blank first line, or a bad header followed by a line leave the header unread", arguments: [
+        ["date,media_source,campaign,spend,currency"],
+        [" "],
+        ["date,campaign", ""],
+        ["date,campaign", "2026-11-20,GEMS"],
+    ])
+    func csvHeaderNotRejected(lines: [String]) {
+        #expect(!outcomes(IngestLine.csv(.spend, lines)).contains { $0.hasPrefix("1 ") })
+    }
+
     @Test("a BOM before the header is dropped by the reader, so the first column still matches")
     func csvByteOrderMark() throws {
         let folder = FileManager.default.temporaryDirectory.path + "/iaprecon-bom-" + UUID().uuidString
