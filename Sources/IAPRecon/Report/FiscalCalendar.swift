@@ -30,8 +30,9 @@ enum FiscalCalendar {
     /// The last day of fiscal year `year`: the last Saturday of September.
     static func lastDay(ofFiscalYear year: Int) -> Int64 {
         let september30 = Timestamp.daysFromCivil(year: year, month: 9, day: 30)
-        // 1970-01-01 was a Thursday: weekday 0 is Sunday, 6 Saturday.
-        let weekday = (september30 + 4) % 7
+        // 1970-01-01 was a Thursday: weekday 0 is Sunday, 6 Saturday. Days before 1970 are negative
+        // numbers, whose remainder would be negative too.
+        let weekday = ((september30 + 4) % 7 + 7) % 7
         return september30 - (weekday + 1) % 7
     }
 

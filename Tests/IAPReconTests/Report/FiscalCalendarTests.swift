@@ -135,4 +135,17 @@ struct FiscalCalendarTests {
             #expect(Fixture.sum(monthly, column) == Fixture.sum(daily, column), "\(column)")
         }
     }
+
+    @Test("before 1970 the rule is the same: fiscal 1970 began the day after 1969's last Saturday of September")
+    func beforeEpoch() throws {
+        #expect(FiscalCalendar.lastDay(ofFiscalYear: 1969) == (try Self.dayNumber("1969-09-27")))
+        let december31 = try #require(FiscalCalendar.month(of: "1969-12-31"))
+        #expect((december31.name, december31.firstDate, december31.lastDate, december31.fiscalYear) == ("1970-01", "1969-12-28", "1970-01-31", 1970))
+        // Every fiscal year, before and after 1970, ends on a Saturday in September's last week.
+        for year in Array(1900...2100) + [1, 1000, 9999] {
+            let last = FiscalCalendar.lastDay(ofFiscalYear: year)
+            let (civilYear, month, day) = Timestamp.civilFromDays(last)
+            #expect(((last + 4) % 7 + 7) % 7 == 6 && civilYear == year && month == 9 && day >= 24, "\(year)")
+        }
+    }
 }
