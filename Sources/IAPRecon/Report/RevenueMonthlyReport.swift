@@ -21,7 +21,7 @@ struct RevenueMonthlyReport {
 
     init(daily: RevenueReport) {
         for (day, row) in daily.rows {
-            guard let month = FiscalCalendar.month(of: day.date) else { continue }
+            let month = FiscalCalendar.month(containing: day.day)
             months[month.name] = month
             let key = Key(month: month.name, productID: day.productID, storefront: day.storefront, currency: day.currency)
             rows[key] = rows[key].map { $0.adding(row) } ?? row

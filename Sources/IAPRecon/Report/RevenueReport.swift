@@ -10,6 +10,9 @@ import Foundation
 struct RevenueReport: Sendable {
     struct Key: Hashable, Comparable, Sendable {
         var date: String
+        /// `date` as days since 1970-01-01 in `--tz`: what `revenue_monthly.csv` sums by, since a
+        /// day outside years 0000 to 9999 has no `yyyy-MM-dd` text to read back.
+        var day: Int64
         var productID: String
         var storefront: String
         var currency: String
@@ -98,7 +101,7 @@ struct RevenueReport: Sendable {
             priceSources[PriceSource(rawValue: sources[number]) ?? .none, default: 0] += count
         }
         for (slot, date, row) in entries {
-            let key = Key(date: date, productID: products[slot.product], storefront: storefronts[slot.storefront],
+            let key = Key(date: date, day: slot.day, productID: products[slot.product], storefront: storefronts[slot.storefront],
                           currency: values.currencies[slot.currency])
             // Two texts that differ only in bytes a String repairs name one row, as they always did.
             rows[key] = rows[key].map { $0.adding(row) } ?? row

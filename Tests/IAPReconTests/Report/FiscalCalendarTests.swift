@@ -148,4 +148,24 @@ struct FiscalCalendarTests {
             #expect(((last + 4) % 7 + 7) % 7 == 6 && civilYear == year && month == 9 && day >= 24, "\(year)")
         }
     }
+
+    @Test("a purchase whose day in --tz lies outside years 0000 to 9999 still counts in revenue_monthly.csv, as in revenue_daily.csv")
+    func monthlyRowsOfFarDays() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("fx.csv", ["date,currency,rate", "2026-11-01,USD,1"])
+        typealias Fixture = RevenueReportTests.Fixture
+        try scenario.write("receipts/r.jsonl", [
+            // 0000-01-01T00:00Z is the last day of year -1 in Los Angeles.
+            Line.v2Receipt("2026-11-20T10:00:05Z", "u1", transaction: Fixture.v2("t1", "gems300", purchase: "0000-01-01T00:00:00Z", price: 4990)),
+            Line.v2Receipt("2026-11-20T10:00:05Z", "u1", transaction: Fixture.v2("t2", "gems300", purchase: "2026-11-20T10:00:00Z", price: 4990)),
+        ])
+        _ = try scenario.run(asOf: "2026-12-01T00:00:00Z", zone: "America/Los_Angeles")
+        let daily = try Fixture.table(scenario.output("revenue_daily.csv"))
+        let monthly = try Fixture.table(scenario.output("revenue_monthly.csv"))
+        #expect(daily.count == 2 && monthly.count == 2)
+        for column in ["units", "gross", "refunds", "net"] {
+            #expect(Fixture.sum(monthly, column) == Fixture.sum(daily, column), "\(column)")
+        }
+    }
 }
