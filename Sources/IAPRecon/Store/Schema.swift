@@ -719,6 +719,15 @@ public enum Schema {
                   OR file_id IN (SELECT file_id FROM rejects
                                  WHERE reason LIKE 'certificate expired at signing time in %' OR reason LIKE 'bad signature in %'));
             """),
+        // Apple's transactions carry at most a million units (`AmountRange.maximumQuantity`), as a
+        // delivery does: a receipts or notifications file an older iaprecon kept with more in one is
+        // read again by the next ingest, which rejects that line, instead of its units summed (a count
+        // near the largest integer stops every report).
+        (26, """
+            UPDATE files SET content_hash = 'read again for quantities', mtime_ns = NULL
+              WHERE source IN ('receipts', 'notifications')
+                AND file_id IN (SELECT DISTINCT file_id FROM raw_apple__transactions WHERE quantity_n > 1000000);
+            """),
     ]
 
     public static var latestVersion: Int { migrations.last?.id ?? 0 }

@@ -512,6 +512,41 @@ struct IncrementalTests {
         #expect(try runUnchecked(now: late) == [])
     }
 
+    @Test("a store from before migration 26 reads again the files it kept with more than a million units in one of Apple's transactions")
+    func olderStoreWithHugeQuantities() throws {
+        let now = "2026-11-30T00:00:00Z", asOf = "2026-11-29T00:00:00Z"
+        func receipt(_ id: String, quantity: Int) -> String { AppleTieOutTests.purchase(id, at: "2026-11-20T10:00:00Z", quantity: quantity) }
+        let longAgo = Date(timeIntervalSince1970: 1_000_000)
+        func write(_ scenario: Scenario, _ path: String, _ line: String) throws {
+            _ = try scenario.write(path, [line])
+            try FileManager.default.setAttributes([.modificationDate: longAgo], ofItemAtPath: scenario.input + "/" + path)
+        }
+        let older = try Scenario()
+        try older.catalog()
+        try write(older, "receipts/huge.jsonl", receipt("t1", quantity: 1_000_000))
+        try write(older, "receipts/most.jsonl", receipt("t2", quantity: 1_000_000))
+        _ = try run(older, input: older.input, now: now, asOf: asOf)
+        // What an older iaprecon kept: the line as it accepted it, under the file's size and time, so
+        // that nothing but the migration reads it again.
+        try write(older, "receipts/huge.jsonl", receipt("t1", quantity: 2_000_000))
+        try older.open().execute("""
+            UPDATE raw_apple__transactions SET quantity_n = 2000000 WHERE transaction_id = 't1';
+            DELETE FROM schema_migrations WHERE id >= 26
+            """)
+        let result = try run(older, input: older.input, now: now, asOf: asOf)
+        // The near miss: a million units is a quantity, and its file is not read again.
+        #expect(result.ingest.files.filter { $0.status != .unchanged }.map(\.path) == ["receipts/huge.jsonl"])
+        let fresh = try Scenario()
+        try fresh.catalog()
+        try write(fresh, "receipts/huge.jsonl", receipt("t1", quantity: 2_000_000))
+        try write(fresh, "receipts/most.jsonl", receipt("t2", quantity: 1_000_000))
+        _ = try run(fresh, input: fresh.input, now: now, asOf: asOf)
+        try expectSameFiles(older, fresh, "older store with a huge quantity")
+        var reasons: [String] = []
+        try older.open().forEach("SELECT reason FROM rejects") { reasons.append($0.string(0)) }
+        #expect(reasons == ["bad number in 'transactions[0].quantity': 2000000"])
+    }
+
     @Test("a run with another --bundle-id or --mmp-tz reads again the files those judge, as a fresh store reads them; other files are not read again")
     func otherRulesReadAgain() throws {
         // A receipt of another app, delivered: ours without --bundle-id, rejected with it.

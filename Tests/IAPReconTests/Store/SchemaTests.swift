@@ -33,6 +33,7 @@ struct SchemaTests {
         23: "7e813f0461b6c03e",
         24: "1f293fdb7c7091c7",
         25: "a962a2cfc87bbf5d",
+        26: "b274a0abba4f3c67",
     ]
 
     @Test("a released migration's text never changes, and every migration is recorded as released")
