@@ -512,6 +512,34 @@ struct IncrementalTests {
         #expect(try runUnchecked(now: late) == [])
     }
 
+    @Test("a product two catalogs type otherwise is the type of the catalog last in path order, whichever night each arrived")
+    func catalogTypeByPathOrder() throws {
+        let now = "2026-11-30T00:00:00Z", asOf = "2026-11-29T00:00:00Z"
+        let header = "product_id,type,subscription_group,price,currency"
+        func write(_ scenario: Scenario, _ path: String, type: String) throws {
+            _ = try scenario.write(path, [header, "gems60,\(type),,0.99,USD"])
+        }
+        func first(_ scenario: Scenario) throws {
+            _ = try scenario.write("2026-11-20/receipts/r.jsonl", [AppleTieOutTests.purchase("t1", at: "2026-11-20T10:00:00Z")])
+            // The root's catalog comes after every day folder's: its type is the product's.
+            try write(scenario, "catalog.csv", type: "non_consumable")
+            try write(scenario, "2026-11-20/catalog.csv", type: "consumable")
+        }
+        let nights = try Scenario()
+        try first(nights)
+        _ = try run(nights, input: nights.input, now: now, asOf: asOf)
+        // A later day's catalog, stored after the root's, still comes before it.
+        try write(nights, "2026-11-21/catalog.csv", type: "consumable")
+        _ = try run(nights, input: nights.input, now: now, asOf: asOf)
+        let fresh = try Scenario()
+        try first(fresh)
+        try write(fresh, "2026-11-21/catalog.csv", type: "consumable")
+        _ = try run(fresh, input: fresh.input, now: now, asOf: asOf)
+        try expectSameFiles(nights, fresh, "catalogs arriving on two nights")
+        let rows = RevenueReportTests.Fixture.table(try nights.output("transactions.csv"))
+        #expect(rows.map { $0["product_type"] } == ["non_consumable"])
+    }
+
     @Test("a store from before migration 26 reads again the files it kept with more than a million units in one of Apple's transactions")
     func olderStoreWithHugeQuantities() throws {
         let now = "2026-11-30T00:00:00Z", asOf = "2026-11-29T00:00:00Z"
