@@ -81,6 +81,7 @@ public enum ReportStage {
         let rates = try store.fxRates()
         let fx = FXRates(rows: rates, reportingCurrency: settings.currency)
         try fx.checkStored(rates)
+        let catalogConflicts = CatalogConflicts(rows: try store.catalogRows())
         // Attribution's installs next: the matching on this thread waits for them, while the
         // files below can wait for a core.
         let installs = try AttributionReport.readInstalls(store: store, zone: settings.zone, fx: fx)
@@ -196,7 +197,7 @@ public enum ReportStage {
         // pending, and the next report calls those findings new, and alerts, again.
         try store.publishFirstSightings()
         var summary = ReportSummary(findingsBySeverity: [:], files: files)
-        summary.warnings = fx.warnings
+        summary.warnings = fx.warnings + catalogConflicts.warnings
         var byKind: [FindingKind: (count: Int, new: Int, atRisk: Amount, newAtRisk: Amount)] = [:]
         for row in findings.rows {
             guard let severity = Severity(rawValue: row.severity) else { continue }

@@ -279,6 +279,25 @@ struct RevenueReportTests {
         #expect(Fixture.lines(try scenario.output("revenue_daily.csv")).last == "2026-11-11,gems300,DEU,EUR,1,0,5,0,5,5.5,0,5.5")
     }
 
+    @Test("a product the catalog files describe otherwise is named in a warning with each line, and its last line in path order prices it; the same description twice is not")
+    func conflictingCatalogLines() throws {
+        let scenario = try Scenario()
+        let header = "product_id,type,subscription_group,price,currency"
+        try scenario.write("2026-11-10/catalog.csv", [header, "gems60,consumable,,0.99,USD", "gems300,consumable,,4.99,USD"])
+        // The root's catalog comes after the day folder's; gems300's price changes and changes back.
+        try scenario.write("catalog.csv", [header, "gems60,consumable,,0.990,USD", "gems300,consumable,,5.99,USD", "gems300,consumable,,4.49,USD"])
+        try scenario.write("fx.csv", ["date,currency,rate", "2026-11-01,USD,1"])
+        try scenario.write("receipts/r.jsonl", [
+            Line.v2Receipt("2026-11-11T10:00:05Z", "u1", transaction: Fixture.v2("t1", "gems300", purchase: "2026-11-11T10:00:00Z", price: nil)),
+        ])
+        let result = try scenario.run(asOf: asOf)
+        #expect(result.report.warnings == [
+            "catalog.csv describes gems300 3 ways, consumable 4.99 USD (2026-11-10/catalog.csv:3), consumable 5.99 USD (catalog.csv:3) "
+                + "and consumable 4.49 USD (catalog.csv:4): the last line in path order, catalog.csv:4, is used",
+        ])
+        #expect(Fixture.lines(try scenario.output("revenue_daily.csv")).last == "2026-11-11,gems300,USA,USD,1,0,4.49,0,4.49,4.49,0,4.49")
+    }
+
     @Test("summary revenue.gross_usd, refunds_usd and net_usd equal the column sums of revenue_daily.csv on sample-data")
     func summaryMatchesColumnsOnSampleData() throws {
         let scenario = try Scenario()

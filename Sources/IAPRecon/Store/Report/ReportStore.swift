@@ -16,6 +16,8 @@ protocol ReportStore: SendableMetatype {
     func reconciliation() throws -> Reconciliation
     /// Every stored fx rate, by day then file.
     func fxRates() throws -> [FXRow]
+    /// Every stored catalog line, in path then line order (`CatalogRow`).
+    func catalogRows() throws -> [CatalogRow]
     /// What `summary.json` and the report page count, as of `asOfMs` with `graceMs` of grace.
     func summaryCounts(asOfMs: Int64, graceMs: Int64) throws -> SummaryCounts
 
@@ -92,6 +94,17 @@ protocol ReportStore: SendableMetatype {
     func userInstallWriter() -> any UserInstallWriter
     /// Every stored spend row (`SpendColumn`).
     func forEachSpendRow(_ body: (Row) throws -> Void) throws
+}
+
+/// One stored `catalog.csv` line and the file it came from.
+struct CatalogRow: Equatable, Sendable {
+    var path: String
+    var line: Int64
+    var productID: String
+    var type: String?
+    var subscriptionGroup: String?
+    var price: String?
+    var currency: String?
 }
 
 /// A `transactions.csv` a report wrote: from the results of which join (`transactionChanges`), with

@@ -64,6 +64,10 @@ struct SQLiteReportStore: ReportStore {
         try StoredReportRows.catalogTypes(database)
     }
 
+    func catalogRows() throws -> [CatalogRow] {
+        try StoredReportRows.catalogRows(database)
+    }
+
     func forEachFindingSubject(_ body: (Row) throws -> Void) throws {
         try StoredReportRows.forEachFindingSubject(database, body)
     }

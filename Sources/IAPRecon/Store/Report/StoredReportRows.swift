@@ -45,6 +45,20 @@ enum StoredReportRows {
         return types
     }
 
+    /// Every stored catalog line, in path then line order: the order in which a later line says
+    /// what a product is now.
+    static func catalogRows(_ database: Database) throws -> [CatalogRow] {
+        var rows: [CatalogRow] = []
+        try database.forEach("""
+            SELECT f.path, c.line, c.product_id, c.type, c.subscription_group, c.price, c.currency
+            FROM raw_catalog__products c JOIN files f USING (file_id) ORDER BY f.path, c.line
+            """) {
+            rows.append(CatalogRow(path: $0.string(0), line: $0.int(1), productID: $0.string(2), type: $0.optionalString(3),
+                                   subscriptionGroup: $0.optionalString(4), price: $0.optionalString(5), currency: $0.optionalString(6)))
+        }
+        return rows
+    }
+
     /// Every finding's id and what it is about, by finding id, in `FindingSubjectColumn`'s columns.
     static func forEachFindingSubject(_ database: Database, _ body: (Row) throws -> Void) throws {
         try database.forEach("SELECT \(FindingSubjectColumn.selectList) FROM fct_findings ORDER BY finding_id", [], body)
