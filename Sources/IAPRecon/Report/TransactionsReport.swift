@@ -41,7 +41,7 @@ enum TransactionsReport {
 
     /// Writes the whole file from the store.
     static func write(_ store: some ReportStore, zone: Zone, fx: FXRates, currency: ReportingCurrency, _ sink: inout TextSink) throws {
-        var lines = try Lines(store: store, catalog: store.catalogTypes(), zone: zone, fx: fx, currency: currency)
+        var lines = try Lines(store: store, catalog: catalogTypes(store), zone: zone, fx: fx, currency: currency)
         try writeWhole(store, lines: &lines, &sink)
     }
 
@@ -49,7 +49,7 @@ enum TransactionsReport {
     static func write(_ store: some ReportStore, zone: Zone, fx: FXRates, currency: ReportingCurrency,
                       _ sink: inout TextSink) throws -> Written {
         try store.readTransaction {
-            let catalog = try store.catalogTypes()
+            let catalog = try catalogTypes(store)
             var lines = try Lines(store: store, catalog: catalog, zone: zone, fx: fx, currency: currency)
             let settings = try settingsDigest(fxRates: store.fxRates(), catalog: catalog, zone: zone, currency: currency)
             let record = try store.transactionsFile()
@@ -67,6 +67,12 @@ enum TransactionsReport {
             try writeWhole(store, lines: &lines, &sink)
             return written
         }
+    }
+
+    /// Each product's type as the catalog's lines give it, a later line's over an earlier one's
+    /// (`ReportStore.catalogRows`), where it gives one.
+    private static func catalogTypes(_ store: some ReportStore) throws -> [(productID: String, type: String)] {
+        try store.catalogRows().compactMap { row in row.type.map { (row.productID, $0) } }
     }
 
     /// The file written before is not as this iaprecon writes it (an id it cannot read back, rows

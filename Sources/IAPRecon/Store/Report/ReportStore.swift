@@ -44,8 +44,6 @@ protocol ReportStore: SendableMetatype {
 
     // MARK: Transactions
 
-    /// Each product's type as the catalog's rows give it (a later row's over an earlier one's, in path order).
-    func catalogTypes() throws -> [(productID: String, type: String)]
     /// Every finding's id and what it is about, by finding id (`FindingSubjectColumn`).
     func forEachFindingSubject(_ body: (Row) throws -> Void) throws
     /// Every resolved transaction in transaction id order (`ReportTransactionColumn`).

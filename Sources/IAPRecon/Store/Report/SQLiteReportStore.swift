@@ -60,10 +60,6 @@ struct SQLiteReportStore: ReportStore {
         try StoredReportRows.tieOutRows(database)
     }
 
-    func catalogTypes() throws -> [(productID: String, type: String)] {
-        try StoredReportRows.catalogTypes(database)
-    }
-
     func catalogRows() throws -> [CatalogRow] {
         try StoredReportRows.catalogRows(database)
     }

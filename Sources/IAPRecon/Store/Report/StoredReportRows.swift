@@ -31,22 +31,9 @@ enum StoredReportRows {
         return rows
     }
 
-    /// Each product's type as the catalog's rows give it (a later row's over an earlier one's), where
-    /// it gives one. Later is as the join reads the catalog: by path, then line, so a root
-    /// `catalog.csv` comes after every day folder's whichever night each was stored.
-    static func catalogTypes(_ database: Database) throws -> [(productID: String, type: String)] {
-        var types: [(productID: String, type: String)] = []
-        try database.forEach("""
-            SELECT c.product_id, c.type FROM raw_catalog__products c JOIN files f USING (file_id)
-            WHERE c.type IS NOT NULL ORDER BY f.path, c.line
-            """) {
-            types.append(($0.string(0), $0.string(1)))
-        }
-        return types
-    }
-
     /// Every stored catalog line, in path then line order: the order in which a later line says
-    /// what a product is now.
+    /// what a product is now, as the join reads the catalog (a root `catalog.csv` after every day
+    /// folder's, whichever night each was stored).
     static func catalogRows(_ database: Database) throws -> [CatalogRow] {
         var rows: [CatalogRow] = []
         try database.forEach("""
