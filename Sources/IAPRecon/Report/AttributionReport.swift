@@ -81,6 +81,8 @@ struct AttributionReport {
     var userlessPurchases = 0
     /// Spend rows in a currency fx.csv cannot convert: their cohort's spend is shown empty.
     var unconvertedSpendRows = 0
+    /// Cohorts whose spend more than one file gives.
+    var spendOverlaps = SpendOverlaps()
     let asOfMs: Int64
 
     /// Computes the cohorts and, user by user, writes each user's install into `fct_user_installs` (for `history`).
@@ -293,6 +295,7 @@ struct AttributionReport {
             // with AppsFlyer's spelling of a missing campaign joins the installs that have none.
             let key = CohortKey(day: day, mediaSource: Self.mediaSource(row.optionalString(Spend.mediaSource)),
                                 campaign: row.optionalString(Spend.campaign).flatMap(MMPValue.clean) ?? "")
+            spendOverlaps.add(key, path: row.string(Spend.path), line: row.int(Spend.line))
             let dayStart = Timestamp.startOfDay(day) ?? 0
             add(key) { cohort in
                 if let rate { cohort.spend += spend * rate } else { cohort.spendUnconverted = true }

@@ -97,6 +97,7 @@ public enum ReportStage {
         var files: [String] = []
         var bundleIDs: [String] = []
         var transactionsPatched: Int?
+        var spendWarnings: [String] = []
         // Each file is written (and fsynced) as soon as what it shows is known, on the thread that
         // knows it: transactions streamed on a connection of their own from the start, revenue
         // (daily, then by fiscal month) beside the summary's counts once the installs are read,
@@ -145,6 +146,7 @@ public enum ReportStage {
                 }
                 Trace.mark("report attribution")
                 try output.write("attribution.csv") { try attribution.write(&$0, currency: settings.reportingCurrency) }
+                spendWarnings = attribution.spendOverlaps.warnings
                 filesDone?(1)
             } catch {
                 installs.wait()
@@ -197,7 +199,7 @@ public enum ReportStage {
         // pending, and the next report calls those findings new, and alerts, again.
         try store.publishFirstSightings()
         var summary = ReportSummary(findingsBySeverity: [:], files: files)
-        summary.warnings = fx.warnings + catalogConflicts.warnings
+        summary.warnings = fx.warnings + catalogConflicts.warnings + spendWarnings
         var byKind: [FindingKind: (count: Int, new: Int, atRisk: Amount, newAtRisk: Amount)] = [:]
         for row in findings.rows {
             guard let severity = Severity(rawValue: row.severity) else { continue }

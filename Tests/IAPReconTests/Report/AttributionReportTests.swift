@@ -533,6 +533,40 @@ struct AttributionReportTests {
         ])
     }
 
+    @Test("spend two files give for one day, media source and campaign is all counted, and a warning names a line of each; rows of one file, or of two files on other days or sources, are not named")
+    func spendFromTwoFiles() throws {
+        let scenario = try Scenario()
+        let header = "date,media_source,campaign,spend,currency"
+        try scenario.write("spend/2026-11.csv", [
+            header,
+            "2026-11-10,Facebook Ads,FB_KR,100,USD",
+            "2026-11-10,Facebook Ads,FB_KR,50,USD",  // one export split by country: not named
+            "2026-11-11,Facebook Ads,FB_KR,70,USD",
+            "2026-11-10,googleadwords_int,None,10,USD",
+        ])
+        // A corrected export of the 10th beside the month's; its 12th and its other source do not overlap.
+        try scenario.write("spend/2026-11-10-fixed.csv", [
+            header,
+            "2026-11-12,Facebook Ads,FB_KR,30,USD",
+            "2026-11-10,Facebook Ads,FB_KR,120,USD",
+            "2026-11-10,tiktokglobal_int,TT_1,5,USD",
+            "2026-11-10,googleadwords_int,,9,USD",
+        ])
+        let result = try scenario.run(asOf: asOf)
+        #expect(result.report.warnings == [
+            "spend for 2026-11-10, Facebook Ads, FB_KR comes from two files, spend/2026-11-10-fixed.csv:3 and spend/2026-11.csv:2: all their lines are counted",
+            "spend for 2026-11-10, googleadwords_int, no campaign comes from two files, spend/2026-11-10-fixed.csv:5 and spend/2026-11.csv:5: all their lines are counted",
+        ])
+        #expect(try Fixture.lines(scenario.output("attribution.csv")) == [
+            Self.header,
+            "2026-11-10,Facebook Ads,FB_KR,0,0,0,0,0,0,0,0,270,0,0,0,,,",
+            "2026-11-10,googleadwords_int,,0,0,0,0,0,0,0,0,19,0,0,0,,,",
+            "2026-11-10,tiktokglobal_int,TT_1,0,0,0,0,0,0,0,0,5,0,0,0,,,",
+            "2026-11-11,Facebook Ads,FB_KR,0,0,0,0,0,0,0,0,70,0,0,0,,,",
+            "2026-11-12,Facebook Ads,FB_KR,0,0,0,0,0,0,0,0,30,0,0,0,,,",
+        ])
+    }
+
     @Test("a young spend-only row has empty revenue windows like any young cohort")
     func youngSpendOnlyRow() throws {
         let scenario = try Scenario()

@@ -248,7 +248,7 @@ enum UserInstallColumn: Int, StoredColumn {
     case userID, installMs, mediaSource, campaign, matchedBy, fileID, line
 }
 
-/// `forEachSpendRow`'s columns.
+/// `forEachSpendRow`'s columns: the row's cells, then its file's path and its line.
 enum SpendColumn: Int, StoredColumn {
-    case day, mediaSource, campaign, spend, currency
+    case day, mediaSource, campaign, spend, currency, path, line
 }

@@ -34,7 +34,7 @@ enum StoredUserInstalls {
 
     /// Every stored spend row, in `SpendColumn`'s columns.
     static func forEachSpendRow(_ database: Database, _ body: (Row) throws -> Void) throws {
-        try database.forEach("SELECT \(SpendColumn.selectList) FROM raw_spend__days", [], body)
+        try database.forEach("SELECT \(SpendColumn.selectList) FROM raw_spend__days JOIN files USING (file_id)", [], body)
     }
 }
 
@@ -47,5 +47,5 @@ extension UserInstallColumn: SelectedColumn {
 }
 
 extension SpendColumn: SelectedColumn {
-    var sql: String { ["day", "media_source", "campaign", "spend", "currency"][rawValue] }
+    var sql: String { ["day", "media_source", "campaign", "spend", "currency", "path", "line"][rawValue] }
 }
