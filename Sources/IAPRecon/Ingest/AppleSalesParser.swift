@@ -80,9 +80,9 @@ enum AppleSalesParser: CSVRowParser {
         return .accepted([SalesReportLine(
             day: day, productID: try required(.sku), productType: try required(.productType), units: units, country: country,
             customerPrice: try magnitude(.customerPrice, required(.customerPrice)),
-            customerCurrency: try currency(.customerCurrency, required(.customerCurrency)),
+            customerCurrency: try CurrencyCode.checked(required(.customerCurrency), field: Column.customerCurrency.name),
             proceeds: try magnitude(.developerProceeds, required(.developerProceeds)),
-            proceedsCurrency: try currency(.proceedsCurrency, required(.proceedsCurrency))
+            proceedsCurrency: try CurrencyCode.checked(required(.proceedsCurrency), field: Column.proceedsCurrency.name)
         ).rawRow()])
     }
 
@@ -115,12 +115,5 @@ enum AppleSalesParser: CSVRowParser {
     static func magnitude(_ column: Column, _ text: String) throws(LineReject) -> String {
         let amount = try AmountRange.amount(.string(text), field: column.name, negativeAllowed: true)
         return Money.format(amount.isNegative ? .zero - amount : amount)
-    }
-
-    static func currency(_ column: Column, _ text: String) throws(LineReject) -> String {
-        guard text.utf8.count == 3, text.utf8.allSatisfy({ $0 >= 0x41 && $0 <= 0x5A }) else {
-            throw LineReject("bad currency in '\(column.name)': \"\(text.prefix(40))\"")
-        }
-        return text
     }
 }

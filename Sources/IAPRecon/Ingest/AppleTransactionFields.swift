@@ -19,7 +19,7 @@ extension AppleTransaction {
             throw LineReject("bad number in '\(fields.path)revocationPercentage' (0 to 100000): \(percentage)")
         }
         priceMilliunits = try fields.milliunits("price")
-        currency = try fields.appleString("currency")
+        currency = try fields.currency("currency")
         storefront = try fields.appleString("storefront")
         environment = try fields.appleString("environment")
         appAccountToken = try fields.appleString("appAccountToken")

@@ -181,6 +181,7 @@ enum MMPEventParser: CSVRowParser {
         // MMP revenue may be negative (a refund event); only its size is checked.
         var revenue = try amount("Event Revenue", cell(.eventRevenue), negativeAllowed: true)
         var revenueCurrency = cell(.eventRevenueCurrency)
+        var revenueCurrencyField = Column.eventRevenueCurrency.name
         let revenueUSD = try amount("Event Revenue USD", cell(.eventRevenueUSD), negativeAllowed: true)
         let eventValue = cell(.eventValue)
         let eventName = try required(.eventName)
@@ -194,7 +195,8 @@ enum MMPEventParser: CSVRowParser {
             let fields = Fields(object, path: "Event Value.")
             if let value = fields.value("af_revenue") {
                 revenue = Money.format(try AmountRange.amount(value, field: "Event Value.af_revenue", negativeAllowed: true))
-                revenueCurrency = try? fields.appleString("af_currency")
+                revenueCurrency = try fields.string("af_currency")
+                revenueCurrencyField = fields.path + "af_currency"
             }
         }
         let retargeting = cell(.isRetargeting)?.lowercased() == "true"
@@ -205,12 +207,20 @@ enum MMPEventParser: CSVRowParser {
         // one); of every row its time and the ids a user is linked by. Another event is never a
         // repeat of either: it keeps no name or event value.
         let install = eventName == "install", purchase = eventName == "af_purchase"
+        // A revenue's currency is read only with a purchase's revenue in it, and none in USD; only
+        // then is it checked. A currency no revenue of the row uses (an install's, or beside a
+        // figure in USD) is not read, so an odd one cannot cost an install its attribution.
+        let localRevenue = purchase && revenueUSD == nil ? revenue : nil
+        var localCurrency: String?
+        if localRevenue != nil, let revenueCurrency {
+            localCurrency = try CurrencyCode.checked(revenueCurrency, field: revenueCurrencyField)
+        }
         try rules.checkEventTime(eventTime.utcMs, field: "Event Time")
         return .accepted([MMPEventLine(
             eventWallMs: eventMs, installWallMs: install ? installMs : nil, eventName: install || purchase ? eventName : nil,
             mediaSource: install ? cell(.mediaSource) : nil, campaign: install ? cell(.campaign) : nil, customerUserID: customerUserID,
             idfv: install ? idfv : nil, idfa: install ? idfa : nil, appsflyerID: appsflyerID,
-            revenue: purchase && revenueUSD == nil ? revenue : nil, revenueCurrency: purchase && revenueUSD == nil ? revenueCurrency : nil,
+            revenue: localRevenue, revenueCurrency: localCurrency,
             revenueUSD: purchase ? revenueUSD : nil,
             isRetargeting: retargeting, eventValueKey: install || purchase ? eventValue.map(StableID.bytes) : nil
         ).rawRow()])
@@ -243,7 +253,7 @@ enum SpendParser: CSVRowParser {
         .accepted([SpendLine(
             day: try day("date", row, header), mediaSource: try required("media_source", row, header),
             campaign: header.value("campaign", in: row), spend: try amount("spend", try required("spend", row, header)),
-            currency: try required("currency", row, header)
+            currency: try currency("currency", row, header)
         ).rawRow()])
     }
 }
@@ -263,7 +273,7 @@ enum CatalogParser: CSVRowParser {
         return .accepted([ScopeFacts.CatalogProduct(
             productID: productID, type: type,
             subscriptionGroup: header.value("subscription_group", in: row), price: try amount("price", try required("price", row, header)),
-            currency: try required("currency", row, header)
+            currency: try currency("currency", row, header)
         ).rawRow()])
     }
 }
@@ -275,6 +285,6 @@ enum FXParser: CSVRowParser {
     static func parse(_ row: CSVRow, header: CSVHeader, rules: LineRules) throws(LineReject) -> LineOutcome {
         let rate = try amount("rate", try required("rate", row, header), negativeAllowed: true)
         guard let rate, let value = Money.parse(rate), value > 0 else { throw LineReject("bad amount in 'rate': must be positive") }
-        return .accepted([FXRateLine(day: try day("date", row, header), currency: try required("currency", row, header), rate: rate).rawRow()])
+        return .accepted([FXRateLine(day: try day("date", row, header), currency: try currency("currency", row, header), rate: rate).rawRow()])
     }
 }

@@ -13,7 +13,7 @@ enum ServerLogParser {
             rows = [OrderLine(
                 ms: ts, orderID: try fields.requiredString("order_id"), userID: try fields.requiredString("user_id"),
                 productID: try fields.requiredString("product_id"), price: price.map(Money.format),
-                currency: try fields.string("currency"), storefront: try fields.string("storefront")).rawRow()]
+                currency: try fields.currency("currency"), storefront: try fields.string("storefront")).rawRow()]
         case "delivered":
             let quantity = try fields.integer("quantity") ?? 1
             try checkQuantity(quantity, field: "quantity")

@@ -51,4 +51,66 @@ struct MutatedInputTests {
         let counts = files.map { "\($0["file"] ?? "") \($0["read"] ?? "") \($0["accepted"] ?? "") \($0["rejected"] ?? "")" }
         #expect(counts == ["spend/mac.csv 1 0 1", "spend/unix.csv 2 2 0"])
     }
+
+    /// The file, line and reason of every row of `rejects.csv`.
+    private func rejects(_ work: Workspace) throws -> [String] {
+        try work.read("out/rejects.csv").split(separator: "\r\n").dropFirst().map { record in
+            let fields = Array(record.utf8).withUnsafeBufferPointer { CSV.fields($0) } ?? []
+            return fields.prefix(3).joined(separator: ",")
+        }
+    }
+
+    @Test("a currency that is not three capital letters is rejected naming file, line and field wherever it is read, not left to show as no fx rate; USD, JPY, KRW and an order without one are read")
+    func badCurrencyForm() throws {
+        let work = try Workspace()
+        let input = work.path("in")
+        for folder in ["server", "receipts", "spend", "attribution"] {
+            try FileManager.default.createDirectory(atPath: input + "/" + folder, withIntermediateDirectories: true)
+        }
+        func order(_ id: String, _ currency: String?) -> String {
+            #"{"ts":"2026-11-20T10:00:00Z","event":"order_created","order_id":"\#(id)","user_id":"u1","product_id":"gems","price":"0.99""#
+                + (currency.map { #","currency":"\#($0)""# } ?? "") + "}"
+        }
+        try [order("o1", "usd"), order("o2", "USD"), order("o3", nil), order("o4", "US$")]
+            .joined(separator: "\n").write(toFile: input + "/server/s.jsonl", atomically: true, encoding: .utf8)
+        func receipt(_ id: String, _ currency: String) -> String {
+            #"{"received_at":"2026-11-20T10:00:05Z","user_id":"u1","transactions":[{"transactionId":"\#(id)","productId":"gems","#
+                + #""purchaseDate":"2026-11-20T10:00:01Z","price":990,"currency":"\#(currency)","storefront":"USA"}]}"#
+        }
+        try [receipt("t1", " USD"), receipt("t2", "JPY")].joined(separator: "\n").write(toFile: input + "/receipts/r.jsonl", atomically: true, encoding: .utf8)
+        try ["date,media_source,campaign,spend,currency", "2026-11-20,Facebook Ads,c,50,usd", "2026-11-20,Facebook Ads,c,7000,KRW"]
+            .joined(separator: "\n").write(toFile: input + "/spend/s.csv", atomically: true, encoding: .utf8)
+        try ["product_id,type,subscription_group,price,currency", "gems,consumable,,0.99,US", "gems,consumable,,0.99,USD"]
+            .joined(separator: "\n").write(toFile: input + "/catalog.csv", atomically: true, encoding: .utf8)
+        try ["date,currency,rate", "2026-11-01,USD,1", "2026-11-01,krw,0.0007", "2026-11-01,KRW,0.0007", "2026-11-01,JPY,0.0067"]
+            .joined(separator: "\n").write(toFile: input + "/fx.csv", atomically: true, encoding: .utf8)
+        try [
+            "Event Time,Event Name,Customer User ID,AppsFlyer ID,Media Source,Campaign,Event Revenue,Event Revenue Currency,Event Revenue USD",
+            // An install's currency cell is never read: it costs the install nothing.
+            "2026-11-20 09:00:00,install,u1,af1,Facebook Ads,c,,usd,",
+            "2026-11-20 10:00:00,af_purchase,u1,af1,,,0.99,usd,",
+            "2026-11-20 10:00:00,af_purchase,u1,af1,,,0.99,usd,1.00",
+        ].joined(separator: "\n").write(toFile: input + "/attribution/a.csv", atomically: true, encoding: .utf8)
+        let result = run(work, input: input)
+        #expect(result.code == 0, "\(result.err)")
+        #expect(try rejects(work) == [
+            "attribution/a.csv,3,bad currency in 'Event Revenue Currency': \"usd\"",
+            "catalog.csv,2,bad currency in 'currency': \"US\"",
+            "fx.csv,3,bad currency in 'currency': \"krw\"",
+            "receipts/r.jsonl,1,bad currency in 'transactions[0].currency': \" USD\"",
+            "server/s.jsonl,1,bad currency in 'currency': \"usd\"",
+            "server/s.jsonl,4,bad currency in 'currency': \"US$\"",
+            "spend/s.csv,2,bad currency in 'currency': \"usd\"",
+        ])
+        let files = try #require((try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: work.path("out/summary.json"))))
+            as? [String: Any]).flatMap { ($0["inputs"] as? [String: Any])?["files"] as? [[String: Any]] })
+        let counts = files.map { "\($0["file"] ?? "") \($0["read"] ?? "") \($0["accepted"] ?? "") \($0["rejected"] ?? "")" }
+        #expect(counts == [
+            "attribution/a.csv 3 2 1", "catalog.csv 2 1 1", "fx.csv 4 3 1", "receipts/r.jsonl 2 1 1", "server/s.jsonl 4 2 2", "spend/s.csv 2 1 1",
+        ])
+        // The install is kept, with the spend in won that names a currency fx.csv converts.
+        let attribution = try work.read("out/attribution.csv").split(separator: "\r\n").dropFirst()
+            .map { $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init) }
+        #expect(attribution.map { [$0[0], $0[1], $0[2], $0[3], $0[11]] } == [["2026-11-20", "Facebook Ads", "c", "1", "4.9"]])
+    }
 }

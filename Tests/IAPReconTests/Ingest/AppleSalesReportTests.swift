@@ -130,6 +130,20 @@ struct AppleSalesReportTests {
         #expect(Self.values(parsed[7]) != nil)
     }
 
+    @Test("a Sales Report currency is checked as every source's: three capital letters, the reason naming its column")
+    func currencies() throws {
+        func row(_ customer: String, _ proceeds: String) -> String {
+            Self.current(["APPLE", "US", "gems60", "Example", "60 Gems", "", "IA1", "1", "0.69", "11/24/2026", "11/24/2026", customer, "US",
+                          proceeds, "1", "0.99", "", "", "", "", "Games", "", "iPhone", "iOS", "", "", "", ""])
+        }
+        let parsed = IngestLine.csv(.apple, [Self.currentHeader, row("usd", "USD"), row("USD", "US$"), row("JPY", "KRW"), row(" USD ", "USD")])
+        #expect(parsed[0].outcome == .rejected(#"bad currency in 'Customer Currency': "usd""#))
+        #expect(parsed[1].outcome == .rejected(#"bad currency in 'Currency of Proceeds': "US$""#))
+        #expect(Self.values(parsed[2])?["customer_currency"] == .text("JPY") && Self.values(parsed[2])?["proceeds_currency"] == .text("KRW"))
+        // Spaces around a cell are dropped, as around every cell.
+        #expect(Self.values(parsed[3])?["customer_currency"] == .text("USD"))
+    }
+
     @Test("Units as Apple types them, DECIMAL(18,2): a whole number of units with zero cents is that many units; a fraction of a unit is rejected")
     func decimalUnits() throws {
         func row(units: String) -> String {

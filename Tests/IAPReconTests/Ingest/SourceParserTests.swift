@@ -711,6 +711,103 @@ struct SourceParserTests {
         #expect(acceptedRow(fx[0]) == ["day": .text("2026-11-28"), "currency": .text("KRW"), "rate": .text("0.00071")])
     }
 
+    // MARK: - Currencies
+
+    /// Near misses of a currency code: lower case, too short, a symbol, padded, too long, a digit, a letter beyond ASCII.
+    static let badCurrencies = ["usd", "US", "US$", " USD", "USD ", "USDT", "U5D", "ÜSD"]
+
+    @Test("an order's or Apple's V2 currency that is not three capital letters is rejected naming its field", arguments: badCurrencies)
+    func badCurrencyInJSON(currency: String) {
+        let order = #"{\#(Self.ts),"event":"order_created","order_id":"o1","user_id":"u1","product_id":"p","price":"0.99","currency":"\#(currency)"}"#
+        #expect(IngestLine.reason(order, .server) == #"bad currency in 'currency': "\#(currency)""#)
+        let receipt = #"{\#(Self.receiptHead),"transactions":[{"transactionId":"1","productId":"p","purchaseDate":1,"price":990,"currency":"\#(currency)"}]}"#
+        #expect(IngestLine.reason(receipt, .receipts) == #"bad currency in 'transactions[0].currency': "\#(currency)""#)
+        let notification = #"{"notificationType":"ONE_TIME_CHARGE","data":{"transactionInfo":{"transactionId":"1","productId":"p","purchaseDate":1,"#
+            + #""price":990,"currency":"\#(currency)"}}}"#
+        #expect(IngestLine.reason(notification, .notifications) == #"bad currency in 'data.transactionInfo.currency': "\#(currency)""#)
+    }
+
+    @Test("a currency that is not three capital letters is rejected in spend, catalog and fx rows and in an MMP purchase's revenue",
+          arguments: badCurrencies.filter { $0.first != " " && $0.last != " " })
+    func badCurrencyInCSV(currency: String) {
+        let quoted = #""\#(currency)""#
+        #expect(outcomes(IngestLine.csv(.spend, ["date,media_source,campaign,spend,currency", "2026-11-28,Facebook Ads,c,12.50,\(currency)"]))
+            == ["2 rejected: bad currency in 'currency': \(quoted)"])
+        #expect(outcomes(IngestLine.csv(.catalog, [Self.catalogHeader, "gems60,consumable,,0.99,\(currency)"]))
+            == ["2 rejected: bad currency in 'currency': \(quoted)"])
+        #expect(outcomes(IngestLine.csv(.fx, ["date,currency,rate", "2026-11-28,\(currency),1.1"]))
+            == ["2 rejected: bad currency in 'currency': \(quoted)"])
+        #expect(outcomes(IngestLine.csv(.attribution, [
+            Self.mmpHeader,
+            "2026-11-28 10:00:00,af_purchase,u1,,,,,,0.99,\(currency),,,,",
+            #"2026-11-28 10:00:00,af_purchase,u1,,,,,,,,,"{""af_revenue"":""0.99"",""af_currency"":""\#(currency)""}",,"#,
+        ])) == [
+            "2 rejected: bad currency in 'Event Revenue Currency': \(quoted)",
+            "3 rejected: bad currency in 'Event Value.af_currency': \(quoted)",
+        ])
+        // AppsFlyer's API names name the column as its display name does, as every MMP reason.
+        #expect(outcomes(IngestLine.csv(.attribution, [
+            "event_time,event_name,customer_user_id,event_revenue,event_revenue_currency", "2026-11-28 10:00:00,af_purchase,u1,0.99,\(currency)",
+        ])) == ["2 rejected: bad currency in 'Event Revenue Currency': \(quoted)"])
+    }
+
+    @Test("USD, JPY and KRW are read wherever a currency is; an absent optional currency stays absent", arguments: ["USD", "JPY", "KRW"])
+    func goodCurrencies(currency: String) throws {
+        let order = try #require(IngestLine.rows(
+            #"{\#(Self.ts),"event":"order_created","order_id":"o1","user_id":"u1","product_id":"p","price":"1100","currency":"\#(currency)"}"#, .server))
+        #expect(order[0].byColumn["currency"] == .text(currency))
+        let receipt = try #require(IngestLine.rows(
+            #"{\#(Self.receiptHead),"transactions":[{"transactionId":"1","productId":"p","purchaseDate":1,"price":990,"currency":"\#(currency)"}]}"#, .receipts))
+        #expect(receipt.last?.byColumn["currency"] == .text(currency))
+        let spend = IngestLine.csv(.spend, ["date,media_source,campaign,spend,currency", "2026-11-28,Facebook Ads,c,12.50, \(currency) "])
+        #expect(acceptedRow(spend[0])?["currency"] == .text(currency))
+        let catalog = IngestLine.csv(.catalog, [Self.catalogHeader, "gems60,consumable,,1100,\(currency)"])
+        #expect(acceptedRow(catalog[0])?["currency"] == .text(currency))
+        let fx = IngestLine.csv(.fx, ["date,currency,rate", "2026-11-28,\(currency),0.0071"])
+        #expect(acceptedRow(fx[0])?["currency"] == .text(currency))
+        let mmp = IngestLine.csv(.attribution, [
+            Self.mmpHeader,
+            "2026-11-28 10:00:00,af_purchase,u1,,,,,,1100,\(currency),,,,",
+            #"2026-11-28 10:00:00,af_purchase,u1,,,,,,,,,"{""af_revenue"":""1100"",""af_currency"":""\#(currency)""}",,"#,
+        ])
+        #expect(mmp.map { acceptedRow($0)?["revenue_currency"] } == [.text(currency), .text(currency)])
+
+        // Absent: no key, null, an empty string.
+        for absent in ["", #","currency":null"#, #","currency":"""#] {
+            let order = try #require(IngestLine.rows(
+                #"{\#(Self.ts),"event":"order_created","order_id":"o1","user_id":"u1","product_id":"p","price":"1100"\#(absent)}"#, .server))
+            #expect(order[0].byColumn["currency"] == .null)
+            let receipt = try #require(IngestLine.rows(
+                #"{\#(Self.receiptHead),"transactions":[{"transactionId":"1","productId":"p","purchaseDate":1,"price":990\#(absent)}]}"#, .receipts))
+            #expect(receipt.last?.byColumn["currency"] == .null)
+        }
+    }
+
+    @Test("an MMP currency cell the row's revenue never uses costs the row nothing: an install, another event, revenue in USD, no revenue")
+    func unusedMMPCurrency() throws {
+        let parsed = IngestLine.csv(.attribution, [
+            Self.mmpHeader,
+            "2026-11-28 10:00:00,install,u1,,,af1,Facebook Ads,c,,usd,,,,",
+            "2026-11-28 10:00:00,install,u1,,,af1,Facebook Ads,c,0.99,US$,,,,",
+            "2026-11-28 10:00:00,af_login,u1,,,af1,,,0.99,usd,,,,",
+            #"2026-11-28 10:00:00,af_login,u1,,,af1,,,,,,"{""af_revenue"":""0.99"",""af_currency"":""usd""}",,"#,
+            // With revenue in USD, the revenue in another currency is not read.
+            "2026-11-28 10:00:00,af_purchase,u1,,,af1,,,0.99,usd,1.07,,,",
+            #"2026-11-28 10:00:00,af_purchase,u1,,,af1,,,,,1.07,"{""af_revenue"":""0.99"",""af_currency"":""usd""}",,"#,
+            // No revenue: no currency of it to read.
+            "2026-11-28 10:00:00,af_purchase,u1,,,af1,,,,usd,,,,",
+            // The revenue columns carry the revenue: Event Value's currency is not read.
+            #"2026-11-28 10:00:00,af_purchase,u1,,,af1,,,0.99,EUR,,"{""af_revenue"":""0.99"",""af_currency"":""usd""}",,"#,
+            // Revenue without a currency, or with the MMP's spelling of an empty one, is kept without one, as before.
+            "2026-11-28 10:00:00,af_purchase,u1,,,af1,,,0.99,,,,,",
+            "2026-11-28 10:00:00,af_purchase,u1,,,af1,,,0.99,None,,,,",
+        ])
+        #expect(outcomes(parsed) == (2...11).map { "\($0) accepted" })
+        let rows = try parsed.map { try #require(acceptedRow($0)) }
+        #expect(rows.map { $0["revenue_currency"] } == [.null, .null, .null, .null, .null, .null, .null, .text("EUR"), .null, .null])
+        #expect(rows[0]["media_source"] == .text("Facebook Ads") && rows[1]["media_source"] == .text("Facebook Ads"))
+    }
+
     // MARK: - Redaction
 
     private func redact(_ text: String) -> String {
