@@ -250,8 +250,15 @@ enum SpendParser: CSVRowParser {
     static let requiredColumns = ["date", "media_source", "campaign", "spend", "currency"]
 
     static func parse(_ row: CSVRow, header: CSVHeader, rules: LineRules) throws(LineReject) -> LineOutcome {
-        .accepted([SpendLine(
-            day: try day("date", row, header), mediaSource: try required("media_source", row, header),
+        let day = try day("date", row, header)
+        // Spend always names who was paid. Attribution reads its media source as the MMP's, where
+        // `None`, `N/A` and `null` are empty and empty is organic: read so, such a row would be
+        // organic spend. It is rejected as the empty cell is.
+        guard let mediaSource = MMPValue.clean(try required("media_source", row, header)) else {
+            throw LineReject("missing required value 'media_source'")
+        }
+        return .accepted([SpendLine(
+            day: day, mediaSource: mediaSource,
             campaign: header.value("campaign", in: row), spend: try amount("spend", try required("spend", row, header)),
             currency: try currency("currency", row, header)
         ).rawRow()])

@@ -113,4 +113,25 @@ struct MutatedInputTests {
             .map { $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init) }
         #expect(attribution.map { [$0[0], $0[1], $0[2], $0[3], $0[11]] } == [["2026-11-20", "Facebook Ads", "c", "1", "4.9"]])
     }
+
+    @Test("spend whose media source is the MMP's spelling of empty (None, N/A, null, NULL) is rejected as an empty one is, not read as organic spend; organic, Organic, restricted are read")
+    func spendWithoutMediaSource() throws {
+        let work = try Workspace()
+        let input = work.path("in")
+        try FileManager.default.createDirectory(atPath: input + "/spend", withIntermediateDirectories: true)
+        try [
+            "date,media_source,campaign,spend,currency",
+            "2026-11-20,,,10,USD", "2026-11-20,None,,20,USD", "2026-11-20,N/A,,30,USD", "2026-11-20,null,,40,USD", "2026-11-20,NULL,,50,USD",
+            "2026-11-21,organic,,1,USD", "2026-11-21,Organic,,2,USD", "2026-11-21,restricted,,3,USD", "2026-11-21,Facebook Ads,,4,USD",
+        ].joined(separator: "\n").write(toFile: input + "/spend/s.csv", atomically: true, encoding: .utf8)
+        try ["date,currency,rate", "2026-11-01,USD,1"].joined(separator: "\n").write(toFile: input + "/fx.csv", atomically: true, encoding: .utf8)
+        let result = run(work, input: input)
+        #expect(result.code == 0, "\(result.err)")
+        #expect(try rejects(work) == (2...6).map { "spend/s.csv,\($0),missing required value 'media_source'" })
+        let attribution = try work.read("out/attribution.csv").split(separator: "\r\n").dropFirst()
+            .map { $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init) }
+        #expect(attribution.map { [$0[0], $0[1], $0[11]] } == [
+            ["2026-11-21", "Facebook Ads", "4"], ["2026-11-21", "organic", "3"], ["2026-11-21", "restricted", "3"],
+        ])
+    }
 }

@@ -808,6 +808,23 @@ struct SourceParserTests {
         #expect(rows[0]["media_source"] == .text("Facebook Ads") && rows[1]["media_source"] == .text("Facebook Ads"))
     }
 
+    // MARK: - Spend media source
+
+    @Test("spend names who was paid: the MMP's spellings of an empty media source are rejected as the empty cell is",
+          arguments: ["", "None", "N/A", "null", "NULL", "   ", "\t", #"" ""#, #""None""#])
+    func spendWithoutMediaSource(cell: String) {
+        let parsed = IngestLine.csv(.spend, ["date,media_source,campaign,spend,currency", "2026-11-28,\(cell),c,12.50,USD"])
+        #expect(outcomes(parsed) == ["2 rejected: missing required value 'media_source'"])
+    }
+
+    @Test("spend's organic (in any case), restricted and a paid source are read as they are, spaces around them dropped",
+          arguments: [("organic", "organic"), ("Organic", "Organic"), ("restricted", "restricted"), ("Facebook Ads", "Facebook Ads"),
+                      (" Facebook Ads ", "Facebook Ads")])
+    func spendMediaSource(cell: String, stored: String) {
+        let parsed = IngestLine.csv(.spend, ["date,media_source,campaign,spend,currency", "2026-11-28,\(cell),c,12.50,USD"])
+        #expect(acceptedRow(parsed[0])?["media_source"] == .text(stored))
+    }
+
     // MARK: - Redaction
 
     private func redact(_ text: String) -> String {
