@@ -60,15 +60,21 @@ public enum Pipeline {
     public static func checkFX(input: String, through: String? = nil, currency: ReportingCurrency) throws {
         for file in days(try SourceFile.scan(input).files, through: through) where file.kind == .fx {
             var rows: [(currency: String, rate: String)] = []
+            var rejected: (line: Int, reason: String, more: Int)?
             try SourceFileParser.parse(file) { lines in
                 for line in lines {
-                    guard case .accepted(let raw) = line.outcome else { continue }
-                    for row in raw {
-                        if case .text(let code) = row.values[1], case .text(let rate) = row.values[2] { rows.append((code, rate)) }
+                    switch line.outcome {
+                    case .accepted(let raw):
+                        for row in raw {
+                            if case .text(let code) = row.values[1], case .text(let rate) = row.values[2] { rows.append((code, rate)) }
+                        }
+                    case .rejected(let reason):
+                        if rejected == nil { rejected = (line.line, reason, 0) } else { rejected?.more += 1 }
+                    default: break
                     }
                 }
             }
-            try currency.check(fxRows: rows, file: file.relativePath)
+            try currency.check(fxRows: rows, file: file.relativePath, rejected: rejected)
         }
     }
 

@@ -57,10 +57,16 @@ public struct ReportingCurrency: Sendable, Equatable {
         public var file: String
         public var found: [String]
         public var wanted: String
+        /// The file's first rejected line and its reason, and how many more it rejects: the run stops
+        /// before its rejects are reported, and the rate-1 row may be among them (`usd,1`).
+        public var rejected: (line: Int, reason: String, more: Int)?
         public var description: String {
-            found.isEmpty
+            let mismatch = found.isEmpty
                 ? "\(file) has no rate-1 row for \(wanted): it does not convert into \(wanted)"
                 : "\(file) converts into \(found.joined(separator: ", ")), not \(wanted)"
+            guard let rejected else { return mismatch }
+            let more = rejected.more == 0 ? "" : rejected.more == 1 ? ", and 1 more line" : ", and \(rejected.more) more lines"
+            return mismatch + " (\(file):\(rejected.line) is rejected: \(rejected.reason)\(more))"
         }
     }
 
@@ -70,9 +76,10 @@ public struct ReportingCurrency: Sendable, Equatable {
     }
 
     /// Throws `Mismatch` when `rows` (currency, rate) of the fx file named `file` do not convert into this currency.
-    public func check(fxRows rows: [(currency: String, rate: String)], file: String) throws {
+    public func check(fxRows rows: [(currency: String, rate: String)], file: String,
+                      rejected: (line: Int, reason: String, more: Int)? = nil) throws {
         let unitCurrencies = Self.unitCurrencies(rows)
         guard unitCurrencies != [code] else { return }
-        throw Mismatch(file: file, found: unitCurrencies.subtracting([code]).sorted(), wanted: code)
+        throw Mismatch(file: file, found: unitCurrencies.subtracting([code]).sorted(), wanted: code, rejected: rejected)
     }
 }

@@ -216,6 +216,22 @@ struct CommandTests {
         #expect(report.err == "Error: fx.csv converts into USD, not JPY\n")
     }
 
+    @Test("fx.csv whose rate-1 row is rejected stops the run naming that line and its reason; its other rejects do not matter once a rate-1 row is right")
+    func currencyRowRejected() throws {
+        let work = try Workspace()
+        try FileManager.default.createDirectory(atPath: work.path("in/server"), withIntermediateDirectories: true)
+        try "".write(toFile: work.path("in/server/a.jsonl"), atomically: true, encoding: .utf8)
+        func run(_ fx: [String]) throws -> (code: Int32, out: String, err: String) {
+            try (["date,currency,rate"] + fx).joined(separator: "\n").appending("\n").write(toFile: work.path("in/fx.csv"), atomically: true, encoding: .utf8)
+            return work.iaprecon(["run", "--input", work.path("in"), "--db", work.path("s.sqlite"), "--out", work.path("out"), "--quiet"])
+        }
+        let result = try run(["2026-11-01,EUR,1.1", "2026-11-01,usd,1", "2026-11-01,yen,0.0066"])
+        #expect(result.code == 2)
+        #expect(result.err == #"Error: fx.csv has no rate-1 row for USD: it does not convert into USD (fx.csv:3 is rejected: bad currency in 'currency': "usd", and 1 more line)"# + "\n")
+        // Near miss: with its rate-1 row right, the run reads on and rejects the other line as any.
+        #expect(try run(["2026-11-01,EUR,1.1", "2026-11-01,USD,1", "2026-11-01,yen,0.0066"]).code == 0)
+    }
+
     @Test("a missing input folder exits 3 naming it")
     func missingInput() throws {
         let work = try Workspace()
