@@ -728,6 +728,21 @@ public enum Schema {
               WHERE source IN ('receipts', 'notifications')
                 AND file_id IN (SELECT DISTINCT file_id FROM raw_apple__transactions WHERE quantity_n > 1000000);
             """),
+        // A currency not written as ISO 4217's three capital letters (one an MMP purchase's revenue
+        // is converted by, for the MMP) and a spend row naming no media source (`None`, `N/A`, ...)
+        // are rejected lines now; an older build kept them, and showed them only as amounts without
+        // an fx rate, or as organic spend. The next ingest reads again the files that hold one, if
+        // still in the folder, as a fresh store reads them.
+        (27, """
+            UPDATE files SET content_hash = 'read again for currencies and media sources', mtime_ns = NULL
+              WHERE file_id IN (SELECT file_id FROM raw_server__orders WHERE currency NOT GLOB '[A-Z][A-Z][A-Z]')
+                 OR file_id IN (SELECT file_id FROM raw_apple__transactions WHERE currency NOT GLOB '[A-Z][A-Z][A-Z]')
+                 OR file_id IN (SELECT file_id FROM raw_mmp__events WHERE revenue IS NOT NULL AND revenue_currency NOT GLOB '[A-Z][A-Z][A-Z]')
+                 OR file_id IN (SELECT file_id FROM raw_spend__days
+                                WHERE currency NOT GLOB '[A-Z][A-Z][A-Z]' OR trim(media_source) IN ('', 'None', 'N/A', 'null', 'NULL'))
+                 OR file_id IN (SELECT file_id FROM raw_catalog__products WHERE currency NOT GLOB '[A-Z][A-Z][A-Z]')
+                 OR file_id IN (SELECT file_id FROM raw_fx__rates WHERE currency NOT GLOB '[A-Z][A-Z][A-Z]');
+            """),
     ]
 
     public static var latestVersion: Int { migrations.last?.id ?? 0 }

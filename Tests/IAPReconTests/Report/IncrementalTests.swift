@@ -575,6 +575,44 @@ struct IncrementalTests {
         #expect(reasons == ["bad number in 'transactions[0].quantity': 2000000"])
     }
 
+    @Test("a store from before migration 27 reads again, once, the files it kept with a currency not in ISO 4217's form, and equals a fresh store that rejects it; other files are not read again")
+    func olderStoreWithLowercaseCurrency() throws {
+        let now = "2026-11-30T00:00:00Z", asOf = "2026-11-29T00:00:00Z"
+        let longAgo = Date(timeIntervalSince1970: 1_000_000)
+        let header = "date,media_source,campaign,spend,currency"
+        func write(_ scenario: Scenario, _ path: String, _ lines: [String]) throws {
+            _ = try scenario.write(path, lines)
+            try FileManager.default.setAttributes([.modificationDate: longAgo], ofItemAtPath: scenario.input + "/" + path)
+        }
+        func inputs(_ scenario: Scenario, currency: String) throws {
+            try scenario.catalog()
+            try write(scenario, "receipts/r.jsonl", [AppleTieOutTests.purchase("t1", at: "2026-11-20T10:00:00Z")])
+            try write(scenario, "spend/s.csv", [header, "2026-11-20,Facebook Ads,FB_1,10,\(currency)"])
+            try write(scenario, "fx.csv", ["date,currency,rate", "2026-11-01,USD,1"])
+        }
+        let older = try Scenario()
+        try inputs(older, currency: "USD")
+        _ = try run(older, input: older.input, now: now, asOf: asOf)
+        // What an older iaprecon kept of a spend line in `usd`: the line as it accepted it, under the
+        // file's size and time, so that nothing but the migration reads it again.
+        try write(older, "spend/s.csv", [header, "2026-11-20,Facebook Ads,FB_1,10,usd"])
+        try older.open().execute("""
+            UPDATE raw_spend__days SET currency = 'usd';
+            DELETE FROM schema_migrations WHERE id >= 27
+            """)
+        let result = try run(older, input: older.input, now: now, asOf: asOf)
+        #expect(result.ingest.files.filter { $0.status != .unchanged }.map(\.path) == ["spend/s.csv"])
+        let fresh = try Scenario()
+        try inputs(fresh, currency: "usd")
+        _ = try run(fresh, input: fresh.input, now: now, asOf: asOf)
+        try expectSameFiles(older, fresh, "older store with a spend line in usd")
+        var reasons: [String] = []
+        try older.open().forEach("SELECT reason FROM rejects") { reasons.append($0.string(0)) }
+        #expect(reasons == [#"bad currency in 'currency': "usd""#])
+        // Once: the next night reads nothing again.
+        #expect(try run(older, input: older.input, now: now, asOf: asOf).ingest.files.allSatisfy { $0.status == .unchanged })
+    }
+
     @Test("a run with another --bundle-id or --mmp-tz reads again the files those judge, as a fresh store reads them; other files are not read again")
     func otherRulesReadAgain() throws {
         // A receipt of another app, delivered: ours without --bundle-id, rejected with it.
