@@ -134,4 +134,32 @@ struct MutatedInputTests {
             ["2026-11-21", "Facebook Ads", "4"], ["2026-11-21", "organic", "3"], ["2026-11-21", "restricted", "3"],
         ])
     }
+
+    @Test("a price or a spend given twice with two values is rejected and counted so per file; the same value twice, or an unread key twice, is read")
+    func fieldGivenTwice() throws {
+        let work = try Workspace()
+        let input = work.path("in")
+        for folder in ["server", "spend"] {
+            try FileManager.default.createDirectory(atPath: input + "/" + folder, withIntermediateDirectories: true)
+        }
+        func order(_ id: String, _ tail: String) -> String {
+            #"{"ts":"2026-11-28T10:15:02Z","event":"order_created","order_id":"\#(id)","user_id":"u1","product_id":"gems60","price":"0.99","currency":"USD""#
+                + tail + "}"
+        }
+        try [order("o1", #","storefront":"USA","price":"99.00""#), order("o2", #","price":"0.99""#), order("o3", #","note":1,"note":2"#)]
+            .joined(separator: "\n").write(toFile: input + "/server/s.jsonl", atomically: true, encoding: .utf8)
+        try ["date,media_source,campaign,spend,currency,spend", "2026-11-20,googleadwords_int,GEMS,180.00,USD,18000",
+             "2026-11-21,googleadwords_int,GEMS,175.50,USD,175.50"]
+            .joined(separator: "\n").write(toFile: input + "/spend/s.csv", atomically: true, encoding: .utf8)
+        let result = run(work, input: input)
+        #expect(result.code == 0, "\(result.err)")
+        #expect(try rejects(work) == [
+            "server/s.jsonl,1,field 'price' given twice, with different values",
+            "spend/s.csv,2,column 'spend' given twice, with different values",
+        ])
+        let files = try #require((try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: work.path("out/summary.json"))))
+            as? [String: Any]).flatMap { ($0["inputs"] as? [String: Any])?["files"] as? [[String: Any]] })
+        let counts = files.map { "\($0["file"] ?? "") \($0["read"] ?? "") \($0["accepted"] ?? "") \($0["rejected"] ?? "")" }
+        #expect(counts == ["server/s.jsonl 3 2 1", "spend/s.csv 2 1 1"])
+    }
 }

@@ -541,18 +541,21 @@ struct SourceParserTests {
         #expect(rows.map { $0["is_retargeting_n"] } == [.integer(1), .integer(1), .integer(0), .integer(0), .integer(0), .integer(1)])
     }
 
-    @Test("MMP columns are found by name in any order, unknown ones skipped, a repeated name taken from its first column")
+    @Test("MMP columns are found by name in any order, unknown ones skipped, a repeated name read when its cells agree")
     func mmpColumnOrder() throws {
         let names = Self.mmpHeader.split(separator: ",").map(String.init)
         // No revenue in USD, so the revenue in EUR is kept (`mmpRevenue`).
         let values = ["2026-11-28 10:00:00", "af_purchase", "u7", "V1", "A1", "af7", "Facebook Ads", "spring", "1.99", "EUR", "",
                       "", "TRUE", "2026-11-27 09:00:00"]
         let canonical = IngestLine.csv(.attribution, [Self.mmpHeader, values.joined(separator: ",")])
-        // Reversed, with an unknown column in front and a second "Campaign" after the first.
+        // Reversed, with an unknown column in front and a second "Campaign" after the first: the same
+        // campaign twice is one campaign, two are a row that means two things.
         let shuffled = IngestLine.csv(.attribution, [
             (["Region"] + names.reversed() + ["Campaign"]).joined(separator: ","),
+            (["KR"] + values.reversed() + ["spring"]).joined(separator: ","),
             (["KR"] + values.reversed() + ["autumn"]).joined(separator: ","),
         ])
+        #expect(outcomes(shuffled).last == "3 rejected: column 'Campaign' given twice, with different values")
         #expect(outcomes(canonical) == ["2 accepted"])
         let row = try #require(acceptedRow(canonical[0]))
         #expect(try #require(acceptedRow(shuffled[0])) == row)
