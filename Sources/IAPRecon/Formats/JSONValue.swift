@@ -65,6 +65,24 @@ public struct JSONObject: Sendable, Equatable {
         return nil
     }
 
+    /// The first member named `key`, and whether a later member of that name holds another value.
+    ///
+    /// JSON readers differ on a name given twice (Python's and JavaScript's keep the last), so a
+    /// reader that must not take one value where another tool takes the other asks this. It passes
+    /// over names as `subscript` does, and goes on past the first to the end of the members.
+    public func firstMember(_ key: String) -> (value: JSONValue, repeatedOtherwise: Bool)? {
+        let length = key.utf8.count
+        var first: JSONValue?
+        for member in members where member.key.utf8.count == length && member.key == key {
+            guard let first else {
+                first = member.value
+                continue
+            }
+            if member.value != first { return (first, true) }
+        }
+        return first.map { ($0, false) }
+    }
+
     public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
         lhs.members.count == rhs.members.count
             && zip(lhs.members, rhs.members).allSatisfy { $0.key == $1.key && $0.value == $1.value }

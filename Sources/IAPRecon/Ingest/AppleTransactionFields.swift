@@ -82,7 +82,7 @@ extension AppleTransaction {
     /// milliseconds (`"1448346881000"`) and others as `2013-07-31 23:09:39 Etc/GMT`.
     fileprivate static func receiptTime(_ fields: Fields, _ name: String) throws(LineReject) -> Int64? {
         if let ms = try fields.time(name + "_ms") { return ms }
-        guard let value = fields.value(name) else { return nil }
+        guard let value = try fields.value(name) else { return nil }
         if case .string(let text) = value, text.hasSuffix(" Etc/GMT"), let ms = Timestamp.parse(String(text.dropLast(8))) {
             return ms
         }

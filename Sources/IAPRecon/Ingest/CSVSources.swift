@@ -193,7 +193,7 @@ enum MMPEventParser: CSVRowParser {
             do { json = try JSONParser.parse(eventValue) } catch { throw LineReject("bad JSON in 'Event Value': \(error)") }
             guard let object = json.objectValue else { throw .wrongType("Event Value", expected: "an object", got: json) }
             let fields = Fields(object, path: "Event Value.")
-            if let value = fields.value("af_revenue") {
+            if let value = try fields.value("af_revenue") {
                 revenue = Money.format(try AmountRange.amount(value, field: "Event Value.af_revenue", negativeAllowed: true))
                 revenueCurrency = try fields.string("af_currency")
                 revenueCurrencyField = fields.path + "af_currency"

@@ -19,6 +19,10 @@ public struct LineReject: Error, Equatable, Sendable, CustomStringConvertible {
     static func badAmount(_ field: String, _ value: JSONValue) -> LineReject {
         LineReject("bad amount in '\(field)': \(Redaction.quoted(value))")
     }
+
+    /// A key given twice in one JSON object with two values: other JSON readers take the last where
+    /// `Fields` would take the first, so the line means two things.
+    static func givenTwice(_ field: String) -> LineReject { LineReject("field '\(field)' given twice, with different values") }
 }
 
 /// Typed field access on a JSON object, throwing the contract's reject reasons.
@@ -36,16 +40,18 @@ struct Fields {
 
     private func name(_ key: String) -> String { path + key }
 
-    /// A present, non-null value.
-    func value(_ key: String) -> JSONValue? {
-        switch object[key] {
-        case .none, .null?: nil
-        case let value?: value
-        }
+    /// A present, non-null value. A key given twice with different values (`{"price":"0.99","price":"99.00"}`)
+    /// is rejected: other JSON readers take its last value, iaprecon would take its first. Only keys a
+    /// parser reads are looked up, so unknown keys stay ignored, repeated or not.
+    func value(_ key: String) throws(LineReject) -> JSONValue? {
+        guard let member = object.firstMember(key) else { return nil }
+        if member.repeatedOtherwise { throw .givenTwice(name(key)) }
+        if case .null = member.value { return nil }
+        return member.value
     }
 
     func string(_ key: String) throws(LineReject) -> String? {
-        guard let value = value(key) else { return nil }
+        guard let value = try value(key) else { return nil }
         guard case .string(let text) = value else { throw .wrongType(name(key), expected: "a string", got: value) }
         return text.isEmpty ? nil : text
     }
@@ -57,7 +63,7 @@ struct Fields {
 
     /// Apple's identifiers and enums: a string, or a number sent where a string is documented.
     func appleString(_ key: String) throws(LineReject) -> String? {
-        guard let value = value(key) else { return nil }
+        guard let value = try value(key) else { return nil }
         switch value {
         case .string(let text): return text.isEmpty ? nil : text
         case .number(let text): return text
@@ -71,7 +77,7 @@ struct Fields {
     }
 
     func time(_ key: String) throws(LineReject) -> Int64? {
-        guard let value = value(key) else { return nil }
+        guard let value = try value(key) else { return nil }
         if case .string(let text) = value, text.isEmpty { return nil }
         guard let ms = Timestamp.parse(value) else { throw .badTime(name(key), value) }
         return ms
@@ -84,13 +90,13 @@ struct Fields {
 
     /// A price: an exact decimal, not negative, within range (CONTRACT.md §1).
     func amount(_ key: String) throws(LineReject) -> Amount? {
-        guard let value = value(key) else { return nil }
+        guard let value = try value(key) else { return nil }
         return try AmountRange.amount(value, field: name(key))
     }
 
     /// Apple's milliunits (V2 `price`): a whole number, within range and not negative (CONTRACT.md §1).
     func milliunits(_ key: String) throws(LineReject) -> Int64? {
-        guard let value = value(key) else { return nil }
+        guard let value = try value(key) else { return nil }
         switch value {
         case .number(let text), .string(let text):
             if let milliunits = try AmountRange.milliunits(text, field: name(key)) { return milliunits }
@@ -101,7 +107,7 @@ struct Fields {
 
     /// A whole number sent as a JSON number or a numeric string.
     func integer(_ key: String) throws(LineReject) -> Int64? {
-        guard let value = value(key) else { return nil }
+        guard let value = try value(key) else { return nil }
         switch value {
         case .number(let text), .string(let text):
             if let integer = Int64(text) { return integer }
@@ -111,13 +117,13 @@ struct Fields {
     }
 
     func object(_ key: String) throws(LineReject) -> JSONObject? {
-        guard let value = value(key) else { return nil }
+        guard let value = try value(key) else { return nil }
         guard case .object(let nested) = value else { throw .wrongType(name(key), expected: "an object", got: value) }
         return nested
     }
 
     func array(_ key: String) throws(LineReject) -> [JSONValue]? {
-        guard let value = value(key) else { return nil }
+        guard let value = try value(key) else { return nil }
         guard case .array(let elements) = value else { throw .wrongType(name(key), expected: "an array", got: value) }
         return elements
     }

@@ -40,8 +40,8 @@ enum NotificationParser {
             // The JWS inside are bytes of the payload that signature covers: trusted with it, not checked again.
             return try parseV2(payloadFields, rules: rules.trustingInnerJWS)
         }
-        if fields.value("notificationType") != nil { return try parseV2(fields, rules: rules) }
-        if fields.value("notification_type") != nil { return try parseV1(fields, rules: rules) }
+        if try fields.value("notificationType") != nil { return try parseV2(fields, rules: rules) }
+        if try fields.value("notification_type") != nil { return try parseV1(fields, rules: rules) }
         throw LineReject("missing required field 'signedPayload', 'notificationType' or 'notification_type'")
     }
 

@@ -96,7 +96,7 @@ enum ReceiptParser {
         var transactions: [AppleTransaction] = []
         if let receipt {
             let receiptFields = response.nested("receipt", receipt)
-            if receiptFields.value("in_app") == nil, receiptFields.value("transaction_id") != nil {
+            if try receiptFields.value("in_app") == nil, try receiptFields.value("transaction_id") != nil {
                 transactions.append(try AppleTransaction(receiptItem: receiptFields, origin: .receipt, environment: environment))
             } else {
                 transactions += try items(receiptFields, key: "in_app", origin: .receipt, environment: environment)
@@ -141,7 +141,7 @@ enum ReceiptParser {
 
     /// The items under `key`: an array of objects, or one object.
     private static func itemFields(_ fields: Fields, key: String) throws(LineReject) -> [Fields] {
-        guard let value = fields.value(key) else { return [] }
+        guard let value = try fields.value(key) else { return [] }
         let elements: [JSONValue]
         let single: Bool
         switch value {

@@ -83,6 +83,16 @@ struct JSONParserTests {
         #expect(value.objectValue?.members.last?.value == .string("second"))
     }
 
+    @Test("firstMember gives the first value of a key and whether a later member of that name holds another")
+    func firstMemberOfRepeatedKey() throws {
+        let object = try #require(try JSONParser.parse(#"{"k":"first","kk":1,"other":0,"k":"second","j":[1],"j":[1],"m":null,"m":{}}"#).objectValue)
+        #expect(object.firstMember("k")?.value == .string("first") && object.firstMember("k")?.repeatedOtherwise == true)
+        #expect(object.firstMember("j")?.value == .array([.number("1")]) && object.firstMember("j")?.repeatedOtherwise == false)
+        #expect(object.firstMember("m")?.value == .null && object.firstMember("m")?.repeatedOtherwise == true)
+        #expect(object.firstMember("kk")?.repeatedOtherwise == false && object.firstMember("other")?.value == .number("0"))
+        #expect(object.firstMember("x") == nil)
+    }
+
     @Test("type names used in reject reasons")
     func typeNames() throws {
         let value = try JSONParser.parse(#"[null,true,1,"s",[],{}]"#)

@@ -289,7 +289,7 @@ struct AppleFixtureTests {
         #expect(try fields.appleString("currency") == "USD")
         #expect(try fields.appleString("environment") == "LocalTesting")
         #expect(try fields.appleString("appAccountToken") == "7e3fb20b-4cdb-47cc-936d-99d65f608138")
-        #expect(fields.value("isInBillingRetryPeriod") == .bool(true))
+        #expect(try fields.value("isInBillingRetryPeriod") == .bool(true))
     }
 
     @Test("renewalInfo is a JWS whose payload holds only environment and signedDate")
