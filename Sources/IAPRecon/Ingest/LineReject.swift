@@ -23,6 +23,9 @@ public struct LineReject: Error, Equatable, Sendable, CustomStringConvertible {
     /// A key given twice in one JSON object with two values: other JSON readers take the last where
     /// `Fields` would take the first, so the line means two things.
     static func givenTwice(_ field: String) -> LineReject { LineReject("field '\(field)' given twice, with different values") }
+
+    /// A column a CSV or Sales Report header names twice, whose two cells in a row differ: as a JSON key given twice.
+    static func columnGivenTwice(_ column: String) -> LineReject { LineReject("column '\(column)' given twice, with different values") }
 }
 
 /// Typed field access on a JSON object, throwing the contract's reject reasons.

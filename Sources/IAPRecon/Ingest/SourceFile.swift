@@ -337,6 +337,9 @@ struct CSVRecordAssembler {
     private var headerReject: ParsedLine?
     /// The header positions of the columns the parser reads.
     private var readPositions: [Int] = []
+    /// The columns the parser reads that the header names more than once (after its aliases), with
+    /// their positions: none for nearly every header, so only a file with one pays for the check.
+    private var repeatedColumns: [(name: String, positions: [Int])] = []
 
     init(kind: SourceKind, rules: LineRules = LineRules()) {
         self.kind = kind
@@ -401,6 +404,10 @@ struct CSVRecordAssembler {
             missingColumns = (kind.csvParser?.requiredColumns ?? []).filter { !parsedHeader.has($0) }
             let read = Set(kind.csvParser?.readColumns ?? [])
             readPositions = parsedHeader.names.indices.filter { read.contains(parsedHeader.names[$0]) }
+            var positionsByName: [String: [Int]] = [:]
+            for position in readPositions { positionsByName[parsedHeader.names[position], default: []].append(position) }
+            repeatedColumns = positionsByName.filter { $0.value.count > 1 }.map { (name: $0.key, positions: $0.value) }
+                .sorted { $0.positions[0] < $1.positions[0] }
             return nil
         }
         func reject(_ reason: String) -> ParsedLine {
@@ -417,6 +424,13 @@ struct CSVRecordAssembler {
         // Text is made with bad bytes replaced: an id or name read so would be another one, unsaid.
         if let position = readPositions.first(where: { !fields.isValidUTF8($0) }) {
             return reject("invalid UTF-8 in '\(header.names[position])'")
+        }
+        // The parser reads a column's first cell, another reader its last: two values mean two rows.
+        for column in repeatedColumns {
+            let first = fields.trimmedField(column.positions[0])
+            if column.positions.dropFirst().contains(where: { fields.trimmedField($0) != first }) {
+                return reject(LineReject.columnGivenTwice(column.name).reason)
+            }
         }
         do {
             return ParsedLine(line: line, outcome: try parser.parse(fields, header: header, rules: rules))
