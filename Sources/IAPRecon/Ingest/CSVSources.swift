@@ -166,8 +166,12 @@ enum MMPEventParser: CSVRowParser {
         let eventTimeText = try required(.eventTime)
         guard let eventTime = time(eventTimeText, zone: rules.mmpZone) else { throw .badTime("Event Time", .string(eventTimeText)) }
         let eventMs = eventTime.wallMs
+        let eventName = try required(.eventName)
+        let install = eventName == "install", purchase = eventName == "af_purchase"
+        // Only an install's own time is kept, and only a purchase's revenue: a cell the row's event
+        // does not use is not read, so whatever it holds cannot cost the row its ids and links.
         var installMs: Int64?
-        if let text = cell(.installTime) {
+        if install, let text = cell(.installTime) {
             guard let installTime = time(text, zone: rules.mmpZone) else { throw .badTime("Install Time", .string(text)) }
             installMs = installTime.wallMs
         }
@@ -179,16 +183,15 @@ enum MMPEventParser: CSVRowParser {
             throw LineReject("none of 'Customer User ID', 'IDFV', 'IDFA', 'AppsFlyer ID' has a value")
         }
         // MMP revenue may be negative (a refund event); only its size is checked.
-        var revenue = try amount("Event Revenue", cell(.eventRevenue), negativeAllowed: true)
+        var revenue = purchase ? try amount("Event Revenue", cell(.eventRevenue), negativeAllowed: true) : nil
         var revenueCurrency = cell(.eventRevenueCurrency)
         var revenueCurrencyField = Column.eventRevenueCurrency.name
-        let revenueUSD = try amount("Event Revenue USD", cell(.eventRevenueUSD), negativeAllowed: true)
+        let revenueUSD = purchase ? try amount("Event Revenue USD", cell(.eventRevenueUSD), negativeAllowed: true) : nil
         let eventValue = cell(.eventValue)
-        let eventName = try required(.eventName)
         // Only a purchase's revenue is kept (`MMPEvents`): another event's Event Value is not read,
         // so it cannot cost the row. A purchase's is its revenue's to say when the revenue columns
         // are empty: one that cannot be read would lose it unseen.
-        if eventName == "af_purchase", revenue == nil, revenueUSD == nil, let eventValue {
+        if purchase, revenue == nil, revenueUSD == nil, let eventValue {
             let json: JSONValue
             do { json = try JSONParser.parse(eventValue) } catch { throw LineReject("bad JSON in 'Event Value': \(error)") }
             guard let object = json.objectValue else { throw .wrongType("Event Value", expected: "an object", got: json) }
@@ -206,7 +209,6 @@ enum MMPEventParser: CSVRowParser {
         // what a repeat is told by (its name and the hash of its event value, none for an empty
         // one); of every row its time and the ids a user is linked by. Another event is never a
         // repeat of either: it keeps no name or event value.
-        let install = eventName == "install", purchase = eventName == "af_purchase"
         // A revenue's currency is read only with a purchase's revenue in it, and none in USD; only
         // then is it checked. A currency no revenue of the row uses (an install's, or beside a
         // figure in USD) is not read, so an odd one cannot cost an install its attribution.
@@ -217,11 +219,11 @@ enum MMPEventParser: CSVRowParser {
         }
         try rules.checkEventTime(eventTime.utcMs, field: "Event Time")
         return .accepted([MMPEventLine(
-            eventWallMs: eventMs, installWallMs: install ? installMs : nil, eventName: install || purchase ? eventName : nil,
+            eventWallMs: eventMs, installWallMs: installMs, eventName: install || purchase ? eventName : nil,
             mediaSource: install ? cell(.mediaSource) : nil, campaign: install ? cell(.campaign) : nil, customerUserID: customerUserID,
             idfv: install ? idfv : nil, idfa: install ? idfa : nil, appsflyerID: appsflyerID,
             revenue: localRevenue, revenueCurrency: localCurrency,
-            revenueUSD: purchase ? revenueUSD : nil,
+            revenueUSD: revenueUSD,
             isRetargeting: retargeting, eventValueKey: install || purchase ? eventValue.map(StableID.bytes) : nil
         ).rawRow()])
     }

@@ -731,8 +731,10 @@ public enum Schema {
         // A currency not written as ISO 4217's three capital letters (one an MMP purchase's revenue
         // is converted by, for the MMP) and a spend row naming no media source (`None`, `N/A`, ...)
         // are rejected lines now; an older build kept them, and showed them only as amounts without
-        // an fx rate, or as organic spend. The next ingest reads again the files that hold one, if
-        // still in the folder, as a fresh store reads them.
+        // an fx rate, or as organic spend. An MMP row's revenue cells are read only on a purchase,
+        // and its Install Time only on an install, where an older build rejected any row for them.
+        // The next ingest reads again the files that hold such a line, if still in the folder, as a
+        // fresh store reads them.
         (27, """
             UPDATE files SET content_hash = 'read again for currencies and media sources', mtime_ns = NULL
               WHERE file_id IN (SELECT file_id FROM raw_server__orders WHERE currency NOT GLOB '[A-Z][A-Z][A-Z]')
@@ -741,7 +743,10 @@ public enum Schema {
                  OR file_id IN (SELECT file_id FROM raw_spend__days
                                 WHERE currency NOT GLOB '[A-Z][A-Z][A-Z]' OR trim(media_source) IN ('', 'None', 'N/A', 'null', 'NULL'))
                  OR file_id IN (SELECT file_id FROM raw_catalog__products WHERE currency NOT GLOB '[A-Z][A-Z][A-Z]')
-                 OR file_id IN (SELECT file_id FROM raw_fx__rates WHERE currency NOT GLOB '[A-Z][A-Z][A-Z]');
+                 OR file_id IN (SELECT file_id FROM raw_fx__rates WHERE currency NOT GLOB '[A-Z][A-Z][A-Z]')
+                 OR file_id IN (SELECT file_id FROM rejects
+                                WHERE (reason LIKE '%''Event Revenue%' OR reason LIKE '%''Install Time''%')
+                                  AND file_id IN (SELECT file_id FROM files WHERE source = 'attribution'));
             """),
     ]
 

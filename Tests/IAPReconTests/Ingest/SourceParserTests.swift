@@ -565,7 +565,7 @@ struct SourceParserTests {
         withUSD[10] = "2.10"
         let usd = IngestLine.csv(.attribution, [(["Region"] + names.reversed()).joined(separator: ","), (["KR"] + withUSD.reversed()).joined(separator: ",")])
         #expect(try #require(acceptedRow(usd[0]))["revenue_usd"] == .text("2.1"))
-        // A purchase's install time is checked but not kept: only an install's is ever read.
+        // A purchase's install time is not kept: only an install's is ever read.
         #expect(row["is_retargeting_n"] == .integer(1) && row["install_wall_ms"] == .null)
         let install = IngestLine.csv(.attribution, [
             Self.mmpHeader, values.joined(separator: ",").replacingOccurrences(of: "af_purchase", with: "install"),
@@ -574,10 +574,13 @@ struct SourceParserTests {
         #expect(installRow["install_wall_ms"] == .integer(1_795_770_000_000))
         #expect(installRow["campaign"] == .text("spring"))
         #expect(installRow["idfv"] == .text("V1") && installRow["idfa"] == .text("A1"))
+        // So only an install's is checked (`mmpUnusedCells`).
         let badInstallTime = IngestLine.csv(.attribution, [
             Self.mmpHeader, values.joined(separator: ",").replacingOccurrences(of: "2026-11-27 09:00:00", with: "yesterday"),
+            values.joined(separator: ",").replacingOccurrences(of: "2026-11-27 09:00:00", with: "yesterday")
+                .replacingOccurrences(of: "af_purchase", with: "install"),
         ])
-        #expect(outcomes(badInstallTime).count == 1 && outcomes(badInstallTime)[0].hasPrefix("2 rejected: bad time in 'Install Time'"))
+        #expect(outcomes(badInstallTime) == ["2 accepted", #"3 rejected: bad time in 'Install Time': "yesterday""#])
     }
 
     @Test("MMP rows keep what attribution reads of their event: an install its campaign and device ids, a purchase its revenue (in USD when it has one), both their name and event value, every row its ids and time")
@@ -660,6 +663,27 @@ struct SourceParserTests {
             #"5 rejected: bad amount in 'Event Value.af_revenue': "lots""#,
             "6 rejected: missing required value 'Event Time'",
             "7 rejected: missing required value 'Event Name'",
+        ])
+    }
+
+    @Test("a cell the row's event never uses costs it nothing: revenue on an install or a login, an Install Time on a purchase; the event's own cells still reject it")
+    func mmpUnusedCells() {
+        let parsed = IngestLine.csv(.attribution, [
+            Self.mmpHeader,
+            "2026-11-28 10:00:00,install,u1,,,,,,\"0,99\",USD,lots,,,2026-11-28 09:59:00",
+            "2026-11-28 10:00:00,af_login,u1,,,,,,1e3,,-,,,",
+            "2026-11-28 10:00:00,af_purchase,u1,,,,,,0.99,USD,,,,soon",
+            "2026-11-28 10:00:00,af_complete_registration,u1,,,,,,,,,,,soon",
+            // Near misses: a purchase's revenue and an install's own time are read, and checked.
+            "2026-11-28 10:00:00,af_purchase,u1,,,,,,\"0,99\",USD,,,,",
+            "2026-11-28 10:00:00,af_purchase,u1,,,,,,,,lots,,,",
+            "2026-11-28 10:00:00,install,u1,,,,,,,,,,,soon",
+        ])
+        #expect(outcomes(parsed) == [
+            "2 accepted", "3 accepted", "4 accepted", "5 accepted",
+            #"6 rejected: bad amount in 'Event Revenue': "0,99""#,
+            #"7 rejected: bad amount in 'Event Revenue USD': "lots""#,
+            #"8 rejected: bad time in 'Install Time': "soon""#,
         ])
     }
 

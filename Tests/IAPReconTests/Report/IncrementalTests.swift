@@ -575,7 +575,7 @@ struct IncrementalTests {
         #expect(reasons == ["bad number in 'transactions[0].quantity': 2000000"])
     }
 
-    @Test("a store from before migration 27 reads again, once, the files it kept with a currency not in ISO 4217's form, and equals a fresh store that rejects it; other files are not read again")
+    @Test("a store from before migration 27 reads again, once, the files it kept with a currency not in ISO 4217's form or rejected an MMP row for a cell its event does not use, and equals a fresh store; other files are not read again")
     func olderStoreWithLowercaseCurrency() throws {
         let now = "2026-11-30T00:00:00Z", asOf = "2026-11-29T00:00:00Z"
         let longAgo = Date(timeIntervalSince1970: 1_000_000)
@@ -589,6 +589,8 @@ struct IncrementalTests {
             try write(scenario, "receipts/r.jsonl", [AppleTieOutTests.purchase("t1", at: "2026-11-20T10:00:00Z")])
             try write(scenario, "spend/s.csv", [header, "2026-11-20,Facebook Ads,FB_1,10,\(currency)"])
             try write(scenario, "fx.csv", ["date,currency,rate", "2026-11-01,USD,1"])
+            try write(scenario, "attribution/a.csv", ["Event Time,Event Name,Customer User ID,Media Source,Event Revenue",
+                                                      "2026-11-20 09:00:00,install,u1,Facebook Ads,\"0,99\""])
         }
         let older = try Scenario()
         try inputs(older, currency: "USD")
@@ -596,12 +598,17 @@ struct IncrementalTests {
         // What an older iaprecon kept of a spend line in `usd`: the line as it accepted it, under the
         // file's size and time, so that nothing but the migration reads it again.
         try write(older, "spend/s.csv", [header, "2026-11-20,Facebook Ads,FB_1,10,usd"])
+        // And an install it rejected for its revenue cell, which no install uses.
         try older.open().execute("""
             UPDATE raw_spend__days SET currency = 'usd';
+            DELETE FROM raw_mmp__events;
+            INSERT INTO rejects (file_id, line, reason, text)
+              SELECT file_id, 2, 'bad amount in ''Event Revenue'': "0,99"', '' FROM files WHERE path = 'attribution/a.csv';
+            UPDATE files SET accepted = 0, rejected = 1 WHERE path = 'attribution/a.csv';
             DELETE FROM schema_migrations WHERE id >= 27
             """)
         let result = try run(older, input: older.input, now: now, asOf: asOf)
-        #expect(result.ingest.files.filter { $0.status != .unchanged }.map(\.path) == ["spend/s.csv"])
+        #expect(result.ingest.files.filter { $0.status != .unchanged }.map(\.path).sorted() == ["attribution/a.csv", "spend/s.csv"])
         let fresh = try Scenario()
         try inputs(fresh, currency: "usd")
         _ = try run(fresh, input: fresh.input, now: now, asOf: asOf)
