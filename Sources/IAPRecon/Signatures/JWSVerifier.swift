@@ -170,6 +170,12 @@ struct ChainVerdict: Sendable {
             failure = "bad signature (header is not base64url JSON)"
             return
         }
+        // A JSON reader that keeps a name's last value would verify another algorithm or chain
+        // than this one, which keeps its first: such a header is no one header.
+        for name in ["alg", "x5c"] where fields.firstMember(name)?.repeatedOtherwise == true {
+            failure = "bad signature (the header gives '\(name)' twice)"
+            return
+        }
         guard let algorithm = fields["alg"] else {
             failure = "unsupported alg (the header has none)"
             return

@@ -139,6 +139,24 @@ struct SignatureTests {
         #expect(verdict("{\"alg\":\"none\",\"x5c\":[\(chain)]}") == "unsupported alg \"none\"")
     }
 
+    @Test("a header giving alg or x5c twice with two values is refused, though signed; the same value twice is one header")
+    func headerFieldGivenTwice() throws {
+        let verifier = JWSVerifier(.testChain)
+        let payload = transactionPayload("2000000900000008", signed: "2026-11-28T10:00:00Z")
+        let chain = TestSigningChain.x5c.map { "\"\($0)\"" }.joined(separator: ",")
+        /// `header` and the payload, signed by the test chain's leaf as they are.
+        func verdict(_ header: String) -> String? {
+            let message = Base64URL.encode(Array(header.utf8)) + "." + Base64URL.encode(payload)
+            let signature = TestSigningChain.signer.sign(Array(message.utf8), nonceSeed: [])
+            return verifier.failure(message + "." + Base64URL.encode(signature), signedMs: nil, environment: "Production")
+        }
+        // Another JSON reader takes the last alg, `none`: the header means two things.
+        #expect(verdict("{\"alg\":\"ES256\",\"x5c\":[\(chain)],\"alg\":\"none\"}") == "bad signature (the header gives 'alg' twice)")
+        #expect(verdict("{\"alg\":\"ES256\",\"x5c\":[\(chain)],\"x5c\":[]}") == "bad signature (the header gives 'x5c' twice)")
+        #expect(verdict("{\"alg\":\"ES256\",\"x5c\":[\(chain)],\"alg\":\"ES256\"}") == nil)
+        #expect(verdict("{\"alg\":\"ES256\",\"x5c\":[\(chain)]}") == nil)
+    }
+
     @Test("each header keeps its own verdict: headers of one length a byte apart, more of them than the verifier compares first, in turn")
     func headersKeepTheirVerdicts() throws {
         let verifier = JWSVerifier(.testChain)
