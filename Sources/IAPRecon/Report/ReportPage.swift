@@ -101,6 +101,9 @@ struct ReportPage {
     var tieout: [AppleTieOutReport.Row] = []
     /// How many tie-out rows differ in all, of which `tieout` lists the first.
     var tieoutTotal = 0
+    /// What the run warns of in its inputs (fx rates, catalog lines, spend files that disagree): a
+    /// nightly run's stderr reaches a log, and the person who reads the page is who can mend them.
+    var warnings: [String] = []
     var mediaSources: [MediaSource]
     var inputs: [InputFile]
     var inputTotals: LineCounts

@@ -97,7 +97,8 @@ public enum ReportStage {
         var files: [String] = []
         var bundleIDs: [String] = []
         var transactionsPatched: Int?
-        var spendWarnings: [String] = []
+        /// What the inputs disagree on: said on stderr and on the page.
+        var inputWarnings: [String] = []
         // Each file is written (and fsynced) as soon as what it shows is known, on the thread that
         // knows it: transactions streamed on a connection of their own from the start, revenue
         // (daily, then by fiscal month) beside the summary's counts once the installs are read,
@@ -146,7 +147,7 @@ public enum ReportStage {
                 }
                 Trace.mark("report attribution")
                 try output.write("attribution.csv") { try attribution.write(&$0, currency: settings.reportingCurrency) }
-                spendWarnings = attribution.spendOverlaps.warnings
+                inputWarnings = fx.warnings + catalogConflicts.warnings + attribution.spendOverlaps.warnings
                 filesDone?(1)
             } catch {
                 installs.wait()
@@ -168,6 +169,7 @@ public enum ReportStage {
                 let differing = tieOut.rows.filter { $0.difference != 0 }
                 page.tieout = Array(differing.prefix(ReportPage.tieoutRowsShown))
                 page.tieoutTotal = differing.count
+                page.warnings = inputWarnings
                 try output.write("report.html") { try $0.write(page.html()) }
                 try output.write("summary.json") { try $0.write(JSONWriter.pretty(summary)) }
                 filesDone?(1)
@@ -199,7 +201,7 @@ public enum ReportStage {
         // pending, and the next report calls those findings new, and alerts, again.
         try store.publishFirstSightings()
         var summary = ReportSummary(findingsBySeverity: [:], files: files)
-        summary.warnings = fx.warnings + catalogConflicts.warnings + spendWarnings
+        summary.warnings = inputWarnings
         var byKind: [FindingKind: (count: Int, new: Int, atRisk: Amount, newAtRisk: Amount)] = [:]
         for row in findings.rows {
             guard let severity = Severity(rawValue: row.severity) else { continue }

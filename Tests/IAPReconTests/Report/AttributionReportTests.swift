@@ -553,10 +553,14 @@ struct AttributionReportTests {
             "2026-11-10,googleadwords_int,,9,USD",
         ])
         let result = try scenario.run(asOf: asOf)
-        #expect(result.report.warnings == [
+        let warnings = [
             "spend for 2026-11-10, Facebook Ads, FB_KR comes from two files, spend/2026-11-10-fixed.csv:3 and spend/2026-11.csv:2: all their lines are counted",
             "spend for 2026-11-10, googleadwords_int, no campaign comes from two files, spend/2026-11-10-fixed.csv:5 and spend/2026-11.csv:5: all their lines are counted",
-        ])
+        ]
+        #expect(result.report.warnings == warnings)
+        // The page says so too, to whoever reads it rather than the nightly log.
+        let page = try scenario.output("report.html")
+        #expect(warnings.allSatisfy { page.contains("<p class=\"warn\">Inputs: \(HTML.escape($0)).</p>") })
         #expect(try Fixture.lines(scenario.output("attribution.csv")) == [
             Self.header,
             "2026-11-10,Facebook Ads,FB_KR,0,0,0,0,0,0,0,0,270,0,0,0,,,",
