@@ -26,6 +26,12 @@ public struct LineRules: Sendable, Equatable {
     /// How far after the run's clock an event time may lie (clocks drift, zones differ).
     static let futureToleranceMs: Int64 = 86_400_000
 
+    /// 2008-07-10T00:00:00Z, the day the App Store opened: no purchase, receipt, notification,
+    /// sign-up or install of an app's can be older. An event time before it is a broken clock or,
+    /// most often, epoch seconds written where milliseconds are due, which would date the line in
+    /// January 1970.
+    static let appStoreOpenedMs: Int64 = 1_215_648_000_000
+
     public init(nowMs: Int64 = Int64(Date().timeIntervalSince1970 * 1000), bundleID: String? = nil, mmpZone: Zone = .utc,
                 signatures: SignatureCheck = .appleOnly) {
         self.nowMs = nowMs
@@ -45,7 +51,8 @@ public struct LineRules: Sendable, Equatable {
         return rules
     }
 
-    /// Rejects an event time more than a day after the run's clock (`time in the future`).
+    /// Rejects an event time more than a day after the run's clock (`time in the future`), or
+    /// before the App Store opened (`appStoreOpenedMs`), which no clock changes.
     ///
     /// Parsers call it last, once every other check of the line has passed: a line with another
     /// defect is rejected for that one whatever the clock. A stored file is read again only when
@@ -54,8 +61,21 @@ public struct LineRules: Sendable, Equatable {
     /// `quantity below 1` by a late clock would stay so in a store whose next run, by an earlier
     /// clock, a fresh store would reject it as `time in the future`.
     func checkEventTime(_ ms: Int64?, field: String) throws(LineReject) {
-        guard let ms, ms > nowMs + Self.futureToleranceMs else { return }
+        guard let ms else { return }
+        if ms < Self.appStoreOpenedMs { throw beforeTheAppStore(ms, field: field) }
+        guard ms > nowMs + Self.futureToleranceMs else { return }
         throw LineReject("\(Self.futureReasonPrefix)'\(field)' is \(Timestamp.iso8601(ms))")
+    }
+
+    /// An event time before the App Store opened, named with the time it would be as epoch
+    /// seconds when that lies between the App Store's opening and the clock's day ahead.
+    private func beforeTheAppStore(_ ms: Int64, field: String) -> LineReject {
+        var reason = "time before the App Store opened: '\(field)' is \(Timestamp.iso8601(ms))"
+        let asSeconds = ms.multipliedReportingOverflow(by: 1000)
+        if !asSeconds.overflow, asSeconds.partialValue >= Self.appStoreOpenedMs, asSeconds.partialValue <= nowMs + Self.futureToleranceMs {
+            reason += " (as seconds, \(Timestamp.iso8601(asSeconds.partialValue)))"
+        }
+        return LineReject(reason)
     }
 
     /// How a `time in the future` reason begins; the event time it names, in UTC, ends it.

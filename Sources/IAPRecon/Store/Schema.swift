@@ -733,8 +733,10 @@ public enum Schema {
         // are rejected lines now; an older build kept them, and showed them only as amounts without
         // an fx rate, or as organic spend. An MMP row's revenue cells are read only on a purchase,
         // and its Install Time only on an install, where an older build rejected any row for them.
-        // The next ingest reads again the files that hold such a line, if still in the folder, as a
-        // fresh store reads them.
+        // An event time before the App Store opened (2008-07-10; most often epoch seconds written
+        // as milliseconds) is a rejected line now; an MMP time is kept as its wall clock, up to 14
+        // hours ahead of UTC. The next ingest reads again the files that hold such a line, if still
+        // in the folder, as a fresh store reads them.
         (27, """
             UPDATE files SET content_hash = 'read again for currencies and media sources', mtime_ns = NULL
               WHERE file_id IN (SELECT file_id FROM raw_server__orders WHERE currency NOT GLOB '[A-Z][A-Z][A-Z]')
@@ -746,7 +748,15 @@ public enum Schema {
                  OR file_id IN (SELECT file_id FROM raw_fx__rates WHERE currency NOT GLOB '[A-Z][A-Z][A-Z]')
                  OR file_id IN (SELECT file_id FROM rejects
                                 WHERE (reason LIKE '%''Event Revenue%' OR reason LIKE '%''Install Time''%')
-                                  AND file_id IN (SELECT file_id FROM files WHERE source = 'attribution'));
+                                  AND file_id IN (SELECT file_id FROM files WHERE source = 'attribution'))
+                 OR file_id IN (SELECT file_id FROM raw_server__orders WHERE ts_ms < 1215648000000)
+                 OR file_id IN (SELECT file_id FROM raw_server__deliveries WHERE ts_ms < 1215648000000)
+                 OR file_id IN (SELECT file_id FROM raw_server__revocations WHERE ts_ms < 1215648000000)
+                 OR file_id IN (SELECT file_id FROM raw_receipts__verifications WHERE received_ms < 1215648000000)
+                 OR file_id IN (SELECT file_id FROM raw_apple__transactions WHERE event_ms < 1215648000000)
+                 OR file_id IN (SELECT file_id FROM raw_notifications__notifications WHERE signed_ms < 1215648000000)
+                 OR file_id IN (SELECT file_id FROM raw_registrations__users WHERE ts_ms < 1215648000000)
+                 OR file_id IN (SELECT file_id FROM raw_mmp__events WHERE event_wall_ms < 1215698400000);
             """),
     ]
 

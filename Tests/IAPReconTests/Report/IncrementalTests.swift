@@ -575,7 +575,7 @@ struct IncrementalTests {
         #expect(reasons == ["bad number in 'transactions[0].quantity': 2000000"])
     }
 
-    @Test("a store from before migration 27 reads again, once, the files it kept with a currency not in ISO 4217's form or rejected an MMP row for a cell its event does not use, and equals a fresh store; other files are not read again")
+    @Test("a store from before migration 27 reads again, once, the files it kept with a currency not in ISO 4217's form or an event time before the App Store, or rejected an MMP row for a cell its event does not use, and equals a fresh store; other files are not read again")
     func olderStoreWithLowercaseCurrency() throws {
         let now = "2026-11-30T00:00:00Z", asOf = "2026-11-29T00:00:00Z"
         let longAgo = Date(timeIntervalSince1970: 1_000_000)
@@ -591,6 +591,8 @@ struct IncrementalTests {
             try write(scenario, "fx.csv", ["date,currency,rate", "2026-11-01,USD,1"])
             try write(scenario, "attribution/a.csv", ["Event Time,Event Name,Customer User ID,Media Source,Event Revenue",
                                                       "2026-11-20 09:00:00,install,u1,Facebook Ads,\"0,99\""])
+            // Epoch seconds where milliseconds are due: January 1970.
+            try write(scenario, "registrations/r.jsonl", [#"{"ts":1795860905,"user_id":"u1","method":"apple"}"#])
         }
         let older = try Scenario()
         try inputs(older, currency: "USD")
@@ -598,8 +600,13 @@ struct IncrementalTests {
         // What an older iaprecon kept of a spend line in `usd`: the line as it accepted it, under the
         // file's size and time, so that nothing but the migration reads it again.
         try write(older, "spend/s.csv", [header, "2026-11-20,Facebook Ads,FB_1,10,usd"])
-        // And an install it rejected for its revenue cell, which no install uses.
+        // And an install it rejected for its revenue cell, which no install uses, and a sign-up it
+        // kept in January 1970.
         try older.open().execute("""
+            DELETE FROM rejects;
+            INSERT INTO raw_registrations__users (file_id, line, item, ts_ms, user_id, method)
+              SELECT file_id, 1, 0, 1795860905, 'u1', 'apple' FROM files WHERE path = 'registrations/r.jsonl';
+            UPDATE files SET accepted = 1, rejected = 0 WHERE path = 'registrations/r.jsonl';
             UPDATE raw_spend__days SET currency = 'usd';
             DELETE FROM raw_mmp__events;
             INSERT INTO rejects (file_id, line, reason, text)
@@ -608,14 +615,16 @@ struct IncrementalTests {
             DELETE FROM schema_migrations WHERE id >= 27
             """)
         let result = try run(older, input: older.input, now: now, asOf: asOf)
-        #expect(result.ingest.files.filter { $0.status != .unchanged }.map(\.path).sorted() == ["attribution/a.csv", "spend/s.csv"])
+        #expect(result.ingest.files.filter { $0.status != .unchanged }.map(\.path).sorted()
+            == ["attribution/a.csv", "registrations/r.jsonl", "spend/s.csv"])
         let fresh = try Scenario()
         try inputs(fresh, currency: "usd")
         _ = try run(fresh, input: fresh.input, now: now, asOf: asOf)
         try expectSameFiles(older, fresh, "older store with a spend line in usd")
         var reasons: [String] = []
         try older.open().forEach("SELECT reason FROM rejects") { reasons.append($0.string(0)) }
-        #expect(reasons == [#"bad currency in 'currency': "usd""#])
+        #expect(reasons.sorted() == [#"bad currency in 'currency': "usd""#,
+                                     "time before the App Store opened: 'ts' is 1970-01-21T18:51:00.905Z (as seconds, 2026-11-28T10:15:05.000Z)"])
         // Once: the next night reads nothing again.
         #expect(try run(older, input: older.input, now: now, asOf: asOf).ingest.files.allSatisfy { $0.status == .unchanged })
     }
