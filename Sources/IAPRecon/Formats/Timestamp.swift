@@ -214,7 +214,10 @@ public enum Timestamp {
         }
     }
 
+    /// `value` zero-padded to `width` digits, its sign first: year -1 is `-0001`, as ISO 8601's
+    /// expanded years write it (year 0 seen west of UTC), never `00-1`.
     private static func pad(_ value: Int, _ width: Int) -> String {
+        if value < 0 { return "-" + pad(-value, width) }
         let text = String(value)
         return text.count >= width ? text : String(repeating: "0", count: width - text.count) + text
     }

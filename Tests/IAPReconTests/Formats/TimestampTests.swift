@@ -121,6 +121,14 @@ struct TimestampTests {
         #expect(Timestamp.parse(text) == ms)
     }
 
+    @Test("a year before 0 (year 0 seen west of UTC) or after 9999 (9999 seen east of it) is written sign first, four digits wide")
+    func yearsOutsideFourDigits() {
+        // 0000-01-01T00:00Z in Los Angeles.
+        #expect(Timestamp.day(-62_167_219_200_000, offsetMs: -28_800_000) == "-0001-12-31")
+        #expect(Timestamp.iso8601(-62_167_219_200_001) == "-0001-12-31T23:59:59.999Z")
+        #expect(Timestamp.day(253_402_300_799_999, offsetMs: 32_400_000) == "10000-01-01")
+    }
+
     @Test("day() is the calendar day after adding an offset; startOfDay inverts it", arguments: [
         (TimestampTests.base, Int64(0), "2026-11-28"),
         (TimestampTests.base, 14 * TimestampTests.hour, "2026-11-29"),
