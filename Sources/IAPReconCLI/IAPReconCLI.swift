@@ -119,7 +119,10 @@ public final class Console {
     /// How much `streamOut` gathers before it writes.
     static let streamBufferBytes = 64 << 10
 
+    /// Writes one message to stderr. Warnings and errors name files, types and values that came
+    /// from input, so what a terminal would run (an escape sequence) is shown escaped, never raw.
     public func err(_ text: String) {
+        let text = Terminal.visibleLines(text)
         if captured { stderr += text + "\n" } else { FileHandle.standardError.write(Data((text + "\n").utf8)) }
     }
 }

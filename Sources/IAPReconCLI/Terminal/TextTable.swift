@@ -190,4 +190,10 @@ enum Terminal {
         }
         return out
     }
+
+    /// `text` shown as `visible` line by line: a message of several lines keeps its line breaks.
+    static func visibleLines(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: HiddenCharacters.isHidden) else { return text }
+        return text.split(separator: "\n", omittingEmptySubsequences: false).map { visible(String($0)) }.joined(separator: "\n")
+    }
 }

@@ -617,6 +617,37 @@ extension CommandTests {
         #expect(html.hasPrefix("<!DOCTYPE html>"))
         #expect(html.contains("&lt;b&gt;x&lt;/b&gt;") && !html.contains("<b>x</b>"))
     }
+
+    @Test("warnings and errors naming a file or a notification type from input show its control characters escaped, on stderr and in the log")
+    func warningsEscape() throws {
+        let work = try Workspace()
+        let root = work.path("days")
+        let input = root + "/2026-11-21"
+        try FileManager.default.createDirectory(atPath: input + "/notifications", withIntermediateDirectories: true)
+        let expired = try String(contentsOfFile: Workspace.sampleData + "/notifications/asn-2026-11.jsonl", encoding: .utf8)
+            .split(separator: "\n").first { $0.contains("\"notificationType\":\"EXPIRED\"") } ?? ""
+        try (expired.replacingOccurrences(of: "\"notificationType\":\"EXPIRED\"", with: "\"notificationType\":\"X\\u001b[2JY\"") + "\n")
+            .write(toFile: input + "/notifications/n.jsonl", atomically: true, encoding: .utf8)
+        try "{}\n".write(toFile: input + "/notifications/n\u{1B}]0;owned\u{07}.json", atomically: true, encoding: .utf8)
+        let logs = work.path("logs")
+        let night = work.iaprecon(["nightly", "--root", root, "--db", work.path("s.sqlite"), "--reports", work.path("reports"),
+                                   "--log-dir", logs, "--now", "2026-11-22T00:00:00Z"])
+        #expect(night.code == 0, "\(night.err)")
+        let log = try FileManager.default.contentsOfDirectory(atPath: logs).map { try String(contentsOfFile: logs + "/" + $0, encoding: .utf8) }.joined()
+        for (name, text) in [("stderr", night.err), ("log", log)] {
+            #expect(!text.unicodeScalars.contains { $0 == "\u{1B}" || $0 == "\u{07}" }, "\(name) holds a raw control character: \(text)")
+            #expect(text.contains("(X\\u{1B}[2JY 1)"), "\(name): \(text)")
+            #expect(text.contains("Warning: not read, matches no source: \(input)/notifications/n\\u{1B}]0;owned\\u{7}.json"), "\(name): \(text)")
+        }
+        let missing = work.iaprecon(["run", "--input", work.path("no\u{1B}such"), "--db", work.path("t.sqlite"), "--out", work.path("out")])
+        #expect(missing.code == 3)
+        #expect(missing.err == "Error: cannot read \(work.path("no\\u{1B}such")): no such folder\n")
+        // Near miss: a message of several lines keeps its line breaks, and plain text is left as it is.
+        let console = Console.capturing()
+        console.err("first line\nsecond \u{1B}[1m line, café")
+        console.err("Warning: not read, matches no source: in/Catalog.csv")
+        #expect(console.stderr == "first line\nsecond \\u{1B}[1m line, café\nWarning: not read, matches no source: in/Catalog.csv\n")
+    }
 }
 
 @Suite("Progress line")
