@@ -3,6 +3,7 @@ import IAPRecon
 
 /// A plain-text table with aligned columns, for people reading a terminal.
 ///
+/// Widths are the columns a terminal shows: a wide character (CJK, kana, Hangul, emoji) takes two.
 /// A cell may hold several lines (`\n`). With `maxWidth`, the table fits that many columns: the
 /// `wrapping` column takes what the others leave and wraps at spaces, and a cell wider than
 /// `cellLimit` in any other column is cut into lines of that width. Cells are shown with their
@@ -102,7 +103,7 @@ struct TextTable {
     /// How wide the widest line of `cell` is shown.
     private static func widestLine(_ cell: String) -> Int {
         guard isPlain(cell) else {
-            return cell.split(separator: "\n", omittingEmptySubsequences: false).map { Terminal.visible(String($0)).count }.max() ?? 0
+            return cell.split(separator: "\n", omittingEmptySubsequences: false).map { Terminal.columns(Terminal.visible(String($0))) }.max() ?? 0
         }
         var widest = 0, current = 0
         for byte in cell.utf8 {
@@ -122,9 +123,9 @@ struct TextTable {
         text.utf8.allSatisfy { (0x20...0x7E).contains($0) || $0 == UInt8(ascii: "\n") }
     }
 
-    /// How many columns `text` (one line) takes: its characters, counted by its bytes when it is plain.
+    /// How many columns `text` (one line) takes: counted by its bytes when it is plain.
     static func width(_ text: String) -> Int {
-        isPlain(text) ? text.utf8.count : text.count
+        isPlain(text) ? text.utf8.count : Terminal.columns(text)
     }
 
     /// `text` without the characters `drop` matches at its end (the spaces that pad a line's last
@@ -136,7 +137,7 @@ struct TextTable {
         return String(text[..<end])
     }
 
-    /// `text` in lines of at most `width` characters, broken at spaces where it can be.
+    /// `text` in lines of at most `width` columns, broken at spaces where it can be.
     static func wrap(_ text: String, _ width: Int) -> [String] {
         // What fits is kept as it is; a leading space is not (the first word starts a line).
         if isPlain(text), text.utf8.count <= width, !text.hasPrefix(" ") { return [text] }
@@ -146,29 +147,31 @@ struct TextTable {
             let word = String(word)
             if line.isEmpty {
                 line = word
-            } else if line.count + 1 + word.count <= width {
+            } else if Terminal.columns(line) + 1 + Terminal.columns(word) <= width {
                 line += " " + word
             } else {
                 lines.append(line)
                 line = word
             }
-            while line.count > width {
-                lines.append(String(line.prefix(width)))
-                line = String(line.dropFirst(width))
+            while Terminal.columns(line) > width {
+                let head = Terminal.prefix(Substring(line), columns: width)
+                lines.append(String(head))
+                line = String(line.dropFirst(head.count))
             }
         }
         lines.append(line)
         return lines
     }
 
-    /// `text` cut into lines of `width` characters.
+    /// `text` cut into lines of `width` columns.
     static func cut(_ text: String, _ width: Int) -> [String] {
         guard Self.width(text) > width, width > 0 else { return [text] }
         var lines: [String] = []
         var rest = Substring(text)
         while !rest.isEmpty {
-            lines.append(String(rest.prefix(width)))
-            rest = rest.dropFirst(width)
+            let head = Terminal.prefix(rest, columns: width)
+            lines.append(String(head))
+            rest = rest.dropFirst(head.count)
         }
         return lines
     }
@@ -189,6 +192,42 @@ enum Terminal {
             }
         }
         return out
+    }
+
+    /// How many columns a terminal gives `character`: two for East Asian wide and fullwidth
+    /// characters and emoji (Markus Kuhn's `wcwidth` ranges), one for any other; a combining mark
+    /// belongs to the character before it.
+    static func columns(_ character: Character) -> Int {
+        guard let first = character.unicodeScalars.first, first.value >= 0x1100 else { return 1 }
+        return isWide(first.value) ? 2 : 1
+    }
+
+    /// How many columns `text` (one line) takes.
+    static func columns(_ text: some StringProtocol) -> Int {
+        text.reduce(0) { $0 + columns($1) }
+    }
+
+    /// The longest start of `text` that fits `columns`, and at least its first character, so that
+    /// cutting always moves on.
+    static func prefix(_ text: Substring, columns width: Int) -> Substring {
+        var used = 0
+        var end = text.startIndex
+        while end < text.endIndex {
+            let next = used + columns(text[end])
+            if next > width, end > text.startIndex { break }
+            used = next
+            end = text.index(after: end)
+        }
+        return text[..<end]
+    }
+
+    private static func isWide(_ value: UInt32) -> Bool {
+        switch value {
+        case 0x1100...0x115F, 0x2E80...0x303E, 0x3041...0x33FF, 0x3400...0x4DBF, 0x4E00...0x9FFF, 0xA000...0xA4CF,
+             0xAC00...0xD7A3, 0xF900...0xFAFF, 0xFE30...0xFE4F, 0xFF00...0xFF60, 0xFFE0...0xFFE6,
+             0x1F300...0x1F64F, 0x1F900...0x1F9FF, 0x20000...0x2FFFD, 0x30000...0x3FFFD: true
+        default: false
+        }
     }
 
     /// `text` shown as `visible` line by line: a message of several lines keeps its line breaks.
