@@ -73,7 +73,8 @@ public enum ReportStage {
         }
     }
 
-    /// `filesDone` hears, on the calling thread, of files as they are known to be written (a progress line).
+    /// `filesDone` hears, on the calling thread, of files as they are known to be written (a progress
+    /// line), each file once, so its counts add up to the files of the set.
     static func run(store: some ReportStore, settings: ReportSettings, filesDone: ((Int) -> Void)? = nil) throws -> ReportSummary {
         Trace.mark("report start")
         let settingsJoinedWith = try checkReconciled(store)
@@ -161,6 +162,7 @@ public enum ReportStage {
                 let revenue: RevenueReport
                 (revenue, tieOut, counts, wroteTieOut) = try revenueWork.value()
                 Trace.mark("report waited for revenue")
+                filesDone?(wroteTieOut ? 3 : 2)
                 let summary = SummaryReport.build(counts: counts, asOfMs: asOfMs, graceMs: graceMs, settings: settings,
                                                   findings: findings, revenue: revenue, tieOut: tieOut, attribution: attribution)
                 var page = ReportPage(asOfMs: asOfMs, settings: settings, counts: counts, findings: findings, revenue: revenue,
@@ -172,7 +174,7 @@ public enum ReportStage {
                 page.warnings = inputWarnings
                 try output.write("report.html") { try $0.write(page.html()) }
                 try output.write("summary.json") { try $0.write(JSONWriter.pretty(summary)) }
-                filesDone?(1)
+                filesDone?(2)
             } catch {
                 transactionsFile.wait()
                 throw error

@@ -44,7 +44,7 @@ final class StageProgress: ProgressSink {
     /// `ingest: 120000 lines, 250000 lines/s, 12 s left`, `join: 40000 rows, 90000 rows/s`, `report: 5 files, 3 s`.
     static func line(stage: String, lines: Int, seconds: Double, doneBytes: Int, plannedBytes: Int) -> String {
         let elapsed = max(seconds, 0.001)
-        if stage == "report" { return "report: \(lines) of 6 files, \(Int(elapsed)) s" }
+        if stage == "report" { return "report: \(lines) files, \(Int(elapsed)) s" }
         let unit = stage == "ingest" ? "lines" : "rows"
         var text = "\(stage): \(lines) \(unit), \(Int(Double(lines) / elapsed)) \(unit)/s"
         if doneBytes > 0, plannedBytes > doneBytes {
