@@ -181,7 +181,7 @@ extension CommandSpec {
             """,
         options: [.db, .out, .tz, .currency, .failOn, .failOnNew],
         examples: [
-            ExampleSpec("Report in Tokyo days and yen:", "iaprecon report --tz Asia/Tokyo --currency JPY"),
+            ExampleSpec("Report in Tokyo days and yen (fx.csv giving rates into JPY):", "iaprecon report --tz Asia/Tokyo --currency JPY"),
             ExampleSpec("Fail a CI job on warnings or worse:", "iaprecon report --fail-on warning"),
         ]
     )
