@@ -145,6 +145,7 @@ extension CommandSpec {
             transaction's sightings merged. The join refuses a store not indexed yet.
             """,
         options: [.db],
+        flags: [.quiet],
         examples: [
             ExampleSpec("Index what the last ingest loaded:", "iaprecon normalize --db week.sqlite")
         ]
@@ -160,6 +161,7 @@ extension CommandSpec {
             batches of linked transactions on --jobs workers while one writer inserts.
             """,
         options: [.db, .asOf, .grace, .mmpTZ, .jobs],
+        flags: [.quiet],
         examples: [
             ExampleSpec("Allow deliveries up to 36 hours:", "iaprecon join --grace 36h"),
             ExampleSpec(
@@ -180,6 +182,7 @@ extension CommandSpec {
             never a mix.
             """,
         options: [.db, .out, .tz, .currency, .failOn, .failOnNew],
+        flags: [.quiet],
         examples: [
             ExampleSpec("Report in Tokyo days and yen (fx.csv giving rates into JPY):", "iaprecon report --tz Asia/Tokyo --currency JPY"),
             ExampleSpec("Fail a CI job on warnings or worse:", "iaprecon report --fail-on warning"),

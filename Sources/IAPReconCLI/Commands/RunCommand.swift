@@ -83,7 +83,7 @@ enum StageCommands {
                 progress?.advanced(.lines($0))
             }
             progress?.clear()
-            for warning in summary.warnings { console.err("Warning: " + warning) }
+            if !command.flag("quiet") { for warning in summary.warnings { console.err("Warning: " + warning) } }
             return "as of \(Timestamp.iso8601(summary.asOfMs)): \(summary.findings) findings"
         } output: { console.out($0) }
     }
@@ -95,7 +95,7 @@ enum StageCommands {
             let summary = try ReportStage.run(database: database, settings: settings) { progress?.advanced(.lines($0)) }
             report = summary
             progress?.clear()
-            for warning in summary.warnings { console.err("Warning: " + warning) }
+            if !command.flag("quiet") { for warning in summary.warnings { console.err("Warning: " + warning) } }
             return "wrote \(summary.files.joined(separator: ", ")) in \(settings.outFolder)/"
         } output: { console.out($0) } judge: {
             guard let report else { return .ok }
@@ -150,7 +150,9 @@ enum StageCommands {
         defer { withExtendedLifetime(lock) {} }
         let database = try Store.open(path: command.databasePath)
         let runID = try RunLog.start(database, command: name)
-        let progress = console.isTerminal ? StageProgress(live: true) { console.err($0) } : nil
+        // --quiet as for run: errors and the alert line only.
+        let quiet = command.flag("quiet")
+        let progress = console.isTerminal && !quiet ? StageProgress(live: true) { console.err($0) } : nil
         progress?.stageStarted(name)
         do {
             let note = try body(database, progress)
@@ -159,7 +161,7 @@ enum StageCommands {
             let verdict = code == .ok ? RunVerdict(status: "ok", exitCode: 0, message: nil)
                 : RunVerdict(status: "findings", exitCode: code.rawValue, message: "findings at --fail-on")
             RunLog.finish(database, runID: runID, verdict: verdict, asOfMs: nil, linesRead: nil, findings: nil)
-            output(note)
+            if !quiet { output(note) }
             return code
         } catch {
             progress?.clear()

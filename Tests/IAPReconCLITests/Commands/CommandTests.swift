@@ -80,6 +80,22 @@ struct CommandTests {
         #expect(info.code == 1)
     }
 
+    @Test("the stage commands take --quiet as run does, to resume a failed night from cron: nothing on stdout, the alert line on stderr")
+    func quietStages() throws {
+        let work = try Workspace()
+        let db = work.path("s.sqlite")
+        #expect(work.iaprecon(["ingest", "--input", Workspace.sampleData, "--trust-root", Workspace.sampleRoot, "--db", db, "--quiet"]).code == 0)
+        for stage in [["normalize", "--quiet"], ["join", "-q"]] {
+            let result = work.iaprecon(stage + ["--db", db])
+            #expect(result.code == 0 && result.out.isEmpty && result.err.isEmpty, "\(stage): \(result)")
+        }
+        let report = work.iaprecon(["report", "--db", db, "--out", work.path("out"), "--fail-on", "critical", "--quiet"])
+        #expect(report.code == 1)
+        #expect(report.out.isEmpty)
+        #expect(report.err.hasPrefix("iaprecon: exit 1: 8 critical findings ("))
+        #expect(report.err.split(separator: "\n").count == 1)
+    }
+
     @Test("--fail-on-new alerts once per new problem: the first night exits 1 with its alert line, a rerun with nothing new exits 0")
     func failOnNew() throws {
         let work = try Workspace()
