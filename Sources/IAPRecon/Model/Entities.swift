@@ -98,9 +98,17 @@ public struct EffectiveRefund: Sendable, Equatable {
     }
 
     /// The latest refund, unless a reversal signed after it undoes it.
+    ///
+    /// Several lines tell of one refund (its notification, then every receipt listing the
+    /// transaction), and only Apple's V2 payload says its `revocationType`: of the sightings at
+    /// the latest time, one with a type speaks for the refund, whichever line was read last, so a
+    /// prorated refund does not become a full one with the order of the files.
     public static func resolve(_ events: [RefundEvent]) -> EffectiveRefund? {
         let refunds = events.filter { $0.kind == .refund }
-        guard let latest = refunds.max(by: { ($0.ms, $0.source) < ($1.ms, $1.source) }) else { return nil }
+        func rank(_ refund: RefundEvent) -> (Int64, Int, SourceLine) {
+            (refund.ms, refund.revocationType == nil ? 0 : 1, refund.source)
+        }
+        guard let latest = refunds.max(by: { rank($0) < rank($1) }) else { return nil }
         if events.contains(where: { $0.kind == .reversal && $0.ms > latest.ms }) { return nil }
         return EffectiveRefund(ms: latest.ms, revocationType: latest.revocationType,
                                revocationPercentage: latest.revocationPercentage, source: latest.source)
