@@ -280,6 +280,7 @@ extension CommandSpec {
             """,
         arguments: [ArgumentSpec(name: "path", help: "A stored file, as summary.json names it.", isVariadic: true)],
         options: [.db],
+        flags: [.quiet],
         examples: [
             ExampleSpec("Drop a day that was loaded by mistake:", "iaprecon forget 2026-11-28/server/orders.jsonl")
         ]

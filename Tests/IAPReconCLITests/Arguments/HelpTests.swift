@@ -204,7 +204,7 @@ struct HelpTests {
     @Test("a short usage line lists every option, required ones unbracketed")
     func generateUsage() {
         #expect(HelpRenderer.synopsis(of: .runs, programName: "iaprecon") == "iaprecon runs [--db <file>] [--limit <n>]")
-        #expect(HelpRenderer.synopsis(of: .forget, programName: "iaprecon") == "iaprecon forget [--db <file>] <path>...")
+        #expect(HelpRenderer.synopsis(of: .forget, programName: "iaprecon") == "iaprecon forget [--db <file>] [--quiet] <path>...")
         #expect(HelpRenderer.synopsis(of: .generate, programName: "iaprecon") == "iaprecon generate [<options>] --out <dir>")
     }
 
