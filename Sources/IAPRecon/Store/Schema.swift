@@ -736,7 +736,9 @@ public enum Schema {
         // An event time before the App Store opened (2008-07-10; most often epoch seconds written
         // as milliseconds) is a rejected line now; an MMP time is kept as its wall clock, up to 14
         // hours ahead of UTC. The next ingest reads again the files that hold such a line, if still
-        // in the folder, as a fresh store reads them.
+        // in the folder, as a fresh store reads them. A refund's type is now its typed sighting's,
+        // whichever line was read last (`EffectiveRefund.resolve`): results decided otherwise are
+        // rebuilt once.
         (27, """
             UPDATE files SET content_hash = 'read again for currencies and media sources', mtime_ns = NULL
               WHERE file_id IN (SELECT file_id FROM raw_server__orders WHERE currency NOT GLOB '[A-Z][A-Z][A-Z]')
@@ -757,6 +759,7 @@ public enum Schema {
                  OR file_id IN (SELECT file_id FROM raw_notifications__notifications WHERE signed_ms < 1215648000000)
                  OR file_id IN (SELECT file_id FROM raw_registrations__users WHERE ts_ms < 1215648000000)
                  OR file_id IN (SELECT file_id FROM raw_mmp__events WHERE event_wall_ms < 1215698400000);
+            INSERT OR IGNORE INTO dirty_keys VALUES ('all', '');
             """),
     ]
 

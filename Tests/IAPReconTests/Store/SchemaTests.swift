@@ -34,7 +34,7 @@ struct SchemaTests {
         24: "1f293fdb7c7091c7",
         25: "a962a2cfc87bbf5d",
         26: "b274a0abba4f3c67",
-        27: "a88e92221f4afab4",
+        27: "fe44e74a6f4b3408",
     ]
 
     @Test("a released migration's text never changes, and every migration is recorded as released")
