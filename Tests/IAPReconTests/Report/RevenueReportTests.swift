@@ -102,49 +102,28 @@ struct RevenueReportTests {
         #expect(revenue?["net_usd"] as? String == "62.48")
     }
 
-    @Test("a prorated refund stays prorated when a later-read line shows the same refund without its type")
-    func proratedRefundSeenTwice() throws {
+    @Test("a prorated refund stays prorated when a later-read line shows the same refund without its type; a later refund time without one is a later, whole refund", arguments: [
+        // Read after the notification (receipts/ sorts after notifications/): the same refund, as a receipt tells it.
+        ("2026-11-12", "2026-11-12,gems300,USA,USD,0,1,0,2.495,-2.495,0,2.5,-2.5"),
+        ("2026-11-14", "2026-11-14,gems300,USA,USD,0,1,0,4.99,-4.99,0,4.99,-4.99"),
+    ])
+    func proratedRefundSeenTwice(receiptRefundDay: String, refundRow: String) throws {
         let scenario = try Scenario()
         try scenario.catalog()
+        func transaction(revocation: String? = nil, type: String? = nil, percentage: Int? = nil) -> String {
+            Fixture.v2("t1", "gems300", purchase: "2026-11-10T10:00:00Z", price: 4990, revocation: revocation, revocationType: type, percentage: percentage)
+        }
         try scenario.write("notifications/n.jsonl", [
             Line.notification("REFUND", uuid: "n1", signed: "2026-11-12T10:00:01Z",
-                              transaction: Fixture.v2("t1", "gems300", purchase: "2026-11-10T10:00:00Z", price: 4990,
-                                                      revocation: "2026-11-12T10:00:00Z", revocationType: "REFUND_PRORATED", percentage: 50000)),
+                              transaction: transaction(revocation: "2026-11-12T10:00:00Z", type: "REFUND_PRORATED", percentage: 50000)),
         ])
-        // Read after the notification (receipts/ sorts after notifications/): the same refund, as a
-        // receipt tells it, with no revocationType.
         try scenario.write("receipts/r.jsonl", [
-            Line.v2Receipt("2026-11-10T10:00:05Z", "u1", transaction: Fixture.v2("t1", "gems300", purchase: "2026-11-10T10:00:00Z", price: 4990)),
-            Line.v2Receipt("2026-11-12T12:00:00Z", "u1", transaction: Fixture.v2("t1", "gems300", purchase: "2026-11-10T10:00:00Z", price: 4990,
-                                                                                   revocation: "2026-11-12T10:00:00Z")),
+            Line.v2Receipt("2026-11-10T10:00:05Z", "u1", transaction: transaction()),
+            Line.v2Receipt("\(receiptRefundDay)T12:00:00Z", "u1", transaction: transaction(revocation: "\(receiptRefundDay)T10:00:00Z")),
         ])
         _ = try scenario.run(asOf: asOf)
         #expect(try Fixture.lines(scenario.output("revenue_daily.csv")) == [
-            Self.header,
-            "2026-11-10,gems300,USA,USD,1,0,4.99,0,4.99,4.99,0,4.99",
-            "2026-11-12,gems300,USA,USD,0,1,0,2.495,-2.495,0,2.5,-2.5",
-        ])
-    }
-
-    @Test("a later refund time without a type is a later refund: it refunds the whole price")
-    func laterUntypedRefundWins() throws {
-        let scenario = try Scenario()
-        try scenario.catalog()
-        try scenario.write("notifications/n.jsonl", [
-            Line.notification("REFUND", uuid: "n1", signed: "2026-11-12T10:00:01Z",
-                              transaction: Fixture.v2("t1", "gems300", purchase: "2026-11-10T10:00:00Z", price: 4990,
-                                                      revocation: "2026-11-12T10:00:00Z", revocationType: "REFUND_PRORATED", percentage: 50000)),
-        ])
-        try scenario.write("receipts/r.jsonl", [
-            Line.v2Receipt("2026-11-10T10:00:05Z", "u1", transaction: Fixture.v2("t1", "gems300", purchase: "2026-11-10T10:00:00Z", price: 4990)),
-            Line.v2Receipt("2026-11-14T12:00:00Z", "u1", transaction: Fixture.v2("t1", "gems300", purchase: "2026-11-10T10:00:00Z", price: 4990,
-                                                                                   revocation: "2026-11-14T10:00:00Z")),
-        ])
-        _ = try scenario.run(asOf: asOf)
-        #expect(try Fixture.lines(scenario.output("revenue_daily.csv")) == [
-            Self.header,
-            "2026-11-10,gems300,USA,USD,1,0,4.99,0,4.99,4.99,0,4.99",
-            "2026-11-14,gems300,USA,USD,0,1,0,4.99,-4.99,0,4.99,-4.99",
+            Self.header, "2026-11-10,gems300,USA,USD,1,0,4.99,0,4.99,4.99,0,4.99", refundRow,
         ])
     }
 
