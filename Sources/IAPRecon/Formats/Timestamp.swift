@@ -31,6 +31,9 @@ public enum Timestamp {
         return epochMilliseconds(bytes: bytes)
     }
 
+    /// 9999-12-31T23:59:59.999Z, the latest time epoch milliseconds are read as.
+    static let latestMs: Int64 = 253_402_300_799_999
+
     /// Epoch milliseconds from digits with an optional sign and fraction.
     public static func epochMilliseconds(_ text: String) -> Int64? {
         var text = text
@@ -66,7 +69,7 @@ public enum Timestamp {
         }
         guard sawDigit, text.last != UInt8(ascii: ".") else { return nil }
         // Year 0 (Xcode test payloads use it) to year 9999 in milliseconds: anything outside is not a time.
-        guard whole <= 253_402_300_799_999, !negative || whole <= 62_167_219_200_000 else { return nil }
+        guard whole <= latestMs, !negative || whole <= 62_167_219_200_000 else { return nil }
         if negative { return fractionNonZero ? -whole - 1 : -whole }
         return whole
     }

@@ -68,11 +68,12 @@ public struct LineRules: Sendable, Equatable {
     }
 
     /// An event time before the App Store opened, named with the time it would be as epoch
-    /// seconds when that lies between the App Store's opening and the clock's day ahead.
+    /// seconds when that is a time after the App Store opened. Not bounded by the clock: a stored
+    /// reject is never read again for its wording, so its wording must not depend on the run.
     private func beforeTheAppStore(_ ms: Int64, field: String) -> LineReject {
         var reason = "time before the App Store opened: '\(field)' is \(Timestamp.iso8601(ms))"
         let asSeconds = ms.multipliedReportingOverflow(by: 1000)
-        if !asSeconds.overflow, asSeconds.partialValue >= Self.appStoreOpenedMs, asSeconds.partialValue <= nowMs + Self.futureToleranceMs {
+        if !asSeconds.overflow, asSeconds.partialValue >= Self.appStoreOpenedMs, asSeconds.partialValue <= Timestamp.latestMs {
             reason += " (as seconds, \(Timestamp.iso8601(asSeconds.partialValue)))"
         }
         return LineReject(reason)

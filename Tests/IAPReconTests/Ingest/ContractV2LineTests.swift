@@ -162,7 +162,7 @@ struct ContractV2LineTests {
         #expect(reason.hasPrefix("time in the future: '\(field)'"))
     }
 
-    @Test("an event time before the App Store opened (2008-07-10) is rejected in every source, saying what it reads as in seconds when that is a time up to the clock", arguments: [
+    @Test("an event time before the App Store opened (2008-07-10) is rejected in every source, saying what it reads as in seconds when that is a time after it", arguments: [
         (#"{"ts":1764324902,"event":"order_created","order_id":"o1","user_id":"u_1001","product_id":"com.example.gems60"}"#, SourceKind.server,
          "time before the App Store opened: 'ts' is 1970-01-21T10:05:24.902Z (as seconds, 2025-11-28T10:15:02.000Z)"),
         (#"{"ts":"1999-12-31T23:59:59Z","user_id":"u_1099","method":"apple"}"#, .registrations,
@@ -171,12 +171,14 @@ struct ContractV2LineTests {
          .receipts, "time before the App Store opened: 'received_at' is 1970-01-01T00:00:00.000Z"),
         (#"{"notificationType":"REFUND","notificationUUID":"8a1b","signedDate":1795860905,"data":{"environment":"Production","transactionInfo":{"transactionId":"2000000812345678","productId":"com.example.gems60","purchaseDate":1795860905000,"revocationDate":1795860906000}}}"#,
          .notifications, "time before the App Store opened: 'signedDate' is 1970-01-21T18:51:00.905Z (as seconds, 2026-11-28T10:15:05.000Z)"),
-        // Read as seconds it would lie in the future: no hint.
+        // Read as seconds it would lie past year 9999: no hint.
         (#"{"ts":1215647999999,"user_id":"u_1099","method":"apple"}"#, .registrations,
          "time before the App Store opened: 'ts' is 2008-07-09T23:59:59.999Z"),
     ])
     func eventTimeBeforeTheAppStore(line: String, kind: SourceKind, reason: String) {
         #expect(IngestLine.reason(line, kind, rules: Self.rules) == reason)
+        // The same by a clock the hint's time lies after: a stored reject keeps its words whatever the clock.
+        #expect(IngestLine.reason(line, kind, rules: LineRules(nowMs: Line.ms("2010-01-01T00:00:00Z"))) == reason)
     }
 
     @Test("an MMP event time before the App Store opened is rejected; the App Store's first day, and a purchase date of 1970 inside Apple's payload, are not event times and pass")
