@@ -212,7 +212,7 @@ enum MMPEventParser: CSVRowParser {
         // A revenue's currency is read only with a purchase's revenue in it, and none in USD; only
         // then is it checked. A currency no revenue of the row uses (an install's, or beside a
         // figure in USD) is not read, so an odd one cannot cost an install its attribution.
-        let localRevenue = purchase && revenueUSD == nil ? revenue : nil
+        let localRevenue = revenueUSD == nil ? revenue : nil
         var localCurrency: String?
         if localRevenue != nil, let revenueCurrency {
             localCurrency = try CurrencyCode.checked(revenueCurrency, field: revenueCurrencyField)
