@@ -3,7 +3,8 @@
 /// The same transaction is seen in many places: every receipt that lists it, V2 transactions and
 /// notifications. Its sightings are merged in file order (files in path order, then line, then
 /// item): the first sighting that has a field gives it, except that any `Production` sighting
-/// makes it Production. A notification received twice (one `notificationUUID`) is one sighting.
+/// makes it Production and the latest expiry any sighting gives holds. A notification received
+/// twice (one `notificationUUID`) is one sighting.
 ///
 /// The store keeps every accepted sighting once (`raw_apple__transactions`); they are merged by
 /// these rules each time a stage reads them (`AppleTransactions.Cursor`, in the store's normalize
@@ -17,6 +18,8 @@ enum AppleTransactions {
         /// The first sighting's: ingest accepts no sighting without a product and a purchase date.
         var productID: String
         var purchaseMs: Int64
+        /// The latest any sighting gives: Apple extends an expiry (`RENEWAL_EXTENDED`) and never
+        /// shortens one, so the latest is Apple's last word whichever file sorts first.
         var expiresMs: Int64?
         var environment: String?
         var priceMilliunits: Int64?
@@ -104,7 +107,7 @@ extension AppleTransactions {
                 merged.originalTransactionID = original
                 hasOriginal = true
             }
-            fill(&merged.expiresMs, sighting.expiresMs)
+            if let expires = sighting.expiresMs { merged.expiresMs = max(merged.expiresMs ?? expires, expires) }
             let environment = AppleEnvironment.canonical(sighting.environment)
             if merged.environment == nil || environment == "Production" { merged.environment = environment ?? merged.environment }
             fill(&merged.priceMilliunits, sighting.priceMilliunits)

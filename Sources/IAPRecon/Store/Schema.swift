@@ -761,6 +761,14 @@ public enum Schema {
                  OR file_id IN (SELECT file_id FROM raw_mmp__events WHERE event_wall_ms < 1215698400000);
             INSERT OR IGNORE INTO dirty_keys VALUES ('all', '');
             """),
+        // A transaction's expiry is now the latest any of its sightings gives (Apple extends one with
+        // `RENEWAL_EXTENDED`), where an older build took the first file's: a store holding a
+        // transaction seen with two expiries has its results rebuilt once.
+        (28, """
+            INSERT OR IGNORE INTO dirty_keys SELECT 'all', '' WHERE EXISTS (
+              SELECT 1 FROM raw_apple__transactions WHERE expires_ms IS NOT NULL
+              GROUP BY transaction_id HAVING min(expires_ms) != max(expires_ms));
+            """),
     ]
 
     public static var latestVersion: Int { migrations.last?.id ?? 0 }

@@ -34,6 +34,16 @@ struct SightingMergeTests {
         #expect(merge.sightings == 3)
     }
 
+    @Test("the latest expiry any sighting gives holds, in either file order; a sighting without one changes nothing")
+    func latestExpiryHolds() throws {
+        let original = sighting(line: 1) { $0.expiresMs = 5_000 }
+        let extended = sighting(.notification, line: 2, file: 2, at: 4_000) { $0.notificationType = "RENEWAL_EXTENDED"; $0.expiresMs = 9_000 }
+        #expect(try merged([original, extended]).expiresMs == 9_000)
+        #expect(try merged([extended, original]).expiresMs == 9_000)
+        #expect(try merged([sighting(line: 3), original, sighting(line: 4)]).expiresMs == 5_000)
+        #expect(try merged([sighting(line: 3)]).expiresMs == nil)
+    }
+
     @Test("the original id defaults to the transaction's own; a quantity Apple leaves out is 1")
     func defaults() throws {
         #expect(try merged([sighting(line: 1)]).originalTransactionID == "t_1")

@@ -575,6 +575,55 @@ struct IncrementalTests {
         #expect(reasons == ["bad number in 'transactions[0].quantity': 2000000"])
     }
 
+    @Test("a store from before migration 28 that holds a transaction seen with two expiries rebuilds its results once, and equals a fresh store; a store without one is not rebuilt")
+    func olderStoreWithExtendedExpiry() throws {
+        let now = "2026-11-30T00:00:00Z", asOf = "2026-11-29T00:00:00Z"
+        func inputs(_ scenario: Scenario, extended: Bool) throws {
+            try scenario.catalog()
+            try scenario.write("server/s.jsonl", [
+                Line.delivered("2026-11-01T10:00:09Z", "u1", "a1", "pro.monthly"),
+                Line.delivered("2026-11-10T10:00:09Z", "u1", "b1", "pro.yearly"),
+            ])
+            func a1(expires: String) -> String {
+                Line.v2("a1", "pro.monthly", purchase: "2026-11-01T10:00:00Z", expires: expires, price: 9990)
+            }
+            try scenario.write("receipts/r.jsonl", [
+                Line.v2Receipt("2026-11-01T10:00:05Z", "u1", transaction: a1(expires: "2026-11-08T10:00:00Z")),
+                Line.v2Receipt("2026-11-10T10:00:05Z", "u1", transaction: Line.v2("b1", "pro.yearly", purchase: "2026-11-10T10:00:00Z", expires: "2027-11-10T10:00:00Z", price: 79990)),
+            ])
+            try scenario.write("notifications/n.jsonl", [
+                Line.notification("RENEWAL_EXTENDED", uuid: "n1", signed: "2026-11-07T09:00:00Z",
+                                  transaction: a1(expires: extended ? "2026-11-15T10:00:00Z" : "2026-11-08T10:00:00Z")),
+            ])
+        }
+        /// A store as an older iaprecon left it: the results it derived from the first expiry.
+        func older(extended: Bool) throws -> Scenario {
+            let older = try Scenario()
+            try inputs(older, extended: extended)
+            _ = try run(older, input: older.input, now: now, asOf: asOf)
+            try older.open().execute("""
+                UPDATE int_transactions_resolved SET expires_ms = \(Line.ms("2026-11-08T10:00:00Z")) WHERE transaction_id = 'a1';
+                DELETE FROM fct_findings WHERE kind = 'multi_apple_id_subscription';
+                DELETE FROM schema_migrations WHERE id >= 28
+                """)
+            return older
+        }
+        let extended = try older(extended: true)
+        let result = try run(extended, input: extended.input, now: now, asOf: asOf)
+        #expect(result.join.recomputedTransactions == nil)
+        let fresh = try Scenario()
+        try inputs(fresh, extended: true)
+        _ = try run(fresh, input: fresh.input, now: now, asOf: asOf)
+        try expectSameFiles(extended, fresh, "older store with an extended expiry")
+        #expect(try fresh.output("findings.csv").contains("multi_apple_id_subscription"))
+        // Once: the next night recomputes only what it reads.
+        #expect(try run(extended, input: extended.input, now: now, asOf: asOf).join.recomputedTransactions != nil)
+
+        // The near miss: every sighting gives one expiry, so nothing is rebuilt.
+        let unextended = try older(extended: false)
+        #expect(try run(unextended, input: unextended.input, now: now, asOf: asOf).join.recomputedTransactions != nil)
+    }
+
     @Test("a store from before migration 27 reads again, once, the files it kept with a currency not in ISO 4217's form or an event time before the App Store, or rejected an MMP row for a cell its event does not use, and equals a fresh store; other files are not read again")
     func olderStoreWithLowercaseCurrency() throws {
         let now = "2026-11-30T00:00:00Z", asOf = "2026-11-29T00:00:00Z"

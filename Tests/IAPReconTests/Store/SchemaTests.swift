@@ -35,6 +35,7 @@ struct SchemaTests {
         25: "a962a2cfc87bbf5d",
         26: "b274a0abba4f3c67",
         27: "fe44e74a6f4b3408",
+        28: "8b884bcdc157079a",
     ]
 
     @Test("a released migration's text never changes, and every migration is recorded as released")
