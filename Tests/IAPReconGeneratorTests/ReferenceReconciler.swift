@@ -9,6 +9,7 @@ struct ReferenceReconciler {
         var originalId = ""
         var productId = ""
         var purchase: Int64?
+        /// The latest any sighting gives: Apple extends an expiry, never shortens one.
         var expires: Int64?
         var quantity = 1
         var environments: [String] = []
@@ -258,7 +259,7 @@ struct ReferenceReconciler {
         if tx.originalId.isEmpty { tx.originalId = item["original_transaction_id"] as? String ?? "" }
         if tx.productId.isEmpty { tx.productId = item["product_id"] as? String ?? "" }
         if tx.purchase == nil { tx.purchase = ContractTime.parse(item["purchase_date_ms"]) }
-        if tx.expires == nil { tx.expires = ContractTime.parse(item["expires_date_ms"]) }
+        if let expires = ContractTime.parse(item["expires_date_ms"]) { tx.expires = max(tx.expires ?? expires, expires) }
         if let quantity = item["quantity"] as? String, let value = Int(quantity) { tx.quantity = value }
         if item["in_app_ownership_type"] as? String == "FAMILY_SHARED" { tx.familyShared = true }
         if tx.appAccountToken == nil { tx.appAccountToken = item["app_account_token"] as? String }
@@ -275,7 +276,7 @@ struct ReferenceReconciler {
         if tx.originalId.isEmpty { tx.originalId = object["originalTransactionId"] as? String ?? "" }
         if tx.productId.isEmpty { tx.productId = object["productId"] as? String ?? "" }
         if tx.purchase == nil { tx.purchase = ContractTime.parse(object["purchaseDate"]) }
-        if tx.expires == nil { tx.expires = ContractTime.parse(object["expiresDate"]) }
+        if let expires = ContractTime.parse(object["expiresDate"]) { tx.expires = max(tx.expires ?? expires, expires) }
         if let quantity = object["quantity"] as? NSNumber { tx.quantity = quantity.intValue }
         if object["inAppOwnershipType"] as? String == "FAMILY_SHARED" { tx.familyShared = true }
         if tx.appAccountToken == nil { tx.appAccountToken = object["appAccountToken"] as? String }
