@@ -181,14 +181,14 @@ struct ContractV2LineTests {
         #expect(IngestLine.reason(line, kind, rules: LineRules(nowMs: Line.ms("2010-01-01T00:00:00Z"))) == reason)
     }
 
-    @Test("an MMP event time before the App Store opened is rejected; the App Store's first day, and a purchase date of 1970 inside Apple's payload, are not event times and pass")
+    @Test("an MMP event time before the App Store opened is rejected; the App Store's first day, and a Sandbox purchase date of 1970 inside Apple's payload, are not event times and pass")
     func eventTimeBeforeTheAppStoreNearMisses() {
         let parsed = IngestLine.csv(.attribution, ["Event Time,Event Name,AppsFlyer ID", "2001-01-01 00:00:00,install,af1", "2008-07-10 00:00:00,install,af2"],
                                     rules: Self.rules)
         #expect(parsed.map(\.outcome) == [.rejected("time before the App Store opened: 'Event Time' is 2001-01-01T00:00:00.000Z"), parsed[1].outcome])
         if case .accepted = parsed[1].outcome {} else { Issue.record("the App Store's first day was rejected") }
         #expect(IngestLine.rows(#"{"ts":"2008-07-10T00:00:00Z","user_id":"u_1099","method":"apple"}"#, .registrations, rules: Self.rules) != nil)
-        let receipt = #"{"received_at":"2026-11-28T10:00:00Z","user_id":"u_1001","transactions":[{"transactionId":"2000000812345678","productId":"com.example.gems60","purchaseDate":1795860905}]}"#
+        let receipt = #"{"received_at":"2026-11-28T10:00:00Z","user_id":"u_1001","transactions":[{"transactionId":"2000000812345678","productId":"com.example.gems60","purchaseDate":1795860905,"environment":"Sandbox"}]}"#
         #expect(IngestLine.rows(receipt, .receipts, rules: Self.rules) != nil)
     }
 

@@ -49,7 +49,7 @@ struct RepeatedFieldTests {
     @Test("inside Apple's payloads the reason names the field by its path", arguments: [
         (#"{\#(receiptHead),"response":{"status":0,"receipt":{"in_app":[{"transaction_id":"1","product_id":"gems60","purchase_date_ms":"1795860902000","product_id":"gems6000"}]}}}"#,
          "field 'response.receipt.in_app[0].product_id' given twice, with different values"),
-        (#"{\#(receiptHead),"response":{"status":0,"latest_receipt_info":[{"transaction_id":"1","product_id":"p","purchase_date_ms":"1"},{"transaction_id":"2","product_id":"p","purchase_date_ms":"1","quantity":"1","quantity":"10"}]}}"#,
+        (#"{\#(receiptHead),"response":{"status":0,"latest_receipt_info":[{"transaction_id":"1","product_id":"p","purchase_date_ms":"1795860905000"},{"transaction_id":"2","product_id":"p","purchase_date_ms":"1795860905000","quantity":"1","quantity":"10"}]}}"#,
          "field 'response.latest_receipt_info[1].quantity' given twice, with different values"),
         (#"{\#(receiptHead),"response":{"status":0,"status":21004,"receipt":{"in_app":[]}}}"#,
          "field 'response.status' given twice, with different values"),

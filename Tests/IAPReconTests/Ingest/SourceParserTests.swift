@@ -145,25 +145,25 @@ struct SourceParserTests {
         (#"{\#(receiptHead),"response":{"status":0,"receipt":[]}}"#, "field 'response.receipt' must be an object, not array"),
         (#"{\#(receiptHead),"response":{"status":0,"receipt":{"in_app":"x"}}}"#, "field 'response.receipt.in_app' must be an array or an object, not string"),
         (#"{\#(receiptHead),"response":{"status":0,"receipt":{"in_app":[1]}}}"#, "field 'response.receipt.in_app[0]' must be an object, not number"),
-        (#"{\#(receiptHead),"response":{"status":0,"receipt":{"in_app":[{"transaction_id":"1","product_id":"p","purchase_date_ms":"1"},{"product_id":"p","purchase_date_ms":"1"}]}}}"#,
+        (#"{\#(receiptHead),"response":{"status":0,"receipt":{"in_app":[{"transaction_id":"1","product_id":"p","purchase_date_ms":"1795860905000"},{"product_id":"p","purchase_date_ms":"1795860905000"}]}}}"#,
          "missing required field 'response.receipt.in_app[1].transaction_id'"),
         (#"{\#(receiptHead),"response":{"status":0,"receipt":{"in_app":[{"transaction_id":"1","product_id":"p","purchase_date_ms":"soon"}]}}}"#,
          #"bad time in 'response.receipt.in_app[0].purchase_date_ms': "soon""#),
-        (#"{\#(receiptHead),"response":{"status":0,"latest_receipt_info":[{"transaction_id":"1","product_id":"p","purchase_date_ms":"1","quantity":"one"}]}}"#,
+        (#"{\#(receiptHead),"response":{"status":0,"latest_receipt_info":[{"transaction_id":"1","product_id":"p","purchase_date_ms":"1795860905000","quantity":"one"}]}}"#,
          #"bad number in 'response.latest_receipt_info[0].quantity': "one""#),
         (#"{\#(receiptHead),"signed_transactions":["abc"]}"#, "bad JWS in 'signed_transactions[0]': not three dot-separated parts"),
-        (#"{\#(receiptHead),"signed_transactions":["a.eyJ0cmFuc2FjdGlvbklkIjoiMSIsInByb2R1Y3RJZCI6InAiLCJwdXJjaGFzZURhdGUiOjF9.b","a.!!!.b"]}"#, "bad JWS in 'signed_transactions[1]': payload is not base64url"),
+        (#"{\#(receiptHead),"signed_transactions":["a.eyJ0cmFuc2FjdGlvbklkIjoiMSIsInByb2R1Y3RJZCI6InAiLCJwdXJjaGFzZURhdGUiOjE3OTU4NjA5MDUwMDB9.b","a.!!!.b"]}"#, "bad JWS in 'signed_transactions[1]': payload is not base64url"),
         (#"{\#(receiptHead),"signed_transactions":["a.b29wcw.c"]}"#, "bad JWS in 'signed_transactions[0]': payload is not JSON: unexpected character at byte 1"),
         (#"{\#(receiptHead),"signed_transactions":["a.WzFd.c"]}"#, "bad JWS in 'signed_transactions[0]': payload is not a JSON object"),
         (#"{\#(receiptHead),"signed_transactions":[42]}"#, "field 'signed_transactions[0]' must be a JWS string, not number"),
         (#"{\#(receiptHead),"signed_transactions":["a.e30.b"]}"#, "missing required field 'signed_transactions[0].transactionId'"),
         (#"{\#(receiptHead),"transactions":["x"]}"#, "field 'transactions[0]' must be an object, not string"),
-        (#"{\#(receiptHead),"transactions":[{"transactionId":"1","purchaseDate":1}]}"#, "missing required field 'transactions[0].productId'"),
-        (#"{\#(receiptHead),"transactions":[{"transactionId":"1","productId":"p","purchaseDate":1,"price":"9.99"}]}"#,
+        (#"{\#(receiptHead),"transactions":[{"transactionId":"1","purchaseDate":1795860905000}]}"#, "missing required field 'transactions[0].productId'"),
+        (#"{\#(receiptHead),"transactions":[{"transactionId":"1","productId":"p","purchaseDate":1795860905000,"price":"9.99"}]}"#,
          #"bad number in 'transactions[0].price': "9.99""#),
-        (#"{\#(receiptHead),"transactions":[{"transactionId":"1","productId":"p","purchaseDate":1,"quantity":9223372036854775807}]}"#,
+        (#"{\#(receiptHead),"transactions":[{"transactionId":"1","productId":"p","purchaseDate":1795860905000,"quantity":9223372036854775807}]}"#,
          "bad number in 'transactions[0].quantity': 9223372036854775807"),
-        (#"{\#(receiptHead),"response":{"status":0,"latest_receipt_info":[{"transaction_id":"1","product_id":"p","purchase_date_ms":"1","quantity":"1000001"}]}}"#,
+        (#"{\#(receiptHead),"response":{"status":0,"latest_receipt_info":[{"transaction_id":"1","product_id":"p","purchase_date_ms":"1795860905000","quantity":"1000001"}]}}"#,
          "bad number in 'response.latest_receipt_info[0].quantity': 1000001"),
     ])
     func receiptRejects(line: String, reason: String) {
@@ -228,8 +228,8 @@ struct SourceParserTests {
     }
 
     @Test("an Apple quantity of a million units is the most a transaction is read with, as a delivery's", arguments: [
-        #"{\#(receiptHead),"transactions":[{"transactionId":"1","productId":"p","purchaseDate":1,"quantity":1000000}]}"#,
-        #"{\#(receiptHead),"response":{"status":0,"latest_receipt_info":[{"transaction_id":"1","product_id":"p","purchase_date_ms":"1","quantity":"1000000"}]}}"#,
+        #"{\#(receiptHead),"transactions":[{"transactionId":"1","productId":"p","purchaseDate":1795860905000,"quantity":1000000}]}"#,
+        #"{\#(receiptHead),"response":{"status":0,"latest_receipt_info":[{"transaction_id":"1","product_id":"p","purchase_date_ms":"1795860905000","quantity":"1000000"}]}}"#,
     ])
     func largestAppleQuantity(line: String) throws {
         let rows = try #require(IngestLine.rows(line, .receipts))
@@ -265,9 +265,9 @@ struct SourceParserTests {
         (#"{"notificationType":"REFUND","data":{"signedTransactionInfo":"x.y"}}"#, "bad JWS in 'data.signedTransactionInfo': not three dot-separated parts"),
         (#"{"notification_type":"CANCEL","unified_receipt":{"latest_receipt_info":["x"]}}"#,
          "field 'unified_receipt.latest_receipt_info[0]' must be an object, not string"),
-        (#"{"notification_type":"CANCEL","unified_receipt":{"latest_receipt_info":[{"transaction_id":"1","product_id":"p","purchase_date_ms":"1","cancellation_date_ms":"soon"}]}}"#,
+        (#"{"notification_type":"CANCEL","unified_receipt":{"latest_receipt_info":[{"transaction_id":"1","product_id":"p","purchase_date_ms":"1795860905000","cancellation_date_ms":"soon"}]}}"#,
          #"bad time in 'unified_receipt.latest_receipt_info[0].cancellation_date_ms': "soon""#),
-        (#"{"notificationType":"ONE_TIME_CHARGE","data":{"transactionInfo":{"transactionId":"1","productId":"p","purchaseDate":1,"quantity":4611686018427387904}}}"#,
+        (#"{"notificationType":"ONE_TIME_CHARGE","data":{"transactionInfo":{"transactionId":"1","productId":"p","purchaseDate":1795860905000,"quantity":4611686018427387904}}}"#,
          "bad number in 'data.transactionInfo.quantity': 4611686018427387904"),
     ])
     func notificationRejects(line: String, reason: String) {
@@ -747,9 +747,9 @@ struct SourceParserTests {
     func badCurrencyInJSON(currency: String) {
         let order = #"{\#(Self.ts),"event":"order_created","order_id":"o1","user_id":"u1","product_id":"p","price":"0.99","currency":"\#(currency)"}"#
         #expect(IngestLine.reason(order, .server) == #"bad currency in 'currency': "\#(currency)""#)
-        let receipt = #"{\#(Self.receiptHead),"transactions":[{"transactionId":"1","productId":"p","purchaseDate":1,"price":990,"currency":"\#(currency)"}]}"#
+        let receipt = #"{\#(Self.receiptHead),"transactions":[{"transactionId":"1","productId":"p","purchaseDate":1795860905000,"price":990,"currency":"\#(currency)"}]}"#
         #expect(IngestLine.reason(receipt, .receipts) == #"bad currency in 'transactions[0].currency': "\#(currency)""#)
-        let notification = #"{"notificationType":"ONE_TIME_CHARGE","data":{"transactionInfo":{"transactionId":"1","productId":"p","purchaseDate":1,"#
+        let notification = #"{"notificationType":"ONE_TIME_CHARGE","data":{"transactionInfo":{"transactionId":"1","productId":"p","purchaseDate":1795860905000,"#
             + #""price":990,"currency":"\#(currency)"}}}"#
         #expect(IngestLine.reason(notification, .notifications) == #"bad currency in 'data.transactionInfo.currency': "\#(currency)""#)
     }
@@ -784,7 +784,7 @@ struct SourceParserTests {
             #"{\#(Self.ts),"event":"order_created","order_id":"o1","user_id":"u1","product_id":"p","price":"1100","currency":"\#(currency)"}"#, .server))
         #expect(order[0].byColumn["currency"] == .text(currency))
         let receipt = try #require(IngestLine.rows(
-            #"{\#(Self.receiptHead),"transactions":[{"transactionId":"1","productId":"p","purchaseDate":1,"price":990,"currency":"\#(currency)"}]}"#, .receipts))
+            #"{\#(Self.receiptHead),"transactions":[{"transactionId":"1","productId":"p","purchaseDate":1795860905000,"price":990,"currency":"\#(currency)"}]}"#, .receipts))
         #expect(receipt.last?.byColumn["currency"] == .text(currency))
         let spend = IngestLine.csv(.spend, ["date,media_source,campaign,spend,currency", "2026-11-28,Facebook Ads,c,12.50, \(currency) "])
         #expect(acceptedRow(spend[0])?["currency"] == .text(currency))
@@ -805,7 +805,7 @@ struct SourceParserTests {
                 #"{\#(Self.ts),"event":"order_created","order_id":"o1","user_id":"u1","product_id":"p","price":"1100"\#(absent)}"#, .server))
             #expect(order[0].byColumn["currency"] == .null)
             let receipt = try #require(IngestLine.rows(
-                #"{\#(Self.receiptHead),"transactions":[{"transactionId":"1","productId":"p","purchaseDate":1,"price":990\#(absent)}]}"#, .receipts))
+                #"{\#(Self.receiptHead),"transactions":[{"transactionId":"1","productId":"p","purchaseDate":1795860905000,"price":990\#(absent)}]}"#, .receipts))
             #expect(receipt.last?.byColumn["currency"] == .null)
         }
     }

@@ -156,14 +156,16 @@ struct FiscalCalendarTests {
         try scenario.write("fx.csv", ["date,currency,rate", "2026-11-01,USD,1"])
         typealias Fixture = RevenueReportTests.Fixture
         try scenario.write("receipts/r.jsonl", [
-            // 0000-01-01T00:00Z is the last day of year -1 in Los Angeles.
-            Line.v2Receipt("2026-11-20T10:00:05Z", "u1", transaction: Fixture.v2("t1", "gems300", purchase: "0000-01-01T00:00:00Z", price: 4990)),
+            // 9999-12-31T20:00Z is the first day of year 10000 in Tokyo. (No Production purchase
+            // predates the App Store: year 0, the other side, is a rejected line.)
+            Line.v2Receipt("2026-11-20T10:00:05Z", "u1", transaction: Fixture.v2("t1", "gems300", purchase: "9999-12-31T20:00:00Z", price: 4990)),
             Line.v2Receipt("2026-11-20T10:00:05Z", "u1", transaction: Fixture.v2("t2", "gems300", purchase: "2026-11-20T10:00:00Z", price: 4990)),
         ])
-        _ = try scenario.run(asOf: "2026-12-01T00:00:00Z", zone: "America/Los_Angeles")
+        _ = try scenario.run(asOf: "2026-12-01T00:00:00Z", zone: "Asia/Tokyo")
         let daily = try Fixture.table(scenario.output("revenue_daily.csv"))
         let monthly = try Fixture.table(scenario.output("revenue_monthly.csv"))
         #expect(daily.count == 2 && monthly.count == 2)
+        #expect(daily.map { $0["date"] }.contains("10000-01-01"))
         for column in ["units", "gross", "refunds", "net"] {
             #expect(Fixture.sum(monthly, column) == Fixture.sum(daily, column), "\(column)")
         }
