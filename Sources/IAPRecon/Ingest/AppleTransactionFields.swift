@@ -1,13 +1,15 @@
 /// The sightings ingest decodes from Apple's payloads.
 extension AppleTransaction {
-    /// Decodes a V2 `JWSTransactionDecodedPayload`.
-    init(v2 fields: Fields, origin: TransactionOrigin) throws(LineReject) {
+    /// Decodes a V2 `JWSTransactionDecodedPayload`, in its own `environment`, else `fallback` (the
+    /// carrying line's). Its revocation date goes to `reported`, for the line's clock to judge.
+    init(v2 fields: Fields, origin: TransactionOrigin, environment fallback: String? = nil, reported: inout [ReportedTime]) throws(LineReject) {
         self.init(
             origin: origin,
             transactionID: try fields.requiredAppleString("transactionId"),
             productID: try fields.requiredAppleString("productId"),
             purchaseMs: try fields.requiredTime("purchaseDate"))
         originalTransactionID = try fields.appleString("originalTransactionId")
+        let originalPurchaseMs = try fields.time("originalPurchaseDate")
         expiresMs = try fields.time("expiresDate")
         revocationMs = try fields.time("revocationDate")
         revocationReason = try fields.appleString("revocationReason")
@@ -21,7 +23,7 @@ extension AppleTransaction {
         priceMilliunits = try fields.milliunits("price")
         currency = try fields.currency("currency")
         storefront = try fields.appleString("storefront")
-        environment = try fields.appleString("environment")
+        environment = try fields.appleString("environment") ?? fallback
         appAccountToken = try fields.appleString("appAccountToken")
         type = try fields.appleString("type")
         quantity = try fields.integer("quantity") ?? 1
@@ -33,19 +35,27 @@ extension AppleTransaction {
         } else if try fields.appleString("offerType") != nil {
             offer = .introOffer
         }
+        try checkProductionDate(purchaseMs, fields, "purchaseDate")
+        try checkProductionDate(originalPurchaseMs, fields, "originalPurchaseDate")
+        try checkProductionDate(revocationMs, fields, "revocationDate")
+        if let revocationMs { reported.append(ReportedTime(field: fields.path + "revocationDate", ms: revocationMs)) }
     }
 
-    /// Decodes a verifyReceipt `in_app[]` / `latest_receipt_info[]` item (Apple sends numbers as strings).
-    init(receiptItem fields: Fields, origin: TransactionOrigin, environment: String?) throws(LineReject) {
-        guard let purchaseMs = try Self.receiptTime(fields, "purchase_date") else { throw .missing(fields.path + "purchase_date_ms") }
+    /// Decodes a verifyReceipt `in_app[]` / `latest_receipt_info[]` item (Apple sends numbers as
+    /// strings). Its cancellation date, a refund's or an upgrade's, goes to `reported`, for the
+    /// line's clock to judge.
+    init(receiptItem fields: Fields, origin: TransactionOrigin, environment: String?, reported: inout [ReportedTime]) throws(LineReject) {
+        guard let purchase = try Self.receiptTime(fields, "purchase_date") else { throw .missing(fields.path + "purchase_date_ms") }
         self.init(
             origin: origin,
             transactionID: try fields.requiredAppleString("transaction_id"),
             productID: try fields.requiredAppleString("product_id"),
-            purchaseMs: purchaseMs)
+            purchaseMs: purchase.ms)
         originalTransactionID = try fields.appleString("original_transaction_id")
-        expiresMs = try Self.receiptTime(fields, "expires_date")
-        let cancelledMs = try Self.receiptTime(fields, "cancellation_date")
+        let originalPurchase = try Self.receiptTime(fields, "original_purchase_date")
+        expiresMs = try Self.receiptTime(fields, "expires_date")?.ms
+        let cancelled = try Self.receiptTime(fields, "cancellation_date")
+        let cancelledMs = cancelled?.ms
         if try Self.isUpgraded(fields) {
             if let cancelledMs { endPeriod(atUpgrade: cancelledMs) }
         } else {
@@ -63,6 +73,16 @@ extension AppleTransaction {
         } else if try fields.appleString("is_in_intro_offer_period") == "true" {
             offer = .introOffer
         }
+        try checkProductionDate(purchase.ms, fields, purchase.field)
+        if let originalPurchase { try checkProductionDate(originalPurchase.ms, fields, originalPurchase.field) }
+        if let cancelled { try checkProductionDate(cancelled.ms, fields, cancelled.field) }
+        if let cancelled { reported.append(ReportedTime(field: fields.path + cancelled.field, ms: cancelled.ms)) }
+    }
+
+    /// Rejects a date of this transaction's, read from `key` of `fields`, before the App Store
+    /// opened if it is a Production transaction (`LineRules.checkProductionDate`).
+    private func checkProductionDate(_ ms: Int64?, _ fields: Fields, _ key: String) throws(LineReject) {
+        try LineRules.checkProductionDate(ms, field: fields.path + key, environment: environment)
     }
 
     /// Whether a receipt item was cancelled by an upgrade to a plan of its subscription group
@@ -78,14 +98,15 @@ extension AppleTransaction {
         expiresMs = min(expiresMs ?? upgradeMs, upgradeMs)
     }
 
-    /// A receipt date: `<name>_ms`, else `<name>` itself, which iOS 6 receipts send as epoch
-    /// milliseconds (`"1448346881000"`) and others as `2013-07-31 23:09:39 Etc/GMT`.
-    fileprivate static func receiptTime(_ fields: Fields, _ name: String) throws(LineReject) -> Int64? {
-        if let ms = try fields.time(name + "_ms") { return ms }
+    /// A receipt date and the field it was read from: `<name>_ms`, else `<name>` itself, which
+    /// iOS 6 receipts send as epoch milliseconds (`"1448346881000"`) and others as
+    /// `2013-07-31 23:09:39 Etc/GMT`.
+    fileprivate static func receiptTime(_ fields: Fields, _ name: String) throws(LineReject) -> (field: String, ms: Int64)? {
+        if let ms = try fields.time(name + "_ms") { return (name + "_ms", ms) }
         guard let value = try fields.value(name) else { return nil }
         if case .string(let text) = value, text.hasSuffix(" Etc/GMT"), let ms = Timestamp.parse(String(text.dropLast(8))) {
-            return ms
+            return (name, ms)
         }
-        return try fields.time(name)
+        return try fields.time(name).map { (name, $0) }
     }
 }

@@ -60,20 +60,55 @@ public struct LineRules: Sendable, Equatable {
     /// whose one defect is the clock's: were the clock's check first, a line rejected as
     /// `quantity below 1` by a late clock would stay so in a store whose next run, by an earlier
     /// clock, a fresh store would reject it as `time in the future`.
-    func checkEventTime(_ ms: Int64?, field: String) throws(LineReject) {
-        guard let ms else { return }
-        if ms < Self.appStoreOpenedMs { throw beforeTheAppStore(ms, field: field) }
-        guard ms > nowMs + Self.futureToleranceMs else { return }
-        throw LineReject("\(Self.futureReasonPrefix)'\(field)' is \(Timestamp.iso8601(ms))")
+    ///
+    /// `reported` are the refund times inside the line's Apple payloads (`checkReportedTimes`),
+    /// judged after the clockless check of the event time and before its clock's: an accepted one
+    /// records the clocks that accept it, so a line rejected for its event time is read again by an
+    /// earlier clock, by which a fresh store would reject it for its refund time first.
+    func checkEventTime(_ ms: Int64?, field: String, reported: [ReportedTime] = []) throws(LineReject) {
+        if let ms, ms < Self.appStoreOpenedMs { throw Self.beforeTheAppStore(ms, field: field) }
+        try checkReportedTimes(reported)
+        guard let ms, ms > nowMs + Self.futureToleranceMs else { return }
+        throw Self.inTheFuture(ms, field: field)
     }
 
-    /// An event time before the App Store opened, named with the time it would be as epoch
-    /// seconds when that is a time after the App Store opened. Not bounded by the clock: a stored
-    /// reject is never read again for its wording, so its wording must not depend on the run.
-    private func beforeTheAppStore(_ ms: Int64, field: String) -> LineReject {
+    /// Rejects a refund's or cancellation's time inside an Apple payload more than a day after the
+    /// run's clock (`time in the future`): Apple reports one once it has happened, so it is judged as
+    /// an event time. Purchase and expiry dates are not (an expiry lies ahead; CONTRACT.md §1).
+    ///
+    /// Parsers call it once every other check of the line has passed (through `checkEventTime`
+    /// where the line has an event time). A time it accepts is recorded with the clocks that would
+    /// accept it too (`clockJudged`): an earlier clock, by which it is in the future, reads the file
+    /// again (`judgesOtherwise`), as a fresh store would reject the line. One it rejects is read
+    /// again once the clock passes it, as a rejected event time is.
+    func checkReportedTimes(_ times: [ReportedTime]) throws(LineReject) {
+        for time in times {
+            if time.ms > nowMs + Self.futureToleranceMs { throw Self.inTheFuture(time.ms, field: time.field) }
+            clockJudged?.judged(acceptedFrom: time.ms - Self.futureToleranceMs, atClock: nowMs)
+        }
+    }
+
+    /// Rejects a purchase, original purchase, refund or cancellation date of a Production
+    /// transaction (`environment` Production or `PROD`, or none given) before the App Store opened:
+    /// no sale, and no refund of one, is older, and it would count as revenue of a day in year 0 or
+    /// 1970. Apple's Sandbox, Xcode and StoreKit test payloads use year-0 dates, and are kept.
+    /// Not a clock's check: its place among a line's checks does not matter.
+    static func checkProductionDate(_ ms: Int64?, field: @autoclosure () -> String, environment: String?) throws(LineReject) {
+        guard let ms, ms < appStoreOpenedMs, environment.map(AppleEnvironment.isProduction) ?? true else { return }
+        throw beforeTheAppStore(ms, field: field())
+    }
+
+    private static func inTheFuture(_ ms: Int64, field: String) -> LineReject {
+        LineReject("\(futureReasonPrefix)'\(field)' is \(Timestamp.iso8601(ms))")
+    }
+
+    /// A time before the App Store opened, named with the time it would be as epoch seconds when
+    /// that is a time after the App Store opened. Not bounded by the clock: a stored reject is
+    /// never read again for its wording, so its wording must not depend on the run.
+    private static func beforeTheAppStore(_ ms: Int64, field: String) -> LineReject {
         var reason = "time before the App Store opened: '\(field)' is \(Timestamp.iso8601(ms))"
         let asSeconds = ms.multipliedReportingOverflow(by: 1000)
-        if !asSeconds.overflow, asSeconds.partialValue >= Self.appStoreOpenedMs, asSeconds.partialValue <= Timestamp.latestMs {
+        if !asSeconds.overflow, asSeconds.partialValue >= appStoreOpenedMs, asSeconds.partialValue <= Timestamp.latestMs {
             reason += " (as seconds, \(Timestamp.iso8601(asSeconds.partialValue)))"
         }
         return LineReject(reason)
@@ -132,7 +167,8 @@ public struct LineRules: Sendable, Equatable {
     }
 }
 
-/// The clocks by which every chain a parse job judged at the run's clock gets the verdict it got.
+/// The clocks by which every chain a parse job judged at the run's clock, and every refund time it
+/// accepted (`LineRules.checkReportedTimes`), gets the verdict it got.
 ///
 /// A JWS whose payload names no signing time (hand-made and test notifications: Apple's carry a
 /// `signedDate`) has its chain judged at the run's clock, as Apple's library judges it at the
@@ -144,8 +180,17 @@ final class ClockJudgedChains: Sendable {
 
     /// A chain valid over `validity` was judged at the clock `nowMs`.
     func judged(validity: ClosedRange<Int64>, atClock nowMs: Int64) {
-        let same = Self.sameVerdict(validity: validity, atClock: nowMs)
-        // Both hold the clock `nowMs`, so they meet.
+        narrow(to: Self.sameVerdict(validity: validity, atClock: nowMs))
+    }
+
+    /// A refund's time was accepted by the clock `nowMs` (`LineRules.checkReportedTimes`): so it is
+    /// by every clock from `earliestClock` on, and rejected as in the future by any before.
+    func judged(acceptedFrom earliestClock: Int64, atClock nowMs: Int64) {
+        narrow(to: min(earliestClock, nowMs)...Int64.max)
+    }
+
+    private func narrow(to same: ClosedRange<Int64>) {
+        // Each holds the clock `nowMs`, so they meet.
         span.withLock { $0 = $0?.clamped(to: same) ?? same }
     }
 
@@ -164,4 +209,12 @@ final class ClockJudgedChains: Sendable {
         if nowMs > validity.upperBound { return (validity.upperBound + 1)...Int64.max }
         return validity
     }
+}
+
+/// A refund's or cancellation's time inside an Apple payload (`revocationDate`,
+/// `cancellation_date_ms`), with the field it was read from: judged by the run's clock once every
+/// other check of its line has passed (`LineRules.checkReportedTimes`).
+struct ReportedTime: Equatable {
+    var field: String
+    var ms: Int64
 }

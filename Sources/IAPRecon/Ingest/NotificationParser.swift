@@ -94,6 +94,8 @@ enum NotificationParser {
             return nil
         }
         var transaction: AppleTransaction?
+        // Its refund time, judged by the clock with `signedDate`, last.
+        var reported: [ReportedTime] = []
         if let data = try fields.object("data") {
             let dataFields = fields.nested("data", data)
             if let jws = try dataFields.string("signedTransactionInfo") {
@@ -102,12 +104,12 @@ enum NotificationParser {
                 try checkSignature(jws, path: path, rules: rules, signedMs: try payload.time("signedDate") ?? header.signedMs,
                                    environment: try payload.appleString("environment") ?? header.environment)
                 let apart = try transactionBundle(payload)
-                transaction = try AppleTransaction(v2: payload, origin: .notification)
+                transaction = try AppleTransaction(v2: payload, origin: .notification, environment: header.environment, reported: &reported)
                 transaction?.bundleApartFromLine = apart
             } else if let info = try dataFields.object("transactionInfo") {
                 let infoFields = dataFields.nested("transactionInfo", info)
                 let apart = try transactionBundle(infoFields)
-                transaction = try AppleTransaction(v2: infoFields, origin: .notification)
+                transaction = try AppleTransaction(v2: infoFields, origin: .notification, environment: header.environment, reported: &reported)
                 transaction?.bundleApartFromLine = apart
             }
             if let jws = try dataFields.string("signedRenewalInfo") {
@@ -126,7 +128,6 @@ enum NotificationParser {
             found.eventMs = header.signedMs
             found.notificationUUID = header.uuid
             found.notificationType = header.type
-            if found.environment == nil { found.environment = header.environment }
             transaction = found
         }
         var rows = [NotificationLine(
@@ -135,7 +136,7 @@ enum NotificationParser {
             bundleID: bundleID
         ).rawRow()]
         if let transaction { rows += transaction.rawRows(item: 1) }
-        try rules.checkEventTime(header.signedMs, field: fields.path + "signedDate")
+        try rules.checkEventTime(header.signedMs, field: fields.path + "signedDate", reported: reported)
         return .accepted(rows)
     }
 
@@ -150,19 +151,26 @@ enum NotificationParser {
         try rules.checkBundle(bundleID)
         var environment = try fields.appleString("environment")
         var transactions: [AppleTransaction] = []
+        // Refund times, judged by the clock last (V1 bodies carry no signing time).
+        var reported: [ReportedTime] = []
         if let unified = try fields.object("unified_receipt") {
             let unifiedFields = fields.nested("unified_receipt", unified)
             environment = try unifiedFields.appleString("environment") ?? environment
-            transactions = try ReceiptParser.items(unifiedFields, key: "latest_receipt_info", origin: .notification, environment: environment)
+            transactions = try ReceiptParser.items(unifiedFields, key: "latest_receipt_info", origin: .notification, environment: environment,
+                                                   reported: &reported)
         }
         if transactions.isEmpty {
-            transactions = try ReceiptParser.items(fields, key: "latest_receipt_info", origin: .notification, environment: environment)
-            transactions += try ReceiptParser.items(fields, key: "latest_expired_receipt_info", origin: .notification, environment: environment)
+            transactions = try ReceiptParser.items(fields, key: "latest_receipt_info", origin: .notification, environment: environment,
+                                                   reported: &reported)
+            transactions += try ReceiptParser.items(fields, key: "latest_expired_receipt_info", origin: .notification, environment: environment,
+                                                    reported: &reported)
             // The refund is the latest purchase's (these bodies carry that one alone, as an object);
             // Apple sends CANCEL for an upgrade too, whose item says so, and that is no refund.
             if type == "CANCEL", let cancelledMs = try fields.time("cancellation_date_ms"),
                let latest = transactions.indices.max(by: { transactions[$0].purchaseMs < transactions[$1].purchaseMs }),
                transactions[latest].revocationMs == nil {
+                try LineRules.checkProductionDate(cancelledMs, field: fields.path + "cancellation_date_ms", environment: environment)
+                reported.append(ReportedTime(field: fields.path + "cancellation_date_ms", ms: cancelledMs))
                 if try ReceiptParser.upgradedTransactionIDs(fields, keys: ["latest_receipt_info", "latest_expired_receipt_info"])
                     .contains(transactions[latest].transactionID) {
                     transactions[latest].endPeriod(atUpgrade: cancelledMs)
@@ -182,6 +190,7 @@ enum NotificationParser {
             transactionID: transactions.first?.transactionID, bundleID: bundleID
         ).rawRow()]
         for (index, transaction) in transactions.enumerated() { rows += transaction.rawRows(item: index + 1) }
+        try rules.checkReportedTimes(reported)
         return .accepted(rows)
     }
 }

@@ -26,6 +26,8 @@ enum ReceiptParser {
             throw LineReject("missing required field 'response', 'transactions' or 'signed_transactions'")
         }
         var transactions: [AppleTransaction] = []
+        // Refund times inside the payloads, judged by the clock with `received_at`, last.
+        var reported: [ReportedTime] = []
         var status: Int64 = 0
         var environment: String?
         var bundleID: String?
@@ -46,7 +48,7 @@ enum ReceiptParser {
             }
             try rules.checkBundle(bundleID)
             if verifyingStatuses.contains(status) {
-                transactions = try responseTransactions(responseFields, receipt: receipt, environment: environment)
+                transactions = try responseTransactions(responseFields, receipt: receipt, environment: environment, reported: &reported)
             }
         }
         if let decoded {
@@ -55,7 +57,8 @@ enum ReceiptParser {
                 guard case .object(let payload) = element else {
                     throw .wrongType("transactions[\(index)]", expected: "an object", got: element)
                 }
-                transactions.append(try serverAPITransaction(Fields(payload, path: "transactions[\(index)]."), rules: rules, bundleID: &bundleID))
+                transactions.append(try serverAPITransaction(Fields(payload, path: "transactions[\(index)]."), rules: rules, bundleID: &bundleID,
+                                                             reported: &reported))
             }
         }
         if let signed {
@@ -68,7 +71,7 @@ enum ReceiptParser {
                 try checkSignature(jws, path: path, rules: rules,
                                    signedMs: try payloadFields.time("signedDate") ?? receivedMs,
                                    environment: try payloadFields.appleString("environment"))
-                transactions.append(try serverAPITransaction(payloadFields, rules: rules, bundleID: &bundleID))
+                transactions.append(try serverAPITransaction(payloadFields, rules: rules, bundleID: &bundleID, reported: &reported))
             }
         }
         // A verified answer with nothing in it is not a verification of anything (CONTRACT.md §1.2).
@@ -85,45 +88,47 @@ enum ReceiptParser {
             transaction.claimedOrderID = orderID
             rows += transaction.rawRows(item: index + 1)
         }
-        try rules.checkEventTime(receivedMs, field: "received_at")
+        try rules.checkEventTime(receivedMs, field: "received_at", reported: reported)
         return .accepted(rows)
     }
 
     /// Every transaction a verifying response carries: `receipt.in_app` (iOS 7), or the receipt
     /// itself (iOS 6: it has a `transaction_id` and no `in_app`), then `latest_receipt_info` and
     /// `latest_expired_receipt_info`.
-    private static func responseTransactions(_ response: Fields, receipt: JSONObject?, environment: String?) throws(LineReject) -> [AppleTransaction] {
+    private static func responseTransactions(_ response: Fields, receipt: JSONObject?, environment: String?,
+                                             reported: inout [ReportedTime]) throws(LineReject) -> [AppleTransaction] {
         var transactions: [AppleTransaction] = []
         if let receipt {
             let receiptFields = response.nested("receipt", receipt)
             if try receiptFields.value("in_app") == nil, try receiptFields.value("transaction_id") != nil {
-                transactions.append(try AppleTransaction(receiptItem: receiptFields, origin: .receipt, environment: environment))
+                transactions.append(try AppleTransaction(receiptItem: receiptFields, origin: .receipt, environment: environment, reported: &reported))
             } else {
-                transactions += try items(receiptFields, key: "in_app", origin: .receipt, environment: environment)
+                transactions += try items(receiptFields, key: "in_app", origin: .receipt, environment: environment, reported: &reported)
             }
         }
-        transactions += try items(response, key: "latest_receipt_info", origin: .receipt, environment: environment)
-        transactions += try items(response, key: "latest_expired_receipt_info", origin: .receipt, environment: environment)
+        transactions += try items(response, key: "latest_receipt_info", origin: .receipt, environment: environment, reported: &reported)
+        transactions += try items(response, key: "latest_expired_receipt_info", origin: .receipt, environment: environment, reported: &reported)
         return transactions
     }
 
     /// A decoded App Store Server API transaction: Production unless it says otherwise, of our
     /// bundle. The first app a line names is the line's (`bundleID`); a transaction of another
     /// keeps its own apart.
-    private static func serverAPITransaction(_ fields: Fields, rules: LineRules, bundleID: inout String?) throws(LineReject) -> AppleTransaction {
+    private static func serverAPITransaction(_ fields: Fields, rules: LineRules, bundleID: inout String?,
+                                             reported: inout [ReportedTime]) throws(LineReject) -> AppleTransaction {
         let bundle = try fields.appleString("bundleId")
         try rules.checkBundle(bundle)
-        var transaction = try AppleTransaction(v2: fields, origin: .serverAPI)
-        if transaction.environment == nil { transaction.environment = "Production" }
+        var transaction = try AppleTransaction(v2: fields, origin: .serverAPI, environment: "Production", reported: &reported)
         if bundleID == nil { bundleID = bundle } else if bundle != bundleID { transaction.bundleApartFromLine = bundle }
         return transaction
     }
 
     /// The transactions under `key`: an array, or one object (iOS 6 receipts, pre-2021 V1 notifications).
-    static func items(_ fields: Fields, key: String, origin: TransactionOrigin, environment: String?) throws(LineReject) -> [AppleTransaction] {
+    static func items(_ fields: Fields, key: String, origin: TransactionOrigin, environment: String?,
+                      reported: inout [ReportedTime]) throws(LineReject) -> [AppleTransaction] {
         var transactions: [AppleTransaction] = []
         for item in try itemFields(fields, key: key) {
-            transactions.append(try AppleTransaction(receiptItem: item, origin: origin, environment: environment))
+            transactions.append(try AppleTransaction(receiptItem: item, origin: origin, environment: environment, reported: &reported))
         }
         return transactions
     }

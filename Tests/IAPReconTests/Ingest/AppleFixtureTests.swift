@@ -11,6 +11,12 @@ struct AppleFixtureTests {
         try IngestLine.object(try AppleFixtureFile.text(name))
     }
 
+    /// A V2 transaction payload decoded as a receipts line's; its refund time is left to the line (`reported`).
+    private static func decodeV2(_ fields: Fields) throws(LineReject) -> AppleTransaction {
+        var reported: [ReportedTime] = []
+        return try AppleTransaction(v2: fields, origin: .serverAPI, reported: &reported)
+    }
+
     /// The decoded fields of `signedTransaction.json` and `signedTransactionWithRevocation.json`.
     private func libraryTransaction(revocationType: String?, revocationPercentage: Int64?) -> AppleTransaction {
         var expected = AppleTransaction(origin: .serverAPI, transactionID: "23456", productID: "com.example.product", purchaseMs: 1_698_148_900_000)
@@ -52,13 +58,13 @@ struct AppleFixtureTests {
 
     @Test("signedTransaction.json decodes every contract field; the nested advancedCommerceInfo dates are not taken")
     func signedTransaction() throws {
-        let decoded = try AppleTransaction(v2: Fields(try fixtureObject("signedTransaction.json")), origin: .serverAPI)
+        let decoded = try Self.decodeV2(Fields(try fixtureObject("signedTransaction.json")))
         #expect(decoded == libraryTransaction(revocationType: nil, revocationPercentage: nil))
     }
 
     @Test("signedTransactionWithRevocation.json: REFUND_PRORATED of 50000 on 10990 milliunits refunds 5.495 USD")
     func transactionWithRevocation() throws {
-        let decoded = try AppleTransaction(v2: Fields(try fixtureObject("signedTransactionWithRevocation.json")), origin: .serverAPI)
+        let decoded = try Self.decodeV2(Fields(try fixtureObject("signedTransactionWithRevocation.json")))
         #expect(decoded == libraryTransaction(revocationType: "REFUND_PRORATED", revocationPercentage: 50000))
         let percentage = try #require(decoded.revocationPercentage)
         let price = Money.fromMilliunits(try #require(decoded.priceMilliunits))
@@ -122,7 +128,7 @@ struct AppleFixtureTests {
     func xcodeTransactionJWS() throws {
         let payload = try JWS.payload(try AppleFixtureFile.text("xcode-signed-transaction"))
         #expect(payload["purchaseDate"] == .number("1697679936049.7297"))
-        let decoded = try AppleTransaction(v2: Fields(payload), origin: .serverAPI)
+        let decoded = try Self.decodeV2(Fields(payload))
         #expect(decoded == xcodeTransaction)
     }
 
@@ -166,7 +172,7 @@ struct AppleFixtureTests {
         #expect(payload["bundleId"] == .string("com.example"))
         #expect(Timestamp.parse(try #require(payload["signedDate"])) == 1_672_956_154_000)
         #expect(throws: LineReject("missing required field 'transactionId'")) {
-            try AppleTransaction(v2: Fields(payload), origin: .serverAPI)
+            try Self.decodeV2(Fields(payload))
         }
         let line = #"{"received_at":"2023-01-05T22:00:00Z","user_id":"u_3","signed_transactions":[""# + jws + #""]}"#
         #expect(IngestLine.reason(line, .receipts) == "missing required field 'signed_transactions[0].transactionId'")
@@ -180,7 +186,7 @@ struct AppleFixtureTests {
             {"transactionId":"9","productId":"p","purchaseDate":1698148900000,"environment":"FutureEnv",
              "type":"Brand-New Type","inAppOwnershipType":"SOMETHING_NEW","revocationType":"NEW_REVOCATION","revocationReason":7}
             """#)
-        let decoded = try AppleTransaction(v2: Fields(object), origin: .serverAPI)
+        let decoded = try Self.decodeV2(Fields(object))
         #expect(decoded.environment == "FutureEnv")
         #expect(decoded.type == "Brand-New Type")
         #expect(decoded.ownership == "SOMETHING_NEW")

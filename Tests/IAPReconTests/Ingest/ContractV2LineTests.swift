@@ -192,6 +192,81 @@ struct ContractV2LineTests {
         #expect(IngestLine.rows(receipt, .receipts, rules: Self.rules) != nil)
     }
 
+    // MARK: - Dates inside Apple payloads
+
+    /// A verifyReceipt answer of one `in_app` item with `item` inside its object, in `environment` (none: the key is left out).
+    static func receiptWithItem(_ item: String, environment: String? = "Production") -> String {
+        let answered = environment.map { #""environment":"\#($0)","# } ?? ""
+        return #"{"received_at":"2026-11-28T10:15:08Z","user_id":"u_1001","response":{"status":0,\#(answered)"receipt":{"bundle_id":"com.example.game","in_app":[{"quantity":"1","product_id":"com.example.gems60","transaction_id":"2000000812345678",\#(item)}]}}}"#
+    }
+
+    /// A decoded V2 notification of `type` whose transaction has `dates` (and `environment`, unless nil), in a `data` of `dataEnvironment`.
+    static func notificationWithDates(_ type: String, _ dates: String, environment: String? = nil, dataEnvironment: String = "Production") -> String {
+        let own = environment.map { #","environment":"\#($0)""# } ?? ""
+        return #"{"notificationType":"\#(type)","notificationUUID":"8a1b","signedDate":1795860906000,"data":{"environment":"\#(dataEnvironment)","transactionInfo":{"transactionId":"2000000812345678","productId":"com.example.gems60",\#(dates)\#(own)}}}"#
+    }
+
+    @Test("a Production transaction's purchase, original purchase or refund date before the App Store opened is rejected, naming the field, by every clock; no environment is Production", arguments: [
+        (Self.receiptWithItem(#""purchase_date_ms":"0""#), SourceKind.receipts,
+         "time before the App Store opened: 'response.receipt.in_app[0].purchase_date_ms' is 1970-01-01T00:00:00.000Z"),
+        (Self.receiptWithItem(#""purchase_date_ms":"1795860905000","original_purchase_date_ms":"1795860905""#, environment: nil), .receipts,
+         "time before the App Store opened: 'response.receipt.in_app[0].original_purchase_date_ms' is 1970-01-21T18:51:00.905Z (as seconds, 2026-11-28T10:15:05.000Z)"),
+        (Self.receiptWithItem(#""purchase_date_ms":"1795860905000","cancellation_date_ms":"1795860906""#), .receipts,
+         "time before the App Store opened: 'response.receipt.in_app[0].cancellation_date_ms' is 1970-01-21T18:51:00.906Z (as seconds, 2026-11-28T10:15:06.000Z)"),
+        (#"{"received_at":"2026-11-28T10:15:08Z","user_id":"u_1001","transactions":[{"transactionId":"2000000812345678","productId":"com.example.gems60","purchaseDate":-62167219200000}]}"#,
+         .receipts, "time before the App Store opened: 'transactions[0].purchaseDate' is 0000-01-01T00:00:00.000Z"),
+        (Self.notificationWithDates("REFUND", #""purchaseDate":1795860905000,"revocationDate":0"#), .notifications,
+         "time before the App Store opened: 'data.transactionInfo.revocationDate' is 1970-01-01T00:00:00.000Z"),
+        (Self.notificationWithDates("DID_RENEW", #""purchaseDate":1795860905000,"originalPurchaseDate":-62167219200000"#, environment: "Production", dataEnvironment: "Sandbox"),
+         .notifications, "time before the App Store opened: 'data.transactionInfo.originalPurchaseDate' is 0000-01-01T00:00:00.000Z"),
+        (Self.preUnifiedCancel.replacingOccurrences(of: #""cancellation_date_ms":"1551441600000""#, with: #""cancellation_date_ms":"1551441600""#), .notifications,
+         "time before the App Store opened: 'cancellation_date_ms' is 1970-01-18T22:57:21.600Z (as seconds, 2019-03-01T12:00:00.000Z)"),
+        (Self.preUnifiedCancel.replacingOccurrences(of: #""purchase_date_ms":"1550653200000""#, with: #""purchase_date_ms":"0""#), .notifications,
+         "time before the App Store opened: 'latest_receipt_info.purchase_date_ms' is 1970-01-01T00:00:00.000Z"),
+    ])
+    func productionDateBeforeTheAppStore(line: String, kind: SourceKind, reason: String) {
+        #expect(IngestLine.reason(line, kind, rules: Self.rules) == reason)
+        #expect(IngestLine.reason(line, kind, rules: LineRules(nowMs: Line.ms("2099-12-31T00:00:00Z"))) == reason)
+    }
+
+    @Test("near misses: Apple's test environments date payloads in year 0 and are accepted, as is a Production purchase on the day the App Store opened", arguments: [
+        (Self.receiptWithItem(#""purchase_date_ms":"0","original_purchase_date_ms":"0""#, environment: "Sandbox"), SourceKind.receipts),
+        (#"{"received_at":"2026-11-28T10:15:08Z","user_id":"u_1001","environment":"Sandbox","response":{"status":0,"receipt":{"bundle_id":"com.example.game","in_app":[{"quantity":"1","product_id":"com.example.gems60","transaction_id":"2000000812345678","purchase_date_ms":"0"}]}}}"#, .receipts),
+        (#"{"received_at":"2026-11-28T10:15:08Z","user_id":"u_1001","transactions":[{"transactionId":"0","productId":"com.example.gems60","purchaseDate":-62167219200000,"originalPurchaseDate":-62167219200000,"environment":"Xcode"}]}"#, .receipts),
+        (Self.notificationWithDates("REFUND", #""purchaseDate":-62167219200000,"revocationDate":-62167219200000"#, dataEnvironment: "Xcode"), .notifications),
+        (Self.notificationWithDates("REFUND", #""purchaseDate":-62167219200000,"revocationDate":-62167219200000"#, environment: "LocalTesting"), .notifications),
+        (Self.receiptWithItem(#""purchase_date_ms":"1215648000000","original_purchase_date_ms":"1215648000000""#), .receipts),
+    ])
+    func testEnvironmentDatesInYearZero(line: String, kind: SourceKind) {
+        #expect(IngestLine.reason(line, kind, rules: Self.rules) == nil)
+        #expect(Self.transactions(IngestLine.rows(line, kind, rules: Self.rules)).count == 1)
+    }
+
+    @Test("a refund or cancellation time more than a day after the run's clock is rejected as in the future, naming the field, in any environment", arguments: [
+        (Self.notificationWithDates("REFUND", #""purchaseDate":1795860905000,"revocationDate":4102444800000"#), SourceKind.notifications,
+         "time in the future: 'data.transactionInfo.revocationDate' is 2100-01-01T00:00:00.000Z"),
+        (Self.receiptWithItem(#""purchase_date_ms":"1795860905000","cancellation_date_ms":"4102444800000""#, environment: "Sandbox"), .receipts,
+         "time in the future: 'response.receipt.in_app[0].cancellation_date_ms' is 2100-01-01T00:00:00.000Z"),
+        (#"{"received_at":"2026-11-28T10:15:08Z","user_id":"u_1001","transactions":[{"transactionId":"2000000812345678","productId":"com.example.gems60","purchaseDate":1795860905000,"revocationDate":1796000000000}]}"#,
+         .receipts, "time in the future: 'transactions[0].revocationDate' is 2026-11-30T00:53:20.000Z"),
+        (Self.preUnifiedCancel.replacingOccurrences(of: #""cancellation_date_ms":"1551441600000""#, with: #""cancellation_date_ms":"4102444800000""#), .notifications,
+         "time in the future: 'cancellation_date_ms' is 2100-01-01T00:00:00.000Z"),
+    ])
+    func futureRefundTime(line: String, kind: SourceKind, reason: String) {
+        #expect(IngestLine.reason(line, kind, rules: Self.rules) == reason)
+    }
+
+    @Test("near misses: an expiry in 2100 and a refund 23 hours after the run's clock are accepted")
+    func refundNotFuture() {
+        let expiry = Self.notificationWithDates("DID_RENEW", #""purchaseDate":1795860905000,"expiresDate":4102444800000"#)
+        #expect(Self.transactions(IngestLine.rows(expiry, .notifications, rules: Self.rules)).map { $0["expires_ms"] } == [.integer(4_102_444_800_000)])
+        let receiptExpiry = Self.receiptWithItem(#""purchase_date_ms":"1795860905000","expires_date_ms":"4102444800000""#)
+        #expect(Self.transactions(IngestLine.rows(receiptExpiry, .receipts, rules: Self.rules)).map { $0["expires_ms"] } == [.integer(4_102_444_800_000)])
+        // 2026-11-29T23:00:00Z, 23 hours after the clock.
+        let soon = Self.notificationWithDates("REFUND", #""purchaseDate":1795860905000,"revocationDate":1795993200000"#)
+        #expect(Self.transactions(IngestLine.rows(soon, .notifications, rules: Self.rules)).map { $0["revocation_ms"] } == [.integer(1_795_993_200_000)])
+    }
+
     @Test("a line in the future with another defect is rejected for that one, whatever the clock, in every source", arguments: [
         (#"{"ts":"2099-01-01T00:00:00Z","event":"delivered","user_id":"u_1001","transaction_id":"2000000812345678","product_id":"com.example.gems60","quantity":0}"#,
          SourceKind.server, "quantity below 1: 'quantity' is 0"),
@@ -205,6 +280,8 @@ struct ContractV2LineTests {
          .receipts, "amount out of range: 'transactions[0].price' is above 10^12"),
         (#"{"notificationType":"REFUND","notificationUUID":"8a1b","signedDate":4070908800000,"data":{"environment":"Production","transactionInfo":{"transactionId":"2000000812345678","productId":"com.example.gems60","purchaseDate":1795860905000}}}"#,
          .notifications, "REFUND without revocationDate in its transaction"),
+        (#"{"notificationType":"REFUND","notificationUUID":"8a1b","signedDate":1795860905000,"data":{"environment":"Production","transactionInfo":{"transactionId":"2000000812345678","productId":"com.example.gems60","purchaseDate":1795860905000,"revocationDate":4102444800000,"quantity":0}}}"#,
+         .notifications, "quantity below 1: 'data.transactionInfo.quantity' is 0"),
     ])
     func futureLineWithAnotherDefect(line: String, kind: SourceKind, reason: String) {
         #expect(IngestLine.reason(line, kind, rules: Self.rules) == reason)

@@ -301,6 +301,43 @@ struct IncrementalTests {
         try expectSame(incremental, earlier, "clock set back")
     }
 
+    @Test("a refund time rejected as in the future is read once the clock passes it, and an accepted one rejected again by an earlier clock, as a fresh store reads it, though its line has no event time")
+    func clockPassesFutureRefund() throws {
+        // A V1 REFUND (no signing time) of a purchase the app's server logged, refunded 2026-11-04T10:00.
+        let refund = #"{"notification_type":"REFUND","unified_receipt":{"environment":"Production","latest_receipt_info":[{"transaction_id":"t_1","product_id":"gems60","purchase_date_ms":"\#(Line.ms("2026-11-01T10:00:00Z"))","quantity":"1","cancellation_date_ms":"\#(Line.ms("2026-11-04T10:00:00Z"))"}]}}"#
+        let purchase = [Line.v2Receipt("2026-11-01T10:00:05Z", "u_1", transaction: Line.v2("t_1", "gems60", purchase: "2026-11-01T10:00:00Z"))]
+        let asOf = "2026-11-05T00:00:00Z"
+        func write(_ scenario: Scenario) throws {
+            try scenario.catalog()
+            _ = try scenario.write("notifications/a.jsonl", [refund]).write("receipts/b.jsonl", purchase)
+        }
+        func status(_ result: RunResult, _ path: String) -> IngestedFile.Status? { result.ingest.files.first { $0.path == path }?.status }
+        func fresh(now: String) throws -> Scenario {
+            let fresh = try Scenario()
+            try write(fresh)
+            _ = try run(fresh, input: fresh.input, now: now, asOf: asOf)
+            return fresh
+        }
+        let incremental = try Scenario()
+        try write(incremental)
+        _ = try run(incremental, input: incremental.input, now: "2026-11-02T00:00:00Z", asOf: asOf)
+        #expect(try incremental.output("rejects.csv").contains(
+            "notifications/a.jsonl,1,time in the future: 'unified_receipt.latest_receipt_info[0].cancellation_date_ms' is 2026-11-04T10:00:00.000Z"))
+
+        // Within a day of the clock the refund can have happened: its file is read again, the other is not.
+        let night2 = try run(incremental, input: incremental.input, now: "2026-11-03T12:00:00Z", asOf: asOf)
+        #expect(status(night2, "notifications/a.jsonl") == .replaced && status(night2, "receipts/b.jsonl") == .unchanged)
+        #expect(try !incremental.output("rejects.csv").contains("time in the future"))
+        try expectSame(incremental, try fresh(now: "2026-11-03T12:00:00Z"), "clock passed the refund")
+        // Near miss: a later clock reads nothing again.
+        #expect(try run(incremental, input: incremental.input, now: "2026-11-04T00:00:00Z", asOf: asOf).ingest.files.allSatisfy { $0.status == .unchanged })
+
+        // An earlier clock (a replayed day) rejects the refund again, as a fresh store with that clock does.
+        let back = try run(incremental, input: incremental.input, now: "2026-11-02T00:00:00Z", asOf: asOf)
+        #expect(status(back, "notifications/a.jsonl") == .replaced && status(back, "receipts/b.jsonl") == .unchanged)
+        try expectSame(incremental, try fresh(now: "2026-11-02T00:00:00Z"), "clock set back before the refund")
+    }
+
     @Test("a line in the future with another defect is rejected for that one by any clock, so a store read by a late clock and run by an earlier one equals a fresh store, in every source with event times")
     func futureLineWithAnotherDefect() throws {
         let late = "2026-11-10T00:00:00Z", early = "2026-11-02T00:00:00Z", asOf = "2026-11-05T00:00:00Z"

@@ -51,7 +51,8 @@ struct KnownFile: Sendable {
     var latestMMPWallMs: Int64? = nil
     /// The rules its lines were judged by besides the clock (`LineRules.readWith`).
     var readWith: String? = nil
-    /// The clocks that judge alike the chains its lines had judged at the run's clock
-    /// (`ClockJudgedChains`); nil when none was, or it was stored before these were recorded.
+    /// The clocks that judge alike the chains its lines had judged at the run's clock, and the
+    /// refund times they had accepted (`ClockJudgedChains`); nil when none was, or it was stored
+    /// before these were recorded.
     var clockSpan: ClosedRange<Int64>? = nil
 }
