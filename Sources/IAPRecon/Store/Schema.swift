@@ -769,6 +769,23 @@ public enum Schema {
               SELECT 1 FROM raw_apple__transactions WHERE expires_ms IS NOT NULL
               GROUP BY transaction_id HAVING min(expires_ms) != max(expires_ms));
             """),
+        // Dates inside Apple's payloads: a Production transaction (environment Production or PROD, or
+        // none given) whose purchase, original purchase or refund date lies before the App Store
+        // opened (2008-07-10), and a refund time more than a day after the run's clock, are rejected
+        // lines now; an older iaprecon kept them, as revenue of a day in year 0 or 1970, or a refund
+        // yet to come. The next ingest reads again, if still in the folder, the receipts and
+        // notifications files that hold such a purchase or refund date, or a refund later than the
+        // store's latest event time (the run's clock then judges it), as a fresh store reads them.
+        // Original purchase dates and an upgrade's cancellation date are not stored as such: files
+        // that hold only those keep their rows until they change.
+        (29, """
+            UPDATE files SET content_hash = 'read again for dates inside Apple payloads', mtime_ns = NULL
+              WHERE source IN ('receipts', 'notifications')
+                AND file_id IN (SELECT file_id FROM raw_apple__transactions
+                                WHERE ((purchase_ms < 1215648000000 OR revocation_ms < 1215648000000)
+                                       AND (environment IS NULL OR environment IN (1, 3)))
+                                   OR revocation_ms > (SELECT coalesce(max(latest_ms), 0) FROM files));
+            """),
     ]
 
     public static var latestVersion: Int { migrations.last?.id ?? 0 }

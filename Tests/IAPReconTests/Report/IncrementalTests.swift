@@ -715,6 +715,56 @@ struct IncrementalTests {
         #expect(try run(older, input: older.input, now: now, asOf: asOf).ingest.files.allSatisfy { $0.status == .unchanged })
     }
 
+    @Test("a store from before migration 29 reads again, once, the files it kept with a Production purchase before the App Store or a refund after the latest event, and equals a fresh store; a Sandbox purchase in 2001 and a past refund are not read again")
+    func olderStoreWithImpossibleAppleDates() throws {
+        let now = "2026-11-30T00:00:00Z", asOf = "2026-11-29T00:00:00Z"
+        let longAgo = Date(timeIntervalSince1970: 1_000_000)
+        // 2001-09-09T01:46:40Z and 2100-01-01T00:00:00Z: as many digits as a 2026 time in milliseconds, so
+        // an older store's file keeps its size.
+        let before = "2001-09-09T01:46:40Z", later = "2100-01-01T00:00:00Z"
+        func purchase(_ id: String, on day: String, environment: String = "Production") -> String {
+            Line.v2Receipt("2026-11-20T10:00:05Z", "u_\(id)", transaction: Line.v2(id, "gems60", purchase: day, environment: environment))
+        }
+        func refund(_ id: String, at time: String) -> String {
+            Line.notification("REFUND", uuid: "00000000-0000-4000-8000-00000000000\(id.suffix(1))", signed: "2026-11-21T10:00:00Z",
+                              transaction: Line.v2(id, "gems60", purchase: "2026-11-20T10:00:00Z", revocation: time))
+        }
+        func write(_ scenario: Scenario, _ path: String, _ line: String) throws {
+            _ = try scenario.write(path, [line])
+            try FileManager.default.setAttributes([.modificationDate: longAgo], ofItemAtPath: scenario.input + "/" + path)
+        }
+        func inputs(_ scenario: Scenario, as written: Bool) throws {
+            try scenario.catalog()
+            try write(scenario, "receipts/year.jsonl", purchase("t1", on: written ? before : "2026-11-20T10:00:00Z"))
+            try write(scenario, "receipts/sandbox.jsonl", purchase("t2", on: before, environment: "Sandbox"))
+            try write(scenario, "notifications/late.jsonl", refund("t3", at: written ? later : "2026-11-21T09:00:00Z"))
+            try write(scenario, "notifications/past.jsonl", refund("t4", at: "2026-11-21T09:00:00Z"))
+        }
+        let older = try Scenario()
+        try inputs(older, as: false)
+        _ = try run(older, input: older.input, now: now, asOf: asOf)
+        // What an older iaprecon kept: the lines as it accepted them, under the files' sizes and times, so
+        // that nothing but the migration reads them again.
+        try inputs(older, as: true)
+        try older.open().execute("""
+            UPDATE raw_apple__transactions SET purchase_ms = \(Line.ms(before)) WHERE transaction_id = 't1';
+            UPDATE raw_apple__transactions SET revocation_ms = \(Line.ms(later)) WHERE transaction_id = 't3';
+            DELETE FROM schema_migrations WHERE id >= 29
+            """)
+        let result = try run(older, input: older.input, now: now, asOf: asOf)
+        #expect(result.ingest.files.filter { $0.status != .unchanged }.map(\.path).sorted() == ["notifications/late.jsonl", "receipts/year.jsonl"])
+        let fresh = try Scenario()
+        try inputs(fresh, as: true)
+        _ = try run(fresh, input: fresh.input, now: now, asOf: asOf)
+        try expectSameFiles(older, fresh, "older store with impossible dates in Apple's payloads")
+        var reasons: [String] = []
+        try older.open().forEach("SELECT reason FROM rejects ORDER BY reason") { reasons.append($0.string(0)) }
+        #expect(reasons == ["time before the App Store opened: 'transactions[0].purchaseDate' is 2001-09-09T01:46:40.000Z",
+                            "time in the future: 'data.transactionInfo.revocationDate' is 2100-01-01T00:00:00.000Z"])
+        // Once: the next night reads nothing again.
+        #expect(try run(older, input: older.input, now: now, asOf: asOf).ingest.files.allSatisfy { $0.status == .unchanged })
+    }
+
     @Test("a run with another --bundle-id or --mmp-tz reads again the files those judge, as a fresh store reads them; other files are not read again")
     func otherRulesReadAgain() throws {
         // A receipt of another app, delivered: ours without --bundle-id, rejected with it.

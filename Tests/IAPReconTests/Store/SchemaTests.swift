@@ -36,6 +36,7 @@ struct SchemaTests {
         26: "b274a0abba4f3c67",
         27: "fe44e74a6f4b3408",
         28: "8b884bcdc157079a",
+        29: "ab42ff2a54e2a01a",
     ]
 
     @Test("a released migration's text never changes, and every migration is recorded as released")
