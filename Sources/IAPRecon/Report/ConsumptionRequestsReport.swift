@@ -51,6 +51,25 @@ public struct ConsumptionAnswer: Sendable, Equatable {
         ])
     }
 
+    /// What each member of `body` says, in words, by its key: for people who read the answer
+    /// (`history --transaction`), not for Apple.
+    public var bodyMeanings: [String: String] {
+        [
+            "accountTenure": ConsumptionRequestsReport.tenureMeaning(accountTenure),
+            "appAccountToken": appAccountToken.isEmpty ? "none" : "the transaction's",
+            "consumptionStatus": "undeclared",
+            "customerConsented": "not on record here: the app server sets it before sending",
+            "deliveryStatus": [0: "delivered and working", 2: "delivered another product"][deliveryStatus] ?? "not delivered",
+            "lifetimeDollarsPurchased": ConsumptionRequestsReport.dollarMeaning(lifetimeDollarsPurchased),
+            "lifetimeDollarsRefunded": ConsumptionRequestsReport.dollarMeaning(lifetimeDollarsRefunded),
+            "platform": platform == 1 ? "Apple (signed up with an IDFV)" : "undeclared",
+            "playTime": "undeclared",
+            "refundPreference": "undeclared",
+            "sampleContentProvided": "no",
+            "userStatus": "undeclared",
+        ]
+    }
+
     /// One line of `consumption_requests.jsonl`.
     var line: String {
         "{\"notificationUUID\":\(JSONWriter.quote(notificationUUID)),\"transactionId\":\(JSONWriter.quote(transactionID)),"
@@ -127,6 +146,23 @@ public enum ConsumptionRequestsReport {
     static func tenureBucket(days: Int64, registered: Bool) -> Int {
         guard registered else { return 0 }
         return (tenureDays.firstIndex { days < $0 } ?? tenureDays.count) + 1
+    }
+
+    /// An `accountTenure` bucket in days since sign-up, as `tenureBucket` gives it.
+    static func tenureMeaning(_ bucket: Int) -> String {
+        guard bucket >= 1, bucket <= tenureDays.count + 1 else { return "undeclared (no sign-up before the request)" }
+        let from = bucket == 1 ? 0 : tenureDays[bucket - 2]
+        guard bucket <= tenureDays.count else { return "\(from) days or more since sign-up" }
+        return "\(from) to \(tenureDays[bucket - 1]) days since sign-up"
+    }
+
+    /// A lifetime-dollars bucket in USD, as `dollarBucket` gives it.
+    static func dollarMeaning(_ bucket: Int) -> String {
+        guard bucket >= 1, bucket <= dollarBounds.count + 2 else { return "undeclared (not every amount converts to USD)" }
+        guard bucket > 1 else { return "0 USD" }
+        let from = bucket == 2 ? Decimal(string: "0.01") ?? 0 : dollarBounds[bucket - 3]
+        guard bucket <= dollarBounds.count + 1 else { return "\(from) USD or more" }
+        return "\(from) to \(dollarBounds[bucket - 2] - (Decimal(string: "0.01") ?? 0)) USD"
     }
 
     /// Apple's bucket for a USD amount: 1 for none, then 0.01–49.99, 50–99.99, … over 2000.

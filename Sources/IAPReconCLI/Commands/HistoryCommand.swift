@@ -55,13 +55,28 @@ enum HistoryCommand {
     }
 
     /// What `consumption_requests.jsonl` answers Apple's `CONSUMPTION_REQUEST`s about the transaction, if it was asked,
-    /// in the history's zone and reporting currency, as a run with those settings writes it.
+    /// in the history's zone and reporting currency, as a run with those settings writes it: for each request its
+    /// time and notification, then a line per member of the body, its value as sent and what that says.
     static func consumptionAnswers(_ database: Database, transactionID: String, zone: Zone, currency: String) throws -> String? {
         let answers = try ConsumptionRequestsReport.answers(database: database, zone: zone, currency: currency, transactionID: transactionID)
         guard !answers.isEmpty else { return nil }
         return "\nCONSUMPTION_REQUEST answers (Send Consumption Information body):\n" + answers.map { answer in
-            "\(Timestamp.iso8601(answer.requestedMs)) \(answer.notificationUUID): \(JSONWriter.compact(answer.body))"
-        }.joined(separator: "\n")
+            let members = answer.body.objectValue?.members ?? []
+            let values = members.map { JSONWriter.compact($0.value) }
+            let keyWidth = members.map(\.key.count).max() ?? 0
+            // The meanings line up after the short values; a token's, after its own.
+            let valueWidth = values.map(\.count).filter { $0 <= 8 }.max() ?? 0
+            func padded(_ text: String, _ width: Int) -> String { text + String(repeating: " ", count: max(0, width - text.count) + 2) }
+            let meanings = answer.bodyMeanings
+            let lines = zip(members, values).map { member, value in
+                let key = "  " + padded(member.key, keyWidth)
+                guard let meaning = meanings[member.key] else { return key + value }
+                return key + padded(value, valueWidth) + meaning
+            }
+            let heading = "requested \(UserHistory.localTime(answer.requestedMs, zone)) \(zone.identifier), notification "
+                + Terminal.visible(answer.notificationUUID)
+            return ([heading] + lines.map { Terminal.visible($0) }).joined(separator: "\n")
+        }.joined(separator: "\n\n")
     }
 
     /// The header, then one event per row in at most `tableWidth` columns: the id above its

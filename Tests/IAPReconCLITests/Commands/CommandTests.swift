@@ -456,18 +456,38 @@ struct CommandTests {
         #expect(work.iaprecon(["history", "--transaction", "0", "--db", db]).err == "Error: no transaction '0' in the store\n")
     }
 
-    @Test("history --transaction shows the answer to Apple's CONSUMPTION_REQUEST; a transaction Apple did not ask about shows none")
+    @Test("history --transaction shows the answer to Apple's CONSUMPTION_REQUEST a member a line, with what each says; a transaction Apple did not ask about shows none")
     func historyConsumptionAnswer() throws {
         let work = try Workspace()
         let db = work.path("s.sqlite")
         _ = work.iaprecon(["run", "--input", Workspace.sampleData, "--trust-root", Workspace.sampleRoot, "--db", db, "--out", work.path("out"), "--quiet"])
         let asked = work.iaprecon(["history", "--transaction", "2000000629466000", "--db", db])
         #expect(asked.code == 0)
-        #expect(asked.out.contains("""
+        #expect(asked.out.hasSuffix("""
+
             CONSUMPTION_REQUEST answers (Send Consumption Information body):
-            2026-11-23T10:02:13.000Z 0a3cee3d-920a-4658-8128-61d634efc3d1: {"accountTenure":1,"appAccountToken":"",\
-            "consumptionStatus":0,"customerConsented":false,"deliveryStatus":0,"lifetimeDollarsPurchased":2,"lifetimeDollarsRefunded":1,\
-            "platform":1,"playTime":0,"refundPreference":0,"sampleContentProvided":false,"userStatus":0}
+            requested 2026-11-23 10:02:13 UTC, notification 0a3cee3d-920a-4658-8128-61d634efc3d1
+              accountTenure             1      0 to 3 days since sign-up
+              appAccountToken           ""     none
+              consumptionStatus         0      undeclared
+              customerConsented         false  not on record here: the app server sets it before sending
+              deliveryStatus            0      delivered and working
+              lifetimeDollarsPurchased  2      0.01 to 49.99 USD
+              lifetimeDollarsRefunded   1      0 USD
+              platform                  1      Apple (signed up with an IDFV)
+              playTime                  0      undeclared
+              refundPreference          0      undeclared
+              sampleContentProvided     false  no
+              userStatus                0      undeclared
+
+            """))
+        #expect(asked.out.split(separator: "\n").allSatisfy { $0.count <= 120 })
+        // The file Apple's answer is sent from keeps its one JSON line.
+        #expect(try work.read("out/consumption_requests.jsonl").contains("""
+            {"notificationUUID":"0a3cee3d-920a-4658-8128-61d634efc3d1","transactionId":"2000000629466000","requestDate":"2026-11-23T10:02:13.000Z",\
+            "consumptionRequest":{"accountTenure":1,"appAccountToken":"","consumptionStatus":0,"customerConsented":false,"deliveryStatus":0,\
+            "lifetimeDollarsPurchased":2,"lifetimeDollarsRefunded":1,"platform":1,"playTime":0,"refundPreference":0,"sampleContentProvided":false,\
+            "userStatus":0}}
             """))
         let notAsked = work.iaprecon(["history", "--transaction", "2000000629584020", "--db", db])
         #expect(notAsked.code == 0)

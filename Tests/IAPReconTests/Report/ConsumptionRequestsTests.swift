@@ -253,4 +253,17 @@ struct ConsumptionRequestsTests {
             ConsumptionRequestsReport.dollarBucket(Decimal(string: $0) ?? -1)
         } == [1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7])
     }
+
+    @Test("each bucket is said in words with the bounds that give it, for history's readers")
+    func bucketMeanings() {
+        #expect((0...7).map(ConsumptionRequestsReport.tenureMeaning) == [
+            "undeclared (no sign-up before the request)", "0 to 3 days since sign-up", "3 to 10 days since sign-up",
+            "10 to 30 days since sign-up", "30 to 90 days since sign-up", "90 to 180 days since sign-up",
+            "180 to 365 days since sign-up", "365 days or more since sign-up",
+        ])
+        #expect((0...7).map(ConsumptionRequestsReport.dollarMeaning) == [
+            "undeclared (not every amount converts to USD)", "0 USD", "0.01 to 49.99 USD", "50 to 99.99 USD", "100 to 499.99 USD",
+            "500 to 999.99 USD", "1000 to 1999.99 USD", "2000 USD or more",
+        ])
+    }
 }
