@@ -9,7 +9,6 @@ extension AppleTransaction {
             productID: try fields.requiredAppleString("productId"),
             purchaseMs: try fields.requiredTime("purchaseDate"))
         originalTransactionID = try fields.appleString("originalTransactionId")
-        let originalPurchaseMs = try fields.time("originalPurchaseDate")
         expiresMs = try fields.time("expiresDate")
         revocationMs = try fields.time("revocationDate")
         revocationReason = try fields.appleString("revocationReason")
@@ -36,7 +35,6 @@ extension AppleTransaction {
             offer = .introOffer
         }
         try checkProductionDate(purchaseMs, fields, "purchaseDate")
-        try checkProductionDate(originalPurchaseMs, fields, "originalPurchaseDate")
         try checkProductionDate(revocationMs, fields, "revocationDate")
         if let revocationMs { reported.append(ReportedTime(field: fields.path + "revocationDate", ms: revocationMs)) }
     }
@@ -52,7 +50,6 @@ extension AppleTransaction {
             productID: try fields.requiredAppleString("product_id"),
             purchaseMs: purchase.ms)
         originalTransactionID = try fields.appleString("original_transaction_id")
-        let originalPurchase = try Self.receiptTime(fields, "original_purchase_date")
         expiresMs = try Self.receiptTime(fields, "expires_date")?.ms
         let cancelled = try Self.receiptTime(fields, "cancellation_date")
         let cancelledMs = cancelled?.ms
@@ -74,7 +71,6 @@ extension AppleTransaction {
             offer = .introOffer
         }
         try checkProductionDate(purchase.ms, fields, purchase.field)
-        if let originalPurchase { try checkProductionDate(originalPurchase.ms, fields, originalPurchase.field) }
         if let cancelled { try checkProductionDate(cancelled.ms, fields, cancelled.field) }
         if let cancelled { reported.append(ReportedTime(field: fields.path + cancelled.field, ms: cancelled.ms)) }
     }

@@ -88,7 +88,7 @@ public struct LineRules: Sendable, Equatable {
         }
     }
 
-    /// Rejects a purchase, original purchase, refund or cancellation date of a Production
+    /// Rejects a purchase, refund or cancellation date of a Production
     /// transaction (`environment` Production or `PROD`, or none given) before the App Store opened:
     /// no sale, and no refund of one, is older, and it would count as revenue of a day in year 0 or
     /// 1970. Apple's Sandbox, Xcode and StoreKit test payloads use year-0 dates, and are kept.

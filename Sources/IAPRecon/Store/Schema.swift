@@ -770,14 +770,14 @@ public enum Schema {
               GROUP BY transaction_id HAVING min(expires_ms) != max(expires_ms));
             """),
         // Dates inside Apple's payloads: a Production transaction (environment Production or PROD, or
-        // none given) whose purchase, original purchase or refund date lies before the App Store
+        // none given) whose purchase or refund date lies before the App Store
         // opened (2008-07-10), and a refund time more than a day after the run's clock, are rejected
         // lines now; an older iaprecon kept them, as revenue of a day in year 0 or 1970, or a refund
         // yet to come. The next ingest reads again, if still in the folder, the receipts and
         // notifications files that hold such a purchase or refund date, or a refund later than the
         // store's latest event time (the run's clock then judges it), as a fresh store reads them.
-        // Original purchase dates and an upgrade's cancellation date are not stored as such: files
-        // that hold only those keep their rows until they change.
+        // An upgrade's cancellation date is not stored as such: a file that holds only that keeps
+        // its rows until it changes.
         (29, """
             UPDATE files SET content_hash = 'read again for dates inside Apple payloads', mtime_ns = NULL
               WHERE source IN ('receipts', 'notifications')

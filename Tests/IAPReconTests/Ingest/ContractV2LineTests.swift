@@ -206,19 +206,19 @@ struct ContractV2LineTests {
         return #"{"notificationType":"\#(type)","notificationUUID":"8a1b","signedDate":1795860906000,"data":{"environment":"\#(dataEnvironment)","transactionInfo":{"transactionId":"2000000812345678","productId":"com.example.gems60",\#(dates)\#(own)}}}"#
     }
 
-    @Test("a Production transaction's purchase, original purchase or refund date before the App Store opened is rejected, naming the field, by every clock; no environment is Production", arguments: [
+    @Test("a Production transaction's purchase or refund date before the App Store opened is rejected, naming the field, by every clock; no environment is Production", arguments: [
         (Self.receiptWithItem(#""purchase_date_ms":"0""#), SourceKind.receipts,
          "time before the App Store opened: 'response.receipt.in_app[0].purchase_date_ms' is 1970-01-01T00:00:00.000Z"),
-        (Self.receiptWithItem(#""purchase_date_ms":"1795860905000","original_purchase_date_ms":"1795860905""#, environment: nil), .receipts,
-         "time before the App Store opened: 'response.receipt.in_app[0].original_purchase_date_ms' is 1970-01-21T18:51:00.905Z (as seconds, 2026-11-28T10:15:05.000Z)"),
+        (Self.receiptWithItem(#""purchase_date_ms":"1795860905","original_purchase_date_ms":"1795860905000""#, environment: nil), .receipts,
+         "time before the App Store opened: 'response.receipt.in_app[0].purchase_date_ms' is 1970-01-21T18:51:00.905Z (as seconds, 2026-11-28T10:15:05.000Z)"),
         (Self.receiptWithItem(#""purchase_date_ms":"1795860905000","cancellation_date_ms":"1795860906""#), .receipts,
          "time before the App Store opened: 'response.receipt.in_app[0].cancellation_date_ms' is 1970-01-21T18:51:00.906Z (as seconds, 2026-11-28T10:15:06.000Z)"),
         (#"{"received_at":"2026-11-28T10:15:08Z","user_id":"u_1001","transactions":[{"transactionId":"2000000812345678","productId":"com.example.gems60","purchaseDate":-62167219200000}]}"#,
          .receipts, "time before the App Store opened: 'transactions[0].purchaseDate' is 0000-01-01T00:00:00.000Z"),
         (Self.notificationWithDates("REFUND", #""purchaseDate":1795860905000,"revocationDate":0"#), .notifications,
          "time before the App Store opened: 'data.transactionInfo.revocationDate' is 1970-01-01T00:00:00.000Z"),
-        (Self.notificationWithDates("DID_RENEW", #""purchaseDate":1795860905000,"originalPurchaseDate":-62167219200000"#, environment: "Production", dataEnvironment: "Sandbox"),
-         .notifications, "time before the App Store opened: 'data.transactionInfo.originalPurchaseDate' is 0000-01-01T00:00:00.000Z"),
+        (Self.notificationWithDates("DID_RENEW", #""purchaseDate":-62167219200000"#, environment: "Production", dataEnvironment: "Sandbox"),
+         .notifications, "time before the App Store opened: 'data.transactionInfo.purchaseDate' is 0000-01-01T00:00:00.000Z"),
         (Self.preUnifiedCancel.replacingOccurrences(of: #""cancellation_date_ms":"1551441600000""#, with: #""cancellation_date_ms":"1551441600""#), .notifications,
          "time before the App Store opened: 'cancellation_date_ms' is 1970-01-18T22:57:21.600Z (as seconds, 2019-03-01T12:00:00.000Z)"),
         (Self.preUnifiedCancel.replacingOccurrences(of: #""purchase_date_ms":"1550653200000""#, with: #""purchase_date_ms":"0""#), .notifications,
@@ -229,13 +229,16 @@ struct ContractV2LineTests {
         #expect(IngestLine.reason(line, kind, rules: LineRules(nowMs: Line.ms("2099-12-31T00:00:00Z"))) == reason)
     }
 
-    @Test("near misses: Apple's test environments date payloads in year 0 and are accepted, as is a Production purchase on the day the App Store opened", arguments: [
+    @Test("near misses: Apple's test environments date payloads in year 0 and are accepted, as is a Production purchase on the day the App Store opened, and any original purchase date", arguments: [
         (Self.receiptWithItem(#""purchase_date_ms":"0","original_purchase_date_ms":"0""#, environment: "Sandbox"), SourceKind.receipts),
         (#"{"received_at":"2026-11-28T10:15:08Z","user_id":"u_1001","environment":"Sandbox","response":{"status":0,"receipt":{"bundle_id":"com.example.game","in_app":[{"quantity":"1","product_id":"com.example.gems60","transaction_id":"2000000812345678","purchase_date_ms":"0"}]}}}"#, .receipts),
         (#"{"received_at":"2026-11-28T10:15:08Z","user_id":"u_1001","transactions":[{"transactionId":"0","productId":"com.example.gems60","purchaseDate":-62167219200000,"originalPurchaseDate":-62167219200000,"environment":"Xcode"}]}"#, .receipts),
         (Self.notificationWithDates("REFUND", #""purchaseDate":-62167219200000,"revocationDate":-62167219200000"#, dataEnvironment: "Xcode"), .notifications),
         (Self.notificationWithDates("REFUND", #""purchaseDate":-62167219200000,"revocationDate":-62167219200000"#, environment: "LocalTesting"), .notifications),
-        (Self.receiptWithItem(#""purchase_date_ms":"1215648000000","original_purchase_date_ms":"1215648000000""#), .receipts),
+        (Self.receiptWithItem(#""purchase_date_ms":"1215648000000""#), .receipts),
+        // An original purchase date is never used, so it costs no line, however it reads.
+        (Self.receiptWithItem(#""purchase_date_ms":"1795860905000","original_purchase_date_ms":"0""#), .receipts),
+        (#"{"received_at":"2026-11-28T10:15:08Z","user_id":"u_1001","transactions":[{"transactionId":"2000000812345678","productId":"com.example.gems60","purchaseDate":1795860905000,"originalPurchaseDate":"soon"}]}"#, .receipts),
     ])
     func testEnvironmentDatesInYearZero(line: String, kind: SourceKind) {
         #expect(IngestLine.reason(line, kind, rules: Self.rules) == nil)
