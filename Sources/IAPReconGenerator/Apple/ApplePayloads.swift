@@ -18,7 +18,7 @@ extension LineBuffer {
         msString(tx.originalPurchase)
         if tx.info.isSubscription {
             raw(",\"expires_date_ms\":")
-            msString(tx.expires)
+            msString(tx.expires(at: time))
             raw(",\"web_order_line_item_id\":\"")
             text(tx.webOrderLineItemId)
             raw("\",\"subscription_group_identifier\":\"")
@@ -97,7 +97,8 @@ extension LineBuffer {
         }
     }
 
-    /// A decoded `JWSTransactionDecodedPayload`, as seen at `time` (revocation fields only once revoked).
+    /// A decoded `JWSTransactionDecodedPayload`, as seen at `time` (revocation fields only once revoked,
+    /// the expiry as extended by then).
     mutating func v2Transaction(_ tx: AppleTransaction, signedDate: Millis, at time: Millis) {
         let fractional = tx.environment == .xcode
         raw("{\"transactionId\":\"")
@@ -121,7 +122,7 @@ extension LineBuffer {
         v2Time(tx.originalPurchase, fractional: fractional)
         if tx.info.isSubscription {
             raw(",\"expiresDate\":")
-            v2Time(tx.expires, fractional: fractional)
+            v2Time(tx.expires(at: time), fractional: fractional)
         }
         raw(",\"quantity\":")
         int(tx.quantity)
@@ -180,7 +181,7 @@ extension LineBuffer {
         raw("\",\"recentSubscriptionStartDate\":")
         int(chainStart)
         raw(",\"renewalDate\":")
-        int(tx.expires)
+        int(tx.expires(at: signedDate))
         raw(",\"renewalPrice\":")
         int(tx.priceMilli)
         raw(",\"currency\":\"")

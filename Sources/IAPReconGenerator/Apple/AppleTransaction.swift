@@ -34,6 +34,14 @@ struct Revocation {
     var reversedAt: Millis?
 }
 
+/// Apple's extension of a subscription period's renewal date (`RENEWAL_EXTENDED`, the App Store
+/// Server API's "Extend a subscription renewal date"): when Apple granted it, and the expiry the
+/// period had until then.
+struct RenewalExtension {
+    var grantedAt: Millis
+    var previousExpires: Millis
+}
+
 /// One App Store transaction as the generator planned it; every payload that
 /// mentions it is written from this, so all sightings agree.
 struct AppleTransaction {
@@ -42,6 +50,8 @@ struct AppleTransaction {
     var product: Int
     var purchase: Millis
     var originalPurchase: Millis
+    /// Where the period ends: after an extension, the extended date (payloads written before the
+    /// extension show `expires(at:)`).
     var expires: Millis = 0
     var quantity = 1
     var environment = AppleEnvironment.production
@@ -51,6 +61,7 @@ struct AppleTransaction {
     var country: Int
     var isRenewal = false
     var revocation: Revocation?
+    var renewalExtension: RenewalExtension?
 
     var info: Product { Catalog.products[product] }
     var currency: Int { Catalog.countries[country].currency }
@@ -61,5 +72,17 @@ struct AppleTransaction {
         guard let revocation, revocation.time <= time else { return nil }
         if let reversed = revocation.reversedAt, reversed <= time { return nil }
         return revocation
+    }
+
+    /// The expiry a payload written at `time` shows: the old one until Apple extended the period.
+    func expires(at time: Millis) -> Millis {
+        guard let renewalExtension, time < renewalExtension.grantedAt else { return expires }
+        return renewalExtension.previousExpires
+    }
+
+    /// Apple extends the period by `length` at `time`; Apple never shortens one.
+    mutating func extend(by length: Millis, at time: Millis) {
+        renewalExtension = RenewalExtension(grantedAt: time, previousExpires: renewalExtension?.previousExpires ?? expires)
+        expires += length
     }
 }

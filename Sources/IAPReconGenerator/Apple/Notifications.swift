@@ -83,7 +83,7 @@ extension LineBuffer {
         if let renewal = spec.renewal {
             let revoked = spec.tx.revocation(at: spec.signedDate) != nil
             raw(",\"status\":")
-            int(revoked ? 5 : (spec.type == "EXPIRED" ? 2 : (renewal.autoRenew || spec.signedDate < spec.tx.expires ? 1 : 2)))
+            int(revoked ? 5 : (spec.type == "EXPIRED" ? 2 : (renewal.autoRenew || spec.signedDate < spec.tx.expires(at: spec.signedDate) ? 1 : 2)))
         }
         if let reason = spec.consumptionReason {
             raw(",\"consumptionRequestReason\":\"")
