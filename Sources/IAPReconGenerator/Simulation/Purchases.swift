@@ -79,10 +79,13 @@ extension SlotSimulation {
     // MARK: Subscriptions
 
     /// Plans a chain from `firstPurchase`: renewals every period until the subscriber
-    /// churns, `maxTransactions` is reached, or the next renewal lies after as-of.
+    /// churns, `maxTransactions` is reached, or the next renewal lies after as-of. With
+    /// `extensionChance`, Apple extends that share of the periods, and the next renewal follows
+    /// the extended date.
     mutating func planChain(_ person: Person, product: Int, firstPurchase: Millis, churn: Double,
                             maxTransactions: Int = 1_000, token: String? = nil,
-                            environment: AppleEnvironment = .production, resuming: ChainPlan? = nil) -> ChainPlan {
+                            environment: AppleEnvironment = .production, resuming: ChainPlan? = nil,
+                            extensionChance: Double = 0) -> ChainPlan {
         var plan = ChainPlan()
         var tx = newTransaction(person, product: product, at: firstPurchase, environment: environment, token: token)
         if let resuming, let first = resuming.transactions.first {
@@ -92,6 +95,9 @@ extension SlotSimulation {
         plan.chainStart = firstPurchase
         let period = Catalog.products[product].period
         while true {
+            if extensionChance > 0, random.chance(extensionChance) {
+                extendRenewalDate(&tx, by: random.int64(1, Tuning.renewalExtensionMaxDays) * Clock.day)
+            }
             plan.transactions.append(tx)
             if plan.transactions.count >= maxTransactions || random.chance(churn) {
                 let lower = tx.purchase + Clock.hour
@@ -111,8 +117,20 @@ extension SlotSimulation {
         return plan
     }
 
+    /// Apple extends `tx`'s period by `length` (the App Store Server API's "Extend a subscription
+    /// renewal date") at a time inside the period; false, and nothing changed, when that time
+    /// lies after as-of (Apple has not extended it yet).
+    @discardableResult
+    mutating func extendRenewalDate(_ tx: inout AppleTransaction, by length: Millis) -> Bool {
+        let grantedAt = time(tx.purchase + Clock.hour, tx.expires - Clock.hour)
+        guard grantedAt <= asOf else { return false }
+        tx.extend(by: length, at: grantedAt)
+        return true
+    }
+
     /// Writes a chain: the first purchase (receipt, SUBSCRIBED, delivery naming the order),
-    /// each renewal (DID_RENEW, delivery), and the end (auto-renew off, EXPIRED).
+    /// each renewal (DID_RENEW, delivery), an extension of a period (RENEWAL_EXTENDED: payloads
+    /// written before it show the old expiry, later ones the new), and the end (auto-renew off, EXPIRED).
     /// `recipients(index)` are the accounts the server delivers transaction `index` to.
     mutating func emitChain(_ plan: ChainPlan, person: inout Person, order: Order?, owned: inout [AppleTransaction],
                             v2Only: Bool = false, plantedThrough: Int = -1, subtype: String = "INITIAL_BUY",
@@ -150,6 +168,13 @@ extension SlotSimulation {
                               orderId: index == 0 && userId == order?.userId ? order?.id : nil,
                               deliveryId: index == 0 ? .random : .always, planted: planted)
             }
+            if let extended = tx.renewalExtension {
+                let autoRenew = plan.cancelAt.map { extended.grantedAt < $0 } ?? true
+                if try notify(spec("RENEWAL_EXTENDED", tx: tx, at: extended.grantedAt, renewal: (autoRenew, plan.chainStart),
+                                   chain: Array(chain[0...index])), planted: planted), !planted {
+                    run.truth.nearMiss("renewal_extended_one_chain")
+                }
+            }
         }
         if let cancelAt = plan.cancelAt, let last = chain.last {
             let offTx = chain.last { $0.purchase <= cancelAt } ?? last
@@ -171,7 +196,8 @@ extension SlotSimulation {
         let first = order.time + random.int64(5_000, 40_000)
         guard first <= asOf else { return }
         let churn = Catalog.products[product].period <= Catalog.week ? 0.12 : 0.25
-        let plan = planChain(person, product: product, firstPurchase: first, churn: churn)
+        let plan = planChain(person, product: product, firstPurchase: first, churn: churn,
+                             extensionChance: Tuning.renewalExtensionChance)
         var owned = person.owned
         let userId = person.userId
         try emitChain(plan, person: &person, order: order, owned: &owned) { _ in [userId] }
@@ -181,7 +207,7 @@ extension SlotSimulation {
         guard again + 10 * Clock.minute < asOf,
               let second = try orderCreated(person, product: product, at: again, uuidId: false) else { return }
         let resumed = planChain(person, product: product, firstPurchase: second.time + random.int64(5_000, 30_000),
-                                churn: churn, resuming: plan)
+                                churn: churn, resuming: plan, extensionChance: Tuning.renewalExtensionChance)
         var ownedAgain = person.owned
         try emitChain(resumed, person: &person, order: second, owned: &ownedAgain, subtype: "RESUBSCRIBE") { _ in [userId] }
         person.owned = ownedAgain

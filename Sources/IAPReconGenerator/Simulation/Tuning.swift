@@ -34,6 +34,10 @@ enum Tuning {
     static let failedVerificationChance = 0.015
     static let oneTimeChargeChance = 0.4
     static let abandonedOrderChance = 0.07
+    /// Share of subscription periods whose renewal date Apple extends (`RENEWAL_EXTENDED`, for a
+    /// service outage, say), and the longest extension in days (Apple allows 90).
+    static let renewalExtensionChance = 0.01
+    static let renewalExtensionMaxDays: Int64 = 14
 
     /// Planted findings and near misses: share of users carrying one.
     static let scenarioShare = 0.07
