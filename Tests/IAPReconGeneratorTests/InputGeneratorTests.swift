@@ -154,7 +154,8 @@ struct InputGeneratorTests {
         #expect(truth["as_of"] as? String == (try Fixture.folder().report.asOf))
         let nearMisses = try #require(truth["near_misses"] as? [String: Int])
         for name in ["refund_reversed", "refund_then_revoked", "delivery_inside_grace", "purchase_younger_than_grace",
-                     "refund_before_due", "sequential_apple_ids", "sandbox_undelivered", "family_shared_delivered_once",
+                     "refund_before_due", "sequential_apple_ids", "extended_then_sequential_apple_ids", "sandbox_undelivered",
+                     "family_shared_delivered_once",
                      "renewal_chain_one_apple_id", "receipt_replay_not_wrong_user", "apple_storefrontless_purchase",
                      "apple_purchase_2330_pacific_next_utc_day", "apple_refund_on_later_pacific_day"] {
             #expect((nearMisses[name] ?? 0) >= 1, "no near miss \(name)")
@@ -229,6 +230,30 @@ struct InputGeneratorTests {
         let extra = found.subtracting(expected).sorted { $0.description < $1.description }
         #expect(missing.isEmpty, "planted but not found: \(missing.prefix(10))")
         #expect(extra.isEmpty, "found but not planted: \(extra.prefix(10))")
+    }
+
+    @Test("Apple's renewal extensions change exactly the planted extension findings: with every expiry as first given, only those are gone")
+    func renewalExtensions() throws {
+        let reconciler = try Fixture.reconciled.get()
+        let truth = try Fixture.truth()
+        let planted = try #require(truth["findings"] as? [[String: Any]])
+        let byExtension = Set(planted.filter { $0["scenario"] as? String == "multi_apple_id_extended" }.map {
+            ReferenceReconciler.Finding(kind: "multi_apple_id_subscription",
+                                        key: ($0["user_id"] as? String ?? "") + "|" + ($0["subscription_group"] as? String ?? ""),
+                                        userId: $0["user_id"] as? String ?? "", detail: "", amount: "")
+        })
+        #expect(!byExtension.isEmpty, "no multi_apple_id_subscription planted through an extension")
+        let nearMisses = try #require(truth["near_misses"] as? [String: Int])
+        #expect((nearMisses["extended_then_sequential_apple_ids"] ?? 0) >= 1, "no near miss extended_then_sequential_apple_ids")
+        let extended = reconciler.transactions.values.filter { $0.expires != $0.earliestExpires }
+        #expect(extended.count >= byExtension.count + (nearMisses["extended_then_sequential_apple_ids"] ?? 0))
+        #expect(extended.allSatisfy { ($0.expires ?? 0) > ($0.earliestExpires ?? 0) })
+
+        var unextended = reconciler
+        for (id, tx) in unextended.transactions { unextended.transactions[id]?.expires = tx.earliestExpires }
+        let found = Set(reconciler.findings())
+        #expect(byExtension.isSubset(of: found))
+        #expect(Set(unextended.findings()) == found.subtracting(byExtension))
     }
 
     @Test("MMP rows have the header's 81 columns and the real AppsFlyer names")

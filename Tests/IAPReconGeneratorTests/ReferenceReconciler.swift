@@ -11,6 +11,8 @@ struct ReferenceReconciler {
         var purchase: Int64?
         /// The latest any sighting gives: Apple extends an expiry, never shortens one.
         var expires: Int64?
+        /// The earliest any sighting gives: the expiry before Apple extended it (what an extension changes).
+        var earliestExpires: Int64?
         var quantity = 1
         var environments: [String] = []
         var familyShared = false
@@ -259,7 +261,10 @@ struct ReferenceReconciler {
         if tx.originalId.isEmpty { tx.originalId = item["original_transaction_id"] as? String ?? "" }
         if tx.productId.isEmpty { tx.productId = item["product_id"] as? String ?? "" }
         if tx.purchase == nil { tx.purchase = ContractTime.parse(item["purchase_date_ms"]) }
-        if let expires = ContractTime.parse(item["expires_date_ms"]) { tx.expires = max(tx.expires ?? expires, expires) }
+        if let expires = ContractTime.parse(item["expires_date_ms"]) {
+            tx.expires = max(tx.expires ?? expires, expires)
+            tx.earliestExpires = min(tx.earliestExpires ?? expires, expires)
+        }
         if let quantity = item["quantity"] as? String, let value = Int(quantity) { tx.quantity = value }
         if item["in_app_ownership_type"] as? String == "FAMILY_SHARED" { tx.familyShared = true }
         if tx.appAccountToken == nil { tx.appAccountToken = item["app_account_token"] as? String }
@@ -276,7 +281,10 @@ struct ReferenceReconciler {
         if tx.originalId.isEmpty { tx.originalId = object["originalTransactionId"] as? String ?? "" }
         if tx.productId.isEmpty { tx.productId = object["productId"] as? String ?? "" }
         if tx.purchase == nil { tx.purchase = ContractTime.parse(object["purchaseDate"]) }
-        if let expires = ContractTime.parse(object["expiresDate"]) { tx.expires = max(tx.expires ?? expires, expires) }
+        if let expires = ContractTime.parse(object["expiresDate"]) {
+            tx.expires = max(tx.expires ?? expires, expires)
+            tx.earliestExpires = min(tx.earliestExpires ?? expires, expires)
+        }
         if let quantity = object["quantity"] as? NSNumber { tx.quantity = quantity.intValue }
         if object["inAppOwnershipType"] as? String == "FAMILY_SHARED" { tx.familyShared = true }
         if tx.appAccountToken == nil { tx.appAccountToken = object["appAccountToken"] as? String }

@@ -329,6 +329,37 @@ extension SlotSimulation {
         return true
     }
 
+    /// One account holding two Apple IDs' chains of one group that overlap only because Apple
+    /// extended the first one's renewal date (`RENEWAL_EXTENDED`): the second begins after the first
+    /// period's original expiry and before its extended one. The first's receipt and SUBSCRIBED,
+    /// sent before the extension, show the original expiry.
+    mutating func multiAppleIdExtended() throws -> Bool {
+        guard let anchor = anchor(tail: Catalog.week + 4 * Clock.hour) else { return false }
+        var person = try scenarioPerson(before: anchor)
+        let userId = person.userId
+        guard let firstOrder = try orderCreated(person, product: Catalog.premiumWeekly, at: anchor, uuidId: false,
+                                                planted: true) else { return false }
+        var first = planChain(person, product: Catalog.premiumWeekly, firstPurchase: firstOrder.time + random.int64(5_000, 40_000),
+                              churn: 0, maxTransactions: 1)
+        let originalExpiry = first.transactions[0].expires
+        guard extendRenewalDate(&first.transactions[0], by: random.int64(1, 7) * Clock.day) else {
+            throw GeneratorError("internal error: a planted renewal extension falls after as-of")
+        }
+        let extendedExpiry = first.transactions[0].expires
+        var firstOwned: [AppleTransaction] = []
+        try emitChain(first, person: &person, order: firstOrder, owned: &firstOwned, plantedThrough: 0) { _ in [userId] }
+        let secondAt = time(originalExpiry + Clock.hour, min(extendedExpiry - 2 * Clock.hour, asOf - Clock.hour))
+        let secondProduct = [Catalog.premiumMonthly, Catalog.premiumWeekly, Catalog.premiumYearly][random.below(3)]
+        guard let secondOrder = try orderCreated(person, product: secondProduct, at: secondAt, uuidId: false,
+                                                 planted: true) else { return false }
+        let second = planChain(person, product: secondProduct, firstPurchase: secondOrder.time + random.int64(5_000, 40_000),
+                               churn: 0.2)
+        var secondOwned: [AppleTransaction] = []
+        try emitChain(second, person: &person, order: secondOrder, owned: &secondOwned, plantedThrough: 0) { _ in [userId] }
+        finding(.multiAppleIdSubscription, .multiAppleIdExtended, userId: userId, group: "premium", productId: "")
+        return true
+    }
+
     /// One Apple ID's subscription delivered to two accounts on the same phone.
     mutating func sharedAppleId() throws -> Bool {
         guard let anchor = anchor(tail: 3 * Clock.hour) else { return false }

@@ -101,6 +101,36 @@ extension SlotSimulation {
         return true
     }
 
+    /// Two Apple IDs subscribing one after the other, Apple having extended the first one's period
+    /// (`RENEWAL_EXTENDED`): the second begins after the extended expiry, so the chains still do not overlap.
+    mutating func extendedThenSequentialAppleIds() throws -> Bool {
+        let length = random.int64(1, 3) * Clock.day
+        guard let anchor = anchor(tail: Catalog.week + length + 5 * Clock.hour) else { return false }
+        var person = try scenarioPerson(before: anchor)
+        let userId = person.userId
+        guard let firstOrder = try orderCreated(person, product: Catalog.premiumWeekly, at: anchor, uuidId: false,
+                                                planted: true) else { return false }
+        var first = planChain(person, product: Catalog.premiumWeekly,
+                              firstPurchase: firstOrder.time + random.int64(5_000, 40_000), churn: 0, maxTransactions: 1)
+        guard extendRenewalDate(&first.transactions[0], by: length) else {
+            throw GeneratorError("internal error: a planted renewal extension falls after as-of")
+        }
+        var firstOwned: [AppleTransaction] = []
+        try emitChain(first, person: &person, order: firstOrder, owned: &firstOwned, plantedThrough: 0) { _ in [userId] }
+        let ended = first.transactions[0].expires
+        let secondAt = time(ended + Clock.hour, min(ended + 2 * Clock.day, asOf - 2 * Clock.hour))
+        let product = random.chance(0.5) ? Catalog.premiumMonthly : Catalog.premiumWeekly
+        guard let secondOrder = try orderCreated(person, product: product, at: secondAt, uuidId: false, planted: true) else {
+            return false
+        }
+        let second = planChain(person, product: product, firstPurchase: secondOrder.time + random.int64(5_000, 40_000),
+                               churn: 0.2)
+        var secondOwned: [AppleTransaction] = []
+        try emitChain(second, person: &person, order: secondOrder, owned: &secondOwned, plantedThrough: 0) { _ in [userId] }
+        run.truth.nearMiss("extended_then_sequential_apple_ids")
+        return true
+    }
+
     /// A family-shared purchase delivered once: never revenue, no finding.
     mutating func familySharedDeliveredOnce() throws -> Bool {
         guard let anchor = anchor(tail: Clock.hour) else { return false }

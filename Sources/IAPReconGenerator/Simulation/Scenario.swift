@@ -14,6 +14,7 @@ enum Scenario: String, CaseIterable {
     case productMismatch = "product_mismatch"
     case wrongUserDelivery = "wrong_user_delivery"
     case multiAppleId = "multi_apple_id"
+    case multiAppleIdExtended = "multi_apple_id_extended"
     case sharedAppleId = "shared_apple_id"
     case sandboxDelivery = "sandbox_delivery"
     case lateDelivery = "late_delivery"
@@ -24,6 +25,7 @@ enum Scenario: String, CaseIterable {
     case purchaseYoungerThanGrace = "purchase_younger_than_grace"
     case refundBeforeDue = "refund_before_due"
     case sequentialAppleIds = "sequential_apple_ids"
+    case extendedThenSequentialAppleIds = "extended_then_sequential_apple_ids"
     case sandboxUndelivered = "sandbox_undelivered"
     case familySharedDeliveredOnce = "family_shared_delivered_once"
     case differentGroups = "different_subscription_groups"
@@ -43,7 +45,8 @@ enum Scenario: String, CaseIterable {
         case .refundReversed, .refundThenRevoked, .deliveryInsideGrace, .purchaseYoungerThanGrace, .refundBeforeDue,
              .familySharedDeliveredOnce: 20
         case .sequentialAppleIds, .sandboxUndelivered: 15
-        case .differentGroups, .familyShareOverlap, .refundedOverlap, .storefrontlessSale, .latePacificEvening: 10
+        case .differentGroups, .familyShareOverlap, .refundedOverlap, .storefrontlessSale, .latePacificEvening,
+             .multiAppleIdExtended, .extendedThenSequentialAppleIds: 10
         }
     }
 
@@ -91,6 +94,7 @@ extension SlotSimulation {
         case .productMismatch: try productMismatch()
         case .wrongUserDelivery: try wrongUserDelivery()
         case .multiAppleId: try multiAppleId()
+        case .multiAppleIdExtended: try multiAppleIdExtended()
         case .sharedAppleId: try sharedAppleId()
         case .sandboxDelivery: try sandboxDelivery(delivered: true)
         case .lateDelivery: try lateDelivery()
@@ -100,6 +104,7 @@ extension SlotSimulation {
         case .purchaseYoungerThanGrace: try purchaseYoungerThanGrace()
         case .refundBeforeDue: try refundBeforeDue()
         case .sequentialAppleIds: try sequentialAppleIds()
+        case .extendedThenSequentialAppleIds: try extendedThenSequentialAppleIds()
         case .sandboxUndelivered: try sandboxDelivery(delivered: false)
         case .familySharedDeliveredOnce: try familySharedDeliveredOnce()
         case .differentGroups: try differentGroups()
