@@ -238,12 +238,15 @@ extension MMPEventParser {
     /// clock per time, so a later run with another `--mmp-tz` shifts that instant as it shifts
     /// every MMP time of the files it does not read again.
     static func time(_ text: String, zone: Zone) -> (utcMs: Int64, wallMs: Int64)? {
+        // The zone is applied here rather than in the closure: a closure holding it copies the zone
+        // on every call, and a wall clock read with no offset is the same instant less the zone's.
         var written: Int64?
         guard let utcMs = Timestamp.parse(text, localOffsetMs: { local in
             written = local
-            return zone.offsetMs(atLocal: local)
+            return 0
         }) else { return nil }
-        return (utcMs, written ?? utcMs + zone.offsetMs(atUTC: utcMs))
+        if let written { return (written - zone.offsetMs(atLocal: written), written) }
+        return (utcMs, utcMs + zone.offsetMs(atUTC: utcMs))
     }
 }
 
