@@ -422,7 +422,7 @@ struct CSVRecordAssembler {
         }
         guard let parser = kind.csvParser else { return ParsedLine(line: line, outcome: .ignored) }
         // Text is made with bad bytes replaced: an id or name read so would be another one, unsaid.
-        if let position = readPositions.first(where: { !fields.isValidUTF8($0) }) {
+        if !fields.isASCII, let position = readPositions.first(where: { !fields.isValidUTF8($0) }) {
             return reject("invalid UTF-8 in '\(header.names[position])'")
         }
         // The parser reads a column's first cell, another reader its last: two values mean two rows.
