@@ -31,9 +31,11 @@ public struct JSONParser {
     private var valuesLeft: Int
     /// The members of the objects being parsed, innermost last: each object takes its own off the
     /// top into an array sized once, instead of growing one array per object a member at a time.
-    private var openMembers: [(key: String, value: JSONValue)] = []
+    private var openMembers: [JSONObject.Member] = []
     /// The same for the elements of the arrays being parsed.
     private var openElements: [JSONValue] = []
+    /// Whether the last string read held an escape, so that its text differs from its bytes.
+    private var stringHadEscape = false
 
     private init(bytes: UnsafeBufferPointer<UInt8>) {
         self.bytes = bytes
@@ -120,7 +122,7 @@ public struct JSONParser {
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
             depth -= 1
-            return .object(JSONObject(members: []))
+            return .object(JSONObject(parsed: []))
         }
         // Room for a record's members in one small allocation; it grows only for a larger or deeper object.
         if openMembers.capacity == 0 { openMembers.reserveCapacity(24) }
@@ -128,13 +130,17 @@ public struct JSONParser {
         while true {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw error("expected a member name") }
+            let nameStart = index + 1
             let key = try parseString()
+            // The digest is of the name's text: its bytes between the quotes, unless an escape made the text otherwise.
+            let nameDigest = stringHadEscape
+                ? JSONObject.nameDigest(key) : JSONObject.nameDigest(UnsafeBufferPointer(rebasing: bytes[nameStart..<(index - 1)]))
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw error("expected ':'") }
             index += 1
             skipWhitespace()
             let value = try parseValue()
-            openMembers.append((key, value))
+            openMembers.append(JSONObject.Member(key: key, value: value, nameDigest: nameDigest))
             skipWhitespace()
             guard index < bytes.count else { throw error("unexpected end of input") }
             if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
@@ -142,7 +148,7 @@ public struct JSONParser {
             throw error("expected ',' or '}'")
         }
         depth -= 1
-        return .object(JSONObject(members: Self.takeTop(of: &openMembers, from: first, leaving: ("", .null))))
+        return .object(JSONObject(parsed: Self.takeTop(of: &openMembers, from: first, leaving: JSONObject.Member(key: "", value: .null, nameDigest: 0))))
     }
 
     private mutating func parseArray() throws(JSONSyntaxError) -> JSONValue {
@@ -218,6 +224,7 @@ public struct JSONParser {
 
     private mutating func parseString() throws(JSONSyntaxError) -> String {
         index += 1
+        stringHadEscape = false
         let start = index
         skipPlainASCII()
         // Fast path: no escapes, plain bytes up to the closing quote. ASCII needs no UTF-8 check.
@@ -235,6 +242,7 @@ public struct JSONParser {
             index += 1
         }
         guard index < bytes.count else { throw error("unterminated string") }
+        stringHadEscape = true
         var scratch = Array(UnsafeBufferPointer(rebasing: bytes[start..<index]))
         while index < bytes.count {
             let byte = bytes[index]

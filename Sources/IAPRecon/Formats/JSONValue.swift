@@ -48,20 +48,49 @@ public enum JSONValue: Sendable, Equatable {
 
 /// A JSON object's members in source order.
 public struct JSONObject: Sendable, Equatable {
-    public var members: [(key: String, value: JSONValue)]
+    /// One member: its name, its value, and its name's digest (`JSONObject.nameDigest`).
+    public struct Member: Sendable {
+        public let key: String
+        public let value: JSONValue
+        /// Held beside the value, where the member's storage has room for it anyway, so a lookup
+        /// passes over a member of another name on one integer comparison and no string's.
+        let nameDigest: UInt32
+
+        init(key: String, value: JSONValue, nameDigest: UInt32) {
+            self.key = key
+            self.value = value
+            self.nameDigest = nameDigest
+        }
+    }
+
+    public private(set) var members: [Member]
 
     public init(members: [(key: String, value: JSONValue)]) {
+        self.members = members.map { Member(key: $0.key, value: $0.value, nameDigest: Self.nameDigest($0.key)) }
+    }
+
+    /// Members whose digests the parser took from the names' bytes as it read them.
+    init(parsed members: [Member]) {
         self.members = members
     }
 
+    /// A name's length and its first, middle and last bytes in one integer: two names of one
+    /// digest may still differ, but two of different digests always do. Most names a lookup meets
+    /// are not the one it wants, and comparing two strings costs far more than two integers.
+    static func nameDigest(_ name: UnsafeBufferPointer<UInt8>) -> UInt32 {
+        guard let first = name.first, let last = name.last else { return 0 }
+        let length = UInt32(truncatingIfNeeded: min(name.count, 0xFF))
+        return length << 24 | UInt32(first) << 16 | UInt32(name[name.count / 2]) << 8 | UInt32(last)
+    }
+
+    static func nameDigest(_ name: String) -> UInt32 {
+        name.utf8.withContiguousStorageIfAvailable { nameDigest($0) } ?? Array(name.utf8).withUnsafeBufferPointer { nameDigest($0) }
+    }
+
     /// The first member named `key`.
-    ///
-    /// Names of another length are passed over on their byte count, which a string holds: most
-    /// names a lookup meets are not the one it wants, and a full comparison of two different
-    /// strings costs far more than that.
     public subscript(key: String) -> JSONValue? {
-        let length = key.utf8.count
-        for member in members where member.key.utf8.count == length && member.key == key { return member.value }
+        let digest = Self.nameDigest(key)
+        for member in members where member.nameDigest == digest && member.key == key { return member.value }
         return nil
     }
 
@@ -71,9 +100,9 @@ public struct JSONObject: Sendable, Equatable {
     /// reader that must not take one value where another tool takes the other asks this. It passes
     /// over names as `subscript` does, and goes on past the first to the end of the members.
     public func firstMember(_ key: String) -> (value: JSONValue, repeatedOtherwise: Bool)? {
-        let length = key.utf8.count
+        let digest = Self.nameDigest(key)
         var first: JSONValue?
-        for member in members where member.key.utf8.count == length && member.key == key {
+        for member in members where member.nameDigest == digest && member.key == key {
             guard let first else {
                 first = member.value
                 continue
