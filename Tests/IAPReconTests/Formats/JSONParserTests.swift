@@ -93,6 +93,20 @@ struct JSONParserTests {
         #expect(object.firstMember("x") == nil)
     }
 
+    @Test("names alike in length and in their first, middle and last bytes are still two names, escaped or not")
+    func namesOfOneDigest() throws {
+        guard case .object(let object) = try JSONParser.parse(#"{"aXbc":1,"aYbc":2,"a\u0058bc":1,"aZbc":3,"aZbc":4}"#) else {
+            Issue.record("not an object")
+            return
+        }
+        #expect(object["aXbc"] == .number("1") && object["aYbc"] == .number("2"))
+        // The escaped name is "aXbc" again, with the same value: no other value is given for it.
+        #expect(object.firstMember("aXbc")?.value == .number("1") && object.firstMember("aXbc")?.repeatedOtherwise == false)
+        #expect(object.firstMember("aYbc")?.value == .number("2") && object.firstMember("aYbc")?.repeatedOtherwise == false)
+        #expect(object.firstMember("aZbc")?.value == .number("3") && object.firstMember("aZbc")?.repeatedOtherwise == true)
+        #expect(object["aWbc"] == nil && object.firstMember("aWbc") == nil)
+    }
+
     @Test("type names used in reject reasons")
     func typeNames() throws {
         let value = try JSONParser.parse(#"[null,true,1,"s",[],{}]"#)
