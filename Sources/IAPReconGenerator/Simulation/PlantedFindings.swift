@@ -319,13 +319,19 @@ extension SlotSimulation {
         let period = Catalog.products[firstProduct].period
         let secondAt = time(start0 + Clock.hour, min(start0 + min(period - Clock.hour, 5 * Clock.day), asOf - Clock.hour))
         let secondProduct = [Catalog.premiumMonthly, Catalog.premiumWeekly, Catalog.premiumYearly][random.below(3)]
-        guard let secondOrder = try orderCreated(person, product: secondProduct, at: secondAt, uuidId: false,
-                                                 planted: true) else { return false }
-        let second = planChain(person, product: secondProduct, firstPurchase: secondOrder.time + random.int64(5_000, 40_000),
-                               churn: 0.2)
-        var secondOwned: [AppleTransaction] = []
-        try emitChain(second, person: &person, order: secondOrder, owned: &secondOwned, plantedThrough: 0) { _ in [userId] }
+        guard try secondAppleIdChain(&person, product: secondProduct, at: secondAt) else { return false }
         finding(.multiAppleIdSubscription, .multiAppleId, userId: userId, group: "premium", productId: "")
+        return true
+    }
+
+    /// The same account's chain of another Apple ID, of `product`, ordered at `at`: false when that
+    /// falls after as-of.
+    mutating func secondAppleIdChain(_ person: inout Person, product: Int, at: Millis) throws -> Bool {
+        let userId = person.userId
+        guard let order = try orderCreated(person, product: product, at: at, uuidId: false, planted: true) else { return false }
+        let chain = planChain(person, product: product, firstPurchase: order.time + random.int64(5_000, 40_000), churn: 0.2)
+        var owned: [AppleTransaction] = []
+        try emitChain(chain, person: &person, order: order, owned: &owned, plantedThrough: 0) { _ in [userId] }
         return true
     }
 
@@ -350,12 +356,7 @@ extension SlotSimulation {
         try emitChain(first, person: &person, order: firstOrder, owned: &firstOwned, plantedThrough: 0) { _ in [userId] }
         let secondAt = time(originalExpiry + Clock.hour, min(extendedExpiry - 2 * Clock.hour, asOf - Clock.hour))
         let secondProduct = [Catalog.premiumMonthly, Catalog.premiumWeekly, Catalog.premiumYearly][random.below(3)]
-        guard let secondOrder = try orderCreated(person, product: secondProduct, at: secondAt, uuidId: false,
-                                                 planted: true) else { return false }
-        let second = planChain(person, product: secondProduct, firstPurchase: secondOrder.time + random.int64(5_000, 40_000),
-                               churn: 0.2)
-        var secondOwned: [AppleTransaction] = []
-        try emitChain(second, person: &person, order: secondOrder, owned: &secondOwned, plantedThrough: 0) { _ in [userId] }
+        guard try secondAppleIdChain(&person, product: secondProduct, at: secondAt) else { return false }
         finding(.multiAppleIdSubscription, .multiAppleIdExtended, userId: userId, group: "premium", productId: "")
         return true
     }

@@ -76,58 +76,28 @@ extension SlotSimulation {
         return true
     }
 
-    /// Two Apple IDs subscribing one after the other (the first expired before the second began).
-    mutating func sequentialAppleIds() throws -> Bool {
-        guard let anchor = anchor(tail: Catalog.week + 5 * Clock.hour) else { return false }
-        var person = try scenarioPerson(before: anchor)
-        let userId = person.userId
-        guard let firstOrder = try orderCreated(person, product: Catalog.premiumWeekly, at: anchor, uuidId: false,
-                                                planted: true) else { return false }
-        let first = planChain(person, product: Catalog.premiumWeekly,
-                              firstPurchase: firstOrder.time + random.int64(5_000, 40_000), churn: 0, maxTransactions: 1)
-        var firstOwned: [AppleTransaction] = []
-        try emitChain(first, person: &person, order: firstOrder, owned: &firstOwned, plantedThrough: 0) { _ in [userId] }
-        let ended = first.transactions[0].expires
-        let secondAt = time(ended + Clock.hour, min(ended + 3 * Clock.day, asOf - 2 * Clock.hour))
-        let product = random.chance(0.5) ? Catalog.premiumMonthly : Catalog.premiumWeekly
-        guard let secondOrder = try orderCreated(person, product: product, at: secondAt, uuidId: false, planted: true) else {
-            return false
-        }
-        let second = planChain(person, product: product, firstPurchase: secondOrder.time + random.int64(5_000, 40_000),
-                               churn: 0.2)
-        var secondOwned: [AppleTransaction] = []
-        try emitChain(second, person: &person, order: secondOrder, owned: &secondOwned, plantedThrough: 0) { _ in [userId] }
-        run.truth.nearMiss("sequential_apple_ids")
-        return true
-    }
-
-    /// Two Apple IDs subscribing one after the other, Apple having extended the first one's period
-    /// (`RENEWAL_EXTENDED`): the second begins after the extended expiry, so the chains still do not overlap.
-    mutating func extendedThenSequentialAppleIds() throws -> Bool {
-        let length = random.int64(1, 3) * Clock.day
-        guard let anchor = anchor(tail: Catalog.week + length + 5 * Clock.hour) else { return false }
+    /// Two Apple IDs subscribing one after the other: the second chain begins after the first one's
+    /// period ends, so they never overlap. With `extension` (ms), Apple first extended that period
+    /// (`RENEWAL_EXTENDED`), and the second begins after the extended expiry.
+    mutating func sequentialAppleIds(extendedBy extensionMs: Int64? = nil) throws -> Bool {
+        guard let anchor = anchor(tail: Catalog.week + (extensionMs ?? 0) + 5 * Clock.hour) else { return false }
         var person = try scenarioPerson(before: anchor)
         let userId = person.userId
         guard let firstOrder = try orderCreated(person, product: Catalog.premiumWeekly, at: anchor, uuidId: false,
                                                 planted: true) else { return false }
         var first = planChain(person, product: Catalog.premiumWeekly,
                               firstPurchase: firstOrder.time + random.int64(5_000, 40_000), churn: 0, maxTransactions: 1)
-        guard extendRenewalDate(&first.transactions[0], by: length) else {
+        if let extensionMs, !extendRenewalDate(&first.transactions[0], by: extensionMs) {
             throw GeneratorError("internal error: a planted renewal extension falls after as-of")
         }
         var firstOwned: [AppleTransaction] = []
         try emitChain(first, person: &person, order: firstOrder, owned: &firstOwned, plantedThrough: 0) { _ in [userId] }
         let ended = first.transactions[0].expires
-        let secondAt = time(ended + Clock.hour, min(ended + 2 * Clock.day, asOf - 2 * Clock.hour))
+        let latestGap = (extensionMs == nil ? 3 : 2) * Clock.day
+        let secondAt = time(ended + Clock.hour, min(ended + latestGap, asOf - 2 * Clock.hour))
         let product = random.chance(0.5) ? Catalog.premiumMonthly : Catalog.premiumWeekly
-        guard let secondOrder = try orderCreated(person, product: product, at: secondAt, uuidId: false, planted: true) else {
-            return false
-        }
-        let second = planChain(person, product: product, firstPurchase: secondOrder.time + random.int64(5_000, 40_000),
-                               churn: 0.2)
-        var secondOwned: [AppleTransaction] = []
-        try emitChain(second, person: &person, order: secondOrder, owned: &secondOwned, plantedThrough: 0) { _ in [userId] }
-        run.truth.nearMiss("extended_then_sequential_apple_ids")
+        guard try secondAppleIdChain(&person, product: product, at: secondAt) else { return false }
+        run.truth.nearMiss(extensionMs == nil ? "sequential_apple_ids" : "extended_then_sequential_apple_ids")
         return true
     }
 

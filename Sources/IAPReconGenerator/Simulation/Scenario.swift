@@ -104,7 +104,7 @@ extension SlotSimulation {
         case .purchaseYoungerThanGrace: try purchaseYoungerThanGrace()
         case .refundBeforeDue: try refundBeforeDue()
         case .sequentialAppleIds: try sequentialAppleIds()
-        case .extendedThenSequentialAppleIds: try extendedThenSequentialAppleIds()
+        case .extendedThenSequentialAppleIds: try sequentialAppleIds(extendedBy: random.int64(1, 3) * Clock.day)
         case .sandboxUndelivered: try sandboxDelivery(delivered: false)
         case .familySharedDeliveredOnce: try familySharedDeliveredOnce()
         case .differentGroups: try differentGroups()
