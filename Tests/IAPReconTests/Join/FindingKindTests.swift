@@ -241,27 +241,16 @@ struct FindingKindTests {
           arguments: ["notifications/2026-11-07.jsonl", "notifications/0-extended.jsonl"])
     func extendedExpiryCounts(extensionFile: String) throws {
         let scenario = try Scenario()
-        try scenario.catalog()
-        try scenario.write("server/s.jsonl", [
-            Line.delivered("2026-11-01T10:00:09Z", "u1", "a1", "pro.monthly"),
-            Line.delivered("2026-11-10T10:00:09Z", "u1", "b1", "pro.yearly"),
-        ])
-        func a1(expires: String) -> String {
-            Line.v2("a1", "pro.monthly", purchase: "2026-11-01T10:00:00Z", expires: expires, price: 9990)
-        }
+        try scenario.writeTwoChainsOfOneGroup()
         try scenario.write("notifications/2026-11-01.jsonl", [
-            Line.notification("SUBSCRIBED", uuid: "n1", signed: "2026-11-01T10:00:02Z", transaction: a1(expires: "2026-11-08T10:00:00Z")),
-        ])
-        try scenario.write("receipts/r.jsonl", [
-            Line.v2Receipt("2026-11-01T10:00:05Z", "u1", transaction: a1(expires: "2026-11-08T10:00:00Z")),
-            Line.v2Receipt("2026-11-10T10:00:05Z", "u1", transaction: Line.v2("b1", "pro.yearly", purchase: "2026-11-10T10:00:00Z", expires: "2027-11-10T10:00:00Z", price: 79990)),
+            Line.notification("SUBSCRIBED", uuid: "n1", signed: "2026-11-01T10:00:02Z", transaction: Scenario.chainA1(expires: "2026-11-08T10:00:00Z")),
         ])
         // The near miss: until Apple extends it, a1 ends before b1 begins.
         #expect(try scenario.reconcile(asOf: asOf).isEmpty)
 
         // Apple extends a1 by a week (for a service outage, say): its period now overlaps b1's.
         try scenario.write(extensionFile, [
-            Line.notification("RENEWAL_EXTENDED", uuid: "n2", signed: "2026-11-07T09:00:00Z", transaction: a1(expires: "2026-11-15T10:00:00Z")),
+            Line.notification("RENEWAL_EXTENDED", uuid: "n2", signed: "2026-11-07T09:00:00Z", transaction: Scenario.chainA1(expires: "2026-11-15T10:00:00Z")),
         ])
         let findings = try scenario.reconcile(asOf: asOf)
         #expect(findings.map(\.kind) == [.multiAppleIDSubscription])

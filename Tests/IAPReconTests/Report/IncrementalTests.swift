@@ -616,21 +616,10 @@ struct IncrementalTests {
     func olderStoreWithExtendedExpiry() throws {
         let now = "2026-11-30T00:00:00Z", asOf = "2026-11-29T00:00:00Z"
         func inputs(_ scenario: Scenario, extended: Bool) throws {
-            try scenario.catalog()
-            try scenario.write("server/s.jsonl", [
-                Line.delivered("2026-11-01T10:00:09Z", "u1", "a1", "pro.monthly"),
-                Line.delivered("2026-11-10T10:00:09Z", "u1", "b1", "pro.yearly"),
-            ])
-            func a1(expires: String) -> String {
-                Line.v2("a1", "pro.monthly", purchase: "2026-11-01T10:00:00Z", expires: expires, price: 9990)
-            }
-            try scenario.write("receipts/r.jsonl", [
-                Line.v2Receipt("2026-11-01T10:00:05Z", "u1", transaction: a1(expires: "2026-11-08T10:00:00Z")),
-                Line.v2Receipt("2026-11-10T10:00:05Z", "u1", transaction: Line.v2("b1", "pro.yearly", purchase: "2026-11-10T10:00:00Z", expires: "2027-11-10T10:00:00Z", price: 79990)),
-            ])
+            try scenario.writeTwoChainsOfOneGroup()
             try scenario.write("notifications/n.jsonl", [
                 Line.notification("RENEWAL_EXTENDED", uuid: "n1", signed: "2026-11-07T09:00:00Z",
-                                  transaction: a1(expires: extended ? "2026-11-15T10:00:00Z" : "2026-11-08T10:00:00Z")),
+                                  transaction: Scenario.chainA1(expires: extended ? "2026-11-15T10:00:00Z" : "2026-11-08T10:00:00Z")),
             ])
         }
         /// A store as an older iaprecon left it: the results it derived from the first expiry.

@@ -148,6 +148,28 @@ final class Scenario {
     }
 }
 
+extension Scenario {
+    /// u1's two chains of one subscription group, each delivered and sent in a receipt: `a1`
+    /// (pro.monthly, bought 2026-11-01, expiring 2026-11-08 unless Apple extends it) and `b1`
+    /// (pro.yearly, bought 2026-11-10). Apart, they do not overlap.
+    func writeTwoChainsOfOneGroup() throws {
+        try catalog()
+        try write("server/s.jsonl", [
+            Line.delivered("2026-11-01T10:00:09Z", "u1", "a1", "pro.monthly"),
+            Line.delivered("2026-11-10T10:00:09Z", "u1", "b1", "pro.yearly"),
+        ])
+        try write("receipts/r.jsonl", [
+            Line.v2Receipt("2026-11-01T10:00:05Z", "u1", transaction: Self.chainA1(expires: "2026-11-08T10:00:00Z")),
+            Line.v2Receipt("2026-11-10T10:00:05Z", "u1", transaction: Line.v2("b1", "pro.yearly", purchase: "2026-11-10T10:00:00Z", expires: "2027-11-10T10:00:00Z", price: 79990)),
+        ])
+    }
+
+    /// `writeTwoChainsOfOneGroup`'s `a1`, as a payload giving `expires`.
+    static func chainA1(expires: String) -> String {
+        Line.v2("a1", "pro.monthly", purchase: "2026-11-01T10:00:00Z", expires: expires, price: 9990)
+    }
+}
+
 /// JSON Lines builders for the contract's input formats, so tests read like stories.
 enum Line {
     static func order(_ ts: String, _ orderID: String, _ userID: String, _ productID: String, price: String? = "0.99", currency: String = "USD") -> String {
