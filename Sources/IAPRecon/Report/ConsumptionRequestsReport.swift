@@ -160,9 +160,10 @@ public enum ConsumptionRequestsReport {
     static func dollarMeaning(_ bucket: Int) -> String {
         guard bucket >= 1, bucket <= dollarBounds.count + 2 else { return "undeclared (not every amount converts to USD)" }
         guard bucket > 1 else { return "0 USD" }
-        let from = bucket == 2 ? Decimal(string: "0.01") ?? 0 : dollarBounds[bucket - 3]
+        let cent = Decimal(sign: .plus, exponent: -2, significand: 1)
+        let from = bucket == 2 ? cent : dollarBounds[bucket - 3]
         guard bucket <= dollarBounds.count + 1 else { return "\(from) USD or more" }
-        return "\(from) to \(dollarBounds[bucket - 2] - (Decimal(string: "0.01") ?? 0)) USD"
+        return "\(from) to \(dollarBounds[bucket - 2] - cent) USD"
     }
 
     /// Apple's bucket for a USD amount: 1 for none, then 0.01–49.99, 50–99.99, … over 2000.
