@@ -236,23 +236,43 @@ struct AppleTieOut: Sendable {
     /// netted against them: it lowers some country's Apple units, never raises a shortfall, and
     /// netting it would let one country's refund unmask another country's covered purchase.
     static func findings(_ rows: [Row], unplacedPurchases: [Key: Int64]) -> [Finding] {
-        var findings: [Finding] = []
+        let shortfalls = shortfalls(rows, key: \.key, difference: \.difference) {
+            unplacedPurchases[Key(day: $0.day, productID: $0.productID, country: unknownCountry)] ?? 0
+        }
+        return shortfalls.compactMap { shortfall in
+            shortfall.missing > 0 ? finding(shortfall.row, missing: shortfall.missing, coveredByUnknownCountry: shortfall.covered) : nil
+        }
+    }
+
+    /// A country's shortfall on one day and product, Apple's units over the verified ones, and how
+    /// much of it that day's storefront-less purchases cover.
+    struct Shortfall<Row> {
+        var row: Row
+        var covered: Int64
+        var missing: Int64
+    }
+
+    /// Every row of a known country whose verified units fall short of Apple's, with the part its day
+    /// and product's storefront-less purchases cover (`findings`: in country-code order, first come
+    /// first served). `rows` are in key order; `unplacedPurchases` gives a day and product's.
+    /// The findings and the report page both read the shortfalls from here, so they cannot disagree.
+    static func shortfalls<Element>(_ rows: [Element], key: (Element) -> Key, difference: (Element) -> Int64,
+                                    unplacedPurchases: (Key) -> Int64) -> [Shortfall<Element>] {
+        var shortfalls: [Shortfall<Element>] = []
         var start = 0
         while start < rows.count {
+            let first = key(rows[start])
             var end = start
-            while end < rows.count, rows[end].key.day == rows[start].key.day, rows[end].key.productID == rows[start].key.productID { end += 1 }
-            let group = rows[start..<end]
-            var unplaced = unplacedPurchases[Key(day: rows[start].key.day, productID: rows[start].key.productID, country: unknownCountry)] ?? 0
-            for row in group where row.key.country != unknownCountry && row.difference > 0 {
-                let covered = min(unplaced, row.difference)
+            while end < rows.count, key(rows[end]).day == first.day, key(rows[end]).productID == first.productID { end += 1 }
+            var unplaced = unplacedPurchases(first)
+            for row in rows[start..<end] where key(row).country != unknownCountry && difference(row) > 0 {
+                let covered = min(unplaced, difference(row))
                 unplaced -= covered
-                let missing = row.difference - covered
-                guard missing > 0 else { continue }
-                findings.append(finding(row, missing: missing, coveredByUnknownCountry: covered))
+                shortfalls.append(Shortfall(row: row, covered: covered, missing: difference(row) - covered))
             }
             start = end
         }
-        return findings
+        return shortfalls
     }
 
     static func finding(_ row: Row, missing: Int64, coveredByUnknownCountry: Int64) -> Finding {

@@ -76,6 +76,63 @@ struct ReportPage {
         }
     }
 
+    /// Apple's tie-out as finance reads it. Most rows of `apple_tieout.csv` that differ do so by
+    /// country only: a receipt with no storefront puts its unit in the country `??`, where it covers
+    /// a shortfall of its day and product. Listing those rows would bury the shortfalls nothing
+    /// covers, the `unverified_apple_sales` findings, so the page counts them and lists these.
+    struct TieOut {
+        var days: Int
+        var firstDay: String
+        var lastDay: String
+        var appleUnits: Int64
+        var verifiedUnits: Int64
+        /// Rows of a known country with fewer verified units than Apple's.
+        var shortfallRows = 0
+        /// Of those, the rows storefront-less purchases cover whole.
+        var coveredRows = 0
+        /// Rows of a known country with more verified units than Apple's, and by how many in all.
+        var surplusRows = 0
+        var surplusUnits: Int64 = 0
+        /// The newest `tieoutRowsShown` shortfalls not covered whole, newest day first, then in product and
+        /// country order: a nightly reader looks for the days just reported.
+        var uncovered: [AppleTieOut.Shortfall<AppleTieOutReport.Row>] = []
+        /// How many shortfalls are not covered whole, and their missing units.
+        var uncoveredRows = 0
+        var missingUnits: Int64 = 0
+
+        /// Nil without a row: no reports, or reports whose days hold no in-app row.
+        init?(_ rows: [AppleTieOutReport.Row]) {
+            guard let first = rows.first, let last = rows.last else { return nil }
+            days = Set(rows.map(\.day)).count
+            firstDay = first.day
+            lastDay = last.day
+            appleUnits = rows.reduce(0) { $0 + $1.appleUnits }
+            verifiedUnits = rows.reduce(0) { $0 + $1.verifiedUnits }
+            var unplaced: [String: Int64] = [:]
+            for row in rows where row.country == AppleTieOut.unknownCountry { unplaced[row.day + "|" + row.productID] = row.unplacedPurchases }
+            for row in rows where row.country != AppleTieOut.unknownCountry && row.difference < 0 {
+                surplusRows += 1
+                surplusUnits -= row.difference
+            }
+            let shortfalls = AppleTieOut.shortfalls(rows, key: { AppleTieOut.Key(day: $0.day, productID: $0.productID, country: $0.country) },
+                                                    difference: \.difference) { unplaced[$0.day + "|" + $0.productID] ?? 0 }
+            shortfallRows = shortfalls.count
+            var open: [AppleTieOut.Shortfall<AppleTieOutReport.Row>] = []
+            for shortfall in shortfalls {
+                guard shortfall.missing > 0 else {
+                    coveredRows += 1
+                    continue
+                }
+                missingUnits += shortfall.missing
+                open.append(shortfall)
+            }
+            uncoveredRows = open.count
+            // Stable: within a day, product and country order stay.
+            uncovered = Array(open.enumerated().sorted { ($1.element.row.day, $0.offset) < ($0.element.row.day, $1.offset) }
+                .prefix(ReportPage.tieoutRowsShown).map(\.element))
+        }
+    }
+
     typealias InputFile = SummaryCounts.InputFile
 
     var asOf: String
@@ -97,10 +154,8 @@ struct ReportPage {
     var atRiskKey: String
     var criticalFindings: [CriticalFinding]
     var criticalTotal: Int
-    /// Apple's tie-out rows where the two sides differ; empty until a run reads Apple's sales reports.
-    var tieout: [AppleTieOutReport.Row] = []
-    /// How many tie-out rows differ in all, of which `tieout` lists the first.
-    var tieoutTotal = 0
+    /// Apple's tie-out; nil until a run reads Apple's sales reports.
+    var tieout: TieOut?
     /// What the run warns of in its inputs (fx rates, catalog lines, spend files that disagree): a
     /// nightly run's stderr reaches a log, and the person who reads the page is who can mend them.
     var warnings: [String] = []
@@ -108,7 +163,7 @@ struct ReportPage {
     var inputs: [InputFile]
     var inputTotals: LineCounts
 
-    /// How many of the tie-out's differing rows the page lists; apple_tieout.csv has them all.
+    /// How many of the tie-out's uncovered shortfalls the page lists; findings.csv has them all.
     static let tieoutRowsShown = 20
 
     /// How many of the newest critical findings the page lists; findings.csv has them all.

@@ -41,6 +41,11 @@ extension ReportPage {
         String(iso.prefix(16)).replacingOccurrences(of: "T", with: " ")
     }
 
+    /// A count as people read it, grouped by thousands (`1,504`).
+    private static func grouped(_ count: some BinaryInteger) -> String {
+        ReportingCurrency.shown(Amount(Decimal(Int64(count))), places: 0)
+    }
+
     private static func double(_ amount: Amount) -> Double { NSDecimalNumber(decimal: amount.decimal).doubleValue }
 
     /// Daily gross (up) and refunds (down) as bars, net as a line, over every day of the period.
@@ -132,18 +137,52 @@ extension ReportPage {
         return out + HTML.table(["time (UTC)", "kind", "user", "transaction", "amount", "evidence"], rows, numeric: [4]) + "</section>\n"
     }
 
-    /// Apple's units against verified units; shown only when a run read Apple's sales reports.
+    /// Apple's units against verified units, and the shortfalls nothing verified covers; shown only
+    /// when a run read Apple's sales reports.
     private func tieoutSection() -> String {
-        guard !tieout.isEmpty else { return "" }
-        let rows = tieout.map { row in
-            [HTML.escape(row.day), "<span class=\"id\">\(HTML.escape(row.productID))</span>", HTML.escape(row.country),
-             String(row.appleUnits), String(row.verifiedUnits), row.difference == 0 ? "0" : "<b>\(row.difference)</b>"]
+        guard let tieout else { return "" }
+        func marked(_ key: String, _ value: Int64) -> String {
+            "<span data-summary-key=\"apple_tieout.\(key)\" data-value=\"\(value)\">\(Self.grouped(value))</span>"
         }
+        let span = tieout.days == 1 ? "1 Pacific day, \(tieout.firstDay)" : "\(marked("days", Int64(tieout.days))) Pacific days, \(tieout.firstDay) to \(tieout.lastDay)"
+        var out = "<section id=\"tieout\"><h2>Apple tie-out</h2>"
+            + "<p>Apple's Sales Reports cover \(span): Apple counts \(marked("apple_units", tieout.appleUnits)) units, "
+            + "iaprecon verified \(marked("verified_units", tieout.verifiedUnits)).</p>"
+        var meta: [String] = []
+        if tieout.shortfallRows == 0 {
+            meta.append("No country has fewer verified units than Apple's on any day.")
+        } else {
+            meta.append("\(Self.grouped(tieout.shortfallRows)) \(tieout.shortfallRows == 1 ? "row" : "rows") of apple_tieout.csv "
+                + "\(tieout.shortfallRows == 1 ? "has" : "have") fewer verified units than Apple's.")
+            if tieout.coveredRows > 0 {
+                meta.append("Units verified without a storefront (country ??) could be from any country, so they count toward their day and "
+                    + "product's shortfalls: they cover \(Self.grouped(tieout.coveredRows)) of these whole.")
+            }
+        }
+        if tieout.surplusRows > 0 {
+            meta.append("\(Self.grouped(tieout.surplusRows)) \(tieout.surplusRows == 1 ? "row has" : "rows have") more verified units than "
+                + "Apple's, \(Self.grouped(tieout.surplusUnits)) in all.")
+        }
+        out += "<p class=\"meta\">" + HTML.escape(meta.joined(separator: " ")) + "</p>"
+        guard tieout.uncoveredRows > 0 else {
+            return out + "<p class=\"none\">Every unit Apple counts is verified or covered.</p></section>\n"
+        }
+        let rows = tieout.uncovered.map { shortfall -> [String] in
+            let row = shortfall.row
+            // What the finding's amount is: the missing units at Apple's customer price.
+            let amount = row.customerPrice.flatMap(Amount.parse).map { Money.format($0 * shortfall.missing) + " " + (row.customerCurrency ?? "") }
+            return [HTML.escape(row.day), "<span class=\"id\">\(HTML.escape(row.productID))</span>", HTML.escape(row.country),
+                    String(row.appleUnits), String(row.verifiedUnits), shortfall.covered == 0 ? "" : String(shortfall.covered),
+                    "<b>\(shortfall.missing)</b>", HTML.escape(amount ?? "")]
+        }
+        out += "<p>Units Apple counts that no receipt or notification verified, \(Self.grouped(tieout.missingUnits)) in all: "
+            + "the \(Self.grouped(tieout.uncoveredRows)) unverified_apple_sales \(tieout.uncoveredRows == 1 ? "finding" : "findings").</p>"
         // Like the critical findings: a page that lists part of the rows says so, or a reader takes them for all.
-        let shown = tieoutTotal > tieout.count
-            ? "<p class=\"meta\">The first \(tieout.count) of \(tieoutTotal) rows that differ; apple_tieout.csv has every row.</p>" : ""
-        return "<section id=\"tieout\"><h2>Apple tie-out</h2>" + shown
-            + HTML.table(["day (Pacific)", "product", "country", "Apple units", "verified units", "difference"], rows, numeric: [3, 4, 5])
+        if tieout.uncoveredRows > tieout.uncovered.count {
+            out += "<p class=\"meta\">The newest \(tieout.uncovered.count) of \(Self.grouped(tieout.uncoveredRows)); findings.csv has every one.</p>"
+        }
+        return out + HTML.table(["day (Pacific)", "product", "country", "Apple units", "verified units", "covered by ??", "missing", "amount"],
+                                rows, numeric: [3, 4, 5, 6, 7])
             + "</section>\n"
     }
 

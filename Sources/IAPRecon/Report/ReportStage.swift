@@ -167,10 +167,7 @@ public enum ReportStage {
                                                   findings: findings, revenue: revenue, tieOut: tieOut, attribution: attribution)
                 var page = ReportPage(asOfMs: asOfMs, settings: settings, counts: counts, findings: findings, revenue: revenue,
                                       attribution: attribution)
-                // The page shows where Apple and the store disagree; apple_tieout.csv has every row.
-                let differing = tieOut.rows.filter { $0.difference != 0 }
-                page.tieout = Array(differing.prefix(ReportPage.tieoutRowsShown))
-                page.tieoutTotal = differing.count
+                page.tieout = ReportPage.TieOut(tieOut.rows)
                 page.warnings = inputWarnings
                 try output.write("report.html") { try $0.write(page.html()) }
                 try output.write("summary.json") { try $0.write(JSONWriter.pretty(summary)) }

@@ -126,19 +126,69 @@ struct ReportPageTests {
         #expect(!quarter.html.contains("data-earlier-gross"))
     }
 
-    @Test("the Apple tie-out section appears only when there are tie-out rows, and shows each difference")
+    @Test("the Apple tie-out section appears only when there are tie-out rows, with their totals marked for summary.json")
     func tieoutSection() throws {
         let scenario = try Self.hostileNight()
         var page = try Self.page(scenario)
         #expect(!page.html().contains("Apple tie-out"))
-        page.tieout = [AppleTieOutReport.Row(day: "2026-11-20", productID: "gems300", country: "US", appleUnits: 3, verifiedUnits: 2)]
+        page.tieout = ReportPage.TieOut([AppleTieOutReport.Row(day: "2026-11-20", productID: "gems300", country: "US", appleUnits: 3, verifiedUnits: 2)])
         let html = page.html()
         #expect(html.contains("<section id=\"tieout\"><h2>Apple tie-out</h2>"))
-        // The same sign as apple_tieout.csv's difference: Apple sold one more than the store verified.
-        #expect(html.contains("<b>1</b>"))
+        #expect(html.contains("Apple's Sales Reports cover 1 Pacific day, 2026-11-20: Apple counts "
+            + "<span data-summary-key=\"apple_tieout.apple_units\" data-value=\"3\">3</span> units, iaprecon verified "
+            + "<span data-summary-key=\"apple_tieout.verified_units\" data-value=\"2\">2</span>."))
+        // Apple sold one more than the store verified: the row nothing covers, its missing unit in bold.
+        #expect(Self.tieoutRows(html) == [["2026-11-20", "gems300", "US", "3", "2", "", "1", ""]])
     }
 
-    @Test("more differing tie-out rows than the page lists: the page says how many it shows of how many; at the limit it says nothing")
+    /// A night whose Sales Report sells gems60 on 2026-11-24 in `apple` (country and units) against the verified
+    /// purchases `receipts` (`AppleTieOutTests.purchase`); returns its report.html and findings.csv.
+    static func tieoutNight(apple: [(String, Int)], receipts: [String]) throws -> (html: String, findings: String) {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("apple/S_D_1.txt", [AppleSalesReportTests.currentHeader]
+            + apple.map { AppleTieOutTests.sales("2026-11-24", "gems60", units: $0.1, country: $0.0) })
+        try scenario.write("receipts/r.jsonl", receipts)
+        _ = try scenario.run(asOf: "2026-11-30T00:00:00Z")
+        return (try scenario.output("report.html"), try scenario.output("findings.csv"))
+    }
+
+    @Test("the tie-out lists the shortfalls storefront-less units leave uncovered, not every row that differs by country")
+    func tieoutListsUncoveredShortfalls() throws {
+        // Apple: JP 1, US 2. Verified: one US purchase and one with no storefront, which covers JP (first in country order).
+        // apple_tieout.csv has three rows that differ (??, JP, US); only US's unit is missing.
+        let night = try Self.tieoutNight(apple: [("US", 2), ("JP", 1)], receipts: [
+            AppleTieOutTests.purchase("t1", at: "2026-11-24T18:00:00Z"), AppleTieOutTests.purchase("t2", at: "2026-11-24T20:00:00Z", storefront: nil),
+        ])
+        #expect(Self.tieoutRows(night.html) == [["2026-11-24", "gems60", "US", "2", "1", "", "1", "0.99 USD"]])
+        #expect(night.html.contains("2 rows of apple_tieout.csv have fewer verified units than Apple&#39;s. Units verified without a storefront "
+            + "(country ??) could be from any country, so they count toward their day and product&#39;s shortfalls: they cover 1 of these whole."))
+        #expect(night.html.contains("Units Apple counts that no receipt or notification verified, 1 in all: the 1 unverified_apple_sales finding."))
+        // The page's list is the findings'.
+        #expect(night.findings.contains("country=US apple_units=2 verified_units=1 missing_units=1"))
+        #expect(!night.findings.contains("country=JP"))
+
+        // Near miss: a second storefront-less purchase covers US too; nothing is listed, and the page says so.
+        let covered = try Self.tieoutNight(apple: [("US", 2), ("JP", 1)], receipts: [
+            AppleTieOutTests.purchase("t1", at: "2026-11-24T18:00:00Z"), AppleTieOutTests.purchase("t2", at: "2026-11-24T20:00:00Z", storefront: nil),
+            AppleTieOutTests.purchase("t3", at: "2026-11-24T21:00:00Z", storefront: nil),
+        ])
+        #expect(Self.tieoutRows(covered.html).isEmpty)
+        #expect(covered.html.contains("they cover 2 of these whole."))
+        #expect(covered.html.contains("Every unit Apple counts is verified or covered."))
+        #expect(!covered.findings.contains("unverified_apple_sales"))
+    }
+
+    @Test("more verified units than Apple's in a country are counted on the page, and never listed as missing")
+    func tieoutCountsSurplus() throws {
+        let night = try Self.tieoutNight(apple: [("US", 1)], receipts: [
+            AppleTieOutTests.purchase("t1", at: "2026-11-24T18:00:00Z"), AppleTieOutTests.purchase("t2", at: "2026-11-24T19:00:00Z"),
+        ])
+        #expect(night.html.contains("No country has fewer verified units than Apple&#39;s on any day. 1 row has more verified units than Apple&#39;s, 1 in all."))
+        #expect(Self.tieoutRows(night.html).isEmpty)
+    }
+
+    @Test("more uncovered shortfalls than the page lists: the page says how many it shows of how many; at the limit it says nothing")
     func tieoutSectionSaysWhatItLeavesOut() throws {
         /// The page of a night whose Sales Report sells one unit of gems60 on each of `days` days from 2026-11-01, none verified.
         func page(days: Int) throws -> String {
@@ -154,12 +204,26 @@ struct ReportPageTests {
             return try scenario.output("report.html")
         }
         let many = try page(days: 24)
-        #expect(many.components(separatedBy: "<b>1</b>").count - 1 == ReportPage.tieoutRowsShown)
-        #expect(many.contains("The first 20 of 24 rows that differ; apple_tieout.csv has every row."))
+        // The newest days first: 2026-11-24 down to 2026-11-05; the first four days are left to findings.csv.
+        #expect(Self.tieoutRows(many).map(\.first) == (5...24).reversed().map { String(format: "2026-11-%02d", $0) })
+        #expect(many.contains("The newest 20 of 24; findings.csv has every one."))
         // Near miss: exactly as many as the page lists, all shown, nothing to say.
         let twenty = try page(days: 20)
-        #expect(twenty.components(separatedBy: "<b>1</b>").count - 1 == 20)
-        #expect(!twenty.contains("rows that differ"))
+        #expect(Self.tieoutRows(twenty).count == 20)
+        #expect(!twenty.contains("findings.csv has every one"))
+    }
+
+    /// The cells of the tie-out table's rows, as text.
+    static func tieoutRows(_ html: String) -> [[String]] {
+        guard let start = html.range(of: "<h2>Apple tie-out</h2>"),
+              let end = html.range(of: "</section>", range: start.upperBound..<html.endIndex) else { return [] }
+        return String(html[start.upperBound..<end.lowerBound]).components(separatedBy: "<tr>").dropFirst().compactMap { row in
+            let cells = row.components(separatedBy: "<td").dropFirst().map {
+                $0.replacingOccurrences(of: "<[^>]*>", with: "", options: .regularExpression)
+                    .replacingOccurrences(of: "^[^>]*>", with: "", options: .regularExpression)
+            }
+            return cells.isEmpty ? nil : cells
+        }
     }
 
     /// The cells of the attribution table's row for `mediaSource`, bars left out.
