@@ -144,7 +144,7 @@ extension CommandSpec {
             normalize the lines as they read them: repeated lines collapsed, a \
             transaction's sightings merged. The join refuses a store not indexed yet.
             """,
-        options: [.db],
+        options: [.db, .config],
         flags: [.quiet],
         examples: [
             ExampleSpec("Index what the last ingest loaded:", "iaprecon normalize --db week.sqlite")
@@ -160,7 +160,7 @@ extension CommandSpec {
             lost and duplicate deliveries as of --as-of. A full rebuild decides \
             batches of linked transactions on --jobs workers while one writer inserts.
             """,
-        options: [.db, .asOf, .grace, .mmpTZ, .jobs],
+        options: [.db, .asOf, .grace, .mmpTZ, .jobs, .config],
         flags: [.quiet],
         examples: [
             ExampleSpec("Allow deliveries up to 36 hours:", "iaprecon join --grace 36h"),
@@ -181,7 +181,7 @@ extension CommandSpec {
             switched in at once: a reader sees the previous set or the new one, \
             never a mix.
             """,
-        options: [.db, .out, .tz, .currency, .failOn, .failOnNew],
+        options: [.db, .out, .tz, .currency, .failOn, .failOnNew, .config],
         flags: [.quiet],
         examples: [
             ExampleSpec("Report in Tokyo days and yen (fx.csv giving rates into JPY):", "iaprecon report --tz Asia/Tokyo --currency JPY"),

@@ -65,7 +65,10 @@ struct CommandsTests {
         ])
         #expect(run.flags.map(\.name) == ["trust-unsigned", "quiet"])
         #expect(run.acceptsConfig)
-        #expect(CommandSpec.report.acceptsConfig == false)
+        // The stages read it too: a night resumed by hand must report in the night's zone and currency.
+        let stages: [CommandSpec] = [.normalize, .join, .report]
+        #expect(stages.filter(\.acceptsConfig).count == 3)
+        #expect(CommandSpec.validate.acceptsConfig == false)
         #expect(OptionSpec.grace.defaultValue == .value("24h"))
         #expect(OptionSpec.failOn.allowedValues == ["critical", "warning", "info"])
     }

@@ -118,6 +118,30 @@ struct ConfigFileTests {
         #expect(command.configPath == path)
     }
 
+    @Test("the stages a night is resumed with read the night's config: its zone, currency, grace and store, not the defaults")
+    func stagesReadConfig() throws {
+        let path = try temporaryFile("db = /var/lib/iaprecon/store.sqlite\ntz = Asia/Tokyo\ncurrency = JPY\ngrace = 36h\nmmp-tz = Europe/Berlin\n")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        func command(_ arguments: [String]) throws -> ParsedCommand {
+            guard case .command(let command) = parseWithConfig(arguments + ["--config", path], program: .iaprecon) else {
+                Issue.record("expected a command for \(arguments)")
+                throw CancellationError()
+            }
+            return command
+        }
+        for stage in ["normalize", "join", "report"] {
+            #expect(try command([stage]).string("db") == "/var/lib/iaprecon/store.sqlite", "\(stage)")
+        }
+        let report = try command(["report"])
+        #expect(try report.string("tz") == "Asia/Tokyo")
+        #expect(try report.string("currency") == "JPY")
+        let join = try command(["join"])
+        #expect(try join.string("mmp-tz") == "Europe/Berlin")
+        #expect(join.origin("grace") == .config(file: path, line: 4))
+        // Near miss: the command line still wins over the config.
+        #expect(try command(["report", "--tz", "UTC"]).string("tz") == "UTC")
+    }
+
     @Test("config errors become usage errors from parseWithConfig")
     func parseWithConfigErrors() throws {
         let path = try temporaryFile("db = a\ninptu = b\n")
