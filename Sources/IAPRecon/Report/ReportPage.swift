@@ -99,6 +99,9 @@ struct ReportPage {
         /// How many shortfalls are not covered whole, and their missing units.
         var uncoveredRows = 0
         var missingUnits: Int64 = 0
+        /// Rows of Apple's whose proceeds came in two currencies: `apple_proceeds` is empty and the
+        /// totals leave them out, which the join warns of only on the night it reads the report.
+        var proceedsInTwoCurrencies = 0
 
         /// Nil without a row: no reports, or reports whose days hold no in-app row.
         init?(_ rows: [AppleTieOutReport.Row]) {
@@ -110,6 +113,7 @@ struct ReportPage {
             verifiedUnits = rows.reduce(0) { $0 + $1.verifiedUnits }
             var unplaced: [String: Int64] = [:]
             for row in rows where row.country == AppleTieOut.unknownCountry { unplaced[row.day + "|" + row.productID] = row.unplacedPurchases }
+            proceedsInTwoCurrencies = rows.count { $0.customerPrice != nil && $0.proceeds == nil }
             for row in rows where row.country != AppleTieOut.unknownCountry && row.difference < 0 {
                 surplusRows += 1
                 surplusUnits -= row.difference

@@ -163,6 +163,11 @@ extension ReportPage {
             meta.append("\(Self.grouped(tieout.surplusRows)) \(tieout.surplusRows == 1 ? "row has" : "rows have") more verified units than "
                 + "Apple's, \(Self.grouped(tieout.surplusUnits)) in all.")
         }
+        if tieout.proceedsInTwoCurrencies > 0 {
+            let one = tieout.proceedsInTwoCurrencies == 1
+            meta.append("\(Self.grouped(tieout.proceedsInTwoCurrencies)) \(one ? "row has" : "rows have") Apple's proceeds in two currencies: "
+                + "\(one ? "its" : "their") apple_proceeds \(one ? "is" : "are") empty, and summary.json's proceeds leave \(one ? "it" : "them") out.")
+        }
         out += "<p class=\"meta\">" + HTML.escape(meta.joined(separator: " ")) + "</p>"
         guard tieout.uncoveredRows > 0 else {
             return out + "<p class=\"none\">Every unit Apple counts is verified or covered.</p></section>\n"

@@ -188,6 +188,22 @@ struct ReportPageTests {
         #expect(Self.tieoutRows(night.html).isEmpty)
     }
 
+    @Test("rows whose proceeds Apple paid in two currencies are named on the page: their apple_proceeds is empty and left out of the totals")
+    func tieoutNamesProceedsInTwoCurrencies() throws {
+        var page = try Self.page(Self.hostileNight())
+        let mixed = AppleTieOutReport.Row(day: "2026-11-24", productID: "gems60", country: "AE", appleUnits: 3, verifiedUnits: 3,
+                                          customerPrice: "0.99", customerCurrency: "USD")
+        let paid = AppleTieOutReport.Row(day: "2026-11-24", productID: "gems60", country: "US", appleUnits: 1, verifiedUnits: 1,
+                                         customerPrice: "0.99", customerCurrency: "USD", proceeds: "0.69", proceedsCurrency: "USD")
+        page.tieout = ReportPage.TieOut([mixed, paid])
+        #expect(page.html().contains("1 row has Apple&#39;s proceeds in two currencies: its apple_proceeds is empty, and summary.json&#39;s "
+            + "proceeds leave it out."))
+        // Near miss: rows with one proceeds currency, or with no Apple row at all (verified units only), say nothing of it.
+        let verifiedOnly = AppleTieOutReport.Row(day: "2026-11-24", productID: "gems60", country: "JP", appleUnits: 0, verifiedUnits: 1)
+        page.tieout = ReportPage.TieOut([paid, verifiedOnly])
+        #expect(!page.html().contains("two currencies"))
+    }
+
     @Test("more uncovered shortfalls than the page lists: the page says how many it shows of how many; at the limit it says nothing")
     func tieoutSectionSaysWhatItLeavesOut() throws {
         /// The page of a night whose Sales Report sells one unit of gems60 on each of `days` days from 2026-11-01, none verified.
