@@ -55,7 +55,7 @@ extension CommandSpec {
             stderr, even with --quiet.
             """,
         options: [.input, .db, .out, .asOf, .now, .grace, .tz, .mmpTZ, .currency, .bundleID, .jobs, .trustRoot, .failOn, .failOnNew, .config],
-        flags: [.trustUnsigned, .quiet],
+        flags: [.trustUnsigned, .quietButAlert],
         examples: [
             ExampleSpec(
                 "Reconcile the bundled sample data, signed by a test root, into ./out:",
@@ -89,7 +89,7 @@ extension CommandSpec {
             newer than the night written, so a replayed night removes no later one.
             """,
         options: [.root, .db, .reports, .date, .keepReports, .logDir, .now, .grace, .tz, .mmpTZ, .currency, .bundleID, .jobs, .trustRoot, .failOn, .failOnNew, .config],
-        flags: [.trustUnsigned, .quiet, .force],
+        flags: [.trustUnsigned, .quietButNightWarnings, .force],
         examples: [
             ExampleSpec("The nightly cron job:", "iaprecon nightly --config jobs/iaprecon.conf --quiet"),
             ExampleSpec("Re-run one night:", "iaprecon nightly --root /data/iap --date 2026-11-28"),
@@ -109,7 +109,7 @@ extension CommandSpec {
             backfill exits 1 after the last day.
             """,
         options: [.root, .db, .reports, .from, .to, .keepReports, .logDir, .now, .grace, .tz, .mmpTZ, .currency, .bundleID, .jobs, .trustRoot, .failOn, .failOnNew, .config],
-        flags: [.trustUnsigned, .quiet, .force],
+        flags: [.trustUnsigned, .quietButNightWarnings, .force],
         examples: [
             ExampleSpec(
                 "Backfill a quarter:",
@@ -182,7 +182,7 @@ extension CommandSpec {
             never a mix.
             """,
         options: [.db, .out, .tz, .currency, .failOn, .failOnNew, .config],
-        flags: [.quiet],
+        flags: [.quietButAlert],
         examples: [
             ExampleSpec("Report in Tokyo days and yen (fx.csv giving rates into JPY):", "iaprecon report --tz Asia/Tokyo --currency JPY"),
             ExampleSpec("Fail a CI job on warnings or worse:", "iaprecon report --fail-on warning"),
@@ -469,7 +469,18 @@ extension OptionSpec {
 }
 
 extension FlagSpec {
+    /// The stage commands that print no alert line and no warning a person must see.
     public static let quiet = FlagSpec(name: "quiet", short: "q", help: "Print nothing but errors.")
+
+    /// `run` and `report`: with --fail-on or --fail-on-new, exit 1 still prints its alert line.
+    public static let quietButAlert = FlagSpec(
+        name: "quiet", short: "q", help: "Print nothing but errors and the alert line of --fail-on or --fail-on-new.")
+
+    /// `nightly` and `backfill`: cron mails what is printed, so a missing partition and a report
+    /// folder --keep-reports cannot remove are said as well as a night's alert line.
+    public static let quietButNightWarnings = FlagSpec(
+        name: "quiet", short: "q",
+        help: "Print nothing but errors, alert lines, and the warnings that a partition is missing or that an old report folder cannot be removed.")
 
     public static let force = FlagSpec(name: "force", help: "Point <reports>/latest at this night even if it is older.")
 

@@ -114,7 +114,8 @@ struct HelpTests {
                                   command line wins over it.
           --trust-unsigned        Do not check JWS signatures (for data a server
                                   verified upstream).
-          -q, --quiet             Print nothing but errors.
+          -q, --quiet             Print nothing but errors and the alert line of
+                                  --fail-on or --fail-on-new.
           -h, --help              Show help information.
 
         EXAMPLES:
@@ -133,6 +134,45 @@ struct HelpTests {
         arguments: [["help", "run"], ["run", "--help"], ["run", "-h"], ["run", "--inptu", "x", "--help"]])
     func runHelp(argv: [String]) {
         #expect(parse(argv, program: .iaprecon) == .help(Self.runHelp))
+    }
+
+    /// The `-q, --quiet` entry of `command`'s help screen, its wrapped lines joined.
+    static func quietHelp(_ command: CommandSpec) -> String? {
+        let lines = HelpRenderer.help(for: command, program: .iaprecon).split(separator: "\n").map(String.init)
+        guard let first = lines.firstIndex(where: { $0.hasPrefix("  -q, --quiet ") }) else { return nil }
+        let hanging = String(repeating: " ", count: HelpRenderer.labelColumnWidth)
+        let rest = lines[(first + 1)...].prefix { $0.hasPrefix(hanging) }.map { $0.trimmingCharacters(in: .whitespaces) }
+        return ([String(lines[first].dropFirst(HelpRenderer.labelColumnWidth))] + rest).joined(separator: " ")
+    }
+
+    @Test("--quiet's help names what each command still prints under it: the alert line, a night's warnings, or errors alone")
+    func quietHelp() {
+        let alert = "Print nothing but errors and the alert line of --fail-on or --fail-on-new."
+        let night = "Print nothing but errors, alert lines, and the warnings that a partition is missing "
+            + "or that an old report folder cannot be removed."
+        let errors = "Print nothing but errors."
+        var shown: [String: String] = [:]
+        for command in ProgramSpec.iaprecon.commands { shown[command.name] = Self.quietHelp(command) }
+        #expect(shown == [
+            "run": alert, "report": alert, "nightly": night, "backfill": night,
+            "ingest": errors, "normalize": errors, "join": errors, "forget": errors,
+        ])
+    }
+
+    @Test("near miss: what --quiet's help says holds: ingest warns without it and prints nothing with it; run prints the alert line alone")
+    func quietHolds() throws {
+        let work = try Workspace()
+        let ingest = ["ingest", "--input", Workspace.sampleData, "--trust-root", Workspace.sampleRoot]
+        let told = work.iaprecon(ingest + ["--db", work.path("told.sqlite")])
+        #expect(told.err.contains("Warning: not read, matches no source: "))
+        let quiet = work.iaprecon(ingest + ["--db", work.path("quiet.sqlite"), "--quiet"])
+        #expect(quiet.code == 0)
+        #expect(quiet.out.isEmpty && quiet.err.isEmpty)
+        let run = work.iaprecon(["run", "--input", Workspace.sampleData, "--trust-root", Workspace.sampleRoot, "--db", work.path("run.sqlite"),
+                                 "--out", work.path("out"), "--fail-on", "critical", "--quiet"])
+        #expect(run.code == 1)
+        #expect(run.out.isEmpty)
+        #expect(run.err.split(separator: "\n").count == 1 && run.err.hasPrefix("iaprecon: exit 1: "))
     }
 
     @Test("history help shows its argument, its lookups and the allowed formats")
