@@ -114,6 +114,9 @@ public enum Pipeline {
     }
 
     public static func run(_ options: RunOptions, progress: ProgressSink?) throws -> RunResult {
+        // An --out that cannot be written, or holds what iaprecon did not write, fails now, not after an hour of
+        // work, and before the store: a refused folder is a mistyped argument, which creates no store and is no run.
+        try OutputSet.checkTarget(options.report.outFolder)
         let lock = try RunLock(databasePath: options.databasePath, command: options.command)
         defer { withExtendedLifetime(lock) {} }
         let database = try Store.open(path: options.databasePath)
@@ -139,13 +142,6 @@ public enum Pipeline {
         // not read, an index) is looked for on a reader of its own while the stages work.
         let storeCheck = Background { [path = options.databasePath, checked = options.checkStore] in
             if !checked { try Store.checkIntegrity(Database(path: path, readOnly: true), quick: true) }
-        }
-        // An --out that cannot be written, or holds what iaprecon did not write, fails now, not after an hour of work.
-        do {
-            try OutputSet.checkTarget(options.report.outFolder)
-        } catch {
-            storeCheck.wait()
-            throw failed(error)
         }
         var timings: [(String, Double)] = []
         func timed<T>(_ stage: String, note: (T) -> String, _ body: () throws -> T) throws -> T {

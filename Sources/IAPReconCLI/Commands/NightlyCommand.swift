@@ -16,6 +16,7 @@ import IAPRecon
 /// incremental nights equal full rebuilds).
 enum NightlyCommand {
     static func run(_ command: ParsedCommand, console: Console) throws -> ExitCode {
+        let settings = try NightSettings(command)
         let root = command.value("root") ?? "data"
         let date: String
         if let given = command.value("date") {
@@ -33,12 +34,14 @@ enum NightlyCommand {
             }
         }
         try requirePartition(root: root, date: date)
+        try settings.prepareFolders(for: [date])
         let replay = try Replay.ifNeeded(databasePath: command.databasePath, command: command.name, root: root, from: date, through: date)
         defer { replay?.remove() }
-        return try night(command, root: root, date: date, databasePath: replay?.path ?? command.databasePath, console: console)
+        return try night(command, settings, root: root, date: date, databasePath: replay?.path ?? command.databasePath, console: console)
     }
 
     static func backfill(_ command: ParsedCommand, console: Console) throws -> ExitCode {
+        let settings = try NightSettings(command)
         let root = command.value("root") ?? "data"
         let from = try command.string("from")
         let to = try command.string("to")
@@ -47,20 +50,20 @@ enum NightlyCommand {
         }
         guard start <= end else { throw command.usageError("--from \(from) is after --to \(to)") }
         let available = Set(try partitions(in: root))
+        let days = stride(from: start, through: end, by: 86_400_000).map { Timestamp.day($0) }
+        let nights = days.filter(available.contains)
+        try settings.prepareFolders(for: nights)
         let replay = try Replay.ifNeeded(databasePath: command.databasePath, command: command.name, root: root, from: from, through: to)
         defer { replay?.remove() }
         var worst = ExitCode.ok
-        var day = start
-        while day <= end {
-            let date = Timestamp.day(day)
-            day += 86_400_000
+        for date in days {
             // A day without a partition has nothing new: the range goes on past it, saying so, also
             // under --quiet: a gap in the days is what whoever reads the mail must know.
             guard available.contains(date) else {
                 console.err("Warning: no partition \(root)/\(date); that night is skipped")
                 continue
             }
-            let code = try night(command, root: root, date: date, databasePath: replay?.path ?? command.databasePath, console: console)
+            let code = try night(command, settings, root: root, date: date, databasePath: replay?.path ?? command.databasePath, console: console)
             if code != .ok { worst = code }
         }
         return worst
@@ -95,23 +98,19 @@ enum NightlyCommand {
     }
 
     private static func night(
-        _ command: ParsedCommand, root: String, date: String, databasePath: String, console: Console
+        _ command: ParsedCommand, _ settings: NightSettings, root: String, date: String, databasePath: String, console: Console
     ) throws -> ExitCode {
-        let outRoot = command.value("reports") ?? "reports"
-        let logDir = command.value("log-dir") ?? "logs"
-        try makeFolder(logDir)
-        try makeFolder(outRoot)
+        let outRoot = settings.outRoot
+        let quiet = settings.quiet
         let stamp = Timestamp.iso8601(Int64(Date().timeIntervalSince1970 * 1000)).replacingOccurrences(of: ":", with: "")
-        let log = try LogFile(path: "\(logDir)/iaprecon-\(date)-\(stamp).log")
-        let quiet = command.flag("quiet")
-        let keepReports = try command.optionalInt("keep-reports")
+        let log = try LogFile(path: "\(settings.logDir)/iaprecon-\(date)-\(stamp).log")
         log.write("iaprecon \(IAPReconCLI.version) \(command.name) --root \(root) --date \(date)"
                   + (databasePath == command.databasePath ? "" : " (replayed in the scratch store \(databasePath))"))
         var options = RunOptions(
             input: root, databasePath: databasePath, outFolder: outRoot + "/" + date, jobs: command.jobs,
-            reconcile: try command.reconcileSettings(), report: try command.reportSettings())
+            reconcile: settings.reconcile, report: settings.report)
         options.partitionsThrough = date
-        options.lineRules = try command.lineRules()
+        options.lineRules = settings.lineRules
         options.report.outFolder = options.outFolder
         options.command = command.name
         options.checkStore = databasePath == command.databasePath
@@ -139,7 +138,9 @@ enum NightlyCommand {
                 log.write(warning)
                 if !quiet { console.err(warning) }
             }
-            if let keepReports { pruneReports(outRoot: outRoot, keep: keepReports, written: date, log: log, quiet: quiet, console: console) }
+            if let keepReports = settings.keepReports {
+                pruneReports(outRoot: outRoot, keep: keepReports, written: date, log: log, quiet: quiet, console: console)
+            }
             let outcome = findingsOutcome(result.report, failOn: command.failOn, failOnNew: command.failOnNew, outFolder: options.outFolder)
             if let alert = outcome.alert {
                 log.write(alert)
@@ -201,6 +202,39 @@ enum NightlyCommand {
             throw OutputError(path: outRoot + "/latest", reason: String(cString: strerror(errno)))
         }
         return true
+    }
+}
+
+/// What every night of a `nightly` or `backfill` runs with, read before anything is made: a value
+/// that is refused stops the command before any folder, store, log or run record.
+struct NightSettings {
+    var outRoot: String
+    var logDir: String
+    var quiet: Bool
+    var keepReports: Int?
+    var reconcile: ReconcileSettings
+    var report: ReportSettings
+    var lineRules: LineRules
+
+    init(_ command: ParsedCommand) throws {
+        outRoot = command.value("reports") ?? "reports"
+        logDir = command.value("log-dir") ?? "logs"
+        quiet = command.flag("quiet")
+        keepReports = try command.optionalInt("keep-reports")
+        reconcile = try command.reconcileSettings()
+        report = try command.reportSettings()
+        lineRules = try command.lineRules()
+    }
+
+    /// Makes the log and report folders, and checks the report folder of each of `dates` as `run`
+    /// checks --out (each night checks its own again, and its report when it writes), before the
+    /// store is opened or a log written: a folder holding what iaprecon did not write stops a
+    /// backfill before its first night, not half-way through the range.
+    func prepareFolders(for dates: [String]) throws {
+        guard !dates.isEmpty else { return }
+        try NightlyCommand.makeFolder(logDir)
+        try NightlyCommand.makeFolder(outRoot)
+        for date in dates { try OutputSet.checkTarget(outRoot + "/" + date) }
     }
 }
 

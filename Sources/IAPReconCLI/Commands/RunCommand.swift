@@ -90,6 +90,8 @@ enum StageCommands {
 
     static func report(_ command: ParsedCommand, console: Console) throws -> ExitCode {
         let settings = try command.reportSettings()
+        // As run refuses it: a folder that holds what iaprecon did not write is a wrong argument, not a report that failed.
+        try OutputSet.checkTarget(settings.outFolder)
         var report: ReportSummary?
         return try stage(command, "report", console: console) { database, progress in
             let summary = try ReportStage.run(database: database, settings: settings) { progress?.advanced(.lines($0)) }

@@ -760,6 +760,56 @@ struct OutputFolderTests {
         #expect(try work.read("mine/findings.csv") == "my own findings\n")
     }
 
+    /// The runs a store records, oldest first, as `command status exit`.
+    static func runs(_ db: String) throws -> [String] {
+        var runs: [String] = []
+        try Store.open(path: db, readOnly: true).forEach("SELECT command || ' ' || status || ' ' || exit_code FROM runs ORDER BY run_id") {
+            runs.append($0.string(0))
+        }
+        return runs
+    }
+
+    @Test("a refused --out is refused before the store: run creates none, report records no run, nightly and backfill neither, nor a log")
+    func refusedBeforeTheStore() throws {
+        let work = try Workspace()
+        try FileManager.default.createDirectory(atPath: work.path("mine"), withIntermediateDirectories: true)
+        try "my notes\n".write(toFile: work.path("mine/notes.txt"), atomically: true, encoding: .utf8)
+        let refusal = "Error: will not write into \(work.path("mine")): it holds files iaprecon did not write ('notes.txt'); name a new or empty folder\n"
+        let run = work.iaprecon(["run", "--input", Workspace.sampleData, "--trust-root", Workspace.sampleRoot, "--db", work.path("new.sqlite"),
+                                 "--out", work.path("mine"), "--quiet"])
+        #expect(run.code == 2)
+        #expect(run.err == refusal)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: work.root).sorted() == ["mine"])
+
+        // Near miss: a store that exists keeps the runs it recorded, and a run into a folder of its own is one of them.
+        let db = work.path("s.sqlite")
+        #expect(work.iaprecon(["run", "--input", Workspace.sampleData, "--trust-root", Workspace.sampleRoot, "--db", db, "--out", work.path("out"),
+                               "--quiet"]).code == 0)
+        #expect(try Self.runs(db) == ["run ok 0"])
+        let report = work.iaprecon(["report", "--db", db, "--out", work.path("mine"), "--quiet"])
+        #expect(report.code == 2)
+        #expect(report.err == refusal)
+        let rerun = work.iaprecon(["run", "--input", Workspace.sampleData, "--trust-root", Workspace.sampleRoot, "--db", db, "--out", work.path("mine"),
+                                   "--quiet"])
+        #expect(rerun.code == 2)
+        #expect(try Self.runs(db) == ["run ok 0"])
+
+        // A night's dated folder holding a user's file: no store, no log, and a backfill runs none of its nights.
+        let root = try NightlyTests.partitions(in: work)
+        try FileManager.default.createDirectory(atPath: work.path("reports/2026-11-29"), withIntermediateDirectories: true)
+        try "my notes\n".write(toFile: work.path("reports/2026-11-29/notes.txt"), atomically: true, encoding: .utf8)
+        let common = ["--root", root, "--db", work.path("n.sqlite"), "--reports", work.path("reports"), "--log-dir", work.path("logs"), "--quiet"]
+        for arguments in [["nightly"], ["backfill", "--from", "2026-11-28", "--to", "2026-11-29"]] {
+            let night = work.iaprecon(arguments + common)
+            #expect(night.code == 2, "\(arguments)")
+            #expect(night.err == "Error: will not write into \(work.path("reports/2026-11-29")): it holds files iaprecon did not write ('notes.txt'); "
+                    + "name a new or empty folder\n", "\(arguments)")
+            #expect(!FileManager.default.fileExists(atPath: work.path("n.sqlite")), "\(arguments)")
+            #expect(((try? FileManager.default.contentsOfDirectory(atPath: work.path("logs"))) ?? []).isEmpty, "\(arguments)")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: work.path("reports")) == ["2026-11-29"], "\(arguments)")
+        }
+    }
+
     @Test("in its own folder iaprecon replaces its links only: a user's file, even one named .tmp-, stays; a user's findings.csv is refused")
     func ownFolderOnly() throws {
         let work = try Workspace()
