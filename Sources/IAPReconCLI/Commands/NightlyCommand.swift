@@ -19,6 +19,7 @@ enum NightlyCommand {
         let settings = try NightSettings(command)
         let root = command.value("root") ?? "data"
         let date: String
+        var warnings: [String] = []
         if let given = command.value("date") {
             guard SourceFile.isPartitionName(given) else { throw command.usageError("'\(given)' is not a day for --date (yyyy-mm-dd)") }
             date = given
@@ -28,16 +29,20 @@ enum NightlyCommand {
             }
             date = newest
             // Tonight's partition has not landed: the night re-reports the last one, which is worth a
-            // line in cron's mail, even under --quiet, rather than an exit 0 that looks like news.
+            // line in cron's mail, even under --quiet, rather than an exit 0 that looks like news, and
+            // a word in the night's log and its row of `runs`, which would otherwise say a plain ok.
             if let earlier = reportedNight(date, databasePath: command.databasePath) {
-                console.err("Warning: no partition after \(root)/\(date), which \(earlier) already reported; reporting it again")
+                let warning = "no partition after \(root)/\(date), which \(earlier) already reported; reporting it again"
+                console.err("Warning: " + warning)
+                warnings.append(warning)
             }
         }
         try requirePartition(root: root, date: date)
         try settings.prepareFolders(for: [date])
         let replay = try Replay.ifNeeded(databasePath: command.databasePath, command: command.name, root: root, from: date, through: date)
         defer { replay?.remove() }
-        return try night(command, settings, root: root, date: date, databasePath: replay?.path ?? command.databasePath, console: console)
+        return try night(command, settings, root: root, date: date, warnings: warnings, databasePath: replay?.path ?? command.databasePath,
+                         console: console)
     }
 
     static func backfill(_ command: ParsedCommand, console: Console) throws -> ExitCode {
@@ -53,20 +58,33 @@ enum NightlyCommand {
         let days = stride(from: start, through: end, by: 86_400_000).map { Timestamp.day($0) }
         let nights = days.filter(available.contains)
         try settings.prepareFolders(for: nights)
+        // A day without a partition has nothing new: the range goes on past it, saying so, also
+        // under --quiet: a gap in the days is what whoever reads the mail must know. It has no
+        // night of its own to record it, so the night after it does (its log and its row of `runs`),
+        // or the range's last night when none follows.
+        var skipped: [String: [String]] = [:]
+        for day in days where !available.contains(day) {
+            guard let recordedBy = nights.first(where: { $0 > day }) ?? nights.last else { break }
+            skipped[recordedBy, default: []].append(skippedNight(root: root, day: day))
+        }
         let replay = try Replay.ifNeeded(databasePath: command.databasePath, command: command.name, root: root, from: from, through: to)
         defer { replay?.remove() }
         var worst = ExitCode.ok
         for date in days {
-            // A day without a partition has nothing new: the range goes on past it, saying so, also
-            // under --quiet: a gap in the days is what whoever reads the mail must know.
             guard available.contains(date) else {
-                console.err("Warning: no partition \(root)/\(date); that night is skipped")
+                console.err("Warning: " + skippedNight(root: root, day: date))
                 continue
             }
-            let code = try night(command, settings, root: root, date: date, databasePath: replay?.path ?? command.databasePath, console: console)
+            let code = try night(command, settings, root: root, date: date, warnings: skipped[date] ?? [],
+                                 databasePath: replay?.path ?? command.databasePath, console: console)
             if code != .ok { worst = code }
         }
         return worst
+    }
+
+    /// A backfill's warning for a day of its range that has no partition.
+    private static func skippedNight(root: String, day: String) -> String {
+        "no partition \(root)/\(day); that night is skipped"
     }
 
     /// The night (of `nightly`, or one of a `backfill`'s) that already reported `date` to its end
@@ -97,8 +115,11 @@ enum NightlyCommand {
         }
     }
 
+    /// Runs one night; `warnings` are the command's own about it (a partition that has not landed, days a backfill
+    /// skipped), which its log and its row of `runs` keep, as a run's other warnings go to its log.
     private static func night(
-        _ command: ParsedCommand, _ settings: NightSettings, root: String, date: String, databasePath: String, console: Console
+        _ command: ParsedCommand, _ settings: NightSettings, root: String, date: String, warnings: [String], databasePath: String,
+        console: Console
     ) throws -> ExitCode {
         let outRoot = settings.outRoot
         let quiet = settings.quiet
@@ -106,6 +127,7 @@ enum NightlyCommand {
         let log = try LogFile(path: "\(settings.logDir)/iaprecon-\(date)-\(stamp).log")
         log.write("iaprecon \(IAPReconCLI.version) \(command.name) --root \(root) --date \(date)"
                   + (databasePath == command.databasePath ? "" : " (replayed in the scratch store \(databasePath))"))
+        for warning in warnings { log.write("Warning: " + warning) }
         var options = RunOptions(
             input: root, databasePath: databasePath, outFolder: outRoot + "/" + date, jobs: command.jobs,
             reconcile: settings.reconcile, report: settings.report)
@@ -116,7 +138,7 @@ enum NightlyCommand {
         options.checkStore = databasePath == command.databasePath
         // A replay's findings were reported by the nights before it as the store saw them.
         if databasePath != command.databasePath { options.report.earlierSightings = command.databasePath }
-        options.verdict = RunCommand.verdict(failOn: command.failOn, failOnNew: command.failOnNew, out: options.outFolder)
+        options.verdict = RunCommand.verdict(failOn: command.failOn, failOnNew: command.failOnNew, out: options.outFolder, warnings: warnings)
         if let dayStart = Timestamp.startOfDay(date) {
             options.reconcile.asOfLimitMs = options.report.zone.utc(fromLocal: dayStart + 86_400_000) - 1
         }

@@ -26,14 +26,19 @@ enum RunCommand {
         return "as of \(Timestamp.iso8601(asOfMs)): \(counts) findings; reports in \(out)/"
     }
 
-    /// How a whole run's end goes into the runs table: the exit code the command line will give.
-    static func verdict(failOn: Severity?, failOnNew: Severity?, out: String) -> @Sendable (Result<RunResult, any Error>) -> RunVerdict {
+    /// How a whole run's end goes into the runs table: the exit code the command line will give. Its
+    /// message is the alert line, after the `warnings` a night's command gave about the night itself
+    /// (`nightly`'s partition that has not landed, the days a backfill skipped), so that `runs` shows
+    /// such a night as more than a plain ok.
+    static func verdict(failOn: Severity?, failOnNew: Severity?, out: String, warnings: [String] = [])
+        -> @Sendable (Result<RunResult, any Error>) -> RunVerdict {
         { result in
             switch result {
             case .success(let run):
                 let outcome = findingsOutcome(run.report, failOn: failOn, failOnNew: failOnNew, outFolder: out)
-                return outcome.code == .ok ? RunVerdict(status: "ok", exitCode: 0, message: nil)
-                    : RunVerdict(status: "findings", exitCode: outcome.code.rawValue, message: outcome.alert)
+                let message = (warnings + [outcome.alert].compactMap { $0 }).joined(separator: "; ")
+                return RunVerdict(status: outcome.code == .ok ? "ok" : "findings", exitCode: outcome.code.rawValue,
+                                  message: message.isEmpty ? nil : message)
             case .failure(let error):
                 return StageCommands.failed(error)
             }

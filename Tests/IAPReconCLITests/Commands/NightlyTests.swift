@@ -142,6 +142,83 @@ struct NightlyTests {
         #expect(backfill.err == "Warning: no partition \(root)/2026-11-27; that night is skipped\n")
     }
 
+    /// The runs the store at `db` records, oldest first, as `date status exit: message`.
+    static func runMessages(_ db: String) throws -> [String] {
+        var runs: [String] = []
+        try Store.open(path: db, readOnly: true).forEach("SELECT partition_date, status, exit_code, message FROM runs ORDER BY run_id") {
+            runs.append("\($0.string(0)) \($0.string(1)) \($0.int(2)): \($0.optionalString(3) ?? "")")
+        }
+        return runs
+    }
+
+    /// The log files in `<work>/logs`, oldest first (their names end in the time they were opened).
+    static func logs(_ work: Workspace) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: work.path("logs")).sorted { $0.suffix(26) < $1.suffix(26) }.map { try work.read("logs/" + $0) }
+    }
+
+    @Test("a night that re-reports the newest partition has its warning in its log and in runs, beside an alert; a new night's record has none")
+    func repeatedNightRecorded() throws {
+        let work = try Workspace()
+        let root = try Self.partitions(in: work)
+        let db = work.path("s.sqlite")
+        let common = ["--root", root, "--db", db, "--reports", work.path("reports"), "--log-dir", work.path("logs"), "--quiet",
+                      "--trust-root", Workspace.sampleRoot]
+        #expect(work.iaprecon(["nightly"] + common).err == "")
+        let again = work.iaprecon(["nightly"] + common)
+        #expect(again.code == 0)
+        let warning = try #require(again.err.split(separator: "\n").first.map(String.init))
+        #expect(warning.hasPrefix("Warning: no partition after \(root)/2026-11-29, which run 1 ("))
+        // With --fail-on, the night's alert goes beside it.
+        let alerting = work.iaprecon(["nightly", "--fail-on", "critical"] + common)
+        #expect(alerting.code == 1)
+        let lines = alerting.err.split(separator: "\n").map(String.init)
+        #expect(lines.count == 2)
+        #expect(lines[0].hasPrefix("Warning: no partition after \(root)/2026-11-29, which run 2 ("))
+        #expect(lines[1].hasPrefix("iaprecon: exit 1: "))
+
+        let logs = try Self.logs(work)
+        #expect(logs.count == 3)
+        #expect(!logs[0].contains("Warning: no partition"))
+        #expect(logs[1].contains(" " + warning + "\n"))
+        #expect(logs[2].contains(" " + lines[0] + "\n"))
+        let stale = String(warning.dropFirst("Warning: ".count))
+        #expect(try Self.runMessages(db) == [
+            "2026-11-29 ok 0: ", "2026-11-29 ok 0: " + stale,
+            "2026-11-29 findings 1: " + String(lines[0].dropFirst("Warning: ".count)) + "; " + lines[1],
+        ])
+        let listed = work.iaprecon(["runs", "--db", db])
+        #expect(listed.out.split(separator: "\n").filter { $0.contains(" ok ") && $0.hasSuffix(stale) }.count == 1)
+    }
+
+    @Test("a backfill's skipped days are in the log and runs of the night after them, or of its last night; a range without a gap records none")
+    func backfillGapsRecorded() throws {
+        let work = try Workspace()
+        let root = try Self.partitions(in: work)
+        let db = work.path("s.sqlite")
+        let common = ["--root", root, "--reports", work.path("reports"), "--log-dir", work.path("logs"), "--quiet", "--trust-root", Workspace.sampleRoot]
+        let backfill = work.iaprecon(["backfill", "--db", db, "--from", "2026-11-26", "--to", "2026-11-30"] + common)
+        #expect(backfill.code == 0)
+        func skipped(_ day: String) -> String { "no partition \(root)/\(day); that night is skipped" }
+        #expect(backfill.err == ["2026-11-26", "2026-11-27", "2026-11-30"].map { "Warning: " + skipped($0) + "\n" }.joined())
+        #expect(try Self.runMessages(db) == [
+            "2026-11-28 ok 0: " + skipped("2026-11-26") + "; " + skipped("2026-11-27"),
+            "2026-11-29 ok 0: " + skipped("2026-11-30"),
+        ])
+        let logs = try Self.logs(work)
+        #expect(logs.count == 2)
+        #expect(logs[0].contains(" Warning: \(skipped("2026-11-26"))\n") && logs[0].contains(" Warning: \(skipped("2026-11-27"))\n"))
+        #expect(!logs[0].contains(skipped("2026-11-30")))
+        #expect(logs[1].contains(" Warning: \(skipped("2026-11-30"))\n"))
+        #expect(!logs[1].contains(skipped("2026-11-27")))
+
+        // Near miss: the same days without a gap record nothing of the kind.
+        let whole = work.iaprecon(["backfill", "--db", work.path("whole.sqlite"), "--from", "2026-11-28", "--to", "2026-11-29"] + common)
+        #expect(whole.code == 0)
+        #expect(whole.err == "")
+        #expect(try Self.runMessages(work.path("whole.sqlite")) == ["2026-11-28 ok 0: ", "2026-11-29 ok 0: "])
+        #expect(try Self.logs(work).filter { $0.contains("Warning: no partition") }.count == 2)
+    }
+
     @Test("a night after a backfill that reached the newest partition warns that the day was reported already")
     func nightAfterBackfillWarns() throws {
         let work = try Workspace()
