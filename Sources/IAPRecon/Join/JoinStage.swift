@@ -82,7 +82,7 @@ public enum JoinStage {
             missing = []
             Trace.mark("join raw indexes built")
         }
-        let latestMs = try latestEventMs(store, mmpZone: settings.mmpZone).map { min($0, settings.asOfLimitMs ?? .max) }
+        let latestMs = try defaultAsOfMs(store, mmpZone: settings.mmpZone).map { min($0, settings.asOfLimitMs ?? .max) }
         let asOfMs = settings.asOfMs ?? latestMs ?? 0
         let rules = FindingRules(asOfMs: asOfMs, graceMs: settings.graceMs)
         let decide: JoinDecision = { batch in try decideBatch(batch, rules) }
@@ -193,6 +193,17 @@ public enum JoinStage {
     /// Whether the next join rebuilds everything whatever changed: it reads nothing by key.
     static func rebuildsInFull(_ store: some JoinStore, settings: ReconcileSettings) throws -> Bool {
         try updatable(store, settings: settings) == nil
+    }
+
+    /// The as-of when none is given: the latest event time in the inputs; with no event time at all
+    /// (an input of Apple's Sales Reports alone), the end of the latest Pacific day the reports cover,
+    /// which was over when Apple reported it. A report's day never moves an as-of that event times
+    /// give (they are not event times), but an input without one must not be judged as of 1970,
+    /// which its findings would give as their `first_seen`.
+    static func defaultAsOfMs(_ store: some JoinStore, mmpZone: Zone) throws -> Int64? {
+        if let latestMs = try latestEventMs(store, mmpZone: mmpZone) { return latestMs }
+        guard let day = try store.latestSalesReportDay(), let dayStart = Timestamp.startOfDay(day) else { return nil }
+        return AppleTieOut.reportZone.utc(fromLocal: dayStart + 86_400_000) - 1
     }
 
     /// The latest event time in the inputs (CONTRACT.md §2, "as-of"): server `ts`, receipt

@@ -492,6 +492,31 @@ struct AppleTieOutTests {
         #expect(run.report.files.contains("apple_tieout.csv"))
     }
 
+    @Test("Sales Reports with no other input are judged as of the end of their latest Pacific day, not 1970; their findings are first seen then")
+    func asOfOfSalesReportsAlone() throws {
+        let scenario = try Scenario()
+        try scenario.write("apple/S_D_1.txt", [AppleSalesReportTests.currentHeader, Self.sales("2026-11-24", "gems60", units: 2, country: "US")])
+        try scenario.write("apple/S_D_2.txt", [AppleSalesReportTests.currentHeader, Self.sales("2026-11-23", "gems60", units: 1, country: "US")])
+        let run = try scenario.run(now: "2026-12-01T00:00:00Z")
+        // 2026-11-24 in Los Angeles (UTC-8) ends at 08:00 UTC the next day.
+        #expect(Timestamp.iso8601(run.join.asOfMs) == "2026-11-25T07:59:59.999Z")
+        #expect(try scenario.output("summary.json").contains("\"as_of\": \"2026-11-25T07:59:59.999Z\""))
+        let findings = try scenario.output("findings.csv").split(separator: "\r\n").dropFirst()
+        #expect(findings.count == 2)
+        #expect(findings.allSatisfy { $0.hasSuffix(",2026-11-25T07:59:59.999Z,true") })
+    }
+
+    @Test("near miss: beside an event time, a later Sales Report day does not move the as-of")
+    func salesReportsBesideEventTimes() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("receipts/r.jsonl", [Self.purchase("t1", at: "2026-11-24T18:00:00Z")])
+        try scenario.write("apple/S_D_1.txt", [AppleSalesReportTests.currentHeader, Self.sales("2026-11-29", "gems60", units: 1, country: "US")])
+        let run = try scenario.run(now: "2026-12-01T00:00:00Z")
+        // The receipt line's received_at.
+        #expect(Timestamp.iso8601(run.join.asOfMs) == "2026-11-28T10:00:05.000Z")
+    }
+
     @Test("a report added on a later night gives the findings a fresh store gives")
     func incrementalNight() throws {
         let scenario = try Scenario()

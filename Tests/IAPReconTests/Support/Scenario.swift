@@ -124,13 +124,13 @@ final class Scenario {
         return findings
     }
 
-    /// Runs the whole pipeline into `out`.
-    func run(asOf: String? = nil, jobs: Int = 1, zone: String = "UTC", currency: String = "USD") throws -> RunResult {
+    /// Runs the whole pipeline into `out`; with `now` and no `asOf`, by that clock and the default as-of.
+    func run(asOf: String? = nil, now: String? = nil, jobs: Int = 1, zone: String = "UTC", currency: String = "USD") throws -> RunResult {
         var options = RunOptions(
             input: input, databasePath: databasePath, outFolder: out, jobs: jobs,
             reconcile: ReconcileSettings(asOfMs: asOf.flatMap { Timestamp.parse($0) }),
             report: ReportSettings(outFolder: out, zone: Zone(zone) ?? .utc, currency: currency))
-        options.lineRules = Self.rules(asOf: asOf)
+        options.lineRules = Self.rules(asOf: asOf ?? now)
         options.report.signatures = .testChain
         return try Pipeline.run(options, progress: nil)
     }

@@ -61,6 +61,12 @@ enum AppleTieOutStore {
         return covered
     }
 
+    /// The latest day the Sales Reports cover, by any row (`coveredDays`' last).
+    static func latestDay(_ database: Database) throws -> String? {
+        guard case .text(let day)? = try database.scalar("SELECT max(day) FROM raw_apple__sales") else { return nil }
+        return day
+    }
+
     /// The Sales Report rows of `days`, or all when nil, in file order.
     static func sales(_ database: Database, days: Set<String>?, files: inout SourceFiles) throws -> [TieOutSalesLine] {
         var lines: [TieOutSalesLine] = []

@@ -24,6 +24,8 @@ protocol JoinStore: RawIndexStore {
 
     /// The latest event time of the stored inputs, and the latest MMP wall-clock time (in the MMP's zone).
     func latestEventTimes() throws -> (ms: Int64?, mmpWallMs: Int64?)
+    /// The latest Pacific day (`yyyy-MM-dd`) a stored Sales Report covers, by any row.
+    func latestSalesReportDay() throws -> String?
     /// The settings of the last join whose results the next one may update; nil when there was
     /// none or its results have an older iaprecon's shape.
     func previousSettings() throws -> JoinSettings?

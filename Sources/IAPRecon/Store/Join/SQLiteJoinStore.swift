@@ -39,6 +39,10 @@ struct SQLiteJoinStore: JoinStore {
         try StoredJoinResults.latestEventTimes(database)
     }
 
+    func latestSalesReportDay() throws -> String? {
+        try AppleTieOutStore.latestDay(database)
+    }
+
     func previousSettings() throws -> JoinSettings? {
         try StoredJoinResults.previousSettings(database)
     }
