@@ -66,7 +66,7 @@ final class InputFile {
 /// Streams the lines of an input file with their 1-based numbers.
 ///
 /// Lines end at `\n`; a trailing `\r` is dropped, and so is a UTF-8 byte
-/// order mark on line 1. A last line without a newline is still a line.
+/// order mark at the start of the file (not of a chunk). A last line without a newline is still a line.
 /// Memory is one block plus the longest line; a line longer than
 /// `maximumLineBytes` is passed on truncated, flagged `tooLong`.
 ///
@@ -115,7 +115,7 @@ enum LineReader {
                 } else {
                     if base + start >= stopOffset { return lineNumber }
                     lineNumber += 1
-                    try emit(buffer: buffer, from: start, to: newline, number: lineNumber, tooLong: false, body)
+                    try emit(buffer: buffer, from: start, to: newline, number: lineNumber, fileStart: base + start == 0, tooLong: false, body)
                 }
                 start = newline + 1
                 scanned = start
@@ -123,7 +123,7 @@ enum LineReader {
             if atEOF {
                 if start < end, !skipping, base + start < stopOffset {
                     lineNumber += 1
-                    try emit(buffer: buffer, from: start, to: end, number: lineNumber, tooLong: false, body)
+                    try emit(buffer: buffer, from: start, to: end, number: lineNumber, fileStart: base + start == 0, tooLong: false, body)
                 }
                 return lineNumber
             }
@@ -149,7 +149,7 @@ enum LineReader {
                 } else if buffer.count >= maximumLineBytes {
                     if base >= stopOffset { return lineNumber }
                     lineNumber += 1
-                    try emit(buffer: buffer, from: 0, to: min(end, 4096), number: lineNumber, tooLong: true, body)
+                    try emit(buffer: buffer, from: 0, to: min(end, 4096), number: lineNumber, fileStart: base == 0, tooLong: true, body)
                     skipping = true
                     base += end
                     end = 0
@@ -199,15 +199,17 @@ enum LineReader {
         }
     }
 
+    /// `fileStart`: the line starts the file, not only a chunk (whose lines are numbered from 1 too): a
+    /// mark on a later line is part of it, and read so whichever chunk the line starts.
     private static func emit(
-        buffer: [UInt8], from start: Int, to stop: Int, number: Int, tooLong: Bool, _ body: (Line) throws -> Void
+        buffer: [UInt8], from start: Int, to stop: Int, number: Int, fileStart: Bool, tooLong: Bool, _ body: (Line) throws -> Void
     ) throws {
         try buffer.withUnsafeBufferPointer { raw in
             guard let pointer = raw.baseAddress else { return }
             var lineStart = start
             var lineEnd = stop
             if lineEnd > lineStart, pointer[lineEnd - 1] == 0x0D { lineEnd -= 1 }
-            if number == 1, lineEnd - lineStart >= 3, pointer[lineStart] == 0xEF, pointer[lineStart + 1] == 0xBB, pointer[lineStart + 2] == 0xBF {
+            if fileStart, lineEnd - lineStart >= 3, pointer[lineStart] == 0xEF, pointer[lineStart + 1] == 0xBB, pointer[lineStart + 2] == 0xBF {
                 lineStart += 3
             }
             try body(Line(number: number, bytes: UnsafeBufferPointer(start: pointer + lineStart, count: lineEnd - lineStart), tooLong: tooLong))

@@ -91,7 +91,8 @@ enum AppleSalesParser: CSVRowParser {
     static func units(_ text: String) throws(LineReject) -> Int64 {
         let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
         let cents = parts.count == 2 ? parts[1] : ""
-        guard let units = Int64(parts[0]), abs(units) < 1_000_000_000, parts.count == 1 || (1...2).contains(cents.count),
+        // `magnitude`, not `abs`: the most negative `Int64` has no positive twin, and `abs` of it traps.
+        guard let units = Int64(parts[0]), units.magnitude < 1_000_000_000, parts.count == 1 || (1...2).contains(cents.count),
               cents.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else {
             throw LineReject("bad number in 'Units': \"\(text.prefix(40))\"")
         }

@@ -23,6 +23,9 @@ enum NotificationParser {
 
     /// The types whose transaction Apple sends with its `revocationDate` (V2) or `cancellation_date_ms` (V1).
     static let refundTypes: Set<String> = ["REFUND", "REVOKE"]
+    /// The V2 types that change a transaction's money, which Apple always sends with it: without one,
+    /// a refund or its reversal would change nothing, and nobody would know.
+    static let transactionTypes = refundTypes.union(["REFUND_REVERSED"])
 
     /// Whether Apple documents `type` for notifications of `version` (`1` or `2`, as `NotificationLine.version`).
     static func isKnown(type: String, version: String) -> Bool {
@@ -118,6 +121,10 @@ enum NotificationParser {
                 try checkSignature(jws, path: path, rules: rules, signedMs: try renewal.time("signedDate") ?? header.signedMs,
                                    environment: try renewal.appleString("environment") ?? header.environment)
             }
+        }
+        if Self.transactionTypes.contains(header.type), transaction == nil {
+            let data = fields.path + "data."
+            throw LineReject("\(header.type) without a transaction: no '\(data)signedTransactionInfo' or '\(data)transactionInfo'")
         }
         // A refund is placed at its revocation date (CONTRACT.md §1.3): without one it would count as no
         // refund at all, and nobody would know.

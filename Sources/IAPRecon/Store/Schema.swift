@@ -786,6 +786,18 @@ public enum Schema {
                                        AND (environment IS NULL OR environment IN (1, 3)))
                                    OR revocation_ms > (SELECT coalesce(max(latest_ms), 0) FROM files));
             """),
+        // A V2 REFUND, REVOKE or REFUND_REVERSED that carries no transaction is a rejected line now; an
+        // older iaprecon kept it, a refund that changed nothing. A notification's type is not kept
+        // (migration 18), so the next ingest reads again, if still in the folder, every notifications
+        // file holding a V2 notification without a transaction (a TEST's file too, to the same
+        // rows), as a fresh store reads it.
+        (30, """
+            UPDATE files SET content_hash = 'read again for refunds without a transaction', mtime_ns = NULL
+              WHERE source = 'notifications'
+                AND file_id IN (SELECT n.file_id FROM raw_notifications__notifications n
+                                WHERE n.version = '2' AND NOT EXISTS (
+                                  SELECT 1 FROM raw_apple__transactions t WHERE t.file_id = n.file_id AND t.line = n.line));
+            """),
     ]
 
     public static var latestVersion: Int { migrations.last?.id ?? 0 }

@@ -199,6 +199,21 @@ final class LineReaderTests {
         #expect(try chunk(0..<11) == ["aa", "bbbb", "cc"])
     }
 
+    @Test("a chunk's first line keeps a byte order mark: only the file's own first line drops one")
+    func byteOrderMarkAtChunkStart() throws {
+        let bom: [UInt8] = [0xEF, 0xBB, 0xBF]
+        // Offsets: BOM 0-2, "aa" 3-4, "\n" 5, BOM 6-8, "bb" 9-10, "\n" 11.
+        let path = try write("bom-chunks.jsonl", bom + Array("aa\n".utf8) + bom + Array("bb\n".utf8))
+        func chunk(_ range: Range<Int>) throws -> [String] {
+            var texts: [String] = []
+            try LineReader.forEachLine(path: path, range: range) { texts.append(String(decoding: $0.bytes, as: UTF8.self)) }
+            return texts
+        }
+        #expect(try chunk(6..<12) == ["\u{FEFF}bb"])
+        #expect(try chunk(0..<6) == ["aa"])
+        #expect(try texts(path) == ["aa", "\u{FEFF}bb"])
+    }
+
     @Test("a missing file or a folder throws InputError with the path")
     func unreadable() throws {
         let missing = folder + "/missing.jsonl"

@@ -165,6 +165,24 @@ struct AppleSalesReportTests {
         }
     }
 
+    @Test("Units of a billion or more of either sign are a bad number, the most negative 64-bit number too (a crash before); a count under a billion is kept")
+    func unitsOutOfRange() throws {
+        func row(units: String) -> String {
+            Self.current(["APPLE", "US", "gems60", "Example", "60 Gems", "", "IA1", units, "0.69", "11/24/2026", "11/24/2026", "USD", "US",
+                          "USD", "1", "0.99", "", "", "", "", "Games", "", "iPhone", "iOS", "", "", "", ""])
+        }
+        let texts = ["-9223372036854775808", "-9223372036854775808.00", "9223372036854775807", "-1000000000", "1000000000", "-999999999", "999999999.00"]
+        let parsed = IngestLine.csv(.apple, [Self.currentHeader] + texts.map { row(units: $0) })
+        #expect(parsed.count == texts.count)
+        for (text, line) in zip(texts, parsed) {
+            switch text {
+            case "-999999999": #expect(Self.values(line)?["units_n"] == .integer(-999_999_999))
+            case "999999999.00": #expect(Self.values(line)?["units_n"] == .integer(999_999_999))
+            default: #expect(line.outcome == .rejected("bad number in 'Units': \"\(text)\""), "\(text)")
+            }
+        }
+    }
+
     @Test("a row of a Product Type Identifier Apple does not list is named by the run that reads it (it may be an in-app type Apple added); every code Apple lists is quiet")
     func undocumentedProductTypes() throws {
         func row(_ productType: String, sku: String = "com.example.game") -> String {

@@ -70,6 +70,31 @@ struct ContractV2LineTests {
         #expect(IngestLine.rows(Line.notification("REFUND_DECLINED", uuid: "n2", signed: "2026-11-12T10:00:00Z", transaction: bare), .notifications, rules: Self.rules)?.count == 2)
     }
 
+    @Test("a V2 REFUND, REVOKE or REFUND_REVERSED that carries no transaction is rejected: its refund, or its reversal, would change nothing, unseen")
+    func refundWithoutTransaction() {
+        let refunded = Line.v2("t1", "gems300", purchase: "2026-11-10T10:00:00Z", price: 4990, revocation: "2026-11-11T10:00:00Z")
+        for type in ["REFUND", "REVOKE", "REFUND_REVERSED"] {
+            let line = Line.notification(type, uuid: "n-\(type)", signed: "2026-11-12T10:00:00Z", transaction: refunded)
+            // The transaction under a name Apple does not send, and no `data` at all.
+            let misnamed = line.replacingOccurrences(of: #""transactionInfo":"#, with: #""transactionlnfo":"#)
+            let bare = #"{"notificationType":"\#(type)","notificationUUID":"n-\#(type)","signedDate":1795000000000,"summary":{"environment":"Production"}}"#
+            for text in [misnamed, bare] {
+                #expect(IngestLine.reason(text, .notifications, rules: Self.rules)
+                        == "\(type) without a transaction: no 'data.signedTransactionInfo' or 'data.transactionInfo'", "\(type)")
+            }
+        }
+        let signedPayload = #"{"notificationType":"REFUND","notificationUUID":"n1","signedDate":1795000000000,"data":{"environment":"Production"}}"#
+        let envelope = #"{"signedPayload":"eyJhbGciOiJFUzI1NiJ9.\#(Base64URL.encode(Array(signedPayload.utf8))).c2ln"}"#
+        #expect(IngestLine.reason(envelope, .notifications)
+                == "REFUND without a transaction: no 'signedPayload.data.signedTransactionInfo' or 'signedPayload.data.transactionInfo'")
+        // Near misses: a refund with its transaction, and types that may carry none (a TEST; a refund declined changes nothing).
+        #expect(IngestLine.rows(Line.notification("REFUND", uuid: "n1", signed: "2026-11-12T10:00:00Z", transaction: refunded), .notifications, rules: Self.rules)?.count == 2)
+        for type in ["TEST", "REFUND_DECLINED"] {
+            let line = #"{"notificationType":"\#(type)","notificationUUID":"n-\#(type)","signedDate":1795000000000,"data":{"environment":"Production","bundleId":"com.example.game"}}"#
+            #expect(IngestLine.rows(line, .notifications, rules: Self.rules)?.count == 1, "\(type)")
+        }
+    }
+
     @Test("a V1 REFUND or REVOKE none of whose transactions has a cancellation date is rejected; one that has it is a refund")
     func v1RefundWithoutCancellationDate() {
         func body(_ type: String, cancelled: Bool) -> String {
@@ -155,7 +180,7 @@ struct ContractV2LineTests {
         (#"{"ts":"2099-01-01T00:00:00Z","event":"order_created","order_id":"o1","user_id":"u_1001","product_id":"com.example.gems60"}"#, SourceKind.server, "ts"),
         (#"{"ts":"2099-01-01T00:00:00Z","user_id":"u_1099","method":"apple"}"#, .registrations, "ts"),
         (#"{"received_at":"2026-11-30T00:00:01Z","user_id":"u_1001","transactions":[{"transactionId":"2000000812345678","productId":"com.example.gems60","purchaseDate":1795860905000}]}"#, .receipts, "received_at"),
-        (#"{"notificationType":"REFUND","notificationUUID":"8a1b","signedDate":4070908800000,"data":{"environment":"Production"}}"#, .notifications, "signedDate"),
+        (#"{"notificationType":"TEST","notificationUUID":"8a1b","signedDate":4070908800000,"data":{"environment":"Production"}}"#, .notifications, "signedDate"),
     ])
     func futureEventTime(line: String, kind: SourceKind, field: String) throws {
         let reason = try #require(IngestLine.reason(line, kind, rules: Self.rules))

@@ -210,6 +210,25 @@ struct IngestStageTests {
         #expect(try Self.dump(chunked.open()) == Self.dump(whole.open()))
     }
 
+    @Test("a line starting with a byte order mark inside a file is rejected, whole or where a chunk starts; the file's first line drops its mark")
+    func byteOrderMarkInsideAChunkedFile() throws {
+        let bom = "\u{FEFF}"
+        let lines = [bom + Line.order("2026-11-28T10:00:00Z", "o1", "u1", "gems60"), Line.order("2026-11-28T10:00:00Z", "o2", "u1", "gems60"),
+                     bom + Line.order("2026-11-28T10:00:00Z", "o3", "u1", "gems60"), Line.order("2026-11-28T10:00:00Z", "o4", "u1", "gems60")]
+        // Chunks of two lines each: the third line, with its mark, starts the second chunk.
+        let chunkBytes = lines[0].utf8.count + lines[1].utf8.count + 2
+        var dumps: [[String]] = []
+        for chunks in [IngestStage.chunkBytes, chunkBytes] {
+            let scenario = try Scenario()
+            try scenario.write("server/s.jsonl", lines)
+            let report = try ingest(scenario, jobs: 2, chunkBytes: chunks)
+            #expect(report.totals == LineCounts(read: 4, accepted: 3, rejected: 1))
+            #expect(try scenario.open().scalar("SELECT line || ' ' || reason FROM rejects") == .text("3 not JSON: unexpected character at byte 1"))
+            dumps.append(try Self.dump(scenario.open()))
+        }
+        #expect(dumps[0] == dumps[1])
+    }
+
     @Test("--jobs 1 and --jobs 4 build identical stores from sample-data")
     func jobsEquality() throws {
         var dumps: [[String]] = []

@@ -754,6 +754,45 @@ struct IncrementalTests {
         #expect(try run(older, input: older.input, now: now, asOf: asOf).ingest.files.allSatisfy { $0.status == .unchanged })
     }
 
+    @Test("a store from before migration 30 reads again, once, the notifications files holding a V2 notification without a transaction, and equals a fresh store: a REFUND without one is rejected; files whose notifications all carry one are not read again")
+    func olderStoreWithRefundsWithoutATransaction() throws {
+        let now = "2026-11-30T00:00:00Z", asOf = "2026-11-29T00:00:00Z"
+        let longAgo = Date(timeIntervalSince1970: 1_000_000)
+        func bare(_ type: String, uuid: String) -> String {
+            #"{"notificationType":"\#(type)","notificationUUID":"\#(uuid)","signedDate":\#(Line.ms("2026-11-21T10:00:00Z")),"data":{"environment":"Production"}}"#
+        }
+        func write(_ scenario: Scenario, _ path: String, _ line: String) throws {
+            _ = try scenario.write(path, [line])
+            try FileManager.default.setAttributes([.modificationDate: longAgo], ofItemAtPath: scenario.input + "/" + path)
+        }
+        func inputs(_ scenario: Scenario, as written: Bool) throws {
+            try scenario.catalog()
+            try scenario.write("receipts/r.jsonl", [Line.v2Receipt("2026-11-20T10:00:05Z", "u_1", transaction: Line.v2("t1", "gems60", purchase: "2026-11-20T10:00:00Z"))])
+            // What an older iaprecon kept of the REFUND is what it keeps of a TEST: a V2 notification without a
+            // transaction (a notification's type is not kept), here under a file of the same size.
+            try write(scenario, "notifications/refund.jsonl", written ? bare("REFUND", uuid: "n-1") : bare("TEST", uuid: "n-123"))
+            try write(scenario, "notifications/test.jsonl", bare("TEST", uuid: "n-2"))
+            try write(scenario, "notifications/paid.jsonl", Line.notification("REFUND", uuid: "n-3", signed: "2026-11-21T10:00:00Z",
+                                                                               transaction: Line.v2("t1", "gems60", purchase: "2026-11-20T10:00:00Z", revocation: "2026-11-21T09:00:00Z")))
+        }
+        let older = try Scenario()
+        try inputs(older, as: false)
+        _ = try run(older, input: older.input, now: now, asOf: asOf)
+        try inputs(older, as: true)
+        try older.open().execute("DELETE FROM schema_migrations WHERE id >= 30")
+        let result = try run(older, input: older.input, now: now, asOf: asOf)
+        // A TEST carries no transaction either, and the store cannot tell it from a REFUND: its file is read again too, to the same rows.
+        #expect(result.ingest.files.filter { $0.status != .unchanged }.map(\.path).sorted() == ["notifications/refund.jsonl", "notifications/test.jsonl"])
+        let fresh = try Scenario()
+        try inputs(fresh, as: true)
+        _ = try run(fresh, input: fresh.input, now: now, asOf: asOf)
+        try expectSameFiles(older, fresh, "older store with a REFUND without a transaction")
+        #expect(try older.open().scalar("SELECT group_concat(reason) FROM rejects")
+            == .text("REFUND without a transaction: no 'data.signedTransactionInfo' or 'data.transactionInfo'"))
+        // Once: the next night reads nothing again.
+        #expect(try run(older, input: older.input, now: now, asOf: asOf).ingest.files.allSatisfy { $0.status == .unchanged })
+    }
+
     @Test("a run with another --bundle-id or --mmp-tz reads again the files those judge, as a fresh store reads them; other files are not read again")
     func otherRulesReadAgain() throws {
         // A receipt of another app, delivered: ours without --bundle-id, rejected with it.

@@ -37,6 +37,7 @@ struct SchemaTests {
         27: "fe44e74a6f4b3408",
         28: "8b884bcdc157079a",
         29: "ab42ff2a54e2a01a",
+        30: "3e778d5d16539777",
     ]
 
     @Test("a released migration's text never changes, and every migration is recorded as released")
