@@ -476,6 +476,22 @@ struct IncrementalTests {
         ]
     }
 
+    /// What a migration's test checks last: `older`, after the run the migration read files again in, holds what
+    /// a fresh store of the same inputs (`inputs` writes them) holds, and its next night reads nothing again.
+    /// Returns the older store's reject reasons, sorted.
+    private func expectMigratedAsFresh(_ older: Scenario, now: String, asOf: String, _ label: String,
+                                       inputs: (Scenario) throws -> Void) throws -> [String] {
+        let fresh = try Scenario()
+        try inputs(fresh)
+        _ = try run(fresh, input: fresh.input, now: now, asOf: asOf)
+        try expectSameFiles(older, fresh, label)
+        var reasons: [String] = []
+        try older.open().forEach("SELECT reason FROM rejects") { reasons.append($0.string(0)) }
+        // Once: the next night reads nothing again.
+        #expect(try run(older, input: older.input, now: now, asOf: asOf).ingest.files.allSatisfy { $0.status == .unchanged }, "\(label)")
+        return reasons.sorted()
+    }
+
     /// What two stores hold file for file: outputs and results (`expectSame`), rejects with their reasons, the
     /// ledger's counts, and the rows of notifications and of Apple's transactions.
     private func expectSameFiles(_ a: Scenario, _ b: Scenario, _ label: String) throws {
@@ -692,16 +708,11 @@ struct IncrementalTests {
         let result = try run(older, input: older.input, now: now, asOf: asOf)
         #expect(result.ingest.files.filter { $0.status != .unchanged }.map(\.path).sorted()
             == ["attribution/a.csv", "registrations/r.jsonl", "spend/s.csv"])
-        let fresh = try Scenario()
-        try inputs(fresh, currency: "usd")
-        _ = try run(fresh, input: fresh.input, now: now, asOf: asOf)
-        try expectSameFiles(older, fresh, "older store with a spend line in usd")
-        var reasons: [String] = []
-        try older.open().forEach("SELECT reason FROM rejects") { reasons.append($0.string(0)) }
-        #expect(reasons.sorted() == [#"bad currency in 'currency': "usd""#,
-                                     "time before the App Store opened: 'ts' is 1970-01-21T18:51:00.905Z (as seconds, 2026-11-28T10:15:05.000Z)"])
-        // Once: the next night reads nothing again.
-        #expect(try run(older, input: older.input, now: now, asOf: asOf).ingest.files.allSatisfy { $0.status == .unchanged })
+        let reasons = try expectMigratedAsFresh(older, now: now, asOf: asOf, "older store with a spend line in usd") {
+            try inputs($0, currency: "usd")
+        }
+        #expect(reasons == [#"bad currency in 'currency': "usd""#,
+                            "time before the App Store opened: 'ts' is 1970-01-21T18:51:00.905Z (as seconds, 2026-11-28T10:15:05.000Z)"])
     }
 
     @Test("a store from before migration 29 reads again, once, the files it kept with a Production purchase before the App Store or a refund after the latest event, and equals a fresh store; a Sandbox purchase in 2001 and a past refund are not read again")
@@ -742,16 +753,11 @@ struct IncrementalTests {
             """)
         let result = try run(older, input: older.input, now: now, asOf: asOf)
         #expect(result.ingest.files.filter { $0.status != .unchanged }.map(\.path).sorted() == ["notifications/late.jsonl", "receipts/year.jsonl"])
-        let fresh = try Scenario()
-        try inputs(fresh, as: true)
-        _ = try run(fresh, input: fresh.input, now: now, asOf: asOf)
-        try expectSameFiles(older, fresh, "older store with impossible dates in Apple's payloads")
-        var reasons: [String] = []
-        try older.open().forEach("SELECT reason FROM rejects ORDER BY reason") { reasons.append($0.string(0)) }
+        let reasons = try expectMigratedAsFresh(older, now: now, asOf: asOf, "older store with impossible dates in Apple's payloads") {
+            try inputs($0, as: true)
+        }
         #expect(reasons == ["time before the App Store opened: 'transactions[0].purchaseDate' is 2001-09-09T01:46:40.000Z",
                             "time in the future: 'data.transactionInfo.revocationDate' is 2100-01-01T00:00:00.000Z"])
-        // Once: the next night reads nothing again.
-        #expect(try run(older, input: older.input, now: now, asOf: asOf).ingest.files.allSatisfy { $0.status == .unchanged })
     }
 
     @Test("a store from before migration 30 reads again, once, the notifications files holding a V2 notification without a transaction, and equals a fresh store: a REFUND without one is rejected; files whose notifications all carry one are not read again")
@@ -783,14 +789,10 @@ struct IncrementalTests {
         let result = try run(older, input: older.input, now: now, asOf: asOf)
         // A TEST carries no transaction either, and the store cannot tell it from a REFUND: its file is read again too, to the same rows.
         #expect(result.ingest.files.filter { $0.status != .unchanged }.map(\.path).sorted() == ["notifications/refund.jsonl", "notifications/test.jsonl"])
-        let fresh = try Scenario()
-        try inputs(fresh, as: true)
-        _ = try run(fresh, input: fresh.input, now: now, asOf: asOf)
-        try expectSameFiles(older, fresh, "older store with a REFUND without a transaction")
-        #expect(try older.open().scalar("SELECT group_concat(reason) FROM rejects")
-            == .text("REFUND without a transaction: no 'data.signedTransactionInfo' or 'data.transactionInfo'"))
-        // Once: the next night reads nothing again.
-        #expect(try run(older, input: older.input, now: now, asOf: asOf).ingest.files.allSatisfy { $0.status == .unchanged })
+        let reasons = try expectMigratedAsFresh(older, now: now, asOf: asOf, "older store with a REFUND without a transaction") {
+            try inputs($0, as: true)
+        }
+        #expect(reasons == ["REFUND without a transaction: no 'data.signedTransactionInfo' or 'data.transactionInfo'"])
     }
 
     @Test("a run with another --bundle-id or --mmp-tz reads again the files those judge, as a fresh store reads them; other files are not read again")
