@@ -114,6 +114,25 @@ struct MutatedInputTests {
         #expect(attribution.map { [$0[0], $0[1], $0[2], $0[3], $0[11]] } == [["2026-11-20", "Facebook Ads", "c", "1", "4.9"]])
     }
 
+    @Test("a reason quoting a value shows the invisible character that makes it bad (a byte order mark, a zero-width space), so it never reads as a good value; a visible one is quoted as it is")
+    func invisibleCharacterInAReason() throws {
+        let work = try Workspace()
+        let input = work.path("in")
+        try FileManager.default.createDirectory(atPath: input + "/spend", withIntermediateDirectories: true)
+        // Two exports joined, the second saved with a byte order mark; a currency pasted with a zero-width space.
+        try ["date,media_source,campaign,spend,currency", "2026-11-20,Facebook Ads,c,50,USD", "\u{FEFF}2026-11-21,Facebook Ads,c,60,USD",
+             "2026-11-22,Facebook Ads,c,70,USD\u{200B}", "2026-11-23,Facebook Ads,c,80,\u{20AC}"]
+            .joined(separator: "\n").write(toFile: input + "/spend/s.csv", atomically: true, encoding: .utf8)
+        try ["date,currency,rate", "2026-11-01,USD,1"].joined(separator: "\n").write(toFile: input + "/fx.csv", atomically: true, encoding: .utf8)
+        let result = run(work, input: input)
+        #expect(result.code == 0, "\(result.err)")
+        #expect(try rejects(work) == [
+            #"spend/s.csv,3,bad date in 'date': "\u{FEFF}2026-11-21""#,
+            #"spend/s.csv,4,bad currency in 'currency': "USD\u{200B}""#,
+            "spend/s.csv,5,bad currency in 'currency': \"\u{20AC}\"",
+        ])
+    }
+
     @Test("spend whose media source is the MMP's spelling of empty (None, N/A, null, NULL) is rejected as an empty one is, not read as organic spend; organic, Organic, restricted are read")
     func spendWithoutMediaSource() throws {
         let work = try Workspace()

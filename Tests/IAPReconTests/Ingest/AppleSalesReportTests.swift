@@ -183,6 +183,20 @@ struct AppleSalesReportTests {
         }
     }
 
+    @Test("a Sales Report reason shows the invisible character that makes a cell bad; a visible one is quoted as it is")
+    func invisibleCharacterInAReason() throws {
+        func row(units: String, country: String) -> String {
+            Self.current(["APPLE", "US", "gems60", "Example", "60 Gems", "", "IA1", units, "0.69", "11/24/2026", "11/24/2026", "USD", country,
+                          "USD", "1", "0.99", "", "", "", "", "Games", "", "iPhone", "iOS", "", "", "", ""])
+        }
+        let parsed = IngestLine.csv(.apple, [Self.currentHeader, row(units: "3\u{200B}", country: "US"), row(units: "3", country: "U\u{200B}S"),
+                                             row(units: "3", country: "\u{00DC}S")])
+        #expect(parsed.map(\.outcome) == [
+            .rejected(#"bad number in 'Units': "3\u{200B}""#), .rejected(#"bad country in 'Country Code': "U\u{200B}S""#),
+            .rejected("bad country in 'Country Code': \"\u{00DC}S\""),
+        ])
+    }
+
     @Test("a row of a Product Type Identifier Apple does not list is named by the run that reads it (it may be an in-app type Apple added); every code Apple lists is quiet")
     func undocumentedProductTypes() throws {
         func row(_ productType: String, sku: String = "com.example.game") -> String {
