@@ -103,6 +103,11 @@ public final class JWSVerifier: Sendable {
         chains.withLock { $0.all.reduce(0) { $0 + ($1.key?.checked ?? 0) } }
     }
 
+    /// How many headers' verdicts it keeps now.
+    var rememberedChainCount: Int {
+        chains.withLock { $0.all.count }
+    }
+
     /// How many signature verdicts it keeps now.
     var rememberedSignatureCount: Int {
         signatures.withLock { $0.count }
@@ -119,6 +124,10 @@ struct ChainVerdicts {
     /// The headers last added or found, newest last.
     private var recent: [(header: [UInt8], verdict: ChainVerdict)] = []
     static let recentCount = 4
+    /// The most headers whose verdicts are kept: a run's JWS have a few, but damaged or hostile
+    /// input can bring a new one on every line, and a header holds a chain of a few kilobytes.
+    /// Past it, the verdicts start over; a header forgotten is only judged again.
+    static let limit = 1024
 
     var all: Dictionary<String, ChainVerdict>.Values { byHeader.values }
 
@@ -137,6 +146,7 @@ struct ChainVerdicts {
     }
 
     mutating func add(_ verdict: ChainVerdict, of header: String) {
+        if byHeader.count >= Self.limit { byHeader.removeAll() }
         byHeader[header] = verdict
         remember(Array(header.utf8), verdict)
     }

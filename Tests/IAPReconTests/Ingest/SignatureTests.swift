@@ -179,6 +179,29 @@ struct SignatureTests {
         #expect(verifier.failure(signed, signedMs: signedMs, environment: environment) == nil)
     }
 
+    @Test("the verdicts of headers are kept for a bounded number of headers: input of ever new headers costs time, not memory")
+    func chainVerdictsAreBounded() throws {
+        let verifier = JWSVerifier(.testChain)
+        let signed = TestSigningChain.signer.jws(payload: transactionPayload("2000000900000005", signed: "2026-11-28T10:00:00Z"))
+        let (signedMs, environment) = try facts(signed)
+        let parts = signed.split(separator: ".")
+        #expect(verifier.failure(signed, signedMs: signedMs, environment: environment) == nil)
+        for index in 0..<(ChainVerdicts.limit + 10) {
+            let header = Base64URL.encode(Array("{\"alg\":\"B\(index)\"}".utf8))
+            #expect(verifier.failure(header + "." + parts[1] + "." + parts[2], signedMs: signedMs, environment: environment)
+                    == "unsupported alg \"B\(index)\"")
+        }
+        #expect(verifier.rememberedChainCount <= ChainVerdicts.limit)
+        // A header forgotten is judged again, the same way.
+        #expect(verifier.failure(signed, signedMs: signedMs, environment: environment) == nil)
+        #expect(verifier.failure(Base64URL.encode(Array("{\"alg\":\"B0\"}".utf8)) + "." + parts[1] + "." + parts[2], signedMs: signedMs,
+                                 environment: environment) == "unsupported alg \"B0\"")
+        // The near miss: below the bound, every header is kept.
+        let few = JWSVerifier(.testChain)
+        for index in 0..<10 { _ = few.failure(Base64URL.encode(Array("{\"alg\":\"C\(index)\"}".utf8)) + ".e30.AA", signedMs: nil, environment: nil) }
+        #expect(few.rememberedChainCount == 10)
+    }
+
     @Test("ES256 means P-256: a trusted leaf whose key is on another 256-bit curve verifies nothing, though its signature holds there")
     func otherCurveIsRefused() throws {
         let der = try SignatureFixture.certificate("secp256k1-self-signed.pem")
