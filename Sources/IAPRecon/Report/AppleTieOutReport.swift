@@ -47,11 +47,23 @@ struct AppleTieOutReport: Sendable {
         }
     }
 
+    /// What the reports cover and the units on each side: `summary.json`'s and the report page's.
+    struct Totals {
+        /// The days with a row, in order.
+        var days: [String]
+        var appleUnits: Int64
+        var verifiedUnits: Int64
+    }
+
+    static func totals(_ rows: [Row]) -> Totals {
+        Totals(days: Set(rows.map(\.day)).sorted(), appleUnits: rows.reduce(0) { $0 + $1.appleUnits },
+               verifiedUnits: rows.reduce(0) { $0 + $1.verifiedUnits })
+    }
+
     /// `summary.json` → `apple_tieout`: what the reports cover and how far apart the two sides are.
     func summary(reportingCurrency: String) -> JSONValue {
-        let days = Set(rows.map(\.day)).sorted()
-        let appleUnits = rows.reduce(0) { $0 + $1.appleUnits }
-        let verifiedUnits = rows.reduce(0) { $0 + $1.verifiedUnits }
+        let totals = Self.totals(rows)
+        let (days, appleUnits, verifiedUnits) = (totals.days, totals.appleUnits, totals.verifiedUnits)
         return .object([
             ("days", .int(days.count)), ("first_day", JSONValue.optional(days.first)), ("last_day", JSONValue.optional(days.last)),
             ("apple_units", .int(appleUnits)), ("verified_units", .int(verifiedUnits)), ("difference_units", .int(appleUnits - verifiedUnits)),

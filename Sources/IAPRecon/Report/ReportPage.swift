@@ -81,11 +81,8 @@ struct ReportPage {
     /// a shortfall of its day and product. Listing those rows would bury the shortfalls nothing
     /// covers, the `unverified_apple_sales` findings, so the page counts them and lists these.
     struct TieOut {
-        var days: Int
-        var firstDay: String
-        var lastDay: String
-        var appleUnits: Int64
-        var verifiedUnits: Int64
+        /// The days the reports cover and the units on each side, as `summary.json` gives them.
+        var totals: AppleTieOutReport.Totals
         /// Rows of a known country with fewer verified units than Apple's.
         var shortfallRows = 0
         /// Of those, the rows storefront-less purchases cover whole.
@@ -105,12 +102,8 @@ struct ReportPage {
 
         /// Nil without a row: no reports, or reports whose days hold no in-app row.
         init?(_ rows: [AppleTieOutReport.Row]) {
-            guard let first = rows.first, let last = rows.last else { return nil }
-            days = Set(rows.map(\.day)).count
-            firstDay = first.day
-            lastDay = last.day
-            appleUnits = rows.reduce(0) { $0 + $1.appleUnits }
-            verifiedUnits = rows.reduce(0) { $0 + $1.verifiedUnits }
+            guard !rows.isEmpty else { return nil }
+            totals = AppleTieOutReport.totals(rows)
             var unplaced: [String: Int64] = [:]
             for row in rows where row.country == AppleTieOut.unknownCountry { unplaced[row.day + "|" + row.productID] = row.unplacedPurchases }
             proceedsInTwoCurrencies = rows.count { $0.customerPrice != nil && $0.proceeds == nil }

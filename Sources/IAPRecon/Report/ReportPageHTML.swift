@@ -144,10 +144,12 @@ extension ReportPage {
         func marked(_ key: String, _ value: Int64) -> String {
             "<span data-summary-key=\"apple_tieout.\(key)\" data-value=\"\(value)\">\(Self.grouped(value))</span>"
         }
-        let span = tieout.days == 1 ? "1 Pacific day, \(tieout.firstDay)" : "\(marked("days", Int64(tieout.days))) Pacific days, \(tieout.firstDay) to \(tieout.lastDay)"
+        let totals = tieout.totals
+        let first = HTML.escape(totals.days.first ?? ""), last = HTML.escape(totals.days.last ?? "")
+        let span = totals.days.count == 1 ? "1 Pacific day, \(first)" : "\(marked("days", Int64(totals.days.count))) Pacific days, \(first) to \(last)"
         var out = "<section id=\"tieout\"><h2>Apple tie-out</h2>"
-            + "<p>Apple's Sales Reports cover \(span): Apple counts \(marked("apple_units", tieout.appleUnits)) units, "
-            + "iaprecon verified \(marked("verified_units", tieout.verifiedUnits)).</p>"
+            + "<p>Apple's Sales Reports cover \(span): Apple counts \(marked("apple_units", totals.appleUnits)) units, "
+            + "iaprecon verified \(marked("verified_units", totals.verifiedUnits)).</p>"
         var meta: [String] = []
         if tieout.shortfallRows == 0 {
             meta.append("No country has fewer verified units than Apple's on any day.")
