@@ -13,6 +13,21 @@ public enum HiddenCharacters {
         }
     }
 
+    /// `text` with each hidden character shown as `\u{1B}`: what a terminal prints, and what a reject's
+    /// reason quotes of a value, where a byte order mark beside a date would leave one that reads as good.
+    public static func visible(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: isHidden) else { return text }
+        var out = ""
+        for scalar in text.unicodeScalars {
+            if isHidden(scalar) {
+                out += shown(scalar)
+            } else {
+                out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
+    }
+
     /// How a hidden character is shown: `\u{1B}`.
     public static func shown(_ scalar: Unicode.Scalar) -> String {
         "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"

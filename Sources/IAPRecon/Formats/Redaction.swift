@@ -67,25 +67,13 @@ enum Redaction {
     /// never carries a device id, a token or a receipt (`quotable`).
     static func quoted(_ value: JSONValue) -> String {
         switch value {
-        case .string(let string): quotable(string).map { "\"" + visible($0) + "\"" } ?? "a string of \(string.utf8.count) bytes"
+        case .string(let string): quotable(string).map { "\"" + HiddenCharacters.visible($0) + "\"" } ?? "a string of \(string.utf8.count) bytes"
         case .number(let number): quotable(number) ?? "a number of \(number.utf8.count) characters"
         case .bool(let bool): String(bool)
         case .null: "null"
         case .array: "an array"
         case .object: "an object"
         }
-    }
-
-    /// `text` with each character a reader cannot see (`HiddenCharacters`) written as `\u{FEFF}`: a
-    /// reason quoting a value must show what makes it bad, and a byte order mark or a zero-width space
-    /// beside a date or a currency would otherwise leave a value that reads as a good one.
-    static func visible(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: HiddenCharacters.isHidden) else { return text }
-        var shown = String.UnicodeScalarView()
-        for scalar in text.unicodeScalars {
-            if HiddenCharacters.isHidden(scalar) { shown.append(contentsOf: HiddenCharacters.shown(scalar).unicodeScalars) } else { shown.append(scalar) }
-        }
-        return String(shown)
     }
 
     /// A bad value as a reason may quote it: nil when it is long or holds a device id,

@@ -75,7 +75,7 @@ enum AppleSalesParser: CSVRowParser {
         guard endDay == day else { throw LineReject("not a daily report: 'Begin Date' \(day), 'End Date' \(endDay)") }
         let country = try required(.countryCode)
         guard country.utf8.count == 2, country.utf8.allSatisfy({ $0 >= 0x41 && $0 <= 0x5A }) else {
-            throw LineReject("bad country in 'Country Code': \"\(Redaction.visible(String(country.prefix(40))))\"")
+            throw LineReject("bad country in 'Country Code': \"\(HiddenCharacters.visible(String(country.prefix(40))))\"")
         }
         return .accepted([SalesReportLine(
             day: day, productID: try required(.sku), productType: try required(.productType), units: units, country: country,
@@ -94,10 +94,10 @@ enum AppleSalesParser: CSVRowParser {
         // `magnitude`, not `abs`: the most negative `Int64` has no positive twin, and `abs` of it traps.
         guard let units = Int64(parts[0]), units.magnitude < 1_000_000_000, parts.count == 1 || (1...2).contains(cents.count),
               cents.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else {
-            throw LineReject("bad number in 'Units': \"\(Redaction.visible(String(text.prefix(40))))\"")
+            throw LineReject("bad number in 'Units': \"\(HiddenCharacters.visible(String(text.prefix(40))))\"")
         }
         guard cents.utf8.allSatisfy({ $0 == UInt8(ascii: "0") }) else {
-            throw LineReject("a fraction of a unit in 'Units': \"\(Redaction.visible(String(text.prefix(40))))\"")
+            throw LineReject("a fraction of a unit in 'Units': \"\(HiddenCharacters.visible(String(text.prefix(40))))\"")
         }
         return units
     }
@@ -109,7 +109,7 @@ enum AppleSalesParser: CSVRowParser {
             let day = parts[2] + "-" + parts[0] + "-" + parts[1]
             if Timestamp.startOfDay(String(day)) != nil { return String(day) }
         }
-        throw LineReject("bad date in '\(column.name)' (MM/DD/YYYY): \"\(Redaction.visible(String(text.prefix(40))))\"")
+        throw LineReject("bad date in '\(column.name)' (MM/DD/YYYY): \"\(HiddenCharacters.visible(String(text.prefix(40))))\"")
     }
 
     /// An exact decimal amount without its sign, within the range every amount has (CONTRACT.md §1).

@@ -181,18 +181,7 @@ struct TextTable {
 enum Terminal {
     /// `text` with control and invisible format characters (escape sequences, bidi overrides)
     /// shown as `\u{1B}`: an id or campaign name from input is printed as what it is, never run.
-    static func visible(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: HiddenCharacters.isHidden) else { return text }
-        var out = ""
-        for scalar in text.unicodeScalars {
-            if HiddenCharacters.isHidden(scalar) {
-                out += HiddenCharacters.shown(scalar)
-            } else {
-                out.unicodeScalars.append(scalar)
-            }
-        }
-        return out
-    }
+    static func visible(_ text: String) -> String { HiddenCharacters.visible(text) }
 
     /// How many columns a terminal gives `character`: two for East Asian wide and fullwidth
     /// characters and emoji (Markus Kuhn's `wcwidth` ranges), one for any other; a combining mark
