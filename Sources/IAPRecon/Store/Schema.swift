@@ -798,6 +798,17 @@ public enum Schema {
                                 WHERE n.version = '2' AND NOT EXISTS (
                                   SELECT 1 FROM raw_apple__transactions t WHERE t.file_id = n.file_id AND t.line = n.line));
             """),
+        // Every V2 type Apple sends with its transaction (a DID_RENEW, a ONE_TIME_CHARGE, a
+        // CONSUMPTION_REQUEST, ...) is a rejected line now without one, not the refunds alone; a store
+        // migration 30 read again kept such a line. The store still cannot tell a TEST from them, so
+        // the next ingest reads again the same files migration 30 chose, as a fresh store reads them.
+        (31, """
+            UPDATE files SET content_hash = 'read again for notifications without a transaction', mtime_ns = NULL
+              WHERE source = 'notifications'
+                AND file_id IN (SELECT n.file_id FROM raw_notifications__notifications n
+                                WHERE n.version = '2' AND NOT EXISTS (
+                                  SELECT 1 FROM raw_apple__transactions t WHERE t.file_id = n.file_id AND t.line = n.line));
+            """),
     ]
 
     public static var latestVersion: Int { migrations.last?.id ?? 0 }

@@ -320,15 +320,19 @@ struct AppleFixtureTests {
         #expect(try fields.appleString("environment") == "Xcode")
     }
 
-    @Test("a V2 notification with only data.signedRenewalInfo is accepted without a transaction row")
+    @Test("a V2 notification's data.signedRenewalInfo is read beside its transaction; alone, the line is rejected for the transaction Apple always sends with it")
     func renewalOnlyNotification() throws {
-        let jws = try AppleFixtureFile.text("xcode-signed-renewal-info")
-        let line = #"{"notificationType":"DID_CHANGE_RENEWAL_STATUS","notificationUUID":"n-4","signedDate":1697679937000,"#
-            + #""data":{"environment":"Xcode","signedRenewalInfo":""# + jws + #""}}"#
-        let rows = try #require(IngestLine.rows(line, .notifications))
-        #expect(rows.count == 1)
+        let renewal = try AppleFixtureFile.text("xcode-signed-renewal-info")
+        let transaction = try AppleFixtureFile.text("xcode-signed-transaction")
+        let head = #"{"notificationType":"DID_CHANGE_RENEWAL_STATUS","notificationUUID":"n-4","signedDate":1697679937000,"#
+        let both = head + #""data":{"environment":"Xcode","signedTransactionInfo":""# + transaction + #"","signedRenewalInfo":""# + renewal + #""}}"#
+        let rows = try #require(IngestLine.rows(both, .notifications))
+        #expect(rows.count == 2)
         #expect(rows[0].byColumn["environment"] == .text("Xcode"))
-        #expect(rows[0].byColumn["transaction_id"] == .null)
+        #expect(rows[0].byColumn["transaction_id"] == .text("0"))
+        let alone = head + #""data":{"environment":"Xcode","signedRenewalInfo":""# + renewal + #""}}"#
+        #expect(IngestLine.reason(alone, .notifications)
+                == "DID_CHANGE_RENEWAL_STATUS without a transaction: no 'data.signedTransactionInfo' or 'data.transactionInfo'")
     }
 
     // MARK: - Coverage

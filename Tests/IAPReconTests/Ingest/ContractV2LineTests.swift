@@ -87,12 +87,84 @@ struct ContractV2LineTests {
         let envelope = #"{"signedPayload":"eyJhbGciOiJFUzI1NiJ9.\#(Base64URL.encode(Array(signedPayload.utf8))).c2ln"}"#
         #expect(IngestLine.reason(envelope, .notifications)
                 == "REFUND without a transaction: no 'signedPayload.data.signedTransactionInfo' or 'signedPayload.data.transactionInfo'")
-        // Near misses: a refund with its transaction, and types that may carry none (a TEST; a refund declined changes nothing).
+        // Near misses: a refund with its transaction, and a TEST, which carries none.
         #expect(IngestLine.rows(Line.notification("REFUND", uuid: "n1", signed: "2026-11-12T10:00:00Z", transaction: refunded), .notifications, rules: Self.rules)?.count == 2)
-        for type in ["TEST", "REFUND_DECLINED"] {
-            let line = #"{"notificationType":"\#(type)","notificationUUID":"n-\#(type)","signedDate":1795000000000,"data":{"environment":"Production","bundleId":"com.example.game"}}"#
-            #expect(IngestLine.rows(line, .notifications, rules: Self.rules)?.count == 1, "\(type)")
+        let test = #"{"notificationType":"TEST","notificationUUID":"n-TEST","signedDate":1795000000000,"data":{"environment":"Production","bundleId":"com.example.game"}}"#
+        #expect(IngestLine.rows(test, .notifications, rules: Self.rules)?.count == 1)
+    }
+
+    @Test("a V2 notification of any type Apple sends with a transaction is rejected without one, as a refund is: a renewal or a purchase with its key misspelled would change no money, unseen", arguments: [
+        ("DID_RENEW", nil), ("ONE_TIME_CHARGE", nil), ("SUBSCRIBED", "INITIAL_BUY"), ("DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED"),
+        ("EXPIRED", "VOLUNTARY"), ("CONSUMPTION_REQUEST", nil), ("REFUND_DECLINED", nil), ("RENEWAL_EXTENSION", "FAILURE"),
+    ] as [(String, String?)])
+    func typeWithoutTransaction(type: String, subtype: String?) {
+        let sub = subtype.map { #","subtype":"\#($0)""# } ?? ""
+        let renewed = Line.v2("t1", "vip.monthly", purchase: "2026-11-10T10:00:00Z", expires: "2026-12-10T10:00:00Z", price: 4990)
+        let line = Line.notification(type, uuid: "n-\(type)", signed: "2026-11-12T10:00:00Z", transaction: renewed, subtype: subtype)
+        // The transaction under a name Apple does not send, `data` without it, and no `data` at all.
+        let misnamed = line.replacingOccurrences(of: #""transactionInfo":"#, with: #""transactionlnfo":"#)
+        let dataAlone = #"{"notificationType":"\#(type)"\#(sub),"notificationUUID":"n-\#(type)","signedDate":1795000000000,"data":{"environment":"Production","bundleId":"com.example.game"}}"#
+        let noData = #"{"notificationType":"\#(type)"\#(sub),"notificationUUID":"n-\#(type)","signedDate":1795000000000}"#
+        for text in [misnamed, dataAlone, noData] {
+            #expect(IngestLine.reason(text, .notifications, rules: Self.rules)
+                    == "\(type) without a transaction: no 'data.signedTransactionInfo' or 'data.transactionInfo'", "\(type): \(text)")
         }
+        let envelope = #"{"signedPayload":"\#(Self.unsignedJWS(dataAlone))"}"#
+        #expect(IngestLine.reason(envelope, .notifications)
+                == "\(type) without a transaction: no 'signedPayload.data.signedTransactionInfo' or 'signedPayload.data.transactionInfo'", "\(type)")
+        // Near miss: the same notification with its transaction, whose row is the transaction as it came.
+        let rows = IngestLine.rows(line, .notifications, rules: Self.rules)
+        #expect(rows?.count == 2, "\(type)")
+        let transactions = Self.transactions(rows)
+        #expect(transactions.map { $0["transaction_id"] } == [.text("t1")], "\(type)")
+        #expect(transactions.map { $0["expires_ms"] } == [.integer(Line.ms("2026-12-10T10:00:00Z"))], "\(type)")
+        #expect(rows?.first?.byColumn["transaction_id"] == .text("t1"), "\(type)")
+    }
+
+    @Test("a V2 notification Apple sends without a transaction is kept without one: a TEST, a RENEWAL_EXTENSION SUMMARY, an EXTERNAL_PURCHASE_TOKEN, a RESCIND_CONSENT, and a type Apple does not document")
+    func typesWithoutTransaction() {
+        let lines = [
+            #"{"notificationType":"TEST","notificationUUID":"n-1","version":"2.0","signedDate":1795000000000,"data":{"appAppleId":1460000000,"bundleId":"com.example.game","bundleVersion":"412","environment":"Production"}}"#,
+            #"{"notificationType":"RENEWAL_EXTENSION","subtype":"SUMMARY","notificationUUID":"n-2","version":"2.0","signedDate":1795000000000,"summary":{"requestIdentifier":"3db5c98d-8acf-4e29-831e-8e1f82f9f6e9","environment":"Production","appAppleId":1460000000,"bundleId":"com.example.game","productId":"com.example.vip.monthly","storefrontCountryCodes":["USA"],"succeededCount":5,"failedCount":2}}"#,
+            #"{"notificationType":"EXTERNAL_PURCHASE_TOKEN","subtype":"UNREPORTED","notificationUUID":"n-3","version":"2.0","signedDate":1795000000000,"externalPurchaseToken":{"externalPurchaseId":"b2158121-7af9-49d4-9561-1f588205523e","tokenCreationDate":1795000000000,"appAppleId":1460000000,"bundleId":"com.example.game"}}"#,
+            #"{"notificationType":"RESCIND_CONSENT","notificationUUID":"n-4","version":"2.0","signedDate":1795000000000,"appData":{"appAppleId":1460000000,"bundleId":"com.example.game","environment":"Production"}}"#,
+            #"{"notificationType":"NEW_THING","notificationUUID":"n-5","version":"2.0","signedDate":1795000000000,"data":{"bundleId":"com.example.game","environment":"Production"}}"#,
+        ]
+        for line in lines {
+            let rows = IngestLine.rows(line, .notifications, rules: Self.rules)
+            #expect(rows?.count == 1, "\(line)")
+            #expect(rows?.first?.byColumn["bundle_id"] == .text("com.example.game"), "\(line)")
+            #expect(rows?.first?.byColumn["transaction_id"] == .null, "\(line)")
+        }
+    }
+
+    @Test("a run names the file and line of a notification that lacks the transaction its type always has, and keeps the rest of the file: the renewal beside it, a TEST, a type Apple does not document")
+    func typeWithoutTransactionInARun() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        let renewal = Line.notification("DID_RENEW", uuid: "1b2c3d4e-0000-4000-8000-000000000001", signed: "2026-11-20T08:00:00Z",
+                                        transaction: Line.v2("t_renewed", "gems300", purchase: "2026-11-20T07:59:00Z", price: 4990))
+        let misspelled = Line.notification("DID_RENEW", uuid: "1b2c3d4e-0000-4000-8000-000000000002", signed: "2026-11-20T08:00:00Z",
+                                           transaction: Line.v2("t_misspelled", "gems300", purchase: "2026-11-20T07:59:00Z", price: 4990))
+            .replacingOccurrences(of: #""transactionInfo":"#, with: #""transaction_info":"#)
+        let charge = #"{"notificationType":"ONE_TIME_CHARGE","notificationUUID":"1b2c3d4e-0000-4000-8000-000000000003","signedDate":\#(Line.ms("2026-11-20T08:00:00Z")),"data":{"environment":"Production","bundleId":"com.example.game"}}"#
+        let test = charge.replacingOccurrences(of: "ONE_TIME_CHARGE", with: "TEST").replacingOccurrences(of: "0003", with: "0004")
+        let unknown = charge.replacingOccurrences(of: "ONE_TIME_CHARGE", with: "NEW_THING").replacingOccurrences(of: "0003", with: "0005")
+        try scenario.write("notifications/n.jsonl", [renewal, misspelled, charge, test, unknown])
+        let result = try scenario.run(asOf: "2026-11-29T00:00:00Z")
+        #expect(result.ingest.files.filter { $0.kind == .notifications }.map(\.counts) == [LineCounts(read: 5, accepted: 3, rejected: 2)])
+        let rejects = try scenario.output("rejects.csv").split(separator: "\r\n").dropFirst().map { $0.split(separator: ",").prefix(3).joined(separator: ",") }
+        #expect(rejects == [
+            "notifications/n.jsonl,2,DID_RENEW without a transaction: no 'data.signedTransactionInfo' or 'data.transactionInfo'",
+            "notifications/n.jsonl,3,ONE_TIME_CHARGE without a transaction: no 'data.signedTransactionInfo' or 'data.transactionInfo'",
+        ])
+        // The unknown type is named as before, and the renewal's transaction counts: never delivered, it is lost.
+        #expect(result.ingest.warnings == [
+            "1 notification has a type iaprecon does not know (NEW_THING 1); as the contract says, it is kept and "
+                + "its transaction counts as verified; check Apple's notes for what it means: notifications/n.jsonl:5",
+        ])
+        let lost = try Scenario.findings(try scenario.open()).filter { $0.kind == .lostDelivery }.compactMap(\.transactionID)
+        #expect(lost == ["t_renewed"])
     }
 
     @Test("a V1 REFUND or REVOKE none of whose transactions has a cancellation date is rejected; one that has it is a refund")
@@ -495,9 +567,10 @@ struct ContractV2LineTests {
     }
 
     /// A notification with no transaction names its app where Apple puts it: `summary` (renewal
-    /// extension summaries), `appData` (RESCIND_CONSENT) or `externalPurchaseToken`.
+    /// extension summaries, subtype `SUMMARY`), `appData` (RESCIND_CONSENT) or `externalPurchaseToken`.
     static func transactionless(_ type: String, key: String, bundle: String) -> String {
-        #"{"notificationType":"\#(type)","notificationUUID":"002e14d5-51f5-4503-b5a8-c3a1af68eb20","signedDate":1795860910000,"\#(key)":{"appAppleId":55555,"bundleId":"\#(bundle)"}}"#
+        let subtype = key == "summary" ? #""subtype":"SUMMARY","# : ""
+        return #"{"notificationType":"\#(type)",\#(subtype)"notificationUUID":"002e14d5-51f5-4503-b5a8-c3a1af68eb20","signedDate":1795860910000,"\#(key)":{"appAppleId":55555,"bundleId":"\#(bundle)"}}"#
     }
 
     @Test("with --bundle-id a transactionless notification of another app is rejected, wherever Apple puts its bundle", arguments: [

@@ -795,6 +795,42 @@ struct IncrementalTests {
         #expect(reasons == ["REFUND without a transaction: no 'data.signedTransactionInfo' or 'data.transactionInfo'"])
     }
 
+    @Test("a store from before migration 31 reads again, once, the notifications files holding a V2 notification without a transaction, and equals a fresh store: a DID_RENEW without one is rejected; files whose notifications all carry one are not read again")
+    func olderStoreWithRenewalsWithoutATransaction() throws {
+        let now = "2026-11-30T00:00:00Z", asOf = "2026-11-29T00:00:00Z"
+        let longAgo = Date(timeIntervalSince1970: 1_000_000)
+        func bare(_ type: String, uuid: String) -> String {
+            #"{"notificationType":"\#(type)","notificationUUID":"\#(uuid)","signedDate":\#(Line.ms("2026-11-21T10:00:00Z")),"data":{"environment":"Production"}}"#
+        }
+        func write(_ scenario: Scenario, _ path: String, _ line: String) throws {
+            _ = try scenario.write(path, [line])
+            try FileManager.default.setAttributes([.modificationDate: longAgo], ofItemAtPath: scenario.input + "/" + path)
+        }
+        func inputs(_ scenario: Scenario, as written: Bool) throws {
+            try scenario.catalog()
+            try scenario.write("receipts/r.jsonl", [Line.v2Receipt("2026-11-20T10:00:05Z", "u_1", transaction: Line.v2("t1", "gems60", purchase: "2026-11-20T10:00:00Z"))])
+            // What a build with migration 30 kept of the DID_RENEW is what it keeps of a TEST: a V2 notification
+            // without a transaction (a notification's type is not kept), here under a file of the same size.
+            try write(scenario, "notifications/renewal.jsonl", written ? bare("DID_RENEW", uuid: "n-1") : bare("TEST", uuid: "n-123456"))
+            try write(scenario, "notifications/test.jsonl", bare("TEST", uuid: "n-2"))
+            try write(scenario, "notifications/paid.jsonl", Line.notification("DID_RENEW", uuid: "n-3", signed: "2026-11-21T10:00:00Z",
+                                                                               transaction: Line.v2("t1", "gems60", purchase: "2026-11-20T10:00:00Z")))
+        }
+        let older = try Scenario()
+        try inputs(older, as: false)
+        _ = try run(older, input: older.input, now: now, asOf: asOf)
+        try inputs(older, as: true)
+        // A store migration 30 read again already: what it kept of a renewal without a transaction stays until 31.
+        try older.open().execute("DELETE FROM schema_migrations WHERE id >= 31")
+        let result = try run(older, input: older.input, now: now, asOf: asOf)
+        // A TEST carries no transaction either, and the store cannot tell it from a DID_RENEW: its file is read again too, to the same rows.
+        #expect(result.ingest.files.filter { $0.status != .unchanged }.map(\.path).sorted() == ["notifications/renewal.jsonl", "notifications/test.jsonl"])
+        let reasons = try expectMigratedAsFresh(older, now: now, asOf: asOf, "older store with a DID_RENEW without a transaction") {
+            try inputs($0, as: true)
+        }
+        #expect(reasons == ["DID_RENEW without a transaction: no 'data.signedTransactionInfo' or 'data.transactionInfo'"])
+    }
+
     @Test("a run with another --bundle-id or --mmp-tz reads again the files those judge, as a fresh store reads them; other files are not read again")
     func otherRulesReadAgain() throws {
         // A receipt of another app, delivered: ours without --bundle-id, rejected with it.

@@ -38,6 +38,7 @@ struct SchemaTests {
         28: "8b884bcdc157079a",
         29: "ab42ff2a54e2a01a",
         30: "3e778d5d16539777",
+        31: "46cbfaed45e2b598",
     ]
 
     @Test("a released migration's text never changes, and every migration is recorded as released")
