@@ -84,13 +84,13 @@ public enum ConsumptionRequestsReport {
     static let dollarBounds: [Decimal] = [50, 100, 500, 1000, 2000]
 
     /// What support must know of requests `answers` leaves out, at `sources` (`path:line`): they
-    /// carry no uuid, signing time or transaction to answer by (a V1 notification has no uuid or
-    /// signing time), so Apple would hear nothing. Said once, by the ingest that reads them.
+    /// carry no uuid or signing time to answer by (a V1 notification has neither; one without its
+    /// transaction is a rejected line), so Apple would hear nothing. Said once, by the ingest that reads them.
     static func unanswerableWarnings(_ sources: [String]) -> [String] {
         guard !sources.isEmpty else { return [] }
         let shown = sources.prefix(5).joined(separator: ", ") + (sources.count > 5 ? " and \(sources.count - 5) more" : "")
         let (count, verb, pronoun) = sources.count == 1 ? ("1 CONSUMPTION_REQUEST notification", "has", "it") : ("\(sources.count) CONSUMPTION_REQUEST notifications", "have", "them")
-        return ["\(count) \(verb) no notificationUUID, signedDate or transaction (V1 notifications have no notificationUUID or signedDate), "
+        return ["\(count) \(verb) no notificationUUID or signedDate (V1 notifications have neither), "
                 + "so consumption_requests.jsonl cannot answer \(pronoun): \(shown)"]
     }
 

@@ -65,7 +65,7 @@ struct ConsumptionRequestsTests {
         try scenario.write("notifications/n.jsonl", [v2, v1])
         let result = try scenario.run(asOf: Self.asOf)
         #expect(result.ingest.warnings == [
-            "1 CONSUMPTION_REQUEST notification has no notificationUUID, signedDate or transaction (V1 notifications have no notificationUUID or signedDate), "
+            "1 CONSUMPTION_REQUEST notification has no notificationUUID or signedDate (V1 notifications have neither), "
                 + "so consumption_requests.jsonl cannot answer it: notifications/n.jsonl:2",
         ])
         #expect(try lines(scenario).count == 1)
@@ -73,7 +73,7 @@ struct ConsumptionRequestsTests {
         #expect(try scenario.run(asOf: Self.asOf).ingest.warnings.isEmpty)
         try scenario.write("notifications/o.jsonl", [v1.replacingOccurrences(of: "t_v1", with: "t_v1b")])
         #expect(try scenario.run(asOf: Self.asOf).ingest.warnings == [
-            "1 CONSUMPTION_REQUEST notification has no notificationUUID, signedDate or transaction (V1 notifications have no notificationUUID or signedDate), "
+            "1 CONSUMPTION_REQUEST notification has no notificationUUID or signedDate (V1 notifications have neither), "
                 + "so consumption_requests.jsonl cannot answer it: notifications/o.jsonl:1",
         ])
     }
@@ -137,7 +137,7 @@ struct ConsumptionRequestsTests {
         // The V1 CONSUMPTION_REQUEST is named, for what it lacks, by the warning of its own alone.
         let request = v2.count + (NotificationParser.knownV1Types.sorted().firstIndex(of: "CONSUMPTION_REQUEST") ?? 0) + 1
         #expect(result.ingest.warnings == [
-            "1 CONSUMPTION_REQUEST notification has no notificationUUID, signedDate or transaction (V1 notifications have no notificationUUID or signedDate), "
+            "1 CONSUMPTION_REQUEST notification has no notificationUUID or signedDate (V1 notifications have neither), "
                 + "so consumption_requests.jsonl cannot answer it: notifications/n.jsonl:\(request)",
         ])
     }

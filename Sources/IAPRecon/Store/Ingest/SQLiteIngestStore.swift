@@ -62,7 +62,7 @@ struct SQLiteIngestStore: IngestStore {
             SELECT \(StoredLedger.pathAndLineSQL(file: "n.file_id", line: "n.line"))
             FROM raw_notifications__notifications n JOIN files f ON f.file_id = n.file_id
             WHERE f.path IN (SELECT value FROM json_each(?1)) AND n.notification_type = 'CONSUMPTION_REQUEST'
-              AND (n.notification_uuid IS NULL OR n.transaction_id IS NULL OR n.signed_ms IS NULL)
+              AND (n.notification_uuid IS NULL OR n.signed_ms IS NULL)
             ORDER BY f.path, n.line
             """, [.textList(paths)]) { sources.append($0.string(0)) }
         return sources
