@@ -279,6 +279,10 @@ struct Replay {
         // Taken before looking, so no run can add later days between the look and the replay;
         // released on return when the store can take the nights itself, whose run then locks it.
         let storeLock = try RunLock(databasePath: databasePath, command: command, createStore: false)
+        // An empty file is a store no run has written to yet (a first night stopped once it had the
+        // lock, or a file made ahead for its owner): it holds no partitions, and no tables to look in.
+        var status = stat()
+        guard stat(databasePath, &status) == 0, status.st_size > 0 else { return nil }
         let database = try Store.open(path: databasePath, readOnly: true)
         guard try StoredFiles.holdsPartitions(after: first, in: database) else { return nil }
         let missing = try StoredFiles.paths(through: last, in: database).filter { !FileManager.default.fileExists(atPath: root + "/" + $0) }

@@ -404,6 +404,20 @@ struct NightlyTests {
         #expect(work.iaprecon(["nightly", "--date", "2026-11-28"] + common).code == 0)
     }
 
+    @Test("an empty store file (a first night stopped once it had the lock, a file made ahead for its owner) is a new store to a night and a backfill")
+    func emptyStoreFile() throws {
+        let work = try Workspace()
+        let root = try Self.partitions(in: work)
+        for (name, arguments) in [("night", ["nightly"]), ("backfill", ["backfill", "--from", "2026-11-28", "--to", "2026-11-29"])] {
+            let db = work.path(name + ".sqlite")
+            #expect(FileManager.default.createFile(atPath: db, contents: nil))
+            let common = ["--db", db, "--root", root, "--reports", work.path(name + "-reports"), "--log-dir", work.path("logs"), "--quiet"]
+            let result = work.iaprecon(arguments + common)
+            #expect(result.code == 0, "\(arguments): \(result.err)")
+            #expect(FileManager.default.fileExists(atPath: work.path(name + "-reports/2026-11-29/findings.csv")), "\(arguments)")
+        }
+    }
+
     /// Three day partitions: the server's history, then Apple's side with the live log, then attribution.
     static func threeDays(in work: Workspace) throws -> String {
         let root = work.path("data")
