@@ -89,11 +89,15 @@ public struct UndocumentedTypes: Sendable {
             return ["\(rows) a Product Type Identifier iaprecon does not know (\(types)); \(them) left out of the tie-out: "
                     + "if Apple added an in-app type, its sales are not compared; \(shown)"]
         }
+        // What iaprecon does with them, in a reader's words: a new type may mean a refund, and is not read as one.
         let notifications = total == 1 ? "1 notification has" : "\(total) notifications have"
-        let kept = total == 1 ? "it is kept and its transaction counts" : "they are kept and their transactions count"
+        let treated = total == 1
+            ? "it is treated as any other notification: a transaction it carries counts as a purchase Apple confirmed, "
+                + "and as refunded only if it gives a refund date"
+            : "they are treated as any other notification: the transactions they carry count as purchases Apple confirmed, "
+                + "and as refunded only if they give a refund date"
         let meaning = counts.count == 1 ? "what it means" : "what they mean"
-        return ["\(notifications) a type iaprecon does not know (\(types)); as the contract says, \(kept) as verified; "
-                + "check Apple's notes for \(meaning): \(shown)"]
+        return ["\(notifications) a type iaprecon does not know (\(types)); \(treated); check Apple's notes for \(meaning): \(shown)"]
     }
 }
 

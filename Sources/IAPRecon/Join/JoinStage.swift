@@ -9,11 +9,16 @@ public struct ReconcileSettings: Sendable {
     /// Without `--as-of`, the latest event time is taken up to this moment at most (a night's
     /// `--date` judges as of the end of its day at the latest).
     public var asOfLimitMs: Int64?
+    /// `--tz`: the zone whose days spend and fx.csv rows name, as the report reads them; the default
+    /// as-of of an input with no event time is the end of such a day (`JoinStage.defaultAsOfMs`).
+    /// `Pipeline.run` takes its report's.
+    public var reportZone: Zone = .utc
 
-    public init(asOfMs: Int64? = nil, graceMs: Int64 = 86_400_000, mmpZone: Zone = .utc) {
+    public init(asOfMs: Int64? = nil, graceMs: Int64 = 86_400_000, mmpZone: Zone = .utc, reportZone: Zone = .utc) {
         self.asOfMs = asOfMs
         self.graceMs = graceMs
         self.mmpZone = mmpZone
+        self.reportZone = reportZone
     }
 }
 
@@ -82,7 +87,7 @@ public enum JoinStage {
             missing = []
             Trace.mark("join raw indexes built")
         }
-        let latestMs = try defaultAsOfMs(store, mmpZone: settings.mmpZone).map { min($0, settings.asOfLimitMs ?? .max) }
+        let latestMs = try defaultAsOfMs(store, settings: settings).map { min($0, settings.asOfLimitMs ?? .max) }
         let asOfMs = settings.asOfMs ?? latestMs ?? 0
         let rules = FindingRules(asOfMs: asOfMs, graceMs: settings.graceMs)
         let decide: JoinDecision = { batch in try decideBatch(batch, rules) }
@@ -195,15 +200,22 @@ public enum JoinStage {
         try updatable(store, settings: settings) == nil
     }
 
-    /// The as-of when none is given: the latest event time in the inputs; with no event time at all
-    /// (an input of Apple's Sales Reports alone), the end of the latest Pacific day the reports cover,
-    /// which was over when Apple reported it. A report's day never moves an as-of that event times
-    /// give (they are not event times), but an input without one must not be judged as of 1970,
-    /// which its findings would give as their `first_seen`.
-    static func defaultAsOfMs(_ store: some JoinStore, mmpZone: Zone) throws -> Int64? {
-        if let latestMs = try latestEventMs(store, mmpZone: mmpZone) { return latestMs }
-        guard let day = try store.latestSalesReportDay(), let dayStart = Timestamp.startOfDay(day) else { return nil }
-        return AppleTieOut.reportZone.utc(fromLocal: dayStart + 86_400_000) - 1
+    /// The as-of when none is given: the latest event time in the inputs; with no event time at all,
+    /// the end of the latest day the dated inputs cover, a day being over once it is reported: a
+    /// Sales Report's Pacific day, a spend or fx.csv row's day in `--tz` (the days the report reads
+    /// them by), whichever ends last. A dated day never moves an as-of that event times give (it is
+    /// no event time, CONTRACT.md §2), but an input without one must not be judged as of 1970, which
+    /// its findings would give as their `first_seen`. Nil when nothing dates the input (a catalog,
+    /// V1 notifications: their purchase and expiry dates are no event times either).
+    static func defaultAsOfMs(_ store: some JoinStore, settings: ReconcileSettings) throws -> Int64? {
+        if let latestMs = try latestEventMs(store, mmpZone: settings.mmpZone) { return latestMs }
+        func endMs(of day: String?, in zone: Zone) -> Int64? {
+            guard let day, let dayStart = Timestamp.startOfDay(day) else { return nil }
+            return zone.utc(fromLocal: dayStart + 86_400_000) - 1
+        }
+        let ends = [endMs(of: try store.latestSalesReportDay(), in: AppleTieOut.reportZone),
+                    endMs(of: try store.latestSpendOrFXDay(), in: settings.reportZone)]
+        return ends.compactMap { $0 }.max()
     }
 
     /// The latest event time in the inputs (CONTRACT.md §2, "as-of"): server `ts`, receipt

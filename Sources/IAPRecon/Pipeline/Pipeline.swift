@@ -143,6 +143,9 @@ public enum Pipeline {
         let storeCheck = Background { [path = options.databasePath, checked = options.checkStore] in
             if !checked { try Store.checkIntegrity(Database(path: path, readOnly: true), quick: true) }
         }
+        // Spend and fx.csv rows name days of the report's zone: the join dates them so too.
+        var reconcile = options.reconcile
+        reconcile.reportZone = options.report.zone
         var timings: [(String, Double)] = []
         func timed<T>(_ stage: String, note: (T) -> String, _ body: () throws -> T) throws -> T {
             progress?.stageStarted(stage)
@@ -165,14 +168,14 @@ public enum Pipeline {
                 indexes.leftToTheJoin > 0 ? "\(indexes.leftToTheJoin) indexes to build, beside the join's reading"
                     : indexes.built > 0 ? "\(indexes.built) indexes built" : ""
             }) {
-                try Pipeline.normalize(database: database, beforeJoining: options.reconcile)
+                try Pipeline.normalize(database: database, beforeJoining: reconcile)
             }
             let join = try timed("join", note: { (summary: JoinSummary) in
                 "as-of \(Timestamp.iso8601(summary.asOfMs)), \(summary.findings) findings"
                     + (summary.recomputedTransactions.map { ", incremental: \($0) transactions recomputed" } ?? "")
                     + (summary.rawIndexesBuilt > 0 ? ", \(summary.rawIndexesBuilt) indexes built" : "")
             }) {
-                try Pipeline.join(database: database, settings: options.reconcile, missingRawIndexes: .builtByTheJoin,
+                try Pipeline.join(database: database, settings: reconcile, missingRawIndexes: .builtByTheJoin,
                                   workers: WorkerPool(width: options.jobs)) { progress?.advanced(.lines($0)) }
             }
             for warning in join.warnings { progress?.warning(warning) }

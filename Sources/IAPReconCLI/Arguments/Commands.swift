@@ -158,9 +158,12 @@ extension CommandSpec {
             Matches each order to at most one transaction, nets refunds of \
             reversals, links subscription renewals, and records findings such as \
             lost and duplicate deliveries as of --as-of. A full rebuild decides \
-            batches of linked transactions on --jobs workers while one writer inserts.
+            batches of linked transactions on --jobs workers while one writer inserts. \
+            An input with no event time is judged as of the end of the latest day its \
+            Sales Reports (Pacific days), spend or fx.csv (days in --tz, as the report \
+            reads them) cover.
             """,
-        options: [.db, .asOf, .grace, .mmpTZ, .jobs, .config],
+        options: [.db, .asOf, .grace, .mmpTZ, .tz, .jobs, .config],
         flags: [.quiet],
         examples: [
             ExampleSpec("Allow deliveries up to 36 hours:", "iaprecon join --grace 36h"),

@@ -38,8 +38,7 @@ enum NightlyCommand {
             }
         }
         try requirePartition(root: root, date: date)
-        try settings.prepareFolders(for: [date])
-        let replay = try Replay.ifNeeded(databasePath: command.databasePath, command: command.name, root: root, from: date, through: date)
+        let replay = try prepare(command, settings, root: root, from: date, through: date, nights: [date])
         defer { replay?.remove() }
         return try night(command, settings, root: root, date: date, warnings: warnings, databasePath: replay?.path ?? command.databasePath,
                          console: console)
@@ -57,7 +56,8 @@ enum NightlyCommand {
         let available = Set(try partitions(in: root))
         let days = stride(from: start, through: end, by: 86_400_000).map { Timestamp.day($0) }
         let nights = days.filter(available.contains)
-        try settings.prepareFolders(for: nights)
+        let replay = try prepare(command, settings, root: root, from: from, through: to, nights: nights)
+        defer { replay?.remove() }
         // A day without a partition has nothing new: the range goes on past it, saying so, also
         // under --quiet: a gap in the days is what whoever reads the mail must know. It has no
         // night of its own to record it, so the night after it does (its log and its row of `runs`),
@@ -67,8 +67,6 @@ enum NightlyCommand {
             guard let recordedBy = nights.first(where: { $0 > day }) ?? nights.last else { break }
             skipped[recordedBy, default: []].append(skippedNight(root: root, day: day))
         }
-        let replay = try Replay.ifNeeded(databasePath: command.databasePath, command: command.name, root: root, from: from, through: to)
-        defer { replay?.remove() }
         var worst = ExitCode.ok
         for date in days {
             guard available.contains(date) else {
@@ -80,6 +78,20 @@ enum NightlyCommand {
             if code != .ok { worst = code }
         }
         return worst
+    }
+
+    /// What the nights of `nights` (from `first` to `last`) need before the first of them, checked
+    /// before any folder is made, so that a night refused before any work leaves nothing behind: the
+    /// store's folder (exit 1), another run holding the store (exit 4), a replay's files gone from
+    /// `root` (exit 3), then a report folder holding what iaprecon did not write (exit 2). Returns
+    /// the replay the nights run in, which holds the store's lock, or nil when the store takes them.
+    private static func prepare(
+        _ command: ParsedCommand, _ settings: NightSettings, root: String, from first: String, through last: String, nights: [String]
+    ) throws -> Replay? {
+        if !nights.isEmpty { try RunLock.requireFolder(databasePath: command.databasePath) }
+        let replay = try Replay.ifNeeded(databasePath: command.databasePath, command: command.name, root: root, from: first, through: last)
+        try settings.prepareFolders(for: nights)
+        return replay
     }
 
     /// A backfill's warning for a day of its range that has no partition.
@@ -248,15 +260,16 @@ struct NightSettings {
         lineRules = try command.lineRules()
     }
 
-    /// Makes the log and report folders, and checks the report folder of each of `dates` as `run`
-    /// checks --out (each night checks its own again, and its report when it writes), before the
+    /// Checks the report folder of each of `dates` as `run` checks --out (each night checks its own
+    /// again, and its report when it writes), and makes the report and log folders, before the
     /// store is opened or a log written: a folder holding what iaprecon did not write stops a
-    /// backfill before its first night, not half-way through the range.
+    /// backfill before its first night, not half-way through the range. The log folder is made
+    /// last, so such a refusal makes no folder (a day folder that exists was in the report folder).
     func prepareFolders(for dates: [String]) throws {
         guard !dates.isEmpty else { return }
-        try NightlyCommand.makeFolder(logDir)
         try NightlyCommand.makeFolder(outRoot)
         for date in dates { try OutputSet.checkTarget(outRoot + "/" + date) }
+        try NightlyCommand.makeFolder(logDir)
     }
 }
 
@@ -279,6 +292,10 @@ struct Replay {
         // Taken before looking, so no run can add later days between the look and the replay;
         // released on return when the store can take the nights itself, whose run then locks it.
         let storeLock = try RunLock(databasePath: databasePath, command: command, createStore: false)
+        // An empty file is a store no run has written to yet (a first night stopped once it had the
+        // lock, or a file made ahead for its owner): it holds no partitions, and no tables to look in.
+        var status = stat()
+        guard stat(databasePath, &status) == 0, status.st_size > 0 else { return nil }
         let database = try Store.open(path: databasePath, readOnly: true)
         guard try StoredFiles.holdsPartitions(after: first, in: database) else { return nil }
         let missing = try StoredFiles.paths(through: last, in: database).filter { !FileManager.default.fileExists(atPath: root + "/" + $0) }

@@ -38,7 +38,7 @@ extension ParsedCommand {
 
     func reconcileSettings() throws -> ReconcileSettings {
         ReconcileSettings(asOfMs: try asOfMs(), graceMs: try optionalDuration("grace") ?? 86_400_000,
-                          mmpZone: declares("mmp-tz") ? try zone("mmp-tz") : .utc)
+                          mmpZone: declares("mmp-tz") ? try zone("mmp-tz") : .utc, reportZone: declares("tz") ? try zone("tz") : .utc)
     }
 
     func reportSettings() throws -> ReportSettings {

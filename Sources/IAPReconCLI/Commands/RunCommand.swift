@@ -142,7 +142,10 @@ enum StageCommands {
                 throw StoreError(path: command.databasePath, reason: "no stored file \(unknown.map { "'\($0)'" }.joined(separator: ", ")) "
                                  + "(nothing was removed; summary.json lists the stored files)")
             }
-            return "forgot \(paths.count) file\(paths.count == 1 ? "" : "s"); the next run reconciles without them"
+            // A path named twice is one file forgotten.
+            let count = Set(paths).count
+            return count == 1 ? "forgot 1 file; the next run reconciles without it"
+                : "forgot \(count) files; the next run reconciles without them"
         } output: { console.out($0) }
     }
 

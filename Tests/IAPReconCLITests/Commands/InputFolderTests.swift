@@ -124,4 +124,23 @@ struct InputFolderTests {
             #expect(try work.readWithoutHistory("out3/" + name) == work.readWithoutHistory("fresh/" + name), "\(name)")
         }
     }
+
+    @Test("forget says how many files it forgot, in words that agree with the number")
+    func forgetCountsFiles() throws {
+        let work = try Workspace()
+        let input = try sampleCopy(work)
+        let db = work.path("s.sqlite")
+        #expect(work.iaprecon(["run", "--input", input, "--trust-root", Workspace.sampleRoot, "--db", db, "--out", work.path("out"), "--quiet"]).code == 0)
+        let one = work.iaprecon(["forget", "--db", db, "server/server-2026-11-28.jsonl"])
+        #expect(one.code == 0)
+        #expect(one.out == "forgot 1 file; the next run reconciles without it\n")
+        // A path named twice is one file.
+        let twice = work.iaprecon(["forget", "--db", db, "catalog.csv", "catalog.csv"])
+        #expect(twice.code == 0)
+        #expect(twice.out == "forgot 1 file; the next run reconciles without it\n")
+        // Near miss: more than one file is still plural.
+        let two = work.iaprecon(["forget", "--db", db, "fx.csv", "registrations/signups.jsonl"])
+        #expect(two.code == 0)
+        #expect(two.out == "forgot 2 files; the next run reconciles without them\n")
+    }
 }

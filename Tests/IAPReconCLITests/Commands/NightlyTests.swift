@@ -290,7 +290,10 @@ struct NightlyTests {
             let result = work.iaprecon(arguments + ["--db", db, "--trust-root", Workspace.sampleRoot, "--quiet"])
             #expect(result.code == 1, "\(arguments)")
             #expect(result.err.hasSuffix("Error: cannot use store \(db): its folder \(work.path("no-such-folder")) does not exist\n"), "\(arguments): \(result.err)")
-            #expect(!FileManager.default.fileExists(atPath: work.path("out")), "\(arguments)")
+            // Nor a night's folders: it is refused before any work.
+            for folder in ["out", "reports", "logs", "no-such-folder"] {
+                #expect(!FileManager.default.fileExists(atPath: work.path(folder)), "\(arguments): \(folder)")
+            }
         }
     }
 
@@ -402,6 +405,43 @@ struct NightlyTests {
         }
         // Released, the replay runs.
         #expect(work.iaprecon(["nightly", "--date", "2026-11-28"] + common).code == 0)
+    }
+
+    @Test("an empty store file (a first night stopped once it had the lock, a file made ahead for its owner) is a new store to a night and a backfill")
+    func emptyStoreFile() throws {
+        let work = try Workspace()
+        let root = try Self.partitions(in: work)
+        for (name, arguments) in [("night", ["nightly"]), ("backfill", ["backfill", "--from", "2026-11-28", "--to", "2026-11-29"])] {
+            let db = work.path(name + ".sqlite")
+            #expect(FileManager.default.createFile(atPath: db, contents: nil))
+            let common = ["--db", db, "--root", root, "--reports", work.path(name + "-reports"), "--log-dir", work.path("logs"), "--quiet"]
+            let result = work.iaprecon(arguments + common)
+            #expect(result.code == 0, "\(arguments): \(result.err)")
+            #expect(FileManager.default.fileExists(atPath: work.path(name + "-reports/2026-11-29/findings.csv")), "\(arguments)")
+        }
+    }
+
+    @Test("a night or backfill refused because another run holds the store exits 4 and makes no folder: no log folder, no report folder")
+    func lockedNightMakesNothing() throws {
+        let work = try Workspace()
+        let root = try Self.partitions(in: work)
+        let db = work.path("s.sqlite")
+        let common = ["--db", db, "--root", root, "--reports", work.path("reports"), "--log-dir", work.path("logs"), "--quiet"]
+        do {
+            let lock = try RunLock(databasePath: db, command: "nightly")
+            defer { withExtendedLifetime(lock) {} }
+            for arguments in [["nightly"], ["nightly", "--date", "2026-11-28"], ["backfill", "--from", "2026-11-28", "--to", "2026-11-29"]] {
+                let refused = work.iaprecon(arguments + common)
+                #expect(refused.code == 4, "\(arguments)")
+                #expect(refused.err.hasPrefix("Error: another run holds the database (pid \(getpid()), iaprecon nightly, started "), "\(arguments)")
+                #expect(!FileManager.default.fileExists(atPath: work.path("reports")), "\(arguments)")
+                #expect(!FileManager.default.fileExists(atPath: work.path("logs")), "\(arguments)")
+            }
+        }
+        // Near miss: released, the same night makes both, and its report and log in them.
+        #expect(work.iaprecon(["nightly"] + common).code == 0)
+        #expect(FileManager.default.fileExists(atPath: work.path("reports/2026-11-29/findings.csv")))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: work.path("logs")).count == 1)
     }
 
     /// Three day partitions: the server's history, then Apple's side with the live log, then attribution.

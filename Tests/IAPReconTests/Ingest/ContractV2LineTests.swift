@@ -160,8 +160,9 @@ struct ContractV2LineTests {
         ])
         // The unknown type is named as before, and the renewal's transaction counts: never delivered, it is lost.
         #expect(result.ingest.warnings == [
-            "1 notification has a type iaprecon does not know (NEW_THING 1); as the contract says, it is kept and "
-                + "its transaction counts as verified; check Apple's notes for what it means: notifications/n.jsonl:5",
+            "1 notification has a type iaprecon does not know (NEW_THING 1); it is treated as any other notification: "
+                + "a transaction it carries counts as a purchase Apple confirmed, and as refunded only if it gives a refund date; "
+                + "check Apple's notes for what it means: notifications/n.jsonl:5",
         ])
         let lost = try Scenario.findings(try scenario.open()).filter { $0.kind == .lostDelivery }.compactMap(\.transactionID)
         #expect(lost == ["t_renewed"])

@@ -90,8 +90,9 @@ struct ConsumptionRequestsTests {
         try scenario.write("notifications/n.jsonl", [known, v2, v1])
         let result = try scenario.run(asOf: Self.asOf)
         #expect(result.ingest.warnings == [
-            "2 notifications have a type iaprecon does not know (NEW_THING 1, OLD_NEW_THING 1); as the contract says, they are kept and "
-                + "their transactions count as verified; check Apple's notes for what they mean: notifications/n.jsonl:2, notifications/n.jsonl:3",
+            "2 notifications have a type iaprecon does not know (NEW_THING 1, OLD_NEW_THING 1); they are treated as any other notification: "
+                + "the transactions they carry count as purchases Apple confirmed, and as refunded only if they give a refund date; "
+                + "check Apple's notes for what they mean: notifications/n.jsonl:2, notifications/n.jsonl:3",
         ])
         // Kept as verified Apple transactions: never delivered, so each is a lost delivery.
         let lost = try Scenario.findings(try scenario.open()).filter { $0.kind == .lostDelivery }.compactMap(\.transactionID)
@@ -110,10 +111,30 @@ struct ConsumptionRequestsTests {
         }
         try scenario.write("notifications/n.jsonl", lines)
         #expect(try scenario.run(asOf: Self.asOf).ingest.warnings == [
-            "7 notifications have a type iaprecon does not know (NEW_THING 6, OTHER_THING 1); as the contract says, they are kept and "
-                + "their transactions count as verified; check Apple's notes for what they mean: notifications/n.jsonl:1, notifications/n.jsonl:2, "
+            "7 notifications have a type iaprecon does not know (NEW_THING 6, OTHER_THING 1); they are treated as any other notification: "
+                + "the transactions they carry count as purchases Apple confirmed, and as refunded only if they give a refund date; "
+                + "check Apple's notes for what they mean: notifications/n.jsonl:1, notifications/n.jsonl:2, "
                 + "notifications/n.jsonl:3, notifications/n.jsonl:4, notifications/n.jsonl:5 and 2 more",
         ])
+    }
+
+    @Test("one unknown notification is named in the singular; its transaction counts, as a purchase without a refund date, and as a refund with one")
+    func unknownNotificationTypeSingular() throws {
+        // What the warning says: never delivered, a lost delivery unless its transaction carries a refund date.
+        let cases: [(revocation: String?, kinds: [FindingKind])] = [(nil, [.lostDelivery]), ("2026-11-20T09:00:00Z", [])]
+        for (revocation, kinds) in cases {
+            let scenario = try Scenario()
+            try scenario.catalog()
+            let line = Line.notification("NEW_THING", uuid: "1b2c3d4e-0000-4000-8000-000000000021", signed: "2026-11-20T08:00:00Z",
+                                         transaction: Line.v2("t_new", "gems300", purchase: "2026-11-20T07:59:00Z", price: 4990, revocation: revocation))
+            try scenario.write("notifications/n.jsonl", [line])
+            #expect(try scenario.run(asOf: Self.asOf).ingest.warnings == [
+                "1 notification has a type iaprecon does not know (NEW_THING 1); it is treated as any other notification: "
+                    + "a transaction it carries counts as a purchase Apple confirmed, and as refunded only if it gives a refund date; "
+                    + "check Apple's notes for what it means: notifications/n.jsonl:1",
+            ])
+            #expect(try Scenario.findings(try scenario.open()).map(\.kind) == kinds, "\(revocation ?? "no refund date")")
+        }
     }
 
     @Test("every type Apple documents, V2 and V1, gives no warning")

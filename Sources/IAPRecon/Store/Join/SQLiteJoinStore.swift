@@ -43,6 +43,10 @@ struct SQLiteJoinStore: JoinStore {
         try AppleTieOutStore.latestDay(database)
     }
 
+    func latestSpendOrFXDay() throws -> String? {
+        try StoredJoinResults.latestSpendOrFXDay(database)
+    }
+
     func previousSettings() throws -> JoinSettings? {
         try StoredJoinResults.previousSettings(database)
     }

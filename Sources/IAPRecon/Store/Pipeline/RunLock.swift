@@ -35,7 +35,7 @@ public final class RunLock {
         guard descriptor >= 0 else {
             let reason = switch (errno, createStore) {
             // Only the folder can be missing when the file would be made: run and ingest do not make folders.
-            case (ENOENT, true): "its folder \(PathParent.of(databasePath)) does not exist"
+            case (ENOENT, true): Self.missingFolder(databasePath)
             case (ENOENT, false): "no such file; run 'iaprecon run' or 'iaprecon ingest' first"
             default: String(cString: strerror(errno))
             }
@@ -63,6 +63,21 @@ public final class RunLock {
     deinit {
         flock(descriptor, LOCK_UN)
         close(descriptor)
+    }
+
+    /// Refuses, as `init` would and without making anything, a store that does not exist in a folder
+    /// that does not exist either: for a command that makes folders of its own before it locks the
+    /// store (`nightly`), so that a night refused for it makes none.
+    public static func requireFolder(databasePath: String) throws {
+        var status = stat()
+        guard stat(databasePath, &status) != 0, errno == ENOENT else { return }
+        let folder = PathParent.of(databasePath)
+        guard !folder.isEmpty, stat(folder, &status) != 0, errno == ENOENT else { return }
+        throw StoreError(path: databasePath, reason: missingFolder(databasePath))
+    }
+
+    private static func missingFolder(_ databasePath: String) -> String {
+        "its folder \(PathParent.of(databasePath)) does not exist"
     }
 
     /// Who holds the lock of the store at `databasePath` now, or nil.

@@ -1,0 +1,70 @@
+import Foundation
+import Testing
+@testable import IAPRecon
+
+/// The as-of a run judges by when none is given and no input line carries an event time (CONTRACT.md §2
+/// names them): the end of the latest day the dated inputs cover, in the zone whose days they are.
+@Suite("Default as-of without event times")
+struct DefaultAsOfTests {
+    static let spendHeader = "date,media_source,campaign,spend,currency"
+    static let fxHeader = "date,currency,rate"
+
+    /// A V1 notification of one purchase: V1 bodies carry no time of their own.
+    static func v1(_ transactionID: String, purchase: String) -> String {
+        #"{"notification_type":"INITIAL_BUY","environment":"PROD","unified_receipt":{"environment":"Production","latest_receipt_info":[{"transaction_id":""#
+            + transactionID + #"","product_id":"gems300","purchase_date_ms":""# + String(Line.ms(purchase)) + #"","quantity":"1"}]}}"#
+    }
+
+    @Test("spend alone is judged as of the end of its latest day in --tz, not 1970")
+    func spendAlone() throws {
+        for (zone, asOf) in [("UTC", "2026-11-24T23:59:59.999Z"), ("Asia/Tokyo", "2026-11-24T14:59:59.999Z")] {
+            let scenario = try Scenario()
+            try scenario.write("spend/s.csv", [Self.spendHeader, "2026-11-24,Facebook Ads,FB_US,120.50,USD", "2026-11-23,Facebook Ads,FB_US,80,USD"])
+            let run = try scenario.run(now: "2026-12-01T00:00:00Z", zone: zone)
+            #expect(Timestamp.iso8601(run.join.asOfMs) == asOf, "\(zone)")
+            #expect(try scenario.output("summary.json").contains("\"as_of\": \"\(asOf)\""), "\(zone)")
+        }
+    }
+
+    @Test("V1 notifications with fx.csv are judged as of the end of the latest rate's day: a purchase never delivered is a lost delivery, first seen then")
+    func v1NotificationsWithRates() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("fx.csv", [Self.fxHeader, "2026-11-20,USD,1", "2026-11-25,USD,1", "2026-11-22,EUR,1.05"])
+        try scenario.write("notifications/n.jsonl", [Self.v1("t_v1", purchase: "2026-11-20T08:00:00Z")])
+        let run = try scenario.run(now: "2026-12-01T00:00:00Z")
+        #expect(Timestamp.iso8601(run.join.asOfMs) == "2026-11-25T23:59:59.999Z")
+        let findings = try scenario.output("findings.csv").split(separator: "\r\n").dropFirst()
+        #expect(findings.count == 1)
+        #expect(findings.allSatisfy { $0.contains(",lost_delivery,critical,") && $0.hasSuffix(",2026-11-25T23:59:59.999Z,true") })
+    }
+
+    @Test("Sales Reports beside spend: the later end of their latest days, each a day of its own zone")
+    func salesReportsAndSpend() throws {
+        let scenario = try Scenario()
+        try scenario.write("apple/S_D_1.txt", [AppleSalesReportTests.currentHeader, AppleTieOutTests.sales("2026-11-24", "gems60", units: 1, country: "US")])
+        // 2026-11-24 in Los Angeles ends at 2026-11-25T07:59:59.999Z; the spend's 2026-11-25, a UTC day, ends later.
+        try scenario.write("spend/s.csv", [Self.spendHeader, "2026-11-25,Facebook Ads,FB_US,10,USD"])
+        #expect(Timestamp.iso8601(try scenario.run(now: "2026-12-01T00:00:00Z").join.asOfMs) == "2026-11-25T23:59:59.999Z")
+    }
+
+    @Test("near miss: beside an event time, later spend and fx.csv days do not move the as-of")
+    func datedDaysBesideEventTimes() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("receipts/r.jsonl", [AppleTieOutTests.purchase("t1", at: "2026-11-24T18:00:00Z")])
+        try scenario.write("spend/s.csv", [Self.spendHeader, "2026-11-29,Facebook Ads,FB_US,10,USD"])
+        try scenario.write("fx.csv", [Self.fxHeader, "2026-11-30,USD,1"])
+        let run = try scenario.run(now: "2026-12-01T00:00:00Z")
+        // The receipt line's received_at.
+        #expect(Timestamp.iso8601(run.join.asOfMs) == "2026-11-28T10:00:05.000Z")
+    }
+
+    @Test("near miss: a V1 notification's purchase date is no event time (CONTRACT.md §2), so V1 notifications alone date no as-of")
+    func v1NotificationsAlone() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("notifications/n.jsonl", [Self.v1("t_v1", purchase: "2026-11-20T08:00:00Z")])
+        #expect(try scenario.run(now: "2026-12-01T00:00:00Z").join.asOfMs == 0)
+    }
+}
