@@ -209,21 +209,38 @@ struct AppleTieOut: Sendable {
         return (sales.filter { !dropped.contains(FileDay(day: $0.day, file: $0.source.file)) }, repeated, overlapping)
     }
 
-    /// What a person reads of the repeated and overlapping reports: one line per pair of files.
-    func reportWarnings(_ files: SourceFiles) -> [String] {
+    /// The repeated and overlapping reports as the store keeps them, files named by path.
+    func reportOverlaps(_ files: SourceFiles) -> [SalesReportOverlap] {
+        repeatedReports.map { SalesReportOverlap(day: $0.day, path: files.path($0.file), earlierPath: files.path($0.repeats), kind: .repeated) }
+            + overlappingReports.map {
+                SalesReportOverlap(day: $0.day, path: files.path($0.file), earlierPath: files.path($0.repeats), kind: .overlapping)
+            }
+    }
+
+    /// What a person reads of repeated and overlapping reports, on stderr and on the report page
+    /// alike: one line per pair of files, the repeated ones first, each kind in path order.
+    static func warnings(_ overlaps: [SalesReportOverlap]) -> [String] {
         func days(_ list: [String]) -> String {
             list.count == 1 ? "the report of \(list[0])" : "the reports of \(list.count) days from \(list[0]) to \(list[list.count - 1])"
         }
-        func pairs(_ reports: [RepeatedReport]) -> [(file: Int32, repeats: Int32, days: [String])] {
-            var byPair: [[Int32]: [String]] = [:]
-            for report in reports { byPair[[report.file, report.repeats], default: []].append(report.day) }
-            return byPair.sorted { $0.key.lexicographicallyPrecedes($1.key) }.map { ($0.key[0], $0.key[1], $0.value.sorted()) }
+        func pairs(_ kind: SalesReportOverlap.Kind) -> [(path: String, earlierPath: String, days: [String])] {
+            var byPair: [[String]: [String]] = [:]
+            for overlap in overlaps where overlap.kind == kind { byPair[[overlap.path, overlap.earlierPath], default: []].append(overlap.day) }
+            // Byte by byte, as files are in path order everywhere (`SourceFiles`).
+            return byPair.sorted { $0.key.lexicographicallyPrecedes($1.key) { $0.utf8.lexicographicallyPrecedes($1.utf8) } }
+                .map { ($0.key[0], $0.key[1], $0.value.sorted()) }
         }
-        return pairs(repeatedReports).map { "\(files.path($0.file)) repeats \(days($0.days)) in \(files.path($0.repeats)): counted once" }
-            + pairs(overlappingReports).map {
-                "\(files.path($0.file)) and \(files.path($0.repeats)) both have rows of \(days($0.days)) for the same products and countries, "
+        return pairs(.repeated).map { "\($0.path) repeats \(days($0.days)) in \($0.earlierPath): counted once" }
+            + pairs(.overlapping).map {
+                "\($0.path) and \($0.earlierPath) both have rows of \(days($0.days)) for the same products and countries, "
                     + "and the rows differ: both counted"
             }
+    }
+
+    /// What a person reads of the reports a run tied out: their repeats and overlaps, and rows whose
+    /// proceeds came in several currencies.
+    func reportWarnings(_ files: SourceFiles) -> [String] {
+        Self.warnings(reportOverlaps(files))
             + mixedProceeds.map {
                 "\(files.path($0.file)) has proceeds of \($0.key.productID) in \($0.key.country) on \($0.key.day) in "
                     + "\($0.currencies.joined(separator: " and ")): apple_proceeds left empty for that row"
@@ -326,7 +343,7 @@ struct AppleTieOut: Sendable {
                 unplacedPurchases: row.counted.unplacedPurchases)
         }
         try store.replaceTieOut(days: inputs.days.map { $0.map { (day: $0, startMs: dayStartMs($0)) } }, rows: rows,
-                                findings: tieOut.findings, files: inputs.files)
+                                findings: tieOut.findings, overlaps: tieOut.reportOverlaps(inputs.files), files: inputs.files)
         return (rows.count + tieOut.findings.count, tieOut.reportWarnings(inputs.files))
     }
 

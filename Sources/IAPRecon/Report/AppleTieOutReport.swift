@@ -15,6 +15,8 @@ struct AppleTieOutReport: Sendable {
     typealias Row = TieOutRow
 
     var rows: [Row] = []
+    /// The report files whose rows of a day repeat or overlap an earlier file's, which the page names.
+    var overlaps: [SalesReportOverlap] = []
     /// Σ proceeds per proceeds currency.
     var proceeds: [String: Amount] = [:]
     /// Σ proceeds in the reporting currency, at `fx.csv`'s rate on or before each row's day, each row
@@ -24,6 +26,7 @@ struct AppleTieOutReport: Sendable {
     var unconvertedRows = 0
 
     init(store: some ReportStore, fx: FXRates, reportingCurrency: ReportingCurrency) throws {
+        overlaps = try store.salesReportOverlaps()
         for item in try store.tieOutRows() {
             rows.append(item)
             guard let currency = item.proceedsCurrency, let amount = item.proceeds.flatMap(Amount.parse) else { continue }

@@ -99,11 +99,17 @@ struct ReportPage {
         /// Rows of Apple's whose proceeds came in two currencies: `apple_proceeds` is empty and the
         /// totals leave them out, which the join warns of only on the night it reads the report.
         var proceedsInTwoCurrencies = 0
+        /// The report files whose rows of a day repeat or overlap an earlier file's, worded as the join
+        /// words them on stderr (`AppleTieOut.warnings`): the units above count a repeated day's rows
+        /// once, and both files' rows of an overlapping one. The join keeps them with the day's
+        /// tie-out, so every page names them while the files are stored, not only the night's page.
+        var reportWarnings: [String] = []
 
         /// Nil without a row: no reports, or reports whose days hold no in-app row.
-        init?(_ rows: [AppleTieOutReport.Row]) {
+        init?(_ rows: [AppleTieOutReport.Row], overlaps: [SalesReportOverlap] = []) {
             guard !rows.isEmpty else { return nil }
             totals = AppleTieOutReport.totals(rows)
+            reportWarnings = AppleTieOut.warnings(overlaps)
             var unplaced: [String: Int64] = [:]
             for row in rows where row.country == AppleTieOut.unknownCountry { unplaced[row.day + "|" + row.productID] = row.unplacedPurchases }
             proceedsInTwoCurrencies = rows.count { $0.customerPrice != nil && $0.proceeds == nil }

@@ -150,6 +150,7 @@ extension ReportPage {
         var out = "<section id=\"tieout\"><h2>Apple tie-out</h2>"
             + "<p>Apple's Sales Reports cover \(span): Apple counts \(marked("apple_units", totals.appleUnits)) units, "
             + "iaprecon verified \(marked("verified_units", totals.verifiedUnits)).</p>"
+        for warning in tieout.reportWarnings { out += "<p class=\"warn\">Sales Reports: \(HTML.escape(warning)).</p>" }
         var meta: [String] = []
         if tieout.shortfallRows == 0 {
             meta.append("No country has fewer verified units than Apple's on any day.")

@@ -809,6 +809,22 @@ public enum Schema {
                                 WHERE n.version = '2' AND NOT EXISTS (
                                   SELECT 1 FROM raw_apple__transactions t WHERE t.file_id = n.file_id AND t.line = n.line));
             """),
+        // The Sales Report files whose rows of a day repeat or overlap an earlier file's, kept with the
+        // tie-out of the day (`AppleTieOutStore.replace`), so every report page names them while they
+        // hold. An older iaprecon warned of them only on the night it tied their day out: every stored
+        // report day is marked, so the next join ties each out again and fills the table without a
+        // full rebuild.
+        (32, """
+            DROP TABLE IF EXISTS fct_apple_report_overlaps;
+            CREATE TABLE fct_apple_report_overlaps (
+              day TEXT NOT NULL,
+              path TEXT NOT NULL,
+              earlier_path TEXT NOT NULL,
+              kind TEXT NOT NULL,
+              PRIMARY KEY (day, path)
+            ) WITHOUT ROWID;
+            INSERT OR IGNORE INTO dirty_keys SELECT 'sales_day', day FROM raw_apple__sales WHERE day IS NOT NULL;
+            """),
     ]
 
     public static var latestVersion: Int { migrations.last?.id ?? 0 }

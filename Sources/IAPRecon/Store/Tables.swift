@@ -81,6 +81,9 @@ enum Tables {
         // same, read through the join's part of the store (`StoredJoinResults.settings`).
         .init(name: "int_run_settings", layer: .result, writer: .join, readers: []),
         .init(name: "fct_apple_tieout", layer: .result, writer: .join, readers: [.report], migration: 15),
+        // Sales Report files whose rows of a day repeat or overlap an earlier file's (`SalesReportOverlap`), replaced
+        // with the day's tie-out rows: every report page names them while the files are stored.
+        .init(name: "fct_apple_report_overlaps", layer: .result, writer: .join, readers: [.report], migration: 32),
         // What each join changed of the rows transactions.csv shows (`StoredTransactionChanges`).
         .init(name: "int_transaction_changes", layer: .result, writer: .join, readers: [.report], migration: 16),
         // The report's own memory across runs: when it first reported each finding, whom it attributed

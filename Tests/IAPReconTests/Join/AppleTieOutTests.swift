@@ -320,6 +320,7 @@ struct AppleTieOutTests {
         try nights.writeGzip("apple/S_D_1_20261124.txt.gz", report)
         #expect(try nights.run(asOf: asOf).join.warnings == result.join.warnings)
         #expect(try nights.output("apple_tieout.csv") == expected)
+        #expect(ReportPageTests.tieoutWarnings(try nights.output("report.html")) == ReportPageTests.tieoutWarnings(try fresh.output("report.html")))
         #expect(!(try nights.output("findings.csv")).contains("unverified_apple_sales"))
     }
 
@@ -606,6 +607,26 @@ struct AppleTieOutTests {
         #expect(try rebuilt(scenario).output("apple_tieout.csv") == tieOut)
     }
 
+    @Test("a day's report saved under the next day's name, replaced on a later night by that day's report: the page names the repeat, then no longer, as a fresh store")
+    func repeatedReportReplaced() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("receipts/r.jsonl", [Self.purchase("t1", at: "2026-11-24T18:00:00Z")])
+        let day24 = [AppleSalesReportTests.currentHeader, Self.sales("2026-11-24", "gems60", units: 1, country: "US")]
+        try scenario.write("apple/S_D_1_20261124.txt", day24)
+        try scenario.write("apple/S_D_1_20261125.txt", day24)
+        _ = try scenario.run(asOf: asOf)
+        #expect(ReportPageTests.tieoutWarnings(try scenario.output("report.html")) == [
+            "Sales Reports: apple/S_D_1_20261125.txt repeats the report of 2026-11-24 in apple/S_D_1_20261124.txt: counted once.",
+        ])
+        try scenario.write("apple/S_D_1_20261125.txt", [AppleSalesReportTests.currentHeader, Self.sales("2026-11-25", "gems60", units: 1, country: "US")])
+        let night = try scenario.run(asOf: asOf)
+        #expect(night.join.recomputedTransactions != nil, "the night is incremental")
+        #expect(ReportPageTests.tieoutWarnings(try scenario.output("report.html")).isEmpty)
+        #expect(try scenario.output("apple_tieout.csv").contains("2026-11-25,gems60,US,1,0,1,"))
+        try expectRebuildEqual(scenario)
+    }
+
     /// The details of the tie-out's findings in `scenario`'s store.
     private func tieOutFindings(_ scenario: Scenario) throws -> [String] {
         try Scenario.findings(scenario.open()).filter { $0.kind == .unverifiedAppleSales }.map(\.detail)
@@ -615,6 +636,8 @@ struct AppleTieOutTests {
     private func expectRebuildEqual(_ scenario: Scenario, _ comment: Comment? = nil) throws {
         let fresh = try rebuilt(scenario)
         #expect(try fresh.output("apple_tieout.csv") == (try scenario.output("apple_tieout.csv")), comment)
+        #expect(ReportPageTests.tieoutWarnings(try fresh.output("report.html"))
+                == ReportPageTests.tieoutWarnings(try scenario.output("report.html")), comment)
         #expect(SampleDataTests.withoutHistory("findings.csv", try fresh.output("findings.csv"))
                 == SampleDataTests.withoutHistory("findings.csv", try scenario.output("findings.csv")), comment)
     }

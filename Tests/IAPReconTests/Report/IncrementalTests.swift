@@ -831,6 +831,30 @@ struct IncrementalTests {
         #expect(reasons == ["DID_RENEW without a transaction: no 'data.signedTransactionInfo' or 'data.transactionInfo'"])
     }
 
+    @Test("a store from before migration 32 names on its next page the Sales Report it holds twice, without reading a file again or rebuilding, and equals a fresh store")
+    func olderStoreWithARepeatedSalesReport() throws {
+        let now = "2026-11-30T00:00:00Z", asOf = "2026-11-29T00:00:00Z"
+        func inputs(_ scenario: Scenario) throws {
+            try scenario.catalog()
+            try scenario.write("receipts/r.jsonl", [AppleTieOutTests.purchase("t1", at: "2026-11-24T18:00:00Z")])
+            let report = [(day: "2026-11-24", sku: "gems60", country: "US", units: 2)]
+            try ReportPageTests.salesReport(scenario, "apple/S_D_1_20261124.txt", report)
+            try ReportPageTests.salesReport(scenario, "apple/S_D_1_20261124.txt.gz", report, gzip: true)
+        }
+        let older = try Scenario()
+        try inputs(older)
+        _ = try run(older, input: older.input, now: now, asOf: asOf)
+        // What an older iaprecon left: its results, and no record of the reports' repeats.
+        try older.open().execute("DROP TABLE fct_apple_report_overlaps; DELETE FROM schema_migrations WHERE id >= 32")
+        let night = try run(older, input: older.input, now: now, asOf: asOf)
+        #expect(night.ingest.files.allSatisfy { $0.status == .unchanged })
+        #expect(night.join.recomputedTransactions != nil, "no full rebuild")
+        #expect(ReportPageTests.tieoutWarnings(try older.output("report.html")) == [
+            "Sales Reports: apple/S_D_1_20261124.txt.gz repeats the report of 2026-11-24 in apple/S_D_1_20261124.txt: counted once.",
+        ])
+        _ = try expectMigratedAsFresh(older, now: now, asOf: asOf, "older store with a Sales Report given twice", inputs: inputs)
+    }
+
     @Test("a run with another --bundle-id or --mmp-tz reads again the files those judge, as a fresh store reads them; other files are not read again")
     func otherRulesReadAgain() throws {
         // A receipt of another app, delivered: ours without --bundle-id, rejected with it.
@@ -1525,7 +1549,7 @@ struct IncrementalTests {
             guard exists.0, exists.1 else { continue }
             #expect(SampleDataTests.withoutHistory(name, try a.output(name)) == SampleDataTests.withoutHistory(name, try b.output(name)), "\(label): \(name)")
         }
-        for table in ["int_transactions_resolved", "fct_findings", "fct_user_installs", "fct_apple_tieout"] {
+        for table in ["int_transactions_resolved", "fct_findings", "fct_user_installs", "fct_apple_tieout", "fct_apple_report_overlaps"] {
             #expect(try rows(a, table) == rows(b, table), "\(label): \(table)")
         }
     }

@@ -229,6 +229,94 @@ struct ReportPageTests {
         #expect(!twenty.contains("findings.csv has every one"))
     }
 
+    /// A Sales Report of `day`'s in-app rows (product, country and units), as `path` under the input folder.
+    static func salesReport(_ scenario: Scenario, _ path: String, _ rows: [(day: String, sku: String, country: String, units: Int)],
+                            gzip: Bool = false) throws {
+        let lines = [AppleSalesReportTests.currentHeader] + rows.map { AppleTieOutTests.sales($0.day, $0.sku, units: $0.units, country: $0.country) }
+        if gzip { try scenario.writeGzip(path, lines) } else { try scenario.write(path, lines) }
+    }
+
+    /// The warning lines of the tie-out section, as text.
+    static func tieoutWarnings(_ html: String) -> [String] {
+        guard let start = html.range(of: "<h2>Apple tie-out</h2>"),
+              let end = html.range(of: "</section>", range: start.upperBound..<html.endIndex) else { return [] }
+        return String(html[start.upperBound..<end.lowerBound]).components(separatedBy: "<p class=\"warn\">").dropFirst().map {
+            String($0.prefix { $0 != "<" })
+        }
+    }
+
+    @Test("a Sales Report given twice is named in the tie-out section of every night's page while the store holds both files, and no longer once the copy is forgotten")
+    func repeatedSalesReportOnEveryPage() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("receipts/r.jsonl", [AppleTieOutTests.purchase("t1", at: "2026-11-24T18:00:00Z")])
+        let report = [(day: "2026-11-24", sku: "gems60", country: "US", units: 2)]
+        try Self.salesReport(scenario, "apple/S_D_1_20261124.txt", report)
+        try Self.salesReport(scenario, "apple/S_D_1_20261124.txt.gz", report, gzip: true)
+        let repeated = ["Sales Reports: apple/S_D_1_20261124.txt.gz repeats the report of 2026-11-24 in apple/S_D_1_20261124.txt: counted once."]
+        _ = try scenario.run(asOf: "2026-11-30T00:00:00Z")
+        let first = try scenario.output("report.html")
+        #expect(Self.tieoutWarnings(first) == repeated)
+        // Counted once: Apple's 2 units beside the 1 verified, whatever the page says of the files.
+        #expect(first.contains("<span data-summary-key=\"apple_tieout.apple_units\" data-value=\"2\">2</span>"))
+
+        // A later night touches another day only: the join says nothing of the reports that night, and the page still does.
+        try scenario.write("receipts/r2.jsonl", [AppleTieOutTests.purchase("t2", at: "2026-11-27T18:00:00Z")])
+        let later = try scenario.run(asOf: "2026-11-30T00:00:00Z")
+        #expect(later.join.recomputedTransactions != nil, "the night is incremental")
+        #expect(later.join.warnings.isEmpty)
+        #expect(Self.tieoutWarnings(try scenario.output("report.html")) == repeated)
+
+        // The copy is forgotten: the next page says nothing of it, and the tie-out is the same.
+        let tieout = try scenario.output("apple_tieout.csv")
+        try FileManager.default.removeItem(atPath: scenario.input + "/apple/S_D_1_20261124.txt.gz")
+        #expect(try StoredFiles.forget(paths: ["apple/S_D_1_20261124.txt.gz"], in: scenario.open()).isEmpty)
+        _ = try scenario.run(asOf: "2026-11-30T00:00:00Z")
+        let forgotten = try scenario.output("report.html")
+        #expect(Self.tieoutWarnings(forgotten).isEmpty)
+        #expect(!forgotten.contains("Sales Reports:"))
+        #expect(try scenario.output("apple_tieout.csv") == tieout)
+    }
+
+    @Test("two Sales Reports whose differing rows of a day share a product and country are named on the page: both are counted")
+    func overlappingSalesReportsOnThePage() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("receipts/r.jsonl", [AppleTieOutTests.purchase("t1", at: "2026-11-24T18:00:00Z")])
+        try Self.salesReport(scenario, "apple/S_D_1_20261124.txt", [("2026-11-24", "gems60", "US", 2)])
+        try Self.salesReport(scenario, "apple/S_D_2_20261124.txt", [("2026-11-24", "gems60", "US", 3), ("2026-11-24", "gems300", "US", 1)])
+        _ = try scenario.run(asOf: "2026-11-30T00:00:00Z")
+        let html = try scenario.output("report.html")
+        #expect(Self.tieoutWarnings(html) == [
+            "Sales Reports: apple/S_D_2_20261124.txt and apple/S_D_1_20261124.txt both have rows of the report of 2026-11-24 for the same "
+                + "products and countries, and the rows differ: both counted.",
+        ])
+        #expect(html.contains("<span data-summary-key=\"apple_tieout.apple_units\" data-value=\"6\">6</span>"))
+    }
+
+    @Test("near miss: one report per day, reports of adjacent periods, and two vendor accounts' reports of one day put no Sales Report line on the page")
+    func separateSalesReportsSayNothing() throws {
+        func page(_ reports: [(path: String, rows: [(day: String, sku: String, country: String, units: Int)])]) throws -> String {
+            let scenario = try Scenario()
+            try scenario.catalog()
+            try scenario.write("receipts/r.jsonl", [AppleTieOutTests.purchase("t1", at: "2026-11-24T18:00:00Z")])
+            for report in reports { try Self.salesReport(scenario, report.path, report.rows) }
+            _ = try scenario.run(asOf: "2026-11-30T00:00:00Z")
+            return try scenario.output("report.html")
+        }
+        let daily = try page([("apple/S_D_1_20261124.txt", [("2026-11-24", "gems60", "US", 2)]),
+                              ("apple/S_D_1_20261125.txt", [("2026-11-25", "gems60", "US", 2)])])
+        let periods = try page([("apple/S_W_1_20261122.txt", [("2026-11-22", "gems60", "US", 1), ("2026-11-23", "gems60", "US", 1)]),
+                                ("apple/S_W_1_20261124.txt", [("2026-11-24", "gems60", "US", 1), ("2026-11-25", "gems60", "US", 1)])])
+        let vendors = try page([("apple/S_D_1_20261124.txt", [("2026-11-24", "gems60", "US", 2)]),
+                                ("apple/S_D_2_20261124.txt", [("2026-11-24", "gems300", "US", 2)])])
+        for html in [daily, periods, vendors] {
+            #expect(html.contains("<h2>Apple tie-out</h2>"))
+            #expect(Self.tieoutWarnings(html).isEmpty)
+            #expect(!html.contains("Sales Reports:"))
+        }
+    }
+
     /// The cells of the tie-out table's rows, as text.
     static func tieoutRows(_ html: String) -> [[String]] {
         guard let start = html.range(of: "<h2>Apple tie-out</h2>"),

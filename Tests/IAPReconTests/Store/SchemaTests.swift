@@ -39,6 +39,7 @@ struct SchemaTests {
         29: "ab42ff2a54e2a01a",
         30: "3e778d5d16539777",
         31: "46cbfaed45e2b598",
+        32: "3b93c56d052f1458",
     ]
 
     @Test("a released migration's text never changes, and every migration is recorded as released")

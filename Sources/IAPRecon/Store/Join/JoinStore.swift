@@ -92,9 +92,10 @@ protocol JoinStore: RawIndexStore {
     func tieOutInputs(days: Set<String>?, counted: Set<String>?, zone: Zone) throws -> TieOutInputs?
     /// The stored tie-out rows of `days`.
     func tieOutRows(days: Set<String>) throws -> [TieOutRow]
-    /// Replaces the tie-out rows and `unverified_apple_sales` findings of `days` (nil: all).
+    /// Replaces the tie-out rows, `unverified_apple_sales` findings and Sales Reports that repeat or
+    /// overlap another of `days` (nil: all).
     func replaceTieOut(days: [(day: String, startMs: Int64?)]?, rows: [TieOutRow], findings: [Finding],
-                       files: SourceFiles) throws
+                       overlaps: [SalesReportOverlap], files: SourceFiles) throws
 }
 
 /// The settings a join decided with, kept with its results.
@@ -242,6 +243,22 @@ struct TieOutRow: Sendable {
 
     /// Apple's units less the verified ones: positive where Apple sold more than the store knows.
     var difference: Int64 { appleUnits - verifiedUnits }
+}
+
+/// A Sales Report file whose rows of a day another file, earlier in path order, reports too: one
+/// row of `fct_apple_report_overlaps`. Files are named by path, as a finding names its sources.
+struct SalesReportOverlap: Sendable, Equatable {
+    enum Kind: String, Sendable {
+        /// The same rows (in any order): the day is counted once, from the earlier file.
+        case repeated
+        /// Other rows, some for a product and country the earlier file has too: both are counted.
+        case overlapping
+    }
+
+    var day: String
+    var path: String
+    var earlierPath: String
+    var kind: Kind
 }
 
 /// The batches of whole components a full rebuild decides, as the join cut them: each batch's

@@ -41,6 +41,8 @@ protocol ReportStore: SendableMetatype {
     func forEachRevenueTransaction(_ body: (Row) throws -> Void) throws
     /// The tie-out with Apple the join wrote, by day, product and country.
     func tieOutRows() throws -> [TieOutRow]
+    /// The Sales Report files the join found repeating or overlapping an earlier one's day, by day and path.
+    func salesReportOverlaps() throws -> [SalesReportOverlap]
 
     // MARK: Transactions
 

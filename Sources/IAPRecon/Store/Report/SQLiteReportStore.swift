@@ -60,6 +60,10 @@ struct SQLiteReportStore: ReportStore {
         try StoredReportRows.tieOutRows(database)
     }
 
+    func salesReportOverlaps() throws -> [SalesReportOverlap] {
+        try StoredReportRows.salesReportOverlaps(database)
+    }
+
     func catalogRows() throws -> [CatalogRow] {
         try StoredReportRows.catalogRows(database)
     }
