@@ -760,45 +760,20 @@ struct IncrementalTests {
                             "time in the future: 'data.transactionInfo.revocationDate' is 2100-01-01T00:00:00.000Z"])
     }
 
-    @Test("a store from before migration 30 reads again, once, the notifications files holding a V2 notification without a transaction, and equals a fresh store: a REFUND without one is rejected; files whose notifications all carry one are not read again")
-    func olderStoreWithRefundsWithoutATransaction() throws {
-        let now = "2026-11-30T00:00:00Z", asOf = "2026-11-29T00:00:00Z"
-        let longAgo = Date(timeIntervalSince1970: 1_000_000)
-        func bare(_ type: String, uuid: String) -> String {
-            #"{"notificationType":"\#(type)","notificationUUID":"\#(uuid)","signedDate":\#(Line.ms("2026-11-21T10:00:00Z")),"data":{"environment":"Production"}}"#
-        }
-        func write(_ scenario: Scenario, _ path: String, _ line: String) throws {
-            _ = try scenario.write(path, [line])
-            try FileManager.default.setAttributes([.modificationDate: longAgo], ofItemAtPath: scenario.input + "/" + path)
-        }
-        func inputs(_ scenario: Scenario, as written: Bool) throws {
-            try scenario.catalog()
-            try scenario.write("receipts/r.jsonl", [Line.v2Receipt("2026-11-20T10:00:05Z", "u_1", transaction: Line.v2("t1", "gems60", purchase: "2026-11-20T10:00:00Z"))])
-            // What an older iaprecon kept of the REFUND is what it keeps of a TEST: a V2 notification without a
-            // transaction (a notification's type is not kept), here under a file of the same size.
-            try write(scenario, "notifications/refund.jsonl", written ? bare("REFUND", uuid: "n-1") : bare("TEST", uuid: "n-123"))
-            try write(scenario, "notifications/test.jsonl", bare("TEST", uuid: "n-2"))
-            try write(scenario, "notifications/paid.jsonl", Line.notification("REFUND", uuid: "n-3", signed: "2026-11-21T10:00:00Z",
-                                                                               transaction: Line.v2("t1", "gems60", purchase: "2026-11-20T10:00:00Z", revocation: "2026-11-21T09:00:00Z")))
-        }
-        let older = try Scenario()
-        try inputs(older, as: false)
-        _ = try run(older, input: older.input, now: now, asOf: asOf)
-        try inputs(older, as: true)
-        try older.open().execute("DELETE FROM schema_migrations WHERE id >= 30")
-        let result = try run(older, input: older.input, now: now, asOf: asOf)
-        // A TEST carries no transaction either, and the store cannot tell it from a REFUND: its file is read again too, to the same rows.
-        #expect(result.ingest.files.filter { $0.status != .unchanged }.map(\.path).sorted() == ["notifications/refund.jsonl", "notifications/test.jsonl"])
-        let reasons = try expectMigratedAsFresh(older, now: now, asOf: asOf, "older store with a REFUND without a transaction") {
-            try inputs($0, as: true)
-        }
-        #expect(reasons == ["REFUND without a transaction: no 'data.signedTransactionInfo' or 'data.transactionInfo'"])
+    /// A notification type that an older build kept without a transaction, and the migration that has its files read again.
+    struct TransactionlessNotification: Sendable, CustomTestStringConvertible {
+        let type: String, file: String, migration: Int, uuid: String
+        var testDescription: String { "\(type), migration \(migration)" }
     }
 
-    @Test("a store from before migration 31 reads again, once, the notifications files holding a V2 notification without a transaction, and equals a fresh store: a DID_RENEW without one is rejected; files whose notifications all carry one are not read again")
-    func olderStoreWithRenewalsWithoutATransaction() throws {
+    // The uuids differ in length so that each file written as a TEST first is the size of its later self.
+    @Test("a store from before migration 30 or 31 reads again, once, the notifications files holding a V2 notification without a transaction, and equals a fresh store: a REFUND or DID_RENEW without one is rejected; files whose notifications all carry one are not read again",
+          arguments: [TransactionlessNotification(type: "REFUND", file: "refund", migration: 30, uuid: "n-123"),
+                      TransactionlessNotification(type: "DID_RENEW", file: "renewal", migration: 31, uuid: "n-123456")])
+    func olderStoreWithNotificationsWithoutATransaction(_ case_: TransactionlessNotification) throws {
         let now = "2026-11-30T00:00:00Z", asOf = "2026-11-29T00:00:00Z"
         let longAgo = Date(timeIntervalSince1970: 1_000_000)
+        let path = "notifications/\(case_.file).jsonl"
         func bare(_ type: String, uuid: String) -> String {
             #"{"notificationType":"\#(type)","notificationUUID":"\#(uuid)","signedDate":\#(Line.ms("2026-11-21T10:00:00Z")),"data":{"environment":"Production"}}"#
         }
@@ -809,26 +784,27 @@ struct IncrementalTests {
         func inputs(_ scenario: Scenario, as written: Bool) throws {
             try scenario.catalog()
             try scenario.write("receipts/r.jsonl", [Line.v2Receipt("2026-11-20T10:00:05Z", "u_1", transaction: Line.v2("t1", "gems60", purchase: "2026-11-20T10:00:00Z"))])
-            // What a build with migration 30 kept of the DID_RENEW is what it keeps of a TEST: a V2 notification
-            // without a transaction (a notification's type is not kept), here under a file of the same size.
-            try write(scenario, "notifications/renewal.jsonl", written ? bare("DID_RENEW", uuid: "n-1") : bare("TEST", uuid: "n-123456"))
+            // What an older iaprecon kept of the notification is what it keeps of a TEST: a V2 notification without a
+            // transaction (a notification's type is not kept), here under a file of the same size.
+            try write(scenario, path, written ? bare(case_.type, uuid: "n-1") : bare("TEST", uuid: case_.uuid))
             try write(scenario, "notifications/test.jsonl", bare("TEST", uuid: "n-2"))
-            try write(scenario, "notifications/paid.jsonl", Line.notification("DID_RENEW", uuid: "n-3", signed: "2026-11-21T10:00:00Z",
-                                                                               transaction: Line.v2("t1", "gems60", purchase: "2026-11-20T10:00:00Z")))
+            let revocation = case_.type == "REFUND" ? "2026-11-21T09:00:00Z" : nil
+            try write(scenario, "notifications/paid.jsonl", Line.notification(case_.type, uuid: "n-3", signed: "2026-11-21T10:00:00Z",
+                                                                               transaction: Line.v2("t1", "gems60", purchase: "2026-11-20T10:00:00Z", revocation: revocation)))
         }
         let older = try Scenario()
         try inputs(older, as: false)
         _ = try run(older, input: older.input, now: now, asOf: asOf)
         try inputs(older, as: true)
-        // A store migration 30 read again already: what it kept of a renewal without a transaction stays until 31.
-        try older.open().execute("DELETE FROM schema_migrations WHERE id >= 31")
+        // A store from before the migration: one before 31 has read again what 30 chose, and kept a renewal without a transaction.
+        try older.open().execute("DELETE FROM schema_migrations WHERE id >= \(case_.migration)")
         let result = try run(older, input: older.input, now: now, asOf: asOf)
-        // A TEST carries no transaction either, and the store cannot tell it from a DID_RENEW: its file is read again too, to the same rows.
-        #expect(result.ingest.files.filter { $0.status != .unchanged }.map(\.path).sorted() == ["notifications/renewal.jsonl", "notifications/test.jsonl"])
-        let reasons = try expectMigratedAsFresh(older, now: now, asOf: asOf, "older store with a DID_RENEW without a transaction") {
+        // A TEST carries no transaction either, and the store cannot tell it from the other: its file is read again too, to the same rows.
+        #expect(result.ingest.files.filter { $0.status != .unchanged }.map(\.path).sorted() == [path, "notifications/test.jsonl"])
+        let reasons = try expectMigratedAsFresh(older, now: now, asOf: asOf, "older store with a \(case_.type) without a transaction") {
             try inputs($0, as: true)
         }
-        #expect(reasons == ["DID_RENEW without a transaction: no 'data.signedTransactionInfo' or 'data.transactionInfo'"])
+        #expect(reasons == ["\(case_.type) without a transaction: no 'data.signedTransactionInfo' or 'data.transactionInfo'"])
     }
 
     @Test("a store from before migration 32 names on its next page the Sales Report it holds twice, without reading a file again or rebuilding, and equals a fresh store")
