@@ -9,7 +9,7 @@ public struct ReconcileSettings: Sendable {
     /// Without `--as-of`, the latest event time is taken up to this moment at most (a night's
     /// `--date` judges as of the end of its day at the latest).
     public var asOfLimitMs: Int64?
-    /// `--tz`: the zone whose days spend and fx.csv rows name, as the report reads them; the default
+    /// `--tz`: the zone whose days spend rows name, as the report reads them; the default
     /// as-of of an input with no event time is the end of such a day (`JoinStage.defaultAsOfMs`).
     /// `Pipeline.run` takes its report's.
     public var reportZone: Zone = .utc
@@ -202,11 +202,12 @@ public enum JoinStage {
 
     /// The as-of when none is given: the latest event time in the inputs; with no event time at all,
     /// the end of the latest day the dated inputs cover, a day being over once it is reported: a
-    /// Sales Report's Pacific day, a spend or fx.csv row's day in `--tz` (the days the report reads
-    /// them by), whichever ends last. A dated day never moves an as-of that event times give (it is
-    /// no event time, CONTRACT.md §2), but an input without one must not be judged as of 1970, which
-    /// its findings would give as their `first_seen`. Nil when nothing dates the input (a catalog,
-    /// V1 notifications: their purchase and expiry dates are no event times either).
+    /// Sales Report's Pacific day, a spend row's day in `--tz` (the days the report reads them by),
+    /// whichever ends last. A dated day never moves an as-of that event times give (it is no event
+    /// time, CONTRACT.md §2), but an input without one must not be judged as of 1970, which its
+    /// findings would give as their `first_seen`. Nil when nothing dates the input (a catalog,
+    /// V1 notifications: their purchase and expiry dates are no event times either). An fx.csv
+    /// day dates nothing: a rate holds from its day on, and finance loads rates for days to come.
     static func defaultAsOfMs(_ store: some JoinStore, settings: ReconcileSettings) throws -> Int64? {
         if let latestMs = try latestEventMs(store, mmpZone: settings.mmpZone) { return latestMs }
         func endMs(of day: String?, in zone: Zone) -> Int64? {
@@ -214,7 +215,7 @@ public enum JoinStage {
             return zone.utc(fromLocal: dayStart + 86_400_000) - 1
         }
         let ends = [endMs(of: try store.latestSalesReportDay(), in: AppleTieOut.reportZone),
-                    endMs(of: try store.latestSpendOrFXDay(), in: settings.reportZone)]
+                    endMs(of: try store.latestSpendDay(), in: settings.reportZone)]
         return ends.compactMap { $0 }.max()
     }
 

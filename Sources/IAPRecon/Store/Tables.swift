@@ -67,10 +67,10 @@ enum Tables {
         .init(name: "raw_registrations__users", layer: .raw, writer: .ingest, readers: [.store, .normalize, .report], migration: 11),
         // Attribution reads it through `MMPEvents`, which drops repeats in memory.
         .init(name: "raw_mmp__events", layer: .raw, writer: .ingest, readers: [.store, .normalize], migration: 11),
-        // The join takes the latest day of these two for the as-of of an input no event time dates.
+        // The join takes its latest day for the as-of of an input no event time dates.
         .init(name: "raw_spend__days", layer: .raw, writer: .ingest, readers: [.join, .report], migration: 1),
         .init(name: "raw_catalog__products", layer: .raw, writer: .ingest, readers: [.store, .join, .report], migration: 1),
-        .init(name: "raw_fx__rates", layer: .raw, writer: .ingest, readers: [.join, .report], migration: 1),
+        .init(name: "raw_fx__rates", layer: .raw, writer: .ingest, readers: [.report], migration: 1),
         .init(name: "raw_apple__sales", layer: .raw, writer: .ingest, readers: [.store, .join], migration: 6),
         // The summary lists its apps with the lines' (`AppleTransaction.bundleApartFromLine`).
         .init(name: "raw_apple__transaction_bundles", layer: .raw, writer: .ingest, readers: [.report], migration: 23),

@@ -160,8 +160,8 @@ extension CommandSpec {
             lost and duplicate deliveries as of --as-of. A full rebuild decides \
             batches of linked transactions on --jobs workers while one writer inserts. \
             An input with no event time is judged as of the end of the latest day its \
-            Sales Reports (Pacific days), spend or fx.csv (days in --tz, as the report \
-            reads them) cover.
+            Sales Reports (Pacific days) or spend (days in --tz, as the report reads \
+            them) cover.
             """,
         options: [.db, .asOf, .grace, .mmpTZ, .tz, .jobs, .config],
         flags: [.quiet],

@@ -26,17 +26,29 @@ struct DefaultAsOfTests {
         }
     }
 
-    @Test("V1 notifications with fx.csv are judged as of the end of the latest rate's day: a purchase never delivered is a lost delivery, first seen then")
-    func v1NotificationsWithRates() throws {
+    @Test("V1 notifications with spend are judged as of the end of the latest spend day: a purchase never delivered is a lost delivery, first seen then")
+    func v1NotificationsWithSpend() throws {
         let scenario = try Scenario()
         try scenario.catalog()
-        try scenario.write("fx.csv", [Self.fxHeader, "2026-11-20,USD,1", "2026-11-25,USD,1", "2026-11-22,EUR,1.05"])
+        try scenario.write("spend/s.csv", [Self.spendHeader, "2026-11-20,Facebook Ads,FB_US,10,USD", "2026-11-25,Facebook Ads,FB_US,12,USD"])
         try scenario.write("notifications/n.jsonl", [Self.v1("t_v1", purchase: "2026-11-20T08:00:00Z")])
         let run = try scenario.run(now: "2026-12-01T00:00:00Z")
         #expect(Timestamp.iso8601(run.join.asOfMs) == "2026-11-25T23:59:59.999Z")
         let findings = try scenario.output("findings.csv").split(separator: "\r\n").dropFirst()
         #expect(findings.count == 1)
         #expect(findings.allSatisfy { $0.contains(",lost_delivery,critical,") && $0.hasSuffix(",2026-11-25T23:59:59.999Z,true") })
+    }
+
+    @Test("near miss: fx.csv's days date nothing: a rate is valid from its day on, and finance loads rates for days still to come")
+    func ratesDateNothing() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("fx.csv", [Self.fxHeader, "2026-11-20,USD,1", "2026-12-31,USD,1", "2026-12-31,EUR,1.05"])
+        try scenario.write("notifications/n.jsonl", [Self.v1("t_v1", purchase: "2026-11-20T08:00:00Z")])
+        let run = try scenario.run(now: "2026-12-01T00:00:00Z")
+        #expect(run.join.asOfMs == 0)
+        // Judged as of 1970, before the purchase's grace ends: not yet lost.
+        #expect(try scenario.output("findings.csv").split(separator: "\r\n").dropFirst().isEmpty)
     }
 
     @Test("Sales Reports beside spend: the later end of their latest days, each a day of its own zone")

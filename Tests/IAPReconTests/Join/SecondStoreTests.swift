@@ -129,7 +129,7 @@ final class InMemoryJoinStore: JoinStore {
     func buildRawIndex(_ name: String) throws {}
     func latestEventTimes() throws -> (ms: Int64?, mmpWallMs: Int64?) { latest }
     func latestSalesReportDay() throws -> String? { nil }
-    func latestSpendOrFXDay() throws -> String? { nil }
+    func latestSpendDay() throws -> String? { nil }
     func previousSettings() throws -> JoinSettings? { savedSettings }
     func isFullRebuildPending() throws -> Bool { savedSettings == nil || changed.contains { $0.kind == .all } }
     func changedKeys() throws -> [(kind: KeyKind, key: String)] { changed }

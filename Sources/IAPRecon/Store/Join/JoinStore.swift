@@ -26,8 +26,8 @@ protocol JoinStore: RawIndexStore {
     func latestEventTimes() throws -> (ms: Int64?, mmpWallMs: Int64?)
     /// The latest Pacific day (`yyyy-MM-dd`) a stored Sales Report covers, by any row.
     func latestSalesReportDay() throws -> String?
-    /// The latest day (`yyyy-MM-dd`, of the report's zone) a stored spend or fx.csv row names.
-    func latestSpendOrFXDay() throws -> String?
+    /// The latest day (`yyyy-MM-dd`, of the report's zone) a stored spend row names.
+    func latestSpendDay() throws -> String?
     /// The settings of the last join whose results the next one may update; nil when there was
     /// none or its results have an older iaprecon's shape.
     func previousSettings() throws -> JoinSettings?

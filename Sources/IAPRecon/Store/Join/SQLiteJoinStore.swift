@@ -43,8 +43,8 @@ struct SQLiteJoinStore: JoinStore {
         try AppleTieOutStore.latestDay(database)
     }
 
-    func latestSpendOrFXDay() throws -> String? {
-        try StoredJoinResults.latestSpendOrFXDay(database)
+    func latestSpendDay() throws -> String? {
+        try StoredJoinResults.latestSpendDay(database)
     }
 
     func previousSettings() throws -> JoinSettings? {

@@ -68,11 +68,9 @@ enum StoredJoinResults {
         return latest
     }
 
-    /// The latest day a spend or fx.csv row names (ingest keeps only `yyyy-MM-dd` days, which sort as text).
-    static func latestSpendOrFXDay(_ database: Database) throws -> String? {
-        guard case .text(let day)? = try database.scalar("""
-            SELECT max(day) FROM (SELECT max(day) AS day FROM raw_spend__days UNION ALL SELECT max(day) FROM raw_fx__rates)
-            """) else { return nil }
+    /// The latest day a spend row names (ingest keeps only `yyyy-MM-dd` days, which sort as text).
+    static func latestSpendDay(_ database: Database) throws -> String? {
+        guard case .text(let day)? = try database.scalar("SELECT max(day) FROM raw_spend__days") else { return nil }
         return day
     }
 
