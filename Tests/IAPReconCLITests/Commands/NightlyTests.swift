@@ -444,6 +444,57 @@ struct NightlyTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: work.path("logs")).count == 1)
     }
 
+    @Test("a night and a backfill hold the store's lock from their first look at the store to their end: no other run can take it in between")
+    func oneLockThroughTheNight() throws {
+        let work = try Workspace()
+        let root = try Self.partitions(in: work)
+        /// Runs a command on the store `db`, trying at each point of its work to take the store's lock as another run starting
+        /// then would (creating the store when there is none); returns the exit code, stderr, the points, and where the lock was free.
+        func probed(_ arguments: [String], db: String) -> (code: Int32, err: String, reached: [String], free: [String]) {
+            let console = Console.capturing()
+            var reached: [String] = []
+            var free: [String] = []
+            console.checkpoint = { point in
+                reached.append(point)
+                do {
+                    let other = try RunLock(databasePath: db, command: "run")
+                    withExtendedLifetime(other) { free.append(point) }
+                } catch is LockedError {
+                } catch {
+                    free.append("\(point): \(error)")
+                }
+            }
+            let common = ["--db", db, "--root", root, "--reports", work.path("reports-" + (db as NSString).lastPathComponent),
+                          "--log-dir", work.path("logs"), "--quiet"]
+            let code = IAPReconCLI.run(arguments + common, console: console)
+            return (code, console.stderr, reached, free)
+        }
+        let night = ["store checked", "log opened", "run starts", "run done", "night done"]
+        let db = work.path("s.sqlite")
+        // A first night (no store yet), then a night on a store that holds the day before: neither is a replay.
+        for arguments in [["nightly", "--date", "2026-11-28"], ["nightly"]] {
+            let result = probed(arguments, db: db)
+            #expect(result.code == 0, "\(arguments): \(result.err)")
+            #expect(result.err == "", "\(arguments)")
+            #expect(result.reached == night, "\(arguments)")
+            #expect(result.free == [], "\(arguments)")
+        }
+        // A backfill on a new store holds it across its nights too, and between them.
+        let backfill = probed(["backfill", "--from", "2026-11-28", "--to", "2026-11-29"], db: work.path("b.sqlite"))
+        #expect(backfill.code == 0, "\(backfill.err)")
+        #expect(backfill.reached == ["store checked"] + night.dropFirst() + night.dropFirst())
+        #expect(backfill.free == [])
+
+        // Near miss: a replayed night (the store holds 11-29) held the store's lock throughout already, and still does.
+        let replay = probed(["nightly", "--date", "2026-11-28"], db: db)
+        #expect(replay.code == 0, "\(replay.err)")
+        #expect(replay.reached == night)
+        #expect(replay.free == [])
+        // Once a night ends, the store is free again, and a run takes its own lock as before.
+        #expect(RunLock.holder(databasePath: db) == nil)
+        #expect(throws: Never.self) { withExtendedLifetime(try RunLock(databasePath: db, command: "run")) {} }
+    }
+
     /// Three day partitions: the server's history, then Apple's side with the live log, then attribution.
     static func threeDays(in work: Workspace) throws -> String {
         let root = work.path("data")
