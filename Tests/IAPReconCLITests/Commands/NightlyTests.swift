@@ -310,6 +310,49 @@ struct NightlyTests {
         }
     }
 
+    @Test("history, runs and check on an empty store file say it is empty and what fills it, not SQLite's missing table; a real store still reads")
+    func emptyStore() throws {
+        let work = try Workspace()
+        // A first run killed once it had the lock leaves the store file empty; so does one made ahead to set its owner.
+        let db = work.path("empty.sqlite")
+        #expect(FileManager.default.createFile(atPath: db, contents: nil))
+        let readers = [["history", "u_1003"], ["runs"], ["check"]]
+        for arguments in readers {
+            let result = work.iaprecon(arguments + ["--db", db])
+            #expect(result.code == 1, "\(arguments)")
+            #expect(result.err == "Error: cannot use store \(db): it is empty, no run has completed on it yet; run 'iaprecon run' or 'iaprecon ingest' first\n",
+                    "\(arguments)")
+            #expect(result.out == "", "\(arguments)")
+        }
+        // A run that holds it now (a first night that has just started) is named instead.
+        do {
+            let lock = try RunLock(databasePath: db, command: "nightly")
+            defer { withExtendedLifetime(lock) {} }
+            for arguments in readers {
+                let result = work.iaprecon(arguments + ["--db", db])
+                #expect(result.code == 1, "\(arguments)")
+                #expect(result.err.hasPrefix("Error: cannot use store \(db): it is empty, no run has completed on it yet; "
+                                             + "the run that holds it (pid \(getpid()), iaprecon nightly, started "), "\(arguments): \(result.err)")
+                #expect(result.err.hasSuffix(") has not written it yet\n"), "\(arguments): \(result.err)")
+            }
+        }
+        // The readers change nothing: the file is still empty.
+        #expect(try FileManager.default.attributesOfItem(atPath: db)[.size] as? Int == 0)
+
+        // Near miss: the same file once a run has filled it reads as any store.
+        #expect(work.iaprecon(["run", "--input", Workspace.sampleData, "--trust-root", Workspace.sampleRoot, "--db", db, "--out", work.path("out"),
+                               "--quiet"]).code == 0)
+        let runs = work.iaprecon(["runs", "--db", db])
+        #expect(runs.code == 0)
+        #expect(runs.out.contains(" run ") && runs.out.contains(" ok "))
+        let check = work.iaprecon(["check", "--db", db])
+        #expect(check.code == 0)
+        #expect(check.out == "ok: \(db) passed SQLite's integrity check\n")
+        let history = work.iaprecon(["history", "u_1003", "--db", db])
+        #expect(history.code == 0)
+        #expect(history.out.contains("u_1003"))
+    }
+
     /// The outputs that must be equal between two runs over the same inputs (summary.json without its timings).
     static func outputs(_ work: Workspace, _ folder: String) throws -> [String: String] {
         var texts: [String: String] = [:]
