@@ -82,6 +82,9 @@ public final class Console {
     public private(set) var stderr = ""
     /// True when stderr is a terminal: progress is drawn live.
     public let isTerminal: Bool
+    /// Tests only: called at the named points of a command's work (`reached`), so a test can look at
+    /// the store between them, in the same order every time, without racing the command.
+    var checkpoint: ((String) -> Void)?
 
     init(captured: Bool, isTerminal: Bool) {
         self.captured = captured
@@ -118,6 +121,9 @@ public final class Console {
 
     /// How much `streamOut` gathers before it writes.
     static let streamBufferBytes = 64 << 10
+
+    /// A point of a command's work that a test may look at (see `checkpoint`); nothing otherwise.
+    func reached(_ point: String) { checkpoint?(point) }
 
     /// Writes one message to stderr. Warnings and errors name files, types and values that came
     /// from input, so what a terminal would run (an escape sequence) is shown escaped, never raw.

@@ -113,11 +113,16 @@ public enum Pipeline {
         return report
     }
 
-    public static func run(_ options: RunOptions, progress: ProgressSink?) throws -> RunResult {
+    /// Runs the stages under the store's lock: `storeLock` when the caller took it for checks of its own before
+    /// the run (a night looks at the store first), so that no other run can start between those checks and this
+    /// run; otherwise the run takes it.
+    public static func run(_ options: RunOptions, holding storeLock: RunLock? = nil, progress: ProgressSink?) throws -> RunResult {
         // An --out that cannot be written, or holds what iaprecon did not write, fails now, not after an hour of
         // work, and before the store: a refused folder is a mistyped argument, which creates no store and is no run.
         try OutputSet.checkTarget(options.report.outFolder)
-        let lock = try RunLock(databasePath: options.databasePath, command: options.command)
+        // A lock of another file (one put in the store's place since it was taken) does not keep other runs off this one.
+        let lock = try storeLock.flatMap { $0.locks(databasePath: options.databasePath) ? $0 : nil }
+            ?? RunLock(databasePath: options.databasePath, command: options.command)
         defer { withExtendedLifetime(lock) {} }
         let database = try Store.open(path: options.databasePath)
         if options.checkStore { try Store.checkIntegrity(database, quick: true) }

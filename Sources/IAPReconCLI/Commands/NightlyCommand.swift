@@ -38,10 +38,10 @@ enum NightlyCommand {
             }
         }
         try requirePartition(root: root, date: date)
-        let replay = try prepare(command, settings, root: root, from: date, through: date, nights: [date])
-        defer { replay?.remove() }
-        return try night(command, settings, root: root, date: date, warnings: warnings, databasePath: replay?.path ?? command.databasePath,
-                         console: console)
+        let store = try prepare(command, settings, root: root, from: date, through: date, nights: [date])
+        defer { store.release() }
+        console.reached("store checked")
+        return try night(command, settings, root: root, date: date, warnings: warnings, store: store, console: console)
     }
 
     static func backfill(_ command: ParsedCommand, console: Console) throws -> ExitCode {
@@ -56,8 +56,9 @@ enum NightlyCommand {
         let available = Set(try partitions(in: root))
         let days = stride(from: start, through: end, by: 86_400_000).map { Timestamp.day($0) }
         let nights = days.filter(available.contains)
-        let replay = try prepare(command, settings, root: root, from: from, through: to, nights: nights)
-        defer { replay?.remove() }
+        let store = try prepare(command, settings, root: root, from: from, through: to, nights: nights)
+        defer { store.release() }
+        console.reached("store checked")
         // A day without a partition has nothing new: the range goes on past it, saying so, also
         // under --quiet: a gap in the days is what whoever reads the mail must know. It has no
         // night of its own to record it, so the night after it does (its log and its row of `runs`),
@@ -73,8 +74,7 @@ enum NightlyCommand {
                 console.err("Warning: " + skippedNight(root: root, day: date))
                 continue
             }
-            let code = try night(command, settings, root: root, date: date, warnings: skipped[date] ?? [],
-                                 databasePath: replay?.path ?? command.databasePath, console: console)
+            let code = try night(command, settings, root: root, date: date, warnings: skipped[date] ?? [], store: store, console: console)
             if code != .ok { worst = code }
         }
         return worst
@@ -83,15 +83,25 @@ enum NightlyCommand {
     /// What the nights of `nights` (from `first` to `last`) need before the first of them, checked
     /// before any folder is made, so that a night refused before any work leaves nothing behind: the
     /// store's folder (exit 1), another run holding the store (exit 4), a replay's files gone from
-    /// `root` (exit 3), then a report folder holding what iaprecon did not write (exit 2). Returns
-    /// the replay the nights run in, which holds the store's lock, or nil when the store takes them.
+    /// `root` (exit 3), then a report folder holding what iaprecon did not write (exit 2).
+    ///
+    /// Returns the store's lock, taken before the store is first looked at and held until the last
+    /// night ends: a night that let go of it between its look and its run could find another run
+    /// there once its log and report folder exist, or run on what that run changed since the look.
+    /// A store that does not exist yet is made and locked only once the folders pass, so a refused
+    /// night makes none; the look is then made again, since another run may have made it meanwhile.
     private static func prepare(
         _ command: ParsedCommand, _ settings: NightSettings, root: String, from first: String, through last: String, nights: [String]
-    ) throws -> Replay? {
+    ) throws -> HeldStore {
         if !nights.isEmpty { try RunLock.requireFolder(databasePath: command.databasePath) }
-        let replay = try Replay.ifNeeded(databasePath: command.databasePath, command: command.name, root: root, from: first, through: last)
+        var lock = try RunLock.ifExists(databasePath: command.databasePath, command: command.name)
+        var replay = try lock.flatMap { _ in try Replay.ifNeeded(databasePath: command.databasePath, root: root, from: first, through: last) }
         try settings.prepareFolders(for: nights)
-        return replay
+        if lock == nil, !nights.isEmpty {
+            lock = try RunLock(databasePath: command.databasePath, command: command.name)
+            replay = try Replay.ifNeeded(databasePath: command.databasePath, root: root, from: first, through: last)
+        }
+        return HeldStore(lock: lock, replay: replay)
     }
 
     /// A backfill's warning for a day of its range that has no partition.
@@ -130,9 +140,10 @@ enum NightlyCommand {
     /// Runs one night; `warnings` are the command's own about it (a partition that has not landed, days a backfill
     /// skipped), which its log and its row of `runs` keep, as a run's other warnings go to its log.
     private static func night(
-        _ command: ParsedCommand, _ settings: NightSettings, root: String, date: String, warnings: [String], databasePath: String,
+        _ command: ParsedCommand, _ settings: NightSettings, root: String, date: String, warnings: [String], store: HeldStore,
         console: Console
     ) throws -> ExitCode {
+        let databasePath = store.replay?.path ?? command.databasePath
         let outRoot = settings.outRoot
         let quiet = settings.quiet
         let stamp = Timestamp.iso8601(Int64(Date().timeIntervalSince1970 * 1000)).replacingOccurrences(of: ":", with: "")
@@ -140,6 +151,7 @@ enum NightlyCommand {
         log.write("iaprecon \(IAPReconCLI.version) \(command.name) --root \(root) --date \(date)"
                   + (databasePath == command.databasePath ? "" : " (replayed in the scratch store \(databasePath))"))
         for warning in warnings { log.write("Warning: " + warning) }
+        console.reached("log opened")
         var options = RunOptions(
             input: root, databasePath: databasePath, outFolder: outRoot + "/" + date, jobs: command.jobs,
             reconcile: settings.reconcile, report: settings.report)
@@ -159,7 +171,11 @@ enum NightlyCommand {
             if !quiet { console.err(line) }
         }
         do {
-            let result = try Pipeline.run(options, progress: progress)
+            console.reached("run starts")
+            // The store's own lock, which the night took before its first look at the store; a replay's
+            // scratch store is locked by its run (no other run knows it: the store's lock keeps them off).
+            let result = try Pipeline.run(options, holding: store.replay == nil ? store.lock : nil, progress: progress)
+            console.reached("run done")
             if try pointLatest(outRoot: outRoot, at: date, force: command.flag("force")) == false {
                 let note = "latest stays at a later night (--force moves it back to \(date))"
                 log.write(note)
@@ -181,6 +197,7 @@ enum NightlyCommand {
                 console.err(alert)
             }
             log.write("exit \(outcome.code.rawValue)")
+            console.reached("night done")
             return outcome.code
         } catch {
             log.write("failed: \(error)")
@@ -273,25 +290,35 @@ struct NightSettings {
     }
 }
 
+/// The store's lock a `nightly` or `backfill` holds from its first look at the store to its last
+/// night's end, and the replay its nights run in, if any; no lock only when there is no store and no night.
+struct HeldStore {
+    let lock: RunLock?
+    /// The scratch store the nights run in; nil when the store takes them itself.
+    let replay: Replay?
+
+    /// Removes the replay's scratch store, then lets go of the store's lock.
+    func release() {
+        replay?.remove()
+        withExtendedLifetime(lock) {}
+    }
+}
+
 /// A scratch store for replaying nights the store has already gone past.
+///
+/// The store's own lock is held for the whole replay (`HeldStore`): the scratch store has a lock of
+/// its own, which no other run on the store would meet, and a replay writes the same `<reports>`
+/// and reads the store's sightings, so a second run on the store exits 4 as it would otherwise.
 struct Replay {
     let path: String
-    /// The store's own lock, held for the whole replay: the scratch store has a lock of its own,
-    /// which no other run on the store would meet, and a replay writes the same `<reports>` and
-    /// reads the store's sightings, so a second run on the store exits 4 as it would otherwise.
-    let storeLock: RunLock
 
     /// A scratch store beside the store at `databasePath` when that store holds partitions after
     /// `first`, for replaying the nights `first` to `last`; nil when the store can take them itself.
-    /// - Throws: `LockedError` when another run holds the store; `ReplayError` when a file the
-    ///   store holds for those nights is no longer under `root` (an archived partition): the
-    ///   scratch store is fed the folder alone, and would report the nights without the file's
-    ///   rows (CONTRACT.md §1: a file that leaves the folder keeps its rows).
-    static func ifNeeded(databasePath: String, command: String, root: String, from first: String, through last: String) throws -> Replay? {
-        guard FileManager.default.fileExists(atPath: databasePath) else { return nil }
-        // Taken before looking, so no run can add later days between the look and the replay;
-        // released on return when the store can take the nights itself, whose run then locks it.
-        let storeLock = try RunLock(databasePath: databasePath, command: command, createStore: false)
+    /// The caller holds the store's lock, so no run can add later days between this look and the nights.
+    /// - Throws: `ReplayError` when a file the store holds for those nights is no longer under `root`
+    ///   (an archived partition): the scratch store is fed the folder alone, and would report the
+    ///   nights without the file's rows (CONTRACT.md §1: a file that leaves the folder keeps its rows).
+    static func ifNeeded(databasePath: String, root: String, from first: String, through last: String) throws -> Replay? {
         // An empty file is a store no run has written to yet (a first night stopped once it had the
         // lock, or a file made ahead for its owner): it holds no partitions, and no tables to look in.
         var status = stat()
@@ -305,7 +332,7 @@ struct Replay {
             throw ReplayError(day: day ?? first, root: root, missing: missing)
         }
         let path = databasePath + ".replay-\(getpid()).sqlite"
-        let replay = Replay(path: path, storeLock: storeLock)
+        let replay = Replay(path: path)
         replay.remove()
         return replay
     }

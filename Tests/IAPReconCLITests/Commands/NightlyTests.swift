@@ -310,6 +310,49 @@ struct NightlyTests {
         }
     }
 
+    @Test("history, runs and check on an empty store file say it is empty and what fills it, not SQLite's missing table; a real store still reads")
+    func emptyStore() throws {
+        let work = try Workspace()
+        // A first run killed once it had the lock leaves the store file empty; so does one made ahead to set its owner.
+        let db = work.path("empty.sqlite")
+        #expect(FileManager.default.createFile(atPath: db, contents: nil))
+        let readers = [["history", "u_1003"], ["runs"], ["check"]]
+        for arguments in readers {
+            let result = work.iaprecon(arguments + ["--db", db])
+            #expect(result.code == 1, "\(arguments)")
+            #expect(result.err == "Error: cannot use store \(db): it is empty, no run has completed on it yet; run 'iaprecon run' or 'iaprecon ingest' first\n",
+                    "\(arguments)")
+            #expect(result.out == "", "\(arguments)")
+        }
+        // A run that holds it now (a first night that has just started) is named instead.
+        do {
+            let lock = try RunLock(databasePath: db, command: "nightly")
+            defer { withExtendedLifetime(lock) {} }
+            for arguments in readers {
+                let result = work.iaprecon(arguments + ["--db", db])
+                #expect(result.code == 1, "\(arguments)")
+                #expect(result.err.hasPrefix("Error: cannot use store \(db): it is empty, no run has completed on it yet; "
+                                             + "the run that holds it (pid \(getpid()), iaprecon nightly, started "), "\(arguments): \(result.err)")
+                #expect(result.err.hasSuffix(") has not written it yet\n"), "\(arguments): \(result.err)")
+            }
+        }
+        // The readers change nothing: the file is still empty.
+        #expect(try FileManager.default.attributesOfItem(atPath: db)[.size] as? Int == 0)
+
+        // Near miss: the same file once a run has filled it reads as any store.
+        #expect(work.iaprecon(["run", "--input", Workspace.sampleData, "--trust-root", Workspace.sampleRoot, "--db", db, "--out", work.path("out"),
+                               "--quiet"]).code == 0)
+        let runs = work.iaprecon(["runs", "--db", db])
+        #expect(runs.code == 0)
+        #expect(runs.out.contains(" run ") && runs.out.contains(" ok "))
+        let check = work.iaprecon(["check", "--db", db])
+        #expect(check.code == 0)
+        #expect(check.out == "ok: \(db) passed SQLite's integrity check\n")
+        let history = work.iaprecon(["history", "u_1003", "--db", db])
+        #expect(history.code == 0)
+        #expect(history.out.contains("u_1003"))
+    }
+
     /// The outputs that must be equal between two runs over the same inputs (summary.json without its timings).
     static func outputs(_ work: Workspace, _ folder: String) throws -> [String: String] {
         var texts: [String: String] = [:]
@@ -442,6 +485,57 @@ struct NightlyTests {
         #expect(work.iaprecon(["nightly"] + common).code == 0)
         #expect(FileManager.default.fileExists(atPath: work.path("reports/2026-11-29/findings.csv")))
         #expect(try FileManager.default.contentsOfDirectory(atPath: work.path("logs")).count == 1)
+    }
+
+    @Test("a night and a backfill hold the store's lock from their first look at the store to their end: no other run can take it in between")
+    func oneLockThroughTheNight() throws {
+        let work = try Workspace()
+        let root = try Self.partitions(in: work)
+        /// Runs a command on the store `db`, trying at each point of its work to take the store's lock as another run starting
+        /// then would (creating the store when there is none); returns the exit code, stderr, the points, and where the lock was free.
+        func probed(_ arguments: [String], db: String) -> (code: Int32, err: String, reached: [String], free: [String]) {
+            let console = Console.capturing()
+            var reached: [String] = []
+            var free: [String] = []
+            console.checkpoint = { point in
+                reached.append(point)
+                do {
+                    let other = try RunLock(databasePath: db, command: "run")
+                    withExtendedLifetime(other) { free.append(point) }
+                } catch is LockedError {
+                } catch {
+                    free.append("\(point): \(error)")
+                }
+            }
+            let common = ["--db", db, "--root", root, "--reports", work.path("reports-" + (db as NSString).lastPathComponent),
+                          "--log-dir", work.path("logs"), "--quiet"]
+            let code = IAPReconCLI.run(arguments + common, console: console)
+            return (code, console.stderr, reached, free)
+        }
+        let night = ["store checked", "log opened", "run starts", "run done", "night done"]
+        let db = work.path("s.sqlite")
+        // A first night (no store yet), then a night on a store that holds the day before: neither is a replay.
+        for arguments in [["nightly", "--date", "2026-11-28"], ["nightly"]] {
+            let result = probed(arguments, db: db)
+            #expect(result.code == 0, "\(arguments): \(result.err)")
+            #expect(result.err == "", "\(arguments)")
+            #expect(result.reached == night, "\(arguments)")
+            #expect(result.free == [], "\(arguments)")
+        }
+        // A backfill on a new store holds it across its nights too, and between them.
+        let backfill = probed(["backfill", "--from", "2026-11-28", "--to", "2026-11-29"], db: work.path("b.sqlite"))
+        #expect(backfill.code == 0, "\(backfill.err)")
+        #expect(backfill.reached == ["store checked"] + night.dropFirst() + night.dropFirst())
+        #expect(backfill.free == [])
+
+        // Near miss: a replayed night (the store holds 11-29) held the store's lock throughout already, and still does.
+        let replay = probed(["nightly", "--date", "2026-11-28"], db: db)
+        #expect(replay.code == 0, "\(replay.err)")
+        #expect(replay.reached == night)
+        #expect(replay.free == [])
+        // Once a night ends, the store is free again, and a run takes its own lock as before.
+        #expect(RunLock.holder(databasePath: db) == nil)
+        #expect(throws: Never.self) { withExtendedLifetime(try RunLock(databasePath: db, command: "run")) {} }
     }
 
     /// Three day partitions: the server's history, then Apple's side with the live log, then attribution.

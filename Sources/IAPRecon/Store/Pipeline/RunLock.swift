@@ -29,9 +29,8 @@ public final class RunLock {
 
     /// Locks the store at `databasePath`, creating an empty store file first when `createStore`
     /// is true (commands that only work on what a store holds pass false and get `StoreError`).
-    public init(databasePath: String, command: String, createStore: Bool = true) throws {
-        let flags = O_RDONLY | O_CLOEXEC | (createStore ? O_CREAT : 0)
-        let descriptor = open(databasePath, flags, 0o600)
+    public convenience init(databasePath: String, command: String, createStore: Bool = true) throws {
+        let descriptor = open(databasePath, O_RDONLY | O_CLOEXEC | (createStore ? O_CREAT : 0), 0o600)
         guard descriptor >= 0 else {
             let reason = switch (errno, createStore) {
             // Only the folder can be missing when the file would be made: run and ingest do not make folders.
@@ -41,6 +40,22 @@ public final class RunLock {
             }
             throw StoreError(path: databasePath, reason: reason)
         }
+        try self.init(opened: descriptor, databasePath: databasePath, command: command)
+    }
+
+    /// Locks the store at `databasePath` when there is one; nil when there is no file to lock, so that a
+    /// command which makes the store only once its other checks pass (`nightly`) can lock one that exists first.
+    public static func ifExists(databasePath: String, command: String) throws -> RunLock? {
+        let descriptor = open(databasePath, O_RDONLY | O_CLOEXEC, 0)
+        guard descriptor >= 0 else {
+            guard errno == ENOENT else { throw StoreError(path: databasePath, reason: String(cString: strerror(errno))) }
+            return nil
+        }
+        return try RunLock(opened: descriptor, databasePath: databasePath, command: command)
+    }
+
+    /// Locks the file open at `descriptor`, which it then owns (closed when the lock is refused).
+    private init(opened descriptor: Int32, databasePath: String, command: String) throws {
         var status = stat()
         guard fstat(descriptor, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else {
             close(descriptor)
@@ -63,6 +78,13 @@ public final class RunLock {
     deinit {
         flock(descriptor, LOCK_UN)
         close(descriptor)
+    }
+
+    /// Whether this is the lock of the file now at `databasePath` (the same file, not one put in its place since).
+    public func locks(databasePath: String) -> Bool {
+        var held = stat()
+        var named = stat()
+        return fstat(descriptor, &held) == 0 && stat(databasePath, &named) == 0 && held.st_dev == named.st_dev && held.st_ino == named.st_ino
     }
 
     /// Refuses, as `init` would and without making anything, a store that does not exist in a folder

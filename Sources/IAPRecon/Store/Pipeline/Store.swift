@@ -31,6 +31,13 @@ public enum Store {
             if objects > 0, ours == 0 {
                 throw StoreError(path: path, reason: "the file is not an iaprecon store (a SQLite database of something else)")
             }
+            // An empty file (a first run stopped once it had the lock, a file made ahead to set its owner, or a first
+            // run under way) is a new store to a writer, which creates the tables; a reader has none to read.
+            if readOnly, objects == 0 {
+                let fill = RunLock.holder(databasePath: path).map { "the run that holds it (\($0)) has not written it yet" }
+                    ?? "run 'iaprecon run' or 'iaprecon ingest' first"
+                throw StoreError(path: path, reason: "it is empty, no run has completed on it yet; " + fill)
+            }
             if readOnly {
                 let version = try Schema.appliedVersion(database)
                 if version > Schema.latestVersion { throw Schema.NewerSchemaError(found: version) }
