@@ -148,7 +148,7 @@ public enum Pipeline {
         let storeCheck = Background { [path = options.databasePath, checked = options.checkStore] in
             if !checked { try Store.checkIntegrity(Database(path: path, readOnly: true), quick: true) }
         }
-        // Spend and fx.csv rows name days of the report's zone: the join dates them so too.
+        // Spend rows name days of the report's zone: the join dates an input by them so too.
         var reconcile = options.reconcile
         reconcile.reportZone = options.report.zone
         var timings: [(String, Double)] = []

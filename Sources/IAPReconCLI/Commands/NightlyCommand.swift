@@ -319,10 +319,9 @@ struct Replay {
     ///   (an archived partition): the scratch store is fed the folder alone, and would report the
     ///   nights without the file's rows (CONTRACT.md §1: a file that leaves the folder keeps its rows).
     static func ifNeeded(databasePath: String, root: String, from first: String, through last: String) throws -> Replay? {
-        // An empty file is a store no run has written to yet (a first night stopped once it had the
-        // lock, or a file made ahead for its owner): it holds no partitions, and no tables to look in.
-        var status = stat()
-        guard stat(databasePath, &status) == 0, status.st_size > 0 else { return nil }
+        // A file without tables is a store no run has written to yet (a first night stopped once it had
+        // the lock or turned on WAL, or a file made ahead for its owner): it holds no partitions.
+        guard !Store.holdsNoTables(path: databasePath) else { return nil }
         let database = try Store.open(path: databasePath, readOnly: true)
         guard try StoredFiles.holdsPartitions(after: first, in: database) else { return nil }
         let missing = try StoredFiles.paths(through: last, in: database).filter { !FileManager.default.fileExists(atPath: root + "/" + $0) }

@@ -464,6 +464,24 @@ struct NightlyTests {
         }
     }
 
+    @Test("a store file SQLite has written its header to but no table (a first run stopped once it turned on WAL) is a new store to a night and a backfill, as an empty file is")
+    func storeFileWithoutTables() throws {
+        let work = try Workspace()
+        let root = try Self.partitions(in: work)
+        for (name, arguments) in [("night", ["nightly"]), ("backfill", ["backfill", "--from", "2026-11-28", "--to", "2026-11-29"])] {
+            let db = work.path(name + ".sqlite")
+            try Database(path: db).enableWAL()
+            #expect(try FileManager.default.attributesOfItem(atPath: db)[.size] as? Int ?? 0 > 0, "\(arguments)")
+            // Near miss: a reader still says it is empty.
+            #expect(work.iaprecon(["runs", "--db", db]).err
+                    == "Error: cannot use store \(db): it is empty, no run has completed on it yet; run 'iaprecon run' or 'iaprecon ingest' first\n")
+            let common = ["--db", db, "--root", root, "--reports", work.path(name + "-reports"), "--log-dir", work.path("logs"), "--quiet"]
+            let result = work.iaprecon(arguments + common)
+            #expect(result.code == 0, "\(arguments): \(result.err)")
+            #expect(FileManager.default.fileExists(atPath: work.path(name + "-reports/2026-11-29/findings.csv")), "\(arguments)")
+        }
+    }
+
     @Test("a night or backfill refused because another run holds the store exits 4 and makes no folder: no log folder, no report folder")
     func lockedNightMakesNothing() throws {
         let work = try Workspace()

@@ -58,6 +58,9 @@ struct DefaultAsOfTests {
         // 2026-11-24 in Los Angeles ends at 2026-11-25T07:59:59.999Z; the spend's 2026-11-25, a UTC day, ends later.
         try scenario.write("spend/s.csv", [Self.spendHeader, "2026-11-25,Facebook Ads,FB_US,10,USD"])
         #expect(Timestamp.iso8601(try scenario.run(now: "2026-12-01T00:00:00Z").join.asOfMs) == "2026-11-25T23:59:59.999Z")
+        // Near miss: a report of the same day as the spend ends later, in Los Angeles, and dates the input instead.
+        try scenario.write("apple/S_D_2.txt", [AppleSalesReportTests.currentHeader, AppleTieOutTests.sales("2026-11-25", "gems60", units: 1, country: "US")])
+        #expect(Timestamp.iso8601(try scenario.run(now: "2026-12-01T00:00:00Z").join.asOfMs) == "2026-11-26T07:59:59.999Z")
     }
 
     @Test("near miss: beside an event time, later spend and fx.csv days do not move the as-of")

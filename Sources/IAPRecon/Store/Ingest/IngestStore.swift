@@ -23,8 +23,9 @@ protocol IngestStore {
     /// Records what the input folder held: each stored file is present or not, and the files
     /// that match no source replace the previous run's list.
     func recordListing(present: [String], ignored: [String]) throws
-    /// Where the stored files at `paths` hold a `CONSUMPTION_REQUEST` that names no uuid, signing
-    /// time or transaction (as every V1 one does), as `path:line`, in file order.
+    /// Where the stored files at `paths` hold a `CONSUMPTION_REQUEST` that names no uuid or signing
+    /// time (as every V1 one does; a V2 one without its transaction is a rejected line), as `path:line`,
+    /// in file order.
     func unanswerableConsumptionRequests(in paths: [String]) throws -> [String]
 }
 

@@ -53,6 +53,16 @@ public enum Store {
         return database
     }
 
+    /// Whether the store file at `path` holds no table yet: an empty file, or SQLite's header alone (a first
+    /// run stopped once it turned on WAL, before its first migration committed). A writer makes either a new
+    /// store; a reader has nothing to read (`open`). False when it holds tables or is no database, which
+    /// `open` names.
+    public static func holdsNoTables(path: String) -> Bool {
+        guard let database = try? Database(path: path, readOnly: true),
+              let objects = try? database.scalar("SELECT count(*) FROM sqlite_master") else { return false }
+        return objects == .integer(0)
+    }
+
     /// Why SQLite's `error` makes the store at `path` unusable; `reason` unless it is not a database or damaged.
     private static func unusable(_ path: String, _ error: SQLiteError, reason: String) -> StoreError {
         switch error.primaryCode {
