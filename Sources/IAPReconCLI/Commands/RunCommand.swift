@@ -158,6 +158,9 @@ enum StageCommands {
     ) throws -> ExitCode {
         let lock = try RunLock(databasePath: command.databasePath, command: name, createStore: false)
         defer { withExtendedLifetime(lock) {} }
+        // A store no run has written a table to holds nothing to work on, as no file holds nothing: refused
+        // before `open` would make it a store and record this stage as its first run.
+        if Store.holdsNoTables(path: command.databasePath) { throw Store.unwritten(path: command.databasePath, holder: nil) }
         let database = try Store.open(path: command.databasePath)
         let runID = try RunLog.start(database, command: name)
         // --quiet as for run: errors and the alert line only.

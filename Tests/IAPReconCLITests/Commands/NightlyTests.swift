@@ -336,7 +336,15 @@ struct NightlyTests {
                 #expect(result.err.hasSuffix(") has not written it yet\n"), "\(arguments): \(result.err)")
             }
         }
-        // The readers change nothing: the file is still empty.
+        // The stages that work on what a store holds have nothing to work on either: refused as a missing store is,
+        // before they would make it a store and record a run in it.
+        for arguments in [["normalize"], ["join"], ["report", "--out", work.path("stage-out")], ["forget", "server/s.jsonl"]] {
+            let result = work.iaprecon(arguments + ["--db", db])
+            #expect(result.code == 1, "\(arguments)")
+            #expect(result.err == "Error: cannot use store \(db): it is empty, no run has completed on it yet; run 'iaprecon run' or 'iaprecon ingest' first\n",
+                    "\(arguments)")
+        }
+        // The readers and the stages change nothing: the file is still empty.
         #expect(try FileManager.default.attributesOfItem(atPath: db)[.size] as? Int == 0)
 
         // Near miss: the same file once a run has filled it reads as any store.

@@ -33,11 +33,7 @@ public enum Store {
             }
             // An empty file (a first run stopped once it had the lock, a file made ahead to set its owner, or a first
             // run under way) is a new store to a writer, which creates the tables; a reader has none to read.
-            if readOnly, objects == 0 {
-                let fill = RunLock.holder(databasePath: path).map { "the run that holds it (\($0)) has not written it yet" }
-                    ?? "run 'iaprecon run' or 'iaprecon ingest' first"
-                throw StoreError(path: path, reason: "it is empty, no run has completed on it yet; " + fill)
-            }
+            if readOnly, objects == 0 { throw unwritten(path: path, holder: RunLock.holder(databasePath: path)) }
             if readOnly {
                 let version = try Schema.appliedVersion(database)
                 if version > Schema.latestVersion { throw Schema.NewerSchemaError(found: version) }
@@ -61,6 +57,14 @@ public enum Store {
         guard let database = try? Database(path: path, readOnly: true),
               let objects = try? database.scalar("SELECT count(*) FROM sqlite_master") else { return false }
         return objects == .integer(0)
+    }
+
+    /// Why a command that works on what a store holds cannot use the store at `path`, which holds no table
+    /// (`holdsNoTables`): what fills it, or the run that holds it now (`holder`, as `RunLock.holder` describes
+    /// it) and has not written it yet. A caller that holds the lock itself passes nil.
+    public static func unwritten(path: String, holder: String?) -> StoreError {
+        let fill = holder.map { "the run that holds it (\($0)) has not written it yet" } ?? "run 'iaprecon run' or 'iaprecon ingest' first"
+        return StoreError(path: path, reason: "it is empty, no run has completed on it yet; " + fill)
     }
 
     /// Why SQLite's `error` makes the store at `path` unusable; `reason` unless it is not a database or damaged.
