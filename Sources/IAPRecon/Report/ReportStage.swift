@@ -100,6 +100,9 @@ public enum ReportStage {
         var transactionsPatched: Int?
         /// What the inputs disagree on: said on stderr and on the page.
         var inputWarnings: [String] = []
+        /// Notifications of types Apple does not document, which the ingest named on the night it read
+        /// them: the page names them while they are stored (stderr has had them once).
+        var undocumentedTypes: [String] = []
         // Each file is written (and fsynced) as soon as what it shows is known, on the thread that
         // knows it: transactions streamed on a connection of their own from the start, revenue
         // (daily, then by fiscal month) beside the summary's counts once the installs are read,
@@ -149,6 +152,7 @@ public enum ReportStage {
                 Trace.mark("report attribution")
                 try output.write("attribution.csv") { try attribution.write(&$0, currency: settings.reportingCurrency) }
                 inputWarnings = fx.warnings + catalogConflicts.warnings + attribution.spendOverlaps.warnings
+                undocumentedTypes = try Self.undocumentedNotificationTypes(store)
                 filesDone?(1)
             } catch {
                 installs.wait()
@@ -168,7 +172,7 @@ public enum ReportStage {
                 var page = ReportPage(asOfMs: asOfMs, settings: settings, counts: counts, findings: findings, revenue: revenue,
                                       attribution: attribution)
                 page.tieout = ReportPage.TieOut(tieOut.rows, overlaps: tieOut.overlaps)
-                page.warnings = inputWarnings
+                page.warnings = inputWarnings + undocumentedTypes
                 try output.write("report.html") { try $0.write(page.html()) }
                 try output.write("summary.json") { try $0.write(JSONWriter.pretty(summary)) }
                 filesDone?(2)
@@ -222,5 +226,17 @@ public enum ReportStage {
         summary.bundleIDs = bundleIDs
         summary.transactionsPatched = transactionsPatched
         return summary
+    }
+
+    /// The ingest's warning of the stored notifications whose type Apple does not document (`UndocumentedTypes`),
+    /// for those that carry a transaction: it counts as a purchase, and a new type may mean a refund that is not
+    /// read as one, which finance must see on every page while they are stored, not only in the log of the night
+    /// that read them. One without a transaction changes no money, and the store keeps no type for it.
+    static func undocumentedNotificationTypes(_ store: some ReportStore) throws -> [String] {
+        var undocumented = UndocumentedTypes(.notifications)
+        try store.forEachNotification(ofTypeOtherThan: NotificationParser.knownV1Types.union(NotificationParser.knownV2Types).sorted()) {
+            undocumented.add(type: $0, source: $1)
+        }
+        return undocumented.warnings
     }
 }

@@ -450,4 +450,37 @@ struct ReportPageTests {
             (text.substring(with: $0.range(at: 1)), text.substring(with: $0.range(at: 2)))
         }
     }
+
+    /// The page's own warnings, above its sections (`Inputs: …`), as text.
+    static func inputWarnings(_ html: String) -> [String] {
+        html.components(separatedBy: "<p class=\"warn\">Inputs: ").dropFirst().map { String($0.prefix { $0 != "<" }) }
+    }
+
+    @Test("a notification of a type Apple does not document is named on every night's page while it is stored, in the ingest's words; documented types put nothing there")
+    func unknownNotificationTypesOnEveryPage() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        let known = Line.notification("ONE_TIME_CHARGE", uuid: "1b2c3d4e-0000-4000-8000-000000000001", signed: "2026-11-20T08:00:00Z",
+                                      transaction: Line.v2("t_known", "gems300", purchase: "2026-11-20T07:59:00Z", price: 4990))
+        let unknown = Line.notification("NEW_THING", uuid: "1b2c3d4e-0000-4000-8000-000000000002", signed: "2026-11-20T08:00:00Z",
+                                        transaction: Line.v2("t_new", "gems300", purchase: "2026-11-20T07:59:00Z", price: 4990))
+        try scenario.write("notifications/n.jsonl", [known])
+        // Near miss: documented types only.
+        _ = try scenario.run(asOf: "2026-11-29T00:00:00Z")
+        #expect(!(try scenario.output("report.html")).contains("iaprecon does not know"))
+
+        try scenario.write("notifications/n2.jsonl", [known.replacingOccurrences(of: "0001", with: "0003"), unknown])
+        let night = try scenario.run(asOf: "2026-11-29T00:00:00Z")
+        let said = "1 notification has a type iaprecon does not know (NEW_THING 1); it is treated as any other notification: a transaction it "
+            + "carries counts as a purchase Apple confirmed, and as refunded only if it gives a refund date; check Apple's notes for what it "
+            + "means: notifications/n2.jsonl:2"
+        #expect(night.ingest.warnings == [said])
+        #expect(Self.inputWarnings(try scenario.output("report.html")) == [HTML.escape(said) + "."])
+
+        // A later night reads another file only: the ingest says nothing of the type that night, and the page still does.
+        try scenario.write("receipts/r.jsonl", [AppleTieOutTests.purchase("t1", at: "2026-11-24T18:00:00Z")])
+        let later = try scenario.run(asOf: "2026-11-29T00:00:00Z")
+        #expect(later.ingest.warnings.isEmpty)
+        #expect(Self.inputWarnings(try scenario.output("report.html")) == [HTML.escape(said) + "."])
+    }
 }

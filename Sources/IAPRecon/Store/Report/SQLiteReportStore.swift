@@ -64,6 +64,10 @@ struct SQLiteReportStore: ReportStore {
         try StoredReportRows.salesReportOverlaps(database)
     }
 
+    func forEachNotification(ofTypeOtherThan known: [String], _ body: (_ type: String, _ source: String) throws -> Void) throws {
+        try StoredReportRows.forEachNotification(ofTypeOtherThan: known, in: database, body)
+    }
+
     func catalogRows() throws -> [CatalogRow] {
         try StoredReportRows.catalogRows(database)
     }

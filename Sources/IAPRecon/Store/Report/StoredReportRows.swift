@@ -42,6 +42,21 @@ enum StoredReportRows {
         return overlaps
     }
 
+    /// Calls `body` with the type and `path:line` of every stored notification line whose transaction came
+    /// with a type not in `known`, in path then line order. The store keeps a notification's type with the
+    /// transaction it carries, coded when ingest knew it as a number (`Schema`, migration 14) and as text
+    /// otherwise, and keeps no version there: a type known to either version is known here.
+    static func forEachNotification(ofTypeOtherThan known: [String], in database: Database,
+                                    _ body: (_ type: String, _ source: String) throws -> Void) throws {
+        try database.forEach("""
+            SELECT t.notification_type, \(StoredLedger.pathAndLineSQL(file: "t.file_id", line: "t.line"))
+            FROM raw_apple__transactions t JOIN files f ON f.file_id = t.file_id
+            WHERE typeof(t.notification_type) = 'text' AND t.notification_type NOT IN (SELECT value FROM json_each(?1))
+            GROUP BY t.file_id, t.line
+            ORDER BY f.path, t.line
+            """, [.textList(known)]) { try body($0.string(0), $0.string(1)) }
+    }
+
     /// Every stored catalog line, in path then line order: the order in which a later line says
     /// what a product is now, as the join reads the catalog (a root `catalog.csv` after every day
     /// folder's, whichever night each was stored).
