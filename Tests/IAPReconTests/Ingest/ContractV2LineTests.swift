@@ -142,10 +142,8 @@ struct ContractV2LineTests {
     func typeWithoutTransactionInARun() throws {
         let scenario = try Scenario()
         try scenario.catalog()
-        let renewal = Line.notification("DID_RENEW", uuid: "1b2c3d4e-0000-4000-8000-000000000001", signed: "2026-11-20T08:00:00Z",
-                                        transaction: Line.v2("t_renewed", "gems300", purchase: "2026-11-20T07:59:00Z", price: 4990))
-        let misspelled = Line.notification("DID_RENEW", uuid: "1b2c3d4e-0000-4000-8000-000000000002", signed: "2026-11-20T08:00:00Z",
-                                           transaction: Line.v2("t_misspelled", "gems300", purchase: "2026-11-20T07:59:00Z", price: 4990))
+        let renewal = Line.purchaseNotification("DID_RENEW", "t_renewed", number: 1)
+        let misspelled = Line.purchaseNotification("DID_RENEW", "t_misspelled", number: 2)
             .replacingOccurrences(of: #""transactionInfo":"#, with: #""transaction_info":"#)
         let charge = #"{"notificationType":"ONE_TIME_CHARGE","notificationUUID":"1b2c3d4e-0000-4000-8000-000000000003","signedDate":\#(Line.ms("2026-11-20T08:00:00Z")),"data":{"environment":"Production","bundleId":"com.example.game"}}"#
         let test = charge.replacingOccurrences(of: "ONE_TIME_CHARGE", with: "TEST").replacingOccurrences(of: "0003", with: "0004")

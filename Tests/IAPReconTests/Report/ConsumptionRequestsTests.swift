@@ -82,10 +82,8 @@ struct ConsumptionRequestsTests {
     func unknownNotificationTypesNamed() throws {
         let scenario = try Scenario()
         try scenario.catalog()
-        let known = Line.notification("ONE_TIME_CHARGE", uuid: "1b2c3d4e-0000-4000-8000-000000000001", signed: "2026-11-20T08:00:00Z",
-                                      transaction: Line.v2("t_known", "gems300", purchase: "2026-11-20T07:59:00Z", price: 4990))
-        let v2 = Line.notification("NEW_THING", uuid: "1b2c3d4e-0000-4000-8000-000000000002", signed: "2026-11-20T08:00:00Z",
-                                   transaction: Line.v2("t_new", "gems300", purchase: "2026-11-20T07:59:00Z", price: 4990))
+        let known = Line.purchaseNotification("ONE_TIME_CHARGE", "t_known", number: 1)
+        let v2 = Line.purchaseNotification("NEW_THING", "t_new", number: 2)
         let v1 = #"{"notification_type":"OLD_NEW_THING","environment":"PROD","unified_receipt":{"environment":"Production","latest_receipt_info":[{"transaction_id":"t_v1","product_id":"gems300","purchase_date_ms":"1795860900000","quantity":"1"}]}}"#
         try scenario.write("notifications/n.jsonl", [known, v2, v1])
         let result = try scenario.run(asOf: Self.asOf)

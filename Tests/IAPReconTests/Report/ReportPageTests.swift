@@ -460,16 +460,14 @@ struct ReportPageTests {
     func unknownNotificationTypesOnEveryPage() throws {
         let scenario = try Scenario()
         try scenario.catalog()
-        let known = Line.notification("ONE_TIME_CHARGE", uuid: "1b2c3d4e-0000-4000-8000-000000000001", signed: "2026-11-20T08:00:00Z",
-                                      transaction: Line.v2("t_known", "gems300", purchase: "2026-11-20T07:59:00Z", price: 4990))
-        let unknown = Line.notification("NEW_THING", uuid: "1b2c3d4e-0000-4000-8000-000000000002", signed: "2026-11-20T08:00:00Z",
-                                        transaction: Line.v2("t_new", "gems300", purchase: "2026-11-20T07:59:00Z", price: 4990))
+        let known = Line.purchaseNotification("ONE_TIME_CHARGE", "t_known", number: 1)
+        let unknown = Line.purchaseNotification("NEW_THING", "t_new", number: 2)
         try scenario.write("notifications/n.jsonl", [known])
         // Near miss: documented types only.
         _ = try scenario.run(asOf: "2026-11-29T00:00:00Z")
         #expect(!(try scenario.output("report.html")).contains("iaprecon does not know"))
 
-        try scenario.write("notifications/n2.jsonl", [known.replacingOccurrences(of: "0001", with: "0003"), unknown])
+        try scenario.write("notifications/n2.jsonl", [Line.purchaseNotification("ONE_TIME_CHARGE", "t_known", number: 3), unknown])
         let night = try scenario.run(asOf: "2026-11-29T00:00:00Z")
         let said = "1 notification has a type iaprecon does not know (NEW_THING 1); it is treated as any other notification: a transaction it "
             + "carries counts as a purchase Apple confirmed, and as refunded only if it gives a refund date; check Apple's notes for what it "

@@ -211,6 +211,13 @@ enum Line {
     }
 
     /// A decoded V2 notification carrying `transaction` as `transactionInfo`.
+    /// A V2 notification of `type` signed 2026-11-20T08:00:00Z, carrying a purchase of gems300 at 4.99 made a minute
+    /// before; `number` makes its uuid, one per notification of a test.
+    static func purchaseNotification(_ type: String, _ transactionID: String, number: Int) -> String {
+        notification(type, uuid: "1b2c3d4e-0000-4000-8000-" + String(repeating: "0", count: 12 - String(number).count) + String(number),
+                     signed: "2026-11-20T08:00:00Z", transaction: v2(transactionID, "gems300", purchase: "2026-11-20T07:59:00Z", price: 4990))
+    }
+
     static func notification(_ type: String, uuid: String, signed: String, transaction: String, subtype: String? = nil) -> String {
         let sub = subtype.map { ",\"subtype\":\"\($0)\"" } ?? ""
         return "{\"notificationType\":\"\(type)\"\(sub),\"notificationUUID\":\"\(uuid)\",\"signedDate\":\(ms(signed)),\"data\":{\"environment\":\"Production\",\"transactionInfo\":\(transaction)}}"
