@@ -158,10 +158,9 @@ enum StageCommands {
     ) throws -> ExitCode {
         let lock = try RunLock(databasePath: command.databasePath, command: name, createStore: false)
         defer { withExtendedLifetime(lock) {} }
-        // A store no run has written a table to holds nothing to work on, as no file holds nothing: refused
-        // before `open` would make it a store and record this stage as its first run.
-        if Store.holdsNoTables(path: command.databasePath) { throw Store.unwritten(path: command.databasePath, holder: nil) }
-        let database = try Store.open(path: command.databasePath)
+        // A store no run has written a table to holds nothing to work on, as no file holds nothing: refused,
+        // not made a store with this stage recorded as its first run.
+        let database = try Store.open(path: command.databasePath, requireWritten: true)
         let runID = try RunLog.start(database, command: name)
         // --quiet as for run: errors and the alert line only.
         let quiet = command.flag("quiet")

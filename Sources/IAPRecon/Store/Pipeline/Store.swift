@@ -14,7 +14,9 @@ public struct StoreError: Error, CustomStringConvertible, Sendable {
 
 /// Opens the SQLite store and brings its schema up to date.
 public enum Store {
-    public static func open(path: String, readOnly: Bool = false) throws -> Database {
+    /// `requireWritten`: a writer that works on what a store holds (a stage run alone, under its own lock)
+    /// refuses a store no run has written a table to, as a reader does, rather than make it a new store.
+    public static func open(path: String, readOnly: Bool = false, requireWritten: Bool = false) throws -> Database {
         if readOnly, !FileManager.default.fileExists(atPath: path) {
             throw StoreError(path: path, reason: "no such file; run 'iaprecon run' or 'iaprecon ingest' first")
         }
@@ -32,8 +34,11 @@ public enum Store {
                 throw StoreError(path: path, reason: "the file is not an iaprecon store (a SQLite database of something else)")
             }
             // An empty file (a first run stopped once it had the lock, a file made ahead to set its owner, or a first
-            // run under way) is a new store to a writer, which creates the tables; a reader has none to read.
-            if readOnly, objects == 0 { throw unwritten(path: path, holder: RunLock.holder(databasePath: path)) }
+            // run under way) is a new store to a writer that creates the tables; a reader, or a stage, has none to
+            // work on. A reader names the run that holds it now; a stage holds the lock itself.
+            if objects == 0, readOnly || requireWritten {
+                throw unwritten(path: path, holder: readOnly ? RunLock.holder(databasePath: path) : nil)
+            }
             if readOnly {
                 let version = try Schema.appliedVersion(database)
                 if version > Schema.latestVersion { throw Schema.NewerSchemaError(found: version) }
@@ -59,10 +64,10 @@ public enum Store {
         return objects == .integer(0)
     }
 
-    /// Why a command that works on what a store holds cannot use the store at `path`, which holds no table
-    /// (`holdsNoTables`): what fills it, or the run that holds it now (`holder`, as `RunLock.holder` describes
-    /// it) and has not written it yet. A caller that holds the lock itself passes nil.
-    public static func unwritten(path: String, holder: String?) -> StoreError {
+    /// Why a command that works on what a store holds cannot use the store at `path`, which holds no table:
+    /// what fills it, or the run that holds it now (`holder`, as `RunLock.holder` describes it) and has not
+    /// written it yet.
+    private static func unwritten(path: String, holder: String?) -> StoreError {
         let fill = holder.map { "the run that holds it (\($0)) has not written it yet" } ?? "run 'iaprecon run' or 'iaprecon ingest' first"
         return StoreError(path: path, reason: "it is empty, no run has completed on it yet; " + fill)
     }
