@@ -38,9 +38,8 @@ enum NightlyCommand {
             }
         }
         try requirePartition(root: root, date: date)
-        let store = try prepare(command, settings, root: root, from: date, through: date, nights: [date])
+        let store = try prepare(command, settings, root: root, from: date, through: date, nights: [date], console: console)
         defer { store.release() }
-        console.reached("store checked")
         return try night(command, settings, root: root, date: date, warnings: warnings, store: store, console: console)
     }
 
@@ -56,9 +55,8 @@ enum NightlyCommand {
         let available = Set(try partitions(in: root))
         let days = stride(from: start, through: end, by: 86_400_000).map { Timestamp.day($0) }
         let nights = days.filter(available.contains)
-        let store = try prepare(command, settings, root: root, from: from, through: to, nights: nights)
+        let store = try prepare(command, settings, root: root, from: from, through: to, nights: nights, console: console)
         defer { store.release() }
-        console.reached("store checked")
         // A day without a partition has nothing new: the range goes on past it, saying so, also
         // under --quiet: a gap in the days is what whoever reads the mail must know. It has no
         // night of its own to record it, so the night after it does (its log and its row of `runs`),
@@ -85,23 +83,38 @@ enum NightlyCommand {
     /// store's folder (exit 1), another run holding the store (exit 4), a replay's files gone from
     /// `root` (exit 3), then a report folder holding what iaprecon did not write (exit 2).
     ///
-    /// Returns the store's lock, taken before the store is first looked at and held until the last
-    /// night ends: a night that let go of it between its look and its run could find another run
-    /// there once its log and report folder exist, or run on what that run changed since the look.
-    /// A store that does not exist yet is made and locked only once the folders pass, so a refused
-    /// night makes none; the look is then made again, since another run may have made it meanwhile.
+    /// Returns the store's lock, taken before the store is first looked at and before any folder is
+    /// made, and held until the last night ends: a night that made its folders or looked at the store
+    /// before it held the lock could find another run there once its log and report folder exist, or
+    /// run on what that run changed since the look. It is the lock every command takes, a `flock` on
+    /// the store file itself (a lock file of the night's own would not keep a `run` off the store, nor
+    /// be the same for two hard links of it), so taking it makes the file of a store that does not
+    /// exist yet. A first night refused after that removes the file it made, and the lock's note,
+    /// while it still holds the lock, so it leaves no store behind; `RunLock` opens the path again
+    /// for a run that opened the file before it was removed and locked it after.
     private static func prepare(
-        _ command: ParsedCommand, _ settings: NightSettings, root: String, from first: String, through last: String, nights: [String]
+        _ command: ParsedCommand, _ settings: NightSettings, root: String, from first: String, through last: String, nights: [String],
+        console: Console
     ) throws -> HeldStore {
-        if !nights.isEmpty { try RunLock.requireFolder(databasePath: command.databasePath) }
-        var lock = try RunLock.ifExists(databasePath: command.databasePath, command: command.name)
-        var replay = try lock.flatMap { _ in try Replay.ifNeeded(databasePath: command.databasePath, root: root, from: first, through: last) }
-        try settings.prepareFolders(for: nights)
-        if lock == nil, !nights.isEmpty {
-            lock = try RunLock(databasePath: command.databasePath, command: command.name)
-            replay = try Replay.ifNeeded(databasePath: command.databasePath, root: root, from: first, through: last)
+        guard !nights.isEmpty else {
+            // A backfill whose range holds no partition makes nothing, not even a store; one that is
+            // there is held while the backfill names the days it skips.
+            let lock = try RunLock.ifExists(databasePath: command.databasePath, command: command.name)
+            let replay = try lock.flatMap { _ in try Replay.ifNeeded(databasePath: command.databasePath, root: root, from: first, through: last) }
+            console.reached("store checked")
+            return HeldStore(lock: lock, replay: replay)
         }
-        return HeldStore(lock: lock, replay: replay)
+        let lock = try RunLock(databasePath: command.databasePath, command: command.name)
+        do {
+            let replay = try Replay.ifNeeded(databasePath: command.databasePath, root: root, from: first, through: last)
+            console.reached("store checked")
+            try settings.prepareFolders(for: nights)
+            console.reached("folders made")
+            return HeldStore(lock: lock, replay: replay)
+        } catch {
+            lock.removeMadeStore()
+            throw error
+        }
     }
 
     /// A backfill's warning for a day of its range that has no partition.
@@ -278,8 +291,8 @@ struct NightSettings {
     }
 
     /// Checks the report folder of each of `dates` as `run` checks --out (each night checks its own
-    /// again, and its report when it writes), and makes the report and log folders, before the
-    /// store is opened or a log written: a folder holding what iaprecon did not write stops a
+    /// again, and its report when it writes), and makes the report and log folders, once the store is
+    /// locked and before a log is written: a folder holding what iaprecon did not write stops a
     /// backfill before its first night, not half-way through the range. The log folder is made
     /// last, so such a refusal makes no folder (a day folder that exists was in the report folder).
     func prepareFolders(for dates: [String]) throws {

@@ -378,6 +378,37 @@ struct CommandTests {
         #expect(try work.readWithoutHistory("out3/findings.csv") == work.readWithoutHistory("out/findings.csv"))
     }
 
+    @Test("a lock that made the store file removes it and its note for a refused command, and the next run makes its own; a file that was there, or written since, stays")
+    func lockRemovesOnlyTheStoreItMade() throws {
+        let work = try Workspace()
+        let manager = FileManager.default
+        let db = work.path("s.sqlite")
+        let made = try RunLock(databasePath: db, command: "nightly")
+        #expect(made.madeStore)
+        #expect(manager.fileExists(atPath: RunLock.notePath(db)))
+        made.removeMadeStore()
+        #expect(!manager.fileExists(atPath: db))
+        #expect(!manager.fileExists(atPath: RunLock.notePath(db)))
+        // While the refused run still holds the file it removed, the path is free: the next run makes a store there and holds it.
+        let next = try RunLock(databasePath: db, command: "run")
+        #expect(next.madeStore)
+        #expect(RunLock.holder(databasePath: db)?.hasPrefix("pid \(getpid()), iaprecon run, started ") == true)
+        withExtendedLifetime(made) {}
+
+        // Near misses: a store file another run wrote to since, and one that was there before the lock, are not the lock's to remove.
+        #expect(throws: Never.self) { try "SQLite format 3\0".write(toFile: db, atomically: false, encoding: .utf8) }
+        next.removeMadeStore()
+        #expect(manager.fileExists(atPath: db))
+        withExtendedLifetime(next) {}
+        let ahead = work.path("ahead.sqlite")
+        #expect(manager.createFile(atPath: ahead, contents: nil))
+        let found = try RunLock(databasePath: ahead, command: "nightly")
+        #expect(!found.madeStore)
+        found.removeMadeStore()
+        #expect(manager.fileExists(atPath: ahead))
+        withExtendedLifetime(found) {}
+    }
+
     @Test("an --out that cannot be written exits 1 at once with the system's reason; with a good --out the night runs")
     func outNotWritable() throws {
         let work = try Workspace()

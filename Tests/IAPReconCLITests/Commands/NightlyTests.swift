@@ -536,30 +536,96 @@ struct NightlyTests {
             let code = IAPReconCLI.run(arguments + common, console: console)
             return (code, console.stderr, reached, free)
         }
-        let night = ["store checked", "log opened", "run starts", "run done", "night done"]
+        let prepared = ["store checked", "folders made"]
+        let night = ["log opened", "run starts", "run done", "night done"]
         let db = work.path("s.sqlite")
         // A first night (no store yet), then a night on a store that holds the day before: neither is a replay.
         for arguments in [["nightly", "--date", "2026-11-28"], ["nightly"]] {
             let result = probed(arguments, db: db)
             #expect(result.code == 0, "\(arguments): \(result.err)")
             #expect(result.err == "", "\(arguments)")
-            #expect(result.reached == night, "\(arguments)")
+            #expect(result.reached == prepared + night, "\(arguments)")
             #expect(result.free == [], "\(arguments)")
         }
         // A backfill on a new store holds it across its nights too, and between them.
         let backfill = probed(["backfill", "--from", "2026-11-28", "--to", "2026-11-29"], db: work.path("b.sqlite"))
         #expect(backfill.code == 0, "\(backfill.err)")
-        #expect(backfill.reached == ["store checked"] + night.dropFirst() + night.dropFirst())
+        #expect(backfill.reached == prepared + night + night)
         #expect(backfill.free == [])
 
         // Near miss: a replayed night (the store holds 11-29) held the store's lock throughout already, and still does.
         let replay = probed(["nightly", "--date", "2026-11-28"], db: db)
         #expect(replay.code == 0, "\(replay.err)")
-        #expect(replay.reached == night)
+        #expect(replay.reached == prepared + night)
         #expect(replay.free == [])
         // Once a night ends, the store is free again, and a run takes its own lock as before.
         #expect(RunLock.holder(databasePath: db) == nil)
         #expect(throws: Never.self) { withExtendedLifetime(try RunLock(databasePath: db, command: "run")) {} }
+    }
+
+    @Test("a first night and backfill lock the store before they make a folder: a run starting once their folders are made is refused, not the night",
+          arguments: [["nightly"], ["backfill", "--from", "2026-11-28", "--to", "2026-11-29"]])
+    func firstNightLocksBeforeItsFolders(_ arguments: [String]) throws {
+        let work = try Workspace()
+        let root = try Self.partitions(in: work)
+        let db = work.path("s.sqlite")
+        let console = Console.capturing()
+        // Another run starting there, as a run would: it makes the store when there is none, and keeps it to the night's end.
+        var other: RunLock?
+        var refused: [String] = []
+        console.checkpoint = { point in
+            guard point == "folders made" else { return }
+            do {
+                other = try RunLock(databasePath: db, command: "run")
+            } catch {
+                refused.append("\(error)")
+            }
+        }
+        let common = ["--root", root, "--db", db, "--reports", work.path("reports"), "--log-dir", work.path("logs"), "--quiet"]
+        let code = IAPReconCLI.run(arguments + common, console: console)
+        withExtendedLifetime(other) {}
+        #expect(refused.count == 1)
+        #expect(refused.first?.hasPrefix("another run holds the database (pid \(getpid()), iaprecon \(arguments[0]), started ") == true, "\(refused)")
+        // Near miss: the first night runs as before, making its store, its folders, and its report and log in them.
+        #expect(code == 0, "\(console.stderr)")
+        #expect(console.stderr == "")
+        #expect(try Self.runMessages(db).count == (arguments[0] == "nightly" ? 1 : 2))
+        #expect(FileManager.default.fileExists(atPath: work.path("reports/2026-11-29/findings.csv")))
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: work.path("reports/latest")) == "2026-11-29")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: work.path("logs")).count == (arguments[0] == "nightly" ? 1 : 2))
+    }
+
+    @Test("a first night or backfill refused by a day folder iaprecon did not write (exit 2) leaves no store, no lock note and no folder; a store file made ahead stays")
+    func refusedFirstNightLeavesNothing() throws {
+        let work = try Workspace()
+        let root = try Self.partitions(in: work)
+        let manager = FileManager.default
+        try manager.createDirectory(atPath: work.path("reports/2026-11-29"), withIntermediateDirectories: true)
+        try "kept by hand\n".write(toFile: work.path("reports/2026-11-29/notes.txt"), atomically: true, encoding: .utf8)
+        let db = work.path("s.sqlite")
+        let common = ["--root", root, "--db", db, "--reports", work.path("reports"), "--log-dir", work.path("logs"), "--quiet"]
+        let refusal = "Error: will not write into \(work.path("reports/2026-11-29")): it holds files iaprecon did not write ('notes.txt'); "
+            + "name a new or empty folder\n"
+        for arguments in [["nightly"], ["backfill", "--from", "2026-11-28", "--to", "2026-11-29"]] {
+            let refused = work.iaprecon(arguments + common)
+            #expect(refused.code == 2, "\(arguments)")
+            #expect(refused.err == refusal, "\(arguments)")
+            for leftover in [db, RunLock.notePath(db), work.path("logs"), work.path("reports/2026-11-28")] {
+                #expect(!manager.fileExists(atPath: leftover), "\(arguments): \(leftover)")
+            }
+            #expect(try manager.contentsOfDirectory(atPath: work.root).sorted() == ["data", "reports"], "\(arguments)")
+            #expect(try manager.contentsOfDirectory(atPath: work.path("reports")) == ["2026-11-29"], "\(arguments)")
+            #expect(try manager.contentsOfDirectory(atPath: work.path("reports/2026-11-29")) == ["notes.txt"], "\(arguments)")
+        }
+        // Near miss: a store file made ahead (to set its owner) is not the night's to remove.
+        #expect(manager.createFile(atPath: db, contents: nil))
+        #expect(work.iaprecon(["nightly"] + common).err == refusal)
+        #expect(manager.fileExists(atPath: db))
+        #expect(!manager.fileExists(atPath: work.path("logs")))
+        // Once the folder is moved away, the night runs on that file.
+        try manager.moveItem(atPath: work.path("reports/2026-11-29"), toPath: work.path("notes"))
+        #expect(work.iaprecon(["nightly"] + common).code == 0)
+        #expect(try Self.runMessages(db) == ["2026-11-29 ok 0: "])
     }
 
     /// Three day partitions: the server's history, then Apple's side with the live log, then attribution.

@@ -15,7 +15,8 @@ public struct LockedError: Error, CustomStringConvertible, Sendable {
 /// two writers through two hard links would corrupt it). SQLite's own locks are POSIX record
 /// locks, which never conflict with a `flock`; the lock's descriptor stays open until the run
 /// has closed its connections, since closing a descriptor of the file drops the process's
-/// POSIX locks on it.
+/// POSIX locks on it. A run that made the store file to lock it may remove it again while it holds
+/// it (`removeMadeStore`), so a lock is only ever held on the file still at the store's path.
 ///
 /// The kernel releases a `flock` when its process dies, so a run killed by SIGKILL never blocks
 /// the next night; no cleanup code is involved. A note beside the store's real path
@@ -26,53 +27,99 @@ public final class RunLock {
     private let descriptor: Int32
     /// The holder's note: `<store>.lock` beside the store's real path.
     public let path: String
+    /// Whether taking the lock made the store file (there was none at its path).
+    public let madeStore: Bool
+    private let databasePath: String
 
     /// Locks the store at `databasePath`, creating an empty store file first when `createStore`
     /// is true (commands that only work on what a store holds pass false and get `StoreError`).
     public convenience init(databasePath: String, command: String, createStore: Bool = true) throws {
-        let descriptor = open(databasePath, O_RDONLY | O_CLOEXEC | (createStore ? O_CREAT : 0), 0o600)
-        guard descriptor >= 0 else {
-            let reason = switch (errno, createStore) {
-            // Only the folder can be missing when the file would be made: run and ingest do not make folders.
-            case (ENOENT, true): Self.missingFolder(databasePath)
-            case (ENOENT, false): "no such file; run 'iaprecon run' or 'iaprecon ingest' first"
-            default: String(cString: strerror(errno))
-            }
-            throw StoreError(path: databasePath, reason: reason)
+        guard let file = try Self.lockFile(databasePath: databasePath, create: createStore) else {
+            throw StoreError(path: databasePath, reason: "no such file; run 'iaprecon run' or 'iaprecon ingest' first")
         }
-        try self.init(opened: descriptor, databasePath: databasePath, command: command)
+        self.init(locked: file.descriptor, madeStore: file.made, databasePath: databasePath, command: command)
     }
 
-    /// Locks the store at `databasePath` when there is one; nil when there is no file to lock, so that a
-    /// command which makes the store only once its other checks pass (`nightly`) can lock one that exists first.
+    /// Locks the store at `databasePath` when there is one; nil when there is no file to lock (for a `backfill`
+    /// whose range holds no partition, which makes nothing).
     public static func ifExists(databasePath: String, command: String) throws -> RunLock? {
-        let descriptor = open(databasePath, O_RDONLY | O_CLOEXEC, 0)
-        guard descriptor >= 0 else {
-            guard errno == ENOENT else { throw StoreError(path: databasePath, reason: String(cString: strerror(errno))) }
-            return nil
+        try lockFile(databasePath: databasePath, create: false).map {
+            RunLock(locked: $0.descriptor, madeStore: $0.made, databasePath: databasePath, command: command)
         }
-        return try RunLock(opened: descriptor, databasePath: databasePath, command: command)
     }
 
-    /// Locks the file open at `descriptor`, which it then owns (closed when the lock is refused).
-    private init(opened descriptor: Int32, databasePath: String, command: String) throws {
-        var status = stat()
-        guard fstat(descriptor, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else {
-            close(descriptor)
-            throw StoreError(path: databasePath, reason: "not a regular file")
-        }
-        path = Self.notePath(databasePath)
-        if flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
-            close(descriptor)
-            throw LockedError(databasePath: databasePath, holder: Self.describeHolder(inode: status.st_ino, device: status.st_dev, notePath: path) ?? "unknown holder")
-        }
+    /// Takes the lock of the file now at `descriptor`, which it then owns, and names its holder in the note.
+    private init(locked descriptor: Int32, madeStore: Bool, databasePath: String, command: String) {
         self.descriptor = descriptor
+        self.madeStore = madeStore
+        self.databasePath = databasePath
+        path = Self.notePath(databasePath)
         let text = "pid \(getpid()), iaprecon \(command), started \(Timestamp.iso8601(Int64(Date().timeIntervalSince1970 * 1000)))\n"
         let note = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         if note >= 0 {
             _ = text.withCString { write(note, $0, strlen($0)) }
             close(note)
         }
+    }
+
+    /// How often a run opens the store again when the file it locked has left the store's path (`lockFile`): each time
+    /// means another run made and removed the store, or put another file in its place, in the instant between this
+    /// run's open and its lock, so a few are plenty; past them the path is named as changing, rather than waited on.
+    private static let lockAttempts = 3
+
+    /// Opens the file at `databasePath` (making it first when `create` is true and there is none) and locks it;
+    /// nil when there is no file and `create` is false. `made` says whether this call made the file.
+    ///
+    /// Once locked, the file must still be the one at the path: a run that made the store removes it again while it
+    /// holds the lock when a check of its own then refuses it (`removeMadeStore`). A run that opened the file before
+    /// that and locks it after would hold a file no other run opens, while the next run makes a new store at the
+    /// path and locks that one: two writers. So it lets go and opens the path again.
+    private static func lockFile(databasePath: String, create: Bool) throws -> (descriptor: Int32, made: Bool)? {
+        for _ in 0..<lockAttempts {
+            // O_EXCL says whether this run makes the file; a name that is there (also a symlink, which O_EXCL refuses
+            // to follow) is opened as any run opens it.
+            var descriptor = create ? open(databasePath, O_RDONLY | O_CLOEXEC | O_CREAT | O_EXCL, 0o600) : -1
+            let made = descriptor >= 0
+            if !made, !create || errno == EEXIST {
+                descriptor = open(databasePath, O_RDONLY | O_CLOEXEC | (create ? O_CREAT : 0), 0o600)
+            }
+            guard descriptor >= 0 else {
+                switch (errno, create) {
+                // Only the folder can be missing when the file would be made: run and ingest do not make folders.
+                case (ENOENT, true): throw StoreError(path: databasePath, reason: Self.missingFolder(databasePath))
+                case (ENOENT, false): return nil
+                default: throw StoreError(path: databasePath, reason: String(cString: strerror(errno)))
+                }
+            }
+            var status = stat()
+            guard fstat(descriptor, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else {
+                close(descriptor)
+                throw StoreError(path: databasePath, reason: "not a regular file")
+            }
+            if flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
+                close(descriptor)
+                let holder = Self.describeHolder(inode: status.st_ino, device: status.st_dev, notePath: Self.notePath(databasePath))
+                throw LockedError(databasePath: databasePath, holder: holder ?? "unknown holder")
+            }
+            var named = stat()
+            if stat(databasePath, &named) == 0, named.st_dev == status.st_dev, named.st_ino == status.st_ino {
+                return (descriptor, made)
+            }
+            close(descriptor)
+        }
+        throw StoreError(path: databasePath, reason: "it was removed or replaced each time this run locked it")
+    }
+
+    /// Removes the store file this lock made, and the holder's note, while the lock still holds the file: for a command
+    /// that locks the store before checks of its own (`nightly`, on a store that does not exist yet) and is refused by
+    /// one, so that it leaves no store behind. Nothing when the file was there before the lock, is no longer the one at
+    /// the path, or has been written to.
+    public func removeMadeStore() {
+        var status = stat()
+        guard madeStore, locks(databasePath: databasePath), fstat(descriptor, &status) == 0, status.st_size == 0 else { return }
+        // The note first: once the store is gone, the next run makes one at the path and writes its own note.
+        unlink(path)
+        unlink(databasePath)
     }
 
     deinit {
@@ -85,17 +132,6 @@ public final class RunLock {
         var held = stat()
         var named = stat()
         return fstat(descriptor, &held) == 0 && stat(databasePath, &named) == 0 && held.st_dev == named.st_dev && held.st_ino == named.st_ino
-    }
-
-    /// Refuses, as `init` would and without making anything, a store that does not exist in a folder
-    /// that does not exist either: for a command that makes folders of its own before it locks the
-    /// store (`nightly`), so that a night refused for it makes none.
-    public static func requireFolder(databasePath: String) throws {
-        var status = stat()
-        guard stat(databasePath, &status) != 0, errno == ENOENT else { return }
-        let folder = PathParent.of(databasePath)
-        guard !folder.isEmpty, stat(folder, &status) != 0, errno == ENOENT else { return }
-        throw StoreError(path: databasePath, reason: missingFolder(databasePath))
     }
 
     private static func missingFolder(_ databasePath: String) -> String {
