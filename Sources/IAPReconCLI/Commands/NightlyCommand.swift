@@ -19,7 +19,6 @@ enum NightlyCommand {
         let settings = try NightSettings(command)
         let root = command.value("root") ?? "data"
         let date: String
-        var warnings: [String] = []
         if let given = command.value("date") {
             guard SourceFile.isPartitionName(given) else { throw command.usageError("'\(given)' is not a day for --date (yyyy-mm-dd)") }
             date = given
@@ -28,18 +27,22 @@ enum NightlyCommand {
                 throw InputError(path: root, reason: "no YYYY-MM-DD partition folders")
             }
             date = newest
-            // Tonight's partition has not landed: the night re-reports the last one, which is worth a
-            // line in cron's mail, even under --quiet, rather than an exit 0 that looks like news, and
-            // a word in the night's log and its row of `runs`, which would otherwise say a plain ok.
-            if let earlier = reportedNight(date, databasePath: command.databasePath) {
-                let warning = "no partition after \(root)/\(date), which \(earlier) already reported; reporting it again"
-                console.err("Warning: " + warning)
-                warnings.append(warning)
-            }
         }
         try requirePartition(root: root, date: date)
+        console.reached("day chosen")
         let store = try prepare(command, settings, root: root, from: date, through: date, nights: [date], console: console)
         defer { store.release() }
+        var warnings: [String] = []
+        // Tonight's partition has not landed: the night re-reports the last one, which is worth a
+        // line in cron's mail, even under --quiet, rather than an exit 0 that looks like news, and
+        // a word in the night's log and its row of `runs`, which would otherwise say a plain ok.
+        // Looked for under the store's lock, as every look of the night's: a run that reported the
+        // day since the night chose it is the one named, and a store another run is changing is not read.
+        if command.value("date") == nil, let earlier = reportedNight(date, databasePath: command.databasePath) {
+            let warning = "no partition after \(root)/\(date), which \(earlier) already reported; reporting it again"
+            console.err("Warning: " + warning)
+            warnings.append(warning)
+        }
         return try night(command, settings, root: root, date: date, warnings: warnings, store: store, console: console)
     }
 
@@ -124,7 +127,7 @@ enum NightlyCommand {
 
     /// The night (of `nightly`, or one of a `backfill`'s) that already reported `date` to its end
     /// (`ok`, or exit 1 on findings), as `run 12 (2026-11-29 03:15 UTC)`; nil when none did, or the store cannot say (a first
-    /// night, or a store the run itself will refuse with its own reason).
+    /// night, or a store the run itself will refuse with its own reason). The caller holds the store's lock.
     static func reportedNight(_ date: String, databasePath: String) -> String? {
         guard FileManager.default.fileExists(atPath: databasePath),
               let database = try? Store.open(path: databasePath, readOnly: true),

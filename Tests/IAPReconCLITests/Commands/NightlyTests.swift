@@ -523,6 +523,8 @@ struct NightlyTests {
             var free: [String] = []
             console.checkpoint = { point in
                 reached.append(point)
+                // Before its first look at the store the night holds nothing, and a probe there would make the store.
+                guard point != "day chosen" else { return }
                 do {
                     let other = try RunLock(databasePath: db, command: "run")
                     withExtendedLifetime(other) { free.append(point) }
@@ -544,7 +546,7 @@ struct NightlyTests {
             let result = probed(arguments, db: db)
             #expect(result.code == 0, "\(arguments): \(result.err)")
             #expect(result.err == "", "\(arguments)")
-            #expect(result.reached == prepared + night, "\(arguments)")
+            #expect(result.reached == ["day chosen"] + prepared + night, "\(arguments)")
             #expect(result.free == [], "\(arguments)")
         }
         // A backfill on a new store holds it across its nights too, and between them.
@@ -556,7 +558,7 @@ struct NightlyTests {
         // Near miss: a replayed night (the store holds 11-29) held the store's lock throughout already, and still does.
         let replay = probed(["nightly", "--date", "2026-11-28"], db: db)
         #expect(replay.code == 0, "\(replay.err)")
-        #expect(replay.reached == prepared + night)
+        #expect(replay.reached == ["day chosen"] + prepared + night)
         #expect(replay.free == [])
         // Once a night ends, the store is free again, and a run takes its own lock as before.
         #expect(RunLock.holder(databasePath: db) == nil)
@@ -626,6 +628,33 @@ struct NightlyTests {
         try manager.moveItem(atPath: work.path("reports/2026-11-29"), toPath: work.path("notes"))
         #expect(work.iaprecon(["nightly"] + common).code == 0)
         #expect(try Self.runMessages(db) == ["2026-11-29 ok 0: "])
+    }
+
+    @Test("a night that re-reports its day names the run that reported it as the store is when the night holds it, not as it was before")
+    func repeatedNightLooksUnderTheLock() throws {
+        let work = try Workspace()
+        let root = try Self.partitions(in: work)
+        let db = work.path("s.sqlite")
+        let common = ["--root", root, "--db", db, "--reports", work.path("reports"), "--log-dir", work.path("logs"), "--quiet",
+                      "--trust-root", Workspace.sampleRoot]
+        #expect(work.iaprecon(["nightly", "--date", "2026-11-28"] + common).code == 0)
+        // Tonight's 11-29 is new when the night chooses it; another run reports it before the night takes the store.
+        let console = Console.capturing()
+        var other: Int32?
+        console.checkpoint = { point in
+            if point == "day chosen" { other = work.iaprecon(["nightly", "--date", "2026-11-29"] + common).code }
+        }
+        let code = IAPReconCLI.run(["nightly"] + common, console: console)
+        #expect(other == 0)
+        #expect(code == 0)
+        let warning = try #require(console.stderr.split(separator: "\n").first.map { String($0.dropFirst("Warning: ".count)) })
+        #expect(console.stderr == "Warning: " + warning + "\n")
+        #expect(warning.hasPrefix("no partition after \(root)/2026-11-29, which run 2 ("))
+        #expect(warning.hasSuffix(" UTC) already reported; reporting it again"))
+        // In the night's log, after its first line, and in its row of runs.
+        let log = try #require(try Self.logs(work).last).split(separator: "\n")
+        #expect(log.count > 1 && log[1].hasSuffix(" Warning: " + warning))
+        #expect(try Self.runMessages(db) == ["2026-11-28 ok 0: ", "2026-11-29 ok 0: ", "2026-11-29 ok 0: " + warning])
     }
 
     /// Three day partitions: the server's history, then Apple's side with the live log, then attribution.
