@@ -101,8 +101,9 @@ struct AppleTieOut: Sendable {
     struct MixedProceeds: Sendable, Equatable {
         var key: Key
         var currencies: [String]
-        /// The place in path order of the file of the row's first line.
-        var file: Int32
+        /// The places in path order of the files of the row's lines, in that order: two reports of
+        /// one day may each pay in a currency of their own.
+        var files: [Int32]
     }
 
     init(sales: [TieOutSalesLine], verified: [VerifiedUnits], covered: Set<String> = []) {
@@ -148,7 +149,8 @@ struct AppleTieOut: Sendable {
         for (key, amounts) in proceedsByCurrency {
             // Amounts in two currencies have no one sum: the row says none rather than a wrong one.
             guard amounts.count == 1, let only = amounts.first else {
-                mixedProceeds.append(MixedProceeds(key: key, currencies: amounts.keys.sorted(), file: byKey[key]?.sources.first?.file ?? 0))
+                let files = Set((byKey[key]?.sources ?? []).map(\.file)).sorted()
+                mixedProceeds.append(MixedProceeds(key: key, currencies: amounts.keys.sorted(), files: files))
                 continue
             }
             byKey[key]?.proceeds = only.value
@@ -237,14 +239,30 @@ struct AppleTieOut: Sendable {
             }
     }
 
+    /// The files of the rows whose proceeds came in several currencies as the store keeps them, named by path.
+    func mixedProceedsFiles(_ files: SourceFiles) -> [SalesReportMixedProceeds] {
+        mixedProceeds.flatMap { row in
+            row.files.map {
+                SalesReportMixedProceeds(day: row.key.day, productID: row.key.productID, country: row.key.country, path: files.path($0))
+            }
+        }
+    }
+
     /// What a person reads of the reports a run tied out: their repeats and overlaps, and rows whose
-    /// proceeds came in several currencies.
+    /// proceeds came in several currencies, with the files their lines are in.
     func reportWarnings(_ files: SourceFiles) -> [String] {
         Self.warnings(reportOverlaps(files))
             + mixedProceeds.map {
-                "\(files.path($0.file)) has proceeds of \($0.key.productID) in \($0.key.country) on \($0.key.day) in "
+                let paths = $0.files.map(files.path)
+                let named = paths.count == 1 ? "\(paths[0]) has" : "\(Self.listed(paths)) have"
+                return "\(named) proceeds of \($0.key.productID) in \($0.key.country) on \($0.key.day) in "
                     + "\($0.currencies.joined(separator: " and ")): apple_proceeds left empty for that row"
             }
+    }
+
+    /// `a`, `a and b`, `a, b and c`: names as a sentence lists them.
+    static func listed(_ names: [String]) -> String {
+        names.count < 2 ? names.joined() : names.dropLast().joined(separator: ", ") + " and " + (names.last ?? "")
     }
 
     /// One finding per day, product and country whose shortfall the day's storefront-less
@@ -343,7 +361,8 @@ struct AppleTieOut: Sendable {
                 unplacedPurchases: row.counted.unplacedPurchases)
         }
         try store.replaceTieOut(days: inputs.days.map { $0.map { (day: $0, startMs: dayStartMs($0)) } }, rows: rows,
-                                findings: tieOut.findings, overlaps: tieOut.reportOverlaps(inputs.files), files: inputs.files)
+                                findings: tieOut.findings, overlaps: tieOut.reportOverlaps(inputs.files),
+                                mixedProceeds: tieOut.mixedProceedsFiles(inputs.files), files: inputs.files)
         return (rows.count + tieOut.findings.count, tieOut.reportWarnings(inputs.files))
     }
 

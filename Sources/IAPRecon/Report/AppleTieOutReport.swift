@@ -17,6 +17,8 @@ struct AppleTieOutReport: Sendable {
     var rows: [Row] = []
     /// The report files whose rows of a day repeat or overlap an earlier file's, which the page names.
     var overlaps: [SalesReportOverlap] = []
+    /// The report files of rows whose proceeds came in several currencies, which the page names.
+    var mixedProceeds: [SalesReportMixedProceeds] = []
     /// Σ proceeds per proceeds currency.
     var proceeds: [String: Amount] = [:]
     /// Σ proceeds in the reporting currency, at `fx.csv`'s rate on or before each row's day, each row
@@ -27,6 +29,7 @@ struct AppleTieOutReport: Sendable {
 
     init(store: some ReportStore, fx: FXRates, reportingCurrency: ReportingCurrency) throws {
         overlaps = try store.salesReportOverlaps()
+        mixedProceeds = try store.salesReportMixedProceeds()
         for item in try store.tieOutRows() {
             rows.append(item)
             guard let currency = item.proceedsCurrency, let amount = item.proceeds.flatMap(Amount.parse) else { continue }

@@ -99,6 +99,9 @@ struct ReportPage {
         /// Rows of Apple's whose proceeds came in two currencies: `apple_proceeds` is empty and the
         /// totals leave them out, which the join warns of only on the night it reads the report.
         var proceedsInTwoCurrencies = 0
+        /// The Sales Report files those rows' lines are in, in path order, each with its days of
+        /// them: what finance asks Apple about. Kept with the day's tie-out, like `reportWarnings`.
+        var proceedsInTwoCurrenciesFiles: [(path: String, days: [String])] = []
         /// The report files whose rows of a day repeat or overlap an earlier file's, worded as the join
         /// words them on stderr (`AppleTieOut.warnings`): the units above count a repeated day's rows
         /// once, and both files' rows of an overlapping one. The join keeps them with the day's
@@ -106,10 +109,15 @@ struct ReportPage {
         var reportWarnings: [String] = []
 
         /// Nil without a row: no reports, or reports whose days hold no in-app row.
-        init?(_ rows: [AppleTieOutReport.Row], overlaps: [SalesReportOverlap] = []) {
+        init?(_ rows: [AppleTieOutReport.Row], overlaps: [SalesReportOverlap] = [], mixedProceeds: [SalesReportMixedProceeds] = []) {
             guard !rows.isEmpty else { return nil }
             totals = AppleTieOutReport.totals(rows)
             reportWarnings = AppleTieOut.warnings(overlaps)
+            var daysByPath: [String: Set<String>] = [:]
+            for lines in mixedProceeds { daysByPath[lines.path, default: []].insert(lines.day) }
+            // Byte by byte, as files are in path order everywhere (`SourceFiles`).
+            proceedsInTwoCurrenciesFiles = daysByPath.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
+                .map { ($0.key, $0.value.sorted()) }
             var unplaced: [String: Int64] = [:]
             for row in rows where row.country == AppleTieOut.unknownCountry { unplaced[row.day + "|" + row.productID] = row.unplacedPurchases }
             proceedsInTwoCurrencies = rows.count { $0.customerPrice != nil && $0.proceeds == nil }
@@ -168,6 +176,9 @@ struct ReportPage {
 
     /// How many of the tie-out's uncovered shortfalls the page lists; findings.csv has them all.
     static let tieoutRowsShown = 20
+
+    /// How many files of rows with proceeds in two currencies the page names; the rest it counts.
+    static let proceedsFilesShown = 3
 
     /// How many of the newest critical findings the page lists; findings.csv has them all.
     static let criticalShown = 10

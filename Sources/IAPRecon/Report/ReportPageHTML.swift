@@ -170,6 +170,9 @@ extension ReportPage {
             let one = tieout.proceedsInTwoCurrencies == 1
             meta.append("\(Self.grouped(tieout.proceedsInTwoCurrencies)) \(one ? "row has" : "rows have") Apple's proceeds in two currencies: "
                 + "\(one ? "its" : "their") apple_proceeds \(one ? "is" : "are") empty, and summary.json's proceeds leave \(one ? "it" : "them") out.")
+            if let files = Self.proceedsFilesNamed(tieout.proceedsInTwoCurrenciesFiles) {
+                meta.append("\(one ? "It comes" : "They come") from \(files).")
+            }
         }
         out += "<p class=\"meta\">" + HTML.escape(meta.joined(separator: " ")) + "</p>"
         guard tieout.uncoveredRows > 0 else {
@@ -192,6 +195,18 @@ extension ReportPage {
         return out + HTML.table(["day (Pacific)", "product", "country", "Apple units", "verified units", "covered by ??", "missing", "amount"],
                                 rows, numeric: [3, 4, 5, 6, 7])
             + "</section>\n"
+    }
+
+    /// The first `proceedsFilesShown` files, each with its day or days, and how many more: nil for none.
+    private static func proceedsFilesNamed(_ files: [(path: String, days: [String])]) -> String? {
+        guard !files.isEmpty else { return nil }
+        var named = files.prefix(proceedsFilesShown).map { file in
+            let days = file.days.count == 1 ? file.days[0] : "\(file.days.count) days from \(file.days[0]) to \(file.days[file.days.count - 1])"
+            return "\(file.path) (\(days))"
+        }
+        let more = files.count - named.count
+        if more > 0 { named.append("\(grouped(more)) more \(more == 1 ? "file" : "files")") }
+        return AppleTieOut.listed(named)
     }
 
     /// Attribution per media source: installs, payers, revenue and spend as bars, and ROAS.

@@ -171,7 +171,7 @@ public enum ReportStage {
                                                   findings: findings, revenue: revenue, tieOut: tieOut, attribution: attribution)
                 var page = ReportPage(asOfMs: asOfMs, settings: settings, counts: counts, findings: findings, revenue: revenue,
                                       attribution: attribution)
-                page.tieout = ReportPage.TieOut(tieOut.rows, overlaps: tieOut.overlaps)
+                page.tieout = ReportPage.TieOut(tieOut.rows, overlaps: tieOut.overlaps, mixedProceeds: tieOut.mixedProceeds)
                 page.warnings = inputWarnings + undocumentedTypes
                 try output.write("report.html") { try $0.write(page.html()) }
                 try output.write("summary.json") { try $0.write(JSONWriter.pretty(summary)) }

@@ -825,6 +825,22 @@ public enum Schema {
             ) WITHOUT ROWID;
             INSERT OR IGNORE INTO dirty_keys SELECT 'sales_day', day FROM raw_apple__sales WHERE day IS NOT NULL;
             """),
+        // The Sales Report files whose lines give a tie-out row proceeds in two currencies, kept with
+        // the tie-out of the day (`AppleTieOutStore.replace`), so every report page names them. An
+        // older iaprecon named them only on stderr, the night it tied their day out: every stored
+        // report day is marked, so the next join ties each out again and fills the table without
+        // reading a file again or a full rebuild.
+        (33, """
+            DROP TABLE IF EXISTS fct_apple_mixed_proceeds;
+            CREATE TABLE fct_apple_mixed_proceeds (
+              day TEXT NOT NULL,
+              product_id TEXT NOT NULL,
+              country TEXT NOT NULL,
+              path TEXT NOT NULL,
+              PRIMARY KEY (day, product_id, country, path)
+            ) WITHOUT ROWID;
+            INSERT OR IGNORE INTO dirty_keys SELECT 'sales_day', day FROM raw_apple__sales WHERE day IS NOT NULL;
+            """),
     ]
 
     public static var latestVersion: Int { migrations.last?.id ?? 0 }

@@ -84,6 +84,9 @@ enum Tables {
         // Sales Report files whose rows of a day repeat or overlap an earlier file's (`SalesReportOverlap`), replaced
         // with the day's tie-out rows: every report page names them while the files are stored.
         .init(name: "fct_apple_report_overlaps", layer: .result, writer: .join, readers: [.report], migration: 32),
+        // The files of the tie-out rows whose proceeds came in two currencies (`SalesReportMixedProceeds`), replaced
+        // with the day's tie-out rows: every report page names them while the files are stored.
+        .init(name: "fct_apple_mixed_proceeds", layer: .result, writer: .join, readers: [.report], migration: 33),
         // What each join changed of the rows transactions.csv shows (`StoredTransactionChanges`).
         .init(name: "int_transaction_changes", layer: .result, writer: .join, readers: [.report], migration: 16),
         // The report's own memory across runs: when it first reported each finding, whom it attributed

@@ -210,7 +210,7 @@ struct AppleTieOutTests {
         #expect(finding.amount == Decimal(string: "2.97"))
         #expect(finding.currency == "USD")
         #expect(tieOut.mixedProceeds == [AppleTieOut.MixedProceeds(
-            key: AppleTieOut.Key(day: "2026-11-24", productID: "gems60", country: "AE"), currencies: ["AED", "USD"], file: 0)])
+            key: AppleTieOut.Key(day: "2026-11-24", productID: "gems60", country: "AE"), currencies: ["AED", "USD"], files: [0])])
 
         // Near miss: two prices in one currency, and another country in its own currency, keep their sums and no warning.
         let oneCurrency = AppleTieOut(
@@ -240,6 +240,31 @@ struct AppleTieOutTests {
         let csv = try scenario.output("apple_tieout.csv").split(separator: "\r\n").map(String.init)
         #expect(csv.contains("2026-11-24,gems60,AE,3,0,3,0.99,USD,,"))
         #expect(result.join.warnings == ["apple/S_D_1.txt has proceeds of gems60 in AE on 2026-11-24 in AED and USD: apple_proceeds left empty for that row"])
+    }
+
+    @Test("two overlapping reports whose rows of a country pay in a currency each: the warning names both files, as the page does")
+    func rowsInTwoCurrenciesFromTwoFiles() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("apple/S_D_1_20261124.txt", [
+            AppleSalesReportTests.currentHeader,
+            Self.sales("2026-11-24", "gems60", units: 1, country: "AE", price: "3.99", currency: "AED", proceeds: "2.79"),
+        ])
+        try scenario.write("apple/S_D_2_20261124.txt", [
+            AppleSalesReportTests.currentHeader,
+            Self.sales("2026-11-24", "gems60", units: 2, country: "AE", price: "0.99", currency: "USD", proceeds: "0.69"),
+        ])
+        try scenario.write("receipts/r.jsonl", [Self.purchase("t1", at: "2026-11-20T18:00:00Z")])
+        let result = try scenario.run(asOf: asOf)
+        #expect(result.join.warnings == [
+            "apple/S_D_2_20261124.txt and apple/S_D_1_20261124.txt both have rows of the report of 2026-11-24 for the same products and "
+                + "countries, and the rows differ: both counted",
+            "apple/S_D_1_20261124.txt and apple/S_D_2_20261124.txt have proceeds of gems60 in AE on 2026-11-24 in AED and USD: "
+                + "apple_proceeds left empty for that row",
+        ])
+        #expect(try scenario.output("report.html").contains("1 row has Apple&#39;s proceeds in two currencies: its apple_proceeds is empty, "
+            + "and summary.json&#39;s proceeds leave it out. It comes from apple/S_D_1_20261124.txt (2026-11-24) and "
+            + "apple/S_D_2_20261124.txt (2026-11-24).</p>"))
     }
 
     /// A report row of `day` as the store hands it, from line `line` of the file `file` in path order.

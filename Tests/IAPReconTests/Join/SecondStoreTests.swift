@@ -300,7 +300,7 @@ final class InMemoryJoinStore: JoinStore {
     func tieOutRows(days: Set<String>) throws -> [TieOutRow] { [] }
 
     func replaceTieOut(days: [(day: String, startMs: Int64?)]?, rows: [TieOutRow], findings: [Finding], overlaps: [SalesReportOverlap],
-                       files: SourceFiles) throws {
+                       mixedProceeds: [SalesReportMixedProceeds], files: SourceFiles) throws {
         throw Unexpected(what: "a tie-out with no Sales Report")
     }
 

@@ -204,6 +204,83 @@ struct ReportPageTests {
         #expect(!page.html().contains("two currencies"))
     }
 
+    @Test("the Sales Report file and day of rows whose proceeds Apple paid in two currencies are named on every page, as the join names them on stderr")
+    func proceedsInTwoCurrenciesNameTheirFile() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("receipts/r.jsonl", [AppleTieOutTests.purchase("t1", at: "2026-11-24T18:00:00Z")])
+        try scenario.write("apple/S_D_1_20261124.txt", [
+            AppleSalesReportTests.currentHeader,
+            AppleTieOutTests.sales("2026-11-24", "gems60", units: 1, country: "AE", price: "3.99", currency: "AED", proceeds: "2.79"),
+            AppleTieOutTests.sales("2026-11-24", "gems60", units: 2, country: "AE", price: "0.99", currency: "USD", proceeds: "0.69"),
+            AppleTieOutTests.sales("2026-11-24", "gems60", units: 1, country: "US"),
+        ])
+        // Near miss: the next day's report pays each country in one currency, and is not named.
+        try scenario.write("apple/S_D_1_20261125.txt", [
+            AppleSalesReportTests.currentHeader,
+            AppleTieOutTests.sales("2026-11-25", "gems60", units: 1, country: "AE", price: "3.99", currency: "AED", proceeds: "2.79"),
+            AppleTieOutTests.sales("2026-11-25", "gems60", units: 1, country: "US"),
+        ])
+        let result = try scenario.run(asOf: "2026-11-30T00:00:00Z")
+        #expect(result.join.warnings == [
+            "apple/S_D_1_20261124.txt has proceeds of gems60 in AE on 2026-11-24 in AED and USD: apple_proceeds left empty for that row",
+        ])
+        let named = "1 row has Apple&#39;s proceeds in two currencies: its apple_proceeds is empty, and summary.json&#39;s proceeds leave it out. "
+            + "It comes from apple/S_D_1_20261124.txt (2026-11-24).</p>"
+        #expect(try scenario.output("report.html").contains(named))
+
+        // A later night touches another day only: the join says nothing of the report that night, and the page still names it.
+        try scenario.write("receipts/r2.jsonl", [AppleTieOutTests.purchase("t2", at: "2026-11-27T18:00:00Z")])
+        let later = try scenario.run(asOf: "2026-11-30T00:00:00Z")
+        #expect(later.join.recomputedTransactions != nil, "the night is incremental")
+        #expect(later.join.warnings.isEmpty)
+        #expect(try scenario.output("report.html").contains(named))
+    }
+
+    @Test("near miss: a Sales Report that pays each country's proceeds in one currency names no file for them, on the page or on stderr")
+    func proceedsInOneCurrencyNameNoFile() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("receipts/r.jsonl", [AppleTieOutTests.purchase("t1", at: "2026-11-24T18:00:00Z")])
+        try scenario.write("apple/S_D_1_20261124.txt", [
+            AppleSalesReportTests.currentHeader,
+            AppleTieOutTests.sales("2026-11-24", "gems60", units: 1, country: "AE", price: "3.99", currency: "AED", proceeds: "2.79"),
+            AppleTieOutTests.sales("2026-11-24", "gems60", units: 2, country: "AE", price: "2.99", currency: "AED", proceeds: "2.09"),
+            AppleTieOutTests.sales("2026-11-24", "gems60", units: 1, country: "US"),
+        ])
+        let result = try scenario.run(asOf: "2026-11-30T00:00:00Z")
+        #expect(result.join.warnings.isEmpty)
+        let html = try scenario.output("report.html")
+        #expect(html.contains("<h2>Apple tie-out</h2>"))
+        #expect(!html.contains("two currencies"))
+        #expect(!html.contains("comes from") && !html.contains("come from"))
+    }
+
+    @Test("many files with rows whose proceeds came in two currencies: the page names the first few by path, each with its days, and counts the rest")
+    func proceedsInTwoCurrenciesFromManyFiles() throws {
+        var page = try Self.page(Self.hostileNight())
+        func mixed(_ day: String) -> AppleTieOutReport.Row {
+            AppleTieOutReport.Row(day: day, productID: "gems60", country: "AE", appleUnits: 3, verifiedUnits: 3, customerPrice: "0.99",
+                                  customerCurrency: "USD")
+        }
+        func lines(_ day: String, in path: String) -> SalesReportMixedProceeds {
+            SalesReportMixedProceeds(day: day, productID: "gems60", country: "AE", path: path)
+        }
+        // A weekly report's two days, and two vendor accounts' reports whose rows of the 22nd pay in a currency each.
+        let few = [lines("2026-11-20", in: "apple/S_W_1.txt"), lines("2026-11-21", in: "apple/S_W_1.txt"),
+                   lines("2026-11-22", in: "apple/S_D_2_20261122.txt"), lines("2026-11-22", in: "apple/S_D_3_20261122.txt")]
+        page.tieout = ReportPage.TieOut(["2026-11-20", "2026-11-21", "2026-11-22"].map(mixed), mixedProceeds: few)
+        #expect(page.html().contains("3 rows have Apple&#39;s proceeds in two currencies: their apple_proceeds are empty, and summary.json&#39;s "
+            + "proceeds leave them out. They come from apple/S_D_2_20261122.txt (2026-11-22), apple/S_D_3_20261122.txt (2026-11-22) and "
+            + "apple/S_W_1.txt (2 days from 2026-11-20 to 2026-11-21).</p>"))
+        let days = (20...25).map { "2026-11-\($0)" }
+        let daily = days.map { lines($0, in: "apple/S_D_1_\($0.replacingOccurrences(of: "-", with: "")).txt") }
+        page.tieout = ReportPage.TieOut(days.map(mixed), mixedProceeds: daily)
+        #expect(page.html().contains("6 rows have Apple&#39;s proceeds in two currencies: their apple_proceeds are empty, and summary.json&#39;s "
+            + "proceeds leave them out. They come from apple/S_D_1_20261120.txt (2026-11-20), apple/S_D_1_20261121.txt (2026-11-21), "
+            + "apple/S_D_1_20261122.txt (2026-11-22) and 3 more files.</p>"))
+    }
+
     @Test("more uncovered shortfalls than the page lists: the page says how many it shows of how many; at the limit it says nothing")
     func tieoutSectionSaysWhatItLeavesOut() throws {
         /// The page of a night whose Sales Report sells one unit of gems60 on each of `days` days from 2026-11-01, none verified.

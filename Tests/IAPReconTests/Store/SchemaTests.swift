@@ -40,6 +40,7 @@ struct SchemaTests {
         30: "3e778d5d16539777",
         31: "46cbfaed45e2b598",
         32: "3b93c56d052f1458",
+        33: "102fb1c7388b0290",
     ]
 
     @Test("a released migration's text never changes, and every migration is recorded as released")

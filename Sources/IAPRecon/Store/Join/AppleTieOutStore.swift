@@ -1,8 +1,9 @@
 import Foundation
 
 /// The tie-out's inputs as the store holds them, and its results: `fct_apple_tieout`, the
-/// `unverified_apple_sales` rows of `fct_findings`, and the Sales Report files that repeat or overlap
-/// another's day, `fct_apple_report_overlaps` (`AppleTieOut.refresh` computes them).
+/// `unverified_apple_sales` rows of `fct_findings`, the Sales Report files that repeat or overlap
+/// another's day, `fct_apple_report_overlaps`, and the files of rows whose proceeds came in several
+/// currencies, `fct_apple_mixed_proceeds` (`AppleTieOut.refresh` computes them).
 ///
 /// Every row and finding belongs to one Pacific day, and a day's answer depends only on that
 /// day's Sales Report rows and on the verified purchases and refunds that fall on it. So a full
@@ -14,27 +15,35 @@ import Foundation
 /// the transaction that writes those transactions, so a run killed on the way leaves the
 /// tie-out of the transactions it kept.
 enum AppleTieOutStore {
-    /// Replaces the tie-out rows, `unverified_apple_sales` findings and report overlaps of `days`
-    /// (each with its start, the findings' `event_ms`), or all of them when nil, with `rows`,
-    /// `findings` and `overlaps`. A day's overlaps are its stored reports', not a night's new files':
-    /// they stay while the files do, and go with the day's next tie-out once one is forgotten.
+    /// Replaces the tie-out rows, `unverified_apple_sales` findings, report overlaps and files of
+    /// rows in several proceeds currencies of `days` (each with its start, the findings' `event_ms`),
+    /// or all of them when nil, with `rows`, `findings`, `overlaps` and `mixedProceeds`. A day's
+    /// overlaps and files are its stored reports', not a night's new files': they stay while the
+    /// files do, and go with the day's next tie-out once one is forgotten.
     static func replace(days: [(day: String, startMs: Int64?)]?, rows: [TieOutRow], findings: [Finding], overlaps: [SalesReportOverlap],
-                        files: SourceFiles, in database: Database) throws {
+                        mixedProceeds: [SalesReportMixedProceeds], files: SourceFiles, in database: Database) throws {
         let findingKind = SQLValue.text(FindingKind.unverifiedAppleSales.rawValue)
         if let days {
             for (day, startMs) in days {
                 try database.run("DELETE FROM fct_apple_tieout WHERE day = ?", [.text(day)])
                 try database.run("DELETE FROM fct_apple_report_overlaps WHERE day = ?", [.text(day)])
+                try database.run("DELETE FROM fct_apple_mixed_proceeds WHERE day = ?", [.text(day)])
                 if let startMs { try database.run("DELETE FROM fct_findings WHERE kind = ? AND event_ms = ?", [findingKind, .integer(startMs)]) }
             }
         } else {
             try database.execute("DELETE FROM fct_apple_tieout")
             try database.execute("DELETE FROM fct_apple_report_overlaps")
+            try database.execute("DELETE FROM fct_apple_mixed_proceeds")
             try database.run("DELETE FROM fct_findings WHERE kind = ?", [findingKind])
         }
         for overlap in overlaps {
             try database.run("INSERT INTO fct_apple_report_overlaps (day, path, earlier_path, kind) VALUES (?, ?, ?, ?)", [
                 .text(overlap.day), .text(overlap.path), .text(overlap.earlierPath), .text(overlap.kind.rawValue),
+            ])
+        }
+        for lines in mixedProceeds {
+            try database.run("INSERT INTO fct_apple_mixed_proceeds (day, product_id, country, path) VALUES (?, ?, ?, ?)", [
+                .text(lines.day), .text(lines.productID), .text(lines.country), .text(lines.path),
             ])
         }
         for row in rows {

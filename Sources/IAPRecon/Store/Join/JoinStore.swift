@@ -92,10 +92,10 @@ protocol JoinStore: RawIndexStore {
     func tieOutInputs(days: Set<String>?, counted: Set<String>?, zone: Zone) throws -> TieOutInputs?
     /// The stored tie-out rows of `days`.
     func tieOutRows(days: Set<String>) throws -> [TieOutRow]
-    /// Replaces the tie-out rows, `unverified_apple_sales` findings and Sales Reports that repeat or
-    /// overlap another of `days` (nil: all).
+    /// Replaces the tie-out rows, `unverified_apple_sales` findings, Sales Reports that repeat or
+    /// overlap another, and files of rows whose proceeds came in several currencies, of `days` (nil: all).
     func replaceTieOut(days: [(day: String, startMs: Int64?)]?, rows: [TieOutRow], findings: [Finding],
-                       overlaps: [SalesReportOverlap], files: SourceFiles) throws
+                       overlaps: [SalesReportOverlap], mixedProceeds: [SalesReportMixedProceeds], files: SourceFiles) throws
 }
 
 /// The settings a join decided with, kept with its results.
@@ -259,6 +259,16 @@ struct SalesReportOverlap: Sendable, Equatable {
     var path: String
     var earlierPath: String
     var kind: Kind
+}
+
+/// A Sales Report file with lines of a tie-out row whose proceeds Apple paid in more than one
+/// currency (`AppleTieOut.MixedProceeds`), so the row's `apple_proceeds` is empty: one row of
+/// `fct_apple_mixed_proceeds`, kept so every report page can say which file to ask Apple about.
+struct SalesReportMixedProceeds: Sendable, Equatable {
+    var day: String
+    var productID: String
+    var country: String
+    var path: String
 }
 
 /// The batches of whole components a full rebuild decides, as the join cut them: each batch's

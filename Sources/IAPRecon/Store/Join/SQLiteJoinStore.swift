@@ -189,8 +189,9 @@ struct SQLiteJoinStore: JoinStore {
     }
 
     func replaceTieOut(days: [(day: String, startMs: Int64?)]?, rows: [TieOutRow], findings: [Finding],
-                       overlaps: [SalesReportOverlap], files: SourceFiles) throws {
-        try AppleTieOutStore.replace(days: days, rows: rows, findings: findings, overlaps: overlaps, files: files, in: database)
+                       overlaps: [SalesReportOverlap], mixedProceeds: [SalesReportMixedProceeds], files: SourceFiles) throws {
+        try AppleTieOutStore.replace(days: days, rows: rows, findings: findings, overlaps: overlaps, mixedProceeds: mixedProceeds, files: files,
+                                     in: database)
     }
 
     /// One job per batch: its keys into the reader's temp tables, then decided.

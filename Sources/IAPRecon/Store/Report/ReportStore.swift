@@ -43,6 +43,8 @@ protocol ReportStore: SendableMetatype {
     func tieOutRows() throws -> [TieOutRow]
     /// The Sales Report files the join found repeating or overlapping an earlier one's day, by day and path.
     func salesReportOverlaps() throws -> [SalesReportOverlap]
+    /// The Sales Report files of tie-out rows whose proceeds came in several currencies, by day, product, country and path.
+    func salesReportMixedProceeds() throws -> [SalesReportMixedProceeds]
     /// The type and `path:line` of each stored notification line whose transaction came with a type not in `known`, in path then line order.
     func forEachNotification(ofTypeOtherThan known: [String], _ body: (_ type: String, _ source: String) throws -> Void) throws
 

@@ -64,6 +64,10 @@ struct SQLiteReportStore: ReportStore {
         try StoredReportRows.salesReportOverlaps(database)
     }
 
+    func salesReportMixedProceeds() throws -> [SalesReportMixedProceeds] {
+        try StoredReportRows.salesReportMixedProceeds(database)
+    }
+
     func forEachNotification(ofTypeOtherThan known: [String], _ body: (_ type: String, _ source: String) throws -> Void) throws {
         try StoredReportRows.forEachNotification(ofTypeOtherThan: known, in: database, body)
     }

@@ -42,6 +42,16 @@ enum StoredReportRows {
         return overlaps
     }
 
+    /// The Sales Report files of the tie-out rows whose proceeds came in several currencies, by day,
+    /// product, country and path.
+    static func salesReportMixedProceeds(_ database: Database) throws -> [SalesReportMixedProceeds] {
+        var files: [SalesReportMixedProceeds] = []
+        try database.forEach("SELECT day, product_id, country, path FROM fct_apple_mixed_proceeds ORDER BY day, product_id, country, path") {
+            files.append(SalesReportMixedProceeds(day: $0.string(0), productID: $0.string(1), country: $0.string(2), path: $0.string(3)))
+        }
+        return files
+    }
+
     /// Calls `body` with the type and `path:line` of every stored notification line whose transaction came
     /// with a type not in `known`, in path then line order. The store keeps a notification's type with the
     /// transaction it carries, coded when ingest knew it as a number (`Schema`, migration 14) and as text
