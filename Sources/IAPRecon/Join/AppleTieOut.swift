@@ -91,7 +91,8 @@ struct AppleTieOut: Sendable {
     /// Days a file reports with exactly the rows of an earlier file: counted once, from the earlier.
     private(set) var repeatedReports: [RepeatedReport] = []
     /// Days a file reports with other rows than an earlier file, for a product and country both
-    /// have: both are counted, as two vendor accounts' reports of one day would be.
+    /// have: both are counted, as two vendor accounts' reports of one day would be. One per earlier
+    /// file it overlaps, so a third report of a day is named against both others.
     private(set) var overlappingReports: [RepeatedReport] = []
     /// Rows whose Sales Report lines pay their proceeds in more than one currency: their
     /// `proceeds` is left empty (a sum across currencies would be no amount at all).
@@ -172,7 +173,8 @@ struct AppleTieOut: Sendable {
     /// `sales` without the rows of a day that a file reports exactly as an earlier file in path
     /// order does (the same rows, in any order): the same day's report put in twice, say as `.txt`
     /// and as `.txt.gz`, whose units would otherwise count twice and show as unverified sales. A
-    /// day's rows of two files that differ but share a product and country are kept, and named.
+    /// day's rows of two files that differ but share a product and country are kept, and named: a
+    /// later file against every earlier one it shares some with, as each pair counts a unit twice.
     static func withoutRepeatedReports(_ sales: [TieOutSalesLine]) -> (kept: [TieOutSalesLine], repeated: [RepeatedReport], overlapping: [RepeatedReport]) {
         struct Entry: Hashable {
             var productID, country, customerPrice, customerCurrency, proceeds, proceedsCurrency: String
@@ -202,7 +204,7 @@ struct AppleTieOut: Sendable {
                 continue
             }
             let places = Set(rows.keys.map { [$0.productID, $0.country] })
-            if let shared = earlier.first(where: { $0.rows.keys.contains { places.contains([$0.productID, $0.country]) } }) {
+            for shared in earlier where shared.rows.keys.contains(where: { places.contains([$0.productID, $0.country]) }) {
                 overlapping.append(RepeatedReport(day: report.day, file: report.file, repeats: shared.file))
             }
             counted[report.day, default: []].append((report.file, rows))

@@ -827,10 +827,19 @@ public enum Schema {
             """),
         // The Sales Report files whose lines give a tie-out row proceeds in two currencies, kept with
         // the tie-out of the day (`AppleTieOutStore.replace`), so every report page names them. An
-        // older iaprecon named them only on stderr, the night it tied their day out: every stored
-        // report day is marked, so the next join ties each out again and fills the table without
-        // reading a file again or a full rebuild.
+        // older iaprecon named them only on stderr, the night it tied their day out. And a file that
+        // overlaps two earlier reports of a day is kept against each of them, not the first only: its
+        // key takes the earlier file. Every stored report day is marked, so the next join ties each
+        // out again and fills both tables without reading a file again or a full rebuild.
         (33, """
+            DROP TABLE IF EXISTS fct_apple_report_overlaps;
+            CREATE TABLE fct_apple_report_overlaps (
+              day TEXT NOT NULL,
+              path TEXT NOT NULL,
+              earlier_path TEXT NOT NULL,
+              kind TEXT NOT NULL,
+              PRIMARY KEY (day, path, earlier_path)
+            ) WITHOUT ROWID;
             DROP TABLE IF EXISTS fct_apple_mixed_proceeds;
             CREATE TABLE fct_apple_mixed_proceeds (
               day TEXT NOT NULL,

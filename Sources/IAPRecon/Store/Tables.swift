@@ -81,9 +81,9 @@ enum Tables {
         // same, read through the join's part of the store (`StoredJoinResults.settings`).
         .init(name: "int_run_settings", layer: .result, writer: .join, readers: []),
         .init(name: "fct_apple_tieout", layer: .result, writer: .join, readers: [.report], migration: 15),
-        // Sales Report files whose rows of a day repeat or overlap an earlier file's (`SalesReportOverlap`), replaced
-        // with the day's tie-out rows: every report page names them while the files are stored.
-        .init(name: "fct_apple_report_overlaps", layer: .result, writer: .join, readers: [.report], migration: 32),
+        // Sales Report files whose rows of a day repeat or overlap an earlier file's (`SalesReportOverlap`), one row per
+        // pair, replaced with the day's tie-out rows: every report page names them while the files are stored.
+        .init(name: "fct_apple_report_overlaps", layer: .result, writer: .join, readers: [.report], migration: 33),
         // The files of the tie-out rows whose proceeds came in two currencies (`SalesReportMixedProceeds`), replaced
         // with the day's tie-out rows: every report page names them while the files are stored.
         .init(name: "fct_apple_mixed_proceeds", layer: .result, writer: .join, readers: [.report], migration: 33),

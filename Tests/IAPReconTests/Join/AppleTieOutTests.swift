@@ -316,6 +316,34 @@ struct AppleTieOutTests {
         #expect(tieOut.overlappingReports == [AppleTieOut.RepeatedReport(day: "2026-11-24", file: 1, repeats: 0)])
     }
 
+    @Test("three files of one day that differ but share a product and country all count, and each later file is named against every earlier one it overlaps")
+    func threeOverlappingReports() throws {
+        let tieOut = AppleTieOut(sales: [Self.reportLine("2026-11-24", "gems60", units: 2, file: 0, line: 2),
+                                         Self.reportLine("2026-11-24", "gems60", units: 3, file: 1, line: 2),
+                                         Self.reportLine("2026-11-24", "gems60", units: 4, file: 2, line: 2)], verified: [])
+        #expect(tieOut.rows.map(\.appleUnits) == [9])
+        #expect(tieOut.repeatedReports.isEmpty)
+        #expect(tieOut.overlappingReports == [
+            AppleTieOut.RepeatedReport(day: "2026-11-24", file: 1, repeats: 0), AppleTieOut.RepeatedReport(day: "2026-11-24", file: 2, repeats: 0),
+            AppleTieOut.RepeatedReport(day: "2026-11-24", file: 2, repeats: 1),
+        ])
+        // Near miss: the third file shares a product and country with the second only, and is named against that one alone.
+        let chained = AppleTieOut(sales: [Self.reportLine("2026-11-24", "gems60", units: 2, file: 0, line: 2),
+                                          Self.reportLine("2026-11-24", "gems60", units: 3, file: 1, line: 2),
+                                          Self.reportLine("2026-11-24", "coins100", units: 1, file: 1, line: 3),
+                                          Self.reportLine("2026-11-24", "coins100", units: 2, file: 2, line: 2)], verified: [])
+        #expect(chained.overlappingReports == [
+            AppleTieOut.RepeatedReport(day: "2026-11-24", file: 1, repeats: 0), AppleTieOut.RepeatedReport(day: "2026-11-24", file: 2, repeats: 1),
+        ])
+        // Near miss: a third file that repeats the first is counted once and named as its repeat only, not against the second.
+        let copied = AppleTieOut(sales: [Self.reportLine("2026-11-24", "gems60", units: 2, file: 0, line: 2),
+                                         Self.reportLine("2026-11-24", "gems60", units: 3, file: 1, line: 2),
+                                         Self.reportLine("2026-11-24", "gems60", units: 2, file: 2, line: 2)], verified: [])
+        #expect(copied.rows.map(\.appleUnits) == [5])
+        #expect(copied.repeatedReports == [AppleTieOut.RepeatedReport(day: "2026-11-24", file: 2, repeats: 0)])
+        #expect(copied.overlappingReports == [AppleTieOut.RepeatedReport(day: "2026-11-24", file: 1, repeats: 0)])
+    }
+
     @Test("a Sales Report put in as .txt and as .txt.gz ties out once, warns naming both files, and a night that adds the copy agrees")
     func repeatedReportFile() throws {
         let receipts = [Self.purchase("t1", at: "2026-11-24T18:00:00Z"), Self.purchase("t2", at: "2026-11-24T19:00:00Z")]

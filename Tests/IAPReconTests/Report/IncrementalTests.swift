@@ -831,12 +831,16 @@ struct IncrementalTests {
         _ = try expectMigratedAsFresh(older, now: now, asOf: asOf, "older store with a Sales Report given twice", inputs: inputs)
     }
 
-    @Test("a store from before migration 33 names on its next page the file of rows in two proceeds currencies, without reading a file again or rebuilding, and equals a fresh store")
+    @Test("a store from before migration 33 names on its next page the files of rows in two proceeds currencies and every pair of three overlapping Sales Reports, without reading a file again or rebuilding, and equals a fresh store")
     func olderStoreWithSalesReportsToName() throws {
         let now = "2026-11-30T00:00:00Z", asOf = "2026-11-29T00:00:00Z"
         func inputs(_ scenario: Scenario) throws {
             try scenario.catalog()
             try scenario.write("receipts/r.jsonl", [AppleTieOutTests.purchase("t1", at: "2026-11-24T18:00:00Z")])
+            for (number, units) in [(1, 2), (2, 3), (3, 4)] {
+                try ReportPageTests.salesReport(scenario, "apple/S_D_\(number)_20261124.txt",
+                                                [(day: "2026-11-24", sku: "gems60", country: "US", units: units)])
+            }
             try scenario.write("apple/S_D_1_20261125.txt", [
                 AppleSalesReportTests.currentHeader,
                 AppleTieOutTests.sales("2026-11-25", "gems60", units: 1, country: "AE", price: "3.99", currency: "AED", proceeds: "2.79"),
@@ -846,12 +850,31 @@ struct IncrementalTests {
         let older = try Scenario()
         try inputs(older)
         _ = try run(older, input: older.input, now: now, asOf: asOf)
-        // What an older iaprecon left: its results, and no record of the files of rows in two proceeds currencies.
-        try older.open().execute("DROP TABLE fct_apple_mixed_proceeds; DELETE FROM dirty_keys; DELETE FROM schema_migrations WHERE id >= 33")
+        // What an older iaprecon left: its results, a file overlapping a day's report named against one earlier file only, and no
+        // record of the files of rows in two proceeds currencies.
+        let database = try older.open()
+        let migration32 = try #require(Schema.migrations.first { $0.id == 32 })
+        try database.execute("DROP TABLE fct_apple_report_overlaps; DROP TABLE fct_apple_mixed_proceeds")
+        try database.execute(migration32.sql)
+        try database.execute("""
+            DELETE FROM dirty_keys;
+            INSERT INTO fct_apple_report_overlaps VALUES
+              ('2026-11-24', 'apple/S_D_2_20261124.txt', 'apple/S_D_1_20261124.txt', 'overlapping'),
+              ('2026-11-24', 'apple/S_D_3_20261124.txt', 'apple/S_D_1_20261124.txt', 'overlapping');
+            DELETE FROM schema_migrations WHERE id >= 33
+            """)
         let night = try run(older, input: older.input, now: now, asOf: asOf)
         #expect(night.ingest.files.allSatisfy { $0.status == .unchanged })
         #expect(night.join.recomputedTransactions != nil, "no full rebuild")
-        #expect(try older.output("report.html").contains("It comes from apple/S_D_1_20261125.txt (2026-11-25).</p>"))
+        let html = try older.output("report.html")
+        #expect(ReportPageTests.tieoutWarnings(html) == [
+            ("apple/S_D_2_20261124.txt", "apple/S_D_1_20261124.txt"), ("apple/S_D_3_20261124.txt", "apple/S_D_1_20261124.txt"),
+            ("apple/S_D_3_20261124.txt", "apple/S_D_2_20261124.txt"),
+        ].map {
+            "Sales Reports: \($0.0) and \($0.1) both have rows of the report of 2026-11-24 for the same products and countries, and the rows "
+                + "differ: both counted."
+        })
+        #expect(html.contains("It comes from apple/S_D_1_20261125.txt (2026-11-25).</p>"))
         _ = try expectMigratedAsFresh(older, now: now, asOf: asOf, "older store with Sales Reports to name", inputs: inputs)
     }
 

@@ -371,6 +371,49 @@ struct ReportPageTests {
         #expect(html.contains("<span data-summary-key=\"apple_tieout.apple_units\" data-value=\"6\">6</span>"))
     }
 
+    @Test("three Sales Reports whose differing rows of a day share a product and country: stderr and the page name each later file against every earlier one")
+    func threeOverlappingSalesReports() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("receipts/r.jsonl", [AppleTieOutTests.purchase("t1", at: "2026-11-24T18:00:00Z")])
+        try Self.salesReport(scenario, "apple/S_D_1_20261124.txt", [("2026-11-24", "gems60", "US", 2)])
+        try Self.salesReport(scenario, "apple/S_D_2_20261124.txt", [("2026-11-24", "gems60", "US", 3)])
+        try Self.salesReport(scenario, "apple/S_D_3_20261124.txt", [("2026-11-24", "gems60", "US", 4)])
+        let result = try scenario.run(asOf: "2026-11-30T00:00:00Z")
+        let pairs = [("apple/S_D_2_20261124.txt", "apple/S_D_1_20261124.txt"), ("apple/S_D_3_20261124.txt", "apple/S_D_1_20261124.txt"),
+                     ("apple/S_D_3_20261124.txt", "apple/S_D_2_20261124.txt")]
+        let warnings = pairs.map {
+            "\($0.0) and \($0.1) both have rows of the report of 2026-11-24 for the same products and countries, and the rows differ: both counted"
+        }
+        #expect(result.join.warnings == warnings)
+        let html = try scenario.output("report.html")
+        #expect(Self.tieoutWarnings(html) == warnings.map { "Sales Reports: \($0)." })
+        #expect(html.contains("<span data-summary-key=\"apple_tieout.apple_units\" data-value=\"9\">9</span>"))
+
+        // A later night touches another day only: the page still names every pair.
+        try scenario.write("receipts/r2.jsonl", [AppleTieOutTests.purchase("t2", at: "2026-11-27T18:00:00Z")])
+        let later = try scenario.run(asOf: "2026-11-30T00:00:00Z")
+        #expect(later.join.recomputedTransactions != nil, "the night is incremental")
+        #expect(later.join.warnings.isEmpty)
+        #expect(Self.tieoutWarnings(try scenario.output("report.html")) == warnings.map { "Sales Reports: \($0)." })
+    }
+
+    @Test("near miss: three Sales Reports of adjacent days, each its own day, put no Sales Report line on the page or on stderr")
+    func threeAdjacentSalesReportsSayNothing() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("receipts/r.jsonl", [AppleTieOutTests.purchase("t1", at: "2026-11-24T18:00:00Z")])
+        for day in ["2026-11-23", "2026-11-24", "2026-11-25"] {
+            try Self.salesReport(scenario, "apple/S_D_1_\(day.replacingOccurrences(of: "-", with: "")).txt", [(day, "gems60", "US", 2)])
+        }
+        let result = try scenario.run(asOf: "2026-11-30T00:00:00Z")
+        #expect(result.join.warnings.isEmpty)
+        let html = try scenario.output("report.html")
+        #expect(html.contains("<h2>Apple tie-out</h2>"))
+        #expect(Self.tieoutWarnings(html).isEmpty)
+        #expect(!html.contains("Sales Reports:"))
+    }
+
     @Test("near miss: one report per day, reports of adjacent periods, and two vendor accounts' reports of one day put no Sales Report line on the page")
     func separateSalesReportsSayNothing() throws {
         func page(_ reports: [(path: String, rows: [(day: String, sku: String, country: String, units: Int)])]) throws -> String {

@@ -246,7 +246,8 @@ struct TieOutRow: Sendable {
 }
 
 /// A Sales Report file whose rows of a day another file, earlier in path order, reports too: one
-/// row of `fct_apple_report_overlaps`. Files are named by path, as a finding names its sources.
+/// row of `fct_apple_report_overlaps`, one per pair of files (a file may overlap several earlier
+/// ones). Files are named by path, as a finding names its sources.
 struct SalesReportOverlap: Sendable, Equatable {
     enum Kind: String, Sendable {
         /// The same rows (in any order): the day is counted once, from the earlier file.

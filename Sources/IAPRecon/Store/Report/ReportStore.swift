@@ -41,7 +41,7 @@ protocol ReportStore: SendableMetatype {
     func forEachRevenueTransaction(_ body: (Row) throws -> Void) throws
     /// The tie-out with Apple the join wrote, by day, product and country.
     func tieOutRows() throws -> [TieOutRow]
-    /// The Sales Report files the join found repeating or overlapping an earlier one's day, by day and path.
+    /// The Sales Report files the join found repeating or overlapping an earlier one's day, by day, path and earlier path.
     func salesReportOverlaps() throws -> [SalesReportOverlap]
     /// The Sales Report files of tie-out rows whose proceeds came in several currencies, by day, product, country and path.
     func salesReportMixedProceeds() throws -> [SalesReportMixedProceeds]

@@ -31,11 +31,11 @@ enum StoredReportRows {
         return rows
     }
 
-    /// The Sales Report files the join found repeating or overlapping an earlier one's day, by day
-    /// and path. A kind this build does not know is left out.
+    /// The Sales Report files the join found repeating or overlapping an earlier one's day, by day,
+    /// path and earlier path. A kind this build does not know is left out.
     static func salesReportOverlaps(_ database: Database) throws -> [SalesReportOverlap] {
         var overlaps: [SalesReportOverlap] = []
-        try database.forEach("SELECT day, path, earlier_path, kind FROM fct_apple_report_overlaps ORDER BY day, path") { row in
+        try database.forEach("SELECT day, path, earlier_path, kind FROM fct_apple_report_overlaps ORDER BY day, path, earlier_path") { row in
             guard let kind = SalesReportOverlap.Kind(rawValue: row.string(3)) else { return }
             overlaps.append(SalesReportOverlap(day: row.string(0), path: row.string(1), earlierPath: row.string(2), kind: kind))
         }
