@@ -67,6 +67,7 @@ enum AppleSalesParser: CSVRowParser {
             guard let day = try? pacificDay(.beginDate, required(.beginDate)), (try? pacificDay(.endDate, required(.endDate))) == day else {
                 return .ignored
             }
+            try checkDay(day, written: required(.beginDate), rules: rules)
             return .ignoredKeeping([SalesReportLine.coverageRow(day: day, productType: productType)])
         }
         let units = try units(try required(.units))
@@ -77,13 +78,26 @@ enum AppleSalesParser: CSVRowParser {
         guard country.utf8.count == 2, country.utf8.allSatisfy({ $0 >= 0x41 && $0 <= 0x5A }) else {
             throw LineReject("bad country in 'Country Code': \"\(HiddenCharacters.visible(String(country.prefix(40))))\"")
         }
-        return .accepted([SalesReportLine(
+        let sales = SalesReportLine(
             day: day, productID: try required(.sku), productType: try required(.productType), units: units, country: country,
             customerPrice: try magnitude(.customerPrice, required(.customerPrice)),
             customerCurrency: try CurrencyCode.checked(required(.customerCurrency), field: Column.customerCurrency.name),
             proceeds: try magnitude(.developerProceeds, required(.developerProceeds)),
-            proceedsCurrency: try CurrencyCode.checked(required(.proceedsCurrency), field: Column.proceedsCurrency.name)
-        ).rawRow()])
+            proceedsCurrency: try CurrencyCode.checked(required(.proceedsCurrency), field: Column.proceedsCurrency.name))
+        try checkDay(day, written: required(.beginDate), rules: rules)
+        return .accepted([sales.rawRow()])
+    }
+
+    /// Apple's reporting zone, whose days a report's dates are.
+    static let reportZone = Zone("America/Los_Angeles") ?? .utc
+
+    /// Rejects a report's day (`yyyy-MM-dd`, `written` as the report gives it) that starts in Los
+    /// Angeles more than a day after the run's clock: Apple reports a day once it is over, so no
+    /// report of it can exist yet, and its row (an app row's too: it says which days the report
+    /// covers) would date the as-of of an input without event times. The clock's check, so the last.
+    private static func checkDay(_ day: String, written: String, rules: LineRules) throws(LineReject) {
+        guard let dayStart = Timestamp.startOfDay(day) else { return }
+        try rules.checkDay(written, field: Column.beginDate.name, startMs: reportZone.utc(fromLocal: dayStart), where: "in Los Angeles at")
     }
 
     /// `Units`: a whole number of units, negative for refunds. Apple types the column

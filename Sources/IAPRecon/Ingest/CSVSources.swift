@@ -254,6 +254,9 @@ extension MMPEventParser {
 enum SpendParser: CSVRowParser {
     static let requiredColumns = ["date", "media_source", "campaign", "spend", "currency"]
 
+    /// How far ahead of UTC a day starts first: at UTC+14 (`Pacific/Kiritimati`), the zone furthest ahead.
+    static let earliestZoneOffsetMs: Int64 = 14 * 3_600_000
+
     static func parse(_ row: CSVRow, header: CSVHeader, rules: LineRules) throws(LineReject) -> LineOutcome {
         let day = try day("date", row, header)
         // Spend always names who was paid. Attribution reads its media source as the MMP's, where
@@ -262,11 +265,17 @@ enum SpendParser: CSVRowParser {
         guard let mediaSource = MMPValue.clean(try required("media_source", row, header)) else {
             throw LineReject("missing required value 'media_source'")
         }
-        return .accepted([SpendLine(
+        let spend = SpendLine(
             day: day, mediaSource: mediaSource,
             campaign: header.value("campaign", in: row), spend: try amount("spend", try required("spend", row, header)),
-            currency: try currency("currency", row, header)
-        ).rawRow()])
+            currency: try currency("currency", row, header))
+        // The day is one of the report's `--tz`, which `ingest` and `validate` are not given, and which
+        // a later run may change without reading the file again: it is judged by where it starts
+        // first, so a row is rejected only when its day starts more than a day after the clock in every zone.
+        if let dayStart = Timestamp.startOfDay(day) {
+            try rules.checkDay(day, field: "date", startMs: dayStart - earliestZoneOffsetMs, where: "in no zone before")
+        }
+        return .accepted([spend.rawRow()])
     }
 }
 

@@ -88,6 +88,24 @@ public struct LineRules: Sendable, Equatable {
         }
     }
 
+    /// Rejects a day of a dated input that starts more than a day after the run's clock (`time in
+    /// the future`), naming it as written and the instant it starts, `startMs` (`where` says whose
+    /// start: a Sales Report's day in Los Angeles, a spend row's in the zone it starts first).
+    ///
+    /// A spend row's or Sales Report's day is no event time, but a day no report can have covered
+    /// yet (a year typed 2062 for 2026) would otherwise date the as-of of an input without event
+    /// times (CONTRACT.md §2), turning every open purchase into a lost delivery, and its spend
+    /// would count in ROAS. Judged as an event time is, once every other check of the line has
+    /// passed: an accepted day records the clocks that accept it too (`clockJudged`), so an
+    /// earlier clock reads its file again, and a rejected one is read again once the clock is
+    /// within a day of its start (`futureEventTime(inReason:)`).
+    func checkDay(_ written: String, field: String, startMs: Int64, where place: String) throws(LineReject) {
+        if startMs > nowMs + Self.futureToleranceMs {
+            throw LineReject("\(Self.futureReasonPrefix)'\(field)' is \(written), which starts \(place) \(Timestamp.iso8601(startMs))")
+        }
+        clockJudged?.judged(acceptedFrom: startMs - Self.futureToleranceMs, atClock: nowMs)
+    }
+
     /// Rejects a purchase, refund or cancellation date of a Production
     /// transaction (`environment` Production or `PROD`, or none given) before the App Store opened:
     /// no sale, and no refund of one, is older, and it would count as revenue of a day in year 0 or
@@ -114,12 +132,13 @@ public struct LineRules: Sendable, Equatable {
         return LineReject(reason)
     }
 
-    /// How a `time in the future` reason begins; the event time it names, in UTC, ends it.
+    /// How a `time in the future` reason begins; the event time it names (for a day, the instant
+    /// the day starts), in UTC, ends it.
     static let futureReasonPrefix = "time in the future: "
 
-    /// The event time a `time in the future` reason names.
+    /// The event time a `time in the future` reason names, or the start of the day it names.
     static func futureEventTime(inReason reason: String) -> Int64? {
-        guard reason.hasPrefix(futureReasonPrefix), let named = reason.range(of: " is ", options: .backwards) else { return nil }
+        guard reason.hasPrefix(futureReasonPrefix), let named = reason.range(of: " ", options: .backwards) else { return nil }
         return Timestamp.parse(String(reason[named.upperBound...]))
     }
 

@@ -9,8 +9,8 @@ import Foundation
 /// per day instead: the join recomputes the days a run touches (`AppleTieOutStore`), and an
 /// incremental night gives the same answer as a full rebuild.
 struct AppleTieOut: Sendable {
-    /// Apple's reporting zone: the Sales Report's days are days here.
-    static let reportZone = Zone("America/Los_Angeles") ?? .utc
+    /// Apple's reporting zone: the Sales Report's days are days here, as ingest judges them.
+    static let reportZone = AppleSalesParser.reportZone
     /// The country of verified units whose transaction has no (known) storefront.
     static let unknownCountry = "??"
 

@@ -850,6 +850,14 @@ public enum Schema {
             ) WITHOUT ROWID;
             INSERT OR IGNORE INTO dirty_keys SELECT 'sales_day', day FROM raw_apple__sales WHERE day IS NOT NULL;
             """),
+        // A spend row or Sales Report row whose day starts more than a day after the run's clock is a
+        // rejected line now (`time in the future`); an older iaprecon kept it, and it dated the as-of
+        // of an input without event times. Every spend and apple/ file still in the input folder is
+        // read again by the next ingest (no stored hash matches), as a fresh store reads it by that
+        // run's clock, and keeps the clocks that accept its days, so an earlier clock reads it again.
+        (34, """
+            UPDATE files SET content_hash = 'read again for days after the clock', mtime_ns = NULL WHERE source IN ('spend', 'apple');
+            """),
     ]
 
     public static var latestVersion: Int { migrations.last?.id ?? 0 }

@@ -389,7 +389,7 @@ extension OptionSpec {
 
     public static let now = OptionSpec(
         name: "now", valueName: "time",
-        help: "The run's clock: a line stamped more than 24 hours after it is rejected as 'time in the future'.",
+        help: "The run's clock: a line stamped, or a spend or Sales Report day starting, more than 24 hours after it is rejected as 'time in the future'.",
         defaultValue: .computed("the system clock"))
 
     public static let bundleID = OptionSpec(

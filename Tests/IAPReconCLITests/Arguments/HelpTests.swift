@@ -86,9 +86,10 @@ struct HelpTests {
           --as-of <time>          Time to reconcile as of: ISO 8601, epoch milliseconds,
                                   or yyyy-MM-dd HH:mm:ss in UTC. (default: latest event
                                   time in the inputs)
-          --now <time>            The run's clock: a line stamped more than 24 hours
-                                  after it is rejected as 'time in the future'.
-                                  (default: the system clock)
+          --now <time>            The run's clock: a line stamped, or a spend or Sales
+                                  Report day starting, more than 24 hours after it is
+                                  rejected as 'time in the future'. (default: the system
+                                  clock)
           --grace <duration>      How long a delivery may take after the purchase, such
                                   as 24h, 90m or 1h30m. (default: 24h)
           --tz <zone>             IANA time zone whose days the report dates are.

@@ -258,6 +258,43 @@ struct ContractV2LineTests {
         #expect(reason.hasPrefix("time in the future: '\(field)'"))
     }
 
+    @Test("a spend day that starts more than a day after the run's clock in every zone is rejected, naming it and its earliest start; today's and tomorrow's are read")
+    func futureSpendDay() {
+        // The clock is 2026-11-29T00:00Z; 2026-12-01 starts first at UTC+14, 2026-11-30T10:00Z, 34 hours after it.
+        let parsed = IngestLine.csv(.spend, [
+            "date,media_source,campaign,spend,currency", "2026-11-29,Facebook Ads,c,1,USD", "2026-11-30,Facebook Ads,c,1,USD",
+            "2026-12-01,Facebook Ads,c,1,USD", "2062-11-29,Facebook Ads,c,1,USD",
+        ], rules: Self.rules)
+        #expect(IngestLine.outcomes(parsed) == [
+            "2 accepted", "3 accepted",
+            "4 rejected: time in the future: 'date' is 2026-12-01, which starts in no zone before 2026-11-30T10:00:00.000Z",
+            "5 rejected: time in the future: 'date' is 2062-11-29, which starts in no zone before 2062-11-28T10:00:00.000Z",
+        ])
+        // The clock's check is the last: a row with another defect is rejected for that one.
+        #expect(IngestLine.outcomes(IngestLine.csv(.spend, ["date,media_source,campaign,spend,currency", "2062-11-29,Facebook Ads,c,-1,USD"], rules: Self.rules))
+            == ["2 rejected: negative amount: 'spend' is -1"])
+    }
+
+    @Test("a Sales Report day that starts more than a day after the run's clock in Los Angeles is rejected, an app row's too; today's and tomorrow's are read")
+    func futureSalesReportDay() {
+        // The clock, 2026-11-29T00:00Z, is 16:00 on 2026-11-28 in Los Angeles; 2026-11-30 starts there 32 hours later.
+        func row(_ date: String, productType: String = "IA1", units: String = "1") -> String {
+            AppleSalesReportTests.current(["APPLE", "US", "gems60", "Example", "60 Gems", "", productType, units, "0.69", date, date, "USD", "US",
+                                           "USD", "1", "0.99", "", "", "", "", "Games", "", "iPhone", "iOS", "", "", "", ""])
+        }
+        let parsed = IngestLine.csv(.apple, [
+            AppleSalesReportTests.currentHeader, row("11/28/2026"), row("11/29/2026"), row("11/30/2026"), row("11/29/2062", productType: "1F"),
+            row("11/29/2062", units: "1.5"),
+        ], rules: Self.rules)
+        #expect(IngestLine.outcomes(parsed) == [
+            "2 accepted", "3 accepted",
+            "4 rejected: time in the future: 'Begin Date' is 11/30/2026, which starts in Los Angeles at 2026-11-30T08:00:00.000Z",
+            "5 rejected: time in the future: 'Begin Date' is 11/29/2062, which starts in Los Angeles at 2062-11-29T08:00:00.000Z",
+            // The clock's check is the last: a row with another defect is rejected for that one.
+            #"6 rejected: a fraction of a unit in 'Units': "1.5""#,
+        ])
+    }
+
     @Test("an event time before the App Store opened (2008-07-10) is rejected in every source, saying what it reads as in seconds when that is a time after it", arguments: [
         (#"{"ts":1764324902,"event":"order_created","order_id":"o1","user_id":"u_1001","product_id":"com.example.gems60"}"#, SourceKind.server,
          "time before the App Store opened: 'ts' is 1970-01-21T10:05:24.902Z (as seconds, 2025-11-28T10:15:02.000Z)"),

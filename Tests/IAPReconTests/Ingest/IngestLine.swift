@@ -39,6 +39,18 @@ enum IngestLine {
         return parsed + assembler.finish()
     }
 
+    /// What became of each line, as `"3 rejected: reason"`.
+    static func outcomes(_ parsed: [ParsedLine]) -> [String] {
+        parsed.map { line in
+            switch line.outcome {
+            case .accepted: "\(line.line) accepted"
+            case .rejected(let reason): "\(line.line) rejected: \(reason)"
+            case .blank: "\(line.line) blank"
+            case .ignored, .ignoredKeeping: "\(line.line) ignored"
+            }
+        }
+    }
+
     /// The object of a JSON text.
     static func object(_ text: String) throws -> JSONObject {
         guard let object = try JSONParser.parse(text).objectValue else { throw NotAnObject() }

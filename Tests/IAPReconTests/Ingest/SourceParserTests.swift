@@ -322,16 +322,7 @@ struct SourceParserTests {
 
     // MARK: - CSV
 
-    private func outcomes(_ parsed: [ParsedLine]) -> [String] {
-        parsed.map { line in
-            switch line.outcome {
-            case .accepted: "\(line.line) accepted"
-            case .rejected(let reason): "\(line.line) rejected: \(reason)"
-            case .blank: "\(line.line) blank"
-            case .ignored, .ignoredKeeping: "\(line.line) ignored"
-            }
-        }
-    }
+    private func outcomes(_ parsed: [ParsedLine]) -> [String] { IngestLine.outcomes(parsed) }
 
     private func acceptedRow(_ parsed: ParsedLine) -> [String: SQLValue]? {
         if case .accepted(let rows) = parsed.outcome, rows.count == 1 { return rows[0].byColumn }

@@ -75,6 +75,76 @@ struct DefaultAsOfTests {
         #expect(Timestamp.iso8601(run.join.asOfMs) == "2026-11-28T10:00:05.000Z")
     }
 
+    /// A Sales Report row of the app itself (a download), which sells nothing but says the report covers `day`.
+    static func appRow(_ day: String) -> String {
+        AppleTieOutTests.sales(day, "com.example.game", units: 40, country: "US").replacingOccurrences(of: "\tIA1\t", with: "\t1F\t")
+    }
+
+    @Test("a spend day years after the run's clock (2062 typed for 2026) is rejected, naming its file and line, and dates no as-of")
+    func spendDayYearsAhead() throws {
+        let scenario = try Scenario()
+        try scenario.write("spend/s.csv", [Self.spendHeader, "2026-11-24,Facebook Ads,FB_US,120.50,USD", "2062-11-25,Facebook Ads,FB_US,80,USD"])
+        let run = try scenario.run(now: "2026-12-01T00:00:00Z")
+        #expect(Timestamp.iso8601(run.join.asOfMs) == "2026-11-24T23:59:59.999Z")
+        #expect(try scenario.output("rejects.csv").contains(
+            #"spend/s.csv,3,"time in the future: 'date' is 2062-11-25, which starts in no zone before 2062-11-24T10:00:00.000Z","#))
+        #expect(run.ingest.files.map(\.counts) == [LineCounts(read: 2, accepted: 1, rejected: 1)])
+        // Nor does the rejected row's spend count in any cohort.
+        #expect(try !scenario.output("attribution.csv").contains("2062"))
+    }
+
+    @Test("a Sales Report day years after the run's clock is rejected, an in-app row and an app row alike, naming file and line, and dates no as-of nor a tie-out day")
+    func salesReportDayYearsAhead() throws {
+        let scenario = try Scenario()
+        try scenario.write("apple/S_D_1.txt", [
+            AppleSalesReportTests.currentHeader, AppleTieOutTests.sales("2026-11-24", "gems60", units: 1, country: "US"),
+            AppleTieOutTests.sales("2062-11-25", "gems60", units: 1, country: "US"), Self.appRow("2062-11-25"),
+        ])
+        let run = try scenario.run(now: "2026-12-01T00:00:00Z")
+        #expect(Timestamp.iso8601(run.join.asOfMs) == "2026-11-25T07:59:59.999Z")
+        let rejects = try scenario.output("rejects.csv")
+        for line in [3, 4] {
+            #expect(rejects.contains(
+                #"apple/S_D_1.txt,\#(line),"time in the future: 'Begin Date' is 11/25/2062, which starts in Los Angeles at 2062-11-25T08:00:00.000Z","#))
+        }
+        #expect(run.ingest.files.map(\.counts) == [LineCounts(read: 3, accepted: 1, rejected: 2)])
+        #expect(try !scenario.output("apple_tieout.csv").contains("2062"))
+    }
+
+    @Test("near miss: spend and Sales Report days of today and yesterday at the run's clock are read and date the as-of as before, in each day's zone")
+    func todayAndYesterday() throws {
+        // 2026-12-01T20:00Z is noon in Los Angeles and 05:00 on 2026-12-02 in Tokyo.
+        let now = "2026-12-01T20:00:00Z"
+        for (zone, today, asOf) in [("UTC", "2026-12-01", "2026-12-01T23:59:59.999Z"), ("Asia/Tokyo", "2026-12-02", "2026-12-02T14:59:59.999Z")] {
+            let scenario = try Scenario()
+            try scenario.write("spend/s.csv", [Self.spendHeader, "2026-11-30,Facebook Ads,FB_US,10,USD", "\(today),Facebook Ads,FB_US,10,USD"])
+            let run = try scenario.run(now: now, zone: zone)
+            #expect(Timestamp.iso8601(run.join.asOfMs) == asOf, "\(zone)")
+            #expect(run.ingest.totals == LineCounts(read: 2, accepted: 2), "\(zone)")
+        }
+        let sales = try Scenario()
+        try sales.write("apple/S_D_1.txt", [
+            AppleSalesReportTests.currentHeader, AppleTieOutTests.sales("2026-11-30", "gems60", units: 1, country: "US"),
+            AppleTieOutTests.sales("2026-12-01", "gems60", units: 1, country: "US"), Self.appRow("2026-12-01"),
+        ])
+        let run = try sales.run(now: now)
+        // 2026-12-01 in Los Angeles ends at 2026-12-02T07:59:59.999Z.
+        #expect(Timestamp.iso8601(run.join.asOfMs) == "2026-12-02T07:59:59.999Z")
+        #expect(run.ingest.totals == LineCounts(read: 3, accepted: 2, ignored: 1))
+    }
+
+    @Test("near miss: beside an event time the as-of is the latest event time, whatever spend days lie ahead; a spend day years ahead is still rejected")
+    func eventTimesUnaffected() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("server/s.jsonl", [Line.order("2026-11-30T10:00:00Z", "o_1", "u_1", "gems60")])
+        try scenario.write("spend/s.csv", [Self.spendHeader, "2026-12-02,Facebook Ads,FB_US,10,USD", "2062-12-02,Facebook Ads,FB_US,10,USD"])
+        let run = try scenario.run(now: "2026-12-01T00:00:00Z")
+        #expect(Timestamp.iso8601(run.join.asOfMs) == "2026-11-30T10:00:00.000Z")
+        #expect(try scenario.output("rejects.csv").contains("spend/s.csv,3,\"time in the future: 'date' is 2062-12-02, "))
+        #expect(run.ingest.files.first { $0.path == "spend/s.csv" }?.counts == LineCounts(read: 2, accepted: 1, rejected: 1))
+    }
+
     @Test("near miss: a V1 notification's purchase date is no event time (CONTRACT.md §2), so V1 notifications alone date no as-of")
     func v1NotificationsAlone() throws {
         let scenario = try Scenario()

@@ -338,6 +338,76 @@ struct IncrementalTests {
         try expectSame(incremental, try fresh(now: "2026-11-02T00:00:00Z"), "clock set back before the refund")
     }
 
+    @Test("a spend day and a Sales Report day rejected as in the future are read once the clock is within a day of their start, and rejected again by an earlier clock, as a fresh store reads them")
+    func clockPassesFutureDays() throws {
+        // 2026-11-04 starts first at UTC+14, 2026-11-03T10:00Z; in Los Angeles, at 2026-11-04T08:00Z.
+        let spend = ["date,media_source,campaign,spend,currency", "2026-11-01,Facebook Ads,FB_US,10,USD", "2026-11-04,Facebook Ads,FB_US,12,USD"]
+        let report = [AppleSalesReportTests.currentHeader, AppleTieOutTests.sales("2026-11-01", "gems60", units: 1, country: "US"),
+                      AppleTieOutTests.sales("2026-11-04", "gems60", units: 2, country: "US")]
+        let other = [Line.order("2026-11-01T11:00:00Z", "o_2", "u_2", "gems60")]
+        let asOf = "2026-11-05T00:00:00Z"
+        func write(_ scenario: Scenario) throws {
+            try scenario.catalog()
+            _ = try scenario.write("spend/s.csv", spend).write("apple/S_D_1.txt", report).write("server/b.jsonl", other)
+        }
+        func read(_ result: RunResult) -> [String] { result.ingest.files.filter { $0.status != .unchanged }.map(\.path).sorted() }
+        func fresh(now: String) throws -> Scenario {
+            let fresh = try Scenario()
+            try write(fresh)
+            _ = try run(fresh, input: fresh.input, now: now, asOf: asOf)
+            return fresh
+        }
+        let incremental = try Scenario()
+        try write(incremental)
+        _ = try run(incremental, input: incremental.input, now: "2026-11-02T00:00:00Z", asOf: asOf)
+        let rejects = try incremental.output("rejects.csv")
+        #expect(rejects.contains(#"spend/s.csv,3,"time in the future: 'date' is 2026-11-04, which starts in no zone before 2026-11-03T10:00:00.000Z""#))
+        #expect(rejects.contains(
+            #"apple/S_D_1.txt,3,"time in the future: 'Begin Date' is 11/04/2026, which starts in Los Angeles at 2026-11-04T08:00:00.000Z""#))
+
+        // Near miss: the clock moved, but both days still start more than a day after it: nothing is read again.
+        #expect(read(try run(incremental, input: incremental.input, now: "2026-11-02T09:00:00Z", asOf: asOf)) == [])
+        // Within a day of the spend day's first start: its file is read again, the others are not.
+        #expect(read(try run(incremental, input: incremental.input, now: "2026-11-02T10:00:00Z", asOf: asOf)) == ["spend/s.csv"])
+        // Within a day of the Pacific day's start: the report is read again.
+        #expect(read(try run(incremental, input: incremental.input, now: "2026-11-03T08:00:00Z", asOf: asOf)) == ["apple/S_D_1.txt"])
+        #expect(try !incremental.output("rejects.csv").contains("time in the future"))
+        try expectSame(incremental, try fresh(now: "2026-11-03T08:00:00Z"), "clock within a day of the days")
+        // Read by that clock, nothing is read again the next night.
+        #expect(read(try run(incremental, input: incremental.input, now: "2026-11-04T00:00:00Z", asOf: asOf)) == [])
+
+        // An earlier clock (a replayed day) rejects both days again, as a fresh store with that clock does.
+        #expect(read(try run(incremental, input: incremental.input, now: "2026-11-02T00:00:00Z", asOf: asOf)) == ["apple/S_D_1.txt", "spend/s.csv"])
+        try expectSame(incremental, try fresh(now: "2026-11-02T00:00:00Z"), "clock set back before the days")
+    }
+
+    @Test("a store an older iaprecon fed a spend day and a Sales Report day years ahead rejects them on its next run, as a fresh store does")
+    func futureDaysAfterUpgrade() throws {
+        func write(_ scenario: Scenario) throws {
+            try scenario.catalog()
+            _ = try scenario.write("spend/s.csv", ["date,media_source,campaign,spend,currency", "2026-11-01,Facebook Ads,FB_US,10,USD",
+                                                   "2062-11-01,Facebook Ads,FB_US,12,USD"])
+                .write("apple/S_D_1.txt", [AppleSalesReportTests.currentHeader, AppleTieOutTests.sales("2026-11-01", "gems60", units: 1, country: "US"),
+                                           AppleTieOutTests.sales("2062-11-01", "gems60", units: 2, country: "US")])
+        }
+        let now = "2026-11-05T00:00:00Z"
+        let upgraded = try Scenario()
+        try write(upgraded)
+        // What an older iaprecon kept: every day read, no clock recorded with the files.
+        _ = try run(upgraded, input: upgraded.input, now: "2062-11-01T00:00:00Z", asOf: now)
+        let migration = try #require(Schema.migrations.first { $0.sql.contains("read again for days after the clock") }?.id)
+        let database = try upgraded.open()
+        try database.execute("DELETE FROM file_clock_span; DELETE FROM schema_migrations WHERE id >= \(migration);")
+        try Schema.migrate(database)
+        let night = try run(upgraded, input: upgraded.input, now: now, asOf: now)
+        #expect(night.ingest.files.filter { $0.status == .replaced }.map(\.path).sorted() == ["apple/S_D_1.txt", "spend/s.csv"])
+        #expect(night.ingest.totals.rejected == 2)
+        let fresh = try Scenario()
+        try write(fresh)
+        _ = try run(fresh, input: fresh.input, now: now, asOf: now)
+        try expectSame(upgraded, fresh, "upgraded store")
+    }
+
     @Test("a line in the future with another defect is rejected for that one by any clock, so a store read by a late clock and run by an earlier one equals a fresh store, in every source with event times")
     func futureLineWithAnotherDefect() throws {
         let late = "2026-11-10T00:00:00Z", early = "2026-11-02T00:00:00Z", asOf = "2026-11-05T00:00:00Z"
@@ -807,7 +877,7 @@ struct IncrementalTests {
         #expect(reasons == ["\(case_.type) without a transaction: no 'data.signedTransactionInfo' or 'data.transactionInfo'"])
     }
 
-    @Test("a store from before migration 32 names on its next page the Sales Report it holds twice, without reading a file again or rebuilding, and equals a fresh store")
+    @Test("a store from before migration 32 names on its next page the Sales Report it holds twice, without reading a file again for it or rebuilding, and equals a fresh store")
     func olderStoreWithARepeatedSalesReport() throws {
         let now = "2026-11-30T00:00:00Z", asOf = "2026-11-29T00:00:00Z"
         func inputs(_ scenario: Scenario) throws {
@@ -823,7 +893,8 @@ struct IncrementalTests {
         // What an older iaprecon left: its results, and no record of the reports' repeats.
         try older.open().execute("DROP TABLE fct_apple_report_overlaps; DELETE FROM schema_migrations WHERE id >= 32")
         let night = try run(older, input: older.input, now: now, asOf: asOf)
-        #expect(night.ingest.files.allSatisfy { $0.status == .unchanged })
+        // Migration 32 reads nothing again; the reports are read again by the later one that judges their days by the clock.
+        #expect(night.ingest.files.filter { $0.status != .unchanged }.allSatisfy { $0.kind == .apple })
         #expect(night.join.recomputedTransactions != nil, "no full rebuild")
         #expect(ReportPageTests.tieoutWarnings(try older.output("report.html")) == [
             "Sales Reports: apple/S_D_1_20261124.txt.gz repeats the report of 2026-11-24 in apple/S_D_1_20261124.txt: counted once.",
@@ -831,7 +902,7 @@ struct IncrementalTests {
         _ = try expectMigratedAsFresh(older, now: now, asOf: asOf, "older store with a Sales Report given twice", inputs: inputs)
     }
 
-    @Test("a store from before migration 33 names on its next page the files of rows in two proceeds currencies and every pair of three overlapping Sales Reports, without reading a file again or rebuilding, and equals a fresh store")
+    @Test("a store from before migration 33 names on its next page the files of rows in two proceeds currencies and every pair of three overlapping Sales Reports, without reading a file again for it or rebuilding, and equals a fresh store")
     func olderStoreWithSalesReportsToName() throws {
         let now = "2026-11-30T00:00:00Z", asOf = "2026-11-29T00:00:00Z"
         func inputs(_ scenario: Scenario) throws {
@@ -864,7 +935,8 @@ struct IncrementalTests {
             DELETE FROM schema_migrations WHERE id >= 33
             """)
         let night = try run(older, input: older.input, now: now, asOf: asOf)
-        #expect(night.ingest.files.allSatisfy { $0.status == .unchanged })
+        // Migration 33 reads nothing again; the reports are read again by the later one that judges their days by the clock.
+        #expect(night.ingest.files.filter { $0.status != .unchanged }.allSatisfy { $0.kind == .apple })
         #expect(night.join.recomputedTransactions != nil, "no full rebuild")
         let html = try older.output("report.html")
         #expect(ReportPageTests.tieoutWarnings(html) == [

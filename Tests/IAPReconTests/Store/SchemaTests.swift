@@ -41,6 +41,7 @@ struct SchemaTests {
         31: "46cbfaed45e2b598",
         32: "3b93c56d052f1458",
         33: "e1ac12d301b05eca",
+        34: "7c882e5eb29440ca",
     ]
 
     @Test("a released migration's text never changes, and every migration is recorded as released")
