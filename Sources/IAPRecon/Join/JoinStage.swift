@@ -13,12 +13,18 @@ public struct ReconcileSettings: Sendable {
     /// as-of of an input with no event time is the end of such a day (`JoinStage.defaultAsOfMs`).
     /// `Pipeline.run` takes its report's.
     public var reportZone: Zone = .utc
+    /// The run's clock (`--now`, default the system clock), UTC epoch ms: the default as-of of an
+    /// input with no event time is at most a day after it (`JoinStage.defaultAsOfMs`).
+    /// `Pipeline.run` takes its line rules'.
+    public var nowMs: Int64
 
-    public init(asOfMs: Int64? = nil, graceMs: Int64 = 86_400_000, mmpZone: Zone = .utc, reportZone: Zone = .utc) {
+    public init(asOfMs: Int64? = nil, graceMs: Int64 = 86_400_000, mmpZone: Zone = .utc, reportZone: Zone = .utc,
+                nowMs: Int64 = Int64(Date().timeIntervalSince1970 * 1000)) {
         self.asOfMs = asOfMs
         self.graceMs = graceMs
         self.mmpZone = mmpZone
         self.reportZone = reportZone
+        self.nowMs = nowMs
     }
 }
 
@@ -203,11 +209,12 @@ public enum JoinStage {
     /// The as-of when none is given: the latest event time in the inputs; with no event time at all,
     /// the end of the latest day the dated inputs cover, a day being over once it is reported: a
     /// Sales Report's Pacific day, a spend row's day in `--tz` (the days the report reads them by),
-    /// whichever ends last. A dated day never moves an as-of that event times give (it is no event
-    /// time, CONTRACT.md §2), but an input without one must not be judged as of 1970, which its
-    /// findings would give as their `first_seen`. Nil when nothing dates the input (a catalog,
-    /// V1 notifications: their purchase and expiry dates are no event times either). An fx.csv
-    /// day dates nothing: a rate holds from its day on, and finance loads rates for days to come.
+    /// whichever ends last, but never more than a day after the run's clock. A dated day never
+    /// moves an as-of that event times give (it is no event time, CONTRACT.md §2), but an input
+    /// without one must not be judged as of 1970, which its findings would give as their
+    /// `first_seen`. Nil when nothing dates the input (a catalog, V1 notifications: their purchase
+    /// and expiry dates are no event times either). An fx.csv day dates nothing: a rate holds from
+    /// its day on, and finance loads rates for days to come.
     static func defaultAsOfMs(_ store: some JoinStore, settings: ReconcileSettings) throws -> Int64? {
         if let latestMs = try latestEventMs(store, mmpZone: settings.mmpZone) { return latestMs }
         func endMs(of day: String?, in zone: Zone) -> Int64? {
@@ -216,7 +223,15 @@ public enum JoinStage {
         }
         let ends = [endMs(of: try store.latestSalesReportDay(), in: AppleTieOut.reportZone),
                     endMs(of: try store.latestSpendDay(), in: settings.reportZone)]
-        return ends.compactMap { $0 }.max()
+        // Ingest rejects a day that starts more than a day after the clock, but a day it reads may
+        // end well after that (tomorrow's spend; a day ingest judged by its start in the zone
+        // furthest ahead, read in --tz). Capped at the clock + 24 h, the bound CONTRACT.md §2 sets
+        // and the latest event time a run accepts, so an input is judged no later whatever dates
+        // it. Not at the end of the clock's day: that is a day of some zone (Pacific for reports,
+        // --tz for spend), and a 25-hour day ends more than a day after a clock at its start. A day
+        // begun by the clock ends within a day of it (but in a 25-hour day's first hour), so an
+        // input of days already reported is dated as before.
+        return ends.compactMap { $0 }.max().map { min($0, settings.nowMs + LineRules.futureToleranceMs) }
     }
 
     /// The latest event time in the inputs (CONTRACT.md §2, "as-of"): server `ts`, receipt

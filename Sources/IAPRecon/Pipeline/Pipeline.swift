@@ -148,9 +148,11 @@ public enum Pipeline {
         let storeCheck = Background { [path = options.databasePath, checked = options.checkStore] in
             if !checked { try Store.checkIntegrity(Database(path: path, readOnly: true), quick: true) }
         }
-        // Spend rows name days of the report's zone: the join dates an input by them so too.
+        // Spend rows name days of the report's zone: the join dates an input by them so too, and by
+        // the clock ingest judged its lines by.
         var reconcile = options.reconcile
         reconcile.reportZone = options.report.zone
+        reconcile.nowMs = options.lineRules.nowMs
         var timings: [(String, Double)] = []
         func timed<T>(_ stage: String, note: (T) -> String, _ body: () throws -> T) throws -> T {
             progress?.stageStarted(stage)

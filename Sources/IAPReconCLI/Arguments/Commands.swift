@@ -161,9 +161,9 @@ extension CommandSpec {
             batches of linked transactions on --jobs workers while one writer inserts. \
             An input with no event time is judged as of the end of the latest day its \
             Sales Reports (Pacific days) or spend (days in --tz, as the report reads \
-            them) cover.
+            them) cover, at most 24 hours after --now.
             """,
-        options: [.db, .asOf, .grace, .mmpTZ, .tz, .jobs, .config],
+        options: [.db, .asOf, .now, .grace, .mmpTZ, .tz, .jobs, .config],
         flags: [.quiet],
         examples: [
             ExampleSpec("Allow deliveries up to 36 hours:", "iaprecon join --grace 36h"),

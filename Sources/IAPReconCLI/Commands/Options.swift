@@ -22,23 +22,29 @@ extension ParsedCommand {
         return ms
     }
 
+    /// `--now`, the run's clock; nil for the system clock.
+    func nowMs() throws -> Int64? {
+        guard declares("now"), let text = value("now") else { return nil }
+        guard let ms = Timestamp.parse(text) else {
+            throw usageError("'\(text)' is not a time for --now (use ISO 8601, e.g. 2026-11-29T00:00:00Z, or epoch ms)")
+        }
+        return ms
+    }
+
     /// `--now` (the run's clock, default the system clock), `--bundle-id` and `--mmp-tz`, for the line checks.
     func lineRules() throws -> LineRules {
         var rules = LineRules(signatures: declares("trust-root") ? try signatureCheck() : .appleOnly)
-        if declares("now"), let text = value("now") {
-            guard let ms = Timestamp.parse(text) else {
-                throw usageError("'\(text)' is not a time for --now (use ISO 8601, e.g. 2026-11-29T00:00:00Z, or epoch ms)")
-            }
-            rules.nowMs = ms
-        }
+        if let ms = try nowMs() { rules.nowMs = ms }
         if declares("bundle-id") { rules.bundleID = value("bundle-id") }
         if declares("mmp-tz") { rules.mmpZone = try zone("mmp-tz") }
         return rules
     }
 
     func reconcileSettings() throws -> ReconcileSettings {
-        ReconcileSettings(asOfMs: try asOfMs(), graceMs: try optionalDuration("grace") ?? 86_400_000,
-                          mmpZone: declares("mmp-tz") ? try zone("mmp-tz") : .utc, reportZone: declares("tz") ? try zone("tz") : .utc)
+        var settings = ReconcileSettings(asOfMs: try asOfMs(), graceMs: try optionalDuration("grace") ?? 86_400_000,
+                                         mmpZone: declares("mmp-tz") ? try zone("mmp-tz") : .utc, reportZone: declares("tz") ? try zone("tz") : .utc)
+        if let ms = try nowMs() { settings.nowMs = ms }
+        return settings
     }
 
     func reportSettings() throws -> ReportSettings {

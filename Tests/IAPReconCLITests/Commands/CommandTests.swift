@@ -332,6 +332,23 @@ struct CommandTests {
         #expect(work.iaprecon(["join", "--db", db]).out == "as of 2026-11-24T23:59:59.999Z: 0 findings\n")
     }
 
+    @Test("the join stage takes --now as run does: the as-of of an input no event time dates is at most a day after it")
+    func joinTakesTheClock() throws {
+        let work = try Workspace()
+        try FileManager.default.createDirectory(atPath: work.path("in/spend"), withIntermediateDirectories: true)
+        try "date,media_source,campaign,spend,currency\n2026-12-02,Facebook Ads,FB_US,10,USD\n"
+            .write(toFile: work.path("in/spend/s.csv"), atomically: true, encoding: .utf8)
+        let db = work.path("s.sqlite")
+        let now = ["--now", "2026-12-01T00:00:00Z"]
+        let run = work.iaprecon(["run", "--input", work.path("in"), "--db", db, "--out", work.path("out")] + now)
+        #expect(run.code == 0)
+        // The day begins within a day of the clock, so it is read; it ends more than a day after it.
+        #expect(run.out.hasPrefix("as of 2026-12-02T00:00:00.000Z: "))
+        #expect(work.iaprecon(["join", "--db", db] + now).out == "as of 2026-12-02T00:00:00.000Z: 0 findings\n")
+        // Near miss: by the system clock, days later, the day is over, and ends the as-of.
+        #expect(work.iaprecon(["join", "--db", db]).out == "as of 2026-12-02T23:59:59.999Z: 0 findings\n")
+    }
+
     @Test("a second run on a held store exits 4 naming the holder")
     func locked() throws {
         let work = try Workspace()

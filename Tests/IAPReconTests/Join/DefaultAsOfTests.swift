@@ -111,6 +111,21 @@ struct DefaultAsOfTests {
         #expect(try !scenario.output("apple_tieout.csv").contains("2062"))
     }
 
+    @Test("a dated day not over at the run's clock dates the as-of no later than a day after the clock, the latest an event time can give")
+    func datedDayCappedADayAfterTheClock() throws {
+        // Each begins within a day of the clock, so it is read; each ends later than a day after it.
+        let spend = try Scenario()
+        try spend.write("spend/s.csv", [Self.spendHeader, "2026-11-30,Facebook Ads,FB_US,10,USD", "2026-12-02,Facebook Ads,FB_US,10,USD"])
+        let sales = try Scenario()
+        try sales.write("apple/S_D_1.txt", [AppleSalesReportTests.currentHeader, AppleTieOutTests.sales("2026-12-01", "gems60", units: 1, country: "US")])
+        for scenario in [spend, sales] {
+            let run = try scenario.run(now: "2026-12-01T00:00:00Z")
+            #expect(Timestamp.iso8601(run.join.asOfMs) == "2026-12-02T00:00:00.000Z")
+            #expect(run.ingest.totals.rejected == 0)
+            #expect(try scenario.output("summary.json").contains("\"as_of\": \"2026-12-02T00:00:00.000Z\""))
+        }
+    }
+
     @Test("near miss: spend and Sales Report days of today and yesterday at the run's clock are read and date the as-of as before, in each day's zone")
     func todayAndYesterday() throws {
         // 2026-12-01T20:00Z is noon in Los Angeles and 05:00 on 2026-12-02 in Tokyo.
