@@ -163,7 +163,7 @@ extension CommandSpec {
             Sales Reports (Pacific days) or spend (days in --tz, as the report reads \
             them) cover, at most 24 hours after --now.
             """,
-        options: [.db, .asOf, .now, .grace, .mmpTZ, .tz, .jobs, .config],
+        options: [.db, .asOf, .joinNow, .grace, .mmpTZ, .tz, .jobs, .config],
         flags: [.quiet],
         examples: [
             ExampleSpec("Allow deliveries up to 36 hours:", "iaprecon join --grace 36h"),
@@ -390,6 +390,13 @@ extension OptionSpec {
     public static let now = OptionSpec(
         name: "now", valueName: "time",
         help: "The run's clock: a line stamped, or a spend or Sales Report day starting, more than 24 hours after it is rejected as 'time in the future'.",
+        defaultValue: .computed("the system clock"))
+
+    /// The join reads no line, so its clock rejects none: it only bounds the as-of of an input that
+    /// no event time dates (`ReconcileSettings.nowMs`), which is right when it is the clock ingest had.
+    public static let joinNow = OptionSpec(
+        name: "now", valueName: "time",
+        help: "The clock the lines were ingested by: an input with no event time is judged as of at most 24 hours after it.",
         defaultValue: .computed("the system clock"))
 
     public static let bundleID = OptionSpec(

@@ -139,8 +139,13 @@ struct HelpTests {
 
     /// The `-q, --quiet` entry of `command`'s help screen, its wrapped lines joined.
     static func quietHelp(_ command: CommandSpec) -> String? {
+        optionHelp(command, label: "-q, --quiet")
+    }
+
+    /// The entry of `command`'s help screen labelled `label` (as `--now <time>`), its wrapped lines joined.
+    static func optionHelp(_ command: CommandSpec, label: String) -> String? {
         let lines = HelpRenderer.help(for: command, program: .iaprecon).split(separator: "\n").map(String.init)
-        guard let first = lines.firstIndex(where: { $0.hasPrefix("  -q, --quiet ") }) else { return nil }
+        guard let first = lines.firstIndex(where: { $0.hasPrefix("  \(label) ") }) else { return nil }
         let hanging = String(repeating: " ", count: HelpRenderer.labelColumnWidth)
         let rest = lines[(first + 1)...].prefix { $0.hasPrefix(hanging) }.map { $0.trimmingCharacters(in: .whitespaces) }
         return ([String(lines[first].dropFirst(HelpRenderer.labelColumnWidth))] + rest).joined(separator: " ")
@@ -158,6 +163,17 @@ struct HelpTests {
             "run": alert, "report": alert, "nightly": night, "backfill": night,
             "ingest": errors, "normalize": errors, "join": errors, "forget": errors,
         ])
+    }
+
+    @Test("--now's help says what each command judges by the clock: the lines ingest rejects, or, for join, how late an input without event times is dated")
+    func nowHelp() {
+        let lines = "The run's clock: a line stamped, or a spend or Sales Report day starting, more than 24 hours after it is rejected as "
+            + "'time in the future'. (default: the system clock)"
+        let join = "The clock the lines were ingested by: an input with no event time is judged as of at most 24 hours after it. "
+            + "(default: the system clock)"
+        var shown: [String: String] = [:]
+        for command in ProgramSpec.iaprecon.commands { shown[command.name] = Self.optionHelp(command, label: "--now <time>") }
+        #expect(shown == ["run": lines, "nightly": lines, "backfill": lines, "ingest": lines, "validate": lines, "join": join])
     }
 
     @Test("near miss: what --quiet's help says holds: ingest warns without it and prints nothing with it; run prints the alert line alone")
