@@ -424,6 +424,19 @@ struct CommandTests {
         found.removeMadeStore()
         #expect(manager.fileExists(atPath: ahead))
         withExtendedLifetime(found) {}
+
+        // Through a symlink to a store not made yet, the lock makes the file it leads to, and removes that file, never the symlink.
+        let link = work.path("link.sqlite")
+        try manager.createSymbolicLink(atPath: link, withDestinationPath: "target.sqlite")
+        let linked = try RunLock(databasePath: link, command: "nightly")
+        #expect(linked.madeStore)
+        #expect(manager.fileExists(atPath: work.path("target.sqlite")))
+        #expect(manager.fileExists(atPath: work.path("target.sqlite.lock")))
+        linked.removeMadeStore()
+        #expect(!manager.fileExists(atPath: work.path("target.sqlite")))
+        #expect(!manager.fileExists(atPath: work.path("target.sqlite.lock")))
+        #expect(try manager.destinationOfSymbolicLink(atPath: link) == "target.sqlite")
+        withExtendedLifetime(linked) {}
     }
 
     @Test("an --out that cannot be written exits 1 at once with the system's reason; with a good --out the night runs")

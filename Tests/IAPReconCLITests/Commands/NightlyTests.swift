@@ -630,6 +630,32 @@ struct NightlyTests {
         #expect(try Self.runMessages(db) == ["2026-11-29 ok 0: "])
     }
 
+    @Test("a first night whose --db is a symlink to a store not made yet, refused by a day folder iaprecon did not write, leaves no store where the symlink leads, and no lock note; the symlink stays")
+    func refusedFirstNightThroughASymlink() throws {
+        let work = try Workspace()
+        let root = try Self.partitions(in: work)
+        let manager = FileManager.default
+        try manager.createDirectory(atPath: work.path("stores"), withIntermediateDirectories: true)
+        let store = work.path("stores/s.sqlite")
+        let db = work.path("s.sqlite")
+        try manager.createSymbolicLink(atPath: db, withDestinationPath: "stores/s.sqlite")
+        try manager.createDirectory(atPath: work.path("reports/2026-11-29"), withIntermediateDirectories: true)
+        try "kept by hand\n".write(toFile: work.path("reports/2026-11-29/notes.txt"), atomically: true, encoding: .utf8)
+        let common = ["--root", root, "--db", db, "--reports", work.path("reports"), "--log-dir", work.path("logs"), "--quiet"]
+        let refused = work.iaprecon(["nightly"] + common)
+        #expect(refused.code == 2)
+        #expect(refused.err.hasPrefix("Error: will not write into \(work.path("reports/2026-11-29")): it holds files iaprecon did not write"))
+        #expect(try manager.contentsOfDirectory(atPath: work.path("stores")) == [])
+        #expect(try manager.destinationOfSymbolicLink(atPath: db) == "stores/s.sqlite")
+        #expect(!manager.fileExists(atPath: work.path("logs")))
+        // Near miss: once the folder is moved away, the night makes the store where the symlink leads, and runs on it.
+        try manager.moveItem(atPath: work.path("reports/2026-11-29"), toPath: work.path("notes"))
+        #expect(work.iaprecon(["nightly"] + common).code == 0)
+        #expect(try manager.destinationOfSymbolicLink(atPath: db) == "stores/s.sqlite")
+        #expect(manager.fileExists(atPath: store))
+        #expect(try Self.runMessages(db) == ["2026-11-29 ok 0: "])
+    }
+
     @Test("a night that re-reports its day names the run that reported it as the store is when the night holds it, not as it was before")
     func repeatedNightLooksUnderTheLock() throws {
         let work = try Workspace()

@@ -27,9 +27,13 @@ public final class RunLock {
     private let descriptor: Int32
     /// The holder's note: `<store>.lock` beside the store's real path.
     public let path: String
-    /// Whether taking the lock made the store file (there was none at its path).
-    public let madeStore: Bool
+    /// The store file taking the lock made (there was none at its path, or the symlink there led to
+    /// none), which `removeMadeStore` may remove again; nil when the file was there.
+    private let madeFile: String?
     private let databasePath: String
+
+    /// Whether taking the lock made the store file.
+    public var madeStore: Bool { madeFile != nil }
 
     /// Locks the store at `databasePath`, creating an empty store file first when `createStore`
     /// is true (commands that only work on what a store holds pass false and get `StoreError`).
@@ -37,21 +41,21 @@ public final class RunLock {
         guard let file = try Self.lockFile(databasePath: databasePath, create: createStore) else {
             throw StoreError(path: databasePath, reason: "no such file; run 'iaprecon run' or 'iaprecon ingest' first")
         }
-        self.init(locked: file.descriptor, madeStore: file.made, databasePath: databasePath, command: command)
+        self.init(locked: file.descriptor, madeFile: file.made, databasePath: databasePath, command: command)
     }
 
     /// Locks the store at `databasePath` when there is one; nil when there is no file to lock (for a `backfill`
     /// whose range holds no partition, which makes nothing).
     public static func ifExists(databasePath: String, command: String) throws -> RunLock? {
         try lockFile(databasePath: databasePath, create: false).map {
-            RunLock(locked: $0.descriptor, madeStore: $0.made, databasePath: databasePath, command: command)
+            RunLock(locked: $0.descriptor, madeFile: $0.made, databasePath: databasePath, command: command)
         }
     }
 
     /// Takes the lock of the file now at `descriptor`, which it then owns, and names its holder in the note.
-    private init(locked descriptor: Int32, madeStore: Bool, databasePath: String, command: String) {
+    private init(locked descriptor: Int32, madeFile: String?, databasePath: String, command: String) {
         self.descriptor = descriptor
-        self.madeStore = madeStore
+        self.madeFile = madeFile
         self.databasePath = databasePath
         path = Self.notePath(databasePath)
         let text = "pid \(getpid()), iaprecon \(command), started \(Timestamp.iso8601(Int64(Date().timeIntervalSince1970 * 1000)))\n"
@@ -62,31 +66,35 @@ public final class RunLock {
         }
     }
 
-    /// How often a run opens the store again when the file it locked has left the store's path (`lockFile`): each time
+    /// How often a run opens the store again when the file it found or locked has left the store's path (`lockFile`): each time
     /// means another run made and removed the store, or put another file in its place, in the instant between this
     /// run's open and its lock, so a few are plenty; past them the path is named as changing, rather than waited on.
     private static let lockAttempts = 3
 
     /// Opens the file at `databasePath` (making it first when `create` is true and there is none) and locks it;
-    /// nil when there is no file and `create` is false. `made` says whether this call made the file.
+    /// nil when there is no file and `create` is false. `made` is the file this call made, if it made one.
     ///
     /// Once locked, the file must still be the one at the path: a run that made the store removes it again while it
     /// holds the lock when a check of its own then refuses it (`removeMadeStore`). A run that opened the file before
     /// that and locks it after would hold a file no other run opens, while the next run makes a new store at the
     /// path and locks that one: two writers. So it lets go and opens the path again.
-    private static func lockFile(databasePath: String, create: Bool) throws -> (descriptor: Int32, made: Bool)? {
+    private static func lockFile(databasePath: String, create: Bool) throws -> (descriptor: Int32, made: String?)? {
         for _ in 0..<lockAttempts {
-            // O_EXCL says whether this run makes the file; a name that is there (also a symlink, which O_EXCL refuses
-            // to follow) is opened as any run opens it.
-            var descriptor = create ? open(databasePath, O_RDONLY | O_CLOEXEC | O_CREAT | O_EXCL, 0o600) : -1
+            // O_EXCL says whether this run makes the file. It never follows a symlink, so it is given the path a symlink
+            // at the store's path leads to: a symlink to a store not made yet makes that file, as any run makes it, and
+            // a refused night knows to remove it. A file that is there is opened as any run opens it.
+            let target = create ? linkTarget(databasePath) : databasePath
+            var descriptor = create ? open(target, O_RDONLY | O_CLOEXEC | O_CREAT | O_EXCL, 0o600) : -1
             let made = descriptor >= 0
             if !made, !create || errno == EEXIST {
-                descriptor = open(databasePath, O_RDONLY | O_CLOEXEC | (create ? O_CREAT : 0), 0o600)
+                descriptor = open(databasePath, O_RDONLY | O_CLOEXEC, 0)
+                // Removed since it was found there (a refused first night's store): this run makes the next one.
+                if descriptor < 0, create, errno == ENOENT { continue }
             }
             guard descriptor >= 0 else {
                 switch (errno, create) {
                 // Only the folder can be missing when the file would be made: run and ingest do not make folders.
-                case (ENOENT, true): throw StoreError(path: databasePath, reason: Self.missingFolder(databasePath))
+                case (ENOENT, true): throw StoreError(path: databasePath, reason: Self.missingFolder(target))
                 case (ENOENT, false): return nil
                 default: throw StoreError(path: databasePath, reason: String(cString: strerror(errno)))
                 }
@@ -103,7 +111,7 @@ public final class RunLock {
             }
             var named = stat()
             if stat(databasePath, &named) == 0, named.st_dev == status.st_dev, named.st_ino == status.st_ino {
-                return (descriptor, made)
+                return (descriptor, made ? target : nil)
             }
             close(descriptor)
         }
@@ -116,10 +124,25 @@ public final class RunLock {
     /// the path, or has been written to.
     public func removeMadeStore() {
         var status = stat()
-        guard madeStore, locks(databasePath: databasePath), fstat(descriptor, &status) == 0, status.st_size == 0 else { return }
+        guard let madeFile, locks(databasePath: databasePath), fstat(descriptor, &status) == 0, status.st_size == 0 else { return }
         // The note first: once the store is gone, the next run makes one at the path and writes its own note.
         unlink(path)
-        unlink(databasePath)
+        unlink(madeFile)
+    }
+
+    /// The path a symlink at `path` leads to, through a chain of them, whether or not a file is there; `path` itself
+    /// when it is no symlink. Past as many links as the kernel follows, opening the path fails with ELOOP anyway.
+    private static func linkTarget(_ path: String) -> String {
+        var current = path
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX))
+        for _ in 0..<40 {
+            let length = readlink(current, &buffer, buffer.count)
+            guard length > 0 else { return current }
+            let target = String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            let folder = PathParent.of(current)
+            current = target.hasPrefix("/") || folder.isEmpty ? target : folder + (folder.hasSuffix("/") ? "" : "/") + target
+        }
+        return current
     }
 
     deinit {
