@@ -295,6 +295,22 @@ struct ContractV2LineTests {
         ])
     }
 
+    @Test("near miss: a spend or Sales Report day that starts exactly a day after the run's clock is read; by a clock a millisecond earlier it is rejected")
+    func dayStartingADayAfterTheClock() throws {
+        // 2026-11-30 starts first at UTC+14, 2026-11-29T10:00Z, and in Los Angeles at 2026-11-30T08:00Z.
+        let spend = ["date,media_source,campaign,spend,currency", "2026-11-30,Facebook Ads,c,1,USD"]
+        let report = [AppleSalesReportTests.currentHeader, AppleTieOutTests.sales("2026-11-30", "gems60", units: 1, country: "US")]
+        for (kind, lines, startsAt, rejected) in [
+            (SourceKind.spend, spend, "2026-11-29T10:00:00Z", "'date' is 2026-11-30, which starts in no zone before 2026-11-29T10:00:00.000Z"),
+            (SourceKind.apple, report, "2026-11-30T08:00:00Z", "'Begin Date' is 11/30/2026, which starts in Los Angeles at 2026-11-30T08:00:00.000Z"),
+        ] {
+            let startMs = try #require(Timestamp.parse(startsAt))
+            #expect(IngestLine.outcomes(IngestLine.csv(kind, lines, rules: LineRules(nowMs: startMs - 86_400_000))) == ["2 accepted"], "\(kind)")
+            #expect(IngestLine.outcomes(IngestLine.csv(kind, lines, rules: LineRules(nowMs: startMs - 86_400_001)))
+                == ["2 rejected: time in the future: " + rejected], "\(kind)")
+        }
+    }
+
     @Test("an event time before the App Store opened (2008-07-10) is rejected in every source, saying what it reads as in seconds when that is a time after it", arguments: [
         (#"{"ts":1764324902,"event":"order_created","order_id":"o1","user_id":"u_1001","product_id":"com.example.gems60"}"#, SourceKind.server,
          "time before the App Store opened: 'ts' is 1970-01-21T10:05:24.902Z (as seconds, 2025-11-28T10:15:02.000Z)"),

@@ -381,6 +381,32 @@ struct IncrementalTests {
         try expectSame(incremental, try fresh(now: "2026-11-02T00:00:00Z"), "clock set back before the days")
     }
 
+    @Test("near miss: a clock exactly a day before a stored spend or Sales Report day starts judges it as the clock that read it; a millisecond earlier one reads its file again, as a fresh store judges it")
+    func clockADayBeforeTheDay() throws {
+        // 2026-11-04 starts first at UTC+14, 2026-11-03T10:00Z, and in Los Angeles at 2026-11-04T08:00Z.
+        let asOf = "2026-11-05T00:00:00Z"
+        func write(_ scenario: Scenario) throws {
+            try scenario.catalog()
+            _ = try scenario.write("spend/s.csv", ["date,media_source,campaign,spend,currency", "2026-11-04,Facebook Ads,FB_US,12,USD"])
+                .write("apple/S_D_1.txt", [AppleSalesReportTests.currentHeader, AppleTieOutTests.sales("2026-11-04", "gems60", units: 2, country: "US")])
+                .write("server/b.jsonl", [Line.order("2026-11-01T11:00:00Z", "o_2", "u_2", "gems60")])
+        }
+        let incremental = try Scenario()
+        try write(incremental)
+        _ = try run(incremental, input: incremental.input, now: "2026-11-06T00:00:00Z", asOf: asOf)
+        // Each clock in turn: the files it reads again, and then the store equals a fresh one fed by that clock.
+        for (now, readAgain) in [("2026-11-03T08:00:00.000Z", []), ("2026-11-03T07:59:59.999Z", ["apple/S_D_1.txt"]),
+                                 ("2026-11-02T10:00:00.000Z", []), ("2026-11-02T09:59:59.999Z", ["spend/s.csv"]),
+                                 ("2026-11-03T08:00:00.000Z", ["apple/S_D_1.txt", "spend/s.csv"])] {
+            let night = try run(incremental, input: incremental.input, now: now, asOf: asOf)
+            #expect(night.ingest.files.filter { $0.status != .unchanged }.map(\.path).sorted() == readAgain, "\(now)")
+            let fresh = try Scenario()
+            try write(fresh)
+            _ = try run(fresh, input: fresh.input, now: now, asOf: asOf)
+            try expectSame(incremental, fresh, "clock \(now)")
+        }
+    }
+
     @Test("a store an older iaprecon fed a spend day and a Sales Report day years ahead rejects them on its next run, as a fresh store does")
     func futureDaysAfterUpgrade() throws {
         func write(_ scenario: Scenario) throws {
