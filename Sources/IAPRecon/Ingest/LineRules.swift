@@ -186,8 +186,9 @@ public struct LineRules: Sendable, Equatable {
     }
 }
 
-/// The clocks by which every chain a parse job judged at the run's clock, and every refund time it
-/// accepted (`LineRules.checkReportedTimes`), gets the verdict it got.
+/// The clocks by which every chain a parse job judged at the run's clock, and every refund time and
+/// spend or Sales Report day it accepted (`LineRules.checkReportedTimes`, `LineRules.checkDay`), gets
+/// the verdict it got.
 ///
 /// A JWS whose payload names no signing time (hand-made and test notifications: Apple's carry a
 /// `signedDate`) has its chain judged at the run's clock, as Apple's library judges it at the
@@ -202,8 +203,9 @@ final class ClockJudgedChains: Sendable {
         narrow(to: Self.sameVerdict(validity: validity, atClock: nowMs))
     }
 
-    /// A refund's time was accepted by the clock `nowMs` (`LineRules.checkReportedTimes`): so it is
-    /// by every clock from `earliestClock` on, and rejected as in the future by any before.
+    /// A refund's time or a day's start was accepted by the clock `nowMs` (`LineRules.checkReportedTimes`,
+    /// `LineRules.checkDay`): so it is by every clock from `earliestClock` on, and rejected as in the
+    /// future by any before.
     func judged(acceptedFrom earliestClock: Int64, atClock nowMs: Int64) {
         narrow(to: min(earliestClock, nowMs)...Int64.max)
     }

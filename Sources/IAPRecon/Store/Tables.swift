@@ -39,7 +39,8 @@ enum Tables {
         .init(name: "files", layer: .ledger, writer: .ingest, readers: [.store, .normalize, .join, .report], migration: 1),
         // What judged each file's lines besides the clock (`LineRules.readWith`): other rules read it again.
         .init(name: "file_rules", layer: .ledger, writer: .ingest, readers: [.report], migration: 24),
-        // The clocks that judge alike the chains a file's lines had judged at the run's clock: another reads it again.
+        // The clocks that judge alike the chains a file's lines had judged at the run's clock, and the refund times and
+        // days they accepted: another reads it again.
         .init(name: "file_clock_span", layer: .ledger, writer: .ingest, readers: [], migration: 25),
         .init(name: "rejects", layer: .ledger, writer: .ingest, readers: [.report], migration: 1),
         .init(name: "ignored_files", layer: .ledger, writer: .ingest, readers: [.report], migration: 4),

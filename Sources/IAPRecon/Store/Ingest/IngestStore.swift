@@ -53,7 +53,7 @@ struct KnownFile: Sendable {
     /// The rules its lines were judged by besides the clock (`LineRules.readWith`).
     var readWith: String? = nil
     /// The clocks that judge alike the chains its lines had judged at the run's clock, and the
-    /// refund times they had accepted (`ClockJudgedChains`); nil when none was, or it was stored
-    /// before these were recorded.
+    /// refund times and spend or Sales Report days they had accepted (`ClockJudgedChains`); nil
+    /// when none was, or it was stored before these were recorded.
     var clockSpan: ClosedRange<Int64>? = nil
 }

@@ -19,8 +19,8 @@ struct LineBatch: Sendable {
     /// Lines of a type Apple does not document, by line of the batch (ingest names them): accepted
     /// notifications of an unknown `notificationType`, Sales Report rows of an unknown Product Type Identifier.
     var undocumentedTypes: [(line: Int, type: String)] = []
-    /// The clocks by which the chains its lines had judged at the run's clock keep their verdicts
-    /// (`ClockJudgedChains`); nil when no chain was.
+    /// The clocks by which the chains its lines had judged at the run's clock keep their verdicts,
+    /// and the refund times and days they accepted stay accepted (`ClockJudgedChains`); nil when none was.
     var clockSpan: ClosedRange<Int64>?
 
     init() {}
