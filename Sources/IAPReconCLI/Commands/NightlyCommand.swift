@@ -242,17 +242,22 @@ enum NightlyCommand {
         }
     }
 
-    /// Creates `path` and its parents; a folder that cannot be made is named with the system's reason
-    /// (`OutputError`), not Foundation's error record, since that line is what cron mails.
-    static func makeFolder(_ path: String) throws {
+    /// Creates `path` and its parents, adding each folder it made to `made`, outermost first; a folder
+    /// that cannot be made is named with the system's reason (`OutputError`), not Foundation's error
+    /// record, since that line is what cron mails.
+    static func makeFolder(_ path: String, made: inout [String]) throws {
         var isFolder: ObjCBool = false
         if FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) {
             guard isFolder.boolValue else { throw OutputError(path: path, reason: String(cString: strerror(ENOTDIR))) }
             return
         }
         let parent = PathParent.of(path)
-        if !parent.isEmpty, parent != path { try makeFolder(parent) }
-        guard mkdir(path, 0o755) == 0 || errno == EEXIST else { throw OutputError(path: path, reason: String(cString: strerror(errno))) }
+        if !parent.isEmpty, parent != path { try makeFolder(parent, made: &made) }
+        if mkdir(path, 0o755) == 0 {
+            made.append(path)
+        } else if errno != EEXIST {
+            throw OutputError(path: path, reason: String(cString: strerror(errno)))
+        }
     }
 
     /// Points `<out>/latest` at `date` with one rename, so readers never see it missing; only
@@ -297,12 +302,20 @@ struct NightSettings {
     /// again, and its report when it writes), and makes the report and log folders, once the store is
     /// locked and before a log is written: a folder holding what iaprecon did not write stops a
     /// backfill before its first night, not half-way through the range. The log folder is made
-    /// last, so such a refusal makes no folder (a day folder that exists was in the report folder).
+    /// last, so such a refusal makes no folder (a day folder that exists was in the report folder);
+    /// a log folder that cannot be made removes again the report folders made before it.
     func prepareFolders(for dates: [String]) throws {
         guard !dates.isEmpty else { return }
-        try NightlyCommand.makeFolder(outRoot)
-        for date in dates { try OutputSet.checkTarget(outRoot + "/" + date) }
-        try NightlyCommand.makeFolder(logDir)
+        var made: [String] = []
+        do {
+            try NightlyCommand.makeFolder(outRoot, made: &made)
+            for date in dates { try OutputSet.checkTarget(outRoot + "/" + date) }
+            try NightlyCommand.makeFolder(logDir, made: &made)
+        } catch {
+            // Innermost first; rmdir removes only an empty folder, so nothing another run put there since goes.
+            for folder in made.reversed() { rmdir(folder) }
+            throw error
+        }
     }
 }
 

@@ -767,6 +767,8 @@ struct NightlyTests {
         #expect(logs.code == 1)
         // The message names the part of the path that is in the way.
         #expect(logs.err == "Error: cannot write \(work.path("blocked")): Not a directory\n")
+        // The reports folder it made before it found the log folder blocked goes again: a refused night makes no folder.
+        #expect(!FileManager.default.fileExists(atPath: work.path("reports")))
         let reports = work.iaprecon(["nightly", "--reports", work.path("blocked/reports"), "--log-dir", work.path("logs")] + common)
         #expect(reports.code == 1)
         #expect(reports.err == "Error: cannot write \(work.path("blocked")): Not a directory\n")
