@@ -109,10 +109,7 @@ public final class RunLock {
                 let holder = Self.describeHolder(inode: status.st_ino, device: status.st_dev, notePath: Self.notePath(databasePath))
                 throw LockedError(databasePath: databasePath, holder: holder ?? "unknown holder")
             }
-            var named = stat()
-            if stat(databasePath, &named) == 0, named.st_dev == status.st_dev, named.st_ino == status.st_ino {
-                return (descriptor, made ? target : nil)
-            }
+            if isFile(status, at: databasePath) { return (descriptor, made ? target : nil) }
             close(descriptor)
         }
         throw StoreError(path: databasePath, reason: "it was removed or replaced each time this run locked it")
@@ -153,8 +150,13 @@ public final class RunLock {
     /// Whether this is the lock of the file now at `databasePath` (the same file, not one put in its place since).
     public func locks(databasePath: String) -> Bool {
         var held = stat()
+        return fstat(descriptor, &held) == 0 && Self.isFile(held, at: databasePath)
+    }
+
+    /// Whether the file now at `path` is the one `status` describes: the same device and inode.
+    private static func isFile(_ status: stat, at path: String) -> Bool {
         var named = stat()
-        return fstat(descriptor, &held) == 0 && stat(databasePath, &named) == 0 && held.st_dev == named.st_dev && held.st_ino == named.st_ino
+        return stat(path, &named) == 0 && named.st_dev == status.st_dev && named.st_ino == status.st_ino
     }
 
     private static func missingFolder(_ databasePath: String) -> String {
