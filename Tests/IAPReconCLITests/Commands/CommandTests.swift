@@ -439,6 +439,75 @@ struct CommandTests {
         withExtendedLifetime(linked) {}
     }
 
+    @Test("a lock whose file leaves the store's path between its open and its lock opens the path again and locks the file now there; left alone, it opens it once")
+    func lockOpensThePathAgain() throws {
+        let work = try Workspace()
+        let manager = FileManager.default
+        // A refused first night removes the store it made, and lets go of it, once this run has opened that file: this run makes the next.
+        let db = work.path("s.sqlite")
+        var refused: RunLock? = try RunLock(databasePath: db, command: "nightly")
+        var opens = 0
+        let next = try RunLock(databasePath: db, command: "run") { point in
+            guard point == "store opened" else { return }
+            opens += 1
+            refused?.removeMadeStore()
+            refused = nil
+        }
+        #expect(opens == 2)
+        #expect(next.madeStore)
+        #expect(next.locks(databasePath: db))
+        #expect(RunLock.holder(databasePath: db)?.hasPrefix("pid \(getpid()), iaprecon run, started ") == true)
+        // The file it holds is the one at the path: another run is refused.
+        #expect(throws: LockedError.self) { try RunLock(databasePath: db, command: "run") }
+        withExtendedLifetime(next) {}
+
+        // Another file put in its place (a store moved there) is the one locked, and was not made by the lock.
+        let moved = work.path("moved.sqlite")
+        #expect(manager.createFile(atPath: moved, contents: nil))
+        var movedOpens = 0
+        let replaced = try RunLock(databasePath: moved, command: "run") { point in
+            guard point == "store opened" else { return }
+            movedOpens += 1
+            if movedOpens == 1 {
+                #expect(manager.createFile(atPath: work.path("new.sqlite"), contents: Data("new".utf8)))
+                #expect(rename(work.path("new.sqlite"), moved) == 0)
+            }
+        }
+        #expect(movedOpens == 2)
+        #expect(!replaced.madeStore)
+        #expect(replaced.locks(databasePath: moved))
+        withExtendedLifetime(replaced) {}
+
+        // A path that changes at every open is named, after three.
+        let busy = work.path("busy.sqlite")
+        #expect(manager.createFile(atPath: busy, contents: nil))
+        var busyOpens = 0
+        let changing = #expect(throws: StoreError.self) {
+            try RunLock(databasePath: busy, command: "run") { point in
+                guard point == "store opened" else { return }
+                busyOpens += 1
+                #expect(manager.createFile(atPath: work.path("new.sqlite"), contents: nil))
+                #expect(rename(work.path("new.sqlite"), busy) == 0)
+            }
+        }
+        #expect(changing?.description == "cannot use store \(busy): it was removed or replaced each time this run locked it")
+        #expect(busyOpens == 3)
+
+        // Near miss: a file left alone is opened once, whether the lock makes it or finds it.
+        for (name, made) in [("made.sqlite", true), ("found.sqlite", false)] {
+            let path = work.path(name)
+            if !made { #expect(manager.createFile(atPath: path, contents: nil)) }
+            var once = 0
+            let lock = try RunLock(databasePath: path, command: "run") { point in
+                if point == "store opened" { once += 1 }
+            }
+            #expect(once == 1, "\(name)")
+            #expect(lock.madeStore == made, "\(name)")
+            #expect(lock.locks(databasePath: path), "\(name)")
+            withExtendedLifetime(lock) {}
+        }
+    }
+
     @Test("an --out that cannot be written exits 1 at once with the system's reason; with a good --out the night runs")
     func outNotWritable() throws {
         let work = try Workspace()

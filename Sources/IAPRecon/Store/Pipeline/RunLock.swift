@@ -37,8 +37,11 @@ public final class RunLock {
 
     /// Locks the store at `databasePath`, creating an empty store file first when `createStore`
     /// is true (commands that only work on what a store holds pass false and get `StoreError`).
-    public convenience init(databasePath: String, command: String, createStore: Bool = true) throws {
-        guard let file = try Self.lockFile(databasePath: databasePath, create: createStore) else {
+    /// `checkpoint` is told each point of the locking a test may act at (`store opened`: the file at the path is
+    /// open and not locked yet); nothing otherwise.
+    public convenience init(databasePath: String, command: String, createStore: Bool = true,
+                            checkpoint: (String) -> Void = { _ in }) throws {
+        guard let file = try Self.lockFile(databasePath: databasePath, create: createStore, checkpoint: checkpoint) else {
             throw StoreError(path: databasePath, reason: "no such file; run 'iaprecon run' or 'iaprecon ingest' first")
         }
         self.init(locked: file.descriptor, madeFile: file.made, databasePath: databasePath, command: command)
@@ -78,7 +81,9 @@ public final class RunLock {
     /// holds the lock when a check of its own then refuses it (`removeMadeStore`). A run that opened the file before
     /// that and locks it after would hold a file no other run opens, while the next run makes a new store at the
     /// path and locks that one: two writers. So it lets go and opens the path again.
-    private static func lockFile(databasePath: String, create: Bool) throws -> (descriptor: Int32, made: String?)? {
+    private static func lockFile(
+        databasePath: String, create: Bool, checkpoint: (String) -> Void = { _ in }
+    ) throws -> (descriptor: Int32, made: String?)? {
         for _ in 0..<lockAttempts {
             // O_EXCL says whether this run makes the file. It never follows a symlink, so it is given the path a symlink
             // at the store's path leads to: a symlink to a store not made yet makes that file, as any run makes it, and
@@ -104,6 +109,7 @@ public final class RunLock {
                 close(descriptor)
                 throw StoreError(path: databasePath, reason: "not a regular file")
             }
+            checkpoint("store opened")
             if flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
                 close(descriptor)
                 let holder = Self.describeHolder(inode: status.st_ino, device: status.st_dev, notePath: Self.notePath(databasePath))
