@@ -124,6 +124,7 @@ public enum Pipeline {
         let lock = try storeLock.flatMap { $0.locks(databasePath: options.databasePath) ? $0 : nil }
             ?? RunLock(databasePath: options.databasePath, command: options.command)
         defer { withExtendedLifetime(lock) {} }
+        lock.startsRun()
         let database = try Store.open(path: options.databasePath)
         if options.checkStore { try Store.checkIntegrity(database, quick: true) }
         // Logged from here on, so `iaprecon runs` lists a run its checks stop too, with its reason.
@@ -143,6 +144,9 @@ public enum Pipeline {
         } catch {
             throw failed(error)
         }
+        // A store this run made and that its checks stopped holds nothing but the run's start, which its caller may
+        // remove (a first night); what the stages store from here on is kept.
+        lock.storesInputs()
         // A run reads only the tables its stages need: damage elsewhere (a raw table this night does
         // not read, an index) is looked for on a reader of its own while the stages work.
         let storeCheck = Background { [path = options.databasePath, checked = options.checkStore] in

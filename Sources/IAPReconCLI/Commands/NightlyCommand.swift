@@ -105,15 +105,15 @@ enum NightlyCommand {
             let lock = try RunLock.ifExists(databasePath: command.databasePath, command: command.name)
             let replay = try lock.flatMap { _ in try Replay.ifNeeded(databasePath: command.databasePath, root: root, from: first, through: last) }
             console.reached("store checked")
-            return HeldStore(lock: lock, replay: replay)
+            return HeldStore(lock: lock, replay: replay, folders: [])
         }
         let lock = try RunLock(databasePath: command.databasePath, command: command.name)
         do {
             let replay = try Replay.ifNeeded(databasePath: command.databasePath, root: root, from: first, through: last)
             console.reached("store checked")
-            try settings.prepareFolders(for: nights)
+            let folders = try settings.prepareFolders(for: nights)
             console.reached("folders made")
-            return HeldStore(lock: lock, replay: replay)
+            return HeldStore(lock: lock, replay: replay, folders: folders)
         } catch {
             lock.removeMadeStore()
             throw error
@@ -163,7 +163,13 @@ enum NightlyCommand {
         let outRoot = settings.outRoot
         let quiet = settings.quiet
         let stamp = Timestamp.iso8601(Int64(Date().timeIntervalSince1970 * 1000)).replacingOccurrences(of: ":", with: "")
-        let log = try LogFile(path: "\(settings.logDir)/iaprecon-\(date)-\(stamp).log")
+        let log: LogFile
+        do {
+            log = try LogFile(path: "\(settings.logDir)/iaprecon-\(date)-\(stamp).log")
+        } catch {
+            store.removeIfUnwritten(log: nil)
+            throw error
+        }
         log.write("iaprecon \(IAPReconCLI.version) \(command.name) --root \(root) --date \(date)"
                   + (databasePath == command.databasePath ? "" : " (replayed in the scratch store \(databasePath))"))
         for warning in warnings { log.write("Warning: " + warning) }
@@ -217,6 +223,7 @@ enum NightlyCommand {
             return outcome.code
         } catch {
             log.write("failed: \(error)")
+            store.removeIfUnwritten(log: log)
             throw error
         }
     }
@@ -303,9 +310,10 @@ struct NightSettings {
     /// locked and before a log is written: a folder holding what iaprecon did not write stops a
     /// backfill before its first night, not half-way through the range. The log folder is made
     /// last, so such a refusal makes no folder (a day folder that exists was in the report folder);
-    /// a log folder that cannot be made removes again the report folders made before it.
-    func prepareFolders(for dates: [String]) throws {
-        guard !dates.isEmpty else { return }
+    /// a log folder that cannot be made removes again the report folders made before it. Returns the
+    /// folders it made, outermost first, which a first night that stops before it stores anything removes.
+    func prepareFolders(for dates: [String]) throws -> [String] {
+        guard !dates.isEmpty else { return [] }
         var made: [String] = []
         do {
             try NightlyCommand.makeFolder(outRoot, made: &made)
@@ -316,6 +324,7 @@ struct NightSettings {
             for folder in made.reversed() { rmdir(folder) }
             throw error
         }
+        return made
     }
 }
 
@@ -325,6 +334,20 @@ struct HeldStore {
     let lock: RunLock?
     /// The scratch store the nights run in; nil when the store takes them itself.
     let replay: Replay?
+    /// The report and log folders the command made, outermost first.
+    let folders: [String]
+
+    /// A first night that stops before it stored anything it read (its log cannot be opened, its report folder is
+    /// refused once it runs, its fx.csv does not convert into the reporting currency, ...) leaves nothing it made, as
+    /// one refused before it ran: the store file its lock made, with nothing in it but the schema and the night's own
+    /// row of `runs`, the lock's note, the night's `log`, and the folders it made, while they are empty. Nothing once
+    /// a night stored what it read (`RunLock.storesInputs`), nor on a store that was there before the command.
+    func removeIfUnwritten(log: LogFile?) {
+        guard lock?.removeMadeStore() == true else { return }
+        if let log, log.made { unlink(log.path) }
+        // Innermost first; rmdir removes only an empty folder.
+        for folder in folders.reversed() { rmdir(folder) }
+    }
 
     /// Removes the replay's scratch store, then lets go of the store's lock.
     func release() {
@@ -390,11 +413,17 @@ struct ReplayError: Error, CustomStringConvertible {
 /// A run's log file: one timestamped line per event, appended and flushed as it goes.
 final class LogFile {
     private let handle: FileHandle
+    let path: String
+    /// Whether opening it made the file (it was not there to append to).
+    let made: Bool
 
     /// - Throws: `OutputError` when the file cannot be opened (a read-only `--log-dir`): a night
     ///   must not run without the log its runbook points to.
     init(path: String) throws {
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        self.path = path
+        var descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0o644)
+        made = descriptor >= 0
+        if !made, errno == EEXIST { descriptor = open(path, O_WRONLY | O_APPEND | O_CLOEXEC) }
         guard descriptor >= 0 else { throw OutputError(path: path, reason: String(cString: strerror(errno))) }
         handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
     }

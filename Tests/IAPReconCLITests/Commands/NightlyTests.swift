@@ -656,6 +656,106 @@ struct NightlyTests {
         #expect(try Self.runMessages(db) == ["2026-11-29 ok 0: "])
     }
 
+    /// How a first night can stop once it has made its folders, before it stores anything it read.
+    enum FirstNightFailure: String, CaseIterable, Sendable {
+        case logCannotOpen = "its log cannot be opened", reportFolderRefused = "its report folder is refused once it runs",
+             currencyMismatch = "its fx.csv does not convert into --currency"
+    }
+
+    @Test("a first night or backfill that stops after making its folders and before storing anything it read leaves nothing it made: no store, no journal, no lock note, no log, no folder",
+          arguments: FirstNightFailure.allCases)
+    func failedFirstNightLeavesNothing(_ failure: FirstNightFailure) throws {
+        let manager = FileManager.default
+        for arguments in [["nightly"], ["backfill", "--from", "2026-11-28", "--to", "2026-11-29"]] {
+            let work = try Workspace()
+            let root = try Self.partitions(in: work)
+            let db = work.path("s.sqlite")
+            // The night that stops: a nightly's newest day, a backfill's first.
+            let day = arguments[0] == "nightly" ? "2026-11-29" : "2026-11-28"
+            let console = Console.capturing()
+            console.checkpoint = { point in
+                switch (failure, point) {
+                case (.logCannotOpen, "folders made"):
+                    // A file where the log folder the night made was: no log can be made in it.
+                    #expect(throws: Never.self) { try manager.removeItem(atPath: work.path("logs")) }
+                    #expect(manager.createFile(atPath: work.path("logs"), contents: Data("in the way\n".utf8)))
+                case (.reportFolderRefused, "log opened"):
+                    #expect(throws: Never.self) {
+                        try manager.createDirectory(atPath: work.path("reports/" + day), withIntermediateDirectories: true)
+                        try "kept by hand\n".write(toFile: work.path("reports/\(day)/notes.txt"), atomically: true, encoding: .utf8)
+                    }
+                default: break
+                }
+            }
+            let currency = failure == .currencyMismatch ? ["--currency", "JPY"] : []
+            let common = ["--root", root, "--db", db, "--reports", work.path("reports"), "--log-dir", work.path("logs"), "--quiet",
+                          "--trust-root", Workspace.sampleRoot]
+            let code = IAPReconCLI.run(arguments + common + currency, console: console)
+            switch failure {
+            case .logCannotOpen:
+                #expect(code == 1, "\(arguments)")
+                #expect(console.stderr.hasPrefix("Error: cannot write \(work.path("logs"))/iaprecon-\(day)-"), "\(arguments): \(console.stderr)")
+                #expect(console.stderr.hasSuffix(".log: Not a directory\n"), "\(arguments): \(console.stderr)")
+            case .reportFolderRefused:
+                #expect(code == 2, "\(arguments)")
+                #expect(console.stderr == "Error: will not write into \(work.path("reports/" + day)): it holds files iaprecon did not write "
+                        + "('notes.txt'); name a new or empty folder\n", "\(arguments)")
+            case .currencyMismatch:
+                #expect(code == 2, "\(arguments)")
+                #expect(console.stderr == "Error: 2026-11-28/fx.csv converts into USD, not JPY\n", "\(arguments)")
+            }
+            // What is left is what the test put there: the file in the log folder's place, the folder with the hand-kept notes.
+            let left: [String] = switch failure {
+            case .logCannotOpen: ["data", "logs"]
+            case .reportFolderRefused: ["data", "reports"]
+            case .currencyMismatch: ["data"]
+            }
+            #expect(try manager.contentsOfDirectory(atPath: work.root).sorted() == left, "\(arguments)")
+            if failure == .reportFolderRefused {
+                #expect(try manager.contentsOfDirectory(atPath: work.path("reports")) == [day], "\(arguments)")
+                #expect(try manager.contentsOfDirectory(atPath: work.path("reports/" + day)) == ["notes.txt"], "\(arguments)")
+            }
+        }
+    }
+
+    @Test("a first night that stops once it stored what it read, and a night that stops on a store it did not make, keep the store, its runs, the log and the folders")
+    func failedNightKeepsAStoreWithData() throws {
+        let work = try Workspace()
+        let root = try Self.partitions(in: work)
+        let manager = FileManager.default
+        let db = work.path("s.sqlite")
+        let options = ["--root", root, "--reports", work.path("reports"), "--log-dir", work.path("logs"), "--quiet", "--trust-root", Workspace.sampleRoot]
+        let common = options + ["--db", db]
+        // A first night whose input cannot all be read stores the files it could read, then stops: the next night reads on from them.
+        let broken = root + "/2026-11-29/server/broken.jsonl.gz"
+        try manager.createDirectory(atPath: broken, withIntermediateDirectories: true)
+        let unreadable = work.iaprecon(["nightly"] + common)
+        #expect(unreadable.code == 3)
+        #expect(unreadable.err == "Error: cannot read \(broken): Is a directory\n")
+        #expect(try Store.open(path: db, readOnly: true).scalar("SELECT count(*) FROM files") == .integer(13))
+        #expect(try Self.runMessages(db) == ["2026-11-29 failed 3: cannot read \(broken): Is a directory"])
+        #expect(try Self.logs(work).count == 1)
+        #expect(manager.fileExists(atPath: work.path("reports")))
+
+        // A night that stops before it reads anything on a store that holds earlier nights is recorded in it.
+        try manager.removeItem(atPath: broken)
+        let mismatch = work.iaprecon(["nightly", "--currency", "JPY"] + common)
+        #expect(mismatch.code == 2)
+        #expect(mismatch.err == "Error: 2026-11-28/fx.csv converts into USD, not JPY\n")
+        #expect(try Self.runMessages(db).last == "2026-11-29 failed 2: 2026-11-28/fx.csv converts into USD, not JPY")
+        let logs = try Self.logs(work)
+        #expect(logs.count == 2)
+        #expect(logs.last?.contains("failed: 2026-11-28/fx.csv converts into USD, not JPY\n") == true)
+
+        // So is one on a store file made ahead (to set its owner): the file was not the night's to remove.
+        let ahead = work.path("ahead.sqlite")
+        #expect(manager.createFile(atPath: ahead, contents: nil))
+        let onAhead = work.iaprecon(["nightly", "--currency", "JPY", "--db", ahead] + options)
+        #expect(onAhead.code == 2)
+        #expect(try Self.runMessages(ahead) == ["2026-11-29 failed 2: 2026-11-28/fx.csv converts into USD, not JPY"])
+        #expect(try Self.logs(work).count == 3)
+    }
+
     @Test("a night that re-reports its day names the run that reported it as the store is when the night holds it, not as it was before")
     func repeatedNightLooksUnderTheLock() throws {
         let work = try Workspace()

@@ -35,6 +35,19 @@ public final class RunLock {
     /// Whether taking the lock made the store file.
     public var madeStore: Bool { madeFile != nil }
 
+    /// How far the run holding the lock has gone in writing the store (`startsRun`, `storesInputs`), which says whether
+    /// a store file the lock made is still the run's to remove (`removeMadeStore`).
+    private var written = Written.nothing
+
+    private enum Written {
+        /// Not a byte: whatever the file holds, another writer put there.
+        case nothing
+        /// The store's schema and the run's own row of `runs`, nothing it read.
+        case runStart
+        /// What the run read: the store is kept from here on, whatever stops the run.
+        case inputs
+    }
+
     /// Locks the store at `databasePath`, creating an empty store file first when `createStore`
     /// is true (commands that only work on what a store holds pass false and get `StoreError`).
     /// `checkpoint` is told each point of the locking a test may act at (`store opened`: the file at the path is
@@ -121,16 +134,35 @@ public final class RunLock {
         throw StoreError(path: databasePath, reason: "it was removed or replaced each time this run locked it")
     }
 
-    /// Removes the store file this lock made, and the holder's note, while the lock still holds the file: for a command
-    /// that locks the store before checks of its own (`nightly`, on a store that does not exist yet) and is refused by
-    /// one, so that it leaves no store behind. Nothing when the file was there before the lock, is no longer the one at
-    /// the path, or has been written to.
-    public func removeMadeStore() {
+    /// Says the run holding the lock is about to set the store up and record itself in it: the schema and its row of
+    /// `runs`, which are no reason to keep a store the lock made if the run then stops before it stores what it read.
+    public func startsRun() {
+        if written == .nothing { written = .runStart }
+    }
+
+    /// Says the run holding the lock is about to store what it read: from here on the store is kept, whatever stops
+    /// the run, a kill or an error, since the next run reads on from what it holds.
+    public func storesInputs() {
+        written = .inputs
+    }
+
+    /// Removes the store file this lock made, its journal files, and the holder's note, while the lock still holds the
+    /// file: for a command that locks the store before checks of its own (`nightly` and `backfill`, on a store that does
+    /// not exist yet) and is refused by one, or stops before it stored anything it read, so that it leaves no store
+    /// behind. Nothing when the file was there before the lock, is no longer the one at the path, or holds what the run
+    /// read (`storesInputs`), or anything at all before the run started writing it (`startsRun`). The caller has closed
+    /// its connections to the store. Returns whether it removed the store.
+    @discardableResult
+    public func removeMadeStore() -> Bool {
         var status = stat()
-        guard let madeFile, locks(databasePath: databasePath), fstat(descriptor, &status) == 0, status.st_size == 0 else { return }
-        // The note first: once the store is gone, the next run makes one at the path and writes its own note.
+        guard let madeFile, written != .inputs, locks(databasePath: databasePath), fstat(descriptor, &status) == 0,
+              written == .runStart || status.st_size == 0 else { return false }
+        // The note first: once the store is gone, the next run makes one at the path and writes its own note. Its journal
+        // files go before the store for the same reason: a run that makes the next store at the path makes its own.
         unlink(path)
+        for suffix in ["-wal", "-shm", "-journal"] { unlink(madeFile + suffix) }
         unlink(madeFile)
+        return true
     }
 
     /// The path a symlink at `path` leads to, through a chain of them, whether or not a file is there; `path` itself
