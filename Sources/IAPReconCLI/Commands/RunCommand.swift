@@ -95,10 +95,11 @@ enum StageCommands {
 
     static func report(_ command: ParsedCommand, console: Console) throws -> ExitCode {
         let settings = try command.reportSettings()
-        // As run refuses it: a folder that holds what iaprecon did not write is a wrong argument, not a report that failed.
-        try OutputSet.checkTarget(settings.outFolder)
         var report: ReportSummary?
-        return try stage(command, "report", console: console) { database, progress in
+        // As run refuses it: a folder that holds what iaprecon did not write is a wrong argument, not a report that failed.
+        // Checked once the store is found, since the check makes the folders it is in: a store that is not there, or
+        // holds nothing to report, is refused with no folder made.
+        return try stage(command, "report", console: console, refuses: { try OutputSet.checkTarget(settings.outFolder) }) { database, progress in
             let summary = try ReportStage.run(database: database, settings: settings) { progress?.advanced(.lines($0)) }
             report = summary
             progress?.clear()
@@ -150,17 +151,26 @@ enum StageCommands {
     }
 
     /// Runs one stage under the lock on an existing store, recording it in the runs table;
+    /// `refuses` checks the command's own arguments once the store is found, before the stage is a run;
     /// `judge` gives the exit code once the stage is done (`--fail-on`). On a terminal the body
     /// gets a live progress line, cleared before its result is printed.
     private static func stage(
-        _ command: ParsedCommand, _ name: String, console: Console, _ body: (Database, StageProgress?) throws -> String,
-        output: (String) -> Void = { _ in }, judge: () -> ExitCode = { .ok }
+        _ command: ParsedCommand, _ name: String, console: Console, refuses check: () throws -> Void = {},
+        _ body: (Database, StageProgress?) throws -> String, output: (String) -> Void = { _ in }, judge: () -> ExitCode = { .ok }
     ) throws -> ExitCode {
         let lock = try RunLock(databasePath: command.databasePath, command: name, createStore: false)
         defer { withExtendedLifetime(lock) {} }
-        // A store no run has written a table to holds nothing to work on, as no file holds nothing: refused,
-        // not made a store with this stage recorded as its first run.
-        let database = try Store.open(path: command.databasePath, requireWritten: true)
+        let database: Database
+        do {
+            // A store no run has written a table to holds nothing to work on, as no file holds nothing: refused,
+            // not made a store with this stage recorded as its first run.
+            database = try Store.open(path: command.databasePath, requireWritten: true)
+            try check()
+        } catch {
+            // Refused before it is a run, it leaves no file it did not find: not even the lock's note.
+            lock.removeMadeNote()
+            throw error
+        }
         let runID = try RunLog.start(database, command: name)
         // --quiet as for run: errors and the alert line only.
         let quiet = command.flag("quiet")

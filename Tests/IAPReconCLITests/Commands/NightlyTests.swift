@@ -361,6 +361,34 @@ struct NightlyTests {
         #expect(history.out.contains("u_1003"))
     }
 
+    @Test("the stages refused on a store that does not exist or that no run has written leave no file they did not find: no lock note, no --out folder",
+          arguments: [nil] + UnwrittenStore.allCases)
+    func refusedStagesLeaveNothing(_ unwritten: UnwrittenStore?) throws {
+        let work = try Workspace()
+        let manager = FileManager.default
+        let db = work.path("s.sqlite")
+        switch unwritten {
+        case nil: break
+        case .emptyFile?: #expect(manager.createFile(atPath: db, contents: nil))
+        case .headerOnly?: try Database(path: db).enableWAL()
+        }
+        let found = try manager.contentsOfDirectory(atPath: work.root).sorted()
+        let reason = unwritten == nil ? "no such file" : "it is empty, no run has completed on it yet"
+        for arguments in [["normalize"], ["join"], ["report", "--out", work.path("reports/2026-11-29")], ["forget", "server/s.jsonl"]] {
+            let result = work.iaprecon(arguments + ["--db", db])
+            #expect(result.code == 1, "\(arguments)")
+            #expect(result.err == "Error: cannot use store \(db): \(reason); run 'iaprecon run' or 'iaprecon ingest' first\n", "\(arguments)")
+            #expect(result.out == "", "\(arguments)")
+            #expect(try manager.contentsOfDirectory(atPath: work.root).sorted() == found, "\(arguments)")
+        }
+        // Near miss: on a store a run has written, report makes the folders of its --out and writes it; the stages leave the lock's note.
+        #expect(work.iaprecon(["run", "--input", Workspace.sampleData, "--trust-root", Workspace.sampleRoot, "--db", db, "--out", work.path("out"),
+                               "--quiet"]).code == 0)
+        #expect(work.iaprecon(["report", "--out", work.path("reports/2026-11-29"), "--db", db, "--quiet"]).code == 0)
+        #expect(manager.fileExists(atPath: work.path("reports/2026-11-29/findings.csv")))
+        #expect(manager.fileExists(atPath: RunLock.notePath(db)))
+    }
+
     /// The outputs that must be equal between two runs over the same inputs (summary.json without its timings).
     static func outputs(_ work: Workspace, _ folder: String) throws -> [String: String] {
         var texts: [String: String] = [:]

@@ -31,6 +31,8 @@ public final class RunLock {
     /// none), which `removeMadeStore` may remove again; nil when the file was there.
     private let madeFile: String?
     private let databasePath: String
+    /// Whether taking the lock made the note (there was none from an earlier holder), which `removeMadeNote` may remove.
+    private let madeNote: Bool
 
     /// Whether taking the lock made the store file.
     public var madeStore: Bool { madeFile != nil }
@@ -75,7 +77,9 @@ public final class RunLock {
         self.databasePath = databasePath
         path = Self.notePath(databasePath)
         let text = "pid \(getpid()), iaprecon \(command), started \(Timestamp.iso8601(Int64(Date().timeIntervalSince1970 * 1000)))\n"
-        let note = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        var note = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        madeNote = note >= 0
+        if !madeNote { note = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600) }
         if note >= 0 {
             _ = text.withCString { write(note, $0, strlen($0)) }
             close(note)
@@ -163,6 +167,14 @@ public final class RunLock {
         for suffix in ["-wal", "-shm", "-journal"] { unlink(madeFile + suffix) }
         unlink(madeFile)
         return true
+    }
+
+    /// Removes the holder's note when taking the lock made it, while the lock still holds the file at the store's path:
+    /// for a command refused once it holds the store (a stage, on a store no run has written), which then leaves beside
+    /// it no file it did not find. A note an earlier holder left stays, naming this one until the next.
+    public func removeMadeNote() {
+        guard madeNote, locks(databasePath: databasePath) else { return }
+        unlink(path)
     }
 
     /// The path a symlink at `path` leads to, through a chain of them, whether or not a file is there; `path` itself
