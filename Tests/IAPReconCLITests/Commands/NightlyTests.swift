@@ -782,6 +782,25 @@ struct NightlyTests {
         #expect(onAhead.code == 2)
         #expect(try Self.runMessages(ahead) == ["2026-11-29 failed 2: 2026-11-28/fx.csv converts into USD, not JPY"])
         #expect(try Self.logs(work).count == 3)
+
+        // A first backfill whose second night stops before it reads anything keeps what its first night stored and wrote.
+        let backfilled = work.path("backfill.sqlite")
+        let console = Console.capturing()
+        console.checkpoint = { point in
+            guard point == "log opened", manager.fileExists(atPath: work.path("backfill-reports/2026-11-28/findings.csv")) else { return }
+            #expect(throws: Never.self) {
+                try manager.createDirectory(atPath: work.path("backfill-reports/2026-11-29"), withIntermediateDirectories: true)
+                try "kept by hand\n".write(toFile: work.path("backfill-reports/2026-11-29/notes.txt"), atomically: true, encoding: .utf8)
+            }
+        }
+        let code = IAPReconCLI.run(["backfill", "--from", "2026-11-28", "--to", "2026-11-29", "--root", root, "--db", backfilled,
+                                    "--reports", work.path("backfill-reports"), "--log-dir", work.path("logs"), "--quiet",
+                                    "--trust-root", Workspace.sampleRoot], console: console)
+        #expect(code == 2)
+        #expect(console.stderr.hasPrefix("Error: will not write into \(work.path("backfill-reports/2026-11-29")): "))
+        #expect(try Self.runMessages(backfilled) == ["2026-11-28 ok 0: "])
+        #expect(manager.fileExists(atPath: work.path("backfill-reports/2026-11-28/findings.csv")))
+        #expect(try Self.logs(work).count == 5)
     }
 
     @Test("a night that re-reports its day names the run that reported it as the store is when the night holds it, not as it was before")
