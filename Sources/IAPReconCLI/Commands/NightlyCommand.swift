@@ -167,7 +167,7 @@ enum NightlyCommand {
         do {
             log = try LogFile(path: "\(settings.logDir)/iaprecon-\(date)-\(stamp).log")
         } catch {
-            store.removeIfUnwritten(log: nil)
+            store.removeIfUnwritten()
             throw error
         }
         log.write("iaprecon \(IAPReconCLI.version) \(command.name) --root \(root) --date \(date)"
@@ -223,7 +223,7 @@ enum NightlyCommand {
             return outcome.code
         } catch {
             log.write("failed: \(error)")
-            store.removeIfUnwritten(log: log)
+            store.removeIfUnwritten()
             throw error
         }
     }
@@ -338,14 +338,14 @@ struct HeldStore {
     let folders: [String]
 
     /// A first night that stops before it stored anything it read (its log cannot be opened, its report folder is
-    /// refused once it runs, its fx.csv does not convert into the reporting currency, ...) leaves nothing it made, as
-    /// one refused before it ran: the store file its lock made, with nothing in it but the schema and the night's own
-    /// row of `runs`, the lock's note, the night's `log`, and the folders it made, while they are empty. Nothing once
-    /// a night stored what it read (`RunLock.storesInputs`), nor on a store that was there before the command.
-    func removeIfUnwritten(log: LogFile?) {
+    /// refused once it runs, its fx.csv does not convert into the reporting currency, ...) leaves no store, as one
+    /// refused before it ran: not the store file its lock made, with nothing in it but the schema and the night's own
+    /// row of `runs`, nor the lock's note, nor the report folders it made, while they are empty. Its log stays, with
+    /// the folder it is in: it is where the runbook sends a person to read why the night failed. Nothing is removed
+    /// once a night stored what it read (`RunLock.storesInputs`), nor on a store that was there before the command.
+    func removeIfUnwritten() {
         guard lock?.removeMadeStore() == true else { return }
-        if let log, log.made { unlink(log.path) }
-        // Innermost first; rmdir removes only an empty folder.
+        // Innermost first; rmdir removes only an empty folder, so not the log's.
         for folder in folders.reversed() { rmdir(folder) }
     }
 
@@ -413,17 +413,11 @@ struct ReplayError: Error, CustomStringConvertible {
 /// A run's log file: one timestamped line per event, appended and flushed as it goes.
 final class LogFile {
     private let handle: FileHandle
-    let path: String
-    /// Whether opening it made the file (it was not there to append to).
-    let made: Bool
 
     /// - Throws: `OutputError` when the file cannot be opened (a read-only `--log-dir`): a night
     ///   must not run without the log its runbook points to.
     init(path: String) throws {
-        self.path = path
-        var descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0o644)
-        made = descriptor >= 0
-        if !made, errno == EEXIST { descriptor = open(path, O_WRONLY | O_APPEND | O_CLOEXEC) }
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw OutputError(path: path, reason: String(cString: strerror(errno))) }
         handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
     }

@@ -690,9 +690,9 @@ struct NightlyTests {
              currencyMismatch = "its fx.csv does not convert into --currency"
     }
 
-    @Test("a first night or backfill that stops after making its folders and before storing anything it read leaves nothing it made: no store, no journal, no lock note, no log, no folder",
+    @Test("a first night or backfill that stops after making its folders and before storing anything it read leaves no store, journal, lock note or empty report folder; its log stays, saying why",
           arguments: FirstNightFailure.allCases)
-    func failedFirstNightLeavesNothing(_ failure: FirstNightFailure) throws {
+    func failedFirstNightLeavesNoStore(_ failure: FirstNightFailure) throws {
         let manager = FileManager.default
         for arguments in [["nightly"], ["backfill", "--from", "2026-11-28", "--to", "2026-11-29"]] {
             let work = try Workspace()
@@ -732,13 +732,21 @@ struct NightlyTests {
                 #expect(code == 2, "\(arguments)")
                 #expect(console.stderr == "Error: 2026-11-28/fx.csv converts into USD, not JPY\n", "\(arguments)")
             }
-            // What is left is what the test put there: the file in the log folder's place, the folder with the hand-kept notes.
+            // What is left is what the test put there (the file in the log folder's place, the folder with the
+            // hand-kept notes) and the log of a night that opened one, which says why it failed.
             let left: [String] = switch failure {
             case .logCannotOpen: ["data", "logs"]
-            case .reportFolderRefused: ["data", "reports"]
-            case .currencyMismatch: ["data"]
+            case .reportFolderRefused: ["data", "logs", "reports"]
+            case .currencyMismatch: ["data", "logs"]
             }
             #expect(try manager.contentsOfDirectory(atPath: work.root).sorted() == left, "\(arguments)")
+            if failure != .logCannotOpen {
+                let logs = try Self.logs(work)
+                #expect(logs.count == 1, "\(arguments)")
+                let reason = failure == .currencyMismatch ? "2026-11-28/fx.csv converts into USD, not JPY"
+                    : "will not write into \(work.path("reports/" + day))"
+                #expect(logs.first?.contains("failed: " + reason) == true, "\(arguments): \(logs)")
+            }
             if failure == .reportFolderRefused {
                 #expect(try manager.contentsOfDirectory(atPath: work.path("reports")) == [day], "\(arguments)")
                 #expect(try manager.contentsOfDirectory(atPath: work.path("reports/" + day)) == ["notes.txt"], "\(arguments)")
