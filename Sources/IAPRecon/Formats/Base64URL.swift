@@ -29,52 +29,74 @@ public enum Base64URL {
     }
 
     private static func decode(buffer text: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+        guard let end = end(of: text) else { return nil }
+        var valid = true
+        let output = [UInt8](unsafeUninitializedCapacity: decodedCount(end)) { output, initialized in
+            valid = decode(text, end: end, into: output)
+            // Nothing read from here on when invalid; the array is dropped.
+            if !valid { output.initialize(repeating: 0) }
+            initialized = output.count
+        }
+        return valid ? output : nil
+    }
+
+    /// Decodes `text` as `decode` does into `output`, in place of what it held, reusing its storage:
+    /// false when `text` is malformed (then `output` holds nothing of use).
+    static func decode(_ text: UnsafeBufferPointer<UInt8>, into output: inout [UInt8]) -> Bool {
+        guard let end = end(of: text) else { return false }
+        let count = decodedCount(end)
+        if output.count > count {
+            output.removeLast(output.count - count)
+        } else {
+            output.append(contentsOf: repeatElement(0, count: count - output.count))
+        }
+        return output.withUnsafeMutableBufferPointer { decode(text, end: end, into: $0) }
+    }
+
+    /// Where `text`'s sextets end, before its padding; nil when its padding or length is malformed.
+    private static func end(of text: UnsafeBufferPointer<UInt8>) -> Int? {
         var end = text.count
         while end > 0, text[end - 1] == UInt8(ascii: "=") { end -= 1 }
         guard text.count - end <= 2, end % 4 != 1 else { return nil }
-        let count = end / 4 * 3 + max(0, end % 4 - 1)
-        return table.withUnsafeBufferPointer { table -> [UInt8]? in
-            var valid = true
-            let output = [UInt8](unsafeUninitializedCapacity: count) { output, initialized in
-                var input = 0
-                var written = 0
-                // A `=` before the end is outside both alphabets: 0xFF, like any other stray byte.
-                while input + 4 <= end {
-                    let a = table[Int(text[input])], b = table[Int(text[input + 1])]
-                    let c = table[Int(text[input + 2])], d = table[Int(text[input + 3])]
-                    if (a | b | c | d) & 0x80 != 0 { valid = false; break }
-                    let group = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6 | UInt32(d)
-                    output[written] = UInt8(truncatingIfNeeded: group >> 16)
-                    output[written + 1] = UInt8(truncatingIfNeeded: group >> 8)
-                    output[written + 2] = UInt8(truncatingIfNeeded: group)
-                    written += 3
-                    input += 4
-                }
-                if valid, input < end {
-                    // Two or three sextets left: one or two bytes.
-                    var group: UInt32 = 0
-                    for index in input..<end {
-                        let value = table[Int(text[index])]
-                        if value & 0x80 != 0 { valid = false; break }
-                        group = group << 6 | UInt32(value)
-                    }
-                    group <<= UInt32(6 * (4 - (end - input)))
-                    if valid {
-                        output[written] = UInt8(truncatingIfNeeded: group >> 16)
-                        written += 1
-                        if end - input == 3 {
-                            output[written] = UInt8(truncatingIfNeeded: group >> 8)
-                            written += 1
-                        }
-                    }
-                }
-                if !valid {
-                    // Nothing read from here on; the array is dropped.
-                    for index in written..<count { output[index] = 0 }
-                }
-                initialized = count
+        return end
+    }
+
+    /// How many bytes `end` sextets encode.
+    private static func decodedCount(_ end: Int) -> Int { end / 4 * 3 + max(0, end % 4 - 1) }
+
+    /// Decodes the first `end` bytes of `text` into `output`, which has room for exactly their
+    /// bytes: false when a byte is outside both alphabets.
+    private static func decode(_ text: UnsafeBufferPointer<UInt8>, end: Int, into output: UnsafeMutableBufferPointer<UInt8>) -> Bool {
+        table.withUnsafeBufferPointer { table -> Bool in
+            var input = 0
+            var written = 0
+            // A `=` before the end is outside both alphabets: 0xFF, like any other stray byte.
+            while input + 4 <= end {
+                let a = table[Int(text[input])], b = table[Int(text[input + 1])]
+                let c = table[Int(text[input + 2])], d = table[Int(text[input + 3])]
+                if (a | b | c | d) & 0x80 != 0 { return false }
+                let group = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6 | UInt32(d)
+                output[written] = UInt8(truncatingIfNeeded: group >> 16)
+                output[written + 1] = UInt8(truncatingIfNeeded: group >> 8)
+                output[written + 2] = UInt8(truncatingIfNeeded: group)
+                written += 3
+                input += 4
             }
-            return valid ? output : nil
+            if input < end {
+                // Two or three sextets left: one or two bytes.
+                var group: UInt32 = 0
+                for index in input..<end {
+                    let value = table[Int(text[index])]
+                    if value & 0x80 != 0 { return false }
+                    group = group << 6 | UInt32(value)
+                }
+                group <<= UInt32(6 * (4 - (end - input)))
+                output[written] = UInt8(truncatingIfNeeded: group >> 16)
+                if end - input == 3 {
+                    output[written + 1] = UInt8(truncatingIfNeeded: group >> 8)
+                }
+            }
+            return true
         }
     }
 
@@ -112,16 +134,12 @@ public enum JWS {
     /// The decoded JSON payload of a JWS compact string.
     public static func payload(_ jws: String) throws(JWSError) -> JSONObject {
         var jws = jws
-        // The middle of exactly three dot-separated parts, read from the string's contiguous bytes.
-        let decoded = jws.withUTF8 { text -> [UInt8]?? in
-            guard let (first, second) = dots(in: text), second > first + 1 else { return .none }
-            return .some(Base64URL.decode(UnsafeBufferPointer(rebasing: text[(first + 1)..<second])))
+        let tape = JSONTape()
+        let read = jws.withUTF8 { text -> Result<Void, JWSError> in
+            do throws(JWSError) { return .success(try tape.readJWSPayload(text)) } catch { return .failure(error) }
         }
-        guard let payload = decoded else { throw .notThreeParts }
-        guard let bytes = payload else { throw .badBase64 }
-        let value: JSONValue
-        do { value = try JSONParser.parse(bytes) } catch { throw .payload(error) }
-        guard let object = value.objectValue else { throw .payloadNotObject }
+        try read.get()
+        guard case .object(let object) = tape.withPayloadRoot({ $0.value }) else { throw .payloadNotObject }
         return object
     }
 

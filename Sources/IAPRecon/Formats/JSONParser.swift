@@ -13,6 +13,11 @@ public struct JSONSyntaxError: Error, Equatable, Sendable, CustomStringConvertib
 /// nesting deeper than `maximumDepth`, and more values than `maximumValues`
 /// allows for the text's length, so hostile input costs one rejected line
 /// and never a crash, a stack overflow or memory out of proportion to it.
+///
+/// It writes a `JSONTape`: a token per value, which ingest reads in place. Every
+/// string is checked whole as it is read, whether or not anyone reads it later,
+/// so a text is accepted or refused alike however it is read. `parse` makes the
+/// tape's `JSONValue`, for the readers that want the whole value.
 public struct JSONParser {
     public static let maximumDepth = 64
 
@@ -29,42 +34,73 @@ public struct JSONParser {
     private var index = 0
     private var depth = 0
     private var valuesLeft: Int
-    /// The members of the objects being parsed, innermost last: each object takes its own off the
-    /// top into an array sized once, instead of growing one array per object a member at a time.
-    private var openMembers: [JSONObject.Member] = []
-    /// The same for the elements of the arrays being parsed.
-    private var openElements: [JSONValue] = []
+    /// The tape being written: a token per value and per member name, in source order.
+    private(set) var tokens: [JSONToken]
+    /// The decoded bytes of the last string read that held an escape.
+    private(set) var scratch: [UInt8]
     /// Whether the last string read held an escape, so that its text differs from its bytes.
     private var stringHadEscape = false
 
-    private init(bytes: UnsafeBufferPointer<UInt8>) {
+    /// A parser of `bytes` writing into `tokens` and decoding escapes into `scratch`, whose
+    /// storage it reuses: a worker hands the same arrays to the parser of each of its lines.
+    init(bytes: UnsafeBufferPointer<UInt8>, tokens: [JSONToken] = [], scratch: [UInt8] = []) {
         self.bytes = bytes
+        self.tokens = tokens
+        self.scratch = scratch
         valuesLeft = JSONParser.maximumValues(byteCount: bytes.count)
+    }
+
+    /// Parses one complete JSON text into a tape; its first token is the text's value.
+    mutating func parseText() throws(JSONSyntaxError) {
+        // Here, not in `init`: by now the tape has let go of the array, so its storage is kept, not copied.
+        tokens.removeAll(keepingCapacity: true)
+        skipWhitespace()
+        try parseValue()
+        skipWhitespace()
+        if index != bytes.count {
+            throw error("unexpected text after the JSON value")
+        }
     }
 
     /// Parses one complete JSON text.
     public static func parse(_ bytes: UnsafeBufferPointer<UInt8>) throws(JSONSyntaxError) -> JSONValue {
-        var parser = JSONParser(bytes: bytes)
-        parser.skipWhitespace()
-        let value = try parser.parseValue()
-        parser.skipWhitespace()
-        if parser.index != bytes.count {
-            throw parser.error("unexpected text after the JSON value")
-        }
-        return value
+        let tape = JSONTape()
+        try tape.read(bytes)
+        return tape.withRoot(in: bytes) { $0.value }
     }
 
     /// Parses a JSON text held in `bytes`.
     public static func parse(_ bytes: [UInt8]) throws(JSONSyntaxError) -> JSONValue {
-        let result: Result<JSONValue, JSONSyntaxError> = bytes.withUnsafeBufferPointer { buffer in
-            do throws(JSONSyntaxError) { return .success(try parse(buffer)) } catch { return .failure(error) }
-        }
-        return try result.get()
+        try bytes.withUnsafeBufferPointer { buffer throws(JSONSyntaxError) in try parse(buffer) }
     }
 
     /// Parses a JSON text held in `text`.
     public static func parse(_ text: String) throws(JSONSyntaxError) -> JSONValue {
         try parse(Array(text.utf8))
+    }
+
+    /// The text of the string whose opening quote is at `quote` in `bytes`, which a parser has read
+    /// before: escapes are decoded by the same code that checked them.
+    static func decodedString(_ bytes: UnsafeBufferPointer<UInt8>, quote: Int) -> String {
+        var parser = JSONParser(bytes: bytes)
+        parser.index = quote
+        guard let (start, end) = try? parser.readString() else { return "" }
+        if !parser.stringHadEscape { return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self) }
+        return String(decoding: parser.scratch, as: UTF8.self)
+    }
+
+    /// The decoded bytes of the string whose opening quote is at `quote` in `bytes`, into `output`
+    /// (whose storage is reused), for a string `decodedString` would decode.
+    static func decodeString(_ bytes: UnsafeBufferPointer<UInt8>, quote: Int, into output: inout [UInt8]) {
+        var parser = JSONParser(bytes: bytes, scratch: output)
+        output = []
+        parser.index = quote
+        guard let (start, end) = try? parser.readString() else { return }
+        output = parser.scratch
+        if !parser.stringHadEscape {
+            output.removeAll(keepingCapacity: true)
+            output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<end]))
+        }
     }
 
     // MARK: - Values
@@ -82,22 +118,42 @@ public struct JSONParser {
         }
     }
 
-    private mutating func parseValue() throws(JSONSyntaxError) -> JSONValue {
+    private mutating func parseValue() throws(JSONSyntaxError) {
         guard index < bytes.count else { throw error("unexpected end of input") }
         valuesLeft -= 1
         if valuesLeft < 0 {
             throw error("more than \(JSONParser.maximumValues(byteCount: bytes.count)) values in \(bytes.count) bytes")
         }
+        let start = index
         switch bytes[index] {
-        case UInt8(ascii: "{"): return try parseObject()
-        case UInt8(ascii: "["): return try parseArray()
-        case UInt8(ascii: "\""): return .string(try parseString())
-        case UInt8(ascii: "t"): try expectLiteral("true"); return .bool(true)
-        case UInt8(ascii: "f"): try expectLiteral("false"); return .bool(false)
-        case UInt8(ascii: "n"): try expectLiteral("null"); return .null
-        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return .number(try parseNumber())
+        case UInt8(ascii: "{"): try parseObject()
+        case UInt8(ascii: "["): try parseArray()
+        case UInt8(ascii: "\""): try appendString(nameDigest: false)
+        case UInt8(ascii: "t"): try expectLiteral("true"); appendScalar(.true, from: start)
+        case UInt8(ascii: "f"): try expectLiteral("false"); appendScalar(.false, from: start)
+        case UInt8(ascii: "n"): try expectLiteral("null"); appendScalar(.null, from: start)
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): try parseNumber(); appendScalar(.number, from: start)
         default: throw error("unexpected character")
         }
+    }
+
+    /// Appends the token of a value without contents, which ends at `index`.
+    private mutating func appendScalar(_ kind: JSONToken.Kind, from start: Int) {
+        tokens.append(JSONToken(kind: kind, start: start, end: index, next: tokens.count + 1))
+    }
+
+    /// Reads a string and appends its token; a member name's carries the digest of its text.
+    private mutating func appendString(nameDigest: Bool) throws(JSONSyntaxError) {
+        let (start, end) = try readString()
+        var token = JSONToken(kind: .string, start: start, end: end, next: tokens.count + 1)
+        token.hasEscape = stringHadEscape
+        if nameDigest {
+            // The digest is of the name's text: its bytes between the quotes, unless an escape made the text otherwise.
+            token.nameDigest = stringHadEscape
+                ? scratch.withUnsafeBufferPointer { JSONObject.nameDigest($0) }
+                : JSONObject.nameDigest(UnsafeBufferPointer(rebasing: bytes[start..<end]))
+        }
+        tokens.append(token)
     }
 
     private mutating func expectLiteral(_ literal: StaticString) throws(JSONSyntaxError) {
@@ -115,86 +171,76 @@ public struct JSONParser {
         if depth > JSONParser.maximumDepth { throw error("nesting deeper than \(JSONParser.maximumDepth)") }
     }
 
-    private mutating func parseObject() throws(JSONSyntaxError) -> JSONValue {
+    /// Appends a container's token before its contents', to be completed by `closeContainer`.
+    private mutating func openContainer(_ kind: JSONToken.Kind) -> Int {
+        tokens.append(JSONToken(kind: kind, start: index, end: index, next: 0))
+        return tokens.count - 1
+    }
+
+    /// Completes the token at `position` of a container holding `count` members or elements, which ends at `index`.
+    private mutating func closeContainer(at position: Int, count: Int) {
+        depth -= 1
+        tokens[position].isFlat = tokens.count - position - 1 == (tokens[position].kind == .object ? 2 * count : count)
+        tokens[position].end = index
+        tokens[position].next = Int32(truncatingIfNeeded: tokens.count)
+        tokens[position].count = Int32(truncatingIfNeeded: count)
+    }
+
+    private mutating func parseObject() throws(JSONSyntaxError) {
         try enterContainer()
+        let position = openContainer(.object)
         index += 1
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
-            depth -= 1
-            return .object(JSONObject(parsed: []))
+            closeContainer(at: position, count: 0)
+            return
         }
-        // Room for a record's members in one small allocation; it grows only for a larger or deeper object.
-        if openMembers.capacity == 0 { openMembers.reserveCapacity(24) }
-        let first = openMembers.count
+        var count = 0
         while true {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw error("expected a member name") }
-            let nameStart = index + 1
-            let key = try parseString()
-            // The digest is of the name's text: its bytes between the quotes, unless an escape made the text otherwise.
-            let nameDigest = stringHadEscape
-                ? JSONObject.nameDigest(key) : JSONObject.nameDigest(UnsafeBufferPointer(rebasing: bytes[nameStart..<(index - 1)]))
+            try appendString(nameDigest: true)
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw error("expected ':'") }
             index += 1
             skipWhitespace()
-            let value = try parseValue()
-            openMembers.append(JSONObject.Member(key: key, value: value, nameDigest: nameDigest))
+            try parseValue()
+            count += 1
             skipWhitespace()
             guard index < bytes.count else { throw error("unexpected end of input") }
             if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
             if bytes[index] == UInt8(ascii: "}") { index += 1; break }
             throw error("expected ',' or '}'")
         }
-        depth -= 1
-        return .object(JSONObject(parsed: Self.takeTop(of: &openMembers, from: first, leaving: JSONObject.Member(key: "", value: .null, nameDigest: 0))))
+        closeContainer(at: position, count: count)
     }
 
-    private mutating func parseArray() throws(JSONSyntaxError) -> JSONValue {
+    private mutating func parseArray() throws(JSONSyntaxError) {
         try enterContainer()
+        let position = openContainer(.array)
         index += 1
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
             index += 1
-            depth -= 1
-            return .array([])
+            closeContainer(at: position, count: 0)
+            return
         }
-        if openElements.capacity == 0 { openElements.reserveCapacity(16) }
-        let first = openElements.count
+        var count = 0
         while true {
             skipWhitespace()
-            let element = try parseValue()
-            openElements.append(element)
+            try parseValue()
+            count += 1
             skipWhitespace()
             guard index < bytes.count else { throw error("unexpected end of input") }
             if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
             if bytes[index] == UInt8(ascii: "]") { index += 1; break }
             throw error("expected ',' or ']'")
         }
-        depth -= 1
-        return .array(Self.takeTop(of: &openElements, from: first, leaving: .null))
+        closeContainer(at: position, count: count)
     }
 
-    /// Moves the entries of `stack` from `first` on into an array of their own and drops them
-    /// from `stack`. They are moved, not copied: `placeholder` (which holds no reference) takes
-    /// their places, so dropping them releases nothing a value still uses.
-    private static func takeTop<Element>(of stack: inout [Element], from first: Int, leaving placeholder: Element) -> [Element] {
-        let count = stack.count - first
-        let taken = stack.withUnsafeMutableBufferPointer { stack in
-            [Element](unsafeUninitializedCapacity: count) { buffer, initialized in
-                guard let target = buffer.baseAddress, let source = stack.baseAddress else { return }
-                target.moveInitialize(from: source + first, count: count)
-                (source + first).initialize(repeating: placeholder, count: count)
-                initialized = count
-            }
-        }
-        for _ in 0..<count { stack.removeLast() }
-        return taken
-    }
-
-    private mutating func parseNumber() throws(JSONSyntaxError) -> String {
-        let start = index
+    private mutating func parseNumber() throws(JSONSyntaxError) {
         if bytes[index] == UInt8(ascii: "-") { index += 1 }
         guard index < bytes.count, isDigit(bytes[index]) else { throw error("invalid number") }
         if bytes[index] == UInt8(ascii: "0") {
@@ -213,7 +259,6 @@ public struct JSONParser {
             guard index < bytes.count, isDigit(bytes[index]) else { throw error("invalid number") }
             while index < bytes.count, isDigit(bytes[index]) { index += 1 }
         }
-        return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
     }
 
     private func isDigit(_ byte: UInt8) -> Bool {
@@ -222,7 +267,10 @@ public struct JSONParser {
 
     // MARK: - Strings
 
-    private mutating func parseString() throws(JSONSyntaxError) -> String {
+    /// Reads the string whose opening quote is at `index`, checking every byte of it (escapes,
+    /// control characters, UTF-8) whether or not anyone reads its text, and returns the range of its
+    /// bytes between the quotes. When it held an escape (`stringHadEscape`), `scratch` holds its text.
+    private mutating func readString() throws(JSONSyntaxError) -> (start: Int, end: Int) {
         index += 1
         stringHadEscape = false
         let start = index
@@ -232,9 +280,10 @@ public struct JSONParser {
         while index < bytes.count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
-                let slice = UnsafeBufferPointer(rebasing: bytes[start..<index])
+                let end = index
                 index += 1
-                return highBits < 0x80 ? String(decoding: slice, as: UTF8.self) : try makeString(slice)
+                if highBits >= 0x80 { try checkUTF8(UnsafeBufferPointer(rebasing: bytes[start..<end])) }
+                return (start, end)
             }
             highBits |= byte
             if byte == UInt8(ascii: "\\") { break }
@@ -243,13 +292,16 @@ public struct JSONParser {
         }
         guard index < bytes.count else { throw error("unterminated string") }
         stringHadEscape = true
-        var scratch = Array(UnsafeBufferPointer(rebasing: bytes[start..<index]))
+        scratch.removeAll(keepingCapacity: true)
+        scratch.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<index]))
         while index < bytes.count {
             let byte = bytes[index]
             switch byte {
             case UInt8(ascii: "\""):
+                let end = index
                 index += 1
-                return try scratch.withUnsafeBufferPointer { buffer throws(JSONSyntaxError) in try makeString(buffer) }
+                try scratch.withUnsafeBufferPointer { buffer throws(JSONSyntaxError) in try checkUTF8(buffer) }
+                return (start, end)
             case UInt8(ascii: "\\"):
                 index += 1
                 guard index < bytes.count else { throw error("unterminated string") }
@@ -264,7 +316,7 @@ public struct JSONParser {
                 case UInt8(ascii: "n"): scratch.append(0x0A)
                 case UInt8(ascii: "r"): scratch.append(0x0D)
                 case UInt8(ascii: "t"): scratch.append(0x09)
-                case UInt8(ascii: "u"): try appendUnicodeEscape(to: &scratch)
+                case UInt8(ascii: "u"): try appendUnicodeEscape()
                 default: throw error("invalid escape")
                 }
             default:
@@ -296,9 +348,41 @@ public struct JSONParser {
         }
     }
 
-    private func makeString(_ bytes: UnsafeBufferPointer<UInt8>) throws(JSONSyntaxError) -> String {
-        guard let string = String(validating: bytes, as: UTF8.self) else { throw error("invalid UTF-8 in string") }
-        return string
+    private func checkUTF8(_ bytes: UnsafeBufferPointer<UInt8>) throws(JSONSyntaxError) {
+        guard Self.isValidUTF8(bytes) else { throw error("invalid UTF-8 in string") }
+    }
+
+    /// Whether `bytes` are well-formed UTF-8 (Unicode 3.9, table 3-7), as `String(validating:)` judges
+    /// them, without making a string: no overlong form, no surrogate, nothing above U+10FFFF.
+    static func isValidUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        var index = 0
+        let count = bytes.count
+        func isContinuation(_ offset: Int) -> Bool { bytes[index + offset] & 0xC0 == 0x80 }
+        while index < count {
+            let lead = bytes[index]
+            switch lead {
+            case 0x00..<0x80:
+                index += 1
+            case 0xC2...0xDF:
+                guard index + 1 < count, isContinuation(1) else { return false }
+                index += 2
+            case 0xE0...0xEF:
+                guard index + 2 < count else { return false }
+                let second = bytes[index + 1]
+                let lowest: UInt8 = lead == 0xE0 ? 0xA0 : 0x80, highest: UInt8 = lead == 0xED ? 0x9F : 0xBF
+                guard second >= lowest, second <= highest, isContinuation(2) else { return false }
+                index += 3
+            case 0xF0...0xF4:
+                guard index + 3 < count else { return false }
+                let second = bytes[index + 1]
+                let lowest: UInt8 = lead == 0xF0 ? 0x90 : 0x80, highest: UInt8 = lead == 0xF4 ? 0x8F : 0xBF
+                guard second >= lowest, second <= highest, isContinuation(2), isContinuation(3) else { return false }
+                index += 4
+            default:
+                return false
+            }
+        }
+        return true
     }
 
     private mutating func readHex4() throws(JSONSyntaxError) -> UInt32 {
@@ -319,7 +403,7 @@ public struct JSONParser {
         return value
     }
 
-    private mutating func appendUnicodeEscape(to scratch: inout [UInt8]) throws(JSONSyntaxError) {
+    private mutating func appendUnicodeEscape() throws(JSONSyntaxError) {
         var scalarValue = try readHex4()
         if (0xD800...0xDBFF).contains(scalarValue) {
             guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u") else {
@@ -331,6 +415,6 @@ public struct JSONParser {
             scalarValue = 0x10000 + ((scalarValue - 0xD800) << 10) + (low - 0xDC00)
         }
         guard let scalar = Unicode.Scalar(scalarValue) else { throw error("unpaired surrogate") }
-        scratch.append(contentsOf: Array(String(Character(scalar)).utf8))
+        UTF8.encode(scalar) { scratch.append($0) }
     }
 }
