@@ -192,14 +192,19 @@ enum MMPEventParser: CSVRowParser {
         // so it cannot cost the row. A purchase's is its revenue's to say when the revenue columns
         // are empty: one that cannot be read would lose it unseen.
         if purchase, revenue == nil, revenueUSD == nil, let eventValue {
-            let json: JSONValue
-            do { json = try JSONParser.parse(eventValue) } catch { throw LineReject("bad JSON in 'Event Value': \(error)") }
-            guard let object = json.objectValue else { throw .wrongType("Event Value", expected: "an object", got: json) }
-            let fields = Fields(object, path: "Event Value.")
-            if let value = try fields.value("af_revenue") {
-                revenue = Money.format(try AmountRange.amount(value, field: "Event Value.af_revenue", negativeAllowed: true))
-                revenueCurrency = try fields.string("af_currency")
-                revenueCurrencyField = fields.path + "af_currency"
+            let bytes = Array(eventValue.utf8)
+            let tape = JSONTape()
+            try bytes.withUnsafeBufferPointer { bytes throws(LineReject) in
+                do throws(JSONSyntaxError) { try tape.read(bytes) } catch { throw LineReject("bad JSON in 'Event Value': \(error)") }
+                try tape.withRoot(in: bytes) { object throws(LineReject) in
+                    guard object.kind == .object else { throw .wrongType("Event Value", expected: "an object", got: object) }
+                    let fields = Fields(object, path: "Event Value.")
+                    if let value = try fields.value("af_revenue") {
+                        revenue = Money.format(try AmountRange.amount(value, field: "Event Value.af_revenue", negativeAllowed: true))
+                        revenueCurrency = try fields.string("af_currency")
+                        revenueCurrencyField = fields.path + "af_currency"
+                    }
+                }
             }
         }
         let retargeting = cell(.isRetargeting)?.lowercased() == "true"

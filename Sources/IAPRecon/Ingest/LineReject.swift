@@ -8,7 +8,7 @@ public struct LineReject: Error, Equatable, Sendable, CustomStringConvertible {
 
     static func missing(_ field: String) -> LineReject { LineReject("missing required field '\(field)'") }
 
-    static func wrongType(_ field: String, expected: String, got value: JSONValue) -> LineReject {
+    static func wrongType(_ field: String, expected: String, got value: JSONElement) -> LineReject {
         LineReject("field '\(field)' must be \(expected), not \(value.typeName)")
     }
 
@@ -31,12 +31,14 @@ public struct LineReject: Error, Equatable, Sendable, CustomStringConvertible {
 /// Typed field access on a JSON object, throwing the contract's reject reasons.
 ///
 /// `path` prefixes field names in reasons (`response.receipt.in_app[2].`), so
-/// a reject inside a nested Apple payload says where it is.
+/// a reject inside a nested Apple payload says where it is. It reads the object in place on
+/// its text's tape (`JSONElement`), a value becoming text only when asked for, so it is good only
+/// inside the call that handed the element out.
 struct Fields {
-    let object: JSONObject
+    let object: JSONElement
     let path: String
 
-    init(_ object: JSONObject, path: String = "") {
+    init(_ object: JSONElement, path: String = "") {
         self.object = object
         self.path = path
     }
@@ -46,17 +48,27 @@ struct Fields {
     /// A present, non-null value. A key given twice with different values (`{"price":"0.99","price":"99.00"}`)
     /// is rejected: other JSON readers take its last value, iaprecon would take its first. Only keys a
     /// parser reads are looked up, so unknown keys stay ignored, repeated or not.
-    func value(_ key: String) throws(LineReject) -> JSONValue? {
+    func element(_ key: String) throws(LineReject) -> JSONElement? {
         guard let member = object.firstMember(key) else { return nil }
         if member.repeatedOtherwise { throw .givenTwice(name(key)) }
-        if case .null = member.value { return nil }
+        if member.value.kind == .null { return nil }
         return member.value
     }
 
+    /// `element`, materialized.
+    func value(_ key: String) throws(LineReject) -> JSONValue? {
+        try element(key)?.value
+    }
+
+    /// A present string that is not empty: a value of another type is rejected.
+    func stringElement(_ key: String) throws(LineReject) -> JSONElement? {
+        guard let element = try element(key) else { return nil }
+        guard element.kind == .string else { throw .wrongType(name(key), expected: "a string", got: element) }
+        return element.isEmptyString ? nil : element
+    }
+
     func string(_ key: String) throws(LineReject) -> String? {
-        guard let value = try value(key) else { return nil }
-        guard case .string(let text) = value else { throw .wrongType(name(key), expected: "a string", got: value) }
-        return text.isEmpty ? nil : text
+        try stringElement(key)?.text
     }
 
     func requiredString(_ key: String) throws(LineReject) -> String {
@@ -66,11 +78,11 @@ struct Fields {
 
     /// Apple's identifiers and enums: a string, or a number sent where a string is documented.
     func appleString(_ key: String) throws(LineReject) -> String? {
-        guard let value = try value(key) else { return nil }
-        switch value {
-        case .string(let text): return text.isEmpty ? nil : text
-        case .number(let text): return text
-        default: throw .wrongType(name(key), expected: "a string", got: value)
+        guard let element = try element(key) else { return nil }
+        switch element.kind {
+        case .string: return element.isEmptyString ? nil : element.text
+        case .number: return element.text
+        default: throw .wrongType(name(key), expected: "a string", got: element)
         }
     }
 
@@ -80,10 +92,19 @@ struct Fields {
     }
 
     func time(_ key: String) throws(LineReject) -> Int64? {
-        guard let value = try value(key) else { return nil }
-        if case .string(let text) = value, text.isEmpty { return nil }
-        guard let ms = Timestamp.parse(value) else { throw .badTime(name(key), value) }
+        guard let element = try element(key) else { return nil }
+        if element.isEmptyString { return nil }
+        guard let ms = Self.time(element) else { throw .badTime(name(key), element.value) }
         return ms
+    }
+
+    /// `Timestamp.parse` of the element's value, read from its bytes unless an escape makes its text otherwise.
+    private static func time(_ element: JSONElement) -> Int64? {
+        switch element.kind {
+        case .number: Timestamp.epochMilliseconds(bytes: element.bytes)
+        case .string where !element.hasEscape: Timestamp.parse(bytes: element.bytes, localOffsetMs: { _ in 0 })
+        default: Timestamp.parse(element.value)
+        }
     }
 
     func requiredTime(_ key: String) throws(LineReject) -> Int64 {
@@ -119,17 +140,16 @@ struct Fields {
         throw LineReject("bad number in '\(name(key))': \(Redaction.quoted(value))")
     }
 
-    func object(_ key: String) throws(LineReject) -> JSONObject? {
-        guard let value = try value(key) else { return nil }
-        guard case .object(let nested) = value else { throw .wrongType(name(key), expected: "an object", got: value) }
-        return nested
+    /// The fields of the object under `key`, named under it (`response.`).
+    func object(_ key: String) throws(LineReject) -> Fields? {
+        guard let element = try element(key) else { return nil }
+        guard element.kind == .object else { throw .wrongType(name(key), expected: "an object", got: element) }
+        return Fields(element, path: path + key + ".")
     }
 
-    func array(_ key: String) throws(LineReject) -> [JSONValue]? {
-        guard let value = try value(key) else { return nil }
-        guard case .array(let elements) = value else { throw .wrongType(name(key), expected: "an array", got: value) }
-        return elements
+    func array(_ key: String) throws(LineReject) -> JSONElement.Elements? {
+        guard let element = try element(key) else { return nil }
+        guard element.kind == .array else { throw .wrongType(name(key), expected: "an array", got: element) }
+        return element.elements
     }
-
-    func nested(_ key: String, _ object: JSONObject) -> Fields { Fields(object, path: path + key + ".") }
 }

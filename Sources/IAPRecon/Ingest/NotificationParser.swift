@@ -50,19 +50,18 @@ enum NotificationParser {
         version == "1" ? knownV1Types.contains(type) : knownV2Types.contains(type)
     }
 
-    static func parse(_ object: JSONObject, rules: LineRules = LineRules()) throws(LineReject) -> LineOutcome {
-        let fields = Fields(object)
-        if let signed = try fields.string("signedPayload") {
-            let payload = try decodeJWS(signed, path: "signedPayload")
-            let payloadFields = Fields(payload, path: "signedPayload.")
-            let notification = try header(payloadFields)
-            // Without a signedDate the chain is judged now, the run's clock, as Apple's library judges it at the current time.
-            try checkSignature(signed, path: "signedPayload", rules: rules, signedMs: notification.signedMs, environment: notification.environment)
-            // The JWS inside are bytes of the payload that signature covers: trusted with it, not checked again.
-            return try parseV2(payloadFields, rules: rules.trustingInnerJWS)
+    static func parse(_ fields: Fields, rules: LineRules = LineRules()) throws(LineReject) -> LineOutcome {
+        if let signed = try fields.stringElement("signedPayload") {
+            return try withJWSPayload(signed, path: "signedPayload") { payloadFields, jws throws(LineReject) in
+                let notification = try header(payloadFields)
+                // Without a signedDate the chain is judged now, the run's clock, as Apple's library judges it at the current time.
+                try checkSignature(jws, path: "signedPayload", rules: rules, signedMs: notification.signedMs, environment: notification.environment)
+                // The JWS inside are bytes of the payload that signature covers: trusted with it, not checked again.
+                return try parseV2(payloadFields, rules: rules.trustingInnerJWS)
+            }
         }
-        if try fields.value("notificationType") != nil { return try parseV2(fields, rules: rules) }
-        if try fields.value("notification_type") != nil { return try parseV1(fields, rules: rules) }
+        if try fields.element("notificationType") != nil { return try parseV2(fields, rules: rules) }
+        if try fields.element("notification_type") != nil { return try parseV1(fields, rules: rules) }
         throw LineReject("missing required field 'signedPayload', 'notificationType' or 'notification_type'")
     }
 
@@ -83,7 +82,7 @@ enum NotificationParser {
             signedMs: try fields.time("signedDate"))
         for key in ["data", "summary", "appData"] {
             if let nested = try fields.object(key) {
-                header.environment = try fields.nested(key, nested).appleString("environment")
+                header.environment = try nested.appleString("environment")
                 break
             }
         }
@@ -94,7 +93,7 @@ enum NotificationParser {
     /// `externalPurchaseToken`, the only object an EXTERNAL_PURCHASE_TOKEN carries).
     static func bundle(_ fields: Fields) throws(LineReject) -> String? {
         for key in ["data", "summary", "appData", "externalPurchaseToken"] {
-            if let nested = try fields.object(key) { return try fields.nested(key, nested).appleString("bundleId") }
+            if let nested = try fields.object(key) { return try nested.appleString("bundleId") }
         }
         return nil
     }
@@ -117,27 +116,27 @@ enum NotificationParser {
         var transaction: AppleTransaction?
         // Its refund time, judged by the clock with `signedDate`, last.
         var reported: [ReportedTime] = []
-        if let data = try fields.object("data") {
-            let dataFields = fields.nested("data", data)
-            if let jws = try dataFields.string("signedTransactionInfo") {
+        if let dataFields = try fields.object("data") {
+            if let jws = try dataFields.stringElement("signedTransactionInfo") {
                 let path = dataFields.path + "signedTransactionInfo"
-                let payload = Fields(try decodeJWS(jws, path: path), path: path + ".")
-                try checkSignature(jws, path: path, rules: rules, signedMs: try payload.time("signedDate") ?? header.signedMs,
-                                   environment: try payload.appleString("environment") ?? header.environment)
-                let apart = try transactionBundle(payload)
-                transaction = try AppleTransaction(v2: payload, origin: .notification, environment: header.environment, reported: &reported)
-                transaction?.bundleApartFromLine = apart
-            } else if let info = try dataFields.object("transactionInfo") {
-                let infoFields = dataFields.nested("transactionInfo", info)
+                try withJWSPayload(jws, path: path) { payload, jws throws(LineReject) in
+                    try checkSignature(jws, path: path, rules: rules, signedMs: try payload.time("signedDate") ?? header.signedMs,
+                                       environment: try payload.appleString("environment") ?? header.environment)
+                    let apart = try transactionBundle(payload)
+                    transaction = try AppleTransaction(v2: payload, origin: .notification, environment: header.environment, reported: &reported)
+                    transaction?.bundleApartFromLine = apart
+                }
+            } else if let infoFields = try dataFields.object("transactionInfo") {
                 let apart = try transactionBundle(infoFields)
                 transaction = try AppleTransaction(v2: infoFields, origin: .notification, environment: header.environment, reported: &reported)
                 transaction?.bundleApartFromLine = apart
             }
-            if let jws = try dataFields.string("signedRenewalInfo") {
+            if let jws = try dataFields.stringElement("signedRenewalInfo") {
                 let path = dataFields.path + "signedRenewalInfo"
-                let renewal = Fields(try decodeJWS(jws, path: path), path: path + ".")
-                try checkSignature(jws, path: path, rules: rules, signedMs: try renewal.time("signedDate") ?? header.signedMs,
-                                   environment: try renewal.appleString("environment") ?? header.environment)
+                try withJWSPayload(jws, path: path) { renewal, jws throws(LineReject) in
+                    try checkSignature(jws, path: path, rules: rules, signedMs: try renewal.time("signedDate") ?? header.signedMs,
+                                       environment: try renewal.appleString("environment") ?? header.environment)
+                }
             }
         }
         if transaction == nil, Self.needsTransaction(type: header.type, subtype: header.subtype) {
@@ -178,8 +177,7 @@ enum NotificationParser {
         var transactions: [AppleTransaction] = []
         // Refund times, judged by the clock last (V1 bodies carry no signing time).
         var reported: [ReportedTime] = []
-        if let unified = try fields.object("unified_receipt") {
-            let unifiedFields = fields.nested("unified_receipt", unified)
+        if let unifiedFields = try fields.object("unified_receipt") {
             environment = try unifiedFields.appleString("environment") ?? environment
             transactions = try ReceiptParser.items(unifiedFields, key: "latest_receipt_info", origin: .notification, environment: environment,
                                                    reported: &reported)

@@ -11,8 +11,7 @@ enum ReceiptParser {
     /// expired subscription, which Apple still decodes).
     static let verifyingStatuses: Set<Int64> = [0, 21006]
 
-    static func parse(_ object: JSONObject, rules: LineRules = LineRules()) throws(LineReject) -> LineOutcome {
-        let fields = Fields(object)
+    static func parse(_ fields: Fields, rules: LineRules = LineRules()) throws(LineReject) -> LineOutcome {
         let receivedMs = try fields.requiredTime("received_at")
         let userID = try fields.requiredString("user_id")
         let orderID = try fields.string("order_id")
@@ -32,17 +31,15 @@ enum ReceiptParser {
         var environment: String?
         var bundleID: String?
         var shapes: [String] = []
-        if let response {
+        if let responseFields = response {
             shapes.append("response")
-            let responseFields = fields.nested("response", response)
             guard let code = try responseFields.integer("status") else { throw .missing("response.status") }
             status = code
             let answered = try responseFields.appleString("environment")
             environment = answered ?? calledEnvironment ?? "Production"
             let receipt = try responseFields.object("receipt")
-            if let receipt {
+            if let receiptFields = receipt {
                 // iOS 6 receipts name the bundle `bid`.
-                let receiptFields = responseFields.nested("receipt", receipt)
                 let iOS6Bundle = try receiptFields.appleString("bid")
                 bundleID = try receiptFields.appleString("bundle_id") ?? iOS6Bundle
             }
@@ -54,10 +51,10 @@ enum ReceiptParser {
         if let decoded {
             shapes.append("transactions")
             for (index, element) in decoded.enumerated() {
-                guard case .object(let payload) = element else {
+                guard element.kind == .object else {
                     throw .wrongType("transactions[\(index)]", expected: "an object", got: element)
                 }
-                transactions.append(try serverAPITransaction(Fields(payload, path: "transactions[\(index)]."), rules: rules, bundleID: &bundleID,
+                transactions.append(try serverAPITransaction(Fields(element, path: "transactions[\(index)]."), rules: rules, bundleID: &bundleID,
                                                              reported: &reported))
             }
         }
@@ -65,13 +62,13 @@ enum ReceiptParser {
             shapes.append("signed_transactions")
             for (index, element) in signed.enumerated() {
                 let path = "signed_transactions[\(index)]"
-                guard case .string(let jws) = element else { throw .wrongType(path, expected: "a JWS string", got: element) }
-                let payload = try decodeJWS(jws, path: path)
-                let payloadFields = Fields(payload, path: path + ".")
-                try checkSignature(jws, path: path, rules: rules,
-                                   signedMs: try payloadFields.time("signedDate") ?? receivedMs,
-                                   environment: try payloadFields.appleString("environment"))
-                transactions.append(try serverAPITransaction(payloadFields, rules: rules, bundleID: &bundleID, reported: &reported))
+                guard element.kind == .string else { throw .wrongType(path, expected: "a JWS string", got: element) }
+                transactions.append(try withJWSPayload(element, path: path) { payloadFields, jws throws(LineReject) in
+                    try checkSignature(jws, path: path, rules: rules,
+                                       signedMs: try payloadFields.time("signedDate") ?? receivedMs,
+                                       environment: try payloadFields.appleString("environment"))
+                    return try serverAPITransaction(payloadFields, rules: rules, bundleID: &bundleID, reported: &reported)
+                })
             }
         }
         // A verified answer with nothing in it is not a verification of anything (CONTRACT.md §1.2).
@@ -95,12 +92,11 @@ enum ReceiptParser {
     /// Every transaction a verifying response carries: `receipt.in_app` (iOS 7), or the receipt
     /// itself (iOS 6: it has a `transaction_id` and no `in_app`), then `latest_receipt_info` and
     /// `latest_expired_receipt_info`.
-    private static func responseTransactions(_ response: Fields, receipt: JSONObject?, environment: String?,
+    private static func responseTransactions(_ response: Fields, receipt: Fields?, environment: String?,
                                              reported: inout [ReportedTime]) throws(LineReject) -> [AppleTransaction] {
         var transactions: [AppleTransaction] = []
-        if let receipt {
-            let receiptFields = response.nested("receipt", receipt)
-            if try receiptFields.value("in_app") == nil, try receiptFields.value("transaction_id") != nil {
+        if let receiptFields = receipt {
+            if try receiptFields.element("in_app") == nil, try receiptFields.element("transaction_id") != nil {
                 transactions.append(try AppleTransaction(receiptItem: receiptFields, origin: .receipt, environment: environment, reported: &reported))
             } else {
                 transactions += try items(receiptFields, key: "in_app", origin: .receipt, environment: environment, reported: &reported)
@@ -146,19 +142,17 @@ enum ReceiptParser {
 
     /// The items under `key`: an array of objects, or one object.
     private static func itemFields(_ fields: Fields, key: String) throws(LineReject) -> [Fields] {
-        guard let value = try fields.value(key) else { return [] }
-        let elements: [JSONValue]
-        let single: Bool
-        switch value {
-        case .array(let array): (elements, single) = (array, false)
-        case .object: (elements, single) = ([value], true)
+        guard let value = try fields.element(key) else { return [] }
+        switch value.kind {
+        case .object: return [Fields(value, path: fields.path + key + ".")]
+        case .array: break
         default: throw .wrongType(fields.path + key, expected: "an array or an object", got: value)
         }
         var items: [Fields] = []
-        for (index, element) in elements.enumerated() {
-            let path = single ? fields.path + key : "\(fields.path)\(key)[\(index)]"
-            guard case .object(let item) = element else { throw .wrongType(path, expected: "an object", got: element) }
-            items.append(Fields(item, path: path + "."))
+        for (index, element) in value.elements.enumerated() {
+            let path = "\(fields.path)\(key)[\(index)]"
+            guard element.kind == .object else { throw .wrongType(path, expected: "an object", got: element) }
+            items.append(Fields(element, path: path + "."))
         }
         return items
     }
@@ -170,7 +164,7 @@ enum ReceiptParser {
 /// `received_at`, a notification's `signedDate`); nil when there is none, and then the chain is
 /// judged at the run's clock, as Apple's library judges it at the current time, and the clocks
 /// that judge it alike are recorded (`LineRules.clockJudged`). `environment` is its payload's.
-func checkSignature(_ jws: String, path: String, rules: LineRules, signedMs: Int64?, environment: String?) throws(LineReject) {
+func checkSignature(_ jws: UnsafeBufferPointer<UInt8>, path: String, rules: LineRules, signedMs: Int64?, environment: String?) throws(LineReject) {
     let verdict = rules.signatures.judge(jws, signedMs: signedMs ?? rules.nowMs, environment: environment)
     if signedMs == nil, let validity = verdict.validity {
         rules.clockJudged?.judged(validity: validity, atClock: rules.nowMs)
@@ -180,11 +174,12 @@ func checkSignature(_ jws: String, path: String, rules: LineRules, signedMs: Int
     }
 }
 
-/// Decodes a JWS payload, turning failures into a reject naming the field.
-func decodeJWS(_ jws: String, path: String) throws(LineReject) -> JSONObject {
-    do {
-        return try JWS.payload(jws)
-    } catch {
+/// Decodes the payload of the JWS held in the string `jws`, turning failures into a reject naming
+/// the field, and calls `body` with its fields (named under `path`) and the JWS's text, for its signature.
+func withJWSPayload<Result>(
+    _ jws: JSONElement, path: String, _ body: (_ payload: Fields, _ jws: UnsafeBufferPointer<UInt8>) throws(LineReject) -> Result
+) throws(LineReject) -> Result {
+    try jws.withJWSPayload(failure: { error in
         let why: String
         switch error {
         case .notThreeParts: why = "not three dot-separated parts"
@@ -192,6 +187,8 @@ func decodeJWS(_ jws: String, path: String) throws(LineReject) -> JSONObject {
         case .payload(let syntax): why = "payload is not JSON: \(syntax)"
         case .payloadNotObject: why = "payload is not a JSON object"
         }
-        throw LineReject("bad JWS in '\(path)': \(why)")
+        return LineReject("bad JWS in '\(path)': \(why)")
+    }) { text, payload throws(LineReject) in
+        try body(Fields(payload, path: path + "."), text)
     }
 }

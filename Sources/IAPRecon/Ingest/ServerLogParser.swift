@@ -1,7 +1,6 @@
 /// `server/*.jsonl`: the app server's purchase log (CONTRACT.md §1.1).
 enum ServerLogParser {
-    static func parse(_ object: JSONObject, rules: LineRules = LineRules()) throws(LineReject) -> LineOutcome {
-        let fields = Fields(object)
+    static func parse(_ fields: Fields, rules: LineRules = LineRules()) throws(LineReject) -> LineOutcome {
         let event = try fields.requiredString("event")
         let known = ["order_created", "delivered", "delivery_revoked"]
         guard known.contains(event) else { return .ignored }
@@ -33,8 +32,7 @@ enum ServerLogParser {
 
 /// `registrations/*.jsonl`: user sign-ups (CONTRACT.md §1.4).
 enum RegistrationParser {
-    static func parse(_ object: JSONObject, rules: LineRules = LineRules()) throws(LineReject) -> LineOutcome {
-        let fields = Fields(object)
+    static func parse(_ fields: Fields, rules: LineRules = LineRules()) throws(LineReject) -> LineOutcome {
         let ts = try fields.requiredTime("ts")
         let row = RegistrationLine(
             ms: ts, userID: try fields.requiredString("user_id"), method: try fields.string("method"),

@@ -41,12 +41,12 @@ extension SourceKind {
         }
     }
 
-    func parse(json object: JSONObject, rules: LineRules) throws(LineReject) -> LineOutcome {
+    func parse(json fields: Fields, rules: LineRules) throws(LineReject) -> LineOutcome {
         switch self {
-        case .server: try ServerLogParser.parse(object, rules: rules)
-        case .receipts: try ReceiptParser.parse(object, rules: rules)
-        case .notifications: try NotificationParser.parse(object, rules: rules)
-        case .registrations: try RegistrationParser.parse(object, rules: rules)
+        case .server: try ServerLogParser.parse(fields, rules: rules)
+        case .receipts: try ReceiptParser.parse(fields, rules: rules)
+        case .notifications: try NotificationParser.parse(fields, rules: rules)
+        case .registrations: try RegistrationParser.parse(fields, rules: rules)
         case .attribution, .spend, .catalog, .fx, .apple: .ignored
         }
     }
@@ -283,32 +283,36 @@ enum SourceFileParser {
             }
             for parsed in reader.finish() { try add(parsed) }
         } else {
+            // One tape for the lines of the file (or chunk): each line is read onto it in place of the last.
+            let tape = JSONTape()
             count = try LineReader.forEachLine(path: file.absolutePath, range: range) { line in
-                try add(parseJSONLine(line, kind: file.kind, rules: rules))
+                try add(parseJSONLine(line, kind: file.kind, rules: rules, tape: tape))
             }
         }
         if !pending.isEmpty { try batch(pending) }
         return count
     }
 
-    static func parseJSONLine(_ line: LineReader.Line, kind: SourceKind, rules: LineRules = LineRules()) -> ParsedLine {
+    /// Parses one JSON Lines line into `tape`, in place of the line before it.
+    static func parseJSONLine(_ line: LineReader.Line, kind: SourceKind, rules: LineRules = LineRules(), tape: JSONTape = JSONTape()) -> ParsedLine {
         if line.tooLong { return reject(line, "line longer than \(LineReader.maximumLineBytes >> 20) MiB") }
         guard let first = line.bytes.first(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0D }) else {
             return ParsedLine(line: line.number, outcome: .blank)
         }
         // An array is never a record: it is rejected unparsed, whatever it holds.
         if first == UInt8(ascii: "[") { return reject(line, "not a JSON object") }
-        let value: JSONValue
         do {
-            value = try JSONParser.parse(line.bytes)
+            try tape.read(line.bytes)
         } catch {
             return reject(line, "not JSON: \(error)")
         }
-        guard case .object(let object) = value else { return reject(line, "not a JSON object") }
-        do {
-            return ParsedLine(line: line.number, outcome: try kind.parse(json: object, rules: rules))
-        } catch {
-            return reject(line, error.reason)
+        return tape.withRoot(in: line.bytes) { object in
+            guard object.kind == .object else { return reject(line, "not a JSON object") }
+            do throws(LineReject) {
+                return ParsedLine(line: line.number, outcome: try kind.parse(json: Fields(object), rules: rules))
+            } catch {
+                return reject(line, error.reason)
+            }
         }
     }
 

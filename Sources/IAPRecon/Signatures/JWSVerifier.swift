@@ -64,33 +64,36 @@ public final class JWSVerifier: Sendable {
     /// Another signing time inside that validity gets the same verdict, and so does another on
     /// the same side of it.
     func judge(_ jws: String, signedMs: Int64?, environment: String?) -> (failure: String?, validity: ClosedRange<Int64>?) {
+        var text = jws
+        return text.withUTF8 { judge($0, signedMs: signedMs, environment: environment) }
+    }
+
+    /// `judge` of the JWS whose text is `bytes`: ingest reads a JWS where it lies in its line.
+    func judge(_ bytes: UnsafeBufferPointer<UInt8>, signedMs: Int64?, environment: String?) -> (failure: String?, validity: ClosedRange<Int64>?) {
         if check == .trustUnsigned { return (nil, nil) }
         guard let store else { return ("untrusted certificate chain (the trusted roots cannot be loaded)", nil) }
-        var text = jws
-        return text.withUTF8 { bytes -> (failure: String?, validity: ClosedRange<Int64>?) in
-            guard let (headerEnd, payloadEnd) = JWS.dots(in: bytes) else { return ("bad signature", nil) }
-            let headerBytes = UnsafeBufferPointer(rebasing: bytes[..<headerEnd])
-            let chain = chains.withLock { $0.verdict(of: headerBytes) } ?? {
-                let header = String(decoding: headerBytes, as: UTF8.self)
-                let verdict = ChainVerdict(header: header, store: store, keyTableAfter: keyTableAfter)
-                chains.withLock { $0.add(verdict, of: header) }
-                return verdict
-            }()
-            if let failure = chain.failure(local: environment == "Xcode" || environment == "LocalTesting") { return (failure, nil) }
-            let validity = signedMs == nil ? nil : chain.validity
-            if let signedMs, let validity, !validity.contains(signedMs) {
-                return ("certificate expired at signing time", validity)
-            }
-            guard let raw = Base64URL.decode(UnsafeBufferPointer(rebasing: bytes[(payloadEnd + 1)...])), raw.count == 64 else {
-                return ("bad signature", validity)
-            }
-            let digest = SHA256.hash(UnsafeBufferPointer(rebasing: bytes[..<payloadEnd]))
-            let key = SignedDigest(digest: digest, signature: raw)
-            if let known = signatures.withLock({ $0.verdict(of: key) }) { return (known ? nil : "bad signature", validity) }
-            let valid = chain.key?.verify(digest: digest, signature: raw) ?? false
-            signatures.withLock { $0.remember(valid, of: key) }
-            return (valid ? nil : "bad signature", validity)
+        guard let (headerEnd, payloadEnd) = JWS.dots(in: bytes) else { return ("bad signature", nil) }
+        let headerBytes = UnsafeBufferPointer(rebasing: bytes[..<headerEnd])
+        let chain = chains.withLock { $0.verdict(of: headerBytes) } ?? {
+            let header = String(decoding: headerBytes, as: UTF8.self)
+            let verdict = ChainVerdict(header: header, store: store, keyTableAfter: keyTableAfter)
+            chains.withLock { $0.add(verdict, of: header) }
+            return verdict
+        }()
+        if let failure = chain.failure(local: environment == "Xcode" || environment == "LocalTesting") { return (failure, nil) }
+        let validity = signedMs == nil ? nil : chain.validity
+        if let signedMs, let validity, !validity.contains(signedMs) {
+            return ("certificate expired at signing time", validity)
         }
+        guard let raw = Base64URL.decode(UnsafeBufferPointer(rebasing: bytes[(payloadEnd + 1)...])), raw.count == 64 else {
+            return ("bad signature", validity)
+        }
+        let digest = SHA256.hash(UnsafeBufferPointer(rebasing: bytes[..<payloadEnd]))
+        let key = SignedDigest(digest: digest, signature: raw)
+        if let known = signatures.withLock({ $0.verdict(of: key) }) { return (known ? nil : "bad signature", validity) }
+        let valid = chain.key?.verify(digest: digest, signature: raw) ?? false
+        signatures.withLock { $0.remember(valid, of: key) }
+        return (valid ? nil : "bad signature", validity)
     }
 
     /// How many chains' keys check through a table of their multiples.

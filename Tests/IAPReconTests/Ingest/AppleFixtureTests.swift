@@ -58,13 +58,13 @@ struct AppleFixtureTests {
 
     @Test("signedTransaction.json decodes every contract field; the nested advancedCommerceInfo dates are not taken")
     func signedTransaction() throws {
-        let decoded = try Self.decodeV2(Fields(try fixtureObject("signedTransaction.json")))
+        let decoded = try IngestLine.withFields(try fixtureObject("signedTransaction.json")) { try Self.decodeV2($0) }
         #expect(decoded == libraryTransaction(revocationType: nil, revocationPercentage: nil))
     }
 
     @Test("signedTransactionWithRevocation.json: REFUND_PRORATED of 50000 on 10990 milliunits refunds 5.495 USD")
     func transactionWithRevocation() throws {
-        let decoded = try Self.decodeV2(Fields(try fixtureObject("signedTransactionWithRevocation.json")))
+        let decoded = try IngestLine.withFields(try fixtureObject("signedTransactionWithRevocation.json")) { try Self.decodeV2($0) }
         #expect(decoded == libraryTransaction(revocationType: "REFUND_PRORATED", revocationPercentage: 50000))
         let percentage = try #require(decoded.revocationPercentage)
         let price = Money.fromMilliunits(try #require(decoded.priceMilliunits))
@@ -128,7 +128,7 @@ struct AppleFixtureTests {
     func xcodeTransactionJWS() throws {
         let payload = try JWS.payload(try AppleFixtureFile.text("xcode-signed-transaction"))
         #expect(payload["purchaseDate"] == .number("1697679936049.7297"))
-        let decoded = try Self.decodeV2(Fields(payload))
+        let decoded = try IngestLine.withFields(payload) { try Self.decodeV2($0) }
         #expect(decoded == xcodeTransaction)
     }
 
@@ -172,7 +172,7 @@ struct AppleFixtureTests {
         #expect(payload["bundleId"] == .string("com.example"))
         #expect(Timestamp.parse(try #require(payload["signedDate"])) == 1_672_956_154_000)
         #expect(throws: LineReject("missing required field 'transactionId'")) {
-            try Self.decodeV2(Fields(payload))
+            try IngestLine.withFields(payload) { try Self.decodeV2($0) }
         }
         let line = #"{"received_at":"2023-01-05T22:00:00Z","user_id":"u_3","signed_transactions":[""# + jws + #""]}"#
         #expect(IngestLine.reason(line, .receipts) == "missing required field 'signed_transactions[0].transactionId'")
@@ -186,7 +186,7 @@ struct AppleFixtureTests {
             {"transactionId":"9","productId":"p","purchaseDate":1698148900000,"environment":"FutureEnv",
              "type":"Brand-New Type","inAppOwnershipType":"SOMETHING_NEW","revocationType":"NEW_REVOCATION","revocationReason":7}
             """#)
-        let decoded = try Self.decodeV2(Fields(object))
+        let decoded = try IngestLine.withFields(object) { try Self.decodeV2($0) }
         #expect(decoded.environment == "FutureEnv")
         #expect(decoded.type == "Brand-New Type")
         #expect(decoded.ownership == "SOMETHING_NEW")
@@ -211,9 +211,9 @@ struct AppleFixtureTests {
     func signedNotification() throws {
         let object = try fixtureObject("signedNotification.json")
         #expect(throws: LineReject("bad JWS in 'data.signedTransactionInfo': not three dot-separated parts")) {
-            try NotificationParser.parse(object, rules: IngestLine.unsigned)
+            try IngestLine.withFields(object) { try NotificationParser.parse($0, rules: IngestLine.unsigned) }
         }
-        let header = try NotificationParser.header(Fields(object))
+        let header = try IngestLine.withFields(object) { try NotificationParser.header($0) }
         #expect(header == NotificationParser.V2Header(
             type: "SUBSCRIBED", subtype: "INITIAL_BUY", uuid: "002e14d5-51f5-4503-b5a8-c3a1af68eb20",
             signedMs: 1_698_148_900_000, environment: "LocalTesting"))
@@ -227,9 +227,9 @@ struct AppleFixtureTests {
     func consumptionRequestNotification() throws {
         let object = try fixtureObject("signedConsumptionRequestNotification.json")
         #expect(throws: LineReject("bad JWS in 'data.signedTransactionInfo': not three dot-separated parts")) {
-            try NotificationParser.parse(object, rules: IngestLine.unsigned)
+            try IngestLine.withFields(object) { try NotificationParser.parse($0, rules: IngestLine.unsigned) }
         }
-        #expect(try NotificationParser.header(Fields(object)) == NotificationParser.V2Header(
+        #expect(try IngestLine.withFields(object) { try NotificationParser.header($0) } == NotificationParser.V2Header(
             type: "CONSUMPTION_REQUEST", subtype: nil, uuid: "002e14d5-51f5-4503-b5a8-c3a1af68eb20",
             signedMs: 1_698_148_900_000, environment: "LocalTesting"))
     }
@@ -262,7 +262,7 @@ struct AppleFixtureTests {
             "signed_ms": .integer(1_681_314_324_000), "environment": .text("Sandbox"), "version": .text("2"), "transaction_id": .null,
             "bundle_id": .text("com.example"),
         ])
-        let header = try NotificationParser.header(Fields(try JWS.payload(jws)))
+        let header = try IngestLine.withFields(try JWS.payload(jws)) { try NotificationParser.header($0) }
         #expect(header == NotificationParser.V2Header(
             type: "TEST", subtype: nil, uuid: "9ad56bd2-0bc6-42e0-af24-fd996d87a1e6", signedMs: 1_681_314_324_000, environment: "Sandbox"))
     }
@@ -284,40 +284,43 @@ struct AppleFixtureTests {
 
     @Test("signedRenewalInfo.json: the renewal fields read back exactly")
     func signedRenewalInfo() throws {
-        let fields = Fields(try fixtureObject("signedRenewalInfo.json"))
-        #expect(try fields.requiredAppleString("originalTransactionId") == "12345")
-        #expect(try fields.appleString("autoRenewProductId") == "com.example.product.2")
-        #expect(try fields.appleString("productId") == "com.example.product")
-        #expect(try fields.integer("autoRenewStatus") == 1)
-        #expect(try fields.time("renewalDate") == 1_698_148_850_000)
-        #expect(try fields.time("signedDate") == 1_698_148_800_000)
-        #expect(try fields.integer("renewalPrice") == 9990)
-        #expect(try fields.appleString("currency") == "USD")
-        #expect(try fields.appleString("environment") == "LocalTesting")
-        #expect(try fields.appleString("appAccountToken") == "7e3fb20b-4cdb-47cc-936d-99d65f608138")
-        #expect(try fields.value("isInBillingRetryPeriod") == .bool(true))
+        try IngestLine.withFields(try fixtureObject("signedRenewalInfo.json")) { fields throws in
+            #expect(try fields.requiredAppleString("originalTransactionId") == "12345")
+            #expect(try fields.appleString("autoRenewProductId") == "com.example.product.2")
+            #expect(try fields.appleString("productId") == "com.example.product")
+            #expect(try fields.integer("autoRenewStatus") == 1)
+            #expect(try fields.time("renewalDate") == 1_698_148_850_000)
+            #expect(try fields.time("signedDate") == 1_698_148_800_000)
+            #expect(try fields.integer("renewalPrice") == 9990)
+            #expect(try fields.appleString("currency") == "USD")
+            #expect(try fields.appleString("environment") == "LocalTesting")
+            #expect(try fields.appleString("appAccountToken") == "7e3fb20b-4cdb-47cc-936d-99d65f608138")
+            #expect(try fields.value("isInBillingRetryPeriod") == .bool(true))
+        }
     }
 
     @Test("renewalInfo is a JWS whose payload holds only environment and signedDate")
     func renewalInfoJWS() throws {
         let payload = try JWS.payload(try AppleFixtureFile.text("renewalInfo"))
         #expect(payload.members.map(\.key) == ["environment", "signedDate"])
-        let fields = Fields(payload)
-        #expect(try fields.appleString("environment") == "Sandbox")
-        #expect(try fields.time("signedDate") == 1_672_956_154_000)
-        #expect(try fields.appleString("originalTransactionId") == nil)
+        try IngestLine.withFields(payload) { fields throws in
+            #expect(try fields.appleString("environment") == "Sandbox")
+            #expect(try fields.time("signedDate") == 1_672_956_154_000)
+            #expect(try fields.appleString("originalTransactionId") == nil)
+        }
     }
 
     @Test("xcode-signed-renewal-info: fractional-millisecond renewal dates floor to whole milliseconds")
     func xcodeRenewalInfoJWS() throws {
-        let fields = Fields(try JWS.payload(try AppleFixtureFile.text("xcode-signed-renewal-info")))
-        #expect(try fields.requiredAppleString("originalTransactionId") == "0")
-        #expect(try fields.appleString("autoRenewProductId") == "pass.premium")
-        #expect(try fields.integer("autoRenewStatus") == 1)
-        #expect(try fields.time("renewalDate") == 1_700_358_336_049)
-        #expect(try fields.time("recentSubscriptionStartDate") == 1_697_679_936_049)
-        #expect(try fields.time("signedDate") == 1_697_679_936_711)
-        #expect(try fields.appleString("environment") == "Xcode")
+        try IngestLine.withFields(try JWS.payload(try AppleFixtureFile.text("xcode-signed-renewal-info"))) { fields throws in
+            #expect(try fields.requiredAppleString("originalTransactionId") == "0")
+            #expect(try fields.appleString("autoRenewProductId") == "pass.premium")
+            #expect(try fields.integer("autoRenewStatus") == 1)
+            #expect(try fields.time("renewalDate") == 1_700_358_336_049)
+            #expect(try fields.time("recentSubscriptionStartDate") == 1_697_679_936_049)
+            #expect(try fields.time("signedDate") == 1_697_679_936_711)
+            #expect(try fields.appleString("environment") == "Xcode")
+        }
     }
 
     @Test("a V2 notification's data.signedRenewalInfo is read beside its transaction; alone, the line is rejected for the transaction Apple always sends with it")

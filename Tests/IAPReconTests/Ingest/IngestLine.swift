@@ -51,6 +51,29 @@ enum IngestLine {
         }
     }
 
+    /// `body` with the fields of the object `text` holds, read onto a tape as ingest reads a line.
+    static func withFields<Result>(_ text: String, _ body: (Fields) throws -> Result) throws -> Result {
+        let bytes = Array(text.utf8)
+        return try bytes.withUnsafeBufferPointer { buffer in
+            let tape = JSONTape()
+            try tape.read(buffer)
+            return try tape.withRoot(in: buffer) { root in
+                guard root.kind == .object else { throw NotAnObject() }
+                return try body(Fields(root))
+            }
+        }
+    }
+
+    /// `body` with the fields of `object`, written out and read onto a tape.
+    static func withFields<Result>(_ object: JSONObject, _ body: (Fields) throws -> Result) throws -> Result {
+        try withFields(JSONWriter.compact(.object(object)), body)
+    }
+
+    /// A notification line's outcome, or its reject thrown.
+    static func notification(_ text: String, rules: LineRules = IngestLine.unsigned) throws -> LineOutcome {
+        try withFields(text) { try NotificationParser.parse($0, rules: rules) }
+    }
+
     /// The object of a JSON text.
     static func object(_ text: String) throws -> JSONObject {
         guard let object = try JSONParser.parse(text).objectValue else { throw NotAnObject() }

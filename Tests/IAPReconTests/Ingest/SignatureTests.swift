@@ -66,7 +66,7 @@ struct SignatureTests {
         }
         // Through the notification parser: the envelope is accepted.
         let line = "{\"signedPayload\":\"\(try SignatureFixture.text("testNotification"))\"}"
-        guard case .accepted = try NotificationParser.parse(try IngestLine.object(line), rules: LineRules(verifier: verifier)) else {
+        guard case .accepted = try IngestLine.notification(line, rules: LineRules(verifier: verifier)) else {
             Issue.record("Apple's test notification was not accepted")
             return
         }
@@ -81,7 +81,7 @@ struct SignatureTests {
         }
         let line = "{\"signedPayload\":\"\(try SignatureFixture.text("testNotification"))\"}"
         #expect(throws: LineReject("untrusted certificate chain (self-signed certificate in certificate chain) in 'signedPayload'")) {
-            try NotificationParser.parse(try IngestLine.object(line), rules: LineRules(verifier: appleOnly))
+            try IngestLine.notification(line, rules: LineRules(verifier: appleOnly))
         }
     }
 
@@ -326,7 +326,7 @@ struct SignatureTests {
         }
         let signed = TestSigningChain.signer.jws(payload: Array(envelope(inner).utf8))
         let verifier = JWSVerifier(.testChain)
-        guard case .accepted(let rows) = try NotificationParser.parse(try IngestLine.object("{\"signedPayload\":\"\(signed)\"}"), rules: LineRules(verifier: verifier)) else {
+        guard case .accepted(let rows) = try IngestLine.notification("{\"signedPayload\":\"\(signed)\"}", rules: LineRules(verifier: verifier)) else {
             Issue.record("a genuine envelope was rejected")
             return
         }
@@ -337,11 +337,11 @@ struct SignatureTests {
         let outer = signed.split(separator: ".").map(String.init)
         let tampered = outer[0] + "." + Base64URL.encode(Array(envelope(forgedInner).utf8)) + "." + outer[2]
         #expect(throws: LineReject("bad signature in 'signedPayload'")) {
-            try NotificationParser.parse(try IngestLine.object("{\"signedPayload\":\"\(tampered)\"}"), rules: LineRules(verifier: verifier))
+            try IngestLine.notification("{\"signedPayload\":\"\(tampered)\"}", rules: LineRules(verifier: verifier))
         }
         // Decoded already (no envelope), the forged transaction JWS is checked on its own.
         #expect(throws: LineReject("bad signature in 'data.signedTransactionInfo'")) {
-            try NotificationParser.parse(try IngestLine.object(envelope(forgedInner)), rules: LineRules(verifier: verifier))
+            try IngestLine.notification(envelope(forgedInner), rules: LineRules(verifier: verifier))
         }
     }
 
@@ -378,17 +378,17 @@ struct SignatureTests {
         var rules = LineRules(verifier: JWSVerifier(.testChain))
         rules.nowMs = Line.ms("2026-11-29T00:00:00Z")
         #expect(throws: LineReject("certificate expired at signing time in 'signedPayload'")) {
-            try NotificationParser.parse(try IngestLine.object("{\"signedPayload\":\"\(signed)\"}"), rules: rules)
+            try IngestLine.notification("{\"signedPayload\":\"\(signed)\"}", rules: rules)
         }
         // Decoded already, with no signedDate anywhere: the transaction JWS of the expired leaf, judged now.
         let inner = signer.jws(payload: Array(#"{"transactionId":"2000000900000051","productId":"gems300","environment":"Production"}"#.utf8))
         let decoded = "{\"notificationType\":\"ONE_TIME_CHARGE\",\"data\":{\"environment\":\"Production\",\"signedTransactionInfo\":\"\(inner)\"}}"
         #expect(throws: LineReject("certificate expired at signing time in 'data.signedTransactionInfo'")) {
-            try NotificationParser.parse(try IngestLine.object(decoded), rules: rules)
+            try IngestLine.notification(decoded, rules: rules)
         }
         // The same leaf while it was valid.
         rules.nowMs = Line.ms("2020-06-01T00:00:00Z")
-        guard case .accepted = try NotificationParser.parse(try IngestLine.object("{\"signedPayload\":\"\(signed)\"}"), rules: rules) else {
+        guard case .accepted = try IngestLine.notification("{\"signedPayload\":\"\(signed)\"}", rules: rules) else {
             Issue.record("a notification signed inside its leaf's validity was rejected")
             return
         }
@@ -414,7 +414,7 @@ struct SignatureTests {
             let recorded = ClockJudgedChains()
             rules.clockJudged = recorded
             do {
-                _ = try NotificationParser.parse(try IngestLine.object(line), rules: rules)
+                _ = try IngestLine.notification(line, rules: rules)
                 return (true, recorded.take())
             } catch {
                 return (false, recorded.take())
