@@ -102,6 +102,25 @@ struct RoutedFactsTests {
         withExtendedLifetime(scenario) {}
     }
 
+    @Test("keys sorted by their first 16 bytes and length are sorted as their bytes are, or left to the whole keys")
+    func keyPrefixesOrderAsBytes() {
+        let long = "2000000000000005"
+        let keys = ["", "a", "a\u{0}", "a\u{0}b", "b", long, long + "0", long + "\u{0}", long + "1", "200000000000000", "2000000000000006",
+                    "0000acc5-5a53-4700-bb07-cbe3e861841f", "0000acc5-5a53-4700-bb07-cbe3e861841e", "0000acc5-5a53-47", "é", "z\u{FF}", "zz"]
+        for a in keys {
+            for b in keys {
+                let (x, y) = (Array(a.utf8), Array(b.utf8))
+                let bytes = x.lexicographicallyPrecedes(y) ? -1 : (x == y ? 0 : 1)
+                let prefixes = x.withUnsafeBufferPointer { x in y.withUnsafeBufferPointer { y in KeyPrefix(x).compare(with: KeyPrefix(y)) } }
+                if let prefixes {
+                    #expect(prefixes.signum() == bytes, "\(a.debugDescription) against \(b.debugDescription)")
+                } else {
+                    #expect(max(x.count, y.count) > 16 && x.prefix(16) == y.prefix(16), "\(a.debugDescription) against \(b.debugDescription)")
+                }
+            }
+        }
+    }
+
     /// A store of a generated input ingested twice, the second time with a later file whose path
     /// sorts before every other server log: its lines (the last day's, less one, so that it is a
     /// file of its own) repeat orders and deliveries, and only the path order, not the file ids,

@@ -247,19 +247,23 @@ extension StoredScopeFacts.FactTable {
                 offset = PackedRow.end(ofValueAt: offset, in: bytes)
             }
             try starts.withUnsafeBufferPointer { starts in
-                // Each row's place in file order, then line and item: what sorts it after its key.
-                var order: [(row: Int, file: Int64, line: Int64, item: Int64)] = []
+                // Each row's key prefix (`KeyPrefix`), then its place in file order, line and item:
+                // what sorts it after its key.
+                var order: [(row: Int, key: KeyPrefix, file: Int64, line: Int64, item: Int64)] = []
                 order.reserveCapacity(rows.count)
+                let key = key
                 for row in 0..<rows.count {
                     let fields = PackedFields(bytes: bytes, starts: starts, first: row * columns)
                     guard let place = self.place(of: fields, files: files) else { continue }
-                    order.append((row, place, fields.int(line), fields.int(item)))
+                    order.append((row, fields.withText(key) { KeyPrefix($0) }, place, fields.int(line), fields.int(item)))
                 }
-                let key = key
                 order.sort { a, b in
-                    let keyOrder = PackedFields(bytes: bytes, starts: starts, first: a.row * columns)
-                        .compareText(key, with: PackedFields(bytes: bytes, starts: starts, first: b.row * columns), key)
-                    if keyOrder != 0 { return keyOrder < 0 }
+                    var keyOrder = a.key.compare(with: b.key)
+                    if keyOrder == nil {
+                        keyOrder = PackedFields(bytes: bytes, starts: starts, first: a.row * columns)
+                            .compareText(key, with: PackedFields(bytes: bytes, starts: starts, first: b.row * columns), key)
+                    }
+                    if let keyOrder, keyOrder != 0 { return keyOrder < 0 }
                     return (a.file, a.line, a.item) < (b.file, b.line, b.item)
                 }
                 for entry in order {
@@ -275,6 +279,34 @@ extension StoredScopeFacts.FactTable {
         let fileID = fields.int(file)
         guard isOrderedByPath else { return fileID }
         return files.place(of: fileID).map(Int64.init)
+    }
+}
+
+/// A key's first 16 bytes, as two big-endian integers (zeros past its end), and its length: two
+/// keys sorted by these are sorted byte by byte (`PackedFields.compareText`) without reading
+/// either key again, unless they share their first 16 bytes and one is longer. A sort compares
+/// each row many times; ids (Apple's transaction ids, UUIDs) mostly differ in their first 16 bytes.
+struct KeyPrefix {
+    var high: UInt64 = 0
+    var low: UInt64 = 0
+    var length: Int
+
+    init(_ key: UnsafeBufferPointer<UInt8>) {
+        length = key.count
+        var words: (UInt64, UInt64) = (0, 0)
+        withUnsafeMutableBytes(of: &words) { words in
+            words.copyMemory(from: UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(key).prefix(16)))
+        }
+        (high, low) = (UInt64(bigEndian: words.0), UInt64(bigEndian: words.1))
+    }
+
+    /// Negative, zero or positive as the keys' bytes order them; nil when only the whole keys can tell.
+    func compare(with other: KeyPrefix) -> Int? {
+        if high != other.high { return high < other.high ? -1 : 1 }
+        if low != other.low { return low < other.low ? -1 : 1 }
+        // The same first bytes (a shorter key's zeros past its end being bytes of the longer one).
+        guard length <= 16, other.length <= 16 else { return nil }
+        return length - other.length
     }
 }
 
