@@ -44,7 +44,10 @@ struct ResolvedTransaction {
     /// `delivered_to`: each receiving user once, at their first delivery, in the order of those
     /// deliveries (then of the user ids' bytes, as SQLite orders text), joined by `;`.
     func deliveredTo(_ ids: IDTable) -> String {
-        Self.deliveredTo(deliveries.map { (ms: $0.ms, userID: ids.text($0.userID)) })
+        // Most transactions are delivered to one user, or to none: nothing to order. One id is one text.
+        guard let user = deliveries.first?.userID else { return "" }
+        if deliveries.allSatisfy({ $0.userID == user }) { return ids.text(user) }
+        return Self.deliveredTo(deliveries.map { (ms: $0.ms, userID: ids.text($0.userID)) })
     }
 
     static func deliveredTo(_ deliveries: [(ms: Int64, userID: String)]) -> String {
