@@ -56,13 +56,14 @@ struct FindingRules {
         }
         let dueMs = transaction.purchaseMs + graceMs
         let users = orderedUnique(deliveries.map(\.userID))
-        let userNames = named(users.map(ids.text))
+        // Named only in the findings that name them: most transactions have none.
+        func userNames() -> String { named(users.map(ids.text)) }
 
         // The delivered product or the matched order's: an undelivered transaction's order counts too
         // (CONTRACT.md §2), dated by the purchase then.
-        let mismatched = orderedUnique(deliveries.map(\.productID) + [resolved.order?.productID].compactMap { $0 })
-            .filter { $0 != transaction.productID }
-        if !mismatched.isEmpty {
+        let productIDs = deliveries.map(\.productID) + [resolved.order?.productID].compactMap { $0 }
+        if productIDs.contains(where: { $0 != transaction.productID }) {
+            let mismatched = orderedUnique(productIDs).filter { $0 != transaction.productID }
             var finding = base(.productMismatch, resolved, ids, eventMs: deliveries.first?.ms ?? transaction.purchaseMs,
                                detail: "Apple sold \(ids.text(transaction.productID)); server used \(mismatched.map(ids.text).joined(separator: ", "))")
             finding.amount = resolved.amount
@@ -83,7 +84,7 @@ struct FindingRules {
         if deliveries.count > 1, !(resolved.isAutoRenewable && users.count > 1) {
             let scope = users.count == 1 ? "same_user" : "cross_user"
             var finding = base(.duplicateDelivery, resolved, ids, eventMs: deliveries[1].ms,
-                               detail: "\(scope): delivered \(deliveries.count) times to \(userNames)")
+                               detail: "\(scope): delivered \(deliveries.count) times to \(userNames())")
             finding.amount = resolved.unitPrice.map { $0 * Decimal(transaction.quantity) * Decimal(deliveries.count - 1) }
             findings.append(finding)
         }
@@ -101,7 +102,7 @@ struct FindingRules {
 
         if let order = resolved.order, !users.contains(order.userID) {
             var finding = base(.wrongUserDelivery, resolved, ids, eventMs: deliveries[0].ms,
-                               detail: "ordered by \(ids.text(order.userID)), delivered to \(userNames)")
+                               detail: "ordered by \(ids.text(order.userID)), delivered to \(userNames())")
             finding.amount = resolved.amount
             findings.append(finding)
         }
@@ -222,6 +223,8 @@ private func named(_ names: [String]) -> String {
 }
 
 func orderedUnique<Element: Hashable>(_ values: [Element]) -> [Element] {
+    // Most lists the join makes unique have one element or none: no set to build.
+    guard values.count > 1 else { return values }
     var seen = Set<Element>()
     return values.filter { seen.insert($0).inserted }
 }
