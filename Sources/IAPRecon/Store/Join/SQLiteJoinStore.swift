@@ -210,6 +210,7 @@ struct SQLiteJoinStore: JoinStore {
         let reader: Database
         let target: any RowTarget
         let files: SourceFiles
+        let amounts = AmountTexts()
 
         func readFacts(into receiver: inout some ScopeFactsReceiver) throws {
             try StoredScopeFacts.read(reader, scope: "join", into: &receiver)
@@ -224,6 +225,7 @@ struct SQLiteJoinStore: JoinStore {
         let files: SourceFiles
         /// By table (`FactTable.rawValue`).
         let rows: [RoutedRows]
+        let amounts = AmountTexts()
 
         func readFacts(into receiver: inout some ScopeFactsReceiver) throws {
             for table in StoredScopeFacts.FactTable.allCases {
@@ -237,11 +239,13 @@ struct SQLiteJoinStore: JoinStore {
 /// A batch whose decisions go to its reader job's target: tables 0 and 1 of its inserts.
 private protocol SavedToReaderTarget {
     var target: any RowTarget { get }
+    /// The texts of the amounts the batch wrote, for its thread alone.
+    var amounts: AmountTexts { get }
 }
 
 extension SavedToReaderTarget {
     func save(_ resolved: ResolvedTransaction, ids: IDTable) throws {
-        try target.insert(table: 0, StoredJoinResults.row(of: resolved, ids: ids))
+        try target.insert(table: 0, StoredJoinResults.row(of: resolved, ids: ids, amounts: amounts))
     }
 
     func save(_ finding: Finding, files: SourceFiles) throws {

@@ -1,3 +1,5 @@
+import Foundation
+
 /// The join's results as the store keeps them: the resolved transactions and findings
 /// (`Tables.joinResults`), the settings they were decided with (`int_run_settings`), and what
 /// the next join reads of them.
@@ -104,17 +106,18 @@ enum StoredJoinResults {
         }
     }
 
-    /// A resolved transaction as a row of table 0 (`int_transactions_resolved`); `ids` holds its ids' texts.
-    static func row(of item: ResolvedTransaction, ids: IDTable) -> [SQLValue] {
+    /// A resolved transaction as a row of table 0 (`int_transactions_resolved`); `ids` holds its
+    /// ids' texts, `amounts` the texts of amounts written before.
+    static func row(of item: ResolvedTransaction, ids: IDTable, amounts: AmountTexts = AmountTexts()) -> [SQLValue] {
         let transaction = item.transaction
         return [
             .text(ids.text(transaction.transactionID)), .text(ids.text(transaction.originalTransactionID)),
             .text(ids.text(transaction.productID)),
             .integer(transaction.purchaseMs), SQLValue(transaction.expiresMs), SQLValue(transaction.environment),
             SQLValue(item.userID.map(ids.text)), SQLValue(item.order.map { ids.text($0.orderID) }), SQLValue(item.matchRule?.rawValue),
-            SQLValue(item.unitPrice.map(Money.format)), SQLValue(item.currency), .text(item.priceSource.rawValue),
+            SQLValue(item.unitPrice.map(amounts.text)), SQLValue(item.currency), .text(item.priceSource.rawValue),
             .integer(transaction.quantity), SQLValue(transaction.storefront ?? item.order?.storefront),
-            .integer(item.isRevenue ? 1 : 0), SQLValue(item.refund?.ms), SQLValue(item.refundAmount.map(Money.format)),
+            .integer(item.isRevenue ? 1 : 0), SQLValue(item.refund?.ms), SQLValue(item.refundAmount.map(amounts.text)),
             SQLValue(item.refund?.revocationType), .integer(Int64(item.deliveries.count)), SQLValue(transaction.ownership),
             .text(item.deliveredTo(ids)), .integer(item.isAppleSale ? 1 : 0),
         ]
@@ -129,5 +132,20 @@ enum StoredJoinResults {
             SQLValue(finding.amount == nil ? nil : finding.currency), .integer(finding.eventMs), .text(finding.detail),
             .text(files.text(finding.sources)),
         ]
+    }
+}
+
+/// Each distinct amount's text (`Money.format`), made once: the rows of a batch repeat a few
+/// prices over and over, and a `Decimal`'s text takes far longer to make than to look up. Equal
+/// amounts have one text, however they are held (`12.500` and `12.5` are both `12.5`). For one
+/// thread: each batch of the join has its own.
+final class AmountTexts {
+    private var texts: [Decimal: String] = [:]
+
+    func text(_ amount: Decimal) -> String {
+        if let text = texts[amount] { return text }
+        let text = Money.format(amount)
+        texts[amount] = text
+        return text
     }
 }
