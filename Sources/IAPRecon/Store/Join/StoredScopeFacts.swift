@@ -104,6 +104,11 @@ enum StoredScopeFacts {
 
         /// Hands `receiver` the fact in `row`, a row of `selection`.
         /// - Throws: `UnknownStoredCode` for a sighting this build cannot read.
+        ///
+        /// Inlined where it is called: the receiver is known there only as a type the join passes
+        /// at run time, and a call with one type unknown is not specialized for the other; inlined,
+        /// the row is read as its own type, not through the protocol for each column.
+        @inline(__always)
         func hand(_ row: some StoredRow, to facts: inout some ScopeFactsReceiver) throws {
             let at = StoredLine(file: row.int(file), line: row.int(line))
             switch self {
