@@ -38,8 +38,7 @@ struct PackedRows: Sendable {
     }
 
     mutating func appendInteger(_ integer: Int64) {
-        bytes.append(1)
-        withUnsafeBytes(of: integer.littleEndian) { bytes.append(contentsOf: $0) }
+        appendHeader(tag: 1, integer.littleEndian)
     }
 
     mutating func appendText<Text: Collection<UInt8>>(_ text: Text) {
@@ -47,9 +46,19 @@ struct PackedRows: Sendable {
     }
 
     mutating func appendBytes<Bytes: Collection<UInt8>>(_ value: Bytes, tag: UInt8) {
-        bytes.append(tag)
-        withUnsafeBytes(of: UInt32(value.count).littleEndian) { bytes.append(contentsOf: $0) }
+        appendHeader(tag: tag, UInt32(value.count).littleEndian)
         bytes.append(contentsOf: value)
+    }
+
+    /// A tag and the bytes of `value` after it, in one append: each append checks the buffer's
+    /// room and ownership again, and a row is many small values.
+    private mutating func appendHeader<Value: FixedWidthInteger>(tag: UInt8, _ value: Value) {
+        var header: (UInt64, UInt64) = (0, 0)
+        withUnsafeMutableBytes(of: &header) { header in
+            header[0] = tag
+            header.storeBytes(of: value, toByteOffset: 1, as: Value.self)
+            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: header[..<(1 + MemoryLayout<Value>.size)]))
+        }
     }
 
     /// Calls `body` with each row, as rows of `columns` values, in order.
