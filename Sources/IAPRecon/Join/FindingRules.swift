@@ -213,7 +213,6 @@ struct FindingRules {
     }
 }
 
-/// The elements of `values` in first-seen order, without repeats.
 /// The first ten of `names` and a count of the rest: an Apple ID restored by thousands of users
 /// would otherwise make one cell of every id, past what a spreadsheet opens; `history` of the
 /// transaction lists every delivery.
@@ -222,6 +221,7 @@ private func named(_ names: [String]) -> String {
     return names.count > 10 ? shown + " and \(names.count - 10) more" : shown
 }
 
+/// The elements of `values` in first-seen order, without repeats.
 func orderedUnique<Element: Hashable>(_ values: [Element]) -> [Element] {
     // Most lists the join makes unique have one element or none: no set to build.
     guard values.count > 1 else { return values }
