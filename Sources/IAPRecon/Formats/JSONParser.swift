@@ -197,10 +197,14 @@ public struct JSONParser {
             return
         }
         var count = 0
+        var namesSeen = NamesSeen()
         while true {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw error("expected a member name") }
             try appendString(nameDigest: true)
+            if !tokens[position].mayRepeatName, !namesSeen.insert(tokens[tokens.count - 1].nameDigest) {
+                tokens[position].mayRepeatName = nameDigestRepeats(inObjectAt: position)
+            }
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw error("expected ':'") }
             index += 1
@@ -214,6 +218,33 @@ public struct JSONParser {
             throw error("expected ',' or '}'")
         }
         closeContainer(at: position, count: count)
+    }
+
+    /// The digests of an object's names so far, each as one bit of 64: a name whose bit is clear is
+    /// new, and only one whose bit is set is compared with the names before it.
+    private struct NamesSeen {
+        private var bits: UInt64 = 0
+
+        /// Records `digest`; false when its bit was already set, so that an earlier name may share it.
+        mutating func insert(_ digest: UInt32) -> Bool {
+            let bit: UInt64 = 1 << ((digest &* 0x9E37_79B1) >> 26)
+            defer { bits |= bit }
+            return bits & bit == 0
+        }
+    }
+
+    /// Whether the last name of the object whose token is at `position`, just read, has the digest
+    /// of a name before it in that object. Digests are of names' texts, so a name given twice, however
+    /// escaped, always shares one; two names that share one by chance only cost lookups their shortcut.
+    private func nameDigestRepeats(inObjectAt position: Int) -> Bool {
+        let last = tokens.count - 1
+        let digest = tokens[last].nameDigest
+        var name = position + 1
+        while name < last {
+            if tokens[name].nameDigest == digest { return true }
+            name = Int(tokens[name + 1].next)
+        }
+        return false
     }
 
     private mutating func parseArray() throws(JSONSyntaxError) {

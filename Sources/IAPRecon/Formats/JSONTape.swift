@@ -26,6 +26,10 @@ struct JSONToken {
     /// object's names are then every other token, and a lookup steps from one to the next without
     /// reading the value between.
     var isFlat = false
+    /// Whether two of an object's member names may be one text: set when two share a digest. An
+    /// object without it names each member once, so a lookup stops at its first match, where one
+    /// with it goes on to the end to catch a name given twice with another value.
+    var mayRepeatName = false
 
     init(kind: Kind, start: Int, end: Int, next: Int) {
         self.kind = kind
@@ -212,12 +216,14 @@ struct JSONElement {
     /// name holds another value (`JSONObject.firstMember`).
     ///
     /// Names are compared as bytes, after their digests; a name with an escape by its text. Two
-    /// members of one name are compared as materialized values, which JSON texts seldom need.
+    /// members of one name are compared as materialized values, which JSON texts seldom need. In an
+    /// object whose names are all different (`JSONToken.mayRepeatName`) the first match is the only one.
     func firstMember(_ key: String) -> (value: JSONElement, repeatedOtherwise: Bool)? {
         guard kind == .object else { return nil }
         let digest = JSONObject.nameDigest(key)
         let end = Int(token.next)
         let isFlat = token.isFlat
+        let mayRepeatName = token.mayRepeatName
         var first: JSONElement?
         var name = index + 1
         while name < end {
@@ -227,6 +233,7 @@ struct JSONElement {
                     if element(at: value).value != first.value { return (first, true) }
                 } else {
                     first = element(at: value)
+                    if !mayRepeatName { break }
                 }
             }
             name = isFlat ? value + 1 : Int(tokens[value].next)

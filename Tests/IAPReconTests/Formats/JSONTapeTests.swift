@@ -63,6 +63,44 @@ struct JSONTapeTests {
         #expect(found.tape?.0 == found.object?.0)
     }
 
+    /// An object of `count` members `n0`…, for a name given twice among many.
+    private static func members(_ count: Int) -> String { (0..<count).map { #""n\#($0)":\#($0)"# }.joined(separator: ",") }
+
+    @Test("a name given twice is caught wherever the second stands: after the first match, past nested values, among many names, escaped", arguments: [
+        (#"{"a":"x","b":1,"c":2,"a":"y"}"#, true),
+        (#"{"b":1,"a":"x","a":"y"}"#, true),
+        (#"{"b":1,"a":"x","c":{"a":"z"},"a":"y"}"#, true),
+        (#"{"a":"x","c":{"d":[1,{"e":2}]},"f":[],"a":"y"}"#, true),
+        (#"{"c":{"d":[1,{"a":2}]},"a":"x","g":{"h":1},"a":"y"}"#, true),
+        (#"{"a":"x",\#(members(100)),"a":"y"}"#, true),
+        (#"{\#(members(100)),"a":"x","n50":0,"a":"y"}"#, true),
+        (#"{"b":1,"a":"x","c":2,"\u0061":"y"}"#, true),
+        (#"{"b":1,"\u0061":"x","c":2,"a":"y"}"#, true),
+        (#"{"b":1,"a":"x","c":{"a":"z","a":"w"},"d":2}"#, false),
+        (#"{"c":{"a":"z"},"a":"x",\#(members(100))}"#, false),
+    ])
+    func repeatedNamesAnywhere(text: String, differs: Bool) throws {
+        let found = try lookups(text, "a")
+        #expect(found.tape?.1 == differs)
+        #expect(found.object?.1 == differs)
+        #expect(found.tape?.0 == found.object?.0)
+    }
+
+    @Test("a name given twice inside a nested object is caught there, whatever the objects around it hold", arguments: [
+        #"{"o":{"a":"x","b":1,"a":"y"}}"#,
+        #"{"a":"x","o":{"a":"x","c":[{"a":1}],"a":"y"},"b":2}"#,
+        #"{"o":{"b":1,"a":"x","p":{"q":0},"\u0061":"y"},"a":"x"}"#,
+        #"[{"b":0},{"o":{"a":"x","b":1,"a":"y"}}]"#,
+    ])
+    func repeatedNamesNested(text: String) throws {
+        func object(_ element: JSONElement) -> JSONElement? {
+            if let o = element.firstMember("o")?.value { return o }
+            return element.elements.lazy.compactMap { $0.firstMember("o")?.value }.first
+        }
+        let differs = try withRoot(text) { root in object(root)?.firstMember("a")?.repeatedOtherwise }
+        #expect(differs == true)
+    }
+
     @Test("the materialized value of every kind of text equals the parsed one, escapes decoded")
     func materialized() throws {
         let text = #"{"a":[1,-2.5e3,true,false,null,"x\ny\u00e9\ud83d\ude00"],"\u0062":{"c":{}},"d":[],"é":"é"}"#

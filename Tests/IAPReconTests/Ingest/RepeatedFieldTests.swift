@@ -74,6 +74,22 @@ struct RepeatedFieldTests {
         #expect(IngestLine.rows(#"{\#(Self.receiptHead),"signed_transactions":["\#(jws(transaction + #","price":990}"#))"]}"#, .receipts) != nil)
     }
 
+    @Test("a field given twice is rejected wherever the second stands: after the first's match, past nested values, escaped, in a JWS payload")
+    func repeatAfterFirstMatch() {
+        func jws(_ payload: String) -> String { "a." + Base64URL.encode(Array(payload.utf8)) + ".b" }
+        #expect(IngestLine.reason(#"{"price":"0.99",\#(Self.order.dropFirst()),"storefront":"USA","price":"99.00"}"#, .server)
+            == "field 'price' given twice, with different values")
+        #expect(IngestLine.reason(Self.order + #","price":"0.99","extra":{"price":[1,{"a":2}]},"\u0070rice":"99.00"}"#, .server)
+            == "field 'price' given twice, with different values")
+        #expect(IngestLine.reason(#"{\#(Self.receiptHead),"response":{"status":0,"receipt":{"bundle_id":"b","in_app":[{"transaction_id":"1","product_id":"gems60","purchase_date_ms":"1795860902000","x":{"product_id":"y"},"product_id":"gems6000"}]}}}"#, .receipts)
+            == "field 'response.receipt.in_app[0].product_id' given twice, with different values")
+        let transaction = #"{"transactionId":"1","productId":"p","purchaseDate":1795860902000,"price":990,"currency":"USD","x":{"a":[1]}"#
+        #expect(IngestLine.reason(#"{\#(Self.receiptHead),"signed_transactions":["\#(jws(transaction + #","pr\u0069ce":99000}"#))"]}"#, .receipts)
+            == "field 'signed_transactions[0].price' given twice, with different values")
+        // The name twice in an object nested in the one read is not the read object's.
+        #expect(IngestLine.rows(Self.order + #","price":"0.99","extra":{"price":"1","price":"2"}}"#, .server) != nil)
+    }
+
     @Test("a decoded V2 notification's transaction: a revocation date given twice rejects the line, the same one twice does not")
     func notificationTransactionTwice() {
         let head = #"{"notificationType":"REFUND","signedDate":1795860902000,"data":{"transactionInfo":{"transactionId":"1","productId":"p","purchaseDate":1795000000000,"revocationDate":1795860000000"#
