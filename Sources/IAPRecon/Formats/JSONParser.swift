@@ -142,18 +142,20 @@ public struct JSONParser {
         tokens.append(JSONToken(kind: kind, start: start, end: index, next: tokens.count + 1))
     }
 
-    /// Reads a string and appends its token; a member name's carries the digest of its text.
-    private mutating func appendString(nameDigest: Bool) throws(JSONSyntaxError) {
+    /// Reads a string and appends its token; a member name's carries the digest of its text, which is returned.
+    @discardableResult
+    private mutating func appendString(nameDigest: Bool) throws(JSONSyntaxError) -> UInt32 {
         let (start, end) = try readString()
         var token = JSONToken(kind: .string, start: start, end: end, next: tokens.count + 1)
         token.hasEscape = stringHadEscape
         if nameDigest {
             // The digest is of the name's text: its bytes between the quotes, unless an escape made the text otherwise.
-            token.nameDigest = stringHadEscape
+            token.digest = stringHadEscape
                 ? scratch.withUnsafeBufferPointer { JSONObject.nameDigest($0) }
                 : JSONObject.nameDigest(UnsafeBufferPointer(rebasing: bytes[start..<end]))
         }
         tokens.append(token)
+        return token.digest
     }
 
     private mutating func expectLiteral(_ literal: StaticString) throws(JSONSyntaxError) {
@@ -197,14 +199,16 @@ public struct JSONParser {
             return
         }
         var count = 0
-        var namesSeen = NamesSeen()
+        // The token's `digest` and `mayRepeatName`, kept here until the object is closed.
+        var nameBits: UInt32 = 0
+        var mayRepeatName = false
         while true {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw error("expected a member name") }
-            try appendString(nameDigest: true)
-            if !tokens[position].mayRepeatName, !namesSeen.insert(tokens[tokens.count - 1].nameDigest) {
-                tokens[position].mayRepeatName = nameDigestRepeats(inObjectAt: position)
-            }
+            let digest = try appendString(nameDigest: true)
+            let bit = JSONToken.nameBit(digest)
+            if nameBits & bit != 0, !mayRepeatName { mayRepeatName = nameDigestRepeats(digest, inObjectAt: position) }
+            nameBits |= bit
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw error("expected ':'") }
             index += 1
@@ -217,31 +221,20 @@ public struct JSONParser {
             if bytes[index] == UInt8(ascii: "}") { index += 1; break }
             throw error("expected ',' or '}'")
         }
+        tokens[position].digest = nameBits
+        tokens[position].mayRepeatName = mayRepeatName
         closeContainer(at: position, count: count)
     }
 
-    /// The digests of an object's names so far, each as one bit of 64: a name whose bit is clear is
-    /// new, and only one whose bit is set is compared with the names before it.
-    private struct NamesSeen {
-        private var bits: UInt64 = 0
-
-        /// Records `digest`; false when its bit was already set, so that an earlier name may share it.
-        mutating func insert(_ digest: UInt32) -> Bool {
-            let bit: UInt64 = 1 << ((digest &* 0x9E37_79B1) >> 26)
-            defer { bits |= bit }
-            return bits & bit == 0
-        }
-    }
-
-    /// Whether the last name of the object whose token is at `position`, just read, has the digest
-    /// of a name before it in that object. Digests are of names' texts, so a name given twice, however
-    /// escaped, always shares one; two names that share one by chance only cost lookups their shortcut.
-    private func nameDigestRepeats(inObjectAt position: Int) -> Bool {
+    /// Whether a name before the last, just read, of the object whose token is at `position` has
+    /// its `digest`: asked only when the digest's bit (`JSONToken.nameBit`) was already set. Digests
+    /// are of names' texts, so a name given twice, however escaped, always shares one; two names
+    /// that share one by chance only cost lookups their shortcut.
+    private func nameDigestRepeats(_ digest: UInt32, inObjectAt position: Int) -> Bool {
         let last = tokens.count - 1
-        let digest = tokens[last].nameDigest
         var name = position + 1
         while name < last {
-            if tokens[name].nameDigest == digest { return true }
+            if tokens[name].digest == digest { return true }
             name = Int(tokens[name + 1].next)
         }
         return false

@@ -17,8 +17,10 @@ struct JSONToken {
     var next: Int32
     /// A container's members or elements.
     var count: Int32 = 0
-    /// A member name's digest (`JSONObject.nameDigest`) of its text; 0 for any other token.
-    var nameDigest: UInt32 = 0
+    /// A member name's digest (`JSONObject.nameDigest`) of its text; an object's, the union of its
+    /// names' bits (`nameBit`), so a lookup of a name whose bit is clear is answered without a scan;
+    /// 0 for any other token.
+    var digest: UInt32 = 0
     var kind: Kind
     /// Whether a string holds an escape, so that its text differs from its bytes.
     var hasEscape = false
@@ -30,6 +32,11 @@ struct JSONToken {
     /// object without it names each member once, so a lookup stops at its first match, where one
     /// with it goes on to the end to catch a name given twice with another value.
     var mayRepeatName = false
+
+    /// The one bit of 32 that stands for names of `digest` in an object's `digest`.
+    static func nameBit(_ digest: UInt32) -> UInt32 {
+        1 << ((digest &* 0x9E37_79B1) >> 27)
+    }
 
     init(kind: Kind, start: Int, end: Int, next: Int) {
         self.kind = kind
@@ -180,7 +187,7 @@ struct JSONElement {
         var name = index + 1
         while name < Int(token.next) {
             let value = element(at: name + 1)
-            members.append(JSONObject.Member(key: element(at: name).text ?? "", value: value.value, nameDigest: tokens[name].nameDigest))
+            members.append(JSONObject.Member(key: element(at: name).text ?? "", value: value.value, nameDigest: tokens[name].digest))
             name = Int(tokens[name + 1].next)
         }
         return members
@@ -221,6 +228,7 @@ struct JSONElement {
     func firstMember(_ key: String) -> (value: JSONElement, repeatedOtherwise: Bool)? {
         guard kind == .object else { return nil }
         let digest = JSONObject.nameDigest(key)
+        guard token.digest & JSONToken.nameBit(digest) != 0 else { return nil }
         let end = Int(token.next)
         let isFlat = token.isFlat
         let mayRepeatName = token.mayRepeatName
@@ -228,7 +236,7 @@ struct JSONElement {
         var name = index + 1
         while name < end {
             let value = name + 1
-            if tokens[name].nameDigest == digest, nameMatches(at: name, key) {
+            if tokens[name].digest == digest, nameMatches(at: name, key) {
                 if let first {
                     if element(at: value).value != first.value { return (first, true) }
                 } else {
