@@ -57,7 +57,7 @@ enum NotificationParser {
                 // Without a signedDate the chain is judged now, the run's clock, as Apple's library judges it at the current time.
                 try checkSignature(jws, path: "signedPayload", rules: rules, signedMs: notification.signedMs, environment: notification.environment)
                 // The JWS inside are bytes of the payload that signature covers: trusted with it, not checked again.
-                return try parseV2(payloadFields, rules: rules.trustingInnerJWS)
+                return try parseV2(payloadFields, rules: rules.trustingInnerJWS, header: notification)
             }
         }
         if try fields.element("notificationType") != nil { return try parseV2(fields, rules: rules) }
@@ -101,8 +101,11 @@ enum NotificationParser {
     /// A V2 notification's payload; every JWS inside it is checked with `rules.signatures` (its own
     /// `signedDate`, else the notification's, else the run's clock, is its signing time). With `--bundle-id`, a
     /// notification or transaction of another app is rejected, as a receipt of it is (CONTRACT.md §1.2).
-    static func parseV2(_ fields: Fields, rules: LineRules = LineRules()) throws(LineReject) -> LineOutcome {
-        let header = try header(fields)
+    /// `knownHeader` is the payload's `header` when the caller has read it already (a signed payload's,
+    /// for its signature).
+    static func parseV2(_ fields: Fields, rules: LineRules = LineRules(), header knownHeader: V2Header? = nil) throws(LineReject) -> LineOutcome {
+        let header: V2Header
+        if let knownHeader { header = knownHeader } else { header = try Self.header(fields) }
         var bundleID = try bundle(fields)
         try rules.checkBundle(bundleID)
         // A transaction of another app is rejected too; it names the notification's app where `data`
