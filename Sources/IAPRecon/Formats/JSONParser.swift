@@ -352,23 +352,43 @@ public struct JSONParser {
         throw error("unterminated string")
     }
 
-    /// Moves `index` past whole 8-byte words that hold neither a quote, a backslash, a control
-    /// character nor a non-ASCII byte: most of a string's bytes (all but a few of a JWS) need no
-    /// look of their own. A word holding one is left to the byte-by-byte scan.
+    /// Moves `index` past whole 16-byte blocks, then 8-byte words, that hold neither a quote, a
+    /// backslash, a control character nor a non-ASCII byte: most of a string's bytes (all but a few
+    /// of a JWS) need no look of their own. In a word that holds one, it stops at the first such
+    /// byte; the last few bytes of the text are left to the byte-by-byte scan.
+    @inline(__always)
     private mutating func skipPlainASCII() {
         guard let base = bytes.baseAddress else { return }
+        var position = index
+        defer { index = position }
+        // A block is tested in a few vector instructions, where a word takes a dozen: a JWS is
+        // thousands of bytes.
+        let quote = SIMD16<UInt8>(repeating: UInt8(ascii: "\""))
+        let backslash = SIMD16<UInt8>(repeating: UInt8(ascii: "\\"))
+        let printableStart = SIMD16<UInt8>(repeating: 0x20)
+        let printableCount = SIMD16<UInt8>(repeating: 0x80 - 0x20)
+        while position + 16 <= bytes.count {
+            let block = UnsafeRawPointer(base + position).loadUnaligned(as: SIMD16<UInt8>.self)
+            // Bytes from 0x20 to 0x7F move to 0 to 0x5F; a control character or a non-ASCII byte lands above.
+            if any((block .== quote) .| (block .== backslash) .| ((block &- printableStart) .>= printableCount)) { break }
+            position += 16
+        }
         let ones: UInt64 = 0x0101_0101_0101_0101
         let highBits: UInt64 = 0x8080_8080_8080_8080
         let quotes = ones &* UInt64(UInt8(ascii: "\""))
         let backslashes = ones &* UInt64(UInt8(ascii: "\\"))
-        while index + 8 <= bytes.count {
-            let word = UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)
-            if word & highBits != 0 { return }
-            // Every byte is below 0x80, so a byte's subtraction sets its high bit only by going below
-            // zero: a byte under 0x20, or one that the xor made 0 (a quote or a backslash).
-            let special = (word &- ones &* 0x20) | ((word ^ quotes) &- ones) | ((word ^ backslashes) &- ones)
-            if special & highBits != 0 { return }
-            index += 8
+        while position + 8 <= bytes.count {
+            let word = UInt64(littleEndian: UnsafeRawPointer(base + position).loadUnaligned(as: UInt64.self))
+            // A byte's subtraction sets its high bit when it goes below zero (a byte under 0x20, or one
+            // the xor made 0: a quote or a backslash), or when the byte's own is set (non-ASCII). A byte
+            // borrows from the one above it only by going below zero itself, so the lowest mark is
+            // the first such byte (read little-endian).
+            let special = (word | (word &- ones &* 0x20) | ((word ^ quotes) &- ones) | ((word ^ backslashes) &- ones)) & highBits
+            if special != 0 {
+                position += special.trailingZeroBitCount / 8
+                return
+            }
+            position += 8
         }
     }
 

@@ -1,9 +1,9 @@
 import Testing
 @testable import IAPRecon
 
-/// The parser passes over plain ASCII in strings eight bytes at a time: whatever ends that
-/// (a quote, an escape, a control character, a byte of UTF-8 or a bad one) is still found
-/// wherever in the word it lies, with the same value or the same error as byte by byte.
+/// The parser passes over plain ASCII in strings sixteen, then eight bytes at a time: whatever ends
+/// that (a quote, an escape, a control character, a byte of UTF-8 or a bad one) is still found
+/// wherever in the block or the word it lies, with the same value or the same error as byte by byte.
 @Suite("JSON string scanning")
 struct JSONStringScanTests {
     /// A 32-byte string body of `a`s with `bytes` in place of the `a` at `position`, quoted.
@@ -53,6 +53,27 @@ struct JSONStringScanTests {
         // The error is reported after the closing quote, as on the byte-by-byte path.
         #expect(Self.parse(Self.quoted([0xFF], at: position))
             == .failure(JSONSyntaxError(message: "invalid UTF-8 in string", offset: 34)))
+    }
+
+    @Test("past whole blocks and words, whatever ends the plain bytes is found where it stands", arguments: 0..<48)
+    func anywhereInThreeBlocks(position: Int) {
+        let length = 48
+        func expected(_ text: String) -> Result<JSONValue, JSONSyntaxError> {
+            .success(.string(Self.plain(position) + text + Self.plain(length - 1 - position)))
+        }
+        #expect(Self.parse(Self.quoted(Array(#"\""#.utf8), at: position, length: length)) == expected("\""))
+        #expect(Self.parse(Self.quoted(Array(#"\u00e9"#.utf8), at: position, length: length)) == expected("é"))
+        #expect(Self.parse(Self.quoted(Array("é".utf8), at: position, length: length)) == expected("é"))
+        #expect(Self.parse(Self.quoted([0x7F], at: position, length: length)) == expected("\u{7F}"))
+        for control: UInt8 in [0x00, 0x1F] {
+            #expect(Self.parse(Self.quoted([control], at: position, length: length))
+                == .failure(JSONSyntaxError(message: "control character in string", offset: position + 1)))
+        }
+        #expect(Self.parse(Self.quoted([0xFF], at: position, length: length))
+            == .failure(JSONSyntaxError(message: "invalid UTF-8 in string", offset: length + 2)))
+        // The string's own closing quote, after `position` plain bytes, then more text.
+        let closed = [UInt8(ascii: "\"")] + Array(Self.plain(position).utf8) + Array(#"",""#.utf8) + Array(Self.plain(length).utf8) + [UInt8(ascii: "\"")]
+        #expect(Self.parse([UInt8(ascii: "[")] + closed + [UInt8(ascii: "]")]) == .success(.array([.string(Self.plain(position)), .string(Self.plain(length))])))
     }
 
     @Test("an unterminated long string is an error, not a read past its end")
