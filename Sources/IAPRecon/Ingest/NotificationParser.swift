@@ -148,21 +148,19 @@ enum NotificationParser {
         }
         // A refund is placed at its revocation date (CONTRACT.md §1.3): without one it would count as no
         // refund at all, and nobody would know.
-        if Self.refundTypes.contains(header.type), let found = transaction, found.revocationMs == nil {
+        if Self.refundTypes.contains(header.type), transaction != nil, transaction?.revocationMs == nil {
             throw LineReject("\(header.type) without revocationDate in its transaction")
         }
-        if var found = transaction {
-            found.eventMs = header.signedMs
-            found.notificationUUID = header.uuid
-            found.notificationType = header.type
-            transaction = found
-        }
+        // Completed where it lies: a copy of a transaction is a copy of each of its strings.
+        transaction?.eventMs = header.signedMs
+        transaction?.notificationUUID = header.uuid
+        transaction?.notificationType = header.type
         var rows = [NotificationLine(
             uuid: header.uuid, type: header.type, subtype: header.subtype, signedMs: header.signedMs,
             environment: transaction?.environment ?? header.environment, version: "2", transactionID: transaction?.transactionID,
             bundleID: bundleID
         ).rawRow()]
-        if let transaction { rows += transaction.rawRows(item: 1) }
+        transaction?.appendRawRows(item: 1, to: &rows)
         try rules.checkEventTime(header.signedMs, field: fields.path + "signedDate", reported: reported)
         return .accepted(rows)
     }
@@ -182,14 +180,14 @@ enum NotificationParser {
         var reported: [ReportedTime] = []
         if let unifiedFields = try fields.object("unified_receipt") {
             environment = try unifiedFields.appleString("environment") ?? environment
-            transactions = try ReceiptParser.items(unifiedFields, key: "latest_receipt_info", origin: .notification, environment: environment,
-                                                   reported: &reported)
+            try ReceiptParser.items(unifiedFields, key: "latest_receipt_info", origin: .notification, environment: environment,
+                                    reported: &reported, into: &transactions)
         }
         if transactions.isEmpty {
-            transactions = try ReceiptParser.items(fields, key: "latest_receipt_info", origin: .notification, environment: environment,
-                                                   reported: &reported)
-            transactions += try ReceiptParser.items(fields, key: "latest_expired_receipt_info", origin: .notification, environment: environment,
-                                                    reported: &reported)
+            try ReceiptParser.items(fields, key: "latest_receipt_info", origin: .notification, environment: environment,
+                                    reported: &reported, into: &transactions)
+            try ReceiptParser.items(fields, key: "latest_expired_receipt_info", origin: .notification, environment: environment,
+                                    reported: &reported, into: &transactions)
             // The refund is the latest purchase's (these bodies carry that one alone, as an object);
             // Apple sends CANCEL for an upgrade too, whose item says so, and that is no refund.
             if type == "CANCEL", let cancelledMs = try fields.time("cancellation_date_ms"),
@@ -215,7 +213,7 @@ enum NotificationParser {
             uuid: nil, type: type, subtype: nil, signedMs: nil, environment: environment, version: "1",
             transactionID: transactions.first?.transactionID, bundleID: bundleID
         ).rawRow()]
-        for (index, transaction) in transactions.enumerated() { rows += transaction.rawRows(item: index + 1) }
+        for index in transactions.indices { transactions[index].appendRawRows(item: index + 1, to: &rows) }
         try rules.checkReportedTimes(reported)
         return .accepted(rows)
     }

@@ -79,11 +79,12 @@ enum ReceiptParser {
             receivedMs: receivedMs, userID: userID, orderID: orderID, transactionID: namedTransactionID, status: status,
             environment: environment, bundleID: bundleID, shape: shapes.joined(separator: "+")
         ).rawRow()]
-        for (index, var transaction) in transactions.enumerated() {
-            transaction.eventMs = receivedMs
-            transaction.userID = userID
-            transaction.claimedOrderID = orderID
-            rows += transaction.rawRows(item: index + 1)
+        // Each completed where it lies: a copy of a transaction is a copy of each of its strings.
+        for index in transactions.indices {
+            transactions[index].eventMs = receivedMs
+            transactions[index].userID = userID
+            transactions[index].claimedOrderID = orderID
+            transactions[index].appendRawRows(item: index + 1, to: &rows)
         }
         try rules.checkEventTime(receivedMs, field: "received_at", reported: reported)
         return .accepted(rows)
@@ -99,11 +100,12 @@ enum ReceiptParser {
             if try receiptFields.element("in_app") == nil, try receiptFields.element("transaction_id") != nil {
                 transactions.append(try AppleTransaction(receiptItem: receiptFields, origin: .receipt, environment: environment, reported: &reported))
             } else {
-                transactions += try items(receiptFields, key: "in_app", origin: .receipt, environment: environment, reported: &reported)
+                try items(receiptFields, key: "in_app", origin: .receipt, environment: environment, reported: &reported, into: &transactions)
             }
         }
-        transactions += try items(response, key: "latest_receipt_info", origin: .receipt, environment: environment, reported: &reported)
-        transactions += try items(response, key: "latest_expired_receipt_info", origin: .receipt, environment: environment, reported: &reported)
+        try items(response, key: "latest_receipt_info", origin: .receipt, environment: environment, reported: &reported, into: &transactions)
+        try items(response, key: "latest_expired_receipt_info", origin: .receipt, environment: environment, reported: &reported,
+                  into: &transactions)
         return transactions
     }
 
@@ -119,14 +121,13 @@ enum ReceiptParser {
         return transaction
     }
 
-    /// The transactions under `key`: an array, or one object (iOS 6 receipts, pre-2021 V1 notifications).
+    /// Appends to `transactions` the transactions under `key`: an array, or one object (iOS 6 receipts,
+    /// pre-2021 V1 notifications).
     static func items(_ fields: Fields, key: String, origin: TransactionOrigin, environment: String?,
-                      reported: inout [ReportedTime]) throws(LineReject) -> [AppleTransaction] {
-        var transactions: [AppleTransaction] = []
+                      reported: inout [ReportedTime], into transactions: inout [AppleTransaction]) throws(LineReject) {
         for item in try itemFields(fields, key: key) {
             transactions.append(try AppleTransaction(receiptItem: item, origin: origin, environment: environment, reported: &reported))
         }
-        return transactions
     }
 
     /// The transaction ids of the items under `keys` that an upgrade cancelled (`AppleTransaction.isUpgraded`).

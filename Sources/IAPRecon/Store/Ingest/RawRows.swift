@@ -15,9 +15,15 @@ extension AppleTransaction {
 
     /// Its sighting's row and, when it names another app than its line, the row keeping that app.
     func rawRows(item: Int) -> [RawRow] {
-        let sighting = rawRow(item: item)
-        guard let bundleApartFromLine else { return [sighting] }
-        return [sighting, RawRow(.transactionBundles, item: item, [.text(bundleApartFromLine)])]
+        var rows: [RawRow] = []
+        appendRawRows(item: item, to: &rows)
+        return rows
+    }
+
+    /// Appends `rawRows(item:)` to `rows`: a line's rows are built in one array, not one per transaction.
+    func appendRawRows(item: Int, to rows: inout [RawRow]) {
+        rows.append(rawRow(item: item))
+        if let bundleApartFromLine { rows.append(RawRow(.transactionBundles, item: item, [.text(bundleApartFromLine)])) }
     }
 }
 
