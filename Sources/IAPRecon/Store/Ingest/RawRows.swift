@@ -13,14 +13,8 @@ extension AppleTransaction {
         ])
     }
 
-    /// Its sighting's row and, when it names another app than its line, the row keeping that app.
-    func rawRows(item: Int) -> [RawRow] {
-        var rows: [RawRow] = []
-        appendRawRows(item: item, to: &rows)
-        return rows
-    }
-
-    /// Appends `rawRows(item:)` to `rows`: a line's rows are built in one array, not one per transaction.
+    /// Appends its sighting's row and, when it names another app than its line, the row keeping that
+    /// app to `rows`: a line's rows are built in one array, not one per transaction.
     func appendRawRows(item: Int, to rows: inout [RawRow]) {
         rows.append(rawRow(item: item))
         if let bundleApartFromLine { rows.append(RawRow(.transactionBundles, item: item, [.text(bundleApartFromLine)])) }
