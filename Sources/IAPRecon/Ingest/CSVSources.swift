@@ -176,9 +176,12 @@ enum MMPEventParser: CSVRowParser {
             installMs = installTime.wallMs
         }
         let customerUserID = cell(.customerUserID)
-        let idfv = cell(.idfv)
-        let idfa = MMPValue.cleanIDFA(cell(.idfa))
         let appsflyerID = cell(.appsflyerID)
+        // Only an install keeps its device ids: another row reads them only to learn whether it has an
+        // id at all, when it has neither of the two it keeps.
+        let readsDeviceIDs = install || (customerUserID == nil && appsflyerID == nil)
+        let idfv = readsDeviceIDs ? cell(.idfv) : nil
+        let idfa = readsDeviceIDs ? MMPValue.cleanIDFA(cell(.idfa)) : nil
         guard customerUserID != nil || idfv != nil || idfa != nil || appsflyerID != nil else {
             throw LineReject("none of 'Customer User ID', 'IDFV', 'IDFA', 'AppsFlyer ID' has a value")
         }

@@ -486,6 +486,34 @@ struct SourceParserTests {
         #expect(third["media_source"] == .text("Organic"))
     }
 
+    @Test("an MMP row other than an install keeps no device id, but one is its id when it has no other; an install keeps them beside any other")
+    func mmpDeviceIDsOutsideInstalls() throws {
+        let zeroIDFA = "00000000-0000-0000-0000-000000000000"
+        let idfv = "6F9619FF-8B86-D011-B42D-00CF4FC964FF"
+        let parsed = IngestLine.csv(.attribution, [
+            Self.mmpHeader,
+            "2026-11-28 10:00:00,af_login,,\(idfv),,,,,,,,,,",
+            "2026-11-28 10:00:00,af_login,,None,\(zeroIDFA),,,,,,,,,",
+            "2026-11-28 10:00:00,af_login,,,00000000-0000-0000-0000-000000000001,,,,,,,,,",
+            "2026-11-28 10:00:00,af_purchase,u_1,\(idfv),\(zeroIDFA),,,,0.99,USD,,,,",
+            "2026-11-28 10:00:00,install,u_1,\(idfv),00000000-0000-0000-0000-000000000001,1764324000000-1234567,,,,,,,,",
+        ])
+        #expect(outcomes(parsed) == [
+            "2 accepted", "3 rejected: none of 'Customer User ID', 'IDFV', 'IDFA', 'AppsFlyer ID' has a value", "4 accepted", "5 accepted",
+            "6 accepted",
+        ])
+        for index in [0, 2, 3] {
+            let row = try #require(acceptedRow(parsed[index]))
+            #expect(row["idfv"] == .null)
+            #expect(row["idfa"] == .null)
+        }
+        #expect(acceptedRow(parsed[3])?["customer_user_id"] == .text("u_1"))
+        let install = try #require(acceptedRow(parsed[4]))
+        #expect(install["idfv"] == .text(idfv))
+        #expect(install["idfa"] == .text("00000000-0000-0000-0000-000000000001"))
+        #expect(install["customer_user_id"] == .text("u_1"))
+    }
+
     @Test("an MMP time with its own offset, Z or epoch milliseconds is that instant; --mmp-tz applies only to one without",
           arguments: ["UTC", "Asia/Tokyo", "America/Los_Angeles"])
     func mmpTimeOffsets(zoneName: String) throws {
