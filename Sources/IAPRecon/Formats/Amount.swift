@@ -93,15 +93,9 @@ struct Amount: Sendable, Equatable {
         if units == 0 { return "0" }
         let magnitude = units.magnitude
         // In 64 bits when the units fit (any amount below 18.4): 128-bit division is a library call.
-        let whole: String
-        var fraction: UInt64
-        if let small = UInt64(exactly: magnitude) {
-            whole = String(small / Self.unit64)
-            fraction = small % Self.unit64
-        } else {
-            whole = String(magnitude / UInt128(Self.unit))
-            fraction = UInt64(truncatingIfNeeded: magnitude % UInt128(Self.unit))
-        }
+        if let small = UInt64(exactly: magnitude) { return Self.text(negative: units < 0, units: small) }
+        let whole = String(magnitude / UInt128(Self.unit))
+        var fraction = UInt64(truncatingIfNeeded: magnitude % UInt128(Self.unit))
         var text = units < 0 ? "-" + whole : whole
         if fraction != 0 {
             var places = Self.places
@@ -113,6 +107,50 @@ struct Amount: Sendable, Equatable {
             text += "." + String(repeating: "0", count: places - digits.utf8.count) + digits
         }
         return text
+    }
+
+    /// `text` for a magnitude of at most `UInt64.max` units, the prices and sums reports
+    /// write on every row: the digits go straight into the string's storage.
+    private static func text(negative: Bool, units: UInt64) -> String {
+        let whole = units / unit64
+        var fraction = units % unit64
+        var places = 0
+        if fraction != 0 {
+            places = Self.places
+            while fraction % 10 == 0 {
+                fraction /= 10
+                places -= 1
+            }
+        }
+        var wholeDigits = 1
+        var rest = whole
+        while rest >= 10 {
+            rest /= 10
+            wholeDigits += 1
+        }
+        // A sign, at most 2 whole digits, a point and 18 places.
+        return String(unsafeUninitializedCapacity: 1 + wholeDigits + 1 + places) { text in
+            var at = 0
+            func put(_ value: UInt64, _ width: Int) {
+                var value = value
+                for place in stride(from: at + width - 1, through: at, by: -1) {
+                    text[place] = UInt8(ascii: "0") + UInt8(value % 10)
+                    value /= 10
+                }
+                at += width
+            }
+            if negative {
+                text[at] = UInt8(ascii: "-")
+                at += 1
+            }
+            put(whole, wholeDigits)
+            if places > 0 {
+                text[at] = UInt8(ascii: ".")
+                at += 1
+                put(fraction, places)
+            }
+            return at
+        }
     }
 
     static func + (a: Amount, b: Amount) -> Amount {

@@ -81,4 +81,33 @@ struct AmountTests {
         #expect(Money.format(big * 1_000 - big * 1_000) == "0")
         #expect((big - big).isZero)
     }
+
+    @Test("text prints what Decimal prints, over every scale, sign and size")
+    func textMatchesDecimal() throws {
+        var significands: [UInt64] = [0, 1, 5, 9, 10, 99, 100, 990, 1_000, 4_990, 12_500, 123_456_789, 1_000_000_007,
+                                      100_000_000_000_000_000, 999_999_999_999_999_999,
+                                      // Either side of the most units 64 bits hold, at 16 places.
+                                      184_467_440_737_095_516, 184_467_440_737_095_517]
+        var seed: UInt64 = 0x9E37_79B9_7F4A_7C15
+        for _ in 0..<300 {
+            seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            significands.append((seed >> (seed % 64)) % 1_000_000_000_000_000_000)
+        }
+        for significand in significands {
+            for places in 0...18 {
+                for negative in [false, true] {
+                    let text = (negative ? "-" : "") + String(significand) + (places == 0 ? "" : "e-\(places)")
+                    let decimal = Decimal(sign: negative ? .minus : .plus, exponent: -places, significand: Decimal(significand))
+                    let digits = String(significand)
+                    let plain = places == 0 ? digits : {
+                        let padded = String(repeating: "0", count: max(0, places + 1 - digits.count)) + digits
+                        return padded.dropLast(places) + "." + padded.suffix(places)
+                    }()
+                    let amount = try #require(Amount.parse((negative ? "-" : "") + plain), "\(text)")
+                    #expect(amount.text == Money.format(decimal), "\(text)")
+                    #expect(amount.text == Money.format(amount.decimal), "\(text)")
+                }
+            }
+        }
+    }
 }
