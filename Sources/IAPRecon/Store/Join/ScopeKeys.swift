@@ -64,3 +64,28 @@ public enum KeyKind: String, Sendable {
     /// recomputes that day's tie-out with Apple.
     case salesDay = "sales_day"
 }
+
+extension KeyKind: Hashable {
+    /// By case, not through the raw text (the default for a raw-valued enum): the join looks a
+    /// kind up in a set or a count for every key it routes.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(caseNumber)
+    }
+
+    public static func == (a: KeyKind, b: KeyKind) -> Bool {
+        a.caseNumber == b.caseNumber
+    }
+
+    private var caseNumber: UInt8 {
+        switch self {
+        case .transaction: 0
+        case .order: 1
+        case .user: 2
+        case .chain: 3
+        case .all: 4
+        case .mmpFile: 5
+        case .registration: 6
+        case .salesDay: 7
+        }
+    }
+}
