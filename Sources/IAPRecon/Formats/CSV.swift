@@ -15,43 +15,82 @@ public enum CSV {
     /// (`excessFieldCount`), so a line of commas costs no more than its own bytes.
     public static func row(_ bytes: UnsafeBufferPointer<UInt8>, maximumFields: Int = .max) -> CSVRow? {
         let (comma, quote) = (UInt8(ascii: ","), UInt8(ascii: "\""))
-        var spans: [CSVRow.Span] = []
-        // Sized once: a field takes at least its comma, and no more than `maximumFields` are kept.
-        spans.reserveCapacity(min(maximumFields, bytes.count + 1))
         var fieldCount = 1
-        var fieldStart = 0
-        var quoted = false
-        var index = 0
-        // Only commas and quotes matter outside a quoted field, and only quotes inside one: each
-        // search skips the bytes between them a word at a time.
-        while let special = firstIndex(of: comma, or: quote, in: bytes, from: index) {
-            if bytes[special] == comma {
-                fieldCount += 1
-                if fieldCount <= maximumFields { spans.append(CSVRow.Span(start: fieldStart, end: special, quoted: quoted)) }
-                fieldStart = special + 1
-                quoted = false
-                index = special + 1
-            } else if special == fieldStart {
-                // A quoted field runs to its closing quote; `""` inside it is a quote of its text.
-                quoted = true
-                var closing = special + 1
-                while true {
-                    guard let next = firstIndex(of: quote, or: quote, in: bytes, from: closing) else { return nil }
-                    if next + 1 < bytes.count, bytes[next + 1] == quote {
-                        closing = next + 2
-                        continue
+        var balanced = true
+        // Sized once: a field takes at least its comma, and no more than `maximumFields` are kept; each
+        // span is stored in its place, without an append's checks for room and sharing.
+        let spans = [CSVRow.Span](unsafeUninitializedCapacity: min(maximumFields, bytes.count + 1)) { spans, kept in
+            var fieldStart = 0
+            var quoted = false
+            var index = 0
+            // Only commas and quotes matter outside a quoted field: each word of eight bytes is searched
+            // once, and every comma or quote it holds is taken from its marks in turn, so a run of empty
+            // fields costs a word per eight of them rather than a search per field.
+            scan: while index < bytes.count {
+                var marks = specialMarks(in: bytes, at: index)
+                while marks != 0 {
+                    let special = index + marks.trailingZeroBitCount / 8
+                    marks &= marks &- 1
+                    if bytes[special] == comma {
+                        fieldCount += 1
+                        if fieldCount <= maximumFields {
+                            spans.initializeElement(at: kept, to: CSVRow.Span(start: fieldStart, end: special, quoted: quoted))
+                            kept += 1
+                        }
+                        fieldStart = special + 1
+                        quoted = false
+                    } else if special == fieldStart {
+                        // A quoted field runs to its closing quote; `""` inside it is a quote of its text.
+                        // The search resumes after it, at whatever offset that is.
+                        quoted = true
+                        var closing = special + 1
+                        while true {
+                            guard let next = firstIndex(of: quote, or: quote, in: bytes, from: closing) else {
+                                balanced = false
+                                return
+                            }
+                            if next + 1 < bytes.count, bytes[next + 1] == quote {
+                                closing = next + 2
+                                continue
+                            }
+                            index = next + 1
+                            continue scan
+                        }
                     }
-                    index = next + 1
-                    break
+                    // A quote inside an unquoted field is part of its text.
                 }
-            } else {
-                // A quote inside an unquoted field is part of its text.
-                index = special + 1
+                index += 8
+            }
+            if fieldCount <= maximumFields {
+                spans.initializeElement(at: kept, to: CSVRow.Span(start: fieldStart, end: bytes.count, quoted: quoted))
+                kept += 1
             }
         }
+        if !balanced { return nil }
         if fieldCount > maximumFields { return CSVRow(bytes: [], spans: [], excessFieldCount: fieldCount) }
-        spans.append(CSVRow.Span(start: fieldStart, end: bytes.count, quoted: quoted))
         return CSVRow(bytes: Array(bytes), spans: spans, excessFieldCount: nil)
+    }
+
+    /// A high bit set for exactly each comma or quote among the eight bytes of `bytes` from `start`
+    /// (fewer at the end, the missing ones read as zero), little-endian: the lowest mark is the first.
+    ///
+    /// `(x & 0x7F…7F) + 0x7F…7F` sets a byte's high bit when its low seven bits are not all zero,
+    /// and never carries into the next byte; with `x`'s own high bit, a byte of `x` is zero exactly
+    /// when neither is set. Unlike `firstIndex`'s test no borrow marks a byte above a match, so
+    /// every mark may be taken, not only the lowest.
+    @inline(__always)
+    private static func specialMarks(in bytes: UnsafeBufferPointer<UInt8>, at start: Int) -> UInt64 {
+        let lows: UInt64 = 0x7F7F_7F7F_7F7F_7F7F
+        let word: UInt64
+        if start + 8 <= bytes.count, let base = UnsafeRawPointer(bytes.baseAddress) {
+            word = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: start, as: UInt64.self))
+        } else {
+            var partial: UInt64 = 0
+            for offset in 0..<min(8, bytes.count - start) { partial |= UInt64(bytes[start + offset]) << (8 * offset) }
+            word = partial
+        }
+        let xa = word ^ 0x2C2C_2C2C_2C2C_2C2C, xb = word ^ 0x2222_2222_2222_2222
+        return ~(((xa & lows) &+ lows | xa) & ((xb & lows) &+ lows | xb)) & ~lows
     }
 
     /// The position of the first `a` or `b` in `bytes` from `start`, eight bytes at a time.

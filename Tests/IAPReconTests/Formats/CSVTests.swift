@@ -125,6 +125,32 @@ struct CSVTests {
             #expect(fields == Self.plainFields(bytes), "\(bytes)")
         }
     }
+    @Test("commas, quotes and doubled quotes at every pair of offsets across word boundaries split as the plain reading does")
+    func specialsAcrossWords() {
+        // Near misses of ',' and '"' fill the rest: one bit off, or the high-bit twin.
+        let fillers: [UInt8] = [0x2D, 0x23, 0xAC, 0xA2, 0x0C, 0x61, 0x00, 0xFF]
+        let specials: [[UInt8]] = [[0x2C], [0x22], [0x22, 0x22], [0x2C, 0x22], [0x22, 0x2C]]
+        for length in 0...19 {
+            for first in 0...length {
+                for second in first...length {
+                    for (a, b) in [(0, 0), (1, 0), (0, 1), (1, 1), (2, 1), (1, 2), (3, 4), (4, 3), (2, 0)] {
+                        var bytes = (0..<length).map { fillers[($0 &* 5 &+ length) % fillers.count] }
+                        bytes.insert(contentsOf: specials[b], at: second)
+                        bytes.insert(contentsOf: specials[a], at: first)
+                        let plain = Self.plainFields(bytes)
+                        let fields = bytes.withUnsafeBufferPointer { CSV.fields($0) }
+                        #expect(fields == plain, "\(bytes)")
+                        // One field fewer allowed than the row has: only the count is kept, and it is exact.
+                        guard let plain, plain.count > 1 else { continue }
+                        let narrower = bytes.withUnsafeBufferPointer { CSV.row($0, maximumFields: plain.count - 1) }
+                        #expect(narrower?.excessFieldCount == plain.count, "\(bytes)")
+                        #expect(narrower?.count == 0, "\(bytes)")
+                    }
+                }
+            }
+        }
+    }
+
     @Test("the word-at-a-time search finds the first comma or quote from every offset, past near misses and zero bytes")
     func firstSpecialByte() {
         // One bit from ',' (0x2C) or '"' (0x22), their high-bit twins, and bytes whose borrow marks the byte above.
