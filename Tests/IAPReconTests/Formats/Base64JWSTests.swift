@@ -75,6 +75,39 @@ struct Base64JWSTests {
         return output
     }
 
+    @Test("a stray byte at every place of every block, and every padded and unpadded length, decode as the plain reading does")
+    func strayBytesAndLengths() {
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_+/".utf8)
+        // Neighbours of the alphabet's ranges, `=` out of place, high bytes and NUL.
+        let strays: [UInt8] = [0x40, 0x5B, 0x60, 0x7B, 0x2A, 0x3A, 0x2C, 0x2E, 0x3D, 0x80, 0xC0, 0xFF, 0x00, 0x20]
+        for length in 0...21 {
+            let valid = (0..<length).map { alphabet[($0 &* 29 &+ length) % alphabet.count] }
+            for padding in 0...3 {
+                let text = valid + Array(repeating: UInt8(ascii: "="), count: padding)
+                #expect(Base64URL.decode(text) == Self.reference(text), "\(text)")
+            }
+            for place in 0..<length {
+                for stray in strays {
+                    var text = valid
+                    text[place] = stray
+                    // Nil but for `=` where padding may stand.
+                    let expected = Self.reference(text)
+                    #expect(stray == UInt8(ascii: "=") || expected == nil)
+                    #expect(Base64URL.decode(text) == expected, "\(text)")
+                    var decoded = [UInt8](repeating: 7, count: 5)
+                    let ok = text.withUnsafeBufferPointer { Base64URL.decode($0, into: &decoded) }
+                    #expect(ok == (expected != nil) && (!ok || decoded == expected), "\(text)")
+                }
+            }
+            // In place into storage longer and shorter than the bytes: exactly the bytes.
+            for held in [0, 1, length, length * 2] {
+                var decoded = [UInt8](repeating: 0xEE, count: held)
+                let ok = valid.withUnsafeBufferPointer { Base64URL.decode($0, into: &decoded) }
+                if let expected = Self.reference(valid) { #expect(ok && decoded == expected, "\(valid)") } else { #expect(!ok) }
+            }
+        }
+    }
+
     @Test("on 20,000 random texts (mostly valid, some with a stray byte or misplaced padding) decode agrees with the plain reading")
     func agreesWithReference() {
         var random = SystemRandomNumberGenerator()
