@@ -222,18 +222,14 @@ struct Amount: Sendable, Equatable {
     private static func stripped(_ value: Int128) -> (Int128, Int) {
         // In 64 bits when the magnitude fits (prices and rates do): 128-bit division is a library call.
         if let small = UInt64(exactly: value.magnitude) {
-            var magnitude = small
-            var zeros = 0
-            while magnitude % 1_000_000 == 0 {
-                magnitude /= 1_000_000
-                zeros += 6
-            }
-            while magnitude % 10 == 0 {
-                magnitude /= 10
-                zeros += 1
-            }
+            let (magnitude, zeros) = strippedZeros(small)
             return (value < 0 ? -Int128(magnitude) : Int128(magnitude), zeros)
         }
+        return strippedZeros(value)
+    }
+
+    /// `value` without its trailing decimal zeros, and how many it had; `value` is not 0.
+    private static func strippedZeros<Value: BinaryInteger>(_ value: Value) -> (Value, Int) {
         var value = value
         var zeros = 0
         while value % 1_000_000 == 0 {
