@@ -82,15 +82,13 @@ public struct JSONParser {
     /// The text of the string whose opening quote is at `quote` in `bytes`, which a parser has read
     /// before: escapes are decoded by the same code that checked them.
     static func decodedString(_ bytes: UnsafeBufferPointer<UInt8>, quote: Int) -> String {
-        var parser = JSONParser(bytes: bytes)
-        parser.index = quote
-        guard let (start, end) = try? parser.readString() else { return "" }
-        if !parser.stringHadEscape { return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self) }
-        return String(decoding: parser.scratch, as: UTF8.self)
+        var text: [UInt8] = []
+        decodeString(bytes, quote: quote, into: &text)
+        return String(decoding: text, as: UTF8.self)
     }
 
-    /// The decoded bytes of the string whose opening quote is at `quote` in `bytes`, into `output`
-    /// (whose storage is reused), for a string `decodedString` would decode.
+    /// The decoded bytes of the string whose opening quote is at `quote` in `bytes` (a string a parser
+    /// has read before), into `output`, whose storage is reused.
     static func decodeString(_ bytes: UnsafeBufferPointer<UInt8>, quote: Int, into output: inout [UInt8]) {
         var parser = JSONParser(bytes: bytes, scratch: output)
         output = []
