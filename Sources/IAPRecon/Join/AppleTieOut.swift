@@ -334,6 +334,34 @@ struct AppleTieOut: Sendable {
     /// transaction of the days they fall on.
     static func refresh(_ store: some JoinStore, days requested: Set<String>? = nil, changes: TieOutChanges = TieOutChanges()) throws
         -> (rowsWritten: Int, warnings: [String]) {
+        try refreshed(store, days: requested, changes: changes, ofRebuilt: false)?.save(to: store) ?? (0, [])
+    }
+
+    /// Every day tied out again from a full rebuild's results before they are switched in: read
+    /// while their indexes are built, saved (`Refreshed.save`) once they replace the current ones.
+    static func refreshedFromRebuilt(_ store: some JoinStore) throws -> Refreshed? {
+        try refreshed(store, days: nil, changes: TieOutChanges(), ofRebuilt: true)
+    }
+
+    /// A tie-out computed (`refresh`) and not yet written.
+    struct Refreshed {
+        var days: [(day: String, startMs: Int64?)]?
+        var rows: [TieOutRow]
+        var findings: [Finding]
+        var overlaps: [SalesReportOverlap]
+        var mixedProceeds: [SalesReportMixedProceeds]
+        var files: SourceFiles
+        var warnings: [String]
+
+        /// Writes it; returns how many rows it wrote and its warnings (`refresh`).
+        func save(to store: some JoinStore) throws -> (rowsWritten: Int, warnings: [String]) {
+            try store.replaceTieOut(days: days, rows: rows, findings: findings, overlaps: overlaps, mixedProceeds: mixedProceeds, files: files)
+            return (rows.count + findings.count, warnings)
+        }
+    }
+
+    private static func refreshed(_ store: some JoinStore, days requested: Set<String>?, changes: TieOutChanges, ofRebuilt: Bool) throws
+        -> Refreshed? {
         var changed: [Key: Counted] = [:]
         if let requested {
             var names = DayNames(reportZone)
@@ -344,8 +372,9 @@ struct AppleTieOut: Sendable {
             for change in added where !requested.contains(change.day) { changed[key(change), default: Counted()].add(change) }
         }
         let changedDays = Set(changed.keys.map(\.day))
-        guard let inputs = try store.tieOutInputs(days: requested.map { $0.union(changedDays) }, counted: requested, zone: reportZone)
-        else { return (0, []) }
+        guard let inputs = try store.tieOutInputs(days: requested.map { $0.union(changedDays) }, counted: requested, zone: reportZone,
+                                                  ofRebuilt: ofRebuilt)
+        else { return nil }
         var counted = Self.counted(inputs.verified)
         if requested != nil {
             for row in try store.tieOutRows(days: changedDays) {
@@ -362,10 +391,9 @@ struct AppleTieOut: Sendable {
                 proceeds: row.proceeds.map(Money.format), proceedsCurrency: row.proceedsCurrency, verifiedChanges: row.counted.changes,
                 unplacedPurchases: row.counted.unplacedPurchases)
         }
-        try store.replaceTieOut(days: inputs.days.map { $0.map { (day: $0, startMs: dayStartMs($0)) } }, rows: rows,
-                                findings: tieOut.findings, overlaps: tieOut.reportOverlaps(inputs.files),
-                                mixedProceeds: tieOut.mixedProceedsFiles(inputs.files), files: inputs.files)
-        return (rows.count + tieOut.findings.count, tieOut.reportWarnings(inputs.files))
+        return Refreshed(days: inputs.days.map { $0.map { (day: $0, startMs: dayStartMs($0)) } }, rows: rows, findings: tieOut.findings,
+                         overlaps: tieOut.reportOverlaps(inputs.files), mixedProceeds: tieOut.mixedProceedsFiles(inputs.files),
+                         files: inputs.files, warnings: tieOut.reportWarnings(inputs.files))
     }
 
     /// The start of `day` in Apple's reporting zone, as the findings' `event_ms` holds it.

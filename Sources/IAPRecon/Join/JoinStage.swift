@@ -80,7 +80,8 @@ public enum JoinStage {
     /// settings in its last transaction: readers see the previous results whole until then, and a
     /// run killed before it finds the same reason to rebuild in full. A full rebuild reads the
     /// store before it writes anything; raw indexes it is to build (`missingRawIndexes`) are
-    /// built meanwhile, by the store's writer.
+    /// built meanwhile, by the store's writer. Its results' indexes are built beside them, before
+    /// the switch, while the tie-out with Apple reads them.
     static func run<Backend: JoinStore>(store: Backend, settings: ReconcileSettings, missingRawIndexes: MissingRawIndexes = .refused,
                     workers: WorkerPool = WorkerPool(width: WorkerPool.defaultWidth),
                     batchTransactions: Int = batchTransactions, rowsWritten: ((Int) -> Void)? = nil) throws -> JoinSummary {
@@ -143,12 +144,26 @@ public enum JoinStage {
             ProcessMemory.releaseFreed()
             Trace.mark("join decide")
         }
+        // A full rebuild's results get their indexes on the store's writer while the tie-out with
+        // Apple reads them on this connection, which writes it with the switch.
+        var rebuiltTieOut: AppleTieOut.Refreshed?
+        if scope == nil {
+            let indexes = store.buildRebuiltIndexesAlongside()
+            do {
+                rebuiltTieOut = try AppleTieOut.refreshedFromRebuilt(store)
+            } catch {
+                indexes.wait()
+                throw error
+            }
+            Trace.mark("join apple tie-out read")
+            try indexes.value()
+        }
         let summary = try store.transaction {
             if scope == nil { try store.switchInRebuilt() }
             try store.finish(settings: JoinSettings(asOfMs: asOfMs, graceMs: settings.graceMs, mmpZone: settings.mmpZone.identifier))
-            Trace.mark("join switch, indexes and settings")
+            Trace.mark("join switch and settings")
             if scope == nil {
-                let tieOut = try AppleTieOut.refresh(store)
+                let tieOut = try rebuiltTieOut?.save(to: store) ?? (rowsWritten: 0, warnings: [])
                 warnings = tieOut.warnings
                 rowsWritten?(tieOut.rowsWritten)
                 Trace.mark("join apple tie-out")

@@ -168,6 +168,25 @@ struct AppleTieOutTests {
         #expect(try database.scalar("SELECT is_apple_sale FROM int_transactions_resolved") == .integer(1))
     }
 
+    @Test("a full rebuild ties out its own results, read before they are switched in, not the results they replace")
+    func fullRebuildTiesOutItsResults() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("apple/S_D_1.txt", [AppleSalesReportTests.currentHeader, Self.sales("2026-11-24", "gems60", units: 2, country: "US")])
+        try scenario.write("receipts/a.jsonl", [Self.purchase("t1", at: "2026-11-24T18:00:00Z")])
+        let unverified = try scenario.reconcile(asOf: asOf).filter { $0.kind == .unverifiedAppleSales }
+        #expect(unverified.count == 1 && unverified.first?.detail.contains("verified_units=1") == true)
+        // The second unit's purchase arrives; a new grace rebuilds every result.
+        try scenario.write("receipts/b.jsonl", [Self.purchase("t2", at: "2026-11-24T19:00:00Z")])
+        let database = try scenario.open()
+        _ = try Pipeline.ingest(input: scenario.input, database: database, jobs: 1, rules: Scenario.rules(asOf: asOf), progress: nil)
+        try Pipeline.normalize(database: database)
+        let settings = ReconcileSettings(asOfMs: Timestamp.parse(asOf), graceMs: 48 * 3_600_000)
+        #expect(try Pipeline.join(database: database, settings: settings).recomputedTransactions == nil)
+        #expect(try Scenario.findings(database).filter { $0.kind == .unverifiedAppleSales }.isEmpty)
+        #expect(try database.scalar("SELECT sum(verified_units) FROM fct_apple_tieout") == .integer(2))
+    }
+
     @Test("several report rows of one day, product and country add up; the price is the one most units sold at")
     func rowsAddUp() throws {
         func line(_ units: Int64, price: String, proceeds: String, line: Int) -> TieOutSalesLine {

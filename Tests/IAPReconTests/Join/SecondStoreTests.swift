@@ -268,6 +268,7 @@ final class InMemoryJoinStore: JoinStore {
     }
 
     func buildRawIndexesAlongside(_ names: [String]) -> Background<Void> { Background {} }
+    func buildRebuiltIndexesAlongside() -> Background<Void> { Background {} }
 
     /// Each batch's keys: the facts are all in memory already.
     func readFacts(of batches: some RebuildBatches, pool: WorkerPool) throws -> [JoinScope] {
@@ -295,7 +296,7 @@ final class InMemoryJoinStore: JoinStore {
         changed = []
     }
     func findingCount() throws -> Int { findings.count }
-    func tieOutInputs(days: Set<String>?, counted: Set<String>?, zone: Zone) throws -> TieOutInputs? { nil }
+    func tieOutInputs(days: Set<String>?, counted: Set<String>?, zone: Zone, ofRebuilt: Bool) throws -> TieOutInputs? { nil }
 
     func tieOutRows(days: Set<String>) throws -> [TieOutRow] { [] }
 

@@ -63,6 +63,34 @@ struct RebuiltTablesTests {
         }
     }
 
+    @Test("a full join builds its results' indexes beside them before the switch: each rebuild takes the names the current results' indexes do not hold")
+    func indexesBuiltBeside() throws {
+        let (scenario, database) = try UserHistoryTests.sampleStore()
+        defer { withExtendedLifetime(scenario) {} }
+        func names() throws -> Set<String> {
+            var names = Set<String>()
+            try database.forEach("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name IN ('int_transactions_resolved', 'fct_findings')") {
+                names.insert($0.string(0))
+            }
+            return names
+        }
+        let declared = Set(StoredJoinResults.tables.indexes.map(\.name))
+        let twins = Set(declared.map { $0 + RebuiltTables.indexTwinSuffix })
+        let first = try names()
+        #expect(first == declared || first == twins)
+        let before = try snapshot(database)
+        // Each new grace asks for a full rebuild.
+        for days: Int64 in [2, 3] {
+            let current = try names()
+            #expect(try Pipeline.join(database: database, settings: ReconcileSettings(graceMs: days * 86_400_000), batchTransactions: 5)
+                .recomputedTransactions == nil)
+            #expect(try names() == (current == declared ? twins : declared))
+            #expect(try leftovers(database) == 0)
+        }
+        _ = try Pipeline.join(database: database, settings: ReconcileSettings(), batchTransactions: 5)
+        #expect(try snapshot(database) == before)
+    }
+
     @Test("after a bulk ingest drops the raw indexes, normalize builds every one of them again, and only those missing")
     func rawIndexesRestored() throws {
         let scenario = try Scenario()

@@ -114,8 +114,10 @@ enum AppleTieOutStore {
     /// table out of order, which costs several times reading it in passing, so days that hold many
     /// (a night that touched old subscriptions' days, every day of a full rebuild) are read in one
     /// pass over the table instead. `throughIndexes` makes that choice (for the tests: both ways
-    /// give the same changes).
-    static func verified(_ database: Database, days: [String], zone: Zone, scan: Bool, throughIndexes: Bool? = nil) throws -> [VerifiedUnits] {
+    /// give the same changes). `rebuilt`: read a full rebuild's results beside the current ones,
+    /// before the switch, in one pass (their indexes are being built meanwhile).
+    static func verified(_ database: Database, days: [String], zone: Zone, scan: Bool, rebuilt: Bool = false,
+                         throughIndexes: Bool? = nil) throws -> [VerifiedUnits] {
         var localSpans: [(from: Int64, until: Int64)] = []
         for day in days {
             guard let start = Timestamp.startOfDay(day) else { continue }
@@ -135,8 +137,8 @@ enum AppleTieOutStore {
                 purchaseMs: row.int(Column.purchaseMs), refundMs: row.optionalInt(Column.refundMs), refundType: row.optionalString(Column.refundType)),
                 purchase: purchase, refund: refund, days: &names, to: &changes)
         }
-        let columns = "SELECT \(Column.selectList) FROM int_transactions_resolved"
-        let throughIndexes = try throughIndexes ?? !(scan || Self.holdMany(spans, database))
+        let columns = "SELECT \(Column.selectList) FROM \(RebuiltTables.name("int_transactions_resolved", beside: rebuilt))"
+        let throughIndexes = try throughIndexes ?? !(scan || rebuilt || Self.holdMany(spans, database))
         if !throughIndexes {
             try database.forEach("\(columns) NOT INDEXED WHERE is_apple_sale = 1") { row in
                 add(row, purchase: Self.contains(spans, row.int(Column.purchaseMs)),

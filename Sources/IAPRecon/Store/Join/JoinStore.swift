@@ -78,6 +78,9 @@ protocol JoinStore: RawIndexStore {
     /// ones, each batch committed on its own (a killed run leaves the current results whole and the
     /// rebuild pending).
     func rebuild(_ facts: RebuildFacts, pool: WorkerPool, decide: @escaping JoinDecision, rowsWritten: ((Int) -> Void)?) throws
+    /// Builds the rebuilt results' indexes beside the current ones, on a connection of the store's
+    /// own, while the caller only reads: it writes nothing until `value()` has returned.
+    func buildRebuiltIndexesAlongside() -> Background<Void>
     /// The rebuilt results replace the current ones, with their indexes; the report is told that
     /// every row of `transactions.csv` may have changed.
     func switchInRebuilt() throws
@@ -88,8 +91,9 @@ protocol JoinStore: RawIndexStore {
     // MARK: The tie-out with Apple
 
     /// The Sales Report lines of `days` and the verified units of `counted` among them, in
-    /// `zone` (both nil: every day's). Nil when there is nothing to do.
-    func tieOutInputs(days: Set<String>?, counted: Set<String>?, zone: Zone) throws -> TieOutInputs?
+    /// `zone` (both nil: every day's). Nil when there is nothing to do. `ofRebuilt`: the verified
+    /// units of a full rebuild's results, before `switchInRebuilt` (every day's).
+    func tieOutInputs(days: Set<String>?, counted: Set<String>?, zone: Zone, ofRebuilt: Bool) throws -> TieOutInputs?
     /// The stored tie-out rows of `days`.
     func tieOutRows(days: Set<String>) throws -> [TieOutRow]
     /// Replaces the tie-out rows, `unverified_apple_sales` findings, Sales Reports that repeat or

@@ -135,6 +135,16 @@ struct SQLiteJoinStore: JoinStore {
         }
     }
 
+    /// On a read-write connection of its own, in one transaction (`StoredJoinResults.createIndexesBeside`).
+    func buildRebuiltIndexesAlongside() -> Background<Void> {
+        Background { [path = database.path] in
+            let builder = try Database(path: path)
+            try builder.enableWAL()
+            try StoredJoinResults.createIndexesBeside(builder)
+            Trace.mark("join rebuilt results' indexes built alongside")
+        }
+    }
+
     /// Reads the facts once, table by table, routed to their batches (`RoutedFacts`), holding what
     /// the heap has room for beside the batches and their routes (`RoutedFacts.budget`).
     func readFacts(of batches: some RebuildBatches, pool: WorkerPool) throws -> RoutedFacts {
@@ -171,13 +181,13 @@ struct SQLiteJoinStore: JoinStore {
         try StoredJoinResults.findingCount(database)
     }
 
-    func tieOutInputs(days: Set<String>?, counted: Set<String>?, zone: Zone) throws -> TieOutInputs? {
+    func tieOutInputs(days: Set<String>?, counted: Set<String>?, zone: Zone, ofRebuilt: Bool) throws -> TieOutInputs? {
         if let days, days.isEmpty { return nil }
         // Read once: the verified units are wanted for the covered days counted anew, the rows for
         // the covered days recomputed.
         let covered = try AppleTieOutStore.coveredDays(database, among: nil)
         let verified = try AppleTieOutStore.verified(database, days: covered.filter { counted?.contains($0) ?? true }, zone: zone,
-                                                     scan: days == nil)
+                                                     scan: days == nil, rebuilt: ofRebuilt)
         var files = try StoredLedger.sourceFiles(database)
         let sales = try AppleTieOutStore.sales(database, days: days, files: &files)
         return TieOutInputs(days: days, sales: sales, covered: Set(covered.filter { days?.contains($0) ?? true }), verified: verified,

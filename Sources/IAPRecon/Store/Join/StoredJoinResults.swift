@@ -81,10 +81,20 @@ enum StoredJoinResults {
         try database.execute(tables.createBeside)
     }
 
-    /// The rebuilt tables replace the current ones, and get their indexes.
+    /// The rebuilt tables' indexes, in one transaction, built on them beside the current ones under
+    /// the names those do not hold (`RebuiltTables.createIndexes`): the switch then only renames.
+    static func createIndexesBeside(_ database: Database) throws {
+        try database.transaction {
+            let existing = try database.indexNames()
+            try database.execute(tables.tables.map { tables.createIndexes(of: $0.name, beside: true, existing: existing) }.joined(separator: "\n"))
+        }
+    }
+
+    /// The rebuilt tables replace the current ones, with the indexes built beside them
+    /// (`createIndexesBeside`); an index not built there is built here.
     static func switchIn(_ database: Database) throws {
         try database.execute(tables.switchIn)
-        try database.execute(tables.tables.map { tables.createIndexes(of: $0.name, beside: false, existing: []) }.joined(separator: "\n"))
+        try createMissingIndexes(database)
     }
 
     /// An incremental join starts: a rebuild a killed run left beside the tables is dropped.
