@@ -87,7 +87,7 @@ enum LineReader {
     @discardableResult
     static func forEachLine(path: String, range: Range<Int>? = nil, _ body: (Line) throws -> Void) throws -> Int {
         let file = try InputFile(path: path)
-        var buffer = [UInt8](repeating: 0, count: blockSize)
+        var buffer = uninitializedBuffer(count: blockSize)
         var base = 0          // absolute offset of buffer[0]
         var start = 0         // first byte of the current line
         var end = 0           // bytes filled
@@ -171,7 +171,7 @@ enum LineReader {
     /// as they are writes them a block at a time. The last block may end without a `\n`.
     static func forEachBlock(path: String, blockSize: Int = blockSize, _ body: (UnsafeBufferPointer<UInt8>) throws -> Void) throws {
         let file = try InputFile(path: path)
-        var buffer = [UInt8](repeating: 0, count: blockSize)
+        var buffer = uninitializedBuffer(count: blockSize)
         var end = 0
         while true {
             let count = try buffer.withUnsafeMutableBytes { raw throws(InputError) -> Int in
@@ -197,6 +197,12 @@ enum LineReader {
             if count == 0 { return }
             if end == buffer.count { buffer.append(contentsOf: repeatElement(0, count: buffer.count)) }
         }
+    }
+
+    /// A read buffer of `count` bytes, not zeroed: only the bytes a read filled are ever looked at,
+    /// and zeroing a block for every file and chunk is work that `read` does over again.
+    private static func uninitializedBuffer(count: Int) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: count) { _, initialized in initialized = count }
     }
 
     /// `fileStart`: the line starts the file, not only a chunk (whose lines are numbered from 1 too): a
