@@ -253,12 +253,13 @@ struct JSONElement {
         let name = element(at: name)
         if name.hasEscape { return name.text == key }
         let bytes = name.bytes
-        var key = key
-        return key.withUTF8 { key in
+        // The key's bytes are borrowed where they lie: a copy to call `withUTF8` on would retain and
+        // release the key for every name compared.
+        return key.utf8.withContiguousStorageIfAvailable { key in
             guard key.count == bytes.count else { return false }
             guard let keyBase = key.baseAddress, let nameBase = bytes.baseAddress else { return true }
             return memcmp(keyBase, nameBase, key.count) == 0
-        }
+        } ?? key.utf8.elementsEqual(bytes)
     }
 
     /// Calls `body` with the text of the JWS compact string this string holds and its payload,
