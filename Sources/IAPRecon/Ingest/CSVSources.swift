@@ -98,6 +98,18 @@ enum MMPValue {
         }
     }
 
+    /// Whether a cell is the text `true` in any case (`TRUE`, `True`): compared as ASCII bytes,
+    /// without lowercasing it into another string for every row (no other character lowercases
+    /// to one of these letters).
+    static func isTrue(_ value: String?) -> Bool {
+        guard let value else { return false }
+        var utf8 = value.utf8.makeIterator()
+        for letter in "true".utf8 {
+            guard let byte = utf8.next(), byte | 0x20 == letter else { return false }
+        }
+        return utf8.next() == nil
+    }
+
     static func cleanIDFA(_ value: String?) -> String? {
         guard let value = clean(value) else { return nil }
         return value.utf8.allSatisfy({ $0 == UInt8(ascii: "0") || $0 == UInt8(ascii: "-") }) ? nil : value
@@ -190,7 +202,8 @@ enum MMPEventParser: CSVRowParser {
         var revenueCurrency = cell(.eventRevenueCurrency)
         var revenueCurrencyField = Column.eventRevenueCurrency.name
         let revenueUSD = purchase ? try amount("Event Revenue USD", cell(.eventRevenueUSD), negativeAllowed: true) : nil
-        let eventValue = cell(.eventValue)
+        // Only an install's or a purchase's Event Value is kept (as a hash), so only theirs is made text.
+        let eventValue = install || purchase ? cell(.eventValue) : nil
         // Only a purchase's revenue is kept (`MMPEvents`): another event's Event Value is not read,
         // so it cannot cost the row. A purchase's is its revenue's to say when the revenue columns
         // are empty: one that cannot be read would lose it unseen.
@@ -210,7 +223,7 @@ enum MMPEventParser: CSVRowParser {
                 }
             }
         }
-        let retargeting = cell(.isRetargeting)?.lowercased() == "true"
+        let retargeting = MMPValue.isTrue(cell(.isRetargeting))
         // The store keeps what attribution reads of each event (`MMPEvents`): an install's own
         // install time, campaign and device ids; a purchase's revenue in USD, else its revenue and
         // currency (converted at the report's fx rate, read only then); of an install or a purchase

@@ -279,9 +279,9 @@ enum SourceFileParser {
         if file.kind.isCSV {
             var reader = CSVRecordAssembler(kind: file.kind, rules: rules)
             count = try LineReader.forEachLine(path: file.absolutePath) { line in
-                for parsed in reader.feed(line) { try add(parsed) }
+                if let parsed = reader.feed(line) { try add(parsed) }
             }
-            for parsed in reader.finish() { try add(parsed) }
+            if let parsed = reader.finish() { try add(parsed) }
         } else {
             // One tape for the lines of the file (or chunk): each line is read onto it in place of the last.
             let tape = JSONTape()
@@ -350,10 +350,12 @@ struct CSVRecordAssembler {
         self.rules = rules
     }
 
-    mutating func feed(_ line: LineReader.Line) -> [ParsedLine] {
+    /// What became of `line`, or nil for a line that is not counted as read (the header). One line
+    /// is at most one record: an optional, not an array made for every row.
+    mutating func feed(_ line: LineReader.Line) -> ParsedLine? {
         if header != nil { headerReject = nil }
         if line.tooLong {
-            return [SourceFileParser.reject(line, "line longer than \(LineReader.maximumLineBytes >> 20) MiB")]
+            return SourceFileParser.reject(line, "line longer than \(LineReader.maximumLineBytes >> 20) MiB")
         }
         let maximumFields = header?.names.count ?? CSV.maximumHeaderFields
         guard let fields = kind == .apple ? CSV.tabRow(line.bytes, maximumFields: maximumFields) : CSV.row(line.bytes, maximumFields: maximumFields) else {
@@ -362,9 +364,9 @@ struct CSVRecordAssembler {
                 header = CSVHeader([])
                 missingColumns = kind.csvParser?.requiredColumns ?? []
                 headerReject = rejectingHeader(line)
-                return []
+                return nil
             }
-            return [SourceFileParser.reject(line, "unbalanced quotes")]
+            return SourceFileParser.reject(line, "unbalanced quotes")
         }
         if let fieldCount = fields.excessFieldCount {
             guard let header else {
@@ -372,23 +374,23 @@ struct CSVRecordAssembler {
                 self.header = CSVHeader([])
                 missingColumns = kind.csvParser?.requiredColumns ?? []
                 headerReject = rejectingHeader(line)
-                return []
+                return nil
             }
             let reason = missingColumns.first.map { "header has no column '\($0)'" }
                 ?? "row has \(fieldCount) fields, the header has \(header.names.count)"
-            return [SourceFileParser.reject(line, reason)]
+            return SourceFileParser.reject(line, reason)
         }
         let wasHeader = header == nil
         let parsed = record(fields, line: line.number)
         if wasHeader, !(fields.count == 1 && trimmedSpaces(fields[0]).isEmpty) { headerReject = rejectingHeader(line) }
-        return parsed.map { [$0] } ?? []
+        return parsed
     }
 
     /// After the file's last line: the header's reject when it lacks a needed column and no line
     /// followed it, which would otherwise leave the file read as empty.
-    mutating func finish() -> [ParsedLine] {
+    mutating func finish() -> ParsedLine? {
         defer { headerReject = nil }
-        return headerReject.map { [$0] } ?? []
+        return headerReject
     }
 
     /// The header line rejected for the first column it lacks, or nil when it has them all. A CR inside

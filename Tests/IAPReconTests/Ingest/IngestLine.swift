@@ -32,11 +32,13 @@ enum IngestLine {
         var parsed: [ParsedLine] = []
         for (index, text) in lines.enumerated() {
             let bytes = Array(text.utf8)
-            parsed += bytes.withUnsafeBufferPointer { buffer in
+            if let line = bytes.withUnsafeBufferPointer({ buffer in
                 assembler.feed(LineReader.Line(number: index + 1, bytes: buffer, tooLong: false))
+            }) {
+                parsed.append(line)
             }
         }
-        return parsed + assembler.finish()
+        return parsed + (assembler.finish().map { [$0] } ?? [])
     }
 
     /// What became of each line, as `"3 rejected: reason"`.

@@ -729,7 +729,8 @@ struct SourceParserTests {
     }
 
     @Test("Is Retargeting is true only for the text true, in any case", arguments: [
-        ("true", 1), ("TRUE", 1), ("True", 1), ("false", 0), ("", 0), ("null", 0), ("yes", 0),
+        ("true", 1), ("TRUE", 1), ("True", 1), ("tRuE", 1), (" true ", 1), ("false", 0), ("", 0), ("null", 0), ("yes", 0),
+        ("tru", 0), ("truee", 0), ("true1", 0), ("trUe?", 0), ("t", 0), ("TRUTH", 0), ("4RUE", 0),
     ] as [(String, Int64)])
     func mmpRetargeting(cell: String, flag: Int64) throws {
         let parsed = IngestLine.csv(.attribution, [Self.mmpHeader, "2026-11-28 10:00:00,install,u1,,,,,,,,,,\(cell),"])

@@ -53,9 +53,9 @@ struct FuzzTests {
         }
         if kind.isCSV {
             var assembler = CSVRecordAssembler(kind: kind)
-            var results = line(header ?? [], 1) { assembler.feed($0) }
+            var results = line(header ?? [], 1) { assembler.feed($0).map { [$0] } ?? [] }
             for (index, bytes) in lines.enumerated() {
-                results += line(bytes, index + 2) { assembler.feed($0) }
+                results += line(bytes, index + 2) { assembler.feed($0).map { [$0] } ?? [] }
             }
             return results
         }
