@@ -25,14 +25,18 @@ struct LineBatch: Sendable {
 
     init() {}
 
-    /// Packs what the store keeps of `row` of line `line` (`RawTable.kept`), its device ids as their `pseudonyms`.
+    /// Packs what the store keeps of `row` of line `line` (`RawTable.forEachKeptValue`), its device ids as their `pseudonyms`.
     mutating func append(_ row: RawRow, line: Int, pseudonyms: DeviceIDPseudonyms?) {
         let table = row.table.rawValue
-        rows[table].appendValue(.integer(Int64(line)))
-        rows[table].appendValue(.integer(Int64(row.item)))
-        let values = row.table.kept(row.values)
-        for value in pseudonyms.map({ row.table.pseudonymising(values, with: $0) }) ?? values { rows[table].appendValue(value) }
-        rows[table].endRow()
+        // The table's rows are taken out while the row is packed (and put back): each value
+        // appended to them in place would look its table up in `rows` again.
+        var packed = PackedRows(table: table)
+        swap(&packed, &rows[table])
+        defer { swap(&packed, &rows[table]) }
+        packed.appendValue(.integer(Int64(line)))
+        packed.appendValue(.integer(Int64(row.item)))
+        row.table.forEachKeptValue(of: row.values, pseudonyms: pseudonyms) { packed.appendValue($0) }
+        packed.endRow()
     }
 
     mutating func append(_ reject: Reject) {

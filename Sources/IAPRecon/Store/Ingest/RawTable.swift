@@ -100,31 +100,43 @@ public enum RawTable: Int, CaseIterable, Sendable {
         }
     }
 
-    /// What the store keeps of `values`, a row of this table as its parser read it. A notification
-    /// beside the transactions it carries (kept as Apple's sightings) keeps its signing time and
-    /// version, which date the input (CONTRACT.md §2's as-of); only a `CONSUMPTION_REQUEST` keeps
-    /// what its answer in `consumption_requests.jsonl` names too: its uuid, type and transaction.
-    /// Nothing reads another notification's uuid, type, subtype, environment or transaction here.
-    func kept(_ values: [SQLValue]) -> [SQLValue] {
-        guard self == .notifications, values[Self.notificationType] != .text("CONSUMPTION_REQUEST") else { return values }
-        var values = values
-        for column in Self.notificationUnread { values[column] = .null }
-        return values
+    /// Calls `body` with each value the store keeps of `values`, a row of this table as its parser
+    /// read it, in column order, its device ids as their `pseudonyms` (`deviceIDColumns`).
+    ///
+    /// A notification beside the transactions it carries (kept as Apple's sightings) keeps its
+    /// signing time and version, which date the input (CONTRACT.md §2's as-of); only a
+    /// `CONSUMPTION_REQUEST` keeps what its answer in `consumption_requests.jsonl` names too: its
+    /// uuid, type and transaction. Nothing reads another notification's uuid, type, subtype,
+    /// environment or transaction here.
+    ///
+    /// Value by value, each lent where it lies: a changed copy of the row's values would retain
+    /// and release every string in it, for every row ingest packs.
+    func forEachKeptValue(of values: [SQLValue], pseudonyms: DeviceIDPseudonyms?, _ body: (SQLValue) -> Void) {
+        let dropsUnread = self == .notifications && values[Self.notificationType] != .text("CONSUMPTION_REQUEST")
+        let deviceIDs = pseudonyms == nil ? [] : deviceIDColumns
+        values.withUnsafeBufferPointer { values in
+            // Most rows keep every value as it is.
+            guard dropsUnread || !deviceIDs.isEmpty else {
+                for value in values { body(value) }
+                return
+            }
+            let unread = dropsUnread ? Self.notificationUnread : []
+            for column in values.indices {
+                if unread.contains(column) {
+                    body(.null)
+                } else if let pseudonyms, deviceIDs.contains(column), case .text(let id) = values[column] {
+                    body(.blob(pseudonyms.pseudonym(id)))
+                } else {
+                    body(values[column])
+                }
+            }
+        }
     }
 
     private static let notificationType = RawTable.notifications.columns.firstIndex(of: "notification_type") ?? 0
     private static let notificationUnread = ["notification_uuid", "notification_type", "subtype", "environment", "transaction_id"]
         .compactMap { RawTable.notifications.columns.firstIndex(of: $0) }
 
-    /// `values` of a row of this table with its device ids replaced by their `pseudonyms`.
-    func pseudonymising(_ values: [SQLValue], with pseudonyms: DeviceIDPseudonyms) -> [SQLValue] {
-        guard !deviceIDColumns.isEmpty else { return values }
-        var values = values
-        for column in deviceIDColumns {
-            if case .text(let id) = values[column] { values[column] = .blob(pseudonyms.pseudonym(id)) }
-        }
-        return values
-    }
 }
 
 /// One row for a raw table, made from a parser's typed line on the worker thread that parsed it
