@@ -34,8 +34,8 @@ extension AppleTransaction {
         } else if try fields.appleString("offerType") != nil {
             offer = .introOffer
         }
-        try checkProductionDate(purchaseMs, fields, "purchaseDate")
-        try checkProductionDate(revocationMs, fields, "revocationDate")
+        try Self.checkProductionDate(purchaseMs, fields, "purchaseDate", environment: environment)
+        try Self.checkProductionDate(revocationMs, fields, "revocationDate", environment: environment)
         if let revocationMs { reported.append(ReportedTime(field: fields.path + "revocationDate", ms: revocationMs)) }
     }
 
@@ -43,15 +43,17 @@ extension AppleTransaction {
     /// strings). Its cancellation date, a refund's or an upgrade's, goes to `reported`, for the
     /// line's clock to judge.
     init(receiptItem fields: Fields, origin: TransactionOrigin, environment: String?, reported: inout [ReportedTime]) throws(LineReject) {
-        guard let purchase = try Self.receiptTime(fields, "purchase_date") else { throw .missing(fields.path + "purchase_date_ms") }
+        guard let purchase = try Self.receiptTime(fields, "purchase_date", milliseconds: "purchase_date_ms") else {
+            throw .missing(fields.path + "purchase_date_ms")
+        }
         self.init(
             origin: origin,
             transactionID: try fields.requiredAppleString("transaction_id"),
             productID: try fields.requiredAppleString("product_id"),
             purchaseMs: purchase.ms)
         originalTransactionID = try fields.appleString("original_transaction_id")
-        expiresMs = try Self.receiptTime(fields, "expires_date")?.ms
-        let cancelled = try Self.receiptTime(fields, "cancellation_date")
+        expiresMs = try Self.receiptTime(fields, "expires_date", milliseconds: "expires_date_ms")?.ms
+        let cancelled = try Self.receiptTime(fields, "cancellation_date", milliseconds: "cancellation_date_ms")
         let cancelledMs = cancelled?.ms
         if try Self.isUpgraded(fields) {
             if let cancelledMs { endPeriod(atUpgrade: cancelledMs) }
@@ -70,14 +72,14 @@ extension AppleTransaction {
         } else if try fields.appleString("is_in_intro_offer_period") == "true" {
             offer = .introOffer
         }
-        try checkProductionDate(purchase.ms, fields, purchase.field)
-        if let cancelled { try checkProductionDate(cancelled.ms, fields, cancelled.field) }
+        try Self.checkProductionDate(purchase.ms, fields, purchase.field, environment: environment)
+        if let cancelled { try Self.checkProductionDate(cancelled.ms, fields, cancelled.field, environment: environment) }
         if let cancelled { reported.append(ReportedTime(field: fields.path + cancelled.field, ms: cancelled.ms)) }
     }
 
     /// Rejects a date of this transaction's, read from `key` of `fields`, before the App Store
-    /// opened if it is a Production transaction (`LineRules.checkProductionDate`).
-    private func checkProductionDate(_ ms: Int64?, _ fields: Fields, _ key: String) throws(LineReject) {
+    /// opened if it is a Production transaction of `environment` (`LineRules.checkProductionDate`).
+    private static func checkProductionDate(_ ms: Int64?, _ fields: Fields, _ key: String, environment: String?) throws(LineReject) {
         try LineRules.checkProductionDate(ms, field: fields.path + key, environment: environment)
     }
 
@@ -94,11 +96,11 @@ extension AppleTransaction {
         expiresMs = min(expiresMs ?? upgradeMs, upgradeMs)
     }
 
-    /// A receipt date and the field it was read from: `<name>_ms`, else `<name>` itself, which
-    /// iOS 6 receipts send as epoch milliseconds (`"1448346881000"`) and others as
-    /// `2013-07-31 23:09:39 Etc/GMT`.
-    fileprivate static func receiptTime(_ fields: Fields, _ name: String) throws(LineReject) -> (field: String, ms: Int64)? {
-        if let ms = try fields.time(name + "_ms") { return (name + "_ms", ms) }
+    /// A receipt date and the field it was read from: `milliseconds` (`<name>_ms`), else `<name>` itself,
+    /// which iOS 6 receipts send as epoch milliseconds (`"1448346881000"`) and others as
+    /// `2013-07-31 23:09:39 Etc/GMT`. Both names are given, as literals: each item reads three dates.
+    fileprivate static func receiptTime(_ fields: Fields, _ name: String, milliseconds: String) throws(LineReject) -> (field: String, ms: Int64)? {
+        if let ms = try fields.time(milliseconds) { return (milliseconds, ms) }
         guard let value = try fields.value(name) else { return nil }
         if case .string(let text) = value, text.hasSuffix(" Etc/GMT"), let ms = Timestamp.parse(String(text.dropLast(8))) {
             return (name, ms)

@@ -34,13 +34,45 @@ public struct LineReject: Error, Equatable, Sendable, CustomStringConvertible {
 /// a reject inside a nested Apple payload says where it is. It reads the object in place on
 /// its text's tape (`JSONElement`), a value becoming text only when asked for, so it is good only
 /// inside the call that handed the element out.
+///
+/// The path is kept in parts (the enclosing object's path, the key and the index) and spelled out
+/// only when asked for: nearly every line is accepted, and only a reject's reason names a field.
 struct Fields {
     let object: JSONElement
-    let path: String
+    /// The path of the object this one lies in (`response.receipt.`), or the whole path when `key`
+    /// is empty and there is no `index`.
+    private let parentPath: String
+    private let key: String
+    private let index: Int?
 
     init(_ object: JSONElement, path: String = "") {
         self.object = object
-        self.path = path
+        parentPath = path
+        key = ""
+        index = nil
+    }
+
+    /// The object under `key` (element `index` of its array, when given) of the object whose path is `parentPath`.
+    init(_ object: JSONElement, in parentPath: String, key: String, index: Int? = nil) {
+        self.object = object
+        self.parentPath = parentPath
+        self.key = key
+        self.index = index
+    }
+
+    /// Where the object lies, as field names in reasons are prefixed: `response.receipt.in_app[2].`.
+    var path: String {
+        if key.isEmpty, index == nil { return parentPath }
+        return name + "."
+    }
+
+    /// The object's own name, its path without the last dot (`signed_transactions[0]`).
+    var name: String { Self.name(in: parentPath, key: key, index: index) }
+
+    /// The name of the value of `key` (element `index` of it, when given) in the object whose path is `parentPath`.
+    static func name(in parentPath: String, key: String, index: Int?) -> String {
+        guard let index else { return parentPath + key }
+        return "\(parentPath)\(key)[\(index)]"
     }
 
     private func name(_ key: String) -> String { path + key }
@@ -144,7 +176,7 @@ struct Fields {
     func object(_ key: String) throws(LineReject) -> Fields? {
         guard let element = try element(key) else { return nil }
         guard element.kind == .object else { throw .wrongType(name(key), expected: "an object", got: element) }
-        return Fields(element, path: path + key + ".")
+        return Fields(element, in: path, key: key)
     }
 
     func array(_ key: String) throws(LineReject) -> JSONElement.Elements? {

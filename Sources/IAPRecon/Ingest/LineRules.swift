@@ -65,11 +65,11 @@ public struct LineRules: Sendable, Equatable {
     /// judged after the clockless check of the event time and before its clock's: an accepted one
     /// records the clocks that accept it, so a line rejected for its event time is read again by an
     /// earlier clock, by which a fresh store would reject it for its refund time first.
-    func checkEventTime(_ ms: Int64?, field: String, reported: [ReportedTime] = []) throws(LineReject) {
-        if let ms, ms < Self.appStoreOpenedMs { throw Self.beforeTheAppStore(ms, field: field) }
+    func checkEventTime(_ ms: Int64?, field: @autoclosure () -> String, reported: [ReportedTime] = []) throws(LineReject) {
+        if let ms, ms < Self.appStoreOpenedMs { throw Self.beforeTheAppStore(ms, field: field()) }
         try checkReportedTimes(reported)
         guard let ms, ms > nowMs + Self.futureToleranceMs else { return }
-        throw Self.inTheFuture(ms, field: field)
+        throw Self.inTheFuture(ms, field: field())
     }
 
     /// Rejects a refund's or cancellation's time inside an Apple payload more than a day after the

@@ -52,7 +52,7 @@ enum NotificationParser {
 
     static func parse(_ fields: Fields, rules: LineRules = LineRules()) throws(LineReject) -> LineOutcome {
         if let signed = try fields.stringElement("signedPayload") {
-            return try withJWSPayload(signed, path: "signedPayload") { payloadFields, jws throws(LineReject) in
+            return try withJWSPayload(signed, in: "", key: "signedPayload") { payloadFields, jws throws(LineReject) in
                 let notification = try header(payloadFields)
                 // Without a signedDate the chain is judged now, the run's clock, as Apple's library judges it at the current time.
                 try checkSignature(jws, path: "signedPayload", rules: rules, signedMs: notification.signedMs, environment: notification.environment)
@@ -121,9 +121,8 @@ enum NotificationParser {
         var reported: [ReportedTime] = []
         if let dataFields = try fields.object("data") {
             if let jws = try dataFields.stringElement("signedTransactionInfo") {
-                let path = dataFields.path + "signedTransactionInfo"
-                try withJWSPayload(jws, path: path) { payload, jws throws(LineReject) in
-                    try checkSignature(jws, path: path, rules: rules, signedMs: try payload.time("signedDate") ?? header.signedMs,
+                try withJWSPayload(jws, in: dataFields.path, key: "signedTransactionInfo") { payload, jws throws(LineReject) in
+                    try checkSignature(jws, path: payload.name, rules: rules, signedMs: try payload.time("signedDate") ?? header.signedMs,
                                        environment: try payload.appleString("environment") ?? header.environment)
                     let apart = try transactionBundle(payload)
                     transaction = try AppleTransaction(v2: payload, origin: .notification, environment: header.environment, reported: &reported)
@@ -135,9 +134,8 @@ enum NotificationParser {
                 transaction?.bundleApartFromLine = apart
             }
             if let jws = try dataFields.stringElement("signedRenewalInfo") {
-                let path = dataFields.path + "signedRenewalInfo"
-                try withJWSPayload(jws, path: path) { renewal, jws throws(LineReject) in
-                    try checkSignature(jws, path: path, rules: rules, signedMs: try renewal.time("signedDate") ?? header.signedMs,
+                try withJWSPayload(jws, in: dataFields.path, key: "signedRenewalInfo") { renewal, jws throws(LineReject) in
+                    try checkSignature(jws, path: renewal.name, rules: rules, signedMs: try renewal.time("signedDate") ?? header.signedMs,
                                        environment: try renewal.appleString("environment") ?? header.environment)
                 }
             }
@@ -155,11 +153,14 @@ enum NotificationParser {
         transaction?.eventMs = header.signedMs
         transaction?.notificationUUID = header.uuid
         transaction?.notificationType = header.type
-        var rows = [NotificationLine(
+        // Room for the transaction's row from the start (one more when it names another app).
+        var rows: [RawRow] = []
+        rows.reserveCapacity(transaction == nil ? 1 : 2)
+        rows.append(NotificationLine(
             uuid: header.uuid, type: header.type, subtype: header.subtype, signedMs: header.signedMs,
             environment: transaction?.environment ?? header.environment, version: "2", transactionID: transaction?.transactionID,
             bundleID: bundleID
-        ).rawRow()]
+        ).rawRow())
         transaction?.appendRawRows(item: 1, to: &rows)
         try rules.checkEventTime(header.signedMs, field: fields.path + "signedDate", reported: reported)
         return .accepted(rows)

@@ -145,6 +145,7 @@ struct SourceParserTests {
         (#"{\#(receiptHead),"response":{"status":0,"receipt":[]}}"#, "field 'response.receipt' must be an object, not array"),
         (#"{\#(receiptHead),"response":{"status":0,"receipt":{"in_app":"x"}}}"#, "field 'response.receipt.in_app' must be an array or an object, not string"),
         (#"{\#(receiptHead),"response":{"status":0,"receipt":{"in_app":[1]}}}"#, "field 'response.receipt.in_app[0]' must be an object, not number"),
+        (#"{\#(receiptHead),"response":{"status":0,"receipt":{"in_app":[{"product_id":"p"},1]}}}"#, "field 'response.receipt.in_app[1]' must be an object, not number"),
         (#"{\#(receiptHead),"response":{"status":0,"receipt":{"in_app":[{"transaction_id":"1","product_id":"p","purchase_date_ms":"1795860905000"},{"product_id":"p","purchase_date_ms":"1795860905000"}]}}}"#,
          "missing required field 'response.receipt.in_app[1].transaction_id'"),
         (#"{\#(receiptHead),"response":{"status":0,"receipt":{"in_app":[{"transaction_id":"1","product_id":"p","purchase_date_ms":"soon"}]}}}"#,
@@ -234,6 +235,19 @@ struct SourceParserTests {
     func largestAppleQuantity(line: String) throws {
         let rows = try #require(IngestLine.rows(line, .receipts))
         #expect(rows.last?.byColumn["quantity_n"] == .integer(1_000_000))
+    }
+
+    @Test("a receipt line's shape names each part it has, in one order", arguments: [
+        (true, false, false, "response"), (false, true, false, "transactions"), (true, true, false, "response+transactions"),
+        (true, false, true, "response+signed_transactions"), (false, true, true, "transactions+signed_transactions"),
+        (true, true, true, "response+transactions+signed_transactions"),
+    ])
+    func receiptShape(response: Bool, decoded: Bool, signed: Bool, shape: String) throws {
+        let v2 = #"{"transactionId":"7","productId":"p","purchaseDate":"2026-11-28T10:15:00Z"}"#
+        let parts = [response ? #""response":{"status":21007}"# : nil, decoded ? #""transactions":[\#(v2)]"# : nil,
+                     signed ? #""signed_transactions":[]"# : nil].compactMap { $0 }
+        let rows = try #require(IngestLine.rows("{\(Self.receiptHead)," + parts.joined(separator: ",") + "}", .receipts))
+        #expect(rows[0].byColumn["shape"] == .text(shape))
     }
 
     @Test("a receipt line with several shapes names them all; decoded V2 transactions default to Production")
