@@ -292,12 +292,21 @@ public struct CSVRow {
     /// and tabs: trimmed as bytes, before its string is made.
     func trimmedField(_ index: Int) -> String { field(index, trimmingSpaces: true) }
 
+    /// Calls `body` with the bytes `trimmedField` makes its text of (unquoted, unescaped, without
+    /// the spaces and tabs at either end), where no text is needed: a time read from them.
+    func withTrimmedField<Result>(_ index: Int, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
+        withField(index) { body(Self.trimmed($0, trimmingSpaces: true)) }
+    }
+
     private func field(_ index: Int, trimmingSpaces: Bool) -> String {
+        withField(index) { Self.text($0, trimmingSpaces: trimmingSpaces) }
+    }
+
+    /// Calls `body` with the bytes of field `index`, unquoted and unescaped.
+    private func withField<Result>(_ index: Int, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
         let span = spans[index]
         guard span.quoted else {
-            return bytes.withUnsafeBufferPointer { row in
-                Self.text(UnsafeBufferPointer(rebasing: row[span.start..<span.end]), trimmingSpaces: trimmingSpaces)
-            }
+            return bytes.withUnsafeBufferPointer { row in body(UnsafeBufferPointer(rebasing: row[span.start..<span.end])) }
         }
         var output: [UInt8] = []
         output.reserveCapacity(span.end - span.start)
@@ -317,21 +326,27 @@ public struct CSVRow {
             }
             position += 1
         }
-        return output.withUnsafeBufferPointer { Self.text($0, trimmingSpaces: trimmingSpaces) }
+        return output.withUnsafeBufferPointer { body($0) }
     }
 
     /// UTF-8 `bytes` as text (invalid sequences repaired), optionally without the spaces and tabs
     /// at either end. Trimming the bytes first gives the same text: a space or tab is never part
     /// of a sequence that repair replaces.
     private static func text(_ bytes: UnsafeBufferPointer<UInt8>, trimmingSpaces: Bool) -> String {
+        let bytes = trimmed(bytes, trimmingSpaces: trimmingSpaces)
+        if bytes.isEmpty { return "" }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// `bytes`, without the spaces and tabs at either end when `trimmingSpaces`.
+    private static func trimmed(_ bytes: UnsafeBufferPointer<UInt8>, trimmingSpaces: Bool) -> UnsafeBufferPointer<UInt8> {
         var start = 0
         var end = bytes.count
         if trimmingSpaces {
             while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 { start += 1 }
             while end > start, bytes[end - 1] == 0x20 || bytes[end - 1] == 0x09 { end -= 1 }
         }
-        if start == end { return "" }
-        return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
+        return UnsafeBufferPointer(rebasing: bytes[start..<end])
     }
 }
 

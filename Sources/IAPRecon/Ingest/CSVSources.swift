@@ -29,6 +29,14 @@ struct CSVHeader {
         value(at: slot < slots.count ? slots[slot] : -1, in: row)
     }
 
+    /// Calls `body` with the bytes `value(slot:in:)` makes its text of; nil, without calling it,
+    /// where that is nil.
+    func withValue<Result>(slot: Int, in row: CSVRow, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result? {
+        let position = slot < slots.count ? slots[slot] : -1
+        guard position >= 0, position < row.count else { return nil }
+        return row.withTrimmedField(position) { cell in cell.isEmpty ? nil : body(cell) }
+    }
+
     private func value(at position: Int, in row: CSVRow) -> String? {
         guard position >= 0, position < row.count else { return nil }
         let cell = row.trimmedField(position)
@@ -175,8 +183,11 @@ enum MMPEventParser: CSVRowParser {
             guard let value = header.value(slot: column.rawValue, in: row) else { throw LineReject("missing required value '\(column.name)'") }
             return value
         }
-        let eventTimeText = try required(.eventTime)
-        guard let eventTime = time(eventTimeText, zone: rules.mmpZone) else { throw .badTime("Event Time", .string(eventTimeText)) }
+        // Read from the cell's bytes: its text is made only to name it in a reject.
+        guard let readEventTime = header.withValue(slot: Column.eventTime.rawValue, in: row, { time(bytes: $0, zone: rules.mmpZone) }) else {
+            throw LineReject("missing required value '\(Column.eventTime.name)'")
+        }
+        guard let eventTime = readEventTime else { throw .badTime("Event Time", .string(try required(.eventTime))) }
         let eventMs = eventTime.wallMs
         let eventName = try required(.eventName)
         let install = eventName == "install", purchase = eventName == "af_purchase"
@@ -259,10 +270,16 @@ extension MMPEventParser {
     /// clock per time, so a later run with another `--mmp-tz` shifts that instant as it shifts
     /// every MMP time of the files it does not read again.
     static func time(_ text: String, zone: Zone) -> (utcMs: Int64, wallMs: Int64)? {
+        var text = text
+        return text.withUTF8 { time(bytes: $0, zone: zone) }
+    }
+
+    /// `time(_:zone:)` of the UTF-8 `bytes` of a time.
+    static func time(bytes: UnsafeBufferPointer<UInt8>, zone: Zone) -> (utcMs: Int64, wallMs: Int64)? {
         // The zone is applied here rather than in the closure: a closure holding it copies the zone
         // on every call, and a wall clock read with no offset is the same instant less the zone's.
         var written: Int64?
-        guard let utcMs = Timestamp.parse(text, localOffsetMs: { local in
+        guard let utcMs = Timestamp.parse(bytes: bytes, localOffsetMs: { local in
             written = local
             return 0
         }) else { return nil }

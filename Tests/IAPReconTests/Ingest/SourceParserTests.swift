@@ -699,6 +699,24 @@ struct SourceParserTests {
         ])
     }
 
+    @Test("an MMP Event Time is read from its cell unquoted and without the spaces around it, as its text would be")
+    func mmpEventTimeCell() {
+        let parsed = IngestLine.csv(.attribution, [
+            Self.mmpHeader,
+            "2026-11-28 10:00:00,install,u1,,,,,,,,,,,",
+            "\"  2026-11-28 10:00:00\t\",install,u1,,,,,,,,,,,",
+            " 2026-11-28 10:00:00 ,install,u1,,,,,,,,,,,",
+            "\"   \",install,u1,,,,,,,,,,,",
+            "\" yesterday \",install,u1,,,,,,,,,,,",
+        ])
+        #expect(outcomes(parsed) == [
+            "2 accepted", "3 accepted", "4 accepted", "5 rejected: missing required value 'Event Time'",
+            #"6 rejected: bad time in 'Event Time': "yesterday""#,
+        ])
+        let plain = acceptedRow(parsed[0])?["event_wall_ms"]
+        #expect(plain != nil && acceptedRow(parsed[1])?["event_wall_ms"] == plain && acceptedRow(parsed[2])?["event_wall_ms"] == plain)
+    }
+
     @Test("a cell the row's event never uses costs it nothing: revenue on an install or a login, an Install Time on a purchase; the event's own cells still reject it")
     func mmpUnusedCells() {
         let parsed = IngestLine.csv(.attribution, [
