@@ -7,14 +7,13 @@ import Foundation
 /// column always equals the total `summary.json` shows for it.
 public struct ReportingCurrency: Sendable, Equatable {
     public let code: String
-
-    public init(_ code: String) { self.code = code.uppercased() }
-
     /// Decimal places of the currency's minor unit (ISO 4217); 2 for any currency not listed.
-    public var minorUnit: Int {
-        if Self.noMinorUnit.contains(code) { return 0 }
-        if Self.thousandths.contains(code) { return 3 }
-        return 2
+    /// Looked up once: every money cell of a report is rounded to it.
+    public let minorUnit: Int
+
+    public init(_ code: String) {
+        self.code = code.uppercased()
+        minorUnit = Self.noMinorUnit.contains(self.code) ? 0 : Self.thousandths.contains(self.code) ? 3 : 2
     }
 
     private static let noMinorUnit: Set<String> = [

@@ -98,6 +98,8 @@ struct ReportingCurrencyTests {
     @Test("half-even rounding to the minor unit: 2 places for USD and EUR, 0 for JPY and KRW, 3 for KWD", arguments: [
         ("USD", "0.125", "0.12"), ("USD", "0.135", "0.14"), ("EUR", "-2.495", "-2.5"), ("JPY", "148.5", "148"),
         ("JPY", "149.5", "150"), ("KRW", "1234.51", "1235"), ("KWD", "1.2345", "1.234"),
+        // `--currency` in lower case: its minor unit is the upper-case code's.
+        ("jpy", "148.5", "148"), ("kwd", "1.2345", "1.234"),
     ])
     func halfEven(code: String, value: String, rounded: String) throws {
         let amount = try #require(Amount.parse(value))
