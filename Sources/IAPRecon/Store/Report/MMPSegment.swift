@@ -88,7 +88,9 @@ struct MMPSegment: Sendable, Equatable {
     /// Packs rows, in file order, into a segment's bytes.
     struct Encoder {
         private var names: [[UInt8]] = []
-        private var nameNumbers: [[UInt8]: Int] = [:]
+        /// Each name's number by the fingerprint of its bytes: a row's name is looked up in place,
+        /// not copied into an array and hashed byte by byte.
+        private var nameNumbers: [RowFingerprint: Int] = [:]
         private var rows: [UInt8] = []
         private var rowCount = 0
         private var previousEventMs: Int64 = 0
@@ -126,7 +128,7 @@ struct MMPSegment: Sendable, Equatable {
             for (bit, column) in Header.optional.enumerated() where present & (1 << UInt64(bit)) != 0 {
                 switch Packing.byColumn[column.rawValue] {
                 case .integer: rows.appendZigZag(row.int(column) &- eventMs)
-                case .name: rows.appendVarint(UInt64(row.withText(column) { number(of: Array($0)) }))
+                case .name: rows.appendVarint(UInt64(row.withText(column) { number(of: $0) }))
                 case .text, .blob:
                     row.withText(column) { bytes in
                         rows.appendVarint(UInt64(bytes.count))
@@ -149,10 +151,20 @@ struct MMPSegment: Sendable, Equatable {
             rowCount += 1
         }
 
-        private mutating func number(of name: [UInt8]) -> Int {
-            if let number = nameNumbers[name] { return number }
-            nameNumbers[name] = names.count
-            names.append(name)
+        /// The number of `name` in the table, numbered in the order names are first seen. The bytes
+        /// are compared too: a name whose fingerprint another took (never seen in practice) is
+        /// found, or added, by its bytes, so the table is the same whatever the fingerprints.
+        private mutating func number(of name: UnsafeBufferPointer<UInt8>) -> Int {
+            var fingerprint = RowFingerprint()
+            fingerprint.add(name)
+            guard let number = nameNumbers[fingerprint] else {
+                nameNumbers[fingerprint] = names.count
+                names.append(Array(name))
+                return names.count - 1
+            }
+            if names[number].elementsEqual(name) { return number }
+            if let number = names.firstIndex(where: { $0.elementsEqual(name) }) { return number }
+            names.append(Array(name))
             return names.count - 1
         }
 
