@@ -25,32 +25,33 @@ enum StoredSummaryCounts {
         // One pass over the transactions for every count of them and of the orders matched to them
         // (a match is kept once, on its transaction), and one over the orders none is matched to.
         // The transactions' products the catalog lacks are found in the same pass.
-        var ordersByRule: [String: Int64] = [:]
+        var ordersByRule = TextTally()
         var matched: Int64 = 0
-        var byEnvironment: [String: Int64] = [:]
+        var byEnvironment = TextTally()
         var unmatchedTransactions: Int64 = 0
         var familyShared: Int64 = 0
         var missingProducts = Set<String>()
         try database.forEach("SELECT \(TransactionColumn.selectList) FROM int_transactions_resolved") { row in
             typealias Column = TransactionColumn
             if let product = row.optionalString(Column.missingProductID) { missingProducts.insert(product) }
-            byEnvironment[row.string(Column.environment), default: 0] += 1
+            byEnvironment.add(row, Column.environment.rawValue)
             unmatchedTransactions += row.int(Column.isUnmatchedProduction)
             familyShared += row.int(Column.isFamilySharedProduction)
             if row.int(Column.isMatched) == 1 {
                 matched += 1
-                if let rule = row.optionalString(Column.matchRule) { ordersByRule[rule, default: 0] += 1 }
+                if !row.isNull(Column.matchRule) { ordersByRule.add(row, Column.matchRule.rawValue) }
             }
         }
+        let (byEnvironmentCounts, ordersByRuleCounts) = (byEnvironment.counts(), ordersByRule.counts())
         let (unmatched, unpaid) = try unmatchedOrders(database, createdByMs: asOfMs - graceMs)
         let orders = matched + unmatched
         // In SQLite's order (bytes), as the contract's consumers have always seen them.
-        let environments = byEnvironment.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-            .map { (name: $0, count: byEnvironment[$0] ?? 0) }
+        let environments = byEnvironmentCounts.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+            .map { (name: $0, count: byEnvironmentCounts[$0] ?? 0) }
         let receipts = try receiptCounts(database)
         let missingFromCatalog = try productsMissingFromCatalog(database, besides: missingProducts)
 
-        return Counts(files: files, ignoredFiles: ignoredFiles, totals: totals, orders: orders, unmatched: unmatched, ordersByRule: ordersByRule,
+        return Counts(files: files, ignoredFiles: ignoredFiles, totals: totals, orders: orders, unmatched: unmatched, ordersByRule: ordersByRuleCounts,
                       unpaid: unpaid, environments: environments, unmatchedTransactions: unmatchedTransactions, familyShared: familyShared,
                       failedVerifications: receipts.failedVerifications, missingFromCatalog: missingFromCatalog,
                       bundleIDs: try bundleIDs(besides: receipts.bundleIDs, in: database), readWith: readWith)
@@ -148,6 +149,31 @@ enum StoredSummaryCounts {
             }
         }
         return Int64(missing.count)
+    }
+
+    /// How many rows hold each text of a column. Rows come in runs of one text (nearly every
+    /// transaction is Production): a row is compared in place with the run's text, and a `String`
+    /// is made, and looked up, only where a new run starts.
+    private struct TextTally {
+        private var tally: [String: Int64] = [:]
+        private var runText: String?
+        private var runCount: Int64 = 0
+
+        mutating func add(_ row: Row, _ column: Int) {
+            if let text = runText, row.text(column, equals: text) {
+                runCount += 1
+                return
+            }
+            if let text = runText { tally[text, default: 0] += runCount }
+            (runText, runCount) = (row.string(column), 1)
+        }
+
+        /// Each text's count.
+        func counts() -> [String: Int64] {
+            var counts = tally
+            if let text = runText { counts[text, default: 0] += runCount }
+            return counts
+        }
     }
 
     /// What `counts` selects of each input file.
