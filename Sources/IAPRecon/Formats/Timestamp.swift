@@ -167,34 +167,47 @@ public enum Timestamp {
 
     /// ISO 8601 UTC text with milliseconds, e.g. `2026-11-28T10:15:02.123Z`.
     public static func iso8601(_ ms: Int64) -> String {
+        // Reports write one or more per row: the digits go straight into the string's storage.
+        let text = String(unsafeUninitializedCapacity: iso8601Bytes) { iso8601(ms, into: $0) ?? 0 }
+        if !text.isEmpty { return text }
         let days = ms >= 0 ? ms / 86_400_000 : (ms - 86_399_999) / 86_400_000
         let rest = ms - days * 86_400_000
         let (year, month, day) = civilFromDays(days)
         let seconds = Int(rest / 1000)
         let millis = Int(rest % 1000)
-        guard (0...9999).contains(year) else {
-            return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(seconds / 3600, 2)):\(pad(seconds / 60 % 60, 2)):\(pad(seconds % 60, 2)).\(pad(millis, 3))Z"
-        }
-        // Reports write one or more per row: the digits go straight into the string's storage.
-        return String(unsafeUninitializedCapacity: 24) { text in
-            var at = 0
-            func put(_ value: Int, _ width: Int) {
-                var value = value
-                for place in stride(from: width - 1, through: 0, by: -1) {
-                    text[at + place] = UInt8(ascii: "0") + UInt8(value % 10)
-                    value /= 10
-                }
-                at += width
+        return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(seconds / 3600, 2)):\(pad(seconds / 60 % 60, 2)):\(pad(seconds % 60, 2)).\(pad(millis, 3))Z"
+    }
+
+    /// How many bytes `iso8601(_:into:)` writes.
+    static let iso8601Bytes = 24
+
+    /// Writes `iso8601(ms)`'s bytes into `text` (at least `iso8601Bytes` long) and returns how many
+    /// it wrote; nil, writing nothing, for a year outside 0...9999 (which `iso8601` spells otherwise).
+    /// A report writing a time per row puts it into its record without making a `String`.
+    static func iso8601(_ ms: Int64, into text: UnsafeMutableBufferPointer<UInt8>) -> Int? {
+        let days = ms >= 0 ? ms / 86_400_000 : (ms - 86_399_999) / 86_400_000
+        let rest = ms - days * 86_400_000
+        let (year, month, day) = civilFromDays(days)
+        guard (0...9999).contains(year), text.count >= iso8601Bytes else { return nil }
+        let seconds = Int(rest / 1000)
+        let millis = Int(rest % 1000)
+        var at = 0
+        func put(_ value: Int, _ width: Int) {
+            var value = value
+            for place in stride(from: width - 1, through: 0, by: -1) {
+                text[at + place] = UInt8(ascii: "0") + UInt8(value % 10)
+                value /= 10
             }
-            func put(_ character: Unicode.Scalar) {
-                text[at] = UInt8(ascii: character)
-                at += 1
-            }
-            put(year, 4); put("-"); put(month, 2); put("-"); put(day, 2); put("T")
-            put(seconds / 3600, 2); put(":"); put(seconds / 60 % 60, 2); put(":"); put(seconds % 60, 2); put(".")
-            put(millis, 3); put("Z")
-            return at
+            at += width
         }
+        func put(_ character: Unicode.Scalar) {
+            text[at] = UInt8(ascii: character)
+            at += 1
+        }
+        put(year, 4); put("-"); put(month, 2); put("-"); put(day, 2); put("T")
+        put(seconds / 3600, 2); put(":"); put(seconds / 60 % 60, 2); put(":"); put(seconds % 60, 2); put(".")
+        put(millis, 3); put("Z")
+        return at
     }
 
     /// The `yyyy-MM-dd` day of `ms` after adding `offsetMs` (a zone's offset).

@@ -292,7 +292,8 @@ public struct TextSink {
         record.removeAll(keepingCapacity: true)
         for (index, cell) in cells.enumerated() {
             if index > 0 { record.append(UInt8(ascii: ",")) }
-            record.append(contentsOf: cell.utf8)
+            var cell = cell
+            cell.withUTF8 { record.append(contentsOf: $0) }
         }
         record.append(contentsOf: [0x0D, 0x0A])
         try writeRecord()
@@ -382,7 +383,43 @@ struct CSVCells {
     /// A cell that is already escaped (`CSV.textCell`'s, a number, a time).
     mutating func escaped(_ cell: String) {
         separate()
-        bytes.append(contentsOf: cell.utf8)
+        // Copied from its contiguous bytes at once, not element by element through its UTF-8 view.
+        var cell = cell
+        cell.withUTF8 { bytes.append(contentsOf: $0) }
+    }
+
+    /// `String(value)`'s digits, written in place.
+    mutating func integer(_ value: Int64) {
+        separate()
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // a sign and up to 19 digits
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            var magnitude = value.magnitude
+            var start = buffer.count
+            repeat {
+                start -= 1
+                buffer[start] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            if value < 0 {
+                start -= 1
+                buffer[start] = UInt8(ascii: "-")
+            }
+            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[start...]))
+        }
+    }
+
+    /// `Timestamp.iso8601(ms)`, written in place; an empty cell for nil.
+    mutating func time(_ ms: Int64?) {
+        guard let ms else { return escaped("") }
+        var text: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        let written = withUnsafeMutableBytes(of: &text) { buffer -> Bool in
+            guard let count = Timestamp.iso8601(ms, into: buffer.bindMemory(to: UInt8.self)) else { return false }
+            separate()
+            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+            return true
+        }
+        // A year outside 0...9999: spelled as `iso8601` spells it.
+        if !written { escaped(Timestamp.iso8601(ms)) }
     }
 
     /// A text cell from UTF-8 bytes: `CSV.textCell` of their text.

@@ -281,25 +281,24 @@ enum TransactionsReport {
             }
             let findingIDs = (row.fingerprint(Column.transactionID).flatMap { findingsOfTransaction[$0] } ?? [])
                 + (row.fingerprint(Column.originalTransactionID).flatMap { findingsOfChain[$0] } ?? [])
-            func time(_ column: Column) -> String { row.optionalInt(column).map(Timestamp.iso8601) ?? "" }
             try sink.csvRecord { cells in
                 for column in Column.allCases[Column.transactionID.rawValue...Column.productID.rawValue] { cells.text(row, column) }
                 cells.escaped(typeCell ?? "")
                 for column in Column.allCases[Column.storefront.rawValue...Column.currency.rawValue] { cells.text(row, column) }
                 cells.number(row, Column.unitPrice)
-                cells.escaped(String(quantity))
+                cells.integer(quantity)
                 cells.escaped(price.map(Money.format) ?? "")
                 cells.text(row, Column.priceSource)
-                cells.escaped(Timestamp.iso8601(purchaseMs))
-                cells.escaped(time(Column.expiresMs))
-                cells.escaped(time(Column.refundMs))
+                cells.time(purchaseMs)
+                cells.time(row.optionalInt(Column.expiresMs))
+                cells.time(row.optionalInt(Column.refundMs))
                 cells.text(row, Column.refundType)
                 cells.escaped(refund.map(Money.format) ?? "")
                 cells.escaped(isRevenue ? "true" : "false")
                 cells.escaped(grossUSD)
                 cells.escaped(refundsUSD)
                 cells.escaped(netUSD)
-                cells.escaped(String(row.int(Column.deliveries)))
+                cells.integer(row.int(Column.deliveries))
                 cells.text(row, Column.deliveredTo)
                 cells.escaped(findingIDs.isEmpty ? "" : CSV.textCell(findingIDs.sorted().joined(separator: ";")))
             }

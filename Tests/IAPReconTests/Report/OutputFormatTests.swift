@@ -267,6 +267,26 @@ struct OutputFormatTests {
         #expect(try size() == 2 * half + 10)
     }
 
+    @Test("integer and time cells written in place are String's and Timestamp.iso8601's bytes, at the ends of their ranges too")
+    func integerAndTimeCells() throws {
+        let scenario = try Scenario()
+        let set = try OutputSet(folder: scenario.out)
+        let integers: [Int64] = [0, 7, -1, 10, 99, -100, 1_000_000_007, .max, .min]
+        // 0000-01-01, 9999-12-31 23:59:59.999 and the milliseconds past them: outside 0...9999 `iso8601` spells a year its own way.
+        let times: [Int64?] = [0, -1, 1, 1_790_000_000_123, -62_167_219_200_000, -62_167_219_200_001, 253_402_300_799_999,
+                               253_402_300_800_000, nil]
+        try set.write("cells.csv") { sink in
+            try sink.csvRecord { cells in for value in integers { cells.integer(value) } }
+            try sink.csvRecord { cells in for ms in times { cells.time(ms) } }
+        }
+        try set.commit()
+        let written = try #require(FileManager.default.contents(atPath: scenario.out + "/cells.csv"))
+        let expected = integers.map { String($0) }.joined(separator: ",") + "\r\n"
+            + times.map { $0.map(Timestamp.iso8601) ?? "" }.joined(separator: ",") + "\r\n"
+        #expect(String(decoding: written, as: UTF8.self) == expected)
+        #expect(Timestamp.iso8601(253_402_300_799_999) == "9999-12-31T23:59:59.999Z" && Timestamp.iso8601(-1) == "1969-12-31T23:59:59.999Z")
+    }
+
     @Test("a file several times larger than what is handed to the kernel at once lands whole, byte for byte")
     func largeFile() throws {
         let scenario = try Scenario()
