@@ -34,6 +34,32 @@ struct SummaryCountsTests {
                 == ["Com.Example.Game", "com.example.app", "com.example.game", "com.example.watch"])
     }
 
+    @Test("transactions count by environment (NULL as unknown) and matched orders by rule, however their rows interleave, the last run too")
+    func environmentsAndRules() throws {
+        let scenario = try Scenario()
+        let database = try scenario.open()
+        // The join's table (a fresh store has none yet): the columns the counts read.
+        try database.execute("""
+            CREATE TABLE int_transactions_resolved (transaction_id TEXT NOT NULL, product_id TEXT NOT NULL, environment TEXT,
+              order_id TEXT, match_rule TEXT, ownership TEXT)
+            """)
+        let rows: [(environment: String?, order: String?, rule: String?)] = [
+            ("Production", "o1", "delivery"), ("Production", "o2", "delivery"), ("Sandbox", nil, nil), ("Production", "o3", "receipt"),
+            (nil, nil, nil), ("Production", "o4", "delivery"), ("Xcode", "o5", nil), ("Sandbox", "o6", "receipt"), ("Sandbox", "o7", "receipt"),
+        ]
+        for (index, row) in rows.enumerated() {
+            try database.cached("""
+                INSERT INTO int_transactions_resolved (transaction_id, product_id, environment, order_id, match_rule)
+                VALUES (?1, 'gems60', ?2, ?3, ?4)
+                """).insert([.text("t\(index)"), row.environment.map(SQLValue.text) ?? .null, row.order.map(SQLValue.text) ?? .null,
+                             row.rule.map(SQLValue.text) ?? .null])
+        }
+        let counts = try StoredSummaryCounts.counts(database: database, asOfMs: 0, graceMs: 0)
+        #expect(counts.environments.map(\.name) == ["Production", "Sandbox", "Xcode", "unknown"])
+        #expect(counts.environments.map(\.count) == [4, 3, 1, 1])
+        #expect(counts.ordersByRule == ["delivery": 3, "receipt": 3])
+    }
+
     @Test("summary.json lists the apps notifications name, V2 (of data or of the transaction) and V1 (bid), beside the receipts'")
     func notificationBundlesInSummary() throws {
         let scenario = try Scenario()
