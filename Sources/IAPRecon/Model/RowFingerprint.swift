@@ -12,10 +12,27 @@ struct RowFingerprint: Hashable {
     /// shift of it, with the process's seed, instead of running SipHash over its 16 bytes.
     /// Both halves go in, so ids made to collide in one hash still spread.
     func _rawHashValue(seed: Int) -> Int {
+        Self.hashValue(first, second, seed: seed)
+    }
+
+    /// One multiply and shift of two words and the process's seed: the hash of a fingerprint, and
+    /// of the small keys made of fingerprints or numbers that reports look up once per row.
+    static func hashValue(_ first: UInt64, _ second: UInt64, seed: Int) -> Int {
         var mixed = (first ^ UInt64(UInt(bitPattern: seed))) &* 0x9E37_79B9_7F4A_7C15
         mixed ^= second
         mixed = (mixed ^ (mixed >> 32)) &* 0xD6E8_FEB8_6659_FD93
         return Int(truncatingIfNeeded: mixed ^ (mixed >> 32))
+    }
+
+    /// Two optional fingerprints as two words for `hashValue`: a missing one is none of a fingerprint's values in practice.
+    static func words(_ a: RowFingerprint?, _ b: RowFingerprint?) -> (UInt64, UInt64) {
+        let (a, b) = (a ?? RowFingerprint(missing: ()), b ?? RowFingerprint(missing: ()))
+        return (a.first ^ (b.second &* 0x9E37_79B9_7F4A_7C15), a.second ^ (b.first >> 7 | b.first << 57))
+    }
+
+    /// Stands for a missing fingerprint in `words`.
+    private init(missing: Void) {
+        (first, second) = (0, 0)
     }
 
     /// The fingerprint of `prefix`, a unit separator, then `bytes`: the same as of that string.

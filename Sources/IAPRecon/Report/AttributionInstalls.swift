@@ -102,6 +102,12 @@ extension AttributionReport {
         struct Claimer: Hashable, Sendable {
             var customerUserID: RowFingerprint?
             var appsflyerID: RowFingerprint?
+
+            /// Looked up once per claim: fingerprints are hashes already (`RowFingerprint`).
+            func _rawHashValue(seed: Int) -> Int {
+                let (first, second) = RowFingerprint.words(customerUserID, appsflyerID)
+                return RowFingerprint.hashValue(first, second, seed: seed)
+            }
         }
 
         /// The sum of one pair's claims in the reporting currency, converted at each event's day.
@@ -140,6 +146,12 @@ extension AttributionReport {
         private struct CampaignBytes: Hashable {
             var mediaSource: RowFingerprint?
             var campaign: RowFingerprint?
+
+            /// Looked up once per install: fingerprints are hashes already (`RowFingerprint`).
+            func _rawHashValue(seed: Int) -> Int {
+                let (first, second) = RowFingerprint.words(mediaSource, campaign)
+                return RowFingerprint.hashValue(first, second, seed: seed)
+            }
         }
 
         /// An install's cohort while the table is read: its day's number and its campaign's place.

@@ -48,6 +48,11 @@ struct AmountReader {
     private struct RateKey: Hashable {
         var currency: Int32
         var day: Int64
+
+        /// Looked up once per row: one multiply and shift, not SipHash.
+        func _rawHashValue(seed: Int) -> Int {
+            RowFingerprint.hashValue(UInt64(bitPattern: day), UInt64(UInt32(bitPattern: currency)), seed: seed)
+        }
     }
 
     init(fx: FXRates, zone: Zone) {
