@@ -87,23 +87,32 @@ public enum JSONWriter {
         return String(decoding: output, as: UTF8.self)
     }
 
-    /// `"`, `\`, and control characters are escaped; every other byte is copied as it is.
+    /// `"`, `\`, and control characters are escaped; every other byte is copied as it is, a run
+    /// between two escapes at a time (most texts need none: copied whole).
     private static func appendQuoted(_ text: String, to output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): output += "\\\"".utf8
-            case UInt8(ascii: "\\"): output += "\\\\".utf8
-            case 0x0A: output += "\\n".utf8
-            case 0x0D: output += "\\r".utf8
-            case 0x09: output += "\\t".utf8
-            case ..<0x20:
-                let hex = Array("0123456789abcdef".utf8)
-                output += "\\u00".utf8
-                output.append(hex[Int(byte >> 4)])
-                output.append(hex[Int(byte & 0x0F)])
-            default: output.append(byte)
+        var text = text
+        text.withUTF8 { bytes in
+            var run = 0
+            for index in bytes.indices {
+                let byte = bytes[index]
+                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+                output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run..<index]))
+                run = index + 1
+                switch byte {
+                case UInt8(ascii: "\""): output += "\\\"".utf8
+                case UInt8(ascii: "\\"): output += "\\\\".utf8
+                case 0x0A: output += "\\n".utf8
+                case 0x0D: output += "\\r".utf8
+                case 0x09: output += "\\t".utf8
+                default:
+                    let hex = Array("0123456789abcdef".utf8)
+                    output += "\\u00".utf8
+                    output.append(hex[Int(byte >> 4)])
+                    output.append(hex[Int(byte & 0x0F)])
+                }
             }
+            output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run...]))
         }
         output.append(UInt8(ascii: "\""))
     }

@@ -11,6 +11,25 @@ struct JSONWriterTests {
         #expect(try JSONParser.parse(JSONWriter.quote(text)) == .string(text))
     }
 
+    @Test("escapes at the start, the end, side by side and alone are written as byte by byte; a text with none is copied whole",
+          arguments: ["", "plain", "\"", "\\\\", "\"x", "x\"", "\n\r\t", "a\u{0}b\u{7F}c", "é\"🎮\\", "\u{1B}[0m", String(repeating: "ab\"", count: 40)])
+    func quotedRuns(text: String) {
+        var expected: [UInt8] = [UInt8(ascii: "\"")]
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): expected += Array("\\\"".utf8)
+            case UInt8(ascii: "\\"): expected += Array("\\\\".utf8)
+            case 0x0A: expected += Array("\\n".utf8)
+            case 0x0D: expected += Array("\\r".utf8)
+            case 0x09: expected += Array("\\t".utf8)
+            case ..<0x20: expected += Array(("\\u00" + (byte < 0x10 ? "0" : "") + String(byte, radix: 16)).utf8)
+            default: expected.append(byte)
+            }
+        }
+        expected.append(UInt8(ascii: "\""))
+        #expect(Array(JSONWriter.quote(text).utf8) == expected)
+    }
+
     @Test("pretty layout: two-space indents, keys in the order given, empty containers inline, a final newline")
     func layout() {
         let value = JSONValue.object([
