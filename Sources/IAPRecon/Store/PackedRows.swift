@@ -28,9 +28,15 @@ struct PackedRows: Sendable {
         switch value {
         case .null: bytes.append(0)
         case .integer(let integer): appendInteger(integer)
-        case .text(let text): appendText(text.utf8)
+        // Its UTF-8 in place (a native string's is contiguous): appended as one copy, not byte by byte.
+        case .text(var text): text.withUTF8 { appendText($0) }
         case .blob(let bytes): appendBytes(bytes, tag: 3)
         }
+    }
+
+    /// Values packed elsewhere, appended as they are (`endRow()` closes the row).
+    mutating func appendPacked(_ packed: UnsafeRawBufferPointer) {
+        bytes.append(contentsOf: packed)
     }
 
     mutating func endRow() {

@@ -4,13 +4,29 @@ import CSQLite
 /// to an INSERT.
 extension PackedRows {
     /// Appends columns `0..<columns` of `row` as they are stored: integers, blobs and text (a float as text).
+    ///
+    /// Every column is read first (a column's text stays where SQLite put it while the others are
+    /// read), then the row is packed in one place and appended at once: an append per value checks
+    /// the buffer's room and ownership again, and a fact row is many small values.
     mutating func append(_ row: Row, columns: Int) {
-        for column in 0..<Int32(columns) {
-            switch row.statement.columnType(column) {
-            case SQLITE_NULL: appendValue(.null)
-            case SQLITE_INTEGER: appendInteger(row.statement.int64(column))
-            case SQLITE_BLOB: row.statement.withText(column) { appendBytes($0, tag: 3) }
-            default: row.statement.withText(column) { appendText($0) }
+        withUnsafeTemporaryAllocation(of: StoredValue.self, capacity: columns) { values in
+            var size = 0
+            for column in 0..<columns {
+                let index = Int32(column)
+                let value: StoredValue
+                switch row.statement.columnType(index) {
+                case SQLITE_NULL: value = StoredValue(tag: 0)
+                case SQLITE_INTEGER: value = StoredValue(tag: 1, integer: row.statement.int64(index))
+                case let type:
+                    value = row.statement.withText(index) { StoredValue(tag: type == SQLITE_BLOB ? 3 : 2, text: $0) }
+                }
+                size += value.packedSize
+                values.initializeElement(at: column, to: value)
+            }
+            withUnsafeTemporaryAllocation(byteCount: size, alignment: 8) { packed in
+                var offset = 0
+                for column in 0..<columns { offset = values[column].pack(into: packed, at: offset) }
+                appendPacked(UnsafeRawBufferPointer(packed))
             }
         }
         endRow()
@@ -62,6 +78,48 @@ extension PackedRows {
                 try target.execute()
                 row += rows
             }
+        }
+    }
+}
+
+/// A column of a stepping statement's row as `PackedRows` packs it; its text still SQLite's.
+private struct StoredValue {
+    var tag: UInt8
+    var integer: Int64 = 0
+    var text = UnsafeBufferPointer<UInt8>(start: nil, count: 0)
+
+    init(tag: UInt8, integer: Int64 = 0) {
+        self.tag = tag
+        self.integer = integer
+    }
+
+    init(tag: UInt8, text: UnsafeBufferPointer<UInt8>) {
+        self.tag = tag
+        self.text = text
+    }
+
+    /// Its bytes packed: the tag, then 8 bytes of integer or a 4-byte length and the bytes.
+    var packedSize: Int {
+        switch tag {
+        case 0: 1
+        case 1: 9
+        default: 5 + text.count
+        }
+    }
+
+    /// Packs it at `offset` of `buffer`; returns the offset just past it.
+    func pack(into buffer: UnsafeMutableRawBufferPointer, at offset: Int) -> Int {
+        buffer[offset] = tag
+        switch tag {
+        case 0:
+            return offset + 1
+        case 1:
+            buffer.storeBytes(of: integer.littleEndian, toByteOffset: offset + 1, as: Int64.self)
+            return offset + 9
+        default:
+            buffer.storeBytes(of: UInt32(text.count).littleEndian, toByteOffset: offset + 1, as: UInt32.self)
+            UnsafeMutableRawBufferPointer(rebasing: buffer[(offset + 5)...]).copyMemory(from: UnsafeRawBufferPointer(text))
+            return offset + 5 + text.count
         }
     }
 }
