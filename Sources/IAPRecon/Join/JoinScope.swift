@@ -26,7 +26,7 @@ extension JoinScope {
         var known = Set<RowFingerprint>()
         seeds.forEachKey { key, kind in
             var key = key
-            known.insert(key.withUTF8 { RowFingerprint(kind.rawValue, $0) })
+            known.insert(key.withUTF8 { kind.fingerprint(of: $0) })
         }
         var frontier = seeds
         while !frontier.isEmpty {

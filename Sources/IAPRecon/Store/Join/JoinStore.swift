@@ -150,7 +150,7 @@ struct LinkRows: Sendable {
     /// Adds a key of the row at hand: its first key is linked to the others.
     mutating func append(_ key: UnsafeBufferPointer<UInt8>, kind: KeyKind) {
         kinds.append(kind)
-        fingerprints.append(RowFingerprint(kind.rawValue, key))
+        fingerprints.append(kind.fingerprint(of: key))
         bytes.append(contentsOf: key)
         keyEnds.append(Int32(bytes.count))
     }

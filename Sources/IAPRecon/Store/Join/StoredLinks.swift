@@ -116,7 +116,7 @@ enum StoredLinks {
         var seen = Set<RowFingerprint>()
         try database.forEach(link.sql) { row in
             for (column, kind) in link.kinds.enumerated() where !row.isNull(column) {
-                let fingerprint = row.statement.withText(Int32(column)) { RowFingerprint(kind.rawValue, $0) }
+                let fingerprint = row.statement.withText(Int32(column)) { kind.fingerprint(of: $0) }
                 guard !known.contains(fingerprint), seen.insert(fingerprint).inserted else { continue }
                 reached.keys.append((fingerprint, row.string(column), kind))
             }
