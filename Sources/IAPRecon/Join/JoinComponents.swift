@@ -169,14 +169,22 @@ struct JoinComponents {
 
     /// The node of key `index` of `rows`.
     private mutating func node(_ rows: LinkRows, _ index: Int) -> Int32 {
-        if let id = ids[rows.fingerprints[index]] { return id }
-        let id = Int32(count)
-        ids[rows.fingerprints[index]] = id
+        // One lookup, which finds the key or makes its slot: a lookup, then an insert for a new
+        // key, would probe the table twice.
+        let next = Int32(count)
+        let id = Self.numbered(&ids[rows.fingerprints[index], default: -1], next)
+        guard id == next else { return id }
         bytes.append(contentsOf: rows.bytes[(index == 0 ? 0 : Int(rows.keyEnds[index - 1]))..<Int(rows.keyEnds[index])])
         starts.append(Int32(bytes.count))
         kinds.append(rows.kinds[index])
         parent.append(id)
         return id
+    }
+
+    /// The number in `slot`, or `next` put there if it has none (-1).
+    private static func numbered(_ slot: inout Int32, _ next: Int32) -> Int32 {
+        if slot < 0 { slot = next }
+        return slot
     }
 
     private mutating func find(_ node: Int32) -> Int32 {

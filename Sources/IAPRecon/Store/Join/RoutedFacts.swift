@@ -174,10 +174,16 @@ final class RoutedFacts: Sendable {
 
         init(_ batches: some RebuildBatches) {
             // Sized once: growing a table hashes every key in it again.
-            var counts: [KeyKind: Int] = [:]
-            batches.forEachKey { _, kind, _ in counts[kind, default: 0] += 1 }
-            transactions.reserveCapacity(counts[.transaction] ?? 0)
-            orders.reserveCapacity(counts[.order] ?? 0)
+            var (transactionKeys, orderKeys) = (0, 0)
+            batches.forEachKey { _, kind, _ in
+                switch kind {
+                case .transaction: transactionKeys += 1
+                case .order: orderKeys += 1
+                default: break
+                }
+            }
+            transactions.reserveCapacity(transactionKeys)
+            orders.reserveCapacity(orderKeys)
             batches.forEachKey { key, kind, batch in
                 switch kind {
                 case .transaction: transactions[RowFingerprint(key)] = Int32(batch)
