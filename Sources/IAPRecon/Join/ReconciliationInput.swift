@@ -69,7 +69,7 @@ struct ReconciliationInput {
         }
 
         mutating func receive(delivery line: DeliveryLine, at source: StoredLine) {
-            if let last = deliveryLines.last, !last.line.transactionID.utf8.elementsEqual(line.transactionID.utf8) { collapseDeliveries() }
+            if let last = deliveryLines.last, !last.line.transactionID.hasSameUTF8(as: line.transactionID) { collapseDeliveries() }
             deliveryLines.append((line, source))
         }
 
@@ -89,7 +89,7 @@ struct ReconciliationInput {
         }
 
         mutating func receive(sighting: AppleTransaction, at source: StoredLine) {
-            if merging?.merged.transactionID.utf8.elementsEqual(sighting.transactionID.utf8) == true {
+            if merging?.merged.transactionID.hasSameUTF8(as: sighting.transactionID) == true {
                 merging?.add(sighting, at: source)
                 return
             }
