@@ -17,14 +17,33 @@ public struct DeviceIDPseudonyms: Sendable {
     static let hashBytes = 16
 
     public func pseudonym(_ id: String) -> [UInt8] {
+        withPseudonym(id) { Array($0) }
+    }
+
+    /// Calls `body` with the pseudonym of `id`, made in place: ingest packs one for nearly every
+    /// MMP row and sign-up, and an array per id (and per part of it) costs more than the hash.
+    func withPseudonym<T>(_ id: String, _ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
         var id = id
-        return id.withUTF8 { bytes in
-            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { code in
-                hmac.authenticationCode(UnsafeRawBufferPointer(bytes), into: code)
+        return try id.withUTF8 { bytes in
+            // The hash, then the tail: four bytes, or as many replacement characters (3 bytes each).
+            try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32 + 4 * 3) { pseudonym in
+                hmac.authenticationCode(UnsafeRawBufferPointer(bytes), into: pseudonym)
+                var count = Self.hashBytes
                 // The last four bytes as text: a character they split is repaired, as it was when
                 // pseudonyms were kept as text, so an older store's migrated pseudonyms are the same bytes.
-                let tail = Array(String(decoding: Redaction.tail(bytes), as: UTF8.self).utf8)
-                return Array(code.prefix(Self.hashBytes)) + tail
+                let tail = bytes.count >= 8 ? UnsafeBufferPointer(rebasing: bytes[(bytes.count - 4)...]) : UnsafeBufferPointer(rebasing: bytes[0..<0])
+                if tail.allSatisfy({ $0 < 0x80 }) {
+                    for byte in tail {
+                        pseudonym[count] = byte
+                        count += 1
+                    }
+                } else {
+                    for byte in String(decoding: Redaction.tail(bytes), as: UTF8.self).utf8 where count < pseudonym.count {
+                        pseudonym[count] = byte
+                        count += 1
+                    }
+                }
+                return try body(UnsafeRawBufferPointer(UnsafeMutableBufferPointer(rebasing: pseudonym[..<count])))
             }
         }
     }
