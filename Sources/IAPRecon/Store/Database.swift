@@ -87,6 +87,19 @@ public final class Database {
         try execute("PRAGMA temp_store = \(inMemory ? "MEMORY" : "DEFAULT")")
     }
 
+    /// Whether the connection checks foreign keys (and so cascades deletes): on, but while ingest
+    /// writes a file that replaces none (`FileWriter`).
+    private(set) var enforcesForeignKeys = true
+
+    /// Turns foreign-key checks on or off. A change makes SQLite prepare every statement again, so
+    /// it is only made when it is one.
+    func enforceForeignKeys(_ enforced: Bool) throws {
+        guard enforced != enforcesForeignKeys else { return }
+        try execute("PRAGMA foreign_keys = \(enforced ? "ON" : "OFF")")
+        // Inside a transaction SQLite leaves the setting as it was: what holds is read back.
+        enforcesForeignKeys = try scalar("PRAGMA foreign_keys").integerValue != 0
+    }
+
     /// Write-ahead logging with `synchronous=NORMAL`: committed transactions survive a process
     /// crash, readers never block the writer. Changes the file, so callers check it is theirs first.
     public func enableWAL() throws(SQLiteError) {

@@ -194,6 +194,39 @@ struct IngestStageTests {
         #expect(try database.scalar("SELECT sum(lines_read) FROM files") == .integer(15))
     }
 
+    @Test("new files stored between replaced ones leave each replaced file's rows once, and the connection cascading deletes after the run")
+    func newFilesBetweenReplacedOnes() throws {
+        // A new file is written without foreign-key checks, a replaced one with them (its old rows
+        // go by the cascade): one connection, the files in path order new, replaced, new, replaced, new.
+        let scenario = try Scenario()
+        try scenario.write("server/b.jsonl", serverLines(20))
+        try scenario.write("server/d.jsonl", serverLines(5))
+        let database = try scenario.open()
+        let store = SQLiteIngestStore(database)
+        let rules = LineRules(signatures: .testChain)
+        _ = try IngestStage.run(files: try SourceFile.list(in: scenario.input), store: store, jobs: 1, rules: rules)
+        try scenario.write("server/a.jsonl", serverLines(3))
+        try scenario.write("server/b.jsonl", serverLines(10))
+        try scenario.write("server/c.jsonl", serverLines(4))
+        try scenario.write("server/d.jsonl", serverLines(6))
+        try scenario.write("server/e.jsonl", serverLines(2))
+        let report = try IngestStage.run(files: try SourceFile.list(in: scenario.input), store: store, jobs: 2, rules: rules)
+        #expect(report.files.map(\.status) == [.added, .replaced, .added, .replaced, .added])
+        #expect(database.enforcesForeignKeys)
+        var rows: [String: Int64] = [:]
+        try database.forEach("SELECT path, (SELECT count(*) FROM raw_server__deliveries r WHERE r.file_id = f.file_id) FROM files f") {
+            rows[$0.string(0)] = $0.int(1)
+        }
+        // serverLines(n) rejects every seventh line, from the fourth.
+        #expect(rows == ["server/a.jsonl": 3, "server/b.jsonl": 9, "server/c.jsonl": 3, "server/d.jsonl": 5, "server/e.jsonl": 2])
+        #expect(try database.scalar("SELECT count(*) FROM raw_server__deliveries") == .integer(3 + 9 + 3 + 5 + 2))
+        #expect(try database.scalar("SELECT count(*) FROM rejects") == .integer(1 + 1 + 1))
+        // The same connection then removes a file with its rows.
+        #expect(try StoredFiles.forget(paths: ["server/b.jsonl"], in: database).isEmpty)
+        #expect(try database.scalar("SELECT count(*) FROM raw_server__deliveries") == .integer(3 + 3 + 5 + 2))
+        #expect(try database.scalar("SELECT count(*) FROM rejects") == .integer(1 + 1))
+    }
+
     @Test("a large file parsed in chunks gives the same rows, line numbers and rejects as whole")
     func chunkedEqualsWhole() throws {
         let whole = try Scenario()

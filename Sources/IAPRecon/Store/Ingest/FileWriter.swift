@@ -1,3 +1,4 @@
+import CSQLite
 import Foundation
 
 /// Stores one file's parsed lines in one transaction.
@@ -20,9 +21,18 @@ final class FileWriter: StoredFileWriter {
     init(database: Database, path: String, source: SourceKind, readWith: String?, hash: String, bytes: Int, modifiedNs: Int64) throws {
         self.database = database
         self.bytes = bytes
+        // A file that replaces none deletes nothing, so nothing cascades, and each of its rows
+        // names the `files` row made here: foreign keys are checked only for a file that replaces
+        // one. The one writer holds the store, so what is found here still holds in the transaction.
+        let replaces = try database.scalar("SELECT file_id FROM files WHERE path = ?", [.text(path)]) != nil
+        try database.enforceForeignKeys(replaces)
         try database.execute("BEGIN IMMEDIATE")
         do {
             if case .integer(let previousID)? = try database.scalar("SELECT file_id FROM files WHERE path = ?", [.text(path)]) {
+                // Without the checks, the replaced file's rows would stay.
+                guard database.enforcesForeignKeys else {
+                    throw SQLiteError(code: SQLITE_MISUSE, message: "\(path) was stored by another writer meanwhile", sql: nil)
+                }
                 // What the replaced rows touched is recomputed too.
                 try ChangedKeys.recordRows(of: previousID, in: database)
                 try database.run("DELETE FROM files WHERE file_id = ?", [.integer(previousID)])

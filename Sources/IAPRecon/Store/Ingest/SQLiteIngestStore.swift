@@ -45,6 +45,8 @@ struct SQLiteIngestStore: IngestStore {
     }
 
     func endLoad(bulk: Bool) {
+        // Every other writer relies on the cascades (`FileWriter` turns them off for a new file).
+        try? database.enforceForeignKeys(true)
         if !bulk {
             try? database.setCacheSize(kibibytes: Database.cacheKiB)
             try? database.keepTemporaryStorageInMemory(false)
