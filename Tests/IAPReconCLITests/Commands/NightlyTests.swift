@@ -811,6 +811,45 @@ struct NightlyTests {
         #expect(try Self.logs(work).count == 5)
     }
 
+    @Test("a night whose store refuses a file's rows mid-file keeps none of that file and is recorded as failed; the next night stores it")
+    func storeRefusingAFileMidway() throws {
+        let work = try Workspace()
+        let root = try Self.partitions(in: work)
+        let db = work.path("s.sqlite")
+        let common = ["--root", root, "--db", db, "--reports", work.path("reports"), "--log-dir", work.path("logs"), "--quiet",
+                      "--trust-root", Workspace.sampleRoot]
+        #expect(work.iaprecon(["nightly", "--date", "2026-11-28"] + common).code == 0)
+        let server = "2026-11-29/server/server-2026-11-28.jsonl"
+        func stored() throws -> (orders: SQLValue?, files: SQLValue?) {
+            let store = try Store.open(path: db, readOnly: true)
+            return (try store.scalar("SELECT count(*) FROM raw_server__orders"),
+                    try store.scalar("SELECT count(*) FROM files WHERE path = ?", [.text(server)]))
+        }
+        let before = try stored()
+        // The store fails the server log's first order row, as a full disk would: its file's transaction is open.
+        try Store.open(path: db).execute("""
+            CREATE TRIGGER orders_refused BEFORE INSERT ON raw_server__orders
+            WHEN NEW.file_id = (SELECT file_id FROM files WHERE path = '\(server)')
+            BEGIN SELECT RAISE(ABORT, 'orders refused'); END
+            """)
+        let refused = work.iaprecon(["nightly"] + common)
+        #expect(refused.code == 1)
+        #expect(refused.err.contains("orders refused"), "\(refused.err)")
+        // Nothing of the file is kept, and the night's end is in the runs table, not lost with the file's transaction.
+        #expect(try stored() == before)
+        let runs = try Self.runMessages(db)
+        #expect(runs.last?.hasPrefix("2026-11-29 failed 1: ") == true, "\(runs)")
+        #expect(runs.last?.contains("orders refused") == true, "\(runs)")
+        #expect(runs.count == 2)
+
+        // The store takes the rows again: the next night stores the file whole.
+        try Store.open(path: db).execute("DROP TRIGGER orders_refused")
+        #expect(work.iaprecon(["nightly"] + common).code == 0)
+        #expect(try stored().files == .integer(1))
+        #expect(try stored().orders != before.orders)
+        #expect(try Self.runMessages(db).last == "2026-11-29 ok 0: ")
+    }
+
     @Test("a night that re-reports its day names the run that reported it as the store is when the night holds it, not as it was before")
     func repeatedNightLooksUnderTheLock() throws {
         let work = try Workspace()
