@@ -280,61 +280,69 @@ public enum IngestStage {
         try store.beginLoad(bulk: bulk)
         defer { store.endLoad(bulk: bulk) }
         Trace.mark("ingest planned (\(bulk ? "bulk" : "adding"))")
-        try WorkerPool(width: width).run(count: jobList.count, runAhead: Self.runAhead, produce: { index, send in
-            let job = jobList[index]
-            let file = files[job.fileIndex]
-            if job.isFirst, case .success(.unseen(_, let modifiedNs)) = planned[job.fileIndex] {
-                do throws(InputError) {
-                    send(.hashed(try fingerprint(file, modifiedNs: modifiedNs)))
-                } catch {
-                    return send(.failed(error))
+        do {
+            try WorkerPool(width: width).run(count: jobList.count, runAhead: Self.runAhead, produce: { index, send in
+                let job = jobList[index]
+                let file = files[job.fileIndex]
+                if job.isFirst, case .success(.unseen(_, let modifiedNs)) = planned[job.fileIndex] {
+                    do throws(InputError) {
+                        send(.hashed(try fingerprint(file, modifiedNs: modifiedNs)))
+                    } catch {
+                        return send(.failed(error))
+                    }
                 }
-            }
-            parse(file, range: job.range, rules: rules, pseudonyms: pseudonyms, send: send)
-        }, consume: { (index: Int, message: Message) in
-            let job = jobList[index]
-            let file = files[job.fileIndex]
-            if case .hashed(let print) = message { prints[job.fileIndex] = print }
-            guard failures[job.fileIndex] == nil else { return }
-            guard let print = prints[job.fileIndex] else {
-                // Its first job could not hash it, so read none of it.
-                if case .failed(let error) = message { failures[job.fileIndex] = error }
-                return
-            }
-            if job.isFirst, writer == nil {
-                writer = try store.beginFile(path: file.relativePath, source: file.kind, readWith: rules.readWith(file.kind), hash: print.hash, bytes: print.bytes,
-                                             modifiedNs: print.modifiedNs)
-                lineOffset = 0
-                unknownTypes = UndocumentedTypes(file.kind == .apple ? .salesReportRows : .notifications)
-            }
-            switch message {
-            case .hashed:
-                break
-            case .lines(let batch):
-                try writer?.write(batch, lineOffset: lineOffset)
-                for found in batch.undocumentedTypes {
-                    unknownTypes.add(type: found.type, source: "\(file.relativePath):\(found.line + lineOffset)")
+                parse(file, range: job.range, rules: rules, pseudonyms: pseudonyms, send: send)
+            }, consume: { (index: Int, message: Message) in
+                let job = jobList[index]
+                let file = files[job.fileIndex]
+                if case .hashed(let print) = message { prints[job.fileIndex] = print }
+                guard failures[job.fileIndex] == nil else { return }
+                guard let print = prints[job.fileIndex] else {
+                    // Its first job could not hash it, so read none of it.
+                    if case .failed(let error) = message { failures[job.fileIndex] = error }
+                    return
                 }
-                progress?(.lines(batch.lines))
-            case .end(let count):
-                lineOffset += count
-                guard job.isLast, let finished = try writer?.commit() else { return }
-                progress?(.fileDone(bytes: finished.bytes))
-                if unknownTypes.subject == .salesReportRows {
-                    report.unknownProductTypes.add(unknownTypes)
-                } else {
-                    report.unknownNotificationTypes.add(unknownTypes)
+                if job.isFirst, writer == nil {
+                    writer = try store.beginFile(path: file.relativePath, source: file.kind, readWith: rules.readWith(file.kind), hash: print.hash, bytes: print.bytes,
+                                                 modifiedNs: print.modifiedNs)
+                    lineOffset = 0
+                    unknownTypes = UndocumentedTypes(file.kind == .apple ? .salesReportRows : .notifications)
                 }
-                outcomes[job.fileIndex] = IngestedFile(
-                    path: file.relativePath, kind: file.kind, status: known[file.relativePath] == nil ? .added : .replaced,
-                    counts: finished.counts, bytes: finished.bytes)
-                writer = nil
-            case .failed(let error):
-                writer?.rollback()
-                writer = nil
-                failures[job.fileIndex] = error
-            }
-        })
+                switch message {
+                case .hashed:
+                    break
+                case .lines(let batch):
+                    try writer?.write(batch, lineOffset: lineOffset)
+                    for found in batch.undocumentedTypes {
+                        unknownTypes.add(type: found.type, source: "\(file.relativePath):\(found.line + lineOffset)")
+                    }
+                    progress?(.lines(batch.lines))
+                case .end(let count):
+                    lineOffset += count
+                    guard job.isLast, let finished = try writer?.commit() else { return }
+                    progress?(.fileDone(bytes: finished.bytes))
+                    if unknownTypes.subject == .salesReportRows {
+                        report.unknownProductTypes.add(unknownTypes)
+                    } else {
+                        report.unknownNotificationTypes.add(unknownTypes)
+                    }
+                    outcomes[job.fileIndex] = IngestedFile(
+                        path: file.relativePath, kind: file.kind, status: known[file.relativePath] == nil ? .added : .replaced,
+                        counts: finished.counts, bytes: finished.bytes)
+                    writer = nil
+                case .failed(let error):
+                    writer?.rollback()
+                    writer = nil
+                    failures[job.fileIndex] = error
+                }
+            })
+        } catch {
+            // A file whose rows or commit the store refused mid-file (a full disk, an I/O error) leaves its
+            // transaction open: undone here, nothing of the file stays, and the run's end that its caller
+            // records is not written inside it, to be lost with it.
+            writer?.rollback()
+            throw error
+        }
         Trace.mark("ingest parsed and written")
         report.files = outcomes.compactMap { $0 }
         report.unreadable = failures.compactMap { $0 }
