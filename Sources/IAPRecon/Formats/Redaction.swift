@@ -102,9 +102,9 @@ enum Redaction {
     }
 
     /// The last four characters of an id that may be shown (none of a short one): what a mask and a
-    /// pseudonym keep of it.
-    static func tail<ID: BidirectionalCollection<UInt8>>(_ id: ID) -> [UInt8] {
-        id.count >= 8 ? Array(id.suffix(4)) : []
+    /// pseudonym keep of it, lent where they lie.
+    static func tail<ID: BidirectionalCollection<UInt8>>(_ id: ID) -> ID.SubSequence {
+        id.suffix(id.count >= 8 ? 4 : 0)
     }
 
     private static let ellipsis = Array("…".utf8)

@@ -31,14 +31,14 @@ public struct DeviceIDPseudonyms: Sendable {
                 var count = Self.hashBytes
                 // The last four bytes as text: a character they split is repaired, as it was when
                 // pseudonyms were kept as text, so an older store's migrated pseudonyms are the same bytes.
-                let tail = bytes.count >= 8 ? UnsafeBufferPointer(rebasing: bytes[(bytes.count - 4)...]) : UnsafeBufferPointer(rebasing: bytes[0..<0])
+                let tail = Redaction.tail(bytes)
                 if tail.allSatisfy({ $0 < 0x80 }) {
                     for byte in tail {
                         pseudonym[count] = byte
                         count += 1
                     }
                 } else {
-                    for byte in String(decoding: Redaction.tail(bytes), as: UTF8.self).utf8 where count < pseudonym.count {
+                    for byte in String(decoding: tail, as: UTF8.self).utf8 where count < pseudonym.count {
                         pseudonym[count] = byte
                         count += 1
                     }
