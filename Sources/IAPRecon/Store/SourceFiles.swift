@@ -7,17 +7,18 @@
 struct SourceFiles {
     /// By place: the stored files' paths in path order, then any file id no longer stored.
     private var paths: [String] = []
-    private var places: [Int64: Int32] = [:]
-    /// The same places by file id, for ids from 0 below `placesByID.count` (-1: no such file):
-    /// ids are numbered from 1 as files are stored, and the join finds a place for every row it
-    /// reads, without hashing the id.
+    /// The places by file id, for ids from 0 below `placesByID.count` (-1: no such file): ids are
+    /// numbered from 1 as files are stored, and the join finds a place for every row it reads,
+    /// without hashing the id.
     private var placesByID: [Int32] = []
+    /// The places of any other ids.
+    private var otherPlaces: [Int64: Int32] = [:]
 
     /// The files `paths` names by id, in path order as SQLite sorts text (byte by byte): the ledger
     /// held as values.
     init(paths: [Int64: String]) {
         // Ids held by position up to a few times as many as the files: a ledger of few files with
-        // a large id keeps that one in `places` alone.
+        // a large id keeps that one in `otherPlaces`.
         let limit = 4 * paths.count + 64
         let highest = paths.keys.max() ?? -1
         placesByID = Array(repeating: -1, count: highest < Int64(limit) ? Int(max(highest + 1, 0)) : limit)
@@ -28,8 +29,11 @@ struct SourceFiles {
     }
 
     private mutating func note(_ file: Int64, at place: Int32) {
-        places[file] = place
-        if file >= 0, file < Int64(placesByID.count) { placesByID[Int(file)] = place }
+        if file >= 0, file < Int64(placesByID.count) {
+            placesByID[Int(file)] = place
+        } else {
+            otherPlaces[file] = place
+        }
     }
 
     /// The source of line `line` of the file stored as `file`. A file id the ledger no longer has
@@ -44,7 +48,7 @@ struct SourceFiles {
 
     /// Where the file stored as `file` is in path order; nil for a file id the ledger does not have.
     func place(of file: Int64) -> Int32? {
-        guard file >= 0, file < Int64(placesByID.count) else { return places[file] }
+        guard file >= 0, file < Int64(placesByID.count) else { return otherPlaces[file] }
         let place = placesByID[Int(file)]
         return place < 0 ? nil : place
     }
