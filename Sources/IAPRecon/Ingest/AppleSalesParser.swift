@@ -94,10 +94,11 @@ enum AppleSalesParser: CSVRowParser {
     /// Rejects a report's day (`yyyy-MM-dd`, `written` as the report gives it) that starts in Los
     /// Angeles more than a day after the run's clock: Apple reports a day once it is over, so no
     /// report of it can exist yet, and its row (an app row's too: it says which days the report
-    /// covers) would date the as-of of an input without event times. The clock's check, so the last.
+    /// covers) would date the as-of of an input without event times. Nor is a day before the App
+    /// Store opened one Apple reported. The clock's check, so the last.
     private static func checkDay(_ day: String, written: String, rules: LineRules) throws(LineReject) {
         guard let dayStart = Timestamp.startOfDay(day) else { return }
-        try rules.checkDay(written, field: Column.beginDate.name, startMs: reportZone.utc(fromLocal: dayStart), where: "in Los Angeles at")
+        try rules.checkDay(written, field: Column.beginDate.name, dayMs: dayStart, startMs: reportZone.utc(fromLocal: dayStart), where: "in Los Angeles at")
     }
 
     /// `Units`: a whole number of units, negative for refunds. Apple types the column

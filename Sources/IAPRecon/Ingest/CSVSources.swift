@@ -311,7 +311,7 @@ enum SpendParser: CSVRowParser {
         // a later run may change without reading the file again: it is judged by where it starts
         // first, so a row is rejected only when its day starts more than a day after the clock in every zone.
         if let dayStart = Timestamp.startOfDay(day) {
-            try rules.checkDay(day, field: "date", startMs: dayStart - earliestZoneOffsetMs, where: "in no zone before")
+            try rules.checkDay(day, field: "date", dayMs: dayStart, startMs: dayStart - earliestZoneOffsetMs, where: "in no zone before")
         }
         return .accepted([spend.rawRow()])
     }

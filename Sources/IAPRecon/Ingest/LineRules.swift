@@ -99,7 +99,15 @@ public struct LineRules: Sendable, Equatable {
     /// passed: an accepted day records the clocks that accept it too (`clockJudged`), so an
     /// earlier clock reads its file again, and a rejected one is read again once the clock is
     /// within a day of its start (`futureEventTime(inReason:)`).
-    func checkDay(_ written: String, field: String, startMs: Int64, where place: String) throws(LineReject) {
+    ///
+    /// A day before the App Store opened (`dayMs`, its UTC midnight, before 2008-07-10) is no
+    /// day of App Store spend or sales either: a typed year (1926 for 2026) that would count its
+    /// spend in a cohort no install belongs to, or date a tie-out day Apple never reported. No
+    /// clock changes that verdict.
+    func checkDay(_ written: String, field: String, dayMs: Int64, startMs: Int64, where place: String) throws(LineReject) {
+        if dayMs < Self.appStoreOpenedMs {
+            throw LineReject("time before the App Store opened: '\(field)' is \(written)")
+        }
         if startMs > nowMs + Self.futureToleranceMs {
             throw LineReject("\(Self.futureReasonPrefix)'\(field)' is \(written), which starts \(place) \(Timestamp.iso8601(startMs))")
         }

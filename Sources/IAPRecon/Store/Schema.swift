@@ -858,6 +858,14 @@ public enum Schema {
         (34, """
             UPDATE files SET content_hash = 'read again for days after the clock', mtime_ns = NULL WHERE source IN ('spend', 'apple');
             """),
+        // A spend or Sales Report day before the App Store opened (2008-07-10) is a rejected line now
+        // (`time before the App Store opened`); an older iaprecon counted it. The files holding one, if
+        // still in the input folder, are read again by the next ingest (no stored hash matches).
+        (35, """
+            UPDATE files SET content_hash = 'read again for days before the App Store', mtime_ns = NULL
+              WHERE file_id IN (SELECT file_id FROM raw_spend__days WHERE day < '2008-07-10')
+                 OR file_id IN (SELECT file_id FROM raw_apple__sales WHERE day < '2008-07-10');
+            """),
     ]
 
     public static var latestVersion: Int { migrations.last?.id ?? 0 }

@@ -295,6 +295,33 @@ struct ContractV2LineTests {
         ])
     }
 
+    @Test("a spend or Sales Report day before the App Store opened (2008-07-10) is rejected whatever the clock, an app row's too; the day it opened is read")
+    func daysBeforeTheAppStore() {
+        let spend = IngestLine.csv(.spend, [
+            "date,media_source,campaign,spend,currency", "2008-07-10,Facebook Ads,c,1,USD", "2008-07-09,Facebook Ads,c,1,USD",
+            "1926-11-29,Facebook Ads,c,1,USD", "1926-11-29,Facebook Ads,c,-1,USD",
+        ], rules: Self.rules)
+        #expect(IngestLine.outcomes(spend) == [
+            "2 accepted",
+            "3 rejected: time before the App Store opened: 'date' is 2008-07-09",
+            "4 rejected: time before the App Store opened: 'date' is 1926-11-29",
+            // Judged with the clock's check, last: a row with another defect is rejected for that one.
+            "5 rejected: negative amount: 'spend' is -1",
+        ])
+        func row(_ date: String, productType: String = "IA1") -> String {
+            AppleSalesReportTests.current(["APPLE", "US", "gems60", "Example", "60 Gems", "", productType, "1", "0.69", date, date, "USD", "US",
+                                           "USD", "1", "0.99", "", "", "", "", "Games", "", "iPhone", "iOS", "", "", "", ""])
+        }
+        let report = IngestLine.csv(.apple, [
+            AppleSalesReportTests.currentHeader, row("07/10/2008"), row("07/09/2008"), row("07/09/2008", productType: "1F"),
+        ], rules: Self.rules)
+        #expect(IngestLine.outcomes(report) == [
+            "2 accepted",
+            "3 rejected: time before the App Store opened: 'Begin Date' is 07/09/2008",
+            "4 rejected: time before the App Store opened: 'Begin Date' is 07/09/2008",
+        ])
+    }
+
     @Test("near miss: a spend or Sales Report day that starts exactly a day after the run's clock is read; by a clock a millisecond earlier it is rejected")
     func dayStartingADayAfterTheClock() throws {
         // 2026-11-30 starts first at UTC+14, 2026-11-29T10:00Z, and in Los Angeles at 2026-11-30T08:00Z.

@@ -417,6 +417,40 @@ struct IncrementalTests {
         try expectSame(upgraded, try freshStore(now: now, asOf: now, inputs: write), "upgraded store")
     }
 
+    @Test("a store an older iaprecon fed a spend day and a Sales Report day before the App Store opened rejects them on its next run, as a fresh store does; a file without one is not read again")
+    func daysBeforeTheAppStoreAfterUpgrade() throws {
+        func write(_ scenario: Scenario) throws {
+            try scenario.catalog()
+            _ = try scenario.write("spend/s.csv", ["date,media_source,campaign,spend,currency", "2026-11-01,Facebook Ads,FB_US,10,USD",
+                                                   "1926-11-01,Facebook Ads,FB_US,12,USD"])
+                .write("spend/t.csv", ["date,media_source,campaign,spend,currency", "2026-11-02,Facebook Ads,FB_US,7,USD"])
+                .write("apple/S_D_1.txt", [AppleSalesReportTests.currentHeader, AppleTieOutTests.sales("2026-11-01", "gems60", units: 1, country: "US"),
+                                           AppleTieOutTests.sales("1926-11-01", "gems60", units: 2, country: "US")])
+        }
+        let now = "2026-11-05T00:00:00Z"
+        let upgraded = try Scenario()
+        try write(upgraded)
+        _ = try run(upgraded, input: upgraded.input, now: now, asOf: now)
+        // What an older iaprecon kept: the two old days read as any other, not rejected.
+        let migration = try #require(Schema.migrations.first { $0.sql.contains("read again for days before the App Store") }?.id)
+        let database = try upgraded.open()
+        try database.execute("""
+            DELETE FROM rejects;
+            INSERT INTO raw_spend__days SELECT file_id, 3, item, '1926-11-01', media_source, campaign, '12', currency
+              FROM raw_spend__days WHERE day = '2026-11-01';
+            INSERT INTO raw_apple__sales SELECT file_id, 3, item, '1926-11-01', product_id, product_type, 2, country, customer_price,
+              customer_currency, proceeds, proceeds_currency FROM raw_apple__sales WHERE day = '2026-11-01' AND product_id IS NOT NULL;
+            DELETE FROM schema_migrations WHERE id >= \(migration);
+            """)
+        try Schema.migrate(database)
+        let night = try run(upgraded, input: upgraded.input, now: now, asOf: now)
+        // Near miss: spend/t.csv holds no such day and is not read again.
+        #expect(readAgain(night) == ["apple/S_D_1.txt", "spend/s.csv"])
+        #expect(try expectMigratedAsFresh(upgraded, now: now, asOf: now, "upgraded store", inputs: write) == [
+            "time before the App Store opened: 'Begin Date' is 11/01/1926", "time before the App Store opened: 'date' is 1926-11-01",
+        ])
+    }
+
     @Test("a line in the future with another defect is rejected for that one by any clock, so a store read by a late clock and run by an earlier one equals a fresh store, in every source with event times")
     func futureLineWithAnotherDefect() throws {
         let late = "2026-11-10T00:00:00Z", early = "2026-11-02T00:00:00Z", asOf = "2026-11-05T00:00:00Z"

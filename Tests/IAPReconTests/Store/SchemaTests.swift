@@ -42,6 +42,7 @@ struct SchemaTests {
         32: "3b93c56d052f1458",
         33: "e1ac12d301b05eca",
         34: "7c882e5eb29440ca",
+        35: "60f062f87c3557a6",
     ]
 
     @Test("a released migration's text never changes, and every migration is recorded as released")
