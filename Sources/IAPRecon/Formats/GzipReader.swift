@@ -18,11 +18,15 @@ final class GzipReader {
     private var memberStarted = false
     private var memberEnded = false
     private var anyMember = false
+    /// Hashes the compressed bytes as they are read.
+    private let hashing: ContentHash.Reading?
 
-    /// Takes over `descriptor`, open for reading `path`.
-    init(descriptor: Int32, path: String) throws(InputError) {
+    /// Takes over `descriptor`, open for reading `path`; with `hashing`, hashes all its bytes.
+    init(descriptor: Int32, path: String, hashing: ContentHash.Reading? = nil) throws(InputError) {
         self.descriptor = descriptor
         self.path = path
+        self.hashing = hashing
+        hashing?.start(at: 0)
         stream = .allocate(capacity: 1)
         stream.initialize(to: z_stream())
         input = .allocate(capacity: inputCapacity)
@@ -106,6 +110,7 @@ final class GzipReader {
             if kept > 0, let next = stream.pointee.next_in, next != input { memmove(input, next, kept) }
             let count = try InputFile.read(descriptor, into: input + kept, count: inputCapacity - kept, path: path)
             if count == 0 { fileEnded = true }
+            hashing?.add(input + kept, count: count)
             stream.pointee.next_in = input
             stream.pointee.avail_in = UInt32(kept + count)
         }

@@ -21,15 +21,26 @@ final class InputFile {
 
     private let handle: Handle
     let path: String
+    var isGzip: Bool {
+        if case .gzip = handle { return true }
+        return false
+    }
 
-    init(path: String) throws(InputError) {
+    /// With `hashing`, a gzip file's compressed bytes are hashed as they are read (a plain file's
+    /// are hashed by the reader of its lines, which knows which are its own).
+    init(path: String, hashing: ContentHash.Reading? = nil) throws(InputError) {
         self.path = path
-        var status = stat()
-        guard stat(path, &status) == 0 else { throw InputError(path: path, reason: String(cString: strerror(errno))) }
-        guard status.st_mode & S_IFMT == S_IFREG else { throw InputError(path: path, reason: "not a regular file") }
-        let descriptor = open(path, O_RDONLY)
+        // O_NONBLOCK: opening a FIFO that replaced the file since it was listed must not wait for a writer.
+        let descriptor = open(path, O_RDONLY | O_NONBLOCK)
         guard descriptor >= 0 else { throw InputError(path: path, reason: String(cString: strerror(errno))) }
-        handle = path.hasSuffix(".gz") ? .gzip(try GzipReader(descriptor: descriptor, path: path)) : .plain(descriptor)
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
+            close(descriptor)
+            // A folder read for its content hash is named as reading it says, as ingest names a new path that is one.
+            let isFolder = status.st_mode & S_IFMT == S_IFDIR
+            throw InputError(path: path, reason: hashing != nil && isFolder ? String(cString: strerror(EISDIR)) : "not a regular file")
+        }
+        handle = path.hasSuffix(".gz") ? .gzip(try GzipReader(descriptor: descriptor, path: path, hashing: hashing)) : .plain(descriptor)
     }
 
     deinit {
@@ -84,9 +95,14 @@ enum LineReader {
     }
 
     /// Reads the lines of `path` (or of the chunk `range`); returns how many lines it read.
+    ///
+    /// With `hashing`, the bytes of the lines it reads are hashed, each once: for a chunk, from
+    /// the start of its first line to the start of the next chunk's, which the next chunk's
+    /// reader finds where this one does (past its range's end) while the file stays as it is.
+    /// A gzip file's compressed bytes are hashed instead, all of them.
     @discardableResult
-    static func forEachLine(path: String, range: Range<Int>? = nil, _ body: (Line) throws -> Void) throws -> Int {
-        let file = try InputFile(path: path)
+    static func forEachLine(path: String, range: Range<Int>? = nil, hashing: ContentHash.Reading? = nil, _ body: (Line) throws -> Void) throws -> Int {
+        let file = try InputFile(path: path, hashing: hashing)
         var buffer = uninitializedBuffer(count: blockSize)
         var base = 0          // absolute offset of buffer[0]
         var start = 0         // first byte of the current line
@@ -96,11 +112,30 @@ enum LineReader {
         var skipping = false  // discard until the next newline (an over-long line, or a chunk's partial first line)
         var atEOF = false
         let stopOffset = range?.upperBound ?? Int.max
+        let lineHash = file.isGzip ? nil : hashing
+        /// Hashes the bytes from where hashing is up to `offset`, all still in the buffer: those
+        /// before the range's end as soon as they are read (while the processor holds them), the
+        /// rest of its last line once it is found.
+        func hash(upTo offset: Int) {
+            guard let lineHash, let from = lineHash.end, offset > from else { return }
+            buffer.withUnsafeBytes { raw in
+                guard let pointer = raw.baseAddress else { return }
+                lineHash.add(pointer + (from - base), count: offset - from)
+            }
+        }
+        /// Its lines end at `offset`: a chunk that held none of its own hashed none, there.
+        func hashed(to offset: Int) -> Int {
+            lineHash?.start(at: offset)
+            hash(upTo: offset)
+            return lineNumber
+        }
         if let range, range.lowerBound > 0 {
             // Start one byte early: the line that straddles the boundary belongs to the previous chunk.
             try file.seek(to: range.lowerBound - 1)
             base = range.lowerBound - 1
             skipping = true
+        } else {
+            lineHash?.start(at: 0)
         }
         while true {
             while true {
@@ -112,8 +147,11 @@ enum LineReader {
                 guard let newline else { scanned = end; break }
                 if skipping {
                     skipping = false
+                    // The chunk's own lines start here (an over-long line's rest was its own already).
+                    lineHash?.start(at: base + newline + 1)
+                    hash(upTo: min(base + end, stopOffset))
                 } else {
-                    if base + start >= stopOffset { return lineNumber }
+                    if base + start >= stopOffset { return hashed(to: base + start) }
                     lineNumber += 1
                     try emit(buffer: buffer, from: start, to: newline, number: lineNumber, fileStart: base + start == 0, tooLong: false, body)
                 }
@@ -121,14 +159,17 @@ enum LineReader {
                 scanned = start
             }
             if atEOF {
-                if start < end, !skipping, base + start < stopOffset {
+                if start < end, !skipping {
+                    // The next chunk's line.
+                    if base + start >= stopOffset { return hashed(to: base + start) }
                     lineNumber += 1
                     try emit(buffer: buffer, from: start, to: end, number: lineNumber, fileStart: base + start == 0, tooLong: false, body)
                 }
-                return lineNumber
+                return hashed(to: base + end)
             }
             // Make room: move the partial line to the front, or grow, or give up on an over-long line.
             if start > 0 {
+                hash(upTo: base + start)
                 let remaining = end - start
                 if remaining > 0 {
                     buffer.withUnsafeMutableBufferPointer { raw in
@@ -143,13 +184,15 @@ enum LineReader {
             }
             if end == buffer.count {
                 if skipping {
+                    hash(upTo: base + end)
                     base += end
                     end = 0
                     scanned = 0
                 } else if buffer.count >= maximumLineBytes {
-                    if base >= stopOffset { return lineNumber }
+                    if base >= stopOffset { return hashed(to: base) }
                     lineNumber += 1
                     try emit(buffer: buffer, from: 0, to: min(end, 4096), number: lineNumber, fileStart: base == 0, tooLong: true, body)
+                    hash(upTo: base + end)
                     skipping = true
                     base += end
                     end = 0
@@ -162,7 +205,12 @@ enum LineReader {
                 guard let pointer = raw.baseAddress else { return 0 }
                 return try file.read(into: pointer + end, count: raw.count - end)
             }
-            if count == 0 { atEOF = true } else { end += count }
+            if count == 0 {
+                atEOF = true
+            } else {
+                end += count
+                hash(upTo: min(base + end, stopOffset))
+            }
         }
     }
 

@@ -147,9 +147,9 @@ public enum IngestStage {
         var bytes: Int
         var modifiedNs: Int64
         /// The file's hash of the kind an older store holds, when its stored hash is of that kind.
-        var oneLaneHash: String?
+        var olderHash: String?
 
-        func matches(_ stored: String) -> Bool { stored == hash || stored == oneLaneHash }
+        func matches(_ stored: String) -> Bool { stored == hash || stored == olderHash }
     }
 
     /// What planning knows of a file.
@@ -198,16 +198,17 @@ public enum IngestStage {
                 if previous.bytes == Int(status.st_size), previous.modifiedNs == modifiedNs, modifiedNs / 1_000_000 <= previous.ingestedMs - 1_000 {
                     return .hashed(Fingerprint(hash: previous.hash, bytes: previous.bytes, modifiedNs: modifiedNs))
                 }
-                return .hashed(try fingerprint(file, modifiedNs: modifiedNs, oneLaneToo: ContentHash.isOneLane(previous.hash)))
+                return .hashed(try fingerprint(file, modifiedNs: modifiedNs, alsoAs: ContentHash.kind(of: previous.hash)))
             })
         }, consume: { _, result in results.append(result) })
         return results
     }
 
-    /// The file's content hash, read now; `modifiedNs` is its time when it was planned.
-    static func fingerprint(_ file: SourceFile, modifiedNs: Int64, oneLaneToo: Bool = false) throws(InputError) -> Fingerprint {
-        let (hash, oneLane, bytes) = try ContentHash.of(path: file.absolutePath, oneLaneToo: oneLaneToo)
-        return Fingerprint(hash: hash, bytes: bytes, modifiedNs: modifiedNs, oneLaneHash: oneLane)
+    /// The file's content hash, read now, and of the kind `alsoAs` when that is an older kind;
+    /// `modifiedNs` is its time when it was planned.
+    static func fingerprint(_ file: SourceFile, modifiedNs: Int64, alsoAs kind: ContentHash.Kind? = nil) throws(InputError) -> Fingerprint {
+        let (hash, older, bytes) = try ContentHash.of(path: file.absolutePath, alsoAs: kind == .polynomial ? nil : kind)
+        return Fingerprint(hash: hash, bytes: bytes, modifiedNs: modifiedNs, olderHash: older)
     }
 
     /// The parse jobs of one file: one, or one per chunk of a large plain JSON Lines file.
