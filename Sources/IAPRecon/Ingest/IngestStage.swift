@@ -105,8 +105,8 @@ public struct UndocumentedTypes: Sendable {
 ///
 /// First every stored file's content hash is taken (in parallel): a file whose
 /// hash is already stored is skipped, a changed one replaces its earlier rows,
-/// so nothing is counted twice; a new file's first job hashes it, beside the
-/// others' parsing. The files are parsed on the worker pool —
+/// so nothing is counted twice; a new file is hashed by the jobs that parse it,
+/// from the bytes they read, so it is read once. The files are parsed on the worker pool —
 /// whole, or for a large plain JSON Lines file, in newline-aligned chunks of
 /// `chunkBytes` — while the calling thread, the one writer, stores each file
 /// in one transaction, in path order. Chunk line numbers are made global by
@@ -117,11 +117,10 @@ public enum IngestStage {
     public static let chunkBytes = 8 << 20
 
     enum Message: Sendable {
-        /// The content hash of a file the store has never held, taken by its first job before its lines.
-        case hashed(Fingerprint)
         case lines(LineBatch)
-        /// The job is done; it read this many lines.
-        case end(Int)
+        /// The job is done; it read this many lines, and for a file planning did not hash, hashed
+        /// the bytes of its lines (`ContentHash.Pieces` joins the file's in order).
+        case end(lines: Int, read: ContentHash.Piece?)
         case failed(InputError)
 
         var byteCount: Int {
@@ -157,14 +156,21 @@ public enum IngestStage {
         /// Its fingerprint, to tell whether the store holds these bytes already.
         case hashed(Fingerprint)
         /// A file the store has never held, or one this run judges otherwise: it is parsed
-        /// whatever its bytes, so only its size and time are taken here, and its first job hashes
-        /// it on the pool beside the others' parsing.
+        /// whatever its bytes, so only its size and time are taken here, and the jobs that parse
+        /// it hash the bytes they read.
         case unseen(bytes: Int, modifiedNs: Int64)
 
         var bytes: Int {
             switch self {
             case .hashed(let print): print.bytes
             case .unseen(let bytes, _): bytes
+            }
+        }
+
+        var modifiedNs: Int64 {
+            switch self {
+            case .hashed(let print): print.modifiedNs
+            case .unseen(_, let modifiedNs): modifiedNs
             }
         }
     }
@@ -211,6 +217,10 @@ public enum IngestStage {
         return Fingerprint(hash: hash, bytes: bytes, modifiedNs: modifiedNs, olderHash: older)
     }
 
+    /// What a file whose jobs' pieces do not join is stored with (it was cut or rewritten while
+    /// being read): no file's hash, so the next run reads it again.
+    static let changedWhileRead = "read again: it changed while being read"
+
     /// The parse jobs of one file: one, or one per chunk of a large plain JSON Lines file.
     static func jobs(for file: SourceFile, fileIndex: Int, bytes: Int, chunkBytes: Int) -> [Job] {
         guard !file.kind.isCSV, !file.absolutePath.hasSuffix(".gz"), bytes > chunkBytes else {
@@ -242,7 +252,7 @@ public enum IngestStage {
         }
         let planned = try plan(files, known: known, rules: rules, earliestFuture: earliestFuture, jobs: width)
         Trace.mark("ingest planned files")
-        // Each parsed file's fingerprint: from planning, or sent by its first job.
+        // The fingerprint planning took of each file it hashed.
         var prints: [Fingerprint?] = Array(repeating: nil, count: files.count)
         for (index, file) in files.enumerated() {
             switch planned[index] {
@@ -267,6 +277,8 @@ public enum IngestStage {
         }
         var writer: (any StoredFileWriter)?
         var lineOffset = 0
+        // The file being written's bytes, as its jobs hashed them.
+        var pieces = ContentHash.Pieces()
         // The file being written's lines of unknown types, reported once it is stored.
         var unknownTypes = UndocumentedTypes(.notifications)
         let jobList = jobs
@@ -284,43 +296,41 @@ public enum IngestStage {
         do {
             try WorkerPool(width: width).run(count: jobList.count, runAhead: Self.runAhead, produce: { index, send in
                 let job = jobList[index]
-                let file = files[job.fileIndex]
-                if job.isFirst, case .success(.unseen(_, let modifiedNs)) = planned[job.fileIndex] {
-                    do throws(InputError) {
-                        send(.hashed(try fingerprint(file, modifiedNs: modifiedNs)))
-                    } catch {
-                        return send(.failed(error))
-                    }
-                }
-                parse(file, range: job.range, rules: rules, pseudonyms: pseudonyms, send: send)
+                // Planning hashed a file the store holds; the jobs of one it does not, hash it.
+                var unseen = false
+                if case .success(.unseen) = planned[job.fileIndex] { unseen = true }
+                parse(files[job.fileIndex], range: job.range, rules: rules, pseudonyms: pseudonyms, hashing: unseen, send: send)
             }, consume: { (index: Int, message: Message) in
                 let job = jobList[index]
                 let file = files[job.fileIndex]
-                if case .hashed(let print) = message { prints[job.fileIndex] = print }
                 guard failures[job.fileIndex] == nil else { return }
-                guard let print = prints[job.fileIndex] else {
-                    // Its first job could not hash it, so read none of it.
-                    if case .failed(let error) = message { failures[job.fileIndex] = error }
+                if case .failed(let error) = message {
+                    writer?.rollback()
+                    writer = nil
+                    failures[job.fileIndex] = error
                     return
                 }
-                if job.isFirst, writer == nil {
-                    writer = try store.beginFile(path: file.relativePath, source: file.kind, readWith: rules.readWith(file.kind), hash: print.hash, bytes: print.bytes,
-                                                 modifiedNs: print.modifiedNs)
+                if job.isFirst, writer == nil, case .success(let plan) = planned[job.fileIndex] {
+                    writer = try store.beginFile(path: file.relativePath, source: file.kind, readWith: rules.readWith(file.kind), modifiedNs: plan.modifiedNs)
                     lineOffset = 0
                     unknownTypes = UndocumentedTypes(file.kind == .apple ? .salesReportRows : .notifications)
+                    pieces = ContentHash.Pieces()
                 }
                 switch message {
-                case .hashed:
-                    break
                 case .lines(let batch):
                     try writer?.write(batch, lineOffset: lineOffset)
                     for found in batch.undocumentedTypes {
                         unknownTypes.add(type: found.type, source: "\(file.relativePath):\(found.line + lineOffset)")
                     }
                     progress?(.lines(batch.lines))
-                case .end(let count):
+                case .end(let count, let read):
                     lineOffset += count
-                    guard job.isLast, let finished = try writer?.commit() else { return }
+                    if let read { pieces.add(read) }
+                    guard job.isLast, let fileWriter = writer else { return }
+                    // Planning's hash, or the one of the bytes the jobs read.
+                    let hash = prints[job.fileIndex]?.hash ?? pieces.hash ?? Self.changedWhileRead
+                    let bytes = prints[job.fileIndex]?.bytes ?? pieces.end
+                    let finished = try fileWriter.commit(hash: hash, bytes: bytes)
                     progress?(.fileDone(bytes: finished.bytes))
                     if unknownTypes.subject == .salesReportRows {
                         report.unknownProductTypes.add(unknownTypes)
@@ -331,10 +341,8 @@ public enum IngestStage {
                         path: file.relativePath, kind: file.kind, status: known[file.relativePath] == nil ? .added : .replaced,
                         counts: finished.counts, bytes: finished.bytes)
                     writer = nil
-                case .failed(let error):
-                    writer?.rollback()
-                    writer = nil
-                    failures[job.fileIndex] = error
+                case .failed:
+                    break
                 }
             })
         } catch {
@@ -352,19 +360,22 @@ public enum IngestStage {
 
     /// Parses one file, or one chunk of it, on a worker: its lines in batches, then its line count or why it failed.
     /// Each batch carries the clocks by which the chains its lines had judged at the run's clock keep their verdicts.
+    /// With `hashing`, hashes the bytes of the lines it reads, sent with its end.
     static func parse(
         _ file: SourceFile, range: Range<Int>?, rules: LineRules, packingRows: Bool = true, pseudonyms: DeviceIDPseudonyms? = nil,
-        send: (Message) -> Void
+        hashing: Bool = false, send: (Message) -> Void
     ) {
         var rules = rules
         let clockJudged = ClockJudgedChains()
         rules.clockJudged = clockJudged
+        let reading = hashing ? ContentHash.Reading() : nil
         do {
-            send(.end(try SourceFileParser.parse(file, range: range, rules: rules) {
+            let lines = try SourceFileParser.parse(file, range: range, rules: rules, hashing: reading) {
                 var batch = LineBatch($0, packingRows: packingRows, pseudonyms: pseudonyms)
                 batch.clockSpan = clockJudged.take()
                 send(.lines(batch))
-            }))
+            }
+            send(.end(lines: lines, read: reading?.piece))
         } catch let error as InputError {
             send(.failed(error))
         } catch {
@@ -380,8 +391,6 @@ public enum IngestStage {
             parse(files[index], range: nil, rules: rules, packingRows: false, send: send)
         }, consume: { (index: Int, message: Message) in
             switch message {
-            case .hashed:
-                break
             case .lines(let batch):
                 counts = counts + batch.counts
                 for reject in batch.rejects where report.firstRejects.count < keepRejects {

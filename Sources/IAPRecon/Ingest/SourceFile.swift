@@ -262,9 +262,11 @@ enum SourceFileParser {
     static let batchLines = 1024
 
     /// Parses `file`, or the chunk `range` of a plain JSON Lines file; returns the lines read.
+    /// With `hashing`, hashes the bytes it reads (`LineReader.forEachLine`).
     @discardableResult
     static func parse(
-        _ file: SourceFile, range: Range<Int>? = nil, rules: LineRules = LineRules(), batch: ([ParsedLine]) throws -> Void
+        _ file: SourceFile, range: Range<Int>? = nil, rules: LineRules = LineRules(), hashing: ContentHash.Reading? = nil,
+        batch: ([ParsedLine]) throws -> Void
     ) throws -> Int {
         var pending: [ParsedLine] = []
         pending.reserveCapacity(batchLines)
@@ -278,14 +280,14 @@ enum SourceFileParser {
         let count: Int
         if file.kind.isCSV {
             var reader = CSVRecordAssembler(kind: file.kind, rules: rules)
-            count = try LineReader.forEachLine(path: file.absolutePath) { line in
+            count = try LineReader.forEachLine(path: file.absolutePath, hashing: hashing) { line in
                 if let parsed = reader.feed(line) { try add(parsed) }
             }
             if let parsed = reader.finish() { try add(parsed) }
         } else {
             // One tape for the lines of the file (or chunk): each line is read onto it in place of the last.
             let tape = JSONTape()
-            count = try LineReader.forEachLine(path: file.absolutePath, range: range) { line in
+            count = try LineReader.forEachLine(path: file.absolutePath, range: range, hashing: hashing) { line in
                 try add(parseJSONLine(line, kind: file.kind, rules: rules, tape: tape))
             }
         }

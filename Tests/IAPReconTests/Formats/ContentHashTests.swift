@@ -278,6 +278,21 @@ struct ContentHashTests {
         #expect(stored == .text(try ContentHash.of(path: path).hash))
     }
 
+    @Test("a file stored as changed while being read is read again by the next run, though its bytes are what they were")
+    func storedChangedWhileRead() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        _ = try scenario.write("server/a.jsonl", [Line.order("2026-11-01T10:00:00Z", "o_1", "u_1", "gems60")])
+        _ = try scenario.run()
+        let path = scenario.input + "/server/a.jsonl"
+        // As a run that found the file changing under it leaves it: the write moved its time.
+        try scenario.open().run("UPDATE files SET content_hash = ? WHERE path = 'server/a.jsonl'", [.text(IngestStage.changedWhileRead)])
+        try FileManager.default.setAttributes([.modificationDate: Date()], ofItemAtPath: path)
+        let next = try scenario.run()
+        #expect(next.ingest.files.first { $0.path == "server/a.jsonl" }?.status == .replaced)
+        #expect(try scenario.open().scalar("SELECT content_hash FROM files WHERE path = 'server/a.jsonl'") == .text(try ContentHash.of(path: path).hash))
+    }
+
     @Test("a stable id is FNV-1a's 64 bits as 16 lower-case hex digits, leading zeros kept", arguments: [
         ("", "cbf29ce484222325"),
         (#"{"af_revenue":"4.99"}"#, "e5da87e883c24e37"),

@@ -148,7 +148,7 @@ struct IngestStageTests {
         #expect(try scenario.open().scalar("SELECT count(*) FROM raw_server__deliveries") == .integer(17))
     }
 
-    @Test("a new file is hashed by its first job, chunked or not: the ledger holds its content hash and size, and it is then unchanged")
+    @Test("a new file is hashed by the jobs that parse it, chunked or not: the ledger holds its content hash and size, and it is then unchanged")
     func newFilesHashedByTheirJobs() throws {
         let scenario = try Scenario()
         try scenario.write("server/a.jsonl", serverLines(40))

@@ -14,13 +14,11 @@ final class FileWriter: StoredFileWriter {
     private(set) var counts = LineCounts()
     /// The clocks that judge alike the chains its lines had judged at the run's clock, so far.
     private var clockSpan: ClosedRange<Int64>?
-    let bytes: Int
 
-    /// Begins storing the file at `path` (relative to the input folder) of `source`, of these
-    /// contents: it replaces a stored file of that path when it commits.
-    init(database: Database, path: String, source: SourceKind, readWith: String?, hash: String, bytes: Int, modifiedNs: Int64) throws {
+    /// Begins storing the file at `path` (relative to the input folder) of `source`, modified at
+    /// `modifiedNs`: it replaces a stored file of that path when it commits.
+    init(database: Database, path: String, source: SourceKind, readWith: String?, modifiedNs: Int64) throws {
         self.database = database
-        self.bytes = bytes
         // A file that replaces none deletes nothing, so nothing cascades, and each of its rows
         // names the `files` row made here: foreign keys are checked only for a file that replaces
         // one. The one writer holds the store, so what is found here still holds in the transaction.
@@ -38,10 +36,11 @@ final class FileWriter: StoredFileWriter {
                 try database.run("DELETE FROM files WHERE file_id = ?", [.integer(previousID)])
             }
             var id: Int64 = 0
+            // Its hash and length are of the bytes its jobs read, known at `commit`.
             try database.forEach("""
                 INSERT INTO files (path, source, content_hash, bytes, lines_read, accepted, rejected, blank, ignored, ingested_ms, mtime_ns)
-                VALUES (?, ?, ?, ?, 0, 0, 0, 0, 0, ?, ?) RETURNING file_id
-                """, [.text(path), .text(source.rawValue), .text(hash), .integer(Int64(bytes)),
+                VALUES (?, ?, '', 0, 0, 0, 0, 0, 0, ?, ?) RETURNING file_id
+                """, [.text(path), .text(source.rawValue),
                       .integer(Int64(Date().timeIntervalSince1970 * 1000)), .integer(modifiedNs)]) { id = $0.int(0) }
             if let readWith {
                 try database.run("INSERT INTO file_rules (file_id, read_with) VALUES (?, ?)", [.integer(id), .text(readWith)])
@@ -69,10 +68,10 @@ final class FileWriter: StoredFileWriter {
         }
     }
 
-    func commit() throws -> (counts: LineCounts, bytes: Int) {
+    func commit(hash: String, bytes: Int) throws -> (counts: LineCounts, bytes: Int) {
         try database.run(
-            "UPDATE files SET lines_read = ?, accepted = ?, rejected = ?, blank = ?, ignored = ? WHERE file_id = ?",
-            [.integer(Int64(counts.read)), .integer(Int64(counts.accepted)), .integer(Int64(counts.rejected)),
+            "UPDATE files SET content_hash = ?, bytes = ?, lines_read = ?, accepted = ?, rejected = ?, blank = ?, ignored = ? WHERE file_id = ?",
+            [.text(hash), .integer(Int64(bytes)), .integer(Int64(counts.read)), .integer(Int64(counts.accepted)), .integer(Int64(counts.rejected)),
              .integer(Int64(counts.blank)), .integer(Int64(counts.ignored)), .integer(fileID)])
         // One statement for every file, bound to it, rather than parsed again for each.
         try database.run(StoredFiles.latestTimesSQL(where: "file_id = ?1"), [.integer(fileID)])

@@ -17,9 +17,9 @@ protocol IngestStore {
     func beginLoad(bulk: Bool) throws
     /// The load ended, whether or not every file was stored.
     func endLoad(bulk: Bool)
-    /// Begins storing the file at `path` (relative to the input folder) of `source`, of these
-    /// contents: it replaces a stored file of that path when it commits.
-    func beginFile(path: String, source: SourceKind, readWith: String?, hash: String, bytes: Int, modifiedNs: Int64) throws -> any StoredFileWriter
+    /// Begins storing the file at `path` (relative to the input folder) of `source`, modified at
+    /// `modifiedNs`: it replaces a stored file of that path when it commits.
+    func beginFile(path: String, source: SourceKind, readWith: String?, modifiedNs: Int64) throws -> any StoredFileWriter
     /// Records what the input folder held: each stored file is present or not, and the files
     /// that match no source replace the previous run's list.
     func recordListing(present: [String], ignored: [String]) throws
@@ -33,8 +33,9 @@ protocol IngestStore {
 protocol StoredFileWriter: AnyObject {
     /// Writes a batch of the file's lines; `lineOffset` is the lines of the chunks before the batch's.
     func write(_ batch: LineBatch, lineOffset: Int) throws
-    /// Stores the file with its rows, its accounting and the keys they change.
-    func commit() throws -> (counts: LineCounts, bytes: Int)
+    /// Stores the file with its rows, its accounting and the keys they change, and the content
+    /// hash and length of the bytes read (known once they all are).
+    func commit(hash: String, bytes: Int) throws -> (counts: LineCounts, bytes: Int)
     /// Stores nothing of the file; a stored file of its path stays as it was.
     func rollback()
 }

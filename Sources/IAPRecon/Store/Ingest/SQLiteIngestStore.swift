@@ -53,8 +53,8 @@ struct SQLiteIngestStore: IngestStore {
         }
     }
 
-    func beginFile(path: String, source: SourceKind, readWith: String?, hash: String, bytes: Int, modifiedNs: Int64) throws -> any StoredFileWriter {
-        try FileWriter(database: database, path: path, source: source, readWith: readWith, hash: hash, bytes: bytes, modifiedNs: modifiedNs)
+    func beginFile(path: String, source: SourceKind, readWith: String?, modifiedNs: Int64) throws -> any StoredFileWriter {
+        try FileWriter(database: database, path: path, source: source, readWith: readWith, modifiedNs: modifiedNs)
     }
 
     func unanswerableConsumptionRequests(in paths: [String]) throws -> [String] {
