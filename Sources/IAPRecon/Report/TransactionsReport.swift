@@ -1,3 +1,5 @@
+import Foundation
+
 /// `transactions.csv`: one row per verified transaction, the rows behind every revenue number.
 ///
 /// Finance needs the list a total is made of, as subscription platforms export it: who bought
@@ -117,6 +119,12 @@ enum TransactionsReport {
             return found
         }
         let header = Array((Self.header(lines.currency).joined(separator: ",") + "\r\n").utf8)
+        // Every line's chain and product are looked up by the fingerprints of their bytes, not made
+        // into strings: the file has a line per transaction, and a night rewrites few of them. A
+        // chain that only shares a changed chain's fingerprint is written anew, to the same bytes; a
+        // product's answer is taken only for its own bytes.
+        let changedChains = Set(changes.chains.map { RowFingerprint($0) })
+        var typedByApple: [RowFingerprint: (product: [UInt8], byApple: Bool)] = [:]
         var last: [UInt8]?
         var sawHeader = false
         // Lines are copied a run at a time: a run ends where a row is written anew.
@@ -126,8 +134,7 @@ enum TransactionsReport {
                 if end > run { try sink.write(bytes: UnsafeBufferPointer(rebasing: block[run..<end])) }
             }
             while position < block.count {
-                var end = position
-                while end < block.count, block[end] != 0x0A { end += 1 }
+                let end = Self.lineEnd(in: block, from: position)
                 // Every line ends in CRLF, as this iaprecon writes them.
                 guard end < block.count, end > position, block[end - 1] == 0x0D else { throw NotPatchable() }
                 let line = UnsafeBufferPointer(rebasing: block[position..<(end + 1)])
@@ -157,8 +164,14 @@ enum TransactionsReport {
                     next += 1
                     continue
                 }
-                let chainChanged = !changes.chains.isEmpty && cells.chain.map { changes.chains.contains(String(decoding: $0, as: UTF8.self)) } != false
-                let typeFromApple = cells.product.map { lines.catalogTypes[String(decoding: $0, as: UTF8.self)] == nil } != false
+                let chainChanged = !changedChains.isEmpty && cells.chain.map { changedChains.contains(Self.fingerprint($0)) } != false
+                let typeFromApple = cells.product.map { product in
+                    let key = Self.fingerprint(product)
+                    if let known = typedByApple[key], known.product.elementsEqual(product) { return known.byApple }
+                    let byApple = lines.catalogTypes[String(decoding: product, as: UTF8.self)] == nil
+                    if typedByApple[key] == nil { typedByApple[key] = (Array(product), byApple) }
+                    return byApple
+                } != false
                 if chainChanged || typeFromApple {
                     try copyRun(to: position)
                     run = end + 1
@@ -173,6 +186,20 @@ enum TransactionsReport {
             next += 1
         }
         return rewritten
+    }
+
+    /// The fingerprint of a cell's bytes: the same as of the text they spell.
+    private static func fingerprint(_ bytes: UnsafeBufferPointer<UInt8>) -> RowFingerprint {
+        var fingerprint = RowFingerprint()
+        fingerprint.add(bytes)
+        return fingerprint
+    }
+
+    /// Where the line at `start` ends: its line feed's offset, or the block's end when it has none.
+    private static func lineEnd(in block: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
+        guard let base = block.baseAddress, start < block.count,
+              let found = memchr(base + start, 0x0A, block.count - start) else { return block.count }
+        return base.distance(to: found.assumingMemoryBound(to: UInt8.self))
     }
 
     /// The id, chain and product cells of a line, each nil when it is not a value this iaprecon
@@ -200,12 +227,12 @@ enum TransactionsReport {
             } else {
                 while end < line.count, line[end] != comma { end += 1 }
             }
+            // Only the cells looked at are checked.
             let cell = UnsafeBufferPointer(rebasing: line[start..<end])
-            let value = readable(cell) ? cell : nil
             switch index {
-            case 0: found.id = value
-            case 1: found.chain = value
-            case 5: found.product = value
+            case 0: found.id = readable(cell) ? cell : nil
+            case 1: found.chain = readable(cell) ? cell : nil
+            case 5: found.product = readable(cell) ? cell : nil
             default: break
             }
             // The sixth cell must not be the last: a row has more.
