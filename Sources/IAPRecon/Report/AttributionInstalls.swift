@@ -59,13 +59,15 @@ extension AttributionReport {
             try store.forEachCountedMMPEvent { row in
                 // Retargeting is not acquisition: its rows link no ids and are no installs.
                 guard row.int(Column.retargeting) == 0 else { return }
-                if let user = row.fingerprint(Column.customerUserID), let appsflyerID = row.fingerprint(Column.appsflyerID) {
+                // Each id's fingerprint is made once per row: the link, the claim and the install share them.
+                let user = row.fingerprint(Column.customerUserID), appsflyerID = row.fingerprint(Column.appsflyerID)
+                if let user, let appsflyerID {
                     linkedAppsflyerIDs.link(user, appsflyerID)
                 }
                 if row.text(Column.eventName, equals: "af_purchase") {
                     // A purchase event that names no revenue claims nothing.
                     guard let claim = Self.claim(row, mmpZone: mmpZone, usdCurrency: usdCurrency, money: &money) else { return }
-                    let claimer = Claimer(customerUserID: row.fingerprint(Column.customerUserID), appsflyerID: row.fingerprint(Column.appsflyerID))
+                    let claimer = Claimer(customerUserID: user, appsflyerID: appsflyerID)
                     let (number, isNew) = claimers.number(claimer)
                     if isNew { claims.append(ClaimedRevenue(claimer: claimer)) }
                     switch claim {
@@ -77,7 +79,6 @@ extension AttributionReport {
                 guard row.text(Column.eventName, equals: "install") else { return }
                 let ms = mmpZone.utc(fromLocal: row.optionalInt(Column.installWallMs) ?? row.int(Column.eventWallMs))
                 let index = installs.count
-                let appsflyerID = row.fingerprint(Column.appsflyerID)
                 let (campaign, newCampaign) = campaignNumbers.number(
                     CampaignBytes(mediaSource: row.fingerprint(Column.mediaSource), campaign: row.fingerprint(Column.campaign)))
                 if newCampaign {
@@ -89,7 +90,7 @@ extension AttributionReport {
                     cohorts.append(CohortKey(day: day(ms), mediaSource: mediaSource, campaign: campaignName))
                 }
                 installs.append(Install(ms: ms, slot: cohort, appsflyerID: appsflyerID, file: row.int(Column.fileID), line: row.int(Column.line)))
-                byCUID.add(row.fingerprint(Column.customerUserID), install: index)
+                byCUID.add(user, install: index)
                 byAppsflyer.add(appsflyerID, install: index)
                 byIDFV.add(row.fingerprint(Column.idfv), install: index)
                 byIDFA.add(row.fingerprint(Column.idfa), install: index)
