@@ -376,6 +376,80 @@ struct AttributionReportTests {
         #expect(try Fixture.lines(nights.output("attribution.csv")) == expected)
     }
 
+    @Test("a night whose sign-up claims an install, whose late purchase moves a payer's sign-up before their install, and whose refund lands in a cohort writes what a full rebuild writes; a night that changes no match leaves attribution.csv as it was, byte for byte")
+    func nightsThatChangeMatches() throws {
+        let installs = [
+            Fixture.MMPRow(time: "2026-11-10 08:00:00", mediaSource: "by_idfv", campaign: "V", appsflyerID: "af1", idfv: "V1"),
+            Fixture.MMPRow(time: "2026-11-10 08:00:00", mediaSource: "by_cuid", campaign: "C", appsflyerID: "af2", cuid: "u2"),
+            Fixture.MMPRow(time: "2026-11-11 08:00:00", mediaSource: "payer", campaign: "P", appsflyerID: "af3", cuid: "u3"),
+        ]
+        // Night 1: u2 signs up and pays; u3 never signs up, so signs up at their first purchase, after their install.
+        func night1(_ scenario: Scenario) throws {
+            try scenario.write("attribution/a.csv", [Fixture.mmpHeader] + installs.map(\.csv))
+            try scenario.write("registrations/r1.jsonl", [Fixture.signup("2026-11-10T09:00:00Z", "u2")])
+            try scenario.write("receipts/r1.jsonl", [
+                Fixture.purchase("t1", at: "2026-11-10T12:00:00Z", by: "u2", price: 9990),
+                Fixture.purchase("t2", at: "2026-11-12T12:00:00Z", by: "u3", price: 4990),
+            ])
+        }
+        // Night 2: u1 signs up with af1's IDFV and claims that install; a late receipt moves u3's first purchase
+        // (their sign-up) before their install, so they are no longer its user; Apple refunds u2's purchase.
+        func night2(_ scenario: Scenario) throws {
+            try scenario.write("registrations/r2.jsonl", [Fixture.signup("2026-11-10T09:00:00Z", "u1", idfv: "V1")])
+            try scenario.write("receipts/r2.jsonl", [Fixture.purchase("t3", at: "2026-11-10T12:00:00Z", by: "u3", price: 990)])
+            try scenario.write("notifications/n2.jsonl", [
+                Line.notification("REFUND", uuid: "n1", signed: "2026-11-14T00:00:01Z",
+                                  transaction: RevenueReportTests.Fixture.v2("t1", "gems300", purchase: "2026-11-10T12:00:00Z", price: 9990,
+                                                                             revocation: "2026-11-14T00:00:00Z")),
+            ])
+        }
+        // Night 3, the near miss: u2 signs up again later and logs in on a new device that has no install.
+        func night3(_ scenario: Scenario) throws {
+            try scenario.write("registrations/r3.jsonl", [Fixture.signup("2026-11-20T09:00:00Z", "u2", idfv: "V9")])
+            try scenario.write("attribution/b.csv", [
+                Fixture.mmpHeader, Fixture.MMPRow(time: "2026-11-20 09:05:00", eventName: "af_login", appsflyerID: "af9", cuid: "u2").csv,
+            ])
+        }
+        func userInstalls(_ scenario: Scenario) throws -> [String] {
+            var rows: [String] = []
+            try scenario.open().forEach("""
+                SELECT i.user_id, i.matched_by, coalesce(f.path || ':' || i.line, '-') FROM fct_user_installs i LEFT JOIN files f USING (file_id)
+                ORDER BY i.user_id
+                """) { rows.append([$0.string(0), $0.string(1), $0.string(2)].joined(separator: " ")) }
+            return rows
+        }
+        let nights = try Scenario()
+        try night1(nights)
+        _ = try nights.run(asOf: asOf)
+        #expect(try userInstalls(nights) == ["u2 customer_user_id attribution/a.csv:3", "u3 customer_user_id attribution/a.csv:4"])
+
+        try night2(nights)
+        _ = try nights.run(asOf: asOf)
+        let rebuild = try Scenario()
+        try night1(rebuild)
+        try night2(rebuild)
+        _ = try rebuild.run(asOf: asOf)
+        #expect(try Fixture.lines(rebuild.output("attribution.csv")) == [
+            Self.header,
+            "2026-11-10,by_cuid,C,1,1,1,9.99,9.99,9.99,9.99,9.99,,,,0,,,9.99",
+            "2026-11-10,by_idfv,V,1,1,0,0,0,0,0,0,,,,0,,,",
+            "2026-11-10,unattributed,,0,0,1,0.99,5.98,5.98,5.98,0,,,,0,,,5.98",
+            "2026-11-11,payer,P,1,0,0,0,0,0,0,0,,,,0,,,",
+        ])
+        #expect(try nights.output("attribution.csv") == rebuild.output("attribution.csv"))
+        #expect(try userInstalls(nights) == ["u1 idfv attribution/a.csv:2", "u2 customer_user_id attribution/a.csv:3", "u3 unattributed -"])
+        #expect(try userInstalls(nights) == userInstalls(rebuild))
+
+        let before = try nights.output("attribution.csv")
+        try night3(nights)
+        _ = try nights.run(asOf: asOf)
+        #expect(try nights.output("attribution.csv") == before)
+        #expect(try userInstalls(nights) == userInstalls(rebuild))
+        try night3(rebuild)
+        _ = try rebuild.run(asOf: asOf)
+        #expect(try nights.output("attribution.csv") == rebuild.output("attribution.csv"))
+    }
+
     @Test("a user who signed up more than once counts once, by the earliest sign-up; at an equal time, the first in file order")
     func earliestSignup() throws {
         let scenario = try Scenario()
