@@ -98,10 +98,23 @@ enum StoredSummaryCounts {
     /// are walked side by side in id order, through their indexes, and only the unmatched orders'
     /// first lines are read, through a temporary table filled in the same order.
     static func unmatchedOrders(_ database: Database, createdByMs dueMs: Int64) throws -> (unmatched: Int64, unpaid: Int64) {
-        try database.execute("""
-            CREATE TEMP TABLE IF NOT EXISTS unmatched_orders (key TEXT PRIMARY KEY) WITHOUT ROWID;
-            DELETE FROM temp.unmatched_orders;
-            """)
+        try database.execute("CREATE TEMP TABLE IF NOT EXISTS unmatched_orders (key TEXT PRIMARY KEY) WITHOUT ROWID")
+        // The unmatched orders are inserted in one transaction of the connection's own: each
+        // insert on its own would be a transaction of its own, for thousands of orders a night.
+        try database.execute("SAVEPOINT unmatched_orders")
+        do {
+            let counts = try unmatchedOrdersListed(database, createdByMs: dueMs)
+            try database.execute("RELEASE unmatched_orders")
+            return counts
+        } catch {
+            try? database.execute("ROLLBACK TO unmatched_orders; RELEASE unmatched_orders")
+            throw error
+        }
+    }
+
+    /// `unmatchedOrders` inside its savepoint: the orders listed in the temporary table, then counted.
+    private static func unmatchedOrdersListed(_ database: Database, createdByMs dueMs: Int64) throws -> (unmatched: Int64, unpaid: Int64) {
+        try database.execute("DELETE FROM temp.unmatched_orders")
         let insert = try database.cached("INSERT INTO temp.unmatched_orders VALUES (?)")
         let orders = try database.cached(orderIDs)
         let matched = try database.cached(matchedOrderIDs)
@@ -117,6 +130,8 @@ enum StoredSummaryCounts {
             if hasMatched, matched.row.compareText(0, with: orders.row, 0) == 0 { continue }
             try insert.insert([.text(orders.row.string(0))])
         }
+        orders.reset()
+        matched.reset()
         var unmatched: Int64 = 0
         var unpaid: Int64 = 0
         try ServerOrders.forEachFirst(in: database, where: "o.order_id IN temp.unmatched_orders") {
