@@ -14,12 +14,15 @@ extension JoinScope {
     /// The closure of `seeds`, or nil when it would reach more than `limit` transactions
     /// (a full rebuild is then the cheaper way to the same answer), with the links between its
     /// keys (`JoinComponents`): the rows the closure reads from each key's side are exactly the
-    /// link rows of the scope, each read once, in the round its key joined the scope.
+    /// link rows of the scope, each read once, in the round its key joined the scope. The facts
+    /// the store read those rows from are kept too, for the batches (`ClosureFacts`).
     ///
     /// Each round follows the links of the new keys, inside the join's transaction before it writes.
-    static func closure(of seeds: JoinScope, in store: some JoinStore, limit: Int) throws -> (scope: JoinScope, links: [LinkRows])? {
+    static func closure(of seeds: JoinScope, in store: some JoinStore, limit: Int) throws
+        -> (scope: JoinScope, links: [LinkRows], facts: ClosureFacts)? {
         var scope = JoinScope()
         var links: [LinkRows] = []
+        let facts = ClosureFacts(budget: store.closureFactsBudget)
         // Every key of the scope, by kind and bytes: a row's key already known is skipped before it
         // is made into a string. Most keys a round reads are known (an order's user, a
         // transaction's chain), and a set of strings would hash each of them in full.
@@ -34,6 +37,7 @@ extension JoinScope {
             if scope.transactions.count > limit { return nil }
             let reached = try store.reach(from: frontier, known: known)
             links += reached.map(\.links)
+            for part in reached { facts.add(part) }
             Trace.mark("join closure round: frontier \(frontier.transactions.count) transactions, \(frontier.orders.count) orders, \(frontier.users.count) users, \(frontier.chains.count) chains")
             // Both sides may reach one key: it joins the next frontier once.
             frontier = JoinScope()
@@ -41,7 +45,7 @@ extension JoinScope {
                 for (fingerprint, key, kind) in new where known.insert(fingerprint).inserted { frontier.insert(key, as: kind) }
             }
         }
-        return (scope, links)
+        return (scope, links, facts)
     }
 
     /// The keys `ChangedKeys` recorded, plus the undelivered transactions whose `lost_delivery`

@@ -105,13 +105,13 @@ public enum JoinStage {
         let scope = try store.transaction { () throws -> JoinScope? in
             let closed = try incrementalScope(store, settings: settings, asOfMs: asOfMs)
             Trace.mark("join scope (\(closed.map { String($0.scope.transactions.count) } ?? "full") transactions)")
-            if let (scope, links) = closed {
+            if let (scope, links, facts) = closed {
                 // Small batches, so every worker has some.
                 let limit = min(batchTransactions, max(100, scope.transactions.count / (4 * workers.width)))
                 let batches = JoinComponents.batches(of: links, transactions: limit)
                 Trace.mark("join batches (\(batches.count))")
-                let changes = try store.update(scope, batches: batches.count, keys: { batches.scope($0, of: kinds) },
-                                               pool: workers, decide: decide, rowsWritten: rowsWritten)
+                let changes = try store.update(scope, facts: facts, batches: batches.keys(of: kinds), pool: workers, decide: decide,
+                                               rowsWritten: rowsWritten)
                 Trace.mark("join decide")
                 let days = Set(try store.changedSalesDays())
                 // Not inside `rowsWritten?(…)`: an optional call skips its argument when nobody listens.
@@ -197,7 +197,7 @@ public enum JoinStage {
     /// The scope of an incremental join, or nil for a full rebuild: a pending full rebuild, no
     /// earlier join (or an older iaprecon's), other settings than the earlier join's, or changes that reach too far.
     static func incrementalScope(_ store: some JoinStore, settings: ReconcileSettings, asOfMs: Int64) throws
-        -> (scope: JoinScope, links: [LinkRows])? {
+        -> (scope: JoinScope, links: [LinkRows], facts: ClosureFacts)? {
         guard let previous = try updatable(store, settings: settings) else { return nil }
         let seeds = try JoinScope.seeds(in: store, previousAsOfMs: previous.asOfMs, asOfMs: asOfMs, graceMs: settings.graceMs)
         // Past about a third of the transactions, reading them all is cheaper than chasing links.

@@ -11,7 +11,7 @@ import IAPReconGenerator
 struct RoutedFactsTests {
     @Test("every batch receives the facts reading by key gives it, in the same order, also where file ids and paths disagree")
     func routedEqualsKeyed() throws {
-        let (scenario, database, copyID) = try ingestedWithALaterCopy()
+        let (scenario, database, copyID) = try Self.ingestedWithALaterCopy()
         let store = SQLiteJoinStore(database)
         let batches = try JoinComponents.batches(in: store, transactions: 40).keys(of: store.factKeyKinds)
         #expect(batches.count > 5)
@@ -42,7 +42,7 @@ struct RoutedFactsTests {
 
     @Test("a batch too large to sort in memory, sorted in runs on disk and merged, hands the same facts in the same order")
     func sortedInRunsEqualsSortedInMemory() throws {
-        let (scenario, database, _) = try ingestedWithALaterCopy()
+        let (scenario, database, _) = try Self.ingestedWithALaterCopy()
         let store = SQLiteJoinStore(database)
         let batches = try JoinComponents.batches(in: store, transactions: 100).keys(of: store.factKeyKinds)
         #expect(batches.count > 1)
@@ -75,7 +75,7 @@ struct RoutedFactsTests {
 
     @Test("rows handed over in small chunks, as with many batches, reach each batch as whole chunks do")
     func smallChunksEqualWholeOnes() throws {
-        let (scenario, database, _) = try ingestedWithALaterCopy()
+        let (scenario, database, _) = try Self.ingestedWithALaterCopy()
         let store = SQLiteJoinStore(database)
         let batches = try JoinComponents.batches(in: store, transactions: 40).keys(of: store.factKeyKinds)
         #expect(RoutedFacts.handOverBytes(batches: batches.count) == RoutedFacts.chunkBytes, "a few batches: whole chunks")
@@ -125,7 +125,7 @@ struct RoutedFactsTests {
     /// sorts before every other server log: its lines (the last day's, less one, so that it is a
     /// file of its own) repeat orders and deliveries, and only the path order, not the file ids,
     /// says which copy comes first. Returns the copy's file id.
-    private func ingestedWithALaterCopy() throws -> (Scenario, Database, copyID: Int64) {
+    static func ingestedWithALaterCopy() throws -> (Scenario, Database, copyID: Int64) {
         let scenario = try Scenario()
         _ = try InputGenerator.write(GeneratorOptions(users: 300, days: 10, seed: 5), to: scenario.input)
         let database = try scenario.open()

@@ -239,11 +239,14 @@ final class InMemoryJoinStore: JoinStore {
         return [reached]
     }
 
-    func update(_ scope: JoinScope, batches: Int, keys: @escaping @Sendable (Int) -> JoinScope, pool: WorkerPool,
+    /// The closure read no facts whole (`reach` hands none): the facts are all in memory already.
+    var closureFactsBudget: Int { 0 }
+
+    func update(_ scope: JoinScope, facts _: ClosureFacts, batches: some RebuildBatches, pool: WorkerPool,
                 decide: @escaping JoinDecision, rowsWritten: ((Int) -> Void)?) throws -> TieOutChanges {
         var decided: (resolved: [String: [SQLValue]], findings: [String: [SQLValue]]) = ([:], [:])
-        for number in 0..<batches {
-            let batch = Batch(facts: facts, keys: keys(number), files: files)
+        for number in 0..<batches.count {
+            let batch = Batch(facts: facts, keys: batches.scope(number), files: files)
             try decide(batch)
             decided.resolved.merge(batch.resolved) { $1 }
             decided.findings.merge(batch.findings) { $1 }

@@ -52,17 +52,19 @@ protocol JoinStore: RawIndexStore {
     /// orders and users), in parts whose order does not depend on how the work was spread.
     /// Inside a write transaction, it reads what was committed before it.
     func reach(from frontier: JoinScope, known: Set<RowFingerprint>) throws -> [ReachedKeys]
+    /// The most bytes of facts a closure holds for its batches (`ClosureFacts`).
+    var closureFactsBudget: Int { get }
 
     // MARK: Deciding batches
 
     /// The kinds of keys a batch's facts are read by: the `keys` of a batch need hold only those.
     var factKeyKinds: Set<KeyKind> { get }
 
-    /// Decides `batches` of `scope` on `pool` (each batch's keys given by `keys`) and replaces the
-    /// scope's results with theirs, inside the caller's transaction: unchanged rows are kept, the
-    /// rows no batch decided again are deleted, and what the changed rows change of `transactions.csv`
-    /// is listed for the report. Returns what they change of the tie-out.
-    func update(_ scope: JoinScope, batches: Int, keys: @escaping @Sendable (Int) -> JoinScope, pool: WorkerPool,
+    /// Decides `batches` of `scope` on `pool` and replaces the scope's results with theirs, inside
+    /// the caller's transaction: unchanged rows are kept, the rows no batch decided again are
+    /// deleted, and what the changed rows change of `transactions.csv` is listed for the report.
+    /// `facts` are what the scope's closure read of its facts. Returns what they change of the tie-out.
+    func update(_ scope: JoinScope, facts: ClosureFacts, batches: some RebuildBatches, pool: WorkerPool,
                 decide: @escaping JoinDecision, rowsWritten: ((Int) -> Void)?) throws -> TieOutChanges
     /// Builds the raw indexes `names` (`missingRawIndexes`) on a connection of the store's own,
     /// while the caller only reads: it writes nothing until `value()` has returned.
@@ -165,6 +167,43 @@ struct LinkRows: Sendable {
 struct ReachedKeys: Sendable {
     var keys: [(fingerprint: RowFingerprint, key: String, kind: KeyKind)] = []
     var links = LinkRows()
+    /// The fact rows the link rows were read from, whole, where the store reads them so (`ClosureFacts`).
+    var facts: PackedRows?
+}
+
+/// The facts a closure read with its link rows (`ReachedKeys.facts`): of each fact table a
+/// store's link queries read whole, the rows of every key of the scope, each read once, in the
+/// round its key joined the scope. The store hands them to the batches instead of reading them
+/// again (`JoinStore.update`). Past `budget` bytes none is held, and the batches read theirs by key.
+/// A reference: the store takes the rows (`take`) and lets each go as it routes it, whoever else
+/// still holds the closure's result.
+final class ClosureFacts {
+    private(set) var rows: [PackedRows] = []
+    private(set) var bytes = 0
+    /// False once the facts outgrew the budget and were let go.
+    private(set) var isHeld = true
+    let budget: Int
+
+    init(budget: Int) {
+        self.budget = budget
+    }
+
+    /// The rows, handed over and forgotten here.
+    func take() -> [PackedRows] {
+        defer { rows = [] }
+        return rows
+    }
+
+    func add(_ reached: ReachedKeys) {
+        guard isHeld, let facts = reached.facts, facts.count > 0 else { return }
+        bytes += facts.bytes.count
+        guard bytes <= budget else {
+            rows = []
+            isHeld = false
+            return
+        }
+        rows.append(facts)
+    }
 }
 
 /// One row of the Sales Report, as ingest stored it.

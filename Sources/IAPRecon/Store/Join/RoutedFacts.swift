@@ -97,6 +97,32 @@ final class RoutedFacts: Sendable {
         return facts
     }
 
+    /// Rows read already (an incremental join's closure: `ClosureFacts`), each routed to the batch
+    /// its key is in, as `read` routes the rows it scans, and held; the closure's own are let go
+    /// as they are routed. Nothing is spilled: the closure held them within its budget.
+    static func holding(_ facts: ClosureFacts, routedTo batches: some RebuildBatches, folder: String) -> RoutedFacts {
+        let routes = Routes(batches)
+        let routed = RoutedFacts(batches: batches.count, budget: .max, directory: folder)
+        let tables = StoredScopeFacts.FactTable.allCases
+        var rows = (0..<batches.count).map { _ in tables.map { PackedRows(table: $0.rawValue) } }
+        var chunks = facts.take()
+        while let chunk = chunks.popLast() {
+            guard let table = StoredScopeFacts.FactTable(rawValue: chunk.table) else { continue }
+            let keys = table.isKeyedByOrder ? routes.orders : routes.transactions
+            chunk.forEachRow(columns: table.columns) { row in
+                guard let key = row.fingerprint(table.key), let batch = keys[key].map(Int.init) else { return }
+                rows[batch][table.rawValue].append(row)
+            }
+        }
+        routed.held.withLock { held in
+            for (batch, tables) in rows.enumerated() {
+                held.rows[batch] = tables.filter { $0.count > 0 }
+                held.bytes += held.rows[batch].reduce(0) { $0 + $1.bytes.count }
+            }
+        }
+        return routed
+    }
+
     /// Bytes written to the spill file so far.
     var spilledBytes: Int { held.withLock { $0.spilledBytes } }
 
@@ -454,6 +480,20 @@ private final class SortedRuns {
             try row.withUnsafeBufferPointer { bytes in
                 try starts.withUnsafeBufferPointer { starts in try body(PackedFields(bytes: bytes, starts: starts, first: 0)) }
             }
+        }
+    }
+}
+
+extension PackedRow {
+    /// The fingerprint of column `index`'s text (an integer's decimal digits), as a store's row
+    /// gives it (`StoredRow.fingerprint`); nil when it is NULL.
+    fileprivate func fingerprint(_ index: Int) -> RowFingerprint? {
+        switch value(index) {
+        case .null: return nil
+        case .bytes(let bytes): return RowFingerprint(bytes)
+        case .integer(let integer):
+            var digits = String(integer)
+            return digits.withUTF8 { RowFingerprint($0) }
         }
     }
 }

@@ -9,12 +9,18 @@ struct SQLiteJoinStore: JoinStore {
     let routedFactsBudget: Int
     /// Hears how many bytes of facts a full rebuild spilled (tests).
     let spilledBytes: ((Int) -> Void)?
+    /// The most bytes of facts an incremental join's closure holds for its batches (`ClosureFacts`).
+    let closureFactsBudget: Int
 
     static let routedFactsBudget = 256 << 20
+    /// A closed scope is at most a third of the store: past this, its batches read their facts by key.
+    static let closureFactsBudget = 128 << 20
 
-    init(_ database: Database, routedFactsBudget: Int = Self.routedFactsBudget, spilledBytes: ((Int) -> Void)? = nil) {
+    init(_ database: Database, routedFactsBudget: Int = Self.routedFactsBudget, closureFactsBudget: Int = Self.closureFactsBudget,
+         spilledBytes: ((Int) -> Void)? = nil) {
         self.database = database
         self.routedFactsBudget = routedFactsBudget
+        self.closureFactsBudget = closureFactsBudget
         self.spilledBytes = spilledBytes
     }
 
@@ -118,13 +124,19 @@ struct SQLiteJoinStore: JoinStore {
         try ChangedKeys.keys(.salesDay, in: database)
     }
 
-    func update(_ scope: JoinScope, batches: Int, keys: @escaping @Sendable (Int) -> JoinScope, pool: WorkerPool,
+    /// The facts the closure held are routed to the batches, which read only the others by key.
+    func update(_ scope: JoinScope, facts: ClosureFacts, batches: some RebuildBatches, pool: WorkerPool,
                 decide: @escaping JoinDecision, rowsWritten: ((Int) -> Void)?) throws -> TieOutChanges {
+        let held = facts.isHeld ? RoutedFacts.holding(facts, routedTo: batches, folder: PathParent.of(database.path)) : nil
+        Trace.mark("join closure's facts routed (\(held == nil ? "none held" : "\(facts.bytes) bytes"))")
         // The scope's current rows are read here while the workers read the batches' facts.
         var current: ScopeRows?
-        try ReaderJobs.run(Self.jobs(batches, keys, decide, inserts: StoredJoinResults.inserts { "main." + $0 }), database: database,
+        try ReaderJobs.run(Self.jobs(batches, held, decide, inserts: StoredJoinResults.inserts { "main." + $0 }), database: database,
                            pool: pool, inCallersTransaction: true, prepare: {
-                               try StoredScopeFacts.fill(scope, prefix: "join", in: database)
+                               // What `ScopeRows` selects the current rows by: no orders.
+                               for kind in [KeyKind.transaction, .user, .chain] {
+                                   try StoredScopeFacts.fill(scope, kind, prefix: "join", in: database)
+                               }
                                try StoredJoinResults.beginUpdate(database)
                                current = try ScopeRows(database)
                            }, keep: { batch in
@@ -224,27 +236,41 @@ struct SQLiteJoinStore: JoinStore {
                                      in: database)
     }
 
-    /// One job per batch: its keys into the reader's temp tables, then decided.
-    private static func jobs(_ count: Int, _ keys: @escaping @Sendable (Int) -> JoinScope, _ decide: @escaping JoinDecision,
+    /// One job per batch: its keys into the reader's temp tables, then decided, with the facts
+    /// the closure held for it (`held`; nil: none held).
+    private static func jobs(_ batches: some RebuildBatches, _ held: RoutedFacts?, _ decide: @escaping JoinDecision,
                              inserts: [String]) -> [ReaderJob] {
-        (0..<count).map { batch in
+        (0..<batches.count).map { batch in
             ReaderJob(inserts: inserts) { reader, target in
                 try readMapped(reader)
-                try StoredScopeFacts.fill(keys(batch), prefix: "join", in: reader)
-                try decide(Batch(reader: reader, target: target, files: try StoredLedger.sourceFiles(reader)))
+                // Only what the batch reads by key: with the closure's facts, no orders.
+                let keys = batches.scope(batch)
+                for kind in held == nil ? [KeyKind.transaction, .order] : [.transaction] {
+                    try StoredScopeFacts.fill(keys, kind, prefix: "join", in: reader)
+                }
+                try decide(Batch(reader: reader, target: target, files: try StoredLedger.sourceFiles(reader), held: held?.take(batch: batch)))
             }
         }
     }
 
-    /// A batch on its reader's connection: facts from its `temp.join_*` keys, results to the writer.
+    /// A batch on its reader's connection: facts from its `temp.join_*` keys, but for the tables
+    /// the closure read whole (`StoredLinks.closureFactTables`) when it held them (`held`, by table), results to the writer.
     private struct Batch: JoinBatch, SavedToReaderTarget {
         let reader: Database
         let target: any RowTarget
         let files: SourceFiles
+        let held: [RoutedRows]?
         let amounts = AmountTexts()
 
         func readFacts(into receiver: inout some ScopeFactsReceiver) throws {
-            try StoredScopeFacts.read(reader, scope: "join", into: &receiver)
+            for table in StoredScopeFacts.FactTable.allCases {
+                if let held, StoredLinks.closureFactTables.contains(table) {
+                    try table.hand(routed: held[table.rawValue], files: files, to: &receiver)
+                } else {
+                    try StoredScopeFacts.read(table, reader, scope: "join", into: &receiver)
+                }
+            }
+            try StoredScopeFacts.readCatalog(reader, into: &receiver)
         }
     }
 

@@ -42,10 +42,11 @@ enum StoredLinks {
         if !batch.rowEnds.isEmpty { try deliver(batch) }
     }
 
-    /// Adds `row`'s keys to `rows`, column by column of `kinds`: its first non-null key linked to the others.
-    private static func append(_ row: Row, kinds: [Kind], to rows: inout LinkRows) {
-        for (column, kind) in kinds.enumerated() where !row.isNull(column) {
-            row.statement.withText(Int32(column)) { rows.append($0, kind: kind) }
+    /// Adds `row`'s keys to `rows`, column by column of `kinds` from column `first` on: its first
+    /// non-null key linked to the others.
+    private static func append(_ row: Row, kinds: [Kind], from first: Int = 0, to rows: inout LinkRows) {
+        for (column, kind) in kinds.enumerated() where !row.isNull(first + column) {
+            row.statement.withText(Int32(first + column)) { rows.append($0, kind: kind) }
         }
         rows.endRow()
     }
@@ -110,18 +111,23 @@ enum StoredLinks {
         return results
     }
 
-    /// The keys one query reads that are not `known`, each once, and its link rows.
+    /// The keys one query reads that are not `known`, each once, its link rows, and the facts it read them from.
     private static func reach(through link: LinkQuery, in database: Database, known: Set<RowFingerprint>) throws -> ReachedKeys {
         var reached = ReachedKeys()
         var seen = Set<RowFingerprint>()
+        var facts = link.facts.map { PackedRows(table: $0.rawValue) }
+        // A query that reads facts has them first, then its keys.
+        let first = link.facts?.columns ?? 0
         try database.forEach(link.sql) { row in
-            for (column, kind) in link.kinds.enumerated() where !row.isNull(column) {
-                let fingerprint = row.statement.withText(Int32(column)) { kind.fingerprint(of: $0) }
+            for (index, kind) in link.kinds.enumerated() where !row.isNull(first + index) {
+                let fingerprint = row.statement.withText(Int32(first + index)) { kind.fingerprint(of: $0) }
                 guard !known.contains(fingerprint), seen.insert(fingerprint).inserted else { continue }
-                reached.keys.append((fingerprint, row.string(column), kind))
+                reached.keys.append((fingerprint, row.string(first + index), kind))
             }
-            if link.isLinkRow { append(row, kinds: link.kinds, to: &reached.links) }
+            if link.isLinkRow { append(row, kinds: link.kinds, from: first, to: &reached.links) }
+            if let table = link.facts { facts?.append(row, columns: table.columns) }
         }
+        reached.facts = facts
         return reached
     }
 
@@ -146,29 +152,45 @@ enum StoredLinks {
         var sql: String
         var kinds: [KeyKind]
         var isLinkRow = false
+        /// The fact table whose rows of the frontier's keys the query reads whole, before the
+        /// columns of `kinds` (`ReachedKeys.facts`).
+        var facts: StoredScopeFacts.FactTable?
+
+        init(from: KeyKind, costPerKey: Int, sql: String, kinds: [KeyKind], isLinkRow: Bool = false) {
+            (self.from, self.costPerKey, self.sql, self.kinds, self.isLinkRow) = (from, costPerKey, sql, kinds, isLinkRow)
+        }
+
+        /// A link row query that reads the rows of `facts` of the frontier's keys (in
+        /// `temp.frontier_<keys>`) whole, with the columns `linking` names after them.
+        init(from: KeyKind, costPerKey: Int, facts table: StoredScopeFacts.FactTable, keys: String, linking columns: String,
+             kinds: [KeyKind]) {
+            self.init(from: from, costPerKey: costPerKey, sql: table.unorderedSelection(keysIn: "temp.frontier_" + keys, adding: columns),
+                      kinds: kinds, isLinkRow: true)
+            facts = table
+        }
     }
 
     /// Every query a round runs, in the order its results are handed back.
     private static let linkQueries = linksFromTransactionsAndChains + linksFromOrdersAndUsers
+
+    /// The fact tables whose rows a closure reads whole (`ReachedKeys.facts`): of a closed scope,
+    /// every row of these of each of its keys, since each of its keys was once in a frontier.
+    static let closureFactTables = Set(linkQueries.compactMap(\.facts))
 
     /// From transactions: who sent or received them, the orders named with them, their chain, the
     /// order they had. From chains: every renewal, and the first purchase, found by its own id.
     /// A query on a partially indexed column spells out the index's condition (`RawIndexes`):
     /// SQLite uses a partial index only for a query that names it.
     private static let linksFromTransactionsAndChains: [LinkQuery] = [
-        .init(from: .transaction, costPerKey: 5,
-              sql: "SELECT transaction_id, user_id, order_id FROM raw_server__deliveries WHERE transaction_id IN temp.frontier_transactions",
-              kinds: [.transaction, .user, .order], isLinkRow: true),
-        .init(from: .transaction, costPerKey: 2, sql: """
-              SELECT transaction_id, order_id FROM raw_receipts__verifications
-              WHERE \(ReceiptClaims.condition) AND transaction_id IN temp.frontier_transactions
-              """, kinds: [.transaction, .order], isLinkRow: true),
+        .init(from: .transaction, costPerKey: 5, facts: .deliveries, keys: "transactions", linking: "d.transaction_id, d.user_id, d.order_id",
+              kinds: [.transaction, .user, .order]),
+        .init(from: .transaction, costPerKey: 2, facts: .claims, keys: "transactions", linking: "transaction_id, order_id",
+              kinds: [.transaction, .order]),
         // A transaction's sightings are many and wide.
-        .init(from: .transaction, costPerKey: 10, sql: """
-              SELECT transaction_id, coalesce(original_transaction_id, transaction_id), app_account_token,
-                     CASE WHEN \(TransactionOrigin.sentByUserSQL) THEN user_id END
-              FROM raw_apple__transactions WHERE transaction_id IN temp.frontier_transactions
-              """, kinds: [.transaction, .chain, .order, .user], isLinkRow: true),
+        .init(from: .transaction, costPerKey: 10, facts: .sightings, keys: "transactions", linking: """
+              a.transaction_id, coalesce(a.original_transaction_id, a.transaction_id), a.app_account_token,
+              CASE WHEN \(TransactionOrigin.sentByUserSQL) THEN a.user_id END
+              """, kinds: [.transaction, .chain, .order, .user]),
         // The previous join's decisions are followed, not kept as links: the rules decide from the stored
         // facts alone, so a component needs only the facts' links.
         .init(from: .transaction, costPerKey: 2,
@@ -186,8 +208,7 @@ enum StoredLinks {
     /// users: their orders (heuristic candidates), what they sent and what they received. The rows
     /// that link a transaction are link rows when read from its side, above.
     private static let linksFromOrdersAndUsers: [LinkQuery] = [
-        .init(from: .order, costPerKey: 3, sql: "SELECT order_id, user_id FROM raw_server__orders WHERE order_id IN temp.frontier_orders",
-              kinds: [.order, .user], isLinkRow: true),
+        .init(from: .order, costPerKey: 3, facts: .orders, keys: "orders", linking: "o.order_id, o.user_id", kinds: [.order, .user]),
         .init(from: .order, costPerKey: 2,
               sql: "SELECT transaction_id FROM raw_server__deliveries WHERE order_id IN temp.frontier_orders", kinds: [.transaction]),
         .init(from: .order, costPerKey: 2, sql: """

@@ -8,13 +8,15 @@ enum StoredScopeFacts {
     /// (`FactTable`), and the whole catalog, as they are read.
     /// - Throws: `UnknownStoredCode` for a sighting this build cannot read, or SQLite's error.
     static func read(_ database: Database, scope prefix: String, into facts: inout some ScopeFactsReceiver) throws {
-        let (transactions, orders) = ("temp.\(prefix)_transactions", "temp.\(prefix)_orders")
-        for table in FactTable.allCases {
-            try database.forEach(table.selection(keysIn: table.isKeyedByOrder ? orders : transactions)) { row in
-                try table.hand(row, to: &facts)
-            }
-        }
+        for table in FactTable.allCases { try read(table, database, scope: prefix, into: &facts) }
         try readCatalog(database, into: &facts)
+    }
+
+    /// Hands `receiver` the stored facts of one table of the scope in `temp.<prefix>_*` (`read`).
+    static func read(_ table: FactTable, _ database: Database, scope prefix: String, into facts: inout some ScopeFactsReceiver) throws {
+        try database.forEach(table.selection(keysIn: "temp.\(prefix)_" + (table.isKeyedByOrder ? "orders" : "transactions"))) { row in
+            try table.hand(row, to: &facts)
+        }
     }
 
     /// Hands `receiver` the whole catalog: each product as its last line in file order says.
@@ -42,13 +44,7 @@ enum StoredScopeFacts {
         /// The rows of the keys in table `keys` (nil: every row of the table, in the table's
         /// order), their columns as `hand` reads them, then the row's item.
         func selection(keysIn keys: String?) -> String {
-            let (source, columns) = switch self {
-            case .orders: ("raw_server__orders o", OrderColumn.selectList)
-            case .deliveries: ("raw_server__deliveries d", DeliveryColumn.selectList)
-            case .revocations: ("raw_server__revocations", RevocationColumn.selectList)
-            case .sightings: ("raw_apple__transactions a", StoredSightings.Column.selectList)
-            case .claims: ("raw_receipts__verifications", ClaimColumn.selectList)
-            }
+            let (source, columns) = sourceAndColumns
             var conditions = self == .claims ? [ReceiptClaims.condition] : []
             guard let keys else { return "SELECT \(columns), \(alias)item FROM \(source) WHERE " + (conditions.first ?? "1") }
             conditions.append("\(keySQL) IN \(keys)")
@@ -58,6 +54,27 @@ enum StoredScopeFacts {
                 WHERE \(conditions.joined(separator: " AND "))
                 ORDER BY \(keySQL), f.path, \(alias)line, \(alias)item
                 """
+        }
+
+        /// The rows of the keys in table `keys`, in no particular order, their columns as
+        /// `selection` has them and then the columns `adding` names: what `hand(routed:)` takes,
+        /// read beside something else (`StoredLinks.reach`). The file of a row is not joined:
+        /// `hand(routed:)` leaves out the rows `selection`'s join would.
+        func unorderedSelection(keysIn keys: String, adding extra: String) -> String {
+            let (source, columns) = sourceAndColumns
+            let conditions = (self == .claims ? [ReceiptClaims.condition] : []) + ["\(keySQL) IN \(keys)"]
+            return "SELECT \(columns), \(alias)item, \(extra) FROM \(source) WHERE \(conditions.joined(separator: " AND "))"
+        }
+
+        /// The table (with its alias) and the columns `hand` reads, the item apart.
+        private var sourceAndColumns: (source: String, columns: String) {
+            switch self {
+            case .orders: ("raw_server__orders o", OrderColumn.selectList)
+            case .deliveries: ("raw_server__deliveries d", DeliveryColumn.selectList)
+            case .revocations: ("raw_server__revocations", RevocationColumn.selectList)
+            case .sightings: ("raw_apple__transactions a", StoredSightings.Column.selectList)
+            case .claims: ("raw_receipts__verifications", ClaimColumn.selectList)
+            }
         }
 
         /// Whether `read` orders a key's rows by their file's path (it joins `files`), or by file id.

@@ -1,0 +1,102 @@
+import Foundation
+import Testing
+@testable import IAPRecon
+import IAPReconGenerator
+
+/// An incremental join's closure reads the rows of some fact tables whole with its links, and its
+/// batches take them from there instead of reading them again by key (`ClosureFacts`): every batch
+/// must receive exactly the facts, in exactly the order, that reading by key hands it.
+@Suite("A closed scope's facts, read with its links")
+struct ClosureFactsTests {
+    @Test("every batch of a closed scope receives from the closure the facts reading by key gives it, in the same order, also where file ids and paths disagree")
+    func heldEqualsKeyed() throws {
+        let (scenario, database, copyID) = try RoutedFactsTests.ingestedWithALaterCopy()
+        let store = SQLiteJoinStore(database)
+        // The closure follows the last join's decisions too.
+        _ = try JoinStage.run(store: store, settings: ReconcileSettings(), workers: WorkerPool(width: 2))
+        let closed = try #require(try JoinScope.closure(of: seeds(database), in: store, limit: 1_000_000))
+        #expect(closed.facts.isHeld)
+        #expect(Set(closed.facts.rows.map(\.table)) == Set(StoredLinks.closureFactTables.map(\.rawValue)), "every table read whole has rows")
+        let batches = JoinComponents.batches(of: closed.links, transactions: 20).keys(of: store.factKeyKinds)
+        #expect(batches.count > 3)
+        let held = RoutedFacts.holding(closed.facts, routedTo: batches, folder: PathParent.of(database.path))
+        let files = try StoredLedger.sourceFiles(database)
+        var (keyedLines, copies) = (0, 0)
+        for batch in 0..<batches.count {
+            try StoredScopeFacts.fill(batches.scope(batch), prefix: "join", in: database)
+            var keyed = ScopeFacts()
+            try StoredScopeFacts.read(database, scope: "join", into: &keyed)
+            var fromClosure = ScopeFacts()
+            let rows = held.take(batch: batch)
+            for table in StoredScopeFacts.FactTable.allCases {
+                if StoredLinks.closureFactTables.contains(table) {
+                    try table.hand(routed: rows[table.rawValue], files: files, to: &fromClosure)
+                } else {
+                    #expect(rows[table.rawValue].bytes == 0, "\(table) is not read by the closure")
+                    try StoredScopeFacts.read(table, database, scope: "join", into: &fromClosure)
+                }
+            }
+            try StoredScopeFacts.readCatalog(database, into: &fromClosure)
+            // Compared as text, told as a yes or no: a batch's facts printed would bury the failure.
+            let same = String(describing: fromClosure) == String(describing: keyed)
+            #expect(same, "batch \(batch): \(fromClosure.orders.count) orders, \(fromClosure.sightings.count) sightings held")
+            keyedLines += keyed.orders.count + keyed.deliveries.count + keyed.sightings.count + keyed.receiptClaims.count
+            copies += keyed.orders.count { $0.source.file == copyID } + keyed.deliveries.count { $0.source.file == copyID }
+        }
+        #expect(keyedLines > 1_000)
+        #expect(copies > 10, "the copy's lines were read, and ordered against their originals")
+        withExtendedLifetime(scenario) {}
+    }
+
+    @Test("near miss: a closure whose facts outgrow its budget holds none, and a night whose batches read theirs by key writes what one that held them writes")
+    func overBudgetReadsByKey() throws {
+        let (generated, nights, _) = try Scenario.generatedNights(users: 300, days: 10, seed: 11)
+        _ = try nights.run()
+        // The last night's files ingested, then the store copied: each copy joins the night once.
+        let database = try nights.open()
+        let rules = LineRules(signatures: .testChain)
+        _ = try Pipeline.ingest(input: generated.input, database: database, jobs: 2, rules: rules, progress: nil)
+        _ = try Pipeline.normalize(database: database)
+        let copyPath = nights.root + "/copy.sqlite"
+        try database.execute("VACUUM INTO '\(copyPath)'")
+        let copy = try Store.open(path: copyPath)
+
+        let seeds = try ChangedKeys.all(in: database).reduce(into: JoinScope()) { $0.insert($1.key, as: $1.kind) }
+        #expect(!seeds.isEmpty)
+        let held = try #require(try JoinScope.closure(of: seeds, in: SQLiteJoinStore(database), limit: 1_000_000)).facts
+        let letGo = try #require(try JoinScope.closure(of: seeds, in: SQLiteJoinStore(copy, closureFactsBudget: 1 << 10), limit: 1_000_000)).facts
+        #expect(held.isHeld && held.bytes > 1 << 10, "the night's facts fit the default budget")
+        #expect(!letGo.isHeld && letGo.rows.isEmpty, "past its budget, the closure let its facts go")
+
+        func night(_ store: SQLiteJoinStore) throws -> [String: [[SQLValue]]] {
+            let summary = try JoinStage.run(store: store, settings: ReconcileSettings(), workers: WorkerPool(width: 2), batchTransactions: 40)
+            #expect(summary.recomputedTransactions ?? 0 > 20, "an incremental night")
+            var tables: [String: [[SQLValue]]] = [:]
+            for table in ["int_transactions_resolved", "fct_findings", "int_transaction_changes", "fct_apple_tieout"] {
+                let columns = Int(try store.database.scalar("SELECT count(*) FROM pragma_table_info('\(table)')").integerValue)
+                let order = (1...columns).map(String.init).joined(separator: ", ")
+                var rows: [[SQLValue]] = []
+                try store.database.forEach("SELECT * FROM \(table) ORDER BY \(order)") { row in rows.append((0..<columns).map { row.value($0) }) }
+                tables[table] = rows
+            }
+            return tables
+        }
+        let fromHeld = try night(SQLiteJoinStore(database))
+        let fromKeys = try night(SQLiteJoinStore(copy, closureFactsBudget: 1 << 10))
+        #expect(fromHeld["int_transactions_resolved"]?.count ?? 0 > 100)
+        #expect(fromHeld["fct_findings"]?.count ?? 0 > 10)
+        for (table, rows) in fromHeld { #expect(fromKeys[table] == rows, "\(table)") }
+        withExtendedLifetime(generated) {}
+    }
+
+    /// Some users and transactions of the store, and every chain: a scope that reaches orders,
+    /// deliveries, claims and sightings of many components.
+    private func seeds(_ database: Database) throws -> JoinScope {
+        var seeds = JoinScope()
+        try database.forEach("SELECT DISTINCT user_id FROM raw_server__orders ORDER BY user_id LIMIT 150") { seeds.insert($0.string(0), as: .user) }
+        try database.forEach("SELECT DISTINCT transaction_id FROM raw_apple__transactions ORDER BY transaction_id DESC LIMIT 150") {
+            seeds.insert($0.string(0), as: .transaction)
+        }
+        return seeds
+    }
+}
