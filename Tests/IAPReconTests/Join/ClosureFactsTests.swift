@@ -5,7 +5,8 @@ import IAPReconGenerator
 
 /// An incremental join's closure reads the rows of some fact tables whole with its links, and its
 /// batches take them from there instead of reading them again by key (`ClosureFacts`): every batch
-/// must receive exactly the facts, in exactly the order, that reading by key hands it.
+/// must receive exactly the facts, in exactly the order, that reading by key hands it. So too the
+/// scope's current resolved transactions, which the writer compares the decided ones with.
 @Suite("A closed scope's facts, read with its links")
 struct ClosureFactsTests {
     @Test("every batch of a closed scope receives from the closure the facts reading by key gives it, in the same order, also where file ids and paths disagree")
@@ -17,6 +18,14 @@ struct ClosureFactsTests {
         let closed = try #require(try JoinScope.closure(of: seeds(database), in: store, limit: 1_000_000))
         #expect(closed.facts.isHeld)
         #expect(Set(closed.facts.rows.map(\.table)) == Set(StoredLinks.closureFactTables.map(\.rawValue)), "every table read whole has rows")
+        // The scope's current resolved transactions, each once, as `ScopeRows` reads them.
+        try StoredScopeFacts.fill(closed.scope, prefix: "join", in: database)
+        var keyedResolved = PackedRows(table: 0)
+        try database.forEach("SELECT * FROM main.int_transactions_resolved WHERE transaction_id IN temp.join_transactions") {
+            keyedResolved.append($0, columns: ScopeRows.tables[0].columns)
+        }
+        #expect(keyedResolved.count > 100)
+        #expect(packedRows(closed.facts.currentResolved) == packedRows([keyedResolved]), "the closure read the scope's current rows")
         let batches = JoinComponents.batches(of: closed.links, transactions: 20).keys(of: store.factKeyKinds)
         #expect(batches.count > 3)
         let held = RoutedFacts.holding(closed.facts, routedTo: batches, folder: PathParent.of(database.path))
@@ -66,7 +75,7 @@ struct ClosureFactsTests {
         let held = try #require(try JoinScope.closure(of: seeds, in: SQLiteJoinStore(database), limit: 1_000_000)).facts
         let letGo = try #require(try JoinScope.closure(of: seeds, in: SQLiteJoinStore(copy, closureFactsBudget: 1 << 10), limit: 1_000_000)).facts
         #expect(held.isHeld && held.bytes > 1 << 10, "the night's facts fit the default budget")
-        #expect(!letGo.isHeld && letGo.rows.isEmpty, "past its budget, the closure let its facts go")
+        #expect(!letGo.isHeld && letGo.rows.isEmpty && letGo.currentResolved.isEmpty, "past its budget, the closure let its facts go")
 
         func night(_ store: SQLiteJoinStore) throws -> [String: [[SQLValue]]] {
             let summary = try JoinStage.run(store: store, settings: ReconcileSettings(), workers: WorkerPool(width: 2), batchTransactions: 40)
@@ -87,6 +96,13 @@ struct ClosureFactsTests {
         #expect(fromHeld["fct_findings"]?.count ?? 0 > 10)
         for (table, rows) in fromHeld { #expect(fromKeys[table] == rows, "\(table)") }
         withExtendedLifetime(generated) {}
+    }
+
+    /// Each row's packed bytes, sorted: the rows as a multiset.
+    private func packedRows(_ chunks: [PackedRows]) -> [[UInt8]] {
+        var rows: [[UInt8]] = []
+        for chunk in chunks { chunk.forEachRow(columns: ScopeRows.tables[0].columns) { rows.append(Array($0.bytes)) } }
+        return rows.sorted { $0.lexicographicallyPrecedes($1) }
     }
 
     /// Some users and transactions of the store, and every chain: a scope that reaches orders,

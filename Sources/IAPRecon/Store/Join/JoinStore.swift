@@ -169,6 +169,9 @@ struct ReachedKeys: Sendable {
     var links = LinkRows()
     /// The fact rows the link rows were read from, whole, where the store reads them so (`ClosureFacts`).
     var facts: PackedRows?
+    /// The last join's resolved transactions of the frontier's transactions, whole, where the
+    /// store reads them so (`ClosureFacts.currentResolved`).
+    var currentResolved: PackedRows?
 }
 
 /// The facts a closure read with its link rows (`ReachedKeys.facts`): of each fact table a
@@ -179,6 +182,9 @@ struct ReachedKeys: Sendable {
 /// still holds the closure's result.
 final class ClosureFacts {
     private(set) var rows: [PackedRows] = []
+    /// The scope's current resolved transactions, as the last join wrote them: what the store
+    /// compares the decided ones with (`ScopeRows`), read with the links it follows.
+    private(set) var currentResolved: [PackedRows] = []
     private(set) var bytes = 0
     /// False once the facts outgrew the budget and were let go.
     private(set) var isHeld = true
@@ -194,15 +200,24 @@ final class ClosureFacts {
         return rows
     }
 
+    /// The current resolved transactions, handed over and forgotten here.
+    func takeCurrentResolved() -> [PackedRows] {
+        defer { currentResolved = [] }
+        return currentResolved
+    }
+
     func add(_ reached: ReachedKeys) {
-        guard isHeld, let facts = reached.facts, facts.count > 0 else { return }
-        bytes += facts.bytes.count
-        guard bytes <= budget else {
-            rows = []
-            isHeld = false
-            return
+        guard isHeld else { return }
+        for (part, isFacts) in [(reached.facts, true), (reached.currentResolved, false)] {
+            guard let part, part.count > 0 else { continue }
+            bytes += part.bytes.count
+            guard bytes <= budget else {
+                (rows, currentResolved) = ([], [])
+                isHeld = false
+                return
+            }
+            if isFacts { rows.append(part) } else { currentResolved.append(part) }
         }
-        rows.append(facts)
     }
 }
 

@@ -127,6 +127,7 @@ struct SQLiteJoinStore: JoinStore {
     /// The facts the closure held are routed to the batches, which read only the others by key.
     func update(_ scope: JoinScope, facts: ClosureFacts, batches: some RebuildBatches, pool: WorkerPool,
                 decide: @escaping JoinDecision, rowsWritten: ((Int) -> Void)?) throws -> TieOutChanges {
+        let currentResolved = facts.isHeld ? facts.takeCurrentResolved() : nil
         let held = facts.isHeld ? RoutedFacts.holding(facts, routedTo: batches, folder: PathParent.of(database.path)) : nil
         Trace.mark("join closure's facts routed (\(held == nil ? "none held" : "\(facts.bytes) bytes"))")
         // The scope's current rows are read here while the workers read the batches' facts.
@@ -138,7 +139,7 @@ struct SQLiteJoinStore: JoinStore {
                                    try StoredScopeFacts.fill(scope, kind, prefix: "join", in: database)
                                }
                                try StoredJoinResults.beginUpdate(database)
-                               current = try ScopeRows(database)
+                               current = try ScopeRows(database, currentResolved: currentResolved)
                            }, keep: { batch in
                                guard let kept = try current?.changed(batch) else { throw ScopeRows.NotRead() }
                                return kept

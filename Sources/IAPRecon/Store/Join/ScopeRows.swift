@@ -91,17 +91,27 @@ struct ScopeRows {
     private(set) var transactionChanges = TransactionChanges()
     private let deletes: [Statement]
 
-    /// Reads the scope's current rows; the scope is in `database`'s `temp.join_*` tables.
-    init(_ database: Database) throws {
+    /// Reads the scope's current rows; the scope is in `database`'s `temp.join_*` tables. The
+    /// resolved transactions are `currentResolved` where the closure read them already (every
+    /// column of each, as read here: `ClosureFacts.currentResolved`).
+    init(_ database: Database, currentResolved: [PackedRows]? = nil) throws {
         current = try Self.tables.enumerated().map { number, table in
-            var rows = PackedRows(table: number)
-            try database.forEach("SELECT * FROM main.\(table.name) WHERE \(table.condition)") { rows.append($0, columns: table.columns) }
+            var chunks: [PackedRows]
+            if number == 0, let currentResolved {
+                chunks = currentResolved
+            } else {
+                var rows = PackedRows(table: number)
+                try database.forEach("SELECT * FROM main.\(table.name) WHERE \(table.condition)") { rows.append($0, columns: table.columns) }
+                chunks = [rows]
+            }
             var byKey: [RowFingerprint: Current] = [:]
-            byKey.reserveCapacity(rows.count)
-            rows.forEachRow(columns: table.columns) { row in
-                byKey[Self.key(row)] = Current(key: Self.keyText(row), values: RowFingerprint(row.bytes),
-                                               units: number == 0 ? Units(row) : Units(), sale: number == 0 ? Self.sale(row) : nil,
-                                               subject: number == 1 ? Self.subject(row) : nil)
+            byKey.reserveCapacity(chunks.reduce(0) { $0 + $1.count })
+            while let rows = chunks.popLast() {
+                rows.forEachRow(columns: table.columns) { row in
+                    byKey[Self.key(row)] = Current(key: Self.keyText(row), values: RowFingerprint(row.bytes),
+                                                   units: number == 0 ? Units(row) : Units(), sale: number == 0 ? Self.sale(row) : nil,
+                                                   subject: number == 1 ? Self.subject(row) : nil)
+                }
             }
             return byKey
         }

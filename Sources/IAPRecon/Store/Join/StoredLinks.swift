@@ -116,8 +116,9 @@ enum StoredLinks {
         var reached = ReachedKeys()
         var seen = Set<RowFingerprint>()
         var facts = link.facts.map { PackedRows(table: $0.rawValue) }
-        // A query that reads facts has them first, then its keys.
-        let first = link.facts?.columns ?? 0
+        var resolved = link.keepsCurrentResolved ? PackedRows(table: 0) : nil
+        // A query that reads facts or resolved transactions has them first, then its keys.
+        let first = link.firstKeyColumn
         try database.forEach(link.sql) { row in
             for (index, kind) in link.kinds.enumerated() where !row.isNull(first + index) {
                 let fingerprint = row.statement.withText(Int32(first + index)) { kind.fingerprint(of: $0) }
@@ -126,8 +127,10 @@ enum StoredLinks {
             }
             if link.isLinkRow { append(row, kinds: link.kinds, from: first, to: &reached.links) }
             if let table = link.facts { facts?.append(row, columns: table.columns) }
+            if link.keepsCurrentResolved { resolved?.append(row, columns: first) }
         }
         reached.facts = facts
+        reached.currentResolved = resolved
         return reached
     }
 
@@ -155,9 +158,24 @@ enum StoredLinks {
         /// The fact table whose rows of the frontier's keys the query reads whole, before the
         /// columns of `kinds` (`ReachedKeys.facts`).
         var facts: StoredScopeFacts.FactTable?
+        /// Whether the query reads the last join's resolved transactions whole, before the columns
+        /// of `kinds` (`ReachedKeys.currentResolved`).
+        var keepsCurrentResolved = false
+
+        /// Where the columns of `kinds` start.
+        var firstKeyColumn: Int { facts?.columns ?? (keepsCurrentResolved ? ScopeRows.tables[0].columns : 0) }
 
         init(from: KeyKind, costPerKey: Int, sql: String, kinds: [KeyKind], isLinkRow: Bool = false) {
             (self.from, self.costPerKey, self.sql, self.kinds, self.isLinkRow) = (from, costPerKey, sql, kinds, isLinkRow)
+        }
+
+        /// A query that reads the last join's resolved transactions of the frontier's transactions
+        /// whole (`ScopeRows.tables[0]`, every column), with the columns `linking` names after them.
+        init(from: KeyKind, costPerKey: Int, currentResolved columns: String, kinds: [KeyKind]) {
+            let table = ScopeRows.tables[0]
+            self.init(from: from, costPerKey: costPerKey, sql: "SELECT *, \(columns) FROM main.\(table.name) WHERE \(table.key) IN temp.frontier_transactions",
+                      kinds: kinds)
+            keepsCurrentResolved = true
         }
 
         /// A link row query that reads the rows of `facts` of the frontier's keys (in
@@ -193,9 +211,8 @@ enum StoredLinks {
               """, kinds: [.transaction, .chain, .order, .user]),
         // The previous join's decisions are followed, not kept as links: the rules decide from the stored
         // facts alone, so a component needs only the facts' links.
-        .init(from: .transaction, costPerKey: 2,
-              sql: "SELECT order_id, user_id FROM int_transactions_resolved WHERE transaction_id IN temp.frontier_transactions",
-              kinds: [.order, .user]),
+        // Read whole: they are the scope's current resolved transactions (`ScopeRows`).
+        .init(from: .transaction, costPerKey: 3, currentResolved: "order_id, user_id", kinds: [.order, .user]),
         .init(from: .chain, costPerKey: 3, sql: """
               SELECT transaction_id FROM raw_apple__transactions
               WHERE original_transaction_id IN temp.frontier_chains AND original_transaction_id != transaction_id
