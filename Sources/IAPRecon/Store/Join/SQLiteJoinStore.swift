@@ -26,29 +26,11 @@ struct SQLiteJoinStore: JoinStore {
 
     /// With the connection's temporary storage in memory: an incremental join writes its results
     /// into indexed tables (`Database.keepTemporaryStorageInMemory`), and its temp tables hold
-    /// only the keys of the scope it reads, which it holds anyway. And with the store mapped
-    /// (`readMapped`): the scope's current rows and a closure round's queries are read on it.
+    /// only the keys of the scope it reads, which it holds anyway.
     func transaction<T>(_ body: () throws -> T) throws -> T {
         try database.keepTemporaryStorageInMemory(true)
-        try Self.readMapped(database)
-        defer {
-            try? database.keepTemporaryStorageInMemory(false)
-            try? database.execute("PRAGMA mmap_size = 0")
-        }
+        defer { try? database.keepTemporaryStorageInMemory(false) }
         return try database.transaction(body)
-    }
-
-    /// The most of the store a connection reading by key maps into memory: SQLite's own ceiling.
-    static let mappedBytes = 0x7fff_0000
-
-    /// Has `connection` read the store's pages through a memory map. A scope's keys are read
-    /// through the indexes, in key order, from rows all over the tables: with only its page
-    /// cache, a connection reads most pages again with a system call and a copy each time it
-    /// comes back to them, and each reader job's connection starts with an empty cache. Mapped,
-    /// a page the kernel holds is read in place, and each page is mapped once per connection.
-    /// Pages in the write-ahead log, and pages a connection writes, are read and written as before.
-    static func readMapped(_ connection: Database) throws {
-        try connection.execute("PRAGMA mmap_size = \(mappedBytes)")
     }
 
     func missingRawIndexes() throws -> [String] {
@@ -112,9 +94,7 @@ struct SQLiteJoinStore: JoinStore {
     /// committed before the caller's transaction began, which has written nothing of the join's yet).
     func reach(from frontier: JoinScope, known: Set<RowFingerprint>) throws -> [ReachedKeys] {
         try StoredLinks.reach(from: frontier, known: known, in: database, alongside: { [path = database.path] in
-            let helper = try Database(path: path, readOnly: true)
-            try Self.readMapped(helper)
-            return helper
+            try Database(path: path, readOnly: true)
         })
     }
 
@@ -243,7 +223,6 @@ struct SQLiteJoinStore: JoinStore {
                              inserts: [String]) -> [ReaderJob] {
         (0..<batches.count).map { batch in
             ReaderJob(inserts: inserts) { reader, target in
-                try readMapped(reader)
                 // Only what the batch reads by key: with the closure's facts, no orders.
                 let keys = batches.scope(batch)
                 for kind in held == nil ? [KeyKind.transaction, .order] : [.transaction] {
