@@ -156,25 +156,28 @@ struct JoinComponents {
 
     /// Numbers the keys of `rows` (a key seen before keeps its number) and joins each row's components.
     private mutating func add(_ rows: LinkRows) {
-        var key = 0
-        for rowEnd in rows.rowEnds {
-            var first: Int32?
-            while key < Int(rowEnd) {
-                let node = node(rows, key)
-                if let first { union(first, node) } else { first = node }
-                key += 1
+        // The keys' bytes borrowed once: a slice of the array for each new key retained and released it.
+        rows.bytes.withUnsafeBufferPointer { keyBytes in
+            var key = 0
+            for rowEnd in rows.rowEnds {
+                var first: Int32?
+                while key < Int(rowEnd) {
+                    let node = node(rows, keyBytes, key)
+                    if let first { union(first, node) } else { first = node }
+                    key += 1
+                }
             }
         }
     }
 
-    /// The node of key `index` of `rows`.
-    private mutating func node(_ rows: LinkRows, _ index: Int) -> Int32 {
+    /// The node of key `index` of `rows`, whose bytes are `keyBytes`.
+    private mutating func node(_ rows: LinkRows, _ keyBytes: UnsafeBufferPointer<UInt8>, _ index: Int) -> Int32 {
         // One lookup, which finds the key or makes its slot: a lookup, then an insert for a new
         // key, would probe the table twice.
         let next = Int32(count)
         let id = Self.numbered(&ids[rows.fingerprints[index], default: -1], next)
         guard id == next else { return id }
-        bytes.append(contentsOf: rows.bytes[(index == 0 ? 0 : Int(rows.keyEnds[index - 1]))..<Int(rows.keyEnds[index])])
+        bytes.append(contentsOf: UnsafeBufferPointer(rebasing: keyBytes[(index == 0 ? 0 : Int(rows.keyEnds[index - 1]))..<Int(rows.keyEnds[index])]))
         starts.append(Int32(bytes.count))
         kinds.append(rows.kinds[index])
         parent.append(id)
