@@ -244,16 +244,18 @@ extension StoredScopeFacts.FactTable {
     func hand(routed rows: RoutedRows, files: SourceFiles, to facts: inout some ScopeFactsReceiver,
               sortBytes: Int = RoutedRows.sortBytes) throws {
         guard rows.bytes > sortBytes else {
-            var all = PackedRows(table: rawValue)
-            all.reserveCapacity(rows.bytes)
-            while let chunk = try rows.next() { all.append(contentsOf: chunk) }
-            try inHandOrder(all, files: files) { try hand($0, to: &facts) }
+            // Sorted where they are: copied into one buffer, every byte of the batch's rows was
+            // written again, to pages touched for that copy alone.
+            var chunks: [PackedRows] = []
+            chunks.reserveCapacity(rows.pieceCount)
+            while let chunk = try rows.next() { chunks.append(chunk) }
+            try inHandOrder(chunks, files: files) { try hand($0, to: &facts) }
             return
         }
         let runs = try SortedRuns(folder: rows.folder, readBytes: min(256 << 10, max(64, sortBytes / 8)))
         var run = PackedRows(table: rawValue)
         func sortRun() throws {
-            try inHandOrder(run, files: files) { try runs.append($0, columns: columns) }
+            try inHandOrder([run], files: files) { try runs.append($0, columns: columns) }
             try runs.endRun()
             run = PackedRows(table: rawValue)
         }
@@ -267,41 +269,76 @@ extension StoredScopeFacts.FactTable {
         try runs.merge(self, files: files) { try hand($0, to: &facts) }
     }
 
-    /// Calls `body` with each row of `rows` in hand order, leaving out rows of files the ledger no longer has.
-    fileprivate func inHandOrder(_ rows: PackedRows, files: SourceFiles, _ body: (PackedFields) throws -> Void) throws {
-        let columns = columns
-        try rows.bytes.withUnsafeBufferPointer { bytes in
+    /// Calls `body` with each row of `chunks` (rows of this table) in hand order, leaving out rows
+    /// of files the ledger no longer has.
+    fileprivate func inHandOrder(_ chunks: [PackedRows], files: SourceFiles, _ body: (PackedFields) throws -> Void) throws {
+        let chunks = chunks.filter { $0.count > 0 }
+        var borrowed: [UnsafeBufferPointer<UInt8>] = []
+        borrowed.reserveCapacity(chunks.count)
+        try withBytes(of: chunks, borrowed: &borrowed) { buffers in
+            let columns = columns
+            // Row `n` (counting through the chunks) is in the last chunk whose first row is at most `n`.
+            // (Constant: a variable captured below would have each access checked for exclusivity.)
+            var rowCount = 0
+            let firstRows = chunks.map { rows in
+                defer { rowCount += rows.count }
+                return rowCount
+            }
+            // Each value's start in its chunk.
             var starts: [Int] = []
-            starts.reserveCapacity(rows.count * columns)
-            var offset = 0
-            for _ in 0..<(rows.count * columns) {
-                starts.append(offset)
-                offset = PackedRow.end(ofValueAt: offset, in: bytes)
+            starts.reserveCapacity(rowCount * columns)
+            for (bytes, rows) in zip(buffers, chunks) {
+                var offset = 0
+                for _ in 0..<(rows.count * columns) {
+                    starts.append(offset)
+                    offset = PackedRow.end(ofValueAt: offset, in: bytes)
+                }
             }
             try starts.withUnsafeBufferPointer { starts in
+                func fields(_ row: Int) -> PackedFields {
+                    var (low, high) = (0, firstRows.count - 1)
+                    while low < high {
+                        let middle = (low + high + 1) / 2
+                        if firstRows[middle] <= row { low = middle } else { high = middle - 1 }
+                    }
+                    return PackedFields(bytes: buffers[low], starts: starts, first: row * columns)
+                }
                 // Each row's key prefix (`KeyPrefix`), then its place in file order, line and item:
                 // what sorts it after its key.
                 var order: [(row: Int, key: KeyPrefix, file: Int64, line: Int64, item: Int64)] = []
-                order.reserveCapacity(rows.count)
+                order.reserveCapacity(rowCount)
                 let key = key
-                for row in 0..<rows.count {
-                    let fields = PackedFields(bytes: bytes, starts: starts, first: row * columns)
-                    guard let place = self.place(of: fields, files: files) else { continue }
-                    order.append((row, fields.withText(key) { KeyPrefix($0) }, place, fields.int(line), fields.int(item)))
+                var row = 0
+                for (bytes, rows) in zip(buffers, chunks) {
+                    for _ in 0..<rows.count {
+                        let fields = PackedFields(bytes: bytes, starts: starts, first: row * columns)
+                        if let place = self.place(of: fields, files: files) {
+                            order.append((row, fields.withText(key) { KeyPrefix($0) }, place, fields.int(line), fields.int(item)))
+                        }
+                        row += 1
+                    }
                 }
                 order.sort { a, b in
                     var keyOrder = a.key.compare(with: b.key)
-                    if keyOrder == nil {
-                        keyOrder = PackedFields(bytes: bytes, starts: starts, first: a.row * columns)
-                            .compareText(key, with: PackedFields(bytes: bytes, starts: starts, first: b.row * columns), key)
-                    }
+                    if keyOrder == nil { keyOrder = fields(a.row).compareText(key, with: fields(b.row), key) }
                     if let keyOrder, keyOrder != 0 { return keyOrder < 0 }
                     return (a.file, a.line, a.item) < (b.file, b.line, b.item)
                 }
-                for entry in order {
-                    try body(PackedFields(bytes: bytes, starts: starts, first: entry.row * columns))
-                }
+                for entry in order { try body(fields(entry.row)) }
             }
+        }
+    }
+
+    /// Calls `body` with the bytes of every chunk of `chunks` from `index` on, after `borrowed`,
+    /// all borrowed at once. One call deep per chunk: a batch's rows sorted in memory are at most
+    /// `RoutedRows.sortBytes`, handed over in chunks of at least the least hand-over
+    /// (`RoutedFacts.handOverBytes`) but the last of each scan, a few hundred chunks at most.
+    private func withBytes(of chunks: [PackedRows], from index: Int = 0, borrowed: inout [UnsafeBufferPointer<UInt8>],
+                           _ body: ([UnsafeBufferPointer<UInt8>]) throws -> Void) throws {
+        guard index < chunks.count else { return try body(borrowed) }
+        try chunks[index].bytes.withUnsafeBufferPointer { bytes in
+            borrowed.append(bytes)
+            try withBytes(of: chunks, from: index + 1, borrowed: &borrowed, body)
         }
     }
 
