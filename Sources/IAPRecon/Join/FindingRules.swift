@@ -168,7 +168,7 @@ struct FindingRules {
         }
         var findings: [Finding] = []
         var chainsByUserGroup: [UserGroup: [Chain]] = [:]
-        for chain in chains.values.sorted(by: { ids.text($0.originalID) < ids.text($1.originalID) }) {
+        for chain in chains.values.sorted(by: { ids.precedes($0.originalID, $1.originalID) }) {
             let holders = chain.holders.sorted { ($0.ms, $0.source) < ($1.ms, $1.source) }
             let users = orderedUnique(holders.map(\.userID))
             if users.count > 1, let second = holders.first(where: { $0.userID == users[1] }) {
@@ -199,7 +199,7 @@ struct FindingRules {
                 }
             }
             guard let overlapStart else { continue }
-            let chainIDs = overlapping.sorted { ids.text($0) < ids.text($1) }
+            let chainIDs = overlapping.sorted { ids.precedes($0, $1) }
             let (user, group) = (ids.text(key.userID), ids.text(key.group))
             var finding = Finding(kind: .multiAppleIDSubscription, key: user + "|" + group, eventMs: overlapStart,
                                   detail: "\(chainIDs.count) Apple IDs pay for group \(group) at once: chains \(named(chainIDs.map(ids.text)))")

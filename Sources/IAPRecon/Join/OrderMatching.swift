@@ -30,7 +30,7 @@ struct OrderMatching {
         let byPurchase = input.transactions.values.sorted {
             $0.value.purchaseMs != $1.value.purchaseMs
                 ? $0.value.purchaseMs < $1.value.purchaseMs
-                : ids.text($0.value.transactionID) < ids.text($1.value.transactionID)
+                : ids.precedes($0.value.transactionID, $1.value.transactionID)
         }
         for shared in byPurchase {
             let transaction = shared.value
@@ -52,7 +52,7 @@ struct OrderMatching {
                     && order.ms <= transaction.purchaseMs && order.ms >= transaction.purchaseMs - Self.heuristicWindowMs {
                     // The latest order, and of two at the same time the one whose id sorts last.
                     if let current = best,
-                       current.ms > order.ms || (current.ms == order.ms && ids.text(current.orderID) >= ids.text(order.orderID)) { continue }
+                       current.ms > order.ms || (current.ms == order.ms && !ids.precedes(current.orderID, order.orderID)) { continue }
                     best = order
                 }
             }

@@ -4,7 +4,7 @@ extension ResolvedTransaction {
     /// In the order of their ids' text.
     static func resolve(_ input: ReconciliationInput, _ matching: OrderMatching) -> [ResolvedTransaction] {
         let ids = input.ids
-        return input.transactions.values.sorted { ids.text($0.value.transactionID) < ids.text($1.value.transactionID) }.map { shared in
+        return input.transactions.values.sorted { ids.precedes($0.value.transactionID, $1.value.transactionID) }.map { shared in
             let transaction = shared.value
             let id = transaction.transactionID
             let match = matching.orderOf[id]

@@ -35,6 +35,8 @@ public struct IDTable: Sendable {
     /// By number: each id's bytes end here in `bytes` (and start where the previous one ends).
     private var ends: [Int32] = []
     private var bytes: [UInt8] = []
+    /// By number: whether the id's text is ASCII alone, which sorts byte by byte (`precedes`).
+    private var isASCII: [Bool] = []
     /// Open addressing, a power of two of slots at most half full: 0 for an empty slot, else the
     /// high half of the id's hash above its number + 1. The slot is chosen by that half of the
     /// hash too, so a probe reads only the bytes of an id whose hash matches, and growing the
@@ -64,6 +66,41 @@ public struct IDTable: Sendable {
         intern(utf8, text: nil)
     }
 
+    /// Whether `a`'s text sorts before `b`'s as `String`'s `<` sorts them (`text(a) < text(b)`).
+    ///
+    /// The join sorts by id text in every batch: compared as `String`s, each comparison retains and
+    /// releases both texts. Texts of ASCII alone sort byte by byte as `String` sorts them, so
+    /// their bytes here are compared in place; any other text is compared as a `String`, which
+    /// orders Unicode by canonical equivalence, not by bytes (`é` precomposed equals `e` + U+0301).
+    public func precedes(_ a: InternedID, _ b: InternedID) -> Bool {
+        let (a, b) = (Int(a.number), Int(b.number))
+        guard isASCII[a], isASCII[b] else { return texts[a] < texts[b] }
+        return bytes.withUnsafeBufferPointer { stored in
+            let (start, other) = (a == 0 ? 0 : Int(ends[a - 1]), b == 0 ? 0 : Int(ends[b - 1]))
+            let (count, otherCount) = (Int(ends[a]) - start, Int(ends[b]) - other)
+            let common = min(count, otherCount)
+            guard common > 0, let stored = stored.baseAddress else { return count < otherCount }
+            let order = memcmp(stored + start, stored + other, common)
+            return order != 0 ? order < 0 : count < otherCount
+        }
+    }
+
+    /// Whether `utf8` is ASCII alone (`precedes`).
+    private static func allASCII(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
+        let raw = UnsafeRawBufferPointer(utf8)
+        var high: UInt64 = 0
+        var offset = 0
+        while offset + 8 <= raw.count {
+            high |= raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+            offset += 8
+        }
+        while offset < raw.count {
+            high |= UInt64(raw[offset])
+            offset += 1
+        }
+        return high & 0x8080_8080_8080_8080 == 0
+    }
+
     /// The id of `text` if the table has it, without numbering it.
     public func id(of text: String) -> InternedID? {
         var text = text
@@ -82,6 +119,7 @@ public struct IDTable: Sendable {
         texts.append(text ?? String(decoding: utf8, as: UTF8.self))
         bytes.append(contentsOf: utf8)
         ends.append(Int32(bytes.count))
+        isASCII.append(Self.allASCII(utf8))
         slots[slot] = tag << 32 | UInt64(number + 1)
         if texts.count * 2 > slots.count { grow() }
         return InternedID(number: number)

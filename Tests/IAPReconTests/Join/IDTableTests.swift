@@ -41,6 +41,27 @@ struct IDTableTests {
         #expect(table.count == 100_000)
     }
 
+    @Test("ids sort as their texts sort as Strings: ASCII byte by byte, other text by canonical equivalence")
+    func precedesAsStrings() {
+        var table = IDTable()
+        // ASCII: shorter prefixes, digits, case, a trailing space, a 16-byte id beside a longer one.
+        // Then text whose bytes sort otherwise than the Strings: "é" precomposed and decomposed are
+        // equal Strings with different bytes, as are Å and the Ångström sign; an ASCII text beside one
+        // that is not.
+        let texts = ["", "t", "t1", "t10", "t1 ", "T1", "2000000812345678", "20000008123456789", "2000000812345679",
+                     "caf\u{E9}", "cafe\u{301}", "cafe", "caff", "\u{C5}", "\u{212B}", "A\u{30A}", "z", "\u{E9}t\u{E9}"]
+        let ids = texts.map { table.intern($0) }
+        for a in ids {
+            for b in ids {
+                #expect(table.precedes(a, b) == (table.text(a) < table.text(b)), "\(table.text(a)) before \(table.text(b))")
+            }
+        }
+        // The near miss: the ids stay apart, though neither sorts before the other.
+        let (composed, decomposed) = (ids[9], ids[10])
+        #expect(composed != decomposed)
+        #expect(!table.precedes(composed, decomposed) && !table.precedes(decomposed, composed))
+    }
+
     @Test("looking an id up never numbers it")
     func lookupOnly() {
         var table = IDTable()
