@@ -18,8 +18,47 @@ struct PackedRows: Sendable {
         self.count = count
     }
 
+    /// A row of `values`, packed as `appendValue` packs each, in one append: each append checks
+    /// the buffer's room and ownership again, and a row is many small values.
     mutating func append(_ values: [SQLValue]) {
-        for value in values { appendValue(value) }
+        var size = 0
+        for value in values {
+            switch value {
+            case .null: size += 1
+            case .integer: size += 9
+            case .text(let text): size += 5 + text.utf8.count
+            case .blob(let blob): size += 5 + blob.count
+            }
+        }
+        withUnsafeTemporaryAllocation(byteCount: size, alignment: 1) { row in
+            var offset = 0
+            func header<Value: FixedWidthInteger>(_ tag: UInt8, _ value: Value) {
+                row[offset] = tag
+                row.storeBytes(of: value, toByteOffset: offset + 1, as: Value.self)
+                offset += 1 + MemoryLayout<Value>.size
+            }
+            func content(_ bytes: UnsafeRawBufferPointer) {
+                UnsafeMutableRawBufferPointer(rebasing: row[offset...]).copyMemory(from: bytes)
+                offset += bytes.count
+            }
+            for value in values {
+                switch value {
+                case .null:
+                    row[offset] = 0
+                    offset += 1
+                case .integer(let integer): header(1, integer.littleEndian)
+                case .text(var text):
+                    text.withUTF8 { utf8 in
+                        header(2, UInt32(utf8.count).littleEndian)
+                        content(UnsafeRawBufferPointer(utf8))
+                    }
+                case .blob(let blob):
+                    header(3, UInt32(blob.count).littleEndian)
+                    blob.withUnsafeBytes { content($0) }
+                }
+            }
+            bytes.append(contentsOf: UnsafeRawBufferPointer(row))
+        }
         endRow()
     }
 

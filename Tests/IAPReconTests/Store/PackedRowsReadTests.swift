@@ -38,6 +38,21 @@ struct PackedRowsReadTests {
         #expect(read.bytes == expected.bytes)
     }
 
+    @Test("a row of values packed in one piece is packed as its values are one by one")
+    func rowPackedAsItsValues() {
+        // Every kind of value, and rows of one value each: a row's size is counted before it is packed.
+        let rows = [Self.values, Array(Self.values.reversed())] + Self.values.map { [$0] }
+        var whole = PackedRows(table: 0)
+        var oneByOne = PackedRows(table: 0)
+        for row in rows {
+            whole.append(row)
+            for value in row { oneByOne.appendValue(value) }
+            oneByOne.endRow()
+        }
+        #expect(whole.count == rows.count)
+        #expect(whole.bytes == oneByOne.bytes)
+    }
+
     @Test("a packed row reads back as the row's values")
     func readsBack() throws {
         let (scenario, database) = try database()
