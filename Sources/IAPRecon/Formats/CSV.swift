@@ -252,21 +252,9 @@ public struct CSVRow {
     public subscript(index: Int) -> String { field(index, trimmingSpaces: false) }
 
     /// Whether every byte of the record is ASCII: then every field is valid UTF-8, and none needs
-    /// a look of its own. Eight bytes at a time.
+    /// a look of its own.
     var isASCII: Bool {
-        bytes.withUnsafeBytes { row in
-            var index = 0
-            var highBits: UInt64 = 0
-            while index + 8 <= row.count {
-                highBits |= row.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-                index += 8
-            }
-            while index < row.count {
-                highBits |= UInt64(row[index])
-                index += 1
-            }
-            return highBits & 0x8080_8080_8080_8080 == 0
-        }
+        bytes.withUnsafeBytes { ASCIIBytes.only($0) }
     }
 
     /// Whether field `index` is valid UTF-8 (its quotes are ASCII, so its raw bytes tell); false

@@ -85,22 +85,6 @@ public struct IDTable: Sendable {
         }
     }
 
-    /// Whether `utf8` is ASCII alone (`precedes`).
-    private static func allASCII(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
-        let raw = UnsafeRawBufferPointer(utf8)
-        var high: UInt64 = 0
-        var offset = 0
-        while offset + 8 <= raw.count {
-            high |= raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
-            offset += 8
-        }
-        while offset < raw.count {
-            high |= UInt64(raw[offset])
-            offset += 1
-        }
-        return high & 0x8080_8080_8080_8080 == 0
-    }
-
     /// The id of `text` if the table has it, without numbering it.
     public func id(of text: String) -> InternedID? {
         var text = text
@@ -119,7 +103,7 @@ public struct IDTable: Sendable {
         texts.append(text ?? String(decoding: utf8, as: UTF8.self))
         bytes.append(contentsOf: utf8)
         ends.append(Int32(bytes.count))
-        isASCII.append(Self.allASCII(utf8))
+        isASCII.append(ASCIIBytes.only(UnsafeRawBufferPointer(utf8)))
         slots[slot] = tag << 32 | UInt64(number + 1)
         if texts.count * 2 > slots.count { grow() }
         return InternedID(number: number)

@@ -18,25 +18,12 @@ struct RoutedFactsTests {
         let routed = try RoutedFacts.read(path: database.path, batches: batches, pool: WorkerPool(width: 2), budget: 1 << 30)
         #expect(routed.spilledBytes == 0)
         let files = try StoredLedger.sourceFiles(database)
-        var (keyedLines, copies) = (0, 0)
-        for batch in 0..<batches.count {
-            try StoredScopeFacts.fill(batches.scope(batch), prefix: "join", in: database)
-            var keyed = ScopeFacts()
-            try StoredScopeFacts.read(database, scope: "join", into: &keyed)
-            var fromScan = ScopeFacts()
+        try Self.expectEachBatchAsKeyed(batches, database: database, copyID: copyID, handedBy: "routed") { batch, facts in
             let rows = routed.take(batch: batch)
             for table in StoredScopeFacts.FactTable.allCases {
-                try table.hand(routed: rows[table.rawValue], files: files, to: &fromScan)
+                try table.hand(routed: rows[table.rawValue], files: files, to: &facts)
             }
-            try StoredScopeFacts.readCatalog(database, into: &fromScan)
-            // Compared as text, told as a yes or no: a batch's facts printed would bury the failure.
-            let same = String(describing: fromScan) == String(describing: keyed)
-            #expect(same, "batch \(batch): \(fromScan.orders.count) orders, \(fromScan.sightings.count) sightings routed")
-            keyedLines += keyed.orders.count + keyed.deliveries.count + keyed.sightings.count + keyed.receiptClaims.count
-            copies += keyed.orders.count { $0.source.file == copyID } + keyed.deliveries.count { $0.source.file == copyID }
         }
-        #expect(keyedLines > 1_000)
-        #expect(copies > 10, "the copy's lines were read, and ordered against their originals")
         withExtendedLifetime(scenario) {}
     }
 
@@ -125,6 +112,29 @@ struct RoutedFactsTests {
     /// sorts before every other server log: its lines (the last day's, less one, so that it is a
     /// file of its own) repeat orders and deliveries, and only the path order, not the file ids,
     /// says which copy comes first. Returns the copy's file id.
+    /// Reads each batch's facts by key and checks that `hand` (batch, facts) gives it the same, in
+    /// the same order, the catalog aside: what every source of handed facts owes its batches.
+    /// `copyID` is the later copy's file (`ingestedWithALaterCopy`), whose lines must be among them.
+    static func expectEachBatchAsKeyed(_ batches: some RebuildBatches, database: Database, copyID: Int64, handedBy source: String,
+                                       hand: (Int, inout ScopeFacts) throws -> Void) throws {
+        var (keyedLines, copies) = (0, 0)
+        for batch in 0..<batches.count {
+            try StoredScopeFacts.fill(batches.scope(batch), prefix: "join", in: database)
+            var keyed = ScopeFacts()
+            try StoredScopeFacts.read(database, scope: "join", into: &keyed)
+            var handed = ScopeFacts()
+            try hand(batch, &handed)
+            try StoredScopeFacts.readCatalog(database, into: &handed)
+            // Compared as text, told as a yes or no: a batch's facts printed would bury the failure.
+            let same = String(describing: handed) == String(describing: keyed)
+            #expect(same, "batch \(batch): \(handed.orders.count) orders, \(handed.sightings.count) sightings \(source)")
+            keyedLines += keyed.orders.count + keyed.deliveries.count + keyed.sightings.count + keyed.receiptClaims.count
+            copies += keyed.orders.count { $0.source.file == copyID } + keyed.deliveries.count { $0.source.file == copyID }
+        }
+        #expect(keyedLines > 1_000)
+        #expect(copies > 10, "the copy's lines were read, and ordered against their originals")
+    }
+
     static func ingestedWithALaterCopy() throws -> (Scenario, Database, copyID: Int64) {
         let scenario = try Scenario()
         _ = try InputGenerator.write(GeneratorOptions(users: 300, days: 10, seed: 5), to: scenario.input)
