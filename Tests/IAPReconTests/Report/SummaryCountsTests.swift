@@ -131,4 +131,40 @@ struct SummaryCountsTests {
         // gems.unknown (sold and delivered), only.sold, only.delivered; gems60 is in the catalog.
         #expect(counts.missingFromCatalog == 3)
     }
+
+    @Test("a product differing from every catalogued id by a byte is missing, a catalogued one in many rows never; a NULL catalog id hides all, as NOT IN does")
+    func productsMissingByTheirBytes() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        // Near misses of gems60 and pro.monthly: a prefix, a longer id, another case, a trailing space.
+        let products = ["gems6", "gems600", "GEMS60", "pro.monthly ", "gems60", "gems300", "gems60", "pro.monthly"]
+        var deliveries: [String] = []
+        var receipts: [String] = []
+        for (index, product) in products.enumerated() {
+            let (user, transaction) = ("u\(index)", "t\(index)")
+            // Even transactions are delivered and sold, odd ones only sold: a product is found by either.
+            if index.isMultiple(of: 2) { deliveries.append(Line.delivered("2026-11-28T10:00:09Z", user, transaction, product)) }
+            receipts.append(Line.v2Receipt("2026-11-28T10:00:05Z", user, transaction: Line.v2(transaction, product, purchase: "2026-11-28T10:00:03Z")))
+        }
+        // A product only delivered, on many lines.
+        for index in 0..<3 { deliveries.append(Line.delivered("2026-11-28T10:00:09Z", "d\(index)", "dt\(index)", "gems6000")) }
+        try scenario.write("server/s.jsonl", deliveries)
+        try scenario.write("receipts/r.jsonl", receipts)
+        _ = try scenario.reconcile(asOf: "2026-11-30T00:00:00Z")
+        let database = try scenario.open()
+        let asOfMs = Line.ms("2026-11-30T00:00:00Z")
+        // gems6, gems600, GEMS60, "pro.monthly " and gems6000; never gems60, gems300 or pro.monthly.
+        #expect(try StoredSummaryCounts.counts(database: database, asOfMs: asOfMs, graceMs: 0).missingFromCatalog == 5)
+        #expect(try database.scalar("""
+            SELECT count(*) FROM (SELECT product_id FROM int_transactions_resolved UNION SELECT product_id FROM raw_server__deliveries)
+            WHERE product_id NOT IN (SELECT product_id FROM raw_catalog__products)
+            """) == .integer(5))
+
+        // A catalog line without a product id (only a store written by hand holds one) makes
+        // `NOT IN` NULL for every product: none is missing.
+        try database.execute("""
+            INSERT INTO raw_catalog__products (file_id, line, item, product_id) SELECT file_id, 99, 0, NULL FROM files WHERE path = 'catalog.csv'
+            """)
+        #expect(try StoredSummaryCounts.counts(database: database, asOfMs: asOfMs, graceMs: 0).missingFromCatalog == 0)
+    }
 }

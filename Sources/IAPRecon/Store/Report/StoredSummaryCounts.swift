@@ -1,3 +1,5 @@
+import Foundation
+
 /// What `summary.json` and the report page count in the store.
 enum StoredSummaryCounts {
     typealias InputFile = SummaryCounts.InputFile
@@ -31,9 +33,10 @@ enum StoredSummaryCounts {
         var unmatchedTransactions: Int64 = 0
         var familyShared: Int64 = 0
         var missingProducts = Set<String>()
+        let catalog = try CatalogProducts(database)
         try database.forEach("SELECT \(TransactionColumn.selectList) FROM int_transactions_resolved") { row in
             typealias Column = TransactionColumn
-            if let product = row.optionalString(Column.missingProductID) { missingProducts.insert(product) }
+            if catalog.lacks(row, Column.productID.rawValue) { missingProducts.insert(row.string(Column.productID)) }
             byEnvironment.add(row, Column.environment.rawValue)
             unmatchedTransactions += row.int(Column.isUnmatchedProduction)
             familyShared += row.int(Column.isFamilySharedProduction)
@@ -49,7 +52,7 @@ enum StoredSummaryCounts {
         let environments = byEnvironmentCounts.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
             .map { (name: $0, count: byEnvironmentCounts[$0] ?? 0) }
         let receipts = try receiptCounts(database)
-        let missingFromCatalog = try productsMissingFromCatalog(database, besides: missingProducts)
+        let missingFromCatalog = try productsMissingFromCatalog(database, catalog: catalog, besides: missingProducts)
 
         return Counts(files: files, ignoredFiles: ignoredFiles, totals: totals, orders: orders, unmatched: unmatched, ordersByRule: ordersByRuleCounts,
                       unpaid: unpaid, environments: environments, unmatchedTransactions: unmatchedTransactions, familyShared: familyShared,
@@ -144,13 +147,18 @@ enum StoredSummaryCounts {
     /// How many product ids of verified transactions (`transactionProducts`, those the catalog
     /// lacks) or deliveries the catalog lacks. A delivery's product is its first line's: a product
     /// only a repeated line names is no delivery's. Such a product is rare, so the lines naming it
-    /// are checked one candidate at a time.
-    static func productsMissingFromCatalog(_ database: Database, besides transactionProducts: Set<String>) throws -> Int64 {
+    /// are checked one candidate at a time. The delivery lines' products are checked against
+    /// `catalog` in place as they come: a `String` is made only of a product it lacks, once.
+    static func productsMissingFromCatalog(_ database: Database, catalog: CatalogProducts,
+                                           besides transactionProducts: Set<String>) throws -> Int64 {
         var missing = transactionProducts
         var candidates: [String] = []
-        try database.forEach("""
-            SELECT DISTINCT product_id FROM raw_server__deliveries WHERE product_id IS NOT NULL AND product_id NOT IN (SELECT product_id FROM raw_catalog__products)
-            """) { row in if !missing.contains(row.string(0)) { candidates.append(row.string(0)) } }
+        var lacked = Set<RowFingerprint>()
+        try database.forEach("SELECT product_id FROM raw_server__deliveries WHERE product_id IS NOT NULL") { row in
+            guard catalog.lacks(row, 0), let fingerprint = row.fingerprint(0), lacked.insert(fingerprint).inserted else { return }
+            let product = row.string(0)
+            if !missing.contains(product) { candidates.append(product) }
+        }
         for product in candidates {
             let deliveries = try StoredDeliveries.Cursor(database, where: """
                 d.transaction_id IN (SELECT transaction_id FROM raw_server__deliveries WHERE product_id = ?1)
@@ -164,6 +172,54 @@ enum StoredSummaryCounts {
             }
         }
         return Int64(missing.count)
+    }
+
+    /// The catalog's product ids, to tell of a row's product, in place, whether the catalog lacks it
+    /// as `product_id NOT IN (SELECT product_id FROM raw_catalog__products)` does: a byte for byte
+    /// match with none of them, and never where the catalog holds a NULL id (`NOT IN` is then NULL).
+    /// The ids are kept in byte order, end to end in one buffer, and a row's bytes are found among
+    /// them by halving, so no `String` is made of each of the history's transactions and deliveries.
+    struct CatalogProducts {
+        private var bytes: [UInt8] = []
+        /// Where each id is in `bytes`, the ids in byte order.
+        private var ids: [Range<Int>] = []
+        private var hasNull = false
+
+        init(_ database: Database) throws {
+            var products: [[UInt8]] = []
+            try database.forEach("SELECT product_id FROM raw_catalog__products") { row in
+                if row.isNull(0) { hasNull = true } else { row.withText(0) { products.append(Array($0)) } }
+            }
+            for product in products.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+                ids.append(bytes.count..<bytes.count + product.count)
+                bytes += product
+            }
+        }
+
+        /// Whether the catalog lacks column `index`'s product (never for NULL).
+        func lacks(_ row: Row, _ index: Int) -> Bool {
+            guard !hasNull, !row.isNull(index) else { return false }
+            return row.withText(index) { text in
+                bytes.withUnsafeBufferPointer { all in
+                    var (low, high) = (0, ids.count)
+                    while low < high {
+                        let middle = (low + high) / 2
+                        let order = Self.compare(UnsafeBufferPointer(rebasing: all[ids[middle]]), text)
+                        if order == 0 { return false }
+                        if order < 0 { low = middle + 1 } else { high = middle }
+                    }
+                    return true
+                }
+            }
+        }
+
+        /// Byte by byte as SQLite's BINARY collation orders text.
+        private static func compare(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Int {
+            let common = min(a.count, b.count)
+            guard common > 0, let first = a.baseAddress, let second = b.baseAddress else { return a.count - b.count }
+            let order = Int(memcmp(first, second, common))
+            return order != 0 ? order : a.count - b.count
+        }
     }
 
     /// How many rows hold each text of a column. Rows come in runs of one text (nearly every
@@ -198,14 +254,14 @@ enum StoredSummaryCounts {
     }
 
     /// What `counts` reads of each resolved transaction: its environment, whether it counts as
-    /// unmatched, family shared or matched, and its product where the catalog lacks it (else NULL).
+    /// unmatched, family shared or matched, and its product.
     private enum TransactionColumn: Int, SelectedColumn {
-        case environment, isUnmatchedProduction, isFamilySharedProduction, isMatched, matchRule, missingProductID
+        case environment, isUnmatchedProduction, isFamilySharedProduction, isMatched, matchRule, productID
         var sql: String {
             [
                 "coalesce(environment, 'unknown')", "order_id IS NULL AND environment = 'Production'",
                 "environment = 'Production' AND ownership = 'FAMILY_SHARED'", "order_id IS NOT NULL", "match_rule",
-                "CASE WHEN product_id NOT IN (SELECT product_id FROM raw_catalog__products) THEN product_id END",
+                "product_id",
             ][rawValue]
         }
     }
