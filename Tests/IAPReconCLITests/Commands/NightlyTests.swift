@@ -98,8 +98,7 @@ struct NightlyTests {
     func backfillAlerts() throws {
         let work = try Workspace()
         let root = try Self.threeDays(in: work)
-        let common = ["--root", root, "--db", work.path("s.sqlite"), "--reports", work.path("reports"), "--log-dir", work.path("logs"), "--quiet",
-                      "--trust-root", Workspace.sampleRoot]
+        let common = Self.commonArguments(root: root, db: work.path("s.sqlite"), in: work)
         let backfill = work.iaprecon(["backfill", "--from", "2026-11-27", "--to", "2026-11-29", "--fail-on", "critical"] + common)
         #expect(backfill.code == 1)
         // Every night has critical findings (11-27's deliveries have no receipts yet): one alert each, naming its folder.
@@ -119,8 +118,7 @@ struct NightlyTests {
     func repeatedNightWarns() throws {
         let work = try Workspace()
         let root = try Self.partitions(in: work)
-        let common = ["--root", root, "--db", work.path("s.sqlite"), "--reports", work.path("reports"), "--log-dir", work.path("logs"), "--quiet",
-                      "--trust-root", Workspace.sampleRoot]
+        let common = Self.commonArguments(root: root, db: work.path("s.sqlite"), in: work)
         #expect(work.iaprecon(["nightly", "--date", "2026-11-28"] + common).err == "")
         // 11-29 is new: nothing to warn about.
         let fresh = work.iaprecon(["nightly"] + common)
@@ -142,6 +140,19 @@ struct NightlyTests {
         #expect(backfill.err == "Warning: no partition \(root)/2026-11-27; that night is skipped\n")
     }
 
+    /// The partitions of `partitions(in:)`, the store their nights fill, and the arguments those nights share.
+    static func nights(in work: Workspace) throws -> (root: String, db: String, common: [String]) {
+        let root = try partitions(in: work)
+        let db = work.path("s.sqlite")
+        return (root, db, commonArguments(root: root, db: db, in: work))
+    }
+
+    /// What every night over `root` into the store `db` is given, besides its dates.
+    static func commonArguments(root: String, db: String, in work: Workspace) -> [String] {
+        ["--root", root, "--db", db, "--reports", work.path("reports"), "--log-dir", work.path("logs"), "--quiet",
+         "--trust-root", Workspace.sampleRoot]
+    }
+
     /// The runs the store at `db` records, oldest first, as `date status exit: message`.
     static func runMessages(_ db: String) throws -> [String] {
         var runs: [String] = []
@@ -159,10 +170,7 @@ struct NightlyTests {
     @Test("a night that re-reports the newest partition has its warning in its log and in runs, beside an alert; a new night's record has none")
     func repeatedNightRecorded() throws {
         let work = try Workspace()
-        let root = try Self.partitions(in: work)
-        let db = work.path("s.sqlite")
-        let common = ["--root", root, "--db", db, "--reports", work.path("reports"), "--log-dir", work.path("logs"), "--quiet",
-                      "--trust-root", Workspace.sampleRoot]
+        let (root, db, common) = try Self.nights(in: work)
         #expect(work.iaprecon(["nightly"] + common).err == "")
         let again = work.iaprecon(["nightly"] + common)
         #expect(again.code == 0)
@@ -223,8 +231,7 @@ struct NightlyTests {
     func nightAfterBackfillWarns() throws {
         let work = try Workspace()
         let root = try Self.partitions(in: work)
-        let common = ["--root", root, "--db", work.path("s.sqlite"), "--reports", work.path("reports"), "--log-dir", work.path("logs"), "--quiet",
-                      "--trust-root", Workspace.sampleRoot]
+        let common = Self.commonArguments(root: root, db: work.path("s.sqlite"), in: work)
         // Near miss: a backfill that stops before the newest day leaves tonight's night a new day.
         #expect(work.iaprecon(["backfill", "--from", "2026-11-28", "--to", "2026-11-28"] + common).err == "")
         #expect(work.iaprecon(["backfill", "--from", "2026-11-29", "--to", "2026-11-29"] + common).err == "")
@@ -716,8 +723,7 @@ struct NightlyTests {
                 }
             }
             let currency = failure == .currencyMismatch ? ["--currency", "JPY"] : []
-            let common = ["--root", root, "--db", db, "--reports", work.path("reports"), "--log-dir", work.path("logs"), "--quiet",
-                          "--trust-root", Workspace.sampleRoot]
+            let common = Self.commonArguments(root: root, db: db, in: work)
             let code = IAPReconCLI.run(arguments + common + currency, console: console)
             switch failure {
             case .logCannotOpen:
@@ -814,10 +820,7 @@ struct NightlyTests {
     @Test("a night whose store refuses a file's rows mid-file keeps none of that file and is recorded as failed; the next night stores it")
     func storeRefusingAFileMidway() throws {
         let work = try Workspace()
-        let root = try Self.partitions(in: work)
-        let db = work.path("s.sqlite")
-        let common = ["--root", root, "--db", db, "--reports", work.path("reports"), "--log-dir", work.path("logs"), "--quiet",
-                      "--trust-root", Workspace.sampleRoot]
+        let (_, db, common) = try Self.nights(in: work)
         #expect(work.iaprecon(["nightly", "--date", "2026-11-28"] + common).code == 0)
         let server = "2026-11-29/server/server-2026-11-28.jsonl"
         func stored() throws -> (orders: SQLValue?, files: SQLValue?) {
@@ -853,10 +856,7 @@ struct NightlyTests {
     @Test("a night that re-reports its day names the run that reported it as the store is when the night holds it, not as it was before")
     func repeatedNightLooksUnderTheLock() throws {
         let work = try Workspace()
-        let root = try Self.partitions(in: work)
-        let db = work.path("s.sqlite")
-        let common = ["--root", root, "--db", db, "--reports", work.path("reports"), "--log-dir", work.path("logs"), "--quiet",
-                      "--trust-root", Workspace.sampleRoot]
+        let (root, db, common) = try Self.nights(in: work)
         #expect(work.iaprecon(["nightly", "--date", "2026-11-28"] + common).code == 0)
         // Tonight's 11-29 is new when the night chooses it; another run reports it before the night takes the store.
         let console = Console.capturing()
