@@ -18,59 +18,16 @@ struct PackedRows: Sendable {
         self.count = count
     }
 
-    /// A row of `values`, packed as `appendValue` packs each, in one append: each append checks
-    /// the buffer's room and ownership again, and a row is many small values.
+    /// A row of `values`, packed in one append: each append checks the buffer's room and
+    /// ownership again, and a row is many small values.
     mutating func append(_ values: [SQLValue]) {
-        var size = 0
-        for value in values {
-            switch value {
-            case .null: size += 1
-            case .integer: size += 9
-            case .text(let text): size += 5 + text.utf8.count
-            case .blob(let blob): size += 5 + blob.count
-            }
-        }
-        withUnsafeTemporaryAllocation(byteCount: size, alignment: 1) { row in
-            var offset = 0
-            func header<Value: FixedWidthInteger>(_ tag: UInt8, _ value: Value) {
-                row[offset] = tag
-                row.storeBytes(of: value, toByteOffset: offset + 1, as: Value.self)
-                offset += 1 + MemoryLayout<Value>.size
-            }
-            func content(_ bytes: UnsafeRawBufferPointer) {
-                UnsafeMutableRawBufferPointer(rebasing: row[offset...]).copyMemory(from: bytes)
-                offset += bytes.count
-            }
-            for value in values {
-                switch value {
-                case .null:
-                    row[offset] = 0
-                    offset += 1
-                case .integer(let integer): header(1, integer.littleEndian)
-                case .text(var text):
-                    text.withUTF8 { utf8 in
-                        header(2, UInt32(utf8.count).littleEndian)
-                        content(UnsafeRawBufferPointer(utf8))
-                    }
-                case .blob(let blob):
-                    header(3, UInt32(blob.count).littleEndian)
-                    blob.withUnsafeBytes { content($0) }
-                }
-            }
-            bytes.append(contentsOf: UnsafeRawBufferPointer(row))
-        }
+        appendPacked(values, size: values.reduce(0) { $0 + Self.packedSize($1) })
         endRow()
     }
 
     /// One value of the row being built; `endRow()` closes it.
     mutating func appendValue(_ value: SQLValue) {
-        switch value {
-        case .null: bytes.append(0)
-        case .integer(let integer): appendInteger(integer)
-        // Its UTF-8 in place (a native string's is contiguous): appended as one copy, not byte by byte.
-        case .text(var text): text.withUTF8 { appendText($0) }
-        case .blob(let bytes): appendBytes(bytes, tag: 3)
-        }
+        appendPacked(CollectionOfOne(value), size: Self.packedSize(value))
     }
 
     /// Values packed elsewhere, appended as they are (`endRow()` closes the row).
@@ -82,27 +39,49 @@ struct PackedRows: Sendable {
         count += 1
     }
 
-    mutating func appendInteger(_ integer: Int64) {
-        appendHeader(tag: 1, integer.littleEndian)
+    /// `values`, `size` bytes packed, packed in a scratch buffer and appended in one copy.
+    private mutating func appendPacked(_ values: some Sequence<SQLValue>, size: Int) {
+        withUnsafeTemporaryAllocation(byteCount: size, alignment: 1) { row in
+            var offset = 0
+            for value in values { Self.pack(value, into: row, at: &offset) }
+            bytes.append(contentsOf: UnsafeRawBufferPointer(row))
+        }
     }
 
-    mutating func appendText<Text: Collection<UInt8>>(_ text: Text) {
-        appendBytes(text, tag: 2)
+    /// The bytes `value` takes packed: its tag, then 8 bytes of integer or a 4-byte length and its bytes.
+    private static func packedSize(_ value: SQLValue) -> Int {
+        switch value {
+        case .null: 1
+        case .integer: 9
+        case .text(let text): 5 + text.utf8.count
+        case .blob(let blob): 5 + blob.count
+        }
     }
 
-    mutating func appendBytes<Bytes: Collection<UInt8>>(_ value: Bytes, tag: UInt8) {
-        appendHeader(tag: tag, UInt32(value.count).littleEndian)
-        bytes.append(contentsOf: value)
-    }
-
-    /// A tag and the bytes of `value` after it, in one append: each append checks the buffer's
-    /// room and ownership again, and a row is many small values.
-    private mutating func appendHeader<Value: FixedWidthInteger>(tag: UInt8, _ value: Value) {
-        var header: (UInt64, UInt64) = (0, 0)
-        withUnsafeMutableBytes(of: &header) { header in
-            header[0] = tag
-            header.storeBytes(of: value, toByteOffset: 1, as: Value.self)
-            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: header[..<(1 + MemoryLayout<Value>.size)]))
+    /// Packs `value` into `row` at `offset` (`packedSize` bytes), and moves `offset` past it.
+    private static func pack(_ value: SQLValue, into row: UnsafeMutableRawBufferPointer, at offset: inout Int) {
+        func header<Value: FixedWidthInteger>(_ tag: UInt8, _ value: Value) {
+            row[offset] = tag
+            row.storeBytes(of: value, toByteOffset: offset + 1, as: Value.self)
+            offset += 1 + MemoryLayout<Value>.size
+        }
+        func content(_ bytes: UnsafeRawBufferPointer) {
+            UnsafeMutableRawBufferPointer(rebasing: row[offset...]).copyMemory(from: bytes)
+            offset += bytes.count
+        }
+        switch value {
+        case .null:
+            row[offset] = 0
+            offset += 1
+        case .integer(let integer): header(1, integer.littleEndian)
+        case .text(var text):
+            text.withUTF8 { utf8 in
+                header(2, UInt32(utf8.count).littleEndian)
+                content(UnsafeRawBufferPointer(utf8))
+            }
+        case .blob(let blob):
+            header(3, UInt32(blob.count).littleEndian)
+            blob.withUnsafeBytes { content($0) }
         }
     }
 
