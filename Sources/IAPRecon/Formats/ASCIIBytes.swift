@@ -1,5 +1,5 @@
 /// Whether bytes are ASCII alone, eight at a time: a record's bytes (`CSVRow.isASCII`), an id's
-/// (`IDTable`).
+/// (`IDTable`), a history key's.
 enum ASCIIBytes {
     static func only(_ raw: UnsafeRawBufferPointer) -> Bool {
         var highBits: UInt64 = 0

@@ -77,11 +77,8 @@ public struct IDTable: Sendable {
         guard isASCII[a], isASCII[b] else { return texts[a] < texts[b] }
         return bytes.withUnsafeBufferPointer { stored in
             let (start, other) = (a == 0 ? 0 : Int(ends[a - 1]), b == 0 ? 0 : Int(ends[b - 1]))
-            let (count, otherCount) = (Int(ends[a]) - start, Int(ends[b]) - other)
-            let common = min(count, otherCount)
-            guard common > 0, let stored = stored.baseAddress else { return count < otherCount }
-            let order = memcmp(stored + start, stored + other, common)
-            return order != 0 ? order < 0 : count < otherCount
+            return BinaryOrder.compare(UnsafeBufferPointer(rebasing: stored[start..<Int(ends[a])]),
+                                       UnsafeBufferPointer(rebasing: stored[other..<Int(ends[b])])) < 0
         }
     }
 

@@ -259,16 +259,11 @@ public final class HistoryEvents: Sequence, Sendable, Equatable {
         /// As the texts compare as strings: ASCII by its bytes, anything else as Swift orders strings
         /// (canonically equivalent texts are equal).
         private static func compare(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
-            guard a.allSatisfy({ $0 < 0x80 }), b.allSatisfy({ $0 < 0x80 }) else {
+            guard ASCIIBytes.only(a), ASCIIBytes.only(b) else {
                 let (textA, textB) = (String(decoding: a, as: UTF8.self), String(decoding: b, as: UTF8.self))
                 return textA == textB ? 0 : (textA < textB ? -1 : 1)
             }
-            let common = Swift.min(a.count, b.count)
-            if common > 0, let first = a.baseAddress, let second = b.baseAddress {
-                let order = Int(memcmp(first, second, common))
-                if order != 0 { return order }
-            }
-            return a.count - b.count
+            return BinaryOrder.compare(a.assumingMemoryBound(to: UInt8.self), b.assumingMemoryBound(to: UInt8.self))
         }
     }
 }

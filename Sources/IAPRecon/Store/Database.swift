@@ -338,14 +338,7 @@ public struct Row: StoredRow {
 
     /// Byte by byte as SQLite's BINARY collation orders text.
     func compareText(_ index: Int, with other: Row, _ otherIndex: Int) -> Int {
-        statement.withText(Int32(index)) { mine in
-            other.statement.withText(Int32(otherIndex)) { theirs in
-                let common = min(mine.count, theirs.count)
-                guard common > 0, let a = mine.baseAddress, let b = theirs.baseAddress else { return mine.count - theirs.count }
-                let order = Int(memcmp(a, b, common))
-                return order != 0 ? order : mine.count - theirs.count
-            }
-        }
+        statement.withText(Int32(index)) { mine in other.statement.withText(Int32(otherIndex)) { theirs in BinaryOrder.compare(mine, theirs) } }
     }
 
     public func value(_ index: Int) -> SQLValue {

@@ -208,13 +208,6 @@ struct PackedFields: StoredRow {
 
     /// Byte by byte as SQLite's BINARY collation orders text.
     func compareText(_ index: Int, with other: PackedFields, _ otherIndex: Int) -> Int {
-        withText(index) { mine in
-            other.withText(otherIndex) { theirs in
-                let common = min(mine.count, theirs.count)
-                guard common > 0, let a = mine.baseAddress, let b = theirs.baseAddress else { return mine.count - theirs.count }
-                let order = Int(memcmp(a, b, common))
-                return order != 0 ? order : mine.count - theirs.count
-            }
-        }
+        withText(index) { mine in other.withText(otherIndex) { theirs in BinaryOrder.compare(mine, theirs) } }
     }
 }

@@ -503,14 +503,7 @@ private final class SortedRuns {
 
         /// Byte by byte, as `PackedFields.compareText` orders keys.
         func compareKey(with other: Reader) -> Int {
-            key.withUnsafeBufferPointer { mine in
-                other.key.withUnsafeBufferPointer { theirs in
-                    let common = min(mine.count, theirs.count)
-                    guard common > 0, let a = mine.baseAddress, let b = theirs.baseAddress else { return mine.count - theirs.count }
-                    let order = Int(memcmp(a, b, common))
-                    return order != 0 ? order : mine.count - theirs.count
-                }
-            }
+            key.withUnsafeBufferPointer { mine in other.key.withUnsafeBufferPointer { theirs in BinaryOrder.compare(mine, theirs) } }
         }
 
         func withFields(_ body: (PackedFields) throws -> Void) rethrows {

@@ -307,16 +307,7 @@ struct MMPSegment: Sendable, Equatable {
         }
 
         func compareText(_ index: Int, with other: Row, _ otherIndex: Int) -> Int {
-            withText(index) { a in
-                other.withText(otherIndex) { b in
-                    let common = min(a.count, b.count)
-                    if common > 0, let x = a.baseAddress, let y = b.baseAddress {
-                        let order = memcmp(x, y, common)
-                        if order != 0 { return Int(order) }
-                    }
-                    return a.count - b.count
-                }
-            }
+            withText(index) { a in other.withText(otherIndex) { b in BinaryOrder.compare(a, b) } }
         }
     }
 }

@@ -1,5 +1,3 @@
-import Foundation
-
 /// What `summary.json` and the report page count in the store.
 enum StoredSummaryCounts {
     typealias InputFile = SummaryCounts.InputFile
@@ -204,21 +202,13 @@ enum StoredSummaryCounts {
                     var (low, high) = (0, ids.count)
                     while low < high {
                         let middle = (low + high) / 2
-                        let order = Self.compare(UnsafeBufferPointer(rebasing: all[ids[middle]]), text)
+                        let order = BinaryOrder.compare(UnsafeBufferPointer(rebasing: all[ids[middle]]), text)
                         if order == 0 { return false }
                         if order < 0 { low = middle + 1 } else { high = middle }
                     }
                     return true
                 }
             }
-        }
-
-        /// Byte by byte as SQLite's BINARY collation orders text.
-        private static func compare(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Int {
-            let common = min(a.count, b.count)
-            guard common > 0, let first = a.baseAddress, let second = b.baseAddress else { return a.count - b.count }
-            let order = Int(memcmp(first, second, common))
-            return order != 0 ? order : a.count - b.count
         }
     }
 
