@@ -45,6 +45,11 @@ struct RowFingerprint: Hashable {
     /// The fingerprint of no bytes, to be fed with `add`.
     init() {}
 
+    /// The fingerprint of `bytes`: the same as of the text they spell.
+    init(_ bytes: UnsafeBufferPointer<UInt8>) {
+        add(bytes)
+    }
+
     mutating func add(_ bytes: UnsafeBufferPointer<UInt8>) {
         for byte in bytes { add(byte) }
     }

@@ -164,9 +164,9 @@ enum TransactionsReport {
                     next += 1
                     continue
                 }
-                let chainChanged = !changedChains.isEmpty && cells.chain.map { changedChains.contains(Self.fingerprint($0)) } != false
+                let chainChanged = !changedChains.isEmpty && cells.chain.map { changedChains.contains(RowFingerprint($0)) } != false
                 let typeFromApple = cells.product.map { product in
-                    let key = Self.fingerprint(product)
+                    let key = RowFingerprint(product)
                     if let known = typedByApple[key], known.product.elementsEqual(product) { return known.byApple }
                     let byApple = lines.catalogTypes[String(decoding: product, as: UTF8.self)] == nil
                     if typedByApple[key] == nil { typedByApple[key] = (Array(product), byApple) }
@@ -186,13 +186,6 @@ enum TransactionsReport {
             next += 1
         }
         return rewritten
-    }
-
-    /// The fingerprint of a cell's bytes: the same as of the text they spell.
-    private static func fingerprint(_ bytes: UnsafeBufferPointer<UInt8>) -> RowFingerprint {
-        var fingerprint = RowFingerprint()
-        fingerprint.add(bytes)
-        return fingerprint
     }
 
     /// Where the line at `start` ends: its line feed's offset, or the block's end when it has none.

@@ -25,11 +25,7 @@ extension StoredRow {
     /// The fingerprint of column `index`'s text, as `RowFingerprint(string(index))` but without
     /// making the `String`; nil when it is NULL.
     func fingerprint(_ index: Int) -> RowFingerprint? {
-        isNull(index) ? nil : withText(index) { bytes in
-            var fingerprint = RowFingerprint()
-            fingerprint.add(bytes)
-            return fingerprint
-        }
+        isNull(index) ? nil : withText(index) { RowFingerprint($0) }
     }
 
     /// Whether column `index`'s text is `text`, byte for byte, without making a `String` of it.

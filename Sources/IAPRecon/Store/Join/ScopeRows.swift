@@ -223,11 +223,3 @@ struct ScopeRows {
                                   refundMs: integer(Resolved.refundMs), refundType: text(Resolved.refundType))
     }
 }
-
-extension RowFingerprint {
-    /// The fingerprint of `bytes`.
-    init(_ bytes: UnsafeBufferPointer<UInt8>) {
-        self.init()
-        add(bytes)
-    }
-}

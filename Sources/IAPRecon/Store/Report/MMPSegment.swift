@@ -155,8 +155,7 @@ struct MMPSegment: Sendable, Equatable {
         /// are compared too: a name whose fingerprint another took (never seen in practice) is
         /// found, or added, by its bytes, so the table is the same whatever the fingerprints.
         private mutating func number(of name: UnsafeBufferPointer<UInt8>) -> Int {
-            var fingerprint = RowFingerprint()
-            fingerprint.add(name)
+            let fingerprint = RowFingerprint(name)
             guard let number = nameNumbers[fingerprint] else {
                 nameNumbers[fingerprint] = names.count
                 names.append(Array(name))
