@@ -39,16 +39,24 @@ enum Redaction {
             run.removeAll(keepingCapacity: true)
             runLength = 0
         }
-        for byte in bytes.prefix(scanBytes) {
-            if output.count > maximumBytes { break }
+        let end = min(bytes.count, scanBytes)
+        var index = 0
+        while index < end, output.count <= maximumBytes {
+            let byte = bytes[index]
             if isTokenByte(byte) {
-                runLength += 1
-                if run.count < longTokenBytes { run.append(byte) }
+                // A whole run at once: a receipt or a JWS is most of a rejected line, and only its
+                // first `longTokenBytes` are kept, to be shown or masked; the rest is counted.
+                var runEnd = index + 1
+                while runEnd < end, isTokenByte(bytes[runEnd]) { runEnd += 1 }
+                run.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[index..<min(runEnd, index + longTokenBytes)]))
+                runLength = runEnd - index
+                index = runEnd
             } else {
                 flush()
                 // Between a key and its value only quotes, a colon and blanks.
                 if deviceValueNext, ![UInt8(ascii: "\""), UInt8(ascii: ":"), 0x20, 0x09].contains(byte) { deviceValueNext = false }
                 output.append(byte)
+                index += 1
             }
         }
         // A run still open at the cut is not all there: it is shown only when it is short.
@@ -84,17 +92,20 @@ enum Redaction {
         return value
     }
 
-    /// Base64 and base64url letters, and what escapes them in JSON (`\/`, `\u002F`) or a URL (`%2F`).
+    /// Base64 and base64url letters, and what escapes them in JSON (`\/`, `\u002F`) or a URL (`%2F`):
+    /// `0-9 A-Z a-z + / = _ - . \ %`, as one bit per ASCII byte, since every byte of a long token is
+    /// looked up.
+    @inline(__always)
     static func isTokenByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-             UInt8(ascii: "+"), UInt8(ascii: "/"), UInt8(ascii: "="), UInt8(ascii: "_"), UInt8(ascii: "-"), UInt8(ascii: "."),
-             UInt8(ascii: "\\"), UInt8(ascii: "%"):
-            true
-        default:
-            false
-        }
+        if byte < 64 { return (tokenBytesBelow64 >> UInt64(byte)) & 1 == 1 }
+        if byte < 128 { return (tokenBytesFrom64 >> UInt64(byte - 64)) & 1 == 1 }
+        return false
     }
+
+    /// Bit `n` set when byte `n` is a token byte: `%` `+` `-` `.` `/`, the digits and `=`.
+    private static let tokenBytesBelow64: UInt64 = 0x23FF_E820_0000_0000
+    /// Bit `n` set when byte `64 + n` is a token byte: the letters, `\` and `_`.
+    private static let tokenBytesFrom64: UInt64 = 0x07FF_FFFE_97FF_FFFE
 
     /// `…` and the last four characters of an id (none of a short one).
     static func masked<ID: BidirectionalCollection<UInt8>>(_ id: ID) -> [UInt8] {

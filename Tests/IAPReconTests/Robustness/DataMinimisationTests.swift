@@ -221,6 +221,81 @@ struct DataMinimisationTests {
         #expect(redacted(plain) == plain)
     }
 
+    @Test("a reject's text is what a scan of one byte at a time gives: long runs, runs at the 64 KiB and 300-byte cuts, ids, other bytes")
+    func rejectTextTakesRunsWhole() {
+        // Pieces a rejected line is made of; joined at random, they put runs across every cut.
+        let pieces: [[UInt8]] = [
+            Array(#"{"signedPayload":""#.utf8), Array(Self.receipt.utf8), Array(Self.escapedReceipt.utf8),
+            Array(repeating: UInt8(ascii: "A"), count: 63), Array(repeating: UInt8(ascii: "b"), count: 64),
+            Array(repeating: UInt8(ascii: "9"), count: 70_000), Array("b32c634e-eeee-4deb-81d0-c3f46a42e947".utf8),
+            Array(#""idfa": "abc12345","#.utf8), Array("1795183353000-2597879".utf8), Array(" ,:\"\t".utf8),
+            [0xC3, 0xA9, 0xFF, 0x00, 0x7F, 0x80], Array("%2F\\u002F".utf8), Array("x".utf8),
+        ]
+        var generator = SplitMix64(state: 58)
+        var lines: [[UInt8]] = [[], Array(repeating: UInt8(ascii: "z"), count: 65_536), Array(repeating: UInt8(ascii: "z"), count: 65_537)]
+        for _ in 0..<400 {
+            var line: [UInt8] = []
+            for _ in 0..<Int.random(in: 1...12, using: &generator) { line += pieces[Int.random(in: 0..<pieces.count, using: &generator)] }
+            lines.append(line)
+        }
+        for line in lines {
+            line.withUnsafeBufferPointer { bytes in
+                #expect(Redaction.rejectText(bytes) == Self.rejectTextByteByByte(bytes), "\(bytes.count) bytes: \(String(decoding: bytes.prefix(80), as: UTF8.self))")
+            }
+        }
+    }
+
+    @Test("token bytes are base64 and base64url letters and what escapes them, and no other byte")
+    func tokenBytes() {
+        let expected = Set(Array("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz+/=_-.\\%".utf8))
+        for byte in UInt8.min...UInt8.max {
+            #expect(Redaction.isTokenByte(byte) == expected.contains(byte), "byte \(byte)")
+        }
+    }
+
+    /// `Redaction.rejectText` as first written, one byte at a time: the reference the run-at-once scan must equal.
+    static func rejectTextByteByByte(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
+        let tokenBytes = Set(Array("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz+/=_-.\\%".utf8))
+        var output: [UInt8] = []
+        var run: [UInt8] = []
+        var runLength = 0
+        var deviceValueNext = false
+        func flush() {
+            guard runLength > 0 else { return }
+            if runLength >= Redaction.longTokenBytes {
+                output += Array("[\(runLength) bytes redacted]".utf8)
+                deviceValueNext = false
+            } else if deviceValueNext {
+                output += Redaction.masked(run)
+                deviceValueNext = false
+            } else {
+                output += Redaction.maskingDeviceIDs(run)
+                deviceValueNext = Redaction.deviceIDKeys.contains(run.map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 })
+            }
+            run.removeAll()
+            runLength = 0
+        }
+        for byte in bytes.prefix(Redaction.scanBytes) {
+            if output.count > Redaction.maximumBytes { break }
+            if tokenBytes.contains(byte) {
+                runLength += 1
+                if run.count < Redaction.longTokenBytes { run.append(byte) }
+            } else {
+                flush()
+                if deviceValueNext, ![UInt8(ascii: "\""), UInt8(ascii: ":"), 0x20, 0x09].contains(byte) { deviceValueNext = false }
+                output.append(byte)
+            }
+        }
+        flush()
+        var cut = output.count > Redaction.maximumBytes || bytes.count > Redaction.scanBytes
+        var text = String(decoding: output.prefix(Redaction.maximumBytes), as: UTF8.self)
+        while text.utf8.count > Redaction.maximumBytes {
+            text.removeLast()
+            cut = true
+        }
+        return cut ? text + "…" : text
+    }
+
     @Test("a reason quotes a short bad value, and only describes one that could be a device id or a token")
     func reasonQuoting() {
         #expect(LineReject.badTime("ts", .string("yesterday")).reason == "bad time in 'ts': \"yesterday\"")
