@@ -145,17 +145,12 @@ public enum CSV {
     /// tab or CR so a spreadsheet shows it as text rather than running it as a formula
     /// (CONTRACT.md §3), control characters escaped, and quoted when needed.
     public static func textCell(_ value: String) -> String {
-        if isPlain(value, text: true) { return value }
-        var value = value
-        if let first = value.unicodeScalars.first, ["=", "+", "-", "@", "\t", "\r"].contains(first) {
-            value = "'" + value
-        }
-        return quoteIfNeeded(escapingControlCharacters(value))
+        isPlain(value, text: true) ? value : cell(value, guardingFormula: true)
     }
 
     /// A cell for a numeric column: never prefixed.
     public static func numberCell(_ value: String) -> String {
-        isPlain(value, text: false) ? value : quoteIfNeeded(escapingControlCharacters(value))
+        isPlain(value, text: false) ? value : cell(value, guardingFormula: false)
     }
 
     /// Whether UTF-8 `bytes` are their own cell, as `textCell` (`text`) or `numberCell` would
@@ -187,37 +182,77 @@ public enum CSV {
     /// would otherwise reach a spreadsheet or a terminal that `cat`s the file, where they
     /// can hide or fake text; a record never spans lines either.
     public static func escapingControlCharacters(_ value: String) -> String {
-        guard value.unicodeScalars.contains(where: isControl) else { return value }
-        var escaped = String.UnicodeScalarView()
-        for scalar in value.unicodeScalars {
-            guard isControl(scalar) else {
-                escaped.append(scalar)
-                continue
-            }
-            let text: String
-            switch scalar {
-            case "\t": text = "\\t"
-            case "\n": text = "\\n"
-            case "\r": text = "\\r"
-            default:
-                let hex = String(scalar.value, radix: 16, uppercase: true)
-                text = "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            }
-            escaped.append(contentsOf: text.unicodeScalars)
+        var value = value
+        return value.withUTF8 { bytes in
+            var output: [UInt8] = []
+            output.reserveCapacity(bytes.count)
+            _ = appendEscaping(bytes, doublingQuotes: false, to: &output)
+            return String(decoding: output, as: UTF8.self)
         }
-        return String(escaped)
+    }
+
+    /// The cell of a value that is not its own: `'` first when it starts with a formula sign, a tab
+    /// or a CR (`guardingFormula`), its control characters escaped, and quoted, each quote doubled,
+    /// when it holds a comma or a quote (a line break is escaped by then). Made in one pass over
+    /// the UTF-8 bytes: every character it changes or looks for is ASCII, or a C1 control (`C2 80`
+    /// to `C2 9F`).
+    private static func cell(_ value: String, guardingFormula: Bool) -> String {
+        var value = value
+        return value.withUTF8 { bytes in
+            var output: [UInt8] = [UInt8(ascii: "\"")]
+            output.reserveCapacity(bytes.count + 8)
+            if guardingFormula, let first = bytes.first, formulaStarts.contains(first) { output.append(UInt8(ascii: "'")) }
+            guard appendEscaping(bytes, doublingQuotes: true, to: &output) else {
+                return String(decoding: output.dropFirst(), as: UTF8.self)
+            }
+            output.append(UInt8(ascii: "\""))
+            return String(decoding: output, as: UTF8.self)
+        }
+    }
+
+    /// What a text cell's first character must not be, lest a spreadsheet run the cell (CONTRACT.md §3).
+    private static let formulaStarts: [UInt8] = [UInt8(ascii: "="), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "@"), 0x09, 0x0D]
+
+    /// Appends `bytes` with every control character escaped, and each quote twice when
+    /// `doublingQuotes`; returns whether they hold a comma or a quote.
+    private static func appendEscaping(_ bytes: UnsafeBufferPointer<UInt8>, doublingQuotes: Bool, to output: inout [UInt8]) -> Bool {
+        var holdsCommaOrQuote = false
+        var index = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte < 0x20 || byte == 0x7F {
+                appendEscape(of: byte, to: &output)
+            } else if byte == 0xC2, index + 1 < bytes.count, (0x80...0x9F).contains(bytes[index + 1]) {
+                index += 1
+                appendEscape(of: bytes[index], to: &output)
+            } else {
+                if byte == UInt8(ascii: ",") || byte == UInt8(ascii: "\"") {
+                    holdsCommaOrQuote = true
+                    if doublingQuotes, byte == UInt8(ascii: "\"") { output.append(byte) }
+                }
+                output.append(byte)
+            }
+            index += 1
+        }
+        return holdsCommaOrQuote
+    }
+
+    /// The escape of control character U+00`control`: `\t`, `\n`, `\r`, else `\u` and four hex digits.
+    private static func appendEscape(of control: UInt8, to output: inout [UInt8]) {
+        output.append(UInt8(ascii: "\\"))
+        switch control {
+        case 0x09: output.append(UInt8(ascii: "t"))
+        case 0x0A: output.append(UInt8(ascii: "n"))
+        case 0x0D: output.append(UInt8(ascii: "r"))
+        default:
+            let digits = Array("0123456789ABCDEF".utf8)
+            output += [UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), digits[Int(control >> 4)], digits[Int(control & 0x0F)]]
+        }
     }
 
     /// Unicode's `Cc` category: U+0000–U+001F, U+007F and U+0080–U+009F.
     static func isControl(_ scalar: Unicode.Scalar) -> Bool {
         scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
-    }
-
-    static func quoteIfNeeded(_ value: String) -> String {
-        if value.utf8.contains(where: { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: "\"") || $0 == 0x0A || $0 == 0x0D }) {
-            return "\"" + value.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-        }
-        return value
     }
 }
 
@@ -335,11 +370,5 @@ public struct CSVRow {
             while end > start, bytes[end - 1] == 0x20 || bytes[end - 1] == 0x09 { end -= 1 }
         }
         return UnsafeBufferPointer(rebasing: bytes[start..<end])
-    }
-}
-
-extension String {
-    fileprivate func replacingOccurrences(of target: String, with replacement: String) -> String {
-        split(separator: Character(target), omittingEmptySubsequences: false).joined(separator: replacement)
     }
 }

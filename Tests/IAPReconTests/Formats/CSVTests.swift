@@ -58,6 +58,51 @@ struct CSVTests {
         #expect(CSV.numberCell(value) == number)
     }
 
+    @Test("a quote that a combining mark follows is doubled like any other: the cell stays one field")
+    func quoteBeforeCombiningMark() throws {
+        // `"` and U+0301 make one Character: a cell quoted by Characters kept this quote single,
+        // so a reader took it for the cell's end.
+        let value = "say \"\u{301}hi\", ok"
+        let cell = CSV.textCell(value)
+        #expect(cell == "\"say \"\"\u{301}hi\"\", ok\"")
+        let row = try #require(Self.row(cell + ",next", maximumFields: 10))
+        #expect(row.count == 2 && row[0] == value)
+    }
+
+    @Test("an output cell is what the scalar-by-scalar rules give, for random text of controls, quotes, commas, signs and UTF-8")
+    func outputCellsByTheRules() {
+        let alphabet: [String] = ["a", "Z", "0", " ", ",", "\"", "'", "=", "+", "-", "@", "\t", "\r", "\n", "\u{0}", "\u{1B}",
+                                  "\u{7F}", "\u{80}", "\u{9F}", "\u{A0}", "\u{C2}", "é", "€", "😀", "\\", "u"]
+        var generator = SplitMix64(state: 0xCE11)
+        for _ in 0..<20_000 {
+            let value = (0..<Int.random(in: 0...10, using: &generator)).map { _ in alphabet[Int.random(in: 0..<alphabet.count, using: &generator)] }.joined()
+            #expect(CSV.textCell(value) == Self.cellByScalars(value, text: true), "\(Array(value.unicodeScalars))")
+            #expect(CSV.numberCell(value) == Self.cellByScalars(value, text: false), "\(Array(value.unicodeScalars))")
+        }
+    }
+
+    /// The cell rules of CONTRACT.md §3 applied one Unicode scalar at a time: the reference for `CSV.textCell`
+    /// and `CSV.numberCell`, which work on bytes.
+    static func cellByScalars(_ value: String, text: Bool) -> String {
+        var output = ""
+        if text, let first = value.unicodeScalars.first, ["=", "+", "-", "@", "\t", "\r"].contains(first) { output = "'" }
+        var quoted = false
+        for scalar in value.unicodeScalars {
+            switch scalar.value {
+            case 0x09: output += "\\t"
+            case 0x0A: output += "\\n"
+            case 0x0D: output += "\\r"
+            case 0..<0x20, 0x7F...0x9F:
+                let hex = String(scalar.value, radix: 16, uppercase: true)
+                output += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            case 0x22: output += "\"\""; quoted = true
+            case 0x2C: output += ","; quoted = true
+            default: output.unicodeScalars.append(scalar)
+            }
+        }
+        return quoted ? "\"" + output + "\"" : output
+    }
+
     @Test("a cell trimmed as bytes is the cell trimmed as text: quoted, padded, blank or with broken UTF-8")
     func trimmedCells() throws {
         let row = try #require(Self.row(" a ,\"  b  \", \t,,  \"c\" ,\"d\"\"e\" ,x\ty\t,\"  \"\"  \"", maximumFields: 100))
