@@ -9,7 +9,7 @@ import Foundation
 /// joined install at or before sign-up. Users with no install — and paying
 /// users with no registration, at their first purchase — form one
 /// `unattributed` cohort per day, so every verified dollar lands in a row.
-struct AttributionReport {
+struct AttributionReport: Sendable {
     static let dayMs: Int64 = 86_400_000
 
     struct CohortKey: Hashable, Comparable {

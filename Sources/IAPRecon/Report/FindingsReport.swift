@@ -12,7 +12,7 @@ import Foundation
 /// first reported: `first_seen` is the as-of of the first run that reported its
 /// `finding_id`, and `new` says whether this run is that run, so a night alerts
 /// once per new problem.
-struct FindingsReport {
+struct FindingsReport: Sendable {
     static let storedColumns = [
         "finding_id", "kind", "severity", "user_id", "order_id", "transaction_id", "original_transaction_id", "product_id",
         "amount", "currency", "event_time", "detail", "sources",
@@ -26,7 +26,7 @@ struct FindingsReport {
     /// The stored finding's columns as the store reads them; `Row.values` holds them in this order.
     typealias Column = ReportFindingColumn
 
-    struct Row {
+    struct Row: Sendable {
         /// The stored finding's cells, by `Column`.
         var values: [String?]
         /// The amount in the reporting currency, rounded; nil without an amount or a rate.
@@ -50,8 +50,14 @@ struct FindingsReport {
     /// count once the report's outputs are switched in (`ReportStore.publishFirstSightings`);
     /// `earlierSightings` names a store whose sightings before `asOfMs` count as earlier reports.
     init(store: some ReportStore, fx: FXRates, zone: Zone, asOfMs: Int64, earlierSightings: String? = nil) throws {
-        currency = ReportingCurrency(fx.reportingCurrency)
         let announced = try store.recordFirstSightings(asOfMs: asOfMs, earlierIn: earlierSightings)
+        try self.init(reading: store, fx: fx, zone: zone, announced: announced)
+    }
+
+    /// The findings of a store whose first sightings are recorded already (`ReportStore.recordFirstSightings`,
+    /// which returns `announced`): only reads, so it may run on a connection of its own, on another thread.
+    init(reading store: some ReportStore, fx: FXRates, zone: Zone, announced: Set<String>) throws {
+        currency = ReportingCurrency(fx.reportingCurrency)
         var values = AmountReader(fx: fx, zone: zone)
         try store.forEachFinding { row in
             var texts: [String?] = Column.stored.map { row.optionalString($0) }

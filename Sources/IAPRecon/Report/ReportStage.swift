@@ -86,10 +86,12 @@ public enum ReportStage {
         // Attribution's installs next: the matching on this thread waits for them, while the
         // files below can wait for a core.
         let installs = try AttributionReport.readInstalls(store: store, zone: settings.zone, fx: fx)
-        let findings: FindingsReport, output: OutputSet
+        let announced: Set<String>, output: OutputSet
         do {
-            findings = try FindingsReport(store: store, fx: fx, zone: settings.zone, asOfMs: asOfMs, earlierSightings: settings.earlierSightings)
-            Trace.mark("report findings and fx")
+            // The report's one write before attribution's: the findings are read on another
+            // connection once the sightings they are judged by are committed.
+            announced = try store.recordFirstSightings(asOfMs: asOfMs, earlierIn: settings.earlierSightings)
+            Trace.mark("report first sightings recorded")
             output = try OutputSet(folder: settings.outFolder)
         } catch {
             installs.wait()
@@ -100,14 +102,11 @@ public enum ReportStage {
         var transactionsPatched: Int?
         /// What the inputs disagree on: said on stderr and on the page.
         var inputWarnings: [String] = []
-        /// Notifications of types Apple does not document, which the ingest named on the night it read
-        /// them: the page names them while they are stored (stderr has had them once).
-        var undocumentedTypes: [String] = []
         // Each file is written (and fsynced) as soon as what it shows is known, on the thread that
-        // knows it: transactions streamed on a connection of their own from the start, revenue
-        // (daily, then by fiscal month) beside the summary's counts once the installs are read,
-        // and here the findings, rejects and consumption requests, then attribution. The report
-        // page and the summary need all but the transactions and come last.
+        // knows it: transactions streamed on a connection of their own from the start; revenue (daily,
+        // then by fiscal month) beside the summary's counts; the findings, rejects and consumption
+        // requests on a third; here attribution, the longest, whose matching waits for the installs.
+        // The report page and the summary need all but the transactions and come last.
         let transactionsFile = Background { [open = store.opener, zone = settings.zone, currency = settings.reportingCurrency] in
             let reader = try open()
             var written: TransactionsReport.Written?
@@ -131,40 +130,54 @@ public enum ReportStage {
             if writesTieOut {
                 try output.write("apple_tieout.csv") { try tieOut.write(&$0) }
             }
+            // Notifications of types Apple does not document, which the ingest named on the night it read
+            // them: the page names them while they are stored (stderr has had them once).
+            let undocumentedTypes = try Self.undocumentedNotificationTypes(reader)
             Trace.mark("report summary counts (background)")
-            return (revenue, tieOut, counts, writesTieOut)
+            return (revenue, tieOut, counts, writesTieOut, undocumentedTypes)
         }
+        // The findings, then the files of rows read as they are stored, on a third connection.
+        let findingsWork = Background { [open = store.opener, zone = settings.zone, currency = settings.currency] in
+            let reader = try open()
+            let findings = try FindingsReport(reading: reader, fx: fx, zone: zone, announced: announced)
+            Trace.mark("report findings and fx (background)")
+            try output.write("findings.csv") { try findings.writeCSV(&$0) }
+            try output.write("findings.json") { try findings.writeJSON(&$0) }
+            try output.write("rejects.csv") { try RejectsReport.write(reader, &$0) }
+            let answers = try ConsumptionRequestsReport.answers(store: reader, zone: zone, currency: currency)
+            try output.write("consumption_requests.jsonl") { try ConsumptionRequestsReport.write(answers, &$0) }
+            Trace.mark("report consumption requests (background)")
+            return findings
+        }
+        let findings: FindingsReport
         do {
             let attribution: AttributionReport
             do {
-                // Written while the installs are read: attribution waits for them anyway.
-                try output.write("findings.csv") { try findings.writeCSV(&$0) }
-                try output.write("findings.json") { try findings.writeJSON(&$0) }
-                try output.write("rejects.csv") { try RejectsReport.write(store, &$0) }
-                let answers = try ConsumptionRequestsReport.answers(store: store, zone: settings.zone, currency: settings.currency)
-                try output.write("consumption_requests.jsonl") { try ConsumptionRequestsReport.write(answers, &$0) }
-                Trace.mark("report consumption requests")
-                filesDone?(4)
                 // Reads in one snapshot; fct_user_installs is written on another connection meanwhile.
                 attribution = try store.readTransaction {
                     try AttributionReport(store: store, zone: settings.zone, fx: fx, asOfMs: asOfMs, installs: installs)
                 }
                 Trace.mark("report attribution")
-                try output.write("attribution.csv") { try attribution.write(&$0, currency: settings.reportingCurrency) }
+                findings = try findingsWork.value()
+                Trace.mark("report waited for findings")
+                filesDone?(4)
                 inputWarnings = fx.warnings + catalogConflicts.warnings + attribution.spendOverlaps.warnings
-                undocumentedTypes = try Self.undocumentedNotificationTypes(store)
-                filesDone?(1)
             } catch {
                 installs.wait()
+                findingsWork.wait()
                 revenueWork.wait()
                 transactionsFile.wait()
                 throw error
             }
-            // The page and the summary need every report but transactions.csv, which may still be streaming.
+            // Written beside the page and the summary, which need every report but transactions.csv,
+            // which may still be streaming.
+            let attributionFile = Background { [attribution, currency = settings.reportingCurrency] in
+                try output.write("attribution.csv") { try attribution.write(&$0, currency: currency) }
+            }
             let tieOut: AppleTieOutReport, counts: SummaryReport.Counts, wroteTieOut: Bool
             do {
-                let revenue: RevenueReport
-                (revenue, tieOut, counts, wroteTieOut) = try revenueWork.value()
+                let revenue: RevenueReport, undocumentedTypes: [String]
+                (revenue, tieOut, counts, wroteTieOut, undocumentedTypes) = try revenueWork.value()
                 Trace.mark("report waited for revenue")
                 filesDone?(wroteTieOut ? 3 : 2)
                 let summary = SummaryReport.build(counts: counts, asOfMs: asOfMs, graceMs: graceMs, settings: settings,
@@ -176,7 +189,11 @@ public enum ReportStage {
                 try output.write("report.html") { try $0.write(page.html()) }
                 try output.write("summary.json") { try $0.write(JSONWriter.pretty(summary)) }
                 filesDone?(2)
+                try attributionFile.value()
+                Trace.mark("report waited for attribution.csv")
+                filesDone?(1)
             } catch {
+                attributionFile.wait()
                 transactionsFile.wait()
                 throw error
             }

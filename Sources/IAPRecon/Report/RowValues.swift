@@ -12,6 +12,8 @@ struct FirstSeen<Key: Hashable> {
     }
 }
 
+extension FirstSeen: Sendable where Key: Sendable {}
+
 /// The distinct texts of a column, each numbered once: a report reading hundreds of thousands of
 /// rows that repeat a few hundred product ids, storefronts and currencies looks each row's text
 /// up by the fingerprint of its bytes and makes a `String` only the first time it sees one.
