@@ -239,7 +239,7 @@ struct ReportPage {
         }
         self.risk = FindingKind.allCases.compactMap { risk[$0.rawValue] }
         criticalTotal = critical.count
-        criticalFindings = Array(critical.sorted { ($0.eventTime, $0.findingID) > ($1.eventTime, $1.findingID) }.prefix(Self.criticalShown))
+        criticalFindings = Self.newest(critical, count: Self.criticalShown)
 
         var sources: [String: MediaSource] = [:]
         for (key, cohort) in attribution.cohorts {
@@ -262,6 +262,23 @@ struct ReportPage {
 
         inputs = counts.files
         inputTotals = counts.totals
+    }
+
+    /// The first `count` of `findings` sorted newest first (by event time, then id, descending), equal
+    /// ones in their order, as a stable sort's prefix: picked in one pass, not by sorting them all.
+    static func newest(_ findings: [CriticalFinding], count: Int) -> [CriticalFinding] {
+        var newest: [CriticalFinding] = []
+        newest.reserveCapacity(count + 1)
+        func isNewer(_ a: CriticalFinding, than b: CriticalFinding) -> Bool { (a.eventTime, a.findingID) > (b.eventTime, b.findingID) }
+        for finding in findings {
+            if newest.count == count, let last = newest.last, !isNewer(finding, than: last) { continue }
+            // After every one it is not newer than: an equal one seen earlier stays first.
+            var index = newest.count
+            while index > 0, isNewer(finding, than: newest[index - 1]) { index -= 1 }
+            newest.insert(finding, at: index)
+            if newest.count > count { newest.removeLast() }
+        }
+        return newest
     }
 
     /// The days from the first with revenue (or `chartDays` before the last) to the last, none

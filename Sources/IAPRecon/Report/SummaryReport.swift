@@ -27,8 +27,11 @@ enum SummaryReport {
         var atRiskByKind: [(String, JSONValue)] = []
         var atRisk = Amount.zero
         var newAtRisk = Amount.zero
+        // The rows of each kind, in their order, from one pass over the findings.
+        var rowsOfKind: [String: [FindingsReport.Row]] = [:]
+        for row in findings.rows { rowsOfKind[row.kind, default: []].append(row) }
         for kind in FindingKind.allCases {
-            let rows = findings.rows.filter { $0.kind == kind.rawValue }
+            let rows = rowsOfKind[kind.rawValue] ?? []
             var amounts: [String: Decimal] = [:]
             var reporting = Amount.zero
             var newReporting = Amount.zero

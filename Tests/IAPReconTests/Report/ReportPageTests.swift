@@ -29,6 +29,24 @@ struct ReportPageTests {
         return scenario
     }
 
+    @Test("the critical findings listed are the newest ten, as a stable sort by time and id would list them, equal ones in their order")
+    func newestCriticalFindings() {
+        var generator = SplitMix64(state: 0xC217)
+        func finding(_ number: Int) -> ReportPage.CriticalFinding {
+            let time = "2026-11-\(10 + Int.random(in: 0..<6, using: &generator))T00:00:00.000Z"
+            return ReportPage.CriticalFinding(findingID: "f\(Int.random(in: 0..<8, using: &generator))", kind: "k", eventTime: time, userID: "",
+                                              transactionID: "", productID: "", amount: "", currency: "", detail: String(number), sources: "")
+        }
+        for size in [0, 1, 5, 10, 11, 40, 300] {
+            let findings = (0..<size).map(finding)
+            let sorted = findings.sorted { ($0.eventTime, $0.findingID) > ($1.eventTime, $1.findingID) }.prefix(10)
+            for count in [10, 3] {
+                let expected = sorted.prefix(count).map { [$0.eventTime, $0.findingID, $0.detail] }
+                #expect(ReportPage.newest(findings, count: count).map { [$0.eventTime, $0.findingID, $0.detail] } == Array(expected))
+            }
+        }
+    }
+
     @Test("user ids and media sources holding markup, quotes or control characters show as text and never become elements")
     func escapesInput() throws {
         let html = try Self.hostileNight().output("report.html")
