@@ -136,18 +136,22 @@ public enum ReportStage {
             Trace.mark("report summary counts (background)")
             return (revenue, tieOut, counts, writesTieOut, undocumentedTypes)
         }
-        // The findings, then the files of rows read as they are stored, on a third connection.
-        let findingsWork = Background { [open = store.opener, zone = settings.zone, currency = settings.currency] in
+        // The findings on a third connection; the files of rows read as they are stored on a fourth, so
+        // that no one worker is left with both when attribution is done.
+        let findingsWork = Background { [open = store.opener, zone = settings.zone] in
             let reader = try open()
             let findings = try FindingsReport(reading: reader, fx: fx, zone: zone, announced: announced)
             Trace.mark("report findings and fx (background)")
             try output.write("findings.csv") { try findings.writeCSV(&$0) }
             try output.write("findings.json") { try findings.writeJSON(&$0) }
+            return findings
+        }
+        let rowFiles = Background { [open = store.opener, zone = settings.zone, currency = settings.currency] in
+            let reader = try open()
             try output.write("rejects.csv") { try RejectsReport.write(reader, &$0) }
             let answers = try ConsumptionRequestsReport.answers(store: reader, zone: zone, currency: currency)
             try output.write("consumption_requests.jsonl") { try ConsumptionRequestsReport.write(answers, &$0) }
             Trace.mark("report consumption requests (background)")
-            return findings
         }
         let findings: FindingsReport
         do {
@@ -159,12 +163,14 @@ public enum ReportStage {
                 }
                 Trace.mark("report attribution")
                 findings = try findingsWork.value()
+                try rowFiles.value()
                 Trace.mark("report waited for findings")
                 filesDone?(4)
                 inputWarnings = fx.warnings + catalogConflicts.warnings + attribution.spendOverlaps.warnings
             } catch {
                 installs.wait()
                 findingsWork.wait()
+                rowFiles.wait()
                 revenueWork.wait()
                 transactionsFile.wait()
                 throw error
