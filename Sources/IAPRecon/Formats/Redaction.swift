@@ -26,16 +26,7 @@ enum Redaction {
         var deviceValueNext = false
         func flush() {
             guard runLength > 0 else { return }
-            if runLength >= longTokenBytes {
-                output += Array("[\(runLength) bytes redacted]".utf8)
-                deviceValueNext = false
-            } else if deviceValueNext {
-                output += masked(run)
-                deviceValueNext = false
-            } else {
-                output += maskingDeviceIDs(run)
-                deviceValueNext = deviceIDKeys.contains(run.map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 })
-            }
+            deviceValueNext = appendRun(run, length: runLength, isDeviceValue: deviceValueNext, to: &output)
             run.removeAll(keepingCapacity: true)
             runLength = 0
         }
@@ -69,6 +60,23 @@ enum Redaction {
             cut = true
         }
         return cut ? text + "…" : text
+    }
+
+    /// Appends a run of token bytes as a reject's text shows it: `[n bytes redacted]` when it is
+    /// long, masked when it is a device id's value (`isDeviceValue`) or shaped like a device id, else
+    /// as it is. `kept` is the run's first `longTokenBytes`, `length` its whole length. Returns
+    /// whether the run is a device-id key (`"idfa"`), whose value comes next.
+    static func appendRun(_ kept: [UInt8], length: Int, isDeviceValue: Bool, to output: inout [UInt8]) -> Bool {
+        if length >= longTokenBytes {
+            output += Array("[\(length) bytes redacted]".utf8)
+            return false
+        }
+        if isDeviceValue {
+            output += masked(kept)
+            return false
+        }
+        output += maskingDeviceIDs(kept)
+        return deviceIDKeys.contains(kept.map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 })
     }
 
     /// A bad value for the reason text: quoted when short, else described, so a reason

@@ -240,7 +240,7 @@ struct DataMinimisationTests {
         }
         for line in lines {
             line.withUnsafeBufferPointer { bytes in
-                #expect(Redaction.rejectText(bytes) == Self.rejectTextByteByByte(bytes), "\(bytes.count) bytes: \(String(decoding: bytes.prefix(80), as: UTF8.self))")
+                #expect(Redaction.rejectText(bytes) == Self.rejectTextByPieces(bytes), "\(bytes.count) bytes: \(String(decoding: bytes.prefix(80), as: UTF8.self))")
             }
         }
     }
@@ -253,40 +253,40 @@ struct DataMinimisationTests {
         }
     }
 
-    /// `Redaction.rejectText` as first written, one byte at a time: the reference the run-at-once scan must equal.
-    static func rejectTextByteByByte(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
+    /// `Redaction.rejectText`'s scan done another way: the scanned bytes split first into token runs and
+    /// single other bytes, classified one at a time, then shown piece by piece. A finished run is shown by
+    /// the same `appendRun`.
+    static func rejectTextByPieces(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
         let tokenBytes = Set(Array("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz+/=_-.\\%".utf8))
-        var output: [UInt8] = []
-        var run: [UInt8] = []
-        var runLength = 0
-        var deviceValueNext = false
-        func flush() {
-            guard runLength > 0 else { return }
-            if runLength >= Redaction.longTokenBytes {
-                output += Array("[\(runLength) bytes redacted]".utf8)
-                deviceValueNext = false
-            } else if deviceValueNext {
-                output += Redaction.masked(run)
-                deviceValueNext = false
-            } else {
-                output += Redaction.maskingDeviceIDs(run)
-                deviceValueNext = Redaction.deviceIDKeys.contains(run.map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 })
-            }
-            run.removeAll()
-            runLength = 0
-        }
+        var pieces: [(bytes: [UInt8], isRun: Bool)] = []
         for byte in bytes.prefix(Redaction.scanBytes) {
-            if output.count > Redaction.maximumBytes { break }
-            if tokenBytes.contains(byte) {
-                runLength += 1
-                if run.count < Redaction.longTokenBytes { run.append(byte) }
+            let isToken = tokenBytes.contains(byte)
+            if isToken, pieces.last?.isRun == true {
+                pieces[pieces.count - 1].bytes.append(byte)
             } else {
-                flush()
-                if deviceValueNext, ![UInt8(ascii: "\""), UInt8(ascii: ":"), 0x20, 0x09].contains(byte) { deviceValueNext = false }
-                output.append(byte)
+                pieces.append(([byte], isToken))
             }
         }
-        flush()
+        var output: [UInt8] = []
+        var isDeviceValue = false
+        var pendingRun: [UInt8]?
+        func showPendingRun() {
+            guard let run = pendingRun else { return }
+            isDeviceValue = Redaction.appendRun(Array(run.prefix(Redaction.longTokenBytes)), length: run.count, isDeviceValue: isDeviceValue, to: &output)
+            pendingRun = nil
+        }
+        for piece in pieces {
+            if output.count > Redaction.maximumBytes { break }
+            guard !piece.isRun else {
+                pendingRun = piece.bytes
+                continue
+            }
+            showPendingRun()
+            let byte = piece.bytes[0]
+            if isDeviceValue, ![UInt8(ascii: "\""), UInt8(ascii: ":"), 0x20, 0x09].contains(byte) { isDeviceValue = false }
+            output.append(byte)
+        }
+        showPendingRun()
         var cut = output.count > Redaction.maximumBytes || bytes.count > Redaction.scanBytes
         var text = String(decoding: output.prefix(Redaction.maximumBytes), as: UTF8.self)
         while text.utf8.count > Redaction.maximumBytes {
