@@ -267,15 +267,9 @@ enum ContentHash {
     /// Reads the file in blocks of 1 MiB (the last shorter; each but the last a multiple of 32
     /// bytes) and returns its length.
     private static func readBlocks(_ path: String, _ block: (UnsafeMutableRawPointer, Int) -> Void) throws(InputError) -> Int {
-        // O_NONBLOCK: opening a FIFO that replaced the file since it was listed must not wait for a writer.
-        let descriptor = open(path, O_RDONLY | O_NONBLOCK)
-        guard descriptor >= 0 else { throw InputError(path: path, reason: String(cString: strerror(errno))) }
+        // A folder is named as reading it says.
+        let descriptor = try InputFile.openRegularFile(path, folderReason: InputFile.folderRead)
         defer { close(descriptor) }
-        var status = stat()
-        // A folder goes on to fail reading with the system's "Is a directory".
-        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG || status.st_mode & S_IFMT == S_IFDIR else {
-            throw InputError(path: path, reason: "not a regular file")
-        }
         let blockSize = 1 << 20
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: blockSize, alignment: 8)
         defer { buffer.deallocate() }

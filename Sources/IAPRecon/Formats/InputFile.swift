@@ -30,18 +30,29 @@ final class InputFile {
     /// are hashed by the reader of its lines, which knows which are its own).
     init(path: String, hashing: ContentHash.Reading? = nil) throws(InputError) {
         self.path = path
+        // A folder read for its content hash is named as reading it says, as ingest names a new path that is one.
+        let descriptor = try Self.openRegularFile(path, folderReason: hashing != nil ? Self.folderRead : Self.notRegular)
+        handle = path.hasSuffix(".gz") ? .gzip(try GzipReader(descriptor: descriptor, path: path, hashing: hashing)) : .plain(descriptor)
+    }
+
+    /// Opens `path` to read when it is a regular file; throws otherwise: `folderReason` for a folder,
+    /// "not a regular file" for anything else.
+    static func openRegularFile(_ path: String, folderReason: String) throws(InputError) -> Int32 {
         // O_NONBLOCK: opening a FIFO that replaced the file since it was listed must not wait for a writer.
         let descriptor = open(path, O_RDONLY | O_NONBLOCK)
         guard descriptor >= 0 else { throw InputError(path: path, reason: String(cString: strerror(errno))) }
         var status = stat()
         guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
             close(descriptor)
-            // A folder read for its content hash is named as reading it says, as ingest names a new path that is one.
-            let isFolder = status.st_mode & S_IFMT == S_IFDIR
-            throw InputError(path: path, reason: hashing != nil && isFolder ? String(cString: strerror(EISDIR)) : "not a regular file")
+            throw InputError(path: path, reason: status.st_mode & S_IFMT == S_IFDIR ? folderReason : notRegular)
         }
-        handle = path.hasSuffix(".gz") ? .gzip(try GzipReader(descriptor: descriptor, path: path, hashing: hashing)) : .plain(descriptor)
+        return descriptor
     }
+
+    /// Why a path that is no regular file cannot be read.
+    static let notRegular = "not a regular file"
+    /// What reading a folder says: the system's "Is a directory".
+    static var folderRead: String { String(cString: strerror(EISDIR)) }
 
     deinit {
         // A gzip reader closes its own descriptor.
