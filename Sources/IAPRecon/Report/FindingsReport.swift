@@ -46,16 +46,10 @@ struct FindingsReport: Sendable {
     let currency: ReportingCurrency
     var rows: [Row] = []
 
-    /// The findings of the store as of `asOfMs`; records the first sightings among them, which
-    /// count once the report's outputs are switched in (`ReportStore.publishFirstSightings`);
-    /// `earlierSightings` names a store whose sightings before `asOfMs` count as earlier reports.
-    init(store: some ReportStore, fx: FXRates, zone: Zone, asOfMs: Int64, earlierSightings: String? = nil) throws {
-        let announced = try store.recordFirstSightings(asOfMs: asOfMs, earlierIn: earlierSightings)
-        try self.init(reading: store, fx: fx, zone: zone, announced: announced)
-    }
-
-    /// The findings of a store whose first sightings are recorded already (`ReportStore.recordFirstSightings`,
-    /// which returns `announced`): only reads, so it may run on a connection of its own, on another thread.
+    /// The findings of a store whose first sightings are recorded already: `announced` is what
+    /// `ReportStore.recordFirstSightings` returned, the findings this run reports first. Those sightings
+    /// count once the report's outputs are switched in (`ReportStore.publishFirstSightings`). Only reads,
+    /// so it may run on a connection of its own, on another thread.
     init(reading store: some ReportStore, fx: FXRates, zone: Zone, announced: Set<String>) throws {
         currency = ReportingCurrency(fx.reportingCurrency)
         var values = AmountReader(fx: fx, zone: zone)

@@ -575,7 +575,8 @@ struct ReportPageTests {
         let settings = ReportSettings(outFolder: scenario.out)
         return ReportPage(
             asOfMs: asOfMs, settings: settings, counts: try StoredSummaryCounts.counts(database: database, asOfMs: asOfMs, graceMs: graceMs),
-            findings: try FindingsReport(store: store, fx: fx, zone: .utc, asOfMs: asOfMs), revenue: try RevenueReport(store: store, zone: .utc, fx: fx),
+            findings: try FindingsReport(reading: store, fx: fx, zone: .utc, announced: store.recordFirstSightings(asOfMs: asOfMs, earlierIn: nil)),
+            revenue: try RevenueReport(store: store, zone: .utc, fx: fx),
             attribution: try AttributionReport(store: store, zone: .utc, fx: fx, asOfMs: asOfMs))
     }
 
