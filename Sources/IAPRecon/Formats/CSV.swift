@@ -177,20 +177,6 @@ public enum CSV {
         return true
     }
 
-    /// `value` with every control character (C0, DEL, C1) written as a visible escape: `\t`,
-    /// `\n`, `\r`, else `\u001B`. An input line's escape sequences, NULs or line breaks
-    /// would otherwise reach a spreadsheet or a terminal that `cat`s the file, where they
-    /// can hide or fake text; a record never spans lines either.
-    public static func escapingControlCharacters(_ value: String) -> String {
-        var value = value
-        return value.withUTF8 { bytes in
-            var output: [UInt8] = []
-            output.reserveCapacity(bytes.count)
-            _ = appendEscaping(bytes, doublingQuotes: false, to: &output)
-            return String(decoding: output, as: UTF8.self)
-        }
-    }
-
     /// The cell of a value that is not its own: `'` first when it starts with a formula sign, a tab
     /// or a CR (`guardingFormula`), its control characters escaped, and quoted, each quote doubled,
     /// when it holds a comma or a quote (a line break is escaped by then). Made in one pass over
@@ -202,7 +188,7 @@ public enum CSV {
             var output: [UInt8] = [UInt8(ascii: "\"")]
             output.reserveCapacity(bytes.count + 8)
             if guardingFormula, let first = bytes.first, formulaStarts.contains(first) { output.append(UInt8(ascii: "'")) }
-            guard appendEscaping(bytes, doublingQuotes: true, to: &output) else {
+            guard appendEscaping(bytes, to: &output) else {
                 return String(decoding: output.dropFirst(), as: UTF8.self)
             }
             output.append(UInt8(ascii: "\""))
@@ -213,9 +199,12 @@ public enum CSV {
     /// What a text cell's first character must not be, lest a spreadsheet run the cell (CONTRACT.md §3).
     private static let formulaStarts: [UInt8] = [UInt8(ascii: "="), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "@"), 0x09, 0x0D]
 
-    /// Appends `bytes` with every control character escaped, and each quote twice when
-    /// `doublingQuotes`; returns whether they hold a comma or a quote.
-    private static func appendEscaping(_ bytes: UnsafeBufferPointer<UInt8>, doublingQuotes: Bool, to output: inout [UInt8]) -> Bool {
+    /// Appends `bytes` with every control character (Unicode's `Cc`: C0, DEL, C1) written as a visible
+    /// escape, `\t`, `\n`, `\r`, else `\u001B`, and each quote twice; returns whether they hold a comma
+    /// or a quote. An input line's escape sequences, NULs or line breaks would otherwise reach a
+    /// spreadsheet or a terminal that `cat`s the file, where they can hide or fake text; a record
+    /// never spans lines either.
+    private static func appendEscaping(_ bytes: UnsafeBufferPointer<UInt8>, to output: inout [UInt8]) -> Bool {
         var holdsCommaOrQuote = false
         var index = 0
         while index < bytes.count {
@@ -228,7 +217,7 @@ public enum CSV {
             } else {
                 if byte == UInt8(ascii: ",") || byte == UInt8(ascii: "\"") {
                     holdsCommaOrQuote = true
-                    if doublingQuotes, byte == UInt8(ascii: "\"") { output.append(byte) }
+                    if byte == UInt8(ascii: "\"") { output.append(byte) }
                 }
                 output.append(byte)
             }
@@ -248,11 +237,6 @@ public enum CSV {
             let digits = Array("0123456789ABCDEF".utf8)
             output += [UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), digits[Int(control >> 4)], digits[Int(control & 0x0F)]]
         }
-    }
-
-    /// Unicode's `Cc` category: U+0000–U+001F, U+007F and U+0080–U+009F.
-    static func isControl(_ scalar: Unicode.Scalar) -> Bool {
-        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
     }
 }
 

@@ -84,23 +84,37 @@ struct CSVTests {
     /// The cell rules of CONTRACT.md §3 applied one Unicode scalar at a time: the reference for `CSV.textCell`
     /// and `CSV.numberCell`, which work on bytes.
     static func cellByScalars(_ value: String, text: Bool) -> String {
+        let guarded = text && value.unicodeScalars.first.map { ["=", "+", "-", "@", "\t", "\r"].contains($0) } == true
+        let escaped = (guarded ? "'" : "") + escapingControls(value)
+        guard escaped.unicodeScalars.contains(where: { $0 == "," || $0 == "\"" }) else { return escaped }
+        var quoted = "\""
+        for scalar in escaped.unicodeScalars {
+            quoted.unicodeScalars.append(scalar)
+            if scalar == "\"" { quoted.unicodeScalars.append(scalar) }
+        }
+        return quoted + "\""
+    }
+
+    /// `value` with every control character written as an output cell shows it: `\t`, `\n`, `\r`, else `\u001B`.
+    static func escapingControls(_ value: String) -> String {
         var output = ""
-        if text, let first = value.unicodeScalars.first, ["=", "+", "-", "@", "\t", "\r"].contains(first) { output = "'" }
-        var quoted = false
         for scalar in value.unicodeScalars {
-            switch scalar.value {
-            case 0x09: output += "\\t"
-            case 0x0A: output += "\\n"
-            case 0x0D: output += "\\r"
-            case 0..<0x20, 0x7F...0x9F:
+            switch scalar {
+            case "\t": output += "\\t"
+            case "\n": output += "\\n"
+            case "\r": output += "\\r"
+            case _ where isControl(scalar):
                 let hex = String(scalar.value, radix: 16, uppercase: true)
                 output += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            case 0x22: output += "\"\""; quoted = true
-            case 0x2C: output += ","; quoted = true
             default: output.unicodeScalars.append(scalar)
             }
         }
-        return quoted ? "\"" + output + "\"" : output
+        return output
+    }
+
+    /// Unicode's `Cc` category: U+0000–U+001F, U+007F and U+0080–U+009F.
+    static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
     }
 
     @Test("a cell trimmed as bytes is the cell trimmed as text: quoted, padded, blank or with broken UTF-8")

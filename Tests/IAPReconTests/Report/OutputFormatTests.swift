@@ -41,7 +41,7 @@ struct OutputFormatTests {
         _ = try scenario.run(asOf: asOf)
 
         // The raw bytes: a tab or CR is guarded, then shown escaped, so the cell needs no quotes.
-        let cell = "'" + CSV.escapingControlCharacters(prefix) + "gems"
+        let cell = "'" + CSVTests.escapingControls(prefix) + "gems"
         #expect(try scenario.output("revenue_daily.csv") == [
             RevenueReportTests.header,
             "2026-11-10,\(cell),USA,USD,1,0,4.99,0,4.99,4.99,0,4.99",
@@ -52,7 +52,7 @@ struct OutputFormatTests {
         #expect(findings.first == Self.findingColumns)
         let orphan = try #require(findings.dropFirst().first { $0[1] == "orphan_delivery" })
         let row = Dictionary(uniqueKeysWithValues: zip(Self.findingColumns, orphan))
-        #expect(row["user_id"] == "'" + CSV.escapingControlCharacters(user))
+        #expect(row["user_id"] == "'" + CSVTests.escapingControls(user))
         #expect(row["amount"] == "0.99")
         #expect(row["currency"] == "USD")
         #expect(row["product_id"] == "gems60")
@@ -97,7 +97,7 @@ struct OutputFormatTests {
         _ = try scenario.run(asOf: asOf)
         for name in ["findings.csv", "rejects.csv"] {
             let text = try scenario.output(name)
-            let controls = text.unicodeScalars.filter { CSV.isControl($0) && $0 != "\r" && $0 != "\n" }
+            let controls = text.unicodeScalars.filter { CSVTests.isControl($0) && $0 != "\r" && $0 != "\n" }
             #expect(controls.isEmpty, "\(name) holds control characters \(controls.map(\.value))")
             #expect(!text.contains("\r\r") && text.components(separatedBy: "\r\n").dropLast().allSatisfy { !$0.contains("\n") })
         }
