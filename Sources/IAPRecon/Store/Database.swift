@@ -39,6 +39,10 @@ public final class Database {
             // Reading the schema fails at once on a file that is not a database.
             try execute("SELECT count(*) FROM sqlite_master")
             try execute("PRAGMA foreign_keys = ON")
+            // Every writer, not only the one that turned WAL on (`enableWAL`): SQLite's default for a connection
+            // waits for the disk at each of its commits, which a store's later writers (the report's segments, a
+            // stage's second connection) would otherwise pay per file they save.
+            if !readOnly { try execute("PRAGMA synchronous = NORMAL") }
             try setCacheSize(kibibytes: Self.cacheKiB)
         } catch {
             cache.removeAll()
