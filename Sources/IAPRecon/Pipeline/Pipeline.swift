@@ -125,7 +125,9 @@ public enum Pipeline {
             ?? RunLock(databasePath: options.databasePath, command: options.command)
         defer { withExtendedLifetime(lock) {} }
         lock.startsRun()
-        let database = try Store.open(path: options.databasePath)
+        // A store that holds nothing yet is built without waiting for the disk, until the join is done (`FirstBuild`).
+        if let warning = lock.emptiedFirstBuild { progress?.warning(warning) }
+        let database = try Store.open(path: options.databasePath, firstBuildUnsynced: true)
         if options.checkStore { try Store.checkIntegrity(database, quick: true) }
         // Logged from here on, so `iaprecon runs` lists a run its checks stop too, with its reason.
         let runID = try RunLog.start(database, command: options.command, partitionDate: options.partitionsThrough)
@@ -137,6 +139,9 @@ public enum Pipeline {
         }
         func failed(_ error: any Error) -> any Error {
             RunLog.finish(database, runID: runID, verdict: verdict(.failure(error)), asOfMs: nil, linesRead: nil, findings: nil)
+            // What a failed first build stored is kept, as any failed run's is: on the disk, like theirs. Should the sync fail,
+            // the note stays and the next writer deals with it (`FirstBuild.recover`).
+            try? FirstBuild.finish(database)
             return error
         }
         do {
@@ -186,8 +191,11 @@ public enum Pipeline {
                     + (summary.recomputedTransactions.map { ", incremental: \($0) transactions recomputed" } ?? "")
                     + (summary.rawIndexesBuilt > 0 ? ", \(summary.rawIndexesBuilt) indexes built" : "")
             }) {
-                try Pipeline.join(database: database, settings: reconcile, missingRawIndexes: .builtByTheJoin,
-                                  workers: WorkerPool(width: options.jobs)) { progress?.advanced(.lines($0)) }
+                let summary = try Pipeline.join(database: database, settings: reconcile, missingRawIndexes: .builtByTheJoin,
+                                                workers: WorkerPool(width: options.jobs)) { progress?.advanced(.lines($0)) }
+                // On the disk before any report is published from it.
+                try FirstBuild.finish(database)
+                return summary
             }
             for warning in join.warnings { progress?.warning(warning) }
             let report = try timed("report", note: { (summary: ReportSummary) in "\(summary.files.count) files in \(options.outFolder)" }) {

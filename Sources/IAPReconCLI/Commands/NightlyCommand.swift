@@ -390,7 +390,7 @@ struct Replay {
 
     /// Removes the scratch store and its journal files.
     func remove() {
-        for suffix in ["", "-wal", "-shm", "-journal", ".lock"] { unlink(path + suffix) }
+        for suffix in ["", "-wal", "-shm", "-journal", ".lock", ".unsynced"] { unlink(path + suffix) }
     }
 }
 

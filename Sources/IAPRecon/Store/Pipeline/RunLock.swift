@@ -37,6 +37,11 @@ public final class RunLock {
     /// Whether taking the lock made the store file.
     public var madeStore: Bool { madeFile != nil }
 
+    /// A warning when taking the lock emptied the store: its first build was cut short by a restart of the machine
+    /// (`FirstBuild.recover`, which the lock runs once it holds the store, so that every writer and every check of
+    /// a writer meets the store as the next run will).
+    public private(set) var emptiedFirstBuild: String?
+
     /// How far the run holding the lock has gone in writing the store (`startsRun`, `storesInputs`), which says whether
     /// a store file the lock made is still the run's to remove (`removeMadeStore`).
     private var written = Written.nothing
@@ -60,13 +65,16 @@ public final class RunLock {
             throw StoreError(path: databasePath, reason: "no such file; run 'iaprecon run' or 'iaprecon ingest' first")
         }
         self.init(locked: file.descriptor, madeFile: file.made, databasePath: databasePath, command: command)
+        emptiedFirstBuild = try FirstBuild.recover(databasePath: databasePath)
     }
 
     /// Locks the store at `databasePath` when there is one; nil when there is no file to lock (for a `backfill`
     /// whose range holds no partition, which makes nothing).
     public static func ifExists(databasePath: String, command: String) throws -> RunLock? {
         try lockFile(databasePath: databasePath, create: false).map {
-            RunLock(locked: $0.descriptor, madeFile: $0.made, databasePath: databasePath, command: command)
+            let lock = RunLock(locked: $0.descriptor, madeFile: $0.made, databasePath: databasePath, command: command)
+            lock.emptiedFirstBuild = try FirstBuild.recover(databasePath: databasePath)
+            return lock
         }
     }
 
@@ -164,6 +172,7 @@ public final class RunLock {
         // The note first: once the store is gone, the next run makes one at the path and writes its own note. Its journal
         // files go before the store for the same reason: a run that makes the next store at the path makes its own.
         unlink(path)
+        unlink(FirstBuild.notePath(databasePath))
         for suffix in ["-wal", "-shm", "-journal"] { unlink(madeFile + suffix) }
         unlink(madeFile)
         return true

@@ -16,10 +16,14 @@ public struct StoreError: Error, CustomStringConvertible, Sendable {
 public enum Store {
     /// `requireWritten`: a writer that works on what a store holds (a stage run alone, under its own lock)
     /// refuses a store no run has written a table to, as a reader does, rather than make it a new store.
-    public static func open(path: String, readOnly: Bool = false, requireWritten: Bool = false) throws -> Database {
+    /// `firstBuildUnsynced`: a run's writer builds a store that holds no table yet without waiting for the disk
+    /// (`FirstBuild`), and calls `FirstBuild.finish` before it publishes anything from it. A writer holds the store's
+    /// lock, which dealt with what an earlier first build left; a reader refuses a store a restart cut short.
+    public static func open(path: String, readOnly: Bool = false, requireWritten: Bool = false, firstBuildUnsynced: Bool = false) throws -> Database {
         if readOnly, !FileManager.default.fileExists(atPath: path) {
             throw StoreError(path: path, reason: "no such file; run 'iaprecon run' or 'iaprecon ingest' first")
         }
+        if readOnly { try FirstBuild.checkReadable(databasePath: path) }
         let database: Database
         do {
             database = try Database(path: path, readOnly: readOnly)
@@ -43,7 +47,10 @@ public enum Store {
                 let version = try Schema.appliedVersion(database)
                 if version > Schema.latestVersion { throw Schema.NewerSchemaError(found: version) }
             } else {
+                var unsynced = false
+                if objects == 0, firstBuildUnsynced { unsynced = try FirstBuild.start(databasePath: path) }
                 try database.enableWAL()
+                if unsynced { try database.execute("PRAGMA synchronous = OFF") }
                 try Schema.migrate(database)
             }
         } catch let error as Schema.NewerSchemaError {
