@@ -16,6 +16,11 @@ struct FirstBuildTests {
         try Store.open(path: db, readOnly: true).scalar("SELECT count(*) FROM runs").integerValue
     }
 
+    /// Whether the first build's note is beside the store at `db`.
+    private static func noted(_ db: String) -> Bool {
+        FileManager.default.fileExists(atPath: db + ".unsynced")
+    }
+
     private static func synchronous(_ database: Database) throws -> Int64 {
         try database.scalar("PRAGMA synchronous").integerValue
     }
@@ -24,13 +29,12 @@ struct FirstBuildTests {
     func unsyncedUntilFinished() throws {
         let work = try Workspace()
         let db = work.path("s.sqlite")
-        let note = db + ".unsynced"
         let database = try Store.open(path: db, firstBuildUnsynced: true)
-        #expect(FileManager.default.fileExists(atPath: note))
+        #expect(Self.noted(db))
         #expect(try work.read("s.sqlite.unsynced").hasPrefix("boot \(try #require(FirstBuild.currentBoot()))\npid \(getpid()), started "))
         #expect(try Self.synchronous(database) == 0)
         try FirstBuild.finish(database)
-        #expect(!FileManager.default.fileExists(atPath: note))
+        #expect(!Self.noted(db))
         #expect(try Self.synchronous(database) == 1)
         // Nothing to finish on a store with no note.
         try FirstBuild.finish(database)
@@ -41,10 +45,10 @@ struct FirstBuildTests {
         let work = try Workspace()
         let db = work.path("s.sqlite")
         let made = try Store.open(path: db)
-        #expect(!FileManager.default.fileExists(atPath: db + ".unsynced"))
+        #expect(!Self.noted(db))
         #expect(try Self.synchronous(made) == 1)
         let again = try Store.open(path: db, firstBuildUnsynced: true)
-        #expect(!FileManager.default.fileExists(atPath: db + ".unsynced"))
+        #expect(!Self.noted(db))
         #expect(try Self.synchronous(again) == 1)
     }
 
@@ -53,7 +57,7 @@ struct FirstBuildTests {
         let work = try Workspace()
         let db = work.path("s.sqlite")
         #expect(Self.run(work, db: db, out: "out").code == 0)
-        #expect(!FileManager.default.fileExists(atPath: db + ".unsynced"))
+        #expect(!Self.noted(db))
 
         let input = work.path("in")
         try FileManager.default.copyItem(atPath: Workspace.sampleData, toPath: input)
@@ -64,7 +68,7 @@ struct FirstBuildTests {
         #expect(result.code == 3)
         #expect(try Store.open(path: failed, readOnly: true).scalar("SELECT count(*) FROM files").integerValue > 10)
         #expect(try Self.runCount(failed) == 1)
-        #expect(!FileManager.default.fileExists(atPath: failed + ".unsynced"))
+        #expect(!Self.noted(failed))
     }
 
     @Test("a build killed on this boot of the machine is kept: the next run syncs it, removes the note and reads on from it")
@@ -79,7 +83,7 @@ struct FirstBuildTests {
         let next = Self.run(work, db: db, out: "out")
         #expect(next.code == 0)
         #expect(!next.err.contains("first build"), "\(next.err)")
-        #expect(!FileManager.default.fileExists(atPath: db + ".unsynced"))
+        #expect(!Self.noted(db))
         #expect(try Self.runCount(db) == 2)
     }
 
@@ -101,14 +105,14 @@ struct FirstBuildTests {
             #expect(reader.code == 1)
             #expect(reader.err == "Error: cannot use store \(db): its first build was cut short by a restart of the machine before what it wrote "
                     + "reached the disk; the next 'iaprecon run' (or nightly) builds it again\n", "\(note)")
-            #expect(FileManager.default.fileExists(atPath: db + ".unsynced"), "a reader changes nothing")
+            #expect(Self.noted(db), "a reader changes nothing")
 
             let next = work.iaprecon(["run", "--input", Workspace.sampleData, "--trust-root", Workspace.sampleRoot, "--db", db, "--out", work.path("out")])
             #expect(next.code == 0, "\(note): \(next.err)")
             let started = note.contains("started") ? "2026-12-06T01:00:00.000Z" : "start unknown"
             #expect(next.err.hasPrefix("Warning: the store's first build (\(started)) was cut short by a restart of the machine before what it "
                     + "wrote reached the disk: the store was emptied and is built again from the input\n"), "\(note)")
-            #expect(!FileManager.default.fileExists(atPath: db + ".unsynced"))
+            #expect(!Self.noted(db))
             #expect(try Self.runCount(db) == 1, "the emptied build's runs are gone with it")
             for name in ["findings.csv", "transactions.csv", "revenue_daily.csv", "attribution.csv", "summary.json"] {
                 #expect(try work.readWithoutHistory("out/" + name) == work.readWithoutHistory("clean/" + name), "\(name)")
@@ -131,7 +135,7 @@ struct FirstBuildTests {
 
         let night = work.iaprecon(["nightly"] + common)
         #expect(night.code == 0, "\(night.err)")
-        #expect(!FileManager.default.fileExists(atPath: db + ".unsynced"))
+        #expect(!Self.noted(db))
         #expect(try NightlyTests.runMessages(db).count == 1, "the emptied build's nights are gone with it")
         #expect(try work.readWithoutHistory("reports/2026-11-29/findings.csv") == before)
         let log = try #require(try NightlyTests.logs(work).last)
