@@ -52,6 +52,24 @@ struct FirstBuildTests {
         #expect(try Self.synchronous(again) == 1)
     }
 
+    @Test("where the note cannot be written, the first build waits for the disk as any run's, and the run goes on")
+    func noteUnwritable() throws {
+        let work = try Workspace()
+        for name in ["opened.sqlite", "run.sqlite"] {
+            // Something a person put where the note goes: no build wrote it, none reads or removes it.
+            try FileManager.default.createDirectory(atPath: work.path(name + ".unsynced"), withIntermediateDirectories: false)
+        }
+        let database = try Store.open(path: work.path("opened.sqlite"), firstBuildUnsynced: true)
+        #expect(try Self.synchronous(database) == 1)
+        try FirstBuild.finish(database)
+        let run = Self.run(work, db: work.path("run.sqlite"), out: "out")
+        #expect(run.code == 0, "\(run.err)")
+        for name in ["opened.sqlite", "run.sqlite"] {
+            var isFolder: ObjCBool = false
+            #expect(FileManager.default.fileExists(atPath: work.path(name + ".unsynced"), isDirectory: &isFolder) && isFolder.boolValue)
+        }
+    }
+
     @Test("a first run leaves no note, and neither does a first run that fails after storing what it read")
     func runsLeaveNoNote() throws {
         let work = try Workspace()

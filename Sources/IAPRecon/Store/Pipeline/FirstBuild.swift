@@ -18,17 +18,22 @@ import Foundation
 public enum FirstBuild {
     /// Starts a first build of the store at `databasePath`, which holds no table yet: writes the note and
     /// waits for it to reach the disk. False, and the build waits for the disk as any run's does, when the
-    /// machine's boot cannot be told apart from the next one. The caller holds the store's lock.
-    static func start(databasePath: String) throws -> Bool {
+    /// machine's boot cannot be told apart from the next one, or the note cannot be written and synced there
+    /// (a read-only folder, a file system that cannot sync a folder): the shortcut never fails a run. The
+    /// caller holds the store's lock.
+    static func start(databasePath: String) -> Bool {
         guard let boot = currentBoot() else { return false }
         let path = notePath(databasePath)
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw failure(databasePath, "cannot write \(path)") }
-        defer { close(descriptor) }
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { return false }
         let text = "boot \(boot)\npid \(getpid()), started \(Timestamp.iso8601(RunLog.nowMs()))\n"
         let written = text.withCString { write(descriptor, $0, strlen($0)) }
-        guard written == text.utf8.count, fsync(descriptor) == 0 else { throw failure(databasePath, "cannot write \(path)") }
-        try syncFolder(of: path, store: databasePath)
+        let synced = written == text.utf8.count && fsync(descriptor) == 0
+        close(descriptor)
+        guard synced, (try? syncFolder(of: path, store: databasePath)) != nil else {
+            unlink(path)
+            return false
+        }
         return true
     }
 
@@ -36,7 +41,7 @@ public enum FirstBuild {
     /// again, its files are synced to the disk, and then the note is removed. Nothing for any other store.
     public static func finish(_ database: Database) throws {
         let note = notePath(database.path)
-        guard FileManager.default.fileExists(atPath: note) else { return }
+        guard isNote(note) else { return }
         try database.execute("PRAGMA synchronous = NORMAL")
         try syncStore(databasePath: database.path)
         try remove(note, store: database.path)
@@ -48,7 +53,7 @@ public enum FirstBuild {
     /// empties the store and removes its journal files and the note. Returns a warning when it emptied it.
     static func recover(databasePath: String) throws -> String? {
         let note = notePath(databasePath)
-        guard FileManager.default.fileExists(atPath: note) else { return nil }
+        guard isNote(note) else { return nil }
         let noted = noteText(note)
         if let boot = currentBoot(), noted.boot == boot {
             try syncStore(databasePath: databasePath)
@@ -67,10 +72,16 @@ public enum FirstBuild {
     /// Refuses, for a reader, a store whose first build was cut short by a restart of the machine (`recover`).
     static func checkReadable(databasePath: String) throws {
         let note = notePath(databasePath)
-        guard FileManager.default.fileExists(atPath: note) else { return }
+        guard isNote(note) else { return }
         if let boot = currentBoot(), noteText(note).boot == boot { return }
         throw StoreError(path: databasePath, reason: "its first build was cut short by a restart of the machine before what it wrote "
                          + "reached the disk; the next 'iaprecon run' (or nightly) builds it again")
+    }
+
+    /// Whether a note is at `path`: a file, not whatever else a person put there, which no build wrote.
+    private static func isNote(_ path: String) -> Bool {
+        var status = stat()
+        return stat(path, &status) == 0 && (status.st_mode & S_IFMT) == S_IFREG
     }
 
     /// The note beside the store's real path, where every symlink to the store finds it.

@@ -48,7 +48,7 @@ public enum Store {
                 if version > Schema.latestVersion { throw Schema.NewerSchemaError(found: version) }
             } else {
                 var unsynced = false
-                if objects == 0, firstBuildUnsynced { unsynced = try FirstBuild.start(databasePath: path) }
+                if objects == 0, firstBuildUnsynced { unsynced = FirstBuild.start(databasePath: path) }
                 try database.enableWAL()
                 if unsynced { try database.execute("PRAGMA synchronous = OFF") }
                 try Schema.migrate(database)
