@@ -11,6 +11,7 @@ private let sqliteConfigured: Int32 = iaprecon_sqlite3_disable_memstatus()
 /// The store has one writer connection (CONTRACT: one run at a time); reads
 /// for `history` open their own. WAL with `synchronous=NORMAL`: committed
 /// transactions survive a process crash, and readers never block the writer.
+/// A new store's first build turns the syncs off until it is whole (`FirstBuild`).
 public final class Database {
     let handle: OpaquePointer
     private var cache: [String: Statement] = [:]
