@@ -16,25 +16,25 @@ import Foundation
 ///   reached the disk, in any order, so the store may be damaged in ways no check is sure to find. The next
 ///   writer empties it and builds it again from the input; a reader refuses it.
 public enum FirstBuild {
-    /// Starts a first build of the store at `databasePath`, which holds no table yet: writes the note and
-    /// waits for it to reach the disk. False, and the build waits for the disk as any run's does, when the
-    /// machine's boot cannot be told apart from the next one, or the note cannot be written and synced there
-    /// (a read-only folder, a file system that cannot sync a folder): the shortcut never fails a run. The
-    /// caller holds the store's lock.
-    static func start(databasePath: String) -> Bool {
-        guard let boot = currentBoot() else { return false }
-        let path = notePath(databasePath)
+    /// Starts a first build on `database`, whose store holds no table yet and whose log is WAL already: writes the
+    /// note and waits for it to reach the disk, then turns the connection's syncs off. Nothing, and the build waits for
+    /// the disk as any run's does, when the machine's boot cannot be told apart from the next one, or the note cannot
+    /// be written and synced there (a read-only folder, a file system that cannot sync a folder): the shortcut never
+    /// fails a run. The caller holds the store's lock.
+    static func start(_ database: Database) throws {
+        guard let boot = currentBoot() else { return }
+        let path = notePath(database.path)
         let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { return false }
+        guard descriptor >= 0 else { return }
         let text = "boot \(boot)\npid \(getpid()), started \(Timestamp.iso8601(RunLog.nowMs()))\n"
         let written = text.withCString { write(descriptor, $0, strlen($0)) }
         let synced = written == text.utf8.count && fsync(descriptor) == 0
         close(descriptor)
-        guard synced, (try? syncFolder(of: path, store: databasePath)) != nil else {
+        guard synced, (try? syncFolder(of: path, store: database.path)) != nil else {
             unlink(path)
-            return false
+            return
         }
-        return true
+        try database.execute("PRAGMA synchronous = OFF")
     }
 
     /// Ends the first build under way on `database`'s store, if one is: its later writes wait for the disk
@@ -60,7 +60,7 @@ public enum FirstBuild {
             try remove(note, store: databasePath)
             return nil
         }
-        let real = realPath(databasePath)
+        let real = RunLock.realPath(databasePath)
         guard truncate(real, 0) == 0 || errno == ENOENT else { throw failure(databasePath, "cannot empty it") }
         for suffix in ["-wal", "-shm", "-journal"] { unlink(real + suffix) }
         try syncStore(databasePath: databasePath)
@@ -86,7 +86,7 @@ public enum FirstBuild {
 
     /// The note beside the store's real path, where every symlink to the store finds it.
     static func notePath(_ databasePath: String) -> String {
-        realPath(databasePath) + ".unsynced"
+        RunLock.realPath(databasePath) + ".unsynced"
     }
 
     /// This boot of the machine: Linux's random id, new at each boot. Nil where there is none.
@@ -107,7 +107,7 @@ public enum FirstBuild {
 
     /// Syncs the store file and its write-ahead log, when there is one, and the folder that names them.
     private static func syncStore(databasePath: String) throws {
-        let real = realPath(databasePath)
+        let real = RunLock.realPath(databasePath)
         for path in [real, real + "-wal"] {
             let descriptor = open(path, O_RDONLY | O_CLOEXEC)
             if descriptor < 0, errno == ENOENT { continue }
@@ -131,10 +131,6 @@ public enum FirstBuild {
         guard descriptor >= 0 else { throw failure(databasePath, "cannot open its folder \(folder)") }
         defer { close(descriptor) }
         guard fsync(descriptor) == 0 else { throw failure(databasePath, "cannot sync its folder \(folder) to the disk") }
-    }
-
-    private static func realPath(_ path: String) -> String {
-        URL(fileURLWithPath: path).resolvingSymlinksInPath().path
     }
 
     /// What failed on the store at `databasePath`, with the system's reason.

@@ -64,22 +64,20 @@ public final class RunLock {
         guard let file = try Self.lockFile(databasePath: databasePath, create: createStore, checkpoint: checkpoint) else {
             throw StoreError(path: databasePath, reason: "no such file; run 'iaprecon run' or 'iaprecon ingest' first")
         }
-        self.init(locked: file.descriptor, madeFile: file.made, databasePath: databasePath, command: command)
-        emptiedFirstBuild = try FirstBuild.recover(databasePath: databasePath)
+        try self.init(locked: file.descriptor, madeFile: file.made, databasePath: databasePath, command: command)
     }
 
     /// Locks the store at `databasePath` when there is one; nil when there is no file to lock (for a `backfill`
     /// whose range holds no partition, which makes nothing).
     public static func ifExists(databasePath: String, command: String) throws -> RunLock? {
         try lockFile(databasePath: databasePath, create: false).map {
-            let lock = RunLock(locked: $0.descriptor, madeFile: $0.made, databasePath: databasePath, command: command)
-            lock.emptiedFirstBuild = try FirstBuild.recover(databasePath: databasePath)
-            return lock
+            try RunLock(locked: $0.descriptor, madeFile: $0.made, databasePath: databasePath, command: command)
         }
     }
 
-    /// Takes the lock of the file now at `descriptor`, which it then owns, and names its holder in the note.
-    private init(locked descriptor: Int32, madeFile: String?, databasePath: String, command: String) {
+    /// Takes the lock of the file now at `descriptor`, which it then owns, names its holder in the note, and deals with
+    /// what an earlier first build left (`FirstBuild.recover`). Should that throw, the lock is let go (`deinit`).
+    private init(locked descriptor: Int32, madeFile: String?, databasePath: String, command: String) throws {
         self.descriptor = descriptor
         self.madeFile = madeFile
         self.databasePath = databasePath
@@ -92,6 +90,7 @@ public final class RunLock {
             _ = text.withCString { write(note, $0, strlen($0)) }
             close(note)
         }
+        emptiedFirstBuild = try FirstBuild.recover(databasePath: databasePath)
     }
 
     /// How often a run opens the store again when the file it found or locked has left the store's path (`lockFile`): each time
@@ -234,8 +233,12 @@ public final class RunLock {
 
     /// The holder's note lives beside the store's real path, so every symlink finds the same one.
     static func notePath(_ databasePath: String) -> String {
-        let real = URL(fileURLWithPath: databasePath).resolvingSymlinksInPath().path
-        return real + ".lock"
+        realPath(databasePath) + ".lock"
+    }
+
+    /// The path of the file a store's path names, through any symlinks: where the notes beside a store live.
+    static func realPath(_ databasePath: String) -> String {
+        URL(fileURLWithPath: databasePath).resolvingSymlinksInPath().path
     }
 
     /// On Linux the kernel's table of `flock`s (`/proc/locks`) says whether the store's inode is

@@ -47,10 +47,8 @@ public enum Store {
                 let version = try Schema.appliedVersion(database)
                 if version > Schema.latestVersion { throw Schema.NewerSchemaError(found: version) }
             } else {
-                var unsynced = false
-                if objects == 0, firstBuildUnsynced { unsynced = FirstBuild.start(databasePath: path) }
                 try database.enableWAL()
-                if unsynced { try database.execute("PRAGMA synchronous = OFF") }
+                if objects == 0, firstBuildUnsynced { try FirstBuild.start(database) }
                 try Schema.migrate(database)
             }
         } catch let error as Schema.NewerSchemaError {
