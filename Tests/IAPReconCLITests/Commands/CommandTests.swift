@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import IAPRecon
 @testable import IAPReconCLI
@@ -24,6 +25,32 @@ final class Workspace {
         let console = Console.capturing()
         let code = IAPReconCLI.run(arguments, console: console)
         return (code, console.stdout, console.stderr)
+    }
+
+    /// Runs `iaprecon` with `arguments` on a thread of its own and waits `seconds` from now:
+    /// nil if it has not returned by then, for a test whose failure is a run that never ends.
+    /// The harness's own time limit cannot tell that: it counts from when the test was
+    /// scheduled, and on a busy two-core run a test may wait most of a minute for a thread.
+    func iaprecon(_ arguments: [String], within seconds: Double) -> (code: Int32, out: String, err: String)? {
+        let outcome = Outcome()
+        let thread = Thread {
+            let console = Console.capturing()
+            let code = IAPReconCLI.run(arguments, console: console)
+            outcome.finish((code, console.stdout, console.stderr))
+        }
+        thread.start()
+        guard outcome.done.wait(timeout: .now() + seconds) == .success else { return nil }
+        return outcome.result.withLock { $0 }
+    }
+
+    private final class Outcome: Sendable {
+        let result = Mutex<(code: Int32, out: String, err: String)?>(nil)
+        let done = DispatchSemaphore(value: 0)
+
+        func finish(_ value: (code: Int32, out: String, err: String)) {
+            result.withLock { $0 = value }
+            done.signal()
+        }
     }
 
     func path(_ name: String) -> String { root + "/" + name }
