@@ -7,7 +7,7 @@ import Testing
 @Suite("Worker pool: jobs on workers, messages in job order", .serialized)
 struct WorkerPoolTests {
     /// Job 0 sends one message, then holds its worker until job 1 (on the other worker) has sent
-    /// `waitFor` messages (at most 10 s, on a slow machine), and a moment more; job 1 sends `sent` messages of `weight` bytes. Returns
+    /// `waitFor` messages (at most 60 s, on a busy machine), and a moment more; job 1 sends `sent` messages of `weight` bytes. Returns
     /// how many job 1 had sent when job 0 let go, and every message in the order consumed.
     private func holdFirstJob(runAhead: Int?, bound: Int, sent: Int, weight: Int, waitFor: Int)
         throws -> (sentWhileHeld: Int, consumed: [String]) {
@@ -18,7 +18,7 @@ struct WorkerPoolTests {
         try WorkerPool(width: 2).run(count: 2, bound: bound, runAhead: ahead, produce: { index, send in
             if index == 0 {
                 send("0.0")
-                let deadline = Date().addingTimeInterval(10)
+                let deadline = Date().addingTimeInterval(60)
                 while sentByJob1.load(ordering: .relaxed) < waitFor, Date() < deadline { usleep(1_000) }
                 // Whatever job 1 could queue, it has by now: a put that may not go on waits.
                 usleep(50_000)
