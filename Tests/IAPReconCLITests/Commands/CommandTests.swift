@@ -20,35 +20,37 @@ final class Workspace {
 
     deinit { try? FileManager.default.removeItem(atPath: root) }
 
+    /// What a command ended with: its exit code, stdout and stderr.
+    typealias Ending = (code: Int32, out: String, err: String)
+
     /// Runs `iaprecon` with `arguments`, in-process; returns exit code, stdout and stderr.
-    func iaprecon(_ arguments: [String]) -> (code: Int32, out: String, err: String) {
-        let console = Console.capturing()
-        let code = IAPReconCLI.run(arguments, console: console)
-        return (code, console.stdout, console.stderr)
+    func iaprecon(_ arguments: [String]) -> Ending {
+        Self.run(arguments)
     }
 
     /// Runs `iaprecon` with `arguments` on a thread of its own and waits `seconds` from now:
     /// nil if it has not returned by then, for a test whose failure is a run that never ends.
     /// The harness's own time limit cannot tell that: it counts from when the test was
     /// scheduled, and on a busy two-core run a test may wait most of a minute for a thread.
-    func iaprecon(_ arguments: [String], within seconds: Double) -> (code: Int32, out: String, err: String)? {
+    func iaprecon(_ arguments: [String], within seconds: Double) -> Ending? {
         let outcome = Outcome()
-        let thread = Thread {
-            let console = Console.capturing()
-            let code = IAPReconCLI.run(arguments, console: console)
-            outcome.finish((code, console.stdout, console.stderr))
-        }
-        thread.start()
+        Thread { outcome.finish(Self.run(arguments)) }.start()
         guard outcome.done.wait(timeout: .now() + seconds) == .success else { return nil }
-        return outcome.result.withLock { $0 }
+        return outcome.ending.withLock { $0 }
+    }
+
+    private static func run(_ arguments: [String]) -> Ending {
+        let console = Console.capturing()
+        let code = IAPReconCLI.run(arguments, console: console)
+        return (code, console.stdout, console.stderr)
     }
 
     private final class Outcome: Sendable {
-        let result = Mutex<(code: Int32, out: String, err: String)?>(nil)
+        let ending = Mutex<Ending?>(nil)
         let done = DispatchSemaphore(value: 0)
 
-        func finish(_ value: (code: Int32, out: String, err: String)) {
-            result.withLock { $0 = value }
+        func finish(_ value: Ending) {
+            ending.withLock { $0 = value }
             done.signal()
         }
     }
