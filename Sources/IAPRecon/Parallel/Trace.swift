@@ -6,19 +6,26 @@ import Synchronization
 /// stage's time goes, for the one profiling it. Off, a mark costs one load of a constant.
 public enum Trace {
     private static let enabled = ProcessInfo.processInfo.environment["IAPRECON_TRACE"] != nil
-    /// The previous mark's wall clock and process CPU time (the first mark counts from the first use).
-    private static let start = Mutex<(wall: UInt64, cpu: UInt64)>((DispatchTime.now().uptimeNanoseconds, cpuNanoseconds()))
+    /// The first use's wall clock, and the previous mark's wall clock and process CPU time (the first
+    /// mark counts from the first use).
+    private static let start = Mutex<(first: UInt64, wall: UInt64, cpu: UInt64)>({
+        let now = DispatchTime.now().uptimeNanoseconds
+        return (now, now, cpuNanoseconds())
+    }())
 
-    /// Prints `label` with the seconds since the previous mark on any thread, and the CPU seconds
-    /// all threads spent meanwhile: on a pool, wall time alone hides what a step costs.
+    /// Prints `label` with the seconds since the previous mark on any thread, the CPU seconds all
+    /// threads spent meanwhile (on a pool, wall time alone hides what a step costs), and the
+    /// seconds since the first mark: marks of several threads interleave, and only that places
+    /// each on one timeline.
     public static func mark(_ label: @autoclosure () -> String) {
         guard enabled else { return }
-        let (wall, cpu) = start.withLock { previous in
+        let (wall, cpu, elapsed) = start.withLock { previous in
             let now = (wall: DispatchTime.now().uptimeNanoseconds, cpu: cpuNanoseconds())
-            defer { previous = now }
-            return (now.wall - min(previous.wall, now.wall), now.cpu - min(previous.cpu, now.cpu))
+            defer { (previous.wall, previous.cpu) = now }
+            return (now.wall - min(previous.wall, now.wall), now.cpu - min(previous.cpu, now.cpu),
+                    now.wall - min(previous.first, now.wall))
         }
-        let seconds = String(format: "%.3f s, cpu %.3f s", Double(wall) / 1e9, Double(cpu) / 1e9)
+        let seconds = String(format: "%.3f s, cpu %.3f s, at %.3f s", Double(wall) / 1e9, Double(cpu) / 1e9, Double(elapsed) / 1e9)
         FileHandle.standardError.write(Data("trace \(label()): \(seconds)\(memory())\n".utf8))
     }
 
