@@ -8,7 +8,7 @@ public enum Trace {
     private static let enabled = ProcessInfo.processInfo.environment["IAPRECON_TRACE"] != nil
     /// The first use's wall clock, and the previous mark's wall clock and process CPU time (the first
     /// mark counts from the first use).
-    private static let start = Mutex<(first: UInt64, wall: UInt64, cpu: UInt64)>({
+    private static let clocks = Mutex<(first: UInt64, previousWall: UInt64, previousCPU: UInt64)>({
         let now = DispatchTime.now().uptimeNanoseconds
         return (now, now, cpuNanoseconds())
     }())
@@ -19,11 +19,10 @@ public enum Trace {
     /// each on one timeline.
     public static func mark(_ label: @autoclosure () -> String) {
         guard enabled else { return }
-        let (wall, cpu, elapsed) = start.withLock { previous in
-            let now = (wall: DispatchTime.now().uptimeNanoseconds, cpu: cpuNanoseconds())
-            defer { (previous.wall, previous.cpu) = now }
-            return (now.wall - min(previous.wall, now.wall), now.cpu - min(previous.cpu, now.cpu),
-                    now.wall - min(previous.first, now.wall))
+        let (wall, cpu, elapsed) = clocks.withLock { state in
+            let (nowWall, nowCPU) = (DispatchTime.now().uptimeNanoseconds, cpuNanoseconds())
+            defer { (state.previousWall, state.previousCPU) = (nowWall, nowCPU) }
+            return (nowWall - min(state.previousWall, nowWall), nowCPU - min(state.previousCPU, nowCPU), nowWall - min(state.first, nowWall))
         }
         let seconds = String(format: "%.3f s, cpu %.3f s, at %.3f s", Double(wall) / 1e9, Double(cpu) / 1e9, Double(elapsed) / 1e9)
         FileHandle.standardError.write(Data("trace \(label()): \(seconds)\(memory())\n".utf8))
