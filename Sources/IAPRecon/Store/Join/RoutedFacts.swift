@@ -168,9 +168,10 @@ final class RoutedFacts: Sendable {
                 pending[batch] = chunk()
             }
         }
-        // The last chunks are mostly smaller: each kept at its size, not with a whole chunk's room.
+        // The last chunks are mostly smaller, and kept as they are: a chunk is a mapped block
+        // (`chunkBytes`), whose room past its rows was never touched and holds no memory.
         for (batch, rows) in pending.enumerated() where rows.count > 0 {
-            try add(PackedRows(table: rows.table, bytes: Array(rows.bytes), count: rows.count), batch: batch)
+            try add(rows, batch: batch)
         }
     }
 
