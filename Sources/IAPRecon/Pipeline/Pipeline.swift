@@ -116,7 +116,12 @@ public enum Pipeline {
     /// Runs the stages under the store's lock: `storeLock` when the caller took it for checks of its own before
     /// the run (a night looks at the store first), so that no other run can start between those checks and this
     /// run; otherwise the run takes it.
-    public static func run(_ options: RunOptions, holding storeLock: RunLock? = nil, progress: ProgressSink?) throws -> RunResult {
+    ///
+    /// `announce` says the run's findings once its outputs are in place (the findings line, the alert), and only
+    /// then do they count as reported: a run stopped before `announce` returns leaves them new, so the next run
+    /// alerts on them again rather than never.
+    public static func run(_ options: RunOptions, holding storeLock: RunLock? = nil, progress: ProgressSink?,
+                           announce: (RunResult) throws -> Void = { _ in }) throws -> RunResult {
         // An --out that cannot be written, or holds what iaprecon did not write, fails now, not after an hour of
         // work, and before the store: a refused folder is a mistyped argument, which creates no store and is no run.
         try OutputSet.checkTarget(options.report.outFolder)
@@ -208,6 +213,8 @@ public enum Pipeline {
             try storeCheck.value()
             RunLog.recordStages(database, runID: runID, timings: timings)
             let result = RunResult(ingest: ingest, join: join, report: report, timings: timings)
+            try announce(result)
+            try ReportStage.markReported(database: database)
             RunLog.finish(database, runID: runID, verdict: verdict(.success(result)), asOfMs: join.asOfMs,
                           linesRead: ingest.totals.read, findings: join.findings)
             return result

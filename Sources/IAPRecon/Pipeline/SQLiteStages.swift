@@ -38,6 +38,11 @@ extension ReportStage {
     public static func run(database: Database, settings: ReportSettings, filesDone: ((Int) -> Void)? = nil) throws -> ReportSummary {
         try run(store: SQLiteReportStore(database), settings: settings, filesDone: filesDone)
     }
+
+    /// `markReported(_:)` on the SQLite store.
+    public static func markReported(database: Database) throws {
+        try markReported(SQLiteReportStore(database))
+    }
 }
 
 extension ConsumptionRequestsReport {

@@ -33,8 +33,8 @@ struct FindingsReport: Sendable {
         var reportingAmount: Amount?
         var firstSeenMs: Int64
         var isNew: Bool
-        /// New here, but first shown by a report of the store this night was replayed from, whose
-        /// alert named it then: `--fail-on-new` leaves it out.
+        /// New here, but shown already, by this store's report of the same night or a report of the
+        /// store this night was replayed from, whose alert named it then: `--fail-on-new` leaves it out.
         var wasAnnounced = false
         var severity: String { self[.severity] ?? "" }
         var kind: String { self[.kind] ?? "" }
@@ -47,13 +47,15 @@ struct FindingsReport: Sendable {
     var rows: [Row] = []
 
     /// The findings of a store whose first sightings are recorded already: `announced` is what
-    /// `ReportStore.recordFirstSightings` returned, the findings this run reports first. Those sightings
-    /// count once the report's outputs are switched in (`ReportStore.publishFirstSightings`). Only reads,
-    /// so it may run on a connection of its own, on another thread.
-    init(reading store: some ReportStore, fx: FXRates, zone: Zone, announced: Set<String>) throws {
+    /// `ReportStore.recordFirstSightings` returned, the findings the reports of the store a night is
+    /// replayed from showed judging its moment or later; `shownAgainAt`, the as-of of a night this
+    /// store reported before (`ReportSettings.nightReportedBefore`). This report's sightings count
+    /// once its findings were said (`ReportStore.publishFirstSightings`). Only reads, so it may run
+    /// on a connection of its own, on another thread.
+    init(reading store: some ReportStore, fx: FXRates, zone: Zone, shownAgainAt: Int64? = nil, announced: Set<String>) throws {
         currency = ReportingCurrency(fx.reportingCurrency)
         var values = AmountReader(fx: fx, zone: zone)
-        try store.forEachFinding { row in
+        try store.forEachFinding(shownAgainAt: shownAgainAt) { row in
             var texts: [String?] = Column.stored.map { row.optionalString($0) }
             texts[Column.eventMs.rawValue] = Timestamp.iso8601(row.int(Column.eventMs))
             var reportingAmount: Amount?
@@ -63,8 +65,9 @@ struct FindingsReport: Sendable {
                 reportingAmount = currency.rounded(amount * rate)
             }
             let isNew = row.int(Column.isNew) != 0
+            let wasAnnounced = row.int(Column.wasReported) != 0 || announced.contains(texts[Column.findingID.rawValue] ?? "")
             rows.append(Row(values: texts, reportingAmount: reportingAmount, firstSeenMs: row.int(Column.firstSeenMs), isNew: isNew,
-                            wasAnnounced: isNew && announced.contains(texts[Column.findingID.rawValue] ?? "")))
+                            wasAnnounced: isNew && wasAnnounced))
         }
     }
 

@@ -12,6 +12,11 @@ public struct ReportSettings: Sendable {
     /// reports: the store a replayed night was taken from, so the night's `new` and `first_seen`
     /// are what that night said, not a fresh store's.
     public var earlierSightings: String?
+    /// The night this report is for was reported before by the store (a night run again, or
+    /// reported again because the next one has not landed): findings that night showed first are
+    /// new again, as that night saw them, though its alert named them already. A night stopped
+    /// before its alert never counts as reported, so the next one alerts in its place.
+    public var nightReportedBefore = false
 
     public var reportingCurrency: ReportingCurrency { ReportingCurrency(currency) }
 
@@ -75,6 +80,9 @@ public enum ReportStage {
 
     /// `filesDone` hears, on the calling thread, of files as they are known to be written (a progress
     /// line), each file once, so its counts add up to the files of the set.
+    ///
+    /// The findings it shows first stay new to the store until `markReported`, which its caller
+    /// calls once it said them (the findings line, the alert).
     static func run(store: some ReportStore, settings: ReportSettings, filesDone: ((Int) -> Void)? = nil) throws -> ReportSummary {
         Trace.mark("report start")
         let settingsJoinedWith = try checkReconciled(store)
@@ -140,7 +148,8 @@ public enum ReportStage {
         // that no one worker is left with both when attribution is done.
         let findingsWork = Background { [open = store.opener, zone = settings.zone] in
             let reader = try open()
-            let findings = try FindingsReport(reading: reader, fx: fx, zone: zone, announced: announced)
+            let findings = try FindingsReport(reading: reader, fx: fx, zone: zone, shownAgainAt: settings.nightReportedBefore ? asOfMs : nil,
+                                              announced: announced)
             Trace.mark("report findings and fx (background)")
             try output.write("findings.csv") { try findings.writeCSV(&$0) }
             try output.write("findings.json") { try findings.writeJSON(&$0) }
@@ -223,9 +232,6 @@ public enum ReportStage {
             output.discard()
             throw error
         }
-        // Only now were the findings reported. A run killed before this leaves its sightings
-        // pending, and the next report calls those findings new, and alerts, again.
-        try store.publishFirstSightings()
         var summary = ReportSummary(findingsBySeverity: [:], files: files)
         summary.warnings = inputWarnings
         var byKind: [FindingKind: (count: Int, new: Int, atRisk: Amount, newAtRisk: Amount)] = [:]
@@ -249,6 +255,13 @@ public enum ReportStage {
         summary.bundleIDs = bundleIDs
         summary.transactionsPatched = transactionsPatched
         return summary
+    }
+
+    /// Makes the findings the last report showed first reported: their alert was said. A run stopped
+    /// between its outputs' switch and this (killed, or its `latest` link not moved) leaves them new,
+    /// and the next report says them, and alerts, again.
+    static func markReported(_ store: some ReportStore) throws {
+        try store.publishFirstSightings()
     }
 
     /// The ingest's warning of the stored notifications whose type Apple does not document (`UndocumentedTypes`),

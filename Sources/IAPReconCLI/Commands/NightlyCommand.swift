@@ -184,6 +184,8 @@ enum NightlyCommand {
         options.checkStore = databasePath == command.databasePath
         // A replay's findings were reported by the nights before it as the store saw them.
         if databasePath != command.databasePath { options.report.earlierSightings = command.databasePath }
+        // A night the store reported already says new as it did (`--date` means as that night saw it).
+        options.report.nightReportedBefore = reportedNight(date, databasePath: command.databasePath) != nil
         options.verdict = RunCommand.verdict(failOn: command.failOn, failOnNew: command.failOnNew, out: options.outFolder, warnings: warnings)
         if let dayStart = Timestamp.startOfDay(date) {
             options.reconcile.asOfLimitMs = options.report.zone.utc(fromLocal: dayStart + 86_400_000) - 1
@@ -196,28 +198,33 @@ enum NightlyCommand {
             console.reached("run starts")
             // The store's own lock, which the night took before its first look at the store; a replay's
             // scratch store is locked by its run (no other run knows it: the store's lock keeps them off).
-            let result = try Pipeline.run(options, holding: store.replay == nil ? store.lock : nil, progress: progress)
+            // Said before the night's findings count as reported: a night stopped before its alert
+            // was printed leaves them new, and the next night alerts on them.
+            let result = try Pipeline.run(options, holding: store.replay == nil ? store.lock : nil, progress: progress) { result in
+                console.reached("outputs written")
+                if try pointLatest(outRoot: outRoot, at: date, force: command.flag("force")) == false {
+                    let note = "latest stays at a later night (--force moves it back to \(date))"
+                    log.write(note)
+                    if !quiet { console.err("Note: " + note) }
+                }
+                let line = RunCommand.findingsLine(result.report.findingsBySeverity, asOfMs: result.join.asOfMs, out: options.outFolder)
+                log.write(line)
+                if !quiet { console.out(line) }
+                if let warning = bundleWarning(result.report, bundleOption: options.lineRules.bundleID) {
+                    log.write(warning)
+                    if !quiet { console.err(warning) }
+                }
+                if let alert = findingsOutcome(result.report, failOn: command.failOn, failOnNew: command.failOnNew,
+                                               outFolder: options.outFolder).alert {
+                    log.write(alert)
+                    console.err(alert)
+                }
+            }
             console.reached("run done")
-            if try pointLatest(outRoot: outRoot, at: date, force: command.flag("force")) == false {
-                let note = "latest stays at a later night (--force moves it back to \(date))"
-                log.write(note)
-                if !quiet { console.err("Note: " + note) }
-            }
-            let line = RunCommand.findingsLine(result.report.findingsBySeverity, asOfMs: result.join.asOfMs, out: options.outFolder)
-            log.write(line)
-            if !quiet { console.out(line) }
-            if let warning = bundleWarning(result.report, bundleOption: options.lineRules.bundleID) {
-                log.write(warning)
-                if !quiet { console.err(warning) }
-            }
             if let keepReports = settings.keepReports {
                 pruneReports(outRoot: outRoot, keep: keepReports, written: date, log: log, quiet: quiet, console: console)
             }
             let outcome = findingsOutcome(result.report, failOn: command.failOn, failOnNew: command.failOnNew, outFolder: options.outFolder)
-            if let alert = outcome.alert {
-                log.write(alert)
-                console.err(alert)
-            }
             log.write("exit \(outcome.code.rawValue)")
             console.reached("night done")
             return outcome.code

@@ -11,14 +11,16 @@ enum RunCommand {
         options.lineRules = try command.lineRules()
         options.verdict = verdict(failOn: command.failOn, failOnNew: command.failOnNew, out: options.outFolder)
         let progress = quiet ? nil : StageProgress(live: console.isTerminal) { console.err($0) }
-        let result = try Pipeline.run(options, progress: progress)
-        if !quiet {
-            console.out(findingsLine(result.report.findingsBySeverity, asOfMs: result.join.asOfMs, out: options.outFolder))
+        let result = try Pipeline.run(options, progress: progress) { result in
+            if !quiet {
+                console.out(findingsLine(result.report.findingsBySeverity, asOfMs: result.join.asOfMs, out: options.outFolder))
+            }
+            if !quiet, let warning = bundleWarning(result.report, bundleOption: options.lineRules.bundleID) { console.err(warning) }
+            if let alert = findingsOutcome(result.report, failOn: command.failOn, failOnNew: command.failOnNew, outFolder: options.outFolder).alert {
+                console.err(alert)
+            }
         }
-        if !quiet, let warning = bundleWarning(result.report, bundleOption: options.lineRules.bundleID) { console.err(warning) }
-        let outcome = findingsOutcome(result.report, failOn: command.failOn, failOnNew: command.failOnNew, outFolder: options.outFolder)
-        if let alert = outcome.alert { console.err(alert) }
-        return outcome.code
+        return findingsOutcome(result.report, failOn: command.failOn, failOnNew: command.failOnNew, outFolder: options.outFolder).code
     }
 
     static func findingsLine(_ bySeverity: [Severity: Int], asOfMs: Int64, out: String) -> String {
@@ -105,10 +107,12 @@ enum StageCommands {
             progress?.clear()
             if !command.flag("quiet") { for warning in summary.warnings { console.err("Warning: " + warning) } }
             return "wrote \(summary.files.joined(separator: ", ")) in \(settings.outFolder)/"
-        } output: { console.out($0) } judge: {
+        } output: { console.out($0) } judge: { database in
             guard let report else { return .ok }
             let outcome = findingsOutcome(report, failOn: command.failOn, failOnNew: command.failOnNew, outFolder: settings.outFolder)
             if let alert = outcome.alert { console.err(alert) }
+            // Said: the report's findings are no longer new to the store (`Pipeline.run`'s `announce`).
+            try ReportStage.markReported(database: database)
             return outcome.code
         }
     }
@@ -156,7 +160,8 @@ enum StageCommands {
     /// gets a live progress line, cleared before its result is printed.
     private static func stage(
         _ command: ParsedCommand, _ name: String, console: Console, refuses check: () throws -> Void = {},
-        _ body: (Database, StageProgress?) throws -> String, output: (String) -> Void = { _ in }, judge: () -> ExitCode = { .ok }
+        _ body: (Database, StageProgress?) throws -> String, output: (String) -> Void = { _ in },
+        judge: (Database) throws -> ExitCode = { _ in .ok }
     ) throws -> ExitCode {
         let lock = try RunLock(databasePath: command.databasePath, command: name, createStore: false)
         defer { withExtendedLifetime(lock) {} }
@@ -179,7 +184,7 @@ enum StageCommands {
         do {
             let note = try body(database, progress)
             progress?.clear()
-            let code = judge()
+            let code = try judge(database)
             let verdict = code == .ok ? RunVerdict(status: "ok", exitCode: 0, message: nil)
                 : RunVerdict(status: "findings", exitCode: code.rawValue, message: "findings at --fail-on")
             RunLog.finish(database, runID: runID, verdict: verdict, asOfMs: nil, linesRead: nil, findings: nil)

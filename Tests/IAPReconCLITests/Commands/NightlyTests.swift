@@ -574,7 +574,7 @@ struct NightlyTests {
             return (code, console.stderr, reached, free)
         }
         let prepared = ["store checked", "folders made"]
-        let night = ["log opened", "run starts", "run done", "night done"]
+        let night = ["log opened", "run starts", "outputs written", "run done", "night done"]
         let db = work.path("s.sqlite")
         // A first night (no store yet), then a night on a store that holds the day before: neither is a replay.
         for arguments in [["nightly", "--date", "2026-11-28"], ["nightly"]] {
@@ -927,6 +927,51 @@ struct NightlyTests {
         #expect(again.code == 0)
         #expect(again.err.isEmpty)
         #expect(try work.read("reports/2026-11-28/findings.csv") == seen)
+    }
+
+    @Test("the newest night run again writes the same report, new included, and does not alert again")
+    func newestNightAgain() throws {
+        let work = try Workspace()
+        let root = try Self.threeDays(in: work)
+        try FileManager.default.removeItem(atPath: root + "/2026-11-29")
+        let common = ["--db", work.path("s.sqlite"), "--root", root, "--reports", work.path("reports"), "--log-dir", work.path("logs"),
+                      "--quiet", "--trust-root", Workspace.sampleRoot, "--fail-on-new", "critical"]
+        // The server's history alone: its deliveries no verified source knows yet alert too.
+        _ = work.iaprecon(["nightly", "--date", "2026-11-27"] + common)
+        let night = work.iaprecon(["nightly", "--date", "2026-11-28"] + common)
+        #expect(night.code == 1)
+        #expect(night.err.hasPrefix("iaprecon: exit 1: "))
+        let files = ["findings.csv", "findings.json", "summary.json"]
+        let written = try files.map { try work.read("reports/2026-11-28/" + $0) }
+        #expect(written[0].contains(",true\r\n"))
+        let again = work.iaprecon(["nightly", "--date", "2026-11-28"] + common)
+        #expect(again.code == 0)
+        #expect(again.err.isEmpty)
+        #expect(try files.map { try work.read("reports/2026-11-28/" + $0) } == written)
+    }
+
+    @Test("a night stopped after its report is written and before its alert (latest cannot be moved) fails; the next night alerts")
+    func alertNotLost() throws {
+        let work = try Workspace()
+        let root = try Self.threeDays(in: work)
+        try FileManager.default.removeItem(atPath: root + "/2026-11-29")
+        let db = work.path("s.sqlite")
+        let common = ["--db", db, "--root", root, "--reports", work.path("reports"), "--log-dir", work.path("logs"),
+                      "--quiet", "--trust-root", Workspace.sampleRoot, "--fail-on-new", "critical"]
+        _ = work.iaprecon(["nightly", "--date", "2026-11-27"] + common)
+        // A folder where the link goes: the night's report is switched in, and then it cannot point latest at it.
+        try FileManager.default.removeItem(atPath: work.path("reports/latest"))
+        try FileManager.default.createDirectory(atPath: work.path("reports/latest/kept"), withIntermediateDirectories: true)
+        let stopped = work.iaprecon(["nightly", "--date", "2026-11-28"] + common)
+        #expect(stopped.code == 1)
+        #expect(stopped.err.hasPrefix("Error: "))
+        #expect(!stopped.err.contains("iaprecon: exit 1: "))
+        #expect(try Self.runMessages(db).last?.hasPrefix("2026-11-28 failed 1: ") == true)
+        try FileManager.default.removeItem(atPath: work.path("reports/latest"))
+        let next = work.iaprecon(["nightly", "--date", "2026-11-28"] + common)
+        #expect(next.code == 1)
+        #expect(next.err.hasPrefix("iaprecon: exit 1: "))
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: work.path("reports/latest")) == "2026-11-28")
     }
 
     @Test("a --date whose partition never landed exits 3 naming the folder it looked for, and writes nothing")

@@ -154,6 +154,43 @@ struct ReportingCurrencyTests {
         #expect(try lost()?["new"] == "false")
     }
 
+    /// The findings this run's alert names: the new ones no report of the store showed before.
+    private static func alerted(_ result: RunResult) -> Int { result.report.tallies.reduce(0) { $0 + $1.new } }
+
+    @Test("a night reported again says new as that night did, in the same bytes, and its alert names nothing already said")
+    func nightReportedAgain() throws {
+        let (scenario, lost) = try oneUndeliveredPurchase()
+        let first = try scenario.run(asOf: "2026-11-12T00:00:00Z")
+        #expect(Self.alerted(first) == 1)
+        let written = try ["findings.csv", "findings.json", "summary.json"].map { try scenario.output($0) }
+        #expect(try lost()?["new"] == "true")
+        let again = try scenario.run(asOf: "2026-11-12T00:00:00Z", nightReportedBefore: true)
+        #expect(try ["findings.csv", "findings.json", "summary.json"].map { try scenario.output($0) } == written)
+        #expect(Self.alerted(again) == 0)
+        // Near misses: a later night's report, and a run that is no night's, call it seen before.
+        _ = try scenario.run(asOf: "2026-11-13T00:00:00Z", nightReportedBefore: true)
+        #expect(try lost()?["new"] == "false")
+        _ = try scenario.run(asOf: "2026-11-12T00:00:00Z")
+        #expect(try lost()?["new"] == "false")
+    }
+
+    /// What stops a run after its outputs are switched in and before its findings were said.
+    struct StoppedBeforeTheAlert: Error {}
+
+    @Test("a run stopped before it said its findings leaves them new: the next run alerts on them, once")
+    func stoppedBeforeTheAlert() throws {
+        let (scenario, lost) = try oneUndeliveredPurchase()
+        #expect(throws: StoppedBeforeTheAlert.self) {
+            try scenario.run(asOf: "2026-11-12T00:00:00Z") { _ in throw StoppedBeforeTheAlert() }
+        }
+        // Its outputs are in place: the finding is there, new.
+        #expect(try lost()?["new"] == "true")
+        let next = try scenario.run(asOf: "2026-11-12T00:00:00Z")
+        #expect(Self.alerted(next) == 1)
+        #expect(try lost()?["first_seen"] == "2026-11-12T00:00:00.000Z")
+        #expect(Self.alerted(try scenario.run(asOf: "2026-11-12T00:00:00Z")) == 0)
+    }
+
     @Test("stage timings are kept in the store's run_stages table, never in summary.json")
     func timingsInTheStore() throws {
         let scenario = try yenScenario()

@@ -125,14 +125,17 @@ final class Scenario {
     }
 
     /// Runs the whole pipeline into `out`; with `now` and no `asOf`, by that clock and the default as-of.
-    func run(asOf: String? = nil, now: String? = nil, jobs: Int = 1, zone: String = "UTC", currency: String = "USD") throws -> RunResult {
+    /// `announce` is the caller's saying of the findings (`Pipeline.run`'s); `nightReportedBefore` as a night reported again.
+    func run(asOf: String? = nil, now: String? = nil, jobs: Int = 1, zone: String = "UTC", currency: String = "USD",
+             nightReportedBefore: Bool = false, announce: (RunResult) throws -> Void = { _ in }) throws -> RunResult {
         var options = RunOptions(
             input: input, databasePath: databasePath, outFolder: out, jobs: jobs,
             reconcile: ReconcileSettings(asOfMs: asOf.flatMap { Timestamp.parse($0) }),
             report: ReportSettings(outFolder: out, zone: Zone(zone) ?? .utc, currency: currency))
         options.lineRules = Self.rules(asOf: asOf ?? now)
         options.report.signatures = .testChain
-        return try Pipeline.run(options, progress: nil)
+        options.report.nightReportedBefore = nightReportedBefore
+        return try Pipeline.run(options, progress: nil, announce: announce)
     }
 
     /// A test judging as of a moment runs with that moment as its clock, so its inputs are never "in the future";

@@ -33,8 +33,9 @@ protocol ReportStore: SendableMetatype {
     func recordFirstSightings(asOfMs: Int64, earlierIn: String?) throws -> Set<String>
     /// Makes the pending sightings the report's own, once its outputs are switched in.
     func publishFirstSightings() throws
-    /// Every finding, most severe first, then by kind, time and id (`ReportFindingColumn`).
-    func forEachFinding(_ body: (Row) throws -> Void) throws
+    /// Every finding, most severe first, then by kind, time and id (`ReportFindingColumn`); those a
+    /// published report first showed judging `shownAgainAt` are new too.
+    func forEachFinding(shownAgainAt: Int64?, _ body: (Row) throws -> Void) throws
     /// Every rejected line in file order (`RejectColumn`).
     func forEachReject(_ body: (Row) throws -> Void) throws
     /// Every revenue transaction (`RevenueTransactionColumn`).
@@ -193,8 +194,11 @@ struct SummaryCounts: Sendable {
 enum ReportFindingColumn: Int, StoredColumn {
     case findingID, kind, severity, userID, orderID, transactionID, originalTransactionID, productID
     case amount, currency, eventMs, detail, sources
-    /// When the finding was first seen, and whether this report is the first to show it.
+    /// When the finding was first seen, and whether it is new: no report showed it before, or one
+    /// first showed it judging the moment of a night reported again (`forEachFinding`'s `shownAgainAt`).
     case firstSeenMs, isNew
+    /// Whether a report of this store showed the finding before (its alert said it then).
+    case wasReported
     /// The purchase time of the finding's transaction, when iaprecon knows the transaction.
     case purchaseMs
 

@@ -44,8 +44,8 @@ struct SQLiteReportStore: ReportStore {
         try StoredReportRows.publishFirstSightings(in: database)
     }
 
-    func forEachFinding(_ body: (Row) throws -> Void) throws {
-        try StoredReportRows.forEachFinding(database, body)
+    func forEachFinding(shownAgainAt: Int64?, _ body: (Row) throws -> Void) throws {
+        try StoredReportRows.forEachFinding(database, shownAgainAt: shownAgainAt, body)
     }
 
     func forEachReject(_ body: (Row) throws -> Void) throws {

@@ -200,12 +200,13 @@ enum StoredReportRows {
 
     typealias FindingColumn = ReportFindingColumn
 
-    /// Every finding, most severe first, then by kind, time and id, in `FindingColumn`'s columns.
-    static func forEachFinding(_ database: Database, _ body: (Row) throws -> Void) throws {
+    /// Every finding, most severe first, then by kind, time and id, in `FindingColumn`'s columns;
+    /// those first shown judging `shownAgainAt` are new too.
+    static func forEachFinding(_ database: Database, shownAgainAt: Int64?, _ body: (Row) throws -> Void) throws {
         try database.forEach("""
             SELECT \(FindingColumn.selectList) FROM fct_findings f JOIN fct_finding_first_seen s USING (finding_id)
             ORDER BY CASE f.severity WHEN 'critical' THEN 0 WHEN 'warning' THEN 1 ELSE 2 END, f.kind, f.event_ms, f.finding_id
-            """, [], body)
+            """, [shownAgainAt.map { .integer($0) } ?? .null], body)
     }
 
     /// Every rejected line in file order, in `RejectColumn`'s columns.
@@ -242,7 +243,8 @@ extension ReportFindingColumn: SelectedColumn {
     var sql: String {
         [
             "f.finding_id", "f.kind", "f.severity", "f.user_id", "f.order_id", "f.transaction_id", "f.original_transaction_id",
-            "f.product_id", "f.amount", "f.currency", "f.event_ms", "f.detail", "f.sources", "s.first_seen_ms", "s.first_report = 0",
+            "f.product_id", "f.amount", "f.currency", "f.event_ms", "f.detail", "f.sources", "s.first_seen_ms",
+            "s.first_report = 0 OR s.first_seen_ms IS ?1", "s.first_report > 0",
             "(SELECT t.purchase_ms FROM int_transactions_resolved t WHERE t.transaction_id = f.transaction_id)",
         ][rawValue]
     }
