@@ -21,6 +21,11 @@ extension AppleTransaction {
         }
         priceMilliunits = try fields.milliunits("price")
         currency = try fields.currency("currency")
+        // Apple sends its price with its currency: a price alone would give way to the order's or
+        // the catalog's, maybe in another currency, with nothing to tell anyone.
+        if let priceMilliunits, currency == nil {
+            throw LineReject("price without a currency: '\(fields.path)price' is \(priceMilliunits)")
+        }
         storefront = try fields.appleString("storefront")
         environment = try fields.appleValue("environment", .environment) ?? fallback
         appAccountToken = try fields.appleString("appAccountToken")

@@ -114,4 +114,37 @@ struct AppleSpellingTests {
         let lost = try Scenario.findings(try scenario.open()).filter { $0.kind == .lostDelivery }.compactMap(\.transactionID)
         #expect(lost == ["t_lost"])
     }
+
+    // MARK: - Price and currency
+
+    static func order(_ pair: String) -> String {
+        #"{"ts":"2026-11-27T10:00:03Z","event":"order_created","order_id":"OrderID_1","user_id":"u_1","product_id":"com.example.gems300""# + pair + "}"
+    }
+
+    @Test("an order's price without its currency, or its currency without a price, rejects the line: the catalog's price would stand in, maybe in another currency", arguments: [
+        (order(#","price":"7500""#), "price without a currency: 'price' is 7500"),
+        (order(#","price":"7500","currency":"""#), "price without a currency: 'price' is 7500"),
+        (order(#","price":"7500","currency":null"#), "price without a currency: 'price' is 7500"),
+        (order(#","currency":"KRW""#), "currency without a price: 'currency' is KRW"),
+        (order(#","price":"","currency":"KRW""#), "bad amount in 'price': \"\""),
+        (Line.v2Receipt("2026-11-28T10:15:08Z", "u_1001", transaction: #"{"transactionId":"t1","productId":"p","purchaseDate":1795860905000,"price":990}"#),
+         "price without a currency: 'transactions[0].price' is 990"),
+    ])
+    func priceWithoutCurrency(line: String, reason: String) {
+        let kind: SourceKind = line.contains("received_at") ? .receipts : .server
+        #expect(IngestLine.reason(line, kind, rules: Self.rules) == reason)
+    }
+
+    @Test("near misses: an order with both, or with neither (the catalog's price then), and a V2 transaction with both, or with a currency alone, are read")
+    func pricePairsRead() throws {
+        let both = try #require(IngestLine.rows(Self.order(#","price":"7500","currency":"KRW""#), .server, rules: Self.rules))
+        #expect(both[0].byColumn["price"] == .text("7500"))
+        #expect(both[0].byColumn["currency"] == .text("KRW"))
+        #expect(IngestLine.reason(Self.order(""), .server, rules: Self.rules) == nil)
+        #expect(IngestLine.reason(Self.order(#","price":null,"currency":"""#), .server, rules: Self.rules) == nil)
+        #expect(IngestLine.reason(Line.v2Receipt("2026-11-28T10:15:08Z", "u_1001", transaction: Line.v2("t1", "p", purchase: "2026-11-28T10:00:00Z")),
+                                  .receipts, rules: Self.rules) == nil)
+        let currencyAlone = #"{"transactionId":"t1","productId":"p","purchaseDate":1795860905000,"currency":"USD"}"#
+        #expect(IngestLine.reason(Line.v2Receipt("2026-11-28T10:15:08Z", "u_1001", transaction: currencyAlone), .receipts, rules: Self.rules) == nil)
+    }
 }
