@@ -147,4 +147,21 @@ struct AppleSpellingTests {
         let currencyAlone = #"{"transactionId":"t1","productId":"p","purchaseDate":1795860905000,"currency":"USD"}"#
         #expect(IngestLine.reason(Line.v2Receipt("2026-11-28T10:15:08Z", "u_1001", transaction: currencyAlone), .receipts, rules: Self.rules) == nil)
     }
+
+    // MARK: - Failed verifications
+
+    @Test("a failed verification repeated, in its file or in a copy under another name, counts once; two different ones count twice")
+    func repeatedFailedVerification() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        let failed = #"{"received_at":"2026-11-20T08:00:00Z","user_id":"u1","order_id":"o1","response":{"status":21003}}"#
+        let another = #"{"received_at":"2026-11-20T08:00:05Z","user_id":"u1","order_id":"o1","response":{"status":21003}}"#
+        let verified = Line.v2Receipt("2026-11-20T08:00:00Z", "u1", transaction: Line.v2("t1", "gems300", purchase: "2026-11-20T07:59:00Z"))
+        try scenario.write("receipts/r.jsonl", [failed, verified, failed, another, verified])
+        try scenario.write("receipts/r-copy.jsonl", [failed])
+        _ = try scenario.run(asOf: "2026-11-29T00:00:00Z")
+        let summary = try #require(try JSONSerialization.jsonObject(with: Data(scenario.output("summary.json").utf8)) as? [String: Any])
+        let transactions = try #require(summary["transactions"] as? [String: Any])
+        #expect(transactions["failed_verifications"] as? Int == 2)
+    }
 }
