@@ -12,7 +12,7 @@ extension AppleTransaction {
         expiresMs = try fields.time("expiresDate")
         revocationMs = try fields.time("revocationDate")
         revocationReason = try fields.appleString("revocationReason")
-        revocationType = try fields.appleString("revocationType")
+        revocationType = try fields.appleValue("revocationType", .revocationType)
         revocationPercentage = try fields.integer("revocationPercentage")
         // A share of the price in thousandths of a percent: beyond 100000 a refund would give back more
         // than was paid, below 0 it would take money back.
@@ -21,15 +21,20 @@ extension AppleTransaction {
         }
         priceMilliunits = try fields.milliunits("price")
         currency = try fields.currency("currency")
+        // Apple sends its price with its currency: a price alone would give way to the order's or
+        // the catalog's, maybe in another currency, with nothing to tell anyone.
+        if let priceMilliunits, currency == nil {
+            throw LineReject("price without a currency: '\(fields.path)price' is \(priceMilliunits)")
+        }
         storefront = try fields.appleString("storefront")
-        environment = try fields.appleString("environment") ?? fallback
+        environment = try fields.appleValue("environment", .environment) ?? fallback
         appAccountToken = try fields.appleString("appAccountToken")
         type = try fields.appleString("type")
         quantity = try fields.integer("quantity") ?? 1
         try checkQuantity(quantity, field: fields.path + "quantity")
-        ownership = try fields.appleString("inAppOwnershipType")
+        ownership = try fields.appleValue("inAppOwnershipType", .ownership)
         subscriptionGroup = try fields.appleString("subscriptionGroupIdentifier")
-        if try fields.appleString("offerDiscountType") == "FREE_TRIAL" {
+        if try fields.appleValue("offerDiscountType", .offerDiscountType) == "FREE_TRIAL" {
             offer = .freeTrial
         } else if try fields.appleString("offerType") != nil {
             offer = .introOffer
@@ -64,12 +69,12 @@ extension AppleTransaction {
         appAccountToken = try fields.appleString("app_account_token")
         quantity = try fields.integer("quantity") ?? 1
         try checkQuantity(quantity, field: fields.path + "quantity")
-        ownership = try fields.appleString("in_app_ownership_type")
+        ownership = try fields.appleValue("in_app_ownership_type", .ownership)
         subscriptionGroup = try fields.appleString("subscription_group_identifier")
         self.environment = environment
-        if try fields.appleString("is_trial_period") == "true" {
+        if try fields.appleFlag("is_trial_period") {
             offer = .freeTrial
-        } else if try fields.appleString("is_in_intro_offer_period") == "true" {
+        } else if try fields.appleFlag("is_in_intro_offer_period") {
             offer = .introOffer
         }
         try Self.checkProductionDate(purchase.ms, fields, purchase.field, environment: environment)
@@ -88,7 +93,7 @@ extension AppleTransaction {
     /// under the new plan, so the goods stay; Apple's prorated credit for the old plan's unused time
     /// goes toward the new one (StoreKit 2 gives such a transaction no `revocationDate`).
     static func isUpgraded(_ fields: Fields) throws(LineReject) -> Bool {
-        try fields.appleString("is_upgraded") == "true"
+        try fields.appleFlag("is_upgraded")
     }
 
     /// Ends an upgraded item's period at the upgrade, where the new plan's begins.

@@ -82,7 +82,7 @@ enum NotificationParser {
             signedMs: try fields.time("signedDate"))
         for key in ["data", "summary", "appData"] {
             if let nested = try fields.object(key) {
-                header.environment = try nested.appleString("environment")
+                header.environment = try nested.appleValue("environment", .environment)
                 break
             }
         }
@@ -123,7 +123,7 @@ enum NotificationParser {
             if let jws = try dataFields.stringElement("signedTransactionInfo") {
                 try withJWSPayload(jws, in: dataFields.path, key: "signedTransactionInfo") { payload, jws throws(LineReject) in
                     try checkSignature(jws, path: payload.name, rules: rules, signedMs: try payload.time("signedDate") ?? header.signedMs,
-                                       environment: try payload.appleString("environment") ?? header.environment)
+                                       environment: try payload.appleValue("environment", .environment) ?? header.environment)
                     let apart = try transactionBundle(payload)
                     transaction = try AppleTransaction(v2: payload, origin: .notification, environment: header.environment, reported: &reported)
                     transaction?.bundleApartFromLine = apart
@@ -136,7 +136,7 @@ enum NotificationParser {
             if let jws = try dataFields.stringElement("signedRenewalInfo") {
                 try withJWSPayload(jws, in: dataFields.path, key: "signedRenewalInfo") { renewal, jws throws(LineReject) in
                     try checkSignature(jws, path: renewal.name, rules: rules, signedMs: try renewal.time("signedDate") ?? header.signedMs,
-                                       environment: try renewal.appleString("environment") ?? header.environment)
+                                       environment: try renewal.appleValue("environment", .environment) ?? header.environment)
                 }
             }
         }
@@ -175,12 +175,12 @@ enum NotificationParser {
         let type = try fields.requiredString("notification_type")
         let bundleID = try fields.appleString("bid")
         try rules.checkBundle(bundleID)
-        var environment = try fields.appleString("environment")
+        var environment = try fields.appleValue("environment", .v1Environment)
         var transactions: [AppleTransaction] = []
         // Refund times, judged by the clock last (V1 bodies carry no signing time).
         var reported: [ReportedTime] = []
         if let unifiedFields = try fields.object("unified_receipt") {
-            environment = try unifiedFields.appleString("environment") ?? environment
+            environment = try unifiedFields.appleValue("environment", .environment) ?? environment
             try ReceiptParser.items(unifiedFields, key: "latest_receipt_info", origin: .notification, environment: environment,
                                     reported: &reported, into: &transactions)
         }

@@ -25,7 +25,7 @@ enum ReceiptParser {
         let orderID = try fields.string("order_id")
         let claimedTransactionID = try fields.appleString("transaction_id")
         // The endpoint the server called, for a response that does not say (CONTRACT.md §1.2).
-        let calledEnvironment = try fields.appleString("environment")
+        let calledEnvironment = try fields.appleValue("environment", .environment)
         let response = try fields.object("response")
         let decoded = try fields.array("transactions")
         let signed = try fields.array("signed_transactions")
@@ -43,7 +43,7 @@ enum ReceiptParser {
             shape |= 1
             guard let code = try responseFields.integer("status") else { throw .missing("response.status") }
             status = code
-            let answered = try responseFields.appleString("environment")
+            let answered = try responseFields.appleValue("environment", .environment)
             environment = answered ?? calledEnvironment ?? "Production"
             let receipt = try responseFields.object("receipt")
             if let receiptFields = receipt {
@@ -74,7 +74,7 @@ enum ReceiptParser {
                 var transaction = try withJWSPayload(element, in: "", key: "signed_transactions", index: index) { payloadFields, jws throws(LineReject) in
                     try checkSignature(jws, path: payloadFields.name, rules: rules,
                                        signedMs: try payloadFields.time("signedDate") ?? receivedMs,
-                                       environment: try payloadFields.appleString("environment"))
+                                       environment: try payloadFields.appleValue("environment", .environment))
                     return try serverAPITransaction(payloadFields, rules: rules, bundleID: &bundleID, reported: &reported)
                 }
                 kept.keep(&transaction)

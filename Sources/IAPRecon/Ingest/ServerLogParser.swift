@@ -9,10 +9,12 @@ enum ServerLogParser {
         switch event {
         case "order_created":
             let price = try fields.amount("price")
-            rows = [OrderLine(
+            let order = OrderLine(
                 ms: ts, orderID: try fields.requiredString("order_id"), userID: try fields.requiredString("user_id"),
                 productID: try fields.requiredString("product_id"), price: price.map(Money.format),
-                currency: try fields.currency("currency"), storefront: try fields.string("storefront")).rawRow()]
+                currency: try fields.currency("currency"), storefront: try fields.string("storefront"))
+            try checkPricePair(price: order.price, currency: order.currency)
+            rows = [order.rawRow()]
         case "delivered":
             let quantity = try fields.integer("quantity") ?? 1
             try checkQuantity(quantity, field: "quantity")
@@ -27,6 +29,17 @@ enum ServerLogParser {
         }
         try rules.checkEventTime(ts, field: "ts")
         return .accepted(rows)
+    }
+
+    /// An order's price is its `price` in its `currency` (CONTRACT.md §1.1, §1.6): one without the
+    /// other is no price, and the transaction would take the catalog's, maybe in another currency,
+    /// with nothing to tell anyone. So either alone rejects the line.
+    static func checkPricePair(price: String?, currency: String?) throws(LineReject) {
+        switch (price, currency) {
+        case (let price?, nil): throw LineReject("price without a currency: 'price' is \(price)")
+        case (nil, let currency?): throw LineReject("currency without a price: 'currency' is \(currency)")
+        default: return
+        }
     }
 }
 

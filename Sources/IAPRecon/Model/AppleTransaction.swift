@@ -51,9 +51,10 @@ public enum OfferTerms: String, Sendable, Comparable {
 ///
 /// The same transaction appears in many receipts and notifications; the
 /// normalize stage merges sightings by `transactionID`. Enum-like fields
-/// (`environment`, `type`, `ownership`, `revocationType`) are kept raw so a
-/// value Apple adds next year is stored, never a rejected line; the store
-/// keeps the values it knows as codes (`AppleCodes`).
+/// (`environment`, `type`, `ownership`, `revocationType`) are kept as Apple
+/// spells them; ingest accepts only the documented spellings of those that
+/// change money or findings (`AppleSpellings`), and keeps any `type`. The
+/// store keeps the values it knows as codes (`AppleCodes`), any other as text.
 public struct AppleTransaction: Sendable, Equatable {
     public var origin: TransactionOrigin
     /// When the server saw it: the receipt's `received_at` or the notification's `signedDate`.

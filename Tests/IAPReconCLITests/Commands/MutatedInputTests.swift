@@ -60,18 +60,18 @@ struct MutatedInputTests {
         }
     }
 
-    @Test("a currency that is not three capital letters is rejected naming file, line and field wherever it is read, not left to show as no fx rate; USD, JPY, KRW and an order without one are read")
+    @Test("a currency that is not three capital letters is rejected naming file, line and field wherever it is read, not left to show as no fx rate; USD, JPY, KRW and an order with neither price nor currency are read, one with a price alone is not")
     func badCurrencyForm() throws {
         let work = try Workspace()
         let input = work.path("in")
         for folder in ["server", "receipts", "spend", "attribution"] {
             try FileManager.default.createDirectory(atPath: input + "/" + folder, withIntermediateDirectories: true)
         }
-        func order(_ id: String, _ currency: String?) -> String {
-            #"{"ts":"2026-11-20T10:00:00Z","event":"order_created","order_id":"\#(id)","user_id":"u1","product_id":"gems","price":"0.99""#
-                + (currency.map { #","currency":"\#($0)""# } ?? "") + "}"
+        func order(_ id: String, _ currency: String?, price: String? = "0.99") -> String {
+            #"{"ts":"2026-11-20T10:00:00Z","event":"order_created","order_id":"\#(id)","user_id":"u1","product_id":"gems""#
+                + (price.map { #","price":"\#($0)""# } ?? "") + (currency.map { #","currency":"\#($0)""# } ?? "") + "}"
         }
-        try [order("o1", "usd"), order("o2", "USD"), order("o3", nil), order("o4", "US$")]
+        try [order("o1", "usd"), order("o2", "USD"), order("o3", nil, price: nil), order("o4", "US$"), order("o5", nil)]
             .joined(separator: "\n").write(toFile: input + "/server/s.jsonl", atomically: true, encoding: .utf8)
         func receipt(_ id: String, _ currency: String) -> String {
             #"{"received_at":"2026-11-20T10:00:05Z","user_id":"u1","transactions":[{"transactionId":"\#(id)","productId":"gems","#
@@ -100,13 +100,14 @@ struct MutatedInputTests {
             "receipts/r.jsonl,1,bad currency in 'transactions[0].currency': \" USD\"",
             "server/s.jsonl,1,bad currency in 'currency': \"usd\"",
             "server/s.jsonl,4,bad currency in 'currency': \"US$\"",
+            "server/s.jsonl,5,price without a currency: 'price' is 0.99",
             "spend/s.csv,2,bad currency in 'currency': \"usd\"",
         ])
         let files = try #require((try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: work.path("out/summary.json"))))
             as? [String: Any]).flatMap { ($0["inputs"] as? [String: Any])?["files"] as? [[String: Any]] })
         let counts = files.map { "\($0["file"] ?? "") \($0["read"] ?? "") \($0["accepted"] ?? "") \($0["rejected"] ?? "")" }
         #expect(counts == [
-            "attribution/a.csv 3 2 1", "catalog.csv 2 1 1", "fx.csv 4 3 1", "receipts/r.jsonl 2 1 1", "server/s.jsonl 4 2 2", "spend/s.csv 2 1 1",
+            "attribution/a.csv 3 2 1", "catalog.csv 2 1 1", "fx.csv 4 3 1", "receipts/r.jsonl 2 1 1", "server/s.jsonl 5 2 3", "spend/s.csv 2 1 1",
         ])
         // The install is kept, with the spend in won that names a currency fx.csv converts.
         let attribution = try work.read("out/attribution.csv").split(separator: "\r\n").dropFirst()

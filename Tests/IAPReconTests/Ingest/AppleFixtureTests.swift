@@ -180,28 +180,34 @@ struct AppleFixtureTests {
         #expect(IngestLine.reason(notification, .notifications) == "missing required field 'data.signedTransactionInfo.transactionId'")
     }
 
-    @Test("an unknown enum value is kept raw, never a rejected line")
+    @Test("an unknown product type, revocation reason or notification type is kept raw; an environment, ownership or refund type Apple does not send rejects the line")
     func unknownEnumsKeptRaw() throws {
-        let object = try IngestLine.object(#"""
-            {"transactionId":"9","productId":"p","purchaseDate":1698148900000,"environment":"FutureEnv",
-             "type":"Brand-New Type","inAppOwnershipType":"SOMETHING_NEW","revocationType":"NEW_REVOCATION","revocationReason":7}
-            """#)
-        let decoded = try IngestLine.withFields(object) { try Self.decodeV2($0) }
-        #expect(decoded.environment == "FutureEnv")
+        let text = #"""
+            {"transactionId":"9","productId":"p","purchaseDate":1698148900000,"environment":"Sandbox",
+             "type":"Brand-New Type","inAppOwnershipType":"FAMILY_SHARED","revocationType":"REFUND_PRORATED","revocationReason":7}
+            """#
+        let decoded = try IngestLine.withFields(try IngestLine.object(text)) { try Self.decodeV2($0) }
         #expect(decoded.type == "Brand-New Type")
-        #expect(decoded.ownership == "SOMETHING_NEW")
-        #expect(decoded.revocationType == "NEW_REVOCATION")
         #expect(decoded.revocationReason == "7")
-        #expect(AppleEnvironment.isProduction(decoded.environment) == false)
+        #expect(decoded.environment == "Sandbox")
+        #expect(decoded.ownership == "FAMILY_SHARED")
+        #expect(decoded.revocationType == "REFUND_PRORATED")
+
+        for (known, unknown, reason) in [
+            ("Sandbox", "FutureEnv", "bad value in 'environment' (Production, Sandbox, Xcode or LocalTesting): \"FutureEnv\""),
+            ("FAMILY_SHARED", "SOMETHING_NEW", "bad value in 'inAppOwnershipType' (PURCHASED or FAMILY_SHARED): \"SOMETHING_NEW\""),
+            ("REFUND_PRORATED", "NEW_REVOCATION", "bad value in 'revocationType' (REFUND_FULL, REFUND_PRORATED or FAMILY_REVOKE): \"NEW_REVOCATION\""),
+        ] {
+            let changed = try IngestLine.object(text.replacingOccurrences(of: "\"\(known)\"", with: "\"\(unknown)\""))
+            #expect(throws: LineReject(reason)) { try IngestLine.withFields(changed) { try Self.decodeV2($0) } }
+        }
 
         let line = #"{"notificationType":"NEW_TYPE_2027","subtype":"NEW_SUBTYPE","notificationUUID":"n-3","data":{"transactionInfo":"#
-            + #"{"transactionId":"9","productId":"p","purchaseDate":1698148900000,"environment":"FutureEnv","type":"Brand-New Type","inAppOwnershipType":"SOMETHING_NEW"}}}"#
+            + #"{"transactionId":"9","productId":"p","purchaseDate":1698148900000,"environment":"Sandbox","type":"Brand-New Type","inAppOwnershipType":"PURCHASED"}}}"#
         let rows = try #require(IngestLine.rows(line, .notifications))
         #expect(rows[0].byColumn["notification_type"] == .text("NEW_TYPE_2027"))
         #expect(rows[0].byColumn["subtype"] == .text("NEW_SUBTYPE"))
-        #expect(rows[1].byColumn["environment"] == .text("FutureEnv"))
         #expect(rows[1].byColumn["type"] == .text("Brand-New Type"))
-        #expect(rows[1].byColumn["ownership"] == .text("SOMETHING_NEW"))
         #expect(rows[1].byColumn["notification_type"] == .text("NEW_TYPE_2027"))
     }
 

@@ -8,7 +8,7 @@ import Testing
 /// values no parser reads, the names written with escapes and the JWS written with them.
 @Suite("Lines read in place")
 struct InPlaceReadingTests {
-    static let order = #"{"ts":"2026-11-28T10:15:02.123Z","event":"order_created","order_id":"o1","product_id":"gems60","currency":"USD""#
+    static let order = #"{"ts":"2026-11-28T10:15:02.123Z","event":"order_created","order_id":"o1","product_id":"gems60","price":"0.99","currency":"USD""#
     static let receiptHead = #"{"received_at":"2026-11-28T10:15:08Z","user_id":"u_1001""#
 
     private func column(_ name: String, _ rows: [RawRow]?, item: Int = 0) -> SQLValue? {

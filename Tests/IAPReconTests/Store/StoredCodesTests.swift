@@ -131,12 +131,12 @@ struct StoredCodesTests {
         }
     }
 
-    @Test("Apple values this build does not know reach transactions.csv and history exactly as Apple sent them")
+    @Test("Apple values this build does not know and reads (a product type, a notification type) reach transactions.csv and history exactly as Apple sent them")
     func unknownValuesReachOutputs() throws {
         let scenario = try Scenario()
         let unknown = #"{"transactionId":"2000000000000007","originalTransactionId":"2000000000000007","productId":"new.bundle","#
-            + #""purchaseDate":\#(Line.ms("2026-11-10T10:00:00Z")),"quantity":1,"environment":"Staging","type":"7","#
-            + #""inAppOwnershipType":"SOMETHING_NEW","price":990,"currency":"USD","storefront":"USA"}"#
+            + #""purchaseDate":\#(Line.ms("2026-11-10T10:00:00Z")),"quantity":1,"environment":"Sandbox","type":"7","#
+            + #""inAppOwnershipType":"PURCHASED","price":990,"currency":"USD","storefront":"USA"}"#
         let known = #"{"transactionId":"2000000000000008","originalTransactionId":"2000000000000008","productId":"new.gems","#
             + #""purchaseDate":\#(Line.ms("2026-11-11T10:00:00Z")),"quantity":1,"environment":"Production","type":"Consumable","#
             + #""inAppOwnershipType":"FAMILY_SHARED","price":990,"currency":"USD","storefront":"USA"}"#
@@ -154,8 +154,8 @@ struct StoredCodesTests {
         let rows = RevenueReportTests.Fixture.table(try scenario.output("transactions.csv"))
         let byID = Dictionary(uniqueKeysWithValues: rows.map { ($0["transaction_id"] ?? "", $0) })
         let unknownRow = try #require(byID["2000000000000007"])
-        #expect(unknownRow["environment"] == "Staging")
-        #expect(unknownRow["ownership"] == "SOMETHING_NEW")
+        #expect(unknownRow["environment"] == "Sandbox")
+        #expect(unknownRow["ownership"] == "PURCHASED")
         // No catalog: the product type is Apple's, and "7" is a text, not the code 7.
         #expect(unknownRow["product_type"] == "7")
         let knownRow = try #require(byID["2000000000000008"])
@@ -163,7 +163,7 @@ struct StoredCodesTests {
 
         let history = try UserHistory.load(database, .user("u9"))
         let purchases = history.events.filter { $0.event == "apple purchase" }.map(\.detail)
-        #expect(purchases.contains { $0.hasPrefix("Staging") })
+        #expect(purchases.contains { $0.hasPrefix("Sandbox") })
         #expect(purchases.contains { $0.hasPrefix("Production") && $0.contains("family shared") })
     }
 

@@ -61,18 +61,29 @@ enum StoredSummaryCounts {
     /// The distinct app bundle ids the receipts named, sorted by their bytes, and how many
     /// verifications failed (a status other than 0 and 21006): one pass over the receipts. A
     /// bundle id is made into a string only where it differs from the row before.
+    ///
+    /// Log shippers repeat lines, and a file may be copied under a second name: a failed
+    /// verification's line read twice is one verification (CONTRACT.md §1.1), as a repeated
+    /// accepted line's transaction is one transaction. So failed ones count once per distinct
+    /// content (every column its line gives), spelled by SQLite only for the rare failed rows.
     static func receiptCounts(_ database: Database) throws -> (bundleIDs: [String], failedVerifications: Int64) {
         var bundleIDs = Set<String>()
         var last: String?
-        var failed: Int64 = 0
-        try database.forEach("SELECT bundle_id, status_n NOT IN (0, 21006) FROM raw_receipts__verifications") { row in
-            failed += row.int(1)
+        var failed = Set<String>()
+        try database.forEach("""
+            SELECT bundle_id, status_n NOT IN (0, 21006),
+              CASE WHEN status_n NOT IN (0, 21006) THEN quote(received_ms) || ',' || quote(user_id) || ',' || quote(order_id) || ','
+                || quote(transaction_id) || ',' || quote(status_n) || ',' || quote(environment) || ',' || quote(bundle_id) || ','
+                || quote(shape) END
+            FROM raw_receipts__verifications
+            """) { row in
+            if row.int(1) == 1 { failed.insert(row.string(2)) }
             guard !row.isNull(0), !(last.map { row.text(0, equals: $0) } ?? false) else { return }
             let bundleID = row.string(0)
             bundleIDs.insert(bundleID)
             last = bundleID
         }
-        return (bundleIDs.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }, failed)
+        return (bundleIDs.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }, Int64(failed.count))
     }
 
     /// The apps the receipts (`receipts`), the notifications and the transactions apart from their
