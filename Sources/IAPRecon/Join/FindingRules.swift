@@ -108,11 +108,30 @@ struct FindingRules {
         }
 
         if deliveries[0].ms > dueMs {
-            let hours = Decimal(deliveries[0].ms - transaction.purchaseMs) / Decimal(3_600_000)
             findings.append(base(.lateDelivery, resolved, ids, eventMs: deliveries[0].ms,
-                                 detail: "first delivered \(Money.format(hours, scale: 1))h after purchase"))
+                                 detail: "first delivered \(Self.delay(deliveries[0].ms - transaction.purchaseMs)) after purchase"))
         }
         return findings
+    }
+
+    /// A delay exactly, as `26 h 14 m 25 s`: whole hours (never folded into days, so it reads
+    /// against a grace given in hours), minutes, and seconds with the milliseconds where there are
+    /// any (`24 h 0 m 0.5 s`). Never rounded: a delivery flagged for coming after a 24 h grace
+    /// must never read as 24 h.
+    static func delay(_ ms: Int64) -> String {
+        let sign = ms < 0 ? "-" : ""
+        let magnitude = ms.magnitude
+        let (hours, rest) = magnitude.quotientAndRemainder(dividingBy: 3_600_000)
+        let (minutes, milliseconds) = rest.quotientAndRemainder(dividingBy: 60_000)
+        let (seconds, fraction) = milliseconds.quotientAndRemainder(dividingBy: 1_000)
+        var secondsText = String(seconds)
+        if fraction > 0 {
+            // Three digits ("004"), less trailing zeros.
+            var digits = String(fraction + 1_000).dropFirst()
+            while digits.last == "0" { digits = digits.dropLast() }
+            secondsText += "." + digits
+        }
+        return "\(sign)\(hours) h \(minutes) m \(secondsText) s"
     }
 
     // MARK: - Deliveries with no verified transaction
