@@ -195,6 +195,7 @@ struct FindingRules {
                                       detail: "one Apple ID's subscription delivered to \(users.count) users: \(named(users.map(ids.text)))")
                 finding.userID = ids.text(users[0])
                 finding.originalTransactionID = finding.key
+                finding.chainIDs = [finding.key]
                 finding.productID = ids.text(chain.productID)
                 finding.sources = Array(holders.map(\.source).prefix(10))
                 findings.append(finding)
@@ -223,7 +224,9 @@ struct FindingRules {
             var finding = Finding(kind: .multiAppleIDSubscription, key: user + "|" + group, eventMs: overlapStart,
                                   detail: "\(chainIDs.count) Apple IDs pay for group \(group) at once: chains \(named(chainIDs.map(ids.text)))")
             finding.userID = user
+            // findings.csv names the first chain; the finding is listed on every transaction of each.
             finding.originalTransactionID = chainIDs.first.map(ids.text)
+            finding.chainIDs = chainIDs.map(ids.text)
             finding.productID = held.first { $0.originalID == chainIDs.first }.map { ids.text($0.productID) }
             finding.sources = held.filter { overlapping.contains($0.originalID) }.flatMap(\.sources).sorted()
             findings.append(finding)
