@@ -164,7 +164,9 @@ struct FindingRules {
             var originalID: InternedID
             var group: InternedID?
             var productID: InternedID
-            var holders: [(userID: InternedID, ms: Int64, source: SourceLine)] = []
+            /// Each delivery of a transaction of the chain: to whom, when, its line, and which
+            /// transaction it delivered, with the order matched to that transaction.
+            var holders: [(userID: InternedID, ms: Int64, source: SourceLine, transactionID: InternedID, orderID: InternedID?)] = []
             var periods: [(start: Int64, end: Int64)] = []
             var sources: [SourceLine] = []
         }
@@ -178,7 +180,9 @@ struct FindingRules {
             let transaction = item.transaction
             var chain = chains[transaction.originalTransactionID]
                 ?? Chain(originalID: transaction.originalTransactionID, group: item.subscriptionGroup, productID: transaction.productID)
-            for delivery in item.deliveries { chain.holders.append((delivery.userID, delivery.ms, delivery.source)) }
+            for delivery in item.deliveries {
+                chain.holders.append((delivery.userID, delivery.ms, delivery.source, transaction.transactionID, item.order?.orderID))
+            }
             if !transaction.isFamilyShared, item.refund == nil, let expires = transaction.expiresMs, expires > transaction.purchaseMs {
                 chain.periods.append((transaction.purchaseMs, expires))
             }
@@ -194,6 +198,14 @@ struct FindingRules {
                 var finding = Finding(kind: .sharedAppleIDSubscription, key: ids.text(chain.originalID), eventMs: second.ms,
                                       detail: "one Apple ID's subscription delivered to \(users.count) users: \(named(users.map(ids.text)))")
                 finding.userID = ids.text(users[0])
+                // The transaction that made users[0] hold the chain: the one the chain's first
+                // delivery delivered. Holders are in time order (then line order), and users[0] is
+                // the user of the first of them, so holders[0] is users[0]'s first delivery of the
+                // chain: most often its first purchase, which the owner ordered and the other users
+                // restored. Its matched order, if any, is the finding's order. The key (and so the
+                // finding id) stays the chain.
+                finding.transactionID = ids.text(holders[0].transactionID)
+                finding.orderID = holders[0].orderID.map(ids.text)
                 finding.originalTransactionID = finding.key
                 finding.chainIDs = [finding.key]
                 finding.productID = ids.text(chain.productID)

@@ -297,6 +297,9 @@ struct FindingKindTests {
         let findings = try scenario.reconcile(asOf: asOf)
         #expect(findings.map(\.kind) == [.sharedAppleIDSubscription])
         #expect(findings.first?.originalTransactionID == "a1")
+        // The transaction that made u1, the first holder, hold it; no order was matched to it.
+        #expect(findings.first?.transactionID == "a1")
+        #expect(findings.first?.orderID == nil)
         #expect(findings.first?.detail == "one Apple ID's subscription delivered to 2 users: u1, u2")
     }
 

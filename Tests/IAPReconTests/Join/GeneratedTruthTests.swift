@@ -13,6 +13,7 @@ struct GeneratedTruthTests {
             var kind: String
             var transaction_id: String
             var user_id: String
+            var order_id: String?
             var original_transaction_id: String
             var subscription_group: String
             var detail: String
@@ -89,6 +90,11 @@ struct GeneratedTruthTests {
             guard let row = found[key] else { continue }
             if !finding.detail.isEmpty { #expect(row["detail"]?.hasPrefix(finding.detail) == true, "\(key)") }
             if let amount = finding.amount, !amount.isEmpty { #expect(Money.parse(row["amount"] ?? "") == Money.parse(amount), "\(key)") }
+            if finding.kind == "shared_apple_id_subscription" {
+                // The owner's purchase that made them hold the chain, and its order.
+                #expect(row["transaction_id"] == finding.transaction_id, "\(key)")
+                #expect(row["order_id"] == finding.order_id, "\(key)")
+            }
         }
 
         // The reports agree with each other.

@@ -102,6 +102,63 @@ struct FindingLinksTests {
         }
     }
 
+    @Test("a shared subscription's finding names the first holder's transaction and its order, and is listed once on each transaction of its chain")
+    func sharedNamesItsTransactionAndOrder() throws {
+        let scenario = try Scenario()
+        try Self.catalog(scenario)
+        try scenario.write("server/s.jsonl", [
+            Line.order("2026-10-01T09:59:00Z", "o1", "u1", "pro.monthly", price: "9.99"),
+            Line.delivered("2026-10-01T10:00:09Z", "u1", "a1", "pro.monthly", orderID: "o1"),
+            // u2 restores the renewal on another account: the chain's later holder.
+            Line.delivered("2026-11-02T10:00:09Z", "u2", "a2", "pro.monthly"),
+            Line.delivered("2026-11-01T10:00:09Z", "u1", "a2", "pro.monthly"),
+        ])
+        try scenario.write("receipts/r.jsonl", [
+            Line.v2Receipt("2026-10-01T10:00:05Z", "u1", orderID: "o1", transaction: Line.v2("a1", "pro.monthly", purchase: "2026-10-01T10:00:00Z", expires: "2026-11-01T10:00:00Z", price: 9990)),
+            Line.v2Receipt("2026-11-01T10:00:05Z", "u1", transaction: Line.v2("a2", "pro.monthly", purchase: "2026-11-01T10:00:00Z", original: "a1", expires: "2026-12-01T10:00:00Z", price: 9990)),
+        ])
+        _ = try scenario.run(asOf: Self.asOf)
+        let findings = try Self.findings(scenario)
+        #expect(findings.map { $0["kind"] } == ["shared_apple_id_subscription"])
+        let finding = try #require(findings.first)
+        #expect(finding["user_id"] == "u1")
+        #expect(finding["transaction_id"] == "a1")
+        #expect(finding["order_id"] == "o1")
+        #expect(finding["original_transaction_id"] == "a1")
+        // The id is the chain's, as before.
+        #expect(finding["finding_id"] == "F-" + StableID.hash("shared_apple_id_subscription|a1"))
+        let id = try #require(finding["finding_id"])
+        let listed = try Self.findingIDs(scenario)
+        #expect(listed["a1"] == id, "once, though it names a1 and a1's chain")
+        #expect(listed["a2"] == id)
+        let database = try scenario.open()
+        for lookup in [UserHistory.Lookup.transaction("a2"), .originalTransaction("a1"), .user("u2"), .user("u1")] {
+            #expect(try UserHistory.load(database, lookup).findingIDs == [id], "\(lookup)")
+        }
+    }
+
+    @Test("a shared subscription first delivered as a renewal names that renewal, and no order when it has none")
+    func sharedFirstHeldByARenewal() throws {
+        let scenario = try Scenario()
+        try Self.catalog(scenario)
+        try scenario.write("server/s.jsonl", [
+            Line.order("2026-10-01T09:59:00Z", "o1", "u1", "pro.monthly", price: "9.99"),
+            // a1 (matched to o1) is never delivered: u2 holds the chain first, by its renewal.
+            Line.delivered("2026-11-01T10:00:09Z", "u2", "a2", "pro.monthly"),
+            Line.delivered("2026-11-01T10:30:09Z", "u3", "a2", "pro.monthly"),
+        ])
+        try scenario.write("receipts/r.jsonl", [
+            Line.v2Receipt("2026-10-01T10:00:05Z", "u1", orderID: "o1", transaction: Line.v2("a1", "pro.monthly", purchase: "2026-10-01T10:00:00Z", expires: "2026-11-01T10:00:00Z", price: 9990)),
+            Line.v2Receipt("2026-11-01T10:00:05Z", "u2", transaction: Line.v2("a2", "pro.monthly", purchase: "2026-11-01T10:00:00Z", original: "a1", expires: "2026-12-01T10:00:00Z", price: 9990)),
+        ])
+        _ = try scenario.run(asOf: Self.asOf)
+        let shared = try #require(try Self.findings(scenario).first { $0["kind"] == "shared_apple_id_subscription" })
+        #expect(shared["user_id"] == "u2")
+        #expect(shared["transaction_id"] == "a2")
+        #expect(shared["order_id"] == "")
+        #expect(shared["original_transaction_id"] == "a1")
+    }
+
     @Test("nights that add the second chain, then refund it, give transactions.csv and history as a full rebuild does")
     func nightsEqualFullRebuilds() throws {
         let night = try Scenario()
