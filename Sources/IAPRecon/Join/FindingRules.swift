@@ -108,11 +108,30 @@ struct FindingRules {
         }
 
         if deliveries[0].ms > dueMs {
-            let hours = Decimal(deliveries[0].ms - transaction.purchaseMs) / Decimal(3_600_000)
             findings.append(base(.lateDelivery, resolved, ids, eventMs: deliveries[0].ms,
-                                 detail: "first delivered \(Money.format(hours, scale: 1))h after purchase"))
+                                 detail: "first delivered \(Self.delay(deliveries[0].ms - transaction.purchaseMs)) after purchase"))
         }
         return findings
+    }
+
+    /// A delay exactly, as `26 h 14 m 25 s`: whole hours (never folded into days, so it reads
+    /// against a grace given in hours), minutes, and seconds with the milliseconds where there are
+    /// any (`24 h 0 m 0.5 s`). Never rounded: a delivery flagged for coming after a 24 h grace
+    /// must never read as 24 h.
+    static func delay(_ ms: Int64) -> String {
+        let sign = ms < 0 ? "-" : ""
+        let magnitude = ms.magnitude
+        let (hours, rest) = magnitude.quotientAndRemainder(dividingBy: 3_600_000)
+        let (minutes, milliseconds) = rest.quotientAndRemainder(dividingBy: 60_000)
+        let (seconds, fraction) = milliseconds.quotientAndRemainder(dividingBy: 1_000)
+        var secondsText = String(seconds)
+        if fraction > 0 {
+            // Three digits ("004"), less trailing zeros.
+            var digits = String(fraction + 1_000).dropFirst()
+            while digits.last == "0" { digits = digits.dropLast() }
+            secondsText += "." + digits
+        }
+        return "\(sign)\(hours) h \(minutes) m \(secondsText) s"
     }
 
     // MARK: - Deliveries with no verified transaction
@@ -145,7 +164,9 @@ struct FindingRules {
             var originalID: InternedID
             var group: InternedID?
             var productID: InternedID
-            var holders: [(userID: InternedID, ms: Int64, source: SourceLine)] = []
+            /// Each delivery of a transaction of the chain: to whom, when, its line, and which
+            /// transaction it delivered, with the order matched to that transaction.
+            var holders: [(userID: InternedID, ms: Int64, source: SourceLine, transactionID: InternedID, orderID: InternedID?)] = []
             var periods: [(start: Int64, end: Int64)] = []
             var sources: [SourceLine] = []
         }
@@ -159,7 +180,9 @@ struct FindingRules {
             let transaction = item.transaction
             var chain = chains[transaction.originalTransactionID]
                 ?? Chain(originalID: transaction.originalTransactionID, group: item.subscriptionGroup, productID: transaction.productID)
-            for delivery in item.deliveries { chain.holders.append((delivery.userID, delivery.ms, delivery.source)) }
+            for delivery in item.deliveries {
+                chain.holders.append((delivery.userID, delivery.ms, delivery.source, transaction.transactionID, item.order?.orderID))
+            }
             if !transaction.isFamilyShared, item.refund == nil, let expires = transaction.expiresMs, expires > transaction.purchaseMs {
                 chain.periods.append((transaction.purchaseMs, expires))
             }
@@ -175,7 +198,16 @@ struct FindingRules {
                 var finding = Finding(kind: .sharedAppleIDSubscription, key: ids.text(chain.originalID), eventMs: second.ms,
                                       detail: "one Apple ID's subscription delivered to \(users.count) users: \(named(users.map(ids.text)))")
                 finding.userID = ids.text(users[0])
+                // The transaction that made users[0] hold the chain: the one the chain's first
+                // delivery delivered. Holders are in time order (then line order), and users[0] is
+                // the user of the first of them, so holders[0] is users[0]'s first delivery of the
+                // chain: most often its first purchase, which the owner ordered and the other users
+                // restored. Its matched order, if any, is the finding's order. The key (and so the
+                // finding id) stays the chain.
+                finding.transactionID = ids.text(holders[0].transactionID)
+                finding.orderID = holders[0].orderID.map(ids.text)
                 finding.originalTransactionID = finding.key
+                finding.chainIDs = [finding.key]
                 finding.productID = ids.text(chain.productID)
                 finding.sources = Array(holders.map(\.source).prefix(10))
                 findings.append(finding)
@@ -204,7 +236,9 @@ struct FindingRules {
             var finding = Finding(kind: .multiAppleIDSubscription, key: user + "|" + group, eventMs: overlapStart,
                                   detail: "\(chainIDs.count) Apple IDs pay for group \(group) at once: chains \(named(chainIDs.map(ids.text)))")
             finding.userID = user
+            // findings.csv names the first chain; the finding is listed on every transaction of each.
             finding.originalTransactionID = chainIDs.first.map(ids.text)
+            finding.chainIDs = chainIDs.map(ids.text)
             finding.productID = held.first { $0.originalID == chainIDs.first }.map { ids.text($0.productID) }
             finding.sources = held.filter { overlapping.contains($0.originalID) }.flatMap(\.sources).sorted()
             findings.append(finding)

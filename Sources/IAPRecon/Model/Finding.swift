@@ -55,6 +55,11 @@ public struct Finding: Sendable, Equatable {
     public var detail: String
     /// The input lines it rests on; formatted as `path:line` only when written (`SourceFiles`).
     public var sources: [SourceLine]
+    /// The subscription chains (original transaction ids) a finding about chains is about, each
+    /// once: a shared subscription's chain, every chain a multi-Apple-ID finding names. It is
+    /// listed on every transaction of each (`transactions.csv`, `history`); `originalTransactionID`
+    /// names the first only. Empty for a finding about one transaction or none.
+    public var chainIDs: [String] = []
 
     /// Stable across runs: a hash of the kind and the key, never of run order.
     public var findingID: String { "F-" + StableID.hash(kind.rawValue + "|" + key) }

@@ -246,9 +246,10 @@ enum TransactionsReport {
         let store: Backend
         let currency: ReportingCurrency
         var catalogTypes: [String: String] = [:]
-        // A finding names its transaction; a chain's finding (a shared subscription) names no
-        // transaction and is listed on every transaction of the chain. Both are looked up by the
-        // fingerprint of the id's bytes, so a transaction row makes no string of its ids.
+        // A finding is listed on its transaction, and a finding about chains (a shared
+        // subscription, a user's multi-Apple-ID chains) on every transaction of each chain it is
+        // about. Both are looked up by the fingerprint of the id's bytes, so a transaction row
+        // makes no string of its ids.
         var findingsOfTransaction: [RowFingerprint: [String]] = [:], findingsOfChain: [RowFingerprint: [String]] = [:]
         var appleTypes: (any MergedTransactionCursor)?
         var appleType: AppleTransactions.Merged?
@@ -299,8 +300,11 @@ enum TransactionsReport {
                 }
                 typeCell = CSV.textCell(type ?? "")
             }
-            let findingIDs = (row.fingerprint(Column.transactionID).flatMap { findingsOfTransaction[$0] } ?? [])
-                + (row.fingerprint(Column.originalTransactionID).flatMap { findingsOfChain[$0] } ?? [])
+            var findingIDs = (row.fingerprint(Column.transactionID).flatMap { findingsOfTransaction[$0] } ?? [])
+            if let ofChain = row.fingerprint(Column.originalTransactionID).flatMap({ findingsOfChain[$0] }) {
+                // A shared subscription's finding names a transaction of its chain too: listed once.
+                findingIDs = Array(Set(findingIDs + ofChain))
+            }
             try sink.csvRecord { cells in
                 for column in Column.allCases[Column.transactionID.rawValue...Column.productID.rawValue] { cells.text(row, column) }
                 cells.escaped(typeCell ?? "")

@@ -9,7 +9,7 @@ import Foundation
 /// strings, and masks IDFAs. A user sees every finding that involves them: their own, those on
 /// transactions delivered to them (the account that received a cross-user duplicate or a
 /// wrong-user delivery), and those on the subscription chains they hold (every holder of a shared
-/// subscription).
+/// subscription; each chain of a user paying from several Apple IDs).
 public struct UserHistory: Sendable {
     public struct Event: Sendable, Equatable {
         public var ms: Int64

@@ -866,6 +866,17 @@ public enum Schema {
               WHERE file_id IN (SELECT file_id FROM raw_spend__days WHERE day < '2008-07-10')
                  OR file_id IN (SELECT file_id FROM raw_apple__sales WHERE day < '2008-07-10');
             """),
+        // A finding about subscription chains is linked to each chain it is about
+        // (`fct_finding_chains`, which the join writes with its findings): transactions.csv and
+        // `history` list a multi-Apple-ID finding on every chain it names, not the first only. An
+        // older iaprecon would update the findings without their links: this migration's number
+        // makes it refuse the store. Results written before have no links, and the next join
+        // rebuilds them in full (`StoredJoinResults.areCurrent` asks for the table), so nothing is
+        // marked here; all it drops is what a rebuild killed half-way may have left, as the next
+        // join would.
+        (36, """
+            DROP TABLE IF EXISTS fct_finding_chains__next;
+            """),
     ]
 
     public static var latestVersion: Int { migrations.last?.id ?? 0 }

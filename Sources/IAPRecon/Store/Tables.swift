@@ -78,6 +78,9 @@ enum Tables {
         // Results.
         .init(name: "int_transactions_resolved", layer: .result, writer: .join, readers: [.report]),
         .init(name: "fct_findings", layer: .result, writer: .join, readers: [.report]),
+        // Each chain a finding about subscription chains is about (`Finding.chainIDs`): transactions.csv
+        // and `history` list the finding on every transaction of each, not only of the first its row names.
+        .init(name: "fct_finding_chains", layer: .result, writer: .join, readers: [.report]),
         // The as-of, grace and MMP zone the join decided with: the report and `history` judge by the
         // same, read through the join's part of the store (`StoredJoinResults.settings`).
         .init(name: "int_run_settings", layer: .result, writer: .join, readers: []),
@@ -130,11 +133,19 @@ enum Tables {
               event_ms INTEGER NOT NULL, detail TEXT NOT NULL, sources TEXT NOT NULL
             )
             """),
+        // One row per chain a finding is about: a shared subscription's chain, each chain of a
+        // user's multi-Apple-ID finding. Written with the findings, by the same batches.
+        ("fct_finding_chains", """
+            (
+              finding_id TEXT NOT NULL, original_transaction_id TEXT NOT NULL
+            )
+            """),
     ], indexes: [
         // Built after a full rebuild's rows are in and switched in: one sort per index instead of a
-        // b-tree update per row. The first two are the tables' keys.
+        // b-tree update per row. The first three are the tables' keys.
         .init(name: "int_transactions_key", table: "int_transactions_resolved", definition: "(transaction_id)", unique: true),
         .init(name: "fct_findings_key", table: "fct_findings", definition: "(finding_id)", unique: true),
+        .init(name: "fct_finding_chains_key", table: "fct_finding_chains", definition: "(finding_id, original_transaction_id)", unique: true),
         .init(name: "int_transactions_by_user", table: "int_transactions_resolved", definition: "(user_id)"),
         // A match is kept once, on its transaction: an order's transaction is found here (`history`,
         // the summary's unmatched orders, a night's closure). Unmatched transactions are left out;
@@ -143,6 +154,7 @@ enum Tables {
         .init(name: "fct_findings_by_user", table: "fct_findings", definition: "(user_id)"),
         .init(name: "fct_findings_by_transaction", table: "fct_findings", definition: "(transaction_id)"),
         .init(name: "fct_findings_by_original", table: "fct_findings", definition: "(original_transaction_id)"),
+        .init(name: "fct_finding_chains_by_chain", table: "fct_finding_chains", definition: "(original_transaction_id)"),
         // The tie-out with Apple of a night's days reads their purchases and refunds, not every transaction.
         .init(name: "int_transactions_by_purchase", table: "int_transactions_resolved", definition: "(purchase_ms) WHERE is_apple_sale = 1"),
         .init(name: "int_transactions_by_refund", table: "int_transactions_resolved",

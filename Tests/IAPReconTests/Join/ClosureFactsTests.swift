@@ -68,7 +68,7 @@ struct ClosureFactsTests {
             let summary = try JoinStage.run(store: store, settings: ReconcileSettings(), workers: WorkerPool(width: 2), batchTransactions: 40)
             #expect(summary.recomputedTransactions ?? 0 > 20, "an incremental night")
             var tables: [String: [[SQLValue]]] = [:]
-            for table in ["int_transactions_resolved", "fct_findings", "int_transaction_changes", "fct_apple_tieout"] {
+            for table in ["int_transactions_resolved", "fct_findings", "fct_finding_chains", "int_transaction_changes", "fct_apple_tieout"] {
                 let columns = Int(try store.database.scalar("SELECT count(*) FROM pragma_table_info('\(table)')").integerValue)
                 let order = (1...columns).map(String.init).joined(separator: ", ")
                 var rows: [[SQLValue]] = []

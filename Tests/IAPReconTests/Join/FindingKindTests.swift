@@ -297,6 +297,9 @@ struct FindingKindTests {
         let findings = try scenario.reconcile(asOf: asOf)
         #expect(findings.map(\.kind) == [.sharedAppleIDSubscription])
         #expect(findings.first?.originalTransactionID == "a1")
+        // The transaction that made u1, the first holder, hold it; no order was matched to it.
+        #expect(findings.first?.transactionID == "a1")
+        #expect(findings.first?.orderID == nil)
         #expect(findings.first?.detail == "one Apple ID's subscription delivered to 2 users: u1, u2")
     }
 
@@ -348,6 +351,18 @@ struct FindingKindTests {
         ])
         let findings = try scenario.reconcile(asOf: asOf)
         #expect(findings.map(\.kind) == [.lateDelivery])
-        #expect(findings.first?.detail == "first delivered 24h after purchase")
+        // 24 h 0 m 1 s after purchase: past the 24 h grace, and never written as 24 h.
+        #expect(findings.first?.detail == "first delivered 24 h 0 m 1 s after purchase")
+    }
+
+    @Test("a delay is written exactly: hours past a day, minutes, seconds, and milliseconds where there are any")
+    func delaysAreExact() {
+        #expect(FindingRules.delay(94_465_000) == "26 h 14 m 25 s")
+        #expect(FindingRules.delay(86_400_000 + 1) == "24 h 0 m 0.001 s")
+        #expect(FindingRules.delay(86_400_000 + 500) == "24 h 0 m 0.5 s")
+        #expect(FindingRules.delay(86_400_000 + 1_040) == "24 h 0 m 1.04 s")
+        #expect(FindingRules.delay(3 * 86_400_000 + 2 * 3_600_000 + 5_000) == "74 h 0 m 5 s")
+        // The near miss: exactly the grace is written as such (and is not late).
+        #expect(FindingRules.delay(86_400_000) == "24 h 0 m 0 s")
     }
 }

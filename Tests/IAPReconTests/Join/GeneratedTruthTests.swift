@@ -13,6 +13,7 @@ struct GeneratedTruthTests {
             var kind: String
             var transaction_id: String
             var user_id: String
+            var order_id: String?
             var original_transaction_id: String
             var subscription_group: String
             var detail: String
@@ -89,6 +90,11 @@ struct GeneratedTruthTests {
             guard let row = found[key] else { continue }
             if !finding.detail.isEmpty { #expect(row["detail"]?.hasPrefix(finding.detail) == true, "\(key)") }
             if let amount = finding.amount, !amount.isEmpty { #expect(Money.parse(row["amount"] ?? "") == Money.parse(amount), "\(key)") }
+            if finding.kind == "shared_apple_id_subscription" {
+                // The owner's purchase that made them hold the chain, and its order.
+                #expect(row["transaction_id"] == finding.transaction_id, "\(key)")
+                #expect(row["order_id"] == finding.order_id, "\(key)")
+            }
         }
 
         // The reports agree with each other.
@@ -117,6 +123,21 @@ struct GeneratedTruthTests {
             // Every planted finding's transaction is one Apple knows, except an orphan delivery's.
             #expect(listed.contains(finding.transaction_id) == (finding.kind != "orphan_delivery"), "\(finding.kind) \(finding.transaction_id)")
         }
+        // A finding about chains is on every transaction of each chain it is about: a user's
+        // multi-Apple-ID finding on two chains at least, its own row's first among them; a shared
+        // subscription's on its chain's alone.
+        var chainsListing: [String: Set<String>] = [:]
+        for row in transactions {
+            for id in (row["finding_ids"] ?? "").split(separator: ";") {
+                chainsListing[String(id), default: []].insert(row["original_transaction_id"] ?? "")
+            }
+        }
+        for row in findings where row["kind"] == "multi_apple_id_subscription" || row["kind"] == "shared_apple_id_subscription" {
+            let chains = chainsListing[row["finding_id"] ?? ""] ?? []
+            #expect(chains.contains(row["original_transaction_id"] ?? ""), "\(row["finding_id"] ?? "")")
+            #expect(row["kind"] == "shared_apple_id_subscription" ? chains.count == 1 : chains.count >= 2, "\(row["finding_id"] ?? ""): \(chains)")
+        }
+        #expect(chainsListing.values.contains { $0.count >= 2 }, "the generator plants users paying from two Apple IDs")
         // Both files round their own rows to the cent: their sums agree to half a cent a row.
         let revenueRows = Self.table(try scenario.output("revenue_daily.csv"))
         let rowTolerance = Decimal(transactions.count + revenueRows.count) * Decimal(5) / 1000

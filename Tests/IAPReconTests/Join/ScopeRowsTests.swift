@@ -24,20 +24,26 @@ struct ScopeRowsTests {
     }
 
     /// A finding about a whole chain, which names no transaction of it.
-    static func chainFinding(_ id: String, chain: String) -> [SQLValue] {
+    static func chainFinding(_ id: String, chain: String, detail: String = "shared") -> [SQLValue] {
         [.text(id), .text("shared_apple_id_subscription"), .text("warning"), .null, .null, .null, .text(chain),
-         .text("gems"), .null, .null, .integer(day1), .text("shared"), .text("server.jsonl:1")]
+         .text("gems"), .null, .null, .integer(day1), .text(detail), .text("server.jsonl:1")]
+    }
+
+    /// A finding's link to a chain it is about.
+    static func link(_ id: String, chain: String) -> [SQLValue] {
+        [.text(id), .text(chain)]
     }
 
     /// A store holding `transactions` and `findings` as the last join left them, the scope being
     /// every transaction in it (`temp.join_*`).
-    func store(_ transactions: [[SQLValue]], findings: [[SQLValue]], chains: [String] = []) throws -> (Scenario, Database) {
+    func store(_ transactions: [[SQLValue]], findings: [[SQLValue]], links: [[SQLValue]] = [], chains: [String] = []) throws -> (Scenario, Database) {
         let scenario = try Scenario()
         let database = try scenario.open()
         try database.execute(StoredJoinResults.tables.dropAndCreate)
         try database.execute(StoredJoinResults.tables.createMissingIndexes(existing: []))
         for row in transactions { try database.run("INSERT INTO int_transactions_resolved VALUES (\(marks(22)))", row) }
         for row in findings { try database.run("INSERT INTO fct_findings VALUES (\(marks(13)))", row) }
+        for row in links { try database.run("INSERT INTO fct_finding_chains VALUES (\(marks(2)))", row) }
         var scope = JoinScope()
         for row in transactions { if case .text(let id) = row[0] { scope.insert(id, as: .transaction) } }
         for chain in chains { scope.insert(chain, as: .chain) }
@@ -129,26 +135,35 @@ struct ScopeRowsTests {
         withExtendedLifetime(scenario) {}
     }
 
-    @Test("transactions.csv hears of each row it shows differently: a changed, new or gone transaction, a changed, new or gone finding's transaction, or its chain when it names none; never of an unchanged one")
+    @Test("transactions.csv hears of each row it shows differently: a changed, new or gone transaction, a changed, new or gone finding's transaction, the chain of a new or gone link of a finding; never of an unchanged one")
     func transactionsFileChangesAreTheRowsItShows() throws {
         let (scenario, database) = try store(
             [Self.transaction("t1"), Self.transaction("t2"), Self.transaction("t3"), Self.transaction("t6")],
             findings: [Self.finding("f1", transaction: "t1"), Self.finding("f3", transaction: "t3"), Self.finding("f6", transaction: "t6"),
-                       Self.chainFinding("fc", chain: "c9")],
-            chains: ["c8", "c9"])
+                       Self.chainFinding("fc", chain: "c9"), Self.chainFinding("fe", chain: "c7")],
+            links: [Self.link("fc", chain: "c9"), Self.link("fe", chain: "c7")],
+            chains: ["c7", "c8", "c9"])
         var rows = try ScopeRows(database)
         try database.transaction {
             // t1 and t6 as they were; t2 delivered again; t3 gone; t4 new.
             let decided = [Self.transaction("t1"), Self.transaction("t2", deliveries: 2), Self.transaction("t4"), Self.transaction("t6")]
             try rows.changed(packed(0, decided)).insert(with: database.cached("INSERT INTO int_transactions_resolved VALUES (\(marks(22)))"))
             // f1 says something else; f6 as it was; f3 and the chain finding fc gone; fd new, about chain c8.
+            // fe says something else of chain c7, to which it stays linked: the lines of c7 list the same id.
             let findings = [Self.finding("f1", transaction: "t1", detail: "delivered late"), Self.finding("f6", transaction: "t6"),
-                            Self.chainFinding("fd", chain: "c8")]
+                            Self.chainFinding("fd", chain: "c8"), Self.chainFinding("fe", chain: "c7", detail: "shared by 3")]
             try rows.changed(packed(1, findings)).insert(with: database.cached("INSERT INTO fct_findings VALUES (\(marks(13)))"))
+            let links = [Self.link("fd", chain: "c8"), Self.link("fe", chain: "c7")]
+            let kept = try rows.changed(packed(ScopeRows.findingChainsTable, links))
+            #expect(ids(kept, columns: 2) == ["fd"], "a link as it was is not written again")
+            try kept.insert(with: database.cached("INSERT INTO fct_finding_chains VALUES (\(marks(2)))"))
             try rows.deleteUnwritten()
         }
         #expect(rows.transactionChanges.transactions == ["t1", "t2", "t3", "t4"])
         #expect(rows.transactionChanges.chains == ["c8", "c9"])
+        var stored: [String] = []
+        try database.forEach("SELECT finding_id || '>' || original_transaction_id FROM fct_finding_chains ORDER BY 1") { stored.append($0.string(0)) }
+        #expect(stored == ["fd>c8", "fe>c7"])
         withExtendedLifetime(scenario) {}
     }
 }

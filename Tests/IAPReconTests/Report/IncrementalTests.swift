@@ -1703,8 +1703,8 @@ struct IncrementalTests {
             guard exists.0, exists.1 else { continue }
             #expect(SampleDataTests.withoutHistory(name, try a.output(name)) == SampleDataTests.withoutHistory(name, try b.output(name)), "\(label): \(name)")
         }
-        for table in ["int_transactions_resolved", "fct_findings", "fct_user_installs", "fct_apple_tieout", "fct_apple_report_overlaps",
-                      "fct_apple_mixed_proceeds"] {
+        for table in ["int_transactions_resolved", "fct_findings", "fct_finding_chains", "fct_user_installs", "fct_apple_tieout",
+                      "fct_apple_report_overlaps", "fct_apple_mixed_proceeds"] {
             #expect(try rows(a, table) == rows(b, table), "\(label): \(table)")
         }
     }

@@ -61,6 +61,12 @@ struct RebuiltTablesTests {
             try database.forEach("EXPLAIN QUERY PLAN SELECT * FROM \(table) WHERE \(key) = 'x'") { plan.append($0.string(3)) }
             #expect(plan.contains { $0.contains("USING INDEX") && $0.contains("(\(key)=?)") }, "\(table): \(plan)")
         }
+        // A finding's links to its chains: keyed by both, found by the chain.
+        #expect(try database.scalar("SELECT count(*) FROM fct_finding_chains").integerValue >= 3, "the sample's shared and multi findings")
+        #expect(throws: SQLiteError.self) { try database.execute("INSERT INTO fct_finding_chains SELECT * FROM fct_finding_chains LIMIT 1") }
+        var plan: [String] = []
+        try database.forEach("EXPLAIN QUERY PLAN SELECT finding_id FROM fct_finding_chains WHERE original_transaction_id = 'x'") { plan.append($0.string(3)) }
+        #expect(plan.contains { $0.contains("INDEX") && $0.contains("(original_transaction_id=?)") }, "\(plan)")
     }
 
     @Test("a full join builds its results' indexes beside them before the switch: each rebuild takes the names the current results' indexes do not hold")
@@ -69,7 +75,9 @@ struct RebuiltTablesTests {
         defer { withExtendedLifetime(scenario) {} }
         func names() throws -> Set<String> {
             var names = Set<String>()
-            try database.forEach("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name IN ('int_transactions_resolved', 'fct_findings')") {
+            try database.forEach("""
+                SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name IN ('int_transactions_resolved', 'fct_findings', 'fct_finding_chains')
+                """) {
                 names.insert($0.string(0))
             }
             return names

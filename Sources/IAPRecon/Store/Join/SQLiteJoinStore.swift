@@ -273,7 +273,7 @@ struct SQLiteJoinStore: JoinStore {
     }
 }
 
-/// A batch whose decisions go to its reader job's target: tables 0 and 1 of its inserts.
+/// A batch whose decisions go to its reader job's target: tables 0, 1 and 2 of its inserts.
 private protocol SavedToReaderTarget {
     var target: any RowTarget { get }
     /// The texts of the amounts the batch wrote, for its thread alone.
@@ -287,5 +287,6 @@ extension SavedToReaderTarget {
 
     func save(_ finding: Finding, files: SourceFiles) throws {
         try target.insert(table: 1, StoredJoinResults.row(of: finding, files: files))
+        for link in StoredJoinResults.chainRows(of: finding) { try target.insert(table: ScopeRows.findingChainsTable, link) }
     }
 }

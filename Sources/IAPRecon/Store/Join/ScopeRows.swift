@@ -14,32 +14,43 @@
 /// (its deliveries, say) is not listed: a refund on a night changes the night's day, not the purchase's.
 ///
 /// What `transactions.csv` shows of the rows that changed is listed too (`transactionChanges`): a
-/// changed, new or gone resolved transaction, and the subject of a changed, new or gone finding.
+/// changed, new or gone resolved transaction, the transaction of a changed, new or gone finding,
+/// and the chain of a new or gone link of a finding to a chain.
 struct ScopeRows {
     /// The scope's rows were asked for before they were read (a defect, never the input's).
     struct NotRead: Error, CustomStringConvertible {
         var description: String { "the join's scope rows were used before they were read" }
     }
 
-    /// A table the scope covers: its key, its columns, and which of its rows the scope holds.
+    /// A table the scope covers: its key (its first columns), its columns, and which of its rows the scope holds.
     struct Table {
         var name: String
-        var key: String
+        var key: [String]
         var columns: Int
         var condition: String
     }
 
-    /// Tables 0, 1 of the join's reader jobs: resolved transactions, findings. A scope holds its
-    /// transactions (with the orders matched to them), the findings about them, and the chain and
-    /// multi-Apple-ID findings of its chains and users.
+    /// Which findings a scope holds: those about its transactions, and the chain and
+    /// multi-Apple-ID findings of its chains and users. A shared subscription's finding names a
+    /// transaction of its chain too, and is the chain's.
+    private static let findingsCondition = """
+        transaction_id IN temp.join_transactions
+          OR (kind = 'shared_apple_id_subscription' AND original_transaction_id IN temp.join_chains)
+          OR (kind = 'multi_apple_id_subscription' AND user_id IN temp.join_users)
+        """
+
+    /// Tables 0, 1, 2 of the join's reader jobs: resolved transactions, findings, and the chains of
+    /// findings about chains. A scope holds its transactions (with the orders matched to them), its
+    /// findings, and their links to chains. A link row is all key: it is there or it is not.
     static let tables = [
-        Table(name: "int_transactions_resolved", key: "transaction_id", columns: 22, condition: "transaction_id IN temp.join_transactions"),
-        Table(name: "fct_findings", key: "finding_id", columns: 13, condition: """
-            transaction_id IN temp.join_transactions
-              OR (kind = 'shared_apple_id_subscription' AND original_transaction_id IN temp.join_chains)
-              OR (kind = 'multi_apple_id_subscription' AND user_id IN temp.join_users)
-            """),
+        Table(name: "int_transactions_resolved", key: ["transaction_id"], columns: 22, condition: "transaction_id IN temp.join_transactions"),
+        Table(name: "fct_findings", key: ["finding_id"], columns: 13, condition: findingsCondition),
+        Table(name: "fct_finding_chains", key: ["finding_id", "original_transaction_id"], columns: 2,
+              condition: "finding_id IN (SELECT finding_id FROM main.fct_findings WHERE \(findingsCondition))"),
     ]
+
+    /// The table number of the findings' links to their chains.
+    static let findingChainsTable = 2
 
     /// Where a resolved transaction's columns the tie-out reads are, as `Tables.joinResults`
     /// declares them (the tests hold the two together).
@@ -58,10 +69,10 @@ struct ScopeRows {
         static let transactionID = 5, originalTransactionID = 6
     }
 
-    /// A current row: its key, the fingerprint of its values, and, for a resolved transaction,
+    /// A current row: its key's texts, the fingerprint of its values, and, for a resolved transaction,
     /// what the tie-out reads of it; for a finding, its subject.
     private struct Current {
-        var key: String
+        var key: [String]
         var values: RowFingerprint
         var units: Units
         /// A resolved transaction's, if Apple counts it as a sale.
@@ -108,14 +119,17 @@ struct ScopeRows {
             byKey.reserveCapacity(chunks.reduce(0) { $0 + $1.count })
             while let rows = chunks.popLast() {
                 rows.forEachRow(columns: table.columns) { row in
-                    byKey[Self.key(row)] = Current(key: Self.keyText(row), values: RowFingerprint(row.bytes),
+                    byKey[Self.key(row, columns: table.key.count)] = Current(key: Self.keyTexts(row, columns: table.key.count),
+                                                                            values: RowFingerprint(row.bytes),
                                                    units: number == 0 ? Units(row) : Units(), sale: number == 0 ? Self.sale(row) : nil,
                                                    subject: number == 1 ? Self.subject(row) : nil)
                 }
             }
             return byKey
         }
-        deletes = try Self.tables.map { try database.cached("DELETE FROM main.\($0.name) WHERE \($0.key) = ?") }
+        deletes = try Self.tables.map { table in
+            try database.cached("DELETE FROM main.\(table.name) WHERE " + table.key.map { "\($0) = ?" }.joined(separator: " AND "))
+        }
     }
 
     /// The rows of `rows` to insert: the new and the changed ones, each changed one's current
@@ -123,15 +137,16 @@ struct ScopeRows {
     mutating func changed(_ rows: PackedRows) throws -> PackedRows {
         let number = rows.table
         var kept = PackedRows(table: number)
-        try rows.forEachRow(columns: Self.tables[number].columns) { row in
-            let key = Self.key(row)
+        let table = Self.tables[number]
+        try rows.forEachRow(columns: table.columns) { row in
+            let key = Self.key(row, columns: table.key.count)
             if let index = current[number].index(forKey: key) {
                 current[number].values[index].written = true
                 let was = current[number].values[index]
                 guard was.values != RowFingerprint(row.bytes) else { return }
-                try deletes[number].insert([.text(was.key)])
+                try deletes[number].insert(was.key.map(SQLValue.text))
                 if number == 0 { noteChange(from: was, to: row) }
-                noteShown(was)
+                noteShown(was, table: number)
             } else if number == 0, let added = Self.sale(row) {
                 tieOutChanges.added.append(added)
             }
@@ -145,31 +160,31 @@ struct ScopeRows {
     mutating func deleteUnwritten() throws {
         for (number, rows) in current.enumerated() {
             for row in rows.values where !row.written {
-                try deletes[number].insert([.text(row.key)])
+                try deletes[number].insert(row.key.map(SQLValue.text))
                 if number == 0, let removed = row.sale { tieOutChanges.removed.append(removed) }
-                noteShown(row)
+                noteShown(row, table: number)
             }
         }
         current = current.map { _ in [:] }
     }
 
-    /// Lists what `transactions.csv` shows of a current row that changes or goes: a resolved
-    /// transaction's line, or the lines a finding is listed on.
-    private mutating func noteShown(_ row: Current) {
-        if let subject = row.subject {
-            transactionChanges.noteFinding(transactionID: subject.transactionID, originalTransactionID: subject.originalTransactionID)
-        } else {
-            transactionChanges.transactions.insert(row.key)
+    /// Lists what `transactions.csv` shows of a current row of table `number` that changes or goes:
+    /// a resolved transaction's line, the line of a finding's transaction, or the lines of a
+    /// finding's chain.
+    private mutating func noteShown(_ row: Current, table number: Int) {
+        switch number {
+        case 0: transactionChanges.transactions.insert(row.key[0])
+        case 1: transactionChanges.noteFinding(transactionID: row.subject?.transactionID)
+        default: transactionChanges.chains.insert(row.key[1])
         }
     }
 
     /// The same of a decided row of table `number`.
     private mutating func noteShown(_ row: PackedRow, table number: Int) {
-        if number == 1 {
-            let subject = Self.subject(row)
-            transactionChanges.noteFinding(transactionID: subject.transactionID, originalTransactionID: subject.originalTransactionID)
-        } else {
-            transactionChanges.transactions.insert(Self.keyText(row))
+        switch number {
+        case 0: transactionChanges.transactions.insert(Self.keyTexts(row, columns: 1)[0])
+        case 1: transactionChanges.noteFinding(transactionID: Self.subject(row).transactionID)
+        default: transactionChanges.chains.insert(Self.keyTexts(row, columns: 2)[1])
         }
     }
 
@@ -182,13 +197,19 @@ struct ScopeRows {
         return (text(Finding.transactionID), text(Finding.originalTransactionID))
     }
 
-    private static func key(_ row: PackedRow) -> RowFingerprint {
-        RowFingerprint(row.packed(0))
+    /// The fingerprint of a row's key, its first `columns` columns.
+    private static func key(_ row: PackedRow, columns: Int) -> RowFingerprint {
+        var key = RowFingerprint(row.packed(0))
+        for column in 1..<max(1, columns) { key.add(row.packed(column)) }
+        return key
     }
 
-    private static func keyText(_ row: PackedRow) -> String {
-        guard case .bytes(let bytes) = row.value(0) else { return "" }
-        return String(decoding: bytes, as: UTF8.self)
+    /// The texts of a row's key, its first `columns` columns.
+    private static func keyTexts(_ row: PackedRow, columns: Int) -> [String] {
+        (0..<columns).map { column in
+            guard case .bytes(let bytes) = row.value(column) else { return "" }
+            return String(decoding: bytes, as: UTF8.self)
+        }
     }
 
     /// Lists a changed resolved transaction as it was and as it is, if the tie-out reads its

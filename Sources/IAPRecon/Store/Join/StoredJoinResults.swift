@@ -12,14 +12,16 @@ enum StoredJoinResults {
     /// Whether the results have this iaprecon's shape: an older one's are rebuilt in full by the
     /// next join, never read or updated as they are. Those with no `delivered_to` predate it, those
     /// with no `is_apple_sale` tied out without free trials; those with no index of matched orders
-    /// were written while an orders table held each match too.
+    /// were written while an orders table held each match too; those with no `fct_finding_chains`
+    /// listed a finding about several chains on the first only.
     static func areCurrent(_ database: Database) throws -> Bool {
         let index = Tables.matchedOrderIndex
         return try database.scalar("""
             SELECT (SELECT count(*) FROM pragma_table_info('int_transactions_resolved') WHERE name IN ('delivered_to', 'is_apple_sale'))
                  + (SELECT count(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'int_transactions_resolved'
                       AND name IN ('\(index)', '\(index)\(RebuiltTables.indexTwinSuffix)'))
-            """) == .integer(3)
+                 + (SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'fct_finding_chains')
+            """) == .integer(4)
     }
 
     /// Whether a join has reconciled the store (its settings are kept), whatever the results' shape.
@@ -107,7 +109,7 @@ enum StoredJoinResults {
         try database.execute(tables.createMissingIndexes(existing: try database.indexNames()))
     }
 
-    /// The inserts of tables 0, 1 of a join's rows (resolved transactions, findings: `ScopeRows.tables`),
+    /// The inserts of tables 0, 1, 2 of a join's rows (resolved transactions, findings, their chains: `ScopeRows.tables`),
     /// each into the table `target` names for it (a full rebuild's `__next` twin, an incremental
     /// join's own table, which gets only the rows `ScopeRows` keeps).
     static func inserts(into target: (String) -> String) -> [String] {
@@ -131,6 +133,13 @@ enum StoredJoinResults {
             SQLValue(item.refund?.revocationType), .integer(Int64(item.deliveries.count)), SQLValue(transaction.ownership),
             .text(item.deliveredTo(ids)), .integer(item.isAppleSale ? 1 : 0),
         ]
+    }
+
+    /// A finding's links to the chains it is about, as rows of table 2 (`fct_finding_chains`), each chain once.
+    static func chainRows(of finding: Finding) -> [[SQLValue]] {
+        let id = SQLValue.text(finding.findingID)
+        var seen = Set<String>()
+        return finding.chainIDs.filter { seen.insert($0).inserted }.map { [id, .text($0)] }
     }
 
     /// A finding as a row of table 1 (`fct_findings`); `files` names its sources.

@@ -173,7 +173,7 @@ enum StoredLinks {
         /// whole (`ScopeRows.tables[0]`, every column), with the columns `linking` names after them.
         init(from: KeyKind, costPerKey: Int, currentResolved columns: String, kinds: [KeyKind]) {
             let table = ScopeRows.tables[0]
-            self.init(from: from, costPerKey: costPerKey, sql: "SELECT *, \(columns) FROM main.\(table.name) WHERE \(table.key) IN temp.frontier_transactions",
+            self.init(from: from, costPerKey: costPerKey, sql: "SELECT *, \(columns) FROM main.\(table.name) WHERE \(table.key[0]) IN temp.frontier_transactions",
                       kinds: kinds)
             keepsCurrentResolved = true
         }

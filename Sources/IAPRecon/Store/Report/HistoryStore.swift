@@ -44,8 +44,9 @@ protocol HistoryStore {
     func revocations(ofUser user: String) throws -> [HistoryFacts.Revocation]
     /// The revocations of the transactions.
     func revocations(of transactionIDs: [String]) throws -> [HistoryFacts.Revocation]
-    /// Findings on the transactions and on their subscription chains; a chain's once for each of its
-    /// transactions asked about.
+    /// Findings on the transactions and on their subscription chains (every chain a finding is
+    /// about, `Finding.chainIDs`); a chain's once for each of its transactions asked about, and a
+    /// finding on a transaction and its chain once more.
     func findings(of transactionIDs: [String]) throws -> [HistoryFacts.Finding]
     /// Findings on `user` themselves.
     func findings(ofUser user: String) throws -> [HistoryFacts.Finding]

@@ -51,7 +51,8 @@ protocol ReportStore: SendableMetatype {
 
     // MARK: Transactions
 
-    /// Every finding's id and what it is about, by finding id (`FindingSubjectColumn`).
+    /// Every place a finding is listed, by finding id (`FindingSubjectColumn`): its transaction,
+    /// or one of the chains it is about (`fct_finding_chains`), one a row.
     func forEachFindingSubject(_ body: (Row) throws -> Void) throws
     /// Every resolved transaction in transaction id order (`ReportTransactionColumn`).
     func transactionsByID() throws -> any StoredCursor<Row>

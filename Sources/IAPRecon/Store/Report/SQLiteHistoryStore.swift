@@ -295,15 +295,33 @@ struct SQLiteHistoryStore: HistoryStore {
         try revocations(where: "r.transaction_id IN (SELECT value FROM json_each(?1))", [.textList(transactionIDs)])
     }
 
+    /// The findings on the transactions, and those about the chains they belong to: every chain a
+    /// finding is about (`fct_finding_chains`). A finding may come twice (a shared subscription's
+    /// names a transaction of its chain); `UserHistory` lists each once.
     func findings(of transactionIDs: [String]) throws -> [HistoryFacts.Finding] {
         let columns = FindingColumn.selectList
-        // `+transaction_id` keeps the planner on the chain index: chain findings have no transaction.
+        let chains = "SELECT original_transaction_id FROM int_transactions_resolved WHERE transaction_id IN (SELECT value FROM json_each(?1))"
+        guard try hasFindingChains() else {
+            // Results an older iaprecon wrote (the caveat says so): its chain findings named no
+            // transaction, and each the one chain it kept.
+            return try findings("""
+                SELECT \(columns) FROM fct_findings WHERE transaction_id IN (SELECT value FROM json_each(?1))
+                UNION ALL
+                SELECT \(columns) FROM fct_findings WHERE +transaction_id IS NULL AND original_transaction_id IN (\(chains))
+                """, [.textList(transactionIDs)])
+        }
         return try findings("""
             SELECT \(columns) FROM fct_findings WHERE transaction_id IN (SELECT value FROM json_each(?1))
             UNION ALL
-            SELECT \(columns) FROM fct_findings WHERE +transaction_id IS NULL AND original_transaction_id IN (
-              SELECT original_transaction_id FROM int_transactions_resolved WHERE transaction_id IN (SELECT value FROM json_each(?1)))
+            SELECT \(columns) FROM fct_findings WHERE finding_id IN (
+              SELECT finding_id FROM fct_finding_chains WHERE original_transaction_id IN (\(chains)))
             """, [.textList(transactionIDs)])
+    }
+
+    /// Whether the store's results link findings to their chains: an older iaprecon's do not,
+    /// until the next join rebuilds them.
+    private func hasFindingChains() throws -> Bool {
+        try database.scalar("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'fct_finding_chains'") == .integer(1)
     }
 
     func findings(ofUser user: String) throws -> [HistoryFacts.Finding] {

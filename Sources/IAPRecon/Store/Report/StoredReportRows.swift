@@ -82,9 +82,15 @@ enum StoredReportRows {
         return rows
     }
 
-    /// Every finding's id and what it is about, by finding id, in `FindingSubjectColumn`'s columns.
+    /// Every place a finding is listed, by finding id, in `FindingSubjectColumn`'s columns: its
+    /// transaction (the chain NULL), and each chain it is about (the transaction NULL).
     static func forEachFindingSubject(_ database: Database, _ body: (Row) throws -> Void) throws {
-        try database.forEach("SELECT \(FindingSubjectColumn.selectList) FROM fct_findings ORDER BY finding_id", [], body)
+        try database.forEach("""
+            SELECT finding_id, transaction_id, NULL FROM fct_findings WHERE transaction_id IS NOT NULL
+            UNION ALL
+            SELECT finding_id, NULL, original_transaction_id FROM fct_finding_chains
+            ORDER BY 1
+            """, [], body)
     }
 
     typealias TransactionColumn = ReportTransactionColumn
