@@ -311,6 +311,47 @@ struct IngestStageTests {
         ])
     }
 
+    @Test("hidden files and folders are not read and are listed as any file matching no source, a hidden folder by its own name")
+    func hiddenFilesAreListed() throws {
+        let scenario = try Scenario()
+        try scenario.write("server/a.jsonl", serverLines(1))
+        try scenario.write("server/.server-2026-11-29.jsonl", serverLines(3))
+        try scenario.write(".2026-11-29/server/a.jsonl", serverLines(3))
+        try scenario.write("2026-11-30/server/.b.jsonl", serverLines(3))
+        try scenario.write(".DS_Store", ["x"])
+        try scenario.write(".hidden.csv", ["x"])
+        try scenario.write("receipts/.DS_Store", ["x"])
+        try scenario.write("receipts/sub/.cache/y.jsonl", ["{}"])
+        try scenario.write("receipts/sub/y.jsonl", ["{}"])
+        try scenario.write("server/.tmp/z.jsonl", ["{}"])
+        for index in 0..<300 {
+            try scenario.write(".git/objects/" + String(index / 10) + "/o" + String(index % 10), ["x"])
+        }
+        let listing = try SourceFile.scan(scenario.input)
+        #expect(listing.files.map(\.relativePath) == ["server/a.jsonl"])
+        #expect(listing.ignored == [
+            ".2026-11-29/", ".DS_Store", ".git/", ".hidden.csv", "2026-11-30/server/.b.jsonl", "receipts/.DS_Store", "receipts/sub/.cache/",
+            "receipts/sub/y.jsonl", "server/.server-2026-11-29.jsonl", "server/.tmp/",
+        ])
+    }
+
+    @Test("the spool files iaprecon generate writes beside the files it makes are passed over in silence; other hidden names are not")
+    func generatorSpoolsAreSilent() throws {
+        let scenario = try Scenario()
+        try scenario.write("server/a.jsonl", serverLines(1))
+        // `SpooledFile` spools `server/server-2026-11-29.jsonl` as `server/.server-2026-11-29.jsonl.spool`.
+        try scenario.write("server/.server-2026-11-29.jsonl.spool", ["x"])
+        try scenario.write("spend/.spend.csv.spool", ["x"])
+        try scenario.write("2026-11-30/server/.server-2026-11-30.jsonl.gz.spool", ["x"])
+        // Near misses: a name that only ends like one, or is nothing but the suffix, is listed.
+        try scenario.write("server/server.spool", ["x"])
+        try scenario.write("server/.spool", ["x"])
+        try scenario.write("server/.x.spool.jsonl", ["x"])
+        let listing = try SourceFile.scan(scenario.input)
+        #expect(listing.files.map(\.relativePath) == ["server/a.jsonl"])
+        #expect(listing.ignored == ["server/.spool", "server/.x.spool.jsonl", "server/server.spool"])
+    }
+
     @Test("a deep tree inside a source's folder is listed up to a bound, then named as its folder, the same each time")
     func ignoredTreeIsBounded() throws {
         let scenario = try Scenario()
