@@ -2,7 +2,9 @@ import Foundation
 
 /// What ingest did with one input file.
 public struct IngestedFile: Sendable, Equatable {
-    public enum Status: String, Sendable { case added, replaced, unchanged }
+    /// `emptied`: the file holds no byte now (cut to nothing, or a gzip of nothing) while the store
+    /// holds lines of it, which are kept as a file's that left the folder are (CONTRACT.md §1).
+    public enum Status: String, Sendable { case added, replaced, unchanged, emptied }
     public var path: String
     public var kind: SourceKind
     public var status: Status
@@ -38,6 +40,9 @@ public struct IngestReport: Sendable {
     /// What a person should know of the lines this ingest read: consumption requests no report can
     /// answer, notifications and Sales Report rows of a type Apple does not document.
     public var warnings: [String] = []
+    /// What must be seen even under `--quiet`, since stored lines depend on it: a file empty now
+    /// whose stored lines are kept, a changed file holding fewer lines than the ones it replaces.
+    public var alerts: [String] = []
     /// The accepted notifications of a type Apple does not document in the files this ingest read.
     public var unknownNotificationTypes = UndocumentedTypes(.notifications)
     /// The Sales Report rows of a Product Type Identifier Apple does not list, in the files this ingest read.
@@ -105,8 +110,9 @@ public struct UndocumentedTypes: Sendable {
 ///
 /// First every stored file's content hash is taken (in parallel): a file whose
 /// hash is already stored is skipped, a changed one replaces its earlier rows,
-/// so nothing is counted twice; a new file is hashed by the jobs that parse it,
-/// from the bytes they read, so it is read once. The files are parsed on the worker pool —
+/// so nothing is counted twice (one that holds no byte now keeps them, and says
+/// so); a new file is hashed by the jobs that parse it, from the bytes they
+/// read, so it is read once. The files are parsed on the worker pool —
 /// whole, or for a large plain JSON Lines file, in newline-aligned chunks of
 /// `chunkBytes` — while the calling thread, the one writer, stores each file
 /// in one transaction, in path order. Chunk line numbers are made global by
@@ -310,6 +316,17 @@ public enum IngestStage {
                     failures[job.fileIndex] = error
                     return
                 }
+                if job.isFirst, job.isLast, writer == nil, case .end(0, _) = message, let previous = known[file.relativePath],
+                   previous.counts.read > 0 {
+                    // Empty now, and the store holds lines of it: a log cut in place (logrotate's copytruncate)
+                    // or a file cut short by a failed copy would take them all away unseen. They are kept, as a
+                    // file's that left the folder are; `forget` drops them.
+                    outcomes[job.fileIndex] = IngestedFile(path: file.relativePath, kind: file.kind, status: .emptied,
+                                                           counts: previous.counts, bytes: previous.bytes)
+                    report.alerts.append("\(file.absolutePath) is empty now; its \(Self.lines(previous.counts.read, "stored")) "
+                                         + "\(previous.counts.read == 1 ? "is" : "are") kept (iaprecon forget \(file.relativePath) drops them)")
+                    return
+                }
                 if job.isFirst, writer == nil, case .success(let plan) = planned[job.fileIndex] {
                     writer = try store.beginFile(path: file.relativePath, source: file.kind, readWith: rules.readWith(file.kind), modifiedNs: plan.modifiedNs)
                     lineOffset = 0
@@ -332,6 +349,12 @@ public enum IngestStage {
                     let bytes = prints[job.fileIndex]?.bytes ?? pieces.end
                     let finished = try fileWriter.commit(hash: hash, bytes: bytes)
                     progress?(.fileDone(bytes: finished.bytes))
+                    if let previous = known[file.relativePath], finished.counts.read < previous.counts.read {
+                        // A changed file replaces its rows (it may have been corrected), but never loses lines unsaid.
+                        report.alerts.append("\(file.absolutePath) holds fewer lines than when it was read: its "
+                                             + "\(Self.lines(previous.counts.read, "stored")) \(previous.counts.read == 1 ? "is" : "are") "
+                                             + "replaced by the \(finished.counts.read) it holds now")
+                    }
                     if unknownTypes.subject == .salesReportRows {
                         report.unknownProductTypes.add(unknownTypes)
                     } else {
@@ -356,6 +379,11 @@ public enum IngestStage {
         report.files = outcomes.compactMap { $0 }
         report.unreadable = failures.compactMap { $0 }
         return report
+    }
+
+    /// `12 stored lines`, `1 stored line`.
+    static func lines(_ count: Int, _ adjective: String) -> String {
+        "\(count) \(adjective) line\(count == 1 ? "" : "s")"
     }
 
     /// Parses one file, or one chunk of it, on a worker: its lines in batches, then its line count or why it failed.

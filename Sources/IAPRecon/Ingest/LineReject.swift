@@ -16,6 +16,12 @@ public struct LineReject: Error, Equatable, Sendable, CustomStringConvertible {
         LineReject("bad time in '\(field)': \(Redaction.quoted(value))")
     }
 
+    /// An ISO 8601 time (`2026-11-28T17:03:12`) without an offset: its zone is nowhere said, and
+    /// reading it as UTC would move it by the writer's offset, unseen.
+    static func timeWithoutOffset(_ field: String, _ value: JSONValue) -> LineReject {
+        LineReject("bad time in '\(field)': \(Redaction.quoted(value)) (ISO 8601 without an offset: add Z or +hh:mm)")
+    }
+
     static func badAmount(_ field: String, _ value: JSONValue) -> LineReject {
         LineReject("bad amount in '\(field)': \(Redaction.quoted(value))")
     }
@@ -123,19 +129,40 @@ struct Fields {
         return text
     }
 
+    /// A time in any of the contract's forms. The zone-less `yyyy-MM-dd HH:mm:ss` is UTC (CONTRACT.md,
+    /// "Times"); an ISO 8601 time, with its `T`, must carry its offset: one without is rejected.
     func time(_ key: String) throws(LineReject) -> Int64? {
         guard let element = try element(key) else { return nil }
         if element.isEmptyString { return nil }
-        guard let ms = Self.time(element) else { throw .badTime(name(key), element.value) }
+        var zoneless = false
+        guard let ms = Self.time(element, zoneless: &zoneless) else { throw .badTime(name(key), element.value) }
+        if zoneless { throw .timeWithoutOffset(name(key), element.value) }
         return ms
     }
 
-    /// `Timestamp.parse` of the element's value, read from its bytes unless an escape makes its text otherwise.
-    private static func time(_ element: JSONElement) -> Int64? {
+    /// `Timestamp.parse` of the element's value, read from its bytes unless an escape makes its text
+    /// otherwise; `zoneless` is set for an ISO 8601 time (`T` between day and time) with no offset.
+    private static func time(_ element: JSONElement, zoneless: inout Bool) -> Int64? {
         switch element.kind {
-        case .number: Timestamp.epochMilliseconds(bytes: element.bytes)
-        case .string where !element.hasEscape: Timestamp.parse(bytes: element.bytes, localOffsetMs: { _ in 0 })
-        default: Timestamp.parse(element.value)
+        case .number:
+            return Timestamp.epochMilliseconds(bytes: element.bytes)
+        case .string where !element.hasEscape:
+            var noOffset = false
+            let ms = Timestamp.parse(bytes: element.bytes, localOffsetMs: { _ in
+                noOffset = true
+                return 0
+            })
+            zoneless = noOffset && element.bytes.count > 10 && element.bytes[10] == UInt8(ascii: "T")
+            return ms
+        default:
+            guard case .string(let text) = element.value else { return Timestamp.parse(element.value) }
+            var noOffset = false
+            let ms = Timestamp.parse(text, localOffsetMs: { _ in
+                noOffset = true
+                return 0
+            })
+            zoneless = noOffset && text.utf8.dropFirst(10).first == UInt8(ascii: "T")
+            return ms
         }
     }
 

@@ -94,7 +94,9 @@ public struct SourceFile: Sendable, Equatable {
     /// Two layouts: the contract's (`server/`, `receipts/`, ..., `catalog.csv`), or a
     /// partitioned root whose `YYYY-MM-DD/` folders each hold that layout, as servers
     /// write them day by day; their files are named `2026-11-28/server/x.jsonl`.
-    /// Names starting with `.` are skipped (editors' and uploaders' temporary files).
+    /// A hidden name (starting with `.`) is never a source: a file is listed as not read like any
+    /// other, a folder by its own name (`.git/`), not file by file. Only the spool files
+    /// `iaprecon generate` writes beside the files it makes pass unlisted (`isOwnTemporary`).
     ///
     /// Only regular files are read: a source that is a FIFO, a device or a socket would block or
     /// never end, and a symlink leading outside the folder reads what the folder's owner did
@@ -137,7 +139,14 @@ public struct SourceFile: Sendable, Equatable {
               let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else {
             throw InputError(path: folder, reason: "permission denied")
         }
-        return names.filter { !$0.hasPrefix(".") }.sorted()
+        return names.filter { !isOwnTemporary($0) }.sorted()
+    }
+
+    /// A file iaprecon itself makes inside an input folder while it writes one: `iaprecon generate`
+    /// spools each file it makes as `.NAME.spool` beside it (`SpooledFile`). Passed over in silence,
+    /// during a generate and after one that was stopped (the next generate removes it).
+    static func isOwnTemporary(_ name: String) -> Bool {
+        name.hasPrefix(".") && name.hasSuffix(".spool") && name.utf8.count > ".spool".utf8.count + 1
     }
 
     private static func isDirectory(_ path: String) -> Bool {
@@ -187,7 +196,12 @@ public struct SourceFile: Sendable, Equatable {
                     return
                 }
                 let child = path + "/" + name
-                if isRealDirectory(child) { walk(child, relative + name + "/") } else { files.append(relative + name) }
+                if isRealDirectory(child) {
+                    // A hidden folder (`.git/`) is named as itself: its files are no one's input.
+                    if name.hasPrefix(".") { files.append(relative + name + "/") } else { walk(child, relative + name + "/") }
+                } else {
+                    files.append(relative + name)
+                }
             }
         }
         walk(folder, relativePath)
@@ -215,6 +229,11 @@ public struct SourceFile: Sendable, Equatable {
                 }
                 for child in try entries(of: path) {
                     let relative = name + "/" + child
+                    if child.hasPrefix(".") {
+                        // Hidden: never read, however it is named; a folder named as itself.
+                        listing.ignored.append(prefix + relative + (isDirectory(path + "/" + child) ? "/" : ""))
+                        continue
+                    }
                     // A folder named like a source file is listed too: reading it fails, naming it (exit 3).
                     if let kind = SourceKind.of(relativePath: relative) {
                         listing.files.append(SourceFile(relativePath: prefix + relative, absolutePath: path + "/" + child, kind: kind))

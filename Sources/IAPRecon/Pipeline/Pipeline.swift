@@ -7,6 +7,13 @@ public protocol ProgressSink: AnyObject {
     func stageFinished(_ stage: String, seconds: Double, note: String)
     /// Something the run goes on despite, for whoever watches (a `Warning:` line on stderr).
     func warning(_ message: String)
+    /// A warning that must be seen even under `--quiet`, since stored lines depend on it
+    /// (`IngestReport.alerts`); a sink that tells none apart gives it as any warning.
+    func alert(_ message: String)
+}
+
+extension ProgressSink {
+    public func alert(_ message: String) { warning(message) }
 }
 
 /// Everything a full run needs.
@@ -91,7 +98,8 @@ public enum Pipeline {
     ///
     /// A folder with no source file at all is an error (a mistyped `--input` must not reconcile
     /// nothing in silence). Files that match no source are named in a warning and kept for
-    /// `summary.json`, and every stored file is marked present or not in the folder.
+    /// `summary.json`, and every stored file is marked present or not in the folder (not, when it
+    /// is empty now and its stored lines are kept).
     public static func ingest(
         input: String, through: String? = nil, database: Database, jobs: Int, rules: LineRules = LineRules(), progress: ProgressSink?
     ) throws -> IngestReport {
@@ -104,8 +112,11 @@ public enum Pipeline {
         var report = try IngestStage.run(files: days(listing.files, through: through), store: store, jobs: jobs, rules: rules,
                                          progress: { progress?.advanced($0) })
         report.ignored = listing.ignored
-        try store.recordListing(present: listing.files.map(\.relativePath), ignored: listing.ignored)
-        let notifications = report.files.filter { $0.kind == .notifications && $0.status != .unchanged }.map(\.path)
+        for alert in report.alerts { progress?.alert(alert) }
+        // A file empty now whose stored lines are kept is marked as one that left the folder: its lines are not in it.
+        let emptied = Set(report.files.filter { $0.status == .emptied }.map(\.path))
+        try store.recordListing(present: listing.files.map(\.relativePath).filter { !emptied.contains($0) }, ignored: listing.ignored)
+        let notifications = report.files.filter { $0.kind == .notifications && ($0.status == .added || $0.status == .replaced) }.map(\.path)
         report.warnings = ConsumptionRequestsReport.unanswerableWarnings(try store.unanswerableConsumptionRequests(in: notifications))
             + report.unknownNotificationTypes.warnings + report.unknownProductTypes.warnings
         for warning in report.warnings { progress?.warning(warning) }

@@ -55,7 +55,7 @@ extension CommandSpec {
             stderr, even with --quiet.
             """,
         options: [.input, .db, .out, .asOf, .now, .grace, .tz, .mmpTZ, .currency, .bundleID, .jobs, .trustRoot, .failOn, .failOnNew, .config],
-        flags: [.trustUnsigned, .quietButAlert],
+        flags: [.trustUnsigned, .quietButAlertAndFileWarnings],
         examples: [
             ExampleSpec(
                 "Reconcile the bundled sample data, signed by a test root, into ./out:",
@@ -126,7 +126,7 @@ extension CommandSpec {
             in parallel and written in input order.
             """,
         options: [.input, .db, .now, .mmpTZ, .bundleID, .jobs, .trustRoot, .config],
-        flags: [.trustUnsigned, .quiet],
+        flags: [.trustUnsigned, .quietButFileWarnings],
         examples: [
             ExampleSpec(
                 "Load this week's exports into a new store:",
@@ -482,15 +482,27 @@ extension FlagSpec {
     /// The stage commands that print no alert line and no warning a person must see.
     public static let quiet = FlagSpec(name: "quiet", short: "q", help: "Print nothing but errors.")
 
-    /// `run` and `report`: with --fail-on or --fail-on-new, exit 1 still prints its alert line.
+    /// `ingest`: a stored file empty now (its lines kept) or holding fewer lines (its lines replaced) is still said.
+    public static let quietButFileWarnings = FlagSpec(
+        name: "quiet", short: "q", help: "Print nothing but errors and the warnings that a stored file is empty now or holds fewer lines.")
+
+    /// `report`: with --fail-on or --fail-on-new, exit 1 still prints its alert line.
     public static let quietButAlert = FlagSpec(
         name: "quiet", short: "q", help: "Print nothing but errors and the alert line of --fail-on or --fail-on-new.")
 
-    /// `nightly` and `backfill`: cron mails what is printed, so a missing partition and a report
-    /// folder --keep-reports cannot remove are said as well as a night's alert line.
+    /// `run`: the alert line, and the stored files ingest found empty now or holding fewer lines.
+    public static let quietButAlertAndFileWarnings = FlagSpec(
+        name: "quiet", short: "q",
+        help: "Print nothing but errors, the alert line of --fail-on or --fail-on-new, and the warnings that a stored file is empty now "
+            + "or holds fewer lines.")
+
+    /// `nightly` and `backfill`: cron mails what is printed, so a missing partition, a report
+    /// folder --keep-reports cannot remove and a stored file empty now or holding fewer lines are
+    /// said as well as a night's alert line.
     public static let quietButNightWarnings = FlagSpec(
         name: "quiet", short: "q",
-        help: "Print nothing but errors, alert lines, and the warnings that a partition is missing or that an old report folder cannot be removed.")
+        help: "Print nothing but errors, alert lines, and the warnings that a partition is missing, that an old report folder cannot be "
+            + "removed, or that a stored file is empty now or holds fewer lines.")
 
     public static let force = FlagSpec(name: "force", help: "Point <reports>/latest at this night even if it is older.")
 

@@ -190,10 +190,14 @@ enum NightlyCommand {
         if let dayStart = Timestamp.startOfDay(date) {
             options.reconcile.asOfLimitMs = options.report.zone.utc(fromLocal: dayStart + 86_400_000) - 1
         }
-        let progress = StageProgress(live: !quiet && console.isTerminal) { line in
+        // An alert (a file emptied since it was read) reaches cron's mail even under --quiet.
+        let progress = StageProgress(live: !quiet && console.isTerminal, write: { line in
             log.write(line)
             if !quiet { console.err(line) }
-        }
+        }, alert: { line in
+            log.write(line)
+            console.err(line)
+        })
         do {
             console.reached("run starts")
             // The store's own lock, which the night took before its first look at the store; a replay's

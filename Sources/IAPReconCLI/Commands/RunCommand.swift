@@ -10,7 +10,8 @@ enum RunCommand {
             jobs: command.jobs, reconcile: try command.reconcileSettings(), report: try command.reportSettings())
         options.lineRules = try command.lineRules()
         options.verdict = verdict(failOn: command.failOn, failOnNew: command.failOnNew, out: options.outFolder)
-        let progress = quiet ? nil : StageProgress(live: console.isTerminal) { console.err($0) }
+        // Under --quiet, alerts only: a file emptied since it was read, one that holds fewer lines.
+        let progress = quiet ? StageProgress.quiet { console.err($0) } : StageProgress(live: console.isTerminal) { console.err($0) }
         let result = try Pipeline.run(options, progress: progress) { result in
             if !quiet {
                 console.out(findingsLine(result.report.findingsBySeverity, asOfMs: result.join.asOfMs, out: options.outFolder))
@@ -38,7 +39,7 @@ enum RunCommand {
             switch result {
             case .success(let run):
                 let outcome = findingsOutcome(run.report, failOn: failOn, failOnNew: failOnNew, outFolder: out)
-                let message = (warnings + [outcome.alert].compactMap { $0 }).joined(separator: "; ")
+                let message = (warnings + run.ingest.alerts + [outcome.alert].compactMap { $0 }).joined(separator: "; ")
                 return RunVerdict(status: outcome.code == .ok ? "ok" : "findings", exitCode: outcome.code.rawValue,
                                   message: message.isEmpty ? nil : message)
             case .failure(let error):
@@ -56,11 +57,12 @@ enum StageCommands {
         let database = try Store.open(path: command.databasePath)
         let runID = try RunLog.start(database, command: "ingest")
         do {
-            let progress = StageProgress(live: console.isTerminal) { console.err($0) }
+            // Under --quiet, alerts only, as for run.
+            let progress = command.flag("quiet") ? StageProgress.quiet { console.err($0) } : StageProgress(live: console.isTerminal) { console.err($0) }
             progress.stageStarted("ingest")
             defer { progress.clear() }
             let report = try Pipeline.ingest(input: command.inputFolder, database: database, jobs: command.jobs,
-                                             rules: try command.lineRules(), progress: command.flag("quiet") ? nil : progress)
+                                             rules: try command.lineRules(), progress: progress)
             RunLog.finish(database, runID: runID, verdict: RunVerdict(status: "ok", exitCode: 0, message: nil), asOfMs: nil,
                           linesRead: report.totals.read, findings: nil)
             if !command.flag("quiet") { console.out(accountingTable(report)) }

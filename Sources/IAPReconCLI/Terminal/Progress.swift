@@ -15,10 +15,18 @@ final class StageProgress: ProgressSink {
     private var lastDraw = Date.distantPast
     private var stage = ""
     private let write: (String) -> Void
+    /// Where alerts go, when not where `write` puts the rest: under `--quiet`, stderr all the same.
+    private let writeAlert: ((String) -> Void)?
 
-    init(live: Bool, write: @escaping (String) -> Void) {
+    init(live: Bool, write: @escaping (String) -> Void, alert: ((String) -> Void)? = nil) {
         self.live = live
         self.write = write
+        writeAlert = alert
+    }
+
+    /// What a command prints under `--quiet`: nothing but alerts, on stderr.
+    static func quiet(alert: @escaping (String) -> Void) -> StageProgress {
+        StageProgress(live: false, write: { _ in }, alert: alert)
     }
 
     func stageStarted(_ stage: String) {
@@ -62,6 +70,11 @@ final class StageProgress: ProgressSink {
     func warning(_ message: String) {
         if live { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
         write("Warning: " + message)
+    }
+
+    func alert(_ message: String) {
+        if live { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        (writeAlert ?? write)("Warning: " + message)
     }
 
     func stageFinished(_ stage: String, seconds: Double, note: String) {

@@ -115,8 +115,9 @@ struct HelpTests {
                                   command line wins over it.
           --trust-unsigned        Do not check JWS signatures (for data a server
                                   verified upstream).
-          -q, --quiet             Print nothing but errors and the alert line of
-                                  --fail-on or --fail-on-new.
+          -q, --quiet             Print nothing but errors, the alert line of --fail-on
+                                  or --fail-on-new, and the warnings that a stored file
+                                  is empty now or holds fewer lines.
           -h, --help              Show help information.
 
         EXAMPLES:
@@ -154,14 +155,17 @@ struct HelpTests {
     @Test("--quiet's help names what each command still prints under it: the alert line, a night's warnings, or errors alone")
     func quietHelp() {
         let alert = "Print nothing but errors and the alert line of --fail-on or --fail-on-new."
-        let night = "Print nothing but errors, alert lines, and the warnings that a partition is missing "
-            + "or that an old report folder cannot be removed."
+        let run = "Print nothing but errors, the alert line of --fail-on or --fail-on-new, and the warnings that a stored file is "
+            + "empty now or holds fewer lines."
+        let night = "Print nothing but errors, alert lines, and the warnings that a partition is missing, that an old report folder "
+            + "cannot be removed, or that a stored file is empty now or holds fewer lines."
+        let files = "Print nothing but errors and the warnings that a stored file is empty now or holds fewer lines."
         let errors = "Print nothing but errors."
         var shown: [String: String] = [:]
         for command in ProgramSpec.iaprecon.commands { shown[command.name] = Self.quietHelp(command) }
         #expect(shown == [
-            "run": alert, "report": alert, "nightly": night, "backfill": night,
-            "ingest": errors, "normalize": errors, "join": errors, "forget": errors,
+            "run": run, "report": alert, "nightly": night, "backfill": night,
+            "ingest": files, "normalize": errors, "join": errors, "forget": errors,
         ])
     }
 

@@ -134,6 +134,53 @@ struct InputFolderTests {
         }
     }
 
+    /// Each stored file's entry in `summary.json`, by path.
+    private func inputFiles(_ work: Workspace, _ out: String) throws -> [String: [String: Any]] {
+        let files = (try summary(work, out)["inputs"] as? [String: Any])?["files"] as? [[String: Any]] ?? []
+        return Dictionary(files.map { ($0["file"] as? String ?? "", $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    @Test("a file emptied since it was read keeps its rows: named on stderr even under --quiet, marked not present, findings unchanged")
+    func emptiedFileKeepsItsRows() throws {
+        let work = try Workspace()
+        let input = try sampleCopy(work)
+        let db = work.path("s.sqlite")
+        func run(_ out: String) -> Workspace.Ending {
+            work.iaprecon(["run", "--input", input, "--trust-root", Workspace.sampleRoot, "--bundle-id", "com.example.game", "--db", db,
+                           "--out", work.path(out), "--now", "2026-11-30T12:00:00Z", "--quiet"])
+        }
+        #expect(run("out1").code == 0)
+        let emptied = ["server/server-2026-11-27.jsonl.gz", "server/server-2026-11-28.jsonl"]
+        let stored = try inputFiles(work, "out1").mapValues { $0["read"] as? Int ?? -1 }
+        // A .gz cut to no byte, and a live log cut in place once logrotate's copytruncate copied it aside.
+        try FileManager.default.copyItem(atPath: input + "/" + emptied[0], toPath: work.path("kept.jsonl.gz"))
+        try FileManager.default.copyItem(atPath: input + "/" + emptied[1], toPath: work.path("kept.jsonl"))
+        for path in emptied { #expect(truncate(input + "/" + path, 0) == 0) }
+
+        let second = run("out2")
+        #expect(second.code == 0)
+        #expect(second.err == emptied.map { path in
+            "Warning: \(input)/\(path) is empty now; its \(stored[path] ?? -1) stored lines are kept (iaprecon forget \(path) drops them)\n"
+        }.joined())
+        #expect(try work.readWithoutHistory("out2/findings.csv") == work.readWithoutHistory("out1/findings.csv"))
+        let files = try inputFiles(work, "out2")
+        #expect(files.filter { $0.value["present"] as? Bool == false }.keys.sorted() == emptied)
+        #expect(files.mapValues { $0["read"] as? Int ?? -1 } == stored)
+        // The run's row in `runs` says so too: an ok that someone should read.
+        #expect(work.iaprecon(["runs", "--db", db]).out.contains("\(input)/\(emptied[1]) is empty now"))
+
+        // Near miss: the lines back as they were are the stored ones: present, nothing said.
+        for (path, kept) in zip(emptied, ["kept.jsonl.gz", "kept.jsonl"]) {
+            try FileManager.default.removeItem(atPath: input + "/" + path)
+            try FileManager.default.copyItem(atPath: work.path(kept), toPath: input + "/" + path)
+        }
+        let third = run("out3")
+        #expect(third.code == 0)
+        #expect(third.err == "")
+        #expect(try inputFiles(work, "out3").values.allSatisfy { $0["present"] as? Bool == true })
+        #expect(try work.readWithoutHistory("out3/findings.csv") == work.readWithoutHistory("out1/findings.csv"))
+    }
+
     @Test("forget says how many files it forgot, in words that agree with the number")
     func forgetCountsFiles() throws {
         let work = try Workspace()

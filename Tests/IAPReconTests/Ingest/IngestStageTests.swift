@@ -194,6 +194,104 @@ struct IngestStageTests {
         #expect(try database.scalar("SELECT sum(lines_read) FROM files") == .integer(15))
     }
 
+    /// The bytes `gzip -n` writes for nothing: a valid gzip file holding no byte.
+    static let emptyGzip: [UInt8] = [0x1F, 0x8B, 0x08, 0, 0, 0, 0, 0, 0, 0x03, 0x03, 0, 0, 0, 0, 0, 0, 0, 0, 0]
+
+    @Test("a file whose lines the store holds and that is empty now keeps them, plain, cut to nothing or a gzip of nothing: nothing replaced")
+    func emptiedFileKeepsItsLines() throws {
+        let scenario = try Scenario()
+        try scenario.write("server/a.jsonl", serverLines(20))
+        try scenario.writeGzip("server/b.jsonl.gz", serverLines(7))
+        try scenario.writeGzip("server/c.jsonl.gz", serverLines(3))
+        let first = try ingest(scenario)
+        let before = try Self.dump(scenario.open())
+        // Cut in place, as logrotate's copytruncate leaves a live log; a .gz cut to no byte; one holding a gzip of nothing.
+        #expect(truncate(scenario.input + "/server/a.jsonl", 0) == 0)
+        #expect(truncate(scenario.input + "/server/b.jsonl.gz", 0) == 0)
+        #expect(FileManager.default.createFile(atPath: scenario.input + "/server/c.jsonl.gz", contents: Data(Self.emptyGzip)))
+        let report = try ingest(scenario)
+        #expect(report.unreadable.isEmpty)
+        #expect(try Self.dump(scenario.open()) == before)
+        #expect(report.totals == first.totals)
+        #expect(report.files.map(\.status) == [.emptied, .emptied, .emptied])
+        #expect(report.alerts == [("a", 20), ("b", 7), ("c", 3)].map { name, lines in
+            "\(scenario.input)/server/\(name).jsonl\(name == "a" ? "" : ".gz") is empty now; its \(lines) stored lines are kept "
+                + "(iaprecon forget server/\(name).jsonl\(name == "a" ? "" : ".gz") drops them)"
+        })
+        // As long as it stays empty, each run says so again.
+        #expect(try ingest(scenario).alerts.count == 3)
+
+        // Near misses: its lines back as they were are the stored ones (unchanged); a .gz cut to one byte is
+        // no gzip (unreadable, exit 3), its lines kept too; a file of one blank line is not empty, and replaces them.
+        try scenario.write("server/a.jsonl", serverLines(20))
+        #expect(FileManager.default.createFile(atPath: scenario.input + "/server/b.jsonl.gz", contents: Data([0x1F])))
+        try FileManager.default.removeItem(atPath: scenario.input + "/server/c.jsonl.gz")
+        try scenario.writeGzip("server/c.jsonl.gz", [""])
+        let back = try ingest(scenario)
+        #expect(back.files.map(\.status) == [.unchanged, .replaced])
+        #expect(back.unreadable.count == 1)
+        #expect(back.unreadable.first?.reason.hasPrefix("not valid gzip") == true)
+        #expect(back.alerts == ["\(scenario.input)/server/c.jsonl.gz holds fewer lines than when it was read: its 3 stored lines are replaced by the 1 it holds now"])
+        #expect(try scenario.open().scalar("SELECT count(*) FROM raw_server__deliveries") == .integer(17 + 6))
+    }
+
+    @Test("an empty file never read, plain, of no byte or a gzip of nothing, is read as holding no line, unsaid; filled later, it is read")
+    func newEmptyFileIsReadAsEmpty() throws {
+        let scenario = try Scenario()
+        try scenario.write("server/a.jsonl", serverLines(2))
+        #expect(FileManager.default.createFile(atPath: scenario.input + "/server/b.jsonl", contents: Data()))
+        #expect(FileManager.default.createFile(atPath: scenario.input + "/server/c.jsonl.gz", contents: Data()))
+        #expect(FileManager.default.createFile(atPath: scenario.input + "/server/d.jsonl.gz", contents: Data(Self.emptyGzip)))
+        let first = try ingest(scenario)
+        #expect(first.unreadable.isEmpty)
+        #expect(first.alerts.isEmpty)
+        #expect(first.files.map(\.status) == [.added, .added, .added, .added])
+        #expect(first.files.dropFirst().allSatisfy { $0.counts == LineCounts() })
+        try scenario.write("server/b.jsonl", serverLines(4))
+        try FileManager.default.removeItem(atPath: scenario.input + "/server/c.jsonl.gz")
+        try scenario.writeGzip("server/c.jsonl.gz", serverLines(5))
+        let second = try ingest(scenario)
+        #expect(second.alerts.isEmpty)
+        #expect(second.files.map(\.status) == [.unchanged, .replaced, .replaced, .unchanged])
+        #expect(try scenario.open().scalar("SELECT count(*) FROM raw_server__deliveries") == .integer(2 + 3 + 4))
+    }
+
+    /// What a run's ingest warns of.
+    final class Warnings: ProgressSink {
+        var messages: [String] = []
+        func stageStarted(_ stage: String) {}
+        func advanced(_ progress: IngestProgress) {}
+        func stageFinished(_ stage: String, seconds: Double, note: String) {}
+        func warning(_ message: String) { messages.append(message) }
+    }
+
+    @Test("a changed file holding fewer lines than the store does replaces them, saying how many by how many")
+    func shrunkFileIsNamed() throws {
+        let scenario = try Scenario()
+        try scenario.write("server/a.jsonl", serverLines(20))
+        try scenario.write("server/b.jsonl", serverLines(5))
+        let database = try scenario.open()
+        let rules = LineRules(signatures: .testChain)
+        _ = try Pipeline.ingest(input: scenario.input, database: database, jobs: 1, rules: rules, progress: nil)
+        try scenario.write("server/a.jsonl", serverLines(10))
+        let warnings = Warnings()
+        let report = try Pipeline.ingest(input: scenario.input, database: database, jobs: 1, rules: rules, progress: warnings)
+        #expect(report.files.map(\.status) == [.replaced, .unchanged])
+        #expect(warnings.messages == [
+            "\(scenario.input)/server/a.jsonl holds fewer lines than when it was read: its 20 stored lines are replaced by the 10 it holds now",
+        ])
+        #expect(try database.scalar("SELECT sum(lines_read) FROM files") == .integer(15))
+
+        // Near misses: a changed file holding as many lines, or more, replaces them unsaid.
+        try scenario.write("server/a.jsonl", Array(serverLines(10).reversed()))
+        try scenario.write("server/b.jsonl", serverLines(9))
+        let quiet = Warnings()
+        let again = try Pipeline.ingest(input: scenario.input, database: database, jobs: 1, rules: rules, progress: quiet)
+        #expect(again.files.map(\.status) == [.replaced, .replaced])
+        #expect(quiet.messages.isEmpty)
+        #expect(again.alerts.isEmpty)
+    }
+
     @Test("new files stored between replaced ones leave each replaced file's rows once, and the connection cascading deletes after the run")
     func newFilesBetweenReplacedOnes() throws {
         // A new file is written without foreign-key checks, a replaced one with them (its old rows
@@ -309,6 +407,47 @@ struct IngestStageTests {
         #expect(listing.ignored == [
             "misc/", "receipts/sub/deeper/z.jsonl", "receipts/sub/loop", "receipts/sub/y.jsonl", "server/empty/", "server/x.json",
         ])
+    }
+
+    @Test("hidden files and folders are not read and are listed as any file matching no source, a hidden folder by its own name")
+    func hiddenFilesAreListed() throws {
+        let scenario = try Scenario()
+        try scenario.write("server/a.jsonl", serverLines(1))
+        try scenario.write("server/.server-2026-11-29.jsonl", serverLines(3))
+        try scenario.write(".2026-11-29/server/a.jsonl", serverLines(3))
+        try scenario.write("2026-11-30/server/.b.jsonl", serverLines(3))
+        try scenario.write(".DS_Store", ["x"])
+        try scenario.write(".hidden.csv", ["x"])
+        try scenario.write("receipts/.DS_Store", ["x"])
+        try scenario.write("receipts/sub/.cache/y.jsonl", ["{}"])
+        try scenario.write("receipts/sub/y.jsonl", ["{}"])
+        try scenario.write("server/.tmp/z.jsonl", ["{}"])
+        for index in 0..<300 {
+            try scenario.write(".git/objects/" + String(index / 10) + "/o" + String(index % 10), ["x"])
+        }
+        let listing = try SourceFile.scan(scenario.input)
+        #expect(listing.files.map(\.relativePath) == ["server/a.jsonl"])
+        #expect(listing.ignored == [
+            ".2026-11-29/", ".DS_Store", ".git/", ".hidden.csv", "2026-11-30/server/.b.jsonl", "receipts/.DS_Store", "receipts/sub/.cache/",
+            "receipts/sub/y.jsonl", "server/.server-2026-11-29.jsonl", "server/.tmp/",
+        ])
+    }
+
+    @Test("the spool files iaprecon generate writes beside the files it makes are passed over in silence; other hidden names are not")
+    func generatorSpoolsAreSilent() throws {
+        let scenario = try Scenario()
+        try scenario.write("server/a.jsonl", serverLines(1))
+        // `SpooledFile` spools `server/server-2026-11-29.jsonl` as `server/.server-2026-11-29.jsonl.spool`.
+        try scenario.write("server/.server-2026-11-29.jsonl.spool", ["x"])
+        try scenario.write("spend/.spend.csv.spool", ["x"])
+        try scenario.write("2026-11-30/server/.server-2026-11-30.jsonl.gz.spool", ["x"])
+        // Near misses: a name that only ends like one, or is nothing but the suffix, is listed.
+        try scenario.write("server/server.spool", ["x"])
+        try scenario.write("server/.spool", ["x"])
+        try scenario.write("server/.x.spool.jsonl", ["x"])
+        let listing = try SourceFile.scan(scenario.input)
+        #expect(listing.files.map(\.relativePath) == ["server/a.jsonl"])
+        #expect(listing.ignored == ["server/.spool", "server/.x.spool.jsonl", "server/server.spool"])
     }
 
     @Test("a deep tree inside a source's folder is listed up to a bound, then named as its folder, the same each time")

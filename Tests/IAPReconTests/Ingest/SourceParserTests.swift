@@ -88,6 +88,50 @@ struct SourceParserTests {
         #expect(IngestLine.reason(line, .server) == reason)
     }
 
+    @Test("an ISO 8601 time without an offset in a JSON Lines source is rejected, naming the field: its zone is unknown", arguments: [
+        (#"{"ts":"2026-11-28T17:03:12","event":"delivered","user_id":"u1","transaction_id":"t1","product_id":"p"}"#, SourceKind.server, "ts",
+         "2026-11-28T17:03:12"),
+        (#"{"ts":"2026-11-28T17:03:12.500","event":"order_created","order_id":"o1","user_id":"u1","product_id":"p"}"#, .server, "ts",
+         "2026-11-28T17:03:12.500"),
+        (#"{"ts":"2026-11-28T17:03:12","user_id":"u1"}"#, .registrations, "ts", "2026-11-28T17:03:12"),
+        (#"{"received_at":"2026-11-28T17:03:12","user_id":"u1","response":{"status":21002}}"#, .receipts, "received_at", "2026-11-28T17:03:12"),
+        (#"{"notificationType":"REFUND","signedDate":"2026-11-28T17:03:12"}"#, .notifications, "signedDate", "2026-11-28T17:03:12"),
+    ])
+    func isoTimeWithoutOffset(line: String, kind: SourceKind, field: String, time: String) {
+        #expect(IngestLine.reason(line, kind) == "bad time in '\(field)': \"\(time)\" (ISO 8601 without an offset: add Z or +hh:mm)")
+    }
+
+    @Test("near misses of an ISO 8601 time without an offset are read as the instant they name", arguments: [
+        (#""2026-11-28 17:03:12""#, "2026-11-28T17:03:12Z"),
+        (#""2026-11-28 17:03:12.250""#, "2026-11-28T17:03:12.250Z"),
+        (#""2026-11-28T17:03:12Z""#, "2026-11-28T17:03:12Z"),
+        (#""2026-11-28T17:03:12z""#, "2026-11-28T17:03:12Z"),
+        (#""2026-11-28T17:03:12.123+09:00""#, "2026-11-28T08:03:12.123Z"),
+        (#""2026-11-28T17:03:12-0500""#, "2026-11-28T22:03:12Z"),
+        (#""2026-11-28 17:03:12+09:00""#, "2026-11-28T08:03:12Z"),
+        (#"1795885392000"#, "2026-11-28T17:03:12Z"),
+        (#""1795885392000""#, "2026-11-28T17:03:12Z"),
+        // Escapes are read as the text they spell: a `Z` written as an escape is still an offset.
+        (#""2026-11-28T17:03:12\u005A""#, "2026-11-28T17:03:12Z"),
+    ])
+    func isoTimeNearMisses(value: String, instant: String) throws {
+        let line = #"{"ts":"# + value + #","event":"delivered","user_id":"u1","transaction_id":"t1","product_id":"p"}"#
+        let rows = try #require(IngestLine.rows(line, .server))
+        #expect(rows.first?.byColumn["ts_ms"] == .integer(Line.ms(instant)))
+    }
+
+    @Test("an escaped ISO 8601 time without an offset is rejected as the plain one is; an MMP time without one is in --mmp-tz")
+    func escapedTimeWithoutOffset() throws {
+        let line = #"{"ts":"2026-11-28\u005417:03:12","event":"delivered","user_id":"u1","transaction_id":"t1","product_id":"p"}"#
+        #expect(IngestLine.reason(line, .server) == #"bad time in 'ts': "2026-11-28T17:03:12" (ISO 8601 without an offset: add Z or +hh:mm)"#)
+        // CONTRACT.md §1.5: MMP times carry no offset; they are in --mmp-tz, so the ISO 8601 form without one is read there.
+        var rules = IngestLine.unsigned
+        rules.nowMs = Line.ms("2026-11-30T00:00:00Z")
+        rules.mmpZone = try #require(Zone("Asia/Tokyo"))
+        let parsed = IngestLine.csv(.attribution, ["Event Time,Event Name,AppsFlyer ID", "2026-11-28T17:03:12,install,af1"], rules: rules)
+        #expect(IngestLine.outcomes(parsed) == ["2 accepted"])
+    }
+
     @Test("server log lines of the contract's three events become orders, deliveries and revocations")
     func serverAccepted() throws {
         let order = try #require(IngestLine.rows(
