@@ -121,6 +121,18 @@ public struct SourceFile: Sendable, Equatable {
         return listing
     }
 
+    /// Whether the day partition `folder` holds a source file, listed as `scan` lists a partitioned
+    /// root's: a folder made ahead of its files, one holding only empty folders, names starting with
+    /// `.` (an uploader's temporary files) or files that match no source, holds none. A source file
+    /// counts whatever it holds (an empty one too), and whatever it is (reading a FIFO fails later,
+    /// naming it), as ingest would list it.
+    /// - Throws: `InputError` when the folder or a source sub-folder cannot be read, as `scan` does.
+    public static func holdsSourceFile(partition folder: String) throws(InputError) -> Bool {
+        var listing = Listing()
+        try layout(in: folder, prefix: "", root: folder, into: &listing)
+        return !listing.files.isEmpty
+    }
+
     /// An input folder with no source file at all: a mistyped `--input` must not check or
     /// reconcile nothing in silence.
     public static func noSourceFile(in folder: String) -> InputError {

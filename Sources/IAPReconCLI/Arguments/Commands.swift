@@ -74,8 +74,8 @@ extension CommandSpec {
         abstract: "Reconcile the day partitions under --root into a dated output folder.",
         discussion: """
             Reads the partitions <root>/YYYY-MM-DD/<source>/... up to --date (the \
-            newest by default); files already in the store are skipped, so a night \
-            costs its new day. Writes the reports to <reports>/YYYY-MM-DD/, then \
+            newest by default; a day folder that holds no source file yet has not \
+            landed); files already in the store are skipped, so a night costs its new day. Writes the reports to <reports>/YYYY-MM-DD/, then \
             points <reports>/latest at that complete set, and appends a log with stage timings \
             to --log-dir.
 

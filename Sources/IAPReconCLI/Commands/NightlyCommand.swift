@@ -19,16 +19,23 @@ enum NightlyCommand {
         let settings = try NightSettings(command)
         let root = command.value("root") ?? "data"
         let date: String
+        // Day folders newer than the night's that hold no source file yet.
+        var unlanded: [String] = []
         if let given = command.value("date") {
             guard SourceFile.isPartitionName(given) else { throw command.usageError("'\(given)' is not a day for --date (yyyy-mm-dd)") }
+            try requirePartition(root: root, date: given)
             date = given
         } else {
-            guard let newest = try partitions(in: root).last else {
-                throw InputError(path: root, reason: "no YYYY-MM-DD partition folders")
+            let folders = try partitions(in: root)
+            guard !folders.isEmpty else { throw InputError(path: root, reason: "no YYYY-MM-DD partition folders") }
+            // A day folder is made before its files are written: until one of them is there, its partition has not landed.
+            guard let newest = try folders.last(where: { try holdsSourceFile(root: root, day: $0) }) else {
+                throw InputError(path: root, reason: "no YYYY-MM-DD partition folder holds a source file (\(folderList(root: root, folders)) "
+                                 + (folders.count == 1 ? "holds" : "hold") + " none)")
             }
+            unlanded = folders.filter { $0 > newest }
             date = newest
         }
-        try requirePartition(root: root, date: date)
         console.reached("day chosen")
         let store = try prepare(command, settings, root: root, from: date, through: date, nights: [date], console: console)
         defer { store.release() }
@@ -38,10 +45,16 @@ enum NightlyCommand {
         // a word in the night's log and its row of `runs`, which would otherwise say a plain ok.
         // Looked for under the store's lock, as every look of the night's: a run that reported the
         // day since the night chose it is the one named, and a store another run is changing is not read.
-        if command.value("date") == nil, let earlier = reportedNight(date, databasePath: command.databasePath) {
-            let warning = "no partition after \(root)/\(date), which \(earlier) already reported; reporting it again"
-            console.err("Warning: " + warning)
-            warnings.append(warning)
+        if command.value("date") == nil {
+            let earlier = reportedNight(date, databasePath: command.databasePath)
+            if earlier != nil || !unlanded.isEmpty {
+                let empty = unlanded.isEmpty ? ""
+                    : " (\(folderList(root: root, unlanded)) " + (unlanded.count == 1 ? "holds" : "hold") + " no source file)"
+                let warning = "no partition after \(root)/\(date)" + empty
+                    + (earlier.map { ", which \($0) already reported; reporting it again" } ?? "; reporting \(date)")
+                console.err("Warning: " + warning)
+                warnings.append(warning)
+            }
         }
         return try night(command, settings, root: root, date: date, warnings: warnings, store: store, console: console)
     }
@@ -55,8 +68,10 @@ enum NightlyCommand {
             throw command.usageError("--from and --to take days as yyyy-mm-dd")
         }
         guard start <= end else { throw command.usageError("--from \(from) is after --to \(to)") }
-        let available = Set(try partitions(in: root))
+        let folders = Set(try partitions(in: root))
         let days = stride(from: start, through: end, by: 86_400_000).map { Timestamp.day($0) }
+        // A day folder that holds no source file yet is a partition that has not landed, skipped as a missing one.
+        let available = Set(try days.filter { try folders.contains($0) && holdsSourceFile(root: root, day: $0) })
         let nights = days.filter(available.contains)
         let store = try prepare(command, settings, root: root, from: from, through: to, nights: nights, console: console)
         defer { store.release() }
@@ -67,12 +82,12 @@ enum NightlyCommand {
         var skipped: [String: [String]] = [:]
         for day in days where !available.contains(day) {
             guard let recordedBy = nights.first(where: { $0 > day }) ?? nights.last else { break }
-            skipped[recordedBy, default: []].append(skippedNight(root: root, day: day))
+            skipped[recordedBy, default: []].append(skippedNight(root: root, day: day, folder: folders.contains(day)))
         }
         var worst = ExitCode.ok
         for date in days {
             guard available.contains(date) else {
-                console.err("Warning: " + skippedNight(root: root, day: date))
+                console.err("Warning: " + skippedNight(root: root, day: date, folder: folders.contains(date)))
                 continue
             }
             let code = try night(command, settings, root: root, date: date, warnings: skipped[date] ?? [], store: store, console: console)
@@ -120,9 +135,9 @@ enum NightlyCommand {
         }
     }
 
-    /// A backfill's warning for a day of its range that has no partition.
-    private static func skippedNight(root: String, day: String) -> String {
-        "no partition \(root)/\(day); that night is skipped"
+    /// A backfill's warning for a day of its range that has no partition: no folder, or a `folder` that holds no source file.
+    private static func skippedNight(root: String, day: String, folder: Bool) -> String {
+        "no partition \(root)/\(day)" + (folder ? " (the folder holds no source file)" : "") + "; that night is skipped"
     }
 
     /// The night (of `nightly`, or one of a `backfill`'s) that already reported `date` to its end
@@ -137,20 +152,41 @@ enum NightlyCommand {
         return "run \(run.runID) (" + Timestamp.iso8601(run.startedMs).prefix(16).replacingOccurrences(of: "T", with: " ") + " UTC)"
     }
 
-    /// The `YYYY-MM-DD` folders under `root`, oldest first.
+    /// The `YYYY-MM-DD` folders under `root`, oldest first (a file of such a name is no partition: ingest does not read it as one).
     static func partitions(in root: String) throws -> [String] {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: root) else {
             throw InputError(path: root, reason: "cannot list the folder")
         }
-        return names.filter(SourceFile.isPartitionName).sorted()
+        return names.filter { SourceFile.isPartitionName($0) && isFolder(root + "/" + $0) }.sorted()
     }
 
-    /// A `--date` whose partition never landed must not report the day before as that day.
+    /// Whether the day folder `root/day` holds a source file, as ingest lists them (`SourceFile.holdsSourceFile`): a
+    /// folder made ahead of its files, or holding only files ingest does not read, is a partition that has not landed.
+    /// - Throws: `InputError` when the folder cannot be read, as ingest would fail on it.
+    static func holdsSourceFile(root: String, day: String) throws -> Bool {
+        try SourceFile.holdsSourceFile(partition: root + "/" + day)
+    }
+
+    /// `root/a, root/b`, for a warning naming day folders; the first and the last of more than three.
+    private static func folderList(root: String, _ days: [String]) -> String {
+        let shown = days.count <= 3 ? days : [days[0], "…", days[days.count - 1]]
+        return shown.map { $0 == "…" ? $0 : root + "/" + $0 }.joined(separator: ", ")
+    }
+
+    /// A `--date` whose partition never landed must not report the day before as that day: no folder, or one that
+    /// holds no source file yet.
     static func requirePartition(root: String, date: String) throws {
-        var isFolder: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: root + "/" + date, isDirectory: &isFolder), isFolder.boolValue else {
+        guard isFolder(root + "/" + date) else {
             throw InputError(path: root + "/" + date, reason: "no partition for --date \(date)")
         }
+        guard try holdsSourceFile(root: root, day: date) else {
+            throw InputError(path: root + "/" + date, reason: "no partition for --date \(date) (the folder holds no source file)")
+        }
+    }
+
+    private static func isFolder(_ path: String) -> Bool {
+        var isFolder: ObjCBool = false
+        return FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) && isFolder.boolValue
     }
 
     /// Runs one night; `warnings` are the command's own about it (a partition that has not landed, days a backfill

@@ -1143,4 +1143,95 @@ struct NightlyTests {
         #expect(result.code == 3)
         #expect(result.err == "Error: cannot read \(work.path("empty")): no YYYY-MM-DD partition folders\n")
     }
+
+    /// How a day folder can be there before its partition has landed: made ahead of its files, or holding only files ingest does not read.
+    enum UnlandedPartition: String, CaseIterable, Sendable {
+        case emptyFolder = "an empty folder", emptySourceFolders = "empty source folders",
+             temporaryFiles = "an uploader's temporary files", unknownFiles = "files that match no source"
+
+        func make(_ folder: String) throws {
+            let manager = FileManager.default
+            try manager.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            switch self {
+            case .emptyFolder:
+                break
+            case .emptySourceFolders:
+                for source in ["server", "receipts", "notifications"] {
+                    try manager.createDirectory(atPath: folder + "/" + source, withIntermediateDirectories: true)
+                }
+            case .temporaryFiles:
+                try manager.createDirectory(atPath: folder + "/server", withIntermediateDirectories: true)
+                try manager.copyItem(atPath: Workspace.sampleData + "/server/server-2026-11-28.jsonl", toPath: folder + "/server/.server-2026-11-30.jsonl.part")
+            case .unknownFiles:
+                try manager.createDirectory(atPath: folder + "/server", withIntermediateDirectories: true)
+                try manager.copyItem(atPath: Workspace.sampleData + "/server/server-2026-11-28.jsonl", toPath: folder + "/server/server-2026-11-30.json")
+                try "exported by hand\n".write(toFile: folder + "/README.txt", atomically: true, encoding: .utf8)
+            }
+        }
+    }
+
+    @Test("a newest day folder holding no source file has not landed: nightly re-reports the night before and warns naming it, --date exits 3, backfill skips it",
+          arguments: UnlandedPartition.allCases)
+    func unlandedPartition(_ unlanded: UnlandedPartition) throws {
+        let work = try Workspace()
+        let (root, db, common) = try Self.nights(in: work)
+        #expect(work.iaprecon(["nightly"] + common).code == 0)
+        try unlanded.make(root + "/2026-11-30")
+
+        let night = work.iaprecon(["nightly"] + common)
+        #expect(night.code == 0)
+        let warning = "no partition after \(root)/2026-11-29 (\(root)/2026-11-30 holds no source file), which run 1 ("
+        let lines = night.err.split(separator: "\n").map(String.init)
+        #expect(lines.count == 1, "\(night.err)")
+        #expect(lines.first?.hasPrefix("Warning: " + warning) == true, "\(night.err)")
+        #expect(lines.first?.hasSuffix(" UTC) already reported; reporting it again") == true, "\(night.err)")
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: work.path("reports/latest")) == "2026-11-29")
+        #expect(!FileManager.default.fileExists(atPath: work.path("reports/2026-11-30")))
+        let runs = try Self.runMessages(db)
+        #expect(runs.count == 2)
+        #expect(runs.last?.hasPrefix("2026-11-29 ok 0: " + warning) == true, "\(runs)")
+        #expect(try Self.logs(work).last?.contains(" Warning: " + warning) == true)
+
+        let dated = work.iaprecon(["nightly", "--date", "2026-11-30"] + common)
+        #expect(dated.code == 3)
+        #expect(dated.err == "Error: cannot read \(root)/2026-11-30: no partition for --date 2026-11-30 (the folder holds no source file)\n")
+        #expect(!FileManager.default.fileExists(atPath: work.path("reports/2026-11-30")))
+
+        let backfill = work.iaprecon(["backfill", "--from", "2026-11-29", "--to", "2026-11-30"] + common)
+        #expect(backfill.code == 0)
+        #expect(backfill.err == "Warning: no partition \(root)/2026-11-30 (the folder holds no source file); that night is skipped\n")
+        #expect(!FileManager.default.fileExists(atPath: work.path("reports/2026-11-30")))
+        #expect(try Self.runMessages(db).last == "2026-11-29 ok 0: no partition \(root)/2026-11-30 (the folder holds no source file); that night is skipped")
+    }
+
+    @Test("a day folder holding one source file has landed, an empty file too, after a folder that has not; a first night names the folder too; no day landed is exit 3")
+    func landedPartitionNearMiss() throws {
+        let work = try Workspace()
+        let (root, db, common) = try Self.nights(in: work)
+        // Nothing reported yet: the night before is reported, and the folder named.
+        try UnlandedPartition.emptyFolder.make(root + "/2026-11-30")
+        let first = work.iaprecon(["nightly"] + common)
+        #expect(first.code == 0)
+        #expect(first.err == "Warning: no partition after \(root)/2026-11-29 (\(root)/2026-11-30 holds no source file); reporting 2026-11-29\n")
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: work.path("reports/latest")) == "2026-11-29")
+
+        // A source file, even one not written to yet, is a partition: the night is 12-01's, past the empty 11-30.
+        try FileManager.default.createDirectory(atPath: root + "/2026-12-01/registrations", withIntermediateDirectories: true)
+        #expect(FileManager.default.createFile(atPath: root + "/2026-12-01/registrations/signups-2026-12-01.jsonl", contents: nil))
+        let night = work.iaprecon(["nightly"] + common)
+        #expect(night.code == 0)
+        #expect(night.err == "")
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: work.path("reports/latest")) == "2026-12-01")
+        #expect(work.iaprecon(["nightly", "--date", "2026-12-01"] + common).err == "")
+        #expect(try Self.runMessages(db).suffix(2) == ["2026-12-01 ok 0: ", "2026-12-01 ok 0: "])
+
+        // A root whose only day folder holds no source file has no night to report.
+        try UnlandedPartition.unknownFiles.make(work.path("late/2026-11-30"))
+        let none = work.iaprecon(["nightly", "--root", work.path("late"), "--db", work.path("late.sqlite"), "--reports", work.path("late-reports"),
+                                  "--log-dir", work.path("logs"), "--quiet"])
+        #expect(none.code == 3)
+        #expect(none.err == "Error: cannot read \(work.path("late")): no YYYY-MM-DD partition folder holds a source file "
+                + "(\(work.path("late"))/2026-11-30 holds none)\n")
+        #expect(!FileManager.default.fileExists(atPath: work.path("late.sqlite")))
+    }
 }
