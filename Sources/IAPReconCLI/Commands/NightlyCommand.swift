@@ -73,7 +73,7 @@ enum NightlyCommand {
         // A day folder that holds no source file yet is a partition that has not landed, skipped as a missing one.
         let available = Set(try days.filter { try folders.contains($0) && holdsSourceFile(root: root, day: $0) })
         let nights = days.filter(available.contains)
-        let store = try prepare(command, settings, root: root, from: from, through: to, nights: nights, console: console)
+        var store = try prepare(command, settings, root: root, from: from, through: to, nights: nights, console: console)
         defer { store.release() }
         // A day without a partition has nothing new: the range goes on past it, saying so, also
         // under --quiet: a gap in the days is what whoever reads the mail must know. It has no
@@ -91,6 +91,8 @@ enum NightlyCommand {
                 continue
             }
             let code = try night(command, settings, root: root, date: date, warnings: skipped[date] ?? [], store: store, console: console)
+            // The first night's log named what killed runs left.
+            store.leftovers = []
             if code != .ok { worst = code }
         }
         return worst
@@ -128,7 +130,9 @@ enum NightlyCommand {
             console.reached("store checked")
             let folders = try settings.prepareFolders(for: nights)
             console.reached("folders made")
-            return HeldStore(lock: lock, replay: replay, folders: folders)
+            // Under the store's lock, once the nights are sure to run (a refused night changes nothing) and before they write.
+            let leftovers = KilledRunLeftovers.remove(databasePath: command.databasePath, outRoot: settings.outRoot)
+            return HeldStore(lock: lock, replay: replay, folders: folders, leftovers: leftovers)
         } catch {
             lock.removeMadeStore()
             throw error
@@ -209,6 +213,11 @@ enum NightlyCommand {
         log.write("iaprecon \(IAPReconCLI.version) \(command.name) --root \(root) --date \(date)"
                   + (databasePath == command.databasePath ? "" : " (replayed in the scratch store \(databasePath))"))
         for warning in warnings { log.write("Warning: " + warning) }
+        for leftover in store.leftovers {
+            let note = "removed \(leftover.path), left by pid \(leftover.pid), which is gone"
+            log.write(note)
+            if !quiet { console.err("Note: " + note) }
+        }
         console.reached("log opened")
         var options = RunOptions(
             input: root, databasePath: databasePath, outFolder: outRoot + "/" + date, jobs: command.jobs,
@@ -383,6 +392,8 @@ struct HeldStore {
     let replay: Replay?
     /// The report and log folders the command made, outermost first.
     let folders: [String]
+    /// What killed runs had left, which the command removed (`KilledRunLeftovers`): its first night's log names them.
+    var leftovers: [(path: String, pid: Int32)] = []
 
     /// A first night that stops before it stored anything it read (its log cannot be opened, its report folder is
     /// refused once it runs, its fx.csv does not convert into the reporting currency, ...) leaves no store, as one

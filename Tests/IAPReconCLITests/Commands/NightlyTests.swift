@@ -1234,4 +1234,71 @@ struct NightlyTests {
                 + "(\(work.path("late"))/2026-11-30 holds none)\n")
         #expect(!FileManager.default.fileExists(atPath: work.path("late.sqlite")))
     }
+
+    /// The pid of a process that has ended.
+    static func deadPid() throws -> Int32 {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/true")
+        try process.run()
+        process.waitUntilExit()
+        return process.processIdentifier
+    }
+
+    @Test("a night removes what killed runs left beside the store and in the reports folder, and says so in its log; a live run's and others' files stay")
+    func killedRunsLeftovers() throws {
+        let work = try Workspace()
+        let (_, db, common) = try Self.nights(in: work)
+        let manager = FileManager.default
+        let reports = work.path("reports")
+        #expect(work.iaprecon(["nightly"] + common).code == 0)
+        let dead = try Self.deadPid()
+        // A replayed night (the store holds 11-29), its scratch store copied as a run killed then would leave it.
+        let console = Console.capturing()
+        var copied: [String] = []
+        console.checkpoint = { point in
+            guard point == "run done" else { return }
+            for suffix in [".sqlite", ".sqlite-wal", ".sqlite-shm", ".sqlite.lock"] {
+                let path = db + ".replay-\(dead)" + suffix
+                if (try? manager.copyItem(atPath: db + ".replay-\(getpid())" + suffix, toPath: path)) != nil { copied.append(path) }
+            }
+        }
+        #expect(IAPReconCLI.run(["nightly", "--date", "2026-11-28"] + common, console: console) == 0)
+        #expect(copied.count >= 2, "\(copied)")
+        // A first night into a missing day folder killed before it renamed its staging folder into place, and one killed
+        // between making latest's new link and renaming it.
+        try manager.copyItem(atPath: reports + "/2026-11-28", toPath: reports + "/.2026-11-30.tmp-\(dead)")
+        #expect(symlink("2026-11-30", reports + "/.latest.tmp-\(dead)") == 0)
+        let left = copied + [reports + "/.2026-11-30.tmp-\(dead)", reports + "/.latest.tmp-\(dead)"]
+
+        // What no killed run of this store left: a live run's staging folder, a folder iaprecon did not make, another store's
+        // scratch store, a name that only looks like one.
+        let live = Process()
+        live.executableURL = URL(fileURLWithPath: "/bin/sleep")
+        live.arguments = ["600"]
+        try live.run()
+        defer { live.terminate() }
+        try manager.copyItem(atPath: reports + "/2026-11-28", toPath: reports + "/.2026-12-01.tmp-\(live.processIdentifier)")
+        try manager.createDirectory(atPath: reports + "/.2026-12-02.tmp-\(dead)", withIntermediateDirectories: true)
+        try manager.copyItem(atPath: db, toPath: work.path("other.sqlite.replay-\(dead).sqlite"))
+        try manager.copyItem(atPath: db, toPath: db + ".replay-\(dead).sqlite.bak")
+        try manager.copyItem(atPath: db, toPath: db + ".replay-\(dead)x.sqlite")
+        let kept = [reports + "/.2026-12-01.tmp-\(live.processIdentifier)", reports + "/.2026-12-02.tmp-\(dead)", work.path("other.sqlite.replay-\(dead).sqlite"),
+                    db + ".replay-\(dead).sqlite.bak", db + ".replay-\(dead)x.sqlite"]
+
+        let night = work.iaprecon(["nightly", "--date", "2026-11-29"] + common)
+        #expect(night.code == 0)
+        #expect(night.err == "")
+        for path in left { #expect(!manager.fileExists(atPath: path) && (try? manager.destinationOfSymbolicLink(atPath: path)) == nil, "\(path)") }
+        for path in kept { #expect(manager.fileExists(atPath: path), "\(path)") }
+        let log = try #require(try Self.logs(work).last)
+        for path in left { #expect(log.contains(" removed \(path), left by pid \(dead), which is gone\n"), "\(path)") }
+        for path in kept { #expect(!log.contains(path), "\(path)") }
+        // The next night has nothing left to remove; nor has a backfill's second night when its first removed it.
+        #expect(symlink("2026-11-30", reports + "/.latest.tmp-\(dead)") == 0)
+        #expect(work.iaprecon(["backfill", "--from", "2026-11-28", "--to", "2026-11-29"] + common).code == 0)
+        let logs = try Self.logs(work)
+        #expect(logs.filter { $0.contains("left by pid") }.count == 2)
+        #expect(logs.last?.contains("left by pid") == false)
+        #expect(logs.dropLast().last?.contains(" removed \(reports)/.latest.tmp-\(dead), left by pid \(dead), which is gone\n") == true)
+    }
 }
