@@ -13,9 +13,6 @@ import IAPRecon
 ///   lock does not say those are dead: one is removed only when no process of its pid is alive, and a staging folder
 ///   only when it carries OutputSet's marker, as OutputSet's own clean-up asks.
 enum KilledRunLeftovers {
-    /// The journal files and notes a store file has beside it (`Replay.remove` removes the same).
-    static let storeSuffixes = ["", "-wal", "-shm", "-journal", ".lock", ".unsynced"]
-
     /// Removes them; returns each path removed, with the pid of the run that left it.
     static func remove(databasePath: String, outRoot: String) -> [(path: String, pid: Int32)] {
         var removed: [(path: String, pid: Int32)] = []
@@ -41,7 +38,7 @@ enum KilledRunLeftovers {
     /// The pid of `<pid>.sqlite<suffix>`, the rest of a scratch store's file name after `<db>.replay-`.
     private static func replayPid(_ rest: Substring) -> Int32? {
         let digits = rest.prefix { $0.isASCII && $0.isNumber }
-        guard let pid = pid(digits), storeSuffixes.contains(where: { rest.dropFirst(digits.count) == ".sqlite" + $0 }) else { return nil }
+        guard let pid = pid(digits), Replay.fileSuffixes.contains(where: { rest.dropFirst(digits.count) == ".sqlite" + $0 }) else { return nil }
         return pid
     }
 

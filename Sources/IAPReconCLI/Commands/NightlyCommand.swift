@@ -446,9 +446,12 @@ struct Replay {
         return replay
     }
 
+    /// The scratch store's file and what a store file has beside it: its journal files and notes.
+    static let fileSuffixes = ["", "-wal", "-shm", "-journal", ".lock", ".unsynced"]
+
     /// Removes the scratch store and its journal files.
     func remove() {
-        for suffix in ["", "-wal", "-shm", "-journal", ".lock", ".unsynced"] { unlink(path + suffix) }
+        for suffix in Self.fileSuffixes { unlink(path + suffix) }
     }
 }
 
