@@ -2,13 +2,15 @@
 /// names (CONTRACT.md §1.7).
 ///
 /// Both of Apple's layouts are read: the current one of 28 columns and the older one that ends
-/// at `Period`; the columns used are in both. Only in-app purchase rows are kept; the app's own
-/// rows (downloads, updates, re-downloads) are read and ignored, but for the day they cover.
+/// at `Period`; the columns used are in both (`Parent Identifier` is read where there is one).
+/// Only in-app purchase rows are kept; the app's own rows (downloads, updates, re-downloads) are
+/// read and ignored, but for the day they cover, and so are other apps' in-app rows when the run
+/// names the app's SKUs (`LineRules.appSKUs`): a report is the vendor account's, of all its apps.
 /// `Units` is negative for refunds; the per-unit `Customer Price` and `Developer Proceeds` are
 /// kept as magnitudes, so a refund row's sign lives in its units alone, whichever sign Apple
 /// gave its prices.
 enum AppleSalesParser: CSVRowParser {
-    static let requiredColumns = Column.allCases.map(\.name)
+    static let requiredColumns = Column.allCases.filter { $0 != .parentIdentifier }.map(\.name)
     static let columns = Column.allCases.map(\.name)
 
     /// Apple's Product Type Identifiers of in-app purchases: consumable or non-consumable (`IA1`),
@@ -34,6 +36,8 @@ enum AppleSalesParser: CSVRowParser {
     enum Column: Int, CaseIterable {
         case sku, productType, units, developerProceeds, beginDate, endDate, customerCurrency, countryCode
         case proceedsCurrency, customerPrice
+        /// The SKU of the app an in-app purchase belongs to.
+        case parentIdentifier
 
         var name: String {
             switch self {
@@ -47,6 +51,7 @@ enum AppleSalesParser: CSVRowParser {
             case .countryCode: "Country Code"
             case .proceedsCurrency: "Currency of Proceeds"
             case .customerPrice: "Customer Price"
+            case .parentIdentifier: "Parent Identifier"
             }
         }
     }
@@ -64,6 +69,16 @@ enum AppleSalesParser: CSVRowParser {
             // The app's own row sells nothing to tie out, but its day is a day the report covers:
             // a purchase iaprecon verified that day shows beside Apple's zero units. A row whose
             // dates do not say one day is ignored whole, as before: it is not read for anything.
+            guard let day = try? pacificDay(.beginDate, required(.beginDate)), (try? pacificDay(.endDate, required(.endDate))) == day else {
+                return .ignored
+            }
+            try checkDay(day, written: required(.beginDate), rules: rules)
+            return .ignoredKeeping([SalesReportLine.coverageRow(day: day, productType: productType)])
+        }
+        if !rules.appSKUs.isEmpty, let parent = header.value(slot: Column.parentIdentifier.rawValue, in: row), !parent.isEmpty,
+           !rules.appSKUs.contains(parent) {
+            // Another app's sale: this app's tie-out has nothing to say of it. Its day is one the
+            // report covers all the same, when its dates say one day.
             guard let day = try? pacificDay(.beginDate, required(.beginDate)), (try? pacificDay(.endDate, required(.endDate))) == day else {
                 return .ignored
             }

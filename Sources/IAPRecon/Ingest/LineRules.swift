@@ -15,6 +15,10 @@ public struct LineRules: Sendable, Equatable {
     public var bundleID: String?
     /// `--mmp-tz`: the zone of the MMP's times that carry no offset (CONTRACT.md §1.5).
     public var mmpZone: Zone
+    /// `--app-sku`: the app's SKUs in App Store Connect. A Sales Report is the vendor account's, so
+    /// it lists every app's in-app sales; a row whose `Parent Identifier` names another app is read
+    /// and ignored. Empty (the default) ties out every app's rows as this app's.
+    public var appSKUs: Set<String> = []
     /// Which JWS signatures are trusted. Copies share its caches of what was already verified,
     /// so one run's parsers verify each chain and each JWS once.
     public var signatures: JWSVerifier
@@ -41,7 +45,8 @@ public struct LineRules: Sendable, Equatable {
     }
 
     public static func == (lhs: LineRules, rhs: LineRules) -> Bool {
-        lhs.nowMs == rhs.nowMs && lhs.bundleID == rhs.bundleID && lhs.mmpZone == rhs.mmpZone && lhs.signatures.check == rhs.signatures.check
+        lhs.nowMs == rhs.nowMs && lhs.bundleID == rhs.bundleID && lhs.mmpZone == rhs.mmpZone && lhs.appSKUs == rhs.appSKUs
+            && lhs.signatures.check == rhs.signatures.check
     }
 
     /// The same rules, trusting every JWS: for the JWS inside a payload whose own signature was checked.
@@ -152,12 +157,14 @@ public struct LineRules: Sendable, Equatable {
 
     /// The rules besides the clock that judge the lines of a `kind` file, as the store records them
     /// with it: for Apple's payloads the app (`--bundle-id`) and the trusted signatures, for MMP
-    /// rows the zone of their times (`--mmp-tz`); nil for the other sources. The same settings
-    /// named otherwise (a root given twice, `Etc/UTC` for `UTC`) give the same text.
+    /// rows the zone of their times (`--mmp-tz`), for Sales Reports the app's SKUs (`--app-sku`);
+    /// nil for the other sources. The same settings named otherwise (a root given twice, `Etc/UTC`
+    /// for `UTC`) give the same text.
     func readWith(_ kind: SourceKind) -> String? {
         switch kind {
         case .receipts, .notifications: "bundle \(bundleID ?? "any"); \(Self.signaturesLabel)\(signatures.check.trusted)"
         case .attribution: "mmp-tz \(mmpZone.canonicalIdentifier)"
+        case .apple: "app-sku " + (appSKUs.isEmpty ? "any" : appSKUs.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }.joined(separator: ", "))
         default: nil
         }
     }
@@ -178,6 +185,8 @@ public struct LineRules: Sendable, Equatable {
     /// file is read again.
     func judgesOtherwise(_ file: KnownFile, kind: SourceKind, earliestFutureMs: Int64?) -> Bool {
         if let stored = file.readWith, stored != readWith(kind) { return true }
+        // Sales Reports stored before their rules were recorded were read as every app's.
+        if file.readWith == nil, kind == .apple, !appSKUs.isEmpty { return true }
         if let span = file.clockSpan, !span.contains(nowMs) { return true }
         let limit = nowMs + Self.futureToleranceMs
         if let earliestFutureMs, earliestFutureMs <= limit { return true }

@@ -54,7 +54,7 @@ extension CommandSpec {
             run unless --fail-on or --fail-on-new says so; then one alert line goes to \
             stderr, even with --quiet.
             """,
-        options: [.input, .db, .out, .asOf, .now, .grace, .tz, .mmpTZ, .currency, .bundleID, .jobs, .trustRoot, .failOn, .failOnNew, .config],
+        options: [.input, .db, .out, .asOf, .now, .grace, .tz, .mmpTZ, .currency, .bundleID, .appSKU, .jobs, .trustRoot, .failOn, .failOnNew, .config],
         flags: [.trustUnsigned, .quietButAlertAndFileWarnings],
         examples: [
             ExampleSpec(
@@ -88,7 +88,7 @@ extension CommandSpec {
             are removed after the night; never the one latest points to, nor any \
             newer than the night written, so a replayed night removes no later one.
             """,
-        options: [.root, .db, .reports, .date, .keepReports, .logDir, .now, .grace, .tz, .mmpTZ, .currency, .bundleID, .jobs, .trustRoot, .failOn, .failOnNew, .config],
+        options: [.root, .db, .reports, .date, .keepReports, .logDir, .now, .grace, .tz, .mmpTZ, .currency, .bundleID, .appSKU, .jobs, .trustRoot, .failOn, .failOnNew, .config],
         flags: [.trustUnsigned, .quietButNightWarnings, .force],
         examples: [
             ExampleSpec("The nightly cron job:", "iaprecon nightly --config jobs/iaprecon.conf --quiet"),
@@ -108,7 +108,7 @@ extension CommandSpec {
             --fail-on-new, each night that trips it prints its alert line, and the \
             backfill exits 1 after the last day.
             """,
-        options: [.root, .db, .reports, .from, .to, .keepReports, .logDir, .now, .grace, .tz, .mmpTZ, .currency, .bundleID, .jobs, .trustRoot, .failOn, .failOnNew, .config],
+        options: [.root, .db, .reports, .from, .to, .keepReports, .logDir, .now, .grace, .tz, .mmpTZ, .currency, .bundleID, .appSKU, .jobs, .trustRoot, .failOn, .failOnNew, .config],
         flags: [.trustUnsigned, .quietButNightWarnings, .force],
         examples: [
             ExampleSpec(
@@ -125,7 +125,7 @@ extension CommandSpec {
             that cannot be read go to the rejects with a reason. Files are parsed \
             in parallel and written in input order.
             """,
-        options: [.input, .db, .now, .mmpTZ, .bundleID, .jobs, .trustRoot, .config],
+        options: [.input, .db, .now, .mmpTZ, .bundleID, .appSKU, .jobs, .trustRoot, .config],
         flags: [.trustUnsigned, .quietButFileWarnings],
         examples: [
             ExampleSpec(
@@ -199,7 +199,7 @@ extension CommandSpec {
             Parses every input file and prints, per file, the lines read, accepted, \
             rejected and ignored, with the first rejects. Nothing is written.
             """,
-        options: [.input, .now, .mmpTZ, .bundleID, .jobs, .trustRoot],
+        options: [.input, .now, .mmpTZ, .bundleID, .appSKU, .jobs, .trustRoot],
         flags: [.trustUnsigned],
         examples: [
             ExampleSpec("Check a new export before loading it:", "iaprecon validate --input exports/2026-11-28")
@@ -403,6 +403,12 @@ extension OptionSpec {
         name: "bundle-id", valueName: "id",
         help: "The app's bundle id: receipts, transactions and notifications of another bundle are rejected.",
         defaultValue: .computed("every bundle is read"))
+
+    public static let appSKU = OptionSpec(
+        name: "app-sku", valueName: "sku",
+        help: "The app's SKU in App Store Connect: Sales Report rows of another app's in-app purchases "
+            + "(another Parent Identifier) are read and ignored; repeatable.",
+        defaultValue: .computed("every app's rows are tied out"), isRepeatable: true)
 
     public static let grace = OptionSpec(
         name: "grace", valueName: "duration",

@@ -31,11 +31,16 @@ extension ParsedCommand {
         return ms
     }
 
-    /// `--now` (the run's clock, default the system clock), `--bundle-id` and `--mmp-tz`, for the line checks.
+    /// `--now` (the run's clock, default the system clock), `--bundle-id`, `--app-sku` and `--mmp-tz`, for the line checks.
     func lineRules() throws -> LineRules {
         var rules = LineRules(signatures: declares("trust-root") ? try signatureCheck() : .appleOnly)
         if let ms = try nowMs() { rules.nowMs = ms }
         if declares("bundle-id") { rules.bundleID = value("bundle-id") }
+        if declares("app-sku") {
+            let skus = allValues("app-sku")
+            if skus.contains(where: { $0.trimmingCharacters(in: .whitespaces).isEmpty }) { throw usageError("--app-sku needs the app's SKU, not an empty value") }
+            rules.appSKUs = Set(skus)
+        }
         if declares("mmp-tz") { rules.mmpZone = try zone("mmp-tz") }
         return rules
     }

@@ -62,7 +62,7 @@ struct CommandsTests {
     func runOptions() {
         let run = CommandSpec.run
         #expect(run.options.map(\.name) == [
-            "input", "db", "out", "as-of", "now", "grace", "tz", "mmp-tz", "currency", "bundle-id", "jobs", "trust-root", "fail-on",
+            "input", "db", "out", "as-of", "now", "grace", "tz", "mmp-tz", "currency", "bundle-id", "app-sku", "jobs", "trust-root", "fail-on",
             "fail-on-new", "config",
         ])
         #expect(run.flags.map(\.name) == ["trust-unsigned", "quiet"])
@@ -78,7 +78,7 @@ struct CommandsTests {
     @Test("config keys are the options of the subcommands that read --config")
     func configKeys() {
         #expect(Self.program.configKeys == [
-            "input", "db", "out", "as-of", "now", "grace", "tz", "mmp-tz", "currency", "bundle-id", "jobs", "trust-root", "fail-on",
+            "input", "db", "out", "as-of", "now", "grace", "tz", "mmp-tz", "currency", "bundle-id", "app-sku", "jobs", "trust-root", "fail-on",
             "fail-on-new", "trust-unsigned", "quiet", "root", "reports", "date", "keep-reports", "log-dir", "force", "from", "to",
         ])
     }

@@ -101,6 +101,10 @@ struct HelpTests {
           --bundle-id <id>        The app's bundle id: receipts, transactions and
                                   notifications of another bundle are rejected.
                                   (default: every bundle is read)
+          --app-sku <sku>         The app's SKU in App Store Connect: Sales Report rows
+                                  of another app's in-app purchases (another Parent
+                                  Identifier) are read and ignored; repeatable.
+                                  (default: every app's rows are tied out)
           -j, --jobs <n>          Parallel parsing workers; every count writes the same
                                   output. (default: number of cores)
           --trust-root <file>     Also trust JWS chains up to this PEM certificate (test

@@ -76,6 +76,26 @@ struct AppleSalesReportTests {
         #expect(yen["country"] == .text("JP"))
     }
 
+    @Test("with the app's SKUs named, another app's in-app row is read and ignored but for its day; rows of no parent and the older layout are kept")
+    func otherAppsRows() throws {
+        var rules = IngestLine.unsigned
+        rules.appSKUs = ["com.example.game"]
+        func other(_ parent: String) -> String {
+            Self.current(["APPLE", "US", "com.other.coins", "Example Games Inc.", "Coins", "", "IA1", "5", "0.69", "11/24/2026", "11/24/2026",
+                          "USD", "US", "USD", "6449020001", "0.99", "", parent, "", "", "Games", "", "iPhone", "iOS", "", "", "", ""])
+        }
+        let parsed = IngestLine.csv(.apple, [Self.currentHeader, other("OTHERAPP"), other(""), Self.currentReport[2]], rules: rules)
+        #expect(parsed[0].outcome == .ignoredKeeping([SalesReportLine.coverageRow(day: "2026-11-24", productType: "IA1")]))
+        #expect(Self.values(parsed[1])?["product_id"] == .text("com.other.coins"), "a row that names no parent app is kept")
+        #expect(Self.values(parsed[2])?["product_id"] == .text("com.example.gems300"))
+        // Without the app's SKUs, every app's rows are kept, as before.
+        #expect(Self.values(IngestLine.csv(.apple, [Self.currentHeader, other("OTHERAPP")])[0])?["units_n"] == .integer(5))
+        // The older layout has its Parent Identifier too; a report without the column keeps every row.
+        let noParent = Self.currentHeader.split(separator: "\t").filter { $0 != "Parent Identifier" }.joined(separator: "\t")
+        let row = other("OTHERAPP").split(separator: "\t", omittingEmptySubsequences: false).enumerated().filter { $0.offset != 17 }.map(\.element)
+        #expect(Self.values(IngestLine.csv(.apple, [noParent, row.joined(separator: "\t")], rules: rules)[0])?["units_n"] == .integer(5))
+    }
+
     @Test("the older 20-column report ending at Period is read the same way")
     func olderLayout() throws {
         let parsed = IngestLine.csv(.apple, [

@@ -97,6 +97,10 @@ struct IngestStageTests {
         #expect(LineRules(mmpZone: zone).readWith(.attribution) == "mmp-tz Asia/Tokyo")
         #expect(LineRules(mmpZone: zone).readWith(.server) == nil)
         #expect(LineRules(mmpZone: zone).readWith(.registrations) == nil)
+        var named = LineRules()
+        named.appSKUs = ["GEMQUEST", "GEMQUEST2"]
+        #expect(LineRules().readWith(.apple) == "app-sku any")
+        #expect(named.readWith(.apple) == "app-sku GEMQUEST, GEMQUEST2")
         let both = SignatureCheck.verify(extraRoots: [a, b]).trusted
         #expect(both == SignatureCheck.verify(extraRoots: [b, a]).trusted)
         #expect(both.hasPrefix("apple+") && both != SignatureCheck.verify(extraRoots: [a]).trusted)

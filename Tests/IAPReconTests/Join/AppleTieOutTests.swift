@@ -9,12 +9,12 @@ struct AppleTieOutTests {
 
     /// One in-app row of a Summary Sales Report in Apple's 28-column layout.
     static func sales(_ day: String, _ sku: String, units: Int, country: String, price: String = "0.99", currency: String = "USD",
-                      proceeds: String = "0.69") -> String {
+                      proceeds: String = "0.69", parent: String = "com.example.game") -> String {
         let parts = day.split(separator: "-")
         let date = "\(parts[1])/\(parts[2])/\(parts[0])"
         return AppleSalesReportTests.current([
             "APPLE", "US", sku, "Example Games Inc.", sku, "", "IA1", String(units), proceeds, date, date, currency, country, currency,
-            "6449010103", price, "", "com.example.game", "", "", "Games", "", "iPhone", "iOS", "", "", "", "",
+            "6449010103", price, "", parent, "", "", "Games", "", "iPhone", "iOS", "", "", "", "",
         ])
     }
 
@@ -52,6 +52,34 @@ struct AppleTieOutTests {
         #expect(finding.transactionID == nil)
         #expect(Timestamp.iso8601(finding.eventMs) == "2026-11-23T08:00:00.000Z", "the start of the Pacific day")
         #expect(finding.sources == ["apple/S_D_1.txt:2"])
+    }
+
+    @Test("a vendor's report lists another app's in-app sales: named by --app-sku, this app's rows alone are tied out, and the store reads the report again")
+    func otherAppsRows() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("receipts/r.jsonl", [Self.purchase("t1", at: "2026-11-24T03:00:00Z")])
+        try scenario.write("apple/S_D_1.txt", [
+            AppleSalesReportTests.currentHeader,
+            Self.sales("2026-11-23", "gems60", units: 1, country: "US"),
+            Self.sales("2026-11-23", "com.other.coins", units: 5, country: "US", parent: "OTHERAPP"),
+            // Near miss: this app's own product that no receipt verified is still flagged.
+            Self.sales("2026-11-23", "gems300", units: 2, country: "US"),
+        ])
+        func missing(_ findings: [Scenario.StoredFinding]) -> [String] {
+            findings.filter { $0.kind == .unverifiedAppleSales }.map { "\($0.detail.split(separator: " ").prefix(3).joined(separator: " ")) \($0.sources)" }
+        }
+        // Without the app's SKU, every in-app row is the app's: the other app's coins count as missing sales.
+        let unnamed = missing(try scenario.reconcile(asOf: asOf))
+        #expect(unnamed.sorted() == [
+            "country=US apple_units=2 verified_units=0 [\"apple/S_D_1.txt:4\"]", "country=US apple_units=5 verified_units=0 [\"apple/S_D_1.txt:3\"]",
+        ])
+        // Named, the same store reads the report again: the other app's row is read and ignored.
+        let named = missing(try scenario.reconcile(asOf: asOf, appSKUs: ["com.example.game"]))
+        #expect(named == ["country=US apple_units=2 verified_units=0 [\"apple/S_D_1.txt:4\"]"])
+        #expect(try scenario.open().scalar("SELECT accepted || ' ' || ignored FROM files WHERE path = 'apple/S_D_1.txt'") == .text("2 1"))
+        // And without it again, every row is read once more as the app's.
+        #expect(missing(try scenario.reconcile(asOf: asOf)) == unnamed)
     }
 
     @Test("near miss: every Apple unit verified, with no finding")

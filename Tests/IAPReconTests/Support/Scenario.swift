@@ -87,9 +87,11 @@ final class Scenario {
     }
 
     /// Runs ingest, normalize and join; returns the findings.
-    func reconcile(asOf: String? = nil, graceHours: Int64 = 24, jobs: Int = 1) throws -> [StoredFinding] {
+    func reconcile(asOf: String? = nil, graceHours: Int64 = 24, jobs: Int = 1, appSKUs: Set<String> = []) throws -> [StoredFinding] {
         let database = try open()
-        _ = try Pipeline.ingest(input: input, database: database, jobs: jobs, rules: Self.rules(asOf: asOf), progress: nil)
+        var rules = Self.rules(asOf: asOf)
+        rules.appSKUs = appSKUs
+        _ = try Pipeline.ingest(input: input, database: database, jobs: jobs, rules: rules, progress: nil)
         try Pipeline.normalize(database: database)
         let settings = ReconcileSettings(asOfMs: asOf.flatMap { Timestamp.parse($0) }, graceMs: graceHours * 3_600_000)
         _ = try Pipeline.join(database: database, settings: settings)
