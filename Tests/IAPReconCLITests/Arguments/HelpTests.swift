@@ -131,7 +131,7 @@ struct HelpTests {
           Nightly job that fails when a critical finding turns up:
             iaprecon run --input exports/2026-11-28 --fail-on critical --quiet
 
-          Replay a past day with report dates in Tokyo time:
+          Judge as of a past moment (later events still count), dates in Tokyo time:
             iaprecon run --as-of 2026-11-29T00:00:00Z --tz Asia/Tokyo
         """
 
