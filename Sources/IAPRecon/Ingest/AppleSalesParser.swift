@@ -75,8 +75,8 @@ enum AppleSalesParser: CSVRowParser {
             try checkDay(day, written: required(.beginDate), rules: rules)
             return .ignoredKeeping([SalesReportLine.coverageRow(day: day, productType: productType)])
         }
-        if !rules.appSKUs.isEmpty, let parent = header.value(slot: Column.parentIdentifier.rawValue, in: row), !parent.isEmpty,
-           !rules.appSKUs.contains(parent) {
+        let parent = header.value(slot: Column.parentIdentifier.rawValue, in: row)
+        if !rules.appSKUs.isEmpty, let parent, !parent.isEmpty, !rules.appSKUs.contains(parent) {
             // Another app's sale: this app's tie-out has nothing to say of it. Its day is one the
             // report covers all the same, when its dates say one day.
             guard let day = try? pacificDay(.beginDate, required(.beginDate)), (try? pacificDay(.endDate, required(.endDate))) == day else {
@@ -100,7 +100,9 @@ enum AppleSalesParser: CSVRowParser {
             proceeds: try magnitude(.developerProceeds, required(.developerProceeds)),
             proceedsCurrency: try CurrencyCode.checked(required(.proceedsCurrency), field: Column.proceedsCurrency.name))
         try checkDay(day, written: required(.beginDate), rules: rules)
-        return .accepted([sales.rawRow()])
+        // The app the row belongs to, where the report names one: the summary names the apps of the rows tied out.
+        guard let parent, !parent.isEmpty else { return .accepted([sales.rawRow()]) }
+        return .accepted([sales.rawRow(), SalesReportLine.appRow(parentSKU: parent)])
     }
 
     /// Apple's reporting zone, whose days a report's dates are.

@@ -195,6 +195,7 @@ public enum ReportStage {
                 (revenue, tieOut, counts, wroteTieOut, undocumentedTypes) = try revenueWork.value()
                 Trace.mark("report waited for revenue")
                 filesDone?(wroteTieOut ? 3 : 2)
+                inputWarnings += Self.salesReportAppsWarnings(counts.salesReportApps)
                 let summary = SummaryReport.build(counts: counts, asOfMs: asOfMs, graceMs: graceMs, settings: settings,
                                                   findings: findings, revenue: revenue, tieOut: tieOut, attribution: attribution)
                 var page = ReportPage(asOfMs: asOfMs, settings: settings, counts: counts, findings: findings, revenue: revenue,
@@ -268,6 +269,14 @@ public enum ReportStage {
     /// for those that carry a transaction: it counts as a purchase, and a new type may mean a refund that is not
     /// read as one, which finance must see on every page while they are stored, not only in the log of the night
     /// that read them. One without a transaction changes no money, and the store keeps no type for it.
+    /// Sales Reports read without `--app-sku` whose in-app rows belong to more than one app: the
+    /// tie-out counts every app's sales as this app's, and flags the others' as never verified.
+    static func salesReportAppsWarnings(_ apps: [String]) -> [String] {
+        guard apps.count > 1 else { return [] }
+        return ["Sales Reports list the in-app sales of \(apps.count) apps (Parent Identifier \(apps.joined(separator: ", "))), "
+                + "all tied out as this app's: name this app's SKU with --app-sku to leave the others out"]
+    }
+
     static func undocumentedNotificationTypes(_ store: some ReportStore) throws -> [String] {
         var undocumented = UndocumentedTypes(.notifications)
         try store.forEachNotification(ofTypeOtherThan: NotificationParser.knownV1Types.union(NotificationParser.knownV2Types).sorted()) {

@@ -877,6 +877,21 @@ public enum Schema {
         (36, """
             DROP TABLE IF EXISTS fct_finding_chains__next;
             """),
+        // The SKU of the app a kept Sales Report row belongs to (`Parent Identifier`): a report
+        // lists every app of the vendor account, and the summary names the apps whose rows were
+        // tied out as this app's (`--app-sku` leaves the others out). Rows read before have none
+        // until their report is read again. A table beside the rows, as `file_rules` is, so that
+        // the migration can run again on a store that has it.
+        (37, """
+            DROP TABLE IF EXISTS raw_apple__sales_apps;
+            CREATE TABLE raw_apple__sales_apps (
+              file_id INTEGER NOT NULL REFERENCES files(file_id) ON DELETE CASCADE,
+              line INTEGER NOT NULL,
+              item INTEGER NOT NULL,
+              parent_sku TEXT NOT NULL,
+              PRIMARY KEY (file_id, line, item)
+            ) WITHOUT ROWID;
+            """),
     ]
 
     public static var latestVersion: Int { migrations.last?.id ?? 0 }

@@ -43,9 +43,17 @@ struct AppleSalesReportTests {
                  "11/24/2026", "USD", "US", "USD", "6449010001", "0", "", "", "", "", "Games", "", "iPhone", "iOS", "", "", "", ""]),
     ]
 
+    /// The kept row of an accepted line, beside which only the app it belongs to may be kept (`app`).
     static func values(_ parsed: ParsedLine) -> [String: SQLValue]? {
-        guard case .accepted(let rows) = parsed.outcome, rows.count == 1 else { return nil }
+        guard case .accepted(let rows) = parsed.outcome, rows.first?.table == .appleSales, rows.dropFirst().allSatisfy({ $0.table == .salesApps })
+        else { return nil }
         return rows[0].byColumn
+    }
+
+    /// The `Parent Identifier` an accepted line keeps, if it names one.
+    static func app(_ parsed: ParsedLine) -> SQLValue? {
+        guard case .accepted(let rows) = parsed.outcome else { return nil }
+        return rows.first { $0.table == .salesApps }?.byColumn["parent_sku"]
     }
 
     @Test("the 28-column report: in-app, refund and yen rows are kept by header name; the app's rows are ignored but for their day")
@@ -58,6 +66,7 @@ struct AppleSalesReportTests {
         for line in parsed { counts.count(line.outcome) }
         #expect(counts == LineCounts(read: 5, accepted: 3, ignored: 2))
         let purchase = try #require(Self.values(parsed[1]))
+        #expect(Self.app(parsed[1]) == .text("com.example.game"))
         #expect(purchase["day"] == .text("2026-11-24"))
         #expect(purchase["product_id"] == .text("com.example.gems300"))
         #expect(purchase["product_type"] == .text("IA1"))
@@ -87,6 +96,7 @@ struct AppleSalesReportTests {
         let parsed = IngestLine.csv(.apple, [Self.currentHeader, other("OTHERAPP"), other(""), Self.currentReport[2]], rules: rules)
         #expect(parsed[0].outcome == .ignoredKeeping([SalesReportLine.coverageRow(day: "2026-11-24", productType: "IA1")]))
         #expect(Self.values(parsed[1])?["product_id"] == .text("com.other.coins"), "a row that names no parent app is kept")
+        #expect(Self.app(parsed[1]) == nil)
         #expect(Self.values(parsed[2])?["product_id"] == .text("com.example.gems300"))
         // Without the app's SKUs, every app's rows are kept, as before.
         #expect(Self.values(IngestLine.csv(.apple, [Self.currentHeader, other("OTHERAPP")])[0])?["units_n"] == .integer(5))

@@ -82,6 +82,29 @@ struct AppleTieOutTests {
         #expect(missing(try scenario.reconcile(asOf: asOf)) == unnamed)
     }
 
+    @Test("reports read without --app-sku whose in-app rows name two apps are named on stderr and the page; one app, or the SKU named, warns of nothing")
+    func otherAppsWarning() throws {
+        let warning = "Sales Reports list the in-app sales of 2 apps (Parent Identifier GEMQUEST, OTHERAPP), all tied out as this app's: "
+            + "name this app's SKU with --app-sku to leave the others out"
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("receipts/r.jsonl", [Self.purchase("t1", at: "2026-11-24T03:00:00Z")])
+        try scenario.write("apple/S_D_1.txt", [
+            AppleSalesReportTests.currentHeader, Self.sales("2026-11-23", "gems60", units: 1, country: "US", parent: "GEMQUEST"),
+        ])
+        // Near miss: one app's rows, whatever its SKU.
+        #expect(try scenario.run(asOf: asOf).report.warnings == [])
+        try scenario.write("apple/S_D_2.txt", [
+            AppleSalesReportTests.currentHeader, Self.sales("2026-11-24", "com.other.coins", units: 5, country: "US", parent: "OTHERAPP"),
+        ])
+        #expect(try scenario.run(asOf: asOf).report.warnings == [warning])
+        #expect(try scenario.output("report.html").contains(warning.replacingOccurrences(of: "'", with: "&#39;")))
+        // Named, the other app's row is left out, and the rows tied out are this app's alone.
+        #expect(try scenario.run(asOf: asOf, appSKUs: ["GEMQUEST"]).report.warnings == [])
+        // Near miss: two SKUs named are both this app's.
+        #expect(try scenario.run(asOf: asOf, appSKUs: ["GEMQUEST", "OTHERAPP"]).report.warnings == [])
+    }
+
     @Test("near miss: every Apple unit verified, with no finding")
     func allVerified() throws {
         let findings = try reconcile(

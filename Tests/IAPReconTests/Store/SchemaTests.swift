@@ -44,6 +44,7 @@ struct SchemaTests {
         34: "7c882e5eb29440ca",
         35: "60f062f87c3557a6",
         36: "879e3c3e15a3e18b",
+        37: "88300366352824ee",
     ]
 
     @Test("a released migration's text never changes, and every migration is recorded as released")

@@ -129,12 +129,13 @@ final class Scenario {
     /// Runs the whole pipeline into `out`; with `now` and no `asOf`, by that clock and the default as-of.
     /// `announce` is the caller's saying of the findings (`Pipeline.run`'s); `nightReportedBefore` as a night reported again.
     func run(asOf: String? = nil, now: String? = nil, jobs: Int = 1, zone: String = "UTC", currency: String = "USD",
-             nightReportedBefore: Bool = false, announce: (RunResult) throws -> Void = { _ in }) throws -> RunResult {
+             nightReportedBefore: Bool = false, appSKUs: Set<String> = [], announce: (RunResult) throws -> Void = { _ in }) throws -> RunResult {
         var options = RunOptions(
             input: input, databasePath: databasePath, outFolder: out, jobs: jobs,
             reconcile: ReconcileSettings(asOfMs: asOf.flatMap { Timestamp.parse($0) }),
             report: ReportSettings(outFolder: out, zone: Zone(zone) ?? .utc, currency: currency))
         options.lineRules = Self.rules(asOf: asOf ?? now)
+        options.lineRules.appSKUs = appSKUs
         options.report.signatures = .testChain
         options.report.nightReportedBefore = nightReportedBefore
         return try Pipeline.run(options, progress: nil, announce: announce)

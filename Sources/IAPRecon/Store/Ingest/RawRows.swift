@@ -111,6 +111,11 @@ extension SalesReportLine {
         RawRow(.appleSales, [.text(day), .null, .text(productType), .null, .null, .null, .null, .null, .null])
     }
 
+    /// Beside a kept row, the SKU of the app it belongs to (its `Parent Identifier`).
+    static func appRow(parentSKU: String) -> RawRow {
+        RawRow(.salesApps, [.text(parentSKU)])
+    }
+
     /// The Product Type Identifier of a `coverageRow` (an app row of the report), or nil for any other row.
     static func productType(ofCoverage row: RawRow) -> String? {
         guard row.table == .appleSales, row.values[1] == .null, case .text(let productType) = row.values[2] else { return nil }

@@ -19,6 +19,7 @@ public enum RawTable: Int, CaseIterable, Sendable {
     case fx
     case appleSales
     case transactionBundles
+    case salesApps
 
     public var name: String {
         switch self {
@@ -35,6 +36,7 @@ public enum RawTable: Int, CaseIterable, Sendable {
         case .fx: "raw_fx__rates"
         case .appleSales: "raw_apple__sales"
         case .transactionBundles: "raw_apple__transaction_bundles"
+        case .salesApps: "raw_apple__sales_apps"
         }
     }
 
@@ -85,6 +87,8 @@ public enum RawTable: Int, CaseIterable, Sendable {
             ["day", "product_id", "product_type", "units_n", "country", "customer_price", "customer_currency", "proceeds", "proceeds_currency"]
         // Keyed as the sighting it belongs to (`AppleTransaction.bundleApartFromLine`).
         case .transactionBundles: ["bundle_id"]
+        // Keyed as the Sales Report row it belongs to.
+        case .salesApps: ["parent_sku"]
         }
     }
 

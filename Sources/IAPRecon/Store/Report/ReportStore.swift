@@ -188,6 +188,9 @@ struct SummaryCounts: Sendable {
     var bundleIDs: [String]
     /// What the stored receipts and notifications files were read with (`LineRules.readWith`), each once.
     var readWith: Set<String> = []
+    /// The apps (`Parent Identifier`) of the Sales Report rows tied out as this app's by reports
+    /// read without `--app-sku`, in byte order: more than one means other apps' sales are in the tie-out.
+    var salesReportApps: [String] = []
 }
 
 /// `forEachFinding`'s columns: the stored finding's, in `findings.csv`'s order (the report

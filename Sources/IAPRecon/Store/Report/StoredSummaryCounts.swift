@@ -55,7 +55,19 @@ enum StoredSummaryCounts {
         return Counts(files: files, ignoredFiles: ignoredFiles, totals: totals, orders: orders, unmatched: unmatched, ordersByRule: ordersByRuleCounts,
                       unpaid: unpaid, environments: environments, unmatchedTransactions: unmatchedTransactions, familyShared: familyShared,
                       failedVerifications: receipts.failedVerifications, missingFromCatalog: missingFromCatalog,
-                      bundleIDs: try bundleIDs(besides: receipts.bundleIDs, in: database), readWith: readWith)
+                      bundleIDs: try bundleIDs(besides: receipts.bundleIDs, in: database), readWith: readWith,
+                      salesReportApps: try salesReportApps(database))
+    }
+
+    /// The apps whose in-app rows the Sales Reports read without `--app-sku` tie out (a report
+    /// read before the rules were recorded was read so too), once each in byte order.
+    static func salesReportApps(_ database: Database) throws -> [String] {
+        var apps: [String] = []
+        try database.forEach("""
+            SELECT DISTINCT a.parent_sku FROM raw_apple__sales_apps a LEFT JOIN file_rules r USING (file_id)
+            WHERE coalesce(r.read_with, ?1) = ?1 ORDER BY 1
+            """, [.text(LineRules().readWith(.apple) ?? "")]) { apps.append($0.string(0)) }
+        return apps
     }
 
     /// The distinct app bundle ids the receipts named, sorted by their bytes, and how many
