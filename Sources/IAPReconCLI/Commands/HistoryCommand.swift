@@ -80,10 +80,12 @@ enum HistoryCommand {
     }
 
     /// The header, then one event per row in at most `tableWidth` columns: the id above its
-    /// product, and the detail wrapped.
+    /// product, and the detail wrapped. No id is split across lines, where a copy would take half
+    /// of it: a long one widens its column, or its line.
     static func writeTable(_ history: UserHistory, _ zone: Zone, to write: (String) -> Void) {
-        let table = TextTable(["time (\(zone.identifier))", "event", "id / product", "amount", "detail"], numeric: [3],
+        var table = TextTable(["time (\(zone.identifier))", "event", "id / product", "amount", "detail"], numeric: [3],
                               maxWidth: tableWidth, wrapping: 4)
+        table.keepsWordsWhole = true
         let rows = history.events.lazy.map { event -> [String] in
             let idAndProduct = [event.id, event.product].filter { !$0.isEmpty }.map(Terminal.visible).joined(separator: "\n")
             // A finding's kind goes to the detail, beside its severity, so the event column stays narrow.
@@ -95,7 +97,7 @@ enum HistoryCommand {
             return [UserHistory.localTime(event.ms, zone), name, idAndProduct,
                     event.amount.isEmpty ? "" : event.amount + " " + event.currency, Terminal.visible(detail)]
         }
-        for line in history.headerLines(zone).map(Terminal.visible).flatMap({ TextTable.wrap($0, tableWidth) }) { write(line + "\n") }
+        for line in history.headerLines(zone).map(Terminal.visible).flatMap({ TextTable.wrap($0, tableWidth, keepingWords: true) }) { write(line + "\n") }
         write("\n")
         table.writeLines(of: rows) { write($0 + "\n") }
     }

@@ -13,6 +13,25 @@ struct HistoryCommandTests {
         return (work, db)
     }
 
+    @Test("no id on the table is split across lines, though the details still wrap within 120 columns")
+    func idsNeverSplit() throws {
+        let (work, db) = try #require(Self.sampleStore())
+        let table = work.iaprecon(["history", "u_1008", "--db", db])
+        #expect(table.code == 0)
+        #expect(table.out.split(separator: "\n").contains { $0.contains("OrderID_1795228171000_premium_yearly") })
+        for user in (1001...1033).map({ "u_\($0)" }) {
+            let json = work.iaprecon(["history", user, "--db", db, "--format", "json"])
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(json.out.utf8)) as? [String: Any], "\(user)")
+            let events = try #require(object["events"] as? [[String: Any]], "\(user)")
+            let lines = work.iaprecon(["history", user, "--db", db]).out.split(separator: "\n")
+            for event in events {
+                for id in [event["id"], event["product"]].compactMap({ $0 as? String }) where !id.isEmpty {
+                    #expect(lines.contains { $0.contains(id) }, "\(user): \(id) is split")
+                }
+            }
+        }
+    }
+
     @Test("--db naming a folder says it is a folder, not a store file")
     func databaseIsAFolder() throws {
         let work = try Workspace()
