@@ -7,20 +7,7 @@ enum HistoryCommand {
     static let tableWidth = 120
 
     static func run(_ command: ParsedCommand, console: Console) throws -> ExitCode {
-        let lookup: UserHistory.Lookup
-        if let id = command.value("transaction") {
-            lookup = .transaction(id)
-        } else if let id = command.value("order") {
-            lookup = .order(id)
-        } else if let id = command.value("original-transaction") {
-            lookup = .originalTransaction(id)
-        } else if let token = command.value("app-account-token") {
-            lookup = .appAccountToken(token)
-        } else if let id = command.positional("user-id") {
-            lookup = .user(id)
-        } else {
-            throw command.usageError("name a user, --transaction, --order, --original-transaction or --app-account-token")
-        }
+        let lookup = try lookup(command)
         let zone = try command.zone("tz")
         let database = try Store.open(path: command.databasePath, readOnly: true)
         let history: UserHistory
@@ -52,6 +39,34 @@ enum HistoryCommand {
             return .failure
         }
         return .ok
+    }
+
+    /// The key the command names, without the spaces a copy and paste brings along; an empty key or a
+    /// token that is no UUID is a usage error, not a customer the store does not know.
+    static func lookup(_ command: ParsedCommand) throws -> UserHistory.Lookup {
+        let given: [(name: String, label: String, lookup: (String) -> UserHistory.Lookup)] = [
+            ("transaction", "--transaction", UserHistory.Lookup.transaction), ("order", "--order", UserHistory.Lookup.order),
+            ("original-transaction", "--original-transaction", UserHistory.Lookup.originalTransaction),
+            ("app-account-token", "--app-account-token", UserHistory.Lookup.appAccountToken),
+        ]
+        for (name, label, lookup) in given {
+            guard let value = command.value(name) else { continue }
+            let key = try trimmed(value, label, command)
+            if name == "app-account-token", !UserHistory.isUUID(key) {
+                throw command.usageError("\(label) takes a UUID (8-4-4-4-12 hex digits, such as 7d3f8e2a-5b1c-4c9e-9f0a-3e6b2d1c8a47), not '\(key)'")
+            }
+            return lookup(key)
+        }
+        guard let id = command.positional("user-id") else {
+            throw command.usageError("name a user, --transaction, --order, --original-transaction or --app-account-token")
+        }
+        return .user(try trimmed(id, "the user id", command))
+    }
+
+    private static func trimmed(_ value: String, _ label: String, _ command: ParsedCommand) throws -> String {
+        let key = value.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !key.isEmpty else { throw command.usageError("\(label) is empty: give the id to look up") }
+        return key
     }
 
     /// What `consumption_requests.jsonl` answers Apple's `CONSUMPTION_REQUEST`s about the transaction, if it was asked,
@@ -106,6 +121,7 @@ enum HistoryCommand {
     static func writeJSON(_ history: UserHistory, to write: (String) -> Void) {
         let members: [(String, JSONValue)] = [
             ("subject", .string(history.subject)),
+            ("notes", .array(history.notes.map { .string($0) })),
             ("user_id", .string(history.userID)),
             ("as_of", .string(Timestamp.iso8601(history.asOfMs))),
             ("reporting_currency", .string(history.reportingCurrency)),
@@ -121,6 +137,9 @@ enum HistoryCommand {
             ("finding_ids", .array(history.findingIDs.map { .string($0) })),
             ("findings", .array(history.findings.map { finding in
                 .object([("finding_id", .string(finding.findingID)), ("kind", .string(finding.kind)), ("severity", .string(finding.severity))])
+            })),
+            ("rejected_lines", .array(history.rejectedLines.map { line in
+                .object([("source", .string(line.source)), ("reason", .string(line.reason))])
             })),
         ]
         // As JSONWriter.pretty writes the whole object, with `events` its last member.

@@ -766,11 +766,12 @@ extension CommandTests {
             #expect(json.out.contains("\"events\": [\n    {\n      \"time\": "), "\(lookup)")
             #expect(JSONWriter.pretty(try JSONParser.parse(json.out)) == json.out, "\(lookup)")
         }
-        let empty = UserHistory(subject: "user u_0", userID: "u_0", events: HistoryEvents(), findingIDs: [], findings: [], spent: "0", refunded: "0",
-                                reportingCurrency: "USD", unconverted: 0, activeSubscriptions: [], asOfMs: 0, caveat: nil)
+        let empty = UserHistory(subject: "user u_0", notes: [], userID: "u_0", events: HistoryEvents(), findingIDs: [], findings: [], spent: "0",
+                                refunded: "0", reportingCurrency: "USD", unconverted: 0, activeSubscriptions: [], asOfMs: 0, rejectedLines: [],
+                                caveat: nil)
         var text = ""
         HistoryCommand.writeJSON(empty) { text += $0 }
-        #expect(text.hasSuffix("\n  \"findings\": [],\n  \"events\": []\n}\n"))
+        #expect(text.hasSuffix("\n  \"findings\": [],\n  \"rejected_lines\": [],\n  \"events\": []\n}\n"))
         #expect(JSONWriter.pretty(try JSONParser.parse(text)) == text)
     }
 
