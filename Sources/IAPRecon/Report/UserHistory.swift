@@ -40,8 +40,22 @@ public struct UserHistory: Sendable {
         public var severity: String
     }
 
+    /// An input line ingest rejected that names the customer, and why it was rejected.
+    public struct RejectedInput: Sendable, Equatable {
+        /// `path:line`.
+        public var source: String
+        public var reason: String
+
+        init(_ line: HistoryFacts.RejectedInput) {
+            source = line.source
+            reason = line.reason
+        }
+    }
+
     /// What the history is of, in words: `user u_1005`, `transaction 2000000630024936`, ...
     public var subject: String
+    /// What the header says of the key before the totals: the other users a shared key names.
+    public var notes: [String]
     /// The user the lookup resolved to (for a transaction, the one who bought it).
     public var userID: String
     public var events: HistoryEvents
@@ -56,28 +70,12 @@ public struct UserHistory: Sendable {
     public var unconverted: Int
     public var activeSubscriptions: [ActiveSubscription]
     public var asOfMs: Int64
+    /// The rejected input lines that name the key or the user looked up, in file then line order:
+    /// a revocation or a sign-up that never got in is part of what support must answer.
+    public var rejectedLines: [RejectedInput]
     /// Why this history may be incomplete right now (a run updating the store, a rebuild that did
     /// not finish, input not yet reconciled); nil when the store is settled.
     public var caveat: String?
-
-    /// Which customer a lookup names.
-    public enum Lookup: Sendable {
-        case user(String)
-        /// That transaction's story only.
-        case transaction(String)
-        /// The story of the user who created the order.
-        case order(String)
-        /// The story of every transaction of one subscription chain.
-        case originalTransaction(String)
-        /// The story of the user whose purchases carry this `appAccountToken`.
-        case appAccountToken(String)
-    }
-
-    public struct NotFound: Error, CustomStringConvertible, Sendable {
-        public var what: String
-        public var hint: String?
-        public var description: String { "no \(what) in the store" + (hint.map { "; \($0)" } ?? "") }
-    }
 
     /// Each stage switches its tables in whole, but a lookup made while a run is under way can see
     /// one stage's new tables beside the next one's old ones, and a killed run leaves the store a
@@ -90,48 +88,14 @@ public struct UserHistory: Sendable {
             "this store was reconciled by an older iaprecon: this shows its results as that version judged them; the next 'iaprecon run' (or nightly) rebuilds them"
         case .fullRebuildPending:
             "a full rebuild of this store started and did not finish: this shows the store as it was before; 'iaprecon run' completes it"
+        // The lookup reads the lines as stored and the join's and report's results as they last
+        // wrote them: say which is which, rather than that the new input is missing.
         case .inputNotReconciled:
-            "input ingested since the last reconciliation is not in this history yet; 'iaprecon run' brings it in"
+            "input ingested since the last reconciliation is listed but not reconciled yet: its sign-ups, orders, deliveries and "
+                + "revocations are shown, while purchases, matches, installs, findings and the totals are as of the last reconciliation; "
+                + "'iaprecon run' reconciles it"
         case nil:
             nil
-        }
-    }
-
-    /// Whose story a lookup tells: a user's whole story, or only some transactions'.
-    private enum Scope {
-        case user(String)
-        case transactions([String])
-    }
-
-    /// The scope, user and subject a lookup names, or NotFound.
-    private static func resolve(_ store: some HistoryStore, _ lookup: Lookup) throws -> (Scope, String, String) {
-        switch lookup {
-        case .user(let id):
-            guard try store.knows(user: id) else { throw NotFound(what: "user '\(id)'") }
-            return (.user(id), id, "user \(id)")
-        case .transaction(let id):
-            let resolution = try store.resolution(of: id)
-            // Unresolved to a user: whoever the log delivered it to first.
-            let user = try resolution.user ?? store.firstRecipient(of: id)
-            guard resolution.resolved || user != nil else { throw NotFound(what: "transaction '\(id)'") }
-            return (.transactions([id]), user ?? "", "transaction \(id)")
-        case .order(let id):
-            guard let user = try store.creator(of: id) else { throw NotFound(what: "order '\(id)'") }
-            return (.user(user), user, "user \(user)")
-        case .originalTransaction(let id):
-            let ids = try store.transactions(ofChain: id)
-            guard let firstID = ids.first else { throw NotFound(what: "subscription chain '\(id)'") }
-            let user = try store.resolution(of: firstID).user ?? ""
-            return (.transactions(ids), user, "subscription chain \(id)")
-        case .appAccountToken(let token):
-            let ids = try store.transactions(withToken: token)
-            guard !ids.isEmpty else { throw NotFound(what: "app account token '\(token)'") }
-            for id in ids {
-                if let user = try store.resolution(of: id).user {
-                    return (.user(user), user, "user \(user)")
-                }
-            }
-            return (.transactions(ids), "", "app account token \(token)")
         }
     }
 
@@ -148,7 +112,9 @@ public struct UserHistory: Sendable {
         guard try store.isReconciled() else {
             throw NotFound(what: "reconciliation", hint: "run 'iaprecon run' (or the join and report stages) on it first")
         }
-        let (scope, userID, subject) = try resolve(store, lookup)
+        let resolved = try resolve(store, lookup)
+        let (scope, userID) = (resolved.scope, resolved.userID)
+        var subject = resolved.subject
         let rates = try store.fxRates()
         let currency = currency ?? FXRates.convertsInto(rates) ?? "USD"
         let fx = FXRates(rows: rates, reportingCurrency: currency)
@@ -183,12 +149,18 @@ public struct UserHistory: Sendable {
         let parts = transactionIDs.parts(of: transactionsAtOnce)
         // A user's own purchases; for a transaction or a chain, all of them.
         var totals = Totals(fx: fx, reporting: ReportingCurrency(currency), zone: zone, buyer: user == nil ? nil : userID)
+        var expires = false
         for part in parts {
+            // The join keeps only a refund that stands; one Apple reversed is shown with its reversal.
+            let reversed = Dictionary(grouping: try store.reversedRefunds(of: part), by: \.transactionID)
             for transaction in try store.transactions(part) {
-                events.add(transaction, buyer: user == nil ? nil : userID)
+                events.add(transaction, buyer: user == nil ? nil : userID, reversedRefunds: reversed[transaction.transactionID] ?? [])
                 totals.add(transaction)
+                expires = expires || transaction.expiresMs != nil
             }
         }
+        // A one-time purchase is its own "chain" of one: it is no subscription.
+        if case .originalTransaction(let id) = lookup, !expires { subject = "transaction \(id)" }
         for part in parts {
             let deliveries = try store.deliveries(of: part)
             if let user { events.add(deliveries, storyOf: user) } else { for delivery in deliveries { events.add(delivery) } }
@@ -212,10 +184,15 @@ public struct UserHistory: Sendable {
         let findings = openFindings.sorted {
             (-(Severity(rawValue: $0.severity)?.rank ?? -1), $0.findingID) < (-(Severity(rawValue: $1.severity)?.rank ?? -1), $1.findingID)
         }
+        // A token is found in any case, as its lookup finds it.
+        var searched = resolved.rejectedKeys
+        if case .appAccountToken(let token) = lookup { searched += [token.lowercased(), token.uppercased()] }
+        let rejected = try store.rejectedLines(naming: Array(Set(searched)).sorted()).map(RejectedInput.init)
         return UserHistory(
-            subject: subject, userID: userID, events: events.found.finished(), findingIDs: findings.map(\.findingID).sorted(),
+            subject: subject, notes: resolved.notes, userID: userID, events: events.found.finished(), findingIDs: findings.map(\.findingID).sorted(),
             findings: findings, spent: Money.format(totals.spent), refunded: Money.format(totals.refunded), reportingCurrency: currency,
-            unconverted: totals.unconverted, activeSubscriptions: active, asOfMs: asOfMs, caveat: try caveat(store))
+            unconverted: totals.unconverted, activeSubscriptions: active, asOfMs: asOfMs, rejectedLines: rejected,
+            caveat: try caveat(store))
     }
 
     /// What the header sums up of the purchases, as they are read: what was spent and refunded in the
@@ -301,8 +278,9 @@ public struct UserHistory: Sendable {
                 source: order.source)
         }
 
-        /// `buyer`: the user whose story it is, for a user's history.
-        mutating func add(_ transaction: HistoryFacts.Transaction, buyer: String?) {
+        /// `buyer`: the user whose story it is, for a user's history. `reversedRefunds`: the refunds
+        /// and reversals Apple told of it, when it reversed one.
+        mutating func add(_ transaction: HistoryFacts.Transaction, buyer: String?, reversedRefunds: [HistoryFacts.RefundNotice]) {
             let id = transaction.transactionID
             var before = [transaction.environment ?? "unknown environment"]
             if transaction.originalTransactionID != id { before.append("renews \(transaction.originalTransactionID)") }
@@ -315,9 +293,22 @@ public struct UserHistory: Sendable {
             add(transaction.purchaseMs, "apple purchase", id: id, product: transaction.productID, amount: transaction.price.map(Money.format),
                 currency: transaction.currency, detail: detail(Timestamp.iso8601), shownDetail: detail { UserHistory.localTime($0, zone) },
                 source: transaction.firstSighting ?? "")
-            if let refundMs = transaction.refundMs {
-                add(refundMs, "refund", id: id, product: transaction.productID, amount: transaction.refundAmount, currency: transaction.currency,
-                    detail: transaction.refundType ?? "refund")
+            guard !reversedRefunds.isEmpty else {
+                if let refundMs = transaction.refundMs {
+                    add(refundMs, "refund", id: id, product: transaction.productID, amount: transaction.refundAmount, currency: transaction.currency,
+                        detail: transaction.refundType ?? "refund")
+                }
+                return
+            }
+            for notice in reversedRefunds {
+                if notice.isReversal {
+                    add(notice.ms, "refund reversed", id: id, product: transaction.productID, detail: "Apple reversed the refund", source: notice.source)
+                } else {
+                    // What was refunded is known of the refund that stands, if one does.
+                    let stands = notice.ms == transaction.refundMs
+                    add(notice.ms, "refund", id: id, product: transaction.productID, amount: stands ? transaction.refundAmount : nil,
+                        currency: transaction.currency, detail: notice.revocationType ?? transaction.refundType ?? "refund", source: notice.source)
+                }
             }
         }
 
@@ -356,9 +347,27 @@ public struct UserHistory: Sendable {
         }
 
         mutating func add(_ finding: HistoryFacts.Finding) {
+            let detail = "\(finding.severity): \(finding.detail)"
             add(finding.eventMs, "FINDING \(finding.kind)", id: finding.findingID, product: finding.productID ?? "", amount: finding.amount,
-                currency: finding.currency, detail: "\(finding.severity): \(finding.detail)")
+                currency: finding.currency, detail: detail, shownDetail: UserHistory.counted(detail))
         }
+    }
+
+    /// `text` with findings.csv's "N time(s)" read as people say it: "1 time", "2 times". Scripts
+    /// (json, csv) keep the finding's detail as findings.csv words it.
+    static func counted(_ text: String) -> String {
+        guard text.contains(" time(s)") else { return text }
+        var pieces = text.components(separatedBy: " time(s)")
+        for index in pieces.indices.dropLast() {
+            let count = String(pieces[index].reversed().prefix { $0.isNumber }.reversed())
+            pieces[index] += count == "1" ? " time" : " times"
+        }
+        return pieces.joined()
+    }
+
+    /// `count` and `noun`, the noun in the plural unless the count is one.
+    static func counted(_ count: Int, _ noun: String, plural: String? = nil) -> String {
+        "\(count) " + (count == 1 ? noun : plural ?? noun + "s")
     }
 
     /// A device id shows only its last four characters, as its pseudonym keeps them; an id a store
@@ -393,9 +402,9 @@ extension UserHistory {
     /// The header's lines: what the customer spent and got back, what they can use now, what is open.
     public func headerLines(_ zone: Zone) -> [String] {
         let money = { (text: String) in shownAmount(text) + " " + reportingCurrency }
-        var lines = ["\(subject) · as of \(Self.localTime(asOfMs, zone)) \(zone.identifier) · \(events.count) events"]
+        var lines = ["\(subject) · as of \(Self.localTime(asOfMs, zone)) \(zone.identifier) · \(Self.counted(events.count, "event"))"] + notes
         var totals = "spent \(money(spent)), refunded \(money(refunded))"
-        if unconverted > 0 { totals += " (\(unconverted) purchase(s) without an fx rate not counted)" }
+        if unconverted > 0 { totals += " (\(Self.counted(unconverted, "purchase")) without an fx rate not counted)" }
         lines.append(totals)
         if activeSubscriptions.isEmpty {
             lines.append("active subscriptions: none")
@@ -422,6 +431,9 @@ extension UserHistory {
                     + "; each is a FINDING line below"
             }
             lines.append("open findings: \(findings.count) (\(counts.joined(separator: ", "))): " + listed)
+        }
+        if !rejectedLines.isEmpty {
+            lines.append("rejected input lines naming this customer or key: " + Self.listed(rejectedLines))
         }
         return lines
     }

@@ -7,20 +7,7 @@ enum HistoryCommand {
     static let tableWidth = 120
 
     static func run(_ command: ParsedCommand, console: Console) throws -> ExitCode {
-        let lookup: UserHistory.Lookup
-        if let id = command.value("transaction") {
-            lookup = .transaction(id)
-        } else if let id = command.value("order") {
-            lookup = .order(id)
-        } else if let id = command.value("original-transaction") {
-            lookup = .originalTransaction(id)
-        } else if let token = command.value("app-account-token") {
-            lookup = .appAccountToken(token)
-        } else if let id = command.positional("user-id") {
-            lookup = .user(id)
-        } else {
-            throw command.usageError("name a user, --transaction, --order, --original-transaction or --app-account-token")
-        }
+        let lookup = try lookup(command)
         let zone = try command.zone("tz")
         let database = try Store.open(path: command.databasePath, readOnly: true)
         let history: UserHistory
@@ -54,6 +41,34 @@ enum HistoryCommand {
         return .ok
     }
 
+    /// The key the command names, without the spaces a copy and paste brings along; an empty key or a
+    /// token that is no UUID is a usage error, not a customer the store does not know.
+    static func lookup(_ command: ParsedCommand) throws -> UserHistory.Lookup {
+        let given: [(name: String, label: String, lookup: (String) -> UserHistory.Lookup)] = [
+            ("transaction", "--transaction", UserHistory.Lookup.transaction), ("order", "--order", UserHistory.Lookup.order),
+            ("original-transaction", "--original-transaction", UserHistory.Lookup.originalTransaction),
+            ("app-account-token", "--app-account-token", UserHistory.Lookup.appAccountToken),
+        ]
+        for (name, label, lookup) in given {
+            guard let value = command.value(name) else { continue }
+            let key = try trimmed(value, label, command)
+            if name == "app-account-token", !UserHistory.isUUID(key) {
+                throw command.usageError("\(label) takes a UUID (8-4-4-4-12 hex digits, such as 7d3f8e2a-5b1c-4c9e-9f0a-3e6b2d1c8a47), not '\(key)'")
+            }
+            return lookup(key)
+        }
+        guard let id = command.positional("user-id") else {
+            throw command.usageError("name a user, --transaction, --order, --original-transaction or --app-account-token")
+        }
+        return .user(try trimmed(id, "the user id", command))
+    }
+
+    private static func trimmed(_ value: String, _ label: String, _ command: ParsedCommand) throws -> String {
+        let key = value.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !key.isEmpty else { throw command.usageError("\(label) is empty: give the id to look up") }
+        return key
+    }
+
     /// What `consumption_requests.jsonl` answers Apple's `CONSUMPTION_REQUEST`s about the transaction, if it was asked,
     /// in the history's zone and reporting currency, as a run with those settings writes it: for each request its
     /// time and notification, then a line per member of the body, its value as sent and what that says.
@@ -80,10 +95,12 @@ enum HistoryCommand {
     }
 
     /// The header, then one event per row in at most `tableWidth` columns: the id above its
-    /// product, and the detail wrapped.
+    /// product, and the detail wrapped. No id is split across lines, where a copy would take half
+    /// of it: a long one widens its column, or its line.
     static func writeTable(_ history: UserHistory, _ zone: Zone, to write: (String) -> Void) {
-        let table = TextTable(["time (\(zone.identifier))", "event", "id / product", "amount", "detail"], numeric: [3],
+        var table = TextTable(["time (\(zone.identifier))", "event", "id / product", "amount", "detail"], numeric: [3],
                               maxWidth: tableWidth, wrapping: 4)
+        table.keepsWordsWhole = true
         let rows = history.events.lazy.map { event -> [String] in
             let idAndProduct = [event.id, event.product].filter { !$0.isEmpty }.map(Terminal.visible).joined(separator: "\n")
             // A finding's kind goes to the detail, beside its severity, so the event column stays narrow.
@@ -95,7 +112,7 @@ enum HistoryCommand {
             return [UserHistory.localTime(event.ms, zone), name, idAndProduct,
                     event.amount.isEmpty ? "" : event.amount + " " + event.currency, Terminal.visible(detail)]
         }
-        for line in history.headerLines(zone).map(Terminal.visible).flatMap({ TextTable.wrap($0, tableWidth) }) { write(line + "\n") }
+        for line in history.headerLines(zone).map(Terminal.visible).flatMap({ TextTable.wrap($0, tableWidth, keepingWords: true) }) { write(line + "\n") }
         write("\n")
         table.writeLines(of: rows) { write($0 + "\n") }
     }
@@ -104,6 +121,7 @@ enum HistoryCommand {
     static func writeJSON(_ history: UserHistory, to write: (String) -> Void) {
         let members: [(String, JSONValue)] = [
             ("subject", .string(history.subject)),
+            ("notes", .array(history.notes.map { .string($0) })),
             ("user_id", .string(history.userID)),
             ("as_of", .string(Timestamp.iso8601(history.asOfMs))),
             ("reporting_currency", .string(history.reportingCurrency)),
@@ -119,6 +137,9 @@ enum HistoryCommand {
             ("finding_ids", .array(history.findingIDs.map { .string($0) })),
             ("findings", .array(history.findings.map { finding in
                 .object([("finding_id", .string(finding.findingID)), ("kind", .string(finding.kind)), ("severity", .string(finding.severity))])
+            })),
+            ("rejected_lines", .array(history.rejectedLines.map { line in
+                .object([("source", .string(line.source)), ("reason", .string(line.reason))])
             })),
         ]
         // As JSONWriter.pretty writes the whole object, with `events` its last member.

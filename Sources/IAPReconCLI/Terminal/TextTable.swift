@@ -6,7 +6,8 @@ import IAPRecon
 /// Widths are the columns a terminal shows: a wide character (CJK, kana, Hangul, emoji) takes two.
 /// A cell may hold several lines (`\n`). With `maxWidth`, the table fits that many columns: the
 /// `wrapping` column takes what the others leave and wraps at spaces, and a cell wider than
-/// `cellLimit` in any other column is cut into lines of that width. Cells are shown with their
+/// `cellLimit` in any other column is cut into lines of that width, unless the table keeps words
+/// whole (`keepsWordsWhole`: ids a support agent copies must never be split). Cells are shown with their
 /// control characters escaped (`Terminal.visible`), so input can never move the cursor or recolour
 /// the terminal.
 struct TextTable {
@@ -17,6 +18,9 @@ struct TextTable {
     var maxWidth: Int?
     var wrapping: Int?
     var cellLimit = 32
+    /// Whether no cell is cut and a word too long for the wrapping column's line stays whole on a
+    /// line of its own: the table is then wider than `maxWidth` only where a word needs it.
+    var keepsWordsWhole = false
 
     init(_ header: [String], numeric: Set<Int> = [], maxWidth: Int? = nil, wrapping: Int? = nil) {
         self.header = header
@@ -46,7 +50,9 @@ struct TextTable {
             }
         }
         if let maxWidth {
-            for index in widths.indices where index != wrapping && widths[index] > cellLimit { widths[index] = max(cellLimit, header[index].count) }
+            for index in widths.indices where index != wrapping && widths[index] > cellLimit && !keepsWordsWhole {
+                widths[index] = max(cellLimit, header[index].count)
+            }
             if let wrapping {
                 let others = widths.enumerated().filter { $0.offset != wrapping }.map(\.element).reduce(0, +) + separator * (widths.count - 1)
                 widths[wrapping] = min(widths[wrapping], max(20, maxWidth - others))
@@ -55,7 +61,10 @@ struct TextTable {
         func fitted(_ row: [[String]]) -> [[String]] {
             guard maxWidth != nil else { return row }
             return row.enumerated().map { index, lines in
-                lines.flatMap { index == wrapping ? Self.wrap($0, widths[index]) : Self.cut($0, widths[index]) }
+                lines.flatMap { line -> [String] in
+                    if index == wrapping { return Self.wrap(line, widths[index], keepingWords: keepsWordsWhole) }
+                    return keepsWordsWhole ? [line] : Self.cut(line, widths[index])
+                }
             }
         }
         var line: [UInt8] = []
@@ -137,14 +146,16 @@ struct TextTable {
         return String(text[..<end])
     }
 
-    /// `text` in lines of at most `width` columns, broken at spaces where it can be.
-    static func wrap(_ text: String, _ width: Int) -> [String] {
+    /// `text` in lines of at most `width` columns, broken at spaces where it can be; a longer word is
+    /// cut, or with `keepingWords` kept whole on a line of its own, and a time beside its date.
+    static func wrap(_ text: String, _ width: Int, keepingWords: Bool = false) -> [String] {
         // What fits is kept as it is; a leading space is not (the first word starts a line).
         if isPlain(text), text.utf8.count <= width, !text.hasPrefix(" ") { return [text] }
         var lines: [String] = []
         var line = ""
-        for word in text.split(separator: " ", omittingEmptySubsequences: false) {
-            let word = String(word)
+        var words = text.split(separator: " ", omittingEmptySubsequences: false).map(String.init)
+        if keepingWords { words = datesWithTheirTimes(words) }
+        for word in words {
             if line.isEmpty {
                 line = word
             } else if Terminal.columns(line) + 1 + Terminal.columns(word) <= width {
@@ -153,7 +164,7 @@ struct TextTable {
                 lines.append(line)
                 line = word
             }
-            while Terminal.columns(line) > width {
+            while !keepingWords, Terminal.columns(line) > width {
                 let head = Terminal.prefix(Substring(line), columns: width)
                 lines.append(String(head))
                 line = String(line.dropFirst(head.count))
@@ -161,6 +172,24 @@ struct TextTable {
         }
         lines.append(line)
         return lines
+    }
+
+    /// `words` with each `yyyy-MM-dd` followed by an `HH:mm:ss` made one word: a moment read as one.
+    private static func datesWithTheirTimes(_ words: [String]) -> [String] {
+        func shaped(_ word: String, _ pattern: String) -> Bool {
+            word.utf8.count >= pattern.utf8.count && zip(word.utf8, pattern.utf8).allSatisfy { byte, shape in
+                shape == UInt8(ascii: "9") ? (0x30...0x39).contains(byte) : byte == shape
+            }
+        }
+        var joined: [String] = []
+        for word in words {
+            if let date = joined.last, date.utf8.count == 10, shaped(date, "9999-99-99"), shaped(word, "99:99:99") {
+                joined[joined.count - 1] = date + " " + word
+            } else {
+                joined.append(word)
+            }
+        }
+        return joined
     }
 
     /// `text` cut into lines of `width` columns.

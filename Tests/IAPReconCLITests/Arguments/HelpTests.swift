@@ -224,7 +224,7 @@ struct HelpTests {
                                       Show every transaction of one subscription chain.
               --app-account-token <uuid>
                                       Show the story of the user whose purchases carry this
-                                      token.
+                                      token (several users': every purchase carrying it).
               --db <file>             SQLite store of the ingested and joined data.
                                       (default: iaprecon.sqlite)
               --tz <zone>             IANA time zone whose days the report dates are.

@@ -20,6 +20,10 @@ public enum Store {
     /// (`FirstBuild`), and calls `FirstBuild.finish` before it publishes anything from it. A writer holds the store's
     /// lock, which dealt with what an earlier first build left; a reader refuses a store a restart cut short.
     public static func open(path: String, readOnly: Bool = false, requireWritten: Bool = false, firstBuildUnsynced: Bool = false) throws -> Database {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
+            throw StoreError(path: path, reason: "it is a directory, not a store file; --db names the store's file")
+        }
         if readOnly, !FileManager.default.fileExists(atPath: path) {
             throw StoreError(path: path, reason: "no such file; run 'iaprecon run' or 'iaprecon ingest' first")
         }

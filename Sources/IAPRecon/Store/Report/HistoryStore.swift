@@ -13,10 +13,18 @@ protocol HistoryStore {
     func firstRecipient(of transactionID: String) throws -> String?
     /// The user who created order `orderID` (its first line's), if the log has it.
     func creator(of orderID: String) throws -> String?
+    /// Every user an order line of `orderID` names, each once, in the order of their first line.
+    func usersLogging(order orderID: String) throws -> [String]
+    /// The subscription chain the join put `transactionID` in, if it resolved it.
+    func chain(of transactionID: String) throws -> String?
     /// The transactions of subscription chain `originalTransactionID`, by purchase time.
     func transactions(ofChain originalTransactionID: String) throws -> [String]
-    /// The transactions whose merged sightings carry `appAccountToken`, by purchase time.
+    /// The transactions whose merged sightings carry `appAccountToken`, in any case (a UUID's
+    /// letters mean the same in capitals), by purchase time.
     func transactions(withToken appAccountToken: String) throws -> [String]
+    /// The rejected input lines whose text holds one of `keys` as a whole id (not inside a longer
+    /// one), in file then line order.
+    func rejectedLines(naming keys: [String]) throws -> [HistoryFacts.RejectedInput]
     /// Whether the join resolved `transactionID`, and to which user.
     func resolution(of transactionID: String) throws -> (resolved: Bool, user: String?)
     /// The as-of moment the last join judged by.
@@ -42,6 +50,9 @@ protocol HistoryStore {
     /// The deliveries of the transactions.
     func deliveries(of transactionIDs: [String]) throws -> [HistoryFacts.Delivery]
     func revocations(ofUser user: String) throws -> [HistoryFacts.Revocation]
+    /// The refunds and reversals Apple told of the transactions that have a reversal, each once:
+    /// the join keeps only what stands, and support must see both.
+    func reversedRefunds(of transactionIDs: [String]) throws -> [HistoryFacts.RefundNotice]
     /// The revocations of the transactions.
     func revocations(of transactionIDs: [String]) throws -> [HistoryFacts.Revocation]
     /// Findings on the transactions and on their subscription chains (every chain a finding is
@@ -153,6 +164,22 @@ enum HistoryFacts {
         var transactionID: String
         var userID: String
         var source: String
+    }
+
+    /// A refund Apple told of, or its reversal (`REFUND_REVERSED`), and the line that told it.
+    struct RefundNotice {
+        var transactionID: String
+        var isReversal: Bool
+        var ms: Int64
+        var revocationType: String?
+        var source: String
+    }
+
+    /// An input line ingest rejected, and why.
+    struct RejectedInput: Sendable, Equatable {
+        /// `path:line`.
+        var source: String
+        var reason: String
     }
 
     /// A finding of the join.

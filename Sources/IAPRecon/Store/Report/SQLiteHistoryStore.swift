@@ -38,6 +38,25 @@ struct SQLiteHistoryStore: HistoryStore {
         return user
     }
 
+    func usersLogging(order orderID: String) throws -> [String] {
+        var users: [String] = []
+        try database.forEach("""
+            SELECT o.user_id FROM raw_server__orders o JOIN files f USING (file_id) WHERE o.order_id = ?1 ORDER BY f.path, o.line, o.item
+            """, [.text(orderID)]) { row in
+            let user = row.string(0)
+            if !users.contains(where: { $0.utf8.elementsEqual(user.utf8) }) { users.append(user) }
+        }
+        return users
+    }
+
+    func chain(of transactionID: String) throws -> String? {
+        var chain: String?
+        try database.forEach("SELECT original_transaction_id FROM int_transactions_resolved WHERE transaction_id = ?1", [.text(transactionID)]) {
+            chain = $0.string(0)
+        }
+        return chain
+    }
+
     /// Every one a sighting names the chain of, and the one of its own id, those whose merge names it.
     func transactions(ofChain originalTransactionID: String) throws -> [String] {
         try mergedTransactions(where: """
@@ -47,11 +66,51 @@ struct SQLiteHistoryStore: HistoryStore {
             """, [.text(originalTransactionID)]) { $0.originalTransactionID == originalTransactionID }
     }
 
+    /// Apple sends tokens in lower case and the store keeps them as sent: the token is looked up as
+    /// given, in lower case and in capitals, each through the token index.
     func transactions(withToken appAccountToken: String) throws -> [String] {
-        try mergedTransactions(where: """
+        let token = appAccountToken.lowercased()
+        return try mergedTransactions(where: """
             a.transaction_id IN (
-              SELECT transaction_id FROM raw_apple__transactions WHERE app_account_token = ?1 AND app_account_token IS NOT NULL)
-            """, [.text(appAccountToken)]) { $0.appAccountToken == appAccountToken }
+              SELECT transaction_id FROM raw_apple__transactions
+              WHERE app_account_token IN (?1, lower(?1), upper(?1)) AND app_account_token IS NOT NULL)
+            """, [.text(appAccountToken)]) { $0.appAccountToken?.lowercased() == token }
+    }
+
+    /// Rejected lines are kept apart from what was read and have no index by what they name: their
+    /// texts are searched, which stays fast because a store holds few of them beside its accepted lines.
+    func rejectedLines(naming keys: [String]) throws -> [HistoryFacts.RejectedInput] {
+        let keys = keys.filter { !$0.isEmpty }
+        guard !keys.isEmpty else { return [] }
+        var lines: [HistoryFacts.RejectedInput] = []
+        try database.forEach("""
+            SELECT f.path, r.line, r.reason, r.text FROM rejects r JOIN files f USING (file_id)
+            WHERE EXISTS (SELECT 1 FROM json_each(?1) k WHERE instr(r.text, k.value) > 0)
+            ORDER BY f.path, r.line
+            """, [.textList(keys)]) { row in
+            let text = row.string(3)
+            guard keys.contains(where: { Self.holdsWhole($0, in: text) }) else { return }
+            lines.append(HistoryFacts.RejectedInput(source: row.string(0) + ":" + String(row.int(1)), reason: row.string(2)))
+        }
+        return lines
+    }
+
+    /// Whether `text` holds `id` as a whole value: a JSON string (`"u_1007"`), a JSON number, or a
+    /// CSV field, never part of one: `u_10` is not in `"u_1007"`, nor `0` in `"0,99"`.
+    static func holdsWhole(_ id: String, in text: String) -> Bool {
+        let (id, text) = (Array(id.utf8), Array(text.utf8))
+        guard !id.isEmpty, id.count <= text.count else { return false }
+        let quote = UInt8(ascii: "\"")
+        let opens: Set<UInt8> = [quote, UInt8(ascii: ","), UInt8(ascii: ":"), UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "[")]
+        let closes: Set<UInt8> = [quote, UInt8(ascii: ","), UInt8(ascii: "}"), UInt8(ascii: "]"), UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\r")]
+        for start in 0...(text.count - id.count) where text[start] == id[0] && text[start..<(start + id.count)].elementsEqual(id) {
+            let end = start + id.count
+            let before = start == 0 ? nil : text[start - 1], after = end == text.count ? nil : text[end]
+            guard before.map(opens.contains) ?? true, after.map(closes.contains) ?? true else { continue }
+            // A quoted value ends at its closing quote.
+            if (before == quote) == (after == quote) { return true }
+        }
+        return false
     }
 
     /// The ids of the transactions merged from the sightings `condition` selects (as `a`, whole
@@ -285,6 +344,31 @@ struct SQLiteHistoryStore: HistoryStore {
     private enum RevocationColumn: Int, SelectedColumn {
         case ms, transactionID, userID, source
         var sql: String { ["r.ts_ms", "r.transaction_id", "r.user_id", StoredLedger.pathAndLineSQL(file: "r.file_id", line: "r.line")][rawValue] }
+    }
+
+    func reversedRefunds(of transactionIDs: [String]) throws -> [HistoryFacts.RefundNotice] {
+        let reversal = AppleNotificationType.codes.stored("REFUND_REVERSED")
+        var notices: [HistoryFacts.RefundNotice] = []
+        // A notification's type is kept coded, or as text by an older store (`StoredReportRows`).
+        try database.forEach("""
+            SELECT t.transaction_id, t.notification_type IN (?2, 'REFUND_REVERSED'), coalesce(t.event_ms, t.revocation_ms), t.revocation_ms,
+                   t.revocation_type, \(StoredLedger.pathAndLineSQL(file: "t.file_id", line: "t.line"))
+            FROM raw_apple__transactions t
+            WHERE t.transaction_id IN (SELECT value FROM json_each(?1))
+              AND (t.revocation_ms IS NOT NULL OR t.notification_type IN (?2, 'REFUND_REVERSED'))
+            ORDER BY t.file_id, t.line, t.item
+            """, [.textList(transactionIDs), reversal]) { row in
+            let isReversal = row.int(1) == 1
+            // As the merge reads a sighting: a reversal at its own time, a refund at its revocation's.
+            guard let ms = isReversal ? row.optionalInt(2) : row.optionalInt(3) else { return }
+            notices.append(HistoryFacts.RefundNotice(transactionID: row.string(0), isReversal: isReversal, ms: ms,
+                                                     revocationType: isReversal ? nil : row.optionalString(4), source: row.string(5)))
+        }
+        let reversed = Set(notices.filter(\.isReversal).map(\.transactionID))
+        var seen = Set<String>()
+        return notices.filter { notice in
+            reversed.contains(notice.transactionID) && seen.insert("\(notice.transactionID) \(notice.isReversal) \(notice.ms)").inserted
+        }
     }
 
     func revocations(ofUser user: String) throws -> [HistoryFacts.Revocation] {

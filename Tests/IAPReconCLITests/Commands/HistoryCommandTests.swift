@@ -1,0 +1,70 @@
+import Foundation
+import Testing
+@testable import IAPRecon
+
+/// `iaprecon history` as a support agent types it and reads it.
+@Suite("history command")
+struct HistoryCommandTests {
+    /// A workspace with the sample run's store.
+    static func sampleStore() -> (Workspace, String)? {
+        guard let work = try? Workspace() else { return nil }
+        let db = work.path("s.sqlite")
+        _ = work.iaprecon(["run", "--input", Workspace.sampleData, "--trust-root", Workspace.sampleRoot, "--db", db, "--out", work.path("out"), "--quiet"])
+        return (work, db)
+    }
+
+    @Test("a key of the wrong kind exits 1 and says what the key is and the command that looks it up")
+    func keyOfAnotherKind() throws {
+        let (work, db) = try #require(Self.sampleStore())
+        let result = work.iaprecon(["history", "2000000630024936", "--db", db])
+        #expect(result.code == 1)
+        #expect(result.err == "Error: '2000000630024936' is a transaction, not a user: iaprecon history --transaction 2000000630024936\n")
+        #expect(result.out.isEmpty)
+    }
+
+    @Test("keys are trimmed of surrounding spaces; an empty key or a token that is no UUID is a usage error")
+    func keysAsTyped() throws {
+        let (work, db) = try #require(Self.sampleStore())
+        let plain = work.iaprecon(["history", "u_1005", "--db", db])
+        #expect(plain.code == 0)
+        #expect(work.iaprecon(["history", " u_1005\t", "--db", db]).out == plain.out)
+        #expect(work.iaprecon(["history", "--order", " OrderID_1795550691000_gems300 ", "--db", db]).out == plain.out)
+        for arguments in [["history", ""], ["history", "--transaction", "  "], ["history", "--order", ""]] {
+            let empty = work.iaprecon(arguments + ["--db", db])
+            #expect(empty.code == 2, "\(arguments)")
+            #expect(empty.err.hasPrefix("Error: "), "\(arguments)")
+        }
+        let notUUID = work.iaprecon(["history", "--app-account-token", "not-a-uuid", "--db", db])
+        #expect(notUUID.code == 2)
+        #expect(notUUID.err.contains("a UUID"))
+        // Near miss: a UUID in capitals is a token.
+        #expect(work.iaprecon(["history", "--app-account-token", "7D3F8E2A-5B1C-4C9E-9F0A-3E6B2D1C8A47", "--db", db]).code == 0)
+    }
+
+    @Test("no id on the table is split across lines, though the details still wrap within 120 columns")
+    func idsNeverSplit() throws {
+        let (work, db) = try #require(Self.sampleStore())
+        let table = work.iaprecon(["history", "u_1008", "--db", db])
+        #expect(table.code == 0)
+        #expect(table.out.split(separator: "\n").contains { $0.contains("OrderID_1795228171000_premium_yearly") })
+        for user in (1001...1033).map({ "u_\($0)" }) {
+            let json = work.iaprecon(["history", user, "--db", db, "--format", "json"])
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(json.out.utf8)) as? [String: Any], "\(user)")
+            let events = try #require(object["events"] as? [[String: Any]], "\(user)")
+            let lines = work.iaprecon(["history", user, "--db", db]).out.split(separator: "\n")
+            for event in events {
+                for id in [event["id"], event["product"]].compactMap({ $0 as? String }) where !id.isEmpty {
+                    #expect(lines.contains { $0.contains(id) }, "\(user): \(id) is split")
+                }
+            }
+        }
+    }
+
+    @Test("--db naming a folder says it is a folder, not a store file")
+    func databaseIsAFolder() throws {
+        let work = try Workspace()
+        let result = work.iaprecon(["history", "u_1", "--db", work.root])
+        #expect(result.code == 1)
+        #expect(result.err == "Error: cannot use store \(work.root): it is a directory, not a store file; --db names the store's file\n")
+    }
+}

@@ -1,0 +1,180 @@
+import Foundation
+import Testing
+@testable import IAPRecon
+
+/// `iaprecon history` as support uses it: a key of the wrong kind, a key several users share,
+/// a token in capitals, the rejected lines that name the customer, a refund Apple reversed.
+@Suite("history lookups")
+struct HistoryLookupTests {
+    static func message(_ database: Database, _ lookup: UserHistory.Lookup) -> String? {
+        do {
+            _ = try UserHistory.load(database, lookup)
+            return nil
+        } catch {
+            return (error as? UserHistory.NotFound)?.description
+        }
+    }
+
+    @Test("a key of another kind says what it is and the option that looks it up, not that the store has no such customer")
+    func keyOfAnotherKind() throws {
+        let (scenario, database) = try UserHistoryTests.sampleStore()
+        defer { withExtendedLifetime(scenario) {} }
+        #expect(Self.message(database, .user("2000000630024936"))
+                == "'2000000630024936' is a transaction, not a user: iaprecon history --transaction 2000000630024936")
+        #expect(Self.message(database, .user("OrderID_1795550691000_gems300"))
+                == "'OrderID_1795550691000_gems300' is an order, not a user: iaprecon history --order OrderID_1795550691000_gems300")
+        #expect(Self.message(database, .transaction("OrderID_1795550691000_gems300"))
+                == "'OrderID_1795550691000_gems300' is an order, not a transaction: iaprecon history --order OrderID_1795550691000_gems300")
+        #expect(Self.message(database, .order("2000000630024936"))
+                == "'2000000630024936' is a transaction, not an order: iaprecon history --transaction 2000000630024936")
+        #expect(Self.message(database, .transaction("u_1005")) == "'u_1005' is a user, not a transaction: iaprecon history u_1005")
+        // A renewal given as its chain names the chain.
+        #expect(Self.message(database, .originalTransaction("2000000614711601")) == """
+            '2000000614711601' is a renewal in subscription chain 2000000606687096, not a chain: \
+            iaprecon history --original-transaction 2000000606687096, or iaprecon history --transaction 2000000614711601 for this renewal alone
+            """)
+        // Near misses: a key of no kind is still not found, and one of the kind asked is found.
+        #expect(Self.message(database, .user("u_9999")) == "no user 'u_9999' in the store")
+        #expect(Self.message(database, .originalTransaction("2000000630024999")) == "no subscription chain '2000000630024999' in the store")
+        #expect(Self.message(database, .user("u_1005")) == nil)
+    }
+
+    @Test("an app account token is found in capitals as in lower case, as the same story")
+    func tokenInAnyCase() throws {
+        let (scenario, database) = try UserHistoryTests.sampleStore()
+        defer { withExtendedLifetime(scenario) {} }
+        let lower = try UserHistory.load(database, .appAccountToken("7d3f8e2a-5b1c-4c9e-9f0a-3e6b2d1c8a47"))
+        let upper = try UserHistory.load(database, .appAccountToken("7D3F8E2A-5B1C-4C9E-9F0A-3E6B2D1C8A47"))
+        #expect(upper.subject == lower.subject)
+        #expect(upper.events == lower.events)
+        #expect(Self.message(database, .appAccountToken("7d3f8e2a-5b1c-4c9e-9f0a-3e6b2d1c8a48"))
+                == "no app account token '7d3f8e2a-5b1c-4c9e-9f0a-3e6b2d1c8a48' in the store")
+    }
+
+    /// One token on two users' purchases; one order id logged by two users; a refund Apple reversed.
+    static func sharedKeysStore() throws -> (Scenario, Database) {
+        let scenario = try Scenario()
+        let token = "aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee"
+        try scenario.write("receipts/r.jsonl", [
+            Line.v2Receipt("2026-11-06T10:00:12Z", "tok_a", transaction: Line.v2("3300000000000001", "gems", purchase: "2026-11-06T10:00:10Z", token: token)),
+            Line.v2Receipt("2026-11-06T11:00:12Z", "tok_b", transaction: Line.v2("3300000000000002", "gems", purchase: "2026-11-06T11:00:10Z", token: token)),
+            Line.v2Receipt("2026-11-07T10:00:12Z", "rev", transaction: Line.v2("3400000000000001", "gems", purchase: "2026-11-07T10:00:10Z")),
+        ])
+        try scenario.write("server/s.jsonl", [
+            Line.delivered("2026-11-06T10:00:15Z", "tok_a", "3300000000000001", "gems"),
+            Line.delivered("2026-11-06T11:00:15Z", "tok_b", "3300000000000002", "gems"),
+            Line.delivered("2026-11-07T10:00:15Z", "rev", "3400000000000001", "gems"),
+            Line.order("2026-11-11T10:00:00Z", "ORD-SAME", "dupord_a", "gems"),
+            Line.order("2026-11-11T11:00:00Z", "ORD-SAME", "dupord_b", "gems"),
+        ])
+        try scenario.write("registrations/signups.jsonl", [#"{"ts":"2026-11-06T00:00:00Z","user_id":"solo","method":"email","country":"US"}"#])
+        try scenario.write("notifications/n.jsonl", [
+            Line.notification("REFUND", uuid: "11111111-1111-4111-8111-111111111111", signed: "2026-11-08T10:00:01Z",
+                              transaction: Line.v2("3400000000000001", "gems", purchase: "2026-11-07T10:00:10Z",
+                                                   revocation: "2026-11-08T10:00:00Z", revocationType: "REFUND_FULL")),
+            Line.notification("REFUND_REVERSED", uuid: "22222222-2222-4222-8222-222222222222", signed: "2026-11-09T10:00:01Z",
+                              transaction: Line.v2("3400000000000001", "gems", purchase: "2026-11-07T10:00:10Z")),
+        ])
+        _ = try scenario.run(asOf: "2026-11-30T00:00:00Z")
+        return (scenario, try scenario.open())
+    }
+
+    @Test("a token on several users' purchases lists the users and how to look each up, and shows every purchase it is on")
+    func tokenOfSeveralUsers() throws {
+        let (scenario, database) = try Self.sharedKeysStore()
+        defer { withExtendedLifetime(scenario) {} }
+        let story = try UserHistory.load(database, .appAccountToken("aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee"))
+        #expect(story.subject == "app account token aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee")
+        #expect(story.headerLines(.utc).contains(
+            "2 users' purchases carry this token: tok_a (iaprecon history tok_a), tok_b (iaprecon history tok_b)"))
+        #expect(story.events.filter { $0.event == "apple purchase" }.map(\.id) == ["3300000000000001", "3300000000000002"])
+        // Near miss: a token one user's purchases carry is that user's story.
+        let (sample, sampleDatabase) = try UserHistoryTests.sampleStore()
+        defer { withExtendedLifetime(sample) {} }
+        let single = try UserHistory.load(sampleDatabase, .appAccountToken("7d3f8e2a-5b1c-4c9e-9f0a-3e6b2d1c8a47"))
+        #expect(single.subject.hasPrefix("user "))
+        #expect(!single.headerLines(.utc).contains { $0.contains("carry this token") })
+    }
+
+    @Test("an order id two users logged shows the first's story and names the other, with how to look them up")
+    func orderOfTwoUsers() throws {
+        let (scenario, database) = try Self.sharedKeysStore()
+        defer { withExtendedLifetime(scenario) {} }
+        let story = try UserHistory.load(database, .order("ORD-SAME"))
+        #expect(story.subject == "user dupord_a")
+        #expect(story.headerLines(.utc).contains(
+            "order ORD-SAME was logged by 2 users; this is the story of dupord_a, whose line came first; also dupord_b (iaprecon history dupord_b)"))
+        let (sample, sampleDatabase) = try UserHistoryTests.sampleStore()
+        defer { withExtendedLifetime(sample) {} }
+        let single = try UserHistory.load(sampleDatabase, .order("OrderID_1795550691000_gems300"))
+        #expect(!single.headerLines(.utc).contains { $0.contains("was logged by") })
+    }
+
+    @Test("a refund Apple reversed shows the refund, then its reversal, each with its time and line")
+    func refundReversed() throws {
+        let (scenario, database) = try Self.sharedKeysStore()
+        defer { withExtendedLifetime(scenario) {} }
+        for lookup in [UserHistory.Lookup.user("rev"), .transaction("3400000000000001")] {
+            let events = try UserHistory.load(database, lookup).events.filter { $0.event.hasPrefix("refund") }
+            #expect(events.map(\.event) == ["refund", "refund reversed"], "\(lookup)")
+            #expect(events.map { Timestamp.iso8601($0.ms) } == ["2026-11-08T10:00:00.000Z", "2026-11-09T10:00:01.000Z"], "\(lookup)")
+            #expect(events.allSatisfy { $0.source.hasPrefix("notifications/n.jsonl:") }, "\(lookup)")
+        }
+        // Near miss: a refund that stands is one refund line, as before.
+        let (sample, sampleDatabase) = try UserHistoryTests.sampleStore()
+        defer { withExtendedLifetime(sample) {} }
+        #expect(try UserHistory.load(sampleDatabase, .user("u_1008")).events.filter { $0.event.hasPrefix("refund") }.map(\.event) == ["refund"])
+    }
+
+    @Test("the rejected lines that name the customer are listed; a user named only by rejected lines says so; ids match whole")
+    func rejectedLinesNamingTheCustomer() throws {
+        let (scenario, database) = try UserHistoryTests.sampleStore()
+        defer { withExtendedLifetime(scenario) {} }
+        let rejected = { (user: String) in
+            try UserHistory.load(database, .user(user)).headerLines(.utc).filter { $0.hasPrefix("rejected input lines naming this customer or key:") }
+        }
+        let u1007 = try rejected("u_1007")
+        #expect(u1007.count == 1)
+        #expect(u1007.first?.contains("server/server-2026-11-28.jsonl:3") == true)
+        let missing = try #require(Self.message(database, .user("u_1034")))
+        #expect(missing.hasPrefix("no user 'u_1034' in the store; 1 rejected line names it: registrations/signups.jsonl:33 ("))
+        // Near misses: u_10 is a prefix of u_1007, not the id; a user no rejected line names has no such line.
+        #expect(Self.message(database, .user("u_10")) == "no user 'u_10' in the store")
+        #expect(try rejected("u_1001").isEmpty)
+        // A key is matched as a whole value: "0" is not in a price of "0,99".
+        #expect(Self.message(database, .transaction("0")) == "no transaction '0' in the store")
+    }
+
+    @Test("after an ingest without a join the caveat says what is listed and what is as of the last reconciliation")
+    func caveatAfterIngest() throws {
+        let (scenario, database) = try UserHistoryTests.sampleStore()
+        defer { withExtendedLifetime(scenario) {} }
+        try database.run("INSERT INTO dirty_keys VALUES ('user', 'u_1005')")
+        let caveat = try #require(try UserHistory.load(database, .user("u_1005")).caveat)
+        #expect(caveat == """
+            input ingested since the last reconciliation is listed but not reconciled yet: its sign-ups, orders, deliveries and \
+            revocations are shown, while purchases, matches, installs, findings and the totals are as of the last reconciliation; \
+            'iaprecon run' reconciles it
+            """)
+    }
+
+    @Test("counts read in the singular for one; a consumable looked up as a chain is headed as a transaction")
+    func wording() throws {
+        let (scenario, database) = try Self.sharedKeysStore()
+        defer { withExtendedLifetime(scenario) {} }
+        let solo = try UserHistory.load(database, .user("solo"))
+        #expect(solo.events.count == 1)
+        #expect(solo.headerLines(.utc).first?.hasSuffix("· 1 event") == true)
+        let (sample, sampleDatabase) = try UserHistoryTests.sampleStore()
+        defer { withExtendedLifetime(sample) {} }
+        let orphan = try UserHistory.load(sampleDatabase, .transaction("2000000629928815"))
+        #expect(orphan.headerLines(.utc).first?.hasSuffix("· 2 events") == true)
+        let finding = try #require(orphan.events.first { $0.event.hasPrefix("FINDING") })
+        #expect(finding.shownDetail.contains("delivered 1 time; no receipt"))
+        // Scripts read the finding's detail as findings.csv words it.
+        #expect(finding.detail.contains("delivered 1 time(s); no receipt"))
+        let consumable = try UserHistory.load(sampleDatabase, .originalTransaction("2000000630024936"))
+        #expect(consumable.subject == "transaction 2000000630024936")
+        #expect(try UserHistory.load(sampleDatabase, .originalTransaction("2000000629430075")).subject == "subscription chain 2000000629430075")
+    }
+}
