@@ -49,24 +49,24 @@ extension ReportPage {
         ReportingCurrency.shown(Amount(Decimal(Int64(count))), places: 0)
     }
 
-    /// The y axis's gridline values, lowest first: 0 and whole multiples of a step of 1, 2 or 5 times
-    /// a power of ten (never finer than the minor unit's `places`), from at or below `low` to at or
-    /// above `high` in at most six steps. Exact decimals, so each label shows the value of its line.
+    /// The y axis's gridline values, lowest first: 0 and the whole multiples of a step of 1, 2 or 5
+    /// times a power of ten (never finer than the minor unit's `places`) between `low` and `high`,
+    /// at most six. Exact decimals, so each label shows the value of its line.
     static func axisTicks(high: Amount, low: Amount, places: Int) -> [Amount] {
         let top = max(high.decimal, 0), bottom = min(low.decimal, 0)
-        guard top > bottom else { return [.zero, Amount(1)] }
+        guard top > bottom else { return [.zero] }
         func whole(_ value: Decimal, _ mode: NSDecimalNumber.RoundingMode) -> Int {
             var value = value, rounded = Decimal()
             NSDecimalRound(&rounded, &value, 0, mode)
             return NSDecimalNumber(decimal: rounded).intValue
         }
-        let span = NSDecimalNumber(decimal: top - bottom).doubleValue / 6
+        let span = NSDecimalNumber(decimal: top - bottom).doubleValue / 5
         var exponent = max(Int((log10(span)).rounded(.down)), -places)
         while true {
             for significand in [1, 2, 5] {
                 let step = Decimal(sign: .plus, exponent: exponent, significand: Decimal(significand))
-                let (first, last) = (whole(bottom / step, .down), whole(top / step, .up))
-                if last - first <= 6 { return (first...last).map { Amount(Decimal($0) * step) } }
+                let (first, last) = (whole(bottom / step, .up), whole(top / step, .down))
+                if last - first <= 5 { return (first...last).map { Amount(Decimal($0) * step) } }
             }
             exponent += 1
         }
@@ -87,11 +87,12 @@ extension ReportPage {
             out += "\(money(earlier.refunds)), in the totals above; revenue_daily.csv has every day.</p>"
         }
         let (width, height, left, right, top, bottom) = (1000.0, 240.0, 64.0, 12.0, 12.0, 28.0)
-        // Gridlines at round values that span every bar, so each label is the value its line stands at.
+        // Bars to scale from the lowest to the highest value; gridlines at round values between them,
+        // so each label is the value its line stands at.
         let highest = days.map { max($0.gross.decimal, $0.net.decimal) }.max() ?? 0
         let lowest = days.map { min(-$0.refunds.decimal, $0.net.decimal) }.min() ?? 0
         let ticks = Self.axisTicks(high: Amount(highest), low: Amount(lowest), places: ReportingCurrency(currency).minorUnit)
-        let high = ticks.last.map(Self.double) ?? 1, low = ticks.first.map(Self.double) ?? 0
+        let low = min(Self.double(Amount(lowest)), 0), high = max(Self.double(Amount(highest)), low + 1e-9, 0)
         let plotWidth = width - left - right
         let step = plotWidth / Double(days.count)
         func y(_ value: Double) -> Double { top + (high - value) / (high - low) * (height - top - bottom) }
