@@ -36,14 +36,40 @@ extension ReportPage {
     /// text in `data-value`.
     private func money(_ amount: Amount) -> String { ReportingCurrency(currency).shown(amount) }
 
-    /// `2026-11-27T14:00:00.000Z` as `2026-11-27 14:00`: a table cell that does not wrap.
-    static func minutes(_ iso: String) -> String {
-        String(iso.prefix(16)).replacingOccurrences(of: "T", with: " ")
+    /// `2026-11-27T14:00:05.000Z` as `2026-11-27 14:00:05`, with the milliseconds when there are
+    /// any (`14:00:05.250`): findings.csv's time, in a table cell that does not wrap.
+    static func seconds(_ iso: String) -> String {
+        let whole = String(iso.prefix(19)).replacingOccurrences(of: "T", with: " ")
+        let fraction = iso.dropFirst(19).prefix { $0 != "Z" && $0 != "+" && $0 != "-" }
+        return fraction.isEmpty || fraction.dropFirst().allSatisfy { $0 == "0" } ? whole : whole + fraction
     }
 
     /// A count as people read it, grouped by thousands (`1,504`).
     private static func grouped(_ count: some BinaryInteger) -> String {
         ReportingCurrency.shown(Amount(Decimal(Int64(count))), places: 0)
+    }
+
+    /// The y axis's gridline values, lowest first: 0 and the whole multiples of a step of 1, 2 or 5
+    /// times a power of ten (never finer than the minor unit's `places`) between `low` and `high`,
+    /// at most six. Exact decimals, so each label shows the value of its line.
+    static func axisTicks(high: Amount, low: Amount, places: Int) -> [Amount] {
+        let top = max(high.decimal, 0), bottom = min(low.decimal, 0)
+        guard top > bottom else { return [.zero] }
+        func whole(_ value: Decimal, _ mode: NSDecimalNumber.RoundingMode) -> Int {
+            var value = value, rounded = Decimal()
+            NSDecimalRound(&rounded, &value, 0, mode)
+            return NSDecimalNumber(decimal: rounded).intValue
+        }
+        let span = NSDecimalNumber(decimal: top - bottom).doubleValue / 5
+        var exponent = max(Int((log10(span)).rounded(.down)), -places)
+        while true {
+            for significand in [1, 2, 5] {
+                let step = Decimal(sign: .plus, exponent: exponent, significand: Decimal(significand))
+                let (first, last) = (whole(bottom / step, .up), whole(top / step, .down))
+                if last - first <= 5 { return (first...last).map { Amount(Decimal($0) * step) } }
+            }
+            exponent += 1
+        }
     }
 
     private static func double(_ amount: Amount) -> Double { NSDecimalNumber(decimal: amount.decimal).doubleValue }
@@ -61,16 +87,21 @@ extension ReportPage {
             out += "\(money(earlier.refunds)), in the totals above; revenue_daily.csv has every day.</p>"
         }
         let (width, height, left, right, top, bottom) = (1000.0, 240.0, 64.0, 12.0, 12.0, 28.0)
-        let high = max(days.map { Self.double($0.gross) }.max() ?? 0, days.map { Self.double($0.net) }.max() ?? 0, 1)
-        let low = min(-(days.map { Self.double($0.refunds) }.max() ?? 0), days.map { Self.double($0.net) }.min() ?? 0, 0)
+        // Bars to scale from the lowest to the highest value; gridlines at round values between them,
+        // so each label is the value its line stands at.
+        let highest = days.map { max($0.gross.decimal, $0.net.decimal) }.max() ?? 0
+        let lowest = days.map { min(-$0.refunds.decimal, $0.net.decimal) }.min() ?? 0
+        let ticks = Self.axisTicks(high: Amount(highest), low: Amount(lowest), places: ReportingCurrency(currency).minorUnit)
+        let low = min(Self.double(Amount(lowest)), 0), high = max(Self.double(Amount(highest)), low + 1e-9, 0)
         let plotWidth = width - left - right
         let step = plotWidth / Double(days.count)
         func y(_ value: Double) -> Double { top + (high - value) / (high - low) * (height - top - bottom) }
         func number(_ value: Double) -> String { String(format: "%.1f", value) }
         out += "<svg class=\"chart\" viewBox=\"0 0 \(Int(width)) \(Int(height))\" role=\"img\" aria-label=\"daily gross, refunds and net\">"
-        for value in low < 0 ? [high, 0, low] : [high, 0] {
+        for tick in ticks.reversed() {
+            let value = Self.double(tick)
             out += "<line class=\"grid\" x1=\"\(number(left))\" x2=\"\(number(width - right))\" y1=\"\(number(y(value)))\" y2=\"\(number(y(value)))\"/>"
-            out += "<text x=\"\(number(left - 6))\" y=\"\(number(y(value) + 4))\" text-anchor=\"end\">\(Money.format(Decimal(value), scale: 0))</text>"
+            out += "<text x=\"\(number(left - 6))\" y=\"\(number(y(value) + 4))\" text-anchor=\"end\">\(money(tick))</text>"
         }
         var points: [String] = []
         for (index, day) in days.enumerated() {
@@ -101,7 +132,7 @@ extension ReportPage {
     /// Money at risk: each finding kind's count and amount in the reporting currency, drawn to scale.
     private func riskSection() -> String {
         let largest = risk.map { Self.double($0.amount) }.max() ?? 0
-        let rows = risk.map { kind -> [String] in
+        var rows = risk.map { kind -> [String] in
             var amount = ""
             if kind.amount != .zero || kind.unconverted > 0 {
                 // Marked with summary.json's text, shown as people read it, like the headlines.
@@ -115,6 +146,14 @@ extension ReportPage {
                     "<span data-summary-key=\"findings.by_kind.\(kind.kind).count\" data-value=\"\(kind.count)\">\(kind.count)</span>",
                     amount + bar]
         }
+        // The total, as summary.json adds the kinds; findings without a rate are counted beside it, as per kind.
+        let total = risk.reduce(Amount.zero) { $0 + $1.amount }
+        let unconverted = risk.reduce(0) { $0 + $1.unconverted }
+        var totalAmount = "<b data-summary-key=\"\(HTML.escape(atRiskKey)).total\" data-value=\"\(HTML.escape(Money.format(total)))\">"
+            + "\(HTML.escape(money(total)))</b>"
+        if unconverted > 0 { totalAmount += HTML.escape(" (+\(unconverted) without fx rate)") }
+        let count: Int = risk.reduce(0) { $0 + $1.count }
+        rows.append(["<b>total</b>", "", "<b data-summary-key=\"findings.total\" data-value=\"\(count)\">\(count)</b>", totalAmount])
         return "<section><h2>Money at risk per finding kind (\(HTML.escape(currency)))</h2>"
             + HTML.table(["kind", "severity", "findings", "amount"], rows, numeric: [2, 3]) + "</section>\n"
     }
@@ -128,7 +167,7 @@ extension ReportPage {
         }
         let rows = criticalFindings.map { finding -> [String] in
             let amount = finding.amount.isEmpty ? "" : finding.amount + " " + finding.currency
-            return ["<span class=\"time\">\(HTML.escape(Self.minutes(finding.eventTime)))</span>",
+            return ["<span class=\"time\">\(HTML.escape(Self.seconds(finding.eventTime)))</span>",
                     "<span class=\"sev-critical\">\(HTML.escape(finding.kind))</span><br><span class=\"id\">\(HTML.escape(finding.findingID))</span>",
                     "<span class=\"id\">\(HTML.escape(finding.userID))</span>", "<span class=\"id\">\(HTML.escape(finding.transactionID))</span>",
                     HTML.escape(amount),

@@ -7,19 +7,15 @@ import Foundation
 /// column always equals the total `summary.json` shows for it.
 public struct ReportingCurrency: Sendable, Equatable {
     public let code: String
-    /// Decimal places of the currency's minor unit (ISO 4217); 2 for any currency not listed.
+    /// Decimal places of the currency's minor unit (ISO 4217, `CurrencyMinorUnits`); 2 for a code
+    /// the table does not know, which only a caller that skips `--currency`'s check can give.
     /// Looked up once: every money cell of a report is rounded to it.
     public let minorUnit: Int
 
     public init(_ code: String) {
         self.code = code.uppercased()
-        minorUnit = Self.noMinorUnit.contains(self.code) ? 0 : Self.thousandths.contains(self.code) ? 3 : 2
+        minorUnit = CurrencyMinorUnits.places(self.code) ?? 2
     }
-
-    private static let noMinorUnit: Set<String> = [
-        "BIF", "CLP", "DJF", "GNF", "ISK", "JPY", "KMF", "KRW", "PYG", "RWF", "UGX", "UYI", "VND", "VUV", "XAF", "XOF", "XPF",
-    ]
-    private static let thousandths: Set<String> = ["BHD", "IQD", "JOD", "KWD", "LYD", "OMR", "TND"]
 
     /// `name` with the currency's suffix: `gross` → `gross_jpy`.
     public func column(_ name: String) -> String { name + "_" + code.lowercased() }

@@ -4,8 +4,9 @@ import Foundation
 /// refunds on the day they happen, per product, storefront and currency.
 ///
 /// Grain: one row per (date in `--tz`, product, storefront, currency).
-/// Checks: `net = gross - refunds` on every row with a gross (a row with unpriced units leaves
-/// both empty); family-shared and test transactions never count. The reporting-currency cells
+/// Checks: `net = gross - refunds` on every row where both are known (a row with unpriced units
+/// leaves its gross and net empty, a row with an unpriced refund its refunds and net); family-shared
+/// and test transactions never count. The reporting-currency cells
 /// are rounded to its minor unit row by row, and the totals are the sums of those rounded cells.
 struct RevenueReport: Sendable {
     struct Key: Hashable, Comparable, Sendable {
@@ -28,22 +29,24 @@ struct RevenueReport: Sendable {
         var refundUnits: Int64 = 0
         /// Nil when some of the row's units have no price at all: the gross is unknown, never 0.
         var gross: Amount? = .zero
-        var refunds = Amount.zero
+        /// Nil when some of the row's refunds are of units with no price at all: unknown, never 0.
+        var refunds: Amount? = .zero
         var grossUSD: Amount? = .zero
         var refundsUSD: Amount? = .zero
 
         /// `gross,refunds,net` and the same in the reporting currency, as both revenue files write
-        /// them: a net only where its gross is known.
+        /// them: a net only where its gross and refunds are known.
         var moneyCells: [String] {
-            let net = gross.map { $0 - refunds }
+            let net = gross.flatMap { gross in refunds.map { gross - $0 } }
             let netUSD = grossUSD.flatMap { gross in refundsUSD.map { gross - $0 } }
-            return [gross.map(Money.format) ?? "", Money.format(refunds), net.map(Money.format) ?? "",
+            return [gross.map(Money.format) ?? "", refunds.map(Money.format) ?? "", net.map(Money.format) ?? "",
                     grossUSD.map(Money.format) ?? "", refundsUSD.map(Money.format) ?? "", netUSD.map(Money.format) ?? ""]
         }
 
         func adding(_ other: Row) -> Row {
             Row(units: units + other.units, refundUnits: refundUnits + other.refundUnits,
-                gross: gross.flatMap { mine in other.gross.map { mine + $0 } }, refunds: refunds + other.refunds,
+                gross: gross.flatMap { mine in other.gross.map { mine + $0 } },
+                refunds: refunds.flatMap { mine in other.refunds.map { mine + $0 } },
                 grossUSD: grossUSD.flatMap { mine in other.grossUSD.map { mine + $0 } },
                 refundsUSD: refundsUSD.flatMap { mine in other.refundsUSD.map { mine + $0 } })
         }
@@ -88,12 +91,15 @@ struct RevenueReport: Sendable {
                 entry.gross = gross.flatMap { gross in entry.gross.map { $0 + gross } }
                 entry.grossUSD = gross.flatMap { gross in rate.flatMap { rate in entry.grossUSD.map { $0 + gross * rate } } }
             }
-            if let refundMs = row.optionalInt(Column.refundMs), let refund = values.amount(row, Column.refundAmount) {
+            if let refundMs = row.optionalInt(Column.refundMs) {
+                // A refund of a purchase with no price gives back an unknown amount: its units count on
+                // its day, its money is unknown there as the gross is on the purchase day, never 0.
+                let refund = values.amount(row, Column.refundAmount)
                 let refundSlot = Slot(day: values.days.number(refundMs), product: product, storefront: storefront, currency: currency)
                 add(refundSlot, at: refundMs) { entry in
                     entry.refundUnits += quantity
-                    entry.refunds += refund
-                    entry.refundsUSD = rate.flatMap { rate in entry.refundsUSD.map { $0 + refund * rate } }
+                    entry.refunds = refund.flatMap { refund in entry.refunds.map { $0 + refund } }
+                    entry.refundsUSD = refund.flatMap { refund in rate.flatMap { rate in entry.refundsUSD.map { $0 + refund * rate } } }
                 }
             }
         }

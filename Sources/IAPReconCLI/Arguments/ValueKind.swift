@@ -1,4 +1,5 @@
 import Foundation
+import IAPRecon
 
 /// What an option's value must look like; checked when the value is read
 /// from the command line or a config file, so a bad value fails before any
@@ -14,7 +15,7 @@ public enum ValueKind: Sendable, Equatable {
     case choice([String])
     /// An IANA time zone such as `UTC` or `Asia/Tokyo`.
     case timeZone
-    /// A three-letter ISO 4217 code; stored upper-cased.
+    /// An active ISO 4217 code with a minor unit (`CurrencyMinorUnits`), in any case; stored upper-cased.
     case currency
     /// Comma-separated counts with an optional `k` or `m` suffix: `100k,1m,4m`.
     case sizeList
@@ -65,8 +66,9 @@ extension ValueKind {
             }
             return .success(text)
         case .currency:
-            guard text.utf8.count == 3, text.utf8.allSatisfy(isASCIILetter) else {
-                return .failure(.expected("a three-letter currency code such as USD"))
+            // Only a code with a minor unit can be reported in: amounts are rounded to it (CONTRACT.md §3).
+            guard text.utf8.count == 3, text.utf8.allSatisfy(isASCIILetter), CurrencyMinorUnits.places(text.uppercased()) != nil else {
+                return .failure(.expected("an ISO 4217 currency code such as USD"))
             }
             return .success(text.uppercased())
         case .sizeList:

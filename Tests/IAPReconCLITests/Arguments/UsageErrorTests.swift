@@ -88,7 +88,11 @@ struct UsageErrorTests {
         UsageErrorCase(
             id: "bad currency",
             argv: ["report", "--currency", "US$"],
-            expected: "Error: The value 'US$' is invalid for '--currency <code>': expected a three-letter currency code such as USD (see 'iaprecon report --help')"),
+            expected: "Error: The value 'US$' is invalid for '--currency <code>': expected an ISO 4217 currency code such as USD (see 'iaprecon report --help')"),
+        UsageErrorCase(
+            id: "currency that is no ISO 4217 code",
+            argv: ["run", "--currency", "XBT"],
+            expected: "Error: The value 'XBT' is invalid for '--currency <code>': expected an ISO 4217 currency code such as USD (see 'iaprecon run --help')"),
         UsageErrorCase(
             id: "missing required option",
             argv: ["generate", "--users", "10"],

@@ -31,9 +31,21 @@ struct ValueKindTests {
         #expect(ValueKind.integer(minimum: 1).check("8") == .success("8"))
         #expect(ValueKind.integer(minimum: 1).check("0") == .failure(.expected("a whole number of at least 1")))
         #expect(ValueKind.currency.check("jpy") == .success("JPY"))
-        #expect(ValueKind.currency.check("EURO") == .failure(.expected("a three-letter currency code such as USD")))
+        #expect(ValueKind.currency.check("EURO") == .failure(.expected("an ISO 4217 currency code such as USD")))
         #expect(ValueKind.timeZone.check("America/Los_Angeles") == .success("America/Los_Angeles"))
         #expect(ValueKind.choice(["a", "b"]).check("c") == .failure(InvalidValue(explanation: ". Please provide one of 'a' or 'b'.")))
+    }
+
+    @Test("--currency takes the ISO 4217 codes of money with a minor unit, in any case; a made-up code or one with no minor unit is refused", arguments: [
+        ("clf", "CLF"), ("UYW", "UYW"), ("kwd", "KWD"), ("JPY", "JPY"), ("XCG", "XCG"),
+    ])
+    func isoCurrencies(code: String, stored: String) {
+        #expect(ValueKind.currency.check(code) == .success(stored))
+    }
+
+    @Test("near miss: three letters that are no ISO 4217 currency with a minor unit are refused", arguments: ["XBT", "BTC", "ABC", "XAU", "XXX", "usdt"])
+    func notISOCurrencies(code: String) {
+        #expect(ValueKind.currency.check(code) == .failure(.expected("an ISO 4217 currency code such as USD")))
     }
 
     @Test("choices are listed the way swift-argument-parser lists them")

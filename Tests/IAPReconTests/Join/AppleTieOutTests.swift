@@ -162,6 +162,33 @@ struct AppleTieOutTests {
         #expect(findings.map(\.detail) == ["country=US apple_units=1 verified_units=0 missing_units=1"])
     }
 
+    @Test("a refund of an unpriced purchase is a refund unit in revenue_daily.csv as in apple_tieout.csv: the files agree on units")
+    func unpricedRefundUnitsAgree() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        // mystery.bundle has no V2 price, no order and no catalog line; t2 of gems60 is priced. Both are refunded two days later.
+        let unpriced = Line.v2("t1", "mystery.bundle", purchase: "2026-11-24T18:00:00Z", price: nil, revocation: "2026-11-26T18:00:00Z")
+        try scenario.write("receipts/r.jsonl", [Line.v2Receipt("2026-11-28T10:00:05Z", "u1", transaction: unpriced),
+                                                Self.purchase("t2", at: "2026-11-24T18:00:00Z", refundedAt: "2026-11-26T18:00:00Z")])
+        try scenario.write("apple/S_D_1.txt", [AppleSalesReportTests.currentHeader,
+                                               Self.sales("2026-11-24", "mystery.bundle", units: 1, country: "US"),
+                                               Self.sales("2026-11-26", "mystery.bundle", units: -1, country: "US"),
+                                               Self.sales("2026-11-24", "gems60", units: 1, country: "US"),
+                                               Self.sales("2026-11-26", "gems60", units: -1, country: "US")])
+        _ = try scenario.run(asOf: asOf)
+        let tieout = RevenueReportTests.Fixture.table(try scenario.output("apple_tieout.csv"))
+        let revenue = RevenueReportTests.Fixture.table(try scenario.output("revenue_daily.csv"))
+        for product in ["mystery.bundle", "gems60"] {
+            func sum(_ rows: [[String: String]], _ column: String, where keep: (Int) -> Bool = { _ in true }) -> Int {
+                rows.filter { $0["product_id"] == product }.compactMap { Int($0[column] ?? "") }.filter(keep).reduce(0, +)
+            }
+            let refundedUnits: Int = -sum(tieout, "verified_units") { $0 < 0 }
+            let netUnits: Int = sum(revenue, "units") - sum(revenue, "refund_units")
+            #expect(refundedUnits == sum(revenue, "refund_units"), "\(product)")
+            #expect(sum(tieout, "verified_units") == netUnits, "\(product)")
+        }
+    }
+
     @Test("family-shared and sandbox transactions are not verified sales")
     func notSales() throws {
         let sandbox = Line.v2Receipt("2026-11-28T10:00:05Z", "u1", transaction: Line.v2("t2", "gems60", purchase: "2026-11-24T18:00:00Z", environment: "Sandbox"))

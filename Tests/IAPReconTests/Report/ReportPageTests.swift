@@ -98,7 +98,7 @@ struct ReportPageTests {
         #expect(Set(marked.map(\.0)).isSuperset(of: ["revenue.gross_usd", "revenue.refunds_usd", "revenue.net_usd", "findings.total",
                                                       "findings.by_kind.lost_delivery.count", "inputs.totals.read", "as_of",
                                                       "money_at_risk_usd.by_kind.duplicate_delivery",
-                                                      "money_at_risk_usd.by_kind.lost_delivery"]))
+                                                      "money_at_risk_usd.by_kind.lost_delivery", "money_at_risk_usd.total"]))
         let revenue = try #require(summary["revenue"] as? [String: String])
         // The cards show those values as people read money: every cent written, thousands grouped.
         for key in ["gross_usd", "refunds_usd", "net_usd"] {
@@ -543,6 +543,64 @@ struct ReportPageTests {
         let html = try scenario.output("report.html")
         #expect(Self.attributes(html, "data-summary-key", "data-value").contains { $0 == ("transactions.without_fx_rate", "1") })
         #expect(html.contains("not in these totals"))
+    }
+
+    @Test("the newest critical findings show their time to the second, as findings.csv has it")
+    func criticalFindingTimesToTheSecond() throws {
+        let scenario = try Scenario()
+        _ = try Pipeline.run(RunOptions(
+            input: SampleDataTests.sampleData, databasePath: scenario.databasePath, outFolder: scenario.out, jobs: 1,
+            reconcile: ReconcileSettings(), report: ReportSettings(outFolder: scenario.out)), progress: nil)
+        let html = try scenario.output("report.html")
+        let critical = Fixture.table(try scenario.output("findings.csv")).filter { $0["severity"] == "critical" }
+        let times = Set(critical.compactMap { $0["event_time"] }.map { String($0.prefix(19)).replacingOccurrences(of: "T", with: " ") })
+        let shown = html.components(separatedBy: "<span class=\"time\">").dropFirst().map { String($0.prefix { $0 != "<" }) }
+        #expect(!shown.isEmpty)
+        for time in shown { #expect(times.contains(time), "\(time)") }
+        #expect(ReportPage.seconds("2026-11-28T20:14:05.000Z") == "2026-11-28 20:14:05")
+        #expect(ReportPage.seconds("2026-11-28T20:14:05.250Z") == "2026-11-28 20:14:05.250")
+    }
+
+    @Test("the money-at-risk table ends in a total row marked with summary.json's money_at_risk total and the findings' count")
+    func riskTotalRow() throws {
+        let scenario = try Self.hostileNight()
+        let html = try scenario.output("report.html")
+        let summary = try Fixture.summary(scenario)
+        let total = try #require((summary["money_at_risk_usd"] as? [String: Any])?["total"] as? String)
+        #expect(total == "4.99")
+        #expect(html.contains("<b data-summary-key=\"money_at_risk_usd.total\" data-value=\"4.99\">4.99</b>"))
+    }
+
+    @Test("the chart's y axis is labelled at round values within the bars, every place of the minor unit written", arguments: [
+        ("USD", ["8.00", "6.00", "4.00", "2.00", "0.00", "-2.00"]), ("KWD", ["2.000", "1.500", "1.000", "0.500", "0.000", "-0.500"]),
+        ("JPY", ["1,000", "500", "0"]),
+    ])
+    func chartAxisLabels(currency: String, labels: [String]) throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        // A dollar is 0.3 KWD or 150 yen: gross 8.21 USD on the 11th, and 3.22 bought on the 10th and refunded on the 11th.
+        let rate = currency == "JPY" ? "150" : "0.3"
+        try scenario.write("fx.csv", ["date,currency,rate", "2026-11-01,\(currency),1"] + (currency == "USD" ? [] : ["2026-11-01,USD,\(rate)"]))
+        try scenario.write("receipts/r.jsonl", [
+            Line.v2Receipt("2026-11-10T10:00:05Z", "u1", transaction: Line.v2("t1", "gems300", purchase: "2026-11-10T10:00:00Z", price: 3220,
+                                                                           revocation: "2026-11-11T12:00:00Z")),
+            Line.v2Receipt("2026-11-11T10:00:05Z", "u1", transaction: Line.v2("t2", "gems300", purchase: "2026-11-11T10:00:00Z", price: 8210)),
+        ])
+        _ = try scenario.run(asOf: "2026-11-30T00:00:00Z", currency: currency)
+        let html = try scenario.output("report.html")
+        let chart = try #require(html.components(separatedBy: "<svg class=\"chart\"").dropFirst().first?.components(separatedBy: "</svg>").first)
+        let shown = chart.components(separatedBy: "text-anchor=\"end\">").dropFirst().map { String($0.prefix { $0 != "<" }) }
+        #expect(Array(shown.prefix(labels.count)) == labels)
+    }
+
+    @Test("axis ticks are 0 and multiples of 1, 2 or 5 times a power of ten between the lowest and the highest value, at most six", arguments: [
+        ("8.21", "-3.22", ["-2", "0", "2", "4", "6", "8"]), ("14.15", "0", ["0", "5", "10"]), ("0.03", "0", ["0", "0.01", "0.02", "0.03"]),
+        ("19439", "0", ["0", "5000", "10000", "15000"]), ("0", "0", ["0"]), ("1", "0", ["0", "0.2", "0.4", "0.6", "0.8", "1"]),
+        ("28665", "-322", ["0", "5000", "10000", "15000", "20000", "25000"]),
+    ])
+    func axisTicks(high: String, low: String, ticks: [String]) throws {
+        let values = ReportPage.axisTicks(high: try #require(Amount.parse(high)), low: try #require(Amount.parse(low)), places: 2)
+        #expect(values.map { Money.format($0) } == ticks)
     }
 
     @Test("revenue with no price is named beside the totals and the attribution revenue it is missing from")

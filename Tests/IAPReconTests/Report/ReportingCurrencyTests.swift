@@ -27,6 +27,32 @@ struct ReportingCurrencyTests {
         return scenario
     }
 
+    @Test("amounts round half-even to the currency's ISO 4217 minor unit: 0, 2, 3 or 4 places", arguments: [
+        ("USD", 2, "49.37"), ("JPY", 0, "49"), ("KWD", 3, "49.368"), ("CLF", 4, "49.3677"), ("UYW", 4, "49.3677"), ("IQD", 3, "49.368"),
+        ("ISK", 0, "49"), ("XCG", 2, "49.37"),
+    ])
+    func minorUnits(code: String, places: Int, rounded: String) throws {
+        let currency = ReportingCurrency(code)
+        #expect(currency.minorUnit == places)
+        // 39.99 × 1.2345 = 49.367655.
+        let amount = try #require(Amount.parse("39.99")) * (try #require(Amount.parse("1.2345")))
+        #expect(Money.format(currency.rounded(amount)) == rounded)
+    }
+
+    @Test("the ISO 4217 table knows every active code with a minor unit, and nothing else", arguments: [
+        ("USD", 2), ("EUR", 2), ("JPY", 0), ("KRW", 0), ("KWD", 3), ("BHD", 3), ("TND", 3), ("CLF", 4), ("UYW", 4), ("UYI", 0), ("VES", 2),
+        ("VED", 2), ("ZWG", 2), ("SLE", 2), ("MRU", 2), ("STN", 2),
+    ])
+    func isoTable(code: String, places: Int) {
+        #expect(CurrencyMinorUnits.places(code) == places)
+    }
+
+    @Test("near miss: made-up codes, withdrawn ones and units with no minor unit (gold, SDR, the test code) are not in the table",
+          arguments: ["XBT", "BTC", "usd", "HRK", "XAU", "XDR", "XTS", "XXX", ""])
+    func notInISOTable(code: String) {
+        #expect(CurrencyMinorUnits.places(code) == nil)
+    }
+
     @Test("--currency JPY names the columns for yen and rounds each row to whole yen, half-even")
     func yenColumns() throws {
         let scenario = try yenScenario()

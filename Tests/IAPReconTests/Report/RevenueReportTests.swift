@@ -288,6 +288,77 @@ struct RevenueReportTests {
         #expect(Money.parse("5.76") == Fixture.sum(Fixture.table(text), "gross_usd"))
     }
 
+    // MARK: - Unpriced refunds
+
+    @Test("a refund of an unpriced purchase lands on its day with its units and unknown (empty) refunds and net, never 0; a priced refund beside it stays exact")
+    func unpricedRefund() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("receipts/r.jsonl", [
+            Line.v2Receipt("2026-11-10T10:00:05Z", "u1", transaction: Fixture.v2("t1", "gems300", purchase: "2026-11-10T10:00:00Z", price: 4990)),
+            // No V2 price, no order, not in the catalog: no price at all.
+            Line.v2Receipt("2026-11-10T11:00:05Z", "u2", transaction: Fixture.v2("t2", "mystery.bundle", purchase: "2026-11-10T11:00:00Z", price: nil)),
+        ])
+        try scenario.write("notifications/n.jsonl", [
+            Line.notification("REFUND", uuid: "n1", signed: "2026-11-12T06:00:01Z",
+                              transaction: Fixture.v2("t1", "gems300", purchase: "2026-11-10T10:00:00Z", price: 4990, revocation: "2026-11-12T06:00:00Z")),
+            Line.notification("REFUND", uuid: "n2", signed: "2026-11-12T07:00:01Z",
+                              transaction: Fixture.v2("t2", "mystery.bundle", purchase: "2026-11-10T11:00:00Z", price: nil,
+                                                      revocation: "2026-11-12T07:00:00Z")),
+        ])
+        _ = try scenario.run(asOf: asOf)
+        let text = try scenario.output("revenue_daily.csv")
+        #expect(Fixture.lines(text) == [
+            Self.header,
+            "2026-11-10,gems300,USA,USD,1,0,4.99,0,4.99,4.99,0,4.99",
+            "2026-11-10,mystery.bundle,USA,,1,0,,0,,,0,",
+            "2026-11-12,gems300,USA,USD,0,1,0,4.99,-4.99,0,4.99,-4.99",
+            "2026-11-12,mystery.bundle,USA,,0,1,0,,,0,,",  // its refund: a unit, money unknown, never 0
+        ])
+        let table = Fixture.table(text)
+        let units = table.map { Int($0["units"] ?? "") ?? 0 }.reduce(0, +)
+        let refundUnits = table.map { Int($0["refund_units"] ?? "") ?? 0 }.reduce(0, +)
+        #expect(units == 2 && refundUnits == 2)
+        // The fiscal month sums the days: unknown stays unknown.
+        let month = try #require(try Fixture.table(scenario.output("revenue_monthly.csv")).first { $0["product_id"] == "mystery.bundle" })
+        #expect(["units", "gross", "refunds", "net", "gross_usd", "refunds_usd", "net_usd"].map { month[$0] } == ["1", "", "", "", "", "", ""])
+        // The totals are the column sums: the unpriced refund adds nothing, as its unpriced purchase adds nothing to the gross.
+        let summary = try Fixture.summary(scenario)
+        let revenue = try #require(summary["revenue"] as? [String: Any])
+        #expect(["gross_usd", "refunds_usd", "net_usd"].map { revenue[$0] as? String } == ["4.99", "4.99", "0"])
+        #expect((summary["transactions"] as? [String: Any])?["price_source"] as? [String: Int] == ["v2_price": 1, "order": 0, "catalog": 0, "none": 1])
+    }
+
+    @Test("near miss: a row whose refunds are partly unpriced has unknown refunds and net, in both currencies; a priced part alone stays exact")
+    func partlyUnpricedRefunds() throws {
+        let amount = { (text: String) in Amount.parse(text) ?? .zero }
+        let priced = RevenueReport.Row(units: 1, refundUnits: 1, gross: amount("4.99"), refunds: amount("4.99"),
+                                       grossUSD: amount("4.99"), refundsUSD: amount("4.99"))
+        let unpriced = RevenueReport.Row(units: 0, refundUnits: 1, gross: .zero, refunds: nil, grossUSD: .zero, refundsUSD: nil)
+        #expect(priced.moneyCells == ["4.99", "4.99", "0", "4.99", "4.99", "0"])
+        #expect(unpriced.moneyCells == ["0", "", "", "0", "", ""])
+        let both = priced.adding(unpriced)
+        #expect(both.refundUnits == 2)
+        #expect(both.moneyCells == ["4.99", "", "", "4.99", "", ""])
+        #expect(unpriced.adding(priced).moneyCells == both.moneyCells)
+    }
+
+    @Test("near miss: a refund of a priced purchase with no fx rate keeps its local refund and leaves only the converted cells empty")
+    func pricedRefundWithoutRate() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("fx.csv", ["date,currency,rate", "2026-11-01,USD,1"])
+        let refunded = Fixture.v2("t1", "gems300", purchase: "2026-11-10T10:00:00Z", price: 4990, currency: "GBP", storefront: "GBR",
+                                  revocation: "2026-11-12T06:00:00Z")
+        try scenario.write("receipts/r.jsonl", [Line.v2Receipt("2026-11-12T10:00:05Z", "u1", transaction: refunded)])
+        _ = try scenario.run(asOf: asOf)
+        #expect(Fixture.lines(try scenario.output("revenue_daily.csv")) == [
+            Self.header,
+            "2026-11-10,gems300,GBR,GBP,1,0,4.99,0,4.99,,0,",
+            "2026-11-12,gems300,GBR,GBP,0,1,0,4.99,-4.99,0,,",
+        ])
+    }
+
     @Test("two different rates for one currency and day are named in a warning, and the last in file order is used; the same rate twice is not")
     func conflictingRates() throws {
         let scenario = try Scenario()
