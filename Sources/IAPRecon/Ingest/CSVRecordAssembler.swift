@@ -54,7 +54,7 @@ struct CSVRecordAssembler {
                 return nil
             }
             let reason = missingColumns.first.map { "header has no column '\($0)'" }
-                ?? "row has \(fieldCount) fields, the header has \(header.names.count)"
+                ?? "row has \(counted(fieldCount, "field")), the header has \(header.names.count)"
             return SourceFileParser.reject(line, reason)
         }
         let wasHeader = header == nil
@@ -101,7 +101,7 @@ struct CSVRecordAssembler {
         }
         if let missing = missingColumns.first { return reject("header has no column '\(missing)'") }
         if fields.count != header.names.count {
-            return reject("row has \(fields.count) fields, the header has \(header.names.count)")
+            return reject("row has \(counted(fields.count, "field")), the header has \(header.names.count)")
         }
         guard let parser = kind.csvParser else { return ParsedLine(line: line, outcome: .ignored) }
         // Text is made with bad bytes replaced: an id or name read so would be another one, unsaid.

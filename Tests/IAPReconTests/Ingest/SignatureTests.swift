@@ -267,7 +267,7 @@ struct SignatureTests {
         #expect(try failure(JWSVerifier(.trustUnsigned), jws) == nil)
         // A Production payload under the same local certificate is not an App Store chain.
         #expect(JWSVerifier(.verify(extraRoots: [xcodeCertificate])).failure(jws, signedMs: nil, environment: "Production")
-            == "untrusted certificate chain (1 certificates, not 3)")
+            == "untrusted certificate chain (1 certificate, not 3)")
     }
 
     @Test("--trust-root reads PEM files and names a file that holds no certificate")
@@ -364,6 +364,12 @@ struct SignatureTests {
         #expect(try verdict([try SignatureFixture.x5c("path-leaf-under-second.pem"), try SignatureFixture.x5c("path-second-intermediate.pem"),
                              try SignatureFixture.x5c("path-intermediate.pem")], "2000000900000042")
                 == "untrusted certificate chain (4 certificates up to the trusted root, not 3)")
+        // The trusted root itself as the leaf: a path of one certificate.
+        #expect(try verdict([try SignatureFixture.x5c("path-root.pem"), try SignatureFixture.x5c("path-intermediate.pem"),
+                             try SignatureFixture.x5c("path-root.pem")], "2000000900000043")
+                == "untrusted certificate chain (1 certificate up to the trusted root, not 3)")
+        #expect(try verdict([try SignatureFixture.x5c("path-leaf.pem"), try SignatureFixture.x5c("path-intermediate.pem")], "2000000900000044")
+                == "untrusted certificate chain (2 certificates, not 3)")
     }
 
     @Test("a payload without signedDate is judged at the run's clock, as Apple's library judges it at the current time")

@@ -462,6 +462,12 @@ struct SourceParserTests {
         #expect(outcomes(parsed) == ["2 rejected: header has no column 'product_id'"])
     }
 
+    @Test("a row of one field says field, not fields")
+    func csvOneField() {
+        let parsed = IngestLine.csv(.catalog, [Self.catalogHeader, "gems60", "gems60,consumable"])
+        #expect(outcomes(parsed) == ["2 rejected: row has 1 field, the header has 5", "3 rejected: row has 2 fields, the header has 5"])
+    }
+
     @Test("a quote inside an unquoted field is kept as text")
     func csvQuoteInsideField() {
         let parsed = IngestLine.csv(.catalog, [Self.catalogHeader, #"gems"60,consumable,,0.99,USD"#])
