@@ -83,7 +83,8 @@ public final class JWSVerifier: Sendable {
         if let failure = chain.failure(local: environment == "Xcode" || environment == "LocalTesting") { return (failure, nil) }
         let validity = signedMs == nil ? nil : chain.validity
         if let signedMs, let validity, !validity.contains(signedMs) {
-            return ("certificate expired at signing time", validity)
+            let failure = signedMs < validity.lowerBound ? "certificate not yet valid at signing time" : "certificate expired at signing time"
+            return (failure, validity)
         }
         guard let raw = Base64URL.decode(UnsafeBufferPointer(rebasing: bytes[(payloadEnd + 1)...])), raw.count == 64 else {
             return ("bad signature", validity)
