@@ -288,7 +288,8 @@ extension LineCounts {
 /// Parses the lines of one source file into `ParsedLine`s, handed over in batches.
 ///
 /// JSON Lines: each line is one record. CSV: line 1 is the header and each
-/// later line one record (see `CSVRecordAssembler`).
+/// later line one record, or the first of its lines where a quoted cell holds a
+/// line break (see `CSVRecordAssembler`).
 enum SourceFileParser {
     static let batchLines = 1024
 
@@ -312,9 +313,9 @@ enum SourceFileParser {
         if file.kind.isCSV {
             var reader = CSVRecordAssembler(kind: file.kind, rules: rules)
             count = try LineReader.forEachLine(path: file.absolutePath, hashing: hashing) { line in
-                if let parsed = reader.feed(line) { try add(parsed) }
+                try reader.feed(line, add)
             }
-            if let parsed = reader.finish() { try add(parsed) }
+            try reader.finish(add)
         } else {
             // One tape for the lines of the file (or chunk): each line is read onto it in place of the last.
             let tape = JSONTape()
