@@ -71,6 +71,37 @@ public enum CSV {
         return CSVRow(bytes: Array(bytes), spans: spans, excessFieldCount: nil)
     }
 
+    /// Whether a quoted cell is open at the end of `bytes`, the next line of a record whose quoted cell
+    /// was open at the end of the line before: RFC 4180 lets a quoted cell hold line breaks. Read as
+    /// `row` reads the record: `""` in a quoted cell is a quote of its text, a quote opens a cell only
+    /// where the cell starts, and elsewhere it is text.
+    static func quotedCellStaysOpen(continuing bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        let (comma, quote) = (UInt8(ascii: ","), UInt8(ascii: "\""))
+        var inside = true
+        // The line starts inside a cell: no quote of it starts one until a comma has.
+        var fieldStart = -1
+        var index = 0
+        while true {
+            if inside {
+                guard let next = firstIndex(of: quote, or: quote, in: bytes, from: index) else { return true }
+                if next + 1 < bytes.count, bytes[next + 1] == quote {
+                    index = next + 2
+                    continue
+                }
+                inside = false
+                index = next + 1
+            } else {
+                guard let next = firstIndex(of: comma, or: quote, in: bytes, from: index) else { return false }
+                if bytes[next] == comma {
+                    fieldStart = next + 1
+                } else if next == fieldStart {
+                    inside = true
+                }
+                index = next + 1
+            }
+        }
+    }
+
     /// A high bit set for exactly each comma or quote among the eight bytes of `bytes` from `start`
     /// (fewer at the end, the missing ones read as zero), little-endian: the lowest mark is the first.
     ///
@@ -243,8 +274,8 @@ public enum CSV {
 /// One parsed CSV record: its bytes and where each field lies.
 public struct CSVRow {
     /// A field's place in 8 bytes, so an export row's ninety-odd spans fit one small allocation.
-    /// Offsets are below 2^31: a record is one line, and `LineReader` hands over none longer
-    /// than `maximumLineBytes`.
+    /// Offsets are below 2^31: `LineReader` hands over no line longer than `maximumLineBytes`, and
+    /// `CSVRecordAssembler` joins no record of several lines longer than that.
     struct Span {
         private let startAndQuote: UInt32
         private let endOffset: UInt32

@@ -103,6 +103,9 @@ enum LineReader {
         var number: Int
         var bytes: UnsafeBufferPointer<UInt8>
         var tooLong: Bool
+        /// The line ended in `\r\n`, its `\r` dropped: a CSV record that goes on past the line keeps
+        /// the break it had.
+        var endsWithCR = false
     }
 
     /// Reads the lines of `path` (or of the chunk `range`); returns how many lines it read.
@@ -273,11 +276,13 @@ enum LineReader {
             guard let pointer = raw.baseAddress else { return }
             var lineStart = start
             var lineEnd = stop
-            if lineEnd > lineStart, pointer[lineEnd - 1] == 0x0D { lineEnd -= 1 }
+            let endsWithCR = lineEnd > lineStart && pointer[lineEnd - 1] == 0x0D
+            if endsWithCR { lineEnd -= 1 }
             if fileStart, lineEnd - lineStart >= 3, pointer[lineStart] == 0xEF, pointer[lineStart + 1] == 0xBB, pointer[lineStart + 2] == 0xBF {
                 lineStart += 3
             }
-            try body(Line(number: number, bytes: UnsafeBufferPointer(start: pointer + lineStart, count: lineEnd - lineStart), tooLong: tooLong))
+            try body(Line(number: number, bytes: UnsafeBufferPointer(start: pointer + lineStart, count: lineEnd - lineStart), tooLong: tooLong,
+                          endsWithCR: endsWithCR))
         }
     }
 }

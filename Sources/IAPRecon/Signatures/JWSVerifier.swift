@@ -83,7 +83,8 @@ public final class JWSVerifier: Sendable {
         if let failure = chain.failure(local: environment == "Xcode" || environment == "LocalTesting") { return (failure, nil) }
         let validity = signedMs == nil ? nil : chain.validity
         if let signedMs, let validity, !validity.contains(signedMs) {
-            return ("certificate expired at signing time", validity)
+            let failure = signedMs < validity.lowerBound ? "certificate not yet valid at signing time" : "certificate expired at signing time"
+            return (failure, validity)
         }
         guard let raw = Base64URL.decode(UnsafeBufferPointer(rebasing: bytes[(payloadEnd + 1)...])), raw.count == 64 else {
             return ("bad signature", validity)
@@ -237,9 +238,9 @@ struct ChainVerdict: Sendable {
         // Apple's library verifies the leaf through x5c[1] alone, up to a trusted root, and reads the
         // markers on that chain: the path OpenSSL found must be x5c[0], x5c[1] and a trusted root.
         if certificates.count != 3 {
-            appStoreFailure = "untrusted certificate chain (\(certificates.count) certificates, not 3)"
+            appStoreFailure = "untrusted certificate chain (\(counted(certificates.count, "certificate")), not 3)"
         } else if verifiedPath.count != 3 {
-            appStoreFailure = "untrusted certificate chain (\(verifiedPath.count) certificates up to the trusted root, not 3)"
+            appStoreFailure = "untrusted certificate chain (\(counted(verifiedPath.count, "certificate")) up to the trusted root, not 3)"
         } else if verifiedPath[1].der != certificates[1].der {
             appStoreFailure = "untrusted certificate chain (the second x5c certificate did not issue the leaf)"
         } else if !certificates[0].hasExtension(JWSVerifier.leafMarkerOID) {

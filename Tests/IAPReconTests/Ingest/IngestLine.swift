@@ -32,13 +32,12 @@ enum IngestLine {
         var parsed: [ParsedLine] = []
         for (index, text) in lines.enumerated() {
             let bytes = Array(text.utf8)
-            if let line = bytes.withUnsafeBufferPointer({ buffer in
-                assembler.feed(LineReader.Line(number: index + 1, bytes: buffer, tooLong: false))
-            }) {
-                parsed.append(line)
+            bytes.withUnsafeBufferPointer { buffer in
+                assembler.feed(LineReader.Line(number: index + 1, bytes: buffer, tooLong: false)) { parsed.append($0) }
             }
         }
-        return parsed + (assembler.finish().map { [$0] } ?? [])
+        assembler.finish { parsed.append($0) }
+        return parsed
     }
 
     /// What became of each line, as `"3 rejected: reason"`.

@@ -114,6 +114,22 @@ struct SignatureTests {
         #expect(try failure(verifier, inTime) == nil)
     }
 
+    @Test("a leaf not yet valid at signing time is rejected as not yet valid, not as expired")
+    func leafNotYetValid() throws {
+        let key = TestSigningChain.hex(try SignatureFixture.text("expired-leaf.key.hex").trimmingCharacters(in: .whitespacesAndNewlines))
+        let signer = try #require(ES256Signer(privateKey: key, x5c: [
+            try SignatureFixture.x5c("expired-leaf.pem"), TestSigningChain.x5c[1], TestSigningChain.x5c[2],
+        ]))
+        let verifier = JWSVerifier(.testChain)
+        // The leaf is valid through 2020 only.
+        let early = signer.jws(payload: transactionPayload("2000000900000003", signed: "2019-12-31T23:59:59Z"))
+        #expect(try failure(verifier, early) == "certificate not yet valid at signing time")
+        let first = signer.jws(payload: transactionPayload("2000000900000004", signed: "2020-01-01T00:00:00Z"))
+        #expect(try failure(verifier, first) == nil)
+        let late = signer.jws(payload: transactionPayload("2000000900000005", signed: "2021-01-01T00:00:01Z"))
+        #expect(try failure(verifier, late) == "certificate expired at signing time")
+    }
+
     @Test("a JWS whose alg is not ES256 is rejected as unsupported, whatever its signature")
     func unsupportedAlg() throws {
         let verifier = JWSVerifier(.testChain)
@@ -250,6 +266,7 @@ struct SignatureTests {
         // The chain and its markers pass; only the made-up signature fails.
         #expect(verifier.failure(jws, signedMs: Line.ms("2025-11-01T02:49:35Z"), environment: "Production") == "bad signature")
         #expect(verifier.failure(jws, signedMs: Line.ms("2028-01-01T00:00:00Z"), environment: "Production") == "certificate expired at signing time")
+        #expect(verifier.failure(jws, signedMs: Line.ms("2010-01-01T00:00:00Z"), environment: "Production") == "certificate not yet valid at signing time")
     }
 
     @Test("Xcode payloads are signed locally: rejected under Apple's root, accepted with --trust-root naming their certificate")
@@ -267,7 +284,7 @@ struct SignatureTests {
         #expect(try failure(JWSVerifier(.trustUnsigned), jws) == nil)
         // A Production payload under the same local certificate is not an App Store chain.
         #expect(JWSVerifier(.verify(extraRoots: [xcodeCertificate])).failure(jws, signedMs: nil, environment: "Production")
-            == "untrusted certificate chain (1 certificates, not 3)")
+            == "untrusted certificate chain (1 certificate, not 3)")
     }
 
     @Test("--trust-root reads PEM files and names a file that holds no certificate")
@@ -364,6 +381,12 @@ struct SignatureTests {
         #expect(try verdict([try SignatureFixture.x5c("path-leaf-under-second.pem"), try SignatureFixture.x5c("path-second-intermediate.pem"),
                              try SignatureFixture.x5c("path-intermediate.pem")], "2000000900000042")
                 == "untrusted certificate chain (4 certificates up to the trusted root, not 3)")
+        // The trusted root itself as the leaf: a path of one certificate.
+        #expect(try verdict([try SignatureFixture.x5c("path-root.pem"), try SignatureFixture.x5c("path-intermediate.pem"),
+                             try SignatureFixture.x5c("path-root.pem")], "2000000900000043")
+                == "untrusted certificate chain (1 certificate up to the trusted root, not 3)")
+        #expect(try verdict([try SignatureFixture.x5c("path-leaf.pem"), try SignatureFixture.x5c("path-intermediate.pem")], "2000000900000044")
+                == "untrusted certificate chain (2 certificates, not 3)")
     }
 
     @Test("a payload without signedDate is judged at the run's clock, as Apple's library judges it at the current time")
