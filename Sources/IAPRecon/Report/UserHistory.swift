@@ -273,7 +273,11 @@ public struct UserHistory: Sendable {
         }
 
         mutating func add(_ order: HistoryFacts.Order) {
-            let matched = order.match.map { "matched to \($0.transactionID) by \($0.rule)" } ?? "no transaction matched"
+            var matched = order.match.map { "matched to \($0.transactionID) by \($0.rule)" } ?? "no transaction matched"
+            if let first = order.loggedFirstBy {
+                matched = "order id logged first by \(first.userID) (\(first.source)), whose order the reconciliation takes: "
+                    + "none of this user's transactions is matched to it"
+            }
             add(order.ms, "order", id: order.orderID, product: order.productID, amount: order.price, currency: order.currency, detail: matched,
                 source: order.source)
         }

@@ -110,6 +110,21 @@ struct HistoryLookupTests {
         #expect(!single.headerLines(.utc).contains { $0.contains("was logged by") })
     }
 
+    @Test("the user who logged an order id second sees their own order, said to be the first user's in the reconciliation")
+    func orderLoggedSecond() throws {
+        let (scenario, database) = try Self.sharedKeysStore()
+        defer { withExtendedLifetime(scenario) {} }
+        let orders = try UserHistory.load(database, .user("dupord_b")).events.filter { $0.event == "order" }
+        #expect(orders.map(\.id) == ["ORD-SAME"])
+        #expect(orders.first?.source == "server/s.jsonl:5", "the user's own line")
+        #expect(orders.first?.detail == "order id logged first by dupord_a (server/s.jsonl:4), whose order the reconciliation takes: "
+            + "none of this user's transactions is matched to it")
+        // Near miss: the first user's order is theirs, as before.
+        let first = try UserHistory.load(database, .user("dupord_a")).events.filter { $0.event == "order" }
+        #expect(first.map(\.source) == ["server/s.jsonl:4"])
+        #expect(first.first?.detail == "no transaction matched")
+    }
+
     @Test("a refund Apple reversed shows the refund, then its reversal, each with its time and line")
     func refundReversed() throws {
         let (scenario, database) = try Self.sharedKeysStore()

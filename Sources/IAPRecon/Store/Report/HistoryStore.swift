@@ -110,6 +110,10 @@ enum HistoryFacts {
         var currency: String?
         var source: String
         var match: (transactionID: String, rule: String)?
+        /// When another user logged the same order id first: that user and line. The
+        /// reconciliation takes an order id's first line (`ServerOrders`), so this user's order is
+        /// matched to no transaction of its own.
+        var loggedFirstBy: (userID: String, source: String)? = nil
     }
 
     /// A transaction as the join resolved it, and where it was first seen.

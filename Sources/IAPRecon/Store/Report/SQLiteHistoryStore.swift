@@ -196,12 +196,14 @@ struct SQLiteHistoryStore: HistoryStore {
     }
 
     /// The orders (`ServerOrders`) of the order lines `condition` selects, each once, and what the
-    /// join matched each to, handed `atOnce` at a time; with `user`, only that user's orders.
+    /// join matched each to, handed `atOnce` at a time; with `user`, only that user's orders, among
+    /// them the ones whose id another user logged first (`loggedFirstBy`), as this user's line has it.
     private func forEachOrder(where condition: String, _ arguments: [SQLValue], user: String? = nil, atOnce: Int,
                               _ body: (HistoryFacts.Order) throws -> Void) throws {
         typealias O = ServerOrders.Column
         var orders: [HistoryFacts.Order] = []
         var seen = Set<StoredText>()
+        var loggedFirstByOthers: [(orderID: String, userID: String, source: String)] = []
         // The match is kept on the transaction's row; an unmatched order is on none. Read in one
         // statement for the orders at hand, by the id's bytes as `seen` (Swift finds ids equal that differ
         // only in how an accent is encoded).
@@ -218,15 +220,34 @@ struct SQLiteHistoryStore: HistoryStore {
             }
             orders.removeAll(keepingCapacity: true)
         }
+        func order(_ row: Row) -> HistoryFacts.Order {
+            HistoryFacts.Order(ms: row.int(O.ms), orderID: row.string(O.orderID), productID: row.string(O.productID),
+                               price: row.optionalString(O.price), currency: row.optionalString(O.currency),
+                               source: row.string(O.path) + ":" + String(row.int(O.line)))
+        }
         try ServerOrders.forEachFirst(in: database, where: condition, arguments) { row in
-            guard user.map({ row.string(O.userID).utf8.elementsEqual($0.utf8) }) ?? true,
-                  seen.insert(StoredText(row.string(O.orderID))).inserted else { return }
-            orders.append(HistoryFacts.Order(ms: row.int(O.ms), orderID: row.string(O.orderID), productID: row.string(O.productID),
-                                             price: row.optionalString(O.price), currency: row.optionalString(O.currency),
-                                             source: row.string(O.path) + ":" + String(row.int(O.line))))
+            guard seen.insert(StoredText(row.string(O.orderID))).inserted else { return }
+            if let user, !row.string(O.userID).utf8.elementsEqual(user.utf8) {
+                loggedFirstByOthers.append((row.string(O.orderID), row.string(O.userID), row.string(O.path) + ":" + String(row.int(O.line))))
+                return
+            }
+            orders.append(order(row))
             if orders.count >= atOnce { try hand() }
         }
         if !orders.isEmpty { try hand() }
+        guard let user else { return }
+        // The user's own first line of each order id another user logged first: never shown
+        // matched to that user's transaction.
+        for other in loggedFirstByOthers {
+            try database.forEach("""
+                SELECT \(O.selectList) FROM raw_server__orders o JOIN files f USING (file_id)
+                WHERE o.order_id = ?1 AND o.user_id = ?2 ORDER BY f.path, o.line, o.item LIMIT 1
+                """, [.text(other.orderID), .text(user)]) { row in
+                var own = order(row)
+                own.loggedFirstBy = (other.userID, other.source)
+                try body(own)
+            }
+        }
     }
 
     func forEachOrder(ofUser user: String, atOnce: Int, _ body: (HistoryFacts.Order) throws -> Void) throws {
