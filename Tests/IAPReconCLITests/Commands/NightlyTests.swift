@@ -1275,8 +1275,14 @@ struct NightlyTests {
         let live = Process()
         live.executableURL = URL(fileURLWithPath: "/bin/sleep")
         live.arguments = ["600"]
+        // Never the test's output: a child left holding it would keep `swift test` waiting for its end.
+        live.standardOutput = FileHandle.nullDevice
+        live.standardError = FileHandle.nullDevice
         try live.run()
-        defer { live.terminate() }
+        defer {
+            kill(live.processIdentifier, SIGKILL)
+            live.waitUntilExit()
+        }
         try manager.copyItem(atPath: reports + "/2026-11-28", toPath: reports + "/.2026-12-01.tmp-\(live.processIdentifier)")
         try manager.createDirectory(atPath: reports + "/.2026-12-02.tmp-\(dead)", withIntermediateDirectories: true)
         try manager.copyItem(atPath: db, toPath: work.path("other.sqlite.replay-\(dead).sqlite"))
