@@ -65,20 +65,13 @@ enum AppleSalesParser: CSVRowParser {
         // The header again is a second report pasted after the first, whose rows count as well:
         // the line says so, rather than passing for one of the app's own rows.
         if productType == Column.productType.name { throw LineReject("header row repeated: two reports in one file") }
-        guard inAppProductTypes.contains(productType) else {
-            // The app's own row sells nothing to tie out, but its day is a day the report covers:
-            // a purchase iaprecon verified that day shows beside Apple's zero units. A row whose
-            // dates do not say one day is ignored whole, as before: it is not read for anything.
-            guard let day = try? pacificDay(.beginDate, required(.beginDate)), (try? pacificDay(.endDate, required(.endDate))) == day else {
-                return .ignored
-            }
-            try checkDay(day, written: required(.beginDate), rules: rules)
-            return .ignoredKeeping([SalesReportLine.coverageRow(day: day, productType: productType)])
-        }
+        // The app's own rows, and with the app's SKUs named another app's in-app rows, sell nothing
+        // this app ties out, but their day is a day the report covers: a purchase iaprecon verified
+        // that day shows beside Apple's zero units. A row whose dates do not say one day is ignored
+        // whole, as before: it is not read for anything.
         let parent = header.value(slot: Column.parentIdentifier.rawValue, in: row)
-        if !rules.appSKUs.isEmpty, let parent, !parent.isEmpty, !rules.appSKUs.contains(parent) {
-            // Another app's sale: this app's tie-out has nothing to say of it. Its day is one the
-            // report covers all the same, when its dates say one day.
+        let isOtherApps = !rules.appSKUs.isEmpty && parent.map { !$0.isEmpty && !rules.appSKUs.contains($0) } == true
+        guard inAppProductTypes.contains(productType), !isOtherApps else {
             guard let day = try? pacificDay(.beginDate, required(.beginDate)), (try? pacificDay(.endDate, required(.endDate))) == day else {
                 return .ignored
             }
