@@ -196,6 +196,7 @@ public enum ReportStage {
                 Trace.mark("report waited for revenue")
                 filesDone?(wroteTieOut ? 3 : 2)
                 inputWarnings += Self.salesReportAppsWarnings(counts.salesReportApps)
+                inputWarnings += Self.ordersOfSeveralUsersWarnings(counts.ordersOfSeveralUsers)
                 let summary = SummaryReport.build(counts: counts, asOfMs: asOfMs, graceMs: graceMs, settings: settings,
                                                   findings: findings, revenue: revenue, tieOut: tieOut, attribution: attribution)
                 var page = ReportPage(asOfMs: asOfMs, settings: settings, counts: counts, findings: findings, revenue: revenue,
@@ -275,6 +276,26 @@ public enum ReportStage {
         guard apps.count > 1 else { return [] }
         return ["Sales Reports list the in-app sales of \(apps.count) apps (Parent Identifier \(apps.joined(separator: ", "))), "
                 + "all tied out as this app's: name this app's SKU with --app-sku to leave the others out"]
+    }
+
+    /// Order ids more than one user logged. Orders are matched by id (CONTRACT.md §2), and the
+    /// join takes an id's first line for its order: the other users' orders are counted nowhere,
+    /// and their transactions are matched to no order of that id. Said on every report while the
+    /// lines are stored, at most `listed` ids by name, each with the lookup that shows its users.
+    static func ordersOfSeveralUsersWarnings(_ orders: [SummaryCounts.OrderOfSeveralUsers], listed: Int = 10) -> [String] {
+        var warnings = orders.prefix(listed).map { order in
+            let users = order.users.prefix(5).map { "\($0.userID) (\($0.source))" }
+                + (order.users.count > 5 ? ["\(order.users.count - 5) more"] : [])
+            let named = users.count > 1 ? users.dropLast().joined(separator: ", ") + " and " + (users.last ?? "") : users.joined()
+            return "order id \(order.orderID) was logged by \(order.users.count) users, \(named): the reconciliation takes the first "
+                + "line's order, and counts the others' nowhere (iaprecon history --order \(order.orderID))"
+        }
+        if orders.count > listed {
+            let more = orders.count - listed
+            warnings.append("\(more) more order \(more == 1 ? "id was" : "ids were") logged by more than one user each "
+                            + "(iaprecon history --order ID names an id's users)")
+        }
+        return warnings
     }
 
     static func undocumentedNotificationTypes(_ store: some ReportStore) throws -> [String] {

@@ -75,8 +75,13 @@ struct MatchedOrdersTests {
         let counts = try StoredSummaryCounts.unmatchedOrders(database, createdByMs: Line.ms("2026-11-29T00:00:00Z"))
         #expect(counts.unmatched == 2)
         #expect(counts.unpaid == 1)
+        // The id of two lines is listed once; both are one user's, so no id is of several users.
+        #expect(counts.repeatedOrderIDs == ["o10"])
+        #expect(try StoredSummaryCounts.ordersOfSeveralUsers(database, among: counts.repeatedOrderIDs).isEmpty)
         // Asked again on the same connection: the same answer, nothing left over from the first.
-        #expect(try StoredSummaryCounts.unmatchedOrders(database, createdByMs: Line.ms("2026-11-30T00:00:00Z")) == (2, 2))
+        let again = try StoredSummaryCounts.unmatchedOrders(database, createdByMs: Line.ms("2026-11-30T00:00:00Z"))
+        #expect((again.unmatched, again.unpaid) == (2, 2))
+        #expect(again.repeatedOrderIDs == ["o10"])
     }
 
     @Test("history shows an order's transaction and rule, and says so of an order none is matched to")

@@ -167,4 +167,63 @@ struct SummaryCountsTests {
             """)
         #expect(try StoredSummaryCounts.counts(database: database, asOfMs: asOfMs, graceMs: 0).missingFromCatalog == 0)
     }
+
+    @Test("an order id two users logged is said on stderr and the page, with each user's first line; one user's copies of a line, or ids of their own, say nothing")
+    func orderIDOfSeveralUsers() throws {
+        let scenario = try Scenario()
+        try scenario.write("receipts/r.jsonl", [
+            Line.v2Receipt("2026-11-11T10:00:12Z", "dupord_a", orderID: "ORD-SAME",
+                           transaction: Line.v2("3300000000000001", "gems", purchase: "2026-11-11T10:00:10Z")),
+            Line.v2Receipt("2026-11-11T11:00:12Z", "dupord_b", orderID: "ORD-SAME",
+                           transaction: Line.v2("3300000000000002", "gems", purchase: "2026-11-11T11:00:10Z")),
+        ])
+        var lines = [
+            Line.order("2026-11-11T10:00:00Z", "ORD-SAME", "dupord_a", "gems"),
+            // A log shipper's copy of the same user's line is the same order.
+            Line.order("2026-11-11T10:00:00Z", "ORD-SAME", "dupord_a", "gems"),
+            Line.delivered("2026-11-11T10:00:15Z", "dupord_a", "3300000000000001", "gems", orderID: "ORD-SAME"),
+            Line.order("2026-11-12T10:30:00Z", "ORD-OWN", "dupord_b", "gems"),
+        ]
+        try scenario.write("server/s.jsonl", lines)
+        // Near miss: each id is one user's.
+        #expect(try scenario.run(asOf: "2026-11-30T00:00:00Z").report.warnings == [])
+        lines += [
+            Line.order("2026-11-11T11:00:00Z", "ORD-SAME", "dupord_b", "gems"),
+            Line.delivered("2026-11-11T11:00:15Z", "dupord_b", "3300000000000002", "gems", orderID: "ORD-SAME"),
+        ]
+        try scenario.write("server/s.jsonl", lines)
+        let warning = "order id ORD-SAME was logged by 2 users, dupord_a (server/s.jsonl:1) and dupord_b (server/s.jsonl:5): "
+            + "the reconciliation takes the first line's order, and counts the others' nowhere (iaprecon history --order ORD-SAME)"
+        let run = try scenario.run(asOf: "2026-11-30T00:00:00Z")
+        #expect(run.report.warnings == [warning])
+        #expect(try scenario.output("report.html").contains(warning.replacingOccurrences(of: "'", with: "&#39;")))
+        // The counts stay the contract's: one order per id, matched once.
+        let summary = try scenario.output("summary.json")
+        #expect(summary.contains("\"orders\": {\n    \"total\": 2,"))
+        #expect(summary.contains("\"unmatched\": 1,"))
+    }
+
+    @Test("an order id's users are named in the order of their lines, five at most; ten ids at most, then how many more")
+    func ordersOfSeveralUsersWarnings() {
+        typealias Shared = SummaryCounts.OrderOfSeveralUsers
+        let tail = ": the reconciliation takes the first line's order, and counts the others' nowhere"
+        let three = Shared(orderID: "O1", users: [("b", "s.jsonl:9"), ("a", "s.jsonl:12"), ("c", "t.jsonl:1")])
+        #expect(ReportStage.ordersOfSeveralUsersWarnings([three])
+                == ["order id O1 was logged by 3 users, b (s.jsonl:9), a (s.jsonl:12) and c (t.jsonl:1)\(tail) (iaprecon history --order O1)"])
+        let seven = Shared(orderID: "O7", users: (1...7).map { (userID: "u\($0)", source: "s.jsonl:\($0)") })
+        #expect(ReportStage.ordersOfSeveralUsersWarnings([seven]) == [
+            "order id O7 was logged by 7 users, u1 (s.jsonl:1), u2 (s.jsonl:2), u3 (s.jsonl:3), u4 (s.jsonl:4), u5 (s.jsonl:5) and 2 more"
+            + "\(tail) (iaprecon history --order O7)",
+        ])
+        let twelve = (1...12).map { Shared(orderID: "O\($0)", users: [("a", "s.jsonl:\($0)"), ("b", "t.jsonl:\($0)")]) }
+        let warnings = ReportStage.ordersOfSeveralUsersWarnings(twelve)
+        #expect(warnings.count == 11)
+        #expect(warnings.first?.hasPrefix("order id O1 was logged by 2 users, a (s.jsonl:1) and b (t.jsonl:1)") == true)
+        #expect(warnings.last == "2 more order ids were logged by more than one user each (iaprecon history --order ID names an id's users)")
+        #expect(ReportStage.ordersOfSeveralUsersWarnings(Array(twelve.prefix(11))).last
+                == "1 more order id was logged by more than one user each (iaprecon history --order ID names an id's users)")
+        // Near miss: ten ids are all named, with nothing after them; none says nothing.
+        #expect(ReportStage.ordersOfSeveralUsersWarnings(Array(twelve.prefix(10))).count == 10)
+        #expect(ReportStage.ordersOfSeveralUsersWarnings([]).isEmpty)
+    }
 }

@@ -191,6 +191,16 @@ struct SummaryCounts: Sendable {
     /// The apps (`Parent Identifier`) of the Sales Report rows tied out as this app's by reports
     /// read without `--app-sku`, in byte order: more than one means other apps' sales are in the tie-out.
     var salesReportApps: [String] = []
+
+    /// An order id more than one user logged: its users, each with their first line
+    /// (`path:line`), in the order of those lines. The join takes the first user's order.
+    struct OrderOfSeveralUsers: Sendable {
+        var orderID: String
+        var users: [(userID: String, source: String)]
+    }
+
+    /// The order ids more than one user logged, in id order.
+    var ordersOfSeveralUsers: [OrderOfSeveralUsers] = []
 }
 
 /// `forEachFinding`'s columns: the stored finding's, in `findings.csv`'s order (the report

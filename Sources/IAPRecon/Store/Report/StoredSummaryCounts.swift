@@ -44,7 +44,7 @@ enum StoredSummaryCounts {
             }
         }
         let (byEnvironmentCounts, ordersByRuleCounts) = (byEnvironment.counts(), ordersByRule.counts())
-        let (unmatched, unpaid) = try unmatchedOrders(database, createdByMs: asOfMs - graceMs)
+        let (unmatched, unpaid, repeatedOrderIDs) = try unmatchedOrders(database, createdByMs: asOfMs - graceMs)
         let orders = matched + unmatched
         // In SQLite's order (bytes), as the contract's consumers have always seen them.
         let environments = byEnvironmentCounts.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
@@ -56,7 +56,8 @@ enum StoredSummaryCounts {
                       unpaid: unpaid, environments: environments, unmatchedTransactions: unmatchedTransactions, familyShared: familyShared,
                       failedVerifications: receipts.failedVerifications, missingFromCatalog: missingFromCatalog,
                       bundleIDs: try bundleIDs(besides: receipts.bundleIDs, in: database), readWith: readWith,
-                      salesReportApps: try salesReportApps(database))
+                      salesReportApps: try salesReportApps(database),
+                      ordersOfSeveralUsers: try ordersOfSeveralUsers(database, among: repeatedOrderIDs))
     }
 
     /// The apps whose in-app rows the Sales Reports read without `--app-sku` tie out (a report
@@ -120,8 +121,10 @@ enum StoredSummaryCounts {
     /// How many orders no resolved transaction is matched to, and how many of them were created (their
     /// first line) at or before `dueMs`: unpaid after the grace. The order ids and the matched ones
     /// are walked side by side in id order, through their indexes, and only the unmatched orders'
-    /// first lines are read, through a temporary table filled in the same order.
-    static func unmatchedOrders(_ database: Database, createdByMs dueMs: Int64) throws -> (unmatched: Int64, unpaid: Int64) {
+    /// first lines are read, through a temporary table filled in the same order. The same walk
+    /// lists the ids of more than one line (`ordersOfSeveralUsers` reads whose lines they are).
+    static func unmatchedOrders(_ database: Database, createdByMs dueMs: Int64) throws
+        -> (unmatched: Int64, unpaid: Int64, repeatedOrderIDs: [String]) {
         try database.execute("CREATE TEMP TABLE IF NOT EXISTS unmatched_orders (key TEXT PRIMARY KEY) WITHOUT ROWID")
         // The unmatched orders are inserted in one transaction of the connection's own: each
         // insert on its own would be a transaction of its own, for thousands of orders a night.
@@ -137,7 +140,8 @@ enum StoredSummaryCounts {
     }
 
     /// `unmatchedOrders` inside its savepoint: the orders listed in the temporary table, then counted.
-    private static func unmatchedOrdersListed(_ database: Database, createdByMs dueMs: Int64) throws -> (unmatched: Int64, unpaid: Int64) {
+    private static func unmatchedOrdersListed(_ database: Database, createdByMs dueMs: Int64) throws
+        -> (unmatched: Int64, unpaid: Int64, repeatedOrderIDs: [String]) {
         try database.execute("DELETE FROM temp.unmatched_orders")
         let insert = try database.cached("INSERT INTO temp.unmatched_orders VALUES (?)")
         let orders = try database.cached(orderIDs)
@@ -148,8 +152,15 @@ enum StoredSummaryCounts {
         }
         var hasMatched = try matched.step()
         var runs = KeyRuns()
+        var repeated: [String] = []
+        var isRepeated = false
         while try orders.step() {
-            guard orders.withText(0, { runs.starts($0) }) else { continue }
+            guard orders.withText(0, { runs.starts($0) }) else {
+                if !isRepeated { repeated.append(orders.row.string(0)) }
+                isRepeated = true
+                continue
+            }
+            isRepeated = false
             while hasMatched, matched.row.compareText(0, with: orders.row, 0) < 0 { hasMatched = try matched.step() }
             if hasMatched, matched.row.compareText(0, with: orders.row, 0) == 0 { continue }
             try insert.insert([.text(orders.row.string(0))])
@@ -162,7 +173,38 @@ enum StoredSummaryCounts {
             unmatched += 1
             if $0.int(ServerOrders.Column.ms) <= dueMs { unpaid += 1 }
         }
-        return (unmatched, unpaid)
+        return (unmatched, unpaid, repeated)
+    }
+
+    /// The order ids among `orderIDs` that more than one user logged, in id order, each with its
+    /// users in the order of their first lines (files in path order, then line), as the join takes
+    /// an id's first line for its order (`ServerOrders`). The ids come from `unmatchedOrders`' walk:
+    /// those of more than one line, mostly a log shipper's copies of one user's line.
+    static func ordersOfSeveralUsers(_ database: Database, among orderIDs: [String]) throws -> [SummaryCounts.OrderOfSeveralUsers] {
+        guard !orderIDs.isEmpty else { return [] }
+        var shared: [SummaryCounts.OrderOfSeveralUsers] = []
+        var current: SummaryCounts.OrderOfSeveralUsers?
+        var users = Set<StoredText>()
+        func close() {
+            if let current, current.users.count > 1 { shared.append(current) }
+        }
+        try database.forEach("""
+            SELECT o.order_id, o.user_id, f.path, o.line FROM raw_server__orders o JOIN files f USING (file_id)
+            WHERE o.order_id IN (SELECT value FROM json_each(?1)) ORDER BY o.order_id, f.path, o.line, o.item
+            """, [.textList(orderIDs)]) { row in
+            let orderID = row.string(0)
+            if !(current.map { $0.orderID.hasSameUTF8(as: orderID) } ?? false) {
+                close()
+                current = SummaryCounts.OrderOfSeveralUsers(orderID: orderID, users: [])
+                users = []
+            }
+            let user = row.string(1)
+            if users.insert(StoredText(user)).inserted {
+                current?.users.append((userID: user, source: row.string(2) + ":" + String(row.int(3))))
+            }
+        }
+        close()
+        return shared
     }
 
     /// How many product ids of verified transactions (`transactionProducts`, those the catalog
