@@ -27,7 +27,10 @@ public enum Store {
         if readOnly, !FileManager.default.fileExists(atPath: path) {
             throw StoreError(path: path, reason: "no such file; run 'iaprecon run' or 'iaprecon ingest' first")
         }
-        if readOnly { try FirstBuild.checkReadable(databasePath: path) }
+        if readOnly {
+            try FirstBuild.checkReadable(databasePath: path)
+            if let problem = ReaderAccess.problem(path: path, effectiveUser: geteuid()) { throw StoreError(path: path, reason: problem) }
+        }
         let database: Database
         do {
             database = try Database(path: path, readOnly: readOnly)
