@@ -30,7 +30,7 @@ extension ProgramSpec {
             examples: [
                 ExampleSpec(
                     "Reconcile the bundled sample data, signed by a test root, into ./out:",
-                    "iaprecon run --trust-root sample-data/trust/test-root.pem"),
+                    "iaprecon run --bundle-id com.example.game \\\n  --trust-root sample-data/trust/test-root.pem"),
                 ExampleSpec("Show everything that happened to one user:", "iaprecon history u_1001"),
                 ExampleSpec("Read the options of one subcommand:", "iaprecon help run"),
             ]
@@ -59,7 +59,7 @@ extension CommandSpec {
         examples: [
             ExampleSpec(
                 "Reconcile the bundled sample data, signed by a test root, into ./out:",
-                "iaprecon run --trust-root sample-data/trust/test-root.pem"),
+                "iaprecon run --bundle-id com.example.game \\\n  --trust-root sample-data/trust/test-root.pem"),
             ExampleSpec(
                 "Nightly job that fails when a critical finding turns up:",
                 "iaprecon run --input exports/2026-11-28 --fail-on critical --quiet"),

@@ -120,8 +120,10 @@ enum HelpRenderer {
 
     private static func examples(_ examples: [ExampleSpec]) -> String {
         guard !examples.isEmpty else { return "" }
+        // A command too long for one line is given in lines joined by a shell's `\`; each is indented.
         let rendered = examples.map { example in
-            wrap(example.summary, indent: indent) + "\n" + String(repeating: " ", count: indent * 2) + example.command
+            wrap(example.summary, indent: indent) + "\n"
+                + example.command.split(separator: "\n").map { String(repeating: " ", count: indent * 2) + $0 }.joined(separator: "\n")
         }
         return "EXAMPLES:\n" + rendered.joined(separator: "\n\n")
     }

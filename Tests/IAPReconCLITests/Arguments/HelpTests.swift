@@ -49,7 +49,8 @@ struct HelpTests {
 
             EXAMPLES:
               Reconcile the bundled sample data, signed by a test root, into ./out:
-                iaprecon run --trust-root sample-data/trust/test-root.pem
+                iaprecon run --bundle-id com.example.game \\
+                  --trust-root sample-data/trust/test-root.pem
 
               Show everything that happened to one user:
                 iaprecon history u_1001
@@ -126,7 +127,8 @@ struct HelpTests {
 
         EXAMPLES:
           Reconcile the bundled sample data, signed by a test root, into ./out:
-            iaprecon run --trust-root sample-data/trust/test-root.pem
+            iaprecon run --bundle-id com.example.game \\
+              --trust-root sample-data/trust/test-root.pem
 
           Nightly job that fails when a critical finding turns up:
             iaprecon run --input exports/2026-11-28 --fail-on critical --quiet
