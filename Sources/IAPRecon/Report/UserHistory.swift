@@ -300,7 +300,7 @@ public struct UserHistory: Sendable {
             guard !reversedRefunds.isEmpty else {
                 if let refundMs = transaction.refundMs {
                     add(refundMs, "refund", id: id, product: transaction.productID, amount: transaction.refundAmount, currency: transaction.currency,
-                        detail: transaction.refundType ?? "refund")
+                        detail: transaction.refundType ?? "refund", source: transaction.refundSource ?? "")
                 }
                 return
             }

@@ -35,4 +35,44 @@ struct HistoryTimesAndSourcesTests {
         #expect(UserHistory.shownTimes(text, tokyo) == shown)
         #expect(UserHistory.shownTimes(text, .utc) == text)
     }
+
+    @Test("a refund Apple told of in one notification cites that line, as a reversed one does")
+    func refundCitesItsNotification() throws {
+        let (scenario, database) = try UserHistoryTests.sampleStore()
+        defer { withExtendedLifetime(scenario) {} }
+        // u_1008's prorated refund: one REFUND notification, line 22.
+        let refund = try #require(try UserHistory.load(database, .user("u_1008")).events.first { $0.event == "refund" })
+        #expect(refund.source == "notifications/asn-2026-11.jsonl:22")
+        // Near miss: u_1019's refund Apple reversed cites each of its lines, as before.
+        let reversed = try UserHistory.load(database, .user("u_1019")).events.filter { $0.event.hasPrefix("refund") }
+        #expect(reversed.map { "\($0.event) \($0.source)" } == [
+            "refund notifications/asn-2026-11.jsonl:13", "refund reversed notifications/asn-2026-11.jsonl:19",
+        ])
+    }
+
+    @Test("a refund told in a receipt and in a notification cites the notification that says what kind it is; told in receipts alone, the first")
+    func refundCitesTheLineThatSaysItsKind() throws {
+        let scenario = try Scenario()
+        try scenario.write("receipts/r.jsonl", [
+            Line.v2Receipt("2026-11-20T08:00:05Z", "u_1", transaction: Line.v2("2000000000000001", "gems", purchase: "2026-11-20T08:00:00Z")),
+            Line.v2Receipt("2026-11-21T08:00:05Z", "u_1", transaction: Line.v2("2000000000000001", "gems", purchase: "2026-11-20T08:00:00Z",
+                                                                              revocation: "2026-11-21T07:00:00Z")),
+            Line.v2Receipt("2026-11-20T09:00:05Z", "u_2", transaction: Line.v2("2000000000000002", "gems", purchase: "2026-11-20T09:00:00Z")),
+            Line.v2Receipt("2026-11-21T09:00:05Z", "u_2", transaction: Line.v2("2000000000000002", "gems", purchase: "2026-11-20T09:00:00Z",
+                                                                              revocation: "2026-11-21T07:00:00Z")),
+            Line.v2Receipt("2026-11-21T09:10:05Z", "u_2", transaction: Line.v2("2000000000000002", "gems", purchase: "2026-11-20T09:00:00Z",
+                                                                              revocation: "2026-11-21T07:00:00Z")),
+        ])
+        try scenario.write("notifications/n.jsonl", [
+            Line.notification("REFUND", uuid: "1b2c3d4e-0000-4000-8000-000000000001", signed: "2026-11-21T07:00:01Z",
+                              transaction: Line.v2("2000000000000001", "gems", purchase: "2026-11-20T08:00:00Z", revocation: "2026-11-21T07:00:00Z",
+                                                   revocationType: "REFUND_FULL")),
+        ])
+        _ = try scenario.run(asOf: "2026-11-22T00:00:00Z")
+        let database = try scenario.open()
+        let told = try #require(try UserHistory.load(database, .user("u_1")).events.first { $0.event == "refund" })
+        #expect((told.detail, told.source) == ("REFUND_FULL", "notifications/n.jsonl:1"))
+        let receipts = try #require(try UserHistory.load(database, .user("u_2")).events.first { $0.event == "refund" })
+        #expect(receipts.source == "receipts/r.jsonl:4")
+    }
 }
