@@ -75,4 +75,48 @@ struct HistoryTimesAndSourcesTests {
         let receipts = try #require(try UserHistory.load(database, .user("u_2")).events.first { $0.event == "refund" })
         #expect(receipts.source == "receipts/r.jsonl:4")
     }
+
+    @Test("a purchase cites the line that first verified it, not the REFUND, REVOKE or CANCEL notification that comes first in path order")
+    func purchaseCitesItsVerification() throws {
+        let (scenario, database) = try UserHistoryTests.sampleStore()
+        defer { withExtendedLifetime(scenario) {} }
+        func source(_ user: String, _ transactionID: String) throws -> String? {
+            try UserHistory.load(database, .user(user)).events.first { $0.event == "apple purchase" && $0.id == transactionID }?.source
+        }
+        #expect(try source("u_1019", "2000000629678430") == "receipts/verify-2026-11.jsonl:10")   // REFUND at notifications line 13
+        #expect(try source("u_1009", "2000000629373294") == "receipts/verify-2026-11.jsonl:5")    // REVOKE at line 23
+        #expect(try source("u_1031", "2000000631000101") == "receipts/verify-2026-11.jsonl:31")   // CANCEL at line 27
+        // Near misses: a SUBSCRIBED or INITIAL_BUY notification verifies the purchase, first in path order.
+        #expect(try source("u_1008", "2000000629057412") == "notifications/asn-2026-11.jsonl:3")
+        let initialBuy = try #require(try database.scalar("""
+            SELECT user_id FROM int_transactions_resolved WHERE transaction_id = '2000000628871100'
+            """).flatMap { if case .text(let user) = $0 { user } else { nil } })
+        #expect(try source(initialBuy, "2000000628871100") == "notifications/asn-2026-11.jsonl:2")
+    }
+
+    @Test("a purchase known only from its refund notification cites it; one a purchase notification told first cites that")
+    func purchaseKnownOnlyFromItsRefund() throws {
+        let scenario = try Scenario()
+        let purchase = { (id: String, revoked: Bool) in
+            Line.v2(id, "gems", purchase: "2026-11-20T08:00:00Z", revocation: revoked ? "2026-11-21T07:00:00Z" : nil,
+                    revocationType: revoked ? "REFUND_FULL" : nil)
+        }
+        try scenario.write("notifications/n.jsonl", [
+            Line.notification("REFUND", uuid: "1b2c3d4e-0000-4000-8000-000000000001", signed: "2026-11-21T07:00:01Z",
+                              transaction: purchase("2000000000000001", true)),
+            Line.notification("ONE_TIME_CHARGE", uuid: "1b2c3d4e-0000-4000-8000-000000000002", signed: "2026-11-20T08:00:01Z",
+                              transaction: purchase("2000000000000002", false)),
+            Line.notification("REFUND", uuid: "1b2c3d4e-0000-4000-8000-000000000003", signed: "2026-11-21T07:00:01Z",
+                              transaction: purchase("2000000000000002", true)),
+        ])
+        try scenario.write("server/s.jsonl", [
+            Line.delivered("2026-11-20T08:00:05Z", "u_1", "2000000000000001", "gems"),
+            Line.delivered("2026-11-20T08:00:05Z", "u_1", "2000000000000002", "gems"),
+        ])
+        _ = try scenario.run(asOf: "2026-11-22T00:00:00Z")
+        let story = try UserHistory.load(try scenario.open(), .user("u_1"))
+        #expect(story.events.filter { $0.event == "apple purchase" }.map { "\($0.id) \($0.source)" } == [
+            "2000000000000001 notifications/n.jsonl:1", "2000000000000002 notifications/n.jsonl:2",
+        ])
+    }
 }
