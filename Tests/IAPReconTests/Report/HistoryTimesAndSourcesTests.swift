@@ -119,4 +119,28 @@ struct HistoryTimesAndSourcesTests {
             "2000000000000001 notifications/n.jsonl:1", "2000000000000002 notifications/n.jsonl:2",
         ])
     }
+
+    @Test("a multi_apple_id_subscription finding at the instant of the purchase that began the overlap comes after it, read at once or in runs")
+    func multiAppleIDFindingAfterItsPurchase() throws {
+        let scenario = try Scenario()
+        try scenario.writeTwoChainsOfOneGroup()
+        // a1 runs to December: b1, bought 2026-11-10T10:00:00Z, overlaps it from its purchase on.
+        try scenario.write("receipts/r.jsonl", [
+            Line.v2Receipt("2026-11-01T10:00:05Z", "u1", transaction: Scenario.chainA1(expires: "2026-12-01T10:00:00Z")),
+            Line.v2Receipt("2026-11-10T10:00:05Z", "u1", transaction: Line.v2("b1", "pro.yearly", purchase: "2026-11-10T10:00:00Z",
+                                                                             expires: "2027-11-10T10:00:00Z", price: 79990)),
+        ])
+        _ = try scenario.run(asOf: "2026-11-20T00:00:00Z")
+        let database = try scenario.open()
+        let expected = ["apple purchase a1", "delivered a1", "apple purchase b1", "FINDING multi_apple_id_subscription", "delivered b1"]
+        for (memoryBytes, atOnce) in [(HistoryEvents.memoryBytes, UserHistory.transactionsReadAtOnce), (64, 1)] {
+            let story = try UserHistory.load(SQLiteHistoryStore(database), .user("u1"), memoryBytes: memoryBytes, transactionsAtOnce: atOnce)
+            #expect(story.events.map { $0.event.hasPrefix("FINDING") ? $0.event : "\($0.event) \($0.id)" } == expected, "\(memoryBytes)")
+            let finding = try #require(story.events.first { $0.event.hasPrefix("FINDING") })
+            #expect(finding.ms == Line.ms("2026-11-10T10:00:00Z"))
+        }
+        // Each chain's own story: b1's shows its purchase before the finding.
+        let chain = try UserHistory.load(database, .originalTransaction("b1"))
+        #expect(chain.events.map(\.event) == ["apple purchase", "FINDING multi_apple_id_subscription", "delivered"])
+    }
 }
