@@ -300,7 +300,7 @@ public struct UserHistory: Sendable {
             guard !reversedRefunds.isEmpty else {
                 if let refundMs = transaction.refundMs {
                     add(refundMs, "refund", id: id, product: transaction.productID, amount: transaction.refundAmount, currency: transaction.currency,
-                        detail: transaction.refundType ?? "refund")
+                        detail: transaction.refundType ?? "refund", source: transaction.refundSource ?? "")
                 }
                 return
             }
@@ -353,7 +353,7 @@ public struct UserHistory: Sendable {
         mutating func add(_ finding: HistoryFacts.Finding) {
             let detail = "\(finding.severity): \(finding.detail)"
             add(finding.eventMs, "FINDING \(finding.kind)", id: finding.findingID, product: finding.productID ?? "", amount: finding.amount,
-                currency: finding.currency, detail: detail, shownDetail: UserHistory.counted(detail))
+                currency: finding.currency, detail: detail, shownDetail: UserHistory.counted(UserHistory.shownTimes(detail, zone)))
         }
     }
 
@@ -387,6 +387,35 @@ public struct UserHistory: Sendable {
 }
 
 extension UserHistory {
+    /// `text` with each time in it as iaprecon writes one in UTC (`2026-11-27T05:12:00.000Z`,
+    /// `Timestamp.iso8601`) shown in `zone` as the time column shows it, where the zone is not UTC:
+    /// a finding's detail is stored in UTC, and a table in another zone would read it beside local
+    /// times. In UTC the text is kept: its times say so themselves.
+    static func shownTimes(_ text: String, _ zone: Zone) -> String {
+        guard zone.canonicalIdentifier != Zone.utc.canonicalIdentifier, text.utf8.count >= 24 else { return text }
+        let bytes = Array(text.utf8)
+        // `yyyy-MM-ddTHH:mm:ss.SSSZ`: a digit where 0 stands, the other characters as they are.
+        let pattern = Array("0000-00-00T00:00:00.000Z".utf8)
+        func isTime(at start: Int) -> Bool {
+            zip(bytes[start..<(start + pattern.count)], pattern).allSatisfy { byte, expected in
+                expected == UInt8(ascii: "0") ? (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) : byte == expected
+            }
+        }
+        var shown: [UInt8] = []
+        var index = 0
+        while index < bytes.count {
+            if index + pattern.count <= bytes.count, isTime(at: index),
+               let ms = Timestamp.parse(String(decoding: bytes[index..<(index + pattern.count)], as: UTF8.self)) {
+                shown.append(contentsOf: localTime(ms, zone).utf8)
+                index += pattern.count
+            } else {
+                shown.append(bytes[index])
+                index += 1
+            }
+        }
+        return String(decoding: shown, as: UTF8.self)
+    }
+
     /// `yyyy-MM-dd HH:mm:ss` of an instant in `zone`, for people.
     public static func localTime(_ ms: Int64, _ zone: Zone) -> String {
         // On bytes: a long history shows one or two per event.

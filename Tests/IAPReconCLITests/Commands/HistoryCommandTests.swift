@@ -60,6 +60,25 @@ struct HistoryCommandTests {
         }
     }
 
+    @Test("--tz shows a finding's UTC times on the table in that zone, as the time column; json and csv keep them as findings.csv has them")
+    func findingTimesFollowTheZone() throws {
+        let (work, db) = try #require(Self.sampleStore())
+        let local = "refunded 2026-11-26 21:12:00 (REFUND_PRORATED 50000)", stored = "refunded 2026-11-27T05:12:00.000Z (REFUND_PRORATED 50000)"
+        let table = work.iaprecon(["history", "u_1008", "--db", db, "--tz", "America/Los_Angeles"])
+        #expect(table.code == 0)
+        // The table wraps its details: read them as one text.
+        let words = table.out.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        #expect(words.contains(local))
+        #expect(!words.contains("2026-11-27T05:12:00.000Z"))
+        for format in ["json", "csv"] {
+            let script = work.iaprecon(["history", "u_1008", "--db", db, "--tz", "America/Los_Angeles", "--format", format])
+            #expect(script.out.contains(stored), "\(format)")
+            #expect(!script.out.contains(local), "\(format)")
+        }
+        // Near miss: the UTC table shows the detail as stored.
+        #expect(work.iaprecon(["history", "u_1008", "--db", db]).out.split(whereSeparator: \.isWhitespace).joined(separator: " ").contains(stored))
+    }
+
     @Test("--db naming a folder says it is a folder, not a store file")
     func databaseIsAFolder() throws {
         let work = try Workspace()

@@ -317,7 +317,7 @@ struct UserHistoryTests {
         #expect(shown == orders.map { "matched to \($0.1) by delivery" })
     }
 
-    @Test("a purchase's source is its first sighting in file order, as the merge takes it, also where a later file's path sorts first")
+    @Test("a purchase's source is its first verifying sighting in file order, as the merge takes them, also where a later file's path sorts first")
     func purchaseSourceIsTheFirstSighting() throws {
         let scenario = try Scenario()
         _ = try InputGenerator.write(GeneratorOptions(users: 200, days: 8, seed: 11), to: scenario.input)
@@ -331,19 +331,39 @@ struct UserHistoryTests {
         _ = try scenario.run()
         let database = try scenario.open()
         var files = try StoredLedger.sourceFiles(database)
-        var (purchases, fromTheCopy) = (0, 0)
+        var (purchases, fromTheCopy, pastARefundNotice) = (0, 0, 0)
         var users: [String] = []
         try database.forEach("SELECT DISTINCT user_id FROM int_transactions_resolved WHERE user_id IS NOT NULL ORDER BY 1") { users.append($0.string(0)) }
+        let aboutARefund: Set<String> = ["REFUND", "REVOKE", "CANCEL", "REFUND_REVERSED", "REFUND_DECLINED", "CONSUMPTION_REQUEST"]
         for user in users {
             for event in try UserHistory.load(database, .user(user)).events where event.event == "apple purchase" {
-                let first = try #require(try AppleTransactions.merged(event.id, in: database)?.sources.first)
+                // Its sightings in file order, as the merge reads them; those of a notification about a refund last.
+                var sightings: [(notice: Bool, place: Int32, line: Int64, item: Int64, file: Int64)] = []
+                try database.forEach("""
+                    SELECT file_id, line, item, origin, notification_type, revocation_ms FROM raw_apple__transactions WHERE transaction_id = ?1
+                    """, [.text(event.id)]) { row in
+                    let type = try AppleNotificationType.codes.read(row, 4)
+                    let notice = row.int(3) == TransactionOrigin.notification.code && (row.optionalInt(5) != nil || aboutARefund.contains(type ?? ""))
+                    sightings.append((notice, try #require(files.place(of: row.int(0))), row.int(1), row.int(2), row.int(0)))
+                }
+                let inFileOrder = sightings.sorted { ($0.place, $0.line, $0.item) < ($1.place, $1.line, $1.item) }
+                let first = try #require(inFileOrder.first { !$0.notice } ?? inFileOrder.first)
                 #expect(event.source == files.text(files.line(file: first.file, first.line)), "\(event.id)")
+                // The merge's first is that one, unless a refund notice comes before it.
+                let merged = try #require(try AppleTransactions.merged(event.id, in: database)?.sources.first)
+                if inFileOrder.first?.notice == true, !first.notice {
+                    pastARefundNotice += 1
+                    #expect(event.source != files.text(files.line(file: merged.file, merged.line)), "\(event.id)")
+                } else {
+                    #expect(event.source == files.text(files.line(file: merged.file, merged.line)), "\(event.id)")
+                }
                 purchases += 1
                 if event.source.contains("a-copy.jsonl") { fromTheCopy += 1 }
             }
         }
         #expect(purchases > 100)
         #expect(fromTheCopy > 5, "the copy's sightings, first in path order, are the sources")
+        #expect(pastARefundNotice > 3, "purchases whose refund notification comes first in path order cite what verified them")
     }
 
     @Test("every user a finding involves sees it: the account that received a duplicate or a wrong-user delivery, each holder of a shared subscription")

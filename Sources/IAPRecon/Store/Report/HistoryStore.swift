@@ -42,7 +42,8 @@ protocol HistoryStore {
     func forEachOrder(ofUser user: String, atOnce: Int, _ body: (HistoryFacts.Order) throws -> Void) throws
     /// The orders the transactions matched.
     func matchedOrders(of transactionIDs: [String]) throws -> [HistoryFacts.Order]
-    /// The transactions as the join resolved them, each with the line of its first sighting.
+    /// The transactions as the join resolved them, each with the line that first verified it and
+    /// the line that told its refund.
     func transactions(_ transactionIDs: [String]) throws -> [HistoryFacts.Transaction]
     /// The transactions delivered to `user`: of every transaction some line delivers to them, those
     /// with a delivery whose first line does.
@@ -133,7 +134,10 @@ enum HistoryFacts {
         var refundType: String?
         var userID: String?
         var isRevenue: Bool
+        /// The line that first verified the purchase.
         var firstSighting: String?
+        /// The line that told the refund that stands, if one does.
+        var refundSource: String? = nil
 
         /// What it cost: the unit price times the quantity, when the price is known.
         var price: Amount? { unitPrice.flatMap(Amount.parse).map { $0 * quantity } }

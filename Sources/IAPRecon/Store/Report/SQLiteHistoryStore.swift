@@ -265,7 +265,9 @@ struct SQLiteHistoryStore: HistoryStore {
 
     func transactions(_ transactionIDs: [String]) throws -> [HistoryFacts.Transaction] {
         let idList = SQLValue.textList(transactionIDs)
-        let firstSighting = try firstSightings(idList)
+        var files = try StoredLedger.sourceFiles(database)
+        let firstSighting = try firstSightings(idList, &files)
+        let refundSource = try refundSources(idList, &files)
         var transactions: [HistoryFacts.Transaction] = []
         typealias Column = TransactionColumn
         try database.forEach("""
@@ -279,27 +281,68 @@ struct SQLiteHistoryStore: HistoryStore {
                 ownership: row.optionalString(Column.ownership), expiresMs: row.optionalInt(Column.expiresMs),
                 refundMs: row.optionalInt(Column.refundMs), refundAmount: row.optionalString(Column.refundAmount),
                 refundType: row.optionalString(Column.refundType), userID: row.optionalString(Column.userID),
-                isRevenue: row.int(Column.isRevenue) == 1, firstSighting: firstSighting[id]))
+                isRevenue: row.int(Column.isRevenue) == 1, firstSighting: firstSighting[id], refundSource: refundSource[id]))
         }
         return transactions
     }
 
-    /// Where each transaction was first seen, as `path:line`: its sighting first in file order (files
-    /// in path order, then line, then item), which the merge takes first (`AppleTransactions`). Only
-    /// the sightings' places are read, not the sightings merged: a receipt a client replayed
-    /// thousands of times is thousands of sightings of each of its transactions.
-    private func firstSightings(_ idList: SQLValue) throws -> [String: String] {
-        var files = try StoredLedger.sourceFiles(database)
-        var first: [String: (place: Int32, line: Int64, item: Int64, file: Int64)] = [:]
+    /// Where each transaction was first verified, as `path:line`: of its sightings that verify the
+    /// purchase itself, the first in file order (files in path order, then line, then item), as the
+    /// merge takes them (`AppleTransactions`); only when it has none, its first sighting. A
+    /// notification about a refund (`refundNoticeSQL`) carries the purchase too, and its file can
+    /// sort first (`notifications/` before `receipts/`), but it tells of the refund, not the
+    /// purchase. Only the sightings' places are read, not the sightings merged: a receipt a client
+    /// replayed thousands of times is thousands of sightings of each of its transactions.
+    private func firstSightings(_ idList: SQLValue, _ files: inout SourceFiles) throws -> [String: String] {
+        var first: [String: (refundNotice: Bool, place: Int32, line: Int64, item: Int64, file: Int64)] = [:]
         try database.forEach("""
-            SELECT transaction_id, file_id, line, item FROM raw_apple__transactions WHERE transaction_id IN (SELECT value FROM json_each(?1))
+            SELECT transaction_id, file_id, line, item, \(Self.refundNoticeSQL("t")) FROM raw_apple__transactions t
+            WHERE transaction_id IN (SELECT value FROM json_each(?1))
             """, [idList]) { row in
             let file = row.int(1)
             // A file the ledger no longer has is no sighting, as where the merge joins the files.
             guard let place = files.place(of: file) else { return }
-            let sighting = (place: place, line: row.int(2), item: row.int(3), file: file)
+            let sighting = (refundNotice: row.int(4) == 1, place: place, line: row.int(2), item: row.int(3), file: file)
             let id = row.string(0)
-            if let known = first[id], (known.place, known.line, known.item) <= (sighting.place, sighting.line, sighting.item) { return }
+            if let known = first[id],
+               (known.refundNotice ? 1 : 0, known.place, known.line, known.item)
+                <= (sighting.refundNotice ? 1 : 0, sighting.place, sighting.line, sighting.item) { return }
+            first[id] = sighting
+        }
+        return first.mapValues { files.text(files.line(file: $0.file, $0.line)) }
+    }
+
+    /// Whether a sighting (as `table`) came in a notification about a refund: one telling of it
+    /// (with its revocation, or a V1 `CANCEL`), reversing or declining it, or asking about it.
+    private static func refundNoticeSQL(_ table: String) -> String {
+        let codes = AppleNotificationType.codes
+        let types = ["REFUND", "REVOKE", "CANCEL", "REFUND_REVERSED", "REFUND_DECLINED", "CONSUMPTION_REQUEST"]
+        // A type is kept coded, or as text by an older store (`StoredReportRows`).
+        let listed = (types.map(codes.sqlLiteral) + types.map { "'\($0)'" }).joined(separator: ", ")
+        return "(\(table).origin = \(TransactionOrigin.notification.code) "
+            + "AND (\(table).revocation_ms IS NOT NULL OR \(table).notification_type IN (\(listed))))"
+    }
+
+    /// The line that told each transaction's standing refund, as `path:line`: of its sightings with
+    /// the refund's time, one that says the refund's kind (Apple's notification) before one that
+    /// does not (a receipt listing the refunded purchase), then the first in file order.
+    private func refundSources(_ idList: SQLValue, _ files: inout SourceFiles) throws -> [String: String] {
+        let reversal = AppleNotificationType.codes.sqlLiteral("REFUND_REVERSED")
+        var first: [String: (untyped: Bool, place: Int32, line: Int64, item: Int64, file: Int64)] = [:]
+        try database.forEach("""
+            SELECT t.transaction_id, t.file_id, t.line, t.item, t.revocation_type IS NULL
+            FROM raw_apple__transactions t JOIN int_transactions_resolved r ON r.transaction_id = t.transaction_id
+            WHERE t.transaction_id IN (SELECT value FROM json_each(?1)) AND r.refund_ms IS NOT NULL AND t.revocation_ms = r.refund_ms
+              AND t.notification_type IS NOT \(reversal) AND t.notification_type IS NOT 'REFUND_REVERSED'
+            """, [idList]) { row in
+            let file = row.int(1)
+            guard let place = files.place(of: file) else { return }
+            let sighting = (untyped: row.int(4) == 1, place: place, line: row.int(2), item: row.int(3), file: file)
+            let id = row.string(0)
+            if let known = first[id],
+               (known.untyped ? 1 : 0, known.place, known.line, known.item) <= (sighting.untyped ? 1 : 0, sighting.place, sighting.line, sighting.item) {
+                return
+            }
             first[id] = sighting
         }
         return first.mapValues { files.text(files.line(file: $0.file, $0.line)) }
