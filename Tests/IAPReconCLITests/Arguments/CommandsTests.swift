@@ -17,7 +17,8 @@ struct CommandsTests {
     func examples(command: CommandSpec) throws {
         #expect((1...3).contains(command.examples.count))
         for example in command.examples {
-            let words = example.command.split(separator: " ").map(String.init)
+            // As a shell reads it: a line ending in `\` goes on on the next.
+            let words = example.command.replacingOccurrences(of: "\\\n", with: " ").split(separator: " ").map(String.init)
             #expect(words.first == "iaprecon")
             #expect(words.dropFirst().first == command.name)
             let parsed = try parseExpectingCommand(Array(words.dropFirst()))
