@@ -110,7 +110,7 @@ public struct UserHistory: Sendable {
     static func load(_ store: some HistoryStore, _ lookup: Lookup, currency: String? = nil, zone: Zone = .utc,
                      memoryBytes: Int = HistoryEvents.memoryBytes, transactionsAtOnce: Int = transactionsReadAtOnce) throws -> UserHistory {
         guard try store.isReconciled() else {
-            throw NotFound(what: "reconciliation", hint: "run 'iaprecon run' (or the join and report stages) on it first")
+            throw NotFound(what: "reconciliation", hint: "run 'iaprecon run' (or the normalize, join and report stages) on it first")
         }
         let resolved = try resolve(store, lookup)
         let (scope, userID) = (resolved.scope, resolved.userID)

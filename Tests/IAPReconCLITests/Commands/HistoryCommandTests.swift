@@ -79,6 +79,21 @@ struct HistoryCommandTests {
         #expect(work.iaprecon(["history", "u_1008", "--db", db]).out.split(whereSeparator: \.isWhitespace).joined(separator: " ").contains(stored))
     }
 
+    @Test("a store only ingested has no reconciliation to tell, and says every stage that makes one; after them it answers")
+    func ingestedOnly() throws {
+        let work = try Workspace()
+        let db = work.path("s.sqlite")
+        #expect(work.iaprecon(["ingest", "--input", Workspace.sampleData, "--trust-root", Workspace.sampleRoot, "--db", db, "--quiet"]).code == 0)
+        let result = work.iaprecon(["history", "u_1005", "--db", db])
+        #expect(result.code == 1)
+        #expect(result.err == "Error: no reconciliation in the store; run 'iaprecon run' (or the normalize, join and report stages) on it first\n")
+        // Near miss: the stages it names, in order, make a store history reads.
+        #expect(work.iaprecon(["normalize", "--db", db, "--quiet"]).code == 0)
+        #expect(work.iaprecon(["join", "--db", db, "--quiet"]).code == 0)
+        #expect(work.iaprecon(["report", "--db", db, "--out", work.path("out"), "--quiet"]).code == 0)
+        #expect(work.iaprecon(["history", "u_1005", "--db", db]).code == 0)
+    }
+
     @Test("--db naming a folder says it is a folder, not a store file")
     func databaseIsAFolder() throws {
         let work = try Workspace()
