@@ -197,9 +197,11 @@ extension CommandSpec {
         abstract: "Check inputs and print the accounting without writing a store.",
         discussion: """
             Parses every input file and prints, per file, the lines read, accepted, \
-            rejected and ignored, with the first rejects. Nothing is written.
+            rejected and ignored, with the first rejects. Nothing is written. An \
+            fx.csv that does not convert into --currency, which a run refuses, \
+            exits 2 after the accounting.
             """,
-        options: [.input, .now, .mmpTZ, .bundleID, .appSKU, .jobs, .trustRoot],
+        options: [.input, .now, .mmpTZ, .bundleID, .appSKU, .jobs, .trustRoot, .currency],
         flags: [.trustUnsigned],
         examples: [
             ExampleSpec("Check a new export before loading it:", "iaprecon validate --input exports/2026-11-28")

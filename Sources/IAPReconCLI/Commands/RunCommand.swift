@@ -125,6 +125,14 @@ enum StageCommands {
             console.err("Warning: not read, matches no source: \(command.inputFolder)/\(path)")
         }
         guard !listing.files.isEmpty else { throw SourceFile.noSourceFile(in: command.inputFolder) }
+        // What a run refuses before it reads anything, said after the accounting, which shows the
+        // rates' rejected lines too.
+        var ratesRefused: ReportingCurrency.Mismatch?
+        do {
+            try Pipeline.checkFX(input: command.inputFolder, currency: ReportingCurrency(command.value("currency") ?? "USD"))
+        } catch let mismatch as ReportingCurrency.Mismatch {
+            ratesRefused = mismatch
+        }
         let report = try IngestStage.validate(files: listing.files, jobs: command.jobs, rules: try command.lineRules())
         console.out(accountingTable(report))
         if !report.firstRejects.isEmpty {
@@ -136,6 +144,7 @@ enum StageCommands {
             console.out("\nrejected lines (\(shown)):\n" + rejects.text)
         }
         if let unreadable = report.unreadable.first { throw unreadable }
+        if let ratesRefused { throw ratesRefused }
         return .ok
     }
 

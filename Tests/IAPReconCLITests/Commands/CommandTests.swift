@@ -277,6 +277,27 @@ struct CommandTests {
         #expect(try run(["2026-11-01,EUR,1.1", "2026-11-01,USD,1", "2026-11-01,yen,0.0066"]).code == 0)
     }
 
+    @Test("validate refuses the fx.csv a run would refuse, after its accounting: exit 2 with the run's words; a right one passes")
+    func validateChecksTheRates() throws {
+        let work = try Workspace()
+        try FileManager.default.createDirectory(atPath: work.path("in/server"), withIntermediateDirectories: true)
+        try "".write(toFile: work.path("in/server/a.jsonl"), atomically: true, encoding: .utf8)
+        func validate(_ fx: [String], _ options: [String] = []) throws -> (code: Int32, out: String, err: String) {
+            try (["date,currency,rate"] + fx).joined(separator: "\n").appending("\n").write(toFile: work.path("in/fx.csv"), atomically: true, encoding: .utf8)
+            return work.iaprecon(["validate", "--input", work.path("in")] + options)
+        }
+        let lowercase = try validate(["2026-11-01,EUR,1.1", "2026-11-01,usd,1"])
+        #expect(lowercase.code == 2)
+        #expect(lowercase.err == #"Error: fx.csv has no rate-1 row for USD: it does not convert into USD (fx.csv:3 is rejected: bad currency in 'currency': "usd")"# + "\n")
+        #expect(lowercase.out.contains("fx.csv"), "the accounting is printed first")
+        let yen = try validate(["2026-11-01,EUR,1.1", "2026-11-01,USD,1"], ["--currency", "JPY"])
+        #expect(yen.code == 2)
+        #expect(yen.err == "Error: fx.csv converts into USD, not JPY\n")
+        // Near misses: the rates convert into the reporting currency, by default or as named.
+        #expect(try validate(["2026-11-01,EUR,1.1", "2026-11-01,USD,1"]).code == 0)
+        #expect(try validate(["2026-11-01,EUR,0.0062", "2026-11-01,JPY,1"], ["--currency", "JPY"]).code == 0)
+    }
+
     @Test("a missing input folder exits 3 naming it")
     func missingInput() throws {
         let work = try Workspace()
