@@ -140,13 +140,19 @@ public struct SourceFile: Sendable, Equatable {
                    + "spend/, apple/, catalog.csv, fx.csv, or YYYY-MM-DD folders holding them)")
     }
 
+    /// Refuses an input folder that is not there: a mistyped `--input`, which a run refuses before
+    /// it makes a store, as a mistyped `--out`.
+    public static func checkFolder(_ folder: String) throws(InputError) {
+        guard isDirectory(folder) else { throw InputError(path: folder, reason: "no such folder") }
+    }
+
     /// `YYYY-MM-DD`, the name of a daily partition.
     public static func isPartitionName(_ name: String) -> Bool {
         name.utf8.count == 10 && Timestamp.startOfDay(name) != nil
     }
 
     private static func entries(of folder: String) throws(InputError) -> [String] {
-        guard isDirectory(folder) else { throw InputError(path: folder, reason: "no such folder") }
+        try checkFolder(folder)
         guard FileManager.default.isReadableFile(atPath: folder),
               let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else {
             throw InputError(path: folder, reason: "permission denied")

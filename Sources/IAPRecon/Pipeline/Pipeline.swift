@@ -136,6 +136,7 @@ public enum Pipeline {
         // An --out that cannot be written, or holds what iaprecon did not write, fails now, not after an hour of
         // work, and before the store: a refused folder is a mistyped argument, which creates no store and is no run.
         try OutputSet.checkTarget(options.report.outFolder)
+        try SourceFile.checkFolder(options.input)
         // A lock of another file (one put in the store's place since it was taken) does not keep other runs off this one.
         let lock = try storeLock.flatMap { $0.locks(databasePath: options.databasePath) ? $0 : nil }
             ?? RunLock(databasePath: options.databasePath, command: options.command)

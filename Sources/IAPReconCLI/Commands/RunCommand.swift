@@ -52,6 +52,8 @@ enum RunCommand {
 /// The single-stage commands, so a failed night can resume from the stage that failed.
 enum StageCommands {
     static func ingest(_ command: ParsedCommand, console: Console) throws -> ExitCode {
+        // A mistyped --input makes no store, as in `Pipeline.run`.
+        try SourceFile.checkFolder(command.inputFolder)
         let lock = try RunLock(databasePath: command.databasePath, command: "ingest")
         defer { withExtendedLifetime(lock) {} }
         let database = try Store.open(path: command.databasePath)

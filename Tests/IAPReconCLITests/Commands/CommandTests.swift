@@ -304,6 +304,16 @@ struct CommandTests {
         let result = work.iaprecon(["run", "--input", work.path("nope"), "--db", work.path("s.sqlite"), "--out", work.path("out")])
         #expect(result.code == 3)
         #expect(result.err == "Error: cannot read \(work.path("nope")): no such folder\n")
+        // A mistyped --input is refused before the store: no store, lock or note is made, by run or by ingest.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: work.root).isEmpty)
+        let ingest = work.iaprecon(["ingest", "--input", work.path("nope"), "--db", work.path("s.sqlite")])
+        #expect(ingest.code == 3)
+        #expect(ingest.err == "Error: cannot read \(work.path("nope")): no such folder\n")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: work.root).isEmpty)
+        // Near miss: a folder there but holding no source is read, and the run is in the store's log.
+        try FileManager.default.createDirectory(atPath: work.path("empty"), withIntermediateDirectories: true)
+        #expect(work.iaprecon(["run", "--input", work.path("empty"), "--db", work.path("s.sqlite"), "--out", work.path("out")]).code == 3)
+        #expect(try Store.open(path: work.path("s.sqlite"), readOnly: true).scalar("SELECT status FROM runs") == .text("failed"))
     }
 
     @Test("an unreadable input file exits 3 naming it, after storing the readable files")
