@@ -1,32 +1,30 @@
 /// The MMP's installs as attribution matches users to them: every install read once from the
 /// store, found again by each id that reaches it (CONTRACT.md §1.5, §3).
 extension AttributionReport {
-    /// Installs reachable from one id (a CUID, AppsFlyer ID, IDFV or IDFA): a chain through `next`.
+    /// The install each id (a CUID, AppsFlyer ID, IDFV or IDFA) reaches first: its earliest, the
+    /// first in file order among installs at one time. The earliest of an id's installs at or before
+    /// a sign-up is that one or none, since every other is no earlier: one lookup per user and id,
+    /// however many installs share the id (a device farm's fixed IDFA).
     /// Ids are held as 128-bit fingerprints, not strings: memory stays small for millions of rows.
     struct InstallIndex {
-        private var head: [RowFingerprint: Int32] = [:]
-        private var next: [Int32] = []
+        private var first: [RowFingerprint: (install: Int32, ms: Int64)] = [:]
 
-        mutating func add(_ id: RowFingerprint?, install: Int) {
-            while next.count <= install { next.append(-1) }
+        /// Adds install number `install` (numbered in file order, from 0) at `ms`, reached by `id`;
+        /// installs are added in file order, so a later one at the same time is not the first.
+        mutating func add(_ id: RowFingerprint?, install: Int, ms: Int64) {
             guard let id else { return }
-            next[install] = head.updateValue(Int32(install), forKey: id) ?? -1
+            if let known = first[id], known.ms <= ms { return }
+            first[id] = (Int32(install), ms)
         }
 
         /// The earliest of `id`'s installs at or before `ms` (the first in file order among
-        /// installs at one time), or `best` when no such install is earlier. Walks the chain in
-        /// place: the matching asks this for every user.
+        /// installs at one time), or `best` when no such install is earlier.
         func earliest(of id: RowFingerprint?, atOrBefore ms: Int64, in installs: [Install], than best: Int? = nil) -> Int? {
-            guard let id else { return best }
-            var best = best
-            var position = head[id] ?? -1
-            while position >= 0 {
-                let index = Int(position)
-                let install = installs[index].ms
-                if install <= ms, best.map({ (install, index) < (installs[$0].ms, $0) }) ?? true { best = index }
-                position = next[index]
-            }
-            return best
+            guard let id, let known = first[id] else { return best }
+            let (index, install) = (Int(known.install), known.ms)
+            guard install <= ms else { return best }
+            if let best, (installs[best].ms, best) <= (install, index) { return best }
+            return index
         }
     }
 
@@ -90,10 +88,10 @@ extension AttributionReport {
                     cohorts.append(CohortKey(day: day(ms), mediaSource: mediaSource, campaign: campaignName))
                 }
                 installs.append(Install(ms: ms, slot: cohort, appsflyerID: appsflyerID, file: row.int(Column.fileID), line: row.int(Column.line)))
-                byCUID.add(user, install: index)
-                byAppsflyer.add(appsflyerID, install: index)
-                byIDFV.add(row.fingerprint(Column.idfv), install: index)
-                byIDFA.add(row.fingerprint(Column.idfa), install: index)
+                byCUID.add(user, install: index, ms: ms)
+                byAppsflyer.add(appsflyerID, install: index, ms: ms)
+                byIDFV.add(row.fingerprint(Column.idfv), install: index, ms: ms)
+                byIDFA.add(row.fingerprint(Column.idfa), install: index, ms: ms)
             }
         }
 
