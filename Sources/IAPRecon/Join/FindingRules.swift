@@ -229,11 +229,23 @@ struct FindingRules {
             finding.originalTransactionID = chainIDs.first.map(ids.text)
             finding.chainIDs = chainIDs.map(ids.text)
             finding.productID = held.first { $0.originalID == chainIDs.first }.map { ids.text($0.productID) }
-            finding.sources = held.filter { overlapping.contains($0.originalID) }.flatMap(\.sources).sorted()
+            // Every line of the chains; past ten chains (where `detail` stops naming them), the
+            // first ten lines in file order, each once, as a shared subscription lists its first
+            // ten deliveries: a user paying from thousands of Apple IDs would otherwise make a
+            // cell past what a spreadsheet opens.
+            let limit = chainIDs.count > Self.sourcesListed ? Self.sourcesListed : .max
+            for source in held.filter({ overlapping.contains($0.originalID) }).flatMap(\.sources).sorted()
+            where finding.sources.last != source {
+                if finding.sources.count == limit { break }
+                finding.sources.append(source)
+            }
             findings.append(finding)
         }
         return findings
     }
+
+    /// The most input lines a finding about more deliveries or chains than its detail names lists as its sources.
+    static let sourcesListed = 10
 
     /// Where paid periods of different chains overlap: the earliest moment two chains are paid for
     /// at once, and (by index into `chains`, ascending) each chain with a period that overlaps a

@@ -3,7 +3,7 @@ import Testing
 @testable import IAPRecon
 
 /// `multi_apple_id_subscription`'s overlap of paid periods, found by one sweep, against the
-/// pairwise comparison it replaced.
+/// pairwise comparison it replaced; and the cap on its sources.
 @Suite("Multi Apple ID overlap")
 struct MultiAppleIDOverlapTests {
     typealias Period = (start: Int64, end: Int64)
@@ -100,5 +100,58 @@ struct MultiAppleIDOverlapTests {
         // A chain with no paid period, and a lone chain.
         #expect(FindingRules.overlap([[], [(0, 10)]]) == nil)
         #expect(FindingRules.overlap([[(0, 10)]]) == nil)
+    }
+
+    /// `count` chains of u1 in group premium, each bought and delivered on its own day of
+    /// November and paid until December, so that all overlap; then c01 renewed, on line
+    /// `count + 1` of the receipts.
+    static func overlappingChains(_ count: Int) throws -> Scenario {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        let chains = (1...count).map { String(format: "c%02d", $0) }
+        try scenario.write("server/s.jsonl", chains.enumerated().map { index, chain in
+            Line.delivered(String(format: "2026-11-%02dT10:00:09Z", index + 1), "u1", chain, "pro.monthly")
+        } + [Line.delivered("2026-11-20T10:00:09Z", "u1", "c01r", "pro.monthly")])
+        try scenario.write("receipts/r.jsonl", chains.enumerated().map { index, chain in
+            Line.v2Receipt(String(format: "2026-11-%02dT10:00:05Z", index + 1), "u1",
+                           transaction: Line.v2(chain, "pro.monthly", purchase: String(format: "2026-11-%02dT10:00:00Z", index + 1),
+                                                expires: "2026-11-20T10:00:00Z", price: 9990))
+        } + [Line.v2Receipt("2026-11-20T10:00:05Z", "u1", transaction: Line.v2("c01r", "pro.monthly", purchase: "2026-11-20T10:00:00Z",
+                                                                                original: "c01", expires: "2026-12-20T10:00:00Z", price: 9990))])
+        return scenario
+    }
+
+    @Test("a user paying from more than ten Apple IDs: sources lists the first ten lines in file order, as detail names ten chains; ten chains list every line")
+    func sourcesCut() throws {
+        let eleven = try Self.overlappingChains(11).reconcile(asOf: "2026-11-30T00:00:00Z")
+        #expect(eleven.map(\.kind) == [.multiAppleIDSubscription])
+        let finding = try #require(eleven.first { $0.kind == .multiAppleIDSubscription })
+        #expect(finding.sources == (1...10).map { "receipts/r.jsonl:\($0)" })
+        #expect(finding.detail == "11 Apple IDs pay for group premium at once: chains c01, c02, c03, c04, c05, c06, c07, c08, c09, c10 and 1 more")
+        #expect(finding.originalTransactionID == "c01")
+        #expect(finding.eventMs == Line.ms("2026-11-02T10:00:00Z"))
+
+        // The near miss: ten chains, named in full, and all their eleven lines.
+        let ten = try Self.overlappingChains(10).reconcile(asOf: "2026-11-30T00:00:00Z")
+        #expect(ten.map(\.kind) == [.multiAppleIDSubscription])
+        let all = try #require(ten.first { $0.kind == .multiAppleIDSubscription })
+        #expect(all.sources == (1...11).map { "receipts/r.jsonl:\($0)" })
+        #expect(all.detail == "10 Apple IDs pay for group premium at once: chains c01, c02, c03, c04, c05, c06, c07, c08, c09, c10")
+    }
+
+    @Test("ten distinct lines: a line that is the source of several of the chains' transactions counts once")
+    func sourcesCountLinesOnce() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        let chains = (1...12).map { String(format: "c%02d", $0) }
+        try scenario.write("server/s.jsonl", chains.map { Line.delivered("2026-11-02T10:00:09Z", "u1", $0, "pro.monthly") })
+        // Line 1 holds the first two chains' transactions; then one line each.
+        let transactions = chains.map { Line.v2($0, "pro.monthly", purchase: "2026-11-01T10:00:00Z", expires: "2026-12-01T10:00:00Z", price: 9990) }
+        try scenario.write("receipts/r.jsonl", [
+            "{\"received_at\":\"2026-11-01T10:00:05Z\",\"user_id\":\"u1\",\"transactions\":[\(transactions[0]),\(transactions[1])]}",
+        ] + transactions.dropFirst(2).map { Line.v2Receipt("2026-11-01T10:00:05Z", "u1", transaction: $0) })
+        let findings = try scenario.reconcile(asOf: "2026-11-30T00:00:00Z")
+        let finding = try #require(findings.first { $0.kind == .multiAppleIDSubscription })
+        #expect(finding.sources == (1...10).map { "receipts/r.jsonl:\($0)" })
     }
 }
