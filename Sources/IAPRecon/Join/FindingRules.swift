@@ -217,20 +217,9 @@ struct FindingRules {
             }
         }
         for (key, held) in chainsByUserGroup where held.count > 1 {
-            var overlapStart: Int64?
-            var overlapping = Set<InternedID>()
-            for i in 0..<held.count {
-                for j in (i + 1)..<held.count {
-                    for a in held[i].periods {
-                        for b in held[j].periods where a.start < b.end && b.start < a.end {
-                            let start = max(a.start, b.start)
-                            overlapStart = min(overlapStart ?? start, start)
-                            overlapping.formUnion([held[i].originalID, held[j].originalID])
-                        }
-                    }
-                }
-            }
-            guard let overlapStart else { continue }
+            guard let overlap = Self.overlap(held.map(\.periods)) else { continue }
+            let overlapStart = overlap.start
+            let overlapping = Set(overlap.chains.map { held[$0].originalID })
             let chainIDs = overlapping.sorted { ids.precedes($0, $1) }
             let (user, group) = (ids.text(key.userID), ids.text(key.group))
             var finding = Finding(kind: .multiAppleIDSubscription, key: user + "|" + group, eventMs: overlapStart,
@@ -240,10 +229,91 @@ struct FindingRules {
             finding.originalTransactionID = chainIDs.first.map(ids.text)
             finding.chainIDs = chainIDs.map(ids.text)
             finding.productID = held.first { $0.originalID == chainIDs.first }.map { ids.text($0.productID) }
-            finding.sources = held.filter { overlapping.contains($0.originalID) }.flatMap(\.sources).sorted()
+            // Every line of the chains; past ten chains (where `detail` stops naming them), the
+            // first ten lines in file order, each once, as a shared subscription lists its first
+            // ten deliveries: a user paying from thousands of Apple IDs would otherwise make a
+            // cell past what a spreadsheet opens.
+            let limit = chainIDs.count > Self.sourcesListed ? Self.sourcesListed : .max
+            for source in held.filter({ overlapping.contains($0.originalID) }).flatMap(\.sources).sorted()
+            where finding.sources.last != source {
+                if finding.sources.count == limit { break }
+                finding.sources.append(source)
+            }
             findings.append(finding)
         }
         return findings
+    }
+
+    /// The most input lines a finding about more deliveries or chains than its detail names lists as its sources.
+    static let sourcesListed = 10
+
+    /// Where paid periods of different chains overlap: the earliest moment two chains are paid for
+    /// at once, and (by index into `chains`, ascending) each chain with a period that overlaps a
+    /// period of another chain; nil when none do. A chain's own periods never count against it.
+    /// Periods are `[start, end)`, and only those with `start < end` count (a chain's paid periods
+    /// all are): one ending as another starts does not overlap.
+    ///
+    /// One sweep over all the periods sorted by start: a period overlaps an earlier-or-equal
+    /// starting one of another chain when the latest end among those is after its start, and a
+    /// later starting one of another chain when the earliest such start is before its end.
+    static func overlap(_ chains: [[(start: Int64, end: Int64)]]) -> (start: Int64, chains: [Int])? {
+        var periods: [(start: Int64, end: Int64, chain: Int)] = []
+        for (chain, spans) in chains.enumerated() {
+            for span in spans where span.start < span.end { periods.append((span.start, span.end, chain)) }
+        }
+        periods.sort { ($0.start, $0.end, $0.chain) < ($1.start, $1.end, $1.chain) }
+        var overlapping = [Bool](repeating: false, count: chains.count)
+        var overlapStart: Int64?
+        // The two best values seen so far from two different chains: the best, and the best of
+        // any chain but the best's.
+        struct Best {
+            var first: (value: Int64, chain: Int)?
+            var second: (value: Int64, chain: Int)?
+            let better: (Int64, Int64) -> Bool
+            mutating func add(_ value: Int64, _ chain: Int) {
+                if let top = first, top.chain == chain {
+                    if better(value, top.value) { first = (value, chain) }
+                } else if first.map({ better(value, $0.value) }) ?? true {
+                    second = first
+                    first = (value, chain)
+                } else if second.map({ better(value, $0.value) }) ?? true {
+                    second = (value, chain)
+                }
+            }
+            /// The best value of a chain other than `chain`.
+            func other(than chain: Int) -> Int64? {
+                first?.chain == chain ? second?.value : first?.value
+            }
+        }
+        // Periods starting at or before the current start: their latest ends.
+        var ends = Best(better: >)
+        var index = 0
+        while index < periods.count {
+            var next = index
+            while next < periods.count, periods[next].start == periods[index].start { next += 1 }
+            for period in periods[index..<next] { ends.add(period.end, period.chain) }
+            for period in periods[index..<next] {
+                if let end = ends.other(than: period.chain), end > period.start {
+                    overlapping[period.chain] = true
+                    overlapStart = min(overlapStart ?? period.start, period.start)
+                }
+            }
+            index = next
+        }
+        // Periods starting strictly after the current start: their earliest starts.
+        var starts = Best(better: <)
+        var end = periods.count
+        while end > 0 {
+            var first = end - 1
+            while first > 0, periods[first - 1].start == periods[end - 1].start { first -= 1 }
+            for period in periods[first..<end] {
+                if let start = starts.other(than: period.chain), start < period.end { overlapping[period.chain] = true }
+            }
+            for period in periods[first..<end] { starts.add(period.start, period.chain) }
+            end = first
+        }
+        guard let overlapStart else { return nil }
+        return (overlapStart, overlapping.indices.filter { overlapping[$0] })
     }
 }
 

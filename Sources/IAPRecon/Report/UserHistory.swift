@@ -432,6 +432,9 @@ extension UserHistory {
     /// The most open findings the header names one by one.
     static let findingsListed = 10
 
+    /// The most active subscriptions the header names.
+    static let subscriptionsListed = 10
+
     /// The header's lines: what the customer spent and got back, what they can use now, what is open.
     public func headerLines(_ zone: Zone) -> [String] {
         let money = { (text: String) in shownAmount(text) + " " + reportingCurrency }
@@ -442,11 +445,17 @@ extension UserHistory {
         if activeSubscriptions.isEmpty {
             lines.append("active subscriptions: none")
         } else {
-            lines.append("active subscriptions: " + activeSubscriptions.map { subscription in
+            // A customer holding thousands of chains would push the findings and events off the
+            // screen: the first ten are named, the rest counted (json lists them all).
+            var listed = activeSubscriptions.prefix(Self.subscriptionsListed).map { subscription in
                 var text = "\(subscription.productID) until \(Self.localTime(subscription.expiresMs, zone)) (chain \(subscription.originalTransactionID)"
                 if subscription.environment != "Production" { text += ", \(subscription.environment)" }
                 return text + ")"
-            }.joined(separator: "; "))
+            }.joined(separator: "; ")
+            if activeSubscriptions.count > Self.subscriptionsListed {
+                listed += "; and \(activeSubscriptions.count - Self.subscriptionsListed) more (--format json lists them)"
+            }
+            lines.append("active subscriptions: " + listed)
         }
         if findings.isEmpty {
             lines.append("open findings: none")
