@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The store as the normalize stage sees it: the indexes the readers of the input lines need.
 protocol RawIndexStore {
@@ -50,10 +51,14 @@ protocol JoinStore: RawIndexStore {
     func forEachLinkRows(_ deliver: (LinkRows) throws -> Void) throws
     /// What the links reach from `frontier` that is not `known` (from its transactions, chains,
     /// orders and users), in parts whose order does not depend on how the work was spread.
-    /// Inside a write transaction, it reads what was committed before it.
-    func reach(from frontier: JoinScope, known: Set<RowFingerprint>) throws -> [ReachedKeys]
+    /// Inside a write transaction, it reads what was committed before it. Nil once what the
+    /// closure read passes `budget`'s limit (`ClosureReadBudget`): it stops reading there.
+    func reach(from frontier: JoinScope, known: Set<RowFingerprint>, budget: ClosureReadBudget) throws -> [ReachedKeys]?
     /// The most bytes of facts a closure holds for its batches (`ClosureFacts`).
     var closureFactsBudget: Int { get }
+    /// The most bytes of rows a closure reads (link rows, facts, the keys it finds) before it
+    /// gives up for a full rebuild, which spills what it holds (`ClosureReadBudget`).
+    var closureReadBudget: Int { get }
 
     // MARK: Deciding batches
 
@@ -161,6 +166,37 @@ struct LinkRows: Sendable {
     mutating func endRow() {
         rowEnds.append(Int32(kinds.count))
     }
+
+    /// About how many bytes the rows take.
+    var footprint: Int {
+        bytes.count + kinds.count * (MemoryLayout<KeyKind>.stride + MemoryLayout<RowFingerprint>.stride + MemoryLayout<Int32>.stride)
+            + rowEnds.count * MemoryLayout<Int32>.stride
+    }
+}
+
+/// What a closure has read, in bytes, against the most it may: every query of every round adds
+/// the rows it reads as it reads them, from whichever thread reads them. A closure that passes it
+/// reaches so far (a receipt replayed thousands of times links every sighting of it) that holding
+/// its links, and deciding its scope from them, would take memory without bound: the join
+/// rebuilds in full instead, and a full rebuild spills what it holds.
+final class ClosureReadBudget: Sendable {
+    let limit: Int
+    private let used = Atomic<Int>(0)
+
+    init(limit: Int) {
+        self.limit = limit
+    }
+
+    /// The bytes added so far.
+    var bytes: Int { used.load(ordering: .relaxed) }
+
+    /// Adds `bytes`; false once the total is past the limit.
+    func spend(_ bytes: Int) -> Bool {
+        used.add(bytes, ordering: .relaxed).newValue <= limit
+    }
+
+    /// Thrown by a reader that passed the limit, which stops the round's other readers.
+    struct Exceeded: Error {}
 }
 
 /// What a round (or a part of one) reached: the keys the scope did not know, each once, and the link rows among what it read.

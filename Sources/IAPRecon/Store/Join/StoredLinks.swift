@@ -59,7 +59,10 @@ enum StoredLinks {
     /// long depends on the kinds of keys a round follows (its users' orders in one, its
     /// transactions' sightings in the next), so no fixed split keeps both cores busy to the end of
     /// every round; a frontier table is filled on both connections only for a query taken over.
-    static func reach(from frontier: JoinScope, known: Set<RowFingerprint>, in database: Database,
+    ///
+    /// Each query adds what it reads to `budget` as it reads, and throws `ClosureReadBudget.Exceeded`
+    /// once the closure's total is past its limit, which stops the other connection's queries too.
+    static func reach(from frontier: JoinScope, known: Set<RowFingerprint>, budget: ClosureReadBudget, in database: Database,
                       alongside openHelper: @escaping @Sendable () throws -> Database) throws -> [ReachedKeys] {
         let queues = [[KeyKind.transaction, .chain], [.order, .user]].map { kinds in
             let order = linkQueries.indices
@@ -71,7 +74,7 @@ enum StoredLinks {
         }
         let helper = Background { () throws -> [(query: Int, reached: ReachedKeys)] in
             do {
-                return try takeTurns([queues[1], queues[0]], from: frontier, known: known, in: openHelper())
+                return try takeTurns([queues[1], queues[0]], from: frontier, known: known, budget: budget, in: openHelper())
             } catch {
                 queues.forEach { $0.turns.stop() }
                 throw error
@@ -79,7 +82,7 @@ enum StoredLinks {
         }
         var results = [ReachedKeys](repeating: ReachedKeys(), count: linkQueries.count)
         do {
-            for (query, reached) in try takeTurns(queues, from: frontier, known: known, in: database) { results[query] = reached }
+            for (query, reached) in try takeTurns(queues, from: frontier, known: known, budget: budget, in: database) { results[query] = reached }
         } catch {
             queues.forEach { $0.turns.stop() }
             helper.wait()
@@ -98,27 +101,37 @@ enum StoredLinks {
     /// Runs the queries this connection takes from `queues`, one queue after the other, each
     /// frontier table filled (`temp.frontier_*`) before the first query that reads it.
     private static func takeTurns(_ queues: [QueryQueue], from frontier: JoinScope, known: Set<RowFingerprint>,
-                                  in database: Database) throws -> [(query: Int, reached: ReachedKeys)] {
+                                  budget: ClosureReadBudget, in database: Database) throws -> [(query: Int, reached: ReachedKeys)] {
         var filled: Set<KeyKind> = []
         var results: [(query: Int, reached: ReachedKeys)] = []
         for queue in queues {
             while let turn = queue.turns.take() {
                 let link = linkQueries[queue.order[turn]]
                 if filled.insert(link.from).inserted { try StoredScopeFacts.fill(frontier, link.from, prefix: "frontier", in: database) }
-                results.append((queue.order[turn], try reach(through: link, in: database, known: known)))
+                results.append((queue.order[turn], try reach(through: link, in: database, known: known, budget: budget)))
             }
         }
         return results
     }
 
-    /// The keys one query reads that are not `known`, each once, its link rows, and the facts it read them from.
-    private static func reach(through link: LinkQuery, in database: Database, known: Set<RowFingerprint>) throws -> ReachedKeys {
+    /// The keys one query reads that are not `known`, each once, its link rows, and the facts it
+    /// read them from, their bytes added to `budget` every so often as they grow.
+    private static func reach(through link: LinkQuery, in database: Database, known: Set<RowFingerprint>,
+                              budget: ClosureReadBudget) throws -> ReachedKeys {
         var reached = ReachedKeys()
         var seen = Set<RowFingerprint>()
         var facts = link.facts.map { PackedRows(table: $0.rawValue) }
         var resolved = link.keepsCurrentResolved ? PackedRows(table: 0) : nil
         // A query that reads facts or resolved transactions has them first, then its keys.
         let first = link.firstKeyColumn
+        var spent = 0
+        func spend(atLeast step: Int) throws {
+            let bytes = reached.links.footprint + (facts?.bytes.count ?? 0) + (resolved?.bytes.count ?? 0)
+                + reached.keys.count * MemoryLayout<(fingerprint: RowFingerprint, key: String, kind: KeyKind)>.stride
+            guard bytes - spent >= step else { return }
+            defer { spent = bytes }
+            guard budget.spend(bytes - spent) else { throw ClosureReadBudget.Exceeded() }
+        }
         try database.forEach(link.sql) { row in
             for (index, kind) in link.kinds.enumerated() where !row.isNull(first + index) {
                 let fingerprint = row.statement.withText(Int32(first + index)) { kind.fingerprint(of: $0) }
@@ -128,7 +141,9 @@ enum StoredLinks {
             if link.isLinkRow { append(row, kinds: link.kinds, from: first, to: &reached.links) }
             if let table = link.facts { facts?.append(row, columns: table.columns) }
             if link.keepsCurrentResolved { resolved?.append(row, columns: first) }
+            try spend(atLeast: 1 << 16)
         }
+        try spend(atLeast: 1)
         reached.facts = facts
         reached.currentResolved = resolved
         return reached
