@@ -38,7 +38,8 @@ enum AppleTransactions {
         var offer: OfferTerms?
         /// Where it was first seen, and its second and third sightings, as file ids and lines (in file order).
         var sources: [StoredLine]
-        /// The refunds and reversals its sightings tell of, by kind, time and place; each once.
+        /// The refunds and reversals its sightings tell of, by kind, time and place: each distinct one
+        /// once, at the last line in file order that tells of it (`Merging`).
         var refunds: [Refund]
         /// Who sent a receipt with it, each user with their earliest such sighting, by user id.
         var senders: [Sender]
@@ -83,6 +84,14 @@ extension AppleTransactions {
         /// search finds without a table to build.
         private var senderIndex: [StoredText: Int] = [:]
         private static let sendersSearched = 8
+        /// Where each distinct refund is in `merged.refunds`, once there are more than a few (as
+        /// for senders).
+        private var refundIndex: [RefundFact: Int] = [:]
+        private static let refundsSearched = 8
+        /// The line of the last refund inserted and the refunds it told of: the first item of a
+        /// line that tells of a refund (kind and time) speaks for the line.
+        private var refundLine: StoredLine?
+        private var refundLineFacts: [RefundFact] = []
 
         /// The first sighting gives the transaction's id, product, purchase date and quantity:
         /// ingest accepts no sighting without them, and a quantity Apple leaves out is 1.
@@ -96,6 +105,7 @@ extension AppleTransactions {
         func finished() -> Merged {
             var merged = merged
             merged.senders.sort { $0.userID.utf8.lexicographicallyPrecedes($1.userID.utf8) }
+            merged.refunds.sort { RefundFact.placeKey($0) < RefundFact.placeKey($1) }
             return merged
         }
 
@@ -152,20 +162,61 @@ extension AppleTransactions {
             if let refund { insert(refund) }
         }
 
-        /// Keeps the refunds ordered by kind, time and place, the first of equal ones only (several
-        /// items of one line can tell of one refund).
+        /// Keeps each distinct refund once, at the last line that tells of it; `finished()` orders
+        /// them by kind, time and place.
+        ///
+        /// A receipt lists every refunded purchase of the Apple ID, and a client may send it again on
+        /// every launch: thousands of lines tell of one refund. What stands (`EffectiveRefund`) is
+        /// the latest refund, a typed one first, then the last line in file order; a refund told
+        /// alike (kind, time, type and share) by an earlier line can never stand, so only its last
+        /// line is kept, and a reversal counts only by its time. Several items of one line can tell
+        /// of one refund (kind and time): the line's first item speaks for it, as the items of a
+        /// line come together in file order.
         private mutating func insert(_ refund: Refund) {
-            func key(_ refund: Refund) -> (String, Int64, Int64, Int64) {
-                (refund.kind.rawValue, refund.ms, refund.source.file, refund.source.line)
+            let fact = RefundFact(refund)
+            if refundLine == refund.source {
+                if refundLineFacts.contains(where: { $0.kind == fact.kind && $0.ms == fact.ms }) { return }
+            } else {
+                refundLine = refund.source
+                refundLineFacts.removeAll(keepingCapacity: true)
             }
-            let new = key(refund)
-            if merged.refunds.contains(where: { key($0) == new }) { return }
-            let index = merged.refunds.firstIndex { new < key($0) } ?? merged.refunds.count
-            merged.refunds.insert(refund, at: index)
+            refundLineFacts.append(fact)
+            let index = merged.refunds.count <= Self.refundsSearched
+                ? merged.refunds.firstIndex { RefundFact($0) == fact }
+                : refundIndex[fact]
+            if let index {
+                merged.refunds[index].source = refund.source
+                return
+            }
+            merged.refunds.append(refund)
+            if merged.refunds.count == Self.refundsSearched + 1 {
+                for (place, known) in merged.refunds.enumerated() { refundIndex[RefundFact(known)] = place }
+            } else if merged.refunds.count > Self.refundsSearched + 1 {
+                refundIndex[fact] = merged.refunds.count - 1
+            }
         }
 
         private func fill<Value>(_ field: inout Value?, _ value: Value?) {
             if field == nil { field = value }
+        }
+    }
+}
+
+extension AppleTransactions {
+    /// What a refund tells, apart from the line that tells it: refunds alike in these are one refund.
+    struct RefundFact: Hashable {
+        var kind: RefundEvent.Kind
+        var ms: Int64
+        var revocationType: String?
+        var revocationPercentage: Int64?
+
+        init(_ refund: Refund) {
+            (kind, ms, revocationType, revocationPercentage) = (refund.kind, refund.ms, refund.revocationType, refund.revocationPercentage)
+        }
+
+        /// The order `Merged.refunds` keeps: by kind, time and place.
+        static func placeKey(_ refund: Refund) -> (String, Int64, Int64, Int64) {
+            (refund.kind.rawValue, refund.ms, refund.source.file, refund.source.line)
         }
     }
 }

@@ -410,29 +410,39 @@ struct SQLiteHistoryStore: HistoryStore {
         var sql: String { ["r.ts_ms", "r.transaction_id", "r.user_id", StoredLedger.pathAndLineSQL(file: "r.file_id", line: "r.line")][rawValue] }
     }
 
+    /// Only the sightings of transactions Apple reversed a refund of are read, and each notice is
+    /// kept once as it is read: a receipt a client replayed thousands of times tells of each refund
+    /// thousands of times.
     func reversedRefunds(of transactionIDs: [String]) throws -> [HistoryFacts.RefundNotice] {
         let reversal = AppleNotificationType.codes.stored("REFUND_REVERSED")
+        struct Told: Hashable {
+            var transactionID: String
+            var isReversal: Bool
+            var ms: Int64
+        }
         var notices: [HistoryFacts.RefundNotice] = []
+        var told = Set<Told>()
         // A notification's type is kept coded, or as text by an older store (`StoredReportRows`).
         try database.forEach("""
             SELECT t.transaction_id, t.notification_type IN (?2, 'REFUND_REVERSED'), coalesce(t.event_ms, t.revocation_ms), t.revocation_ms,
                    t.revocation_type, \(StoredLedger.pathAndLineSQL(file: "t.file_id", line: "t.line"))
             FROM raw_apple__transactions t
-            WHERE t.transaction_id IN (SELECT value FROM json_each(?1))
+            WHERE t.transaction_id IN (
+                SELECT transaction_id FROM raw_apple__transactions
+                WHERE transaction_id IN (SELECT value FROM json_each(?1)) AND notification_type IN (?2, 'REFUND_REVERSED')
+                  AND coalesce(event_ms, revocation_ms) IS NOT NULL)
               AND (t.revocation_ms IS NOT NULL OR t.notification_type IN (?2, 'REFUND_REVERSED'))
             ORDER BY t.file_id, t.line, t.item
             """, [.textList(transactionIDs), reversal]) { row in
             let isReversal = row.int(1) == 1
             // As the merge reads a sighting: a reversal at its own time, a refund at its revocation's.
             guard let ms = isReversal ? row.optionalInt(2) : row.optionalInt(3) else { return }
-            notices.append(HistoryFacts.RefundNotice(transactionID: row.string(0), isReversal: isReversal, ms: ms,
+            let transactionID = row.string(0)
+            guard told.insert(Told(transactionID: transactionID, isReversal: isReversal, ms: ms)).inserted else { return }
+            notices.append(HistoryFacts.RefundNotice(transactionID: transactionID, isReversal: isReversal, ms: ms,
                                                      revocationType: isReversal ? nil : row.optionalString(4), source: row.string(5)))
         }
-        let reversed = Set(notices.filter(\.isReversal).map(\.transactionID))
-        var seen = Set<String>()
-        return notices.filter { notice in
-            reversed.contains(notice.transactionID) && seen.insert("\(notice.transactionID) \(notice.isReversal) \(notice.ms)").inserted
-        }
+        return notices
     }
 
     func revocations(ofUser user: String) throws -> [HistoryFacts.Revocation] {
