@@ -68,12 +68,17 @@ struct HistoryTimesAndSourcesTests {
                               transaction: Line.v2("2000000000000001", "gems", purchase: "2026-11-20T08:00:00Z", revocation: "2026-11-21T07:00:00Z",
                                                    revocationType: "REFUND_FULL")),
         ])
+        // Delivered, so the refund is a refunded_not_revoked finding, which cites the line the join took.
+        try scenario.write("server/s.jsonl", [Line.delivered("2026-11-20T09:00:09Z", "u_2", "2000000000000002", "gems")])
         _ = try scenario.run(asOf: "2026-11-22T00:00:00Z")
         let database = try scenario.open()
         let told = try #require(try UserHistory.load(database, .user("u_1")).events.first { $0.event == "refund" })
         #expect((told.detail, told.source) == ("REFUND_FULL", "notifications/n.jsonl:1"))
+        // Two receipt lines tell the same refund: the last, as the join takes it and the finding cites it.
         let receipts = try #require(try UserHistory.load(database, .user("u_2")).events.first { $0.event == "refund" })
-        #expect(receipts.source == "receipts/r.jsonl:4")
+        #expect(receipts.source == "receipts/r.jsonl:5")
+        let cited = try database.scalar("SELECT sources FROM fct_findings WHERE kind = 'refunded_not_revoked'")
+        #expect(cited.map { "\($0)".contains("receipts/r.jsonl:5") } == true, "\(String(describing: cited))")
     }
 
     @Test("a purchase cites the line that first verified it, not the REFUND, REVOKE or CANCEL notification that comes first in path order")

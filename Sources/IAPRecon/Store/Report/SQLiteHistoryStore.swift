@@ -323,12 +323,13 @@ struct SQLiteHistoryStore: HistoryStore {
             + "AND (\(table).revocation_ms IS NOT NULL OR \(table).notification_type IN (\(listed))))"
     }
 
-    /// The line that told each transaction's standing refund, as `path:line`: of its sightings with
-    /// the refund's time, one that says the refund's kind (Apple's notification) before one that
-    /// does not (a receipt listing the refunded purchase), then the first in file order.
+    /// The line that told each transaction's standing refund, as `path:line`: the line the join
+    /// takes (`EffectiveRefund.resolve`), which `findings.csv` cites too. Of its sightings with the
+    /// refund's time, one that says the refund's kind (Apple's notification) before one that does
+    /// not (a receipt listing the refunded purchase), then the last in file order.
     private func refundSources(_ idList: SQLValue, _ files: inout SourceFiles) throws -> [String: String] {
         let reversal = AppleNotificationType.codes.sqlLiteral("REFUND_REVERSED")
-        var first: [String: (untyped: Bool, place: Int32, line: Int64, item: Int64, file: Int64)] = [:]
+        var taken: [String: (typed: Bool, place: Int32, line: Int64, file: Int64)] = [:]
         try database.forEach("""
             SELECT t.transaction_id, t.file_id, t.line, t.item, t.revocation_type IS NULL
             FROM raw_apple__transactions t JOIN int_transactions_resolved r ON r.transaction_id = t.transaction_id
@@ -337,15 +338,15 @@ struct SQLiteHistoryStore: HistoryStore {
             """, [idList]) { row in
             let file = row.int(1)
             guard let place = files.place(of: file) else { return }
-            let sighting = (untyped: row.int(4) == 1, place: place, line: row.int(2), item: row.int(3), file: file)
+            let sighting = (typed: row.int(4) == 0, place: place, line: row.int(2), file: file)
             let id = row.string(0)
-            if let known = first[id],
-               (known.untyped ? 1 : 0, known.place, known.line, known.item) <= (sighting.untyped ? 1 : 0, sighting.place, sighting.line, sighting.item) {
+            if let known = taken[id],
+               (known.typed ? 1 : 0, known.place, known.line) >= (sighting.typed ? 1 : 0, sighting.place, sighting.line) {
                 return
             }
-            first[id] = sighting
+            taken[id] = sighting
         }
-        return first.mapValues { files.text(files.line(file: $0.file, $0.line)) }
+        return taken.mapValues { files.text(files.line(file: $0.file, $0.line)) }
     }
 
     /// What `transactions(_:)` selects of a resolved transaction (as `t`).
