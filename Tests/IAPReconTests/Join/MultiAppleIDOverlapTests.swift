@@ -27,23 +27,11 @@ struct MultiAppleIDOverlapTests {
         return (overlapStart, overlapping.sorted())
     }
 
-    /// SplitMix64: the same cases on every machine.
-    struct Seeded: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     /// A user's chains in one group: some of one period, some renewed many times (back to back,
     /// so a period ends exactly as the next starts, or with gaps and overlaps of their own), some
     /// with no paid period left (all refunded or family-shared), on a coarse grid so that equal
     /// starts and periods that touch are common.
-    static func chains(_ random: inout Seeded) -> [[Period]] {
+    static func chains(_ random: inout SplitMix64) -> [[Period]] {
         let count = Int.random(in: 1...14, using: &random)
         let grid = Int64.random(in: 1...4, using: &random) * 10
         return (0..<count).map { _ in
@@ -69,7 +57,7 @@ struct MultiAppleIDOverlapTests {
 
     @Test("the sweep finds what comparing every pair of periods found, on many seeded cases")
     func sameAsPairwise() {
-        var random = Seeded(state: 20_261_207)
+        var random = SplitMix64(state: 20_261_207)
         var overlapped = 0, apart = 0
         for number in 0..<20_000 {
             let held = Self.chains(&random)
