@@ -13,14 +13,7 @@ struct ClosureReadBudgetTests {
 
     @Test("a night whose closure reads one byte past the budget rebuilds in full, one that reads exactly the budget stays incremental, and both write what a fresh store writes")
     func pastBudgetRebuildsInFull() throws {
-        let scenario = try Scenario()
-        try Self.writeDays(scenario, replays: 40)
-        _ = try scenario.reconcile(asOf: Self.asOf)
-        // The night: the receipt sent once more, and another user's purchase.
-        try Self.writeNight(scenario)
-        let database = try scenario.open()
-        _ = try Pipeline.ingest(input: scenario.input, database: database, jobs: 1, rules: Scenario.rules(asOf: Self.asOf), progress: nil)
-        try Pipeline.normalize(database: database)
+        let (scenario, database) = try Self.nightIngested()
         func copy(_ name: String) throws -> Database {
             let path = scenario.root + "/" + name + ".sqlite"
             try database.execute("VACUUM INTO '\(path)'")
@@ -64,16 +57,24 @@ struct ClosureReadBudgetTests {
 
     @Test("the default budget keeps a small night incremental")
     func defaultBudgetStaysIncremental() throws {
-        let scenario = try Scenario()
-        try Self.writeDays(scenario, replays: 40)
-        _ = try scenario.reconcile(asOf: Self.asOf)
-        try Self.writeNight(scenario)
-        let database = try scenario.open()
-        _ = try Pipeline.ingest(input: scenario.input, database: database, jobs: 1, rules: Scenario.rules(asOf: Self.asOf), progress: nil)
-        try Pipeline.normalize(database: database)
+        let (scenario, database) = try Self.nightIngested()
+        defer { withExtendedLifetime(scenario) {} }
         let night = try JoinStage.run(store: SQLiteJoinStore(database), settings: ReconcileSettings(asOfMs: Line.ms(Self.asOf)),
                                       workers: WorkerPool(width: 2))
         #expect(night.recomputedTransactions == Self.items + 1)
+    }
+
+    /// A store reconciled over the days, with the night (the receipt sent once more, and another
+    /// user's purchase) ingested and normalized, not yet joined.
+    static func nightIngested() throws -> (Scenario, Database) {
+        let scenario = try Scenario()
+        try writeDays(scenario, replays: 40)
+        _ = try scenario.reconcile(asOf: asOf)
+        try writeNight(scenario)
+        let database = try scenario.open()
+        _ = try Pipeline.ingest(input: scenario.input, database: database, jobs: 1, rules: Scenario.rules(asOf: asOf), progress: nil)
+        try Pipeline.normalize(database: database)
+        return (scenario, database)
     }
 
     /// u1 orders `items` gems, each delivered, and their app sends one receipt listing them all,
