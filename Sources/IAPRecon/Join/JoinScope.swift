@@ -12,20 +12,21 @@
 /// see exactly what a full rebuild shows them, in the same order, so they decide the same.
 extension JoinScope {
     /// The closure of `seeds`, or nil when it would reach more than `limit` transactions
-    /// (a full rebuild is then the cheaper way to the same answer) or read more than the store's
-    /// `closureReadBudget` bytes of rows (a full rebuild is then the bounded way: `ClosureReadBudget`), with the links between its
-    /// keys (`JoinComponents`): the rows the closure reads from each key's side are exactly the
-    /// link rows of the scope, each read once, in the round its key joined the scope. The facts
-    /// the store read those rows from are kept too, for the batches (`ClosureFacts`).
+    /// (a full rebuild is then the cheaper way to the same answer) or hold more than the store's
+    /// `closureMemoryBudget` bytes of rows (a full rebuild is then the bounded way: `ClosureMemoryBudget`),
+    /// with the links between its keys (`JoinComponents`): the rows the closure reads from each key's
+    /// side are exactly the link rows of the scope, each read once, in the round its key joined the
+    /// scope. The facts the store read those rows from are kept too, for the batches, up to the
+    /// store's `closureFactsBudget` (`ClosureFacts`).
     ///
     /// Each round follows the links of the new keys, inside the join's transaction before it writes.
-    /// `budget` is the store's unless given (tests read what a closure read from it).
-    static func closure(of seeds: JoinScope, in store: some JoinStore, limit: Int, budget: ClosureReadBudget? = nil) throws
+    /// `budget` is the store's unless given (tests read what a closure held from it).
+    static func closure(of seeds: JoinScope, in store: some JoinStore, limit: Int, budget: ClosureMemoryBudget? = nil) throws
         -> (scope: JoinScope, links: [LinkRows], facts: ClosureFacts)? {
         var scope = JoinScope()
         var links: [LinkRows] = []
-        let facts = ClosureFacts(budget: store.closureFactsBudget)
-        let budget = budget ?? ClosureReadBudget(limit: store.closureReadBudget)
+        let facts = ClosureFacts()
+        let budget = budget ?? ClosureMemoryBudget(limit: store.closureMemoryBudget, factsLimit: store.closureFactsBudget)
         // Every key of the scope, by kind and bytes: a row's key already known is skipped before it
         // is made into a string. Most keys a round reads are known (an order's user, a
         // transaction's chain), and a set of strings would hash each of them in full.
@@ -39,12 +40,13 @@ extension JoinScope {
             scope.formUnion(frontier)
             if scope.transactions.count > limit { return nil }
             guard let reached = try store.reach(from: frontier, known: known, budget: budget) else {
-                Trace.mark("join closure read past \(budget.limit) bytes")
+                Trace.mark("join closure held past \(budget.limit) bytes")
                 return nil
             }
             links += reached.map(\.links)
             for part in reached { facts.add(part) }
-            Trace.mark("join closure round: frontier \(frontier.transactions.count) transactions, \(frontier.orders.count) orders, \(frontier.users.count) users, \(frontier.chains.count) chains; \(budget.bytes) bytes read")
+            if !budget.holdsFacts { facts.letGo() }
+            Trace.mark("join closure round: frontier \(frontier.transactions.count) transactions, \(frontier.orders.count) orders, \(frontier.users.count) users, \(frontier.chains.count) chains; \(budget.bytes) bytes held")
             // Both sides may reach one key: it joins the next frontier once.
             frontier = JoinScope()
             for new in reached.map(\.keys) {

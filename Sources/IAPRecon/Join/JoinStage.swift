@@ -196,7 +196,7 @@ public enum JoinStage {
 
     /// The scope of an incremental join, or nil for a full rebuild: a pending full rebuild, no
     /// earlier join (or an older iaprecon's), other settings than the earlier join's, or changes that reach too far
-    /// (a third of the transactions, or more rows than the store's `closureReadBudget`).
+    /// (a third of the transactions, or more held rows than the store's `closureMemoryBudget`).
     static func incrementalScope(_ store: some JoinStore, settings: ReconcileSettings, asOfMs: Int64) throws
         -> (scope: JoinScope, links: [LinkRows], facts: ClosureFacts)? {
         guard let previous = try updatable(store, settings: settings) else { return nil }

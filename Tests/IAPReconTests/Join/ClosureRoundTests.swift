@@ -59,9 +59,9 @@ struct ClosureRoundTests {
         let scenario = try store()
         let database = try scenario.open()
         let path = database.path
-        let shared = try StoredLinks.reach(from: frontier, known: known, budget: ClosureReadBudget(limit: .max), in: database, alongside: { try Database(path: path, readOnly: true) })
+        let shared = try StoredLinks.reach(from: frontier, known: known, budget: ClosureMemoryBudget(limit: .max), in: database, alongside: { try Database(path: path, readOnly: true) })
         // The second connection opens late: the first takes over the other's queries (and fills their tables).
-        let alone = try StoredLinks.reach(from: frontier, known: known, budget: ClosureReadBudget(limit: .max), in: database, alongside: {
+        let alone = try StoredLinks.reach(from: frontier, known: known, budget: ClosureMemoryBudget(limit: .max), in: database, alongside: {
             usleep(300_000)
             return try Database(path: path, readOnly: true)
         })
@@ -85,10 +85,10 @@ struct ClosureRoundTests {
         let scenario = try store()
         let database = try scenario.open()
         #expect(throws: CannotOpen.self) {
-            try StoredLinks.reach(from: frontier, known: known, budget: ClosureReadBudget(limit: .max), in: database, alongside: { throw CannotOpen() })
+            try StoredLinks.reach(from: frontier, known: known, budget: ClosureMemoryBudget(limit: .max), in: database, alongside: { throw CannotOpen() })
         }
         // The connection is still good for the next round.
-        let parts = try StoredLinks.reach(from: frontier, known: known, budget: ClosureReadBudget(limit: .max), in: database, alongside: { [path = database.path] in
+        let parts = try StoredLinks.reach(from: frontier, known: known, budget: ClosureMemoryBudget(limit: .max), in: database, alongside: { [path = database.path] in
             try Database(path: path, readOnly: true)
         })
         #expect(parts.contains { !$0.keys.isEmpty })
@@ -99,7 +99,7 @@ struct ClosureRoundTests {
         let scenario = try store()
         let database = try scenario.open()
         let open: @Sendable () throws -> Database = { [path = database.path] in try Database(path: path, readOnly: true) }
-        let whole = ClosureReadBudget(limit: .max)
+        let whole = ClosureMemoryBudget(limit: .max)
         let parts = try StoredLinks.reach(from: frontier, known: known, budget: whole, in: database, alongside: open)
         let bytes = parts.reduce(0) { total, part in
             total + part.links.footprint + (part.facts?.bytes.count ?? 0) + (part.currentResolved?.bytes.count ?? 0)
@@ -107,13 +107,13 @@ struct ClosureRoundTests {
         }
         #expect(bytes > 0 && whole.bytes == bytes)
         // What a closure read in earlier rounds counts too.
-        let earlier = ClosureReadBudget(limit: bytes)
-        #expect(earlier.spend(1))
-        #expect(throws: ClosureReadBudget.Exceeded.self) {
+        let earlier = ClosureMemoryBudget(limit: bytes)
+        #expect(earlier.spend(links: 1, facts: 0))
+        #expect(throws: ClosureMemoryBudget.Exceeded.self) {
             try StoredLinks.reach(from: frontier, known: known, budget: earlier, in: database, alongside: open)
         }
-        let exact = try StoredLinks.reach(from: frontier, known: known, budget: ClosureReadBudget(limit: bytes), in: database, alongside: open)
+        let exact = try StoredLinks.reach(from: frontier, known: known, budget: ClosureMemoryBudget(limit: bytes), in: database, alongside: open)
         #expect(spelled(exact) == spelled(parts))
-        #expect(try SQLiteJoinStore(database).reach(from: frontier, known: known, budget: ClosureReadBudget(limit: bytes - 1)) == nil)
+        #expect(try SQLiteJoinStore(database).reach(from: frontier, known: known, budget: ClosureMemoryBudget(limit: bytes - 1)) == nil)
     }
 }

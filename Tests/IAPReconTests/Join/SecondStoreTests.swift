@@ -185,7 +185,7 @@ final class InMemoryJoinStore: JoinStore {
     /// chain, its renewals and its first purchase; from an order, its lines (link rows), the
     /// transactions delivered, claimed or tokened with it and the one the last join matched;
     /// from a user, their orders, what they sent and what they received.
-    func reach(from frontier: JoinScope, known: Set<RowFingerprint>, budget _: ClosureReadBudget) throws -> [ReachedKeys]? {
+    func reach(from frontier: JoinScope, known: Set<RowFingerprint>, budget _: ClosureMemoryBudget) throws -> [ReachedKeys]? {
         var reached = ReachedKeys()
         var seen = Set<RowFingerprint>()
         func note(_ key: String?, _ kind: KeyKind) {
@@ -242,7 +242,7 @@ final class InMemoryJoinStore: JoinStore {
     /// The closure read no facts whole (`reach` hands none): the facts are all in memory already.
     var closureFactsBudget: Int { 0 }
     /// Its facts are in memory already: a closure reads nothing new.
-    var closureReadBudget: Int { .max }
+    var closureMemoryBudget: Int { .max }
 
     func update(_ scope: JoinScope, facts _: ClosureFacts, batches: some RebuildBatches, pool: WorkerPool,
                 decide: @escaping JoinDecision, rowsWritten: ((Int) -> Void)?) throws -> TieOutChanges {

@@ -52,13 +52,13 @@ protocol JoinStore: RawIndexStore {
     /// What the links reach from `frontier` that is not `known` (from its transactions, chains,
     /// orders and users), in parts whose order does not depend on how the work was spread.
     /// Inside a write transaction, it reads what was committed before it. Nil once what the
-    /// closure read passes `budget`'s limit (`ClosureReadBudget`): it stops reading there.
-    func reach(from frontier: JoinScope, known: Set<RowFingerprint>, budget: ClosureReadBudget) throws -> [ReachedKeys]?
-    /// The most bytes of facts a closure holds for its batches (`ClosureFacts`).
+    /// closure holds passes `budget`'s limit (`ClosureMemoryBudget`): it stops reading there.
+    func reach(from frontier: JoinScope, known: Set<RowFingerprint>, budget: ClosureMemoryBudget) throws -> [ReachedKeys]?
+    /// The most bytes of facts a closure holds for its batches (`ClosureFacts`); past it, it holds none.
     var closureFactsBudget: Int { get }
-    /// The most bytes of rows a closure reads (link rows, facts, the keys it finds) before it
-    /// gives up for a full rebuild, which spills what it holds (`ClosureReadBudget`).
-    var closureReadBudget: Int { get }
+    /// The most bytes a closure holds (link rows, the keys it finds, and its facts while it holds
+    /// them) before it gives up for a full rebuild, which spills what it holds (`ClosureMemoryBudget`).
+    var closureMemoryBudget: Int { get }
 
     // MARK: Deciding batches
 
@@ -174,25 +174,43 @@ struct LinkRows: Sendable {
     }
 }
 
-/// What a closure has read, in bytes, against the most it may: every query of every round adds
-/// the rows it reads as it reads them, from whichever thread reads them. A closure that passes it
+/// What a closure holds, in bytes, against the most it may: every query of every round adds the
+/// rows it keeps as it reads them, from whichever thread reads them. A closure that passes it
 /// reaches so far (a receipt replayed thousands of times links every sighting of it) that holding
 /// its links, and deciding its scope from them, would take memory without bound: the join
 /// rebuilds in full instead, and a full rebuild spills what it holds.
-final class ClosureReadBudget: Sendable {
+///
+/// What counts is what stays held: the link rows and the keys, and the facts only while they are
+/// kept for the batches. Facts past `factsLimit` are let go (`ClosureFacts`), the queries keep no
+/// more of them, and the batches read theirs by key; a store with years of history then reads
+/// long histories of the night's users without giving up on them for their facts alone.
+final class ClosureMemoryBudget: Sendable {
     let limit: Int
-    private let used = Atomic<Int>(0)
+    /// The most bytes of facts the closure keeps for its batches.
+    let factsLimit: Int
+    private let links = Atomic<Int>(0)
+    private let facts = Atomic<Int>(0)
 
-    init(limit: Int) {
-        self.limit = limit
+    init(limit: Int, factsLimit: Int = .max) {
+        (self.limit, self.factsLimit) = (limit, factsLimit)
     }
 
-    /// The bytes added so far.
-    var bytes: Int { used.load(ordering: .relaxed) }
+    /// Whether the closure still keeps the facts it reads: false once they passed `factsLimit`.
+    var holdsFacts: Bool { facts.load(ordering: .relaxed) <= factsLimit }
 
-    /// Adds `bytes`; false once the total is past the limit.
-    func spend(_ bytes: Int) -> Bool {
-        used.add(bytes, ordering: .relaxed).newValue <= limit
+    /// The bytes held so far: the facts only while they are kept.
+    var bytes: Int { Self.held(links: links.load(ordering: .relaxed), facts: facts.load(ordering: .relaxed), factsLimit: factsLimit) }
+
+    /// Adds `links` bytes of link rows and keys and `facts` bytes of facts kept; false once what
+    /// the closure holds is past the limit.
+    func spend(links: Int, facts: Int) -> Bool {
+        let factsRead = facts > 0 ? self.facts.add(facts, ordering: .relaxed).newValue : self.facts.load(ordering: .relaxed)
+        let linksHeld = links > 0 ? self.links.add(links, ordering: .relaxed).newValue : self.links.load(ordering: .relaxed)
+        return Self.held(links: linksHeld, facts: factsRead, factsLimit: factsLimit) <= limit
+    }
+
+    private static func held(links: Int, facts: Int, factsLimit: Int) -> Int {
+        links + (facts <= factsLimit ? facts : 0)
     }
 
     /// Thrown by a reader that passed the limit, which stops the round's other readers.
@@ -213,9 +231,9 @@ struct ReachedKeys: Sendable {
 /// The facts a closure read with its link rows (`ReachedKeys.facts`): of each fact table a
 /// store's link queries read whole, the rows of every key of the scope, each read once, in the
 /// round its key joined the scope. The store hands them to the batches instead of reading them
-/// again (`JoinStore.update`). Past `budget` bytes none is held, and the batches read theirs by key.
-/// A reference: the store takes the rows (`take`) and lets each go as it routes it, whoever else
-/// still holds the closure's result.
+/// again (`JoinStore.update`). Past the budget's facts limit (`ClosureMemoryBudget`) none is held,
+/// and the batches read theirs by key. A reference: the store takes the rows (`take`) and lets
+/// each go as it routes it, whoever else still holds the closure's result.
 final class ClosureFacts {
     private(set) var rows: [PackedRows] = []
     /// The scope's current resolved transactions, as the last join wrote them: what the store
@@ -224,11 +242,6 @@ final class ClosureFacts {
     private(set) var bytes = 0
     /// False once the facts outgrew the budget and were let go.
     private(set) var isHeld = true
-    let budget: Int
-
-    init(budget: Int) {
-        self.budget = budget
-    }
 
     /// The rows, handed over and forgotten here.
     func take() -> [PackedRows] {
@@ -247,13 +260,13 @@ final class ClosureFacts {
         for (part, isFacts) in [(reached.facts, true), (reached.currentResolved, false)] {
             guard let part, part.count > 0 else { continue }
             bytes += part.bytes.count
-            guard bytes <= budget else {
-                (rows, currentResolved) = ([], [])
-                isHeld = false
-                return
-            }
             if isFacts { rows.append(part) } else { currentResolved.append(part) }
         }
+    }
+
+    /// Lets every fact go, for good: the batches read theirs by key.
+    func letGo() {
+        (rows, currentResolved, isHeld) = ([], [], false)
     }
 }
 

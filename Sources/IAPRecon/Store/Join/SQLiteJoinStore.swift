@@ -11,21 +11,21 @@ struct SQLiteJoinStore: JoinStore {
     let spilledBytes: ((Int) -> Void)?
     /// The most bytes of facts an incremental join's closure holds for its batches (`ClosureFacts`).
     let closureFactsBudget: Int
-    /// The most bytes of rows an incremental join's closure reads before it gives up for a full rebuild (`ClosureReadBudget`).
-    let closureReadBudget: Int
+    /// The most bytes an incremental join's closure holds before it gives up for a full rebuild (`ClosureMemoryBudget`).
+    let closureMemoryBudget: Int
 
     static let routedFactsBudget = 256 << 20
     /// A closed scope is at most a third of the store: past this, its batches read their facts by key.
     static let closureFactsBudget = 128 << 20
     /// What a full rebuild holds before it spills: a night holds no more.
-    static let closureReadBudget = routedFactsBudget
+    static let closureMemoryBudget = routedFactsBudget
 
     init(_ database: Database, routedFactsBudget: Int = Self.routedFactsBudget, closureFactsBudget: Int = Self.closureFactsBudget,
-         closureReadBudget: Int = Self.closureReadBudget, spilledBytes: ((Int) -> Void)? = nil) {
+         closureMemoryBudget: Int = Self.closureMemoryBudget, spilledBytes: ((Int) -> Void)? = nil) {
         self.database = database
         self.routedFactsBudget = routedFactsBudget
         self.closureFactsBudget = closureFactsBudget
-        self.closureReadBudget = closureReadBudget
+        self.closureMemoryBudget = closureMemoryBudget
         self.spilledBytes = spilledBytes
     }
 
@@ -97,12 +97,12 @@ struct SQLiteJoinStore: JoinStore {
 
     /// The link queries shared between this connection and a reader's own (what it reads was
     /// committed before the caller's transaction began, which has written nothing of the join's yet).
-    func reach(from frontier: JoinScope, known: Set<RowFingerprint>, budget: ClosureReadBudget) throws -> [ReachedKeys]? {
+    func reach(from frontier: JoinScope, known: Set<RowFingerprint>, budget: ClosureMemoryBudget) throws -> [ReachedKeys]? {
         do {
             return try StoredLinks.reach(from: frontier, known: known, budget: budget, in: database, alongside: { [path = database.path] in
                 try Database(path: path, readOnly: true)
             })
-        } catch is ClosureReadBudget.Exceeded {
+        } catch is ClosureMemoryBudget.Exceeded {
             return nil
         }
     }

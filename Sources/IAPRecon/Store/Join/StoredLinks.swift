@@ -60,9 +60,9 @@ enum StoredLinks {
     /// transactions' sightings in the next), so no fixed split keeps both cores busy to the end of
     /// every round; a frontier table is filled on both connections only for a query taken over.
     ///
-    /// Each query adds what it reads to `budget` as it reads, and throws `ClosureReadBudget.Exceeded`
+    /// Each query adds what it reads to `budget` as it reads, and throws `ClosureMemoryBudget.Exceeded`
     /// once the closure's total is past its limit, which stops the other connection's queries too.
-    static func reach(from frontier: JoinScope, known: Set<RowFingerprint>, budget: ClosureReadBudget, in database: Database,
+    static func reach(from frontier: JoinScope, known: Set<RowFingerprint>, budget: ClosureMemoryBudget, in database: Database,
                       alongside openHelper: @escaping @Sendable () throws -> Database) throws -> [ReachedKeys] {
         let queues = [[KeyKind.transaction, .chain], [.order, .user]].map { kinds in
             let order = linkQueries.indices
@@ -101,7 +101,7 @@ enum StoredLinks {
     /// Runs the queries this connection takes from `queues`, one queue after the other, each
     /// frontier table filled (`temp.frontier_*`) before the first query that reads it.
     private static func takeTurns(_ queues: [QueryQueue], from frontier: JoinScope, known: Set<RowFingerprint>,
-                                  budget: ClosureReadBudget, in database: Database) throws -> [(query: Int, reached: ReachedKeys)] {
+                                  budget: ClosureMemoryBudget, in database: Database) throws -> [(query: Int, reached: ReachedKeys)] {
         var filled: Set<KeyKind> = []
         var results: [(query: Int, reached: ReachedKeys)] = []
         for queue in queues {
@@ -117,20 +117,28 @@ enum StoredLinks {
     /// The keys one query reads that are not `known`, each once, its link rows, and the facts it
     /// read them from, their bytes added to `budget` every so often as they grow.
     private static func reach(through link: LinkQuery, in database: Database, known: Set<RowFingerprint>,
-                              budget: ClosureReadBudget) throws -> ReachedKeys {
+                              budget: ClosureMemoryBudget) throws -> ReachedKeys {
         var reached = ReachedKeys()
         var seen = Set<RowFingerprint>()
-        var facts = link.facts.map { PackedRows(table: $0.rawValue) }
-        var resolved = link.keepsCurrentResolved ? PackedRows(table: 0) : nil
+        // Facts let go in an earlier round or query are not kept again.
+        let keepsFacts = budget.holdsFacts
+        var facts = keepsFacts ? link.facts.map { PackedRows(table: $0.rawValue) } : nil
+        var resolved = keepsFacts && link.keepsCurrentResolved ? PackedRows(table: 0) : nil
         // A query that reads facts or resolved transactions has them first, then its keys.
         let first = link.firstKeyColumn
-        var spent = 0
+        var spent = (links: 0, facts: 0)
         func spend(atLeast step: Int) throws {
-            let bytes = reached.links.footprint + (facts?.bytes.count ?? 0) + (resolved?.bytes.count ?? 0)
-                + reached.keys.count * MemoryLayout<(fingerprint: RowFingerprint, key: String, kind: KeyKind)>.stride
-            guard bytes - spent >= step else { return }
-            defer { spent = bytes }
-            guard budget.spend(bytes - spent) else { throw ClosureReadBudget.Exceeded() }
+            let links = reached.links.footprint + reached.keys.count * MemoryLayout<(fingerprint: RowFingerprint, key: String, kind: KeyKind)>.stride
+            let held = (facts?.bytes.count ?? 0) + (resolved?.bytes.count ?? 0)
+            guard links - spent.links + held - spent.facts >= step else { return }
+            let spends = budget.spend(links: links - spent.links, facts: held - spent.facts)
+            spent = (links, held)
+            guard spends else { throw ClosureMemoryBudget.Exceeded() }
+            // Past the facts' limit the closure lets them go (`ClosureFacts`): this query keeps no more.
+            if held > 0, !budget.holdsFacts {
+                (facts, resolved) = (nil, nil)
+                spent.facts = 0
+            }
         }
         try database.forEach(link.sql) { row in
             for (index, kind) in link.kinds.enumerated() where !row.isNull(first + index) {

@@ -3,11 +3,11 @@ import Testing
 @testable import IAPRecon
 
 /// A night's closure gives up for a full rebuild once the rows it read pass the store's
-/// `closureReadBudget` (`ClosureReadBudget`): a receipt replayed on every launch links every
+/// `closureMemoryBudget` (`ClosureMemoryBudget`): a receipt replayed on every launch links every
 /// sighting of its transactions, and holding them all is memory without bound. Within the budget
 /// the night stays incremental; past it, it rebuilds in full. Either writes what a fresh store does.
 @Suite("A closure that reads past its budget rebuilds in full")
-struct ClosureReadBudgetTests {
+struct ClosureMemoryBudgetTests {
     static let asOf = "2026-11-30T00:00:00Z"
     static let items = 12
 
@@ -22,24 +22,59 @@ struct ClosureReadBudgetTests {
         let (atBudget, pastBudget) = (try copy("at"), try copy("past"))
 
         // What the night's closure reads, exactly.
-        let settings = ReconcileSettings(asOfMs: Line.ms(Self.asOf))
-        let asOfMs = Line.ms(Self.asOf)
-        let seeds = try JoinScope.seeds(in: SQLiteJoinStore(database), previousAsOfMs: asOfMs, asOfMs: asOfMs, graceMs: settings.graceMs)
-        let read = ClosureReadBudget(limit: .max)
+        let (seeds, settings) = try Self.seeds(database)
+        let read = ClosureMemoryBudget(limit: .max)
         let closed = try #require(try JoinScope.closure(of: seeds, in: SQLiteJoinStore(database), limit: 1_000_000, budget: read))
         #expect(closed.scope.transactions.count == Self.items + 1)
         // Every sighting of the replayed items, each a link row and a fact.
         #expect(read.bytes > 41 * Self.items * 100)
 
-        let incremental = try JoinStage.run(store: SQLiteJoinStore(atBudget, closureReadBudget: read.bytes), settings: settings,
+        let incremental = try JoinStage.run(store: SQLiteJoinStore(atBudget, closureMemoryBudget: read.bytes), settings: settings,
                                             workers: WorkerPool(width: 2))
         #expect(incremental.recomputedTransactions == Self.items + 1, "near miss: a closure that reads its budget whole stays incremental")
-        let full = try JoinStage.run(store: SQLiteJoinStore(pastBudget, closureReadBudget: read.bytes - 1), settings: settings,
+        let full = try JoinStage.run(store: SQLiteJoinStore(pastBudget, closureMemoryBudget: read.bytes - 1), settings: settings,
                                      workers: WorkerPool(width: 2))
         #expect(full.recomputedTransactions == nil, "one byte past the budget, the night rebuilds in full")
         #expect(full.findings == incremental.findings)
+        try expectFreshResults(["incremental": atBudget, "full rebuild": pastBudget])
+    }
 
-        // What a fresh store of the same files writes.
+    @Test("near miss: a closure that lets its facts go holds only its link rows and keys, and stays incremental while those fit the budget")
+    func factsLetGoAreNotHeld() throws {
+        let (scenario, database) = try Self.nightIngested()
+        let (seeds, settings) = try Self.seeds(database)
+        let whole = ClosureMemoryBudget(limit: .max)
+        _ = try #require(try JoinScope.closure(of: seeds, in: SQLiteJoinStore(database), limit: 1_000_000, budget: whole))
+        let linksOnly = ClosureMemoryBudget(limit: .max, factsLimit: 0)
+        let closed = try #require(try JoinScope.closure(of: seeds, in: SQLiteJoinStore(database), limit: 1_000_000, budget: linksOnly))
+        #expect(!closed.facts.isHeld && closed.facts.rows.isEmpty && closed.facts.currentResolved.isEmpty)
+        // Each sighting of the replayed items is a fact row the closure no longer holds.
+        #expect(whole.bytes - linksOnly.bytes > 41 * Self.items * 50, "\(whole.bytes) held with the facts, \(linksOnly.bytes) without")
+
+        func copy(_ name: String) throws -> Database {
+            let path = scenario.root + "/" + name + ".sqlite"
+            try database.execute("VACUUM INTO '\(path)'")
+            return try Store.open(path: path)
+        }
+        let (atBudget, pastBudget) = (try copy("links-at"), try copy("links-past"))
+        let incremental = try JoinStage.run(store: SQLiteJoinStore(atBudget, closureFactsBudget: 0, closureMemoryBudget: linksOnly.bytes),
+                                            settings: settings, workers: WorkerPool(width: 2))
+        #expect(incremental.recomputedTransactions == Self.items + 1, "facts let go are not held: the links alone fit")
+        let full = try JoinStage.run(store: SQLiteJoinStore(pastBudget, closureFactsBudget: 0, closureMemoryBudget: linksOnly.bytes - 1),
+                                     settings: settings, workers: WorkerPool(width: 2))
+        #expect(full.recomputedTransactions == nil, "one byte of links past the budget, the night rebuilds in full")
+        try expectFreshResults(["incremental, facts read by key": atBudget, "full rebuild": pastBudget])
+    }
+
+    /// The night's seeds, and the settings of its join.
+    static func seeds(_ database: Database) throws -> (JoinScope, ReconcileSettings) {
+        let settings = ReconcileSettings(asOfMs: Line.ms(Self.asOf))
+        let asOfMs = Line.ms(Self.asOf)
+        return (try JoinScope.seeds(in: SQLiteJoinStore(database), previousAsOfMs: asOfMs, asOfMs: asOfMs, graceMs: settings.graceMs), settings)
+    }
+
+    /// Expects each of `joined` to hold what a fresh store of the same files writes.
+    private func expectFreshResults(_ joined: [String: Database]) throws {
         let fresh = try Scenario()
         try Self.writeDays(fresh, replays: 40)
         try Self.writeNight(fresh)
@@ -49,9 +84,10 @@ struct ClosureReadBudgetTests {
         let expected = try tables.map { try rows(freshDatabase, $0) }
         #expect(expected[0].count == Self.items + 2)
         #expect(!expected[1].isEmpty, "the replayed receipt's transactions make findings")
-        for (index, table) in tables.enumerated() {
-            #expect(try rows(atBudget, table) == expected[index], "incremental: \(table)")
-            #expect(try rows(pastBudget, table) == expected[index], "full rebuild: \(table)")
+        for (name, database) in joined {
+            for (index, table) in tables.enumerated() {
+                #expect(try rows(database, table) == expected[index], "\(name): \(table)")
+            }
         }
     }
 
