@@ -23,6 +23,30 @@ extension JoinScope {
     /// `budget` is the store's unless given (tests read what a closure held from it).
     static func closure(of seeds: JoinScope, in store: some JoinStore, limit: Int, budget: ClosureMemoryBudget? = nil) throws
         -> (scope: JoinScope, links: [LinkRows], facts: ClosureFacts)? {
+        switch try closing(seeds, in: store, limit: limit, budget: budget) {
+        case .success(let closed): closed
+        case .failure: nil
+        }
+    }
+
+    /// Why a night's changes were not closed into a scope, for the run's log: the join rebuilt in full.
+    enum Unclosed: Error, Equatable {
+        /// They reach more than `limit` transactions.
+        case reachesTooFar(limit: Int)
+        /// What the closure held passed `limit` bytes.
+        case holdsTooMuch(limit: Int)
+
+        var reason: String {
+            switch self {
+            case .reachesTooFar(let limit): "the changes reach more than \(limit) transactions, which a full rebuild reads faster"
+            case .holdsTooMuch(let limit): "the changes link more than \(limit >= 1 << 20 ? "\(limit >> 20) MB" : "\(limit) bytes") of lines to hold"
+            }
+        }
+    }
+
+    /// `closure`, or why there is none.
+    static func closing(_ seeds: JoinScope, in store: some JoinStore, limit: Int, budget: ClosureMemoryBudget? = nil) throws
+        -> Result<(scope: JoinScope, links: [LinkRows], facts: ClosureFacts), Unclosed> {
         var scope = JoinScope()
         var links: [LinkRows] = []
         let facts = ClosureFacts()
@@ -38,10 +62,10 @@ extension JoinScope {
         var frontier = seeds
         while !frontier.isEmpty {
             scope.formUnion(frontier)
-            if scope.transactions.count > limit { return nil }
+            if scope.transactions.count > limit { return .failure(.reachesTooFar(limit: limit)) }
             guard let reached = try store.reach(from: frontier, known: known, budget: budget) else {
                 Trace.mark("join closure held past \(budget.limit) bytes")
-                return nil
+                return .failure(.holdsTooMuch(limit: budget.limit))
             }
             links += reached.map(\.links)
             for part in reached { facts.add(part) }
@@ -53,7 +77,7 @@ extension JoinScope {
                 for (fingerprint, key, kind) in new where known.insert(fingerprint).inserted { frontier.insert(key, as: kind) }
             }
         }
-        return (scope, links, facts)
+        return .success((scope, links, facts))
     }
 
     /// The keys `ChangedKeys` recorded, plus the undelivered transactions whose `lost_delivery`

@@ -42,6 +42,8 @@ public struct JoinSummary: Sendable {
     public var findings: Int
     /// For an incremental join, how many transactions it recomputed; nil for a full rebuild.
     public var recomputedTransactions: Int?
+    /// For a full rebuild, why it was one, in words for the run's log.
+    public var fullRebuildReason: String?
     /// How many raw indexes the join built itself (`MissingRawIndexes.builtByTheJoin`).
     public var rawIndexesBuilt = 0
     /// What a person should know of the inputs of the days it tied out: Sales Reports put in twice,
@@ -102,8 +104,13 @@ public enum JoinStage {
         Trace.mark("join as-of")
         var warnings: [String] = []
         // One transaction from the first read: the scope's keys are written inside it too.
+        var fullRebuildReason: String?
         let scope = try store.transaction { () throws -> JoinScope? in
-            let closed = try incrementalScope(store, settings: settings, asOfMs: asOfMs)
+            let closed: (scope: JoinScope, links: [LinkRows], facts: ClosureFacts)?
+            switch try incrementalScope(store, settings: settings, asOfMs: asOfMs) {
+            case .success(let scope): closed = scope
+            case .failure(let full): (closed, fullRebuildReason) = (nil, full.reason)
+            }
             Trace.mark("join scope (\(closed.map { String($0.scope.transactions.count) } ?? "full") transactions)")
             if let (scope, links, facts) = closed {
                 // Small batches, so every worker has some.
@@ -170,7 +177,7 @@ public enum JoinStage {
             }
             let total = try store.findingCount()
             return JoinSummary(asOfMs: asOfMs, findings: total, recomputedTransactions: scope?.transactions.count,
-                               rawIndexesBuilt: rawIndexesBuilt, warnings: warnings)
+                               fullRebuildReason: fullRebuildReason, rawIndexesBuilt: rawIndexesBuilt, warnings: warnings)
         }
         Trace.mark("join committed")
         return summary
@@ -194,32 +201,51 @@ public enum JoinStage {
         for finding in findings { try batch.save(finding, files: files) }
     }
 
-    /// The scope of an incremental join, or nil for a full rebuild: a pending full rebuild, no
-    /// earlier join (or an older iaprecon's), other settings than the earlier join's, or changes that reach too far
-    /// (a third of the transactions, or more held rows than the store's `closureMemoryBudget`).
+    /// Why a join rebuilt everything, in words for the run's log.
+    struct FullRebuild: Error, Equatable {
+        var reason: String
+    }
+
+    /// The scope of an incremental join, or why the join rebuilds in full: a pending full rebuild,
+    /// no earlier join (or an older iaprecon's), other settings than the earlier join's, or changes
+    /// that reach too far (a third of the transactions, or more held rows than the store's `closureMemoryBudget`).
     static func incrementalScope(_ store: some JoinStore, settings: ReconcileSettings, asOfMs: Int64) throws
-        -> (scope: JoinScope, links: [LinkRows], facts: ClosureFacts)? {
-        guard let previous = try updatable(store, settings: settings) else { return nil }
+        -> Result<(scope: JoinScope, links: [LinkRows], facts: ClosureFacts), FullRebuild> {
+        let previous: JoinSettings
+        switch try updatable(store, settings: settings) {
+        case .success(let settings): previous = settings
+        case .failure(let full): return .failure(full)
+        }
         let seeds = try JoinScope.seeds(in: store, previousAsOfMs: previous.asOfMs, asOfMs: asOfMs, graceMs: settings.graceMs)
         // Past about a third of the transactions, reading them all is cheaper than chasing links.
         let transactions = try store.transactionCountEstimate()
-        return try JoinScope.closure(of: seeds, in: store, limit: max(1_000, transactions / 3))
+        return try JoinScope.closing(seeds, in: store, limit: max(1_000, transactions / 3)).mapError { FullRebuild(reason: $0.reason) }
     }
 
-    /// The settings of the earlier join whose results this one may update: nil for a pending full
-    /// rebuild, no earlier join (or an older iaprecon's), or other settings than the earlier join's
-    /// (the same MMP zone by another name is the same setting).
-    private static func updatable(_ store: some JoinStore, settings: ReconcileSettings) throws -> JoinSettings? {
-        guard let previous = try store.previousSettings(), try !store.isFullRebuildPending(),
-              previous.graceMs == settings.graceMs,
-              previous.mmpZone == settings.mmpZone.identifier
-                || Zone(previous.mmpZone)?.canonicalIdentifier == settings.mmpZone.canonicalIdentifier else { return nil }
-        return previous
+    /// The settings of the earlier join whose results this one may update, or why there are none:
+    /// a pending full rebuild, no earlier join (or an older iaprecon's), or other settings than the
+    /// earlier join's (the same MMP zone by another name is the same setting).
+    private static func updatable(_ store: some JoinStore, settings: ReconcileSettings) throws -> Result<JoinSettings, FullRebuild> {
+        guard let previous = try store.previousSettings() else {
+            return .failure(FullRebuild(reason: "no earlier join to update (a new store, or results of an older iaprecon)"))
+        }
+        if try store.isFullRebuildPending() {
+            return .failure(FullRebuild(reason: "a full rebuild is due (a new catalog, a store migration, or a new device-id key)"))
+        }
+        guard previous.graceMs == settings.graceMs else {
+            return .failure(FullRebuild(reason: "--grace differs from the earlier join's"))
+        }
+        guard previous.mmpZone == settings.mmpZone.identifier
+                || Zone(previous.mmpZone)?.canonicalIdentifier == settings.mmpZone.canonicalIdentifier else {
+            return .failure(FullRebuild(reason: "--mmp-tz \(settings.mmpZone.identifier) differs from the earlier join's \(previous.mmpZone)"))
+        }
+        return .success(previous)
     }
 
     /// Whether the next join rebuilds everything whatever changed: it reads nothing by key.
     static func rebuildsInFull(_ store: some JoinStore, settings: ReconcileSettings) throws -> Bool {
-        try updatable(store, settings: settings) == nil
+        if case .failure = try updatable(store, settings: settings) { return true }
+        return false
     }
 
     /// The as-of when none is given: the latest event time in the inputs; with no event time at all,

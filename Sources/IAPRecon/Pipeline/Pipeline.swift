@@ -206,6 +206,7 @@ public enum Pipeline {
             let join = try timed("join", note: { (summary: JoinSummary) in
                 "as-of \(Timestamp.iso8601(summary.asOfMs)), \(summary.findings) findings"
                     + (summary.recomputedTransactions.map { ", incremental: \($0) transactions recomputed" } ?? "")
+                    + (summary.fullRebuildReason.map { ", rebuilt in full: \($0)" } ?? "")
                     + (summary.rawIndexesBuilt > 0 ? ", \(summary.rawIndexesBuilt) indexes built" : "")
             }) {
                 let summary = try Pipeline.join(database: database, settings: reconcile, missingRawIndexes: .builtByTheJoin,

@@ -260,7 +260,9 @@ struct AppleTieOutTests {
         _ = try Pipeline.ingest(input: scenario.input, database: database, jobs: 1, rules: Scenario.rules(asOf: asOf), progress: nil)
         try Pipeline.normalize(database: database)
         let settings = ReconcileSettings(asOfMs: Timestamp.parse(asOf), graceMs: 48 * 3_600_000)
-        #expect(try Pipeline.join(database: database, settings: settings).recomputedTransactions == nil)
+        let night = try Pipeline.join(database: database, settings: settings)
+        #expect(night.recomputedTransactions == nil)
+        #expect(night.fullRebuildReason == "--grace differs from the earlier join's")
         #expect(try Scenario.findings(database).filter { $0.kind == .unverifiedAppleSales }.isEmpty)
         #expect(try database.scalar("SELECT sum(verified_units) FROM fct_apple_tieout") == .integer(2))
     }

@@ -35,6 +35,8 @@ struct ClosureMemoryBudgetTests {
         let full = try JoinStage.run(store: SQLiteJoinStore(pastBudget, closureMemoryBudget: read.bytes - 1), settings: settings,
                                      workers: WorkerPool(width: 2))
         #expect(full.recomputedTransactions == nil, "one byte past the budget, the night rebuilds in full")
+        #expect(full.fullRebuildReason == "the changes link more than \(read.bytes - 1) bytes of lines to hold")
+        #expect(incremental.fullRebuildReason == nil)
         #expect(full.findings == incremental.findings)
         try expectFreshResults(["incremental": atBudget, "full rebuild": pastBudget])
     }

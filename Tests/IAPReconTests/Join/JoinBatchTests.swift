@@ -59,7 +59,7 @@ struct JoinBatchTests {
             if input == nights.input { _ = try Pipeline.join(database: database, settings: ReconcileSettings()) }
         }
         let asOfMs = try database.scalar("SELECT as_of_ms FROM int_run_settings").integerValue
-        let closed = try #require(try JoinStage.incrementalScope(SQLiteJoinStore(database), settings: ReconcileSettings(), asOfMs: asOfMs))
+        let closed = try JoinStage.incrementalScope(SQLiteJoinStore(database), settings: ReconcileSettings(), asOfMs: asOfMs).get()
         let batches = JoinComponents.batches(of: closed.links, transactions: 1)
         #expect(batches.count > 10, "a night of many components")
         let scopeKeys = ["t": closed.scope.transactions, "o": closed.scope.orders, "u": closed.scope.users, "c": closed.scope.chains]

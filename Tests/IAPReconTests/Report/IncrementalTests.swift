@@ -49,9 +49,11 @@ struct IncrementalTests {
             #expect(night.ingest.files.filter { $0.status == .added }.map(\.path) == [late.relativePath])
             if late.kind == .catalog {
                 #expect(night.join.recomputedTransactions == nil, "a new catalog reprices everything")
+                #expect(night.join.fullRebuildReason == "a full rebuild is due (a new catalog, a store migration, or a new device-id key)")
             } else {
                 let total = try scenario.open().scalar("SELECT count(*) FROM int_transactions_resolved").integerValue
                 let recomputed = try #require(night.join.recomputedTransactions, "\(late.relativePath)")
+                #expect(night.join.fullRebuildReason == nil, "\(late.relativePath)")
                 #expect(recomputed < total, "\(late.relativePath)")
             }
             try expectSame(scenario, full, "\(late.relativePath) late")
@@ -1305,9 +1307,38 @@ struct IncrementalTests {
 
         let night = try run(scenario, input: scenario.input)
         #expect(night.join.recomputedTransactions == nil, "the first join after the migration rebuilds in full")
+        #expect(night.join.fullRebuildReason == "no earlier join to update (a new store, or results of an older iaprecon)")
         #expect(try StoredJoinResults.areCurrent(database))
         try expectSame(scenario, reference, "migrated matched orders")
         #expect(try UserHistory.load(database, .user("u_1005")).events == events)
+    }
+
+    @Test("a night whose changes reach past its limit of transactions rebuilds in full and says why; one that reaches exactly the limit stays incremental")
+    func nightReachingTooFarSaysWhy() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        // u1's 1,100 purchases and u2's 999, all linked by their user: a night that touches a user
+        // reaches every one of their transactions. The limit is 1,000 (a third of 2,099 is less).
+        func receipts(_ user: String, _ count: Int, from first: Int = 0) -> [String] {
+            (first..<(first + count)).map { index in
+                let minute = Timestamp.iso8601(Line.ms("2026-11-20T00:00:00Z") + Int64(index) * 60_000)
+                return Line.v2Receipt(minute, user, transaction: Line.v2("\(user)-t\(index)", "gems60", purchase: minute))
+            }
+        }
+        try scenario.write("receipts/u1.jsonl", receipts("u1", 1_100))
+        try scenario.write("receipts/u2.jsonl", receipts("u2", 999))
+        let first = try scenario.run(asOf: "2026-11-29T00:00:00Z")
+        #expect(first.join.fullRebuildReason == "no earlier join to update (a new store, or results of an older iaprecon)")
+
+        try scenario.write("receipts/u2-night.jsonl", receipts("u2", 1, from: 999))
+        let nearMiss = try scenario.run(asOf: "2026-11-29T00:00:00Z")
+        #expect(nearMiss.join.recomputedTransactions == 1_000, "near miss: u2's 1,000 transactions are the limit, not past it")
+        #expect(nearMiss.join.fullRebuildReason == nil)
+
+        try scenario.write("receipts/u1-night.jsonl", receipts("u1", 1, from: 1_100))
+        let past = try scenario.run(asOf: "2026-11-29T00:00:00Z")
+        #expect(past.join.recomputedTransactions == nil)
+        #expect(past.join.fullRebuildReason == "the changes reach more than 1000 transactions, which a full rebuild reads faster")
     }
 
     @Test("the join alone refuses a store nothing was normalized into, naming the command")
@@ -1328,6 +1359,7 @@ struct IncrementalTests {
         try scenario.write("server/s.jsonl", [Line.order("2026-11-20T10:00:00Z", "o1", "u1", "gems60")])
         let first = try scenario.run()
         #expect(first.join.recomputedTransactions == nil)
+        #expect(first.join.fullRebuildReason == "no earlier join to update (a new store, or results of an older iaprecon)")
         #expect(first.join.rawIndexesBuilt == RawIndexes.all.count)
         let database = try scenario.open()
         #expect(try SQLiteRawIndexStore(database).missingRawIndexes().isEmpty)

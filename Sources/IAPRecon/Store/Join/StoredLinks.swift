@@ -60,8 +60,8 @@ enum StoredLinks {
     /// transactions' sightings in the next), so no fixed split keeps both cores busy to the end of
     /// every round; a frontier table is filled on both connections only for a query taken over.
     ///
-    /// Each query adds what it reads to `budget` as it reads, and throws `ClosureMemoryBudget.Exceeded`
-    /// once the closure's total is past its limit, which stops the other connection's queries too.
+    /// Each query adds what it keeps to `budget` as it reads, and throws `ClosureMemoryBudget.Exceeded`
+    /// once what the closure holds is past its limit, which stops the other connection's queries too.
     static func reach(from frontier: JoinScope, known: Set<RowFingerprint>, budget: ClosureMemoryBudget, in database: Database,
                       alongside openHelper: @escaping @Sendable () throws -> Database) throws -> [ReachedKeys] {
         let queues = [[KeyKind.transaction, .chain], [.order, .user]].map { kinds in
@@ -115,7 +115,8 @@ enum StoredLinks {
     }
 
     /// The keys one query reads that are not `known`, each once, its link rows, and the facts it
-    /// read them from, their bytes added to `budget` every so often as they grow.
+    /// read them from while the closure keeps facts, their bytes added to `budget` every so often
+    /// as they grow.
     private static func reach(through link: LinkQuery, in database: Database, known: Set<RowFingerprint>,
                               budget: ClosureMemoryBudget) throws -> ReachedKeys {
         var reached = ReachedKeys()
