@@ -2,7 +2,10 @@
 extension AppleTransaction {
     /// Decodes a V2 `JWSTransactionDecodedPayload`, in its own `environment`, else `fallback` (the
     /// carrying line's). Its revocation date goes to `reported`, for the line's clock to judge.
-    init(v2 fields: Fields, origin: TransactionOrigin, environment fallback: String? = nil, reported: inout [ReportedTime]) throws(LineReject) {
+    /// `refund`: it is the transaction of a refund notification (`REFUND`, `REVOKE`), whose
+    /// revocation date is a refund's even on a plan later upgraded.
+    init(v2 fields: Fields, origin: TransactionOrigin, environment fallback: String? = nil, refund: Bool = false,
+         reported: inout [ReportedTime]) throws(LineReject) {
         self.init(
             origin: origin,
             transactionID: try fields.requiredAppleString("transactionId"),
@@ -42,6 +45,22 @@ extension AppleTransaction {
         try Self.checkProductionDate(purchaseMs, fields, "purchaseDate", environment: environment)
         try Self.checkProductionDate(revocationMs, fields, "revocationDate", environment: environment)
         if let revocationMs { reported.append(ReportedTime(field: fields.path + "revocationDate", ms: revocationMs)) }
+        // A plan an upgrade replaced (`isUpgraded`), as a receipt's `is_upgraded` item: its revocation
+        // date is the upgrade's, which ends its period, and no refund (the goods go on under the new plan).
+        if !refund, try Self.isUpgradedV2(fields) {
+            if let upgradeMs = revocationMs { endPeriod(atUpgrade: upgradeMs) }
+            (revocationMs, revocationReason, revocationType, revocationPercentage) = (nil, nil, nil, nil)
+        }
+    }
+
+    /// Whether a V2 transaction says `isUpgraded` (a JSON boolean; Apple sends it only when true).
+    static func isUpgradedV2(_ fields: Fields) throws(LineReject) -> Bool {
+        guard let element = try fields.element("isUpgraded") else { return false }
+        switch element.kind {
+        case .true: return true
+        case .false: return false
+        default: throw .wrongType(fields.path + "isUpgraded", expected: "a boolean", got: element)
+        }
     }
 
     /// Decodes a verifyReceipt `in_app[]` / `latest_receipt_info[]` item (Apple sends numbers as
