@@ -74,4 +74,37 @@ struct SubscriptionLifecycleTests {
             #expect(revenue.contains("2026-11-11,pro.monthly,USA,USD,0,1,0,9.99,-9.99,"))
         }
     }
+
+    @Test("a family-shared transaction's refund gives back nothing, though Apple's REVOKE or a receipt names no revocationType; near miss: a purchase's refund gives back its price")
+    func familySharedRefundGivesNothingBack() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("server/s.jsonl", [
+            Line.delivered("2026-11-20T10:00:09Z", "u2", "f1", "pro.monthly"),
+            Line.delivered("2026-11-20T10:00:09Z", "u3", "f2", "pro.monthly"),
+            Line.delivered("2026-11-20T10:00:09Z", "u4", "p1", "pro.monthly"),
+        ])
+        func family(_ id: String, revoked: Bool = false) -> String {
+            Line.v2(id, "pro.monthly", purchase: "2026-11-20T10:00:03Z", expires: "2026-12-20T10:00:03Z", price: 9990, ownership: "FAMILY_SHARED",
+                    revocation: revoked ? "2026-11-22T00:00:00Z" : nil)
+        }
+        let purchase = { (revoked: Bool) in
+            Line.v2("p1", "pro.monthly", purchase: "2026-11-20T10:00:03Z", expires: "2026-12-20T10:00:03Z", price: 9990,
+                    revocation: revoked ? "2026-11-22T00:00:00Z" : nil)
+        }
+        try scenario.write("receipts/r.jsonl", [
+            Line.v2Receipt("2026-11-20T10:00:05Z", "u2", transaction: family("f1")),
+            Line.v2Receipt("2026-11-20T10:00:05Z", "u3", transaction: family("f2")),
+            Line.v2Receipt("2026-11-23T10:00:05Z", "u3", transaction: family("f2", revoked: true)),
+            Line.v2Receipt("2026-11-20T10:00:05Z", "u4", transaction: purchase(false)),
+        ])
+        try scenario.write("notifications/n.jsonl", [
+            Line.notification("REVOKE", uuid: "n1", signed: "2026-11-22T00:00:01Z", transaction: family("f1", revoked: true)),
+            Line.notification("REFUND", uuid: "n2", signed: "2026-11-22T00:00:01Z", transaction: purchase(true)),
+        ])
+        let findings = try scenario.reconcile(asOf: asOf)
+        #expect(findings.map(\.kind) == [.refundedNotRevoked, .refundedNotRevoked, .refundedNotRevoked])
+        #expect(findings.map(\.transactionID) == ["f1", "f2", "p1"])
+        #expect(findings.map(\.amount) == [0, 0, Money.parse("9.99")])
+    }
 }
