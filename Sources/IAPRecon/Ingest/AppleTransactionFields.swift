@@ -95,10 +95,20 @@ extension AppleTransaction {
             offer = .freeTrial
         } else if try fields.appleFlag("is_in_intro_offer_period") {
             offer = .introOffer
+        } else if try Self.redeemsOffer(fields) {
+            offer = .introOffer
         }
         try Self.checkProductionDate(purchase.ms, fields, purchase.field, environment: environment)
         if let cancelled { try Self.checkProductionDate(cancelled.ms, fields, cancelled.field, environment: environment) }
         if let cancelled { reported.append(ReportedTime(field: fields.path + cancelled.field, ms: cancelled.ms)) }
+    }
+
+    /// Whether a receipt item was bought under an offer code (`offer_code_ref_name`) or a
+    /// promotional offer (`promotional_offer_id`): what a V2 `offerType` of 3 or 2 says, so its
+    /// price is an offer's, never the catalog's full price.
+    private static func redeemsOffer(_ fields: Fields) throws(LineReject) -> Bool {
+        if try fields.appleString("offer_code_ref_name") != nil { return true }
+        return try fields.appleString("promotional_offer_id") != nil
     }
 
     /// Rejects a date of this transaction's, read from `key` of `fields`, before the App Store
