@@ -47,7 +47,9 @@ extension AppleTransaction {
         if let revocationMs { reported.append(ReportedTime(field: fields.path + "revocationDate", ms: revocationMs)) }
         // A plan an upgrade replaced (`isUpgraded`), as a receipt's `is_upgraded` item: its revocation
         // date is the upgrade's, which ends its period, and no refund (the goods go on under the new plan).
-        if !refund, try Self.isUpgradedV2(fields) {
+        // A refund notification, a `revocationType` (Apple's refunds carry one) or the refund reason of an
+        // issue in the app (`revocationReason` 1) says it was refunded after all.
+        if !refund, revocationType == nil, revocationReason != "1", try Self.isUpgradedV2(fields) {
             if let upgradeMs = revocationMs { endPeriod(atUpgrade: upgradeMs) }
             (revocationMs, revocationReason, revocationType, revocationPercentage) = (nil, nil, nil, nil)
         }

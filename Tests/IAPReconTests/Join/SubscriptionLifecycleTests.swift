@@ -28,8 +28,8 @@ struct SubscriptionLifecycleTests {
         return try #require(header.firstIndex { $0 == name })
     }
 
-    @Test("a V2 plan an upgrade replaced (isUpgraded), in a receipt or a notification, is no refund; near misses: without isUpgraded, or in a REFUND, it is one",
-          arguments: ["receipt", "notification", "refund notification", "no flag"])
+    @Test("a V2 plan an upgrade replaced (isUpgraded), in a receipt or a notification, is no refund; near misses: without isUpgraded, in a REFUND, with a revocationType or for an issue in the app, it is one",
+          arguments: ["receipt", "notification", "refund notification", "typed refund", "app issue refund", "no flag"])
     func v2UpgradeIsNoRefund(place: String) throws {
         let scenario = try Scenario()
         try scenario.catalog()
@@ -55,6 +55,16 @@ struct SubscriptionLifecycleTests {
             // Apple refunding the replaced plan later says so with a REFUND: that is a refund.
             receipts.append(Line.v2Receipt("2026-11-11T10:00:05Z", "u1", transaction: yearly))
             notifications.append(Line.notification("REFUND", uuid: "n1", signed: "2026-11-11T10:00:01Z", transaction: Self.upgraded(replaced)))
+        case "app issue refund":
+            // Refunded for an issue in the app (revocationReason 1), with no type: refunded too.
+            let refunded = replaced.replacingOccurrences(of: "\"revocationReason\":0", with: "\"revocationReason\":1")
+            #expect(refunded != replaced)
+            receipts.append(Line.v2Receipt("2026-11-11T10:00:05Z", "u1", transaction: Self.upgraded(refunded) + "," + yearly))
+        case "typed refund":
+            // Apple's refunds carry a revocationType: an upgraded plan refunded is refunded.
+            let refunded = Line.v2("t1", "pro.monthly", purchase: "2026-11-01T10:00:00Z", expires: "2026-12-01T10:00:00Z", price: 9990,
+                                   revocation: "2026-11-11T10:00:00Z", revocationType: "REFUND_FULL")
+            receipts.append(Line.v2Receipt("2026-11-11T10:00:05Z", "u1", transaction: Self.upgraded(refunded) + "," + yearly))
         default:
             receipts.append(Line.v2Receipt("2026-11-11T10:00:05Z", "u1", transaction: replaced + "," + yearly))
         }
