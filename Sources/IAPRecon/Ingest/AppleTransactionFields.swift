@@ -2,7 +2,10 @@
 extension AppleTransaction {
     /// Decodes a V2 `JWSTransactionDecodedPayload`, in its own `environment`, else `fallback` (the
     /// carrying line's). Its revocation date goes to `reported`, for the line's clock to judge.
-    init(v2 fields: Fields, origin: TransactionOrigin, environment fallback: String? = nil, reported: inout [ReportedTime]) throws(LineReject) {
+    /// `refund`: it is the transaction of a refund notification (`REFUND`, `REVOKE`), whose
+    /// revocation date is a refund's even on a plan later upgraded.
+    init(v2 fields: Fields, origin: TransactionOrigin, environment fallback: String? = nil, refund: Bool = false,
+         reported: inout [ReportedTime]) throws(LineReject) {
         self.init(
             origin: origin,
             transactionID: try fields.requiredAppleString("transactionId"),
@@ -42,6 +45,24 @@ extension AppleTransaction {
         try Self.checkProductionDate(purchaseMs, fields, "purchaseDate", environment: environment)
         try Self.checkProductionDate(revocationMs, fields, "revocationDate", environment: environment)
         if let revocationMs { reported.append(ReportedTime(field: fields.path + "revocationDate", ms: revocationMs)) }
+        // A plan an upgrade replaced (`isUpgraded`), as a receipt's `is_upgraded` item: its revocation
+        // date is the upgrade's, which ends its period, and no refund (the goods go on under the new plan).
+        // A refund notification, a `revocationType` (Apple's refunds carry one) or the refund reason of an
+        // issue in the app (`revocationReason` 1) says it was refunded after all.
+        if !refund, revocationType == nil, revocationReason != "1", try Self.isUpgradedV2(fields) {
+            if let upgradeMs = revocationMs { endPeriod(atUpgrade: upgradeMs) }
+            (revocationMs, revocationReason, revocationType, revocationPercentage) = (nil, nil, nil, nil)
+        }
+    }
+
+    /// Whether a V2 transaction says `isUpgraded` (a JSON boolean; Apple sends it only when true).
+    static func isUpgradedV2(_ fields: Fields) throws(LineReject) -> Bool {
+        guard let element = try fields.element("isUpgraded") else { return false }
+        switch element.kind {
+        case .true: return true
+        case .false: return false
+        default: throw .wrongType(fields.path + "isUpgraded", expected: "a boolean", got: element)
+        }
     }
 
     /// Decodes a verifyReceipt `in_app[]` / `latest_receipt_info[]` item (Apple sends numbers as
@@ -76,10 +97,20 @@ extension AppleTransaction {
             offer = .freeTrial
         } else if try fields.appleFlag("is_in_intro_offer_period") {
             offer = .introOffer
+        } else if try Self.redeemsOffer(fields) {
+            offer = .introOffer
         }
         try Self.checkProductionDate(purchase.ms, fields, purchase.field, environment: environment)
         if let cancelled { try Self.checkProductionDate(cancelled.ms, fields, cancelled.field, environment: environment) }
         if let cancelled { reported.append(ReportedTime(field: fields.path + cancelled.field, ms: cancelled.ms)) }
+    }
+
+    /// Whether a receipt item was bought under an offer code (`offer_code_ref_name`) or a
+    /// promotional offer (`promotional_offer_id`): what a V2 `offerType` of 3 or 2 says, so its
+    /// price is an offer's, never the catalog's full price.
+    private static func redeemsOffer(_ fields: Fields) throws(LineReject) -> Bool {
+        if try fields.appleString("offer_code_ref_name") != nil { return true }
+        return try fields.appleString("promotional_offer_id") != nil
     }
 
     /// Rejects a date of this transaction's, read from `key` of `fields`, before the App Store

@@ -117,6 +117,7 @@ enum NotificationParser {
             return nil
         }
         var transaction: AppleTransaction?
+        let refunds = Self.refundTypes.contains(header.type)
         // Its refund time, judged by the clock with `signedDate`, last.
         var reported: [ReportedTime] = []
         if let dataFields = try fields.object("data") {
@@ -125,12 +126,14 @@ enum NotificationParser {
                     try checkSignature(jws, path: payload.name, rules: rules, signedMs: try payload.time("signedDate") ?? header.signedMs,
                                        environment: try payload.appleValue("environment", .environment) ?? header.environment)
                     let apart = try transactionBundle(payload)
-                    transaction = try AppleTransaction(v2: payload, origin: .notification, environment: header.environment, reported: &reported)
+                    transaction = try AppleTransaction(v2: payload, origin: .notification, environment: header.environment,
+                                                       refund: refunds, reported: &reported)
                     transaction?.bundleApartFromLine = apart
                 }
             } else if let infoFields = try dataFields.object("transactionInfo") {
                 let apart = try transactionBundle(infoFields)
-                transaction = try AppleTransaction(v2: infoFields, origin: .notification, environment: header.environment, reported: &reported)
+                transaction = try AppleTransaction(v2: infoFields, origin: .notification, environment: header.environment,
+                                                   refund: refunds, reported: &reported)
                 transaction?.bundleApartFromLine = apart
             }
             if let jws = try dataFields.stringElement("signedRenewalInfo") {

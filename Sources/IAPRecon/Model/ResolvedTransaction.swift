@@ -63,10 +63,13 @@ struct ResolvedTransaction {
     /// price × quantity, when a price is known.
     var amount: Decimal? { unitPrice.map { $0 * Decimal(transaction.quantity) } }
 
-    /// The money given back by the effective refund.
+    /// The money given back by the effective refund. A family-shared transaction's gives back
+    /// nothing, whatever its type: its holder paid nothing (it is never revenue), and Apple withdraws
+    /// it (`REVOKE`, which older payloads and receipts send without `revocationType`) when the
+    /// purchaser's own purchase is refunded or no longer shared, which that purchase's refund counts.
     var refundAmount: Decimal? {
         guard let refund, let amount else { return nil }
-        return amount * refund.share
+        return transaction.isFamilyShared ? 0 : amount * refund.share
     }
 
     /// From the catalog only: a product missing from it is consumable (CONTRACT.md 1.6), whatever

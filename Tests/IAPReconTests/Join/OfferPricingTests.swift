@@ -86,4 +86,32 @@ struct OfferPricingTests {
         #expect(rows["2000000900000013"]?.price == "1.99")
         #expect(rows["2000000900000013"]?.source == "v2_price")
     }
+
+    @Test("a receipt item bought with an offer code or a promotional offer takes the order's price, else none: never the catalog's full price; near miss: a plain item takes it",
+          arguments: [#""offer_code_ref_name":"BLACKFRIDAY","#, #""promotional_offer_id":"winback50","#, ""])
+    func receiptOffers(offer: String) throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        func item(_ id: String) -> String {
+            #"{"quantity":"1","product_id":"pro.monthly","transaction_id":"\#(id)","original_transaction_id":"\#(id)","purchase_date_ms":"1795168803000",\#(offer)"is_trial_period":"false","is_in_intro_offer_period":"false"}"#
+        }
+        try scenario.write("server/s.jsonl", [
+            Line.order("2026-11-20T10:00:00Z", "o_offer", "u_1065", "pro.monthly", price: "4.99"),
+        ])
+        try scenario.write("receipts/r.jsonl", [
+            RevenueReportTests.Fixture.inAppReceipt("2026-11-20T10:00:05Z", "u_1065", orderID: "o_offer", items: [item("2000000900000021")]),
+            RevenueReportTests.Fixture.inAppReceipt("2026-11-20T10:00:05Z", "u_1066", items: [item("2000000900000022")]),
+        ])
+        _ = try scenario.run(asOf: asOf)
+        let rows = try resolved(scenario)
+        #expect(rows["2000000900000021"]?.price == "4.99")
+        #expect(rows["2000000900000021"]?.source == "order")
+        if offer.isEmpty {
+            #expect(rows["2000000900000022"]?.price == "9.99")
+            #expect(rows["2000000900000022"]?.source == "catalog")
+        } else {
+            #expect(rows["2000000900000022"]?.price == nil)
+            #expect(rows["2000000900000022"]?.source == "none")
+        }
+    }
 }

@@ -1,0 +1,120 @@
+import Foundation
+import Testing
+@testable import IAPRecon
+
+/// Subscription lifecycles as Apple reports them: upgrades, Family Sharing.
+@Suite("Subscription lifecycles")
+struct SubscriptionLifecycleTests {
+    let asOf = "2026-11-30T00:00:00Z"
+
+    /// `transaction` (a `Line.v2` object) marked `isUpgraded`, as Apple marks the plan an upgrade replaced.
+    static func upgraded(_ transaction: String) -> String {
+        String(transaction.dropLast()) + ",\"isUpgraded\":true}"
+    }
+
+    /// The row of `transactionID` in the scenario's `transactions.csv`, as its cells.
+    static func row(_ scenario: Scenario, _ transactionID: String) throws -> [Substring] {
+        let csv = try scenario.output("transactions.csv")
+        let header = try #require(csv.split(separator: "\r\n").first).split(separator: ",")
+        let line = try #require(csv.split(separator: "\r\n").first { $0.hasPrefix(transactionID + ",") })
+        let cells = line.split(separator: ",", omittingEmptySubsequences: false)
+        #expect(cells.count >= header.count)
+        return cells
+    }
+
+    static func column(_ scenario: Scenario, _ name: String) throws -> Int {
+        let csv = try scenario.output("transactions.csv")
+        let header = try #require(csv.split(separator: "\r\n").first).split(separator: ",")
+        return try #require(header.firstIndex { $0 == name })
+    }
+
+    @Test("a V2 plan an upgrade replaced (isUpgraded), in a receipt or a notification, is no refund; near misses: without isUpgraded, in a REFUND, with a revocationType or for an issue in the app, it is one",
+          arguments: ["receipt", "notification", "refund notification", "typed refund", "app issue refund", "no flag"])
+    func v2UpgradeIsNoRefund(place: String) throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("server/s.jsonl", [
+            Line.delivered("2026-11-01T10:00:09Z", "u1", "t1", "pro.monthly"),
+            Line.delivered("2026-11-11T10:00:09Z", "u1", "t2", "pro.yearly"),
+        ])
+        let monthly = Line.v2("t1", "pro.monthly", purchase: "2026-11-01T10:00:00Z", expires: "2026-12-01T10:00:00Z", price: 9990)
+        // Apple ends the monthly plan at the upgrade, and the yearly one starts then, in the same chain.
+        let replaced = Line.v2("t1", "pro.monthly", purchase: "2026-11-01T10:00:00Z", expires: "2026-12-01T10:00:00Z", price: 9990,
+                               revocation: "2026-11-11T10:00:00Z")
+        let yearly = Line.v2("t2", "pro.yearly", purchase: "2026-11-11T10:00:00Z", original: "t1", expires: "2027-11-11T10:00:00Z", price: 79990)
+        var receipts = [Line.v2Receipt("2026-11-01T10:00:05Z", "u1", transaction: monthly)]
+        var notifications: [String] = []
+        switch place {
+        case "receipt":
+            receipts.append(Line.v2Receipt("2026-11-11T10:00:05Z", "u1", transaction: Self.upgraded(replaced) + "," + yearly))
+        case "notification":
+            receipts.append(Line.v2Receipt("2026-11-11T10:00:05Z", "u1", transaction: yearly))
+            notifications.append(Line.notification("DID_CHANGE_RENEWAL_PREF", uuid: "n1", signed: "2026-11-11T10:00:01Z",
+                                                   transaction: Self.upgraded(replaced), subtype: "UPGRADE"))
+        case "refund notification":
+            // Apple refunding the replaced plan later says so with a REFUND: that is a refund.
+            receipts.append(Line.v2Receipt("2026-11-11T10:00:05Z", "u1", transaction: yearly))
+            notifications.append(Line.notification("REFUND", uuid: "n1", signed: "2026-11-11T10:00:01Z", transaction: Self.upgraded(replaced)))
+        case "app issue refund":
+            // Refunded for an issue in the app (revocationReason 1), with no type: refunded too.
+            let refunded = replaced.replacingOccurrences(of: "\"revocationReason\":0", with: "\"revocationReason\":1")
+            #expect(refunded != replaced)
+            receipts.append(Line.v2Receipt("2026-11-11T10:00:05Z", "u1", transaction: Self.upgraded(refunded) + "," + yearly))
+        case "typed refund":
+            // Apple's refunds carry a revocationType: an upgraded plan refunded is refunded.
+            let refunded = Line.v2("t1", "pro.monthly", purchase: "2026-11-01T10:00:00Z", expires: "2026-12-01T10:00:00Z", price: 9990,
+                                   revocation: "2026-11-11T10:00:00Z", revocationType: "REFUND_FULL")
+            receipts.append(Line.v2Receipt("2026-11-11T10:00:05Z", "u1", transaction: Self.upgraded(refunded) + "," + yearly))
+        default:
+            receipts.append(Line.v2Receipt("2026-11-11T10:00:05Z", "u1", transaction: replaced + "," + yearly))
+        }
+        try scenario.write("receipts/r.jsonl", receipts)
+        if !notifications.isEmpty { try scenario.write("notifications/n.jsonl", notifications) }
+        _ = try scenario.run(asOf: asOf)
+        let kinds = try Scenario.findings(scenario.open()).map(\.kind)
+        let refundTime = try Self.row(scenario, "t1")[Self.column(scenario, "refund_time")]
+        let revenue = try scenario.output("revenue_daily.csv")
+        if place == "receipt" || place == "notification" {
+            #expect(kinds.isEmpty)
+            #expect(refundTime.isEmpty)
+            #expect(!revenue.contains("2026-11-11,pro.monthly,"))
+        } else {
+            #expect(kinds == [.refundedNotRevoked])
+            #expect(refundTime == "2026-11-11T10:00:00.000Z")
+            #expect(revenue.contains("2026-11-11,pro.monthly,USA,USD,0,1,0,9.99,-9.99,"))
+        }
+    }
+
+    @Test("a family-shared transaction's refund gives back nothing, though Apple's REVOKE or a receipt names no revocationType; near miss: a purchase's refund gives back its price")
+    func familySharedRefundGivesNothingBack() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("server/s.jsonl", [
+            Line.delivered("2026-11-20T10:00:09Z", "u2", "f1", "pro.monthly"),
+            Line.delivered("2026-11-20T10:00:09Z", "u3", "f2", "pro.monthly"),
+            Line.delivered("2026-11-20T10:00:09Z", "u4", "p1", "pro.monthly"),
+        ])
+        func family(_ id: String, revoked: Bool = false) -> String {
+            Line.v2(id, "pro.monthly", purchase: "2026-11-20T10:00:03Z", expires: "2026-12-20T10:00:03Z", price: 9990, ownership: "FAMILY_SHARED",
+                    revocation: revoked ? "2026-11-22T00:00:00Z" : nil)
+        }
+        let purchase = { (revoked: Bool) in
+            Line.v2("p1", "pro.monthly", purchase: "2026-11-20T10:00:03Z", expires: "2026-12-20T10:00:03Z", price: 9990,
+                    revocation: revoked ? "2026-11-22T00:00:00Z" : nil)
+        }
+        try scenario.write("receipts/r.jsonl", [
+            Line.v2Receipt("2026-11-20T10:00:05Z", "u2", transaction: family("f1")),
+            Line.v2Receipt("2026-11-20T10:00:05Z", "u3", transaction: family("f2")),
+            Line.v2Receipt("2026-11-23T10:00:05Z", "u3", transaction: family("f2", revoked: true)),
+            Line.v2Receipt("2026-11-20T10:00:05Z", "u4", transaction: purchase(false)),
+        ])
+        try scenario.write("notifications/n.jsonl", [
+            Line.notification("REVOKE", uuid: "n1", signed: "2026-11-22T00:00:01Z", transaction: family("f1", revoked: true)),
+            Line.notification("REFUND", uuid: "n2", signed: "2026-11-22T00:00:01Z", transaction: purchase(true)),
+        ])
+        let findings = try scenario.reconcile(asOf: asOf)
+        #expect(findings.map(\.kind) == [.refundedNotRevoked, .refundedNotRevoked, .refundedNotRevoked])
+        #expect(findings.map(\.transactionID) == ["f1", "f2", "p1"])
+        #expect(findings.map(\.amount) == [0, 0, Money.parse("9.99")])
+    }
+}
