@@ -892,6 +892,18 @@ public enum Schema {
               PRIMARY KEY (file_id, line, item)
             ) WITHOUT ROWID;
             """),
+        // A V2 plan an upgrade replaced (`isUpgraded`) was kept as refunded at the upgrade, and a
+        // receipt item bought with an offer code or a promotional offer as no offer, at the
+        // catalog's full price. Neither mark is stored as such: the receipts and notifications
+        // files holding a revocation, and the receipts files holding a receipt item (origin 1)
+        // with no offer, if still in the input folder, are read again by the next ingest (no
+        // stored hash matches), as a fresh store reads them.
+        (38, """
+            UPDATE files SET content_hash = 'read again for upgrades and offer codes', mtime_ns = NULL
+              WHERE source IN ('receipts', 'notifications')
+                AND file_id IN (SELECT DISTINCT file_id FROM raw_apple__transactions
+                                WHERE revocation_ms IS NOT NULL OR (origin = 1 AND offer IS NULL));
+            """),
     ]
 
     public static var latestVersion: Int { migrations.last?.id ?? 0 }

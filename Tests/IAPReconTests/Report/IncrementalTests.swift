@@ -453,6 +453,42 @@ struct IncrementalTests {
         ])
     }
 
+    @Test("a store an older iaprecon fed a V2 upgrade and an offer-code receipt item reads their files again on its next run, and then holds what a fresh store holds; a file of V2 purchases alone is not read again")
+    func upgradesAndOfferCodesAfterUpgrade() throws {
+        let monthly = Line.v2("t1", "pro.monthly", purchase: "2026-11-01T10:00:00Z", expires: "2026-12-01T10:00:00Z", price: 9990,
+                              revocation: "2026-11-11T10:00:00Z")
+        let yearly = Line.v2("t2", "pro.yearly", purchase: "2026-11-11T10:00:00Z", original: "t1", expires: "2027-11-11T10:00:00Z", price: 79990)
+        let offerItem = #"{"quantity":"1","product_id":"pro.monthly","transaction_id":"t3","original_transaction_id":"t3","purchase_date_ms":"\#(Line.ms("2026-11-20T10:00:00Z"))","offer_code_ref_name":"BLACKFRIDAY","is_trial_period":"false","is_in_intro_offer_period":"false"}"#
+        func write(_ scenario: Scenario) throws {
+            try scenario.catalog()
+            _ = try scenario.write("server/s.jsonl", [Line.delivered("2026-11-01T10:00:09Z", "u1", "t1", "pro.monthly"),
+                                                      Line.delivered("2026-11-11T10:00:09Z", "u1", "t2", "pro.yearly")])
+                .write("receipts/upgrade.jsonl", [Line.v2Receipt("2026-11-11T10:00:05Z", "u1",
+                                                                 transaction: SubscriptionLifecycleTests.upgraded(monthly) + "," + yearly)])
+                .write("receipts/offer.jsonl", [RevenueReportTests.Fixture.inAppReceipt("2026-11-20T10:00:05Z", "u2", items: [offerItem])])
+                .write("receipts/plain.jsonl", [Line.v2Receipt("2026-11-21T10:00:05Z", "u3",
+                                                               transaction: Line.v2("t4", "gems60", purchase: "2026-11-21T10:00:00Z"))])
+        }
+        let now = "2026-11-30T00:00:00Z"
+        let upgraded = try Scenario()
+        try write(upgraded)
+        _ = try run(upgraded, input: upgraded.input, now: now, asOf: now)
+        // What an older iaprecon kept: the upgrade's end as a refund of the monthly plan, the offer code's item as no offer.
+        let migration = try #require(Schema.migrations.first { $0.sql.contains("read again for upgrades and offer codes") }?.id)
+        let database = try upgraded.open()
+        try database.execute("""
+            UPDATE raw_apple__transactions SET revocation_ms = \(Line.ms("2026-11-11T10:00:00Z")), expires_ms = \(Line.ms("2026-12-01T10:00:00Z"))
+              WHERE transaction_id = 't1';
+            UPDATE raw_apple__transactions SET offer = NULL WHERE transaction_id = 't3';
+            DELETE FROM schema_migrations WHERE id >= \(migration);
+            """)
+        try Schema.migrate(database)
+        let night = try run(upgraded, input: upgraded.input, now: now, asOf: now)
+        // Near miss: receipts/plain.jsonl holds a V2 purchase alone and is not read again.
+        #expect(readAgain(night) == ["receipts/offer.jsonl", "receipts/upgrade.jsonl"])
+        #expect(try expectMigratedAsFresh(upgraded, now: now, asOf: now, "upgraded store", inputs: write) == [])
+    }
+
     @Test("a line in the future with another defect is rejected for that one by any clock, so a store read by a late clock and run by an earlier one equals a fresh store, in every source with event times")
     func futureLineWithAnotherDefect() throws {
         let late = "2026-11-10T00:00:00Z", early = "2026-11-02T00:00:00Z", asOf = "2026-11-05T00:00:00Z"
