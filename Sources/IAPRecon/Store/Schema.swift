@@ -897,7 +897,8 @@ public enum Schema {
         // catalog's full price. Neither mark is stored as such: the receipts and notifications
         // files holding a revocation, and the receipts files holding a receipt item (origin 1)
         // with no offer, if still in the input folder, are read again by the next ingest (no
-        // stored hash matches), as a fresh store reads them.
+        // stored hash matches), as a fresh store reads them. A family-shared copy's refund, which
+        // now gives back nothing, is among those revocations: its transaction is joined again.
         (38, """
             UPDATE files SET content_hash = 'read again for upgrades and offer codes', mtime_ns = NULL
               WHERE source IN ('receipts', 'notifications')

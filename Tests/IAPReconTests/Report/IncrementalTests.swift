@@ -453,7 +453,7 @@ struct IncrementalTests {
         ])
     }
 
-    @Test("a store an older iaprecon fed a V2 upgrade and an offer-code receipt item reads their files again on its next run, and then holds what a fresh store holds; a file of V2 purchases alone is not read again")
+    @Test("a store an older iaprecon fed a V2 upgrade, an offer-code receipt item and a family copy's refund reads their files again on its next run, and then holds what a fresh store holds; a file of V2 purchases alone is not read again")
     func upgradesAndOfferCodesAfterUpgrade() throws {
         let monthly = Line.v2("t1", "pro.monthly", purchase: "2026-11-01T10:00:00Z", expires: "2026-12-01T10:00:00Z", price: 9990,
                               revocation: "2026-11-11T10:00:00Z")
@@ -468,24 +468,29 @@ struct IncrementalTests {
                 .write("receipts/offer.jsonl", [RevenueReportTests.Fixture.inAppReceipt("2026-11-20T10:00:05Z", "u2", items: [offerItem])])
                 .write("receipts/plain.jsonl", [Line.v2Receipt("2026-11-21T10:00:05Z", "u3",
                                                                transaction: Line.v2("t4", "gems60", purchase: "2026-11-21T10:00:00Z"))])
+                .write("notifications/n.jsonl", [Line.notification("REVOKE", uuid: "n5", signed: "2026-11-22T10:00:00Z",
+                                                                   transaction: Line.v2("t5", "pro.monthly", purchase: "2026-11-15T10:00:00Z",
+                                                                                        ownership: "FAMILY_SHARED", revocation: "2026-11-22T10:00:00Z"))])
         }
         let now = "2026-11-30T00:00:00Z"
         let upgraded = try Scenario()
         try write(upgraded)
         _ = try run(upgraded, input: upgraded.input, now: now, asOf: now)
-        // What an older iaprecon kept: the upgrade's end as a refund of the monthly plan, the offer code's item as no offer.
+        // What an older iaprecon kept: the upgrade's end as a refund of the monthly plan, the offer code's item as no
+        // offer, and the family copy's refund at its purchaser's price.
         let migration = try #require(Schema.migrations.first { $0.sql.contains("read again for upgrades and offer codes") }?.id)
         let database = try upgraded.open()
         try database.execute("""
             UPDATE raw_apple__transactions SET revocation_ms = \(Line.ms("2026-11-11T10:00:00Z")), expires_ms = \(Line.ms("2026-12-01T10:00:00Z"))
               WHERE transaction_id = 't1';
             UPDATE raw_apple__transactions SET offer = NULL WHERE transaction_id = 't3';
+            UPDATE int_transactions_resolved SET refund_amount = '9.99' WHERE transaction_id = 't5';
             DELETE FROM schema_migrations WHERE id >= \(migration);
             """)
         try Schema.migrate(database)
         let night = try run(upgraded, input: upgraded.input, now: now, asOf: now)
         // Near miss: receipts/plain.jsonl holds a V2 purchase alone and is not read again.
-        #expect(readAgain(night) == ["receipts/offer.jsonl", "receipts/upgrade.jsonl"])
+        #expect(readAgain(night) == ["notifications/n.jsonl", "receipts/offer.jsonl", "receipts/upgrade.jsonl"])
         #expect(try expectMigratedAsFresh(upgraded, now: now, asOf: now, "upgraded store", inputs: write) == [])
     }
 
