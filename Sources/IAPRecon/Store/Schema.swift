@@ -898,10 +898,11 @@ public enum Schema {
         // files holding a revocation, and the receipts files holding a receipt item (origin 1)
         // with no offer, if still in the input folder, are read again by the next ingest (no
         // stored hash matches), as a fresh store reads them. A family-shared copy's refund, which
-        // now gives back nothing, is among those revocations: its transaction is joined again.
+        // now gives back nothing, is among those revocations: its transaction is joined again. A
+        // file an earlier migration of the same upgrade marked keeps that mark.
         (38, """
             UPDATE files SET content_hash = 'read again for upgrades and offer codes', mtime_ns = NULL
-              WHERE source IN ('receipts', 'notifications')
+              WHERE source IN ('receipts', 'notifications') AND content_hash NOT LIKE 'read again for %'
                 AND file_id IN (SELECT DISTINCT file_id FROM raw_apple__transactions
                                 WHERE revocation_ms IS NOT NULL OR (origin = 1 AND offer IS NULL));
             """),

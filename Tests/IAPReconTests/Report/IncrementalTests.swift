@@ -648,6 +648,17 @@ struct IncrementalTests {
         return fresh
     }
 
+    /// The files the pending migrations of `older`'s store mark to be read again, by path, with the reason each names.
+    private func readAgainFor(_ older: Scenario) throws -> [String: String] {
+        let database = try older.open()
+        try Schema.migrate(database)
+        var marked: [String: String] = [:]
+        try database.forEach("SELECT path, substr(content_hash, 16) FROM files WHERE content_hash LIKE 'read again for %'") {
+            marked[$0.string(0)] = $0.string(1)
+        }
+        return marked
+    }
+
     /// The files a run read again (new, changed, or read again by other rules or another clock), by path.
     private func readAgain(_ result: RunResult) -> [String] {
         result.ingest.files.filter { $0.status != .unchanged }.map(\.path).sorted()
@@ -924,8 +935,12 @@ struct IncrementalTests {
             UPDATE raw_apple__transactions SET revocation_ms = \(Line.ms(later)) WHERE transaction_id = 't3';
             DELETE FROM schema_migrations WHERE id >= 29
             """)
+        // Migration 29 chooses the two files; migration 38 the past refund's, for its revocation.
+        #expect(try readAgainFor(older) == ["notifications/late.jsonl": "dates inside Apple payloads",
+                                            "notifications/past.jsonl": "upgrades and offer codes",
+                                            "receipts/year.jsonl": "dates inside Apple payloads"])
         let result = try run(older, input: older.input, now: now, asOf: asOf)
-        #expect(readAgain(result) == ["notifications/late.jsonl", "receipts/year.jsonl"])
+        #expect(readAgain(result) == ["notifications/late.jsonl", "notifications/past.jsonl", "receipts/year.jsonl"])
         let reasons = try expectMigratedAsFresh(older, now: now, asOf: asOf, "older store with impossible dates in Apple's payloads") {
             try inputs($0, as: true)
         }
@@ -971,9 +986,14 @@ struct IncrementalTests {
         try inputs(older, as: true)
         // A store from before the migration: one before 31 has read again what 30 chose, and kept a renewal without a transaction.
         try older.open().execute("DELETE FROM schema_migrations WHERE id >= \(case_.migration)")
+        // A TEST carries no transaction either, and the store cannot tell it from the other: its file is read again too, to
+        // the same rows (migration 31 marks again what 30 chose). Migration 38 chooses the refund's paid file, for its revocation.
+        let reason = "notifications without a transaction"
+        var chosen = [path: reason, "notifications/test.jsonl": reason]
+        if case_.type == "REFUND" { chosen["notifications/paid.jsonl"] = "upgrades and offer codes" }
+        #expect(try readAgainFor(older) == chosen)
         let result = try run(older, input: older.input, now: now, asOf: asOf)
-        // A TEST carries no transaction either, and the store cannot tell it from the other: its file is read again too, to the same rows.
-        #expect(readAgain(result) == [path, "notifications/test.jsonl"])
+        #expect(readAgain(result) == chosen.keys.sorted())
         let reasons = try expectMigratedAsFresh(older, now: now, asOf: asOf, "older store with a \(case_.type) without a transaction") {
             try inputs($0, as: true)
         }
