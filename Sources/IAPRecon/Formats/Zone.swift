@@ -16,6 +16,20 @@ public struct Zone: Sendable, Equatable {
         canonicalIdentifier = Self.canonicalIdentifier(of: identifier, zone: zone)
     }
 
+    /// Whether `identifier` is a name of the IANA time zone database, as `--tz` and `--mmp-tz` must be.
+    /// Foundation also takes abbreviations and offsets (`BST`, `IST`, `GMT+9`), each read as one zone
+    /// of its choosing: `BST` is Dhaka's time, not London's summer, and `IST` India's, not Ireland's
+    /// or Israel's. A name is the database's when the system's copy of it has the file; without that
+    /// copy, every name Foundation takes is.
+    public static func isIANAName(_ identifier: String) -> Bool {
+        guard TimeZone(identifier: identifier) != nil else { return false }
+        let files = FileManager.default
+        var isFolder: ObjCBool = false
+        guard files.fileExists(atPath: zoneinfoFolder, isDirectory: &isFolder), isFolder.boolValue else { return true }
+        guard !identifier.hasPrefix("/"), !identifier.split(separator: "/").contains("..") else { return false }
+        return files.fileExists(atPath: zoneinfoFolder + "/" + identifier, isDirectory: &isFolder) && !isFolder.boolValue
+    }
+
     public static let utc = Zone(utcIdentifier: ())
 
     private init(utcIdentifier: Void) {

@@ -245,6 +245,17 @@ struct ZoneTests {
         }
     }
 
+    @Test("IANA names, their links and legacy zones are IANA names; abbreviations and written offsets, which Foundation reads as zones of its choosing, are not")
+    func ianaNames() {
+        for name in ["UTC", "Etc/UTC", "GMT", "US/Pacific", "Asia/Calcutta", "EST", "Etc/GMT+9", "Australia/Lord_Howe", "Asia/Kathmandu"] {
+            #expect(Zone.isIANAName(name), "\(name)")
+        }
+        // BST is Dhaka's time to Foundation, IST India's: never surely the zone meant.
+        for name in ["BST", "IST", "PST", "JST", "GMT+9", "UTC+9", "Tokyo", "../zoneinfo/UTC", "Asia", ""] {
+            #expect(!Zone.isIANAName(name), "\(name)")
+        }
+    }
+
     @Test("an unknown zone name is nil; UTC has no offset")
     func unknownZone() throws {
         #expect(Zone("Mars/Olympus_Mons") == nil)
