@@ -16,6 +16,20 @@ public struct Zone: Sendable, Equatable {
         canonicalIdentifier = Self.canonicalIdentifier(of: identifier, zone: zone)
     }
 
+    /// Whether `identifier` is a name of the IANA time zone database, as `--tz` and `--mmp-tz` must be.
+    /// Foundation also takes abbreviations and offsets (`BST`, `IST`, `GMT+9`), each read as one zone
+    /// of its choosing: `BST` is Dhaka's time, not London's summer, and `IST` India's, not Ireland's
+    /// or Israel's. A name is the database's when the system's copy of it has the file; without that
+    /// copy, every name Foundation takes is.
+    public static func isIANAName(_ identifier: String) -> Bool {
+        guard TimeZone(identifier: identifier) != nil else { return false }
+        let files = FileManager.default
+        var isFolder: ObjCBool = false
+        guard files.fileExists(atPath: zoneinfoFolder, isDirectory: &isFolder), isFolder.boolValue else { return true }
+        guard !identifier.hasPrefix("/"), !identifier.split(separator: "/").contains("..") else { return false }
+        return files.fileExists(atPath: zoneinfoFolder + "/" + identifier, isDirectory: &isFolder) && !isFolder.boolValue
+    }
+
     public static let utc = Zone(utcIdentifier: ())
 
     private init(utcIdentifier: Void) {
@@ -69,10 +83,9 @@ public struct Zone: Sendable, Equatable {
         return Int64(zone.secondsFromGMT(for: Date(timeIntervalSince1970: Double(utcMs / 1000)))) * 1000
     }
 
-    /// The offset to subtract from a local wall-clock time read as if UTC.
+    /// The offset to subtract from a local wall-clock time read as if UTC: the one `utc(fromLocal:)` takes.
     public func offsetMs(atLocal localMs: Int64) -> Int64 {
-        let guess = offsetMs(atUTC: localMs)
-        return offsetMs(atUTC: localMs - guess)
+        localMs - utc(fromLocal: localMs)
     }
 
     /// The `yyyy-MM-dd` day in this zone of an instant.
@@ -80,9 +93,21 @@ public struct Zone: Sendable, Equatable {
         Timestamp.day(utcMs, offsetMs: offsetMs(atUTC: utcMs))
     }
 
-    /// A local wall-clock time (read as if UTC) as a UTC instant.
+    /// A local wall-clock time (read as if UTC) as a UTC instant, by one rule in every zone, east or
+    /// west of UTC: a time the zone shows twice (the hour its clocks go back) is its first pass; a time
+    /// it never shows (the hour its clocks skip) is read with the offset in force before the change,
+    /// so it lands as far past the change as it is into the gap. The start of a day whose midnight is
+    /// skipped (`America/Santiago`, `America/Havana`, `Atlantic/Azores` in spring) is then that day's
+    /// first instant, never the previous day's last hour.
     public func utc(fromLocal localMs: Int64) -> Int64 {
-        localMs - offsetMs(atLocal: localMs)
+        if identifier == "UTC" { return localMs }
+        let day: Int64 = 86_400_000
+        // The offsets in force a day either side: no zone changes its clocks twice within two days.
+        let before = offsetMs(atUTC: localMs - day), after = offsetMs(atUTC: localMs + day)
+        if before == after { return localMs - before }
+        // An instant counts when its offset is the one it used.
+        let named = [before, after].map { localMs - $0 }.filter { localMs - $0 == offsetMs(atUTC: $0) }
+        return named.min() ?? localMs - before
     }
 
     /// The latest UTC instant a local wall-clock time (read as if UTC) can name: in the hour a zone

@@ -300,8 +300,10 @@ struct AttributionReport: Sendable {
             add(key) { cohort in
                 if let rate { cohort.spend += spend * rate } else { cohort.spendUnconverted = true }
                 cohort.hasSpend = true
-                // A cohort with spend and no installs matures from its day.
-                cohort.anchorMs = max(cohort.anchorMs, dayStart - zone.offsetMs(atUTC: dayStart))
+                // A cohort with spend and no installs matures from its day's start in --tz (the offset of
+                // that local midnight, not of the instant UTC reads it as: on a day the clocks change
+                // east of UTC, those differ).
+                cohort.anchorMs = max(cohort.anchorMs, zone.utc(fromLocal: dayStart))
             }
         }
         cohorts = Dictionary(uniqueKeysWithValues: zip(keys, values))

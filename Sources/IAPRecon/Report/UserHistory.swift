@@ -416,11 +416,19 @@ extension UserHistory {
         return String(decoding: shown, as: UTF8.self)
     }
 
-    /// `yyyy-MM-dd HH:mm:ss` of an instant in `zone`, for people.
+    /// `yyyy-MM-dd HH:mm:ss` of an instant in `zone`, for people. In the hour a zone shows twice (its
+    /// clocks going back), the same wall clock names two instants an hour apart: there the time
+    /// carries its offset (`2026-11-01 01:30:00 -07:00`, then `... -08:00`), so the order reads right.
     public static func localTime(_ ms: Int64, _ zone: Zone) -> String {
         // On bytes: a long history shows one or two per event.
-        let bytes = Timestamp.iso8601(ms + zone.offsetMs(atUTC: ms)).utf8.prefix(19).map { $0 == UInt8(ascii: "T") ? UInt8(ascii: " ") : $0 }
-        return String(decoding: bytes, as: UTF8.self)
+        let offset = zone.offsetMs(atUTC: ms)
+        let wall = ms + offset
+        let bytes = Timestamp.iso8601(wall).utf8.prefix(19).map { $0 == UInt8(ascii: "T") ? UInt8(ascii: " ") : $0 }
+        let text = String(decoding: bytes, as: UTF8.self)
+        guard zone.utc(fromLocal: wall) != zone.latestUTC(fromLocal: wall) else { return text }
+        let minutes = abs(offset) / 60_000
+        let hours = String(minutes / 60), rest = String(minutes % 60)
+        return text + (offset < 0 ? " -" : " +") + (hours.count < 2 ? "0" : "") + hours + ":" + (rest.count < 2 ? "0" : "") + rest
     }
 
     /// A total as people read it: every place of the currency's minor unit, thousands grouped, as

@@ -61,7 +61,8 @@ extension ValueKind {
             }
             return .success(text)
         case .timeZone:
-            guard TimeZone(identifier: text) != nil else {
+            // An abbreviation names a zone Foundation picks (`BST` is Dhaka's), never surely the one meant.
+            guard Zone.isIANAName(text) else {
                 return .failure(.expected("an IANA time zone such as UTC or Asia/Tokyo"))
             }
             return .success(text)

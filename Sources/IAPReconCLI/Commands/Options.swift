@@ -7,26 +7,33 @@ extension ParsedCommand {
 
     func zone(_ name: String) throws -> Zone {
         let identifier = value(name) ?? "UTC"
-        guard let zone = Zone(identifier) else { throw usageError("'\(identifier)' is not an IANA time zone for --\(name)") }
+        guard Zone.isIANAName(identifier), let zone = Zone(identifier) else { throw usageError("'\(identifier)' is not an IANA time zone for --\(name)") }
         return zone
     }
 
     /// Whether this subcommand has the option at all (asking for an undeclared one is a programming error).
     func declares(_ name: String) -> Bool { spec.options.contains { $0.name == name } }
 
-    func asOfMs() throws -> Int64? {
-        guard declares("as-of"), let text = value("as-of") else { return nil }
-        guard let ms = Timestamp.parse(text) else {
-            throw usageError("'\(text)' is not a time for --as-of (use ISO 8601, e.g. 2026-11-29T00:00:00Z, or epoch ms)")
-        }
-        return ms
-    }
+    func asOfMs() throws -> Int64? { try time("as-of") }
 
     /// `--now`, the run's clock; nil for the system clock.
-    func nowMs() throws -> Int64? {
-        guard declares("now"), let text = value("now") else { return nil }
-        guard let ms = Timestamp.parse(text) else {
-            throw usageError("'\(text)' is not a time for --now (use ISO 8601, e.g. 2026-11-29T00:00:00Z, or epoch ms)")
+    func nowMs() throws -> Int64? { try time("now") }
+
+    /// A time option (`--as-of`, `--now`) in the contract's forms. An ISO 8601 time without an offset
+    /// (`2026-11-01T01:30:00`) names no zone: read as UTC, it would move by the offset of the zone
+    /// it was meant in (`--tz`, a finance team's own) unseen, so it is refused, as in the inputs.
+    /// The zone-less `yyyy-MM-dd HH:mm:ss` stays UTC, as the option's help says.
+    private func time(_ name: String) throws -> Int64? {
+        guard declares(name), let text = value(name) else { return nil }
+        var noOffset = false
+        guard let ms = Timestamp.parse(text, localOffsetMs: { _ in
+            noOffset = true
+            return 0
+        }) else {
+            throw usageError("'\(text)' is not a time for --\(name) (use ISO 8601, e.g. 2026-11-29T00:00:00Z, or epoch ms)")
+        }
+        if noOffset, text.utf8.dropFirst(10).first == UInt8(ascii: "T") {
+            throw usageError("'\(text)' has no offset for --\(name): add Z or +hh:mm (it is not read in --tz)")
         }
         return ms
     }

@@ -86,6 +86,14 @@ struct UsageErrorTests {
             argv: ["report", "--tz", "Tokyo"],
             expected: "Error: The value 'Tokyo' is invalid for '--tz <zone>': expected an IANA time zone such as UTC or Asia/Tokyo (see 'iaprecon report --help')"),
         UsageErrorCase(
+            id: "a time zone abbreviation, which Foundation reads as a zone of its choosing (BST as Dhaka), is no IANA zone",
+            argv: ["report", "--tz", "BST"],
+            expected: "Error: The value 'BST' is invalid for '--tz <zone>': expected an IANA time zone such as UTC or Asia/Tokyo (see 'iaprecon report --help')"),
+        UsageErrorCase(
+            id: "an offset written as a zone is no IANA zone",
+            argv: ["run", "--mmp-tz", "UTC+9"],
+            expected: "Error: The value 'UTC+9' is invalid for '--mmp-tz <zone>': expected an IANA time zone such as UTC or Asia/Tokyo (see 'iaprecon run --help')"),
+        UsageErrorCase(
             id: "bad currency",
             argv: ["report", "--currency", "US$"],
             expected: "Error: The value 'US$' is invalid for '--currency <code>': expected an ISO 4217 currency code such as USD (see 'iaprecon report --help')"),

@@ -392,6 +392,25 @@ struct CommandTests {
         #expect(work.iaprecon(["join", "--db", db]).out == "as of 2026-11-24T23:59:59.999Z: 0 findings\n")
     }
 
+    @Test("--as-of and --now refuse an ISO 8601 time without an offset, which names no zone, and read one with its offset")
+    func timeOptionsNeedAnOffset() throws {
+        let work = try Workspace()
+        try FileManager.default.createDirectory(atPath: work.path("in/spend"), withIntermediateDirectories: true)
+        try "date,media_source,campaign,spend,currency\n2026-10-31,Facebook Ads,FB_US,10,USD\n"
+            .write(toFile: work.path("in/spend/s.csv"), atomically: true, encoding: .utf8)
+        let common = ["run", "--input", work.path("in"), "--db", work.path("s.sqlite"), "--out", work.path("out"), "--tz", "America/Los_Angeles"]
+        // Meant in Los Angeles, read as UTC it would judge seven hours early, unseen.
+        let asOf = work.iaprecon(common + ["--as-of", "2026-11-01T01:30:00"])
+        #expect(asOf.code == 2)
+        #expect(asOf.err.hasPrefix("Error: '2026-11-01T01:30:00' has no offset for --as-of: add Z or +hh:mm (it is not read in --tz)"))
+        let now = work.iaprecon(common + ["--now", "2026-11-01T01:30:00.000"])
+        #expect(now.code == 2)
+        #expect(now.err.hasPrefix("Error: '2026-11-01T01:30:00.000' has no offset for --now: add Z or +hh:mm"))
+        // Near misses: with its offset it is that instant; the zone-less form with a space is UTC, as the help says.
+        #expect(work.iaprecon(common + ["--as-of", "2026-11-01T01:30:00-07:00"]).out.hasPrefix("as of 2026-11-01T08:30:00.000Z: "))
+        #expect(work.iaprecon(common + ["--as-of", "2026-11-01 01:30:00"]).out.hasPrefix("as of 2026-11-01T01:30:00.000Z: "))
+    }
+
     @Test("the join stage takes --now as run does: the as-of of an input no event time dates is at most a day after it")
     func joinTakesTheClock() throws {
         let work = try Workspace()

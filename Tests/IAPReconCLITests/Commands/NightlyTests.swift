@@ -996,6 +996,21 @@ struct NightlyTests {
         #expect(try work.read("reports/2026-11-28/summary.json").contains("\"as_of\": \"2026-11-28T14:59:59.999Z\""))
     }
 
+    @Test("a night in a zone whose clocks skip midnight keeps its day's last hour: Santiago's 2026-09-05 ends at 03:59:59.999Z")
+    func asOfCapWhereMidnightIsSkipped() throws {
+        let work = try Workspace()
+        try FileManager.default.createDirectory(atPath: work.path("root/2026-09-05/server"), withIntermediateDirectories: true)
+        // 23:30 on 2026-09-05 in Santiago (-04); the next midnight is skipped, clocks go to 01:00 (-03).
+        let order = #"{"ts":"TS","event":"order_created","order_id":"ID","user_id":"u1","product_id":"gems60","price":"0.99","currency":"USD"}"#
+        try [("2026-09-06T02:30:00Z", "o1"), ("2026-09-06T03:30:00Z", "o2")]
+            .map { order.replacingOccurrences(of: "TS", with: $0.0).replacingOccurrences(of: "ID", with: $0.1) + "\n" }.joined()
+            .write(toFile: work.path("root/2026-09-05/server/s.jsonl"), atomically: true, encoding: .utf8)
+        let result = work.iaprecon(["nightly", "--root", work.path("root"), "--date", "2026-09-05", "--tz", "America/Santiago",
+                                    "--db", work.path("s.sqlite"), "--reports", work.path("reports"), "--log-dir", work.path("logs"), "--quiet"])
+        #expect(result.code == 0)
+        #expect(try work.read("reports/2026-09-05/summary.json").contains("\"as_of\": \"2026-09-06T03:30:00.000Z\""))
+    }
+
     @Test("a --log-dir or --reports that cannot be made exits 1 naming it and the system's reason, before any work")
     func unwritableFolders() throws {
         let work = try Workspace()

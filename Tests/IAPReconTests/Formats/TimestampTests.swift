@@ -203,6 +203,59 @@ struct ZoneTests {
         #expect(newYork.day(1_793_505_599_999) == "2026-10-31")  // 2026-11-01T03:59:59.999Z = 23:59:59.999 EDT
     }
 
+    @Test("a local time a zone shows twice is its first pass, east of UTC as west of it", arguments: [
+        ("America/New_York", "2026-11-01T01:30:00", "2026-11-01T05:30:00Z"),
+        ("America/Los_Angeles", "2026-11-01T01:30:00", "2026-11-01T08:30:00Z"),
+        ("Europe/London", "2026-10-25T01:30:00", "2026-10-25T00:30:00Z"),
+        ("Australia/Lord_Howe", "2026-04-05T01:45:00", "2026-04-04T14:45:00Z"),  // half an hour shown twice
+    ])
+    func repeatedLocalTime(zone: String, local wall: String, utc: String) throws {
+        let zone = try #require(Zone(zone))
+        let expected = try #require(Timestamp.parse(utc))
+        #expect(zone.utc(fromLocal: try local(wall)) == expected)
+        #expect(zone.offsetMs(atLocal: try local(wall)) == (try local(wall)) - expected)
+        // The second pass is the latest instant the time names.
+        #expect(zone.latestUTC(fromLocal: try local(wall)) > expected)
+    }
+
+    @Test("a local time a zone skips lands as far past the change as it is into the gap", arguments: [
+        ("America/Los_Angeles", "2026-03-08T02:30:00", "2026-03-08T10:30:00Z"),    // 03:30 PDT
+        ("Europe/London", "2026-03-29T01:30:00", "2026-03-29T01:30:00Z"),          // 02:30 BST
+        ("America/Santiago", "2026-09-06T00:30:00", "2026-09-06T04:30:00Z"),       // 01:30 -03, on 6 September
+        ("Australia/Lord_Howe", "2026-10-04T02:15:00", "2026-10-03T15:45:00Z"),    // 02:45 +11
+    ])
+    func skippedLocalTime(zone: String, local wall: String, utc: String) throws {
+        let zone = try #require(Zone(zone))
+        #expect(zone.utc(fromLocal: try local(wall)) == Timestamp.parse(utc))
+        #expect(zone.day(zone.utc(fromLocal: try local(wall))) == String(wall.prefix(10)))
+    }
+
+    @Test("every day of 2025 to 2027 starts at its first instant, in zones whose clocks change at midnight too", arguments: [
+        "America/Los_Angeles", "Europe/London", "Australia/Sydney", "Australia/Lord_Howe", "Asia/Kathmandu", "Asia/Tokyo",
+        "America/Santiago", "America/Havana", "Atlantic/Azores", "Asia/Beirut", "Africa/Cairo", "America/St_Johns", "Pacific/Chatham",
+    ])
+    func dayStarts(zone name: String) throws {
+        let zone = try #require(Zone(name))
+        let first = try #require(Timestamp.startOfDay("2025-01-01"))
+        for number in 0..<(3 * 365) {
+            let localMidnight = first + Int64(number) * 86_400_000
+            let start = zone.utc(fromLocal: localMidnight)
+            #expect(zone.day(start) == Timestamp.day(localMidnight), "\(name) \(Timestamp.day(localMidnight))")
+            #expect(zone.day(start - 1) == Timestamp.day(localMidnight - 86_400_000), "\(name) \(Timestamp.day(localMidnight))")
+        }
+    }
+
+    @Test("IANA names, their links and legacy zones are IANA names; abbreviations and written offsets, which Foundation reads as zones of its choosing, are not")
+    func ianaNames() {
+        for name in ["UTC", "Etc/UTC", "GMT", "US/Pacific", "Asia/Calcutta", "EST", "Etc/GMT+9", "Australia/Lord_Howe", "Asia/Kathmandu"] {
+            #expect(Zone.isIANAName(name), "\(name)")
+        }
+        // BST is Dhaka's time to Foundation, IST India's: never surely the zone meant.
+        for name in ["BST", "IST", "PST", "JST", "GMT+9", "UTC+9", "Tokyo", "../zoneinfo/UTC", "Asia", ""] {
+            #expect(!Zone.isIANAName(name), "\(name)")
+        }
+    }
+
     @Test("an unknown zone name is nil; UTC has no offset")
     func unknownZone() throws {
         #expect(Zone("Mars/Olympus_Mons") == nil)

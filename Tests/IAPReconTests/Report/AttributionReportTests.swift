@@ -507,6 +507,27 @@ struct AttributionReportTests {
         ])
     }
 
+    @Test("an MMP time the --mmp-tz skips (Santiago's midnight on 2026-09-06) installs on the day it names, not the day before")
+    func mmpTimeInSkippedHour() throws {
+        let scenario = try Scenario()
+        try Fixture.mmp(scenario, [
+            Fixture.MMPRow(time: "2026-09-05 23:30:00", mediaSource: "googleadwords_int", campaign: "C", appsflyerID: "af1"),
+            // Clocks go from 00:00 to 01:00: 00:30 is never shown, and reads as 01:30 (-03), 04:30Z.
+            Fixture.MMPRow(time: "2026-09-06 00:30:00", mediaSource: "googleadwords_int", campaign: "C", appsflyerID: "af2"),
+            Fixture.MMPRow(time: "2026-09-06 01:30:00", mediaSource: "googleadwords_int", campaign: "C", appsflyerID: "af3"),
+        ])
+        let santiago = try #require(Zone("America/Santiago"))
+        _ = try Pipeline.run(RunOptions(
+            input: scenario.input, databasePath: scenario.databasePath, outFolder: scenario.out, jobs: 1,
+            lineRules: LineRules(signatures: .testChain), reconcile: ReconcileSettings(asOfMs: Line.ms(asOf), mmpZone: santiago),
+            report: ReportSettings(outFolder: scenario.out, zone: santiago)), progress: nil)
+        #expect(try Fixture.lines(scenario.output("attribution.csv")) == [
+            Self.header,
+            "2026-09-05,googleadwords_int,C,1,0,0,0,0,0,0,0,,,,0,,,",
+            "2026-09-06,googleadwords_int,C,2,0,0,0,0,0,0,0,,,,0,,,",
+        ])
+    }
+
     // MARK: - Revenue windows and maturity
 
     @Test("revenue_d0/d7/d30 are cumulative over 24-hour periods after install, with exact boundaries; ROAS divides by spend")
@@ -554,6 +575,24 @@ struct AttributionReportTests {
         #expect(try Fixture.lines(scenario.output("attribution.csv")) == [
             Self.header,
             "2026-11-10,googleadwords_int,C1,1,1,1,\(windows),5,0,100,\(roasD7),0.05,0,100,100,5",
+        ])
+    }
+
+    @Test("a cohort with spend alone matures from its day's local midnight, on the days Sydney's clocks change too", arguments: [
+        // 2026-04-05 starts at 00:00 AEDT (+11), 2026-04-04T13:00Z, and lasts 25 hours.
+        ("2026-04-05", "2026-04-05T12:59:59Z", ",,"),
+        ("2026-04-05", "2026-04-05T13:00:00Z", "0,,"),
+        // 2026-10-04 starts at 00:00 AEST (+10), 2026-10-03T14:00Z, and lasts 23 hours.
+        ("2026-10-04", "2026-10-04T13:59:59Z", ",,"),
+        ("2026-10-04", "2026-10-04T14:00:00Z", "0,,"),
+    ])
+    func spendOnlyCohortMaturesFromLocalMidnight(day: String, asOf: String, windows: String) throws {
+        let scenario = try Scenario()
+        try scenario.write("spend/s.csv", ["date,media_source,campaign,spend,currency", "\(day),googleadwords_int,C1,100,USD"])
+        _ = try scenario.run(asOf: asOf, zone: "Australia/Sydney")
+        #expect(try Fixture.lines(scenario.output("attribution.csv")) == [
+            Self.header,
+            "\(day),googleadwords_int,C1,0,0,0,\(windows),0,0,100,,0,0,,,",
         ])
     }
 

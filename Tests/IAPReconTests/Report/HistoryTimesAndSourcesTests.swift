@@ -36,6 +36,22 @@ struct HistoryTimesAndSourcesTests {
         #expect(UserHistory.shownTimes(text, .utc) == text)
     }
 
+    @Test("a time in the hour a zone shows twice carries its offset, so two instants an hour apart read apart; other times do not", arguments: [
+        ("America/Los_Angeles", "2026-11-01T07:30:00Z", "2026-11-01 00:30:00"),
+        ("America/Los_Angeles", "2026-11-01T08:30:00Z", "2026-11-01 01:30:00 -07:00"),
+        ("America/Los_Angeles", "2026-11-01T09:30:00Z", "2026-11-01 01:30:00 -08:00"),
+        ("America/Los_Angeles", "2026-11-01T10:30:00Z", "2026-11-01 02:30:00"),
+        ("America/Los_Angeles", "2026-03-08T10:30:00Z", "2026-03-08 03:30:00"),
+        ("Australia/Lord_Howe", "2026-04-04T14:45:00Z", "2026-04-05 01:45:00 +11:00"),
+        ("Australia/Lord_Howe", "2026-04-04T15:15:00Z", "2026-04-05 01:45:00 +10:30"),
+        ("Asia/Kathmandu", "2026-11-01T08:30:00Z", "2026-11-01 14:15:00"),
+    ])
+    func repeatedHourShowsOffset(zone: String, utc: String, shown: String) throws {
+        let zone = try #require(Zone(zone))
+        #expect(UserHistory.localTime(try #require(Timestamp.parse(utc)), zone) == shown)
+        #expect(UserHistory.shownTimes(Timestamp.iso8601(try #require(Timestamp.parse(utc))), zone) == shown)
+    }
+
     @Test("a refund Apple told of in one notification cites that line, as a reversed one does")
     func refundCitesItsNotification() throws {
         let (scenario, database) = try UserHistoryTests.sampleStore()
