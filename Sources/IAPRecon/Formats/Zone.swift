@@ -16,13 +16,18 @@ public struct Zone: Sendable, Equatable {
         canonicalIdentifier = Self.canonicalIdentifier(of: identifier, zone: zone)
     }
 
-    /// Whether `identifier` is a name of the IANA time zone database, as `--tz` and `--mmp-tz` must be.
-    /// Foundation also takes abbreviations and offsets (`BST`, `IST`, `GMT+9`), each read as one zone
-    /// of its choosing: `BST` is Dhaka's time, not London's summer, and `IST` India's, not Ireland's
-    /// or Israel's. A name is the database's when the system's copy of it has the file; without that
-    /// copy, every name Foundation takes is.
-    public static func isIANAName(_ identifier: String) -> Bool {
+    /// Whether `identifier` names one place's time in the IANA time zone database, as `--tz` and
+    /// `--mmp-tz` must. Foundation also takes abbreviations and offsets (`BST`, `IST`, `GMT+9`), each
+    /// read as one zone of its choosing: `BST` is Dhaka's time, not London's summer, and `IST`
+    /// India's, not Ireland's or Israel's. The database's own abbreviation-like names are refused too:
+    /// `EST` and `MST` are fixed offsets that New York and Denver leave in summer, and `Etc/GMT+9` is
+    /// nine hours *behind* UTC. UTC's own names (`UTC`, `UCT`, `GMT`, `Etc/UTC`) pass. A name is the
+    /// database's when the system's copy of it has the file; without that copy, every other name
+    /// Foundation takes is.
+    public static func isPlaceName(_ identifier: String) -> Bool {
         guard TimeZone(identifier: identifier) != nil else { return false }
+        if !["UTC", "UCT", "GMT"].contains(identifier), identifier.allSatisfy({ $0.isUppercase || $0.isNumber }) { return false }
+        if identifier.hasPrefix("Etc/GMT"), identifier.count > "Etc/GMT".count { return false }
         let files = FileManager.default
         var isFolder: ObjCBool = false
         guard files.fileExists(atPath: zoneinfoFolder, isDirectory: &isFolder), isFolder.boolValue else { return true }

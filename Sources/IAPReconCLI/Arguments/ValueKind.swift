@@ -61,9 +61,10 @@ extension ValueKind {
             }
             return .success(text)
         case .timeZone:
-            // An abbreviation names a zone Foundation picks (`BST` is Dhaka's), never surely the one meant.
-            guard Zone.isIANAName(text) else {
-                return .failure(.expected("an IANA time zone such as UTC or Asia/Tokyo"))
+            // An abbreviation names a zone Foundation picks (`BST` is Dhaka's), never surely the one
+            // meant; a fixed offset (`EST`) is no place's time all year (`Zone.isPlaceName`).
+            guard Zone.isPlaceName(text) else {
+                return .failure(.expected("the IANA time zone of a place, such as UTC, America/New_York or Asia/Tokyo, not an abbreviation or a fixed offset"))
             }
             return .success(text)
         case .currency:

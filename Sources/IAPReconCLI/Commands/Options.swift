@@ -7,7 +7,7 @@ extension ParsedCommand {
 
     func zone(_ name: String) throws -> Zone {
         let identifier = value(name) ?? "UTC"
-        guard Zone.isIANAName(identifier), let zone = Zone(identifier) else { throw usageError("'\(identifier)' is not an IANA time zone for --\(name)") }
+        guard Zone.isPlaceName(identifier), let zone = Zone(identifier) else { throw usageError("'\(identifier)' is not an IANA time zone for --\(name)") }
         return zone
     }
 

@@ -84,15 +84,19 @@ struct UsageErrorTests {
         UsageErrorCase(
             id: "bad time zone",
             argv: ["report", "--tz", "Tokyo"],
-            expected: "Error: The value 'Tokyo' is invalid for '--tz <zone>': expected an IANA time zone such as UTC or Asia/Tokyo (see 'iaprecon report --help')"),
+            expected: "Error: The value 'Tokyo' is invalid for '--tz <zone>': expected the IANA time zone of a place, such as UTC, America/New_York or Asia/Tokyo, not an abbreviation or a fixed offset (see 'iaprecon report --help')"),
         UsageErrorCase(
             id: "a time zone abbreviation, which Foundation reads as a zone of its choosing (BST as Dhaka), is no IANA zone",
             argv: ["report", "--tz", "BST"],
-            expected: "Error: The value 'BST' is invalid for '--tz <zone>': expected an IANA time zone such as UTC or Asia/Tokyo (see 'iaprecon report --help')"),
+            expected: "Error: The value 'BST' is invalid for '--tz <zone>': expected the IANA time zone of a place, such as UTC, America/New_York or Asia/Tokyo, not an abbreviation or a fixed offset (see 'iaprecon report --help')"),
+        UsageErrorCase(
+            id: "the database's fixed offset EST is no place's time all year (New York leaves it in summer)",
+            argv: ["report", "--tz", "EST"],
+            expected: "Error: The value 'EST' is invalid for '--tz <zone>': expected the IANA time zone of a place, such as UTC, America/New_York or Asia/Tokyo, not an abbreviation or a fixed offset (see 'iaprecon report --help')"),
         UsageErrorCase(
             id: "an offset written as a zone is no IANA zone",
             argv: ["run", "--mmp-tz", "UTC+9"],
-            expected: "Error: The value 'UTC+9' is invalid for '--mmp-tz <zone>': expected an IANA time zone such as UTC or Asia/Tokyo (see 'iaprecon run --help')"),
+            expected: "Error: The value 'UTC+9' is invalid for '--mmp-tz <zone>': expected the IANA time zone of a place, such as UTC, America/New_York or Asia/Tokyo, not an abbreviation or a fixed offset (see 'iaprecon run --help')"),
         UsageErrorCase(
             id: "bad currency",
             argv: ["report", "--currency", "US$"],
