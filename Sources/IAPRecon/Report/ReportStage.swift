@@ -197,6 +197,7 @@ public enum ReportStage {
                 filesDone?(wroteTieOut ? 3 : 2)
                 inputWarnings += Self.salesReportAppsWarnings(counts.salesReportApps)
                 inputWarnings += Self.ordersOfSeveralUsersWarnings(counts.ordersOfSeveralUsers)
+                inputWarnings += Self.filesNotReadAgainWarnings(counts.files)
                 let summary = SummaryReport.build(counts: counts, asOfMs: asOfMs, graceMs: graceMs, settings: settings,
                                                   findings: findings, revenue: revenue, tieOut: tieOut, attribution: attribution)
                 var page = ReportPage(asOfMs: asOfMs, settings: settings, counts: counts, findings: findings, revenue: revenue,
@@ -296,6 +297,20 @@ public enum ReportStage {
                             + "(iaprecon history --order ID names an id's users)")
         }
         return warnings
+    }
+
+    /// Files a store migration asked to read again (an older iaprecon misread what they hold) that the
+    /// input folder no longer has: their lines stay as that iaprecon read them, and nothing else says so.
+    /// Said on every report until the files are put back for one run, at most `listed` paths by name.
+    static func filesNotReadAgainWarnings(_ files: [SummaryCounts.InputFile], listed: Int = 10) -> [String] {
+        let unread = files.filter { !$0.present && $0.readAgainFor != nil }
+        let reasons = Set(unread.compactMap(\.readAgainFor)).sorted()
+        guard !unread.isEmpty else { return [] }
+        let named = unread.prefix(listed).map(\.path).joined(separator: ", ") + (unread.count > listed ? " and \(unread.count - listed) more" : "")
+        return ["\(unread.count) \(unread.count == 1 ? "file" : "files") an upgrade of this store asked to read again "
+                + "(for \(reasons.joined(separator: "; for "))) \(unread.count == 1 ? "is" : "are") no longer in the input folder: \(named); "
+                + "\(unread.count == 1 ? "its" : "their") lines stay as an older iaprecon read them until "
+                + "\(unread.count == 1 ? "it is" : "they are") put back for one run"]
     }
 
     static func undocumentedNotificationTypes(_ store: some ReportStore) throws -> [String] {

@@ -168,6 +168,9 @@ struct SummaryCounts: Sendable {
         var counts: LineCounts
         /// Whether the last listing of the input folder found it.
         var present: Bool
+        /// Why a store migration asked for the file to be read again, while no ingest has (its
+        /// lines are as an older iaprecon read them); nil when none did.
+        var readAgainFor: String? = nil
     }
 
     /// Every file of the ledger, by path.

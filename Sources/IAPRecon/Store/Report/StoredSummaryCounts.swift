@@ -13,7 +13,7 @@ enum StoredSummaryCounts {
                                     rejected: Int(row.int(Column.rejected)), blank: Int(row.int(Column.blank)), ignored: Int(row.int(Column.ignored)))
             totals = totals + counts
             files.append(InputFile(path: row.string(Column.path), source: row.string(Column.source), bytes: row.int(Column.bytes),
-                                   counts: counts, present: row.int(Column.present) != 0))
+                                   counts: counts, present: row.int(Column.present) != 0, readAgainFor: row.optionalString(Column.readAgainFor)))
         }
         var ignoredFiles: [String] = []
         try database.forEach("SELECT path FROM ignored_files ORDER BY path") { ignoredFiles.append($0.string(0)) }
@@ -304,8 +304,12 @@ enum StoredSummaryCounts {
 
     /// What `counts` selects of each input file.
     private enum FileColumn: Int, SelectedColumn {
-        case path, source, read, accepted, rejected, blank, ignored, bytes, present
-        var sql: String { ["path", "source", "lines_read", "accepted", "rejected", "blank", "ignored", "bytes", "present"][rawValue] }
+        case path, source, read, accepted, rejected, blank, ignored, bytes, present, readAgainFor
+        var sql: String {
+            ["path", "source", "lines_read", "accepted", "rejected", "blank", "ignored", "bytes", "present",
+             // What a migration writes in place of the hash of a file to be read again (`Schema.migrations`).
+             "CASE WHEN content_hash LIKE 'read again for %' THEN substr(content_hash, 16) END"][rawValue]
+        }
     }
 
     /// What `counts` reads of each resolved transaction: its environment, whether it counts as
