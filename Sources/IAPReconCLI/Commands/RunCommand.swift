@@ -54,6 +54,8 @@ enum StageCommands {
     static func ingest(_ command: ParsedCommand, console: Console) throws -> ExitCode {
         // A mistyped --input makes no store, as in `Pipeline.run`.
         try SourceFile.checkFolder(command.inputFolder)
+        // A --now it cannot read is a usage error, which opens no store.
+        let rules = try command.lineRules()
         let lock = try RunLock(databasePath: command.databasePath, command: "ingest")
         defer { withExtendedLifetime(lock) {} }
         let database = try Store.open(path: command.databasePath)
@@ -64,7 +66,7 @@ enum StageCommands {
             progress.stageStarted("ingest")
             defer { progress.clear() }
             let report = try Pipeline.ingest(input: command.inputFolder, database: database, jobs: command.jobs,
-                                             rules: try command.lineRules(), progress: progress)
+                                             rules: rules, progress: progress)
             RunLog.finish(database, runID: runID, verdict: RunVerdict(status: "ok", exitCode: 0, message: nil), asOfMs: nil,
                           linesRead: report.totals.read, findings: nil)
             if !command.flag("quiet") { console.out(accountingTable(report)) }

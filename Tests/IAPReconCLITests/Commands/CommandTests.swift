@@ -310,6 +310,12 @@ struct CommandTests {
         #expect(ingest.code == 3)
         #expect(ingest.err == "Error: cannot read \(work.path("nope")): no such folder\n")
         #expect(try FileManager.default.contentsOfDirectory(atPath: work.root).isEmpty)
+        // A --now ingest cannot read is refused before the store too, as run refuses it.
+        try FileManager.default.createDirectory(atPath: work.path("in"), withIntermediateDirectories: true)
+        let badNow = work.iaprecon(["ingest", "--input", work.path("in"), "--db", work.path("s.sqlite"), "--now", "2026-11-13T00:00:00"])
+        #expect(badNow.code == 2)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: work.root) == ["in"])
+        try FileManager.default.removeItem(atPath: work.path("in"))
         // Near miss: a folder there but holding no source is read, and the run is in the store's log.
         try FileManager.default.createDirectory(atPath: work.path("empty"), withIntermediateDirectories: true)
         #expect(work.iaprecon(["run", "--input", work.path("empty"), "--db", work.path("s.sqlite"), "--out", work.path("out")]).code == 3)
