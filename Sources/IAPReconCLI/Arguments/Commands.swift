@@ -387,7 +387,7 @@ extension OptionSpec {
 
     public static let asOf = OptionSpec(
         name: "as-of", valueName: "time",
-        help: "Time to reconcile as of: ISO 8601, epoch milliseconds, or yyyy-MM-dd HH:mm:ss in UTC.",
+        help: "Time to reconcile as of: ISO 8601 with its offset (Z, -08:00), epoch milliseconds, or yyyy-MM-dd HH:mm:ss in UTC.",
         defaultValue: .computed("latest event time in the inputs"))
 
     public static let now = OptionSpec(
@@ -419,11 +419,11 @@ extension OptionSpec {
         defaultValue: .value("24h"), kind: .duration)
 
     public static let tz = OptionSpec(
-        name: "tz", valueName: "zone", help: "IANA time zone whose days the report dates are.",
+        name: "tz", valueName: "zone", help: "IANA time zone of a place (Europe/London, not BST or EST) whose days the report dates are.",
         defaultValue: .value("UTC"), kind: .timeZone)
 
     public static let mmpTZ = OptionSpec(
-        name: "mmp-tz", valueName: "zone", help: "IANA time zone of MMP export times, which carry no offset.",
+        name: "mmp-tz", valueName: "zone", help: "IANA time zone of a place, for MMP export times, which carry no offset.",
         defaultValue: .value("UTC"), kind: .timeZone)
 
     public static let currency = OptionSpec(

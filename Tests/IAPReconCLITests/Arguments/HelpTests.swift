@@ -84,19 +84,19 @@ struct HelpTests {
           --db <file>             SQLite store of the ingested and joined data.
                                   (default: iaprecon.sqlite)
           -o, --out <dir>         Folder the report files are written to. (default: out)
-          --as-of <time>          Time to reconcile as of: ISO 8601, epoch milliseconds,
-                                  or yyyy-MM-dd HH:mm:ss in UTC. (default: latest event
-                                  time in the inputs)
+          --as-of <time>          Time to reconcile as of: ISO 8601 with its offset (Z,
+                                  -08:00), epoch milliseconds, or yyyy-MM-dd HH:mm:ss in
+                                  UTC. (default: latest event time in the inputs)
           --now <time>            The run's clock: a line stamped, or a spend or Sales
                                   Report day starting, more than 24 hours after it is
                                   rejected as 'time in the future'. (default: the system
                                   clock)
           --grace <duration>      How long a delivery may take after the purchase, such
                                   as 24h, 90m or 1h30m. (default: 24h)
-          --tz <zone>             IANA time zone whose days the report dates are.
-                                  (default: UTC)
-          --mmp-tz <zone>         IANA time zone of MMP export times, which carry no
-                                  offset. (default: UTC)
+          --tz <zone>             IANA time zone of a place (Europe/London, not BST or
+                                  EST) whose days the report dates are. (default: UTC)
+          --mmp-tz <zone>         IANA time zone of a place, for MMP export times, which
+                                  carry no offset. (default: UTC)
           --currency <code>       Reporting currency that fx.csv rates convert into.
                                   (default: USD)
           --bundle-id <id>        The app's bundle id: receipts, transactions and
@@ -229,8 +229,8 @@ struct HelpTests {
                                       token (several users': every purchase carrying it).
               --db <file>             SQLite store of the ingested and joined data.
                                       (default: iaprecon.sqlite)
-              --tz <zone>             IANA time zone whose days the report dates are.
-                                      (default: UTC)
+              --tz <zone>             IANA time zone of a place (Europe/London, not BST or
+                                      EST) whose days the report dates are. (default: UTC)
               --currency <code>       Reporting currency that fx.csv rates convert into.
                                       (default: the one the store's fx.csv converts into)
               --format <format>       How to print the history (html: a page in
