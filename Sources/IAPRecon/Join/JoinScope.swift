@@ -11,24 +11,6 @@
 /// resolved), so a link that new data breaks is revisited too. Inside a closed scope the rules
 /// see exactly what a full rebuild shows them, in the same order, so they decide the same.
 extension JoinScope {
-    /// The closure of `seeds`, or nil when it would reach more than `limit` transactions
-    /// (a full rebuild is then the cheaper way to the same answer) or hold more than the store's
-    /// `closureMemoryBudget` bytes of rows (a full rebuild is then the bounded way: `ClosureMemoryBudget`),
-    /// with the links between its keys (`JoinComponents`): the rows the closure reads from each key's
-    /// side are exactly the link rows of the scope, each read once, in the round its key joined the
-    /// scope. The facts the store read those rows from are kept too, for the batches, up to the
-    /// store's `closureFactsBudget` (`ClosureFacts`).
-    ///
-    /// Each round follows the links of the new keys, inside the join's transaction before it writes.
-    /// `budget` is the store's unless given (tests read what a closure held from it).
-    static func closure(of seeds: JoinScope, in store: some JoinStore, limit: Int, budget: ClosureMemoryBudget? = nil) throws
-        -> (scope: JoinScope, links: [LinkRows], facts: ClosureFacts)? {
-        switch try closing(seeds, in: store, limit: limit, budget: budget) {
-        case .success(let closed): closed
-        case .failure: nil
-        }
-    }
-
     /// Why a night's changes were not closed into a scope, for the run's log: the join rebuilt in full.
     enum Unclosed: Error, Equatable {
         /// They reach more than `limit` transactions.
@@ -44,8 +26,17 @@ extension JoinScope {
         }
     }
 
-    /// `closure`, or why there is none.
-    static func closing(_ seeds: JoinScope, in store: some JoinStore, limit: Int, budget: ClosureMemoryBudget? = nil) throws
+    /// The closure of `seeds`, or why there is none (`Unclosed`): when it would reach more than
+    /// `limit` transactions (a full rebuild is then the cheaper way to the same answer) or hold more than the store's
+    /// `closureMemoryBudget` bytes of rows (a full rebuild is then the bounded way: `ClosureMemoryBudget`),
+    /// with the links between its keys (`JoinComponents`): the rows the closure reads from each key's
+    /// side are exactly the link rows of the scope, each read once, in the round its key joined the
+    /// scope. The facts the store read those rows from are kept too, for the batches, up to the
+    /// store's `closureFactsBudget` (`ClosureFacts`).
+    ///
+    /// Each round follows the links of the new keys, inside the join's transaction before it writes.
+    /// `budget` is the store's unless given (tests read what a closure held from it).
+    static func closure(of seeds: JoinScope, in store: some JoinStore, limit: Int, budget: ClosureMemoryBudget? = nil) throws
         -> Result<(scope: JoinScope, links: [LinkRows], facts: ClosureFacts), Unclosed> {
         var scope = JoinScope()
         var links: [LinkRows] = []

@@ -219,7 +219,7 @@ public enum JoinStage {
         let seeds = try JoinScope.seeds(in: store, previousAsOfMs: previous.asOfMs, asOfMs: asOfMs, graceMs: settings.graceMs)
         // Past about a third of the transactions, reading them all is cheaper than chasing links.
         let transactions = try store.transactionCountEstimate()
-        return try JoinScope.closing(seeds, in: store, limit: max(1_000, transactions / 3)).mapError { FullRebuild(reason: $0.reason) }
+        return try JoinScope.closure(of: seeds, in: store, limit: max(1_000, transactions / 3)).mapError { FullRebuild(reason: $0.reason) }
     }
 
     /// The settings of the earlier join whose results this one may update, or why there are none:

@@ -15,7 +15,7 @@ struct ClosureFactsTests {
         let store = SQLiteJoinStore(database)
         // The closure follows the last join's decisions too.
         _ = try JoinStage.run(store: store, settings: ReconcileSettings(), workers: WorkerPool(width: 2))
-        let closed = try #require(try JoinScope.closure(of: seeds(database), in: store, limit: 1_000_000))
+        let closed = try JoinScope.closure(of: seeds(database), in: store, limit: 1_000_000).get()
         #expect(closed.facts.isHeld)
         #expect(Set(closed.facts.rows.map(\.table)) == Set(StoredLinks.closureFactTables.map(\.rawValue)), "every table read whole has rows")
         // The scope's current resolved transactions, each once, as `ScopeRows` reads them.
@@ -59,8 +59,8 @@ struct ClosureFactsTests {
 
         let seeds = try ChangedKeys.all(in: database).reduce(into: JoinScope()) { $0.insert($1.key, as: $1.kind) }
         #expect(!seeds.isEmpty)
-        let held = try #require(try JoinScope.closure(of: seeds, in: SQLiteJoinStore(database), limit: 1_000_000)).facts
-        let letGo = try #require(try JoinScope.closure(of: seeds, in: SQLiteJoinStore(copy, closureFactsBudget: 1 << 10), limit: 1_000_000)).facts
+        let held = try JoinScope.closure(of: seeds, in: SQLiteJoinStore(database), limit: 1_000_000).get().facts
+        let letGo = try JoinScope.closure(of: seeds, in: SQLiteJoinStore(copy, closureFactsBudget: 1 << 10), limit: 1_000_000).get().facts
         #expect(held.isHeld && held.bytes > 1 << 10, "the night's facts fit the default budget")
         #expect(!letGo.isHeld && letGo.rows.isEmpty && letGo.currentResolved.isEmpty, "past its budget, the closure let its facts go")
 

@@ -24,7 +24,7 @@ struct ClosureMemoryBudgetTests {
         // What the night's closure reads, exactly.
         let (seeds, settings) = try Self.seeds(database)
         let read = ClosureMemoryBudget(limit: .max)
-        let closed = try #require(try JoinScope.closure(of: seeds, in: SQLiteJoinStore(database), limit: 1_000_000, budget: read))
+        let closed = try JoinScope.closure(of: seeds, in: SQLiteJoinStore(database), limit: 1_000_000, budget: read).get()
         #expect(closed.scope.transactions.count == Self.items + 1)
         // Every sighting of the replayed items, each a link row and a fact.
         #expect(read.bytes > 41 * Self.items * 100)
@@ -46,9 +46,9 @@ struct ClosureMemoryBudgetTests {
         let (scenario, database) = try Self.nightIngested()
         let (seeds, settings) = try Self.seeds(database)
         let whole = ClosureMemoryBudget(limit: .max)
-        _ = try #require(try JoinScope.closure(of: seeds, in: SQLiteJoinStore(database), limit: 1_000_000, budget: whole))
+        _ = try JoinScope.closure(of: seeds, in: SQLiteJoinStore(database), limit: 1_000_000, budget: whole).get()
         let linksOnly = ClosureMemoryBudget(limit: .max, factsLimit: 0)
-        let closed = try #require(try JoinScope.closure(of: seeds, in: SQLiteJoinStore(database), limit: 1_000_000, budget: linksOnly))
+        let closed = try JoinScope.closure(of: seeds, in: SQLiteJoinStore(database), limit: 1_000_000, budget: linksOnly).get()
         #expect(!closed.facts.isHeld && closed.facts.rows.isEmpty && closed.facts.currentResolved.isEmpty)
         // Each sighting of the replayed items is a fact row the closure no longer holds.
         #expect(whole.bytes - linksOnly.bytes > 41 * Self.items * 50, "\(whole.bytes) held with the facts, \(linksOnly.bytes) without")

@@ -121,7 +121,7 @@ struct MatchedOrdersTests {
             DELETE FROM raw_server__deliveries WHERE transaction_id = 't1';
             INSERT INTO dirty_keys VALUES ('order', 'o1');
             """)
-        let scope = try #require(try JoinScope.closure(of: JoinScope(orders: ["o1"]), in: SQLiteJoinStore(database), limit: 1_000)).scope
+        let scope = try JoinScope.closure(of: JoinScope(orders: ["o1"]), in: SQLiteJoinStore(database), limit: 1_000).get().scope
         #expect(scope.transactions == ["t1"] && scope.orders == ["o1"])
         let night = try Pipeline.join(database: database, settings: ReconcileSettings(asOfMs: Line.ms("2026-11-30T00:00:00Z")))
         #expect(night.recomputedTransactions == 1)
