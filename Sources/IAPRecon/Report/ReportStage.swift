@@ -304,8 +304,8 @@ public enum ReportStage {
     /// Said on every report until the files are put back for one run, at most `listed` paths by name.
     static func filesNotReadAgainWarnings(_ files: [SummaryCounts.InputFile], listed: Int = 10) -> [String] {
         let unread = files.filter { !$0.present && $0.readAgainFor != nil }
-        let reasons = Set(unread.compactMap(\.readAgainFor)).sorted()
         guard !unread.isEmpty else { return [] }
+        let reasons = Set(unread.compactMap(\.readAgainFor)).sorted()
         let named = unread.prefix(listed).map(\.path).joined(separator: ", ") + (unread.count > listed ? " and \(unread.count - listed) more" : "")
         return ["\(unread.count) \(unread.count == 1 ? "file" : "files") an upgrade of this store asked to read again "
                 + "(for \(reasons.joined(separator: "; for "))) \(unread.count == 1 ? "is" : "are") no longer in the input folder: \(named); "

@@ -7,7 +7,8 @@ extension ParsedCommand {
 
     func zone(_ name: String) throws -> Zone {
         let identifier = value(name) ?? "UTC"
-        guard Zone.isPlaceName(identifier), let zone = Zone(identifier) else { throw usageError("'\(identifier)' is not an IANA time zone for --\(name)") }
+        // The parser has checked it names a place (`ValueKind.timeZone`).
+        guard let zone = Zone(identifier) else { throw usageError("'\(identifier)' is not an IANA time zone for --\(name)") }
         return zone
     }
 
