@@ -130,6 +130,7 @@ extension AppleTransaction {
     /// Ends an upgraded item's period at the upgrade, where the new plan's begins.
     mutating func endPeriod(atUpgrade upgradeMs: Int64) {
         expiresMs = min(expiresMs ?? upgradeMs, upgradeMs)
+        upgradedMs = min(upgradedMs ?? upgradeMs, upgradeMs)
     }
 
     /// A receipt date and the field it was read from: `milliseconds` (`<name>_ms`), else `<name>` itself,

@@ -68,6 +68,9 @@ public struct AppleTransaction: Sendable, Equatable {
     public var productID: String
     public var purchaseMs: Int64
     public var expiresMs: Int64?
+    /// When an upgrade to another plan of its group ended it, as this sighting tells: an end no
+    /// other sighting's later expiry moves (`AppleTransactions`).
+    public var upgradedMs: Int64?
     public var revocationMs: Int64?
     public var revocationReason: String?
     public var revocationType: String?

@@ -3,8 +3,9 @@
 /// The same transaction is seen in many places: every receipt that lists it, V2 transactions and
 /// notifications. Its sightings are merged in file order (files in path order, then line, then
 /// item): the first sighting that has a field gives it, except that any `Production` sighting
-/// makes it Production and the latest expiry any sighting gives holds. A notification received
-/// twice (one `notificationUUID`) is one sighting.
+/// makes it Production and the latest expiry any sighting gives holds, unless a sighting tells of
+/// an upgrade that ended it earlier. A notification received twice (one `notificationUUID`) is one
+/// sighting.
 ///
 /// The store keeps every accepted sighting once (`raw_apple__transactions`); they are merged by
 /// these rules each time a stage reads them (`AppleTransactions.Cursor`, in the store's normalize
@@ -19,7 +20,8 @@ enum AppleTransactions {
         var productID: String
         var purchaseMs: Int64
         /// The latest any sighting gives: Apple extends an expiry (`RENEWAL_EXTENDED`) and never
-        /// shortens one, so the latest is Apple's last word whichever file sorts first.
+        /// shortens one, so the latest is Apple's last word whichever file sorts first. An upgrade
+        /// ends the plan for good, though: the earliest upgrade any sighting tells of, if earlier.
         var expiresMs: Int64?
         var environment: String?
         var priceMilliunits: Int64?
@@ -78,6 +80,10 @@ extension AppleTransactions {
         private(set) var merged: Merged
         private var seenNotifications = Set<String>()
         private var hasOriginal = false
+        /// The latest expiry and the earliest upgrade the sightings give, which `merged.expiresMs` is
+        /// the earlier of: a sighting from before the upgrade gives the plan's full period.
+        private var latestExpiresMs: Int64?
+        private var upgradedMs: Int64?
         /// Where each sender is in `merged.senders`, once there are more than a few: one Apple ID
         /// restored by many users is sent by all of them, and a search of the list for each sighting
         /// would grow with their square. Nearly every transaction has one or two senders, which a
@@ -117,7 +123,12 @@ extension AppleTransactions {
                 merged.originalTransactionID = original
                 hasOriginal = true
             }
-            if let expires = sighting.expiresMs { merged.expiresMs = max(merged.expiresMs ?? expires, expires) }
+            if let expires = sighting.expiresMs { latestExpiresMs = max(latestExpiresMs ?? expires, expires) }
+            if let upgraded = sighting.upgradedMs { upgradedMs = min(upgradedMs ?? upgraded, upgraded) }
+            merged.expiresMs = switch (latestExpiresMs, upgradedMs) {
+            case let (expires?, upgraded?): min(expires, upgraded)
+            case let (expires, upgraded): expires ?? upgraded
+            }
             let environment = AppleEnvironment.canonical(sighting.environment)
             if merged.environment == nil || environment == "Production" { merged.environment = environment ?? merged.environment }
             fill(&merged.priceMilliunits, sighting.priceMilliunits)

@@ -906,6 +906,27 @@ public enum Schema {
                 AND file_id IN (SELECT DISTINCT file_id FROM raw_apple__transactions
                                 WHERE revocation_ms IS NOT NULL OR (origin = 1 AND offer IS NULL));
             """),
+        // A plan an upgrade replaced ends at the upgrade, though a sighting from before it gives the
+        // plan's full period: the merge takes the latest expiry unless a sighting tells of an upgrade
+        // (`AppleTransaction.upgradedMs`), kept in a row beside the few sightings that do, so no
+        // column of every sighting. Rows stored before kept the upgrade only as a shorter expiry,
+        // which the latest expiry hides. Which were upgrades cannot be told from the rows, so the
+        // receipts and notifications files holding a subscription's sighting are read again by the
+        // next ingest, as a fresh store reads them. A file an earlier migration of the same upgrade
+        // marked keeps that mark.
+        (39, """
+            DROP TABLE IF EXISTS raw_apple__transaction_upgrades;
+            CREATE TABLE raw_apple__transaction_upgrades (
+              file_id INTEGER NOT NULL REFERENCES files(file_id) ON DELETE CASCADE,
+              line INTEGER NOT NULL,
+              item INTEGER NOT NULL,
+              upgraded_ms INTEGER NOT NULL,
+              PRIMARY KEY (file_id, line, item)
+            ) WITHOUT ROWID;
+            UPDATE files SET content_hash = 'read again for upgrade ends', mtime_ns = NULL
+              WHERE source IN ('receipts', 'notifications') AND content_hash NOT LIKE 'read again for %'
+                AND file_id IN (SELECT DISTINCT file_id FROM raw_apple__transactions WHERE expires_ms IS NOT NULL);
+            """),
     ]
 
     public static var latestVersion: Int { migrations.last?.id ?? 0 }

@@ -9,9 +9,16 @@ enum StoredSightings {
         case transactionID, originalTransactionID, productID, purchaseMs, expiresMs, environment, priceMilliunits, currency
         case storefront, appAccountToken, type, quantity, ownership, subscriptionGroup, eventMs, fileID, notificationUUID
         case notificationType, revocationMs, revocationType, revocationPercentage, origin, userID, line, offer, claimedOrderID
-        case revocationReason
+        case revocationReason, upgradedMs
 
-        var sql: String { "a." + Self.names[rawValue] }
+        var sql: String {
+            switch self {
+            // A row beside the few sightings that tell of an upgrade, not a column of every sighting.
+            case .upgradedMs:
+                "(SELECT u.upgraded_ms FROM raw_apple__transaction_upgrades u WHERE u.file_id = a.file_id AND u.line = a.line AND u.item = a.item)"
+            default: "a." + Self.names[rawValue]
+            }
+        }
 
         private static let names = [
             "transaction_id", "original_transaction_id", "product_id", "purchase_ms", "expires_ms", "environment", "price_milli_n",
@@ -48,6 +55,7 @@ extension AppleTransaction {
         claimedOrderID = row.optionalString(Column.claimedOrderID)
         originalTransactionID = row.optionalString(Column.originalTransactionID)
         expiresMs = row.optionalInt(Column.expiresMs)
+        upgradedMs = row.optionalInt(Column.upgradedMs)
         revocationMs = row.optionalInt(Column.revocationMs)
         revocationReason = row.optionalString(Column.revocationReason)
         revocationType = row.optionalString(Column.revocationType)

@@ -77,6 +77,8 @@ enum Tables {
         .init(name: "raw_apple__sales_apps", layer: .raw, writer: .ingest, readers: [.report], migration: 37),
         // The summary lists its apps with the lines' (`AppleTransaction.bundleApartFromLine`).
         .init(name: "raw_apple__transaction_bundles", layer: .raw, writer: .ingest, readers: [.report], migration: 23),
+        // Read with each sighting that tells of an upgrade, wherever sightings are read (`StoredSightings`).
+        .init(name: "raw_apple__transaction_upgrades", layer: .raw, writer: .ingest, readers: [.store], migration: 39),
         // Results.
         .init(name: "int_transactions_resolved", layer: .result, writer: .join, readers: [.report]),
         .init(name: "fct_findings", layer: .result, writer: .join, readers: [.report]),

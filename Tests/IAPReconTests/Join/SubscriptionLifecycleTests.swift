@@ -85,6 +85,65 @@ struct SubscriptionLifecycleTests {
         }
     }
 
+    @Test("a plan an upgrade replaced ends at the upgrade, in transactions.csv and history, though a sighting from before the upgrade, in a file sorting before or after, gives its full period; near miss: a later expiry with no upgrade extends it",
+          arguments: ["v2 receipt", "v2 notification", "v1 receipt", "v1 receipt, upgrade first", "extension"])
+    func upgradeEndsThePlanWhateverSightingSortsFirst(place: String) throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("server/s.jsonl", [
+            Line.delivered("2026-11-01T10:00:09Z", "u1", "t1", "pro.monthly"),
+            Line.delivered("2026-11-11T10:00:09Z", "u1", "t2", "pro.yearly"),
+        ])
+        let monthly = Line.v2("t1", "pro.monthly", purchase: "2026-11-01T10:00:00Z", expires: "2026-12-01T10:00:00Z", price: 9990)
+        let replaced = Line.v2("t1", "pro.monthly", purchase: "2026-11-01T10:00:00Z", expires: "2026-12-01T10:00:00Z", price: 9990,
+                               revocation: "2026-11-11T10:00:00Z")
+        let yearly = Line.v2("t2", "pro.yearly", purchase: "2026-11-11T10:00:00Z", original: "t1", expires: "2027-11-11T10:00:00Z", price: 79990)
+        func item(_ id: String, _ product: String, purchase: String, expires: String, upgraded: Bool) -> String {
+            let cancelled = upgraded ? #","cancellation_date_ms":"\#(Line.ms("2026-11-11T10:00:00Z"))","is_upgraded":"true""# : ""
+            return #"{"quantity":"1","product_id":"\#(product)","transaction_id":"\#(id)","original_transaction_id":"t1","purchase_date_ms":"\#(Line.ms(purchase))","expires_date_ms":"\#(Line.ms(expires))"\#(cancelled)}"#
+        }
+        let fullPeriod = item("t1", "pro.monthly", purchase: "2026-11-01T10:00:00Z", expires: "2026-12-01T10:00:00Z", upgraded: false)
+        let upgradedItem = item("t1", "pro.monthly", purchase: "2026-11-01T10:00:00Z", expires: "2026-12-01T10:00:00Z", upgraded: true)
+        let yearlyItem = item("t2", "pro.yearly", purchase: "2026-11-11T10:00:00Z", expires: "2027-11-11T10:00:00Z", upgraded: false)
+        let before = RevenueReportTests.Fixture.inAppReceipt("2026-11-01T10:00:05Z", "u1", items: [fullPeriod])
+        let after = RevenueReportTests.Fixture.inAppReceipt("2026-11-11T10:00:05Z", "u1", items: [upgradedItem, yearlyItem])
+        // Each case: the file sorting first, the one sorting after it, and the end expected.
+        let upgradeEnd = "2026-11-11T10:00:00.000Z"
+        switch place {
+        case "v2 receipt":
+            try scenario.write("receipts/a.jsonl", [Line.v2Receipt("2026-11-01T10:00:05Z", "u1", transaction: monthly)])
+            try scenario.write("receipts/b.jsonl", [Line.v2Receipt("2026-11-11T10:00:05Z", "u1", transaction: Self.upgraded(replaced) + "," + yearly)])
+        case "v2 notification":
+            try scenario.write("receipts/a.jsonl", [Line.v2Receipt("2026-11-01T10:00:05Z", "u1", transaction: monthly),
+                                                    Line.v2Receipt("2026-11-11T10:00:05Z", "u1", transaction: yearly)])
+            try scenario.write("notifications/n.jsonl", [Line.notification("DID_CHANGE_RENEWAL_PREF", uuid: "n1", signed: "2026-11-11T10:00:01Z",
+                                                                           transaction: Self.upgraded(replaced), subtype: "UPGRADE")])
+        case "v1 receipt":
+            try scenario.write("receipts/a.jsonl", [before])
+            try scenario.write("receipts/b.jsonl", [after])
+        case "v1 receipt, upgrade first":
+            try scenario.write("receipts/a.jsonl", [after])
+            try scenario.write("receipts/b.jsonl", [before])
+        default:
+            // Apple extends the plan by a week (RENEWAL_EXTENDED): the later expiry holds, as no upgrade tells otherwise.
+            try scenario.write("receipts/a.jsonl", [Line.v2Receipt("2026-11-01T10:00:05Z", "u1", transaction: monthly)])
+            try scenario.write("notifications/n.jsonl", [Line.notification(
+                "RENEWAL_EXTENDED", uuid: "n1", signed: "2026-11-20T10:00:01Z",
+                transaction: Line.v2("t1", "pro.monthly", purchase: "2026-11-01T10:00:00Z", expires: "2026-12-08T10:00:00Z", price: 9990))])
+        }
+        _ = try scenario.run(asOf: asOf)
+        let expires = try Self.row(scenario, "t1")[Self.column(scenario, "expires_time")]
+        let active = try UserHistory.load(scenario.open(), .user("u1")).activeSubscriptions.map(\.productID)
+        if place == "extension" {
+            #expect(expires == "2026-12-08T10:00:00.000Z")
+            #expect(active == ["pro.monthly"])
+        } else {
+            #expect(expires == Substring(upgradeEnd))
+            #expect(active == ["pro.yearly"])
+            #expect(try Scenario.findings(scenario.open()).isEmpty)
+        }
+    }
+
     @Test("a family-shared transaction's refund gives back nothing, though Apple's REVOKE or a receipt names no revocationType; near miss: a purchase's refund gives back its price")
     func familySharedRefundGivesNothingBack() throws {
         let scenario = try Scenario()

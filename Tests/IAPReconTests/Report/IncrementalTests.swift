@@ -494,6 +494,41 @@ struct IncrementalTests {
         #expect(try expectMigratedAsFresh(upgraded, now: now, asOf: now, "upgraded store", inputs: write) == [])
     }
 
+    @Test("a store an older iaprecon fed a plan an upgrade replaced, after a sighting of its full period, reads its subscriptions' files again on its next run and then holds what a fresh store holds; a file without a subscription is not read again")
+    func upgradeEndsAfterUpgrade() throws {
+        let monthly = Line.v2("t1", "pro.monthly", purchase: "2026-11-01T10:00:00Z", expires: "2026-12-01T10:00:00Z", price: 9990)
+        let replaced = SubscriptionLifecycleTests.upgraded(
+            Line.v2("t1", "pro.monthly", purchase: "2026-11-01T10:00:00Z", expires: "2026-12-01T10:00:00Z", price: 9990, revocation: "2026-11-11T10:00:00Z"))
+        let yearly = Line.v2("t2", "pro.yearly", purchase: "2026-11-11T10:00:00Z", original: "t1", expires: "2027-11-11T10:00:00Z", price: 79990)
+        func write(_ scenario: Scenario) throws {
+            try scenario.catalog()
+            _ = try scenario.write("server/s.jsonl", [Line.delivered("2026-11-01T10:00:09Z", "u1", "t1", "pro.monthly"),
+                                                      Line.delivered("2026-11-11T10:00:09Z", "u1", "t2", "pro.yearly")])
+                .write("receipts/a.jsonl", [Line.v2Receipt("2026-11-01T10:00:05Z", "u1", transaction: monthly)])
+                .write("receipts/b.jsonl", [Line.v2Receipt("2026-11-11T10:00:05Z", "u1", transaction: replaced + "," + yearly)])
+                .write("receipts/gems.jsonl", [Line.v2Receipt("2026-11-21T10:00:05Z", "u3",
+                                                              transaction: Line.v2("t4", "gems60", purchase: "2026-11-21T10:00:00Z"))])
+        }
+        let now = "2026-11-30T00:00:00Z"
+        let upgraded = try Scenario()
+        try write(upgraded)
+        _ = try run(upgraded, input: upgraded.input, now: now, asOf: now)
+        // What an older iaprecon kept: the upgrade only as the sighting's shorter expiry, which the full period hid.
+        let migration = try #require(Schema.migrations.first { $0.sql.contains("read again for upgrade ends") }?.id)
+        let database = try upgraded.open()
+        try database.execute("""
+            DROP TABLE raw_apple__transaction_upgrades;
+            UPDATE int_transactions_resolved SET expires_ms = \(Line.ms("2026-12-01T10:00:00Z")) WHERE transaction_id = 't1';
+            DELETE FROM schema_migrations WHERE id >= \(migration);
+            """)
+        try Schema.migrate(database)
+        let night = try run(upgraded, input: upgraded.input, now: now, asOf: now)
+        // Near miss: receipts/gems.jsonl holds a consumable alone and is not read again.
+        #expect(readAgain(night) == ["receipts/a.jsonl", "receipts/b.jsonl"])
+        #expect(try expectMigratedAsFresh(upgraded, now: now, asOf: now, "upgraded store", inputs: write) == [])
+        #expect(try upgraded.output("transactions.csv").contains(",2026-11-01T10:00:00.000Z,2026-11-11T10:00:00.000Z,"))
+    }
+
     @Test("a file an upgrade asked to read again that the input folder no longer has is named on every report until it is put back and read; near miss: one still there is read again and named nowhere")
     func archivedFileNotReadAgainIsNamed() throws {
         let scenario = try Scenario()

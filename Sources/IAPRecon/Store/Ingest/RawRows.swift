@@ -13,11 +13,12 @@ extension AppleTransaction {
         ])
     }
 
-    /// Appends its sighting's row and, when it names another app than its line, the row keeping that
-    /// app to `rows`: a line's rows are built in one array, not one per transaction.
+    /// Appends its sighting's row and, when it names another app than its line or tells of an upgrade,
+    /// the row keeping that to `rows`: a line's rows are built in one array, not one per transaction.
     func appendRawRows(item: Int, to rows: inout [RawRow]) {
         rows.append(rawRow(item: item))
         if let bundleApartFromLine { rows.append(RawRow(.transactionBundles, item: item, [.text(bundleApartFromLine)])) }
+        if let upgradedMs { rows.append(RawRow(.transactionUpgrades, item: item, [.integer(upgradedMs)])) }
     }
 }
 

@@ -20,6 +20,7 @@ public enum RawTable: Int, CaseIterable, Sendable {
     case appleSales
     case transactionBundles
     case salesApps
+    case transactionUpgrades
 
     public var name: String {
         switch self {
@@ -37,6 +38,7 @@ public enum RawTable: Int, CaseIterable, Sendable {
         case .appleSales: "raw_apple__sales"
         case .transactionBundles: "raw_apple__transaction_bundles"
         case .salesApps: "raw_apple__sales_apps"
+        case .transactionUpgrades: "raw_apple__transaction_upgrades"
         }
     }
 
@@ -89,6 +91,8 @@ public enum RawTable: Int, CaseIterable, Sendable {
         case .transactionBundles: ["bundle_id"]
         // Keyed as the Sales Report row it belongs to.
         case .salesApps: ["parent_sku"]
+        // Keyed as the sighting it belongs to (`AppleTransaction.upgradedMs`).
+        case .transactionUpgrades: ["upgraded_ms"]
         }
     }
 
