@@ -388,19 +388,19 @@ extension OptionSpec {
     public static let asOf = OptionSpec(
         name: "as-of", valueName: "time",
         help: "Time to reconcile as of: ISO 8601 with its offset (Z, -08:00), epoch milliseconds, or yyyy-MM-dd HH:mm:ss in UTC.",
-        defaultValue: .computed("latest event time in the inputs"))
+        defaultValue: .computed("latest event time in the inputs"), kind: .time)
 
     public static let now = OptionSpec(
         name: "now", valueName: "time",
         help: "The run's clock: a line stamped, or a spend or Sales Report day starting, more than 24 hours after it is rejected as 'time in the future'.",
-        defaultValue: .computed("the system clock"))
+        defaultValue: .computed("the system clock"), kind: .time)
 
     /// The join reads no line, so its clock rejects none: it only bounds the as-of of an input that
     /// no event time dates (`ReconcileSettings.nowMs`), which is right when it is the clock ingest had.
     public static let joinNow = OptionSpec(
         name: "now", valueName: "time",
         help: "The clock the lines were ingested by: an input with no event time is judged as of at most 24 hours after it.",
-        defaultValue: .computed("the system clock"))
+        defaultValue: .computed("the system clock"), kind: .time)
 
     public static let bundleID = OptionSpec(
         name: "bundle-id", valueName: "id",

@@ -15,6 +15,9 @@ public enum ValueKind: Sendable, Equatable {
     case choice([String])
     /// An IANA time zone such as `UTC` or `Asia/Tokyo`.
     case timeZone
+    /// An instant (`ValueKind.instantMs`): ISO 8601 with its offset, epoch milliseconds, or
+    /// `yyyy-MM-dd HH:mm:ss` in UTC.
+    case time
     /// An active ISO 4217 code with a minor unit (`CurrencyMinorUnits`), in any case; stored upper-cased.
     case currency
     /// Comma-separated counts with an optional `k` or `m` suffix: `100k,1m,4m`.
@@ -67,6 +70,8 @@ extension ValueKind {
                 return .failure(.expected("the IANA time zone of a place, such as UTC, America/New_York or Asia/Tokyo, not an abbreviation or a fixed offset"))
             }
             return .success(text)
+        case .time:
+            return Self.instantMs(text).map { _ in text }
         case .currency:
             // Only a code with a minor unit can be reported in: amounts are rounded to it (CONTRACT.md §3).
             guard text.utf8.count == 3, text.utf8.allSatisfy(isASCIILetter), CurrencyMinorUnits.places(text.uppercased()) != nil else {
@@ -79,6 +84,27 @@ extension ValueKind {
             }
             return .success(text)
         }
+    }
+}
+
+extension ValueKind {
+    /// The instant `text` names in the forms `.time` takes, or why it is refused. An ISO 8601 time
+    /// without an offset (`2026-11-01T01:30:00`) names no zone: read as UTC, it would move by the
+    /// offset of the zone it was meant in (`--tz`, a finance team's own) unseen, so it is refused, as
+    /// in the inputs. The zone-less `yyyy-MM-dd HH:mm:ss` stays UTC, as the options' help says.
+    static func instantMs(_ text: String) -> Result<Int64, InvalidValue> {
+        var noOffset = false
+        guard let ms = Timestamp.parse(text, localOffsetMs: { _ in
+            noOffset = true
+            return 0
+        }) else {
+            return .failure(.expected("ISO 8601 with its offset (2026-11-29T00:00:00Z or 2026-11-28T16:00:00-08:00), epoch milliseconds, "
+                + "or yyyy-MM-dd HH:mm:ss in UTC"))
+        }
+        if noOffset, text.utf8.dropFirst(10).first == UInt8(ascii: "T") {
+            return .failure(.expected("its offset, such as Z, +09:00 or -08:00: an ISO 8601 time without one names no zone, and is not read in --tz"))
+        }
+        return .success(ms)
     }
 }
 

@@ -20,23 +20,14 @@ extension ParsedCommand {
     /// `--now`, the run's clock; nil for the system clock.
     func nowMs() throws -> Int64? { try time("now") }
 
-    /// A time option (`--as-of`, `--now`) in the contract's forms. An ISO 8601 time without an offset
-    /// (`2026-11-01T01:30:00`) names no zone: read as UTC, it would move by the offset of the zone
-    /// it was meant in (`--tz`, a finance team's own) unseen, so it is refused, as in the inputs.
-    /// The zone-less `yyyy-MM-dd HH:mm:ss` stays UTC, as the option's help says.
+    /// A time option (`--as-of`, `--now`), which the parser has checked (`ValueKind.time`), from the
+    /// command line and config files alike.
     private func time(_ name: String) throws -> Int64? {
         guard declares(name), let text = value(name) else { return nil }
-        var noOffset = false
-        guard let ms = Timestamp.parse(text, localOffsetMs: { _ in
-            noOffset = true
-            return 0
-        }) else {
-            throw usageError("'\(text)' is not a time for --\(name) (use ISO 8601, e.g. 2026-11-29T00:00:00Z, or epoch ms)")
+        switch ValueKind.instantMs(text) {
+        case .success(let ms): return ms
+        case .failure(let invalid): throw usageError("The value '\(text)' is invalid for '--\(name)'\(invalid.explanation)")
         }
-        if noOffset, text.utf8.dropFirst(10).first == UInt8(ascii: "T") {
-            throw usageError("'\(text)' has no offset for --\(name): add Z or +hh:mm (it is not read in --tz)")
-        }
-        return ms
     }
 
     /// `--now` (the run's clock, default the system clock), `--bundle-id`, `--app-sku` and `--mmp-tz`, for the line checks.

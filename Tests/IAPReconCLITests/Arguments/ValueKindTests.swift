@@ -36,6 +36,18 @@ struct ValueKindTests {
         #expect(ValueKind.choice(["a", "b"]).check("c") == .failure(InvalidValue(explanation: ". Please provide one of 'a' or 'b'.")))
     }
 
+    @Test("a time is an instant: ISO 8601 with its offset, epoch milliseconds, or the zone-less form with a space in UTC; an ISO 8601 time without an offset is refused")
+    func times() throws {
+        #expect(try ValueKind.instantMs("2026-11-01T01:30:00-07:00").get() == 1_793_521_800_000)
+        #expect(try ValueKind.instantMs("2026-11-01T08:30:00Z").get() == 1_793_521_800_000)
+        #expect(try ValueKind.instantMs("1793521800000").get() == 1_793_521_800_000)
+        #expect(try ValueKind.instantMs("2026-11-01 08:30:00").get() == 1_793_521_800_000)
+        #expect(ValueKind.time.check("2026-11-01T08:30:00Z") == .success("2026-11-01T08:30:00Z"))
+        for refused in ["2026-11-01T01:30:00", "2026-11-01T01:30:00.000", "yesterday", ""] {
+            #expect(ValueKind.time.check(refused) != .success(refused), "\(refused)")
+        }
+    }
+
     @Test("--currency takes the ISO 4217 codes of money with a minor unit, in any case; a made-up code or one with no minor unit is refused", arguments: [
         ("clf", "CLF"), ("UYW", "UYW"), ("kwd", "KWD"), ("JPY", "JPY"), ("XCG", "XCG"),
     ])

@@ -398,7 +398,7 @@ struct CommandTests {
         #expect(work.iaprecon(["join", "--db", db]).out == "as of 2026-11-24T23:59:59.999Z: 0 findings\n")
     }
 
-    @Test("--as-of and --now refuse an ISO 8601 time without an offset, which names no zone, and read one with its offset")
+    @Test("--as-of and --now refuse an ISO 8601 time without an offset, which names no zone, on the command line and in a config file (naming its line), and read one with its offset")
     func timeOptionsNeedAnOffset() throws {
         let work = try Workspace()
         try FileManager.default.createDirectory(atPath: work.path("in/spend"), withIntermediateDirectories: true)
@@ -408,10 +408,21 @@ struct CommandTests {
         // Meant in Los Angeles, read as UTC it would judge seven hours early, unseen.
         let asOf = work.iaprecon(common + ["--as-of", "2026-11-01T01:30:00"])
         #expect(asOf.code == 2)
-        #expect(asOf.err.hasPrefix("Error: '2026-11-01T01:30:00' has no offset for --as-of: add Z or +hh:mm (it is not read in --tz)"))
+        let noOffset = ": expected its offset, such as Z, +09:00 or -08:00: an ISO 8601 time without one names no zone, and is not read in --tz"
+        #expect(asOf.err.hasPrefix("Error: The value '2026-11-01T01:30:00' is invalid for '--as-of <time>'" + noOffset))
         let now = work.iaprecon(common + ["--now", "2026-11-01T01:30:00.000"])
         #expect(now.code == 2)
-        #expect(now.err.hasPrefix("Error: '2026-11-01T01:30:00.000' has no offset for --now: add Z or +hh:mm"))
+        #expect(now.err.hasPrefix("Error: The value '2026-11-01T01:30:00.000' is invalid for '--now <time>'" + noOffset))
+        // A nightly config names the file and line, as for any other bad value, and makes no store.
+        try "tz = America/Los_Angeles\nas-of = 2026-11-01T01:30:00\n".write(toFile: work.path("night.conf"), atomically: true, encoding: .utf8)
+        let configured = work.iaprecon(["run", "--config", work.path("night.conf"), "--input", work.path("in"), "--db", work.path("c.sqlite"),
+                                        "--out", work.path("out")])
+        #expect(configured.code == 2)
+        #expect(configured.err.hasPrefix("Error: \(work.path("night.conf")):2: The value '2026-11-01T01:30:00' is invalid for 'as-of'" + noOffset))
+        #expect(!FileManager.default.fileExists(atPath: work.path("c.sqlite")))
+        let words = work.iaprecon(common + ["--as-of", "yesterday"])
+        #expect(words.code == 2)
+        #expect(words.err.hasPrefix("Error: The value 'yesterday' is invalid for '--as-of <time>': expected ISO 8601 with its offset"))
         // Near misses: with its offset it is that instant; the zone-less form with a space is UTC, as the help says.
         #expect(work.iaprecon(common + ["--as-of", "2026-11-01T01:30:00-07:00"]).out.hasPrefix("as of 2026-11-01T08:30:00.000Z: "))
         #expect(work.iaprecon(common + ["--as-of", "2026-11-01 01:30:00"]).out.hasPrefix("as of 2026-11-01T01:30:00.000Z: "))
