@@ -229,17 +229,26 @@ public enum JoinStage {
         guard let previous = try store.previousSettings() else {
             return .failure(FullRebuild(reason: "no earlier join to update (a new store, or results of an older iaprecon)"))
         }
-        if try store.isFullRebuildPending() {
-            return .failure(FullRebuild(reason: "a full rebuild is due (a new catalog, a store migration, or a new device-id key)"))
+        let causes = try store.fullRebuildCauses()
+        if !causes.isEmpty {
+            return .failure(FullRebuild(reason: "a full rebuild is due: " + causes.joined(separator: ", ")))
         }
         guard previous.graceMs == settings.graceMs else {
-            return .failure(FullRebuild(reason: "--grace differs from the earlier join's"))
+            return .failure(FullRebuild(reason: "--grace \(Self.duration(settings.graceMs)) differs from the earlier join's \(Self.duration(previous.graceMs))"))
         }
         guard previous.mmpZone == settings.mmpZone.identifier
                 || Zone(previous.mmpZone)?.canonicalIdentifier == settings.mmpZone.canonicalIdentifier else {
             return .failure(FullRebuild(reason: "--mmp-tz \(settings.mmpZone.identifier) differs from the earlier join's \(previous.mmpZone)"))
         }
         return .success(previous)
+    }
+
+    /// `ms` in the largest unit up to hours that says it whole, as `--grace` is written (`24h`, `90m`, `1500ms`).
+    static func duration(_ ms: Int64) -> String {
+        for (unit, size) in [("h", Int64(3_600_000)), ("m", 60_000), ("s", 1_000)] where ms != 0 && ms % size == 0 {
+            return "\(ms / size)\(unit)"
+        }
+        return "\(ms)ms"
     }
 
     /// Whether the next join rebuilds everything whatever changed: it reads nothing by key.

@@ -20,8 +20,35 @@ public enum ChangedKeys {
         try database.scalar("SELECT count(*) FROM dirty_keys WHERE kind = 'all'").integerValue > 0
     }
 
-    static func requestFullRebuild(_ database: Database) throws {
-        try database.run("INSERT OR IGNORE INTO dirty_keys VALUES ('all', '')")
+    /// What a full rebuild is asked for by, kept as the key of the kind `all`: the run's log says it.
+    enum FullRebuildCause: String {
+        /// A migration or a fresh store, whose text (frozen) records no cause.
+        case storeChange = ""
+        case catalog
+        case deviceIDKey = "device-id key"
+
+        var description: String {
+            switch self {
+            case .storeChange: "a store migration"
+            case .catalog: "a new or changed product catalog"
+            case .deviceIDKey: "a new device-id key"
+            }
+        }
+    }
+
+    static func requestFullRebuild(_ database: Database, for cause: FullRebuildCause) throws {
+        try database.run("INSERT OR IGNORE INTO dirty_keys VALUES ('all', ?)", [.text(cause.rawValue)])
+    }
+
+    /// Why the next join must rebuild everything, each cause once, said as the run's log says it;
+    /// empty when it need not.
+    static func fullRebuildCauses(_ database: Database) throws -> [String] {
+        var causes: [String] = []
+        try database.forEach("SELECT key FROM dirty_keys WHERE kind = 'all' ORDER BY key") { row in
+            let key = row.string(0)
+            causes.append(FullRebuildCause(rawValue: key)?.description ?? key)
+        }
+        return causes
     }
 
     /// Empties the log: the join has recomputed everything it names.
@@ -76,7 +103,8 @@ public enum ChangedKeys {
         INSERT OR IGNORE INTO dirty_keys SELECT 'registration', '\(id)' FROM raw_registrations__users WHERE file_id = \(id) LIMIT 1;
         INSERT OR IGNORE INTO dirty_keys SELECT 'mmp_file', '\(id)' FROM raw_mmp__events WHERE file_id = \(id) LIMIT 1;
         INSERT OR IGNORE INTO dirty_keys SELECT 'sales_day', day FROM raw_apple__sales WHERE file_id = \(id) AND day IS NOT NULL;
-        INSERT OR IGNORE INTO dirty_keys SELECT 'all', '' FROM raw_catalog__products WHERE file_id = \(id) LIMIT 1;
+        INSERT OR IGNORE INTO dirty_keys SELECT 'all', '\(FullRebuildCause.catalog.rawValue)' FROM raw_catalog__products
+          WHERE file_id = \(id) LIMIT 1;
         """
     }
 

@@ -262,7 +262,7 @@ struct AppleTieOutTests {
         let settings = ReconcileSettings(asOfMs: Timestamp.parse(asOf), graceMs: 48 * 3_600_000)
         let night = try Pipeline.join(database: database, settings: settings)
         #expect(night.recomputedTransactions == nil)
-        #expect(night.fullRebuildReason == "--grace differs from the earlier join's")
+        #expect(night.fullRebuildReason == "--grace 48h differs from the earlier join's 24h")
         #expect(try Scenario.findings(database).filter { $0.kind == .unverifiedAppleSales }.isEmpty)
         #expect(try database.scalar("SELECT sum(verified_units) FROM fct_apple_tieout") == .integer(2))
     }

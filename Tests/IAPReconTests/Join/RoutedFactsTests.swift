@@ -163,7 +163,7 @@ struct RoutedFactsTests {
         _ = try Pipeline.normalize(database: database)
 
         func rebuild(budget: Int) throws -> (spilled: Int, resolved: [[SQLValue]], findings: [[SQLValue]]) {
-            try ChangedKeys.requestFullRebuild(database)
+            try ChangedKeys.requestFullRebuild(database, for: .storeChange)
             let spilled = Mutex(0)
             let store = SQLiteJoinStore(database, routedFactsBudget: budget, spilledBytes: { bytes in spilled.withLock { $0 += bytes } })
             let summary = try JoinStage.run(store: store, settings: ReconcileSettings(), workers: WorkerPool(width: 2), batchTransactions: 40)

@@ -131,7 +131,7 @@ final class InMemoryJoinStore: JoinStore {
     func latestSalesReportDay() throws -> String? { nil }
     func latestSpendDay() throws -> String? { nil }
     func previousSettings() throws -> JoinSettings? { savedSettings }
-    func isFullRebuildPending() throws -> Bool { savedSettings == nil || changed.contains { $0.kind == .all } }
+    func fullRebuildCauses() throws -> [String] { changed.filter { $0.kind == .all }.map { $0.key.isEmpty ? "a store migration" : $0.key } }
     func changedKeys() throws -> [(kind: KeyKind, key: String)] { changed }
     func changedSalesDays() throws -> [String] { [] }
 

@@ -45,7 +45,7 @@ enum StoredDeviceIDKey {
             }
             replaced += rows.count
         }
-        if replaced > 0 { try ChangedKeys.requestFullRebuild(database) }
+        if replaced > 0 { try ChangedKeys.requestFullRebuild(database, for: .deviceIDKey) }
     }
 
     private static func bytes(ofHex hex: String) -> [UInt8]? {

@@ -32,8 +32,9 @@ protocol JoinStore: RawIndexStore {
     /// The settings of the last join whose results the next one may update; nil when there was
     /// none or its results have an older iaprecon's shape.
     func previousSettings() throws -> JoinSettings?
-    /// True when the next join must rebuild everything.
-    func isFullRebuildPending() throws -> Bool
+    /// Why the next join must rebuild everything whatever changed (a migration, a new catalog, …),
+    /// each cause once; empty when it need not.
+    func fullRebuildCauses() throws -> [String]
     /// Every key ingest recorded as changed since the last join, with its kind.
     func changedKeys() throws -> [(kind: KeyKind, key: String)]
     /// The transactions the last join decided never delivered, purchased in (`after`, `through`].

@@ -62,8 +62,8 @@ struct SQLiteJoinStore: JoinStore {
         try StoredJoinResults.previousSettings(database)
     }
 
-    func isFullRebuildPending() throws -> Bool {
-        try ChangedKeys.isFullRebuildPending(database)
+    func fullRebuildCauses() throws -> [String] {
+        try ChangedKeys.fullRebuildCauses(database)
     }
 
     func changedKeys() throws -> [(kind: KeyKind, key: String)] {
