@@ -92,6 +92,22 @@ struct DeliveryRetryTests {
         #expect(findings.allSatisfy { $0.orderID == "o1" && $0.userID == "u1" })
     }
 
+    @Test("a retry naming the order that comes in a later night's file matches it in the incremental join, as in a fresh one")
+    func laterRetryMatchesIncrementally() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("server/s-1.jsonl", [
+            Line.order("2026-11-26T08:00:00Z", "o1", "u1", "gems300", price: "4.99"),
+            Line.delivered("2026-11-27T16:00:00Z", "u2", "t1", "gems60", deliveryID: "d1"),
+        ])
+        try scenario.write("receipts/r.jsonl", [purchase("t1", "u2")])
+        #expect(try scenario.reconcile(asOf: asOf).map(\.kind) == [.lateDelivery])
+        try scenario.write("server/s-2.jsonl", [Line.delivered("2026-11-26T10:00:09Z", "u2", "t1", "gems60", orderID: "o1", deliveryID: "d1")])
+        let findings = try scenario.reconcile(asOf: asOf)
+        #expect(findings.map(\.kind) == [.productMismatch, .wrongUserDelivery])
+        #expect(findings.allSatisfy { $0.orderID == "o1" })
+    }
+
     @Test("near miss: with no line naming the order, nothing matches it and nothing is flagged")
     func noLineNamesTheOrder() throws {
         let findings = try orderNamedByARetry([
