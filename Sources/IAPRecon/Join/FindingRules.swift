@@ -90,11 +90,14 @@ struct FindingRules {
         }
 
         if let refund = resolved.refund {
-            let revoked = (input.revocations[transaction.transactionID] ?? []).contains { $0.ms >= refund.ms }
-            if !revoked {
+            let revocations = input.revocations[transaction.transactionID] ?? []
+            if !revocations.contains(where: { $0.ms >= refund.ms }) {
                 let what = refund.revocationType.map { " (\($0)" + (refund.revocationPercentage.map { " \($0)" } ?? "") + ")" } ?? ""
+                // Revoked on the refund request, say: the goods are back already, and whoever acts
+                // on "never revoked" would take them a second time.
+                let revoked = revocations.map(\.ms).max().map { "delivery revoked only before the refund (last \(Timestamp.iso8601($0)))" }
                 var finding = base(.refundedNotRevoked, resolved, ids, eventMs: refund.ms,
-                                   detail: "refunded \(Timestamp.iso8601(refund.ms))\(what), delivery never revoked")
+                                   detail: "refunded \(Timestamp.iso8601(refund.ms))\(what), \(revoked ?? "delivery never revoked")")
                 finding.amount = resolved.refundAmount
                 findings.append(finding)
             }

@@ -10,7 +10,8 @@ struct ReconciliationInput {
     /// Order ids in file order (the orders themselves live once, in `orders`).
     var orderIDsInFileOrder: [InternedID] = []
     var deliveries: [InternedID: [Delivery]] = [:]
-    /// Deliveries that name an order, in time order: matching rule 1 (only the two ids are kept).
+    /// Delivery lines that name an order, each copy of a delivery too, in time order: matching
+    /// rule 1 (only the two ids are kept).
     var orderDeliveriesInTimeOrder: [(orderID: InternedID, transactionID: InternedID)] = []
     var revocations: [InternedID: [Revocation]] = [:]
     var transactions: [InternedID: Shared<VerifiedTransaction>] = [:]
@@ -50,6 +51,8 @@ struct ReconciliationInput {
         private var deliveryLines: [(line: DeliveryLine, source: StoredLine)] = []
         private var merging: AppleTransactions.Merging?
         private var deliveries: [Delivery] = []
+        /// Every delivery line naming an order, copies too: a copy may name the order its first line left out.
+        private var orderLines: [(ms: Int64, source: SourceLine, orderID: InternedID, transactionID: InternedID)] = []
         private var claims: [(ms: Int64, source: SourceLine, orderID: InternedID, transactionID: InternedID)] = []
 
         init(files: SourceFiles) {
@@ -78,6 +81,10 @@ struct ReconciliationInput {
                 deliveries.append(Delivery(ms: line.ms, userID: ids.intern(line.userID), transactionID: ids.intern(line.transactionID),
                                            productID: ids.intern(line.productID), orderID: line.orderID.map { ids.intern($0) },
                                            quantity: line.quantity, deliveryID: line.deliveryID, copies: copies, source: source(stored)))
+            }
+            for (line, stored) in deliveryLines {
+                guard let orderID = line.orderID else { continue }
+                orderLines.append((line.ms, source(stored), ids.intern(orderID), ids.intern(line.transactionID)))
             }
             deliveryLines.removeAll(keepingCapacity: true)
         }
@@ -145,9 +152,10 @@ struct ReconciliationInput {
             deliveries.sort { ($0.ms, $0.source) < ($1.ms, $1.source) }
             for delivery in deliveries {
                 input.deliveries[delivery.transactionID, default: []].append(delivery)
-                if let orderID = delivery.orderID { input.orderDeliveriesInTimeOrder.append((orderID, delivery.transactionID)) }
             }
             deliveries = []
+            input.orderDeliveriesInTimeOrder = orderLines.sorted { ($0.ms, $0.source) < ($1.ms, $1.source) }.map { ($0.orderID, $0.transactionID) }
+            orderLines = []
             input.receiptClaims = claims.sorted { ($0.ms, $0.source) < ($1.ms, $1.source) }.map { ($0.orderID, $0.transactionID) }
             input.ids = ids
             return input
