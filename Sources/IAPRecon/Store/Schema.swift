@@ -927,6 +927,15 @@ public enum Schema {
               WHERE source IN ('receipts', 'notifications') AND content_hash NOT LIKE 'read again for %'
                 AND file_id IN (SELECT DISTINCT file_id FROM raw_apple__transactions WHERE expires_ms IS NOT NULL);
             """),
+        // A receipt line whose verification failed named an order's transaction for matching rule 2
+        // (`ReceiptClaims`); it verifies nothing, and now claims nothing. Such lines' transactions and
+        // orders are joined again by the next join: no file is read again.
+        (40, """
+            INSERT OR IGNORE INTO dirty_keys SELECT 'transaction', transaction_id FROM raw_receipts__verifications
+              WHERE transaction_id IS NOT NULL AND order_id IS NOT NULL AND status_n NOT IN (0, 21006);
+            INSERT OR IGNORE INTO dirty_keys SELECT 'order', order_id FROM raw_receipts__verifications
+              WHERE transaction_id IS NOT NULL AND order_id IS NOT NULL AND status_n NOT IN (0, 21006);
+            """),
     ]
 
     public static var latestVersion: Int { migrations.last?.id ?? 0 }

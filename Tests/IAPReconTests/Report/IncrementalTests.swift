@@ -529,6 +529,36 @@ struct IncrementalTests {
         #expect(try upgraded.output("transactions.csv").contains(",2026-11-01T10:00:00.000Z,2026-11-11T10:00:00.000Z,"))
     }
 
+    @Test("a store an older iaprecon matched by a failed verification's claim joins that transaction and order again on its next run, with no file read again, and then holds what a fresh store holds")
+    func failedClaimsAfterUpgrade() throws {
+        let item = ReceiptClaimTests.item
+        func write(_ scenario: Scenario) throws {
+            try scenario.catalog()
+            _ = try scenario.write("server/s.jsonl", [Line.order("2026-11-20T09:59:00Z", "o_buyer", "u_buyer", "gems60"),
+                                                      Line.order("2026-11-20T09:30:00Z", "o_other", "u_other", "gems60")])
+                .write("receipts/r.jsonl", [RevenueReportTests.Fixture.inAppReceipt("2026-11-20T10:00:05Z", "u_buyer", items: [item]),
+                                            ReceiptClaimTests.answer("2026-11-20T10:05:00Z", "u_other", status: 21003, orderID: "o_other",
+                                                                     transactionID: "t1", items: [])])
+        }
+        let now = "2026-11-30T00:00:00Z"
+        let upgraded = try Scenario()
+        try write(upgraded)
+        _ = try run(upgraded, input: upgraded.input, now: now, asOf: now)
+        // What an older iaprecon kept: the transaction matched to the order the failed line named.
+        let migration = try #require(Schema.migrations.first { $0.sql.contains("status_n NOT IN (0, 21006)") }?.id)
+        let database = try upgraded.open()
+        try database.execute("""
+            UPDATE int_transactions_resolved SET order_id = 'o_other', user_id = 'u_other', match_rule = 'receipt' WHERE transaction_id = 't1';
+            UPDATE fct_findings SET user_id = 'u_other', order_id = 'o_other' WHERE transaction_id = 't1';
+            DELETE FROM schema_migrations WHERE id >= \(migration);
+            """)
+        try Schema.migrate(database)
+        let night = try run(upgraded, input: upgraded.input, now: now, asOf: now)
+        #expect(readAgain(night) == [])
+        #expect(night.join.recomputedTransactions == 1)
+        #expect(try expectMigratedAsFresh(upgraded, now: now, asOf: now, "upgraded store", inputs: write) == [])
+    }
+
     @Test("a file an upgrade asked to read again that the input folder no longer has is named on every report until it is put back and read; near miss: one still there is read again and named nowhere")
     func archivedFileNotReadAgainIsNamed() throws {
         let scenario = try Scenario()
