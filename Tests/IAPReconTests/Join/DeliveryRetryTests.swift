@@ -36,6 +36,10 @@ struct DeliveryRetryTests {
         try scenario.write("server/host-b.jsonl", [Line.delivered("2026-11-26T10:00:09Z", "u1", "t1", "gems60", deliveryID: "d1")])
         try scenario.write("receipts/r.jsonl", [purchase("t1", "u1")])
         #expect(try scenario.reconcile(asOf: asOf).isEmpty)
+        // history tells it as the join decided it: one delivery, at its earliest line's time, logged twice.
+        _ = try scenario.run(asOf: asOf)
+        let deliveries = try UserHistory.load(scenario.open(), .user("u1")).events.filter { $0.event == "delivered" }
+        #expect(deliveries.map(\.ms) == [Line.ms("2026-11-26T10:00:09Z")])
     }
 
     @Test("near miss: a delivery whose only line is a day late is late, dated by that line")

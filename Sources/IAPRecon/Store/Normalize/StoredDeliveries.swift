@@ -1,5 +1,6 @@
 /// The stored delivery lines, read a delivery at a time: the copies of a delivery come together
-/// and a `Cursor` stops at each delivery's first line (`ServerDeliveries` says which lines are one).
+/// and a `Cursor` stops at each delivery's first line (`ServerDeliveries` says which lines are one),
+/// which reads as the delivery's earliest time, as the join dates it.
 enum StoredDeliveries {
     /// The columns of the rows a `Cursor` stops at (the lines as `d`, their files as `f`).
     enum Column: Int, SelectedColumn {
@@ -11,14 +12,17 @@ enum StoredDeliveries {
         /// The path of the file the line is in.
         case path
 
+        private static let keySQL = """
+            CASE WHEN d.delivery_id IS NOT NULL THEN 'id:' || d.delivery_id
+                 ELSE 'line:' || d.ts_ms || '|' || quote(coalesce(d.user_id, '')) || '|' || quote(coalesce(d.product_id, '')) || '|'
+                      || coalesce(d.quantity_n, 0) END
+            """
+
         var sql: String {
             switch self {
-            case .key:
-                """
-                CASE WHEN d.delivery_id IS NOT NULL THEN 'id:' || d.delivery_id
-                     ELSE 'line:' || d.ts_ms || '|' || quote(coalesce(d.user_id, '')) || '|' || quote(coalesce(d.product_id, '')) || '|'
-                          || coalesce(d.quantity_n, 0) END
-                """
+            case .key: Self.keySQL
+            // A retry logged later, or by a host whose file sorts first, delivered nothing new.
+            case .ms: "min(d.ts_ms) OVER (PARTITION BY d.transaction_id, \(Self.keySQL))"
             case .path: "f.path"
             default:
                 "d." + ["ts_ms", "user_id", "transaction_id", "product_id", "order_id", "quantity_n", "delivery_id", "file_id", "line"][rawValue]
