@@ -223,6 +223,8 @@ public enum Pipeline {
                 return try ReportStage.run(database: database, settings: settings) { progress?.advanced(.lines($0)) }
             }
             for warning in report.warnings { progress?.warning(warning) }
+            // Finance books the days it names: said also under --quiet, as a night runs.
+            if let restated = report.restatedRevenue { progress?.alert("restated revenue: " + restated) }
             try storeCheck.value()
             RunLog.recordStages(database, runID: runID, timings: timings)
             let result = RunResult(ingest: ingest, join: join, report: report, timings: timings)

@@ -141,6 +141,22 @@ public final class OutputSet: Sendable {
         return absolute + "/.sets/" + setName + "/" + name
     }
 
+    /// Where this set is once committed, as an absolute path: `<folder>/.sets/<set>`.
+    var committedSetPath: String {
+        let absolute = folder.hasPrefix("/") ? folder : FileManager.default.currentDirectoryPath + "/" + folder
+        return absolute + "/.sets/" + setName
+    }
+
+    /// Whether the set at `setPath` (a `committedSetPath`) is its folder's current one: its commit switched it in
+    /// and no later one replaced it. False when the folder is gone.
+    static func isCurrent(setPath: String) -> Bool {
+        let url = URL(fileURLWithPath: setPath)
+        let sets = url.deletingLastPathComponent()
+        guard sets.lastPathComponent == ".sets" else { return false }
+        let current = sets.deletingLastPathComponent().path + "/.current"
+        return (try? FileManager.default.destinationOfSymbolicLink(atPath: current)) == ".sets/" + url.lastPathComponent
+    }
+
     /// This set's file `name`, as written (`write`); nil before.
     func identity(of name: String) -> FileIdentity? {
         FileIdentity(path: setPath + "/" + name)

@@ -170,6 +170,9 @@ struct ReportPage {
     /// What the run warns of in its inputs (fx rates, catalog lines, spend files that disagree): a
     /// nightly run's stderr reaches a log, and the person who reads the page is who can mend them.
     var warnings: [String] = []
+    /// The revenue figures of days already reported that this report changed (`RestatedFigures.line`): finance books
+    /// them, and must restate its books.
+    var restatedRevenue: String?
     var mediaSources: [MediaSource]
     var inputs: [InputFile]
     var inputTotals: LineCounts

@@ -26,6 +26,7 @@ extension ReportPage {
         }
         leftOut(revenueWithoutFXRate, key: "transactions.without_fx_rate", "no fx.csv rate into \(HTML.escape(currency)) on or before the purchase day")
         leftOut(revenueWithoutPrice, key: "transactions.price_source.none", "no price (no V2 price, order or catalog entry)")
+        if let restatedRevenue { body += "<p class=\"warn\">Restated revenue: \(HTML.escape(restatedRevenue)).</p>\n" }
         for warning in warnings { body += "<p class=\"warn\">Inputs: \(HTML.escape(warning)).</p>\n" }
         body += revenueSection() + riskSection() + criticalSection() + tieoutSection() + attributionSection() + inputsSection()
         return HTML.document(title: "iaprecon report as of \(asOf)", body: body)

@@ -43,6 +43,9 @@ public struct ReportSummary: Sendable {
     public var files: [String]
     /// What a person should know of the inputs the report read: fx.csv rates that disagree.
     public var warnings: [String] = []
+    /// The revenue figures of days (and fiscal months) an earlier published report showed that this one changed, with
+    /// their old and new values (`RestatedFigures`); nil when none changed or none were published before.
+    public var restatedRevenue: String?
 }
 
 /// The findings of one kind in a report, for the alert line.
@@ -94,12 +97,14 @@ public enum ReportStage {
         // Attribution's installs next: the matching on this thread waits for them, while the
         // files below can wait for a core.
         let installs = try AttributionReport.readInstalls(store: store, zone: settings.zone, fx: fx)
-        let announced: Set<String>, output: OutputSet
+        let announced: Set<String>, output: OutputSet, published: PublishedRevenue?
         do {
             // The report's one write before attribution's: the findings are read on another
             // connection once the sightings they are judged by are committed.
             announced = try store.recordFirstSightings(asOfMs: asOfMs, earlierIn: settings.earlierSightings)
             Trace.mark("report first sightings recorded")
+            // What the outputs last switched in show, wherever they were written: this report names what it restates.
+            published = try store.publishedRevenue(switchedIn: OutputSet.isCurrent(setPath:))
             output = try OutputSet(folder: settings.outFolder)
         } catch {
             installs.wait()
@@ -108,6 +113,7 @@ public enum ReportStage {
         var files: [String] = []
         var bundleIDs: [String] = []
         var transactionsPatched: Int?
+        var restatedRevenue: String?
         /// What the inputs disagree on: said on stderr and on the page.
         var inputWarnings: [String] = []
         // Each file is written (and fsynced) as soon as what it shows is known, on the thread that
@@ -189,11 +195,13 @@ public enum ReportStage {
             let attributionFile = Background { [attribution, currency = settings.reportingCurrency] in
                 try output.write("attribution.csv") { try attribution.write(&$0, currency: currency) }
             }
-            let tieOut: AppleTieOutReport, counts: SummaryReport.Counts, wroteTieOut: Bool
+            let tieOut: AppleTieOutReport, counts: SummaryReport.Counts, wroteTieOut: Bool, figures: PublishedRevenue
             do {
                 let revenue: RevenueReport, undocumentedTypes: [String]
                 (revenue, tieOut, counts, wroteTieOut, undocumentedTypes) = try revenueWork.value()
                 Trace.mark("report waited for revenue")
+                figures = RestatedFigures.figures(revenue, zone: settings.zone, asOfMs: asOfMs, setPath: output.committedSetPath)
+                restatedRevenue = RestatedFigures(published: published, now: figures).line()
                 filesDone?(wroteTieOut ? 3 : 2)
                 inputWarnings += Self.salesReportAppsWarnings(counts.salesReportApps)
                 inputWarnings += Self.ordersOfSeveralUsersWarnings(counts.ordersOfSeveralUsers)
@@ -204,6 +212,7 @@ public enum ReportStage {
                                       attribution: attribution)
                 page.tieout = ReportPage.TieOut(tieOut.rows, overlaps: tieOut.overlaps, mixedProceeds: tieOut.mixedProceeds)
                 page.warnings = inputWarnings + undocumentedTypes
+                page.restatedRevenue = restatedRevenue
                 try output.write("report.html") { try $0.write(page.html()) }
                 try output.write("summary.json") { try $0.write(JSONWriter.pretty(summary)) }
                 filesDone?(2)
@@ -224,6 +233,9 @@ public enum ReportStage {
                 try store.saveTransactionsFile(TransactionsFileRecord(
                     joinNumber: transactions.joinNumber, settings: transactions.settings, path: output.committedPath(of: "transactions.csv"), file: file))
             }
+            // Pending until the set is switched in: a run killed in between leaves them to the next report, which takes
+            // them as published only if this set is its folder's current one (`StoredPublishedRevenue`).
+            try store.savePendingRevenue(figures)
             try output.commit()
             transactionsPatched = transactions?.patchedRows
             bundleIDs = counts.bundleIDs
@@ -235,8 +247,10 @@ public enum ReportStage {
             output.discard()
             throw error
         }
+        try store.publishPendingRevenue()
         var summary = ReportSummary(findingsBySeverity: [:], files: files)
         summary.warnings = inputWarnings
+        summary.restatedRevenue = restatedRevenue
         var byKind: [FindingKind: (count: Int, new: Int, atRisk: Amount, newAtRisk: Amount)] = [:]
         for row in findings.rows {
             guard let severity = Severity(rawValue: row.severity) else { continue }

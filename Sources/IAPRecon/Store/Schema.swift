@@ -936,6 +936,22 @@ public enum Schema {
             INSERT OR IGNORE INTO dirty_keys SELECT 'order', order_id FROM raw_receipts__verifications
               WHERE transaction_id IS NOT NULL AND order_id IS NOT NULL AND status_n NOT IN (0, 21006);
             """),
+        // The revenue figures the last published report showed (`StoredPublishedRevenue`): per day of its zone and
+        // currency, the sums of revenue_daily.csv's cells, so the next report names the days it restates. State 0 is
+        // what the outputs show; state 1 a report's, saved before its outputs' switch and made state 0 after it.
+        (41, """
+            DROP TABLE IF EXISTS fct_published_revenue;
+            CREATE TABLE fct_published_revenue (
+              state INTEGER NOT NULL, day INTEGER NOT NULL, reporting INTEGER NOT NULL, currency TEXT NOT NULL,
+              date TEXT NOT NULL, gross TEXT NOT NULL, refunds TEXT NOT NULL, net TEXT NOT NULL,
+              PRIMARY KEY (state, day, reporting, currency)
+            ) WITHOUT ROWID;
+            DROP TABLE IF EXISTS fct_published_report;
+            CREATE TABLE fct_published_report (
+              state INTEGER PRIMARY KEY, set_path TEXT NOT NULL, zone TEXT NOT NULL, currency TEXT NOT NULL,
+              through_day INTEGER NOT NULL
+            );
+            """),
     ]
 
     public static var latestVersion: Int { migrations.last?.id ?? 0 }

@@ -112,6 +112,8 @@ enum StageCommands {
             report = summary
             progress?.clear()
             if !command.flag("quiet") { for warning in summary.warnings { console.err("Warning: " + warning) } }
+            // Finance books the days it names: said also under --quiet, as `run` says it.
+            if let restated = summary.restatedRevenue { console.err("Warning: restated revenue: " + restated) }
             return "wrote \(summary.files.joined(separator: ", ")) in \(settings.outFolder)/"
         } output: { console.out($0) } judge: { database in
             guard let report else { return .ok }

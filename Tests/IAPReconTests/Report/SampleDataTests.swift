@@ -31,6 +31,11 @@ struct SampleDataTests {
             return text.split(separator: "\n", omittingEmptySubsequences: false).filter { line in
                 !line.contains("\"first_seen\": ") && !line.contains("\"new\": ") && !line.contains("\"new_amount_")
             }.joined(separator: "\n")
+        case "report.html":
+            // The revenue a run restates is history too: a fresh store has published nothing before.
+            return text.split(separator: "\n", omittingEmptySubsequences: false).filter { line in
+                !line.hasPrefix("<p class=\"warn\">Restated revenue: ")
+            }.joined(separator: "\n")
         default:
             return text
         }

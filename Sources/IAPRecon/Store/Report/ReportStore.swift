@@ -70,6 +70,17 @@ protocol ReportStore: SendableMetatype {
     /// Records the `transactions.csv` this report wrote, in place of the last one's.
     func saveTransactionsFile(_ record: TransactionsFileRecord) throws
 
+    // MARK: Restated figures
+
+    /// The revenue figures the last published report showed; nil when no report was published. A report saved
+    /// but never made published (`savePendingRevenue`) is taken as published when `switchedIn` says its set is the
+    /// current one of its folder (the run was killed between the switch and `publishPendingRevenue`), else dropped.
+    func publishedRevenue(switchedIn: (_ setPath: String) -> Bool) throws -> PublishedRevenue?
+    /// Keeps `figures` as this report's, pending until `publishPendingRevenue`: saved before its outputs' switch.
+    func savePendingRevenue(_ figures: PublishedRevenue) throws
+    /// Makes the pending figures the published ones, once the outputs that show them are switched in.
+    func publishPendingRevenue() throws
+
     // MARK: Consumption requests
 
     /// Each `CONSUMPTION_REQUEST` once (by its uuid), at its earliest signing, by time then uuid;
@@ -111,6 +122,31 @@ struct CatalogRow: Equatable, Sendable {
     var subscriptionGroup: String?
     var price: String?
     var currency: String?
+}
+
+/// The revenue figures one report publishes, per day of its zone and currency: the sums of the cells revenue_daily.csv
+/// prints for that day in that local currency (`reporting` false), or in the reporting currency (`reporting` true,
+/// `currency` naming it), an empty cell counting as nothing. Amounts are the files' exact texts.
+struct PublishedRevenue: Equatable, Sendable {
+    struct Figure: Equatable, Sendable {
+        /// Days since 1970-01-01 in `zone`, and their `yyyy-MM-dd`.
+        var day: Int64
+        var date: String
+        var reporting: Bool
+        var currency: String
+        var gross: String
+        var refunds: String
+        var net: String
+    }
+
+    /// Where the outputs that show them are once switched in: `<out>/.sets/<set>`, an absolute path.
+    var setPath: String
+    var zone: String
+    var reportingCurrency: String
+    /// The as-of's day in `zone`: the report covered every day up to it.
+    var throughDay: Int64
+    /// By day, then local currencies before the reporting currency, then currency.
+    var figures: [Figure]
 }
 
 /// A `transactions.csv` a report wrote: from the results of which join (`transactionChanges`), with

@@ -108,6 +108,18 @@ struct SQLiteReportStore: ReportStore {
         try StoredTransactionsFile.save(record, in: database)
     }
 
+    func publishedRevenue(switchedIn: (_ setPath: String) -> Bool) throws -> PublishedRevenue? {
+        try StoredPublishedRevenue.published(database, switchedIn: switchedIn)
+    }
+
+    func savePendingRevenue(_ figures: PublishedRevenue) throws {
+        try StoredPublishedRevenue.savePending(figures, in: database)
+    }
+
+    func publishPendingRevenue() throws {
+        try StoredPublishedRevenue.publishPending(database)
+    }
+
     func consumptionRequests(about transactionID: String?) throws -> [(uuid: String, transactionID: String, ms: Int64)] {
         try StoredReportRows.consumptionRequests(database, about: transactionID)
     }
