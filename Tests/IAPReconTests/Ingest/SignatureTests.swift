@@ -195,6 +195,31 @@ struct SignatureTests {
         #expect(verifier.failure(signed, signedMs: signedMs, environment: environment) == nil)
     }
 
+    @Test("a header that Swift's strings hold equal to the genuine one but whose bytes differ keeps its own verdict, in either order")
+    func canonicallyEqualHeaders() throws {
+        let signed = TestSigningChain.signer.jws(payload: transactionPayload("2000000900000009", signed: "2026-11-28T10:00:00Z"))
+        let (signedMs, environment) = try facts(signed)
+        let header = String(signed.prefix { $0 != "." })
+        // U+212A KELVIN SIGN is canonically equivalent to "K": the two texts are == as Strings, not as bytes.
+        let kelvin = try #require(header.firstIndex(of: "K"))
+        let lookalike = header.replacingCharacters(in: kelvin...kelvin, with: "\u{212A}") + signed.drop { $0 != "." }
+        #expect(lookalike == signed && Array(lookalike.utf8) != Array(signed.utf8))
+        for order in [[lookalike, signed], [signed, lookalike]] {
+            let verifier = JWSVerifier(.testChain)
+            for jws in order + order {
+                let expected: String? = Array(jws.utf8) == Array(signed.utf8) ? nil : "bad signature (header is not base64url JSON)"
+                #expect(verifier.failure(jws, signedMs: signedMs, environment: environment) == expected)
+            }
+        }
+        // Past the few headers compared byte for byte, through the verdicts kept by header.
+        let verifier = JWSVerifier(.testChain)
+        #expect(verifier.failure(lookalike, signedMs: signedMs, environment: environment) == "bad signature (header is not base64url JSON)")
+        for index in 0..<ChainVerdicts.recentCount {
+            _ = verifier.failure(Base64URL.encode(Array("{\"alg\":\"D\(index)\"}".utf8)) + ".e30.AA", signedMs: nil, environment: nil)
+        }
+        #expect(verifier.failure(signed, signedMs: signedMs, environment: environment) == nil)
+    }
+
     @Test("the verdicts of headers are kept for a bounded number of headers: input of ever new headers costs time, not memory")
     func chainVerdictsAreBounded() throws {
         let verifier = JWSVerifier(.testChain)
