@@ -79,7 +79,7 @@ public final class JWSVerifier: Sendable {
             chains.withLock { $0.add(verdict, of: headerBytes) }
             return verdict
         }()
-        if let failure = chain.failure(local: environment == "Xcode" || environment == "LocalTesting") { return (failure, nil) }
+        if let failure = chain.failure(local: Self.isLocal(environment)) { return (failure, nil) }
         let validity = signedMs == nil ? nil : chain.validity
         if let signedMs, let validity, !validity.contains(signedMs) {
             let failure = signedMs < validity.lowerBound ? "certificate not yet valid at signing time" : "certificate expired at signing time"
@@ -94,6 +94,11 @@ public final class JWSVerifier: Sendable {
         let valid = chain.key?.verify(digest: digest, signature: raw) ?? false
         signatures.withLock { $0.remember(valid, of: key) }
         return (valid ? nil : "bad signature", validity)
+    }
+
+    /// Whether a payload of `environment` is signed locally (Xcode's StoreKit testing), not by the App Store.
+    static func isLocal(_ environment: String?) -> Bool {
+        environment == "Xcode" || environment == "LocalTesting"
     }
 
     /// How many chains' keys check through a table of their multiples.

@@ -387,6 +387,37 @@ struct SignatureTests {
         }
     }
 
+    @Test("a locally signed envelope vouches for no App Store payload: what it carries is checked on its own")
+    func localEnvelopeCarriesNothingTrusted() throws {
+        // Leaf and intermediate under the test root: trusted for Xcode payloads, not Apple's three certificates.
+        let local = try #require(ES256Signer(privateKey: TestSigningChain.leafPrivateKey, x5c: Array(TestSigningChain.x5c.prefix(2))))
+        func line(_ transactionJWS: String, environment: String = "Xcode", signer: ES256Signer) -> String {
+            let envelope = "{\"notificationType\":\"ONE_TIME_CHARGE\",\"notificationUUID\":\"5f6c2a4e-1b7d-4c3a-9e8f-2d1c0b9a8e71\","
+                + "\"signedDate\":\(Line.ms("2026-11-28T12:00:00Z")),\"data\":{\"environment\":\"\(environment)\",\"signedTransactionInfo\":\"\(transactionJWS)\"}}"
+            return "{\"signedPayload\":\"\(signer.jws(payload: Array(envelope.utf8)))\"}"
+        }
+        let rules = LineRules(verifier: JWSVerifier(.testChain))
+        // A Production transaction signed by the local chain: on its own it is untrusted, and so inside the envelope.
+        let production = local.jws(payload: transactionPayload("2000000900000035", signed: "2026-11-28T10:00:00Z"))
+        #expect(JWSVerifier(.testChain).failure(production, signedMs: nil, environment: "Production") == "untrusted certificate chain (2 certificates, not 3)")
+        #expect(throws: LineReject("untrusted certificate chain (2 certificates, not 3) in 'signedPayload.data.signedTransactionInfo'")) {
+            try IngestLine.notification(line(production, signer: local), rules: rules)
+        }
+        // The near misses: an Xcode transaction under the local chain, and a Production one under an App Store chain.
+        let xcode = local.jws(payload: transactionPayload("2000000900000036", signed: "2026-11-28T10:00:00Z", environment: "Xcode"))
+        let appStore = TestSigningChain.signer.jws(payload: transactionPayload("2000000900000037", signed: "2026-11-28T10:00:00Z"))
+        for accepted in [line(xcode, signer: local), line(appStore, signer: local)] {
+            if case .accepted = try IngestLine.notification(accepted, rules: rules) { continue }
+            Issue.record("rejected: \(accepted.prefix(80))")
+        }
+        // An App Store envelope still vouches for what it carries, as its signature covers it.
+        let appStoreLine = line(production, environment: "Production", signer: TestSigningChain.signer)
+        guard case .accepted = try IngestLine.notification(appStoreLine, rules: rules) else {
+            Issue.record("an App Store envelope's transaction was checked on its own")
+            return
+        }
+    }
+
     @Test("the markers are read on the chain that verified: x5c[1] must be the leaf's issuer, itself issued by a trusted root")
     func markersOnTheVerifiedChain() throws {
         let key = TestSigningChain.hex(try SignatureFixture.text("path-leaf.key.hex").trimmingCharacters(in: .whitespacesAndNewlines))
