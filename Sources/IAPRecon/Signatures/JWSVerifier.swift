@@ -303,17 +303,17 @@ final class TrustStore: @unchecked Sendable {
         guard X509_verify_cert(context) == 1 else {
             return .failure(ChainError(reason: String(cString: X509_verify_cert_error_string(Int(X509_STORE_CTX_get_error(context))))))
         }
-        let byDER = Dictionary((chain + roots).map { ($0.der, $0) }, uniquingKeysWith: { first, _ in first })
+        // OpenSSL's path holds the very certificates it was given (the untrusted stack's and the store's):
+        // each is found by its handle, and a path with one that is not found is no path, rather than a
+        // shorter one whose validity would leave that certificate out.
+        let byHandle = Dictionary((chain + roots).map { ($0.handle, $0) }, uniquingKeysWith: { first, _ in first })
         guard let verified = X509_STORE_CTX_get0_chain(context) else { return .failure(ChainError(reason: "no chain")) }
         var path: [Certificate] = []
         for index in 0..<iaprecon_certificate_stack_count(verified) {
-            guard let handle = iaprecon_certificate_stack_at(verified, index) else { continue }
-            var buffer: UnsafeMutablePointer<UInt8>?
-            let length = i2d_X509(handle, &buffer)
-            guard length > 0, let buffer else { continue }
-            let der = Array(UnsafeBufferPointer(start: buffer, count: Int(length)))
-            CRYPTO_free(buffer, #fileID, #line)
-            if let known = byDER[der] { path.append(known) }
+            guard let handle = iaprecon_certificate_stack_at(verified, index), let known = byHandle[handle] else {
+                return .failure(ChainError(reason: "the verified path holds a certificate not given"))
+            }
+            path.append(known)
         }
         return .success(path)
     }

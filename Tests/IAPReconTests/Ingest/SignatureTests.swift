@@ -418,6 +418,26 @@ struct SignatureTests {
         }
     }
 
+    @Test("an x5c entry with bytes after its certificate is no certificate: its own validity cannot be left unchecked")
+    func bytesAfterACertificate() throws {
+        let key = TestSigningChain.hex(try SignatureFixture.text("expired-leaf.key.hex").trimmingCharacters(in: .whitespacesAndNewlines))
+        let leaf = try #require(Base64URL.decode(Array(try SignatureFixture.x5c("expired-leaf.pem").utf8)))
+        let verifier = JWSVerifier(.testChain)
+        for (trailing, expected) in [([UInt8](), "certificate expired at signing time"), ([0, 0], "untrusted certificate chain (an x5c entry is not a certificate)"),
+                                     ([0x30, 0x00], "untrusted certificate chain (an x5c entry is not a certificate)")] {
+            let signer = try #require(ES256Signer(privateKey: key, x5c: [
+                Base64URL.encode(leaf + trailing), TestSigningChain.x5c[1], TestSigningChain.x5c[2],
+            ]))
+            // Signed after the leaf expired, by a payload of each kind.
+            for environment in ["Production", "Xcode"] {
+                let jws = signer.jws(payload: transactionPayload("2000000900000045", signed: "2026-11-28T10:00:00Z", environment: environment))
+                #expect(try failure(verifier, jws) == expected, "\(trailing) after the leaf, \(environment)")
+            }
+        }
+        #expect(Certificate(der: leaf + [0]) == nil)
+        #expect(Certificate(der: leaf) != nil)
+    }
+
     @Test("the markers are read on the chain that verified: x5c[1] must be the leaf's issuer, itself issued by a trusted root")
     func markersOnTheVerifiedChain() throws {
         let key = TestSigningChain.hex(try SignatureFixture.text("path-leaf.key.hex").trimmingCharacters(in: .whitespacesAndNewlines))
