@@ -220,6 +220,26 @@ struct SignatureTests {
         #expect(verifier.failure(signed, signedMs: signedMs, environment: environment) == nil)
     }
 
+    @Test("one line whose header looks like the genuine one costs only itself: the genuine JWS read after it are accepted")
+    func lookalikeHeaderLineCostsOnlyItself() throws {
+        let genuine = (0..<3).map { TestSigningChain.signer.jws(payload: transactionPayload("200000090000006\($0)", signed: "2026-11-28T10:00:00Z")) }
+        let header = String(genuine[0].prefix { $0 != "." })
+        let kelvin = try #require(header.firstIndex(of: "K"))
+        let lookalike = header.replacingCharacters(in: kelvin...kelvin, with: "\u{212A}") + genuine[0].drop { $0 != "." }
+        let scenario = try Scenario()
+        try scenario.catalog()
+        // Read first: its file sorts first.
+        try scenario.write("receipts/a.jsonl", ["{\"received_at\":\"2026-11-28T10:00:00Z\",\"user_id\":\"u_9\",\"signed_transactions\":[\"\(lookalike)\"]}"])
+        try scenario.write("receipts/r.jsonl", genuine.enumerated().map { index, jws in
+            "{\"received_at\":\"2026-11-28T10:00:0\(index)Z\",\"user_id\":\"u_\(index)\",\"signed_transactions\":[\"\(jws)\"]}"
+        })
+        let result = try scenario.run(asOf: "2026-11-29T12:00:00Z")
+        let rejects = try scenario.output("rejects.csv").split(whereSeparator: \.isNewline).dropFirst()
+        #expect(rejects.count == 1)
+        #expect(rejects.first?.hasPrefix("receipts/a.jsonl,1,bad signature (header is not base64url JSON) in 'signed_transactions[0]'") == true)
+        #expect(result.ingest.totals == LineCounts(read: 8, accepted: 7, rejected: 1))  // with 4 catalog rows
+    }
+
     @Test("the verdicts of headers are kept for a bounded number of headers: input of ever new headers costs time, not memory")
     func chainVerdictsAreBounded() throws {
         let verifier = JWSVerifier(.testChain)
