@@ -8,10 +8,18 @@ final class Certificate: @unchecked Sendable {
     let handle: OpaquePointer
     let der: [UInt8]
 
+    /// Nil unless `der` is one certificate and nothing more: `d2i_X509` stops at the certificate's
+    /// end, and the bytes kept here would then not be the certificate OpenSSL verified (a chain's
+    /// path is matched to its `x5c` entries, and validity read off them).
     init?(der: [UInt8]) {
         let parsed: OpaquePointer? = der.withUnsafeBufferPointer { buffer in
             var cursor = buffer.baseAddress
-            return d2i_X509(nil, &cursor, buffer.count)
+            guard let parsed = d2i_X509(nil, &cursor, buffer.count) else { return nil }
+            guard let start = buffer.baseAddress, cursor == start + buffer.count else {
+                X509_free(parsed)
+                return nil
+            }
+            return parsed
         }
         guard let parsed else { return nil }
         handle = parsed

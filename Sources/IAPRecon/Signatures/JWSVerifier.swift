@@ -75,12 +75,11 @@ public final class JWSVerifier: Sendable {
         guard let (headerEnd, payloadEnd) = JWS.dots(in: bytes) else { return ("bad signature", nil) }
         let headerBytes = UnsafeBufferPointer(rebasing: bytes[..<headerEnd])
         let chain = chains.withLock { $0.verdict(of: headerBytes) } ?? {
-            let header = String(decoding: headerBytes, as: UTF8.self)
-            let verdict = ChainVerdict(header: header, store: store, keyTableAfter: keyTableAfter)
-            chains.withLock { $0.add(verdict, of: header) }
+            let verdict = ChainVerdict(header: headerBytes, store: store, keyTableAfter: keyTableAfter)
+            chains.withLock { $0.add(verdict, of: headerBytes) }
             return verdict
         }()
-        if let failure = chain.failure(local: environment == "Xcode" || environment == "LocalTesting") { return (failure, nil) }
+        if let failure = chain.failure(local: Self.isLocal(environment)) { return (failure, nil) }
         let validity = signedMs == nil ? nil : chain.validity
         if let signedMs, let validity, !validity.contains(signedMs) {
             let failure = signedMs < validity.lowerBound ? "certificate not yet valid at signing time" : "certificate expired at signing time"
@@ -95,6 +94,11 @@ public final class JWSVerifier: Sendable {
         let valid = chain.key?.verify(digest: digest, signature: raw) ?? false
         signatures.withLock { $0.remember(valid, of: key) }
         return (valid ? nil : "bad signature", validity)
+    }
+
+    /// Whether a payload of `environment` is signed locally (Xcode's StoreKit testing), not by the App Store.
+    static func isLocal(_ environment: String?) -> Bool {
+        environment == "Xcode" || environment == "LocalTesting"
     }
 
     /// How many chains' keys check through a table of their multiples.
@@ -118,13 +122,16 @@ public final class JWSVerifier: Sendable {
     }
 }
 
-/// The verdicts of the headers seen, by header text.
+/// The verdicts of the headers seen, by the SHA-256 of the header's bytes.
 ///
 /// A header carries its certificate chain, a few kilobytes, and nearly every JWS of a run has one
-/// of a few headers: the last few are compared byte for byte first, which costs less than making
-/// the header a string and hashing it whole for every JWS.
+/// of a few headers: the last few are compared byte for byte first, which costs less than hashing
+/// the header whole for every JWS. Headers are told apart by their bytes, never as Swift strings:
+/// a string compares by canonical equivalence, so a header with U+212A KELVIN SIGN in place of a
+/// "K" would be the genuine header's key, and whichever came first would give its verdict to the
+/// other. Keyed by digest, the verdicts kept hold 32 bytes a header, however long a hostile header is.
 struct ChainVerdicts {
-    private var byHeader: [String: ChainVerdict] = [:]
+    private var byHeader: [SIMD4<UInt64>: ChainVerdict] = [:]
     /// The headers last added or found, newest last.
     private var recent: [(header: [UInt8], verdict: ChainVerdict)] = []
     static let recentCount = 4
@@ -133,7 +140,7 @@ struct ChainVerdicts {
     /// Past it, the verdicts start over; a header forgotten is only judged again.
     static let limit = 1024
 
-    var all: Dictionary<String, ChainVerdict>.Values { byHeader.values }
+    var all: Dictionary<SIMD4<UInt64>, ChainVerdict>.Values { byHeader.values }
 
     /// The verdict of `header`, when it has one.
     mutating func verdict(of header: UnsafeBufferPointer<UInt8>) -> ChainVerdict? {
@@ -144,15 +151,23 @@ struct ChainVerdicts {
             }
             if same { return verdict }
         }
-        guard let verdict = byHeader[String(decoding: header, as: UTF8.self)] else { return nil }
+        guard let verdict = byHeader[Self.key(header)] else { return nil }
         remember(Array(header), verdict)
         return verdict
     }
 
-    mutating func add(_ verdict: ChainVerdict, of header: String) {
+    mutating func add(_ verdict: ChainVerdict, of header: UnsafeBufferPointer<UInt8>) {
         if byHeader.count >= Self.limit { byHeader.removeAll() }
-        byHeader[header] = verdict
-        remember(Array(header.utf8), verdict)
+        byHeader[Self.key(header)] = verdict
+        remember(Array(header), verdict)
+    }
+
+    /// The SHA-256 of `header`'s bytes, as four words.
+    private static func key(_ header: UnsafeBufferPointer<UInt8>) -> SIMD4<UInt64> {
+        SHA256.hash(header).withUnsafeBytes { digest in
+            func word(_ index: Int) -> UInt64 { digest.loadUnaligned(fromByteOffset: 8 * index, as: UInt64.self) }
+            return SIMD4(word(0), word(1), word(2), word(3))
+        }
     }
 
     private mutating func remember(_ header: [UInt8], _ verdict: ChainVerdict) {
@@ -179,8 +194,8 @@ struct ChainVerdict: Sendable {
         return appStoreFailure
     }
 
-    init(header: String, store: TrustStore, keyTableAfter: Int) {
-        guard let decoded = Base64URL.decode(Array(header.utf8)), case .object(let fields)? = try? JSONParser.parse(decoded) else {
+    init(header: UnsafeBufferPointer<UInt8>, store: TrustStore, keyTableAfter: Int) {
+        guard let decoded = Base64URL.decode(header), case .object(let fields)? = try? JSONParser.parse(decoded) else {
             failure = "bad signature (header is not base64url JSON)"
             return
         }
@@ -288,17 +303,17 @@ final class TrustStore: @unchecked Sendable {
         guard X509_verify_cert(context) == 1 else {
             return .failure(ChainError(reason: String(cString: X509_verify_cert_error_string(Int(X509_STORE_CTX_get_error(context))))))
         }
-        let byDER = Dictionary((chain + roots).map { ($0.der, $0) }, uniquingKeysWith: { first, _ in first })
+        // OpenSSL's path holds the very certificates it was given (the untrusted stack's and the store's):
+        // each is found by its handle, and a path with one that is not found is no path, rather than a
+        // shorter one whose validity would leave that certificate out.
+        let byHandle = Dictionary((chain + roots).map { ($0.handle, $0) }, uniquingKeysWith: { first, _ in first })
         guard let verified = X509_STORE_CTX_get0_chain(context) else { return .failure(ChainError(reason: "no chain")) }
         var path: [Certificate] = []
         for index in 0..<iaprecon_certificate_stack_count(verified) {
-            guard let handle = iaprecon_certificate_stack_at(verified, index) else { continue }
-            var buffer: UnsafeMutablePointer<UInt8>?
-            let length = i2d_X509(handle, &buffer)
-            guard length > 0, let buffer else { continue }
-            let der = Array(UnsafeBufferPointer(start: buffer, count: Int(length)))
-            CRYPTO_free(buffer, #fileID, #line)
-            if let known = byDER[der] { path.append(known) }
+            guard let handle = iaprecon_certificate_stack_at(verified, index), let known = byHandle[handle] else {
+                return .failure(ChainError(reason: "the verified path holds a certificate not given"))
+            }
+            path.append(known)
         }
         return .success(path)
     }

@@ -195,6 +195,51 @@ struct SignatureTests {
         #expect(verifier.failure(signed, signedMs: signedMs, environment: environment) == nil)
     }
 
+    @Test("a header that Swift's strings hold equal to the genuine one but whose bytes differ keeps its own verdict, in either order")
+    func canonicallyEqualHeaders() throws {
+        let signed = TestSigningChain.signer.jws(payload: transactionPayload("2000000900000009", signed: "2026-11-28T10:00:00Z"))
+        let (signedMs, environment) = try facts(signed)
+        let header = String(signed.prefix { $0 != "." })
+        // U+212A KELVIN SIGN is canonically equivalent to "K": the two texts are == as Strings, not as bytes.
+        let kelvin = try #require(header.firstIndex(of: "K"))
+        let lookalike = header.replacingCharacters(in: kelvin...kelvin, with: "\u{212A}") + signed.drop { $0 != "." }
+        #expect(lookalike == signed && Array(lookalike.utf8) != Array(signed.utf8))
+        for order in [[lookalike, signed], [signed, lookalike]] {
+            let verifier = JWSVerifier(.testChain)
+            for jws in order + order {
+                let expected: String? = Array(jws.utf8) == Array(signed.utf8) ? nil : "bad signature (header is not base64url JSON)"
+                #expect(verifier.failure(jws, signedMs: signedMs, environment: environment) == expected)
+            }
+        }
+        // Past the few headers compared byte for byte, through the verdicts kept by header.
+        let verifier = JWSVerifier(.testChain)
+        #expect(verifier.failure(lookalike, signedMs: signedMs, environment: environment) == "bad signature (header is not base64url JSON)")
+        for index in 0..<ChainVerdicts.recentCount {
+            _ = verifier.failure(Base64URL.encode(Array("{\"alg\":\"D\(index)\"}".utf8)) + ".e30.AA", signedMs: nil, environment: nil)
+        }
+        #expect(verifier.failure(signed, signedMs: signedMs, environment: environment) == nil)
+    }
+
+    @Test("one line whose header looks like the genuine one costs only itself: the genuine JWS read after it are accepted")
+    func lookalikeHeaderLineCostsOnlyItself() throws {
+        let genuine = (0..<3).map { TestSigningChain.signer.jws(payload: transactionPayload("200000090000006\($0)", signed: "2026-11-28T10:00:00Z")) }
+        let header = String(genuine[0].prefix { $0 != "." })
+        let kelvin = try #require(header.firstIndex(of: "K"))
+        let lookalike = header.replacingCharacters(in: kelvin...kelvin, with: "\u{212A}") + genuine[0].drop { $0 != "." }
+        let scenario = try Scenario()
+        try scenario.catalog()
+        // Read first: its file sorts first.
+        try scenario.write("receipts/a.jsonl", ["{\"received_at\":\"2026-11-28T10:00:00Z\",\"user_id\":\"u_9\",\"signed_transactions\":[\"\(lookalike)\"]}"])
+        try scenario.write("receipts/r.jsonl", genuine.enumerated().map { index, jws in
+            "{\"received_at\":\"2026-11-28T10:00:0\(index)Z\",\"user_id\":\"u_\(index)\",\"signed_transactions\":[\"\(jws)\"]}"
+        })
+        let result = try scenario.run(asOf: "2026-11-29T12:00:00Z")
+        let rejects = try scenario.output("rejects.csv").split(whereSeparator: \.isNewline).dropFirst()
+        #expect(rejects.count == 1)
+        #expect(rejects.first?.hasPrefix("receipts/a.jsonl,1,bad signature (header is not base64url JSON) in 'signed_transactions[0]'") == true)
+        #expect(result.ingest.totals == LineCounts(read: 8, accepted: 7, rejected: 1))  // with 4 catalog rows
+    }
+
     @Test("the verdicts of headers are kept for a bounded number of headers: input of ever new headers costs time, not memory")
     func chainVerdictsAreBounded() throws {
         let verifier = JWSVerifier(.testChain)
@@ -360,6 +405,57 @@ struct SignatureTests {
         #expect(throws: LineReject("bad signature in 'data.signedTransactionInfo'")) {
             try IngestLine.notification(envelope(forgedInner), rules: LineRules(verifier: verifier))
         }
+    }
+
+    @Test("a locally signed envelope vouches for no App Store payload: what it carries is checked on its own")
+    func localEnvelopeCarriesNothingTrusted() throws {
+        // Leaf and intermediate under the test root: trusted for Xcode payloads, not Apple's three certificates.
+        let local = try #require(ES256Signer(privateKey: TestSigningChain.leafPrivateKey, x5c: Array(TestSigningChain.x5c.prefix(2))))
+        func line(_ transactionJWS: String, environment: String = "Xcode", signer: ES256Signer) -> String {
+            let envelope = "{\"notificationType\":\"ONE_TIME_CHARGE\",\"notificationUUID\":\"5f6c2a4e-1b7d-4c3a-9e8f-2d1c0b9a8e71\","
+                + "\"signedDate\":\(Line.ms("2026-11-28T12:00:00Z")),\"data\":{\"environment\":\"\(environment)\",\"signedTransactionInfo\":\"\(transactionJWS)\"}}"
+            return "{\"signedPayload\":\"\(signer.jws(payload: Array(envelope.utf8)))\"}"
+        }
+        let rules = LineRules(verifier: JWSVerifier(.testChain))
+        // A Production transaction signed by the local chain: on its own it is untrusted, and so inside the envelope.
+        let production = local.jws(payload: transactionPayload("2000000900000035", signed: "2026-11-28T10:00:00Z"))
+        #expect(JWSVerifier(.testChain).failure(production, signedMs: nil, environment: "Production") == "untrusted certificate chain (2 certificates, not 3)")
+        #expect(throws: LineReject("untrusted certificate chain (2 certificates, not 3) in 'signedPayload.data.signedTransactionInfo'")) {
+            try IngestLine.notification(line(production, signer: local), rules: rules)
+        }
+        // The near misses: an Xcode transaction under the local chain, and a Production one under an App Store chain.
+        let xcode = local.jws(payload: transactionPayload("2000000900000036", signed: "2026-11-28T10:00:00Z", environment: "Xcode"))
+        let appStore = TestSigningChain.signer.jws(payload: transactionPayload("2000000900000037", signed: "2026-11-28T10:00:00Z"))
+        for accepted in [line(xcode, signer: local), line(appStore, signer: local)] {
+            if case .accepted = try IngestLine.notification(accepted, rules: rules) { continue }
+            Issue.record("rejected: \(accepted.prefix(80))")
+        }
+        // An App Store envelope still vouches for what it carries, as its signature covers it.
+        let appStoreLine = line(production, environment: "Production", signer: TestSigningChain.signer)
+        guard case .accepted = try IngestLine.notification(appStoreLine, rules: rules) else {
+            Issue.record("an App Store envelope's transaction was checked on its own")
+            return
+        }
+    }
+
+    @Test("an x5c entry with bytes after its certificate is no certificate: its own validity cannot be left unchecked")
+    func bytesAfterACertificate() throws {
+        let key = TestSigningChain.hex(try SignatureFixture.text("expired-leaf.key.hex").trimmingCharacters(in: .whitespacesAndNewlines))
+        let leaf = try #require(Base64URL.decode(Array(try SignatureFixture.x5c("expired-leaf.pem").utf8)))
+        let verifier = JWSVerifier(.testChain)
+        for (trailing, expected) in [([UInt8](), "certificate expired at signing time"), ([0, 0], "untrusted certificate chain (an x5c entry is not a certificate)"),
+                                     ([0x30, 0x00], "untrusted certificate chain (an x5c entry is not a certificate)")] {
+            let signer = try #require(ES256Signer(privateKey: key, x5c: [
+                Base64URL.encode(leaf + trailing), TestSigningChain.x5c[1], TestSigningChain.x5c[2],
+            ]))
+            // Signed after the leaf expired, by a payload of each kind.
+            for environment in ["Production", "Xcode"] {
+                let jws = signer.jws(payload: transactionPayload("2000000900000045", signed: "2026-11-28T10:00:00Z", environment: environment))
+                #expect(try failure(verifier, jws) == expected, "\(trailing) after the leaf, \(environment)")
+            }
+        }
+        #expect(Certificate(der: leaf + [0]) == nil)
+        #expect(Certificate(der: leaf) != nil)
     }
 
     @Test("the markers are read on the chain that verified: x5c[1] must be the leaf's issuer, itself issued by a trusted root")
