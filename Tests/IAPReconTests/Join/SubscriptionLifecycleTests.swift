@@ -12,6 +12,25 @@ struct SubscriptionLifecycleTests {
         String(transaction.dropLast()) + ",\"isUpgraded\":true}"
     }
 
+    /// u1's monthly plan `t1` (2026-11-01 to 12-01), as a sighting before the upgrade gives it.
+    static let monthly = Line.v2("t1", "pro.monthly", purchase: "2026-11-01T10:00:00Z", expires: "2026-12-01T10:00:00Z", price: 9990)
+    /// `t1` as Apple dates it once upgraded: the upgrade's time as its revocation date (mark it with `upgraded`).
+    static let replaced = Line.v2("t1", "pro.monthly", purchase: "2026-11-01T10:00:00Z", expires: "2026-12-01T10:00:00Z", price: 9990,
+                                  revocation: "2026-11-11T10:00:00Z")
+    /// The yearly plan that replaced it on 2026-11-11, in the same chain.
+    static let yearly = Line.v2("t2", "pro.yearly", purchase: "2026-11-11T10:00:00Z", original: "t1", expires: "2027-11-11T10:00:00Z", price: 79990)
+
+    /// A scenario with the catalog and u1's deliveries of `t1` and `t2`.
+    static func upgradeScenario() throws -> Scenario {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("server/s.jsonl", [
+            Line.delivered("2026-11-01T10:00:09Z", "u1", "t1", "pro.monthly"),
+            Line.delivered("2026-11-11T10:00:09Z", "u1", "t2", "pro.yearly"),
+        ])
+        return scenario
+    }
+
     /// The row of `transactionID` in the scenario's `transactions.csv`, as its cells.
     static func row(_ scenario: Scenario, _ transactionID: String) throws -> [Substring] {
         let csv = try scenario.output("transactions.csv")
@@ -31,17 +50,8 @@ struct SubscriptionLifecycleTests {
     @Test("a V2 plan an upgrade replaced (isUpgraded), in a receipt or a notification, is no refund; near misses: without isUpgraded, in a REFUND, with a revocationType or for an issue in the app, it is one",
           arguments: ["receipt", "notification", "refund notification", "typed refund", "app issue refund", "no flag"])
     func v2UpgradeIsNoRefund(place: String) throws {
-        let scenario = try Scenario()
-        try scenario.catalog()
-        try scenario.write("server/s.jsonl", [
-            Line.delivered("2026-11-01T10:00:09Z", "u1", "t1", "pro.monthly"),
-            Line.delivered("2026-11-11T10:00:09Z", "u1", "t2", "pro.yearly"),
-        ])
-        let monthly = Line.v2("t1", "pro.monthly", purchase: "2026-11-01T10:00:00Z", expires: "2026-12-01T10:00:00Z", price: 9990)
-        // Apple ends the monthly plan at the upgrade, and the yearly one starts then, in the same chain.
-        let replaced = Line.v2("t1", "pro.monthly", purchase: "2026-11-01T10:00:00Z", expires: "2026-12-01T10:00:00Z", price: 9990,
-                               revocation: "2026-11-11T10:00:00Z")
-        let yearly = Line.v2("t2", "pro.yearly", purchase: "2026-11-11T10:00:00Z", original: "t1", expires: "2027-11-11T10:00:00Z", price: 79990)
+        let scenario = try Self.upgradeScenario()
+        let (monthly, replaced, yearly) = (Self.monthly, Self.replaced, Self.yearly)
         var receipts = [Line.v2Receipt("2026-11-01T10:00:05Z", "u1", transaction: monthly)]
         var notifications: [String] = []
         switch place {
@@ -88,16 +98,8 @@ struct SubscriptionLifecycleTests {
     @Test("a plan an upgrade replaced ends at the upgrade, in transactions.csv and history, though a sighting from before the upgrade, in a file sorting before or after, gives its full period; near miss: a later expiry with no upgrade extends it",
           arguments: ["v2 receipt", "v2 notification", "v1 receipt", "v1 receipt, upgrade first", "extension"])
     func upgradeEndsThePlanWhateverSightingSortsFirst(place: String) throws {
-        let scenario = try Scenario()
-        try scenario.catalog()
-        try scenario.write("server/s.jsonl", [
-            Line.delivered("2026-11-01T10:00:09Z", "u1", "t1", "pro.monthly"),
-            Line.delivered("2026-11-11T10:00:09Z", "u1", "t2", "pro.yearly"),
-        ])
-        let monthly = Line.v2("t1", "pro.monthly", purchase: "2026-11-01T10:00:00Z", expires: "2026-12-01T10:00:00Z", price: 9990)
-        let replaced = Line.v2("t1", "pro.monthly", purchase: "2026-11-01T10:00:00Z", expires: "2026-12-01T10:00:00Z", price: 9990,
-                               revocation: "2026-11-11T10:00:00Z")
-        let yearly = Line.v2("t2", "pro.yearly", purchase: "2026-11-11T10:00:00Z", original: "t1", expires: "2027-11-11T10:00:00Z", price: 79990)
+        let scenario = try Self.upgradeScenario()
+        let (monthly, replaced, yearly) = (Self.monthly, Self.replaced, Self.yearly)
         func item(_ id: String, _ product: String, purchase: String, expires: String, upgraded: Bool) -> String {
             let cancelled = upgraded ? #","cancellation_date_ms":"\#(Line.ms("2026-11-11T10:00:00Z"))","is_upgraded":"true""# : ""
             return #"{"quantity":"1","product_id":"\#(product)","transaction_id":"\#(id)","original_transaction_id":"t1","purchase_date_ms":"\#(Line.ms(purchase))","expires_date_ms":"\#(Line.ms(expires))"\#(cancelled)}"#

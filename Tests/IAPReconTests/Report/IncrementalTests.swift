@@ -496,10 +496,8 @@ struct IncrementalTests {
 
     @Test("a store an older iaprecon fed a plan an upgrade replaced, after a sighting of its full period, reads its subscriptions' files again on its next run and then holds what a fresh store holds; a file without a subscription is not read again")
     func upgradeEndsAfterUpgrade() throws {
-        let monthly = Line.v2("t1", "pro.monthly", purchase: "2026-11-01T10:00:00Z", expires: "2026-12-01T10:00:00Z", price: 9990)
-        let replaced = SubscriptionLifecycleTests.upgraded(
-            Line.v2("t1", "pro.monthly", purchase: "2026-11-01T10:00:00Z", expires: "2026-12-01T10:00:00Z", price: 9990, revocation: "2026-11-11T10:00:00Z"))
-        let yearly = Line.v2("t2", "pro.yearly", purchase: "2026-11-11T10:00:00Z", original: "t1", expires: "2027-11-11T10:00:00Z", price: 79990)
+        let (monthly, yearly) = (SubscriptionLifecycleTests.monthly, SubscriptionLifecycleTests.yearly)
+        let replaced = SubscriptionLifecycleTests.upgraded(SubscriptionLifecycleTests.replaced)
         func write(_ scenario: Scenario) throws {
             try scenario.catalog()
             _ = try scenario.write("server/s.jsonl", [Line.delivered("2026-11-01T10:00:09Z", "u1", "t1", "pro.monthly"),
