@@ -229,7 +229,7 @@ public enum Pipeline {
             RunLog.recordStages(database, runID: runID, timings: timings)
             let result = RunResult(ingest: ingest, join: join, report: report, timings: timings)
             try announce(result)
-            try ReportStage.markReported(database: database)
+            try ReportStage.markReported(database: database, outFolder: options.outFolder)
             RunLog.finish(database, runID: runID, verdict: verdict(.success(result)), asOfMs: join.asOfMs,
                           linesRead: ingest.totals.read, findings: join.findings)
             return result

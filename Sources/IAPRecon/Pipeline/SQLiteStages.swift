@@ -40,8 +40,8 @@ extension ReportStage {
     }
 
     /// `markReported(_:)` on the SQLite store.
-    public static func markReported(database: Database) throws {
-        try markReported(SQLiteReportStore(database))
+    public static func markReported(database: Database, outFolder: String) throws {
+        try markReported(SQLiteReportStore(database), outFolder: outFolder)
     }
 }
 

@@ -247,7 +247,7 @@ public enum ReportStage {
             output.discard()
             throw error
         }
-        try store.publishPendingRevenue()
+        try recordingShown(in: settings.outFolder) { try store.publishPendingRevenue() }
         var summary = ReportSummary(findingsBySeverity: [:], files: files)
         summary.warnings = inputWarnings
         summary.restatedRevenue = restatedRevenue
@@ -277,8 +277,31 @@ public enum ReportStage {
     /// Makes the findings the last report showed first reported: their alert was said. A run stopped
     /// between its outputs' switch and this (killed, or its `latest` link not moved) leaves them new,
     /// and the next report says them, and alerts, again.
-    static func markReported(_ store: some ReportStore) throws {
-        try store.publishFirstSightings()
+    static func markReported(_ store: some ReportStore, outFolder: String) throws {
+        try recordingShown(in: outFolder) { try store.publishFirstSightings() }
+    }
+
+    /// A store write after the outputs' switch (`NotRecorded`).
+    static func recordingShown(in outFolder: String, _ write: () throws -> Void) throws {
+        do {
+            try write()
+        } catch {
+            throw NotRecorded(outFolder: outFolder, reason: error)
+        }
+    }
+
+    /// The store could not record what the outputs just switched in show (a full disk, say). The
+    /// reports are this run's and whole; the store is as if the run had been killed right after the
+    /// switch, which the next report mends: it finds the switched-in revenue current, and says the
+    /// findings it shows first as new again. Still an error: the store needs a person.
+    public struct NotRecorded: Error, CustomStringConvertible {
+        public var outFolder: String
+        public var reason: any Error
+
+        public var description: String {
+            "the reports in \(outFolder)/ are this run's, but the store could not record them as shown: \(reason); "
+                + "the next run records them, and says their new findings again"
+        }
     }
 
     /// The ingest's warning of the stored notifications whose type Apple does not document (`UndocumentedTypes`),

@@ -120,7 +120,7 @@ enum StageCommands {
             let outcome = findingsOutcome(report, failOn: command.failOn, failOnNew: command.failOnNew, outFolder: settings.outFolder)
             if let alert = outcome.alert { console.err(alert) }
             // Said: the report's findings are no longer new to the store (`Pipeline.run`'s `announce`).
-            try ReportStage.markReported(database: database)
+            try ReportStage.markReported(database: database, outFolder: settings.outFolder)
             return outcome.code
         }
     }

@@ -180,4 +180,23 @@ struct RestatedFiguresTests {
         let night = try scenario.run(now: Self.now)
         #expect(night.report.restatedRevenue?.hasPrefix("1 day already reported changed: 2026-11-20 (USD gross 0.99 → 5.98,") == true)
     }
+
+    @Test("a store write after the outputs' switch that fails says the reports are this run's, and the next run mends the store: the switched-in revenue is published, nothing restated again",
+          arguments: ["fct_published_report", "fct_finding_first_seen"])
+    func failedRecordingAfterSwitch(table: String) throws {
+        let scenario = try Scenario()
+        _ = try Self.firstNight(scenario)
+        try scenario.write("receipts/2026-11-22.jsonl", [
+            Self.receipt("t3", purchase: "2026-11-20T23:00:00Z", received: "2026-11-22T08:00:05Z", price: 4990),
+        ])
+        // A full disk, as the store sees it, from the switch on: the first write after it fails.
+        try scenario.open().execute("CREATE TRIGGER full_disk BEFORE UPDATE ON \(table) BEGIN SELECT RAISE(ABORT, 'disk full'); END")
+        let failure = try #require(throws: ReportStage.NotRecorded.self) { try scenario.run(now: Self.now) }
+        #expect(failure.description.hasPrefix("the reports in \(scenario.out)/ are this run's, but the store could not record them as shown: "))
+        // The reports switched in are whole and this run's.
+        #expect(try scenario.output("revenue_daily.csv").contains("2026-11-20,gems60,USA,USD,2,0,5.98,0,5.98,5.98,0,5.98"))
+        try scenario.open().execute("DROP TRIGGER full_disk")
+        let next = try scenario.run(now: Self.now)
+        #expect(next.report.restatedRevenue == nil, "the figures the failed run switched in count as published")
+    }
 }
