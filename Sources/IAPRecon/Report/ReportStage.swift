@@ -104,7 +104,8 @@ public enum ReportStage {
             announced = try store.recordFirstSightings(asOfMs: asOfMs, earlierIn: settings.earlierSightings)
             Trace.mark("report first sightings recorded")
             // What the outputs last switched in show, wherever they were written: this report names what it restates.
-            published = try store.publishedRevenue(switchedIn: OutputSet.isCurrent(setPath:))
+            // Those of this report's zone: a report in another zone compares nothing, and leaves them be.
+            published = try store.publishedRevenue(zone: settings.zone.identifier, switchedIn: OutputSet.isCurrent(setPath:))
             output = try OutputSet(folder: settings.outFolder)
         } catch {
             installs.wait()
