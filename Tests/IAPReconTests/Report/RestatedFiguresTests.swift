@@ -187,6 +187,19 @@ struct RestatedFiguresTests {
         #expect(try scenario.run(now: Self.now).report.restatedRevenue == nil)
     }
 
+    @Test("a report with an earlier --as-of between two leaves the days the first covered compared by the next")
+    func earlierAsOfBetween() throws {
+        let scenario = try Scenario()
+        _ = try Self.firstNight(scenario)
+        // A look as of the 20th: every event is still counted, so the 21st is printed as the first night printed it.
+        #expect(try scenario.run(asOf: "2026-11-20T12:00:00Z", now: Self.now).report.restatedRevenue == nil)
+        try scenario.write("receipts/2026-11-22.jsonl", [
+            Self.receipt("t3", purchase: "2026-11-21T23:00:00Z", received: "2026-11-22T08:00:05Z", price: 4990),
+        ])
+        let night = try scenario.run(now: Self.now)
+        #expect(night.report.restatedRevenue?.hasPrefix("1 day already reported changed: 2026-11-21 (USD gross 0.99 → 5.98,") == true)
+    }
+
     @Test("a report into another folder compares with what the last one published elsewhere, and a deleted out/ changes nothing")
     func otherFolders() throws {
         let scenario = try Scenario()
