@@ -104,7 +104,8 @@ public enum ReportStage {
             announced = try store.recordFirstSightings(asOfMs: asOfMs, earlierIn: settings.earlierSightings)
             Trace.mark("report first sightings recorded")
             // What the outputs last switched in show, wherever they were written: this report names what it restates.
-            published = try store.publishedRevenue(switchedIn: OutputSet.isCurrent(setPath:))
+            // Those of this report's zone: a report in another zone compares nothing, and leaves them be.
+            published = try store.publishedRevenue(zone: settings.zone.identifier, switchedIn: OutputSet.isCurrent(setPath:))
             output = try OutputSet(folder: settings.outFolder)
         } catch {
             installs.wait()
@@ -200,7 +201,12 @@ public enum ReportStage {
                 let revenue: RevenueReport, undocumentedTypes: [String]
                 (revenue, tieOut, counts, wroteTieOut, undocumentedTypes) = try revenueWork.value()
                 Trace.mark("report waited for revenue")
-                figures = RestatedFigures.figures(revenue, zone: settings.zone, asOfMs: asOfMs, setPath: output.committedSetPath)
+                var covered = RestatedFigures.figures(revenue, zone: settings.zone, asOfMs: asOfMs, setPath: output.committedSetPath)
+                // A report with an earlier --as-of still counts every event, so it prints the days the last report
+                // covered after its as-of as they are: it covers them too. Kept to its own as-of day, it would leave
+                // the next report nothing to compare them with, and a restatement of them said nowhere.
+                if let published, published.zone == covered.zone { covered.throughDay = max(covered.throughDay, published.throughDay) }
+                figures = covered
                 restatedRevenue = RestatedFigures(published: published, now: figures).line()
                 filesDone?(wroteTieOut ? 3 : 2)
                 inputWarnings += Self.salesReportAppsWarnings(counts.salesReportApps)

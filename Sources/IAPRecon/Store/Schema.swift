@@ -952,6 +952,29 @@ public enum Schema {
               through_day INTEGER NOT NULL
             );
             """),
+        // The published figures are kept per zone: a report in another --tz replaced the only ones kept, so
+        // the next report in the first zone had nothing of it to compare with and named no restated day.
+        // The figures migration 41 kept stay, under their zone.
+        (42, """
+            ALTER TABLE fct_published_revenue RENAME TO fct_published_revenue_41;
+            ALTER TABLE fct_published_report RENAME TO fct_published_report_41;
+            CREATE TABLE fct_published_revenue (
+              state INTEGER NOT NULL, zone TEXT NOT NULL, day INTEGER NOT NULL, reporting INTEGER NOT NULL,
+              currency TEXT NOT NULL, date TEXT NOT NULL, gross TEXT NOT NULL, refunds TEXT NOT NULL, net TEXT NOT NULL,
+              PRIMARY KEY (state, zone, day, reporting, currency)
+            ) WITHOUT ROWID;
+            CREATE TABLE fct_published_report (
+              state INTEGER NOT NULL, zone TEXT NOT NULL, set_path TEXT NOT NULL, currency TEXT NOT NULL,
+              through_day INTEGER NOT NULL,
+              PRIMARY KEY (state, zone)
+            ) WITHOUT ROWID;
+            INSERT INTO fct_published_revenue
+              SELECT r.state, p.zone, r.day, r.reporting, r.currency, r.date, r.gross, r.refunds, r.net
+              FROM fct_published_revenue_41 r JOIN fct_published_report_41 p ON p.state = r.state;
+            INSERT INTO fct_published_report SELECT state, zone, set_path, currency, through_day FROM fct_published_report_41;
+            DROP TABLE fct_published_revenue_41;
+            DROP TABLE fct_published_report_41;
+            """),
     ]
 
     public static var latestVersion: Int { migrations.last?.id ?? 0 }

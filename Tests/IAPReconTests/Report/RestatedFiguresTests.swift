@@ -116,7 +116,7 @@ struct RestatedFiguresTests {
     static func stored(_ scenario: Scenario) throws -> (published: PublishedRevenue?, pending: Int64) {
         let database = try scenario.open()
         let pending = try database.scalar("SELECT count(*) FROM fct_published_report WHERE state = 1").integerValue
-        return (try SQLiteReportStore(database).publishedRevenue { _ in false }, pending)
+        return (try SQLiteReportStore(database).publishedRevenue(zone: "UTC") { _ in false }, pending)
     }
 
     @Test("after a run, the store's published figures are those of the outputs switched in, and none are left pending")
@@ -167,6 +167,37 @@ struct RestatedFiguresTests {
         let night = try scenario.run(now: Self.now)
         #expect(night.report.restatedRevenue == "1 day already reported changed: 2026-11-20 (USD gross 7 → 5.98, USD net 0.99 → 5.98, "
             + "gross_usd 7 → 5.98, net_usd 0.99 → 5.98) (revenue_daily.csv)")
+    }
+
+    @Test("a report in another zone between two says nothing, and the next report in the first zone still names what it restates")
+    func otherZoneBetween() throws {
+        let scenario = try Scenario()
+        _ = try Self.firstNight(scenario)
+        // An analyst's look in Tokyo days: nothing to compare with there.
+        #expect(try scenario.run(now: Self.now, zone: "Asia/Tokyo").report.restatedRevenue == nil)
+        try scenario.write("receipts/2026-11-22.jsonl", [
+            Self.receipt("t3", purchase: "2026-11-20T23:00:00Z", received: "2026-11-22T08:00:05Z", price: 4990),
+        ])
+        let night = try scenario.run(now: Self.now)
+        #expect(night.report.restatedRevenue?.hasPrefix("1 day already reported changed: 2026-11-20 (USD gross 0.99 → 5.98,") == true)
+        // Tokyo's figures were kept too: its next report names the day (the 21st there) the late receipt restates.
+        let tokyo = try scenario.run(now: Self.now, zone: "Asia/Tokyo")
+        #expect(tokyo.report.restatedRevenue?.hasPrefix("1 day already reported changed: 2026-11-21 (USD gross ") == true)
+        // And the first zone's again, with nothing new, says nothing.
+        #expect(try scenario.run(now: Self.now).report.restatedRevenue == nil)
+    }
+
+    @Test("a report with an earlier --as-of between two leaves the days the first covered compared by the next")
+    func earlierAsOfBetween() throws {
+        let scenario = try Scenario()
+        _ = try Self.firstNight(scenario)
+        // A look as of the 20th: every event is still counted, so the 21st is printed as the first night printed it.
+        #expect(try scenario.run(asOf: "2026-11-20T12:00:00Z", now: Self.now).report.restatedRevenue == nil)
+        try scenario.write("receipts/2026-11-22.jsonl", [
+            Self.receipt("t3", purchase: "2026-11-21T23:00:00Z", received: "2026-11-22T08:00:05Z", price: 4990),
+        ])
+        let night = try scenario.run(now: Self.now)
+        #expect(night.report.restatedRevenue?.hasPrefix("1 day already reported changed: 2026-11-21 (USD gross 0.99 → 5.98,") == true)
     }
 
     @Test("a report into another folder compares with what the last one published elsewhere, and a deleted out/ changes nothing")

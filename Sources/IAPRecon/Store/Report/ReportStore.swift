@@ -72,10 +72,10 @@ protocol ReportStore: SendableMetatype {
 
     // MARK: Restated figures
 
-    /// The revenue figures the last published report showed; nil when no report was published. A report saved
-    /// but never made published (`savePendingRevenue`) is taken as published when `switchedIn` says its set is the
-    /// current one of its folder (the run was killed between the switch and `publishPendingRevenue`), else dropped.
-    func publishedRevenue(switchedIn: (_ setPath: String) -> Bool) throws -> PublishedRevenue?
+    /// The revenue figures the last published report in `zone` showed; nil when none was published there. A report
+    /// saved but never made published (`savePendingRevenue`) is taken as published when `switchedIn` says its set is
+    /// the current one of its folder (the run was killed between the switch and `publishPendingRevenue`), else dropped.
+    func publishedRevenue(zone: String, switchedIn: (_ setPath: String) -> Bool) throws -> PublishedRevenue?
     /// Keeps `figures` as this report's, pending until `publishPendingRevenue`: saved before its outputs' switch.
     func savePendingRevenue(_ figures: PublishedRevenue) throws
     /// Makes the pending figures the published ones, once the outputs that show them are switched in.

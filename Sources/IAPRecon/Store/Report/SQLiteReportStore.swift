@@ -108,8 +108,8 @@ struct SQLiteReportStore: ReportStore {
         try StoredTransactionsFile.save(record, in: database)
     }
 
-    func publishedRevenue(switchedIn: (_ setPath: String) -> Bool) throws -> PublishedRevenue? {
-        try StoredPublishedRevenue.published(database, switchedIn: switchedIn)
+    func publishedRevenue(zone: String, switchedIn: (_ setPath: String) -> Bool) throws -> PublishedRevenue? {
+        try StoredPublishedRevenue.published(database, zone: zone, switchedIn: switchedIn)
     }
 
     func savePendingRevenue(_ figures: PublishedRevenue) throws {
