@@ -936,44 +936,23 @@ public enum Schema {
             INSERT OR IGNORE INTO dirty_keys SELECT 'order', order_id FROM raw_receipts__verifications
               WHERE transaction_id IS NOT NULL AND order_id IS NOT NULL AND status_n NOT IN (0, 21006);
             """),
-        // The revenue figures the last published report showed (`StoredPublishedRevenue`): per day of its zone and
-        // currency, the sums of revenue_daily.csv's cells, so the next report names the days it restates. State 0 is
-        // what the outputs show; state 1 a report's, saved before its outputs' switch and made state 0 after it.
+        // The revenue figures the last published report of each zone showed (`StoredPublishedRevenue`): per day of the
+        // zone and currency, the sums of revenue_daily.csv's cells, so the next report in that zone names the days it
+        // restates. State 0 is what the outputs show; state 1 a report's, saved before its outputs' switch and made
+        // state 0 after it.
         (41, """
             DROP TABLE IF EXISTS fct_published_revenue;
-            CREATE TABLE fct_published_revenue (
-              state INTEGER NOT NULL, day INTEGER NOT NULL, reporting INTEGER NOT NULL, currency TEXT NOT NULL,
-              date TEXT NOT NULL, gross TEXT NOT NULL, refunds TEXT NOT NULL, net TEXT NOT NULL,
-              PRIMARY KEY (state, day, reporting, currency)
-            ) WITHOUT ROWID;
-            DROP TABLE IF EXISTS fct_published_report;
-            CREATE TABLE fct_published_report (
-              state INTEGER PRIMARY KEY, set_path TEXT NOT NULL, zone TEXT NOT NULL, currency TEXT NOT NULL,
-              through_day INTEGER NOT NULL
-            );
-            """),
-        // The published figures are kept per zone: a report in another --tz replaced the only ones kept, so
-        // the next report in the first zone had nothing of it to compare with and named no restated day.
-        // The figures migration 41 kept stay, under their zone.
-        (42, """
-            ALTER TABLE fct_published_revenue RENAME TO fct_published_revenue_41;
-            ALTER TABLE fct_published_report RENAME TO fct_published_report_41;
             CREATE TABLE fct_published_revenue (
               state INTEGER NOT NULL, zone TEXT NOT NULL, day INTEGER NOT NULL, reporting INTEGER NOT NULL,
               currency TEXT NOT NULL, date TEXT NOT NULL, gross TEXT NOT NULL, refunds TEXT NOT NULL, net TEXT NOT NULL,
               PRIMARY KEY (state, zone, day, reporting, currency)
             ) WITHOUT ROWID;
+            DROP TABLE IF EXISTS fct_published_report;
             CREATE TABLE fct_published_report (
               state INTEGER NOT NULL, zone TEXT NOT NULL, set_path TEXT NOT NULL, currency TEXT NOT NULL,
               through_day INTEGER NOT NULL,
               PRIMARY KEY (state, zone)
             ) WITHOUT ROWID;
-            INSERT INTO fct_published_revenue
-              SELECT r.state, p.zone, r.day, r.reporting, r.currency, r.date, r.gross, r.refunds, r.net
-              FROM fct_published_revenue_41 r JOIN fct_published_report_41 p ON p.state = r.state;
-            INSERT INTO fct_published_report SELECT state, zone, set_path, currency, through_day FROM fct_published_report_41;
-            DROP TABLE fct_published_revenue_41;
-            DROP TABLE fct_published_report_41;
             """),
     ]
 

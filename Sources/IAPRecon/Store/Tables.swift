@@ -106,8 +106,8 @@ enum Tables {
         .init(name: "fct_mmp_segments", layer: .result, writer: .report, readers: [], migration: 19),
         // The revenue figures the last published report of each zone showed, and its currency and last day
         // (`StoredPublishedRevenue`): the next report in that zone names the days it restates.
-        .init(name: "fct_published_revenue", layer: .result, writer: .report, readers: [], migration: 42),
-        .init(name: "fct_published_report", layer: .result, writer: .report, readers: [], migration: 42),
+        .init(name: "fct_published_revenue", layer: .result, writer: .report, readers: [], migration: 41),
+        .init(name: "fct_published_report", layer: .result, writer: .report, readers: [], migration: 41),
     ]
 
     /// The declaration of `name`, if it is a table of the store.
