@@ -231,7 +231,7 @@ public enum JoinStage {
         }
         let causes = try store.fullRebuildCauses()
         if !causes.isEmpty {
-            return .failure(FullRebuild(reason: "a full rebuild is due: " + causes.joined(separator: ", ")))
+            return .failure(FullRebuild(reason: causes.joined(separator: ", ")))
         }
         guard previous.graceMs == settings.graceMs else {
             return .failure(FullRebuild(reason: "--grace \(Self.duration(settings.graceMs)) differs from the earlier join's \(Self.duration(previous.graceMs))"))
