@@ -77,4 +77,38 @@ struct AccountFindingTests {
         #expect(incremental.map(\.sources) == rebuilt.map(\.sources))
         #expect(incremental.map(\.eventMs) == rebuilt.map(\.eventMs))
     }
+
+    @Test("in another holder's story, a finding of a chain they share says whose finding it is; in its own user's story it does not")
+    func historyNamesAnotherUsersFinding() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("server/s.jsonl", [
+            Line.delivered("2026-11-01T10:00:09Z", "u1", "a1", "pro.monthly"),
+            Line.delivered("2026-11-05T10:00:09Z", "u2", "b1", "pro.yearly"),
+            Line.delivered("2026-11-20T10:00:09Z", "u1", "b1", "pro.yearly"),
+        ])
+        try scenario.write("receipts/r.jsonl", [
+            Line.v2Receipt("2026-11-01T10:00:05Z", "u1", transaction: Line.v2("a1", "pro.monthly", purchase: "2026-11-01T10:00:00Z", expires: "2026-12-01T10:00:00Z", price: 9990)),
+            Line.v2Receipt("2026-11-05T10:00:05Z", "u2", transaction: Line.v2("b1", "pro.yearly", purchase: "2026-11-05T10:00:00Z", expires: "2027-11-05T10:00:00Z", price: 79990)),
+        ])
+        _ = try scenario.run(asOf: asOf)
+        let database = try scenario.open()
+        func findingLines(_ user: String) throws -> [String] {
+            try UserHistory.load(database, .user(user)).events.filter { $0.event.hasPrefix("FINDING") }.map { "\($0.event) \($0.shownDetail)" }
+        }
+        // u1 pays from a1 and holds b1 through the restore: the multi-Apple-ID finding is u1's, not u2's.
+        #expect(try findingLines("u2") == [
+            "FINDING multi_apple_id_subscription warning: 2 Apple IDs pay for group premium at once: chains a1, b1 (finding of user u1)",
+            "FINDING shared_apple_id_subscription warning: one Apple ID's subscription delivered to 2 users: u2, u1",
+        ])
+        #expect(try findingLines("u1") == [
+            "FINDING multi_apple_id_subscription warning: 2 Apple IDs pay for group premium at once: chains a1, b1",
+            "FINDING shared_apple_id_subscription warning: one Apple ID's subscription delivered to 2 users: u2, u1 (finding of user u2)",
+        ])
+        // Scripts keep findings.csv's words.
+        #expect(try UserHistory.load(database, .user("u2")).events.filter { $0.event.hasPrefix("FINDING") }.map(\.detail) == [
+            "warning: 2 Apple IDs pay for group premium at once: chains a1, b1",
+            "warning: one Apple ID's subscription delivered to 2 users: u2, u1",
+        ])
+    }
 }
