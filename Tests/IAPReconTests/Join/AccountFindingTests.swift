@@ -8,7 +8,7 @@ import Testing
 struct AccountFindingTests {
     let asOf = "2026-11-30T00:00:00Z"
 
-    /// A decoded V2 notification of `type` carrying `transaction`.
+    /// A decoded V2 SUBSCRIBED notification carrying `transaction`, its uuid made from `uuid`.
     private func notification(_ uuid: Int, _ signed: String, _ transaction: String) -> String {
         Line.notification("SUBSCRIBED", uuid: "00000000-0000-4000-8000-" + String(format: "%012d", uuid), signed: signed, transaction: transaction)
     }
