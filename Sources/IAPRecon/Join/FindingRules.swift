@@ -66,7 +66,7 @@ struct FindingRules {
             let mismatched = orderedUnique(productIDs).filter { $0 != transaction.productID }
             var finding = base(.productMismatch, resolved, ids, eventMs: deliveries.first?.ms ?? transaction.purchaseMs,
                                detail: "Apple sold \(ids.text(transaction.productID)); server used \(mismatched.map(ids.text).joined(separator: ", "))")
-            finding.amount = resolved.amount
+            finding.amount = resolved.amountAtRisk
             findings.append(finding)
         }
 
@@ -75,7 +75,7 @@ struct FindingRules {
             if transaction.purchaseMs <= asOfMs - graceMs, !refundedBeforeDue {
                 var finding = base(.lostDelivery, resolved, ids, eventMs: transaction.purchaseMs,
                                    detail: "purchased \(Timestamp.iso8601(transaction.purchaseMs)), never delivered (due by \(Timestamp.iso8601(dueMs)))")
-                finding.amount = resolved.amount
+                finding.amount = resolved.amountAtRisk
                 findings.append(finding)
             }
             return findings
@@ -85,7 +85,7 @@ struct FindingRules {
             let scope = users.count == 1 ? "same_user" : "cross_user"
             var finding = base(.duplicateDelivery, resolved, ids, eventMs: deliveries[1].ms,
                                detail: "\(scope): delivered \(deliveries.count) times to \(userNames())")
-            finding.amount = resolved.unitPrice.map { $0 * Decimal(transaction.quantity) * Decimal(deliveries.count - 1) }
+            finding.amount = resolved.unitPriceAtRisk.map { $0 * Decimal(transaction.quantity) * Decimal(deliveries.count - 1) }
             findings.append(finding)
         }
 
@@ -106,7 +106,7 @@ struct FindingRules {
         if let order = resolved.order, !users.contains(order.userID) {
             var finding = base(.wrongUserDelivery, resolved, ids, eventMs: deliveries[0].ms,
                                detail: "ordered by \(ids.text(order.userID)), delivered to \(userNames())")
-            finding.amount = resolved.amount
+            finding.amount = resolved.amountAtRisk
             findings.append(finding)
         }
 

@@ -63,6 +63,14 @@ struct ResolvedTransaction {
     /// price × quantity, when a price is known.
     var amount: Decimal? { unitPrice.map { $0 * Decimal(transaction.quantity) } }
 
+    /// What one unit of this transaction puts at risk in a finding: its price, but nothing for a
+    /// family-shared one, whose holder paid nothing (it is never revenue; the purchaser's own
+    /// transaction carries the money), as its refund gives back nothing (`refundAmount`).
+    var unitPriceAtRisk: Decimal? { transaction.isFamilyShared ? unitPrice.map { _ in 0 } : unitPrice }
+
+    /// `amount` as a finding counts it at risk (`unitPriceAtRisk`).
+    var amountAtRisk: Decimal? { unitPriceAtRisk.map { $0 * Decimal(transaction.quantity) } }
+
     /// The money given back by the effective refund. A family-shared transaction's gives back
     /// nothing, whatever its type: its holder paid nothing (it is never revenue), and Apple withdraws
     /// it (`REVOKE`, which older payloads and receipts send without `revocationType`) when the

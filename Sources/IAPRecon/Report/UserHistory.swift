@@ -170,7 +170,7 @@ public struct UserHistory: Sendable {
         var seen = Set<String>()
         func add(_ findings: [HistoryFacts.Finding]) {
             for finding in findings where seen.insert(finding.findingID).inserted {
-                events.add(finding)
+                events.add(finding, storyOf: user)
                 openFindings.append(OpenFinding(findingID: finding.findingID, kind: finding.kind, severity: finding.severity))
             }
         }
@@ -350,10 +350,15 @@ public struct UserHistory: Sendable {
             add(revocation.ms, "revoked", id: revocation.transactionID, detail: "from \(revocation.userID)", source: revocation.source)
         }
 
-        mutating func add(_ finding: HistoryFacts.Finding) {
+        /// In a user's story, a finding of another user (one on a chain both hold: the other's
+        /// `multi_apple_id_subscription`, whose detail names no user) says whose it is, so support
+        /// does not act on this user for it.
+        mutating func add(_ finding: HistoryFacts.Finding, storyOf user: String? = nil) {
             let detail = "\(finding.severity): \(finding.detail)"
+            var shown = UserHistory.counted(UserHistory.shownTimes(detail, zone))
+            if let user, let owner = finding.userID, !owner.utf8.elementsEqual(user.utf8) { shown += " (finding of user \(owner))" }
             add(finding.eventMs, "FINDING \(finding.kind)", id: finding.findingID, product: finding.productID ?? "", amount: finding.amount,
-                currency: finding.currency, detail: detail, shownDetail: UserHistory.counted(UserHistory.shownTimes(detail, zone)))
+                currency: finding.currency, detail: detail, shownDetail: shown)
         }
     }
 

@@ -200,5 +200,7 @@ enum HistoryFacts {
         var amount: String?
         var currency: String?
         var detail: String
+        /// Whose finding it is (`findings.csv`'s `user_id`): another user's, for a chain the story's user holds too.
+        var userID: String?
     }
 }

@@ -494,14 +494,15 @@ struct SQLiteHistoryStore: HistoryStore {
             findings.append(HistoryFacts.Finding(
                 eventMs: row.int(Column.eventMs), findingID: row.string(Column.findingID), kind: row.string(Column.kind),
                 severity: row.string(Column.severity), productID: row.optionalString(Column.productID),
-                amount: row.optionalString(Column.amount), currency: row.optionalString(Column.currency), detail: row.string(Column.detail)))
+                amount: row.optionalString(Column.amount), currency: row.optionalString(Column.currency), detail: row.string(Column.detail),
+                userID: row.optionalString(Column.userID)))
         }
         return findings
     }
 
     /// What `findings(of:)` and `findings(ofUser:)` select of a finding.
     private enum FindingColumn: Int, SelectedColumn {
-        case eventMs, findingID, kind, severity, productID, amount, currency, detail
-        var sql: String { ["event_ms", "finding_id", "kind", "severity", "product_id", "amount", "currency", "detail"][rawValue] }
+        case eventMs, findingID, kind, severity, productID, amount, currency, detail, userID
+        var sql: String { ["event_ms", "finding_id", "kind", "severity", "product_id", "amount", "currency", "detail", "user_id"][rawValue] }
     }
 }
