@@ -210,7 +210,7 @@ public enum ReportStage {
                 figures = covered
                 restatedRevenue = RestatedFigures(published: published, now: figures).line()
                 filesDone?(wroteTieOut ? 3 : 2)
-                inputWarnings += revenue.fxWarnings
+                inputWarnings += revenue.fxWarnings + tieOut.fxWarnings
                 inputWarnings += Self.salesReportAppsWarnings(counts.salesReportApps)
                 inputWarnings += Self.ordersOfSeveralUsersWarnings(counts.ordersOfSeveralUsers)
                 inputWarnings += Self.filesNotReadAgainWarnings(counts.files)
