@@ -66,14 +66,16 @@ public enum Pipeline {
     /// (CONTRACT.md §1.6): a mismatch throws `ReportingCurrency.Mismatch` (exit 2).
     public static func checkFX(input: String, through: String? = nil, currency: ReportingCurrency) throws {
         for file in days(try SourceFile.scan(input).files, through: through) where file.kind == .fx {
-            var rows: [(currency: String, rate: String)] = []
+            var rows: [(currency: String, rate: String, day: String, line: Int)] = []
             var rejected: (line: Int, reason: String, more: Int)?
             try SourceFileParser.parse(file) { lines in
                 for line in lines {
                     switch line.outcome {
                     case .accepted(let raw):
                         for row in raw {
-                            if case .text(let code) = row.values[1], case .text(let rate) = row.values[2] { rows.append((code, rate)) }
+                            if case .text(let day) = row.values[0], case .text(let code) = row.values[1], case .text(let rate) = row.values[2] {
+                                rows.append((code, rate, day, line.line))
+                            }
                         }
                     case .rejected(let reason):
                         if rejected == nil { rejected = (line.line, reason, 0) } else { rejected?.more += 1 }

@@ -26,8 +26,12 @@ struct AppleTieOutReport: Sendable {
     var reportingProceeds = Amount.zero
     /// Rows whose proceeds `fx.csv` cannot convert (left out of `reportingProceeds`).
     var unconvertedRows = 0
+    /// Those rows per proceeds currency: how many, and their first and last days, for `fxWarnings`.
+    var unconvertedByCurrency: [String: (count: Int, firstDay: String, lastDay: String)] = [:]
+    let reportingCurrency: ReportingCurrency
 
     init(store: some ReportStore, fx: FXRates, reportingCurrency: ReportingCurrency) throws {
+        self.reportingCurrency = reportingCurrency
         overlaps = try store.salesReportOverlaps()
         mixedProceeds = try store.salesReportMixedProceeds()
         for item in try store.tieOutRows() {
@@ -38,7 +42,21 @@ struct AppleTieOutReport: Sendable {
                 reportingProceeds += reportingCurrency.rounded(amount * rate)
             } else {
                 unconvertedRows += 1
+                let seen = unconvertedByCurrency[currency] ?? (0, item.day, item.day)
+                unconvertedByCurrency[currency] = (seen.count + 1, min(seen.firstDay, item.day), max(seen.lastDay, item.day))
             }
+        }
+    }
+
+    /// One line per proceeds currency `fx.csv` cannot convert: summary.json's reporting-currency
+    /// proceeds leave those rows out, which its count alone does not say on a nightly's stderr.
+    var fxWarnings: [String] {
+        unconvertedByCurrency.keys.sorted().compactMap { code in
+            guard let missing = unconvertedByCurrency[code] else { return nil }
+            let rows = missing.count == 1 ? "1 Sales Report row" : "\(missing.count) Sales Report rows"
+            let days = missing.firstDay == missing.lastDay ? "day \(missing.firstDay)" : "days \(missing.firstDay) to \(missing.lastDay)"
+            return "fx.csv has no rate into \(reportingCurrency.code) for \(code) on or before \(missing.lastDay): the proceeds of \(rows) "
+                + "(\(days)) are left out of summary.json's \(reportingCurrency.column("apple_proceeds"))"
         }
     }
 

@@ -81,6 +81,9 @@ struct AttributionReport: Sendable {
     var userlessPurchases = 0
     /// Spend rows in a currency fx.csv cannot convert: their cohort's spend is shown empty.
     var unconvertedSpendRows = 0
+    /// Those rows per currency: how many, their last day, and the first of them in file order, for
+    /// `spendFXWarnings`.
+    var unconvertedSpend: [String: (count: Int, lastDay: String, path: String, line: Int64)] = [:]
     /// Cohorts whose spend more than one file gives.
     var spendOverlaps = SpendOverlaps()
     let asOfMs: Int64
@@ -290,7 +293,16 @@ struct AttributionReport: Sendable {
             guard let spend = Amount.parse(row.string(Spend.spend)) else { return }
             let day = row.string(Spend.day)
             let rate = fx.rate(row.string(Spend.currency), on: day)
-            if rate == nil { unconvertedSpendRows += 1 }
+            if rate == nil {
+                unconvertedSpendRows += 1
+                let code = row.string(Spend.currency), path = row.string(Spend.path), line = row.int(Spend.line)
+                if let seen = unconvertedSpend[code] {
+                    let first = (seen.path, seen.line) <= (path, line) ? (seen.path, seen.line) : (path, line)
+                    unconvertedSpend[code] = (seen.count + 1, max(seen.lastDay, day), first.0, first.1)
+                } else {
+                    unconvertedSpend[code] = (1, day, path, line)
+                }
+            }
             // Its campaign reads empty as an install's does (`None`, `N/A`, ...), so spend exported
             // with AppsFlyer's spelling of a missing campaign joins the installs that have none.
             let key = CohortKey(day: day, mediaSource: Self.mediaSource(row.optionalString(Spend.mediaSource)),
@@ -354,6 +366,19 @@ struct AttributionReport: Sendable {
         let gross = values.amount(row, Column.unitPrice).map { $0 * row.int(Column.quantity) } ?? .zero
         let refund = values.amount(row, Column.refundAmount) ?? .zero
         return (purchaseMs, gross * rate, refund * rate)
+    }
+
+    /// One line per currency whose spend `fx.csv` cannot convert, naming its first line: the cohorts'
+    /// spend and ROAS are shown empty, and a nightly's reader must be told which rate is missing.
+    func spendFXWarnings(_ currency: ReportingCurrency) -> [String] {
+        unconvertedSpend.keys.sorted().compactMap { code in
+            guard let missing = unconvertedSpend[code] else { return nil }
+            let what = missing.count == 1
+                ? "1 spend row (\(missing.path):\(missing.line)) is left out; its cohort's"
+                : "\(missing.count) spend rows (the first \(missing.path):\(missing.line)) are left out; their cohorts'"
+            return "fx.csv has no rate into \(currency.code) for \(code) on or before \(missing.lastDay): \(what) "
+                + "\(currency.column("spend")) and ROAS are empty"
+        }
     }
 
     /// Growth's unit economics (cost per install, per payer, revenue per payer): `amount` shared by

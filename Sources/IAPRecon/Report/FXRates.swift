@@ -56,8 +56,8 @@ struct FXRates: Sendable {
     /// Checks the stored fx files against the reporting currency (`ReportingCurrency.check`), so a
     /// `report --currency JPY` over dollar rates stops instead of writing dollars as yen.
     func checkStored(_ stored: [FXRow]) throws {
-        var files: [String: [(currency: String, rate: String)]] = [:]
-        for row in stored { files[row.path, default: []].append((row.currency, row.rate)) }
+        var files: [String: [(currency: String, rate: String, day: String, line: Int)]] = [:]
+        for row in stored { files[row.path, default: []].append((row.currency, row.rate, row.day, Int(row.line))) }
         for path in files.keys.sorted() {
             try ReportingCurrency(reportingCurrency).check(fxRows: files[path] ?? [], file: path)
         }

@@ -45,6 +45,23 @@ struct FindingsReport: Sendable {
 
     let currency: ReportingCurrency
     var rows: [Row] = []
+    /// The findings with an amount `fx.csv` cannot convert, per currency: how many, the last day
+    /// whose rate was wanted, and the first finding's id, for `fxWarnings`.
+    var unconvertedByCurrency: [String: (count: Int, lastDay: String, firstID: String)] = [:]
+
+    /// One line per currency whose findings' amounts `fx.csv` cannot convert: their reporting
+    /// amount is empty and summary.json's money at risk leaves them out, which the alert line and
+    /// the summary alone would not say.
+    var fxWarnings: [String] {
+        unconvertedByCurrency.keys.sorted().compactMap { code in
+            guard let missing = unconvertedByCurrency[code] else { return nil }
+            let what = missing.count == 1
+                ? "1 finding (\(missing.firstID)) has no \(currency.column("amount")) and is"
+                : "\(missing.count) findings (the first \(missing.firstID)) have no \(currency.column("amount")) and are"
+            return "fx.csv has no rate into \(currency.code) for \(code) on or before \(missing.lastDay): \(what) "
+                + "left out of \(currency.column("money_at_risk"))"
+        }
+    }
 
     /// The findings of a store whose first sightings are recorded already: `announced` is what
     /// `ReportStore.recordFirstSightings` returned, the findings the reports of the store a night is
@@ -59,10 +76,16 @@ struct FindingsReport: Sendable {
             var texts: [String?] = Column.stored.map { row.optionalString($0) }
             texts[Column.eventMs.rawValue] = Timestamp.iso8601(row.int(Column.eventMs))
             var reportingAmount: Amount?
-            if let amount = values.amount(row, Column.amount),
-               let rate = values.rate(currency: values.currency(row, Column.currency),
-                                      atMs: row.optionalInt(Column.purchaseMs) ?? row.int(Column.eventMs)) {
-                reportingAmount = currency.rounded(amount * rate)
+            if let amount = values.amount(row, Column.amount) {
+                let code = values.currency(row, Column.currency)
+                let atMs = row.optionalInt(Column.purchaseMs) ?? row.int(Column.eventMs)
+                if let rate = values.rate(currency: code, atMs: atMs) {
+                    reportingAmount = currency.rounded(amount * rate)
+                } else {
+                    let day = values.day(atMs), name = values.currencies[code]
+                    let seen = unconvertedByCurrency[name] ?? (0, day, texts[Column.findingID.rawValue] ?? "")
+                    unconvertedByCurrency[name] = (seen.count + 1, max(seen.lastDay, day), seen.firstID)
+                }
             }
             let isNew = row.int(Column.isNew) != 0
             let wasAnnounced = row.int(Column.wasReported) != 0 || announced.contains(texts[Column.findingID.rawValue] ?? "")

@@ -183,6 +183,7 @@ public enum ReportStage {
                 Trace.mark("report waited for findings")
                 filesDone?(4)
                 inputWarnings = fx.warnings + catalogConflicts.warnings + attribution.spendOverlaps.warnings
+                    + attribution.spendFXWarnings(settings.reportingCurrency) + findings.fxWarnings
             } catch {
                 installs.wait()
                 findingsWork.wait()
@@ -209,6 +210,7 @@ public enum ReportStage {
                 figures = covered
                 restatedRevenue = RestatedFigures(published: published, now: figures).line()
                 filesDone?(wroteTieOut ? 3 : 2)
+                inputWarnings += revenue.fxWarnings + tieOut.fxWarnings
                 inputWarnings += Self.salesReportAppsWarnings(counts.salesReportApps)
                 inputWarnings += Self.ordersOfSeveralUsersWarnings(counts.ordersOfSeveralUsers)
                 inputWarnings += Self.filesNotReadAgainWarnings(counts.files)

@@ -55,7 +55,16 @@ public struct ReportingCurrency: Sendable, Equatable {
         /// The file's first rejected line and its reason, and how many more it rejects: the run stops
         /// before its rejects are reported, and the rate-1 row may be among them (`usd,1`).
         public var rejected: (line: Int, reason: String, more: Int)?
+        /// When the file does convert into `wanted` and another currency's rate is 1 besides (a
+        /// currency at parity for a day), its first such row and how many more: the file is not
+        /// another currency's, and the person fixing it needs the row.
+        public var strayUnit: (currency: String, day: String, line: Int, more: Int)?
         public var description: String {
+            if let stray = strayUnit {
+                let more = stray.more == 0 ? "" : stray.more == 1 ? ", and on 1 more row" : ", and on \(stray.more) more rows"
+                return "\(file) converts into \(wanted), but gives \(stray.currency) rate 1 on \(stray.day) (\(file):\(stray.line))\(more): "
+                    + "only \(wanted) may have rate 1, or the file reads as converting into \(stray.currency)"
+            }
             let mismatch = found.isEmpty
                 ? "\(file) has no rate-1 row for \(wanted): it does not convert into \(wanted)"
                 : "\(file) converts into \(found.joined(separator: ", ")), not \(wanted)"
@@ -70,11 +79,16 @@ public struct ReportingCurrency: Sendable, Equatable {
         Set(rows.filter { Money.parse($0.rate) == 1 }.map(\.currency))
     }
 
-    /// Throws `Mismatch` when `rows` (currency, rate) of the fx file named `file` do not convert into this currency.
-    public func check(fxRows rows: [(currency: String, rate: String)], file: String,
+    /// Throws `Mismatch` when `rows` (currency, rate, day, line) of the fx file named `file` do not convert into this currency.
+    public func check(fxRows rows: [(currency: String, rate: String, day: String, line: Int)], file: String,
                       rejected: (line: Int, reason: String, more: Int)? = nil) throws {
-        let unitCurrencies = Self.unitCurrencies(rows)
+        let unitCurrencies = Self.unitCurrencies(rows.map { ($0.currency, $0.rate) })
         guard unitCurrencies != [code] else { return }
-        throw Mismatch(file: file, found: unitCurrencies.subtracting([code]).sorted(), wanted: code, rejected: rejected)
+        var mismatch = Mismatch(file: file, found: unitCurrencies.subtracting([code]).sorted(), wanted: code, rejected: rejected)
+        if unitCurrencies.contains(code) {
+            let strays = rows.filter { $0.currency != code && Money.parse($0.rate) == 1 }.sorted { $0.line < $1.line }
+            if let first = strays.first { mismatch.strayUnit = (first.currency, first.day, first.line, strays.count - 1) }
+        }
+        throw mismatch
     }
 }

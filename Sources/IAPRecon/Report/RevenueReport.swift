@@ -58,6 +58,9 @@ struct RevenueReport: Sendable {
     var grossUSD = Amount.zero
     var refundsUSD = Amount.zero
     var unconverted = 0
+    /// The priced revenue transactions `fx.csv` has no rate for, per currency: how many, and their
+    /// first and last purchase days, for a warning a nightly's reader sees (`fxWarnings`).
+    var unconvertedByCurrency: [String: (count: Int, firstDay: String, lastDay: String)] = [:]
     var priceSources: [PriceSource: Int] = [:]
 
     init(store: some ReportStore, zone: Zone, fx: FXRates) throws {
@@ -82,7 +85,13 @@ struct RevenueReport: Sendable {
             let quantity = row.int(Column.quantity)
             let gross = unitPrice.map { $0 * quantity }
             let rate = values.rate(currency: currency, atMs: purchaseMs)
-            if rate == nil, unitPrice != nil { unconverted += 1 }
+            if rate == nil, unitPrice != nil {
+                unconverted += 1
+                let day = values.day(purchaseMs)
+                let code = values.currencies[currency]
+                let seen = unconvertedByCurrency[code] ?? (0, day, day)
+                unconvertedByCurrency[code] = (seen.count + 1, min(seen.firstDay, day), max(seen.lastDay, day))
+            }
             let product = products.number(row, Column.productID)
             let storefront = storefronts.number(row, Column.storefront)
             let purchase = Slot(day: values.days.number(purchaseMs), product: product, storefront: storefront, currency: currency)
@@ -119,6 +128,21 @@ struct RevenueReport: Sendable {
             rows[key] = rounded
             grossUSD += rounded.grossUSD ?? .zero
             refundsUSD += rounded.refundsUSD ?? .zero
+        }
+    }
+
+    /// One line per currency whose revenue `fx.csv` cannot convert: the cells are left empty and
+    /// summary.json's totals leave it out, so a nightly's reader must be told which rate is missing,
+    /// not only how many transactions lack one (CONTRACT.md §1.6, §3).
+    var fxWarnings: [String] {
+        unconvertedByCurrency.keys.sorted().compactMap { code in
+            guard let missing = unconvertedByCurrency[code] else { return nil }
+            let (count, first, last) = missing
+            let what = count == 1 ? "1 revenue transaction" : "\(count) revenue transactions"
+            let days = first == last ? "on \(first)" : "\(first) to \(last)"
+            let name = code.isEmpty ? "transactions with no currency" : code
+            return "fx.csv has no rate into \(currency.code) for \(name) on or before \(last): \(what) bought \(days) "
+                + (count == 1 ? "is" : "are") + " left out of \(currency.column("gross")) and summary.json's revenue"
         }
     }
 

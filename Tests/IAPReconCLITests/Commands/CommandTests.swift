@@ -261,6 +261,25 @@ struct CommandTests {
         #expect(report.err == "Error: fx.csv converts into USD, not JPY\n")
     }
 
+    @Test("fx.csv that converts into --currency but gives another currency rate 1 on a day stops naming that row, not calling the file another currency's")
+    func strayRateOne() throws {
+        let work = try Workspace()
+        try FileManager.default.createDirectory(atPath: work.path("in/server"), withIntermediateDirectories: true)
+        try "".write(toFile: work.path("in/server/a.jsonl"), atomically: true, encoding: .utf8)
+        func run(_ fx: [String], _ command: String = "run") throws -> (code: Int32, out: String, err: String) {
+            try (["date,currency,rate"] + fx).joined(separator: "\n").appending("\n").write(toFile: work.path("in/fx.csv"), atomically: true, encoding: .utf8)
+            return work.iaprecon([command, "--input", work.path("in"), "--db", work.path("s.sqlite"), "--out", work.path("out"), "--currency", "EUR", "--quiet"])
+        }
+        // The franc at parity with the euro for a day: the file still converts into euros.
+        let result = try run(["2026-11-01,EUR,1", "2026-11-01,CHF,1.0012", "2026-11-02,EUR,1", "2026-11-02,CHF,1.0000", "2026-11-03,CHF,1"])
+        #expect(result.code == 2)
+        #expect(result.err == "Error: fx.csv converts into EUR, but gives CHF rate 1 on 2026-11-02 (fx.csv:5), and on 1 more row: "
+            + "only EUR may have rate 1, or the file reads as converting into CHF\n")
+        // Near miss: a file in another currency altogether keeps its message.
+        let dollars = try run(["2026-11-01,USD,1", "2026-11-01,EUR,1.05"])
+        #expect(dollars.err == "Error: fx.csv converts into USD, not EUR\n")
+    }
+
     @Test("fx.csv whose rate-1 row is rejected stops the run naming that line and its reason; its other rejects do not matter once a rate-1 row is right")
     func currencyRowRejected() throws {
         let work = try Workspace()

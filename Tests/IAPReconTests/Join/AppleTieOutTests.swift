@@ -610,6 +610,27 @@ struct AppleTieOutTests {
         #expect(kind["amount"] as? [String: String] == ["JPY": "480"])
     }
 
+    @Test("Sales Report proceeds fx.csv cannot convert are named in a warning, not only counted in summary.json")
+    func proceedsWithoutRateWarning() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("fx.csv", ["date,currency,rate", "2026-11-01,USD,1", "2026-11-01,JPY,0.0066"])
+        try scenario.write("receipts/r.jsonl", [Self.purchase("t1", at: "2026-11-24T18:00:00Z")])
+        try scenario.write("apple/S_D_1.txt", [
+            AppleSalesReportTests.currentHeader, Self.sales("2026-11-24", "gems60", units: 1, country: "US"),
+            Self.sales("2026-11-24", "gems60", units: 1, country: "JP", price: "160", currency: "JPY", proceeds: "100"),
+            Self.sales("2026-11-24", "gems60", units: 1, country: "EG", price: "49.99", currency: "EGP", proceeds: "35"),
+            Self.sales("2026-11-25", "gems60", units: 1, country: "EG", price: "49.99", currency: "EGP", proceeds: "35"),
+        ])
+        let result = try scenario.run(asOf: asOf)
+        let tieOut = try #require(try JSONSerialization.jsonObject(with: Data(scenario.output("summary.json").utf8)) as? [String: Any])["apple_tieout"]
+        #expect((tieOut as? [String: Any])?["proceeds_rows_without_fx_rate"] as? Int == 2)
+        #expect(result.report.warnings.filter { $0.contains("Sales Report") } == [
+            "fx.csv has no rate into USD for EGP on or before 2026-11-25: the proceeds of 2 Sales Report rows (days 2026-11-24 to 2026-11-25) "
+                + "are left out of summary.json's apple_proceeds_usd",
+        ])
+    }
+
     @Test("proceeds in the reporting currency add the rows rounded to the cent, like every reporting-currency total")
     func proceedsRoundedPerRow() throws {
         let scenario = try Scenario()

@@ -978,6 +978,23 @@ extension AttributionReportTests {
 }
 
 extension AttributionReportTests {
+    @Test("spend fx.csv cannot convert is named in a warning with its first line, not only counted; spend it converts warns nothing")
+    func spendWithoutRateWarning() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("spend/s.csv", [
+            "date,media_source,campaign,spend,currency",
+            "2026-11-10,Facebook Ads,FB_US,50,USD",
+            "2026-11-10,Facebook Ads,FB_BR,500,BRL",
+            "2026-11-12,Facebook Ads,FB_BR,700,BRL",
+        ])
+        let result = try scenario.run(asOf: asOf)
+        #expect(result.report.warnings == [
+            "fx.csv has no rate into USD for BRL on or before 2026-11-12: 2 spend rows (the first spend/s.csv:3) "
+                + "are left out; their cohorts' spend_usd and ROAS are empty",
+        ])
+    }
+
     @Test("cpi, cost_per_payer and revenue_per_payer share spend and revenue by head; empty with no spend, no rate or nobody to share it")
     func growthColumns() throws {
         let scenario = try Scenario()

@@ -103,6 +103,29 @@ struct ReportingCurrencyTests {
         #expect(try RevenueReportTests.Fixture.lines(scenario.output("revenue_daily.csv")).contains("2026-11-13,gems60,USA,USD,0,1,0,0.99,-0.99,0,148,-148"))
     }
 
+    @Test("a finding whose currency fx.csv cannot convert is named in a warning, not left out of money at risk in silence")
+    func findingWithoutRateWarning() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("fx.csv", ["date,currency,rate", "2026-11-01,JPY,1", "2026-11-01,USD,150"])
+        try scenario.write("receipts/r.jsonl", [
+            // Paid in pounds, never delivered: a lost delivery of 4.99 GBP that no rate converts.
+            Line.v2Receipt("2026-11-10T10:00:05Z", "u1", transaction: RevenueReportTests.Fixture.v2(
+                "t1", "gems300", purchase: "2026-11-10T10:00:00Z", price: 4990, currency: "GBP", storefront: "GBR")),
+            // Paid in dollars, never delivered: converted, so named in no warning.
+            Line.v2Receipt("2026-11-10T11:00:05Z", "u2", transaction: Line.v2("t2", "gems60", purchase: "2026-11-10T11:00:00Z", price: 990)),
+        ])
+        let result = try scenario.run(asOf: "2026-11-30T00:00:00Z", currency: "JPY")
+        let findings = RevenueReportTests.Fixture.table(try scenario.output("findings.csv"))
+        let pound = try #require(findings.first { $0["currency"] == "GBP" })
+        #expect(pound["amount_jpy"] == "")
+        #expect(findings.first { $0["currency"] == "USD" }?["amount_jpy"] == "148")
+        #expect(result.report.warnings.filter { $0.contains("finding") } == [
+            "fx.csv has no rate into JPY for GBP on or before 2026-11-10: 1 finding (\(pound["finding_id"] ?? "")) "
+                + "has no amount_jpy and is left out of money_at_risk_jpy",
+        ])
+    }
+
     @Test("summary totals are the sums of the rounded rows, not the rounded sum; money at risk is in the reporting currency")
     func totalsOfRoundedRows() throws {
         let scenario = try yenScenario()
