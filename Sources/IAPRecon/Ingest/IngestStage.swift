@@ -216,6 +216,52 @@ public enum IngestStage {
         return results
     }
 
+    /// The stored files that a new path of the same partition and source holds byte for byte, in path order: a file
+    /// renamed, or moved into place, or the copy logrotate makes of a log it then cuts to nothing.
+    ///
+    /// A stored file keeps its rows when it leaves the folder (CONTRACT.md §1), so without this the same lines
+    /// would count twice, under both names: spend doubled, every line read twice, where a fresh store of the
+    /// folder reads them once. Only a stored file no longer in the folder (`inFolder`, the whole folder's
+    /// paths, not only the days a night reads), or empty there now, is looked for; and only in its own day
+    /// partition, since a cumulative file (a catalog in every day folder) is each day's own.
+    static func moves(_ files: [SourceFile], known: [String: KnownFile], inFolder: Set<String>) throws -> [(from: String, to: String)] {
+        var left: [String: [(path: String, file: KnownFile)]] = [:]
+        for (path, file) in known where file.counts.read > 0 {
+            guard let place = movePlace(path) else { continue }
+            if inFolder.contains(path) {
+                // Still there: only one cut to no byte (logrotate's copytruncate) may have left its lines elsewhere.
+                var status = stat()
+                guard stat(files.first { $0.relativePath == path }?.absolutePath ?? "", &status) == 0, status.st_size == 0 else { continue }
+            }
+            left[place, default: []].append((path, file))
+        }
+        guard !left.isEmpty else { return [] }
+        var moves: [(from: String, to: String)] = []
+        var claimed = Set<String>()
+        for file in files where known[file.relativePath] == nil {
+            guard let place = movePlace(file.relativePath), let candidates = left[place] else { continue }
+            var status = stat()
+            guard stat(file.absolutePath, &status) == 0 else { continue }
+            let same = candidates.filter { $0.file.bytes == Int(status.st_size) && !claimed.contains($0.path) }.sorted { $0.path < $1.path }
+            guard let first = same.first else { continue }
+            let modifiedNs = Int64(status.st_mtim.tv_sec) * 1_000_000_000 + Int64(status.st_mtim.tv_nsec)
+            // An unreadable file is named by the ingest that reads it.
+            guard let print = try? fingerprint(file, modifiedNs: modifiedNs, alsoAs: ContentHash.kind(of: first.file.hash)),
+                  let match = same.first(where: { print.matches($0.file.hash) }) else { continue }
+            claimed.insert(match.path)
+            moves.append((match.path, file.relativePath))
+        }
+        return moves
+    }
+
+    /// Where a file may move to and still be the same file: its day partition (or none) and its source.
+    static func movePlace(_ relativePath: String) -> String? {
+        let parts = relativePath.split(separator: "/", maxSplits: 1).map(String.init)
+        let dated = parts.count == 2 && SourceFile.isPartitionName(parts[0])
+        guard let kind = SourceKind.of(relativePath: dated ? parts[1] : relativePath) else { return nil }
+        return (dated ? parts[0] : "") + "|" + kind.rawValue
+    }
+
     /// The file's content hash, read now, and of the kind `alsoAs` when that is an older kind;
     /// `modifiedNs` is its time when it was planned.
     static func fingerprint(_ file: SourceFile, modifiedNs: Int64, alsoAs kind: ContentHash.Kind? = nil) throws(InputError) -> Fingerprint {
@@ -242,12 +288,19 @@ public enum IngestStage {
 
     static func run(
         files: [SourceFile], store: some IngestStore, jobs width: Int, chunkBytes: Int = IngestStage.chunkBytes,
-        rules: LineRules = LineRules(), progress: ((IngestProgress) -> Void)? = nil
+        rules: LineRules = LineRules(), inFolder: Set<String>? = nil, progress: ((IngestProgress) -> Void)? = nil
     ) throws -> IngestReport {
         Trace.mark("ingest start")
-        let known = try store.knownFiles()
+        var known = try store.knownFiles()
         let pseudonyms = try store.deviceIDPseudonyms()
         var report = IngestReport()
+        for move in try moves(files, known: known, inFolder: inFolder ?? Set(files.map(\.relativePath))) {
+            try store.moved(move.from, to: move.to)
+            guard let previous = known.removeValue(forKey: move.from) else { continue }
+            known[move.to] = previous
+            report.warnings.append("\(move.from) is now \(move.to), byte for byte: its \(Self.lines(previous.counts.read, "stored")) "
+                                   + "go with it, read once")
+        }
         var jobs: [Job] = []
         var outcomes: [IngestedFile?] = Array(repeating: nil, count: files.count)
         var failures: [InputError?] = Array(repeating: nil, count: files.count)

@@ -33,6 +33,63 @@ struct IncrementalTests {
 
     static let sampleData = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../../sample-data").standardized.path
 
+    @Test("a stored file renamed, moved into another name or copied aside before its log is cut gives what a full rebuild of the folder gives: read once, not counted twice")
+    func renamedFilesAreReadOnce() throws {
+        let files = try SourceFile.list(in: Self.sampleData)
+        let renamed = ["server/server-2026-11-28.jsonl": "server/server-2026-11-28-archived.jsonl",
+                       "server/server-2026-11-27.jsonl.gz": "server/2026-11-27.jsonl.gz",
+                       "spend/spend.csv": "spend/spend-2026-11.csv",
+                       "apple/S_D_85012345_20261125.txt": "apple/S_D_85012345_20261125-copy.txt",
+                       "registrations/signups.jsonl": "registrations/signups-1.jsonl"]
+        let incremental = try Scenario()
+        for file in files { try incremental.link(file) }
+        _ = try run(incremental, input: incremental.input)
+        for (old, new) in renamed {
+            try FileManager.default.moveItem(atPath: incremental.input + "/" + old, toPath: incremental.input + "/" + new)
+        }
+        // logrotate's copytruncate with a dated name: the lines are copied aside, then the log is cut to nothing.
+        try FileManager.default.copyItem(atPath: incremental.input + "/receipts/verify-2026-11.jsonl",
+                                         toPath: incremental.input + "/receipts/verify-2026-11-20261129.jsonl")
+        #expect(truncate(incremental.input + "/receipts/verify-2026-11.jsonl", 0) == 0)
+        let night = try run(incremental, input: incremental.input)
+        #expect(night.ingest.files.filter { $0.status != .unchanged }.map(\.path) == ["receipts/verify-2026-11.jsonl"])
+        #expect(night.ingest.alerts.isEmpty)
+        #expect(night.ingest.warnings.filter { $0.contains(", byte for byte") }.count == renamed.count + 1)
+        #expect(night.ingest.warnings.contains("spend/spend.csv is now spend/spend-2026-11.csv, byte for byte: its 13 stored lines go with it, read once"))
+        // Each line in the store once, by the path the folder holds it at.
+        #expect(try incremental.open().scalar("SELECT count(*) FROM files WHERE path IN (SELECT value FROM json_each(?))",
+                                              [.textList(Array(renamed.keys))]) == .integer(0))
+
+        let full = try Scenario()
+        _ = try run(full, input: incremental.input)
+        try expectSame(incremental, full, "renamed files")
+
+        // Near misses: a second copy beside its original, or in another day partition (a cumulative catalog), is a file of its own,
+        // as a full rebuild reads it; and a stored file that is back in place is the stored one.
+        try FileManager.default.copyItem(atPath: incremental.input + "/spend/spend-2026-11.csv", toPath: incremental.input + "/spend/spend-copy.csv")
+        try FileManager.default.createDirectory(atPath: incremental.input + "/2026-11-28", withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: incremental.input + "/catalog.csv", toPath: incremental.input + "/2026-11-28/catalog.csv")
+        let copies = try run(incremental, input: incremental.input)
+        #expect(copies.ingest.files.filter { $0.status == .added }.map(\.path) == ["2026-11-28/catalog.csv", "spend/spend-copy.csv"])
+        #expect(!copies.ingest.warnings.contains { $0.contains("byte for byte") })
+        let fullOfCopies = try Scenario()
+        _ = try run(fullOfCopies, input: incremental.input)
+        try expectSame(incremental, fullOfCopies, "copies")
+    }
+
+    @Test("near miss: a stored file whose day folder left is not the same file as one of another day folder with its bytes (a cumulative file), whatever the night")
+    func partitionedCopyIsNotAMove() throws {
+        let scenario = try Scenario()
+        let catalog = try String(contentsOfFile: Self.sampleData + "/catalog.csv", encoding: .utf8).split(separator: "\n").map(String.init)
+        _ = try scenario.write("2026-11-27/catalog.csv", catalog).write("2026-11-27/server/s.jsonl", [Line.order("2026-11-27T10:00:00Z", "o1", "u1", "gems60")])
+        _ = try run(scenario, input: scenario.input)
+        try FileManager.default.removeItem(atPath: scenario.input + "/2026-11-27")
+        _ = try scenario.write("2026-11-28/catalog.csv", catalog).write("2026-11-28/server/s.jsonl", [Line.order("2026-11-27T10:00:00Z", "o1", "u1", "gems60")])
+        let night = try run(scenario, input: scenario.input)
+        #expect(night.ingest.files.filter { $0.status == .added }.map(\.path) == ["2026-11-28/catalog.csv", "2026-11-28/server/s.jsonl"])
+        #expect(try StoredFiles.paths(through: "2026-11-27", in: scenario.open()) == ["2026-11-27/catalog.csv", "2026-11-27/server/s.jsonl"])
+    }
+
     @Test("any sample-data file arriving a night late gives what a full rebuild gives, and only the catalog rebuilds everything")
     func eachFileLate() throws {
         let files = try SourceFile.list(in: Self.sampleData)

@@ -11,6 +11,9 @@ protocol IngestStore {
     /// A stored file found with the same bytes and a new modification time: the time (and the
     /// hash, of the current kind) is kept.
     func touched(_ path: String, modifiedNs: Int64, hash: String) throws
+    /// A stored file is at `newPath` now, the same bytes: its rows, rejects and accounting go with it, and
+    /// the keys they touch are recorded as changed, so what names its lines names the new path.
+    func moved(_ path: String, to newPath: String) throws
     /// The bytes of every stored file.
     func storedBytes() throws -> Int64
     /// A load begins; `bulk` when it adds a quarter or more of what the store holds.

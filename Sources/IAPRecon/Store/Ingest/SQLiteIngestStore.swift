@@ -28,6 +28,10 @@ struct SQLiteIngestStore: IngestStore {
         try StoredFiles.touched(path, modifiedNs: modifiedNs, hash: hash, in: database)
     }
 
+    func moved(_ path: String, to newPath: String) throws {
+        try StoredFiles.moved(path, to: newPath, in: database)
+    }
+
     func storedBytes() throws -> Int64 {
         try StoredFiles.bytes(database)
     }

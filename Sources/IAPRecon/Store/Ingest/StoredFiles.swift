@@ -47,6 +47,17 @@ public enum StoredFiles {
                          [.integer(modifiedNs), .integer(RunLog.nowMs()), .text(hash), .text(path)])
     }
 
+    /// A stored file found at another path with the same bytes: its ledger row takes the new path (its rows,
+    /// keyed by file id, go with it), and the keys its rows touch are recorded as changed, as `forget` does, so
+    /// the findings that name its lines name them by the new path.
+    static func moved(_ path: String, to newPath: String, in database: Database) throws {
+        try database.transaction {
+            guard case .integer(let fileID)? = try database.scalar("SELECT file_id FROM files WHERE path = ?", [.text(path)]) else { return }
+            try ChangedKeys.recordRows(of: fileID, in: database)
+            try database.run("UPDATE files SET path = ? WHERE file_id = ?", [.text(newPath), .integer(fileID)])
+        }
+    }
+
     /// The bytes of every stored file.
     static func bytes(_ database: Database) throws -> Int64 {
         try database.scalar("SELECT coalesce(sum(bytes), 0) FROM files").integerValue
