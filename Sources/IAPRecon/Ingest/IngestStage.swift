@@ -225,13 +225,15 @@ public enum IngestStage {
     /// paths, not only the days a night reads), or empty there now, is looked for; and only in its own day
     /// partition, since a cumulative file (a catalog in every day folder) is each day's own.
     static func moves(_ files: [SourceFile], known: [String: KnownFile], inFolder: Set<String>) throws -> [(from: String, to: String)] {
+        guard files.contains(where: { known[$0.relativePath] == nil }) else { return [] }
+        let absolutePaths = Dictionary(files.map { ($0.relativePath, $0.absolutePath) }, uniquingKeysWith: { first, _ in first })
         var left: [String: [(path: String, file: KnownFile)]] = [:]
         for (path, file) in known where file.counts.read > 0 {
             guard let place = movePlace(path) else { continue }
             if inFolder.contains(path) {
                 // Still there: only one cut to no byte (logrotate's copytruncate) may have left its lines elsewhere.
                 var status = stat()
-                guard stat(files.first { $0.relativePath == path }?.absolutePath ?? "", &status) == 0, status.st_size == 0 else { continue }
+                guard let absolute = absolutePaths[path], stat(absolute, &status) == 0, status.st_size == 0 else { continue }
             }
             left[place, default: []].append((path, file))
         }
