@@ -436,6 +436,25 @@ public enum IngestStage {
         return report
     }
 
+    /// The most files that left the folder one warning names; the rest are counted.
+    static let leftNamed = 5
+
+    /// What the run that finds stored files gone from the folder says, once: their lines are kept (CONTRACT.md §1),
+    /// which is right for an archived partition, and wrong for a feed that failed to arrive (a source folder
+    /// missing for a night), which only a person can tell apart. `left` holds their paths and lines read.
+    static func leftTheFolder(_ left: [(path: String, lines: Int)], input: String) -> [String] {
+        guard let first = left.first else { return [] }
+        if left.count == 1 {
+            return ["\(input)/\(first.path) is no longer in the input folder; its \(lines(first.lines, "stored")) "
+                    + "\(first.lines == 1 ? "is" : "are") kept (iaprecon forget \(first.path) drops them)"]
+        }
+        let total = left.reduce(0) { $0 + $1.lines }
+        let named = left.prefix(leftNamed).map(\.path).joined(separator: ", ")
+            + (left.count > leftNamed ? " and \(left.count - leftNamed) more" : "")
+        return ["\(left.count) stored files are no longer in the input folder \(input); their \(lines(total, "stored")) are kept "
+                + "(iaprecon forget drops a file's): \(named)"]
+    }
+
     /// `12 stored lines`, `1 stored line`.
     static func lines(_ count: Int, _ adjective: String) -> String {
         "\(count) \(adjective) line\(count == 1 ? "" : "s")"

@@ -55,6 +55,7 @@ struct IncrementalTests {
         #expect(night.ingest.files.filter { $0.status != .unchanged }.map(\.path) == ["receipts/verify-2026-11.jsonl"])
         #expect(night.ingest.alerts.isEmpty)
         #expect(night.ingest.warnings.filter { $0.contains(", byte for byte") }.count == renamed.count + 1)
+        #expect(!night.ingest.warnings.contains { $0.contains("no longer in the input folder") })
         #expect(night.ingest.warnings.contains("spend/spend.csv is now spend/spend-2026-11.csv, byte for byte: its 13 stored lines go with it, read once"))
         // Each line in the store once, by the path the folder holds it at.
         #expect(try incremental.open().scalar("SELECT count(*) FROM files WHERE path IN (SELECT value FROM json_each(?))",
@@ -75,6 +76,41 @@ struct IncrementalTests {
         let fullOfCopies = try Scenario()
         _ = try run(fullOfCopies, input: incremental.input)
         try expectSame(incremental, fullOfCopies, "copies")
+    }
+
+    @Test("a stored file that leaves the folder keeps its lines, and the run that finds it gone says so once, naming it; a source folder missing for a night too")
+    func fileLeavingTheFolderIsSaid() throws {
+        let scenario = try Scenario()
+        for file in try SourceFile.list(in: Self.sampleData) { try scenario.link(file) }
+        let first = try run(scenario, input: scenario.input)
+        #expect(!first.ingest.warnings.contains { $0.contains("no longer in the input folder") })
+        let receipts = scenario.input + "/receipts/verify-2026-11.jsonl"
+        try FileManager.default.moveItem(atPath: receipts, toPath: scenario.root + "/verify.jsonl")
+        let gone = try run(scenario, input: scenario.input)
+        let lines = try #require(first.ingest.files.first { $0.path == "receipts/verify-2026-11.jsonl" }?.counts.read)
+        #expect(gone.ingest.warnings.filter { $0.contains("no longer in the input folder") } == [
+            "\(scenario.input)/receipts/verify-2026-11.jsonl is no longer in the input folder; its \(lines) stored lines are kept "
+                + "(iaprecon forget receipts/verify-2026-11.jsonl drops them)",
+        ])
+        #expect(try scenario.output("summary.json").contains("\"present\": false"))
+        // Said once: the next night, still gone, says nothing more; back in place, nothing either.
+        #expect(!(try run(scenario, input: scenario.input)).ingest.warnings.contains { $0.contains("no longer in the input folder") })
+        try FileManager.default.moveItem(atPath: scenario.root + "/verify.jsonl", toPath: receipts)
+        #expect(!(try run(scenario, input: scenario.input)).ingest.warnings.contains { $0.contains("no longer in the input folder") })
+        // Many files at once (a folder that failed to arrive): one line, counting them.
+        try FileManager.default.moveItem(atPath: scenario.input + "/server", toPath: scenario.root + "/server")
+        try FileManager.default.moveItem(atPath: scenario.input + "/apple", toPath: scenario.root + "/apple")
+        let many = try run(scenario, input: scenario.input).ingest.warnings.filter { $0.contains("no longer in the input folder") }
+        #expect(many.count == 1)
+        #expect(many.first?.hasPrefix("5 stored files are no longer in the input folder \(scenario.input); their ") == true)
+        #expect(many.first?.hasSuffix("are kept (iaprecon forget drops a file's): apple/S_D_85012345_20261124.txt.gz, "
+                                      + "apple/S_D_85012345_20261125.txt, apple/S_D_85012345_20261126.txt.gz, server/server-2026-11-27.jsonl.gz, "
+                                      + "server/server-2026-11-28.jsonl") == true)
+        // Near miss: a file cut to nothing is said as such, not as gone.
+        #expect(truncate(scenario.input + "/spend/spend.csv", 0) == 0)
+        let emptied = try run(scenario, input: scenario.input).ingest
+        #expect(!emptied.warnings.contains { $0.contains("no longer in the input folder") })
+        #expect(emptied.alerts.count == 1)
     }
 
     @Test("near miss: a stored file whose day folder left is not the same file as one of another day folder with its bytes (a cumulative file), whatever the night")

@@ -74,7 +74,7 @@ struct SQLiteIngestStore: IngestStore {
         return sources
     }
 
-    func recordListing(present: [String], ignored: [String]) throws {
+    func recordListing(present: [String], ignored: [String]) throws -> [(path: String, lines: Int)] {
         try StoredFiles.recordListing(present: present, ignored: ignored, in: database)
     }
 }

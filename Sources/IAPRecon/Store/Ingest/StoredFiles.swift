@@ -67,8 +67,14 @@ public enum StoredFiles {
     /// keeps its rows when it leaves the folder, as archived partitions do), and the files that
     /// match no source replace the previous run's list.
     /// `present` and `ignored` are paths relative to the input folder.
-    static func recordListing(present: [String], ignored: [String], in database: Database) throws {
+    /// - Returns: the stored files that were present and are not now, by path, with their lines read, in path order.
+    @discardableResult
+    static func recordListing(present: [String], ignored: [String], in database: Database) throws -> [(path: String, lines: Int)] {
         try database.transaction {
+            var left: [(path: String, lines: Int)] = []
+            try database.forEach("""
+                SELECT path, lines_read FROM files WHERE present = 1 AND path NOT IN (SELECT value FROM json_each(?)) ORDER BY path
+                """, [.textList(present)]) { left.append(($0.string(0), Int($0.int(1)))) }
             try database.execute("UPDATE files SET present = 0 WHERE present = 1")
             for path in present {
                 try database.run("UPDATE files SET present = 1 WHERE path = ?", [.text(path)])
@@ -77,6 +83,7 @@ public enum StoredFiles {
             for path in ignored {
                 try database.run("INSERT OR IGNORE INTO ignored_files (path) VALUES (?)", [.text(path)])
             }
+            return left
         }
     }
 
