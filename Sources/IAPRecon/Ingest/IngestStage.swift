@@ -217,7 +217,8 @@ public enum IngestStage {
     }
 
     /// The stored files that a new path of the same partition and source holds byte for byte, in path order: a file
-    /// renamed, or moved into place, or the copy logrotate makes of a log it then cuts to nothing.
+    /// renamed, or moved into place, or the copy logrotate makes of a log it then cuts to nothing; or that a `.gz` of
+    /// the stored plain file's name holds once inflated (compressed in place, to be read again from its new bytes).
     ///
     /// A stored file keeps its rows when it leaves the folder (CONTRACT.md §1), so without this the same lines
     /// would count twice, under both names: spend doubled, every line read twice, where a fresh store of the
@@ -242,6 +243,14 @@ public enum IngestStage {
         var claimed = Set<String>()
         for file in files where known[file.relativePath] == nil {
             guard let place = movePlace(file.relativePath), let candidates = left[place] else { continue }
+            if file.relativePath.hasSuffix(".gz"), let plain = candidates.first(where: { $0.path + ".gz" == file.relativePath }),
+               !claimed.contains(plain.path), ContentHash.kind(of: plain.file.hash) == .polynomial,
+               let inflated = try? ContentHash.ofInflated(gzip: file.absolutePath), inflated.hash == plain.file.hash {
+                // Compressed in place, as archives are: the same lines, read again from the .gz (its bytes are other).
+                claimed.insert(plain.path)
+                moves.append((plain.path, file.relativePath))
+                continue
+            }
             var status = stat()
             guard stat(file.absolutePath, &status) == 0 else { continue }
             let same = candidates.filter { $0.file.bytes == Int(status.st_size) && !claimed.contains($0.path) }.sorted { $0.path < $1.path }
@@ -300,8 +309,9 @@ public enum IngestStage {
             try store.moved(move.from, to: move.to)
             guard let previous = known.removeValue(forKey: move.from) else { continue }
             known[move.to] = previous
-            report.warnings.append("\(move.from) is now \(move.to), byte for byte: its \(Self.lines(previous.counts.read, "stored")) "
-                                   + "go with it, read once")
+            let how = move.to == move.from + ".gz" ? "compressed" : "byte for byte"
+            report.warnings.append("\(move.from) is now \(move.to), \(how): its \(Self.lines(previous.counts.read, "stored")) "
+                                   + "go with it, counted once")
         }
         var jobs: [Job] = []
         var outcomes: [IngestedFile?] = Array(repeating: nil, count: files.count)

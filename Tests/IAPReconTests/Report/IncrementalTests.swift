@@ -33,7 +33,7 @@ struct IncrementalTests {
 
     static let sampleData = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../../sample-data").standardized.path
 
-    @Test("a stored file renamed, moved into another name or copied aside before its log is cut gives what a full rebuild of the folder gives: read once, not counted twice")
+    @Test("a stored file renamed, compressed in place or copied aside before its log is cut gives what a full rebuild of the folder gives: counted once, not twice")
     func renamedFilesAreReadOnce() throws {
         let files = try SourceFile.list(in: Self.sampleData)
         let renamed = ["server/server-2026-11-28.jsonl": "server/server-2026-11-28-archived.jsonl",
@@ -51,15 +51,21 @@ struct IncrementalTests {
         try FileManager.default.copyItem(atPath: incremental.input + "/receipts/verify-2026-11.jsonl",
                                          toPath: incremental.input + "/receipts/verify-2026-11-20261129.jsonl")
         #expect(truncate(incremental.input + "/receipts/verify-2026-11.jsonl", 0) == 0)
+        // Compressed in place, as an archive does; and a .gz of the name of another stored file, of other lines.
+        let notifications = try String(contentsOfFile: incremental.input + "/notifications/asn-2026-11.jsonl", encoding: .utf8)
+        try FileManager.default.removeItem(atPath: incremental.input + "/notifications/asn-2026-11.jsonl")
+        try incremental.writeGzip("notifications/asn-2026-11.jsonl.gz", notifications.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init))
         let night = try run(incremental, input: incremental.input)
-        #expect(night.ingest.files.filter { $0.status != .unchanged }.map(\.path) == ["receipts/verify-2026-11.jsonl"])
+        #expect(night.ingest.files.filter { $0.status != .unchanged }.map(\.path)
+                == ["notifications/asn-2026-11.jsonl.gz", "receipts/verify-2026-11.jsonl"])
         #expect(night.ingest.alerts.isEmpty)
         #expect(night.ingest.warnings.filter { $0.contains(", byte for byte") }.count == renamed.count + 1)
+        #expect(night.ingest.warnings.contains { $0.hasPrefix("notifications/asn-2026-11.jsonl is now notifications/asn-2026-11.jsonl.gz, compressed: ") })
         #expect(!night.ingest.warnings.contains { $0.contains("no longer in the input folder") })
-        #expect(night.ingest.warnings.contains("spend/spend.csv is now spend/spend-2026-11.csv, byte for byte: its 13 stored lines go with it, read once"))
+        #expect(night.ingest.warnings.contains("spend/spend.csv is now spend/spend-2026-11.csv, byte for byte: its 13 stored lines go with it, counted once"))
         // Each line in the store once, by the path the folder holds it at.
         #expect(try incremental.open().scalar("SELECT count(*) FROM files WHERE path IN (SELECT value FROM json_each(?))",
-                                              [.textList(Array(renamed.keys))]) == .integer(0))
+                                              [.textList(Array(renamed.keys) + ["notifications/asn-2026-11.jsonl"])]) == .integer(0))
 
         let full = try Scenario()
         _ = try run(full, input: incremental.input)
