@@ -264,6 +264,28 @@ enum ContentHash {
         return mark + String(mix(mix(reduced ^ 0x9E37_79B9_7F4A_7C15) ^ UInt64(bytes)), radix: 16)
     }
 
+    /// The hash, and length, of the bytes a gzip file holds once inflated: what the plain file it was made from
+    /// hashes to, so a file compressed in place (`x.jsonl` to `x.jsonl.gz`) is known for the stored one.
+    static func ofInflated(gzip path: String) throws(InputError) -> (hash: String, bytes: Int) {
+        let file = try InputFile(path: path)
+        var stream = Stream(start: 0)
+        let blockSize = 1 << 20
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: blockSize, alignment: 8)
+        defer { buffer.deallocate() }
+        var total = 0
+        var filled = 0
+        while true {
+            // Whole blocks, as `readBlocks` hashes a plain file's.
+            let count = try file.read(into: buffer + filled, count: blockSize - filled)
+            filled += count
+            if count > 0, filled < blockSize { continue }
+            if filled > 0 { stream.add(UnsafeRawPointer(buffer), count: filled) }
+            total += filled
+            if count == 0 { return (finished(stream.piece.value, bytes: total), total) }
+            filled = 0
+        }
+    }
+
     /// Reads the file in blocks of 1 MiB (the last shorter; each but the last a multiple of 32
     /// bytes) and returns its length.
     private static func readBlocks(_ path: String, _ block: (UnsafeMutableRawPointer, Int) -> Void) throws(InputError) -> Int {

@@ -216,6 +216,63 @@ public enum IngestStage {
         return results
     }
 
+    /// The stored files that a new path of the same partition and source holds byte for byte, in path order: a file
+    /// renamed, or moved into place, or the copy logrotate makes of a log it then cuts to nothing; or that a `.gz` of
+    /// the stored plain file's name holds once inflated (compressed in place, to be read again from its new bytes).
+    ///
+    /// A stored file keeps its rows when it leaves the folder (CONTRACT.md §1), so without this the same lines
+    /// would count twice, under both names: spend doubled, every line read twice, where a fresh store of the
+    /// folder reads them once. Only a stored file no longer in the folder (`inFolder`, the whole folder's
+    /// paths, not only the days a night reads), or empty there now, is looked for; and only in its own day
+    /// partition, since a cumulative file (a catalog in every day folder) is each day's own.
+    static func moves(_ files: [SourceFile], known: [String: KnownFile], inFolder: Set<String>) throws -> [(from: String, to: String)] {
+        guard files.contains(where: { known[$0.relativePath] == nil }) else { return [] }
+        let absolutePaths = Dictionary(files.map { ($0.relativePath, $0.absolutePath) }, uniquingKeysWith: { first, _ in first })
+        var left: [String: [(path: String, file: KnownFile)]] = [:]
+        for (path, file) in known where file.counts.read > 0 {
+            guard let place = movePlace(path) else { continue }
+            if inFolder.contains(path) {
+                // Still there: only one cut to no byte (logrotate's copytruncate) may have left its lines elsewhere.
+                var status = stat()
+                guard let absolute = absolutePaths[path], stat(absolute, &status) == 0, status.st_size == 0 else { continue }
+            }
+            left[place, default: []].append((path, file))
+        }
+        guard !left.isEmpty else { return [] }
+        var moves: [(from: String, to: String)] = []
+        var claimed = Set<String>()
+        for file in files where known[file.relativePath] == nil {
+            guard let place = movePlace(file.relativePath), let candidates = left[place] else { continue }
+            if file.relativePath.hasSuffix(".gz"), let plain = candidates.first(where: { $0.path + ".gz" == file.relativePath }),
+               !claimed.contains(plain.path), ContentHash.kind(of: plain.file.hash) == .polynomial,
+               let inflated = try? ContentHash.ofInflated(gzip: file.absolutePath), inflated.hash == plain.file.hash {
+                // Compressed in place, as archives are: the same lines, read again from the .gz (its bytes are other).
+                claimed.insert(plain.path)
+                moves.append((plain.path, file.relativePath))
+                continue
+            }
+            var status = stat()
+            guard stat(file.absolutePath, &status) == 0 else { continue }
+            let same = candidates.filter { $0.file.bytes == Int(status.st_size) && !claimed.contains($0.path) }.sorted { $0.path < $1.path }
+            guard let first = same.first else { continue }
+            let modifiedNs = Int64(status.st_mtim.tv_sec) * 1_000_000_000 + Int64(status.st_mtim.tv_nsec)
+            // An unreadable file is named by the ingest that reads it.
+            guard let print = try? fingerprint(file, modifiedNs: modifiedNs, alsoAs: ContentHash.kind(of: first.file.hash)),
+                  let match = same.first(where: { print.matches($0.file.hash) }) else { continue }
+            claimed.insert(match.path)
+            moves.append((match.path, file.relativePath))
+        }
+        return moves
+    }
+
+    /// Where a file may move to and still be the same file: its day partition (or none) and its source.
+    static func movePlace(_ relativePath: String) -> String? {
+        let parts = relativePath.split(separator: "/", maxSplits: 1).map(String.init)
+        let dated = parts.count == 2 && SourceFile.isPartitionName(parts[0])
+        guard let kind = SourceKind.of(relativePath: dated ? parts[1] : relativePath) else { return nil }
+        return (dated ? parts[0] : "") + "|" + kind.rawValue
+    }
+
     /// The file's content hash, read now, and of the kind `alsoAs` when that is an older kind;
     /// `modifiedNs` is its time when it was planned.
     static func fingerprint(_ file: SourceFile, modifiedNs: Int64, alsoAs kind: ContentHash.Kind? = nil) throws(InputError) -> Fingerprint {
@@ -242,12 +299,20 @@ public enum IngestStage {
 
     static func run(
         files: [SourceFile], store: some IngestStore, jobs width: Int, chunkBytes: Int = IngestStage.chunkBytes,
-        rules: LineRules = LineRules(), progress: ((IngestProgress) -> Void)? = nil
+        rules: LineRules = LineRules(), inFolder: Set<String>? = nil, progress: ((IngestProgress) -> Void)? = nil
     ) throws -> IngestReport {
         Trace.mark("ingest start")
-        let known = try store.knownFiles()
+        var known = try store.knownFiles()
         let pseudonyms = try store.deviceIDPseudonyms()
         var report = IngestReport()
+        for move in try moves(files, known: known, inFolder: inFolder ?? Set(files.map(\.relativePath))) {
+            try store.moved(move.from, to: move.to)
+            guard let previous = known.removeValue(forKey: move.from) else { continue }
+            known[move.to] = previous
+            let how = move.to == move.from + ".gz" ? "compressed" : "byte for byte"
+            report.warnings.append("\(move.from) is now \(move.to), \(how): its \(Self.lines(previous.counts.read, "stored")) "
+                                   + "go with it, counted once")
+        }
         var jobs: [Job] = []
         var outcomes: [IngestedFile?] = Array(repeating: nil, count: files.count)
         var failures: [InputError?] = Array(repeating: nil, count: files.count)
@@ -379,6 +444,25 @@ public enum IngestStage {
         report.files = outcomes.compactMap { $0 }
         report.unreadable = failures.compactMap { $0 }
         return report
+    }
+
+    /// The most files that left the folder one warning names; the rest are counted.
+    static let leftNamed = 5
+
+    /// What the run that finds stored files gone from the folder says, once: their lines are kept (CONTRACT.md §1),
+    /// which is right for an archived partition, and wrong for a feed that failed to arrive (a source folder
+    /// missing for a night), which only a person can tell apart. `left` holds their paths and lines read.
+    static func leftTheFolder(_ left: [(path: String, lines: Int)], input: String) -> [String] {
+        guard let first = left.first else { return [] }
+        if left.count == 1 {
+            return ["\(input)/\(first.path) is no longer in the input folder; its \(lines(first.lines, "stored")) "
+                    + "\(first.lines == 1 ? "is" : "are") kept (iaprecon forget \(first.path) drops them)"]
+        }
+        let total = left.reduce(0) { $0 + $1.lines }
+        let named = left.prefix(leftNamed).map(\.path).joined(separator: ", ")
+            + (left.count > leftNamed ? " and \(left.count - leftNamed) more" : "")
+        return ["\(left.count) stored files are no longer in the input folder \(input); their \(lines(total, "stored")) are kept "
+                + "(iaprecon forget drops a file's): \(named)"]
     }
 
     /// `12 stored lines`, `1 stored line`.

@@ -112,14 +112,15 @@ public enum Pipeline {
         }
         let store = SQLiteIngestStore(database)
         var report = try IngestStage.run(files: days(listing.files, through: through), store: store, jobs: jobs, rules: rules,
-                                         progress: { progress?.advanced($0) })
+                                         inFolder: Set(listing.files.map(\.relativePath)), progress: { progress?.advanced($0) })
         report.ignored = listing.ignored
         for alert in report.alerts { progress?.alert(alert) }
         // A file empty now whose stored lines are kept is marked as one that left the folder: its lines are not in it.
         let emptied = Set(report.files.filter { $0.status == .emptied }.map(\.path))
-        try store.recordListing(present: listing.files.map(\.relativePath).filter { !emptied.contains($0) }, ignored: listing.ignored)
+        let left = try store.recordListing(present: listing.files.map(\.relativePath).filter { !emptied.contains($0) }, ignored: listing.ignored)
+        report.warnings += IngestStage.leftTheFolder(left.filter { !emptied.contains($0.path) }, input: input)
         let notifications = report.files.filter { $0.kind == .notifications && ($0.status == .added || $0.status == .replaced) }.map(\.path)
-        report.warnings = ConsumptionRequestsReport.unanswerableWarnings(try store.unanswerableConsumptionRequests(in: notifications))
+        report.warnings += ConsumptionRequestsReport.unanswerableWarnings(try store.unanswerableConsumptionRequests(in: notifications))
             + report.unknownNotificationTypes.warnings + report.unknownProductTypes.warnings
         for warning in report.warnings { progress?.warning(warning) }
         if let first = report.unreadable.first { throw first }

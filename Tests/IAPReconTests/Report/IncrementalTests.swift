@@ -33,6 +33,105 @@ struct IncrementalTests {
 
     static let sampleData = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../../sample-data").standardized.path
 
+    @Test("a stored file renamed, compressed in place or copied aside before its log is cut gives what a full rebuild of the folder gives: counted once, not twice")
+    func renamedFilesAreReadOnce() throws {
+        let files = try SourceFile.list(in: Self.sampleData)
+        let renamed = ["server/server-2026-11-28.jsonl": "server/server-2026-11-28-archived.jsonl",
+                       "server/server-2026-11-27.jsonl.gz": "server/2026-11-27.jsonl.gz",
+                       "spend/spend.csv": "spend/spend-2026-11.csv",
+                       "apple/S_D_85012345_20261125.txt": "apple/S_D_85012345_20261125-copy.txt",
+                       "registrations/signups.jsonl": "registrations/signups-1.jsonl"]
+        let incremental = try Scenario()
+        for file in files { try incremental.link(file) }
+        _ = try run(incremental, input: incremental.input)
+        for (old, new) in renamed {
+            try FileManager.default.moveItem(atPath: incremental.input + "/" + old, toPath: incremental.input + "/" + new)
+        }
+        // logrotate's copytruncate with a dated name: the lines are copied aside, then the log is cut to nothing.
+        try FileManager.default.copyItem(atPath: incremental.input + "/receipts/verify-2026-11.jsonl",
+                                         toPath: incremental.input + "/receipts/verify-2026-11-20261129.jsonl")
+        #expect(truncate(incremental.input + "/receipts/verify-2026-11.jsonl", 0) == 0)
+        // Compressed in place, as an archive does; and a .gz of the name of another stored file, of other lines.
+        let notifications = try String(contentsOfFile: incremental.input + "/notifications/asn-2026-11.jsonl", encoding: .utf8)
+        try FileManager.default.removeItem(atPath: incremental.input + "/notifications/asn-2026-11.jsonl")
+        try incremental.writeGzip("notifications/asn-2026-11.jsonl.gz", notifications.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init))
+        let night = try run(incremental, input: incremental.input)
+        #expect(night.ingest.files.filter { $0.status != .unchanged }.map(\.path)
+                == ["notifications/asn-2026-11.jsonl.gz", "receipts/verify-2026-11.jsonl"])
+        #expect(night.ingest.alerts.isEmpty)
+        #expect(night.ingest.warnings.filter { $0.contains(", byte for byte") }.count == renamed.count + 1)
+        #expect(night.ingest.warnings.contains { $0.hasPrefix("notifications/asn-2026-11.jsonl is now notifications/asn-2026-11.jsonl.gz, compressed: ") })
+        #expect(!night.ingest.warnings.contains { $0.contains("no longer in the input folder") })
+        #expect(night.ingest.warnings.contains("spend/spend.csv is now spend/spend-2026-11.csv, byte for byte: its 13 stored lines go with it, counted once"))
+        // Each line in the store once, by the path the folder holds it at.
+        #expect(try incremental.open().scalar("SELECT count(*) FROM files WHERE path IN (SELECT value FROM json_each(?))",
+                                              [.textList(Array(renamed.keys) + ["notifications/asn-2026-11.jsonl"])]) == .integer(0))
+
+        let full = try Scenario()
+        _ = try run(full, input: incremental.input)
+        try expectSame(incremental, full, "renamed files")
+
+        // Near misses: a second copy beside its original, or in another day partition (a cumulative catalog), is a file of its own,
+        // as a full rebuild reads it; and a stored file that is back in place is the stored one.
+        try FileManager.default.copyItem(atPath: incremental.input + "/spend/spend-2026-11.csv", toPath: incremental.input + "/spend/spend-copy.csv")
+        try FileManager.default.createDirectory(atPath: incremental.input + "/2026-11-28", withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: incremental.input + "/catalog.csv", toPath: incremental.input + "/2026-11-28/catalog.csv")
+        let copies = try run(incremental, input: incremental.input)
+        #expect(copies.ingest.files.filter { $0.status == .added }.map(\.path) == ["2026-11-28/catalog.csv", "spend/spend-copy.csv"])
+        #expect(!copies.ingest.warnings.contains { $0.contains("byte for byte") })
+        let fullOfCopies = try Scenario()
+        _ = try run(fullOfCopies, input: incremental.input)
+        try expectSame(incremental, fullOfCopies, "copies")
+    }
+
+    @Test("a stored file that leaves the folder keeps its lines, and the run that finds it gone says so once, naming it; a source folder missing for a night too")
+    func fileLeavingTheFolderIsSaid() throws {
+        let scenario = try Scenario()
+        for file in try SourceFile.list(in: Self.sampleData) { try scenario.link(file) }
+        let first = try run(scenario, input: scenario.input)
+        #expect(!first.ingest.warnings.contains { $0.contains("no longer in the input folder") })
+        let receipts = scenario.input + "/receipts/verify-2026-11.jsonl"
+        try FileManager.default.moveItem(atPath: receipts, toPath: scenario.root + "/verify.jsonl")
+        let gone = try run(scenario, input: scenario.input)
+        let lines = try #require(first.ingest.files.first { $0.path == "receipts/verify-2026-11.jsonl" }?.counts.read)
+        #expect(gone.ingest.warnings.filter { $0.contains("no longer in the input folder") } == [
+            "\(scenario.input)/receipts/verify-2026-11.jsonl is no longer in the input folder; its \(lines) stored lines are kept "
+                + "(iaprecon forget receipts/verify-2026-11.jsonl drops them)",
+        ])
+        #expect(try scenario.output("summary.json").contains("\"present\": false"))
+        // Said once: the next night, still gone, says nothing more; back in place, nothing either.
+        #expect(!(try run(scenario, input: scenario.input)).ingest.warnings.contains { $0.contains("no longer in the input folder") })
+        try FileManager.default.moveItem(atPath: scenario.root + "/verify.jsonl", toPath: receipts)
+        #expect(!(try run(scenario, input: scenario.input)).ingest.warnings.contains { $0.contains("no longer in the input folder") })
+        // Many files at once (a folder that failed to arrive): one line, counting them.
+        try FileManager.default.moveItem(atPath: scenario.input + "/server", toPath: scenario.root + "/server")
+        try FileManager.default.moveItem(atPath: scenario.input + "/apple", toPath: scenario.root + "/apple")
+        let many = try run(scenario, input: scenario.input).ingest.warnings.filter { $0.contains("no longer in the input folder") }
+        #expect(many.count == 1)
+        #expect(many.first?.hasPrefix("5 stored files are no longer in the input folder \(scenario.input); their ") == true)
+        #expect(many.first?.hasSuffix("are kept (iaprecon forget drops a file's): apple/S_D_85012345_20261124.txt.gz, "
+                                      + "apple/S_D_85012345_20261125.txt, apple/S_D_85012345_20261126.txt.gz, server/server-2026-11-27.jsonl.gz, "
+                                      + "server/server-2026-11-28.jsonl") == true)
+        // Near miss: a file cut to nothing is said as such, not as gone.
+        #expect(truncate(scenario.input + "/spend/spend.csv", 0) == 0)
+        let emptied = try run(scenario, input: scenario.input).ingest
+        #expect(!emptied.warnings.contains { $0.contains("no longer in the input folder") })
+        #expect(emptied.alerts.count == 1)
+    }
+
+    @Test("near miss: a stored file whose day folder left is not the same file as one of another day folder with its bytes (a cumulative file), whatever the night")
+    func partitionedCopyIsNotAMove() throws {
+        let scenario = try Scenario()
+        let catalog = try String(contentsOfFile: Self.sampleData + "/catalog.csv", encoding: .utf8).split(separator: "\n").map(String.init)
+        _ = try scenario.write("2026-11-27/catalog.csv", catalog).write("2026-11-27/server/s.jsonl", [Line.order("2026-11-27T10:00:00Z", "o1", "u1", "gems60")])
+        _ = try run(scenario, input: scenario.input)
+        try FileManager.default.removeItem(atPath: scenario.input + "/2026-11-27")
+        _ = try scenario.write("2026-11-28/catalog.csv", catalog).write("2026-11-28/server/s.jsonl", [Line.order("2026-11-27T10:00:00Z", "o1", "u1", "gems60")])
+        let night = try run(scenario, input: scenario.input)
+        #expect(night.ingest.files.filter { $0.status == .added }.map(\.path) == ["2026-11-28/catalog.csv", "2026-11-28/server/s.jsonl"])
+        #expect(try StoredFiles.paths(through: "2026-11-27", in: scenario.open()) == ["2026-11-27/catalog.csv", "2026-11-27/server/s.jsonl"])
+    }
+
     @Test("any sample-data file arriving a night late gives what a full rebuild gives, and only the catalog rebuilds everything")
     func eachFileLate() throws {
         let files = try SourceFile.list(in: Self.sampleData)

@@ -11,6 +11,9 @@ protocol IngestStore {
     /// A stored file found with the same bytes and a new modification time: the time (and the
     /// hash, of the current kind) is kept.
     func touched(_ path: String, modifiedNs: Int64, hash: String) throws
+    /// A stored file is at `newPath` now, the same bytes: its rows, rejects and accounting go with it, and
+    /// the keys they touch are recorded as changed, so what names its lines names the new path.
+    func moved(_ path: String, to newPath: String) throws
     /// The bytes of every stored file.
     func storedBytes() throws -> Int64
     /// A load begins; `bulk` when it adds a quarter or more of what the store holds.
@@ -21,8 +24,9 @@ protocol IngestStore {
     /// `modifiedNs`: it replaces a stored file of that path when it commits.
     func beginFile(path: String, source: SourceKind, readWith: String?, modifiedNs: Int64) throws -> any StoredFileWriter
     /// Records what the input folder held: each stored file is present or not, and the files
-    /// that match no source replace the previous run's list.
-    func recordListing(present: [String], ignored: [String]) throws
+    /// that match no source replace the previous run's list. Returns the stored files that were
+    /// present and are not now, with their lines read, in path order.
+    func recordListing(present: [String], ignored: [String]) throws -> [(path: String, lines: Int)]
     /// Where the stored files at `paths` hold a `CONSUMPTION_REQUEST` that names no uuid or signing
     /// time (as every V1 one does; a V2 one without its transaction is a rejected line), as `path:line`,
     /// in file order.

@@ -28,6 +28,10 @@ struct SQLiteIngestStore: IngestStore {
         try StoredFiles.touched(path, modifiedNs: modifiedNs, hash: hash, in: database)
     }
 
+    func moved(_ path: String, to newPath: String) throws {
+        try StoredFiles.moved(path, to: newPath, in: database)
+    }
+
     func storedBytes() throws -> Int64 {
         try StoredFiles.bytes(database)
     }
@@ -70,7 +74,7 @@ struct SQLiteIngestStore: IngestStore {
         return sources
     }
 
-    func recordListing(present: [String], ignored: [String]) throws {
+    func recordListing(present: [String], ignored: [String]) throws -> [(path: String, lines: Int)] {
         try StoredFiles.recordListing(present: present, ignored: ignored, in: database)
     }
 }

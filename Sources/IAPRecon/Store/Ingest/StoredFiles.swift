@@ -47,6 +47,17 @@ public enum StoredFiles {
                          [.integer(modifiedNs), .integer(RunLog.nowMs()), .text(hash), .text(path)])
     }
 
+    /// A stored file found at another path with the same bytes: its ledger row takes the new path (its rows,
+    /// keyed by file id, go with it), and the keys its rows touch are recorded as changed, as `forget` does, so
+    /// the findings that name its lines name them by the new path.
+    static func moved(_ path: String, to newPath: String, in database: Database) throws {
+        try database.transaction {
+            guard case .integer(let fileID)? = try database.scalar("SELECT file_id FROM files WHERE path = ?", [.text(path)]) else { return }
+            try ChangedKeys.recordRows(of: fileID, in: database)
+            try database.run("UPDATE files SET path = ? WHERE file_id = ?", [.text(newPath), .integer(fileID)])
+        }
+    }
+
     /// The bytes of every stored file.
     static func bytes(_ database: Database) throws -> Int64 {
         try database.scalar("SELECT coalesce(sum(bytes), 0) FROM files").integerValue
@@ -56,8 +67,14 @@ public enum StoredFiles {
     /// keeps its rows when it leaves the folder, as archived partitions do), and the files that
     /// match no source replace the previous run's list.
     /// `present` and `ignored` are paths relative to the input folder.
-    static func recordListing(present: [String], ignored: [String], in database: Database) throws {
+    /// - Returns: the stored files that were present and are not now, by path, with their lines read, in path order.
+    @discardableResult
+    static func recordListing(present: [String], ignored: [String], in database: Database) throws -> [(path: String, lines: Int)] {
         try database.transaction {
+            var left: [(path: String, lines: Int)] = []
+            try database.forEach("""
+                SELECT path, lines_read FROM files WHERE present = 1 AND path NOT IN (SELECT value FROM json_each(?)) ORDER BY path
+                """, [.textList(present)]) { left.append(($0.string(0), Int($0.int(1)))) }
             try database.execute("UPDATE files SET present = 0 WHERE present = 1")
             for path in present {
                 try database.run("UPDATE files SET present = 1 WHERE path = ?", [.text(path)])
@@ -66,6 +83,7 @@ public enum StoredFiles {
             for path in ignored {
                 try database.run("INSERT OR IGNORE INTO ignored_files (path) VALUES (?)", [.text(path)])
             }
+            return left
         }
     }
 
