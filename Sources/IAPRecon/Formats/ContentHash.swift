@@ -37,12 +37,24 @@ enum ContentHash {
 
     /// The hash of the file at `path`, and with `alsoAs` of an older kind its hash of that kind
     /// as well (to compare with what an older store holds), from one read.
-    static func of(path: String, alsoAs older: Kind? = nil) throws(InputError) -> (hash: String, older: String?, bytes: Int) {
+    /// With `prefix`, also the hash its first `prefix` bytes would have as a file of their own (nil when it is
+    /// shorter): a file only appended to since it was stored begins with the bytes stored, and so with their hash.
+    static func of(path: String, alsoAs older: Kind? = nil,
+                   prefix: Int? = nil) throws(InputError) -> (hash: String, older: String?, bytes: Int, prefixHash: String?) {
         var stream = Stream(start: 0)
         var lanes: (UInt64, UInt64, UInt64, UInt64) = (0x9E37_79B9_7F4A_7C15, 0xC2B2_AE3D_27D4_EB4F, 0x1656_67B1_9E37_79F9, 0x85EB_CA77_C2B2_AE63)
         var single: UInt64 = 0x9E37_79B9_7F4A_7C15
+        var prefixHash: String? = prefix == 0 ? finished(0, bytes: 0) : nil
         let total = try readBlocks(path) { buffer, count in
-            stream.add(UnsafeRawPointer(buffer), count: count)
+            if let prefix, prefixHash == nil, stream.end + count >= prefix {
+                // The block that reaches the prefix's end is hashed in two: up to it, then the rest.
+                let head = prefix - stream.end
+                stream.add(UnsafeRawPointer(buffer), count: head)
+                prefixHash = finished(stream.piece.value, bytes: prefix)
+                stream.add(UnsafeRawPointer(buffer + head), count: count - head)
+            } else {
+                stream.add(UnsafeRawPointer(buffer), count: count)
+            }
             switch older {
             case .fourLanes?:
                 var offset = 0
@@ -72,7 +84,7 @@ enum ContentHash {
         case .oneLane?: String(mix(single ^ UInt64(total)), radix: 16)
         case .polynomial?, nil: nil
         }
-        return (finished(stream.piece.value, bytes: total), olderHash, total)
+        return (finished(stream.piece.value, bytes: total), olderHash, total, prefixHash)
     }
 
     /// The bytes of one range of a file, hashed: `value` is the polynomial over the words they

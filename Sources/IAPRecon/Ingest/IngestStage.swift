@@ -153,6 +153,9 @@ public enum IngestStage {
         var modifiedNs: Int64
         /// The file's hash of the kind an older store holds, when its stored hash is of that kind.
         var olderHash: String?
+        /// The hash of its first bytes, as many as the store holds of it, when it is that long: the stored
+        /// hash when the file was only appended to since.
+        var storedPrefixHash: String?
 
         func matches(_ stored: String) -> Bool { stored == hash || stored == olderHash }
     }
@@ -210,7 +213,8 @@ public enum IngestStage {
                 if previous.bytes == Int(status.st_size), previous.modifiedNs == modifiedNs, modifiedNs / 1_000_000 <= previous.ingestedMs - 1_000 {
                     return .hashed(Fingerprint(hash: previous.hash, bytes: previous.bytes, modifiedNs: modifiedNs))
                 }
-                return .hashed(try fingerprint(file, modifiedNs: modifiedNs, alsoAs: ContentHash.kind(of: previous.hash)))
+                return .hashed(try fingerprint(file, modifiedNs: modifiedNs, alsoAs: ContentHash.kind(of: previous.hash),
+                                               storedBytes: previous.bytes))
             })
         }, consume: { _, result in results.append(result) })
         return results
@@ -275,9 +279,12 @@ public enum IngestStage {
 
     /// The file's content hash, read now, and of the kind `alsoAs` when that is an older kind;
     /// `modifiedNs` is its time when it was planned.
-    static func fingerprint(_ file: SourceFile, modifiedNs: Int64, alsoAs kind: ContentHash.Kind? = nil) throws(InputError) -> Fingerprint {
-        let (hash, older, bytes) = try ContentHash.of(path: file.absolutePath, alsoAs: kind == .polynomial ? nil : kind)
-        return Fingerprint(hash: hash, bytes: bytes, modifiedNs: modifiedNs, olderHash: older)
+    /// With `storedBytes`, the hash of that many first bytes too, when the stored hash is of the current kind.
+    static func fingerprint(_ file: SourceFile, modifiedNs: Int64, alsoAs kind: ContentHash.Kind? = nil,
+                            storedBytes: Int? = nil) throws(InputError) -> Fingerprint {
+        let (hash, older, bytes, prefixHash) = try ContentHash.of(path: file.absolutePath, alsoAs: kind == .polynomial ? nil : kind,
+                                                                  prefix: kind == .polynomial ? storedBytes : nil)
+        return Fingerprint(hash: hash, bytes: bytes, modifiedNs: modifiedNs, olderHash: older, storedPrefixHash: prefixHash)
     }
 
     /// What a file whose jobs' pieces do not join is stored with (it was cut or rewritten while
@@ -305,10 +312,13 @@ public enum IngestStage {
         var known = try store.knownFiles()
         let pseudonyms = try store.deviceIDPseudonyms()
         var report = IngestReport()
+        // Paths that took a stored file's row: their bytes are that file's, or its bytes compressed.
+        var movedTo = Set<String>()
         for move in try moves(files, known: known, inFolder: inFolder ?? Set(files.map(\.relativePath))) {
             try store.moved(move.from, to: move.to)
             guard let previous = known.removeValue(forKey: move.from) else { continue }
             known[move.to] = previous
+            movedTo.insert(move.to)
             let how = move.to == move.from + ".gz" ? "compressed" : "byte for byte"
             report.warnings.append("\(move.from) is now \(move.to), \(how): its \(Self.lines(previous.counts.read, "stored")) "
                                    + "go with it, counted once")
@@ -419,6 +429,14 @@ public enum IngestStage {
                         report.alerts.append("\(file.absolutePath) holds fewer lines than when it was read: its "
                                              + "\(Self.lines(previous.counts.read, "stored")) \(previous.counts.read == 1 ? "is" : "are") "
                                              + "replaced by the \(finished.counts.read) it holds now")
+                    } else if let previous = known[file.relativePath], previous.counts.read > 0, file.kind.isEventLog,
+                              !movedTo.contains(file.relativePath), case .success(.hashed(let print)) = planned[job.fileIndex],
+                              ContentHash.kind(of: previous.hash) == .polynomial, print.storedPrefixHash != previous.hash {
+                        // Nor when it holds more: a log rotated in place and written to again before the night (logrotate's
+                        // copytruncate), or one rewritten, no longer holds the lines stored, and they go with its rows.
+                        report.alerts.append("\(file.absolutePath) was rewritten, not appended to: it no longer begins with the "
+                                             + "bytes stored from it, and its \(Self.lines(previous.counts.read, "stored")) "
+                                             + "\(previous.counts.read == 1 ? "is" : "are") replaced by the \(finished.counts.read) it holds now")
                     }
                     if unknownTypes.subject == .salesReportRows {
                         report.unknownProductTypes.add(unknownTypes)

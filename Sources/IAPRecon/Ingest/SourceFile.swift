@@ -21,6 +21,11 @@ extension SourceKind {
         }
     }
 
+    /// A log of events its system only ever appends to (JSON Lines): one whose stored lines are gone
+    /// from its start was rotated or rewritten in place, not appended to, where a CSV export is
+    /// corrected by writing it again.
+    var isEventLog: Bool { !isCSV }
+
     /// The source of a path relative to the input folder, or nil when it is not an input.
     static func of(relativePath: String) -> SourceKind? {
         let name = relativePath.hasSuffix(".gz") ? String(relativePath.dropLast(3)) : relativePath

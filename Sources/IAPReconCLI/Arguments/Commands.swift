@@ -493,7 +493,7 @@ extension FlagSpec {
 
     /// `ingest`: a stored file empty now (its lines kept) or holding fewer lines (its lines replaced) is still said.
     public static let quietButFileWarnings = FlagSpec(
-        name: "quiet", short: "q", help: "Print nothing but errors and the warnings that a stored file is empty now or holds fewer lines.")
+        name: "quiet", short: "q", help: "Print nothing but errors and the warnings that a stored file is empty now, holds fewer lines or was rewritten.")
 
     /// `report`: with --fail-on or --fail-on-new, exit 1 still prints its alert line.
     public static let quietButAlert = FlagSpec(
@@ -502,8 +502,8 @@ extension FlagSpec {
     /// `run`: the alert line, and the stored files ingest found empty now or holding fewer lines.
     public static let quietButAlertAndFileWarnings = FlagSpec(
         name: "quiet", short: "q",
-        help: "Print nothing but errors, the alert line of --fail-on or --fail-on-new, and the warnings that a stored file is empty now "
-            + "or holds fewer lines.")
+        help: "Print nothing but errors, the alert line of --fail-on or --fail-on-new, and the warnings that a stored file is empty now, "
+            + "holds fewer lines or was rewritten.")
 
     /// `nightly` and `backfill`: cron mails what is printed, so a missing partition, a report
     /// folder --keep-reports cannot remove and a stored file empty now or holding fewer lines are
@@ -511,7 +511,7 @@ extension FlagSpec {
     public static let quietButNightWarnings = FlagSpec(
         name: "quiet", short: "q",
         help: "Print nothing but errors, alert lines, and the warnings that a partition is missing, that an old report folder cannot be "
-            + "removed, or that a stored file is empty now or holds fewer lines.")
+            + "removed, or that a stored file is empty now, holds fewer lines or was rewritten.")
 
     public static let force = FlagSpec(name: "force", help: "Point <reports>/latest at this night even if it is older.")
 

@@ -10,7 +10,7 @@ enum RunCommand {
             jobs: command.jobs, reconcile: try command.reconcileSettings(), report: try command.reportSettings())
         options.lineRules = try command.lineRules()
         options.verdict = verdict(failOn: command.failOn, failOnNew: command.failOnNew, out: options.outFolder)
-        // Under --quiet, alerts only: a file emptied since it was read, one that holds fewer lines.
+        // Under --quiet, alerts only: a file emptied since it was read, one that holds fewer lines, a log rewritten.
         let progress = quiet ? StageProgress.quiet { console.err($0) } : StageProgress(live: console.isTerminal) { console.err($0) }
         let result = try Pipeline.run(options, progress: progress) { result in
             if !quiet {

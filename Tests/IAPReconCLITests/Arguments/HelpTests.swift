@@ -122,7 +122,7 @@ struct HelpTests {
                                   verified upstream).
           -q, --quiet             Print nothing but errors, the alert line of --fail-on
                                   or --fail-on-new, and the warnings that a stored file
-                                  is empty now or holds fewer lines.
+                                  is empty now, holds fewer lines or was rewritten.
           -h, --help              Show help information.
 
         EXAMPLES:
@@ -162,10 +162,10 @@ struct HelpTests {
     func quietHelp() {
         let alert = "Print nothing but errors and the alert line of --fail-on or --fail-on-new."
         let run = "Print nothing but errors, the alert line of --fail-on or --fail-on-new, and the warnings that a stored file is "
-            + "empty now or holds fewer lines."
+            + "empty now, holds fewer lines or was rewritten."
         let night = "Print nothing but errors, alert lines, and the warnings that a partition is missing, that an old report folder "
-            + "cannot be removed, or that a stored file is empty now or holds fewer lines."
-        let files = "Print nothing but errors and the warnings that a stored file is empty now or holds fewer lines."
+            + "cannot be removed, or that a stored file is empty now, holds fewer lines or was rewritten."
+        let files = "Print nothing but errors and the warnings that a stored file is empty now, holds fewer lines or was rewritten."
         let errors = "Print nothing but errors."
         var shown: [String: String] = [:]
         for command in ProgramSpec.iaprecon.commands { shown[command.name] = Self.quietHelp(command) }

@@ -162,7 +162,7 @@ struct IngestStageTests {
         var stored: [String: [SQLValue]] = [:]
         try scenario.open().forEach("SELECT path, content_hash, bytes FROM files") { stored[$0.string(0)] = [$0.value(1), $0.value(2)] }
         for path in ["server/a.jsonl", "server/b.jsonl"] {
-            let (hash, _, bytes) = try ContentHash.of(path: scenario.input + "/" + path)
+            let (hash, _, bytes, _) = try ContentHash.of(path: scenario.input + "/" + path)
             #expect(stored[path] == [.text(hash), .integer(Int64(bytes))], "\(path)")
         }
         let second = try ingest(scenario, jobs: 3, chunkBytes: 700)
@@ -286,14 +286,62 @@ struct IngestStageTests {
         ])
         #expect(try database.scalar("SELECT sum(lines_read) FROM files") == .integer(15))
 
-        // Near misses: a changed file holding as many lines, or more, replaces them unsaid.
-        try scenario.write("server/a.jsonl", Array(serverLines(10).reversed()))
+        // Near misses: a log appended to, holding as many lines or more, replaces them unsaid.
+        try scenario.write("server/a.jsonl", serverLines(12))
         try scenario.write("server/b.jsonl", serverLines(9))
         let quiet = Warnings()
         let again = try Pipeline.ingest(input: scenario.input, database: database, jobs: 1, rules: rules, progress: quiet)
         #expect(again.files.map(\.status) == [.replaced, .replaced])
         #expect(quiet.messages.isEmpty)
         #expect(again.alerts.isEmpty)
+    }
+
+    @Test("a log rewritten rather than appended to is named though it holds as many lines or more (copytruncate written to again, plain or gzip); near misses: a log appended to, its half-written last line finished, a CSV export written again, a log compressed in place")
+    func rewrittenLogIsNamed() throws {
+        let scenario = try Scenario()
+        let input = scenario.input
+        func writeBytes(_ path: String, _ text: String) {
+            #expect(FileManager.default.createFile(atPath: input + "/" + path, contents: Data(text.utf8)))
+        }
+        let lines = serverLines(30)
+        try scenario.write("server/rotated.jsonl", Array(lines[0..<10]))
+        try scenario.write("server/appended.jsonl", Array(lines[10..<14]))
+        let whole = Array(lines[14..<18]).joined(separator: "\n") + "\n"
+        writeBytes("server/half.jsonl", String(whole.dropLast(12)))
+        try scenario.writeGzip("server/archive.jsonl.gz", Array(lines[18..<20]))
+        try scenario.write("server/plain.jsonl", Array(lines[20..<23]))
+        try scenario.write("spend/s.csv", ["date,media_source,campaign,spend,currency", "2026-11-10,Facebook Ads,C1,0.99,USD"])
+        let database = try scenario.open()
+        let rules = LineRules(signatures: .testChain)
+        let first = try Pipeline.ingest(input: input, database: database, jobs: 2, rules: rules, progress: nil)
+        #expect(first.alerts.isEmpty)
+
+        // Rotated, then written to again: none of the 10 stored lines is in it now, and it holds 12.
+        try scenario.write("server/rotated.jsonl", Array(lines[24..<30]) + Array(lines[0..<6]))
+        try scenario.write("server/appended.jsonl", Array(lines[10..<16]))
+        writeBytes("server/half.jsonl", whole)
+        try FileManager.default.removeItem(atPath: input + "/server/archive.jsonl.gz")
+        try scenario.writeGzip("server/archive.jsonl.gz", Array(lines[19..<22]))
+        try scenario.writeGzip("server/plain.jsonl.gz", Array(lines[20..<23]))
+        try FileManager.default.removeItem(atPath: input + "/server/plain.jsonl")
+        try scenario.write("spend/s.csv", ["date,media_source,campaign,spend,currency", "2026-11-10,Facebook Ads,C1,1.99,USD",
+                                           "2026-11-11,Facebook Ads,C1,0.99,USD"])
+        let report = try Pipeline.ingest(input: input, database: database, jobs: 2, rules: rules, progress: nil)
+        #expect(Dictionary(uniqueKeysWithValues: report.files.map { ($0.path, $0.status) }) == [
+            "server/appended.jsonl": .replaced, "server/archive.jsonl.gz": .replaced, "server/half.jsonl": .replaced,
+            "server/plain.jsonl.gz": .replaced, "server/rotated.jsonl": .replaced, "spend/s.csv": .replaced,
+        ])
+        #expect(report.alerts == [
+            "\(input)/server/archive.jsonl.gz was rewritten, not appended to: it no longer begins with the bytes stored from it, "
+                + "and its 2 stored lines are replaced by the 3 it holds now",
+            "\(input)/server/rotated.jsonl was rewritten, not appended to: it no longer begins with the bytes stored from it, "
+                + "and its 10 stored lines are replaced by the 12 it holds now",
+        ])
+        // Each file's rows once: what it holds now.
+        var read: [String: Int64] = [:]
+        try database.forEach("SELECT path, lines_read FROM files") { read[$0.string(0)] = $0.int(1) }
+        #expect(read == ["server/appended.jsonl": 6, "server/archive.jsonl.gz": 3, "server/half.jsonl": 4, "server/plain.jsonl.gz": 3,
+                         "server/rotated.jsonl": 12, "spend/s.csv": 2])
     }
 
     @Test("new files stored between replaced ones leave each replaced file's rows once, and the connection cascading deletes after the run")
