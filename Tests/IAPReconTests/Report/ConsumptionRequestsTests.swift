@@ -189,6 +189,22 @@ struct ConsumptionRequestsTests {
         #expect(try lines(wrong).first?.contains("\"deliveryStatus\":2") == true)
     }
 
+    @Test("delivered, then taken back before Apple asked (a refund reversed and asked for again, fraud): not delivered (5), never 'delivered and working'")
+    func revokedBeforeTheRequest() throws {
+        let delivered = Line.delivered("2026-11-28T10:00:09Z", "u_1", "t_ask", "gems300")
+        let revoked = try scenario(deliveries: [delivered, Line.revoked("2026-11-28T20:00:00Z", "u_1", "t_ask")])
+        #expect(try lines(revoked).first?.contains("\"deliveryStatus\":5") == true)
+        // Near misses: taken back only after Apple asked, or delivered again after it was taken back: it was working when asked.
+        let revokedAfter = try scenario(deliveries: [delivered, Line.revoked("2026-11-29T09:00:00Z", "u_1", "t_ask")])
+        #expect(try lines(revokedAfter).first?.contains("\"deliveryStatus\":0") == true)
+        let redelivered = try scenario(deliveries: [delivered, Line.revoked("2026-11-28T20:00:00Z", "u_1", "t_ask"),
+                                                    Line.delivered("2026-11-28T21:00:00Z", "u_1", "t_ask", "gems300", deliveryID: "d_again")])
+        #expect(try lines(redelivered).first?.contains("\"deliveryStatus\":0") == true)
+        // Another transaction's revocation says nothing of this one.
+        let other = try scenario(deliveries: [delivered, Line.revoked("2026-11-28T20:00:00Z", "u_1", "t_old")])
+        #expect(try lines(other).first?.contains("\"deliveryStatus\":0") == true)
+    }
+
     @Test("lifetime dollars are undeclared when the reporting currency is not USD: never a guess")
     func otherCurrency() throws {
         let scenario = try scenario(deliveries: [Line.delivered("2026-11-28T10:00:09Z", "u_1", "t_ask", "gems300")], currency: "EUR")

@@ -140,6 +140,10 @@ struct SQLiteReportStore: ReportStore {
         return deliveries
     }
 
+    func revocationTimes(of transactionID: String) throws -> [Int64] {
+        try StoredReportRows.revocationTimes(of: transactionID, in: database)
+    }
+
     func firstRegistration(of user: String) throws -> (ms: Int64, hasIDFV: Bool)? {
         try FirstRegistrations.first(of: user, in: database)
     }

@@ -126,6 +126,15 @@ enum StoredReportRows {
         return resolution
     }
 
+    /// The time of each `delivery_revoked` line of `transactionID`, whoever's.
+    static func revocationTimes(of transactionID: String, in database: Database) throws -> [Int64] {
+        var times: [Int64] = []
+        try database.forEach("SELECT ts_ms FROM raw_server__revocations WHERE transaction_id = ?1", [.text(transactionID)]) {
+            times.append($0.int(0))
+        }
+        return times
+    }
+
     /// The user the join resolved `transactionID` to, if it resolved one.
     static func resolvedUser(of transactionID: String, in database: Database) throws -> String? {
         try resolution(of: transactionID, in: database).user
