@@ -203,6 +203,13 @@ struct ConsumptionRequestsTests {
         // Another transaction's revocation says nothing of this one.
         let other = try scenario(deliveries: [delivered, Line.revoked("2026-11-28T20:00:00Z", "u_1", "t_old")])
         #expect(try lines(other).first?.contains("\"deliveryStatus\":0") == true)
+        // Delivered to two users and taken back from one: the other still had it.
+        let twoUsers = try scenario(deliveries: [delivered, Line.delivered("2026-11-28T10:05:00Z", "u_2", "t_ask", "gems300"),
+                                                 Line.revoked("2026-11-28T20:00:00Z", "u_2", "t_ask")])
+        #expect(try lines(twoUsers).first?.contains("\"deliveryStatus\":0") == true)
+        let bothRevoked = try scenario(deliveries: [delivered, Line.delivered("2026-11-28T10:05:00Z", "u_2", "t_ask", "gems300"),
+                                                    Line.revoked("2026-11-28T20:00:00Z", "u_2", "t_ask"), Line.revoked("2026-11-28T20:00:00Z", "u_1", "t_ask")])
+        #expect(try lines(bothRevoked).first?.contains("\"deliveryStatus\":5") == true)
     }
 
     @Test("lifetime dollars are undeclared when the reporting currency is not USD: never a guess")

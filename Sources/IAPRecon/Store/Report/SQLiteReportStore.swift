@@ -140,8 +140,8 @@ struct SQLiteReportStore: ReportStore {
         return deliveries
     }
 
-    func revocationTimes(of transactionID: String) throws -> [Int64] {
-        try StoredReportRows.revocationTimes(of: transactionID, in: database)
+    func revocations(of transactionID: String) throws -> [(ms: Int64, userID: String)] {
+        try StoredReportRows.revocations(of: transactionID, in: database)
     }
 
     func firstRegistration(of user: String) throws -> (ms: Int64, hasIDFV: Bool)? {

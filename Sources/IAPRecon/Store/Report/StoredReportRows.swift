@@ -126,13 +126,13 @@ enum StoredReportRows {
         return resolution
     }
 
-    /// The time of each `delivery_revoked` line of `transactionID`, whoever's.
-    static func revocationTimes(of transactionID: String, in database: Database) throws -> [Int64] {
-        var times: [Int64] = []
-        try database.forEach("SELECT ts_ms FROM raw_server__revocations WHERE transaction_id = ?1", [.text(transactionID)]) {
-            times.append($0.int(0))
+    /// Each `delivery_revoked` line of `transactionID`: its time and user.
+    static func revocations(of transactionID: String, in database: Database) throws -> [(ms: Int64, userID: String)] {
+        var revocations: [(ms: Int64, userID: String)] = []
+        try database.forEach("SELECT ts_ms, user_id FROM raw_server__revocations WHERE transaction_id = ?1", [.text(transactionID)]) {
+            revocations.append(($0.int(0), $0.string(1)))
         }
-        return times
+        return revocations
     }
 
     /// The user the join resolved `transactionID` to, if it resolved one.
