@@ -212,6 +212,26 @@ struct ConsumptionRequestsTests {
         #expect(try lines(bothRevoked).first?.contains("\"deliveryStatus\":5") == true)
     }
 
+    @Test("refunded, taken back, the refund reversed and not given back, then asked about again: not delivered, and the reversed refund is no refund")
+    func reversedRefundAskedAgain() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        let purchase = Line.v2("t_r", "gems300", purchase: "2026-11-20T10:00:00Z", price: 4990)
+        try scenario.write("receipts/r.jsonl", [Line.v2Receipt("2026-11-20T10:00:05Z", "u_1", transaction: purchase)])
+        try scenario.write("server/s.jsonl", [Line.delivered("2026-11-20T10:00:09Z", "u_1", "t_r", "gems300"),
+                                              Line.revoked("2026-11-21T11:00:00Z", "u_1", "t_r")])
+        try scenario.write("notifications/n.jsonl", [
+            Line.notification("REFUND", uuid: "0a3cee3d-920a-4658-8128-61d634efc3e1", signed: "2026-11-21T10:00:00Z",
+                              transaction: Line.v2("t_r", "gems300", purchase: "2026-11-20T10:00:00Z", price: 4990,
+                                                   revocation: "2026-11-21T09:00:00Z", revocationType: "REFUND_FULL")),
+            Line.notification("REFUND_REVERSED", uuid: "0a3cee3d-920a-4658-8128-61d634efc3e2", signed: "2026-11-23T10:00:00Z", transaction: purchase),
+            Line.notification("CONSUMPTION_REQUEST", uuid: "0a3cee3d-920a-4658-8128-61d634efc3e3", signed: "2026-11-25T10:00:00Z", transaction: purchase),
+        ])
+        _ = try scenario.run(asOf: Self.asOf)
+        let answers = try ConsumptionRequestsReport.answers(database: try scenario.open(), transactionID: "t_r")
+        #expect(answers.map { [$0.deliveryStatus, $0.lifetimeDollarsPurchased, $0.lifetimeDollarsRefunded] } == [[5, 2, 1]])
+    }
+
     @Test("lifetime dollars are undeclared when the reporting currency is not USD: never a guess")
     func otherCurrency() throws {
         let scenario = try scenario(deliveries: [Line.delivered("2026-11-28T10:00:09Z", "u_1", "t_ask", "gems300")], currency: "EUR")
