@@ -9,7 +9,8 @@ import Foundation
 /// moment Apple asked:
 /// - `deliveryStatus`: 0 (delivered and working) when the delivery log delivered the
 ///   transaction before the request, 2 (wrong item) when what it delivered was another product,
-///   5 (not delivered, other reason) when it never delivered it.
+///   5 (not delivered, other reason) when it never delivered it, or took it back
+///   (`delivery_revoked`) from each user it went to after their last delivery and before the request.
 /// - `accountTenure`: the days since the user's first sign-up, in Apple's buckets.
 /// - `lifetimeDollarsPurchased` / `lifetimeDollarsRefunded`: the user's verified production
 ///   purchases and refunds up to the request, in USD at fx.csv's purchase-day rate, in Apple's
@@ -116,11 +117,22 @@ public enum ConsumptionRequestsReport {
             // What the log delivered of it before the request; the earliest delivery's user when the join resolved none.
             var deliveredProducts: Set<String> = []
             var earliest: (ms: Int64, userID: String)?
+            var latestByUser: [String: Int64] = [:]
             for delivery in try store.deliveries(of: request.transactionID) where delivery.ms <= request.ms {
                 deliveredProducts.insert(delivery.productID)
                 if delivery.ms < earliest?.ms ?? .max { earliest = (delivery.ms, delivery.userID) }
+                latestByUser[delivery.userID] = max(latestByUser[delivery.userID] ?? delivery.ms, delivery.ms)
             }
             if answer.userID == nil { answer.userID = earliest?.userID }
+            // Taken back (`delivery_revoked`) from every user it went to, each at or after their last delivery before
+            // the request: nobody had it when Apple asked (a refund reversed and asked for again, say), so never
+            // "delivered and working". A user who still held it keeps it delivered.
+            if !latestByUser.isEmpty {
+                for revocation in try store.revocations(of: request.transactionID) where revocation.ms <= request.ms {
+                    if let latest = latestByUser[revocation.userID], revocation.ms >= latest { latestByUser[revocation.userID] = nil }
+                }
+                if latestByUser.isEmpty { deliveredProducts = [] }
+            }
             if !deliveredProducts.isEmpty {
                 answer.deliveryStatus = appleProduct.map { deliveredProducts.contains($0) } ?? true ? 0 : 2
             }

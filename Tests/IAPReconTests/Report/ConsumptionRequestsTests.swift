@@ -189,6 +189,49 @@ struct ConsumptionRequestsTests {
         #expect(try lines(wrong).first?.contains("\"deliveryStatus\":2") == true)
     }
 
+    @Test("delivered, then taken back before Apple asked (a refund reversed and asked for again, fraud): not delivered (5), never 'delivered and working'")
+    func revokedBeforeTheRequest() throws {
+        let delivered = Line.delivered("2026-11-28T10:00:09Z", "u_1", "t_ask", "gems300")
+        let revoked = try scenario(deliveries: [delivered, Line.revoked("2026-11-28T20:00:00Z", "u_1", "t_ask")])
+        #expect(try lines(revoked).first?.contains("\"deliveryStatus\":5") == true)
+        // Near misses: taken back only after Apple asked, or delivered again after it was taken back: it was working when asked.
+        let revokedAfter = try scenario(deliveries: [delivered, Line.revoked("2026-11-29T09:00:00Z", "u_1", "t_ask")])
+        #expect(try lines(revokedAfter).first?.contains("\"deliveryStatus\":0") == true)
+        let redelivered = try scenario(deliveries: [delivered, Line.revoked("2026-11-28T20:00:00Z", "u_1", "t_ask"),
+                                                    Line.delivered("2026-11-28T21:00:00Z", "u_1", "t_ask", "gems300", deliveryID: "d_again")])
+        #expect(try lines(redelivered).first?.contains("\"deliveryStatus\":0") == true)
+        // Another transaction's revocation says nothing of this one.
+        let other = try scenario(deliveries: [delivered, Line.revoked("2026-11-28T20:00:00Z", "u_1", "t_old")])
+        #expect(try lines(other).first?.contains("\"deliveryStatus\":0") == true)
+        // Delivered to two users and taken back from one: the other still had it.
+        let twoUsers = try scenario(deliveries: [delivered, Line.delivered("2026-11-28T10:05:00Z", "u_2", "t_ask", "gems300"),
+                                                 Line.revoked("2026-11-28T20:00:00Z", "u_2", "t_ask")])
+        #expect(try lines(twoUsers).first?.contains("\"deliveryStatus\":0") == true)
+        let bothRevoked = try scenario(deliveries: [delivered, Line.delivered("2026-11-28T10:05:00Z", "u_2", "t_ask", "gems300"),
+                                                    Line.revoked("2026-11-28T20:00:00Z", "u_2", "t_ask"), Line.revoked("2026-11-28T20:00:00Z", "u_1", "t_ask")])
+        #expect(try lines(bothRevoked).first?.contains("\"deliveryStatus\":5") == true)
+    }
+
+    @Test("refunded, taken back, the refund reversed and not given back, then asked about again: not delivered, and the reversed refund is no refund")
+    func reversedRefundAskedAgain() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        let purchase = Line.v2("t_r", "gems300", purchase: "2026-11-20T10:00:00Z", price: 4990)
+        try scenario.write("receipts/r.jsonl", [Line.v2Receipt("2026-11-20T10:00:05Z", "u_1", transaction: purchase)])
+        try scenario.write("server/s.jsonl", [Line.delivered("2026-11-20T10:00:09Z", "u_1", "t_r", "gems300"),
+                                              Line.revoked("2026-11-21T11:00:00Z", "u_1", "t_r")])
+        try scenario.write("notifications/n.jsonl", [
+            Line.notification("REFUND", uuid: "0a3cee3d-920a-4658-8128-61d634efc3e1", signed: "2026-11-21T10:00:00Z",
+                              transaction: Line.v2("t_r", "gems300", purchase: "2026-11-20T10:00:00Z", price: 4990,
+                                                   revocation: "2026-11-21T09:00:00Z", revocationType: "REFUND_FULL")),
+            Line.notification("REFUND_REVERSED", uuid: "0a3cee3d-920a-4658-8128-61d634efc3e2", signed: "2026-11-23T10:00:00Z", transaction: purchase),
+            Line.notification("CONSUMPTION_REQUEST", uuid: "0a3cee3d-920a-4658-8128-61d634efc3e3", signed: "2026-11-25T10:00:00Z", transaction: purchase),
+        ])
+        _ = try scenario.run(asOf: Self.asOf)
+        let answers = try ConsumptionRequestsReport.answers(database: try scenario.open(), transactionID: "t_r")
+        #expect(answers.map { [$0.deliveryStatus, $0.lifetimeDollarsPurchased, $0.lifetimeDollarsRefunded] } == [[5, 2, 1]])
+    }
+
     @Test("lifetime dollars are undeclared when the reporting currency is not USD: never a guess")
     func otherCurrency() throws {
         let scenario = try scenario(deliveries: [Line.delivered("2026-11-28T10:00:09Z", "u_1", "t_ask", "gems300")], currency: "EUR")

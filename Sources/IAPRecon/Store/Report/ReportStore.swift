@@ -90,6 +90,8 @@ protocol ReportStore: SendableMetatype {
     func resolvedUser(of transactionID: String) throws -> String?
     /// Each delivery of `transactionID` (`ServerDeliveries`) as its first line has it.
     func deliveries(of transactionID: String) throws -> [(ms: Int64, userID: String, productID: String)]
+    /// Each `delivery_revoked` line of `transactionID`: when, and from which user, the server log took its goods back.
+    func revocations(of transactionID: String) throws -> [(ms: Int64, userID: String)]
     /// `user`'s first registration: its time and whether it named an IDFV.
     func firstRegistration(of user: String) throws -> (ms: Int64, hasIDFV: Bool)?
     /// `user`'s revenue transactions purchased by `untilMs` (`UserPurchaseColumn`).

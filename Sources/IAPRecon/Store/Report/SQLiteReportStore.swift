@@ -140,6 +140,10 @@ struct SQLiteReportStore: ReportStore {
         return deliveries
     }
 
+    func revocations(of transactionID: String) throws -> [(ms: Int64, userID: String)] {
+        try StoredReportRows.revocations(of: transactionID, in: database)
+    }
+
     func firstRegistration(of user: String) throws -> (ms: Int64, hasIDFV: Bool)? {
         try FirstRegistrations.first(of: user, in: database)
     }

@@ -126,6 +126,15 @@ enum StoredReportRows {
         return resolution
     }
 
+    /// Each `delivery_revoked` line of `transactionID`: its time and user.
+    static func revocations(of transactionID: String, in database: Database) throws -> [(ms: Int64, userID: String)] {
+        var revocations: [(ms: Int64, userID: String)] = []
+        try database.forEach("SELECT ts_ms, user_id FROM raw_server__revocations WHERE transaction_id = ?1", [.text(transactionID)]) {
+            revocations.append(($0.int(0), $0.string(1)))
+        }
+        return revocations
+    }
+
     /// The user the join resolved `transactionID` to, if it resolved one.
     static func resolvedUser(of transactionID: String, in database: Database) throws -> String? {
         try resolution(of: transactionID, in: database).user
