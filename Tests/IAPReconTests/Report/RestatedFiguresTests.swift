@@ -119,7 +119,7 @@ struct RestatedFiguresTests {
     @Test("many restated days are summarised: the first three spelled out, the others counted")
     func summarised() {
         func figures(_ gross: String, through: Int64) -> PublishedRevenue {
-            PublishedRevenue(setPath: "/out/.sets/a", zone: "UTC", reportingCurrency: "USD", throughDay: through, figures: (0..<5).map { day in
+            PublishedRevenue(setPath: "/out/.sets/a", folder: "/out", zone: "UTC", reportingCurrency: "USD", throughDay: through, figures: (0..<5).map { day in
                 PublishedRevenue.Figure(day: 20_400 + day, date: "day\(day)", reporting: false, currency: "EUR", gross: gross, refunds: "0", net: gross)
             })
         }
@@ -141,7 +141,9 @@ struct RestatedFiguresTests {
     static func stored(_ scenario: Scenario) throws -> (published: PublishedRevenue?, pending: Int64) {
         let database = try scenario.open()
         let pending = try database.scalar("SELECT count(*) FROM fct_published_report WHERE state = 1").integerValue
-        return (try SQLiteReportStore(database).publishedRevenue(zone: "UTC") { _ in false }, pending)
+        // The latest report published: the one a report of a later day in another folder compares with.
+        let compared = try SQLiteReportStore(database).publishedRevenue(zone: "UTC", folder: "/nowhere", throughDay: .max, earlierIn: nil) { _ in false }
+        return (compared.earlier, pending)
     }
 
     @Test("after a run, the store's published figures are those of the outputs switched in, and none are left pending")
