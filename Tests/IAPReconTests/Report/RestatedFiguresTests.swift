@@ -179,6 +179,28 @@ struct RestatedFiguresTests {
         #expect(try Self.stored(scenario).pending == 0)
     }
 
+    @Test("a night run again and killed before its switch leaves its report as first published: the next run again writes the same page and says nothing")
+    func rerunKilledBeforeSwitch() throws {
+        let scenario = try Scenario()
+        _ = try Self.firstNight(scenario)
+        try scenario.write("receipts/2026-11-22.jsonl", [
+            Self.receipt("t3", purchase: "2026-11-20T23:00:00Z", received: "2026-11-22T08:00:05Z", price: 4990),
+        ])
+        #expect(try scenario.run(now: Self.now).report.restatedRevenue != nil)
+        let page = try scenario.output("report.html")
+        // The re-run saved its figures (other ones, as if a file had changed) and was killed before its switch.
+        let database = try scenario.open()
+        var killed = try #require(try SQLiteReportStore(database).publishedRevenue(
+            zone: "UTC", folder: OutputSet.canonicalFolder(scenario.out), throughDay: .max, earlierIn: nil) { _ in false }.earlier)
+        killed.setPath = scenario.out + "/.sets/set-1-99999"
+        killed.figures = killed.figures.map { var figure = $0; figure.gross = "100"; figure.net = "100"; return figure }
+        try SQLiteReportStore(database).savePendingRevenue(killed)
+        let again = try scenario.run(now: Self.now)
+        #expect(again.report.restatedRevenue == nil)
+        #expect(try scenario.output("report.html") == page)
+        #expect(try Self.stored(scenario).pending == 0)
+    }
+
     @Test("figures a killed run saved and switched in, but did not mark published, are taken as published")
     func pendingSwitchedIn() throws {
         let scenario = try Scenario()
