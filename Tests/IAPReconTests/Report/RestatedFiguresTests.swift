@@ -262,7 +262,7 @@ struct RestatedFiguresTests {
     }
 
     @Test("a store write after the outputs' switch that fails says the reports are this run's, and the next run mends the store: the switched-in revenue is published, nothing restated again",
-          arguments: ["fct_published_report", "fct_finding_first_seen"])
+          arguments: ["fct_published_report", "fct_published_revenue", "fct_finding_first_seen"])
     func failedRecordingAfterSwitch(table: String) throws {
         let scenario = try Scenario()
         _ = try Self.firstNight(scenario)

@@ -113,5 +113,40 @@ struct StoredPublishedRevenueTests {
         // the USD of `day` as A, C and B last showed it.
         #expect(try Self.rows(database) == 13 * 4 + 11 * 4 + 2)
     }
-}
 
+    @Test("after any sequence of reports, re-runs, zones, dropped figures and currencies, each report reads back the figures it last published")
+    func everyReportReadsBackWhatItPublished() throws {
+        let database = try Scenario().open()
+        var seed: UInt64 = 7
+        func next(_ bound: Int) -> Int {
+            seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int((seed >> 33) % UInt64(bound))
+        }
+        var last: [String: PublishedRevenue] = [:]
+        for _ in 0..<120 {
+            let zone = ["UTC", "Asia/Tokyo"][next(2)]
+            let through = Self.firstDay + Int64(3 + next(6))
+            let reporting = ["USD", "EUR"][next(4) == 0 ? 1 : 0]
+            var figures: [PublishedRevenue.Figure] = []
+            for day in Self.firstDay...through {
+                for (isReporting, currency) in Self.currencies.map({ (false, $0) }) + [(true, reporting)] where next(5) > 0 {
+                    let amount = String(1 + next(3))
+                    figures.append(PublishedRevenue.Figure(day: day, date: "d\(day)", reporting: isReporting, currency: currency,
+                                                           gross: amount, refunds: "0", net: amount))
+                }
+            }
+            let folder = "/reports/" + ["a", "b", "c"][next(3)]
+            let report = PublishedRevenue(setPath: folder + "/.sets/set", folder: folder, zone: zone, reportingCurrency: reporting,
+                                          throughDay: through, figures: figures)
+            try Self.publish(report, in: database)
+            last["\(zone) \(folder) \(through)"] = report
+        }
+        for report in last.values {
+            let stored = try SQLiteReportStore(database).publishedRevenue(zone: report.zone, folder: report.folder, throughDay: report.throughDay,
+                                                                          earlierIn: nil) { _ in false }
+            #expect(stored.rewritten == report)
+        }
+        // Kept: at most every figure of every report, never more.
+        #expect(try Self.rows(database) <= Int64(last.values.map(\.figures.count).reduce(0, +)))
+    }
+}
