@@ -147,6 +147,13 @@ public final class OutputSet: Sendable {
         return absolute + "/.sets/" + setName
     }
 
+    /// `folder` as one spelling, however a run named it (relative, with `.` or `..`, through a link above it): absolute,
+    /// standardized, the links of its parent resolved. The folder itself may not exist yet (a first run).
+    static func canonicalFolder(_ folder: String) -> String {
+        let url = URL(fileURLWithPath: folder).standardizedFileURL
+        return url.deletingLastPathComponent().resolvingSymlinksInPath().path + "/" + url.lastPathComponent
+    }
+
     /// Whether the set at `setPath` (a `committedSetPath`) is its folder's current one: its commit switched it in
     /// and no later one replaced it. False when the folder is gone.
     static func isCurrent(setPath: String) -> Bool {

@@ -44,7 +44,8 @@ public struct ReportSummary: Sendable {
     /// What a person should know of the inputs the report read: fx.csv rates that disagree.
     public var warnings: [String] = []
     /// The revenue figures of days (and fiscal months) an earlier published report showed that this one changed, with
-    /// their old and new values (`RestatedFigures`); nil when none changed or none were published before.
+    /// their old and new values (`RestatedFigures`), as news for stderr; nil when none changed or none were published
+    /// before. A report run again says only what changed of what it showed itself: the page keeps the rest.
     public var restatedRevenue: String?
 }
 
@@ -97,15 +98,18 @@ public enum ReportStage {
         // Attribution's installs next: the matching on this thread waits for them, while the
         // files below can wait for a core.
         let installs = try AttributionReport.readInstalls(store: store, zone: settings.zone, fx: fx)
-        let announced: Set<String>, output: OutputSet, published: PublishedRevenue?
+        let announced: Set<String>, output: OutputSet, published: ComparedRevenue
+        let reportFolder = OutputSet.canonicalFolder(settings.outFolder)
         do {
             // The report's one write before attribution's: the findings are read on another
             // connection once the sightings they are judged by are committed.
             announced = try store.recordFirstSightings(asOfMs: asOfMs, earlierIn: settings.earlierSightings)
             Trace.mark("report first sightings recorded")
-            // What the outputs last switched in show, wherever they were written: this report names what it restates.
-            // Those of this report's zone: a report in another zone compares nothing, and leaves them be.
-            published = try store.publishedRevenue(zone: settings.zone.identifier, switchedIn: OutputSet.isCurrent(setPath:))
+            // What the reports published before this one showed, and what this one showed if it is run again: it names
+            // what it restates. A report in another zone compares nothing, and leaves them be.
+            published = try store.publishedRevenue(zone: settings.zone.identifier, folder: reportFolder,
+                                                   throughDay: DayNames(settings.zone).number(asOfMs), earlierIn: settings.earlierSightings,
+                                                   switchedIn: OutputSet.isCurrent(setPath:))
             output = try OutputSet(folder: settings.outFolder)
         } catch {
             installs.wait()
@@ -202,13 +206,13 @@ public enum ReportStage {
                 let revenue: RevenueReport, undocumentedTypes: [String]
                 (revenue, tieOut, counts, wroteTieOut, undocumentedTypes) = try revenueWork.value()
                 Trace.mark("report waited for revenue")
-                var covered = RestatedFigures.figures(revenue, zone: settings.zone, asOfMs: asOfMs, setPath: output.committedSetPath)
-                // A report with an earlier --as-of still counts every event, so it prints the days the last report
-                // covered after its as-of as they are: it covers them too. Kept to its own as-of day, it would leave
-                // the next report nothing to compare them with, and a restatement of them said nowhere.
-                if let published, published.zone == covered.zone { covered.throughDay = max(covered.throughDay, published.throughDay) }
-                figures = covered
-                restatedRevenue = RestatedFigures(published: published, now: figures).line()
+                figures = RestatedFigures.figures(revenue, zone: settings.zone, asOfMs: asOfMs, setPath: output.committedSetPath,
+                                                  folder: reportFolder)
+                // The page says what this report restates of the one before it, on every run of it alike: a night run
+                // again writes its folder as its first run did. Stderr says only what is news: all of it the first
+                // time, then what changed of what this report itself showed (a late file), nothing when nothing did.
+                let restated = RestatedFigures(published: published.earlier, now: figures).line()
+                restatedRevenue = published.rewritten.map { RestatedFigures(published: $0, now: figures).line() } ?? restated
                 filesDone?(wroteTieOut ? 3 : 2)
                 inputWarnings += revenue.fxWarnings + tieOut.fxWarnings
                 inputWarnings += Self.salesReportAppsWarnings(counts.salesReportApps)
@@ -220,7 +224,7 @@ public enum ReportStage {
                                       attribution: attribution)
                 page.tieout = ReportPage.TieOut(tieOut.rows, overlaps: tieOut.overlaps, mixedProceeds: tieOut.mixedProceeds)
                 page.warnings = inputWarnings + undocumentedTypes
-                page.restatedRevenue = restatedRevenue
+                page.restatedRevenue = restated
                 try output.write("report.html") { try $0.write(page.html()) }
                 try output.write("summary.json") { try $0.write(JSONWriter.pretty(summary)) }
                 filesDone?(2)

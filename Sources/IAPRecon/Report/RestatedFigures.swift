@@ -26,8 +26,8 @@ struct RestatedFigures: Equatable, Sendable {
 
     var isEmpty: Bool { days.isEmpty && months.isEmpty }
 
-    /// What `revenue` publishes, as the outputs set at `setPath` shows it, as of the day of `asOfMs` in `zone`.
-    static func figures(_ revenue: RevenueReport, zone: Zone, asOfMs: Int64, setPath: String) -> PublishedRevenue {
+    /// What `revenue` publishes, as the outputs set at `setPath` in `folder` shows it, as of the day of `asOfMs` in `zone`.
+    static func figures(_ revenue: RevenueReport, zone: Zone, asOfMs: Int64, setPath: String, folder: String) -> PublishedRevenue {
         var sums: [Key: Sums] = [:]
         var dates: [Int64: String] = [:]
         for (key, row) in revenue.rows {
@@ -42,7 +42,7 @@ struct RestatedFigures: Equatable, Sendable {
             return PublishedRevenue.Figure(day: key.day, date: dates[key.day] ?? "", reporting: key.reporting, currency: key.currency,
                                            gross: Money.format(sum.gross), refunds: Money.format(sum.refunds), net: Money.format(sum.net))
         }
-        return PublishedRevenue(setPath: setPath, zone: zone.identifier, reportingCurrency: revenue.currency.code,
+        return PublishedRevenue(setPath: setPath, folder: folder, zone: zone.identifier, reportingCurrency: revenue.currency.code,
                                 throughDay: DayNames(zone).number(asOfMs), figures: figures)
     }
 

@@ -954,6 +954,34 @@ public enum Schema {
               PRIMARY KEY (state, zone)
             ) WITHOUT ROWID;
             """),
+        // The published figures are kept per report (zone, folder, as-of day), with the order reports were first
+        // published in: a night run again into its folder compared with itself and dropped its restated-revenue
+        // notice. A figure is kept once per value it had, with the publications it was valid from and until (none:
+        // still valid); a report is read as its zone's figures valid at its publication, up to its as-of day, so a
+        // night that changes nothing adds no figure. A report's figures wait in fct_pending_revenue until its outputs'
+        // switch. The per-zone figures say of no report which folder and day they were; they are dropped, and the
+        // first report after this names no restated day, as after migration 41.
+        (42, """
+            DROP TABLE IF EXISTS fct_published_revenue;
+            CREATE TABLE fct_published_revenue (
+              zone TEXT NOT NULL, day INTEGER NOT NULL, reporting INTEGER NOT NULL, currency TEXT NOT NULL,
+              valid_from INTEGER NOT NULL, valid_to INTEGER,
+              date TEXT NOT NULL, gross TEXT NOT NULL, refunds TEXT NOT NULL, net TEXT NOT NULL,
+              PRIMARY KEY (zone, day, reporting, currency, valid_from)
+            ) WITHOUT ROWID;
+            DROP TABLE IF EXISTS fct_pending_revenue;
+            CREATE TABLE fct_pending_revenue (
+              day INTEGER NOT NULL, reporting INTEGER NOT NULL, currency TEXT NOT NULL, date TEXT NOT NULL,
+              gross TEXT NOT NULL, refunds TEXT NOT NULL, net TEXT NOT NULL,
+              PRIMARY KEY (day, reporting, currency)
+            ) WITHOUT ROWID;
+            DROP TABLE IF EXISTS fct_published_report;
+            CREATE TABLE fct_published_report (
+              state INTEGER NOT NULL, zone TEXT NOT NULL, folder TEXT NOT NULL, through_day INTEGER NOT NULL,
+              set_path TEXT NOT NULL, currency TEXT NOT NULL, first_published INTEGER NOT NULL, publication INTEGER NOT NULL,
+              PRIMARY KEY (state, zone, folder, through_day)
+            ) WITHOUT ROWID;
+            """),
     ]
 
     public static var latestVersion: Int { migrations.last?.id ?? 0 }

@@ -104,10 +104,13 @@ enum Tables {
         .init(name: "fct_transactions_file", layer: .result, writer: .report, readers: [], migration: 16),
         // What each MMP file counts for attribution (`StoredMMPSegments`): a night counts its new file's rows only.
         .init(name: "fct_mmp_segments", layer: .result, writer: .report, readers: [], migration: 19),
-        // The revenue figures the last published report of each zone showed, and its currency and last day
-        // (`StoredPublishedRevenue`): the next report in that zone names the days it restates.
-        .init(name: "fct_published_revenue", layer: .result, writer: .report, readers: [], migration: 41),
-        .init(name: "fct_published_report", layer: .result, writer: .report, readers: [], migration: 41),
+        // The revenue figures published reports showed, each value once with the publications it was valid between;
+        // each report (its zone, folder and as-of day) with its publication, currency and the order reports were first
+        // published in; a report's figures until its outputs' switch (`StoredPublishedRevenue`): a report names the
+        // days it restates.
+        .init(name: "fct_published_revenue", layer: .result, writer: .report, readers: [], migration: 42),
+        .init(name: "fct_published_report", layer: .result, writer: .report, readers: [], migration: 42),
+        .init(name: "fct_pending_revenue", layer: .result, writer: .report, readers: [], migration: 42),
     ]
 
     /// The declaration of `name`, if it is a table of the store.

@@ -114,6 +114,78 @@ struct NightlyTests {
         #expect(Self.unrestated(again.err).isEmpty)
     }
 
+    /// The files of the report folder `day` under `reports`, by name.
+    static func reportFolder(_ work: Workspace, _ day: String) throws -> [String: String] {
+        let names = try FileManager.default.contentsOfDirectory(atPath: work.path("reports/" + day)).filter { !$0.hasPrefix(".") }
+        return try Dictionary(uniqueKeysWithValues: names.map { ($0, try work.read("reports/\(day)/\($0)")) })
+    }
+
+    @Test("a night run again writes its folder byte for byte, restated revenue included, and does not say it again on stderr")
+    func restatedNightRunAgain() throws {
+        let work = try Workspace()
+        let root = try Self.partitions(in: work)
+        let common = Self.commonArguments(root: root, db: work.path("s.sqlite"), in: work)
+        #expect(work.iaprecon(["nightly", "--date", "2026-11-28"] + common).code == 0)
+        let night = work.iaprecon(["nightly", "--date", "2026-11-29"] + common)
+        #expect(night.code == 0)
+        let restated = "Warning: restated revenue: 13 days already reported changed: 2026-08-26 (USD gross 0 → 4.99, "
+        #expect(night.err.hasPrefix(restated))
+        let folder = try Self.reportFolder(work, "2026-11-29")
+        #expect(folder["report.html"]?.contains("<p class=\"warn\">Restated revenue: 13 days already reported changed: 2026-08-26 ") == true)
+        // cron's retry: the same inputs, the same options.
+        let again = work.iaprecon(["nightly", "--date", "2026-11-29"] + common)
+        #expect(again.code == 0)
+        #expect(again.err == "", "the restatement was said by the night's first run")
+        let rewritten = try Self.reportFolder(work, "2026-11-29")
+        #expect(rewritten.keys.sorted() == folder.keys.sorted())
+        for (name, text) in folder { #expect(rewritten[name] == text, "\(name)") }
+
+        // The earlier night again, after the later one: it is compared with nothing later, so it restates nothing.
+        let earlierPage = try work.read("reports/2026-11-28/report.html")
+        let earlier = work.iaprecon(["nightly", "--date", "2026-11-28"] + common)
+        #expect(earlier.code == 0)
+        #expect(Self.unrestated(earlier.err) == earlier.err, "nothing restated by a night that sees fewer partitions")
+        #expect(try work.read("reports/2026-11-28/report.html") == earlierPage)
+        // And the later night once more still names what it restated, and stays quiet.
+        let third = work.iaprecon(["nightly", "--date", "2026-11-29"] + common)
+        #expect(third.err == "")
+        #expect(try Self.reportFolder(work, "2026-11-29") == folder)
+    }
+
+    @Test("a night run again after a later one (replayed) writes its folder byte for byte, restated revenue included, and says nothing again")
+    func restatedNightReplayed() throws {
+        let work = try Workspace()
+        let root = try Self.partitions(in: work)
+        let common = Self.commonArguments(root: root, db: work.path("s.sqlite"), in: work)
+        #expect(work.iaprecon(["nightly", "--date", "2026-11-28"] + common).code == 0)
+        #expect(work.iaprecon(["nightly", "--date", "2026-11-29"] + common).err.hasPrefix("Warning: restated revenue: 13 days already reported changed: "))
+        let folder = try Self.reportFolder(work, "2026-11-29")
+        // 11-30 brings a sign-up and no revenue: nothing restated.
+        try FileManager.default.createDirectory(atPath: root + "/2026-11-30/registrations", withIntermediateDirectories: true)
+        try #"{"ts":"2026-11-30T10:00:00Z","user_id":"u_9001","method":"apple"}"#.write(toFile: root + "/2026-11-30/registrations/signups-30.jsonl",
+                                                                                        atomically: true, encoding: .utf8)
+        #expect(work.iaprecon(["nightly", "--date", "2026-11-30"] + common).err == "")
+        // 11-29 again, replayed in a scratch store as that night saw it: compared with what the store published before it.
+        let again = work.iaprecon(["nightly", "--date", "2026-11-29"] + common)
+        #expect(again.code == 0)
+        #expect(again.err == "")
+        let rewritten = try Self.reportFolder(work, "2026-11-29")
+        #expect(rewritten.keys.sorted() == folder.keys.sorted())
+        for (name, text) in folder { #expect(rewritten[name] == text, "\(name)") }
+    }
+
+    @Test("a night with nothing restated run again says nothing and shows nothing")
+    func unrestatedNightRunAgain() throws {
+        let work = try Workspace()
+        let root = try Self.partitions(in: work)
+        let common = Self.commonArguments(root: root, db: work.path("s.sqlite"), in: work)
+        #expect(work.iaprecon(["nightly", "--date", "2026-11-28"] + common).err == "")
+        let folder = try Self.reportFolder(work, "2026-11-28")
+        #expect(folder["report.html"]?.contains("Restated revenue") == false)
+        #expect(work.iaprecon(["nightly", "--date", "2026-11-28"] + common).err == "")
+        #expect(try Self.reportFolder(work, "2026-11-28") == folder)
+    }
+
     @Test("a night whose partition has not landed re-reports the newest one and says so, also under --quiet; a new day does not")
     func repeatedNightWarns() throws {
         let work = try Workspace()

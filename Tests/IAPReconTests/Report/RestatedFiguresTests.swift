@@ -39,10 +39,35 @@ struct RestatedFiguresTests {
         #expect(try scenario.output("report.html").contains("<p class=\"warn\">Restated revenue: \(expected).</p>"))
         // The files say the same: the day's row was 0.99 and is 5.98 now.
         #expect(try scenario.output("revenue_daily.csv").contains("2026-11-20,gems60,USA,USD,2,0,5.98,0,5.98,5.98,0,5.98"))
-        // Run again with nothing new: the figures it publishes are those it published.
+        // Run again with nothing new: the same report rewritten. Its page still says what it restates, byte for byte;
+        // stderr does not say it again.
+        let page = try scenario.output("report.html")
         let again = try scenario.run(now: Self.now, jobs: jobs)
         #expect(again.report.restatedRevenue == nil)
-        #expect(try !scenario.output("report.html").contains("Restated revenue"))
+        #expect(try scenario.output("report.html") == page)
+    }
+
+    @Test("a report rewritten after a late file compares with the report before its first run: the page names both days, stderr the new one only")
+    func rerunAfterLateFile() throws {
+        let scenario = try Scenario()
+        _ = try Self.firstNight(scenario)
+        try scenario.write("receipts/2026-11-22.jsonl", [
+            Self.receipt("t3", purchase: "2026-11-20T23:00:00Z", received: "2026-11-22T08:00:05Z", price: 4990),
+            Self.receipt("t4", purchase: "2026-11-22T08:00:00Z", received: "2026-11-22T08:00:09Z"),
+        ])
+        _ = try scenario.run(now: Self.now)
+        // A file late for the same night (its as-of stays the 22nd's last event) changes the 21st too.
+        try scenario.write("receipts/2026-11-22-late.jsonl", [
+            Self.receipt("t5", purchase: "2026-11-21T20:00:00Z", received: "2026-11-22T07:00:00Z"),
+        ])
+        let again = try scenario.run(now: Self.now)
+        let twentieth = "2026-11-20 (USD gross 0.99 → 5.98, USD net 0.99 → 5.98, gross_usd 0.99 → 5.98, net_usd 0.99 → 5.98)"
+        let twentyFirst = "2026-11-21 (USD gross 0.99 → 1.98, USD net 0.99 → 1.98, gross_usd 0.99 → 1.98, net_usd 0.99 → 1.98)"
+        // What this report itself published before and now changes: the only news.
+        #expect(again.report.restatedRevenue == "1 day already reported changed: \(twentyFirst) (revenue_daily.csv)")
+        // The page compares with the first night, as the report's first run did: the earlier restatement and the new one.
+        #expect(try scenario.output("report.html").contains(
+            "<p class=\"warn\">Restated revenue: 2 days already reported changed: \(twentieth), \(twentyFirst) (revenue_daily.csv).</p>"))
     }
 
     @Test("a night that only adds a new day restates nothing")
@@ -94,7 +119,7 @@ struct RestatedFiguresTests {
     @Test("many restated days are summarised: the first three spelled out, the others counted")
     func summarised() {
         func figures(_ gross: String, through: Int64) -> PublishedRevenue {
-            PublishedRevenue(setPath: "/out/.sets/a", zone: "UTC", reportingCurrency: "USD", throughDay: through, figures: (0..<5).map { day in
+            PublishedRevenue(setPath: "/out/.sets/a", folder: "/out", zone: "UTC", reportingCurrency: "USD", throughDay: through, figures: (0..<5).map { day in
                 PublishedRevenue.Figure(day: 20_400 + day, date: "day\(day)", reporting: false, currency: "EUR", gross: gross, refunds: "0", net: gross)
             })
         }
@@ -116,7 +141,9 @@ struct RestatedFiguresTests {
     static func stored(_ scenario: Scenario) throws -> (published: PublishedRevenue?, pending: Int64) {
         let database = try scenario.open()
         let pending = try database.scalar("SELECT count(*) FROM fct_published_report WHERE state = 1").integerValue
-        return (try SQLiteReportStore(database).publishedRevenue(zone: "UTC") { _ in false }, pending)
+        // The latest report published: the one a report of a later day in another folder compares with.
+        let compared = try SQLiteReportStore(database).publishedRevenue(zone: "UTC", folder: "/nowhere", throughDay: .max, earlierIn: nil) { _ in false }
+        return (compared.earlier, pending)
     }
 
     @Test("after a run, the store's published figures are those of the outputs switched in, and none are left pending")
@@ -149,6 +176,28 @@ struct RestatedFiguresTests {
         ])
         let night = try scenario.run(now: Self.now)
         #expect(night.report.restatedRevenue?.hasPrefix("1 day already reported changed: 2026-11-20 (USD gross 0.99 → 5.98,") == true)
+        #expect(try Self.stored(scenario).pending == 0)
+    }
+
+    @Test("a night run again and killed before its switch leaves its report as first published: the next run again writes the same page and says nothing")
+    func rerunKilledBeforeSwitch() throws {
+        let scenario = try Scenario()
+        _ = try Self.firstNight(scenario)
+        try scenario.write("receipts/2026-11-22.jsonl", [
+            Self.receipt("t3", purchase: "2026-11-20T23:00:00Z", received: "2026-11-22T08:00:05Z", price: 4990),
+        ])
+        #expect(try scenario.run(now: Self.now).report.restatedRevenue != nil)
+        let page = try scenario.output("report.html")
+        // The re-run saved its figures (other ones, as if a file had changed) and was killed before its switch.
+        let database = try scenario.open()
+        var killed = try #require(try SQLiteReportStore(database).publishedRevenue(
+            zone: "UTC", folder: OutputSet.canonicalFolder(scenario.out), throughDay: .max, earlierIn: nil) { _ in false }.earlier)
+        killed.setPath = scenario.out + "/.sets/set-1-99999"
+        killed.figures = killed.figures.map { var figure = $0; figure.gross = "100"; figure.net = "100"; return figure }
+        try SQLiteReportStore(database).savePendingRevenue(killed)
+        let again = try scenario.run(now: Self.now)
+        #expect(again.report.restatedRevenue == nil)
+        #expect(try scenario.output("report.html") == page)
         #expect(try Self.stored(scenario).pending == 0)
     }
 
@@ -213,7 +262,7 @@ struct RestatedFiguresTests {
     }
 
     @Test("a store write after the outputs' switch that fails says the reports are this run's, and the next run mends the store: the switched-in revenue is published, nothing restated again",
-          arguments: ["fct_published_report", "fct_finding_first_seen"])
+          arguments: ["fct_published_report", "fct_published_revenue", "fct_finding_first_seen"])
     func failedRecordingAfterSwitch(table: String) throws {
         let scenario = try Scenario()
         _ = try Self.firstNight(scenario)

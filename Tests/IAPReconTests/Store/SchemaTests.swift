@@ -49,6 +49,7 @@ struct SchemaTests {
         39: "5fe95f4da2d74ee0",
         40: "68cb8a9d59de4c89",
         41: "cd3cf8be28228fd5",
+        42: "ebc00ad67124d8c4",
     ]
 
     @Test("a released migration's text never changes, and every migration is recorded as released")

@@ -72,10 +72,13 @@ protocol ReportStore: SendableMetatype {
 
     // MARK: Restated figures
 
-    /// The revenue figures the last published report in `zone` showed; nil when none was published there. A report
-    /// saved but never made published (`savePendingRevenue`) is taken as published when `switchedIn` says its set is
-    /// the current one of its folder (the run was killed between the switch and `publishPendingRevenue`), else dropped.
-    func publishedRevenue(zone: String, switchedIn: (_ setPath: String) -> Bool) throws -> PublishedRevenue?
+    /// The published figures the report of `zone`, `folder` and `throughDay` is compared with (`ComparedRevenue`). A
+    /// report saved but never made published (`savePendingRevenue`) is taken as published when `switchedIn` says its
+    /// set is the current one of its folder (the run was killed between the switch and `publishPendingRevenue`), else
+    /// dropped. A replayed night's store has published nothing of the nights before: the store at `earlierIn`, which
+    /// published them, is read too.
+    func publishedRevenue(zone: String, folder: String, throughDay: Int64, earlierIn: String?,
+                          switchedIn: (_ setPath: String) -> Bool) throws -> ComparedRevenue
     /// Keeps `figures` as this report's, pending until `publishPendingRevenue`: saved before its outputs' switch.
     func savePendingRevenue(_ figures: PublishedRevenue) throws
     /// Makes the pending figures the published ones, once the outputs that show them are switched in.
@@ -143,12 +146,24 @@ struct PublishedRevenue: Equatable, Sendable {
 
     /// Where the outputs that show them are once switched in: `<out>/.sets/<set>`, an absolute path.
     var setPath: String
+    /// `--out`, as `OutputSet.canonicalFolder` spells it: with `zone` and `throughDay`, which report these are. A run
+    /// into the same folder for the same day rewrites that report.
+    var folder: String
     var zone: String
     var reportingCurrency: String
     /// The as-of's day in `zone`: the report covered every day up to it.
     var throughDay: Int64
     /// By day, then local currencies before the reporting currency, then currency.
     var figures: [Figure]
+}
+
+/// The published reports a report's figures are compared with (`StoredPublishedRevenue`).
+struct ComparedRevenue: Equatable, Sendable {
+    /// The report this one rewrites (its folder's, of its zone and day) as it was last published; nil the first time.
+    var rewritten: PublishedRevenue?
+    /// The report published before `rewritten` first was (before this one, the first time), of its zone and of a day
+    /// up to its own: what its restated revenue is said against, the same on every run of the report.
+    var earlier: PublishedRevenue?
 }
 
 /// A `transactions.csv` a report wrote: from the results of which join (`transactionChanges`), with

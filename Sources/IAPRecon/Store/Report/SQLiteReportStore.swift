@@ -108,8 +108,18 @@ struct SQLiteReportStore: ReportStore {
         try StoredTransactionsFile.save(record, in: database)
     }
 
-    func publishedRevenue(zone: String, switchedIn: (_ setPath: String) -> Bool) throws -> PublishedRevenue? {
-        try StoredPublishedRevenue.published(database, zone: zone, switchedIn: switchedIn)
+    func publishedRevenue(zone: String, folder: String, throughDay: Int64, earlierIn: String?,
+                          switchedIn: (_ setPath: String) -> Bool) throws -> ComparedRevenue {
+        try StoredPublishedRevenue.settle(database, switchedIn: switchedIn)
+        let own = try StoredPublishedRevenue.compared(database, zone: zone, folder: folder, throughDay: throughDay)
+        guard let earlierIn else { return own }
+        let earlierStore = try Database(path: earlierIn, readOnly: true)
+        // A store no iaprecon of per-report figures has written kept none: nothing of it to compare with.
+        guard try Schema.appliedVersion(earlierStore) >= StoredPublishedRevenue.migration else { return own }
+        let published = try StoredPublishedRevenue.compared(earlierStore, zone: zone, folder: folder, throughDay: throughDay)
+        // The replay's own nights (a backfill's) come after that store's only where they are of a later day.
+        let earlier = [published.earlier, own.earlier].compactMap { $0 }.max { $0.throughDay < $1.throughDay }
+        return ComparedRevenue(rewritten: published.rewritten ?? own.rewritten, earlier: earlier)
     }
 
     func savePendingRevenue(_ figures: PublishedRevenue) throws {
