@@ -281,21 +281,8 @@ enum ContentHash {
     static func ofInflated(gzip path: String) throws(InputError) -> (hash: String, bytes: Int) {
         let file = try InputFile(path: path)
         var stream = Stream(start: 0)
-        let blockSize = 1 << 20
-        let buffer = UnsafeMutableRawPointer.allocate(byteCount: blockSize, alignment: 8)
-        defer { buffer.deallocate() }
-        var total = 0
-        var filled = 0
-        while true {
-            // Whole blocks, as `readBlocks` hashes a plain file's.
-            let count = try file.read(into: buffer + filled, count: blockSize - filled)
-            filled += count
-            if count > 0, filled < blockSize { continue }
-            if filled > 0 { stream.add(UnsafeRawPointer(buffer), count: filled) }
-            total += filled
-            if count == 0 { return (finished(stream.piece.value, bytes: total), total) }
-            filled = 0
-        }
+        let total = try blocks(reading: file.read(into:count:)) { buffer, count in stream.add(UnsafeRawPointer(buffer), count: count) }
+        return (finished(stream.piece.value, bytes: total), total)
     }
 
     /// Reads the file in blocks of 1 MiB (the last shorter; each but the last a multiple of 32
@@ -304,17 +291,21 @@ enum ContentHash {
         // A folder is named as reading it says.
         let descriptor = try InputFile.openRegularFile(path, folderReason: InputFile.folderRead)
         defer { close(descriptor) }
+        return try blocks(reading: { buffer, count throws(InputError) in try InputFile.read(descriptor, into: buffer, count: count, path: path) },
+                          block)
+    }
+
+    /// Hands on what `read` gives (up to the count asked, 0 at the end) in blocks of 1 MiB, the last
+    /// shorter, and returns its length.
+    private static func blocks(reading read: (UnsafeMutableRawPointer, Int) throws(InputError) -> Int,
+                               _ block: (UnsafeMutableRawPointer, Int) -> Void) throws(InputError) -> Int {
         let blockSize = 1 << 20
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: blockSize, alignment: 8)
         defer { buffer.deallocate() }
         var total = 0
         var filled = 0
         while true {
-            let count = read(descriptor, buffer + filled, blockSize - filled)
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw InputError(path: path, reason: String(cString: strerror(errno)))
-            }
+            let count = try read(buffer + filled, blockSize - filled)
             filled += count
             // A short read is not the end: hash only whole blocks until the file is done, so
             // the result never depends on how the kernel cut the reads.
