@@ -264,17 +264,22 @@ struct RevenueReportTests {
         #expect(Money.parse(grossUSD) == Fixture.sum(Fixture.table(text), "gross_usd"))
     }
 
+    /// fx.csv with rates into USD from 2026-11-01 and for EUR only from 2026-11-11.
+    static let firstEuroRate = ["date,currency,rate", "2026-11-01,USD,1", "2026-11-11,EUR,1.05"]
+    /// u1's EUR purchases the day before `firstEuroRate`'s EUR rate and on its day.
+    static let eurosAroundFirstRate = [
+        Line.v2Receipt("2026-11-10T10:00:05Z", "u1",
+                       transaction: Fixture.v2("t1", "gems300", purchase: "2026-11-10T10:00:00Z", price: 5490, currency: "EUR", storefront: "DEU")),
+        Line.v2Receipt("2026-11-11T10:00:05Z", "u1",
+                       transaction: Fixture.v2("t2", "gems300", purchase: "2026-11-11T10:00:00Z", price: 5490, currency: "EUR", storefront: "DEU")),
+    ]
+
     @Test("a purchase with no rate on or before its day keeps its local amounts, leaves its USD gross and net empty and is counted")
     func missingRate() throws {
         let scenario = try Scenario()
         try scenario.catalog()
-        try scenario.write("fx.csv", ["date,currency,rate", "2026-11-01,USD,1", "2026-11-11,EUR,1.05"])
-        try scenario.write("receipts/r.jsonl", [
-            Line.v2Receipt("2026-11-10T10:00:05Z", "u1",
-                           transaction: Fixture.v2("t1", "gems300", purchase: "2026-11-10T10:00:00Z", price: 5490, currency: "EUR", storefront: "DEU")),
-            Line.v2Receipt("2026-11-11T10:00:05Z", "u1",
-                           transaction: Fixture.v2("t2", "gems300", purchase: "2026-11-11T10:00:00Z", price: 5490, currency: "EUR", storefront: "DEU")),
-        ])
+        try scenario.write("fx.csv", Self.firstEuroRate)
+        try scenario.write("receipts/r.jsonl", Self.eurosAroundFirstRate)
         _ = try scenario.run(asOf: asOf)
         let text = try scenario.output("revenue_daily.csv")
         #expect(Fixture.lines(text) == [
@@ -292,12 +297,8 @@ struct RevenueReportTests {
     func missingRateWarning() throws {
         let scenario = try Scenario()
         try scenario.catalog()
-        try scenario.write("fx.csv", ["date,currency,rate", "2026-11-01,USD,1", "2026-11-11,EUR,1.05"])
-        try scenario.write("receipts/r.jsonl", [
-            Line.v2Receipt("2026-11-10T10:00:05Z", "u1",
-                           transaction: Fixture.v2("t1", "gems300", purchase: "2026-11-10T10:00:00Z", price: 5490, currency: "EUR", storefront: "DEU")),
-            Line.v2Receipt("2026-11-11T10:00:05Z", "u1",
-                           transaction: Fixture.v2("t2", "gems300", purchase: "2026-11-11T10:00:00Z", price: 5490, currency: "EUR", storefront: "DEU")),
+        try scenario.write("fx.csv", Self.firstEuroRate)
+        try scenario.write("receipts/r.jsonl", Self.eurosAroundFirstRate + [
             Line.v2Receipt("2026-11-12T10:00:05Z", "u2",
                            transaction: Fixture.v2("t3", "gems300", purchase: "2026-11-12T10:00:00Z", price: 4990, currency: "GBP", storefront: "GBR")),
             Line.v2Receipt("2026-11-14T10:00:05Z", "u2",
