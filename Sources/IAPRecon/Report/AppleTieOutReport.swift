@@ -38,7 +38,8 @@ struct AppleTieOutReport: Sendable {
             rows.append(item)
             guard let currency = item.proceedsCurrency, let amount = item.proceeds.flatMap(Amount.parse) else { continue }
             proceeds[currency, default: .zero] += amount
-            if let rate = fx.rate(currency, on: item.day) {
+            // No proceeds (a promo code redeemed) are none in every currency: such a row needs no rate.
+            if let rate = fx.rate(currency, on: item.day) ?? (amount.isZero ? Amount.zero : nil) {
                 reportingProceeds += reportingCurrency.rounded(amount * rate)
             } else {
                 unconvertedRows += 1

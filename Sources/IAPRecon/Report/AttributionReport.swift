@@ -292,7 +292,8 @@ struct AttributionReport: Sendable {
         try store.forEachSpendRow { row in
             guard let spend = Amount.parse(row.string(Spend.spend)) else { return }
             let day = row.string(Spend.day)
-            let rate = fx.rate(row.string(Spend.currency), on: day)
+            // Nothing spent is nothing in every currency: such a row needs no rate, and leaves no cohort's spend unknown.
+            let rate = fx.rate(row.string(Spend.currency), on: day) ?? (spend.isZero ? Amount.zero : nil)
             if rate == nil {
                 unconvertedSpendRows += 1
                 let code = row.string(Spend.currency), path = row.string(Spend.path), line = row.int(Spend.line)

@@ -81,6 +81,10 @@ struct FindingsReport: Sendable {
                 let atMs = row.optionalInt(Column.purchaseMs) ?? row.int(Column.eventMs)
                 if let rate = values.rate(currency: code, atMs: atMs) {
                     reportingAmount = currency.rounded(amount * rate)
+                } else if amount.isZero {
+                    // Nothing at risk (a family-shared transaction's finding) is nothing in any currency: no rate
+                    // is wanted, and a warning would say money is left out of the total where none is.
+                    reportingAmount = currency.rounded(.zero)
                 } else {
                     let day = values.day(atMs), name = values.currencies[code]
                     let seen = unconvertedByCurrency[name] ?? (0, day, texts[Column.findingID.rawValue] ?? "")

@@ -84,7 +84,10 @@ struct RevenueReport: Sendable {
             let unitPrice = values.amount(row, Column.unitPrice)
             let quantity = row.int(Column.quantity)
             let gross = unitPrice.map { $0 * quantity }
-            let rate = values.rate(currency: currency, atMs: purchaseMs)
+            // A free transaction (a price of 0: an introductory free trial, say) is 0 in every currency: it needs no
+            // rate, and is neither left out of the totals nor named as such.
+            let fxRate = values.rate(currency: currency, atMs: purchaseMs)
+            let rate = fxRate ?? (gross?.isZero == true ? Amount.zero : nil)
             if rate == nil, unitPrice != nil {
                 unconverted += 1
                 let day = values.day(purchaseMs)
@@ -108,7 +111,8 @@ struct RevenueReport: Sendable {
                 add(refundSlot, at: refundMs) { entry in
                     entry.refundUnits += quantity
                     entry.refunds = refund.flatMap { refund in entry.refunds.map { $0 + refund } }
-                    entry.refundsUSD = refund.flatMap { refund in rate.flatMap { rate in entry.refundsUSD.map { $0 + refund * rate } } }
+                    let refundRate = fxRate ?? (refund?.isZero == true ? Amount.zero : nil)
+                    entry.refundsUSD = refund.flatMap { refund in refundRate.flatMap { rate in entry.refundsUSD.map { $0 + refund * rate } } }
                 }
             }
         }

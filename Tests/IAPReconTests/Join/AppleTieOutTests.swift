@@ -621,6 +621,8 @@ struct AppleTieOutTests {
             Self.sales("2026-11-24", "gems60", units: 1, country: "JP", price: "160", currency: "JPY", proceeds: "100"),
             Self.sales("2026-11-24", "gems60", units: 1, country: "EG", price: "49.99", currency: "EGP", proceeds: "35"),
             Self.sales("2026-11-25", "gems60", units: 1, country: "EG", price: "49.99", currency: "EGP", proceeds: "35"),
+            // Near miss: a promo code redeemed, no proceeds, in a currency fx.csv has no rate for either: 0 in any currency.
+            Self.sales("2026-11-25", "gems60", units: 1, country: "AR", price: "0", currency: "ARS", proceeds: "0"),
         ])
         let result = try scenario.run(asOf: asOf)
         let tieOut = try #require(try JSONSerialization.jsonObject(with: Data(scenario.output("summary.json").utf8)) as? [String: Any])["apple_tieout"]

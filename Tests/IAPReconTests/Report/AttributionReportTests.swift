@@ -987,12 +987,17 @@ extension AttributionReportTests {
             "2026-11-10,Facebook Ads,FB_US,50,USD",
             "2026-11-10,Facebook Ads,FB_BR,500,BRL",
             "2026-11-12,Facebook Ads,FB_BR,700,BRL",
+            // Near miss: a campaign that spent nothing, in a currency fx.csv has no rate for either: 0 in any currency.
+            "2026-11-11,Facebook Ads,FB_AR,0,ARS",
         ])
         let result = try scenario.run(asOf: asOf)
         #expect(result.report.warnings == [
             "fx.csv has no rate into USD for BRL on or before 2026-11-12: 2 spend rows (the first spend/s.csv:3) "
                 + "are left out; their cohorts' spend_usd and ROAS are empty",
         ])
+        let cohorts = RevenueReportTests.Fixture.table(try scenario.output("attribution.csv"))
+        #expect(cohorts.first { $0["campaign"] == "FB_AR" }?["spend_usd"] == "0")
+        #expect(cohorts.first { $0["campaign"] == "FB_BR" }?["spend_usd"] == "")
     }
 
     @Test("cpi, cost_per_payer and revenue_per_payer share spend and revenue by head; empty with no spend, no rate or nobody to share it")

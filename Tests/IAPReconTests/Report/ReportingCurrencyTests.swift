@@ -126,6 +126,32 @@ struct ReportingCurrencyTests {
         ])
     }
 
+    @Test("a family-shared finding's amount 0 needs no rate: shown as 0, named in no fx warning; a purchased one still is")
+    func familySharedFindingWithoutRate() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("fx.csv", ["date,currency,rate", "2026-11-01,JPY,1", "2026-11-01,USD,150"])
+        try scenario.write("receipts/r.jsonl", [
+            // A family member's share, paid in pounds, never delivered: a lost delivery at 0 GBP.
+            Line.v2Receipt("2026-11-10T10:00:05Z", "u1", transaction: RevenueReportTests.Fixture.v2(
+                "t1", "gems300", purchase: "2026-11-10T10:00:00Z", price: 4990, currency: "GBP", storefront: "GBR", ownership: "FAMILY_SHARED")),
+            // Near miss: bought in pounds, never delivered, 4.99 GBP that no rate converts.
+            Line.v2Receipt("2026-11-12T10:00:05Z", "u2", transaction: RevenueReportTests.Fixture.v2(
+                "t2", "gems300", purchase: "2026-11-12T10:00:00Z", price: 4990, currency: "GBP", storefront: "GBR")),
+        ])
+        let result = try scenario.run(asOf: "2026-11-30T00:00:00Z", currency: "JPY")
+        let findings = RevenueReportTests.Fixture.table(try scenario.output("findings.csv"))
+        let shared = try #require(findings.first { $0["amount"] == "0" })
+        let bought = try #require(findings.first { $0["amount"] == "4.99" })
+        #expect(shared["currency"] == "GBP")
+        #expect(shared["amount_jpy"] == "0")
+        #expect(bought["amount_jpy"] == "")
+        #expect(result.report.warnings.filter { $0.contains("finding") } == [
+            "fx.csv has no rate into JPY for GBP on or before 2026-11-12: 1 finding (\(bought["finding_id"] ?? "")) "
+                + "has no amount_jpy and is left out of money_at_risk_jpy",
+        ])
+    }
+
     @Test("summary totals are the sums of the rounded rows, not the rounded sum; money at risk is in the reporting currency")
     func totalsOfRoundedRows() throws {
         let scenario = try yenScenario()

@@ -314,6 +314,34 @@ struct RevenueReportTests {
         ])
     }
 
+    @Test("a free transaction (price 0) in a currency fx.csv cannot convert leaves no money out: 0 in gross_usd, named in no warning; a priced one is")
+    func freeTransactionWithoutRate() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("fx.csv", ["date,currency,rate", "2026-11-01,USD,1"])
+        try scenario.write("receipts/r.jsonl", [
+            Line.v2Receipt("2026-11-12T10:00:05Z", "u2",
+                           transaction: Fixture.v2("t3", "gems300", purchase: "2026-11-12T10:00:00Z", price: 0, currency: "GBP", storefront: "GBR")),
+            // Near miss: a priced one on the same day is left out, and named.
+            Line.v2Receipt("2026-11-12T11:00:05Z", "u3",
+                           transaction: Fixture.v2("t4", "gems60", purchase: "2026-11-12T11:00:00Z", price: 990, currency: "GBP", storefront: "GBR")),
+        ])
+        try scenario.write("server/s.jsonl", [
+            Line.delivered("2026-11-12T10:00:09Z", "u2", "t3", "gems300"),
+            Line.delivered("2026-11-12T11:00:09Z", "u3", "t4", "gems60"),
+        ])
+        let result = try scenario.run(asOf: asOf)
+        #expect(result.report.warnings.filter { $0.contains("revenue transaction") } == [
+            "fx.csv has no rate into USD for GBP on or before 2026-11-12: 1 revenue transaction bought on 2026-11-12 "
+                + "is left out of gross_usd and summary.json's revenue",
+        ])
+        let lines = try Fixture.lines(scenario.output("revenue_daily.csv"))
+        #expect(lines.contains("2026-11-12,gems300,GBR,GBP,1,0,0,0,0,0,0,0"))
+        #expect(lines.contains("2026-11-12,gems60,GBR,GBP,1,0,0.99,0,0.99,,0,"))
+        let summary = try Fixture.summary(scenario)
+        #expect((summary["transactions"] as? [String: Any])?["without_fx_rate"] as? Int == 1)
+    }
+
     @Test("near miss: revenue in the reporting currency before fx.csv's first day, and revenue with a rate, warn of nothing")
     func convertedRevenueWarnsNothing() throws {
         let scenario = try Scenario()
