@@ -214,7 +214,7 @@ public enum IngestStage {
                     return .hashed(Fingerprint(hash: previous.hash, bytes: previous.bytes, modifiedNs: modifiedNs))
                 }
                 return .hashed(try fingerprint(file, modifiedNs: modifiedNs, alsoAs: ContentHash.kind(of: previous.hash),
-                                               storedBytes: previous.bytes))
+                                               storedBytes: file.isLiveLog ? previous.bytes : nil))
             })
         }, consume: { _, result in results.append(result) })
         return results
@@ -429,7 +429,7 @@ public enum IngestStage {
                         report.alerts.append("\(file.absolutePath) holds fewer lines than when it was read: its "
                                              + "\(Self.lines(previous.counts.read, "stored")) \(previous.counts.read == 1 ? "is" : "are") "
                                              + "replaced by the \(finished.counts.read) it holds now")
-                    } else if let previous = known[file.relativePath], previous.counts.read > 0, file.kind.isEventLog,
+                    } else if let previous = known[file.relativePath], previous.counts.read > 0, file.isLiveLog,
                               !movedTo.contains(file.relativePath), case .success(.hashed(let print)) = planned[job.fileIndex],
                               ContentHash.kind(of: previous.hash) == .polynomial, print.storedPrefixHash != previous.hash {
                         // Nor when it holds more: a log rotated in place and written to again before the night (logrotate's

@@ -21,11 +21,6 @@ extension SourceKind {
         }
     }
 
-    /// A log of events its system only ever appends to (JSON Lines): one whose stored lines are gone
-    /// from its start was rotated or rewritten in place, not appended to, where a CSV export is
-    /// corrected by writing it again.
-    var isEventLog: Bool { !isCSV }
-
     /// The source of a path relative to the input folder, or nil when it is not an input.
     static func of(relativePath: String) -> SourceKind? {
         let name = relativePath.hasSuffix(".gz") ? String(relativePath.dropLast(3)) : relativePath
@@ -74,6 +69,11 @@ public struct SourceFile: Sendable, Equatable {
     public var relativePath: String
     public var absolutePath: String
     public var kind: SourceKind
+
+    /// A plain JSON Lines log, which its system only ever appends to: one that no longer begins with the
+    /// bytes stored from it was rotated or rewritten in place. A CSV export is corrected by writing it again,
+    /// and a gzip is written whole: compressed again with lines added, it never begins with its old bytes.
+    var isLiveLog: Bool { !kind.isCSV && !absolutePath.hasSuffix(".gz") }
 
     /// What an input folder holds: its source files, and the files under it that match no source.
     public struct Listing: Sendable, Equatable {

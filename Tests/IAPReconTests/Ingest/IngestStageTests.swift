@@ -296,7 +296,7 @@ struct IngestStageTests {
         #expect(again.alerts.isEmpty)
     }
 
-    @Test("a log rewritten rather than appended to is named though it holds as many lines or more (copytruncate written to again, plain or gzip); near misses: a log appended to, its half-written last line finished, a CSV export written again, a log compressed in place")
+    @Test("a log rewritten rather than appended to is named though it holds as many lines or more (copytruncate written to again); near misses: a log appended to, its half-written last line finished, a gzip log compressed again with lines added, a gzip rewritten, a CSV export written again, a log compressed in place")
     func rewrittenLogIsNamed() throws {
         let scenario = try Scenario()
         let input = scenario.input
@@ -309,6 +309,7 @@ struct IngestStageTests {
         let whole = Array(lines[14..<18]).joined(separator: "\n") + "\n"
         writeBytes("server/half.jsonl", String(whole.dropLast(12)))
         try scenario.writeGzip("server/archive.jsonl.gz", Array(lines[18..<20]))
+        try scenario.writeGzip("server/other.jsonl.gz", Array(lines[26..<28]))
         try scenario.write("server/plain.jsonl", Array(lines[20..<23]))
         try scenario.write("spend/s.csv", ["date,media_source,campaign,spend,currency", "2026-11-10,Facebook Ads,C1,0.99,USD"])
         let database = try scenario.open()
@@ -320,8 +321,12 @@ struct IngestStageTests {
         try scenario.write("server/rotated.jsonl", Array(lines[24..<30]) + Array(lines[0..<6]))
         try scenario.write("server/appended.jsonl", Array(lines[10..<16]))
         writeBytes("server/half.jsonl", whole)
+        // A gzip never begins with its old compressed bytes once compressed again: its first bytes tell nothing.
         try FileManager.default.removeItem(atPath: input + "/server/archive.jsonl.gz")
-        try scenario.writeGzip("server/archive.jsonl.gz", Array(lines[19..<22]))
+        try scenario.writeGzip("server/archive.jsonl.gz", Array(lines[18..<21]))
+        // Nor can one rewritten be told from one compressed again: a gzip is a file written whole, not a live log.
+        try FileManager.default.removeItem(atPath: input + "/server/other.jsonl.gz")
+        try scenario.writeGzip("server/other.jsonl.gz", Array(lines[27..<30]))
         try scenario.writeGzip("server/plain.jsonl.gz", Array(lines[20..<23]))
         try FileManager.default.removeItem(atPath: input + "/server/plain.jsonl")
         try scenario.write("spend/s.csv", ["date,media_source,campaign,spend,currency", "2026-11-10,Facebook Ads,C1,1.99,USD",
@@ -329,18 +334,17 @@ struct IngestStageTests {
         let report = try Pipeline.ingest(input: input, database: database, jobs: 2, rules: rules, progress: nil)
         #expect(Dictionary(uniqueKeysWithValues: report.files.map { ($0.path, $0.status) }) == [
             "server/appended.jsonl": .replaced, "server/archive.jsonl.gz": .replaced, "server/half.jsonl": .replaced,
-            "server/plain.jsonl.gz": .replaced, "server/rotated.jsonl": .replaced, "spend/s.csv": .replaced,
+            "server/other.jsonl.gz": .replaced, "server/plain.jsonl.gz": .replaced, "server/rotated.jsonl": .replaced,
+            "spend/s.csv": .replaced,
         ])
         #expect(report.alerts == [
-            "\(input)/server/archive.jsonl.gz was rewritten, not appended to: it no longer begins with the bytes stored from it, "
-                + "and its 2 stored lines are replaced by the 3 it holds now",
             "\(input)/server/rotated.jsonl was rewritten, not appended to: it no longer begins with the bytes stored from it, "
                 + "and its 10 stored lines are replaced by the 12 it holds now",
         ])
         // Each file's rows once: what it holds now.
         var read: [String: Int64] = [:]
         try database.forEach("SELECT path, lines_read FROM files") { read[$0.string(0)] = $0.int(1) }
-        #expect(read == ["server/appended.jsonl": 6, "server/archive.jsonl.gz": 3, "server/half.jsonl": 4, "server/plain.jsonl.gz": 3,
+        #expect(read == ["server/appended.jsonl": 6, "server/archive.jsonl.gz": 3, "server/half.jsonl": 4, "server/other.jsonl.gz": 3, "server/plain.jsonl.gz": 3,
                          "server/rotated.jsonl": 12, "spend/s.csv": 2])
     }
 
