@@ -24,10 +24,8 @@ struct AppleTieOutReport: Sendable {
     /// Σ proceeds in the reporting currency, at `fx.csv`'s rate on or before each row's day, each row
     /// rounded to the currency's minor unit like every reporting-currency amount (CONTRACT.md §3).
     var reportingProceeds = Amount.zero
-    /// Rows whose proceeds `fx.csv` cannot convert (left out of `reportingProceeds`).
-    var unconvertedRows = 0
-    /// Those rows per proceeds currency: how many, and their first and last days, for `fxWarnings`.
-    var unconvertedByCurrency: [String: (count: Int, firstDay: String, lastDay: String)] = [:]
+    /// The rows whose proceeds `fx.csv` cannot convert (left out of `reportingProceeds`), for `fxWarnings`.
+    var missingRates = MissingRates<Never>()
     let reportingCurrency: ReportingCurrency
 
     init(store: some ReportStore, fx: FXRates, reportingCurrency: ReportingCurrency) throws {
@@ -38,13 +36,9 @@ struct AppleTieOutReport: Sendable {
             rows.append(item)
             guard let currency = item.proceedsCurrency, let amount = item.proceeds.flatMap(Amount.parse) else { continue }
             proceeds[currency, default: .zero] += amount
-            // No proceeds (a promo code redeemed) are none in every currency: such a row needs no rate.
-            if let rate = fx.rate(currency, on: item.day) ?? (amount.isZero ? Amount.zero : nil) {
-                reportingProceeds += reportingCurrency.rounded(amount * rate)
-            } else {
-                unconvertedRows += 1
-                let seen = unconvertedByCurrency[currency] ?? (0, item.day, item.day)
-                unconvertedByCurrency[currency] = (seen.count + 1, min(seen.firstDay, item.day), max(seen.lastDay, item.day))
+            // No proceeds (a promo code redeemed) need no rate.
+            if let converted = missingRates.convert(amount, at: fx.rate(currency, on: item.day), currency: currency, day: item.day) {
+                reportingProceeds += reportingCurrency.rounded(converted)
             }
         }
     }
@@ -52,8 +46,7 @@ struct AppleTieOutReport: Sendable {
     /// One line per proceeds currency `fx.csv` cannot convert: summary.json's reporting-currency
     /// proceeds leave those rows out, which its count alone does not say on a nightly's stderr.
     var fxWarnings: [String] {
-        unconvertedByCurrency.keys.sorted().compactMap { code in
-            guard let missing = unconvertedByCurrency[code] else { return nil }
+        missingRates.warnings { code, missing in
             let rows = missing.count == 1 ? "1 Sales Report row" : "\(missing.count) Sales Report rows"
             let days = missing.firstDay == missing.lastDay ? "day \(missing.firstDay)" : "days \(missing.firstDay) to \(missing.lastDay)"
             return "fx.csv has no rate into \(reportingCurrency.code) for \(code) on or before \(missing.lastDay): the proceeds of \(rows) "
@@ -94,7 +87,7 @@ struct AppleTieOutReport: Sendable {
             ("apple_units", .int(appleUnits)), ("verified_units", .int(verifiedUnits)), ("difference_units", .int(appleUnits - verifiedUnits)),
             ("apple_proceeds", .object(proceeds.keys.sorted().map { ($0, .string(Money.format(proceeds[$0] ?? .zero))) })),
             ("apple_proceeds_" + reportingCurrency.lowercased(), .string(Money.format(reportingProceeds))),
-            ("proceeds_rows_without_fx_rate", .int(unconvertedRows)),
+            ("proceeds_rows_without_fx_rate", .int(missingRates.count)),
         ])
     }
 }

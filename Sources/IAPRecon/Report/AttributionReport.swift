@@ -19,6 +19,14 @@ struct AttributionReport: Sendable {
         static func < (a: CohortKey, b: CohortKey) -> Bool { (a.day, a.mediaSource, a.campaign) < (b.day, b.mediaSource, b.campaign) }
     }
 
+    /// A spend file's line, in file order: path, then line number.
+    struct SpendLine: Hashable, Comparable, Sendable, CustomStringConvertible {
+        var path: String
+        var line: Int64
+        static func < (a: SpendLine, b: SpendLine) -> Bool { (a.path, a.line) < (b.path, b.line) }
+        var description: String { "\(path):\(line)" }
+    }
+
     struct Cohort {
         var installs = 0
         var registrations = 0
@@ -79,11 +87,9 @@ struct AttributionReport: Sendable {
     var installRows = 0
     /// Verified purchases with no known user, counted in the `no_user` row of their day.
     var userlessPurchases = 0
-    /// Spend rows in a currency fx.csv cannot convert: their cohort's spend is shown empty.
-    var unconvertedSpendRows = 0
-    /// Those rows per currency: how many, their last day, and the first of them in file order, for
-    /// `spendFXWarnings`.
-    var unconvertedSpend: [String: (count: Int, lastDay: String, path: String, line: Int64)] = [:]
+    /// Spend rows in a currency fx.csv cannot convert, the first in file order named: their cohort's
+    /// spend is shown empty (`spendFXWarnings`).
+    var missingSpendRates = MissingRates<SpendLine>()
     /// Cohorts whose spend more than one file gives.
     var spendOverlaps = SpendOverlaps()
     let asOfMs: Int64
@@ -292,26 +298,17 @@ struct AttributionReport: Sendable {
         try store.forEachSpendRow { row in
             guard let spend = Amount.parse(row.string(Spend.spend)) else { return }
             let day = row.string(Spend.day)
-            // Nothing spent is nothing in every currency: such a row needs no rate, and leaves no cohort's spend unknown.
-            let rate = fx.rate(row.string(Spend.currency), on: day) ?? (spend.isZero ? Amount.zero : nil)
-            if rate == nil {
-                unconvertedSpendRows += 1
-                let code = row.string(Spend.currency), path = row.string(Spend.path), line = row.int(Spend.line)
-                if let seen = unconvertedSpend[code] {
-                    let first = (seen.path, seen.line) <= (path, line) ? (seen.path, seen.line) : (path, line)
-                    unconvertedSpend[code] = (seen.count + 1, max(seen.lastDay, day), first.0, first.1)
-                } else {
-                    unconvertedSpend[code] = (1, day, path, line)
-                }
-            }
+            // Nothing spent needs no rate, and leaves no cohort's spend unknown.
+            let code = row.string(Spend.currency), spendLine = SpendLine(path: row.string(Spend.path), line: row.int(Spend.line))
+            let converted = missingSpendRates.convert(spend, at: fx.rate(code, on: day), currency: code, day: day, reference: spendLine)
             // Its campaign reads empty as an install's does (`None`, `N/A`, ...), so spend exported
             // with AppsFlyer's spelling of a missing campaign joins the installs that have none.
             let key = CohortKey(day: day, mediaSource: Self.mediaSource(row.optionalString(Spend.mediaSource)),
                                 campaign: row.optionalString(Spend.campaign).flatMap(MMPValue.clean) ?? "")
-            spendOverlaps.add(key, path: row.string(Spend.path), line: row.int(Spend.line))
+            spendOverlaps.add(key, spendLine)
             let dayStart = Timestamp.startOfDay(day) ?? 0
             add(key) { cohort in
-                if let rate { cohort.spend += spend * rate } else { cohort.spendUnconverted = true }
+                if let converted { cohort.spend += converted } else { cohort.spendUnconverted = true }
                 cohort.hasSpend = true
                 // A cohort with spend and no installs matures from its day's start in --tz (the offset of
                 // that local midnight, not of the instant UTC reads it as: on a day the clocks change
@@ -372,11 +369,11 @@ struct AttributionReport: Sendable {
     /// One line per currency whose spend `fx.csv` cannot convert, naming its first line: the cohorts'
     /// spend and ROAS are shown empty, and a nightly's reader must be told which rate is missing.
     func spendFXWarnings(_ currency: ReportingCurrency) -> [String] {
-        unconvertedSpend.keys.sorted().compactMap { code in
-            guard let missing = unconvertedSpend[code] else { return nil }
+        missingSpendRates.warnings { code, missing in
+            let line = missing.first?.description ?? ""
             let what = missing.count == 1
-                ? "1 spend row (\(missing.path):\(missing.line)) is left out; its cohort's"
-                : "\(missing.count) spend rows (the first \(missing.path):\(missing.line)) are left out; their cohorts'"
+                ? "1 spend row (\(line)) is left out; its cohort's"
+                : "\(missing.count) spend rows (the first \(line)) are left out; their cohorts'"
             return "fx.csv has no rate into \(currency.code) for \(code) on or before \(missing.lastDay): \(what) "
                 + "\(currency.column("spend")) and ROAS are empty"
         }

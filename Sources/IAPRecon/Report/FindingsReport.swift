@@ -45,19 +45,18 @@ struct FindingsReport: Sendable {
 
     let currency: ReportingCurrency
     var rows: [Row] = []
-    /// The findings with an amount `fx.csv` cannot convert, per currency: how many, the last day
-    /// whose rate was wanted, and the first finding's id, for `fxWarnings`.
-    var unconvertedByCurrency: [String: (count: Int, lastDay: String, firstID: String)] = [:]
+    /// The findings whose amount `fx.csv` cannot convert, referenced by their place in `rows`, for `fxWarnings`.
+    var missingRates = MissingRates<Int>()
 
     /// One line per currency whose findings' amounts `fx.csv` cannot convert: their reporting
     /// amount is empty and summary.json's money at risk leaves them out, which the alert line and
     /// the summary alone would not say.
     var fxWarnings: [String] {
-        unconvertedByCurrency.keys.sorted().compactMap { code in
-            guard let missing = unconvertedByCurrency[code] else { return nil }
+        missingRates.warnings { code, missing in
+            let firstID = missing.first.flatMap { rows[$0][.findingID] } ?? ""
             let what = missing.count == 1
-                ? "1 finding (\(missing.firstID)) has no \(currency.column("amount")) and is"
-                : "\(missing.count) findings (the first \(missing.firstID)) have no \(currency.column("amount")) and are"
+                ? "1 finding (\(firstID)) has no \(currency.column("amount")) and is"
+                : "\(missing.count) findings (the first \(firstID)) have no \(currency.column("amount")) and are"
             return "fx.csv has no rate into \(currency.code) for \(code) on or before \(missing.lastDay): \(what) "
                 + "left out of \(currency.column("money_at_risk"))"
         }
@@ -79,17 +78,9 @@ struct FindingsReport: Sendable {
             if let amount = values.amount(row, Column.amount) {
                 let code = values.currency(row, Column.currency)
                 let atMs = row.optionalInt(Column.purchaseMs) ?? row.int(Column.eventMs)
-                if let rate = values.rate(currency: code, atMs: atMs) {
-                    reportingAmount = currency.rounded(amount * rate)
-                } else if amount.isZero {
-                    // Nothing at risk (a family-shared transaction's finding) is nothing in any currency: no rate
-                    // is wanted, and a warning would say money is left out of the total where none is.
-                    reportingAmount = currency.rounded(.zero)
-                } else {
-                    let day = values.day(atMs), name = values.currencies[code]
-                    let seen = unconvertedByCurrency[name] ?? (0, day, texts[Column.findingID.rawValue] ?? "")
-                    unconvertedByCurrency[name] = (seen.count + 1, max(seen.lastDay, day), seen.firstID)
-                }
+                // Nothing at risk (a family-shared transaction's finding) needs no rate.
+                reportingAmount = missingRates.convert(amount, at: values.rate(currency: code, atMs: atMs), currency: values.currencies[code],
+                                                       day: values.day(atMs), reference: rows.count).map(currency.rounded)
             }
             let isNew = row.int(Column.isNew) != 0
             let wasAnnounced = row.int(Column.wasReported) != 0 || announced.contains(texts[Column.findingID.rawValue] ?? "")

@@ -207,7 +207,7 @@ struct ReportPage {
             count("inputs.totals.rejected", "Rejected", counts.totals.rejected),
         ]
 
-        revenueWithoutFXRate = revenue.unconverted
+        revenueWithoutFXRate = revenue.missingRates.count
         revenueWithoutPrice = revenue.priceSources[.none] ?? 0
 
         var byDate: [String: Day] = [:]

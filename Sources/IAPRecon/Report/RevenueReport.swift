@@ -57,10 +57,9 @@ struct RevenueReport: Sendable {
     /// The sums of the rows' rounded reporting-currency cells.
     var grossUSD = Amount.zero
     var refundsUSD = Amount.zero
-    var unconverted = 0
-    /// The priced revenue transactions `fx.csv` has no rate for, per currency: how many, and their
-    /// first and last purchase days, for a warning a nightly's reader sees (`fxWarnings`).
-    var unconvertedByCurrency: [String: (count: Int, firstDay: String, lastDay: String)] = [:]
+    /// The priced revenue transactions `fx.csv` has no rate for, by purchase day, for a warning a
+    /// nightly's reader sees (`fxWarnings`).
+    var missingRates = MissingRates<Never>()
     var priceSources: [PriceSource: Int] = [:]
 
     init(store: some ReportStore, zone: Zone, fx: FXRates) throws {
@@ -84,16 +83,10 @@ struct RevenueReport: Sendable {
             let unitPrice = values.amount(row, Column.unitPrice)
             let quantity = row.int(Column.quantity)
             let gross = unitPrice.map { $0 * quantity }
-            // A free transaction (a price of 0: an introductory free trial, say) is 0 in every currency: it needs no
-            // rate, and is neither left out of the totals nor named as such.
+            // A free transaction (an introductory free trial, say) needs no rate.
             let fxRate = values.rate(currency: currency, atMs: purchaseMs)
-            let rate = fxRate ?? (gross?.isZero == true ? Amount.zero : nil)
-            if rate == nil, unitPrice != nil {
-                unconverted += 1
-                let day = values.day(purchaseMs)
-                let code = values.currencies[currency]
-                let seen = unconvertedByCurrency[code] ?? (0, day, day)
-                unconvertedByCurrency[code] = (seen.count + 1, min(seen.firstDay, day), max(seen.lastDay, day))
+            let reportingGross = gross.flatMap {
+                missingRates.convert($0, at: fxRate, currency: values.currencies[currency], day: values.day(purchaseMs))
             }
             let product = products.number(row, Column.productID)
             let storefront = storefronts.number(row, Column.storefront)
@@ -101,7 +94,7 @@ struct RevenueReport: Sendable {
             add(purchase, at: purchaseMs) { entry in
                 entry.units += quantity
                 entry.gross = gross.flatMap { gross in entry.gross.map { $0 + gross } }
-                entry.grossUSD = gross.flatMap { gross in rate.flatMap { rate in entry.grossUSD.map { $0 + gross * rate } } }
+                entry.grossUSD = reportingGross.flatMap { reportingGross in entry.grossUSD.map { $0 + reportingGross } }
             }
             if let refundMs = row.optionalInt(Column.refundMs) {
                 // A refund of a purchase with no price gives back an unknown amount: its units count on
@@ -111,8 +104,8 @@ struct RevenueReport: Sendable {
                 add(refundSlot, at: refundMs) { entry in
                     entry.refundUnits += quantity
                     entry.refunds = refund.flatMap { refund in entry.refunds.map { $0 + refund } }
-                    let refundRate = fxRate ?? (refund?.isZero == true ? Amount.zero : nil)
-                    entry.refundsUSD = refund.flatMap { refund in refundRate.flatMap { rate in entry.refundsUSD.map { $0 + refund * rate } } }
+                    let refundUSD = refund.flatMap { $0.converted(at: fxRate) }
+                    entry.refundsUSD = refundUSD.flatMap { refundUSD in entry.refundsUSD.map { $0 + refundUSD } }
                 }
             }
         }
@@ -139,9 +132,8 @@ struct RevenueReport: Sendable {
     /// summary.json's totals leave it out, so a nightly's reader must be told which rate is missing,
     /// not only how many transactions lack one (CONTRACT.md §1.6, §3).
     var fxWarnings: [String] {
-        unconvertedByCurrency.keys.sorted().compactMap { code in
-            guard let missing = unconvertedByCurrency[code] else { return nil }
-            let (count, first, last) = missing
+        missingRates.warnings { code, missing in
+            let (count, first, last) = (missing.count, missing.firstDay, missing.lastDay)
             let what = count == 1 ? "1 revenue transaction" : "\(count) revenue transactions"
             let days = first == last ? "on \(first)" : "\(first) to \(last)"
             let name = code.isEmpty ? "transactions with no currency" : code

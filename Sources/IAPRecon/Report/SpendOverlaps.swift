@@ -7,14 +7,14 @@
 /// where, as for fx rates and catalog lines that disagree.
 struct SpendOverlaps {
     /// Per cohort, the first line of each file that gives it, in the order the files came.
-    private var lines: [AttributionReport.CohortKey: [(path: String, line: Int64)]] = [:]
+    private var lines: [AttributionReport.CohortKey: [AttributionReport.SpendLine]] = [:]
 
-    mutating func add(_ cohort: AttributionReport.CohortKey, path: String, line: Int64) {
+    mutating func add(_ cohort: AttributionReport.CohortKey, _ spendLine: AttributionReport.SpendLine) {
         var seen = lines[cohort] ?? []
-        if let index = seen.firstIndex(where: { $0.path == path }) {
-            seen[index].line = min(seen[index].line, line)
+        if let index = seen.firstIndex(where: { $0.path == spendLine.path }) {
+            seen[index] = min(seen[index], spendLine)
         } else {
-            seen.append((path, line))
+            seen.append(spendLine)
         }
         lines[cohort] = seen
     }
@@ -24,7 +24,7 @@ struct SpendOverlaps {
     var warnings: [String] {
         let overlaps = lines.filter { $0.value.count > 1 }.sorted { $0.key < $1.key }
         var warnings = overlaps.prefix(10).map { cohort, files in
-            let named = files.sorted { $0.path < $1.path }.map { "\($0.path):\($0.line)" }
+            let named = files.sorted().map(\.description)
             let count = named.count == 2 ? "two" : String(named.count)
             let campaign = cohort.campaign.isEmpty ? "no campaign" : cohort.campaign
             return "spend for \(cohort.day), \(cohort.mediaSource), \(campaign) comes from \(count) files, "

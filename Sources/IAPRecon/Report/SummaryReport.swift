@@ -88,7 +88,7 @@ enum SummaryReport {
                 ("by_environment", .object(counts.environments.map { ($0.name, .int($0.count)) })), ("production_without_order", .int(counts.unmatchedTransactions)),
                 ("family_shared", .int(counts.familyShared)), ("failed_verifications", .int(counts.failedVerifications)),
                 ("price_source", .object(PriceSource.allCases.filter { $0 != .freeTrial }.map { ($0.rawValue, .int(revenue.priceSources[$0] ?? 0)) })),
-                ("without_fx_rate", .int(revenue.unconverted)),
+                ("without_fx_rate", .int(revenue.missingRates.count)),
                 ("products_missing_from_catalog", .int(counts.missingFromCatalog)),
             ])),
             ("revenue", .object([
@@ -100,7 +100,7 @@ enum SummaryReport {
             ("attribution", .object([
                 ("install_rows", .int(attribution.installRows)),
                 ("purchases_without_user", .int(attribution.userlessPurchases)),
-                ("spend_rows_without_fx_rate", .int(attribution.unconvertedSpendRows)),
+                ("spend_rows_without_fx_rate", .int(attribution.missingSpendRates.count)),
                 ("users_matched_by", .object(["customer_user_id", "appsflyer_id", "idfv", "idfa", "unattributed"].map {
                     ($0, .int(attribution.matchedBy[$0] ?? 0))
                 })),
