@@ -131,10 +131,11 @@ extension AttributionReport {
             let usd = money.amount(row, Column.revenueUSD), local = money.amount(row, Column.revenue)
             guard usd != nil || local != nil else { return nil }
             let eventMs = mmpZone.utc(fromLocal: row.int(Column.eventWallMs))
-            if let usd, let rate = money.rate(currency: usdCurrency, atMs: eventMs) { return .converted(usd * rate) }
-            if let local, let currency = row.optionalString(Column.revenueCurrency),
-               let rate = money.rate(currency: money.currency(currency), atMs: eventMs) {
-                return .converted(local * rate)
+            if let usd, let converted = usd.converted(at: money.rate(currency: usdCurrency, atMs: eventMs)) { return .converted(converted) }
+            // A claim of nothing is nothing in every currency, or in none.
+            let currency = row.optionalString(Column.revenueCurrency)
+            if let local, let converted = local.converted(at: currency.flatMap { money.rate(currency: money.currency($0), atMs: eventMs) }) {
+                return .converted(converted)
             }
             return .unconverted
         }

@@ -813,6 +813,35 @@ struct AttributionReportTests {
         } == ["", "", "320"])
     }
 
+    @Test("an MMP claim of 0 needs no fx rate: it leaves its cohort's mmp_revenue known, as a free purchase leaves revenue known")
+    func mmpClaimOfNothingWithoutARate() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        // Yen reporting with no dollar rate, as above.
+        try scenario.write("fx.csv", ["date,currency,rate", "2026-11-01,JPY,1", "2026-11-01,EUR,160"])
+        try Fixture.mmp(scenario, [
+            Fixture.MMPRow(time: "2026-11-10 10:00:00", mediaSource: "src", campaign: "A", appsflyerID: "af1", cuid: "u1"),
+            Fixture.MMPRow(time: "2026-11-10 10:00:00", mediaSource: "src", campaign: "B", appsflyerID: "af2", cuid: "u2"),
+            Fixture.MMPRow(time: "2026-11-10 10:00:00", mediaSource: "src", campaign: "C", appsflyerID: "af3", cuid: "u3"),
+            // u1: a trial logged as a purchase of 0 pounds, 0 dollars (no rate for either), beside 2 EUR.
+            Fixture.MMPRow(time: "2026-11-10 12:00:00", eventName: "af_purchase", appsflyerID: "af1", cuid: "u1",
+                           eventValue: "{}", revenue: "0", currency: "GBP", revenueUSD: "0"),
+            Fixture.MMPRow(time: "2026-11-10 13:00:00", eventName: "af_purchase", appsflyerID: "af1", cuid: "u1",
+                           eventValue: "{}", revenue: "2", currency: "EUR"),
+            // u2: 0 in no currency at all is 0 in every one.
+            Fixture.MMPRow(time: "2026-11-10 12:00:00", eventName: "af_purchase", appsflyerID: "af2", cuid: "u2",
+                           eventValue: "{}", revenue: "0"),
+            // u3 (the near miss): 5 dollars with no dollar rate stays unknown.
+            Fixture.MMPRow(time: "2026-11-10 12:00:00", eventName: "af_purchase", appsflyerID: "af3", cuid: "u3",
+                           eventValue: "{}", revenue: "5", currency: "EUR", revenueUSD: "5.40"),
+        ])
+        try scenario.write("registrations/r.jsonl", ["u1", "u2", "u3"].map { Fixture.signup("2026-11-10T10:30:00Z", $0) })
+        _ = try scenario.run(asOf: asOf, currency: "JPY")
+        #expect(try Fixture.lines(scenario.output("attribution.csv")).dropFirst().map {
+            $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init)[14]
+        } == ["320", "0", ""])
+    }
+
     @Test("a purchase fx.csv cannot convert adds nothing to its cohort, as revenue_daily.csv leaves its cell empty: the files still add up")
     func revenueWithoutARate() throws {
         let scenario = try Scenario()
