@@ -70,7 +70,8 @@ extension AttributionReport {
                     if isNew { claims.append(ClaimedRevenue(claimer: claimer)) }
                     switch claim {
                     case .converted(let amount): claims[number].amount += amount
-                    case .unconverted: claims[number].unconverted = true
+                    case .unconverted(let currency, let day):
+                        claims[number].missingRates.add(currency: currency, .init(count: 1, firstDay: day, lastDay: day))
                     }
                     return
                 }
@@ -113,15 +114,16 @@ extension AttributionReport {
         struct ClaimedRevenue: Sendable {
             var claimer: Claimer
             var amount = Amount.zero
-            /// Some claim of the pair has no fx rate: its cohort's MMP total is unknown.
-            var unconverted = false
+            /// The pair's claims with no fx rate, by the currency wanted and event day: its cohort's MMP total is unknown.
+            var missingRates = MissingRates<Never>()
         }
 
         /// What one claim adds to its pair's sum.
         enum Claim {
             case converted(Amount)
-            /// No fx rate converts it: the total it is part of is unknown.
-            case unconverted
+            /// No fx rate converts it: the total it is part of is unknown. `currency` is the one a rate
+            /// is wanted for (empty when the claim names none), `day` the event's.
+            case unconverted(currency: String, day: String)
         }
 
         /// What a distinct, non-retargeting `af_purchase` row claims in the reporting currency: the
@@ -137,7 +139,8 @@ extension AttributionReport {
             if let local, let converted = local.converted(at: currency.flatMap { money.rate(currency: money.currency($0), atMs: eventMs) }) {
                 return .converted(converted)
             }
-            return .unconverted
+            // A dollar figure is converted first: a dollar rate is the one wanted.
+            return .unconverted(currency: usd != nil ? "USD" : currency ?? "", day: money.day(eventMs))
         }
 
         private typealias Column = MMPEventColumn

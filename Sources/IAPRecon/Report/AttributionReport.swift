@@ -90,6 +90,9 @@ struct AttributionReport: Sendable {
     /// Spend rows in a currency fx.csv cannot convert, the first in file order named: their cohort's
     /// spend is shown empty (`spendFXWarnings`).
     var missingSpendRates = MissingRates<SpendLine>()
+    /// The reported users' MMP purchase claims fx.csv cannot convert: their cohort's `mmp_revenue` is
+    /// shown empty (`claimFXWarnings`).
+    var missingClaimRates = MissingRates<Never>()
     /// Cohorts whose spend more than one file gives.
     var spendOverlaps = SpendOverlaps()
     let asOfMs: Int64
@@ -288,8 +291,9 @@ struct AttributionReport: Sendable {
             // A claim no rate converts leaves the MMP's total unknown (empty), never a smaller sum.
             add(slot) { cohort in
                 cohort.mmpRevenue += claim.amount
-                if claim.unconverted { cohort.mmpRevenueUnconverted = true }
+                if claim.missingRates.count > 0 { cohort.mmpRevenueUnconverted = true }
             }
+            missingClaimRates.add(claim.missingRates)
         }
 
         Trace.mark("attribution mmp purchases")
@@ -376,6 +380,21 @@ struct AttributionReport: Sendable {
                 : "\(missing.count) spend rows (the first \(line)) are left out; their cohorts'"
             return "fx.csv has no rate into \(currency.code) for \(code) on or before \(missing.lastDay): \(what) "
                 + "\(currency.column("spend")) and ROAS are empty"
+        }
+    }
+
+    /// One line per currency the reported users' MMP purchase claims want a rate for and fx.csv has
+    /// none, or per claims naming no currency: the empty `mmp_revenue` cells alone would not say why.
+    func claimFXWarnings(_ currency: ReportingCurrency) -> [String] {
+        missingClaimRates.warnings { code, missing in
+            let claims = missing.count == 1 ? "1 MMP purchase claim" : "\(missing.count) MMP purchase claims"
+            let days = missing.firstDay == missing.lastDay ? "on \(missing.firstDay)" : "\(missing.firstDay) to \(missing.lastDay)"
+            let cohorts = missing.count == 1 ? "its cohort's" : "their cohorts'"
+            let why = code.isEmpty
+                ? "\(claims) made \(days) \(missing.count == 1 ? "names" : "name") no currency"
+                : "fx.csv has no rate into \(currency.code) for \(code) on or before \(missing.lastDay): \(claims) made \(days) "
+                    + (missing.count == 1 ? "is" : "are") + " left out"
+            return why + "; \(cohorts) \(currency.column("mmp_revenue")) is empty"
         }
     }
 

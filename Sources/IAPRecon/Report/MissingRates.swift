@@ -27,18 +27,27 @@ struct MissingRates<Reference: Comparable & Sendable>: Sendable {
     mutating func convert(_ amount: Amount, at rate: Amount?, currency: @autoclosure () -> String,
                           day: @autoclosure () -> String, reference: @autoclosure () -> Reference? = nil) -> Amount? {
         if let converted = amount.converted(at: rate) { return converted }
-        count += 1
-        let (code, day, reference) = (currency(), day(), reference())
-        guard var tally = byCurrency[code] else {
-            byCurrency[code] = Tally(count: 1, firstDay: day, lastDay: day, first: reference)
-            return nil
-        }
-        tally.count += 1
-        tally.firstDay = min(tally.firstDay, day)
-        tally.lastDay = max(tally.lastDay, day)
-        if let reference, tally.first.map({ reference < $0 }) ?? true { tally.first = reference }
-        byCurrency[code] = tally
+        add(currency: currency(), Tally(count: 1, firstDay: day(), lastDay: day(), first: reference()))
         return nil
+    }
+
+    /// Counts `tally`'s amounts under `currency` too.
+    mutating func add(currency: String, _ tally: Tally) {
+        count += tally.count
+        guard var sum = byCurrency[currency] else {
+            byCurrency[currency] = tally
+            return
+        }
+        sum.count += tally.count
+        sum.firstDay = min(sum.firstDay, tally.firstDay)
+        sum.lastDay = max(sum.lastDay, tally.lastDay)
+        if let reference = tally.first, sum.first.map({ reference < $0 }) ?? true { sum.first = reference }
+        byCurrency[currency] = sum
+    }
+
+    /// Counts `other`'s amounts too.
+    mutating func add(_ other: MissingRates) {
+        for (currency, tally) in other.byCurrency { add(currency: currency, tally) }
     }
 
     /// One line per currency, in the order of their codes, as `line` words it.

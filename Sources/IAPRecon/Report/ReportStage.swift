@@ -187,7 +187,8 @@ public enum ReportStage {
                 Trace.mark("report waited for findings")
                 filesDone?(4)
                 inputWarnings = fx.warnings + catalogConflicts.warnings + attribution.spendOverlaps.warnings
-                    + attribution.spendFXWarnings(settings.reportingCurrency) + findings.fxWarnings
+                    + attribution.spendFXWarnings(settings.reportingCurrency) + attribution.claimFXWarnings(settings.reportingCurrency)
+                    + findings.fxWarnings
             } catch {
                 installs.wait()
                 findingsWork.wait()

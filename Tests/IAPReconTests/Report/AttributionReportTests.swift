@@ -783,7 +783,7 @@ struct AttributionReportTests {
         #expect(rows.last?.split(separator: ",", omittingEmptySubsequences: false)[14] == "908")
     }
 
-    @Test("mmp_revenue is empty (unknown) when a claim's amount has no fx rate or no currency, never the smaller sum of the others")
+    @Test("mmp_revenue is empty (unknown) when a claim's amount has no fx rate or no currency, never the smaller sum of the others, and a warning says why")
     func mmpRevenueWithoutARate() throws {
         let scenario = try Scenario()
         try scenario.catalog()
@@ -805,12 +805,20 @@ struct AttributionReportTests {
             Fixture.MMPRow(time: "2026-11-10 12:00:00", eventName: "af_purchase", appsflyerID: "af3", cuid: "u3",
                            eventValue: "{}", revenue: "2", currency: "EUR"),
             Fixture.MMPRow(time: "2026-11-10 13:00:00", eventName: "af_purchase", appsflyerID: "af3", cuid: "u3", eventValue: "{}"),
+            // Near miss: u9 is no reported user (no install, no sign-up): its claim counts in no cohort, and is named nowhere.
+            Fixture.MMPRow(time: "2026-11-11 12:00:00", eventName: "af_purchase", appsflyerID: "af9", cuid: "u9",
+                           eventValue: "{}", revenue: "5", currency: "EUR", revenueUSD: "5.40"),
         ])
         try scenario.write("registrations/r.jsonl", ["u1", "u2", "u3"].map { Fixture.signup("2026-11-10T10:30:00Z", $0) })
-        _ = try scenario.run(asOf: asOf, currency: "JPY")
+        let result = try scenario.run(asOf: asOf, currency: "JPY")
         #expect(try Fixture.lines(scenario.output("attribution.csv")).dropFirst().map {
             $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init)[14]
         } == ["", "", "320"])
+        #expect(result.report.warnings.filter { $0.contains("MMP purchase claim") } == [
+            "1 MMP purchase claim made on 2026-11-10 names no currency; its cohort's mmp_revenue_jpy is empty",
+            "fx.csv has no rate into JPY for USD on or before 2026-11-10: 1 MMP purchase claim made on 2026-11-10 is left out; "
+                + "its cohort's mmp_revenue_jpy is empty",
+        ])
     }
 
     @Test("an MMP claim of 0 needs no fx rate: it leaves its cohort's mmp_revenue known, as a free purchase leaves revenue known")
@@ -836,10 +844,15 @@ struct AttributionReportTests {
                            eventValue: "{}", revenue: "5", currency: "EUR", revenueUSD: "5.40"),
         ])
         try scenario.write("registrations/r.jsonl", ["u1", "u2", "u3"].map { Fixture.signup("2026-11-10T10:30:00Z", $0) })
-        _ = try scenario.run(asOf: asOf, currency: "JPY")
+        let result = try scenario.run(asOf: asOf, currency: "JPY")
         #expect(try Fixture.lines(scenario.output("attribution.csv")).dropFirst().map {
             $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init)[14]
         } == ["320", "0", ""])
+        // The claims of 0 are named in no warning; u3's is.
+        #expect(result.report.warnings.filter { $0.contains("MMP purchase claim") } == [
+            "fx.csv has no rate into JPY for USD on or before 2026-11-10: 1 MMP purchase claim made on 2026-11-10 is left out; "
+                + "its cohort's mmp_revenue_jpy is empty",
+        ])
     }
 
     @Test("a purchase fx.csv cannot convert adds nothing to its cohort, as revenue_daily.csv leaves its cell empty: the files still add up")
