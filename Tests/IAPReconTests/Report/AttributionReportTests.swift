@@ -783,16 +783,29 @@ struct AttributionReportTests {
         #expect(rows.last?.split(separator: ",", omittingEmptySubsequences: false)[14] == "908")
     }
 
-    @Test("mmp_revenue is empty (unknown) when a claim's amount has no fx rate or no currency, never the smaller sum of the others, and a warning says why")
-    func mmpRevenueWithoutARate() throws {
+    /// u1, u2 and u3 installed from campaigns A, B and C and signed up; `claims` are their MMP purchase
+    /// events. Reported in yen with a euro rate and no dollar rate, so AppsFlyer's Event Revenue USD
+    /// cannot be converted. Returns each cohort's `mmp_revenue_jpy` and the run's warnings on MMP claims.
+    func claimsInYenWithoutADollarRate(_ claims: [Fixture.MMPRow]) throws -> (mmpRevenue: [String], warnings: [String]) {
         let scenario = try Scenario()
         try scenario.catalog()
-        // Yen reporting with no dollar rate: AppsFlyer's Event Revenue USD cannot be converted.
         try scenario.write("fx.csv", ["date,currency,rate", "2026-11-01,JPY,1", "2026-11-01,EUR,160"])
         try Fixture.mmp(scenario, [
             Fixture.MMPRow(time: "2026-11-10 10:00:00", mediaSource: "src", campaign: "A", appsflyerID: "af1", cuid: "u1"),
             Fixture.MMPRow(time: "2026-11-10 10:00:00", mediaSource: "src", campaign: "B", appsflyerID: "af2", cuid: "u2"),
             Fixture.MMPRow(time: "2026-11-10 10:00:00", mediaSource: "src", campaign: "C", appsflyerID: "af3", cuid: "u3"),
+        ] + claims)
+        try scenario.write("registrations/r.jsonl", ["u1", "u2", "u3"].map { Fixture.signup("2026-11-10T10:30:00Z", $0) })
+        let result = try scenario.run(asOf: asOf, currency: "JPY")
+        let mmpRevenue = try Fixture.lines(scenario.output("attribution.csv")).dropFirst().map {
+            $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init)[14]
+        }
+        return (mmpRevenue, result.report.warnings.filter { $0.contains("MMP purchase claim") })
+    }
+
+    @Test("mmp_revenue is empty (unknown) when a claim's amount has no fx rate or no currency, never the smaller sum of the others, and a warning says why")
+    func mmpRevenueWithoutARate() throws {
+        let (mmpRevenue, warnings) = try claimsInYenWithoutADollarRate([
             // u1 claims 1 EUR without a dollar figure (160 yen) and 5 EUR with one: the second has no rate.
             Fixture.MMPRow(time: "2026-11-10 12:00:00", eventName: "af_purchase", appsflyerID: "af1", cuid: "u1",
                            eventValue: "{}", revenue: "1", currency: "EUR"),
@@ -809,12 +822,8 @@ struct AttributionReportTests {
             Fixture.MMPRow(time: "2026-11-11 12:00:00", eventName: "af_purchase", appsflyerID: "af9", cuid: "u9",
                            eventValue: "{}", revenue: "5", currency: "EUR", revenueUSD: "5.40"),
         ])
-        try scenario.write("registrations/r.jsonl", ["u1", "u2", "u3"].map { Fixture.signup("2026-11-10T10:30:00Z", $0) })
-        let result = try scenario.run(asOf: asOf, currency: "JPY")
-        #expect(try Fixture.lines(scenario.output("attribution.csv")).dropFirst().map {
-            $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init)[14]
-        } == ["", "", "320"])
-        #expect(result.report.warnings.filter { $0.contains("MMP purchase claim") } == [
+        #expect(mmpRevenue == ["", "", "320"])
+        #expect(warnings == [
             "1 MMP purchase claim made on 2026-11-10 names no currency; its cohort's mmp_revenue_jpy is empty",
             "fx.csv has no rate into JPY for USD on or before 2026-11-10: 1 MMP purchase claim made on 2026-11-10 is left out; "
                 + "its cohort's mmp_revenue_jpy is empty",
@@ -823,14 +832,7 @@ struct AttributionReportTests {
 
     @Test("an MMP claim of 0 needs no fx rate: it leaves its cohort's mmp_revenue known, as a free purchase leaves revenue known")
     func mmpClaimOfNothingWithoutARate() throws {
-        let scenario = try Scenario()
-        try scenario.catalog()
-        // Yen reporting with no dollar rate, as above.
-        try scenario.write("fx.csv", ["date,currency,rate", "2026-11-01,JPY,1", "2026-11-01,EUR,160"])
-        try Fixture.mmp(scenario, [
-            Fixture.MMPRow(time: "2026-11-10 10:00:00", mediaSource: "src", campaign: "A", appsflyerID: "af1", cuid: "u1"),
-            Fixture.MMPRow(time: "2026-11-10 10:00:00", mediaSource: "src", campaign: "B", appsflyerID: "af2", cuid: "u2"),
-            Fixture.MMPRow(time: "2026-11-10 10:00:00", mediaSource: "src", campaign: "C", appsflyerID: "af3", cuid: "u3"),
+        let (mmpRevenue, warnings) = try claimsInYenWithoutADollarRate([
             // u1: a trial logged as a purchase of 0 pounds, 0 dollars (no rate for either), beside 2 EUR.
             Fixture.MMPRow(time: "2026-11-10 12:00:00", eventName: "af_purchase", appsflyerID: "af1", cuid: "u1",
                            eventValue: "{}", revenue: "0", currency: "GBP", revenueUSD: "0"),
@@ -843,13 +845,9 @@ struct AttributionReportTests {
             Fixture.MMPRow(time: "2026-11-10 12:00:00", eventName: "af_purchase", appsflyerID: "af3", cuid: "u3",
                            eventValue: "{}", revenue: "5", currency: "EUR", revenueUSD: "5.40"),
         ])
-        try scenario.write("registrations/r.jsonl", ["u1", "u2", "u3"].map { Fixture.signup("2026-11-10T10:30:00Z", $0) })
-        let result = try scenario.run(asOf: asOf, currency: "JPY")
-        #expect(try Fixture.lines(scenario.output("attribution.csv")).dropFirst().map {
-            $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init)[14]
-        } == ["320", "0", ""])
+        #expect(mmpRevenue == ["320", "0", ""])
         // The claims of 0 are named in no warning; u3's is.
-        #expect(result.report.warnings.filter { $0.contains("MMP purchase claim") } == [
+        #expect(warnings == [
             "fx.csv has no rate into JPY for USD on or before 2026-11-10: 1 MMP purchase claim made on 2026-11-10 is left out; "
                 + "its cohort's mmp_revenue_jpy is empty",
         ])
