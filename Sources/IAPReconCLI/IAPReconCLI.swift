@@ -37,6 +37,10 @@ public enum IAPReconCLI {
                 // A failure inside the store (a full disk, a damaged file) names the store.
                 console.err("Error: store \(command.databasePath): \(error)")
                 return ExitCode.failure.rawValue
+            } catch let error as BenchError {
+                // The tail of a failed child's log, which iaprecon wrote: its lines stay lines.
+                console.errLines("Error: \(error)")
+                return exitCode(for: error).rawValue
             } catch {
                 console.err("Error: \(error)")
                 return exitCode(for: error).rawValue
@@ -125,10 +129,21 @@ public final class Console {
     /// A point of a command's work that a test may look at (see `checkpoint`); nothing otherwise.
     func reached(_ point: String) { checkpoint?(point) }
 
-    /// Writes one message to stderr. Warnings and errors name files, types and values that came
-    /// from input, so what a terminal would run (an escape sequence) is shown escaped, never raw.
+    /// Writes one message to stderr, as one line. Warnings and errors name files, types and values
+    /// that came from input, so what a terminal would run (an escape sequence) is shown escaped, never
+    /// raw; and so is a line break, since cron mails stderr line by line: a campaign or an order id
+    /// holding one would otherwise print a line of its choosing, such as a forged `iaprecon: exit 0`.
     public func err(_ text: String) {
-        let text = Terminal.visibleLines(text)
+        write(toStderr: Terminal.visible(text))
+    }
+
+    /// Writes a message of several lines that iaprecon itself made (a failed bench child's log), each
+    /// line shown as `err` shows one.
+    func errLines(_ text: String) {
+        write(toStderr: Terminal.visibleLines(text))
+    }
+
+    private func write(toStderr text: String) {
         if captured { stderr += text + "\n" } else { FileHandle.standardError.write(Data((text + "\n").utf8)) }
     }
 }

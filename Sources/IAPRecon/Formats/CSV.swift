@@ -174,7 +174,12 @@ public enum CSV {
 
     /// A cell for a text column: prefixed with `'` when it starts with `=`, `+`, `-`, `@`,
     /// tab or CR so a spreadsheet shows it as text rather than running it as a formula
-    /// (CONTRACT.md §3), control characters escaped, and quoted when needed.
+    /// (CONTRACT.md §3), and so is each `=`, `+`, `-` or `@` right after a `;`; control characters
+    /// escaped, and quoted when needed.
+    ///
+    /// Excel opens a `.csv` split at the system's list separator, which is `;` in most of Europe: a
+    /// comma file's line is then cut at every `;`, quoted or not, and what follows one starts a cell
+    /// of its own. A value such as `x;=WEBSERVICE(…)` would run there, past the guard at its start.
     public static func textCell(_ value: String) -> String {
         isPlain(value, text: true) ? value : cell(value, guardingFormula: true)
     }
@@ -197,29 +202,30 @@ public enum CSV {
     }
 
     private static func isPlain<Bytes: Sequence<UInt8>>(_ bytes: Bytes, text: Bool) -> Bool {
-        var first = text
+        // Where a spreadsheet may start a cell: the value's start, and (text) after a `;`.
+        var cellStart = text
         for byte in bytes {
             if byte < 0x20 || byte >= 0x7F || byte == UInt8(ascii: ",") || byte == UInt8(ascii: "\"") { return false }
-            if first, byte == UInt8(ascii: "=") || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "@") {
+            if cellStart, byte == UInt8(ascii: "=") || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "@") {
                 return false
             }
-            first = false
+            cellStart = text && byte == UInt8(ascii: ";")
         }
         return true
     }
 
     /// The cell of a value that is not its own: `'` first when it starts with a formula sign, a tab
-    /// or a CR (`guardingFormula`), its control characters escaped, and quoted, each quote doubled,
-    /// when it holds a comma or a quote (a line break is escaped by then). Made in one pass over
-    /// the UTF-8 bytes: every character it changes or looks for is ASCII, or a C1 control (`C2 80`
-    /// to `C2 9F`).
+    /// or a CR, and `'` before a formula sign right after a `;` (`guardingFormula`), its control
+    /// characters escaped, and quoted, each quote doubled, when it holds a comma or a quote (a line
+    /// break is escaped by then). Made in one pass over the UTF-8 bytes: every character it changes
+    /// or looks for is ASCII, or a C1 control (`C2 80` to `C2 9F`).
     private static func cell(_ value: String, guardingFormula: Bool) -> String {
         var value = value
         return value.withUTF8 { bytes in
             var output: [UInt8] = [UInt8(ascii: "\"")]
             output.reserveCapacity(bytes.count + 8)
             if guardingFormula, let first = bytes.first, formulaStarts.contains(first) { output.append(UInt8(ascii: "'")) }
-            guard appendEscaping(bytes, to: &output) else {
+            guard appendEscaping(bytes, guardingAfterSemicolons: guardingFormula, to: &output) else {
                 return String(decoding: output.dropFirst(), as: UTF8.self)
             }
             output.append(UInt8(ascii: "\""))
@@ -227,19 +233,25 @@ public enum CSV {
         }
     }
 
+    /// The signs a spreadsheet runs a cell that starts with as a formula.
+    private static let formulaSigns: [UInt8] = [UInt8(ascii: "="), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "@")]
+
     /// What a text cell's first character must not be, lest a spreadsheet run the cell (CONTRACT.md §3).
-    private static let formulaStarts: [UInt8] = [UInt8(ascii: "="), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "@"), 0x09, 0x0D]
+    private static let formulaStarts: [UInt8] = formulaSigns + [0x09, 0x0D]
 
     /// Appends `bytes` with every control character (Unicode's `Cc`: C0, DEL, C1) written as a visible
-    /// escape, `\t`, `\n`, `\r`, else `\u001B`, and each quote twice; returns whether they hold a comma
-    /// or a quote. An input line's escape sequences, NULs or line breaks would otherwise reach a
-    /// spreadsheet or a terminal that `cat`s the file, where they can hide or fake text; a record
-    /// never spans lines either.
-    private static func appendEscaping(_ bytes: UnsafeBufferPointer<UInt8>, to output: inout [UInt8]) -> Bool {
+    /// escape, `\t`, `\n`, `\r`, else `\u001B`, each quote twice, and (`guardingAfterSemicolons`) `'`
+    /// before a formula sign that follows a `;`; returns whether they hold a comma or a quote. An input
+    /// line's escape sequences, NULs or line breaks would otherwise reach a spreadsheet or a terminal
+    /// that `cat`s the file, where they can hide or fake text; a record never spans lines either.
+    private static func appendEscaping(_ bytes: UnsafeBufferPointer<UInt8>, guardingAfterSemicolons: Bool, to output: inout [UInt8]) -> Bool {
         var holdsCommaOrQuote = false
         var index = 0
         while index < bytes.count {
             let byte = bytes[index]
+            if guardingAfterSemicolons, index > 0, bytes[index - 1] == UInt8(ascii: ";"), formulaSigns.contains(byte) {
+                output.append(UInt8(ascii: "'"))
+            }
             if byte < 0x20 || byte == 0x7F {
                 appendEscape(of: byte, to: &output)
             } else if byte == 0xC2, index + 1 < bytes.count, (0x80...0x9F).contains(bytes[index + 1]) {

@@ -182,7 +182,13 @@ public struct SourceFile: Sendable, Equatable {
     private static func checkRegular(_ file: SourceFile, root: String) throws(InputError) {
         var status = stat()
         guard stat(file.absolutePath, &status) == 0 else {
-            throw InputError(path: file.absolutePath, reason: String(cString: strerror(errno)))
+            let failure = errno
+            // A name listed but not there is one that is not UTF-8 (`campaña.csv` saved by a Latin-1 tool): its
+            // bytes were read as U+FFFD, a name no file has. "No such file" would send a person looking for it.
+            if failure == ENOENT, file.relativePath.unicodeScalars.contains("\u{FFFD}") {
+                throw InputError(path: file.absolutePath, reason: "its name is not UTF-8 (rename it)")
+            }
+            throw InputError(path: file.absolutePath, reason: String(cString: strerror(failure)))
         }
         let type = status.st_mode & S_IFMT
         switch type {

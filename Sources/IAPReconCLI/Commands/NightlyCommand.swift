@@ -485,7 +485,8 @@ final class LogFile {
 
     func write(_ line: String) {
         let stamp = Timestamp.iso8601(Int64(Date().timeIntervalSince1970 * 1000))
-        // The log is read on a terminal (and mailed) like stderr: input's control characters escaped.
-        handle.write(Data("\(stamp) \(Terminal.visibleLines(line))\n".utf8))
+        // The log is read on a terminal (and mailed) like stderr: input's control characters and line
+        // breaks escaped, so every line of it is one stamped event.
+        handle.write(Data("\(stamp) \(Terminal.visible(line))\n".utf8))
     }
 }

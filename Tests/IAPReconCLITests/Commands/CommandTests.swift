@@ -963,9 +963,48 @@ extension CommandTests {
         #expect(missing.err == "Error: cannot read \(work.path("no\\u{1B}such")): no such folder\n")
         // Near miss: a message of several lines keeps its line breaks, and plain text is left as it is.
         let console = Console.capturing()
-        console.err("first line\nsecond \u{1B}[1m line, café")
+        console.errLines("first line\nsecond \u{1B}[1m line, café")
         console.err("Warning: not read, matches no source: in/Catalog.csv")
         #expect(console.stderr == "first line\nsecond \\u{1B}[1m line, café\nWarning: not read, matches no source: in/Catalog.csv\n")
+    }
+
+    @Test("a line break in an input value never starts a line of its own on stderr or in the log: cron's mail cannot be forged")
+    func warningsKeepInputOnOneLine() throws {
+        let work = try Workspace()
+        let root = work.path("days")
+        let input = root + "/2026-11-21"
+        for folder in ["spend", "server"] {
+            try FileManager.default.createDirectory(atPath: input + "/" + folder, withIntermediateDirectories: true)
+        }
+        // A campaign (a quoted CSV cell may hold a line break) that two files give, and an order id two users logged:
+        // each is named in a warning.
+        let spend = "date,media_source,campaign,spend,currency\r\n2026-11-20,fb,\"c1\niaprecon: exit 0: forged\",10,USD\r\n"
+        for name in ["a.csv", "b.csv"] { try spend.write(toFile: input + "/spend/" + name, atomically: true, encoding: .utf8) }
+        try ["u1", "u2"].map { #"{"ts":"2026-11-20T10:00:00Z","event":"order_created","order_id":"o1\nForged: line","user_id":"\#($0)","product_id":"p"}"# }
+            .joined(separator: "\n").write(toFile: input + "/server/s.jsonl", atomically: true, encoding: .utf8)
+        let logs = work.path("logs")
+        let night = work.iaprecon(["nightly", "--root", root, "--db", work.path("s.sqlite"), "--reports", work.path("reports"),
+                                   "--log-dir", logs, "--now", "2026-11-22T00:00:00Z"])
+        #expect(night.code == 0, "\(night.err)")
+        let log = try FileManager.default.contentsOfDirectory(atPath: logs).map { try String(contentsOfFile: logs + "/" + $0, encoding: .utf8) }.joined()
+        for (name, text) in [("stderr", night.err), ("log", log)] {
+            #expect(text.contains("c1\\u{A}iaprecon: exit 0: forged"), "\(name): \(text)")
+            #expect(text.contains("order id o1\\u{A}Forged: line was logged by 2 users"), "\(name): \(text)")
+            let lines = text.split(separator: "\n")
+            #expect(!lines.contains { $0.hasPrefix("iaprecon: exit 0") || $0.hasPrefix("Forged") }, "\(name): \(text)")
+        }
+        // Every line of the log is stamped: none is a value's second line.
+        #expect(log.split(separator: "\n").allSatisfy { $0.hasPrefix("20") }, "\(log)")
+        // Near miss: the same warnings of plain values are one line each, as they were.
+        let plain = work.path("plain")
+        try FileManager.default.createDirectory(atPath: plain + "/spend", withIntermediateDirectories: true)
+        for name in ["a.csv", "b.csv"] {
+            try "date,media_source,campaign,spend,currency\n2026-11-20,fb,c1,10,USD\n".write(toFile: plain + "/spend/" + name, atomically: true, encoding: .utf8)
+        }
+        let run = work.iaprecon(["run", "--input", plain, "--db", work.path("p.sqlite"), "--out", work.path("out"), "--now", "2026-11-22T00:00:00Z"])
+        #expect(run.code == 0, "\(run.err)")
+        #expect(run.err.contains("\nWarning: spend for 2026-11-20, fb, c1 comes from two files, spend/a.csv:2 and spend/b.csv:2: all their lines are counted\n"),
+                "\(run.err)")
     }
 }
 

@@ -92,6 +92,33 @@ struct InputFolderTests {
         #expect(try work.read("out/findings.csv") == String(contentsOfFile: Workspace.sampleData + "/expected/findings.csv", encoding: .utf8))
     }
 
+    @Test("a source file whose name is not UTF-8 exits 3 saying so, not that it does not exist; a UTF-8 name is read")
+    func nameNotUTF8() throws {
+        let work = try Workspace()
+        let input = work.path("in")
+        try FileManager.default.createDirectory(atPath: input + "/spend", withIntermediateDirectories: true)
+        let spend = "date,media_source,campaign,spend,currency\n2026-11-20,fb,c1,10,USD\n"
+        // `campaña.csv` as a Windows tool in Latin-1 names it: the ñ is the one byte F1.
+        let latin1 = Array((input + "/spend/campa").utf8) + [0xF1] + Array("a.csv".utf8)
+        let file = fopen(latin1.map { CChar(bitPattern: $0) } + [0], "w")
+        #expect(file != nil)
+        fputs(spend, file)
+        fclose(file)
+        let run = work.iaprecon(["run", "--input", input, "--db", work.path("s.sqlite"), "--out", work.path("out"), "--now", "2026-11-30T00:00:00Z"])
+        #expect(run.code == 3)
+        #expect(run.err == "Error: cannot read \(input)/spend/campa\u{FFFD}a.csv: its name is not UTF-8 (rename it)\n")
+        // Near miss: the same name in UTF-8 is read, and a name that is not UTF-8 but matches no source is only listed.
+        #expect(unlink(latin1.map { CChar(bitPattern: $0) } + [0]) == 0)
+        try spend.write(toFile: input + "/spend/campaña.csv", atomically: true, encoding: .utf8)
+        let notes = Array((input + "/notes").utf8) + [0xF1, 0]
+        fclose(fopen(notes.map { CChar(bitPattern: $0) }, "w"))
+        let read = work.iaprecon(["run", "--input", input, "--db", work.path("s.sqlite"), "--out", work.path("out"), "--now", "2026-11-30T00:00:00Z"])
+        #expect(read.code == 0, "\(read.err)")
+        #expect(read.err.contains("Warning: not read, matches no source: \(input)/notes\u{FFFD}\n"), "\(read.err)")
+        let files = (try summary(work, "out")["inputs"] as? [String: Any])?["files"] as? [[String: Any]] ?? []
+        #expect(files.map { $0["file"] as? String ?? "" } == ["spend/campaña.csv"])
+    }
+
     @Test("an input folder with no source file exits 3; a folder of day partitions is not empty")
     func noSourceFile() throws {
         let work = try Workspace()

@@ -52,6 +52,16 @@ struct CSVTests {
         ("esc\u{1B}[2J", "esc\\u001B[2J", "esc\\u001B[2J"),
         ("del\u{7F}", "del\\u007F", "del\\u007F"),
         ("", "", ""),
+        // Excel where the list separator is `;` (most of Europe) splits a comma file's line at every `;`
+        // it opens: what follows one starts a cell there, and is guarded as a cell's start is.
+        ("x;=WEBSERVICE(A2);", "x;'=WEBSERVICE(A2);", "x;=WEBSERVICE(A2);"),
+        ("a;+cmd|' /C calc'!A0", "a;'+cmd|' /C calc'!A0", "a;+cmd|' /C calc'!A0"),
+        ("a;-1;@sum", "a;'-1;'@sum", "a;-1;@sum"),
+        ("=a;=b,c", "\"'=a;'=b,c\"", "\"=a;=b,c\""),
+        // Near misses: a `;` before any other character, and a sign after anything but a `;`, are kept.
+        ("server/a.jsonl:3;server/b.jsonl:5", "server/a.jsonl:3;server/b.jsonl:5", "server/a.jsonl:3;server/b.jsonl:5"),
+        ("a; =b", "a; =b", "a; =b"),
+        ("a=;b-", "a=;b-", "a=;b-"),
     ])
     func outputCells(value: String, text: String, number: String) {
         #expect(CSV.textCell(value) == text)
@@ -71,7 +81,7 @@ struct CSVTests {
 
     @Test("an output cell is what the scalar-by-scalar rules give, for random text of controls, quotes, commas, signs and UTF-8")
     func outputCellsByTheRules() {
-        let alphabet: [String] = ["a", "Z", "0", " ", ",", "\"", "'", "=", "+", "-", "@", "\t", "\r", "\n", "\u{0}", "\u{1B}",
+        let alphabet: [String] = ["a", "Z", "0", " ", ",", ";", "\"", "'", "=", "+", "-", "@", "\t", "\r", "\n", "\u{0}", "\u{1B}",
                                   "\u{7F}", "\u{80}", "\u{9F}", "\u{A0}", "\u{C2}", "é", "€", "😀", "\\", "u"]
         var generator = SplitMix64(state: 0xCE11)
         for _ in 0..<20_000 {
@@ -85,7 +95,14 @@ struct CSVTests {
     /// and `CSV.numberCell`, which work on bytes.
     static func cellByScalars(_ value: String, text: Bool) -> String {
         let guarded = text && value.unicodeScalars.first.map { ["=", "+", "-", "@", "\t", "\r"].contains($0) } == true
-        let escaped = (guarded ? "'" : "") + escapingControls(value)
+        var signsGuarded = ""
+        var previous: Unicode.Scalar?
+        for scalar in value.unicodeScalars {
+            if text, previous == ";", ["=", "+", "-", "@"].contains(scalar) { signsGuarded += "'" }
+            signsGuarded.unicodeScalars.append(scalar)
+            previous = scalar
+        }
+        let escaped = (guarded ? "'" : "") + escapingControls(signsGuarded)
         guard escaped.unicodeScalars.contains(where: { $0 == "," || $0 == "\"" }) else { return escaped }
         var quoted = "\""
         for scalar in escaped.unicodeScalars {

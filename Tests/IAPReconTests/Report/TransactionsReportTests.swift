@@ -107,12 +107,13 @@ struct TransactionsReportTests {
         ])
         _ = try scenario.run(asOf: "2026-11-30T00:00:00Z")
         let text = try scenario.output("transactions.csv")
-        // The raw record: the list is prefixed, its tab shown escaped, and the cell quoted for its comma and quotes.
-        #expect(text.contains(",\"'+z;u\\tb;=evil,\"\"x\"\"\","))
+        // The raw record: the list is prefixed, and so is each user in it that a `;` list separator (Excel in most of
+        // Europe) would make a cell's start; its tab shown escaped, and the cell quoted for its comma and quotes.
+        #expect(text.contains(",\"'+z;u\\tb;'=evil,\"\"x\"\"\","))
         let rows = Fixture.table(text)
         let guarded = try #require(rows.first)
         #expect(guarded["product_id"] == "'+gems")
-        #expect(guarded["delivered_to"] == "'+z;u\\tb;=evil,\"x\"")
+        #expect(guarded["delivered_to"] == "'+z;u\\tb;'=evil,\"x\"")
         // The near miss: plain ids and a transaction nobody received pass through as they are.
         let plain = try #require(rows.dropFirst().first)
         #expect((plain["transaction_id"], plain["product_id"], plain["delivered_to"]) == ("1000000000000002", "gems60", ""))
