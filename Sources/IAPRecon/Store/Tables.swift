@@ -89,6 +89,9 @@ enum Tables {
         // same, read through the join's part of the store (`StoredJoinResults.settings`).
         .init(name: "int_run_settings", layer: .result, writer: .join, readers: []),
         .init(name: "fct_apple_tieout", layer: .result, writer: .join, readers: [.report], migration: 15),
+        // Each tie-out row's units of purchases alone, Apple's and the verified ones, replaced with it: a shortfall is
+        // of purchases, so a refund's timing neither makes nor hides one (`AppleTieOut.findings`).
+        .init(name: "fct_apple_tieout_purchases", layer: .result, writer: .join, readers: [.report], migration: 46),
         // Sales Report files whose rows of a day repeat or overlap an earlier file's (`SalesReportOverlap`), one row per
         // pair, replaced with the day's tie-out rows: every report page names them while the files are stored.
         .init(name: "fct_apple_report_overlaps", layer: .result, writer: .join, readers: [.report], migration: 33),
