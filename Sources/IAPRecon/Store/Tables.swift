@@ -72,7 +72,8 @@ enum Tables {
         .init(name: "raw_spend__days", layer: .raw, writer: .ingest, readers: [.join, .report], migration: 1),
         .init(name: "raw_catalog__products", layer: .raw, writer: .ingest, readers: [.store, .join, .report], migration: 1),
         .init(name: "raw_fx__rates", layer: .raw, writer: .ingest, readers: [.report], migration: 1),
-        .init(name: "raw_apple__sales", layer: .raw, writer: .ingest, readers: [.store, .join], migration: 6),
+        // The report names the days the reports leave out between the first and the last they cover.
+        .init(name: "raw_apple__sales", layer: .raw, writer: .ingest, readers: [.store, .join, .report], migration: 6),
         // The summary names the apps of the kept rows, when no `--app-sku` chose one.
         .init(name: "raw_apple__sales_apps", layer: .raw, writer: .ingest, readers: [.report], migration: 37),
         // The summary lists its apps with the lines' (`AppleTransaction.bundleApartFromLine`).
