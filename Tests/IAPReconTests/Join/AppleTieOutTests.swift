@@ -142,6 +142,17 @@ struct AppleTieOutTests {
         #expect(findings.isEmpty)
     }
 
+    @Test("near miss: the Pacific day the clocks go back lasts 25 hours, and its first and last half hours count on it, as Apple's report does")
+    func pacificDayOfTwentyFiveHours() throws {
+        // 2026-11-01 00:30 PDT, 23:30 PST the same day (25 hours on), and 00:30 PST on the 2nd.
+        let findings = try reconcile(
+            receipts: [Self.purchase("t1", at: "2026-11-01T07:30:00Z"), Self.purchase("t2", at: "2026-11-02T07:30:00Z"),
+                       Self.purchase("t3", at: "2026-11-02T08:30:00Z")],
+            report: [Self.sales("2026-10-31", "gems60", units: 0, country: "US"), Self.sales("2026-11-01", "gems60", units: 2, country: "US"),
+                     Self.sales("2026-11-02", "gems60", units: 1, country: "US")])
+        #expect(findings.isEmpty)
+    }
+
     @Test("near miss: a refund on a later Pacific day than its purchase nets on Apple's refund day")
     func refundLaterDay() throws {
         let findings = try reconcile(
