@@ -27,6 +27,9 @@ struct AppleTieOut: Sendable {
     struct Row: Sendable, Equatable {
         var key: Key
         var appleUnits: Int64
+        /// Apple's units of purchases alone (its rows of positive units): what the verified purchases
+        /// are held against, so that a refund's timing neither makes nor hides a shortfall.
+        var applePurchases: Int64 = 0
         /// The customer price of the country's purchases (the one most units sold at); nil where Apple has no row.
         var customerPrice: Decimal?
         var customerCurrency: String?
@@ -41,6 +44,10 @@ struct AppleTieOut: Sendable {
 
         /// Apple's units less verified ones: positive where Apple sold more than iaprecon verified.
         var difference: Int64 { appleUnits - verifiedUnits }
+
+        /// Apple's purchases less the verified ones: the units Apple sold that no receipt or
+        /// notification told of, whatever either side knows of refunds (`findings`).
+        var purchaseShortfall: Int64 { applePurchases - counted.purchases }
     }
 
     /// What the verified purchases and refunds of one day, product and country add up to.
@@ -48,6 +55,9 @@ struct AppleTieOut: Sendable {
         var units: Int64 = 0
         /// How many purchases and refunds: a row with none is shown only for Apple's units.
         var changes: Int64 = 0
+        /// The units of its purchases alone: refunds are held against Apple's apart, on their own day
+        /// (`Row.purchaseShortfall`).
+        var purchases: Int64 = 0
         /// Of the storefront-less row (`unknownCountry`), its purchases' units: refunds are not
         /// netted against them (`findings`).
         var unplacedPurchases: Int64 = 0
@@ -56,11 +66,14 @@ struct AppleTieOut: Sendable {
         mutating func add(_ change: VerifiedUnits, sign: Int64 = 1) {
             units += sign * change.units
             changes += sign
+            if change.units > 0 { purchases += sign * change.units }
             if change.country == nil, change.units > 0 { unplacedPurchases += sign * change.units }
         }
 
         mutating func add(_ other: Counted) {
-            (units, changes, unplacedPurchases) = (units + other.units, changes + other.changes, unplacedPurchases + other.unplacedPurchases)
+            (units, changes, purchases, unplacedPurchases) = (
+                units + other.units, changes + other.changes, purchases + other.purchases, unplacedPurchases + other.unplacedPurchases
+            )
         }
     }
 
@@ -129,6 +142,7 @@ struct AppleTieOut: Sendable {
             let key = Key(day: line.day, productID: line.productID, country: line.country)
             var row = byKey[key] ?? Row(key: key, appleUnits: 0, sources: [])
             row.appleUnits += line.units
+            row.applePurchases += max(line.units, 0)
             row.sources.append(line.source)
             byKey[key] = row
             proceedsByCurrency[key, default: [:]][line.proceedsCurrency, default: 0] += Decimal(line.units) * line.proceeds
@@ -267,13 +281,16 @@ struct AppleTieOut: Sendable {
         names.count < 2 ? names.joined() : names.dropLast().joined(separator: ", ") + " and " + (names.last ?? "")
     }
 
-    /// One finding per day, product and country whose shortfall the day's storefront-less
-    /// purchases do not cover. Those purchases (a receipt without a storefront could be from any
-    /// country) go to the shortfalls in country-code order first. A storefront-less refund is not
+    /// One finding per day, product and country whose shortfall of purchases (Apple's purchase
+    /// units over the verified ones) the day's storefront-less purchases do not cover. Purchases
+    /// are held against purchases and refunds left apart: a refund the server learnt of on another
+    /// Pacific day than Apple lists it is no sale the server never saw, and a refund Apple lists
+    /// that no notification told of does not hide one. Storefront-less purchases (a receipt without
+    /// a storefront could be from any country) go to the shortfalls in country-code order first. A storefront-less refund is not
     /// netted against them: it lowers some country's Apple units, never raises a shortfall, and
     /// netting it would let one country's refund unmask another country's covered purchase.
     static func findings(_ rows: [Row], unplacedPurchases: [Key: Int64]) -> [Finding] {
-        let shortfalls = shortfalls(rows, key: \.key, difference: \.difference) {
+        let shortfalls = shortfalls(rows, key: \.key, shortfall: \.purchaseShortfall) {
             unplacedPurchases[Key(day: $0.day, productID: $0.productID, country: unknownCountry)] ?? 0
         }
         return shortfalls.compactMap { shortfall in
@@ -281,7 +298,7 @@ struct AppleTieOut: Sendable {
         }
     }
 
-    /// A country's shortfall on one day and product, Apple's units over the verified ones, and how
+    /// A country's shortfall on one day and product, Apple's purchases over the verified ones, and how
     /// much of it that day's storefront-less purchases cover.
     struct Shortfall<Row> {
         var row: Row
@@ -289,11 +306,11 @@ struct AppleTieOut: Sendable {
         var missing: Int64
     }
 
-    /// Every row of a known country whose verified units fall short of Apple's, with the part its day
-    /// and product's storefront-less purchases cover (`findings`: in country-code order, first come
-    /// first served). `rows` are in key order; `unplacedPurchases` gives a day and product's.
-    /// The findings and the report page both read the shortfalls from here, so they cannot disagree.
-    static func shortfalls<Element>(_ rows: [Element], key: (Element) -> Key, difference: (Element) -> Int64,
+    /// Every row of a known country whose verified purchases fall short of Apple's (`shortfall`), with
+    /// the part its day and product's storefront-less purchases cover (`findings`: in country-code
+    /// order, first come first served). `rows` are in key order; `unplacedPurchases` gives a day and
+    /// product's. The findings and the report page both read the shortfalls from here, so they cannot disagree.
+    static func shortfalls<Element>(_ rows: [Element], key: (Element) -> Key, shortfall difference: (Element) -> Int64,
                                     unplacedPurchases: (Key) -> Int64) -> [Shortfall<Element>] {
         var shortfalls: [Shortfall<Element>] = []
         var start = 0
@@ -315,6 +332,10 @@ struct AppleTieOut: Sendable {
     static func finding(_ row: Row, missing: Int64, coveredByUnknownCountry: Int64) -> Finding {
         let dayStart = Timestamp.startOfDay(row.key.day).map { reportZone.utc(fromLocal: $0) } ?? 0
         var detail = "country=\(row.key.country) apple_units=\(row.appleUnits) verified_units=\(row.verifiedUnits)"
+        // Refunds on either side: the purchases the shortfall is of differ from the net units.
+        if row.applePurchases != row.appleUnits || row.counted.purchases != row.verifiedUnits {
+            detail += " apple_purchase_units=\(row.applePurchases) verified_purchase_units=\(row.counted.purchases)"
+        }
         if coveredByUnknownCountry > 0 { detail += " covered_by_storefrontless_units=\(coveredByUnknownCountry)" }
         detail += " missing_units=\(missing)"
         var finding = Finding(kind: .unverifiedAppleSales, key: "\(row.key.day)|\(row.key.productID)|\(row.key.country)",
@@ -379,7 +400,8 @@ struct AppleTieOut: Sendable {
         if requested != nil {
             for row in try store.tieOutRows(days: changedDays) {
                 counted[Key(day: row.day, productID: row.productID, country: row.country)] = Counted(
-                    units: row.verifiedUnits, changes: row.verifiedChanges, unplacedPurchases: row.unplacedPurchases)
+                    units: row.verifiedUnits, changes: row.verifiedChanges, purchases: row.verifiedPurchases,
+                    unplacedPurchases: row.unplacedPurchases)
             }
             for (key, change) in changed { counted[key, default: Counted()].add(change) }
         }
@@ -389,7 +411,8 @@ struct AppleTieOut: Sendable {
                 day: row.key.day, productID: row.key.productID, country: row.key.country, appleUnits: row.appleUnits,
                 verifiedUnits: row.verifiedUnits, customerPrice: row.customerPrice.map(Money.format), customerCurrency: row.customerCurrency,
                 proceeds: row.proceeds.map(Money.format), proceedsCurrency: row.proceedsCurrency, verifiedChanges: row.counted.changes,
-                unplacedPurchases: row.counted.unplacedPurchases)
+                unplacedPurchases: row.counted.unplacedPurchases, applePurchases: row.applePurchases,
+                verifiedPurchases: row.counted.purchases)
         }
         return Refreshed(days: inputs.days.map { $0.map { (day: $0, startMs: dayStartMs($0)) } }, rows: rows, findings: tieOut.findings,
                          overlaps: tieOut.reportOverlaps(inputs.files), mixedProceeds: tieOut.mixedProceedsFiles(inputs.files),

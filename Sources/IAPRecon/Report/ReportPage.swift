@@ -83,7 +83,8 @@ struct ReportPage {
     struct TieOut {
         /// The days the reports cover and the units on each side, as `summary.json` gives them.
         var totals: AppleTieOutReport.Totals
-        /// Rows of a known country with fewer verified units than Apple's.
+        /// Rows of a known country with fewer verified purchases than Apple's (`AppleTieOut.findings`:
+        /// refunds are held against refunds apart).
         var shortfallRows = 0
         /// Of those, the rows storefront-less purchases cover whole.
         var coveredRows = 0
@@ -126,7 +127,7 @@ struct ReportPage {
                 surplusUnits -= row.difference
             }
             let shortfalls = AppleTieOut.shortfalls(rows, key: { AppleTieOut.Key(day: $0.day, productID: $0.productID, country: $0.country) },
-                                                    difference: \.difference) { unplaced[$0.day + "|" + $0.productID] ?? 0 }
+                                                    shortfall: \.purchaseShortfall) { unplaced[$0.day + "|" + $0.productID] ?? 0 }
             shortfallRows = shortfalls.count
             var open: [AppleTieOut.Shortfall<AppleTieOutReport.Row>] = []
             for shortfall in shortfalls {

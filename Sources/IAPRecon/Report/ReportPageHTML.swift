@@ -193,10 +193,10 @@ extension ReportPage {
         for warning in tieout.reportWarnings { out += "<p class=\"warn\">Sales Reports: \(HTML.escape(warning)).</p>" }
         var meta: [String] = []
         if tieout.shortfallRows == 0 {
-            meta.append("No country has fewer verified units than Apple's on any day.")
+            meta.append("No country has fewer verified purchases than Apple's on any day.")
         } else {
             meta.append("\(Self.grouped(tieout.shortfallRows)) \(tieout.shortfallRows == 1 ? "row" : "rows") of apple_tieout.csv "
-                + "\(tieout.shortfallRows == 1 ? "has" : "have") fewer verified units than Apple's.")
+                + "\(tieout.shortfallRows == 1 ? "has" : "have") fewer verified purchases than Apple's (refunds are compared apart).")
             if tieout.coveredRows > 0 {
                 meta.append("Units verified without a storefront (country ??) could be from any country, so they count toward their day and "
                     + "product's shortfalls: they cover \(Self.grouped(tieout.coveredRows)) of these whole.")
@@ -223,7 +223,7 @@ extension ReportPage {
             // What the finding's amount is: the missing units at Apple's customer price.
             let amount = row.customerPrice.flatMap(Amount.parse).map { Money.format($0 * shortfall.missing) + " " + (row.customerCurrency ?? "") }
             return [HTML.escape(row.day), "<span class=\"id\">\(HTML.escape(row.productID))</span>", HTML.escape(row.country),
-                    String(row.appleUnits), String(row.verifiedUnits), shortfall.covered == 0 ? "" : String(shortfall.covered),
+                    String(row.applePurchases), String(row.verifiedPurchases), shortfall.covered == 0 ? "" : String(shortfall.covered),
                     "<b>\(shortfall.missing)</b>", HTML.escape(amount ?? "")]
         }
         out += "<p>Units Apple counts that no receipt or notification verified, \(Self.grouped(tieout.missingUnits)) in all: "
@@ -232,7 +232,7 @@ extension ReportPage {
         if tieout.uncoveredRows > tieout.uncovered.count {
             out += "<p class=\"meta\">The newest \(tieout.uncovered.count) of \(Self.grouped(tieout.uncoveredRows)); findings.csv has every one.</p>"
         }
-        return out + HTML.table(["day (Pacific)", "product", "country", "Apple units", "verified units", "covered by ??", "missing", "amount"],
+        return out + HTML.table(["day (Pacific)", "product", "country", "Apple purchases", "verified purchases", "covered by ??", "missing", "amount"],
                                 rows, numeric: [3, 4, 5, 6, 7])
             + "</section>\n"
     }

@@ -217,6 +217,7 @@ public enum ReportStage {
                 filesDone?(wroteTieOut ? 3 : 2)
                 inputWarnings += revenue.fxWarnings + tieOut.fxWarnings
                 inputWarnings += Self.salesReportAppsWarnings(counts.salesReportApps)
+                inputWarnings += Self.salesReportGapWarnings(counts.salesReportDays)
                 inputWarnings += Self.ordersOfSeveralUsersWarnings(counts.ordersOfSeveralUsers)
                 inputWarnings += Self.filesNotReadAgainWarnings(counts.files)
                 let summary = SummaryReport.build(counts: counts, asOfMs: asOfMs, graceMs: graceMs, settings: settings,
@@ -327,6 +328,28 @@ public enum ReportStage {
         guard apps.count > 1 else { return [] }
         return ["Sales Reports list the in-app sales of \(apps.count) apps (Parent Identifier \(apps.joined(separator: ", "))), "
                 + "all tied out as this app's: name this app's SKU with --app-sku to leave the others out"]
+    }
+
+    /// The days between the first and the last the Sales Reports cover that no report covers. The
+    /// tie-out compares only the days reported, so a report never put in leaves its day's Apple
+    /// units and verified units out of every total, unsaid; Apple writes no report of a day without
+    /// any sale, so such a day may be one. Said on every report while the gap stays, at most `listed` days by name.
+    static func salesReportGapWarnings(_ days: [String], listed: Int = 10) -> [String] {
+        var missing: [String] = []
+        for (day, next) in zip(days, days.dropFirst()) {
+            guard var ms = Timestamp.startOfDay(day), let nextMs = Timestamp.startOfDay(next) else { continue }
+            ms += 86_400_000
+            while ms < nextMs {
+                missing.append(Timestamp.day(ms))
+                ms += 86_400_000
+            }
+        }
+        guard let first = days.first, let last = days.last, !missing.isEmpty else { return [] }
+        let named = missing.prefix(listed).joined(separator: ", ") + (missing.count > listed ? " and \(missing.count - listed) more" : "")
+        let count = missing.count == 1 ? "1 day" : "\(missing.count) days"
+        return ["Sales Reports cover \(first) to \(last) but no report of \(count) between them is in (\(named)): "
+                + "the tie-out compares only the days reported, so those days' Apple and verified units are in no total "
+                + "(a day Apple sold nothing on has no report)"]
     }
 
     /// Order ids more than one user logged. Orders are matched by id (CONTRACT.md §2), and the

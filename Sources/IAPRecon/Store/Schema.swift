@@ -982,6 +982,19 @@ public enum Schema {
               PRIMARY KEY (state, zone, folder, through_day)
             ) WITHOUT ROWID;
             """),
+        // Each tie-out row keeps its units of purchases alone, Apple's and the verified ones, beside it: a
+        // shortfall (`unverified_apple_sales`) is of purchases, and refunds are held against refunds apart.
+        // Every stored report day is marked, so the next join ties each out again and fills the table
+        // without reading a file again or a full rebuild.
+        (46, """
+            DROP TABLE IF EXISTS fct_apple_tieout_purchases;
+            CREATE TABLE fct_apple_tieout_purchases (
+              day TEXT NOT NULL, product_id TEXT NOT NULL, country TEXT NOT NULL,
+              apple_purchases INTEGER NOT NULL, verified_purchases INTEGER NOT NULL,
+              PRIMARY KEY (day, product_id, country)
+            ) WITHOUT ROWID;
+            INSERT OR IGNORE INTO dirty_keys SELECT 'sales_day', day FROM raw_apple__sales WHERE day IS NOT NULL;
+            """),
     ]
 
     public static var latestVersion: Int { migrations.last?.id ?? 0 }

@@ -72,7 +72,8 @@ enum Tables {
         .init(name: "raw_spend__days", layer: .raw, writer: .ingest, readers: [.join, .report], migration: 1),
         .init(name: "raw_catalog__products", layer: .raw, writer: .ingest, readers: [.store, .join, .report], migration: 1),
         .init(name: "raw_fx__rates", layer: .raw, writer: .ingest, readers: [.report], migration: 1),
-        .init(name: "raw_apple__sales", layer: .raw, writer: .ingest, readers: [.store, .join], migration: 6),
+        // The report names the days the reports leave out between the first and the last they cover.
+        .init(name: "raw_apple__sales", layer: .raw, writer: .ingest, readers: [.store, .join, .report], migration: 6),
         // The summary names the apps of the kept rows, when no `--app-sku` chose one.
         .init(name: "raw_apple__sales_apps", layer: .raw, writer: .ingest, readers: [.report], migration: 37),
         // The summary lists its apps with the lines' (`AppleTransaction.bundleApartFromLine`).
@@ -89,6 +90,9 @@ enum Tables {
         // same, read through the join's part of the store (`StoredJoinResults.settings`).
         .init(name: "int_run_settings", layer: .result, writer: .join, readers: []),
         .init(name: "fct_apple_tieout", layer: .result, writer: .join, readers: [.report], migration: 15),
+        // Each tie-out row's units of purchases alone, Apple's and the verified ones, replaced with it: a shortfall is
+        // of purchases, so a refund's timing neither makes nor hides one (`AppleTieOut.findings`).
+        .init(name: "fct_apple_tieout_purchases", layer: .result, writer: .join, readers: [.report], migration: 46),
         // Sales Report files whose rows of a day repeat or overlap an earlier file's (`SalesReportOverlap`), one row per
         // pair, replaced with the day's tie-out rows: every report page names them while the files are stored.
         .init(name: "fct_apple_report_overlaps", layer: .result, writer: .join, readers: [.report], migration: 33),

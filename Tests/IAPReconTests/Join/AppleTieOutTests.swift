@@ -105,6 +105,27 @@ struct AppleTieOutTests {
         #expect(try scenario.run(asOf: asOf, appSKUs: ["GEMQUEST", "OTHERAPP"]).report.warnings == [])
     }
 
+    @Test("days with no report between the first and the last the reports cover are named on stderr and the page; a day of the app's own rows alone is covered")
+    func missingReportDays() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("receipts/r.jsonl", [Self.purchase("t1", at: "2026-11-22T18:00:00Z")])
+        let appRowOnly = Self.sales("2026-11-23", "com.example.game", units: 40, country: "US", price: "0", proceeds: "0")
+            .replacingOccurrences(of: "\tIA1\t", with: "\t1F\t")
+        try scenario.write("apple/S_D_1.txt", [
+            AppleSalesReportTests.currentHeader, Self.sales("2026-11-22", "gems60", units: 1, country: "US"), appRowOnly,
+            Self.sales("2026-11-24", "gems60", units: 0, country: "US"),
+        ])
+        // Near miss: days in a row, one of them reported by the app's own rows alone.
+        #expect(try scenario.run(asOf: asOf).report.warnings == [])
+        try scenario.write("apple/S_D_2.txt", [AppleSalesReportTests.currentHeader, Self.sales("2026-11-27", "gems60", units: 0, country: "US")])
+        let warning = "Sales Reports cover 2026-11-22 to 2026-11-27 but no report of 2 days between them is in (2026-11-25, 2026-11-26): "
+            + "the tie-out compares only the days reported, so those days' Apple and verified units are in no total "
+            + "(a day Apple sold nothing on has no report)"
+        #expect(try scenario.run(asOf: asOf).report.warnings == [warning])
+        #expect(try scenario.output("report.html").contains(warning.replacingOccurrences(of: "'", with: "&#39;")))
+    }
+
     @Test("near miss: every Apple unit verified, with no finding")
     func allVerified() throws {
         let findings = try reconcile(
@@ -121,12 +142,69 @@ struct AppleTieOutTests {
         #expect(findings.isEmpty)
     }
 
+    @Test("near miss: the Pacific day the clocks go back lasts 25 hours, and its first and last half hours count on it, as Apple's report does")
+    func pacificDayOfTwentyFiveHours() throws {
+        // 2026-11-01 00:30 PDT, 23:30 PST the same day (25 hours on), and 00:30 PST on the 2nd.
+        let findings = try reconcile(
+            receipts: [Self.purchase("t1", at: "2026-11-01T07:30:00Z"), Self.purchase("t2", at: "2026-11-02T07:30:00Z"),
+                       Self.purchase("t3", at: "2026-11-02T08:30:00Z")],
+            report: [Self.sales("2026-10-31", "gems60", units: 0, country: "US"), Self.sales("2026-11-01", "gems60", units: 2, country: "US"),
+                     Self.sales("2026-11-02", "gems60", units: 1, country: "US")])
+        #expect(findings.isEmpty)
+    }
+
     @Test("near miss: a refund on a later Pacific day than its purchase nets on Apple's refund day")
     func refundLaterDay() throws {
         let findings = try reconcile(
             receipts: [Self.purchase("t1", at: "2026-11-24T18:00:00Z", refundedAt: "2026-11-26T18:00:00Z")],
             report: [Self.sales("2026-11-24", "gems60", units: 1, country: "US"), Self.sales("2026-11-26", "gems60", units: -1, country: "US")])
         #expect(findings.isEmpty)
+    }
+
+    @Test("near miss: a refund iaprecon verified on a day whose report lists it a day later is no unverified sale: every purchase was verified")
+    func refundListedByAppleADayLater() throws {
+        // t1 bought at 10:00 Pacific on the 24th, refunded at 23:50 Pacific that day; Apple lists the refund on the 25th.
+        let findings = try reconcile(
+            receipts: [Self.purchase("t1", at: "2026-11-24T18:00:00Z", refundedAt: "2026-11-25T07:50:00Z")],
+            report: [Self.sales("2026-11-24", "gems60", units: 1, country: "US"), Self.sales("2026-11-25", "gems60", units: -1, country: "US")])
+        #expect(findings.isEmpty, "a refund's timing is no purchase the server never saw")
+    }
+
+    @Test("a refund Apple lists that no notification told of does not hide a purchase the server never saw on the same day")
+    func unnotifiedRefundHidesNoPurchase() throws {
+        // Apple sold two in the US on the 24th and refunded one; the server verified one purchase and heard of no refund.
+        let findings = try reconcile(
+            receipts: [Self.purchase("t1", at: "2026-11-24T18:00:00Z")],
+            report: [Self.sales("2026-11-24", "gems60", units: 2, country: "US"), Self.sales("2026-11-24", "gems60", units: -1, country: "US")])
+        #expect(findings.map(\.detail) == [
+            "country=US apple_units=1 verified_units=1 apple_purchase_units=2 verified_purchase_units=1 missing_units=1",
+        ])
+        #expect(findings.first?.amount == Decimal(string: "0.99"))
+    }
+
+    @Test("a night that verifies a late purchase and a refund on days it does not count again gives a fresh store's findings")
+    func purchasesCountedOnANight() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("receipts/r.jsonl", [Self.purchase("t1", at: "2026-11-24T18:00:00Z"), Self.purchase("t2", at: "2026-11-23T18:00:00Z")])
+        // On the 24th Apple sold two and refunded t2 (bought on the 23rd), which no notification has told of yet.
+        try scenario.write("apple/S_D_1.txt", [
+            AppleSalesReportTests.currentHeader, Self.sales("2026-11-23", "gems60", units: 1, country: "US"),
+            Self.sales("2026-11-24", "gems60", units: 2, country: "US"), Self.sales("2026-11-24", "gems60", units: -1, country: "US"),
+        ])
+        _ = try scenario.run(asOf: asOf)
+        #expect(try tieOutFindings(scenario) == [
+            "country=US apple_units=1 verified_units=1 apple_purchase_units=2 verified_purchase_units=1 missing_units=1",
+        ])
+        // The next night: t2's refund on the 24th, and the purchase the server had not seen.
+        try scenario.write("receipts/r2.jsonl", [
+            Self.purchase("t2", at: "2026-11-23T18:00:00Z", refundedAt: "2026-11-24T20:00:00Z"), Self.purchase("t3", at: "2026-11-24T19:00:00Z"),
+        ])
+        let night = try scenario.run(asOf: asOf)
+        #expect(night.join.recomputedTransactions != nil, "the night is incremental")
+        #expect(try scenario.output("apple_tieout.csv").contains("2026-11-24,gems60,US,1,1,0,"))
+        #expect(try tieOutFindings(scenario).isEmpty)
+        try expectRebuildEqual(scenario)
     }
 
     @Test("near miss: a verified purchase without storefront covers a country's gap on its day; without it the gap is flagged")
@@ -267,7 +345,7 @@ struct AppleTieOutTests {
         #expect(try database.scalar("SELECT sum(verified_units) FROM fct_apple_tieout") == .integer(2))
     }
 
-    @Test("several report rows of one day, product and country add up; the price is the one most units sold at")
+    @Test("several report rows of one day, product and country add up; the price is the one most units sold at; the shortfall is of purchases")
     func rowsAddUp() throws {
         func line(_ units: Int64, price: String, proceeds: String, line: Int) -> TieOutSalesLine {
             TieOutSalesLine(day: "2026-11-24", productID: "gems60", country: "US", units: units, customerPrice: Decimal(string: price) ?? 0,
@@ -285,7 +363,9 @@ struct AppleTieOutTests {
         #expect(row.difference == 1)
         #expect(row.customerPrice == Decimal(string: "0.99"))
         #expect(row.proceeds == Decimal(string: "1.72"))
-        #expect(tieOut.findings.map(\.amount) == [Decimal(string: "0.99")])
+        // Apple sold four and the server verified two purchases: the refund no notification told of hides none.
+        #expect(row.applePurchases == 4 && row.purchaseShortfall == 2)
+        #expect(tieOut.findings.map(\.amount) == [Decimal(string: "1.98")])
         #expect(tieOut.findings.first?.sources == [2, 3, 4].map { SourceLine(file: 0, line: $0) })
     }
 

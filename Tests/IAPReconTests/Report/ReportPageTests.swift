@@ -149,7 +149,8 @@ struct ReportPageTests {
         let scenario = try Self.hostileNight()
         var page = try Self.page(scenario)
         #expect(!page.html().contains("Apple tie-out"))
-        page.tieout = ReportPage.TieOut([AppleTieOutReport.Row(day: "2026-11-20", productID: "gems300", country: "US", appleUnits: 3, verifiedUnits: 2)])
+        page.tieout = ReportPage.TieOut([AppleTieOutReport.Row(day: "2026-11-20", productID: "gems300", country: "US", appleUnits: 3, verifiedUnits: 2,
+                                                               applePurchases: 3, verifiedPurchases: 2)])
         let html = page.html()
         #expect(html.contains("<section id=\"tieout\"><h2>Apple tie-out</h2>"))
         #expect(html.contains("Apple's Sales Reports cover 1 Pacific day, 2026-11-20: Apple counts "
@@ -179,7 +180,7 @@ struct ReportPageTests {
             AppleTieOutTests.purchase("t1", at: "2026-11-24T18:00:00Z"), AppleTieOutTests.purchase("t2", at: "2026-11-24T20:00:00Z", storefront: nil),
         ])
         #expect(Self.tieoutRows(night.html) == [["2026-11-24", "gems60", "US", "2", "1", "", "1", "0.99 USD"]])
-        #expect(night.html.contains("2 rows of apple_tieout.csv have fewer verified units than Apple&#39;s. Units verified without a storefront "
+        #expect(night.html.contains("2 rows of apple_tieout.csv have fewer verified purchases than Apple&#39;s (refunds are compared apart). Units verified without a storefront "
             + "(country ??) could be from any country, so they count toward their day and product&#39;s shortfalls: they cover 1 of these whole."))
         #expect(night.html.contains("Units Apple counts that no receipt or notification verified, 1 in all: the 1 unverified_apple_sales finding."))
         // The page's list is the findings'.
@@ -202,7 +203,7 @@ struct ReportPageTests {
         let night = try Self.tieoutNight(apple: [("US", 1)], receipts: [
             AppleTieOutTests.purchase("t1", at: "2026-11-24T18:00:00Z"), AppleTieOutTests.purchase("t2", at: "2026-11-24T19:00:00Z"),
         ])
-        #expect(night.html.contains("No country has fewer verified units than Apple&#39;s on any day. 1 row has more verified units than Apple&#39;s, 1 in all."))
+        #expect(night.html.contains("No country has fewer verified purchases than Apple&#39;s on any day. 1 row has more verified units than Apple&#39;s, 1 in all."))
         #expect(Self.tieoutRows(night.html).isEmpty)
     }
 

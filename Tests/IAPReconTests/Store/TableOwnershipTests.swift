@@ -122,10 +122,10 @@ struct TableOwnershipTests {
         }
     }
 
-    @Test("the checks catch a report reading Sales Report rows, a report writing findings and an undeclared table")
+    @Test("the checks catch a report reading MMP rows, a report writing findings and an undeclared table")
     func checksCatchViolations() {
-        let undeclaredRead = Self.violations(module: "Report", Self.uses(in: #"try database.forEach("SELECT units_n FROM raw_apple__sales")"#))
-        #expect(undeclaredRead == ["reads raw_apple__sales, not declared as a read of Report"])
+        let undeclaredRead = Self.violations(module: "Report", Self.uses(in: #"try database.forEach("SELECT event_name FROM raw_mmp__events")"#))
+        #expect(undeclaredRead == ["reads raw_mmp__events, not declared as a read of Report"])
         let write = Self.violations(module: "Report", Self.uses(in: #"try database.run("DELETE FROM fct_findings WHERE kind = ?")"#))
         #expect(write == ["writes fct_findings, which Join owns"])
         let unknown = Self.violations(module: "Join", Self.uses(in: #"try database.execute("SELECT * FROM stg_server__refunds")"#))

@@ -26,12 +26,14 @@ enum AppleTieOutStore {
         if let days {
             for (day, startMs) in days {
                 try database.run("DELETE FROM fct_apple_tieout WHERE day = ?", [.text(day)])
+                try database.run("DELETE FROM fct_apple_tieout_purchases WHERE day = ?", [.text(day)])
                 try database.run("DELETE FROM fct_apple_report_overlaps WHERE day = ?", [.text(day)])
                 try database.run("DELETE FROM fct_apple_mixed_proceeds WHERE day = ?", [.text(day)])
                 if let startMs { try database.run("DELETE FROM fct_findings WHERE kind = ? AND event_ms = ?", [findingKind, .integer(startMs)]) }
             }
         } else {
             try database.execute("DELETE FROM fct_apple_tieout")
+            try database.execute("DELETE FROM fct_apple_tieout_purchases")
             try database.execute("DELETE FROM fct_apple_report_overlaps")
             try database.execute("DELETE FROM fct_apple_mixed_proceeds")
             try database.run("DELETE FROM fct_findings WHERE kind = ?", [findingKind])
@@ -52,6 +54,9 @@ enum AppleTieOutStore {
                 SQLValue(row.customerPrice), SQLValue(row.customerCurrency), SQLValue(row.proceeds), SQLValue(row.proceedsCurrency),
                 .integer(row.verifiedChanges), .integer(row.unplacedPurchases),
             ])
+            try database.run("INSERT INTO fct_apple_tieout_purchases VALUES (?, ?, ?, ?, ?)", [
+                .text(row.day), .text(row.productID), .text(row.country), .integer(row.applePurchases), .integer(row.verifiedPurchases),
+            ])
         }
         // A finding's row as the join writes every other (table 1 of its inserts: `fct_findings`).
         let insertFinding = StoredJoinResults.inserts { $0 }[1]
@@ -62,7 +67,10 @@ enum AppleTieOutStore {
     static func rows(days: Set<String>, in database: Database) throws -> [TieOutRow] {
         var rows: [TieOutRow] = []
         for day in days.sorted() {
-            try database.forEach("SELECT \(TieOutColumn.selectList) FROM fct_apple_tieout WHERE day = ?", [.text(day)]) {
+            try database.forEach("""
+                SELECT \(TieOutColumn.selectList) FROM fct_apple_tieout LEFT JOIN fct_apple_tieout_purchases USING (day, product_id, country)
+                WHERE day = ?
+                """, [.text(day)]) {
                 rows.append(TieOutRow($0))
             }
         }
@@ -203,14 +211,18 @@ enum AppleTieOutStore {
     }
 }
 
-/// The columns of a `fct_apple_tieout` row, as `TieOutRow` holds them.
+/// The columns of a `fct_apple_tieout` row and of its `fct_apple_tieout_purchases` row (joined `USING (day,
+/// product_id, country)`), as `TieOutRow`
+/// holds them. A row without purchases (none is, once the full join migration 46 asks for has run)
+/// reads its net units as its purchases.
 enum TieOutColumn: Int, SelectedColumn {
     case day, productID, country, appleUnits, verifiedUnits, customerPrice, customerCurrency, proceeds, proceedsCurrency
-    case verifiedChanges, unplacedPurchases
+    case verifiedChanges, unplacedPurchases, applePurchases, verifiedPurchases
     var sql: String {
         [
             "day", "product_id", "country", "apple_units", "verified_units", "customer_price", "customer_currency", "proceeds",
-            "proceeds_currency", "verified_changes", "unplaced_purchases",
+            "proceeds_currency", "verified_changes", "unplaced_purchases", "coalesce(apple_purchases, max(apple_units, 0))",
+            "coalesce(verified_purchases, max(verified_units, 0))",
         ][rawValue]
     }
 }
@@ -224,6 +236,7 @@ extension TieOutRow {
             appleUnits: row.int(Column.appleUnits), verifiedUnits: row.int(Column.verifiedUnits),
             customerPrice: row.optionalString(Column.customerPrice), customerCurrency: row.optionalString(Column.customerCurrency),
             proceeds: row.optionalString(Column.proceeds), proceedsCurrency: row.optionalString(Column.proceedsCurrency),
-            verifiedChanges: row.int(Column.verifiedChanges), unplacedPurchases: row.int(Column.unplacedPurchases))
+            verifiedChanges: row.int(Column.verifiedChanges), unplacedPurchases: row.int(Column.unplacedPurchases),
+            applePurchases: row.int(Column.applePurchases), verifiedPurchases: row.int(Column.verifiedPurchases))
     }
 }

@@ -348,9 +348,16 @@ struct TieOutRow: Sendable {
     /// from its refunds: what a night adds its changes to.
     var verifiedChanges: Int64 = 0
     var unplacedPurchases: Int64 = 0
+    /// The units of purchases alone on either side (`fct_apple_tieout_purchases`): a shortfall is of
+    /// purchases, refunds held against refunds apart (`AppleTieOut.findings`).
+    var applePurchases: Int64 = 0
+    var verifiedPurchases: Int64 = 0
 
     /// Apple's units less the verified ones: positive where Apple sold more than the store knows.
     var difference: Int64 { appleUnits - verifiedUnits }
+
+    /// Apple's purchases less the verified ones: what a shortfall is of (`AppleTieOut.Row.purchaseShortfall`).
+    var purchaseShortfall: Int64 { applePurchases - verifiedPurchases }
 }
 
 /// A Sales Report file whose rows of a day another file, earlier in path order, reports too: one

@@ -247,6 +247,8 @@ struct SummaryCounts: Sendable {
     /// The apps (`Parent Identifier`) of the Sales Report rows tied out as this app's by reports
     /// read without `--app-sku`, in byte order: more than one means other apps' sales are in the tie-out.
     var salesReportApps: [String] = []
+    /// The Pacific days the Sales Reports cover, by any row (the app's own included), in order.
+    var salesReportDays: [String] = []
 
     /// An order id more than one user logged: its users, each with their first line
     /// (`path:line`), in the order of those lines. The join takes the first user's order.

@@ -25,7 +25,10 @@ enum StoredReportRows {
     /// The tie-out with Apple the join wrote, by day, product and country.
     static func tieOutRows(_ database: Database) throws -> [TieOutRow] {
         var rows: [TieOutRow] = []
-        try database.forEach("SELECT \(TieOutColumn.selectList) FROM fct_apple_tieout ORDER BY day, product_id, country") {
+        try database.forEach("""
+            SELECT \(TieOutColumn.selectList) FROM fct_apple_tieout LEFT JOIN fct_apple_tieout_purchases USING (day, product_id, country)
+            ORDER BY day, product_id, country
+            """) {
             rows.append(TieOutRow($0))
         }
         return rows

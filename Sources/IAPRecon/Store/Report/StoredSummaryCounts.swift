@@ -56,7 +56,7 @@ enum StoredSummaryCounts {
                       unpaid: unpaid, environments: environments, unmatchedTransactions: unmatchedTransactions, familyShared: familyShared,
                       failedVerifications: receipts.failedVerifications, missingFromCatalog: missingFromCatalog,
                       bundleIDs: try bundleIDs(besides: receipts.bundleIDs, in: database), readWith: readWith,
-                      salesReportApps: try salesReportApps(database),
+                      salesReportApps: try salesReportApps(database), salesReportDays: try salesReportDays(database),
                       ordersOfSeveralUsers: try ordersOfSeveralUsers(database, among: repeatedOrderIDs))
     }
 
@@ -69,6 +69,13 @@ enum StoredSummaryCounts {
             WHERE coalesce(r.read_with, ?1) = ?1 ORDER BY 1
             """, [.text(LineRules().readWith(.apple) ?? "")]) { apps.append($0.string(0)) }
         return apps
+    }
+
+    /// The Pacific days the Sales Reports cover, by any row, in order: the tie-out compares those alone.
+    static func salesReportDays(_ database: Database) throws -> [String] {
+        var days: [String] = []
+        try database.forEach("SELECT DISTINCT day FROM raw_apple__sales WHERE day IS NOT NULL ORDER BY day") { days.append($0.string(0)) }
+        return days
     }
 
     /// The distinct app bundle ids the receipts named, sorted by their bytes, and how many
