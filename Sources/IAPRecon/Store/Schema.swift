@@ -986,7 +986,7 @@ public enum Schema {
         // shortfall (`unverified_apple_sales`) is of purchases, and refunds are held against refunds apart.
         // Every stored report day is marked, so the next join ties each out again and fills the table
         // without reading a file again or a full rebuild.
-        (46, """
+        (43, """
             DROP TABLE IF EXISTS fct_apple_tieout_purchases;
             CREATE TABLE fct_apple_tieout_purchases (
               day TEXT NOT NULL, product_id TEXT NOT NULL, country TEXT NOT NULL,

@@ -92,7 +92,7 @@ enum Tables {
         .init(name: "fct_apple_tieout", layer: .result, writer: .join, readers: [.report], migration: 15),
         // Each tie-out row's units of purchases alone, Apple's and the verified ones, replaced with it: a shortfall is
         // of purchases, so a refund's timing neither makes nor hides one (`AppleTieOut.findings`).
-        .init(name: "fct_apple_tieout_purchases", layer: .result, writer: .join, readers: [.report], migration: 46),
+        .init(name: "fct_apple_tieout_purchases", layer: .result, writer: .join, readers: [.report], migration: 43),
         // Sales Report files whose rows of a day repeat or overlap an earlier file's (`SalesReportOverlap`), one row per
         // pair, replaced with the day's tie-out rows: every report page names them while the files are stored.
         .init(name: "fct_apple_report_overlaps", layer: .result, writer: .join, readers: [.report], migration: 33),

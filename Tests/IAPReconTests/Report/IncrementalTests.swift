@@ -1220,7 +1220,7 @@ struct IncrementalTests {
         _ = try expectMigratedAsFresh(older, now: now, asOf: asOf, "older store with a Sales Report given twice", inputs: inputs)
     }
 
-    @Test("a store from before migration 46, whose tie-out held a refund against a missing purchase, finds the purchase on its next run without reading a file again or rebuilding, and equals a fresh store")
+    @Test("a store from before migration 43, whose tie-out held a refund against a missing purchase, finds the purchase on its next run without reading a file again or rebuilding, and equals a fresh store")
     func olderStoreWithNetTieOut() throws {
         let now = "2026-11-30T00:00:00Z", asOf = "2026-11-29T00:00:00Z"
         func inputs(_ scenario: Scenario) throws {
@@ -1239,7 +1239,7 @@ struct IncrementalTests {
         let database = try older.open()
         try database.execute("""
             DELETE FROM fct_findings WHERE kind = 'unverified_apple_sales';
-            DROP TABLE fct_apple_tieout_purchases; DELETE FROM schema_migrations WHERE id >= 46
+            DROP TABLE fct_apple_tieout_purchases; DELETE FROM schema_migrations WHERE id >= 43
             """)
         try migrateKeepingFiles(database)
         let night = try run(older, input: older.input, now: now, asOf: asOf)

@@ -213,7 +213,7 @@ enum AppleTieOutStore {
 
 /// The columns of a `fct_apple_tieout` row and of its `fct_apple_tieout_purchases` row (joined `USING (day,
 /// product_id, country)`), as `TieOutRow`
-/// holds them. A row without purchases (none is, once the full join migration 46 asks for has run)
+/// holds them. A row without purchases (none is, once the full join migration 43 asks for has run)
 /// reads its net units as its purchases.
 enum TieOutColumn: Int, SelectedColumn {
     case day, productID, country, appleUnits, verifiedUnits, customerPrice, customerCurrency, proceeds, proceedsCurrency
