@@ -236,9 +236,11 @@ enum TransactionsReport {
     }
 
     /// A cell that is its value's own bytes: `CSV.textCell` writes such a value as itself, and no
-    /// other value as these bytes (no quote, escape or formula guard in it).
+    /// other value as these bytes (no quote, escape or formula guard in it). A `'` first or right
+    /// after a `;` may be a guard: `1;'-2` is how `1;-2` is written, and `1;'-2` too.
     private static func readable(_ cell: UnsafeBufferPointer<UInt8>) -> Bool {
-        CSV.isPlain(bytes: cell, text: true) && cell.first != UInt8(ascii: "'") && !cell.contains(UInt8(ascii: "\\"))
+        guard CSV.isPlain(bytes: cell, text: true), cell.first != UInt8(ascii: "'"), !cell.contains(UInt8(ascii: "\\")) else { return false }
+        return !zip(cell, cell.dropFirst()).contains { $0 == UInt8(ascii: ";") && $1 == UInt8(ascii: "'") }
     }
 
     /// Writes rows from the store: what every row shares (the catalog, the findings, the rates).
