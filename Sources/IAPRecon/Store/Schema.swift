@@ -1,4 +1,4 @@
-/// Numbered schema migrations; each runs once, in order, in one transaction.
+/// Numbered schema migrations; each runs once, in order, and those a store lacks run in one transaction.
 ///
 /// The store records applied migrations in `schema_migrations`. A store
 /// written by a newer iaprecon (a migration number this build does not know)
@@ -1000,13 +1000,17 @@ public enum Schema {
         Int(try database.scalar("SELECT coalesce(max(id), 0) FROM schema_migrations").integerValue)
     }
 
-    /// Applies pending migrations.
+    /// Applies pending migrations, all in one transaction: an upgrade stopped part-way (killed, a full disk, a
+    /// damaged page) leaves the store at the version it had, which the iaprecon that wrote it still reads, and
+    /// never at one between that no release wrote; the next run upgrades it whole.
     public static func migrate(_ database: Database) throws {
         try database.execute("CREATE TABLE IF NOT EXISTS schema_migrations (id INTEGER PRIMARY KEY)")
         let applied = try appliedVersion(database)
         if applied > latestVersion { throw NewerSchemaError(found: applied) }
-        for migration in migrations where migration.id > applied {
-            try database.transaction {
+        let pending = migrations.filter { $0.id > applied }
+        guard !pending.isEmpty else { return }
+        try database.transaction {
+            for migration in pending {
                 try database.execute(migration.sql)
                 try database.run("INSERT INTO schema_migrations (id) VALUES (?)", [.integer(Int64(migration.id))])
             }
