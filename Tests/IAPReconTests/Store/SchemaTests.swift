@@ -98,6 +98,24 @@ struct SchemaTests {
         #expect(try database.scalar("SELECT count(*) FROM dirty_keys WHERE kind = 'all'") == .integer(1))
     }
 
+    @Test("a migration the store lacks below the latest it has is applied too: another build may have numbered it higher")
+    func lackingMigrationBelowTheLatest() throws {
+        let scenario = try Scenario()
+        let database = try Store.open(path: scenario.databasePath)
+        // Migration 36 drops what a killed rebuild left of the finding links: a store that lacks it, and has 37 on.
+        try database.execute("""
+            CREATE TABLE fct_finding_chains__next (x);
+            DELETE FROM schema_migrations WHERE id = 36
+            """)
+        try Schema.migrate(database)
+        #expect(try database.scalar("SELECT count(*) FROM schema_migrations WHERE id = 36") == .integer(1))
+        #expect(try database.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'fct_finding_chains__next'") == .integer(0))
+        // The near miss: a store that has every migration changes nothing.
+        let before = try database.scalar("SELECT group_concat(id) FROM schema_migrations")
+        try Schema.migrate(database)
+        #expect(try database.scalar("SELECT group_concat(id) FROM schema_migrations") == before)
+    }
+
     @Test("the store's bytes by layer add up to its pages in use, and every stage's layer has some")
     func bytesByLayer() throws {
         let (scenario, database) = try UserHistoryTests.sampleStore()

@@ -52,10 +52,7 @@ public enum Store {
             }
             // A newer iaprecon's store is refused before anything is written to it, its journal mode too: that
             // iaprecon may keep it otherwise.
-            if ours > 0 {
-                let version = try Schema.appliedVersion(database)
-                if version > Schema.latestVersion { throw Schema.NewerSchemaError(found: version) }
-            }
+            if ours > 0 { _ = try Schema.pending(database) }
             if !readOnly {
                 try database.enableWAL()
                 if objects == 0, firstBuildUnsynced { try FirstBuild.start(database) }

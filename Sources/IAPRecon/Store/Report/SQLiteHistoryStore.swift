@@ -10,12 +10,15 @@ struct SQLiteHistoryStore: HistoryStore {
     /// and an older schema would fail them (a column added since) or, worse, answer them wrongly (a column whose values
     /// a migration recoded). Refused, naming what upgrades it, rather than read.
     func checkSchema() throws {
+        let pending = try Schema.pending(database)
+        guard !pending.isEmpty else { return }
         let version = try Schema.appliedVersion(database)
-        guard version < Schema.latestVersion else { return }
+        let written = version < Schema.latestVersion
+            ? "it was written by an older iaprecon (schema version \(version); this one reads \(Schema.latestVersion))"
+            : "it lacks migration \(pending.map { String($0.id) }.joined(separator: ", ")) of this iaprecon"
         let upgrade = RunLock.holder(databasePath: database.path).map { "a run is upgrading it now (\($0)); look again when it finishes" }
             ?? "the next 'iaprecon run' (or nightly) on it upgrades it; look again after that"
-        throw StoreError(path: database.path, reason: "it was written by an older iaprecon (schema version \(version); this one reads "
-                         + "\(Schema.latestVersion)) and is not upgraded yet: " + upgrade)
+        throw StoreError(path: database.path, reason: written + " and is not upgraded yet: " + upgrade)
     }
 
     func isReconciled() throws -> Bool {
