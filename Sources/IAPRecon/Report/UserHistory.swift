@@ -109,6 +109,7 @@ public struct UserHistory: Sendable {
     ///   are never shown under another currency's name.
     static func load(_ store: some HistoryStore, _ lookup: Lookup, currency: String? = nil, zone: Zone = .utc,
                      memoryBytes: Int = HistoryEvents.memoryBytes, transactionsAtOnce: Int = transactionsReadAtOnce) throws -> UserHistory {
+        try store.checkSchema()
         guard try store.isReconciled() else {
             throw NotFound(what: "reconciliation", hint: "run 'iaprecon run' (or the normalize, join and report stages) on it first")
         }

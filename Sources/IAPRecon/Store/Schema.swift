@@ -1,4 +1,4 @@
-/// Numbered schema migrations; each runs once, in order, in one transaction.
+/// Numbered schema migrations; each runs once, in order, and those a store lacks run in one transaction.
 ///
 /// The store records applied migrations in `schema_migrations`. A store
 /// written by a newer iaprecon (a migration number this build does not know)
@@ -1003,7 +1003,10 @@ public enum Schema {
     public struct NewerSchemaError: Error, CustomStringConvertible {
         public var found: Int
         public var description: String {
-            "the store has schema version \(found), newer than this iaprecon (\(Schema.latestVersion)); use a newer iaprecon"
+            found > Schema.latestVersion
+                ? "the store has schema version \(found), newer than this iaprecon (\(Schema.latestVersion)); use a newer iaprecon"
+                : "the store has migration \(found), which this iaprecon (schema version \(Schema.latestVersion)) does not know: "
+                    + "another build of iaprecon wrote it; use that one, or a newer one"
         }
     }
 
@@ -1013,13 +1016,26 @@ public enum Schema {
         Int(try database.scalar("SELECT coalesce(max(id), 0) FROM schema_migrations").integerValue)
     }
 
-    /// Applies pending migrations.
+    /// The migrations of this build the store lacks, in order. By number, not by the store's latest: a build may
+    /// number a migration below one another build already applied (each branch takes its number), and a store
+    /// that has the higher one still lacks it.
+    /// - Throws: `NewerSchemaError` when the store has applied a migration this build does not know.
+    static func pending(_ database: Database) throws -> [(id: Int, sql: String)] {
+        var applied = Set<Int>()
+        try database.forEach("SELECT id FROM schema_migrations") { applied.insert(Int($0.int(0))) }
+        if let unknown = applied.subtracting(migrations.map(\.id)).max() { throw NewerSchemaError(found: unknown) }
+        return migrations.filter { !applied.contains($0.id) }
+    }
+
+    /// Applies pending migrations, all in one transaction: an upgrade stopped part-way (killed, a full disk, a
+    /// damaged page) leaves the store at the version it had, which the iaprecon that wrote it still reads, and
+    /// never at one between that no release wrote; the next run upgrades it whole.
     public static func migrate(_ database: Database) throws {
         try database.execute("CREATE TABLE IF NOT EXISTS schema_migrations (id INTEGER PRIMARY KEY)")
-        let applied = try appliedVersion(database)
-        if applied > latestVersion { throw NewerSchemaError(found: applied) }
-        for migration in migrations where migration.id > applied {
-            try database.transaction {
+        let pending = try pending(database)
+        guard !pending.isEmpty else { return }
+        try database.transaction {
+            for migration in pending {
                 try database.execute(migration.sql)
                 try database.run("INSERT INTO schema_migrations (id) VALUES (?)", [.integer(Int64(migration.id))])
             }

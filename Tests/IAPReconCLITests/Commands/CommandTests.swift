@@ -378,6 +378,26 @@ struct CommandTests {
         #expect(result.err.contains("the store has schema version 99, newer than this iaprecon (\(Schema.latestVersion))"))
     }
 
+    @Test("a store from a newer iaprecon is refused before anything is written to it, its journal mode too")
+    func newerSchemaUntouched() throws {
+        let work = try Workspace()
+        do {
+            let database = try Store.open(path: work.path("s.sqlite"))
+            try database.execute("INSERT INTO schema_migrations (id) VALUES (\(Schema.latestVersion + 1))")
+            // A journal mode other than this build's: the newer iaprecon's to choose.
+            try database.execute("PRAGMA journal_mode = DELETE")
+        }
+        let before = try Data(contentsOf: URL(fileURLWithPath: work.path("s.sqlite")))
+        for arguments in [["run", "--input", Workspace.sampleData, "--trust-root", Workspace.sampleRoot, "--out", work.path("out")],
+                          ["join"], ["forget", "server/a.jsonl"]] {
+            let result = work.iaprecon(arguments + ["--db", work.path("s.sqlite")])
+            #expect(result.code == 1)
+            #expect(result.err.contains("newer than this iaprecon"), "\(arguments[0])")
+            #expect(try Data(contentsOf: URL(fileURLWithPath: work.path("s.sqlite"))) == before, "\(arguments[0])")
+        }
+        #expect(try Database(path: work.path("s.sqlite"), readOnly: true).scalar("PRAGMA journal_mode") == .text("delete"))
+    }
+
     @Test("runs shows a run killed mid-way as interrupted, not running; while a process holds the store its run is running")
     func killedRunIsInterrupted() throws {
         let work = try Workspace()

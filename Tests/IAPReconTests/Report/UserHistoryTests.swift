@@ -43,6 +43,35 @@ struct UserHistoryTests {
         #expect(RunLock.holder(databasePath: scenario.root + "/no-such-store.sqlite") == nil)
     }
 
+    @Test("a store an older iaprecon wrote is refused by history, naming the run that upgrades it, rather than read with this build's queries; upgraded and reconciled, it tells the story a fresh store does")
+    func olderSchemaRefused() throws {
+        let (scenario, database) = try Self.sampleStore()
+        defer { withExtendedLifetime(scenario) {} }
+        let fresh = try UserHistory.load(database, .user("u_1005"))
+        // Each user's install as the release before migration 12 kept it (that release's table text), whose columns
+        // history reads no more.
+        try database.execute("""
+            DROP TABLE fct_user_installs;
+            CREATE TABLE fct_user_installs (
+              user_id TEXT PRIMARY KEY, install_ms INTEGER, media_source TEXT, campaign TEXT, matched_by TEXT NOT NULL, source TEXT
+            ) WITHOUT ROWID;
+            DELETE FROM schema_migrations WHERE id >= 12
+            """)
+        let older = try Store.open(path: scenario.databasePath, readOnly: true)
+        let refused = #expect(throws: StoreError.self) { try UserHistory.load(older, .user("u_1005")) }
+        #expect(refused?.reason == "it was written by an older iaprecon (schema version 11; this one reads \(Schema.latestVersion)) and is not "
+                + "upgraded yet: the next 'iaprecon run' (or nightly) on it upgrades it; look again after that")
+        // The next run upgrades it and reconciles it again (migration 12 has the report write every install anew).
+        _ = try Pipeline.run(RunOptions(
+            input: SampleDataTests.sampleData, databasePath: scenario.databasePath, outFolder: scenario.out, jobs: 1,
+            lineRules: LineRules(signatures: .testChain), reconcile: ReconcileSettings(), report: ReportSettings(outFolder: scenario.out)), progress: nil)
+        let upgraded = try UserHistory.load(older, .user("u_1005"))
+        #expect(upgraded.events.map(\.event) == fresh.events.map(\.event))
+        #expect(upgraded.findingIDs == fresh.findingIDs)
+        #expect(upgraded.spent == fresh.spent)
+        #expect(upgraded.caveat == nil)
+    }
+
     @Test("a sign-up or MMP file ingested and not yet reported makes history say so, though no stage recomputes anything for it")
     func caveatForReportOnlyInputs() throws {
         for (path, line) in [

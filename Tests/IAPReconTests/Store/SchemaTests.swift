@@ -66,6 +66,57 @@ struct SchemaTests {
         #expect(Schema.migrations.map(\.id) == Array(1...Schema.migrations.count))
     }
 
+    /// A store as the release whose last migration was `version` left it: migrations 1 to `version`, their frozen texts,
+    /// applied one by one as that release applied them.
+    static func store(at path: String, through version: Int) throws -> Database {
+        let database = try Database(path: path)
+        try database.execute("CREATE TABLE schema_migrations (id INTEGER PRIMARY KEY)")
+        for migration in Schema.migrations where migration.id <= version {
+            try database.transaction {
+                try database.execute(migration.sql)
+                try database.run("INSERT INTO schema_migrations (id) VALUES (?)", [.integer(Int64(migration.id))])
+            }
+        }
+        return database
+    }
+
+    @Test("an upgrade stopped part-way leaves the store at the version it had, not between two, and the next upgrade takes it whole")
+    func upgradeAllOrNothing() throws {
+        let scenario = try Scenario()
+        let database = try Self.store(at: scenario.databasePath, through: 12)
+        // As a store is once its night is reconciled.
+        try database.execute("DELETE FROM dirty_keys")
+        // What stops the upgrade at migration 14, after 13 went through, as a kill or a full disk would: the name
+        // migration 14 renames a table to is taken.
+        try database.execute("CREATE TABLE raw_apple__transactions_text (x)")
+        #expect(throws: SQLiteError.self) { try Schema.migrate(database) }
+        #expect(try Schema.appliedVersion(database) == 12)
+        // Migration 13's mark that the next join rebuilds everything went too.
+        #expect(try database.scalar("SELECT count(*) FROM dirty_keys") == .integer(0))
+        try database.execute("DROP TABLE raw_apple__transactions_text")
+        try Schema.migrate(database)
+        #expect(try Schema.appliedVersion(database) == Schema.latestVersion)
+        #expect(try database.scalar("SELECT count(*) FROM dirty_keys WHERE kind = 'all'") == .integer(1))
+    }
+
+    @Test("a migration the store lacks below the latest it has is applied too: another build may have numbered it higher")
+    func lackingMigrationBelowTheLatest() throws {
+        let scenario = try Scenario()
+        let database = try Store.open(path: scenario.databasePath)
+        // Migration 36 drops what a killed rebuild left of the finding links: a store that lacks it, and has 37 on.
+        try database.execute("""
+            CREATE TABLE fct_finding_chains__next (x);
+            DELETE FROM schema_migrations WHERE id = 36
+            """)
+        try Schema.migrate(database)
+        #expect(try database.scalar("SELECT count(*) FROM schema_migrations WHERE id = 36") == .integer(1))
+        #expect(try database.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'fct_finding_chains__next'") == .integer(0))
+        // The near miss: a store that has every migration changes nothing.
+        let before = try database.scalar("SELECT group_concat(id) FROM schema_migrations")
+        try Schema.migrate(database)
+        #expect(try database.scalar("SELECT group_concat(id) FROM schema_migrations") == before)
+    }
+
     @Test("the store's bytes by layer add up to its pages in use, and every stage's layer has some")
     func bytesByLayer() throws {
         let (scenario, database) = try UserHistoryTests.sampleStore()

@@ -50,10 +50,10 @@ public enum Store {
             if objects == 0, readOnly || requireWritten {
                 throw unwritten(path: path, holder: readOnly ? RunLock.holder(databasePath: path) : nil)
             }
-            if readOnly {
-                let version = try Schema.appliedVersion(database)
-                if version > Schema.latestVersion { throw Schema.NewerSchemaError(found: version) }
-            } else {
+            // A newer iaprecon's store is refused before anything is written to it, its journal mode too: that
+            // iaprecon may keep it otherwise.
+            if ours > 0 { _ = try Schema.pending(database) }
+            if !readOnly {
                 try database.enableWAL()
                 if objects == 0, firstBuildUnsynced { try FirstBuild.start(database) }
                 try Schema.migrate(database)

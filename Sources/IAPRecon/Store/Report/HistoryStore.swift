@@ -3,6 +3,8 @@
 /// so a lookup stays fast on a store of millions of transactions. It only reads. SQLite's
 /// conformance is `SQLiteHistoryStore`.
 protocol HistoryStore {
+    /// Refuses a store whose schema this build does not read yet: an older iaprecon's, which only a writer migrates.
+    func checkSchema() throws
     /// Whether a join and a report have reconciled the store.
     func isReconciled() throws -> Bool
     /// Why what the store shows may be unsettled now; nil when nothing is under way or waiting.
@@ -68,8 +70,8 @@ protocol HistoryStore {
 enum PendingWork: Equatable {
     /// A run holds the store's lock (its note says which).
     case runUnderWay(holder: String)
-    /// An older iaprecon reconciled the store: migrations wait for the next run, or the join's
-    /// results have an older shape that the next join rebuilds in full.
+    /// An older iaprecon reconciled the store: the join's results have an older shape that the
+    /// next join rebuilds in full.
     case upgradePending
     /// A full rebuild started and did not finish.
     case fullRebuildPending

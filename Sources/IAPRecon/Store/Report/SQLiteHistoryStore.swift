@@ -6,6 +6,21 @@ struct SQLiteHistoryStore: HistoryStore {
 
     init(_ database: Database) { self.database = database }
 
+    /// `history` opens the store read-only, so it may still lack this build's migrations: its queries are this build's,
+    /// and an older schema would fail them (a column added since) or, worse, answer them wrongly (a column whose values
+    /// a migration recoded). Refused, naming what upgrades it, rather than read.
+    func checkSchema() throws {
+        let pending = try Schema.pending(database)
+        guard !pending.isEmpty else { return }
+        let version = try Schema.appliedVersion(database)
+        let written = version < Schema.latestVersion
+            ? "it was written by an older iaprecon (schema version \(version); this one reads \(Schema.latestVersion))"
+            : "it lacks migration \(pending.map { String($0.id) }.joined(separator: ", ")) of this iaprecon"
+        let upgrade = RunLock.holder(databasePath: database.path).map { "a run is upgrading it now (\($0)); look again when it finishes" }
+            ?? "the next 'iaprecon run' (or nightly) on it upgrades it; look again after that"
+        throw StoreError(path: database.path, reason: written + " and is not upgraded yet: " + upgrade)
+    }
+
     func isReconciled() throws -> Bool {
         try database.scalar("SELECT count(*) FROM sqlite_master WHERE name IN ('fct_findings', 'fct_user_installs')") == .integer(2)
     }
@@ -140,8 +155,6 @@ struct SQLiteHistoryStore: HistoryStore {
 
     func pendingWork() throws -> PendingWork? {
         if let holder = RunLock.holder(databasePath: database.path) { return .runUnderWay(holder: holder) }
-        // history opens the store read-only, so it may still lack this build's migrations.
-        if try Schema.appliedVersion(database) < Schema.latestVersion { return .upgradePending }
         if try StoredJoinResults.exist(database), try !StoredJoinResults.areCurrent(database) { return .upgradePending }
         if try ChangedKeys.isFullRebuildPending(database) { return .fullRebuildPending }
         if try !ChangedKeys.isEmpty(database) { return .inputNotReconciled }
