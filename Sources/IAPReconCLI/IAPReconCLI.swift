@@ -14,6 +14,10 @@ public enum IAPReconCLI {
         // nothing to whoever reads cron's mail. Ignored, the write fails with EFBIG instead, and the
         // run ends like on a full disk: exit 1 with a one-line reason naming the file.
         signal(SIGXFSZ, SIG_IGN)
+        // A pipe whose reader is gone (a mailer or logger that died) refuses a write, like a closed stream, instead of
+        // killing the run in silence: the run goes on (`StandardStreams`).
+        signal(SIGPIPE, SIG_IGN)
+        StandardStreams.reserveClosed()
         StopSignals.install()
         return run(Array(arguments.dropFirst()), console: Console.standard())
     }
@@ -82,20 +86,25 @@ public final class Console {
     public private(set) var stderr = ""
     /// True when stderr is a terminal: progress is drawn live.
     public let isTerminal: Bool
+    /// Where `out` and `err` write when not captured: stdout and stderr, or others a test gives.
+    private let outDescriptor: Int32
+    let errDescriptor: Int32
     /// Tests only: called at the named points of a command's work (`reached`), so a test can look at
     /// the store between them, in the same order every time, without racing the command.
     var checkpoint: ((String) -> Void)?
 
-    init(captured: Bool, isTerminal: Bool) {
+    init(captured: Bool, isTerminal: Bool, outDescriptor: Int32 = STDOUT_FILENO, errDescriptor: Int32 = STDERR_FILENO) {
         self.captured = captured
         self.isTerminal = isTerminal
+        self.outDescriptor = outDescriptor
+        self.errDescriptor = errDescriptor
     }
 
     public static func standard() -> Console { Console(captured: false, isTerminal: isatty(2) == 1) }
     public static func capturing() -> Console { Console(captured: true, isTerminal: false) }
 
     public func out(_ text: String) {
-        if captured { stdout += text + "\n" } else { FileHandle.standardOutput.write(Data((text + "\n").utf8)) }
+        if captured { stdout += text + "\n" } else { StandardStreams.write((text + "\n").utf8, to: outDescriptor) }
     }
 
     /// Writes a long output piece by piece (no line breaks added) through a buffer, so that it is
@@ -105,7 +114,7 @@ public final class Console {
         buffer.reserveCapacity(Self.streamBufferBytes)
         func flush() {
             guard !buffer.isEmpty else { return }
-            FileHandle.standardOutput.write(Data(buffer))
+            StandardStreams.write(buffer, to: outDescriptor)
             buffer.removeAll(keepingCapacity: true)
         }
         body { text in
@@ -129,6 +138,6 @@ public final class Console {
     /// from input, so what a terminal would run (an escape sequence) is shown escaped, never raw.
     public func err(_ text: String) {
         let text = Terminal.visibleLines(text)
-        if captured { stderr += text + "\n" } else { FileHandle.standardError.write(Data((text + "\n").utf8)) }
+        if captured { stderr += text + "\n" } else { StandardStreams.write((text + "\n").utf8, to: errDescriptor) }
     }
 }
