@@ -137,7 +137,31 @@ public final class Console {
     /// Writes one message to stderr. Warnings and errors name files, types and values that came
     /// from input, so what a terminal would run (an escape sequence) is shown escaped, never raw.
     public func err(_ text: String) {
+        _ = write(error: text)
+    }
+
+    /// Writes a run's alert line to stderr: its findings count as reported only once it is said (CONTRACT.md §4),
+    /// so a stderr that refuses it (a full disk, a pipe whose reader is gone) stops the run before they count, and
+    /// the next run alerts on them in its place.
+    func alert(_ text: String) throws {
+        if let error = write(error: text) { throw UnsaidAlert(reason: String(cString: strerror(error))) }
+    }
+
+    /// `err`'s write; the system's error number when stderr refused it.
+    private func write(error text: String) -> Int32? {
         let text = Terminal.visibleLines(text)
-        if captured { stderr += text + "\n" } else { StandardStreams.write((text + "\n").utf8, to: errDescriptor) }
+        if captured {
+            stderr += text + "\n"
+            return nil
+        }
+        return StandardStreams.write((text + "\n").utf8, to: errDescriptor)
+    }
+}
+
+/// A run's alert line that stderr refused: the run stops before its findings count as reported.
+struct UnsaidAlert: Error, CustomStringConvertible {
+    var reason: String
+    var description: String {
+        "the alert line could not be written to stderr (\(reason)); its findings stay new, and the next run alerts on them"
     }
 }

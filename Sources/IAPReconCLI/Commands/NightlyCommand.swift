@@ -273,7 +273,7 @@ enum NightlyCommand {
                 if let alert = findingsOutcome(result.report, failOn: command.failOn, failOnNew: command.failOnNew,
                                                outFolder: options.outFolder).alert {
                     log.write(alert)
-                    console.err(alert)
+                    try console.alert(alert)
                 }
             }
             console.reached("run done")

@@ -33,6 +33,27 @@ struct StandardStreamsTests {
         #expect(String(decoding: bytes, as: UTF8.self) == "findings line\nWarning: caf\u{E9}\n")
     }
 
+    @Test("a run whose stderr refuses its alert line stops before its findings count as reported: the next run alerts on them")
+    func unsaidAlert() throws {
+        let work = try Workspace()
+        let full = open("/dev/full", O_WRONLY)
+        try #require(full >= 0)
+        defer { close(full) }
+        let arguments = ["run", "--input", Workspace.sampleData, "--trust-root", Workspace.sampleRoot, "--db", work.path("s.sqlite"),
+                         "--fail-on-new", "critical", "--quiet"]
+        let refused = Console(captured: false, isTerminal: false, outDescriptor: full, errDescriptor: full)
+        #expect(IAPReconCLI.run(arguments + ["--out", work.path("out1")], console: refused) == 1)
+        let next = work.iaprecon(arguments + ["--out", work.path("out2")])
+        #expect(next.code == 1)
+        #expect(next.err.hasPrefix("iaprecon: exit 1: 8 new critical findings (lost_delivery "))
+        // Near miss: an alert said is not said again.
+        let third = work.iaprecon(arguments + ["--out", work.path("out3")])
+        #expect(third.code == 0)
+        #expect(third.err.isEmpty)
+        let runs = work.iaprecon(["runs", "--db", work.path("s.sqlite")])
+        #expect(runs.out.contains("the alert line could not be written to stderr"))
+    }
+
     @Test("a log whose disk is full keeps why and says the log is incomplete, without stopping the night")
     func logOnFullDisk() {
         guard let log = try? LogFile(path: "/dev/full") else {
