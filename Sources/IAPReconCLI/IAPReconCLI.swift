@@ -14,6 +14,10 @@ public enum IAPReconCLI {
         // nothing to whoever reads cron's mail. Ignored, the write fails with EFBIG instead, and the
         // run ends like on a full disk: exit 1 with a one-line reason naming the file.
         signal(SIGXFSZ, SIG_IGN)
+        // A pipe whose reader is gone (a mailer or logger that died) refuses a write, like a closed stream, instead of
+        // killing the run in silence: the run goes on (`StandardStreams`).
+        signal(SIGPIPE, SIG_IGN)
+        StandardStreams.reserveClosed()
         StopSignals.install()
         return run(Array(arguments.dropFirst()), console: Console.standard())
     }
@@ -86,20 +90,25 @@ public final class Console {
     public private(set) var stderr = ""
     /// True when stderr is a terminal: progress is drawn live.
     public let isTerminal: Bool
+    /// Where `out` and `err` write when not captured: stdout and stderr, or others a test gives.
+    private let outDescriptor: Int32
+    let errDescriptor: Int32
     /// Tests only: called at the named points of a command's work (`reached`), so a test can look at
     /// the store between them, in the same order every time, without racing the command.
     var checkpoint: ((String) -> Void)?
 
-    init(captured: Bool, isTerminal: Bool) {
+    init(captured: Bool, isTerminal: Bool, outDescriptor: Int32 = STDOUT_FILENO, errDescriptor: Int32 = STDERR_FILENO) {
         self.captured = captured
         self.isTerminal = isTerminal
+        self.outDescriptor = outDescriptor
+        self.errDescriptor = errDescriptor
     }
 
     public static func standard() -> Console { Console(captured: false, isTerminal: isatty(2) == 1) }
     public static func capturing() -> Console { Console(captured: true, isTerminal: false) }
 
     public func out(_ text: String) {
-        if captured { stdout += text + "\n" } else { FileHandle.standardOutput.write(Data((text + "\n").utf8)) }
+        if captured { stdout += text + "\n" } else { StandardStreams.write((text + "\n").utf8, to: outDescriptor) }
     }
 
     /// Writes a long output piece by piece (no line breaks added) through a buffer, so that it is
@@ -109,7 +118,7 @@ public final class Console {
         buffer.reserveCapacity(Self.streamBufferBytes)
         func flush() {
             guard !buffer.isEmpty else { return }
-            FileHandle.standardOutput.write(Data(buffer))
+            StandardStreams.write(buffer, to: outDescriptor)
             buffer.removeAll(keepingCapacity: true)
         }
         body { text in
@@ -134,16 +143,36 @@ public final class Console {
     /// raw; and so is a line break, since cron mails stderr line by line: a campaign or an order id
     /// holding one would otherwise print a line of its choosing, such as a forged `iaprecon: exit 0`.
     public func err(_ text: String) {
-        write(toStderr: Terminal.visible(text))
+        _ = write(error: Terminal.visible(text))
     }
 
     /// Writes a message of several lines that iaprecon itself made (a failed bench child's log), each
     /// line shown as `err` shows one.
     func errLines(_ text: String) {
-        write(toStderr: Terminal.visibleLines(text))
+        _ = write(error: Terminal.visibleLines(text))
     }
 
-    private func write(toStderr text: String) {
-        if captured { stderr += text + "\n" } else { FileHandle.standardError.write(Data((text + "\n").utf8)) }
+    /// Writes a run's alert line to stderr: its findings count as reported only once it is said (CONTRACT.md §4),
+    /// so a stderr that refuses it (a full disk, a pipe whose reader is gone) stops the run before they count, and
+    /// the next run alerts on them in its place.
+    func alert(_ text: String) throws {
+        if let error = write(error: Terminal.visible(text)) { throw UnsaidAlert(reason: String(cString: strerror(error))) }
+    }
+
+    /// Writes text already made visible to stderr; the system's error number when stderr refused it.
+    private func write(error text: String) -> Int32? {
+        if captured {
+            stderr += text + "\n"
+            return nil
+        }
+        return StandardStreams.write((text + "\n").utf8, to: errDescriptor)
+    }
+}
+
+/// A run's alert line that stderr refused: the run stops before its findings count as reported.
+struct UnsaidAlert: Error, CustomStringConvertible {
+    var reason: String
+    var description: String {
+        "the alert line could not be written to stderr (\(reason)); its findings stay new, and the next run alerts on them"
     }
 }

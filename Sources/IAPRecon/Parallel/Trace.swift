@@ -25,7 +25,9 @@ public enum Trace {
             return (nowWall - min(state.previousWall, nowWall), nowCPU - min(state.previousCPU, nowCPU), nowWall - min(state.first, nowWall))
         }
         let seconds = String(format: "%.3f s, cpu %.3f s, at %.3f s", Double(wall) / 1e9, Double(cpu) / 1e9, Double(elapsed) / 1e9)
-        FileHandle.standardError.write(Data("trace \(label()): \(seconds)\(memory())\n".utf8))
+        // Not `FileHandle.write`, which traps when stderr refuses the line (closed, a full disk): a mark is never worth a run.
+        var line = "trace \(label()): \(seconds)\(memory())\n"
+        _ = line.withUTF8 { write(STDERR_FILENO, $0.baseAddress, $0.count) }
     }
 
     /// User and system time of the whole process so far.

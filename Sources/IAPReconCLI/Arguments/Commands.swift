@@ -299,7 +299,7 @@ extension CommandSpec {
         options: [
             OptionSpec(
                 name: "out", short: "o", valueName: "dir", help: "Folder to write the input folder into.",
-                isRequired: true),
+                kind: .path, isRequired: true),
             OptionSpec(
                 name: "users", valueName: "n", help: "Number of users to simulate.",
                 defaultValue: .value("1000"), kind: .integer(minimum: 1)),
@@ -350,7 +350,7 @@ extension CommandSpec {
                 defaultValue: .value("3"), kind: .integer(minimum: 1)),
             OptionSpec(
                 name: "work", valueName: "dir", help: "Scratch folder for the generated data and stores.",
-                defaultValue: .value("/tmp/iaprecon-bench")),
+                defaultValue: .value("/tmp/iaprecon-bench"), kind: .path),
             .jobs,
             OptionSpec(
                 name: "days", valueName: "n",
@@ -358,13 +358,13 @@ extension CommandSpec {
                 defaultValue: .value("60"), kind: .integer(minimum: 1)),
             OptionSpec(
                 name: "peers", valueName: "dir",
-                help: "A folder with peer_python.py and peer_duckdb.py, timed beside iaprecon (python3 from the PATH)."),
+                help: "A folder with peer_python.py and peer_duckdb.py, timed beside iaprecon (python3 from the PATH).", kind: .path),
         ],
         flags: [FlagSpec(name: "no-incremental", help: "Skip the incremental-night measurement.")],
         examples: [
             ExampleSpec("A quick check on small sizes:", "iaprecon bench --sizes 10k,100k --runs 1"),
             ExampleSpec("Time the 1m size only, without the incremental night:", "iaprecon bench --sizes 1m --no-incremental"),
-            ExampleSpec("Beside the peer implementations:", "iaprecon bench --sizes 1m,4m --peers ~/peers"),
+            ExampleSpec("Beside the peer implementations:", "iaprecon bench --sizes 1m,4m --peers /srv/peers"),
         ]
     )
 }
@@ -375,15 +375,15 @@ extension OptionSpec {
     public static let input = OptionSpec(
         name: "input", short: "i", valueName: "dir",
         help: "Input folder with server/, receipts/, notifications/ and the other sources.",
-        defaultValue: .value("sample-data"))
+        defaultValue: .value("sample-data"), kind: .path)
 
     public static let db = OptionSpec(
         name: "db", valueName: "file", help: "SQLite store of the ingested and joined data.",
-        defaultValue: .value("iaprecon.sqlite"))
+        defaultValue: .value("iaprecon.sqlite"), kind: .path)
 
     public static let out = OptionSpec(
         name: "out", short: "o", valueName: "dir", help: "Folder the report files are written to.",
-        defaultValue: .value("out"))
+        defaultValue: .value("out"), kind: .path)
 
     public static let asOf = OptionSpec(
         name: "as-of", valueName: "time",
@@ -452,11 +452,11 @@ extension OptionSpec {
 
     public static let root = OptionSpec(
         name: "root", valueName: "dir", help: "Folder of day partitions YYYY-MM-DD/<source>/...",
-        defaultValue: .value("data"))
+        defaultValue: .value("data"), kind: .path)
 
     public static let reports = OptionSpec(
         name: "reports", valueName: "dir", help: "Folder that holds one report folder per day and 'latest'.",
-        defaultValue: .value("reports"))
+        defaultValue: .value("reports"), kind: .path)
 
     /// Without it every day folder stays, as before the option existed.
     public static let keepReports = OptionSpec(
@@ -475,16 +475,16 @@ extension OptionSpec {
         name: "to", valueName: "yyyy-mm-dd", help: "Last day of the range.", isRequired: true)
 
     public static let logDir = OptionSpec(
-        name: "log-dir", valueName: "dir", help: "Folder for one log file per run.", defaultValue: .value("logs"))
+        name: "log-dir", valueName: "dir", help: "Folder for one log file per run.", defaultValue: .value("logs"), kind: .path)
 
     public static let trustRoot = OptionSpec(
         name: "trust-root", valueName: "file",
         help: "Also trust JWS chains up to this PEM certificate (test environments, Xcode); repeatable.",
-        isRepeatable: true)
+        kind: .path, isRepeatable: true)
 
     public static let config = OptionSpec(
         name: configOptionName, valueName: "file",
-        help: "Read option values from a 'key = value' file; the command line wins over it.")
+        help: "Read option values from a 'key = value' file; the command line wins over it.", kind: .path)
 }
 
 extension FlagSpec {

@@ -5,8 +5,13 @@ import IAPRecon
 /// from the command line or a config file, so a bad value fails before any
 /// work starts.
 public enum ValueKind: Sendable, Equatable {
-    /// Any non-empty text: a path, a time, an ID.
+    /// Any non-empty text: a time, an ID.
     case text
+    /// A file or folder, taken as written. One starting with `~` is refused: only a shell expands it, and cron's
+    /// config files and quoted arguments pass it as is, which made a literal `~` folder in the current one (a night's
+    /// reports where no one looks) or failed a run at its very end (`--out`, whose staging Foundation's URL put in
+    /// `$HOME`).
+    case path
     /// A whole number of at least `minimum`.
     case integer(minimum: Int)
     /// `24h`, `90m`, `30s`, `2d`, `1h30m`, `500ms`, or plain seconds.
@@ -43,6 +48,11 @@ extension ValueKind {
     func check(_ text: String) -> Result<String, InvalidValue> {
         switch self {
         case .text:
+            return .success(text)
+        case .path:
+            guard !text.hasPrefix("~") else {
+                return .failure(InvalidValue(explanation: ": '~' is not expanded here (cron and config files pass it as written); give the full path"))
+            }
             return .success(text)
         case .integer(let minimum):
             guard let number = Int(text), number >= minimum else {

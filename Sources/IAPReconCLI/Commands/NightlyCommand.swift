@@ -212,6 +212,13 @@ enum NightlyCommand {
         }
         log.write("iaprecon \(IAPReconCLI.version) \(command.name) --root \(root) --date \(date)"
                   + (databasePath == command.databasePath ? "" : " (replayed in the scratch store \(databasePath))"))
+        // A log that takes no line (its disk is full) is a log that cannot be written: refused as one that cannot be opened.
+        if let failure = log.failure {
+            store.removeIfUnwritten()
+            throw OutputError(path: log.path, reason: failure)
+        }
+        // Once the night has begun, a log that stops taking lines is said at its end, whatever the end.
+        defer { if let warning = log.incompleteWarning { console.err(warning) } }
         for warning in warnings { log.write("Warning: " + warning) }
         for leftover in store.leftovers {
             let note = "removed \(leftover.path), left by pid \(leftover.pid), which is gone"
@@ -266,7 +273,7 @@ enum NightlyCommand {
                 if let alert = findingsOutcome(result.report, failOn: command.failOn, failOnNew: command.failOnNew,
                                                outFolder: options.outFolder).alert {
                     log.write(alert)
-                    console.err(alert)
+                    try console.alert(alert)
                 }
             }
             console.reached("run done")
@@ -473,20 +480,35 @@ struct ReplayError: Error, CustomStringConvertible {
 
 /// A run's log file: one timestamped line per event, appended and flushed as it goes.
 final class LogFile {
-    private let handle: FileHandle
+    let path: String
+    private let descriptor: Int32
+    /// Why a line could not be written (a full disk), from the first that could not; the lines after it are not tried.
+    private(set) var failure: String?
 
     /// - Throws: `OutputError` when the file cannot be opened (a read-only `--log-dir`): a night
     ///   must not run without the log its runbook points to.
     init(path: String) throws {
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        descriptor = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw OutputError(path: path, reason: String(cString: strerror(errno))) }
-        handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+        self.path = path
     }
 
+    deinit { close(descriptor) }
+
+    /// Appends one line. A line the disk refuses does not stop the night (Foundation's `FileHandle.write` trapped, so a
+    /// full log disk crashed every night at its first line): `failure` keeps why, for the night to say.
     func write(_ line: String) {
+        guard failure == nil else { return }
         let stamp = Timestamp.iso8601(Int64(Date().timeIntervalSince1970 * 1000))
         // The log is read on a terminal (and mailed) like stderr: input's control characters and line
         // breaks escaped, so every line of it is one stamped event.
-        handle.write(Data("\(stamp) \(Terminal.visible(line))\n".utf8))
+        if let error = StandardStreams.write("\(stamp) \(Terminal.visible(line))\n".utf8, to: descriptor) {
+            failure = String(cString: strerror(error))
+        }
+    }
+
+    /// The warning a night gives, also under --quiet, when its log lost lines: the runbook sends a person to it.
+    var incompleteWarning: String? {
+        failure.map { "Warning: the log \(path) is incomplete: a line could not be written (\($0)), nor any after it" }
     }
 }

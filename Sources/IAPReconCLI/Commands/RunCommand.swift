@@ -18,7 +18,7 @@ enum RunCommand {
             }
             if !quiet, let warning = bundleWarning(result.report, bundleOption: options.lineRules.bundleID) { console.err(warning) }
             if let alert = findingsOutcome(result.report, failOn: command.failOn, failOnNew: command.failOnNew, outFolder: options.outFolder).alert {
-                console.err(alert)
+                try console.alert(alert)
             }
         }
         return findingsOutcome(result.report, failOn: command.failOn, failOnNew: command.failOnNew, outFolder: options.outFolder).code
@@ -118,7 +118,7 @@ enum StageCommands {
         } output: { console.out($0) } judge: { database in
             guard let report else { return .ok }
             let outcome = findingsOutcome(report, failOn: command.failOn, failOnNew: command.failOnNew, outFolder: settings.outFolder)
-            if let alert = outcome.alert { console.err(alert) }
+            if let alert = outcome.alert { try console.alert(alert) }
             // Said: the report's findings are no longer new to the store (`Pipeline.run`'s `announce`).
             try ReportStage.markReported(database: database, outFolder: settings.outFolder)
             return outcome.code

@@ -45,8 +45,8 @@ final class StageProgress: ProgressSink {
         }
         guard live, Date().timeIntervalSince(lastDraw) > 0.2 else { return }
         lastDraw = Date()
-        FileHandle.standardError.write(Data(("\r\u{1B}[K" + Self.line(stage: stage, lines: lines, seconds: Date().timeIntervalSince(started),
-                                                                      doneBytes: doneBytes, plannedBytes: plannedBytes)).utf8))
+        StandardStreams.write(("\r\u{1B}[K" + Self.line(stage: stage, lines: lines, seconds: Date().timeIntervalSince(started),
+                                                        doneBytes: doneBytes, plannedBytes: plannedBytes)).utf8, to: STDERR_FILENO)
     }
 
     /// `ingest: 120000 lines, 250000 lines/s, 12 s left`, `join: 40000 rows, 90000 rows/s`, `report: 5 files, 3 s`.
@@ -64,21 +64,21 @@ final class StageProgress: ProgressSink {
 
     /// Clears the live line (a stage command that prints its own result).
     func clear() {
-        if live { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        if live { StandardStreams.write("\r\u{1B}[K".utf8, to: STDERR_FILENO) }
     }
 
     func warning(_ message: String) {
-        if live { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        if live { StandardStreams.write("\r\u{1B}[K".utf8, to: STDERR_FILENO) }
         write("Warning: " + message)
     }
 
     func alert(_ message: String) {
-        if live { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        if live { StandardStreams.write("\r\u{1B}[K".utf8, to: STDERR_FILENO) }
         (writeAlert ?? write)("Warning: " + message)
     }
 
     func stageFinished(_ stage: String, seconds: Double, note: String) {
-        if live { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        if live { StandardStreams.write("\r\u{1B}[K".utf8, to: STDERR_FILENO) }
         write("\(stage): \(String(format: "%.2f", seconds))s" + (note.isEmpty ? "" : " — \(note)"))
     }
 }

@@ -157,6 +157,33 @@ struct ConfigFileTests {
                 == .usageError(message: "Error: Cannot read config file '\(NSTemporaryDirectory())': it is a folder"))
     }
 
+    @Test("a path starting with ~ is refused, from a config file or the command line: only a shell expands it, and cron's files pass it as written")
+    func tildePaths() throws {
+        let path = try temporaryFile("root = /srv/iaprecon/input\nreports = ~/reports\n")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let why = "'~' is not expanded here (cron and config files pass it as written); give the full path"
+        guard case .usageError(let fromFile) = parseWithConfig(["nightly", "--config", path], program: .iaprecon) else {
+            Issue.record("a config file's ~/reports was taken")
+            return
+        }
+        #expect(fromFile.contains("\(path):2: The value '~/reports' is invalid for 'reports': \(why)"))
+        for arguments in [["run", "--out", "~/out"], ["run", "--db=~/iaprecon.sqlite"], ["nightly", "--log-dir", "~"],
+                          ["run", "--input", "~iaprecon/input"], ["run", "--trust-root", "~/root.pem"]] {
+            guard case .usageError(let message) = parseWithConfig(arguments, program: .iaprecon) else {
+                Issue.record("\(arguments) was taken")
+                continue
+            }
+            #expect(message.contains(why), "\(arguments)")
+        }
+        // Near misses: a `~` that is not the first character names a folder of that name, as the system reads it.
+        for arguments in [["run", "--out", "./~/out"], ["run", "--db", "/srv/a~b/iaprecon.sqlite"], ["nightly", "--reports", "reports~"]] {
+            guard case .command = parseWithConfig(arguments, program: .iaprecon) else {
+                Issue.record("\(arguments) was refused")
+                continue
+            }
+        }
+    }
+
     @Test("loadConfig reads a file")
     func load() throws {
         let path = try temporaryFile("currency = jpy\n")

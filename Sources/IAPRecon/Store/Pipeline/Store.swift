@@ -35,7 +35,7 @@ public enum Store {
         do {
             database = try Database(path: path, readOnly: readOnly)
         } catch {
-            throw unusable(path, error, reason: error.message)
+            throw unusable(path, error, reason: (readOnly ? nil : unwritableFolder(path, error)) ?? error.message)
         }
         do {
             // Never take over another application's database: an iaprecon store is empty or has our migrations.
@@ -61,9 +61,21 @@ public enum Store {
         } catch let error as Schema.NewerSchemaError {
             throw StoreError(path: path, reason: error.description)
         } catch let error as SQLiteError {
-            throw unusable(path, error, reason: error.description)
+            throw unusable(path, error, reason: (readOnly ? nil : unwritableFolder(path, error)) ?? error.description)
         }
         return database
+    }
+
+    /// Why a writer cannot use a store whose folder it may not write, when that is why SQLite refused it: a
+    /// write-ahead-logged store is written through `-wal` and `-shm` files SQLite makes beside it, and SQLite says only
+    /// "attempt to write a readonly database" (or that it cannot open the file) of a store file its owner may write.
+    private static func unwritableFolder(_ path: String, _ error: SQLiteError) -> String? {
+        // SQLITE_READONLY and SQLITE_CANTOPEN.
+        guard [8, 14].contains(error.primaryCode) else { return nil }
+        let folder = PathParent.of(RunLock.realPath(path))
+        guard !folder.isEmpty, access(folder, W_OK) != 0 else { return nil }
+        return "its folder \(folder) is not writable by \(ReaderAccess.userName(geteuid())): SQLite writes the store through "
+            + "-wal and -shm files it makes beside it (\(error.message))"
     }
 
     /// Whether the store file at `path` holds no table yet: an empty file, or SQLite's header alone (a first
