@@ -366,13 +366,17 @@ struct CommandTests {
         #expect(try work.read("s.sqlite") == junk)
     }
 
+    /// Makes `s.sqlite` a store that a newer iaprecon has migrated to `migration`.
+    private func storeOfNewerIAPRecon(_ work: Workspace, migration: Int, _ more: (Database) throws -> Void = { _ in }) throws {
+        let database = try Store.open(path: work.path("s.sqlite"))
+        try database.execute("INSERT INTO schema_migrations (id) VALUES (\(migration))")
+        try more(database)
+    }
+
     @Test("a store from a newer iaprecon is refused, not guessed at")
     func newerSchema() throws {
         let work = try Workspace()
-        do {
-            let database = try Store.open(path: work.path("s.sqlite"))
-            try database.execute("INSERT INTO schema_migrations (id) VALUES (99)")
-        }
+        try storeOfNewerIAPRecon(work, migration: 99)
         let result = work.iaprecon(["run", "--input", Workspace.sampleData, "--trust-root", Workspace.sampleRoot, "--db", work.path("s.sqlite"), "--out", work.path("out")])
         #expect(result.code == 1)
         #expect(result.err.contains("the store has schema version 99, newer than this iaprecon (\(Schema.latestVersion))"))
@@ -381,12 +385,8 @@ struct CommandTests {
     @Test("a store from a newer iaprecon is refused before anything is written to it, its journal mode too")
     func newerSchemaUntouched() throws {
         let work = try Workspace()
-        do {
-            let database = try Store.open(path: work.path("s.sqlite"))
-            try database.execute("INSERT INTO schema_migrations (id) VALUES (\(Schema.latestVersion + 1))")
-            // A journal mode other than this build's: the newer iaprecon's to choose.
-            try database.execute("PRAGMA journal_mode = DELETE")
-        }
+        // A journal mode other than this build's: the newer iaprecon's to choose.
+        try storeOfNewerIAPRecon(work, migration: Schema.latestVersion + 1) { try $0.execute("PRAGMA journal_mode = DELETE") }
         let before = try Data(contentsOf: URL(fileURLWithPath: work.path("s.sqlite")))
         for arguments in [["run", "--input", Workspace.sampleData, "--trust-root", Workspace.sampleRoot, "--out", work.path("out")],
                           ["join"], ["forget", "server/a.jsonl"]] {
