@@ -19,19 +19,22 @@ enum StandardStreams {
 
     /// Writes all of `bytes` to `descriptor`. Returns the system's error number when the stream refused them (closed, a
     /// full disk, a reader gone), which a caller writing to stdout or stderr cannot say anywhere else; nil when all was written.
+    /// Bytes already contiguous (an array, a native string's UTF-8) are written where they are, not copied first.
     @discardableResult
     static func write(_ bytes: some Collection<UInt8>, to descriptor: Int32) -> Int32? {
-        let contiguous = Array(bytes)
-        return contiguous.withUnsafeBytes { buffer -> Int32? in
-            guard let start = buffer.baseAddress else { return nil }
-            var offset = 0
-            while offset < buffer.count {
-                let written = Glibc.write(descriptor, start + offset, buffer.count - offset)
-                if written < 0, errno == EINTR { continue }
-                guard written > 0 else { return written < 0 ? errno : EIO }
-                offset += written
-            }
-            return nil
+        if let result = bytes.withContiguousStorageIfAvailable({ writeAll(UnsafeRawBufferPointer($0), to: descriptor) }) { return result }
+        return Array(bytes).withUnsafeBytes { writeAll($0, to: descriptor) }
+    }
+
+    private static func writeAll(_ buffer: UnsafeRawBufferPointer, to descriptor: Int32) -> Int32? {
+        guard let start = buffer.baseAddress else { return nil }
+        var offset = 0
+        while offset < buffer.count {
+            let written = Glibc.write(descriptor, start + offset, buffer.count - offset)
+            if written < 0, errno == EINTR { continue }
+            guard written > 0 else { return written < 0 ? errno : EIO }
+            offset += written
         }
+        return nil
     }
 }
