@@ -592,6 +592,30 @@ struct CommandTests {
         }
     }
 
+    @Test("a file system that refuses flock is named as the store's problem, not as another run holding it, and leaves no store file behind; near miss: a held lock is still a held lock")
+    func lockRefusedByTheFileSystem() throws {
+        let work = try Workspace()
+        let manager = FileManager.default
+        let refusing: (Int32) -> Int32 = { _ in errno = ENOLCK; return -1 }
+        let db = work.path("s.sqlite")
+        do {
+            _ = try RunLock(databasePath: db, command: "nightly", lock: refusing)
+            Issue.record("locked a store its file system refuses to lock")
+        } catch let error as StoreError {
+            #expect(error.description == "cannot use store \(db): cannot lock it: \(String(cString: strerror(ENOLCK))) "
+                + "(keep the store on a file system with flock(2), such as a local disk)")
+        }
+        #expect(!manager.fileExists(atPath: db))
+        #expect(!manager.fileExists(atPath: RunLock.notePath(db)))
+        // A store that was there stays, with its bytes.
+        #expect(manager.createFile(atPath: db, contents: Data("kept".utf8)))
+        #expect(throws: StoreError.self) { try RunLock(databasePath: db, command: "run", lock: refusing) }
+        #expect(manager.contents(atPath: db) == Data("kept".utf8))
+
+        let held: (Int32) -> Int32 = { _ in errno = EWOULDBLOCK; return -1 }
+        #expect(throws: LockedError.self) { try RunLock(databasePath: db, command: "run", lock: held) }
+    }
+
     @Test("a lock whose file leaves the store's path between its open and its lock opens the path again and locks the file now there; left alone, it opens it once")
     func lockOpensThePathAgain() throws {
         let work = try Workspace()

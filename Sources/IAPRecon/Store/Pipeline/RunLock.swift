@@ -61,7 +61,15 @@ public final class RunLock {
     /// open and not locked yet); nothing otherwise.
     public convenience init(databasePath: String, command: String, createStore: Bool = true,
                             checkpoint: (String) -> Void = { _ in }) throws {
-        guard let file = try Self.lockFile(databasePath: databasePath, create: createStore, checkpoint: checkpoint) else {
+        try self.init(databasePath: databasePath, command: command, createStore: createStore, checkpoint: checkpoint,
+                      lock: Self.exclusiveLock)
+    }
+
+    /// As the public initializer, the file locked by `lock` (a test's stand-in for a file system that
+    /// refuses `flock`).
+    convenience init(databasePath: String, command: String, createStore: Bool = true,
+                     checkpoint: (String) -> Void = { _ in }, lock: (Int32) -> Int32) throws {
+        guard let file = try Self.lockFile(databasePath: databasePath, create: createStore, checkpoint: checkpoint, lock: lock) else {
             throw StoreError(path: databasePath, reason: "no such file; run 'iaprecon run' or 'iaprecon ingest' first")
         }
         try self.init(locked: file.descriptor, madeFile: file.made, databasePath: databasePath, command: command)
@@ -93,6 +101,9 @@ public final class RunLock {
         emptiedFirstBuild = try FirstBuild.recover(databasePath: databasePath)
     }
 
+    /// Takes the store's lock without waiting: fails with EWOULDBLOCK while another run holds it.
+    static func exclusiveLock(_ descriptor: Int32) -> Int32 { flock(descriptor, LOCK_EX | LOCK_NB) }
+
     /// How often a run opens the store again when the file it found or locked has left the store's path (`lockFile`): each time
     /// means another run made and removed the store, or put another file in its place, in the instant between this
     /// run's open and its lock, so a few are plenty; past them the path is named as changing, rather than waited on.
@@ -106,7 +117,7 @@ public final class RunLock {
     /// that and locks it after would hold a file no other run opens, while the next run makes a new store at the
     /// path and locks that one: two writers. So it lets go and opens the path again.
     private static func lockFile(
-        databasePath: String, create: Bool, checkpoint: (String) -> Void = { _ in }
+        databasePath: String, create: Bool, checkpoint: (String) -> Void = { _ in }, lock: (Int32) -> Int32 = exclusiveLock
     ) throws -> (descriptor: Int32, made: String?)? {
         for _ in 0..<lockAttempts {
             // O_EXCL says whether this run makes the file. It never follows a symlink, so it is given the path a symlink
@@ -134,8 +145,16 @@ public final class RunLock {
                 throw StoreError(path: databasePath, reason: "not a regular file")
             }
             checkpoint("store opened")
-            if flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
+            if lock(descriptor) != 0 {
+                let failure = errno
                 close(descriptor)
+                // Only a lock another process holds is a run to wait for; any other failure (a network file
+                // system without locking answers ENOLCK) recurs every night and is the operator's to fix.
+                guard failure == EWOULDBLOCK else {
+                    if made { unlink(target) }
+                    throw StoreError(path: databasePath, reason: "cannot lock it: \(String(cString: strerror(failure))) "
+                        + "(keep the store on a file system with flock(2), such as a local disk)")
+                }
                 let holder = Self.describeHolder(inode: status.st_ino, device: status.st_dev, notePath: Self.notePath(databasePath))
                 throw LockedError(databasePath: databasePath, holder: holder ?? "unknown holder")
             }
