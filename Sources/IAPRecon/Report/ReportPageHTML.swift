@@ -218,13 +218,16 @@ extension ReportPage {
         guard tieout.uncoveredRows > 0 else {
             return out + "<p class=\"none\">Every unit Apple counts is verified or covered.</p></section>\n"
         }
+        // Storefront-less units that cover part of a listed shortfall get a column; a page with none has no column of blanks.
+        let showsCovered = tieout.uncovered.contains { $0.covered > 0 }
         let rows = tieout.uncovered.map { shortfall -> [String] in
             let row = shortfall.row
             // What the finding's amount is: the missing units at Apple's customer price.
             let amount = row.customerPrice.flatMap(Amount.parse).map { Money.format($0 * shortfall.missing) + " " + (row.customerCurrency ?? "") }
             return [HTML.escape(row.day), "<span class=\"id\">\(HTML.escape(row.productID))</span>", HTML.escape(row.country),
-                    String(row.applePurchases), String(row.verifiedPurchases), shortfall.covered == 0 ? "" : String(shortfall.covered),
-                    "<b>\(shortfall.missing)</b>", HTML.escape(amount ?? "")]
+                    String(row.applePurchases), String(row.verifiedPurchases)]
+                + (showsCovered ? [shortfall.covered == 0 ? "" : String(shortfall.covered)] : [])
+                + ["<b>\(shortfall.missing)</b>", HTML.escape(amount ?? "")]
         }
         out += "<p>Units Apple counts that no receipt or notification verified, \(Self.grouped(tieout.missingUnits)) in all: "
             + "the \(Self.grouped(tieout.uncoveredRows)) unverified_apple_sales \(tieout.uncoveredRows == 1 ? "finding" : "findings").</p>"
@@ -232,8 +235,9 @@ extension ReportPage {
         if tieout.uncoveredRows > tieout.uncovered.count {
             out += "<p class=\"meta\">The newest \(tieout.uncovered.count) of \(Self.grouped(tieout.uncoveredRows)); findings.csv has every one.</p>"
         }
-        return out + HTML.table(["day (Pacific)", "product", "country", "Apple purchases", "verified purchases", "covered by ??", "missing", "amount"],
-                                rows, numeric: [3, 4, 5, 6, 7])
+        let headers = ["day (Pacific)", "product", "country", "Apple purchases", "verified purchases"]
+            + (showsCovered ? ["verified without country"] : []) + ["missing", "amount"]
+        return out + HTML.table(headers, rows, numeric: Set(3..<headers.count))
             + "</section>\n"
     }
 
