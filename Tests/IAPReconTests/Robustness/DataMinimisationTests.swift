@@ -139,7 +139,7 @@ struct DataMinimisationTests {
         let scenario = try Scenario()
         let idfa = Self.planted[0]
         try scenario.write("registrations/r.jsonl", [
-            #"{"ts":"2026-11-20T10:00:00Z","user_id":"u_1","method":"apple","idfa":"\#(idfa)","appsflyer_id":"\#(Self.planted[2])"}"#,
+            #"{"ts":"2026-11-20T10:00:00Z","user_id":"u_1","method":"apple","idfv":"\#(Self.planted[1])","idfa":"\#(idfa)","appsflyer_id":"\#(Self.planted[2])"}"#,
         ])
         try AttributionReportTests.Fixture.mmp(scenario, [
             AttributionReportTests.Fixture.MMPRow(time: "2026-11-20 09:00:00", mediaSource: "Facebook Ads", campaign: "c1", appsflyerID: Self.planted[2]),
@@ -154,7 +154,8 @@ struct DataMinimisationTests {
         #expect(mmp == registration)
         #expect(Self.text(try database.scalar("SELECT matched_by FROM fct_user_installs WHERE user_id = 'u_1'")) == "appsflyer_id")
         let story = try UserHistory.load(database, .user("u_1"))
-        #expect(story.events.contains { $0.detail.contains("idfa …A5B6") && $0.detail.contains("appsflyer …4321") })
+        // Every id the sign-up gave, the IDFV too: the story is what a user asking for their data is given.
+        #expect(story.events.contains { $0.detail.contains("idfv …4C5D, idfa …A5B6, appsflyer …4321") })
 
         let other = try Scenario()
         try other.write("registrations/r.jsonl", [#"{"ts":"2026-11-20T10:00:00Z","user_id":"u_1","method":"apple","idfa":"\#(idfa)"}"#])
