@@ -261,6 +261,8 @@ public struct UserHistory: Sendable {
         mutating func add(_ registration: HistoryFacts.Registration, user: String) {
             var parts = ["method " + (registration.method ?? "?")]
             if let country = registration.country { parts.append("country " + country) }
+            // Every device id the sign-up gave, as the store keeps it: the story is what an access request is answered with.
+            if let idfv = UserHistory.mask(registration.idfv) { parts.append("idfv " + idfv) }
             if let idfa = UserHistory.mask(registration.idfa) { parts.append("idfa " + idfa) }
             if let appsflyer = UserHistory.mask(registration.appsflyerID) { parts.append("appsflyer " + appsflyer) }
             add(registration.ms, "registered", id: user, detail: parts.joined(separator: ", "), source: registration.source)

@@ -995,6 +995,18 @@ public enum Schema {
             ) WITHOUT ROWID;
             INSERT OR IGNORE INTO dirty_keys SELECT 'sales_day', day FROM raw_apple__sales WHERE day IS NOT NULL;
             """),
+        // A rejected line's text and reason replace IP and email addresses now (`Redaction`); an older
+        // iaprecon kept them. The files whose rejects may hold one (an `@` between words, four dotted
+        // numbers, a `::` or eight colon-joined groups), if still in the input folder, are read again by
+        // the next ingest (no stored hash matches), which replaces their rejects.
+        (44, """
+            UPDATE files SET content_hash = 'read again for addresses in rejected lines', mtime_ns = NULL
+              WHERE content_hash NOT LIKE 'read again for %'
+                AND file_id IN (SELECT file_id FROM rejects WHERE reason || ' ' || text LIKE '%_@_%._%'
+                                  OR reason || ' ' || text GLOB '*[0-9].[0-9]*.[0-9]*.[0-9]*'
+                                  OR reason || ' ' || text LIKE '%::%'
+                                  OR reason || ' ' || text GLOB '*[0-9a-fA-F]:[0-9a-fA-F]*:[0-9a-fA-F]*:[0-9a-fA-F]*:[0-9a-fA-F]*:[0-9a-fA-F]*:[0-9a-fA-F]*:[0-9a-fA-F]*');
+            """),
     ]
 
     public static var latestVersion: Int { migrations.last?.id ?? 0 }

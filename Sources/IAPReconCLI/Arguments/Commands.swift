@@ -282,7 +282,9 @@ extension CommandSpec {
             partitions do). Forget removes them, named by the path summary.json lists \
             (relative to the input folder); the next run reconciles without them, \
             recomputing what they touched. A forgotten file still in the input folder \
-            is read again by the next run.
+            is read again by the next run. Every user's rows in a file go with it: to \
+            erase one user, replace their ids in the input files instead, as \
+            docs/personal-data.md says.
             """,
         arguments: [ArgumentSpec(name: "path", help: "A stored file, as summary.json names it.", isVariadic: true)],
         options: [.db],

@@ -552,6 +552,43 @@ struct IncrementalTests {
         ])
     }
 
+    @Test("a store an older iaprecon kept an IP or email address of a rejected line in reads its file again on its next run, and then holds what a fresh store holds; a file whose rejects hold none is not read again")
+    func addressesInRejectsAfterUpgrade() throws {
+        func write(_ scenario: Scenario) throws {
+            _ = try scenario.write("server/a.jsonl", [
+                #"{"ts":"yesterday","event":"order_created","order_id":"o1","user_id":"u_1","product_id":"gems60","client_ip":"203.0.113.77"}"#,
+                #"{"ts":"2026-11-01T10:00:00Z","event":"order_created","order_id":"o2","user_id":"u_2","product_id":"gems60"}"#,
+            ])
+            .write("server/b.jsonl", [#"{"ts":"2026-11-01 10:00","event":"order_created","order_id":"o3","user_id":"u_3","product_id":"gems60"}"#])
+        }
+        let now = "2026-11-05T00:00:00Z"
+        let upgraded = try Scenario()
+        try write(upgraded)
+        _ = try run(upgraded, input: upgraded.input, now: now, asOf: now)
+        // What an older iaprecon kept: the address in the reject's text.
+        let migration = try #require(Schema.migrations.first { $0.sql.contains("read again for addresses in rejected lines") }?.id)
+        let database = try upgraded.open()
+        try database.execute("""
+            UPDATE rejects SET text = replace(text, '[IP address redacted]', '203.0.113.77');
+            DELETE FROM schema_migrations WHERE id >= \(migration);
+            """)
+        #expect(try database.scalar("SELECT count(*) FROM rejects WHERE text LIKE '%203.0.113.77%'") == .integer(1))
+        #expect(try database.scalar("SELECT count(DISTINCT file_id) FROM rejects") == .integer(2))
+        try Schema.migrate(database)
+        let night = try run(upgraded, input: upgraded.input, now: now, asOf: now)
+        // Near miss: server/b.jsonl's reject holds a time, no address, and is not read again.
+        #expect(readAgain(night) == ["server/a.jsonl"])
+        _ = try expectMigratedAsFresh(upgraded, now: now, asOf: now, "upgraded store", inputs: write)
+        func texts(_ scenario: Scenario) throws -> [String] {
+            var texts: [String] = []
+            try scenario.open().forEach("SELECT r.text FROM rejects r JOIN files f USING (file_id) ORDER BY f.path, r.line") { texts.append($0.string(0)) }
+            return texts
+        }
+        let fresh = try freshStore(now: now, asOf: now, inputs: write)
+        #expect(try texts(upgraded) == texts(fresh))
+        #expect(try texts(upgraded).allSatisfy { !$0.contains("203.0.113.77") })
+    }
+
     @Test("a store an older iaprecon fed a V2 upgrade, an offer-code receipt item and a family copy's refund reads their files again on its next run, and then holds what a fresh store holds; a file of V2 purchases alone is not read again")
     func upgradesAndOfferCodesAfterUpgrade() throws {
         let monthly = Line.v2("t1", "pro.monthly", purchase: "2026-11-01T10:00:00Z", expires: "2026-12-01T10:00:00Z", price: 9990,

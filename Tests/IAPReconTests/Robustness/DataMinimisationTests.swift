@@ -139,7 +139,7 @@ struct DataMinimisationTests {
         let scenario = try Scenario()
         let idfa = Self.planted[0]
         try scenario.write("registrations/r.jsonl", [
-            #"{"ts":"2026-11-20T10:00:00Z","user_id":"u_1","method":"apple","idfa":"\#(idfa)","appsflyer_id":"\#(Self.planted[2])"}"#,
+            #"{"ts":"2026-11-20T10:00:00Z","user_id":"u_1","method":"apple","idfv":"\#(Self.planted[1])","idfa":"\#(idfa)","appsflyer_id":"\#(Self.planted[2])"}"#,
         ])
         try AttributionReportTests.Fixture.mmp(scenario, [
             AttributionReportTests.Fixture.MMPRow(time: "2026-11-20 09:00:00", mediaSource: "Facebook Ads", campaign: "c1", appsflyerID: Self.planted[2]),
@@ -154,7 +154,8 @@ struct DataMinimisationTests {
         #expect(mmp == registration)
         #expect(Self.text(try database.scalar("SELECT matched_by FROM fct_user_installs WHERE user_id = 'u_1'")) == "appsflyer_id")
         let story = try UserHistory.load(database, .user("u_1"))
-        #expect(story.events.contains { $0.detail.contains("idfa …A5B6") && $0.detail.contains("appsflyer …4321") })
+        // Every id the sign-up gave, the IDFV too: the story is what a user asking for their data is given.
+        #expect(story.events.contains { $0.detail.contains("idfv …4C5D, idfa …A5B6, appsflyer …4321") })
 
         let other = try Scenario()
         try other.write("registrations/r.jsonl", [#"{"ts":"2026-11-20T10:00:00Z","user_id":"u_1","method":"apple","idfa":"\#(idfa)"}"#])
@@ -222,6 +223,33 @@ struct DataMinimisationTests {
         #expect(redacted(plain) == plain)
     }
 
+    @Test("a reject's text drops IP and email addresses, also across the cut; times, versions, amounts, ids and a user_id stay")
+    func rejectTextDropsAddresses() {
+        func redacted(_ line: String) -> String { Array(line.utf8).withUnsafeBufferPointer { Redaction.rejectText($0) } }
+        #expect(redacted(#"{"user_id":"u_1033","client_ip":"203.0.113.77","email":"jane.doe+iap@example.co.uk"}"#)
+                == #"{"user_id":"u_1033","client_ip":"[IP address redacted]","email":"[email address redacted]"}"#)
+        #expect(redacted("US,CA,San Jose,95113,807,198.51.100.39,true,2001:db8:85a3::8a2e:370:7334,fe80::1%en0,::ffff:192.0.2.1,x")
+                == "US,CA,San Jose,95113,807,[IP address redacted],true,[IP address redacted],[IP address redacted]%en0,[IP address redacted],x")
+        #expect(redacted("ip=10.0.0.1, mail to Jane <jane@example.com>. full 2001:0db8:0000:0000:0000:ff00:0042:8329")
+                == "ip=[IP address redacted], mail to Jane <[email address redacted]>. full [IP address redacted]")
+        // An address the 300-byte cut runs through is not shown in part.
+        let padding = String(repeating: "a,", count: 143)
+        for tail in ["198.51.100.39,x", "jane.doe@example.com,x", "2001:db8:85a3::8a2e:370:7334,x"] {
+            let text = redacted(padding + tail)
+            #expect(text.hasPrefix(padding) && text.hasSuffix("…"))
+            #expect(!text.contains("198.51") && !text.contains("jane") && !text.contains("2001:db8"), "\(text)")
+        }
+        // Near misses: a sign-up's user id shaped like an email, times, versions, amounts, ids and a quantity stay.
+        let plain = #"{"ts":"2026-11-28T13:22:30.125Z","user_id":"jane@example.com","v":"3.4.1","sdk":"v6.15.2.1","os":"26.1","#
+            + #""price":"9.99","at":"10:38:00","mac":"00:1A:2B:3C","o":"1.2.3.256","d":"2026.11.28","n":"1.2.3.4.5","w":"a::b","lo":"::1"}"#
+        #expect(redacted(plain) == plain)
+        #expect(redacted("at user@host or @handle, x@y, 2026-11-28 19:00:32") == "at user@host or @handle, x@y, 2026-11-28 19:00:32")
+        // A reason describes such a value rather than quote it.
+        #expect(LineReject.badTime("ts", .string("203.0.113.77")).reason == "bad time in 'ts': a string of 12 bytes")
+        #expect(LineReject.badTime("ts", .string("jane@example.com")).reason == "bad time in 'ts': a string of 16 bytes")
+        #expect(LineReject.badTime("ts", .string("10:38:00")).reason == "bad time in 'ts': \"10:38:00\"")
+    }
+
     @Test("a reject's text is what a scan of one byte at a time gives: long runs, runs at the 64 KiB and 300-byte cuts, ids, other bytes")
     func rejectTextTakesRunsWhole() {
         // Pieces a rejected line is made of; joined at random, they put runs across every cut.
@@ -231,6 +259,7 @@ struct DataMinimisationTests {
             Array(repeating: UInt8(ascii: "9"), count: 70_000), Array("b32c634e-eeee-4deb-81d0-c3f46a42e947".utf8),
             Array(#""idfa": "abc12345","#.utf8), Array("1795183353000-2597879".utf8), Array(" ,:\"\t".utf8),
             [0xC3, 0xA9, 0xFF, 0x00, 0x7F, 0x80], Array("%2F\\u002F".utf8), Array("x".utf8),
+            Array("198.51.100.39".utf8), Array("jane@example.com".utf8), Array("fe80::1".utf8),
         ]
         var generator = SplitMix64(state: 58)
         var lines: [[UInt8]] = [[], Array(repeating: UInt8(ascii: "z"), count: 65_536), Array(repeating: UInt8(ascii: "z"), count: 65_537)]
@@ -277,7 +306,7 @@ struct DataMinimisationTests {
             pendingRun = nil
         }
         for piece in pieces {
-            if output.count > Redaction.maximumBytes { break }
+            if output.count > Redaction.scannedBytes { break }
             guard !piece.isRun else {
                 pendingRun = piece.bytes
                 continue
@@ -289,7 +318,7 @@ struct DataMinimisationTests {
         }
         showPendingRun()
         var cut = output.count > Redaction.maximumBytes || bytes.count > Redaction.scanBytes
-        var text = String(decoding: output.prefix(Redaction.maximumBytes), as: UTF8.self)
+        var text = String(decoding: Redaction.maskingAddresses(output).prefix(Redaction.maximumBytes), as: UTF8.self)
         while text.utf8.count > Redaction.maximumBytes {
             text.removeLast()
             cut = true

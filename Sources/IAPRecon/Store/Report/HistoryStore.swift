@@ -90,6 +90,7 @@ enum HistoryFacts {
         var method: String?
         var country: String?
         /// As stored: a pseudonym (blob) or, in a store written before pseudonyms, the whole id.
+        var idfv: SQLValue
         var idfa: SQLValue
         var appsflyerID: SQLValue
         var source: String

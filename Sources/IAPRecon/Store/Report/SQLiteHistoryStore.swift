@@ -172,7 +172,8 @@ struct SQLiteHistoryStore: HistoryStore {
         typealias Column = RegistrationColumn
         try database.forEach("SELECT \(Column.selectList) FROM raw_registrations__users r WHERE r.user_id = ?", [.text(user)]) { row in
             registrations.append(HistoryFacts.Registration(ms: row.int(Column.ms), method: row.optionalString(Column.method),
-                                                           country: row.optionalString(Column.country), idfa: row.value(Column.idfa.rawValue),
+                                                           country: row.optionalString(Column.country), idfv: row.value(Column.idfv.rawValue),
+                                                           idfa: row.value(Column.idfa.rawValue),
                                                            appsflyerID: row.value(Column.appsflyerID.rawValue), source: row.string(Column.source)))
         }
         return registrations
@@ -180,9 +181,9 @@ struct SQLiteHistoryStore: HistoryStore {
 
     /// What `registrations(of:)` selects of a sign-up (as `r`).
     private enum RegistrationColumn: Int, SelectedColumn {
-        case ms, method, country, idfa, appsflyerID, source
+        case ms, method, country, idfv, idfa, appsflyerID, source
         var sql: String {
-            ["r.ts_ms", "r.method", "r.country", "r.idfa", "r.appsflyer_id", StoredLedger.pathAndLineSQL(file: "r.file_id", line: "r.line")][rawValue]
+            ["r.ts_ms", "r.method", "r.country", "r.idfv", "r.idfa", "r.appsflyer_id", StoredLedger.pathAndLineSQL(file: "r.file_id", line: "r.line")][rawValue]
         }
     }
 
