@@ -179,10 +179,11 @@ struct FindingRules {
             var group: InternedID
         }
         var chains: [InternedID: Chain] = [:]
-        for item in resolved where item.transaction.isProduction && item.isAutoRenewable {
+        /// Adds one transaction of the chain, in place: a copy taken out of `chains` and put back
+        /// would copy its lists at every renewal, time growing with the square of a chain's renewals
+        /// and deliveries (an account-sharing Apple ID's subscription restored by thousands of users).
+        func add(_ item: ResolvedTransaction, to chain: inout Chain) {
             let transaction = item.transaction
-            var chain = chains[transaction.originalTransactionID]
-                ?? Chain(originalID: transaction.originalTransactionID, group: item.subscriptionGroup, productID: transaction.productID)
             for delivery in item.deliveries {
                 chain.holders.append((delivery.userID, delivery.ms, delivery.source, transaction.transactionID, item.order?.orderID))
             }
@@ -190,7 +191,12 @@ struct FindingRules {
                 chain.periods.append((transaction.purchaseMs, expires))
             }
             chain.sources += transaction.sources.prefix(1)
-            chains[transaction.originalTransactionID] = chain
+        }
+        for item in resolved where item.transaction.isProduction && item.isAutoRenewable {
+            let transaction = item.transaction
+            add(item, to: &chains[transaction.originalTransactionID,
+                                  default: Chain(originalID: transaction.originalTransactionID, group: item.subscriptionGroup,
+                                                 productID: transaction.productID)])
         }
         var findings: [Finding] = []
         var chainsByUserGroup: [UserGroup: [Chain]] = [:]

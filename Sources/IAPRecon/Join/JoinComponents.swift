@@ -151,20 +151,28 @@ struct JoinComponents {
         kinds.reserveCapacity(Int(keys))
         parent.reserveCapacity(Int(keys))
         bytes.reserveCapacity(Int(keys) * 24)  // ids run 8 (users) to 40 (orders) bytes
-        try store.forEachLinkRows { add($0) }
+        // The order lines come first (`StoredLinks.forEachLinkRows`): an order id another row names
+        // that none of them numbered has no order line, and links nothing.
+        try store.forEachLinkRows { add($0, listedOrdersOnly: true) }
     }
 
     /// Numbers the keys of `rows` (a key seen before keeps its number) and joins each row's components.
-    private mutating func add(_ rows: LinkRows) {
+    /// With `listedOrdersOnly`, an order id in a row that is not an order line's is left out unless
+    /// it is numbered already: the rules match only an order that has a line (`OrderMatching`), and
+    /// an id with none (a placeholder every client sends, a fixed `appAccountToken`) would otherwise
+    /// join every transaction naming it into one component, one batch, whatever the batch size.
+    private mutating func add(_ rows: LinkRows, listedOrdersOnly: Bool = false) {
         // The keys' bytes borrowed once: a slice of the array for each new key retained and released it.
         rows.bytes.withUnsafeBufferPointer { keyBytes in
             var key = 0
             for rowEnd in rows.rowEnds {
+                let isOrderLine = key < Int(rowEnd) && rows.kinds[key] == .order
                 var first: Int32?
                 while key < Int(rowEnd) {
+                    defer { key += 1 }
+                    if listedOrdersOnly, !isOrderLine, rows.kinds[key] == .order, ids.index(forKey: rows.fingerprints[key]) == nil { continue }
                     let node = node(rows, keyBytes, key)
                     if let first { union(first, node) } else { first = node }
-                    key += 1
                 }
             }
         }

@@ -1,8 +1,9 @@
 /// The part of the store an incremental join recomputes: every transaction, order, user and
 /// subscription chain whose outcome the changed keys can reach.
 ///
-/// Matching and findings only ever compare things linked to each other: an order and the
-/// transactions a delivery line, a receipt line or an `appAccountToken` names with it; a
+/// Matching and findings only ever compare things linked to each other: an order (an id an order
+/// line has; another id matches nothing) and the transactions a delivery line, a receipt line or an
+/// `appAccountToken` names with it; a
 /// transaction and the orders of the users who sent it or received it (the heuristic rule); a
 /// chain and every renewal in it; a user and every chain delivered to them (multi-Apple-ID).
 /// The scope is the closure of the changed keys under those links, taken both in the stored rows

@@ -185,6 +185,21 @@ extension AttributionReport {
     struct LinkedAppsflyerIDs {
         private var first: [RowFingerprint: RowFingerprint] = [:]
         private var further: [RowFingerprint: [RowFingerprint]] = [:]
+        /// Every further link, to find one known already in one lookup: a Customer User ID that an
+        /// app sets to a placeholder (`0`, `guest`) before login is on every device's rows, and a
+        /// search of its list for each row would take time growing with the square of the devices.
+        private var furtherLinks = Set<Link>()
+
+        private struct Link: Hashable {
+            var user: RowFingerprint
+            var appsflyerID: RowFingerprint
+
+            /// Fingerprints are hashes already (`RowFingerprint`).
+            func _rawHashValue(seed: Int) -> Int {
+                let (first, second) = RowFingerprint.words(user, appsflyerID)
+                return RowFingerprint.hashValue(first, second, seed: seed)
+            }
+        }
 
         /// Links `appsflyerID` to `user`. Most rows repeat a link already known: one lookup.
         mutating func link(_ user: RowFingerprint, _ appsflyerID: RowFingerprint) {
@@ -192,7 +207,7 @@ extension AttributionReport {
                 first[user] = appsflyerID
                 return
             }
-            guard known != appsflyerID, further[user]?.contains(appsflyerID) != true else { return }
+            guard known != appsflyerID, furtherLinks.insert(Link(user: user, appsflyerID: appsflyerID)).inserted else { return }
             further[user, default: []].append(appsflyerID)
         }
 

@@ -106,7 +106,7 @@ extension UserHistory {
             let others = try store.usersLogging(order: id).filter { !$0.utf8.elementsEqual(user.utf8) }
             if !others.isEmpty {
                 resolved.notes.append("order \(id) was logged by \(others.count + 1) users; this is the story of \(user), whose line came first; also "
-                    + others.map { "\($0) (\(KeyKind.user.command($0)))" }.joined(separator: ", "))
+                    + lookups(ofUsers: others))
             }
             return resolved
         case .originalTransaction(let id):
@@ -118,8 +118,9 @@ extension UserHistory {
             let ids = try store.transactions(withToken: token)
             guard !ids.isEmpty else { throw try notFound(store, lookup) }
             var users: [String] = []
+            var seen = Set<String>()
             for id in ids {
-                if let user = try store.resolution(of: id).user, !users.contains(user) { users.append(user) }
+                if let user = try store.resolution(of: id).user, seen.insert(user).inserted { users.append(user) }
             }
             if users.count == 1, let user = users.first {
                 return Resolved(scope: .user(user), userID: user, subject: "user \(user)", rejectedKeys: [token, user])
@@ -127,11 +128,21 @@ extension UserHistory {
             // Several users: each purchase the token is on, and whose each is, rather than one user picked.
             var resolved = Resolved(scope: .transactions(ids), userID: "", subject: "app account token \(token)", rejectedKeys: [token])
             if users.count > 1 {
-                resolved.notes.append("\(users.count) users' purchases carry this token: "
-                    + users.map { "\($0) (\(KeyKind.user.command($0)))" }.joined(separator: ", "))
+                resolved.notes.append("\(users.count) users' purchases carry this token: " + lookups(ofUsers: users))
             }
             return resolved
         }
+    }
+
+    /// How many users a header names, each with the command that looks them up.
+    static let usersListed = 10
+
+    /// The first `usersListed` of `users`, each with its lookup, then how many more: a placeholder
+    /// order id or a fixed token that thousands of users share would otherwise make a header of
+    /// thousands of commands, and the story under it would scroll out of sight.
+    private static func lookups(ofUsers users: [String]) -> String {
+        let named = users.prefix(usersListed).map { "\($0) (\(KeyKind.user.command($0)))" }.joined(separator: ", ")
+        return users.count > usersListed ? named + " and \(users.count - usersListed) more" : named
     }
 
     /// Who bought the transaction, or whoever the log delivered it to first; nil when the store does not know it.

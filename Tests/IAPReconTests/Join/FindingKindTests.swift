@@ -325,6 +325,32 @@ struct FindingKindTests {
         #expect(duplicate.detail == "cross_user: delivered 10 times to u01, u02, u03, u04, u05, u06, u07, u08, u09, u10")
     }
 
+    @Test("a chain of 3,000 hourly renewals, each delivered to one of two users, is one shared subscription naming both, its first ten deliveries as sources, and nothing else")
+    func longSharedChain() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        let startMs = Line.ms("2026-10-01T00:00:00Z")
+        let renewals = (0..<3_000).map { n in
+            (id: "r\(n)", user: n % 2 == 0 ? "u1" : "u2", purchaseMs: startMs + Int64(n) * 3_600_000)
+        }
+        try scenario.write("server/s.jsonl", renewals.map { renewal in
+            Line.delivered(Timestamp.iso8601(renewal.purchaseMs + 60_000), renewal.user, renewal.id, "pro.monthly")
+        })
+        try scenario.write("receipts/r.jsonl", renewals.map { renewal in
+            Line.v2Receipt(Timestamp.iso8601(renewal.purchaseMs + 30_000), renewal.user, transaction: Line.v2(
+                renewal.id, "pro.monthly", purchase: Timestamp.iso8601(renewal.purchaseMs), original: "r0",
+                expires: Timestamp.iso8601(renewal.purchaseMs + 3_600_000), price: 9990))
+        })
+        let findings = try scenario.reconcile(asOf: "2026-12-31T00:00:00Z")
+        #expect(findings.map(\.kind) == [.sharedAppleIDSubscription])
+        let shared = try #require(findings.first)
+        #expect(shared.originalTransactionID == "r0")
+        #expect(shared.transactionID == "r0")
+        #expect(shared.detail == "one Apple ID's subscription delivered to 2 users: u1, u2")
+        #expect(shared.eventMs == startMs + 3_600_000 + 60_000, "u2's first delivery")
+        #expect(shared.sources == (1...10).map { "server/s.jsonl:\($0)" })
+    }
+
     @Test("a delivered test purchase is sandbox_delivery and nothing else")
     func sandboxDelivery() throws {
         let scenario = try Scenario()

@@ -73,15 +73,18 @@ struct JoinBatchTests {
                 }
             }
         }
-        // Every stored link row that touches a batch's key has all its keys in that batch.
+        // Every stored link row that touches a batch's key has all its keys in that batch (an order
+        // id no order line has links nothing).
         let links: [(String, [String])] = [
             ("""
-             SELECT transaction_id, coalesce(original_transaction_id, transaction_id), app_account_token,
+             SELECT transaction_id, coalesce(original_transaction_id, transaction_id), \(StoredLinks.listedOrder("raw_apple__transactions.app_account_token")),
                     CASE WHEN \(TransactionOrigin.sentByUserSQL) THEN user_id END FROM raw_apple__transactions
              """, ["t", "c", "o", "u"]),
             ("SELECT order_id, user_id FROM raw_server__orders", ["o", "u"]),
-            ("SELECT transaction_id, user_id, order_id FROM raw_server__deliveries", ["t", "u", "o"]),
-            ("SELECT transaction_id, order_id FROM raw_receipts__verifications WHERE \(ReceiptClaims.condition)", ["t", "o"]),
+            ("SELECT transaction_id, user_id, \(StoredLinks.listedOrder("raw_server__deliveries.order_id")) FROM raw_server__deliveries", ["t", "u", "o"]),
+            ("""
+             SELECT transaction_id, \(StoredLinks.listedOrder("raw_receipts__verifications.order_id")) FROM raw_receipts__verifications WHERE \(ReceiptClaims.condition)
+             """, ["t", "o"]),
         ]
         var touching = 0
         for (sql, kinds) in links {

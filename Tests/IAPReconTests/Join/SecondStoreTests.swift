@@ -167,12 +167,13 @@ final class InMemoryJoinStore: JoinStore {
             }
             rows.endRow()
         }
+        // The order lines first, as the protocol asks.
+        for (order, _) in facts.orders { add([(order.orderID, .order), (order.userID, .user)]) }
         for (sighting, _) in facts.sightings {
             let sender = TransactionOrigin.sentByUser.contains(sighting.origin) ? sighting.userID : nil
             add([(sighting.transactionID, .transaction), (sighting.originalTransactionID ?? sighting.transactionID, .chain),
                  (sighting.appAccountToken, .order), (sender, .user)])
         }
-        for (order, _) in facts.orders { add([(order.orderID, .order), (order.userID, .user)]) }
         for (delivery, _) in facts.deliveries {
             add([(delivery.transactionID, .transaction), (delivery.userID, .user), (delivery.orderID, .order)])
         }
@@ -203,25 +204,28 @@ final class InMemoryJoinStore: JoinStore {
             reached.links.endRow()
         }
         func has(_ set: Set<StoredText>, _ key: String?) -> Bool { key.map { set.contains(StoredText($0)) } ?? false }
+        // An order id no order line has links nothing (`StoredLinks.listedOrder`).
+        let orderLines = Set(facts.orders.map { StoredText($0.0.orderID) })
+        func listed(_ orderID: String?) -> String? { has(orderLines, orderID) ? orderID : nil }
         for (line, _) in facts.deliveries {
             if has(frontier.transactions, line.transactionID) {
-                link([(line.transactionID, .transaction), (line.userID, .user), (line.orderID, .order)])
+                link([(line.transactionID, .transaction), (line.userID, .user), (listed(line.orderID), .order)])
             }
-            if has(frontier.orders, line.orderID) || has(frontier.users, line.userID) { note(line.transactionID, .transaction) }
+            if has(frontier.orders, listed(line.orderID)) || has(frontier.users, line.userID) { note(line.transactionID, .transaction) }
         }
         for claim in facts.receiptClaims {
-            if has(frontier.transactions, claim.transactionID) { link([(claim.transactionID, .transaction), (claim.orderID, .order)]) }
-            if has(frontier.orders, claim.orderID) { note(claim.transactionID, .transaction) }
+            if has(frontier.transactions, claim.transactionID) { link([(claim.transactionID, .transaction), (listed(claim.orderID), .order)]) }
+            if has(frontier.orders, listed(claim.orderID)) { note(claim.transactionID, .transaction) }
         }
         for (sighting, _) in facts.sightings {
             let sender = TransactionOrigin.sentByUser.contains(sighting.origin) ? sighting.userID : nil
             if has(frontier.transactions, sighting.transactionID) {
                 link([(sighting.transactionID, .transaction), (sighting.originalTransactionID ?? sighting.transactionID, .chain),
-                      (sighting.appAccountToken, .order), (sender, .user)])
+                      (listed(sighting.appAccountToken), .order), (sender, .user)])
             }
             let isRenewal = sighting.originalTransactionID.map { $0 != sighting.transactionID } ?? false
             if (isRenewal && has(frontier.chains, sighting.originalTransactionID)) || has(frontier.chains, sighting.transactionID)
-                || has(frontier.orders, sighting.appAccountToken) || has(frontier.users, sender) {
+                || has(frontier.orders, listed(sighting.appAccountToken)) || has(frontier.users, sender) {
                 note(sighting.transactionID, .transaction)
             }
         }

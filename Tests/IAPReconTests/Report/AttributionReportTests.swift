@@ -150,6 +150,25 @@ struct AttributionReportTests {
         #expect(try Fixture.matchedBy(scenario)["customer_user_id"] == 2)
     }
 
+    @Test("a placeholder Customer User ID on every device's rows links each AppsFlyer ID once, in the order first seen; near miss: another user's links stay theirs")
+    func placeholderCustomerUserID() {
+        var links = AttributionReport.LinkedAppsflyerIDs()
+        let placeholder = RowFingerprint("0"), other = RowFingerprint("u1")
+        let devices = (0..<5_000).map { RowFingerprint("af\($0)") }
+        // Every device's install and a later event carry the placeholder; u1 logs in on two of them.
+        for device in devices { links.link(placeholder, device) }
+        for device in devices.reversed() { links.link(placeholder, device) }
+        links.link(other, devices[7])
+        links.link(other, devices[3])
+        links.link(other, devices[7])
+        var linked: [RowFingerprint] = []
+        links.forEach(of: placeholder) { linked.append($0) }
+        #expect(linked == devices)
+        var own: [RowFingerprint] = []
+        links.forEach(of: other) { own.append($0) }
+        #expect(own == [devices[7], devices[3]])
+    }
+
     // MARK: - Buckets
 
     @Test("organic (empty, null, Organic), restricted and unattributed are their own buckets")

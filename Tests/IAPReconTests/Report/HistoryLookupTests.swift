@@ -110,6 +110,37 @@ struct HistoryLookupTests {
         #expect(!single.headerLines(.utc).contains { $0.contains("was logged by") })
     }
 
+    @Test("an order id or a token that many users share names the first ten users and counts the rest, so the story stays in sight; near miss: ten are all named")
+    func keySharedByManyUsers() throws {
+        let token = "aaaaaaaa-bbbb-4ccc-8ddd-ffffffffffff"
+        func users(_ count: Int) -> [String] { (1...count).map { "u" + ($0 < 10 ? "0" : "") + String($0) } }
+        for count in [10, 13] {
+            let scenario = try Scenario()
+            try scenario.catalog()
+            // Each logs the placeholder order id "0" and buys with the app's one fixed token.
+            try scenario.write("server/s.jsonl", users(count).enumerated().flatMap { index, user in
+                [Line.order("2026-11-01T10:00:\(10 + index)Z", "0", user, "gems60"),
+                 Line.delivered("2026-11-01T11:00:\(10 + index)Z", user, "t_\(user)", "gems60")]
+            })
+            try scenario.write("receipts/r.jsonl", users(count).enumerated().map { index, user in
+                Line.v2Receipt("2026-11-01T11:00:\(10 + index)Z", user,
+                               transaction: Line.v2("t_\(user)", "gems60", purchase: "2026-11-01T10:59:\(10 + index)Z", token: token))
+            })
+            _ = try scenario.run(asOf: "2026-11-30T00:00:00Z")
+            let database = try scenario.open()
+            let others = users(count).dropFirst().prefix(10).map { "\($0) (iaprecon history \($0))" }.joined(separator: ", ")
+                + (count > 11 ? " and \(count - 11) more" : "")
+            let order = try UserHistory.load(database, .order("0"))
+            #expect(order.headerLines(.utc).contains(
+                "order 0 was logged by \(count) users; this is the story of u01, whose line came first; also \(others)"), "\(count)")
+            let named = users(count).prefix(10).map { "\($0) (iaprecon history \($0))" }.joined(separator: ", ")
+                + (count > 10 ? " and \(count - 10) more" : "")
+            let shared = try UserHistory.load(database, .appAccountToken(token))
+            #expect(shared.headerLines(.utc).contains("\(count) users' purchases carry this token: \(named)"), "\(count)")
+            #expect(shared.events.filter { $0.event == "apple purchase" }.count == count, "every purchase the token is on is shown")
+        }
+    }
+
     @Test("the user who logged an order id second sees their own order, said to be the first user's in the reconciliation")
     func orderLoggedSecond() throws {
         let (scenario, database) = try Self.sharedKeysStore()

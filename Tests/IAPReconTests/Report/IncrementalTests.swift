@@ -242,6 +242,50 @@ struct IncrementalTests {
         try expectSame(incremental, full, "stolen order")
     }
 
+    @Test("an order id no order line has (a placeholder every client sends, an app's fixed appAccountToken) links nothing: each user's purchase is a component of its own, a night adding one more recomputes it alone, as a full rebuild decides; near miss: the night an order line with that id arrives reaches every transaction naming it")
+    func placeholderOrderIDLinksNothing() throws {
+        let token = "00000000-0000-4000-8000-000000000000"
+        // User n orders, buys a minute later, sends the receipt and is delivered, naming the
+        // placeholder order id "undefined" and carrying the fixed token; the heuristic matches o_n.
+        func purchase(_ n: Int) -> (server: [String], receipts: [String]) {
+            let minute = (n < 10 ? "0" : "") + String(n)
+            return ([Line.order("2026-11-01T10:\(minute):00Z", "o_\(n)", "u_\(n)", "gems60"),
+                     Line.delivered("2026-11-01T10:\(minute):40Z", "u_\(n)", "t_\(n)", "gems60", orderID: "undefined")],
+                    [Line.v2Receipt("2026-11-01T10:\(minute):35Z", "u_\(n)", orderID: "undefined",
+                                    transaction: Line.v2("t_\(n)", "gems60", purchase: "2026-11-01T10:\(minute):30Z", token: token))])
+        }
+        let first = (1...20).map(purchase), late = purchase(21)
+        let orderLine = [Line.order("2026-11-01T09:00:00Z", "undefined", "u_5", "gems60")]
+        let nights: [(files: [(String, [String])], recomputed: Int)] = [
+            ([("server/a.jsonl", first.flatMap(\.server)), ("receipts/a.jsonl", first.flatMap(\.receipts))], 0),
+            ([("server/b.jsonl", late.server), ("receipts/b.jsonl", late.receipts)], 1),
+            // The id is an order now: every delivery, receipt and token naming it competes for it.
+            ([("server/c.jsonl", orderLine)], 21),
+        ]
+        let incremental = try Scenario()
+        try incremental.catalog()
+        for (number, night) in nights.enumerated() {
+            for (path, lines) in night.files { try incremental.write(path, lines) }
+            let result = try run(incremental, input: incremental.input)
+            if number == 0 {
+                #expect(result.join.recomputedTransactions == nil)
+                let batches = try JoinComponents.batches(in: SQLiteJoinStore(incremental.open()), transactions: 1)
+                #expect(batches.count == 20, "one component per user")
+            } else {
+                #expect(result.join.recomputedTransactions == night.recomputed, "night \(number + 1)")
+            }
+            let full = try Scenario()
+            try full.catalog()
+            for (path, lines) in nights.prefix(number + 1).flatMap(\.files) { try full.write(path, lines) }
+            _ = try run(full, input: full.input)
+            try expectSame(incremental, full, "night \(number + 1)")
+            let matched = try incremental.open().scalar("SELECT count(*) FROM int_transactions_resolved WHERE order_id = 'o_' || substr(transaction_id, 3)")
+            #expect(matched == .integer(number == 2 ? 20 : Int64(number == 0 ? 20 : 21)), "night \(number + 1): each transaction its user's order")
+        }
+        // The earliest delivery naming it takes it.
+        #expect(try incremental.open().scalar("SELECT transaction_id FROM int_transactions_resolved WHERE order_id = 'undefined'") == .text("t_1"))
+    }
+
     @Test("a replaced file that takes a delivery from a user who did not buy it revisits that user's findings")
     func removedDeliveryRevisitsItsUser() throws {
         func subscription(_ id: String, _ user: String, day: Int) -> String {

@@ -48,7 +48,9 @@ protocol JoinStore: RawIndexStore {
 
     /// About how many keys the links name: what a full rebuild sizes its tables by.
     func linkKeysEstimate() throws -> Int64
-    /// Every link row of the stored facts, in batches, delivered on the calling thread.
+    /// Every link row of the stored facts, in batches, delivered on the calling thread, the order
+    /// lines' rows first: an order id a later row names that no order line named links nothing
+    /// (`JoinComponents`, `StoredLinks.listedOrder`).
     func forEachLinkRows(_ deliver: (LinkRows) throws -> Void) throws
     /// What the links reach from `frontier` that is not `known` (from its transactions, chains,
     /// orders and users), in parts whose order does not depend on how the work was spread.

@@ -17,15 +17,20 @@ enum StoredLinks {
 
     /// Reads every link query (its first column linked to each of its other non-null columns), in
     /// batches of rows. A closed scope's closure reads the same rows from each key's side (`JoinScope`).
+    ///
+    /// The order lines come first: an order id that a delivery, a receipt or an `appAccountToken`
+    /// names but no order line has links nothing (`listedOrder`), and the reader knows such an id
+    /// by its not having been read with an order line before (`JoinComponents`). Here no index may
+    /// be asked: a full rebuild reads the links while the raw indexes may still be being built.
     static func forEachLinkRows(_ database: Database, _ deliver: (LinkRows) throws -> Void) throws {
         let queries: [(sql: String, kinds: [Kind])] = [
+            ("SELECT order_id, user_id FROM raw_server__orders", [.order, .user]),
             // A transaction that no sighting names an original of heads a chain of its own id.
             ("""
              SELECT transaction_id, coalesce(original_transaction_id, transaction_id), app_account_token,
                     CASE WHEN \(TransactionOrigin.sentByUserSQL) THEN user_id END
              FROM raw_apple__transactions
              """, [.transaction, .chain, .order, .user]),
-            ("SELECT order_id, user_id FROM raw_server__orders", [.order, .user]),
             ("SELECT transaction_id, user_id, order_id FROM raw_server__deliveries", [.transaction, .user, .order]),
             ("SELECT transaction_id, order_id FROM raw_receipts__verifications WHERE \(ReceiptClaims.condition)", [.transaction, .order]),
         ]
@@ -40,6 +45,21 @@ enum StoredLinks {
             }
         }
         if !batch.rowEnds.isEmpty { try deliver(batch) }
+    }
+
+    /// `column`, an order id a delivery, a receipt or an `appAccountToken` names, when an order line
+    /// has that id; else NULL, which links nothing. The rules only ever match an order that has a
+    /// line (`OrderMatching`), so an id with none (a client's placeholder, `0` or `undefined`, or
+    /// an app's fixed `appAccountToken`) decides nothing; followed, it would join every transaction
+    /// naming it into one component, which every night would reach whole. By the order index.
+    static func listedOrder(_ column: String) -> String {
+        "CASE WHEN EXISTS (SELECT 1 FROM raw_server__orders listed WHERE listed.order_id = \(column)) THEN \(column) END"
+    }
+
+    /// The condition that `column`, an order id of the frontier, has an order line: only then do the
+    /// deliveries, receipts and tokens naming it link to it (`listedOrder`).
+    private static func isListedOrder(_ column: String) -> String {
+        "EXISTS (SELECT 1 FROM raw_server__orders listed WHERE listed.order_id = \(column))"
     }
 
     /// Adds `row`'s keys to `rows`, column by column of `kinds` from column `first` on: its first
@@ -224,13 +244,13 @@ enum StoredLinks {
     /// A query on a partially indexed column spells out the index's condition (`RawIndexes`):
     /// SQLite uses a partial index only for a query that names it.
     private static let linksFromTransactionsAndChains: [LinkQuery] = [
-        .init(from: .transaction, costPerKey: 5, facts: .deliveries, keys: "transactions", linking: "d.transaction_id, d.user_id, d.order_id",
-              kinds: [.transaction, .user, .order]),
-        .init(from: .transaction, costPerKey: 2, facts: .claims, keys: "transactions", linking: "transaction_id, order_id",
-              kinds: [.transaction, .order]),
+        .init(from: .transaction, costPerKey: 5, facts: .deliveries, keys: "transactions",
+              linking: "d.transaction_id, d.user_id, \(listedOrder("d.order_id"))", kinds: [.transaction, .user, .order]),
+        .init(from: .transaction, costPerKey: 2, facts: .claims, keys: "transactions",
+              linking: "transaction_id, \(listedOrder("raw_receipts__verifications.order_id"))", kinds: [.transaction, .order]),
         // A transaction's sightings are many and wide.
         .init(from: .transaction, costPerKey: 10, facts: .sightings, keys: "transactions", linking: """
-              a.transaction_id, coalesce(a.original_transaction_id, a.transaction_id), a.app_account_token,
+              a.transaction_id, coalesce(a.original_transaction_id, a.transaction_id), \(listedOrder("a.app_account_token")),
               CASE WHEN \(TransactionOrigin.sentByUserSQL) THEN a.user_id END
               """, kinds: [.transaction, .chain, .order, .user]),
         // The previous join's decisions are followed, not kept as links: the rules decide from the stored
@@ -247,16 +267,23 @@ enum StoredLinks {
 
     /// From orders: their user, the transactions named with them, the transaction they had. From
     /// users: their orders (heuristic candidates), what they sent and what they received. The rows
-    /// that link a transaction are link rows when read from its side, above.
+    /// that link a transaction are link rows when read from its side, above. An order id with no
+    /// order line (a changed key, or the match of a forgotten order) reaches only the transaction
+    /// the last join matched it to: what else names it links nothing (`listedOrder`).
     private static let linksFromOrdersAndUsers: [LinkQuery] = [
         .init(from: .order, costPerKey: 3, facts: .orders, keys: "orders", linking: "o.order_id, o.user_id", kinds: [.order, .user]),
-        .init(from: .order, costPerKey: 2,
-              sql: "SELECT transaction_id FROM raw_server__deliveries WHERE order_id IN temp.frontier_orders", kinds: [.transaction]),
         .init(from: .order, costPerKey: 2, sql: """
-              SELECT transaction_id FROM raw_receipts__verifications WHERE \(ReceiptClaims.condition) AND order_id IN temp.frontier_orders
+              SELECT transaction_id FROM raw_server__deliveries
+              WHERE order_id IN temp.frontier_orders AND \(isListedOrder("raw_server__deliveries.order_id"))
+              """, kinds: [.transaction]),
+        .init(from: .order, costPerKey: 2, sql: """
+              SELECT transaction_id FROM raw_receipts__verifications
+              WHERE \(ReceiptClaims.condition) AND order_id IN temp.frontier_orders AND \(isListedOrder("raw_receipts__verifications.order_id"))
               """, kinds: [.transaction]),
         .init(from: .order, costPerKey: 1, sql: """
-              SELECT transaction_id FROM raw_apple__transactions WHERE app_account_token IN temp.frontier_orders AND app_account_token IS NOT NULL
+              SELECT transaction_id FROM raw_apple__transactions
+              WHERE app_account_token IN temp.frontier_orders AND app_account_token IS NOT NULL
+                AND \(isListedOrder("raw_apple__transactions.app_account_token"))
               """, kinds: [.transaction]),
         // The transaction the previous join matched it to; the condition is the partial index's (`Tables.joinResults`).
         .init(from: .order, costPerKey: 2, sql: """

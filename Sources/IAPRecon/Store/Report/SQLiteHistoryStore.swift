@@ -55,11 +55,13 @@ struct SQLiteHistoryStore: HistoryStore {
 
     func usersLogging(order orderID: String) throws -> [String] {
         var users: [String] = []
+        // By the id's bytes: Swift finds ids equal that differ only in how an accent is encoded.
+        var seen = Set<StoredText>()
         try database.forEach("""
             SELECT o.user_id FROM raw_server__orders o JOIN files f USING (file_id) WHERE o.order_id = ?1 ORDER BY f.path, o.line, o.item
             """, [.text(orderID)]) { row in
             let user = row.string(0)
-            if !users.contains(where: { $0.utf8.elementsEqual(user.utf8) }) { users.append(user) }
+            if seen.insert(StoredText(user)).inserted { users.append(user) }
         }
         return users
     }
