@@ -51,6 +51,7 @@ struct SchemaTests {
         41: "cd3cf8be28228fd5",
         42: "ebc00ad67124d8c4",
         43: "af3d519d9a25b509",
+        46: "c480b3864139fa8c",
     ]
 
     @Test("a released migration's text never changes, and every migration is recorded as released")
