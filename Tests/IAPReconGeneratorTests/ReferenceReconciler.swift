@@ -381,7 +381,8 @@ struct ReferenceReconciler {
             return tx.receiptSenders.min(by: { $0.time < $1.time })?.user ?? ""
         }
         func price(_ tx: Transaction) -> Int64? {
-            if let price = tx.priceMilli { return price }
+            // Apple's V2 price is the whole quantity's.
+            if let price = tx.priceMilli { return price / Int64(max(tx.quantity, 1)) }
             if let order = orderOfTx[tx.id], let text = orders[order]?.price { return Self.milli(text) }
             return catalog.usdMilli[tx.productId]
         }

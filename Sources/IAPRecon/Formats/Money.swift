@@ -80,6 +80,16 @@ public enum Money {
         Decimal(sign: milliunits < 0 ? .minus : .plus, exponent: -3, significand: Decimal(milliunits.magnitude))
     }
 
+    /// One unit's price of Apple's V2 `price` (milliunits), which is the whole transaction's: for a consumable
+    /// bought several at once, the total of its `quantity` (`2970` for three at 0.99), where an order's and the
+    /// catalog's price are one unit's. Exact whenever the total is whole milliunits per unit, as every price Apple
+    /// charges is (a unit price in the currency's minor units, times the quantity).
+    public static func unitPrice(milliunits: Int64, quantity: Int64) -> Decimal {
+        guard quantity > 1 else { return fromMilliunits(milliunits) }
+        if milliunits % quantity == 0 { return fromMilliunits(milliunits / quantity) }
+        return fromMilliunits(milliunits) / Decimal(quantity)
+    }
+
     /// Plain decimal text with no exponent and no trailing zeros, e.g. `5.495`, `1100`, `0`.
     public static func format(_ amount: Decimal) -> String {
         if amount.isZero { return "0" }

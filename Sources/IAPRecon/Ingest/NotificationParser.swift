@@ -155,6 +155,11 @@ enum NotificationParser {
         if Self.refundTypes.contains(header.type), transaction != nil, transaction?.revocationMs == nil {
             throw LineReject("\(header.type) without revocationDate in its transaction")
         }
+        // A reversal undoes the refunds before its signing time (`AppleTransactions`): without one it would undo none,
+        // and nobody would know.
+        if header.type == "REFUND_REVERSED", transaction != nil, header.signedMs == nil {
+            throw LineReject("REFUND_REVERSED without signedDate")
+        }
         // Completed where it lies: a copy of a transaction is a copy of each of its strings.
         transaction?.eventMs = header.signedMs
         transaction?.notificationUUID = header.uuid

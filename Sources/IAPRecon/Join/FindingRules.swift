@@ -13,8 +13,10 @@ struct FindingRules {
 
     func findings(_ resolved: [ResolvedTransaction], _ input: ReconciliationInput) -> [Finding] {
         var findings: [Finding] = []
+        let familyChainsWithUser = Set(resolved.lazy.filter { $0.transaction.isFamilyShared && $0.userID != nil }
+            .map(\.transaction.originalTransactionID))
         for transaction in resolved {
-            findings += transactionFindings(transaction, input)
+            findings += transactionFindings(transaction, input, familyChainsWithUser: familyChainsWithUser)
         }
         findings += orphanDeliveries(input)
         findings += chainFindings(resolved, input.ids)
@@ -40,7 +42,10 @@ struct FindingRules {
         return finding
     }
 
-    private func transactionFindings(_ resolved: ResolvedTransaction, _ input: ReconciliationInput) -> [Finding] {
+    /// `familyChainsWithUser`: the family-shared chains (`original_transaction_id`s) the app knows a user of, by
+    /// an order, a delivery or a receipt of one of their transactions.
+    private func transactionFindings(_ resolved: ResolvedTransaction, _ input: ReconciliationInput,
+                                     familyChainsWithUser: Set<InternedID>) -> [Finding] {
         let ids = input.ids
         let transaction = resolved.transaction
         let deliveries = resolved.deliveries
@@ -72,7 +77,10 @@ struct FindingRules {
 
         if deliveries.isEmpty {
             let refundedBeforeDue = resolved.refund.map { $0.ms < dueMs } ?? false
-            if transaction.purchaseMs <= asOfMs - graceMs, !refundedBeforeDue {
+            // A family member's copy is owed only to a member the app knows: Apple notifies the copies of every
+            // member, also of those who never opened the app, who paid nothing and whom nothing could be delivered to.
+            let owed = !transaction.isFamilyShared || familyChainsWithUser.contains(transaction.originalTransactionID)
+            if owed, transaction.purchaseMs <= asOfMs - graceMs, !refundedBeforeDue {
                 var finding = base(.lostDelivery, resolved, ids, eventMs: transaction.purchaseMs,
                                    detail: "purchased \(Timestamp.iso8601(transaction.purchaseMs)), never delivered (due by \(Timestamp.iso8601(dueMs)))")
                 finding.amount = resolved.amountAtRisk

@@ -32,7 +32,8 @@ struct OrderMatching {
                 ? $0.value.purchaseMs < $1.value.purchaseMs
                 : ids.precedes($0.value.transactionID, $1.value.transactionID)
         }
-        for shared in byPurchase {
+        // Not a family member's copy: its token, if Apple copies one onto it, is its purchaser's, whose order it is.
+        for shared in byPurchase where !shared.value.isFamilyShared {
             let transaction = shared.value
             if let token = transaction.appAccountToken { link(token, transaction.transactionID, .appAccountToken, input) }
         }

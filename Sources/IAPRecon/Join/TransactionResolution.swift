@@ -24,7 +24,7 @@ extension ResolvedTransaction {
                 resolved.currency = transaction.currency ?? order?.currency ?? product?.currency
                 resolved.priceSource = .freeTrial
             } else if let milli = transaction.priceMilliunits, let currency = transaction.currency {
-                resolved.unitPrice = Money.fromMilliunits(milli)
+                resolved.unitPrice = Money.unitPrice(milliunits: milli, quantity: transaction.quantity)
                 resolved.currency = currency
                 resolved.priceSource = .apple
             } else if let price = order?.price, let currency = order?.currency {

@@ -1007,6 +1007,14 @@ public enum Schema {
                                   OR reason || ' ' || text LIKE '%::%'
                                   OR reason || ' ' || text GLOB '*[0-9a-fA-F]:[0-9a-fA-F]*:[0-9a-fA-F]*:[0-9a-fA-F]*:[0-9a-fA-F]*:[0-9a-fA-F]*:[0-9a-fA-F]*:[0-9a-fA-F]*');
             """),
+        // Apple's V2 price of a transaction of several units is their total, not one unit's price; and a family member's
+        // copy no app user is known for is no lost delivery, and takes no order by its token. The transactions these change
+        // are joined again by the next join (Apple's price with a quantity above 1, and family-shared ones: ownership code
+        // 2): no file is read again.
+        (45, """
+            INSERT OR IGNORE INTO dirty_keys SELECT 'transaction', transaction_id FROM raw_apple__transactions
+              WHERE (price_milli_n IS NOT NULL AND quantity_n > 1) OR ownership = 2;
+            """),
     ]
 
     public static var latestVersion: Int { migrations.last?.id ?? 0 }

@@ -158,8 +158,9 @@ extension LineBuffer {
         text(country.storefront)
         raw("\",\"storefrontId\":\"")
         text(country.storefrontId)
+        // Apple's price is the transaction's, for its whole quantity.
         raw("\",\"price\":")
-        int(tx.priceMilli)
+        int(tx.priceMilli * Int64(tx.quantity))
         raw(",\"currency\":\"")
         text(Catalog.currencies[tx.currency].code)
         raw("\"}")

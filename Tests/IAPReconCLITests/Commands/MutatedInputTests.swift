@@ -17,9 +17,10 @@ struct MutatedInputTests {
         let work = try Workspace()
         let input = work.path("in")
         try FileManager.default.createDirectory(atPath: input + "/receipts", withIntermediateDirectories: true)
+        // Apple's price is the whole quantity's: a million units at 0.99.
         func line(_ id: String, _ quantity: String) -> String {
             #"{"received_at":"2026-11-28T15:00:05Z","user_id":"u1","transactions":[{"transactionId":"\#(id)","productId":"gems","#
-                + #""purchaseDate":1795352425000,"quantity":\#(quantity),"price":990,"currency":"USD","storefront":"USA"}]}"#
+                + #""purchaseDate":1795352425000,"quantity":\#(quantity),"price":990000000,"currency":"USD","storefront":"USA"}]}"#
         }
         try [line("t1", "9223372036854775807"), line("t2", "9223372036854775807"), line("t3", "1000000"), line("t4", "1000000")]
             .joined(separator: "\n").write(toFile: input + "/receipts/r.jsonl", atomically: true, encoding: .utf8)

@@ -70,6 +70,16 @@ struct ContractV2LineTests {
         #expect(IngestLine.rows(Line.notification("REFUND_DECLINED", uuid: "n2", signed: "2026-11-12T10:00:00Z", transaction: bare), .notifications, rules: Self.rules)?.count == 2)
     }
 
+    @Test("a V2 REFUND_REVERSED without signedDate is rejected: it is placed at its signing time, and would undo no refund; near miss: one with its signedDate is kept")
+    func reversalWithoutSignedDate() {
+        let purchase = Line.v2("t1", "gems300", purchase: "2026-11-10T10:00:00Z", price: 4990)
+        let signed = Line.notification("REFUND_REVERSED", uuid: "n1", signed: "2026-11-12T10:00:00Z", transaction: purchase)
+        let unsigned = signed.replacingOccurrences(of: #""signedDate":\#(Line.ms("2026-11-12T10:00:00Z")),"#, with: "")
+        #expect(unsigned != signed)
+        #expect(IngestLine.reason(unsigned, .notifications, rules: Self.rules) == "REFUND_REVERSED without signedDate")
+        #expect(IngestLine.rows(signed, .notifications, rules: Self.rules)?.count == 2)
+    }
+
     @Test("a V2 REFUND, REVOKE or REFUND_REVERSED that carries no transaction is rejected: its refund, or its reversal, would change nothing, unseen")
     func refundWithoutTransaction() {
         let refunded = Line.v2("t1", "gems300", purchase: "2026-11-10T10:00:00Z", price: 4990, revocation: "2026-11-11T10:00:00Z")

@@ -22,24 +22,48 @@ struct AccountFindingTests {
             "removeads,non_consumable,,4.99,USD",
             "pro.monthly,auto_renewable,premium,9.99,USD",
         ])
-        // A family member's share of a subscription, which Apple notified and the app never delivered,
-        // and a family-shared one-time purchase restored onto a second account.
+        // A family member's share of a subscription, which Apple notified and the member's app sent, and the
+        // app never delivered, and a family-shared one-time purchase restored onto a second account.
+        let share = Line.v2("pf1", "pro.monthly", purchase: "2026-11-01T10:00:00Z", expires: "2026-12-01T10:00:00Z", price: 9990, ownership: ownership)
         try scenario.write("server/s.jsonl", [
             Line.delivered("2026-11-05T10:00:09Z", "u31", "nf1", "removeads"),
             Line.delivered("2026-11-06T10:00:09Z", "u32", "nf1", "removeads"),
         ])
         try scenario.write("receipts/r.jsonl", [
             Line.v2Receipt("2026-11-05T10:00:05Z", "u31", transaction: Line.v2("nf1", "removeads", purchase: "2026-11-05T10:00:00Z", price: 4990, ownership: ownership)),
+            Line.v2Receipt("2026-11-01T10:00:05Z", "u33", transaction: share),
         ])
-        try scenario.write("notifications/n.jsonl", [
-            notification(1, "2026-11-01T10:00:02Z", Line.v2("pf1", "pro.monthly", purchase: "2026-11-01T10:00:00Z", expires: "2026-12-01T10:00:00Z",
-                                                            price: 9990, ownership: ownership)),
-        ])
+        try scenario.write("notifications/n.jsonl", [notification(1, "2026-11-01T10:00:02Z", share)])
         let findings = try scenario.reconcile(asOf: asOf)
         #expect(findings.map(\.kind) == [.duplicateDelivery, .lostDelivery])
         let purchased = ownership == "PURCHASED"
         #expect(findings.map(\.amount) == (purchased ? [Decimal(string: "4.99"), Decimal(string: "9.99")] : [0, 0]))
         #expect(findings.map(\.currency) == ["USD", "USD"])
+    }
+
+    @Test("a family member's copy known only from Apple's notifications is no lost delivery (no app user is owed it); near misses: a purchase known only from a notification is lost, and so is a copy a member's app sent, or a renewal of a copy the app delivered to a member, at no money")
+    func familyCopyOnlyNotified() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        func family(_ id: String, _ purchase: String, original: String? = nil, expires: String) -> String {
+            Line.v2(id, "pro.monthly", purchase: purchase, original: original, expires: expires, price: 9990, ownership: "FAMILY_SHARED")
+        }
+        // f3 is u42's copy, delivered; f4 renews it and Apple notified it alone.
+        try scenario.write("server/s.jsonl", [Line.delivered("2026-10-01T10:00:09Z", "u42", "f3", "pro.monthly")])
+        try scenario.write("receipts/r.jsonl", [
+            Line.v2Receipt("2026-11-01T10:00:05Z", "u41", transaction: family("f2", "2026-11-01T10:00:00Z", expires: "2026-12-01T10:00:00Z")),
+            Line.v2Receipt("2026-10-01T10:00:05Z", "u42", transaction: family("f3", "2026-10-01T10:00:00Z", expires: "2026-11-01T10:00:00Z")),
+        ])
+        try scenario.write("notifications/n.jsonl", [
+            notification(1, "2026-11-01T10:00:02Z", family("f1", "2026-11-01T10:00:00Z", expires: "2026-12-01T10:00:00Z")),
+            notification(2, "2026-11-01T10:00:02Z", family("f2", "2026-11-01T10:00:00Z", expires: "2026-12-01T10:00:00Z")),
+            notification(3, "2026-11-01T10:00:03Z", family("f4", "2026-11-01T10:00:00Z", original: "f3", expires: "2026-12-01T10:00:00Z")),
+            notification(4, "2026-11-01T10:00:04Z", Line.v2("p1", "gems300", purchase: "2026-11-01T10:00:00Z", price: 4990)),
+        ])
+        let findings = try scenario.reconcile(asOf: asOf)
+        #expect(findings.map(\.kind) == [.lostDelivery, .lostDelivery, .lostDelivery])
+        #expect(findings.map(\.transactionID) == ["f2", "f4", "p1"])
+        #expect(findings.map(\.amount) == [0, 0, Decimal(string: "4.99")])
     }
 
     @Test("a restore arriving on a later night joins two users' histories: that night finds what a full rebuild finds")

@@ -50,3 +50,26 @@ struct OrderMatchingTests {
         ])
     }
 }
+
+extension OrderMatchingTests {
+    @Test("a family member's copy carrying its purchaser's appAccountToken takes no order, though it sorts first: the purchase does, and no wrong-user delivery is found; near miss: a purchase carrying the token takes it")
+    func familyCopyTakesNoOrderByToken() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        // The purchaser's t2 and u2's family copy t1, bought at the same moment, both carrying o1.
+        try scenario.write("server/s.jsonl", [
+            Line.order("2026-11-28T09:59:50Z", "o1", "u1", "pro.monthly"),
+            Line.delivered("2026-11-28T10:00:09Z", "u1", "t2", "pro.monthly"),
+            Line.delivered("2026-11-28T10:00:09Z", "u2", "t1", "pro.monthly"),
+        ])
+        try scenario.write("receipts/r.jsonl", [
+            Line.v2Receipt("2026-11-28T10:00:05Z", "u1", transaction: Line.v2(
+                "t2", "pro.monthly", purchase: "2026-11-28T10:00:00Z", expires: "2026-12-28T10:00:00Z", price: 9990, token: "o1")),
+            Line.v2Receipt("2026-11-28T10:00:05Z", "u2", transaction: Line.v2(
+                "t1", "pro.monthly", purchase: "2026-11-28T10:00:00Z", expires: "2026-12-28T10:00:00Z", price: 9990,
+                ownership: "FAMILY_SHARED", token: "o1")),
+        ])
+        #expect(try matches(scenario) == ["o1": "t2 app_account_token"])
+        #expect(try scenario.reconcile(asOf: "2026-11-30T00:00:00Z").isEmpty)
+    }
+}

@@ -147,7 +147,7 @@ struct RevenueReportTests {
 
     // MARK: - Quantity and exclusions
 
-    @Test("quantity multiplies units, gross and the refund, whether the price is Apple's or the order's")
+    @Test("quantity multiplies units, and the order's price into gross and the refund; Apple's V2 price is the whole quantity's already")
     func quantityMultiplies() throws {
         let scenario = try Scenario()
         try scenario.catalog()
@@ -157,13 +157,13 @@ struct RevenueReportTests {
         ])
         try scenario.write("receipts/r.jsonl", [
             Line.v2Receipt("2026-11-10T09:00:05Z", "u1",
-                           transaction: Fixture.v2("t1", "gems60", purchase: "2026-11-10T09:00:00Z", price: 990, quantity: 3)),
+                           transaction: Fixture.v2("t1", "gems60", purchase: "2026-11-10T09:00:00Z", price: 2970, quantity: 3)),
             Fixture.inAppReceipt("2026-11-10T10:00:05Z", "u2", orderID: "o2",
                                  items: [Fixture.inApp("t2", "gems300", purchase: "2026-11-10T10:00:00Z", quantity: 3)]),
         ])
         try scenario.write("notifications/n.jsonl", [
             Line.notification("REFUND", uuid: "n1", signed: "2026-11-11T09:00:01Z",
-                              transaction: Fixture.v2("t1", "gems60", purchase: "2026-11-10T09:00:00Z", price: 990, quantity: 3,
+                              transaction: Fixture.v2("t1", "gems60", purchase: "2026-11-10T09:00:00Z", price: 2970, quantity: 3,
                                                       revocation: "2026-11-11T09:00:00Z")),
         ])
         _ = try scenario.run(asOf: asOf)
@@ -173,6 +173,42 @@ struct RevenueReportTests {
             "2026-11-10,gems60,USA,USD,3,0,2.97,0,2.97,2.97,0,2.97",
             "2026-11-11,gems60,USA,USD,0,3,0,2.97,-2.97,0,2.97,-2.97",
         ])
+    }
+
+    @Test("Apple's V2 price of several units, in currencies of 0, 2 and 3 decimals, is their total: the unit price is its share, a prorated refund a share of the total; near miss: one unit's price is the unit price")
+    func v2PriceOfSeveralUnits() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("fx.csv", ["date,currency,rate", "2026-11-01,USD,1", "2026-11-01,JPY,0.0066", "2026-11-01,KWD,3.25"])
+        try scenario.write("receipts/r.jsonl", [
+            Line.v2Receipt("2026-11-10T09:00:05Z", "u1",
+                           transaction: Fixture.v2("t1", "gems300", purchase: "2026-11-10T09:00:00Z", price: 1_600_000, currency: "JPY",
+                                                   storefront: "JPN", quantity: 2)),
+            Line.v2Receipt("2026-11-10T09:00:05Z", "u2",
+                           transaction: Fixture.v2("t2", "gems300", purchase: "2026-11-10T09:00:00Z", price: 3750, currency: "KWD",
+                                                   storefront: "KWT", quantity: 3)),
+            Line.v2Receipt("2026-11-10T09:00:05Z", "u3",
+                           transaction: Fixture.v2("t3", "gems300", purchase: "2026-11-10T09:00:00Z", price: 14970, quantity: 3)),
+            Line.v2Receipt("2026-11-10T09:00:05Z", "u4",
+                           transaction: Fixture.v2("t4", "gems60", purchase: "2026-11-10T09:00:00Z", price: 990)),
+        ])
+        // One of t3's three units given back: Apple's share applies to the whole quantity.
+        try scenario.write("notifications/n.jsonl", [
+            Line.notification("REFUND", uuid: "n1", signed: "2026-11-11T09:00:01Z",
+                              transaction: Fixture.v2("t3", "gems300", purchase: "2026-11-10T09:00:00Z", price: 14970, quantity: 3,
+                                                      revocation: "2026-11-11T09:00:00Z", revocationType: "REFUND_PRORATED", percentage: 33333)),
+        ])
+        _ = try scenario.run(asOf: asOf)
+        #expect(try Fixture.lines(scenario.output("revenue_daily.csv")) == [
+            Self.header,
+            "2026-11-10,gems300,JPN,JPY,2,0,1600,0,1600,10.56,0,10.56",
+            "2026-11-10,gems300,KWT,KWD,3,0,3.75,0,3.75,12.19,0,12.19",
+            "2026-11-10,gems300,USA,USD,3,0,14.97,0,14.97,14.97,0,14.97",
+            "2026-11-10,gems60,USA,USD,1,0,0.99,0,0.99,0.99,0,0.99",
+            "2026-11-11,gems300,USA,USD,0,3,0,4.9899501,-4.9899501,0,4.99,-4.99",
+        ])
+        let prices = Fixture.table(try scenario.output("transactions.csv")).map { [$0["transaction_id"], $0["unit_price"], $0["price"]] }
+        #expect(prices == [["t1", "800", "1600"], ["t2", "1.25", "3.75"], ["t3", "4.99", "14.97"], ["t4", "0.99", "0.99"]])
     }
 
     @Test("Sandbox, Xcode, LocalTesting and FAMILY_SHARED transactions, and their refunds, are never revenue")

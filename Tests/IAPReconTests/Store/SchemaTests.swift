@@ -52,6 +52,7 @@ struct SchemaTests {
         42: "ebc00ad67124d8c4",
         43: "af3d519d9a25b509",
         44: "d048ddf4629e1604",
+        45: "c480b3864139fa8c",
     ]
 
     @Test("a released migration's text never changes, and every migration is recorded as released")
