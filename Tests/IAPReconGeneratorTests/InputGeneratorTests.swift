@@ -51,6 +51,24 @@ func snapshot(_ directory: String) throws -> [String: Data] {
 
 @Suite("InputGenerator")
 struct InputGeneratorTests {
+    /// The digest of the small folder `pinnedBytes` writes, by `InputGenerator.dataVersion`.
+    static let pinnedDigests = [2: "8b655eaf49e12705"]
+
+    @Test("the bytes a data version writes are pinned: a generator that writes other bytes raises its version, so benchmarks generate their folders again")
+    func pinnedBytes() throws {
+        let directory = temporaryDirectory("pinned")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        _ = try InputGenerator.write(GeneratorOptions(users: 150, days: 5, seed: 7), to: directory)
+        // FNV-1a over every file's path and bytes, in path order.
+        var digest: UInt64 = 0xCBF2_9CE4_8422_2325
+        for (path, data) in try snapshot(directory).sorted(by: { $0.key < $1.key }) {
+            for byte in Array(path.utf8) + [0] + Array(data) + [0] { digest = (digest ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
+        }
+        let hex = String(digest, radix: 16)
+        #expect(Self.pinnedDigests[InputGenerator.dataVersion] == hex,
+                "the generator writes other bytes than data version \(InputGenerator.dataVersion) did (\(hex)): raise InputGenerator.dataVersion and pin the new digest")
+    }
+
     @Test("the same options write byte-identical folders")
     func deterministic() throws {
         let options = GeneratorOptions(users: 150, days: 5, seed: 7)

@@ -1,5 +1,6 @@
 import Foundation
 import IAPRecon
+import IAPReconGenerator
 
 /// The generator's counts, read from `iaprecon generate`'s "wrote N files, N lines, N bytes" line.
 struct GeneratedCounts: Equatable, Sendable {
@@ -22,24 +23,27 @@ struct GeneratedCounts: Equatable, Sendable {
 
 /// `input.stamp` beside a generated folder: the size asked for, the generator parameters and
 /// counts, so a later benchmark reuses the folder when the parameters match. Written after
-/// generation succeeds. The generator's own estimate is a parameter: a re-tuned generator
-/// gives a new one, and the folder is generated again.
+/// generation succeeds. The generator's own estimate and its data version are parameters: a
+/// re-tuned generator, or one that writes other bytes, and the folder is generated again.
 struct InputStamp: Equatable, Sendable {
-    static let header = "iaprecon bench input, format 2"
+    static let header = "iaprecon bench input, format 3"
     var target: Int
     /// `InputGenerator.users(forLines:days:)` for the target.
     var estimate: Int
     var days: Int
     var seed: UInt64
+    /// `InputGenerator.dataVersion` of the generator that wrote the folder.
+    var generator: Int
     /// The users the folder was generated with (the estimate, or the calibrated count).
     var users: Int
     var counts = GeneratedCounts(files: 0, lines: 0, bytes: 0)
 
-    init(target: Int, estimate: Int, days: Int, seed: UInt64) {
+    init(target: Int, estimate: Int, days: Int, seed: UInt64, generator: Int = InputGenerator.dataVersion) {
         self.target = target
         self.estimate = estimate
         self.days = days
         self.seed = seed
+        self.generator = generator
         users = estimate
     }
 
@@ -52,20 +56,21 @@ struct InputStamp: Equatable, Sendable {
             if parts.count == 2, let value = Int(parts[1]) { fields[parts[0]] = value }
         }
         guard let target = fields["target"], let estimate = fields["estimate"], let days = fields["days"],
-              let seed = fields["seed"], seed >= 0, let users = fields["users"], let files = fields["files"],
-              let lines = fields["lines"], let bytes = fields["bytes"] else { return nil }
-        self.init(target: target, estimate: estimate, days: days, seed: UInt64(seed))
+              let seed = fields["seed"], seed >= 0, let generator = fields["generator"], let users = fields["users"],
+              let files = fields["files"], let lines = fields["lines"], let bytes = fields["bytes"] else { return nil }
+        self.init(target: target, estimate: estimate, days: days, seed: UInt64(seed), generator: generator)
         self.users = users
         counts = GeneratedCounts(files: files, lines: lines, bytes: bytes)
     }
 
     var text: String {
-        [Self.header, "target=\(target)", "estimate=\(estimate)", "days=\(days)", "seed=\(seed)", "users=\(users)",
+        [Self.header, "target=\(target)", "estimate=\(estimate)", "days=\(days)", "seed=\(seed)", "generator=\(generator)", "users=\(users)",
          "files=\(counts.files)", "lines=\(counts.lines)", "bytes=\(counts.bytes)"].joined(separator: "\n") + "\n"
     }
 
     func sameParameters(as other: InputStamp) -> Bool {
         target == other.target && estimate == other.estimate && days == other.days && seed == other.seed
+            && generator == other.generator
     }
 }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import IAPReconGenerator
 @testable import IAPReconCLI
 @testable import IAPRecon
 
@@ -257,6 +258,14 @@ struct BenchTests {
         #expect(InputStamp(parsing: "users=1") == nil)
         #expect(stamp.sameParameters(as: InputStamp(target: 100_000, estimate: 4_700, days: 61, seed: 1)))
         #expect(!stamp.sameParameters(as: InputStamp(target: 100_000, estimate: 4_800, days: 61, seed: 1)))
+        // A folder an earlier generator wrote, whose bytes this one would not write, is generated again: by the
+        // version in its stamp, or by a stamp of the format before versions, which does not parse.
+        #expect(stamp.generator == InputGenerator.dataVersion)
+        #expect(!stamp.sameParameters(as: InputStamp(target: 100_000, estimate: 4_700, days: 61, seed: 1,
+                                                     generator: InputGenerator.dataVersion - 1)))
+        let formatTwo = "iaprecon bench input, format 2\ntarget=100000\nestimate=4700\ndays=61\nseed=1\nusers=7800\n"
+            + "files=305\nlines=98765\nbytes=29630000\n"
+        #expect(InputStamp(parsing: formatTwo) == nil)
     }
 
     @Test("a generated folder far from its size is generated again with users rescaled")
