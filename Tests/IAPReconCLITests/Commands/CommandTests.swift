@@ -992,11 +992,7 @@ extension CommandTests {
         try (expired.replacingOccurrences(of: "\"notificationType\":\"EXPIRED\"", with: "\"notificationType\":\"X\\u001b[2JY\"") + "\n")
             .write(toFile: input + "/notifications/n.jsonl", atomically: true, encoding: .utf8)
         try "{}\n".write(toFile: input + "/notifications/n\u{1B}]0;owned\u{07}.json", atomically: true, encoding: .utf8)
-        let logs = work.path("logs")
-        let night = work.iaprecon(["nightly", "--root", root, "--db", work.path("s.sqlite"), "--reports", work.path("reports"),
-                                   "--log-dir", logs, "--now", "2026-11-22T00:00:00Z"])
-        #expect(night.code == 0, "\(night.err)")
-        let log = try FileManager.default.contentsOfDirectory(atPath: logs).map { try String(contentsOfFile: logs + "/" + $0, encoding: .utf8) }.joined()
+        let (night, log) = try Self.nightWithLog(work, root: root)
         for (name, text) in [("stderr", night.err), ("log", log)] {
             #expect(!text.unicodeScalars.contains { $0 == "\u{1B}" || $0 == "\u{07}" }, "\(name) holds a raw control character: \(text)")
             #expect(text.contains("(X\\u{1B}[2JY 1)"), "\(name): \(text)")
@@ -1010,6 +1006,16 @@ extension CommandTests {
         console.errLines("first line\nsecond \u{1B}[1m line, café")
         console.err("Warning: not read, matches no source: in/Catalog.csv")
         #expect(console.stderr == "first line\nsecond \\u{1B}[1m line, café\nWarning: not read, matches no source: in/Catalog.csv\n")
+    }
+
+    /// The night of 2026-11-21 over the partitions under `root`, which must end 0, and its nightly log's text.
+    static func nightWithLog(_ work: Workspace, root: String) throws -> (night: Workspace.Ending, log: String) {
+        let logs = work.path("logs")
+        let night = work.iaprecon(["nightly", "--root", root, "--db", work.path("s.sqlite"), "--reports", work.path("reports"),
+                                   "--log-dir", logs, "--now", "2026-11-22T00:00:00Z"])
+        #expect(night.code == 0, "\(night.err)")
+        let log = try FileManager.default.contentsOfDirectory(atPath: logs).map { try String(contentsOfFile: logs + "/" + $0, encoding: .utf8) }.joined()
+        return (night, log)
     }
 
     @Test("a line break in an input value never starts a line of its own on stderr or in the log: cron's mail cannot be forged")
@@ -1026,11 +1032,7 @@ extension CommandTests {
         for name in ["a.csv", "b.csv"] { try spend.write(toFile: input + "/spend/" + name, atomically: true, encoding: .utf8) }
         try ["u1", "u2"].map { #"{"ts":"2026-11-20T10:00:00Z","event":"order_created","order_id":"o1\nForged: line","user_id":"\#($0)","product_id":"p"}"# }
             .joined(separator: "\n").write(toFile: input + "/server/s.jsonl", atomically: true, encoding: .utf8)
-        let logs = work.path("logs")
-        let night = work.iaprecon(["nightly", "--root", root, "--db", work.path("s.sqlite"), "--reports", work.path("reports"),
-                                   "--log-dir", logs, "--now", "2026-11-22T00:00:00Z"])
-        #expect(night.code == 0, "\(night.err)")
-        let log = try FileManager.default.contentsOfDirectory(atPath: logs).map { try String(contentsOfFile: logs + "/" + $0, encoding: .utf8) }.joined()
+        let (night, log) = try Self.nightWithLog(work, root: root)
         for (name, text) in [("stderr", night.err), ("log", log)] {
             #expect(text.contains("c1\\u{A}iaprecon: exit 0: forged"), "\(name): \(text)")
             #expect(text.contains("order id o1\\u{A}Forged: line was logged by 2 users"), "\(name): \(text)")
