@@ -633,6 +633,38 @@ struct IncrementalTests {
         #expect(try texts(upgraded).allSatisfy { !$0.contains("203.0.113.77") })
     }
 
+    @Test("a store an older iaprecon cut a rejected line's text in the middle of an email or IP address in (its 300-byte cut, which no pattern of migration 44 sees) reads its file again on its next run, and then holds what a fresh store holds, the address replaced; near miss: a file whose rejects are not cut is not read again")
+    func addressesCutInRejectsAfterUpgrade() throws {
+        // A rejected order line whose email address starts at byte 290: an older iaprecon kept its first 300 bytes.
+        let head = #"{"ts":"yesterday","event":"order_created","order_id":"o1","user_id":"u_1","product_id":"gems60","note":""#
+        let tail = #"","email":""#
+        let line = head + String(repeating: "a ", count: (290 - head.utf8.count - tail.utf8.count) / 2) + tail
+            + #"jane.doe@example.com"}"#
+        func write(_ scenario: Scenario) throws {
+            _ = try scenario.write("server/a.jsonl", [line])
+                .write("server/b.jsonl", [#"{"ts":"2026-11-01 10:00","event":"order_created","order_id":"o3","user_id":"u_3","product_id":"gems60"}"#])
+        }
+        let now = "2026-11-05T00:00:00Z"
+        let upgraded = try Scenario()
+        try write(upgraded)
+        _ = try run(upgraded, input: upgraded.input, now: now, asOf: now)
+        let older = String(decoding: Array(line.utf8).prefix(300), as: UTF8.self) + "…"
+        #expect(older.hasSuffix(#""email":"jane.doe@ex…"#), "\(older)")
+        let migration = try #require(Schema.migrations.first { $0.sql.contains("read again for addresses cut in rejected lines") }?.id)
+        let database = try upgraded.open()
+        try database.run("UPDATE rejects SET text = ? WHERE file_id = (SELECT file_id FROM files WHERE path = 'server/a.jsonl')", [.text(older)])
+        #expect(try database.scalar("SELECT count(*) FROM rejects WHERE text LIKE '%jane.doe@ex%'") == .integer(1))
+        try database.execute("DELETE FROM schema_migrations WHERE id >= \(migration)")
+        try Schema.migrate(database)
+        let night = try run(upgraded, input: upgraded.input, now: now, asOf: now)
+        // Near miss: server/b.jsonl's reject is whole, and is not read again.
+        #expect(readAgain(night) == ["server/a.jsonl"])
+        _ = try expectMigratedAsFresh(upgraded, now: now, asOf: now, "upgraded store", inputs: write)
+        var texts: [String] = []
+        try upgraded.open().forEach("SELECT text FROM rejects") { texts.append($0.string(0)) }
+        #expect(texts.count == 2 && texts.allSatisfy { !$0.contains("jane") }, "\(texts)")
+    }
+
     @Test("a store an older iaprecon kept a REFUND_REVERSED without signedDate in (which undid a refund at its revocationDate, or was a purchase's only sighting) reads its file again on its next run, which rejects the line, and then holds what a fresh store holds; near miss: a file whose reversal is signed is not read again")
     func reversalsWithoutSigningTimeAfterUpgrade() throws {
         let (purchase, refunded) = ("2026-11-10T10:00:00Z", "2026-11-12T10:00:00Z")
