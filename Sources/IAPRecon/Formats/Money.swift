@@ -83,11 +83,17 @@ public enum Money {
     /// One unit's price of Apple's V2 `price` (milliunits), which is the whole transaction's: for a consumable
     /// bought several at once, the total of its `quantity` (`2970` for three at 0.99), where an order's and the
     /// catalog's price are one unit's. Exact whenever the total is whole milliunits per unit, as every price Apple
-    /// charges is (a unit price in the currency's minor units, times the quantity).
+    /// charges is (a unit price in the currency's minor units, times the quantity), and whenever the share is a
+    /// decimal an amount can hold (`10` for 4 is 0.0025). A share that is not (no price Apple sends: `10000` for 3
+    /// is 3.3333…) is rounded to the milliunit: its endless digits are more than an amount may have (`parse`), and
+    /// every report reading it back would find the transaction no price at all.
     public static func unitPrice(milliunits: Int64, quantity: Int64) -> Decimal {
         guard quantity > 1 else { return fromMilliunits(milliunits) }
-        if milliunits % quantity == 0 { return fromMilliunits(milliunits / quantity) }
-        return fromMilliunits(milliunits) / Decimal(quantity)
+        var share = fromMilliunits(milliunits) / Decimal(quantity)
+        if parse(format(share)) == share { return share }
+        var rounded = Decimal()
+        NSDecimalRound(&rounded, &share, 3, .plain)
+        return rounded
     }
 
     /// Plain decimal text with no exponent and no trailing zeros, e.g. `5.495`, `1100`, `0`.

@@ -58,8 +58,10 @@ enum Redaction {
         }
         // A run still open at the cut is not all there: it is shown only when it is short.
         flush()
-        var cut = output.count > maximumBytes || bytes.count > scanBytes
-        var text = String(decoding: maskingAddresses(output).prefix(maximumBytes), as: UTF8.self)
+        // Cut by what is shown: a replaced address is longer or shorter than the address was.
+        let shown = maskingAddresses(output)
+        var cut = shown.count > maximumBytes || index < end || bytes.count > scanBytes
+        var text = String(decoding: shown.prefix(maximumBytes), as: UTF8.self)
         // Invalid bytes decode as U+FFFD (3 bytes each): cut again to the limit.
         while text.utf8.count > maximumBytes {
             text.removeLast()

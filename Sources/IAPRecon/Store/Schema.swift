@@ -1015,6 +1015,21 @@ public enum Schema {
             INSERT OR IGNORE INTO dirty_keys SELECT 'transaction', transaction_id FROM raw_apple__transactions
               WHERE (price_milli_n IS NOT NULL AND quantity_n > 1) OR ownership = 2;
             """),
+        // A V2 REFUND_REVERSED without signedDate is a rejected line now; an older iaprecon kept it, as a sighting of its
+        // transaction and as a reversal at the transaction's revocationDate, if any. The notifications files holding one
+        // (a REFUND_REVERSED sighting, type code 14, with no signing time), if still in the input folder, are read again by
+        // the next ingest (no stored hash matches), which rejects the line as a fresh store does.
+        // An older iaprecon also cut a rejected line's text at 300 bytes before looking for addresses, so an address
+        // the cut ran through kept its first part (`jane.doe@ex…`), which no pattern of migration 44 finds: the files
+        // with a cut reject (its text ends in `…`) are read again too, and the scan past the cut replaces it whole.
+        (46, """
+            UPDATE files SET content_hash = 'read again for reversals without signedDate', mtime_ns = NULL
+              WHERE content_hash NOT LIKE 'read again for %'
+                AND file_id IN (SELECT file_id FROM raw_apple__transactions WHERE notification_type = 14 AND event_ms IS NULL);
+            UPDATE files SET content_hash = 'read again for addresses cut in rejected lines', mtime_ns = NULL
+              WHERE content_hash NOT LIKE 'read again for %'
+                AND file_id IN (SELECT file_id FROM rejects WHERE text LIKE '%…');
+            """),
     ]
 
     public static var latestVersion: Int { migrations.last?.id ?? 0 }

@@ -633,6 +633,88 @@ struct IncrementalTests {
         #expect(try texts(upgraded).allSatisfy { !$0.contains("203.0.113.77") })
     }
 
+    @Test("a store an older iaprecon cut a rejected line's text in the middle of an email or IP address in (its 300-byte cut, which no pattern of migration 44 sees) reads its file again on its next run, and then holds what a fresh store holds, the address replaced; near miss: a file whose rejects are not cut is not read again")
+    func addressesCutInRejectsAfterUpgrade() throws {
+        // A rejected order line whose email address starts at byte 290: an older iaprecon kept its first 300 bytes.
+        let head = #"{"ts":"yesterday","event":"order_created","order_id":"o1","user_id":"u_1","product_id":"gems60","note":""#
+        let tail = #"","email":""#
+        let line = head + String(repeating: "a ", count: (290 - head.utf8.count - tail.utf8.count) / 2) + tail
+            + #"jane.doe@example.com"}"#
+        func write(_ scenario: Scenario) throws {
+            _ = try scenario.write("server/a.jsonl", [line])
+                .write("server/b.jsonl", [#"{"ts":"2026-11-01 10:00","event":"order_created","order_id":"o3","user_id":"u_3","product_id":"gems60"}"#])
+        }
+        let now = "2026-11-05T00:00:00Z"
+        let upgraded = try Scenario()
+        try write(upgraded)
+        _ = try run(upgraded, input: upgraded.input, now: now, asOf: now)
+        let older = String(decoding: Array(line.utf8).prefix(300), as: UTF8.self) + "…"
+        #expect(older.hasSuffix(#""email":"jane.doe@ex…"#), "\(older)")
+        let migration = try #require(Schema.migrations.first { $0.sql.contains("read again for addresses cut in rejected lines") }?.id)
+        let database = try upgraded.open()
+        try database.run("UPDATE rejects SET text = ? WHERE file_id = (SELECT file_id FROM files WHERE path = 'server/a.jsonl')", [.text(older)])
+        #expect(try database.scalar("SELECT count(*) FROM rejects WHERE text LIKE '%jane.doe@ex%'") == .integer(1))
+        try database.execute("DELETE FROM schema_migrations WHERE id >= \(migration)")
+        try Schema.migrate(database)
+        let night = try run(upgraded, input: upgraded.input, now: now, asOf: now)
+        // Near miss: server/b.jsonl's reject is whole, and is not read again.
+        #expect(readAgain(night) == ["server/a.jsonl"])
+        _ = try expectMigratedAsFresh(upgraded, now: now, asOf: now, "upgraded store", inputs: write)
+        var texts: [String] = []
+        try upgraded.open().forEach("SELECT text FROM rejects") { texts.append($0.string(0)) }
+        #expect(texts.count == 2 && texts.allSatisfy { !$0.contains("jane") }, "\(texts)")
+    }
+
+    @Test("a store an older iaprecon kept a REFUND_REVERSED without signedDate in (which undid a refund at its revocationDate, or was a purchase's only sighting) reads its file again on its next run, which rejects the line, and then holds what a fresh store holds; near miss: a file whose reversal is signed is not read again")
+    func reversalsWithoutSigningTimeAfterUpgrade() throws {
+        let (purchase, refunded) = ("2026-11-10T10:00:00Z", "2026-11-12T10:00:00Z")
+        func reversal(_ uuid: String, signed: Bool, _ transaction: String) -> String {
+            let signedDate = signed ? ",\"signedDate\":\(Line.ms("2026-11-14T10:00:00Z"))" : ""
+            return "{\"notificationType\":\"REFUND_REVERSED\",\"notificationUUID\":\"\(uuid)\"\(signedDate),"
+                + "\"data\":{\"environment\":\"Production\",\"transactionInfo\":\(transaction)}}"
+        }
+        func write(_ scenario: Scenario, signed: Bool) throws {
+            try scenario.catalog()
+            _ = try scenario.write("server/s.jsonl", ["t1", "t2", "t3"].map { Line.delivered("2026-11-10T10:00:09Z", "u_" + $0, $0, "gems60") })
+                .write("notifications/a.jsonl", [
+                    Line.notification("REFUND", uuid: "n1", signed: refunded,
+                                      transaction: Line.v2("t1", "gems60", purchase: purchase, revocation: refunded)),
+                    // Apple's reversal of t1's refund, still carrying its revocationDate, and one of t2, seen nowhere else.
+                    reversal("n2", signed: signed, Line.v2("t1", "gems60", purchase: purchase, revocation: refunded)),
+                    reversal("n3", signed: signed, Line.v2("t2", "gems60", purchase: purchase)),
+                ])
+                .write("notifications/b.jsonl", [
+                    Line.notification("REFUND", uuid: "n4", signed: refunded,
+                                      transaction: Line.v2("t3", "gems60", purchase: purchase, revocation: refunded)),
+                    reversal("n5", signed: true, Line.v2("t3", "gems60", purchase: purchase)),
+                ])
+        }
+        let now = "2026-11-30T00:00:00Z"
+        let fresh = try freshStore(now: now, asOf: now) { try write($0, signed: false) }
+        #expect(try fresh.output("rejects.csv").components(separatedBy: "REFUND_REVERSED without signedDate").count == 3)
+        // What an older iaprecon kept: the lines of a.jsonl as it read them, with no signing time.
+        let older = try Scenario()
+        try write(older, signed: true)
+        _ = try run(older, input: older.input, now: now, asOf: now)
+        try write(older, signed: false)
+        let database = try older.open()
+        let hash = try #require(try fresh.open().scalar("SELECT content_hash FROM files WHERE path = 'notifications/a.jsonl'"))
+        try database.run("UPDATE files SET content_hash = ?, mtime_ns = NULL WHERE path = 'notifications/a.jsonl'", [hash])
+        try database.execute("""
+            UPDATE raw_apple__transactions SET event_ms = NULL
+              WHERE file_id = (SELECT file_id FROM files WHERE path = 'notifications/a.jsonl') AND line > 1;
+            UPDATE raw_notifications__notifications SET signed_ms = NULL
+              WHERE file_id = (SELECT file_id FROM files WHERE path = 'notifications/a.jsonl') AND line > 1;
+            """)
+        let migration = try #require(Schema.migrations.first { $0.sql.contains("read again for reversals without signedDate") }?.id)
+        try database.execute("DELETE FROM schema_migrations WHERE id >= \(migration)")
+        try Schema.migrate(database)
+        let night = try run(older, input: older.input, now: now, asOf: now)
+        #expect(readAgain(night) == ["notifications/a.jsonl"])
+        let reasons = try expectMigratedAsFresh(older, now: now, asOf: now, "upgraded store") { try write($0, signed: false) }
+        #expect(reasons == ["REFUND_REVERSED without signedDate", "REFUND_REVERSED without signedDate"])
+    }
+
     @Test("a store an older iaprecon fed a V2 upgrade, an offer-code receipt item and a family copy's refund reads their files again on its next run, and then holds what a fresh store holds; a file of V2 purchases alone is not read again")
     func upgradesAndOfferCodesAfterUpgrade() throws {
         let monthly = Line.v2("t1", "pro.monthly", purchase: "2026-11-01T10:00:00Z", expires: "2026-12-01T10:00:00Z", price: 9990,

@@ -211,6 +211,37 @@ struct RevenueReportTests {
         #expect(prices == [["t1", "800", "1600"], ["t2", "1.25", "3.75"], ["t3", "4.99", "14.97"], ["t4", "0.99", "0.99"]])
     }
 
+    @Test("Apple's V2 price of several units whose share has endless digits gives a unit price rounded to the milliunit, which every report reads: the row's gross is not blanked and no amount has 38 digits; near misses: a share that divides, or ends in less than a milliunit, is exact")
+    func v2PriceNotDividingIntoUnits() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("receipts/r.jsonl", [
+            // 10.000 for 3 is 3.3333…: 3.333. 0.010 for 4 is 0.0025 and 0.014 for 4 is 0.0035, exactly.
+            Line.v2Receipt("2026-11-10T09:00:05Z", "u1", transaction: Fixture.v2("t1", "gems300", purchase: "2026-11-10T09:00:00Z", price: 10000, quantity: 3)),
+            Line.v2Receipt("2026-11-10T09:00:05Z", "u2", transaction: Fixture.v2("t2", "gems300", purchase: "2026-11-10T09:00:00Z", price: 14970, quantity: 3)),
+            Line.v2Receipt("2026-11-10T09:00:05Z", "u3", transaction: Fixture.v2("t3", "gems60", purchase: "2026-11-10T09:00:00Z", price: 10, quantity: 4)),
+            Line.v2Receipt("2026-11-10T09:00:05Z", "u4", transaction: Fixture.v2("t4", "gems60", purchase: "2026-11-10T09:00:00Z", price: 14, quantity: 4)),
+        ])
+        try scenario.write("notifications/n.jsonl", [
+            Line.notification("REFUND", uuid: "n1", signed: "2026-11-11T09:00:01Z",
+                              transaction: Fixture.v2("t1", "gems300", purchase: "2026-11-10T09:00:00Z", price: 10000, quantity: 3,
+                                                      revocation: "2026-11-11T09:00:00Z", revocationType: "REFUND_PRORATED", percentage: 50000)),
+        ])
+        _ = try scenario.run(asOf: asOf)
+        #expect(try Fixture.lines(scenario.output("revenue_daily.csv")) == [
+            Self.header,
+            "2026-11-10,gems300,USA,USD,6,0,24.969,0,24.969,24.97,0,24.97",
+            "2026-11-10,gems60,USA,USD,8,0,0.024,0,0.024,0.02,0,0.02",
+            "2026-11-11,gems300,USA,USD,0,3,0,4.9995,-4.9995,0,5,-5",
+        ])
+        let prices = Fixture.table(try scenario.output("transactions.csv")).map { [$0["transaction_id"], $0["unit_price"], $0["price"], $0["refund_amount"]] }
+        #expect(prices == [["t1", "3.333", "9.999", "4.9995"], ["t2", "4.99", "14.97", ""], ["t3", "0.0025", "0.01", ""], ["t4", "0.0035", "0.014", ""]])
+        #expect(Money.unitPrice(milliunits: 10000, quantity: 3) == Decimal(string: "3.333"))
+        #expect(Money.unitPrice(milliunits: 20000, quantity: 3) == Decimal(string: "6.667"))
+        #expect(Money.unitPrice(milliunits: 1_600_000, quantity: 2) == 800)
+        #expect(Money.unitPrice(milliunits: 990, quantity: 1) == Decimal(string: "0.99"))
+    }
+
     @Test("Sandbox, Xcode, LocalTesting and FAMILY_SHARED transactions, and their refunds, are never revenue")
     func testAndFamilyPurchasesExcluded() throws {
         let scenario = try Scenario()

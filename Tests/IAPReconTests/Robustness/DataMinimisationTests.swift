@@ -239,6 +239,16 @@ struct DataMinimisationTests {
             #expect(text.hasPrefix(padding) && text.hasSuffix("…"))
             #expect(!text.contains("198.51") && !text.contains("jane") && !text.contains("2001:db8"), "\(text)")
         }
+        // The cut mark says whether what is shown was cut, after the addresses are replaced: a line that fits until
+        // its address's mask makes it longer is cut, one that fits once its long address is replaced is whole.
+        let short = String(repeating: "a,", count: 140)
+        #expect(redacted(short + "ip 2001:db8::1 x") == short + "ip [IP address redacted]".prefix(20) + "…")
+        let shorter = String(repeating: "a,", count: 130)
+        #expect(redacted(shorter + "ip 203.0.1.2 x") == shorter + "ip [IP address redacted] x")
+        let long = shorter + "to averyveryverylongname.surname@mail.example.com ok"
+        #expect(Array(long.utf8).count > Redaction.maximumBytes)
+        #expect(redacted(long) == shorter + "to [email address redacted] ok")
+        #expect(redacted(short + String(repeating: "b,", count: 11)) == short + String(repeating: "b,", count: 10) + "…")
         // Near misses: a sign-up's user id shaped like an email, times, versions, amounts, ids and a quantity stay.
         let plain = #"{"ts":"2026-11-28T13:22:30.125Z","user_id":"jane@example.com","v":"3.4.1","sdk":"v6.15.2.1","os":"26.1","#
             + #""price":"9.99","at":"10:38:00","mac":"00:1A:2B:3C","o":"1.2.3.256","d":"2026.11.28","n":"1.2.3.4.5","w":"a::b","lo":"::1"}"#
@@ -305,8 +315,12 @@ struct DataMinimisationTests {
             isDeviceValue = Redaction.appendRun(Array(run.prefix(Redaction.longTokenBytes)), length: run.count, isDeviceValue: isDeviceValue, to: &output)
             pendingRun = nil
         }
+        var stopped = false
         for piece in pieces {
-            if output.count > Redaction.scannedBytes { break }
+            if output.count > Redaction.scannedBytes {
+                stopped = true
+                break
+            }
             guard !piece.isRun else {
                 pendingRun = piece.bytes
                 continue
@@ -317,8 +331,9 @@ struct DataMinimisationTests {
             output.append(byte)
         }
         showPendingRun()
-        var cut = output.count > Redaction.maximumBytes || bytes.count > Redaction.scanBytes
-        var text = String(decoding: Redaction.maskingAddresses(output).prefix(Redaction.maximumBytes), as: UTF8.self)
+        let shown = Redaction.maskingAddresses(output)
+        var cut = shown.count > Redaction.maximumBytes || stopped || bytes.count > Redaction.scanBytes
+        var text = String(decoding: shown.prefix(Redaction.maximumBytes), as: UTF8.self)
         while text.utf8.count > Redaction.maximumBytes {
             text.removeLast()
             cut = true

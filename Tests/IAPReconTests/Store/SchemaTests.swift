@@ -53,6 +53,7 @@ struct SchemaTests {
         43: "af3d519d9a25b509",
         44: "d048ddf4629e1604",
         45: "c480b3864139fa8c",
+        46: "e4d08902f7738912",
     ]
 
     @Test("a released migration's text never changes, and every migration is recorded as released")
