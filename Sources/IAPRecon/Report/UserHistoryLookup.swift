@@ -118,9 +118,10 @@ extension UserHistory {
             let ids = try store.transactions(withToken: token)
             guard !ids.isEmpty else { throw try notFound(store, lookup) }
             var users: [String] = []
-            var seen = Set<String>()
+            // By the id's bytes, as the store and the order lookup tell users apart (`StoredText`).
+            var seen = Set<StoredText>()
             for id in ids {
-                if let user = try store.resolution(of: id).user, seen.insert(user).inserted { users.append(user) }
+                if let user = try store.resolution(of: id).user, seen.insert(StoredText(user)).inserted { users.append(user) }
             }
             if users.count == 1, let user = users.first {
                 return Resolved(scope: .user(user), userID: user, subject: "user \(user)", rejectedKeys: [token, user])

@@ -141,6 +141,22 @@ struct HistoryLookupTests {
         }
     }
 
+    @Test("a token on the purchases of two users whose ids differ only in how an accent is encoded names both, as the store tells them apart")
+    func tokenOfUsersDifferingInEncoding() throws {
+        let token = "aaaaaaaa-bbbb-4ccc-8ddd-000000000001"
+        let (composed, decomposed) = ("jos\u{E9}", "jose\u{301}")
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("receipts/r.jsonl", [composed, decomposed].enumerated().map { index, user in
+            Line.v2Receipt("2026-11-01T11:00:1\(index)Z", user,
+                           transaction: Line.v2("t_\(index)", "gems60", purchase: "2026-11-01T10:59:1\(index)Z", token: token))
+        })
+        _ = try scenario.run(asOf: "2026-11-30T00:00:00Z")
+        let shared = try UserHistory.load(try scenario.open(), .appAccountToken(token))
+        #expect(shared.subject == "app account token \(token)")
+        #expect(shared.headerLines(.utc).contains { $0.hasPrefix("2 users' purchases carry this token: ") })
+    }
+
     @Test("the user who logged an order id second sees their own order, said to be the first user's in the reconciliation")
     func orderLoggedSecond() throws {
         let (scenario, database) = try Self.sharedKeysStore()
