@@ -10,6 +10,12 @@ import IAPRecon
 /// and said so in the table: `unverified_apple_sales` (the peers read no Sales Reports),
 /// attribution's refunds (a `REFUND_PRORATED` refund counts the whole price there) and ROAS
 /// (ours divides the rounded row, theirs the exact amounts).
+///
+/// One reading differs on purpose: Apple's V2 `price` is the whole transaction's, for all its
+/// units, and iaprecon counts it once; the peers, written to the contract's first letter,
+/// multiply it by the quantity again. Their gross is then ours plus those purchases' gross times
+/// their quantity less one, and a cohort's revenue may be more than ours by as much, not less;
+/// the comparison expects exactly that, names it, and nothing else apart.
 struct PeerAgreement: Equatable, Sendable {
     var peer: Peer
     var findings = Tally()
@@ -24,6 +30,21 @@ struct PeerAgreement: Equatable, Sendable {
     var grossTolerance: Decimal = 0
     /// Our findings of kinds the peers do not look for.
     var uncoveredFindings = 0
+    /// The purchases the peers count again per unit, from our `transactions.csv`.
+    var recounted = Recounted()
+    /// Cohorts whose counts agree and whose revenue the peer has more of, as the recounted
+    /// purchases give it: how many, and by how much `revenue_usd` in all.
+    var recountedCohorts = 0
+    var recountedCohortRevenue: Decimal = 0
+
+    /// Verified purchases of several units that Apple priced in total (`price_source` `v2_price`).
+    struct Recounted: Equatable, Sendable {
+        var purchases = 0
+        /// What the peers add to the verified gross: each one's `gross_usd` times its quantity less one.
+        var extraGross: Decimal = 0
+        /// How far our rounded `gross_usd` may move that: half a cent per unit counted again.
+        var tolerance: Decimal = 0
+    }
 
     /// Keys in both, only in ours, only in the peer's.
     struct Tally: Equatable, Sendable {
@@ -46,16 +67,21 @@ struct PeerAgreement: Equatable, Sendable {
 
     var grossAgrees: Bool? {
         guard let ourGross, let peerGross else { return nil }
-        let difference = ourGross - peerGross
-        return (difference < 0 ? -difference : difference) <= grossTolerance
+        let difference = ourGross + recounted.extraGross - peerGross
+        return (difference < 0 ? -difference : difference) <= grossTolerance + recounted.tolerance
     }
 
+    /// The cohorts' extra revenue is at most what the recounted purchases add: some of their buyers
+    /// were installed by no cohort.
+    var recountedCohortsFit: Bool { recountedCohortRevenue <= recounted.extraGross + recounted.tolerance }
+
     /// A gross that could not be read on either side is no agreement.
-    var agrees: Bool { findings.agrees && cohorts.agrees && grossAgrees == true }
+    var agrees: Bool { findings.agrees && cohorts.agrees && grossAgrees == true && recountedCohortsFit }
 
     /// Compares the files in `ours` (an `iaprecon run --out` folder) with those in `theirs` (the peer's).
     init(peer: Peer, ours: String, theirs: String) throws {
         self.peer = peer
+        recounted = try Self.recounted(try CSVTable(path: ours + "/transactions.csv"))
         try compareFindings(try CSVTable(path: ours + "/findings.csv"), try CSVTable(path: theirs + "/findings.csv"))
         try compareCohorts(try CSVTable(path: ours + "/attribution.csv"), try CSVTable(path: theirs + "/attribution.csv"))
         try compareGross(summary: ours + "/summary.json", revenue: try CSVTable(path: ours + "/revenue_daily.csv"),
@@ -110,6 +136,9 @@ struct PeerAgreement: Equatable, Sendable {
                 + Self.moneyColumns.filter { !Self.sameMoney(ours: ourRow[$0] ?? "", peer: peerRow[$0] ?? "") }
             if differing.isEmpty {
                 cohorts.equal += 1
+            } else if recounted.purchases > 0, let extra = Self.moreRevenue(ours: ourRow, peer: peerRow, in: differing) {
+                recountedCohorts += 1
+                recountedCohortRevenue += extra
             } else {
                 cohorts.differing += 1
                 differences.append("cohort \(cohort): " + differing.map { "\($0) \(ourRow[$0] ?? "") vs \(peerRow[$0] ?? "")" }
@@ -121,6 +150,38 @@ struct PeerAgreement: Equatable, Sendable {
             differences.append("cohort only in \(peer.rawValue)'s: \(cohort)")
         }
         examples += differences.prefix(Self.examplesPerPart)
+        if !recountedCohortsFit {
+            examples.append("cohorts' revenue: \(Money.format(recountedCohortRevenue)) more in \(recountedCohorts) cohorts, more than "
+                + "the \(recounted.purchases) purchases counted again per unit add (\(Money.format(recounted.extraGross)))")
+        }
+    }
+
+    /// The verified purchases of several units Apple priced in total, in our `transactions.csv`.
+    static func recounted(_ transactions: CSVTable) throws -> Recounted {
+        var recounted = Recounted()
+        let halfCent = Decimal(sign: .plus, exponent: -3, significand: 5)
+        for row in try transactions.records(["price_source", "quantity", "revenue", "gross_usd"])
+        where row["price_source"] == "v2_price" && row["revenue"] == "true" {
+            guard let quantity = Int(row["quantity"] ?? ""), quantity > 1 else { continue }
+            guard let gross = decimal(row["gross_usd"] ?? "") else {
+                throw BenchError("\(transactions.path): a v2_price purchase of \(quantity) units has no gross_usd to compare by")
+            }
+            recounted.purchases += 1
+            recounted.extraGross += gross * Decimal(quantity - 1)
+            recounted.tolerance += halfCent * Decimal(quantity - 1)
+        }
+        return recounted
+    }
+
+    /// How much more `revenue_usd` the peer's cohort has, when only money columns differ and the
+    /// peer's is more in each: what counting purchases again gives. Nil for any other difference.
+    static func moreRevenue(ours: [String: String], peer: [String: String], in differing: [String]) -> Decimal? {
+        guard differing.allSatisfy(moneyColumns.contains) else { return nil }
+        for column in differing {
+            guard let mine = decimal(ours[column] ?? ""), let theirs = decimal(peer[column] ?? ""), theirs > mine else { return nil }
+        }
+        guard let mine = decimal(ours["revenue_usd"] ?? ""), let theirs = decimal(peer["revenue_usd"] ?? "") else { return nil }
+        return theirs - mine
     }
 
     /// Our rounded amount against the peer's exact one: equal when the peer's, rounded half-even
@@ -144,8 +205,10 @@ struct PeerAgreement: Equatable, Sendable {
         if ourGross == nil { examples.append("verified gross: no revenue.gross_usd in \(summary)") }
         if peerGross == nil { examples.append("verified gross: no 'all' row with a gross_usd in \(theirs.path)") }
         if grossAgrees == false, let ourGross, let peerGross {
+            let recounting = recounted.purchases == 0 ? ""
+                : " and \(recounted.purchases) purchases counted again per unit add (\(Money.format(recounted.extraGross)))"
             examples.append("verified gross: ours \(Money.format(ourGross)) vs \(Money.format(peerGross)), "
-                + "more apart than rounding \(rounded) rows allows (\(Money.format(grossTolerance)))")
+                + "more apart than rounding \(rounded) rows allows (\(Money.format(grossTolerance)))" + recounting)
         }
     }
 

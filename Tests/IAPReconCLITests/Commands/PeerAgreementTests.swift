@@ -32,7 +32,8 @@ struct PeerAgreementTests {
         }
 
         /// Our files: the findings, attribution and revenue rows given, and a summary whose gross is `gross`.
-        func writeOurs(findings: [String], attribution: [String], revenueRows: Int, gross: String) throws {
+        func writeOurs(findings: [String], attribution: [String], revenueRows: Int, gross: String, transactions: [String] = []) throws {
+            try write(ours, "transactions.csv", ["transaction_id,price_source,quantity,revenue,gross_usd"] + transactions)
             try write(ours, "findings.csv", [PeerAgreementTests.findingsHeader] + findings)
             try write(ours, "attribution.csv", [PeerAgreementTests.attributionHeader] + attribution)
             try write(ours, "revenue_daily.csv", ["date,product_id,storefront,currency,units,refund_units,gross,refunds,net,gross_usd,refunds_usd,net_usd"]
@@ -145,6 +146,50 @@ struct PeerAgreementTests {
         #expect(agreement.grossAgrees == nil)
         #expect(!agreement.agrees)
         #expect(agreement.examples == ["verified gross: no 'all' row with a gross_usd in \(folders.theirs)/revenue_daily.csv"])
+    }
+
+    @Test("purchases of several units Apple priced in total count again per unit in the peer's gross, and nothing else does")
+    func recountedGross() throws {
+        let transactions = [
+            "t1,v2_price,3,true,3.00",
+            // Priced by the order or the catalog per unit, the peers agree; no revenue, neither counts it.
+            "t2,order,3,true,3.00", "t3,v2_price,2,false,5.00", "t4,v2_price,1,true,2.00",
+        ]
+        for (peerGross, agrees) in [("16.00", true), ("16.019", true), ("15.981", true), ("16.021", false), ("10.00", false)] {
+            let folders = try Folders()
+            defer { withExtendedLifetime(folders) {} }
+            try folders.writeOurs(findings: [], attribution: [], revenueRows: 2, gross: "10.00", transactions: transactions)
+            try folders.writeTheirs(findings: [], attribution: [], gross: peerGross)
+            let agreement = try PeerAgreement(peer: .python, ours: folders.ours, theirs: folders.theirs)
+            // Half a cent for each of two rounded revenue rows (0.01), and for each of two units counted again (0.01).
+            #expect(agreement.recounted == .init(purchases: 1, extraGross: 6, tolerance: Decimal(string: "0.01")!))
+            #expect(agreement.agrees == agrees, "peer's gross \(peerGross)")
+        }
+    }
+
+    @Test("a cohort with more revenue in the peer's counts as recounted only when its counts agree and every differing amount is more")
+    func recountedCohorts() throws {
+        let cohorts = [("2026-09-01,a,,5,5,1,1,2,,2,0,,,,", "2026-09-01,a,,5,5,1,1,4,,4,0,,,,", "recounted"),
+                       ("2026-09-02,a,,5,5,1,1,2,,2,0,,,,", "2026-09-02,a,,5,5,2,1,4,,4,0,,,,", "a payer more"),
+                       ("2026-09-03,a,,5,5,1,1,2,,2,0,,,,", "2026-09-03,a,,5,5,1,0.5,4,,4,0,,,,", "less in day 0")]
+        for (ours, theirs, what) in cohorts {
+            let folders = try Folders()
+            defer { withExtendedLifetime(folders) {} }
+            try folders.writeOurs(findings: [], attribution: [ours], revenueRows: 0, gross: "10.00", transactions: ["t1,v2_price,2,true,3.00"])
+            try folders.writeTheirs(findings: [], attribution: [theirs], gross: "13.00")
+            let agreement = try PeerAgreement(peer: .python, ours: folders.ours, theirs: folders.theirs)
+            #expect(agreement.recountedCohorts == (what == "recounted" ? 1 : 0), "\(what)")
+            #expect(agreement.agrees == (what == "recounted"), "\(what)")
+        }
+        // More than the recounted purchases add in all: no agreement, and said so.
+        let folders = try Folders()
+        defer { withExtendedLifetime(folders) {} }
+        try folders.writeOurs(findings: [], attribution: ["2026-09-01,a,,5,5,1,1,2,,2,0,,,,"], revenueRows: 0, gross: "10.00",
+                              transactions: ["t1,v2_price,2,true,1.00"])
+        try folders.writeTheirs(findings: [], attribution: ["2026-09-01,a,,5,5,1,1,4,,4,0,,,,"], gross: "11.00")
+        let agreement = try PeerAgreement(peer: .python, ours: folders.ours, theirs: folders.theirs)
+        #expect(!agreement.agrees)
+        #expect(agreement.examples == ["cohorts' revenue: 2 more in 1 cohorts, more than the 1 purchases counted again per unit add (1)"])
     }
 
     @Test("CSV records split at commas and line ends outside quotes; a doubled quote is one quote; an empty line inside quotes is kept")

@@ -157,6 +157,12 @@ enum BenchReport {
                            String(agreement.findings.onlyOurs), String(agreement.findings.onlyPeer), String(agreement.cohorts.equal),
                            String(cohortsApart), gross, agreement.agrees ? "yes" : "no"])
                 notes += agreement.examples.map { "  \(result.input.label) \(agreement.peer.rawValue): \($0)" }
+                if agreement.recounted.purchases > 0 {
+                    notes.append("  \(result.input.label) \(agreement.peer.rawValue): \(agreement.recounted.purchases) purchases of several "
+                        + "units whose V2 price is their total, which the peers multiply by the quantity again: "
+                        + "\(Money.format(agreement.recounted.extraGross)) more verified gross expected, and \(agreement.recountedCohorts) "
+                        + "cohorts with \(Money.format(agreement.recountedCohortRevenue)) more revenue_usd")
+                }
                 if agreement.uncoveredFindings > 0 {
                     notes.append("  \(result.input.label) \(agreement.peer.rawValue): not compared: \(agreement.uncoveredFindings) "
                         + PeerAgreement.uncoveredKinds.sorted().joined(separator: ", ") + " findings (the peers read no Sales Reports)")
