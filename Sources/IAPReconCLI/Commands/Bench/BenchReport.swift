@@ -161,7 +161,7 @@ enum BenchReport {
                     notes.append("  \(result.input.label) \(agreement.peer.rawValue): \(agreement.recounted.purchases) purchases of several "
                         + "units whose V2 price is their total, which the peers multiply by the quantity again: "
                         + "\(Money.format(agreement.recounted.extraGross)) more verified gross expected, and \(agreement.recountedCohorts) "
-                        + "cohorts with \(Money.format(agreement.recountedCohortRevenue)) more revenue_usd")
+                        + "cohorts with \(Money.format(agreement.recountedCohortRevenue, scale: 2)) more revenue_usd")
                 }
                 if agreement.uncoveredFindings > 0 {
                     notes.append("  \(result.input.label) \(agreement.peer.rawValue): not compared: \(agreement.uncoveredFindings) "
