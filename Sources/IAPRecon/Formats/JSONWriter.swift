@@ -87,18 +87,29 @@ public enum JSONWriter {
         return String(decoding: output, as: UTF8.self)
     }
 
-    /// `"`, `\`, and control characters are escaped; every other byte is copied as it is, a run
-    /// between two escapes at a time (most texts need none: copied whole).
+    /// `"`, `\`, and control characters are escaped, and so are U+0085, U+2028 and U+2029, which
+    /// JSON allows as they are but line splitters (Python's `splitlines`) break a JSON line at.
+    /// Every other byte is copied as it is, a run between two escapes at a time (most texts need
+    /// none: copied whole).
     private static func appendQuoted(_ text: String, to output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
         var text = text
         text.withUTF8 { bytes in
             var run = 0
-            for index in bytes.indices {
+            var index = 0
+            while index < bytes.count {
                 let byte = bytes[index]
+                if let separator = lineSeparator(bytes, at: index) {
+                    output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run..<index]))
+                    output += separator.escape.utf8
+                    index += separator.length
+                    run = index
+                    continue
+                }
+                index += 1
                 guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
-                output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run..<index]))
-                run = index + 1
+                output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run..<(index - 1)]))
+                run = index
                 switch byte {
                 case UInt8(ascii: "\""): output += "\\\"".utf8
                 case UInt8(ascii: "\\"): output += "\\\\".utf8
@@ -115,6 +126,18 @@ public enum JSONWriter {
             output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run...]))
         }
         output.append(UInt8(ascii: "\""))
+    }
+
+    /// U+0085 (`C2 85`), U+2028 (`E2 80 A8`) or U+2029 (`E2 80 A9`) starting at `index`: its escape and length in bytes.
+    private static func lineSeparator(_ bytes: UnsafeBufferPointer<UInt8>, at index: Int) -> (escape: String, length: Int)? {
+        switch bytes[index] {
+        case 0xC2 where index + 1 < bytes.count && bytes[index + 1] == 0x85:
+            return ("\\u0085", 2)
+        case 0xE2 where index + 2 < bytes.count && bytes[index + 1] == 0x80 && (bytes[index + 2] == 0xA8 || bytes[index + 2] == 0xA9):
+            return (bytes[index + 2] == 0xA8 ? "\\u2028" : "\\u2029", 3)
+        default:
+            return nil
+        }
     }
 }
 

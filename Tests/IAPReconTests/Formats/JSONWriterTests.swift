@@ -11,6 +11,16 @@ struct JSONWriterTests {
         #expect(try JSONParser.parse(JSONWriter.quote(text)) == .string(text))
     }
 
+    /// Valid JSON either way, but Python's `str.splitlines()` (and JavaScript before ES2019, for
+    /// the last two) end a line at them: a `consumption_requests.jsonl` line split in two is two broken records.
+    @Test("next line U+0085 and the line and paragraph separators U+2028 and U+2029 are escaped; their neighbours in UTF-8 are not")
+    func lineSeparators() throws {
+        let text = "a\u{2028}b\u{2029}c\u{2027}\u{202A}\u{85}\u{84}\u{86}"
+        #expect(JSONWriter.quote(text) == "\"a\\u2028b\\u2029c\u{2027}\u{202A}\\u0085\u{84}\u{86}\"")
+        #expect(try JSONParser.parse(JSONWriter.quote(text)) == .string(text))
+        #expect(JSONWriter.quote("\u{2028}") == "\"\\u2028\"")
+    }
+
     @Test("escapes at the start, the end, side by side and alone are written as byte by byte; a text with none is copied whole",
           arguments: ["", "plain", "\"", "\\\\", "\"x", "x\"", "\n\r\t", "a\u{0}b\u{7F}c", "é\"🎮\\", "\u{1B}[0m", String(repeating: "ab\"", count: 40)])
     func quotedRuns(text: String) {
