@@ -187,11 +187,24 @@ public final class OutputSet: Sendable {
                 try Self.link(".current/" + name, at: folder + "/" + name)
             }
             try Self.link(".sets/" + setName, at: folder + "/.current")
+            Self.removeLinks(in: folder, except: Set(written))
         }
         Self.syncFolder(folder)
         let manager = FileManager.default
         if let sets = try? manager.contentsOfDirectory(atPath: folder + "/.sets") {
             for name in sets where name != setName { try? manager.removeItem(atPath: folder + "/.sets/" + name) }
+        }
+    }
+
+    /// Removes iaprecon's links (`<name>` to `.current/<name>`) in `folder` whose file the current set
+    /// does not hold: `apple_tieout.csv` once no Sales Report is left. Such a link leads nowhere, and
+    /// a loader that lists the folder fails to open it (CONTRACT.md §3 writes the file only when
+    /// `apple/` has reports).
+    private static func removeLinks(in folder: String, except written: Set<String>) {
+        let manager = FileManager.default
+        for name in (try? manager.contentsOfDirectory(atPath: folder)) ?? [] where !name.hasPrefix(".") && !written.contains(name) {
+            guard (try? manager.destinationOfSymbolicLink(atPath: folder + "/" + name)) == ".current/" + name else { continue }
+            unlink(folder + "/" + name)
         }
     }
 

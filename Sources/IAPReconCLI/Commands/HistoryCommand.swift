@@ -163,11 +163,12 @@ enum HistoryCommand {
 
     /// One event per record; texts keep their characters except control ones, shown escaped as on the table.
     static func writeCSV(_ history: UserHistory, to write: (String) -> Void) {
-        write("time,event,id,product,amount,currency,detail,source\n")
+        // Records end in CRLF, as in every CSV iaprecon writes (RFC 4180, CONTRACT.md §3).
+        write("time,event,id,product,amount,currency,detail,source\r\n")
         for event in history.events {
             let texts = [event.event, event.id, event.product].map { CSV.textCell(Terminal.visible($0)) }
             let rest = [event.currency, event.detail, event.source].map { CSV.textCell(Terminal.visible($0)) }
-            write(([Timestamp.iso8601(event.ms)] + texts + [CSV.numberCell(event.amount)] + rest).joined(separator: ",") + "\n")
+            write(([Timestamp.iso8601(event.ms)] + texts + [CSV.numberCell(event.amount)] + rest).joined(separator: ",") + "\r\n")
         }
     }
 }

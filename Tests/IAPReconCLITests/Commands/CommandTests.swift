@@ -919,7 +919,11 @@ extension CommandTests {
         let refund = try #require(events.first { $0["event"] as? String == "refund" })
         #expect(refund["amount"] as? String == "3000")
         #expect(refund["currency"] as? String == "JPY")
-        let csv = work.iaprecon(["history", "u_1008", "--db", db, "--format", "csv"]).out.split(separator: "\n")
+        let output = work.iaprecon(["history", "u_1008", "--db", db, "--format", "csv"]).out
+        // RFC 4180, as every CSV iaprecon writes (CONTRACT.md §3): each record ends in CRLF, none in a bare LF.
+        let bytes = Array(output.utf8)
+        #expect(output.hasSuffix("\r\n") && bytes.indices.allSatisfy { bytes[$0] != 0x0A || ($0 > 0 && bytes[$0 - 1] == 0x0D) })
+        let csv = output.split(separator: "\r\n")
         #expect(csv.first == "time,event,id,product,amount,currency,detail,source")
         #expect(csv.contains { $0.hasPrefix("2026-11-27T05:12:00.000Z,refund,2000000629057412,com.example.premium.yearly,3000,JPY,") })
     }

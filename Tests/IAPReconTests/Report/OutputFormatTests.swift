@@ -252,6 +252,26 @@ struct OutputFormatTests {
         }
     }
 
+    @Test("a file the new set does not write (apple_tieout.csv once no report is left) loses its link; nobody else's file is touched")
+    func unwrittenOutputLosesItsLink() throws {
+        let scenario = try Scenario()
+        let first = try OutputSet(folder: scenario.out)
+        for name in ["findings.csv", "apple_tieout.csv"] { try first.write(name) { try $0.write("x\r\n") } }
+        try first.commit()
+        // Someone's own file beside the outputs, and a link of theirs into the set: not iaprecon's to remove.
+        try "mine\n".write(toFile: scenario.out + "/notes.txt", atomically: true, encoding: .utf8)
+        try FileManager.default.createSymbolicLink(atPath: scenario.out + "/theirs.csv", withDestinationPath: ".current/findings.csv")
+        #expect(FileManager.default.fileExists(atPath: scenario.out + "/apple_tieout.csv"))
+
+        let second = try OutputSet(folder: scenario.out)
+        try second.write("findings.csv") { try $0.write("y\r\n") }
+        try second.commit()
+        let names = try FileManager.default.contentsOfDirectory(atPath: scenario.out).filter { !$0.hasPrefix(".") }.sorted()
+        // A loader that lists the folder would find a link to nothing and fail to open it.
+        #expect(names == ["findings.csv", "notes.txt", "theirs.csv"])
+        #expect(try String(contentsOfFile: scenario.out + "/findings.csv", encoding: .utf8) == "y\r\n")
+    }
+
     @Test("an output file is handed to the kernel a megabyte at a time, not in stdio's 4 KiB pieces")
     func sinkWritesInMegabytes() throws {
         let scenario = try Scenario()
