@@ -781,6 +781,37 @@ struct AttributionReportTests {
         } == ["2.5", "3"])
     }
 
+    @Test("a claim no reported user takes goes to the cohort of its AppsFlyer ID's install, else of its Customer User ID's: the MMP's revenue for devices the app never saw pay shows beside 0 verified")
+    func mmpRevenueOfAnInstallWithoutAUser() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("spend/s.csv", ["date,media_source,campaign,spend,currency", "2026-11-10,fraud_int,F,10,USD"])
+        try Fixture.mmp(scenario, [
+            // Installs whose devices nobody signed up on, or paid from, as the app's logs tell.
+            Fixture.MMPRow(time: "2026-11-10 08:00:00", mediaSource: "fraud_int", campaign: "F", appsflyerID: "af1"),
+            Fixture.MMPRow(time: "2026-11-10 08:00:00", mediaSource: "fraud_int", campaign: "G", appsflyerID: "af2"),
+            Fixture.MMPRow(time: "2026-11-10 08:00:00", mediaSource: "fraud_int", campaign: "H", cuid: "bot7"),
+            // The MMP's purchase events of those devices: by AppsFlyer ID alone, with a Customer User ID nobody
+            // reported, and by the Customer User ID alone that its install row names.
+            Fixture.MMPRow(time: "2026-11-10 09:00:00", eventName: "af_purchase", appsflyerID: "af1",
+                           eventValue: "{}", revenue: "99.99", currency: "USD", revenueUSD: "99.99"),
+            Fixture.MMPRow(time: "2026-11-10 09:00:00", eventName: "af_purchase", appsflyerID: "af2", cuid: "bot2",
+                           eventValue: "{}", revenue: "4.99", currency: "USD", revenueUSD: "4.99"),
+            Fixture.MMPRow(time: "2026-11-10 09:00:00", eventName: "af_purchase", cuid: "bot7",
+                           eventValue: "{}", revenue: "1.99", currency: "USD", revenueUSD: "1.99"),
+            // Near miss: a claim whose ids reach no install and no reported user stays nobody's.
+            Fixture.MMPRow(time: "2026-11-10 09:00:00", eventName: "af_purchase", appsflyerID: "af9", cuid: "bot9",
+                           eventValue: "{}", revenue: "7", currency: "USD", revenueUSD: "7"),
+        ])
+        _ = try scenario.run(asOf: asOf)
+        #expect(try Fixture.lines(scenario.output("attribution.csv")) == [
+            Self.header,
+            "2026-11-10,fraud_int,F,1,0,0,0,0,0,0,0,10,0,0,99.99,10,,",
+            "2026-11-10,fraud_int,G,1,0,0,0,0,0,0,0,,,,4.99,,,",
+            "2026-11-10,fraud_int,H,1,0,0,0,0,0,0,0,,,,1.99,,,",
+        ])
+    }
+
     @Test("under --currency JPY the MMP's dollar claim is converted into yen at its day's rate, like every other amount")
     func mmpRevenueInTheReportingCurrency() throws {
         let scenario = try Scenario()
