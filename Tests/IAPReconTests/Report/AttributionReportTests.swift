@@ -47,6 +47,35 @@ struct AttributionReportTests {
         #expect(try Fixture.matchedBy(scenario) == ["customer_user_id": 1, "appsflyer_id": 1, "idfv": 1, "idfa": 1, "unattributed": 1])
     }
 
+    @Test("an IDFV or IDFA joins in either case, as a UUID does: an app server that keeps it lowercase still finds AppsFlyer's uppercase install; near miss: another id does not")
+    func deviceIDsJoinInEitherCase() throws {
+        let scenario = try Scenario()
+        try Fixture.mmp(scenario, [
+            Fixture.MMPRow(time: "2026-11-10 08:00:00", mediaSource: "Facebook Ads", campaign: "V", idfv: "2CD000E2-53E3-42F1-BBEB-3AEC0586E232"),
+            Fixture.MMPRow(time: "2026-11-10 08:00:00", mediaSource: "Facebook Ads", campaign: "A", idfa: "931C586B-7429-4DD0-914D-BE67435210DD"),
+            Fixture.MMPRow(time: "2026-11-10 08:00:00", mediaSource: "Facebook Ads", campaign: "L", idfv: "8da0aa6e-509e-45bd-8c28-1c288e4d0158"),
+            Fixture.MMPRow(time: "2026-11-10 08:00:00", mediaSource: "Facebook Ads", campaign: "N", idfv: "B7DDF51A-E73A-40CD-85D4-BF51CB4D1724"),
+        ])
+        try scenario.write("registrations/r.jsonl", [
+            Fixture.signup("2026-11-10T09:00:00Z", "u1", idfv: "2cd000e2-53e3-42f1-bbeb-3aec0586e232"),
+            Fixture.signup("2026-11-10T09:00:00Z", "u2", idfa: "931c586b-7429-4dd0-914d-be67435210dd"),
+            // AppsFlyer's row lowercase, the app's uppercase.
+            Fixture.signup("2026-11-10T09:00:00Z", "u3", idfv: "8DA0AA6E-509E-45BD-8C28-1C288E4D0158"),
+            // The near miss: one digit differs.
+            Fixture.signup("2026-11-10T09:00:00Z", "u4", idfv: "b7ddf51a-e73a-40cd-85d4-bf51cb4d1725"),
+        ])
+        _ = try scenario.run(asOf: asOf)
+        #expect(try Fixture.lines(scenario.output("attribution.csv")) == [
+            Self.header,
+            "2026-11-10,Facebook Ads,A,1,1,0,0,0,0,0,0,,,,0,,,",
+            "2026-11-10,Facebook Ads,L,1,1,0,0,0,0,0,0,,,,0,,,",
+            "2026-11-10,Facebook Ads,N,1,0,0,0,0,0,0,0,,,,0,,,",
+            "2026-11-10,Facebook Ads,V,1,1,0,0,0,0,0,0,,,,0,,,",
+            "2026-11-10,unattributed,,0,1,0,0,0,0,0,0,,,,0,,,",
+        ])
+        #expect(try Fixture.matchedBy(scenario) == ["customer_user_id": 0, "appsflyer_id": 0, "idfv": 2, "idfa": 1, "unattributed": 1])
+    }
+
     @Test("the keys are tried in order: Customer User ID, then AppsFlyer ID, then IDFV, then IDFA", arguments: [
         ("u1", "by_cuid", "customer_user_id"),
         ("u2", "by_appsflyer", "appsflyer_id"),
