@@ -90,7 +90,7 @@ struct AttributionReport: Sendable {
     /// Spend rows in a currency fx.csv cannot convert, the first in file order named: their cohort's
     /// spend is shown empty (`spendFXWarnings`).
     var missingSpendRates = MissingRates<SpendLine>()
-    /// The reported users' MMP purchase claims fx.csv cannot convert: their cohort's `mmp_revenue` is
+    /// The MMP purchase claims a cohort takes that fx.csv cannot convert: their cohort's `mmp_revenue` is
     /// shown empty (`claimFXWarnings`).
     var missingClaimRates = MissingRates<Never>()
     /// Cohorts whose spend more than one file gives.
@@ -405,7 +405,7 @@ struct AttributionReport: Sendable {
         }
     }
 
-    /// One line per currency the reported users' MMP purchase claims want a rate for and fx.csv has
+    /// One line per currency the cohorts' MMP purchase claims want a rate for and fx.csv has
     /// none, or per claims naming no currency: the empty `mmp_revenue` cells alone would not say why.
     func claimFXWarnings(_ currency: ReportingCurrency) -> [String] {
         missingClaimRates.warnings { code, missing in
