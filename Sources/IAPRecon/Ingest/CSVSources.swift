@@ -120,7 +120,24 @@ enum MMPValue {
 
     static func cleanIDFA(_ value: String?) -> String? {
         guard let value = clean(value) else { return nil }
-        return value.utf8.allSatisfy({ $0 == UInt8(ascii: "0") || $0 == UInt8(ascii: "-") }) ? nil : value
+        return value.utf8.allSatisfy({ $0 == UInt8(ascii: "0") || $0 == UInt8(ascii: "-") }) ? nil : uuidCase(value)
+    }
+
+    /// An IDFV cleaned as every MMP cell, in the one case `uuidCase` gives.
+    static func cleanIDFV(_ value: String?) -> String? {
+        clean(value).map(uuidCase)
+    }
+
+    /// A UUID (an IDFV or IDFA) in uppercase, as iOS and AppsFlyer write it: RFC 4122 reads its hex digits
+    /// in either case, and an app server that keeps it in a `uuid` column gives it back lowercase, which
+    /// would join no install. A value of other characters than hex digits and hyphens is no UUID, and
+    /// is kept as it is.
+    static func uuidCase(_ value: String) -> String {
+        let utf8 = value.utf8
+        guard utf8.contains(where: { $0 >= UInt8(ascii: "a") && $0 <= UInt8(ascii: "f") }),
+              utf8.allSatisfy({ ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9")) || ($0 >= UInt8(ascii: "a") && $0 <= UInt8(ascii: "f"))
+                  || ($0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "F")) || $0 == UInt8(ascii: "-") }) else { return value }
+        return String(decoding: utf8.map { $0 >= UInt8(ascii: "a") ? $0 - 0x20 : $0 }, as: UTF8.self)
     }
 }
 
@@ -203,7 +220,7 @@ enum MMPEventParser: CSVRowParser {
         // Only an install keeps its device ids: another row reads them only to learn whether it has an
         // id at all, when it has neither of the two it keeps.
         let readsDeviceIDs = install || (customerUserID == nil && appsflyerID == nil)
-        let idfv = readsDeviceIDs ? cell(.idfv) : nil
+        let idfv = readsDeviceIDs ? MMPValue.cleanIDFV(header.value(slot: Column.idfv.rawValue, in: row)) : nil
         let idfa = readsDeviceIDs ? MMPValue.cleanIDFA(cell(.idfa)) : nil
         guard customerUserID != nil || idfv != nil || idfa != nil || appsflyerID != nil else {
             throw LineReject("none of 'Customer User ID', 'IDFV', 'IDFA', 'AppsFlyer ID' has a value")

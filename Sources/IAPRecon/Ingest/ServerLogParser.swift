@@ -49,7 +49,7 @@ enum RegistrationParser {
         let ts = try fields.requiredTime("ts")
         let row = RegistrationLine(
             ms: ts, userID: try fields.requiredString("user_id"), method: try fields.string("method"),
-            idfv: MMPValue.clean(try fields.string("idfv")), idfa: MMPValue.cleanIDFA(try fields.string("idfa")),
+            idfv: MMPValue.cleanIDFV(try fields.string("idfv")), idfa: MMPValue.cleanIDFA(try fields.string("idfa")),
             appsflyerID: MMPValue.clean(try fields.string("appsflyer_id")), country: try fields.string("country")
         ).rawRow()
         try rules.checkEventTime(ts, field: "ts")

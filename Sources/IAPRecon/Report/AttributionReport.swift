@@ -90,7 +90,7 @@ struct AttributionReport: Sendable {
     /// Spend rows in a currency fx.csv cannot convert, the first in file order named: their cohort's
     /// spend is shown empty (`spendFXWarnings`).
     var missingSpendRates = MissingRates<SpendLine>()
-    /// The reported users' MMP purchase claims fx.csv cannot convert: their cohort's `mmp_revenue` is
+    /// The MMP purchase claims a cohort takes that fx.csv cannot convert: their cohort's `mmp_revenue` is
     /// shown empty (`claimFXWarnings`).
     var missingClaimRates = MissingRates<Never>()
     /// Cohorts whose spend more than one file gives.
@@ -216,11 +216,8 @@ struct AttributionReport: Sendable {
             // The first way that finds an install wins; later ways are not looked at.
             var found: (way: Int, index: Int)?
             let cuid = RowFingerprint(userID)
-            var viaCUID = byCUID.earliest(of: cuid, atOrBefore: signup.ms, in: installs)
-            linkedAppsflyerIDs.forEach(of: cuid) { appsflyerID in
-                viaCUID = byAppsflyer.earliest(of: appsflyerID, atOrBefore: signup.ms, in: installs, than: viaCUID)
-            }
-            if let index = viaCUID {
+            if let index = Self.earliestInstall(of: cuid, atOrBefore: signup.ms, byCUID: byCUID, byAppsflyer: byAppsflyer,
+                                                linked: linkedAppsflyerIDs, in: installs) {
                 found = (0, index)
             } else if let index = byAppsflyer.earliest(of: signup.appsflyerID, atOrBefore: signup.ms, in: installs) {
                 found = (1, index)
@@ -276,18 +273,31 @@ struct AttributionReport: Sendable {
             userInstalls.remove(user: stored.row.string(Stored.userID))
             hasStored = try stored.step()
         }
-        installs = []
         Trace.mark("attribution users matched")
         try userInstalls.finish()
         Trace.mark("attribution waited for the user installs written")
 
-        // What the MMP itself claimed for the same users (retargeting claims none). Only a reported
-        // user's claims count: a pair's Customer User ID when it is one, else the user its AppsFlyer
-        // ID's install was matched to.
+        // What the MMP itself claimed for the cohort (retargeting claims none): a reported user's claims
+        // in that user's cohort (a pair's Customer User ID when it is one, else the user its AppsFlyer
+        // ID's install was matched to). A claim no reported user takes is the MMP's revenue of a device
+        // the app never saw sign up or pay (a purchase event no receipt backs: the gap this column is
+        // for); it goes to the cohort of its AppsFlyer ID's install, as the MMP counts it, or, when it
+        // names no AppsFlyer ID, of its Customer User ID's. A device whose install the exports do not
+        // hold is nobody's: its Customer User ID may be a placeholder every device sends (`guest`).
         for claim in claims {
             let user = claim.claimer.customerUserID.flatMap { cohortOfUser[$0] != nil ? $0 : nil }
                 ?? claim.claimer.appsflyerID.flatMap { userOfAppsflyer[$0] }
-            guard let user, let slot = cohortOfUser[user] else { continue }
+            let slot: Int
+            if let user, let userSlot = cohortOfUser[user] {
+                slot = userSlot
+            } else if let index = byAppsflyer.earliest(of: claim.claimer.appsflyerID, atOrBefore: .max, in: installs) {
+                slot = installs[index].slot
+            } else if claim.claimer.appsflyerID == nil, let cuid = claim.claimer.customerUserID, let index = Self.earliestInstall(
+                of: cuid, byCUID: byCUID, byAppsflyer: byAppsflyer, linked: linkedAppsflyerIDs, in: installs) {
+                slot = installs[index].slot
+            } else {
+                continue
+            }
             // A claim no rate converts leaves the MMP's total unknown (empty), never a smaller sum.
             add(slot) { cohort in
                 cohort.mmpRevenue += claim.amount
@@ -295,6 +305,7 @@ struct AttributionReport: Sendable {
             }
             missingClaimRates.add(claim.missingRates)
         }
+        installs = []
 
         Trace.mark("attribution mmp purchases")
         // Spend joins on day, media source and campaign; spend with no installs keeps its row.
@@ -322,6 +333,17 @@ struct AttributionReport: Sendable {
         }
         cohorts = Dictionary(uniqueKeysWithValues: zip(keys, values))
         (slots, keys, values) = (FirstSeen(), [], [])
+    }
+
+    /// The earliest install at or before `ms` that a Customer User ID reaches: one whose row names it,
+    /// or one of an AppsFlyer ID any row names it with.
+    static func earliestInstall(of cuid: RowFingerprint, atOrBefore ms: Int64 = .max, byCUID: InstallIndex, byAppsflyer: InstallIndex,
+                                linked: LinkedAppsflyerIDs, in installs: [Install]) -> Int? {
+        var found = byCUID.earliest(of: cuid, atOrBefore: ms, in: installs)
+        linked.forEach(of: cuid) { appsflyerID in
+            found = byAppsflyer.earliest(of: appsflyerID, atOrBefore: ms, in: installs, than: found)
+        }
+        return found
     }
 
     /// Organic is an empty media source or `organic` in any case; `restricted` stays its own bucket.
@@ -383,7 +405,7 @@ struct AttributionReport: Sendable {
         }
     }
 
-    /// One line per currency the reported users' MMP purchase claims want a rate for and fx.csv has
+    /// One line per currency the cohorts' MMP purchase claims want a rate for and fx.csv has
     /// none, or per claims naming no currency: the empty `mmp_revenue` cells alone would not say why.
     func claimFXWarnings(_ currency: ReportingCurrency) -> [String] {
         missingClaimRates.warnings { code, missing in

@@ -1030,6 +1030,18 @@ public enum Schema {
               WHERE content_hash NOT LIKE 'read again for %'
                 AND file_id IN (SELECT file_id FROM rejects WHERE text LIKE '%…');
             """),
+        // An IDFV or IDFA is kept in uppercase now (`MMPValue.uuidCase`), so a sign-up's lowercase id joins AppsFlyer's
+        // uppercase one; an older iaprecon kept the pseudonym of the id as written. The registrations and MMP files
+        // holding an id whose kept last four characters show a lowercase letter, if still in the input folder, are read
+        // again by the next ingest (no stored hash matches), which keeps the pseudonym of the uppercase id.
+        (47, """
+            UPDATE files SET content_hash = 'read again for lowercase device ids', mtime_ns = NULL
+              WHERE content_hash NOT LIKE 'read again for %'
+                AND (file_id IN (SELECT file_id FROM raw_registrations__users
+                                   WHERE CAST(substr(idfv, 17) AS TEXT) GLOB '*[a-f]*' OR CAST(substr(idfa, 17) AS TEXT) GLOB '*[a-f]*')
+                     OR file_id IN (SELECT file_id FROM raw_mmp__events
+                                      WHERE CAST(substr(idfv, 17) AS TEXT) GLOB '*[a-f]*' OR CAST(substr(idfa, 17) AS TEXT) GLOB '*[a-f]*'));
+            """),
     ]
 
     public static var latestVersion: Int { migrations.last?.id ?? 0 }

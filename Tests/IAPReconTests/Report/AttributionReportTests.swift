@@ -47,6 +47,35 @@ struct AttributionReportTests {
         #expect(try Fixture.matchedBy(scenario) == ["customer_user_id": 1, "appsflyer_id": 1, "idfv": 1, "idfa": 1, "unattributed": 1])
     }
 
+    @Test("an IDFV or IDFA joins in either case, as a UUID does: an app server that keeps it lowercase still finds AppsFlyer's uppercase install; near miss: another id does not")
+    func deviceIDsJoinInEitherCase() throws {
+        let scenario = try Scenario()
+        try Fixture.mmp(scenario, [
+            Fixture.MMPRow(time: "2026-11-10 08:00:00", mediaSource: "Facebook Ads", campaign: "V", idfv: "2CD000E2-53E3-42F1-BBEB-3AEC0586E232"),
+            Fixture.MMPRow(time: "2026-11-10 08:00:00", mediaSource: "Facebook Ads", campaign: "A", idfa: "931C586B-7429-4DD0-914D-BE67435210DD"),
+            Fixture.MMPRow(time: "2026-11-10 08:00:00", mediaSource: "Facebook Ads", campaign: "L", idfv: "8da0aa6e-509e-45bd-8c28-1c288e4d0158"),
+            Fixture.MMPRow(time: "2026-11-10 08:00:00", mediaSource: "Facebook Ads", campaign: "N", idfv: "B7DDF51A-E73A-40CD-85D4-BF51CB4D1724"),
+        ])
+        try scenario.write("registrations/r.jsonl", [
+            Fixture.signup("2026-11-10T09:00:00Z", "u1", idfv: "2cd000e2-53e3-42f1-bbeb-3aec0586e232"),
+            Fixture.signup("2026-11-10T09:00:00Z", "u2", idfa: "931c586b-7429-4dd0-914d-be67435210dd"),
+            // AppsFlyer's row lowercase, the app's uppercase.
+            Fixture.signup("2026-11-10T09:00:00Z", "u3", idfv: "8DA0AA6E-509E-45BD-8C28-1C288E4D0158"),
+            // The near miss: one digit differs.
+            Fixture.signup("2026-11-10T09:00:00Z", "u4", idfv: "b7ddf51a-e73a-40cd-85d4-bf51cb4d1725"),
+        ])
+        _ = try scenario.run(asOf: asOf)
+        #expect(try Fixture.lines(scenario.output("attribution.csv")) == [
+            Self.header,
+            "2026-11-10,Facebook Ads,A,1,1,0,0,0,0,0,0,,,,0,,,",
+            "2026-11-10,Facebook Ads,L,1,1,0,0,0,0,0,0,,,,0,,,",
+            "2026-11-10,Facebook Ads,N,1,0,0,0,0,0,0,0,,,,0,,,",
+            "2026-11-10,Facebook Ads,V,1,1,0,0,0,0,0,0,,,,0,,,",
+            "2026-11-10,unattributed,,0,1,0,0,0,0,0,0,,,,0,,,",
+        ])
+        #expect(try Fixture.matchedBy(scenario) == ["customer_user_id": 0, "appsflyer_id": 0, "idfv": 2, "idfa": 1, "unattributed": 1])
+    }
+
     @Test("the keys are tried in order: Customer User ID, then AppsFlyer ID, then IDFV, then IDFA", arguments: [
         ("u1", "by_cuid", "customer_user_id"),
         ("u2", "by_appsflyer", "appsflyer_id"),
@@ -779,6 +808,37 @@ struct AttributionReportTests {
         #expect(try Fixture.lines(scenario.output("attribution.csv")).dropFirst().map {
             $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init)[14]
         } == ["2.5", "3"])
+    }
+
+    @Test("a claim no reported user takes goes to the cohort of its AppsFlyer ID's install, else of its Customer User ID's: the MMP's revenue for devices the app never saw pay shows beside 0 verified")
+    func mmpRevenueOfAnInstallWithoutAUser() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("spend/s.csv", ["date,media_source,campaign,spend,currency", "2026-11-10,fraud_int,F,10,USD"])
+        try Fixture.mmp(scenario, [
+            // Installs whose devices nobody signed up on, or paid from, as the app's logs tell.
+            Fixture.MMPRow(time: "2026-11-10 08:00:00", mediaSource: "fraud_int", campaign: "F", appsflyerID: "af1"),
+            Fixture.MMPRow(time: "2026-11-10 08:00:00", mediaSource: "fraud_int", campaign: "G", appsflyerID: "af2"),
+            Fixture.MMPRow(time: "2026-11-10 08:00:00", mediaSource: "fraud_int", campaign: "H", cuid: "bot7"),
+            // The MMP's purchase events of those devices: by AppsFlyer ID alone, with a Customer User ID nobody
+            // reported, and by the Customer User ID alone that its install row names.
+            Fixture.MMPRow(time: "2026-11-10 09:00:00", eventName: "af_purchase", appsflyerID: "af1",
+                           eventValue: "{}", revenue: "99.99", currency: "USD", revenueUSD: "99.99"),
+            Fixture.MMPRow(time: "2026-11-10 09:00:00", eventName: "af_purchase", appsflyerID: "af2", cuid: "bot2",
+                           eventValue: "{}", revenue: "4.99", currency: "USD", revenueUSD: "4.99"),
+            Fixture.MMPRow(time: "2026-11-10 09:00:00", eventName: "af_purchase", cuid: "bot7",
+                           eventValue: "{}", revenue: "1.99", currency: "USD", revenueUSD: "1.99"),
+            // Near miss: a claim whose ids reach no install and no reported user stays nobody's.
+            Fixture.MMPRow(time: "2026-11-10 09:00:00", eventName: "af_purchase", appsflyerID: "af9", cuid: "bot9",
+                           eventValue: "{}", revenue: "7", currency: "USD", revenueUSD: "7"),
+        ])
+        _ = try scenario.run(asOf: asOf)
+        #expect(try Fixture.lines(scenario.output("attribution.csv")) == [
+            Self.header,
+            "2026-11-10,fraud_int,F,1,0,0,0,0,0,0,0,10,0,0,99.99,10,,",
+            "2026-11-10,fraud_int,G,1,0,0,0,0,0,0,0,,,,4.99,,,",
+            "2026-11-10,fraud_int,H,1,0,0,0,0,0,0,0,,,,1.99,,,",
+        ])
     }
 
     @Test("under --currency JPY the MMP's dollar claim is converted into yen at its day's rate, like every other amount")

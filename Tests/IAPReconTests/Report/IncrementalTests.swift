@@ -715,6 +715,41 @@ struct IncrementalTests {
         #expect(reasons == ["REFUND_REVERSED without signedDate", "REFUND_REVERSED without signedDate"])
     }
 
+    @Test("a store an older iaprecon fed lowercase IDFVs and IDFAs reads the registrations and MMP files holding them again on its next run, and then holds what a fresh store holds; files of uppercase ids are not read again")
+    func lowercaseDeviceIDsAfterUpgrade() throws {
+        typealias Fixture = AttributionReportTests.Fixture
+        let (upperV, lowerV) = ("2CD000E2-53E3-42F1-BBEB-3AEC0586E232", "2cd000e2-53e3-42f1-bbeb-3aec0586e232")
+        let (upperA, lowerA) = ("931C586B-7429-4DD0-914D-BE67435210DD", "931c586b-7429-4dd0-914d-be67435210dd")
+        let upperW = "B7DDF51A-E73A-40CD-85D4-BF51CB4D1724"
+        func write(_ scenario: Scenario) throws {
+            _ = try scenario.write("attribution/upper.csv", [Fixture.mmpHeader,
+                                                            Fixture.MMPRow(time: "2026-11-10 08:00:00", mediaSource: "src", campaign: "V", idfv: upperV).csv,
+                                                            Fixture.MMPRow(time: "2026-11-10 08:00:00", mediaSource: "src", campaign: "W", idfv: upperW).csv])
+                .write("attribution/lower.csv", [Fixture.mmpHeader,
+                                                 Fixture.MMPRow(time: "2026-11-10 08:00:00", mediaSource: "src", campaign: "A", idfa: lowerA).csv])
+                .write("registrations/lower.jsonl", [Fixture.signup("2026-11-10T09:00:00Z", "u1", idfv: lowerV)])
+                .write("registrations/upper.jsonl", [Fixture.signup("2026-11-10T09:00:00Z", "u2", idfa: upperA),
+                                                     Fixture.signup("2026-11-10T09:00:00Z", "u3", idfv: upperW)])
+        }
+        let now = "2026-11-30T00:00:00Z"
+        let older = try Scenario()
+        try write(older)
+        _ = try run(older, input: older.input, now: now, asOf: now)
+        // What an older iaprecon kept: the pseudonyms of the ids as written, so u1 and u2 joined no install.
+        let database = try older.open()
+        let pseudonyms = try StoredDeviceIDKey.pseudonyms(database)
+        try database.run("UPDATE raw_registrations__users SET idfv = ? WHERE user_id = 'u1'", [.blob(pseudonyms.pseudonym(lowerV))])
+        try database.run("UPDATE raw_mmp__events SET idfa = ? WHERE idfa IS NOT NULL", [.blob(pseudonyms.pseudonym(lowerA))])
+        let migration = try #require(Schema.migrations.first { $0.sql.contains("read again for lowercase device ids") }?.id)
+        try database.execute("DELETE FROM schema_migrations WHERE id >= \(migration)")
+        try Schema.migrate(database)
+        let night = try run(older, input: older.input, now: now, asOf: now)
+        // Near miss: the files of uppercase ids are not read again.
+        #expect(readAgain(night) == ["attribution/lower.csv", "registrations/lower.jsonl"])
+        #expect(try expectMigratedAsFresh(older, now: now, asOf: now, "upgraded store", inputs: write) == [])
+        #expect(try Fixture.matchedBy(older) == ["customer_user_id": 0, "appsflyer_id": 0, "idfv": 2, "idfa": 1, "unattributed": 0])
+    }
+
     @Test("a store an older iaprecon fed a V2 upgrade, an offer-code receipt item and a family copy's refund reads their files again on its next run, and then holds what a fresh store holds; a file of V2 purchases alone is not read again")
     func upgradesAndOfferCodesAfterUpgrade() throws {
         let monthly = Line.v2("t1", "pro.monthly", purchase: "2026-11-01T10:00:00Z", expires: "2026-12-01T10:00:00Z", price: 9990,

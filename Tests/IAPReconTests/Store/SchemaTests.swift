@@ -54,6 +54,7 @@ struct SchemaTests {
         44: "d048ddf4629e1604",
         45: "c480b3864139fa8c",
         46: "e4d08902f7738912",
+        47: "4bb00ce5f8b48154",
     ]
 
     @Test("a released migration's text never changes, and every migration is recorded as released")
