@@ -63,8 +63,16 @@ enum HistoryCommand {
         return .user(try trimmed(id, "the user id", command))
     }
 
+    /// `value` without the spaces, and the quotes, a copy and paste brings along: a key copied from a
+    /// JSON log, a spreadsheet cell or a chat comes in quotes (`"u_1005"`, `“u_1005”`), and no store
+    /// holds an id wrapped in them. A quote on one side only, or inside, is part of the key.
     private static func trimmed(_ value: String, _ label: String, _ command: ParsedCommand) throws -> String {
-        let key = value.trimmingCharacters(in: .whitespacesAndNewlines)
+        var key = value.trimmingCharacters(in: .whitespacesAndNewlines)
+        let pairs: [(Character, Character)] = [("\"", "\""), ("'", "'"), ("`", "`"), ("\u{201C}", "\u{201D}"), ("\u{2018}", "\u{2019}"),
+                                                ("\u{201E}", "\u{201C}"), ("\u{00AB}", "\u{00BB}")]
+        if key.count >= 2, let first = key.first, let last = key.last, pairs.contains(where: { $0 == (first, last) }) {
+            key = String(key.dropFirst().dropLast()).trimmingCharacters(in: .whitespacesAndNewlines)
+        }
         guard !key.isEmpty else { throw command.usageError("\(label) is empty: give the id to look up") }
         return key
     }

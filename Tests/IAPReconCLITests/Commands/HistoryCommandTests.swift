@@ -41,6 +41,32 @@ struct HistoryCommandTests {
         #expect(work.iaprecon(["history", "--app-account-token", "7D3F8E2A-5B1C-4C9E-9F0A-3E6B2D1C8A47", "--db", db]).code == 0)
     }
 
+    @Test("a key pasted with the quotes around it (from a JSON log, a spreadsheet, a chat) finds the story the bare key finds")
+    func quotedKeys() throws {
+        let (work, db) = try #require(Self.sampleStore())
+        let plain = work.iaprecon(["history", "u_1005", "--db", db])
+        #expect(plain.code == 0)
+        for quoted in ["'u_1005'", "\"u_1005\"", "\u{201C}u_1005\u{201D}", "\u{2018}u_1005\u{2019}", "`u_1005`", " \"u_1005\" ", "\" u_1005 \""] {
+            let result = work.iaprecon(["history", quoted, "--db", db])
+            #expect(result.code == 0, "\(quoted): \(result.err)")
+            #expect(result.out == plain.out, "\(quoted)")
+        }
+        #expect(work.iaprecon(["history", "--order", "\"OrderID_1795550691000_gems300\"", "--db", db]).out == plain.out)
+        #expect(work.iaprecon(["history", "--transaction", "'2000000630024936'", "--db", db]).code == 0)
+        #expect(work.iaprecon(["history", "--app-account-token", "\"7d3f8e2a-5b1c-4c9e-9f0a-3e6b2d1c8a47\"", "--db", db]).code == 0)
+        // The message names the key without the quotes, as the store would hold it.
+        let unknown = work.iaprecon(["history", "'u_9'", "--db", db])
+        #expect(unknown.code == 1)
+        #expect(unknown.err == "Error: no user 'u_9' in the store\n")
+        // Near misses: a quote on one side only, or inside the key, is part of the key; so are quotes that are the whole key.
+        for kept in ["'u_1005", "u_1005\"", "u_10'05"] {
+            let result = work.iaprecon(["history", kept, "--db", db])
+            #expect(result.code == 1, "\(kept)")
+            #expect(result.err.hasPrefix("Error: no user '\(kept)' in the store"), "\(kept): \(result.err)")
+        }
+        #expect(work.iaprecon(["history", "''", "--db", db]).code == 2)
+    }
+
     @Test("no id on the table is split across lines, though the details still wrap within 120 columns")
     func idsNeverSplit() throws {
         let (work, db) = try #require(Self.sampleStore())
