@@ -212,7 +212,10 @@ struct HelpTests {
             then orders, transactions, deliveries, refunds and findings in time order (times
             in --tz). Give a user ID, or look up by --order, --app-account-token (that
             user's story), --transaction (that transaction's story) or
-            --original-transaction (a subscription chain's story).
+            --original-transaction (a subscription chain's story). A key may be pasted with
+            the quotes around it. For a long story (a QA or reseller account), --since and
+            --limit show the latest events and say how many earlier ones are not shown; the
+            header still covers the whole story.
 
             USAGE: iaprecon history [<options>] [<user-id>]
 
@@ -227,6 +230,11 @@ struct HelpTests {
               --app-account-token <uuid>
                                       Show the story of the user whose purchases carry this
                                       token (several users': every purchase carrying it).
+              --since <date>          Show only the events from this day on (yyyy-MM-dd,
+                                      from its midnight in --tz) or from this time (ISO 8601
+                                      with its offset).
+              --limit <n>             Show only the latest n events (of those --since
+                                      keeps).
               --db <file>             SQLite store of the ingested and joined data.
                                       (default: iaprecon.sqlite)
               --tz <zone>             IANA time zone of a place (Europe/London, not BST or
@@ -247,6 +255,9 @@ struct HelpTests {
 
               Who an order belongs to, as a page to attach to a ticket:
                 iaprecon history --order OrderID_1795364381000_gems980 --format html
+
+              The latest 50 events since November of a user with a long story:
+                iaprecon history u_1001 --since 2026-11-01 --limit 50
             """
         #expect(parse(["history", "--help"], program: .iaprecon) == .help(expected))
     }
@@ -263,7 +274,7 @@ struct HelpTests {
             }
             return words.count > 2 ? words[2] : ""
         }
-        #expect(named.count == 3)
+        #expect(named.count == 4)
         let missing = named.filter { !cells.contains($0) }
         #expect(missing.isEmpty, "history's examples look up \(missing), which sample-data does not hold")
     }
