@@ -315,8 +315,11 @@ public struct UserHistory: Sendable {
                 matched = "order id logged first by \(first.userID) (\(first.source)), whose order the reconciliation takes: "
                     + "none of this user's transactions is matched to it"
             }
+            // Support reads "no transaction matched" as "the customer paid nothing": say what it means.
+            let shown = order.match == nil && order.loggedFirstBy == nil
+                ? matched + ": no receipt, notification or delivery links an Apple purchase to this order" : matched
             add(order.ms, "order", id: order.orderID, product: order.productID, amount: order.price, currency: order.currency, detail: matched,
-                source: order.source)
+                shownDetail: shown, source: order.source)
         }
 
         /// `buyer`: the user whose story it is, for a user's history. `reversedRefunds`: the refunds
@@ -331,13 +334,23 @@ public struct UserHistory: Sendable {
             let detail = { (time: (Int64) -> String) in
                 (before + (transaction.expiresMs.map { ["expires " + time($0)] } ?? []) + after).joined(separator: ", ")
             }
+            // The row's amount is the purchase's price: people are told when this user paid none of it.
+            var shown = [detail { UserHistory.localTime($0, zone) }]
+            if let environment = transaction.environment, environment != "Production" {
+                shown[0] = shown[0].replacingOccurrences(of: environment, with: environment + ": a test purchase, nobody was charged",
+                                                         options: .anchored)
+            }
+            if transaction.ownership == "FAMILY_SHARED" {
+                shown = [shown[0].replacingOccurrences(of: ", family shared", with: ""), "family shared: a family member bought it, this user was not charged"]
+            }
             add(transaction.purchaseMs, "apple purchase", id: id, product: transaction.productID, amount: transaction.price.map(Money.format),
-                currency: transaction.currency, detail: detail(Timestamp.iso8601), shownDetail: detail { UserHistory.localTime($0, zone) },
+                currency: transaction.currency, detail: detail(Timestamp.iso8601), shownDetail: shown.joined(separator: ", "),
                 source: transaction.firstSighting ?? "")
             guard !reversedRefunds.isEmpty else {
                 if let refundMs = transaction.refundMs {
+                    let type = transaction.refundType ?? "refund"
                     add(refundMs, "refund", id: id, product: transaction.productID, amount: transaction.refundAmount, currency: transaction.currency,
-                        detail: transaction.refundType ?? "refund", source: transaction.refundSource ?? "")
+                        detail: type, shownDetail: UserHistory.refundInWords(type), source: transaction.refundSource ?? "")
                 }
                 return
             }
@@ -347,8 +360,9 @@ public struct UserHistory: Sendable {
                 } else {
                     // What was refunded is known of the refund that stands, if one does.
                     let stands = notice.ms == transaction.refundMs
+                    let type = notice.revocationType ?? transaction.refundType ?? "refund"
                     add(notice.ms, "refund", id: id, product: transaction.productID, amount: stands ? transaction.refundAmount : nil,
-                        currency: transaction.currency, detail: notice.revocationType ?? transaction.refundType ?? "refund", source: notice.source)
+                        currency: transaction.currency, detail: type, shownDetail: UserHistory.refundInWords(type), source: notice.source)
                 }
             }
         }
@@ -409,6 +423,16 @@ public struct UserHistory: Sendable {
             pieces[index] += count == "1" ? " time" : " times"
         }
         return pieces.joined()
+    }
+
+    /// Apple's revocation type with what it means for the customer, for people; scripts keep Apple's word.
+    static func refundInWords(_ type: String) -> String {
+        switch type {
+        case "REFUND_FULL": type + ": Apple refunded the whole price"
+        case "REFUND_PRORATED": type + ": Apple refunded part of the price"
+        case "FAMILY_REVOKE": type + ": Apple took back the family-shared access; nothing was refunded to this user"
+        default: type
+        }
     }
 
     /// `count` and `noun`, the noun in the plural unless the count is one.

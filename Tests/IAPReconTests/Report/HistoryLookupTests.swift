@@ -80,6 +80,35 @@ struct HistoryLookupTests {
         #expect(Self.message(database, .user("alice.smith@example.org")) == "no user 'alice.smith@example.org' in the store")
     }
 
+    @Test("the table says in words what support would misread: a family member's purchase, a test purchase, a refund's kind, an order nothing paid for; scripts keep Apple's words")
+    func wordsForSupport() throws {
+        let (scenario, database) = try UserHistoryTests.sampleStore()
+        defer { withExtendedLifetime(scenario) {} }
+        func shown(_ user: String, _ event: String) throws -> [String] {
+            try UserHistory.load(database, .user(user)).events.filter { $0.event == event }.map(\.shownDetail)
+        }
+        func detail(_ user: String, _ event: String) throws -> [String] {
+            try UserHistory.load(database, .user(user)).events.filter { $0.event == event }.map(\.detail)
+        }
+        // u_1009 got removeads through Family Sharing (3.99 USD on the row: the organiser's price), then the organiser stopped sharing.
+        #expect(try shown("u_1009", "apple purchase") == ["Production, family shared: a family member bought it, this user was not charged"])
+        #expect(try shown("u_1009", "refund") == ["FAMILY_REVOKE: Apple took back the family-shared access; nothing was refunded to this user"])
+        #expect(try shown("u_1007", "refund") == ["REFUND_FULL: Apple refunded the whole price"])
+        #expect(try shown("u_1008", "refund") == ["REFUND_PRORATED: Apple refunded part of the price"])
+        // u_1011's TestFlight purchase.
+        #expect(try shown("u_1011", "apple purchase") == ["Sandbox: a test purchase, nobody was charged"])
+        // u_1023 paid, but no receipt ever reached the server: the order is linked to no Apple purchase.
+        #expect(try shown("u_1023", "order") == ["no transaction matched: no receipt, notification or delivery links an Apple purchase to this order"])
+        // Scripts keep the words as they were.
+        #expect(try detail("u_1009", "apple purchase") == ["Production, family shared"])
+        #expect(try detail("u_1009", "refund") == ["FAMILY_REVOKE"])
+        #expect(try detail("u_1011", "apple purchase") == ["Sandbox"])
+        #expect(try detail("u_1023", "order") == ["no transaction matched"])
+        // Near misses: a production purchase of one's own, and a matched order, read as before.
+        #expect(try shown("u_1005", "apple purchase") == ["Production"])
+        #expect(try shown("u_1005", "order") == ["matched to 2000000630024936 by delivery"])
+    }
+
     @Test("an app account token is found in capitals as in lower case, as the same story")
     func tokenInAnyCase() throws {
         let (scenario, database) = try UserHistoryTests.sampleStore()
