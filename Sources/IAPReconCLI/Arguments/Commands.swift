@@ -241,14 +241,14 @@ extension CommandSpec {
                 defaultValue: .value("table"), kind: .choice(["table", "json", "csv", "html"])),
         ],
         examples: [
-            ExampleSpec("One user's history as a table, in Berlin time:", "iaprecon history u_1001 --tz Europe/Berlin"),
+            ExampleSpec("One user's latest 50 events since November 1, in Berlin time:",
+                        "iaprecon history u_1001 --tz Europe/Berlin --since 2026-11-01 --limit 50"),
             ExampleSpec(
                 "The story of one transaction, as JSON:",
                 "iaprecon history --transaction 2000000629466000 --format json"),
             ExampleSpec(
                 "Who an order belongs to, as a page to attach to a ticket:",
                 "iaprecon history --order OrderID_1795364381000_gems980 --format html"),
-            ExampleSpec("The latest 50 events since November of a user with a long story:", "iaprecon history u_1001 --since 2026-11-01 --limit 50"),
         ],
         exactlyOneOf: [["user-id", "transaction", "order", "original-transaction", "app-account-token"]]
     )
