@@ -28,8 +28,8 @@ extension Pipeline {
 
 extension UserHistory {
     /// One customer's history from the SQLite store (`load(_:_:currency:zone:)` on `SQLiteHistoryStore`).
-    public static func load(_ database: Database, _ lookup: Lookup, currency: String? = nil, zone: Zone = .utc) throws -> UserHistory {
-        try load(SQLiteHistoryStore(database), lookup, currency: currency, zone: zone)
+    public static func load(_ database: Database, _ lookup: Lookup, currency: String? = nil, zone: Zone = .utc, window: Window = Window()) throws -> UserHistory {
+        try load(SQLiteHistoryStore(database), lookup, currency: currency, zone: zone, window: window)
     }
 }
 

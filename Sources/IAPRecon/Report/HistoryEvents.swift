@@ -25,15 +25,27 @@ public final class HistoryEvents: Sequence, Sendable, Equatable {
     /// The events no run holds, encoded (`Record`), and where each starts, in time order.
     private let held: [UInt8]
     private let heldStarts: [Int]
+    /// How many of the earliest events reading passes over (`droppingFirst`).
+    private let skipped: Int
     private let failure = Mutex<String?>(nil)
 
-    private init(count: Int, spillFailure: String? = nil, file: SpillFile?, runs: [Range<Int64>], held: [UInt8], heldStarts: [Int]) {
+    private init(count: Int, spillFailure: String? = nil, file: SpillFile?, runs: [Range<Int64>], held: [UInt8], heldStarts: [Int],
+                 skipped: Int = 0) {
         self.count = count
         self.spillFailure = spillFailure
         self.file = file
         self.runs = runs
         self.held = held
         self.heldStarts = heldStarts
+        self.skipped = skipped
+    }
+
+    /// These events without the earliest `earliest` of them: the latest ones of a long story
+    /// (`history --limit`), read from the same runs, which are merged past the others as they are read.
+    func droppingFirst(_ earliest: Int) -> HistoryEvents {
+        let dropped = Swift.min(Swift.max(earliest, 0), count)
+        return HistoryEvents(count: count - dropped, spillFailure: spillFailure, file: file, runs: runs, held: held, heldStarts: heldStarts,
+                             skipped: skipped + dropped)
     }
 
     /// No events.
@@ -69,12 +81,28 @@ public final class HistoryEvents: Sequence, Sendable, Equatable {
         private let events: HistoryEvents
         private var nextHeld = 0
         private var merge: Merge?
+        /// The earliest events still to pass over.
+        private var toSkip: Int
 
         fileprivate init(_ events: HistoryEvents) {
             self.events = events
+            toSkip = events.skipped
         }
 
         public mutating func next() -> Event? {
+            while toSkip > 0 {
+                toSkip -= 1
+                // Held alone, they are in order already: the first ones are passed over unread.
+                if events.file == nil {
+                    nextHeld += 1
+                } else if nextEvent() == nil {
+                    return nil
+                }
+            }
+            return nextEvent()
+        }
+
+        private mutating func nextEvent() -> Event? {
             let events = events
             guard let file = events.file else {
                 // Nothing went to disk: the held events, in order.

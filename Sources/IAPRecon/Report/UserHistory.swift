@@ -52,13 +52,35 @@ public struct UserHistory: Sendable {
         }
     }
 
+    /// Which events of a story are shown (`history --since`, `--limit`): a QA or reseller account's
+    /// story runs to hundreds of thousands of events, of which support reads the latest.
+    public struct Window: Sendable, Equatable {
+        /// Events before this instant are not shown.
+        public var sinceMs: Int64?
+        /// Of the rest, only the latest this many are shown.
+        public var limit: Int?
+
+        public init(sinceMs: Int64? = nil, limit: Int? = nil) {
+            self.sinceMs = sinceMs
+            self.limit = limit
+        }
+
+        var isWhole: Bool { sinceMs == nil && limit == nil }
+    }
+
     /// What the history is of, in words: `user u_1005`, `transaction 2000000630024936`, ...
     public var subject: String
     /// What the header says of the key before the totals: the other users a shared key names.
     public var notes: [String]
     /// The user the lookup resolved to (for a transaction, the one who bought it).
     public var userID: String
+    /// The events shown: those of the story `window` keeps.
     public var events: HistoryEvents
+    public var window = Window()
+    /// The events of the story before `window.sinceMs`, and those before the latest `window.limit`: not in `events`.
+    public var eventsBeforeSince = 0
+    public var eventsPastLimit = 0
+    public var eventsNotShown: Int { eventsBeforeSince + eventsPastLimit }
     public var findingIDs: [String]
     public var findings: [OpenFinding]
     /// Verified production purchases made by the customer (or the transaction looked up), and
@@ -107,7 +129,8 @@ public struct UserHistory: Sendable {
     /// currency (by default the one the store's fx.csv converts into).
     /// - Throws: `ReportingCurrency.Mismatch` when fx.csv does not convert into `currency`: amounts
     ///   are never shown under another currency's name.
-    static func load(_ store: some HistoryStore, _ lookup: Lookup, currency: String? = nil, zone: Zone = .utc,
+    /// `window` leaves out events (`Window`); the header (totals, subscriptions, findings, rejected lines) still covers the whole story.
+    static func load(_ store: some HistoryStore, _ lookup: Lookup, currency: String? = nil, zone: Zone = .utc, window: Window = Window(),
                      memoryBytes: Int = HistoryEvents.memoryBytes, transactionsAtOnce: Int = transactionsReadAtOnce) throws -> UserHistory {
         try store.checkSchema()
         guard try store.isReconciled() else {
@@ -122,7 +145,7 @@ public struct UserHistory: Sendable {
         try fx.checkStored(rates)
 
         var transactionIDs: [String]
-        var events = Events(zone: zone, found: HistoryEvents.Builder(memoryBytes: memoryBytes))
+        var events = Events(zone: zone, sinceMs: window.sinceMs, found: HistoryEvents.Builder(memoryBytes: memoryBytes))
         let user: String?
         switch scope {
         case .user(let id):
@@ -189,8 +212,12 @@ public struct UserHistory: Sendable {
         var searched = resolved.rejectedKeys
         if case .appAccountToken(let token) = lookup { searched += [token.lowercased(), token.uppercased()] }
         let rejected = try store.rejectedLines(naming: Array(Set(searched)).sorted()).map(RejectedInput.init)
+        var shown = events.found.finished()
+        let pastLimit = window.limit.map { max(0, shown.count - $0) } ?? 0
+        if pastLimit > 0 { shown = shown.droppingFirst(pastLimit) }
         return UserHistory(
-            subject: subject, notes: resolved.notes, userID: userID, events: events.found.finished(), findingIDs: findings.map(\.findingID).sorted(),
+            subject: subject, notes: resolved.notes, userID: userID, events: shown, window: window, eventsBeforeSince: events.beforeSince,
+            eventsPastLimit: pastLimit, findingIDs: findings.map(\.findingID).sorted(),
             findings: findings, spent: Money.format(totals.spent), refunded: Money.format(totals.refunded), reportingCurrency: currency,
             unconverted: totals.unconverted, activeSubscriptions: active, asOfMs: asOfMs, rejectedLines: rejected,
             caveat: try caveat(store))
@@ -249,11 +276,18 @@ public struct UserHistory: Sendable {
     private struct Events {
         /// The zone people read the history in (`shownDetail`).
         let zone: Zone
+        /// Events before it are counted, not kept (`Window.sinceMs`).
+        let sinceMs: Int64?
         /// The events so far, which it puts in time order.
         var found: HistoryEvents.Builder
+        var beforeSince = 0
 
         mutating func add(_ ms: Int64, _ event: String, id: String = "", product: String = "", amount: String? = nil, currency: String? = nil,
                           detail: String, shownDetail: String? = nil, source: String = "") {
+            if let sinceMs, ms < sinceMs {
+                beforeSince += 1
+                return
+            }
             found.add(Event(ms: ms, event: event, id: id, product: product, amount: amount ?? "", currency: amount == nil ? "" : currency ?? "",
                             detail: detail, shownDetail: shownDetail ?? detail, source: source))
         }
@@ -281,8 +315,11 @@ public struct UserHistory: Sendable {
                 matched = "order id logged first by \(first.userID) (\(first.source)), whose order the reconciliation takes: "
                     + "none of this user's transactions is matched to it"
             }
+            // Support reads "no transaction matched" as "the customer paid nothing": say what it means.
+            let shown = order.match == nil && order.loggedFirstBy == nil
+                ? matched + ": no receipt, notification or delivery links an Apple purchase to this order" : matched
             add(order.ms, "order", id: order.orderID, product: order.productID, amount: order.price, currency: order.currency, detail: matched,
-                source: order.source)
+                shownDetail: shown, source: order.source)
         }
 
         /// `buyer`: the user whose story it is, for a user's history. `reversedRefunds`: the refunds
@@ -297,13 +334,23 @@ public struct UserHistory: Sendable {
             let detail = { (time: (Int64) -> String) in
                 (before + (transaction.expiresMs.map { ["expires " + time($0)] } ?? []) + after).joined(separator: ", ")
             }
+            // The row's amount is the purchase's price: people are told when this user paid none of it.
+            var shown = [detail { UserHistory.localTime($0, zone) }]
+            if let environment = transaction.environment, environment != "Production" {
+                shown[0] = shown[0].replacingOccurrences(of: environment, with: environment + ": a test purchase, nobody was charged",
+                                                         options: .anchored)
+            }
+            if transaction.ownership == "FAMILY_SHARED" {
+                shown = [shown[0].replacingOccurrences(of: ", family shared", with: ""), "family shared: a family member bought it, this user was not charged"]
+            }
             add(transaction.purchaseMs, "apple purchase", id: id, product: transaction.productID, amount: transaction.price.map(Money.format),
-                currency: transaction.currency, detail: detail(Timestamp.iso8601), shownDetail: detail { UserHistory.localTime($0, zone) },
+                currency: transaction.currency, detail: detail(Timestamp.iso8601), shownDetail: shown.joined(separator: ", "),
                 source: transaction.firstSighting ?? "")
             guard !reversedRefunds.isEmpty else {
                 if let refundMs = transaction.refundMs {
+                    let type = transaction.refundType ?? "refund"
                     add(refundMs, "refund", id: id, product: transaction.productID, amount: transaction.refundAmount, currency: transaction.currency,
-                        detail: transaction.refundType ?? "refund", source: transaction.refundSource ?? "")
+                        detail: type, shownDetail: UserHistory.refundInWords(type), source: transaction.refundSource ?? "")
                 }
                 return
             }
@@ -313,8 +360,9 @@ public struct UserHistory: Sendable {
                 } else {
                     // What was refunded is known of the refund that stands, if one does.
                     let stands = notice.ms == transaction.refundMs
+                    let type = notice.revocationType ?? transaction.refundType ?? "refund"
                     add(notice.ms, "refund", id: id, product: transaction.productID, amount: stands ? transaction.refundAmount : nil,
-                        currency: transaction.currency, detail: notice.revocationType ?? transaction.refundType ?? "refund", source: notice.source)
+                        currency: transaction.currency, detail: type, shownDetail: UserHistory.refundInWords(type), source: notice.source)
                 }
             }
         }
@@ -375,6 +423,16 @@ public struct UserHistory: Sendable {
             pieces[index] += count == "1" ? " time" : " times"
         }
         return pieces.joined()
+    }
+
+    /// Apple's revocation type with what it means for the customer, for people; scripts keep Apple's word.
+    static func refundInWords(_ type: String) -> String {
+        switch type {
+        case "REFUND_FULL": type + ": Apple refunded the whole price"
+        case "REFUND_PRORATED": type + ": Apple refunded part of the price"
+        case "FAMILY_REVOKE": type + ": Apple took back the family-shared access; nothing was refunded to this user"
+        default: type
+        }
     }
 
     /// `count` and `noun`, the noun in the plural unless the count is one.
@@ -454,7 +512,8 @@ extension UserHistory {
     /// The header's lines: what the customer spent and got back, what they can use now, what is open.
     public func headerLines(_ zone: Zone) -> [String] {
         let money = { (text: String) in shownAmount(text) + " " + reportingCurrency }
-        var lines = ["\(subject) · as of \(Self.localTime(asOfMs, zone)) \(zone.identifier) · \(Self.counted(events.count, "event"))"] + notes
+        var lines = ["\(subject) · as of \(Self.localTime(asOfMs, zone)) \(zone.identifier) · \(Self.counted(events.count + eventsNotShown, "event"))"]
+            + notes
         var totals = "spent \(money(spent)), refunded \(money(refunded))"
         if unconverted > 0 { totals += " (\(Self.counted(unconverted, "purchase")) without an fx rate not counted)" }
         lines.append(totals)
@@ -493,7 +552,30 @@ extension UserHistory {
         if !rejectedLines.isEmpty {
             lines.append("rejected input lines naming this customer or key: " + Self.listed(rejectedLines))
         }
+        if let shown = shownEvents(zone) { lines.append(eventsNotShown > 0 ? shown + "; the lines above cover the whole story" : shown) }
         return lines
+    }
+
+    /// Which events are shown when `window` leaves some out, and how many earlier ones are not, in
+    /// words (`showing the latest 50 events; 1204 earlier events are not shown (--limit)`); nil for
+    /// the whole story.
+    public func shownEvents(_ zone: Zone) -> String? {
+        guard !window.isWhole else { return nil }
+        let since = window.sinceMs.map { " since \(Self.localTime($0, zone)) \(zone.identifier)" } ?? ""
+        guard eventsNotShown > 0 else {
+            let bounds = [window.sinceMs.map { _ in "earlier than --since" }, window.limit.map { _ in "past --limit" }].compactMap { $0 }
+            return "showing all \(Self.counted(events.count, "event")): none is " + bounds.joined(separator: " or ")
+        }
+        let shown = if events.isEmpty {
+            "no events" + since
+        } else if eventsPastLimit > 0 {
+            "showing the latest " + (since.isEmpty ? Self.counted(events.count, "event")
+                : "\(events.count) of the \(Self.counted(events.count + eventsPastLimit, "event"))" + since)
+        } else {
+            "showing the \(Self.counted(events.count, "event"))" + since
+        }
+        let options = [eventsBeforeSince > 0 ? "--since" : nil, eventsPastLimit > 0 ? "--limit" : nil].compactMap { $0 }
+        return shown + "; \(Self.counted(eventsNotShown, "earlier event")) \(eventsNotShown == 1 ? "is" : "are") not shown (\(options.joined(separator: ", ")))"
     }
 
     /// The history as a page in report.html's style, to paste into a ticket, handed to `write` in

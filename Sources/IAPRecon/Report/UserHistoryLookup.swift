@@ -174,12 +174,44 @@ extension UserHistory {
                 + kinds.map { $0.command(key) }.joined(separator: ", or ")
             return found
         }
+        // Support often knows a customer only by the IDFV the app shows, or the IDFA or AppsFlyer ID an ad
+        // network gave: the sign-up that gave it names the user. Shown masked, as the story shows it.
+        let devices = try deviceIDShape(key).map { try store.users(withDeviceID: key, shaped: $0) } ?? []
+        if let first = devices.first {
+            let idKinds = Set(devices.map(\.kind))
+            let shown = (idKinds.count == 1 ? first.kind : "device id") + " " + (mask(.text(key)) ?? key)
+            found.otherKind = devices.count == 1
+                ? "\(shown) is on the sign-up of user \(first.userID), not \(asked.withArticle): \(KeyKind.user.command(first.userID))"
+                : "\(shown) is on the sign-ups of \(devices.count) users, not \(asked.withArticle): " + lookups(ofUsers: devices.map(\.userID))
+            return found
+        }
+        var hints: [String] = []
+        // An email-like id is often typed in another case than the app logged it.
+        if asked == .user {
+            let users = try store.users(differingOnlyInCaseFrom: key)
+            if let user = users.first {
+                hints.append(users.count == 1 ? "user \(user) differs only in case: \(KeyKind.user.command(user))"
+                    : "\(users.count) users differ from it only in case: " + lookups(ofUsers: users))
+            }
+        }
         let rejected = try store.rejectedLines(naming: asked == .token ? [key, key.lowercased(), key.uppercased()] : [key])
         if !rejected.isEmpty {
-            found.hint = (rejected.count == 1 ? "1 rejected line names it: " : "\(rejected.count) rejected lines name it: ")
-                + listed(rejected.map(RejectedInput.init))
+            hints.append((rejected.count == 1 ? "1 rejected line names it: " : "\(rejected.count) rejected lines name it: ")
+                + listed(rejected.map(RejectedInput.init)))
         }
+        if !hints.isEmpty { found.hint = hints.joined(separator: "; ") }
         return found
+    }
+
+    /// Which device id `key` can be: a UUID an IDFV or IDFA, digits, a dash and digits an AppsFlyer ID;
+    /// nil for any other key, which no sign-up is searched for.
+    static func deviceIDShape(_ key: String) -> DeviceIDShape? {
+        if isUUID(key) { return .uuid }
+        let bytes = Array(key.utf8)
+        let isDigit = { (byte: UInt8) in byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
+        guard let dash = bytes.firstIndex(of: UInt8(ascii: "-")), dash > 0, dash < bytes.count - 1,
+              bytes[..<dash].allSatisfy(isDigit), bytes[(dash + 1)...].allSatisfy(isDigit) else { return nil }
+        return .appsFlyerID
     }
 
     /// Whether `text` is a UUID (8-4-4-4-12 hex digits, either case), as Apple's `appAccountToken` is.

@@ -218,7 +218,10 @@ extension CommandSpec {
             (times in --tz). \
             Give a user ID, or look up by --order, --app-account-token (that user's \
             story), --transaction (that transaction's story) or --original-transaction \
-            (a subscription chain's story).
+            (a subscription chain's story). A key may be pasted with the quotes around \
+            it. For a long story (a QA or reseller account), --since and --limit show \
+            the latest events and say how many earlier ones are not shown; the header \
+            still covers the whole story.
             """,
         arguments: [ArgumentSpec(name: "user-id", help: "The user whose history to show.", isRequired: false)],
         options: [
@@ -227,6 +230,9 @@ extension CommandSpec {
             OptionSpec(name: "original-transaction", valueName: "id", help: "Show every transaction of one subscription chain."),
             OptionSpec(name: "app-account-token", valueName: "uuid",
                        help: "Show the story of the user whose purchases carry this token (several users': every purchase carrying it)."),
+            OptionSpec(name: "since", valueName: "date",
+                       help: "Show only the events from this day on (yyyy-MM-dd, from its midnight in --tz) or from this time (ISO 8601 with its offset)."),
+            OptionSpec(name: "limit", valueName: "n", help: "Show only the latest n events (of those --since keeps).", kind: .integer(minimum: 1)),
             .db,
             .tz,
             .historyCurrency,
@@ -235,7 +241,8 @@ extension CommandSpec {
                 defaultValue: .value("table"), kind: .choice(["table", "json", "csv", "html"])),
         ],
         examples: [
-            ExampleSpec("One user's history as a table, in Berlin time:", "iaprecon history u_1001 --tz Europe/Berlin"),
+            ExampleSpec("One user's latest 50 events since November 1, in Berlin time:",
+                        "iaprecon history u_1001 --tz Europe/Berlin --since 2026-11-01 --limit 50"),
             ExampleSpec(
                 "The story of one transaction, as JSON:",
                 "iaprecon history --transaction 2000000629466000 --format json"),

@@ -9,10 +9,11 @@ enum HistoryCommand {
     static func run(_ command: ParsedCommand, console: Console) throws -> ExitCode {
         let lookup = try lookup(command)
         let zone = try command.zone("tz")
+        let window = UserHistory.Window(sinceMs: try since(command, zone), limit: try command.optionalInt("limit"))
         let database = try Store.open(path: command.databasePath, readOnly: true)
         let history: UserHistory
         do {
-            history = try UserHistory.load(database, lookup, currency: command.value("currency"), zone: zone)
+            history = try UserHistory.load(database, lookup, currency: command.value("currency"), zone: zone, window: window)
         } catch let notFound as UserHistory.NotFound {
             console.err("Error: \(Terminal.visible(notFound.description))")
             return .failure
@@ -22,8 +23,11 @@ enum HistoryCommand {
         if let failure = history.events.spillFailure {
             console.err("Warning: this long story is held in memory, not sorted on disk: \(failure); set TMPDIR to a folder it may write")
         }
+        let format = command.value("format") ?? "table"
+        // A CSV has no header of its own to say it: on stderr, so the file stays what scripts parse.
+        if format == "csv", let shown = history.shownEvents(zone) { console.err("Note: \(shown)") }
         // Written an event at a time: a customer's story can run to hundreds of thousands of events.
-        switch command.value("format") ?? "table" {
+        switch format {
         case "json": console.streamOut { writeJSON(history, to: $0) }
         case "csv": console.streamOut { writeCSV(history, to: $0) }
         case "html": console.streamOut { history.writeHTML(zone, to: $0) }
@@ -63,10 +67,30 @@ enum HistoryCommand {
         return .user(try trimmed(id, "the user id", command))
     }
 
+    /// `value` without the spaces, and the quotes, a copy and paste brings along: a key copied from a
+    /// JSON log, a spreadsheet cell or a chat comes in quotes (`"u_1005"`, `“u_1005”`), and no store
+    /// holds an id wrapped in them. A quote on one side only, or inside, is part of the key.
     private static func trimmed(_ value: String, _ label: String, _ command: ParsedCommand) throws -> String {
-        let key = value.trimmingCharacters(in: .whitespacesAndNewlines)
+        var key = value.trimmingCharacters(in: .whitespacesAndNewlines)
+        let pairs: [(Character, Character)] = [("\"", "\""), ("'", "'"), ("`", "`"), ("\u{201C}", "\u{201D}"), ("\u{2018}", "\u{2019}"),
+                                                ("\u{201E}", "\u{201C}"), ("\u{00AB}", "\u{00BB}")]
+        if key.count >= 2, let first = key.first, let last = key.last, pairs.contains(where: { $0 == (first, last) }) {
+            key = String(key.dropFirst().dropLast()).trimmingCharacters(in: .whitespacesAndNewlines)
+        }
         guard !key.isEmpty else { throw command.usageError("\(label) is empty: give the id to look up") }
         return key
+    }
+
+    /// `--since`: a day (`2026-11-01`, from its midnight in `zone`, as support reads dates) or an instant as `--as-of` takes it.
+    static func since(_ command: ParsedCommand, _ zone: Zone) throws -> Int64? {
+        guard let text = command.value("since")?.trimmingCharacters(in: .whitespaces) else { return nil }
+        let bytes = Array(text.utf8)
+        if bytes.count == 10, let midnight = Timestamp.parse(text + "T00:00:00Z"), Timestamp.day(midnight) == text {
+            return zone.utc(fromLocal: midnight)
+        }
+        if bytes.count > 10, case .success(let ms) = ValueKind.instantMs(text) { return ms }
+        throw command.usageError("--since takes a day (yyyy-MM-dd, such as 2026-11-01, from its midnight in --tz) or a time "
+            + "(ISO 8601 with its offset, such as 2026-11-01T09:00:00Z), not '\(text)'")
     }
 
     /// What `consumption_requests.jsonl` answers Apple's `CONSUMPTION_REQUEST`s about the transaction, if it was asked,
@@ -124,6 +148,8 @@ enum HistoryCommand {
             ("notes", .array(history.notes.map { .string($0) })),
             ("user_id", .string(history.userID)),
             ("as_of", .string(Timestamp.iso8601(history.asOfMs))),
+            // The events `--since` and `--limit` left out of `events`; the other members cover the whole story.
+            ("events_not_shown", .number(String(history.eventsNotShown))),
             ("reporting_currency", .string(history.reportingCurrency)),
             ("spent", .string(history.spent)),
             ("refunded", .string(history.refunded)),

@@ -212,7 +212,10 @@ struct HelpTests {
             then orders, transactions, deliveries, refunds and findings in time order (times
             in --tz). Give a user ID, or look up by --order, --app-account-token (that
             user's story), --transaction (that transaction's story) or
-            --original-transaction (a subscription chain's story).
+            --original-transaction (a subscription chain's story). A key may be pasted with
+            the quotes around it. For a long story (a QA or reseller account), --since and
+            --limit show the latest events and say how many earlier ones are not shown; the
+            header still covers the whole story.
 
             USAGE: iaprecon history [<options>] [<user-id>]
 
@@ -227,6 +230,11 @@ struct HelpTests {
               --app-account-token <uuid>
                                       Show the story of the user whose purchases carry this
                                       token (several users': every purchase carrying it).
+              --since <date>          Show only the events from this day on (yyyy-MM-dd,
+                                      from its midnight in --tz) or from this time (ISO 8601
+                                      with its offset).
+              --limit <n>             Show only the latest n events (of those --since
+                                      keeps).
               --db <file>             SQLite store of the ingested and joined data.
                                       (default: iaprecon.sqlite)
               --tz <zone>             IANA time zone of a place (Europe/London, not BST or
@@ -239,8 +247,8 @@ struct HelpTests {
               -h, --help              Show help information.
 
             EXAMPLES:
-              One user's history as a table, in Berlin time:
-                iaprecon history u_1001 --tz Europe/Berlin
+              One user's latest 50 events since November 1, in Berlin time:
+                iaprecon history u_1001 --tz Europe/Berlin --since 2026-11-01 --limit 50
 
               The story of one transaction, as JSON:
                 iaprecon history --transaction 2000000629466000 --format json

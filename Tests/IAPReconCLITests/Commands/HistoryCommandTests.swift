@@ -41,6 +41,108 @@ struct HistoryCommandTests {
         #expect(work.iaprecon(["history", "--app-account-token", "7D3F8E2A-5B1C-4C9E-9F0A-3E6B2D1C8A47", "--db", db]).code == 0)
     }
 
+    @Test("a key pasted with the quotes around it (from a JSON log, a spreadsheet, a chat) finds the story the bare key finds")
+    func quotedKeys() throws {
+        let (work, db) = try #require(Self.sampleStore())
+        let plain = work.iaprecon(["history", "u_1005", "--db", db])
+        #expect(plain.code == 0)
+        for quoted in ["'u_1005'", "\"u_1005\"", "\u{201C}u_1005\u{201D}", "\u{2018}u_1005\u{2019}", "`u_1005`", " \"u_1005\" ", "\" u_1005 \""] {
+            let result = work.iaprecon(["history", quoted, "--db", db])
+            #expect(result.code == 0, "\(quoted): \(result.err)")
+            #expect(result.out == plain.out, "\(quoted)")
+        }
+        #expect(work.iaprecon(["history", "--order", "\"OrderID_1795550691000_gems300\"", "--db", db]).out == plain.out)
+        #expect(work.iaprecon(["history", "--transaction", "'2000000630024936'", "--db", db]).code == 0)
+        #expect(work.iaprecon(["history", "--app-account-token", "\"7d3f8e2a-5b1c-4c9e-9f0a-3e6b2d1c8a47\"", "--db", db]).code == 0)
+        // The message names the key without the quotes, as the store would hold it.
+        let unknown = work.iaprecon(["history", "'u_9'", "--db", db])
+        #expect(unknown.code == 1)
+        #expect(unknown.err == "Error: no user 'u_9' in the store\n")
+        // Near misses: a quote on one side only, or inside the key, is part of the key; so are quotes that are the whole key.
+        for kept in ["'u_1005", "u_1005\"", "u_10'05"] {
+            let result = work.iaprecon(["history", kept, "--db", db])
+            #expect(result.code == 1, "\(kept)")
+            #expect(result.err.hasPrefix("Error: no user '\(kept)' in the store"), "\(kept): \(result.err)")
+        }
+        #expect(work.iaprecon(["history", "''", "--db", db]).code == 2)
+    }
+
+    @Test("--since and --limit show the latest events of a long story and say how many earlier ones are not shown; the header still covers the whole story")
+    func sinceAndLimit() throws {
+        let (work, db) = try #require(Self.sampleStore())
+        // u_1002: install and sign-up on 11-20, then an order, its purchase and its delivery on each of 11-21, 11-25 and 11-27.
+        let whole = work.iaprecon(["history", "u_1002", "--db", db])
+        let header = whole.out.split(separator: "\n", omittingEmptySubsequences: false)
+        func rows(_ text: String) -> [Substring] { text.split(separator: "\n").filter { $0.hasPrefix("2026-") } }
+        // The header wraps at 120 columns: its words, as one text.
+        func words(_ text: String) -> String { text.split(whereSeparator: \.isWhitespace).joined(separator: " ") }
+        #expect(rows(whole.out).count == 11)
+
+        let since = work.iaprecon(["history", "u_1002", "--since", "2026-11-25", "--db", db])
+        #expect(since.code == 0, "\(since.err)")
+        let sinceLines = since.out.split(separator: "\n", omittingEmptySubsequences: false)
+        #expect(sinceLines[0] == header[0], "the first line counts the whole story's events")
+        #expect(Array(sinceLines[1...3]) == Array(header[1...3]), "the totals, subscriptions and findings cover the whole story")
+        #expect(words(sinceLines[4...5].joined(separator: "\n")) == "showing the 6 events since 2026-11-25 00:00:00 UTC; 5 earlier events are not shown "
+                + "(--since); the lines above cover the whole story")
+        #expect(rows(since.out).count == 6)
+        #expect(rows(since.out).first?.hasPrefix("2026-11-25 18:40:11  order") == true)
+
+        let limit = work.iaprecon(["history", "u_1002", "--limit", "3", "--db", db])
+        #expect(words(limit.out).contains(" showing the latest 3 events; 8 earlier events are not shown (--limit); the lines above cover the whole story time (UTC)"))
+        #expect(rows(limit.out).map { String($0.prefix(19)) } == ["2026-11-27 11:05:00", "2026-11-27 11:05:19", "2026-11-27 11:05:22"])
+
+        let both = work.iaprecon(["history", "u_1002", "--since", "2026-11-21", "--limit", "4", "--db", db])
+        #expect(words(both.out).contains(" showing the latest 4 of the 9 events since 2026-11-21 00:00:00 UTC; 7 earlier events are not shown (--since, --limit); "))
+        #expect(rows(both.out).count == 4)
+
+        // --since is a day in --tz: Los Angeles' 11-25 starts at 08:00 UTC.
+        let zoned = work.iaprecon(["history", "u_1002", "--since", "2026-11-25", "--tz", "America/Los_Angeles", "--db", db])
+        #expect(words(zoned.out).contains(" showing the 6 events since 2026-11-25 00:00:00 America/Los_Angeles; 5 earlier events are not shown (--since); "))
+        // An instant is taken as it is.
+        let instant = work.iaprecon(["history", "u_1002", "--since", "2026-11-27T11:05:19Z", "--db", db])
+        #expect(rows(instant.out).count == 2)
+
+        // Near misses: a window that leaves nothing out says so, and lists every event.
+        let all = work.iaprecon(["history", "u_1002", "--since", "2026-11-01", "--limit", "50", "--db", db])
+        #expect(all.out.contains("\nshowing all 11 events: none is earlier than --since or past --limit\n"))
+        #expect(rows(all.out) == rows(whole.out))
+        let none = work.iaprecon(["history", "u_1002", "--since", "2026-12-01", "--db", db])
+        #expect(none.code == 0)
+        #expect(words(none.out).contains(" no events since 2026-12-01 00:00:00 UTC; 11 earlier events are not shown (--since); "))
+        #expect(rows(none.out).isEmpty)
+
+        for bad in [["--since", "yesterday"], ["--since", "2026-13-01"], ["--limit", "0"], ["--limit", "ten"]] {
+            let refused = work.iaprecon(["history", "u_1002", "--db", db] + bad)
+            #expect(refused.code == 2, "\(bad)")
+            #expect(refused.err.hasPrefix("Error: "), "\(bad)")
+        }
+    }
+
+    @Test("--since and --limit in json, csv and html: the same events, and what was not shown said in each")
+    func sinceAndLimitInOtherFormats() throws {
+        let (work, db) = try #require(Self.sampleStore())
+        let window = ["history", "u_1002", "--limit", "3", "--db", db]
+        let json = work.iaprecon(window + ["--format", "json"])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.out.utf8)) as? [String: Any])
+        #expect((object["events"] as? [Any])?.count == 3)
+        #expect(object["events_not_shown"] as? Int == 8)
+        #expect(object["spent"] as? String == "10.96")
+        let whole = try #require(try JSONSerialization.jsonObject(with: Data(work.iaprecon(["history", "u_1002", "--db", db, "--format", "json"]).out.utf8))
+            as? [String: Any])
+        #expect(whole["events_not_shown"] as? Int == 0)
+
+        let csv = work.iaprecon(window + ["--format", "csv"])
+        #expect(csv.out.split(separator: "\n").count == 4)
+        // CSV has no header lines of its own: what was not shown goes to stderr, so the file stays what scripts parse.
+        #expect(csv.err == "Note: showing the latest 3 events; 8 earlier events are not shown (--limit)\n")
+        #expect(work.iaprecon(["history", "u_1002", "--db", db, "--format", "csv"]).err.isEmpty)
+
+        let html = work.iaprecon(window + ["--format", "html"])
+        #expect(html.out.contains("showing the latest 3 events; 8 earlier events are not shown (--limit)"))
+        #expect(html.out.components(separatedBy: "<tr>").count - 1 == 4, "a header row and three events")
+    }
+
     @Test("no id on the table is split across lines, though the details still wrap within 120 columns")
     func idsNeverSplit() throws {
         let (work, db) = try #require(Self.sampleStore())

@@ -39,6 +39,76 @@ struct HistoryLookupTests {
         #expect(Self.message(database, .user("u_1005")) == nil)
     }
 
+    @Test("a device id (IDFV, IDFA, AppsFlyer ID) given as the key names the user whose sign-up gave it, masked as the story shows it")
+    func deviceIDNamesItsUser() throws {
+        let (scenario, database) = try UserHistoryTests.sampleStore()
+        defer { withExtendedLifetime(scenario) {} }
+        // u_1005 signed up with IDFV 690ED90C-…-373BA8A596DA and AppsFlyer ID 1795549202000-5007017; u_1007 with IDFA 521E8E99-…-7120914E6681.
+        let idfv = "690ED90C-8246-4894-A504-373BA8A596DA"
+        #expect(Self.message(database, .user(idfv)) == "IDFV …96DA is on the sign-up of user u_1005, not a user: iaprecon history u_1005")
+        // Apple's ids are in capitals; one typed in lower case is the same id.
+        #expect(Self.message(database, .user(idfv.lowercased())) == "IDFV …96da is on the sign-up of user u_1005, not a user: iaprecon history u_1005")
+        #expect(Self.message(database, .appAccountToken(idfv))
+                == "IDFV …96DA is on the sign-up of user u_1005, not an app account token: iaprecon history u_1005")
+        #expect(Self.message(database, .user("521E8E99-D4D7-479A-86F7-7120914E6681"))
+                == "IDFA …6681 is on the sign-up of user u_1007, not a user: iaprecon history u_1007")
+        #expect(Self.message(database, .order("1795549202000-5007017"))
+                == "AppsFlyer ID …7017 is on the sign-up of user u_1005, not an order: iaprecon history u_1005")
+        // Near misses: a UUID no sign-up gave is not found, and no message shows a device id whole.
+        #expect(Self.message(database, .user("690ED90C-8246-4894-A504-373BA8A596DB")) == "no user '690ED90C-8246-4894-A504-373BA8A596DB' in the store")
+        #expect(Self.message(database, .user(idfv))?.contains("690ED90C") == false)
+    }
+
+    @Test("a user id that differs only in case from a user's names that user, as an email-like id is often typed")
+    func userIDInAnotherCase() throws {
+        let scenario = try Scenario()
+        try scenario.write("registrations/r.jsonl", [
+            #"{"ts":"2026-11-20T10:00:00Z","user_id":"Alice.Smith@Example.com","method":"email"}"#,
+            #"{"ts":"2026-11-20T11:00:00Z","user_id":"bob@example.com","method":"email"}"#,
+            #"{"ts":"2026-11-20T12:00:00Z","user_id":"BOB@example.com","method":"email"}"#,
+        ])
+        try scenario.write("server/s.jsonl", [Line.order("2026-11-20T10:05:00Z", "o1", "Alice.Smith@Example.com", "gems")])
+        _ = try scenario.run(asOf: "2026-11-21T00:00:00Z")
+        let database = try scenario.open()
+        #expect(Self.message(database, .user("alice.smith@example.com"))
+                == "no user 'alice.smith@example.com' in the store; user Alice.Smith@Example.com differs only in case: "
+                + "iaprecon history Alice.Smith@Example.com")
+        #expect(Self.message(database, .user("Bob@Example.com")) == "no user 'Bob@Example.com' in the store; 2 users differ from it only in case: "
+                + "BOB@example.com (iaprecon history BOB@example.com), bob@example.com (iaprecon history bob@example.com)")
+        // Near misses: the id as stored is found, and one that differs in more than case is not found.
+        #expect(Self.message(database, .user("Alice.Smith@Example.com")) == nil)
+        #expect(Self.message(database, .user("alice.smith@example.org")) == "no user 'alice.smith@example.org' in the store")
+    }
+
+    @Test("the table says in words what support would misread: a family member's purchase, a test purchase, a refund's kind, an order nothing paid for; scripts keep Apple's words")
+    func wordsForSupport() throws {
+        let (scenario, database) = try UserHistoryTests.sampleStore()
+        defer { withExtendedLifetime(scenario) {} }
+        func shown(_ user: String, _ event: String) throws -> [String] {
+            try UserHistory.load(database, .user(user)).events.filter { $0.event == event }.map(\.shownDetail)
+        }
+        func detail(_ user: String, _ event: String) throws -> [String] {
+            try UserHistory.load(database, .user(user)).events.filter { $0.event == event }.map(\.detail)
+        }
+        // u_1009 got removeads through Family Sharing (3.99 USD on the row: the organiser's price), then the organiser stopped sharing.
+        #expect(try shown("u_1009", "apple purchase") == ["Production, family shared: a family member bought it, this user was not charged"])
+        #expect(try shown("u_1009", "refund") == ["FAMILY_REVOKE: Apple took back the family-shared access; nothing was refunded to this user"])
+        #expect(try shown("u_1007", "refund") == ["REFUND_FULL: Apple refunded the whole price"])
+        #expect(try shown("u_1008", "refund") == ["REFUND_PRORATED: Apple refunded part of the price"])
+        // u_1011's TestFlight purchase.
+        #expect(try shown("u_1011", "apple purchase") == ["Sandbox: a test purchase, nobody was charged"])
+        // u_1023 paid, but no receipt ever reached the server: the order is linked to no Apple purchase.
+        #expect(try shown("u_1023", "order") == ["no transaction matched: no receipt, notification or delivery links an Apple purchase to this order"])
+        // Scripts keep the words as they were.
+        #expect(try detail("u_1009", "apple purchase") == ["Production, family shared"])
+        #expect(try detail("u_1009", "refund") == ["FAMILY_REVOKE"])
+        #expect(try detail("u_1011", "apple purchase") == ["Sandbox"])
+        #expect(try detail("u_1023", "order") == ["no transaction matched"])
+        // Near misses: a production purchase of one's own, and a matched order, read as before.
+        #expect(try shown("u_1005", "apple purchase") == ["Production"])
+        #expect(try shown("u_1005", "order") == ["matched to 2000000630024936 by delivery"])
+    }
+
     @Test("an app account token is found in capitals as in lower case, as the same story")
     func tokenInAnyCase() throws {
         let (scenario, database) = try UserHistoryTests.sampleStore()

@@ -186,6 +186,45 @@ struct UserHistoryTests {
         #expect(try UserHistory.load(history, .user("u_1005"), memoryBytes: 256, transactionsAtOnce: 1).events.count > 5)
     }
 
+    @Test("--since and --limit on a QA account's long story, read in parts and sorted on disk, show the latest events of the whole story and count the rest")
+    func windowOfALongStory() throws {
+        let scenario = try Scenario()
+        // A QA account buys 300 times, an hour apart: each an order, its purchase and its delivery.
+        var server: [String] = [], receipts: [String] = []
+        for index in 0..<300 {
+            let hour = String(format: "2026-11-%02dT%02d", 10 + index / 24, index % 24)
+            server.append(Line.order(hour + ":00:00Z", "o\(index)", "qa", "gems"))
+            receipts.append(Line.v2Receipt(hour + ":00:15Z", "qa", orderID: "o\(index)",
+                                           transaction: Line.v2("t\(index)", "gems", purchase: hour + ":00:10Z")))
+            server.append(Line.delivered(hour + ":00:20Z", "qa", "t\(index)", "gems", orderID: "o\(index)"))
+        }
+        try scenario.write("server/s.jsonl", server)
+        try scenario.write("receipts/r.jsonl", receipts)
+        _ = try scenario.run(asOf: "2026-11-30T00:00:00Z")
+        let database = try scenario.open()
+        let whole = try UserHistory.load(database, .user("qa"))
+        #expect(whole.events.count == 900)
+        #expect(whole.eventsNotShown == 0)
+
+        let sinceMs = Line.ms("2026-11-20T00:00:00Z")
+        for (window, expected) in [
+            (UserHistory.Window(sinceMs: sinceMs), Array(whole.events.filter { $0.ms >= sinceMs })),
+            (UserHistory.Window(limit: 100), Array(whole.events.suffix(100))),
+            (UserHistory.Window(sinceMs: sinceMs, limit: 100), Array(whole.events.suffix(100))),
+            (UserHistory.Window(sinceMs: sinceMs, limit: 5_000), Array(whole.events.filter { $0.ms >= sinceMs })),
+        ] {
+            for (memoryBytes, atOnce) in [(HistoryEvents.memoryBytes, UserHistory.transactionsReadAtOnce), (256, 7)] {
+                let shown = try UserHistory.load(SQLiteHistoryStore(database), .user("qa"), window: window, memoryBytes: memoryBytes, transactionsAtOnce: atOnce)
+                #expect(Array(shown.events) == expected, "\(window) \(memoryBytes)")
+                #expect(shown.events.count == expected.count)
+                #expect(shown.eventsNotShown == 900 - expected.count)
+                // The header still sums up the whole story.
+                #expect((shown.spent, shown.refunded) == (whole.spent, whole.refunded))
+                #expect(shown.findingIDs == whole.findingIDs)
+            }
+        }
+    }
+
     @Test("every user's events are in time order, and a finding comes after what it is about at the same instant")
     func timeOrder() throws {
         let (scenario, database) = try Self.sampleStore()

@@ -48,7 +48,8 @@ enum StoredDeviceIDKey {
         if replaced > 0 { try ChangedKeys.requestFullRebuild(database, for: .deviceIDKey) }
     }
 
-    private static func bytes(ofHex hex: String) -> [UInt8]? {
+    /// The key as `device_id_key` keeps it, in hex.
+    static func bytes(ofHex hex: String) -> [UInt8]? {
         let digits = Array(hex.utf8)
         guard digits.count == 64 else { return nil }
         return stride(from: 0, to: digits.count, by: 2).compactMap { UInt8(String(decoding: digits[$0...$0 + 1], as: UTF8.self), radix: 16) }

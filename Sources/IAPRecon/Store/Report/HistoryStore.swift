@@ -27,6 +27,11 @@ protocol HistoryStore {
     /// The rejected input lines whose text holds one of `keys` as a whole id (not inside a longer
     /// one), in file then line order.
     func rejectedLines(naming keys: [String]) throws -> [HistoryFacts.RejectedInput]
+    /// The users whose sign-up gave `deviceID` (as typed, or a UUID in capitals) as its IDFV or IDFA (a UUID) or
+    /// its AppsFlyer ID, each with which of them (`IDFV`, `IDFA`, `AppsFlyer ID`), by sign-up time.
+    func users(withDeviceID deviceID: String, shaped shape: DeviceIDShape) throws -> [(userID: String, kind: String)]
+    /// The users whose sign-up names them by an id that differs from `user` only in the case of its ASCII letters.
+    func users(differingOnlyInCaseFrom user: String) throws -> [String]
     /// Whether the join resolved `transactionID`, and to which user.
     func resolution(of transactionID: String) throws -> (resolved: Bool, user: String?)
     /// The as-of moment the last join judged by.
@@ -64,6 +69,14 @@ protocol HistoryStore {
     func findings(of transactionIDs: [String]) throws -> [HistoryFacts.Finding]
     /// Findings on `user` themselves.
     func findings(ofUser user: String) throws -> [HistoryFacts.Finding]
+}
+
+/// What a device id looks like, and so which of a sign-up's ids it can be.
+enum DeviceIDShape: Equatable {
+    /// An IDFV or an IDFA.
+    case uuid
+    /// AppsFlyer's `1795549202000-5007017`.
+    case appsFlyerID
 }
 
 /// Why a lookup may see the store unsettled.

@@ -143,6 +143,42 @@ struct SQLiteHistoryStore: HistoryStore {
             .map(\.id)
     }
 
+    /// Sign-ups keep device ids as pseudonyms under the store's key (`DeviceIDPseudonyms`): the id's own
+    /// are searched for. Sign-ups have no index by device id (raw tables keep few, for ingest's sake): only
+    /// a key no lookup found, shaped as a device id, is searched for so, in the columns of its shape.
+    func users(withDeviceID deviceID: String, shaped shape: DeviceIDShape) throws -> [(userID: String, kind: String)] {
+        let condition = switch shape {
+        case .uuid: "r.idfv IN (?1, ?2) OR r.idfa IN (?1, ?2)"
+        case .appsFlyerID: "r.appsflyer_id IN (?1, ?2)"
+        }
+        // Apple writes IDFVs and IDFAs in capitals.
+        let ids = [deviceID, shape == .uuid ? deviceID.uppercased() : deviceID]
+        guard try database.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'device_id_key'") != .integer(0),
+              case .text(let hex)? = try database.scalar("SELECT key FROM device_id_key"), let key = StoredDeviceIDKey.bytes(ofHex: hex) else {
+            return []
+        }
+        let pseudonyms = DeviceIDPseudonyms(key: key)
+        var found: [(userID: String, kind: String)] = []
+        var seen = Set<StoredText>()
+        try database.forEach("""
+            SELECT r.user_id, CASE WHEN r.idfv IN (?1, ?2) THEN 'IDFV' WHEN r.idfa IN (?1, ?2) THEN 'IDFA' ELSE 'AppsFlyer ID' END
+            FROM raw_registrations__users r WHERE \(condition) ORDER BY r.ts_ms
+            """, ids.map { .blob(pseudonyms.pseudonym($0)) }) { row in
+            let user = row.string(0)
+            if seen.insert(StoredText(user)).inserted { found.append((user, row.string(1))) }
+        }
+        return found
+    }
+
+    /// By the sign-ups, searched (`NOCASE` folds ASCII letters only), as `users(withDeviceID:)` searches them.
+    func users(differingOnlyInCaseFrom user: String) throws -> [String] {
+        var users: [String] = []
+        try database.forEach("""
+            SELECT DISTINCT user_id FROM raw_registrations__users WHERE user_id = ?1 COLLATE NOCASE AND user_id != ?1 ORDER BY user_id
+            """, [.text(user)]) { users.append($0.string(0)) }
+        return users
+    }
+
     func resolution(of transactionID: String) throws -> (resolved: Bool, user: String?) {
         try StoredReportRows.resolution(of: transactionID, in: database)
     }
