@@ -186,4 +186,37 @@ struct SignatureAttackTests {
         let nested = String(repeating: "[", count: 200) + String(repeating: "]", count: 200)
         #expect(Self.verdict(.testChain, signed("{\"alg\":\"ES256\",\"x5c\":[\(chain)],\"deep\":\(nested)}")) == "bad signature (header is not base64url JSON)")
     }
+
+    /// A `signedPayload` line whose envelope (`environment` in its `data`) `signer` signs, `data` holding `transaction`
+    /// (a member of `data`: `"transactionInfo":{…}` or `"signedTransactionInfo":"…"`).
+    private static func envelopeLine(_ signer: ES256Signer, environment: String, transaction: String, uuid: Int) -> String {
+        let envelope = "{\"notificationType\":\"ONE_TIME_CHARGE\",\"notificationUUID\":\"5f6c2a4e-1b7d-4c3a-9e8f-2d1c0b9a8e\(uuid)\","
+            + "\"signedDate\":\(Line.ms("2026-11-28T12:00:00Z")),\"data\":{\"environment\":\"\(environment)\",\(transaction)}}"
+        return "{\"signedPayload\":\"\(signer.jws(payload: Array(envelope.utf8)))\"}"
+    }
+
+    @Test("a locally signed envelope vouches for no App Store transaction, decoded inside it or signed")
+    func localEnvelopeDecodedTransaction() throws {
+        // Leaf and intermediate under the test root: trusted for Xcode payloads, not as Apple's three certificates.
+        let local = try #require(ES256Signer(privateKey: TestSigningChain.leafPrivateKey, x5c: Array(TestSigningChain.x5c.prefix(2))))
+        let rules = LineRules(verifier: JWSVerifier(.testChain))
+        for environment in ["Production", "Sandbox"] {
+            let decoded = "\"transactionInfo\":" + Line.v2("2000000950000020", "gems300", purchase: "2026-11-28T10:00:00Z", environment: environment)
+            #expect(IngestLine.reason(Self.envelopeLine(local, environment: "Xcode", transaction: decoded, uuid: 10), .notifications, rules: rules)
+                    == "untrusted certificate chain (locally signed, yet its transaction is a \(environment) one) in 'signedPayload.data.transactionInfo'")
+        }
+        // The near misses: the transaction of the local envelope is an Xcode one, said or not; an App Store envelope vouches for its own.
+        let xcode = "\"transactionInfo\":" + Line.v2("2000000950000021", "gems300", purchase: "2026-11-28T10:00:00Z", environment: "Xcode")
+        let unsaid = "\"transactionInfo\":" + Line.v2("2000000950000022", "gems300", purchase: "2026-11-28T10:00:00Z")
+            .replacingOccurrences(of: ",\"environment\":\"Production\"", with: "")
+        let production = "\"transactionInfo\":" + Line.v2("2000000950000023", "gems300", purchase: "2026-11-28T10:00:00Z")
+        for (line, environment) in [(Self.envelopeLine(local, environment: "Xcode", transaction: xcode, uuid: 11), "Xcode"),
+                                    (Self.envelopeLine(local, environment: "LocalTesting", transaction: unsaid, uuid: 12), "LocalTesting"),
+                                    (Self.envelopeLine(TestSigningChain.signer, environment: "Production", transaction: production, uuid: 13), "Production")] {
+            let rows = IngestLine.rows(line, .notifications, rules: rules)
+            #expect(rows?.count == 2, "\(environment)")
+            // The notification's row takes its transaction's environment.
+            #expect(rows?.first?.values.contains(.text(environment)) == true, "\(environment)")
+        }
+    }
 }
