@@ -187,6 +187,44 @@ struct SignatureAttackTests {
         #expect(Self.verdict(.testChain, signed("{\"alg\":\"ES256\",\"x5c\":[\(chain)],\"deep\":\(nested)}")) == "bad signature (header is not base64url JSON)")
     }
 
+    @Test("an x5c of more certificates than any chain has is refused before one is read; one of ten is still judged")
+    func tooManyCertificates() throws {
+        let payload = Self.transactionPayload("2000000950000030")
+        func jws(_ count: Int) throws -> String {
+            let x5c = [TestSigningChain.x5c[0]] + Array(repeating: TestSigningChain.x5c[1], count: count - 2) + [TestSigningChain.x5c[2]]
+            return try #require(ES256Signer(privateKey: TestSigningChain.leafPrivateKey, x5c: x5c)).jws(payload: payload)
+        }
+        let limit = ChainVerdict.longestChain
+        #expect(Self.verdict(.testChain, try jws(limit)) == "untrusted certificate chain (\(limit) certificates, not 3)")
+        #expect(Self.verdict(.testChain, try jws(limit + 1)) == "untrusted certificate chain (\(limit + 1) certificates, more than \(limit))")
+        #expect(Self.verdict(.testChain, try jws(5_000)) == "untrusted certificate chain (5000 certificates, more than \(limit))")
+        // A locally signed payload is held to the same bound.
+        #expect(Self.verdict(.testChain, try jws(limit + 1), environment: "Xcode") == "untrusted certificate chain (\(limit + 1) certificates, more than \(limit))")
+    }
+
+    @Test("a huge header is judged and its verdict kept, but its bytes are not kept to compare")
+    func hugeHeaderNotKept() throws {
+        let payload = Base64URL.encode(Self.transactionPayload("2000000950000031"))
+        let chain = TestSigningChain.x5c.map { "\"\($0)\"" }.joined(separator: ",")
+        func signed(_ padding: Int) -> String {
+            let header = "{\"alg\":\"ES256\",\"x5c\":[\(chain)],\"kid\":\"\(String(repeating: "k", count: padding))\"}"
+            let message = Base64URL.encode(Array(header.utf8)) + "." + payload
+            return message + "." + Base64URL.encode(TestSigningChain.signer.sign(Array(message.utf8), nonceSeed: []))
+        }
+        let verifier = JWSVerifier(.testChain)
+        let huge = signed(1 << 20)
+        for _ in 0..<2 {
+            #expect(verifier.failure(huge, signedMs: nil, environment: "Production") == nil)
+        }
+        #expect(verifier.rememberedHeaderBytes == 0)
+        #expect(verifier.rememberedChainCount == 1)
+        // The near miss: a header of the usual size is kept to compare.
+        let usual = signed(10)
+        #expect(verifier.failure(usual, signedMs: nil, environment: "Production") == nil)
+        #expect(verifier.rememberedHeaderBytes == usual.prefix { $0 != "." }.utf8.count)
+        #expect(verifier.rememberedHeaderBytes <= ChainVerdicts.recentHeaderLimit)
+    }
+
     /// A `signedPayload` line whose envelope (`environment` in its `data`) `signer` signs, `data` holding `transaction`
     /// (a member of `data`: `"transactionInfo":{…}` or `"signedTransactionInfo":"…"`).
     private static func envelopeLine(_ signer: ES256Signer, environment: String, transaction: String, uuid: Int) -> String {
