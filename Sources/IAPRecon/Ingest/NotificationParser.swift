@@ -129,8 +129,14 @@ enum NotificationParser {
         if let dataFields = try fields.object("data") {
             if let jws = try dataFields.stringElement("signedTransactionInfo") {
                 try withJWSPayload(jws, in: dataFields.path, key: "signedTransactionInfo") { payload, jws throws(LineReject) in
+                    let environment = try payload.appleValue("environment", .environment) ?? header.environment
                     try checkSignature(jws, path: payload.name, rules: rules, signedMs: try payload.time("signedDate") ?? header.signedMs,
-                                       environment: try payload.appleValue("environment", .environment) ?? header.environment)
+                                       environment: environment)
+                    // An App Store transaction's own JWS may hold, yet what a locally signed payload says of it (its type,
+                    // its signedDate) is the local chain's word alone: a REFUND_REVERSED so signed would undo its refunds.
+                    if locallySigned, let environment, !JWSVerifier.isLocal(environment) {
+                        throw LineReject("untrusted certificate chain (locally signed, yet its transaction is a \(environment) one) in '\(payload.name)'")
+                    }
                     let apart = try transactionBundle(payload)
                     transaction = try AppleTransaction(v2: payload, origin: .notification, environment: header.environment,
                                                        refund: refunds, reported: &reported)
@@ -139,7 +145,7 @@ enum NotificationParser {
             } else if let infoFields = try dataFields.object("transactionInfo") {
                 // A decoded transaction has no signature of its own: in a locally signed payload it is
                 // vouched for by a chain trusted for test purchases alone, and an App Store one would count
-                // though no App Store chain signed it.
+                // though no App Store chain signed it (as with a signed one above, what the payload says of it).
                 if locallySigned, let environment = try infoFields.appleValue("environment", .environment), !JWSVerifier.isLocal(environment) {
                     throw LineReject("untrusted certificate chain (locally signed, yet its transaction is a \(environment) one) in '\(infoFields.name)'")
                 }

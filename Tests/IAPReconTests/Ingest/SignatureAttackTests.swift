@@ -227,8 +227,9 @@ struct SignatureAttackTests {
 
     /// A `signedPayload` line whose envelope (`environment` in its `data`) `signer` signs, `data` holding `transaction`
     /// (a member of `data`: `"transactionInfo":{…}` or `"signedTransactionInfo":"…"`).
-    private static func envelopeLine(_ signer: ES256Signer, environment: String, transaction: String, uuid: Int) -> String {
-        let envelope = "{\"notificationType\":\"ONE_TIME_CHARGE\",\"notificationUUID\":\"5f6c2a4e-1b7d-4c3a-9e8f-2d1c0b9a8e\(uuid)\","
+    private static func envelopeLine(_ signer: ES256Signer, type: String = "ONE_TIME_CHARGE", environment: String, transaction: String,
+                                     uuid: Int) -> String {
+        let envelope = "{\"notificationType\":\"\(type)\",\"notificationUUID\":\"5f6c2a4e-1b7d-4c3a-9e8f-2d1c0b9a8e\(uuid)\","
             + "\"signedDate\":\(Line.ms("2026-11-28T12:00:00Z")),\"data\":{\"environment\":\"\(environment)\",\(transaction)}}"
         return "{\"signedPayload\":\"\(signer.jws(payload: Array(envelope.utf8)))\"}"
     }
@@ -256,5 +257,21 @@ struct SignatureAttackTests {
             // The notification's row takes its transaction's environment.
             #expect(rows?.first?.values.contains(.text(environment)) == true, "\(environment)")
         }
+    }
+
+    @Test("a locally signed REFUND_REVERSED undoes no refund of an App Store transaction, though that transaction's own JWS holds")
+    func localReversalOfAnAppStoreRefund() throws {
+        let local = try #require(ES256Signer(privateKey: TestSigningChain.leafPrivateKey, x5c: Array(TestSigningChain.x5c.prefix(2))))
+        let rules = LineRules(verifier: JWSVerifier(.testChain))
+        // A refunded transaction as the App Store signs it (a client or a log may hold a copy).
+        let refunded = Array(Line.v2("2000000950000040", "gems300", purchase: "2026-11-20T10:00:00Z", price: 4990, revocation: "2026-11-22T10:00:00Z").utf8)
+        let transaction = "\"signedTransactionInfo\":\"\(TestSigningChain.signer.jws(payload: refunded))\""
+        func reversal(_ signer: ES256Signer, environment: String) -> String {
+            Self.envelopeLine(signer, type: "REFUND_REVERSED", environment: environment, transaction: transaction, uuid: 20)
+        }
+        #expect(IngestLine.reason(reversal(local, environment: "Xcode"), .notifications, rules: rules)
+                == "untrusted certificate chain (locally signed, yet its transaction is a Production one) in 'signedPayload.data.signedTransactionInfo'")
+        // The near miss: the App Store's own reversal of it.
+        #expect(IngestLine.rows(reversal(TestSigningChain.signer, environment: "Production"), .notifications, rules: rules)?.count == 2)
     }
 }
