@@ -59,8 +59,9 @@ enum NotificationParser {
                 // The JWS inside are bytes of the payload that signature covers: trusted with it, not checked again.
                 // Not when it is signed locally (Xcode, LocalTesting), under a chain trusted for such payloads only:
                 // a Production transaction inside would count though no App Store chain signed it. They are checked on their own.
-                let inner = JWSVerifier.isLocal(notification.environment) ? rules : rules.trustingInnerJWS
-                return try parseV2(payloadFields, rules: inner, header: notification)
+                let locallySigned = JWSVerifier.isLocal(notification.environment)
+                return try parseV2(payloadFields, rules: locallySigned ? rules : rules.trustingInnerJWS, header: notification,
+                                   locallySigned: locallySigned)
             }
         }
         if try fields.element("notificationType") != nil { return try parseV2(fields, rules: rules) }
@@ -105,8 +106,10 @@ enum NotificationParser {
     /// `signedDate`, else the notification's, else the run's clock, is its signing time). With `--bundle-id`, a
     /// notification or transaction of another app is rejected, as a receipt of it is (CONTRACT.md §1.2).
     /// `knownHeader` is the payload's `header` when the caller has read it already (a signed payload's,
-    /// for its signature).
-    static func parseV2(_ fields: Fields, rules: LineRules = LineRules(), header knownHeader: V2Header? = nil) throws(LineReject) -> LineOutcome {
+    /// for its signature). `locallySigned`: the payload is a `signedPayload` whose chain is trusted for
+    /// Xcode and LocalTesting payloads only.
+    static func parseV2(_ fields: Fields, rules: LineRules = LineRules(), header knownHeader: V2Header? = nil,
+                        locallySigned: Bool = false) throws(LineReject) -> LineOutcome {
         let header: V2Header
         if let knownHeader { header = knownHeader } else { header = try Self.header(fields) }
         var bundleID = try bundle(fields)
@@ -126,14 +129,26 @@ enum NotificationParser {
         if let dataFields = try fields.object("data") {
             if let jws = try dataFields.stringElement("signedTransactionInfo") {
                 try withJWSPayload(jws, in: dataFields.path, key: "signedTransactionInfo") { payload, jws throws(LineReject) in
+                    let environment = try payload.appleValue("environment", .environment) ?? header.environment
                     try checkSignature(jws, path: payload.name, rules: rules, signedMs: try payload.time("signedDate") ?? header.signedMs,
-                                       environment: try payload.appleValue("environment", .environment) ?? header.environment)
+                                       environment: environment)
+                    // An App Store transaction's own JWS may hold, yet what a locally signed payload says of it (its type,
+                    // its signedDate) is the local chain's word alone: a REFUND_REVERSED so signed would undo its refunds.
+                    if locallySigned, let environment, !JWSVerifier.isLocal(environment) {
+                        throw LineReject("untrusted certificate chain (locally signed, yet its transaction is a \(environment) one) in '\(payload.name)'")
+                    }
                     let apart = try transactionBundle(payload)
                     transaction = try AppleTransaction(v2: payload, origin: .notification, environment: header.environment,
                                                        refund: refunds, reported: &reported)
                     transaction?.bundleApartFromLine = apart
                 }
             } else if let infoFields = try dataFields.object("transactionInfo") {
+                // A decoded transaction has no signature of its own: in a locally signed payload it is
+                // vouched for by a chain trusted for test purchases alone, and an App Store one would count
+                // though no App Store chain signed it (as with a signed one above, what the payload says of it).
+                if locallySigned, let environment = try infoFields.appleValue("environment", .environment), !JWSVerifier.isLocal(environment) {
+                    throw LineReject("untrusted certificate chain (locally signed, yet its transaction is a \(environment) one) in '\(infoFields.name)'")
+                }
                 let apart = try transactionBundle(infoFields)
                 transaction = try AppleTransaction(v2: infoFields, origin: .notification, environment: header.environment,
                                                    refund: refunds, reported: &reported)

@@ -116,6 +116,11 @@ public final class JWSVerifier: Sendable {
         chains.withLock { $0.all.count }
     }
 
+    /// How many bytes of headers it keeps to compare byte for byte.
+    var rememberedHeaderBytes: Int {
+        chains.withLock { $0.recentBytes }
+    }
+
     /// How many signature verdicts it keeps now.
     var rememberedSignatureCount: Int {
         signatures.withLock { $0.count }
@@ -135,12 +140,18 @@ struct ChainVerdicts {
     /// The headers last added or found, newest last.
     private var recent: [(header: [UInt8], verdict: ChainVerdict)] = []
     static let recentCount = 4
+    /// The longest header kept to compare byte for byte: Apple's, with three certificates, has a few
+    /// kilobytes; a longer one is found by its digest.
+    static let recentHeaderLimit = 1 << 16
     /// The most headers whose verdicts are kept: a run's JWS have a few, but damaged or hostile
     /// input can bring a new one on every line, and a header holds a chain of a few kilobytes.
     /// Past it, the verdicts start over; a header forgotten is only judged again.
     static let limit = 1024
 
     var all: Dictionary<SIMD4<UInt64>, ChainVerdict>.Values { byHeader.values }
+
+    /// The bytes of the headers kept to compare byte for byte.
+    var recentBytes: Int { recent.reduce(0) { $0 + $1.header.count } }
 
     /// The verdict of `header`, when it has one.
     mutating func verdict(of header: UnsafeBufferPointer<UInt8>) -> ChainVerdict? {
@@ -152,14 +163,14 @@ struct ChainVerdicts {
             if same { return verdict }
         }
         guard let verdict = byHeader[Self.key(header)] else { return nil }
-        remember(Array(header), verdict)
+        remember(header, verdict)
         return verdict
     }
 
     mutating func add(_ verdict: ChainVerdict, of header: UnsafeBufferPointer<UInt8>) {
         if byHeader.count >= Self.limit { byHeader.removeAll() }
         byHeader[Self.key(header)] = verdict
-        remember(Array(header), verdict)
+        remember(header, verdict)
     }
 
     /// The SHA-256 of `header`'s bytes, as four words.
@@ -170,14 +181,19 @@ struct ChainVerdicts {
         }
     }
 
-    private mutating func remember(_ header: [UInt8], _ verdict: ChainVerdict) {
+    private mutating func remember(_ header: UnsafeBufferPointer<UInt8>, _ verdict: ChainVerdict) {
+        // A hostile header may be as long as a line: kept, a few of them would hold that much each for the whole run.
+        guard header.count <= Self.recentHeaderLimit else { return }
         if recent.count == Self.recentCount { recent.removeFirst() }
-        recent.append((header, verdict))
+        recent.append((Array(header), verdict))
     }
 }
 
 /// What one JWS header (its `alg` and `x5c` chain) is worth, worked out once.
 struct ChainVerdict: Sendable {
+    /// The most `x5c` certificates read: Apple's chains have three, Xcode's one.
+    static let longestChain = 10
+
     /// Why no payload under this header can be trusted, whatever its environment.
     var failure: String?
     /// Why an App Store payload cannot be trusted under it (length or markers), when only that fails.
@@ -215,6 +231,12 @@ struct ChainVerdict: Sendable {
         }
         guard case .array(let encoded)? = fields["x5c"], !encoded.isEmpty else {
             failure = "untrusted certificate chain (no x5c header)"
+            return
+        }
+        // Each entry costs a certificate's parse and OpenSSL's search of them all for issuers: a hostile
+        // header of thousands would cost far more than reading its line, for a chain nobody signs with.
+        guard encoded.count <= Self.longestChain else {
+            failure = "untrusted certificate chain (\(counted(encoded.count, "certificate")), more than \(Self.longestChain))"
             return
         }
         var certificates: [Certificate] = []

@@ -423,12 +423,17 @@ struct SignatureTests {
         #expect(throws: LineReject("untrusted certificate chain (2 certificates, not 3) in 'signedPayload.data.signedTransactionInfo'")) {
             try IngestLine.notification(line(production, signer: local), rules: rules)
         }
-        // The near misses: an Xcode transaction under the local chain, and a Production one under an App Store chain.
-        let xcode = local.jws(payload: transactionPayload("2000000900000036", signed: "2026-11-28T10:00:00Z", environment: "Xcode"))
+        // A Production one under an App Store chain holds, but the notification about it (its type, its signedDate) is the
+        // local chain's word alone: a REFUND_REVERSED so signed would undo its refunds.
         let appStore = TestSigningChain.signer.jws(payload: transactionPayload("2000000900000037", signed: "2026-11-28T10:00:00Z"))
-        for accepted in [line(xcode, signer: local), line(appStore, signer: local)] {
-            if case .accepted = try IngestLine.notification(accepted, rules: rules) { continue }
-            Issue.record("rejected: \(accepted.prefix(80))")
+        #expect(throws: LineReject("untrusted certificate chain (locally signed, yet its transaction is a Production one) in 'signedPayload.data.signedTransactionInfo'")) {
+            try IngestLine.notification(line(appStore, signer: local), rules: rules)
+        }
+        // The near miss: an Xcode transaction under the local chain.
+        let xcode = local.jws(payload: transactionPayload("2000000900000036", signed: "2026-11-28T10:00:00Z", environment: "Xcode"))
+        guard case .accepted = try IngestLine.notification(line(xcode, signer: local), rules: rules) else {
+            Issue.record("a local transaction in a local envelope was rejected")
+            return
         }
         // An App Store envelope still vouches for what it carries, as its signature covers it.
         let appStoreLine = line(production, environment: "Production", signer: TestSigningChain.signer)
