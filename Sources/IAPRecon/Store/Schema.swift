@@ -1042,6 +1042,16 @@ public enum Schema {
                      OR file_id IN (SELECT file_id FROM raw_mmp__events
                                       WHERE CAST(substr(idfv, 17) AS TEXT) GLOB '*[a-f]*' OR CAST(substr(idfa, 17) AS TEXT) GLOB '*[a-f]*'));
             """),
+        // A notification signed by a chain a `--trust-root` root vouches for only as a local (Xcode) one, carrying an App
+        // Store transaction (decoded, or its own JWS), is a rejected line now; an older iaprecon took that transaction, and
+        // what the notification said of it, as verified. The store keeps neither which chain signed a line nor a stored
+        // notification's environment, so the notifications files read with such a root, if still in the input folder, are
+        // read again by the next ingest (no stored hash matches); a store that trusts Apple's root alone reads none again.
+        (48, """
+            UPDATE files SET content_hash = 'read again for transactions in locally signed notifications', mtime_ns = NULL
+              WHERE content_hash NOT LIKE 'read again for %' AND source = 'notifications'
+                AND file_id IN (SELECT file_id FROM file_rules WHERE read_with LIKE '%signatures apple+%');
+            """),
     ]
 
     public static var latestVersion: Int { migrations.last?.id ?? 0 }

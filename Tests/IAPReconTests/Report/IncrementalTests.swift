@@ -707,7 +707,7 @@ struct IncrementalTests {
               WHERE file_id = (SELECT file_id FROM files WHERE path = 'notifications/a.jsonl') AND line > 1;
             """)
         let migration = try #require(Schema.migrations.first { $0.sql.contains("read again for reversals without signedDate") }?.id)
-        try database.execute("DELETE FROM schema_migrations WHERE id >= \(migration)")
+        try database.execute("DELETE FROM schema_migrations WHERE id >= \(migration) AND id != \(Self.locallySignedMigration)")
         try Schema.migrate(database)
         let night = try run(older, input: older.input, now: now, asOf: now)
         #expect(readAgain(night) == ["notifications/a.jsonl"])
@@ -748,6 +748,52 @@ struct IncrementalTests {
         #expect(readAgain(night) == ["attribution/lower.csv", "registrations/lower.jsonl"])
         #expect(try expectMigratedAsFresh(older, now: now, asOf: now, "upgraded store", inputs: write) == [])
         #expect(try Fixture.matchedBy(older) == ["customer_user_id": 0, "appsflyer_id": 0, "idfv": 2, "idfa": 1, "unattributed": 0])
+    }
+
+    @Test("a store an older iaprecon fed a locally signed notification about an App Store transaction reads its notifications files again on its next run, and then holds what a fresh store holds; a receipts file, and a store trusting Apple's root alone, read nothing again")
+    func locallySignedNotificationsAfterUpgrade() throws {
+        // Envelopes saying Xcode, which a local chain may sign, carrying a transaction of the environment given.
+        func envelope(_ transactionID: String, uuid: String, environment: String) -> String {
+            Line.notification("ONE_TIME_CHARGE", uuid: uuid, signed: "2026-11-20T08:00:00Z",
+                              transaction: Line.v2(transactionID, "gems300", purchase: "2026-11-20T07:59:00Z", price: 4990, environment: environment))
+                .replacingOccurrences(of: "\"data\":{\"environment\":\"Production\"", with: "\"data\":{\"environment\":\"Xcode\"")
+        }
+        // Leaf and intermediate under the test root: what it vouches for as a local chain, not as Apple's three certificates.
+        let local = try #require(ES256Signer(privateKey: TestSigningChain.leafPrivateKey, x5c: Array(TestSigningChain.x5c.prefix(2))))
+        func signed(_ envelope: String, by signer: ES256Signer) -> String { "{\"signedPayload\":\"\(signer.jws(payload: Array(envelope.utf8)))\"}" }
+        let production = envelope("t1", uuid: "5f6c2a4e-1b7d-4c3a-9e8f-2d1c0b9a8e71", environment: "Production")
+        func write(_ scenario: Scenario, notification: String) throws {
+            try scenario.catalog()
+            _ = try scenario.write("notifications/n.jsonl", [notification])
+                .write("notifications/x.jsonl", [signed(envelope("t3", uuid: "5f6c2a4e-1b7d-4c3a-9e8f-2d1c0b9a8e73", environment: "Xcode"), by: local)])
+                .write("receipts/r.jsonl", [Line.v2Receipt("2026-11-21T10:00:05Z", "u2",
+                                                           transaction: Line.v2("t2", "gems300", purchase: "2026-11-21T10:00:00Z"))])
+        }
+        let now = "2026-11-30T00:00:00Z"
+        let fresh = try freshStore(now: now, asOf: now) { try write($0, notification: signed(production, by: local)) }
+        #expect(try fresh.output("rejects.csv").contains("locally signed, yet its transaction is a Production one"))
+        // What an older iaprecon kept: t1 as verified, as an App Store envelope gives it.
+        let older = try Scenario()
+        try write(older, notification: signed(production, by: TestSigningChain.signer))
+        _ = try run(older, input: older.input, now: now, asOf: now)
+        let appleOnly = try Scenario()
+        try FileManager.default.copyItem(atPath: older.databasePath, toPath: appleOnly.databasePath)
+        try write(older, notification: signed(production, by: local))
+        let database = try older.open()
+        let hash = try #require(try fresh.open().scalar("SELECT content_hash FROM files WHERE path = 'notifications/n.jsonl'"))
+        try database.run("UPDATE files SET content_hash = ?, mtime_ns = NULL WHERE path = 'notifications/n.jsonl'", [hash])
+        let migration = try #require(Schema.migrations.first { $0.sql.contains("read again for transactions in locally signed notifications") }?.id)
+        // Near miss: the same store, had it trusted Apple's root alone, reads nothing again.
+        try appleOnly.open().execute("""
+            UPDATE file_rules SET read_with = 'bundle any; signatures apple'; DELETE FROM schema_migrations WHERE id >= \(migration)
+            """)
+        #expect(try readAgainFor(appleOnly) == [:])
+        try database.execute("DELETE FROM schema_migrations WHERE id >= \(migration)")
+        try Schema.migrate(database)
+        // Which chain signed a line is not stored: x.jsonl's local notification of an Xcode purchase is read again too.
+        #expect(readAgain(try run(older, input: older.input, now: now, asOf: now)) == ["notifications/n.jsonl", "notifications/x.jsonl"])
+        let reasons = try expectMigratedAsFresh(older, now: now, asOf: now, "upgraded store") { try write($0, notification: signed(production, by: local)) }
+        #expect(reasons.count == 1 && reasons[0].contains("locally signed, yet its transaction is a Production one"), "\(reasons)")
     }
 
     @Test("a store an older iaprecon fed a V2 upgrade, an offer-code receipt item and a family copy's refund reads their files again on its next run, and then holds what a fresh store holds; a file of V2 purchases alone is not read again")
@@ -1032,6 +1078,11 @@ struct IncrementalTests {
 
     /// A fresh store that `inputs` wrote the input folder of, run once by the clock `now` as of `asOf`: what an
     /// incremental or migrated store must equal.
+    /// Migration 48 reads again every notifications file of a store that trusts a local root, as these tests' stores do
+    /// (`.testChain`): a test of an earlier migration's near misses among notifications files keeps it applied, so that
+    /// it sees what its own migration reads again.
+    static let locallySignedMigration = Schema.migrations.first { $0.sql.contains("read again for transactions in locally signed notifications") }?.id ?? 0
+
     private func freshStore(now: String, asOf: String, inputs: (Scenario) throws -> Void) throws -> Scenario {
         let fresh = try Scenario()
         try inputs(fresh)
@@ -1109,7 +1160,7 @@ struct IncrementalTests {
         }
         /// Back to what a store before migration 25 held.
         func older(_ scenario: Scenario) throws {
-            try scenario.open().execute("DROP TABLE file_clock_span; DELETE FROM schema_migrations WHERE id >= 25")
+            try scenario.open().execute("DROP TABLE file_clock_span; DELETE FROM schema_migrations WHERE id >= 25 AND id != \(Self.locallySignedMigration)")
         }
         // Read by the early clock: every line is accepted, and the notifications without a signing time are read again.
         let acceptedEarly = try store(now: early)
@@ -1377,7 +1428,7 @@ struct IncrementalTests {
         _ = try run(older, input: older.input, now: now, asOf: asOf)
         try inputs(older, as: true)
         // A store from before the migration: one before 31 has read again what 30 chose, and kept a renewal without a transaction.
-        try older.open().execute("DELETE FROM schema_migrations WHERE id >= \(case_.migration)")
+        try older.open().execute("DELETE FROM schema_migrations WHERE id >= \(case_.migration) AND id != \(Self.locallySignedMigration)")
         // A TEST carries no transaction either, and the store cannot tell it from the other: its file is read again too, to
         // the same rows (migration 31 marks again what 30 chose). Migration 38 chooses the refund's paid file, for its revocation.
         let reason = "notifications without a transaction"
