@@ -55,6 +55,7 @@ struct SchemaTests {
         45: "c480b3864139fa8c",
         46: "e4d08902f7738912",
         47: "4bb00ce5f8b48154",
+        49: "ae81c48fc871cf6f",
     ]
 
     @Test("a released migration's text never changes, and every migration is recorded as released")
