@@ -135,6 +135,10 @@ struct HistoryCommandTests {
         #expect(rows(utc.out).count == 2)
         let offset = work.iaprecon(["history", "u_1002", "--tz", "Europe/Berlin", "--since", "2026-11-27T11:05:19Z", "--db", db])
         #expect(rows(offset.out).count == 2)
+        // In an hour the clocks repeat the table adds the offset: pasted with it, the time is that instant.
+        let repeated = work.iaprecon(["history", "u_1002", "--tz", "Europe/Berlin", "--since", "2026-11-27 12:05:19 +01:00", "--db", db])
+        #expect(rows(repeated.out).count == 2)
+        #expect(work.iaprecon(["history", "u_1002", "--since", "2026-11-27 25:05:19", "--db", db]).code == 2)
     }
 
     @Test("--since and --limit in json, csv and html: the same events, and what was not shown said in each")
