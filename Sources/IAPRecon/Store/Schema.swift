@@ -1052,6 +1052,24 @@ public enum Schema {
               WHERE content_hash NOT LIKE 'read again for %' AND source = 'notifications'
                 AND file_id IN (SELECT file_id FROM file_rules WHERE read_with LIKE '%signatures apple+%');
             """),
+        // Migration 47 tells a lowercase id by a lowercase letter in its kept last four characters, yet about one id in
+        // seven ends in four digits, which show no case: a file whose lowercase ids all end so was not read again, and
+        // kept pseudonyms that join no install, where a fresh store joins them. Its case is told by the file's other ids:
+        // a registrations or MMP file holding an id whose kept tail shows no letter, and none whose tail shows an
+        // uppercase one, if still in the input folder, is read again by the next ingest too. A file whose ids show
+        // uppercase letters writes them in uppercase, and is not read again for the few of its ids that end in digits.
+        (49, """
+            UPDATE files SET content_hash = 'read again for lowercase device ids', mtime_ns = NULL
+              WHERE content_hash NOT LIKE 'read again for %'
+                AND file_id IN (
+                  SELECT file_id FROM (
+                      SELECT file_id, CAST(substr(idfv, 17) AS TEXT) AS tail FROM raw_registrations__users WHERE idfv IS NOT NULL
+                      UNION ALL SELECT file_id, CAST(substr(idfa, 17) AS TEXT) FROM raw_registrations__users WHERE idfa IS NOT NULL
+                      UNION ALL SELECT file_id, CAST(substr(idfv, 17) AS TEXT) FROM raw_mmp__events WHERE idfv IS NOT NULL
+                      UNION ALL SELECT file_id, CAST(substr(idfa, 17) AS TEXT) FROM raw_mmp__events WHERE idfa IS NOT NULL)
+                    GROUP BY file_id
+                    HAVING max(tail <> '' AND tail NOT GLOB '*[A-Za-z]*') = 1 AND max(tail GLOB '*[A-F]*') = 0);
+            """),
     ]
 
     public static var latestVersion: Int { migrations.last?.id ?? 0 }

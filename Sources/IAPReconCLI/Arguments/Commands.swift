@@ -231,7 +231,7 @@ extension CommandSpec {
             OptionSpec(name: "app-account-token", valueName: "uuid",
                        help: "Show the story of the user whose purchases carry this token (several users': every purchase carrying it)."),
             OptionSpec(name: "since", valueName: "date",
-                       help: "Show only the events from this day on (yyyy-MM-dd, from its midnight in --tz) or from this time (ISO 8601 with its offset)."),
+                       help: "Show only the events from this day on (yyyy-MM-dd, from its midnight in --tz) or from this time (yyyy-MM-dd HH:mm:ss in --tz, as the table shows it, or ISO 8601 with its offset)."),
             OptionSpec(name: "limit", valueName: "n", help: "Show only the latest n events (of those --since keeps).", kind: .integer(minimum: 1)),
             .db,
             .tz,

@@ -81,16 +81,29 @@ enum HistoryCommand {
         return key
     }
 
-    /// `--since`: a day (`2026-11-01`, from its midnight in `zone`, as support reads dates) or an instant as `--as-of` takes it.
+    /// `--since`: a day (`2026-11-01`, from its midnight in `zone`, as support reads dates), a time as the table shows
+    /// it (`2026-11-01 10:15:03` on the wall clock of `zone`, or with the offset the table adds in an hour the clocks
+    /// repeat), or an instant as `--as-of` takes it.
     static func since(_ command: ParsedCommand, _ zone: Zone) throws -> Int64? {
         guard let text = command.value("since")?.trimmingCharacters(in: .whitespaces) else { return nil }
         let bytes = Array(text.utf8)
         if bytes.count == 10, let midnight = Timestamp.parse(text + "T00:00:00Z"), Timestamp.day(midnight) == text {
             return zone.utc(fromLocal: midnight)
         }
+        // A row's time pasted from the table is on the wall clock of --tz, as the day is: `--as-of`'s reading of the
+        // same text in UTC would move the window by the zone's offset, and hide events the table showed after it.
+        if bytes.count >= 19, bytes[10] == UInt8(ascii: " ") {
+            let iso = String(decoding: bytes[..<10], as: UTF8.self) + "T" + String(decoding: bytes[11..<19], as: UTF8.self)
+            if bytes.count == 19, let wall = Timestamp.parse(iso + "Z"), Timestamp.iso8601(wall).hasPrefix(iso) {
+                return zone.utc(fromLocal: wall)
+            }
+            if bytes.count == 26, bytes[19] == UInt8(ascii: " "), let ms = Timestamp.parse(iso + String(decoding: bytes[20...], as: UTF8.self)) {
+                return ms
+            }
+        }
         if bytes.count > 10, case .success(let ms) = ValueKind.instantMs(text) { return ms }
         throw command.usageError("--since takes a day (yyyy-MM-dd, such as 2026-11-01, from its midnight in --tz) or a time "
-            + "(ISO 8601 with its offset, such as 2026-11-01T09:00:00Z), not '\(text)'")
+            + "(as the table shows it, in --tz, such as 2026-11-01 09:00:00, or ISO 8601 with its offset, such as 2026-11-01T09:00:00Z), not '\(text)'")
     }
 
     /// What `consumption_requests.jsonl` answers Apple's `CONSUMPTION_REQUEST`s about the transaction, if it was asked,

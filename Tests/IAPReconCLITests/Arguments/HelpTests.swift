@@ -231,8 +231,9 @@ struct HelpTests {
                                       Show the story of the user whose purchases carry this
                                       token (several users': every purchase carrying it).
               --since <date>          Show only the events from this day on (yyyy-MM-dd,
-                                      from its midnight in --tz) or from this time (ISO 8601
-                                      with its offset).
+                                      from its midnight in --tz) or from this time
+                                      (yyyy-MM-dd HH:mm:ss in --tz, as the table shows it,
+                                      or ISO 8601 with its offset).
               --limit <n>             Show only the latest n events (of those --since
                                       keeps).
               --db <file>             SQLite store of the ingested and joined data.

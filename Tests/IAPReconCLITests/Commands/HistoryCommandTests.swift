@@ -119,6 +119,28 @@ struct HistoryCommandTests {
         }
     }
 
+    @Test("--since takes a time as the table shows it, a wall clock in --tz, so a row's time pasted from it starts the window at that row")
+    func sinceAsTheTableShowsIt() throws {
+        let (work, db) = try #require(Self.sampleStore())
+        func rows(_ text: String) -> [Substring] { text.split(separator: "\n").filter { $0.hasPrefix("2026-") } }
+        // u_1002's last three events are at 11:05:00, 11:05:19 and 11:05:22 UTC on 11-27: 12:05 in Berlin.
+        let berlin = work.iaprecon(["history", "u_1002", "--tz", "Europe/Berlin", "--db", db])
+        let shown = try #require(rows(berlin.out).first { $0.hasPrefix("2026-11-27 12:05:19") }.map { String($0.prefix(19)) })
+        let pasted = work.iaprecon(["history", "u_1002", "--tz", "Europe/Berlin", "--since", shown, "--db", db])
+        #expect(pasted.code == 0, "\(pasted.err)")
+        #expect(rows(pasted.out).map { String($0.prefix(19)) } == ["2026-11-27 12:05:19", "2026-11-27 12:05:22"])
+        #expect(pasted.out.contains("since 2026-11-27 12:05:19 Europe/Berlin"))
+        // Near misses: in UTC the same wall clock is the same instant; a time with its offset is that instant in any --tz.
+        let utc = work.iaprecon(["history", "u_1002", "--since", "2026-11-27 11:05:19", "--db", db])
+        #expect(rows(utc.out).count == 2)
+        let offset = work.iaprecon(["history", "u_1002", "--tz", "Europe/Berlin", "--since", "2026-11-27T11:05:19Z", "--db", db])
+        #expect(rows(offset.out).count == 2)
+        // In an hour the clocks repeat the table adds the offset: pasted with it, the time is that instant.
+        let repeated = work.iaprecon(["history", "u_1002", "--tz", "Europe/Berlin", "--since", "2026-11-27 12:05:19 +01:00", "--db", db])
+        #expect(rows(repeated.out).count == 2)
+        #expect(work.iaprecon(["history", "u_1002", "--since", "2026-11-27 25:05:19", "--db", db]).code == 2)
+    }
+
     @Test("--since and --limit in json, csv and html: the same events, and what was not shown said in each")
     func sinceAndLimitInOtherFormats() throws {
         let (work, db) = try #require(Self.sampleStore())
@@ -133,7 +155,9 @@ struct HistoryCommandTests {
         #expect(whole["events_not_shown"] as? Int == 0)
 
         let csv = work.iaprecon(window + ["--format", "csv"])
-        #expect(csv.out.split(separator: "\n").count == 4)
+        // Records end in CRLF, which Swift reads as one character: split on it, not on "\n".
+        #expect(csv.out.split(separator: "\r\n").count == 4)
+        #expect(csv.out.hasSuffix("\r\n"))
         // CSV has no header lines of its own: what was not shown goes to stderr, so the file stays what scripts parse.
         #expect(csv.err == "Note: showing the latest 3 events; 8 earlier events are not shown (--limit)\n")
         #expect(work.iaprecon(["history", "u_1002", "--db", db, "--format", "csv"]).err.isEmpty)

@@ -56,6 +56,7 @@ struct SchemaTests {
         46: "e4d08902f7738912",
         47: "4bb00ce5f8b48154",
         48: "22527ee4bc90590c",
+        49: "ae81c48fc871cf6f",
     ]
 
     @Test("a released migration's text never changes, and every migration is recorded as released")
