@@ -732,17 +732,11 @@ struct IncrementalTests {
                                                      Fixture.signup("2026-11-10T09:00:00Z", "u3", idfv: upperW)])
         }
         let now = "2026-11-30T00:00:00Z"
-        let older = try Scenario()
-        try write(older)
-        _ = try run(older, input: older.input, now: now, asOf: now)
         // What an older iaprecon kept: the pseudonyms of the ids as written, so u1 and u2 joined no install.
-        let database = try older.open()
-        let pseudonyms = try StoredDeviceIDKey.pseudonyms(database)
-        try database.run("UPDATE raw_registrations__users SET idfv = ? WHERE user_id = 'u1'", [.blob(pseudonyms.pseudonym(lowerV))])
-        try database.run("UPDATE raw_mmp__events SET idfa = ? WHERE idfa IS NOT NULL", [.blob(pseudonyms.pseudonym(lowerA))])
-        let migration = try #require(Schema.migrations.first { $0.sql.contains("read again for lowercase device ids") }?.id)
-        try database.execute("DELETE FROM schema_migrations WHERE id >= \(migration)")
-        try Schema.migrate(database)
+        let older = try olderStoreOfLowercaseIDs(now: now, inputs: write, keptAsWritten: [
+            ("UPDATE raw_registrations__users SET idfv = ? WHERE user_id = 'u1'", lowerV),
+            ("UPDATE raw_mmp__events SET idfa = ? WHERE idfa IS NOT NULL", lowerA),
+        ])
         let night = try run(older, input: older.input, now: now, asOf: now)
         // Near miss: the files of uppercase ids are not read again.
         #expect(readAgain(night) == ["attribution/lower.csv", "registrations/lower.jsonl"])
@@ -813,16 +807,10 @@ struct IncrementalTests {
                                                      Fixture.signup("2026-11-10T09:00:00Z", "u3", idfv: upperX)])
         }
         let now = "2026-11-30T00:00:00Z"
-        let older = try Scenario()
-        try write(older)
-        _ = try run(older, input: older.input, now: now, asOf: now)
         // What an older iaprecon kept: the pseudonym of the id as written, so u1 joined no install.
-        let database = try older.open()
-        let pseudonyms = try StoredDeviceIDKey.pseudonyms(database)
-        try database.run("UPDATE raw_registrations__users SET idfv = ? WHERE user_id = 'u1'", [.blob(pseudonyms.pseudonym(lowerV))])
-        let migration = try #require(Schema.migrations.first { $0.sql.contains("read again for lowercase device ids") }?.id)
-        try database.execute("DELETE FROM schema_migrations WHERE id >= \(migration)")
-        try Schema.migrate(database)
+        let older = try olderStoreOfLowercaseIDs(now: now, inputs: write, keptAsWritten: [
+            ("UPDATE raw_registrations__users SET idfv = ? WHERE user_id = 'u1'", lowerV),
+        ])
         let night = try run(older, input: older.input, now: now, asOf: now)
         // Near miss: files whose ids show uppercase letters (one of them with a tail of digits too) are not read again.
         #expect(readAgain(night) == ["registrations/lower.jsonl"])
@@ -1116,6 +1104,22 @@ struct IncrementalTests {
     /// (`.testChain`): a test of an earlier migration's near misses among notifications files keeps it applied, so that
     /// it sees what its own migration reads again.
     static let locallySignedMigration = Schema.migrations.first { $0.sql.contains("read again for transactions in locally signed notifications") }?.id ?? 0
+
+    /// A store of `inputs` as an older iaprecon kept it, before device ids were kept in uppercase: each update of
+    /// `keptAsWritten` stores its id's pseudonym as written; the lowercase-id migrations are then applied again.
+    private func olderStoreOfLowercaseIDs(now: String, inputs: (Scenario) throws -> Void,
+                                          keptAsWritten: [(sql: String, id: String)]) throws -> Scenario {
+        let older = try Scenario()
+        try inputs(older)
+        _ = try run(older, input: older.input, now: now, asOf: now)
+        let database = try older.open()
+        let pseudonyms = try StoredDeviceIDKey.pseudonyms(database)
+        for (sql, id) in keptAsWritten { try database.run(sql, [.blob(pseudonyms.pseudonym(id))]) }
+        let migration = try #require(Schema.migrations.first { $0.sql.contains("read again for lowercase device ids") }?.id)
+        try database.execute("DELETE FROM schema_migrations WHERE id >= \(migration)")
+        try Schema.migrate(database)
+        return older
+    }
 
     private func freshStore(now: String, asOf: String, inputs: (Scenario) throws -> Void) throws -> Scenario {
         let fresh = try Scenario()
