@@ -102,6 +102,13 @@ enum NotificationParser {
         return nil
     }
 
+    /// Rejects a transaction of an App Store environment in a locally signed payload (`locallySigned`): a chain
+    /// trusted for Xcode and LocalTesting payloads alone vouches for nothing Apple's chain would have to sign.
+    private static func checkLocalEnvelope(_ locallySigned: Bool, carrying environment: String?, in path: String) throws(LineReject) {
+        guard locallySigned, let environment, !JWSVerifier.isLocal(environment) else { return }
+        throw LineReject("untrusted certificate chain (locally signed, yet its transaction is a \(environment) one) in '\(path)'")
+    }
+
     /// A V2 notification's payload; every JWS inside it is checked with `rules.signatures` (its own
     /// `signedDate`, else the notification's, else the run's clock, is its signing time). With `--bundle-id`, a
     /// notification or transaction of another app is rejected, as a receipt of it is (CONTRACT.md §1.2).
@@ -134,9 +141,7 @@ enum NotificationParser {
                                        environment: environment)
                     // An App Store transaction's own JWS may hold, yet what a locally signed payload says of it (its type,
                     // its signedDate) is the local chain's word alone: a REFUND_REVERSED so signed would undo its refunds.
-                    if locallySigned, let environment, !JWSVerifier.isLocal(environment) {
-                        throw LineReject("untrusted certificate chain (locally signed, yet its transaction is a \(environment) one) in '\(payload.name)'")
-                    }
+                    try checkLocalEnvelope(locallySigned, carrying: environment, in: payload.name)
                     let apart = try transactionBundle(payload)
                     transaction = try AppleTransaction(v2: payload, origin: .notification, environment: header.environment,
                                                        refund: refunds, reported: &reported)
@@ -146,9 +151,7 @@ enum NotificationParser {
                 // A decoded transaction has no signature of its own: in a locally signed payload it is
                 // vouched for by a chain trusted for test purchases alone, and an App Store one would count
                 // though no App Store chain signed it (as with a signed one above, what the payload says of it).
-                if locallySigned, let environment = try infoFields.appleValue("environment", .environment), !JWSVerifier.isLocal(environment) {
-                    throw LineReject("untrusted certificate chain (locally signed, yet its transaction is a \(environment) one) in '\(infoFields.name)'")
-                }
+                try checkLocalEnvelope(locallySigned, carrying: try infoFields.appleValue("environment", .environment), in: infoFields.name)
                 let apart = try transactionBundle(infoFields)
                 transaction = try AppleTransaction(v2: infoFields, origin: .notification, environment: header.environment,
                                                    refund: refunds, reported: &reported)

@@ -153,10 +153,7 @@ struct SQLiteHistoryStore: HistoryStore {
         }
         // Apple writes IDFVs and IDFAs in capitals.
         let ids = [deviceID, shape == .uuid ? deviceID.uppercased() : deviceID]
-        guard try database.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'device_id_key'") != .integer(0),
-              case .text(let hex)? = try database.scalar("SELECT key FROM device_id_key"), let key = StoredDeviceIDKey.bytes(ofHex: hex) else {
-            return []
-        }
+        guard let key = StoredDeviceIDKey.bytes(ofHex: try StoredMMPSegments.deviceIDKey(database)) else { return [] }
         let pseudonyms = DeviceIDPseudonyms(key: key)
         var found: [(userID: String, kind: String)] = []
         var seen = Set<StoredText>()

@@ -103,7 +103,8 @@ enum StoredMMPSegments {
     }
 
     /// The key the store's device ids are pseudonymised with, as stored; empty before the first ingest.
-    private static func deviceIDKey(_ database: Database) throws -> String {
+    /// Read only: `history` looks device ids up by it too.
+    static func deviceIDKey(_ database: Database) throws -> String {
         guard try database.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'device_id_key'") != .integer(0),
               case .text(let key)? = try database.scalar("SELECT key FROM device_id_key") else { return "" }
         return key
