@@ -37,6 +37,10 @@ public enum IAPReconCLI {
             } catch let error as UsageError {
                 console.err(error.text)
                 return ExitCode.usage.rawValue
+            } catch let error as SQLiteError where command.declares("db") && error.isDamage {
+                // Damage a stage read before its turn of the check came to it: said as the check says it.
+                console.err("Error: cannot use store \(command.databasePath): damaged (SQLite: \(error.message)); \(Store.damagedAdvice)")
+                return ExitCode.failure.rawValue
             } catch let error as SQLiteError where command.declares("db") {
                 // A failure inside the store (a full disk, a damaged file) names the store.
                 console.err("Error: store \(command.databasePath): \(error)")

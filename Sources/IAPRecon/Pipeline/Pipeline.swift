@@ -28,7 +28,8 @@ public struct RunOptions: Sendable {
     public var report: ReportSettings
     /// The command the runs table and the lock name (`run`, `nightly`, `backfill`).
     public var command = "run"
-    /// Runs SQLite's quick check on the store first and refuses a damaged one (nightly does).
+    /// Runs SQLite's quick check of the store's turn (`Store.checkTurn`) first and refuses a damaged store (nightly
+    /// does); otherwise the turn is checked beside the stages.
     public var checkStore = false
     /// How the run's end is recorded; without it, success is `ok` (exit 0) and an error `failed` (exit 1).
     public var verdict: (@Sendable (Result<RunResult, any Error>) -> RunVerdict)?
@@ -96,6 +97,22 @@ public enum Pipeline {
         }
     }
 
+    /// Runs `body`, a stage that adds to the store at `database`'s path, while a reader of its own checks the store's
+    /// turn as the store was (`Store.checkTurn`); then notes the tables checked. Damage fails the stage once `body` is
+    /// done, as it does a run.
+    public static func checkingStoreTurn<T>(_ database: Database, _ body: () throws -> T) throws -> T {
+        let storeCheck = Background { [path = database.path] in try Store.checkTurn(Database(path: path, readOnly: true)) }
+        let result: T
+        do {
+            result = try body()
+        } catch {
+            storeCheck.wait()
+            throw error
+        }
+        try Store.recordChecked(database, storeCheck.value())
+        return result
+    }
+
     /// Ingest; throws the first unreadable input (exit 3) after storing every readable file.
     ///
     /// A folder with no source file at all is an error (a mistyped `--input` must not reconcile
@@ -148,7 +165,7 @@ public enum Pipeline {
         // A store that holds nothing yet is built without waiting for the disk, until the join is done (`FirstBuild`).
         if let warning = lock.emptiedFirstBuild { progress?.warning(warning) }
         let database = try Store.open(path: options.databasePath, firstBuildUnsynced: true)
-        if options.checkStore { try Store.checkIntegrity(database, quick: true) }
+        let checkedFirst = options.checkStore ? try Store.checkTurn(database) : []
         // Logged from here on, so `iaprecon runs` lists a run its checks stop too, with its reason.
         let runID = try RunLog.start(database, command: options.command, partitionDate: options.partitionsThrough)
         let verdict = options.verdict ?? { result in
@@ -173,9 +190,9 @@ public enum Pipeline {
         // remove (a first night); what the stages store from here on is kept.
         lock.storesInputs()
         // A run reads only the tables its stages need: damage elsewhere (a raw table this night does
-        // not read, an index) is looked for on a reader of its own while the stages work.
+        // not read, an index) is looked for, in turns, on a reader of its own while the stages work.
         let storeCheck = Background { [path = options.databasePath, checked = options.checkStore] in
-            if !checked { try Store.checkIntegrity(Database(path: path, readOnly: true), quick: true) }
+            checked ? [] : try Store.checkTurn(Database(path: path, readOnly: true))
         }
         // Spend rows name days of the report's zone: the join dates an input by them so too, and by
         // the clock ingest judged its lines by.
@@ -228,7 +245,7 @@ public enum Pipeline {
             for warning in report.warnings { progress?.warning(warning) }
             // Finance books the days it names: said also under --quiet, as a night runs.
             if let restated = report.restatedRevenue { progress?.alert("restated revenue: " + restated) }
-            try storeCheck.value()
+            try Store.recordChecked(database, checkedFirst + storeCheck.value())
             RunLog.recordStages(database, runID: runID, timings: timings)
             let result = RunResult(ingest: ingest, join: join, report: report, timings: timings)
             try announce(result)

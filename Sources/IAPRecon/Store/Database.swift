@@ -112,6 +112,14 @@ public final class Database {
         try execute("PRAGMA synchronous = NORMAL")
     }
 
+    /// The pages this connection read from the file (its page cache's misses) since the last reset.
+    func pagesRead(reset: Bool) -> Int64 {
+        var current: Int32 = 0
+        var highest: Int32 = 0
+        sqlite3_db_status(handle, SQLITE_DBSTATUS_CACHE_MISS, &current, &highest, reset ? 1 : 0)
+        return Int64(current)
+    }
+
     var lastErrorMessage: String { String(cString: sqlite3_errmsg(handle)) }
 
     /// Runs one or more SQL statements that return no rows.

@@ -19,6 +19,9 @@ public struct SQLiteError: Error, CustomStringConvertible, Sendable {
     /// The primary result code (`SQLITE_BUSY`, `SQLITE_FULL`, ...), without the extended bits.
     public var primaryCode: Int32 { code & 0xFF }
 
+    /// SQLite found the file damaged (`SQLITE_CORRUPT`, `SQLITE_NOTADB`) while it read it.
+    public var isDamage: Bool { primaryCode == SQLITE_CORRUPT || primaryCode == SQLITE_NOTADB }
+
     public var description: String {
         var text = "SQLite error \(code): \(message)"
         if systemErrno != 0, primaryCode == SQLITE_IOERR || primaryCode == SQLITE_FULL || primaryCode == SQLITE_CANTOPEN {

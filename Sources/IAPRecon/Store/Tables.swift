@@ -48,6 +48,8 @@ enum Tables {
         .init(name: "device_id_key", layer: .ledger, writer: .ingest, readers: [.report]),
         .init(name: "runs", layer: .ledger, writer: .pipeline, readers: [], migration: 1),
         .init(name: "run_stages", layer: .ledger, writer: .pipeline, readers: []),
+        // Which run's turn last checked each table (`Store.checkTurn`).
+        .init(name: "store_checks", layer: .ledger, writer: .pipeline, readers: []),
         // Written through `ChangedKeys` only, by the stage that learns of a change, and emptied by the join.
         .init(name: "dirty_keys", layer: .ledger, writer: .store, readers: [], migration: 3),
         // Raw rows, written by ingest.
@@ -204,6 +206,13 @@ enum Tables {
         CREATE TABLE IF NOT EXISTS run_stages (
           run_id INTEGER NOT NULL, stage TEXT NOT NULL, seconds REAL NOT NULL, UNIQUE (run_id, stage)
         )
+        """
+
+    /// The turn in which a run's check last read each table, and the pages it read (`Store.checkTurn`).
+    static let storeChecks = """
+        CREATE TABLE IF NOT EXISTS store_checks (
+          table_name TEXT PRIMARY KEY, turn INTEGER NOT NULL, pages INTEGER NOT NULL
+        ) WITHOUT ROWID
         """
 
     /// The key device ids are pseudonymised with (`DeviceIDPseudonyms`).

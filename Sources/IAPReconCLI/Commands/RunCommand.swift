@@ -65,8 +65,10 @@ enum StageCommands {
             let progress = command.flag("quiet") ? StageProgress.quiet { console.err($0) } : StageProgress(live: console.isTerminal) { console.err($0) }
             progress.stageStarted("ingest")
             defer { progress.clear() }
-            let report = try Pipeline.ingest(input: command.inputFolder, database: database, jobs: command.jobs,
-                                             rules: rules, progress: progress)
+            // A night run stage by stage checks the store's turn as `run` and `nightly` do.
+            let report = try Pipeline.checkingStoreTurn(database) {
+                try Pipeline.ingest(input: command.inputFolder, database: database, jobs: command.jobs, rules: rules, progress: progress)
+            }
             RunLog.finish(database, runID: runID, verdict: RunVerdict(status: "ok", exitCode: 0, message: nil), asOfMs: nil,
                           linesRead: report.totals.read, findings: nil)
             if !command.flag("quiet") { console.out(accountingTable(report)) }

@@ -141,7 +141,7 @@ struct TableOwnershipTests {
         let migrations = Dictionary(uniqueKeysWithValues: Schema.migrations.map { ($0.id, $0.sql) })
         let rebuilt = Set(Tables.joinResults.tables.map(\.name))
         let definitions = [Tables.runSettings, Tables.findingFirstSeen, Tables.userInstalls, Tables.runStages,
-                           Tables.deviceIDKey]
+                           Tables.deviceIDKey, Tables.storeChecks]
         #expect(Set(Tables.all.map(\.name)).count == Tables.all.count, "a table is declared twice")
         for table in Tables.all {
             let creates = "CREATE TABLE \(table.name) "

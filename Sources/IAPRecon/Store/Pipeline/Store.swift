@@ -215,15 +215,84 @@ extension Store {
             problems = [error.message]
         }
         guard problems != ["ok"] else { return }
+        throw damaged(database, problems, check: quick ? "quick_check" : "integrity_check")
+    }
+
+    /// The error of a store whose `check` found `problems`.
+    private static func damaged(_ database: Database, _ problems: [String], check: String) -> StoreError {
         // One line: SQLite heads its findings with `*** in database main ***` and may break a finding over lines.
         let findings = problems.flatMap { $0.split(whereSeparator: \.isNewline).map(String.init) }.filter { !$0.hasPrefix("***") }
         let shown = findings.prefix(3).joined(separator: "; ") + (findings.count > 3 ? "; …" : "")
-        throw StoreError(path: database.path, reason: "damaged (SQLite's \(quick ? "quick_check" : "integrity_check") found: \(shown)); "
-                         + damagedAdvice)
+        return StoreError(path: database.path, reason: "damaged (SQLite's \(check) found: \(shown)); " + damagedAdvice)
     }
 
     /// What to do with a damaged store.
-    static let damagedAdvice = "restore it from a backup, or delete it and let the next run read the inputs again"
+    public static let damagedAdvice = "restore it from a backup, or delete it and let the next run read the inputs again"
+}
+
+/// One table of the store that a run's check read: its name and the pages its check read (the table's and its
+/// indexes'), which tell the next runs how much of the store it is.
+public struct CheckedTable: Sendable, Equatable {
+    public var table: String
+    public var pages: Int64
+}
+
+extension Store {
+    /// A run checks the store in turns: every table is checked at least once in this many runs.
+    public static let checkTurns: Int64 = 7
+
+    /// SQLite's `quick_check` of this run's turn of the store: the tables (each with its indexes) checked longest ago,
+    /// never-checked ones first, until about a seventh of the store's pages is read. A night thus reads what its data
+    /// needs and not the whole history, and every table is checked about every `checkTurns` runs, since each turn
+    /// reads its share of the pages in that order. A table left for a later turn because it would take this one far
+    /// past its share is the first of that turn, so none waits longer. `iaprecon check` checks all of the store at once,
+    /// the pages no table holds too; a damaged page a night reads stops that night whatever its turn.
+    /// - Returns: the tables checked, for `recordChecked` once the run has used the store.
+    /// - Throws: `StoreError` naming the first problems when a checked table is damaged.
+    public static func checkTurn(_ database: Database) throws -> [CheckedTable] {
+        var checked: [CheckedTable] = []
+        var problems: [String] = []
+        do {
+            let share = (try database.scalar("PRAGMA page_count").integerValue + checkTurns - 1) / checkTurns
+            var last: [String: (turn: Int64, pages: Int64)] = [:]
+            if try database.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'store_checks'").integerValue > 0 {
+                try database.forEach("SELECT table_name, turn, pages FROM store_checks") { last[$0.string(0)] = ($0.int(1), $0.int(2)) }
+            }
+            var tables: [String] = []
+            try database.forEach("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite%'") { tables.append($0.string(0)) }
+            tables.sort { (last[$0]?.turn ?? 0, $0) < (last[$1]?.turn ?? 0, $1) }
+            var read: Int64 = 0
+            _ = database.pagesRead(reset: true)
+            for table in tables {
+                if !checked.isEmpty, read + (last[table]?.pages ?? 0) > 2 * share { break }
+                try database.forEach("PRAGMA quick_check(\"\(table)\")") { problems.append($0.string(0)) }
+                guard problems == ["ok"] else { break }
+                problems = []
+                let pages = database.pagesRead(reset: true)
+                checked.append(CheckedTable(table: table, pages: pages))
+                read += pages
+                if read >= share { break }
+            }
+        } catch let error as SQLiteError {
+            // Damage bad enough that the check itself stops reading.
+            problems = [error.message]
+        }
+        guard problems.isEmpty else { throw damaged(database, problems, check: "quick_check") }
+        return checked
+    }
+
+    /// Notes the tables `checkTurn` checked as checked in a new turn, so that the next runs check the others first.
+    public static func recordChecked(_ database: Database, _ tables: [CheckedTable]) throws {
+        guard !tables.isEmpty else { return }
+        try database.transaction {
+            try database.execute(Tables.storeChecks)
+            let turn = try database.scalar("SELECT coalesce(max(turn), 0) + 1 FROM store_checks").integerValue
+            for checked in tables {
+                try database.run("INSERT OR REPLACE INTO store_checks (table_name, turn, pages) VALUES (?, ?, ?)",
+                                 [.text(checked.table), .integer(turn), .integer(checked.pages)])
+            }
+        }
+    }
 }
 
 /// Bytes of the store that belong to one layer of `Tables` (ledger, raw, results).
