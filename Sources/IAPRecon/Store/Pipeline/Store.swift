@@ -245,7 +245,7 @@ extension Store {
     /// never-checked ones first, until about a seventh of the store's pages is read. A night thus reads what its data
     /// needs and not the whole history, and every table is checked about every `checkTurns` runs, since each turn
     /// reads its share of the pages in that order. A table left for a later turn because it would take this one far
-    /// past its share is the first of that turn, so none waits longer. `iaprecon check` checks all of the store at once,
+    /// past its share (smaller ones after it are checked instead) is the first of that turn, so none waits longer. `iaprecon check` checks all of the store at once,
     /// the pages no table holds too; a damaged page a night reads stops that night whatever its turn.
     /// - Returns: the tables checked, for `recordChecked` once the run has used the store.
     /// - Throws: `StoreError` naming the first problems when a checked table is damaged.
@@ -264,7 +264,7 @@ extension Store {
             var read: Int64 = 0
             _ = database.pagesRead(reset: true)
             for table in tables {
-                if !checked.isEmpty, read + (last[table]?.pages ?? 0) > 2 * share { break }
+                if !checked.isEmpty, read + (last[table]?.pages ?? 0) > 2 * share { continue }
                 try database.forEach("PRAGMA quick_check(\"\(table)\")") { problems.append($0.string(0)) }
                 guard problems == ["ok"] else { break }
                 problems = []
