@@ -32,7 +32,7 @@ public enum Timestamp {
     }
 
     /// 9999-12-31T23:59:59.999Z, the latest time epoch milliseconds are read as.
-    static let latestMs: Int64 = 253_402_300_799_999
+    public static let latestMs: Int64 = 253_402_300_799_999
 
     /// Epoch milliseconds from digits with an optional sign and fraction.
     public static func epochMilliseconds(_ text: String) -> Int64? {

@@ -34,7 +34,7 @@ public struct LineRules: Sendable, Equatable {
     /// sign-up or install of an app's can be older. An event time before it is a broken clock or,
     /// most often, epoch seconds written where milliseconds are due, which would date the line in
     /// January 1970.
-    static let appStoreOpenedMs: Int64 = 1_215_648_000_000
+    public static let appStoreOpenedMs: Int64 = 1_215_648_000_000
 
     public init(nowMs: Int64 = Int64(Date().timeIntervalSince1970 * 1000), bundleID: String? = nil, mmpZone: Zone = .utc,
                 signatures: SignatureCheck = .appleOnly) {

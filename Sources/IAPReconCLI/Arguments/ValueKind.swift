@@ -81,7 +81,7 @@ extension ValueKind {
             }
             return .success(text)
         case .time:
-            return Self.instantMs(text).map { _ in text }
+            return Self.clockMs(text).map { _ in text }
         case .currency:
             // Only a code with a minor unit can be reported in: amounts are rounded to it (CONTRACT.md §3).
             guard text.utf8.count == 3, text.utf8.allSatisfy(isASCIILetter), CurrencyMinorUnits.places(text.uppercased()) != nil else {
@@ -115,6 +115,22 @@ extension ValueKind {
             return .failure(.expected("its offset, such as Z, +09:00 or -08:00: an ISO 8601 time without one names no zone, and is not read in --tz"))
         }
         return .success(ms)
+    }
+
+    /// `instantMs`, for the instants a run judges by (`--as-of`, `--now`): one before the App Store
+    /// opened is refused, as the inputs reject such an event time. It is most often epoch seconds
+    /// (`date +%s`) where milliseconds are due: read so, 1970-01-21 would be the as-of, at which no
+    /// purchase is due and none is lost, or the clock, by which every line is in the future.
+    static func clockMs(_ text: String) -> Result<Int64, InvalidValue> {
+        instantMs(text).flatMap { ms in
+            guard ms < LineRules.appStoreOpenedMs else { return .success(ms) }
+            var reason = "a time after the App Store opened (\(Timestamp.iso8601(LineRules.appStoreOpenedMs))), not \(Timestamp.iso8601(ms))"
+            let asSeconds = ms.multipliedReportingOverflow(by: 1000)
+            if !asSeconds.overflow, asSeconds.partialValue >= LineRules.appStoreOpenedMs, asSeconds.partialValue <= Timestamp.latestMs {
+                reason += "; as epoch seconds it is \(Timestamp.iso8601(asSeconds.partialValue)): give milliseconds"
+            }
+            return .failure(.expected(reason))
+        }
     }
 }
 

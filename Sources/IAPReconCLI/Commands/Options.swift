@@ -24,7 +24,7 @@ extension ParsedCommand {
     /// command line and config files alike.
     private func time(_ name: String) throws -> Int64? {
         guard declares(name), let text = value(name) else { return nil }
-        switch ValueKind.instantMs(text) {
+        switch ValueKind.clockMs(text) {
         case .success(let ms): return ms
         case .failure(let invalid): throw usageError("The value '\(text)' is invalid for '--\(name)'\(invalid.explanation)")
         }
