@@ -63,6 +63,9 @@ extension ValueKind {
             return .success(text)
         case .duration:
             guard DurationText.milliseconds(text) != nil else {
+                if DurationText.isUnitless(text) {
+                    return .failure(.expected("a duration with its unit, such as 24h, 90m, 30s, 2d or 1h30m: '\(text)' names none"))
+                }
                 return .failure(.duration)
             }
             return .success(text)
@@ -139,14 +142,16 @@ private func isASCIILetter(_ byte: UInt8) -> Bool {
 }
 
 /// Durations as written on the command line: `24h`, `90m`, `30s`, `2d`,
-/// `500ms`, combinations such as `1h30m`, or a plain number of seconds.
+/// `500ms`, combinations such as `1h30m`, or `0`.
 enum DurationText {
     /// The duration in milliseconds, or nil when `text` is not a duration.
     static func milliseconds(_ text: String) -> Int64? {
         let bytes = Array(text.utf8)
         guard !bytes.isEmpty else { return nil }
+        // A number alone names no unit: `grace = 24` means a day to whoever wrote it, and read as
+        // seconds it would make every purchase not delivered within them lost or late. Zero is zero in any.
         if bytes.allSatisfy(isDigit) {
-            return number(bytes[...]).flatMap { multiply($0, 1000) }
+            return bytes.allSatisfy { $0 == UInt8(ascii: "0") } ? 0 : nil
         }
         var total: Int64 = 0
         var index = 0
@@ -164,6 +169,11 @@ enum DurationText {
             total = sum
         }
         return total
+    }
+
+    /// Whether `text` is a number without a unit (other than zero), which `milliseconds` refuses.
+    static func isUnitless(_ text: String) -> Bool {
+        !text.isEmpty && text.utf8.allSatisfy(isDigit) && milliseconds(text) == nil
     }
 
     private static func unitMilliseconds(_ unit: String) -> Int64? {
