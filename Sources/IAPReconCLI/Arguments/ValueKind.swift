@@ -114,7 +114,7 @@ extension ValueKind {
             return .failure(.expected("ISO 8601 with its offset (2026-11-29T00:00:00Z or 2026-11-28T16:00:00-08:00), epoch milliseconds, "
                 + "or yyyy-MM-dd HH:mm:ss in UTC"))
         }
-        if noOffset, text.utf8.dropFirst(10).first == UInt8(ascii: "T") {
+        if noOffset, Timestamp.isISOSeparator(text.utf8.dropFirst(10).first) {
             return .failure(.expected("its offset, such as Z, +09:00 or -08:00: an ISO 8601 time without one names no zone, and is not read in --tz"))
         }
         return .success(ms)
