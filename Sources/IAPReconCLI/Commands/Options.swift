@@ -48,6 +48,12 @@ extension ParsedCommand {
         var settings = ReconcileSettings(asOfMs: try asOfMs(), graceMs: try optionalDuration("grace") ?? 86_400_000,
                                          mmpZone: declares("mmp-tz") ? try zone("mmp-tz") : .utc, reportZone: declares("tz") ? try zone("tz") : .utc)
         if let ms = try nowMs() { settings.nowMs = ms }
+        // An as-of no event read can reach (a year typed 2062 for 2026) judges every open purchase lost
+        // and every cohort mature, and the store keeps it as the first sighting of each finding it reports.
+        if let asOfMs = settings.asOfMs, asOfMs > settings.nowMs + LineRules.futureToleranceMs {
+            throw usageError("--as-of \(Timestamp.iso8601(asOfMs)) is more than 24 hours after the run's clock (\(Timestamp.iso8601(settings.nowMs)), "
+                + "--now or the system clock): no event read can be that late, as a line stamped so is rejected")
+        }
         return settings
     }
 

@@ -498,6 +498,27 @@ struct CommandTests {
         #expect(work.iaprecon(common + ["--as-of", "1795910400000", "--now", "1795910400000"]).out.hasPrefix("as of 2026-11-29T00:00:00.000Z: "))
     }
 
+    @Test("--as-of more than a day after the run's clock is refused before any store is made (a year typed 2062 for 2026 would judge every open purchase lost and keep that as-of as each finding's first_seen); near miss: a day after the clock is read")
+    func asOfAfterTheClock() throws {
+        let work = try Workspace()
+        try FileManager.default.createDirectory(atPath: work.path("in/spend"), withIntermediateDirectories: true)
+        try "date,media_source,campaign,spend,currency\n2026-10-31,Facebook Ads,FB_US,10,USD\n"
+            .write(toFile: work.path("in/spend/s.csv"), atomically: true, encoding: .utf8)
+        let common = ["run", "--input", work.path("in"), "--out", work.path("out"), "--now", "2026-11-30T00:00:00Z"]
+        let late = work.iaprecon(common + ["--db", work.path("late.sqlite"), "--as-of", "2026-12-01T00:00:00.001Z"])
+        #expect(late.code == 2)
+        #expect(late.err.hasPrefix("Error: --as-of 2026-12-01T00:00:00.001Z is more than 24 hours after the run's clock "
+            + "(2026-11-30T00:00:00.000Z, --now or the system clock): no event read can be that late"))
+        #expect(!FileManager.default.fileExists(atPath: work.path("late.sqlite")))
+        let typo = work.iaprecon(["join", "--db", work.path("late.sqlite"), "--as-of", "2062-11-29T00:00:00Z", "--now", "2026-11-30T00:00:00Z"])
+        #expect(typo.code == 2)
+        #expect(typo.err.hasPrefix("Error: --as-of 2062-11-29T00:00:00.000Z is more than 24 hours after the run's clock"))
+        // Near miss: a day after the clock, the latest event time a run accepts, is an as-of.
+        let dayAhead = work.iaprecon(common + ["--db", work.path("ok.sqlite"), "--as-of", "2026-12-01T00:00:00Z"])
+        #expect(dayAhead.code == 0)
+        #expect(dayAhead.out.hasPrefix("as of 2026-12-01T00:00:00.000Z: "))
+    }
+
     @Test("the join stage takes --now as run does: the as-of of an input no event time dates is at most a day after it")
     func joinTakesTheClock() throws {
         let work = try Workspace()
