@@ -58,7 +58,7 @@ enum NightlyCommand {
         }
         if let missing = try missingDaysWarning(root: root, before: date) {
             console.err("Warning: " + missing)
-            warnings.insert(missing, at: 0)
+            warnings.append(missing)
         }
         return try night(command, settings, root: root, date: date, warnings: warnings, store: store, console: console)
     }

@@ -261,6 +261,13 @@ struct NightlyTests {
         #expect(try Self.runMessages(db).last?.hasPrefix("2026-12-01 ok 0: " + warning) == true)
         // The same night asked for by its date says so too.
         #expect(work.iaprecon(["nightly", "--date", "2026-12-01"] + common).err.hasPrefix("Warning: " + warning + "\n"))
+        // Reported again by default, it says so after the line that it is reported again, on stderr as in runs.
+        let again = work.iaprecon(["nightly"] + common)
+        let lines = again.err.split(separator: "\n").map(String.init)
+        #expect(lines.count == 2)
+        #expect(lines.first?.hasPrefix("Warning: no partition after \(root)/2026-12-01, which run 3 (") == true)
+        #expect(lines.last == "Warning: " + warning)
+        #expect(try Self.runMessages(db).last?.hasSuffix("; reporting it again; " + warning) == true)
         // Near miss: once the days land, the night reported again names no missing day.
         for day in ["2026-11-29", "2026-11-30"] {
             try FileManager.default.createDirectory(atPath: root + "/" + day + "/registrations", withIntermediateDirectories: true)
