@@ -32,7 +32,7 @@ public enum Timestamp {
     }
 
     /// 9999-12-31T23:59:59.999Z, the latest time epoch milliseconds are read as.
-    static let latestMs: Int64 = 253_402_300_799_999
+    public static let latestMs: Int64 = 253_402_300_799_999
 
     /// Epoch milliseconds from digits with an optional sign and fraction.
     public static func epochMilliseconds(_ text: String) -> Int64? {
@@ -87,7 +87,7 @@ public enum Timestamp {
 
     private static func parseCalendar(_ bytes: UnsafeBufferPointer<UInt8>, localOffsetMs: (Int64) -> Int64) -> Int64? {
         guard let year = digits(bytes, 0, 4), let month = digits(bytes, 5, 2), let day = digits(bytes, 8, 2),
-              bytes[10] == UInt8(ascii: "T") || bytes[10] == UInt8(ascii: " "),
+              isISOSeparator(bytes[10]) || bytes[10] == UInt8(ascii: " "),
               let hour = digits(bytes, 11, 2), bytes[13] == UInt8(ascii: ":"),
               let minute = digits(bytes, 14, 2), bytes[16] == UInt8(ascii: ":"),
               let second = digits(bytes, 17, 2)
@@ -127,6 +127,12 @@ public enum Timestamp {
         }
         let offset = Int64(offsetHours * 3600 + offsetMinutes * 60) * 1000
         return sign == UInt8(ascii: "+") ? local - offset : local + offset
+    }
+
+    /// The `T` between an ISO 8601 time's day and time, which RFC 3339 lets be lowercase, as the `Z`.
+    /// Where it stands, the text is ISO 8601's, which names its offset (the MMP's zone-less style has a space).
+    public static func isISOSeparator(_ byte: UInt8?) -> Bool {
+        byte == UInt8(ascii: "T") || byte == UInt8(ascii: "t")
     }
 
     static func isLeap(_ year: Int) -> Bool {

@@ -141,7 +141,7 @@ struct Fields {
     }
 
     /// `Timestamp.parse` of the element's value, read from its bytes unless an escape makes its text
-    /// otherwise; `zoneless` is set for an ISO 8601 time (`T` between day and time) with no offset.
+    /// otherwise; `zoneless` is set for an ISO 8601 time (`T` or `t` between day and time) with no offset.
     private static func time(_ element: JSONElement, zoneless: inout Bool) -> Int64? {
         switch element.kind {
         case .number:
@@ -152,7 +152,7 @@ struct Fields {
                 noOffset = true
                 return 0
             })
-            zoneless = noOffset && element.bytes.count > 10 && element.bytes[10] == UInt8(ascii: "T")
+            zoneless = noOffset && element.bytes.count > 10 && Timestamp.isISOSeparator(element.bytes[10])
             return ms
         default:
             guard case .string(let text) = element.value else { return Timestamp.parse(element.value) }
@@ -161,7 +161,7 @@ struct Fields {
                 noOffset = true
                 return 0
             })
-            zoneless = noOffset && text.utf8.dropFirst(10).first == UInt8(ascii: "T")
+            zoneless = noOffset && Timestamp.isISOSeparator(text.utf8.dropFirst(10).first)
             return ms
         }
     }

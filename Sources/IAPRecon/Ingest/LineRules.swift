@@ -28,13 +28,13 @@ public struct LineRules: Sendable, Equatable {
     var clockJudged: ClockJudgedChains?
 
     /// How far after the run's clock an event time may lie (clocks drift, zones differ).
-    static let futureToleranceMs: Int64 = 86_400_000
+    public static let futureToleranceMs: Int64 = 86_400_000
 
     /// 2008-07-10T00:00:00Z, the day the App Store opened: no purchase, receipt, notification,
     /// sign-up or install of an app's can be older. An event time before it is a broken clock or,
     /// most often, epoch seconds written where milliseconds are due, which would date the line in
     /// January 1970.
-    static let appStoreOpenedMs: Int64 = 1_215_648_000_000
+    public static let appStoreOpenedMs: Int64 = 1_215_648_000_000
 
     public init(nowMs: Int64 = Int64(Date().timeIntervalSince1970 * 1000), bundleID: String? = nil, mmpZone: Zone = .utc,
                 signatures: SignatureCheck = .appleOnly) {

@@ -63,6 +63,9 @@ extension ValueKind {
             return .success(text)
         case .duration:
             guard DurationText.milliseconds(text) != nil else {
+                if DurationText.isUnitless(text) {
+                    return .failure(.expected("a duration with its unit, such as 24h, 90m, 30s, 2d or 1h30m: '\(text)' names none"))
+                }
                 return .failure(.duration)
             }
             return .success(text)
@@ -81,7 +84,7 @@ extension ValueKind {
             }
             return .success(text)
         case .time:
-            return Self.instantMs(text).map { _ in text }
+            return Self.clockMs(text).map { _ in text }
         case .currency:
             // Only a code with a minor unit can be reported in: amounts are rounded to it (CONTRACT.md §3).
             guard text.utf8.count == 3, text.utf8.allSatisfy(isASCIILetter), CurrencyMinorUnits.places(text.uppercased()) != nil else {
@@ -111,10 +114,26 @@ extension ValueKind {
             return .failure(.expected("ISO 8601 with its offset (2026-11-29T00:00:00Z or 2026-11-28T16:00:00-08:00), epoch milliseconds, "
                 + "or yyyy-MM-dd HH:mm:ss in UTC"))
         }
-        if noOffset, text.utf8.dropFirst(10).first == UInt8(ascii: "T") {
+        if noOffset, Timestamp.isISOSeparator(text.utf8.dropFirst(10).first) {
             return .failure(.expected("its offset, such as Z, +09:00 or -08:00: an ISO 8601 time without one names no zone, and is not read in --tz"))
         }
         return .success(ms)
+    }
+
+    /// `instantMs`, for the instants a run judges by (`--as-of`, `--now`): one before the App Store
+    /// opened is refused, as the inputs reject such an event time. It is most often epoch seconds
+    /// (`date +%s`) where milliseconds are due: read so, 1970-01-21 would be the as-of, at which no
+    /// purchase is due and none is lost, or the clock, by which every line is in the future.
+    static func clockMs(_ text: String) -> Result<Int64, InvalidValue> {
+        instantMs(text).flatMap { ms in
+            guard ms < LineRules.appStoreOpenedMs else { return .success(ms) }
+            var reason = "a time after the App Store opened (\(Timestamp.iso8601(LineRules.appStoreOpenedMs))), not \(Timestamp.iso8601(ms))"
+            let asSeconds = ms.multipliedReportingOverflow(by: 1000)
+            if !asSeconds.overflow, asSeconds.partialValue >= LineRules.appStoreOpenedMs, asSeconds.partialValue <= Timestamp.latestMs {
+                reason += "; as epoch seconds it is \(Timestamp.iso8601(asSeconds.partialValue)): give milliseconds"
+            }
+            return .failure(.expected(reason))
+        }
     }
 }
 
@@ -123,14 +142,16 @@ private func isASCIILetter(_ byte: UInt8) -> Bool {
 }
 
 /// Durations as written on the command line: `24h`, `90m`, `30s`, `2d`,
-/// `500ms`, combinations such as `1h30m`, or a plain number of seconds.
+/// `500ms`, combinations such as `1h30m`, or `0`.
 enum DurationText {
     /// The duration in milliseconds, or nil when `text` is not a duration.
     static func milliseconds(_ text: String) -> Int64? {
         let bytes = Array(text.utf8)
         guard !bytes.isEmpty else { return nil }
+        // A number alone names no unit: `grace = 24` means a day to whoever wrote it, and read as
+        // seconds it would make every purchase not delivered within them lost or late. Zero is zero in any.
         if bytes.allSatisfy(isDigit) {
-            return number(bytes[...]).flatMap { multiply($0, 1000) }
+            return bytes.allSatisfy { $0 == UInt8(ascii: "0") } ? 0 : nil
         }
         var total: Int64 = 0
         var index = 0
@@ -148,6 +169,11 @@ enum DurationText {
             total = sum
         }
         return total
+    }
+
+    /// Whether `text` is a number without a unit (other than zero), which `milliseconds` refuses.
+    static func isUnitless(_ text: String) -> Bool {
+        !text.isEmpty && text.utf8.allSatisfy(isDigit) && milliseconds(text) == nil
     }
 
     private static func unitMilliseconds(_ unit: String) -> Int64? {

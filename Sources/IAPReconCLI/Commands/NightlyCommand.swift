@@ -56,7 +56,38 @@ enum NightlyCommand {
                 warnings.append(warning)
             }
         }
+        if let missing = try missingDaysWarning(root: root, before: date) {
+            console.err("Warning: " + missing)
+            warnings.append(missing)
+        }
         return try night(command, settings, root: root, date: date, warnings: warnings, store: store, console: console)
+    }
+
+    /// The days between the partition landed before `date` and `date` whose partitions have not
+    /// landed (no folder, or one holding no source file), as a warning; nil when there are none.
+    /// The night reads the partitions up to its day, so such a day is reported as a day without
+    /// sales, deliveries or refunds, which finance would take for one: a partition that lands late
+    /// is read by the next night, which restates its day. Said while the gap stays.
+    static func missingDaysWarning(root: String, before date: String) throws -> String? {
+        let folders = Set(try partitions(in: root))
+        guard let earliest = folders.min(), var dayMs = Timestamp.startOfDay(date) else { return nil }
+        var missing: [String] = []
+        // Back from the night's day to the one before it that landed; none before it is a first partition.
+        while true {
+            dayMs -= 86_400_000
+            let day = Timestamp.day(dayMs)
+            guard day >= earliest else { return nil }
+            if folders.contains(day), try holdsSourceFile(root: root, day: day) { break }
+            missing.insert(day, at: 0)
+        }
+        guard !missing.isEmpty else { return nil }
+        let listed = missing.count <= 3 ? missing : [missing[0], "…", missing[missing.count - 1]]
+        let named = listed.map { day in
+            day == "…" ? day : root + "/" + day + (folders.contains(day) ? " (the folder holds no source file)" : "")
+        }
+        return "no partition " + named.joined(separator: ", ") + " before \(root)/\(date): "
+            + (missing.count == 1 ? "that day is reported without its partition (a night after it lands reads it, and restates its day)"
+                : "those days are reported without their partitions (a night after they land reads them, and restates their days)")
     }
 
     static func backfill(_ command: ParsedCommand, console: Console) throws -> ExitCode {

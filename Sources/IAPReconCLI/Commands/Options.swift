@@ -24,7 +24,7 @@ extension ParsedCommand {
     /// command line and config files alike.
     private func time(_ name: String) throws -> Int64? {
         guard declares(name), let text = value(name) else { return nil }
-        switch ValueKind.instantMs(text) {
+        switch ValueKind.clockMs(text) {
         case .success(let ms): return ms
         case .failure(let invalid): throw usageError("The value '\(text)' is invalid for '--\(name)'\(invalid.explanation)")
         }
@@ -48,6 +48,12 @@ extension ParsedCommand {
         var settings = ReconcileSettings(asOfMs: try asOfMs(), graceMs: try optionalDuration("grace") ?? 86_400_000,
                                          mmpZone: declares("mmp-tz") ? try zone("mmp-tz") : .utc, reportZone: declares("tz") ? try zone("tz") : .utc)
         if let ms = try nowMs() { settings.nowMs = ms }
+        // An as-of no event read can reach (a year typed 2062 for 2026) judges every open purchase lost
+        // and every cohort mature, and the store keeps it as the first sighting of each finding it reports.
+        if let asOfMs = settings.asOfMs, asOfMs > settings.nowMs + LineRules.futureToleranceMs {
+            throw usageError("--as-of \(Timestamp.iso8601(asOfMs)) is more than 24 hours after the run's clock (\(Timestamp.iso8601(settings.nowMs)), "
+                + "--now or the system clock): no event read can be that late, as a line stamped so is rejected")
+        }
         return settings
     }
 

@@ -5,13 +5,13 @@ import Testing
 struct ValueKindTests {
     @Test("durations in milliseconds", arguments: [
         ("24h", 86_400_000), ("90m", 5_400_000), ("30s", 30_000), ("2d", 172_800_000),
-        ("1h30m", 5_400_000), ("1d12h", 129_600_000), ("500ms", 500), ("3600", 3_600_000), ("0", 0),
+        ("1h30m", 5_400_000), ("1d12h", 129_600_000), ("500ms", 500), ("3600s", 3_600_000), ("0", 0), ("000", 0),
     ] as [(String, Int64)])
     func durations(text: String, milliseconds: Int64) {
         #expect(DurationText.milliseconds(text) == milliseconds)
     }
 
-    @Test("not durations", arguments: ["", "h", "24x", "1.5h", "-1h", "24 h", "1h30", "99999999999999999999s"])
+    @Test("not durations", arguments: ["", "h", "24x", "1.5h", "-1h", "24 h", "1h30", "99999999999999999999s", "24", "3600", "86400000"])
     func notDurations(text: String) {
         #expect(DurationText.milliseconds(text) == nil)
     }
@@ -36,6 +36,16 @@ struct ValueKindTests {
         #expect(ValueKind.choice(["a", "b"]).check("c") == .failure(InvalidValue(explanation: ". Please provide one of 'a' or 'b'.")))
     }
 
+    @Test("a number without a unit is no duration: `grace = 24` meant a day, and read as 24 seconds it made every purchase not delivered within them a lost or late delivery; the refusal says so")
+    func durationNeedsItsUnit() {
+        #expect(ValueKind.duration.check("24") == .failure(.expected("a duration with its unit, such as 24h, 90m, 30s, 2d or 1h30m: '24' names none")))
+        #expect(ValueKind.duration.check("86400") == .failure(.expected("a duration with its unit, such as 24h, 90m, 30s, 2d or 1h30m: '86400' names none")))
+        // Near misses: zero needs no unit, and a number with its unit is read.
+        #expect(ValueKind.duration.check("0") == .success("0"))
+        #expect(ValueKind.duration.check("24h") == .success("24h"))
+        #expect(ValueKind.duration.check("24x") == .failure(.duration))
+    }
+
     @Test("a time is an instant: ISO 8601 with its offset, epoch milliseconds, or the zone-less form with a space in UTC; an ISO 8601 time without an offset is refused")
     func times() throws {
         #expect(try ValueKind.instantMs("2026-11-01T01:30:00-07:00").get() == 1_793_521_800_000)
@@ -43,7 +53,8 @@ struct ValueKindTests {
         #expect(try ValueKind.instantMs("1793521800000").get() == 1_793_521_800_000)
         #expect(try ValueKind.instantMs("2026-11-01 08:30:00").get() == 1_793_521_800_000)
         #expect(ValueKind.time.check("2026-11-01T08:30:00Z") == .success("2026-11-01T08:30:00Z"))
-        for refused in ["2026-11-01T01:30:00", "2026-11-01T01:30:00.000", "yesterday", ""] {
+        #expect(try ValueKind.instantMs("2026-11-01t08:30:00z").get() == 1_793_521_800_000)
+        for refused in ["2026-11-01T01:30:00", "2026-11-01T01:30:00.000", "2026-11-01t01:30:00", "yesterday", ""] {
             #expect(ValueKind.time.check(refused) != .success(refused), "\(refused)")
         }
     }

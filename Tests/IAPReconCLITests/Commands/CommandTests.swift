@@ -467,6 +467,58 @@ struct CommandTests {
         #expect(work.iaprecon(common + ["--as-of", "2026-11-01 01:30:00"]).out.hasPrefix("as of 2026-11-01T01:30:00.000Z: "))
     }
 
+    @Test("--as-of and --now refuse a time before the App Store opened, naming what it reads as epoch seconds (`date +%s` where milliseconds are due), as the inputs reject such a time; near miss: the App Store's first millisecond is read")
+    func timeOptionsRefuseEpochSeconds() throws {
+        let work = try Workspace()
+        try FileManager.default.createDirectory(atPath: work.path("in/spend"), withIntermediateDirectories: true)
+        try "date,media_source,campaign,spend,currency\n2026-10-31,Facebook Ads,FB_US,10,USD\n"
+            .write(toFile: work.path("in/spend/s.csv"), atomically: true, encoding: .utf8)
+        let common = ["run", "--input", work.path("in"), "--db", work.path("s.sqlite"), "--out", work.path("out")]
+        // 2026-11-29T00:00:00Z in seconds: read as milliseconds it is 1970-01-21, and no purchase would be due.
+        let asOf = work.iaprecon(common + ["--as-of", "1795910400"])
+        #expect(asOf.code == 2)
+        #expect(asOf.err.hasPrefix("Error: The value '1795910400' is invalid for '--as-of <time>': expected a time after the App Store "
+            + "opened (2008-07-10T00:00:00.000Z), not 1970-01-21T18:51:50.400Z; as epoch seconds it is 2026-11-29T00:00:00.000Z: give milliseconds"))
+        let now = work.iaprecon(common + ["--now", "1795910400"])
+        #expect(now.code == 2)
+        #expect(now.err.hasPrefix("Error: The value '1795910400' is invalid for '--now <time>': expected a time after the App Store opened"))
+        let early = work.iaprecon(common + ["--as-of", "2008-07-09T23:59:59.999Z"])
+        #expect(early.code == 2)
+        #expect(early.err.hasPrefix("Error: The value '2008-07-09T23:59:59.999Z' is invalid for '--as-of <time>': expected a time after the "
+            + "App Store opened (2008-07-10T00:00:00.000Z), not 2008-07-09T23:59:59.999Z (see"))
+        // A config file's value is refused alike, naming its line, before any store is made.
+        try "as-of = 1795910400\n".write(toFile: work.path("night.conf"), atomically: true, encoding: .utf8)
+        let configured = work.iaprecon(["run", "--config", work.path("night.conf"), "--input", work.path("in"), "--db", work.path("c.sqlite"),
+                                        "--out", work.path("out")])
+        #expect(configured.code == 2)
+        #expect(configured.err.hasPrefix("Error: \(work.path("night.conf")):1: The value '1795910400' is invalid for 'as-of': expected a time after"))
+        #expect(!FileManager.default.fileExists(atPath: work.path("c.sqlite")))
+        // Near misses: the App Store's first millisecond, and the same instant in milliseconds, are read.
+        #expect(work.iaprecon(common + ["--as-of", "1215648000000"]).out.hasPrefix("as of 2008-07-10T00:00:00.000Z: "))
+        #expect(work.iaprecon(common + ["--as-of", "1795910400000", "--now", "1795910400000"]).out.hasPrefix("as of 2026-11-29T00:00:00.000Z: "))
+    }
+
+    @Test("--as-of more than a day after the run's clock is refused before any store is made (a year typed 2062 for 2026 would judge every open purchase lost and keep that as-of as each finding's first_seen); near miss: a day after the clock is read")
+    func asOfAfterTheClock() throws {
+        let work = try Workspace()
+        try FileManager.default.createDirectory(atPath: work.path("in/spend"), withIntermediateDirectories: true)
+        try "date,media_source,campaign,spend,currency\n2026-10-31,Facebook Ads,FB_US,10,USD\n"
+            .write(toFile: work.path("in/spend/s.csv"), atomically: true, encoding: .utf8)
+        let common = ["run", "--input", work.path("in"), "--out", work.path("out"), "--now", "2026-11-30T00:00:00Z"]
+        let late = work.iaprecon(common + ["--db", work.path("late.sqlite"), "--as-of", "2026-12-01T00:00:00.001Z"])
+        #expect(late.code == 2)
+        #expect(late.err.hasPrefix("Error: --as-of 2026-12-01T00:00:00.001Z is more than 24 hours after the run's clock "
+            + "(2026-11-30T00:00:00.000Z, --now or the system clock): no event read can be that late"))
+        #expect(!FileManager.default.fileExists(atPath: work.path("late.sqlite")))
+        let typo = work.iaprecon(["join", "--db", work.path("late.sqlite"), "--as-of", "2062-11-29T00:00:00Z", "--now", "2026-11-30T00:00:00Z"])
+        #expect(typo.code == 2)
+        #expect(typo.err.hasPrefix("Error: --as-of 2062-11-29T00:00:00.000Z is more than 24 hours after the run's clock"))
+        // Near miss: a day after the clock, the latest event time a run accepts, is an as-of.
+        let dayAhead = work.iaprecon(common + ["--db", work.path("ok.sqlite"), "--as-of", "2026-12-01T00:00:00Z"])
+        #expect(dayAhead.code == 0)
+        #expect(dayAhead.out.hasPrefix("as of 2026-12-01T00:00:00.000Z: "))
+    }
+
     @Test("the join stage takes --now as run does: the as-of of an input no event time dates is at most a day after it")
     func joinTakesTheClock() throws {
         let work = try Workspace()

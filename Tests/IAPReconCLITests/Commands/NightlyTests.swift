@@ -241,6 +241,43 @@ struct NightlyTests {
         try FileManager.default.contentsOfDirectory(atPath: work.path("logs")).sorted { $0.suffix(26) < $1.suffix(26) }.map { try work.read("logs/" + $0) }
     }
 
+    @Test("a night whose partition follows a day that never landed says so, also under --quiet, in its log and in runs: that day reads as a day without sales; near miss: once it lands, the night reported again says nothing of it")
+    func dayMissingBeforeTheNight() throws {
+        let work = try Workspace()
+        let root = try Self.partitions(in: work)
+        // The second day's files land as 2026-12-01's: 11-30 never came, and 11-29 came as an empty folder.
+        try FileManager.default.moveItem(atPath: root + "/2026-11-29", toPath: root + "/2026-12-01")
+        try FileManager.default.createDirectory(atPath: root + "/2026-11-29", withIntermediateDirectories: true)
+        let db = work.path("s.sqlite")
+        let common = Self.commonArguments(root: root, db: db, in: work)
+        #expect(work.iaprecon(["nightly", "--date", "2026-11-28"] + common).err == "")
+        let night = work.iaprecon(["nightly"] + common)
+        #expect(night.code == 0)
+        let warning = "no partition \(root)/2026-11-29 (the folder holds no source file), \(root)/2026-11-30 before \(root)/2026-12-01: "
+            + "those days are reported without their partitions (a night after they land reads them, and restates their days)"
+        // First, before the night's own warnings (its restated days).
+        #expect(night.err.hasPrefix("Warning: " + warning + "\n"))
+        #expect(try Self.logs(work).last?.contains("Warning: " + warning) == true)
+        #expect(try Self.runMessages(db).last?.hasPrefix("2026-12-01 ok 0: " + warning) == true)
+        // The same night asked for by its date says so too.
+        #expect(work.iaprecon(["nightly", "--date", "2026-12-01"] + common).err.hasPrefix("Warning: " + warning + "\n"))
+        // Reported again by default, it says so after the line that it is reported again, on stderr as in runs.
+        let again = work.iaprecon(["nightly"] + common)
+        let lines = again.err.split(separator: "\n").map(String.init)
+        #expect(lines.count == 2)
+        #expect(lines.first?.hasPrefix("Warning: no partition after \(root)/2026-12-01, which run 3 (") == true)
+        #expect(lines.last == "Warning: " + warning)
+        #expect(try Self.runMessages(db).last?.hasSuffix("; reporting it again; " + warning) == true)
+        // Near miss: once the days land, the night reported again names no missing day.
+        for day in ["2026-11-29", "2026-11-30"] {
+            try FileManager.default.createDirectory(atPath: root + "/" + day + "/registrations", withIntermediateDirectories: true)
+            try "".write(toFile: root + "/" + day + "/registrations/r.jsonl", atomically: true, encoding: .utf8)
+        }
+        let landed = work.iaprecon(["nightly", "--date", "2026-12-01"] + common)
+        #expect(landed.code == 0)
+        #expect(!landed.err.contains("no partition"))
+    }
+
     @Test("a night that re-reports the newest partition has its warning in its log and in runs, beside an alert; a new night's record has none")
     func repeatedNightRecorded() throws {
         let work = try Workspace()
@@ -1312,15 +1349,18 @@ struct NightlyTests {
         #expect(first.err == "Warning: no partition after \(root)/2026-11-29 (\(root)/2026-11-30 holds no source file); reporting 2026-11-29\n")
         #expect(try FileManager.default.destinationOfSymbolicLink(atPath: work.path("reports/latest")) == "2026-11-29")
 
-        // A source file, even one not written to yet, is a partition: the night is 12-01's, past the empty 11-30.
+        // A source file, even one not written to yet, is a partition: the night is 12-01's, past the empty 11-30,
+        // which it names: its day is reported without it.
         try FileManager.default.createDirectory(atPath: root + "/2026-12-01/registrations", withIntermediateDirectories: true)
         #expect(FileManager.default.createFile(atPath: root + "/2026-12-01/registrations/signups-2026-12-01.jsonl", contents: nil))
         let night = work.iaprecon(["nightly"] + common)
         #expect(night.code == 0)
-        #expect(night.err == "")
+        let skipped = "no partition \(root)/2026-11-30 (the folder holds no source file) before \(root)/2026-12-01: "
+            + "that day is reported without its partition (a night after it lands reads it, and restates its day)"
+        #expect(night.err == "Warning: " + skipped + "\n")
         #expect(try FileManager.default.destinationOfSymbolicLink(atPath: work.path("reports/latest")) == "2026-12-01")
-        #expect(work.iaprecon(["nightly", "--date", "2026-12-01"] + common).err == "")
-        #expect(try Self.runMessages(db).suffix(2) == ["2026-12-01 ok 0: ", "2026-12-01 ok 0: "])
+        #expect(work.iaprecon(["nightly", "--date", "2026-12-01"] + common).err == "Warning: " + skipped + "\n")
+        #expect(try Self.runMessages(db).suffix(2) == ["2026-12-01 ok 0: " + skipped, "2026-12-01 ok 0: " + skipped])
 
         // A root whose only day folder holds no source file has no night to report.
         try UnlandedPartition.unknownFiles.make(work.path("late/2026-11-30"))

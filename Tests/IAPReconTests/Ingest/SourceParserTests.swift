@@ -96,6 +96,8 @@ struct SourceParserTests {
         (#"{"ts":"2026-11-28T17:03:12","user_id":"u1"}"#, .registrations, "ts", "2026-11-28T17:03:12"),
         (#"{"received_at":"2026-11-28T17:03:12","user_id":"u1","response":{"status":21002}}"#, .receipts, "received_at", "2026-11-28T17:03:12"),
         (#"{"notificationType":"REFUND","signedDate":"2026-11-28T17:03:12"}"#, .notifications, "signedDate", "2026-11-28T17:03:12"),
+        // RFC 3339 lets the `T` be lowercase, as the `Z`: still no offset.
+        (#"{"ts":"2026-11-28t17:03:12","user_id":"u1"}"#, .registrations, "ts", "2026-11-28t17:03:12"),
     ])
     func isoTimeWithoutOffset(line: String, kind: SourceKind, field: String, time: String) {
         #expect(IngestLine.reason(line, kind) == "bad time in '\(field)': \"\(time)\" (ISO 8601 without an offset: add Z or +hh:mm)")
@@ -106,6 +108,8 @@ struct SourceParserTests {
         (#""2026-11-28 17:03:12.250""#, "2026-11-28T17:03:12.250Z"),
         (#""2026-11-28T17:03:12Z""#, "2026-11-28T17:03:12Z"),
         (#""2026-11-28T17:03:12z""#, "2026-11-28T17:03:12Z"),
+        (#""2026-11-28t17:03:12z""#, "2026-11-28T17:03:12Z"),
+        (#""2026-11-28t17:03:12.123+09:00""#, "2026-11-28T08:03:12.123Z"),
         (#""2026-11-28T17:03:12.123+09:00""#, "2026-11-28T08:03:12.123Z"),
         (#""2026-11-28T17:03:12-0500""#, "2026-11-28T22:03:12Z"),
         (#""2026-11-28 17:03:12+09:00""#, "2026-11-28T08:03:12Z"),
