@@ -169,10 +169,10 @@ extension ReportPage {
         let rows = criticalFindings.map { finding -> [String] in
             let amount = finding.amount.isEmpty ? "" : finding.amount + " " + finding.currency
             return ["<span class=\"time\">\(HTML.escape(Self.seconds(finding.eventTime)))</span>",
-                    "<span class=\"sev-critical\">\(HTML.escape(finding.kind))</span><br><span class=\"id\">\(HTML.escape(finding.findingID))</span>",
-                    "<span class=\"id\">\(HTML.escape(finding.userID))</span>", "<span class=\"id\">\(HTML.escape(finding.transactionID))</span>",
+                    "<span class=\"sev-critical\">\(HTML.escape(finding.kind))</span><br>" + HTML.id(finding.findingID),
+                    HTML.id(finding.userID), HTML.id(finding.transactionID),
                     HTML.escape(amount),
-                    HTML.escape(finding.detail) + "<div class=\"sources\">\(HTML.escape(finding.sources.replacingOccurrences(of: ";", with: "; ")))</div>"]
+                    HTML.text(finding.detail) + "<div class=\"sources\">\(HTML.escape(finding.sources.replacingOccurrences(of: ";", with: "; ")))</div>"]
         }
         return out + HTML.table(["time (UTC)", "kind", "user", "transaction", "amount", "evidence"], rows, numeric: [4]) + "</section>\n"
     }
@@ -224,7 +224,7 @@ extension ReportPage {
             let row = shortfall.row
             // What the finding's amount is: the missing units at Apple's customer price.
             let amount = row.customerPrice.flatMap(Amount.parse).map { Money.format($0 * shortfall.missing) + " " + (row.customerCurrency ?? "") }
-            return [HTML.escape(row.day), "<span class=\"id\">\(HTML.escape(row.productID))</span>", HTML.escape(row.country),
+            return [HTML.escape(row.day), HTML.id(row.productID), HTML.text(row.country),
                     String(row.applePurchases), String(row.verifiedPurchases)]
                 + (showsCovered ? [shortfall.covered == 0 ? "" : String(shortfall.covered)] : [])
                 + ["<b>\(shortfall.missing)</b>", HTML.escape(amount ?? "")]
@@ -263,7 +263,7 @@ extension ReportPage {
                         mediaSources.compactMap { $0.spend.map(Self.double) }.max() ?? 0)
         func bar(_ value: Double, _ largest: Double, _ tone: String) -> String { largest > 0 ? HTML.bar(value / largest, tone: tone) : "" }
         let rows = mediaSources.map { source -> [String] in
-            [HTML.escape(source.name),
+            [HTML.text(source.name),
              "\(source.installs)" + bar(Double(source.installs), installs, "count"),
              "\(source.payers)" + bar(Double(source.payers), payers, "count"),
              self.money(source.revenue) + bar(Self.double(source.revenue), money, "gross"),
@@ -278,7 +278,7 @@ extension ReportPage {
     /// Per-file accounting: every line read is accepted, rejected, blank or ignored.
     private func inputsSection() -> String {
         var rows = inputs.map { file in
-            [HTML.escape(file.path), HTML.escape(file.source), String(file.counts.read), String(file.counts.accepted),
+            [HTML.text(file.path), HTML.escape(file.source), String(file.counts.read), String(file.counts.accepted),
              String(file.counts.rejected), String(file.counts.blank), String(file.counts.ignored)]
         }
         let totals = inputTotals

@@ -59,6 +59,39 @@ struct ReportPageTests {
         #expect(html.contains("2000000630024936"))
     }
 
+    @Test("an id or media source too long for its column may break anywhere, so it cannot push the amounts and evidence off the page; usual ones never break")
+    func longTextBreaks() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        let user = "u_" + String(repeating: "x", count: 300), transaction = String(repeating: "9", count: 120)
+        let source = "Campaign_" + String(repeating: "m", count: 200)
+        try scenario.write("server/s.jsonl", [
+            Line.delivered("2026-11-20T10:00:00Z", user, transaction, "gems60"),
+            Line.delivered("2026-11-20T11:00:00Z", "u_1035", "2000000631400001", "gems60"),
+        ])
+        typealias Attribution = AttributionReportTests.Fixture
+        try Attribution.mmp(scenario, [
+            Attribution.MMPRow(time: "2026-11-10 10:00:00", mediaSource: source, appsflyerID: "af1"),
+            Attribution.MMPRow(time: "2026-11-10 10:00:00", mediaSource: "googleadwords_int", appsflyerID: "af2"),
+        ])
+        _ = try scenario.run(asOf: "2026-11-30T00:00:00Z")
+        let html = try scenario.output("report.html")
+        #expect(html.contains("<span class=\"id long\">\(user)</span>"))
+        #expect(html.contains("<span class=\"id long\">\(transaction)</span>"))
+        #expect(html.contains("<td><span class=\"long\">\(source)</span></td>"))
+        // Near misses: ids and names of a usual length stay whole on their line.
+        #expect(html.contains("<span class=\"id\">u_1035</span>"))
+        #expect(html.contains("<span class=\"id\">2000000631400001</span>"))
+        #expect(html.contains("<td>googleadwords_int</td>"))
+        #expect(HTML.style.contains(".id.long {") && HTML.style.contains(".long {"))
+        // The limit: a run of 56 stays whole, 57 breaks; spaces end a run, whatever the text's length.
+        let fiftySix = String(repeating: "8", count: 56)
+        #expect(HTML.id(fiftySix) == "<span class=\"id\">\(fiftySix)</span>")
+        #expect(HTML.id(fiftySix + "9") == "<span class=\"id long\">\(fiftySix)9</span>")
+        #expect(HTML.text(Array(repeating: fiftySix, count: 5).joined(separator: " ")) == Array(repeating: fiftySix, count: 5).joined(separator: " "))
+        #expect(HTML.text("<" + fiftySix) == "<span class=\"long\">&lt;\(fiftySix)</span>")
+    }
+
     @Test("HTML.escape keeps plain text as it is and escapes markup, quotes and hidden characters, ASCII or not")
     func escaping() {
         #expect(HTML.escape("u_1005 com.example.gems300 4.99 (x) #1") == "u_1005 com.example.gems300 4.99 (x) #1")
