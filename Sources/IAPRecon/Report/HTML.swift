@@ -155,6 +155,7 @@ enum HTML {
         .legend i { display: inline-block; width: 10px; height: 10px; margin-right: 4px; vertical-align: -1px; }
         .legend i.gross { background: var(--gross); } .legend i.refund { background: var(--refund); } .legend i.net { background: var(--net); height: 3px; vertical-align: 2px; }
         .sev-critical { color: var(--refund); font-weight: 600; } .sev-warning { color: var(--warn); } .sev-info { color: var(--muted); }
+        .new { font-size: 11px; text-transform: uppercase; letter-spacing: .04em; }
         .none { color: var(--ok); }
         .muted { color: var(--muted); }
         .warn { color: var(--warn); margin: 0 0 12px; }

@@ -40,6 +40,8 @@ struct ReportPage {
         var kind: String
         var severity: String
         var count: Int
+        /// Of `count`, the findings first reported by this run (`findings.csv`'s `new`).
+        var new = 0
         /// The kind's amounts converted into the reporting currency.
         var amount: Amount
         /// Findings of the kind whose amount fx.csv could not convert; they are counted, not summed.
@@ -57,6 +59,8 @@ struct ReportPage {
         var currency: String
         var detail: String
         var sources: String
+        /// First reported by this run (`findings.csv`'s `new`): what the night's alert counts.
+        var isNew = false
     }
 
     struct MediaSource {
@@ -166,6 +170,8 @@ struct ReportPage {
     var atRiskKey: String
     var criticalFindings: [CriticalFinding]
     var criticalTotal: Int
+    /// Of `criticalTotal`, those first reported by this run.
+    var criticalNew = 0
     /// Apple's tie-out; nil until a run reads Apple's sales reports.
     var tieout: TieOut?
     /// What the run warns of in its inputs (fx rates, catalog lines, spend files that disagree): a
@@ -184,7 +190,7 @@ struct ReportPage {
     /// How many files of rows with proceeds in two currencies the page names; the rest it counts.
     static let proceedsFilesShown = 3
 
-    /// How many of the newest critical findings the page lists; findings.csv has them all.
+    /// How many critical findings the page lists, new ones first, then the newest; findings.csv has them all.
     static let criticalShown = 10
 
     init(asOfMs: Int64, settings: ReportSettings, counts: SummaryReport.Counts, findings: FindingsReport, revenue: RevenueReport,
@@ -228,6 +234,7 @@ struct ReportPage {
         for row in findings.rows {
             let value = { (column: FindingsReport.Column) in row[column] ?? "" }
             risk[row.kind]?.count += 1
+            if row.isNew { risk[row.kind]?.new += 1 }
             // The rows' own rounded amounts, as summary.json adds them, so the page and the summary agree.
             if let amount = row.reportingAmount {
                 risk[row.kind]?.amount += amount
@@ -238,11 +245,12 @@ struct ReportPage {
                 critical.append(CriticalFinding(
                     findingID: value(.findingID), kind: value(.kind), eventTime: value(.eventMs), userID: value(.userID),
                     transactionID: value(.transactionID), productID: value(.productID), amount: value(.amount), currency: value(.currency),
-                    detail: value(.detail), sources: value(.sources)))
+                    detail: value(.detail), sources: value(.sources), isNew: row.isNew))
             }
         }
         self.risk = FindingKind.allCases.compactMap { risk[$0.rawValue] }
         criticalTotal = critical.count
+        criticalNew = critical.count(where: \.isNew)
         criticalFindings = Self.newest(critical, count: Self.criticalShown)
 
         var sources: [String: MediaSource] = [:]
@@ -268,12 +276,16 @@ struct ReportPage {
         inputTotals = counts.totals
     }
 
-    /// The first `count` of `findings` sorted newest first (by event time, then id, descending), equal
-    /// ones in their order, as a stable sort's prefix: picked in one pass, not by sorting them all.
+    /// The first `count` of `findings` sorted those first reported by this run first, then newest first
+    /// (by event time, then id, descending), equal ones in their order, as a stable sort's prefix: picked
+    /// in one pass, not by sorting them all. A finding of an old event that reached the store tonight is
+    /// what the night's alert names, so it is listed whatever its time.
     static func newest(_ findings: [CriticalFinding], count: Int) -> [CriticalFinding] {
         var newest: [CriticalFinding] = []
         newest.reserveCapacity(count + 1)
-        func isNewer(_ a: CriticalFinding, than b: CriticalFinding) -> Bool { (a.eventTime, a.findingID) > (b.eventTime, b.findingID) }
+        func isNewer(_ a: CriticalFinding, than b: CriticalFinding) -> Bool {
+            (a.isNew ? 1 : 0, a.eventTime, a.findingID) > (b.isNew ? 1 : 0, b.eventTime, b.findingID)
+        }
         for finding in findings {
             if newest.count == count, let last = newest.last, !isNewer(finding, than: last) { continue }
             // After every one it is not newer than: an equal one seen earlier stays first.

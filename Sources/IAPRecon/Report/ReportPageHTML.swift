@@ -145,6 +145,7 @@ extension ReportPage {
             let bar = largest > 0 && kind.amount != .zero ? HTML.bar(Self.double(kind.amount) / largest, tone: "refund") : ""
             return [HTML.escape(kind.kind), "<span class=\"sev-\(kind.severity)\">\(kind.severity)</span>",
                     "<span data-summary-key=\"findings.by_kind.\(kind.kind).count\" data-value=\"\(kind.count)\">\(kind.count)</span>",
+                    "<span data-summary-key=\"findings.by_kind.\(kind.kind).new\" data-value=\"\(kind.new)\">\(kind.new)</span>",
                     amount + bar]
         }
         // The total, as summary.json adds the kinds; findings without a rate are counted beside it, as per kind.
@@ -153,10 +154,12 @@ extension ReportPage {
         var totalAmount = "<b data-summary-key=\"\(HTML.escape(atRiskKey)).total\" data-value=\"\(HTML.escape(Money.format(total)))\">"
             + "\(HTML.escape(money(total)))</b>"
         if unconverted > 0 { totalAmount += HTML.escape(" (+\(unconverted) without fx rate)") }
-        let count: Int = risk.reduce(0) { $0 + $1.count }
-        rows.append(["<b>total</b>", "", "<b data-summary-key=\"findings.total\" data-value=\"\(count)\">\(count)</b>", totalAmount])
+        let count: Int = risk.reduce(0) { $0 + $1.count }, new: Int = risk.reduce(0) { $0 + $1.new }
+        rows.append(["<b>total</b>", "", "<b data-summary-key=\"findings.total\" data-value=\"\(count)\">\(count)</b>",
+                     "<b data-summary-key=\"findings.new\" data-value=\"\(new)\">\(new)</b>", totalAmount])
+        // `new`: first reported by this run, what the night's alert counts.
         return "<section><h2>Money at risk per finding kind (\(HTML.escape(currency)))</h2>"
-            + HTML.table(["kind", "severity", "findings", "amount"], rows, numeric: [2, 3]) + "</section>\n"
+            + HTML.table(["kind", "severity", "findings", "new", "amount"], rows, numeric: [2, 3, 4]) + "</section>\n"
     }
 
     /// The newest critical findings with their evidence; findings.csv lists them all.
@@ -166,10 +169,15 @@ extension ReportPage {
         if criticalTotal > criticalFindings.count {
             out += "<p class=\"meta\">The newest \(criticalFindings.count) of \(criticalTotal); findings.csv has every one.</p>"
         }
+        // On a first run every finding is new; otherwise the ones tonight's alert names come first, whatever their time.
+        if criticalNew > 0 && criticalNew < criticalTotal {
+            out += "<p class=\"meta\">Findings first reported by this run (\(criticalNew) of \(criticalTotal)) are listed first, marked new.</p>"
+        }
         let rows = criticalFindings.map { finding -> [String] in
             let amount = finding.amount.isEmpty ? "" : finding.amount + " " + finding.currency
             return ["<span class=\"time\">\(HTML.escape(Self.seconds(finding.eventTime)))</span>",
-                    "<span class=\"sev-critical\">\(HTML.escape(finding.kind))</span><br>" + HTML.id(finding.findingID),
+                    "<span class=\"sev-critical\">\(HTML.escape(finding.kind))</span>" + (finding.isNew ? " <b class=\"new\">new</b>" : "")
+                        + "<br>" + HTML.id(finding.findingID),
                     HTML.id(finding.userID), HTML.id(finding.transactionID),
                     HTML.escape(amount),
                     HTML.text(finding.detail) + "<div class=\"sources\">\(HTML.escape(finding.sources.replacingOccurrences(of: ";", with: "; ")))</div>"]

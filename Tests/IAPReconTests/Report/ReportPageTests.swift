@@ -92,6 +92,37 @@ struct ReportPageTests {
         #expect(HTML.text("<" + fiftySix) == "<span class=\"long\">&lt;\(fiftySix)</span>")
     }
 
+    @Test("a critical finding first reported tonight is listed, marked new, however old its event: the alert sends the reader to this page")
+    func newCriticalFindingsListedFirst() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        // Eleven orphan deliveries of the 20th: more than the page lists.
+        try scenario.write("server/s.jsonl", (0..<11).map { Line.delivered("2026-11-20T10:\(10 + $0):00Z", "u\($0)", "orphan\($0)", "gems60") })
+        _ = try scenario.run(asOf: "2026-11-25T00:00:00Z")
+        // A receipt of the 15th, never delivered, that reached the store only tonight: a lost delivery older than every orphan.
+        try scenario.write("receipts/late.jsonl", [
+            Line.v2Receipt("2026-11-15T10:00:05Z", "u_late", transaction: Line.v2("t_late", "gems60", purchase: "2026-11-15T10:00:00Z")),
+        ])
+        _ = try scenario.run(asOf: "2026-11-26T00:00:00Z")
+        let findings = Fixture.table(try scenario.output("findings.csv"))
+        let lost = try #require(findings.first { $0["kind"] == "lost_delivery" })
+        #expect(lost["new"] == "true")
+        #expect(findings.filter { $0["new"] == "true" }.count == 1)
+        let html = try scenario.output("report.html")
+        let critical = try #require(html.components(separatedBy: "<h2>Newest critical findings</h2>").last?.components(separatedBy: "</section>").first)
+        let rows = critical.components(separatedBy: "<tr>").dropFirst(2)
+        #expect(rows.count == 10)
+        // Listed first, and said new in words, not by colour alone; the orphans, reported last night, are not.
+        #expect(rows.first?.contains(lost["finding_id"] ?? "-") == true)
+        #expect(rows.first?.contains("<b class=\"new\">new</b>") == true)
+        #expect(rows.dropFirst().allSatisfy { !$0.contains("class=\"new\"") })
+        #expect(critical.contains("Findings first reported by this run (1 of 12) are listed first, marked new."))
+        // The money-at-risk table counts the new findings per kind, as summary.json does.
+        #expect(Self.attributes(html, "data-summary-key", "data-value").contains { $0 == ("findings.by_kind.lost_delivery.new", "1") })
+        #expect(Self.attributes(html, "data-summary-key", "data-value").contains { $0 == ("findings.by_kind.orphan_delivery.new", "0") })
+        #expect(Self.attributes(html, "data-summary-key", "data-value").contains { $0 == ("findings.new", "1") })
+    }
+
     @Test("HTML.escape keeps plain text as it is and escapes markup, quotes and hidden characters, ASCII or not")
     func escaping() {
         #expect(HTML.escape("u_1005 com.example.gems300 4.99 (x) #1") == "u_1005 com.example.gems300 4.99 (x) #1")
