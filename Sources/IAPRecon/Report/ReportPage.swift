@@ -177,6 +177,8 @@ struct ReportPage {
     /// What the run warns of in its inputs (fx rates, catalog lines, spend files that disagree): a
     /// nightly run's stderr reaches a log, and the person who reads the page is who can mend them.
     var warnings: [String] = []
+    /// What the night's command said of the night (`ReportSettings.nightWarnings`), first on the page.
+    var nightWarnings: [String] = []
     /// The revenue figures of days already reported that this report changed (`RestatedFigures.line`): finance books
     /// them, and must restate its books.
     var restatedRevenue: String?

@@ -10,6 +10,8 @@ extension ReportPage {
         body += " · days in <code data-summary-key=\"time_zone\" data-value=\"\(HTML.escape(timeZone))\">\(HTML.escape(timeZone))</code>"
         body += " · amounts in <code data-summary-key=\"reporting_currency\" data-value=\"\(HTML.escape(currency))\">"
         body += "\(HTML.escape(currency))</code> · \(inputs.count) input files</p></header>\n"
+        // Above the cards: they would otherwise read as a new night's.
+        for warning in nightWarnings { body += "<p class=\"warn\">Night: \(HTML.escape(warning)).</p>\n" }
         body += "<section class=\"cards\">"
         for headline in headlines {
             body += "<div class=\"card\"><div class=\"label\">\(HTML.escape(headline.label))</div>"
