@@ -89,12 +89,15 @@ extension ReportPage {
             out += "The last \(days.count) days. The \(earlier.count) earlier days with revenue add gross \(money(earlier.gross)) and refunds "
             out += "\(money(earlier.refunds)), in the totals above; revenue_daily.csv has every day.</p>"
         }
-        let (width, height, left, right, top, bottom) = (1000.0, 240.0, 64.0, 12.0, 12.0, 28.0)
         // Bars to scale from the lowest to the highest value; gridlines at round values between them,
         // so each label is the value its line stands at.
         let highest = days.map { max($0.gross.decimal, $0.net.decimal) }.max() ?? 0
         let lowest = days.map { min(-$0.refunds.decimal, $0.net.decimal) }.min() ?? 0
         let ticks = Self.axisTicks(high: Amount(highest), low: Amount(lowest), places: ReportingCurrency(currency).minorUnit)
+        // The plot starts after the longest label (a digit, comma or minus is at most 6.5 units wide at 11px): the
+        // chart cuts off what is left of it, and a large amount in won or yen would lose its first digits or its minus.
+        let longestLabel = Double(ticks.map { money($0).count }.max() ?? 0)
+        let (width, height, left, right, top, bottom) = (1000.0, 240.0, max(64, (6 + 6.5 * longestLabel).rounded(.up)), 12.0, 12.0, 28.0)
         let low = min(Self.double(Amount(lowest)), 0), high = max(Self.double(Amount(highest)), low + 1e-9, 0)
         let plotWidth = width - left - right
         let step = plotWidth / Double(days.count)

@@ -668,6 +668,37 @@ struct ReportPageTests {
         #expect(Array(shown.prefix(labels.count)) == labels)
     }
 
+    @Test("the chart's y axis labels of a large amount fit beside the plot, the minus sign of a negative one too")
+    func chartAxisLabelsOfLargeAmountsFit() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        // A large app's won: 8.21 billion on the 11th, and 3.22 billion bought on the 10th and refunded on the 11th.
+        try scenario.write("fx.csv", ["date,currency,rate", "2026-11-01,KRW,1"])
+        try scenario.write("receipts/r.jsonl", [
+            Line.v2Receipt("2026-11-10T10:00:05Z", "u1", transaction: Fixture.v2("t1", "gems300", purchase: "2026-11-10T10:00:00Z",
+                                                                           price: 3_220_000_000_000, currency: "KRW", storefront: "KOR",
+                                                                           revocation: "2026-11-11T12:00:00Z")),
+            Line.v2Receipt("2026-11-11T10:00:05Z", "u1", transaction: Fixture.v2("t2", "gems300", purchase: "2026-11-11T10:00:00Z",
+                                                                           price: 8_210_000_000_000, currency: "KRW", storefront: "KOR")),
+        ])
+        _ = try scenario.run(asOf: "2026-11-30T00:00:00Z", currency: "KRW")
+        let html = try scenario.output("report.html")
+        let chart = try #require(html.components(separatedBy: "<svg class=\"chart\"").dropFirst().first?.components(separatedBy: "</svg>").first)
+        let labels = chart.components(separatedBy: "<text x=\"").dropFirst().compactMap { text -> (x: Double, label: String)? in
+            guard text.contains("text-anchor=\"end\">"), let x = Double(text.prefix { $0 != "\"" }),
+                  let label = text.components(separatedBy: "text-anchor=\"end\">").last?.prefix(while: { $0 != "<" }) else { return nil }
+            return (x, String(label))
+        }
+        #expect(labels.map(\.label).contains("-2,000,000,000"))
+        // At 11px, a digit, comma or minus of the sans-serif fonts is at most 6.5 units wide: the label ends at x, and starts within the chart.
+        let axisLabels = labels.filter { $0.label.range(of: #"^-?[0-9,]+$"#, options: .regularExpression) != nil }
+        #expect(!axisLabels.isEmpty)
+        for label in axisLabels { #expect(label.x >= Double(label.label.count) * 6.5, "\(label.label) at \(label.x)") }
+        // The plot starts after the labels: its gridlines too.
+        let gridStart = try #require(chart.components(separatedBy: "<line class=\"grid\" x1=\"").dropFirst().first.flatMap { Double($0.prefix { $0 != "\"" }) })
+        #expect(axisLabels.allSatisfy { $0.x < gridStart })
+    }
+
     @Test("axis ticks are 0 and multiples of 1, 2 or 5 times a power of ten between the lowest and the highest value, at most six", arguments: [
         ("8.21", "-3.22", ["-2", "0", "2", "4", "6", "8"]), ("14.15", "0", ["0", "5", "10"]), ("0.03", "0", ["0", "0.01", "0.02", "0.03"]),
         ("19439", "0", ["0", "5000", "10000", "15000"]), ("0", "0", ["0"]), ("1", "0", ["0", "0.2", "0.4", "0.6", "0.8", "1"]),
