@@ -170,8 +170,11 @@ struct ReportPage {
     var atRiskKey: String
     var criticalFindings: [CriticalFinding]
     var criticalTotal: Int
-    /// Of `criticalTotal`, those first reported by this run.
-    var criticalNew = 0
+    /// The critical findings first reported by this run that `criticalFindings` leaves out, newest first, as many
+    /// as it lists: a finding of an old event that reached the store tonight is what the night's alert names.
+    var earlierNewCritical: [CriticalFinding] = []
+    /// How many of those there are.
+    var earlierNewCriticalTotal = 0
     /// Apple's tie-out; nil until a run reads Apple's sales reports.
     var tieout: TieOut?
     /// What the run warns of in its inputs (fx rates, catalog lines, spend files that disagree): a
@@ -192,7 +195,7 @@ struct ReportPage {
     /// How many files of rows with proceeds in two currencies the page names; the rest it counts.
     static let proceedsFilesShown = 3
 
-    /// How many critical findings the page lists, new ones first, then the newest; findings.csv has them all.
+    /// How many of the newest critical findings the page lists; findings.csv has them all.
     static let criticalShown = 10
 
     init(asOfMs: Int64, settings: ReportSettings, counts: SummaryReport.Counts, findings: FindingsReport, revenue: RevenueReport,
@@ -208,7 +211,7 @@ struct ReportPage {
                      shown: reporting.shown(amount))
         }
         func count(_ key: String, _ label: String, _ value: Int) -> Headline {
-            Headline(summaryKey: key, label: label, value: String(value), shown: String(value))
+            Headline(summaryKey: key, label: label, value: String(value), shown: ReportingCurrency.shown(Amount(Decimal(value)), places: 0))
         }
         headlines = [
             money("gross", "Gross", revenue.grossUSD), money("refunds", "Refunds", revenue.refundsUSD), money("net", "Net", net),
@@ -252,8 +255,13 @@ struct ReportPage {
         }
         self.risk = FindingKind.allCases.compactMap { risk[$0.rawValue] }
         criticalTotal = critical.count
-        criticalNew = critical.count(where: \.isNew)
         criticalFindings = Self.newest(critical, count: Self.criticalShown)
+        // The list above is the newest by event time, whatever the store's history, so a fresh store lists the same.
+        // When every one is new (a first run), none is news beside another: the list's count line says how many more.
+        let listed = Set(criticalFindings.map(\.findingID))
+        let earlierNew = critical.allSatisfy(\.isNew) ? [] : critical.filter { $0.isNew && !listed.contains($0.findingID) }
+        earlierNewCriticalTotal = earlierNew.count
+        earlierNewCritical = Self.newest(earlierNew, count: Self.criticalShown)
 
         var sources: [String: MediaSource] = [:]
         for (key, cohort) in attribution.cohorts {
@@ -278,16 +286,12 @@ struct ReportPage {
         inputTotals = counts.totals
     }
 
-    /// The first `count` of `findings` sorted those first reported by this run first, then newest first
-    /// (by event time, then id, descending), equal ones in their order, as a stable sort's prefix: picked
-    /// in one pass, not by sorting them all. A finding of an old event that reached the store tonight is
-    /// what the night's alert names, so it is listed whatever its time.
+    /// The first `count` of `findings` sorted newest first (by event time, then id, descending), equal
+    /// ones in their order, as a stable sort's prefix: picked in one pass, not by sorting them all.
     static func newest(_ findings: [CriticalFinding], count: Int) -> [CriticalFinding] {
         var newest: [CriticalFinding] = []
         newest.reserveCapacity(count + 1)
-        func isNewer(_ a: CriticalFinding, than b: CriticalFinding) -> Bool {
-            (a.isNew ? 1 : 0, a.eventTime, a.findingID) > (b.isNew ? 1 : 0, b.eventTime, b.findingID)
-        }
+        func isNewer(_ a: CriticalFinding, than b: CriticalFinding) -> Bool { (a.eventTime, a.findingID) > (b.eventTime, b.findingID) }
         for finding in findings {
             if newest.count == count, let last = newest.last, !isNewer(finding, than: last) { continue }
             // After every one it is not newer than: an equal one seen earlier stays first.

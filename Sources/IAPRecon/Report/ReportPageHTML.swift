@@ -21,7 +21,7 @@ extension ReportPage {
         body += "</section>\n"
         func leftOut(_ count: Int, key: String, _ why: String) {
             guard count > 0 else { return }
-            let marked = "<b data-summary-key=\"\(key)\" data-value=\"\(count)\">\(count)</b>"
+            let marked = "<b data-summary-key=\"\(key)\" data-value=\"\(count)\">\(Self.grouped(count))</b>"
             let transactions = count == 1 ? "revenue transaction has" : "revenue transactions have"
             body += "<p class=\"warn\">\(marked) \(transactions) \(why):"
             body += " not in these totals, the chart or the attribution revenue (revenue_daily.csv leaves their cells empty).</p>\n"
@@ -149,8 +149,8 @@ extension ReportPage {
             if kind.unconverted > 0 { amount += HTML.escape(" (+\(kind.unconverted) without fx rate)") }
             let bar = largest > 0 && kind.amount != .zero ? HTML.bar(Self.double(kind.amount) / largest, tone: "refund") : ""
             return [HTML.escape(kind.kind), "<span class=\"sev-\(kind.severity)\">\(kind.severity)</span>",
-                    "<span data-summary-key=\"findings.by_kind.\(kind.kind).count\" data-value=\"\(kind.count)\">\(kind.count)</span>",
-                    "<span data-summary-key=\"findings.by_kind.\(kind.kind).new\" data-value=\"\(kind.new)\">\(kind.new)</span>",
+                    "<span data-summary-key=\"findings.by_kind.\(kind.kind).count\" data-value=\"\(kind.count)\">\(Self.grouped(kind.count))</span>",
+                    "<span data-summary-key=\"findings.by_kind.\(kind.kind).new\" data-value=\"\(kind.new)\">\(Self.grouped(kind.new))</span>",
                     amount + bar]
         }
         // The total, as summary.json adds the kinds; findings without a rate are counted beside it, as per kind.
@@ -160,8 +160,8 @@ extension ReportPage {
             + "\(HTML.escape(money(total)))</b>"
         if unconverted > 0 { totalAmount += HTML.escape(" (+\(unconverted) without fx rate)") }
         let count: Int = risk.reduce(0) { $0 + $1.count }, new: Int = risk.reduce(0) { $0 + $1.new }
-        rows.append(["<b>total</b>", "", "<b data-summary-key=\"findings.total\" data-value=\"\(count)\">\(count)</b>",
-                     "<b data-summary-key=\"findings.new\" data-value=\"\(new)\">\(new)</b>", totalAmount])
+        rows.append(["<b>total</b>", "", "<b data-summary-key=\"findings.total\" data-value=\"\(count)\">\(Self.grouped(count))</b>",
+                     "<b data-summary-key=\"findings.new\" data-value=\"\(new)\">\(Self.grouped(new))</b>", totalAmount])
         // `new`: first reported by this run, what the night's alert counts.
         return "<section><h2>Money at risk per finding kind (\(HTML.escape(currency)))</h2>"
             + HTML.table(["kind", "severity", "findings", "new", "amount"], rows, numeric: [2, 3, 4]) + "</section>\n"
@@ -172,13 +172,9 @@ extension ReportPage {
         var out = "<section><h2>Newest critical findings</h2>"
         guard !criticalFindings.isEmpty else { return out + "<p class=\"none\">No critical findings.</p></section>\n" }
         if criticalTotal > criticalFindings.count {
-            out += "<p class=\"meta\">The newest \(criticalFindings.count) of \(criticalTotal); findings.csv has every one.</p>"
+            out += "<p class=\"meta\">The newest \(criticalFindings.count) of \(Self.grouped(criticalTotal)); findings.csv has every one.</p>"
         }
-        // On a first run every finding is new; otherwise the ones tonight's alert names come first, whatever their time.
-        if criticalNew > 0 && criticalNew < criticalTotal {
-            out += "<p class=\"meta\">Findings first reported by this run (\(criticalNew) of \(criticalTotal)) are listed first, marked new.</p>"
-        }
-        let rows = criticalFindings.map { finding -> [String] in
+        func rows(_ findings: [CriticalFinding]) -> [[String]] { findings.map { finding -> [String] in
             let amount = finding.amount.isEmpty ? "" : finding.amount + " " + finding.currency
             return ["<span class=\"time\">\(HTML.escape(Self.seconds(finding.eventTime)))</span>",
                     "<span class=\"sev-critical\">\(HTML.escape(finding.kind))</span>" + (finding.isNew ? " <b class=\"new\">new</b>" : "")
@@ -186,8 +182,19 @@ extension ReportPage {
                     HTML.id(finding.userID), HTML.id(finding.transactionID),
                     HTML.escape(amount),
                     HTML.text(finding.detail) + "<div class=\"sources\">\(HTML.escape(finding.sources.replacingOccurrences(of: ";", with: "; ")))</div>"]
+        } }
+        let headers = ["time (UTC)", "kind", "user", "transaction", "amount", "evidence"]
+        out += HTML.table(headers, rows(criticalFindings), numeric: [4])
+        // What tonight's alert names but the list leaves out: findings of earlier events that reached the store late.
+        // Apart, in one element, so the list above is the same whatever the store's history.
+        if !earlierNewCritical.isEmpty {
+            let total = earlierNewCriticalTotal, one = earlierNewCriticalTotal == 1
+            out += "<aside class=\"earlier-new\"><p class=\"warn\">\(Self.grouped(total)) more critical \(one ? "finding" : "findings") first reported "
+                + "by this run, of \(one ? "an earlier event" : "earlier events")"
+                + (total > earlierNewCritical.count ? " (the newest \(earlierNewCritical.count))" : "") + ":</p>"
+                + HTML.table(headers, rows(earlierNewCritical), numeric: [4]) + "</aside>"
         }
-        return out + HTML.table(["time (UTC)", "kind", "user", "transaction", "amount", "evidence"], rows, numeric: [4]) + "</section>\n"
+        return out + "</section>\n"
     }
 
     /// Apple's units against verified units, and the shortfalls nothing verified covers; shown only
@@ -277,8 +284,8 @@ extension ReportPage {
         func bar(_ value: Double, _ largest: Double, _ tone: String) -> String { largest > 0 ? HTML.bar(value / largest, tone: tone) : "" }
         let rows = mediaSources.map { source -> [String] in
             [HTML.text(source.name),
-             "\(source.installs)" + bar(Double(source.installs), installs, "count"),
-             "\(source.payers)" + bar(Double(source.payers), payers, "count"),
+             Self.grouped(source.installs) + bar(Double(source.installs), installs, "count"),
+             Self.grouped(source.payers) + bar(Double(source.payers), payers, "count"),
              self.money(source.revenue) + bar(Self.double(source.revenue), money, "gross"),
              !source.hasSpend ? "<span class=\"muted\">no spend</span>"
                 : (source.spend.map(self.money) ?? "unknown") + bar(source.spend.map(Self.double) ?? 0, money, "spend"),
@@ -291,12 +298,12 @@ extension ReportPage {
     /// Per-file accounting: every line read is accepted, rejected, blank or ignored.
     private func inputsSection() -> String {
         var rows = inputs.map { file in
-            [HTML.text(file.path), HTML.escape(file.source), String(file.counts.read), String(file.counts.accepted),
-             String(file.counts.rejected), String(file.counts.blank), String(file.counts.ignored)]
+            [HTML.text(file.path), HTML.escape(file.source), Self.grouped(file.counts.read), Self.grouped(file.counts.accepted),
+             Self.grouped(file.counts.rejected), Self.grouped(file.counts.blank), Self.grouped(file.counts.ignored)]
         }
         let totals = inputTotals
         func total(_ key: String, _ value: Int) -> String {
-            "<b data-summary-key=\"inputs.totals.\(key)\" data-value=\"\(value)\">\(value)</b>"
+            "<b data-summary-key=\"inputs.totals.\(key)\" data-value=\"\(value)\">\(Self.grouped(value))</b>"
         }
         rows.append(["<b>total</b>", "", total("read", totals.read), total("accepted", totals.accepted), total("rejected", totals.rejected),
                      total("blank", totals.blank), total("ignored", totals.ignored)])

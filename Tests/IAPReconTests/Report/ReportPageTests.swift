@@ -110,17 +110,50 @@ struct ReportPageTests {
         #expect(findings.filter { $0["new"] == "true" }.count == 1)
         let html = try scenario.output("report.html")
         let critical = try #require(html.components(separatedBy: "<h2>Newest critical findings</h2>").last?.components(separatedBy: "</section>").first)
-        let rows = critical.components(separatedBy: "<tr>").dropFirst(2)
+        let parts = critical.components(separatedBy: "<aside class=\"earlier-new\">")
+        try #require(parts.count == 2)
+        let (newest, earlier) = (parts[0], parts[1])
+        // The newest ten are the orphans, reported last night: none is marked new.
+        let rows = newest.components(separatedBy: "<tr>").dropFirst(2)
         #expect(rows.count == 10)
-        // Listed first, and said new in words, not by colour alone; the orphans, reported last night, are not.
-        #expect(rows.first?.contains(lost["finding_id"] ?? "-") == true)
-        #expect(rows.first?.contains("<b class=\"new\">new</b>") == true)
-        #expect(rows.dropFirst().allSatisfy { !$0.contains("class=\"new\"") })
-        #expect(critical.contains("Findings first reported by this run (1 of 12) are listed first, marked new."))
+        #expect(!newest.contains("class=\"new\"") && !newest.contains(lost["finding_id"] ?? "-"))
+        // Below them, the one the alert names, said new in words, not by colour alone.
+        #expect(earlier.hasPrefix("<p class=\"warn\">1 more critical finding first reported by this run, of an earlier event:</p>"))
+        let earlierRows = earlier.components(separatedBy: "<tr>").dropFirst(2)
+        #expect(earlierRows.count == 1)
+        #expect(earlierRows.first?.contains(lost["finding_id"] ?? "-") == true)
+        #expect(earlierRows.first?.contains("<b class=\"new\">new</b>") == true)
+        // A fresh store fed the same files lists the same newest ten, all new, and nothing apart.
+        let fresh = try Scenario()
+        try fresh.catalog()
+        for name in ["server/s.jsonl", "receipts/late.jsonl"] {
+            let lines = try String(contentsOfFile: scenario.input + "/" + name, encoding: .utf8).split(separator: "\n").map(String.init)
+            try fresh.write(name, lines)
+        }
+        _ = try fresh.run(asOf: "2026-11-26T00:00:00Z")
+        let freshPage = try fresh.output("report.html")
+        #expect(!freshPage.contains("earlier-new"))
+        #expect(SampleDataTests.withoutHistory("report.html", html) == SampleDataTests.withoutHistory("report.html", freshPage))
         // The money-at-risk table counts the new findings per kind, as summary.json does.
         #expect(Self.attributes(html, "data-summary-key", "data-value").contains { $0 == ("findings.by_kind.lost_delivery.new", "1") })
         #expect(Self.attributes(html, "data-summary-key", "data-value").contains { $0 == ("findings.by_kind.orphan_delivery.new", "0") })
         #expect(Self.attributes(html, "data-summary-key", "data-value").contains { $0 == ("findings.new", "1") })
+    }
+
+    @Test("counts are grouped by thousands as amounts are, on the cards and in the tables; data-value keeps the plain number")
+    func countsGroupedByThousands() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        // 1,204 lines: 1,200 blank ones and 4 catalog lines; 1,200 orphan deliveries would take a while, blank lines do not.
+        try scenario.write("server/s.jsonl", Array(repeating: "", count: 1_199) + [Line.delivered("2026-11-20T10:00:00Z", "u1", "t1", "gems60")])
+        _ = try scenario.run(asOf: "2026-11-30T00:00:00Z")
+        let html = try scenario.output("report.html")
+        #expect(html.contains("data-summary-key=\"inputs.totals.read\" data-value=\"1204\">1,204</div>"))
+        #expect(html.contains("<b data-summary-key=\"inputs.totals.read\" data-value=\"1204\">1,204</b>"))
+        #expect(html.contains("<b data-summary-key=\"inputs.totals.blank\" data-value=\"1199\">1,199</b>"))
+        #expect(html.contains("<td>server/s.jsonl</td><td>server</td><td class=\"num\">1,200</td><td class=\"num\">1</td>"))
+        // Near miss: a count under a thousand is as it is.
+        #expect(html.contains("data-summary-key=\"findings.total\" data-value=\"1\">1</div>"))
     }
 
     @Test("HTML.escape keeps plain text as it is and escapes markup, quotes and hidden characters, ASCII or not")
