@@ -34,6 +34,33 @@ enum HTML {
         return out
     }
 
+    /// The longest run of characters without a space a cell keeps on one line. Ids are kept whole
+    /// (a transaction id broken in two is misread and mis-copied); one longer than any real id
+    /// (a UUID is 36) would widen its table past the page and push the amounts beside it out of
+    /// sight, on screen and on paper, so it may break anywhere.
+    static let longestUnbroken = 56
+
+    /// Whether `text` holds a run of more than `longestUnbroken` characters without whitespace.
+    static func isLong(_ text: String) -> Bool {
+        guard text.utf8.count > longestUnbroken else { return false }
+        var run = 0
+        for scalar in text.unicodeScalars {
+            run = scalar.properties.isWhitespace ? 0 : run + 1
+            if run > longestUnbroken { return true }
+        }
+        return false
+    }
+
+    /// An id from input, escaped, in monospace on one line; `long` when too long for that.
+    static func id(_ text: String) -> String {
+        "<span class=\"\(isLong(text) ? "id long" : "id")\">\(escape(text))</span>"
+    }
+
+    /// Text from input, escaped; in a span that may break anywhere when it is too long to keep whole.
+    static func text(_ text: String) -> String {
+        isLong(text) ? "<span class=\"long\">\(escape(text))</span>" : escape(text)
+    }
+
     /// A whole page: `title` in the head, the shared style, `body` as given (already escaped).
     static func document(title: String, body: String) -> String {
         documentStart(title: title) + body + documentEnd
@@ -114,6 +141,8 @@ enum HTML {
         th { font-weight: 600; color: var(--muted); font-size: 12px; }
         td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
         .id { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 12px; white-space: nowrap; }
+        .id.long { white-space: normal; overflow-wrap: anywhere; }
+        .long { overflow-wrap: anywhere; }
         .time { white-space: nowrap; font-variant-numeric: tabular-nums; }
         .sources { font-family: ui-monospace, Menlo, Consolas, monospace; color: var(--muted); font-size: 11px; overflow-wrap: anywhere; }
         .chart { width: 100%; height: auto; max-height: 280px; }
@@ -126,6 +155,7 @@ enum HTML {
         .legend i { display: inline-block; width: 10px; height: 10px; margin-right: 4px; vertical-align: -1px; }
         .legend i.gross { background: var(--gross); } .legend i.refund { background: var(--refund); } .legend i.net { background: var(--net); height: 3px; vertical-align: 2px; }
         .sev-critical { color: var(--refund); font-weight: 600; } .sev-warning { color: var(--warn); } .sev-info { color: var(--muted); }
+        .new { font-size: 11px; text-transform: uppercase; letter-spacing: .04em; }
         .none { color: var(--ok); }
         .muted { color: var(--muted); }
         .warn { color: var(--warn); margin: 0 0 12px; }

@@ -40,6 +40,8 @@ struct ReportPage {
         var kind: String
         var severity: String
         var count: Int
+        /// Of `count`, the findings first reported by this run (`findings.csv`'s `new`).
+        var new = 0
         /// The kind's amounts converted into the reporting currency.
         var amount: Amount
         /// Findings of the kind whose amount fx.csv could not convert; they are counted, not summed.
@@ -57,6 +59,8 @@ struct ReportPage {
         var currency: String
         var detail: String
         var sources: String
+        /// First reported by this run (`findings.csv`'s `new`): what the night's alert counts.
+        var isNew = false
     }
 
     struct MediaSource {
@@ -166,11 +170,18 @@ struct ReportPage {
     var atRiskKey: String
     var criticalFindings: [CriticalFinding]
     var criticalTotal: Int
+    /// The critical findings first reported by this run that `criticalFindings` leaves out, newest first, as many
+    /// as it lists: a finding of an old event that reached the store tonight is what the night's alert names.
+    var earlierNewCritical: [CriticalFinding] = []
+    /// How many of those there are.
+    var earlierNewCriticalTotal = 0
     /// Apple's tie-out; nil until a run reads Apple's sales reports.
     var tieout: TieOut?
     /// What the run warns of in its inputs (fx rates, catalog lines, spend files that disagree): a
     /// nightly run's stderr reaches a log, and the person who reads the page is who can mend them.
     var warnings: [String] = []
+    /// What the night's command said of the night (`ReportSettings.nightWarnings`), first on the page.
+    var nightWarnings: [String] = []
     /// The revenue figures of days already reported that this report changed (`RestatedFigures.line`): finance books
     /// them, and must restate its books.
     var restatedRevenue: String?
@@ -200,7 +211,7 @@ struct ReportPage {
                      shown: reporting.shown(amount))
         }
         func count(_ key: String, _ label: String, _ value: Int) -> Headline {
-            Headline(summaryKey: key, label: label, value: String(value), shown: String(value))
+            Headline(summaryKey: key, label: label, value: String(value), shown: ReportingCurrency.shown(Amount(Decimal(value)), places: 0))
         }
         headlines = [
             money("gross", "Gross", revenue.grossUSD), money("refunds", "Refunds", revenue.refundsUSD), money("net", "Net", net),
@@ -228,6 +239,7 @@ struct ReportPage {
         for row in findings.rows {
             let value = { (column: FindingsReport.Column) in row[column] ?? "" }
             risk[row.kind]?.count += 1
+            if row.isNew { risk[row.kind]?.new += 1 }
             // The rows' own rounded amounts, as summary.json adds them, so the page and the summary agree.
             if let amount = row.reportingAmount {
                 risk[row.kind]?.amount += amount
@@ -238,12 +250,18 @@ struct ReportPage {
                 critical.append(CriticalFinding(
                     findingID: value(.findingID), kind: value(.kind), eventTime: value(.eventMs), userID: value(.userID),
                     transactionID: value(.transactionID), productID: value(.productID), amount: value(.amount), currency: value(.currency),
-                    detail: value(.detail), sources: value(.sources)))
+                    detail: value(.detail), sources: value(.sources), isNew: row.isNew))
             }
         }
         self.risk = FindingKind.allCases.compactMap { risk[$0.rawValue] }
         criticalTotal = critical.count
         criticalFindings = Self.newest(critical, count: Self.criticalShown)
+        // The list above is the newest by event time, whatever the store's history, so a fresh store lists the same.
+        // When every one is new (a first run), none is news beside another: the list's count line says how many more.
+        let listed = Set(criticalFindings.map(\.findingID))
+        let earlierNew = critical.allSatisfy(\.isNew) ? [] : critical.filter { $0.isNew && !listed.contains($0.findingID) }
+        earlierNewCriticalTotal = earlierNew.count
+        earlierNewCritical = Self.newest(earlierNew, count: Self.criticalShown)
 
         var sources: [String: MediaSource] = [:]
         for (key, cohort) in attribution.cohorts {

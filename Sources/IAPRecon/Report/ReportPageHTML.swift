@@ -10,6 +10,8 @@ extension ReportPage {
         body += " · days in <code data-summary-key=\"time_zone\" data-value=\"\(HTML.escape(timeZone))\">\(HTML.escape(timeZone))</code>"
         body += " · amounts in <code data-summary-key=\"reporting_currency\" data-value=\"\(HTML.escape(currency))\">"
         body += "\(HTML.escape(currency))</code> · \(inputs.count) input files</p></header>\n"
+        // Above the cards: they would otherwise read as a new night's.
+        for warning in nightWarnings { body += "<p class=\"warn\">Night: \(HTML.escape(warning)).</p>\n" }
         body += "<section class=\"cards\">"
         for headline in headlines {
             body += "<div class=\"card\"><div class=\"label\">\(HTML.escape(headline.label))</div>"
@@ -19,7 +21,7 @@ extension ReportPage {
         body += "</section>\n"
         func leftOut(_ count: Int, key: String, _ why: String) {
             guard count > 0 else { return }
-            let marked = "<b data-summary-key=\"\(key)\" data-value=\"\(count)\">\(count)</b>"
+            let marked = "<b data-summary-key=\"\(key)\" data-value=\"\(count)\">\(Self.grouped(count))</b>"
             let transactions = count == 1 ? "revenue transaction has" : "revenue transactions have"
             body += "<p class=\"warn\">\(marked) \(transactions) \(why):"
             body += " not in these totals, the chart or the attribution revenue (revenue_daily.csv leaves their cells empty).</p>\n"
@@ -87,12 +89,15 @@ extension ReportPage {
             out += "The last \(days.count) days. The \(earlier.count) earlier days with revenue add gross \(money(earlier.gross)) and refunds "
             out += "\(money(earlier.refunds)), in the totals above; revenue_daily.csv has every day.</p>"
         }
-        let (width, height, left, right, top, bottom) = (1000.0, 240.0, 64.0, 12.0, 12.0, 28.0)
         // Bars to scale from the lowest to the highest value; gridlines at round values between them,
         // so each label is the value its line stands at.
         let highest = days.map { max($0.gross.decimal, $0.net.decimal) }.max() ?? 0
         let lowest = days.map { min(-$0.refunds.decimal, $0.net.decimal) }.min() ?? 0
         let ticks = Self.axisTicks(high: Amount(highest), low: Amount(lowest), places: ReportingCurrency(currency).minorUnit)
+        // The plot starts after the longest label (a digit, comma or minus is at most 6.5 units wide at 11px): the
+        // chart cuts off what is left of it, and a large amount in won or yen would lose its first digits or its minus.
+        let longestLabel = Double(ticks.map { money($0).count }.max() ?? 0)
+        let (width, height, left, right, top, bottom) = (1000.0, 240.0, max(64, (6 + 6.5 * longestLabel).rounded(.up)), 12.0, 12.0, 28.0)
         let low = min(Self.double(Amount(lowest)), 0), high = max(Self.double(Amount(highest)), low + 1e-9, 0)
         let plotWidth = width - left - right
         let step = plotWidth / Double(days.count)
@@ -144,7 +149,8 @@ extension ReportPage {
             if kind.unconverted > 0 { amount += HTML.escape(" (+\(kind.unconverted) without fx rate)") }
             let bar = largest > 0 && kind.amount != .zero ? HTML.bar(Self.double(kind.amount) / largest, tone: "refund") : ""
             return [HTML.escape(kind.kind), "<span class=\"sev-\(kind.severity)\">\(kind.severity)</span>",
-                    "<span data-summary-key=\"findings.by_kind.\(kind.kind).count\" data-value=\"\(kind.count)\">\(kind.count)</span>",
+                    "<span data-summary-key=\"findings.by_kind.\(kind.kind).count\" data-value=\"\(kind.count)\">\(Self.grouped(kind.count))</span>",
+                    "<span data-summary-key=\"findings.by_kind.\(kind.kind).new\" data-value=\"\(kind.new)\">\(Self.grouped(kind.new))</span>",
                     amount + bar]
         }
         // The total, as summary.json adds the kinds; findings without a rate are counted beside it, as per kind.
@@ -153,10 +159,12 @@ extension ReportPage {
         var totalAmount = "<b data-summary-key=\"\(HTML.escape(atRiskKey)).total\" data-value=\"\(HTML.escape(Money.format(total)))\">"
             + "\(HTML.escape(money(total)))</b>"
         if unconverted > 0 { totalAmount += HTML.escape(" (+\(unconverted) without fx rate)") }
-        let count: Int = risk.reduce(0) { $0 + $1.count }
-        rows.append(["<b>total</b>", "", "<b data-summary-key=\"findings.total\" data-value=\"\(count)\">\(count)</b>", totalAmount])
+        let count: Int = risk.reduce(0) { $0 + $1.count }, new: Int = risk.reduce(0) { $0 + $1.new }
+        rows.append(["<b>total</b>", "", "<b data-summary-key=\"findings.total\" data-value=\"\(count)\">\(Self.grouped(count))</b>",
+                     "<b data-summary-key=\"findings.new\" data-value=\"\(new)\">\(Self.grouped(new))</b>", totalAmount])
+        // `new`: first reported by this run, what the night's alert counts.
         return "<section><h2>Money at risk per finding kind (\(HTML.escape(currency)))</h2>"
-            + HTML.table(["kind", "severity", "findings", "amount"], rows, numeric: [2, 3]) + "</section>\n"
+            + HTML.table(["kind", "severity", "findings", "new", "amount"], rows, numeric: [2, 3, 4]) + "</section>\n"
     }
 
     /// The newest critical findings with their evidence; findings.csv lists them all.
@@ -164,17 +172,29 @@ extension ReportPage {
         var out = "<section><h2>Newest critical findings</h2>"
         guard !criticalFindings.isEmpty else { return out + "<p class=\"none\">No critical findings.</p></section>\n" }
         if criticalTotal > criticalFindings.count {
-            out += "<p class=\"meta\">The newest \(criticalFindings.count) of \(criticalTotal); findings.csv has every one.</p>"
+            out += "<p class=\"meta\">The newest \(criticalFindings.count) of \(Self.grouped(criticalTotal)); findings.csv has every one.</p>"
         }
-        let rows = criticalFindings.map { finding -> [String] in
+        func rows(_ findings: [CriticalFinding]) -> [[String]] { findings.map { finding -> [String] in
             let amount = finding.amount.isEmpty ? "" : finding.amount + " " + finding.currency
             return ["<span class=\"time\">\(HTML.escape(Self.seconds(finding.eventTime)))</span>",
-                    "<span class=\"sev-critical\">\(HTML.escape(finding.kind))</span><br><span class=\"id\">\(HTML.escape(finding.findingID))</span>",
-                    "<span class=\"id\">\(HTML.escape(finding.userID))</span>", "<span class=\"id\">\(HTML.escape(finding.transactionID))</span>",
+                    "<span class=\"sev-critical\">\(HTML.escape(finding.kind))</span>" + (finding.isNew ? " <b class=\"new\">new</b>" : "")
+                        + "<br>" + HTML.id(finding.findingID),
+                    HTML.id(finding.userID), HTML.id(finding.transactionID),
                     HTML.escape(amount),
-                    HTML.escape(finding.detail) + "<div class=\"sources\">\(HTML.escape(finding.sources.replacingOccurrences(of: ";", with: "; ")))</div>"]
+                    HTML.text(finding.detail) + "<div class=\"sources\">\(HTML.escape(finding.sources.replacingOccurrences(of: ";", with: "; ")))</div>"]
+        } }
+        let headers = ["time (UTC)", "kind", "user", "transaction", "amount", "evidence"]
+        out += HTML.table(headers, rows(criticalFindings), numeric: [4])
+        // What tonight's alert names but the list leaves out: findings of earlier events that reached the store late.
+        // Apart, in one element, so the list above is the same whatever the store's history.
+        if !earlierNewCritical.isEmpty {
+            let total = earlierNewCriticalTotal, one = earlierNewCriticalTotal == 1
+            out += "<aside class=\"earlier-new\"><p class=\"warn\">\(Self.grouped(total)) more critical \(one ? "finding" : "findings") first reported "
+                + "by this run, of \(one ? "an earlier event" : "earlier events")"
+                + (total > earlierNewCritical.count ? " (the newest \(earlierNewCritical.count))" : "") + ":</p>"
+                + HTML.table(headers, rows(earlierNewCritical), numeric: [4]) + "</aside>"
         }
-        return out + HTML.table(["time (UTC)", "kind", "user", "transaction", "amount", "evidence"], rows, numeric: [4]) + "</section>\n"
+        return out + "</section>\n"
     }
 
     /// Apple's units against verified units, and the shortfalls nothing verified covers; shown only
@@ -224,7 +244,7 @@ extension ReportPage {
             let row = shortfall.row
             // What the finding's amount is: the missing units at Apple's customer price.
             let amount = row.customerPrice.flatMap(Amount.parse).map { Money.format($0 * shortfall.missing) + " " + (row.customerCurrency ?? "") }
-            return [HTML.escape(row.day), "<span class=\"id\">\(HTML.escape(row.productID))</span>", HTML.escape(row.country),
+            return [HTML.escape(row.day), HTML.id(row.productID), HTML.text(row.country),
                     String(row.applePurchases), String(row.verifiedPurchases)]
                 + (showsCovered ? [shortfall.covered == 0 ? "" : String(shortfall.covered)] : [])
                 + ["<b>\(shortfall.missing)</b>", HTML.escape(amount ?? "")]
@@ -263,9 +283,9 @@ extension ReportPage {
                         mediaSources.compactMap { $0.spend.map(Self.double) }.max() ?? 0)
         func bar(_ value: Double, _ largest: Double, _ tone: String) -> String { largest > 0 ? HTML.bar(value / largest, tone: tone) : "" }
         let rows = mediaSources.map { source -> [String] in
-            [HTML.escape(source.name),
-             "\(source.installs)" + bar(Double(source.installs), installs, "count"),
-             "\(source.payers)" + bar(Double(source.payers), payers, "count"),
+            [HTML.text(source.name),
+             Self.grouped(source.installs) + bar(Double(source.installs), installs, "count"),
+             Self.grouped(source.payers) + bar(Double(source.payers), payers, "count"),
              self.money(source.revenue) + bar(Self.double(source.revenue), money, "gross"),
              !source.hasSpend ? "<span class=\"muted\">no spend</span>"
                 : (source.spend.map(self.money) ?? "unknown") + bar(source.spend.map(Self.double) ?? 0, money, "spend"),
@@ -278,12 +298,12 @@ extension ReportPage {
     /// Per-file accounting: every line read is accepted, rejected, blank or ignored.
     private func inputsSection() -> String {
         var rows = inputs.map { file in
-            [HTML.escape(file.path), HTML.escape(file.source), String(file.counts.read), String(file.counts.accepted),
-             String(file.counts.rejected), String(file.counts.blank), String(file.counts.ignored)]
+            [HTML.text(file.path), HTML.escape(file.source), Self.grouped(file.counts.read), Self.grouped(file.counts.accepted),
+             Self.grouped(file.counts.rejected), Self.grouped(file.counts.blank), Self.grouped(file.counts.ignored)]
         }
         let totals = inputTotals
         func total(_ key: String, _ value: Int) -> String {
-            "<b data-summary-key=\"inputs.totals.\(key)\" data-value=\"\(value)\">\(value)</b>"
+            "<b data-summary-key=\"inputs.totals.\(key)\" data-value=\"\(value)\">\(Self.grouped(value))</b>"
         }
         rows.append(["<b>total</b>", "", total("read", totals.read), total("accepted", totals.accepted), total("rejected", totals.rejected),
                      total("blank", totals.blank), total("ignored", totals.ignored)])

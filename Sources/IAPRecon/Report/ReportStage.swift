@@ -17,6 +17,10 @@ public struct ReportSettings: Sendable {
     /// new again, as that night saw them, though its alert named them already. A night stopped
     /// before its alert never counts as reported, so the next one alerts in its place.
     public var nightReportedBefore = false
+    /// What the command says of the night itself, worded as on stderr: its partition had not landed,
+    /// so it reports the newest one again; a backfill skipped the days before it. Cron's mail has
+    /// them, but the page is what finance opens in the morning, and it must not pass for a new night.
+    public var nightWarnings: [String] = []
 
     public var reportingCurrency: ReportingCurrency { ReportingCurrency(currency) }
 
@@ -226,6 +230,7 @@ public enum ReportStage {
                                       attribution: attribution)
                 page.tieout = ReportPage.TieOut(tieOut.rows, overlaps: tieOut.overlaps, mixedProceeds: tieOut.mixedProceeds)
                 page.warnings = inputWarnings + undocumentedTypes
+                page.nightWarnings = settings.nightWarnings
                 page.restatedRevenue = restated
                 try output.write("report.html") { try $0.write(page.html()) }
                 try output.write("summary.json") { try $0.write(JSONWriter.pretty(summary)) }

@@ -269,6 +269,7 @@ enum NightlyCommand {
         if databasePath != command.databasePath { options.report.earlierSightings = command.databasePath }
         // A night the store reported already says new as it did (`--date` means as that night saw it).
         options.report.nightReportedBefore = reportedNight(date, databasePath: command.databasePath) != nil
+        options.report.nightWarnings = warnings
         options.verdict = RunCommand.verdict(failOn: command.failOn, failOnNew: command.failOnNew, out: options.outFolder, warnings: warnings)
         if let dayStart = Timestamp.startOfDay(date) {
             options.reconcile.asOfLimitMs = options.report.zone.utc(fromLocal: dayStart + 86_400_000) - 1

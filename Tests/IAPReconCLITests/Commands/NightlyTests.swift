@@ -198,6 +198,7 @@ struct NightlyTests {
         // 11-29 brings the receipts of purchases on days 11-28 reported: finance is told, also under --quiet.
         #expect(fresh.err.hasPrefix("Warning: restated revenue: 13 days already reported changed: 2026-08-26 (USD gross 0 → 4.99, "))
         #expect(Self.unrestated(fresh.err) == "")
+        #expect(try work.read("reports/2026-11-29/report.html").contains("Night: ") == false)
         // The next night finds no 11-30: the same day again, with one line for cron's mail.
         let again = work.iaprecon(["nightly"] + common)
         #expect(again.code == 0)
@@ -205,13 +206,19 @@ struct NightlyTests {
         #expect(lines.count == 1)
         #expect(lines.first?.hasPrefix("Warning: no partition after \(root)/2026-11-29, which run 2 (") == true)
         #expect(lines.first?.hasSuffix(" UTC) already reported; reporting it again") == true)
-        // Asked for by --date, a day reported before is a deliberate re-run: no warning.
+        // The page `latest` points to says so too: whoever opens it in the morning reads yesterday's night again.
+        let stale = try work.read("reports/latest/report.html")
+        #expect(stale.contains("<p class=\"warn\">Night: " + HTML.escape(String(lines.first?.dropFirst("Warning: ".count) ?? "")) + ".</p>"))
+        // Asked for by --date, a day reported before is a deliberate re-run: no warning, on stderr or the page.
         #expect(work.iaprecon(["nightly", "--date", "2026-11-29"] + common).err == "")
+        #expect(try work.read("reports/2026-11-29/report.html").contains("Night: ") == false)
 
-        // A backfill over a gap names the missing day, also under --quiet.
+        // A backfill over a gap names the missing day, also under --quiet, and so does the page of the night after it.
         let backfill = work.iaprecon(["backfill", "--from", "2026-11-27", "--to", "2026-11-28"] + common)
         #expect(backfill.code == 0)
         #expect(backfill.err == "Warning: no partition \(root)/2026-11-27; that night is skipped\n")
+        #expect(try work.read("reports/2026-11-28/report.html").contains(
+            "<p class=\"warn\">Night: " + HTML.escape("no partition \(root)/2026-11-27; that night is skipped") + ".</p>"))
     }
 
     /// The partitions of `partitions(in:)`, the store their nights fill, and the arguments those nights share.

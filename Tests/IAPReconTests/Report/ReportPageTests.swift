@@ -59,6 +59,103 @@ struct ReportPageTests {
         #expect(html.contains("2000000630024936"))
     }
 
+    @Test("an id or media source too long for its column may break anywhere, so it cannot push the amounts and evidence off the page; usual ones never break")
+    func longTextBreaks() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        let user = "u_" + String(repeating: "x", count: 300), transaction = String(repeating: "9", count: 120)
+        let source = "Campaign_" + String(repeating: "m", count: 200)
+        try scenario.write("server/s.jsonl", [
+            Line.delivered("2026-11-20T10:00:00Z", user, transaction, "gems60"),
+            Line.delivered("2026-11-20T11:00:00Z", "u_1035", "2000000631400001", "gems60"),
+        ])
+        typealias Attribution = AttributionReportTests.Fixture
+        try Attribution.mmp(scenario, [
+            Attribution.MMPRow(time: "2026-11-10 10:00:00", mediaSource: source, appsflyerID: "af1"),
+            Attribution.MMPRow(time: "2026-11-10 10:00:00", mediaSource: "googleadwords_int", appsflyerID: "af2"),
+        ])
+        _ = try scenario.run(asOf: "2026-11-30T00:00:00Z")
+        let html = try scenario.output("report.html")
+        #expect(html.contains("<span class=\"id long\">\(user)</span>"))
+        #expect(html.contains("<span class=\"id long\">\(transaction)</span>"))
+        #expect(html.contains("<td><span class=\"long\">\(source)</span></td>"))
+        // Near misses: ids and names of a usual length stay whole on their line.
+        #expect(html.contains("<span class=\"id\">u_1035</span>"))
+        #expect(html.contains("<span class=\"id\">2000000631400001</span>"))
+        #expect(html.contains("<td>googleadwords_int</td>"))
+        #expect(HTML.style.contains(".id.long {") && HTML.style.contains(".long {"))
+        // The limit: a run of 56 stays whole, 57 breaks; spaces end a run, whatever the text's length.
+        let fiftySix = String(repeating: "8", count: 56)
+        #expect(HTML.id(fiftySix) == "<span class=\"id\">\(fiftySix)</span>")
+        #expect(HTML.id(fiftySix + "9") == "<span class=\"id long\">\(fiftySix)9</span>")
+        #expect(HTML.text(Array(repeating: fiftySix, count: 5).joined(separator: " ")) == Array(repeating: fiftySix, count: 5).joined(separator: " "))
+        #expect(HTML.text("<" + fiftySix) == "<span class=\"long\">&lt;\(fiftySix)</span>")
+    }
+
+    @Test("a critical finding first reported tonight is listed, marked new, however old its event: the alert sends the reader to this page")
+    func newCriticalFindingsListedFirst() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        // Eleven orphan deliveries of the 20th: more than the page lists.
+        try scenario.write("server/s.jsonl", (0..<11).map { Line.delivered("2026-11-20T10:\(10 + $0):00Z", "u\($0)", "orphan\($0)", "gems60") })
+        _ = try scenario.run(asOf: "2026-11-25T00:00:00Z")
+        // A receipt of the 15th, never delivered, that reached the store only tonight: a lost delivery older than every orphan.
+        try scenario.write("receipts/late.jsonl", [
+            Line.v2Receipt("2026-11-15T10:00:05Z", "u_late", transaction: Line.v2("t_late", "gems60", purchase: "2026-11-15T10:00:00Z")),
+        ])
+        _ = try scenario.run(asOf: "2026-11-26T00:00:00Z")
+        let findings = Fixture.table(try scenario.output("findings.csv"))
+        let lost = try #require(findings.first { $0["kind"] == "lost_delivery" })
+        #expect(lost["new"] == "true")
+        #expect(findings.filter { $0["new"] == "true" }.count == 1)
+        let html = try scenario.output("report.html")
+        let critical = try #require(html.components(separatedBy: "<h2>Newest critical findings</h2>").last?.components(separatedBy: "</section>").first)
+        let parts = critical.components(separatedBy: "<aside class=\"earlier-new\">")
+        try #require(parts.count == 2)
+        let (newest, earlier) = (parts[0], parts[1])
+        // The newest ten are the orphans, reported last night: none is marked new.
+        let rows = newest.components(separatedBy: "<tr>").dropFirst(2)
+        #expect(rows.count == 10)
+        #expect(!newest.contains("class=\"new\"") && !newest.contains(lost["finding_id"] ?? "-"))
+        // Below them, the one the alert names, said new in words, not by colour alone.
+        #expect(earlier.hasPrefix("<p class=\"warn\">1 more critical finding first reported by this run, of an earlier event:</p>"))
+        let earlierRows = earlier.components(separatedBy: "<tr>").dropFirst(2)
+        #expect(earlierRows.count == 1)
+        #expect(earlierRows.first?.contains(lost["finding_id"] ?? "-") == true)
+        #expect(earlierRows.first?.contains("<b class=\"new\">new</b>") == true)
+        // A fresh store fed the same files lists the same newest ten, all new, and nothing apart.
+        let fresh = try Scenario()
+        try fresh.catalog()
+        for name in ["server/s.jsonl", "receipts/late.jsonl"] {
+            let lines = try String(contentsOfFile: scenario.input + "/" + name, encoding: .utf8).split(separator: "\n").map(String.init)
+            try fresh.write(name, lines)
+        }
+        _ = try fresh.run(asOf: "2026-11-26T00:00:00Z")
+        let freshPage = try fresh.output("report.html")
+        #expect(!freshPage.contains("earlier-new"))
+        #expect(SampleDataTests.withoutHistory("report.html", html) == SampleDataTests.withoutHistory("report.html", freshPage))
+        // The money-at-risk table counts the new findings per kind, as summary.json does.
+        #expect(Self.attributes(html, "data-summary-key", "data-value").contains { $0 == ("findings.by_kind.lost_delivery.new", "1") })
+        #expect(Self.attributes(html, "data-summary-key", "data-value").contains { $0 == ("findings.by_kind.orphan_delivery.new", "0") })
+        #expect(Self.attributes(html, "data-summary-key", "data-value").contains { $0 == ("findings.new", "1") })
+    }
+
+    @Test("counts are grouped by thousands as amounts are, on the cards and in the tables; data-value keeps the plain number")
+    func countsGroupedByThousands() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        // 1,204 lines: 1,200 blank ones and 4 catalog lines; 1,200 orphan deliveries would take a while, blank lines do not.
+        try scenario.write("server/s.jsonl", Array(repeating: "", count: 1_199) + [Line.delivered("2026-11-20T10:00:00Z", "u1", "t1", "gems60")])
+        _ = try scenario.run(asOf: "2026-11-30T00:00:00Z")
+        let html = try scenario.output("report.html")
+        #expect(html.contains("data-summary-key=\"inputs.totals.read\" data-value=\"1204\">1,204</div>"))
+        #expect(html.contains("<b data-summary-key=\"inputs.totals.read\" data-value=\"1204\">1,204</b>"))
+        #expect(html.contains("<b data-summary-key=\"inputs.totals.blank\" data-value=\"1199\">1,199</b>"))
+        #expect(html.contains("<td>server/s.jsonl</td><td>server</td><td class=\"num\">1,200</td><td class=\"num\">1</td>"))
+        // Near miss: a count under a thousand is as it is.
+        #expect(html.contains("data-summary-key=\"findings.total\" data-value=\"1\">1</div>"))
+    }
+
     @Test("HTML.escape keeps plain text as it is and escapes markup, quotes and hidden characters, ASCII or not")
     func escaping() {
         #expect(HTML.escape("u_1005 com.example.gems300 4.99 (x) #1") == "u_1005 com.example.gems300 4.99 (x) #1")
@@ -602,6 +699,37 @@ struct ReportPageTests {
         let chart = try #require(html.components(separatedBy: "<svg class=\"chart\"").dropFirst().first?.components(separatedBy: "</svg>").first)
         let shown = chart.components(separatedBy: "text-anchor=\"end\">").dropFirst().map { String($0.prefix { $0 != "<" }) }
         #expect(Array(shown.prefix(labels.count)) == labels)
+    }
+
+    @Test("the chart's y axis labels of a large amount fit beside the plot, the minus sign of a negative one too")
+    func chartAxisLabelsOfLargeAmountsFit() throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        // A large app's won: 8.21 billion on the 11th, and 3.22 billion bought on the 10th and refunded on the 11th.
+        try scenario.write("fx.csv", ["date,currency,rate", "2026-11-01,KRW,1"])
+        try scenario.write("receipts/r.jsonl", [
+            Line.v2Receipt("2026-11-10T10:00:05Z", "u1", transaction: Fixture.v2("t1", "gems300", purchase: "2026-11-10T10:00:00Z",
+                                                                           price: 3_220_000_000_000, currency: "KRW", storefront: "KOR",
+                                                                           revocation: "2026-11-11T12:00:00Z")),
+            Line.v2Receipt("2026-11-11T10:00:05Z", "u1", transaction: Fixture.v2("t2", "gems300", purchase: "2026-11-11T10:00:00Z",
+                                                                           price: 8_210_000_000_000, currency: "KRW", storefront: "KOR")),
+        ])
+        _ = try scenario.run(asOf: "2026-11-30T00:00:00Z", currency: "KRW")
+        let html = try scenario.output("report.html")
+        let chart = try #require(html.components(separatedBy: "<svg class=\"chart\"").dropFirst().first?.components(separatedBy: "</svg>").first)
+        let labels = chart.components(separatedBy: "<text x=\"").dropFirst().compactMap { text -> (x: Double, label: String)? in
+            guard text.contains("text-anchor=\"end\">"), let x = Double(text.prefix { $0 != "\"" }),
+                  let label = text.components(separatedBy: "text-anchor=\"end\">").last?.prefix(while: { $0 != "<" }) else { return nil }
+            return (x, String(label))
+        }
+        #expect(labels.map(\.label).contains("-2,000,000,000"))
+        // At 11px, a digit, comma or minus of the sans-serif fonts is at most 6.5 units wide: the label ends at x, and starts within the chart.
+        let axisLabels = labels.filter { $0.label.range(of: #"^-?[0-9,]+$"#, options: .regularExpression) != nil }
+        #expect(!axisLabels.isEmpty)
+        for label in axisLabels { #expect(label.x >= Double(label.label.count) * 6.5, "\(label.label) at \(label.x)") }
+        // The plot starts after the labels: its gridlines too.
+        let gridStart = try #require(chart.components(separatedBy: "<line class=\"grid\" x1=\"").dropFirst().first.flatMap { Double($0.prefix { $0 != "\"" }) })
+        #expect(axisLabels.allSatisfy { $0.x < gridStart })
     }
 
     @Test("axis ticks are 0 and multiples of 1, 2 or 5 times a power of ten between the lowest and the highest value, at most six", arguments: [

@@ -44,7 +44,8 @@ struct RestatedFiguresTests {
         let page = try scenario.output("report.html")
         let again = try scenario.run(now: Self.now, jobs: jobs)
         #expect(again.report.restatedRevenue == nil)
-        #expect(try scenario.output("report.html") == page)
+        // A plain run again reports no finding first, as findings.csv's `new` says: the page's new marks go with it.
+        #expect(SampleDataTests.withoutNewMarks(try scenario.output("report.html")) == SampleDataTests.withoutNewMarks(page))
     }
 
     @Test("a report rewritten after a late file compares with the report before its first run: the page names both days, stderr the new one only")
@@ -197,7 +198,8 @@ struct RestatedFiguresTests {
         try SQLiteReportStore(database).savePendingRevenue(killed)
         let again = try scenario.run(now: Self.now)
         #expect(again.report.restatedRevenue == nil)
-        #expect(try scenario.output("report.html") == page)
+        // A plain run again reports no finding first, as findings.csv's `new` says: the page's new marks go with it.
+        #expect(SampleDataTests.withoutNewMarks(try scenario.output("report.html")) == SampleDataTests.withoutNewMarks(page))
         #expect(try Self.stored(scenario).pending == 0)
     }
 
