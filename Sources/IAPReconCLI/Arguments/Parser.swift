@@ -149,8 +149,9 @@ private struct CommandLineParser {
         } else {
             let names = spec.options.map { "--\($0.name)" } + spec.flags.map(\.label) + ["--help"]
             let typed = "--\(name)"
+            let sameThing = Suggestion.sameFolder[typed].flatMap { names.contains($0) ? $0 : nil }
             throw command.usageError(
-                UsageMessage.unknownOption(typed, suggestion: Suggestion.closest(to: typed, among: names)))
+                UsageMessage.unknownOption(typed, suggestion: sameThing ?? Suggestion.closest(to: typed, among: names)))
         }
     }
 
