@@ -18,7 +18,7 @@ public enum IAPReconCLI {
         // killing the run in silence: the run goes on (`StandardStreams`).
         signal(SIGPIPE, SIG_IGN)
         StandardStreams.reserveClosed()
-        StopSignals.install()
+        StopSignals.install(command: arguments.dropFirst().first)
         return run(Array(arguments.dropFirst()), console: Console.standard())
     }
 

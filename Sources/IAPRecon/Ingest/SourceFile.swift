@@ -148,7 +148,9 @@ public struct SourceFile: Sendable, Equatable {
     /// Refuses an input folder that is not there: a mistyped `--input`, which a run refuses before
     /// it makes a store, as a mistyped `--out`.
     public static func checkFolder(_ folder: String) throws(InputError) {
-        guard isDirectory(folder) else { throw InputError(path: folder, reason: "no such folder") }
+        guard isDirectory(folder) else {
+            throw InputError(path: folder, reason: FileManager.default.fileExists(atPath: folder) ? "not a folder" : "no such folder")
+        }
     }
 
     /// `YYYY-MM-DD`, the name of a daily partition.

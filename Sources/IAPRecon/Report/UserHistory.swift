@@ -134,6 +134,11 @@ public struct UserHistory: Sendable {
                      memoryBytes: Int = HistoryEvents.memoryBytes, transactionsAtOnce: Int = transactionsReadAtOnce) throws -> UserHistory {
         try store.checkSchema()
         guard try store.isReconciled() else {
+            // A store's first run past its ingest: a run started now would only be refused, so name the one under way.
+            if case .runUnderWay(let holder)? = try store.pendingWork() {
+                throw NotFound(what: "reconciliation", hint: "the run that holds it (\(holder)) is making the first; look again when it finishes",
+                               inStore: "in the store yet")
+            }
             throw NotFound(what: "reconciliation", hint: "run 'iaprecon run' (or the normalize, join and report stages) on it first")
         }
         let resolved = try resolve(store, lookup)

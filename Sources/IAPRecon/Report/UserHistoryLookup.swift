@@ -69,8 +69,11 @@ extension UserHistory {
         /// What the key is instead and how to look it up, said in place of "no ... in the store".
         public var otherKind: String?
 
+        /// Where it is missing: `in the store`, or `in the store yet` while a run is making it.
+        public var inStore = "in the store"
+
         public var description: String {
-            otherKind ?? "no \(what) in the store" + (hint.map { "; \($0)" } ?? "")
+            otherKind ?? "no \(what) \(inStore)" + (hint.map { "; \($0)" } ?? "")
         }
     }
 

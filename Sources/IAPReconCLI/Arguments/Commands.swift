@@ -506,23 +506,26 @@ extension FlagSpec {
     public static let quietButFileWarnings = FlagSpec(
         name: "quiet", short: "q", help: "Print nothing but errors and the warnings that a stored file is empty now, holds fewer lines or was rewritten.")
 
-    /// `report`: with --fail-on or --fail-on-new, exit 1 still prints its alert line.
+    /// `report`: with --fail-on or --fail-on-new, exit 1 still prints its alert line; and restated revenue, which
+    /// finance books, is said whatever the flag.
     public static let quietButAlert = FlagSpec(
-        name: "quiet", short: "q", help: "Print nothing but errors and the alert line of --fail-on or --fail-on-new.")
+        name: "quiet", short: "q",
+        help: "Print nothing but errors, the alert line of --fail-on or --fail-on-new, and the warning that revenue already reported "
+            + "is restated.")
 
-    /// `run`: the alert line, and the stored files ingest found empty now or holding fewer lines.
+    /// `run`: the alert line, restated revenue, and the stored files ingest found empty now or holding fewer lines.
     public static let quietButAlertAndFileWarnings = FlagSpec(
         name: "quiet", short: "q",
-        help: "Print nothing but errors, the alert line of --fail-on or --fail-on-new, and the warnings that a stored file is empty now, "
-            + "holds fewer lines or was rewritten.")
+        help: "Print nothing but errors, the alert line of --fail-on or --fail-on-new, and the warnings that revenue already reported "
+            + "is restated, or that a stored file is empty now, holds fewer lines or was rewritten.")
 
     /// `nightly` and `backfill`: cron mails what is printed, so a missing partition, a report
-    /// folder --keep-reports cannot remove and a stored file empty now or holding fewer lines are
-    /// said as well as a night's alert line.
+    /// folder --keep-reports cannot remove, restated revenue and a stored file empty now or holding fewer
+    /// lines are said as well as a night's alert line.
     public static let quietButNightWarnings = FlagSpec(
         name: "quiet", short: "q",
         help: "Print nothing but errors, alert lines, and the warnings that a partition is missing, that an old report folder cannot be "
-            + "removed, or that a stored file is empty now, holds fewer lines or was rewritten.")
+            + "removed, that revenue already reported is restated, or that a stored file is empty now, holds fewer lines or was rewritten.")
 
     public static let force = FlagSpec(name: "force", help: "Point <reports>/latest at this night even if it is older.")
 

@@ -167,6 +167,7 @@ extension ParsedCommand {
         var fromConfig = Set<String>()
         for entry in config.entries {
             let origin = ValueOrigin.config(file: config.path, line: entry.line)
+            if Self.excludingSettings[entry.key].map(givenOnCommandLine) == true { continue }
             if let flag = spec.flag(named: entry.key) {
                 if entry.value == "true" { merged.flags.insert(flag.name) }
                 continue
@@ -189,5 +190,15 @@ extension ParsedCommand {
             }
         }
         return merged
+    }
+
+    /// Settings a run cannot have both of, each with the one it excludes. The command line's one wins over the
+    /// file's other, as the command line wins over the file for one setting: a night's config trusting a test
+    /// root, run by hand with `--trust-unsigned`, runs unsigned (a flag the file sets has no `--no-` to undo it).
+    static let excludingSettings = ["trust-unsigned": "trust-root", "trust-root": "trust-unsigned"]
+
+    /// Whether the command line itself gave the flag or option `name`.
+    private func givenOnCommandLine(_ name: String) -> Bool {
+        flags.contains(name) || values[name]?.contains { $0.origin == .commandLine } == true
     }
 }

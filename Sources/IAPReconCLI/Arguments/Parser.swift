@@ -149,8 +149,9 @@ private struct CommandLineParser {
         } else {
             let names = spec.options.map { "--\($0.name)" } + spec.flags.map(\.label) + ["--help"]
             let typed = "--\(name)"
+            let sameThing = Suggestion.sameFolder[typed].flatMap { names.contains($0) ? $0 : nil }
             throw command.usageError(
-                UsageMessage.unknownOption(typed, suggestion: Suggestion.closest(to: typed, among: names)))
+                UsageMessage.unknownOption(typed, suggestion: sameThing ?? Suggestion.closest(to: typed, among: names)))
         }
     }
 
@@ -196,6 +197,11 @@ private struct CommandLineParser {
         }
         if option.isRepeatable {
             command.values[option.name, default: []].append(value)
+        } else if let earlier = command.values[option.name]?.last, earlier.text != value.text {
+            // Taking the last in silence would run with a setting the user did not mean (an app's two
+            // bundles given as two `--bundle-id`s reject every line of the first); a config file refuses
+            // a key set twice the same way. The same value twice means one thing, and is taken.
+            throw command.usageError(UsageMessage.givenTwice(option.label, earlier.text, value.text))
         } else {
             command.values[option.name] = [value]
         }

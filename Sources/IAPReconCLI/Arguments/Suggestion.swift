@@ -22,6 +22,11 @@ enum Suggestion {
         return candidates.first { $0.hasPrefix(typed) }
     }
 
+    /// One command's name for a folder and another's name for its counterpart: `run` reads `--input` and writes
+    /// `--out`, the nights read `--root` and write `--reports`. Given to the other command, a name means its
+    /// counterpart, which spelling alone would miss (`nightly --out` is nearest to `--root`).
+    static let sameFolder = ["--out": "--reports", "--reports": "--out", "--input": "--root", "--root": "--input"]
+
     /// The optimal string alignment distance: Levenshtein plus transpositions
     /// of adjacent characters (`rnu` → `run` is one edit).
     static func editDistance(_ a: [Character], _ b: [Character]) -> Int {

@@ -61,6 +61,10 @@ enum UsageMessage {
         return "\(arguments.count) unexpected arguments: " + arguments.map { "'\($0)'" }.joined(separator: ", ")
     }
 
+    static func givenTwice(_ label: String, _ first: String, _ second: String) -> String {
+        "'\(label)' is given twice, with two values ('\(first)', then '\(second)'); it takes one"
+    }
+
     static func noneOf(_ labels: [String]) -> String {
         "Please provide one of \(quotedAlternatives(labels))."
     }

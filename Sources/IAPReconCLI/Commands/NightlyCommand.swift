@@ -190,9 +190,20 @@ enum NightlyCommand {
     /// The `YYYY-MM-DD` folders under `root`, oldest first (a file of such a name is no partition: ingest does not read it as one).
     static func partitions(in root: String) throws -> [String] {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: root) else {
-            throw InputError(path: root, reason: "cannot list the folder")
+            throw InputError(path: root, reason: unlistableReason(root))
         }
         return names.filter { SourceFile.isPartitionName($0) && isFolder(root + "/" + $0) }.sorted()
+    }
+
+    /// Why `root` cannot be listed, in the words `run` uses for its `--input`: a mistyped `root` in the config
+    /// is the usual cause, and "no such folder" says so where "cannot list the folder" leaves one guessing.
+    private static func unlistableReason(_ root: String) -> String {
+        var status = stat()
+        guard stat(root, &status) == 0 else { return errno == ENOENT ? "no such folder" : String(cString: strerror(errno)) }
+        guard status.st_mode & S_IFMT == S_IFDIR else { return "not a folder" }
+        guard let folder = opendir(root) else { return "cannot list the folder: " + String(cString: strerror(errno)) }
+        closedir(folder)
+        return "cannot list the folder"
     }
 
     /// Whether the day folder `root/day` holds a source file, as ingest lists them (`SourceFile.holdsSourceFile`): a

@@ -163,14 +163,28 @@ enum StageCommands {
         return try stage(command, "forget", console: console) { database, _ in
             let unknown = try StoredFiles.forget(paths: paths, in: database)
             guard unknown.isEmpty else {
-                throw StoreError(path: command.databasePath, reason: "no stored file \(unknown.map { "'\($0)'" }.joined(separator: ", ")) "
-                                 + "(nothing was removed; summary.json lists the stored files)")
+                // Named only when every path ends in a stored one: a hint for some would read as the list of all.
+                let meant = try unknown.compactMap { try StoredFiles.storedPath(endingIn: $0, in: database) }
+                throw UnknownStoredFiles(paths: unknown, meant: meant.count == unknown.count ? meant : [])
             }
             // A path named twice is one file forgotten.
             let count = Set(paths).count
             return count == 1 ? "forgot 1 file; the next run reconciles without it"
                 : "forgot \(count) files; the next run reconciles without them"
         } output: { console.out($0) }
+    }
+
+    /// `forget` named files the store does not hold: nothing was removed. The store is fine, so the line names the paths,
+    /// not the store; where each ends in a stored file's path (given with the input folder, or absolute), it names those.
+    struct UnknownStoredFiles: Error, CustomStringConvertible {
+        var paths: [String]
+        var meant: [String]
+        var description: String {
+            let quoted = { (paths: [String]) in paths.map { "'\($0)'" }.joined(separator: ", ") }
+            let hint = meant.isEmpty ? "summary.json lists the stored files"
+                : "name \(paths.count == 1 ? "it" : "them") as summary.json does, relative to the input folder: \(quoted(meant))"
+            return "no stored file \(quoted(paths)) (nothing was removed; \(hint))"
+        }
     }
 
     /// Runs one stage under the lock on an existing store, recording it in the runs table;

@@ -1,5 +1,6 @@
 import Foundation
 @testable import IAPReconCLI
+import IAPRecon
 import Testing
 
 @Suite("Config files")
@@ -78,6 +79,28 @@ struct ConfigFileTests {
         let command = try parseExpectingCommand(["ingest", "-j", "8"]).applyingDefaults(fromConfig: config)
         #expect(command.flag("quiet"))
         #expect(try command.int("jobs") == 8)
+    }
+
+    @Test("the command line's --trust-unsigned or --trust-root wins over the file's other, which it excludes")
+    func signatureModeFromCommandLine() throws {
+        // A night's config trusting a test root, run by hand with --trust-unsigned, and the other way round.
+        let roots = try parseConfig("trust-root = /etc/iaprecon/test-root.pem\ntrust-root = /etc/iaprecon/xcode.pem\n", path: "c.conf")
+        let unsigned = try parseExpectingCommand(["run", "--trust-unsigned"]).applyingDefaults(fromConfig: roots)
+        #expect(unsigned.flag("trust-unsigned"))
+        #expect(unsigned.allValues("trust-root").isEmpty)
+        #expect(try unsigned.signatureCheck() == .trustUnsigned)
+        let unsignedFile = try parseConfig("trust-unsigned = true\n", path: "c.conf")
+        let rooted = try parseExpectingCommand(["nightly", "--trust-root", "/tmp/root.pem"]).applyingDefaults(fromConfig: unsignedFile)
+        #expect(!rooted.flag("trust-unsigned"))
+        #expect(rooted.allValues("trust-root") == ["/tmp/root.pem"])
+        // Near misses: both from one place are still refused; either from the file alone is taken.
+        let both = try parseConfig("trust-unsigned = true\ntrust-root = /tmp/root.pem\n", path: "c.conf")
+        let fromFile = try parseExpectingCommand(["run"]).applyingDefaults(fromConfig: both)
+        #expect(throws: UsageError.self) { try fromFile.signatureCheck() }
+        let onLine = try parseExpectingCommand(["run", "--trust-unsigned", "--trust-root", "/tmp/root.pem"])
+        #expect(throws: UsageError.self) { try onLine.signatureCheck() }
+        #expect(try parseExpectingCommand(["run"]).applyingDefaults(fromConfig: unsignedFile).flag("trust-unsigned"))
+        #expect(try parseExpectingCommand(["run"]).applyingDefaults(fromConfig: roots).allValues("trust-root").count == 2)
     }
 
     @Test("a bad value in the config file is reported at its file and line", arguments: [

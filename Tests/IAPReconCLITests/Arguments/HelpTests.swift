@@ -121,8 +121,9 @@ struct HelpTests {
           --trust-unsigned        Do not check JWS signatures (for data a server
                                   verified upstream).
           -q, --quiet             Print nothing but errors, the alert line of --fail-on
-                                  or --fail-on-new, and the warnings that a stored file
-                                  is empty now, holds fewer lines or was rewritten.
+                                  or --fail-on-new, and the warnings that revenue
+                                  already reported is restated, or that a stored file is
+                                  empty now, holds fewer lines or was rewritten.
           -h, --help              Show help information.
 
         EXAMPLES:
@@ -160,11 +161,14 @@ struct HelpTests {
 
     @Test("--quiet's help names what each command still prints under it: the alert line, a night's warnings, or errors alone")
     func quietHelp() {
-        let alert = "Print nothing but errors and the alert line of --fail-on or --fail-on-new."
-        let run = "Print nothing but errors, the alert line of --fail-on or --fail-on-new, and the warnings that a stored file is "
-            + "empty now, holds fewer lines or was rewritten."
+        // Restated revenue is said under --quiet by every command that reports (finance books the days it names).
+        let alert = "Print nothing but errors, the alert line of --fail-on or --fail-on-new, and the warning that revenue already "
+            + "reported is restated."
+        let run = "Print nothing but errors, the alert line of --fail-on or --fail-on-new, and the warnings that revenue already "
+            + "reported is restated, or that a stored file is empty now, holds fewer lines or was rewritten."
         let night = "Print nothing but errors, alert lines, and the warnings that a partition is missing, that an old report folder "
-            + "cannot be removed, or that a stored file is empty now, holds fewer lines or was rewritten."
+            + "cannot be removed, that revenue already reported is restated, or that a stored file is empty now, holds fewer lines "
+            + "or was rewritten."
         let files = "Print nothing but errors and the warnings that a stored file is empty now, holds fewer lines or was rewritten."
         let errors = "Print nothing but errors."
         var shown: [String: String] = [:]

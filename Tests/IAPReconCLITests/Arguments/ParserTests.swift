@@ -49,11 +49,31 @@ struct ParserTests {
         #expect(command.flag("quiet") == false)
     }
 
-    @Test("the last value of a repeated option wins")
-    func lastWins() throws {
-        let command = try parseExpectingCommand(["run", "--db", "a.sqlite", "--db=b.sqlite"])
-        #expect(try command.string("db") == "b.sqlite")
-        #expect(command.allValues("db") == ["b.sqlite"])
+    @Test("an option of one value given twice with two values is a usage error naming both", arguments: [
+        (["run", "--bundle-id", "com.example.game", "--bundle-id", "com.other.app"], "--bundle-id <id>",
+         "com.example.game", "com.other.app"),
+        (["run", "--db", "a.sqlite", "--db=b.sqlite"], "--db <file>", "a.sqlite", "b.sqlite"),
+        (["run", "-i", "in", "--input", "elsewhere"], "--input <dir>", "in", "elsewhere"),
+        (["nightly", "--tz", "UTC", "--tz", "Asia/Tokyo"], "--tz <zone>", "UTC", "Asia/Tokyo"),
+    ])
+    func twoValuesRefused(argv: [String], label: String, first: String, second: String) {
+        // Taking the last in silence would run with a setting the user did not mean: `--bundle-id`
+        // twice, for an app's two bundles, rejects every line of the first as another app's.
+        let outcome = parse(argv, program: .iaprecon)
+        #expect(outcome == .usageError(message:
+            "Error: '\(label)' is given twice, with two values ('\(first)', then '\(second)'); it takes one "
+            + "(see 'iaprecon \(argv[0]) --help')"))
+        #expect(outcome.exitCode == .usage)
+    }
+
+    @Test("the same value given twice, a repeatable option, or a flag given twice is no error")
+    func sameValueTwice() throws {
+        let command = try parseExpectingCommand(["run", "--db", "a.sqlite", "--db=a.sqlite", "-j4", "--jobs", "4", "-q", "--quiet"])
+        #expect(command.allValues("db") == ["a.sqlite"])
+        #expect(try command.int("jobs") == 4)
+        #expect(command.flag("quiet"))
+        let roots = try parseExpectingCommand(["run", "--trust-root", "a.pem", "--trust-root", "b.pem"])
+        #expect(roots.allValues("trust-root") == ["a.pem", "b.pem"])
     }
 
     @Test("a repeatable option keeps every value in order")

@@ -186,3 +186,26 @@ struct UsageErrorTests {
         }
     }
 }
+
+@Suite("An option of another command")
+struct OtherCommandOptionTests {
+    @Test("the other command's name for a folder suggests this command's, not the nearest spelling", arguments: [
+        (["nightly", "--out", "x"], "Error: Unknown option '--out'. Did you mean '--reports'? (see 'iaprecon nightly --help')"),
+        (["backfill", "--input", "x"], "Error: Unknown option '--input'. Did you mean '--root'? (see 'iaprecon backfill --help')"),
+        (["run", "--root", "x"], "Error: Unknown option '--root'. Did you mean '--input'? (see 'iaprecon run --help')"),
+        (["run", "--reports", "x"], "Error: Unknown option '--reports'. Did you mean '--out'? (see 'iaprecon run --help')"),
+        (["ingest", "--root=x"], "Error: Unknown option '--root'. Did you mean '--input'? (see 'iaprecon ingest --help')"),
+    ])
+    func folderNames(argv: [String], expected: String) {
+        #expect(parse(argv, program: .iaprecon) == .usageError(message: expected))
+    }
+
+    @Test("near misses: a typo still gets the nearest spelling, and an option a command has is taken")
+    func nearMisses() {
+        #expect(parse(["nightly", "--rot", "x"], program: .iaprecon)
+                == .usageError(message: "Error: Unknown option '--rot'. Did you mean '--root'? (see 'iaprecon nightly --help')"))
+        #expect(parse(["run", "--ot", "x"], program: .iaprecon)
+                == .usageError(message: "Error: Unknown option '--ot'. Did you mean '--out'? (see 'iaprecon run --help')"))
+        if case .command = parse(["generate", "--out", "x"], program: .iaprecon) {} else { Issue.record("generate takes --out") }
+    }
+}

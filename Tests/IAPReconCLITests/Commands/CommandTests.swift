@@ -329,6 +329,13 @@ struct CommandTests {
         #expect(ingest.code == 3)
         #expect(ingest.err == "Error: cannot read \(work.path("nope")): no such folder\n")
         #expect(try FileManager.default.contentsOfDirectory(atPath: work.root).isEmpty)
+        // An --input that names a file (a single export given in place of its folder) is there, but no folder.
+        try Data("{}\n".utf8).write(to: URL(fileURLWithPath: work.path("server.jsonl")))
+        let file = work.iaprecon(["run", "--input", work.path("server.jsonl"), "--db", work.path("s.sqlite"), "--out", work.path("out")])
+        #expect(file.code == 3)
+        #expect(file.err == "Error: cannot read \(work.path("server.jsonl")): not a folder\n")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: work.root) == ["server.jsonl"])
+        try FileManager.default.removeItem(atPath: work.path("server.jsonl"))
         // A --now ingest cannot read is refused before the store too, as run refuses it.
         try FileManager.default.createDirectory(atPath: work.path("in"), withIntermediateDirectories: true)
         let badNow = work.iaprecon(["ingest", "--input", work.path("in"), "--db", work.path("s.sqlite"), "--now", "2026-11-13T00:00:00"])

@@ -213,6 +213,16 @@ struct HistoryCommandTests {
         let result = work.iaprecon(["history", "u_1005", "--db", db])
         #expect(result.code == 1)
         #expect(result.err == "Error: no reconciliation in the store; run 'iaprecon run' (or the normalize, join and report stages) on it first\n")
+        // While the store's first run is under way (past its ingest), the line names that run, not a command to run:
+        // one started now would only be refused (exit 4).
+        do {
+            let lock = try RunLock(databasePath: db, command: "run")
+            defer { withExtendedLifetime(lock) {} }
+            let busy = work.iaprecon(["history", "u_1005", "--db", db])
+            #expect(busy.code == 1)
+            #expect(busy.err.hasPrefix("Error: no reconciliation in the store yet; the run that holds it (pid \(getpid()), iaprecon run, started "))
+            #expect(busy.err.hasSuffix(") is making the first; look again when it finishes\n"))
+        }
         // Near miss: the stages it names, in order, make a store history reads.
         #expect(work.iaprecon(["normalize", "--db", db, "--quiet"]).code == 0)
         #expect(work.iaprecon(["join", "--db", db, "--quiet"]).code == 0)

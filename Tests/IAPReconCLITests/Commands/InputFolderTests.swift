@@ -150,7 +150,14 @@ struct InputFolderTests {
 
         let unknown = work.iaprecon(["forget", "--db", db, "server/server-2026-11-28.jsonl", "server/nope.jsonl"])
         #expect(unknown.code == 1)
-        #expect(unknown.err.contains("no stored file 'server/nope.jsonl' (nothing was removed"))
+        #expect(unknown.err == "Error: no stored file 'server/nope.jsonl' (nothing was removed; summary.json lists the stored files)\n")
+        // A path given as the shell sees it (with the input folder, or absolute) names the stored file it ends in:
+        // the store keeps paths relative to the input folder, and the error says which one was meant.
+        let spelled = work.iaprecon(["forget", "--db", db, input + "/server/server-2026-11-28.jsonl", "./spend/spend.csv"])
+        #expect(spelled.code == 1)
+        #expect(spelled.err == "Error: no stored file '\(input)/server/server-2026-11-28.jsonl', './spend/spend.csv' (nothing was "
+                + "removed; name them as summary.json does, relative to the input folder: 'server/server-2026-11-28.jsonl', "
+                + "'spend/spend.csv')\n")
         let forget = work.iaprecon(["forget", "--db", db, "server/server-2026-11-28.jsonl"])
         #expect(forget.code == 0)
         #expect(work.iaprecon(["run", "--input", input, "--trust-root", Workspace.sampleRoot, "--db", db, "--out", work.path("out3"), "--quiet"]).code == 0)

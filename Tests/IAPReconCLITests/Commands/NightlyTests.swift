@@ -1285,6 +1285,22 @@ struct NightlyTests {
         #expect(result.err == "Error: cannot read \(work.path("empty")): no YYYY-MM-DD partition folders\n")
     }
 
+    @Test("a mistyped --root, or one that is a file, exits 3 saying so, and makes nothing", arguments: ["nightly", "backfill"])
+    func rootNotAFolder(command: String) throws {
+        let work = try Workspace()
+        try Data("not a folder\n".utf8).write(to: URL(fileURLWithPath: work.path("plain")))
+        let range = command == "backfill" ? ["--from", "2026-09-01", "--to", "2026-09-02"] : []
+        for (root, reason) in [(work.path("inptu"), "no such folder"), (work.path("plain"), "not a folder")] {
+            let result = work.iaprecon([command, "--root", root, "--db", work.path("s.sqlite"), "--reports", work.path("r"),
+                                        "--log-dir", work.path("logs")] + range)
+            #expect(result.code == 3)
+            #expect(result.err == "Error: cannot read \(root): \(reason)\n")
+        }
+        #expect(!FileManager.default.fileExists(atPath: work.path("s.sqlite")))
+        #expect(!FileManager.default.fileExists(atPath: work.path("r")))
+        #expect(!FileManager.default.fileExists(atPath: work.path("logs")))
+    }
+
     /// How a day folder can be there before its partition has landed: made ahead of its files, or holding only files ingest does not read.
     enum UnlandedPartition: String, CaseIterable, Sendable {
         case emptyFolder = "an empty folder", emptySourceFolders = "empty source folders",

@@ -46,6 +46,26 @@ struct ReaderAccessTests {
         try writer.execute("ROLLBACK")
     }
 
+    @Test("a store behind a folder the reader cannot search is said to be out of reach, not missing")
+    func closedFolder() throws {
+        // A store folder closed to others (mode 0700 or 0750): support running `history` as themselves cannot search
+        // it, and `stat` fails with EACCES, not ENOENT. "run 'iaprecon run' first" would send them to build a second
+        // store.
+        let reader: uid_t = 65_534
+        let name = ReaderAccess.userName(reader)
+        #expect(ReaderAccess.unreachable(path: "/var/lib/iaprecon/iaprecon.sqlite", effectiveUser: reader, statError: { _ in EACCES })
+                == "permission denied: a folder on its path is closed to \(name), so it may be there all the same; run this as the "
+                + "account the nightly job runs as (sudo -u <that account> iaprecon …) or as root")
+        // Near misses: a store that is not there is missing; one that is there is no concern of this check.
+        #expect(ReaderAccess.unreachable(path: "/tmp/none.sqlite", effectiveUser: reader, statError: { _ in ENOENT })
+                == "no such file; run 'iaprecon run' or 'iaprecon ingest' first")
+        let (folder, path, _) = try Self.closedStore()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        #expect(ReaderAccess.unreachable(path: path, effectiveUser: reader) == nil)
+        #expect(ReaderAccess.unreachable(path: folder + "/missing.sqlite", effectiveUser: reader)
+                == "no such file; run 'iaprecon run' or 'iaprecon ingest' first")
+    }
+
     @Test("the owner in a folder they cannot write is told to read a copy; a folder they can write is no problem")
     func unwritableFolder() throws {
         let (folder, path, owner) = try Self.closedStore()

@@ -110,6 +110,18 @@ public enum StoredFiles {
         }
     }
 
+    /// The stored file a path ends in (`in/spend/spend.csv`, `./spend/spend.csv` or an absolute path, for the stored
+    /// `spend/spend.csv`), the longest where several do; nil when it ends in none. The store names files relative to the
+    /// input folder, and a path copied from a shell names them from elsewhere.
+    public static func storedPath(endingIn path: String, in database: Database) throws -> String? {
+        let found = try database.scalar("""
+            SELECT path FROM files WHERE length(?1) > length(path) AND substr(?1, length(?1) - length(path)) = '/' || path
+            ORDER BY length(path) DESC LIMIT 1
+            """, [.text(path)])
+        if case .text(let stored) = found { return stored }
+        return nil
+    }
+
     /// Sets `files.latest_ms` (the latest event time of CONTRACT.md §2's as-of, in UTC) and
     /// `latest_mmp_wall_ms` (the latest MMP `Event Time`, wall clock) for the files `where` selects.
     static func latestTimesSQL(where condition: String) -> String {

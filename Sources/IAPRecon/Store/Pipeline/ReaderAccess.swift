@@ -35,6 +35,25 @@ enum ReaderAccess {
         return nil
     }
 
+    /// Why a reader cannot open the store at `path` at all, or nil when the path leads to a file. A folder on the
+    /// path closed to the reader (a home or data folder of mode 0700 or 0750) hides the store as a missing one would, but
+    /// "run 'iaprecon run' first" would have them build a second store: the reason says which it is.
+    static func unreachable(path: String, effectiveUser: uid_t, statError: (String) -> Int32 = ReaderAccess.statError) -> String? {
+        switch statError(path) {
+        case 0: return nil
+        case EACCES:
+            return "permission denied: a folder on its path is closed to \(userName(effectiveUser)), so it may be there all the same; "
+                + "run this as the account the nightly job runs as (sudo -u <that account> iaprecon …) or as root"
+        default: return "no such file; run 'iaprecon run' or 'iaprecon ingest' first"
+        }
+    }
+
+    /// `stat`'s error for `path`, 0 when it succeeds.
+    static func statError(_ path: String) -> Int32 {
+        var status = stat()
+        return stat(path, &status) == 0 ? 0 : errno
+    }
+
     /// A user's login name, or their number where the system knows no name.
     static func userName(_ user: uid_t) -> String {
         guard let entry = getpwuid(user), let name = entry.pointee.pw_name else { return "uid \(user)" }

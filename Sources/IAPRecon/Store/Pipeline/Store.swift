@@ -24,8 +24,8 @@ public enum Store {
         if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
             throw StoreError(path: path, reason: "it is a directory, not a store file; --db names the store's file")
         }
-        if readOnly, !FileManager.default.fileExists(atPath: path) {
-            throw StoreError(path: path, reason: "no such file; run 'iaprecon run' or 'iaprecon ingest' first")
+        if readOnly, let reason = ReaderAccess.unreachable(path: path, effectiveUser: geteuid()) {
+            throw StoreError(path: path, reason: reason)
         }
         if readOnly {
             try FirstBuild.checkReadable(databasePath: path)
