@@ -1,0 +1,58 @@
+import Foundation
+import Testing
+@testable import IAPRecon
+
+/// Free trials in a subscriptions business: a trial is nobody's payment, so it is no paid period of
+/// a chain (`multi_apple_id_subscription`) and makes no payer, however Apple's payload spells it.
+@Suite("Subscription trials")
+struct SubscriptionTrialTests {
+    let asOf = "2026-11-30T00:00:00Z"
+
+    /// `transaction` (a `Line.v2` object) with more keys of Apple's, as JSON text (`"offerType":1`).
+    static func with(_ transaction: String, _ keys: String) -> String {
+        String(transaction.dropLast()) + "," + keys + "}"
+    }
+
+    /// u1 pays for the monthly plan from one Apple ID (`a1`, 2026-11-01 to 12-01) and, from a second
+    /// Apple ID, starts the yearly plan's week of free trial on 2026-11-10 (`b1`), as Apple's
+    /// payload of `trial` marks it; `converted` adds the trial's first paid year (`b2`, from 11-17).
+    static func trialOnSecondAppleID(trial: String, converted: Bool) throws -> Scenario {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        var deliveries = [
+            Line.delivered("2026-11-01T10:00:09Z", "u1", "a1", "pro.monthly"),
+            Line.delivered("2026-11-10T10:00:09Z", "u1", "b1", "pro.yearly"),
+        ]
+        var receipts = [
+            Line.v2Receipt("2026-11-01T10:00:05Z", "u1", transaction: Line.v2(
+                "a1", "pro.monthly", purchase: "2026-11-01T10:00:00Z", expires: "2026-12-01T10:00:00Z", price: 9990)),
+            Line.v2Receipt("2026-11-10T10:00:05Z", "u1", transaction: Self.with(Line.v2(
+                "b1", "pro.yearly", purchase: "2026-11-10T10:00:00Z", expires: "2026-11-17T10:00:00Z", price: 0), trial)),
+        ]
+        if converted {
+            deliveries.append(Line.delivered("2026-11-17T10:00:09Z", "u1", "b2", "pro.yearly"))
+            receipts.append(Line.v2Receipt("2026-11-17T10:00:05Z", "u1", transaction: Line.v2(
+                "b2", "pro.yearly", purchase: "2026-11-17T10:00:00Z", original: "b1", expires: "2027-11-17T10:00:00Z", price: 79990)))
+        }
+        try scenario.write("server/s.jsonl", deliveries)
+        try scenario.write("receipts/r.jsonl", receipts)
+        try scenario.write("registrations/r.jsonl", [
+            #"{"ts":"2026-11-01T09:00:00Z","user_id":"u1","method":"apple"}"#,
+        ])
+        return scenario
+    }
+
+    @Test("a free trial on a second Apple ID is no second payment: no multi_apple_id_subscription; near miss: once the trial converts, both Apple IDs pay",
+          arguments: [#""offerType":1,"offerDiscountType":"FREE_TRIAL""#])
+    func freeTrialIsNoPaidPeriod(trial: String) throws {
+        let trialOnly = try Self.trialOnSecondAppleID(trial: trial, converted: false)
+        #expect(try trialOnly.reconcile(asOf: asOf).map(\.kind) == [])
+
+        let converted = try Self.trialOnSecondAppleID(trial: trial, converted: true)
+        let findings = try converted.reconcile(asOf: asOf)
+        #expect(findings.map(\.kind) == [.multiAppleIDSubscription])
+        // Both pay from 11-17, when the trial's first paid year starts, not from the trial's start.
+        #expect(findings.first?.eventMs == Line.ms("2026-11-17T10:00:00Z"))
+        #expect(findings.first?.detail == "2 Apple IDs pay for group premium at once: chains a1, b1")
+    }
+}
