@@ -43,7 +43,7 @@ struct SubscriptionTrialTests {
     }
 
     @Test("a free trial on a second Apple ID is no second payment: no multi_apple_id_subscription; near miss: once the trial converts, both Apple IDs pay",
-          arguments: [#""offerType":1,"offerDiscountType":"FREE_TRIAL""#])
+          arguments: [#""offerType":1,"offerDiscountType":"FREE_TRIAL""#, #""offerType":1"#])
     func freeTrialIsNoPaidPeriod(trial: String) throws {
         let trialOnly = try Self.trialOnSecondAppleID(trial: trial, converted: false)
         #expect(try trialOnly.reconcile(asOf: asOf).map(\.kind) == [])
@@ -54,5 +54,35 @@ struct SubscriptionTrialTests {
         // Both pay from 11-17, when the trial's first paid year starts, not from the trial's start.
         #expect(findings.first?.eventMs == Line.ms("2026-11-17T10:00:00Z"))
         #expect(findings.first?.detail == "2 Apple IDs pay for group premium at once: chains a1, b1")
+    }
+
+    /// The resolved price source and revenue flag of `transactionID`.
+    static func resolved(_ scenario: Scenario, _ transactionID: String) throws -> (source: String, revenue: Bool)? {
+        var found: (String, Bool)?
+        try scenario.open().forEach("SELECT price_source, is_revenue FROM int_transactions_resolved WHERE transaction_id = ?",
+                                    [.text(transactionID)]) { row in
+            found = (row.string(0), row.int(1) == 1)
+        }
+        return found
+    }
+
+    @Test("a V2 offer at price 0 with no offerDiscountType (Apple's payloads before it had one) is a free trial: no revenue, no payer; near miss: a paid intro offer is revenue and makes a payer",
+          arguments: [(price: 0, payer: false), (price: 990, payer: true)])
+    func zeroPricedOfferIsATrial(price: Int, payer: Bool) throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("server/s.jsonl", [Line.delivered("2026-11-10T10:00:09Z", "u1", "t1", "pro.monthly")])
+        try scenario.write("receipts/r.jsonl", [Line.v2Receipt("2026-11-10T10:00:05Z", "u1", transaction: Self.with(Line.v2(
+            "t1", "pro.monthly", purchase: "2026-11-10T10:00:00Z", expires: "2026-11-17T10:00:00Z", price: price), #""offerType":1"#))])
+        try scenario.write("registrations/r.jsonl", [#"{"ts":"2026-11-10T09:00:00Z","user_id":"u1","method":"apple"}"#])
+        _ = try scenario.run(asOf: asOf)
+        let resolved = try #require(try Self.resolved(scenario, "t1"))
+        #expect(resolved.source == (payer ? "v2_price" : "free_trial"))
+        #expect(resolved.revenue == payer)
+        let attribution = try scenario.output("attribution.csv").split(separator: "\r\n")
+        let row = try #require(attribution.first { $0.hasPrefix("2026-11-10,unattributed,") }).split(separator: ",", omittingEmptySubsequences: false)
+        // installs, registrations, payers
+        #expect(row[3...5] == (payer ? ["0", "1", "1"] : ["0", "1", "0"]))
+        #expect(try scenario.output("revenue_daily.csv").contains("2026-11-10,pro.monthly,") == payer)
     }
 }
