@@ -56,6 +56,31 @@ struct SubscriptionTrialTests {
         #expect(findings.first?.detail == "2 Apple IDs pay for group premium at once: chains a1, b1")
     }
 
+    @Test("near misses of a second Apple ID paying at once: its chain is a family member's copy, a test purchase, or refunded; each is nobody's second payment",
+          arguments: ["family", "sandbox", "refunded"])
+    func secondChainThatIsNoPayment(second: String) throws {
+        let scenario = try Scenario()
+        try scenario.catalog()
+        try scenario.write("server/s.jsonl", [
+            Line.delivered("2026-11-01T10:00:09Z", "u1", "a1", "pro.monthly"),
+            Line.delivered("2026-11-10T10:00:09Z", "u1", "b1", "pro.yearly"),
+        ])
+        let b1 = Line.v2("b1", "pro.yearly", purchase: "2026-11-10T10:00:00Z", expires: "2027-11-10T10:00:00Z", price: 79990,
+                         environment: second == "sandbox" ? "Sandbox" : "Production",
+                         ownership: second == "family" ? "FAMILY_SHARED" : "PURCHASED",
+                         revocation: second == "refunded" ? "2026-11-12T10:00:00Z" : nil,
+                         revocationType: second == "refunded" ? "REFUND_FULL" : nil)
+        try scenario.write("receipts/r.jsonl", [
+            Line.v2Receipt("2026-11-01T10:00:05Z", "u1", transaction: Line.v2(
+                "a1", "pro.monthly", purchase: "2026-11-01T10:00:00Z", expires: "2026-12-01T10:00:00Z", price: 9990)),
+            Line.v2Receipt("2026-11-10T10:00:05Z", "u1", transaction: b1),
+        ])
+        let kinds = try scenario.reconcile(asOf: asOf).map(\.kind)
+        #expect(!kinds.contains(.multiAppleIDSubscription))
+        // What each is instead: a test purchase delivered, a refund never revoked, or nothing.
+        #expect(kinds == (second == "sandbox" ? [.sandboxDelivery] : second == "refunded" ? [.refundedNotRevoked] : []))
+    }
+
     /// The resolved price source and revenue flag of `transactionID`.
     static func resolved(_ scenario: Scenario, _ transactionID: String) throws -> (source: String, revenue: Bool)? {
         var found: (String, Bool)?
