@@ -195,7 +195,9 @@ struct FindingRules {
             for delivery in item.deliveries {
                 chain.holders.append((delivery.userID, delivery.ms, delivery.source, transaction.transactionID, item.order?.orderID))
             }
-            if !transaction.isFamilyShared, item.refund == nil, let expires = transaction.expiresMs, expires > transaction.purchaseMs {
+            // Paid periods only: a family member's copy and a free trial are nobody's payment, and a refund gave it back.
+            if !transaction.isFamilyShared, transaction.offer != .freeTrial, item.refund == nil,
+               let expires = transaction.expiresMs, expires > transaction.purchaseMs {
                 chain.periods.append((transaction.purchaseMs, expires))
             }
             chain.sources += transaction.sources.prefix(1)

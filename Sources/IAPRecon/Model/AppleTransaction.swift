@@ -38,7 +38,8 @@ public enum TransactionOrigin: String, Sendable, CaseIterable {
 /// Apple marks trials inconsistently between `in_app` and `latest_receipt_info`,
 /// so any sighting's mark counts; a free trial outranks an intro offer.
 public enum OfferTerms: String, Sendable, Comparable {
-    /// `is_trial_period` = "true" or V2 `offerDiscountType` `FREE_TRIAL`: priced 0, never revenue.
+    /// `is_trial_period` = "true", V2 `offerDiscountType` `FREE_TRIAL`, or a V2 offer priced 0 (merged so,
+    /// `AppleTransactions.Merging.offer(of:)`): priced 0, never revenue.
     case freeTrial = "free_trial"
     /// `is_in_intro_offer_period` = "true" or a V2 `offerType`: Apple's or the order's price, never the catalog's.
     case introOffer = "intro_offer"

@@ -140,7 +140,7 @@ extension AppleTransactions {
             fill(&merged.subscriptionGroup, sighting.subscriptionGroup)
             let eventMs = sighting.eventMs
             if let eventMs { merged.firstSeenMs = min(merged.firstSeenMs ?? eventMs, eventMs) }
-            if let sighted = sighting.offer, merged.offer.map({ $0 < sighted }) ?? true {
+            if let sighted = Self.offer(of: sighting), merged.offer.map({ $0 < sighted }) ?? true {
                 merged.offer = sighted
             }
             if merged.sources.count < 3 { merged.sources.append(source) }
@@ -205,6 +205,12 @@ extension AppleTransactions {
             } else if merged.refunds.count > Self.refundsSearched + 1 {
                 refundIndex[fact] = merged.refunds.count - 1
             }
+        }
+
+        /// The offer a sighting tells of. An offer Apple priced at 0 is a free trial: its payloads from before
+        /// `offerDiscountType` say so only by an `offerType` and a `price` of 0, and no paid offer costs nothing.
+        static func offer(of sighting: AppleTransaction) -> OfferTerms? {
+            sighting.offer == .introOffer && sighting.priceMilliunits == 0 ? .freeTrial : sighting.offer
         }
 
         private func fill<Value>(_ field: inout Value?, _ value: Value?) {

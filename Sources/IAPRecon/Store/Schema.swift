@@ -1070,6 +1070,14 @@ public enum Schema {
                     GROUP BY file_id
                     HAVING max(tail <> '' AND tail NOT GLOB '*[A-Za-z]*') = 1 AND max(tail GLOB '*[A-F]*') = 0);
             """),
+        // A free trial is no paid period of its chain now (an older iaprecon counted a trial on a second Apple ID as
+        // paying from two at once), and a V2 offer Apple priced at 0 is a free trial (an older iaprecon counted it as
+        // revenue of 0, its user a payer). The next join joins again the transactions any sighting marks a trial or
+        // an offer priced 0, their chains and users with them; no file is read again.
+        (50, """
+            INSERT OR IGNORE INTO dirty_keys SELECT 'transaction', transaction_id FROM raw_apple__transactions
+              WHERE offer = 'free_trial' OR (offer = 'intro_offer' AND price_milli_n = 0);
+            """),
     ]
 
     public static var latestVersion: Int { migrations.last?.id ?? 0 }

@@ -57,6 +57,7 @@ struct SchemaTests {
         47: "4bb00ce5f8b48154",
         48: "22527ee4bc90590c",
         49: "ae81c48fc871cf6f",
+        50: "6787d172fecb5282",
     ]
 
     @Test("a released migration's text never changes, and every migration is recorded as released")
