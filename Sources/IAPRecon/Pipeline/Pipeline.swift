@@ -106,7 +106,8 @@ public enum Pipeline {
         do {
             result = try body()
         } catch {
-            storeCheck.wait()
+            // A stage that fails has had its turn of the check all the same (`run`).
+            try? Store.recordChecked(database, (try? storeCheck.value()) ?? [])
             throw error
         }
         try Store.recordChecked(database, storeCheck.value())
@@ -174,7 +175,11 @@ public enum Pipeline {
             case .failure(let error): RunVerdict(status: "failed", exitCode: 1, message: "\(error)")
             }
         }
-        func failed(_ error: any Error) -> any Error {
+        // The turn's check read its tables whatever became of the stages: a run that fails notes them too, or a night that
+        // fails night after night would check the same tables each night and never the others.
+        var checksNoted = false
+        func failed(_ error: any Error, checkedBeside: [CheckedTable] = []) -> any Error {
+            if !checksNoted { try? Store.recordChecked(database, checkedFirst + checkedBeside) }
             RunLog.finish(database, runID: runID, verdict: verdict(.failure(error)), asOfMs: nil, linesRead: nil, findings: nil)
             // What a failed first build stored is kept, as any failed run's is: on the disk, like theirs. Should the sync fail,
             // the note stays and the next writer deals with it (`FirstBuild.recover`).
@@ -193,6 +198,12 @@ public enum Pipeline {
         // not read, an index) is looked for, in turns, on a reader of its own while the stages work.
         let storeCheck = Background { [path = options.databasePath, checked = options.checkStore] in
             checked ? [] : try Store.checkTurn(Database(path: path, readOnly: true))
+        }
+        // Its result is handed over once (`Background.value`).
+        var checkClaimed = false
+        func checkedBeside() throws -> [CheckedTable] {
+            checkClaimed = true
+            return try storeCheck.value()
         }
         // Spend rows name days of the report's zone: the join dates an input by them so too, and by
         // the clock ingest judged its lines by.
@@ -245,7 +256,8 @@ public enum Pipeline {
             for warning in report.warnings { progress?.warning(warning) }
             // Finance books the days it names: said also under --quiet, as a night runs.
             if let restated = report.restatedRevenue { progress?.alert("restated revenue: " + restated) }
-            try Store.recordChecked(database, checkedFirst + storeCheck.value())
+            try Store.recordChecked(database, checkedFirst + checkedBeside())
+            checksNoted = true
             RunLog.recordStages(database, runID: runID, timings: timings)
             let result = RunResult(ingest: ingest, join: join, report: report, timings: timings)
             try announce(result)
@@ -254,8 +266,8 @@ public enum Pipeline {
                           linesRead: ingest.totals.read, findings: join.findings)
             return result
         } catch {
-            storeCheck.wait()
-            throw failed(error)
+            // Damage the check found is not said over the stage's own error (a stage that read it fails on it).
+            throw failed(error, checkedBeside: checkClaimed ? [] : (try? checkedBeside()) ?? [])
         }
     }
 }

@@ -880,6 +880,43 @@ struct NightlyTests {
         }
     }
 
+    @Test("a night, or an ingest, that fails after its turn of the store's check notes that turn, so that the next turn checks other tables")
+    func failedNightNotesItsCheckTurn() throws {
+        let work = try Workspace()
+        let root = try Self.partitions(in: work)
+        let db = work.path("s.sqlite")
+        let common = ["--root", root, "--reports", work.path("reports"), "--log-dir", work.path("logs"), "--quiet",
+                      "--trust-root", Workspace.sampleRoot, "--db", db]
+        func lastTurn() throws -> (turn: Int64, tables: Set<String>) {
+            let database = try Store.open(path: db, readOnly: true)
+            let turn = try database.scalar("SELECT coalesce(max(turn), 0) FROM store_checks").integerValue
+            var tables: Set<String> = []
+            try database.forEach("SELECT table_name FROM store_checks WHERE turn = ?", [.integer(turn)]) { tables.insert($0.string(0)) }
+            return (turn, tables)
+        }
+        #expect(work.iaprecon(["nightly", "--date", "2026-11-28"] + common).code == 0)
+        let ok = try lastTurn()
+        // A first night checks the store it made, which holds nothing yet: all of it.
+        #expect(ok.turn == 1 && !ok.tables.isEmpty)
+        // The next night cannot read all of its input, night after night: the rotation goes on all the same.
+        let broken = root + "/2026-11-29/server/broken.jsonl.gz"
+        try FileManager.default.createDirectory(atPath: broken, withIntermediateDirectories: true)
+        var seen: Set<String> = []
+        for night in 2...3 {
+            #expect(work.iaprecon(["nightly", "--date", "2026-11-29"] + common).code == 3)
+            let failed = try lastTurn()
+            #expect(failed.turn == Int64(night), "night \(night)")
+            #expect(failed.tables.isDisjoint(with: seen), "night \(night) checked again \(failed.tables.intersection(seen))")
+            seen.formUnion(failed.tables)
+        }
+        // A stage run alone, beside its own reader of the store.
+        #expect(work.iaprecon(["ingest", "--input", root + "/2026-11-29", "--db", db, "--quiet", "--trust-root", Workspace.sampleRoot]).code == 3)
+        #expect(try lastTurn().turn == 4)
+        // Near miss: a night refused before it looked at the store checks no turn.
+        #expect(work.iaprecon(["nightly", "--date", "2026-11-30"] + common).code == 3)
+        #expect(try lastTurn().turn == 4)
+    }
+
     @Test("a first night that stops once it stored what it read, and a night that stops on a store it did not make, keep the store, its runs, the log and the folders")
     func failedNightKeepsAStoreWithData() throws {
         let work = try Workspace()
