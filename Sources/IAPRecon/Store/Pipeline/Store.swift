@@ -247,7 +247,7 @@ extension Store {
     /// reads its share of the pages in that order. A table left for a later turn because it would take this one far
     /// past its share (smaller ones after it are checked instead) is the first of that turn, so none waits longer. `iaprecon check` checks all of the store at once,
     /// the pages no table holds too; a damaged page a night reads stops that night whatever its turn.
-    /// - Returns: the tables checked, for `recordChecked` once the run has used the store.
+    /// - Returns: the tables checked, for `recordChecked` once the run has used the store, whether it succeeded or failed.
     /// - Throws: `StoreError` naming the first problems when a checked table is damaged.
     public static func checkTurn(_ database: Database) throws -> [CheckedTable] {
         var checked: [CheckedTable] = []
