@@ -238,7 +238,8 @@ public struct CheckedTable: Sendable, Equatable {
 }
 
 extension Store {
-    /// A run checks the store in turns: every table is checked at least once in this many runs.
+    /// A run checks the store in turns, each reading about this fraction of it: every table is checked about once in
+    /// this many runs (a table too large for a turn's share waits until it is first in line).
     public static let checkTurns: Int64 = 7
 
     /// SQLite's `quick_check` of this run's turn of the store: the tables (each with its indexes) checked longest ago,
