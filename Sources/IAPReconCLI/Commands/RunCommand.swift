@@ -233,7 +233,7 @@ enum StageCommands {
     /// `iaprecon check`: SQLite's full integrity check of the store.
     static func check(_ command: ParsedCommand, console: Console) throws -> ExitCode {
         let database = try Store.open(path: command.databasePath, readOnly: true)
-        try Store.checkIntegrity(database, quick: false)
+        try Store.checkIntegrity(database)
         console.out("ok: \(command.databasePath) passed SQLite's integrity check")
         return .ok
     }

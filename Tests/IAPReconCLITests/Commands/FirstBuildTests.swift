@@ -135,7 +135,7 @@ struct FirstBuildTests {
             for name in ["findings.csv", "transactions.csv", "revenue_daily.csv", "attribution.csv", "summary.json"] {
                 #expect(try work.readWithoutHistory("out/" + name) == work.readWithoutHistory("clean/" + name), "\(name)")
             }
-            try Store.checkIntegrity(Store.open(path: db, readOnly: true), quick: false)
+            try Store.checkIntegrity(Store.open(path: db, readOnly: true))
         }
     }
 

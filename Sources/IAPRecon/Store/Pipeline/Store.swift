@@ -203,19 +203,19 @@ public enum RunLog {
 }
 
 extension Store {
-    /// SQLite's `integrity_check` (every page, index and constraint), or with `quick` its
-    /// `quick_check` (the same without matching indexes to tables; it reads every page once).
+    /// SQLite's `integrity_check` of the whole store: every page, index and constraint (`iaprecon check`; a run
+    /// checks its turn, `checkTurn`).
     /// - Throws: `StoreError` naming the first problems when the store is damaged.
-    public static func checkIntegrity(_ database: Database, quick: Bool) throws {
+    public static func checkIntegrity(_ database: Database) throws {
         var problems: [String] = []
         do {
-            try database.forEach(quick ? "PRAGMA quick_check(20)" : "PRAGMA integrity_check(20)") { problems.append($0.string(0)) }
+            try database.forEach("PRAGMA integrity_check(20)") { problems.append($0.string(0)) }
         } catch let error as SQLiteError {
             // Damage bad enough that the check itself stops reading.
             problems = [error.message]
         }
         guard problems != ["ok"] else { return }
-        throw damaged(database, problems, check: quick ? "quick_check" : "integrity_check")
+        throw damaged(database, problems, check: "integrity_check")
     }
 
     /// The error of a store whose `check` found `problems`.
